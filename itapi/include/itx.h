@@ -1,0 +1,81 @@
+/*
+ * Project extensions to IT-API.  Names start with itx_ so the it_
+ * namespace stays exactly the standard's.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+
+/**
+ * @file itx.h
+ * @brief Extensions: status names and messages, error details, the table of
+ *        implemented calls, event names.
+ */
+#ifndef ITX_H
+#define ITX_H
+
+#include <it_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup itx Project extensions (itx_*)
+ *  @brief Helpers that are not part of IT-API 2.1.
+ *  @{ */
+
+/**
+ * @brief Name of a status, e.g. "IT_ERR_INVALID_HANDLE".
+ * @param status any value; one outside the list gives "IT_ERR_UNKNOWN".
+ * @return a static string.
+ */
+const char *itx_status_name(it_status_t status);
+
+/**
+ * @brief A sentence saying what a status means to an application.
+ * @param status any value.
+ * @return a static string.
+ */
+const char *itx_status_message(it_status_t status);
+
+/**
+ * @brief The reason for the last failed IT-API call of this thread: what
+ *        failed, with the object and the number, and what to do.
+ * @return a string owned by the library, valid until the thread's next
+ *         failing call; "" when no call has failed.
+ */
+const char *itx_error_detail(void);
+
+/**
+ * @brief Name of an event number, e.g. "IT_CM_MSG_CONN_ESTABLISHED_EVENT".
+ * @param event any event number.
+ * @return a static string; "IT_EVENT_UNKNOWN" for unknown numbers.
+ */
+const char *itx_event_name(it_event_type_t event);
+
+/** Whether this build implements an IT-API call. */
+typedef struct itx_call_info {
+  const char *name;       /**< the standard name, e.g. "it_post_send" */
+  it_boolean_t supported; /**< IT_FALSE: the call returns IT_ERR_OP_NOT_SUPPORTED */
+  const char *area;       /**< the IT-API area, e.g. "DTO" */
+} itx_call_info_t;
+
+/**
+ * @brief Number of IT-API entry points in the table.
+ * @return the count.
+ */
+size_t itx_call_count(void);
+
+/**
+ * @brief One entry of the table of entry points.
+ * @param i index below itx_call_count().
+ * @return the entry, or NULL when out of range.
+ */
+const itx_call_info_t *itx_call_get(size_t i);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ITX_H */

@@ -1,0 +1,71 @@
+/*
+ * kAL interface registry: one interface per device of each usable provider.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include <glib.h>
+
+#include "kal.h"
+#include "rnicpi_loader.h"
+
+static GOnce kal_once = G_ONCE_INIT;
+static GArray *ifaces; /* of kal_iface_t */
+
+static gpointer
+kal_do_init(gpointer unused)
+{
+  (void) unused;
+  ifaces = g_array_new(FALSE, TRUE, sizeof(kal_iface_t));
+  rnicpi_registry_load();
+  for (size_t i = 0; i < rnicpi_registry_count(); i++) {
+    const rnicpi_entry_t *e = rnicpi_registry_get(i);
+    if (e->refused)
+      continue;
+    char names[16][64];
+    size_t n = G_N_ELEMENTS(names);
+    if (e->prov->device->list(names, &n) != RNICPI_OK)
+      continue;
+    n = MIN(n, G_N_ELEMENTS(names));
+    for (size_t d = 0; d < n; d++) {
+      kal_iface_t f = { .prov = e->prov };
+      g_strlcpy(f.name, names[d], sizeof(f.name));
+      g_strlcpy(f.device, names[d], sizeof(f.device));
+      g_array_append_val(ifaces, f);
+    }
+  }
+  return NULL;
+}
+
+void
+kal_init(void)
+{
+  g_once(&kal_once, kal_do_init, NULL);
+}
+
+size_t
+kal_iface_count(void)
+{
+  kal_init();
+  return ifaces->len;
+}
+
+const kal_iface_t *
+kal_iface_get(size_t i)
+{
+  kal_init();
+  return i < ifaces->len ? &g_array_index(ifaces, kal_iface_t, i) : NULL;
+}
+
+const kal_iface_t *
+kal_iface_find(const char *name)
+{
+  kal_init();
+  if (name == NULL)
+    return NULL;
+  for (guint i = 0; i < ifaces->len; i++)
+    if (strcmp(g_array_index(ifaces, kal_iface_t, i).name, name) == 0)
+      return &g_array_index(ifaces, kal_iface_t, i);
+  return NULL;
+}

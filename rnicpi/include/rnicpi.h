@@ -1,0 +1,614 @@
+/*
+ * RNIC-PI: the RNIC Programming Interface of this stack, version 1.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+
+/**
+ * @file rnicpi.h
+ * @brief RNIC-PI v1: the ABI between the access layers and a verbs provider.
+ *
+ * A provider is a shared module (or a built-in) that exports one const
+ * descriptor, ::rnicpi_provider_t, under the symbol named by
+ * #RNICPI_PROVIDER_SYMBOL.  The descriptor carries the ABI version, the
+ * provider's name and version, and one operations table per area (device,
+ * memory, queues, data path, connection management, socket handoff).  Each
+ * table starts with its own size, so a provider built against an older
+ * minor version stays loadable: operations past the end of its table, and
+ * operations left NULL, are filled by the loader with stubs that return
+ * #RNICPI_ENOTSUP.  The access layer therefore never tests an operation for
+ * NULL on the hot path.
+ *
+ * The access layer reconciles iWARP and InfiniBand semantics from the
+ * capability record (::rnicpi_caps_t) alone; it never branches on a
+ * provider's name.  A provider reports what it cannot do by leaving the
+ * matching capability bit clear.
+ *
+ * A provider includes only this header and GLib.  It calls back into the
+ * access layer only through the upcalls (::rnicpi_upcalls_t) it is given
+ * when a device is opened; every context the access layer hands down
+ * (device, CQ, QP and listener contexts) comes back unchanged in upcalls and
+ * completions, and may be a handle value rather than a pointer, so a late
+ * completion for a freed object is harmless.
+ */
+#ifndef RNICPI_H
+#define RNICPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup rnicpi_abi Provider descriptor and loading
+ *  @brief How a provider is found, versioned and registered.
+ *  @{ */
+
+/** Major version of the ABI: a provider of another major is refused. */
+#define RNICPI_ABI_MAJOR 1
+/** Minor version of the ABI: additions only; older minors stay loadable. */
+#define RNICPI_ABI_MINOR 0
+/** Name of the symbol a loadable provider module exports. */
+#define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
+
+/** @} */
+
+/** @defgroup rnicpi_status Status codes
+ *  @brief The one status type of the provider layer.
+ *  @{ */
+
+/**
+ * X-macro list of RNIC-PI statuses: name and a sentence saying what it means.
+ * rnicpi_status_name() and rnicpi_status_message() are generated from it.
+ */
+#define RNICPI_STATUS_LIST(X)                                                  \
+  X(RNICPI_OK, "success")                                                      \
+  X(RNICPI_ENOTSUP, "the provider does not support this operation")           \
+  X(RNICPI_EINVAL, "an argument is out of the range the provider accepts")    \
+  X(RNICPI_ENOMEM, "the provider ran out of memory")                          \
+  X(RNICPI_EBUSY, "the object is still in use by another object")             \
+  X(RNICPI_ESTATE, "the object is not in a state that allows this operation") \
+  X(RNICPI_EFULL, "the work queue is full")                                   \
+  X(RNICPI_EACCES, "a key, protection domain or access right does not match") \
+  X(RNICPI_ERANGE, "an address or length lies outside the registered region") \
+  X(RNICPI_ENOENT, "no such object (listener, connection request, device)")   \
+  X(RNICPI_EEXIST, "the address or port is already taken")                    \
+  X(RNICPI_ELIMIT, "a device limit of the capability record was exceeded")    \
+  X(RNICPI_EIO, "the device failed")
+
+/** Status returned by every provider operation. */
+typedef enum {
+#define RNICPI__ENUM(name, msg) name,
+  RNICPI_STATUS_LIST(RNICPI__ENUM)
+#undef RNICPI__ENUM
+  RNICPI_STATUS_COUNT /**< number of statuses (not a status) */
+} rnicpi_status_t;
+
+/**
+ * @brief Name of a status, e.g. "RNICPI_EACCES".
+ * @param status any value; unknown values give "RNICPI_UNKNOWN".
+ * @return a static string.
+ */
+const char *rnicpi_status_name(rnicpi_status_t status);
+
+/**
+ * @brief One sentence saying what a status means.
+ * @param status any value.
+ * @return a static string.
+ */
+const char *rnicpi_status_message(rnicpi_status_t status);
+
+/** @} */
+
+/** @defgroup rnicpi_caps Capability record
+ *  @brief What a device can do, in the vocabulary of IT-API's it_ia_info_t.
+ *  @{ */
+
+/** Wire transport family of a device. */
+typedef enum {
+  RNICPI_TRANSPORT_IB = 1,    /**< InfiniBand or RoCE semantics */
+  RNICPI_TRANSPORT_IWARP = 4, /**< iWARP (RDMAP/DDP/MPA over TCP) semantics */
+} rnicpi_transport_t;
+
+/** How the device wants paths and addresses described. */
+typedef enum {
+  RNICPI_PATH_IP = 1,  /**< an IP address pair (iWARP style) */
+  RNICPI_PATH_GID = 2, /**< an IB path record with GIDs (IB style) */
+} rnicpi_path_format_t;
+
+/**
+ * Feature bits of ::rnicpi_caps_t.features.  Each bit has a name that the
+ * certification runner prints when a test is skipped for lack of it
+ * (rnicpi_cap_name()).
+ */
+#define RNICPI_CAP_LIST(X)                                                     \
+  X(RNICPI_CAP_RC, 0, "rc")                                                    \
+  X(RNICPI_CAP_UD, 1, "ud")                                                    \
+  X(RNICPI_CAP_CM_VERBS, 2, "cm-verbs")                                        \
+  X(RNICPI_CAP_SOCKET_HANDOFF, 3, "socket-handoff")                            \
+  X(RNICPI_CAP_THREE_WAY, 4, "three-way-handshake")                            \
+  X(RNICPI_CAP_IRD_ORD_NEGOTIATED, 5, "ird-ord-negotiated")                    \
+  X(RNICPI_CAP_READ_SINK_REMOTE_WRITE, 6, "read-sink-needs-remote-write")     \
+  X(RNICPI_CAP_ZERO_BASED, 7, "zero-based-addressing")                        \
+  X(RNICPI_CAP_MW_NARROW, 8, "mw-narrow")                                      \
+  X(RNICPI_CAP_MW_WIDE, 9, "mw-wide")                                          \
+  X(RNICPI_CAP_FAST_REGISTER, 10, "fast-register")                            \
+  X(RNICPI_CAP_LOCAL_INVALIDATE, 11, "local-invalidate")                      \
+  X(RNICPI_CAP_REMOTE_INVALIDATE, 12, "remote-invalidate")                    \
+  X(RNICPI_CAP_IMMEDIATE, 13, "immediate-data")                               \
+  X(RNICPI_CAP_ATOMICS, 14, "atomics")                                         \
+  X(RNICPI_CAP_SRQ, 15, "srq")                                                 \
+  X(RNICPI_CAP_FLUSH_ON_ERROR, 16, "flush-on-error")                          \
+  X(RNICPI_CAP_CQ_OVERFLOW_DETECT, 17, "cq-overflow-detection")               \
+  X(RNICPI_CAP_QP_RESIZE, 18, "qp-resize")                                     \
+  X(RNICPI_CAP_PAGE_LIST, 19, "wants-page-list")
+
+/** Feature bit values, generated from #RNICPI_CAP_LIST. */
+enum rnicpi_cap_bits {
+#define RNICPI__CAP(name, bit, str) name = (1ull << (bit)),
+  RNICPI_CAP_LIST(RNICPI__CAP)
+#undef RNICPI__CAP
+};
+
+/**
+ * @brief Name of one feature bit, e.g. "read-sink-needs-remote-write".
+ * @param cap exactly one RNICPI_CAP_* bit.
+ * @return a static string, or "unknown".
+ */
+const char *rnicpi_cap_name(uint64_t cap);
+
+/** Largest private data any provider may accept in one CM message. */
+#define RNICPI_MAX_PDATA 512
+
+/**
+ * The one capability record of a device.  Limits are maxima; 0 means the
+ * feature is absent.
+ */
+typedef struct rnicpi_caps {
+  uint32_t size;                   /**< sizeof(rnicpi_caps_t) of the provider */
+  rnicpi_transport_t transport;    /**< wire semantics */
+  rnicpi_path_format_t path_format; /**< how paths are described */
+  uint64_t features;               /**< OR of RNICPI_CAP_* bits */
+  uint32_t vendor_id;              /**< IEEE OUI or 0 */
+  uint32_t hw_version;             /**< hardware revision */
+  uint32_t sw_major;               /**< provider software major version */
+  uint32_t sw_minor;               /**< provider software minor version */
+  uint32_t pdata_connect;          /**< private data bytes on connect */
+  uint32_t pdata_accept;           /**< private data bytes on accept */
+  uint32_t pdata_reject;           /**< private data bytes on reject */
+  uint32_t pdata_disconnect;       /**< private data bytes on disconnect */
+  uint32_t pdata_ud_req;           /**< private data bytes in a UD service request */
+  uint32_t pdata_ud_rep;           /**< private data bytes in a UD service reply */
+  uint32_t max_ird;                /**< inbound RDMA Reads in flight per QP */
+  uint32_t max_ord;                /**< outbound RDMA Reads in flight per QP */
+  uint32_t max_qp;                 /**< queue pairs per device */
+  uint32_t max_qp_wr;              /**< work requests per queue */
+  uint32_t max_cq;                 /**< completion queues per device */
+  uint32_t max_cqe;                /**< entries per completion queue */
+  uint32_t max_mr;                 /**< memory regions per device */
+  uint32_t max_pd;                 /**< protection domains per device */
+  uint32_t max_srq;                /**< shared receive queues per device */
+  uint32_t max_send_sge;           /**< gather entries per send */
+  uint32_t max_recv_sge;           /**< scatter entries per receive */
+  uint32_t max_rdma_write_sge;     /**< gather entries per RDMA Write */
+  uint32_t max_rdma_read_sge;      /**< scatter entries per RDMA Read sink */
+  uint32_t max_inline;             /**< bytes of inline data per send */
+  uint64_t max_msg_size;           /**< largest message of any operation */
+  uint64_t max_mr_size;            /**< largest region */
+  uint32_t num_ports;              /**< ports (IT-API spigots) */
+  uint32_t num_addrs;              /**< entries used in addrs[] */
+  struct sockaddr_storage addrs[4]; /**< network addresses of port 0 */
+} rnicpi_caps_t;
+
+/** @} */
+
+/** @defgroup rnicpi_objects Provider objects
+ *  @brief Base structures that a provider embeds in its own objects.
+ *
+ *  A provider allocates its objects and embeds one of these as a member;
+ *  it converts back with container_of (e.g. `to_emul_qp()`).
+ *  @{ */
+
+struct rnicpi_provider;
+
+/** An open device. */
+typedef struct rnicpi_dev {
+  const struct rnicpi_provider *prov; /**< provider that owns the device */
+  void *al_ctx;                      /**< access-layer context given to open */
+} rnicpi_dev_t;
+
+/** A protection domain. */
+typedef struct rnicpi_pd {
+  rnicpi_dev_t *dev; /**< device of the domain */
+} rnicpi_pd_t;
+
+/** A completion queue. */
+typedef struct rnicpi_cq {
+  rnicpi_dev_t *dev; /**< device of the queue */
+  uint64_t al_ctx;   /**< access-layer context, passed back in cq_notify */
+} rnicpi_cq_t;
+
+/** A memory region. */
+typedef struct rnicpi_mr {
+  rnicpi_pd_t *pd; /**< domain of the region */
+  uint64_t lkey;   /**< key for local access (gather/scatter lists) */
+  uint64_t rkey;   /**< key for remote access (STag / R_Key) */
+} rnicpi_mr_t;
+
+/** A queue pair. */
+typedef struct rnicpi_qp {
+  rnicpi_pd_t *pd;  /**< domain of the queue pair */
+  uint64_t al_ctx;  /**< access-layer context, passed back in completions */
+  uint32_t qp_num;  /**< queue pair number */
+} rnicpi_qp_t;
+
+/** A listener created by the provider's CM verbs. */
+typedef struct rnicpi_listen {
+  rnicpi_dev_t *dev; /**< device of the listener */
+  uint64_t al_ctx;   /**< access-layer context, passed back in CM requests */
+} rnicpi_listen_t;
+
+/** @} */
+
+/** @defgroup rnicpi_types Work requests, completions and events
+ *  @{ */
+
+/** Access rights of a memory region and of a queue pair. */
+enum rnicpi_access {
+  RNICPI_ACCESS_LOCAL_READ = 1u << 0,   /**< local gather */
+  RNICPI_ACCESS_LOCAL_WRITE = 1u << 1,  /**< local scatter */
+  RNICPI_ACCESS_REMOTE_READ = 1u << 2,  /**< target of RDMA Read */
+  RNICPI_ACCESS_REMOTE_WRITE = 1u << 3, /**< target of RDMA Write */
+  RNICPI_ACCESS_ATOMIC = 1u << 4,       /**< target of atomics */
+};
+
+/** Description of memory to register. */
+typedef struct rnicpi_mr_attr {
+  void *addr;         /**< first byte, in the caller's address space */
+  uint64_t length;    /**< bytes */
+  uint64_t iova;      /**< address the region answers to remotely (addr, or 0 when zero-based) */
+  uint32_t access;    /**< OR of ::rnicpi_access */
+  size_t page_size;   /**< page size of the page list (0: no list) */
+  size_t num_pages;   /**< entries of pages[] */
+  const uint64_t *pages; /**< page addresses when the device asked for them */
+} rnicpi_mr_attr_t;
+
+/** One gather/scatter element. */
+typedef struct rnicpi_sge {
+  uint64_t addr;   /**< address in the caller's address space */
+  uint32_t length; /**< bytes */
+  uint32_t pad;    /**< zero */
+  uint64_t lkey;   /**< local key of the region that holds it */
+} rnicpi_sge_t;
+
+/** Operation of a send-queue work request. */
+typedef enum {
+  RNICPI_WR_SEND = 0,        /**< Send */
+  RNICPI_WR_SEND_INV,        /**< Send with remote invalidate */
+  RNICPI_WR_RDMA_WRITE,      /**< RDMA Write */
+  RNICPI_WR_RDMA_READ,       /**< RDMA Read */
+  RNICPI_WR_ATOMIC_CMP_SWP,  /**< 64-bit compare and swap */
+  RNICPI_WR_ATOMIC_FETCH_ADD, /**< 64-bit fetch and add */
+  RNICPI_WR_OPCODE_COUNT     /**< number of opcodes (not an opcode) */
+} rnicpi_wr_opcode_t;
+
+/** Flags of a work request. */
+enum rnicpi_wr_flags {
+  RNICPI_WR_SIGNALED = 1u << 0,  /**< a successful completion makes a CQ entry */
+  RNICPI_WR_SOLICITED = 1u << 1, /**< the peer's receive completion is solicited */
+  RNICPI_WR_FENCE = 1u << 2,     /**< wait for earlier RDMA Reads */
+};
+
+/** A send-queue work request. */
+typedef struct rnicpi_send_wr {
+  uint64_t wr_id;             /**< returned in the completion */
+  rnicpi_wr_opcode_t opcode;  /**< operation */
+  uint32_t flags;             /**< OR of ::rnicpi_wr_flags */
+  const rnicpi_sge_t *sg_list; /**< local buffers */
+  uint32_t num_sge;           /**< entries of sg_list */
+  uint64_t remote_addr;       /**< RDMA/atomic target address */
+  uint64_t rkey;              /**< RDMA/atomic target key */
+  uint64_t invalidate_rkey;   /**< key to invalidate for RNICPI_WR_SEND_INV */
+  uint64_t compare_add;       /**< atomic compare or add operand */
+  uint64_t swap;              /**< atomic swap operand */
+} rnicpi_send_wr_t;
+
+/** A receive work request. */
+typedef struct rnicpi_recv_wr {
+  uint64_t wr_id;             /**< returned in the completion */
+  const rnicpi_sge_t *sg_list; /**< buffers to scatter into */
+  uint32_t num_sge;           /**< entries of sg_list */
+} rnicpi_recv_wr_t;
+
+/** Status of a completion. */
+typedef enum {
+  RNICPI_WC_SUCCESS = 0,    /**< done */
+  RNICPI_WC_LOC_LEN_ERR,    /**< local buffers too small or too large */
+  RNICPI_WC_LOC_QP_OP_ERR,  /**< local queue pair error */
+  RNICPI_WC_LOC_PROT_ERR,   /**< local key, domain, bounds or rights */
+  RNICPI_WC_WR_FLUSH_ERR,   /**< flushed: the queue pair left the connected state */
+  RNICPI_WC_MW_BIND_ERR,    /**< memory window bind failed */
+  RNICPI_WC_BAD_RESP_ERR,   /**< the responder answered out of protocol */
+  RNICPI_WC_REM_ACCESS_ERR, /**< remote key, domain, bounds or rights */
+  RNICPI_WC_REM_OP_ERR,     /**< the responder could not execute */
+  RNICPI_WC_TRANSPORT_ERR,  /**< the transport failed (retries, connection lost) */
+  RNICPI_WC_RNR_ERR,        /**< receiver not ready, retries exhausted */
+  RNICPI_WC_GENERAL_ERR,    /**< other error */
+} rnicpi_wc_status_t;
+
+/** What a completion completes. */
+typedef enum {
+  RNICPI_WC_SEND = 0,      /**< a send (any send opcode) */
+  RNICPI_WC_RDMA_WRITE,    /**< an RDMA Write */
+  RNICPI_WC_RDMA_READ,     /**< an RDMA Read */
+  RNICPI_WC_CMP_SWP,       /**< a compare and swap */
+  RNICPI_WC_FETCH_ADD,     /**< a fetch and add */
+  RNICPI_WC_RECV,          /**< a receive */
+} rnicpi_wc_opcode_t;
+
+/** A completion queue entry. */
+typedef struct rnicpi_wc {
+  uint64_t wr_id;            /**< from the work request */
+  uint64_t qp_ctx;           /**< access-layer context of the queue pair */
+  rnicpi_wc_status_t status; /**< outcome */
+  rnicpi_wc_opcode_t opcode; /**< operation */
+  uint32_t byte_len;         /**< bytes received (receives), or moved */
+  uint32_t flags;            /**< reserved, zero */
+} rnicpi_wc_t;
+
+/** Queue pair states, as the access layer sees them. */
+typedef enum {
+  RNICPI_QPS_IDLE = 0, /**< created or reset: may post receives */
+  RNICPI_QPS_RTS,      /**< connected: may post everything */
+  RNICPI_QPS_ERROR,    /**< broken or disconnected: posts complete flushed */
+} rnicpi_qp_state_t;
+
+/** Creation attributes of a queue pair. */
+typedef struct rnicpi_qp_attr {
+  rnicpi_cq_t *send_cq;     /**< completions of the send queue */
+  rnicpi_cq_t *recv_cq;     /**< completions of the receive queue */
+  uint32_t max_send_wr;     /**< send queue depth */
+  uint32_t max_recv_wr;     /**< receive queue depth */
+  uint32_t max_send_sge;    /**< gather entries per send */
+  uint32_t max_recv_sge;    /**< scatter entries per receive */
+  uint32_t max_rdma_write_sge; /**< gather entries per RDMA Write */
+  uint32_t max_rdma_read_sge;  /**< scatter entries per RDMA Read */
+  uint32_t ird;             /**< inbound RDMA Reads in flight */
+  uint32_t ord;             /**< outbound RDMA Reads in flight */
+  uint32_t access;          /**< inbound rights: OR of RNICPI_ACCESS_REMOTE_* */
+} rnicpi_qp_attr_t;
+
+/** Address of a peer or of a listener. */
+typedef struct rnicpi_addr {
+  struct sockaddr_storage sa; /**< IPv4 or IPv6 address; port in sin_port */
+} rnicpi_addr_t;
+
+/** Parameters of connect and accept. */
+typedef struct rnicpi_conn_param {
+  const void *pdata;   /**< private data */
+  uint32_t pdata_len;  /**< bytes of private data */
+  uint32_t ird;        /**< inbound reads this side offers */
+  uint32_t ord;        /**< outbound reads this side wants */
+  bool three_way;      /**< connect: ask for REQ/REP/RTU */
+  uint64_t timeout_us; /**< connect: give up after this long (0: default) */
+} rnicpi_conn_param_t;
+
+/** Connection-management event types, delivered by the cm_event upcall. */
+typedef enum {
+  RNICPI_CM_CONNECT_REQUEST = 1, /**< a listener got a request (listen_ctx, conn_id) */
+  RNICPI_CM_CONNECT_REPLY,       /**< three-way: the passive side accepted (qp_ctx, conn_id) */
+  RNICPI_CM_ESTABLISHED,         /**< the queue pair is connected (qp_ctx) */
+  RNICPI_CM_REJECTED,            /**< the peer's consumer rejected (qp_ctx) */
+  RNICPI_CM_UNREACHABLE,         /**< no listener, timeout, or refused by a non-peer (qp_ctx) */
+  RNICPI_CM_DISCONNECTED,        /**< orderly disconnect by either side (qp_ctx) */
+  RNICPI_CM_BROKEN,              /**< the connection failed (qp_ctx) */
+  RNICPI_CM_REQUEST_CANCELLED,   /**< a pending request went away (listen_ctx, conn_id) */
+} rnicpi_cm_event_type_t;
+
+/** Why a connection attempt was refused by a non-peer. */
+typedef enum {
+  RNICPI_CM_REASON_NONE = 0,     /**< not a rejection */
+  RNICPI_CM_REASON_NO_LISTENER,  /**< nothing listens on that address and port */
+  RNICPI_CM_REASON_TIMEOUT,      /**< no answer in time */
+  RNICPI_CM_REASON_BAD_PATH,     /**< the address is not reachable */
+  RNICPI_CM_REASON_RESOURCES,    /**< the peer device ran out of resources */
+  RNICPI_CM_REASON_BAD_ORD,      /**< the requested ORD exceeds the peer's IRD */
+} rnicpi_cm_reason_t;
+
+/** A connection-management event. */
+typedef struct rnicpi_cm_event {
+  rnicpi_cm_event_type_t type; /**< what happened */
+  uint64_t listen_ctx;         /**< listener context (requests) */
+  uint64_t qp_ctx;             /**< queue pair context (all others) */
+  uint64_t conn_id;            /**< provider's id of a pending connection */
+  rnicpi_addr_t src;           /**< requester's address (requests) */
+  uint32_t port;               /**< listener's port (requests) */
+  uint32_t ird;                /**< peer's IRD (requests) or negotiated IRD */
+  uint32_t ord;                /**< peer's ORD (requests) or negotiated ORD */
+  rnicpi_cm_reason_t reason;   /**< for UNREACHABLE */
+  uint32_t pdata_len;          /**< bytes of pdata */
+  uint8_t pdata[RNICPI_MAX_PDATA]; /**< private data of the message */
+} rnicpi_cm_event_t;
+
+/** Asynchronous event types, delivered by the async_event upcall. */
+typedef enum {
+  RNICPI_ASYNC_CQ_OVERFLOW = 1, /**< a CQ got more entries than its size (cq_ctx) */
+  RNICPI_ASYNC_QP_FATAL,        /**< a queue pair hit a local error (qp_ctx) */
+  RNICPI_ASYNC_QP_ACCESS_ERR,   /**< a peer violated this side's memory rights (qp_ctx) */
+  RNICPI_ASYNC_PORT_ACTIVE,     /**< a port came up */
+  RNICPI_ASYNC_PORT_DOWN,       /**< a port went down */
+} rnicpi_async_type_t;
+
+/** An asynchronous event. */
+typedef struct rnicpi_async_event {
+  rnicpi_async_type_t type; /**< what happened */
+  uint64_t ctx;             /**< CQ or QP context, or the port number */
+} rnicpi_async_event_t;
+
+/**
+ * Calls from a provider into the access layer.  They may come from any
+ * thread of the provider's, but never while the provider holds a lock that
+ * its own operations take, so an upcall may call provider operations.
+ */
+typedef struct rnicpi_upcalls {
+  /** A CM event for the device opened with @p dev_ctx. */
+  void (*cm_event)(void *dev_ctx, const rnicpi_cm_event_t *ev);
+  /** A completion arrived on an armed CQ whose context is @p cq_ctx. */
+  void (*cq_notify)(void *dev_ctx, uint64_t cq_ctx);
+  /** An asynchronous event. */
+  void (*async_event)(void *dev_ctx, const rnicpi_async_event_t *ev);
+} rnicpi_upcalls_t;
+
+/** @} */
+
+/** @defgroup rnicpi_ops Operations tables
+ *  @brief One table per area, each starting with its size.
+ *  @{ */
+
+/** Device discovery and protection domains. */
+typedef struct rnicpi_device_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** List device names into @p names (capacity @p *count); set @p *count to how many exist. */
+  rnicpi_status_t (*list)(char (*names)[64], size_t *count);
+  /** Open a device by name; upcalls go to @p up with @p dev_ctx. */
+  rnicpi_status_t (*open)(const char *name, const rnicpi_upcalls_t *up,
+                          void *dev_ctx, rnicpi_dev_t **dev);
+  /** Close a device whose objects are all destroyed. */
+  void (*close)(rnicpi_dev_t *dev);
+  /** Fill the capability record. */
+  rnicpi_status_t (*query)(rnicpi_dev_t *dev, rnicpi_caps_t *caps);
+  /** Allocate a protection domain. */
+  rnicpi_status_t (*pd_alloc)(rnicpi_dev_t *dev, rnicpi_pd_t **pd);
+  /** Free a protection domain with no objects left. */
+  rnicpi_status_t (*pd_free)(rnicpi_pd_t *pd);
+} rnicpi_device_ops_t;
+
+/** Memory registration. */
+typedef struct rnicpi_mem_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Register memory; the keys land in (*mr)->lkey and (*mr)->rkey. */
+  rnicpi_status_t (*mr_reg)(rnicpi_pd_t *pd, const rnicpi_mr_attr_t *attr,
+                            rnicpi_mr_t **mr);
+  /** Change the access rights of a region; its keys stay. */
+  rnicpi_status_t (*mr_modify)(rnicpi_mr_t *mr, uint32_t access);
+  /** Deregister; remote accesses in flight complete with an access error. */
+  rnicpi_status_t (*mr_dereg)(rnicpi_mr_t *mr);
+} rnicpi_mem_ops_t;
+
+/** Completion queues and queue pairs. */
+typedef struct rnicpi_queue_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Create a CQ of @p depth entries. */
+  rnicpi_status_t (*cq_create)(rnicpi_dev_t *dev, uint32_t depth,
+                               uint64_t al_ctx, rnicpi_cq_t **cq);
+  /** Destroy a CQ no queue pair uses. */
+  rnicpi_status_t (*cq_destroy)(rnicpi_cq_t *cq);
+  /** Create a queue pair in state IDLE. */
+  rnicpi_status_t (*qp_create)(rnicpi_pd_t *pd, const rnicpi_qp_attr_t *attr,
+                               uint64_t al_ctx, rnicpi_qp_t **qp);
+  /** Change inbound rights and IRD/ORD of a queue pair. */
+  rnicpi_status_t (*qp_modify)(rnicpi_qp_t *qp, const rnicpi_qp_attr_t *attr);
+  /** Move to ERROR: every outstanding work request completes flushed; the peer sees BROKEN. */
+  rnicpi_status_t (*qp_to_error)(rnicpi_qp_t *qp);
+  /** Move an ERROR queue pair back to IDLE for reuse. */
+  rnicpi_status_t (*qp_reset)(rnicpi_qp_t *qp);
+  /** Current state. */
+  rnicpi_qp_state_t (*qp_state)(rnicpi_qp_t *qp);
+  /** Destroy; outstanding work requests complete flushed first. */
+  rnicpi_status_t (*qp_destroy)(rnicpi_qp_t *qp);
+} rnicpi_queue_ops_t;
+
+/** The data path. */
+typedef struct rnicpi_data_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Post one send-queue work request. */
+  rnicpi_status_t (*post_send)(rnicpi_qp_t *qp, const rnicpi_send_wr_t *wr);
+  /** Post one receive. */
+  rnicpi_status_t (*post_recv)(rnicpi_qp_t *qp, const rnicpi_recv_wr_t *wr);
+  /** Take up to @p n completions; returns how many (0 when empty). */
+  int (*poll_cq)(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n);
+  /** Completions waiting in the CQ. */
+  uint32_t (*cq_count)(rnicpi_cq_t *cq);
+  /** Ask for one cq_notify upcall at the next completion. */
+  rnicpi_status_t (*arm_cq)(rnicpi_cq_t *cq);
+} rnicpi_data_ops_t;
+
+/** Connection management verbs (optional: RNICPI_CAP_CM_VERBS). */
+typedef struct rnicpi_cm_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Listen on a port of the device's addresses. */
+  rnicpi_status_t (*listen)(rnicpi_dev_t *dev, uint32_t port, uint64_t al_ctx,
+                            rnicpi_listen_t **lst);
+  /** Stop listening; pending requests are refused. */
+  rnicpi_status_t (*unlisten)(rnicpi_listen_t *lst);
+  /** Start connecting an IDLE queue pair to @p dst. */
+  rnicpi_status_t (*connect)(rnicpi_qp_t *qp, const rnicpi_addr_t *dst,
+                             const rnicpi_conn_param_t *param);
+  /** Accept request @p conn_id on an IDLE queue pair (passive side), or
+   *  confirm a reply (active side, three-way). */
+  rnicpi_status_t (*accept)(rnicpi_qp_t *qp, uint64_t conn_id,
+                            const rnicpi_conn_param_t *param);
+  /** Refuse request @p conn_id (or, three-way, a reply) with private data. */
+  rnicpi_status_t (*reject)(rnicpi_dev_t *dev, uint64_t conn_id,
+                            const void *pdata, uint32_t pdata_len);
+  /** Orderly disconnect: both sides see DISCONNECTED and flush. */
+  rnicpi_status_t (*disconnect)(rnicpi_qp_t *qp, const void *pdata,
+                                uint32_t pdata_len);
+} rnicpi_cm_ops_t;
+
+/** Socket handoff (optional: RNICPI_CAP_SOCKET_HANDOFF). */
+typedef struct rnicpi_sock_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Take over connected TCP socket @p fd and bring @p qp to RTS on it. */
+  rnicpi_status_t (*handoff)(rnicpi_qp_t *qp, int fd, bool active,
+                             const rnicpi_conn_param_t *param);
+} rnicpi_sock_ops_t;
+
+/** @} */
+
+/** @addtogroup rnicpi_abi
+ *  @{ */
+
+/** The descriptor a provider exports. */
+typedef struct rnicpi_provider {
+  uint32_t abi_major;               /**< #RNICPI_ABI_MAJOR it was built with */
+  uint32_t abi_minor;               /**< #RNICPI_ABI_MINOR it was built with */
+  const char *name;                 /**< short name, e.g. "emul" */
+  const char *version;              /**< provider version string */
+  const char *description;          /**< one line for itapi-info */
+  /** Called once when loaded; a non-OK status refuses the provider. */
+  rnicpi_status_t (*probe)(void);
+  const rnicpi_device_ops_t *device; /**< device operations */
+  const rnicpi_mem_ops_t *mem;       /**< memory operations */
+  const rnicpi_queue_ops_t *queue;   /**< queue operations */
+  const rnicpi_data_ops_t *data;     /**< data path operations */
+  const rnicpi_cm_ops_t *cm;         /**< CM verbs, or NULL */
+  const rnicpi_sock_ops_t *sock;     /**< socket handoff, or NULL */
+} rnicpi_provider_t;
+
+/**
+ * @brief Define a provider's descriptor.
+ *
+ * Built with `-DRNICPI_BUILTIN`, the descriptor is named
+ * `rnicpi_builtin_<name>` and linked into the library; otherwise it is
+ * exported as #RNICPI_PROVIDER_SYMBOL from a loadable module.
+ * @param name the provider's short name, as a bare identifier.
+ */
+#ifdef RNICPI_BUILTIN
+#define RNICPI_PROVIDER_DEFINE(name) \
+  const rnicpi_provider_t rnicpi_builtin_##name
+#else
+#define RNICPI_PROVIDER_DEFINE(name) \
+  __attribute__((visibility("default"))) const rnicpi_provider_t rnicpi_provider_v1
+#endif
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RNICPI_H */

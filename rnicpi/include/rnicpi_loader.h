@@ -1,0 +1,77 @@
+/*
+ * RNIC-PI provider registry: built-in providers and loadable modules.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+
+/**
+ * @file rnicpi_loader.h
+ * @brief The registry of providers the access layers and tools see.
+ *
+ * Built-in providers are registered first, then every module found in the
+ * install directory and in the directories or files listed in
+ * `ITAPI_PROVIDER_PATH` (colon separated; ignored in setuid programs).
+ * `ITAPI_PROVIDER` (comma separated names) restricts which providers are
+ * used.  A provider that is refused (ABI mismatch, missing symbol, probe
+ * failure) stays in the registry with the reason, and the reason is logged
+ * once as a message.
+ */
+#ifndef RNICPI_LOADER_H
+#define RNICPI_LOADER_H
+
+#include "rnicpi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @addtogroup rnicpi_abi
+ *  @{ */
+
+/** One provider the registry knows, usable or refused. */
+typedef struct rnicpi_entry {
+  char name[64];      /**< provider name (file name when refused early) */
+  char origin[512];   /**< "built-in" or the module's path */
+  /** Descriptor with complete operations tables (NULL when refused). */
+  const rnicpi_provider_t *prov;
+  bool refused;       /**< true when the provider cannot be used */
+  char reason[256];   /**< why it was refused */
+} rnicpi_entry_t;
+
+/**
+ * @brief Build the registry once (later calls do nothing).
+ */
+void rnicpi_registry_load(void);
+
+/**
+ * @brief Number of entries, usable and refused.
+ * @return the count.
+ */
+size_t rnicpi_registry_count(void);
+
+/**
+ * @brief One entry.
+ * @param i index below rnicpi_registry_count().
+ * @return the entry, or NULL when @p i is out of range.
+ */
+const rnicpi_entry_t *rnicpi_registry_get(size_t i);
+
+/**
+ * @brief Load one more provider module by path (certification of an
+ *        out-of-tree provider).
+ * @param path module file.
+ * @param entry set to the new entry (usable or refused).
+ * @retval RNICPI_OK the module was loaded and is usable.
+ * @retval RNICPI_ENOENT the module could not be loaded; see the entry's reason.
+ * @retval RNICPI_EINVAL the module is not a usable provider; see the reason.
+ */
+rnicpi_status_t rnicpi_registry_add_module(const char *path,
+                                           const rnicpi_entry_t **entry);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RNICPI_LOADER_H */

@@ -1,0 +1,150 @@
+/*
+ * Not-supported stubs for absent provider operations, and the completion
+ * of a provider's operations tables (RNIC-PI v1: tables are size-prefixed,
+ * so a provider built against an older minor has shorter tables).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include <glib.h>
+
+#include "rnicpi_private.h"
+
+const char *
+rnicpi_status_name(rnicpi_status_t status)
+{
+  switch (status) {
+#define NAME(n, m) case n: return #n;
+    RNICPI_STATUS_LIST(NAME)
+#undef NAME
+  default:
+    return "RNICPI_UNKNOWN";
+  }
+}
+
+const char *
+rnicpi_status_message(rnicpi_status_t status)
+{
+  switch (status) {
+#define MSG(n, m) case n: return m;
+    RNICPI_STATUS_LIST(MSG)
+#undef MSG
+  default:
+    return "unknown status";
+  }
+}
+
+const char *
+rnicpi_cap_name(uint64_t cap)
+{
+#define CAPNAME(n, b, s) if (cap == (uint64_t) n) return s;
+  RNICPI_CAP_LIST(CAPNAME)
+#undef CAPNAME
+  return "unknown";
+}
+
+/* Stubs, one per operation signature. */
+static rnicpi_status_t st_list(char (*n)[64], size_t *c) { (void) n; *c = 0; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_open(const char *n, const rnicpi_upcalls_t *u, void *x, rnicpi_dev_t **d)
+{ (void) n; (void) u; (void) x; (void) d; return RNICPI_ENOTSUP; }
+static void st_close(rnicpi_dev_t *d) { (void) d; }
+static rnicpi_status_t st_query(rnicpi_dev_t *d, rnicpi_caps_t *c) { (void) d; (void) c; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **p) { (void) d; (void) p; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_pd_free(rnicpi_pd_t *p) { (void) p; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *a, rnicpi_mr_t **m)
+{ (void) p; (void) a; (void) m; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_mr_modify(rnicpi_mr_t *m, uint32_t a) { (void) m; (void) a; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_mr_dereg(rnicpi_mr_t *m) { (void) m; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_cq_create(rnicpi_dev_t *d, uint32_t n, uint64_t c, rnicpi_cq_t **q)
+{ (void) d; (void) n; (void) c; (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_cq_destroy(rnicpi_cq_t *q) { (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *a, uint64_t c, rnicpi_qp_t **q)
+{ (void) p; (void) a; (void) c; (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *a) { (void) q; (void) a; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_qp_op(rnicpi_qp_t *q) { (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_qp_state_t st_qp_state(rnicpi_qp_t *q) { (void) q; return RNICPI_QPS_ERROR; }
+static rnicpi_status_t st_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *w) { (void) q; (void) w; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *w) { (void) q; (void) w; return RNICPI_ENOTSUP; }
+static int st_poll_cq(rnicpi_cq_t *q, rnicpi_wc_t *w, int n) { (void) q; (void) w; (void) n; return 0; }
+static uint32_t st_cq_count(rnicpi_cq_t *q) { (void) q; return 0; }
+static rnicpi_status_t st_arm_cq(rnicpi_cq_t *q) { (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_listen(rnicpi_dev_t *d, uint32_t p, uint64_t c, rnicpi_listen_t **l)
+{ (void) d; (void) p; (void) c; (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_unlisten(rnicpi_listen_t *l) { (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_connect(rnicpi_qp_t *q, const rnicpi_addr_t *a, const rnicpi_conn_param_t *p)
+{ (void) q; (void) a; (void) p; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_accept(rnicpi_qp_t *q, uint64_t i, const rnicpi_conn_param_t *p)
+{ (void) q; (void) i; (void) p; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_reject(rnicpi_dev_t *d, uint64_t i, const void *p, uint32_t l)
+{ (void) d; (void) i; (void) p; (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_disconnect(rnicpi_qp_t *q, const void *p, uint32_t l)
+{ (void) q; (void) p; (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_handoff(rnicpi_qp_t *q, int fd, bool a, const rnicpi_conn_param_t *p)
+{ (void) q; (void) fd; (void) a; (void) p; return RNICPI_ENOTSUP; }
+
+/* Copy what the provider gave (at most its declared size), then plug holes. */
+#define TAKE(dst, src)                                                  \
+  do {                                                                  \
+    memset(&(dst), 0, sizeof(dst));                                     \
+    if ((src) != NULL) {                                                \
+      size_t n_ = MIN((src)->size, sizeof(dst));                        \
+      memcpy(&(dst), (src), n_);                                        \
+    }                                                                   \
+    (dst).size = sizeof(dst);                                           \
+  } while (0)
+#define FILL(tbl, op, stub) if ((tbl).op == NULL) (tbl).op = (stub)
+
+void
+rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
+{
+  out->desc = *in;
+
+  TAKE(out->device, in->device);
+  FILL(out->device, list, st_list);
+  FILL(out->device, open, st_open);
+  FILL(out->device, close, st_close);
+  FILL(out->device, query, st_query);
+  FILL(out->device, pd_alloc, st_pd_alloc);
+  FILL(out->device, pd_free, st_pd_free);
+
+  TAKE(out->mem, in->mem);
+  FILL(out->mem, mr_reg, st_mr_reg);
+  FILL(out->mem, mr_modify, st_mr_modify);
+  FILL(out->mem, mr_dereg, st_mr_dereg);
+
+  TAKE(out->queue, in->queue);
+  FILL(out->queue, cq_create, st_cq_create);
+  FILL(out->queue, cq_destroy, st_cq_destroy);
+  FILL(out->queue, qp_create, st_qp_create);
+  FILL(out->queue, qp_modify, st_qp_modify);
+  FILL(out->queue, qp_to_error, st_qp_op);
+  FILL(out->queue, qp_reset, st_qp_op);
+  FILL(out->queue, qp_state, st_qp_state);
+  FILL(out->queue, qp_destroy, st_qp_op);
+
+  TAKE(out->data, in->data);
+  FILL(out->data, post_send, st_post_send);
+  FILL(out->data, post_recv, st_post_recv);
+  FILL(out->data, poll_cq, st_poll_cq);
+  FILL(out->data, cq_count, st_cq_count);
+  FILL(out->data, arm_cq, st_arm_cq);
+
+  TAKE(out->cm, in->cm);
+  FILL(out->cm, listen, st_listen);
+  FILL(out->cm, unlisten, st_unlisten);
+  FILL(out->cm, connect, st_connect);
+  FILL(out->cm, accept, st_accept);
+  FILL(out->cm, reject, st_reject);
+  FILL(out->cm, disconnect, st_disconnect);
+
+  TAKE(out->sock, in->sock);
+  FILL(out->sock, handoff, st_handoff);
+
+  out->desc.device = &out->device;
+  out->desc.mem = &out->mem;
+  out->desc.queue = &out->queue;
+  out->desc.data = &out->data;
+  out->desc.cm = &out->cm;
+  out->desc.sock = &out->sock;
+}

@@ -1,0 +1,164 @@
+/*
+ * User access layer: private structures shared by the ual/ files.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UAL_H
+#define UAL_H
+
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <glib.h>
+
+#include "itx.h"
+#include "kal.h"
+#include "rnicpi.h"
+
+#define UAL_LOG "itapi-ual"
+
+/* Every IT-API object starts with this header. */
+typedef struct ual_obj {
+  it_handle_type_enum_t type;
+  uint64_t handle;            /* the encoded, generation-checked value */
+  struct ual_ia *ia;
+  it_context_t context;
+  gboolean has_context;
+} ual_obj_t;
+
+typedef struct ual_ia {
+  ual_obj_t obj;
+  const kal_iface_t *iface;
+  const rnicpi_provider_t *prov;
+  rnicpi_dev_t *dev;
+  rnicpi_caps_t caps;
+  uint32_t major, minor;
+  GList *children;            /* ual_obj_t* of every object of the IA */
+  struct ual_evd *aff_evd;
+  struct ual_evd *unaff_evd;
+} ual_ia_t;
+
+typedef struct ual_pz {
+  ual_obj_t obj;
+  rnicpi_pd_t *pd;
+  gint nref;                  /* EPs, LMRs living in it */
+} ual_pz_t;
+
+typedef struct ual_evd {
+  ual_obj_t obj;
+  it_event_type_t stream;
+  it_evd_flags_t flags;
+  size_t qsize;
+  size_t threshold;
+  struct ual_evd *aevd;       /* the AEVD this SEVD feeds, or NULL */
+  int fd;                     /* eventfd: readable while the threshold is met */
+  GMutex lock;
+  GQueue q;                   /* it_event_t* (every stream but DTO) */
+  rnicpi_cq_t *cq;            /* DTO stream */
+  gboolean signaled;          /* fd holds a count */
+  gboolean overflowed;
+  gboolean in_aevd;           /* queued on its AEVD (AEVD lock) */
+  gint waiters;
+  gint nbound;                /* EPs and listeners using it */
+  gint nsevd;                 /* AEVD: SEVDs attached */
+  GQueue notified;            /* AEVD: SEVDs with events (ual_evd_t*) */
+  it_evd_callback_rtn_t callback;
+  void *callback_arg;
+} ual_evd_t;
+
+typedef struct ual_ep {
+  ual_obj_t obj;
+  ual_pz_t *pz;
+  ual_evd_t *req, *recv, *conn;
+  rnicpi_qp_t *qp;
+  gint state;                 /* it_ep_state_rc_t, read without the lock */
+  it_ep_attributes_t attr;
+  it_ep_rc_creation_flags_t flags;
+  size_t spigot;
+  it_path_t dst_path;
+  uint32_t ird, ord;          /* negotiated */
+} ual_ep_t;
+
+typedef struct ual_listen {
+  ual_obj_t obj;
+  ual_evd_t *evd;
+  rnicpi_listen_t *lst;
+  kal_port_t *res;
+  it_conn_qual_t qual;
+  size_t spigot;
+} ual_listen_t;
+
+typedef struct ual_lmr {
+  ual_obj_t obj;
+  ual_pz_t *pz;
+  rnicpi_mr_t *mr;
+  kal_pin_t *pin;
+  void *addr;
+  it_length_t length;
+  it_addr_mode_t addr_mode;
+  it_mem_priv_t privs;
+  it_lmr_flag_t flags;
+  uint32_t shared_id;
+} ual_lmr_t;
+
+/* A connection establishment identifier the consumer may answer. */
+typedef enum { CN_PASSIVE_REQUEST, CN_ACTIVE_REPLY } ual_cn_kind_t;
+
+typedef struct ual_cn {
+  it_cn_est_identifier_t id;
+  ual_cn_kind_t kind;
+  uint64_t prov_id;
+  ual_ia_t *ia;
+  uint64_t listen;            /* listener handle (passive request) */
+  uint64_t ep;                /* EP handle (active reply) */
+} ual_cn_t;
+
+/* The one lock of object lifetimes and connection state. */
+extern GRecMutex ual_lock;
+
+/* Handles (ual_handle.c). */
+void ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia);
+void ual_handle_release(ual_obj_t *obj);
+ual_obj_t *ual_handle_get(const void *h, it_handle_type_enum_t type);
+ual_obj_t *ual_handle_any(const void *h);
+
+static inline ual_ia_t *ual_ia_get(it_ia_handle_t h)
+{ return (ual_ia_t *) ual_handle_get(h, IT_HANDLE_TYPE_IA); }
+static inline ual_pz_t *ual_pz_get(it_pz_handle_t h)
+{ return (ual_pz_t *) ual_handle_get(h, IT_HANDLE_TYPE_PZ); }
+static inline ual_evd_t *ual_evd_get(it_evd_handle_t h)
+{ return (ual_evd_t *) ual_handle_get(h, IT_HANDLE_TYPE_EVD); }
+static inline ual_ep_t *ual_ep_get(it_ep_handle_t h)
+{ return (ual_ep_t *) ual_handle_get(h, IT_HANDLE_TYPE_EP); }
+static inline ual_lmr_t *ual_lmr_get(it_lmr_handle_t h)
+{ return (ual_lmr_t *) ual_handle_get(h, IT_HANDLE_TYPE_LMR); }
+static inline ual_listen_t *ual_listen_get(it_listen_handle_t h)
+{ return (ual_listen_t *) ual_handle_get(h, IT_HANDLE_TYPE_LISTEN); }
+
+#define UAL_HANDLE(obj, type) ((type) (uintptr_t) (obj)->handle)
+
+/* Errors with a sentence for itx_error_detail(). */
+it_status_t ual_fail(it_status_t st, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+#define ual_ok() (IT_SUCCESS)
+
+/* EVDs (ual_evd.c). */
+void ual_evd_push(ual_evd_t *evd, const it_event_t *ev);
+void ual_evd_update(ual_evd_t *evd);
+void ual_evd_destroy(ual_evd_t *evd);
+void ual_async_aff(ual_ia_t *ia, it_event_type_t type, it_handle_t cause);
+void ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx);
+void ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev);
+
+/* EPs and CM (ual_ep.c, ual_cm.c). */
+void ual_ep_destroy(ual_ep_t *ep);
+void ual_listen_destroy(ual_listen_t *l);
+void ual_cn_drop_ia(ual_ia_t *ia);
+void ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev);
+
+/* Memory (ual_lmr.c). */
+void ual_lmr_destroy(ual_lmr_t *lmr);
+void ual_pz_destroy(ual_pz_t *pz);
+
+/* Status mapping for provider results. */
+it_status_t ual_map_status(rnicpi_status_t st);
+
+#endif

@@ -1,0 +1,598 @@
+/*
+ * Connection management over the provider's CM verbs: listeners (with the
+ * kAL's host-wide qualifier space), connect, accept, reject, disconnect,
+ * and the translation of provider CM upcalls into IT-API CM events.
+ *
+ * Connection qualifiers: IT_IANA_PORT (network byte order), IT_IANA_LR_PORT
+ * (listener uses .local, connector .remote) and IT_IB_SERVICEID (an
+ * IP-based service ID 0x0000000001060000 + port, or a plain value up to
+ * 65535) all name a 16-bit port of the device.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "ual.h"
+
+static GHashTable *cn_table; /* it_cn_est_identifier_t -> ual_cn_t* (ual_lock) */
+static uint64_t cn_next;
+
+static ual_cn_t *
+cn_new(ual_ia_t *ia, ual_cn_kind_t kind, uint64_t prov_id)
+{
+  if (cn_table == NULL) {
+    cn_table = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+    cn_next = ((uint64_t) g_random_int() << 32) | 1;
+  }
+  ual_cn_t *c = g_new0(ual_cn_t, 1);
+  c->id = cn_next++;
+  c->kind = kind;
+  c->prov_id = prov_id;
+  c->ia = ia;
+  g_hash_table_insert(cn_table, &c->id, c);
+  return c;
+}
+
+static ual_cn_t *
+cn_find(it_cn_est_identifier_t id)
+{
+  return cn_table != NULL ? g_hash_table_lookup(cn_table, &id) : NULL;
+}
+
+static void
+cn_drop(ual_cn_t *c)
+{
+  g_hash_table_remove(cn_table, &c->id);
+}
+
+void
+ual_cn_drop_ia(ual_ia_t *ia)
+{
+  if (cn_table == NULL)
+    return;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, cn_table);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    if (((ual_cn_t *) v)->ia == ia)
+      g_hash_table_iter_remove(&it);
+}
+
+static it_status_t
+qual_to_port(const it_conn_qual_t *q, gboolean passive, uint32_t *port)
+{
+  if (q == NULL)
+    return ual_fail(IT_ERR_INVALID_CONN_QUAL, "connection qualifier is NULL");
+  switch (q->type) {
+  case IT_IANA_PORT:
+    *port = ntohs(q->conn_qual.port);
+    break;
+  case IT_IANA_LR_PORT:
+    *port = ntohs(passive ? q->conn_qual.lr_port.local : q->conn_qual.lr_port.remote);
+    break;
+  case IT_IB_SERVICEID: {
+    uint64_t sid = it_ntoh64(q->conn_qual.serviceid);
+    if ((sid >> 16) == 0x106)
+      *port = (uint32_t) (sid & 0xffff);
+    else if (sid <= 0xffff)
+      *port = (uint32_t) sid;
+    else
+      return ual_fail(IT_ERR_INVALID_CONN_QUAL, "service ID 0x%016" G_GINT64_MODIFIER "x is neither "
+                      "IP-based (0x106xxxx) nor at most 65535", sid);
+    break;
+  }
+  default:
+    return ual_fail(IT_ERR_INVALID_CONN_QUAL, "connection qualifier type %d is not IANA port, "
+                    "local/remote port or IB service ID", (int) q->type);
+  }
+  return IT_SUCCESS;
+}
+
+static void
+port_to_qual(uint32_t port, it_conn_qual_t *q)
+{
+  switch (q->type) {
+  case IT_IANA_LR_PORT:
+    q->conn_qual.lr_port.local = htons((uint16_t) port);
+    break;
+  case IT_IB_SERVICEID:
+    q->conn_qual.serviceid = it_hton64(UINT64_C(0x1060000) | port);
+    break;
+  default:
+    q->type = IT_IANA_PORT;
+    q->conn_qual.port = htons((uint16_t) port);
+    break;
+  }
+}
+
+/* Listeners. */
+
+it_status_t
+it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t connect_evd,
+                 it_listen_flags_t flags, it_conn_qual_t *conn_qual, it_listen_handle_t *listen_handle)
+{
+  it_status_t st = IT_SUCCESS;
+  uint32_t port = 0;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  if (ia == NULL) {
+    st = ual_fail(IT_ERR_INVALID_IA, "it_listen_create: %p is not a live IA handle", (void *) ia_handle);
+    goto out;
+  }
+  if (!(ia->caps.features & RNICPI_CAP_CM_VERBS)) {
+    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no connection-management verbs", ia->iface->name);
+    goto out;
+  }
+  if (spigot_id >= MAX(ia->caps.num_ports, 1u)) {
+    st = ual_fail(IT_ERR_INVALID_SPIGOT, "spigot %zu does not exist; IA '%s' has %u",
+                  spigot_id, ia->iface->name, ia->caps.num_ports);
+    goto out;
+  }
+  ual_evd_t *evd = ual_evd_get(connect_evd);
+  if (evd == NULL || evd->obj.ia != ia || evd->stream != IT_CM_REQ_EVENT_STREAM) {
+    st = ual_fail(IT_ERR_INVALID_CONN_EVD, "listener EVD %p is not a live CM_REQ-stream EVD of this IA",
+                  (void *) connect_evd);
+    goto out;
+  }
+  if ((flags & ~(IT_LISTEN_CONN_QUAL_INPUT | IT_LISTEN_SUPPRESS_IRD_ORD)) != 0 ||
+      (flags & IT_LISTEN_SUPPRESS_IRD_ORD)) {
+    st = ual_fail(IT_ERR_INVALID_FLAGS, "listen flags 0x%x: unknown bits, or IRD/ORD suppression, "
+                  "which IA '%s' does not offer", (unsigned) flags, ia->iface->name);
+    goto out;
+  }
+  if (conn_qual == NULL) {
+    st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "it_listen_create: conn_qual is NULL");
+    goto out;
+  }
+  if (flags & IT_LISTEN_CONN_QUAL_INPUT) {
+    if ((st = qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
+      goto out;
+    if (port == 0) {
+      st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "port 0 given with IT_LISTEN_CONN_QUAL_INPUT; "
+                    "leave the flag out to have one chosen");
+      goto out;
+    }
+  }
+  kal_port_t *res = NULL;
+  rnicpi_status_t rs = kal_port_reserve(ia->prov->name, &port, &res);
+  if (rs != RNICPI_OK) {
+    st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : IT_ERR_RESOURCES,
+                  "port %u of IA '%s' cannot be reserved: %s", port, ia->iface->name,
+                  rs == RNICPI_EEXIST ? "another listener on this host holds it" : rnicpi_status_message(rs));
+    goto out;
+  }
+  ual_listen_t *l = g_new0(ual_listen_t, 1);
+  l->evd = evd;
+  l->res = res;
+  l->spigot = spigot_id;
+  ual_handle_alloc(&l->obj, IT_HANDLE_TYPE_LISTEN, ia);
+  rs = ia->prov->cm->listen(ia->dev, port, l->obj.handle, &l->lst);
+  if (rs != RNICPI_OK) {
+    ual_handle_release(&l->obj);
+    kal_port_release(res);
+    g_free(l);
+    st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : ual_map_status(rs),
+                  "provider '%s' cannot listen on port %u: %s", ia->prov->name, port,
+                  rnicpi_status_message(rs));
+    goto out;
+  }
+  if (!(flags & IT_LISTEN_CONN_QUAL_INPUT))
+    port_to_qual(port, conn_qual);
+  l->qual = *conn_qual;
+  evd->nbound++;
+  ia->children = g_list_prepend(ia->children, l);
+  *listen_handle = UAL_HANDLE(&l->obj, it_listen_handle_t);
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+void
+ual_listen_destroy(ual_listen_t *l)
+{
+  if (l->obj.handle != 0)
+    ual_handle_release(&l->obj);
+  l->obj.ia->prov->cm->unlisten(l->lst);
+  kal_port_release(l->res);
+  l->evd->nbound--;
+  g_free(l);
+}
+
+it_status_t
+it_listen_free(it_listen_handle_t listen_handle)
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_listen_t *l = ual_listen_get(listen_handle);
+  if (l == NULL) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_INVALID_LISTEN, "it_listen_free: %p is not a live listener handle",
+                    (void *) listen_handle);
+  }
+  l->obj.ia->children = g_list_remove(l->obj.ia->children, l);
+  ual_listen_destroy(l);
+  g_rec_mutex_unlock(&ual_lock);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_listen_query(it_listen_handle_t listen_handle, it_listen_param_mask_t mask, it_listen_param_t *params)
+{
+  ual_listen_t *l = ual_listen_get(listen_handle);
+  if (l == NULL)
+    return ual_fail(IT_ERR_INVALID_LISTEN, "it_listen_query: %p is not a live listener handle",
+                    (void *) listen_handle);
+  if ((mask & ~0x1fu) != 0)
+    return ual_fail(IT_ERR_INVALID_MASK, "it_listen_query: mask 0x%x has unknown bits", (unsigned) mask);
+  if (params == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_listen_query: params is NULL");
+  params->ia_handle = UAL_HANDLE(&l->obj.ia->obj, it_ia_handle_t);
+  params->spigot_id = l->spigot;
+  params->connect_evd = UAL_HANDLE(&l->evd->obj, it_evd_handle_t);
+  params->connect_qual = l->qual;
+  return IT_SUCCESS;
+}
+
+/* Active side. */
+
+static it_status_t
+path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr_t *out)
+{
+  memset(out, 0, sizeof(*out));
+  if (path == NULL)
+    return ual_fail(IT_ERR_INVALID_SOURCE_PATH, "it_ep_connect: path is NULL");
+  struct in6_addr v6;
+  gboolean v4 = FALSE;
+  struct in_addr a4 = { 0 };
+  if (ia->caps.path_format == RNICPI_PATH_GID) {
+    v6 = path->remote.ib.remote_port_gid;
+  } else if (path->remote.iwarp.ip_vers == IT_IP_VERS_IPV4) {
+    v4 = TRUE;
+    a4 = path->remote.iwarp.raddr.ipv4;
+  } else if (path->remote.iwarp.ip_vers == IT_IP_VERS_IPV6) {
+    v6 = path->remote.iwarp.raddr.ipv6;
+  } else {
+    return ual_fail(IT_ERR_INVALID_SOURCE_PATH, "path names IP version %d; expected IPv4 or IPv6",
+                    (int) path->remote.iwarp.ip_vers);
+  }
+  if (!v4 && IN6_IS_ADDR_V4MAPPED(&v6)) {
+    v4 = TRUE;
+    memcpy(&a4, &v6.s6_addr[12], 4);
+  }
+  if (v4) {
+    struct sockaddr_in *s = (struct sockaddr_in *) &out->sa;
+    s->sin_family = AF_INET;
+    s->sin_addr = a4;
+    s->sin_port = htons((uint16_t) port);
+  } else {
+    struct sockaddr_in6 *s = (struct sockaddr_in6 *) &out->sa;
+    s->sin6_family = AF_INET6;
+    s->sin6_addr = v6;
+    s->sin6_port = htons((uint16_t) port);
+  }
+  return IT_SUCCESS;
+}
+
+static it_status_t
+check_pdata(const unsigned char *pdata, size_t len, size_t limit, const char *what, ual_ia_t *ia)
+{
+  if (len > limit)
+    return ual_fail(IT_ERR_INVALID_PDATA_LENGTH, "%zu bytes of %s private data exceed the %zu IA '%s' "
+                    "allows (it_ia_info_t.%s_private_data_len)", len, what, limit, ia->iface->name, what);
+  if (len > 0 && pdata == NULL)
+    return ual_fail(IT_ERR_INVALID_PDATA_LENGTH, "%s private data length is %zu but the pointer is NULL",
+                    what, len);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_attributes_t *conn_attr,
+              const it_conn_qual_t *connect_qual, it_cn_est_flags_t cn_est_flags,
+              const unsigned char *private_data, size_t private_data_length)
+{
+  (void) conn_attr; /* IB CM timers: the provider's defaults apply */
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_ep_connect: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  ual_ia_t *ia = ep->obj.ia;
+  if (ep->state != IT_EP_STATE_UNCONNECTED) {
+    st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; it_ep_connect needs UNCONNECTED "
+                  "(it_ep_reset a NONOPERATIONAL EP first)", (void *) ep_handle, ep->state);
+    goto out;
+  }
+  const it_cn_est_flags_t known = IT_CONNECT_FLAG_TWO_WAY | IT_CONNECT_FLAG_THREE_WAY |
+                                  IT_CONNECT_SUPPRESS_IRD_ORD;
+  gboolean three = (cn_est_flags & IT_CONNECT_FLAG_THREE_WAY) != 0;
+  if ((cn_est_flags & ~known) != 0 || (three && (cn_est_flags & IT_CONNECT_FLAG_TWO_WAY)) ||
+      (three && !(ia->caps.features & RNICPI_CAP_THREE_WAY)) ||
+      (cn_est_flags & IT_CONNECT_SUPPRESS_IRD_ORD)) {
+    st = ual_fail(IT_ERR_INVALID_CN_EST_FLAGS, "connect flags 0x%x: unknown bits, both handshakes, or a "
+                  "feature IA '%s' lacks (three-way: %s, IRD/ORD suppression: no)", (unsigned) cn_est_flags,
+                  ia->iface->name, (ia->caps.features & RNICPI_CAP_THREE_WAY) ? "yes" : "no");
+    goto out;
+  }
+  uint32_t port;
+  if ((st = qual_to_port(connect_qual, FALSE, &port)) != IT_SUCCESS)
+    goto out;
+  if ((st = check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_connect, IT_MAX_PRIV_DATA),
+                        "connect", ia)) != IT_SUCCESS)
+    goto out;
+  rnicpi_addr_t dst;
+  if ((st = path_to_addr(ia, path, port, &dst)) != IT_SUCCESS)
+    goto out;
+  rnicpi_conn_param_t p = {
+    .pdata = private_data, .pdata_len = (uint32_t) private_data_length,
+    .ird = ep->attr.srv.rc.rdma_read_ird, .ord = ep->attr.srv.rc.rdma_read_ord,
+    .three_way = three, .timeout_us = path->timeout,
+  };
+  ep->dst_path = *path;
+  ep->spigot = path->spigot_id;
+  g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
+  rnicpi_status_t rs = ia->prov->cm->connect(ep->qp, &dst, &p);
+  if (rs != RNICPI_OK) {
+    g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
+    st = ual_fail(ual_map_status(rs), "provider '%s' could not start connecting EP %p: %s",
+                  ia->prov->name, (void *) ep_handle, rnicpi_status_message(rs));
+  }
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
+             const unsigned char *private_data, size_t private_data_length)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  ual_cn_t *cn = cn_find(cn_est_id);
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_ep_accept: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  ual_ia_t *ia = ep->obj.ia;
+  if (cn == NULL || cn->ia != ia) {
+    st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not pending on "
+                  "IA '%s' (answered, withdrawn by the peer, or never issued)", cn_est_id, ia->iface->name);
+    goto out;
+  }
+  if ((st = check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_accept, IT_MAX_PRIV_DATA),
+                        "accept", ia)) != IT_SUCCESS)
+    goto out;
+  rnicpi_conn_param_t p = {
+    .pdata = private_data, .pdata_len = (uint32_t) private_data_length,
+    .ird = ep->attr.srv.rc.rdma_read_ird, .ord = ep->attr.srv.rc.rdma_read_ord,
+  };
+  int next;
+  if (cn->kind == CN_PASSIVE_REQUEST) {
+    if (ep->state != IT_EP_STATE_UNCONNECTED) {
+      st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; accepting needs an UNCONNECTED EP",
+                    (void *) ep_handle, ep->state);
+      goto out;
+    }
+    next = IT_EP_STATE_PASSIVE_CONNECTION_PENDING;
+  } else {
+    if (cn->ep != ep->obj.handle || ep->state != IT_EP_STATE_ACTIVE2_CONNECTION_PENDING) {
+      st = ual_fail(IT_ERR_INVALID_EP_STATE, "connection id 0x%" G_GINT64_MODIFIER "x is a reply for "
+                    "another EP, or EP %p is not waiting for one", cn_est_id, (void *) ep_handle);
+      goto out;
+    }
+    next = IT_EP_STATE_ACTIVE2_CONNECTION_PENDING;
+  }
+  int prev = ep->state;
+  g_atomic_int_set(&ep->state, next);
+  rnicpi_status_t rs = ia->prov->cm->accept(ep->qp, cn->prov_id, &p);
+  if (rs != RNICPI_OK) {
+    g_atomic_int_set(&ep->state, prev);
+    st = ual_fail(rs == RNICPI_ENOENT ? IT_ERR_INVALID_CN_EST_ID : ual_map_status(rs),
+                  "provider '%s' could not accept connection 0x%" G_GINT64_MODIFIER "x on EP %p: %s",
+                  ia->prov->name, cn_est_id, (void *) ep_handle, rnicpi_status_message(rs));
+    if (rs == RNICPI_ENOENT)
+      cn_drop(cn);
+    goto out;
+  }
+  cn_drop(cn);
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_reject(it_cn_est_identifier_t cn_est_id, const unsigned char *private_data, size_t private_data_length)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_cn_t *cn = cn_find(cn_est_id);
+  if (cn == NULL) {
+    st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not pending "
+                  "(answered, withdrawn by the peer, or never issued)", cn_est_id);
+    goto out;
+  }
+  ual_ia_t *ia = cn->ia;
+  if ((st = check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_reject, IT_MAX_PRIV_DATA),
+                        "reject", ia)) != IT_SUCCESS)
+    goto out;
+  rnicpi_status_t rs = ia->prov->cm->reject(ia->dev, cn->prov_id, private_data, (uint32_t) private_data_length);
+  if (cn->kind == CN_ACTIVE_REPLY) {
+    ual_ep_t *ep = ual_ep_get((it_ep_handle_t) (uintptr_t) cn->ep);
+    if (ep != NULL)
+      g_atomic_int_set(&ep->state, IT_EP_STATE_NONOPERATIONAL);
+  }
+  cn_drop(cn);
+  if (rs != RNICPI_OK && rs != RNICPI_ENOENT)
+    st = ual_fail(ual_map_status(rs), "provider '%s' could not reject: %s", ia->prov->name,
+                  rnicpi_status_message(rs));
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, size_t private_data_length)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_ep_disconnect: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  ual_ia_t *ia = ep->obj.ia;
+  if (ep->state == IT_EP_STATE_UNCONNECTED || ep->state == IT_EP_STATE_NONOPERATIONAL) {
+    st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d: not connected nor connecting",
+                  (void *) ep_handle, ep->state);
+    goto out;
+  }
+  if ((st = check_pdata(private_data, private_data_length,
+                        MIN(ia->caps.pdata_disconnect, IT_MAX_PRIV_DATA), "disconnect", ia)) != IT_SUCCESS)
+    goto out;
+  rnicpi_status_t rs = ia->prov->cm->disconnect(ep->qp, private_data, (uint32_t) private_data_length);
+  if (rs != RNICPI_OK)
+    st = ual_fail(ual_map_status(rs), "provider '%s' could not disconnect EP %p: %s", ia->prov->name,
+                  (void *) ep_handle, rnicpi_status_message(rs));
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+/* Provider CM upcalls become IT-API events. */
+
+static void
+copy_pdata(unsigned char *dst, it_boolean_t *present, const rnicpi_cm_event_t *ev)
+{
+  size_t n = MIN((size_t) ev->pdata_len, (size_t) IT_MAX_PRIV_DATA);
+  memset(dst, 0, IT_MAX_PRIV_DATA);
+  memcpy(dst, ev->pdata, n);
+  *present = n > 0 ? IT_TRUE : IT_FALSE;
+}
+
+static const it_conn_reject_code_t reject_code_of[] = {
+  [RNICPI_CM_REASON_NONE] = IT_CN_REJ_OTHER,
+  [RNICPI_CM_REASON_NO_LISTENER] = IT_CN_REJ_OTHER,
+  [RNICPI_CM_REASON_TIMEOUT] = IT_CN_REJ_TIMEOUT,
+  [RNICPI_CM_REASON_BAD_PATH] = IT_CN_REJ_BAD_PATH,
+  [RNICPI_CM_REASON_RESOURCES] = IT_CN_REJ_RESOURCES,
+  [RNICPI_CM_REASON_BAD_ORD] = IT_CN_REJ_BAD_ORD,
+};
+
+static void
+conn_request(ual_ia_t *ia, const rnicpi_cm_event_t *ev)
+{
+  ual_listen_t *l = ual_listen_get((it_listen_handle_t) (uintptr_t) ev->listen_ctx);
+  if (l == NULL) {
+    ia->prov->cm->reject(ia->dev, ev->conn_id, NULL, 0);
+    return;
+  }
+  ual_cn_t *cn = cn_new(ia, CN_PASSIVE_REQUEST, ev->conn_id);
+  cn->listen = l->obj.handle;
+  it_event_t *e = g_new0(it_event_t, 1);
+  it_conn_request_event_t *r = &e->conn_req;
+  r->event_number = IT_CM_REQ_CONN_REQUEST_EVENT;
+  r->cn_est_id = cn->id;
+  r->conn_qual = l->qual;
+  if (ev->src.sa.ss_family == AF_INET) {
+    r->source_addr.addr_type = IT_IPV4;
+    r->source_addr.addr.ipv4 = ((const struct sockaddr_in *) &ev->src.sa)->sin_addr;
+  } else {
+    r->source_addr.addr_type = IT_IPV6;
+    r->source_addr.addr.ipv6 = ((const struct sockaddr_in6 *) &ev->src.sa)->sin6_addr;
+  }
+  r->spigot_id = l->spigot;
+  r->max_message_size = (uint32_t) MIN(ia->caps.max_msg_size, (uint64_t) UINT32_MAX);
+  r->rdma_read_ird = ev->ird;
+  r->rdma_read_ord = ev->ord;
+  copy_pdata(r->private_data, &r->private_data_present, ev);
+  ual_evd_push(l->evd, e);
+  g_free(e);
+}
+
+static void
+request_cancelled(const rnicpi_cm_event_t *ev)
+{
+  if (cn_table == NULL)
+    return;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, cn_table);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    ual_cn_t *c = v;
+    if (c->kind == CN_PASSIVE_REQUEST && c->prov_id == ev->conn_id && c->listen == ev->listen_ctx)
+      g_hash_table_iter_remove(&it);
+  }
+}
+
+static void
+conn_event(ual_ia_t *ia, const rnicpi_cm_event_t *ev)
+{
+  ual_ep_t *ep = ual_ep_get((it_ep_handle_t) (uintptr_t) ev->qp_ctx);
+  if (ep == NULL)
+    return; /* the EP was freed: nobody to tell */
+  it_event_t *e = g_new0(it_event_t, 1);
+  it_connection_event_t *c = &e->conn;
+  c->ep = UAL_HANDLE(&ep->obj, it_ep_handle_t);
+  c->rdma_read_ird = ev->ird;
+  c->rdma_read_ord = ev->ord;
+  c->dst_path = ep->dst_path;
+  copy_pdata(c->private_data, &c->private_data_present, ev);
+  switch (ev->type) {
+  case RNICPI_CM_CONNECT_REPLY: {
+    ual_cn_t *cn = cn_new(ia, CN_ACTIVE_REPLY, ev->conn_id);
+    cn->ep = ep->obj.handle;
+    c->cn_est_id = cn->id;
+    c->event_number = IT_CM_MSG_CONN_ACCEPT_ARRIVAL_EVENT;
+    g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE2_CONNECTION_PENDING);
+    break;
+  }
+  case RNICPI_CM_ESTABLISHED:
+    c->event_number = IT_CM_MSG_CONN_ESTABLISHED_EVENT;
+    ep->ird = ev->ird;
+    ep->ord = ev->ord;
+    g_atomic_int_set(&ep->state, IT_EP_STATE_CONNECTED);
+    break;
+  case RNICPI_CM_REJECTED:
+    c->event_number = IT_CM_MSG_CONN_PEER_REJECT_EVENT;
+    c->reject_reason_code = IT_CN_REJ_OTHER;
+    g_atomic_int_set(&ep->state, IT_EP_STATE_NONOPERATIONAL);
+    break;
+  case RNICPI_CM_UNREACHABLE:
+    c->event_number = IT_CM_MSG_CONN_NONPEER_REJECT_EVENT;
+    c->reject_reason_code = (unsigned) ev->reason < G_N_ELEMENTS(reject_code_of) ?
+                            reject_code_of[ev->reason] : IT_CN_REJ_OTHER;
+    g_atomic_int_set(&ep->state, IT_EP_STATE_NONOPERATIONAL);
+    break;
+  case RNICPI_CM_DISCONNECTED:
+    c->event_number = IT_CM_MSG_CONN_DISCONNECT_EVENT;
+    g_atomic_int_set(&ep->state, IT_EP_STATE_NONOPERATIONAL);
+    break;
+  case RNICPI_CM_BROKEN:
+    c->event_number = IT_CM_MSG_CONN_BROKEN_EVENT;
+    g_atomic_int_set(&ep->state, IT_EP_STATE_NONOPERATIONAL);
+    break;
+  default:
+    g_free(e);
+    return;
+  }
+  ual_evd_push(ep->conn, e);
+  g_free(e);
+}
+
+void
+ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev)
+{
+  ual_ia_t *ia = dev_ctx;
+  if (ia == NULL)
+    return;
+  g_rec_mutex_lock(&ual_lock);
+  if (ev->type == RNICPI_CM_CONNECT_REQUEST)
+    conn_request(ia, ev);
+  else if (ev->type == RNICPI_CM_REQUEST_CANCELLED)
+    request_cancelled(ev);
+  else
+    conn_event(ia, ev);
+  g_rec_mutex_unlock(&ual_lock);
+}

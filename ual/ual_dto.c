@@ -1,0 +1,182 @@
+/*
+ * Data transfer operations: the hot path.  Checks here are those IT-API
+ * reports synchronously (handles, segment counts, flags, EP state); the
+ * provider checks keys, domains, bounds and rights as hardware does and
+ * reports them in the completion.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "ual.h"
+
+#define UAL_MAX_SGE 64
+#define DTO_FLAGS_KNOWN 0x7fu
+
+static it_status_t
+to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
+{
+  if (G_UNLIKELY(n > max || n > UAL_MAX_SGE))
+    return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%zu segments exceed the EP's limit of %zu", n, max);
+  if (G_UNLIKELY(n > 0 && t == NULL))
+    return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%zu segments but the segment list is NULL", n);
+  for (size_t i = 0; i < n; i++) {
+    ual_lmr_t *lmr = ual_lmr_get(t[i].lmr);
+    if (G_UNLIKELY(lmr == NULL))
+      return ual_fail(IT_ERR_INVALID_LMR, "segment %zu names %p, not a live LMR", i, (void *) t[i].lmr);
+    if (G_UNLIKELY(t[i].length > UINT32_MAX))
+      return ual_fail(IT_ERR_INVALID_LENGTH, "segment %zu is %" G_GUINT64_FORMAT " bytes; at most 4 GiB - 1",
+                      i, (guint64) t[i].length);
+    out[i].addr = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
+                  (uint64_t) (uintptr_t) lmr->addr + t[i].addr.rel : (uint64_t) (uintptr_t) t[i].addr.abs;
+    out[i].length = (uint32_t) t[i].length;
+    out[i].pad = 0;
+    out[i].lkey = lmr->mr->lkey;
+  }
+  return IT_SUCCESS;
+}
+
+static it_status_t
+post_status(ual_ep_t *ep, rnicpi_status_t rs)
+{
+  switch (rs) {
+  case RNICPI_OK:
+    return IT_SUCCESS;
+  case RNICPI_EFULL:
+    return ual_fail(IT_ERR_TOO_MANY_POSTS, "the queue of EP %p is full; wait for completions",
+                    (void *) (uintptr_t) ep->obj.handle);
+  case RNICPI_ESTATE:
+    return ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is not connected", (void *) (uintptr_t) ep->obj.handle);
+  case RNICPI_ELIMIT:
+    return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "too many segments for EP %p",
+                    (void *) (uintptr_t) ep->obj.handle);
+  default:
+    return ual_fail(ual_map_status(rs), "provider '%s' refused the work request on EP %p: %s",
+                    ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle, rnicpi_status_message(rs));
+  }
+}
+
+static uint32_t
+wr_flags(it_dto_flags_t f)
+{
+  uint32_t w = 0;
+  if (f & IT_COMPLETION_FLAG) w |= RNICPI_WR_SIGNALED;
+  if (f & IT_SOLICITED_WAIT_FLAG) w |= RNICPI_WR_SOLICITED;
+  if (f & IT_BARRIER_FENCE_FLAG) w |= RNICPI_WR_FENCE;
+  return w;
+}
+
+/* A send-queue post: common checks, then the provider. */
+static it_status_t
+post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
+        it_dto_flags_t flags, const char *fn)
+{
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (G_UNLIKELY(ep == NULL))
+    return ual_fail(IT_ERR_INVALID_EP, "%s: %p is not a live EP handle", fn, (void *) ep_handle);
+  if (G_UNLIKELY((flags & ~DTO_FLAGS_KNOWN) != 0 || (flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
+    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x are unknown or need memory-window support",
+                    fn, (unsigned) flags);
+  int state = g_atomic_int_get(&ep->state);
+  if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL))
+    return ual_fail(IT_ERR_INVALID_EP_STATE, "%s: EP %p is in state %d; send-side posts need a connected "
+                    "EP (a NONOPERATIONAL one completes them flushed)", fn, (void *) ep_handle, state);
+  size_t max = wr->opcode == RNICPI_WR_RDMA_READ ? MAX(ep->attr.srv.rc.max_rdma_read_segments, 1) :
+               wr->opcode == RNICPI_WR_RDMA_WRITE ? MAX(ep->attr.srv.rc.max_rdma_write_segments, 1) :
+               ep->attr.max_send_segments;
+  rnicpi_sge_t sge[UAL_MAX_SGE];
+  it_status_t st = to_sges(segs, n, max, sge);
+  if (G_UNLIKELY(st != IT_SUCCESS))
+    return st;
+  wr->sg_list = sge;
+  wr->num_sge = (uint32_t) n;
+  wr->flags = wr_flags(flags);
+  return post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr));
+}
+
+it_status_t
+it_post_send(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
+             it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
+{
+  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_SEND };
+  return post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, "it_post_send");
+}
+
+it_status_t
+it_post_rdma_write(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
+                   it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
+                   it_rmr_context_t rmr_context)
+{
+  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_RDMA_WRITE,
+                          .remote_addr = rdma_addr, .rkey = rmr_context };
+  return post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, "it_post_rdma_write");
+}
+
+it_status_t
+it_post_rdma_read(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
+                  it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
+                  it_rmr_context_t rmr_context)
+{
+  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_RDMA_READ,
+                          .remote_addr = rdma_addr, .rkey = rmr_context };
+  return post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, "it_post_rdma_read");
+}
+
+it_status_t
+it_post_atomic(it_ep_handle_t ep_handle, it_atomic_op_t op, uint64_t swap_or_add, uint64_t compare,
+               const it_lmr_triplet_t *result, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+               it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
+{
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL)
+    return ual_fail(IT_ERR_INVALID_EP, "it_post_atomic: %p is not a live EP handle", (void *) ep_handle);
+  if (!(ep->obj.ia->caps.features & RNICPI_CAP_ATOMICS))
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no atomics (it_ia_info_t.atomic_support)",
+                    ep->obj.ia->iface->name);
+  if (op != IT_COMPARE_AND_SWAP && op != IT_FETCH_AND_ADD)
+    return ual_fail(IT_ERR_INVALID_ATOMIC_OP, "atomic operation %d is neither compare-and-swap nor fetch-and-add",
+                    (int) op);
+  if (result == NULL || result->length != 8)
+    return ual_fail(IT_ERR_INVALID_LENGTH, "the atomic result segment must be 8 bytes");
+  rnicpi_send_wr_t wr = {
+    .wr_id = cookie, .remote_addr = rdma_addr, .rkey = rmr_context,
+    .opcode = op == IT_COMPARE_AND_SWAP ? RNICPI_WR_ATOMIC_CMP_SWP : RNICPI_WR_ATOMIC_FETCH_ADD,
+    .compare_add = op == IT_COMPARE_AND_SWAP ? compare : swap_or_add,
+    .swap = swap_or_add,
+  };
+  return post_sq(ep_handle, &wr, result, 1, dto_flags, "it_post_atomic");
+}
+
+it_status_t
+it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
+             it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
+{
+  ual_obj_t *o = ual_handle_any(handle);
+  if (G_UNLIKELY(o == NULL))
+    return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is not a live EP or SRQ handle", handle);
+  if (o->type == IT_HANDLE_TYPE_SRQ)
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "shared receive queues are not built for IA '%s'",
+                    o->ia->iface->name);
+  if (G_UNLIKELY(o->type != IT_HANDLE_TYPE_EP))
+    return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is a handle of type %d, not an EP or SRQ",
+                    handle, (int) o->type);
+  ual_ep_t *ep = (ual_ep_t *) o;
+  if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0))
+    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x have unknown bits", (unsigned) dto_flags);
+  rnicpi_sge_t sge[UAL_MAX_SGE];
+  it_status_t st = to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge);
+  if (G_UNLIKELY(st != IT_SUCCESS))
+    return st;
+  rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
+  return post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
+}
+
+it_rdma_addr_t
+it_make_rdma_addr_absolute(void *addr)
+{
+  return (it_rdma_addr_t) (uintptr_t) addr;
+}
+
+it_rdma_addr_t
+it_make_rdma_addr_relative(it_length_t offset)
+{
+  return (it_rdma_addr_t) offset;
+}

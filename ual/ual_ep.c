@@ -1,0 +1,288 @@
+/*
+ * RC endpoints: creation, attributes, state machine, reset and free.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "ual.h"
+
+static it_status_t
+check_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
+{
+  const rnicpi_caps_t *c = &ia->caps;
+  const it_rc_only_attributes_t *rc = &a->srv.rc;
+  if (a->max_request_dtos > c->max_qp_wr)
+    return ual_fail(IT_ERR_RESOURCE_REQ_DTO, "max_request_dtos %zu exceeds the device's %u",
+                    a->max_request_dtos, c->max_qp_wr);
+  if (a->max_recv_dtos > c->max_qp_wr)
+    return ual_fail(IT_ERR_RESOURCE_RECV_DTO, "max_recv_dtos %zu exceeds the device's %u",
+                    a->max_recv_dtos, c->max_qp_wr);
+  if (a->max_send_segments > c->max_send_sge)
+    return ual_fail(IT_ERR_RESOURCE_SSEG, "max_send_segments %zu exceeds the device's %u",
+                    a->max_send_segments, c->max_send_sge);
+  if (a->max_recv_segments > c->max_recv_sge)
+    return ual_fail(IT_ERR_RESOURCE_RSEG, "max_recv_segments %zu exceeds the device's %u",
+                    a->max_recv_segments, c->max_recv_sge);
+  if (rc->max_rdma_read_segments > c->max_rdma_read_sge)
+    return ual_fail(IT_ERR_RESOURCE_RRSEG, "max_rdma_read_segments %zu exceeds the device's %u",
+                    rc->max_rdma_read_segments, c->max_rdma_read_sge);
+  if (rc->max_rdma_write_segments > c->max_rdma_write_sge)
+    return ual_fail(IT_ERR_RESOURCE_RWSEG, "max_rdma_write_segments %zu exceeds the device's %u",
+                    rc->max_rdma_write_segments, c->max_rdma_write_sge);
+  if (rc->rdma_read_ird > c->max_ird)
+    return ual_fail(IT_ERR_RESOURCE_IRD, "rdma_read_ird %u exceeds the device's %u",
+                    rc->rdma_read_ird, c->max_ird);
+  if (rc->rdma_read_ord > c->max_ord)
+    return ual_fail(IT_ERR_RESOURCE_ORD, "rdma_read_ord %u exceeds the device's %u",
+                    rc->rdma_read_ord, c->max_ord);
+  if (a->max_dto_payload_size > c->max_msg_size)
+    return ual_fail(IT_ERR_INVALID_EP_ATTR, "max_dto_payload_size %zu exceeds the device's %" G_GUINT64_FORMAT,
+                    a->max_dto_payload_size, c->max_msg_size);
+  if (rc->atomics_enable && !(c->features & RNICPI_CAP_ATOMICS))
+    return ual_fail(IT_ERR_INVALID_EP_ATTR, "atomics_enable is set but IA '%s' has no atomics",
+                    ia->iface->name);
+  return IT_SUCCESS;
+}
+
+static uint32_t
+qp_access(const it_ep_attributes_t *a)
+{
+  uint32_t acc = 0;
+  if (a->srv.rc.rdma_read_enable)
+    acc |= RNICPI_ACCESS_REMOTE_READ;
+  if (a->srv.rc.rdma_write_enable)
+    acc |= RNICPI_ACCESS_REMOTE_WRITE;
+  if (a->srv.rc.atomics_enable)
+    acc |= RNICPI_ACCESS_ATOMIC;
+  return acc;
+}
+
+static void
+qp_attr_of(const it_ep_attributes_t *a, rnicpi_qp_attr_t *q)
+{
+  q->max_send_wr = (uint32_t) a->max_request_dtos;
+  q->max_recv_wr = (uint32_t) a->max_recv_dtos;
+  q->max_send_sge = (uint32_t) a->max_send_segments;
+  q->max_recv_sge = (uint32_t) a->max_recv_segments;
+  q->max_rdma_write_sge = (uint32_t) MAX(a->srv.rc.max_rdma_write_segments, 1);
+  q->max_rdma_read_sge = (uint32_t) MAX(a->srv.rc.max_rdma_read_segments, 1);
+  q->ird = a->srv.rc.rdma_read_ird;
+  q->ord = a->srv.rc.rdma_read_ord;
+  q->access = qp_access(a);
+}
+
+it_status_t
+it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
+                it_evd_handle_t recv_sevd_handle, it_evd_handle_t connect_sevd_handle,
+                it_ep_rc_creation_flags_t flags, const it_ep_attributes_t *ep_attr,
+                it_ep_handle_t *ep_handle)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_pz_t *pz = ual_pz_get(pz_handle);
+  if (pz == NULL) {
+    st = ual_fail(IT_ERR_INVALID_PZ, "it_ep_rc_create: %p is not a live PZ handle", (void *) pz_handle);
+    goto out;
+  }
+  ual_ia_t *ia = pz->obj.ia;
+  ual_evd_t *req = ual_evd_get(request_sevd_handle);
+  ual_evd_t *recv = ual_evd_get(recv_sevd_handle);
+  ual_evd_t *conn = ual_evd_get(connect_sevd_handle);
+  if (req == NULL || req->obj.ia != ia || req->stream != IT_DTO_EVENT_STREAM) {
+    st = ual_fail(IT_ERR_INVALID_REQ_EVD, "request EVD %p is not a live DTO-stream EVD of the PZ's IA",
+                  (void *) request_sevd_handle);
+    goto out;
+  }
+  if (recv == NULL || recv->obj.ia != ia || recv->stream != IT_DTO_EVENT_STREAM) {
+    st = ual_fail(IT_ERR_INVALID_RECV_EVD, "receive EVD %p is not a live DTO-stream EVD of the PZ's IA",
+                  (void *) recv_sevd_handle);
+    goto out;
+  }
+  if (conn == NULL || conn->obj.ia != ia || conn->stream != IT_CM_MSG_EVENT_STREAM) {
+    st = ual_fail(IT_ERR_INVALID_CONN_EVD, "connect EVD %p is not a live CM_MSG-stream EVD of the PZ's IA",
+                  (void *) connect_sevd_handle);
+    goto out;
+  }
+  if ((flags & ~(IT_EP_REUSEADDR | IT_EP_SRQ)) != 0) {
+    st = ual_fail(IT_ERR_INVALID_FLAGS, "it_ep_rc_create: flags 0x%x have unknown bits", (unsigned) flags);
+    goto out;
+  }
+  if (flags & IT_EP_SRQ) {
+    st = ual_fail(IT_ERR_SRQ_NOT_SUPPORTED, "IA '%s' has no shared receive queues", ia->iface->name);
+    goto out;
+  }
+  if (ep_attr == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_rc_create: ep_attr is NULL");
+    goto out;
+  }
+  if ((st = check_attr(ia, ep_attr)) != IT_SUCCESS)
+    goto out;
+
+  ual_ep_t *ep = g_new0(ual_ep_t, 1);
+  ep->pz = pz;
+  ep->req = req;
+  ep->recv = recv;
+  ep->conn = conn;
+  ep->attr = *ep_attr;
+  ep->attr.srv.rc.srq = IT_NULL_HANDLE;
+  ep->flags = flags;
+  ep->state = IT_EP_STATE_UNCONNECTED;
+  ual_handle_alloc(&ep->obj, IT_HANDLE_TYPE_EP, ia);
+  rnicpi_qp_attr_t qa = { .send_cq = req->cq, .recv_cq = recv->cq };
+  qp_attr_of(ep_attr, &qa);
+  rnicpi_status_t rs = ia->prov->queue->qp_create(pz->pd, &qa, ep->obj.handle, &ep->qp);
+  if (rs != RNICPI_OK) {
+    ual_handle_release(&ep->obj);
+    g_free(ep);
+    st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not create a queue pair: %s",
+                  ia->prov->name, rnicpi_status_message(rs));
+    goto out;
+  }
+  pz->nref++;
+  req->nbound++;
+  recv->nbound++;
+  conn->nbound++;
+  ia->children = g_list_prepend(ia->children, ep);
+  *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+void
+ual_ep_destroy(ual_ep_t *ep)
+{
+  ual_ia_t *ia = ep->obj.ia;
+  if (ep->obj.handle != 0)
+    ual_handle_release(&ep->obj);
+  /* Flushed completions still name the (now stale) handle: harmless. */
+  ia->prov->queue->qp_destroy(ep->qp);
+  ep->pz->nref--;
+  ep->req->nbound--;
+  ep->recv->nbound--;
+  ep->conn->nbound--;
+  g_free(ep);
+}
+
+it_status_t
+it_ep_free(it_ep_handle_t ep_handle)
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_INVALID_EP, "it_ep_free: %p is not a live EP handle", (void *) ep_handle);
+  }
+  ep->obj.ia->children = g_list_remove(ep->obj.ia->children, ep);
+  ual_ep_destroy(ep);
+  g_rec_mutex_unlock(&ual_lock);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_ep_reset(it_ep_handle_t ep_handle)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_ep_reset: %p is not a live EP handle", (void *) ep_handle);
+  } else if (ep->state == IT_EP_STATE_UNCONNECTED) {
+    st = IT_SUCCESS;
+  } else if (ep->state != IT_EP_STATE_NONOPERATIONAL) {
+    st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; only a NONOPERATIONAL EP can be reset "
+                  "(disconnect it first)", (void *) ep_handle, ep->state);
+  } else {
+    rnicpi_status_t rs = ep->obj.ia->prov->queue->qp_reset(ep->qp);
+    if (rs != RNICPI_OK)
+      st = ual_fail(IT_ERR_CANNOT_RESET, "provider '%s' cannot reset EP %p: %s",
+                    ep->obj.ia->prov->name, (void *) ep_handle, rnicpi_status_message(rs));
+    else {
+      g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
+      ep->ird = ep->ord = 0;
+      memset(&ep->dst_path, 0, sizeof(ep->dst_path));
+    }
+  }
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_ep_query(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, it_ep_param_t *params)
+{
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL)
+    return ual_fail(IT_ERR_INVALID_EP, "it_ep_query: %p is not a live EP handle", (void *) ep_handle);
+  if ((mask & ~0xfffffffu) != 0)
+    return ual_fail(IT_ERR_INVALID_MASK, "it_ep_query: mask 0x%x has unknown bits", (unsigned) mask);
+  if (params == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_ep_query: params is NULL");
+  memset(params, 0, sizeof(*params));
+  g_rec_mutex_lock(&ual_lock);
+  params->ia = UAL_HANDLE(&ep->obj.ia->obj, it_ia_handle_t);
+  params->spigot_id = ep->spigot;
+  params->ep_state.rc = (it_ep_state_rc_t) g_atomic_int_get(&ep->state);
+  params->service_type = IT_RC_SERVICE;
+  params->dst_path = ep->dst_path;
+  params->pz = UAL_HANDLE(&ep->pz->obj, it_pz_handle_t);
+  params->request_sevd = UAL_HANDLE(&ep->req->obj, it_evd_handle_t);
+  params->recv_sevd = UAL_HANDLE(&ep->recv->obj, it_evd_handle_t);
+  params->connect_sevd = UAL_HANDLE(&ep->conn->obj, it_evd_handle_t);
+  params->attr = ep->attr;
+  if (ep->state == IT_EP_STATE_CONNECTED) {
+    params->attr.srv.rc.rdma_read_ird = ep->ird;
+    params->attr.srv.rc.rdma_read_ord = ep->ord;
+  }
+  g_rec_mutex_unlock(&ual_lock);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_ep_modify(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, const it_ep_attributes_t *ep_attr)
+{
+  const it_ep_param_mask_t modifiable = IT_EP_PARAM_RDMA_RD_ENABLE | IT_EP_PARAM_RDMA_WR_ENABLE |
+                                        IT_EP_PARAM_MAX_IRD | IT_EP_PARAM_MAX_ORD |
+                                        IT_EP_PARAM_ATOMICS_ENABLE;
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_ep_modify: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  if (ep_attr == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_modify: ep_attr is NULL");
+    goto out;
+  }
+  if (mask == 0 || (mask & ~modifiable) != 0) {
+    st = ual_fail(IT_ERR_INVALID_MASK, "it_ep_modify: mask 0x%x; this IA can change only RDMA enables, "
+                  "IRD, ORD and atomics (mask 0x%x)", (unsigned) mask, (unsigned) modifiable);
+    goto out;
+  }
+  if (ep->state != IT_EP_STATE_UNCONNECTED && (mask & (IT_EP_PARAM_MAX_IRD | IT_EP_PARAM_MAX_ORD))) {
+    st = ual_fail(IT_ERR_INVALID_EP_STATE, "IRD/ORD of EP %p can change only while UNCONNECTED",
+                  (void *) ep_handle);
+    goto out;
+  }
+  it_ep_attributes_t a = ep->attr;
+  if (mask & IT_EP_PARAM_RDMA_RD_ENABLE) a.srv.rc.rdma_read_enable = ep_attr->srv.rc.rdma_read_enable;
+  if (mask & IT_EP_PARAM_RDMA_WR_ENABLE) a.srv.rc.rdma_write_enable = ep_attr->srv.rc.rdma_write_enable;
+  if (mask & IT_EP_PARAM_MAX_IRD) a.srv.rc.rdma_read_ird = ep_attr->srv.rc.rdma_read_ird;
+  if (mask & IT_EP_PARAM_MAX_ORD) a.srv.rc.rdma_read_ord = ep_attr->srv.rc.rdma_read_ord;
+  if (mask & IT_EP_PARAM_ATOMICS_ENABLE) a.srv.rc.atomics_enable = ep_attr->srv.rc.atomics_enable;
+  if ((st = check_attr(ep->obj.ia, &a)) != IT_SUCCESS)
+    goto out;
+  rnicpi_qp_attr_t qa = { 0 };
+  qp_attr_of(&a, &qa);
+  rnicpi_status_t rs = ep->obj.ia->prov->queue->qp_modify(ep->qp, &qa);
+  if (rs != RNICPI_OK) {
+    st = ual_fail(ual_map_status(rs), "provider '%s' refused to modify EP %p: %s",
+                  ep->obj.ia->prov->name, (void *) ep_handle, rnicpi_status_message(rs));
+    goto out;
+  }
+  ep->attr = a;
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}

@@ -1,0 +1,649 @@
+/*
+ * Event dispatchers: simple EVDs (one stream each) and aggregate EVDs.
+ *
+ * Rules this file implements (decisions where the spec text is not public):
+ * - A DTO SEVD is a provider CQ: dequeue polls the CQ directly.  Every other
+ *   stream is a queue kept here.
+ * - An SEVD is "at threshold" when it holds at least max(threshold, 1)
+ *   events.  While at threshold its fd (an eventfd) is readable; crossing
+ *   the threshold upward notifies its AEVD and calls its callback (neither
+ *   happens when the threshold is IT_THRESHOLD_DISABLE).
+ * - it_evd_wait returns at once when an event is queued; otherwise it blocks
+ *   until the threshold is met or the timeout (microseconds) expires.  One
+ *   waiter per EVD; an SEVD that feeds an AEVD is waited on through the AEVD.
+ * - Nothing is dropped: a queue past its size keeps the event, marks the EVD
+ *   overflowed and posts IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE on the IA's
+ *   affiliated EVD.  Only it_evd_post_se refuses (IT_ERR_EVD_QUEUE_FULL).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ual.h"
+
+static gboolean
+is_stream(it_event_type_t s)
+{
+  switch (s) {
+  case IT_DTO_EVENT_STREAM: case IT_CM_REQ_EVENT_STREAM: case IT_CM_MSG_EVENT_STREAM:
+  case IT_ASYNC_AFF_EVENT_STREAM: case IT_ASYNC_UNAFF_EVENT_STREAM:
+  case IT_SOFTWARE_EVENT_STREAM: case IT_AEVD_NOTIFICATION_EVENT_STREAM:
+    return TRUE;
+  default:
+    return FALSE;
+  }
+}
+
+static gboolean
+is_aevd(const ual_evd_t *e)
+{
+  return e->stream == IT_AEVD_NOTIFICATION_EVENT_STREAM;
+}
+
+static uint32_t
+evd_count_locked(ual_evd_t *e)
+{
+  if (e->cq != NULL)
+    return e->obj.ia->prov->data->cq_count(e->cq);
+  if (is_aevd(e))
+    return g_queue_get_length(&e->notified);
+  return g_queue_get_length(&e->q);
+}
+
+static void
+fd_set_level(ual_evd_t *e, gboolean on)
+{
+  uint64_t v = 1;
+  if (on && !e->signaled) {
+    if (write(e->fd, &v, sizeof(v)) != sizeof(v))
+      g_log(UAL_LOG, G_LOG_LEVEL_WARNING, "EVD %p: eventfd write failed: %s",
+            (void *) (uintptr_t) e->obj.handle, g_strerror(errno));
+    e->signaled = TRUE;
+  } else if (!on && e->signaled) {
+    if (read(e->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+      g_log(UAL_LOG, G_LOG_LEVEL_WARNING, "EVD %p: eventfd read failed: %s",
+            (void *) (uintptr_t) e->obj.handle, g_strerror(errno));
+    e->signaled = FALSE;
+  }
+}
+
+static void aevd_notify(ual_evd_t *aevd, ual_evd_t *sevd);
+
+/* Re-evaluate the threshold after any change; arm the CQ when someone may
+ * be waiting for the next completion. */
+void
+ual_evd_update(ual_evd_t *e)
+{
+  gboolean rising = FALSE;
+  g_mutex_lock(&e->lock);
+  size_t trig = MAX(e->threshold, (size_t) 1);
+  for (;;) {
+    uint32_t n = evd_count_locked(e);
+    gboolean at = n >= trig;
+    if (at && !e->signaled)
+      rising = TRUE;
+    fd_set_level(e, at);
+    if (at || e->cq == NULL)
+      break;
+    /* Below threshold on a CQ: arm, then look again to close the race. */
+    e->obj.ia->prov->data->arm_cq(e->cq);
+    if (e->obj.ia->prov->data->cq_count(e->cq) == n)
+      break;
+  }
+  ual_evd_t *aevd = e->aevd;
+  it_evd_callback_rtn_t cb = e->callback;
+  void *arg = e->callback_arg;
+  g_mutex_unlock(&e->lock);
+
+  if (rising && e->threshold != IT_THRESHOLD_DISABLE) {
+    if (aevd != NULL)
+      aevd_notify(aevd, e);
+    if (cb != NULL)
+      cb(UAL_HANDLE(&e->obj, it_evd_handle_t), arg);
+  }
+}
+
+static void
+aevd_notify(ual_evd_t *aevd, ual_evd_t *sevd)
+{
+  g_mutex_lock(&aevd->lock);
+  if (!sevd->in_aevd) {
+    sevd->in_aevd = TRUE;
+    g_queue_push_tail(&aevd->notified, sevd);
+  }
+  fd_set_level(aevd, TRUE);
+  g_mutex_unlock(&aevd->lock);
+}
+
+/* Enqueue a software-made event (CM, async, software streams). */
+void
+ual_evd_push(ual_evd_t *e, const it_event_t *ev)
+{
+  gboolean overflow = FALSE;
+  it_event_t *copy = g_new(it_event_t, 1);
+  *copy = *ev;
+  copy->any.evd = UAL_HANDLE(&e->obj, it_evd_handle_t);
+  g_mutex_lock(&e->lock);
+  g_queue_push_tail(&e->q, copy);
+  if (g_queue_get_length(&e->q) > e->qsize && !e->overflowed)
+    overflow = e->overflowed = TRUE;
+  g_mutex_unlock(&e->lock);
+  if (overflow && e->stream != IT_ASYNC_AFF_EVENT_STREAM)
+    ual_async_aff(e->obj.ia, IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE, UAL_HANDLE(&e->obj, it_handle_t));
+  ual_evd_update(e);
+}
+
+/* Post an affiliated asynchronous event on the IA's affiliated EVD. */
+void
+ual_async_aff(ual_ia_t *ia, it_event_type_t type, it_handle_t cause)
+{
+  ual_evd_t *aff = ia->aff_evd;
+  if (aff == NULL) {
+    g_log(UAL_LOG, G_LOG_LEVEL_MESSAGE,
+          "affiliated event %s (0x%x) on %p of IA '%s' has no affiliated EVD to go to; "
+          "create one with it_evd_create(IT_ASYNC_AFF_EVENT_STREAM) to receive it",
+          itx_event_name(type), (unsigned) type, cause, ia->iface->name);
+    return;
+  }
+  it_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.aff_async.event_number = type;
+  ev.aff_async.cause.ep = (it_ep_handle_t) cause;
+  ual_evd_push(aff, &ev);
+}
+
+static const it_event_type_t dto_event_of[] = {
+  [RNICPI_WC_SEND] = IT_DTO_SEND_CMPL_EVENT,
+  [RNICPI_WC_RDMA_WRITE] = IT_DTO_RDMA_WRITE_CMPL_EVENT,
+  [RNICPI_WC_RDMA_READ] = IT_DTO_RDMA_READ_CMPL_EVENT,
+  [RNICPI_WC_CMP_SWP] = IT_DTO_CMP_SWAP_CMPL_EVENT,
+  [RNICPI_WC_FETCH_ADD] = IT_DTO_FETCH_ADD_CMPL_EVENT,
+  [RNICPI_WC_RECV] = IT_DTO_RC_RECV_CMPL_EVENT,
+};
+
+static const it_dto_status_t dto_status_of[] = {
+  [RNICPI_WC_SUCCESS] = IT_DTO_SUCCESS,
+  [RNICPI_WC_LOC_LEN_ERR] = IT_DTO_ERR_LOCAL_LENGTH,
+  [RNICPI_WC_LOC_QP_OP_ERR] = IT_DTO_ERR_LOCAL_EP,
+  [RNICPI_WC_LOC_PROT_ERR] = IT_DTO_ERR_LOCAL_PROTECTION,
+  [RNICPI_WC_WR_FLUSH_ERR] = IT_DTO_ERR_FLUSHED,
+  [RNICPI_WC_MW_BIND_ERR] = IT_RMR_OPERATION_FAILED,
+  [RNICPI_WC_BAD_RESP_ERR] = IT_DTO_ERR_BAD_RESPONSE,
+  [RNICPI_WC_REM_ACCESS_ERR] = IT_DTO_ERR_REMOTE_ACCESS,
+  [RNICPI_WC_REM_OP_ERR] = IT_DTO_ERR_REMOTE_RESPONDER,
+  [RNICPI_WC_TRANSPORT_ERR] = IT_DTO_ERR_TRANSPORT,
+  [RNICPI_WC_RNR_ERR] = IT_DTO_ERR_RECEIVER_NOT_READY,
+  [RNICPI_WC_GENERAL_ERR] = IT_DTO_ERR_TRANSPORT,
+};
+
+static void
+wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
+{
+  memset(ev, 0, sizeof(it_dto_cmpl_event_t));
+  it_dto_cmpl_event_t *d = &ev->dto_cmpl;
+  d->event_number = (unsigned) wc->opcode < G_N_ELEMENTS(dto_event_of) ?
+                    dto_event_of[wc->opcode] : IT_DTO_SEND_CMPL_EVENT;
+  d->evd = UAL_HANDLE(&e->obj, it_evd_handle_t);
+  d->ep = (it_ep_handle_t) (uintptr_t) wc->qp_ctx;
+  d->cookie = wc->wr_id;
+  d->dto_status = (unsigned) wc->status < G_N_ELEMENTS(dto_status_of) ?
+                  dto_status_of[wc->status] : IT_DTO_ERR_TRANSPORT;
+  d->transferred_length = wc->byte_len;
+  d->unlinked_mr_handle = IT_NULL_HANDLE;
+}
+
+/* Take one event from an SEVD; TRUE when one was taken. */
+static gboolean
+sevd_take(ual_evd_t *e, it_event_t *ev)
+{
+  gboolean got = FALSE;
+  if (e->cq != NULL) {
+    rnicpi_wc_t wc;
+    if (e->obj.ia->prov->data->poll_cq(e->cq, &wc, 1) == 1) {
+      wc_to_event(e, &wc, ev);
+      got = TRUE;
+    }
+  } else {
+    g_mutex_lock(&e->lock);
+    it_event_t *q = g_queue_pop_head(&e->q);
+    if (q != NULL) {
+      *ev = *q;
+      g_free(q);
+      got = TRUE;
+    }
+    if (g_queue_is_empty(&e->q) && (e->flags & IT_EVD_OVERFLOW_AUTO_RESET))
+      e->overflowed = FALSE;
+    g_mutex_unlock(&e->lock);
+  }
+  if (got && (e->signaled || e->aevd != NULL || e->waiters > 0))
+    ual_evd_update(e);
+  return got;
+}
+
+static gboolean
+aevd_take(ual_evd_t *a, it_event_t *ev)
+{
+  for (;;) {
+    g_mutex_lock(&a->lock);
+    ual_evd_t *s = g_queue_pop_head(&a->notified);
+    if (s != NULL)
+      s->in_aevd = FALSE;
+    if (g_queue_is_empty(&a->notified))
+      fd_set_level(a, FALSE);
+    g_mutex_unlock(&a->lock);
+    if (s == NULL)
+      return FALSE;
+    if (a->flags & IT_EVD_DEQUEUE_NOTIFICATIONS) {
+      memset(ev, 0, sizeof(it_aevd_notification_event_t));
+      ev->aevd_notify.event_number = IT_AEVD_NOTIFICATION_EVENT;
+      ev->aevd_notify.aevd = UAL_HANDLE(&a->obj, it_evd_handle_t);
+      ev->aevd_notify.sevd = UAL_HANDLE(&s->obj, it_evd_handle_t);
+      return TRUE;
+    }
+    if (sevd_take(s, ev)) {
+      /* More left: keep it in the rotation. */
+      g_mutex_lock(&s->lock);
+      gboolean more = evd_count_locked(s) > 0;
+      g_mutex_unlock(&s->lock);
+      if (more)
+        aevd_notify(a, s);
+      return TRUE;
+    }
+  }
+}
+
+static it_status_t
+evd_take(ual_evd_t *e, it_event_t *ev)
+{
+  gboolean got = is_aevd(e) ? aevd_take(e, ev) : sevd_take(e, ev);
+  return got ? IT_SUCCESS : IT_ERR_QUEUE_EMPTY;
+}
+
+it_status_t
+it_evd_dequeue(it_evd_handle_t evd_handle, it_event_t *event)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (G_UNLIKELY(e == NULL))
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_dequeue: %p is not a live EVD handle", (void *) evd_handle);
+  if (G_UNLIKELY(event == NULL))
+    return ual_fail(IT_ERR_FAULT, "it_evd_dequeue: event is NULL");
+  return evd_take(e, event);
+}
+
+it_status_t
+it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, size_t *nmore)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: %p is not a live EVD handle", (void *) evd_handle);
+  if (event == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_evd_wait: event is NULL");
+  if (e->aevd != NULL)
+    return ual_fail(IT_ERR_EVD_WAIT, "EVD %p feeds AEVD %p; wait on the AEVD instead",
+                    (void *) evd_handle, (void *) (uintptr_t) e->aevd->obj.handle);
+  if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, 1))
+    return ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
+                    (void *) evd_handle);
+  gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
+                    g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
+  it_status_t st;
+  for (;;) {
+    st = evd_take(e, event);
+    if (st == IT_SUCCESS)
+      break;
+    ual_evd_update(e);
+    int ms = -1;
+    if (deadline >= 0) {
+      gint64 left = deadline - g_get_monotonic_time();
+      if (left <= 0) {
+        st = evd_take(e, event);
+        if (st != IT_SUCCESS)
+          st = IT_ERR_TIMEOUT_EXPIRED;
+        break;
+      }
+      ms = (int) MIN((left + 999) / 1000, (gint64) G_MAXINT);
+    }
+    struct pollfd pfd = { .fd = e->fd, .events = POLLIN };
+    int r = poll(&pfd, 1, ms);
+    if (r < 0 && errno == EINTR) {
+      st = IT_ERR_INTERRUPT;
+      break;
+    }
+    /* A DTO SEVD below its threshold keeps the fd quiet: take what is
+     * there when woken by the timeout, as the loop head does. */
+  }
+  if (st == IT_SUCCESS && nmore != NULL) {
+    g_mutex_lock(&e->lock);
+    *nmore = evd_count_locked(e);
+    g_mutex_unlock(&e->lock);
+  }
+  g_atomic_int_set(&e->waiters, 0);
+  return st;
+}
+
+it_status_t
+it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_flags_t evd_flag,
+              size_t sevd_queue_size, size_t sevd_threshold, it_evd_handle_t aevd_handle,
+              it_evd_handle_t *evd_handle, int *fd)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  ual_evd_t *aevd = NULL;
+  if (ia == NULL) {
+    st = ual_fail(IT_ERR_INVALID_IA, "it_evd_create: %p is not a live IA handle", (void *) ia_handle);
+    goto out;
+  }
+  if (!is_stream(event_number)) {
+    st = ual_fail(IT_ERR_INVALID_EVD_TYPE, "event stream 0x%x is not one of the IT_*_EVENT_STREAM values",
+                  (unsigned) event_number);
+    goto out;
+  }
+  gboolean aevd_kind = event_number == IT_AEVD_NOTIFICATION_EVENT_STREAM;
+  if ((evd_flag & ~0x1f) != 0 || (!aevd_kind && (evd_flag & IT_EVD_DEQUEUE_NOTIFICATIONS))) {
+    st = ual_fail(IT_ERR_INVALID_FLAGS, "EVD flags 0x%x: unknown bits, or DEQUEUE_NOTIFICATIONS on an SEVD",
+                  (unsigned) evd_flag);
+    goto out;
+  }
+  if (((evd_flag & IT_EVD_CREATE_FD) != 0) != (fd != NULL)) {
+    st = ual_fail(IT_ERR_MISMATCH_FD, "IT_EVD_CREATE_FD %s but the fd pointer is %s",
+                  (evd_flag & IT_EVD_CREATE_FD) ? "is set" : "is not set", fd ? "given" : "NULL");
+    goto out;
+  }
+  if (!aevd_kind && sevd_queue_size == 0) {
+    st = ual_fail(IT_ERR_INVALID_QUEUE_SIZE, "an SEVD needs a queue size of at least 1");
+    goto out;
+  }
+  if (event_number == IT_DTO_EVENT_STREAM && sevd_queue_size > ia->caps.max_cqe) {
+    st = ual_fail(IT_ERR_RESOURCE_QUEUE_SIZE, "DTO EVD of %zu entries exceeds the %u the device '%s' allows",
+                  sevd_queue_size, ia->caps.max_cqe, ia->iface->name);
+    goto out;
+  }
+  if (!aevd_kind && sevd_threshold > sevd_queue_size) {
+    st = ual_fail(IT_ERR_INVALID_THRESHOLD, "threshold %zu exceeds the queue size %zu",
+                  sevd_threshold, sevd_queue_size);
+    goto out;
+  }
+  if (aevd_handle != IT_NULL_HANDLE) {
+    aevd = ual_evd_get(aevd_handle);
+    if (aevd_kind) {
+      st = ual_fail(IT_ERR_AEVD_NOT_ALLOWED, "an AEVD cannot feed another AEVD");
+      goto out;
+    }
+    if (aevd == NULL || !is_aevd(aevd) || aevd->obj.ia != ia) {
+      st = ual_fail(IT_ERR_INVALID_AEVD, "%p is not a live AEVD of this IA", (void *) aevd_handle);
+      goto out;
+    }
+  }
+  if (event_number == IT_ASYNC_AFF_EVENT_STREAM && ia->aff_evd != NULL) {
+    st = ual_fail(IT_ERR_ASYNC_AFF_EVD_EXISTS, "IA '%s' already has an affiliated async EVD", ia->iface->name);
+    goto out;
+  }
+  if (event_number == IT_ASYNC_UNAFF_EVENT_STREAM && ia->unaff_evd != NULL) {
+    st = ual_fail(IT_ERR_ASYNC_UNAFF_EVD_EXISTS, "IA '%s' already has an unaffiliated async EVD", ia->iface->name);
+    goto out;
+  }
+
+  ual_evd_t *e = g_new0(ual_evd_t, 1);
+  e->stream = event_number;
+  e->flags = evd_flag;
+  e->qsize = sevd_queue_size;
+  e->threshold = aevd_kind ? 1 : sevd_threshold;
+  e->aevd = aevd;
+  g_mutex_init(&e->lock);
+  g_queue_init(&e->q);
+  g_queue_init(&e->notified);
+  e->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (e->fd < 0) {
+    st = ual_fail(IT_ERR_RESOURCES, "eventfd for a new EVD failed: %s", g_strerror(errno));
+    g_free(e);
+    goto out;
+  }
+  ual_handle_alloc(&e->obj, IT_HANDLE_TYPE_EVD, ia);
+  if (event_number == IT_DTO_EVENT_STREAM) {
+    rnicpi_status_t rs = ia->prov->queue->cq_create(ia->dev, (uint32_t) sevd_queue_size,
+                                                    e->obj.handle, &e->cq);
+    if (rs != RNICPI_OK) {
+      ual_handle_release(&e->obj);
+      close(e->fd);
+      g_free(e);
+      st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not create a CQ of %zu entries: %s",
+                    ia->prov->name, sevd_queue_size, rnicpi_status_message(rs));
+      goto out;
+    }
+  }
+  if (aevd != NULL)
+    aevd->nsevd++;
+  if (event_number == IT_ASYNC_AFF_EVENT_STREAM)
+    ia->aff_evd = e;
+  if (event_number == IT_ASYNC_UNAFF_EVENT_STREAM)
+    ia->unaff_evd = e;
+  ia->children = g_list_prepend(ia->children, e);
+  *evd_handle = UAL_HANDLE(&e->obj, it_evd_handle_t);
+  if (fd != NULL)
+    *fd = e->fd;
+  /* Notification-driven SEVDs watch their CQ from the start. */
+  if (e->cq != NULL && (aevd != NULL || fd != NULL)) {
+    g_rec_mutex_unlock(&ual_lock);
+    ual_evd_update(e);
+    return IT_SUCCESS;
+  }
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+void
+ual_evd_destroy(ual_evd_t *e)
+{
+  ual_ia_t *ia = e->obj.ia;
+  if (e->obj.handle != 0)
+    ual_handle_release(&e->obj);
+  if (ia->aff_evd == e)
+    ia->aff_evd = NULL;
+  if (ia->unaff_evd == e)
+    ia->unaff_evd = NULL;
+  if (e->aevd != NULL) {
+    ual_evd_t *a = e->aevd;
+    g_mutex_lock(&a->lock);
+    g_queue_remove(&a->notified, e);
+    if (g_queue_is_empty(&a->notified))
+      fd_set_level(a, FALSE);
+    g_mutex_unlock(&a->lock);
+    a->nsevd--;
+  }
+  if (e->cq != NULL)
+    ia->prov->queue->cq_destroy(e->cq);
+  g_queue_free_full(&e->q, g_free);
+  g_queue_clear(&e->notified);
+  close(e->fd);
+  g_mutex_clear(&e->lock);
+  g_free(e);
+}
+
+it_status_t
+it_evd_free(it_evd_handle_t evd_handle)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EVD, "it_evd_free: %p is not a live EVD handle", (void *) evd_handle);
+  } else if (e->nbound > 0) {
+    st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p is used by %d endpoints or listeners; free them first",
+                  (void *) evd_handle, e->nbound);
+  } else if (e->nsevd > 0) {
+    st = ual_fail(IT_ERR_EVD_BUSY, "AEVD %p still has %d SEVDs attached; free them first",
+                  (void *) evd_handle, e->nsevd);
+  } else if (e->waiters > 0) {
+    st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p has a thread waiting on it", (void *) evd_handle);
+  } else {
+    e->obj.ia->children = g_list_remove(e->obj.ia->children, e);
+    ual_evd_destroy(e);
+  }
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_t *params)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_query: %p is not a live EVD handle", (void *) evd_handle);
+  if ((mask & ~0xfffu) != 0)
+    return ual_fail(IT_ERR_INVALID_MASK, "it_evd_query: mask 0x%x has unknown bits", (unsigned) mask);
+  if (params == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_evd_query: params is NULL");
+  memset(params, 0, sizeof(*params));
+  params->ia = UAL_HANDLE(&e->obj.ia->obj, it_ia_handle_t);
+  params->event_number = e->stream;
+  params->evd_flag = e->flags;
+  params->sevd_queue_size = e->qsize;
+  params->sevd_threshold = e->threshold;
+  params->aevd = e->aevd ? UAL_HANDLE(&e->aevd->obj, it_evd_handle_t) : IT_NULL_HANDLE;
+  params->fd = (e->flags & IT_EVD_CREATE_FD) ? e->fd : -1;
+  params->evd_bound = e->nbound > 0 || e->nsevd > 0 ? IT_TRUE : IT_FALSE;
+  params->evd_enabled = IT_TRUE;
+  params->evd_overflowed = e->overflowed ? IT_TRUE : IT_FALSE;
+  params->evd_callback = e->callback != NULL ? IT_TRUE : IT_FALSE;
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_evd_modify(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, const it_evd_param_t *params)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_modify: %p is not a live EVD handle", (void *) evd_handle);
+  if (params == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_evd_modify: params is NULL");
+  if ((mask & ~(IT_EVD_PARAM_THRESHOLD | IT_EVD_PARAM_OVERFLOWED)) != 0 || mask == 0)
+    return ual_fail(IT_ERR_INVALID_MASK,
+                    "it_evd_modify: mask 0x%x; only THRESHOLD and OVERFLOWED (reset) can change",
+                    (unsigned) mask);
+  if ((mask & IT_EVD_PARAM_THRESHOLD) && (is_aevd(e) || params->sevd_threshold > e->qsize))
+    return ual_fail(IT_ERR_INVALID_THRESHOLD, "threshold %zu is above the queue size %zu, or the EVD is an AEVD",
+                    params->sevd_threshold, e->qsize);
+  g_mutex_lock(&e->lock);
+  if (mask & IT_EVD_PARAM_THRESHOLD)
+    e->threshold = params->sevd_threshold;
+  if ((mask & IT_EVD_PARAM_OVERFLOWED) && !params->evd_overflowed)
+    e->overflowed = FALSE;
+  g_mutex_unlock(&e->lock);
+  ual_evd_update(e);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_evd_post_se(it_evd_handle_t evd_handle, const void *event)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_post_se: %p is not a live EVD handle", (void *) evd_handle);
+  if (e->stream != IT_SOFTWARE_EVENT_STREAM)
+    return ual_fail(IT_ERR_INVALID_SOFT_EVD, "EVD %p serves stream 0x%x, not the software event stream",
+                    (void *) evd_handle, (unsigned) e->stream);
+  g_mutex_lock(&e->lock);
+  gboolean full = g_queue_get_length(&e->q) >= e->qsize;
+  g_mutex_unlock(&e->lock);
+  if (full)
+    return ual_fail(IT_ERR_EVD_QUEUE_FULL, "software EVD %p holds its %zu events; dequeue some first",
+                    (void *) evd_handle, e->qsize);
+  it_event_t ev;
+  memset(&ev, 0, sizeof(it_software_event_t));
+  ev.sw.event_number = IT_SOFTWARE_EVENT;
+  ev.sw.data = (void *) event;
+  ual_evd_push(e, &ev);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_evd_callback_attach(it_evd_handle_t evd_handle, it_evd_callback_rtn_t callback, void *arg)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_callback_attach: %p is not a live EVD handle", (void *) evd_handle);
+  if (callback == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_evd_callback_attach: callback is NULL");
+  g_mutex_lock(&e->lock);
+  gboolean exists = e->callback != NULL;
+  if (!exists) {
+    e->callback = callback;
+    e->callback_arg = arg;
+  }
+  g_mutex_unlock(&e->lock);
+  if (exists)
+    return ual_fail(IT_ERR_CALLBACK_EXISTS, "EVD %p already has a callback; detach it first", (void *) evd_handle);
+  ual_evd_update(e);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_evd_callback_detach(it_evd_handle_t evd_handle)
+{
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_callback_detach: %p is not a live EVD handle", (void *) evd_handle);
+  g_mutex_lock(&e->lock);
+  e->callback = NULL;
+  e->callback_arg = NULL;
+  g_mutex_unlock(&e->lock);
+  return IT_SUCCESS;
+}
+
+/* Upcalls from providers. */
+
+void
+ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
+{
+  (void) dev_ctx;
+  ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) cq_ctx);
+  if (e != NULL)
+    ual_evd_update(e);
+}
+
+void
+ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
+{
+  ual_ia_t *ia = dev_ctx;
+  if (ia == NULL)
+    return;
+  g_rec_mutex_lock(&ual_lock);
+  switch (ev->type) {
+  case RNICPI_ASYNC_CQ_OVERFLOW: {
+    ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) ev->ctx);
+    if (e != NULL) {
+      e->overflowed = TRUE;
+      ual_async_aff(ia, IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE, (it_handle_t) (uintptr_t) ev->ctx);
+      ual_evd_update(e);
+    }
+    break;
+  }
+  case RNICPI_ASYNC_QP_FATAL:
+    if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL)
+      ual_async_aff(ia, IT_ASYNC_AFF_EP_FAILURE, (it_handle_t) (uintptr_t) ev->ctx);
+    break;
+  case RNICPI_ASYNC_QP_ACCESS_ERR:
+    if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL)
+      ual_async_aff(ia, IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, (it_handle_t) (uintptr_t) ev->ctx);
+    break;
+  case RNICPI_ASYNC_PORT_ACTIVE:
+  case RNICPI_ASYNC_PORT_DOWN:
+    if (ia->unaff_evd != NULL) {
+      it_event_t e;
+      memset(&e, 0, sizeof(it_unaffiliated_event_t));
+      e.unaff_async.event_number = ev->type == RNICPI_ASYNC_PORT_ACTIVE ?
+                                   IT_ASYNC_UNAFF_SPIGOT_ONLINE : IT_ASYNC_UNAFF_SPIGOT_OFFLINE;
+      e.unaff_async.ia = UAL_HANDLE(&ia->obj, it_ia_handle_t);
+      e.unaff_async.spigot_id = (size_t) ev->ctx;
+      ual_evd_push(ia->unaff_evd, &e);
+    }
+    break;
+  }
+  g_rec_mutex_unlock(&ual_lock);
+}

@@ -1,0 +1,185 @@
+/*
+ * Handles: validated, generation-checked.
+ *
+ * A handle is not a pointer.  Its value packs the object type (8 bits), a
+ * generation (24 bits) and a slot index (32 bits).  A lookup checks the
+ * type, that the slot exists and that its generation matches, so a freed,
+ * foreign or garbage value is refused without being dereferenced.  Slots
+ * live in fixed chunks that never move, so a lookup takes no lock.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdarg.h>
+
+#include "ual.h"
+
+#define CHUNK_BITS 12
+#define CHUNK_SLOTS (1u << CHUNK_BITS)
+#define MAX_CHUNKS 1024
+#define GEN_MASK 0xffffffu
+
+typedef struct {
+  ual_obj_t *obj;
+  uint32_t gen;
+} slot_t;
+
+static slot_t *chunks[MAX_CHUNKS];
+static GMutex handle_lock;
+static GArray *free_slots; /* uint32_t */
+static uint32_t next_slot = 1; /* slot 0 never used */
+
+GRecMutex ual_lock;
+
+static slot_t *
+slot_of(uint32_t idx)
+{
+  uint32_t c = idx >> CHUNK_BITS;
+  if (c >= MAX_CHUNKS)
+    return NULL;
+  slot_t *chunk = g_atomic_pointer_get(&chunks[c]);
+  return chunk == NULL ? NULL : &chunk[idx & (CHUNK_SLOTS - 1)];
+}
+
+void
+ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
+{
+  uint32_t idx;
+  g_mutex_lock(&handle_lock);
+  if (free_slots == NULL)
+    free_slots = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  if (free_slots->len > 0) {
+    idx = g_array_index(free_slots, uint32_t, free_slots->len - 1);
+    g_array_set_size(free_slots, free_slots->len - 1);
+  } else {
+    idx = next_slot++;
+    uint32_t c = idx >> CHUNK_BITS;
+    g_assert(c < MAX_CHUNKS); /* 4 million live objects */
+    if (chunks[c] == NULL)
+      g_atomic_pointer_set(&chunks[c], g_new0(slot_t, CHUNK_SLOTS));
+  }
+  slot_t *s = slot_of(idx);
+  if (s->gen == 0)
+    s->gen = 1;
+  obj->type = type;
+  obj->ia = ia;
+  obj->handle = ((uint64_t) (type + 1) << 56) | ((uint64_t) s->gen << 32) | idx;
+  g_atomic_pointer_set(&s->obj, obj);
+  g_mutex_unlock(&handle_lock);
+}
+
+void
+ual_handle_release(ual_obj_t *obj)
+{
+  uint32_t idx = (uint32_t) obj->handle;
+  g_mutex_lock(&handle_lock);
+  slot_t *s = slot_of(idx);
+  g_atomic_pointer_set(&s->obj, NULL);
+  s->gen = (s->gen + 1) & GEN_MASK;
+  if (s->gen == 0)
+    s->gen = 1;
+  g_array_append_val(free_slots, idx);
+  g_mutex_unlock(&handle_lock);
+  obj->handle = 0;
+}
+
+ual_obj_t *
+ual_handle_any(const void *h)
+{
+  uint64_t v = (uint64_t) (uintptr_t) h;
+  uint32_t idx = (uint32_t) v;
+  uint32_t gen = (uint32_t) (v >> 32) & GEN_MASK;
+  uint32_t type = (uint32_t) (v >> 56);
+  if (idx == 0 || type == 0 || type > IT_HANDLE_TYPE_SRQ + 1)
+    return NULL;
+  slot_t *s = slot_of(idx);
+  if (s == NULL)
+    return NULL;
+  ual_obj_t *obj = g_atomic_pointer_get(&s->obj);
+  if (obj == NULL || obj->handle != v || s->gen != gen)
+    return NULL;
+  return obj;
+}
+
+ual_obj_t *
+ual_handle_get(const void *h, it_handle_type_enum_t type)
+{
+  ual_obj_t *obj = ual_handle_any(h);
+  return obj != NULL && obj->type == type ? obj : NULL;
+}
+
+static GPrivate detail_key = G_PRIVATE_INIT(g_free);
+
+it_status_t
+ual_fail(it_status_t st, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_log(UAL_LOG, G_LOG_LEVEL_DEBUG, "%s: %s", itx_status_name(st), msg);
+  g_private_replace(&detail_key, msg);
+  return st;
+}
+
+const char *
+itx_error_detail(void)
+{
+  const char *d = g_private_get(&detail_key);
+  return d != NULL ? d : "";
+}
+
+it_status_t
+ual_map_status(rnicpi_status_t st)
+{
+  switch (st) {
+  case RNICPI_OK: return IT_SUCCESS;
+  case RNICPI_ENOTSUP: return IT_ERR_OP_NOT_SUPPORTED;
+  case RNICPI_EINVAL: return IT_ERR_INVALID_EP_ATTR;
+  case RNICPI_ENOMEM: return IT_ERR_RESOURCES;
+  case RNICPI_EBUSY: return IT_ERR_EP_BUSY;
+  case RNICPI_ESTATE: return IT_ERR_INVALID_EP_STATE;
+  case RNICPI_EFULL: return IT_ERR_TOO_MANY_POSTS;
+  case RNICPI_EACCES: return IT_ERR_ACCESS;
+  case RNICPI_ERANGE: return IT_ERR_RANGE;
+  case RNICPI_ENOENT: return IT_ERR_INVALID_CN_EST_ID;
+  case RNICPI_EEXIST: return IT_ERR_CONN_QUAL_BUSY;
+  case RNICPI_ELIMIT: return IT_ERR_RESOURCES;
+  case RNICPI_EIO: return IT_ERR_IA_CATASTROPHE;
+  default: return IT_ERR_FAULT;
+  }
+}
+
+/* Consumer context and handle type: any object. */
+
+it_status_t
+it_set_consumer_context(it_handle_t handle, it_context_t context)
+{
+  ual_obj_t *o = ual_handle_any(handle);
+  if (o == NULL)
+    return ual_fail(IT_ERR_INVALID_HANDLE, "it_set_consumer_context: %p is not a live handle", handle);
+  o->context = context;
+  o->has_context = TRUE;
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_get_consumer_context(it_handle_t handle, it_context_t *context)
+{
+  ual_obj_t *o = ual_handle_any(handle);
+  if (o == NULL)
+    return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_consumer_context: %p is not a live handle", handle);
+  if (!o->has_context)
+    return ual_fail(IT_ERR_NO_CONTEXT, "handle %p carries no consumer context; set one with it_set_consumer_context", handle);
+  *context = o->context;
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_get_handle_type(it_handle_t handle, it_handle_type_enum_t *type_of_handle)
+{
+  ual_obj_t *o = ual_handle_any(handle);
+  if (o == NULL)
+    return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_handle_type: %p is not a live handle", handle);
+  *type_of_handle = o->type;
+  return IT_SUCCESS;
+}

@@ -1,0 +1,415 @@
+/*
+ * Interface adapters, protection zones, paths and network addresses.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "ual.h"
+
+static const rnicpi_upcalls_t ual_upcalls = {
+  .cm_event = ual_upcall_cm,
+  .cq_notify = ual_upcall_cq_notify,
+  .async_event = ual_upcall_async,
+};
+
+void
+it_interface_list(it_interface_t *interfaces, size_t *num_interfaces,
+                  size_t *total_interfaces)
+{
+  size_t total = kal_iface_count();
+  size_t cap = num_interfaces != NULL ? *num_interfaces : 0;
+  size_t n = interfaces != NULL ? MIN(cap, total) : 0;
+  for (size_t i = 0; i < n; i++) {
+    const kal_iface_t *f = kal_iface_get(i);
+    rnicpi_caps_t caps;
+    memset(&interfaces[i], 0, sizeof(interfaces[i]));
+    interfaces[i].major_version = 2;
+    interfaces[i].minor_version = 1;
+    interfaces[i].transport_type = IT_IB_TRANSPORT;
+    rnicpi_dev_t *dev;
+    rnicpi_upcalls_t none = ual_upcalls;
+    if (f->prov->device->open(f->device, &none, NULL, &dev) == RNICPI_OK) {
+      if (f->prov->device->query(dev, &caps) == RNICPI_OK)
+        interfaces[i].transport_type = (it_transport_type_t) caps.transport;
+      f->prov->device->close(dev);
+    }
+    g_strlcpy(interfaces[i].name, f->name, sizeof(interfaces[i].name));
+  }
+  if (num_interfaces != NULL)
+    *num_interfaces = n;
+  if (total_interfaces != NULL)
+    *total_interfaces = total;
+}
+
+it_status_t
+it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
+             it_ia_handle_t *ia_handle)
+{
+  if (ia_handle == NULL)
+    return ual_fail(IT_ERR_INVALID_HANDLE, "it_ia_create: ia_handle is NULL");
+  const kal_iface_t *f = kal_iface_find(name);
+  if (f == NULL)
+    return ual_fail(IT_ERR_INVALID_NAME,
+                    "no interface named '%s' (%zu interfaces known; list them with it_interface_list or itapi-info)",
+                    name != NULL ? name : "(null)", kal_iface_count());
+  if (major_version < 1 || major_version > 2)
+    return ual_fail(IT_ERR_INVALID_MAJOR_VERSION,
+                    "IT-API major version %u requested; interface '%s' implements 1.0 to 2.1",
+                    major_version, name);
+  if ((major_version == 1 && minor_version > 0) || (major_version == 2 && minor_version > 1))
+    return ual_fail(IT_ERR_INVALID_MINOR_VERSION,
+                    "IT-API version %u.%u requested; interface '%s' implements 1.0 to 2.1",
+                    major_version, minor_version, name);
+
+  ual_ia_t *ia = g_new0(ual_ia_t, 1);
+  ia->iface = f;
+  ia->prov = f->prov;
+  ia->major = major_version;
+  ia->minor = minor_version;
+  rnicpi_status_t st = ia->prov->device->open(f->device, &ual_upcalls, ia, &ia->dev);
+  if (st != RNICPI_OK) {
+    g_free(ia);
+    return ual_fail(IT_ERR_IA_CATASTROPHE, "provider '%s' could not open device '%s': %s",
+                    f->prov->name, f->device, rnicpi_status_message(st));
+  }
+  st = ia->prov->device->query(ia->dev, &ia->caps);
+  if (st != RNICPI_OK) {
+    ia->prov->device->close(ia->dev);
+    g_free(ia);
+    return ual_fail(IT_ERR_IA_CATASTROPHE, "provider '%s' could not describe device '%s': %s",
+                    f->prov->name, f->device, rnicpi_status_message(st));
+  }
+  ual_handle_alloc(&ia->obj, IT_HANDLE_TYPE_IA, ia);
+  *ia_handle = UAL_HANDLE(&ia->obj, it_ia_handle_t);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_ia_free(it_ia_handle_t ia_handle)
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  if (ia == NULL) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_INVALID_IA, "it_ia_free: %p is not a live IA handle", (void *) ia_handle);
+  }
+  ual_handle_release(&ia->obj);
+  ual_cn_drop_ia(ia);
+  /* Children in dependency order: EPs and listeners, LMRs, EVDs, PZs. */
+  static const it_handle_type_enum_t order[] = {
+    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_LMR,
+    IT_HANDLE_TYPE_EVD, IT_HANDLE_TYPE_PZ,
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(order); k++) {
+    GList *l = ia->children;
+    while (l != NULL) {
+      GList *next = l->next;
+      ual_obj_t *o = l->data;
+      if (o->type == order[k]) {
+        ia->children = g_list_delete_link(ia->children, l);
+        switch (o->type) {
+        case IT_HANDLE_TYPE_EP: ual_ep_destroy((ual_ep_t *) o); break;
+        case IT_HANDLE_TYPE_LISTEN: ual_listen_destroy((ual_listen_t *) o); break;
+        case IT_HANDLE_TYPE_LMR: ual_lmr_destroy((ual_lmr_t *) o); break;
+        case IT_HANDLE_TYPE_PZ: ual_pz_destroy((ual_pz_t *) o); break;
+        case IT_HANDLE_TYPE_EVD: {
+          ual_evd_t *e = (ual_evd_t *) o;
+          if (e->aevd != NULL)
+            e->aevd->nsevd--;
+          e->aevd = NULL;
+          ual_evd_destroy(e);
+          break;
+        }
+        default: break;
+        }
+        l = ia->children; /* destroy may have unlinked siblings */
+        continue;
+      }
+      l = next;
+    }
+  }
+  g_rec_mutex_unlock(&ual_lock);
+  /* Closing waits for upcalls in flight, which take ual_lock. */
+  ia->prov->device->close(ia->dev);
+  g_list_free(ia->children);
+  g_free(ia);
+  return IT_SUCCESS;
+}
+
+/* One block: info, spigots and their addresses, freed by it_ia_info_free. */
+it_status_t
+it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
+{
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  if (ia == NULL)
+    return ual_fail(IT_ERR_INVALID_IA, "it_ia_query: %p is not a live IA handle", (void *) ia_handle);
+  if (ia_info == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_ia_query: ia_info is NULL");
+  const rnicpi_caps_t *c = &ia->caps;
+  size_t nsp = MAX(c->num_ports, 1u);
+  size_t bytes = sizeof(it_ia_info_t) + nsp * sizeof(it_spigot_info_t) +
+                 c->num_addrs * sizeof(it_net_addr_t) + strlen(ia->iface->name) + 1;
+  it_ia_info_t *info = g_malloc0(bytes);
+  it_spigot_info_t *sp = (it_spigot_info_t *) (info + 1);
+  it_net_addr_t *na = (it_net_addr_t *) (sp + nsp);
+  char *name = (char *) (na + c->num_addrs);
+  strcpy(name, ia->iface->name);
+
+  for (uint32_t i = 0; i < c->num_addrs; i++) {
+    const struct sockaddr_storage *ss = &c->addrs[i];
+    if (ss->ss_family == AF_INET) {
+      na[i].addr_type = IT_IPV4;
+      na[i].addr.ipv4 = ((const struct sockaddr_in *) ss)->sin_addr;
+    } else {
+      na[i].addr_type = IT_IPV6;
+      na[i].addr.ipv6 = ((const struct sockaddr_in6 *) ss)->sin6_addr;
+    }
+  }
+  for (size_t s = 0; s < nsp; s++) {
+    sp[s].spigot_id = s;
+    sp[s].max_rc_send_len = c->max_msg_size;
+    sp[s].max_rc_rdma_len = c->max_msg_size;
+    sp[s].max_ud_send_len = (c->features & RNICPI_CAP_UD) ? 4096 : 0;
+    sp[s].spigot_online = IT_TRUE;
+    sp[s].active_side_conn_qual = IT_IANA_PORT | IT_IB_SERVICEID | IT_IANA_LR_PORT;
+    sp[s].passive_side_conn_qual = IT_IANA_PORT | IT_IB_SERVICEID | IT_IANA_LR_PORT;
+    sp[s].num_net_addr = s == 0 ? c->num_addrs : 0;
+    sp[s].net_addr = s == 0 ? na : NULL;
+  }
+
+#define CAP(bit) ((c->features & (bit)) ? IT_TRUE : IT_FALSE)
+  info->ia_name = name;
+  info->api_major_version = 2;
+  info->api_minor_version = 1;
+  info->sw_major_version = c->sw_major;
+  info->sw_minor_version = c->sw_minor;
+  info->vendor.ib.vendor = c->vendor_id & 0xffffff;
+  info->vendor.ib.revision = c->hw_version;
+  info->dto_alignment_hint = 64;
+  info->transport_type = (it_transport_type_t) c->transport;
+  info->supported_service_types = IT_RC_SERVICE;
+  if (c->features & RNICPI_CAP_UD)
+    info->supported_service_types |= IT_UD_SERVICE;
+  info->ep_work_queues_resizable = CAP(RNICPI_CAP_QP_RESIZE);
+  info->three_way_handshake_support = CAP(RNICPI_CAP_THREE_WAY);
+  info->private_data_support = IT_TRUE;
+  info->max_message_size_support = IT_TRUE;
+  info->ird_ord_ia_support = CAP(RNICPI_CAP_IRD_ORD_NEGOTIATED);
+  info->ird_ord_suppressible = IT_FALSE;
+  info->spigot_online_support = IT_FALSE;
+  info->spigot_offline_support = IT_FALSE;
+  info->connect_private_data_len = MIN(c->pdata_connect, IT_MAX_PRIV_DATA);
+  info->accept_private_data_len = MIN(c->pdata_accept, IT_MAX_PRIV_DATA);
+  info->reject_private_data_len = MIN(c->pdata_reject, IT_MAX_PRIV_DATA);
+  info->disconnect_private_data_len = MIN(c->pdata_disconnect, IT_MAX_PRIV_DATA);
+  /* UD service resolution is not built yet: no private data for it. */
+  info->ud_req_private_data_len = 0;
+  info->ud_rep_private_data_len = 0;
+  info->num_spigots = nsp;
+  info->spigot_info = sp;
+  info->affiliated_err_evd = ia->aff_evd ? UAL_HANDLE(&ia->aff_evd->obj, it_evd_handle_t) : IT_NULL_HANDLE;
+  info->unaffiliated_err_evd = ia->unaff_evd ? UAL_HANDLE(&ia->unaff_evd->obj, it_evd_handle_t) : IT_NULL_HANDLE;
+  info->srq_support = IT_FALSE;
+  info->hard_hi_watermark_support = IT_FALSE;
+  info->soft_hi_watermark_support = IT_FALSE;
+  info->srq_resizable = IT_FALSE;
+  info->extended_iwarp_qp_states = IT_FALSE;
+  info->socket_conversion_support = CAP(RNICPI_CAP_SOCKET_HANDOFF);
+  info->rdma_read_ord_increasable = IT_FALSE;
+  info->rdma_read_ird_modifiable = IT_TRUE;
+  info->rmr_types_supported = IT_RMR_TYPE_DEFAULT;
+  info->addr_mode_relative_support = CAP(RNICPI_CAP_ZERO_BASED);
+  info->rdma_read_requires_remote_write = CAP(RNICPI_CAP_READ_SINK_REMOTE_WRITE);
+  info->ep_rdma_enables_modifiable = IT_TRUE;
+  info->rdma_read_local_extensions = IT_FALSE;
+  info->dto_evd_overflow_detection = CAP(RNICPI_CAP_CQ_OVERFLOW_DETECT);
+  info->atomic_support = CAP(RNICPI_CAP_ATOMICS);
+  info->lmr_link_support = IT_FALSE;
+  info->direct_lmr_handle_support = IT_FALSE;
+  info->direct_lmr_handle = IT_NULL_HANDLE;
+  info->post_send_unlink_remote_support = IT_FALSE;
+  info->narrow_rmr_unlink_support = IT_FALSE;
+  info->wide_rmr_unlink_support = IT_FALSE;
+  info->unlink_fence_support = IT_FALSE;
+  info->iobl_types_supported = 0;
+#undef CAP
+  *ia_info = info;
+  return IT_SUCCESS;
+}
+
+void
+it_ia_info_free(it_ia_info_t *ia_info)
+{
+  g_free(ia_info);
+}
+
+/* Protection zones. */
+
+it_status_t
+it_pz_create(it_ia_handle_t ia_handle, it_pz_handle_t *pz_handle)
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  if (ia == NULL) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_INVALID_IA, "it_pz_create: %p is not a live IA handle", (void *) ia_handle);
+  }
+  ual_pz_t *pz = g_new0(ual_pz_t, 1);
+  rnicpi_status_t st = ia->prov->device->pd_alloc(ia->dev, &pz->pd);
+  if (st != RNICPI_OK) {
+    g_rec_mutex_unlock(&ual_lock);
+    g_free(pz);
+    return ual_fail(IT_ERR_RESOURCES, "provider '%s' could not allocate a protection domain: %s",
+                    ia->prov->name, rnicpi_status_message(st));
+  }
+  ual_handle_alloc(&pz->obj, IT_HANDLE_TYPE_PZ, ia);
+  ia->children = g_list_prepend(ia->children, pz);
+  *pz_handle = UAL_HANDLE(&pz->obj, it_pz_handle_t);
+  g_rec_mutex_unlock(&ual_lock);
+  return IT_SUCCESS;
+}
+
+void
+ual_pz_destroy(ual_pz_t *pz)
+{
+  if (pz->obj.handle != 0)
+    ual_handle_release(&pz->obj);
+  pz->obj.ia->prov->device->pd_free(pz->pd);
+  g_free(pz);
+}
+
+it_status_t
+it_pz_free(it_pz_handle_t pz_handle)
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_pz_t *pz = ual_pz_get(pz_handle);
+  it_status_t st = IT_SUCCESS;
+  if (pz == NULL) {
+    st = ual_fail(IT_ERR_INVALID_PZ, "it_pz_free: %p is not a live PZ handle", (void *) pz_handle);
+  } else if (pz->nref > 0) {
+    st = ual_fail(IT_ERR_PZ_BUSY, "PZ %p still holds %d endpoints or memory regions; free them first",
+                  (void *) pz_handle, pz->nref);
+  } else {
+    pz->obj.ia->children = g_list_remove(pz->obj.ia->children, pz);
+    ual_pz_destroy(pz);
+  }
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_pz_query(it_pz_handle_t pz_handle, it_pz_param_mask_t mask, it_pz_param_t *params)
+{
+  ual_pz_t *pz = ual_pz_get(pz_handle);
+  if (pz == NULL)
+    return ual_fail(IT_ERR_INVALID_PZ, "it_pz_query: %p is not a live PZ handle", (void *) pz_handle);
+  if ((mask & ~(IT_PZ_PARAM_ALL | IT_PZ_PARAM_IA)) != 0)
+    return ual_fail(IT_ERR_INVALID_MASK, "it_pz_query: mask 0x%x has unknown bits", (unsigned) mask);
+  if (params == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_pz_query: params is NULL");
+  params->ia = UAL_HANDLE(&pz->obj.ia->obj, it_ia_handle_t);
+  return IT_SUCCESS;
+}
+
+/* Paths: one path per reachable address, described the way the device
+ * wants it (IB path record with GIDs, or an IP address pair). */
+
+static void
+v4_to_gid(struct in_addr v4, struct in6_addr *gid)
+{
+  memset(gid, 0, sizeof(*gid));
+  gid->s6_addr[10] = 0xff;
+  gid->s6_addr[11] = 0xff;
+  memcpy(&gid->s6_addr[12], &v4, 4);
+}
+
+it_status_t
+it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t *net_addr,
+                size_t *num_paths, size_t *total_paths, it_path_t *paths)
+{
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  if (ia == NULL)
+    return ual_fail(IT_ERR_INVALID_IA, "it_get_pathinfo: %p is not a live IA handle", (void *) ia_handle);
+  if (spigot_id >= MAX(ia->caps.num_ports, 1u))
+    return ual_fail(IT_ERR_INVALID_SPIGOT, "spigot %zu does not exist; IA '%s' has %u",
+                    spigot_id, ia->iface->name, ia->caps.num_ports);
+  if (net_addr == NULL || (net_addr->addr_type != IT_IPV4 && net_addr->addr_type != IT_IPV6 &&
+                           net_addr->addr_type != IT_IB_GID))
+    return ual_fail(IT_ERR_INVALID_NETADDR, "it_get_pathinfo: address type %d is not IPv4, IPv6 or a GID",
+                    net_addr ? (int) net_addr->addr_type : -1);
+  if (num_paths == NULL || total_paths == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_get_pathinfo: num_paths or total_paths is NULL");
+  *total_paths = 1;
+  if (*num_paths < 1 || paths == NULL) {
+    *num_paths = 0;
+    return IT_SUCCESS;
+  }
+  it_path_t *p = &paths[0];
+  memset(p, 0, sizeof(*p));
+  p->spigot_id = spigot_id;
+  p->timeout = 0;
+  struct in_addr local4 = { htonl(INADDR_LOOPBACK) };
+  if (ia->caps.num_addrs > 0 && ia->caps.addrs[0].ss_family == AF_INET)
+    local4 = ((struct sockaddr_in *) &ia->caps.addrs[0])->sin_addr;
+  if (ia->caps.path_format == RNICPI_PATH_GID) {
+    it_ib_net_endpoint_t *ib = &p->remote.ib;
+    ib->partition_key = 0xffff;
+    ib->path_mtu = 5; /* IBTA MTU code for 4096 bytes */
+    v4_to_gid(local4, &ib->local_port_gid);
+    if (net_addr->addr_type == IT_IPV4)
+      v4_to_gid(net_addr->addr.ipv4, &ib->remote_port_gid);
+    else if (net_addr->addr_type == IT_IPV6)
+      ib->remote_port_gid = net_addr->addr.ipv6;
+    else
+      ib->remote_port_gid = net_addr->addr.gid;
+    ib->subnet_local = 1;
+    ib->hop_limit = 64;
+  } else {
+    it_iwarp_net_endpoint_t *iw = &p->remote.iwarp;
+    if (net_addr->addr_type == IT_IPV4) {
+      iw->ip_vers = IT_IP_VERS_IPV4;
+      iw->laddr.ipv4 = local4;
+      iw->raddr.ipv4 = net_addr->addr.ipv4;
+    } else {
+      iw->ip_vers = IT_IP_VERS_IPV6;
+      iw->laddr.ipv6 = in6addr_loopback;
+      iw->raddr.ipv6 = net_addr->addr_type == IT_IPV6 ? net_addr->addr.ipv6 : net_addr->addr.gid;
+    }
+  }
+  *num_paths = 1;
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_convert_net_addr(const it_net_addr_t *source_addr, it_net_addr_type_t addr_type,
+                    it_net_addr_t *destination_addr)
+{
+  if (source_addr == NULL || destination_addr == NULL)
+    return ual_fail(IT_ERR_INVALID_NETADDR, "it_convert_net_addr: NULL address");
+  it_net_addr_t out = { .addr_type = addr_type };
+  struct in6_addr v6;
+  switch (source_addr->addr_type) {
+  case IT_IPV4: v4_to_gid(source_addr->addr.ipv4, &v6); break;
+  case IT_IPV6: v6 = source_addr->addr.ipv6; break;
+  case IT_IB_GID: v6 = source_addr->addr.gid; break;
+  default:
+    return ual_fail(IT_ERR_INVALID_NETADDR, "it_convert_net_addr: source type %d cannot be converted",
+                    (int) source_addr->addr_type);
+  }
+  switch (addr_type) {
+  case IT_IPV4:
+    if (!IN6_IS_ADDR_V4MAPPED(&v6))
+      return ual_fail(IT_ERR_INVALID_CONVERSION, "address has no IPv4 form (not IPv4-mapped)");
+    memcpy(&out.addr.ipv4, &v6.s6_addr[12], 4);
+    break;
+  case IT_IPV6: out.addr.ipv6 = v6; break;
+  case IT_IB_GID: out.addr.gid = v6; break;
+  default:
+    return ual_fail(IT_ERR_INVALID_CONVERSION, "it_convert_net_addr: target type %d is not IPv4, IPv6 or GID",
+                    (int) addr_type);
+  }
+  *destination_addr = out;
+  return IT_SUCCESS;
+}

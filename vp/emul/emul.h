@@ -1,0 +1,141 @@
+/*
+ * vp/emul: a software RNIC over memory (in-process fabric).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EMUL_H
+#define EMUL_H
+
+#include <glib.h>
+
+#include "rnicpi.h"
+
+#define EMUL_LOG "itapi-vp-emul"
+
+/* The process-wide fabric: every emul device of the process hangs off it. */
+typedef struct emul_fabric {
+  GMutex lock;            /* data path, connection state, MR table */
+  GPtrArray *mrs;         /* index -> emul_mr_t*, slot 0 unused */
+  GArray *free_mr;        /* free indexes of mrs */
+  GHashTable *listeners;  /* port -> emul_listen_t* */
+  GHashTable *conns;      /* conn id -> emul_conn_t* */
+  uint64_t next_conn_id;
+  uint32_t next_qpn;
+  GAsyncQueue *events;    /* deferred upcalls (emul_upcall_t*) */
+  GMutex deliver_lock;    /* held while an upcall is delivered */
+} emul_fabric_t;
+
+extern emul_fabric_t emul_fabric;
+
+typedef struct emul_dev {
+  rnicpi_dev_t base;
+  rnicpi_upcalls_t up;
+  gint ref;
+  gboolean closed;
+  rnicpi_caps_t caps;
+} emul_dev_t;
+
+typedef struct emul_pd {
+  rnicpi_pd_t base;
+  gint nobj;
+} emul_pd_t;
+
+typedef struct emul_mr {
+  rnicpi_mr_t base;
+  emul_pd_t *pd;
+  uint8_t *addr;
+  uint64_t length;
+  uint64_t iova;
+  uint32_t access;
+  uint32_t index;
+  uint32_t key;
+} emul_mr_t;
+
+typedef struct emul_cq {
+  rnicpi_cq_t base;
+  GMutex lock;
+  rnicpi_wc_t *ring;
+  uint32_t cap, head, count;
+  uint32_t depth;
+  gboolean armed;
+  gboolean overflowed;
+  gint nqp;
+} emul_cq_t;
+
+typedef struct emul_conn emul_conn_t;
+
+typedef struct emul_qp {
+  rnicpi_qp_t base;
+  emul_pd_t *pd;
+  emul_cq_t *scq, *rcq;
+  rnicpi_qp_state_t state;
+  struct emul_qp *peer;
+  emul_conn_t *conn;       /* pending connection this QP takes part in */
+  GQueue sq;               /* emul_swqe_t* blocked behind a receiver not ready */
+  GQueue rq;               /* emul_rwqe_t* */
+  rnicpi_qp_attr_t attr;
+  uint32_t ird, ord;       /* negotiated */
+} emul_qp_t;
+
+typedef struct emul_listen {
+  rnicpi_listen_t base;
+  uint32_t port;
+} emul_listen_t;
+
+typedef enum { CONN_REQUESTED, CONN_REPLIED } emul_conn_state_t;
+
+struct emul_conn {
+  uint64_t id;
+  emul_conn_state_t state;
+  emul_qp_t *active;
+  emul_qp_t *passive;
+  emul_listen_t *listener;
+  uint32_t ird, ord;       /* requested by the active side */
+  gboolean three_way;
+};
+
+/* Work collected under the fabric lock, delivered after it is released. */
+typedef struct emul_work {
+  emul_cq_t *notify[16];
+  int nnotify;
+} emul_work_t;
+
+static inline emul_dev_t *to_emul_dev(rnicpi_dev_t *d) { return (emul_dev_t *) d; }
+static inline emul_pd_t *to_emul_pd(rnicpi_pd_t *p) { return (emul_pd_t *) p; }
+static inline emul_mr_t *to_emul_mr(rnicpi_mr_t *m) { return (emul_mr_t *) m; }
+static inline emul_cq_t *to_emul_cq(rnicpi_cq_t *c) { return (emul_cq_t *) c; }
+static inline emul_qp_t *to_emul_qp(rnicpi_qp_t *q) { return (emul_qp_t *) q; }
+static inline emul_listen_t *to_emul_listen(rnicpi_listen_t *l) { return (emul_listen_t *) l; }
+static inline emul_dev_t *emul_qp_dev(emul_qp_t *qp) { return to_emul_dev(qp->base.pd->dev); }
+
+extern const rnicpi_device_ops_t emul_device_ops;
+extern const rnicpi_mem_ops_t emul_mem_ops;
+extern const rnicpi_queue_ops_t emul_queue_ops;
+extern const rnicpi_data_ops_t emul_data_ops;
+extern const rnicpi_cm_ops_t emul_cm_ops;
+
+void emul_fabric_init(void);
+void emul_dev_ref(emul_dev_t *dev);
+void emul_dev_unref(emul_dev_t *dev);
+
+/* Deferred upcalls (never under the fabric lock). */
+void emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev);
+void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
+void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
+                      const void *pdata, uint32_t pdata_len);
+
+/* Memory (fabric lock held). */
+emul_mr_t *emul_mr_lookup(uint64_t key);
+
+/* Completion queues. */
+void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
+void emul_work_deliver(emul_work_t *w);
+
+/* Queue pairs (fabric lock held). */
+void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
+void emul_qp_set_error(emul_qp_t *qp, emul_work_t *w);
+void emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
+                   const void *pdata, uint32_t pdata_len);
+void emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w);
+
+#endif

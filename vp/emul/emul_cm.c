@@ -1,0 +1,337 @@
+/*
+ * vp/emul connection management verbs: listen, connect, accept, reject,
+ * disconnect, with private data and IRD/ORD negotiation, two- and three-way
+ * (IBTA CM REQ/REP/RTU).  Events reach the access layer through the
+ * fabric's event thread, never from inside a verb.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "emul.h"
+
+static void
+fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len)
+{
+  ev->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+  if (ev->pdata_len > 0)
+    memcpy(ev->pdata, pdata, ev->pdata_len);
+}
+
+void
+emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
+                 const void *pdata, uint32_t pdata_len)
+{
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = type;
+  ev->qp_ctx = qp->base.al_ctx;
+  ev->ird = qp->ird;
+  ev->ord = qp->ord;
+  fill_pdata(ev, pdata, pdata_len);
+  emul_defer_cm(emul_qp_dev(qp), ev);
+  g_free(ev);
+}
+
+static void
+unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why)
+{
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = RNICPI_CM_UNREACHABLE;
+  ev->qp_ctx = qp->base.al_ctx;
+  ev->reason = why;
+  emul_defer_cm(emul_qp_dev(qp), ev);
+  g_free(ev);
+}
+
+static void
+request_cancelled(emul_conn_t *c)
+{
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = RNICPI_CM_REQUEST_CANCELLED;
+  ev->listen_ctx = c->listener->base.al_ctx;
+  ev->conn_id = c->id;
+  emul_defer_cm(to_emul_dev(c->listener->base.dev), ev);
+  g_free(ev);
+}
+
+static void
+conn_drop(emul_conn_t *c)
+{
+  if (c->active != NULL)
+    c->active->conn = NULL;
+  if (c->passive != NULL)
+    c->passive->conn = NULL;
+  g_hash_table_remove(emul_fabric.conns, &c->id);
+  g_free(c);
+}
+
+/* The device answers on the loopback addresses of the host. */
+static gboolean
+addr_is_ours(const rnicpi_addr_t *a)
+{
+  if (a->sa.ss_family == AF_INET) {
+    const struct sockaddr_in *s = (const struct sockaddr_in *) &a->sa;
+    return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (a->sa.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s = (const struct sockaddr_in6 *) &a->sa;
+    if (IN6_IS_ADDR_LOOPBACK(&s->sin6_addr))
+      return TRUE;
+    return IN6_IS_ADDR_V4MAPPED(&s->sin6_addr) && s->sin6_addr.s6_addr[12] == 127;
+  }
+  return FALSE;
+}
+
+static uint16_t
+addr_port(const rnicpi_addr_t *a)
+{
+  if (a->sa.ss_family == AF_INET)
+    return ntohs(((const struct sockaddr_in *) &a->sa)->sin_port);
+  return ntohs(((const struct sockaddr_in6 *) &a->sa)->sin6_port);
+}
+
+static rnicpi_status_t
+emul_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
+{
+  rnicpi_status_t st = RNICPI_OK;
+  g_mutex_lock(&emul_fabric.lock);
+  if (g_hash_table_contains(emul_fabric.listeners, GUINT_TO_POINTER(port))) {
+    st = RNICPI_EEXIST;
+  } else {
+    emul_listen_t *l = g_new0(emul_listen_t, 1);
+    l->base.dev = d;
+    l->base.al_ctx = ctx;
+    l->port = port;
+    g_hash_table_insert(emul_fabric.listeners, GUINT_TO_POINTER(port), l);
+    *out = &l->base;
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  return st;
+}
+
+static rnicpi_status_t
+emul_unlisten(rnicpi_listen_t *lb)
+{
+  emul_listen_t *l = to_emul_listen(lb);
+  emul_work_t w = { .nnotify = 0 };
+  g_mutex_lock(&emul_fabric.lock);
+  g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
+  /* Requests nobody answered yet are refused, as a closed port would. */
+  GList *conns = g_hash_table_get_values(emul_fabric.conns);
+  for (GList *i = conns; i != NULL; i = i->next) {
+    emul_conn_t *c = i->data;
+    if (c->listener != l)
+      continue;
+    if (c->state == CONN_REQUESTED) {
+      emul_qp_t *a = c->active;
+      conn_drop(c);
+      unreachable(a, RNICPI_CM_REASON_NO_LISTENER);
+      emul_qp_set_error(a, &w);
+    } else {
+      c->listener = NULL;
+    }
+  }
+  g_list_free(conns);
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  g_free(l);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+  emul_dev_t *dev = emul_qp_dev(qp);
+
+  if (p->pdata_len > dev->caps.pdata_connect)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&emul_fabric.lock);
+  if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
+    st = RNICPI_ESTATE;
+    goto out;
+  }
+  emul_listen_t *l = addr_is_ours(dst) ?
+    g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) addr_port(dst))) : NULL;
+  if (l == NULL) {
+    unreachable(qp, addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
+    emul_qp_set_error(qp, &w);
+    goto out;
+  }
+  emul_conn_t *c = g_new0(emul_conn_t, 1);
+  c->id = emul_fabric.next_conn_id++;
+  c->state = CONN_REQUESTED;
+  c->active = qp;
+  c->listener = l;
+  c->ird = p->ird;
+  c->ord = p->ord;
+  c->three_way = p->three_way;
+  qp->conn = c;
+  qp->attr.ird = p->ird;
+  qp->attr.ord = p->ord;
+  g_hash_table_insert(emul_fabric.conns, &c->id, c);
+
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = RNICPI_CM_CONNECT_REQUEST;
+  ev->listen_ctx = l->base.al_ctx;
+  ev->conn_id = c->id;
+  ev->port = l->port;
+  ev->ird = p->ird;
+  ev->ord = p->ord;
+  struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
+  src->sin_family = AF_INET;
+  src->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  fill_pdata(ev, p->pdata, p->pdata_len);
+  emul_defer_cm(to_emul_dev(l->base.dev), ev);
+  g_free(ev);
+out:
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return st;
+}
+
+/* Join two QPs: IRD/ORD settle to what both sides can do. */
+static void
+establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
+          const void *pas_pdata, uint32_t pas_len)
+{
+  emul_qp_t *a = c->active, *p = c->passive;
+  a->peer = p;
+  p->peer = a;
+  a->ord = MIN(a->attr.ord, p->attr.ird);
+  a->ird = MIN(a->attr.ird, p->attr.ord);
+  p->ord = a->ird;
+  p->ird = a->ord;
+  a->state = p->state = RNICPI_QPS_RTS;
+  conn_drop(c);
+  emul_qp_cm_event(a, RNICPI_CM_ESTABLISHED, act_pdata, act_len);
+  emul_qp_cm_event(p, RNICPI_CM_ESTABLISHED, pas_pdata, pas_len);
+}
+
+static rnicpi_status_t
+emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  rnicpi_status_t st = RNICPI_OK;
+  emul_dev_t *dev = emul_qp_dev(qp);
+
+  g_mutex_lock(&emul_fabric.lock);
+  emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
+  if (c == NULL) {
+    st = RNICPI_ENOENT;
+  } else if (c->state == CONN_REQUESTED && qp != c->active) {
+    /* Passive accept. */
+    if (p->pdata_len > dev->caps.pdata_accept) {
+      st = RNICPI_ELIMIT;
+    } else if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
+      st = RNICPI_ESTATE;
+    } else {
+      c->passive = qp;
+      qp->conn = c;
+      qp->attr.ird = p->ird;
+      qp->attr.ord = p->ord;
+      if (c->three_way) {
+        /* REP: the active consumer confirms (RTU) or rejects. */
+        c->state = CONN_REPLIED;
+        rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+        ev->type = RNICPI_CM_CONNECT_REPLY;
+        ev->qp_ctx = c->active->base.al_ctx;
+        ev->conn_id = c->id;
+        ev->ird = MIN(c->active->attr.ird, p->ord);
+        ev->ord = MIN(c->active->attr.ord, p->ird);
+        fill_pdata(ev, p->pdata, p->pdata_len);
+        emul_defer_cm(emul_qp_dev(c->active), ev);
+        g_free(ev);
+      } else {
+        establish(c, p->pdata, p->pdata_len, NULL, 0);
+      }
+    }
+  } else if (c->state == CONN_REPLIED && qp == c->active) {
+    /* Active side confirms a reply (RTU). */
+    if (p->pdata_len > dev->caps.pdata_accept)
+      st = RNICPI_ELIMIT;
+    else
+      establish(c, NULL, 0, p->pdata, p->pdata_len);
+  } else {
+    st = RNICPI_ESTATE;
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  return st;
+}
+
+static rnicpi_status_t
+emul_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
+{
+  emul_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+  if (len > to_emul_dev(d)->caps.pdata_reject)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&emul_fabric.lock);
+  emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
+  if (c == NULL) {
+    st = RNICPI_ENOENT;
+  } else {
+    /* REQUESTED: the passive consumer refuses; REPLIED: the active one does. */
+    emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
+    conn_drop(c);
+    emul_qp_cm_event(to, RNICPI_CM_REJECTED, pdata, len);
+    emul_qp_set_error(to, &w);
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return st;
+}
+
+/* A QP leaves a pending connection (destroy, error, disconnect). */
+void
+emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_conn_t *c = qp->conn;
+  if (c == NULL)
+    return;
+  emul_qp_t *other = qp == c->active ? c->passive : c->active;
+  if (c->state == CONN_REQUESTED && qp == c->active && c->listener != NULL)
+    request_cancelled(c);
+  conn_drop(c);
+  if (other != NULL) {
+    emul_qp_cm_event(other, RNICPI_CM_BROKEN, NULL, 0);
+    emul_qp_set_error(other, w);
+  }
+}
+
+static rnicpi_status_t
+emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+  if (len > emul_qp_dev(qp)->caps.pdata_disconnect)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&emul_fabric.lock);
+  if (qp->state == RNICPI_QPS_RTS) {
+    emul_qp_break(qp, &w, TRUE, pdata, len);
+  } else if (qp->conn != NULL) {
+    emul_cm_qp_gone(qp, &w);
+    emul_qp_cm_event(qp, RNICPI_CM_DISCONNECTED, NULL, 0);
+    emul_qp_set_error(qp, &w);
+  } else {
+    st = RNICPI_ESTATE;
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return st;
+}
+
+const rnicpi_cm_ops_t emul_cm_ops = {
+  .size = sizeof(rnicpi_cm_ops_t),
+  .listen = emul_listen,
+  .unlisten = emul_unlisten,
+  .connect = emul_connect,
+  .accept = emul_accept,
+  .reject = emul_reject,
+  .disconnect = emul_disconnect,
+};

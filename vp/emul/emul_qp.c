@@ -1,0 +1,475 @@
+/*
+ * vp/emul queue pairs: requester and responder in one place, since the
+ * fabric executes a work request against the peer's memory at once.
+ *
+ * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them):
+ * - a local key, domain, bounds or rights failure completes the WR with a
+ *   local protection error and breaks the connection;
+ * - a remote failure completes the WR with a remote access error on the
+ *   requester, and the responder's QP breaks with an affiliated event;
+ * - a send finding no receive waits (infinite RNR retry), and so does every
+ *   WR behind it, preserving RC ordering;
+ * - once in ERROR, every outstanding and every new WR completes flushed.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "emul.h"
+
+typedef struct emul_swqe {
+  rnicpi_send_wr_t wr;
+  rnicpi_sge_t sge[];
+} emul_swqe_t;
+
+typedef struct emul_rwqe {
+  uint64_t wr_id;
+  uint32_t num_sge;
+  rnicpi_sge_t sge[];
+} emul_rwqe_t;
+
+typedef enum { EXEC_DONE, EXEC_BLOCKED, EXEC_FAILED } exec_t;
+
+static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = RNICPI_WC_SEND,
+  [RNICPI_WR_SEND_INV] = RNICPI_WC_SEND,
+  [RNICPI_WR_RDMA_WRITE] = RNICPI_WC_RDMA_WRITE,
+  [RNICPI_WR_RDMA_READ] = RNICPI_WC_RDMA_READ,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_WC_CMP_SWP,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
+};
+
+static void
+complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
+         rnicpi_wc_status_t st, uint32_t len, emul_work_t *w)
+{
+  rnicpi_wc_t wc = {
+    .wr_id = wr_id, .qp_ctx = qp->base.al_ctx, .status = st, .opcode = op,
+    .byte_len = len,
+  };
+  emul_cq_push(cq, &wc, w);
+}
+
+static void
+complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
+              uint32_t len, emul_work_t *w)
+{
+  if (st != RNICPI_WC_SUCCESS || (wr->flags & RNICPI_WR_SIGNALED))
+    complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], st, len, w);
+}
+
+/* Check one local SGE; returns the bytes it names in our address space. */
+static uint8_t *
+local_sge(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
+{
+  emul_mr_t *mr = emul_mr_lookup(s->lkey);
+  if (mr == NULL || mr->pd != qp->pd || (mr->access & need) != need)
+    return NULL;
+  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
+  if (s->addr < start || s->length > mr->length || s->addr - start > mr->length - s->length)
+    return NULL;
+  return (uint8_t *) (uintptr_t) s->addr;
+}
+
+static gboolean
+sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, uint64_t *total)
+{
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (s[i].length > 0 && local_sge(qp, &s[i], need) == NULL)
+      return FALSE;
+    t += s[i].length;
+  }
+  *total = t;
+  return TRUE;
+}
+
+/* Check a remote range on the responder; returns its bytes there. */
+static uint8_t *
+remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
+{
+  emul_mr_t *mr = emul_mr_lookup(rkey);
+  if (mr == NULL || mr->pd != resp->pd || (mr->access & need) != need ||
+      (resp->attr.access & need) != need)
+    return NULL;
+  if (raddr < mr->iova || len > mr->length || raddr - mr->iova > mr->length - len)
+    return NULL;
+  return mr->addr + (raddr - mr->iova);
+}
+
+/* Copy between a gather list and a contiguous buffer, either direction. */
+static void
+sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    uint8_t *p = (uint8_t *) (uintptr_t) s[i].addr;
+    if (to_buf)
+      memcpy(buf, p, s[i].length);
+    else
+      memcpy(p, buf, s[i].length);
+    buf += s[i].length;
+  }
+}
+
+/* Copy a gather list into a scatter list. */
+static void
+sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
+{
+  uint32_t gi = 0, si = 0;
+  uint64_t go = 0, so = 0;
+  while (gi < ng && si < ns) {
+    uint64_t n = MIN(g[gi].length - go, s[si].length - so);
+    if (n > 0)
+      memcpy((uint8_t *) (uintptr_t) (s[si].addr + so),
+             (const uint8_t *) (uintptr_t) (g[gi].addr + go), n);
+    go += n;
+    so += n;
+    if (go == g[gi].length) { gi++; go = 0; }
+    if (si < ns && so == s[si].length) { si++; so = 0; }
+  }
+}
+
+/* Remote failure: requester completes with @st, both sides break. */
+static exec_t
+fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
+            emul_work_t *w)
+{
+  emul_qp_t *peer = qp->peer;
+  complete_send(qp, wr, st, 0, w);
+  if (peer != NULL)
+    emul_defer_async(emul_qp_dev(peer), RNICPI_ASYNC_QP_ACCESS_ERR, peer->base.al_ctx);
+  emul_qp_break(qp, w, FALSE, NULL, 0);
+  return EXEC_FAILED;
+}
+
+static exec_t
+fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
+           emul_work_t *w)
+{
+  complete_send(qp, wr, st, 0, w);
+  emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+  emul_qp_break(qp, w, FALSE, NULL, 0);
+  return EXEC_FAILED;
+}
+
+static exec_t
+exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_qp_t *peer = qp->peer;
+  uint64_t len;
+  if (!sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  if (g_queue_is_empty(&peer->rq))
+    return EXEC_BLOCKED;
+  emul_rwqe_t *r = g_queue_pop_head(&peer->rq);
+  uint64_t room;
+  if (!sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
+    complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+    g_free(r);
+    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+  }
+  if (len > room) {
+    complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
+    g_free(r);
+    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+  }
+  sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
+  if (wr->opcode == RNICPI_WR_SEND_INV) {
+    /* Remote invalidation needs memory windows; without them the key is
+     * checked, not revoked, and the capability bit says so. */
+  }
+  complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  g_free(r);
+  complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EXEC_DONE;
+}
+
+static exec_t
+exec_write(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  uint64_t len;
+  if (!sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  uint8_t *dst = len == 0 ? (uint8_t *) "" :
+    remote_range(qp->peer, wr->remote_addr, wr->rkey, len, RNICPI_ACCESS_REMOTE_WRITE);
+  if (dst == NULL)
+    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
+  if (len > 0)
+    sg_copy(wr->sg_list, wr->num_sge, dst, TRUE);
+  complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EXEC_DONE;
+}
+
+static exec_t
+exec_read(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  uint64_t len;
+  if (!sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &len))
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  uint8_t *src = len == 0 ? (uint8_t *) "" :
+    remote_range(qp->peer, wr->remote_addr, wr->rkey, len, RNICPI_ACCESS_REMOTE_READ);
+  if (src == NULL)
+    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
+  if (len > 0)
+    sg_copy(wr->sg_list, wr->num_sge, src, FALSE);
+  complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EXEC_DONE;
+}
+
+static exec_t
+exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  uint64_t len;
+  if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+      !sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  uint8_t *t = (wr->remote_addr & 7) != 0 ? NULL :
+    remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
+  if (t == NULL)
+    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
+  uint64_t *target = (uint64_t *) (void *) t;
+  /* Atomic against other emul requesters: the fabric lock serialises them. */
+  uint64_t old = *target;
+  if (wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD)
+    *target = old + wr->compare_add;
+  else if (old == wr->compare_add)
+    *target = wr->swap;
+  memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &old, 8);
+  complete_send(qp, wr, RNICPI_WC_SUCCESS, 8, w);
+  return EXEC_DONE;
+}
+
+typedef exec_t (*exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
+
+static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = exec_send,
+  [RNICPI_WR_SEND_INV] = exec_send,
+  [RNICPI_WR_RDMA_WRITE] = exec_write,
+  [RNICPI_WR_RDMA_READ] = exec_read,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = exec_atomic,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
+};
+
+/* Run the blocked head of the send queue as far as the peer allows. */
+void
+emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
+{
+  while (qp->state == RNICPI_QPS_RTS && !g_queue_is_empty(&qp->sq)) {
+    emul_swqe_t *s = g_queue_peek_head(&qp->sq);
+    exec_t r = exec_of[s->wr.opcode](qp, &s->wr, w);
+    if (r == EXEC_BLOCKED)
+      return;
+    if (r == EXEC_FAILED)
+      return; /* emul_qp_break flushed the queue, s included */
+    g_queue_pop_head(&qp->sq);
+    g_free(s);
+  }
+}
+
+static void
+flush_all(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_swqe_t *s;
+  emul_rwqe_t *r;
+  while ((s = g_queue_pop_head(&qp->sq)) != NULL) {
+    complete(qp->scq, qp, s->wr.wr_id, wc_opcode_of[s->wr.opcode], RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    g_free(s);
+  }
+  while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
+    complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    g_free(r);
+  }
+}
+
+void
+emul_qp_set_error(emul_qp_t *qp, emul_work_t *w)
+{
+  qp->state = RNICPI_QPS_ERROR;
+  flush_all(qp, w);
+}
+
+/* Tear a connection down: both sides to ERROR and flushed, each told. */
+void
+emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
+              const void *pdata, uint32_t pdata_len)
+{
+  emul_qp_t *peer = qp->peer;
+  rnicpi_cm_event_type_t t = orderly ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN;
+  qp->peer = NULL;
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, t, NULL, 0);
+  emul_qp_set_error(qp, w);
+  if (peer != NULL) {
+    peer->peer = NULL;
+    if (peer->state == RNICPI_QPS_RTS)
+      emul_qp_cm_event(peer, t, pdata, pdata_len);
+    emul_qp_set_error(peer, w);
+  }
+}
+
+rnicpi_status_t
+emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+
+  if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
+    return RNICPI_EINVAL;
+  uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
+                     wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
+                     qp->attr.max_send_sge;
+  if (wr->num_sge > max_sge)
+    return RNICPI_ELIMIT;
+
+  g_mutex_lock(&emul_fabric.lock);
+  if (qp->state == RNICPI_QPS_IDLE) {
+    st = RNICPI_ESTATE;
+  } else if (qp->state == RNICPI_QPS_ERROR) {
+    complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+  } else if (g_queue_get_length(&qp->sq) >= qp->attr.max_send_wr) {
+    st = RNICPI_EFULL;
+  } else if (!g_queue_is_empty(&qp->sq) ||
+             exec_of[wr->opcode](qp, wr, &w) == EXEC_BLOCKED) {
+    /* Ordered behind a blocked send: keep a copy. */
+    emul_swqe_t *s = g_malloc(sizeof(*s) + wr->num_sge * sizeof(rnicpi_sge_t));
+    s->wr = *wr;
+    memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+    s->wr.sg_list = s->sge;
+    g_queue_push_tail(&qp->sq, s);
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return st;
+}
+
+rnicpi_status_t
+emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+
+  if (wr->num_sge > qp->attr.max_recv_sge)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&emul_fabric.lock);
+  if (qp->state == RNICPI_QPS_ERROR) {
+    complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+  } else if (g_queue_get_length(&qp->rq) >= qp->attr.max_recv_wr) {
+    st = RNICPI_EFULL;
+  } else {
+    emul_rwqe_t *r = g_malloc(sizeof(*r) + wr->num_sge * sizeof(rnicpi_sge_t));
+    r->wr_id = wr->wr_id;
+    r->num_sge = wr->num_sge;
+    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+    g_queue_push_tail(&qp->rq, r);
+    if (qp->peer != NULL)
+      emul_qp_progress(qp->peer, &w);
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return st;
+}
+
+rnicpi_status_t
+emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_qp_t **out)
+{
+  emul_dev_t *dev = to_emul_dev(p->dev);
+  if (attr->send_cq == NULL || attr->recv_cq == NULL)
+    return RNICPI_EINVAL;
+  if (attr->max_send_wr > dev->caps.max_qp_wr || attr->max_recv_wr > dev->caps.max_qp_wr ||
+      attr->max_send_sge > dev->caps.max_send_sge || attr->max_recv_sge > dev->caps.max_recv_sge ||
+      attr->max_rdma_read_sge > dev->caps.max_rdma_read_sge ||
+      attr->max_rdma_write_sge > dev->caps.max_rdma_write_sge ||
+      attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  emul_qp_t *qp = g_new0(emul_qp_t, 1);
+  qp->base.pd = p;
+  qp->base.al_ctx = ctx;
+  qp->pd = to_emul_pd(p);
+  qp->scq = to_emul_cq(attr->send_cq);
+  qp->rcq = to_emul_cq(attr->recv_cq);
+  qp->attr = *attr;
+  qp->state = RNICPI_QPS_IDLE;
+  g_queue_init(&qp->sq);
+  g_queue_init(&qp->rq);
+  g_mutex_lock(&emul_fabric.lock);
+  qp->base.qp_num = emul_fabric.next_qpn++;
+  g_mutex_unlock(&emul_fabric.lock);
+  g_atomic_int_inc(&qp->scq->nqp);
+  g_atomic_int_inc(&qp->rcq->nqp);
+  g_atomic_int_inc(&qp->pd->nobj);
+  *out = &qp->base;
+  return RNICPI_OK;
+}
+
+rnicpi_status_t
+emul_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_dev_t *dev = emul_qp_dev(qp);
+  if (attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&emul_fabric.lock);
+  qp->attr.access = attr->access;
+  qp->attr.ird = attr->ird;
+  qp->attr.ord = attr->ord;
+  g_mutex_unlock(&emul_fabric.lock);
+  return RNICPI_OK;
+}
+
+rnicpi_status_t
+emul_qp_to_error(rnicpi_qp_t *q)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w = { .nnotify = 0 };
+  g_mutex_lock(&emul_fabric.lock);
+  emul_cm_qp_gone(qp, &w);
+  emul_qp_break(qp, &w, FALSE, NULL, 0);
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return RNICPI_OK;
+}
+
+rnicpi_status_t
+emul_qp_reset(rnicpi_qp_t *q)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  rnicpi_status_t st = RNICPI_OK;
+  g_mutex_lock(&emul_fabric.lock);
+  if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL)
+    st = RNICPI_ESTATE;
+  else
+    qp->state = RNICPI_QPS_IDLE;
+  g_mutex_unlock(&emul_fabric.lock);
+  return st;
+}
+
+rnicpi_qp_state_t
+emul_qp_state(rnicpi_qp_t *q)
+{
+  g_mutex_lock(&emul_fabric.lock);
+  rnicpi_qp_state_t s = to_emul_qp(q)->state;
+  g_mutex_unlock(&emul_fabric.lock);
+  return s;
+}
+
+rnicpi_status_t
+emul_qp_destroy(rnicpi_qp_t *q)
+{
+  emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w = { .nnotify = 0 };
+  g_mutex_lock(&emul_fabric.lock);
+  emul_cm_qp_gone(qp, &w);
+  if (qp->peer != NULL)
+    emul_qp_break(qp, &w, FALSE, NULL, 0);
+  else
+    emul_qp_set_error(qp, &w);
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  g_atomic_int_dec_and_test(&qp->scq->nqp);
+  g_atomic_int_dec_and_test(&qp->rcq->nqp);
+  g_atomic_int_dec_and_test(&qp->pd->nobj);
+  g_free(qp);
+  return RNICPI_OK;
+}
