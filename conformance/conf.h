@@ -1,0 +1,92 @@
+/*
+ * Conformance suite fixture: written only against the public IT-API, so
+ * the same tests run over every provider.  The interface under test is
+ * $ITAPI_CONF_IA, or the first one it_interface_list() reports.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef CONF_H
+#define CONF_H
+
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <itx.h>
+#include <glib.h>
+
+/* Assert an IT-API status by name, printing the detail on mismatch. */
+#define conf_assert_status(call, want)                                          \
+  do {                                                                          \
+    it_status_t got_ = (call);                                                  \
+    if (got_ != (want))                                                         \
+      g_error("%s:%d: %s returned %s, expected %s (%s)", __FILE__, __LINE__,    \
+              #call, itx_status_name(got_), itx_status_name(want),              \
+              itx_error_detail());                                              \
+  } while (0)
+#define conf_ok(call) conf_assert_status(call, IT_SUCCESS)
+
+typedef struct conf_side {
+  it_ia_handle_t ia;
+  it_pz_handle_t pz;
+  it_evd_handle_t dto;   /* request and receive completions */
+  it_evd_handle_t cm;    /* CM_MSG stream: the EP's connection events */
+  it_evd_handle_t req;   /* CM_REQ stream: the listener's requests */
+  it_evd_handle_t aff;   /* affiliated async events */
+  it_ep_handle_t ep;
+} conf_side_t;
+
+typedef struct conf_pair {
+  conf_side_t a;         /* active side */
+  conf_side_t p;         /* passive side */
+  it_listen_handle_t lh;
+  it_conn_qual_t qual;   /* the listener's qualifier (IT_IANA_PORT) */
+} conf_pair_t;
+
+/* A registered buffer with guard bytes on both sides. */
+typedef struct conf_buf {
+  unsigned char *mem;    /* guard | data | guard */
+  unsigned char *data;
+  size_t len;
+  it_lmr_handle_t lmr;
+  it_rmr_context_t ctx;
+} conf_buf_t;
+
+#define CONF_GUARD 4096
+#define CONF_GUARD_BYTE 0xa5
+#define CONF_TIMEOUT_US (5 * G_USEC_PER_SEC)
+
+const char *conf_ia_name(void);
+void conf_default_attr(it_ep_attributes_t *a);
+/* Open an IA with a PZ, a DTO EVD (256 entries), CM_MSG, CM_REQ and
+ * affiliated EVDs and one RC EP (attr NULL: conf_default_attr). */
+void conf_side_open(conf_side_t *s, const it_ep_attributes_t *attr);
+void conf_side_close(conf_side_t *s);
+/* Open both sides and a listener on the passive one (port chosen). */
+void conf_pair_open(conf_pair_t *p);
+/* Connect a to p: the passive side accepts; both see ESTABLISHED.
+ * Private data of connect and accept may be NULL. */
+void conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen);
+void conf_pair_close(conf_pair_t *p);
+/* A path from @s to the loopback address. */
+void conf_path(conf_side_t *s, it_path_t *path);
+/* Wait for one event; fail unless it is @want. */
+it_event_t conf_wait(it_evd_handle_t evd, it_event_type_t want);
+/* Fail if @evd holds any event (after a short grace period). */
+void conf_assert_empty(it_evd_handle_t evd);
+/* Poll a DTO completion; fail unless event, status and cookie match. */
+it_dto_cmpl_event_t conf_dto(it_evd_handle_t evd, it_event_type_t want, it_dto_status_t status,
+                             it_dto_cookie_t cookie);
+/* Register @len bytes (plus guards) in @s's PZ. */
+void conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs,
+                  it_addr_mode_t mode);
+void conf_buf_free(conf_buf_t *b);
+void conf_buf_fill(conf_buf_t *b, unsigned seed);
+void conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed);
+/* Fail if a guard byte around the data changed. */
+void conf_buf_check_guards(const conf_buf_t *b);
+it_lmr_triplet_t conf_seg(const conf_buf_t *b, size_t off, size_t len);
+/* Skip the current test unless @cond; @what names the capability. */
+gboolean conf_require(gboolean cond, const char *what);
+/* Fresh copy of the IA's info (free with it_ia_info_free). */
+it_ia_info_t *conf_info(conf_side_t *s);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * Conformance suite fixture.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+
+const char *
+conf_ia_name(void)
+{
+  static char name[IT_INTERFACE_NAME_SIZE];
+  const char *env = g_getenv("ITAPI_CONF_IA");
+  if (env != NULL && *env != '\0')
+    return env;
+  if (name[0] == '\0') {
+    it_interface_t ifs[16];
+    size_t n = G_N_ELEMENTS(ifs), total = 0;
+    it_interface_list(ifs, &n, &total);
+    if (n == 0)
+      g_error("no IT-API interface to test; run itapi-info to see refused providers");
+    g_strlcpy(name, ifs[0].name, sizeof(name));
+  }
+  return name;
+}
+
+void
+conf_default_attr(it_ep_attributes_t *a)
+{
+  memset(a, 0, sizeof(*a));
+  a->max_dto_payload_size = 1 << 20;
+  a->max_request_dtos = 64;
+  a->max_recv_dtos = 64;
+  a->max_send_segments = 4;
+  a->max_recv_segments = 4;
+  a->srv.rc.rdma_read_enable = IT_TRUE;
+  a->srv.rc.rdma_write_enable = IT_TRUE;
+  a->srv.rc.max_rdma_read_segments = 1;
+  a->srv.rc.max_rdma_write_segments = 4;
+  a->srv.rc.rdma_read_ird = 4;
+  a->srv.rc.rdma_read_ord = 4;
+}
+
+void
+conf_side_open(conf_side_t *s, const it_ep_attributes_t *attr)
+{
+  it_ep_attributes_t def;
+  memset(s, 0, sizeof(*s));
+  conf_ok(it_ia_create(conf_ia_name(), 2, 1, &s->ia));
+  conf_ok(it_pz_create(s->ia, &s->pz));
+  conf_ok(it_evd_create(s->ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 256, 1,
+                        IT_NULL_HANDLE, &s->dto, NULL));
+  conf_ok(it_evd_create(s->ia, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 32, 1,
+                        IT_NULL_HANDLE, &s->cm, NULL));
+  conf_ok(it_evd_create(s->ia, IT_CM_REQ_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 32, 1,
+                        IT_NULL_HANDLE, &s->req, NULL));
+  conf_ok(it_evd_create(s->ia, IT_ASYNC_AFF_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 32, 1,
+                        IT_NULL_HANDLE, &s->aff, NULL));
+  if (attr == NULL) {
+    conf_default_attr(&def);
+    attr = &def;
+  }
+  conf_ok(it_ep_rc_create(s->pz, s->dto, s->dto, s->cm, IT_EP_NO_FLAG, attr, &s->ep));
+}
+
+void
+conf_side_close(conf_side_t *s)
+{
+  if (s->ia != IT_NULL_HANDLE)
+    conf_ok(it_ia_free(s->ia));
+  memset(s, 0, sizeof(*s));
+}
+
+void
+conf_pair_open(conf_pair_t *p)
+{
+  memset(p, 0, sizeof(*p));
+  conf_side_open(&p->a, NULL);
+  conf_side_open(&p->p, NULL);
+  p->qual.type = IT_IANA_PORT;
+  conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
+  g_assert_cmpint(p->qual.type, ==, IT_IANA_PORT);
+  g_assert_cmpuint(ntohs(p->qual.conn_qual.port), !=, 0);
+}
+
+void
+conf_path(conf_side_t *s, it_path_t *path)
+{
+  it_net_addr_t addr = { .addr_type = IT_IPV4 };
+  addr.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  size_t n = 1, total = 0;
+  conf_ok(it_get_pathinfo(s->ia, 0, &addr, &n, &total, path));
+  g_assert_cmpuint(n, ==, 1);
+  g_assert_cmpuint(total, >=, 1);
+}
+
+void
+conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen)
+{
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p->a, &path);
+  conf_ok(it_ep_connect(p->a.ep, &path, &ca, &p->qual, IT_CONNECT_FLAG_TWO_WAY, cpd, clen));
+  it_event_t ev = conf_wait(p->p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  if (clen > 0) {
+    g_assert_true(ev.conn_req.private_data_present);
+    g_assert_cmpmem(ev.conn_req.private_data, clen, cpd, clen);
+  }
+  conf_ok(it_ep_accept(p->p.ep, ev.conn_req.cn_est_id, apd, alen));
+  ev = conf_wait(p->a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p->a.ep);
+  if (alen > 0) {
+    g_assert_true(ev.conn.private_data_present);
+    g_assert_cmpmem(ev.conn.private_data, alen, apd, alen);
+  }
+  ev = conf_wait(p->p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p->p.ep);
+}
+
+void
+conf_pair_close(conf_pair_t *p)
+{
+  conf_side_close(&p->a);
+  conf_side_close(&p->p);
+}
+
+it_event_t
+conf_wait(it_evd_handle_t evd, it_event_type_t want)
+{
+  it_event_t ev;
+  size_t more = 0;
+  it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+  if (st != IT_SUCCESS)
+    g_error("waiting for %s: %s (%s)", itx_event_name(want), itx_status_name(st), itx_error_detail());
+  if (ev.event_number != want)
+    g_error("expected %s, got %s", itx_event_name(want), itx_event_name(ev.event_number));
+  return ev;
+}
+
+void
+conf_assert_empty(it_evd_handle_t evd)
+{
+  it_event_t ev;
+  g_usleep(20000);
+  it_status_t st = it_evd_dequeue(evd, &ev);
+  if (st != IT_ERR_QUEUE_EMPTY)
+    g_error("expected no event, got %s (status %s)", itx_event_name(ev.event_number), itx_status_name(st));
+}
+
+it_dto_cmpl_event_t
+conf_dto(it_evd_handle_t evd, it_event_type_t want, it_dto_status_t status, it_dto_cookie_t cookie)
+{
+  it_event_t ev = conf_wait(evd, want);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, status);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, cookie);
+  return ev.dto_cmpl;
+}
+
+void
+conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs, it_addr_mode_t mode)
+{
+  memset(b, 0, sizeof(*b));
+  b->len = len;
+  b->mem = aligned_alloc(4096, CONF_GUARD * 2 + ((len + 4095) / 4096) * 4096);
+  g_assert_nonnull(b->mem);
+  memset(b->mem, CONF_GUARD_BYTE, CONF_GUARD * 2 + len);
+  b->data = b->mem + CONF_GUARD;
+  memset(b->data, 0, len);
+  conf_ok(it_lmr_create(s->pz, b->data, NULL, len, mode, privs, IT_LMR_FLAG_NONE, 0, &b->lmr, &b->ctx));
+}
+
+void
+conf_buf_free(conf_buf_t *b)
+{
+  if (b->lmr != IT_NULL_HANDLE)
+    it_lmr_free(b->lmr); /* may already be gone with its IA */
+  free(b->mem);
+  memset(b, 0, sizeof(*b));
+}
+
+void
+conf_buf_fill(conf_buf_t *b, unsigned seed)
+{
+  for (size_t i = 0; i < b->len; i++)
+    b->data[i] = (unsigned char) (i * 31 + seed * 7 + 1);
+}
+
+void
+conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed)
+{
+  for (size_t i = 0; i < len; i++) {
+    unsigned char want = (unsigned char) (i * 31 + seed * 7 + 1);
+    if (b->data[off + i] != want)
+      g_error("byte %zu (offset %zu) is 0x%02x, expected 0x%02x", i, off + i, b->data[off + i], want);
+  }
+}
+
+void
+conf_buf_check_guards(const conf_buf_t *b)
+{
+  for (size_t i = 0; i < CONF_GUARD; i++) {
+    if (b->mem[i] != CONF_GUARD_BYTE)
+      g_error("guard byte %zu before the region changed to 0x%02x", CONF_GUARD - i, b->mem[i]);
+    if (b->data[b->len + i] != CONF_GUARD_BYTE)
+      g_error("guard byte %zu after the region changed to 0x%02x", i, b->data[b->len + i]);
+  }
+}
+
+it_lmr_triplet_t
+conf_seg(const conf_buf_t *b, size_t off, size_t len)
+{
+  it_lmr_triplet_t t = { .lmr = b->lmr, .addr.abs = b->data + off, .length = len };
+  return t;
+}
+
+gboolean
+conf_require(gboolean cond, const char *what)
+{
+  if (!cond) {
+    g_autofree char *msg = g_strdup_printf("needs capability: %s", what);
+    g_test_skip(msg);
+  }
+  return cond;
+}
+
+it_ia_info_t *
+conf_info(conf_side_t *s)
+{
+  it_ia_info_t *info = NULL;
+  conf_ok(it_ia_query(s->ia, &info));
+  return info;
+}
