@@ -77,6 +77,8 @@ refuse(entry_t *e, gboolean loud, const char *fmt, ...)
 static entry_t *
 admit(entry_t *e, const rnicpi_provider_t *desc, gboolean explicit_load)
 {
+  if (desc->name != NULL)
+    g_strlcpy(e->pub.name, desc->name, sizeof(e->pub.name));
   if (desc->abi_major != RNICPI_ABI_MAJOR)
     return refuse(e, TRUE, "built for RNIC-PI ABI %u.%u, this library speaks %u.%u; "
                   "rebuild the provider against this rnicpi.h",
@@ -85,7 +87,6 @@ admit(entry_t *e, const rnicpi_provider_t *desc, gboolean explicit_load)
     return refuse(e, TRUE, "descriptor lacks a name, device ops or data ops; "
                   "a provider must fill name, device and data");
   }
-  g_strlcpy(e->pub.name, desc->name, sizeof(e->pub.name));
   if (!explicit_load && !name_selected(desc->name))
     return refuse(e, FALSE, "not selected by ITAPI_PROVIDER=%s", g_getenv("ITAPI_PROVIDER"));
   if (find_usable(desc->name, e) != NULL)

@@ -60,7 +60,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <netinet/in.h>
 
 #include "it_status_list.h"

@@ -65,25 +65,38 @@ extern "C" {
  * rnicpi_status_name() and rnicpi_status_message() are generated from it.
  */
 #define RNICPI_STATUS_LIST(X)                                                  \
+  /** success */ \
   X(RNICPI_OK, "success")                                                      \
+  /** the provider does not support this operation */ \
   X(RNICPI_ENOTSUP, "the provider does not support this operation")           \
+  /** an argument is out of the range the provider accepts */ \
   X(RNICPI_EINVAL, "an argument is out of the range the provider accepts")    \
+  /** the provider ran out of memory */ \
   X(RNICPI_ENOMEM, "the provider ran out of memory")                          \
+  /** the object is still in use by another object */ \
   X(RNICPI_EBUSY, "the object is still in use by another object")             \
+  /** the object is not in a state that allows this operation */ \
   X(RNICPI_ESTATE, "the object is not in a state that allows this operation") \
+  /** the work queue is full */ \
   X(RNICPI_EFULL, "the work queue is full")                                   \
+  /** a key, protection domain or access right does not match */ \
   X(RNICPI_EACCES, "a key, protection domain or access right does not match") \
+  /** an address or length lies outside the registered region */ \
   X(RNICPI_ERANGE, "an address or length lies outside the registered region") \
+  /** no such object (listener, connection request, device) */ \
   X(RNICPI_ENOENT, "no such object (listener, connection request, device)")   \
+  /** the address or port is already taken */ \
   X(RNICPI_EEXIST, "the address or port is already taken")                    \
+  /** a device limit of the capability record was exceeded */ \
   X(RNICPI_ELIMIT, "a device limit of the capability record was exceeded")    \
+  /** the device failed */ \
   X(RNICPI_EIO, "the device failed")
 
 /** Status returned by every provider operation. */
 typedef enum {
+/** Expands one entry of #RNICPI_STATUS_LIST into an enumerator. */
 #define RNICPI__ENUM(name, msg) name,
   RNICPI_STATUS_LIST(RNICPI__ENUM)
-#undef RNICPI__ENUM
   RNICPI_STATUS_COUNT /**< number of statuses (not a status) */
 } rnicpi_status_t;
 
@@ -125,32 +138,52 @@ typedef enum {
  * (rnicpi_cap_name()).
  */
 #define RNICPI_CAP_LIST(X)                                                     \
+  /** capability "rc" */ \
   X(RNICPI_CAP_RC, 0, "rc")                                                    \
+  /** capability "ud" */ \
   X(RNICPI_CAP_UD, 1, "ud")                                                    \
+  /** capability "cm-verbs" */ \
   X(RNICPI_CAP_CM_VERBS, 2, "cm-verbs")                                        \
+  /** capability "socket-handoff" */ \
   X(RNICPI_CAP_SOCKET_HANDOFF, 3, "socket-handoff")                            \
+  /** capability "three-way-handshake" */ \
   X(RNICPI_CAP_THREE_WAY, 4, "three-way-handshake")                            \
+  /** capability "ird-ord-negotiated" */ \
   X(RNICPI_CAP_IRD_ORD_NEGOTIATED, 5, "ird-ord-negotiated")                    \
+  /** capability "read-sink-needs-remote-write" */ \
   X(RNICPI_CAP_READ_SINK_REMOTE_WRITE, 6, "read-sink-needs-remote-write")     \
+  /** capability "zero-based-addressing" */ \
   X(RNICPI_CAP_ZERO_BASED, 7, "zero-based-addressing")                        \
+  /** capability "mw-narrow" */ \
   X(RNICPI_CAP_MW_NARROW, 8, "mw-narrow")                                      \
+  /** capability "mw-wide" */ \
   X(RNICPI_CAP_MW_WIDE, 9, "mw-wide")                                          \
+  /** capability "fast-register" */ \
   X(RNICPI_CAP_FAST_REGISTER, 10, "fast-register")                            \
+  /** capability "local-invalidate" */ \
   X(RNICPI_CAP_LOCAL_INVALIDATE, 11, "local-invalidate")                      \
+  /** capability "remote-invalidate" */ \
   X(RNICPI_CAP_REMOTE_INVALIDATE, 12, "remote-invalidate")                    \
+  /** capability "immediate-data" */ \
   X(RNICPI_CAP_IMMEDIATE, 13, "immediate-data")                               \
+  /** capability "atomics" */ \
   X(RNICPI_CAP_ATOMICS, 14, "atomics")                                         \
+  /** capability "srq" */ \
   X(RNICPI_CAP_SRQ, 15, "srq")                                                 \
+  /** capability "flush-on-error" */ \
   X(RNICPI_CAP_FLUSH_ON_ERROR, 16, "flush-on-error")                          \
+  /** capability "cq-overflow-detection" */ \
   X(RNICPI_CAP_CQ_OVERFLOW_DETECT, 17, "cq-overflow-detection")               \
+  /** capability "qp-resize" */ \
   X(RNICPI_CAP_QP_RESIZE, 18, "qp-resize")                                     \
+  /** capability "wants-page-list" */ \
   X(RNICPI_CAP_PAGE_LIST, 19, "wants-page-list")
 
 /** Feature bit values, generated from #RNICPI_CAP_LIST. */
 enum rnicpi_cap_bits {
+/** Expands one entry of #RNICPI_CAP_LIST into a bit value. */
 #define RNICPI__CAP(name, bit, str) name = (1ull << (bit)),
   RNICPI_CAP_LIST(RNICPI__CAP)
-#undef RNICPI__CAP
 };
 
 /**

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Count test outcomes in Meson's testlog.json, GTest/TAP subtests included.
+
+A TAP test contributes one outcome per 'ok'/'not ok' line (a '# SKIP' line
+is a skip); any other test contributes its own result.  An extra failure is
+counted for each non-zero argument after the log (e.g. the doc build).
+Prints 'N passed, N failed, N skipped' and exits 1 if anything failed.
+"""
+import json
+import re
+import sys
+
+passed = failed = skipped = 0
+with open(sys.argv[1]) as log:
+    for line in log:
+        t = json.loads(line)
+        out = t.get("stdout") or ""
+        tap = [l for l in out.splitlines() if re.match(r"^(not )?ok\b", l)]
+        if tap:
+            for l in tap:
+                if l.startswith("not ok"):
+                    failed += 1
+                elif re.search(r"#\s*SKIP", l, re.I):
+                    skipped += 1
+                else:
+                    passed += 1
+            if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not any(
+                    l.startswith("not ok") for l in tap):
+                failed += 1  # crashed or timed out after its last line
+        elif t["result"] in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif t["result"] == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+for extra in sys.argv[2:]:
+    if extra != "0":
+        failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)
