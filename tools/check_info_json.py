@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""itapi-info --json parses and says what the build has: emul0, 83 calls."""
+import json
+import subprocess
+import sys
+
+out = subprocess.run([sys.argv[1], "--json"], check=True, capture_output=True, text=True).stdout
+doc = json.loads(out)
+names = [i["name"] for i in doc["interfaces"]]
+assert "emul0" in names, names
+emul = next(i for i in doc["interfaces"] if i["name"] == "emul0")
+assert emul["ia_info"]["connect_private_data_len"] > 0, emul
+assert any(p["name"] == "emul" and p["usable"] for p in doc["providers"]), doc["providers"]
+calls = doc["calls"]
+assert len(calls) == 83 and len({c["name"] for c in calls}) == 83, len(calls)
+assert any(c["name"] == "it_post_send" and c["supported"] for c in calls)
+assert any(c["name"] == "it_srq_create" and not c["supported"] for c in calls)
+print("itapi-info --json: %d providers, %d interfaces, %d calls" %
+      (len(doc["providers"]), len(names), len(calls)))

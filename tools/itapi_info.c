@@ -1,0 +1,238 @@
+/*
+ * itapi-info: what this host's IT-API stack offers.
+ *
+ *   itapi-info [-v] [--json]
+ *
+ * Lists the RNIC-PI providers (usable, or refused with the reason), the
+ * interfaces with their capability record as it_ia_info_t reports it, and
+ * which IT-API calls this build implements (the others return
+ * IT_ERR_OP_NOT_SUPPORTED).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <itx.h>
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rnicpi_loader.h"
+
+static gboolean opt_json, opt_verbose;
+
+static void
+json_str(GString *o, const char *s)
+{
+  g_string_append_c(o, '"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char) *s;
+    if (c == '"' || c == '\\')
+      g_string_append_printf(o, "\\%c", c);
+    else if (c < 0x20)
+      g_string_append_printf(o, "\\u%04x", c);
+    else
+      g_string_append_c(o, (char) c);
+  }
+  g_string_append_c(o, '"');
+}
+
+static const char *
+transport_name(it_transport_type_t t)
+{
+  switch (t) {
+  case IT_IB_TRANSPORT: return "InfiniBand";
+  case IT_VIA_IP_TRANSPORT: return "VIA/IP";
+  case IT_VIA_FC_TRANSPORT: return "VIA/FC";
+  case IT_IWARP_TCP_TRANSPORT: return "iWARP";
+  default: return "vendor";
+  }
+}
+
+/* The it_ia_info_t fields worth printing, as name/value pairs. */
+typedef struct { const char *name; unsigned long long value; gboolean boolean; } field_t;
+
+static GArray *
+info_fields(const it_ia_info_t *i)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(field_t));
+#define B(f) do { field_t x = { #f, (unsigned long long) i->f, TRUE }; g_array_append_val(a, x); } while (0)
+#define N(f) do { field_t x = { #f, (unsigned long long) i->f, FALSE }; g_array_append_val(a, x); } while (0)
+  N(api_major_version); N(api_minor_version); N(sw_major_version); N(sw_minor_version);
+  N(transport_type); N(supported_service_types); N(dto_alignment_hint);
+  N(connect_private_data_len); N(accept_private_data_len); N(reject_private_data_len);
+  N(disconnect_private_data_len); N(ud_req_private_data_len); N(ud_rep_private_data_len);
+  N(num_spigots);
+  B(ep_work_queues_resizable); B(three_way_handshake_support); B(private_data_support);
+  B(max_message_size_support); B(ird_ord_ia_support); B(ird_ord_suppressible);
+  B(spigot_online_support); B(spigot_offline_support); B(srq_support);
+  B(hard_hi_watermark_support); B(soft_hi_watermark_support); B(srq_resizable);
+  B(extended_iwarp_qp_states); B(socket_conversion_support); B(rdma_read_ord_increasable);
+  B(rdma_read_ird_modifiable); N(rmr_types_supported); B(addr_mode_relative_support);
+  B(rdma_read_requires_remote_write); B(ep_rdma_enables_modifiable);
+  B(rdma_read_local_extensions); B(dto_evd_overflow_detection); B(atomic_support);
+  B(lmr_link_support); B(direct_lmr_handle_support); B(post_send_unlink_remote_support);
+  B(narrow_rmr_unlink_support); B(wide_rmr_unlink_support); B(unlink_fence_support);
+  N(iobl_types_supported);
+#undef B
+#undef N
+  return a;
+}
+
+static void
+addr_str(const it_net_addr_t *a, char *buf, size_t len)
+{
+  if (a->addr_type == IT_IPV4)
+    inet_ntop(AF_INET, &a->addr.ipv4, buf, (socklen_t) len);
+  else
+    inet_ntop(AF_INET6, &a->addr.ipv6, buf, (socklen_t) len);
+}
+
+int
+main(int argc, char **argv)
+{
+  GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "print JSON for scripts", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "print every capability and call", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GError *err = NULL;
+  GOptionContext *ctx = g_option_context_new("- list IT-API providers, interfaces and calls");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "itapi-info: %s\n", err->message);
+    return 2;
+  }
+  g_option_context_free(ctx);
+
+  GString *o = g_string_new(NULL);
+  if (opt_json)
+    g_string_append(o, "{\n  \"providers\": [");
+  else
+    g_string_append(o, "Providers:\n");
+  for (size_t i = 0; i < rnicpi_registry_count(); i++) {
+    const rnicpi_entry_t *e = rnicpi_registry_get(i);
+    if (opt_json) {
+      g_string_append_printf(o, "%s\n    {\"name\": ", i ? "," : "");
+      json_str(o, e->name);
+      g_string_append(o, ", \"origin\": ");
+      json_str(o, e->origin);
+      g_string_append_printf(o, ", \"usable\": %s", e->refused ? "false" : "true");
+      if (!e->refused) {
+        g_string_append(o, ", \"version\": ");
+        json_str(o, e->prov->version);
+        g_string_append(o, ", \"description\": ");
+        json_str(o, e->prov->description);
+      } else {
+        g_string_append(o, ", \"reason\": ");
+        json_str(o, e->reason);
+      }
+      g_string_append(o, "}");
+    } else if (e->refused) {
+      g_string_append_printf(o, "  %-10s refused: %s (%s)\n", e->name, e->reason, e->origin);
+    } else {
+      g_string_append_printf(o, "  %-10s %s, version %s (%s)\n", e->name, e->prov->description,
+                             e->prov->version, e->origin);
+    }
+  }
+
+  it_interface_t ifs[32];
+  size_t n = G_N_ELEMENTS(ifs), total = 0;
+  it_interface_list(ifs, &n, &total);
+  g_string_append(o, opt_json ? "\n  ],\n  \"interfaces\": [" : "Interfaces:\n");
+  for (size_t i = 0; i < n; i++) {
+    it_ia_handle_t ia;
+    it_ia_info_t *info = NULL;
+    it_status_t st = it_ia_create(ifs[i].name, 2, 1, &ia);
+    if (st == IT_SUCCESS)
+      st = it_ia_query(ia, &info);
+    if (opt_json) {
+      g_string_append_printf(o, "%s\n    {\"name\": ", i ? "," : "");
+      json_str(o, ifs[i].name);
+      g_string_append_printf(o, ", \"transport\": ");
+      json_str(o, transport_name(ifs[i].transport_type));
+      g_string_append_printf(o, ", \"it_api_version\": \"%u.%u\"", ifs[i].major_version, ifs[i].minor_version);
+    } else {
+      g_string_append_printf(o, "  %s: %s, IT-API %u.%u\n", ifs[i].name,
+                             transport_name(ifs[i].transport_type), ifs[i].major_version,
+                             ifs[i].minor_version);
+    }
+    if (st != IT_SUCCESS) {
+      if (opt_json) {
+        g_string_append(o, ", \"error\": ");
+        json_str(o, itx_error_detail());
+        g_string_append(o, "}");
+      } else {
+        g_string_append_printf(o, "    cannot open: %s (%s)\n", itx_status_name(st), itx_error_detail());
+      }
+      continue;
+    }
+    GArray *f = info_fields(info);
+    if (opt_json) {
+      g_string_append(o, ", \"addresses\": [");
+      for (size_t a = 0; a < info->spigot_info[0].num_net_addr; a++) {
+        char buf[64];
+        addr_str(&info->spigot_info[0].net_addr[a], buf, sizeof(buf));
+        g_string_append(o, a ? ", " : "");
+        json_str(o, buf);
+      }
+      g_string_append(o, "], \"ia_info\": {");
+      for (guint k = 0; k < f->len; k++) {
+        field_t *x = &g_array_index(f, field_t, k);
+        g_string_append_printf(o, "%s\"%s\": ", k ? ", " : "", x->name);
+        if (x->boolean)
+          g_string_append(o, x->value ? "true" : "false");
+        else
+          g_string_append_printf(o, "%llu", x->value);
+      }
+      g_string_append(o, "}}");
+    } else {
+      for (size_t a = 0; a < info->spigot_info[0].num_net_addr; a++) {
+        char buf[64];
+        addr_str(&info->spigot_info[0].net_addr[a], buf, sizeof(buf));
+        g_string_append_printf(o, "    address %s\n", buf);
+      }
+      g_string_append_printf(o, "    private data: connect %zu, accept %zu, reject %zu, disconnect %zu bytes\n",
+                             info->connect_private_data_len, info->accept_private_data_len,
+                             info->reject_private_data_len, info->disconnect_private_data_len);
+      for (guint k = 0; k < f->len; k++) {
+        field_t *x = &g_array_index(f, field_t, k);
+        if (x->boolean && (opt_verbose || x->value))
+          g_string_append_printf(o, "    %-34s %s\n", x->name, x->value ? "yes" : "no");
+        else if (!x->boolean && opt_verbose)
+          g_string_append_printf(o, "    %-34s %llu\n", x->name, x->value);
+      }
+    }
+    g_array_unref(f);
+    it_ia_info_free(info);
+    it_ia_free(ia);
+  }
+
+  size_t ncalls = itx_call_count(), nsup = 0;
+  for (size_t i = 0; i < ncalls; i++)
+    nsup += itx_call_get(i)->supported ? 1 : 0;
+  if (opt_json) {
+    g_string_append(o, "\n  ],\n  \"calls\": [");
+    for (size_t i = 0; i < ncalls; i++) {
+      const itx_call_info_t *c = itx_call_get(i);
+      g_string_append_printf(o, "%s\n    {\"name\": \"%s\", \"area\": \"%s\", \"supported\": %s}",
+                             i ? "," : "", c->name, c->area, c->supported ? "true" : "false");
+    }
+    g_string_append(o, "\n  ]\n}\n");
+  } else {
+    g_string_append_printf(o, "IT-API calls: %zu of %zu implemented; not supported "
+                           "(return IT_ERR_OP_NOT_SUPPORTED):\n", nsup, ncalls);
+    for (size_t i = 0; i < ncalls; i++) {
+      const itx_call_info_t *c = itx_call_get(i);
+      if (!c->supported)
+        g_string_append_printf(o, "  %-40s %s\n", c->name, c->area);
+      else if (opt_verbose)
+        g_string_append_printf(o, "  %-40s %s (implemented)\n", c->name, c->area);
+    }
+  }
+  fputs(o->str, stdout);
+  g_string_free(o, TRUE);
+  return 0;
+}
