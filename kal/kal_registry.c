@@ -13,6 +13,11 @@
 static GOnce kal_once = G_ONCE_INIT;
 static GArray *ifaces; /* of kal_iface_t */
 
+static void no_cm(void *c, const rnicpi_cm_event_t *e) { (void) c; (void) e; }
+static void no_cq(void *c, uint64_t q) { (void) c; (void) q; }
+static void no_async(void *c, const rnicpi_async_event_t *e) { (void) c; (void) e; }
+static const rnicpi_upcalls_t no_upcalls = { no_cm, no_cq, no_async };
+
 static gpointer
 kal_do_init(gpointer unused)
 {
@@ -32,6 +37,22 @@ kal_do_init(gpointer unused)
       kal_iface_t f = { .prov = e->prov };
       g_strlcpy(f.name, names[d], sizeof(f.name));
       g_strlcpy(f.device, names[d], sizeof(f.device));
+      /* Open once to learn the transport; a device that will not open or
+       * describe itself is left out, with the reason logged. */
+      rnicpi_dev_t *dev = NULL;
+      rnicpi_caps_t caps;
+      rnicpi_status_t st = e->prov->device->open(f.device, &no_upcalls, NULL, &dev);
+      if (st == RNICPI_OK) {
+        st = e->prov->device->query(dev, &caps);
+        e->prov->device->close(dev);
+      }
+      if (st != RNICPI_OK) {
+        g_log("itapi-kal", G_LOG_LEVEL_MESSAGE, "interface '%s' of provider '%s' left out: "
+              "it could not be opened and queried (%s)", f.name, e->prov->name,
+              rnicpi_status_message(st));
+        continue;
+      }
+      f.transport = caps.transport;
       g_array_append_val(ifaces, f);
     }
   }

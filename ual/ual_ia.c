@@ -23,18 +23,10 @@ it_interface_list(it_interface_t *interfaces, size_t *num_interfaces,
   size_t n = interfaces != NULL ? MIN(cap, total) : 0;
   for (size_t i = 0; i < n; i++) {
     const kal_iface_t *f = kal_iface_get(i);
-    rnicpi_caps_t caps;
     memset(&interfaces[i], 0, sizeof(interfaces[i]));
     interfaces[i].major_version = 2;
     interfaces[i].minor_version = 1;
-    interfaces[i].transport_type = IT_IB_TRANSPORT;
-    rnicpi_dev_t *dev;
-    rnicpi_upcalls_t none = ual_upcalls;
-    if (f->prov->device->open(f->device, &none, NULL, &dev) == RNICPI_OK) {
-      if (f->prov->device->query(dev, &caps) == RNICPI_OK)
-        interfaces[i].transport_type = (it_transport_type_t) caps.transport;
-      f->prov->device->close(dev);
-    }
+    interfaces[i].transport_type = (it_transport_type_t) f->transport;
     g_strlcpy(interfaces[i].name, f->name, sizeof(interfaces[i].name));
   }
   if (num_interfaces != NULL)

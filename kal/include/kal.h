@@ -35,6 +35,7 @@ typedef struct kal_iface {
   char name[KAL_IFACE_NAME_MAX];   /**< interface name, input to it_ia_create */
   const rnicpi_provider_t *prov;   /**< provider that serves it */
   char device[64];                 /**< device name within the provider */
+  rnicpi_transport_t transport;    /**< wire semantics of the device */
 } kal_iface_t;
 
 /**

@@ -277,9 +277,12 @@ emul_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
   } else {
     /* REQUESTED: the passive consumer refuses; REPLIED: the active one does. */
     emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
+    emul_qp_t *self = c->state == CONN_REQUESTED ? NULL : c->active;
     conn_drop(c);
     emul_qp_cm_event(to, RNICPI_CM_REJECTED, pdata, len);
     emul_qp_set_error(to, &w);
+    if (self != NULL) /* the active consumer refused the reply: it is done too */
+      emul_qp_set_error(self, &w);
   }
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
