@@ -240,8 +240,21 @@ typedef uint64_t it_dto_cookie_t;
 /** @brief Generic handle; every typed handle converts to it. */
 typedef void *it_handle_t;
 
-/** @brief The null handle. */
+/**
+ * @brief The null handle.
+ *
+ * In C it is `((it_handle_t) NULL)`, as the standard writes it.  C++ does not
+ * convert `void *` to the typed handles implicitly, so there it is the null
+ * pointer constant, which converts to every handle type: C++ ports can pass
+ * IT_NULL_HANDLE wherever a typed handle is expected.
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define IT_NULL_HANDLE nullptr
+#elif defined(__cplusplus)
+#define IT_NULL_HANDLE NULL
+#else
 #define IT_NULL_HANDLE ((it_handle_t) NULL)
+#endif
 
 /** @brief Handle of a datagram address handle. */
 typedef struct it_addr_handle_s *it_addr_handle_t;
