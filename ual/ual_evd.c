@@ -458,7 +458,7 @@ ual_evd_destroy(ual_evd_t *e)
   }
   if (e->cq != NULL)
     ia->prov->queue->cq_destroy(e->cq);
-  g_queue_free_full(&e->q, g_free);
+  g_queue_clear_full(&e->q, g_free);
   g_queue_clear(&e->notified);
   close(e->fd);
   g_mutex_clear(&e->lock);

@@ -1,0 +1,1047 @@
+/*
+ * Conformance: connection management (IT-API 2.1 chapter "Connection
+ * Management"): listeners and connection qualifiers, connect / accept /
+ * reject / disconnect with private data, the two- and three-way
+ * handshakes, connection events and the EP state machine around them.
+ *
+ * Private-data limits come from it_ia_info_t, never from a provider.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+/* ---------------------------------------------------------------------- */
+/* Helpers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static void
+fill_pdata(unsigned char *buf, size_t len, unsigned seed)
+{
+  for (size_t i = 0; i < len; i++)
+    buf[i] = (unsigned char) (i * 13 + seed * 29 + 3);
+}
+
+static it_ep_state_rc_t
+ep_state(it_ep_handle_t ep)
+{
+  it_ep_param_t p;
+  conf_ok(it_ep_query(ep, IT_EP_PARAM_STATE, &p));
+  return p.ep_state.rc;
+}
+
+static uint16_t
+pair_port(const conf_pair_t *p)
+{
+  return ntohs(p->qual.conn_qual.port);
+}
+
+/* Start a two-way connect from the active side to @qual. */
+static void
+start_connect(conf_pair_t *p, const it_conn_qual_t *qual, it_cn_est_flags_t flags,
+              const unsigned char *pd, size_t len)
+{
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p->a, &path);
+  conf_ok(it_ep_connect(p->a.ep, &path, &ca, qual, flags, pd, len));
+}
+
+/* A private-data length that fits every limit used here (0 if none). */
+static size_t
+small_len(size_t limit, size_t want)
+{
+  return MIN(limit, want);
+}
+
+/* Post @n one-segment receives with cookies base..base+n-1. */
+static void
+post_recvs(conf_side_t *s, conf_buf_t *b, unsigned n, it_dto_cookie_t base)
+{
+  for (unsigned i = 0; i < n; i++) {
+    it_lmr_triplet_t seg = conf_seg(b, (size_t) i * 64, 64);
+    conf_ok(it_post_recv(s->ep, &seg, 1, base + i, IT_COMPLETION_FLAG));
+  }
+}
+
+/* Expect exactly @n flushed receive completions with cookies base..base+n-1,
+ * each once, then nothing more on the EVD. */
+static void
+expect_flushed_recvs(conf_side_t *s, unsigned n, it_dto_cookie_t base)
+{
+  gboolean seen[16] = { FALSE };
+  g_assert_cmpuint(n, <=, G_N_ELEMENTS(seen));
+  for (unsigned i = 0; i < n; i++) {
+    it_event_t ev = conf_wait(s->dto, IT_DTO_RC_RECV_CMPL_EVENT);
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_ERR_FLUSHED);
+    g_assert_true(ev.dto_cmpl.ep == s->ep);
+    g_assert_cmpuint(ev.dto_cmpl.cookie, >=, base);
+    g_assert_cmpuint(ev.dto_cmpl.cookie, <, base + n);
+    unsigned k = (unsigned) (ev.dto_cmpl.cookie - base);
+    g_assert_false(seen[k]);
+    seen[k] = TRUE;
+  }
+  conf_assert_empty(s->dto);
+}
+
+/* A port no listener of this host holds right now. */
+static uint16_t
+free_port(conf_side_t *s)
+{
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  it_listen_handle_t lh;
+  conf_ok(it_listen_create(s->ia, 0, s->req, IT_LISTEN_NO_FLAG, &q, &lh));
+  conf_ok(it_listen_free(lh));
+  g_assert_cmpint(q.type, ==, IT_IANA_PORT);
+  g_assert_cmpuint(ntohs(q.conn_qual.port), !=, 0);
+  return ntohs(q.conn_qual.port);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connect and accept                                                      */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_connect_pdata(void)
+{
+  g_test_summary("CM: it_ep_connect and it_ep_accept carry private data both ways; the "
+                 "CONN_REQUEST and the active ESTABLISHED event deliver the bytes with "
+                 "private_data_present set");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  if (!conf_require(info->private_data_support && info->connect_private_data_len > 0 &&
+                    info->accept_private_data_len > 0, "private-data")) {
+    it_ia_info_free(info);
+    conf_pair_close(&p);
+    return;
+  }
+  size_t clen = small_len(info->connect_private_data_len, 40);
+  size_t alen = small_len(info->accept_private_data_len, 72);
+  it_ia_info_free(info);
+  unsigned char cpd[IT_MAX_PRIV_DATA], apd[IT_MAX_PRIV_DATA];
+  fill_pdata(cpd, clen, 1);
+  fill_pdata(apd, alen, 2);
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, cpd, clen);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_cmpint(ev.conn_req.private_data_present, ==, IT_TRUE);
+  g_assert_cmpmem(ev.conn_req.private_data, clen, cpd, clen);
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, apd, alen));
+
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+  g_assert_cmpmem(ev.conn.private_data, alen, apd, alen);
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_assert_empty(p.a.cm);
+  conf_assert_empty(p.p.req);
+  conf_pair_close(&p);
+}
+
+static void
+test_connect_no_pdata(void)
+{
+  g_test_summary("CM: a connect and an accept without private data deliver events with "
+                 "private_data_present false on both sides");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_cmpint(ev.conn_req.private_data_present, ==, IT_FALSE);
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  g_assert_cmpint(ev.conn.private_data_present, ==, IT_FALSE);
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  g_assert_cmpint(ev.conn.private_data_present, ==, IT_FALSE);
+  conf_pair_close(&p);
+}
+
+static void
+test_request_fields(void)
+{
+  g_test_summary("CM: the CONN_REQUEST event names the listener's qualifier, the IPv4 "
+                 "loopback source, spigot 0 and the requester's IRD/ORD; ESTABLISHED names "
+                 "the right EP and EVD and the negotiated IRD/ORD, which it_ep_query shows");
+  it_ep_attributes_t aattr, pattr;
+  conf_default_attr(&aattr);
+  conf_default_attr(&pattr);
+  aattr.srv.rc.rdma_read_ird = 3;
+  aattr.srv.rc.rdma_read_ord = 2;
+  pattr.srv.rc.rdma_read_ird = 1;
+  pattr.srv.rc.rdma_read_ord = 4;
+
+  conf_pair_t p;
+  memset(&p, 0, sizeof(p));
+  conf_side_open(&p.a, &aattr);
+  conf_side_open(&p.p, &pattr);
+  p.qual.type = IT_IANA_PORT;
+  conf_ok(it_listen_create(p.p.ia, 0, p.p.req, IT_LISTEN_NO_FLAG, &p.qual, &p.lh));
+  it_ia_info_t *info = conf_info(&p.a);
+  gboolean irdord = info->ird_ord_ia_support;
+  it_ia_info_free(info);
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_true(ev.conn_req.evd == p.p.req);
+  g_assert_cmpint(ev.conn_req.conn_qual.type, ==, IT_IANA_PORT);
+  g_assert_cmpuint(ntohs(ev.conn_req.conn_qual.conn_qual.port), ==, pair_port(&p));
+  g_assert_cmpint(ev.conn_req.source_addr.addr_type, ==, IT_IPV4);
+  g_assert_cmphex(ntohl(ev.conn_req.source_addr.addr.ipv4.s_addr), ==, INADDR_LOOPBACK);
+  g_assert_cmpuint(ev.conn_req.spigot_id, ==, 0);
+  if (irdord) {
+    g_assert_cmpuint(ev.conn_req.rdma_read_ird, ==, 3);
+    g_assert_cmpuint(ev.conn_req.rdma_read_ord, ==, 2);
+  }
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+
+  /* Active ORD = min(its ORD 2, peer IRD 1); active IRD = min(3, peer ORD 4). */
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  g_assert_true(ev.conn.evd == p.a.cm);
+  if (irdord) {
+    g_assert_cmpuint(ev.conn.rdma_read_ord, ==, 1);
+    g_assert_cmpuint(ev.conn.rdma_read_ird, ==, 3);
+  }
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  g_assert_true(ev.conn.evd == p.p.cm);
+  if (irdord) {
+    g_assert_cmpuint(ev.conn.rdma_read_ord, ==, 3);
+    g_assert_cmpuint(ev.conn.rdma_read_ird, ==, 1);
+  }
+
+  it_ep_param_t ep;
+  conf_ok(it_ep_query(p.a.ep, IT_EP_PARAM_ALL, &ep));
+  g_assert_cmpint(ep.ep_state.rc, ==, IT_EP_STATE_CONNECTED);
+  if (irdord) {
+    g_assert_cmpuint(ep.attr.srv.rc.rdma_read_ord, ==, 1);
+    g_assert_cmpuint(ep.attr.srv.rc.rdma_read_ird, ==, 3);
+  }
+  conf_ok(it_ep_query(p.p.ep, IT_EP_PARAM_ALL, &ep));
+  g_assert_cmpint(ep.ep_state.rc, ==, IT_EP_STATE_CONNECTED);
+  if (irdord) {
+    g_assert_cmpuint(ep.attr.srv.rc.rdma_read_ord, ==, 3);
+    g_assert_cmpuint(ep.attr.srv.rc.rdma_read_ird, ==, 1);
+  }
+  conf_pair_close(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reject                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_reject_pdata(void)
+{
+  g_test_summary("CM: it_reject with private data gives the active side PEER_REJECT with the "
+                 "bytes; its EP is NONOPERATIONAL, it_ep_reset makes it UNCONNECTED and it "
+                 "then connects successfully");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t rlen = small_len(info->reject_private_data_len, 100);
+  it_ia_info_free(info);
+  unsigned char rpd[IT_MAX_PRIV_DATA];
+  fill_pdata(rpd, rlen, 5);
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_reject(ev.conn_req.cn_est_id, rpd, rlen));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_PEER_REJECT_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  if (rlen > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, rlen, rpd, rlen);
+  }
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  /* The passive EP took no part. */
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_assert_empty(p.p.cm);
+
+  /* A NONOPERATIONAL EP cannot connect until reset. */
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p.a, &path);
+  conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
+                     IT_ERR_INVALID_EP_STATE);
+  conf_ok(it_ep_reset(p.a.ep));
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+
+  unsigned char cpd[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+  info = conf_info(&p.a);
+  size_t clen = small_len(info->connect_private_data_len, sizeof(cpd));
+  it_ia_info_free(info);
+  conf_pair_connect(&p, clen > 0 ? cpd : NULL, clen, NULL, 0);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_pair_close(&p);
+}
+
+static void
+test_nonpeer_reject(void)
+{
+  g_test_summary("CM: connecting to a qualifier nobody listens on gives "
+                 "IT_CM_MSG_CONN_NONPEER_REJECT_EVENT and a NONOPERATIONAL EP");
+  conf_side_t a;
+  conf_side_open(&a, NULL);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(free_port(&a));
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&a, &path);
+  conf_ok(it_ep_connect(a.ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
+  g_assert_true(ev.conn.ep == a.ep);
+  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  conf_ok(it_ep_reset(a.ep));
+  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_assert_empty(a.cm);
+  conf_side_close(&a);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Three-way handshake                                                     */
+/* ---------------------------------------------------------------------- */
+
+static gboolean
+require_three_way(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = info->three_way_handshake_support;
+  it_ia_info_free(info);
+  return conf_require(ok, "three-way-handshake");
+}
+
+/* Connect three-way; the passive side accepts with @apd; returns the
+ * ACCEPT_ARRIVAL event of the active side. */
+static it_event_t
+three_way_until_reply(conf_pair_t *p, const unsigned char *apd, size_t alen)
+{
+  start_connect(p, &p->qual, IT_CONNECT_FLAG_THREE_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p->p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(p->p.ep, ev.conn_req.cn_est_id, apd, alen));
+  ev = conf_wait(p->a.cm, IT_CM_MSG_CONN_ACCEPT_ARRIVAL_EVENT);
+  g_assert_true(ev.conn.ep == p->a.ep);
+  if (alen > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, alen, apd, alen);
+  }
+  g_assert_cmpint(ep_state(p->a.ep), ==, IT_EP_STATE_ACTIVE2_CONNECTION_PENDING);
+  g_assert_cmpint(ep_state(p->p.ep), ==, IT_EP_STATE_PASSIVE_CONNECTION_PENDING);
+  /* Nothing is established before the active side answers. */
+  conf_assert_empty(p->p.cm);
+  return ev;
+}
+
+static void
+test_three_way_accept(void)
+{
+  g_test_summary("CM: with IT_CONNECT_FLAG_THREE_WAY the active side gets ACCEPT_ARRIVAL "
+                 "(passive private data, a cn_est_id, EP in ACTIVE2_CONNECTION_PENDING); its "
+                 "it_ep_accept establishes both sides, its private data reaching the passive one");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_three_way(&p.a)) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t alen = small_len(info->accept_private_data_len, 60);
+  it_ia_info_free(info);
+  unsigned char apd[IT_MAX_PRIV_DATA], rtu[IT_MAX_PRIV_DATA];
+  fill_pdata(apd, alen, 7);
+  size_t rlen = MIN(alen, (size_t) 24);
+  fill_pdata(rtu, rlen, 8);
+
+  it_event_t ev = three_way_until_reply(&p, apd, alen);
+  conf_ok(it_ep_accept(p.a.ep, ev.conn.cn_est_id, rtu, rlen));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  if (rlen > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, rlen, rtu, rlen);
+  }
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_pair_close(&p);
+}
+
+static void
+test_three_way_reject(void)
+{
+  g_test_summary("CM: in a three-way handshake the active side may it_reject the reply; "
+                 "the passive side gets PEER_REJECT with the private data and both EPs are "
+                 "NONOPERATIONAL");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_three_way(&p.a)) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t rlen = small_len(info->reject_private_data_len, 33);
+  it_ia_info_free(info);
+  unsigned char rpd[IT_MAX_PRIV_DATA];
+  fill_pdata(rpd, rlen, 9);
+
+  it_event_t ev = three_way_until_reply(&p, NULL, 0);
+  conf_ok(it_reject(ev.conn.cn_est_id, rpd, rlen));
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_PEER_REJECT_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  if (rlen > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, rlen, rpd, rlen);
+  }
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  conf_assert_empty(p.a.cm);
+  /* The reply is answered: it cannot be accepted any more. */
+  conf_assert_status(it_ep_accept(p.a.ep, ev.conn.cn_est_id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+  /* Both EPs can be reset and connect again. */
+  conf_ok(it_ep_reset(p.a.ep));
+  conf_ok(it_ep_reset(p.p.ep));
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_pair_close(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Disconnect                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_disconnect_pdata(void)
+{
+  g_test_summary("CM: it_ep_disconnect with private data: both sides get DISCONNECT, the peer "
+                 "sees the bytes, both EPs are NONOPERATIONAL and every posted receive "
+                 "completes IT_DTO_ERR_FLUSHED exactly once");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t dlen = small_len(info->disconnect_private_data_len, 120);
+  it_ia_info_free(info);
+  unsigned char dpd[IT_MAX_PRIV_DATA];
+  fill_pdata(dpd, dlen, 11);
+  conf_buf_t ba, bp;
+  conf_buf_new(&p.a, &ba, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &bp, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  post_recvs(&p.a, &ba, 3, 100);
+  post_recvs(&p.p, &bp, 2, 200);
+  conf_ok(it_ep_disconnect(p.a.ep, dpd, dlen));
+
+  it_event_t ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  if (dlen > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, dlen, dpd, dlen);
+  }
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  expect_flushed_recvs(&p.a, 3, 100);
+  expect_flushed_recvs(&p.p, 2, 200);
+  conf_assert_empty(p.a.cm);
+  conf_assert_empty(p.p.cm);
+  /* Disconnecting again is a state error. */
+  conf_assert_status(it_ep_disconnect(p.a.ep, NULL, 0), IT_ERR_INVALID_EP_STATE);
+  conf_buf_free(&ba);
+  conf_buf_free(&bp);
+  conf_pair_close(&p);
+}
+
+static void
+test_disconnect_passive(void)
+{
+  g_test_summary("CM: the passive side may disconnect too: both sides get DISCONNECT, the "
+                 "active one without private data when none was sent, both EPs NONOPERATIONAL");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_ok(it_ep_disconnect(p.p.ep, NULL, 0));
+  it_event_t ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  g_assert_cmpint(ev.conn.private_data_present, ==, IT_FALSE);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  conf_assert_empty(p.a.cm);
+  conf_assert_empty(p.p.cm);
+  conf_pair_close(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Private data limits                                                     */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_pdata_limit_connect(void)
+{
+  g_test_summary("CM: it_ep_connect with connect_private_data_len + 1 bytes returns "
+                 "IT_ERR_INVALID_PDATA_LENGTH and leaves the EP UNCONNECTED; exactly the limit "
+                 "connects and the request carries every byte");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t lim = info->connect_private_data_len;
+  it_ia_info_free(info);
+  g_assert_cmpuint(lim, <=, IT_MAX_PRIV_DATA);
+  unsigned char pd[IT_MAX_PRIV_DATA + 1];
+  fill_pdata(pd, sizeof(pd), 13);
+
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p.a, &path);
+  conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, pd, lim + 1),
+                     IT_ERR_INVALID_PDATA_LENGTH);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_assert_empty(p.p.req);
+
+  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, lim ? pd : NULL, lim));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  if (lim > 0) {
+    g_assert_cmpint(ev.conn_req.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn_req.private_data, lim, pd, lim);
+  }
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_pair_close(&p);
+}
+
+static void
+test_pdata_limit_accept(void)
+{
+  g_test_summary("CM: it_ep_accept with accept_private_data_len + 1 bytes returns "
+                 "IT_ERR_INVALID_PDATA_LENGTH and leaves the request pending; exactly the "
+                 "limit establishes and the active side gets every byte");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t lim = info->accept_private_data_len;
+  it_ia_info_free(info);
+  g_assert_cmpuint(lim, <=, IT_MAX_PRIV_DATA);
+  unsigned char pd[IT_MAX_PRIV_DATA + 1];
+  fill_pdata(pd, sizeof(pd), 17);
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  it_cn_est_identifier_t id = ev.conn_req.cn_est_id;
+  conf_assert_status(it_ep_accept(p.p.ep, id, pd, lim + 1), IT_ERR_INVALID_PDATA_LENGTH);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_assert_empty(p.a.cm);
+
+  conf_ok(it_ep_accept(p.p.ep, id, lim ? pd : NULL, lim));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  if (lim > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, lim, pd, lim);
+  }
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_pair_close(&p);
+}
+
+static void
+test_pdata_limit_reject(void)
+{
+  g_test_summary("CM: it_reject with reject_private_data_len + 1 bytes returns "
+                 "IT_ERR_INVALID_PDATA_LENGTH; the request stays pending and a reject at the "
+                 "limit delivers every byte");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t lim = info->reject_private_data_len;
+  it_ia_info_free(info);
+  g_assert_cmpuint(lim, <=, IT_MAX_PRIV_DATA);
+  unsigned char pd[IT_MAX_PRIV_DATA + 1];
+  fill_pdata(pd, sizeof(pd), 19);
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  it_cn_est_identifier_t id = ev.conn_req.cn_est_id;
+  conf_assert_status(it_reject(id, pd, lim + 1), IT_ERR_INVALID_PDATA_LENGTH);
+  conf_assert_empty(p.a.cm);
+
+  conf_ok(it_reject(id, lim ? pd : NULL, lim));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_PEER_REJECT_EVENT);
+  if (lim > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, lim, pd, lim);
+  }
+  conf_pair_close(&p);
+}
+
+static void
+test_pdata_limit_disconnect(void)
+{
+  g_test_summary("CM: it_ep_disconnect with disconnect_private_data_len + 1 bytes returns "
+                 "IT_ERR_INVALID_PDATA_LENGTH and the connection stays up; at the limit the "
+                 "peer gets every byte");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  size_t lim = info->disconnect_private_data_len;
+  it_ia_info_free(info);
+  g_assert_cmpuint(lim, <=, IT_MAX_PRIV_DATA);
+  unsigned char pd[IT_MAX_PRIV_DATA + 1];
+  fill_pdata(pd, sizeof(pd), 23);
+
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_assert_status(it_ep_disconnect(p.a.ep, pd, lim + 1), IT_ERR_INVALID_PDATA_LENGTH);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_assert_empty(p.p.cm);
+
+  conf_ok(it_ep_disconnect(p.a.ep, lim ? pd : NULL, lim));
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  it_event_t ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  if (lim > 0) {
+    g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
+    g_assert_cmpmem(ev.conn.private_data, lim, pd, lim);
+  }
+  conf_pair_close(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connection qualifiers                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_qual_busy(void)
+{
+  g_test_summary("CM: a second it_listen_create with IT_LISTEN_CONN_QUAL_INPUT on a port "
+                 "already listened on returns IT_ERR_CONN_QUAL_BUSY (same IA and another IA "
+                 "of the process); once the first listener is freed the port can be taken");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_conn_qual_t q = p.qual;
+  it_listen_handle_t lh2 = IT_NULL_HANDLE;
+  conf_assert_status(it_listen_create(p.p.ia, 0, p.p.req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh2),
+                     IT_ERR_CONN_QUAL_BUSY);
+  conf_assert_status(it_listen_create(p.a.ia, 0, p.a.req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh2),
+                     IT_ERR_CONN_QUAL_BUSY);
+  /* The qualifier is not rewritten by a failed call. */
+  g_assert_cmpuint(ntohs(q.conn_qual.port), ==, pair_port(&p));
+
+  conf_ok(it_listen_free(p.lh));
+  p.lh = IT_NULL_HANDLE;
+  conf_ok(it_listen_create(p.a.ia, 0, p.a.req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh2));
+  g_assert_cmpuint(ntohs(q.conn_qual.port), ==, pair_port(&p));
+  conf_ok(it_listen_free(lh2));
+  conf_pair_close(&p);
+}
+
+/* Child: an IA of its own tries to listen on @port; exit code says how
+ * it went (0 success, 1 busy, 2 anything else). */
+static void G_GNUC_NORETURN
+child_listen(uint16_t port)
+{
+  it_ia_handle_t ia;
+  it_evd_handle_t req;
+  it_listen_handle_t lh;
+  if (it_ia_create(conf_ia_name(), 2, 1, &ia) != IT_SUCCESS)
+    _exit(3);
+  if (it_evd_create(ia, IT_CM_REQ_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE,
+                    &req, NULL) != IT_SUCCESS)
+    _exit(3);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(port);
+  it_status_t st = it_listen_create(ia, 0, req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh);
+  _exit(st == IT_SUCCESS ? 0 : st == IT_ERR_CONN_QUAL_BUSY ? 1 : 2);
+}
+
+static int
+run_child_listen(uint16_t port)
+{
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0)
+    child_listen(port);
+  int status = 0;
+  g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+  g_assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+static void
+test_qual_busy_process(void)
+{
+  g_test_summary("CM: connection qualifiers are host-wide: a process listening on the port "
+                 "this one holds gets IT_ERR_CONN_QUAL_BUSY; after it_listen_free here, "
+                 "another process and this one can listen on it");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  uint16_t port = pair_port(&p);
+  g_assert_cmpint(run_child_listen(port), ==, 1);
+
+  conf_ok(it_listen_free(p.lh));
+  p.lh = IT_NULL_HANDLE;
+  g_assert_cmpint(run_child_listen(port), ==, 0);
+  /* The child's reservation died with it. */
+  it_conn_qual_t q = p.qual;
+  it_listen_handle_t lh;
+  conf_ok(it_listen_create(p.p.ia, 0, p.p.req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh));
+  g_assert_cmpuint(ntohs(q.conn_qual.port), ==, port);
+  conf_ok(it_listen_free(lh));
+  conf_pair_close(&p);
+}
+
+static void
+test_qual_auto(void)
+{
+  g_test_summary("CM: without IT_LISTEN_CONN_QUAL_INPUT it_listen_create writes back a non-zero "
+                 "qualifier, which it_listen_query returns with the IA, spigot and EVD; two "
+                 "automatic listeners get different qualifiers");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_conn_qual_t q1 = { .type = IT_IANA_PORT }, q2 = { .type = IT_IANA_PORT };
+  it_listen_handle_t l1, l2;
+  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q1, &l1));
+  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q2, &l2));
+  g_assert_cmpint(q1.type, ==, IT_IANA_PORT);
+  g_assert_cmpuint(ntohs(q1.conn_qual.port), !=, 0);
+  g_assert_cmpuint(ntohs(q2.conn_qual.port), !=, 0);
+  g_assert_cmpuint(q1.conn_qual.port, !=, q2.conn_qual.port);
+
+  it_listen_param_t lp;
+  memset(&lp, 0, sizeof(lp));
+  conf_ok(it_listen_query(l1, IT_LISTEN_PARAM_ALL, &lp));
+  g_assert_true(lp.ia_handle == s.ia);
+  g_assert_cmpuint(lp.spigot_id, ==, 0);
+  g_assert_true(lp.connect_evd == s.req);
+  g_assert_cmpint(lp.connect_qual.type, ==, IT_IANA_PORT);
+  g_assert_cmpuint(lp.connect_qual.conn_qual.port, ==, q1.conn_qual.port);
+  conf_ok(it_listen_free(l1));
+  conf_ok(it_listen_free(l2));
+  conf_assert_status(it_listen_query(l1, IT_LISTEN_PARAM_ALL, &lp), IT_ERR_INVALID_LISTEN);
+  conf_side_close(&s);
+}
+
+/* Connect to the pair's listener naming it with @q; accept; established. */
+static void
+connect_with_qual(conf_pair_t *p, const it_conn_qual_t *q)
+{
+  start_connect(p, q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p->p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(p->p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  ev = conf_wait(p->a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p->a.ep);
+  conf_wait(p->p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+}
+
+static gboolean
+require_active_qual(conf_side_t *s, it_conn_qual_type_t t, const char *what)
+{
+  it_ia_info_t *info = conf_info(s);
+  g_assert_cmpuint(info->num_spigots, >=, 1);
+  gboolean ok = (info->spigot_info[0].active_side_conn_qual & t) != 0;
+  it_ia_info_free(info);
+  return conf_require(ok, what);
+}
+
+static void
+test_qual_serviceid(void)
+{
+  g_test_summary("CM: an IT_IB_SERVICEID qualifier (IP-based service ID 0x106xxxx, and a plain "
+                 "16-bit value) reaches the listener on that port");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_active_qual(&p.a, IT_IB_SERVICEID, "IB service ID qualifiers")) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_conn_qual_t q = { .type = IT_IB_SERVICEID };
+  q.conn_qual.serviceid = it_hton64(UINT64_C(0x1060000) | pair_port(&p));
+  connect_with_qual(&p, &q);
+
+  conf_ok(it_ep_disconnect(p.a.ep, NULL, 0));
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_ok(it_ep_reset(p.a.ep));
+  conf_ok(it_ep_reset(p.p.ep));
+
+  q.conn_qual.serviceid = it_hton64(pair_port(&p));
+  connect_with_qual(&p, &q);
+  conf_pair_close(&p);
+}
+
+static void
+test_qual_serviceid_listen(void)
+{
+  g_test_summary("CM: a listener created with an IT_IB_SERVICEID qualifier and "
+                 "IT_LISTEN_CONN_QUAL_INPUT receives a connect that names the same port as "
+                 "an IT_IANA_PORT, and the request reports the listener's qualifier");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.p);
+  gboolean ok = (info->spigot_info[0].passive_side_conn_qual & IT_IB_SERVICEID) != 0;
+  it_ia_info_free(info);
+  if (!conf_require(ok, "IB service ID listeners")) {
+    conf_pair_close(&p);
+    return;
+  }
+  uint16_t port = pair_port(&p);
+  conf_ok(it_listen_free(p.lh));
+  p.lh = IT_NULL_HANDLE;
+  it_conn_qual_t sq = { .type = IT_IB_SERVICEID };
+  sq.conn_qual.serviceid = it_hton64(UINT64_C(0x1060000) | port);
+  conf_ok(it_listen_create(p.p.ia, 0, p.p.req, IT_LISTEN_CONN_QUAL_INPUT, &sq, &p.lh));
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_cmpint(ev.conn_req.conn_qual.type, ==, IT_IB_SERVICEID);
+  g_assert_cmphex(it_ntoh64(ev.conn_req.conn_qual.conn_qual.serviceid), ==,
+                  UINT64_C(0x1060000) | port);
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_pair_close(&p);
+}
+
+static void
+test_qual_lr_port(void)
+{
+  g_test_summary("CM: an IT_IANA_LR_PORT qualifier connects to the listener named by its "
+                 "remote port");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_active_qual(&p.a, IT_IANA_LR_PORT, "local/remote port qualifiers")) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_conn_qual_t q = { .type = IT_IANA_LR_PORT };
+  q.conn_qual.lr_port.local = 0;
+  q.conn_qual.lr_port.remote = htons(pair_port(&p));
+  connect_with_qual(&p, &q);
+  conf_pair_close(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Bad CM calls                                                            */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_bad_cn_est_id(void)
+{
+  g_test_summary("CM: it_ep_accept and it_reject with a connection id never issued return "
+                 "IT_ERR_INVALID_CN_EST_ID and leave the EP UNCONNECTED");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  const it_cn_est_identifier_t bogus[] = { 0, 1, UINT64_C(0xdeadbeefcafef00d), UINT64_MAX };
+  for (size_t i = 0; i < G_N_ELEMENTS(bogus); i++) {
+    conf_assert_status(it_ep_accept(s.ep, bogus[i], NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+    conf_assert_status(it_reject(bogus[i], NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+  }
+  g_assert_cmpint(ep_state(s.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_side_close(&s);
+}
+
+static void
+test_accept_twice(void)
+{
+  g_test_summary("CM: a connection request can be answered once: accepting it again on another "
+                 "EP, or rejecting it afterwards, returns IT_ERR_INVALID_CN_EST_ID");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  it_ep_handle_t ep2;
+  conf_ok(it_ep_rc_create(p.p.pz, p.p.dto, p.p.dto, p.p.cm, IT_EP_NO_FLAG, &attr, &ep2));
+
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  it_cn_est_identifier_t id = ev.conn_req.cn_est_id;
+  conf_ok(it_ep_accept(p.p.ep, id, NULL, 0));
+  conf_assert_status(it_ep_accept(ep2, id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+  conf_assert_status(it_ep_accept(p.p.ep, id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+  conf_assert_status(it_reject(id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+  g_assert_cmpint(ep_state(ep2), ==, IT_EP_STATE_UNCONNECTED);
+
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  conf_assert_empty(p.p.cm);
+  conf_pair_close(&p);
+}
+
+static void
+test_bad_ep_state(void)
+{
+  g_test_summary("CM: it_ep_disconnect on an UNCONNECTED EP and it_ep_connect on a CONNECTED "
+                 "EP return IT_ERR_INVALID_EP_STATE");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_assert_status(it_ep_disconnect(p.a.ep, NULL, 0), IT_ERR_INVALID_EP_STATE);
+  conf_assert_status(it_ep_disconnect(p.p.ep, NULL, 0), IT_ERR_INVALID_EP_STATE);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p.a, &path);
+  conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
+                     IT_ERR_INVALID_EP_STATE);
+  conf_assert_status(it_ep_connect(p.p.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
+                     IT_ERR_INVALID_EP_STATE);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_assert_empty(p.p.req);
+  conf_pair_close(&p);
+}
+
+static void
+test_bad_flags(void)
+{
+  g_test_summary("CM: it_ep_connect with both IT_CONNECT_FLAG_TWO_WAY and "
+                 "IT_CONNECT_FLAG_THREE_WAY returns IT_ERR_INVALID_CN_EST_FLAGS and sends nothing");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p.a, &path);
+  conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual,
+                                   IT_CONNECT_FLAG_TWO_WAY | IT_CONNECT_FLAG_THREE_WAY, NULL, 0),
+                     IT_ERR_INVALID_CN_EST_FLAGS);
+  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_assert_empty(p.p.req);
+  conf_pair_close(&p);
+}
+
+static void
+test_bad_listen(void)
+{
+  g_test_summary("CM: it_listen_create with a CM_MSG-stream EVD returns "
+                 "IT_ERR_INVALID_CONN_EVD; on spigot 99 it returns IT_ERR_INVALID_SPIGOT");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_listen_handle_t lh = IT_NULL_HANDLE;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_assert_status(it_listen_create(s.ia, 0, s.cm, IT_LISTEN_NO_FLAG, &q, &lh),
+                     IT_ERR_INVALID_CONN_EVD);
+  conf_assert_status(it_listen_create(s.ia, 0, s.dto, IT_LISTEN_NO_FLAG, &q, &lh),
+                     IT_ERR_INVALID_CONN_EVD);
+  it_ia_info_t *info = conf_info(&s);
+  g_assert_cmpuint(info->num_spigots, <, 99);
+  it_ia_info_free(info);
+  conf_assert_status(it_listen_create(s.ia, 99, s.req, IT_LISTEN_NO_FLAG, &q, &lh),
+                     IT_ERR_INVALID_SPIGOT);
+  g_assert_true(lh == IT_NULL_HANDLE);
+  conf_side_close(&s);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Broken and withdrawn connections                                        */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_broken(void)
+{
+  g_test_summary("CM: freeing one connected EP gives the other IT_CM_MSG_CONN_BROKEN_EVENT, "
+                 "leaves it NONOPERATIONAL and flushes its posted receives once each");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_buf_t bp;
+  conf_buf_new(&p.p, &bp, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  post_recvs(&p.p, &bp, 4, 300);
+
+  conf_ok(it_ep_free(p.a.ep));
+  p.a.ep = IT_NULL_HANDLE;
+  it_event_t ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  expect_flushed_recvs(&p.p, 4, 300);
+  conf_assert_empty(p.p.cm);
+  conf_buf_free(&bp);
+  conf_pair_close(&p);
+}
+
+static void
+test_withdrawn_request(void)
+{
+  g_test_summary("CM: a connection request withdrawn by its requester (the active EP freed) "
+                 "cannot be accepted: it_ep_accept returns IT_ERR_INVALID_CN_EST_ID and the "
+                 "passive EP stays UNCONNECTED and usable");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  start_connect(&p, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  it_cn_est_identifier_t id = ev.conn_req.cn_est_id;
+  conf_ok(it_ep_free(p.a.ep));
+  p.a.ep = IT_NULL_HANDLE;
+
+  /* Withdrawal travels asynchronously: poll until the id is refused. */
+  it_status_t st = IT_SUCCESS;
+  gint64 deadline = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
+  do {
+    st = it_ep_accept(p.p.ep, id, NULL, 0);
+    if (st == IT_ERR_INVALID_CN_EST_ID)
+      break;
+    g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_ERR_INVALID_CN_EST_ID));
+    g_usleep(10000);
+  } while (g_get_monotonic_time() < deadline);
+  conf_assert_status(st, IT_ERR_INVALID_CN_EST_ID);
+  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  conf_assert_empty(p.p.cm);
+
+  /* The passive EP still takes a fresh connection. */
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  conf_ok(it_ep_rc_create(p.a.pz, p.a.dto, p.a.dto, p.a.cm, IT_EP_NO_FLAG, &attr, &p.a.ep));
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_pair_close(&p);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/conformance/cm/connect-pdata", test_connect_pdata);
+  g_test_add_func("/conformance/cm/connect-no-pdata", test_connect_no_pdata);
+  g_test_add_func("/conformance/cm/request-fields", test_request_fields);
+  g_test_add_func("/conformance/cm/reject-pdata", test_reject_pdata);
+  g_test_add_func("/conformance/cm/nonpeer-reject", test_nonpeer_reject);
+  g_test_add_func("/conformance/cm/three-way/accept", test_three_way_accept);
+  g_test_add_func("/conformance/cm/three-way/reject", test_three_way_reject);
+  g_test_add_func("/conformance/cm/disconnect-pdata", test_disconnect_pdata);
+  g_test_add_func("/conformance/cm/disconnect-passive", test_disconnect_passive);
+  g_test_add_func("/conformance/cm/pdata-limit/connect", test_pdata_limit_connect);
+  g_test_add_func("/conformance/cm/pdata-limit/accept", test_pdata_limit_accept);
+  g_test_add_func("/conformance/cm/pdata-limit/reject", test_pdata_limit_reject);
+  g_test_add_func("/conformance/cm/pdata-limit/disconnect", test_pdata_limit_disconnect);
+  g_test_add_func("/conformance/cm/qual/busy", test_qual_busy);
+  g_test_add_func("/conformance/cm/qual/busy-process", test_qual_busy_process);
+  g_test_add_func("/conformance/cm/qual/auto", test_qual_auto);
+  g_test_add_func("/conformance/cm/qual/serviceid", test_qual_serviceid);
+  g_test_add_func("/conformance/cm/qual/serviceid-listen", test_qual_serviceid_listen);
+  g_test_add_func("/conformance/cm/qual/lr-port", test_qual_lr_port);
+  g_test_add_func("/conformance/cm/bad/cn-est-id", test_bad_cn_est_id);
+  g_test_add_func("/conformance/cm/bad/accept-twice", test_accept_twice);
+  g_test_add_func("/conformance/cm/bad/ep-state", test_bad_ep_state);
+  g_test_add_func("/conformance/cm/bad/cn-est-flags", test_bad_flags);
+  g_test_add_func("/conformance/cm/bad/listen", test_bad_listen);
+  g_test_add_func("/conformance/cm/broken", test_broken);
+  g_test_add_func("/conformance/cm/withdrawn-request", test_withdrawn_request);
+  return g_test_run();
+}
