@@ -67,7 +67,7 @@ typedef struct {
   it_ep_handle_t ep;
   it_lmr_handle_t lmr;
   it_rmr_context_t context;
-  unsigned char *buf;        /* [0, size): send/recv and RDMA target; [size, 2 size): source */
+  unsigned char *buf;        /* [0, size): RDMA target; [size, 2 size): source; [2 size, 3 size): receives */
   peer_info_t peer;
 } side_t;
 
@@ -88,11 +88,11 @@ open_side(side_t *s, const shared_t *sh)
                       IT_NULL_HANDLE, &s->dto_evd, NULL));
   CHECK(it_evd_create(s->ia, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1,
                       IT_NULL_HANDLE, &s->cm_evd, NULL));
-  s->buf = aligned_alloc(4096, ((2 * sh->size + 4095) / 4096) * 4096);
+  s->buf = aligned_alloc(4096, ((3 * sh->size + 4095) / 4096) * 4096);
   if (s->buf == NULL)
-    FAIL("out of memory for a %zu-byte buffer", 2 * sh->size);
-  memset(s->buf, 0, 2 * sh->size);
-  CHECK(it_lmr_create(s->pz, s->buf, NULL, 2 * sh->size, IT_ADDR_MODE_ABSOLUTE,
+    FAIL("out of memory for a %zu-byte buffer", 3 * sh->size);
+  memset(s->buf, 0, 3 * sh->size);
+  CHECK(it_lmr_create(s->pz, s->buf, NULL, 3 * sh->size, IT_ADDR_MODE_ABSOLUTE,
                       IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_LMR_FLAG_NONE, 0, &s->lmr, &s->context));
 
   it_ep_attributes_t attr;
@@ -167,7 +167,7 @@ verify(const unsigned char *p, size_t n, size_t iter, int who, const char *what)
 static void
 post_recv(side_t *s, size_t size, it_dto_cookie_t cookie)
 {
-  it_lmr_triplet_t t = { .lmr = s->lmr, .addr.abs = s->buf, .length = size };
+  it_lmr_triplet_t t = { .lmr = s->lmr, .addr.abs = s->buf + 2 * size, .length = size };
   CHECK(it_post_recv(s->ep, &t, 1, cookie, IT_COMPLETION_FLAG));
 }
 
@@ -227,7 +227,7 @@ server_main(void *arg)
   /* Send/receive: echo each message back, checked. */
   for (size_t i = 0; i < sh->iters; i++) {
     poll_dto(&s, IT_DTO_RC_RECV_CMPL_EVENT, i);
-    verify(s.buf, sh->size, i, 1, "send/recv at the server");
+    verify(s.buf + 2 * sh->size, sh->size, i, 1, "send/recv at the server");
     post_recv(&s, sh->size, i + 1);
     fill(s.buf + sh->size, sh->size, i, 2);
     send_buf(&s, sh->size, i);
@@ -344,7 +344,7 @@ main(int argc, char **argv)
     poll_dto(&c, IT_DTO_SEND_CMPL_EVENT, i);
     poll_dto(&c, IT_DTO_RC_RECV_CMPL_EVENT, i);
     lat[i] = (now_us() - t0) / 2;
-    verify(c.buf, sh.size, i, 2, "send/recv at the client");
+    verify(c.buf + 2 * sh.size, sh.size, i, 2, "send/recv at the client");
     post_recv(&c, sh.size, i + 1);
   }
   report("send/recv", lat, sh.iters, sh.size);
