@@ -184,34 +184,32 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   return EXEC_DONE;
 }
 
-static exec_t
-exec_write(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
-{
-  uint64_t len;
-  if (!sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
-    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  uint8_t *dst = len == 0 ? (uint8_t *) "" :
-    remote_range(qp->peer, wr->remote_addr, wr->rkey, len, RNICPI_ACCESS_REMOTE_WRITE);
-  if (dst == NULL)
-    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
-  if (len > 0)
-    sg_copy(wr->sg_list, wr->num_sge, dst, TRUE);
-  complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
-  return EXEC_DONE;
-}
+/* RDMA Write and Read differ only in the rights each side needs and the
+ * direction of the copy (IBTA 9.4.3-9.4.4; RFC 5040 4.3, 4.4). */
+typedef struct {
+  uint32_t local_need;
+  uint32_t remote_need;
+  gboolean to_remote;
+} rdma_rule_t;
+
+static const rdma_rule_t rdma_rule_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_RDMA_WRITE] = { RNICPI_ACCESS_LOCAL_READ, RNICPI_ACCESS_REMOTE_WRITE, TRUE },
+  [RNICPI_WR_RDMA_READ] = { RNICPI_ACCESS_LOCAL_WRITE, RNICPI_ACCESS_REMOTE_READ, FALSE },
+};
 
 static exec_t
-exec_read(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
+  const rdma_rule_t *rule = &rdma_rule_of[wr->opcode];
   uint64_t len;
-  if (!sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &len))
+  if (!sges_ok(qp, wr->sg_list, wr->num_sge, rule->local_need, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  uint8_t *src = len == 0 ? (uint8_t *) "" :
-    remote_range(qp->peer, wr->remote_addr, wr->rkey, len, RNICPI_ACCESS_REMOTE_READ);
-  if (src == NULL)
+  uint8_t *remote = len == 0 ? (uint8_t *) "" :
+    remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
+  if (remote == NULL)
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   if (len > 0)
-    sg_copy(wr->sg_list, wr->num_sge, src, FALSE);
+    sg_copy(wr->sg_list, wr->num_sge, remote, rule->to_remote);
   complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
 }
@@ -244,8 +242,8 @@ typedef exec_t (*exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
 static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_SEND] = exec_send,
   [RNICPI_WR_SEND_INV] = exec_send,
-  [RNICPI_WR_RDMA_WRITE] = exec_write,
-  [RNICPI_WR_RDMA_READ] = exec_read,
+  [RNICPI_WR_RDMA_WRITE] = exec_rdma,
+  [RNICPI_WR_RDMA_READ] = exec_rdma,
   [RNICPI_WR_ATOMIC_CMP_SWP] = exec_atomic,
   [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
 };
