@@ -248,19 +248,22 @@ static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
 };
 
-/* Run the blocked head of the send queue as far as the peer allows. */
+/* Run the blocked head of the send queue as far as the peer allows.  The
+ * head leaves the queue before it runs: a failure completes it and flushes
+ * the rest, so it must not be in the queue to be flushed a second time. */
 void
 emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
 {
   while (qp->state == RNICPI_QPS_RTS && !g_queue_is_empty(&qp->sq)) {
-    emul_swqe_t *s = g_queue_peek_head(&qp->sq);
+    emul_swqe_t *s = g_queue_pop_head(&qp->sq);
     exec_t r = exec_of[s->wr.opcode](qp, &s->wr, w);
-    if (r == EXEC_BLOCKED)
+    if (r == EXEC_BLOCKED) {
+      g_queue_push_head(&qp->sq, s);
       return;
-    if (r == EXEC_FAILED)
-      return; /* emul_qp_break flushed the queue, s included */
-    g_queue_pop_head(&qp->sq);
+    }
     g_free(s);
+    if (r == EXEC_FAILED)
+      return;
   }
 }
 

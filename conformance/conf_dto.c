@@ -1,0 +1,548 @@
+/*
+ * Conformance: data transfer operations (IT-API DTO area) over a connected
+ * RC endpoint pair: send/receive, scatter/gather, RDMA Write and Read in
+ * both addressing modes, completion order and suppression, receiver not
+ * ready, queue limits, flushing and atomics.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "conf.h"
+
+#define assert_handle_eq(a, b) \
+  g_assert_cmphex((guint64) (uintptr_t) (a), ==, (guint64) (uintptr_t) (b))
+
+#define PRIV_LOCAL IT_PRIV_LOCAL
+#define PRIV_TARGET (IT_PRIV_LOCAL | IT_PRIV_REMOTE)
+
+static void
+pair_up(conf_pair_t *p)
+{
+  conf_pair_open(p);
+  conf_pair_connect(p, NULL, 0, NULL, 0);
+}
+
+/* Open a pair whose EPs both use @attr (conf_pair_open uses defaults). */
+static void
+pair_open_attr(conf_pair_t *p, const it_ep_attributes_t *attr)
+{
+  memset(p, 0, sizeof(*p));
+  conf_side_open(&p->a, attr);
+  conf_side_open(&p->p, attr);
+  p->qual.type = IT_IANA_PORT;
+  conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
+}
+
+static it_lmr_triplet_t
+rel_seg(const conf_buf_t *b, size_t off, size_t len)
+{
+  it_lmr_triplet_t t = { .lmr = b->lmr, .addr.rel = off, .length = len };
+  return t;
+}
+
+static void
+check_zero(const conf_buf_t *b, size_t off, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (b->data[off + i] != 0)
+      g_error("byte at offset %zu is 0x%02x; nothing should have been written there", off + i,
+              b->data[off + i]);
+}
+
+/* Send @len bytes from a to p; the receive buffer is 64 bytes larger. */
+static void
+test_send_recv(gconstpointer data)
+{
+  size_t len = GPOINTER_TO_SIZE(data);
+  g_test_summary("IT-API DTO: it_post_send/it_post_recv move the bytes; the receive completes as "
+                 "IT_DTO_RC_RECV_CMPL_EVENT with its cookie, EP, EVD and transferred_length");
+  conf_pair_t p;
+  conf_buf_t src, dst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, len, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, len + 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 3);
+
+  it_lmr_triplet_t rs = conf_seg(&dst, 0, dst.len), ss = conf_seg(&src, 0, len);
+  conf_ok(it_post_recv(p.p.ep, &rs, 1, 0xabc0001, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, &ss, 1, 0xabc0002, IT_COMPLETION_FLAG));
+
+  it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 0xabc0001);
+  assert_handle_eq(r.ep, p.p.ep);
+  assert_handle_eq(r.evd, p.p.dto);
+  g_assert_cmpuint(r.transferred_length, ==, len);
+  it_dto_cmpl_event_t s = conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 0xabc0002);
+  assert_handle_eq(s.ep, p.a.ep);
+  assert_handle_eq(s.evd, p.a.dto);
+
+  conf_buf_check(&dst, 0, len, 3);
+  check_zero(&dst, len, 64);
+  conf_buf_check_guards(&dst);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_multi_sge(void)
+{
+  g_test_summary("IT-API DTO: a send gathers 3 segments and the receive scatters them into 2 "
+                 "segments of other sizes, in order");
+  conf_pair_t p;
+  conf_buf_t src, dst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, 4096, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 9);
+
+  /* Gather: 100 bytes at 1000, 200 at 0, 300 at 2000 (600 in all). */
+  it_lmr_triplet_t g[3] = { conf_seg(&src, 1000, 100), conf_seg(&src, 0, 200), conf_seg(&src, 2000, 300) };
+  /* Scatter: 250 bytes at 3000, then 400 at 100. */
+  it_lmr_triplet_t s[2] = { conf_seg(&dst, 3000, 250), conf_seg(&dst, 100, 400) };
+  conf_ok(it_post_recv(p.p.ep, s, 2, 7, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, g, 3, 8, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 7);
+  g_assert_cmpuint(r.transferred_length, ==, 600);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 8);
+
+  unsigned char want[600];
+  memcpy(want, src.data + 1000, 100);
+  memcpy(want + 100, src.data, 200);
+  memcpy(want + 300, src.data + 2000, 300);
+  g_assert_cmpmem(dst.data + 3000, 250, want, 250);
+  g_assert_cmpmem(dst.data + 100, 350, want + 250, 350);
+  check_zero(&dst, 450, 50);     /* rest of the second scatter segment */
+  check_zero(&dst, 0, 100);
+  check_zero(&dst, 500, 2500);
+  check_zero(&dst, 3250, 4096 - 3250);
+  conf_buf_check_guards(&dst);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_zero_length(void)
+{
+  g_test_summary("IT-API DTO: a send of no segments completes the peer's receive with "
+                 "transferred_length 0 and writes nothing");
+  conf_pair_t p;
+  conf_buf_t dst;
+  pair_up(&p);
+  conf_buf_new(&p.p, &dst, 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t rs = conf_seg(&dst, 0, 64);
+  conf_ok(it_post_recv(p.p.ep, &rs, 1, 21, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, NULL, 0, 22, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 21);
+  g_assert_cmpuint(r.transferred_length, ==, 0);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 22);
+  check_zero(&dst, 0, 64);
+  conf_buf_check_guards(&dst);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_rdma_write(void)
+{
+  g_test_summary("IT-API DTO: it_post_rdma_write with 2 gather segments to an absolute remote "
+                 "address lands the bytes there and only there; the responder sees no completion");
+  conf_pair_t p;
+  conf_buf_t src, dst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, 8192, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 8192, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 5);
+  it_lmr_triplet_t g[2] = { conf_seg(&src, 4096, 3000), conf_seg(&src, 10, 1000) };
+  conf_ok(it_post_rdma_write(p.a.ep, g, 2, 31, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(dst.data + 512), dst.ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 31);
+  g_assert_cmpmem(dst.data + 512, 3000, src.data + 4096, 3000);
+  g_assert_cmpmem(dst.data + 3512, 1000, src.data + 10, 1000);
+  check_zero(&dst, 0, 512);
+  check_zero(&dst, 4512, 8192 - 4512);
+  conf_buf_check_guards(&dst);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_rdma_read(void)
+{
+  g_test_summary("IT-API DTO: it_post_rdma_read copies the remote bytes into the local segment and "
+                 "completes as IT_DTO_RDMA_READ_CMPL_EVENT; the responder sees no completion");
+  conf_pair_t p;
+  conf_buf_t dst, src;
+  pair_up(&p);
+  conf_buf_new(&p.a, &dst, 8192, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &src, 8192, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 11);
+  it_lmr_triplet_t l = conf_seg(&dst, 100, 5000);
+  conf_ok(it_post_rdma_read(p.a.ep, &l, 1, 41, IT_COMPLETION_FLAG,
+                            it_make_rdma_addr_absolute(src.data + 3000), src.ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
+  g_assert_cmpmem(dst.data + 100, 5000, src.data + 3000, 5000);
+  check_zero(&dst, 0, 100);
+  check_zero(&dst, 5100, 8192 - 5100);
+  conf_buf_check_guards(&dst);
+  conf_buf_check(&src, 0, src.len, 11); /* the source is unchanged */
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_rdma_write_relative(void)
+{
+  g_test_summary("IT-API DTO: RDMA Write to a relative-addressed remote LMR at "
+                 "it_make_rdma_addr_relative(offset), from a relative local triplet (addr.rel)");
+  conf_pair_t p;
+  conf_buf_t src, dst;
+  pair_up(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  gboolean rel = info->addr_mode_relative_support;
+  it_ia_info_free(info);
+  if (!conf_require(rel, "addr_mode_relative_support")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_buf_new(&p.a, &src, 4096, PRIV_LOCAL, IT_ADDR_MODE_RELATIVE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_RELATIVE);
+  conf_buf_fill(&src, 13);
+  it_lmr_triplet_t g[2] = { rel_seg(&src, 1024, 700), rel_seg(&src, 0, 300) };
+  conf_ok(it_post_rdma_write(p.a.ep, g, 2, 51, IT_COMPLETION_FLAG, it_make_rdma_addr_relative(2000),
+                             dst.ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 51);
+  g_assert_cmpmem(dst.data + 2000, 700, src.data + 1024, 700);
+  g_assert_cmpmem(dst.data + 2700, 300, src.data, 300);
+  check_zero(&dst, 0, 2000);
+  check_zero(&dst, 3000, 1096);
+  conf_buf_check_guards(&dst);
+
+  /* And back: an RDMA Read of the same relative range into offset 0. */
+  conf_buf_t back;
+  conf_buf_new(&p.a, &back, 1000, PRIV_LOCAL, IT_ADDR_MODE_RELATIVE);
+  it_lmr_triplet_t b = rel_seg(&back, 0, 1000);
+  conf_ok(it_post_rdma_read(p.a.ep, &b, 1, 52, IT_COMPLETION_FLAG, it_make_rdma_addr_relative(2000), dst.ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 52);
+  g_assert_cmpmem(back.data, 1000, dst.data + 2000, 1000);
+  conf_buf_check_guards(&back);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&back);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+#define NORDER 32
+#define SLOT 64
+
+static void
+test_order(void)
+{
+  g_test_summary("IT-API DTO: 32 sends complete in posting order on the sender, and the 32 "
+                 "pre-posted receives complete in posting order with the matching data");
+  conf_pair_t p;
+  conf_buf_t src, dst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, NORDER * SLOT, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, NORDER * SLOT, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 17);
+  for (unsigned i = 0; i < NORDER; i++) {
+    it_lmr_triplet_t r = conf_seg(&dst, i * SLOT, SLOT);
+    conf_ok(it_post_recv(p.p.ep, &r, 1, 1000 + i, IT_COMPLETION_FLAG));
+  }
+  for (unsigned i = 0; i < NORDER; i++) {
+    /* Send i carries i + 1 bytes, so a misrouted message shows. */
+    it_lmr_triplet_t s = conf_seg(&src, i * SLOT, i + 1);
+    conf_ok(it_post_send(p.a.ep, &s, 1, i, IT_COMPLETION_FLAG));
+  }
+  for (unsigned i = 0; i < NORDER; i++)
+    conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, i);
+  for (unsigned i = 0; i < NORDER; i++) {
+    it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1000 + i);
+    g_assert_cmpuint(r.transferred_length, ==, i + 1);
+    g_assert_cmpmem(dst.data + i * SLOT, i + 1, src.data + i * SLOT, i + 1);
+    check_zero(&dst, i * SLOT + i + 1, SLOT - i - 1);
+  }
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_unsignaled(void)
+{
+  g_test_summary("IT-API DTO: a send without IT_COMPLETION_FLAG makes no send completion event "
+                 "but its receive completes; a later signaled send does complete");
+  conf_pair_t p;
+  conf_buf_t src, dst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, 128, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 128, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 19);
+  it_lmr_triplet_t r0 = conf_seg(&dst, 0, 64), r1 = conf_seg(&dst, 64, 64);
+  conf_ok(it_post_recv(p.p.ep, &r0, 1, 60, IT_COMPLETION_FLAG));
+  conf_ok(it_post_recv(p.p.ep, &r1, 1, 61, IT_COMPLETION_FLAG));
+
+  it_lmr_triplet_t s0 = conf_seg(&src, 0, 64);
+  conf_ok(it_post_send(p.a.ep, &s0, 1, 70, 0));
+  it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 60);
+  g_assert_cmpuint(r.transferred_length, ==, 64);
+  conf_assert_empty(p.a.dto);
+
+  it_lmr_triplet_t s1 = conf_seg(&src, 64, 64);
+  conf_ok(it_post_send(p.a.ep, &s1, 1, 71, IT_COMPLETION_FLAG));
+  r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 61);
+  g_assert_cmpuint(r.transferred_length, ==, 64);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 71);
+  g_assert_cmpmem(dst.data, 128, src.data, 128);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_send_waits_for_recv(void)
+{
+  g_test_summary("IT-API DTO: a send posted before the peer posts a receive waits (no completion "
+                 "on either side) and completes once the receive is posted; a later RDMA Write "
+                 "stays ordered behind it");
+  conf_pair_t p;
+  conf_buf_t src, dst, tgt;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, 256, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 256, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &tgt, 256, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 23);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 256);
+  conf_ok(it_post_send(p.a.ep, &s, 1, 80, IT_COMPLETION_FLAG));
+  conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 81, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(tgt.data), tgt.ctx));
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  check_zero(&tgt, 0, 256); /* the write waits behind the send */
+  check_zero(&dst, 0, 256);
+
+  it_lmr_triplet_t r = conf_seg(&dst, 0, 256);
+  conf_ok(it_post_recv(p.p.ep, &r, 1, 90, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t ev = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 90);
+  g_assert_cmpuint(ev.transferred_length, ==, 256);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 80);
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 81);
+  g_assert_cmpmem(dst.data, 256, src.data, 256);
+  g_assert_cmpmem(tgt.data, 256, src.data, 256);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_buf_free(&tgt);
+  conf_pair_close(&p);
+}
+
+/* Disconnect a from p and wait for both sides to see it. */
+static void
+disconnect(conf_pair_t *p)
+{
+  conf_ok(it_ep_disconnect(p->a.ep, NULL, 0));
+  it_event_t ev = conf_wait(p->a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  assert_handle_eq(ev.conn.ep, p->a.ep);
+  ev = conf_wait(p->p.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  assert_handle_eq(ev.conn.ep, p->p.ep);
+}
+
+static void
+test_too_many_posts(void)
+{
+  g_test_summary("IT-API DTO: with max_recv_dtos receives outstanding, it_post_recv returns "
+                 "IT_ERR_TOO_MANY_POSTS; each accepted receive completes once (flushed)");
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  conf_pair_t p;
+  conf_buf_t dst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &dst, 16, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t r = conf_seg(&dst, 0, 16);
+  for (size_t i = 0; i < attr.max_recv_dtos; i++)
+    conf_ok(it_post_recv(p.a.ep, &r, 1, 500 + i, IT_COMPLETION_FLAG));
+  conf_assert_status(it_post_recv(p.a.ep, &r, 1, 999, IT_COMPLETION_FLAG), IT_ERR_TOO_MANY_POSTS);
+  disconnect(&p);
+  for (size_t i = 0; i < attr.max_recv_dtos; i++)
+    conf_dto(p.a.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 500 + i);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_flush(void)
+{
+  g_test_summary("IT-API DTO: outstanding receives complete exactly once with IT_DTO_ERR_FLUSHED "
+                 "on disconnect; sends and receives posted on the NONOPERATIONAL EP complete "
+                 "flushed, and the EVD holds exactly those");
+  conf_pair_t p;
+  conf_buf_t buf;
+  pair_up(&p);
+  conf_buf_new(&p.a, &buf, 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t seg = conf_seg(&buf, 0, 64);
+  for (unsigned i = 0; i < 4; i++)
+    conf_ok(it_post_recv(p.a.ep, &seg, 1, 600 + i, IT_COMPLETION_FLAG));
+  disconnect(&p);
+  for (unsigned i = 0; i < 4; i++) {
+    it_dto_cmpl_event_t ev = conf_dto(p.a.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 600 + i);
+    assert_handle_eq(ev.ep, p.a.ep);
+  }
+  conf_assert_empty(p.a.dto);
+
+  it_ep_param_t ep;
+  conf_ok(it_ep_query(p.a.ep, IT_EP_PARAM_STATE, &ep));
+  g_assert_cmpint(ep.ep_state.rc, ==, IT_EP_STATE_NONOPERATIONAL);
+  conf_ok(it_post_send(p.a.ep, &seg, 1, 700, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, &seg, 1, 701, 0)); /* unsignaled: flushes are always reported */
+  conf_ok(it_post_recv(p.a.ep, &seg, 1, 702, IT_COMPLETION_FLAG));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 700);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 701);
+  conf_dto(p.a.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 702);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&buf);
+  conf_pair_close(&p);
+}
+
+static void
+test_atomics(void)
+{
+  g_test_summary("IT-API DTO: it_post_atomic fetch-and-add and compare-and-swap on a remote 8-byte "
+                 "word (IT_PRIV_ATOMIC, atomics_enable) return the old value and change the word");
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  conf_pair_t p;
+  {
+    /* Query the capability on a throw-away side first. */
+    conf_side_t s;
+    conf_side_open(&s, NULL);
+    it_ia_info_t *info = conf_info(&s);
+    gboolean ok = info->atomic_support;
+    it_ia_info_free(info);
+    conf_side_close(&s);
+    if (!conf_require(ok, "atomics"))
+      return;
+  }
+  attr.srv.rc.atomics_enable = IT_TRUE;
+  pair_open_attr(&p, &attr);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t res, word;
+  conf_buf_new(&p.a, &res, 16, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &word, 16, IT_PRIV_LOCAL | IT_PRIV_ATOMIC, IT_ADDR_MODE_ABSOLUTE);
+  uint64_t v = 100, got;
+  memcpy(word.data + 8, &v, 8);
+  memset(res.data, 0xee, 16);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute(word.data + 8);
+
+  it_lmr_triplet_t r = conf_seg(&res, 0, 8);
+  conf_ok(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG, ra, word.ctx));
+  it_dto_cmpl_event_t ev = conf_dto(p.a.dto, IT_DTO_FETCH_ADD_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  assert_handle_eq(ev.ep, p.a.ep);
+  memcpy(&got, res.data, 8);
+  g_assert_cmpuint(got, ==, 100);
+  memcpy(&got, word.data + 8, 8);
+  g_assert_cmpuint(got, ==, 105);
+
+  /* Compare matches: swap. */
+  it_lmr_triplet_t r2 = conf_seg(&res, 8, 8);
+  conf_ok(it_post_atomic(p.a.ep, IT_COMPARE_AND_SWAP, 7, 105, &r2, 2, IT_COMPLETION_FLAG, ra, word.ctx));
+  conf_dto(p.a.dto, IT_DTO_CMP_SWAP_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  memcpy(&got, res.data + 8, 8);
+  g_assert_cmpuint(got, ==, 105);
+  memcpy(&got, word.data + 8, 8);
+  g_assert_cmpuint(got, ==, 7);
+
+  /* Compare differs: the word stays, the old value still comes back. */
+  conf_ok(it_post_atomic(p.a.ep, IT_COMPARE_AND_SWAP, 9, 1, &r, 3, IT_COMPLETION_FLAG, ra, word.ctx));
+  conf_dto(p.a.dto, IT_DTO_CMP_SWAP_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  memcpy(&got, res.data, 8);
+  g_assert_cmpuint(got, ==, 7);
+  memcpy(&got, word.data + 8, 8);
+  g_assert_cmpuint(got, ==, 7);
+  memcpy(&got, word.data, 8);
+  g_assert_cmpuint(got, ==, 0); /* the neighbouring word is untouched */
+  conf_buf_check_guards(&word);
+  conf_buf_check_guards(&res);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&res);
+  conf_buf_free(&word);
+  conf_pair_close(&p);
+}
+
+static void
+test_unconnected(void)
+{
+  g_test_summary("IT-API DTO: on an UNCONNECTED EP it_post_send returns IT_ERR_INVALID_EP_STATE "
+                 "(and completes nothing) while it_post_recv is accepted and serves the first "
+                 "message once connected");
+  conf_pair_t p;
+  conf_buf_t a, b;
+  conf_pair_open(&p);
+  conf_buf_new(&p.a, &a, 128, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &b, 128, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&b, 29);
+  it_lmr_triplet_t sa = conf_seg(&a, 0, 128), sb = conf_seg(&b, 0, 128);
+  conf_assert_status(it_post_send(p.a.ep, &sa, 1, 1, IT_COMPLETION_FLAG), IT_ERR_INVALID_EP_STATE);
+  conf_assert_status(it_post_rdma_write(p.a.ep, &sa, 1, 2, IT_COMPLETION_FLAG, 0, 0),
+                     IT_ERR_INVALID_EP_STATE);
+  conf_ok(it_post_recv(p.a.ep, &sa, 1, 3, IT_COMPLETION_FLAG));
+  conf_assert_empty(p.a.dto);
+
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_ok(it_post_send(p.p.ep, &sb, 1, 4, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t ev = conf_dto(p.a.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  g_assert_cmpuint(ev.transferred_length, ==, 128);
+  conf_dto(p.p.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 4);
+  g_assert_cmpmem(a.data, 128, b.data, 128);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&a);
+  conf_buf_free(&b);
+  conf_pair_close(&p);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_data_func("/conformance/dto/send-recv/1-byte", GSIZE_TO_POINTER(1), test_send_recv);
+  g_test_add_data_func("/conformance/dto/send-recv/4-KiB", GSIZE_TO_POINTER(4096), test_send_recv);
+  g_test_add_data_func("/conformance/dto/send-recv/1-MiB", GSIZE_TO_POINTER(1 << 20), test_send_recv);
+  g_test_add_func("/conformance/dto/multi-sge", test_multi_sge);
+  g_test_add_func("/conformance/dto/zero-length", test_zero_length);
+  g_test_add_func("/conformance/dto/rdma-write", test_rdma_write);
+  g_test_add_func("/conformance/dto/rdma-read", test_rdma_read);
+  g_test_add_func("/conformance/dto/rdma-write-relative", test_rdma_write_relative);
+  g_test_add_func("/conformance/dto/order", test_order);
+  g_test_add_func("/conformance/dto/unsignaled", test_unsignaled);
+  g_test_add_func("/conformance/dto/send-waits-for-recv", test_send_waits_for_recv);
+  g_test_add_func("/conformance/dto/too-many-posts", test_too_many_posts);
+  g_test_add_func("/conformance/dto/flush", test_flush);
+  g_test_add_func("/conformance/dto/atomics", test_atomics);
+  g_test_add_func("/conformance/dto/unconnected", test_unconnected);
+  return g_test_run();
+}
