@@ -168,9 +168,8 @@ rnicpi_registry_load(void)
     return;
   }
   reg_entries = g_ptr_array_new();
-  for (size_t i = 0; rnicpi_builtins[i] != NULL; i++)
-    admit(new_entry(rnicpi_builtins[i]->name, "built-in"), rnicpi_builtins[i], FALSE);
-
+  /* First registered wins a name: the user's path, then what was built in,
+   * then what is installed. */
   const char *path = g_getenv("ITAPI_PROVIDER_PATH");
   if (path != NULL && getauxval(AT_SECURE) == 0) {
     g_auto(GStrv) parts = g_strsplit(path, ":", -1);
@@ -178,6 +177,8 @@ rnicpi_registry_load(void)
       if (**p != '\0')
         scan_path_entry(*p);
   }
+  for (size_t i = 0; rnicpi_builtins[i] != NULL; i++)
+    admit(new_entry(rnicpi_builtins[i]->name, "built-in"), rnicpi_builtins[i], FALSE);
   scan_dir(RNICPI_MODULE_DIR);
   reg_loaded = TRUE;
   g_mutex_unlock(&reg_lock);

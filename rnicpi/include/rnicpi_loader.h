@@ -8,9 +8,11 @@
  * @file rnicpi_loader.h
  * @brief The registry of providers the access layers and tools see.
  *
- * Built-in providers are registered first, then every module found in the
- * install directory and in the directories or files listed in
- * `ITAPI_PROVIDER_PATH` (colon separated; ignored in setuid programs).
+ * Providers are registered in this order, and the first one of a name wins:
+ * the modules in the directories or files listed in `ITAPI_PROVIDER_PATH`
+ * (colon separated; ignored in setuid programs), so a module there replaces
+ * a built-in of the same name; then the built-in providers; then the
+ * modules of the install directory.
  * `ITAPI_PROVIDER` (comma separated names) restricts which providers are
  * used.  A provider that is refused (ABI mismatch, missing symbol, probe
  * failure) stays in the registry with the reason, and the reason is logged

@@ -163,6 +163,35 @@ test_emul_module(void)
 }
 
 static void
+test_module_replaces_builtin(void)
+{
+  g_test_summary("a module on ITAPI_PROVIDER_PATH replaces the built-in of its name and serves its devices");
+  if (g_test_subprocess()) {
+    g_setenv("ITAPI_PROVIDER_PATH", EMUL_MODULE, TRUE);
+    rnicpi_registry_load();
+    const rnicpi_entry_t *mod = NULL, *builtin = NULL;
+    for (size_t i = 0; i < rnicpi_registry_count(); i++) {
+      const rnicpi_entry_t *e = rnicpi_registry_get(i);
+      if (strcmp(e->name, "emul") == 0) {
+        if (strcmp(e->origin, "built-in") == 0)
+          builtin = e;
+        else
+          mod = e;
+      }
+    }
+    g_assert_nonnull(mod);
+    g_assert_nonnull(builtin);
+    g_assert_false(mod->refused);
+    g_assert_cmpstr(mod->origin, ==, EMUL_MODULE);
+    g_assert_true(builtin->refused);
+    g_assert_true(kal_iface_find("emul0")->prov == mod->prov);
+    return;
+  }
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed();
+}
+
+static void
 test_status_names(void)
 {
   g_test_summary("every RNIC-PI status and capability has a name and a message");
@@ -187,6 +216,7 @@ main(int argc, char **argv)
   g_test_add_func("/rnicpi/loader/short-tables", test_short_tables);
   g_test_add_func("/rnicpi/loader/select", test_select);
   g_test_add_func("/rnicpi/loader/module-by-path", test_emul_module);
+  g_test_add_func("/rnicpi/loader/module-replaces-builtin", test_module_replaces_builtin);
   g_test_add_func("/rnicpi/status/names", test_status_names);
   return g_test_run();
 }
