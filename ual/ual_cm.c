@@ -114,6 +114,8 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
 {
   it_status_t st = IT_SUCCESS;
   uint32_t port = 0;
+  if (listen_handle == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_listen_create: listen_handle is NULL");
   g_rec_mutex_lock(&ual_lock);
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
@@ -299,6 +301,10 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
     goto out;
   }
   ual_ia_t *ia = ep->obj.ia;
+  if (path == NULL) {
+    st = ual_fail(IT_ERR_INVALID_SOURCE_PATH, "it_ep_connect: path is NULL");
+    goto out;
+  }
   if (ep->state != IT_EP_STATE_UNCONNECTED) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; it_ep_connect needs UNCONNECTED "
                   "(it_ep_reset a NONOPERATIONAL EP first)", (void *) ep_handle, ep->state);

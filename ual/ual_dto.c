@@ -79,9 +79,14 @@ post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *
   if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL))
     return ual_fail(IT_ERR_INVALID_EP_STATE, "%s: EP %p is in state %d; send-side posts need a connected "
                     "EP (a NONOPERATIONAL one completes them flushed)", fn, (void *) ep_handle, state);
-  size_t max = wr->opcode == RNICPI_WR_RDMA_READ ? MAX(ep->attr.srv.rc.max_rdma_read_segments, 1) :
-               wr->opcode == RNICPI_WR_RDMA_WRITE ? MAX(ep->attr.srv.rc.max_rdma_write_segments, 1) :
-               ep->attr.max_send_segments;
+  size_t max;
+  switch (wr->opcode) {
+  case RNICPI_WR_RDMA_READ: max = MAX(ep->attr.srv.rc.max_rdma_read_segments, 1); break;
+  case RNICPI_WR_RDMA_WRITE: max = MAX(ep->attr.srv.rc.max_rdma_write_segments, 1); break;
+  case RNICPI_WR_ATOMIC_CMP_SWP:
+  case RNICPI_WR_ATOMIC_FETCH_ADD: max = 1; break; /* the one 8-byte result segment */
+  default: max = ep->attr.max_send_segments; break;
+  }
   rnicpi_sge_t sge[UAL_MAX_SGE];
   it_status_t st = to_sges(segs, n, max, sge);
   if (G_UNLIKELY(st != IT_SUCCESS))
@@ -159,8 +164,10 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is a handle of type %d, not an EP or SRQ",
                     handle, (int) o->type);
   ual_ep_t *ep = (ual_ep_t *) o;
-  if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0))
-    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x have unknown bits", (unsigned) dto_flags);
+  if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0 ||
+                 (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
+    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x are unknown or need memory-window "
+                    "support", (unsigned) dto_flags);
   rnicpi_sge_t sge[UAL_MAX_SGE];
   it_status_t st = to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge);
   if (G_UNLIKELY(st != IT_SUCCESS))

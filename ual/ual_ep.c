@@ -79,6 +79,8 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
                 it_ep_handle_t *ep_handle)
 {
   it_status_t st = IT_SUCCESS;
+  if (ep_handle == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_ep_rc_create: ep_handle is NULL");
   g_rec_mutex_lock(&ual_lock);
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {

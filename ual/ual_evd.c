@@ -277,17 +277,24 @@ it_evd_dequeue(it_evd_handle_t evd_handle, it_event_t *event)
 it_status_t
 it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, size_t *nmore)
 {
-  ual_evd_t *e = ual_evd_get(evd_handle);
-  if (e == NULL)
-    return ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: %p is not a live EVD handle", (void *) evd_handle);
   if (event == NULL)
     return ual_fail(IT_ERR_FAULT, "it_evd_wait: event is NULL");
-  if (e->aevd != NULL)
-    return ual_fail(IT_ERR_EVD_WAIT, "EVD %p feeds AEVD %p; wait on the AEVD instead",
-                    (void *) evd_handle, (void *) (uintptr_t) e->aevd->obj.handle);
-  if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, 1))
-    return ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
-                    (void *) evd_handle);
+  /* The waiter slot is claimed under the object lock: it_evd_free checks it
+   * there, so an EVD cannot be freed under a thread that starts waiting. */
+  g_rec_mutex_lock(&ual_lock);
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  it_status_t claim = IT_SUCCESS;
+  if (e == NULL)
+    claim = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: %p is not a live EVD handle", (void *) evd_handle);
+  else if (e->aevd != NULL)
+    claim = ual_fail(IT_ERR_EVD_WAIT, "EVD %p feeds AEVD %p; wait on the AEVD instead",
+                     (void *) evd_handle, (void *) (uintptr_t) e->aevd->obj.handle);
+  else if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, 1))
+    claim = ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
+                     (void *) evd_handle);
+  g_rec_mutex_unlock(&ual_lock);
+  if (claim != IT_SUCCESS)
+    return claim;
   gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
                     g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
   it_status_t st;
@@ -331,6 +338,8 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
               it_evd_handle_t *evd_handle, int *fd)
 {
   it_status_t st = IT_SUCCESS;
+  if (evd_handle == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_evd_create: evd_handle is NULL");
   g_rec_mutex_lock(&ual_lock);
   ual_ia_t *ia = ual_ia_get(ia_handle);
   ual_evd_t *aevd = NULL;

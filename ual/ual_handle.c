@@ -168,6 +168,8 @@ it_get_consumer_context(it_handle_t handle, it_context_t *context)
   ual_obj_t *o = ual_handle_any(handle);
   if (o == NULL)
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_consumer_context: %p is not a live handle", handle);
+  if (context == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_get_consumer_context: context is NULL");
   if (!o->has_context)
     return ual_fail(IT_ERR_NO_CONTEXT, "handle %p carries no consumer context; set one with it_set_consumer_context", handle);
   *context = o->context;
@@ -180,6 +182,8 @@ it_get_handle_type(it_handle_t handle, it_handle_type_enum_t *type_of_handle)
   ual_obj_t *o = ual_handle_any(handle);
   if (o == NULL)
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_handle_type: %p is not a live handle", handle);
+  if (type_of_handle == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_get_handle_type: type_of_handle is NULL");
   *type_of_handle = o->type;
   return IT_SUCCESS;
 }

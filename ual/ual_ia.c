@@ -40,7 +40,7 @@ it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
              it_ia_handle_t *ia_handle)
 {
   if (ia_handle == NULL)
-    return ual_fail(IT_ERR_INVALID_HANDLE, "it_ia_create: ia_handle is NULL");
+    return ual_fail(IT_ERR_FAULT, "it_ia_create: ia_handle is NULL");
   const kal_iface_t *f = kal_iface_find(name);
   if (f == NULL)
     return ual_fail(IT_ERR_INVALID_NAME,
@@ -242,6 +242,8 @@ it_ia_info_free(it_ia_info_t *ia_info)
 it_status_t
 it_pz_create(it_ia_handle_t ia_handle, it_pz_handle_t *pz_handle)
 {
+  if (pz_handle == NULL)
+    return ual_fail(IT_ERR_FAULT, "it_pz_create: pz_handle is NULL");
   g_rec_mutex_lock(&ual_lock);
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {

@@ -1453,11 +1453,12 @@ void it_interface_list(OUT it_interface_t *interfaces,
  * @param[in] minor_version minor IT-API version the caller is written for
  * @param[out] ia_handle receives the handle of the opened adapter
  * @retval IT_SUCCESS the adapter was opened
- * @retval IT_ERR_INVALID_NAME no adapter has this name
- * @retval IT_ERR_INVALID_MAJOR_VERSION the major version is not supported
- * @retval IT_ERR_INVALID_MINOR_VERSION the minor version is not supported
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_IA_CATASTROPHE the adapter is in a catastrophic state
+ * @retval IT_ERR_FAULT @p ia_handle is NULL
+ * @retval IT_ERR_INVALID_NAME @p name is NULL or names no interface
+ * @retval IT_ERR_INVALID_MAJOR_VERSION @p major_version is neither 1 nor 2
+ * @retval IT_ERR_INVALID_MINOR_VERSION @p minor_version is above 0 with major 1, or above 1 with
+ *          major 2
+ * @retval IT_ERR_IA_CATASTROPHE the provider could not open or describe the device
  * @ingroup ia
  */
 it_status_t it_ia_create(IN const char *name,
@@ -1469,8 +1470,12 @@ it_status_t it_ia_create(IN const char *name,
  * @brief Closes an interface adapter and frees the objects created on it.
  *
  * @param[in] ia_handle interface adapter to close
- * @retval IT_SUCCESS the adapter was closed
+ * @retval IT_SUCCESS the adapter and every object of it were freed
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
+ * @note Frees every object of the adapter: endpoints first (their outstanding work requests
+ *       complete flushed), then listen points, local memory regions, event dispatchers and
+ *       protection zones; pending connection identifiers are dropped and every handle of the
+ *       adapter becomes invalid.
  * @ingroup ia
  */
 it_status_t it_ia_free(IN it_ia_handle_t ia_handle);
@@ -1485,7 +1490,7 @@ it_status_t it_ia_free(IN it_ia_handle_t ia_handle);
  * @param[out] ia_info receives a pointer to the attribute block
  * @retval IT_SUCCESS the attributes were returned
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
- * @retval IT_ERR_RESOURCES not enough memory for the attribute block
+ * @retval IT_ERR_FAULT @p ia_info is NULL
  * @ingroup ia
  */
 it_status_t it_ia_query(IN it_ia_handle_t ia_handle,
@@ -1509,8 +1514,9 @@ void it_ia_info_free(IN it_ia_info_t *ia_info);
  * @param[in] ia_handle interface adapter to create the zone on
  * @param[out] pz_handle receives the handle of the new zone
  * @retval IT_SUCCESS the zone was created
+ * @retval IT_ERR_FAULT @p pz_handle is NULL
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
+ * @retval IT_ERR_RESOURCES the provider could not allocate a protection domain
  * @ingroup pz
  */
 it_status_t it_pz_create(IN it_ia_handle_t ia_handle,
@@ -1522,7 +1528,7 @@ it_status_t it_pz_create(IN it_ia_handle_t ia_handle,
  * @param[in] pz_handle zone to free
  * @retval IT_SUCCESS the zone was freed
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_PZ_BUSY objects still belong to the zone
+ * @retval IT_ERR_PZ_BUSY endpoints or local memory regions still belong to the zone
  * @ingroup pz
  */
 it_status_t it_pz_free(IN it_pz_handle_t pz_handle);
@@ -1535,7 +1541,8 @@ it_status_t it_pz_free(IN it_pz_handle_t pz_handle);
  * @param[out] params receives the selected parameters
  * @retval IT_SUCCESS the parameters were returned
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_INVALID_MASK @p mask has bits other than ::IT_PZ_PARAM_ALL and ::IT_PZ_PARAM_IA
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup pz
  */
 it_status_t it_pz_query(IN it_pz_handle_t pz_handle,
@@ -1561,18 +1568,29 @@ it_status_t it_pz_query(IN it_pz_handle_t pz_handle,
  * @param[out] fd receives the file descriptor when ::IT_EVD_CREATE_FD is
  *            set (may be NULL otherwise)
  * @retval IT_SUCCESS the dispatcher was created
+ * @retval IT_ERR_FAULT @p evd_handle is NULL
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
- * @retval IT_ERR_INVALID_EVD_TYPE @p event_number is not an event stream
- * @retval IT_ERR_INVALID_FLAGS @p evd_flag is invalid
- * @retval IT_ERR_INVALID_QUEUE_SIZE @p sevd_queue_size is invalid
- * @retval IT_ERR_INVALID_THRESHOLD @p sevd_threshold is invalid
- * @retval IT_ERR_INVALID_AEVD @p aevd_handle is not a live aggregate dispatcher
- * @retval IT_ERR_AEVD_NOT_ALLOWED an aggregate cannot feed another aggregate
- * @retval IT_ERR_ASYNC_AFF_EVD_EXISTS the adapter already has an affiliated dispatcher
- * @retval IT_ERR_ASYNC_UNAFF_EVD_EXISTS the adapter already has an unaffiliated dispatcher
- * @retval IT_ERR_RESOURCE_QUEUE_SIZE the queue size exceeds the adapter limit
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested feature (e.g. a file descriptor) is not supported
+ * @retval IT_ERR_INVALID_EVD_TYPE @p event_number is not an `*_EVENT_STREAM` value
+ * @retval IT_ERR_INVALID_FLAGS @p evd_flag has unknown bits, or ::IT_EVD_DEQUEUE_NOTIFICATIONS on a
+ *          simple dispatcher
+ * @retval IT_ERR_MISMATCH_FD ::IT_EVD_CREATE_FD is set and @p fd is NULL, or not set and @p fd is
+ *          given
+ * @retval IT_ERR_INVALID_QUEUE_SIZE @p sevd_queue_size is 0 for a simple dispatcher
+ * @retval IT_ERR_RESOURCE_QUEUE_SIZE a data transfer dispatcher larger than the device's completion
+ *          queues
+ * @retval IT_ERR_INVALID_THRESHOLD @p sevd_threshold exceeds @p sevd_queue_size
+ * @retval IT_ERR_AEVD_NOT_ALLOWED @p aevd_handle is given for an aggregate dispatcher
+ * @retval IT_ERR_INVALID_AEVD @p aevd_handle is not a live aggregate dispatcher of this adapter
+ * @retval IT_ERR_ASYNC_AFF_EVD_EXISTS the adapter already has an affiliated asynchronous dispatcher
+ * @retval IT_ERR_ASYNC_UNAFF_EVD_EXISTS the adapter already has an unaffiliated asynchronous
+ *          dispatcher
+ * @retval IT_ERR_RESOURCES the eventfd or the provider's completion queue could not be created
+ * @note The file descriptor (::IT_EVD_CREATE_FD) belongs to the dispatcher: it is readable while
+ *       the dispatcher holds at least max(threshold, 1) events (an aggregate: while any of its
+ *       simple dispatchers has notified it).
+ * @note A queue that passes @p sevd_queue_size keeps the event, marks the dispatcher overflowed and
+ *       posts ::IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE on the adapter's affiliated dispatcher; no event
+ *       is dropped.
  * @ingroup evd
  */
 it_status_t it_evd_create(IN it_ia_handle_t ia_handle,
@@ -1590,7 +1608,8 @@ it_status_t it_evd_create(IN it_ia_handle_t ia_handle,
  * @param[in] evd_handle dispatcher to free
  * @retval IT_SUCCESS the dispatcher was freed
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
- * @retval IT_ERR_EVD_BUSY the dispatcher is still used by another object
+ * @retval IT_ERR_EVD_BUSY endpoints or listen points use it, simple dispatchers feed it, or a
+ *          thread waits on it
  * @ingroup evd
  */
 it_status_t it_evd_free(IN it_evd_handle_t evd_handle);
@@ -1603,12 +1622,11 @@ it_status_t it_evd_free(IN it_evd_handle_t evd_handle);
  * @param[in] params new values of the selected parameters
  * @retval IT_SUCCESS the parameters were changed
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
- * @retval IT_ERR_INVALID_MASK @p mask selects a parameter that cannot be changed
- * @retval IT_ERR_INVALID_QUEUE_SIZE the new queue size is invalid
- * @retval IT_ERR_INVALID_THRESHOLD the new threshold is invalid
- * @retval IT_ERR_RESOURCE_QUEUE_SIZE the new queue size exceeds the adapter limit
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the change is not supported by the adapter
+ * @retval IT_ERR_FAULT @p params is NULL
+ * @retval IT_ERR_INVALID_MASK @p mask is 0 or has bits other than ::IT_EVD_PARAM_THRESHOLD and
+ *          ::IT_EVD_PARAM_OVERFLOWED (reset only)
+ * @retval IT_ERR_INVALID_THRESHOLD the new threshold exceeds the queue size, or the dispatcher is
+ *          an aggregate
  * @ingroup evd
  */
 it_status_t it_evd_modify(IN it_evd_handle_t evd_handle,
@@ -1623,7 +1641,8 @@ it_status_t it_evd_modify(IN it_evd_handle_t evd_handle,
  * @param[out] params receives the selected parameters
  * @retval IT_SUCCESS the parameters were returned
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup evd
  */
 it_status_t it_evd_query(IN it_evd_handle_t evd_handle,
@@ -1637,8 +1656,8 @@ it_status_t it_evd_query(IN it_evd_handle_t evd_handle,
  * @param[out] event receives the event
  * @retval IT_SUCCESS an event was returned
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
+ * @retval IT_ERR_FAULT @p event is NULL
  * @retval IT_ERR_QUEUE_EMPTY no event is queued
- * @retval IT_ERR_INVALID_EVD_STATE the dispatcher feeds an aggregate and cannot be dequeued directly
  * @ingroup evd
  */
 it_status_t it_evd_dequeue(IN it_evd_handle_t evd_handle,
@@ -1655,11 +1674,15 @@ it_status_t it_evd_dequeue(IN it_evd_handle_t evd_handle,
  * @param[out] nmore receives the number of events still queued
  * @retval IT_SUCCESS an event was returned
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
- * @retval IT_ERR_EVD_WAIT waiting is not allowed on this dispatcher
- * @retval IT_ERR_INVALID_EVD_STATE the dispatcher is not in a state that allows waiting
- * @retval IT_ERR_TIMEOUT_EXPIRED no event arrived within @p timeout
- * @retval IT_ERR_INTERRUPT the wait was interrupted
- * @retval IT_ERR_WAITER_LIMIT too many threads are already waiting
+ * @retval IT_ERR_FAULT @p event is NULL
+ * @retval IT_ERR_EVD_WAIT the dispatcher feeds an aggregate dispatcher: wait on the aggregate
+ * @retval IT_ERR_WAITER_LIMIT another thread is already waiting on the dispatcher (one waiter per
+ *          dispatcher)
+ * @retval IT_ERR_TIMEOUT_EXPIRED no event was queued when @p timeout expired
+ * @retval IT_ERR_INTERRUPT a signal interrupted the wait
+ * @note Returns at once when an event is queued; otherwise blocks until the dispatcher's threshold
+ *       (max(threshold, 1) events) is met or @p timeout (microseconds) expires, and then returns an
+ *       event if any is queued. @p nmore may be NULL.
  * @ingroup evd
  */
 it_status_t it_evd_wait(IN it_evd_handle_t evd_handle,
@@ -1674,9 +1697,8 @@ it_status_t it_evd_wait(IN it_evd_handle_t evd_handle,
  * @param[in] event pointer delivered as it_software_event_t::data
  * @retval IT_SUCCESS the event was queued
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
- * @retval IT_ERR_INVALID_SOFT_EVD the dispatcher does not serve the software stream
- * @retval IT_ERR_EVD_QUEUE_FULL the queue of the dispatcher is full
- * @retval IT_ERR_RESOURCES not enough memory for the event
+ * @retval IT_ERR_INVALID_SOFT_EVD the dispatcher does not serve ::IT_SOFTWARE_EVENT_STREAM
+ * @retval IT_ERR_EVD_QUEUE_FULL the dispatcher already holds its queue size of events
  * @ingroup evd
  */
 it_status_t it_evd_post_se(IN it_evd_handle_t evd_handle,
@@ -1690,9 +1712,8 @@ it_status_t it_evd_post_se(IN it_evd_handle_t evd_handle,
  * @param[in] arg argument passed to @p callback
  * @retval IT_SUCCESS the callback was attached
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
+ * @retval IT_ERR_FAULT @p callback is NULL
  * @retval IT_ERR_CALLBACK_EXISTS a callback is already attached
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED callbacks are not supported
  * @ingroup evd
  */
 it_status_t it_evd_callback_attach(IN it_evd_handle_t evd_handle,
@@ -1703,10 +1724,8 @@ it_status_t it_evd_callback_attach(IN it_evd_handle_t evd_handle,
  * @brief Detaches the notification callback of an event dispatcher.
  *
  * @param[in] evd_handle dispatcher to detach from
- * @retval IT_SUCCESS the callback was detached
+ * @retval IT_SUCCESS no callback is attached any more (also when none was)
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
- * @retval IT_ERR_INVALID_EVD_STATE no callback is attached
- * @retval IT_ERR_OP_NOT_SUPPORTED callbacks are not supported
  * @ingroup evd
  */
 it_status_t it_evd_callback_detach(IN it_evd_handle_t evd_handle);
@@ -1729,25 +1748,27 @@ it_status_t it_evd_callback_detach(IN it_evd_handle_t evd_handle);
  * @param[in] ep_attr requested attributes
  * @param[out] ep_handle receives the handle of the new endpoint
  * @retval IT_SUCCESS the endpoint was created
+ * @retval IT_ERR_FAULT @p ep_handle is NULL
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_REQ_EVD @p request_sevd_handle is not a usable data transfer dispatcher
- * @retval IT_ERR_INVALID_RECV_EVD @p recv_sevd_handle is not a usable data transfer dispatcher
- * @retval IT_ERR_INVALID_CONN_EVD @p connect_sevd_handle is not a usable connection dispatcher
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_INVALID_EP_ATTR @p ep_attr is invalid
- * @retval IT_ERR_INVALID_SRQ the shared receive queue in @p ep_attr is not live
- * @retval IT_ERR_INVALID_WATERMARK a watermark in @p ep_attr is invalid
- * @retval IT_ERR_RESOURCE_REQ_DTO too many outstanding requests requested
- * @retval IT_ERR_RESOURCE_RECV_DTO too many outstanding receives requested
- * @retval IT_ERR_RESOURCE_SSEG too many send segments requested
- * @retval IT_ERR_RESOURCE_RSEG too many receive segments requested
- * @retval IT_ERR_RESOURCE_RRSEG too many RDMA Read segments requested
- * @retval IT_ERR_RESOURCE_RWSEG too many RDMA Write segments requested
- * @retval IT_ERR_RESOURCE_IRD the inbound RDMA Read depth is too large
- * @retval IT_ERR_RESOURCE_ORD the outbound RDMA Read depth is too large
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_SRQ_NOT_SUPPORTED ::IT_EP_SRQ was given but shared receive queues are not supported
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested feature is not supported
+ * @retval IT_ERR_INVALID_REQ_EVD @p request_sevd_handle is not a live data transfer dispatcher of
+ *          the zone's adapter
+ * @retval IT_ERR_INVALID_RECV_EVD @p recv_sevd_handle is not a live data transfer dispatcher of the
+ *          zone's adapter
+ * @retval IT_ERR_INVALID_CONN_EVD @p connect_sevd_handle is not a live ::IT_CM_MSG_EVENT_STREAM
+ *          dispatcher of the zone's adapter
+ * @retval IT_ERR_INVALID_FLAGS @p flags has bits other than ::IT_EP_REUSEADDR and ::IT_EP_SRQ
+ * @retval IT_ERR_SRQ_NOT_SUPPORTED ::IT_EP_SRQ was given (no shared receive queues in this release)
+ * @retval IT_ERR_INVALID_EP_ATTR @p ep_attr is NULL, its max_dto_payload_size exceeds the device's
+ *          message size, or it enables atomics on an adapter without them
+ * @retval IT_ERR_RESOURCE_REQ_DTO max_request_dtos exceeds the device limit
+ * @retval IT_ERR_RESOURCE_RECV_DTO max_recv_dtos exceeds the device limit
+ * @retval IT_ERR_RESOURCE_SSEG max_send_segments exceeds the device limit
+ * @retval IT_ERR_RESOURCE_RSEG max_recv_segments exceeds the device limit
+ * @retval IT_ERR_RESOURCE_RRSEG max_rdma_read_segments exceeds the device limit
+ * @retval IT_ERR_RESOURCE_RWSEG max_rdma_write_segments exceeds the device limit
+ * @retval IT_ERR_RESOURCE_IRD rdma_read_ird exceeds the device limit
+ * @retval IT_ERR_RESOURCE_ORD rdma_read_ord exceeds the device limit
+ * @retval IT_ERR_RESOURCES the provider could not create the queue pair
  * @ingroup ep
  */
 it_status_t it_ep_rc_create(IN it_pz_handle_t pz_handle,
@@ -1761,6 +1782,8 @@ it_status_t it_ep_rc_create(IN it_pz_handle_t pz_handle,
 /**
  * @brief Creates an unreliable-datagram endpoint.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] pz_handle protection zone of the endpoint
  * @param[in] request_sevd_handle dispatcher (data transfer stream) for
  *            request completions
@@ -1770,19 +1793,7 @@ it_status_t it_ep_rc_create(IN it_pz_handle_t pz_handle,
  *            carries the endpoint key)
  * @param[in] spigot_id spigot the endpoint sends and receives on
  * @param[out] ep_handle receives the handle of the new endpoint
- * @retval IT_SUCCESS the endpoint was created
- * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_REQ_EVD @p request_sevd_handle is not a usable data transfer dispatcher
- * @retval IT_ERR_INVALID_RECV_EVD @p recv_sevd_handle is not a usable data transfer dispatcher
- * @retval IT_ERR_INVALID_EP_ATTR @p ep_attr is invalid
- * @retval IT_ERR_INVALID_EP_KEY the endpoint key in @p ep_attr is invalid
- * @retval IT_ERR_INVALID_SPIGOT @p spigot_id is not a spigot of the adapter
- * @retval IT_ERR_RESOURCE_REQ_DTO too many outstanding requests requested
- * @retval IT_ERR_RESOURCE_RECV_DTO too many outstanding receives requested
- * @retval IT_ERR_RESOURCE_SSEG too many send segments requested
- * @retval IT_ERR_RESOURCE_RSEG too many receive segments requested
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the adapter does not provide the datagram service
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ep
  */
 it_status_t it_ep_ud_create(IN it_pz_handle_t pz_handle,
@@ -1800,16 +1811,17 @@ it_status_t it_ep_ud_create(IN it_pz_handle_t pz_handle,
  * @param[in] ep_attr new values of the selected attributes
  * @retval IT_SUCCESS the attributes were changed
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_MASK @p mask selects an attribute that cannot be changed
- * @retval IT_ERR_INVALID_EP_ATTR a new value in @p ep_attr is invalid
- * @retval IT_ERR_INVALID_EP_STATE the endpoint state does not allow the change
- * @retval IT_ERR_INVALID_WATERMARK a new watermark is invalid
- * @retval IT_ERR_RESOURCE_REQ_DTO too many outstanding requests requested
- * @retval IT_ERR_RESOURCE_RECV_DTO too many outstanding receives requested
- * @retval IT_ERR_RESOURCE_IRD the inbound RDMA Read depth is too large
- * @retval IT_ERR_RESOURCE_ORD the outbound RDMA Read depth is too large
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the adapter cannot change this attribute
+ * @retval IT_ERR_INVALID_EP_ATTR @p ep_attr is NULL, or the change enables atomics on an adapter
+ *          without them
+ * @retval IT_ERR_INVALID_MASK @p mask is 0 or selects anything but the RDMA Read/Write enables,
+ *          IRD, ORD and the atomics enable
+ * @retval IT_ERR_INVALID_EP_STATE IRD or ORD is changed on an endpoint that is not UNCONNECTED, or
+ *          the provider refuses the change in the endpoint's state
+ * @retval IT_ERR_RESOURCE_IRD the new IRD exceeds the device limit
+ * @retval IT_ERR_RESOURCE_ORD the new ORD exceeds the device limit
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot modify a queue pair
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
  * @ingroup ep
  */
 it_status_t it_ep_modify(IN it_ep_handle_t ep_handle,
@@ -1824,7 +1836,8 @@ it_status_t it_ep_modify(IN it_ep_handle_t ep_handle,
  * @param[out] params receives the selected parameters
  * @retval IT_SUCCESS the parameters were returned
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup ep
  */
 it_status_t it_ep_query(IN it_ep_handle_t ep_handle,
@@ -1835,11 +1848,11 @@ it_status_t it_ep_query(IN it_ep_handle_t ep_handle,
  * @brief Returns a non-operational endpoint to the unconnected state.
  *
  * @param[in] ep_handle endpoint to reset
- * @retval IT_SUCCESS the endpoint is unconnected again
+ * @retval IT_SUCCESS the endpoint is UNCONNECTED (also when it already was)
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint is not non-operational
- * @retval IT_ERR_CANNOT_RESET the endpoint cannot be reset
- * @retval IT_ERR_EP_TIMEWAIT the previous connection is still in time-wait
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither NONOPERATIONAL nor UNCONNECTED
+ * @retval IT_ERR_CANNOT_RESET the provider cannot reset the queue pair yet (e.g. its connection is
+ *          still being torn down)
  * @ingroup ep
  */
 it_status_t it_ep_reset(IN it_ep_handle_t ep_handle);
@@ -1850,7 +1863,8 @@ it_status_t it_ep_reset(IN it_ep_handle_t ep_handle);
  * @param[in] ep_handle endpoint to free
  * @retval IT_SUCCESS the endpoint was freed
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_EP_BUSY the endpoint is still in use
+ * @note Works in any state: outstanding work requests complete with ::IT_DTO_ERR_FLUSHED and a
+ *       connected peer sees ::IT_CM_MSG_CONN_BROKEN_EVENT.
  * @ingroup ep
  */
 it_status_t it_ep_free(IN it_ep_handle_t ep_handle);
@@ -1873,14 +1887,24 @@ it_status_t it_ep_free(IN it_ep_handle_t ep_handle);
  *            out: the qualifier actually listened on
  * @param[out] listen_handle receives the handle of the listen point
  * @retval IT_SUCCESS the listen point was created
+ * @retval IT_ERR_FAULT @p listen_handle is NULL
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter has no connection management
  * @retval IT_ERR_INVALID_SPIGOT @p spigot_id is not a spigot of the adapter
- * @retval IT_ERR_INVALID_CONN_EVD @p connect_evd is not a usable request dispatcher
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_INVALID_CONN_QUAL @p conn_qual is invalid or of an unsupported type
- * @retval IT_ERR_CONN_QUAL_BUSY the qualifier is already listened on
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested flag is not supported
+ * @retval IT_ERR_INVALID_CONN_EVD @p connect_evd is not a live ::IT_CM_REQ_EVENT_STREAM dispatcher
+ *          of the adapter
+ * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits or ::IT_LISTEN_SUPPRESS_IRD_ORD (not
+ *          offered)
+ * @retval IT_ERR_INVALID_CONN_QUAL @p conn_qual is NULL; or, with ::IT_LISTEN_CONN_QUAL_INPUT, of
+ *          an unknown type, a service ID neither IP-based nor at most 65535, or port 0
+ * @retval IT_ERR_CONN_QUAL_BUSY another listen point, of this or any other process on the host,
+ *          holds the qualifier
+ * @retval IT_ERR_RESOURCES no qualifier could be reserved (no free port, or the host-wide
+ *          reservation failed), or the provider ran out of resources
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note The qualifier is reserved host-wide: it stays taken until the listen point is freed or its
+ *       process ends. Without ::IT_LISTEN_CONN_QUAL_INPUT a free port is chosen and written back to
+ *       @p conn_qual.
  * @ingroup cm
  */
 it_status_t it_listen_create(IN it_ia_handle_t ia_handle,
@@ -1908,7 +1932,8 @@ it_status_t it_listen_free(IN it_listen_handle_t listen_handle);
  * @param[out] params receives the selected parameters
  * @retval IT_SUCCESS the parameters were returned
  * @retval IT_ERR_INVALID_LISTEN @p listen_handle is not a live listen point
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup cm
  */
 it_status_t it_listen_query(IN it_listen_handle_t listen_handle,
@@ -1928,21 +1953,21 @@ it_status_t it_listen_query(IN it_listen_handle_t listen_handle,
  * @param[in] private_data_length number of bytes of @p private_data
  * @retval IT_SUCCESS the request was started
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint is not unconnected
- * @retval IT_ERR_INVALID_SOURCE_PATH @p path is invalid or not usable
- * @retval IT_ERR_INVALID_CONN_QUAL @p connect_qual is invalid or of an unsupported type
- * @retval IT_ERR_INVALID_CN_EST_FLAGS @p cn_est_flags is invalid
- * @retval IT_ERR_INVALID_ATIMEOUT the local acknowledgement timeout in @p conn_attr is out of range
- * @retval IT_ERR_INVALID_LTIMEOUT the local CM timeout in @p conn_attr is out of range
- * @retval IT_ERR_INVALID_RTIMEOUT the remote CM timeout in @p conn_attr is out of range
- * @retval IT_ERR_INVALID_RETRY the retry count in @p conn_attr is out of range
- * @retval IT_ERR_INVALID_RNR_RETRY the RNR retry count in @p conn_attr is out of range
- * @retval IT_ERR_INVALID_CM_RETRY the CM retry count in @p conn_attr is out of range
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length is too large
- * @retval IT_ERR_PDATA_NOT_SUPPORTED private data is not supported
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the requested handshake is not supported
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is not UNCONNECTED (or the provider refuses it in
+ *          its state)
+ * @retval IT_ERR_INVALID_CN_EST_FLAGS @p cn_est_flags has unknown bits, both handshakes,
+ *          ::IT_CONNECT_FLAG_THREE_WAY on an adapter without it, or ::IT_CONNECT_SUPPRESS_IRD_ORD
+ * @retval IT_ERR_INVALID_CONN_QUAL @p connect_qual is NULL, of an unknown type, or a service ID
+ *          neither IP-based nor at most 65535
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length exceeds
+ *          it_ia_info_t::connect_private_data_len, or is nonzero with @p private_data NULL
+ * @retval IT_ERR_INVALID_SOURCE_PATH @p path is NULL or names an IP version other than 4 or 6
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider has no connection management
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note @p conn_attr is ignored (the provider's timers apply). A peer that cannot be reached or has
+ *       no listener is reported as ::IT_CM_MSG_CONN_NONPEER_REJECT_EVENT on the connect dispatcher,
+ *       not by this call.
  * @ingroup cm
  */
 it_status_t it_ep_connect(IN it_ep_handle_t ep_handle,
@@ -1965,13 +1990,15 @@ it_status_t it_ep_connect(IN it_ep_handle_t ep_handle,
  * @param[in] private_data_length number of bytes of @p private_data
  * @retval IT_SUCCESS the accept was issued
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot accept in its state
- * @retval IT_ERR_INVALID_CN_EST_ID @p cn_est_id is unknown or no longer pending
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length is too large
- * @retval IT_ERR_PDATA_NOT_SUPPORTED private data is not supported
- * @retval IT_ERR_RESOURCE_IRD the endpoint cannot provide the requested inbound RDMA Read depth
- * @retval IT_ERR_RESOURCE_ORD the endpoint cannot provide the requested outbound RDMA Read depth
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
+ * @retval IT_ERR_INVALID_CN_EST_ID @p cn_est_id is not pending on the endpoint's adapter (answered,
+ *          withdrawn by the peer, or never issued)
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length exceeds
+ *          it_ia_info_t::accept_private_data_len, or is nonzero with @p private_data NULL
+ * @retval IT_ERR_INVALID_EP_STATE a request is accepted on an endpoint that is not UNCONNECTED, or
+ *          an accept-arrival identifier on another endpoint or one not waiting for it
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider has no connection management
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
  * @ingroup cm
  */
 it_status_t it_ep_accept(IN it_ep_handle_t ep_handle,
@@ -1985,10 +2012,16 @@ it_status_t it_ep_accept(IN it_ep_handle_t ep_handle,
  * @param[in] cn_est_id identifier from the request or accept-arrival event
  * @param[in] private_data private data sent with the rejection, or NULL
  * @param[in] private_data_length number of bytes of @p private_data
- * @retval IT_SUCCESS the rejection was issued
- * @retval IT_ERR_INVALID_CN_EST_ID @p cn_est_id is unknown or no longer pending
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length is too large
- * @retval IT_ERR_PDATA_NOT_SUPPORTED private data is not supported
+ * @retval IT_SUCCESS the rejection was issued (also when the peer had already withdrawn)
+ * @retval IT_ERR_INVALID_CN_EST_ID @p cn_est_id is not pending (answered, withdrawn by the peer, or
+ *          never issued)
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length exceeds
+ *          it_ia_info_t::reject_private_data_len, or is nonzero with @p private_data NULL
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider has no connection management
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Rejecting an accept-arrival identifier (three-way handshake) leaves the active endpoint
+ *       NONOPERATIONAL. Once past the checks, @p cn_est_id is used up even if the provider fails.
  * @ingroup cm
  */
 it_status_t it_reject(IN it_cn_est_identifier_t cn_est_id,
@@ -1998,15 +2031,12 @@ it_status_t it_reject(IN it_cn_est_identifier_t cn_est_id,
 /**
  * @brief Hands a pending connection request over to another listen point.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] conn_qual qualifier of the listen point taking over
  * @param[in] spigot_id spigot of that listen point
  * @param[in] cn_est_id identifier from the connection request event
- * @retval IT_SUCCESS the request was handed over
- * @retval IT_ERR_INVALID_CONN_QUAL no listen point uses @p conn_qual
- * @retval IT_ERR_INVALID_SPIGOT @p spigot_id is invalid
- * @retval IT_ERR_INVALID_CN_EST_ID @p cn_est_id is unknown or no longer pending
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED handoff is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup cm
  */
 it_status_t it_handoff(IN const it_conn_qual_t *conn_qual,
@@ -2021,9 +2051,14 @@ it_status_t it_handoff(IN const it_conn_qual_t *conn_qual,
  * @param[in] private_data_length number of bytes of @p private_data
  * @retval IT_SUCCESS the disconnection was started
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither connected nor connecting
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length is too large
- * @retval IT_ERR_PDATA_NOT_SUPPORTED private data is not supported
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is UNCONNECTED or NONOPERATIONAL
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length exceeds
+ *          it_ia_info_t::disconnect_private_data_len, or is nonzero with @p private_data NULL
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider has no connection management
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Outstanding work requests complete with ::IT_DTO_ERR_FLUSHED; the end is reported as
+ *       ::IT_CM_MSG_CONN_DISCONNECT_EVENT.
  * @ingroup cm
  */
 it_status_t it_ep_disconnect(IN it_ep_handle_t ep_handle,
@@ -2040,13 +2075,14 @@ it_status_t it_ep_disconnect(IN it_ep_handle_t ep_handle,
  *            out: number of entries filled
  * @param[out] total_paths receives the number of paths that exist
  * @param[out] paths array receiving the paths
- * @retval IT_SUCCESS the paths were returned
+ * @retval IT_SUCCESS the path was returned (or, with @p paths NULL or @p num_paths 0, only @p
+ *          total_paths)
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
  * @retval IT_ERR_INVALID_SPIGOT @p spigot_id is not a spigot of the adapter
- * @retval IT_ERR_INVALID_NETADDR @p net_addr is invalid or of an unusable type
- * @retval IT_ERR_ADDRESS no path to @p net_addr exists
- * @retval IT_ERR_TIMEOUT_EXPIRED path resolution did not finish in time
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
+ * @retval IT_ERR_INVALID_NETADDR @p net_addr is NULL or not an IPv4, IPv6 or GID address
+ * @retval IT_ERR_FAULT @p num_paths or @p total_paths is NULL
+ * @note Builds exactly one path without resolving it; whether the address is reachable shows at
+ *       it_ep_connect() time.
  * @ingroup cm
  */
 it_status_t it_get_pathinfo(IN it_ia_handle_t ia_handle,
@@ -2060,19 +2096,14 @@ it_status_t it_get_pathinfo(IN it_ia_handle_t ia_handle,
  * @brief Converts a connected TCP socket into the connection of an
  * unconnected endpoint (iWARP only).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] sd connected TCP socket
  * @param[in] ep_handle unconnected reliable-connected endpoint
  * @param[in] flags conversion flags
  * @param[in] msg message sent as part of the conversion, or NULL
  * @param[in] len number of bytes of @p msg
- * @retval IT_SUCCESS the conversion was started
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint is not unconnected
- * @retval IT_ERR_INVALID_CONVERSION @p sd is not a connected socket that can be converted
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p len is too large
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED socket conversion is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup cm
  */
 it_status_t it_socket_convert(IN int sd,
@@ -2090,18 +2121,13 @@ it_status_t it_socket_convert(IN int sd,
  *
  * Note the parameter order: segments before data transfers.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] pz_handle protection zone of the queue
  * @param[in] max_recv_segments maximum segments of a receive
  * @param[in] max_recv_dtos maximum outstanding receives
  * @param[out] srq_handle receives the handle of the new queue
- * @retval IT_SUCCESS the queue was created
- * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p max_recv_segments is invalid
- * @retval IT_ERR_INVALID_SRQ_SIZE @p max_recv_dtos is invalid
- * @retval IT_ERR_RESOURCE_RSEG @p max_recv_segments exceeds the adapter limit
- * @retval IT_ERR_RESOURCE_RECV_DTO @p max_recv_dtos exceeds the adapter limit
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_SRQ_NOT_SUPPORTED shared receive queues are not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup srq
  */
 it_status_t it_srq_create(IN it_pz_handle_t pz_handle,
@@ -2112,10 +2138,10 @@ it_status_t it_srq_create(IN it_pz_handle_t pz_handle,
 /**
  * @brief Frees a shared receive queue.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] srq_handle queue to free
- * @retval IT_SUCCESS the queue was freed
- * @retval IT_ERR_INVALID_SRQ @p srq_handle is not a live shared receive queue
- * @retval IT_ERR_SRQ_BUSY endpoints still use the queue
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup srq
  */
 it_status_t it_srq_free(IN it_srq_handle_t srq_handle);
@@ -2123,17 +2149,12 @@ it_status_t it_srq_free(IN it_srq_handle_t srq_handle);
 /**
  * @brief Modifies parameters of a shared receive queue.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] srq_handle queue to modify
  * @param[in] mask parameters to change
  * @param[in] params new values of the selected parameters
- * @retval IT_SUCCESS the parameters were changed
- * @retval IT_ERR_INVALID_SRQ @p srq_handle is not a live shared receive queue
- * @retval IT_ERR_INVALID_MASK @p mask selects a parameter that cannot be changed
- * @retval IT_ERR_INVALID_SRQ_SIZE the new size is invalid
- * @retval IT_ERR_SRQ_LOW_WATERMARK the new low watermark cannot be set
- * @retval IT_ERR_RESOURCE_RECV_DTO the new size exceeds the adapter limit
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the queue cannot be resized
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup srq
  */
 it_status_t it_srq_modify(IN it_srq_handle_t srq_handle,
@@ -2143,12 +2164,12 @@ it_status_t it_srq_modify(IN it_srq_handle_t srq_handle,
 /**
  * @brief Queries the parameters of a shared receive queue.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] srq_handle queue to query
  * @param[in] mask parameters to return
  * @param[out] params receives the selected parameters
- * @retval IT_SUCCESS the parameters were returned
- * @retval IT_ERR_INVALID_SRQ @p srq_handle is not a live shared receive queue
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup srq
  */
 it_status_t it_srq_query(IN it_srq_handle_t srq_handle,
@@ -2173,13 +2194,20 @@ it_status_t it_srq_query(IN it_srq_handle_t srq_handle,
  *            region, or NULL if not wanted
  * @retval IT_SUCCESS the memory was registered
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_ADDRESS @p addr is invalid
- * @retval IT_ERR_INVALID_LENGTH @p length is invalid
- * @retval IT_ERR_INVALID_PRIVS @p privs is invalid
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested flag or privilege is not supported
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0
+ * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register, or the range
+ *          wraps the address space
+ * @retval IT_ERR_INVALID_PRIVS @p privs has bits outside ::IT_PRIV_ALL, or ::IT_PRIV_ATOMIC on an
+ *          adapter without atomics
+ * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
+ *          ::IT_LMR_FLAG_NON_SHAREABLE
+ * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
+ *          not register the memory
+ * @note Pinned memory is accounted per process against RLIMIT_MEMLOCK (or ITAPI_MEMLOCK_LIMIT when
+ *       lower); past it the call fails with ::IT_ERR_RESOURCES and itx_error_detail() gives the
+ *       bytes asked, already pinned and allowed.
  * @ingroup lmr
  */
 it_status_t it_lmr_create10(IN it_pz_handle_t pz_handle,
@@ -2206,14 +2234,22 @@ it_status_t it_lmr_create10(IN it_pz_handle_t pz_handle,
  *            region, or NULL if not wanted
  * @retval IT_SUCCESS the memory was registered
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_ADDRESS @p addr is invalid
- * @retval IT_ERR_INVALID_LENGTH @p length is invalid
- * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is invalid or not supported
- * @retval IT_ERR_INVALID_PRIVS @p privs is invalid
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested mode, flag or privilege is not supported
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0
+ * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register, or the range
+ *          wraps the address space
+ * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is neither absolute nor relative, or relative on an
+ *          adapter without it
+ * @retval IT_ERR_INVALID_PRIVS @p privs has bits outside ::IT_PRIV_ALL, or ::IT_PRIV_ATOMIC on an
+ *          adapter without atomics
+ * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
+ *          ::IT_LMR_FLAG_NON_SHAREABLE
+ * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
+ *          not register the memory
+ * @note Pinned memory is accounted per process against RLIMIT_MEMLOCK (or ITAPI_MEMLOCK_LIMIT when
+ *       lower); past it the call fails with ::IT_ERR_RESOURCES and itx_error_detail() gives the
+ *       bytes asked, already pinned and allowed.
  * @ingroup lmr
  */
 it_status_t it_lmr_create20(IN it_pz_handle_t pz_handle,
@@ -2243,16 +2279,23 @@ it_status_t it_lmr_create20(IN it_pz_handle_t pz_handle,
  *            region, or NULL if not wanted
  * @retval IT_SUCCESS the memory was registered
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_ADDRESS @p addr is invalid
- * @retval IT_ERR_INVALID_IOBL @p iobl is invalid
- * @retval IT_ERR_INVALID_LENGTH @p length is invalid
- * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is invalid or not supported
- * @retval IT_ERR_INVALID_PRIVS @p privs is invalid
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register
- * @retval IT_ERR_NO_PERMISSION the caller may not register I/O buffer lists
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested mode, list type, flag or privilege is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED @p iobl is given (I/O buffer lists are not built in this release)
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0
+ * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register, or the range
+ *          wraps the address space
+ * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is neither absolute nor relative, or relative on an
+ *          adapter without it
+ * @retval IT_ERR_INVALID_PRIVS @p privs has bits outside ::IT_PRIV_ALL, or ::IT_PRIV_ATOMIC on an
+ *          adapter without atomics
+ * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
+ *          ::IT_LMR_FLAG_NON_SHAREABLE
+ * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
+ *          not register the memory
+ * @note Pinned memory is accounted per process against RLIMIT_MEMLOCK (or ITAPI_MEMLOCK_LIMIT when
+ *       lower); past it the call fails with ::IT_ERR_RESOURCES and itx_error_detail() gives the
+ *       bytes asked, already pinned and allowed.
  * @ingroup lmr
  */
 it_status_t it_lmr_create21(IN it_pz_handle_t pz_handle,
@@ -2270,18 +2313,14 @@ it_status_t it_lmr_create21(IN it_pz_handle_t pz_handle,
  * @brief Creates a local memory region without memory, to be linked later
  * with it_lmr_link() (privileged).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] pz_handle protection zone of the region
  * @param[in] iobl_num_elts capacity of the region in I/O buffer list elements
  * @param[in] flags creation flags
  * @param[in] shared_id shared registration identifier (with ::IT_LMR_FLAG_SHARED)
  * @param[out] lmr_handle receives the handle of the new region
- * @retval IT_SUCCESS the region was created
- * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_IOBL @p iobl_num_elts is invalid
- * @retval IT_ERR_INVALID_FLAGS @p flags is invalid
- * @retval IT_ERR_PRIV_OPS_UNAVAILABLE the caller may not use privileged operations
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED unlinked regions are not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup lmr
  */
 it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
@@ -2295,6 +2334,8 @@ it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
  * local memory region (privileged); completes with
  * ::IT_LMR_LINK_CMPL_EVENT.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] lmr_handle unlinked region
  * @param[in] addr start of the memory, or NULL when @p iobl is given
  * @param[in] iobl I/O buffer list describing the memory, or NULL
@@ -2305,20 +2346,7 @@ it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[out] rmr_context receives the new remote access context
- * @retval IT_SUCCESS the request was posted
- * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot accept requests in its state
- * @retval IT_ERR_INVALID_ADDRESS @p addr is invalid
- * @retval IT_ERR_INVALID_IOBL @p iobl is invalid
- * @retval IT_ERR_INVALID_LENGTH @p length is invalid
- * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is invalid or not supported
- * @retval IT_ERR_INVALID_PRIVS @p privs is invalid
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_LMR_BUSY the region is already linked
- * @retval IT_ERR_PRIV_OPS_UNAVAILABLE privileged operations are not enabled on the endpoint
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED linking is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup lmr
  */
 it_status_t it_lmr_link(IN it_lmr_handle_t lmr_handle,
@@ -2336,18 +2364,13 @@ it_status_t it_lmr_link(IN it_lmr_handle_t lmr_handle,
  * @brief Posts a request on an endpoint that unlinks the memory of a local
  * memory region (privileged); completes with ::IT_LMR_LINK_CMPL_EVENT.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] lmr_handle linked region
  * @param[in] ep_handle endpoint the request is posted on
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_SUCCESS the request was posted
- * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot accept requests in its state
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_PRIV_OPS_UNAVAILABLE privileged operations are not enabled on the endpoint
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED unlinking is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup lmr
  */
 it_status_t it_lmr_unlink(IN it_lmr_handle_t lmr_handle,
@@ -2361,7 +2384,6 @@ it_status_t it_lmr_unlink(IN it_lmr_handle_t lmr_handle,
  * @param[in] lmr_handle region to free
  * @retval IT_SUCCESS the region was freed
  * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_LMR_BUSY remote memory regions are still linked to the region
  * @ingroup lmr
  */
 it_status_t it_lmr_free(IN it_lmr_handle_t lmr_handle);
@@ -2372,16 +2394,15 @@ it_status_t it_lmr_free(IN it_lmr_handle_t lmr_handle);
  * @param[in] lmr_handle region to modify
  * @param[in] mask parameters to change
  * @param[in] params new values of the selected parameters
- * @retval IT_SUCCESS the parameters were changed
+ * @retval IT_SUCCESS the privileges were changed
  * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_INVALID_MASK @p mask selects a parameter that cannot be changed
- * @retval IT_ERR_INVALID_PZ the new protection zone is not live
- * @retval IT_ERR_INVALID_ADDRESS the new address is invalid
- * @retval IT_ERR_INVALID_LENGTH the new length is invalid
- * @retval IT_ERR_INVALID_PRIVS the new privileges are invalid
- * @retval IT_ERR_LMR_BUSY the region is in use and cannot be changed
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the change is not supported by the adapter
+ * @retval IT_ERR_INVALID_MASK @p mask is anything but ::IT_LMR_PARAM_MEM_PRIV
+ * @retval IT_ERR_FAULT @p params is NULL
+ * @retval IT_ERR_INVALID_PRIVS the new privileges have bits outside ::IT_PRIV_ALL, or
+ *          ::IT_PRIV_ATOMIC on an adapter without atomics
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot change the rights of a region
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
  * @ingroup lmr
  */
 it_status_t it_lmr_modify(IN it_lmr_handle_t lmr_handle,
@@ -2396,7 +2417,8 @@ it_status_t it_lmr_modify(IN it_lmr_handle_t lmr_handle,
  * @param[out] params receives the selected parameters
  * @retval IT_SUCCESS the parameters were returned
  * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup lmr
  */
 it_status_t it_lmr_query(IN it_lmr_handle_t lmr_handle,
@@ -2410,10 +2432,10 @@ it_status_t it_lmr_query(IN it_lmr_handle_t lmr_handle,
  * @param[in] local_segments segments to flush
  * @param[in] num_segments number of entries of @p local_segments
  * @retval IT_SUCCESS the segments were flushed
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments is nonzero and @p local_segments is NULL
  * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments is invalid
- * @retval IT_ERR_RANGE a segment lies outside its region
- * @retval IT_ERR_OP_NOT_SUPPORTED the operation is not supported
+ * @note Memory of every provider of this release is coherent: the call is a full memory fence;
+ *       segment bounds are not checked.
  * @ingroup lmr
  */
 it_status_t it_lmr_flush_to_mem(IN const it_lmr_triplet_t *local_segments,
@@ -2427,10 +2449,10 @@ it_status_t it_lmr_flush_to_mem(IN const it_lmr_triplet_t *local_segments,
  * @param[in] local_segments segments to refresh
  * @param[in] num_segments number of entries of @p local_segments
  * @retval IT_SUCCESS the segments were refreshed
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments is nonzero and @p local_segments is NULL
  * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments is invalid
- * @retval IT_ERR_RANGE a segment lies outside its region
- * @retval IT_ERR_OP_NOT_SUPPORTED the operation is not supported
+ * @note Memory of every provider of this release is coherent: the call is a full memory fence;
+ *       segment bounds are not checked.
  * @ingroup lmr
  */
 it_status_t it_lmr_refresh_from_mem(IN const it_lmr_triplet_t *local_segments,
@@ -2440,19 +2462,15 @@ it_status_t it_lmr_refresh_from_mem(IN const it_lmr_triplet_t *local_segments,
  * @brief Maps a virtual address range to I/O addresses for building I/O
  * buffer lists (privileged).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ia_handle interface adapter
  * @param[in] vaddr start of the virtual range
  * @param[in] aspace_id address space the range belongs to
  * @param[in] len length of the range in bytes
  * @param[out] io_addr receives the I/O address of the start of the range
  * @param[out] mapped_len receives the number of bytes mapped
- * @retval IT_SUCCESS the range was mapped
- * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
- * @retval IT_ERR_INVALID_ADDRESS @p vaddr or @p aspace_id is invalid
- * @retval IT_ERR_INVALID_LENGTH @p len is invalid
- * @retval IT_ERR_NO_PERMISSION the caller may not map memory
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED memory mapping is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup lmr
  */
 it_status_t it_mem_map(IN it_ia_handle_t ia_handle,
@@ -2465,15 +2483,12 @@ it_status_t it_mem_map(IN it_ia_handle_t ia_handle,
 /**
  * @brief Removes a mapping made by it_mem_map() (privileged).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ia_handle interface adapter
  * @param[in] io_addr I/O address returned by it_mem_map()
  * @param[in] mapped_len length returned by it_mem_map()
- * @retval IT_SUCCESS the mapping was removed
- * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
- * @retval IT_ERR_INVALID_ADDRESS @p io_addr is not a mapped I/O address
- * @retval IT_ERR_INVALID_LENGTH @p mapped_len does not match the mapping
- * @retval IT_ERR_NO_PERMISSION the caller may not unmap memory
- * @retval IT_ERR_OP_NOT_SUPPORTED memory mapping is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup lmr
  */
 it_status_t it_mem_unmap(IN it_ia_handle_t ia_handle,
@@ -2488,12 +2503,11 @@ it_status_t it_mem_unmap(IN it_ia_handle_t ia_handle,
  * @brief Creates a remote memory region (IT-API 1.0 binding of
  * `it_rmr_create`).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] pz_handle protection zone of the region
  * @param[out] rmr_handle receives the handle of the new region
- * @retval IT_SUCCESS the region was created
- * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED remote memory regions are not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_create10(IN it_pz_handle_t pz_handle,
@@ -2503,14 +2517,12 @@ it_status_t it_rmr_create10(IN it_pz_handle_t pz_handle,
  * @brief Creates a remote memory region of a given type (IT-API 2.0 and
  * 2.1 binding of `it_rmr_create`).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] pz_handle protection zone of the region
  * @param[in] rmr_type type of the region
  * @param[out] rmr_handle receives the handle of the new region
- * @retval IT_SUCCESS the region was created
- * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_RMR_TYPE @p rmr_type is invalid or not supported
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED remote memory regions are not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_create20(IN it_pz_handle_t pz_handle,
@@ -2520,9 +2532,10 @@ it_status_t it_rmr_create20(IN it_pz_handle_t pz_handle,
 /**
  * @brief Frees a remote memory region.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] rmr_handle region to free
- * @retval IT_SUCCESS the region was freed
- * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live remote memory region
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_free(IN it_rmr_handle_t rmr_handle);
@@ -2530,12 +2543,12 @@ it_status_t it_rmr_free(IN it_rmr_handle_t rmr_handle);
 /**
  * @brief Queries the parameters of a remote memory region.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] rmr_handle region to query
  * @param[in] mask parameters to return
  * @param[out] params receives the selected parameters
- * @retval IT_SUCCESS the parameters were returned
- * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live remote memory region
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
@@ -2547,6 +2560,8 @@ it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
  * memory region to a remote memory region (IT-API 1.0 binding of
  * `it_rmr_bind`); completes with ::IT_RMR_BIND_CMPL_EVENT.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] rmr_handle region to bind
  * @param[in] lmr_handle local memory region holding the range
  * @param[in] addr start of the range
@@ -2556,17 +2571,7 @@ it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[out] rmr_context receives the new remote access context
- * @retval IT_SUCCESS the request was posted
- * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live remote memory region
- * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot accept requests in its state
- * @retval IT_ERR_INVALID_ADDRESS @p addr is outside the local memory region
- * @retval IT_ERR_INVALID_LENGTH @p length is invalid
- * @retval IT_ERR_INVALID_PRIVS @p privs is invalid or exceeds those of the local region
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED remote memory regions are not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
@@ -2584,6 +2589,8 @@ it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
  * memory region to a remote memory region (IT-API 2.0 and 2.1 binding of
  * `it_rmr_bind`); completes with ::IT_RMR_LINK_CMPL_EVENT.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] rmr_handle region to link
  * @param[in] lmr_handle local memory region holding the range
  * @param[in] addr start of the range
@@ -2594,18 +2601,7 @@ it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[out] rmr_context receives the new remote access context
- * @retval IT_SUCCESS the request was posted
- * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live remote memory region
- * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot accept requests in its state
- * @retval IT_ERR_INVALID_ADDRESS @p addr is outside the local memory region
- * @retval IT_ERR_INVALID_LENGTH @p length is invalid
- * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is invalid or not supported
- * @retval IT_ERR_INVALID_PRIVS @p privs is invalid or exceeds those of the local region
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED remote memory regions are not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_link(IN it_rmr_handle_t rmr_handle,
@@ -2624,17 +2620,13 @@ it_status_t it_rmr_link(IN it_rmr_handle_t rmr_handle,
  * region (1.0 name `it_rmr_unbind`); completes with
  * ::IT_RMR_LINK_CMPL_EVENT.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] rmr_handle region to unlink
  * @param[in] ep_handle endpoint the request is posted on
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_SUCCESS the request was posted
- * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live remote memory region
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot accept requests in its state
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED unlinking this type of region is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup rmr
  */
 it_status_t it_rmr_unlink(IN it_rmr_handle_t rmr_handle,
@@ -2674,15 +2666,22 @@ it_rdma_addr_t it_make_rdma_addr_relative(it_length_t offset);
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_SUCCESS the send was posted
+ * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot send in its state
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_PAYLOAD_SIZE the data exceeds the maximum payload
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
+ *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_send_segments (or
+ *          64), or is nonzero with @p local_segments NULL
+ * @retval IT_ERR_INVALID_LMR a segment names a region that is not a live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is longer than 4 GiB - 1 bytes
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Protection, bounds and length errors are reported in the completion's dto_status
+ *       (::IT_DTO_ERR_LOCAL_PROTECTION, ::IT_DTO_ERR_REMOTE_ACCESS, ::IT_DTO_ERR_LOCAL_LENGTH,
+ *       ...), not by this call; a request posted on a NONOPERATIONAL endpoint completes with
+ *       ::IT_DTO_ERR_FLUSHED.
  * @ingroup dto
  */
 it_status_t it_post_send(IN it_ep_handle_t ep_handle,
@@ -2695,22 +2694,15 @@ it_status_t it_post_send(IN it_ep_handle_t ep_handle,
  * @brief Posts a send that also unlinks a remote memory region of the peer
  * (send with remote invalidate).
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ep_handle endpoint to send on
  * @param[in] local_segments data to send
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[in] rmr_context remote access context to unlink at the peer
- * @retval IT_SUCCESS the send was posted
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot send in its state
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_PAYLOAD_SIZE the data exceeds the maximum payload
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED send with remote unlink is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup dto
  */
 it_status_t it_post_send_and_unlink(IN it_ep_handle_t ep_handle,
@@ -2730,15 +2722,19 @@ it_status_t it_post_send_and_unlink(IN it_ep_handle_t ep_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @retval IT_SUCCESS the receive was posted
- * @retval IT_ERR_INVALID_HANDLE @p handle is neither a live endpoint nor a live shared receive queue
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot receive in its state
- * @retval IT_ERR_INVALID_RECV_DTO the endpoint receives through a shared receive queue
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_HARD_HI_WATERMARK the endpoint reached its hard high watermark
- * @retval IT_ERR_TOO_MANY_POSTS the receive queue is full
+ * @retval IT_ERR_INVALID_HANDLE @p handle is not a live handle, or not that of an endpoint
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
+ *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_recv_segments (or
+ *          64), or is nonzero with @p local_segments NULL
+ * @retval IT_ERR_INVALID_LMR a segment names a region that is not a live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is longer than 4 GiB - 1 bytes
+ * @retval IT_ERR_TOO_MANY_POSTS the receive queue of the endpoint is full
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Receives may be posted in any endpoint state; on a NONOPERATIONAL endpoint they complete
+ *       with ::IT_DTO_ERR_FLUSHED. Protection and length errors are reported in the completion's
+ *       dto_status (::IT_DTO_ERR_LOCAL_PROTECTION, ::IT_DTO_ERR_LOCAL_LENGTH), not by this call.
  * @ingroup dto
  */
 it_status_t it_post_recv(IN it_handle_t handle,
@@ -2757,17 +2753,22 @@ it_status_t it_post_recv(IN it_handle_t handle,
  * @param[in] dto_flags data transfer flags
  * @param[in] rdma_addr remote address to read from
  * @param[in] rmr_context remote access context of the remote memory
- * @retval IT_SUCCESS the read was posted
+ * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot read in its state
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_ACCESS a local segment lacks the access rights a read sink needs
- * @retval IT_ERR_PAYLOAD_SIZE the data exceeds the maximum transfer size
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
+ *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_rdma_read_segments
+ *          (at least 1) (or 64), or is nonzero with @p local_segments NULL
+ * @retval IT_ERR_INVALID_LMR a segment names a region that is not a live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is longer than 4 GiB - 1 bytes
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED a requested flag (e.g. ::IT_UNLINK_LOCAL_SINK) is not supported
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Protection, bounds and length errors are reported in the completion's dto_status
+ *       (::IT_DTO_ERR_LOCAL_PROTECTION, ::IT_DTO_ERR_REMOTE_ACCESS, ::IT_DTO_ERR_LOCAL_LENGTH,
+ *       ...), not by this call; a request posted on a NONOPERATIONAL endpoint completes with
+ *       ::IT_DTO_ERR_FLUSHED.
  * @ingroup dto
  */
 it_status_t it_post_rdma_read(IN it_ep_handle_t ep_handle,
@@ -2782,6 +2783,8 @@ it_status_t it_post_rdma_read(IN it_ep_handle_t ep_handle,
  * @brief Posts an RDMA Read from remote memory into local remote memory
  * regions.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ep_handle endpoint to read through
  * @param[in] local_segments local remote-memory-region segments receiving the data
  * @param[in] num_segments number of entries of @p local_segments
@@ -2789,16 +2792,7 @@ it_status_t it_post_rdma_read(IN it_ep_handle_t ep_handle,
  * @param[in] dto_flags data transfer flags
  * @param[in] rdma_addr remote address to read from
  * @param[in] rmr_context remote access context of the remote memory
- * @retval IT_SUCCESS the read was posted
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot read in its state
- * @retval IT_ERR_INVALID_RMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_PAYLOAD_SIZE the data exceeds the maximum transfer size
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED reading into remote memory regions is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup dto
  */
 it_status_t it_post_rdma_read_to_rmr(IN it_ep_handle_t ep_handle,
@@ -2819,15 +2813,22 @@ it_status_t it_post_rdma_read_to_rmr(IN it_ep_handle_t ep_handle,
  * @param[in] dto_flags data transfer flags
  * @param[in] rdma_addr remote address to write to
  * @param[in] rmr_context remote access context of the remote memory
- * @retval IT_SUCCESS the write was posted
+ * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot write in its state
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_PAYLOAD_SIZE the data exceeds the maximum transfer size
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
+ *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's
+ *          max_rdma_write_segments (at least 1) (or 64), or is nonzero with @p local_segments NULL
+ * @retval IT_ERR_INVALID_LMR a segment names a region that is not a live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is longer than 4 GiB - 1 bytes
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Protection, bounds and length errors are reported in the completion's dto_status
+ *       (::IT_DTO_ERR_LOCAL_PROTECTION, ::IT_DTO_ERR_REMOTE_ACCESS, ::IT_DTO_ERR_LOCAL_LENGTH,
+ *       ...), not by this call; a request posted on a NONOPERATIONAL endpoint completes with
+ *       ::IT_DTO_ERR_FLUSHED.
  * @ingroup dto
  */
 it_status_t it_post_rdma_write(IN it_ep_handle_t ep_handle,
@@ -2853,15 +2854,20 @@ it_status_t it_post_rdma_write(IN it_ep_handle_t ep_handle,
  * @param[in] rmr_context remote access context of the remote memory
  * @retval IT_SUCCESS the operation was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not reliable-connected
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot operate in its state
- * @retval IT_ERR_INVALID_ATOMIC_OP @p op is invalid
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter has no atomics (it_ia_info_t::atomic_support)
+ * @retval IT_ERR_INVALID_ATOMIC_OP @p op is neither ::IT_COMPARE_AND_SWAP nor ::IT_FETCH_AND_ADD
+ * @retval IT_ERR_INVALID_LENGTH @p result is NULL or not 8 bytes long
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
+ *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_INVALID_LMR @p result names a region that is not live
- * @retval IT_ERR_INVALID_LENGTH @p result is not 8 bytes long
- * @retval IT_ERR_INVALID_ADDRESS @p rdma_addr or @p result is not 8-byte aligned
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED atomic operations are not supported
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Protection, bounds and alignment errors are reported in the completion's dto_status
+ *       (::IT_DTO_ERR_LOCAL_PROTECTION; ::IT_DTO_ERR_REMOTE_ACCESS also for an @p rdma_addr that is
+ *       not 8-byte aligned), not by this call; a request posted on a NONOPERATIONAL endpoint
+ *       completes with ::IT_DTO_ERR_FLUSHED.
  * @ingroup dto
  */
 it_status_t it_post_atomic(IN it_ep_handle_t ep_handle,
@@ -2877,23 +2883,15 @@ it_status_t it_post_atomic(IN it_ep_handle_t ep_handle,
 /**
  * @brief Posts a datagram send on an unreliable-datagram endpoint.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ep_handle datagram endpoint to send on
  * @param[in] local_segments data to send
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[in] remote_ep_addr destination of the datagram
- * @retval IT_SUCCESS the send was posted
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not a datagram endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot send in its state
- * @retval IT_ERR_INVALID_AH the address handle in @p remote_ep_addr is not live
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_PAYLOAD_SIZE the data exceeds the maximum datagram size
- * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED the datagram service is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup dto
  */
 it_status_t it_post_sendto(IN it_ep_handle_t ep_handle,
@@ -2906,20 +2904,14 @@ it_status_t it_post_sendto(IN it_ep_handle_t ep_handle,
 /**
  * @brief Posts a datagram receive on an unreliable-datagram endpoint.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ep_handle datagram endpoint to receive on
  * @param[in] local_segments buffers to receive into
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_SUCCESS the receive was posted
- * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
- * @retval IT_ERR_INVALID_EP_TYPE the endpoint is not a datagram endpoint
- * @retval IT_ERR_INVALID_EP_STATE the endpoint cannot receive in its state
- * @retval IT_ERR_INVALID_LMR a segment names a region that is not live
- * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint limit
- * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags is invalid
- * @retval IT_ERR_TOO_MANY_POSTS the receive queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED the datagram service is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup dto
  */
 it_status_t it_post_recvfrom(IN it_ep_handle_t ep_handle,
@@ -2935,16 +2927,13 @@ it_status_t it_post_recvfrom(IN it_ep_handle_t ep_handle,
 /**
  * @brief Creates an address handle for sending datagrams along a path.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] pz_handle protection zone of the address handle
  * @param[in] destination_path path to the destination
  * @param[in] ah_flags creation flags
  * @param[out] addr_handle receives the new address handle
- * @retval IT_SUCCESS the address handle was created
- * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_SOURCE_PATH @p destination_path is invalid or not usable
- * @retval IT_ERR_INVALID_FLAGS @p ah_flags is invalid
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED the datagram service is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_address_handle_create(IN it_pz_handle_t pz_handle,
@@ -2955,9 +2944,10 @@ it_status_t it_address_handle_create(IN it_pz_handle_t pz_handle,
 /**
  * @brief Frees an address handle.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] addr_handle address handle to free
- * @retval IT_SUCCESS the address handle was freed
- * @retval IT_ERR_INVALID_AH @p addr_handle is not a live address handle
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_address_handle_free(IN it_addr_handle_t addr_handle);
@@ -2965,15 +2955,12 @@ it_status_t it_address_handle_free(IN it_addr_handle_t addr_handle);
 /**
  * @brief Modifies parameters of an address handle.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] addr_handle address handle to modify
  * @param[in] mask parameters to change
  * @param[in] params new values of the selected parameters
- * @retval IT_SUCCESS the parameters were changed
- * @retval IT_ERR_INVALID_AH @p addr_handle is not a live address handle
- * @retval IT_ERR_INVALID_MASK @p mask selects a parameter that cannot be changed
- * @retval IT_ERR_INVALID_PZ the new protection zone is not live
- * @retval IT_ERR_INVALID_SOURCE_PATH the new path is invalid or not usable
- * @retval IT_ERR_OP_NOT_SUPPORTED the change is not supported by the adapter
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_address_handle_modify(IN it_addr_handle_t addr_handle,
@@ -2983,12 +2970,12 @@ it_status_t it_address_handle_modify(IN it_addr_handle_t addr_handle,
 /**
  * @brief Queries the parameters of an address handle.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] addr_handle address handle to query
  * @param[in] mask parameters to return
  * @param[out] params receives the selected parameters
- * @retval IT_SUCCESS the parameters were returned
- * @retval IT_ERR_INVALID_AH @p addr_handle is not a live address handle
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_address_handle_query(IN it_addr_handle_t addr_handle,
@@ -3002,21 +2989,15 @@ it_status_t it_address_handle_query(IN it_addr_handle_t addr_handle,
 /**
  * @brief Creates a datagram service request handle.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] conn_qual qualifier of the service to resolve
  * @param[in] reply_evd dispatcher (::IT_CM_MSG_EVENT_STREAM) receiving the reply
  * @param[in] destination_path path to the node providing the service
  * @param[in] private_data private data sent with the request, or NULL
  * @param[in] private_data_length number of bytes of @p private_data
  * @param[out] ud_svc_handle receives the new request handle
- * @retval IT_SUCCESS the request handle was created
- * @retval IT_ERR_INVALID_CONN_QUAL @p conn_qual is invalid or of an unsupported type
- * @retval IT_ERR_INVALID_EVD @p reply_evd is not a live event dispatcher
- * @retval IT_ERR_INVALID_EVD_TYPE @p reply_evd does not serve ::IT_CM_MSG_EVENT_STREAM
- * @retval IT_ERR_INVALID_SOURCE_PATH @p destination_path is invalid or not usable
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length is too large
- * @retval IT_ERR_PDATA_NOT_SUPPORTED private data is not supported
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED datagram service resolution is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_ud_service_request_handle_create(
@@ -3030,9 +3011,10 @@ it_status_t it_ud_service_request_handle_create(
 /**
  * @brief Frees a datagram service request handle.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ud_svc_handle request handle to free
- * @retval IT_SUCCESS the request handle was freed
- * @retval IT_ERR_INVALID_UD_SVC @p ud_svc_handle is not a live request handle
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_ud_service_request_handle_free(
@@ -3041,12 +3023,12 @@ it_status_t it_ud_service_request_handle_free(
 /**
  * @brief Queries the parameters of a datagram service request handle.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ud_svc_handle request handle to query
  * @param[in] mask parameters to return
  * @param[out] ud_svc_handle_info receives the selected parameters
- * @retval IT_SUCCESS the parameters were returned
- * @retval IT_ERR_INVALID_UD_SVC @p ud_svc_handle is not a live request handle
- * @retval IT_ERR_INVALID_MASK @p mask selects no known parameter
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_ud_service_request_handle_query(
@@ -3058,11 +3040,10 @@ it_status_t it_ud_service_request_handle_query(
  * @brief Sends a datagram service request; the reply arrives as
  * ::IT_CM_MSG_UD_SERVICE_REPLY_EVENT.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ud_svc_handle request handle to send
- * @retval IT_SUCCESS the request was sent
- * @retval IT_ERR_INVALID_UD_SVC @p ud_svc_handle is not a live request handle
- * @retval IT_ERR_RESOURCES not enough memory or adapter resources
- * @retval IT_ERR_OP_NOT_SUPPORTED datagram service resolution is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_ud_service_request(IN it_ud_svc_req_handle_t ud_svc_handle);
@@ -3070,18 +3051,14 @@ it_status_t it_ud_service_request(IN it_ud_svc_req_handle_t ud_svc_handle);
 /**
  * @brief Answers an incoming datagram service request.
  *
+ * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ *
  * @param[in] ud_svc_req_id identifier from the service request event
  * @param[in] status status of the reply
  * @param[in] ep_info endpoint providing the service (by value)
  * @param[in] private_data private data sent with the reply, or NULL
  * @param[in] private_data_length number of bytes of @p private_data
- * @retval IT_SUCCESS the reply was sent
- * @retval IT_ERR_INVALID_UD_SVC_REQ_ID @p ud_svc_req_id is unknown
- * @retval IT_ERR_INVALID_UD_STATUS @p status is invalid
- * @retval IT_ERR_INVALID_EP_KEY the key in @p ep_info is invalid
- * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length is too large
- * @retval IT_ERR_PDATA_NOT_SUPPORTED private data is not supported
- * @retval IT_ERR_OP_NOT_SUPPORTED datagram service resolution is not supported
+ * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
  * @ingroup ud
  */
 it_status_t it_ud_service_reply(IN it_ud_svc_req_identifier_t ud_svc_req_id,
@@ -3113,7 +3090,8 @@ it_status_t it_set_consumer_context(IN it_handle_t handle,
  * @param[out] context receives the context
  * @retval IT_SUCCESS the context was returned
  * @retval IT_ERR_INVALID_HANDLE @p handle is not a live handle
- * @retval IT_ERR_NO_CONTEXT no context is attached to @p handle
+ * @retval IT_ERR_FAULT @p context is NULL
+ * @retval IT_ERR_NO_CONTEXT no context was ever attached to @p handle
  * @ingroup util
  */
 it_status_t it_get_consumer_context(IN it_handle_t handle,
@@ -3126,6 +3104,7 @@ it_status_t it_get_consumer_context(IN it_handle_t handle,
  * @param[out] type_of_handle receives the type
  * @retval IT_SUCCESS the type was returned
  * @retval IT_ERR_INVALID_HANDLE @p handle is not a live handle
+ * @retval IT_ERR_FAULT @p type_of_handle is NULL
  * @ingroup util
  */
 it_status_t it_get_handle_type(IN it_handle_t handle,
@@ -3138,9 +3117,10 @@ it_status_t it_get_handle_type(IN it_handle_t handle,
  * @param[in] addr_type type to convert to
  * @param[out] destination_addr receives the converted address
  * @retval IT_SUCCESS the address was converted
- * @retval IT_ERR_INVALID_NETADDR @p source_addr is invalid
- * @retval IT_ERR_INVALID_CONVERSION the conversion to @p addr_type is not possible
- * @retval IT_ERR_OP_NOT_SUPPORTED address conversion is not supported
+ * @retval IT_ERR_INVALID_NETADDR @p source_addr or @p destination_addr is NULL, or the source is
+ *          not IPv4, IPv6 or GID
+ * @retval IT_ERR_INVALID_CONVERSION @p addr_type is not IPv4, IPv6 or GID, or the address has no
+ *          IPv4 form (not IPv4-mapped)
  * @ingroup util
  */
 it_status_t it_convert_net_addr(IN const it_net_addr_t *source_addr,
