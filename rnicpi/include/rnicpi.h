@@ -638,6 +638,19 @@ typedef struct rnicpi_provider {
   __attribute__((visibility("default"))) const rnicpi_provider_t rnicpi_provider_v1
 #endif
 
+/**
+ * @brief The descriptor a provider defined with RNICPI_PROVIDER_DEFINE(),
+ *        for the provider's own code (e.g. to set rnicpi_dev_t::prov).
+ *        Declare it first with
+ *        `extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(name);`.
+ * @param name the provider's short name, as a bare identifier.
+ */
+#ifdef RNICPI_BUILTIN
+#define RNICPI_PROVIDER_SELF(name) rnicpi_builtin_##name
+#else
+#define RNICPI_PROVIDER_SELF(name) rnicpi_provider_v1
+#endif
+
 /** @} */
 
 #ifdef __cplusplus

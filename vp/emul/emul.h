@@ -94,10 +94,12 @@ struct emul_conn {
   gboolean three_way;
 };
 
-/* Work collected under the fabric lock, delivered after it is released. */
+/* Work collected under the fabric lock, delivered after it is released:
+ * the CQs to notify (each at most once: notifying disarms it). */
 typedef struct emul_work {
-  emul_cq_t *notify[16];
+  emul_cq_t *notify[8];
   int nnotify;
+  GPtrArray *more;        /* past notify[], allocated on demand */
 } emul_work_t;
 
 static inline emul_dev_t *to_emul_dev(rnicpi_dev_t *d) { return (emul_dev_t *) d; }

@@ -321,6 +321,9 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
     emul_cm_qp_gone(qp, &w);
     emul_qp_cm_event(qp, RNICPI_CM_DISCONNECTED, NULL, 0);
     emul_qp_set_error(qp, &w);
+  } else if (qp->state == RNICPI_QPS_ERROR) {
+    /* The peer's disconnect or a failure got here first: this side's
+     * event is already on its way, so there is nothing left to do. */
   } else {
     st = RNICPI_ESTATE;
   }

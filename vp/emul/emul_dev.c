@@ -12,6 +12,8 @@
 
 emul_fabric_t emul_fabric;
 
+extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(emul);
+
 typedef struct emul_upcall {
   emul_dev_t *dev;
   gboolean is_cm;
@@ -163,6 +165,7 @@ emul_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t 
   emul_dev_t *dev = g_new0(emul_dev_t, 1);
   dev->ref = 1;
   dev->up = *up;
+  dev->base.prov = &RNICPI_PROVIDER_SELF(emul);
   dev->base.al_ctx = ctx;
   emul_fill_caps(&dev->caps);
   *out = &dev->base;

@@ -38,6 +38,8 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
   if (attr->addr == NULL || attr->length == 0)
     return RNICPI_EINVAL;
+  if (attr->length > to_emul_dev(p->dev)->caps.max_mr_size)
+    return RNICPI_ELIMIT;
   emul_mr_t *mr = g_new0(emul_mr_t, 1);
   mr->base.pd = p;
   mr->pd = to_emul_pd(p);

@@ -1,0 +1,129 @@
+/*
+ * cert-rnicpi: RNIC-PI level certification of a verbs provider.  The tests
+ * drive a provider's operations tables directly (no IT-API), so an RNIC
+ * vendor can certify a provider module against the ABI of rnicpi.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef CERT_H
+#define CERT_H
+
+#include <glib.h>
+
+#include "rnicpi.h"
+#include "rnicpi_loader.h"
+
+/* How long an upcall or a completion may take to arrive. */
+#define CERT_TIMEOUT_MS 5000
+/* How long to watch for something that must not arrive. */
+#define CERT_QUIET_MS 100
+
+/** The provider under test (operations tables completed by the loader). */
+extern const rnicpi_provider_t *cert_prov;
+
+#define DEV (cert_prov->device)
+#define MEM (cert_prov->mem)
+#define QUE (cert_prov->queue)
+#define DAT (cert_prov->data)
+#define CMV (cert_prov->cm)
+
+/* Assert a provider status, printing names rather than numbers. */
+#define cert_cmpst(expr, want)                                                 \
+  do {                                                                         \
+    const char *got_ = rnicpi_status_name(expr);                               \
+    const char *want_ = rnicpi_status_name(want);                              \
+    if (g_strcmp0(got_, want_) != 0)                                           \
+      g_assertion_message_cmpstr(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC,  \
+                                 #expr " == " #want, got_, "==", want_);       \
+  } while (0)
+#define cert_ok(expr) cert_cmpst((expr), RNICPI_OK)
+
+/** One test's device, with the upcalls queued for the test to wait on. */
+typedef struct cert {
+  rnicpi_dev_t *dev;
+  rnicpi_caps_t caps;
+  char dev_name[64];
+  GAsyncQueue *cm_q;     /* rnicpi_cm_event_t * */
+  GAsyncQueue *notify_q; /* uint64_t * (cq context) */
+  GAsyncQueue *async_q;  /* rnicpi_async_event_t * */
+  GList *cm_seen, *notify_seen, *async_seen; /* popped, not yet matched */
+} cert_t;
+
+/** One end of a connection: its own domain, CQs and queue pair. */
+typedef struct cert_side {
+  rnicpi_pd_t *pd;
+  rnicpi_cq_t *scq, *rcq;
+  rnicpi_qp_t *qp;
+  uint64_t ctx;      /* QP context; CQ contexts are ctx|1 (send), ctx|2 (recv) */
+  uint32_t ird, ord; /* negotiated, from ESTABLISHED */
+} cert_side_t;
+
+/** An active and a passive side. */
+typedef struct cert_pair {
+  cert_side_t a, p;
+} cert_pair_t;
+
+/** A buffer with guard bytes either side of the registered part. */
+typedef struct cert_buf {
+  uint8_t *mem;  /* guard, data, guard */
+  uint8_t *data; /* the registered part */
+  size_t len;
+  rnicpi_mr_t *mr;
+} cert_buf_t;
+
+#define CERT_GUARD 64
+#define CERT_GUARD_BYTE 0xa5
+
+/* Fixture. */
+void cert_setup(cert_t *f, gconstpointer data);
+void cert_teardown(cert_t *f, gconstpointer data);
+void cert_add(const char *path, void (*fn)(cert_t *, gconstpointer));
+gboolean cert_require(cert_t *f, uint64_t cap);
+uint32_t cert_min(uint32_t a, uint32_t b);
+
+/* Upcalls. */
+rnicpi_cm_event_t *cert_wait_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx);
+void cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx);
+rnicpi_async_event_t *cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx);
+rnicpi_async_event_t *cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx,
+                                      guint timeout_ms);
+gboolean cert_wait_notify(cert_t *f, uint64_t cq_ctx, guint timeout_ms);
+
+/* Completions. */
+int cert_poll(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n, guint timeout_ms);
+void cert_assert_cq_quiet(rnicpi_cq_t *cq);
+rnicpi_wc_t cert_wc(rnicpi_cq_t *cq);
+void cert_assert_each_once(const rnicpi_wc_t *wc, int n, const uint64_t *ids, int nids,
+                           rnicpi_wc_status_t status);
+void cert_expect_flushed(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids);
+
+/* Memory. */
+void cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access);
+void cert_buf_free(cert_buf_t *b);
+void cert_buf_fill(cert_buf_t *b, uint8_t seed);
+void cert_buf_check(const cert_buf_t *b, size_t off, size_t len, uint8_t seed);
+void cert_buf_check_guards(const cert_buf_t *b);
+rnicpi_sge_t cert_sge(const cert_buf_t *b, size_t off, uint32_t len);
+uint64_t cert_raddr(const cert_buf_t *b, size_t off);
+
+/* Queue pairs and connections. */
+rnicpi_qp_attr_t cert_qp_attr(cert_t *f, rnicpi_cq_t *scq, rnicpi_cq_t *rcq);
+void cert_side_new(cert_t *f, cert_side_t *s, uint64_t ctx, uint32_t cq_depth,
+                   const rnicpi_qp_attr_t *attr);
+void cert_side_free(cert_side_t *s);
+uint32_t cert_port(void);
+void cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out);
+gboolean cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr);
+void cert_pair_free(cert_pair_t *pr);
+void cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, uint64_t id);
+void cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off,
+                    uint32_t len, uint64_t id, uint32_t flags, uint64_t raddr, uint64_t rkey);
+
+/* Test registration, one function per area. */
+void cert_register_device(void);
+void cert_register_queue(void);
+void cert_register_cm(void);
+void cert_register_data(void);
+void cert_register_errors(void);
+
+#endif

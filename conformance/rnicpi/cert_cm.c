@@ -1,0 +1,373 @@
+/*
+ * cert-rnicpi: connection management verbs (rnicpi_cm_ops_t, optional:
+ * RNICPI_CAP_CM_VERBS): listen, connect, accept and reject with private
+ * data, IRD/ORD negotiation, unreachable peers, orderly disconnect and the
+ * three-way handshake.  Both ends live on the one device under test,
+ * connected through its first address.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <netinet/in.h>
+#include <string.h>
+
+#include "cert.h"
+
+#define LISTEN_CTX 0x11570
+#define A_CTX 0xa0000
+#define P_CTX 0xb0000
+
+static void
+pdata_fill(uint8_t *p, uint32_t len, uint8_t seed)
+{
+  for (uint32_t i = 0; i < len; i++)
+    p[i] = (uint8_t) (seed + i * 13u);
+}
+
+static void
+pdata_check(const rnicpi_cm_event_t *ev, uint32_t len, uint8_t seed)
+{
+  uint8_t want[RNICPI_MAX_PDATA];
+  pdata_fill(want, len, seed);
+  g_assert_cmpuint(ev->pdata_len, >=, len);
+  g_assert_cmpmem(ev->pdata, len, want, len);
+}
+
+/* Both sides, unconnected, and a listener on a fresh port. */
+typedef struct {
+  cert_side_t a, p;
+  rnicpi_listen_t *lst;
+  uint32_t port;
+  rnicpi_addr_t dst;
+} cm_setup_t;
+
+static gboolean
+cm_open(cert_t *f, cm_setup_t *s)
+{
+  memset(s, 0, sizeof(*s));
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return FALSE;
+  cert_side_new(f, &s->a, A_CTX, 64, NULL);
+  cert_side_new(f, &s->p, P_CTX, 64, NULL);
+  s->port = cert_port();
+  cert_ok(CMV->listen(f->dev, s->port, LISTEN_CTX, &s->lst));
+  g_assert_nonnull(s->lst);
+  g_assert_true(s->lst->dev == f->dev);
+  g_assert_cmphex(s->lst->al_ctx, ==, LISTEN_CTX);
+  cert_addr(f, s->port, &s->dst);
+  return TRUE;
+}
+
+static void
+cm_close(cm_setup_t *s)
+{
+  if (s->lst != NULL)
+    cert_ok(CMV->unlisten(s->lst));
+  cert_side_free(&s->a);
+  cert_side_free(&s->p);
+}
+
+static void
+test_cm_listen_twice(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.listen: a second listener on a port already listened on is "
+                 "RNICPI_EEXIST; after unlisten the port can be listened on again");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  uint32_t port = cert_port();
+  rnicpi_listen_t *l1 = NULL, *l2 = NULL;
+  cert_ok(CMV->listen(f->dev, port, 1, &l1));
+  cert_cmpst(CMV->listen(f->dev, port, 2, &l2), RNICPI_EEXIST);
+  g_assert_null(l2);
+  cert_ok(CMV->unlisten(l1));
+  cert_ok(CMV->listen(f->dev, port, 3, &l2));
+  cert_ok(CMV->unlisten(l2));
+}
+
+static void
+test_cm_connect_accept(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect/accept: the listener gets CONNECT_REQUEST with the port, the "
+                 "private data, the requested IRD/ORD and a conn_id; after accept both QPs get "
+                 "ESTABLISHED (the active one with the accept's private data) with negotiated "
+                 "IRD/ORD, and both are RTS");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  const rnicpi_caps_t *c = &f->caps;
+  uint8_t req_pd[RNICPI_MAX_PDATA], acc_pd[RNICPI_MAX_PDATA];
+  uint32_t req_len = cert_min(32, c->pdata_connect), acc_len = cert_min(40, c->pdata_accept);
+  pdata_fill(req_pd, req_len, 0x21);
+  pdata_fill(acc_pd, acc_len, 0x42);
+
+  rnicpi_conn_param_t act = { .pdata = req_pd, .pdata_len = req_len,
+                              .ird = cert_min(4, c->max_ird), .ord = cert_min(3, c->max_ord) };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  g_assert_cmpuint(req->port, ==, s.port);
+  g_assert_cmpuint(req->ird, ==, act.ird);
+  g_assert_cmpuint(req->ord, ==, act.ord);
+  g_assert_true(req->src.sa.ss_family == AF_INET || req->src.sa.ss_family == AF_INET6);
+  pdata_check(req, req_len, 0x21);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), !=, RNICPI_QPS_RTS);
+
+  rnicpi_conn_param_t pas = { .pdata = acc_pd, .pdata_len = acc_len,
+                              .ird = cert_min(2, c->max_ird), .ord = cert_min(1, c->max_ord) };
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  g_autofree rnicpi_cm_event_t *ep = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  pdata_check(ea, acc_len, 0x42);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_RTS);
+
+  /* No side may read more than the other lets in. */
+  g_assert_cmpuint(ea->ord, <=, pas.ird);
+  g_assert_cmpuint(ep->ord, <=, act.ird);
+  g_assert_cmpuint(ea->ord, ==, ep->ird);
+  g_assert_cmpuint(ep->ord, ==, ea->ird);
+  if (c->features & RNICPI_CAP_IRD_ORD_NEGOTIATED) {
+    /* Each direction settles to what both ends can do. */
+    g_assert_cmpuint(ea->ord, ==, MIN(act.ord, pas.ird));
+    g_assert_cmpuint(ea->ird, ==, MIN(act.ird, pas.ord));
+  }
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  cm_close(&s);
+}
+
+static void
+test_cm_reject(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.reject: the active QP gets REJECTED with the reject's private data; the "
+                 "request is gone afterwards (accept is RNICPI_ENOENT) and the passive QP was "
+                 "never touched");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  uint8_t rej_pd[RNICPI_MAX_PDATA];
+  uint32_t rej_len = cert_min(24, f->caps.pdata_reject);
+  pdata_fill(rej_pd, rej_len, 0x77);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  cert_ok(CMV->reject(f->dev, req->conn_id, rej_pd, rej_len));
+  g_autofree rnicpi_cm_event_t *rej = cert_wait_cm(f, RNICPI_CM_REJECTED, A_CTX);
+  pdata_check(rej, rej_len, 0x77);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), !=, RNICPI_QPS_RTS);
+
+  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
+  cert_cmpst(CMV->accept(s.p.qp, req->conn_id, &pas), RNICPI_ENOENT);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_IDLE);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  cm_close(&s);
+}
+
+static void
+test_cm_unreachable(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect: to a port of the device's address nobody listens on, the QP "
+                 "gets UNREACHABLE with reason NO_LISTENER");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  /* The listener's port plus one was never listened on in this run. */
+  uint32_t port = cert_port();
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .timeout_us = 2000000 };
+  cert_ok(CMV->connect(s.a.qp, &dst, &act));
+  g_autofree rnicpi_cm_event_t *ev = cert_wait_cm(f, RNICPI_CM_UNREACHABLE, A_CTX);
+  g_assert_cmpint(ev->reason, ==, RNICPI_CM_REASON_NO_LISTENER);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), !=, RNICPI_QPS_RTS);
+  cert_assert_no_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  cm_close(&s);
+}
+
+static void
+test_cm_disconnect(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.disconnect: both QPs get DISCONNECTED once (the peer with the private "
+                 "data), enter ERROR, and their posted receives complete flushed exactly once");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &cp));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX));
+
+  cert_buf_t ba, bp;
+  cert_buf_new(s.a.pd, &ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_new(s.p.pd, &bp, 256, RNICPI_ACCESS_LOCAL_WRITE);
+  uint64_t ida[3] = { 0xa1, 0xa2, 0xa3 }, idp[2] = { 0xb1, 0xb2 };
+  for (int i = 0; i < 3; i++)
+    cert_post_recv(s.a.qp, &ba, (size_t) i * 64, 64, ida[i]);
+  for (int i = 0; i < 2; i++)
+    cert_post_recv(s.p.qp, &bp, (size_t) i * 64, 64, idp[i]);
+
+  uint8_t dis_pd[RNICPI_MAX_PDATA];
+  uint32_t dis_len = cert_min(16, f->caps.pdata_disconnect);
+  pdata_fill(dis_pd, dis_len, 0x99);
+  cert_ok(CMV->disconnect(s.a.qp, dis_pd, dis_len));
+  g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, A_CTX));
+  g_autofree rnicpi_cm_event_t *dp = cert_wait_cm(f, RNICPI_CM_DISCONNECTED, P_CTX);
+  pdata_check(dp, dis_len, 0x99);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_ERROR);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_ERROR);
+  cert_expect_flushed(s.a.rcq, A_CTX, ida, 3);
+  cert_expect_flushed(s.p.rcq, P_CTX, idp, 2);
+  cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, P_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, P_CTX);
+
+  cert_buf_free(&ba);
+  cert_buf_free(&bp);
+  cm_close(&s);
+}
+
+static void
+test_cm_three_way(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops three-way handshake: after the passive accept the active QP gets "
+                 "CONNECT_REPLY with the accept's private data and nobody is ESTABLISHED; the "
+                 "active accept of the reply establishes both");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  if (!cert_require(f, RNICPI_CAP_THREE_WAY)) {
+    cm_close(&s);
+    return;
+  }
+  uint8_t acc_pd[RNICPI_MAX_PDATA];
+  uint32_t acc_len = cert_min(20, f->caps.pdata_accept);
+  pdata_fill(acc_pd, acc_len, 0x35);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .three_way = true };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  rnicpi_conn_param_t pas = { .pdata = acc_pd, .pdata_len = acc_len, .ird = 1, .ord = 1 };
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_autofree rnicpi_cm_event_t *rep = cert_wait_cm(f, RNICPI_CM_CONNECT_REPLY, A_CTX);
+  pdata_check(rep, acc_len, 0x35);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), !=, RNICPI_QPS_RTS);
+
+  rnicpi_conn_param_t rtu = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->accept(s.a.qp, rep->conn_id, &rtu));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX));
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_RTS);
+  cm_close(&s);
+}
+
+static void
+test_cm_pdata_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect/accept/reject: private data one byte above caps.pdata_connect, "
+                 "pdata_accept or pdata_reject is refused with RNICPI_ELIMIT and changes nothing; "
+                 "the request can still be accepted");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  const rnicpi_caps_t *c = &f->caps;
+  uint8_t big[RNICPI_MAX_PDATA + 1];
+  memset(big, 0x3c, sizeof(big));
+  rnicpi_conn_param_t act = { .pdata = big, .pdata_len = c->pdata_connect + 1, .ird = 1, .ord = 1 };
+  cert_cmpst(CMV->connect(s.a.qp, &s.dst, &act), RNICPI_ELIMIT);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_IDLE);
+  cert_assert_no_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+
+  act.pdata_len = 0;
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  cert_cmpst(CMV->reject(f->dev, req->conn_id, big, c->pdata_reject + 1), RNICPI_ELIMIT);
+  rnicpi_conn_param_t pas = { .pdata = big, .pdata_len = c->pdata_accept + 1, .ird = 1, .ord = 1 };
+  cert_cmpst(CMV->accept(s.p.qp, req->conn_id, &pas), RNICPI_ELIMIT);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_IDLE);
+  pas.pdata_len = 0;
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX));
+  cm_close(&s);
+}
+
+/* A CQ_OVERFLOW event for @cq_ctx, if one arrives shortly. */
+static rnicpi_async_event_t *
+wait_async_quiet(cert_t *f, uint64_t cq_ctx)
+{
+  return cert_poll_async(f, RNICPI_ASYNC_CQ_OVERFLOW, cq_ctx, 0);
+}
+
+static void
+test_cm_unlisten_pending(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.unlisten with 20 requests pending: each active QP gets UNREACHABLE; "
+                 "every armed CQ that receives a completion gets its cq_notify upcall, and no "
+                 "CQ within its depth reports RNICPI_ASYNC_CQ_OVERFLOW");
+  enum { N = 20 };
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  cert_side_t side[N];
+  cert_buf_t buf[N];
+  uint32_t port = cert_port();
+  rnicpi_listen_t *lst;
+  rnicpi_addr_t dst;
+  cert_ok(CMV->listen(f->dev, port, LISTEN_CTX, &lst));
+  cert_addr(f, port, &dst);
+  for (int i = 0; i < N; i++) {
+    cert_side_new(f, &side[i], 0x100000 + (uint64_t) i * 0x10, 16, NULL);
+    cert_buf_new(side[i].pd, &buf[i], 64, RNICPI_ACCESS_LOCAL_WRITE);
+    cert_post_recv(side[i].qp, &buf[i], 0, 64, 0x77);
+    cert_ok(DAT->arm_cq(side[i].rcq));
+    rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+    cert_ok(CMV->connect(side[i].qp, &dst, &cp));
+  }
+  for (int i = 0; i < N; i++)
+    g_free(cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX));
+  cert_ok(CMV->unlisten(lst));
+  for (int i = 0; i < N; i++)
+    g_free(cert_wait_cm(f, RNICPI_CM_UNREACHABLE, side[i].ctx));
+  g_usleep(CERT_QUIET_MS * 1000);
+  for (int i = 0; i < N; i++) {
+    rnicpi_wc_t wc;
+    int n = cert_poll(side[i].rcq, &wc, 1, 0);
+    if (n == 1) {
+      g_test_message("QP %d: receive completed with status %d", i, wc.status);
+      gboolean notified = cert_wait_notify(f, side[i].rcq->al_ctx, CERT_TIMEOUT_MS);
+      g_autofree rnicpi_async_event_t *ovf = wait_async_quiet(f, side[i].rcq->al_ctx);
+      if (ovf != NULL)
+        g_test_message("QP %d: its CQ holds 1 entry of 16, yet RNICPI_ASYNC_CQ_OVERFLOW came%s",
+                       i, notified ? "" : " instead of cq_notify");
+      g_assert_null(ovf);
+      g_assert_true(notified);
+    }
+  }
+  for (int i = 0; i < N; i++) {
+    cert_buf_free(&buf[i]);
+    cert_side_free(&side[i]);
+  }
+}
+
+void
+cert_register_cm(void)
+{
+  cert_add("/rnicpi/cm/listen-twice", test_cm_listen_twice);
+  cert_add("/rnicpi/cm/connect-accept", test_cm_connect_accept);
+  cert_add("/rnicpi/cm/reject", test_cm_reject);
+  cert_add("/rnicpi/cm/unreachable", test_cm_unreachable);
+  cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
+  cert_add("/rnicpi/cm/three-way", test_cm_three_way);
+  cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
+  cert_add("/rnicpi/cm/unlisten-pending", test_cm_unlisten_pending);
+}

@@ -1,0 +1,292 @@
+/*
+ * cert-rnicpi: device discovery and the capability record, protection
+ * domains, and memory registration (rnicpi_device_ops_t, rnicpi_mem_ops_t).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <netinet/in.h>
+#include <string.h>
+
+#include "cert.h"
+
+/* ---- device ----------------------------------------------------------- */
+
+static void
+test_device_list(cert_t *f, gconstpointer data)
+{
+  (void) f;
+  (void) data;
+  g_test_summary("device_ops.list: reports at least one device with a non-empty name, and with a "
+                 "capacity of 0 still says how many exist");
+  char names[8][64];
+  memset(names, 0, sizeof(names));
+  size_t count = G_N_ELEMENTS(names);
+  cert_ok(DEV->list(names, &count));
+  g_assert_cmpuint(count, >=, 1);
+  for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(names)); i++) {
+    g_assert_cmpuint(strnlen(names[i], 64), >, 0);
+    g_assert_cmpuint(strnlen(names[i], 64), <, 64);
+  }
+  char unused[1][64];
+  size_t none = 0;
+  cert_ok(DEV->list(unused, &none));
+  g_assert_cmpuint(none, ==, count);
+}
+
+static void
+test_device_open(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("device_ops.open: the first listed device opens, its base object carries the "
+                 "context given to open and the provider that owns it; an unknown name is "
+                 "RNICPI_ENOENT");
+  static const rnicpi_upcalls_t none_up = { 0 };
+  rnicpi_dev_t *bad = NULL;
+  cert_cmpst(DEV->open("no-such-rnic-device", &none_up, NULL, &bad), RNICPI_ENOENT);
+  g_assert_null(bad);
+
+  g_assert_true(f->dev->al_ctx == (void *) f);
+  /* rnicpi_dev_t.prov: "provider that owns the device". */
+  g_assert_nonnull(f->dev->prov);
+  g_assert_cmpstr(f->dev->prov->name, ==, cert_prov->name);
+}
+
+static void
+test_device_query(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("device_ops.query: the record has this ABI's size, a valid transport and path "
+                 "format, at least one address, and non-zero limits for every advertised feature");
+  const rnicpi_caps_t *c = &f->caps;
+  g_assert_cmpuint(c->size, ==, sizeof(rnicpi_caps_t));
+  g_assert_true(c->transport == RNICPI_TRANSPORT_IB || c->transport == RNICPI_TRANSPORT_IWARP);
+  g_assert_true(c->path_format == RNICPI_PATH_IP || c->path_format == RNICPI_PATH_GID);
+  g_assert_cmpuint(c->num_ports, >=, 1);
+  g_assert_cmpuint(c->num_addrs, >=, 1);
+  g_assert_cmpuint(c->num_addrs, <=, G_N_ELEMENTS(c->addrs));
+  for (uint32_t i = 0; i < c->num_addrs; i++)
+    g_assert_true(c->addrs[i].ss_family == AF_INET || c->addrs[i].ss_family == AF_INET6);
+
+  /* Every device has domains, regions, CQs and QPs with at least one SGE. */
+  g_assert_cmpuint(c->max_pd, >, 0);
+  g_assert_cmpuint(c->max_mr, >, 0);
+  g_assert_cmpuint(c->max_mr_size, >, 0);
+  g_assert_cmpuint(c->max_cq, >, 0);
+  g_assert_cmpuint(c->max_cqe, >, 0);
+  g_assert_cmpuint(c->max_qp, >, 0);
+  g_assert_cmpuint(c->max_qp_wr, >, 0);
+  g_assert_cmpuint(c->max_send_sge, >, 0);
+  g_assert_cmpuint(c->max_recv_sge, >, 0);
+  g_assert_cmpuint(c->max_msg_size, >, 0);
+  if (c->features & RNICPI_CAP_RC) {
+    /* RC carries RDMA Write and Read. */
+    g_assert_cmpuint(c->max_rdma_write_sge, >, 0);
+    g_assert_cmpuint(c->max_rdma_read_sge, >, 0);
+    g_assert_cmpuint(c->max_ird, >, 0);
+    g_assert_cmpuint(c->max_ord, >, 0);
+  }
+  if (c->features & RNICPI_CAP_SRQ)
+    g_assert_cmpuint(c->max_srq, >, 0);
+  if (c->features & RNICPI_CAP_UD) {
+    g_assert_cmpuint(c->pdata_ud_req, >, 0);
+    g_assert_cmpuint(c->pdata_ud_rep, >, 0);
+  }
+  if (c->features & RNICPI_CAP_IRD_ORD_NEGOTIATED) {
+    g_assert_cmpuint(c->max_ird, >, 0);
+    g_assert_cmpuint(c->max_ord, >, 0);
+  }
+  /* No private data limit may exceed what an event can carry. */
+  g_assert_cmpuint(c->pdata_connect, <=, RNICPI_MAX_PDATA);
+  g_assert_cmpuint(c->pdata_accept, <=, RNICPI_MAX_PDATA);
+  g_assert_cmpuint(c->pdata_reject, <=, RNICPI_MAX_PDATA);
+  g_assert_cmpuint(c->pdata_disconnect, <=, RNICPI_MAX_PDATA);
+  g_assert_cmpuint(c->pdata_ud_req, <=, RNICPI_MAX_PDATA);
+  g_assert_cmpuint(c->pdata_ud_rep, <=, RNICPI_MAX_PDATA);
+
+  /* Every advertised feature has a name. */
+  for (int bit = 0; bit < 64; bit++)
+    if (c->features & (UINT64_C(1) << bit))
+      g_test_message("feature %s", rnicpi_cap_name(UINT64_C(1) << bit));
+}
+
+/* ---- pd --------------------------------------------------------------- */
+
+static void
+test_pd_alloc_free(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("device_ops.pd_alloc/pd_free: domains are distinct, belong to the device, and "
+                 "free without objects");
+  rnicpi_pd_t *pd[4];
+  for (int i = 0; i < 4; i++) {
+    cert_ok(DEV->pd_alloc(f->dev, &pd[i]));
+    g_assert_nonnull(pd[i]);
+    g_assert_true(pd[i]->dev == f->dev);
+    for (int j = 0; j < i; j++)
+      g_assert_true(pd[i] != pd[j]);
+  }
+  for (int i = 0; i < 4; i++)
+    cert_ok(DEV->pd_free(pd[i]));
+}
+
+static void
+test_pd_free_busy(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("device_ops.pd_free: a domain with a registered region is RNICPI_EBUSY and stays "
+                 "usable; once the region is gone it frees");
+  rnicpi_pd_t *pd;
+  cert_buf_t b;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  cert_buf_new(pd, &b, 256, RNICPI_ACCESS_LOCAL_WRITE);
+  cert_cmpst(DEV->pd_free(pd), RNICPI_EBUSY);
+  /* Still usable: another registration in it works. */
+  cert_buf_t b2;
+  cert_buf_new(pd, &b2, 64, RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_free(&b2);
+  cert_cmpst(DEV->pd_free(pd), RNICPI_EBUSY);
+  cert_buf_free(&b);
+  cert_ok(DEV->pd_free(pd));
+}
+
+/* ---- mr --------------------------------------------------------------- */
+
+static void
+test_mr_reg_dereg(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mr_reg/mr_dereg: a region has non-zero keys, belongs to its domain, "
+                 "and deregisters");
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  uint32_t access[] = {
+    RNICPI_ACCESS_LOCAL_READ,
+    RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE,
+    RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE,
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(access); i++) {
+    cert_buf_t b;
+    cert_buf_new(pd, &b, 4096, access[i]);
+    g_assert_true(b.mr->pd == pd);
+    g_assert_cmphex(b.mr->lkey, !=, 0);
+    g_assert_cmphex(b.mr->rkey, !=, 0);
+    cert_buf_free(&b);
+  }
+  cert_ok(DEV->pd_free(pd));
+}
+
+static void
+test_mr_distinct_keys(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mr_reg: 64 registrations of one buffer give 64 distinct rkeys and 64 "
+                 "distinct lkeys");
+  enum { N = 64 };
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  g_autofree uint8_t *buf = g_malloc0(8192);
+  rnicpi_mr_t *mr[N];
+  rnicpi_mr_attr_t attr = {
+    .addr = buf, .length = 8192, .iova = (uint64_t) (uintptr_t) buf,
+    .access = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE | RNICPI_ACCESS_REMOTE_READ,
+  };
+  for (int i = 0; i < N; i++) {
+    cert_ok(MEM->mr_reg(pd, &attr, &mr[i]));
+    g_assert_cmphex(mr[i]->rkey, !=, 0);
+    for (int j = 0; j < i; j++) {
+      g_assert_cmphex(mr[i]->rkey, !=, mr[j]->rkey);
+      g_assert_cmphex(mr[i]->lkey, !=, mr[j]->lkey);
+    }
+  }
+  for (int i = 0; i < N; i++)
+    cert_ok(MEM->mr_dereg(mr[i]));
+  cert_ok(DEV->pd_free(pd));
+}
+
+static void
+test_mr_invalid(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mr_reg: a NULL address or a zero length is RNICPI_EINVAL and "
+                 "registers nothing (the domain still frees)");
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  uint8_t buf[64];
+  rnicpi_mr_t *mr = NULL;
+  rnicpi_mr_attr_t null_addr = { .addr = NULL, .length = 64, .access = RNICPI_ACCESS_LOCAL_WRITE };
+  cert_cmpst(MEM->mr_reg(pd, &null_addr, &mr), RNICPI_EINVAL);
+  g_assert_null(mr);
+  rnicpi_mr_attr_t zero_len = { .addr = buf, .length = 0, .iova = (uint64_t) (uintptr_t) buf,
+                                .access = RNICPI_ACCESS_LOCAL_WRITE };
+  cert_cmpst(MEM->mr_reg(pd, &zero_len, &mr), RNICPI_EINVAL);
+  g_assert_null(mr);
+  cert_ok(DEV->pd_free(pd));
+}
+
+static void
+test_mr_no_key_reuse(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mr_dereg: registering again after a deregistration never hands out a "
+                 "key of an earlier region, so a stale key cannot reach new memory");
+  enum { N = 32 };
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  g_autofree uint8_t *buf = g_malloc0(4096);
+  rnicpi_mr_attr_t attr = {
+    .addr = buf, .length = 4096, .iova = (uint64_t) (uintptr_t) buf,
+    .access = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
+  };
+  uint64_t old_r[N], old_l[N];
+  for (int i = 0; i < N; i++) {
+    rnicpi_mr_t *mr;
+    cert_ok(MEM->mr_reg(pd, &attr, &mr));
+    for (int j = 0; j < i; j++) {
+      g_assert_cmphex(mr->rkey, !=, old_r[j]);
+      g_assert_cmphex(mr->lkey, !=, old_l[j]);
+    }
+    old_r[i] = mr->rkey;
+    old_l[i] = mr->lkey;
+    cert_ok(MEM->mr_dereg(mr));
+  }
+  cert_ok(DEV->pd_free(pd));
+}
+
+static void
+test_mr_size_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mr_reg: a length above caps.max_mr_size is refused with RNICPI_ELIMIT "
+                 "(the memory is never touched, so the buffer can be small)");
+  if (f->caps.max_mr_size == UINT64_MAX) {
+    g_test_skip("max_mr_size is UINT64_MAX: no length lies above it");
+    return;
+  }
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  g_autofree uint8_t *buf = g_malloc0(64);
+  rnicpi_mr_t *mr = NULL;
+  rnicpi_mr_attr_t attr = { .addr = buf, .length = f->caps.max_mr_size + 1,
+                            .iova = (uint64_t) (uintptr_t) buf,
+                            .access = RNICPI_ACCESS_LOCAL_WRITE };
+  rnicpi_status_t st = MEM->mr_reg(pd, &attr, &mr);
+  if (st == RNICPI_OK) /* leave the device clean even when the check fails */
+    cert_ok(MEM->mr_dereg(mr));
+  cert_cmpst(st, RNICPI_ELIMIT);
+  cert_ok(DEV->pd_free(pd));
+}
+
+void
+cert_register_device(void)
+{
+  cert_add("/rnicpi/device/list", test_device_list);
+  cert_add("/rnicpi/device/open", test_device_open);
+  cert_add("/rnicpi/device/query", test_device_query);
+  cert_add("/rnicpi/pd/alloc-free", test_pd_alloc_free);
+  cert_add("/rnicpi/pd/free-busy", test_pd_free_busy);
+  cert_add("/rnicpi/mr/reg-dereg", test_mr_reg_dereg);
+  cert_add("/rnicpi/mr/distinct-keys", test_mr_distinct_keys);
+  cert_add("/rnicpi/mr/invalid", test_mr_invalid);
+  cert_add("/rnicpi/mr/no-key-reuse", test_mr_no_key_reuse);
+  cert_add("/rnicpi/mr/size-limit", test_mr_size_limit);
+}

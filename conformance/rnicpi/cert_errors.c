@@ -1,0 +1,274 @@
+/*
+ * cert-rnicpi: protection and length errors on a connected pair, and CQ
+ * overflow.  After every failure the test accounts for each work request
+ * that was outstanding: it completes exactly once, the failing one with its
+ * error and every other one flushed (RNICPI_WC_WR_FLUSH_ERR), and nothing
+ * outside a registered region is touched.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "cert.h"
+
+#define RW (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE)
+#define TARGET (RW | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE)
+#define NRECV 3
+#define BAD_ID 0xbad0
+#define NEXT_ID 0xbad1
+
+typedef struct {
+  cert_pair_t pr;
+  cert_buf_t src;  /* active: what is sent or written */
+  cert_buf_t tgt;  /* passive: the target region */
+  cert_buf_t ra, rp; /* receive buffers of each side */
+  uint64_t ida[NRECV], idp[NRECV];
+} err_setup_t;
+
+/* A connected pair, a target with @tgt_access, and receives outstanding on
+ * both sides, so a failure has something to flush. */
+static gboolean
+err_open(cert_t *f, err_setup_t *e, uint32_t tgt_access, uint32_t rp_len)
+{
+  memset(e, 0, sizeof(*e));
+  if (!cert_pair_open(f, &e->pr, NULL))
+    return FALSE;
+  cert_buf_new(e->pr.a.pd, &e->src, 256, RW);
+  cert_buf_new(e->pr.p.pd, &e->tgt, 4096, tgt_access);
+  cert_buf_new(e->pr.a.pd, &e->ra, 64 * NRECV, RW);
+  cert_buf_new(e->pr.p.pd, &e->rp, rp_len * NRECV, RW);
+  cert_buf_fill(&e->src, 41);
+  for (int i = 0; i < NRECV; i++) {
+    e->ida[i] = 0xa100 + (uint64_t) i;
+    e->idp[i] = 0xb100 + (uint64_t) i;
+    cert_post_recv(e->pr.a.qp, &e->ra, (size_t) i * 64, 64, e->ida[i]);
+    cert_post_recv(e->pr.p.qp, &e->rp, (size_t) i * rp_len, rp_len, e->idp[i]);
+  }
+  return TRUE;
+}
+
+static void
+err_close(err_setup_t *e)
+{
+  cert_buf_free(&e->src);
+  cert_buf_free(&e->tgt);
+  cert_buf_free(&e->ra);
+  cert_buf_free(&e->rp);
+  cert_pair_free(&e->pr);
+}
+
+static void
+wait_state(rnicpi_qp_t *qp, rnicpi_qp_state_t want)
+{
+  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
+  while (QUE->qp_state(qp) != want && g_get_monotonic_time() < deadline)
+    g_usleep(1000);
+  g_assert_cmpint(QUE->qp_state(qp), ==, want);
+}
+
+/* Post a good signaled RDMA Write behind the failing WR: it must complete
+ * once, flushed, after the failing one. */
+static void
+post_next(err_setup_t *e)
+{
+  rnicpi_sge_t sge = cert_sge(&e->src, 0, 8);
+  rnicpi_send_wr_t wr = { .wr_id = NEXT_ID, .opcode = RNICPI_WR_RDMA_WRITE,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = cert_raddr(&e->tgt, 0), .rkey = e->tgt.mr->rkey };
+  /* A QP already in ERROR still takes the WR and completes it flushed. */
+  cert_ok(DAT->post_send(e->pr.a.qp, &wr));
+}
+
+/* The requester's send CQ holds the failing WR with @status, then the
+ * flushed one behind it, and nothing else. */
+static void
+expect_requester(err_setup_t *e, rnicpi_wc_status_t status)
+{
+  rnicpi_wc_t wc[3];
+  g_assert_cmpint(cert_poll(e->pr.a.scq, wc, 2, CERT_TIMEOUT_MS), ==, 2);
+  g_assert_cmphex(wc[0].wr_id, ==, BAD_ID);
+  g_assert_cmphex(wc[0].qp_ctx, ==, e->pr.a.ctx);
+  if (status == RNICPI_WC_GENERAL_ERR) { /* any error but a flush */
+    g_test_message("requester completion status %d", wc[0].status);
+    g_assert_cmpint(wc[0].status, !=, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(wc[0].status, !=, RNICPI_WC_WR_FLUSH_ERR);
+  } else {
+    g_assert_cmpint(wc[0].status, ==, status);
+  }
+  g_assert_cmphex(wc[1].wr_id, ==, NEXT_ID);
+  g_assert_cmpint(wc[1].status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  cert_assert_cq_quiet(e->pr.a.scq);
+}
+
+/* Both QPs in ERROR and every outstanding receive flushed exactly once. */
+static void
+expect_flushed_both(cert_t *f, err_setup_t *e, int p_consumed)
+{
+  (void) f;
+  wait_state(e->pr.a.qp, RNICPI_QPS_ERROR);
+  wait_state(e->pr.p.qp, RNICPI_QPS_ERROR);
+  cert_expect_flushed(e->pr.a.rcq, e->pr.a.ctx, e->ida, NRECV);
+  cert_expect_flushed(e->pr.p.rcq, e->pr.p.ctx, e->idp + p_consumed, NRECV - p_consumed);
+  cert_assert_cq_quiet(e->pr.p.scq);
+}
+
+/* A remote access violation: requester REM_ACCESS_ERR, both QPs broken,
+ * the responder told by an affiliated event, the target untouched. */
+static void
+expect_remote_access_error(cert_t *f, err_setup_t *e)
+{
+  post_next(e);
+  expect_requester(e, RNICPI_WC_REM_ACCESS_ERR);
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e->pr.a.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e->pr.p.ctx));
+  g_free(cert_wait_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, e->pr.p.ctx));
+  expect_flushed_both(f, e, 0);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, e->pr.a.ctx);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, e->pr.p.ctx);
+  cert_buf_check_guards(&e->tgt);
+}
+
+static void
+test_errors_write_past_end(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("RDMA Write of 128 bytes starting 64 before the end of the remote region: "
+                 "requester RNICPI_WC_REM_ACCESS_ERR, both QPs ERROR with BROKEN, "
+                 "RNICPI_ASYNC_QP_ACCESS_ERR on the responder, guard bytes untouched, every "
+                 "outstanding WR completed once");
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, 64))
+    return;
+  cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_WRITE, &e.src, 0, 128, BAD_ID, RNICPI_WR_SIGNALED,
+                 cert_raddr(&e.tgt, e.tgt.len - 64), e.tgt.mr->rkey);
+  expect_remote_access_error(f, &e);
+  err_close(&e);
+}
+
+static void
+test_errors_wrong_rkey(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("RDMA Write with an rkey no region has: requester RNICPI_WC_REM_ACCESS_ERR, both "
+                 "QPs broken, responder access event, target untouched");
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, 64))
+    return;
+  cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_WRITE, &e.src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
+                 cert_raddr(&e.tgt, 0), e.tgt.mr->rkey ^ 0xff0000ffull);
+  expect_remote_access_error(f, &e);
+  for (size_t i = 0; i < e.tgt.len; i++)
+    g_assert_cmphex(e.tgt.data[i], ==, 0);
+  err_close(&e);
+}
+
+static void
+test_errors_no_remote_write(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("RDMA Write into a region registered without REMOTE_WRITE: requester "
+                 "RNICPI_WC_REM_ACCESS_ERR, both QPs broken, responder access event, target "
+                 "untouched");
+  err_setup_t e;
+  if (!err_open(f, &e, RW | RNICPI_ACCESS_REMOTE_READ, 64))
+    return;
+  cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_WRITE, &e.src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
+                 cert_raddr(&e.tgt, 0), e.tgt.mr->rkey);
+  expect_remote_access_error(f, &e);
+  for (size_t i = 0; i < e.tgt.len; i++)
+    g_assert_cmphex(e.tgt.data[i], ==, 0);
+  err_close(&e);
+}
+
+static void
+test_errors_local_lkey(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a SEND whose SGE carries a wrong lkey: requester RNICPI_WC_LOC_PROT_ERR and "
+                 "ERROR; no receive of the responder is consumed with data, and every "
+                 "outstanding WR on both sides completes once, flushed");
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, 64))
+    return;
+  rnicpi_sge_t sge = cert_sge(&e.src, 0, 64);
+  sge.lkey ^= 0xff0000ffull;
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1 };
+  cert_ok(DAT->post_send(e.pr.a.qp, &wr));
+  post_next(&e);
+  expect_requester(&e, RNICPI_WC_LOC_PROT_ERR);
+  wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
+  /* A local error need not reach the responder at once; take it down. */
+  if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
+    cert_ok(QUE->qp_to_error(e.pr.p.qp));
+  expect_flushed_both(f, &e, 0);
+  for (size_t i = 0; i < e.rp.len; i++)
+    g_assert_cmphex(e.rp.data[i], ==, 0);
+  err_close(&e);
+}
+
+static void
+test_errors_recv_too_small(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a 64-byte SEND into a 16-byte receive: the receiver completes it with "
+                 "RNICPI_WC_LOC_LEN_ERR, the requester with an error, both QPs enter ERROR and "
+                 "every other outstanding WR completes once, flushed");
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, 16))
+    return;
+  cert_post_send(e.pr.a.qp, RNICPI_WR_SEND, &e.src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t r = cert_wc(e.pr.p.rcq);
+  g_assert_cmphex(r.wr_id, ==, e.idp[0]);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_LOC_LEN_ERR);
+  g_assert_cmphex(r.qp_ctx, ==, e.pr.p.ctx);
+  post_next(&e);
+  expect_requester(&e, RNICPI_WC_GENERAL_ERR);
+  expect_flushed_both(f, &e, 1);
+  cert_buf_check_guards(&e.rp);
+  err_close(&e);
+}
+
+/* ---- cq-overflow ------------------------------------------------------ */
+
+static void
+test_cq_overflow(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a CQ of depth 4 given 8 completions loses none (all 8 poll, each once) and "
+                 "reports RNICPI_ASYNC_CQ_OVERFLOW with the CQ's context");
+  if (!cert_require(f, RNICPI_CAP_CQ_OVERFLOW_DETECT))
+    return;
+  enum { DEPTH = 4, N = 8 };
+  cert_side_t s;
+  cert_buf_t b;
+  cert_side_new(f, &s, 0xd0000, DEPTH, NULL);
+  cert_buf_new(s.pd, &b, 64 * N, RW);
+  uint64_t ids[N];
+  for (int i = 0; i < N; i++) {
+    ids[i] = 0xe00 + (uint64_t) i;
+    cert_post_recv(s.qp, &b, (size_t) i * 64, 64, ids[i]);
+  }
+  cert_ok(QUE->qp_to_error(s.qp));
+  g_free(cert_wait_async(f, RNICPI_ASYNC_CQ_OVERFLOW, s.rcq->al_ctx));
+  g_assert_cmpuint(DAT->cq_count(s.rcq), ==, N);
+  rnicpi_wc_t wc[N];
+  int n = cert_poll(s.rcq, wc, N, CERT_TIMEOUT_MS);
+  cert_assert_each_once(wc, n, ids, N, RNICPI_WC_WR_FLUSH_ERR);
+  for (int i = 0; i < n; i++)
+    g_assert_cmphex(wc[i].wr_id, ==, ids[i]);
+  cert_assert_cq_quiet(s.rcq);
+  cert_buf_free(&b);
+  cert_side_free(&s);
+}
+
+void
+cert_register_errors(void)
+{
+  cert_add("/rnicpi/errors/write-past-end", test_errors_write_past_end);
+  cert_add("/rnicpi/errors/wrong-rkey", test_errors_wrong_rkey);
+  cert_add("/rnicpi/errors/no-remote-write", test_errors_no_remote_write);
+  cert_add("/rnicpi/errors/local-lkey", test_errors_local_lkey);
+  cert_add("/rnicpi/errors/recv-too-small", test_errors_recv_too_small);
+  cert_add("/rnicpi/cq-overflow/no-loss", test_cq_overflow);
+}

@@ -1,0 +1,509 @@
+/*
+ * cert-rnicpi: the fixture (one opened device per test, upcalls queued),
+ * waiting for upcalls and completions with timeouts, buffers with guard
+ * bytes, and connected queue-pair pairs over the provider's CM verbs.
+ *
+ * Upcalls come from the provider's threads; they only copy the event into
+ * a GAsyncQueue, so they take no lock the provider's operations take.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cert.h"
+
+/* ---- Upcalls ---------------------------------------------------------- */
+
+static void
+up_cm_event(void *dev_ctx, const rnicpi_cm_event_t *ev)
+{
+  cert_t *f = dev_ctx;
+  g_async_queue_push(f->cm_q, g_memdup2(ev, sizeof(*ev)));
+}
+
+static void
+up_cq_notify(void *dev_ctx, uint64_t cq_ctx)
+{
+  cert_t *f = dev_ctx;
+  g_async_queue_push(f->notify_q, g_memdup2(&cq_ctx, sizeof(cq_ctx)));
+}
+
+static void
+up_async_event(void *dev_ctx, const rnicpi_async_event_t *ev)
+{
+  cert_t *f = dev_ctx;
+  g_async_queue_push(f->async_q, g_memdup2(ev, sizeof(*ev)));
+}
+
+static const rnicpi_upcalls_t cert_upcalls = {
+  .cm_event = up_cm_event,
+  .cq_notify = up_cq_notify,
+  .async_event = up_async_event,
+};
+
+/* ---- Fixture ---------------------------------------------------------- */
+
+void
+cert_setup(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  memset(f, 0, sizeof(*f));
+  f->cm_q = g_async_queue_new_full(g_free);
+  f->notify_q = g_async_queue_new_full(g_free);
+  f->async_q = g_async_queue_new_full(g_free);
+
+  char names[8][64];
+  size_t count = G_N_ELEMENTS(names);
+  cert_ok(DEV->list(names, &count));
+  g_assert_cmpuint(count, >=, 1);
+  g_strlcpy(f->dev_name, names[0], sizeof(f->dev_name));
+  cert_ok(DEV->open(f->dev_name, &cert_upcalls, f, &f->dev));
+  g_assert_nonnull(f->dev);
+  cert_ok(DEV->query(f->dev, &f->caps));
+}
+
+static void
+drain(GAsyncQueue *q, GList **seen)
+{
+  gpointer p;
+  while ((p = g_async_queue_try_pop(q)) != NULL)
+    g_free(p);
+  g_list_free_full(*seen, g_free);
+  *seen = NULL;
+  g_async_queue_unref(q);
+}
+
+void
+cert_teardown(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  /* After close the provider makes no more upcalls into this fixture. */
+  if (f->dev != NULL)
+    DEV->close(f->dev);
+  drain(f->cm_q, &f->cm_seen);
+  drain(f->notify_q, &f->notify_seen);
+  drain(f->async_q, &f->async_seen);
+}
+
+void
+cert_add(const char *path, void (*fn)(cert_t *, gconstpointer))
+{
+  g_test_add(path, cert_t, NULL, cert_setup, fn, cert_teardown);
+}
+
+gboolean
+cert_require(cert_t *f, uint64_t cap)
+{
+  if ((f->caps.features & cap) != 0)
+    return TRUE;
+  /* The certification runner parses this exact message. */
+  g_autofree char *msg = g_strdup_printf("needs capability: %s", rnicpi_cap_name(cap));
+  g_test_skip(msg);
+  return FALSE;
+}
+
+uint32_t
+cert_min(uint32_t a, uint32_t b)
+{
+  return a < b ? a : b;
+}
+
+/* ---- Waiting for upcalls ---------------------------------------------- */
+
+typedef gboolean (*match_fn)(gconstpointer ev, uint32_t type, uint64_t ctx);
+
+/* Take the first event that matches, from those already seen or as they
+ * arrive; events that do not match are kept for a later wait. */
+static gpointer
+wait_match(GAsyncQueue *q, GList **seen, match_fn match, uint32_t type, uint64_t ctx,
+           guint timeout_ms)
+{
+  for (GList *l = *seen; l != NULL; l = l->next)
+    if (match(l->data, type, ctx)) {
+      gpointer ev = l->data;
+      *seen = g_list_delete_link(*seen, l);
+      return ev;
+    }
+  gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  for (;;) {
+    gint64 left = deadline - g_get_monotonic_time();
+    /* Past the deadline, still look at what has already arrived. */
+    gpointer ev = left > 0 ? g_async_queue_timeout_pop(q, (guint64) left)
+                           : g_async_queue_try_pop(q);
+    if (ev == NULL)
+      return NULL;
+    if (match(ev, type, ctx))
+      return ev;
+    *seen = g_list_append(*seen, ev);
+  }
+}
+
+static gboolean
+match_cm(gconstpointer p, uint32_t type, uint64_t ctx)
+{
+  const rnicpi_cm_event_t *ev = p;
+  if (ev->type != (rnicpi_cm_event_type_t) type)
+    return FALSE;
+  if (type == RNICPI_CM_CONNECT_REQUEST || type == RNICPI_CM_REQUEST_CANCELLED)
+    return ev->listen_ctx == ctx;
+  return ev->qp_ctx == ctx;
+}
+
+static gboolean
+match_async(gconstpointer p, uint32_t type, uint64_t ctx)
+{
+  const rnicpi_async_event_t *ev = p;
+  return ev->type == (rnicpi_async_type_t) type && ev->ctx == ctx;
+}
+
+static gboolean
+match_notify(gconstpointer p, uint32_t type, uint64_t ctx)
+{
+  (void) type;
+  return *(const uint64_t *) p == ctx;
+}
+
+static const char *
+cm_type_name(rnicpi_cm_event_type_t t)
+{
+  static const char *const names[] = {
+    [RNICPI_CM_CONNECT_REQUEST] = "CONNECT_REQUEST", [RNICPI_CM_CONNECT_REPLY] = "CONNECT_REPLY",
+    [RNICPI_CM_ESTABLISHED] = "ESTABLISHED", [RNICPI_CM_REJECTED] = "REJECTED",
+    [RNICPI_CM_UNREACHABLE] = "UNREACHABLE", [RNICPI_CM_DISCONNECTED] = "DISCONNECTED",
+    [RNICPI_CM_BROKEN] = "BROKEN", [RNICPI_CM_REQUEST_CANCELLED] = "REQUEST_CANCELLED",
+  };
+  return (unsigned) t < G_N_ELEMENTS(names) && names[t] != NULL ? names[t] : "unknown";
+}
+
+rnicpi_cm_event_t *
+cert_wait_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
+{
+  rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_TIMEOUT_MS);
+  if (ev == NULL)
+    g_test_message("no %s CM event for context 0x%" G_GINT64_MODIFIER "x within %d ms",
+                   cm_type_name(type), ctx, CERT_TIMEOUT_MS);
+  g_assert_nonnull(ev);
+  return ev;
+}
+
+void
+cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
+{
+  rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_QUIET_MS);
+  if (ev != NULL)
+    g_test_message("unexpected second %s CM event for context 0x%" G_GINT64_MODIFIER "x",
+                   cm_type_name(type), ctx);
+  g_assert_null(ev);
+}
+
+rnicpi_async_event_t *
+cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx)
+{
+  rnicpi_async_event_t *ev =
+    wait_match(f->async_q, &f->async_seen, match_async, type, ctx, CERT_TIMEOUT_MS);
+  if (ev == NULL)
+    g_test_message("no asynchronous event %d for context 0x%" G_GINT64_MODIFIER "x within %d ms",
+                   type, ctx, CERT_TIMEOUT_MS);
+  g_assert_nonnull(ev);
+  return ev;
+}
+
+rnicpi_async_event_t *
+cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx, guint timeout_ms)
+{
+  return wait_match(f->async_q, &f->async_seen, match_async, type, ctx, timeout_ms);
+}
+
+gboolean
+cert_wait_notify(cert_t *f, uint64_t cq_ctx, guint timeout_ms)
+{
+  gpointer ev = wait_match(f->notify_q, &f->notify_seen, match_notify, 0, cq_ctx, timeout_ms);
+  g_free(ev);
+  return ev != NULL;
+}
+
+/* ---- Completions ------------------------------------------------------ */
+
+int
+cert_poll(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n, guint timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  int got = 0;
+  while (got < n) {
+    int r = DAT->poll_cq(cq, wc + got, n - got);
+    g_assert_cmpint(r, >=, 0);
+    g_assert_cmpint(r, <=, n - got);
+    got += r;
+    if (got == n || g_get_monotonic_time() > deadline)
+      break;
+    if (r == 0)
+      g_usleep(500);
+  }
+  return got;
+}
+
+void
+cert_assert_cq_quiet(rnicpi_cq_t *cq)
+{
+  rnicpi_wc_t wc;
+  g_usleep(CERT_QUIET_MS * 1000);
+  int r = DAT->poll_cq(cq, &wc, 1);
+  if (r != 0)
+    g_test_message("unexpected completion: wr_id 0x%" G_GINT64_MODIFIER "x status %d opcode %d",
+                   wc.wr_id, wc.status, wc.opcode);
+  g_assert_cmpint(r, ==, 0);
+}
+
+rnicpi_wc_t
+cert_wc(rnicpi_cq_t *cq)
+{
+  rnicpi_wc_t wc;
+  memset(&wc, 0, sizeof(wc));
+  g_assert_cmpint(cert_poll(cq, &wc, 1, CERT_TIMEOUT_MS), ==, 1);
+  return wc;
+}
+
+/* Every id in @ids completed exactly once with @status, and nothing else. */
+void
+cert_assert_each_once(const rnicpi_wc_t *wc, int n, const uint64_t *ids, int nids,
+                      rnicpi_wc_status_t status)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (int i = 0; i < n; i++) {
+    gboolean known = FALSE;
+    for (int j = 0; j < nids; j++)
+      known |= ids[j] == wc[i].wr_id;
+    if (!known || g_hash_table_contains(seen, &wc[i].wr_id))
+      g_test_message("completion %d: wr_id 0x%" G_GINT64_MODIFIER "x %s", i, wc[i].wr_id,
+                     known ? "completed twice" : "was never posted here");
+    g_assert_true(known);
+    g_assert_false(g_hash_table_contains(seen, &wc[i].wr_id));
+    g_hash_table_add(seen, (gpointer) &wc[i].wr_id);
+    g_assert_cmpint(wc[i].status, ==, status);
+  }
+  g_assert_cmpint(n, ==, nids);
+}
+
+void
+cert_expect_flushed(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids)
+{
+  rnicpi_wc_t *wc = g_new0(rnicpi_wc_t, nids + 1);
+  int n = cert_poll(cq, wc, nids, CERT_TIMEOUT_MS);
+  for (int i = 0; i < n; i++)
+    g_assert_cmphex(wc[i].qp_ctx, ==, qp_ctx);
+  cert_assert_each_once(wc, n, ids, nids, RNICPI_WC_WR_FLUSH_ERR);
+  g_free(wc);
+  cert_assert_cq_quiet(cq);
+}
+
+/* ---- Memory ----------------------------------------------------------- */
+
+void
+cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
+{
+  memset(b, 0, sizeof(*b));
+  b->len = len;
+  b->mem = g_malloc(len + 2 * CERT_GUARD);
+  memset(b->mem, CERT_GUARD_BYTE, len + 2 * CERT_GUARD);
+  b->data = b->mem + CERT_GUARD;
+  memset(b->data, 0, len);
+  rnicpi_mr_attr_t attr = {
+    .addr = b->data, .length = len, .iova = (uint64_t) (uintptr_t) b->data, .access = access,
+  };
+  cert_ok(MEM->mr_reg(pd, &attr, &b->mr));
+  g_assert_nonnull(b->mr);
+}
+
+void
+cert_buf_free(cert_buf_t *b)
+{
+  cert_ok(MEM->mr_dereg(b->mr));
+  g_free(b->mem);
+  memset(b, 0, sizeof(*b));
+}
+
+static uint8_t
+pattern(uint8_t seed, size_t i)
+{
+  return (uint8_t) (seed * 31u + i * 7u + (i >> 8));
+}
+
+void
+cert_buf_fill(cert_buf_t *b, uint8_t seed)
+{
+  for (size_t i = 0; i < b->len; i++)
+    b->data[i] = pattern(seed, i);
+}
+
+/* Bytes [off, off+len) hold the pattern of @seed as a buffer filled from 0. */
+void
+cert_buf_check(const cert_buf_t *b, size_t off, size_t len, uint8_t seed)
+{
+  for (size_t i = 0; i < len; i++)
+    if (b->data[off + i] != pattern(seed, i)) {
+      g_test_message("byte %zu of the buffer is 0x%02x, expected 0x%02x", off + i,
+                     b->data[off + i], pattern(seed, i));
+      g_assert_cmphex(b->data[off + i], ==, pattern(seed, i));
+    }
+}
+
+void
+cert_buf_check_guards(const cert_buf_t *b)
+{
+  for (size_t i = 0; i < CERT_GUARD; i++) {
+    g_assert_cmphex(b->mem[i], ==, CERT_GUARD_BYTE);
+    g_assert_cmphex(b->data[b->len + i], ==, CERT_GUARD_BYTE);
+  }
+}
+
+rnicpi_sge_t
+cert_sge(const cert_buf_t *b, size_t off, uint32_t len)
+{
+  rnicpi_sge_t s = { .addr = (uint64_t) (uintptr_t) (b->data + off), .length = len,
+                     .lkey = b->mr->lkey };
+  return s;
+}
+
+uint64_t
+cert_raddr(const cert_buf_t *b, size_t off)
+{
+  return (uint64_t) (uintptr_t) (b->data + off);
+}
+
+/* ---- Queue pairs and connections -------------------------------------- */
+
+rnicpi_qp_attr_t
+cert_qp_attr(cert_t *f, rnicpi_cq_t *scq, rnicpi_cq_t *rcq)
+{
+  const rnicpi_caps_t *c = &f->caps;
+  rnicpi_qp_attr_t a = {
+    .send_cq = scq, .recv_cq = rcq,
+    .max_send_wr = cert_min(64, c->max_qp_wr), .max_recv_wr = cert_min(64, c->max_qp_wr),
+    .max_send_sge = cert_min(4, c->max_send_sge), .max_recv_sge = cert_min(4, c->max_recv_sge),
+    .max_rdma_write_sge = cert_min(4, c->max_rdma_write_sge),
+    .max_rdma_read_sge = cert_min(4, c->max_rdma_read_sge),
+    .ird = cert_min(4, c->max_ird), .ord = cert_min(4, c->max_ord),
+    .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE,
+  };
+  if (c->features & RNICPI_CAP_ATOMICS)
+    a.access |= RNICPI_ACCESS_ATOMIC;
+  return a;
+}
+
+/* A domain, a send and a receive CQ, and a queue pair using them; @attr
+ * gives the QP's attributes (its CQ members are replaced), NULL the defaults. */
+void
+cert_side_new(cert_t *f, cert_side_t *s, uint64_t ctx, uint32_t cq_depth,
+              const rnicpi_qp_attr_t *attr)
+{
+  memset(s, 0, sizeof(*s));
+  s->ctx = ctx;
+  cert_ok(DEV->pd_alloc(f->dev, &s->pd));
+  cert_ok(QUE->cq_create(f->dev, cq_depth, ctx | 1, &s->scq));
+  cert_ok(QUE->cq_create(f->dev, cq_depth, ctx | 2, &s->rcq));
+  rnicpi_qp_attr_t a = attr != NULL ? *attr : cert_qp_attr(f, NULL, NULL);
+  a.send_cq = s->scq;
+  a.recv_cq = s->rcq;
+  cert_ok(QUE->qp_create(s->pd, &a, ctx, &s->qp));
+  g_assert_nonnull(s->qp);
+}
+
+void
+cert_side_free(cert_side_t *s)
+{
+  if (s->qp != NULL)
+    cert_ok(QUE->qp_destroy(s->qp));
+  cert_ok(QUE->cq_destroy(s->scq));
+  cert_ok(QUE->cq_destroy(s->rcq));
+  cert_ok(DEV->pd_free(s->pd));
+  memset(s, 0, sizeof(*s));
+}
+
+/* Ports for listeners: RNICPI_CERT_PORT, or one derived from the pid so
+ * that two certification runs on one host do not collide. */
+uint32_t
+cert_port(void)
+{
+  static uint32_t next;
+  if (next == 0) {
+    const char *env = g_getenv("RNICPI_CERT_PORT");
+    next = env != NULL ? (uint32_t) g_ascii_strtoull(env, NULL, 10)
+                       : 20000u + (uint32_t) (getpid() % 1000) * 40u;
+  }
+  return next++;
+}
+
+/* The device's first address, with @port. */
+void
+cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out)
+{
+  memset(out, 0, sizeof(*out));
+  out->sa = f->caps.addrs[0];
+  if (out->sa.ss_family == AF_INET)
+    ((struct sockaddr_in *) &out->sa)->sin_port = htons((uint16_t) port);
+  else
+    ((struct sockaddr_in6 *) &out->sa)->sin6_port = htons((uint16_t) port);
+}
+
+/* Two sides connected over the CM verbs (two-way), or a skip. */
+gboolean
+cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr)
+{
+  memset(pr, 0, sizeof(*pr));
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return FALSE;
+  cert_side_new(f, &pr->a, 0xa0000, 256, attr);
+  cert_side_new(f, &pr->p, 0xb0000, 256, attr);
+
+  uint32_t port = cert_port();
+  rnicpi_listen_t *lst = NULL;
+  cert_ok(CMV->listen(f->dev, port, 0x1150, &lst));
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
+                             .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(pr->a.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1150);
+  cert_ok(CMV->accept(pr->p.qp, req->conn_id, &cp));
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr->a.ctx);
+  g_autofree rnicpi_cm_event_t *ep = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr->p.ctx);
+  pr->a.ird = ea->ird;
+  pr->a.ord = ea->ord;
+  pr->p.ird = ep->ird;
+  pr->p.ord = ep->ord;
+  cert_ok(CMV->unlisten(lst));
+  g_assert_cmpint(QUE->qp_state(pr->a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(pr->p.qp), ==, RNICPI_QPS_RTS);
+  return TRUE;
+}
+
+void
+cert_pair_free(cert_pair_t *pr)
+{
+  cert_side_free(&pr->a);
+  cert_side_free(&pr->p);
+}
+
+void
+cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, uint64_t id)
+{
+  rnicpi_sge_t s = cert_sge(b, off, len);
+  rnicpi_recv_wr_t wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
+  cert_ok(DAT->post_recv(qp, &wr));
+}
+
+/* One WR with one SGE (none when @b is NULL). */
+void
+cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off,
+               uint32_t len, uint64_t id, uint32_t flags, uint64_t raddr, uint64_t rkey)
+{
+  rnicpi_sge_t s = { 0 };
+  if (b != NULL)
+    s = cert_sge(b, off, len);
+  rnicpi_send_wr_t wr = { .wr_id = id, .opcode = op, .flags = flags, .sg_list = &s,
+                          .num_sge = b != NULL ? 1 : 0, .remote_addr = raddr, .rkey = rkey };
+  cert_ok(DAT->post_send(qp, &wr));
+}

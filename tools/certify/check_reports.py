@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""itapi-certify --provider emul: every output format is written and agrees.
+
+Runs a slice of the catalog at both levels over emul and checks the JSON
+counts, the JUnit XML, the Markdown and HTML reports; then known deviations
+of a broken module (normal and --strict), and a refused module.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+certify, broken = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:
+    out = {k: os.path.join(tmp, "r." + k) for k in ("json", "xml", "md", "html")}
+    run = subprocess.run([certify, "--provider", "emul", "--filter", "/cm/",
+                          "--json", out["json"], "--junit", out["xml"],
+                          "--markdown", out["md"], "--html", out["html"]],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
+    doc = json.load(open(out["json"]))
+    s = doc["summary"]
+    assert s["total"] == len(doc["tests"]) > 10, s
+    assert s["fail"] == 0 and s["pass"] + s["skipped"] + s["deviation"] == s["total"], s
+    assert {t["level"] for t in doc["tests"]} == {"RNIC-PI", "IT-API"}, "both levels ran"
+    assert all(t["summary"] for t in doc["tests"] if t["result"] == "pass"), "summaries"
+    assert doc["provider"]["name"] == "emul" and doc["provider"]["capabilities"]
+    suites = ET.parse(out["xml"]).getroot()
+    assert int(suites.get("tests")) == s["total"]
+    md = open(out["md"]).read()
+    assert "# RNIC-PI certification report: emul" in md and "PASSED" in md
+    assert "IT-API 2.5 connection management" in md
+    html = open(out["html"]).read()
+    assert html.startswith("<!DOCTYPE html>") and "PASSED" in html
+
+    # A listed deviation turns a failure into a known deviation; --strict undoes it.
+    dev = os.path.join(tmp, "dev.txt")
+    with open(dev, "w") as f:
+        f.write("# the broken module's known faults\n"
+                "/conformance/neg/rdma-write/past-end registers one page too many (test module)\n"
+                "/conformance/neg/rdma-write/straddle-end same fault\n")
+    base = [certify, "--provider-module", broken, "--level", "itapi", "--filter", "rdma-write/",
+            "--deviations", dev, "--json", out["json"]]
+    run = subprocess.run(base, capture_output=True, text=True)
+    doc = json.load(open(out["json"]))
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert doc["summary"]["deviation"] == 2 and doc["summary"]["fail"] == 0, doc["summary"]
+    t = next(t for t in doc["tests"] if t["id"].endswith("past-end"))
+    assert t["result"] == "deviation" and "one page too many" in t["message"], t
+    run = subprocess.run(base + ["--strict"], capture_output=True, text=True)
+    doc = json.load(open(out["json"]))
+    assert run.returncode == 1 and doc["summary"]["fail"] == 2, doc["summary"]
+
+    # A module that is not a provider is refused with a reason and exit 2.
+    run = subprocess.run([certify, "--provider-module", "/nonexistent.so"], capture_output=True, text=True)
+    assert run.returncode == 2 and "refused" in run.stderr, run.stderr
+print("reports OK")
