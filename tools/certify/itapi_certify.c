@@ -36,6 +36,8 @@ static const char *const result_name[] = { "pass", "fail", "skipped", "deviation
 
 typedef struct {
   char *id;          /* the GTest path, e.g. /conformance/cm/reject-pdata */
+  char **argv;       /* a tool test's command line (NULL: a GTest path) */
+  gboolean negative; /* checks an error path */
   char *program;     /* the program that holds it */
   const char *level; /* "RNIC-PI" or "IT-API" */
   const char *area;  /* spec area */
@@ -67,6 +69,27 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/", "IT-API", "IT-API other" },
 };
 
+/* Tests run by a tool rather than a GTest program: the transaction test in
+ * the spirit of dapltest -T T -V, and its fault variant. */
+static const struct { const char *id, *tool, *summary, *args; } tool_tests[] = {
+  { "/conformance/stress/transactions", "itapi-test",
+    "2 threads x 4 endpoint pairs issue mixed send/recv, RDMA Write, RDMA Read (and atomics when "
+    "offered) for 3 s with every transfer validated and every completion matched once",
+    "-T 2 -E 4 -D 3" },
+  { "/conformance/stress/fault", "itapi-test",
+    "an endpoint freed mid-transfer: its peer gets BROKEN and every outstanding work request on "
+    "both ends completes exactly once while the other pairs carry on",
+    "-T 2 -E 4 -D 3 --fault" },
+};
+
+/* Error-path tests, by the words their ids use. */
+static const char *const negative_words[] = {
+  "/neg/", "/errors/", "/bad", "invalid", "limit", "busy", "stale", "garbage", "reject",
+  "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
+  "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
+  "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
+};
+
 static const char *const programs[] = {
   "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg",
 };
@@ -85,6 +108,8 @@ static gboolean have_caps;
 static void
 area_of(test_t *t)
 {
+  for (size_t i = 0; i < G_N_ELEMENTS(negative_words) && !t->negative; i++)
+    t->negative = strstr(t->id, negative_words[i]) != NULL;
   for (size_t i = 0; i < G_N_ELEMENTS(areas); i++)
     if (g_str_has_prefix(t->id, areas[i].prefix)) {
       t->level = areas[i].level;
@@ -359,6 +384,47 @@ select_provider(void)
   return TRUE;
 }
 
+static char *
+tool_path(const char *dir, const char *tool)
+{
+  const char *cands[] = { "tools/stress", "tools/perf", "tools" };
+  for (size_t i = 0; i < G_N_ELEMENTS(cands); i++) {
+    char *p = g_build_filename(dir, cands[i], tool, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_EXECUTABLE))
+      return p;
+    g_free(p);
+  }
+  char *p = g_build_filename(CERT_BINDIR, tool, NULL);
+  if (g_file_test(p, G_FILE_TEST_IS_EXECUTABLE))
+    return p;
+  g_free(p);
+  return NULL;
+}
+
+/* A tool test passes when the tool exits 0; its last lines say why not. */
+static void
+judge_tool(test_t *t, int status, const char *out)
+{
+  if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    t->result = R_PASS;
+    return;
+  }
+  t->result = R_FAIL;
+  g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+  guint n = g_strv_length(lines);
+  GString *tail = g_string_new(NULL);
+  for (guint i = n > 6 ? n - 6 : 0; i < n; i++)
+    if (*lines[i] != '\0')
+      g_string_append_printf(tail, "%s%s", tail->len ? "; " : "", lines[i]);
+  if (status == -1)
+    t->message = g_strdup_printf("timed out after %d s and was killed: %s", opt_timeout, tail->str);
+  else if (WIFSIGNALED(status))
+    t->message = g_strdup_printf("crashed: killed by signal %d: %s", WTERMSIG(status), tail->str);
+  else
+    t->message = g_strdup_printf("exit status %d: %s", WEXITSTATUS(status), tail->str);
+  g_string_free(tail, TRUE);
+}
+
 static GPtrArray *
 build_catalog(const char *dir)
 {
@@ -414,6 +480,28 @@ build_catalog(const char *dir)
     }
     g_free(out);
   }
+  if (strcmp(opt_level, "rnicpi") != 0) {
+    for (size_t i = 0; i < G_N_ELEMENTS(tool_tests); i++) {
+      if (opt_filter != NULL && strstr(tool_tests[i].id, opt_filter) == NULL)
+        continue;
+      test_t *t = g_new0(test_t, 1);
+      t->id = g_strdup(tool_tests[i].id);
+      t->summary = g_strdup(tool_tests[i].summary);
+      area_of(t);
+      g_autofree char *tool = tool_path(dir, tool_tests[i].tool);
+      if (tool == NULL) {
+        t->program = g_strdup(tool_tests[i].tool);
+        t->result = R_FAIL;
+        t->message = g_strdup_printf("tool %s not found in the build tree or %s", tool_tests[i].tool,
+                                     CERT_BINDIR);
+      } else {
+        t->program = g_strdup(tool);
+        g_autofree char *cmd = g_strdup_printf("%s -i %s %s", tool, device, tool_tests[i].args);
+        t->argv = g_strsplit(cmd, " ", -1);
+      }
+      g_ptr_array_add(cat, t);
+    }
+  }
   g_strfreev(env);
   return cat;
 }
@@ -454,6 +542,15 @@ write_file(const char *path, GString *o)
 }
 
 typedef struct { int pass, fail, skip, dev; } counts_t;
+
+static guint
+negatives(GPtrArray *cat)
+{
+  guint n = 0;
+  for (guint i = 0; i < cat->len; i++)
+    n += ((test_t *) g_ptr_array_index(cat, i))->negative ? 1 : 0;
+  return n;
+}
 
 static counts_t
 count(GPtrArray *cat, const char *area)
@@ -532,8 +629,8 @@ report_json(GPtrArray *cat, counts_t c)
     json_str(o, g_ptr_array_index(cl, i));
   }
   g_string_append_printf(o, "]},\n  \"strict\": %s,\n  \"summary\": {\"total\": %u, \"pass\": %d, "
-                         "\"fail\": %d, \"skipped\": %d, \"deviation\": %d},\n  \"tests\": [",
-                         opt_strict ? "true" : "false", cat->len, c.pass, c.fail, c.skip, c.dev);
+                         "\"fail\": %d, \"skipped\": %d, \"deviation\": %d, \"negative\": %u},\n  \"tests\": [",
+                         opt_strict ? "true" : "false", cat->len, c.pass, c.fail, c.skip, c.dev, negatives(cat));
   for (guint i = 0; i < cat->len; i++) {
     test_t *t = g_ptr_array_index(cat, i);
     g_string_append(o, i ? ",\n    {\"id\": " : "\n    {\"id\": ");
@@ -544,7 +641,8 @@ report_json(GPtrArray *cat, counts_t c)
     json_str(o, t->area);
     g_string_append(o, ", \"summary\": ");
     json_str(o, t->summary);
-    g_string_append_printf(o, ", \"result\": \"%s\", \"ms\": %.1f, \"message\": ", result_name[t->result], t->ms);
+    g_string_append_printf(o, ", \"negative\": %s, \"result\": \"%s\", \"ms\": %.1f, \"message\": ",
+                           t->negative ? "true" : "false", result_name[t->result], t->ms);
     json_str(o, t->message);
     g_string_append(o, "}");
   }
@@ -619,8 +717,8 @@ report_markdown(GPtrArray *cat, counts_t c)
                          "| device | %s |\n| strict | %s |\n| result | **%s** |\n\n",
                          prov->name, prov->prov->version, prov->prov->description, prov->origin,
                          device, opt_strict ? "yes" : "no", c.fail ? "FAILED" : "PASSED");
-  g_string_append_printf(o, "%u tests: %d passed, %d failed, %d skipped, %d known deviations.\n\n",
-                         cat->len, c.pass, c.fail, c.skip, c.dev);
+  g_string_append_printf(o, "%u tests: %d passed, %d failed, %d skipped, %d known deviations; "
+                         "%u check error paths.\n\n", cat->len, c.pass, c.fail, c.skip, c.dev, negatives(cat));
   g_string_append(o, "## Capability record\n\n");
   g_autoptr(GPtrArray) cl = caps_lines();
   for (guint i = 0; i < cl->len; i++)
@@ -777,8 +875,11 @@ main(int argc, char **argv)
     if (t->result == R_PASS && t->message == NULL) {
       char *targv[] = { t->program, "-p", t->id, "--tap", NULL };
       char *out = NULL;
-      int st = run_captured(targv, env, opt_timeout, &out, &t->ms);
-      judge(t, st, out);
+      int st = run_captured(t->argv != NULL ? t->argv : targv, env, opt_timeout, &out, &t->ms);
+      if (t->argv != NULL)
+        judge_tool(t, st, out);
+      else
+        judge(t, st, out);
       g_free(out);
     }
     const char *reason = g_hash_table_lookup(dev, t->id);
@@ -825,8 +926,10 @@ main(int argc, char **argv)
     report_markdown(cat, c);
   if (opt_html)
     report_html(cat, c);
-  fprintf(console, "\n%s: %d passed, %d failed, %d skipped, %d known deviations (of %u tests)\n",
-          c.fail ? "NOT CERTIFIED" : "CERTIFIED", c.pass, c.fail, c.skip, c.dev, cat->len);
+  fprintf(console, "\n%s: %d passed, %d failed, %d skipped, %d known deviations (of %u tests; "
+          "%u of them, %.0f%%, check error paths)\n", c.fail ? "NOT CERTIFIED" : "CERTIFIED",
+          c.pass, c.fail, c.skip, c.dev, cat->len, negatives(cat),
+          cat->len ? 100.0 * negatives(cat) / cat->len : 0.0);
   g_hash_table_unref(dev);
   return c.fail ? 1 : 0;
 }

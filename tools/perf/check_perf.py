@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Smoke test of itapi-perf in loopback: JSON, CSV and event mode.
+
+Usage: check_perf.py PATH/TO/itapi-perf
+
+Checks the shape and the internal consistency of the results, not their
+values: the machine running the tests may be busy.
+SPDX-License-Identifier: MIT
+"""
+import json
+import subprocess
+import sys
+
+TESTS = ["send_lat", "write_lat", "read_lat", "send_bw", "write_bw", "read_bw"]
+LAT_KEYS = ["min_us", "median_us", "avg_us", "stddev_us", "p99_us", "p999_us", "max_us"]
+CSV_HEADER = ("test,bytes,iters,min_us,median_us,avg_us,stddev_us,p99_us,p999_us,max_us,"
+              "gbps,mmsgps")
+
+
+def run(perf, *args):
+    # --timeout turns a hang inside the tool into an error within seconds.
+    cmd = [perf, "--timeout", "10", *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
+    return p.stdout
+
+
+def check_result(r, where):
+    def fail(msg):
+        sys.exit(f"FAIL: {where}: {r.get('test')} {r.get('bytes')} B: {msg}\n{r}")
+
+    if not isinstance(r.get("iters"), int) or r["iters"] <= 0:
+        fail("iters is not a positive integer")
+    if r["test"].endswith("_lat"):
+        if r.get("kind") != "latency":
+            fail("kind is not latency")
+        v = {k: r.get(k) for k in LAT_KEYS}
+        if any(not isinstance(x, (int, float)) for x in v.values()):
+            fail("a latency field is missing or not a number")
+        if not (0 < v["min_us"] <= v["median_us"] <= v["p99_us"] <= v["p999_us"] <= v["max_us"]):
+            fail("min <= median <= p99 <= p99.9 <= max does not hold")
+        if not (v["min_us"] <= v["avg_us"] <= v["max_us"]):
+            fail("the average is outside [min, max]")
+        if r.get("gbps") is not None or r.get("mmsgps") is not None:
+            fail("a latency result carries bandwidth")
+    else:
+        if r.get("kind") != "bandwidth":
+            fail("kind is not bandwidth")
+        for k in ("gbps", "mmsgps"):
+            if not isinstance(r.get(k), (int, float)) or r[k] <= 0:
+                fail(f"{k} is not a positive number")
+        if any(r.get(k) is not None for k in LAT_KEYS):
+            fail("a bandwidth result carries latency")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    perf = sys.argv[1]
+
+    out = run(perf, "-t", "all", "--size", "8,4096", "-n", "200", "--json")
+    doc = json.loads(out)
+    res = doc["results"]
+    if len(res) != 12:
+        sys.exit(f"FAIL: --json: {len(res)} results, expected 12 (6 tests x 2 sizes)")
+    got = sorted((r["test"], r["bytes"]) for r in res)
+    want = sorted((t, b) for t in TESTS for b in (8, 4096))
+    if got != want:
+        sys.exit(f"FAIL: --json: results for {got}, expected {want}")
+    for r in res:
+        check_result(r, "--json")
+        if r["iters"] != 200:
+            sys.exit(f"FAIL: --json: {r['test']} {r['bytes']} B ran {r['iters']} iterations, not 200")
+
+    out = run(perf, "-t", "write_lat,write_bw", "-S", "64", "-n", "100", "--csv")
+    lines = out.splitlines()
+    if not lines or lines[0] != CSV_HEADER:
+        sys.exit(f"FAIL: --csv: header is {lines[:1]}, expected [{CSV_HEADER!r}]")
+    if len(lines) != 3 or any(len(l.split(",")) != len(CSV_HEADER.split(",")) for l in lines):
+        sys.exit(f"FAIL: --csv: expected 2 rows of {len(CSV_HEADER.split(','))} fields:\n{out}")
+
+    out = run(perf, "-e", "-t", "send_lat", "-S", "64", "-n", "200", "--json")
+    doc = json.loads(out)
+    if doc.get("completion") != "event" or len(doc["results"]) != 1:
+        sys.exit(f"FAIL: -e: expected one event-mode result:\n{out}")
+    check_result(doc["results"][0], "-e")
+
+    p = subprocess.run([perf, "-t", "no_such_test"], capture_output=True, text=True, timeout=30)
+    if p.returncode == 0 or "no_such_test" not in p.stderr:
+        sys.exit(f"FAIL: an unknown test name is not refused with a message:\n{p.stderr}")
+
+    print("itapi-perf: JSON, CSV, event mode and argument checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+/*
+ * itapi-perf: what its parts share.  The file list is in itapi_perf.c.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef ITAPI_PERF_H
+#define ITAPI_PERF_H
+
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <itx.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define PROG "itapi-perf"
+#define DEFAULT_PORT 18515  /* perftest's, so firewalls already opened for it work */
+#define MAX_SIZES 64
+#define WAIT_SLICE_US 100000 /* blocking waits wake this often to check the connection */
+
+/* Errors (perf_side.c): IT(it_foo, a, b) calls it_foo(a, b) and exits
+ * naming it_foo, the status and itx_error_detail() on failure. */
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void it_die(const char *call, it_status_t st) __attribute__((noreturn));
+const char *dto_status_name(it_dto_status_t s);
+#define IT(fn, ...)                                                            \
+  do {                                                                         \
+    it_status_t st_ = fn(__VA_ARGS__);                                         \
+    if (st_ != IT_SUCCESS)                                                     \
+      it_die(#fn, st_);                                                        \
+  } while (0)
+
+/* Tests and configuration */
+
+typedef enum { OP_SEND, OP_WRITE, OP_READ } op_t;
+
+typedef struct {
+  const char *name;
+  op_t op;
+  bool bw;
+} test_desc_t;
+
+#define NTESTS 6
+extern const test_desc_t tests[NTESTS];
+
+typedef enum { MODE_LOOPBACK, MODE_SERVER, MODE_CLIENT } run_mode_t;
+
+typedef struct {
+  unsigned test_mask;
+  size_t sizes[MAX_SIZES];
+  size_t nsizes;
+  uint64_t iters;            /* 0: a default that depends on the test and size */
+  int64_t warmup;            /* -1: 10% of the iterations */
+  double duration;           /* seconds; 0: run by iterations */
+  uint32_t window, signal_every;
+  bool event, verify, json, csv, progress;
+  run_mode_t mode;
+  const char *peer;
+  int port;                  /* -1: the provider chooses (loopback) or DEFAULT_PORT */
+  const char *ia_name;
+  double timeout;            /* seconds any single wait may take */
+} config_t;
+
+/* Wire formats: private data and control messages, all in network order.
+ *
+ * Per chunk: the client posts a receive for READY and sends RUN; the
+ * server posts the chunk's receives, then READY; then the data phase.
+ * No send may ever find no receive posted (iWARP has no receiver-not-ready
+ * retry: the connection would break), and receives are consumed in the
+ * order posted, so the server posts its receive for the next RUN behind
+ * the chunk's last data receive, and send_bw runs on credits. */
+
+#define WIRE_MAGIC 0x49545046u /* "ITPF" */
+#define WIRE_VERSION 1
+#define FLAG_EVENT 0x1
+#define FLAG_VERIFY 0x2
+
+typedef struct {            /* it_ep_connect() private data */
+  uint32_t magic;
+  uint16_t version, flags;
+  uint32_t window, reserved;
+  uint64_t max_size, addr, context;
+} conn_pdata_t;
+_Static_assert(sizeof(conn_pdata_t) == 40, "conn_pdata_t has padding");
+
+typedef struct {            /* it_ep_accept() private data */
+  uint32_t magic;
+  uint16_t version, reserved;
+  uint64_t addr, context;
+} accept_pdata_t;
+_Static_assert(sizeof(accept_pdata_t) == 24, "accept_pdata_t has padding");
+
+typedef enum { MSG_RUN = 1, MSG_READY = 2, MSG_QUIT = 3 } msg_type_t;
+
+typedef struct {            /* sent in a CTRL_SLOT-byte send */
+  uint32_t magic, type, test, flags;
+  uint64_t size, iters, base;
+} ctrl_msg_t;
+_Static_assert(sizeof(ctrl_msg_t) == 40, "ctrl_msg_t has padding");
+
+/* One side of a connection */
+
+/* Registered memory, the same layout on both sides so that offsets name
+ * the peer's buffers too: a control page (2 send slots, 4 receive slots,
+ * the credit word the server writes, 16 credit sources), then two targets
+ * and one source of `slot` bytes each.  Latency tests alternate between
+ * the targets so that one is checked while the peer writes the other, and
+ * so that stale data (from iteration i-2) never matches.  Three slots, not
+ * four: both sides of a loopback run pin from one memlock limit, commonly
+ * 8 MiB, and 1 MiB messages must fit in it. */
+#define CTRL_SLOT 64
+#define OFF_CTRL_SEND 0
+#define OFF_CTRL_RECV 256
+#define NCTRL_RECV 4
+#define OFF_CREDIT 512
+#define OFF_CREDIT_SRC 1024
+#define NCREDIT_SRC 16
+#define OFF_DATA 4096
+
+/* Cookies: a kind in the top byte, a sequence number below. */
+#define CK_SQ 1ull
+#define CK_DATA_RECV 2ull
+#define CK_CTRL_RECV 3ull
+#define CK_SEQ_MASK ((1ull << 56) - 1)
+#define COOKIE(kind, seq) ((kind) << 56 | ((seq) & CK_SEQ_MASK))
+
+typedef struct {
+  const char *role;
+  bool event_mode;
+  uint64_t timeout_ns;
+  it_ia_handle_t ia;
+  it_pz_handle_t pz;
+  it_evd_handle_t dto_evd, cm_evd, req_evd;
+  it_listen_handle_t listener;
+  it_ep_handle_t ep;
+  it_lmr_handle_t lmr;
+  it_rmr_context_t context;
+  unsigned char *mem;
+  size_t mem_len, slot;
+  uint64_t peer_addr, peer_context;
+  bool connected;
+  /* Send queue: every WR gets a sequence number; a signaled completion
+   * for number s proves that all up to s are done (RC completes a send
+   * queue in order), which covers the unsignaled ones before it. */
+  size_t sq_depth, rq_depth;
+  uint64_t sq_posted, sq_done, sq_signaled;
+  uint64_t ctrl_send_seq[2];
+  uint64_t credit_src_seq[NCREDIT_SRC];
+  unsigned ctrl_send_next, credit_next;
+  /* Receive queue. */
+  uint64_t data_recv_posted, data_recvd;
+  size_t expect_len;
+  unsigned ctrl_recv_next;
+  ctrl_msg_t ctrl_q[NCTRL_RECV];
+  unsigned ctrl_head, ctrl_count;
+} side_t;
+
+static inline unsigned char *target(side_t *s, int k) { return s->mem + OFF_DATA + k * s->slot; }
+static inline size_t source_off(side_t *s) { return OFF_DATA + 2 * s->slot; }
+static inline unsigned char *source(side_t *s) { return s->mem + source_off(s); }
+static inline uint64_t peer_target(side_t *s, int k) { return s->peer_addr + OFF_DATA + k * s->slot; }
+
+static inline uint64_t
+now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Data patterns */
+
+/* Who wrote a buffer: part of the pattern, so that a ping echoed back
+ * unchanged, or the wrong source, does not pass as the answer. */
+enum { WHO_CLIENT = 1, WHO_SERVER = 2, WHO_READ = 3 };
+
+/* The last byte is the iteration's tag, never 0 (targets start zeroed) and
+ * different from the tag two iterations earlier: write_lat polls it. */
+static inline unsigned char tag_of(uint64_t it) { return (unsigned char) (it % 255 + 1); }
+
+/* Byte j of iteration `it` from `who` is (it * 13 + who * 101 + 7 j) mod
+ * 256; the last byte is the tag.  verify() exits naming the iteration and
+ * byte; `settle` allows for an RDMA Write still landing. */
+void fill(unsigned char *p, size_t n, uint64_t it, unsigned who);
+void verify(const unsigned char *p, size_t n, uint64_t it, unsigned who, const char *test,
+            const char *role, uint64_t shown, bool settle);
+
+/* Completions, set-up and tear-down (perf_side.c) */
+
+void check_deadline(side_t *s, uint64_t deadline, const char *what);
+void check_connection(side_t *s);
+bool pump(side_t *s, bool block, bool sleep, const char *what);
+void sq_wait(side_t *s, uint64_t count, const char *what);
+uint64_t sq_post(side_t *s, op_t op, size_t local_off, size_t len, uint64_t remote_addr,
+                 bool signaled);
+void post_data_recv(side_t *s, int k, size_t len);
+void post_ctrl_recv(side_t *s);
+void send_ctrl(side_t *s, msg_type_t type, unsigned test, unsigned flags, uint64_t size,
+               uint64_t iters, uint64_t base);
+ctrl_msg_t wait_ctrl(side_t *s, bool sleep, const char *what);
+it_event_t wait_cm(side_t *s, it_evd_handle_t evd, it_event_type_t want, bool forever,
+                   const char *what);
+void open_ia(side_t *s, const char *ia_name, it_ia_info_t **info);
+void open_ep(side_t *s, size_t max_size, uint32_t window);
+void close_side(side_t *s);
+void check_size_limits(const it_ia_info_t *info, size_t max_size, const char *who);
+
+/* Server (perf_server.c) and client (perf_client.c) */
+
+typedef struct {
+  const config_t *cfg;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int port;          /* host order; -1 until listening */
+} rendezvous_t;
+
+void server_run(const config_t *cfg, rendezvous_t *rv);
+void *server_thread(void *rendezvous);
+int client_run(const config_t *cfg, const it_net_addr_t *addr, int port);
+
+/* Results (perf_report.c) */
+
+typedef struct {
+  uint32_t *ns;              /* latency samples: round trip or read time */
+  size_t n, cap;
+  uint64_t bw_ns, bw_msgs;   /* bandwidth: time and messages of the timed chunks */
+} samples_t;
+
+typedef struct {
+  bool on;
+  uint64_t start, next;
+  const char *test;
+  size_t size;
+  uint64_t total;            /* iterations, or 0 in duration mode */
+  double duration;
+  bool shown;
+} progress_t;
+
+typedef struct {
+  const char *test;
+  bool bw;
+  size_t bytes;
+  uint64_t iters;
+  double min, median, avg, stddev, p99, p999, max; /* microseconds */
+  double gbps, mmsgps;
+} result_t;
+
+extern bool progress_drawn;
+extern const char *const csv_fields;
+void progress_tick(progress_t *p, uint64_t now, uint64_t done);
+void progress_done(progress_t *p);
+void record(samples_t *sm, uint64_t ns);
+void lat_stats(result_t *r, samples_t *sm, double div);
+void print_table_header(void);
+void print_table_row(const result_t *r);
+void print_csv_row(const result_t *r);
+void print_json(const config_t *cfg, const char *ia, const result_t *res, size_t n);
+
+#endif /* ITAPI_PERF_H */

@@ -1,0 +1,226 @@
+/*
+ * itapi-perf: the server.  It follows the client's RUN messages: prepares
+ * each chunk, answers READY, and plays its part of the data phase.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "itapi_perf.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Send with credits (iWARP has no receiver-not-ready retry: a send that
+ * finds no receive breaks the connection).  The credit is the number of
+ * data receives the server has posted, RDMA-written into the client's
+ * credit word; a client sends message k only once the credit exceeds k. */
+static void
+publish_credit(side_t *s)
+{
+  unsigned k = s->credit_next++ % NCREDIT_SRC;
+  sq_wait(s, s->credit_src_seq[k], "a credit write");
+  uint64_t v = it_hton64(s->data_recv_posted);
+  memcpy(s->mem + OFF_CREDIT_SRC + 8 * k, &v, 8);
+  s->credit_src_seq[k] = sq_post(s, OP_WRITE, OFF_CREDIT_SRC + 8 * k, 8,
+                                 s->peer_addr + OFF_CREDIT, true);
+}
+
+/* The ping-pong responder of send_lat and write_lat.  It answers first
+ * and checks afterwards, so the check stays out of the client's timing. */
+static void
+serve_pingpong(side_t *s, const ctrl_msg_t *m)
+{
+  const test_desc_t *t = &tests[m->test];
+  size_t size = m->size;
+  uint64_t last_pong = 0;
+  bool verify_on = m->flags & FLAG_VERIFY;
+  /* Counted from the chunk's start: waiting for a pong may already have
+   * taken the next ping off the queue. */
+  uint64_t recvd0 = s->data_recvd;
+  memset(target(s, 0), 0, size);
+  memset(target(s, 1), 0, size);
+  fill(source(s), size, m->base, WHO_SERVER);
+  if (t->op == OP_SEND)
+    post_data_recv(s, 0, size);
+  else
+    post_ctrl_recv(s);
+  send_ctrl(s, MSG_READY, 0, 0, 0, 0, 0);
+  for (uint64_t i = 0; i < m->iters; i++) {
+    int k = i & 1;
+    uint64_t it = m->base + i;
+    if (t->op == OP_SEND) {
+      while (s->data_recvd < recvd0 + i + 1)
+        pump(s, true, false, "a ping");
+      /* The next CTRL must land behind the last data receive. */
+      if (i + 1 < m->iters)
+        post_data_recv(s, !k, size);
+      else
+        post_ctrl_recv(s);
+      last_pong = sq_post(s, OP_SEND, source_off(s), size, 0, true);
+    } else {
+      volatile unsigned char *lastb = target(s, k) + size - 1;
+      uint64_t deadline = s->timeout_ns ? now_ns() + s->timeout_ns : 0;
+      for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++)
+        if (spin % 4096 == 0) {
+          check_connection(s);
+          check_deadline(s, deadline, "an RDMA Write ping to land");
+        }
+      last_pong = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
+    }
+    if (verify_on)
+      verify(target(s, k), size, it, WHO_CLIENT, t->name, "server", it, t->op == OP_WRITE);
+    /* The pong's completion is usually in by now: the client still has to
+     * see it, check it and refill before its next ping can arrive. */
+    if (i + 1 < m->iters) {
+      sq_wait(s, last_pong, "a pong to complete");
+      fill(source(s), size, it + 1, WHO_SERVER);
+    }
+    /* Reap completions as we go so the send queue never fills. */
+    while (pump(s, false, false, NULL))
+      ;
+  }
+}
+
+static void
+serve_send_bw(side_t *s, const ctrl_msg_t *m)
+{
+  size_t size = m->size;
+  uint64_t end = s->data_recv_posted + m->iters;
+  uint64_t batch = s->rq_depth / 8 > 0 ? s->rq_depth / 8 : 1, unpublished = 0;
+  size_t depth = s->rq_depth - NCTRL_RECV - 4;
+  while (s->data_recv_posted < end && s->data_recv_posted - s->data_recvd < depth)
+    post_data_recv(s, 0, size);
+  if (s->data_recv_posted == end)
+    post_ctrl_recv(s);
+  publish_credit(s);
+  send_ctrl(s, MSG_READY, 0, 0, 0, 0, 0);
+  while (s->data_recvd < end) {
+    pump(s, true, false, "send_bw data");
+    while (s->data_recv_posted < end && s->data_recv_posted - s->data_recvd < depth) {
+      post_data_recv(s, 0, size);
+      unpublished++;
+      if (s->data_recv_posted == end)
+        post_ctrl_recv(s);
+    }
+    if (unpublished >= batch || (unpublished > 0 && s->data_recv_posted == end)) {
+      publish_credit(s);
+      unpublished = 0;
+    }
+  }
+}
+
+static void
+serve(side_t *s)
+{
+  for (;;) {
+    /* Between chunks nothing is timed: sleep rather than spin, leaving the
+     * CPU to the client on a small machine. */
+    ctrl_msg_t m = wait_ctrl(s, true, "the next test");
+    if (m.type == MSG_QUIT)
+      return;
+    if (m.type != MSG_RUN || m.test >= NTESTS || m.size == 0 || m.size > s->slot || m.iters == 0)
+      die("server: bad control message (type %u, test %u, %llu bytes, %llu iterations)",
+          (unsigned) m.type, (unsigned) m.test, (unsigned long long) m.size,
+          (unsigned long long) m.iters);
+    const test_desc_t *t = &tests[m.test];
+    s->expect_len = m.size;
+    if (t->op == OP_SEND && t->bw) {
+      serve_send_bw(s, &m);
+    } else if (t->op == OP_SEND || (t->op == OP_WRITE && !t->bw)) {
+      serve_pingpong(s, &m);
+    } else {
+      /* RDMA Write and Read bandwidth, Read latency: the server's CPU
+       * takes no part.  Reads alternate between the two targets, filled
+       * with two patterns, so each iteration's data differs from the last. */
+      if (t->op == OP_READ) {
+        fill(target(s, 0), m.size, 0, WHO_READ);
+        fill(target(s, 1), m.size, 1, WHO_READ);
+      }
+      post_ctrl_recv(s);
+      send_ctrl(s, MSG_READY, 0, 0, 0, 0, 0);
+    }
+  }
+}
+
+static void
+reject(it_cn_est_identifier_t id, const it_ia_info_t *info, const char *why)
+{
+  size_t n = strlen(why) + 1;
+  if (n > info->reject_private_data_len)
+    n = info->reject_private_data_len;
+  IT(it_reject, id, (const unsigned char *) why, n);
+  fprintf(stderr, PROG ": server: rejected a connection: %s\n", why);
+}
+
+void
+server_run(const config_t *cfg, rendezvous_t *rv)
+{
+  side_t s = { .role = "server", .timeout_ns = (uint64_t) (cfg->timeout * 1e9) };
+  it_ia_info_t *info;
+  open_ia(&s, cfg->ia_name, &info);
+  IT(it_evd_create, s.ia, IT_CM_REQ_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE,
+     &s.req_evd, NULL);
+  it_conn_qual_t qual = { .type = IT_IANA_PORT };
+  it_listen_flags_t lf = IT_LISTEN_NO_FLAG;
+  int port = cfg->port >= 0 ? cfg->port : cfg->mode == MODE_SERVER ? DEFAULT_PORT : -1;
+  if (port >= 0) {
+    qual.conn_qual.port = htons((uint16_t) port);
+    lf = IT_LISTEN_CONN_QUAL_INPUT;
+  }
+  IT(it_listen_create, s.ia, 0, s.req_evd, lf, &qual, &s.listener);
+  if (rv != NULL) {
+    pthread_mutex_lock(&rv->lock);
+    rv->port = ntohs(qual.conn_qual.port);
+    pthread_cond_signal(&rv->cond);
+    pthread_mutex_unlock(&rv->lock);
+  } else {
+    fprintf(stderr, PROG ": server: interface %s, listening on port %u\n", cfg->ia_name,
+            ntohs(qual.conn_qual.port));
+  }
+
+  conn_pdata_t cp;
+  it_event_t ev;
+  for (;;) {
+    ev = wait_cm(&s, s.req_evd, IT_CM_REQ_CONN_REQUEST_EVENT, rv == NULL, "listening");
+    memcpy(&cp, ev.conn_req.private_data, sizeof(cp));
+    uint64_t max_size = it_ntoh64(cp.max_size);
+    uint32_t window = ntohl(cp.window);
+    if (!ev.conn_req.private_data_present || ntohl(cp.magic) != WIRE_MAGIC)
+      reject(ev.conn_req.cn_est_id, info, "not an itapi-perf client");
+    else if (ntohs(cp.version) != WIRE_VERSION)
+      reject(ev.conn_req.cn_est_id, info, "itapi-perf protocol version mismatch");
+    else if (max_size == 0 || max_size > (1ull << 32) || window == 0 || window > 4096)
+      reject(ev.conn_req.cn_est_id, info, "message size or window out of range");
+    else
+      break;
+  }
+  check_size_limits(info, it_ntoh64(cp.max_size), "server");
+  if (sizeof(accept_pdata_t) > info->accept_private_data_len)
+    die("server: needs %zu bytes of accept private data; interface %s allows %zu",
+        sizeof(accept_pdata_t), info->ia_name, info->accept_private_data_len);
+  s.event_mode = cfg->event || (ntohs(cp.flags) & FLAG_EVENT);
+  s.peer_addr = it_ntoh64(cp.addr);
+  s.peer_context = it_ntoh64(cp.context);
+  open_ep(&s, it_ntoh64(cp.max_size), ntohl(cp.window));
+  post_ctrl_recv(&s);
+  accept_pdata_t ap = { htonl(WIRE_MAGIC), htons(WIRE_VERSION), 0,
+                        it_hton64(it_make_rdma_addr_absolute(s.mem)), it_hton64(s.context) };
+  IT(it_ep_accept, s.ep, ev.conn_req.cn_est_id, (const unsigned char *) &ap, sizeof(ap));
+  wait_cm(&s, s.cm_evd, IT_CM_MSG_CONN_ESTABLISHED_EVENT, false, "accepting");
+  s.connected = true;
+
+  serve(&s);
+
+  s.connected = false;
+  wait_cm(&s, s.cm_evd, IT_CM_MSG_CONN_DISCONNECT_EVENT, false, "waiting for the client to leave");
+  it_ia_info_free(info);
+  close_side(&s);
+}
+
+void *
+server_thread(void *arg)
+{
+  rendezvous_t *rv = arg;
+  server_run(rv->cfg, rv);
+  return NULL;
+}
