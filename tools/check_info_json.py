@@ -10,6 +10,8 @@ names = [i["name"] for i in doc["interfaces"]]
 assert "emul0" in names, names
 emul = next(i for i in doc["interfaces"] if i["name"] == "emul0")
 assert emul["ia_info"]["connect_private_data_len"] > 0, emul
+assert "cm-verbs" in emul["rnicpi_features"] and emul["rnicpi_limits"]["max_qp"] > 0, emul
+assert 0 < emul["calls_usable"] <= 83
 assert any(p["name"] == "emul" and p["usable"] for p in doc["providers"]), doc["providers"]
 calls = doc["calls"]
 assert len(calls) == 83 and len({c["name"] for c in calls}) == 83, len(calls)

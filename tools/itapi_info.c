@@ -81,6 +81,58 @@ info_fields(const it_ia_info_t *i)
   return a;
 }
 
+/* The RNIC-PI capability record of the device behind an interface. */
+static gboolean
+rnicpi_caps_of(const char *iface, rnicpi_caps_t *caps)
+{
+  static const rnicpi_upcalls_t none;
+  for (size_t i = 0; i < rnicpi_registry_count(); i++) {
+    const rnicpi_entry_t *e = rnicpi_registry_get(i);
+    if (e->refused)
+      continue;
+    char names[16][64];
+    size_t n = G_N_ELEMENTS(names);
+    if (e->prov->device->list(names, &n) != RNICPI_OK)
+      continue;
+    for (size_t d = 0; d < MIN(n, G_N_ELEMENTS(names)); d++) {
+      if (strcmp(names[d], iface) != 0)
+        continue;
+      rnicpi_dev_t *dev = NULL;
+      if (e->prov->device->open(names[d], &none, NULL, &dev) != RNICPI_OK)
+        return FALSE;
+      gboolean ok = e->prov->device->query(dev, caps) == RNICPI_OK;
+      e->prov->device->close(dev);
+      return ok;
+    }
+  }
+  return FALSE;
+}
+
+typedef struct { const char *name; unsigned long long value; } limit_t;
+
+static GArray *
+caps_limits(const rnicpi_caps_t *c)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(limit_t));
+#define L(f) do { limit_t x = { #f, (unsigned long long) c->f }; g_array_append_val(a, x); } while (0)
+  L(max_qp); L(max_qp_wr); L(max_cq); L(max_cqe); L(max_mr); L(max_pd); L(max_srq);
+  L(max_send_sge); L(max_recv_sge); L(max_rdma_write_sge); L(max_rdma_read_sge); L(max_inline);
+  L(max_ird); L(max_ord); L(max_msg_size); L(max_mr_size); L(num_ports);
+#undef L
+  return a;
+}
+
+/* A call this build implements may still need a feature of the interface. */
+static gboolean
+usable_on(const itx_call_info_t *c, const it_ia_info_t *info)
+{
+  if (!c->supported)
+    return FALSE;
+  if (strcmp(c->name, "it_post_atomic") == 0)
+    return info->atomic_support;
+  return TRUE;
+}
+
 static void
 addr_str(const it_net_addr_t *a, char *buf, size_t len)
 {
@@ -170,6 +222,16 @@ main(int argc, char **argv)
       continue;
     }
     GArray *f = info_fields(info);
+    rnicpi_caps_t rc;
+    gboolean have_rc = rnicpi_caps_of(ifs[i].name, &rc);
+    GArray *lim = have_rc ? caps_limits(&rc) : g_array_new(FALSE, FALSE, sizeof(limit_t));
+    GString *feat = g_string_new(NULL);
+    for (int b = 0; have_rc && b < 64; b++)
+      if (rc.features & (1ull << b))
+        g_string_append_printf(feat, "%s%s", feat->len ? " " : "", rnicpi_cap_name(1ull << b));
+    size_t usable = 0;
+    for (size_t k = 0; k < itx_call_count(); k++)
+      usable += usable_on(itx_call_get(k), info) ? 1 : 0;
     if (opt_json) {
       g_string_append(o, ", \"addresses\": [");
       for (size_t a = 0; a < info->spigot_info[0].num_net_addr; a++) {
@@ -187,7 +249,25 @@ main(int argc, char **argv)
         else
           g_string_append_printf(o, "%llu", x->value);
       }
-      g_string_append(o, "}}");
+      g_string_append(o, "}, \"rnicpi_features\": [");
+      g_auto(GStrv) fs = g_strsplit(feat->str, " ", -1);
+      for (char **x = fs; *x && **x; x++) {
+        g_string_append(o, x == fs ? "" : ", ");
+        json_str(o, *x);
+      }
+      g_string_append(o, "], \"rnicpi_limits\": {");
+      for (guint k = 0; k < lim->len; k++) {
+        limit_t *x = &g_array_index(lim, limit_t, k);
+        g_string_append_printf(o, "%s\"%s\": %llu", k ? ", " : "", x->name, x->value);
+      }
+      g_string_append_printf(o, "}, \"calls_usable\": %zu, \"calls_not_usable\": [", usable);
+      gboolean first = TRUE;
+      for (size_t k = 0; k < itx_call_count(); k++)
+        if (!usable_on(itx_call_get(k), info)) {
+          g_string_append_printf(o, "%s\"%s\"", first ? "" : ", ", itx_call_get(k)->name);
+          first = FALSE;
+        }
+      g_string_append(o, "]}");
     } else {
       for (size_t a = 0; a < info->spigot_info[0].num_net_addr; a++) {
         char buf[64];
@@ -204,8 +284,22 @@ main(int argc, char **argv)
         else if (!x->boolean && opt_verbose)
           g_string_append_printf(o, "    %-34s %llu\n", x->name, x->value);
       }
+      if (have_rc) {
+        g_string_append_printf(o, "    RNIC-PI features: %s\n", feat->str);
+        g_string_append(o, "    limits:");
+        for (guint k = 0; k < lim->len; k++) {
+          limit_t *x = &g_array_index(lim, limit_t, k);
+          if (opt_verbose || k < 6 || strcmp(x->name, "max_msg_size") == 0)
+            g_string_append_printf(o, "%s %s %llu", k ? "," : "", x->name, x->value);
+        }
+        g_string_append_c(o, '\n');
+      }
+      g_string_append_printf(o, "    IT-API calls usable on this interface: %zu of %zu\n", usable,
+                             itx_call_count());
     }
     g_array_unref(f);
+    g_array_unref(lim);
+    g_string_free(feat, TRUE);
     it_ia_info_free(info);
     it_ia_free(ia);
   }

@@ -42,6 +42,7 @@ typedef struct {
   const char *level; /* "RNIC-PI" or "IT-API" */
   const char *area;  /* spec area */
   char *summary;     /* one line, from the test's g_test_summary() */
+  char *needs;       /* capabilities it uses, comma separated ("" for none) */
   result_t result;
   char *message;     /* why it failed, was skipped, or deviates */
   double ms;
@@ -246,6 +247,23 @@ failure_lines(const char *out)
 }
 
 static void
+add_need(test_t *t, const char *cap)
+{
+  g_autofree char *c = g_strstrip(g_strdup(cap));
+  if (t->needs == NULL || *t->needs == '\0') {
+    g_free(t->needs);
+    t->needs = g_strdup(c);
+    return;
+  }
+  g_auto(GStrv) have = g_strsplit(t->needs, ", ", -1);
+  if (g_strv_contains((const char *const *) have, c))
+    return;
+  char *n = g_strdup_printf("%s, %s", t->needs, c);
+  g_free(t->needs);
+  t->needs = n;
+}
+
+static void
 judge(test_t *t, int status, const char *out)
 {
   g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
@@ -255,6 +273,8 @@ judge(test_t *t, int status, const char *out)
     if (g_str_has_prefix(*l, summary_tag)) {
       g_free(t->summary);
       t->summary = g_strdup(*l + strlen(summary_tag));
+    } else if (g_str_has_prefix(*l, "# needs capability: ")) {
+      add_need(t, *l + strlen("# needs capability: "));
     } else if (g_str_has_prefix(*l, "not ok ")) {
       not_ok = TRUE;
     } else if (g_str_has_prefix(*l, "ok ")) {
@@ -264,6 +284,8 @@ judge(test_t *t, int status, const char *out)
         skip += strlen("# SKIP");
         while (*skip == ' ')
           skip++;
+        if (g_str_has_prefix(skip, "needs capability: "))
+          add_need(t, skip + strlen("needs capability: "));
         t->message = g_strdup(*skip ? skip : "skipped without a reason");
         return;
       }
@@ -641,6 +663,15 @@ report_json(GPtrArray *cat, counts_t c)
     json_str(o, t->area);
     g_string_append(o, ", \"summary\": ");
     json_str(o, t->summary);
+    g_string_append(o, ", \"needs\": [");
+    if (t->needs != NULL && *t->needs) {
+      g_auto(GStrv) needs = g_strsplit(t->needs, ", ", -1);
+      for (char **n = needs; *n; n++) {
+        g_string_append(o, n == needs ? "" : ", ");
+        json_str(o, *n);
+      }
+    }
+    g_string_append(o, "]");
     g_string_append_printf(o, ", \"negative\": %s, \"result\": \"%s\", \"ms\": %.1f, \"message\": ",
                            t->negative ? "true" : "false", result_name[t->result], t->ms);
     json_str(o, t->message);
@@ -728,7 +759,7 @@ report_markdown(GPtrArray *cat, counts_t c)
     const char *area = g_ptr_array_index(al, a);
     counts_t ac = count(cat, area);
     g_string_append_printf(o, "\n## %s\n\n%d passed, %d failed, %d skipped, %d deviations\n\n"
-                           "| test | result | checks | note |\n|---|---|---|---|\n",
+                           "| test | result | checks | needs | note |\n|---|---|---|---|---|\n",
                            area, ac.pass, ac.fail, ac.skip, ac.dev);
     for (guint i = 0; i < cat->len; i++) {
       test_t *t = g_ptr_array_index(cat, i);
@@ -736,6 +767,8 @@ report_markdown(GPtrArray *cat, counts_t c)
         continue;
       g_string_append_printf(o, "| `%s` | %s | ", t->id, result_name[t->result]);
       md_cell(o, t->summary);
+      g_string_append(o, " | ");
+      md_cell(o, t->needs);
       g_string_append(o, " | ");
       md_cell(o, t->result == R_FAIL ? "see Failures" : t->message);
       g_string_append(o, " |\n");
@@ -789,7 +822,7 @@ report_html(GPtrArray *cat, counts_t c)
     const char *area = g_ptr_array_index(al, a);
     g_string_append(o, "<h2>");
     xml_escape(o, area);
-    g_string_append(o, "</h2>\n<table><tr><th>test</th><th>result</th><th>checks</th><th>note</th></tr>\n");
+    g_string_append(o, "</h2>\n<table><tr><th>test</th><th>result</th><th>checks</th><th>needs</th><th>note</th></tr>\n");
     for (guint i = 0; i < cat->len; i++) {
       test_t *t = g_ptr_array_index(cat, i);
       if (strcmp(t->area, area) != 0)
@@ -799,6 +832,8 @@ report_html(GPtrArray *cat, counts_t c)
       g_string_append_printf(o, "</code></td><td class=\"%s\">%s</td><td>", result_name[t->result],
                              result_name[t->result]);
       xml_escape(o, t->summary);
+      g_string_append(o, "</td><td>");
+      xml_escape(o, t->needs);
       g_string_append(o, "</td><td><pre>");
       xml_escape(o, t->message);
       g_string_append(o, "</pre></td></tr>\n");
