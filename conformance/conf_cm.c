@@ -1013,6 +1013,55 @@ test_withdrawn_request(void)
   conf_pair_close(&p);
 }
 
+static void
+test_handoff(void)
+{
+  g_test_summary("CM: it_handoff passes a pending request to another listen point of the IA, "
+                 "which gets it with the same private data under a new identifier; the old one "
+                 "is used up, and accepting the new one connects");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_listen_handle_t lh2;
+  it_conn_qual_t q2 = { .type = IT_IANA_PORT };
+  it_evd_handle_t req2;
+  conf_ok(it_evd_create(p.p.ia, IT_CM_REQ_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 8, 1,
+                        IT_NULL_HANDLE, &req2, NULL));
+  conf_ok(it_listen_create(p.p.ia, 0, req2, IT_LISTEN_NO_FLAG, &q2, &lh2));
+
+  static const unsigned char pd[] = "hand me over";
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p.a, &path);
+  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, pd, sizeof(pd)));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  it_cn_est_identifier_t old = ev.conn_req.cn_est_id;
+
+  conf_assert_status(it_handoff(&p.qual, 0, old), IT_ERR_INVALID_CONN_QUAL);
+  it_conn_qual_t nobody = { .type = IT_IANA_PORT };
+  nobody.conn_qual.port = htons(1);
+  conf_assert_status(it_handoff(&nobody, 0, old), IT_ERR_INVALID_CONN_QUAL);
+  conf_assert_status(it_handoff(&q2, 7, old), IT_ERR_INVALID_CONN_QUAL);
+  conf_ok(it_handoff(&q2, 0, old));
+  conf_assert_status(it_handoff(&q2, 0, old), IT_ERR_INVALID_CN_EST_ID);
+
+  it_event_t moved = conf_wait(req2, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_true(moved.conn_req.evd == req2);
+  g_assert_cmpuint(moved.conn_req.cn_est_id, !=, old);
+  g_assert_cmpuint(moved.conn_req.conn_qual.conn_qual.port, ==, q2.conn_qual.port);
+  g_assert_true(moved.conn_req.private_data_present);
+  g_assert_cmpmem(moved.conn_req.private_data, sizeof(pd), pd, sizeof(pd));
+  g_assert_cmpuint(moved.conn_req.rdma_read_ord, ==, ev.conn_req.rdma_read_ord);
+  conf_assert_empty(p.p.req);
+
+  conf_assert_status(it_ep_accept(p.p.ep, old, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
+  conf_ok(it_ep_accept(p.p.ep, moved.conn_req.cn_est_id, NULL, 0));
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_ok(it_listen_free(lh2));
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1043,5 +1092,6 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/bad/listen", test_bad_listen);
   g_test_add_func("/conformance/cm/broken", test_broken);
   g_test_add_func("/conformance/cm/withdrawn-request", test_withdrawn_request);
+  g_test_add_func("/conformance/cm/handoff", test_handoff);
   return g_test_run();
 }

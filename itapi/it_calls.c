@@ -23,7 +23,7 @@ static const itx_call_info_t calls[] = {
   { "it_ep_query", Y, "EP" }, { "it_ep_reset", Y, "EP" }, { "it_ep_free", Y, "EP" },
   { "it_listen_create", Y, "CM" }, { "it_listen_free", Y, "CM" }, { "it_listen_query", Y, "CM" },
   { "it_ep_connect", Y, "CM" }, { "it_ep_accept", Y, "CM" }, { "it_reject", Y, "CM" },
-  { "it_handoff", N, "CM" }, { "it_ep_disconnect", Y, "CM" }, { "it_get_pathinfo", Y, "CM" },
+  { "it_handoff", Y, "CM" }, { "it_ep_disconnect", Y, "CM" }, { "it_get_pathinfo", Y, "CM" },
   { "it_socket_convert", N, "CM" },
   { "it_srq_create", N, "SRQ" }, { "it_srq_free", N, "SRQ" }, { "it_srq_modify", N, "SRQ" },
   { "it_srq_query", N, "SRQ" },

@@ -110,6 +110,7 @@ typedef struct ual_cn {
   ual_ia_t *ia;
   uint64_t listen;            /* listener handle (passive request) */
   uint64_t ep;                /* EP handle (active reply) */
+  it_conn_request_event_t req; /* the request as delivered (passive), for it_handoff */
 } ual_cn_t;
 
 /* The one lock of object lifetimes and connection state. */

@@ -513,8 +513,63 @@ conn_request(ual_ia_t *ia, const rnicpi_cm_event_t *ev)
   r->rdma_read_ird = ev->ird;
   r->rdma_read_ord = ev->ord;
   copy_pdata(r->private_data, &r->private_data_present, ev);
+  cn->req = *r;
   ual_evd_push(l->evd, e);
   g_free(e);
+}
+
+/* Handoff is the access layer's own: the provider's pending request stays
+ * as it is and is offered, under a new identifier, to another listen point
+ * of this process on the same spigot (IT-API 2.5; DAT's dat_cr_handoff). */
+it_status_t
+it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifier_t cn_est_id)
+{
+  it_status_t st = IT_SUCCESS;
+  uint32_t port;
+  g_rec_mutex_lock(&ual_lock);
+  ual_cn_t *cn = cn_find(cn_est_id);
+  if (cn == NULL || cn->kind != CN_PASSIVE_REQUEST) {
+    st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not a pending "
+                  "connection request (answered, withdrawn, or a reply)", cn_est_id);
+    goto out;
+  }
+  if ((st = qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
+    goto out;
+  ual_listen_t *to = NULL;
+  for (GList *l = cn->ia->children; l != NULL && to == NULL; l = l->next) {
+    ual_obj_t *o = l->data;
+    if (o->type != IT_HANDLE_TYPE_LISTEN)
+      continue;
+    ual_listen_t *cand = (ual_listen_t *) o;
+    uint32_t p;
+    if (cand->spigot == spigot_id && qual_to_port(&cand->qual, TRUE, &p) == IT_SUCCESS && p == port)
+      to = cand;
+  }
+  if (to == NULL) {
+    st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "no listen point of IA '%s' on spigot %zu listens on port %u; "
+                  "it_handoff passes requests between listen points of one IA", cn->ia->iface->name,
+                  spigot_id, port);
+    goto out;
+  }
+  if (to->obj.handle == cn->listen) {
+    st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "the request already belongs to the listen point on port %u",
+                  port);
+    goto out;
+  }
+  ual_cn_t *moved = cn_new(cn->ia, CN_PASSIVE_REQUEST, cn->prov_id);
+  moved->listen = to->obj.handle;
+  moved->req = cn->req;
+  moved->req.cn_est_id = moved->id;
+  moved->req.conn_qual = to->qual;
+  moved->req.spigot_id = to->spigot;
+  cn_drop(cn);
+  it_event_t *e = g_new0(it_event_t, 1);
+  e->conn_req = moved->req;
+  ual_evd_push(to->evd, e);
+  g_free(e);
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
 }
 
 static void
@@ -527,7 +582,7 @@ request_cancelled(const rnicpi_cm_event_t *ev)
   g_hash_table_iter_init(&it, cn_table);
   while (g_hash_table_iter_next(&it, &k, &v)) {
     ual_cn_t *c = v;
-    if (c->kind == CN_PASSIVE_REQUEST && c->prov_id == ev->conn_id && c->listen == ev->listen_ctx)
+    if (c->kind == CN_PASSIVE_REQUEST && c->prov_id == ev->conn_id)
       g_hash_table_iter_remove(&it);
   }
 }

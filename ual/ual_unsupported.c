@@ -87,14 +87,6 @@ it_ud_service_reply(it_ud_svc_req_identifier_t ud_svc_req_id, it_ud_svc_req_stat
   return NOT_BUILT("it_ud_service_reply", "UD endpoints, address handles and UD service resolution");
 }
 
-/* connection handoff */
-
-it_status_t
-it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifier_t cn_est_id)
-{
-  return NOT_BUILT("it_handoff", "connection handoff");
-}
-
 /* socket conversion (iWARP providers) */
 
 it_status_t

@@ -2031,12 +2031,19 @@ it_status_t it_reject(IN it_cn_est_identifier_t cn_est_id,
 /**
  * @brief Hands a pending connection request over to another listen point.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The listen point on @p conn_qual and @p spigot_id of the same interface
+ * adapter gets an ::IT_CM_REQ_CONN_REQUEST_EVENT carrying the request (its
+ * source, IRD/ORD and private data) under a new identifier and its own
+ * qualifier; @p cn_est_id is used up.
  *
  * @param[in] conn_qual qualifier of the listen point taking over
  * @param[in] spigot_id spigot of that listen point
  * @param[in] cn_est_id identifier from the connection request event
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the request was handed over
+ * @retval IT_ERR_INVALID_CN_EST_ID @p cn_est_id is not a pending connection request (answered,
+ *          withdrawn by the peer, handed over already, or a three-way reply)
+ * @retval IT_ERR_INVALID_CONN_QUAL @p conn_qual is NULL or malformed, no listen point of the
+ *          adapter listens on it on @p spigot_id, or it is the listen point that holds the request
  * @ingroup cm
  */
 it_status_t it_handoff(IN const it_conn_qual_t *conn_qual,
