@@ -853,6 +853,16 @@ static const struct {
 #undef P
 };
 
+static gboolean
+call_built(const char *name)
+{
+  for (size_t i = 0; i < itx_call_count(); i++)
+    if (strcmp(itx_call_get(i)->name, name) == 0)
+      return itx_call_get(i)->supported;
+  g_error("%s is not in the table of calls", name);
+  return FALSE;
+}
+
 static void
 test_unsupported_calls(void)
 {
@@ -884,19 +894,25 @@ test_unsupported_calls(void)
   }
   g_assert_cmpuint(unsupported, >, 0);
 
-  /* The named five, called directly. */
+  /* The named five, called directly, while the table says they are not
+   * built (each gets its own tests once it is). */
   it_srq_handle_t srq;
-  conf_assert_status(it_srq_create(s.pz, 1, 16, &srq), IT_ERR_OP_NOT_SUPPORTED);
+  if (!call_built("it_srq_create"))
+    conf_assert_status(it_srq_create(s.pz, 1, 16, &srq), IT_ERR_OP_NOT_SUPPORTED);
   it_rmr_handle_t rmr;
-  conf_assert_status(it_rmr_create20(s.pz, IT_RMR_TYPE_NARROW, &rmr), IT_ERR_OP_NOT_SUPPORTED);
+  if (!call_built("it_rmr_create20"))
+    conf_assert_status(it_rmr_create20(s.pz, IT_RMR_TYPE_NARROW, &rmr), IT_ERR_OP_NOT_SUPPORTED);
   it_ep_attributes_t a;
   conf_default_attr(&a);
   it_ep_handle_t ud;
-  conf_assert_status(it_ep_ud_create(s.pz, s.dto, s.dto, &a, 0, &ud), IT_ERR_OP_NOT_SUPPORTED);
-  conf_assert_status(it_socket_convert(0, s.ep, IT_SC_NO_REQ_REP, NULL, 0), IT_ERR_OP_NOT_SUPPORTED);
+  if (!call_built("it_ep_ud_create"))
+    conf_assert_status(it_ep_ud_create(s.pz, s.dto, s.dto, &a, 0, &ud), IT_ERR_OP_NOT_SUPPORTED);
+  if (!call_built("it_socket_convert"))
+    conf_assert_status(it_socket_convert(0, s.ep, IT_SC_NO_REQ_REP, NULL, 0), IT_ERR_OP_NOT_SUPPORTED);
   it_conn_qual_t q = { .type = IT_IANA_PORT };
   q.conn_qual.port = htons(18515);
-  conf_assert_status(it_handoff(&q, 0, 7), IT_ERR_OP_NOT_SUPPORTED);
+  if (!call_built("it_handoff"))
+    conf_assert_status(it_handoff(&q, 0, 7), IT_ERR_OP_NOT_SUPPORTED);
 
   /* The objects handed to the probes are intact. */
   it_ep_param_t p;
