@@ -67,6 +67,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/conformance/lmr", "IT-API", "IT-API 2.8 local memory regions" },
   { "/conformance/neg", "IT-API", "IT-API 2.8/2.10 protection and error paths" },
   { "/conformance/stress", "IT-API", "IT-API transactions under load" },
+  { "/conformance/xproc", "IT-API", "IT-API across processes: transfers, protection, process death" },
   { "/", "IT-API", "IT-API other" },
 };
 
@@ -92,7 +93,7 @@ static const char *const negative_words[] = {
 };
 
 static const char *const programs[] = {
-  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg",
+  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc",
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;

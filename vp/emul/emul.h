@@ -1,5 +1,15 @@
 /*
- * vp/emul: a software RNIC over memory (in-process fabric).
+ * vp/emul: a software RNIC over memory.
+ *
+ * Two paths, chosen per connection when it is set up:
+ * - in-process (both QPs in this process): one process-wide fabric under
+ *   one lock; a work request executes against the peer's memory when it is
+ *   posted (emul_qp.c, emul_cm.c);
+ * - cross-process (the listener lives in another process of the host): the
+ *   CM exchange runs over a Unix socket, work requests over shared-memory
+ *   rings, payloads by cross-memory attach or a bounce path (emul_x.h,
+ *   emul_xport.c, emul_xqp.c).  A QP with qp->x != NULL is on this path.
+ * The same fabric lock covers both; so do the same rules (emul_qp.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -23,6 +33,7 @@ typedef struct emul_fabric {
   uint32_t next_qpn;
   GAsyncQueue *events;    /* deferred upcalls (emul_upcall_t*) */
   GMutex deliver_lock;    /* held while an upcall is delivered */
+  uint64_t next_pd_id;    /* PD identity checked by cross-process peers */
 } emul_fabric_t;
 
 extern emul_fabric_t emul_fabric;
@@ -38,6 +49,7 @@ typedef struct emul_dev {
 typedef struct emul_pd {
   rnicpi_pd_t base;
   gint nobj;
+  uint64_t id;
 } emul_pd_t;
 
 typedef struct emul_mr {
@@ -63,6 +75,7 @@ typedef struct emul_cq {
 } emul_cq_t;
 
 typedef struct emul_conn emul_conn_t;
+typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_x.h) */
 
 typedef struct emul_qp {
   rnicpi_qp_t base;
@@ -75,11 +88,16 @@ typedef struct emul_qp {
   GQueue rq;               /* emul_rwqe_t* */
   rnicpi_qp_attr_t attr;
   uint32_t ird, ord;       /* negotiated */
+  emul_xconn_t *x;         /* cross-process: the connection to the peer process */
+  GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
+  uint64_t next_seq;       /* cross-process: sequence number of the next WR */
 } emul_qp_t;
 
 typedef struct emul_listen {
   rnicpi_listen_t base;
   uint32_t port;
+  int xfd;                 /* cross-process endpoint "itapi-emul/<port>", or -1 */
+  GSource *xsrc;
 } emul_listen_t;
 
 typedef enum { CONN_REQUESTED, CONN_REPLIED } emul_conn_state_t;
@@ -92,7 +110,23 @@ struct emul_conn {
   emul_listen_t *listener;
   uint32_t ird, ord;       /* requested by the active side */
   gboolean three_way;
+  emul_xconn_t *x;         /* cross-process handshake: the peer's socket */
 };
+
+/* A send-queue WR kept past its post: blocked (in-process), or in flight
+ * to another process until the peer answers (seq, issued). */
+typedef struct emul_swqe {
+  uint64_t seq;
+  gboolean issued;
+  rnicpi_send_wr_t wr;
+  rnicpi_sge_t sge[];
+} emul_swqe_t;
+
+typedef struct emul_rwqe {
+  uint64_t wr_id;
+  uint32_t num_sge;
+  rnicpi_sge_t sge[];
+} emul_rwqe_t;
 
 /* Work collected under the fabric lock, delivered after it is released:
  * the CQs to notify (each at most once: notifying disarms it). */
@@ -134,10 +168,37 @@ void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
 void emul_work_deliver(emul_work_t *w);
 
 /* Queue pairs (fabric lock held). */
+void emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
+                   rnicpi_wc_status_t st, uint32_t len, emul_work_t *w);
+void emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
+                        uint32_t len, emul_work_t *w);
+gboolean emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need,
+                      uint64_t *total);
+uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len,
+                           uint32_t need);
+void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
 void emul_qp_set_error(emul_qp_t *qp, emul_work_t *w);
 void emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                    const void *pdata, uint32_t pdata_len);
 void emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w);
+void emul_cm_conn_drop(emul_conn_t *c);
+void emul_cm_unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why);
+void emul_cm_request_cancelled(emul_conn_t *c);
+void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
+
+/* Cross-process path (emul_xport.c, emul_xqp.c; fabric lock held). */
+void emul_x_listen(emul_listen_t *l);
+void emul_x_unlisten(emul_listen_t *l, emul_work_t *w);
+gboolean emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p);
+rnicpi_status_t emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p);
+void emul_x_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w);
+void emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
+void emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
+                  const void *pdata, uint32_t pdata_len);
+rnicpi_status_t emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+void emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w);
+void emul_x_access_changed(emul_qp_t *qp);
+void emul_x_mr_sync(uint32_t index);
 
 #endif

@@ -4,6 +4,12 @@
  * (IBTA CM REQ/REP/RTU).  Events reach the access layer through the
  * fabric's event thread, never from inside a verb.
  *
+ * A listener is also reachable from the other processes of the host: it
+ * binds "itapi-emul/<port>" (emul_xport.c).  A connect looks in this
+ * process's listener table first (the direct path), then at that socket;
+ * a pending connection with c->x set is a cross-process handshake and its
+ * accept, reject and teardown go to emul_xport.c.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
@@ -12,8 +18,8 @@
 
 #include "emul.h"
 
-static void
-fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len)
+void
+emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len)
 {
   ev->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
   if (ev->pdata_len > 0)
@@ -29,13 +35,13 @@ emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
   ev->qp_ctx = qp->base.al_ctx;
   ev->ird = qp->ird;
   ev->ord = qp->ord;
-  fill_pdata(ev, pdata, pdata_len);
+  emul_cm_fill_pdata(ev, pdata, pdata_len);
   emul_defer_cm(emul_qp_dev(qp), ev);
   g_free(ev);
 }
 
-static void
-unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why)
+void
+emul_cm_unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why)
 {
   rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
   ev->type = RNICPI_CM_UNREACHABLE;
@@ -45,8 +51,8 @@ unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why)
   g_free(ev);
 }
 
-static void
-request_cancelled(emul_conn_t *c)
+void
+emul_cm_request_cancelled(emul_conn_t *c)
 {
   rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
   ev->type = RNICPI_CM_REQUEST_CANCELLED;
@@ -56,8 +62,8 @@ request_cancelled(emul_conn_t *c)
   g_free(ev);
 }
 
-static void
-conn_drop(emul_conn_t *c)
+void
+emul_cm_conn_drop(emul_conn_t *c)
 {
   if (c->active != NULL)
     c->active->conn = NULL;
@@ -104,7 +110,9 @@ emul_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
     l->base.dev = d;
     l->base.al_ctx = ctx;
     l->port = port;
+    l->xfd = -1;
     g_hash_table_insert(emul_fabric.listeners, GUINT_TO_POINTER(port), l);
+    emul_x_listen(l);
     *out = &l->base;
   }
   g_mutex_unlock(&emul_fabric.lock);
@@ -118,16 +126,17 @@ emul_unlisten(rnicpi_listen_t *lb)
   emul_work_t w = { .nnotify = 0 };
   g_mutex_lock(&emul_fabric.lock);
   g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
+  emul_x_unlisten(l, &w); /* and the requests of other processes */
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *conns = g_hash_table_get_values(emul_fabric.conns);
   for (GList *i = conns; i != NULL; i = i->next) {
     emul_conn_t *c = i->data;
-    if (c->listener != l)
+    if (c->listener != l || c->x != NULL)
       continue;
     if (c->state == CONN_REQUESTED) {
       emul_qp_t *a = c->active;
-      conn_drop(c);
-      unreachable(a, RNICPI_CM_REASON_NO_LISTENER);
+      emul_cm_conn_drop(c);
+      emul_cm_unreachable(a, RNICPI_CM_REASON_NO_LISTENER);
       emul_qp_set_error(a, &w);
     } else {
       c->listener = NULL;
@@ -157,8 +166,10 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   }
   emul_listen_t *l = addr_is_ours(dst) ?
     g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) addr_port(dst))) : NULL;
+  if (l == NULL && addr_is_ours(dst) && emul_x_connect(qp, addr_port(dst), p))
+    goto out;
   if (l == NULL) {
-    unreachable(qp, addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
+    emul_cm_unreachable(qp, addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
     emul_qp_set_error(qp, &w);
     goto out;
   }
@@ -185,7 +196,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
   src->sin_family = AF_INET;
   src->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  fill_pdata(ev, p->pdata, p->pdata_len);
+  emul_cm_fill_pdata(ev, p->pdata, p->pdata_len);
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);
 out:
@@ -207,7 +218,7 @@ establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
   p->ord = a->ird;
   p->ird = a->ord;
   a->state = p->state = RNICPI_QPS_RTS;
-  conn_drop(c);
+  emul_cm_conn_drop(c);
   emul_qp_cm_event(a, RNICPI_CM_ESTABLISHED, act_pdata, act_len);
   emul_qp_cm_event(p, RNICPI_CM_ESTABLISHED, pas_pdata, pas_len);
 }
@@ -223,6 +234,8 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
   if (c == NULL) {
     st = RNICPI_ENOENT;
+  } else if (c->x != NULL) {
+    st = p->pdata_len > dev->caps.pdata_accept ? RNICPI_ELIMIT : emul_x_accept(qp, c, p);
   } else if (c->state == CONN_REQUESTED && qp != c->active) {
     /* Passive accept. */
     if (p->pdata_len > dev->caps.pdata_accept) {
@@ -243,7 +256,7 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
         ev->conn_id = c->id;
         ev->ird = MIN(c->active->attr.ird, p->ord);
         ev->ord = MIN(c->active->attr.ord, p->ird);
-        fill_pdata(ev, p->pdata, p->pdata_len);
+        emul_cm_fill_pdata(ev, p->pdata, p->pdata_len);
         emul_defer_cm(emul_qp_dev(c->active), ev);
         g_free(ev);
       } else {
@@ -274,11 +287,13 @@ emul_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
   emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
   if (c == NULL) {
     st = RNICPI_ENOENT;
+  } else if (c->x != NULL) {
+    emul_x_reject(c, pdata, len, &w);
   } else {
     /* REQUESTED: the passive consumer refuses; REPLIED: the active one does. */
     emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
     emul_qp_t *self = c->state == CONN_REQUESTED ? NULL : c->active;
-    conn_drop(c);
+    emul_cm_conn_drop(c);
     emul_qp_cm_event(to, RNICPI_CM_REJECTED, pdata, len);
     emul_qp_set_error(to, &w);
     if (self != NULL) /* the active consumer refused the reply: it is done too */
@@ -296,10 +311,14 @@ emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w)
   emul_conn_t *c = qp->conn;
   if (c == NULL)
     return;
+  if (c->x != NULL) {
+    emul_x_qp_gone(qp, c, w);
+    return;
+  }
   emul_qp_t *other = qp == c->active ? c->passive : c->active;
   if (c->state == CONN_REQUESTED && qp == c->active && c->listener != NULL)
-    request_cancelled(c);
-  conn_drop(c);
+    emul_cm_request_cancelled(c);
+  emul_cm_conn_drop(c);
   if (other != NULL) {
     emul_qp_cm_event(other, RNICPI_CM_BROKEN, NULL, 0);
     emul_qp_set_error(other, w);

@@ -195,6 +195,9 @@ emul_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **out)
 {
   emul_pd_t *pd = g_new0(emul_pd_t, 1);
   pd->base.dev = d;
+  g_mutex_lock(&emul_fabric.lock);
+  pd->id = ++emul_fabric.next_pd_id;
+  g_mutex_unlock(&emul_fabric.lock);
   *out = &pd->base;
   return RNICPI_OK;
 }

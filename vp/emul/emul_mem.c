@@ -4,6 +4,8 @@
  * A key is 64 bits: the low 32 bits index the fabric's region table, the
  * high 32 bits are drawn from the OS's random source at each registration,
  * so a peer cannot guess a live key from a stale one or from its index.
+ * Every change is mirrored into the table this process exports to the
+ * processes it is connected to (emul_x_mr_sync, emul_xport.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -58,6 +60,7 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
     mr->index = emul_fabric.mrs->len;
     g_ptr_array_add(emul_fabric.mrs, mr);
   }
+  emul_x_mr_sync(mr->index);
   g_mutex_unlock(&emul_fabric.lock);
 
   mr->base.lkey = mr->base.rkey = ((uint64_t) mr->key << 32) | mr->index;
@@ -71,6 +74,7 @@ emul_mr_modify(rnicpi_mr_t *m, uint32_t access)
 {
   g_mutex_lock(&emul_fabric.lock);
   to_emul_mr(m)->access = access;
+  emul_x_mr_sync(to_emul_mr(m)->index);
   g_mutex_unlock(&emul_fabric.lock);
   return RNICPI_OK;
 }
@@ -82,6 +86,7 @@ emul_mr_dereg(rnicpi_mr_t *m)
   g_mutex_lock(&emul_fabric.lock);
   g_ptr_array_index(emul_fabric.mrs, mr->index) = NULL;
   g_array_append_val(emul_fabric.free_mr, mr->index);
+  emul_x_mr_sync(mr->index);
   g_mutex_unlock(&emul_fabric.lock);
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

@@ -10,23 +10,14 @@
  * - a send finding no receive waits (infinite RNR retry), and so does every
  *   WR behind it, preserving RC ordering;
  * - once in ERROR, every outstanding and every new WR completes flushed.
+ * A QP connected to another process (qp->x) follows the same rules through
+ * emul_xqp.c; the branches to it are the only cost on this path.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
 
 #include "emul.h"
-
-typedef struct emul_swqe {
-  rnicpi_send_wr_t wr;
-  rnicpi_sge_t sge[];
-} emul_swqe_t;
-
-typedef struct emul_rwqe {
-  uint64_t wr_id;
-  uint32_t num_sge;
-  rnicpi_sge_t sge[];
-} emul_rwqe_t;
 
 typedef enum { EXEC_DONE, EXEC_BLOCKED, EXEC_FAILED } exec_t;
 
@@ -39,8 +30,8 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
 };
 
-static void
-complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
+void
+emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
          rnicpi_wc_status_t st, uint32_t len, emul_work_t *w)
 {
   rnicpi_wc_t wc = {
@@ -50,12 +41,12 @@ complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
   emul_cq_push(cq, &wc, w);
 }
 
-static void
-complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
+void
+emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
               uint32_t len, emul_work_t *w)
 {
   if (st != RNICPI_WC_SUCCESS || (wr->flags & RNICPI_WR_SIGNALED))
-    complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], st, len, w);
+    emul_complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], st, len, w);
 }
 
 /* Check one local SGE; returns the bytes it names in our address space. */
@@ -71,8 +62,8 @@ local_sge(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
   return (uint8_t *) (uintptr_t) s->addr;
 }
 
-static gboolean
-sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, uint64_t *total)
+gboolean
+emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, uint64_t *total)
 {
   uint64_t t = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -85,8 +76,8 @@ sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, uint64_
 }
 
 /* Check a remote range on the responder; returns its bytes there. */
-static uint8_t *
-remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
+uint8_t *
+emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
 {
   emul_mr_t *mr = emul_mr_lookup(rkey);
   if (mr == NULL || mr->pd != resp->pd || (mr->access & need) != need ||
@@ -98,8 +89,8 @@ remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint3
 }
 
 /* Copy between a gather list and a contiguous buffer, either direction. */
-static void
-sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
+void
+emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
 {
   for (uint32_t i = 0; i < n; i++) {
     uint8_t *p = (uint8_t *) (uintptr_t) s[i].addr;
@@ -135,7 +126,7 @@ fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
             emul_work_t *w)
 {
   emul_qp_t *peer = qp->peer;
-  complete_send(qp, wr, st, 0, w);
+  emul_complete_send(qp, wr, st, 0, w);
   if (peer != NULL)
     emul_defer_async(emul_qp_dev(peer), RNICPI_ASYNC_QP_ACCESS_ERR, peer->base.al_ctx);
   emul_qp_break(qp, w, FALSE, NULL, 0);
@@ -146,7 +137,7 @@ static exec_t
 fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
            emul_work_t *w)
 {
-  complete_send(qp, wr, st, 0, w);
+  emul_complete_send(qp, wr, st, 0, w);
   emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
   emul_qp_break(qp, w, FALSE, NULL, 0);
   return EXEC_FAILED;
@@ -157,19 +148,19 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_qp_t *peer = qp->peer;
   uint64_t len;
-  if (!sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   if (g_queue_is_empty(&peer->rq))
     return EXEC_BLOCKED;
   emul_rwqe_t *r = g_queue_pop_head(&peer->rq);
   uint64_t room;
-  if (!sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
-    complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+  if (!emul_sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
+    emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
     g_free(r);
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   }
   if (len > room) {
-    complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
+    emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
     g_free(r);
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   }
@@ -178,9 +169,9 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     /* Remote invalidation needs memory windows; without them the key is
      * checked, not revoked, and the capability bit says so. */
   }
-  complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   g_free(r);
-  complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
 }
 
@@ -202,15 +193,15 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   const rdma_rule_t *rule = &rdma_rule_of[wr->opcode];
   uint64_t len;
-  if (!sges_ok(qp, wr->sg_list, wr->num_sge, rule->local_need, &len))
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, rule->local_need, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   uint8_t *remote = len == 0 ? (uint8_t *) "" :
-    remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
+    emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
   if (remote == NULL)
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   if (len > 0)
-    sg_copy(wr->sg_list, wr->num_sge, remote, rule->to_remote);
-  complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+    emul_sg_copy(wr->sg_list, wr->num_sge, remote, rule->to_remote);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
 }
 
@@ -219,10 +210,10 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   uint64_t len;
   if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-      !sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
+      !emul_sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   uint8_t *t = (wr->remote_addr & 7) != 0 ? NULL :
-    remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
+    emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
   if (t == NULL)
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   uint64_t *target = (uint64_t *) (void *) t;
@@ -233,7 +224,7 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   else if (old == wr->compare_add)
     *target = wr->swap;
   memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &old, 8);
-  complete_send(qp, wr, RNICPI_WC_SUCCESS, 8, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 8, w);
   return EXEC_DONE;
 }
 
@@ -273,11 +264,11 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
   emul_swqe_t *s;
   emul_rwqe_t *r;
   while ((s = g_queue_pop_head(&qp->sq)) != NULL) {
-    complete(qp->scq, qp, s->wr.wr_id, wc_opcode_of[s->wr.opcode], RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    emul_complete(qp->scq, qp, s->wr.wr_id, wc_opcode_of[s->wr.opcode], RNICPI_WC_WR_FLUSH_ERR, 0, w);
     g_free(s);
   }
   while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
-    complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
     g_free(r);
   }
 }
@@ -296,6 +287,10 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
 {
   emul_qp_t *peer = qp->peer;
   rnicpi_cm_event_type_t t = orderly ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN;
+  if (qp->x != NULL) {
+    emul_x_break(qp, w, orderly, pdata, pdata_len);
+    return;
+  }
   qp->peer = NULL;
   if (qp->state == RNICPI_QPS_RTS)
     emul_qp_cm_event(qp, t, NULL, 0);
@@ -327,9 +322,11 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
   } else if (qp->state == RNICPI_QPS_ERROR) {
-    complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+    emul_complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (g_queue_get_length(&qp->sq) >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
+  } else if (qp->x != NULL) {
+    st = emul_x_post_send(qp, wr, &w);
   } else if (!g_queue_is_empty(&qp->sq) ||
              exec_of[wr->opcode](qp, wr, &w) == EXEC_BLOCKED) {
     /* Ordered behind a blocked send: keep a copy. */
@@ -355,7 +352,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_ELIMIT;
   g_mutex_lock(&emul_fabric.lock);
   if (qp->state == RNICPI_QPS_ERROR) {
-    complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+    emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (g_queue_get_length(&qp->rq) >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
@@ -366,6 +363,8 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     g_queue_push_tail(&qp->rq, r);
     if (qp->peer != NULL)
       emul_qp_progress(qp->peer, &w);
+    else if (qp->x != NULL)
+      emul_x_recv_posted(qp, &w);
   }
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
@@ -394,6 +393,7 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   qp->state = RNICPI_QPS_IDLE;
   g_queue_init(&qp->sq);
   g_queue_init(&qp->rq);
+  g_queue_init(&qp->xin);
   g_mutex_lock(&emul_fabric.lock);
   qp->base.qp_num = emul_fabric.next_qpn++;
   g_mutex_unlock(&emul_fabric.lock);
@@ -415,6 +415,8 @@ emul_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   qp->attr.access = attr->access;
   qp->attr.ird = attr->ird;
   qp->attr.ord = attr->ord;
+  if (qp->x != NULL)
+    emul_x_access_changed(qp);
   g_mutex_unlock(&emul_fabric.lock);
   return RNICPI_OK;
 }
@@ -462,7 +464,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_work_t w = { .nnotify = 0 };
   g_mutex_lock(&emul_fabric.lock);
   emul_cm_qp_gone(qp, &w);
-  if (qp->peer != NULL)
+  if (qp->peer != NULL || qp->x != NULL)
     emul_qp_break(qp, &w, FALSE, NULL, 0);
   else
     emul_qp_set_error(qp, &w);

@@ -1,0 +1,537 @@
+/*
+ * Conformance: two processes on one host connect and move data (public
+ * IT-API only).  The program re-executes itself with "--xproc-role ROLE" for
+ * the second process; the child says its port and keys on stdout (a pipe)
+ * and takes commands on stdin (a pipe).  Every wait is bounded.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+#define MSG_SMALL 1024
+#define MSG_BIG (1024 * 1024)
+#define TARGET_LEN (64 * 1024)
+#define LINE_TIMEOUT_MS 10000
+
+static const char *self_exe;
+static const unsigned char cpd[] = "hello from the parent";
+static const unsigned char apd[] = "hello from the child";
+
+/* ---- plumbing ---- */
+
+typedef struct child {
+  pid_t pid;
+  int to;      /* the child's stdin */
+  int from;    /* the child's stdout */
+  char err[64]; /* file holding the child's stderr, or "" */
+} child_t;
+
+static child_t
+spawn(const char *role, gboolean no_cma)
+{
+  child_t c = { 0 };
+  int in[2], out[2];
+  g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
+  g_snprintf(c.err, sizeof(c.err), "/tmp/conf-xproc-%d-%s.err", (int) getpid(), role);
+  c.pid = fork();
+  g_assert_cmpint(c.pid, >=, 0);
+  if (c.pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (e >= 0)
+      dup2(e, 2);
+    if (no_cma)
+      setenv("ITAPI_EMUL_CMA", "0", 1);
+    execl(self_exe, self_exe, "--xproc-role", role, (char *) NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  c.to = in[1];
+  c.from = out[0];
+  return c;
+}
+
+static void
+say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void
+say(int fd, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *s = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  size_t n = strlen(s);
+  g_assert_cmpint(write(fd, s, n), ==, (ssize_t) n);
+}
+
+/* One line from @fd within the timeout; NULL at EOF or timeout. */
+static char *
+hear(int fd, int timeout_ms)
+{
+  GString *s = g_string_new(NULL);
+  gint64 end = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  for (;;) {
+    struct pollfd p = { fd, POLLIN, 0 };
+    int left = (int) ((end - g_get_monotonic_time()) / 1000);
+    if (left <= 0 || poll(&p, 1, left) <= 0)
+      break;
+    char ch;
+    if (read(fd, &ch, 1) != 1)
+      break;
+    if (ch == '\n')
+      return g_string_free(s, FALSE);
+    g_string_append_c(s, ch);
+  }
+  g_string_free(s, TRUE);
+  return NULL;
+}
+
+/* Wait for the child's exit within @ms; kill it past that.  Its status. */
+static int
+reap(child_t *c, int ms)
+{
+  int st = 0;
+  for (int i = 0; i < ms / 10; i++) {
+    if (waitpid(c->pid, &st, WNOHANG) == c->pid)
+      goto done;
+    g_usleep(10000);
+  }
+  kill(c->pid, SIGKILL);
+  waitpid(c->pid, &st, 0);
+  g_printerr("child %d did not exit in time\n", (int) c->pid);
+  st = -1;
+done:
+  close(c->to);
+  close(c->from);
+  return st;
+}
+
+static void
+reap_ok(child_t *c)
+{
+  int st = reap(c, 20000);
+  if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+    g_autofree char *err = NULL;
+    g_file_get_contents(c->err, &err, NULL, NULL);
+    g_error("child failed (status 0x%x); its stderr:\n%s", st, err ? err : "");
+  }
+}
+
+static void
+connect_to(conf_side_t *s, uint16_t port)
+{
+  it_path_t path;
+  it_conn_attributes_t ca;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(port);
+  memset(&ca, 0, sizeof(ca));
+  conf_path(s, &path);
+  conf_ok(it_ep_connect(s->ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, cpd, sizeof(cpd)));
+  it_event_t ev = conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.private_data_present);
+  g_assert_cmpmem(ev.conn.private_data, sizeof(apd), apd, sizeof(apd));
+}
+
+static uint16_t
+hear_port(child_t *c)
+{
+  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  unsigned port = 0;
+  g_assert_cmpint(sscanf(l, "port %u", &port), ==, 1);
+  return (uint16_t) port;
+}
+
+/* ---- child roles ---- */
+
+/* Listen, say the port, accept with private data (receives posted first
+ * unless @no_recv); the side is ready. */
+static void
+role_accept(conf_side_t *s, conf_buf_t *rb, gboolean no_recv)
+{
+  it_listen_handle_t lh;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_side_open(s, NULL);
+  conf_ok(it_listen_create(s->ia, 0, s->req, IT_LISTEN_NO_FLAG, &q, &lh));
+  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
+  fflush(stdout);
+  it_event_t ev = conf_wait(s->req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_true(ev.conn_req.private_data_present);
+  g_assert_cmpmem(ev.conn_req.private_data, sizeof(cpd), cpd, sizeof(cpd));
+  if (rb != NULL) {
+    conf_buf_new(s, rb, MSG_BIG * 2, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+    if (!no_recv) {
+      it_lmr_triplet_t a = conf_seg(rb, 0, MSG_SMALL), b = conf_seg(rb, MSG_BIG, MSG_BIG);
+      conf_ok(it_post_recv(s->ep, &a, 1, 1, IT_COMPLETION_FLAG));
+      conf_ok(it_post_recv(s->ep, &b, 1, 2, IT_COMPLETION_FLAG));
+    }
+  }
+  conf_ok(it_ep_accept(s->ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
+  conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+}
+
+static int
+role_echo(void)
+{
+  conf_side_t s;
+  conf_buf_t rb;
+  role_accept(&s, &rb, FALSE);
+  conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  it_dto_cmpl_event_t e = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  g_assert_cmpuint(e.transferred_length, ==, MSG_BIG);
+  for (size_t i = 0; i < MSG_SMALL; i++)
+    g_assert_cmpuint(rb.data[i], ==, (unsigned char) (i * 31 + 1 * 7 + 1));
+  for (size_t i = 0; i < MSG_BIG; i++)
+    if (rb.data[MSG_BIG + i] != (unsigned char) (i * 31 + 2 * 7 + 1))
+      g_error("byte %zu of the big message differs", i);
+  it_lmr_triplet_t a = conf_seg(&rb, 0, MSG_SMALL), b = conf_seg(&rb, MSG_BIG, MSG_BIG);
+  conf_ok(it_post_send(s.ep, &a, 1, 3, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(s.ep, &b, 1, 4, IT_COMPLETION_FLAG));
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 4);
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_buf_check_guards(&rb);
+  return 0;
+}
+
+/* A target region; the application thread then sleeps in read(): RDMA
+ * against it must complete without it.  "check SEED" verifies the region,
+ * "guards" only the guard bytes (after a refused write). */
+static int
+role_target(void)
+{
+  conf_side_t s;
+  conf_buf_t rb;
+  role_accept(&s, NULL, FALSE);
+  conf_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n",
+         (guint64) (uintptr_t) rb.data, (guint64) rb.ctx, (unsigned) TARGET_LEN);
+  fflush(stdout);
+  char cmd[64] = { 0 };
+  ssize_t n = read(0, cmd, sizeof(cmd) - 1); /* blocked: one-sided RDMA runs meanwhile */
+  g_assert_cmpint(n, >, 0);
+  unsigned seed;
+  if (sscanf(cmd, "check %u", &seed) == 1) {
+    conf_buf_check(&rb, 0, TARGET_LEN, seed);
+    conf_buf_check_guards(&rb);
+    printf("ok\n");
+    fflush(stdout);
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+    return 0;
+  } else {
+    conf_buf_check_guards(&rb);
+    for (size_t i = 0; i < TARGET_LEN; i++)
+      g_assert_cmpuint(rb.data[i], ==, 0);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+  }
+  printf("ok\n");
+  fflush(stdout);
+  return 0;
+}
+
+static int
+role_sleeper(void)
+{
+  conf_side_t s;
+  role_accept(&s, NULL, TRUE);
+  printf("ready\n");
+  fflush(stdout);
+  char c;
+  while (read(0, &c, 1) > 0) /* killed here */
+    ;
+  return 0;
+}
+
+/* ---- the parent's halves ---- */
+
+static void
+send_recv_with(child_t *c)
+{
+  conf_side_t s;
+  conf_buf_t sb, rb;
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  conf_buf_new(&s, &sb, MSG_BIG * 2, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &rb, MSG_BIG * 2, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t ra = conf_seg(&rb, 0, MSG_SMALL), rbig = conf_seg(&rb, MSG_BIG, MSG_BIG);
+  conf_ok(it_post_recv(s.ep, &ra, 1, 11, IT_COMPLETION_FLAG));
+  conf_ok(it_post_recv(s.ep, &rbig, 1, 12, IT_COMPLETION_FLAG));
+  connect_to(&s, port);
+  for (size_t i = 0; i < MSG_SMALL; i++)
+    sb.data[i] = (unsigned char) (i * 31 + 1 * 7 + 1);
+  for (size_t i = 0; i < MSG_BIG; i++)
+    sb.data[MSG_BIG + i] = (unsigned char) (i * 31 + 2 * 7 + 1);
+  it_lmr_triplet_t a = conf_seg(&sb, 0, MSG_SMALL), b = conf_seg(&sb, MSG_BIG, MSG_BIG);
+  conf_ok(it_post_send(s.ep, &a, 1, 21, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(s.ep, &b, 1, 22, IT_COMPLETION_FLAG));
+  /* Sends and echoed receives may interleave on the one DTO EVD. */
+  int sends = 0, recvs = 0;
+  for (int i = 0; i < 4; i++) {
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    if (ev.event_number == IT_DTO_SEND_CMPL_EVENT)
+      sends++;
+    else if (ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT)
+      recvs++;
+  }
+  g_assert_cmpint(sends, ==, 2);
+  g_assert_cmpint(recvs, ==, 2);
+  g_assert_cmpmem(rb.data, MSG_SMALL, sb.data, MSG_SMALL);
+  g_assert_cmpmem(rb.data + MSG_BIG, MSG_BIG, sb.data + MSG_BIG, MSG_BIG);
+  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_buf_free(&sb);
+  conf_buf_free(&rb);
+  conf_side_close(&s);
+  reap_ok(c);
+}
+
+static void
+rdma_with(child_t *c, gboolean overrun)
+{
+  conf_side_t s;
+  conf_buf_t lb, back;
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  connect_to(&s, port);
+  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  guint64 addr, ctx;
+  unsigned len;
+  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
+  conf_buf_new(&s, &lb, len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &back, len, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&lb, 9);
+  if (overrun) {
+    /* 16 bytes past the end of the child's region: refused, nothing lands. */
+    it_lmr_triplet_t g = conf_seg(&lb, 0, len + 16);
+    conf_ok(it_post_rdma_write(s.ep, &g, 1, 31, IT_COMPLETION_FLAG,
+                               it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
+    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 31);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    say(c->to, "guards\n");
+  } else {
+    it_lmr_triplet_t g = conf_seg(&lb, 0, len), r = conf_seg(&back, 0, len);
+    conf_ok(it_post_rdma_write(s.ep, &g, 1, 31, IT_COMPLETION_FLAG,
+                               it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
+    conf_ok(it_post_rdma_read(s.ep, &r, 1, 32, IT_COMPLETION_FLAG,
+                              it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
+    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 31);
+    conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 32);
+    conf_buf_check(&back, 0, len, 9);
+    conf_buf_check_guards(&back);
+    say(c->to, "check 9\n");
+  }
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  if (!overrun) {
+    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  }
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+}
+
+/* ---- tests ---- */
+
+static void
+test_send_recv(void)
+{
+  g_test_summary("xproc: a child process listens; the parent connects with private data both "
+                 "ways, sends 1 KiB and 1 MiB, the child verifies and echoes them; DISCONNECT "
+                 "on both sides");
+  child_t c = spawn("echo", FALSE);
+  send_recv_with(&c);
+  unlink(c.err);
+}
+
+static void
+test_rdma_write_read(void)
+{
+  g_test_summary("xproc: RDMA Write into the child's region and RDMA Read back while the "
+                 "child's application thread is blocked in read()");
+  child_t c = spawn("target", FALSE);
+  rdma_with(&c, FALSE);
+  unlink(c.err);
+}
+
+static int
+count_in(const char *path, const char *needle)
+{
+  g_autofree char *s = NULL;
+  int n = 0;
+  if (!g_file_get_contents(path, &s, NULL, NULL))
+    return -1;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+static void
+test_bounce(void)
+{
+  g_test_summary("xproc: both transfers with ITAPI_EMUL_CMA=0 in both processes: payloads go "
+                 "through the shared-memory bounce ring, said once in the child's log");
+  const char *needle = "moving payloads through a shared-memory bounce ring";
+  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+  child_t c = spawn("echo", TRUE);
+  send_recv_with(&c);
+  g_assert_cmpint(count_in(c.err, needle), ==, 1);
+  unlink(c.err);
+  child_t t = spawn("target", TRUE);
+  rdma_with(&t, FALSE);
+  g_assert_cmpint(count_in(t.err, needle), ==, 1);
+  unlink(t.err);
+  g_unsetenv("ITAPI_EMUL_CMA");
+}
+
+static void
+test_peer_killed(void)
+{
+  g_test_summary("xproc: the child is killed while the parent's send waits for a receive: "
+                 "CONN_BROKEN within seconds, every posted WR flushed exactly once");
+  conf_side_t s;
+  conf_buf_t b;
+  child_t c = spawn("sleeper", FALSE);
+  uint16_t port = hear_port(&c);
+  conf_side_open(&s, NULL);
+  conf_buf_new(&s, &b, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  connect_to(&s, port);
+  g_autofree char *l = hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(l, ==, "ready");
+  it_lmr_triplet_t seg = conf_seg(&b, 0, 4096);
+  for (int i = 0; i < 4; i++)
+    conf_ok(it_post_recv(s.ep, &seg, 1, 100 + i, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(s.ep, &seg, 1, 200, IT_COMPLETION_FLAG)); /* waits: no receive there */
+  conf_ok(it_post_send(s.ep, &seg, 1, 201, 0));
+  g_usleep(50000);
+  kill(c.pid, SIGKILL);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  gboolean seen[6] = { FALSE };
+  for (int i = 0; i < 6; i++) {
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_ERR_FLUSHED);
+    int k = ev.dto_cmpl.cookie >= 200 ? 4 + (int) (ev.dto_cmpl.cookie - 200)
+                                      : (int) (ev.dto_cmpl.cookie - 100);
+    g_assert_cmpint(k, >=, 0);
+    g_assert_cmpint(k, <, 6);
+    g_assert_false(seen[k]);
+    seen[k] = TRUE;
+  }
+  conf_assert_empty(s.dto);
+  reap(&c, 5000);
+  unlink(c.err);
+  conf_buf_free(&b);
+  conf_side_close(&s);
+}
+
+static void
+test_protection(void)
+{
+  g_test_summary("xproc: an RDMA Write past the end of the child's region completes "
+                 "IT_DTO_ERR_REMOTE_ACCESS, both sides BROKEN, the child's guard bytes intact");
+  child_t c = spawn("target", FALSE);
+  rdma_with(&c, TRUE);
+  unlink(c.err);
+}
+
+static int
+count_fds(void)
+{
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  g_assert_nonnull(d);
+  while (readdir(d) != NULL)
+    n++;
+  closedir(d);
+  return n;
+}
+
+static int
+count_shm(void)
+{
+  int n = 0;
+  DIR *d = opendir("/dev/shm");
+  struct dirent *e;
+  if (d == NULL)
+    return 0;
+  while ((e = readdir(d)) != NULL)
+    if (strstr(e->d_name, "itapi") != NULL || strstr(e->d_name, "emul") != NULL)
+      n++;
+  closedir(d);
+  return n;
+}
+
+static void
+test_no_leak(void)
+{
+  g_test_summary("xproc: connections that closed leave no segment in /dev/shm and no fd open "
+                 "(the provider's per-process region table and thread stay after first use)");
+  child_t c = spawn("echo", FALSE);
+  send_recv_with(&c);  /* first use: the provider's lasting objects exist now */
+  unlink(c.err);
+  g_usleep(100000);
+  int fds = count_fds();
+  for (int i = 0; i < 2; i++) {
+    child_t e = spawn("echo", FALSE);
+    send_recv_with(&e);
+    unlink(e.err);
+    child_t t = spawn("target", FALSE);
+    rdma_with(&t, i == 1);
+    unlink(t.err);
+  }
+  g_usleep(100000);
+  g_assert_cmpint(count_fds(), ==, fds);
+  g_assert_cmpint(count_shm(), ==, 0);
+}
+
+int
+main(int argc, char **argv)
+{
+  self_exe = g_file_read_link("/proc/self/exe", NULL);
+  g_log_writer_default_set_use_stderr(TRUE);
+  if (argc == 3 && strcmp(argv[1], "--xproc-role") == 0) {
+    alarm(60); /* a child never outlives a stuck parent by much */
+    if (strcmp(argv[2], "echo") == 0)
+      return role_echo();
+    if (strcmp(argv[2], "target") == 0)
+      return role_target();
+    if (strcmp(argv[2], "sleeper") == 0)
+      return role_sleeper();
+    return 2;
+  }
+  g_test_init(&argc, &argv, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
+  g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
+  g_test_add_func("/conformance/xproc/bounce", test_bounce);
+  g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
+  g_test_add_func("/conformance/xproc/protection", test_protection);
+  g_test_add_func("/conformance/xproc/no-leak", test_no_leak);
+  return g_test_run();
+}

@@ -1,0 +1,99 @@
+/*
+ * Helpers a provider may link (the rnicpi_util static library): pieces every
+ * software or hardware-assisted provider needs and should not write twice.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+
+/**
+ * @file rnicpi_util.h
+ * @brief Provider helpers: a completion ring that never drops an entry.
+ */
+#ifndef RNICPI_UTIL_H
+#define RNICPI_UTIL_H
+
+#include <glib.h>
+
+#include "rnicpi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup rnicpi_util Provider helpers
+ *  @brief Link `rnicpi_util` to use them.
+ *  @{ */
+
+/**
+ * A completion ring with the RNIC-PI rules built in: it never drops an
+ * entry (past its declared depth it grows, and the first crossing is
+ * reported so the provider can raise ::RNICPI_ASYNC_CQ_OVERFLOW), and an
+ * arm request is answered once, by the next push.
+ */
+typedef struct rnicpi_cq_ring {
+  GMutex lock;          /**< guards every field below */
+  rnicpi_wc_t *ring;    /**< entries, a power-of-two array */
+  uint32_t cap;         /**< entries the array holds */
+  uint32_t head;        /**< index of the oldest entry */
+  uint32_t count;       /**< entries held */
+  uint32_t depth;       /**< the depth the CQ was created with */
+  gboolean armed;       /**< the next push answers an arm request */
+  gboolean overflowed;  /**< more than depth entries since it was last empty */
+} rnicpi_cq_ring_t;
+
+/** What rnicpi_cq_ring_push() asks the provider to do after it. */
+enum rnicpi_cq_push_result {
+  RNICPI_CQ_PUSH_NOTIFY = 1u << 0,   /**< deliver the cq_notify upcall (outside your locks) */
+  RNICPI_CQ_PUSH_OVERFLOW = 1u << 1, /**< raise ::RNICPI_ASYNC_CQ_OVERFLOW once */
+};
+
+/**
+ * @brief Set up a ring for a CQ of @p depth entries.
+ * @param r the ring.
+ * @param depth declared depth (at least 1).
+ */
+void rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth);
+
+/**
+ * @brief Release a ring's memory.
+ * @param r the ring.
+ */
+void rnicpi_cq_ring_clear(rnicpi_cq_ring_t *r);
+
+/**
+ * @brief Append one completion.
+ * @param r the ring.
+ * @param wc the completion.
+ * @return an OR of ::rnicpi_cq_push_result bits.
+ */
+unsigned rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc);
+
+/**
+ * @brief Take up to @p n completions, oldest first.
+ * @param r the ring.
+ * @param wc where to put them.
+ * @param n room in @p wc.
+ * @return how many were taken (0 when empty).
+ */
+int rnicpi_cq_ring_poll(rnicpi_cq_ring_t *r, rnicpi_wc_t *wc, int n);
+
+/**
+ * @brief Completions held.
+ * @param r the ring.
+ * @return the count.
+ */
+uint32_t rnicpi_cq_ring_count(rnicpi_cq_ring_t *r);
+
+/**
+ * @brief Ask for one notification at the next push.
+ * @param r the ring.
+ */
+void rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RNICPI_UTIL_H */

@@ -1,0 +1,93 @@
+/*
+ * The completion ring of rnicpi_util.h.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "rnicpi_util.h"
+
+void
+rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth)
+{
+  g_mutex_init(&r->lock);
+  r->depth = depth;
+  r->cap = 16;
+  while (r->cap < depth)
+    r->cap <<= 1;
+  r->ring = g_new(rnicpi_wc_t, r->cap);
+  r->head = r->count = 0;
+  r->armed = r->overflowed = FALSE;
+}
+
+void
+rnicpi_cq_ring_clear(rnicpi_cq_ring_t *r)
+{
+  g_free(r->ring);
+  r->ring = NULL;
+  g_mutex_clear(&r->lock);
+}
+
+static void
+grow(rnicpi_cq_ring_t *r)
+{
+  rnicpi_wc_t *n = g_new(rnicpi_wc_t, r->cap * 2);
+  for (uint32_t i = 0; i < r->count; i++)
+    n[i] = r->ring[(r->head + i) & (r->cap - 1)];
+  g_free(r->ring);
+  r->ring = n;
+  r->head = 0;
+  r->cap *= 2;
+}
+
+unsigned
+rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc)
+{
+  unsigned out = 0;
+  g_mutex_lock(&r->lock);
+  if (r->count == r->cap)
+    grow(r);
+  r->ring[(r->head + r->count) & (r->cap - 1)] = *wc;
+  r->count++;
+  if (r->count > r->depth && !r->overflowed) {
+    r->overflowed = TRUE;
+    out |= RNICPI_CQ_PUSH_OVERFLOW;
+  }
+  if (r->armed) {
+    r->armed = FALSE;
+    out |= RNICPI_CQ_PUSH_NOTIFY;
+  }
+  g_mutex_unlock(&r->lock);
+  return out;
+}
+
+int
+rnicpi_cq_ring_poll(rnicpi_cq_ring_t *r, rnicpi_wc_t *wc, int n)
+{
+  int got = 0;
+  g_mutex_lock(&r->lock);
+  while (got < n && r->count > 0) {
+    wc[got++] = r->ring[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
+    r->count--;
+  }
+  if (r->count == 0)
+    r->overflowed = FALSE;
+  g_mutex_unlock(&r->lock);
+  return got;
+}
+
+uint32_t
+rnicpi_cq_ring_count(rnicpi_cq_ring_t *r)
+{
+  g_mutex_lock(&r->lock);
+  uint32_t n = r->count;
+  g_mutex_unlock(&r->lock);
+  return n;
+}
+
+void
+rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r)
+{
+  g_mutex_lock(&r->lock);
+  r->armed = TRUE;
+  g_mutex_unlock(&r->lock);
+}

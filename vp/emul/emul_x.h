@@ -1,0 +1,214 @@
+/*
+ * vp/emul cross-process path: what emul_xport.c (endpoints, CM, peers)
+ * and emul_xqp.c (rings, data path) share.
+ *
+ * Design (one paragraph per moving part):
+ *
+ * CM.  Each listener binds the abstract Unix socket "itapi-emul/<port>"
+ * (SOCK_SEQPACKET); the kAL reservation "itapi-conn-qual/emul/<port>" taken
+ * by the access layer already makes the port unique on the host.  A connect
+ * that finds no listener in its own process connects to that socket and
+ * sends REQ; REP, REJ, RTU follow on the same socket (x_msg_t).  The socket
+ * then stays open for the connection's life: it carries doorbells and the
+ * teardown messages (DISC with private data, BREAK with the status of the
+ * request that broke the connection), and its EOF means the peer process
+ * died or dropped the QP: BROKEN and flush, from the progress thread.
+ * Peers are identified by SO_PEERCRED, never by what they claim.
+ *
+ * Shared memory.  Nothing is ever named in /dev/shm: every segment is a
+ * memfd passed with SCM_RIGHTS and closed once mapped, so the kernel frees
+ * it with its last mapping, also when a process is killed.  Two kinds:
+ * - a connection segment (created by the active side): the inbound rights
+ *   of each side's QP and one SPSC ring per direction (x_seg_hdr_t);
+ * - this process's region table (x_mr_entry_t[], created at first
+ *   cross-process use, kept for the process's life and passed to every
+ *   peer, read-only there): key, domain, bounds and rights of each region,
+ *   written under the fabric lock with a sequence count (seqlock), so a
+ *   requester checks a remote key exactly as the in-process path does.
+ *
+ * Rings.  Requests (send, atomics, and in bounce mode RDMA) and answers
+ * (ACK, READ_RESP) are frames in the producer's ring; payloads over
+ * X_FRAG_MAX go as continuation frames.  Producer and consumer follow a
+ * Dekker pattern (sequentially consistent tail/head, and want_space) so a
+ * doorbell on the socket is sent only when the consumer may be asleep.  A
+ * consumer never stops draining: requests it cannot execute yet (a send
+ * with no receive posted, and every request behind it: RC ordering) wait
+ * in the QP's private queue qp->xin.  So two processes whose rings are
+ * full of each other's requests cannot deadlock.
+ *
+ * Payload.  Where this process may attach to the peer (process_vm_readv of
+ * a known word of the peer, tried once per connection; ITAPI_EMUL_CMA=0
+ * forbids it), RDMA Write and Read are one-sided: the requester checks the
+ * key in the peer's exported table and moves the bytes itself with
+ * process_vm_writev/readv (one copy; the target process need not run).
+ * A send carries the sender's gather list and the receiver pulls it with
+ * process_vm_readv when a receive matches (one copy).  Otherwise payloads
+ * travel in the ring (bounce mode) and RDMA is served by the target's
+ * progress thread, not its application thread.  Atomics are always executed
+ * by the target's progress thread under its fabric lock (process_vm_writev
+ * is not atomic), in both modes.  The choice is per direction and said
+ * once per process in the log.
+ *
+ * Completion queues stay process-private: a CQ is read only by its own
+ * process, and every completion it gets is produced by that process's
+ * threads (the application's, for one-sided RDMA it executed itself, or the
+ * progress thread, for answers read from a ring).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EMUL_X_H
+#define EMUL_X_H
+
+#include <sys/types.h>
+
+#include "emul.h"
+
+#define X_MAGIC 0x31584d45u       /* "EMX1" */
+#define X_RING_SIZE (1u << 20)    /* bytes per direction */
+#define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
+#define X_HDR_SIZE 4096u
+#define X_SEG_SIZE (X_HDR_SIZE + 2 * X_RING_SIZE)
+#define X_MR_CAP (1u << 18)       /* regions a peer can reach (index < cap) */
+
+/* Socket messages (CM, doorbells, teardown). */
+typedef enum {
+  X_REQ = 1,   /* active -> passive, fds: connection segment, region table */
+  X_REP,       /* passive -> active, fd: region table */
+  X_RTU,       /* active -> passive (three-way) */
+  X_REJ,       /* either way; reason != 0: refused by a non-peer */
+  X_ATTACH,    /* active -> passive: whether it can attach to the passive */
+  X_DOORBELL,  /* the sender's ring has frames */
+  X_SPACE,     /* the receiver's ring (produced by the other side) has room */
+  X_DISC,      /* orderly disconnect, with private data */
+  X_BREAK,     /* the connection failed; status of request seq if any */
+} x_msg_type_t;
+
+typedef struct x_msg {
+  uint32_t magic;
+  uint32_t type;
+  uint32_t qpn;
+  uint32_t ird, ord;
+  uint32_t three_way;
+  uint32_t attach;       /* REP, ATTACH: the sender can attach to the receiver */
+  uint32_t reason;       /* REJ */
+  uint32_t status;       /* BREAK: rnicpi_wc_status_t of request seq (0: none) */
+  uint32_t access_err;   /* BREAK: the receiver raises RNICPI_ASYNC_QP_ACCESS_ERR */
+  uint32_t pdata_len;
+  uint32_t pad;
+  uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
+  uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
+  uint64_t seq;          /* BREAK */
+  uint8_t pdata[RNICPI_MAX_PDATA];
+} x_msg_t;
+
+#define X_MSG_MIN offsetof(x_msg_t, pdata)
+
+/* Ring frames. */
+typedef enum {
+  X_OP_SEND = 1,   /* payload: data, or (X_F_CMA) the sender's x_iov_t list */
+  X_OP_WRITE,      /* bounce mode */
+  X_OP_READ,       /* bounce mode */
+  X_OP_ATOMIC,     /* both modes */
+  X_OP_ACK,        /* answer: status, byte_len; atomics: old value in cmp */
+  X_OP_READ_RESP,  /* answer with the data read */
+  X_OP_CONT,       /* continuation of the previous frame's payload */
+} x_op_t;
+
+#define X_F_CMA 1u
+#define X_F_FETCH_ADD 2u
+
+typedef struct x_frame {
+  uint32_t op;
+  uint32_t flags;
+  uint32_t frag_len;     /* payload bytes in this frame */
+  uint32_t status;       /* ACK */
+  uint32_t byte_len;     /* SEND, READ: bytes of the message; ACK: bytes moved */
+  uint32_t pad;
+  uint64_t seq;          /* request: requester's WR; answer: the request's */
+  uint64_t total;        /* payload bytes of the whole message */
+  uint64_t raddr, rkey;
+  uint64_t cmp, swap;
+} x_frame_t;
+
+typedef struct x_iov {
+  uint64_t addr;
+  uint64_t len;
+} x_iov_t;
+
+typedef struct x_ring_ctl {
+  _Alignas(64) uint64_t tail;       /* written by the producer */
+  _Alignas(64) uint64_t head;       /* written by the consumer */
+  _Alignas(64) uint32_t want_space; /* the producer waits for X_SPACE */
+} x_ring_ctl_t;
+
+typedef struct x_seg_hdr {
+  uint32_t magic;
+  uint32_t ring_size;
+  uint32_t access[2];      /* inbound rights of the QP of side 0 (active), 1 */
+  x_ring_ctl_t ring[2];    /* ring[s] is produced by side s */
+} x_seg_hdr_t;
+
+typedef struct x_mr_entry {
+  uint32_t seq;            /* odd while written */
+  uint32_t key;
+  uint32_t access;
+  uint32_t valid;
+  uint64_t pd_id;
+  uint64_t addr;
+  uint64_t length;
+  uint64_t iova;
+} x_mr_entry_t;
+
+/* A frame (with its whole payload) waiting to enter the ring. */
+typedef struct x_out {
+  x_frame_t f;
+  uint8_t *buf;                 /* owned payload, or NULL: gather from sg */
+  const rnicpi_sge_t *sg;
+  uint32_t nsg;
+  uint64_t done;
+  gboolean started;
+} x_out_t;
+
+/* A request from the peer, assembled, waiting to execute. */
+typedef struct x_in {
+  x_frame_t f;
+  uint8_t *buf;
+} x_in_t;
+
+struct emul_xconn {
+  gint ref;
+  gboolean dead;
+  int fd;
+  GSource *src;
+  int side;                     /* 0: active, 1: passive */
+  pid_t peer_pid;
+  x_seg_hdr_t *seg;
+  const x_mr_entry_t *peer_mrs; /* the peer's region table, read-only */
+  uint64_t peer_pd;
+  uint32_t peer_qpn;
+  uint64_t peer_probe;
+  gboolean cma_out;             /* this process can attach to the peer */
+  gboolean peer_cma;            /* the peer said it can attach to us */
+  emul_qp_t *qp;                /* NULL until a passive request is accepted */
+  emul_conn_t *conn;            /* the handshake in progress */
+  emul_listen_t *listener;      /* passive: the listener that accepted */
+  GQueue out;                   /* x_out_t*, in ring order */
+  x_in_t in;                    /* message being assembled */
+  uint64_t in_have;
+  gboolean in_busy;
+};
+
+/* emul_xport.c */
+gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
+void emul_x_close(emul_xconn_t *x);
+void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
+gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
+
+/* emul_xqp.c */
+void emul_x_pump(emul_xconn_t *x);
+void emul_x_drain(emul_xconn_t *x, emul_work_t *w);
+void emul_x_space(emul_xconn_t *x);
+void emul_x_free_queues(emul_xconn_t *x);
+void emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+
+#endif

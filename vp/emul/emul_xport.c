@@ -1,0 +1,745 @@
+/*
+ * vp/emul cross-process endpoints: the per-listener socket, the CM
+ * handshake with another process, the exported region table, and the
+ * progress thread that serves every socket (see emul_x.h for the design).
+ *
+ * Run-time knob: ITAPI_EMUL_CMA=0 forbids cross-memory attach; payloads of
+ * every connection made afterwards go through the shared-memory bounce
+ * ring.  Read at each connection, so a process may change it.
+ *
+ * Rules:
+ * - everything here runs under the fabric lock; upcalls go through the
+ *   event thread (CM, async) or emul_work_deliver after the lock (CQs);
+ * - the progress thread's callbacks take the lock, then check that their
+ *   source was not destroyed meanwhile (g_source_is_destroyed): a socket is
+ *   closed only under the lock, so a callback never sees a freed xconn;
+ * - no call here blocks on a peer: sockets are non-blocking and a peer
+ *   that stops answering is only waited for by the application's own
+ *   (bounded) waits; its death is an EOF.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "emul_x.h"
+
+static GMainContext *x_ctx;
+static int x_mr_fd = -1;            /* this process's region table (memfd) */
+static x_mr_entry_t *x_mrs;
+static gboolean x_said_bounce;
+static GList *x_conns;              /* every live emul_xconn_t */
+
+/* The word a peer reads to learn whether it may attach to us. */
+static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
+
+static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
+
+static gpointer
+x_thread(gpointer unused)
+{
+  (void) unused;
+  for (;;)
+    g_main_context_iteration(x_ctx, TRUE);
+  return NULL;
+}
+
+/* First cross-process use: the progress thread and the region table,
+ * filled with the regions registered so far. */
+static gboolean
+x_init(void)
+{
+  if (x_mrs != NULL)
+    return TRUE;
+  int fd = memfd_create("itapi-emul-mrs", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t) X_MR_CAP * sizeof(x_mr_entry_t)) != 0) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no region table for other processes: %s",
+          g_strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return FALSE;
+  }
+  void *m = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    close(fd);
+    return FALSE;
+  }
+  x_mr_fd = fd;
+  x_mrs = m;
+  for (guint i = 1; i < emul_fabric.mrs->len; i++)
+    emul_x_mr_sync(i);
+  x_ctx = g_main_context_new();
+  g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
+  return TRUE;
+}
+
+void
+emul_x_mr_sync(uint32_t index)
+{
+  if (x_mrs == NULL || index >= X_MR_CAP)
+    return;
+  x_mr_entry_t *e = &x_mrs[index];
+  emul_mr_t *mr = index < emul_fabric.mrs->len ? g_ptr_array_index(emul_fabric.mrs, index) : NULL;
+  uint32_t s = e->seq;
+  __atomic_store_n(&e->seq, s + 1, __ATOMIC_SEQ_CST);
+  if (mr != NULL) {
+    e->key = mr->key;
+    e->access = mr->access;
+    e->pd_id = mr->pd->id;
+    e->addr = (uint64_t) (uintptr_t) mr->addr;
+    e->length = mr->length;
+    e->iova = mr->iova;
+  }
+  e->valid = mr != NULL;
+  __atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+/* Read one entry of a peer's table consistently (bounded retries: a writer
+ * holds an entry odd only for a few stores). */
+gboolean
+emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out)
+{
+  if (table == NULL || index == 0 || index >= X_MR_CAP)
+    return FALSE;
+  const x_mr_entry_t *e = &table[index];
+  for (int tries = 0; tries < 1000; tries++) {
+    uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if (s1 & 1)
+      continue;
+    memcpy(out, (const void *) e, sizeof(*out));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s1)
+      return out->valid != 0;
+  }
+  return FALSE;
+}
+
+static socklen_t
+x_addr(uint32_t port, struct sockaddr_un *sa)
+{
+  memset(sa, 0, sizeof(*sa));
+  sa->sun_family = AF_UNIX;
+  int n = g_snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "itapi-emul/%u", port);
+  return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n);
+}
+
+static pid_t
+x_peer_pid(int fd)
+{
+  struct ucred cr;
+  socklen_t len = sizeof(cr);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+    return 0;
+  return cr.pid;
+}
+
+/* May this process read and write the peer's memory?  Asked once per
+ * connection; a refusal is said once per process. */
+static gboolean
+x_probe(emul_xconn_t *x)
+{
+  const char *env = g_getenv("ITAPI_EMUL_CMA");
+  const char *why = NULL;
+  uint64_t v = 0;
+  if (env != NULL && g_strcmp0(env, "0") == 0) {
+    why = "ITAPI_EMUL_CMA=0";
+  } else {
+    struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) x->peer_probe, sizeof(v) };
+    ssize_t n = process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0);
+    if (n == (ssize_t) sizeof(v) && v == x_probe_word)
+      return TRUE;
+    why = n < 0 ? g_strerror(errno) : "the probe word did not match";
+  }
+  if (!x_said_bounce) {
+    x_said_bounce = TRUE;
+    g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE,
+          "emul: process %d cannot attach to process %d's memory (%s); "
+          "moving payloads through a shared-memory bounce ring",
+          (int) getpid(), (int) x->peer_pid, why);
+  } else {
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: bounce ring towards process %d (%s)",
+          (int) x->peer_pid, why);
+  }
+  return FALSE;
+}
+
+static emul_xconn_t *
+x_conn_new(int fd, int side)
+{
+  emul_xconn_t *x = g_new0(emul_xconn_t, 1);
+  x->ref = 1;
+  x->fd = fd;
+  x->side = side;
+  x->peer_pid = x_peer_pid(fd);
+  g_queue_init(&x->out);
+  x->src = g_unix_fd_source_new(fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  g_source_set_callback(x->src, (GSourceFunc) (void (*)(void)) x_conn_ready, x, NULL);
+  g_source_attach(x->src, x_ctx);
+  x_conns = g_list_prepend(x_conns, x);
+  return x;
+}
+
+static void
+x_conn_unref(emul_xconn_t *x)
+{
+  if (--x->ref == 0)
+    g_free(x);
+}
+
+/* Release everything a connection holds; the peer sees EOF. */
+void
+emul_x_close(emul_xconn_t *x)
+{
+  if (x->dead)
+    return;
+  x->dead = TRUE;
+  x_conns = g_list_remove(x_conns, x);
+  if (x->qp != NULL && x->qp->x == x)
+    x->qp->x = NULL;
+  emul_x_free_queues(x);
+  if (x->conn != NULL) {
+    x->conn->x = NULL;
+    x->conn = NULL;
+  }
+  g_source_destroy(x->src);
+  g_source_unref(x->src);
+  close(x->fd);
+  if (x->seg != NULL)
+    munmap(x->seg, X_SEG_SIZE);
+  if (x->peer_mrs != NULL)
+    munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
+  x_conn_unref(x);
+}
+
+gboolean
+emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds)
+{
+  union {
+    char buf[CMSG_SPACE(2 * sizeof(int))];
+    struct cmsghdr align;
+  } c;
+  m->magic = X_MAGIC;
+  struct iovec iov = { m, X_MSG_MIN + m->pdata_len };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (nfds > 0) {
+    memset(&c, 0, sizeof(c));
+    mh.msg_control = c.buf;
+    mh.msg_controllen = CMSG_SPACE((size_t) nfds * sizeof(int));
+    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN((size_t) nfds * sizeof(int));
+    memcpy(CMSG_DATA(h), fds, (size_t) nfds * sizeof(int));
+  }
+  /* Non-blocking: a full buffer means the peer has doorbells queued and
+   * will wake anyway; other messages fit in a fresh socket's buffer. */
+  ssize_t n = sendmsg(x->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n == (ssize_t) iov.iov_len;
+}
+
+static void
+x_pdata(x_msg_t *m, const void *pdata, uint32_t len)
+{
+  m->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+  if (m->pdata_len > 0)
+    memcpy(m->pdata, pdata, m->pdata_len);
+}
+
+/* ---- listeners ---- */
+
+static gboolean
+x_listen_ready(gint fd, GIOCondition cond, gpointer data)
+{
+  emul_listen_t *l = data;
+  (void) cond;
+  g_mutex_lock(&emul_fabric.lock);
+  if (!g_source_is_destroyed(g_main_current_source())) {
+    int c;
+    while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+      emul_xconn_t *x = x_conn_new(c, 1);
+      x->listener = l;
+    }
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  return G_SOURCE_CONTINUE;
+}
+
+void
+emul_x_listen(emul_listen_t *l)
+{
+  if (!x_init())
+    return;
+  struct sockaddr_un sa;
+  socklen_t len = x_addr(l->port, &sa);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return;
+  if (bind(fd, (struct sockaddr *) &sa, len) != 0 || listen(fd, 64) != 0) {
+    /* Without the access layer's reservation two processes may pick one
+     * port: the second listens for its own process only. */
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: port %u not reachable from other processes: %s",
+          l->port, g_strerror(errno));
+    close(fd);
+    return;
+  }
+  l->xfd = fd;
+  l->xsrc = g_unix_fd_source_new(fd, G_IO_IN);
+  g_source_set_callback(l->xsrc, (GSourceFunc) (void (*)(void)) x_listen_ready, l, NULL);
+  g_source_attach(l->xsrc, x_ctx);
+}
+
+void
+emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
+{
+  (void) w;
+  if (l->xsrc != NULL) {
+    g_source_destroy(l->xsrc);
+    g_source_unref(l->xsrc);
+    close(l->xfd);
+    l->xsrc = NULL;
+    l->xfd = -1;
+  }
+  /* Requests nobody answered yet are refused, as a closed port would. */
+  GList *all = g_list_copy(x_conns);
+  for (GList *i = all; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    if (x->side != 1 || x->listener != l)
+      continue;
+    x->listener = NULL;
+    emul_conn_t *c = x->conn;
+    if (c != NULL && c->state == CONN_REPLIED) {
+      c->listener = NULL;
+      continue;
+    }
+    if (c != NULL) {
+      x_msg_t m = { .type = X_REJ, .reason = RNICPI_CM_REASON_NO_LISTENER };
+      emul_x_send_msg(x, &m, NULL, 0);
+      x->conn = NULL;
+      c->x = NULL;
+      emul_cm_conn_drop(c);
+    }
+    if (x->qp == NULL)
+      emul_x_close(x);
+  }
+  g_list_free(all);
+}
+
+/* ---- active side ---- */
+
+gboolean
+emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
+{
+  if (!x_init())
+    return FALSE;
+  struct sockaddr_un sa;
+  socklen_t len = x_addr(port, &sa);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return FALSE;
+  if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
+    close(fd);
+    return FALSE; /* nobody listens there: unreachable, as in-process */
+  }
+  int seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC);
+  void *seg = MAP_FAILED;
+  if (seg_fd >= 0 && ftruncate(seg_fd, X_SEG_SIZE) == 0)
+    seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd, 0);
+  if (seg == MAP_FAILED) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no shared segment for a connection to port %u: %s",
+          port, g_strerror(errno));
+    if (seg_fd >= 0)
+      close(seg_fd);
+    close(fd);
+    return FALSE;
+  }
+  emul_xconn_t *x = x_conn_new(fd, 0);
+  x->seg = seg;
+  x->seg->magic = X_MAGIC;
+  x->seg->ring_size = X_RING_SIZE;
+  x->seg->access[0] = qp->attr.access;
+  x->qp = qp;
+  qp->x = x;
+
+  emul_conn_t *c = g_new0(emul_conn_t, 1);
+  c->id = emul_fabric.next_conn_id++;
+  c->state = CONN_REQUESTED;
+  c->active = qp;
+  c->ird = p->ird;
+  c->ord = p->ord;
+  c->three_way = p->three_way;
+  c->x = x;
+  x->conn = c;
+  qp->conn = c;
+  qp->attr.ird = p->ird;
+  qp->attr.ord = p->ord;
+  g_hash_table_insert(emul_fabric.conns, &c->id, c);
+
+  x_msg_t m = {
+    .type = X_REQ, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
+    .three_way = p->three_way, .pd_id = qp->pd->id,
+    .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
+  };
+  x_pdata(&m, p->pdata, p->pdata_len);
+  int fds[2] = { seg_fd, x_mr_fd };
+  gboolean ok = emul_x_send_msg(x, &m, fds, 2);
+  close(seg_fd);
+  if (!ok) {
+    /* The listener went away between connect and send: its EOF will say
+     * so from the progress thread. */
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: request to port %u not sent: %s", port,
+          g_strerror(errno));
+  }
+  return TRUE;
+}
+
+static void
+x_negotiate(emul_qp_t *a_or_p, uint32_t peer_ird, uint32_t peer_ord)
+{
+  /* The same settlement as in-process (emul_cm.c establish): each side's
+   * ORD to the other's IRD. */
+  a_or_p->ord = MIN(a_or_p->attr.ord, peer_ird);
+  a_or_p->ird = MIN(a_or_p->attr.ird, peer_ord);
+}
+
+static void
+x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
+{
+  qp->state = RNICPI_QPS_RTS;
+  qp->x->conn = NULL;
+  c->x = NULL;
+  emul_cm_conn_drop(c);
+  emul_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, pdata, len);
+}
+
+static void
+x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, emul_work_t *w)
+{
+  emul_conn_t *c = x->conn;
+  emul_qp_t *qp = x->qp;
+  if (c == NULL || qp == NULL || c->state != CONN_REQUESTED || mr_fd < 0) {
+    emul_x_peer_break(x, NULL, w);
+    return;
+  }
+  void *t = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED, mr_fd, 0);
+  if (t == MAP_FAILED) {
+    emul_x_peer_break(x, NULL, w);
+    return;
+  }
+  x->peer_mrs = t;
+  x->peer_pd = m->pd_id;
+  x->peer_qpn = m->qpn;
+  x->peer_probe = m->probe_addr;
+  x->peer_cma = m->attach != 0;
+  x->cma_out = x_probe(x);
+  x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
+  emul_x_send_msg(x, &a, NULL, 0);
+  x_negotiate(qp, m->ird, m->ord);
+  if (c->three_way) {
+    c->state = CONN_REPLIED;
+    rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+    ev->type = RNICPI_CM_CONNECT_REPLY;
+    ev->qp_ctx = qp->base.al_ctx;
+    ev->conn_id = c->id;
+    ev->ird = qp->ird;
+    ev->ord = qp->ord;
+    emul_cm_fill_pdata(ev, m->pdata, m->pdata_len);
+    emul_defer_cm(emul_qp_dev(qp), ev);
+    g_free(ev);
+  } else {
+    x_established(qp, c, m->pdata, m->pdata_len);
+  }
+}
+
+/* ---- passive side ---- */
+
+static void
+x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_t *w)
+{
+  emul_listen_t *l = x->listener;
+  if (l == NULL || x->conn != NULL || x->seg != NULL || nfds != 2) {
+    emul_x_peer_break(x, NULL, w);
+    return;
+  }
+  void *seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+  void *t = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED, fds[1], 0);
+  if (seg == MAP_FAILED || t == MAP_FAILED ||
+      ((x_seg_hdr_t *) seg)->magic != X_MAGIC || ((x_seg_hdr_t *) seg)->ring_size != X_RING_SIZE) {
+    if (seg != MAP_FAILED)
+      munmap(seg, X_SEG_SIZE);
+    if (t != MAP_FAILED)
+      munmap(t, X_MR_CAP * sizeof(x_mr_entry_t));
+    emul_x_peer_break(x, NULL, w);
+    return;
+  }
+  x->seg = seg;
+  x->peer_mrs = t;
+  x->peer_pd = m->pd_id;
+  x->peer_qpn = m->qpn;
+  x->peer_probe = m->probe_addr;
+  x->cma_out = x_probe(x);
+
+  emul_conn_t *c = g_new0(emul_conn_t, 1);
+  c->id = emul_fabric.next_conn_id++;
+  c->state = CONN_REQUESTED;
+  c->listener = l;
+  c->ird = m->ird;
+  c->ord = m->ord;
+  c->three_way = m->three_way != 0;
+  c->x = x;
+  x->conn = c;
+  g_hash_table_insert(emul_fabric.conns, &c->id, c);
+
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = RNICPI_CM_CONNECT_REQUEST;
+  ev->listen_ctx = l->base.al_ctx;
+  ev->conn_id = c->id;
+  ev->port = l->port;
+  ev->ird = m->ird;
+  ev->ord = m->ord;
+  struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
+  src->sin_family = AF_INET;
+  src->sin_addr.s_addr = g_htonl(0x7f000001);
+  emul_cm_fill_pdata(ev, m->pdata, m->pdata_len);
+  emul_defer_cm(to_emul_dev(l->base.dev), ev);
+  g_free(ev);
+}
+
+rnicpi_status_t
+emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
+{
+  emul_xconn_t *x = c->x;
+  if (c->state == CONN_REQUESTED && c->active == NULL) {
+    if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL || qp->x != NULL)
+      return RNICPI_ESTATE;
+    c->passive = qp;
+    qp->conn = c;
+    qp->x = x;
+    x->qp = qp;
+    qp->attr.ird = p->ird;
+    qp->attr.ord = p->ord;
+    x->seg->access[1] = qp->attr.access;
+    x_negotiate(qp, c->ird, c->ord);
+    x_msg_t m = {
+      .type = X_REP, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
+      .three_way = c->three_way, .attach = x->cma_out, .pd_id = qp->pd->id,
+      .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
+    };
+    x_pdata(&m, p->pdata, p->pdata_len);
+    emul_x_send_msg(x, &m, &x_mr_fd, 1);
+    if (c->three_way)
+      c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
+    else
+      x_established(qp, c, NULL, 0);
+    return RNICPI_OK;
+  }
+  if (c->state == CONN_REPLIED && qp == c->active) {
+    x_msg_t m = { .type = X_RTU };
+    x_pdata(&m, p->pdata, p->pdata_len);
+    emul_x_send_msg(x, &m, NULL, 0);
+    x_established(qp, c, NULL, 0);
+    return RNICPI_OK;
+  }
+  return RNICPI_ESTATE;
+}
+
+void
+emul_x_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w)
+{
+  emul_xconn_t *x = c->x;
+  x_msg_t m = { .type = X_REJ };
+  x_pdata(&m, pdata, len);
+  emul_x_send_msg(x, &m, NULL, 0);
+  emul_qp_t *self = c->state == CONN_REPLIED ? c->active : NULL;
+  x->conn = NULL;
+  c->x = NULL;
+  emul_cm_conn_drop(c);
+  emul_x_close(x);
+  if (self != NULL) /* the active consumer refused the reply: it is done too */
+    emul_qp_set_error(self, w);
+}
+
+/* A QP leaves a cross-process handshake (destroy, error, disconnect): the
+ * peer sees EOF (cancelled request, or BROKEN while waiting for RTU). */
+void
+emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w)
+{
+  (void) w;
+  emul_xconn_t *x = c->x;
+  x->conn = NULL;
+  c->x = NULL;
+  emul_cm_conn_drop(c);
+  if (qp->x == x)
+    emul_x_close(x);
+}
+
+static void
+x_on_rej(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+{
+  emul_conn_t *c = x->conn;
+  if (c == NULL) {
+    emul_x_peer_break(x, NULL, w);
+    return;
+  }
+  emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
+  x->conn = NULL;
+  c->x = NULL;
+  emul_cm_conn_drop(c);
+  emul_x_close(x);
+  if (to == NULL)
+    return;
+  if (m->reason != 0)
+    emul_cm_unreachable(to, (rnicpi_cm_reason_t) m->reason);
+  else
+    emul_qp_cm_event(to, RNICPI_CM_REJECTED, m->pdata, m->pdata_len);
+  emul_qp_set_error(to, w);
+}
+
+/* The socket closed before or during the handshake. */
+void
+emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w)
+{
+  emul_conn_t *c = x->conn;
+  emul_qp_t *qp = NULL;
+  gboolean unreachable = FALSE;
+  if (c != NULL) {
+    if (x->side == 1 && c->state == CONN_REQUESTED) {
+      if (c->listener != NULL)
+        emul_cm_request_cancelled(c);
+    } else if (x->side == 0 && c->state == CONN_REQUESTED) {
+      qp = c->active;
+      unreachable = TRUE;
+    } else {
+      qp = x->side == 0 ? c->active : c->passive;
+    }
+    x->conn = NULL;
+    c->x = NULL;
+    emul_cm_conn_drop(c);
+  }
+  emul_x_close(x);
+  if (qp != NULL) {
+    if (unreachable)
+      emul_cm_unreachable(qp, RNICPI_CM_REASON_NO_LISTENER);
+    else
+      emul_qp_cm_event(qp, RNICPI_CM_BROKEN, NULL, 0);
+    emul_qp_set_error(qp, w);
+  }
+}
+
+static void
+x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_t *w)
+{
+  switch (m->type) {
+  case X_REQ:
+    x_on_req(x, m, fds, nfds, w);
+    break;
+  case X_REP:
+    if (x->side == 0)
+      x_on_rep(x, m, nfds == 1 ? fds[0] : -1, w);
+    else
+      emul_x_peer_break(x, NULL, w);
+    break;
+  case X_RTU:
+    if (x->side == 1 && x->conn != NULL && x->conn->state == CONN_REPLIED && x->qp != NULL)
+      x_established(x->qp, x->conn, m->pdata, m->pdata_len);
+    else
+      emul_x_peer_break(x, NULL, w);
+    break;
+  case X_REJ:
+    x_on_rej(x, m, w);
+    break;
+  case X_ATTACH:
+    x->peer_cma = m->attach != 0;
+    break;
+  case X_DOORBELL:
+    break; /* the ring is drained below */
+  case X_SPACE:
+    emul_x_space(x);
+    break;
+  case X_DISC:
+  case X_BREAK:
+    emul_x_peer_break(x, m, w);
+    break;
+  default:
+    emul_x_peer_break(x, NULL, w);
+    break;
+  }
+}
+
+static gboolean
+x_conn_ready(gint fd, GIOCondition cond, gpointer data)
+{
+  emul_xconn_t *x = data;
+  emul_work_t w = { .nnotify = 0 };
+  (void) cond;
+  g_mutex_lock(&emul_fabric.lock);
+  if (g_source_is_destroyed(g_main_current_source())) {
+    g_mutex_unlock(&emul_fabric.lock);
+    return G_SOURCE_REMOVE;
+  }
+  x->ref++;
+  x_msg_t *m = g_new(x_msg_t, 1);
+  while (!x->dead) {
+    union {
+      char buf[CMSG_SPACE(4 * sizeof(int))];
+      struct cmsghdr align;
+    } c;
+    struct iovec iov = { m, sizeof(*m) };
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+                         .msg_controllen = sizeof(c.buf) };
+    ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+      break;
+    int fds[4], nfds = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h != NULL; h = CMSG_NXTHDR(&mh, h)) {
+      if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+        int k = (int) ((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < k; i++) {
+          int f;
+          memcpy(&f, CMSG_DATA(h) + (size_t) i * sizeof(int), sizeof(int));
+          if (nfds < 4)
+            fds[nfds++] = f;
+          else
+            close(f);
+        }
+      }
+    }
+    /* Frames published before this message (or before the EOF) first:
+     * teardown must not overtake the answers that preceded it. */
+    if (x->qp != NULL && x->seg != NULL)
+      emul_x_drain(x, &w);
+    if (x->dead) {
+      /* closed while draining */
+    } else if (n <= 0) {
+      if (x->qp != NULL && x->conn == NULL)
+        emul_x_peer_break(x, NULL, &w);   /* the peer process died */
+      else
+        emul_x_fail_pending(x, &w);
+    } else if ((size_t) n < X_MSG_MIN || m->magic != X_MAGIC ||
+               m->pdata_len > (size_t) n - X_MSG_MIN) {
+      emul_x_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
+    } else {
+      x_on_msg(x, m, fds, nfds, &w);
+    }
+    for (int i = 0; i < nfds; i++)
+      close(fds[i]);
+  }
+  if (!x->dead && x->qp != NULL && x->seg != NULL) {
+    emul_x_drain(x, &w);
+    if (!x->dead)
+      emul_x_pump(x);
+  }
+  g_free(m);
+  x_conn_unref(x);
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return G_SOURCE_CONTINUE;
+}

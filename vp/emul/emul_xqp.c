@@ -1,0 +1,701 @@
+/*
+ * vp/emul cross-process data path: the rings between two processes, the
+ * requester (issue in order, one-sided RDMA by cross-memory attach), the
+ * responder (the peer's requests, executed in order by whoever holds the
+ * fabric lock when they become executable: the progress thread, or the
+ * application's post_recv), and teardown.  Design: emul_x.h.
+ *
+ * Rules, the same as in-process (emul_qp.c), with how they are kept here:
+ * - local key, domain, bounds, rights: checked by the requester when a WR
+ *   is issued; failure: LOC_PROT_ERR, QP_FATAL, both sides BROKEN;
+ * - remote ones: checked by whoever moves the bytes, against the target's
+ *   own table (bounce mode, atomics) or its exported copy (one-sided RDMA
+ *   by attach); failure: REM_ACCESS_ERR at the requester, the responder
+ *   gets RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN, no byte moved;
+ * - RC ordering: the peer executes ring requests in ring order, a send with
+ *   no receive posted holds every request behind it (qp->xin); a one-sided
+ *   RDMA runs only when no earlier request is still unanswered;
+ * - flush exactly once: a WR stays in qp->sq until its answer (ACK,
+ *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first;
+ *   answers for a closed connection cannot arrive (its ring is unmapped).
+ * Limitation: answers still queued for a full ring when the responder
+ * breaks are lost; their requests complete flushed at the requester.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "emul_x.h"
+
+typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED } xr_t;
+
+#define ROUND8(n) (((n) + 7u) & ~(uint64_t) 7u)
+#define X_MAX_IOV 64
+
+static uint8_t *
+ring_data(emul_xconn_t *x, int s)
+{
+  return (uint8_t *) x->seg + X_HDR_SIZE + (size_t) s * X_RING_SIZE;
+}
+
+/* Payload of @o from byte @off, @n bytes, into @dst. */
+static void
+out_copy(const x_out_t *o, uint64_t off, uint8_t *dst, uint64_t n)
+{
+  if (o->buf != NULL) {
+    memcpy(dst, o->buf + off, n);
+    return;
+  }
+  for (uint32_t i = 0; i < o->nsg && n > 0; i++) {
+    uint64_t l = o->sg[i].length;
+    if (off >= l) {
+      off -= l;
+      continue;
+    }
+    uint64_t k = MIN(l - off, n);
+    memcpy(dst, (const uint8_t *) (uintptr_t) (o->sg[i].addr + off), k);
+    dst += k;
+    n -= k;
+    off = 0;
+  }
+}
+
+static void
+ring_put(uint8_t *data, uint64_t pos, const x_out_t *o, const void *src, uint64_t off, uint64_t n)
+{
+  uint64_t at = pos & (X_RING_SIZE - 1);
+  uint64_t first = MIN(n, X_RING_SIZE - at);
+  if (src != NULL) {
+    memcpy(data + at, src, first);
+    memcpy(data, (const uint8_t *) src + first, n - first);
+  } else {
+    out_copy(o, off, data + at, first);
+    out_copy(o, off + first, data, n - first);
+  }
+}
+
+static void
+ring_get(const uint8_t *data, uint64_t pos, void *dst, uint64_t n)
+{
+  uint64_t at = pos & (X_RING_SIZE - 1);
+  uint64_t first = MIN(n, X_RING_SIZE - at);
+  memcpy(dst, data + at, first);
+  memcpy((uint8_t *) dst + first, data, n - first);
+}
+
+/* Producer.  The consumer's head and our tail are a Dekker pair: after
+ * publishing, a head equal to the old tail means the consumer may have
+ * seen an empty ring and gone to sleep, so it needs a doorbell. */
+static gboolean
+ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, gboolean *bell)
+{
+  x_ring_ctl_t *r = &x->seg->ring[x->side];
+  uint64_t need = sizeof(*f) + ROUND8(f->frag_len);
+  uint64_t tail = r->tail;
+  uint64_t head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+  if (X_RING_SIZE - (tail - head) < need) {
+    __atomic_store_n(&r->want_space, 1, __ATOMIC_SEQ_CST);
+    head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+    if (X_RING_SIZE - (tail - head) < need)
+      return FALSE;  /* X_SPACE will call emul_x_pump again */
+  }
+  uint8_t *data = ring_data(x, x->side);
+  ring_put(data, tail, NULL, f, 0, sizeof(*f));
+  if (f->frag_len > 0)
+    ring_put(data, tail + sizeof(*f), o, NULL, off, f->frag_len);
+  __atomic_store_n(&r->tail, tail + need, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&r->head, __ATOMIC_SEQ_CST) == tail)
+    *bell = TRUE;
+  return TRUE;
+}
+
+void
+emul_x_pump(emul_xconn_t *x)
+{
+  gboolean bell = FALSE;
+  x_out_t *o;
+  if (x->dead || x->seg == NULL)
+    return;
+  while ((o = g_queue_peek_head(&x->out)) != NULL) {
+    do {
+      x_frame_t f = o->f;
+      if (o->started)
+        f = (x_frame_t) { .op = X_OP_CONT };
+      f.frag_len = (uint32_t) MIN(o->f.total - o->done, X_FRAG_MAX);
+      if (!ring_push(x, &f, o, o->done, &bell))
+        goto out;
+      o->done += f.frag_len;
+      o->started = TRUE;
+    } while (o->done < o->f.total);
+    g_queue_pop_head(&x->out);
+    g_free(o->buf);
+    g_free(o);
+  }
+out:
+  if (bell) {
+    x_msg_t m = { .type = X_DOORBELL };
+    emul_x_send_msg(x, &m, NULL, 0);
+  }
+}
+
+void
+emul_x_space(emul_xconn_t *x)
+{
+  emul_x_pump(x);
+}
+
+static x_out_t *
+out_new(emul_xconn_t *x, x_op_t op, uint64_t seq)
+{
+  x_out_t *o = g_new0(x_out_t, 1);
+  o->f.op = op;
+  o->f.seq = seq;
+  g_queue_push_tail(&x->out, o);
+  return o;
+}
+
+void
+emul_x_free_queues(emul_xconn_t *x)
+{
+  x_out_t *o;
+  x_in_t *in;
+  while ((o = g_queue_pop_head(&x->out)) != NULL) {
+    g_free(o->buf);
+    g_free(o);
+  }
+  if (x->in_busy)
+    g_free(x->in.buf);
+  x->in_busy = FALSE;
+  if (x->qp != NULL) {
+    while ((in = g_queue_pop_head(&x->qp->xin)) != NULL) {
+      g_free(in->buf);
+      g_free(in);
+    }
+  }
+}
+
+/* ---- teardown ---- */
+
+/* This side ends the connection: tell the peer (DISC, or BREAK with the
+ * request that failed), release it, report and flush locally. */
+static void
+x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
+           uint64_t seq, gboolean access_err, const void *pdata, uint32_t len)
+{
+  emul_xconn_t *x = qp->x;
+  if (x != NULL) {
+    emul_x_pump(x);  /* answers already due go first, as far as they fit */
+    x_msg_t m = { .type = type, .status = st, .seq = seq, .access_err = access_err };
+    m.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+    if (m.pdata_len > 0)
+      memcpy(m.pdata, pdata, m.pdata_len);
+    emul_x_send_msg(x, &m, NULL, 0);
+    emul_x_close(x);
+  }
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0);
+  emul_qp_set_error(qp, w);
+}
+
+void
+emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pdata, uint32_t len)
+{
+  x_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, FALSE, pdata, len);
+}
+
+/* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)
+ * or broke the protocol (m NULL). */
+void
+emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+{
+  if (x->conn != NULL) {
+    emul_x_fail_pending(x, w);
+    return;
+  }
+  emul_qp_t *qp = x->qp;
+  emul_x_close(x);
+  if (qp == NULL)
+    return;
+  gboolean disc = m != NULL && m->type == X_DISC;
+  if (m != NULL && m->type == X_BREAK) {
+    if (m->access_err)
+      emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
+    emul_swqe_t *s = g_queue_peek_head(&qp->sq);
+    if (m->status != 0 && s != NULL && s->issued && s->seq == m->seq) {
+      g_queue_pop_head(&qp->sq);
+      emul_complete_send(qp, &s->wr, (rnicpi_wc_status_t) m->status, 0, w);
+      g_free(s);
+    }
+  }
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, disc ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN,
+                     disc ? m->pdata : NULL, disc ? m->pdata_len : 0);
+  emul_qp_set_error(qp, w);
+}
+
+static void
+x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, RNICPI_WC_LOC_PROT_ERR, 0, w);
+  emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+  x_teardown(qp, w, X_BREAK, 0, 0, FALSE, NULL, 0);
+}
+
+/* Responder side: request @seq failed here; the requester completes it
+ * with @st.  The responder's affiliated event is raised by the caller. */
+static void
+x_fail_req(emul_qp_t *qp, uint64_t seq, rnicpi_wc_status_t st, emul_work_t *w)
+{
+  emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
+  x_teardown(qp, w, X_BREAK, st, seq, FALSE, NULL, 0);
+}
+
+/* ---- cross-memory attach ---- */
+
+/* Move @total bytes between local pieces and the peer's pieces. */
+static gboolean
+x_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
+          const struct iovec *r, int nr)
+{
+  int li = 0, ri = 0;
+  size_t lo = 0, ro = 0;
+  while (li < nl && ri < nr) {
+    size_t n = MIN(l[li].iov_len - lo, r[ri].iov_len - ro);
+    if (n > 0) {
+      struct iovec a = { (uint8_t *) l[li].iov_base + lo, n };
+      struct iovec b = { (uint8_t *) r[ri].iov_base + ro, n };
+      ssize_t k = to_peer ? process_vm_writev(pid, &a, 1, &b, 1, 0)
+                          : process_vm_readv(pid, &a, 1, &b, 1, 0);
+      if (k <= 0)
+        return FALSE;
+      n = (size_t) k;
+    }
+    lo += n;
+    ro += n;
+    if (lo == l[li].iov_len) { li++; lo = 0; }
+    if (ri < nr && ro == r[ri].iov_len) { ri++; ro = 0; }
+  }
+  return TRUE;
+}
+
+static int
+sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
+{
+  int k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i].length > 0)
+      iov[k++] = (struct iovec) { (void *) (uintptr_t) s[i].addr, s[i].length };
+  return k;
+}
+
+/* Scatter @len bytes of @buf over a receive's list. */
+static void
+x_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
+{
+  for (uint32_t i = 0; i < n && len > 0; i++) {
+    uint64_t k = MIN((uint64_t) s[i].length, len);
+    memcpy((void *) (uintptr_t) s[i].addr, buf, k);
+    buf += k;
+    len -= k;
+  }
+}
+
+/* One-sided RDMA Write or Read by this process into the peer's memory:
+ * the key is checked in the peer's exported table, exactly as the peer
+ * would (emul_remote_range). */
+static xr_t
+x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
+  uint32_t lneed = write ? RNICPI_ACCESS_LOCAL_READ : RNICPI_ACCESS_LOCAL_WRITE;
+  uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
+  uint64_t len;
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, lneed, &len)) {
+    x_fail_local(qp, wr, w);
+    return XR_FAILED;
+  }
+  if (len > 0) {
+    x_mr_entry_t e;
+    uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
+    uint64_t ra = wr->remote_addr;
+    if (!emul_x_mr_read(x->peer_mrs, (uint32_t) wr->rkey, &e) ||
+        e.key != (uint32_t) (wr->rkey >> 32) || e.pd_id != x->peer_pd ||
+        (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
+        ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
+      emul_complete_send(qp, wr, RNICPI_WC_REM_ACCESS_ERR, 0, w);
+      x_teardown(qp, w, X_BREAK, 0, 0, TRUE, NULL, 0);
+      return XR_FAILED;
+    }
+    struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
+    int nl = sge_iov(wr->sg_list, wr->num_sge, l);
+    if (!x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
+      /* EFAULT: the region went away under us (deregistered while in
+       * use); anything else: the peer is gone. */
+      gboolean fault = errno == EFAULT;
+      emul_complete_send(qp, wr, fault ? RNICPI_WC_REM_ACCESS_ERR : RNICPI_WC_WR_FLUSH_ERR, 0, w);
+      x_teardown(qp, w, X_BREAK, 0, 0, fault, NULL, 0);
+      return XR_FAILED;
+    }
+  }
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return XR_DONE;
+}
+
+/* ---- requester ---- */
+
+static gboolean
+x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
+{
+  return x->cma_out && (op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ);
+}
+
+/* Issue the WRs of the send queue not yet issued, in order, as far as RC
+ * ordering allows. */
+static void
+x_issue(emul_qp_t *qp, emul_work_t *w)
+{
+  GList *l = qp->sq.head;
+  while (l != NULL && qp->x != NULL) {
+    emul_xconn_t *x = qp->x;
+    emul_swqe_t *s = l->data;
+    rnicpi_send_wr_t *wr = &s->wr;
+    if (s->issued) {
+      l = l->next;
+      continue;
+    }
+    if (x_is_direct(x, wr->opcode)) {
+      if (l != qp->sq.head)
+        return;  /* behind a request the peer has not answered */
+      g_queue_pop_head(&qp->sq);
+      xr_t r = x_direct(qp, wr, w);
+      g_free(s);
+      if (r != XR_DONE)
+        return;
+      l = qp->sq.head;
+      continue;
+    }
+    gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
+    uint32_t need = wr->opcode == RNICPI_WR_RDMA_READ || atomic ? RNICPI_ACCESS_LOCAL_WRITE
+                                                                 : RNICPI_ACCESS_LOCAL_READ;
+    uint64_t len;
+    if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
+        !emul_sges_ok(qp, wr->sg_list, wr->num_sge, need, &len)) {
+      g_queue_delete_link(&qp->sq, l);
+      x_fail_local(qp, wr, w);
+      g_free(s);
+      return;
+    }
+    x_out_t *o;
+    switch (wr->opcode) {
+    case RNICPI_WR_SEND:
+    case RNICPI_WR_SEND_INV:
+      o = out_new(x, X_OP_SEND, s->seq);
+      o->f.byte_len = (uint32_t) len;
+      if (x->peer_cma) {
+        /* The receiver pulls the bytes when a receive matches. */
+        x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < wr->num_sge; i++)
+          if (wr->sg_list[i].length > 0)
+            v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
+        o->f.flags = X_F_CMA;
+        o->buf = (uint8_t *) v;
+        o->f.total = k * sizeof(x_iov_t);
+      } else {
+        o->sg = wr->sg_list;
+        o->nsg = wr->num_sge;
+        o->f.total = len;
+      }
+      break;
+    case RNICPI_WR_RDMA_WRITE:
+      o = out_new(x, X_OP_WRITE, s->seq);
+      o->sg = wr->sg_list;
+      o->nsg = wr->num_sge;
+      o->f.total = len;
+      break;
+    case RNICPI_WR_RDMA_READ:
+      o = out_new(x, X_OP_READ, s->seq);
+      o->f.byte_len = (uint32_t) len;
+      break;
+    default:
+      o = out_new(x, X_OP_ATOMIC, s->seq);
+      o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
+      o->f.cmp = wr->compare_add;
+      o->f.swap = wr->swap;
+      break;
+    }
+    o->f.raddr = wr->remote_addr;
+    o->f.rkey = wr->rkey;
+    s->issued = TRUE;
+    l = l->next;
+  }
+}
+
+rnicpi_status_t
+emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  if (g_queue_is_empty(&qp->sq) && x_is_direct(qp->x, wr->opcode)) {
+    x_direct(qp, wr, w);  /* one-sided, nothing ahead of it: no copy of the WR */
+    return RNICPI_OK;
+  }
+  emul_swqe_t *s = g_malloc(sizeof(*s) + wr->num_sge * sizeof(rnicpi_sge_t));
+  s->seq = qp->next_seq++;
+  s->issued = FALSE;
+  s->wr = *wr;
+  memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+  s->wr.sg_list = s->sge;
+  g_queue_push_tail(&qp->sq, s);
+  x_issue(qp, w);
+  if (qp->x != NULL)
+    emul_x_pump(qp->x);
+  return RNICPI_OK;
+}
+
+/* An answer from the peer: it names the oldest unanswered request. */
+static void
+x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
+{
+  emul_swqe_t *s = g_queue_peek_head(&qp->sq);
+  if (s == NULL || !s->issued || s->seq != f->seq ||
+      (f->op == X_OP_READ_RESP && (s->wr.opcode != RNICPI_WR_RDMA_READ || f->total != f->byte_len))) {
+    emul_x_peer_break(qp->x, NULL, w);
+    return;
+  }
+  g_queue_pop_head(&qp->sq);
+  uint32_t len = f->byte_len;
+  if (f->op == X_OP_READ_RESP) {
+    x_scatter(s->sge, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
+  } else if (s->wr.opcode == RNICPI_WR_ATOMIC_CMP_SWP || s->wr.opcode == RNICPI_WR_ATOMIC_FETCH_ADD) {
+    memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
+    len = 8;
+  }
+  emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
+  g_free(s);
+  x_issue(qp, w);
+}
+
+/* ---- responder ---- */
+
+static xr_t
+x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  if (g_queue_is_empty(&qp->rq))
+    return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
+  emul_rwqe_t *r = g_queue_pop_head(&qp->rq);
+  uint64_t room, len = in->f.byte_len;
+  if (!emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room) || len > room) {
+    emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
+                  len > room ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
+    g_free(r);
+    x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);
+    return XR_FAILED;
+  }
+  if (in->f.flags & X_F_CMA) {
+    struct iovec l[32], rv[X_MAX_IOV];
+    uint64_t n = in->f.total / sizeof(x_iov_t), sum = 0;
+    const x_iov_t *v = (const x_iov_t *) in->buf;
+    gboolean ok = n <= X_MAX_IOV && in->f.total % sizeof(x_iov_t) == 0;
+    for (uint64_t i = 0; ok && i < n; i++) {
+      rv[i] = (struct iovec) { (void *) (uintptr_t) v[i].addr, v[i].len };
+      sum += v[i].len;
+    }
+    ok = ok && sum == len &&
+         x_vm_copy(x->peer_pid, FALSE, l, sge_iov(r->sge, r->num_sge, l), rv, (int) n);
+    if (!ok) {
+      /* The sender's memory cannot be read: it is gone or lying. */
+      g_queue_push_head(&qp->rq, r);
+      emul_x_peer_break(x, NULL, w);
+      return XR_FAILED;
+    }
+  } else {
+    if (in->f.total != len) {
+      g_queue_push_head(&qp->rq, r);
+      emul_x_peer_break(x, NULL, w);
+      return XR_FAILED;
+    }
+    x_scatter(r->sge, r->num_sge, in->buf, len);
+  }
+  emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  g_free(r);
+  x_out_t *o = out_new(x, X_OP_ACK, in->f.seq);
+  o->f.byte_len = (uint32_t) len;
+  return XR_DONE;
+}
+
+static xr_t
+x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+{
+  const x_frame_t *f = &in->f;
+  emul_xconn_t *x = qp->x;
+  x_out_t *o;
+  uint8_t *t;
+  switch (f->op) {
+  case X_OP_SEND:
+    return x_exec_send(qp, in, w);
+  case X_OP_WRITE:
+    t = f->total == 0 ? (uint8_t *) "" :
+      emul_remote_range(qp, f->raddr, f->rkey, f->total, RNICPI_ACCESS_REMOTE_WRITE);
+    if (t == NULL)
+      break;
+    if (f->total > 0)
+      memcpy(t, in->buf, f->total);
+    o = out_new(x, X_OP_ACK, f->seq);
+    o->f.byte_len = (uint32_t) f->total;
+    return XR_DONE;
+  case X_OP_READ:
+    t = f->byte_len == 0 ? (uint8_t *) "" :
+      emul_remote_range(qp, f->raddr, f->rkey, f->byte_len, RNICPI_ACCESS_REMOTE_READ);
+    if (t == NULL)
+      break;
+    o = out_new(x, X_OP_READ_RESP, f->seq);
+    o->f.byte_len = f->byte_len;
+    o->f.total = f->byte_len;
+    o->buf = f->byte_len > 0 ? g_memdup2(t, f->byte_len) : NULL;
+    return XR_DONE;
+  case X_OP_ATOMIC: {
+    /* Executed here, under the fabric lock, whatever the payload mode:
+     * atomic against every emul requester of this process's memory. */
+    t = (f->raddr & 7) != 0 ? NULL :
+      emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
+    if (t == NULL)
+      break;
+    uint64_t old;
+    memcpy(&old, t, 8);
+    uint64_t nv = (f->flags & X_F_FETCH_ADD) ? old + f->cmp : old == f->cmp ? f->swap : old;
+    memcpy(t, &nv, 8);
+    o = out_new(x, X_OP_ACK, f->seq);
+    o->f.byte_len = 8;
+    o->f.cmp = old;
+    return XR_DONE;
+  }
+  default:
+    emul_x_peer_break(x, NULL, w);
+    return XR_FAILED;
+  }
+  x_fail_req(qp, f->seq, RNICPI_WC_REM_ACCESS_ERR, w);
+  return XR_FAILED;
+}
+
+static void
+x_run_in(emul_qp_t *qp, emul_work_t *w)
+{
+  x_in_t *in;
+  while (qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
+         (in = g_queue_pop_head(&qp->xin)) != NULL) {
+    xr_t r = x_exec_in(qp, in, w);
+    if (r == XR_BLOCKED) {
+      g_queue_push_head(&qp->xin, in);
+      return;
+    }
+    g_free(in->buf);
+    g_free(in);
+    if (r == XR_FAILED)
+      return;
+  }
+}
+
+void
+emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w)
+{
+  x_run_in(qp, w);
+  if (qp->x != NULL)
+    emul_x_pump(qp->x);
+}
+
+void
+emul_x_access_changed(emul_qp_t *qp)
+{
+  if (qp->x->seg != NULL)
+    __atomic_store_n(&qp->x->seg->access[qp->x->side], qp->attr.access, __ATOMIC_RELEASE);
+}
+
+static void
+x_dispatch(emul_xconn_t *x, emul_work_t *w)
+{
+  emul_qp_t *qp = x->qp;
+  x_frame_t f = x->in.f;
+  uint8_t *buf = x->in.buf;
+  x->in_busy = FALSE;
+  x->in.buf = NULL;
+  switch (f.op) {
+  case X_OP_SEND:
+  case X_OP_WRITE:
+  case X_OP_READ:
+  case X_OP_ATOMIC: {
+    x_in_t *in = g_new(x_in_t, 1);
+    in->f = f;
+    in->buf = buf;
+    g_queue_push_tail(&qp->xin, in);
+    x_run_in(qp, w);
+    break;
+  }
+  case X_OP_ACK:
+  case X_OP_READ_RESP:
+    x_answer(qp, &f, buf, w);
+    g_free(buf);
+    break;
+  default:
+    g_free(buf);
+    emul_x_peer_break(x, NULL, w);
+    break;
+  }
+}
+
+/* Consumer: take every frame the peer published, assembling messages and
+ * handing each to x_dispatch.  Never stops early (see emul_x.h). */
+void
+emul_x_drain(emul_xconn_t *x, emul_work_t *w)
+{
+  if (x->dead || x->qp == NULL || x->qp->state != RNICPI_QPS_RTS || x->seg == NULL)
+    return;
+  int s = 1 - x->side;
+  x_ring_ctl_t *r = &x->seg->ring[s];
+  const uint8_t *data = ring_data(x, s);
+  uint64_t head = r->head;
+  for (;;) {
+    uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+    if (tail == head)
+      return;
+    while (head != tail) {
+      x_frame_t f;
+      if (tail - head > X_RING_SIZE || tail - head < sizeof(f))
+        goto bad;
+      ring_get(data, head, &f, sizeof(f));
+      uint64_t need = sizeof(f) + ROUND8(f.frag_len);
+      if (f.frag_len > X_FRAG_MAX || need > tail - head)
+        goto bad;
+      if (f.op == X_OP_CONT) {
+        if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
+          goto bad;
+      } else {
+        if (x->in_busy || f.frag_len > f.total || f.total > (UINT64_C(1) << 30) + 4096)
+          goto bad;
+        x->in.f = f;
+        x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
+        x->in_have = 0;
+        x->in_busy = TRUE;
+      }
+      if (f.frag_len > 0)
+        ring_get(data, head + sizeof(f), x->in.buf + x->in_have, f.frag_len);
+      x->in_have += f.frag_len;
+      head += need;
+      if (x->in_have == x->in.f.total) {
+        x_dispatch(x, w);
+        if (x->dead)
+          return;  /* the ring went with the connection */
+      }
+    }
+    __atomic_store_n(&r->head, head, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&r->want_space, __ATOMIC_SEQ_CST)) {
+      __atomic_store_n(&r->want_space, 0, __ATOMIC_SEQ_CST);
+      x_msg_t m = { .type = X_SPACE };
+      emul_x_send_msg(x, &m, NULL, 0);
+    }
+  }
+bad:
+  emul_x_peer_break(x, NULL, w);
+}
