@@ -88,5 +88,11 @@ it_lmr_triplet_t conf_seg(const conf_buf_t *b, size_t off, size_t len);
 gboolean conf_require(gboolean cond, const char *what);
 /* Fresh copy of the IA's info (free with it_ia_info_free). */
 it_ia_info_t *conf_info(conf_side_t *s);
+/* Privileges an RDMA Read sink needs on @s's IA: IT_PRIV_LOCAL, plus
+ * IT_PRIV_REMOTE_WRITE where it_ia_info_t.rdma_read_requires_remote_write
+ * (iWARP: the Read Response is a tagged write into the sink). */
+it_mem_priv_t conf_sink_privs(conf_side_t *s);
+/* The IA's transport type. */
+it_transport_type_t conf_transport(conf_side_t *s);
 
 #endif

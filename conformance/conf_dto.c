@@ -184,7 +184,7 @@ test_rdma_read(void)
   conf_pair_t p;
   conf_buf_t dst, src;
   pair_up(&p);
-  conf_buf_new(&p.a, &dst, 8192, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &dst, 8192, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.p, &src, 8192, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_fill(&src, 11);
   it_lmr_triplet_t l = conf_seg(&dst, 100, 5000);
@@ -198,6 +198,38 @@ test_rdma_read(void)
   conf_buf_check(&src, 0, src.len, 11); /* the source is unchanged */
   conf_assert_empty(p.a.dto);
   conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_read_sink_rule(void)
+{
+  g_test_summary("IT-API DTO: the read-sink rule: where it_ia_info_t.rdma_read_requires_remote_write "
+                 "is set (iWARP), an RDMA Read into a sink without IT_PRIV_REMOTE_WRITE fails "
+                 "with IT_DTO_ERR_LOCAL_PROTECTION and lands nothing; otherwise (IB) it succeeds");
+  conf_pair_t p;
+  conf_buf_t dst, src;
+  pair_up(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  gboolean needs_rw = info->rdma_read_requires_remote_write;
+  it_ia_info_free(info);
+  conf_buf_new(&p.a, &dst, 1024, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &src, 1024, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 5);
+  it_lmr_triplet_t l = conf_seg(&dst, 0, 1024);
+  conf_ok(it_post_rdma_read(p.a.ep, &l, 1, 61, IT_COMPLETION_FLAG,
+                            it_make_rdma_addr_absolute(src.data), src.ctx));
+  if (needs_rw) {
+    conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 61);
+    check_zero(&dst, 0, 1024);
+    conf_wait(p.a.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  } else {
+    conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 61);
+    g_assert_cmpmem(dst.data, 1024, src.data, 1024);
+  }
+  conf_buf_check_guards(&dst);
   conf_buf_free(&src);
   conf_buf_free(&dst);
   conf_pair_close(&p);
@@ -233,7 +265,7 @@ test_rdma_write_relative(void)
 
   /* And back: an RDMA Read of the same relative range into offset 0. */
   conf_buf_t back;
-  conf_buf_new(&p.a, &back, 1000, PRIV_LOCAL, IT_ADDR_MODE_RELATIVE);
+  conf_buf_new(&p.a, &back, 1000, conf_sink_privs(&p.a), IT_ADDR_MODE_RELATIVE);
   it_lmr_triplet_t b = rel_seg(&back, 0, 1000);
   conf_ok(it_post_rdma_read(p.a.ep, &b, 1, 52, IT_COMPLETION_FLAG, it_make_rdma_addr_relative(2000), dst.ctx));
   conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 52);
@@ -536,6 +568,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/zero-length", test_zero_length);
   g_test_add_func("/conformance/dto/rdma-write", test_rdma_write);
   g_test_add_func("/conformance/dto/rdma-read", test_rdma_read);
+  g_test_add_func("/conformance/dto/read-sink-rule", test_read_sink_rule);
   g_test_add_func("/conformance/dto/rdma-write-relative", test_rdma_write_relative);
   g_test_add_func("/conformance/dto/order", test_order);
   g_test_add_func("/conformance/dto/unsignaled", test_unsignaled);

@@ -213,7 +213,7 @@ test_read_no_priv(void)
   fixture_t f;
   fixture_setup(&f, NULL, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE);
   conf_buf_t sink;
-  conf_buf_new(&f.p.a, &sink, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&f.p.a, &sink, 256, conf_sink_privs(&f.p.a), IT_ADDR_MODE_ABSOLUTE);
   it_lmr_triplet_t s = conf_seg(&sink, 0, 256);
   conf_ok(it_post_rdma_read(f.p.a.ep, &s, 1, 0x79, IT_COMPLETION_FLAG,
                             it_make_rdma_addr_absolute(f.dst.data), f.dst.ctx));

@@ -237,3 +237,21 @@ conf_info(conf_side_t *s)
   conf_ok(it_ia_query(s->ia, &info));
   return info;
 }
+
+it_mem_priv_t
+conf_sink_privs(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  it_mem_priv_t p = IT_PRIV_LOCAL | (info->rdma_read_requires_remote_write ? IT_PRIV_REMOTE_WRITE : 0);
+  it_ia_info_free(info);
+  return p;
+}
+
+it_transport_type_t
+conf_transport(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  it_transport_type_t t = info->transport_type;
+  it_ia_info_free(info);
+  return t;
+}

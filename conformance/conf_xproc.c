@@ -236,8 +236,12 @@ role_target(void)
     return 0;
   } else {
     conf_buf_check_guards(&rb);
-    for (size_t i = 0; i < TARGET_LEN; i++)
-      g_assert_cmpuint(rb.data[i], ==, 0);
+    /* InfiniBand checks the whole range of an RDMA Write before placing a
+     * byte; iWARP places each DDP segment as it comes, so only the memory
+     * outside the region is guaranteed untouched there. */
+    if (conf_transport(&s) == IT_IB_TRANSPORT)
+      for (size_t i = 0; i < TARGET_LEN; i++)
+        g_assert_cmpuint(rb.data[i], ==, 0);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     it_event_t ev;
     size_t more;
@@ -321,7 +325,7 @@ rdma_with(child_t *c, gboolean overrun)
   unsigned len;
   g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
   conf_buf_new(&s, &lb, len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&s, &back, len, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &back, len, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
   conf_buf_fill(&lb, 9);
   if (overrun) {
     /* 16 bytes past the end of the child's region: refused, nothing lands. */
@@ -396,6 +400,9 @@ test_bounce(void)
   g_test_summary("xproc: both transfers with ITAPI_EMUL_CMA=0 in both processes: payloads go "
                  "through the shared-memory bounce ring, said once in the child's log");
   const char *needle = "moving payloads through a shared-memory bounce ring";
+  /* A knob of the emul provider's: other interfaces have no bounce ring. */
+  if (!conf_require(g_str_has_prefix(conf_ia_name(), "emul"), "emul's ITAPI_EMUL_CMA knob"))
+    return;
   g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
   child_t c = spawn("echo", TRUE);
   send_recv_with(&c);
@@ -425,13 +432,20 @@ test_peer_killed(void)
   it_lmr_triplet_t seg = conf_seg(&b, 0, 4096);
   for (int i = 0; i < 4; i++)
     conf_ok(it_post_recv(s.ep, &seg, 1, 100 + i, IT_COMPLETION_FLAG));
-  conf_ok(it_post_send(s.ep, &seg, 1, 200, IT_COMPLETION_FLAG)); /* waits: no receive there */
-  conf_ok(it_post_send(s.ep, &seg, 1, 201, 0));
+  /* On InfiniBand a send with no receive at the peer waits (RNR retry); on
+   * iWARP it would end the connection at once, so only receives are
+   * outstanding there. */
+  int outstanding = 4;
+  if (conf_transport(&s) == IT_IB_TRANSPORT) {
+    conf_ok(it_post_send(s.ep, &seg, 1, 200, IT_COMPLETION_FLAG)); /* waits: no receive there */
+    conf_ok(it_post_send(s.ep, &seg, 1, 201, 0));
+    outstanding = 6;
+  }
   g_usleep(50000);
   kill(c.pid, SIGKILL);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   gboolean seen[6] = { FALSE };
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < outstanding; i++) {
     it_event_t ev;
     size_t more;
     conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));

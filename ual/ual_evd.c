@@ -219,7 +219,11 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
       e->overflowed = FALSE;
     g_mutex_unlock(&e->lock);
   }
-  if (got && (e->signaled || e->aevd != NULL || e->waiters > 0))
+  /* Whoever may be watching the level (fd, AEVD, callback, waiter) must see
+   * it fall again.  A notify racing this take may have raised it after the
+   * entry left the CQ, so the level is re-read under the lock here. */
+  if (got && ((e->flags & IT_EVD_CREATE_FD) || e->aevd != NULL || e->callback != NULL ||
+              g_atomic_int_get(&e->waiters) > 0 || g_atomic_int_get(&e->signaled)))
     ual_evd_update(e);
   return got;
 }

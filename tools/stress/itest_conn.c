@@ -108,7 +108,11 @@ end_create(itest_thread_t *th, itest_pair_t *p, int side)
   uint64_t c = itest_counter_init(e);
   memcpy(e->mem + th->off_atomic, &c, 8);
 
-  SETUP(it_lmr_create(th->pz[side], e->mem, NULL, e->memlen, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_ALL,
+  /* Atomic rights only where atomics run: an IA without them refuses the
+   * privilege (IT_ERR_INVALID_PRIVS). */
+  it_mem_priv_t privs = IT_PRIV_LOCAL | IT_PRIV_REMOTE |
+                        (th->cfg->op_enabled[OP_ATOMIC] ? IT_PRIV_ATOMIC : 0);
+  SETUP(it_lmr_create(th->pz[side], e->mem, NULL, e->memlen, IT_ADDR_MODE_ABSOLUTE, privs,
                       IT_LMR_FLAG_NONE, 0, &e->lmr, &e->ctx));
   if (side == 0) {
     e->req_evd = e->recv_evd = th->shared_dto_evd;

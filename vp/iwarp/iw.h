@@ -1,0 +1,342 @@
+/*
+ * vp/iwarp: a software iWARP RNIC (RDMAP/DDP/MPA) over kernel TCP sockets.
+ * Objects, locks and the functions shared by its files.
+ *
+ * Locks, always taken in this order:
+ *   dev->lock (CM: listeners, pending requests)
+ *   -> qp->lock (one connection: its queues, socket, rx and tx state)
+ *   -> dev->mr_lock (read: placing into or gathering from a region)
+ *   -> cq->lock, dev->ev_lock (leaves).
+ * Upcalls are never made with any of them held: completions mark CQs to
+ * notify in an iw_work_t delivered after unlocking; CM and async events go
+ * to the device's event queue, delivered by its progress thread.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef IW_H
+#define IW_H
+
+#include <glib.h>
+#include <sys/uio.h>
+
+#include "rnicpi.h"
+#include "iw_ddp.h"
+#include "iw_mpa.h"
+#include "iw_rdmap.h"
+
+#define IW_LOG "itapi-vp-iwarp"
+
+/* Largest FPDU this RNIC sends, header, pad and CRC included: one typical
+ * TCP segment's worth (RFC 5044 8: FPDUs should align with segments). */
+#define IW_FPDU_MAX 4096
+/* Private data a consumer may put in a CM message by default: 256 bytes on
+ * the wire (what siw and cxgb4 accept) minus the RFC 6581 control word. */
+#define IW_PDATA_INTEROP 252
+#define IW_MAX_IRD 64
+#define IW_MAX_ORD 64
+#define IW_MAX_SGE 16
+#define IW_CONNECT_TIMEOUT_US 10000000ull
+
+/* What an epoll registration points at. */
+typedef enum { IW_POLL_WAKE = 1, IW_POLL_LISTEN, IW_POLL_CREQ, IW_POLL_QP } iw_poll_kind_t;
+typedef struct iw_pollable { iw_poll_kind_t kind; } iw_pollable_t;
+
+typedef struct iw_config {
+  int crc;          /* ITAPI_IWARP_CRC: 1 ask for CRC, 0 only when the peer asks */
+  int mpa_rev;      /* ITAPI_IWARP_MPA_REV: 2 (RFC 6581) or 1 */
+  uint32_t pdata_max; /* ITAPI_IWARP_PDATA_MAX */
+  int corrupt_crc;  /* ITAPI_IWARP_CORRUPT_CRC: corrupt the Nth FPDU sent (debug) */
+} iw_config_t;
+
+extern iw_config_t iw_config;
+
+typedef struct iw_dev {
+  rnicpi_dev_t base;
+  rnicpi_upcalls_t up;
+  rnicpi_caps_t caps;
+  iw_pollable_t wake_poll;
+  GMutex lock;               /* CM state */
+  GHashTable *listeners;     /* port -> iw_listen_t* */
+  GHashTable *creqs;         /* conn id -> iw_creq_t* */
+  GList *timed;              /* iw_qp_t* with a deadline (ev_lock) */
+  uint64_t next_conn_id;
+  GRWLock mr_lock;
+  GHashTable *mrs;           /* STag -> iw_mr_t* */
+  uint32_t next_mr_index;
+  int epfd, wakefd;
+  GThread *thread;
+  gboolean stop;
+  GMutex ev_lock;
+  GQueue events;             /* iw_event_t*, delivered by the progress thread */
+  GPtrArray *graveyard;      /* objects freed by the progress thread */
+  gint next_qpn;
+} iw_dev_t;
+
+typedef struct iw_pd {
+  rnicpi_pd_t base;
+  gint nobj;
+} iw_pd_t;
+
+typedef struct iw_mr {
+  rnicpi_mr_t base;
+  iw_pd_t *pd;
+  uint8_t *addr;
+  uint64_t length;
+  uint64_t iova;
+  uint32_t access;
+  uint32_t stag;
+} iw_mr_t;
+
+typedef struct iw_cq {
+  rnicpi_cq_t base;
+  GMutex lock;
+  rnicpi_wc_t *ring;
+  uint32_t cap, head, count, depth;
+  gboolean armed, overflowed;
+  gint nqp;
+} iw_cq_t;
+
+/* CQs to notify once the locks are released. */
+typedef struct iw_work {
+  iw_cq_t *notify[8];
+  int nnotify;
+  GPtrArray *more;
+} iw_work_t;
+
+typedef struct iw_swqe {
+  rnicpi_send_wr_t wr;
+  rnicpi_sge_t sge[IW_MAX_SGE];
+  uint64_t total;
+  gboolean done;             /* transmitted (send/write) or answered (read) */
+  rnicpi_wc_status_t status;
+  gboolean internal;         /* an RTR or fence read: completes nothing */
+  gboolean fence;            /* a delivery fence (zero-length Read) */
+  gboolean sent;             /* Send/Write transmitted, placement not yet confirmed */
+  /* RDMA Read: the local sink */
+  uint32_t sink_stag;
+  uint64_t sink_to;
+  uint8_t *sink;
+  uint64_t got;
+} iw_swqe_t;
+
+typedef struct iw_rwqe {
+  uint64_t wr_id;
+  uint32_t num_sge;
+  uint64_t total;
+  rnicpi_sge_t sge[IW_MAX_SGE];
+} iw_rwqe_t;
+
+/* An inbound RDMA Read being answered. */
+typedef struct iw_rresp {
+  uint32_t sink_stag;
+  uint64_t sink_to;
+  uint32_t src_stag;
+  uint64_t src_to;
+  uint32_t len;
+} iw_rresp_t;
+
+/* Connection phases of a QP. */
+typedef enum {
+  IW_CS_NONE = 0,    /* no connection */
+  IW_CS_TCP_CONNECT, /* active: TCP connect in progress */
+  IW_CS_MPA_REP,     /* active: request sent, reading the reply */
+  IW_CS_MPA_REQ,     /* passive handoff: reading the request */
+  IW_CS_RTR_WAIT,    /* passive: reply sent, waiting for the RTR */
+  IW_CS_RTS,         /* full operation */
+  IW_CS_CLOSING,     /* our FIN is out (or due), waiting for the peer's */
+  IW_CS_DRAIN,       /* broken: terminate out, reading until EOF */
+  IW_CS_CLOSED,
+} iw_cstate_t;
+
+typedef enum { IW_RX_HDR, IW_RX_PAYLOAD, IW_RX_TRAILER } iw_rxphase_t;
+
+/* Receive state of one FPDU. */
+typedef struct iw_rx {
+  iw_rxphase_t phase;
+  uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + 64];
+  uint32_t hdr_got, hdr_need;
+  uint32_t ulpdu_len;
+  uint8_t op;
+  uint32_t payload, payload_got;
+  uint8_t trailer[8];
+  uint32_t trailer_got, trailer_need;
+  uint32_t crc;
+  struct iovec iov[IW_MAX_SGE];
+  int niov;
+  /* untagged message being received */
+  iw_rwqe_t *rwqe;
+  uint64_t msg_off;
+  /* tagged: the read being answered */
+  iw_swqe_t *rdwqe;
+  /* tagged: the region placed into, checked again before every recv() */
+  iw_mr_t *mr;
+  uint32_t stag;
+} iw_rx_t;
+
+typedef enum { IW_TX_NONE = 0, IW_TX_SQ, IW_TX_RRESP, IW_TX_TERM, IW_TX_RTR } iw_txkind_t;
+
+/* Transmit state: the message and the FPDU being sent. */
+typedef struct iw_tx {
+  iw_txkind_t kind;
+  iw_swqe_t *wqe;
+  iw_rresp_t *rresp;
+  uint8_t op;
+  uint64_t len, off;         /* message length, bytes sent */
+  uint32_t sge_i;            /* gather position */
+  uint64_t sge_off;
+  uint8_t *src;              /* contiguous source (read response) */
+  uint32_t msn, qn;
+  uint32_t stag;
+  uint64_t to;
+  /* FPDU */
+  gboolean fpdu_ready;
+  uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + 64];
+  uint32_t hdr_len;
+  struct iovec iov[IW_MAX_SGE + 2];
+  int niov;
+  uint8_t trailer[8];
+  uint32_t fpdu_len, fpdu_sent, chunk;
+} iw_tx_t;
+
+typedef struct iw_qp {
+  iw_pollable_t poll;
+  rnicpi_qp_t base;
+  iw_dev_t *dev;
+  iw_pd_t *pd;
+  iw_cq_t *scq, *rcq;
+  GMutex lock;
+  rnicpi_qp_attr_t attr;
+  rnicpi_qp_state_t state;
+  iw_cstate_t cs;
+  int fd;
+  uint32_t epmask;
+  gboolean active, dead, final_event, closing, handoff, tx_hold;
+  struct iw_creq *creq;       /* passive request being accepted */
+  /* negotiated */
+  gboolean crc;
+  uint8_t rev;
+  iw_rtr_t rtr;
+  uint32_t ird, ord;
+  uint32_t peer_ird;          /* the IRD the peer announced: room for fences */
+  gint64 deadline;
+  /* handshake */
+  uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
+  uint32_t hs_got;
+  rnicpi_conn_param_t param;  /* copy; pdata in pdata_buf */
+  uint8_t pdata_buf[IW_MPA_PDATA_MAX];
+  /* queues */
+  GQueue sq;                  /* posted, not started */
+  GQueue sq_out;              /* started, completing in order */
+  GQueue orq;                 /* RDMA Reads waiting for their response */
+  GQueue rq;
+  GQueue irq;                 /* iw_rresp_t*: inbound reads to answer */
+  uint32_t ord_used;
+  uint32_t sq_used;            /* consumer WRs posted and not completed */
+  uint32_t unfenced;          /* Sends/Writes sent since the last fence */
+  gboolean fence_out;
+  uint32_t msn_tx[IW_QN_COUNT];
+  uint32_t msn_rx[IW_QN_COUNT];
+  iw_tx_t tx;
+  iw_rx_t rx;
+  uint8_t term[64];
+  uint32_t term_len;
+  gboolean term_pending, term_sent;
+} iw_qp_t;
+
+typedef struct iw_listen {
+  iw_pollable_t poll;
+  rnicpi_listen_t base;
+  iw_dev_t *dev;
+  uint32_t port;
+  int fd;
+} iw_listen_t;
+
+/* A passive connection before the consumer accepts or rejects it. */
+typedef struct iw_creq {
+  iw_pollable_t poll;
+  iw_dev_t *dev;
+  iw_listen_t *listener;
+  uint64_t id;
+  int fd;
+  gboolean delivered, dead;
+  struct sockaddr_storage peer;
+  uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
+  uint32_t hs_got;
+  iw_mpa_msg_t req;
+} iw_creq_t;
+
+typedef struct iw_event {
+  gboolean is_cm;
+  rnicpi_cm_event_t cm;
+  rnicpi_async_event_t async;
+} iw_event_t;
+
+static inline iw_dev_t *to_iw_dev(rnicpi_dev_t *d) { return (iw_dev_t *) d; }
+static inline iw_pd_t *to_iw_pd(rnicpi_pd_t *p) { return (iw_pd_t *) p; }
+static inline iw_mr_t *to_iw_mr(rnicpi_mr_t *m) { return (iw_mr_t *) m; }
+static inline iw_cq_t *to_iw_cq(rnicpi_cq_t *c) { return (iw_cq_t *) c; }
+static inline iw_qp_t *to_iw_qp(rnicpi_qp_t *q) { return G_STRUCT_MEMBER_P(q, -(glong) G_STRUCT_OFFSET(iw_qp_t, base)); }
+static inline iw_listen_t *to_iw_listen(rnicpi_listen_t *l) { return G_STRUCT_MEMBER_P(l, -(glong) G_STRUCT_OFFSET(iw_listen_t, base)); }
+
+extern const rnicpi_device_ops_t iw_device_ops;
+extern const rnicpi_mem_ops_t iw_mem_ops;
+extern const rnicpi_queue_ops_t iw_queue_ops;
+extern const rnicpi_data_ops_t iw_data_ops;
+extern const rnicpi_cm_ops_t iw_cm_ops;
+extern const rnicpi_sock_ops_t iw_sock_ops;
+
+/* iw_dev.c: events and the progress thread. */
+void iw_defer_cm(iw_dev_t *dev, const rnicpi_cm_event_t *ev);
+void iw_defer_async(iw_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
+void iw_dev_wake(iw_dev_t *dev);
+void iw_dev_bury(iw_dev_t *dev, gpointer obj);
+void iw_epoll_set(iw_dev_t *dev, int fd, iw_pollable_t *p, uint32_t events, gboolean add);
+void iw_epoll_del(iw_dev_t *dev, int fd);
+
+/* iw_mem.c (mr_lock held by the caller). */
+iw_mr_t *iw_mr_lookup(iw_dev_t *dev, uint32_t stag);
+
+/* iw_cq.c */
+void iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w);
+void iw_work_deliver(iw_work_t *w);
+
+/* iw_qp.c (qp->lock held). */
+void iw_qp_complete(iw_qp_t *qp, iw_cq_t *cq, uint64_t wr_id, rnicpi_wc_opcode_t op,
+                    rnicpi_wc_status_t st, uint32_t len, iw_work_t *w);
+void iw_qp_sq_reap(iw_qp_t *qp, iw_work_t *w);
+void iw_qp_flush(iw_qp_t *qp, iw_work_t *w);
+void iw_qp_cm_event(iw_qp_t *qp, rnicpi_cm_event_type_t type, const void *pdata,
+                    uint32_t pdata_len, rnicpi_cm_reason_t reason);
+void iw_qp_fail(iw_qp_t *qp, rnicpi_cm_event_type_t ev, iw_work_t *w);
+void iw_qp_close_fd(iw_qp_t *qp);
+void iw_qp_go_rts(iw_qp_t *qp);
+void iw_qp_init_stream(iw_qp_t *qp);
+void iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
+void iw_qp_want_out(iw_qp_t *qp, gboolean on);
+
+/* iw_tx.c: the requester and the read responder's transmit side. */
+void iw_tx_progress(iw_qp_t *qp, iw_work_t *w);
+void iw_tx_release(iw_qp_t *qp);
+int iw_tx_rtr(iw_qp_t *qp);
+
+/* iw_rx.c: receive, validate, place (DDP) and act on messages (RDMAP). */
+void iw_rx_progress(iw_qp_t *qp, iw_work_t *w);
+void iw_rx_reset(iw_qp_t *qp);
+
+/* iw_term.c */
+void iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
+                  const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
+                  const uint8_t *rdmap_hdr, iw_work_t *w);
+void iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w);
+
+/* iw_cm.c */
+void iw_cm_listen_io(iw_listen_t *l);
+void iw_cm_creq_io(iw_creq_t *c, uint32_t events);
+void iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
+void iw_cm_timeouts(iw_dev_t *dev);
+void iw_timed_add(iw_qp_t *qp, uint64_t us);
+void iw_timed_del(iw_qp_t *qp);
+void iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w);
+int iw_sock_send_all(int fd, const void *buf, size_t len);
+
+#endif

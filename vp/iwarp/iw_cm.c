@@ -1,0 +1,725 @@
+/*
+ * vp/iwarp connection management: TCP listen/connect/accept with the MPA
+ * request/reply exchange (RFC 5044 7.1) and RFC 6581 enhanced setup
+ * (IRD/ORD, peer-to-peer mode with a zero-length Write or Read as RTR),
+ * reject, disconnect by TCP FIN, socket handoff, and deadlines.
+ *
+ * Interop defaults (reference/wire.md 7): we send Rev 2 with the 0x10 bit
+ * and Control Flag A, offering Write and Read RTRs; as responder we echo A
+ * and pick Write if offered, then Read.  CRC is used when either side asks
+ * (RFC 5044 7.1.2: it MUST be used if the peer requests it); markers are
+ * refused with a Reject, as siw does.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "iw.h"
+
+/* Handshake frames are small and go out on an idle socket: wait briefly
+ * for room rather than keep a second transmit state machine. */
+int
+iw_sock_send_all(int fd, const void *buf, size_t len)
+{
+  const uint8_t *p = buf;
+  while (len > 0) {
+    ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      p += n;
+      len -= (size_t) n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+      if (poll(&pfd, 1, 2000) <= 0)
+        return -1;
+      continue;
+    }
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- deadlines (dev->ev_lock) ------------------------------------------ */
+
+void
+iw_timed_add(iw_qp_t *qp, uint64_t us)
+{
+  iw_dev_t *dev = qp->dev;
+  g_mutex_lock(&dev->ev_lock);
+  qp->deadline = g_get_monotonic_time() + (gint64) us;
+  if (g_list_find(dev->timed, qp) == NULL)
+    dev->timed = g_list_prepend(dev->timed, qp);
+  g_mutex_unlock(&dev->ev_lock);
+}
+
+void
+iw_timed_del(iw_qp_t *qp)
+{
+  iw_dev_t *dev = qp->dev;
+  g_mutex_lock(&dev->ev_lock);
+  dev->timed = g_list_remove(dev->timed, qp);
+  g_mutex_unlock(&dev->ev_lock);
+}
+
+static void
+unreachable(iw_qp_t *qp, rnicpi_cm_reason_t why, iw_work_t *w)
+{
+  iw_qp_flush(qp, w);
+  iw_qp_cm_event(qp, RNICPI_CM_UNREACHABLE, NULL, 0, why);
+  iw_qp_close_fd(qp);
+}
+
+/* Called by the progress thread, which alone frees QPs: the ones taken
+ * off the list stay valid while it runs. */
+void
+iw_cm_timeouts(iw_dev_t *dev)
+{
+  gint64 now = g_get_monotonic_time();
+  GList *due = NULL;
+  g_mutex_lock(&dev->ev_lock);
+  for (GList *l = dev->timed; l != NULL;) {
+    GList *next = l->next;
+    iw_qp_t *qp = l->data;
+    if (qp->deadline <= now) {
+      dev->timed = g_list_delete_link(dev->timed, l);
+      due = g_list_prepend(due, qp);
+    }
+    l = next;
+  }
+  g_mutex_unlock(&dev->ev_lock);
+  for (GList *l = due; l != NULL; l = l->next) {
+    iw_qp_t *qp = l->data;
+    iw_work_t w = { .nnotify = 0 };
+    g_mutex_lock(&qp->lock);
+    if (!qp->dead && qp->fd >= 0) {
+      switch (qp->cs) {
+      case IW_CS_TCP_CONNECT:
+      case IW_CS_MPA_REP:
+      case IW_CS_MPA_REQ:
+        unreachable(qp, RNICPI_CM_REASON_TIMEOUT, &w);
+        break;
+      case IW_CS_CLOSING:
+        iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, &w);
+        iw_qp_close_fd(qp);
+        break;
+      case IW_CS_RTR_WAIT:
+      case IW_CS_DRAIN:
+        iw_qp_fail(qp, RNICPI_CM_BROKEN, &w);
+        iw_qp_close_fd(qp);
+        break;
+      default:
+        break;
+      }
+    }
+    g_mutex_unlock(&qp->lock);
+    iw_work_deliver(&w);
+  }
+  g_list_free(due);
+}
+
+/* ---- negotiation -------------------------------------------------------- */
+
+static uint32_t
+cap_value(uint32_t mine, uint32_t theirs)
+{
+  return theirs == IW_MPA_V2_VALUE ? mine : MIN(mine, theirs);
+}
+
+/* Responder: answer request @req on @qp with @param; the QP owns @fd. */
+static rnicpi_status_t
+passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *param,
+              iw_work_t *w)
+{
+  iw_mpa_msg_t rep = { .reply = true, .rev = req->rev, .enhanced = req->enhanced };
+  qp->crc = req->crc || iw_config.crc;
+  qp->rev = req->rev;
+  /* RFC 6581: each direction settles to what both ends can do. */
+  qp->ird = cap_value(param->ird, req->ord);
+  qp->ord = cap_value(param->ord, req->ird);
+  qp->peer_ird = req->ird == IW_MPA_V2_VALUE ? IW_MAX_IRD : req->ird;
+  qp->rtr = IW_RTR_NONE;
+  if (req->enhanced && req->p2p) {
+    if (req->rtr_write)
+      qp->rtr = IW_RTR_WRITE;
+    else if (req->rtr_read)
+      qp->rtr = IW_RTR_READ;
+  }
+  rep.crc = qp->crc;
+  rep.p2p = req->enhanced && req->p2p; /* RFC 6581 9.2: echo A */
+  rep.rtr_write = qp->rtr == IW_RTR_WRITE;
+  rep.rtr_read = qp->rtr == IW_RTR_READ;
+  /* We always answer one Read (zero-length ones at least, which the
+   * delivery fences of iw_tx.c need), so never announce an IRD of 0. */
+  rep.ird = MAX(qp->ird, 1u);
+  rep.ord = qp->ord;
+  rep.pdata = param->pdata;
+  rep.pdata_len = param->pdata_len;
+  if (rep.p2p && qp->rtr == IW_RTR_NONE) {
+    /* Only a Send RTR offered: we cannot take it (nor can siw). */
+    rep.reject = true;
+    rep.pdata_len = 0;
+  }
+  uint8_t buf[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
+  size_t n = iw_mpa_build(&rep, buf);
+  if (iw_sock_send_all(qp->fd, buf, n) != 0 || rep.reject) {
+    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+    iw_qp_close_fd(qp);
+    return rep.reject ? RNICPI_ENOTSUP : RNICPI_OK;
+  }
+  iw_qp_init_stream(qp);
+  iw_qp_want_out(qp, FALSE);
+  if (qp->rtr != IW_RTR_NONE) {
+    qp->cs = IW_CS_RTR_WAIT;
+    iw_timed_add(qp, IW_CONNECT_TIMEOUT_US);
+  } else {
+    /* RFC 5044 7.1: the initiator sends first; hold our FPDUs until then. */
+    qp->tx_hold = TRUE;
+    iw_qp_go_rts(qp);
+    iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, NULL, 0, RNICPI_CM_REASON_NONE);
+  }
+  return RNICPI_OK;
+}
+
+static void
+active_send_request(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_mpa_msg_t req = {
+    .rev = (uint8_t) iw_config.mpa_rev, .crc = iw_config.crc != 0,
+    .enhanced = iw_config.mpa_rev == 2, .p2p = iw_config.mpa_rev == 2,
+    .rtr_write = iw_config.mpa_rev == 2, .rtr_read = iw_config.mpa_rev == 2,
+    .ird = MAX(qp->attr.ird, 1u), .ord = qp->attr.ord,
+    .pdata = qp->pdata_buf, .pdata_len = qp->param.pdata_len,
+  };
+  uint8_t buf[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
+  size_t n = iw_mpa_build(&req, buf);
+  if (iw_sock_send_all(qp->fd, buf, n) != 0) {
+    unreachable(qp, RNICPI_CM_REASON_NO_LISTENER, w);
+    return;
+  }
+  qp->cs = IW_CS_MPA_REP;
+  qp->hs_got = 0;
+  iw_qp_want_out(qp, FALSE);
+}
+
+/* Read one request or reply frame into @hs: 1 complete, 0 more to come,
+ * -1 closed, -2 malformed. */
+static int
+read_frame(int fd, uint8_t *hs, uint32_t *got, bool reply)
+{
+  for (;;) {
+    uint32_t need = sizeof(iw_mpa_rr_t);
+    if (*got >= need) {
+      uint32_t pd;
+      if (iw_mpa_parse_header(hs, reply, &pd) != IW_MPA_OK)
+        return -2;
+      need += pd;
+      if (*got == need)
+        return 1;
+    }
+    ssize_t n = recv(fd, hs + *got, need - *got, MSG_DONTWAIT);
+    if (n == 0)
+      return -1;
+    if (n < 0)
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    *got += (uint32_t) n;
+  }
+}
+
+static rnicpi_cm_reason_t
+reason_of(int err)
+{
+  switch (err) {
+  case ECONNREFUSED:
+    return RNICPI_CM_REASON_NO_LISTENER;
+  case ETIMEDOUT:
+    return RNICPI_CM_REASON_TIMEOUT;
+  default:
+    return RNICPI_CM_REASON_BAD_PATH;
+  }
+}
+
+/* A QP's socket during setup (qp->lock held). */
+void
+iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
+{
+  if (qp->cs == IW_CS_TCP_CONNECT) {
+    int err = 0;
+    socklen_t l = sizeof(err);
+    getsockopt(qp->fd, SOL_SOCKET, SO_ERROR, &err, &l);
+    if (err != 0) {
+      unreachable(qp, reason_of(err), w);
+      return;
+    }
+    if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+      active_send_request(qp, w);
+    return;
+  }
+  int r = read_frame(qp->fd, qp->hs, &qp->hs_got, qp->cs == IW_CS_MPA_REP);
+  if (r == 0)
+    return;
+  if (r < 0) {
+    /* Closed before answering: unlisten, or a reject without a frame. */
+    unreachable(qp, r == -1 ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_NONE, w);
+    return;
+  }
+  iw_mpa_msg_t m;
+  if (iw_mpa_parse(qp->hs, qp->hs_got, qp->cs == IW_CS_MPA_REP, &m) != IW_MPA_OK) {
+    unreachable(qp, RNICPI_CM_REASON_NONE, w);
+    return;
+  }
+  if (qp->cs == IW_CS_MPA_REQ) {
+    /* Passive handoff: accept at once with the handoff's parameters. */
+    if (m.markers) {
+      iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = m.rev };
+      uint8_t buf[sizeof(iw_mpa_rr_t)];
+      iw_sock_send_all(qp->fd, buf, iw_mpa_build(&rej, buf));
+      unreachable(qp, RNICPI_CM_REASON_NONE, w);
+      return;
+    }
+    rnicpi_conn_param_t p = qp->param;
+    p.pdata = qp->pdata_buf;
+    passive_reply(qp, &m, &p, w);
+    return;
+  }
+  if (m.reject) {
+    iw_qp_flush(qp, w);
+    iw_qp_cm_event(qp, RNICPI_CM_REJECTED, m.pdata, m.pdata_len, RNICPI_CM_REASON_NONE);
+    iw_qp_close_fd(qp);
+    return;
+  }
+  if (m.markers) {
+    unreachable(qp, RNICPI_CM_REASON_NONE, w); /* we cannot insert markers */
+    return;
+  }
+  qp->crc = m.crc || iw_config.crc;
+  qp->rev = m.rev;
+  qp->ord = cap_value(qp->attr.ord, m.ird);
+  qp->ird = cap_value(qp->attr.ird, m.ord);
+  qp->peer_ird = m.ird == IW_MPA_V2_VALUE ? IW_MAX_IRD : m.ird;
+  qp->rtr = IW_RTR_NONE;
+  if (m.enhanced && iw_config.mpa_rev == 2) {
+    /* RFC 6581: use the RTR the responder chose (softiwarp issue #20). */
+    if (m.p2p && m.rtr_write)
+      qp->rtr = IW_RTR_WRITE;
+    else if (m.p2p && m.rtr_read)
+      qp->rtr = IW_RTR_READ;
+    else if (m.p2p) {
+      iw_qp_init_stream(qp);
+      iw_qp_go_rts(qp);
+      iw_term_send(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, NULL, 0, 0, NULL, w);
+      return;
+    }
+  }
+  iw_qp_init_stream(qp);
+  if (qp->rtr != IW_RTR_NONE && iw_tx_rtr(qp) != 0) {
+    unreachable(qp, RNICPI_CM_REASON_NONE, w);
+    return;
+  }
+  iw_qp_go_rts(qp);
+  iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, m.pdata, m.pdata_len, RNICPI_CM_REASON_NONE);
+  iw_tx_progress(qp, w);
+}
+
+/* ---- listeners and pending requests ---------------------------------- */
+
+static void
+creq_drop(iw_creq_t *c)
+{
+  iw_dev_t *dev = c->dev;
+  g_hash_table_remove(dev->creqs, &c->id);
+  c->dead = TRUE;
+  if (c->fd >= 0) {
+    iw_epoll_del(dev, c->fd);
+    close(c->fd);
+    c->fd = -1;
+  }
+  iw_dev_bury(dev, c);
+}
+
+void
+iw_cm_listen_io(iw_listen_t *l)
+{
+  iw_dev_t *dev = l->dev;
+  g_mutex_lock(&dev->lock);
+  while (l->fd >= 0) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int fd = accept4(l->fd, (struct sockaddr *) &ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0)
+      break;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    iw_creq_t *c = g_new0(iw_creq_t, 1);
+    c->poll.kind = IW_POLL_CREQ;
+    c->dev = dev;
+    c->listener = l;
+    c->id = dev->next_conn_id++;
+    c->fd = fd;
+    c->peer = ss;
+    g_hash_table_insert(dev->creqs, &c->id, c);
+    iw_epoll_set(dev, fd, &c->poll, EPOLLIN | EPOLLRDHUP, TRUE);
+  }
+  g_mutex_unlock(&dev->lock);
+}
+
+void
+iw_cm_creq_io(iw_creq_t *c, uint32_t events)
+{
+  (void) events;
+  iw_dev_t *dev = c->dev;
+  g_mutex_lock(&dev->lock);
+  if (c->dead)
+    goto out;
+  if (c->delivered) {
+    /* The initiator sends nothing before our reply: EOF means it gave up,
+     * data means it broke the protocol.  Either way the request is gone. */
+    uint8_t b;
+    ssize_t n = recv(c->fd, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      goto out;
+    rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+    ev->type = RNICPI_CM_REQUEST_CANCELLED;
+    ev->listen_ctx = c->listener->base.al_ctx;
+    ev->conn_id = c->id;
+    iw_defer_cm(dev, ev);
+    g_free(ev);
+    creq_drop(c);
+    goto out;
+  }
+  int r = read_frame(c->fd, c->hs, &c->hs_got, false);
+  if (r == 0)
+    goto out;
+  if (r < 0 || iw_mpa_parse(c->hs, c->hs_got, false, &c->req) != IW_MPA_OK) {
+    g_debug("iwarp0: dropping a connection with a bad MPA request");
+    creq_drop(c);
+    goto out;
+  }
+  if (c->req.markers) {
+    /* RFC 5044 7.1.2: we do not do markers; refuse like siw. */
+    iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = c->req.rev };
+    uint8_t buf[sizeof(iw_mpa_rr_t)];
+    iw_sock_send_all(c->fd, buf, iw_mpa_build(&rej, buf));
+    creq_drop(c);
+    goto out;
+  }
+  c->delivered = TRUE;
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = RNICPI_CM_CONNECT_REQUEST;
+  ev->listen_ctx = c->listener->base.al_ctx;
+  ev->conn_id = c->id;
+  memcpy(&ev->src.sa, &c->peer, sizeof(c->peer));
+  ev->port = c->listener->port;
+  ev->ird = c->req.ird == IW_MPA_V2_VALUE ? dev->caps.max_ird : c->req.ird;
+  ev->ord = c->req.ord == IW_MPA_V2_VALUE ? dev->caps.max_ord : c->req.ord;
+  ev->pdata_len = c->req.pdata_len;
+  memcpy(ev->pdata, c->req.pdata, c->req.pdata_len);
+  iw_defer_cm(dev, ev);
+  g_free(ev);
+out:
+  g_mutex_unlock(&dev->lock);
+}
+
+static rnicpi_status_t
+iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
+{
+  iw_dev_t *dev = to_iw_dev(d);
+  if (port == 0 || port > 65535)
+    return RNICPI_EINVAL;
+  g_mutex_lock(&dev->lock);
+  rnicpi_status_t st = RNICPI_OK;
+  int fd = -1;
+  if (g_hash_table_contains(dev->listeners, GUINT_TO_POINTER(port))) {
+    st = RNICPI_EEXIST;
+    goto out;
+  }
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    st = RNICPI_EIO;
+    goto out;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+                             .sin_addr.s_addr = htonl(INADDR_ANY) };
+  if (bind(fd, (struct sockaddr *) &sin, sizeof(sin)) != 0 || listen(fd, 128) != 0) {
+    int e = errno;
+    g_debug("iwarp0: listening on TCP port %u: %s", port, g_strerror(e));
+    st = e == EADDRINUSE ? RNICPI_EEXIST : e == EACCES ? RNICPI_EACCES : RNICPI_EIO;
+    close(fd);
+    goto out;
+  }
+  iw_listen_t *l = g_new0(iw_listen_t, 1);
+  l->poll.kind = IW_POLL_LISTEN;
+  l->base.dev = d;
+  l->base.al_ctx = ctx;
+  l->dev = dev;
+  l->port = port;
+  l->fd = fd;
+  g_hash_table_insert(dev->listeners, GUINT_TO_POINTER(port), l);
+  iw_epoll_set(dev, fd, &l->poll, EPOLLIN, TRUE);
+  *out = &l->base;
+out:
+  g_mutex_unlock(&dev->lock);
+  return st;
+}
+
+static rnicpi_status_t
+iw_unlisten(rnicpi_listen_t *lb)
+{
+  iw_listen_t *l = to_iw_listen(lb);
+  iw_dev_t *dev = l->dev;
+  g_mutex_lock(&dev->lock);
+  g_hash_table_remove(dev->listeners, GUINT_TO_POINTER(l->port));
+  iw_epoll_del(dev, l->fd);
+  close(l->fd);
+  l->fd = -1;
+  /* Requests nobody answered are refused: their initiators see the
+   * connection close before a reply, i.e. UNREACHABLE. */
+  GList *cs = g_hash_table_get_values(dev->creqs);
+  for (GList *i = cs; i != NULL; i = i->next) {
+    iw_creq_t *c = i->data;
+    if (c->listener == l)
+      creq_drop(c);
+  }
+  g_list_free(cs);
+  g_mutex_unlock(&dev->lock);
+  iw_dev_bury(dev, l);
+  return RNICPI_OK;
+}
+
+static void
+save_param(iw_qp_t *qp, const rnicpi_conn_param_t *p)
+{
+  qp->param = *p;
+  if (p->pdata_len > 0)
+    memcpy(qp->pdata_buf, p->pdata, p->pdata_len);
+  qp->param.pdata = NULL;
+  qp->attr.ird = p->ird;
+  qp->attr.ord = p->ord;
+}
+
+static rnicpi_status_t
+iw_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_dev_t *dev = qp->dev;
+  iw_work_t w = { .nnotify = 0 };
+  if (p->pdata_len > dev->caps.pdata_connect)
+    return RNICPI_ELIMIT;
+  if (p->ird > dev->caps.max_ird || p->ord > dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  socklen_t sl;
+  if (dst->sa.ss_family == AF_INET)
+    sl = sizeof(struct sockaddr_in);
+  else if (dst->sa.ss_family == AF_INET6)
+    sl = sizeof(struct sockaddr_in6);
+  else
+    return RNICPI_EINVAL;
+  rnicpi_status_t st = RNICPI_OK;
+  g_mutex_lock(&qp->lock);
+  if (qp->state != RNICPI_QPS_IDLE || qp->cs != IW_CS_NONE) {
+    st = RNICPI_ESTATE;
+    goto out;
+  }
+  int fd = socket(dst->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    st = RNICPI_EIO;
+    goto out;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  save_param(qp, p);
+  qp->active = TRUE;
+  qp->fd = fd;
+  qp->final_event = FALSE;
+  qp->cs = IW_CS_TCP_CONNECT;
+  qp->epmask = EPOLLOUT | EPOLLIN | EPOLLRDHUP;
+  iw_timed_add(qp, p->timeout_us != 0 ? p->timeout_us : IW_CONNECT_TIMEOUT_US);
+  int r = connect(fd, (const struct sockaddr *) &dst->sa, sl);
+  if (r != 0 && errno != EINPROGRESS) {
+    unreachable(qp, reason_of(errno), &w);
+    goto out;
+  }
+  iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
+out:
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  return st;
+}
+
+static rnicpi_status_t
+iw_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_dev_t *dev = qp->dev;
+  iw_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+  g_mutex_lock(&dev->lock);
+  iw_creq_t *c = g_hash_table_lookup(dev->creqs, &id);
+  if (c == NULL || !c->delivered) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ENOENT;
+  }
+  if (p->pdata_len > dev->caps.pdata_accept || p->ird > dev->caps.max_ird ||
+      p->ord > dev->caps.max_ord) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ELIMIT;
+  }
+  g_mutex_lock(&qp->lock);
+  if (qp->state != RNICPI_QPS_IDLE || qp->cs != IW_CS_NONE) {
+    st = RNICPI_ESTATE;
+    goto out;
+  }
+  /* The QP takes the socket over. */
+  iw_mpa_msg_t req = c->req;
+  uint8_t hs[sizeof(c->hs)];
+  memcpy(hs, c->hs, sizeof(hs));
+  req.pdata = hs + (c->req.pdata - c->hs);
+  int fd = c->fd;
+  iw_epoll_del(dev, fd);
+  c->fd = -1;
+  creq_drop(c);
+  save_param(qp, p);
+  qp->active = FALSE;
+  qp->fd = fd;
+  qp->final_event = FALSE;
+  qp->epmask = EPOLLIN | EPOLLRDHUP;
+  iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
+  st = passive_reply(qp, &req, p, &w);
+out:
+  g_mutex_unlock(&qp->lock);
+  g_mutex_unlock(&dev->lock);
+  iw_work_deliver(&w);
+  return st;
+}
+
+static rnicpi_status_t
+iw_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
+{
+  iw_dev_t *dev = to_iw_dev(d);
+  if (len > dev->caps.pdata_reject)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&dev->lock);
+  iw_creq_t *c = g_hash_table_lookup(dev->creqs, &id);
+  if (c == NULL || !c->delivered) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ENOENT;
+  }
+  iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = c->req.rev,
+                       .enhanced = c->req.enhanced, .crc = c->req.crc,
+                       .ird = IW_MPA_V2_VALUE, .ord = IW_MPA_V2_VALUE,
+                       .pdata = pdata, .pdata_len = len };
+  uint8_t buf[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
+  iw_sock_send_all(c->fd, buf, iw_mpa_build(&rej, buf));
+  shutdown(c->fd, SHUT_WR);
+  creq_drop(c);
+  g_mutex_unlock(&dev->lock);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+iw_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+  (void) pdata;
+  if (len > 0)
+    return RNICPI_ELIMIT; /* a FIN carries no private data */
+  g_mutex_lock(&qp->lock);
+  switch (qp->cs) {
+  case IW_CS_RTS:
+    /* FIN once the send queue has drained (iw_tx_progress). */
+    qp->closing = TRUE;
+    iw_tx_progress(qp, &w);
+    break;
+  case IW_CS_TCP_CONNECT:
+  case IW_CS_MPA_REP:
+  case IW_CS_MPA_REQ:
+  case IW_CS_RTR_WAIT:
+    iw_qp_flush(qp, &w);
+    iw_qp_cm_event(qp, RNICPI_CM_DISCONNECTED, NULL, 0, RNICPI_CM_REASON_NONE);
+    iw_qp_close_fd(qp);
+    break;
+  default:
+    if (qp->state != RNICPI_QPS_ERROR)
+      st = RNICPI_ESTATE;
+    break;
+  }
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  return st;
+}
+
+/* rnicpi_sock_ops_t.handoff: MPA on a socket the access layer connected. */
+static rnicpi_status_t
+iw_handoff(rnicpi_qp_t *q, int fd, bool active, const rnicpi_conn_param_t *p)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_dev_t *dev = qp->dev;
+  iw_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+  if (fd < 0)
+    return RNICPI_EINVAL;
+  if (p->pdata_len > (active ? dev->caps.pdata_connect : dev->caps.pdata_accept) ||
+      p->ird > dev->caps.max_ird || p->ord > dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  int type = 0;
+  socklen_t tl = sizeof(type);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM)
+    return RNICPI_EINVAL;
+  g_mutex_lock(&qp->lock);
+  if (qp->state != RNICPI_QPS_IDLE || qp->cs != IW_CS_NONE) {
+    st = RNICPI_ESTATE;
+    goto out;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  save_param(qp, p);
+  qp->active = active;
+  qp->handoff = TRUE;
+  qp->fd = fd;
+  qp->final_event = FALSE;
+  qp->hs_got = 0;
+  qp->epmask = EPOLLIN | EPOLLRDHUP;
+  iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
+  iw_timed_add(qp, p->timeout_us != 0 ? p->timeout_us : IW_CONNECT_TIMEOUT_US);
+  if (active) {
+    active_send_request(qp, &w);
+  } else {
+    qp->cs = IW_CS_MPA_REQ;
+  }
+out:
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  return st;
+}
+
+const rnicpi_cm_ops_t iw_cm_ops = {
+  .size = sizeof(rnicpi_cm_ops_t),
+  .listen = iw_listen,
+  .unlisten = iw_unlisten,
+  .connect = iw_connect,
+  .accept = iw_accept,
+  .reject = iw_reject,
+  .disconnect = iw_disconnect,
+};
+
+const rnicpi_sock_ops_t iw_sock_ops = {
+  .size = sizeof(rnicpi_sock_ops_t),
+  .handoff = iw_handoff,
+};

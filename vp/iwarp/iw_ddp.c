@@ -1,0 +1,568 @@
+/*
+ * vp/iwarp receive side: MPA deframing with the CRC checked on every FPDU
+ * (RFC 5044 4.1, 7.1), DDP validation and direct placement (RFC 5041 3,
+ * 7), and the RDMAP actions at the end of each segment and message
+ * (RFC 5040 5).
+ *
+ * One FPDU is read in three steps: its length and DDP/RDMAP header into a
+ * small buffer; after the header is validated against the region or the
+ * posted receive, the payload with recv() straight into its final place;
+ * then pad and CRC.  Nothing from the network is used before it is
+ * checked: every length, offset, key and queue number; a violation sends a
+ * Terminate with the RFC's layer, type and code.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "iw.h"
+
+void
+iw_rx_reset(iw_qp_t *qp)
+{
+  iw_rx_t *r = &qp->rx;
+  r->phase = IW_RX_HDR;
+  r->hdr_got = 0;
+  r->hdr_need = 4;
+  r->msg_off = 0;
+  r->rdwqe = NULL;
+  r->mr = NULL;
+  r->niov = 0;
+}
+
+/* Terminate for the segment being received, with copies of its headers. */
+static void
+rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  gboolean tagged = (r->hdr[2] & IW_DDP_TAGGED) != 0;
+  uint32_t dlen = tagged ? sizeof(iw_ddp_tagged_t) : sizeof(iw_ddp_untagged_t);
+  const uint8_t *ddp = r->hdr_got >= 2 + dlen ? r->hdr + 2 : NULL;
+  const uint8_t *rd = r->op == IW_OP_READ_REQ && r->hdr_got >= 2 + dlen + 28 ? r->hdr + 2 + dlen
+                                                                               : NULL;
+  iw_term_send(qp, layer, etype, code, ddp, dlen, r->ulpdu_len, rd, w);
+}
+
+/* The peer closed its half of the stream. */
+static void
+rx_eof(iw_qp_t *qp, iw_work_t *w)
+{
+  gboolean boundary = qp->rx.phase == IW_RX_HDR && qp->rx.hdr_got == 0;
+  switch (qp->cs) {
+  case IW_CS_CLOSING:
+    iw_qp_fail(qp, boundary ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, w);
+    break;
+  case IW_CS_RTS:
+    /* The peer's orderly disconnect (RDMAC verbs 8.3.1): flush and answer
+     * with our own FIN. */
+    iw_qp_fail(qp, boundary ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, w);
+    shutdown(qp->fd, SHUT_WR);
+    break;
+  case IW_CS_DRAIN:
+    break;
+  default:
+    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+    break;
+  }
+  iw_qp_close_fd(qp);
+}
+
+/* 1: got bytes; 0: stop (would block, or the connection ended). */
+static int
+rx_check(iw_qp_t *qp, ssize_t n, iw_work_t *w)
+{
+  if (n > 0)
+    return 1;
+  if (n == 0) {
+    rx_eof(qp, w);
+    return 0;
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+    return 0;
+  g_debug("QP %u: recv: %s", qp->base.qp_num, g_strerror(errno));
+  iw_qp_conn_lost(qp, w);
+  return 0;
+}
+
+/* The first 4 bytes: ULPDU_Length, DDP control, RDMAP control. */
+static gboolean
+rx_parse_first(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  uint16_t ulen;
+  memcpy(&ulen, r->hdr, 2);
+  r->ulpdu_len = ntohs(ulen);
+  uint8_t ctrl = r->hdr[2], rdmap = r->hdr[3];
+  gboolean tagged = (ctrl & IW_DDP_TAGGED) != 0;
+  r->op = rdmap & IW_RDMAP_OP_MASK;
+  if ((ctrl & IW_DDP_DV_MASK) != IW_DDP_VERSION) {
+    rx_term(qp, IW_LAYER_DDP, tagged ? IW_DDP_ET_TAGGED : IW_DDP_ET_UNTAGGED,
+            tagged ? IW_DDP_T_VERSION : IW_DDP_U_VERSION, w);
+    return FALSE;
+  }
+  if ((rdmap & IW_RDMAP_RV_MASK) != IW_RDMAP_VERSION) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_VERSION, w);
+    return FALSE;
+  }
+  const iw_op_rule_t *rule = &iw_op_rules[r->op];
+  if (!rule->valid || rule->tagged != tagged) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
+    return FALSE;
+  }
+  uint32_t dlen = tagged ? sizeof(iw_ddp_tagged_t) : sizeof(iw_ddp_untagged_t);
+  uint32_t extra = rule->extra_hdr;
+  if (r->op == IW_OP_TERMINATE) {
+    /* Control word, then optional segment length and header copies. */
+    if (r->ulpdu_len < dlen + sizeof(iw_rdmap_term_t) ||
+        r->ulpdu_len > dlen + sizeof(iw_rdmap_term_t) + 2 + 18 + 28) {
+      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+      return FALSE;
+    }
+    extra = r->ulpdu_len - dlen;
+  }
+  if (r->ulpdu_len < dlen + extra || (!rule->payload && r->ulpdu_len != dlen + extra)) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+    return FALSE;
+  }
+  r->hdr_need = IW_FPDU_LEN_BYTES + dlen + extra;
+  r->payload = r->ulpdu_len - dlen - extra;
+  return TRUE;
+}
+
+/* Add the elements of a receive that hold message bytes [off, off+len). */
+static gboolean
+rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
+{
+  iw_rx_t *r = &qp->rx;
+  r->niov = 0;
+  for (uint32_t i = 0; i < q->num_sge && len > 0; i++) {
+    const rnicpi_sge_t *s = &q->sge[i];
+    if (off >= s->length) {
+      off -= s->length;
+      continue;
+    }
+    iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) s->lkey);
+    uint64_t start = mr != NULL ? (uint64_t) (uintptr_t) mr->addr : 0;
+    if (mr == NULL || s->lkey > UINT32_MAX || mr->pd != qp->pd ||
+        !(mr->access & RNICPI_ACCESS_LOCAL_WRITE) || s->addr < start ||
+        s->length > mr->length || s->addr - start > mr->length - s->length)
+      return FALSE;
+    uint32_t n = (uint32_t) MIN((uint64_t) len, s->length - off);
+    r->iov[r->niov].iov_base = (uint8_t *) (uintptr_t) (s->addr + off);
+    r->iov[r->niov++].iov_len = n;
+    len -= n;
+    off = 0;
+  }
+  return TRUE;
+}
+
+/* Validate a tagged segment against the region it names (RFC 5041 7.2,
+ * RFC 5040 7.1): code 0xff when it may be placed. */
+static void
+tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
+             gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code, iw_mr_t **out)
+{
+  iw_mr_t *mr = iw_mr_lookup(qp->dev, stag);
+  *layer = IW_LAYER_DDP;
+  *etype = IW_DDP_ET_TAGGED;
+  *code = 0xff;
+  if (mr == NULL)
+    *code = IW_DDP_T_INVALID_STAG;
+  else if (mr->pd != qp->pd)
+    *code = IW_DDP_T_STAG_NOT_ASSOC;
+  else if (to > UINT64_MAX - len)
+    *code = IW_DDP_T_TO_WRAP;
+  else if (to < mr->iova || len > mr->length || to - mr->iova > mr->length - len)
+    *code = IW_DDP_T_BASE_BOUNDS;
+  else if ((mr->access & need) != need || (qp_rights && (qp->attr.access & need) != need)) {
+    *layer = IW_LAYER_RDMAP;
+    *etype = IW_RDMAP_ET_REMOTE_PROT;
+    *code = IW_RDMAP_P_ACCESS;
+  }
+  *out = mr;
+}
+
+/* The header is complete: validate it and set up where the payload goes. */
+static gboolean
+rx_segment_start(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  const uint8_t *d = r->hdr + IW_FPDU_LEN_BYTES;
+  gboolean last = (d[0] & IW_DDP_LAST) != 0;
+  r->crc = qp->crc ? iw_crc32c(0, r->hdr, r->hdr_need) : 0;
+  r->payload_got = 0;
+  r->niov = 0;
+  r->mr = NULL;
+  r->trailer_got = 0;
+  r->trailer_need = iw_fpdu_pad(r->ulpdu_len) + IW_FPDU_CRC_BYTES;
+
+  /* RFC 6581: the first FPDU must be the RTR the reply chose. */
+  if (qp->cs == IW_CS_RTR_WAIT &&
+      !((qp->rtr == IW_RTR_WRITE && r->op == IW_OP_WRITE && r->payload == 0) ||
+        (qp->rtr == IW_RTR_READ && r->op == IW_OP_READ_REQ))) {
+    rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
+    return FALSE;
+  }
+
+  uint8_t layer, etype, code;
+  if (iw_op_rules[r->op].tagged) {
+    iw_ddp_tagged_t t;
+    memcpy(&t, d, sizeof(t));
+    uint32_t stag = iw_be32(t.stag_be);
+    uint64_t to = iw_be64(t.to_be);
+    r->stag = stag;
+    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    if (r->op == IW_OP_WRITE) {
+      /* A zero-length Write places nothing: its STag is not checked (the
+       * RFC 6581 RTR carries STag 1). */
+      if (r->payload > 0) {
+        iw_mr_t *mr;
+        tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, TRUE, &layer,
+                     &etype, &code, &mr);
+        if (code != 0xff) {
+          g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+          rx_term(qp, layer, etype, code, w);
+          return FALSE;
+        }
+        r->mr = mr;
+        r->iov[0].iov_base = mr->addr + (to - mr->iova);
+        r->iov[0].iov_len = r->payload;
+        r->niov = 1;
+      }
+    } else {
+      /* Read Response: it answers the oldest Read (RFC 5040 5.2.3). */
+      iw_swqe_t *s = g_queue_peek_head(&qp->orq);
+      if (s == NULL) {
+        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
+        return FALSE;
+      }
+      code = 0xff;
+      if (stag != s->sink_stag)
+        code = IW_DDP_T_INVALID_STAG;
+      else if (to != s->sink_to + s->got || r->payload > s->total - s->got)
+        code = IW_DDP_T_BASE_BOUNDS;
+      else if (r->payload > 0) {
+        iw_mr_t *mr;
+        tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, FALSE, &layer, &etype,
+                     &code, &mr);
+        if (code == 0xff) {
+          r->mr = mr;
+          r->iov[0].iov_base = s->sink + s->got;
+          r->iov[0].iov_len = r->payload;
+          r->niov = 1;
+        }
+      }
+      if (code != 0xff) {
+        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, code, w);
+        return FALSE;
+      }
+      r->rdwqe = s;
+    }
+    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  } else {
+    iw_ddp_untagged_t u;
+    memcpy(&u, d, sizeof(u));
+    uint32_t qn = iw_be32(u.qn_be), msn = iw_be32(u.msn_be), mo = iw_be32(u.mo_be);
+    const iw_op_rule_t *rule = &iw_op_rules[r->op];
+    if (qn != rule->qn) {
+      rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_QN, w);
+      return FALSE;
+    }
+    if (msn != qp->msn_rx[qn]) {
+      rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_MSN_RANGE, w);
+      return FALSE;
+    }
+    if (rule->single && (mo != 0 || !last)) {
+      rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
+      return FALSE;
+    }
+    if (qn == IW_QN_SEND) {
+      if (r->rwqe == NULL) {
+        if (mo != 0) {
+          rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
+          return FALSE;
+        }
+        r->rwqe = g_queue_pop_head(&qp->rq);
+        r->msg_off = 0;
+        if (r->rwqe == NULL) {
+          /* RFC 5040 7.1: iWARP has no receiver-not-ready retry. */
+          rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_NO_BUFFER, w);
+          return FALSE;
+        }
+      } else if (mo != r->msg_off) {
+        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
+        return FALSE;
+      }
+      if (r->payload > r->rwqe->total - r->msg_off) {
+        iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
+        g_free(r->rwqe);
+        r->rwqe = NULL;
+        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_TOO_LONG, w);
+        return FALSE;
+      }
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      gboolean ok = rx_scatter(qp, r->rwqe, r->msg_off, r->payload);
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      if (!ok) {
+        iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+        g_free(r->rwqe);
+        r->rwqe = NULL;
+        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+        return FALSE;
+      }
+    }
+  }
+  r->phase = r->payload > 0 ? IW_RX_PAYLOAD : IW_RX_TRAILER;
+  return TRUE;
+}
+
+/* Still the same regions as when the header was checked? */
+static gboolean
+rx_targets_live(iw_qp_t *qp)
+{
+  iw_rx_t *r = &qp->rx;
+  if (r->mr != NULL)
+    return iw_mr_lookup(qp->dev, r->mr->stag) == r->mr;
+  if (r->rwqe != NULL)
+    return rx_scatter(qp, r->rwqe, r->msg_off + r->payload_got, r->payload - r->payload_got);
+  return TRUE;
+}
+
+static ssize_t
+rx_place(iw_qp_t *qp)
+{
+  iw_rx_t *r = &qp->rx;
+  struct iovec iov[IW_MAX_SGE];
+  int n = 0;
+  uint32_t skip = r->mr != NULL ? r->payload_got : 0; /* rx_scatter restarted at the offset */
+  for (int i = 0; i < r->niov; i++) {
+    if (skip >= r->iov[i].iov_len) {
+      skip -= (uint32_t) r->iov[i].iov_len;
+      continue;
+    }
+    iov[n].iov_base = (uint8_t *) r->iov[i].iov_base + skip;
+    iov[n++].iov_len = r->iov[i].iov_len - skip;
+    skip = 0;
+  }
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
+  ssize_t got = recvmsg(qp->fd, &mh, MSG_DONTWAIT);
+  if (got > 0 && qp->crc) {
+    size_t left = (size_t) got;
+    for (int i = 0; i < n && left > 0; i++) {
+      size_t k = MIN(left, iov[i].iov_len);
+      r->crc = iw_crc32c(r->crc, iov[i].iov_base, k);
+      left -= k;
+    }
+  }
+  return got;
+}
+
+/* A whole, CRC-checked segment: act on it. */
+static gboolean
+rx_segment_end(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  const uint8_t *d = r->hdr + IW_FPDU_LEN_BYTES;
+  gboolean last = (d[0] & IW_DDP_LAST) != 0;
+  gboolean rtr_done = FALSE;
+  switch (r->op) {
+  case IW_OP_WRITE:
+    rtr_done = qp->cs == IW_CS_RTR_WAIT;
+    break;
+  case IW_OP_READ_RESP: {
+    iw_swqe_t *s = r->rdwqe;
+    s->got += r->payload;
+    r->rdwqe = NULL;
+    if (last) {
+      if (s->got != s->total) {
+        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_BASE_BOUNDS, w);
+        return FALSE;
+      }
+      g_queue_pop_head(&qp->orq);
+      if ((s->fence || !s->internal) && qp->ord_used > 0)
+        qp->ord_used--;
+      if (s->fence) {
+        /* Everything sent before the fence is placed. */
+        for (GList *l = qp->sq_out.head; l != NULL && l->data != s; l = l->next) {
+          iw_swqe_t *e = l->data;
+          if (e->sent && !e->done)
+            e->done = TRUE;
+        }
+        qp->fence_out = FALSE;
+      }
+      s->done = TRUE;
+      s->status = RNICPI_WC_SUCCESS;
+      iw_qp_sq_reap(qp, w);
+    }
+    break;
+  }
+  case IW_OP_SEND:
+  case IW_OP_SEND_INV:
+  case IW_OP_SEND_SE:
+  case IW_OP_SEND_SE_INV:
+    r->msg_off += r->payload;
+    if (last) {
+      /* No memory windows here, so a Send with Invalidate invalidates
+       * nothing (the capability record says remote-invalidate is absent). */
+      qp->msn_rx[IW_QN_SEND]++;
+      iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS,
+                     (uint32_t) r->msg_off, w);
+      g_free(r->rwqe);
+      r->rwqe = NULL;
+      r->msg_off = 0;
+    }
+    break;
+  case IW_OP_READ_REQ: {
+    qp->msn_rx[IW_QN_READ_REQ]++;
+    iw_rdmap_readreq_t rq;
+    memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
+    iw_rresp_t *rr = g_new0(iw_rresp_t, 1);
+    rr->sink_stag = iw_be32(rq.sink_stag_be);
+    rr->sink_to = iw_be64(rq.sink_to_be);
+    rr->len = iw_be32(rq.size_be);
+    rr->src_stag = iw_be32(rq.src_stag_be);
+    rr->src_to = iw_be64(rq.src_to_be);
+    uint32_t inflight = g_queue_get_length(&qp->irq) + (qp->tx.kind == IW_TX_RRESP);
+    if (qp->cs == IW_CS_RTR_WAIT) {
+      if (rr->len != 0) {
+        g_free(rr);
+        rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
+        return FALSE;
+      }
+      rtr_done = TRUE;
+    } else if (rr->len > 0 && inflight >= MAX(qp->ird, 1u)) {
+      /* More Reads in flight than the IRD (zero-length ones, RTRs and
+       * delivery fences, take no resources and are always answered). */
+      g_free(rr);
+      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+      return FALSE;
+    } else if (rr->len > 0) {
+      uint8_t layer, etype, code;
+      iw_mr_t *mr;
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE, &layer,
+                   &etype, &code, &mr);
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      if (code != 0xff) {
+        /* RFC 5040 5.2.3: the Data Source is RDMAP's to check. */
+        static const uint8_t rdmap_code_of[] = {
+          [IW_DDP_T_INVALID_STAG] = IW_RDMAP_P_INVALID_STAG,
+          [IW_DDP_T_BASE_BOUNDS] = IW_RDMAP_P_BASE_BOUNDS,
+          [IW_DDP_T_STAG_NOT_ASSOC] = IW_RDMAP_P_STAG_NOT_ASSOC,
+          [IW_DDP_T_TO_WRAP] = IW_RDMAP_P_TO_WRAP,
+        };
+        if (layer == IW_LAYER_DDP)
+          code = code < G_N_ELEMENTS(rdmap_code_of) ? rdmap_code_of[code] : IW_RDMAP_P_UNSPECIFIED;
+        g_free(rr);
+        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, code, w);
+        return FALSE;
+      }
+    }
+    g_queue_push_tail(&qp->irq, rr);
+    break;
+  }
+  case IW_OP_TERMINATE:
+    iw_term_received(qp, d + sizeof(iw_ddp_untagged_t),
+                     r->hdr_need - IW_FPDU_LEN_BYTES - sizeof(iw_ddp_untagged_t), w);
+    return FALSE;
+  default:
+    break;
+  }
+  r->phase = IW_RX_HDR;
+  r->hdr_got = 0;
+  r->hdr_need = 4;
+  r->mr = NULL;
+  if (rtr_done) {
+    iw_qp_go_rts(qp);
+    iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, NULL, 0, RNICPI_CM_REASON_NONE);
+  }
+  /* RFC 5044 7.1: without an RTR the responder sends after the first FPDU. */
+  qp->tx_hold = FALSE;
+  iw_tx_progress(qp, w);
+  return qp->fd >= 0;
+}
+
+void
+iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  while (qp->fd >= 0) {
+    if (qp->cs == IW_CS_DRAIN) {
+      /* Broken: discard until the peer closes too. */
+      uint8_t junk[4096];
+      ssize_t n = recv(qp->fd, junk, sizeof(junk), MSG_DONTWAIT);
+      if (n > 0)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+      iw_qp_close_fd(qp);
+      return;
+    }
+    if (qp->cs != IW_CS_RTS && qp->cs != IW_CS_RTR_WAIT && qp->cs != IW_CS_CLOSING)
+      return;
+    ssize_t n;
+    switch (r->phase) {
+    case IW_RX_HDR:
+      n = recv(qp->fd, r->hdr + r->hdr_got, r->hdr_need - r->hdr_got, MSG_DONTWAIT);
+      if (!rx_check(qp, n, w))
+        return;
+      r->hdr_got += (uint32_t) n;
+      if (r->hdr_got < r->hdr_need)
+        continue;
+      if (r->hdr_need == 4) {
+        if (!rx_parse_first(qp, w))
+          return;
+        if (r->hdr_got < r->hdr_need)
+          continue;
+      }
+      if (!rx_segment_start(qp, w))
+        return;
+      break;
+    case IW_RX_PAYLOAD:
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      if (!rx_targets_live(qp)) {
+        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+        return;
+      }
+      n = rx_place(qp);
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      if (!rx_check(qp, n, w))
+        return;
+      r->payload_got += (uint32_t) n;
+      if (r->payload_got == r->payload)
+        r->phase = IW_RX_TRAILER;
+      break;
+    case IW_RX_TRAILER:
+      n = recv(qp->fd, r->trailer + r->trailer_got, r->trailer_need - r->trailer_got,
+               MSG_DONTWAIT);
+      if (!rx_check(qp, n, w))
+        return;
+      r->trailer_got += (uint32_t) n;
+      if (r->trailer_got < r->trailer_need)
+        continue;
+      if (qp->crc) {
+        uint32_t pad = r->trailer_need - IW_FPDU_CRC_BYTES;
+        uint32_t crc = pad > 0 ? iw_crc32c(r->crc, r->trailer, pad) : r->crc;
+        const uint8_t *c = r->trailer + pad;
+        uint32_t wire = (uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16 |
+                        (uint32_t) c[3] << 24;
+        if (wire != crc) {
+          /* RFC 5044 7.2: a bad CRC ends the stream with a Terminate. */
+          g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num,
+                    wire, crc);
+          rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);
+          return;
+        }
+      }
+      if (!rx_segment_end(qp, w))
+        return;
+      break;
+    }
+  }
+}

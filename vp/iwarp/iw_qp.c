@@ -1,0 +1,447 @@
+/*
+ * vp/iwarp queue pairs: creation, state, posting, in-order completion of
+ * the send queue, flush, and the dispatch of socket readiness to the CM,
+ * receive and transmit engines.
+ *
+ * Every work request lives in exactly one queue (sq, sq_out, rq, or the
+ * receive in progress) until it completes, so a flush completes each one
+ * exactly once (RDMAC verbs 8.2: WRs complete in order; in ERROR every
+ * outstanding WR completes flushed).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "iw.h"
+
+static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = RNICPI_WC_SEND,
+  [RNICPI_WR_SEND_INV] = RNICPI_WC_SEND,
+  [RNICPI_WR_RDMA_WRITE] = RNICPI_WC_RDMA_WRITE,
+  [RNICPI_WR_RDMA_READ] = RNICPI_WC_RDMA_READ,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_WC_CMP_SWP,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
+};
+
+void
+iw_qp_complete(iw_qp_t *qp, iw_cq_t *cq, uint64_t wr_id, rnicpi_wc_opcode_t op,
+               rnicpi_wc_status_t st, uint32_t len, iw_work_t *w)
+{
+  rnicpi_wc_t wc = {
+    .wr_id = wr_id, .qp_ctx = qp->base.al_ctx, .status = st, .opcode = op, .byte_len = len,
+  };
+  iw_cq_push(cq, &wc, w);
+}
+
+static void
+complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
+{
+  if (!s->internal)
+    qp->sq_used--;
+  if (!s->internal && (st != RNICPI_WC_SUCCESS || (s->wr.flags & RNICPI_WR_SIGNALED)))
+    iw_qp_complete(qp, qp->scq, s->wr.wr_id, wc_opcode_of[s->wr.opcode], st,
+                   st == RNICPI_WC_SUCCESS ? (uint32_t) s->total : 0, w);
+  g_free(s);
+}
+
+/* Complete the finished head of the send queue, in posting order. */
+void
+iw_qp_sq_reap(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_swqe_t *s;
+  while ((s = g_queue_peek_head(&qp->sq_out)) != NULL && s->done) {
+    g_queue_pop_head(&qp->sq_out);
+    complete_swqe(qp, s, s->status, w);
+  }
+}
+
+/* To ERROR: every outstanding work request completes, flushed unless it
+ * already finished with its own status. */
+void
+iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
+{
+  qp->state = RNICPI_QPS_ERROR;
+  qp->closing = FALSE;
+  /* A message half sent names user memory: forget it (the stream is dead
+   * for data; only a Terminate between FPDUs may still go out). */
+  if (qp->tx.kind == IW_TX_SQ || qp->tx.kind == IW_TX_RRESP) {
+    if (qp->tx.fpdu_ready && qp->tx.fpdu_sent > 0 && qp->tx.fpdu_sent < qp->tx.fpdu_len)
+      qp->term_pending = FALSE; /* mid-FPDU: no clean place for a Terminate */
+    g_free(qp->tx.rresp);
+    memset(&qp->tx, 0, sizeof(qp->tx));
+  }
+  iw_swqe_t *s;
+  while ((s = g_queue_pop_head(&qp->sq_out)) != NULL)
+    complete_swqe(qp, s, s->done ? s->status : RNICPI_WC_WR_FLUSH_ERR, w);
+  while ((s = g_queue_pop_head(&qp->sq)) != NULL)
+    complete_swqe(qp, s, RNICPI_WC_WR_FLUSH_ERR, w);
+  g_queue_clear(&qp->orq);
+  qp->ord_used = 0;
+  qp->unfenced = 0;
+  qp->fence_out = FALSE;
+  qp->rx.rdwqe = NULL;
+  if (qp->rx.rwqe != NULL) {
+    iw_qp_complete(qp, qp->rcq, qp->rx.rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    g_free(qp->rx.rwqe);
+    qp->rx.rwqe = NULL;
+  }
+  iw_rwqe_t *r;
+  while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
+    iw_qp_complete(qp, qp->rcq, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    g_free(r);
+  }
+  iw_rresp_t *rr;
+  while ((rr = g_queue_pop_head(&qp->irq)) != NULL)
+    g_free(rr);
+}
+
+/* One final CM event per connection (REJECTED, UNREACHABLE, DISCONNECTED
+ * or BROKEN), and ESTABLISHED at most once before it. */
+void
+iw_qp_cm_event(iw_qp_t *qp, rnicpi_cm_event_type_t type, const void *pdata,
+               uint32_t pdata_len, rnicpi_cm_reason_t reason)
+{
+  if (type != RNICPI_CM_ESTABLISHED) {
+    if (qp->final_event)
+      return;
+    qp->final_event = TRUE;
+  }
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = type;
+  ev->qp_ctx = qp->base.al_ctx;
+  ev->ird = qp->ird;
+  ev->ord = qp->ord;
+  ev->reason = reason;
+  ev->pdata_len = MIN(pdata_len, (uint32_t) RNICPI_MAX_PDATA);
+  if (ev->pdata_len > 0)
+    memcpy(ev->pdata, pdata, ev->pdata_len);
+  iw_defer_cm(qp->dev, ev);
+  g_free(ev);
+}
+
+/* The connection failed or ended: ERROR, flush, and the consumer is told. */
+void
+iw_qp_fail(iw_qp_t *qp, rnicpi_cm_event_type_t ev, iw_work_t *w)
+{
+  gboolean was_connected = qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
+  iw_qp_flush(qp, w);
+  if (was_connected || ev != RNICPI_CM_BROKEN)
+    iw_qp_cm_event(qp, ev, NULL, 0, RNICPI_CM_REASON_NONE);
+}
+
+void
+iw_qp_close_fd(iw_qp_t *qp)
+{
+  if (qp->fd >= 0) {
+    iw_epoll_del(qp->dev, qp->fd);
+    close(qp->fd);
+    qp->fd = -1;
+  }
+  qp->cs = IW_CS_CLOSED;
+  iw_timed_del(qp);
+}
+
+/* The TCP connection is gone under us (reset, or EOF where none may be). */
+void
+iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w)
+{
+  if (qp->cs == IW_CS_CLOSING && qp->state == RNICPI_QPS_RTS)
+    iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, w);
+  else if (qp->state != RNICPI_QPS_ERROR || !qp->final_event)
+    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+  iw_qp_close_fd(qp);
+}
+
+void
+iw_qp_go_rts(iw_qp_t *qp)
+{
+  qp->state = RNICPI_QPS_RTS;
+  qp->cs = IW_CS_RTS;
+  iw_timed_del(qp);
+}
+
+/* Full operation begins (before the RTR goes out or comes in). */
+void
+iw_qp_init_stream(iw_qp_t *qp)
+{
+  /* RFC 5041 5.1: MSNs start at 1 on each queue; we pre-increment. */
+  for (int i = 0; i < IW_QN_COUNT; i++) {
+    qp->msn_tx[i] = 0;
+    qp->msn_rx[i] = 1;
+  }
+  memset(&qp->tx, 0, sizeof(qp->tx));
+  iw_rx_reset(qp);
+}
+
+void
+iw_qp_want_out(iw_qp_t *qp, gboolean on)
+{
+  uint32_t m = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0);
+  if (qp->fd >= 0 && m != qp->epmask) {
+    qp->epmask = m;
+    iw_epoll_set(qp->dev, qp->fd, &qp->poll, m, FALSE);
+  }
+}
+
+/* The progress thread: the socket of @qp is ready for something. */
+void
+iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
+{
+  g_mutex_lock(&qp->lock);
+  if (qp->dead || qp->fd < 0)
+    goto out;
+  switch (qp->cs) {
+  case IW_CS_TCP_CONNECT:
+  case IW_CS_MPA_REP:
+  case IW_CS_MPA_REQ:
+    iw_cm_qp_io(qp, events, w);
+    break;
+  case IW_CS_RTR_WAIT:
+  case IW_CS_RTS:
+  case IW_CS_CLOSING:
+  case IW_CS_DRAIN:
+    if (events & EPOLLOUT)
+      iw_tx_progress(qp, w);
+    if (qp->fd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)))
+      iw_rx_progress(qp, w);
+    break;
+  default:
+    break;
+  }
+out:
+  g_mutex_unlock(&qp->lock);
+}
+
+/* ---- posting ---------------------------------------------------------- */
+
+rnicpi_status_t
+iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+
+  if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
+    return RNICPI_EINVAL;
+  /* RFC 5040 has no atomics; RFC 7306 is not negotiated by this RNIC. */
+  if (wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD)
+    return RNICPI_ENOTSUP;
+  uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
+                     wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
+                     qp->attr.max_send_sge;
+  if (wr->num_sge > max_sge || wr->num_sge > IW_MAX_SGE)
+    return RNICPI_ELIMIT;
+
+  g_mutex_lock(&qp->lock);
+  if (qp->state == RNICPI_QPS_IDLE) {
+    st = RNICPI_ESTATE;
+  } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
+    iw_qp_complete(qp, qp->scq, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR,
+                   0, &w);
+  } else if (qp->sq_used >= qp->attr.max_send_wr) {
+    st = RNICPI_EFULL;
+  } else {
+    iw_swqe_t *s = g_new(iw_swqe_t, 1);
+    s->wr = *wr;
+    memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+    s->wr.sg_list = s->sge;
+    s->total = 0;
+    for (uint32_t i = 0; i < wr->num_sge; i++)
+      s->total += wr->sg_list[i].length;
+    s->done = FALSE;
+    s->sent = FALSE;
+    s->fence = FALSE;
+    s->status = RNICPI_WC_SUCCESS;
+    s->internal = FALSE;
+    s->got = 0;
+    s->sink = NULL;
+    g_queue_push_tail(&qp->sq, s);
+    qp->sq_used++;
+    /* Transmit from this thread while the socket takes it; the progress
+     * thread continues when it would block. */
+    iw_tx_progress(qp, &w);
+  }
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  return st;
+}
+
+rnicpi_status_t
+iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_work_t w = { .nnotify = 0 };
+  rnicpi_status_t st = RNICPI_OK;
+
+  if (wr->num_sge > qp->attr.max_recv_sge || wr->num_sge > IW_MAX_SGE)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&qp->lock);
+  if (qp->state == RNICPI_QPS_ERROR) {
+    iw_qp_complete(qp, qp->rcq, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+  } else if (g_queue_get_length(&qp->rq) + (qp->rx.rwqe != NULL) >= qp->attr.max_recv_wr) {
+    st = RNICPI_EFULL;
+  } else {
+    iw_rwqe_t *r = g_new(iw_rwqe_t, 1);
+    r->wr_id = wr->wr_id;
+    r->num_sge = wr->num_sge;
+    r->total = 0;
+    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+    for (uint32_t i = 0; i < wr->num_sge; i++)
+      r->total += wr->sg_list[i].length;
+    g_queue_push_tail(&qp->rq, r);
+  }
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  return st;
+}
+
+/* ---- queue pair verbs ------------------------------------------------- */
+
+rnicpi_status_t
+iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_qp_t **out)
+{
+  iw_dev_t *dev = to_iw_dev(p->dev);
+  if (attr->send_cq == NULL || attr->recv_cq == NULL)
+    return RNICPI_EINVAL;
+  if (attr->max_send_wr > dev->caps.max_qp_wr || attr->max_recv_wr > dev->caps.max_qp_wr ||
+      attr->max_send_sge > dev->caps.max_send_sge || attr->max_recv_sge > dev->caps.max_recv_sge ||
+      attr->max_rdma_read_sge > dev->caps.max_rdma_read_sge ||
+      attr->max_rdma_write_sge > dev->caps.max_rdma_write_sge ||
+      attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  iw_qp_t *qp = g_new0(iw_qp_t, 1);
+  qp->poll.kind = IW_POLL_QP;
+  qp->base.pd = p;
+  qp->base.al_ctx = ctx;
+  qp->dev = dev;
+  qp->pd = to_iw_pd(p);
+  qp->scq = to_iw_cq(attr->send_cq);
+  qp->rcq = to_iw_cq(attr->recv_cq);
+  qp->attr = *attr;
+  qp->state = RNICPI_QPS_IDLE;
+  qp->fd = -1;
+  g_mutex_init(&qp->lock);
+  g_queue_init(&qp->sq);
+  g_queue_init(&qp->sq_out);
+  g_queue_init(&qp->orq);
+  g_queue_init(&qp->rq);
+  g_queue_init(&qp->irq);
+  qp->base.qp_num = (uint32_t) g_atomic_int_add(&dev->next_qpn, 1) + 1;
+  g_atomic_int_inc(&qp->scq->nqp);
+  g_atomic_int_inc(&qp->rcq->nqp);
+  g_atomic_int_inc(&qp->pd->nobj);
+  *out = &qp->base;
+  return RNICPI_OK;
+}
+
+rnicpi_status_t
+iw_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  if (attr->ird > qp->dev->caps.max_ird || attr->ord > qp->dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&qp->lock);
+  qp->attr.access = attr->access;
+  qp->attr.ird = attr->ird;
+  qp->attr.ord = attr->ord;
+  g_mutex_unlock(&qp->lock);
+  return RNICPI_OK;
+}
+
+/* Abort whatever connection @qp has: a Terminate (RDMAP, local
+ * catastrophic) tells a connected peer, which sees BROKEN. */
+static void
+qp_abort(iw_qp_t *qp, iw_work_t *w)
+{
+  switch (qp->cs) {
+  case IW_CS_RTS:
+  case IW_CS_RTR_WAIT:
+  case IW_CS_CLOSING:
+    iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0, NULL, w);
+    break;
+  case IW_CS_TCP_CONNECT:
+  case IW_CS_MPA_REP:
+  case IW_CS_MPA_REQ:
+    iw_qp_flush(qp, w);
+    iw_qp_close_fd(qp);
+    break;
+  default:
+    iw_qp_flush(qp, w);
+    break;
+  }
+}
+
+rnicpi_status_t
+iw_qp_to_error(rnicpi_qp_t *q)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_work_t w = { .nnotify = 0 };
+  g_mutex_lock(&qp->lock);
+  qp_abort(qp, &w);
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  return RNICPI_OK;
+}
+
+rnicpi_status_t
+iw_qp_reset(rnicpi_qp_t *q)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  rnicpi_status_t st = RNICPI_OK;
+  g_mutex_lock(&qp->lock);
+  if (qp->state == RNICPI_QPS_RTS || (qp->cs != IW_CS_NONE && qp->cs != IW_CS_CLOSED &&
+                                      qp->cs != IW_CS_DRAIN)) {
+    st = RNICPI_ESTATE;
+  } else {
+    if (qp->fd >= 0)
+      iw_qp_close_fd(qp);
+    qp->state = RNICPI_QPS_IDLE;
+    qp->cs = IW_CS_NONE;
+    qp->final_event = FALSE;
+    qp->term_pending = qp->term_sent = FALSE;
+    qp->tx_hold = FALSE;
+    memset(&qp->tx, 0, sizeof(qp->tx));
+    iw_rx_reset(qp);
+  }
+  g_mutex_unlock(&qp->lock);
+  return st;
+}
+
+rnicpi_qp_state_t
+iw_qp_state(rnicpi_qp_t *q)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  g_mutex_lock(&qp->lock);
+  rnicpi_qp_state_t s = qp->state;
+  g_mutex_unlock(&qp->lock);
+  return s;
+}
+
+rnicpi_status_t
+iw_qp_destroy(rnicpi_qp_t *q)
+{
+  iw_qp_t *qp = to_iw_qp(q);
+  iw_work_t w = { .nnotify = 0 };
+  g_mutex_lock(&qp->lock);
+  if (qp->state != RNICPI_QPS_ERROR || qp->cs != IW_CS_NONE)
+    qp_abort(qp, &w);
+  if (qp->fd >= 0) {
+    iw_tx_progress(qp, &w); /* one try to get the Terminate out */
+    iw_qp_close_fd(qp);
+  }
+  iw_qp_flush(qp, &w);
+  iw_timed_del(qp);
+  qp->dead = TRUE;
+  g_mutex_unlock(&qp->lock);
+  iw_work_deliver(&w);
+  g_atomic_int_dec_and_test(&qp->scq->nqp);
+  g_atomic_int_dec_and_test(&qp->rcq->nqp);
+  g_atomic_int_dec_and_test(&qp->pd->nobj);
+  /* The progress thread may hold it in its current batch: it frees it. */
+  iw_dev_bury(qp->dev, qp);
+  return RNICPI_OK;
+}

@@ -1,0 +1,139 @@
+/*
+ * vp/iwarp RDMAP: the opcode rules table (RFC 5040 4.2, 5041 4), the
+ * Terminate message (RFC 5040 4.8, 5.3) sent and received, and the
+ * responder side of RDMA Read Requests (RFC 5040 4.4, 5.2.3).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "iw.h"
+
+const iw_op_rule_t iw_op_rules[IW_OP_COUNT] = {
+  [IW_OP_WRITE] = { true, true, 0, 0, true, false, "RDMA Write" },
+  [IW_OP_READ_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_readreq_t), false, true,
+                       "RDMA Read Request" },
+  [IW_OP_READ_RESP] = { true, true, 0, 0, true, false, "RDMA Read Response" },
+  [IW_OP_SEND] = { true, false, IW_QN_SEND, 0, true, false, "Send" },
+  [IW_OP_SEND_INV] = { true, false, IW_QN_SEND, 0, true, false, "Send with Invalidate" },
+  [IW_OP_SEND_SE] = { true, false, IW_QN_SEND, 0, true, false, "Send with SE" },
+  [IW_OP_SEND_SE_INV] = { true, false, IW_QN_SEND, 0, true, false,
+                          "Send with SE and Invalidate" },
+  /* The Terminate's headers (control, segment length, copies) are read as
+   * its RDMAP header: 4 + 2 + 18 + 28 at most. */
+  [IW_OP_TERMINATE] = { true, false, IW_QN_TERMINATE, 0, true, true, "Terminate" },
+};
+
+/* Errors a peer caused in our memory are access errors (the consumer gets
+ * RNICPI_ASYNC_QP_ACCESS_ERR); everything else is fatal to the stream. */
+static gboolean
+is_access_error(uint8_t layer, uint8_t etype)
+{
+  return (layer == IW_LAYER_RDMAP && etype == IW_RDMAP_ET_REMOTE_PROT) ||
+         (layer == IW_LAYER_DDP && etype == IW_DDP_ET_TAGGED);
+}
+
+/* Report a protocol error: queue a Terminate (it goes out after the FPDU
+ * being sent, then our FIN), move to ERROR, flush, tell the consumer. */
+void
+iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
+             const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
+             const uint8_t *rdmap_hdr, iw_work_t *w)
+{
+  if (qp->fd < 0 || qp->term_sent || qp->cs == IW_CS_DRAIN) {
+    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+    return;
+  }
+  g_debug("QP %u: Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer, etype, code);
+  uint8_t ulpdu[18 + 4 + 2 + 18 + 28];
+  iw_ddp_untagged_t d = {
+    .ctrl = IW_DDP_LAST | IW_DDP_VERSION, .rdmap = IW_RDMAP_VERSION | IW_OP_TERMINATE,
+    .qn_be = htonl(IW_QN_TERMINATE), .msn_be = htonl(++qp->msn_tx[IW_QN_TERMINATE]),
+    .mo_be = 0,
+  };
+  memcpy(ulpdu, &d, sizeof(d));
+  uint32_t n = sizeof(d);
+  iw_rdmap_term_t tc = {
+    .layer_etype = (uint8_t) ((layer << 4) | (etype & 0x0f)), .code = code,
+    .hdrct = (ddp_hdr != NULL ? IW_TERM_M | IW_TERM_D : 0) | (rdmap_hdr != NULL ? IW_TERM_R : 0),
+  };
+  memcpy(ulpdu + n, &tc, sizeof(tc));
+  n += sizeof(tc);
+  if (ddp_hdr != NULL) {
+    uint16_t sl = htons((uint16_t) seg_len);
+    memcpy(ulpdu + n, &sl, 2);
+    memcpy(ulpdu + n + 2, ddp_hdr, ddp_len);
+    n += 2 + ddp_len;
+  }
+  if (rdmap_hdr != NULL) {
+    memcpy(ulpdu + n, rdmap_hdr, sizeof(iw_rdmap_readreq_t));
+    n += sizeof(iw_rdmap_readreq_t);
+  }
+  uint16_t l = htons((uint16_t) n);
+  memcpy(qp->term, &l, 2);
+  memcpy(qp->term + 2, ulpdu, n);
+  uint32_t pad = iw_fpdu_pad(n);
+  memset(qp->term + 2 + n, 0, pad);
+  uint32_t flen = 2 + n + pad;
+  uint32_t crc = qp->crc ? iw_crc32c(0, qp->term, flen) : 0;
+  qp->term[flen] = (uint8_t) crc;
+  qp->term[flen + 1] = (uint8_t) (crc >> 8);
+  qp->term[flen + 2] = (uint8_t) (crc >> 16);
+  qp->term[flen + 3] = (uint8_t) (crc >> 24);
+  qp->term_len = flen + 4;
+  qp->term_pending = TRUE;
+  if (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC || code != 0)
+    iw_defer_async(qp->dev, is_access_error(layer, etype) ? RNICPI_ASYNC_QP_ACCESS_ERR :
+                   RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+  iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+  qp->cs = IW_CS_DRAIN;
+  iw_timed_add(qp, 2000000);
+  iw_tx_progress(qp, w);
+}
+
+/* The peer terminated the stream (RFC 5040 5.3): the Read it names, if
+ * any, fails with the remote error; everything else is flushed. */
+void
+iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
+{
+  uint8_t layer = 0xf, etype = 0xf, code = 0xff;
+  gboolean names_read = FALSE;
+  if (len >= sizeof(iw_rdmap_term_t)) {
+    iw_rdmap_term_t tc;
+    memcpy(&tc, body, sizeof(tc));
+    layer = tc.layer_etype >> 4;
+    etype = tc.layer_etype & 0x0f;
+    code = tc.code;
+    if ((tc.hdrct & IW_TERM_D) && len >= sizeof(tc) + 2 + 2) {
+      uint8_t rdmap = body[sizeof(tc) + 2 + 1];
+      names_read = (rdmap & IW_RDMAP_OP_MASK) == IW_OP_READ_REQ;
+    }
+  }
+  g_debug("QP %u: peer sent Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer,
+          etype, code);
+  /* The WR it answers: the oldest Read if it names a Read, else the
+   * oldest Send or Write not yet known placed. */
+  iw_swqe_t *blame = NULL;
+  for (GList *l = qp->orq.head; names_read && l != NULL && blame == NULL; l = l->next)
+    if (!((iw_swqe_t *) l->data)->internal)
+      blame = l->data;
+  for (GList *l = qp->sq_out.head; l != NULL && blame == NULL; l = l->next) {
+    iw_swqe_t *e = l->data;
+    if (!e->done && !e->internal)
+      blame = e;
+  }
+  if (blame != NULL) {
+    blame->done = TRUE;
+    blame->status = is_access_error(layer, etype) ? RNICPI_WC_REM_ACCESS_ERR
+                                                  : RNICPI_WC_REM_OP_ERR;
+    g_queue_remove(&qp->orq, blame);
+    iw_qp_sq_reap(qp, w);
+  }
+  iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+  qp->term_sent = TRUE; /* never answer a Terminate with one */
+  qp->cs = IW_CS_DRAIN;
+  shutdown(qp->fd, SHUT_WR);
+  iw_timed_add(qp, 2000000);
+}

@@ -1,0 +1,450 @@
+/*
+ * vp/iwarp transmit side: the requester (Send, RDMA Write, RDMA Read
+ * Request), the read responder's Read Responses, Terminates and RTRs,
+ * segmented into FPDUs of at most IW_FPDU_MAX bytes (RFC 5041 5.2,
+ * RFC 5044 4.1).  Payload goes from the registered memory straight to the
+ * socket with sendmsg(): no copy.  One message is sent at a time, so two
+ * tagged or two untagged messages never interleave (siw refuses that).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "iw.h"
+
+static gint fpdu_counter; /* for ITAPI_IWARP_CORRUPT_CRC */
+
+/* Payload room of one FPDU after its headers; a multiple of 4, so the
+ * FPDUs before the last carry no pad. */
+static uint32_t
+room_for(uint32_t hdr_len)
+{
+  return (IW_FPDU_MAX - IW_FPDU_LEN_BYTES - IW_FPDU_CRC_BYTES - hdr_len) & ~3u;
+}
+
+static uint32_t
+fpdu_crc_final(iw_qp_t *qp, uint32_t crc)
+{
+  if (!qp->crc)
+    return 0;
+  int n = iw_config.corrupt_crc;
+  if (n > 0 && g_atomic_int_add(&fpdu_counter, 1) + 1 == n) {
+    g_message("ITAPI_IWARP_CORRUPT_CRC: corrupting the CRC of FPDU %d", n);
+    crc ^= 0xdeadbeef;
+  }
+  return crc;
+}
+
+static void
+put_crc(uint8_t *p, uint32_t crc)
+{
+  /* RFC 5044 4.1 as implemented by every peer: least significant byte first. */
+  p[0] = (uint8_t) crc;
+  p[1] = (uint8_t) (crc >> 8);
+  p[2] = (uint8_t) (crc >> 16);
+  p[3] = (uint8_t) (crc >> 24);
+}
+
+/* Frame one contiguous ULPDU into @out; returns the FPDU length. */
+static uint32_t
+frame_ulpdu(iw_qp_t *qp, const uint8_t *ulpdu, uint32_t len, uint8_t *out)
+{
+  uint16_t l = htons((uint16_t) len);
+  memcpy(out, &l, 2);
+  memcpy(out + 2, ulpdu, len);
+  uint32_t pad = iw_fpdu_pad(len);
+  memset(out + 2 + len, 0, pad);
+  uint32_t n = 2 + len + pad;
+  put_crc(out + n, fpdu_crc_final(qp, iw_crc32c(0, out, n)));
+  return n + IW_FPDU_CRC_BYTES;
+}
+
+/* The RFC 6581 ready-to-receive, sent by the initiator right after the
+ * reply: a zero-length RDMA Write or Read Request with STag 1 (cxgb4 fails
+ * tagged segments with STag 0, softiwarp issue #21). */
+int
+iw_tx_rtr(iw_qp_t *qp)
+{
+  uint8_t ulpdu[18 + 28], fpdu[2 + sizeof(ulpdu) + 8];
+  uint32_t len;
+  if (qp->rtr == IW_RTR_WRITE) {
+    iw_ddp_tagged_t t = {
+      .ctrl = IW_DDP_TAGGED | IW_DDP_LAST | IW_DDP_VERSION,
+      .rdmap = IW_RDMAP_VERSION | IW_OP_WRITE,
+      .stag_be = htonl(1), .to_be = 0,
+    };
+    memcpy(ulpdu, &t, sizeof(t));
+    len = sizeof(t);
+  } else {
+    iw_ddp_untagged_t u = {
+      .ctrl = IW_DDP_LAST | IW_DDP_VERSION, .rdmap = IW_RDMAP_VERSION | IW_OP_READ_REQ,
+      .qn_be = htonl(IW_QN_READ_REQ), .msn_be = htonl(++qp->msn_tx[IW_QN_READ_REQ]),
+    };
+    iw_rdmap_readreq_t r = { .sink_stag_be = htonl(1), .src_stag_be = htonl(1) };
+    memcpy(ulpdu, &u, sizeof(u));
+    memcpy(ulpdu + sizeof(u), &r, sizeof(r));
+    len = sizeof(u) + sizeof(r);
+    /* Its zero-length response completes nothing. */
+    iw_swqe_t *s = g_new0(iw_swqe_t, 1);
+    s->internal = TRUE;
+    s->wr.opcode = RNICPI_WR_RDMA_READ;
+    s->sink_stag = 1;
+    g_queue_push_tail(&qp->sq_out, s);
+    g_queue_push_tail(&qp->orq, s);
+  }
+  uint32_t n = frame_ulpdu(qp, ulpdu, len, fpdu);
+  return iw_sock_send_all(qp->fd, fpdu, n);
+}
+
+/* Check a local gather/scatter element against its region. */
+static gboolean
+local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
+{
+  if (s->length == 0)
+    return TRUE;
+  iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) s->lkey);
+  if (mr == NULL || s->lkey > UINT32_MAX || mr->pd != qp->pd || (mr->access & need) != need)
+    return FALSE;
+  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
+  return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length;
+}
+
+/* Start the next message; FALSE when there is none to send now. */
+static gboolean
+tx_next(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_tx_t *t = &qp->tx;
+  memset(t, 0, sizeof(*t));
+  if (qp->term_pending) {
+    t->kind = IW_TX_TERM;
+    t->iov[0].iov_base = qp->term;
+    t->iov[0].iov_len = qp->term_len;
+    t->niov = 1;
+    t->fpdu_len = qp->term_len;
+    t->fpdu_ready = TRUE;
+    qp->term_pending = FALSE;
+    return TRUE;
+  }
+  if (qp->state != RNICPI_QPS_RTS || qp->tx_hold)
+    return FALSE;
+  iw_rresp_t *rr = g_queue_pop_head(&qp->irq);
+  if (rr != NULL) {
+    t->kind = IW_TX_RRESP;
+    t->rresp = rr;
+    t->op = IW_OP_READ_RESP;
+    t->len = rr->len;
+    t->stag = rr->sink_stag;
+    t->to = rr->sink_to;
+    return TRUE;
+  }
+  iw_swqe_t *s = g_queue_peek_head(&qp->sq);
+  if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
+      (s == NULL || qp->unfenced >= 16)) {
+    iw_swqe_t *f = g_new0(iw_swqe_t, 1);
+    f->internal = f->fence = TRUE;
+    f->wr.opcode = RNICPI_WR_RDMA_READ;
+    f->wr.rkey = 1;
+    f->sink_stag = 1;
+    g_queue_push_tail(&qp->sq_out, f);
+    g_queue_push_tail(&qp->orq, f);
+    qp->ord_used++;
+    qp->fence_out = TRUE;
+    qp->unfenced = 0;
+    t->kind = IW_TX_SQ;
+    t->wqe = f;
+    t->op = IW_OP_READ_REQ;
+    t->qn = IW_QN_READ_REQ;
+    t->msn = ++qp->msn_tx[IW_QN_READ_REQ];
+    return TRUE;
+  }
+  if (s == NULL)
+    return FALSE;
+  gboolean is_read = s->wr.opcode == RNICPI_WR_RDMA_READ;
+  /* ORD: no more Reads in flight than negotiated; a fence waits for them all. */
+  if ((is_read && qp->ord_used >= MAX(qp->ord, 1u)) ||
+      ((s->wr.flags & RNICPI_WR_FENCE) && !g_queue_is_empty(&qp->orq)))
+    return FALSE;
+  g_queue_pop_head(&qp->sq);
+  g_queue_push_tail(&qp->sq_out, s);
+
+  uint32_t need = is_read ? RNICPI_ACCESS_LOCAL_WRITE : RNICPI_ACCESS_LOCAL_READ;
+  gboolean ok = TRUE;
+  g_rw_lock_reader_lock(&qp->dev->mr_lock);
+  for (uint32_t i = 0; i < s->wr.num_sge && ok; i++)
+    ok = local_ok(qp, &s->sge[i], need);
+  if (ok && is_read && s->wr.num_sge == 1 && s->sge[0].length > 0) {
+    /* RFC 5040 4.4 / RDMAC verbs: the Read Response is a tagged write into
+     * the sink, so the sink must take remote writes. */
+    iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) s->sge[0].lkey);
+    ok = (mr->access & RNICPI_ACCESS_REMOTE_WRITE) != 0;
+    if (ok) {
+      s->sink_stag = mr->stag;
+      s->sink_to = mr->iova + (s->sge[0].addr - (uint64_t) (uintptr_t) mr->addr);
+      s->sink = (uint8_t *) (uintptr_t) s->sge[0].addr;
+    }
+  } else if (is_read) {
+    s->sink_stag = 1; /* zero-length: no sink */
+  }
+  g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  if (!ok) {
+    s->done = TRUE;
+    s->status = RNICPI_WC_LOC_PROT_ERR;
+    iw_defer_async(qp->dev, RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+    iw_qp_sq_reap(qp, w);
+    iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0, NULL, w);
+    return qp->term_pending ? tx_next(qp, w) : FALSE;
+  }
+
+  t->kind = IW_TX_SQ;
+  t->wqe = s;
+  t->len = s->total;
+  switch (s->wr.opcode) {
+  case RNICPI_WR_SEND:
+  case RNICPI_WR_SEND_INV: {
+    gboolean se = (s->wr.flags & RNICPI_WR_SOLICITED) != 0;
+    if (s->wr.opcode == RNICPI_WR_SEND_INV)
+      t->op = se ? IW_OP_SEND_SE_INV : IW_OP_SEND_INV;
+    else
+      t->op = se ? IW_OP_SEND_SE : IW_OP_SEND;
+    t->qn = IW_QN_SEND;
+    t->msn = ++qp->msn_tx[IW_QN_SEND];
+    t->stag = s->wr.opcode == RNICPI_WR_SEND_INV ? (uint32_t) s->wr.invalidate_rkey : 0;
+    break;
+  }
+  case RNICPI_WR_RDMA_WRITE:
+    t->op = IW_OP_WRITE;
+    /* An STag is 32 bits: a key with more set names no region; STag 0
+     * (never valid remotely) lets the peer say so with a Terminate. */
+    t->stag = s->wr.rkey > UINT32_MAX ? 0 : (uint32_t) s->wr.rkey;
+    t->to = s->wr.remote_addr;
+    break;
+  case RNICPI_WR_RDMA_READ:
+    t->op = IW_OP_READ_REQ;
+    t->qn = IW_QN_READ_REQ;
+    t->msn = ++qp->msn_tx[IW_QN_READ_REQ];
+    t->len = 0; /* the request itself carries no payload */
+    g_queue_push_tail(&qp->orq, s);
+    qp->ord_used++;
+    break;
+  default:
+    g_assert_not_reached();
+  }
+  return TRUE;
+}
+
+/* Build the next FPDU of the current message (mr_lock held for reading). */
+static void
+tx_build(iw_qp_t *qp)
+{
+  iw_tx_t *t = &qp->tx;
+  const iw_op_rule_t *rule = &iw_op_rules[t->op];
+  uint32_t hlen = rule->tagged ? sizeof(iw_ddp_tagged_t) : sizeof(iw_ddp_untagged_t);
+  hlen += rule->extra_hdr;
+  uint64_t left = t->len - t->off;
+  uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(hlen));
+  gboolean last = chunk == left;
+  uint8_t *h = t->hdr + IW_FPDU_LEN_BYTES;
+  uint8_t ctrl = (last ? IW_DDP_LAST : 0) | IW_DDP_VERSION;
+  uint8_t rdmap = IW_RDMAP_VERSION | t->op;
+
+  if (rule->tagged) {
+    iw_ddp_tagged_t d = { .ctrl = ctrl | IW_DDP_TAGGED, .rdmap = rdmap,
+                          .stag_be = htonl(t->stag), .to_be = htobe64(t->to + t->off) };
+    memcpy(h, &d, sizeof(d));
+  } else {
+    iw_ddp_untagged_t d = { .ctrl = ctrl, .rdmap = rdmap, .inv_stag_be = htonl(t->stag),
+                            .qn_be = htonl(t->qn), .msn_be = htonl(t->msn),
+                            .mo_be = htonl((uint32_t) t->off) };
+    memcpy(h, &d, sizeof(d));
+    if (t->op == IW_OP_READ_REQ) {
+      iw_swqe_t *s = t->wqe;
+      iw_rdmap_readreq_t r = {
+        .sink_stag_be = htonl(s->sink_stag), .sink_to_be = htobe64(s->sink_to),
+        .size_be = htonl((uint32_t) s->total),
+        .src_stag_be = htonl(s->wr.rkey > UINT32_MAX ? 0 : (uint32_t) s->wr.rkey),
+        .src_to_be = htobe64(s->wr.remote_addr),
+      };
+      memcpy(h + sizeof(d), &r, sizeof(r));
+    }
+  }
+  uint32_t ulpdu = hlen + chunk;
+  uint16_t l = htons((uint16_t) ulpdu);
+  memcpy(t->hdr, &l, 2);
+  t->hdr_len = IW_FPDU_LEN_BYTES + hlen;
+  t->iov[0].iov_base = t->hdr;
+  t->iov[0].iov_len = t->hdr_len;
+  t->niov = 1;
+  uint32_t crc = qp->crc ? iw_crc32c(0, t->hdr, t->hdr_len) : 0;
+
+  /* Payload straight from the source memory. */
+  uint32_t want = chunk;
+  if (t->kind == IW_TX_RRESP) {
+    if (want > 0) {
+      t->iov[t->niov].iov_base = t->src + t->off;
+      t->iov[t->niov++].iov_len = want;
+    }
+  } else {
+    while (want > 0) {
+      const rnicpi_sge_t *s = &t->wqe->sge[t->sge_i];
+      uint64_t n = MIN((uint64_t) want, s->length - t->sge_off);
+      if (n > 0) {
+        t->iov[t->niov].iov_base = (uint8_t *) (uintptr_t) (s->addr + t->sge_off);
+        t->iov[t->niov++].iov_len = n;
+      }
+      want -= (uint32_t) n;
+      t->sge_off += n;
+      if (t->sge_off == s->length) {
+        t->sge_i++;
+        t->sge_off = 0;
+      }
+    }
+  }
+  if (qp->crc)
+    for (int i = 1; i < t->niov; i++)
+      crc = iw_crc32c(crc, t->iov[i].iov_base, t->iov[i].iov_len);
+  uint32_t pad = iw_fpdu_pad(ulpdu);
+  memset(t->trailer, 0, pad);
+  if (qp->crc && pad > 0)
+    crc = iw_crc32c(crc, t->trailer, pad);
+  put_crc(t->trailer + pad, fpdu_crc_final(qp, crc));
+  t->iov[t->niov].iov_base = t->trailer;
+  t->iov[t->niov++].iov_len = pad + IW_FPDU_CRC_BYTES;
+  t->chunk = chunk;
+  t->fpdu_len = t->hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
+  t->fpdu_sent = 0;
+  t->fpdu_ready = TRUE;
+}
+
+/* Write what is left of the current FPDU: 1 done, 0 would block, -1 error. */
+static int
+tx_write(iw_qp_t *qp)
+{
+  iw_tx_t *t = &qp->tx;
+  while (t->fpdu_sent < t->fpdu_len) {
+    struct iovec iov[IW_MAX_SGE + 2];
+    int n = 0;
+    uint32_t skip = t->fpdu_sent;
+    for (int i = 0; i < t->niov; i++) {
+      if (skip >= t->iov[i].iov_len) {
+        skip -= (uint32_t) t->iov[i].iov_len;
+        continue;
+      }
+      iov[n].iov_base = (uint8_t *) t->iov[i].iov_base + skip;
+      iov[n++].iov_len = t->iov[i].iov_len - skip;
+      skip = 0;
+    }
+    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
+    ssize_t r = sendmsg(qp->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return 0;
+      g_debug("QP %u: send: %s", qp->base.qp_num, g_strerror(errno));
+      return -1;
+    }
+    t->fpdu_sent += (uint32_t) r;
+  }
+  return 1;
+}
+
+/* The current message went out completely. */
+static void
+tx_message_done(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_tx_t *t = &qp->tx;
+  switch (t->kind) {
+  case IW_TX_SQ:
+    if (t->op != IW_OP_READ_REQ) {
+      /* RFC 5040 has no acknowledgement: TCP having a Send or Write says
+       * nothing of its placement (RDMAC verbs 8.1.3.1).  It completes when a
+       * later zero-length Read comes back: the peer answers Reads after it
+       * placed what came before them (RFC 5040 5.5), and a Terminate for the
+       * WR arrives before that answer.  Without ORD, at transmission. */
+      g_debug("QP %u: %s sent (peer IRD %u)", qp->base.qp_num, iw_op_rules[t->op].name,
+              qp->peer_ird);
+      if (qp->peer_ird == 0) {
+        t->wqe->done = TRUE;
+        iw_qp_sq_reap(qp, w);
+      } else {
+        t->wqe->sent = TRUE;
+        qp->unfenced++;
+      }
+    }
+    break;
+  case IW_TX_RRESP:
+    g_free(t->rresp);
+    break;
+  case IW_TX_TERM:
+    qp->term_sent = TRUE;
+    shutdown(qp->fd, SHUT_WR);
+    break;
+  default:
+    break;
+  }
+  memset(t, 0, sizeof(*t));
+}
+
+void
+iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_tx_t *t = &qp->tx;
+  while (qp->fd >= 0) {
+    if (t->kind == IW_TX_NONE && !tx_next(qp, w)) {
+      /* Drained: an orderly close sends its FIN now (RDMAC verbs 8.3.1:
+       * graceful close once the send queue and reads are done). */
+      if (qp->closing && qp->cs == IW_CS_RTS && g_queue_is_empty(&qp->sq) &&
+          qp->unfenced == 0 && g_queue_is_empty(&qp->orq) && g_queue_is_empty(&qp->irq)) {
+        shutdown(qp->fd, SHUT_WR);
+        qp->cs = IW_CS_CLOSING;
+        iw_timed_add(qp, 5000000);
+      }
+      iw_qp_want_out(qp, FALSE);
+      return;
+    }
+    gboolean user = t->kind == IW_TX_SQ || t->kind == IW_TX_RRESP;
+    if (user)
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    if (!t->fpdu_ready) {
+      if (t->kind == IW_TX_RRESP && t->src == NULL) {
+        /* The source was checked when the request came; check it again, it
+         * may have been deregistered since. */
+        iw_rresp_t *rr = t->rresp;
+        iw_mr_t *mr = rr->len > 0 ? iw_mr_lookup(qp->dev, rr->src_stag) : NULL;
+        if (rr->len > 0 && (mr == NULL || rr->src_to < mr->iova ||
+                            rr->src_to - mr->iova > mr->length - rr->len)) {
+          g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+          iw_defer_async(qp->dev, RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
+          iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_INVALID_STAG,
+                       NULL, 0, 0, NULL, w);
+          continue;
+        }
+        t->src = mr != NULL ? mr->addr + (rr->src_to - mr->iova) : (uint8_t *) "";
+      }
+      tx_build(qp);
+    }
+    int r = tx_write(qp);
+    if (user)
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    if (r == 0) {
+      iw_qp_want_out(qp, TRUE);
+      return;
+    }
+    if (r < 0) {
+      memset(t, 0, sizeof(*t));
+      iw_qp_conn_lost(qp, w);
+      return;
+    }
+    t->fpdu_ready = FALSE;
+    if (t->kind == IW_TX_TERM) {
+      tx_message_done(qp, w);
+      continue;
+    }
+    t->off += t->chunk;
+    if (t->off == t->len)
+      tx_message_done(qp, w);
+  }
+}
