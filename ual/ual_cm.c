@@ -156,28 +156,41 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
       goto out;
     }
   }
-  kal_port_t *res = NULL;
-  rnicpi_status_t rs = kal_port_reserve(ia->prov->name, &port, &res);
-  if (rs != RNICPI_OK) {
-    st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : IT_ERR_RESOURCES,
-                  "port %u of IA '%s' cannot be reserved: %s", port, ia->iface->name,
-                  rs == RNICPI_EEXIST ? "another listener on this host holds it" : rnicpi_status_message(rs));
-    goto out;
-  }
-  ual_listen_t *l = g_new0(ual_listen_t, 1);
-  l->evd = evd;
-  l->res = res;
-  l->spigot = spigot_id;
-  ual_handle_alloc(&l->obj, IT_HANDLE_TYPE_LISTEN, ia);
-  rs = ia->prov->cm->listen(ia->dev, port, l->obj.handle, &l->lst);
-  if (rs != RNICPI_OK) {
+  /* A port free in the kAL's space may still be held by the host's own
+   * stack (an iWARP provider listens on a real TCP port, which a client
+   * socket or TIME_WAIT may hold): a chosen port that the provider finds
+   * taken is given back and another one tried. */
+  gboolean chosen = !(flags & IT_LISTEN_CONN_QUAL_INPUT);
+  ual_listen_t *l = NULL;
+  for (int attempt = 0; ; attempt++) {
+    kal_port_t *res = NULL;
+    uint32_t want = chosen ? 0 : port;
+    rnicpi_status_t rs = kal_port_reserve(ia->prov->name, &want, &res);
+    if (rs != RNICPI_OK) {
+      st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : IT_ERR_RESOURCES,
+                    "port %u of IA '%s' cannot be reserved: %s", want, ia->iface->name,
+                    rs == RNICPI_EEXIST ? "another listener on this host holds it" : rnicpi_status_message(rs));
+      goto out;
+    }
+    port = want;
+    l = g_new0(ual_listen_t, 1);
+    l->evd = evd;
+    l->res = res;
+    l->spigot = spigot_id;
+    ual_handle_alloc(&l->obj, IT_HANDLE_TYPE_LISTEN, ia);
+    rs = ia->prov->cm->listen(ia->dev, port, l->obj.handle, &l->lst);
+    if (rs == RNICPI_OK)
+      break;
     ual_handle_release(&l->obj);
     kal_port_release(res);
     g_free(l);
-    st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : ual_map_status(rs),
-                  "provider '%s' cannot listen on port %u: %s", ia->prov->name, port,
-                  rnicpi_status_message(rs));
-    goto out;
+    l = NULL;
+    if (!(chosen && rs == RNICPI_EEXIST && attempt < 64)) {
+      st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : ual_map_status(rs),
+                    "provider '%s' cannot listen on port %u: %s", ia->prov->name, port,
+                    rnicpi_status_message(rs));
+      goto out;
+    }
   }
   if (!(flags & IT_LISTEN_CONN_QUAL_INPUT))
     port_to_qual(port, conn_qual);

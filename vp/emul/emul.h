@@ -19,6 +19,7 @@
 #include <glib.h>
 
 #include "rnicpi.h"
+#include "rnicpi_util.h"
 
 #define EMUL_LOG "itapi-vp-emul"
 
@@ -65,12 +66,7 @@ typedef struct emul_mr {
 
 typedef struct emul_cq {
   rnicpi_cq_t base;
-  GMutex lock;
-  rnicpi_wc_t *ring;
-  uint32_t cap, head, count;
-  uint32_t depth;
-  gboolean armed;
-  gboolean overflowed;
+  rnicpi_cq_ring_t ring;   /* rnicpi_util: never drops, reports overflow once */
   gint nqp;
 } emul_cq_t;
 

@@ -1,9 +1,10 @@
 /*
  * vp/emul completion queues.
  *
- * A CQ never drops an entry: past its declared depth the ring grows and the
- * overflow is reported once as an asynchronous event (RNICPI_ASYNC_CQ_OVERFLOW),
- * which the access layer turns into the IT-API affiliated event.
+ * The ring is rnicpi_util's: it never drops an entry; past its declared
+ * depth it grows and the overflow is reported once as an asynchronous event
+ * (RNICPI_ASYNC_CQ_OVERFLOW), which the access layer turns into the IT-API
+ * affiliated event.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,12 +20,7 @@ emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   emul_cq_t *cq = g_new0(emul_cq_t, 1);
   cq->base.dev = d;
   cq->base.al_ctx = ctx;
-  g_mutex_init(&cq->lock);
-  cq->depth = depth;
-  cq->cap = 16;
-  while (cq->cap < depth)
-    cq->cap <<= 1;
-  cq->ring = g_new(rnicpi_wc_t, cq->cap);
+  rnicpi_cq_ring_init(&cq->ring, depth);
   *out = &cq->base;
   return RNICPI_OK;
 }
@@ -35,40 +31,16 @@ emul_cq_destroy(rnicpi_cq_t *c)
   emul_cq_t *cq = to_emul_cq(c);
   if (g_atomic_int_get(&cq->nqp) != 0)
     return RNICPI_EBUSY;
-  g_mutex_clear(&cq->lock);
-  g_free(cq->ring);
+  rnicpi_cq_ring_clear(&cq->ring);
   g_free(cq);
   return RNICPI_OK;
-}
-
-static void
-emul_cq_grow(emul_cq_t *cq)
-{
-  rnicpi_wc_t *n = g_new(rnicpi_wc_t, cq->cap * 2);
-  for (uint32_t i = 0; i < cq->count; i++)
-    n[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
-  g_free(cq->ring);
-  cq->ring = n;
-  cq->head = 0;
-  cq->cap *= 2;
 }
 
 void
 emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w)
 {
-  gboolean overflow = FALSE, notify = FALSE;
-  g_mutex_lock(&cq->lock);
-  if (cq->count == cq->cap)
-    emul_cq_grow(cq);
-  cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *wc;
-  cq->count++;
-  if (cq->count > cq->depth && !cq->overflowed)
-    overflow = cq->overflowed = TRUE;
-  if (cq->armed) {
-    cq->armed = FALSE;
-    notify = TRUE;
-  }
-  g_mutex_unlock(&cq->lock);
+  unsigned r = rnicpi_cq_ring_push(&cq->ring, wc);
+  gboolean overflow = (r & RNICPI_CQ_PUSH_OVERFLOW) != 0, notify = (r & RNICPI_CQ_PUSH_NOTIFY) != 0;
 
   if (overflow)
     emul_defer_async(to_emul_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
@@ -108,37 +80,19 @@ emul_work_deliver(emul_work_t *w)
 static int
 emul_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {
-  emul_cq_t *cq = to_emul_cq(c);
-  int got = 0;
-  g_mutex_lock(&cq->lock);
-  while (got < n && cq->count > 0) {
-    wc[got++] = cq->ring[cq->head];
-    cq->head = (cq->head + 1) & (cq->cap - 1);
-    cq->count--;
-  }
-  if (cq->count == 0)
-    cq->overflowed = FALSE;
-  g_mutex_unlock(&cq->lock);
-  return got;
+  return rnicpi_cq_ring_poll(&to_emul_cq(c)->ring, wc, n);
 }
 
 static uint32_t
 emul_cq_count(rnicpi_cq_t *c)
 {
-  emul_cq_t *cq = to_emul_cq(c);
-  g_mutex_lock(&cq->lock);
-  uint32_t n = cq->count;
-  g_mutex_unlock(&cq->lock);
-  return n;
+  return rnicpi_cq_ring_count(&to_emul_cq(c)->ring);
 }
 
 static rnicpi_status_t
 emul_arm_cq(rnicpi_cq_t *c)
 {
-  emul_cq_t *cq = to_emul_cq(c);
-  g_mutex_lock(&cq->lock);
-  cq->armed = TRUE;
-  g_mutex_unlock(&cq->lock);
+  rnicpi_cq_ring_arm(&to_emul_cq(c)->ring);
   return RNICPI_OK;
 }
 

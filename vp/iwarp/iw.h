@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 
 #include "rnicpi.h"
+#include "rnicpi_util.h"
 #include "iw_ddp.h"
 #include "iw_mpa.h"
 #include "iw_rdmap.h"
@@ -89,10 +90,7 @@ typedef struct iw_mr {
 
 typedef struct iw_cq {
   rnicpi_cq_t base;
-  GMutex lock;
-  rnicpi_wc_t *ring;
-  uint32_t cap, head, count, depth;
-  gboolean armed, overflowed;
+  rnicpi_cq_ring_t ring;   /* rnicpi_util: never drops, reports overflow once */
   gint nqp;
 } iw_cq_t;
 
