@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <glib.h>
@@ -80,6 +81,12 @@ static rnicpi_status_t st_reject(rnicpi_dev_t *d, uint64_t i, const void *p, uin
 { (void) d; (void) i; (void) p; (void) l; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_disconnect(rnicpi_qp_t *q, const void *p, uint32_t l)
 { (void) q; (void) p; (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_srq_create(rnicpi_pd_t *p, uint32_t w, uint32_t s, uint64_t c, rnicpi_srq_t **q)
+{ (void) p; (void) w; (void) s; (void) c; (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_srq_modify(rnicpi_srq_t *q, uint32_t w, uint32_t l) { (void) q; (void) w; (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_srq_destroy(rnicpi_srq_t *q) { (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_post_srq_recv(rnicpi_srq_t *q, const rnicpi_recv_wr_t *w) { (void) q; (void) w; return RNICPI_ENOTSUP; }
+static uint32_t st_srq_count(rnicpi_srq_t *q) { (void) q; return 0; }
 static rnicpi_status_t st_handoff(rnicpi_qp_t *q, int fd, bool a, const rnicpi_conn_param_t *p)
 { (void) q; (void) fd; (void) a; (void) p; return RNICPI_ENOTSUP; }
 
@@ -98,7 +105,9 @@ static rnicpi_status_t st_handoff(rnicpi_qp_t *q, int fd, bool a, const rnicpi_c
 void
 rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
 {
-  out->desc = *in;
+  /* A descriptor of an older minor is shorter: copy only what it has. */
+  memset(&out->desc, 0, sizeof(out->desc));
+  memcpy(&out->desc, in, offsetof(rnicpi_provider_t, srq));
 
   TAKE(out->device, in->device);
   FILL(out->device, list, st_list);
@@ -141,10 +150,22 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   TAKE(out->sock, in->sock);
   FILL(out->sock, handoff, st_handoff);
 
+  /* The srq table is ABI 1.1: a 1.0 descriptor ends before the pointer. */
+  const rnicpi_srq_ops_t *srq_in = NULL;
+  if (in->abi_minor >= 1)
+    srq_in = in->srq;
+  TAKE(out->srq, srq_in);
+  FILL(out->srq, srq_create, st_srq_create);
+  FILL(out->srq, srq_modify, st_srq_modify);
+  FILL(out->srq, srq_destroy, st_srq_destroy);
+  FILL(out->srq, post_srq_recv, st_post_srq_recv);
+  FILL(out->srq, srq_count, st_srq_count);
+
   out->desc.device = &out->device;
   out->desc.mem = &out->mem;
   out->desc.queue = &out->queue;
   out->desc.data = &out->data;
   out->desc.cm = &out->cm;
   out->desc.sock = &out->sock;
+  out->desc.srq = &out->srq;
 }

@@ -130,6 +130,8 @@ usable_on(const itx_call_info_t *c, const it_ia_info_t *info)
     return FALSE;
   if (strcmp(c->name, "it_post_atomic") == 0)
     return info->atomic_support;
+  if (g_str_has_prefix(c->name, "it_srq_"))
+    return info->srq_support;
   return TRUE;
 }
 

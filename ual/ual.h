@@ -68,6 +68,7 @@ typedef struct ual_evd {
 typedef struct ual_ep {
   ual_obj_t obj;
   ual_pz_t *pz;
+  struct ual_srq *srq;        /* receives come from it (IT_EP_SRQ), or NULL */
   ual_evd_t *req, *recv, *conn;
   rnicpi_qp_t *qp;
   gint state;                 /* it_ep_state_rc_t, read without the lock */
@@ -77,6 +78,16 @@ typedef struct ual_ep {
   it_path_t dst_path;
   uint32_t ird, ord;          /* negotiated */
 } ual_ep_t;
+
+typedef struct ual_srq {
+  ual_obj_t obj;
+  ual_pz_t *pz;
+  rnicpi_srq_t *srq;
+  size_t max_recv_dtos;
+  size_t max_recv_segs;
+  size_t low_watermark;       /* armed limit, 0 when none */
+  gint nep;                   /* EPs receiving from it */
+} ual_srq_t;
 
 typedef struct ual_listen {
   ual_obj_t obj;
@@ -134,6 +145,8 @@ static inline ual_lmr_t *ual_lmr_get(it_lmr_handle_t h)
 { return (ual_lmr_t *) ual_handle_get(h, IT_HANDLE_TYPE_LMR); }
 static inline ual_listen_t *ual_listen_get(it_listen_handle_t h)
 { return (ual_listen_t *) ual_handle_get(h, IT_HANDLE_TYPE_LISTEN); }
+static inline ual_srq_t *ual_srq_get(it_srq_handle_t h)
+{ return (ual_srq_t *) ual_handle_get(h, IT_HANDLE_TYPE_SRQ); }
 
 #define UAL_HANDLE(obj, type) ((type) (uintptr_t) (obj)->handle)
 
@@ -154,6 +167,15 @@ void ual_ep_destroy(ual_ep_t *ep);
 void ual_listen_destroy(ual_listen_t *l);
 void ual_cn_drop_ia(ual_ia_t *ia);
 void ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev);
+
+/* Shared receive queues (ual_srq.c). */
+void ual_srq_destroy(ual_srq_t *srq);
+it_status_t ual_srq_post_recv(ual_srq_t *srq, const it_lmr_triplet_t *segs, size_t n,
+                              it_dto_cookie_t cookie);
+
+/* Gather/scatter lists (ual_dto.c). */
+#define UAL_MAX_SGE 64
+it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);
 
 /* Memory (ual_lmr.c). */
 void ual_lmr_destroy(ual_lmr_t *lmr);

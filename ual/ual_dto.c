@@ -8,11 +8,10 @@
  */
 #include "ual.h"
 
-#define UAL_MAX_SGE 64
 #define DTO_FLAGS_KNOWN 0x7fu
 
-static it_status_t
-to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
+it_status_t
+ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
 {
   if (G_UNLIKELY(n > max || n > UAL_MAX_SGE))
     return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%zu segments exceed the EP's limit of %zu", n, max);
@@ -88,7 +87,7 @@ post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *
   default: max = ep->attr.max_send_segments; break;
   }
   rnicpi_sge_t sge[UAL_MAX_SGE];
-  it_status_t st = to_sges(segs, n, max, sge);
+  it_status_t st = ual_to_sges(segs, n, max, sge);
   if (G_UNLIKELY(st != IT_SUCCESS))
     return st;
   wr->sg_list = sge;
@@ -157,19 +156,21 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
   ual_obj_t *o = ual_handle_any(handle);
   if (G_UNLIKELY(o == NULL))
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is not a live EP or SRQ handle", handle);
-  if (o->type == IT_HANDLE_TYPE_SRQ)
-    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "shared receive queues are not built for IA '%s'",
-                    o->ia->iface->name);
-  if (G_UNLIKELY(o->type != IT_HANDLE_TYPE_EP))
+  if (G_UNLIKELY(o->type != IT_HANDLE_TYPE_EP && o->type != IT_HANDLE_TYPE_SRQ))
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is a handle of type %d, not an EP or SRQ",
                     handle, (int) o->type);
-  ual_ep_t *ep = (ual_ep_t *) o;
   if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0 ||
                  (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x are unknown or need memory-window "
                     "support", (unsigned) dto_flags);
+  if (o->type == IT_HANDLE_TYPE_SRQ)
+    return ual_srq_post_recv((ual_srq_t *) o, local_segments, num_segments, cookie);
+  ual_ep_t *ep = (ual_ep_t *) o;
+  if (G_UNLIKELY(ep->srq != NULL))
+    return ual_fail(IT_ERR_INVALID_RECV_DTO, "EP %p receives from SRQ %p; post receives to the SRQ",
+                    handle, (void *) (uintptr_t) ep->srq->obj.handle);
   rnicpi_sge_t sge[UAL_MAX_SGE];
-  it_status_t st = to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge);
+  it_status_t st = ual_to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge);
   if (G_UNLIKELY(st != IT_SUCCESS))
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };

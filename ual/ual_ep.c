@@ -110,13 +110,22 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
     st = ual_fail(IT_ERR_INVALID_FLAGS, "it_ep_rc_create: flags 0x%x have unknown bits", (unsigned) flags);
     goto out;
   }
-  if (flags & IT_EP_SRQ) {
-    st = ual_fail(IT_ERR_SRQ_NOT_SUPPORTED, "IA '%s' has no shared receive queues", ia->iface->name);
-    goto out;
-  }
   if (ep_attr == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_rc_create: ep_attr is NULL");
     goto out;
+  }
+  ual_srq_t *srq = NULL;
+  if (flags & IT_EP_SRQ) {
+    if (!(ia->caps.features & RNICPI_CAP_SRQ)) {
+      st = ual_fail(IT_ERR_SRQ_NOT_SUPPORTED, "IA '%s' has no shared receive queues", ia->iface->name);
+      goto out;
+    }
+    srq = ual_srq_get(ep_attr->srv.rc.srq);
+    if (srq == NULL || srq->pz != pz) {
+      st = ual_fail(IT_ERR_INVALID_SRQ, "IT_EP_SRQ given but ep_attr.srv.rc.srq %p is not a live SRQ "
+                    "of PZ %p", (void *) ep_attr->srv.rc.srq, (void *) pz_handle);
+      goto out;
+    }
   }
   if ((st = check_attr(ia, ep_attr)) != IT_SUCCESS)
     goto out;
@@ -127,12 +136,14 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   ep->recv = recv;
   ep->conn = conn;
   ep->attr = *ep_attr;
-  ep->attr.srv.rc.srq = IT_NULL_HANDLE;
+  ep->attr.srv.rc.srq = srq != NULL ? UAL_HANDLE(&srq->obj, it_srq_handle_t) : IT_NULL_HANDLE;
+  ep->srq = srq;
   ep->flags = flags;
   ep->state = IT_EP_STATE_UNCONNECTED;
   ual_handle_alloc(&ep->obj, IT_HANDLE_TYPE_EP, ia);
   rnicpi_qp_attr_t qa = { .send_cq = req->cq, .recv_cq = recv->cq };
   qp_attr_of(ep_attr, &qa);
+  qa.srq = srq != NULL ? srq->srq : NULL;
   rnicpi_status_t rs = ia->prov->queue->qp_create(pz->pd, &qa, ep->obj.handle, &ep->qp);
   if (rs != RNICPI_OK) {
     ual_handle_release(&ep->obj);
@@ -145,6 +156,8 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   req->nbound++;
   recv->nbound++;
   conn->nbound++;
+  if (srq != NULL)
+    srq->nep++;
   ia->children = g_list_prepend(ia->children, ep);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
 out:
@@ -161,6 +174,8 @@ ual_ep_destroy(ual_ep_t *ep)
   /* Flushed completions still name the (now stale) handle: harmless. */
   ia->prov->queue->qp_destroy(ep->qp);
   ep->pz->nref--;
+  if (ep->srq != NULL)
+    ep->srq->nep--;
   ep->req->nbound--;
   ep->recv->nbound--;
   ep->conn->nbound--;

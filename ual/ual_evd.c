@@ -645,6 +645,14 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
     if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL)
       ual_async_aff(ia, IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, (it_handle_t) (uintptr_t) ev->ctx);
     break;
+  case RNICPI_ASYNC_SRQ_LIMIT: {
+    ual_srq_t *q = ual_srq_get((it_srq_handle_t) (uintptr_t) ev->ctx);
+    if (q != NULL) {
+      q->low_watermark = 0; /* fired: disarmed until it_srq_modify arms it again */
+      ual_async_aff(ia, IT_ASYNC_AFF_SRQ_LOW_WATERMARK, (it_handle_t) (uintptr_t) ev->ctx);
+    }
+    break;
+  }
   case RNICPI_ASYNC_PORT_ACTIVE:
   case RNICPI_ASYNC_PORT_DOWN:
     if (ia->unaff_evd != NULL) {

@@ -91,7 +91,7 @@ it_ia_free(it_ia_handle_t ia_handle)
   ual_cn_drop_ia(ia);
   /* Children in dependency order: EPs and listeners, LMRs, EVDs, PZs. */
   static const it_handle_type_enum_t order[] = {
-    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_LMR,
+    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_SRQ, IT_HANDLE_TYPE_LMR,
     IT_HANDLE_TYPE_EVD, IT_HANDLE_TYPE_PZ,
   };
   for (size_t k = 0; k < G_N_ELEMENTS(order); k++) {
@@ -105,6 +105,7 @@ it_ia_free(it_ia_handle_t ia_handle)
         case IT_HANDLE_TYPE_EP: ual_ep_destroy((ual_ep_t *) o); break;
         case IT_HANDLE_TYPE_LISTEN: ual_listen_destroy((ual_listen_t *) o); break;
         case IT_HANDLE_TYPE_LMR: ual_lmr_destroy((ual_lmr_t *) o); break;
+        case IT_HANDLE_TYPE_SRQ: ual_srq_destroy((ual_srq_t *) o); break;
         case IT_HANDLE_TYPE_PZ: ual_pz_destroy((ual_pz_t *) o); break;
         case IT_HANDLE_TYPE_EVD: {
           ual_evd_t *e = (ual_evd_t *) o;
@@ -203,10 +204,10 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
   info->spigot_info = sp;
   info->affiliated_err_evd = ia->aff_evd ? UAL_HANDLE(&ia->aff_evd->obj, it_evd_handle_t) : IT_NULL_HANDLE;
   info->unaffiliated_err_evd = ia->unaff_evd ? UAL_HANDLE(&ia->unaff_evd->obj, it_evd_handle_t) : IT_NULL_HANDLE;
-  info->srq_support = IT_FALSE;
+  info->srq_support = CAP(RNICPI_CAP_SRQ);
   info->hard_hi_watermark_support = IT_FALSE;
   info->soft_hi_watermark_support = IT_FALSE;
-  info->srq_resizable = IT_FALSE;
+  info->srq_resizable = CAP(RNICPI_CAP_SRQ);
   info->extended_iwarp_qp_states = IT_FALSE;
   info->socket_conversion_support = CAP(RNICPI_CAP_SOCKET_HANDOFF);
   info->rdma_read_ord_increasable = IT_FALSE;

@@ -95,32 +95,6 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
   return NOT_BUILT("it_socket_convert", "socket conversion (iWARP providers)");
 }
 
-/* shared receive queues */
-
-it_status_t
-it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_recv_dtos, it_srq_handle_t *srq_handle)
-{
-  return NOT_BUILT("it_srq_create", "shared receive queues");
-}
-
-it_status_t
-it_srq_free(it_srq_handle_t srq_handle)
-{
-  return NOT_BUILT("it_srq_free", "shared receive queues");
-}
-
-it_status_t
-it_srq_modify(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, const it_srq_param_t *params)
-{
-  return NOT_BUILT("it_srq_modify", "shared receive queues");
-}
-
-it_status_t
-it_srq_query(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, it_srq_param_t *params)
-{
-  return NOT_BUILT("it_srq_query", "shared receive queues");
-}
-
 /* unlinked LMRs and I/O address mapping (privileged) */
 
 it_status_t

@@ -1757,7 +1757,10 @@ it_status_t it_evd_callback_detach(IN it_evd_handle_t evd_handle);
  * @retval IT_ERR_INVALID_CONN_EVD @p connect_sevd_handle is not a live ::IT_CM_MSG_EVENT_STREAM
  *          dispatcher of the zone's adapter
  * @retval IT_ERR_INVALID_FLAGS @p flags has bits other than ::IT_EP_REUSEADDR and ::IT_EP_SRQ
- * @retval IT_ERR_SRQ_NOT_SUPPORTED ::IT_EP_SRQ was given (no shared receive queues in this release)
+ * @retval IT_ERR_SRQ_NOT_SUPPORTED ::IT_EP_SRQ was given on an adapter without shared receive
+ *          queues
+ * @retval IT_ERR_INVALID_SRQ ::IT_EP_SRQ was given and ep_attr->srv.rc.srq is not a live shared
+ *          receive queue of @p pz_handle
  * @retval IT_ERR_INVALID_EP_ATTR @p ep_attr is NULL, its max_dto_payload_size exceeds the device's
  *          message size, or it enables atomics on an adapter without them
  * @retval IT_ERR_RESOURCE_REQ_DTO max_request_dtos exceeds the device limit
@@ -2126,15 +2129,23 @@ it_status_t it_socket_convert(IN int sd,
 /**
  * @brief Creates a shared receive queue.
  *
- * Note the parameter order: segments before data transfers.
- *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Note the parameter order: segments before data transfers.  Endpoints
+ * created with ::IT_EP_SRQ and this queue in `ep_attr->srv.rc.srq` take their
+ * receives from it; a receive completes on the receive dispatcher of the
+ * endpoint the message arrived on.
  *
  * @param[in] pz_handle protection zone of the queue
  * @param[in] max_recv_segments maximum segments of a receive
  * @param[in] max_recv_dtos maximum outstanding receives
  * @param[out] srq_handle receives the handle of the new queue
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the queue was created
+ * @retval IT_ERR_FAULT @p srq_handle is NULL
+ * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
+ * @retval IT_ERR_SRQ_NOT_SUPPORTED the adapter has no shared receive queues
+ *          (it_ia_info_t::srq_support)
+ * @retval IT_ERR_INVALID_SRQ_SIZE @p max_recv_dtos is 0 or above the device's queue depth
+ * @retval IT_ERR_RESOURCE_RSEG @p max_recv_segments is 0 or above the device's limit
+ * @retval IT_ERR_RESOURCES the provider could not create the queue
  * @ingroup srq
  */
 it_status_t it_srq_create(IN it_pz_handle_t pz_handle,
@@ -2145,10 +2156,11 @@ it_status_t it_srq_create(IN it_pz_handle_t pz_handle,
 /**
  * @brief Frees a shared receive queue.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] srq_handle queue to free
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the queue was freed; receives still posted to it belong
+ *          to no endpoint and complete nowhere
+ * @retval IT_ERR_INVALID_SRQ @p srq_handle is not a live shared receive queue
+ * @retval IT_ERR_SRQ_BUSY endpoints still take their receives from it
  * @ingroup srq
  */
 it_status_t it_srq_free(IN it_srq_handle_t srq_handle);
@@ -2156,12 +2168,22 @@ it_status_t it_srq_free(IN it_srq_handle_t srq_handle);
 /**
  * @brief Modifies parameters of a shared receive queue.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * ::IT_SRQ_PARAM_MAX_RECV_DTO resizes the queue; ::IT_SRQ_PARAM_LOW_WATERMARK
+ * arms the low-watermark event: when the queue holds fewer receives than
+ * the watermark, ::IT_ASYNC_AFF_SRQ_LOW_WATERMARK (cause.srq) is posted once
+ * on the adapter's affiliated dispatcher and the watermark returns to 0
+ * until armed again.
  *
  * @param[in] srq_handle queue to modify
  * @param[in] mask parameters to change
  * @param[in] params new values of the selected parameters
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the parameters were changed
+ * @retval IT_ERR_INVALID_SRQ @p srq_handle is not a live shared receive queue
+ * @retval IT_ERR_INVALID_MASK @p mask is 0 or names a parameter other than the two above
+ * @retval IT_ERR_FAULT @p params is NULL
+ * @retval IT_ERR_INVALID_SRQ_SIZE the new size is 0, above the device's depth, or below the
+ *          receives the queue holds
+ * @retval IT_ERR_INVALID_WATERMARK the watermark exceeds the queue's size
  * @ingroup srq
  */
 it_status_t it_srq_modify(IN it_srq_handle_t srq_handle,
@@ -2171,12 +2193,13 @@ it_status_t it_srq_modify(IN it_srq_handle_t srq_handle,
 /**
  * @brief Queries the parameters of a shared receive queue.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] srq_handle queue to query
  * @param[in] mask parameters to return
  * @param[out] params receives the selected parameters
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the parameters were returned
+ * @retval IT_ERR_INVALID_SRQ @p srq_handle is not a live shared receive queue
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup srq
  */
 it_status_t it_srq_query(IN it_srq_handle_t srq_handle,
@@ -2729,7 +2752,10 @@ it_status_t it_post_send_and_unlink(IN it_ep_handle_t ep_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @retval IT_SUCCESS the receive was posted
- * @retval IT_ERR_INVALID_HANDLE @p handle is not a live handle, or not that of an endpoint
+ * @retval IT_ERR_INVALID_HANDLE @p handle is not a live handle, or neither an endpoint nor a shared
+ *          receive queue
+ * @retval IT_ERR_INVALID_RECV_DTO @p handle is an endpoint that takes its receives from a shared
+ *          receive queue
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
  *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
  * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_recv_segments (or

@@ -50,7 +50,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 0
+#define RNICPI_ABI_MINOR 1
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -284,6 +284,12 @@ typedef struct rnicpi_listen {
   uint64_t al_ctx;   /**< access-layer context, passed back in CM requests */
 } rnicpi_listen_t;
 
+/** A shared receive queue (RNICPI_CAP_SRQ). */
+typedef struct rnicpi_srq {
+  rnicpi_pd_t *pd;  /**< domain of the queue */
+  uint64_t al_ctx;  /**< access-layer context, passed back in async events */
+} rnicpi_srq_t;
+
 /** @} */
 
 /** @defgroup rnicpi_types Work requests, completions and events
@@ -412,6 +418,7 @@ typedef struct rnicpi_qp_attr {
   uint32_t ird;             /**< inbound RDMA Reads in flight */
   uint32_t ord;             /**< outbound RDMA Reads in flight */
   uint32_t access;          /**< inbound rights: OR of RNICPI_ACCESS_REMOTE_* */
+  struct rnicpi_srq *srq;   /**< receives come from this SRQ (RNICPI_CAP_SRQ), or NULL */
 } rnicpi_qp_attr_t;
 
 /** Address of a peer or of a listener. */
@@ -473,6 +480,7 @@ typedef enum {
   RNICPI_ASYNC_QP_ACCESS_ERR,   /**< a peer violated this side's memory rights (qp_ctx) */
   RNICPI_ASYNC_PORT_ACTIVE,     /**< a port came up */
   RNICPI_ASYNC_PORT_DOWN,       /**< a port went down */
+  RNICPI_ASYNC_SRQ_LIMIT,       /**< an SRQ fell below its armed limit (srq_ctx); disarms it */
 } rnicpi_async_type_t;
 
 /** An asynchronous event. */
@@ -592,6 +600,28 @@ typedef struct rnicpi_cm_ops {
                                 uint32_t pdata_len);
 } rnicpi_cm_ops_t;
 
+/**
+ * Shared receive queues (optional: RNICPI_CAP_SRQ).  A receive taken from an
+ * SRQ completes on the receive CQ of the queue pair the message arrived on,
+ * with that QP's context.  Receives still posted when the SRQ is destroyed
+ * belong to no queue pair and complete nowhere: the access layer refuses to
+ * destroy an SRQ that queue pairs still use.
+ */
+typedef struct rnicpi_srq_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Create an SRQ of @p max_wr receives of up to @p max_sge entries each. */
+  rnicpi_status_t (*srq_create)(rnicpi_pd_t *pd, uint32_t max_wr, uint32_t max_sge,
+                                uint64_t al_ctx, rnicpi_srq_t **srq);
+  /** Resize (max_wr 0: keep) and arm the limit event at @p limit receives (0: disarm). */
+  rnicpi_status_t (*srq_modify)(rnicpi_srq_t *srq, uint32_t max_wr, uint32_t limit);
+  /** Destroy an SRQ no queue pair uses (RNICPI_EBUSY otherwise). */
+  rnicpi_status_t (*srq_destroy)(rnicpi_srq_t *srq);
+  /** Post one receive to the SRQ (RNICPI_EFULL when it holds max_wr). */
+  rnicpi_status_t (*post_srq_recv)(rnicpi_srq_t *srq, const rnicpi_recv_wr_t *wr);
+  /** Receives the SRQ holds now. */
+  uint32_t (*srq_count)(rnicpi_srq_t *srq);
+} rnicpi_srq_ops_t;
+
 /** Socket handoff (optional: RNICPI_CAP_SOCKET_HANDOFF). */
 typedef struct rnicpi_sock_ops {
   size_t size; /**< sizeof the table as the provider built it */
@@ -620,6 +650,7 @@ typedef struct rnicpi_provider {
   const rnicpi_data_ops_t *data;     /**< data path operations */
   const rnicpi_cm_ops_t *cm;         /**< CM verbs, or NULL */
   const rnicpi_sock_ops_t *sock;     /**< socket handoff, or NULL */
+  const struct rnicpi_srq_ops *srq;  /**< shared receive queues, or NULL (ABI 1.1) */
 } rnicpi_provider_t;
 
 /**
