@@ -94,6 +94,8 @@ typedef struct itest_end {
   bool hold_recv;       /* --fault: victim stops replenishing receives */
 
   bool established, disconnected, broken, freed;
+  bool free_grace;      /* the CM EVD is drained right after this end's it_ep_free:
+                           its events were queued before the free */
   bool disc_initiator;  /* this end called it_ep_disconnect */
   unsigned cm_unexpected;
 } itest_end_t;
@@ -119,7 +121,10 @@ typedef struct {
   bool enabled, triggered, verified;
   int victim_side;
   bool victim_holds;        /* the victim stops replenishing receives (else the survivor does) */
-  unsigned survivor_flushed, victim_flushed;
+  unsigned survivor_flushed, victim_flushed; /* completed in error (flushed, or over a
+                                                non-IB transport any error) after the free */
+  unsigned error_cmpl;      /* of those, not IT_DTO_ERR_FLUSHED (non-IB transports only) */
+  unsigned tolerated_cm;    /* CM events for the freed EP queued before its free */
   unsigned survivor_outstanding, victim_outstanding; /* at it_ep_free */
   bool broken_event;
 } itest_fault_report_t;
@@ -135,6 +140,12 @@ typedef struct itest_config {
   uint64_t seed;
   bool json, verbose, fault;
   bool three_way;           /* the IA offers the three-way handshake */
+  /* it_ia_info_t.transport_type is IT_IB_TRANSPORT: a send that finds no
+   * receive waits (RNR retry) and a vanished peer flushes the survivor's
+   * requests.  Otherwise (iWARP) a send with no receive posted ends the
+   * connection, so a sender needs a receive posted at the peer first, and
+   * requests in flight toward a vanished peer may end in a remote error. */
+  bool ib;
   size_t disconnect_pdata;  /* it_ia_info_t.disconnect_private_data_len */
   unsigned readback_pct;
   itest_close_t close;
@@ -164,6 +175,11 @@ struct itest_thread {
   bool stopping;
   itest_fault_state_t fault_state;
   itest_pair_t *fault_pair;
+  /* Set (release) just before the fault EP is freed, with both EP handles
+   * of the fault pair: the main thread then accepts affiliated events
+   * naming them (non-IB transports). */
+  atomic_bool fault_injected;
+  it_ep_handle_t fault_ep[2];
   double fault_t;
   itest_fault_report_t fault;
   itest_stats_t st;
@@ -202,5 +218,6 @@ void itest_fill_read_region(itest_end_t *e);
 void itest_fault_step(itest_thread_t *th, double now);
 itest_end_t *itest_fault_holder(itest_thread_t *th);
 bool itest_fault_pending(const itest_thread_t *th);
+bool itest_fault_error_ok(const itest_thread_t *th, const itest_end_t *e);
 
 #endif

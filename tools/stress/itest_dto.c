@@ -358,6 +358,29 @@ pick_op(itest_thread_t *th)
   return en[rnd_below(th, n)];
 }
 
+/* Whether @e may send now.  On InfiniBand a send that finds no receive
+ * waits (RNR retry).  Elsewhere (iWARP) it ends the connection, so as an
+ * application's credits would, the sender waits until the peer has posted
+ * the receive its next send lands in (the k-th receive takes the k-th
+ * send; both ends live in this thread). */
+static bool
+send_credit(const itest_thread_t *th, const itest_end_t *e)
+{
+  return th->cfg->ib || e->peer->recv_seq > e->send_seq;
+}
+
+/* A random enabled operation other than a send, or OP_COUNT if none. */
+static itest_op_t
+pick_non_send(itest_thread_t *th)
+{
+  itest_op_t en[OP_COUNT];
+  unsigned n = 0;
+  for (int o = 0; o < OP_COUNT; o++)
+    if (o != OP_SEND && th->cfg->op_enabled[o])
+      en[n++] = (itest_op_t) o;
+  return n ? en[rnd_below(th, n)] : OP_COUNT;
+}
+
 /* Fill the end's window; returns how many were posted. */
 static unsigned
 issue_window(itest_thread_t *th, itest_end_t *e, bool sends_only)
@@ -368,6 +391,8 @@ issue_window(itest_thread_t *th, itest_end_t *e, bool sends_only)
     if (th->cfg->transactions > 0 && th->st.issued >= th->quota)
       break;
     itest_op_t op = sends_only ? OP_SEND : pick_op(th);
+    if (op == OP_SEND && !send_credit(th, e) && (sends_only || (op = pick_non_send(th)) == OP_COUNT))
+      break;
     switch (op) {
     case OP_SEND: issue_send(th, e, (unsigned) k); break;
     case OP_WRITE: issue_write(th, e, (unsigned) k); break;
@@ -577,8 +602,15 @@ handle_dto(itest_thread_t *th, it_evd_handle_t evd, const it_event_t *ev)
     } else {
       keep = sq_success(th, e, k, d);
     }
-  } else if (d->dto_status == IT_DTO_ERR_FLUSHED && itest_pair_expects_flush(e->pair)) {
+  } else if ((d->dto_status == IT_DTO_ERR_FLUSHED && itest_pair_expects_flush(e->pair)) ||
+             itest_fault_error_ok(th, e)) {
     count_flush(th, e);
+    if (d->dto_status != IT_DTO_ERR_FLUSHED) {
+      th->fault.error_cmpl++;
+      itest_log(th->cfg, "fault: thread %u pair %u: %s of the %s end completed with %s after the "
+                "free (accepted: not InfiniBand)", th->id, e->pair->index, itest_wr_name(w->kind),
+                e->freed ? "freed" : "surviving", itest_dto_status_name(d->dto_status));
+    }
     if (w->kind == WR_FADD || w->kind == WR_CSWAP)
       e->atomics_clean = false;
   } else {
