@@ -11,6 +11,15 @@
  *   emul_xport.c, emul_xqp.c).  A QP with qp->x != NULL is on this path.
  * The same fabric lock covers both; so do the same rules (emul_qp.c).
  *
+ * Personalities.  Every device has one: InfiniBand HCA (emul0, emul-ib0)
+ * or iWARP RNIC (emul-iw0; emul0 too under ITAPI_EMUL_PERSONALITY=iwarp).
+ * What differs between them is one row of the table emul_pers[]
+ * (emul_dev.c): the capability record the access layer reconciles from,
+ * and the few execution rules the provider applies from the same row
+ * (key format, read-sink rights, receiver not ready, disconnect).  Code
+ * elsewhere reads the row (emul_pers_of_qp), never the personality's name.
+ * Two QPs connect only when their devices have the same personality.
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef EMUL_H
@@ -28,6 +37,7 @@ typedef struct emul_fabric {
   GMutex lock;            /* data path, connection state, MR table */
   GPtrArray *mrs;         /* index -> emul_mr_t*, slot 0 unused */
   GArray *free_mr;        /* free indexes of mrs */
+  GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
   GHashTable *listeners;  /* port -> emul_listen_t* */
   GHashTable *conns;      /* conn id -> emul_conn_t* */
   uint64_t next_conn_id;
@@ -39,11 +49,40 @@ typedef struct emul_fabric {
 
 extern emul_fabric_t emul_fabric;
 
+/* One personality: the capability record's personality-dependent part and
+ * the rules the provider applies from it.  Everything not here is common. */
+typedef enum { EMUL_PERS_IB = 0, EMUL_PERS_IWARP, EMUL_PERS_COUNT } emul_pers_id_t;
+
+typedef struct emul_pers {
+  emul_pers_id_t id;
+  const char *name;             /* ITAPI_EMUL_PERSONALITY value */
+  const char *device;           /* the device that always has it */
+  const char *what;             /* for messages */
+  /* capability record */
+  rnicpi_transport_t transport;
+  rnicpi_path_format_t path_format;
+  uint64_t features;
+  uint32_t pdata_connect, pdata_accept, pdata_reject, pdata_disconnect;
+  uint32_t pdata_ud_req, pdata_ud_rep;
+  uint32_t max_rdma_read_sge;
+  /* keys: key = index << index_shift | tag << tag_shift; a key has
+   * index_bits + tag_bits bits, the tag is drawn at random */
+  uint8_t index_shift, index_bits, tag_shift, tag_bits;
+  gboolean tag_bump;            /* a slot's next tag is its last + 1 (else random) */
+  /* execution rules */
+  uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
+  gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
+  gboolean drain_on_disconnect; /* disconnect once outstanding requests are answered */
+} emul_pers_t;
+
+extern const emul_pers_t emul_pers[EMUL_PERS_COUNT];
+
 typedef struct emul_dev {
   rnicpi_dev_t base;
   rnicpi_upcalls_t up;
   gint ref;
   gboolean closed;
+  const emul_pers_t *pers;
   rnicpi_caps_t caps;
 } emul_dev_t;
 
@@ -56,12 +95,13 @@ typedef struct emul_pd {
 typedef struct emul_mr {
   rnicpi_mr_t base;
   emul_pd_t *pd;
+  const emul_pers_t *pers; /* of its device: the format of its key */
   uint8_t *addr;
   uint64_t length;
   uint64_t iova;
   uint32_t access;
   uint32_t index;
-  uint32_t key;
+  uint32_t key;            /* the tag part of the key (pers->tag_bits) */
 } emul_mr_t;
 
 typedef struct emul_cq {
@@ -84,6 +124,7 @@ typedef struct emul_qp {
   GQueue rq;               /* emul_rwqe_t* */
   rnicpi_qp_attr_t attr;
   uint32_t ird, ord;       /* negotiated */
+  gboolean closing;        /* disconnect waits for outstanding requests */
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
@@ -139,6 +180,7 @@ static inline emul_cq_t *to_emul_cq(rnicpi_cq_t *c) { return (emul_cq_t *) c; }
 static inline emul_qp_t *to_emul_qp(rnicpi_qp_t *q) { return (emul_qp_t *) q; }
 static inline emul_listen_t *to_emul_listen(rnicpi_listen_t *l) { return (emul_listen_t *) l; }
 static inline emul_dev_t *emul_qp_dev(emul_qp_t *qp) { return to_emul_dev(qp->base.pd->dev); }
+static inline const emul_pers_t *emul_pers_of_qp(emul_qp_t *qp) { return emul_qp_dev(qp)->pers; }
 
 extern const rnicpi_device_ops_t emul_device_ops;
 extern const rnicpi_mem_ops_t emul_mem_ops;
@@ -157,7 +199,16 @@ void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 
 /* Memory (fabric lock held). */
-emul_mr_t *emul_mr_lookup(uint64_t key);
+emul_mr_t *emul_mr_lookup(const emul_pers_t *p, uint64_t key);
+gboolean emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag);
+
+/* Personality rules (emul_dev.c). */
+uint32_t emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op);
+static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_ATOMIC_CMP_SWP ||
+         op == RNICPI_WR_ATOMIC_FETCH_ADD;
+}
 
 /* Completion queues. */
 void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
@@ -193,6 +244,7 @@ void emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
 void emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                   const void *pdata, uint32_t pdata_len);
 rnicpi_status_t emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+gboolean emul_x_outstanding(emul_qp_t *qp);
 void emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w);
 void emul_x_access_changed(emul_qp_t *qp);
 void emul_x_mr_sync(uint32_t index);

@@ -10,6 +10,13 @@
  * a pending connection with c->x set is a cross-process handshake and its
  * accept, reject and teardown go to emul_xport.c.
  *
+ * Personalities: private-data limits are the device's capability record;
+ * a device without RNICPI_CAP_THREE_WAY (iWARP: MPA is two-way) refuses a
+ * three-way connect; a request to a listener of the other personality is
+ * unreachable (an HCA does not reach an RNIC); disconnect on a personality
+ * with drain_on_disconnect (iWARP: graceful close, the FIN follows the
+ * data) waits for the requests still outstanding, new ones flush.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
@@ -159,6 +166,8 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
 
   if (p->pdata_len > dev->caps.pdata_connect)
     return RNICPI_ELIMIT;
+  if (p->three_way && !(dev->caps.features & RNICPI_CAP_THREE_WAY))
+    return RNICPI_ENOTSUP;
   g_mutex_lock(&emul_fabric.lock);
   if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
     st = RNICPI_ESTATE;
@@ -168,8 +177,9 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
     g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) addr_port(dst))) : NULL;
   if (l == NULL && addr_is_ours(dst) && emul_x_connect(qp, addr_port(dst), p))
     goto out;
-  if (l == NULL) {
-    emul_cm_unreachable(qp, addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
+  if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
+    emul_cm_unreachable(qp, l != NULL ? RNICPI_CM_REASON_BAD_PATH :
+                            addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
     emul_qp_set_error(qp, &w);
     goto out;
   }
@@ -234,6 +244,8 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
   if (c == NULL) {
     st = RNICPI_ENOENT;
+  } else if (c->listener != NULL && to_emul_dev(c->listener->base.dev)->pers != dev->pers) {
+    st = RNICPI_EINVAL;  /* a QP of the other personality cannot take it */
   } else if (c->x != NULL) {
     st = p->pdata_len > dev->caps.pdata_accept ? RNICPI_ELIMIT : emul_x_accept(qp, c, p);
   } else if (c->state == CONN_REQUESTED && qp != c->active) {
@@ -334,7 +346,12 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   if (len > emul_qp_dev(qp)->caps.pdata_disconnect)
     return RNICPI_ELIMIT;
   g_mutex_lock(&emul_fabric.lock);
-  if (qp->state == RNICPI_QPS_RTS) {
+  if (qp->state == RNICPI_QPS_RTS && qp->closing) {
+    /* already draining */
+  } else if (qp->state == RNICPI_QPS_RTS && emul_pers_of_qp(qp)->drain_on_disconnect &&
+             qp->x != NULL && emul_x_outstanding(qp)) {
+    qp->closing = TRUE;  /* emul_xqp.c closes when the last answer is in */
+  } else if (qp->state == RNICPI_QPS_RTS) {
     emul_qp_break(qp, &w, TRUE, pdata, len);
   } else if (qp->conn != NULL) {
     emul_cm_qp_gone(qp, &w);

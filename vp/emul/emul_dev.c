@@ -1,6 +1,11 @@
 /*
- * vp/emul device: fabric, devices, protection domains, capability record,
- * and the thread that delivers deferred upcalls.
+ * vp/emul device: fabric, devices, protection domains, the personalities
+ * and the capability record built from them, and the thread that delivers
+ * deferred upcalls.
+ *
+ * Devices: emul0 (InfiniBand personality, or the one ITAPI_EMUL_PERSONALITY
+ * names: ib or iwarp, read at each open), emul-ib0 (always InfiniBand) and
+ * emul-iw0 (always iWARP).  All share one fabric and one port space.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -50,6 +55,7 @@ emul_fabric_do_init(gpointer unused)
   emul_fabric.mrs = g_ptr_array_new();
   g_ptr_array_add(emul_fabric.mrs, NULL);
   emul_fabric.free_mr = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  emul_fabric.slot_tag = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   emul_fabric.listeners = g_hash_table_new(g_direct_hash, g_direct_equal);
   emul_fabric.conns = g_hash_table_new(g_int64_hash, g_int64_equal);
   emul_fabric.next_conn_id = 1;
@@ -102,41 +108,106 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
   g_async_queue_push(emul_fabric.events, u);
 }
 
+/*
+ * The personalities: everything that differs between an InfiniBand HCA and
+ * an iWARP RNIC as far as IT-API can see it (reference/rnicpi.md part B).
+ *
+ * InfiniBand: IBTA CM private data (REQ 92, REP 196, REJ 148, DREQ 220,
+ * SIDR REQ 216, SIDR REP 136 bytes), REQ/REP/RTU, atomics, a read sink
+ * needs local write only, multi-SGE read sinks, 64-bit keys (table index
+ * and 32 random bits), a Send with no receive waits (RNR retry without
+ * limit), disconnect (DREQ) flushes what is outstanding.
+ *
+ * iWARP, as vp/iwarp and siw (RFC 5040/5041/5044/6581): MPA private data
+ * 512 bytes minus the RFC 6581 IRD/ORD word on connect, accept and reject
+ * and none on disconnect (a TCP FIN), two-way only, no atomics, UD or
+ * immediate data (RFC 7306 not negotiated), the Read Response is a tagged
+ * write into the sink (RFC 5040 4.4: the sink region needs remote write),
+ * one sink SGE per Read, 32-bit STags (24-bit index, 8-bit key), a Send
+ * with no receive posted ends the stream with a Terminate (RFC 5041 7.2),
+ * and disconnect is graceful: the FIN follows the outstanding requests.
+ *
+ * Common to both: RC, CM verbs, IRD/ORD negotiated and enforced (ORD 0
+ * refuses Reads and atomics at post, IRD 0 at the responder fails them
+ * remotely), zero-based and VA-based regions, flush on error, CQ overflow
+ * detection, no memory windows and no SRQ (not in RNIC-PI v1 yet).
+ */
+#define EMUL_COMMON_CAPS (RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED | \
+                          RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |              \
+                          RNICPI_CAP_CQ_OVERFLOW_DETECT)
+
+const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
+  [EMUL_PERS_IB] = {
+    .id = EMUL_PERS_IB, .name = "ib", .device = "emul-ib0", .what = "InfiniBand",
+    .transport = RNICPI_TRANSPORT_IB, .path_format = RNICPI_PATH_GID,
+    .features = EMUL_COMMON_CAPS | RNICPI_CAP_THREE_WAY | RNICPI_CAP_ATOMICS,
+    .pdata_connect = 92, .pdata_accept = 196, .pdata_reject = 148, .pdata_disconnect = 220,
+    .pdata_ud_req = 216, .pdata_ud_rep = 136,
+    .max_rdma_read_sge = 32,
+    .index_shift = 0, .index_bits = 32, .tag_shift = 32, .tag_bits = 32, .tag_bump = FALSE,
+    .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE,
+    .rnr_wait = TRUE,
+    .drain_on_disconnect = FALSE,
+  },
+  [EMUL_PERS_IWARP] = {
+    .id = EMUL_PERS_IWARP, .name = "iwarp", .device = "emul-iw0", .what = "iWARP",
+    .transport = RNICPI_TRANSPORT_IWARP, .path_format = RNICPI_PATH_IP,
+    .features = EMUL_COMMON_CAPS | RNICPI_CAP_READ_SINK_REMOTE_WRITE,
+    .pdata_connect = RNICPI_MAX_PDATA - 4, .pdata_accept = RNICPI_MAX_PDATA - 4,
+    .pdata_reject = RNICPI_MAX_PDATA - 4, .pdata_disconnect = 0,
+    .pdata_ud_req = 0, .pdata_ud_rep = 0,
+    .max_rdma_read_sge = 1,
+    .index_shift = 8, .index_bits = 24, .tag_shift = 0, .tag_bits = 8, .tag_bump = TRUE,
+    .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
+    .rnr_wait = FALSE,
+    .drain_on_disconnect = TRUE,
+  },
+};
+
+/* Rights the local gather/scatter list of @op needs. */
+uint32_t
+emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op)
+{
+  switch (op) {
+  case RNICPI_WR_RDMA_READ:
+    return p->read_sink_need;
+  case RNICPI_WR_ATOMIC_CMP_SWP:
+  case RNICPI_WR_ATOMIC_FETCH_ADD:
+    return RNICPI_ACCESS_LOCAL_WRITE;
+  default:
+    return RNICPI_ACCESS_LOCAL_READ;
+  }
+}
+
 static void
-emul_fill_caps(rnicpi_caps_t *c)
+emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
 {
   memset(c, 0, sizeof(*c));
   c->size = sizeof(*c);
-  /* Default personality: an InfiniBand HCA's semantics and CM limits
-   * (IBTA CM private data: REQ 92, REP 196, REJ 148, DREQ 220,
-   * SIDR REQ 216, SIDR REP 136 bytes). */
-  c->transport = RNICPI_TRANSPORT_IB;
-  c->path_format = RNICPI_PATH_GID;
-  c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_THREE_WAY |
-                RNICPI_CAP_IRD_ORD_NEGOTIATED | RNICPI_CAP_ZERO_BASED |
-                RNICPI_CAP_ATOMICS | RNICPI_CAP_FLUSH_ON_ERROR |
-                RNICPI_CAP_CQ_OVERFLOW_DETECT;
+  c->transport = p->transport;
+  c->path_format = p->path_format;
+  c->features = p->features;
   c->sw_major = 0;
   c->sw_minor = 1;
-  c->pdata_connect = 92;
-  c->pdata_accept = 196;
-  c->pdata_reject = 148;
-  c->pdata_disconnect = 220;
-  c->pdata_ud_req = 216;
-  c->pdata_ud_rep = 136;
+  c->pdata_connect = p->pdata_connect;
+  c->pdata_accept = p->pdata_accept;
+  c->pdata_reject = p->pdata_reject;
+  c->pdata_disconnect = p->pdata_disconnect;
+  c->pdata_ud_req = p->pdata_ud_req;
+  c->pdata_ud_rep = p->pdata_ud_rep;
   c->max_ird = 16;
   c->max_ord = 16;
   c->max_qp = 1u << 16;
   c->max_qp_wr = 1u << 14;
   c->max_cq = 1u << 16;
   c->max_cqe = 1u << 20;
-  c->max_mr = 1u << 24;
+  c->max_mr = MIN(1u << 24, (uint32_t) ((UINT64_C(1) << p->index_bits) - 1));
   c->max_pd = 1u << 16;
   c->max_srq = 0;
   c->max_send_sge = 32;
   c->max_recv_sge = 32;
   c->max_rdma_write_sge = 32;
-  c->max_rdma_read_sge = 32;
+  c->max_rdma_read_sge = p->max_rdma_read_sge;
   c->max_inline = 0;
   c->max_msg_size = 1u << 30;
   c->max_mr_size = UINT64_C(1) << 40;
@@ -147,19 +218,45 @@ emul_fill_caps(rnicpi_caps_t *c)
   sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }
 
+/* emul0's personality: ITAPI_EMUL_PERSONALITY, InfiniBand by default. */
+static const emul_pers_t *
+emul0_pers(void)
+{
+  const char *env = g_getenv("ITAPI_EMUL_PERSONALITY");
+  if (env == NULL || *env == '\0')
+    return &emul_pers[EMUL_PERS_IB];
+  for (int i = 0; i < EMUL_PERS_COUNT; i++)
+    if (g_ascii_strcasecmp(env, emul_pers[i].name) == 0)
+      return &emul_pers[i];
+  static gsize warned;
+  if (g_once_init_enter(&warned)) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING,
+          "ITAPI_EMUL_PERSONALITY=%s is neither 'ib' nor 'iwarp'; emul0 stays InfiniBand", env);
+    g_once_init_leave(&warned, 1);
+  }
+  return &emul_pers[EMUL_PERS_IB];
+}
+
 static rnicpi_status_t
 emul_list(char (*names)[64], size_t *count)
 {
-  if (*count >= 1)
-    g_strlcpy(names[0], "emul0", 64);
-  *count = 1;
+  const char *all[] = { "emul0", emul_pers[EMUL_PERS_IB].device, emul_pers[EMUL_PERS_IWARP].device };
+  for (size_t i = 0; i < G_N_ELEMENTS(all) && i < *count; i++)
+    g_strlcpy(names[i], all[i], 64);
+  *count = G_N_ELEMENTS(all);
   return RNICPI_OK;
 }
 
 static rnicpi_status_t
 emul_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t **out)
 {
-  if (g_strcmp0(name, "emul0") != 0)
+  const emul_pers_t *pers = NULL;
+  if (g_strcmp0(name, "emul0") == 0)
+    pers = emul0_pers();
+  for (int i = 0; i < EMUL_PERS_COUNT && pers == NULL; i++)
+    if (g_strcmp0(name, emul_pers[i].device) == 0)
+      pers = &emul_pers[i];
+  if (pers == NULL)
     return RNICPI_ENOENT;
   emul_fabric_init();
   emul_dev_t *dev = g_new0(emul_dev_t, 1);
@@ -167,7 +264,8 @@ emul_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t 
   dev->up = *up;
   dev->base.prov = &RNICPI_PROVIDER_SELF(emul);
   dev->base.al_ctx = ctx;
-  emul_fill_caps(&dev->caps);
+  dev->pers = pers;
+  emul_fill_caps(&dev->caps, pers);
   *out = &dev->base;
   return RNICPI_OK;
 }
@@ -227,7 +325,7 @@ RNICPI_PROVIDER_DEFINE(emul) = {
   .abi_minor = RNICPI_ABI_MINOR,
   .name = "emul",
   .version = "0.1",
-  .description = "software RNIC over memory (InfiniBand personality)",
+  .description = "software RNIC over memory (InfiniBand and iWARP personalities)",
   .probe = NULL,
   .device = &emul_device_ops,
   .mem = &emul_mem_ops,

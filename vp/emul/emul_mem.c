@@ -1,9 +1,15 @@
 /*
  * vp/emul memory regions.
  *
- * A key is 64 bits: the low 32 bits index the fabric's region table, the
- * high 32 bits are drawn from the OS's random source at each registration,
- * so a peer cannot guess a live key from a stale one or from its index.
+ * A key is an index into the fabric's region table and a tag drawn from the
+ * OS's random source at each registration, so a peer cannot guess a live
+ * key from a stale one or from its index.  The layout is the personality's
+ * (emul_pers_t): InfiniBand, 64 bits (index in the low 32, tag in the high
+ * 32); iWARP, a 32-bit STag (24-bit index, 8-bit key in the low byte,
+ * RDMAC verbs 7.2), equal in lkey and rkey as on every iWARP RNIC.  STag 0
+ * never names a region (index 0 is never used).  An 8-bit key is bumped
+ * at each reuse of its slot, as consumers of iWARP RNICs do, so a stale
+ * STag stays refused for the next 255 registrations of the slot.
  * Every change is mirrored into the table this process exports to the
  * processes it is connected to (emul_x_mr_sync, emul_xport.c).
  *
@@ -13,24 +19,44 @@
 
 #include "emul.h"
 
+static uint64_t
+field_mask(uint8_t bits)
+{
+  return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
 static uint32_t
-emul_random_key(void)
+emul_random_key(const emul_pers_t *p)
 {
   uint32_t k = 0;
-  while (k == 0)
+  while (k == 0) {
     if (getrandom(&k, sizeof(k), 0) != (ssize_t) sizeof(k))
       k = g_random_int(); /* getrandom cannot fail on a sane kernel */
+    k &= (uint32_t) field_mask(p->tag_bits);
+  }
   return k;
 }
 
-emul_mr_t *
-emul_mr_lookup(uint64_t key)
+/* Index and tag of @key in @p's layout; FALSE when it has other bits set. */
+gboolean
+emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag)
 {
-  uint32_t idx = (uint32_t) key;
-  if (idx == 0 || idx >= emul_fabric.mrs->len)
+  unsigned used = (unsigned) p->index_bits + p->tag_bits;
+  if (used < 64 && (key >> used) != 0)
+    return FALSE;
+  *index = (uint32_t) ((key >> p->index_shift) & field_mask(p->index_bits));
+  *tag = (uint32_t) ((key >> p->tag_shift) & field_mask(p->tag_bits));
+  return TRUE;
+}
+
+emul_mr_t *
+emul_mr_lookup(const emul_pers_t *p, uint64_t key)
+{
+  uint32_t idx, tag;
+  if (!emul_key_split(p, key, &idx, &tag) || idx == 0 || idx >= emul_fabric.mrs->len)
     return NULL;
   emul_mr_t *mr = g_ptr_array_index(emul_fabric.mrs, idx);
-  if (mr == NULL || mr->key != (uint32_t) (key >> 32))
+  if (mr == NULL || mr->pers != p || mr->key != tag)
     return NULL;
   return mr;
 }
@@ -40,8 +66,12 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
   if (attr->addr == NULL || attr->length == 0)
     return RNICPI_EINVAL;
-  if (attr->length > to_emul_dev(p->dev)->caps.max_mr_size)
+  emul_dev_t *dev = to_emul_dev(p->dev);
+  if (attr->length > dev->caps.max_mr_size)
     return RNICPI_ELIMIT;
+  /* A device without atomics refuses the right (siw: atomic_cap 0). */
+  if ((attr->access & RNICPI_ACCESS_ATOMIC) && !(dev->caps.features & RNICPI_CAP_ATOMICS))
+    return RNICPI_ENOTSUP;
   emul_mr_t *mr = g_new0(emul_mr_t, 1);
   mr->base.pd = p;
   mr->pd = to_emul_pd(p);
@@ -49,21 +79,42 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->length = attr->length;
   mr->iova = attr->iova;
   mr->access = attr->access;
-  mr->key = emul_random_key();
+  mr->pers = dev->pers;
+  mr->key = emul_random_key(dev->pers);
 
   g_mutex_lock(&emul_fabric.lock);
-  if (emul_fabric.free_mr->len > 0) {
-    mr->index = g_array_index(emul_fabric.free_mr, uint32_t, emul_fabric.free_mr->len - 1);
-    g_array_set_size(emul_fabric.free_mr, emul_fabric.free_mr->len - 1);
+  uint64_t max_index = field_mask(dev->pers->index_bits);
+  GArray *fr = emul_fabric.free_mr;
+  if (fr->len > 0 && g_array_index(fr, uint32_t, fr->len - 1) <= max_index) {
+    mr->index = g_array_index(fr, uint32_t, fr->len - 1);
+    g_array_set_size(fr, fr->len - 1);
     g_ptr_array_index(emul_fabric.mrs, mr->index) = mr;
-  } else {
+  } else if (emul_fabric.mrs->len <= max_index) {
     mr->index = emul_fabric.mrs->len;
     g_ptr_array_add(emul_fabric.mrs, mr);
+  } else {
+    /* The table outgrew this personality's index field. */
+    g_mutex_unlock(&emul_fabric.lock);
+    g_free(mr);
+    return RNICPI_ELIMIT;
   }
+  GArray *st = emul_fabric.slot_tag;
+  if (st->len <= mr->index)
+    g_array_set_size(st, mr->index + 1);
+  uint32_t *last = &g_array_index(st, uint32_t, mr->index);
+  if (dev->pers->tag_bump && *last != 0) {
+    uint32_t mask = (uint32_t) field_mask(dev->pers->tag_bits);
+    mr->key = (*last + 1) & mask;
+    if (mr->key == 0)
+      mr->key = 1;
+  }
+  *last = mr->key;
   emul_x_mr_sync(mr->index);
   g_mutex_unlock(&emul_fabric.lock);
 
-  mr->base.lkey = mr->base.rkey = ((uint64_t) mr->key << 32) | mr->index;
+  const emul_pers_t *kp = dev->pers;
+  mr->base.lkey = mr->base.rkey = ((uint64_t) mr->index << kp->index_shift) |
+                                  ((uint64_t) mr->key << kp->tag_shift);
   g_atomic_int_inc(&mr->pd->nobj);
   *out = &mr->base;
   return RNICPI_OK;
@@ -72,6 +123,9 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 static rnicpi_status_t
 emul_mr_modify(rnicpi_mr_t *m, uint32_t access)
 {
+  if ((access & RNICPI_ACCESS_ATOMIC) &&
+      !(to_emul_dev(m->pd->dev)->caps.features & RNICPI_CAP_ATOMICS))
+    return RNICPI_ENOTSUP;
   g_mutex_lock(&emul_fabric.lock);
   to_emul_mr(m)->access = access;
   emul_x_mr_sync(to_emul_mr(m)->index);

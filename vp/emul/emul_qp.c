@@ -2,14 +2,23 @@
  * vp/emul queue pairs: requester and responder in one place, since the
  * fabric executes a work request against the peer's memory at once.
  *
- * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them):
+ * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them, and
+ * RFC 5040/5041 for an iWARP QP):
  * - a local key, domain, bounds or rights failure completes the WR with a
- *   local protection error and breaks the connection;
+ *   local protection error and breaks the connection; the rights a local
+ *   list needs are the personality's (emul_pers_local_need: an iWARP Read
+ *   sink also needs remote write, RFC 5040 4.4);
  * - a remote failure completes the WR with a remote access error on the
  *   requester, and the responder's QP breaks with an affiliated event;
- * - a send finding no receive waits (infinite RNR retry), and so does every
- *   WR behind it, preserving RC ordering;
+ * - a send finding no receive waits (InfiniBand: infinite RNR retry), and
+ *   so does every WR behind it, preserving RC ordering; on iWARP it is a
+ *   Terminate (RFC 5041 7.2): remote operation error, both sides BROKEN;
+ * - IRD/ORD: a Read or atomic on a QP whose negotiated ORD is 0 is refused
+ *   at post (RNICPI_ELIMIT); one reaching a responder whose IRD is 0 fails
+ *   remotely (remote operation error, both sides BROKEN).  In-process, a
+ *   Read completes when posted, so none is ever in flight beyond that;
  * - once in ERROR, every outstanding and every new WR completes flushed.
+ * What differs by personality comes from the device's row of emul_pers[].
  * A QP connected to another process (qp->x) follows the same rules through
  * emul_xqp.c; the branches to it are the only cost on this path.
  *
@@ -53,7 +62,7 @@ emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t
 static uint8_t *
 local_sge(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 {
-  emul_mr_t *mr = emul_mr_lookup(s->lkey);
+  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), s->lkey);
   if (mr == NULL || mr->pd != qp->pd || (mr->access & need) != need)
     return NULL;
   uint64_t start = (uint64_t) (uintptr_t) mr->addr;
@@ -79,7 +88,7 @@ emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, ui
 uint8_t *
 emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
 {
-  emul_mr_t *mr = emul_mr_lookup(rkey);
+  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(resp), rkey);
   if (mr == NULL || mr->pd != resp->pd || (mr->access & need) != need ||
       (resp->attr.access & need) != need)
     return NULL;
@@ -133,6 +142,13 @@ fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
   return EXEC_FAILED;
 }
 
+/* The responder's IRD: negotiated, and lowered since by qp_modify. */
+static uint32_t
+resp_ird(emul_qp_t *resp)
+{
+  return MIN(resp->ird, resp->attr.ird);
+}
+
 static exec_t
 fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
            emul_work_t *w)
@@ -151,7 +167,8 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   if (g_queue_is_empty(&peer->rq))
-    return EXEC_BLOCKED;
+    return emul_pers_of_qp(qp)->rnr_wait ? EXEC_BLOCKED
+                                         : fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   emul_rwqe_t *r = g_queue_pop_head(&peer->rq);
   uint64_t room;
   if (!emul_sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
@@ -176,16 +193,16 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 /* RDMA Write and Read differ only in the rights each side needs and the
- * direction of the copy (IBTA 9.4.3-9.4.4; RFC 5040 4.3, 4.4). */
+ * direction of the copy (IBTA 9.4.3-9.4.4; RFC 5040 4.3, 4.4); the local
+ * rights are the personality's. */
 typedef struct {
-  uint32_t local_need;
   uint32_t remote_need;
   gboolean to_remote;
 } rdma_rule_t;
 
 static const rdma_rule_t rdma_rule_of[RNICPI_WR_OPCODE_COUNT] = {
-  [RNICPI_WR_RDMA_WRITE] = { RNICPI_ACCESS_LOCAL_READ, RNICPI_ACCESS_REMOTE_WRITE, TRUE },
-  [RNICPI_WR_RDMA_READ] = { RNICPI_ACCESS_LOCAL_WRITE, RNICPI_ACCESS_REMOTE_READ, FALSE },
+  [RNICPI_WR_RDMA_WRITE] = { RNICPI_ACCESS_REMOTE_WRITE, TRUE },
+  [RNICPI_WR_RDMA_READ] = { RNICPI_ACCESS_REMOTE_READ, FALSE },
 };
 
 static exec_t
@@ -193,8 +210,11 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   const rdma_rule_t *rule = &rdma_rule_of[wr->opcode];
   uint64_t len;
-  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, rule->local_need, &len))
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge,
+                    emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode), &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  if (wr->opcode == RNICPI_WR_RDMA_READ && resp_ird(qp->peer) == 0)
+    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   uint8_t *remote = len == 0 ? (uint8_t *) "" :
     emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
   if (remote == NULL)
@@ -212,6 +232,8 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
       !emul_sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  if (resp_ird(qp->peer) == 0)
+    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   uint8_t *t = (wr->remote_addr & 7) != 0 ? NULL :
     emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
   if (t == NULL)
@@ -312,6 +334,10 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
+  /* RFC 5040 has no atomics (RFC 7306 is not negotiated): as vp/iwarp. */
+  if ((wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD) &&
+      !(emul_qp_dev(qp)->caps.features & RNICPI_CAP_ATOMICS))
+    return RNICPI_ENOTSUP;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
                      wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
                      qp->attr.max_send_sge;
@@ -321,8 +347,10 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   g_mutex_lock(&emul_fabric.lock);
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
-  } else if (qp->state == RNICPI_QPS_ERROR) {
+  } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
     emul_complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+  } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
+    st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (g_queue_get_length(&qp->sq) >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
   } else if (qp->x != NULL) {
@@ -440,10 +468,13 @@ emul_qp_reset(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   rnicpi_status_t st = RNICPI_OK;
   g_mutex_lock(&emul_fabric.lock);
-  if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL)
+  if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL) {
     st = RNICPI_ESTATE;
-  else
+  } else {
     qp->state = RNICPI_QPS_IDLE;
+    qp->closing = FALSE;
+    qp->ird = qp->ord = 0;
+  }
   g_mutex_unlock(&emul_fabric.lock);
   return st;
 }

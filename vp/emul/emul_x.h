@@ -49,6 +49,14 @@
  * is not atomic), in both modes.  The choice is per direction and said
  * once per process in the log.
  *
+ * Personalities.  Both processes apply the rules of their device's row of
+ * emul_pers[] (emul.h); the REQ names the requester's personality and a
+ * listener of another personality refuses it as unreachable, so both ends
+ * of a connection always have the same rules and key format.  ORD is kept
+ * by the requester (no more Reads issued and unanswered than negotiated),
+ * IRD by whoever executes the Read (the target, or the requester reading
+ * the target's ird[] in the connection segment in attach mode).
+ *
  * Completion queues stay process-private: a CQ is read only by its own
  * process, and every completion it gets is produced by that process's
  * threads (the application's, for one-sided RDMA it executed itself, or the
@@ -94,7 +102,7 @@ typedef struct x_msg {
   uint32_t status;       /* BREAK: rnicpi_wc_status_t of request seq (0: none) */
   uint32_t access_err;   /* BREAK: the receiver raises RNICPI_ASYNC_QP_ACCESS_ERR */
   uint32_t pdata_len;
-  uint32_t pad;
+  uint32_t pers;         /* REQ: emul_pers_id_t of the requester's device */
   uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
   uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
   uint64_t seq;          /* BREAK */
@@ -145,6 +153,7 @@ typedef struct x_seg_hdr {
   uint32_t magic;
   uint32_t ring_size;
   uint32_t access[2];      /* inbound rights of the QP of side 0 (active), 1 */
+  uint32_t ird[2];         /* IRD of each side's QP (0: it answers no Read) */
   x_ring_ctl_t ring[2];    /* ring[s] is produced by side s */
 } x_seg_hdr_t;
 

@@ -366,6 +366,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
   x->seg->magic = X_MAGIC;
   x->seg->ring_size = X_RING_SIZE;
   x->seg->access[0] = qp->attr.access;
+  x->seg->ird[0] = p->ird;
   x->qp = qp;
   qp->x = x;
 
@@ -387,6 +388,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
     .type = X_REQ, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
     .three_way = p->three_way, .pd_id = qp->pd->id,
     .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
+    .pers = (uint32_t) emul_pers_of_qp(qp)->id,
   };
   x_pdata(&m, p->pdata, p->pdata_len);
   int fds[2] = { seg_fd, x_mr_fd };
@@ -414,6 +416,7 @@ static void
 x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
 {
   qp->state = RNICPI_QPS_RTS;
+  emul_x_access_changed(qp);  /* the negotiated IRD, for the peer */
   qp->x->conn = NULL;
   c->x = NULL;
   emul_cm_conn_drop(c);
@@ -467,6 +470,13 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   emul_listen_t *l = x->listener;
   if (l == NULL || x->conn != NULL || x->seg != NULL || nfds != 2) {
     emul_x_peer_break(x, NULL, w);
+    return;
+  }
+  if (m->pers != (uint32_t) to_emul_dev(l->base.dev)->pers->id) {
+    /* An HCA does not reach an RNIC: refused as by a non-peer. */
+    x_msg_t r = { .type = X_REJ, .reason = RNICPI_CM_REASON_BAD_PATH };
+    emul_x_send_msg(x, &r, NULL, 0);
+    emul_x_close(x);
     return;
   }
   void *seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
@@ -528,6 +538,7 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
     qp->attr.ord = p->ord;
     x->seg->access[1] = qp->attr.access;
     x_negotiate(qp, c->ird, c->ord);
+    x->seg->ird[1] = qp->attr.ird;
     x_msg_t m = {
       .type = X_REP, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
       .three_way = c->three_way, .attach = x->cma_out, .pd_id = qp->pd->id,

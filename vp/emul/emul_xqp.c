@@ -13,8 +13,15 @@
  *   by attach); failure: REM_ACCESS_ERR at the requester, the responder
  *   gets RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN, no byte moved;
  * - RC ordering: the peer executes ring requests in ring order, a send with
- *   no receive posted holds every request behind it (qp->xin); a one-sided
- *   RDMA runs only when no earlier request is still unanswered;
+ *   no receive posted holds every request behind it (qp->xin) where the
+ *   personality waits for receives (InfiniBand), and is a Terminate where
+ *   it does not (iWARP: REM_OP_ERR at the requester, both BROKEN); a
+ *   one-sided RDMA runs only when no earlier request is still unanswered;
+ * - IRD/ORD: the requester issues no more Reads and atomics than its
+ *   negotiated ORD before their answers; a Read reaching a QP whose IRD is
+ *   0 fails remotely (REM_OP_ERR);
+ * - graceful disconnect (iWARP): the DISC goes once every outstanding
+ *   request is answered (qp->closing);
  * - flush exactly once: a WR stays in qp->sq until its answer (ACK,
  *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first;
  *   answers for a closed connection cannot arrive (its ring is unmapped).
@@ -310,19 +317,27 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
-  uint32_t lneed = write ? RNICPI_ACCESS_LOCAL_READ : RNICPI_ACCESS_LOCAL_WRITE;
+  const emul_pers_t *pers = emul_pers_of_qp(qp);
+  uint32_t lneed = emul_pers_local_need(pers, wr->opcode);
   uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
   uint64_t len;
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, lneed, &len)) {
     x_fail_local(qp, wr, w);
     return XR_FAILED;
   }
+  if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
+    emul_complete_send(qp, wr, RNICPI_WC_REM_OP_ERR, 0, w);
+    x_teardown(qp, w, X_BREAK, 0, 0, TRUE, NULL, 0);
+    return XR_FAILED;
+  }
   if (len > 0) {
     x_mr_entry_t e;
     uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
     uint64_t ra = wr->remote_addr;
-    if (!emul_x_mr_read(x->peer_mrs, (uint32_t) wr->rkey, &e) ||
-        e.key != (uint32_t) (wr->rkey >> 32) || e.pd_id != x->peer_pd ||
+    uint32_t index = 0, tag = 0;
+    if (!emul_key_split(pers, wr->rkey, &index, &tag) ||
+        !emul_x_mr_read(x->peer_mrs, index, &e) ||
+        e.key != tag || e.pd_id != x->peer_pd ||
         (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
         ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
       emul_complete_send(qp, wr, RNICPI_WC_REM_ACCESS_ERR, 0, w);
@@ -358,14 +373,18 @@ static void
 x_issue(emul_qp_t *qp, emul_work_t *w)
 {
   GList *l = qp->sq.head;
+  uint32_t reads = 0;  /* Reads and atomics issued and not answered */
   while (l != NULL && qp->x != NULL) {
     emul_xconn_t *x = qp->x;
     emul_swqe_t *s = l->data;
     rnicpi_send_wr_t *wr = &s->wr;
     if (s->issued) {
+      reads += emul_is_rd_atomic(wr->opcode);
       l = l->next;
       continue;
     }
+    if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) && reads >= qp->ord)
+      return;  /* ORD: wait for an answer */
     if (x_is_direct(x, wr->opcode)) {
       if (l != qp->sq.head)
         return;  /* behind a request the peer has not answered */
@@ -378,8 +397,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       continue;
     }
     gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
-    uint32_t need = wr->opcode == RNICPI_WR_RDMA_READ || atomic ? RNICPI_ACCESS_LOCAL_WRITE
-                                                                 : RNICPI_ACCESS_LOCAL_READ;
+    uint32_t need = emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode);
     uint64_t len;
     if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
         !emul_sges_ok(qp, wr->sg_list, wr->num_sge, need, &len)) {
@@ -475,6 +493,14 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
   emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
   g_free(s);
   x_issue(qp, w);
+  if (qp->closing && qp->x != NULL && g_queue_is_empty(&qp->sq))
+    emul_x_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+}
+
+gboolean
+emul_x_outstanding(emul_qp_t *qp)
+{
+  return !g_queue_is_empty(&qp->sq);
 }
 
 /* ---- responder ---- */
@@ -483,8 +509,12 @@ static xr_t
 x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  if (g_queue_is_empty(&qp->rq))
-    return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
+  if (g_queue_is_empty(&qp->rq)) {
+    if (emul_pers_of_qp(qp)->rnr_wait)
+      return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
+    x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);  /* Terminate: no buffer */
+    return XR_FAILED;
+  }
   emul_rwqe_t *r = g_queue_pop_head(&qp->rq);
   uint64_t room, len = in->f.byte_len;
   if (!emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room) || len > room) {
@@ -547,6 +577,10 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     o->f.byte_len = (uint32_t) f->total;
     return XR_DONE;
   case X_OP_READ:
+    if (MIN(qp->ird, qp->attr.ird) == 0) {
+      x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
+      return XR_FAILED;
+    }
     t = f->byte_len == 0 ? (uint8_t *) "" :
       emul_remote_range(qp, f->raddr, f->rkey, f->byte_len, RNICPI_ACCESS_REMOTE_READ);
     if (t == NULL)
@@ -559,6 +593,10 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   case X_OP_ATOMIC: {
     /* Executed here, under the fabric lock, whatever the payload mode:
      * atomic against every emul requester of this process's memory. */
+    if (MIN(qp->ird, qp->attr.ird) == 0) {
+      x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
+      return XR_FAILED;
+    }
     t = (f->raddr & 7) != 0 ? NULL :
       emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
     if (t == NULL)
@@ -609,8 +647,11 @@ emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w)
 void
 emul_x_access_changed(emul_qp_t *qp)
 {
-  if (qp->x->seg != NULL)
-    __atomic_store_n(&qp->x->seg->access[qp->x->side], qp->attr.access, __ATOMIC_RELEASE);
+  if (qp->x->seg == NULL)
+    return;
+  uint32_t ird = qp->state == RNICPI_QPS_RTS ? MIN(qp->ird, qp->attr.ird) : qp->attr.ird;
+  __atomic_store_n(&qp->x->seg->access[qp->x->side], qp->attr.access, __ATOMIC_RELEASE);
+  __atomic_store_n(&qp->x->seg->ird[qp->x->side], ird, __ATOMIC_RELEASE);
 }
 
 static void
