@@ -68,6 +68,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/conformance/neg", "IT-API", "IT-API 2.8/2.10 protection and error paths" },
   { "/conformance/stress", "IT-API", "IT-API transactions under load" },
   { "/conformance/xproc", "IT-API", "IT-API across processes: transfers, protection, process death" },
+  { "/conformance/srq", "IT-API", "IT-API 2.7 shared receive queues" },
   { "/", "IT-API", "IT-API other" },
 };
 
@@ -93,7 +94,7 @@ static const char *const negative_words[] = {
 };
 
 static const char *const programs[] = {
-  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc",
+  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq",
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;

@@ -113,9 +113,19 @@ typedef struct emul_cq {
 typedef struct emul_conn emul_conn_t;
 typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_x.h) */
 
+typedef struct emul_srq {
+  rnicpi_srq_t base;
+  emul_pd_t *pd;
+  GQueue rq;               /* emul_rwqe_t*, shared by every QP that uses it */
+  GList *qps;              /* emul_qp_t* taking receives from it */
+  uint32_t max_wr, max_sge;
+  uint32_t limit;          /* armed limit event, 0 when none */
+} emul_srq_t;
+
 typedef struct emul_qp {
   rnicpi_qp_t base;
   emul_pd_t *pd;
+  emul_srq_t *srq;         /* receives come from it, or NULL (own rq) */
   emul_cq_t *scq, *rcq;
   rnicpi_qp_state_t state;
   struct emul_qp *peer;
@@ -248,5 +258,10 @@ gboolean emul_x_outstanding(emul_qp_t *qp);
 void emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w);
 void emul_x_access_changed(emul_qp_t *qp);
 void emul_x_mr_sync(uint32_t index);
+
+/* Shared receive queues (emul_srq.c; fabric lock held). */
+static inline GQueue *emul_qp_rq(emul_qp_t *qp) { return qp->srq != NULL ? &qp->srq->rq : &qp->rq; }
+void emul_srq_took(emul_srq_t *srq);
+extern const rnicpi_srq_ops_t emul_srq_ops;
 
 #endif

@@ -132,7 +132,7 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
  * remotely), zero-based and VA-based regions, flush on error, CQ overflow
  * detection, no memory windows and no SRQ (not in RNIC-PI v1 yet).
  */
-#define EMUL_COMMON_CAPS (RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED | \
+#define EMUL_COMMON_CAPS (RNICPI_CAP_RC | RNICPI_CAP_SRQ | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED | \
                           RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |              \
                           RNICPI_CAP_CQ_OVERFLOW_DETECT)
 
@@ -203,7 +203,7 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   c->max_cqe = 1u << 20;
   c->max_mr = MIN(1u << 24, (uint32_t) ((UINT64_C(1) << p->index_bits) - 1));
   c->max_pd = 1u << 16;
-  c->max_srq = 0;
+  c->max_srq = 1u << 16;
   c->max_send_sge = 32;
   c->max_recv_sge = 32;
   c->max_rdma_write_sge = 32;
@@ -333,4 +333,5 @@ RNICPI_PROVIDER_DEFINE(emul) = {
   .data = &emul_data_ops,
   .cm = &emul_cm_ops,
   .sock = NULL,
+  .srq = &emul_srq_ops,
 };

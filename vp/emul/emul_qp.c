@@ -166,10 +166,13 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   uint64_t len;
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  if (g_queue_is_empty(&peer->rq))
+  GQueue *rq = emul_qp_rq(peer);
+  if (g_queue_is_empty(rq))
     return emul_pers_of_qp(qp)->rnr_wait ? EXEC_BLOCKED
                                          : fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
-  emul_rwqe_t *r = g_queue_pop_head(&peer->rq);
+  emul_rwqe_t *r = g_queue_pop_head(rq);
+  if (peer->srq != NULL)
+    emul_srq_took(peer->srq);
   uint64_t room;
   if (!emul_sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
     emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
@@ -378,6 +381,8 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
 
   if (wr->num_sge > qp->attr.max_recv_sge)
     return RNICPI_ELIMIT;
+  if (qp->srq != NULL)
+    return RNICPI_EINVAL; /* its receives are the SRQ's */
   g_mutex_lock(&emul_fabric.lock);
   if (qp->state == RNICPI_QPS_ERROR) {
     emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
@@ -424,6 +429,10 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   g_queue_init(&qp->xin);
   g_mutex_lock(&emul_fabric.lock);
   qp->base.qp_num = emul_fabric.next_qpn++;
+  if (attr->srq != NULL) {
+    qp->srq = (emul_srq_t *) attr->srq;
+    qp->srq->qps = g_list_prepend(qp->srq->qps, qp);
+  }
   g_mutex_unlock(&emul_fabric.lock);
   g_atomic_int_inc(&qp->scq->nqp);
   g_atomic_int_inc(&qp->rcq->nqp);
@@ -499,6 +508,8 @@ emul_qp_destroy(rnicpi_qp_t *q)
     emul_qp_break(qp, &w, FALSE, NULL, 0);
   else
     emul_qp_set_error(qp, &w);
+  if (qp->srq != NULL)
+    qp->srq->qps = g_list_remove(qp->srq->qps, qp);
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
   g_atomic_int_dec_and_test(&qp->scq->nqp);

@@ -509,13 +509,16 @@ static xr_t
 x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  if (g_queue_is_empty(&qp->rq)) {
+  GQueue *rq = emul_qp_rq(qp);
+  if (g_queue_is_empty(rq)) {
     if (emul_pers_of_qp(qp)->rnr_wait)
       return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
     x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);  /* Terminate: no buffer */
     return XR_FAILED;
   }
-  emul_rwqe_t *r = g_queue_pop_head(&qp->rq);
+  emul_rwqe_t *r = g_queue_pop_head(rq);
+  if (qp->srq != NULL)
+    emul_srq_took(qp->srq);
   uint64_t room, len = in->f.byte_len;
   if (!emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room) || len > room) {
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
@@ -537,13 +540,13 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
          x_vm_copy(x->peer_pid, FALSE, l, sge_iov(r->sge, r->num_sge, l), rv, (int) n);
     if (!ok) {
       /* The sender's memory cannot be read: it is gone or lying. */
-      g_queue_push_head(&qp->rq, r);
+      g_queue_push_head(rq, r);
       emul_x_peer_break(x, NULL, w);
       return XR_FAILED;
     }
   } else {
     if (in->f.total != len) {
-      g_queue_push_head(&qp->rq, r);
+      g_queue_push_head(rq, r);
       emul_x_peer_break(x, NULL, w);
       return XR_FAILED;
     }
