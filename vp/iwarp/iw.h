@@ -37,6 +37,11 @@
 #define IW_MAX_ORD 64
 #define IW_MAX_SGE 16
 #define IW_CONNECT_TIMEOUT_US 10000000ull
+/* A Terminate FPDU at its largest (RFC 5040 4.8): length, untagged DDP
+ * header, control word, segment length, a copied untagged DDP header and
+ * a copied Read Request header, pad, CRC. */
+#define IW_TERM_ULPDU_MAX (18 + 4 + 2 + 18 + 28)
+#define IW_TERM_FPDU_MAX (IW_FPDU_LEN_BYTES + IW_TERM_ULPDU_MAX + 3 + IW_FPDU_CRC_BYTES)
 
 /* What an epoll registration points at. */
 typedef enum { IW_POLL_WAKE = 1, IW_POLL_LISTEN, IW_POLL_CREQ, IW_POLL_QP } iw_poll_kind_t;
@@ -47,6 +52,8 @@ typedef struct iw_config {
   int mpa_rev;      /* ITAPI_IWARP_MPA_REV: 2 (RFC 6581) or 1 */
   uint32_t pdata_max; /* ITAPI_IWARP_PDATA_MAX */
   int corrupt_crc;  /* ITAPI_IWARP_CORRUPT_CRC: corrupt the Nth FPDU sent (debug) */
+  uint64_t mpa_timeout_us; /* ITAPI_IWARP_MPA_TIMEOUT_MS: a request must arrive within */
+  int poll_progress; /* ITAPI_IWARP_POLL_PROGRESS: an empty poll drives its QPs */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -92,6 +99,13 @@ typedef struct iw_cq {
   rnicpi_cq_t base;
   rnicpi_cq_ring_t ring;   /* rnicpi_util: never drops, reports overflow once */
   gint nqp;
+  /* QPs completing here, which a poll that finds the ring empty drives
+   * itself (receive and transmit) instead of waiting for the progress
+   * thread's wake-up: a busy-polling consumer sees data one context
+   * switch earlier.  qps_lock is taken before a QP's lock, only with
+   * trylock on the latter (the normal order is qp->lock -> cq). */
+  GMutex qps_lock;
+  GPtrArray *qps;
 } iw_cq_t;
 
 /* CQs to notify once the locks are released. */
@@ -236,7 +250,11 @@ typedef struct iw_qp {
   uint32_t msn_rx[IW_QN_COUNT];
   iw_tx_t tx;
   iw_rx_t rx;
-  uint8_t term[64];
+  uint8_t term[IW_TERM_FPDU_MAX];
+  /* The rest of an FPDU cut by a flush, copied so that the Terminate after
+   * it starts on an FPDU boundary (RFC 5044 4.1) once the memory is gone. */
+  uint8_t tail[IW_FPDU_MAX];
+  uint32_t tail_len;
   uint32_t term_len;
   gboolean term_pending, term_sent;
 } iw_qp_t;
@@ -257,6 +275,7 @@ typedef struct iw_creq {
   uint64_t id;
   int fd;
   gboolean delivered, dead;
+  gint64 deadline;           /* the whole MPA Request must be in by then */
   struct sockaddr_storage peer;
   uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
   uint32_t hs_got;
@@ -295,6 +314,8 @@ void iw_epoll_del(iw_dev_t *dev, int fd);
 iw_mr_t *iw_mr_lookup(iw_dev_t *dev, uint32_t stag);
 
 /* iw_cq.c */
+void iw_cq_attach(iw_cq_t *cq, iw_qp_t *qp);
+void iw_cq_detach(iw_cq_t *cq, iw_qp_t *qp);
 void iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w);
 void iw_work_deliver(iw_work_t *w);
 

@@ -83,11 +83,30 @@ unreachable(iw_qp_t *qp, rnicpi_cm_reason_t why, iw_work_t *w)
 
 /* Called by the progress thread, which alone frees QPs: the ones taken
  * off the list stay valid while it runs. */
+static void creq_drop(iw_creq_t *c);
+
 void
 iw_cm_timeouts(iw_dev_t *dev)
 {
   gint64 now = g_get_monotonic_time();
   GList *due = NULL;
+  /* A peer that opens TCP and never completes its MPA Request (or dribbles
+   * it) must not hold the socket forever. */
+  g_mutex_lock(&dev->lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->creqs);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    iw_creq_t *c = v;
+    if (!c->delivered && c->deadline <= now) {
+      g_debug("iwarp0: no complete MPA Request within %" G_GUINT64_FORMAT " ms; closing",
+              iw_config.mpa_timeout_us / 1000);
+      g_hash_table_iter_steal(&it);
+      c->id = 0; /* already out of the table */
+      creq_drop(c);
+    }
+  }
+  g_mutex_unlock(&dev->lock);
   g_mutex_lock(&dev->ev_lock);
   for (GList *l = dev->timed; l != NULL;) {
     GList *next = l->next;
@@ -338,7 +357,8 @@ static void
 creq_drop(iw_creq_t *c)
 {
   iw_dev_t *dev = c->dev;
-  g_hash_table_remove(dev->creqs, &c->id);
+  if (c->id != 0)
+    g_hash_table_remove(dev->creqs, &c->id);
   c->dead = TRUE;
   if (c->fd >= 0) {
     iw_epoll_del(dev, c->fd);
@@ -368,6 +388,7 @@ iw_cm_listen_io(iw_listen_t *l)
     c->id = dev->next_conn_id++;
     c->fd = fd;
     c->peer = ss;
+    c->deadline = g_get_monotonic_time() + (gint64) iw_config.mpa_timeout_us;
     g_hash_table_insert(dev->creqs, &c->id, c);
     iw_epoll_set(dev, fd, &c->poll, EPOLLIN | EPOLLRDHUP, TRUE);
   }

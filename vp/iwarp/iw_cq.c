@@ -21,6 +21,8 @@ iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   cq->base.dev = d;
   cq->base.al_ctx = ctx;
   rnicpi_cq_ring_init(&cq->ring, depth);
+  g_mutex_init(&cq->qps_lock);
+  cq->qps = g_ptr_array_new();
   *out = &cq->base;
   return RNICPI_OK;
 }
@@ -32,6 +34,8 @@ iw_cq_destroy(rnicpi_cq_t *c)
   if (g_atomic_int_get(&cq->nqp) != 0)
     return RNICPI_EBUSY;
   rnicpi_cq_ring_clear(&cq->ring);
+  g_ptr_array_free(cq->qps, TRUE);
+  g_mutex_clear(&cq->qps_lock);
   g_free(cq);
   return RNICPI_OK;
 }
@@ -77,10 +81,56 @@ iw_work_deliver(iw_work_t *w)
   }
 }
 
+void
+iw_cq_attach(iw_cq_t *cq, iw_qp_t *qp)
+{
+  g_mutex_lock(&cq->qps_lock);
+  g_ptr_array_add(cq->qps, qp);
+  g_mutex_unlock(&cq->qps_lock);
+}
+
+/* After this returns no poller is inside @qp any more. */
+void
+iw_cq_detach(iw_cq_t *cq, iw_qp_t *qp)
+{
+  g_mutex_lock(&cq->qps_lock);
+  g_ptr_array_remove_fast(cq->qps, qp);
+  g_mutex_unlock(&cq->qps_lock);
+}
+
+/* Progress in the polling thread: the connected QPs of @cq read what the
+ * socket holds and send what they can.  A QP busy in another thread (the
+ * progress thread, a post) is skipped: that thread makes the progress. */
+static void
+poll_progress(iw_cq_t *cq)
+{
+  iw_work_t w = { .nnotify = 0 };
+  if (!g_mutex_trylock(&cq->qps_lock))
+    return;
+  for (guint i = 0; i < cq->qps->len; i++) {
+    iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
+    if (!g_mutex_trylock(&qp->lock))
+      continue;
+    if (!qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
+      iw_rx_progress(qp, &w);
+      if (qp->fd >= 0 && qp->tx.kind != IW_TX_NONE)
+        iw_tx_progress(qp, &w);
+    }
+    g_mutex_unlock(&qp->lock);
+  }
+  g_mutex_unlock(&cq->qps_lock);
+  iw_work_deliver(&w);
+}
+
 static int
 iw_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {
-  return rnicpi_cq_ring_poll(&to_iw_cq(c)->ring, wc, n);
+  iw_cq_t *cq = to_iw_cq(c);
+  int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
+  if (got > 0 || !iw_config.poll_progress)
+    return got;
+  poll_progress(cq);
+  return rnicpi_cq_ring_poll(&cq->ring, wc, n);
 }
 
 static uint32_t

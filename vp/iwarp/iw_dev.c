@@ -44,6 +44,10 @@ config_load(gpointer unused)
   iw_config.pdata_max = (uint32_t) env_int("ITAPI_IWARP_PDATA_MAX", IW_PDATA_INTEROP, 0,
                                            IW_MPA_PDATA_MAX - (int) sizeof(iw_mpa_v2_t));
   iw_config.corrupt_crc = env_int("ITAPI_IWARP_CORRUPT_CRC", 0, 0, G_MAXINT);
+  iw_config.mpa_timeout_us =
+    (uint64_t) env_int("ITAPI_IWARP_MPA_TIMEOUT_MS", IW_CONNECT_TIMEOUT_US / 1000, 1, 3600000) *
+    1000;
+  iw_config.poll_progress = env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
   iw_crc_init();
   return NULL;
 }

@@ -69,8 +69,25 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
   /* A message half sent names user memory: forget it (the stream is dead
    * for data; only a Terminate between FPDUs may still go out). */
   if (qp->tx.kind == IW_TX_SQ || qp->tx.kind == IW_TX_RRESP) {
-    if (qp->tx.fpdu_ready && qp->tx.fpdu_sent > 0 && qp->tx.fpdu_sent < qp->tx.fpdu_len)
-      qp->term_pending = FALSE; /* mid-FPDU: no clean place for a Terminate */
+    iw_tx_t *t = &qp->tx;
+    if (t->fpdu_ready && t->fpdu_sent > 0 && t->fpdu_sent < t->fpdu_len) {
+      /* Mid-FPDU: the peer's deframer needs the rest before a Terminate
+       * can follow; copy it now, the memory it names may go with the flush. */
+      uint32_t skip = t->fpdu_sent, n = 0;
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      for (int i = 0; i < t->niov; i++) {
+        size_t l = t->iov[i].iov_len;
+        if (skip >= l) {
+          skip -= (uint32_t) l;
+          continue;
+        }
+        memcpy(qp->tail + n, (uint8_t *) t->iov[i].iov_base + skip, l - skip);
+        n += (uint32_t) (l - skip);
+        skip = 0;
+      }
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      qp->tail_len = n;
+    }
     g_free(qp->tx.rresp);
     memset(&qp->tx, 0, sizeof(qp->tx));
   }
@@ -333,6 +350,9 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
   qp->base.qp_num = (uint32_t) g_atomic_int_add(&dev->next_qpn, 1) + 1;
   g_atomic_int_inc(&qp->scq->nqp);
   g_atomic_int_inc(&qp->rcq->nqp);
+  iw_cq_attach(qp->scq, qp);
+  if (qp->rcq != qp->scq)
+    iw_cq_attach(qp->rcq, qp);
   g_atomic_int_inc(&qp->pd->nobj);
   *out = &qp->base;
   return RNICPI_OK;
@@ -403,6 +423,7 @@ iw_qp_reset(rnicpi_qp_t *q)
     qp->cs = IW_CS_NONE;
     qp->final_event = FALSE;
     qp->term_pending = qp->term_sent = FALSE;
+    qp->tail_len = 0;
     qp->tx_hold = FALSE;
     memset(&qp->tx, 0, sizeof(qp->tx));
     iw_rx_reset(qp);
@@ -438,6 +459,9 @@ iw_qp_destroy(rnicpi_qp_t *q)
   qp->dead = TRUE;
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);
+  iw_cq_detach(qp->scq, qp);
+  if (qp->rcq != qp->scq)
+    iw_cq_detach(qp->rcq, qp);
   g_atomic_int_dec_and_test(&qp->scq->nqp);
   g_atomic_int_dec_and_test(&qp->rcq->nqp);
   g_atomic_int_dec_and_test(&qp->pd->nobj);

@@ -47,7 +47,7 @@ iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
     return;
   }
   g_debug("QP %u: Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer, etype, code);
-  uint8_t ulpdu[18 + 4 + 2 + 18 + 28];
+  uint8_t ulpdu[IW_TERM_ULPDU_MAX];
   iw_ddp_untagged_t d = {
     .ctrl = IW_DDP_LAST | IW_DDP_VERSION, .rdmap = IW_RDMAP_VERSION | IW_OP_TERMINATE,
     .qn_be = htonl(IW_QN_TERMINATE), .msn_be = htonl(++qp->msn_tx[IW_QN_TERMINATE]),

@@ -120,10 +120,14 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   memset(t, 0, sizeof(*t));
   if (qp->term_pending) {
     t->kind = IW_TX_TERM;
-    t->iov[0].iov_base = qp->term;
-    t->iov[0].iov_len = qp->term_len;
-    t->niov = 1;
-    t->fpdu_len = qp->term_len;
+    if (qp->tail_len > 0) {
+      t->iov[t->niov].iov_base = qp->tail;
+      t->iov[t->niov++].iov_len = qp->tail_len;
+    }
+    t->iov[t->niov].iov_base = qp->term;
+    t->iov[t->niov++].iov_len = qp->term_len;
+    t->fpdu_len = qp->tail_len + qp->term_len;
+    qp->tail_len = 0;
     t->fpdu_ready = TRUE;
     qp->term_pending = FALSE;
     return TRUE;

@@ -1,0 +1,630 @@
+/*
+ * iwarp-hostile: vp/iwarp against a peer that breaks the protocol.
+ *
+ * The peer is this test: a raw TCP socket speaking just enough MPA
+ * (RFC 5044, RFC 6581) to reach full operation with the provider's QP (the
+ * victim), then one bad frame.  The test reads the Terminate the victim
+ * sends back and checks its layer, error type and code (RFC 5040 4.8,
+ * RFC 5041 7.2, RFC 5044 8), then that the victim closed the stream, went
+ * to ERROR with a BROKEN event and flushed every work request.
+ * Malformed MPA Requests come before framing exists: the victim refuses
+ * them (a Reject where one is defined, else it closes) and never reports
+ * a connection request.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <glib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rnicpi.h"
+
+extern const rnicpi_provider_t rnicpi_builtin_iwarp;
+
+static const rnicpi_provider_t *P;
+static rnicpi_dev_t *dev;
+static GAsyncQueue *cmq;
+
+enum { LISTEN_PORT = 39311, REGION = 4096 };
+
+static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
+{
+  (void) ctx;
+  g_async_queue_push(cmq, g_memdup2(ev, sizeof(*ev)));
+}
+static void up_cq(void *ctx, uint64_t c) { (void) ctx; (void) c; }
+static void up_async(void *ctx, const rnicpi_async_event_t *ev) { (void) ctx; (void) ev; }
+static const rnicpi_upcalls_t ups = { up_cm, up_cq, up_async };
+
+/* The next CM event of @type for @ctx (others of this test are dropped). */
+static void
+wait_cm(rnicpi_cm_event_type_t type, uint64_t ctx)
+{
+  for (;;) {
+    rnicpi_cm_event_t *ev = g_async_queue_timeout_pop(cmq, 10 * G_USEC_PER_SEC);
+    g_assert_nonnull(ev);
+    gboolean hit = ev->type == type && (ev->qp_ctx == ctx || ev->listen_ctx == ctx);
+    g_free(ev);
+    if (hit)
+      return;
+  }
+}
+
+/* ---- the raw peer ------------------------------------------------------ */
+
+/* Read exactly @n bytes: @n, or less at EOF / reset / 5 s of silence. */
+static size_t
+peer_read(int fd, void *buf, size_t n)
+{
+  size_t got = 0;
+  while (got < n) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    if (poll(&p, 1, 5000) <= 0)
+      break;
+    ssize_t r = recv(fd, (uint8_t *) buf + got, n - got, 0);
+    if (r <= 0)
+      break;
+    got += (size_t) r;
+  }
+  return got;
+}
+
+static void
+peer_write(int fd, const void *buf, size_t n)
+{
+  g_assert_cmpint(send(fd, buf, n, MSG_NOSIGNAL), ==, (ssize_t) n);
+}
+
+static uint32_t crc_table[256];
+
+static uint32_t
+crc32c(const uint8_t *p, size_t n)
+{
+  uint32_t c = 0xffffffff;
+  for (size_t i = 0; i < n; i++)
+    c = (c >> 8) ^ crc_table[(c ^ p[i]) & 0xff];
+  return c ^ 0xffffffff;
+}
+
+/* Frame @ulpdu as an FPDU (RFC 5044 4.1; CRC least significant byte
+ * first); @bad flips a CRC bit. */
+static void
+peer_fpdu(int fd, gboolean crc, const uint8_t *ulpdu, size_t len, gboolean bad)
+{
+  uint8_t f[4096];
+  f[0] = (uint8_t) (len >> 8);
+  f[1] = (uint8_t) len;
+  memcpy(f + 2, ulpdu, len);
+  size_t n = 2 + len;
+  while (n % 4 != 0)
+    f[n++] = 0;
+  uint32_t c = crc ? crc32c(f, n) : 0;
+  if (bad)
+    c ^= 1;
+  for (int i = 0; i < 4; i++)
+    f[n++] = (uint8_t) (c >> (8 * i));
+  peer_write(fd, f, n);
+}
+
+/* The ULPDU of the next FPDU, into @u (room for 65535); its length, or -1 at EOF. */
+static int
+peer_next_fpdu(int fd, uint8_t *u)
+{
+  uint8_t l[2];
+  if (peer_read(fd, l, 2) != 2)
+    return -1;
+  size_t len = (size_t) l[0] << 8 | l[1];
+  size_t pad = (4 - ((2 + len) & 3)) & 3;
+  uint8_t trailer[8];
+  if (peer_read(fd, u, len) != len || peer_read(fd, trailer, pad + 4) != pad + 4)
+    return -1;
+  return (int) len;
+}
+
+static size_t
+untagged(uint8_t *h, uint8_t op, uint32_t qn, uint32_t msn, uint32_t mo, gboolean last)
+{
+  h[0] = (last ? 0x40 : 0) | 0x01;
+  h[1] = 0x40 | op;
+  uint32_t v[4] = { 0, htonl(qn), htonl(msn), htonl(mo) };
+  memcpy(h + 2, v, sizeof(v));
+  return 18;
+}
+
+static size_t
+tagged(uint8_t *h, uint8_t op, uint32_t stag, uint64_t to)
+{
+  h[0] = 0x80 | 0x40 | 0x01;
+  h[1] = 0x40 | op;
+  uint32_t s = htonl(stag);
+  uint64_t t = GUINT64_TO_BE(to);
+  memcpy(h + 2, &s, 4);
+  memcpy(h + 6, &t, 8);
+  return 14;
+}
+
+/* ---- the victim ---------------------------------------------------------- */
+
+typedef struct victim {
+  rnicpi_pd_t *pd;
+  rnicpi_cq_t *scq, *rcq;
+  rnicpi_qp_t *qp;
+  uint8_t *buf;        /* REGION registered, as much again unregistered after it */
+  rnicpi_mr_t *mr;
+  int peer;            /* the raw peer's socket */
+  gboolean crc;
+} victim_t;
+
+static void
+victim_new(victim_t *v, size_t region)
+{
+  memset(v, 0, sizeof(*v));
+  g_assert_cmpint(P->device->pd_alloc(dev, &v->pd), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_create(dev, 64, 1, &v->scq), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_create(dev, 64, 2, &v->rcq), ==, RNICPI_OK);
+  rnicpi_qp_attr_t a = { .send_cq = v->scq, .recv_cq = v->rcq, .max_send_wr = 16,
+                         .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,
+                         .max_rdma_write_sge = 1, .max_rdma_read_sge = 1, .ird = 1, .ord = 1,
+                         .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+  g_assert_cmpint(P->queue->qp_create(v->pd, &a, 0xc0, &v->qp), ==, RNICPI_OK);
+  v->buf = g_malloc0(2 * region);
+  rnicpi_mr_attr_t m = { .addr = v->buf, .length = region, .iova = 0,
+                         .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                                   RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+  g_assert_cmpint(P->mem->mr_reg(v->pd, &m, &v->mr), ==, RNICPI_OK);
+  v->peer = -1;
+}
+
+static void
+victim_free(victim_t *v)
+{
+  if (v->peer >= 0)
+    close(v->peer);
+  g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
+  g_assert_cmpint(P->mem->mr_dereg(v->mr), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_destroy(v->scq), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_destroy(v->rcq), ==, RNICPI_OK);
+  g_assert_cmpint(P->device->pd_free(v->pd), ==, RNICPI_OK);
+  g_free(v->buf);
+}
+
+/* The victim connects to the raw peer, which answers as an RFC 6581
+ * responder choosing the Write RTR (and CRC when @crc), and reads it. */
+static void
+victim_connect(victim_t *v, gboolean crc)
+{
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  socklen_t sl = sizeof(sin);
+  g_assert_cmpint(bind(lfd, (struct sockaddr *) &sin, sizeof(sin)), ==, 0);
+  g_assert_cmpint(listen(lfd, 1), ==, 0);
+  g_assert_cmpint(getsockname(lfd, (struct sockaddr *) &sin, &sl), ==, 0);
+  rnicpi_addr_t dst = { 0 };
+  memcpy(&dst.sa, &sin, sizeof(sin));
+  rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+  g_assert_cmpint(P->cm->connect(v->qp, &dst, &cp), ==, RNICPI_OK);
+  v->peer = accept(lfd, NULL, NULL);
+  g_assert_cmpint(v->peer, >=, 0);
+  close(lfd);
+
+  uint8_t req[20 + 512];
+  g_assert_cmpuint(peer_read(v->peer, req, 20), ==, 20);
+  g_assert_cmpmem(req, 16, "MPA ID Req Frame", 16);
+  g_assert_cmpuint(req[17], ==, 2);
+  size_t pd = (size_t) req[18] << 8 | req[19];
+  g_assert_cmpuint(peer_read(v->peer, req + 20, pd), ==, pd);
+  v->crc = crc || (req[16] & 0x40) != 0;
+  /* Reply: Rev 2, 0x10, IRD 4 with A, ORD 4 with C (Write RTR). */
+  uint8_t rep[24] = "MPA ID Rep Frame";
+  rep[16] = 0x10 | (v->crc ? 0x40 : 0);
+  rep[17] = 2;
+  rep[18] = 0;
+  rep[19] = 4;
+  rep[20] = 0x80;
+  rep[21] = 4;
+  rep[22] = 0x80;
+  rep[23] = 4;
+  peer_write(v->peer, rep, sizeof(rep));
+  uint8_t u[65536];
+  g_assert_cmpint(peer_next_fpdu(v->peer, u), ==, 14);
+  g_assert_cmphex(u[1] & 0x0f, ==, 0x0); /* zero-length RDMA Write */
+  wait_cm(RNICPI_CM_ESTABLISHED, 0xc0);
+}
+
+static void
+recv_post(victim_t *v, size_t off, uint32_t len, uint64_t id)
+{
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (v->buf + off), .length = len,
+                       .lkey = v->mr->lkey };
+  rnicpi_recv_wr_t wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+  g_assert_cmpint(P->data->post_recv(v->qp, &wr), ==, RNICPI_OK);
+}
+
+static void
+send_post(victim_t *v, uint64_t id)
+{
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) v->buf, .length = 8, .lkey = v->mr->lkey };
+  rnicpi_send_wr_t wr = { .wr_id = id, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1 };
+  g_assert_cmpint(P->data->post_send(v->qp, &wr), ==, RNICPI_OK);
+}
+
+static rnicpi_wc_t
+wc_of(rnicpi_cq_t *cq)
+{
+  rnicpi_wc_t wc;
+  for (int i = 0; i < 10000; i++) {
+    if (P->data->poll_cq(cq, &wc, 1) == 1)
+      return wc;
+    g_usleep(1000);
+  }
+  g_error("no completion within 10 s");
+}
+
+/* Work the victim has outstanding when the bad frame comes: two receives
+ * and a Send (which waits for its delivery fence, never answered). */
+static void
+victim_load(victim_t *v)
+{
+  recv_post(v, 0, 64, 0x11);
+  recv_post(v, 64, 64, 0x12);
+  send_post(v, 0x21);
+}
+
+/* The peer reads up to the victim's Terminate, checks it, then the FIN;
+ * the victim must be BROKEN in ERROR with everything flushed. */
+static void
+expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
+                 const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st, int nrecv)
+{
+  static uint8_t u[65536];
+  int len;
+  for (;;) {
+    len = peer_next_fpdu(v->peer, u);
+    g_assert_cmpint(len, >=, 18);
+    if ((u[0] & 0x80) == 0 && (u[1] & 0x0f) == 0x7)
+      break;
+  }
+  g_assert_cmpint(len, >=, 18 + 4);
+  uint32_t qn;
+  memcpy(&qn, u + 6, 4);
+  g_assert_cmpuint(ntohl(qn), ==, 2); /* Terminate queue */
+  g_test_message("Terminate: layer %u etype %u code 0x%02x", u[18] >> 4, u[18] & 0xf, u[19]);
+  g_assert_cmpuint(u[18] >> 4, ==, layer);
+  g_assert_cmpuint(u[18] & 0x0f, ==, etype);
+  g_assert_cmphex(u[19], ==, code);
+  /* Then the victim's FIN: nothing after the Terminate (RFC 5040 5.3). */
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v->peer, &b, 1), ==, 0);
+
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  g_assert_cmpint(P->queue->qp_state(v->qp), ==, RNICPI_QPS_ERROR);
+  for (int i = 0; i < nrecv; i++) {
+    rnicpi_wc_t wc = wc_of(v->rcq);
+    g_assert_cmphex(wc.wr_id, ==, recv_ids[i]);
+    g_assert_cmpint(wc.status, ==, recv_st[i]);
+  }
+  rnicpi_wc_t wc = wc_of(v->scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x21);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  g_assert_cmpint(P->data->poll_cq(v->rcq, &wc, 1), ==, 0);
+  g_assert_cmpint(P->data->poll_cq(v->scq, &wc, 1), ==, 0);
+}
+
+static const uint64_t two_ids[] = { 0x11, 0x12 };
+static const rnicpi_wc_status_t two_flushed[] = { RNICPI_WC_WR_FLUSH_ERR, RNICPI_WC_WR_FLUSH_ERR };
+
+static void
+test_bad_length(void)
+{
+  g_test_summary("An FPDU whose ULPDU_Length cannot hold its DDP header: RDMAP remote "
+                 "operation error, unspecified (0/2/0xff)");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[64];
+  untagged(u, 0x3, 0, 1, 0, TRUE);
+  peer_fpdu(v.peer, v.crc, u, 10, FALSE); /* a Send cut to 10 bytes */
+  expect_terminate(&v, 0, 2, 0xff, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_bad_crc(void)
+{
+  g_test_summary("A Send whose CRC32c is wrong: LLP, MPA, CRC error (2/0/0x02); its bytes "
+                 "may be placed (DDP places before the CRC is known) but its receive is "
+                 "flushed, never completed");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, TRUE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  memcpy(u + n, "corrupt!", 8);
+  peer_fpdu(v.peer, TRUE, u, n + 8, TRUE);
+  expect_terminate(&v, 2, 0, 0x02, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_unknown_stag(void)
+{
+  g_test_summary("An RDMA Write to an STag nobody registered: DDP tagged, invalid STag (1/1/0)");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = tagged(u, 0x0, v.mr->rkey ^ 0x5a5a5a00u, 0);
+  memset(u + n, 0xee, 16);
+  peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
+  expect_terminate(&v, 1, 1, 0x00, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_to_beyond(void)
+{
+  g_test_summary("An RDMA Write running past the end of the region: DDP tagged, base or "
+                 "bounds violation (1/1/1); nothing written");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = tagged(u, 0x0, (uint32_t) v.mr->rkey, REGION - 8);
+  memset(u + n, 0xee, 16);
+  peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
+  expect_terminate(&v, 1, 1, 0x01, two_ids, two_flushed, 2);
+  for (size_t i = REGION - 8; i < 2 * REGION; i++)
+    g_assert_cmpuint(v.buf[i], ==, 0);
+  victim_free(&v);
+}
+
+static void
+test_too_long(void)
+{
+  g_test_summary("A Send longer than the receive buffer: DDP untagged, message too long "
+                 "(1/2/5); that receive fails with a length error, the next is flushed");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[128];
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  memset(u + n, 0xee, 100);
+  peer_fpdu(v.peer, v.crc, u, n + 100, FALSE);
+  static const rnicpi_wc_status_t st[] = { RNICPI_WC_LOC_LEN_ERR, RNICPI_WC_WR_FLUSH_ERR };
+  expect_terminate(&v, 1, 2, 0x05, two_ids, st, 2);
+  for (size_t i = 64; i < 2 * REGION; i++)
+    g_assert_cmpuint(v.buf[i], ==, 0);
+  victim_free(&v);
+}
+
+static void
+read_request(victim_t *v, uint32_t msn, uint32_t size, uint64_t src_to)
+{
+  uint8_t u[64];
+  size_t n = untagged(u, 0x1, 1, msn, 0, TRUE);
+  uint32_t sink = htonl(0x77777700), sz = htonl(size), src = htonl((uint32_t) v->mr->rkey);
+  uint64_t sink_to = 0, sto = GUINT64_TO_BE(src_to);
+  memcpy(u + n, &sink, 4);
+  memcpy(u + n + 4, &sink_to, 8);
+  memcpy(u + n + 12, &sz, 4);
+  memcpy(u + n + 16, &src, 4);
+  memcpy(u + n + 20, &sto, 8);
+  peer_fpdu(v->peer, v->crc, u, n + 28, FALSE);
+}
+
+static void
+test_read_beyond_ird(void)
+{
+  g_test_summary("More RDMA Read Requests in flight than the IRD the victim announced: "
+                 "RDMAP remote operation, catastrophic for the stream (0/2/7), after the "
+                 "Read Response FPDU in progress is completed");
+  victim_t v;
+  enum { BIG = 16 << 20 };
+  victim_new(&v, BIG);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  /* The peer does not read: the first response fills the socket and stays
+   * in flight when the next requests arrive (IRD negotiated to 1). */
+  for (uint32_t msn = 1; msn <= 3; msn++)
+    read_request(&v, msn, BIG, 0);
+  expect_terminate(&v, 0, 2, 0x07, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_read_source_beyond(void)
+{
+  g_test_summary("An RDMA Read Request whose source runs past the region: RDMAP remote "
+                 "protection, base or bounds (0/1/1)");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  read_request(&v, 1, 64, REGION - 32);
+  expect_terminate(&v, 0, 1, 0x01, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_unknown_opcode(void)
+{
+  g_test_summary("An RDMAP opcode this RNIC does not speak (0x8, RFC 7306 Immediate Data): "
+                 "RDMAP remote operation, invalid opcode (0/2/6)");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = untagged(u, 0x8, 0, 1, 0, TRUE);
+  memset(u + n, 0xee, 8);
+  peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
+  expect_terminate(&v, 0, 2, 0x06, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+/* ---- MPA Requests -------------------------------------------------------- */
+
+static int
+mpa_connect(void)
+{
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(LISTEN_PORT),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  g_assert_cmpint(connect(fd, (struct sockaddr *) &sin, sizeof(sin)), ==, 0);
+  return fd;
+}
+
+static void
+mpa_request(int fd, const char *key, uint8_t flags, uint8_t rev, uint16_t pd_len,
+            size_t pd_sent)
+{
+  uint8_t f[20 + 1024] = { 0 };
+  memcpy(f, key, 16);
+  f[16] = flags;
+  f[17] = rev;
+  f[18] = (uint8_t) (pd_len >> 8);
+  f[19] = (uint8_t) pd_len;
+  if (rev == 2 && pd_sent >= 4) {
+    f[20] = 0x80;
+    f[21] = 4;
+    f[22] = 0x80;
+    f[23] = 4;
+  }
+  peer_write(fd, f, 20 + pd_sent);
+}
+
+/* The victim closes without a reply (or after a Reject, checked by the
+ * caller), and never offers the request to its consumer. */
+static void
+expect_refused(int fd)
+{
+  uint8_t b[64];
+  gint64 t0 = g_get_monotonic_time();
+  size_t n = peer_read(fd, b, sizeof(b));
+  g_assert_cmpuint(n, ==, 0);
+  g_assert_cmpint(g_get_monotonic_time() - t0, <, 4 * G_USEC_PER_SEC);
+  close(fd);
+  rnicpi_cm_event_t *ev = g_async_queue_timeout_pop(cmq, 100000);
+  if (ev != NULL)
+    g_assert_cmpint(ev->type, !=, RNICPI_CM_CONNECT_REQUEST);
+  g_free(ev);
+}
+
+static void
+test_mpa_bad_key(void)
+{
+  g_test_summary("An MPA Request with the wrong key is refused: the connection closes");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Rep Frame", 0, 1, 0, 0);
+  expect_refused(fd);
+}
+
+static void
+test_mpa_bad_length(void)
+{
+  g_test_summary("An MPA Request announcing more than 512 bytes of private data is refused");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0, 1, 600, 600);
+  expect_refused(fd);
+}
+
+static void
+test_mpa_bad_rev(void)
+{
+  g_test_summary("An MPA Request of a revision not spoken (0, 3) is refused");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0, 3, 0, 0);
+  expect_refused(fd);
+}
+
+static void
+test_mpa_markers(void)
+{
+  g_test_summary("An MPA Request asking for markers gets a Reply with R set, then a close");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0x80 | 0x10, 2, 4, 4);
+  uint8_t rep[20];
+  g_assert_cmpuint(peer_read(fd, rep, 20), ==, 20);
+  g_assert_cmpmem(rep, 16, "MPA ID Rep Frame", 16);
+  g_assert_cmphex(rep[16] & 0x20, ==, 0x20);
+  expect_refused(fd);
+}
+
+static void
+test_mpa_pdata_beyond_frame(void)
+{
+  g_test_summary("An MPA Request whose private data stops short of its PD_Length, then "
+                 "FIN: refused");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0, 1, 100, 20);
+  shutdown(fd, SHUT_WR);
+  expect_refused(fd);
+}
+
+static void
+test_mpa_pdata_stall(void)
+{
+  g_test_summary("An MPA Request whose private data never completes: closed after "
+                 "ITAPI_IWARP_MPA_TIMEOUT_MS (500 ms here)");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0, 1, 100, 20);
+  expect_refused(fd);
+}
+
+static void
+test_mpa_rev2_no_control(void)
+{
+  g_test_summary("A Rev 2 MPA Request too short for the RFC 6581 control word is refused");
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0x10, 2, 2, 2);
+  expect_refused(fd);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82f63b78 : c >> 1;
+    crc_table[i] = c;
+  }
+  g_setenv("ITAPI_IWARP_MPA_TIMEOUT_MS", "500", TRUE);
+  P = &rnicpi_builtin_iwarp;
+  cmq = g_async_queue_new();
+  g_assert_cmpint(P->device->open("iwarp0", &ups, NULL, &dev), ==, RNICPI_OK);
+  rnicpi_listen_t *l;
+  g_assert_cmpint(P->cm->listen(dev, LISTEN_PORT, 0x77, &l), ==, RNICPI_OK);
+
+  g_test_add_func("/iwarp/hostile/fpdu/bad-length", test_bad_length);
+  g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
+  g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
+  g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
+  g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
+  g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
+  g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
+  g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
+  g_test_add_func("/iwarp/hostile/mpa/bad-key", test_mpa_bad_key);
+  g_test_add_func("/iwarp/hostile/mpa/bad-length", test_mpa_bad_length);
+  g_test_add_func("/iwarp/hostile/mpa/bad-rev", test_mpa_bad_rev);
+  g_test_add_func("/iwarp/hostile/mpa/markers", test_mpa_markers);
+  g_test_add_func("/iwarp/hostile/mpa/pdata-beyond-frame", test_mpa_pdata_beyond_frame);
+  g_test_add_func("/iwarp/hostile/mpa/pdata-stall", test_mpa_pdata_stall);
+  g_test_add_func("/iwarp/hostile/mpa/rev2-no-control-word", test_mpa_rev2_no_control);
+  int r = g_test_run();
+  g_assert_cmpint(P->cm->unlisten(l), ==, RNICPI_OK);
+  P->device->close(dev);
+  return r;
+}
