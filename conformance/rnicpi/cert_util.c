@@ -59,7 +59,18 @@ cert_setup(cert_t *f, gconstpointer data)
   size_t count = G_N_ELEMENTS(names);
   cert_ok(DEV->list(names, &count));
   g_assert_cmpuint(count, >=, 1);
-  g_strlcpy(f->dev_name, names[0], sizeof(f->dev_name));
+  /* RNICPI_CERT_DEVICE picks one device of the provider (default: the first). */
+  const char *want = g_getenv("RNICPI_CERT_DEVICE");
+  size_t pick = 0;
+  if (want != NULL && *want != '\0') {
+    pick = count;
+    for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(names)); i++)
+      if (strcmp(names[i], want) == 0)
+        pick = i;
+    if (pick == count)
+      g_error("RNICPI_CERT_DEVICE=%s: the provider lists no such device", want);
+  }
+  g_strlcpy(f->dev_name, names[pick], sizeof(f->dev_name));
   cert_ok(DEV->open(f->dev_name, &cert_upcalls, f, &f->dev));
   g_assert_nonnull(f->dev);
   cert_ok(DEV->query(f->dev, &f->caps));

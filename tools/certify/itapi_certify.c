@@ -98,7 +98,7 @@ static const char *const programs[] = {
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;
-static char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir;
+static char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 static gboolean opt_strict, opt_tap, opt_list, opt_quiet;
 static int opt_timeout = 60;
 
@@ -163,6 +163,7 @@ test_env(void)
   env = g_environ_setenv(env, "ITAPI_PROVIDER", prov->name, TRUE);
   env = g_environ_setenv(env, "RNICPI_CERT_PROVIDER", prov->name, TRUE);
   env = g_environ_setenv(env, "ITAPI_CONF_IA", device, TRUE);
+  env = g_environ_setenv(env, "RNICPI_CERT_DEVICE", device, TRUE);
   env = g_environ_setenv(env, "G_DEBUG", "fatal-criticals", TRUE);
   return env;
 }
@@ -318,26 +319,9 @@ judge(test_t *t, int status, const char *out)
 }
 
 /* Deviation file: "<test id> <reason>" per line; '#' starts a comment. */
-static GHashTable *
-load_deviations(void)
+static void
+read_deviations(GHashTable *dev, const char *path)
 {
-  GHashTable *dev = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  g_autofree char *path = NULL;
-  if (opt_deviations != NULL) {
-    path = g_strdup(opt_deviations);
-  } else {
-    g_autofree char *name = g_strdup_printf("%s.txt", prov->name);
-    const char *dirs[] = { CERT_DEVIATIONS_SRC, CERT_DEVIATIONS_INSTALL };
-    for (size_t i = 0; i < G_N_ELEMENTS(dirs) && path == NULL; i++) {
-      char *p = g_build_filename(dirs[i], name, NULL);
-      if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
-        path = p;
-      else
-        g_free(p);
-    }
-  }
-  if (path == NULL)
-    return dev;
   g_autofree char *text = NULL;
   GError *err = NULL;
   if (!g_file_get_contents(path, &text, NULL, &err)) {
@@ -357,6 +341,31 @@ load_deviations(void)
     }
     *sp = '\0';
     g_hash_table_replace(dev, g_strdup(s), g_strdup(g_strstrip(sp + 1)));
+  }
+}
+
+/* Deviation files: "<test id> <reason>" per line; '#' starts a comment.
+ * The provider's (<provider>.txt) and, for a device with semantics of its
+ * own, the device's (<device>.txt), or the one --deviations names. */
+static GHashTable *
+load_deviations(void)
+{
+  GHashTable *dev = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  if (opt_deviations != NULL) {
+    read_deviations(dev, opt_deviations);
+    return dev;
+  }
+  const char *stems[] = { prov->name, device };
+  for (size_t k = 0; k < G_N_ELEMENTS(stems); k++) {
+    g_autofree char *name = g_strdup_printf("%s.txt", stems[k]);
+    const char *dirs[] = { CERT_DEVIATIONS_SRC, CERT_DEVIATIONS_INSTALL };
+    for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+      g_autofree char *p = g_build_filename(dirs[i], name, NULL);
+      if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) {
+        read_deviations(dev, p);
+        break;
+      }
+    }
   }
   return dev;
 }
@@ -398,7 +407,19 @@ select_provider(void)
             rnicpi_status_message(st));
     return FALSE;
   }
-  g_strlcpy(device, names[0], sizeof(device));
+  size_t pick = 0;
+  if (opt_device != NULL) {
+    pick = n;
+    for (size_t i = 0; i < MIN(n, G_N_ELEMENTS(names)); i++)
+      if (strcmp(names[i], opt_device) == 0)
+        pick = i;
+    if (pick == n) {
+      fprintf(stderr, "itapi-certify: provider '%s' has no device '%s'; itapi-info lists them\n",
+              prov->name, opt_device);
+      return FALSE;
+    }
+  }
+  g_strlcpy(device, names[pick], sizeof(device));
   static const rnicpi_upcalls_t none;
   rnicpi_dev_t *dev = NULL;
   if (prov->prov->device->open(device, &none, NULL, &dev) == RNICPI_OK) {
@@ -853,6 +874,7 @@ main(int argc, char **argv)
   GOptionEntry entries[] = {
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &opt_provider, "certify the registered provider NAME", "NAME" },
     { "provider-module", 'm', 0, G_OPTION_ARG_FILENAME, &opt_module, "certify the provider module at PATH", "PATH" },
+    { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device, "certify this device of the provider (default: its first)", "NAME" },
     { "strict", 0, 0, G_OPTION_ARG_NONE, &opt_strict, "count known deviations as failures", NULL },
     { "level", 0, 0, G_OPTION_ARG_STRING, &opt_level, "rnicpi, itapi or all (default)", "LEVEL" },
     { "filter", 0, 0, G_OPTION_ARG_STRING, &opt_filter, "run only tests whose id contains TEXT", "TEXT" },
