@@ -13,6 +13,7 @@ typedef struct rnicpi_full {
   rnicpi_cm_ops_t cm;
   rnicpi_sock_ops_t sock;
   rnicpi_srq_ops_t srq;
+  rnicpi_mw_ops_t mw;
 } rnicpi_full_t;
 
 void rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out);

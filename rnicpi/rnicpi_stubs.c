@@ -87,6 +87,9 @@ static rnicpi_status_t st_srq_modify(rnicpi_srq_t *q, uint32_t w, uint32_t l) { 
 static rnicpi_status_t st_srq_destroy(rnicpi_srq_t *q) { (void) q; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_post_srq_recv(rnicpi_srq_t *q, const rnicpi_recv_wr_t *w) { (void) q; (void) w; return RNICPI_ENOTSUP; }
 static uint32_t st_srq_count(rnicpi_srq_t *q) { (void) q; return 0; }
+static rnicpi_status_t st_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t t, rnicpi_mw_t **m)
+{ (void) p; (void) t; (void) m; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_mw_dealloc(rnicpi_mw_t *m) { (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_handoff(rnicpi_qp_t *q, int fd, bool a, const rnicpi_conn_param_t *p)
 { (void) q; (void) fd; (void) a; (void) p; return RNICPI_ENOTSUP; }
 
@@ -161,6 +164,14 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->srq, post_srq_recv, st_post_srq_recv);
   FILL(out->srq, srq_count, st_srq_count);
 
+  /* The mw table is ABI 1.2: a 1.0 or 1.1 descriptor ends before the pointer. */
+  const rnicpi_mw_ops_t *mw_in = NULL;
+  if (in->abi_minor >= 2)
+    mw_in = in->mw;
+  TAKE(out->mw, mw_in);
+  FILL(out->mw, mw_alloc, st_mw_alloc);
+  FILL(out->mw, mw_dealloc, st_mw_dealloc);
+
   out->desc.device = &out->device;
   out->desc.mem = &out->mem;
   out->desc.queue = &out->queue;
@@ -168,4 +179,5 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   out->desc.cm = &out->cm;
   out->desc.sock = &out->sock;
   out->desc.srq = &out->srq;
+  out->desc.mw = &out->mw;
 }

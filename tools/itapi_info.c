@@ -132,6 +132,12 @@ usable_on(const itx_call_info_t *c, const it_ia_info_t *info)
     return info->atomic_support;
   if (g_str_has_prefix(c->name, "it_srq_"))
     return info->srq_support;
+  if (g_str_has_prefix(c->name, "it_rmr_"))
+    return info->rmr_types_supported != IT_RMR_TYPE_DEFAULT;
+  if (strcmp(c->name, "it_post_send_and_unlink") == 0)
+    return info->post_send_unlink_remote_support;
+  if (strcmp(c->name, "it_socket_convert") == 0)
+    return info->socket_conversion_support;
   return TRUE;
 }
 

@@ -111,6 +111,20 @@ typedef struct ual_lmr {
   uint32_t shared_id;
 } ual_lmr_t;
 
+typedef struct ual_rmr {
+  ual_obj_t obj;
+  ual_pz_t *pz;
+  rnicpi_mw_t *mw;
+  it_rmr_type_t type;         /* NARROW or WIDE (DEFAULT resolved) */
+  gboolean linked;            /* as the consumer last saw it */
+  it_lmr_handle_t lmr;        /* handle value only: never dereferenced */
+  void *addr;
+  it_length_t length;
+  it_mem_priv_t privs;
+  it_addr_mode_t addr_mode;
+  it_rmr_context_t ctx;
+} ual_rmr_t;
+
 /* A connection establishment identifier the consumer may answer. */
 typedef enum { CN_PASSIVE_REQUEST, CN_ACTIVE_REPLY } ual_cn_kind_t;
 
@@ -145,6 +159,8 @@ static inline ual_lmr_t *ual_lmr_get(it_lmr_handle_t h)
 { return (ual_lmr_t *) ual_handle_get(h, IT_HANDLE_TYPE_LMR); }
 static inline ual_listen_t *ual_listen_get(it_listen_handle_t h)
 { return (ual_listen_t *) ual_handle_get(h, IT_HANDLE_TYPE_LISTEN); }
+static inline ual_rmr_t *ual_rmr_get(it_rmr_handle_t h)
+{ return (ual_rmr_t *) ual_handle_get(h, IT_HANDLE_TYPE_RMR); }
 static inline ual_srq_t *ual_srq_get(it_srq_handle_t h)
 { return (ual_srq_t *) ual_handle_get(h, IT_HANDLE_TYPE_SRQ); }
 
@@ -176,6 +192,15 @@ it_status_t ual_srq_post_recv(ual_srq_t *srq, const it_lmr_triplet_t *segs, size
 /* Gather/scatter lists (ual_dto.c). */
 #define UAL_MAX_SGE 64
 it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);
+
+/* Send-queue posts (ual_dto.c): @allowed are flags beyond the common ones. */
+it_status_t ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs,
+                        size_t n, it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn);
+
+/* Memory windows (ual_rmr.c). */
+void ual_rmr_destroy(ual_rmr_t *rmr);
+it_handle_t ual_rmr_invalidated(ual_ia_t *ia, uint64_t key);
+uint32_t ual_access_of(ual_ia_t *ia, it_mem_priv_t p);
 
 /* Memory (ual_lmr.c). */
 void ual_lmr_destroy(ual_lmr_t *lmr);

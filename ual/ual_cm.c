@@ -11,7 +11,11 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ual.h"
 
@@ -474,6 +478,125 @@ it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, si
   if (rs != RNICPI_OK)
     st = ual_fail(ual_map_status(rs), "provider '%s' could not disconnect EP %p: %s", ia->prov->name,
                   (void *) ep_handle, rnicpi_status_message(rs));
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+/* Socket conversion (IT-API 2.6; RDMAC "transition to RDMA mode").
+ *
+ * The role follows TCP's: the side that called connect() sends the MPA
+ * Request, the side that accept()ed answers it.  A socket is the accepted
+ * side when a listening socket of this host (this network namespace) holds
+ * its local port, which the kernel's TCP tables tell (/proc/net/tcp and
+ * tcp6).  ITAPI_SC_ROLE=active|passive overrides that guess for a process
+ * whose listener is already closed.  The provider gets its own copy of the
+ * socket (dup): the application keeps sd and must not read or write it
+ * afterwards; closing it is harmless. */
+
+static gboolean
+port_has_listener(const char *table, unsigned port)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(table, &text, NULL, NULL))
+    return FALSE;
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines + (lines[0] != NULL ? 1 : 0); *l != NULL; l++) {
+    /* "  sl  local_address rem_address   st ..." ; local "ADDR:PORT", state hex */
+    g_auto(GStrv) f = g_strsplit_set(g_strstrip(*l), " ", -1);
+    char *cols[4];
+    int n = 0;
+    for (char **x = f; *x != NULL && n < 4; x++)
+      if (**x != '\0')
+        cols[n++] = *x;
+    if (n < 4)
+      continue;
+    const char *colon = strrchr(cols[1], ':');
+    if (colon != NULL && strtoul(colon + 1, NULL, 16) == port && strcmp(cols[3], "0A") == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static gboolean
+socket_is_active(int sd)
+{
+  const char *force = g_getenv("ITAPI_SC_ROLE");
+  if (force != NULL && strcmp(force, "active") == 0)
+    return TRUE;
+  if (force != NULL && strcmp(force, "passive") == 0)
+    return FALSE;
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof(ss);
+  if (getsockname(sd, (struct sockaddr *) &ss, &sl) != 0)
+    return TRUE;
+  unsigned port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *) &ss)->sin_port
+                                                : ((struct sockaddr_in6 *) &ss)->sin6_port);
+  return !port_has_listener("/proc/net/tcp", port) && !port_has_listener("/proc/net/tcp6", port);
+}
+
+it_status_t
+it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const unsigned char *msg,
+                  size_t len)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_socket_convert: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  ual_ia_t *ia = ep->obj.ia;
+  if (!(ia->caps.features & RNICPI_CAP_SOCKET_HANDOFF)) {
+    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' cannot take over a socket "
+                  "(it_ia_info_t.socket_conversion_support; iWARP interfaces can)", ia->iface->name);
+    goto out;
+  }
+  if (flags != IT_SC_DEFAULT) {
+    st = ual_fail(IT_ERR_INVALID_CONVERSION, "it_socket_convert: flags 0x%x; IT_SC_NO_REQ_REP (no MPA "
+                  "exchange) is not offered: MPA negotiates CRC, IRD/ORD and the first message",
+                  (unsigned) flags);
+    goto out;
+  }
+  if (ep->state != IT_EP_STATE_UNCONNECTED) {
+    st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; conversion needs an UNCONNECTED EP",
+                  (void *) ep_handle, ep->state);
+    goto out;
+  }
+  int type = 0;
+  socklen_t tl = sizeof(type);
+  struct sockaddr_storage peer;
+  socklen_t pl = sizeof(peer);
+  if (getsockopt(sd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM ||
+      getpeername(sd, (struct sockaddr *) &peer, &pl) != 0 ||
+      (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)) {
+    st = ual_fail(IT_ERR_INVALID_CONVERSION, "descriptor %d is not a connected TCP socket (%s)", sd,
+                  g_strerror(errno));
+    goto out;
+  }
+  gboolean active = socket_is_active(sd);
+  size_t limit = MIN(active ? ia->caps.pdata_connect : ia->caps.pdata_accept, IT_MAX_PRIV_DATA);
+  if ((st = check_pdata(msg, len, limit, active ? "connect" : "accept", ia)) != IT_SUCCESS)
+    goto out;
+  int fd = dup(sd);
+  if (fd < 0) {
+    st = ual_fail(IT_ERR_RESOURCES, "it_socket_convert: dup(%d) failed: %s", sd, g_strerror(errno));
+    goto out;
+  }
+  rnicpi_conn_param_t p = {
+    .pdata = msg, .pdata_len = (uint32_t) len,
+    .ird = ep->attr.srv.rc.rdma_read_ird, .ord = ep->attr.srv.rc.rdma_read_ord,
+  };
+  g_atomic_int_set(&ep->state, active ? IT_EP_STATE_ACTIVE1_CONNECTION_PENDING
+                                      : IT_EP_STATE_PASSIVE_WAIT_RDMA_TRANS_REQ);
+  rnicpi_status_t rs = ia->prov->sock->handoff(ep->qp, fd, active, &p);
+  if (rs != RNICPI_OK) {
+    close(fd);
+    g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
+    st = ual_fail(rs == RNICPI_EINVAL ? IT_ERR_INVALID_CONVERSION : ual_map_status(rs),
+                  "provider '%s' could not take over socket %d for EP %p: %s", ia->prov->name, sd,
+                  (void *) ep_handle, rnicpi_status_message(rs));
+  }
 out:
   g_rec_mutex_unlock(&ual_lock);
   return st;

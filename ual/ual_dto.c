@@ -47,6 +47,10 @@ post_status(ual_ep_t *ep, rnicpi_status_t rs)
   case RNICPI_ELIMIT:
     return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "too many segments for EP %p",
                     (void *) (uintptr_t) ep->obj.handle);
+  case RNICPI_ENOTSUP:
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' cannot execute this request on EP %p (memory-"
+                    "window requests need a connection within one process on emul)",
+                    ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle);
   default:
     return ual_fail(ual_map_status(rs), "provider '%s' refused the work request on EP %p: %s",
                     ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle, rnicpi_status_message(rs));
@@ -60,20 +64,23 @@ wr_flags(it_dto_flags_t f)
   if (f & IT_COMPLETION_FLAG) w |= RNICPI_WR_SIGNALED;
   if (f & IT_SOLICITED_WAIT_FLAG) w |= RNICPI_WR_SOLICITED;
   if (f & IT_BARRIER_FENCE_FLAG) w |= RNICPI_WR_FENCE;
+  if (f & IT_UNLINK_FENCE_FLAG) w |= RNICPI_WR_LOCAL_FENCE;
   return w;
 }
 
-/* A send-queue post: common checks, then the provider. */
-static it_status_t
-post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
-        it_dto_flags_t flags, const char *fn)
+/* A send-queue post: common checks, then the provider.  The unlink flags
+ * are refused unless the operation allows them (it_rmr_unlink). */
+it_status_t
+ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
+            it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn)
 {
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (G_UNLIKELY(ep == NULL))
     return ual_fail(IT_ERR_INVALID_EP, "%s: %p is not a live EP handle", fn, (void *) ep_handle);
-  if (G_UNLIKELY((flags & ~DTO_FLAGS_KNOWN) != 0 || (flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
-    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x are unknown or need memory-window support",
-                    fn, (unsigned) flags);
+  if (G_UNLIKELY((flags & ~DTO_FLAGS_KNOWN) != 0 ||
+                 (flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG) & ~allowed)))
+    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x are unknown, or an unlink flag this "
+                    "operation does not take (IT_UNLINK_FENCE_FLAG: it_rmr_unlink only)", fn, (unsigned) flags);
   int state = g_atomic_int_get(&ep->state);
   if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL))
     return ual_fail(IT_ERR_INVALID_EP_STATE, "%s: EP %p is in state %d; send-side posts need a connected "
@@ -101,7 +108,7 @@ it_post_send(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, s
              it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
   rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_SEND };
-  return post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, "it_post_send");
+  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_send");
 }
 
 it_status_t
@@ -111,7 +118,7 @@ it_post_rdma_write(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segme
 {
   rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_RDMA_WRITE,
                           .remote_addr = rdma_addr, .rkey = rmr_context };
-  return post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, "it_post_rdma_write");
+  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_rdma_write");
 }
 
 it_status_t
@@ -121,7 +128,7 @@ it_post_rdma_read(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segmen
 {
   rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_RDMA_READ,
                           .remote_addr = rdma_addr, .rkey = rmr_context };
-  return post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, "it_post_rdma_read");
+  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_rdma_read");
 }
 
 it_status_t
@@ -146,7 +153,7 @@ it_post_atomic(it_ep_handle_t ep_handle, it_atomic_op_t op, uint64_t swap_or_add
     .compare_add = op == IT_COMPARE_AND_SWAP ? compare : swap_or_add,
     .swap = swap_or_add,
   };
-  return post_sq(ep_handle, &wr, result, 1, dto_flags, "it_post_atomic");
+  return ual_post_sq(ep_handle, &wr, result, 1, dto_flags, 0, "it_post_atomic");
 }
 
 it_status_t
@@ -161,8 +168,8 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
                     handle, (int) o->type);
   if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0 ||
                  (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
-    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x are unknown or need memory-window "
-                    "support", (unsigned) dto_flags);
+    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x are unknown, or unlink flags a "
+                    "receive does not take", (unsigned) dto_flags);
   if (o->type == IT_HANDLE_TYPE_SRQ)
     return ual_srq_post_recv((ual_srq_t *) o, local_segments, num_segments, cookie);
   ual_ep_t *ep = (ual_ep_t *) o;

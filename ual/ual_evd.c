@@ -163,6 +163,8 @@ static const it_event_type_t dto_event_of[] = {
   [RNICPI_WC_CMP_SWP] = IT_DTO_CMP_SWAP_CMPL_EVENT,
   [RNICPI_WC_FETCH_ADD] = IT_DTO_FETCH_ADD_CMPL_EVENT,
   [RNICPI_WC_RECV] = IT_DTO_RC_RECV_CMPL_EVENT,
+  [RNICPI_WC_BIND_MW] = IT_RMR_LINK_CMPL_EVENT,
+  [RNICPI_WC_LOCAL_INV] = IT_RMR_LINK_CMPL_EVENT,
 };
 
 static const it_dto_status_t dto_status_of[] = {
@@ -194,6 +196,9 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
                   dto_status_of[wc->status] : IT_DTO_ERR_TRANSPORT;
   d->transferred_length = wc->byte_len;
   d->unlinked_mr_handle = IT_NULL_HANDLE;
+  /* A receive of it_post_send_and_unlink names the RMR the peer unlinked. */
+  if (wc->opcode == RNICPI_WC_RECV && (wc->flags & RNICPI_WC_WITH_INV))
+    d->unlinked_mr_handle = ual_rmr_invalidated(e->obj.ia, wc->rkey);
 }
 
 /* Take one event from an SEVD; TRUE when one was taken. */
@@ -203,6 +208,8 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
   gboolean got = FALSE;
   if (e->cq != NULL) {
     rnicpi_wc_t wc;
+    /* Zeroed: a provider of ABI 1.1 leaves the 1.2 fields alone. */
+    memset(&wc, 0, sizeof(wc));
     if (e->obj.ia->prov->data->poll_cq(e->cq, &wc, 1) == 1) {
       wc_to_event(e, &wc, ev);
       got = TRUE;

@@ -91,7 +91,7 @@ it_ia_free(it_ia_handle_t ia_handle)
   ual_cn_drop_ia(ia);
   /* Children in dependency order: EPs and listeners, LMRs, EVDs, PZs. */
   static const it_handle_type_enum_t order[] = {
-    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_SRQ, IT_HANDLE_TYPE_LMR,
+    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_SRQ, IT_HANDLE_TYPE_RMR, IT_HANDLE_TYPE_LMR,
     IT_HANDLE_TYPE_EVD, IT_HANDLE_TYPE_PZ,
   };
   for (size_t k = 0; k < G_N_ELEMENTS(order); k++) {
@@ -104,6 +104,7 @@ it_ia_free(it_ia_handle_t ia_handle)
         switch (o->type) {
         case IT_HANDLE_TYPE_EP: ual_ep_destroy((ual_ep_t *) o); break;
         case IT_HANDLE_TYPE_LISTEN: ual_listen_destroy((ual_listen_t *) o); break;
+        case IT_HANDLE_TYPE_RMR: ual_rmr_destroy((ual_rmr_t *) o); break;
         case IT_HANDLE_TYPE_LMR: ual_lmr_destroy((ual_lmr_t *) o); break;
         case IT_HANDLE_TYPE_SRQ: ual_srq_destroy((ual_srq_t *) o); break;
         case IT_HANDLE_TYPE_PZ: ual_pz_destroy((ual_pz_t *) o); break;
@@ -212,7 +213,9 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
   info->socket_conversion_support = CAP(RNICPI_CAP_SOCKET_HANDOFF);
   info->rdma_read_ord_increasable = IT_FALSE;
   info->rdma_read_ird_modifiable = IT_TRUE;
-  info->rmr_types_supported = IT_RMR_TYPE_DEFAULT;
+  /* A mask of the types offered (0: none). */
+  info->rmr_types_supported = (it_rmr_type_t) ((CAP(RNICPI_CAP_MW_NARROW) ? IT_RMR_TYPE_NARROW : 0) |
+                                               (CAP(RNICPI_CAP_MW_WIDE) ? IT_RMR_TYPE_WIDE : 0));
   info->addr_mode_relative_support = CAP(RNICPI_CAP_ZERO_BASED);
   info->rdma_read_requires_remote_write = CAP(RNICPI_CAP_READ_SINK_REMOTE_WRITE);
   info->ep_rdma_enables_modifiable = IT_TRUE;
@@ -222,10 +225,11 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
   info->lmr_link_support = IT_FALSE;
   info->direct_lmr_handle_support = IT_FALSE;
   info->direct_lmr_handle = IT_NULL_HANDLE;
-  info->post_send_unlink_remote_support = IT_FALSE;
-  info->narrow_rmr_unlink_support = IT_FALSE;
-  info->wide_rmr_unlink_support = IT_FALSE;
-  info->unlink_fence_support = IT_FALSE;
+  info->post_send_unlink_remote_support = CAP(RNICPI_CAP_REMOTE_INVALIDATE);
+  info->narrow_rmr_unlink_support = CAP(RNICPI_CAP_MW_NARROW) && CAP(RNICPI_CAP_LOCAL_INVALIDATE);
+  info->wide_rmr_unlink_support = CAP(RNICPI_CAP_MW_WIDE) && CAP(RNICPI_CAP_LOCAL_INVALIDATE);
+  /* An unlink is a work request of the send queue (RNICPI_WR_LOCAL_FENCE). */
+  info->unlink_fence_support = CAP(RNICPI_CAP_LOCAL_INVALIDATE);
   info->iobl_types_supported = 0;
 #undef CAP
   *ia_info = info;

@@ -8,10 +8,15 @@
 
 #include "ual.h"
 
-static uint32_t
-access_of(it_mem_priv_t p)
+/* Provider rights of @p.  A region with remote rights also lets windows be
+ * bound to it (RNIC-PI 1.2) where the IA has them. */
+uint32_t
+ual_access_of(ual_ia_t *ia, it_mem_priv_t p)
 {
   uint32_t a = 0;
+  if ((p & (IT_PRIV_REMOTE | IT_PRIV_ATOMIC)) &&
+      (ia->caps.features & (RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_WIDE)))
+    a |= RNICPI_ACCESS_MW_BIND;
   if (p & IT_PRIV_LOCAL_READ) a |= RNICPI_ACCESS_LOCAL_READ;
   if (p & IT_PRIV_LOCAL_WRITE) a |= RNICPI_ACCESS_LOCAL_WRITE;
   if (p & IT_PRIV_REMOTE_READ) a |= RNICPI_ACCESS_REMOTE_READ;
@@ -97,7 +102,7 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
   rnicpi_mr_attr_t a = {
     .addr = addr, .length = length,
     .iova = addr_mode == IT_ADDR_MODE_RELATIVE ? 0 : (uint64_t) (uintptr_t) addr,
-    .access = access_of(privs),
+    .access = ual_access_of(ia, privs),
   };
   uint64_t *pages = NULL;
   if (ia->caps.features & RNICPI_CAP_PAGE_LIST) {
@@ -158,7 +163,8 @@ ual_lmr_destroy(ual_lmr_t *lmr)
 {
   if (lmr->obj.handle != 0)
     ual_handle_release(&lmr->obj);
-  lmr->obj.ia->prov->mem->mr_dereg(lmr->mr);
+  if (lmr->mr != NULL)
+    lmr->obj.ia->prov->mem->mr_dereg(lmr->mr);
   kal_unpin(lmr->pin);
   lmr->pz->nref--;
   g_free(lmr);
@@ -173,6 +179,15 @@ it_lmr_free(it_lmr_handle_t lmr_handle)
     g_rec_mutex_unlock(&ual_lock);
     return ual_fail(IT_ERR_INVALID_LMR, "it_lmr_free: %p is not a live LMR handle", (void *) lmr_handle);
   }
+  /* The provider knows whether a window is still bound to the region
+   * (a peer's Send with Invalidate may have just freed it). */
+  rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_dereg(lmr->mr);
+  if (rs == RNICPI_EBUSY) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_LMR_BUSY, "LMR %p still has an RMR linked to it; unlink or free the RMR first",
+                    (void *) lmr_handle);
+  }
+  lmr->mr = NULL;
   lmr->obj.ia->children = g_list_remove(lmr->obj.ia->children, lmr);
   ual_lmr_destroy(lmr);
   g_rec_mutex_unlock(&ual_lock);
@@ -228,7 +243,7 @@ it_lmr_modify(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, const it_lmr
   }
   if ((st = check_privs(lmr->obj.ia, params->privs)) != IT_SUCCESS)
     goto out;
-  rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_modify(lmr->mr, access_of(params->privs));
+  rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_modify(lmr->mr, ual_access_of(lmr->obj.ia, params->privs));
   if (rs != RNICPI_OK) {
     st = ual_fail(ual_map_status(rs), "provider '%s' could not change the rights of LMR %p: %s",
                   lmr->obj.ia->prov->name, (void *) lmr_handle, rnicpi_status_message(rs));

@@ -87,14 +87,6 @@ it_ud_service_reply(it_ud_svc_req_identifier_t ud_svc_req_id, it_ud_svc_req_stat
   return NOT_BUILT("it_ud_service_reply", "UD endpoints, address handles and UD service resolution");
 }
 
-/* socket conversion (iWARP providers) */
-
-it_status_t
-it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const unsigned char *msg, size_t len)
-{
-  return NOT_BUILT("it_socket_convert", "socket conversion (iWARP providers)");
-}
-
 /* unlinked LMRs and I/O address mapping (privileged) */
 
 it_status_t
@@ -127,58 +119,11 @@ it_mem_unmap(it_ia_handle_t ia_handle, it_io_addr_t io_addr, size_t mapped_len)
   return NOT_BUILT("it_mem_unmap", "unlinked LMRs and I/O address mapping (privileged)");
 }
 
-/* remote memory regions (memory windows) */
-
-it_status_t
-it_rmr_create10(it_pz_handle_t pz_handle, it_rmr_handle_t *rmr_handle)
-{
-  return NOT_BUILT("it_rmr_create10", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_t *rmr_handle)
-{
-  return NOT_BUILT("it_rmr_create20", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_rmr_free(it_rmr_handle_t rmr_handle)
-{
-  return NOT_BUILT("it_rmr_free", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_t *params)
-{
-  return NOT_BUILT("it_rmr_query", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_rmr_bind10(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, it_length_t length, it_mem_priv_t privs, it_ep_handle_t ep_handle, it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
-{
-  return NOT_BUILT("it_rmr_bind10", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, it_length_t length, it_addr_mode_t addr_mode, it_mem_priv_t privs, it_ep_handle_t ep_handle, it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
-{
-  return NOT_BUILT("it_rmr_link", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_rmr_unlink(it_rmr_handle_t rmr_handle, it_ep_handle_t ep_handle, it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
-{
-  return NOT_BUILT("it_rmr_unlink", "remote memory regions (memory windows)");
-}
-
-it_status_t
-it_post_send_and_unlink(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rmr_context_t rmr_context)
-{
-  return NOT_BUILT("it_post_send_and_unlink", "remote memory regions (memory windows)");
-}
+/* RDMA Read into a remote memory region (rdma_read_local_extensions) */
 
 it_status_t
 it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local_segments, size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
 {
-  return NOT_BUILT("it_post_rdma_read_to_rmr", "remote memory regions (memory windows)");
+  return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "it_post_rdma_read_to_rmr: RDMA Read into an RMR sink (and "
+                  "IT_UNLINK_LOCAL_SINK) is not built; it_ia_info_t.rdma_read_local_extensions is IT_FALSE");
 }

@@ -2106,14 +2106,33 @@ it_status_t it_get_pathinfo(IN it_ia_handle_t ia_handle,
  * @brief Converts a connected TCP socket into the connection of an
  * unconnected endpoint (iWARP only).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Both ends call it on their socket.  The end that called connect() on the
+ * socket sends the MPA Request (its endpoint goes to
+ * ACTIVE1_CONNECTION_PENDING), the end that accept()ed answers it (its
+ * endpoint waits in PASSIVE_WAIT_RDMA_TRANS_REQ); both then get
+ * ::IT_CM_MSG_CONN_ESTABLISHED_EVENT with the other end's @p msg as private
+ * data, or a reject or broken event.  The accepted end is recognised by a
+ * listening socket of this host on its local port; `ITAPI_SC_ROLE=active`
+ * or `passive` overrides that.  The interface takes its own copy of the
+ * socket: the application must not read or write @p sd afterwards, and may
+ * close it.
  *
  * @param[in] sd connected TCP socket
  * @param[in] ep_handle unconnected reliable-connected endpoint
- * @param[in] flags conversion flags
- * @param[in] msg message sent as part of the conversion, or NULL
+ * @param[in] flags ::IT_SC_DEFAULT (::IT_SC_NO_REQ_REP, no MPA exchange, is not offered)
+ * @param[in] msg private data of the MPA Request or Reply, or NULL
  * @param[in] len number of bytes of @p msg
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the conversion started; its outcome comes as a connection event
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter cannot take over sockets
+ *          (it_ia_info_t::socket_conversion_support)
+ * @retval IT_ERR_INVALID_CONVERSION @p flags is not ::IT_SC_DEFAULT, or @p sd is not a connected
+ *          TCP socket
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is not UNCONNECTED
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p len exceeds the connect (active end) or accept (passive
+ *          end) private data limit, or is nonzero with @p msg NULL
+ * @retval IT_ERR_RESOURCES the socket could not be duplicated, or the provider ran out of
+ *          resources
  * @ingroup cm
  */
 it_status_t it_socket_convert(IN int sd,
@@ -2533,11 +2552,14 @@ it_status_t it_mem_unmap(IN it_ia_handle_t ia_handle,
  * @brief Creates a remote memory region (IT-API 1.0 binding of
  * `it_rmr_create`).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] pz_handle protection zone of the region
  * @param[out] rmr_handle receives the handle of the new region
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the region was created, unlinked, of the IA's default type (narrow where
+ *          offered, else wide)
+ * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
+ * @retval IT_ERR_OP_NOT_SUPPORTED the IA has no remote memory regions (rmr_types_supported 0)
+ * @retval IT_ERR_FAULT @p rmr_handle is NULL
+ * @retval IT_ERR_RESOURCES the provider could not allocate a memory window
  * @ingroup rmr
  */
 it_status_t it_rmr_create10(IN it_pz_handle_t pz_handle,
@@ -2547,12 +2569,17 @@ it_status_t it_rmr_create10(IN it_pz_handle_t pz_handle,
  * @brief Creates a remote memory region of a given type (IT-API 2.0 and
  * 2.1 binding of `it_rmr_create`).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] pz_handle protection zone of the region
  * @param[in] rmr_type type of the region
  * @param[out] rmr_handle receives the handle of the new region
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the region was created, unlinked
+ * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
+ * @retval IT_ERR_OP_NOT_SUPPORTED the IA has no remote memory regions (rmr_types_supported 0)
+ * @retval IT_ERR_INVALID_RMR_TYPE @p rmr_type is unknown or not in rmr_types_supported
+ *          (::IT_RMR_TYPE_DEFAULT picks narrow where offered, else wide)
+ * @retval IT_ERR_FAULT @p rmr_handle is NULL
+ * @retval IT_ERR_RESOURCES the provider could not allocate a memory window
+ * @note A protection zone holding a region refuses it_pz_free() with IT_ERR_PZ_BUSY.
  * @ingroup rmr
  */
 it_status_t it_rmr_create20(IN it_pz_handle_t pz_handle,
@@ -2562,10 +2589,12 @@ it_status_t it_rmr_create20(IN it_pz_handle_t pz_handle,
 /**
  * @brief Frees a remote memory region.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * A linked region is unlinked by the free: its context is refused at once.
  *
  * @param[in] rmr_handle region to free
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the region is freed
+ * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live region, or its link is still queued on
+ *          its endpoint behind a send waiting for a receive (free it after the completion)
  * @ingroup rmr
  */
 it_status_t it_rmr_free(IN it_rmr_handle_t rmr_handle);
@@ -2573,12 +2602,15 @@ it_status_t it_rmr_free(IN it_rmr_handle_t rmr_handle);
 /**
  * @brief Queries the parameters of a remote memory region.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] rmr_handle region to query
  * @param[in] mask parameters to return
  * @param[out] params receives the selected parameters
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS @p params holds the region's parameters (lmr, addr, length, privs and
+ *          rmr_context are zero while unlinked; linked turns IT_FALSE on an unlink, and on the
+ *          receive completion of a peer's it_post_send_and_unlink() naming it)
+ * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live region
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup rmr
  */
 it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
@@ -2590,8 +2622,6 @@ it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
  * memory region to a remote memory region (IT-API 1.0 binding of
  * `it_rmr_bind`); completes with ::IT_RMR_BIND_CMPL_EVENT.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] rmr_handle region to bind
  * @param[in] lmr_handle local memory region holding the range
  * @param[in] addr start of the range
@@ -2601,7 +2631,31 @@ it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[out] rmr_context receives the new remote access context
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the request was posted; @p rmr_context holds the new context, valid once the
+ *          request completes (a previous context of the region dies)
+ * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live region
+ * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has bits other than ::IT_COMPLETION_FLAG,
+ *          ::IT_NOTIFY_FLAG and ::IT_BARRIER_FENCE_FLAG
+ * @retval IT_ERR_FAULT @p rmr_context is NULL
+ * @retval IT_ERR_INVALID_PZ the region, the local memory region and the endpoint are not all in
+ *          one protection zone
+ * @retval IT_ERR_INVALID_ADDR_MODE the local memory region is relatively addressed on an
+ *          iWARP IA (no window on a zero-based region)
+ * @retval IT_ERR_INVALID_PRIVS @p privs has unknown bits, or remote privileges the local memory
+ *          region does not have
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0
+ * @retval IT_ERR_RANGE the range does not lie inside the local memory region
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute it on this endpoint (emul: an
+ *          endpoint connected to another process)
+ * @note The region answers only through @p ep_handle when narrow, through any endpoint of its
+ *       protection zone when wide.  A provider-side bind failure completes with
+ *       ::IT_RMR_OPERATION_FAILED; a request posted on a NONOPERATIONAL endpoint completes
+ *       with ::IT_DTO_ERR_FLUSHED.  The local memory region refuses it_lmr_free() with
+ *       IT_ERR_LMR_BUSY while the region is linked to it.
  * @ingroup rmr
  */
 it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
@@ -2619,8 +2673,6 @@ it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
  * memory region to a remote memory region (IT-API 2.0 and 2.1 binding of
  * `it_rmr_bind`); completes with ::IT_RMR_LINK_CMPL_EVENT.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] rmr_handle region to link
  * @param[in] lmr_handle local memory region holding the range
  * @param[in] addr start of the range
@@ -2630,8 +2682,38 @@ it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
  * @param[in] ep_handle endpoint the request is posted on
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
+ * @p addr is read as the local memory region's triplets are (a virtual address, or an offset
+ * for a relatively addressed one).  With ::IT_ADDR_MODE_ABSOLUTE the region answers to the
+ * same remote addresses as the local memory region does for the range; with
+ * ::IT_ADDR_MODE_RELATIVE to offsets from the start of the range.
+ *
  * @param[out] rmr_context receives the new remote access context
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the request was posted; @p rmr_context holds the new context, valid once the
+ *          request completes (a previous context of the region dies)
+ * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live region
+ * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live local memory region
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has bits other than ::IT_COMPLETION_FLAG,
+ *          ::IT_NOTIFY_FLAG and ::IT_BARRIER_FENCE_FLAG
+ * @retval IT_ERR_FAULT @p rmr_context is NULL
+ * @retval IT_ERR_INVALID_PZ the region, the local memory region and the endpoint are not all in
+ *          one protection zone
+ * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is unknown, relative without
+ *          addr_mode_relative_support, or the local memory region is relatively addressed on an
+ *          iWARP IA (no window on a zero-based region)
+ * @retval IT_ERR_INVALID_PRIVS @p privs has unknown bits, or remote privileges the local memory
+ *          region does not have
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0
+ * @retval IT_ERR_RANGE the range does not lie inside the local memory region
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute it on this endpoint (emul: an
+ *          endpoint connected to another process)
+ * @note The region answers only through @p ep_handle when narrow, through any endpoint of its
+ *       protection zone when wide.  A provider-side bind failure completes with
+ *       ::IT_RMR_OPERATION_FAILED; a request posted on a NONOPERATIONAL endpoint completes
+ *       with ::IT_DTO_ERR_FLUSHED.  The local memory region refuses it_lmr_free() with
+ *       IT_ERR_LMR_BUSY while the region is linked to it.
  * @ingroup rmr
  */
 it_status_t it_rmr_link(IN it_rmr_handle_t rmr_handle,
@@ -2650,13 +2732,23 @@ it_status_t it_rmr_link(IN it_rmr_handle_t rmr_handle,
  * region (1.0 name `it_rmr_unbind`); completes with
  * ::IT_RMR_LINK_CMPL_EVENT.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] rmr_handle region to unlink
  * @param[in] ep_handle endpoint the request is posted on
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the request was posted; the context is refused once it completes
+ * @retval IT_ERR_INVALID_RMR @p rmr_handle is not a live region, or is not linked
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_OP_NOT_SUPPORTED the IA cannot unlink regions of this type
+ *          (narrow_/wide_rmr_unlink_support), or the provider cannot execute it on this
+ *          endpoint (emul: an endpoint connected to another process)
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has bits other than ::IT_COMPLETION_FLAG,
+ *          ::IT_NOTIFY_FLAG, ::IT_BARRIER_FENCE_FLAG and ::IT_UNLINK_FENCE_FLAG
+ * @retval IT_ERR_INVALID_PZ the endpoint is in another protection zone
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
+ * @note A narrow region is unlinked through the endpoint it was linked on; elsewhere the
+ *       request completes with ::IT_RMR_OPERATION_FAILED.
  * @ingroup rmr
  */
 it_status_t it_rmr_unlink(IN it_rmr_handle_t rmr_handle,
@@ -2699,7 +2791,7 @@ it_rdma_addr_t it_make_rdma_addr_relative(it_length_t offset);
  * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
- *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ *          ::IT_UNLINK_FENCE_FLAG (they belong to the unlink calls)
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_send_segments (or
  *          64), or is nonzero with @p local_segments NULL
@@ -2724,15 +2816,27 @@ it_status_t it_post_send(IN it_ep_handle_t ep_handle,
  * @brief Posts a send that also unlinks a remote memory region of the peer
  * (send with remote invalidate).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] ep_handle endpoint to send on
  * @param[in] local_segments data to send
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[in] rmr_context remote access context to unlink at the peer
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the request was posted
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_OP_NOT_SUPPORTED the IA has no post_send_unlink_remote_support, or the provider
+ *          cannot execute it on this endpoint (emul: an endpoint connected to another process)
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
+ *          ::IT_UNLINK_FENCE_FLAG
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_send_segments (or
+ *          64), or is nonzero with @p local_segments NULL
+ * @retval IT_ERR_INVALID_LMR a segment names a region that is not a live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is longer than 4 GiB - 1 bytes
+ * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
+ * @note The context must name a linked region of the peer usable through the peer's endpoint;
+ *       otherwise the send completes with ::IT_DTO_ERR_REMOTE_ACCESS and the connection breaks.
+ *       The peer's receive completion carries the unlinked region in unlinked_mr_handle.
  * @ingroup dto
  */
 it_status_t it_post_send_and_unlink(IN it_ep_handle_t ep_handle,
@@ -2757,7 +2861,7 @@ it_status_t it_post_send_and_unlink(IN it_ep_handle_t ep_handle,
  * @retval IT_ERR_INVALID_RECV_DTO @p handle is an endpoint that takes its receives from a shared
  *          receive queue
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
- *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ *          ::IT_UNLINK_FENCE_FLAG (they belong to the unlink calls)
  * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_recv_segments (or
  *          64), or is nonzero with @p local_segments NULL
  * @retval IT_ERR_INVALID_LMR a segment names a region that is not a live local memory region
@@ -2789,7 +2893,7 @@ it_status_t it_post_recv(IN it_handle_t handle,
  * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
- *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ *          ::IT_UNLINK_FENCE_FLAG (they belong to the unlink calls)
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's max_rdma_read_segments
  *          (at least 1) (or 64), or is nonzero with @p local_segments NULL
@@ -2849,7 +2953,7 @@ it_status_t it_post_rdma_read_to_rmr(IN it_ep_handle_t ep_handle,
  * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
- *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ *          ::IT_UNLINK_FENCE_FLAG (they belong to the unlink calls)
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's
  *          max_rdma_write_segments (at least 1) (or 64), or is nonzero with @p local_segments NULL
@@ -2891,7 +2995,7 @@ it_status_t it_post_rdma_write(IN it_ep_handle_t ep_handle,
  * @retval IT_ERR_INVALID_ATOMIC_OP @p op is neither ::IT_COMPARE_AND_SWAP nor ::IT_FETCH_AND_ADD
  * @retval IT_ERR_INVALID_LENGTH @p result is NULL or not 8 bytes long
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
- *          ::IT_UNLINK_FENCE_FLAG (no memory windows in this release)
+ *          ::IT_UNLINK_FENCE_FLAG (they belong to the unlink calls)
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_INVALID_LMR @p result names a region that is not live
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full

@@ -8,6 +8,10 @@
  * @file rnicpi.h
  * @brief RNIC-PI v1: the ABI between the access layers and a verbs provider.
  *
+ * Minor versions: 1.1 added shared receive queues (::rnicpi_srq_ops_t);
+ * 1.2 added memory windows (::rnicpi_mw_ops_t, #RNICPI_WR_BIND_MW,
+ * #RNICPI_WR_LOCAL_INV, remote invalidation reported in ::rnicpi_wc_t).
+ *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
  * #RNICPI_PROVIDER_SYMBOL.  The descriptor carries the ABI version, the
@@ -50,7 +54,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 1
+#define RNICPI_ABI_MINOR 2
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -290,6 +294,22 @@ typedef struct rnicpi_srq {
   uint64_t al_ctx;  /**< access-layer context, passed back in async events */
 } rnicpi_srq_t;
 
+/** Type of a memory window (ABI 1.2). */
+typedef enum {
+  RNICPI_MW_NARROW = 1, /**< bound to the queue pair it was bound on (IB type 2, iWARP MW; RNICPI_CAP_MW_NARROW) */
+  RNICPI_MW_WIDE = 2,   /**< usable through any queue pair of its domain (IB type 1; RNICPI_CAP_MW_WIDE) */
+} rnicpi_mw_type_t;
+
+/**
+ * A memory window (ABI 1.2).  Allocated unbound; a #RNICPI_WR_BIND_MW work
+ * request binds it to a range of a region and gives it a new key.
+ */
+typedef struct rnicpi_mw {
+  rnicpi_pd_t *pd;       /**< domain of the window */
+  rnicpi_mw_type_t type; /**< narrow or wide */
+  uint64_t rkey;         /**< key of the last bind posted (0 before the first) */
+} rnicpi_mw_t;
+
 /** @} */
 
 /** @defgroup rnicpi_types Work requests, completions and events
@@ -302,6 +322,7 @@ enum rnicpi_access {
   RNICPI_ACCESS_REMOTE_READ = 1u << 2,  /**< target of RDMA Read */
   RNICPI_ACCESS_REMOTE_WRITE = 1u << 3, /**< target of RDMA Write */
   RNICPI_ACCESS_ATOMIC = 1u << 4,       /**< target of atomics */
+  RNICPI_ACCESS_MW_BIND = 1u << 5,      /**< a region: memory windows may be bound to it (ABI 1.2) */
 };
 
 /** Description of memory to register. */
@@ -331,6 +352,8 @@ typedef enum {
   RNICPI_WR_RDMA_READ,       /**< RDMA Read */
   RNICPI_WR_ATOMIC_CMP_SWP,  /**< 64-bit compare and swap */
   RNICPI_WR_ATOMIC_FETCH_ADD, /**< 64-bit fetch and add */
+  RNICPI_WR_BIND_MW,         /**< bind a memory window (ABI 1.2; send_wr_t::bind) */
+  RNICPI_WR_LOCAL_INV,       /**< invalidate the window key invalidate_rkey (ABI 1.2) */
   RNICPI_WR_OPCODE_COUNT     /**< number of opcodes (not an opcode) */
 } rnicpi_wr_opcode_t;
 
@@ -339,7 +362,28 @@ enum rnicpi_wr_flags {
   RNICPI_WR_SIGNALED = 1u << 0,  /**< a successful completion makes a CQ entry */
   RNICPI_WR_SOLICITED = 1u << 1, /**< the peer's receive completion is solicited */
   RNICPI_WR_FENCE = 1u << 2,     /**< wait for earlier RDMA Reads */
+  RNICPI_WR_LOCAL_FENCE = 1u << 3, /**< wait for every earlier work request of the queue (ABI 1.2) */
 };
+
+/**
+ * What a #RNICPI_WR_BIND_MW binds (ABI 1.2).  Rules, as IBTA 10.6.7 and the
+ * RDMAC verbs (7.2.7) state them, checked by the provider at execution
+ * (failure: #RNICPI_WC_MW_BIND_ERR and the queue pair goes to ERROR):
+ * the window's domain is the queue pair's and the region's; the region
+ * has #RNICPI_ACCESS_MW_BIND; [addr, addr + length) lies inside the
+ * region, in the region's address space (its iova); the window's rights
+ * are remote rights the region grants; on an iWARP device the region is
+ * not zero-based.  A narrow window answers only through the queue pair it
+ * was bound on.  Binding a bound window rebinds it: its old key dies.
+ */
+typedef struct rnicpi_bind {
+  struct rnicpi_mw *mw;  /**< the window */
+  struct rnicpi_mr *mr;  /**< the region it exposes */
+  uint64_t addr;         /**< first byte, in the region's address space */
+  uint64_t length;       /**< bytes */
+  uint32_t access;       /**< OR of RNICPI_ACCESS_REMOTE_* and RNICPI_ACCESS_ATOMIC */
+  uint32_t zero_based;   /**< nonzero: the window answers to offsets from addr (RNICPI_CAP_ZERO_BASED) */
+} rnicpi_bind_t;
 
 /** A send-queue work request. */
 typedef struct rnicpi_send_wr {
@@ -353,6 +397,13 @@ typedef struct rnicpi_send_wr {
   uint64_t invalidate_rkey;   /**< key to invalidate for RNICPI_WR_SEND_INV */
   uint64_t compare_add;       /**< atomic compare or add operand */
   uint64_t swap;              /**< atomic swap operand */
+  /**
+   * RNICPI_WR_BIND_MW (ABI 1.2).  When post_send accepts the request it has
+   * already written the window's new key into bind.mw->rkey (as
+   * ibv_bind_mw does): the key answers once the bind completes, and the
+   * bind's completion repeats it in rnicpi_wc_t::rkey.
+   */
+  rnicpi_bind_t bind;
 } rnicpi_send_wr_t;
 
 /** A receive work request. */
@@ -386,7 +437,16 @@ typedef enum {
   RNICPI_WC_CMP_SWP,       /**< a compare and swap */
   RNICPI_WC_FETCH_ADD,     /**< a fetch and add */
   RNICPI_WC_RECV,          /**< a receive */
+  RNICPI_WC_BIND_MW,       /**< a memory window bind (ABI 1.2) */
+  RNICPI_WC_LOCAL_INV,     /**< a local invalidation (ABI 1.2) */
 } rnicpi_wc_opcode_t;
+
+/** Flags of a completion (rnicpi_wc_t::flags). */
+enum rnicpi_wc_flags {
+  /** A receive of a Send with Invalidate: rnicpi_wc_t::rkey names the key
+   *  the peer invalidated, already dead (ABI 1.2). */
+  RNICPI_WC_WITH_INV = 1u << 0,
+};
 
 /** A completion queue entry. */
 typedef struct rnicpi_wc {
@@ -395,7 +455,15 @@ typedef struct rnicpi_wc {
   rnicpi_wc_status_t status; /**< outcome */
   rnicpi_wc_opcode_t opcode; /**< operation */
   uint32_t byte_len;         /**< bytes received (receives), or moved */
-  uint32_t flags;            /**< reserved, zero */
+  uint32_t flags;            /**< OR of ::rnicpi_wc_flags (ABI 1.1: zero) */
+  /**
+   * ABI 1.2: the window's new key (RNICPI_WC_BIND_MW), or the key the peer
+   * invalidated (RNICPI_WC_RECV with #RNICPI_WC_WITH_INV); 0 otherwise.
+   * The access layer polls one entry at a time into a zeroed entry, so a
+   * provider of an older minor, which writes only up to flags, is still
+   * read correctly.
+   */
+  uint64_t rkey;
 } rnicpi_wc_t;
 
 /** Queue pair states, as the access layer sees them. */
@@ -622,6 +690,21 @@ typedef struct rnicpi_srq_ops {
   uint32_t (*srq_count)(rnicpi_srq_t *srq);
 } rnicpi_srq_ops_t;
 
+/**
+ * Memory windows (optional: RNICPI_CAP_MW_NARROW, RNICPI_CAP_MW_WIDE;
+ * ABI 1.2).  Windows are bound and invalidated by send-queue work requests
+ * (#RNICPI_WR_BIND_MW, #RNICPI_WR_LOCAL_INV, #RNICPI_WR_SEND_INV at the
+ * peer).  A region with a bound window refuses mr_dereg with #RNICPI_EBUSY.
+ */
+typedef struct rnicpi_mw_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Allocate an unbound window of @p type (RNICPI_ENOTSUP when the type's bit is clear). */
+  rnicpi_status_t (*mw_alloc)(rnicpi_pd_t *pd, rnicpi_mw_type_t type, rnicpi_mw_t **mw);
+  /** Free a window; a bound window is invalidated first.  RNICPI_EBUSY while a
+   *  bind or invalidation of it is still queued. */
+  rnicpi_status_t (*mw_dealloc)(rnicpi_mw_t *mw);
+} rnicpi_mw_ops_t;
+
 /** Socket handoff (optional: RNICPI_CAP_SOCKET_HANDOFF). */
 typedef struct rnicpi_sock_ops {
   size_t size; /**< sizeof the table as the provider built it */
@@ -651,6 +734,7 @@ typedef struct rnicpi_provider {
   const rnicpi_cm_ops_t *cm;         /**< CM verbs, or NULL */
   const rnicpi_sock_ops_t *sock;     /**< socket handoff, or NULL */
   const struct rnicpi_srq_ops *srq;  /**< shared receive queues, or NULL (ABI 1.1) */
+  const struct rnicpi_mw_ops *mw;    /**< memory windows, or NULL (ABI 1.2) */
 } rnicpi_provider_t;
 
 /**

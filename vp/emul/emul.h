@@ -73,6 +73,7 @@ typedef struct emul_pers {
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
   gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
   gboolean drain_on_disconnect; /* disconnect once outstanding requests are answered */
+  gboolean mw_on_zero_based;    /* a window may be bound to a zero-based region */
 } emul_pers_t;
 
 extern const emul_pers_t emul_pers[EMUL_PERS_COUNT];
@@ -102,7 +103,24 @@ typedef struct emul_mr {
   uint32_t access;
   uint32_t index;
   uint32_t key;            /* the tag part of the key (pers->tag_bits) */
+  gboolean zero_based;     /* iova is not addr */
+  struct emul_mw *mw;      /* this entry is a window's key (emul_mw.c), or NULL */
+  gint nmw;                /* a region: windows bound to it (dereg: EBUSY) */
 } emul_mr_t;
+
+/* A memory window.  Its key lives in the region table as entry, so lookups
+ * and the table exported to other processes see it like a region's; an
+ * unbound window's entry has no rights.  A narrow window's exported entry
+ * never has rights either: it answers only through its own QP, which
+ * another process cannot check (windows are bound in-process only). */
+typedef struct emul_mw {
+  rnicpi_mw_t base;
+  emul_mr_t entry;
+  emul_mr_t *parent;       /* bound region, or NULL */
+  struct emul_qp *qp;      /* narrow and bound: the QP it answers through */
+  uint32_t access;         /* rights while bound */
+  gint queued;             /* WRs naming it still queued on a send queue */
+} emul_mw_t;
 
 typedef struct emul_cq {
   rnicpi_cq_t base;
@@ -138,6 +156,7 @@ typedef struct emul_qp {
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
+  GList *mws;              /* emul_mw_t* narrow windows bound through it */
 } emul_qp_t;
 
 typedef struct emul_listen {
@@ -188,6 +207,7 @@ static inline emul_pd_t *to_emul_pd(rnicpi_pd_t *p) { return (emul_pd_t *) p; }
 static inline emul_mr_t *to_emul_mr(rnicpi_mr_t *m) { return (emul_mr_t *) m; }
 static inline emul_cq_t *to_emul_cq(rnicpi_cq_t *c) { return (emul_cq_t *) c; }
 static inline emul_qp_t *to_emul_qp(rnicpi_qp_t *q) { return (emul_qp_t *) q; }
+static inline emul_mw_t *to_emul_mw(rnicpi_mw_t *m) { return (emul_mw_t *) m; }
 static inline emul_listen_t *to_emul_listen(rnicpi_listen_t *l) { return (emul_listen_t *) l; }
 static inline emul_dev_t *emul_qp_dev(emul_qp_t *qp) { return to_emul_dev(qp->base.pd->dev); }
 static inline const emul_pers_t *emul_pers_of_qp(emul_qp_t *qp) { return emul_qp_dev(qp)->pers; }
@@ -211,6 +231,20 @@ void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
 /* Memory (fabric lock held). */
 emul_mr_t *emul_mr_lookup(const emul_pers_t *p, uint64_t key);
 gboolean emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag);
+gboolean emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p);
+uint32_t emul_slot_new_tag(const emul_pers_t *p, uint32_t index);
+static inline uint64_t emul_key_make(const emul_pers_t *p, uint32_t index, uint32_t tag)
+{
+  return ((uint64_t) index << p->index_shift) | ((uint64_t) tag << p->tag_shift);
+}
+
+/* Memory windows (emul_mw.c; fabric lock held). */
+extern const rnicpi_mw_ops_t emul_mw_ops;
+uint32_t emul_key_access(const emul_mr_t *mr, const emul_qp_t *qp);
+rnicpi_status_t emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr);
+rnicpi_wc_status_t emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
+gboolean emul_mw_invalidate(emul_qp_t *qp, uint64_t key);
+void emul_mw_qp_gone(emul_qp_t *qp);
 
 /* Personality rules (emul_dev.c). */
 uint32_t emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op);

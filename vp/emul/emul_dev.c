@@ -130,17 +130,21 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
  * Common to both: RC, CM verbs, IRD/ORD negotiated and enforced (ORD 0
  * refuses Reads and atomics at post, IRD 0 at the responder fails them
  * remotely), zero-based and VA-based regions, flush on error, CQ overflow
- * detection, no memory windows and no SRQ (not in RNIC-PI v1 yet).
+ * detection, SRQ (RNIC-PI 1.1), local and remote invalidation of
+ * memory windows (RNIC-PI 1.2).  Windows: InfiniBand has both types (type
+ * 2 narrow, type 1 wide); iWARP only the QP-bound window of the RDMAC verbs
+ * (narrow), never on a zero-based region (RDMAC verbs 7.2.7).
  */
 #define EMUL_COMMON_CAPS (RNICPI_CAP_RC | RNICPI_CAP_SRQ | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED | \
                           RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |              \
-                          RNICPI_CAP_CQ_OVERFLOW_DETECT)
+                          RNICPI_CAP_CQ_OVERFLOW_DETECT | RNICPI_CAP_MW_NARROW |          \
+                          RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE)
 
 const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
   [EMUL_PERS_IB] = {
     .id = EMUL_PERS_IB, .name = "ib", .device = "emul-ib0", .what = "InfiniBand",
     .transport = RNICPI_TRANSPORT_IB, .path_format = RNICPI_PATH_GID,
-    .features = EMUL_COMMON_CAPS | RNICPI_CAP_THREE_WAY | RNICPI_CAP_ATOMICS,
+    .features = EMUL_COMMON_CAPS | RNICPI_CAP_THREE_WAY | RNICPI_CAP_ATOMICS | RNICPI_CAP_MW_WIDE,
     .pdata_connect = 92, .pdata_accept = 196, .pdata_reject = 148, .pdata_disconnect = 220,
     .pdata_ud_req = 216, .pdata_ud_rep = 136,
     .max_rdma_read_sge = 32,
@@ -148,6 +152,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE,
     .rnr_wait = TRUE,
     .drain_on_disconnect = FALSE,
+    .mw_on_zero_based = TRUE,
   },
   [EMUL_PERS_IWARP] = {
     .id = EMUL_PERS_IWARP, .name = "iwarp", .device = "emul-iw0", .what = "iWARP",
@@ -161,6 +166,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
     .rnr_wait = FALSE,
     .drain_on_disconnect = TRUE,
+    .mw_on_zero_based = FALSE,
   },
 };
 
@@ -334,4 +340,5 @@ RNICPI_PROVIDER_DEFINE(emul) = {
   .cm = &emul_cm_ops,
   .sock = NULL,
   .srq = &emul_srq_ops,
+  .mw = &emul_mw_ops,
 };

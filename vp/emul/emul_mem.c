@@ -61,6 +61,45 @@ emul_mr_lookup(const emul_pers_t *p, uint64_t key)
   return mr;
 }
 
+/* Take a slot of the table for @mr (windows too); FALSE when full. */
+gboolean
+emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p)
+{
+  uint64_t max_index = field_mask(p->index_bits);
+  GArray *fr = emul_fabric.free_mr;
+  if (fr->len > 0 && g_array_index(fr, uint32_t, fr->len - 1) <= max_index) {
+    mr->index = g_array_index(fr, uint32_t, fr->len - 1);
+    g_array_set_size(fr, fr->len - 1);
+    g_ptr_array_index(emul_fabric.mrs, mr->index) = mr;
+  } else if (emul_fabric.mrs->len <= max_index) {
+    mr->index = emul_fabric.mrs->len;
+    g_ptr_array_add(emul_fabric.mrs, mr);
+  } else {
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* A fresh tag for slot @index: random, or the slot's last + 1 where the
+ * personality bumps (never 0); remembered as the slot's last. */
+uint32_t
+emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
+{
+  uint32_t tag = emul_random_key(p);
+  GArray *st = emul_fabric.slot_tag;
+  if (st->len <= index)
+    g_array_set_size(st, index + 1);
+  uint32_t *last = &g_array_index(st, uint32_t, index);
+  if (p->tag_bump && *last != 0) {
+    uint32_t mask = (uint32_t) field_mask(p->tag_bits);
+    tag = (*last + 1) & mask;
+    if (tag == 0)
+      tag = 1;
+  }
+  *last = tag;
+  return tag;
+}
+
 static rnicpi_status_t
 emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
@@ -80,41 +119,22 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->iova = attr->iova;
   mr->access = attr->access;
   mr->pers = dev->pers;
-  mr->key = emul_random_key(dev->pers);
+
+  mr->zero_based = attr->iova != (uint64_t) (uintptr_t) attr->addr;
 
   g_mutex_lock(&emul_fabric.lock);
-  uint64_t max_index = field_mask(dev->pers->index_bits);
-  GArray *fr = emul_fabric.free_mr;
-  if (fr->len > 0 && g_array_index(fr, uint32_t, fr->len - 1) <= max_index) {
-    mr->index = g_array_index(fr, uint32_t, fr->len - 1);
-    g_array_set_size(fr, fr->len - 1);
-    g_ptr_array_index(emul_fabric.mrs, mr->index) = mr;
-  } else if (emul_fabric.mrs->len <= max_index) {
-    mr->index = emul_fabric.mrs->len;
-    g_ptr_array_add(emul_fabric.mrs, mr);
-  } else {
+  if (!emul_slot_alloc(mr, dev->pers)) {
     /* The table outgrew this personality's index field. */
     g_mutex_unlock(&emul_fabric.lock);
     g_free(mr);
     return RNICPI_ELIMIT;
   }
-  GArray *st = emul_fabric.slot_tag;
-  if (st->len <= mr->index)
-    g_array_set_size(st, mr->index + 1);
-  uint32_t *last = &g_array_index(st, uint32_t, mr->index);
-  if (dev->pers->tag_bump && *last != 0) {
-    uint32_t mask = (uint32_t) field_mask(dev->pers->tag_bits);
-    mr->key = (*last + 1) & mask;
-    if (mr->key == 0)
-      mr->key = 1;
-  }
-  *last = mr->key;
+  mr->key = emul_slot_new_tag(dev->pers, mr->index);
   emul_x_mr_sync(mr->index);
   g_mutex_unlock(&emul_fabric.lock);
 
   const emul_pers_t *kp = dev->pers;
-  mr->base.lkey = mr->base.rkey = ((uint64_t) mr->index << kp->index_shift) |
-                                  ((uint64_t) mr->key << kp->tag_shift);
+  mr->base.lkey = mr->base.rkey = emul_key_make(kp, mr->index, mr->key);
   g_atomic_int_inc(&mr->pd->nobj);
   *out = &mr->base;
   return RNICPI_OK;
@@ -138,6 +158,11 @@ emul_mr_dereg(rnicpi_mr_t *m)
 {
   emul_mr_t *mr = to_emul_mr(m);
   g_mutex_lock(&emul_fabric.lock);
+  if (mr->nmw > 0) {
+    /* IBTA 10.6.7.2.3: a region with bound windows cannot go away. */
+    g_mutex_unlock(&emul_fabric.lock);
+    return RNICPI_EBUSY;
+  }
   g_ptr_array_index(emul_fabric.mrs, mr->index) = NULL;
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_x_mr_sync(mr->index);

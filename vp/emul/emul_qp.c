@@ -37,6 +37,8 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_READ] = RNICPI_WC_RDMA_READ,
   [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_WC_CMP_SWP,
   [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
+  [RNICPI_WR_BIND_MW] = RNICPI_WC_BIND_MW,
+  [RNICPI_WR_LOCAL_INV] = RNICPI_WC_LOCAL_INV,
 };
 
 void
@@ -54,8 +56,15 @@ void
 emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
               uint32_t len, emul_work_t *w)
 {
-  if (st != RNICPI_WC_SUCCESS || (wr->flags & RNICPI_WR_SIGNALED))
-    emul_complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], st, len, w);
+  if (st != RNICPI_WC_SUCCESS || (wr->flags & RNICPI_WR_SIGNALED)) {
+    /* RNIC-PI 1.2: a bind's completion repeats the window's new key. */
+    rnicpi_wc_t wc = {
+      .wr_id = wr->wr_id, .qp_ctx = qp->base.al_ctx, .status = st,
+      .opcode = wc_opcode_of[wr->opcode], .byte_len = len,
+      .rkey = wr->opcode == RNICPI_WR_BIND_MW ? wr->rkey : 0,
+    };
+    emul_cq_push(qp->scq, &wc, w);
+  }
 }
 
 /* Check one local SGE; returns the bytes it names in our address space. */
@@ -63,7 +72,8 @@ static uint8_t *
 local_sge(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 {
   emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), s->lkey);
-  if (mr == NULL || mr->pd != qp->pd || (mr->access & need) != need)
+  /* A window's key is a remote key only (IBTA 10.6.7; RDMAC verbs 7.2.7). */
+  if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (mr->access & need) != need)
     return NULL;
   uint64_t start = (uint64_t) (uintptr_t) mr->addr;
   if (s->addr < start || s->length > mr->length || s->addr - start > mr->length - s->length)
@@ -89,7 +99,9 @@ uint8_t *
 emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
 {
   emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(resp), rkey);
-  if (mr == NULL || mr->pd != resp->pd || (mr->access & need) != need ||
+  /* A window's key answers with its own range and rights, only while bound,
+   * and a narrow one only through its QP (emul_key_access). */
+  if (mr == NULL || mr->pd != resp->pd || (emul_key_access(mr, resp) & need) != need ||
       (resp->attr.access & need) != need)
     return NULL;
   if (raddr < mr->iova || len > mr->length || raddr - mr->iova > mr->length - len)
@@ -170,6 +182,11 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (g_queue_is_empty(rq))
     return emul_pers_of_qp(qp)->rnr_wait ? EXEC_BLOCKED
                                          : fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+  /* Send with Invalidate (IBTA 9.4.1.1.1, RFC 5040 6.10): the key must name
+   * a bound window of the responder usable through its QP; it dies before
+   * the receive completes. */
+  if (wr->opcode == RNICPI_WR_SEND_INV && !emul_mw_invalidate(peer, wr->invalidate_rkey))
+    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   emul_rwqe_t *r = g_queue_pop_head(rq);
   if (peer->srq != NULL)
     emul_srq_took(peer->srq);
@@ -185,11 +202,15 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   }
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
+  rnicpi_wc_t rwc = {
+    .wr_id = r->wr_id, .qp_ctx = peer->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) len,
+  };
   if (wr->opcode == RNICPI_WR_SEND_INV) {
-    /* Remote invalidation needs memory windows; without them the key is
-     * checked, not revoked, and the capability bit says so. */
+    rwc.flags = RNICPI_WC_WITH_INV;
+    rwc.rkey = wr->invalidate_rkey;
   }
-  emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  emul_cq_push(peer->rcq, &rwc, w);
   g_free(r);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
@@ -253,6 +274,26 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   return EXEC_DONE;
 }
 
+/* Bind a window; a failed bind breaks the QP (IBTA 10.6.7.2.4). */
+static exec_t
+exec_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  rnicpi_wc_status_t st = emul_mw_bind(qp, wr);
+  if (st != RNICPI_WC_SUCCESS)
+    return fail_local(qp, wr, st, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
+  return EXEC_DONE;
+}
+
+static exec_t
+exec_local_inv(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  if (!emul_mw_invalidate(qp, wr->invalidate_rkey))
+    return fail_local(qp, wr, RNICPI_WC_MW_BIND_ERR, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
+  return EXEC_DONE;
+}
+
 typedef exec_t (*exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
 
 static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
@@ -262,7 +303,18 @@ static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_READ] = exec_rdma,
   [RNICPI_WR_ATOMIC_CMP_SWP] = exec_atomic,
   [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
+  [RNICPI_WR_BIND_MW] = exec_bind,
+  [RNICPI_WR_LOCAL_INV] = exec_local_inv,
 };
+
+/* A queued WR leaves the send queue: a window it names is free again. */
+static void
+swqe_done(emul_swqe_t *s)
+{
+  if (s->wr.opcode == RNICPI_WR_BIND_MW)
+    to_emul_mw(s->wr.bind.mw)->queued--;
+  g_free(s);
+}
 
 /* Run the blocked head of the send queue as far as the peer allows.  The
  * head leaves the queue before it runs: a failure completes it and flushes
@@ -277,7 +329,7 @@ emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
       g_queue_push_head(&qp->sq, s);
       return;
     }
-    g_free(s);
+    swqe_done(s);
     if (r == EXEC_FAILED)
       return;
   }
@@ -290,7 +342,7 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
   emul_rwqe_t *r;
   while ((s = g_queue_pop_head(&qp->sq)) != NULL) {
     emul_complete(qp->scq, qp, s->wr.wr_id, wc_opcode_of[s->wr.opcode], RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    g_free(s);
+    swqe_done(s);
   }
   while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
@@ -329,9 +381,11 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
 }
 
 rnicpi_status_t
-emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
+emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 {
   emul_qp_t *qp = to_emul_qp(q);
+  rnicpi_send_wr_t wr_copy = *wr_in; /* a bind carries its new key in rkey */
+  rnicpi_send_wr_t *wr = &wr_copy;
   emul_work_t w = { .nnotify = 0 };
   rnicpi_status_t st = RNICPI_OK;
 
@@ -356,6 +410,8 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (g_queue_get_length(&qp->sq) >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
+  } else if ((st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
+    /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
     st = emul_x_post_send(qp, wr, &w);
   } else if (!g_queue_is_empty(&qp->sq) ||
@@ -365,6 +421,8 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->wr = *wr;
     memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     s->wr.sg_list = s->sge;
+    if (wr->opcode == RNICPI_WR_BIND_MW)
+      to_emul_mw(wr->bind.mw)->queued++;
     g_queue_push_tail(&qp->sq, s);
   }
   g_mutex_unlock(&emul_fabric.lock);
@@ -510,6 +568,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
     emul_qp_set_error(qp, &w);
   if (qp->srq != NULL)
     qp->srq->qps = g_list_remove(qp->srq->qps, qp);
+  emul_mw_qp_gone(qp);
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
   g_atomic_int_dec_and_test(&qp->scq->nqp);

@@ -236,6 +236,10 @@ typedef struct iw_qp {
   uint32_t hs_got;
   rnicpi_conn_param_t param;  /* copy; pdata in pdata_buf */
   uint8_t pdata_buf[IW_MPA_PDATA_MAX];
+  /* Passive handoff: the Request's private data, for the ESTABLISHED event
+   * (no CONNECT_REQUEST carried it to the consumer). */
+  uint8_t est_pdata[IW_MPA_PDATA_MAX];
+  uint32_t est_pdata_len;
   /* queues */
   GQueue sq;                  /* posted, not started */
   GQueue sq_out;              /* started, completing in order */

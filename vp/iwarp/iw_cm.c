@@ -206,7 +206,7 @@ passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *p
     /* RFC 5044 7.1: the initiator sends first; hold our FPDUs until then. */
     qp->tx_hold = TRUE;
     iw_qp_go_rts(qp);
-    iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, NULL, 0, RNICPI_CM_REASON_NONE);
+    iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len, RNICPI_CM_REASON_NONE);
   }
   return RNICPI_OK;
 }
@@ -309,6 +309,8 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     }
     rnicpi_conn_param_t p = qp->param;
     p.pdata = qp->pdata_buf;
+    qp->est_pdata_len = MIN(m.pdata_len, (uint32_t) sizeof(qp->est_pdata));
+    memcpy(qp->est_pdata, m.pdata, qp->est_pdata_len);
     passive_reply(qp, &m, &p, w);
     return;
   }
@@ -524,6 +526,7 @@ static void
 save_param(iw_qp_t *qp, const rnicpi_conn_param_t *p)
 {
   qp->param = *p;
+  qp->est_pdata_len = 0;
   if (p->pdata_len > 0)
     memcpy(qp->pdata_buf, p->pdata, p->pdata_len);
   qp->param.pdata = NULL;

@@ -1,0 +1,453 @@
+/*
+ * Conformance: remote memory regions (IT-API 2.9, memory windows): create,
+ * query, free; link a sub-range and RDMA through its context; rights,
+ * unlink and relink, narrow and wide scope, send-and-unlink, the LMR busy
+ * while linked, argument checks and the IT-API 1.0 binding.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "conf.h"
+
+#define PRIV_TARGET (IT_PRIV_LOCAL | IT_PRIV_REMOTE)
+#define WIN_OFF 1024
+#define WIN_LEN 512
+
+static gboolean
+require_type(conf_side_t *s, it_rmr_type_t t)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = (info->rmr_types_supported & t) != 0;
+  it_ia_info_free(info);
+  return conf_require(ok, t == IT_RMR_TYPE_NARROW ? "narrow RMRs (rmr_types_supported)"
+                                                  : "wide RMRs (rmr_types_supported)");
+}
+
+static gboolean
+require_unlink(conf_side_t *s, it_rmr_type_t t)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = t == IT_RMR_TYPE_NARROW ? info->narrow_rmr_unlink_support : info->wide_rmr_unlink_support;
+  it_ia_info_free(info);
+  return conf_require(ok, "RMR unlink (narrow_/wide_rmr_unlink_support)");
+}
+
+/* Any type the IA offers, narrow first. */
+static it_rmr_type_t
+some_type(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  it_rmr_type_t t = (info->rmr_types_supported & IT_RMR_TYPE_NARROW) ? IT_RMR_TYPE_NARROW :
+                    (info->rmr_types_supported & IT_RMR_TYPE_WIDE) ? IT_RMR_TYPE_WIDE : IT_RMR_TYPE_DEFAULT;
+  it_ia_info_free(info);
+  return t;
+}
+
+/* Link [WIN_OFF, WIN_OFF + WIN_LEN) of @b on the passive side's EP. */
+static it_rmr_context_t
+link_window(conf_pair_t *p, it_rmr_handle_t rmr, conf_buf_t *b, it_mem_priv_t privs, it_dto_cookie_t cookie)
+{
+  it_rmr_context_t ctx = 0;
+  conf_ok(it_rmr_link(rmr, b->lmr, b->data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE, privs, p->p.ep,
+                      cookie, IT_COMPLETION_FLAG, &ctx));
+  conf_dto(p->p.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, cookie);
+  return ctx;
+}
+
+/* RDMA Write @len bytes from the active side to @off of @dst through @ctx. */
+static void
+write_through(conf_pair_t *p, conf_buf_t *src, conf_buf_t *dst, it_rmr_context_t ctx, size_t off, size_t len,
+              it_dto_status_t want, it_dto_cookie_t cookie)
+{
+  it_lmr_triplet_t s = conf_seg(src, 0, len);
+  conf_ok(it_post_rdma_write(p->a.ep, &s, 1, cookie, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(dst->data + off), ctx));
+  conf_dto(p->a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, want, cookie);
+}
+
+static void
+assert_zero(const conf_buf_t *b, size_t off, size_t len)
+{
+  for (size_t i = off; i < off + len; i++)
+    if (b->data[i] != 0)
+      g_error("byte %zu of the target changed to 0x%02x", i, b->data[i]);
+}
+
+static void
+test_create_query_free(void)
+{
+  g_test_summary("IT-API RMR: it_rmr_create20 of each offered type, query of an unlinked and a "
+                 "linked RMR, free; create10 gives the default type; a freed handle is refused");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!conf_require(some_type(&p.p) != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t b;
+  conf_buf_new(&p.p, &b, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, some_type(&p.p), &rmr));
+  it_rmr_param_t q;
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_ALL, &q));
+  g_assert_cmpint(q.linked, ==, IT_FALSE);
+  g_assert_cmpint(q.type, ==, some_type(&p.p));
+  g_assert_cmphex((guint64) (uintptr_t) q.pz, ==, (guint64) (uintptr_t) p.p.pz);
+  it_rmr_context_t ctx = link_window(&p, rmr, &b, IT_PRIV_REMOTE_WRITE, 1);
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_ALL, &q));
+  g_assert_cmpint(q.linked, ==, IT_TRUE);
+  g_assert_cmphex(q.rmr_context, ==, ctx);
+  g_assert_cmphex((guint64) (uintptr_t) q.lmr, ==, (guint64) (uintptr_t) b.lmr);
+  g_assert_true(q.addr == b.data + WIN_OFF);
+  g_assert_cmpuint(q.length, ==, WIN_LEN);
+  g_assert_cmpint(q.privs, ==, IT_PRIV_REMOTE_WRITE);
+  g_assert_cmphex(ctx, !=, b.ctx);
+  conf_assert_status(it_pz_free(p.p.pz), IT_ERR_PZ_BUSY);
+  conf_ok(it_rmr_free(rmr));
+  conf_assert_status(it_rmr_free(rmr), IT_ERR_INVALID_RMR);
+  conf_assert_status(it_rmr_query(rmr, IT_RMR_PARAM_ALL, &q), IT_ERR_INVALID_RMR);
+  conf_ok(it_rmr_create10(p.p.pz, &rmr));
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_TYPE, &q));
+  g_assert_cmpint(q.type, ==, some_type(&p.p));
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&b);
+  conf_pair_close(&p);
+}
+
+static void
+test_write_range(void)
+{
+  g_test_summary("IT-API RMR: an RDMA Write through a linked sub-range lands at the right offset; one "
+                 "byte past the range fails with IT_DTO_ERR_REMOTE_ACCESS and changes nothing");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!conf_require(some_type(&p.p) != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 3);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, some_type(&p.p), &rmr));
+  it_rmr_context_t ctx = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  write_through(&p, &src, &dst, ctx, WIN_OFF + 100, 200, IT_DTO_SUCCESS, 2);
+  g_assert_cmpmem(dst.data + WIN_OFF + 100, 200, src.data, 200);
+  assert_zero(&dst, 0, WIN_OFF + 100);
+  assert_zero(&dst, WIN_OFF + 300, 4096 - WIN_OFF - 300);
+  memset(dst.data + WIN_OFF, 0, WIN_LEN);
+  /* Ends one byte past the window. */
+  write_through(&p, &src, &dst, ctx, WIN_OFF + WIN_LEN - 15, 16, IT_DTO_ERR_REMOTE_ACCESS, 3);
+  assert_zero(&dst, 0, 4096);
+  conf_buf_check_guards(&dst);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_rights(void)
+{
+  g_test_summary("IT-API RMR: an RMR linked with IT_PRIV_REMOTE_READ only serves RDMA Reads and "
+                 "refuses an RDMA Write (IT_DTO_ERR_REMOTE_ACCESS)");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!conf_require(some_type(&p.p) != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 4096, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&dst, 9);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, some_type(&p.p), &rmr));
+  it_rmr_context_t ctx = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_READ, 1);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 64);
+  conf_ok(it_post_rdma_read(p.a.ep, &s, 1, 2, IT_COMPLETION_FLAG,
+                            it_make_rdma_addr_absolute(dst.data + WIN_OFF), ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  g_assert_cmpmem(src.data, 64, dst.data + WIN_OFF, 64);
+  write_through(&p, &src, &dst, ctx, WIN_OFF, 64, IT_DTO_ERR_REMOTE_ACCESS, 3);
+  conf_buf_check(&dst, 0, 4096, 9);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_unlink_relink(void)
+{
+  g_test_summary("IT-API RMR: after it_rmr_unlink (IT_RMR_LINK_CMPL_EVENT) the old context is refused; a "
+                 "relink gives a new context that works while the old one stays refused");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_rmr_type_t t = some_type(&p.p);
+  if (!conf_require(t != IT_RMR_TYPE_DEFAULT, "remote memory regions") || !require_unlink(&p.p, t)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 5);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, t, &rmr));
+  it_rmr_context_t old = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  conf_ok(it_rmr_unlink(rmr, p.p.ep, 2, IT_COMPLETION_FLAG | IT_UNLINK_FENCE_FLAG));
+  conf_dto(p.p.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_rmr_param_t q;
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_LINKED, &q));
+  g_assert_cmpint(q.linked, ==, IT_FALSE);
+  conf_assert_status(it_rmr_unlink(rmr, p.p.ep, 3, IT_COMPLETION_FLAG), IT_ERR_INVALID_RMR);
+  write_through(&p, &src, &dst, old, WIN_OFF, 32, IT_DTO_ERR_REMOTE_ACCESS, 4);
+  assert_zero(&dst, 0, 4096);
+  conf_pair_close(&p);
+
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 5);
+  conf_ok(it_rmr_create20(p.p.pz, t, &rmr));
+  old = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  conf_ok(it_rmr_unlink(rmr, p.p.ep, 2, IT_COMPLETION_FLAG));
+  conf_dto(p.p.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_rmr_context_t fresh = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 3);
+  g_assert_cmphex(fresh, !=, old);
+  write_through(&p, &src, &dst, fresh, WIN_OFF, 32, IT_DTO_SUCCESS, 4);
+  g_assert_cmpmem(dst.data + WIN_OFF, 32, src.data, 32);
+  write_through(&p, &src, &dst, old, WIN_OFF + 64, 32, IT_DTO_ERR_REMOTE_ACCESS, 5);
+  assert_zero(&dst, WIN_OFF + 64, 32);
+  conf_pair_close(&p);
+}
+
+/* Two connected pairs whose passive EPs share one IA and PZ: the second
+ * passive EP is on pair 2, built from pair 1's passive IA. */
+static void
+test_scope(gconstpointer data)
+{
+  it_rmr_type_t t = (it_rmr_type_t) GPOINTER_TO_INT(data);
+  g_test_summary(t == IT_RMR_TYPE_NARROW
+                 ? "IT-API RMR: a narrow RMR linked on one EP is refused through another EP of its PZ"
+                 : "IT-API RMR: a wide RMR linked on one EP is usable through any EP of its PZ");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_type(&p.p, t)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  /* A second EP in the passive side's PZ, accepted on the same listener
+   * from a second active side. */
+  conf_side_t a2;
+  conf_side_open(&a2, NULL);
+  it_ep_handle_t ep2;
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  conf_ok(it_ep_rc_create(p.p.pz, p.p.dto, p.p.dto, p.p.cm, IT_EP_NO_FLAG, &attr, &ep2));
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&a2, &path);
+  conf_ok(it_ep_connect(a2.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(ep2, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(a2.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_buf_t src, dst;
+  conf_buf_new(&a2, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 11);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, t, &rmr));
+  it_rmr_context_t ctx = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 64);
+  conf_ok(it_post_rdma_write(a2.ep, &s, 1, 2, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(dst.data + WIN_OFF), ctx));
+  if (t == IT_RMR_TYPE_NARROW) {
+    conf_dto(a2.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 2);
+    assert_zero(&dst, 0, 4096);
+  } else {
+    conf_dto(a2.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+    g_assert_cmpmem(dst.data + WIN_OFF, 64, src.data, 64);
+  }
+  conf_buf_free(&src);
+  conf_side_close(&a2);
+  conf_ok(it_ep_free(ep2));
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_send_and_unlink(void)
+{
+  g_test_summary("IT-API RMR: it_post_send_and_unlink delivers the message, the receiver's completion "
+                 "names its RMR in unlinked_mr_handle, and the context is refused afterwards");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.a);
+  gboolean ok = info->post_send_unlink_remote_support;
+  it_ia_info_free(info);
+  if (!conf_require(some_type(&p.p) != IT_RMR_TYPE_DEFAULT, "remote memory regions") ||
+      !conf_require(ok, "send and unlink (post_send_unlink_remote_support)")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_buf_t src, dst, rbuf;
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rbuf, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t r = conf_seg(&rbuf, 0, 4096);
+  conf_ok(it_post_recv(p.p.ep, &r, 1, 100, (it_dto_flags_t) 0));
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_fill(&src, 13);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, some_type(&p.p), &rmr));
+  it_rmr_context_t ctx = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 128);
+  conf_ok(it_post_send_and_unlink(p.a.ep, &s, 1, 2, IT_COMPLETION_FLAG, ctx));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_dto_cmpl_event_t rc = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 100);
+  g_assert_cmpuint(rc.transferred_length, ==, 128);
+  g_assert_cmphex((guint64) (uintptr_t) rc.unlinked_mr_handle, ==, (guint64) (uintptr_t) rmr);
+  it_rmr_param_t q;
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_LINKED, &q));
+  g_assert_cmpint(q.linked, ==, IT_FALSE);
+  write_through(&p, &src, &dst, ctx, WIN_OFF, 32, IT_DTO_ERR_REMOTE_ACCESS, 3);
+  assert_zero(&dst, 0, 4096);
+  conf_pair_close(&p);
+}
+
+static void
+test_lmr_busy(void)
+{
+  g_test_summary("IT-API RMR: an LMR with a linked RMR refuses it_lmr_free (IT_ERR_LMR_BUSY) until the "
+                 "RMR is freed");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!conf_require(some_type(&p.p) != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t dst;
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.p.pz, some_type(&p.p), &rmr));
+  link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  conf_assert_status(it_lmr_free(dst.lmr), IT_ERR_LMR_BUSY);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_bad_args(void)
+{
+  g_test_summary("IT-API RMR: link refuses an LMR or EP of another PZ (IT_ERR_INVALID_PZ), a range "
+                 "outside the LMR (IT_ERR_RANGE), privileges beyond the LMR's (IT_ERR_INVALID_PRIVS), "
+                 "length 0, bad flags and handles; create refuses an unknown type");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_rmr_type_t t = some_type(&p.p);
+  if (!conf_require(t != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t b, ro;
+  conf_buf_new(&p.p, &b, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &ro, 4096, IT_PRIV_LOCAL | IT_PRIV_REMOTE_READ, IT_ADDR_MODE_ABSOLUTE);
+  it_pz_handle_t pz2;
+  conf_ok(it_pz_create(p.p.ia, &pz2));
+  it_rmr_handle_t rmr, other;
+  it_rmr_context_t ctx;
+  conf_ok(it_rmr_create20(p.p.pz, t, &rmr));
+  conf_ok(it_rmr_create20(pz2, t, &other));
+  conf_assert_status(it_rmr_create20(p.p.pz, (it_rmr_type_t) 7, &other), IT_ERR_INVALID_RMR_TYPE);
+  conf_assert_status(it_rmr_link(other, b.lmr, b.data, 64, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_PZ);
+  conf_assert_status(it_rmr_link(rmr, b.lmr, b.data + 4000, 200, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_RANGE);
+  conf_assert_status(it_rmr_link(rmr, b.lmr, b.data - 1, 16, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_RANGE);
+  conf_assert_status(it_rmr_link(rmr, ro.lmr, ro.data, 64, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_PRIVS);
+  conf_assert_status(it_rmr_link(rmr, b.lmr, b.data, 0, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_LENGTH);
+  conf_assert_status(it_rmr_link(rmr, b.lmr, b.data, 64, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_UNLINK_LOCAL_SINK, &ctx), IT_ERR_INVALID_DTO_FLAGS);
+  conf_assert_status(it_rmr_link(rmr, b.lmr, b.data, 64, (it_addr_mode_t) 9, IT_PRIV_REMOTE_WRITE,
+                                 p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_ADDR_MODE);
+  conf_assert_status(it_rmr_link(rmr, (it_lmr_handle_t) p.p.ep, b.data, 64, IT_ADDR_MODE_ABSOLUTE,
+                                 IT_PRIV_REMOTE_WRITE, p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_LMR);
+  conf_assert_status(it_rmr_link((it_rmr_handle_t) p.p.ep, b.lmr, b.data, 64, IT_ADDR_MODE_ABSOLUTE,
+                                 IT_PRIV_REMOTE_WRITE, p.p.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_RMR);
+  conf_assert_status(it_post_send(p.p.ep, NULL, 0, 1, IT_UNLINK_FENCE_FLAG), IT_ERR_INVALID_DTO_FLAGS);
+  conf_assert_empty(p.p.dto);
+  conf_assert_empty(p.a.dto);
+  conf_ok(it_rmr_free(other));
+  conf_ok(it_rmr_free(rmr));
+  conf_ok(it_pz_free(pz2));
+  conf_buf_free(&b);
+  conf_buf_free(&ro);
+  conf_pair_close(&p);
+}
+
+static void
+test_bind10(void)
+{
+  g_test_summary("IT-API RMR: the IT-API 1.0 calls it_rmr_create10 and it_rmr_bind10 link an RMR that "
+                 "serves an RDMA Write; it_rmr_unlink (1.0 it_rmr_unbind) revokes it");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_rmr_type_t t = some_type(&p.p);
+  if (!conf_require(t != IT_RMR_TYPE_DEFAULT, "remote memory regions") || !require_unlink(&p.p, t)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 17);
+  it_rmr_handle_t rmr;
+  it_rmr_context_t ctx;
+  conf_ok(it_rmr_create10(p.p.pz, &rmr));
+  conf_ok(it_rmr_bind10(rmr, dst.lmr, dst.data + WIN_OFF, WIN_LEN, IT_PRIV_REMOTE_WRITE, p.p.ep, 1,
+                        IT_COMPLETION_FLAG, &ctx));
+  conf_dto(p.p.dto, IT_RMR_BIND_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  write_through(&p, &src, &dst, ctx, WIN_OFF, 64, IT_DTO_SUCCESS, 2);
+  g_assert_cmpmem(dst.data + WIN_OFF, 64, src.data, 64);
+  conf_ok(it_rmr_unlink(rmr, p.p.ep, 3, IT_COMPLETION_FLAG));
+  conf_dto(p.p.dto, IT_RMR_BIND_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  write_through(&p, &src, &dst, ctx, WIN_OFF, 64, IT_DTO_ERR_REMOTE_ACCESS, 4);
+  conf_pair_close(&p);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/conformance/rmr/create-query-free", test_create_query_free);
+  g_test_add_func("/conformance/rmr/write-range", test_write_range);
+  g_test_add_func("/conformance/rmr/rights", test_rights);
+  g_test_add_func("/conformance/rmr/unlink-relink", test_unlink_relink);
+  g_test_add_data_func("/conformance/rmr/narrow-other-ep", GINT_TO_POINTER(IT_RMR_TYPE_NARROW), test_scope);
+  g_test_add_data_func("/conformance/rmr/wide-any-ep", GINT_TO_POINTER(IT_RMR_TYPE_WIDE), test_scope);
+  g_test_add_func("/conformance/rmr/send-and-unlink", test_send_and_unlink);
+  g_test_add_func("/conformance/rmr/lmr-busy", test_lmr_busy);
+  g_test_add_func("/conformance/rmr/bad-args", test_bad_args);
+  g_test_add_func("/conformance/rmr/v10-bind", test_bind10);
+  return g_test_run();
+}

@@ -1,0 +1,343 @@
+/*
+ * Remote memory regions (IT-API 2.9: memory windows) over RNIC-PI 1.2
+ * windows.  it_rmr_link posts a bind work request and returns the key the
+ * provider gives the window at post (as ibv_bind_mw does); it_rmr_unlink
+ * posts a Local Invalidate; it_post_send_and_unlink a Send with
+ * Invalidate.  What the IA offers comes from the capability record
+ * (RNICPI_CAP_MW_NARROW / _WIDE, _LOCAL_INVALIDATE, _REMOTE_INVALIDATE).
+ *
+ * Synchronous checks are those IT-API reports from the call (handles,
+ * zones, the range inside the LMR, privileges within the LMR's, addressing
+ * modes); the provider applies the same bind rules again as hardware does
+ * and reports a violation as IT_RMR_OPERATION_FAILED in the completion.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "ual.h"
+
+#define RMR_PRIVS (IT_PRIV_REMOTE | IT_PRIV_ATOMIC)
+#define LINK_FLAGS (IT_COMPLETION_FLAG | IT_NOTIFY_FLAG | IT_BARRIER_FENCE_FLAG)
+
+static const char *
+type_name(it_rmr_type_t t)
+{
+  return t == IT_RMR_TYPE_NARROW ? "narrow" : "wide";
+}
+
+it_status_t
+it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_t *rmr_handle)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_pz_t *pz = ual_pz_get(pz_handle);
+  if (pz == NULL) {
+    st = ual_fail(IT_ERR_INVALID_PZ, "it_rmr_create: %p is not a live PZ handle", (void *) pz_handle);
+    goto out;
+  }
+  ual_ia_t *ia = pz->obj.ia;
+  uint64_t f = ia->caps.features;
+  if (!(f & (RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_WIDE))) {
+    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no remote memory regions "
+                  "(it_ia_info_t.rmr_types_supported is 0)", ia->iface->name);
+    goto out;
+  }
+  /* DEFAULT: the EP-bound kind where offered (IB type 2, the iWARP window). */
+  if (rmr_type == IT_RMR_TYPE_DEFAULT)
+    rmr_type = (f & RNICPI_CAP_MW_NARROW) ? IT_RMR_TYPE_NARROW : IT_RMR_TYPE_WIDE;
+  if ((rmr_type != IT_RMR_TYPE_NARROW && rmr_type != IT_RMR_TYPE_WIDE) ||
+      (rmr_type == IT_RMR_TYPE_NARROW && !(f & RNICPI_CAP_MW_NARROW)) ||
+      (rmr_type == IT_RMR_TYPE_WIDE && !(f & RNICPI_CAP_MW_WIDE))) {
+    st = ual_fail(IT_ERR_INVALID_RMR_TYPE, "RMR type %d is not one IA '%s' offers "
+                  "(it_ia_info_t.rmr_types_supported 0x%x)", (int) rmr_type, ia->iface->name,
+                  (unsigned) (((f & RNICPI_CAP_MW_NARROW) ? IT_RMR_TYPE_NARROW : 0) |
+                              ((f & RNICPI_CAP_MW_WIDE) ? IT_RMR_TYPE_WIDE : 0)));
+    goto out;
+  }
+  if (rmr_handle == NULL) {
+    st = ual_fail(IT_ERR_FAULT, "it_rmr_create: rmr_handle is NULL");
+    goto out;
+  }
+  ual_rmr_t *rmr = g_new0(ual_rmr_t, 1);
+  rnicpi_status_t rs = ia->prov->mw->mw_alloc(pz->pd, rmr_type == IT_RMR_TYPE_NARROW ? RNICPI_MW_NARROW
+                                                                                     : RNICPI_MW_WIDE, &rmr->mw);
+  if (rs != RNICPI_OK) {
+    g_free(rmr);
+    st = ual_fail(rs == RNICPI_ENOTSUP ? IT_ERR_OP_NOT_SUPPORTED : IT_ERR_RESOURCES,
+                  "provider '%s' could not allocate a %s memory window: %s", ia->prov->name,
+                  type_name(rmr_type), rnicpi_status_message(rs));
+    goto out;
+  }
+  rmr->pz = pz;
+  rmr->type = rmr_type;
+  rmr->addr_mode = IT_ADDR_MODE_ABSOLUTE;
+  ual_handle_alloc(&rmr->obj, IT_HANDLE_TYPE_RMR, ia);
+  pz->nref++;
+  ia->children = g_list_prepend(ia->children, rmr);
+  *rmr_handle = UAL_HANDLE(&rmr->obj, it_rmr_handle_t);
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_rmr_create10(it_pz_handle_t pz_handle, it_rmr_handle_t *rmr_handle)
+{
+  return it_rmr_create20(pz_handle, IT_RMR_TYPE_DEFAULT, rmr_handle);
+}
+
+void
+ual_rmr_destroy(ual_rmr_t *rmr)
+{
+  if (rmr->obj.handle != 0)
+    ual_handle_release(&rmr->obj);
+  rmr->obj.ia->prov->mw->mw_dealloc(rmr->mw);
+  rmr->pz->nref--;
+  g_free(rmr);
+}
+
+it_status_t
+it_rmr_free(it_rmr_handle_t rmr_handle)
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
+  if (rmr == NULL) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_INVALID_RMR, "it_rmr_free: %p is not a live RMR handle", (void *) rmr_handle);
+  }
+  /* A linked RMR is unlinked by the free (its context dies at once); only
+   * one whose link is still queued behind a blocked send cannot go. */
+  rnicpi_status_t rs = rmr->obj.ia->prov->mw->mw_dealloc(rmr->mw);
+  if (rs == RNICPI_EBUSY) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(IT_ERR_INVALID_RMR, "RMR %p has a link still queued on its EP; free it after that "
+                    "completes", (void *) rmr_handle);
+  }
+  rmr->obj.ia->children = g_list_remove(rmr->obj.ia->children, rmr);
+  ual_handle_release(&rmr->obj);
+  rmr->pz->nref--;
+  g_free(rmr);
+  g_rec_mutex_unlock(&ual_lock);
+  return IT_SUCCESS;
+}
+
+it_status_t
+it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_t *params)
+{
+  g_rec_mutex_lock(&ual_lock);
+  it_status_t st = IT_SUCCESS;
+  ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
+  if (rmr == NULL) {
+    st = ual_fail(IT_ERR_INVALID_RMR, "it_rmr_query: %p is not a live RMR handle", (void *) rmr_handle);
+    goto out;
+  }
+  if ((mask & ~0x7ffu) != 0) {
+    st = ual_fail(IT_ERR_INVALID_MASK, "it_rmr_query: mask 0x%x has unknown bits", (unsigned) mask);
+    goto out;
+  }
+  if (params == NULL) {
+    st = ual_fail(IT_ERR_FAULT, "it_rmr_query: params is NULL");
+    goto out;
+  }
+  memset(params, 0, sizeof(*params));
+  params->ia = UAL_HANDLE(&rmr->obj.ia->obj, it_ia_handle_t);
+  params->pz = UAL_HANDLE(&rmr->pz->obj, it_pz_handle_t);
+  params->linked = rmr->linked ? IT_TRUE : IT_FALSE;
+  params->type = rmr->type;
+  params->addr_mode = rmr->addr_mode;
+  if (rmr->linked) {
+    params->lmr = rmr->lmr;
+    params->addr = rmr->addr;
+    params->length = rmr->length;
+    params->privs = rmr->privs;
+    params->rmr_context = rmr->ctx;
+  }
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, it_length_t length,
+            it_addr_mode_t addr_mode, it_mem_priv_t privs, it_ep_handle_t ep_handle,
+            it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
+  ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (rmr == NULL) {
+    st = ual_fail(IT_ERR_INVALID_RMR, "it_rmr_link: %p is not a live RMR handle", (void *) rmr_handle);
+    goto out;
+  }
+  if (lmr == NULL) {
+    st = ual_fail(IT_ERR_INVALID_LMR, "it_rmr_link: %p is not a live LMR handle", (void *) lmr_handle);
+    goto out;
+  }
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_rmr_link: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  ual_ia_t *ia = rmr->obj.ia;
+  if ((dto_flags & ~LINK_FLAGS) != 0) {
+    st = ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_rmr_link: flags 0x%x; a link takes only COMPLETION, NOTIFY "
+                  "and BARRIER_FENCE", (unsigned) dto_flags);
+    goto out;
+  }
+  if (rmr_context == NULL) {
+    st = ual_fail(IT_ERR_FAULT, "it_rmr_link: rmr_context is NULL");
+    goto out;
+  }
+  /* IBTA 10.6.7.2.2: window, region and QP share one protection domain. */
+  if (lmr->pz != rmr->pz || ep->pz != rmr->pz) {
+    st = ual_fail(IT_ERR_INVALID_PZ, "it_rmr_link: RMR %p, LMR %p and EP %p are not all in one PZ",
+                  (void *) rmr_handle, (void *) lmr_handle, (void *) ep_handle);
+    goto out;
+  }
+  if (addr_mode != IT_ADDR_MODE_ABSOLUTE && addr_mode != IT_ADDR_MODE_RELATIVE) {
+    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "address mode %d is neither absolute nor relative", (int) addr_mode);
+    goto out;
+  }
+  if (addr_mode == IT_ADDR_MODE_RELATIVE && !(ia->caps.features & RNICPI_CAP_ZERO_BASED)) {
+    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "IA '%s' has no relative (zero-based) addressing", ia->iface->name);
+    goto out;
+  }
+  /* RDMAC verbs 7.2.7: no window on a zero-based region of an iWARP RNIC. */
+  if (lmr->addr_mode == IT_ADDR_MODE_RELATIVE && ia->caps.transport == RNICPI_TRANSPORT_IWARP) {
+    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "LMR %p is relatively addressed; an iWARP IA cannot link an RMR "
+                  "to it", (void *) lmr_handle);
+    goto out;
+  }
+  if ((privs & ~IT_PRIV_ALL) != 0 || ((privs & RMR_PRIVS) & ~lmr->privs) != 0) {
+    st = ual_fail(IT_ERR_INVALID_PRIVS, "privileges 0x%x exceed those of LMR %p (0x%x)", (unsigned) privs,
+                  (void *) lmr_handle, (unsigned) lmr->privs);
+    goto out;
+  }
+  if (length == 0) {
+    st = ual_fail(IT_ERR_INVALID_LENGTH, "it_rmr_link: length is 0");
+    goto out;
+  }
+  /* addr is read as the LMR's triplets are: a virtual address, or an
+   * offset for a relatively addressed LMR. */
+  uint64_t off = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) (uintptr_t) addr
+                 : (uint64_t) (uintptr_t) addr - (uint64_t) (uintptr_t) lmr->addr;
+  if ((lmr->addr_mode == IT_ADDR_MODE_ABSOLUTE && (uintptr_t) addr < (uintptr_t) lmr->addr) ||
+      off > lmr->length || length > lmr->length - off) {
+    st = ual_fail(IT_ERR_RANGE, "%" G_GUINT64_FORMAT " bytes at %p do not lie inside LMR %p (%" G_GUINT64_FORMAT
+                  " bytes at %p)", (guint64) length, addr, (void *) lmr_handle, (guint64) lmr->length, lmr->addr);
+    goto out;
+  }
+  rnicpi_send_wr_t wr = {
+    .wr_id = cookie, .opcode = RNICPI_WR_BIND_MW,
+    .bind = {
+      .mw = rmr->mw, .mr = lmr->mr,
+      .addr = (lmr->addr_mode == IT_ADDR_MODE_RELATIVE ? 0 : (uint64_t) (uintptr_t) lmr->addr) + off,
+      .length = length,
+      .access = ual_access_of(ia, privs & RMR_PRIVS) & ~(uint32_t) RNICPI_ACCESS_MW_BIND,
+      .zero_based = addr_mode == IT_ADDR_MODE_RELATIVE,
+    },
+  };
+  st = ual_post_sq(ep_handle, &wr, NULL, 0, dto_flags, 0, "it_rmr_link");
+  if (st != IT_SUCCESS)
+    goto out;
+  rmr->linked = TRUE;
+  rmr->lmr = lmr_handle;
+  rmr->addr = addr;
+  rmr->length = length;
+  rmr->privs = privs & RMR_PRIVS;
+  rmr->addr_mode = addr_mode;
+  rmr->ctx = rmr->mw->rkey;
+  *rmr_context = rmr->ctx;
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_rmr_bind10(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, it_length_t length,
+              it_mem_priv_t privs, it_ep_handle_t ep_handle, it_dto_cookie_t cookie,
+              it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
+{
+  return it_rmr_link(rmr_handle, lmr_handle, addr, length, IT_ADDR_MODE_ABSOLUTE, privs, ep_handle,
+                     cookie, dto_flags, rmr_context);
+}
+
+it_status_t
+it_rmr_unlink(it_rmr_handle_t rmr_handle, it_ep_handle_t ep_handle, it_dto_cookie_t cookie,
+              it_dto_flags_t dto_flags)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (rmr == NULL) {
+    st = ual_fail(IT_ERR_INVALID_RMR, "it_rmr_unlink: %p is not a live RMR handle", (void *) rmr_handle);
+    goto out;
+  }
+  if (ep == NULL) {
+    st = ual_fail(IT_ERR_INVALID_EP, "it_rmr_unlink: %p is not a live EP handle", (void *) ep_handle);
+    goto out;
+  }
+  if (!(rmr->obj.ia->caps.features & RNICPI_CAP_LOCAL_INVALIDATE)) {
+    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' cannot unlink %s RMRs (it_ia_info_t.%s_rmr_unlink_support)",
+                  rmr->obj.ia->iface->name, type_name(rmr->type), type_name(rmr->type));
+    goto out;
+  }
+  if ((dto_flags & ~(LINK_FLAGS | IT_UNLINK_FENCE_FLAG)) != 0) {
+    st = ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_rmr_unlink: flags 0x%x; an unlink takes only COMPLETION, "
+                  "NOTIFY, BARRIER_FENCE and UNLINK_FENCE", (unsigned) dto_flags);
+    goto out;
+  }
+  if (ep->pz != rmr->pz) {
+    st = ual_fail(IT_ERR_INVALID_PZ, "it_rmr_unlink: RMR %p and EP %p are in different PZs",
+                  (void *) rmr_handle, (void *) ep_handle);
+    goto out;
+  }
+  if (!rmr->linked) {
+    st = ual_fail(IT_ERR_INVALID_RMR, "it_rmr_unlink: RMR %p is not linked", (void *) rmr_handle);
+    goto out;
+  }
+  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_LOCAL_INV, .invalidate_rkey = rmr->ctx };
+  st = ual_post_sq(ep_handle, &wr, NULL, 0, dto_flags, IT_UNLINK_FENCE_FLAG, "it_rmr_unlink");
+  if (st == IT_SUCCESS)
+    rmr->linked = FALSE;
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
+it_post_send_and_unlink(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
+                        size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+                        it_rmr_context_t rmr_context)
+{
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL)
+    return ual_fail(IT_ERR_INVALID_EP, "it_post_send_and_unlink: %p is not a live EP handle", (void *) ep_handle);
+  if (!(ep->obj.ia->caps.features & RNICPI_CAP_REMOTE_INVALIDATE))
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no send with remote unlink "
+                    "(it_ia_info_t.post_send_unlink_remote_support)", ep->obj.ia->iface->name);
+  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_SEND_INV, .invalidate_rkey = rmr_context };
+  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_send_and_unlink");
+}
+
+/* The receiver's side of it_post_send_and_unlink: the RMR whose context
+ * the peer unlinked (IT-API 2.1 unlinked_mr_handle), now unlinked here too. */
+it_handle_t
+ual_rmr_invalidated(ual_ia_t *ia, uint64_t key)
+{
+  it_handle_t h = IT_NULL_HANDLE;
+  g_rec_mutex_lock(&ual_lock);
+  for (GList *l = ia->children; l != NULL; l = l->next) {
+    ual_obj_t *o = l->data;
+    if (o->type == IT_HANDLE_TYPE_RMR && ((ual_rmr_t *) o)->linked && ((ual_rmr_t *) o)->ctx == key) {
+      ((ual_rmr_t *) o)->linked = FALSE;
+      h = (it_handle_t) (uintptr_t) o->handle;
+      break;
+    }
+  }
+  g_rec_mutex_unlock(&ual_lock);
+  return h;
+}
