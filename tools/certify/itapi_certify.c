@@ -70,6 +70,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/conformance/xproc", "IT-API", "IT-API across processes: transfers, protection, process death" },
   { "/conformance/srq", "IT-API", "IT-API 2.7 shared receive queues" },
   { "/conformance/sc", "IT-API", "IT-API 2.6 socket conversion" },
+  { "/conformance/scale", "IT-API", "IT-API at scale: many endpoints in one and two processes" },
   { "/conformance/rmr", "IT-API", "IT-API 2.9 remote memory regions (memory windows)" },
   { "/", "IT-API", "IT-API other" },
 };
@@ -97,6 +98,7 @@ static const char *const negative_words[] = {
 
 static const char *const programs[] = {
   "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
+  "conf-scale",
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;
