@@ -14,6 +14,7 @@ typedef struct rnicpi_full {
   rnicpi_sock_ops_t sock;
   rnicpi_srq_ops_t srq;
   rnicpi_mw_ops_t mw;
+  rnicpi_ud_ops_t ud;
 } rnicpi_full_t;
 
 void rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out);

@@ -90,6 +90,15 @@ static uint32_t st_srq_count(rnicpi_srq_t *q) { (void) q; return 0; }
 static rnicpi_status_t st_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t t, rnicpi_mw_t **m)
 { (void) p; (void) t; (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mw_dealloc(rnicpi_mw_t *m) { (void) m; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *a, const void *p, uint32_t l,
+                                         uint64_t c)
+{ (void) d; (void) a; (void) p; (void) l; (void) c; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_ud_svc_reply(rnicpi_dev_t *d, uint64_t i, rnicpi_ud_svc_status_t s, uint32_t q,
+                                       uint32_t k, const void *p, uint32_t l)
+{ (void) d; (void) i; (void) s; (void) q; (void) k; (void) p; (void) l; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_ah_create(rnicpi_pd_t *p, const rnicpi_ah_attr_t *a, rnicpi_ah_t **h)
+{ (void) p; (void) a; (void) h; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_ah_destroy(rnicpi_ah_t *h) { (void) h; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_handoff(rnicpi_qp_t *q, int fd, bool a, const rnicpi_conn_param_t *p)
 { (void) q; (void) fd; (void) a; (void) p; return RNICPI_ENOTSUP; }
 
@@ -149,6 +158,8 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->cm, accept, st_accept);
   FILL(out->cm, reject, st_reject);
   FILL(out->cm, disconnect, st_disconnect);
+  FILL(out->cm, ud_svc_request, st_ud_svc_request);
+  FILL(out->cm, ud_svc_reply, st_ud_svc_reply);
 
   TAKE(out->sock, in->sock);
   FILL(out->sock, handoff, st_handoff);
@@ -172,6 +183,14 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->mw, mw_alloc, st_mw_alloc);
   FILL(out->mw, mw_dealloc, st_mw_dealloc);
 
+  /* The ud table is ABI 1.3: an older descriptor ends before the pointer. */
+  const rnicpi_ud_ops_t *ud_in = NULL;
+  if (in->abi_minor >= 3)
+    ud_in = in->ud;
+  TAKE(out->ud, ud_in);
+  FILL(out->ud, ah_create, st_ah_create);
+  FILL(out->ud, ah_destroy, st_ah_destroy);
+
   out->desc.device = &out->device;
   out->desc.mem = &out->mem;
   out->desc.queue = &out->queue;
@@ -180,4 +199,5 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   out->desc.sock = &out->sock;
   out->desc.srq = &out->srq;
   out->desc.mw = &out->mw;
+  out->desc.ud = &out->ud;
 }

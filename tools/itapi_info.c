@@ -138,6 +138,14 @@ usable_on(const itx_call_info_t *c, const it_ia_info_t *info)
     return info->post_send_unlink_remote_support;
   if (strcmp(c->name, "it_socket_convert") == 0)
     return info->socket_conversion_support;
+  /* Datagram calls: only where the IA offers the UD service. */
+  static const char *const ud_calls[] = {
+    "it_ep_ud_create", "it_post_sendto", "it_post_recvfrom", "it_address_handle_",
+    "it_ud_service_",
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(ud_calls); i++)
+    if (g_str_has_prefix(c->name, ud_calls[i]))
+      return (info->supported_service_types & IT_UD_SERVICE) != 0;
   return TRUE;
 }
 

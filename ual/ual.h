@@ -77,7 +77,27 @@ typedef struct ual_ep {
   size_t spigot;
   it_path_t dst_path;
   uint32_t ird, ord;          /* negotiated */
+  gboolean ud;                /* a datagram EP (ual_ud.c): conn is NULL, state is it_ep_state_ud_t */
 } ual_ep_t;
+
+/* An address handle (ual_ud.c). */
+typedef struct ual_ah {
+  ual_obj_t obj;
+  ual_pz_t *pz;
+  rnicpi_ah_t *ah;
+  it_path_t path;
+} ual_ah_t;
+
+/* A UD service request handle (ual_ud.c). */
+typedef struct ual_udsvc {
+  ual_obj_t obj;
+  ual_evd_t *reply;
+  it_conn_qual_t qual;
+  it_path_t path;
+  uint32_t request_id;
+  size_t pdata_len;
+  unsigned char pdata[IT_MAX_PRIV_DATA];
+} ual_udsvc_t;
 
 typedef struct ual_srq {
   ual_obj_t obj;
@@ -163,6 +183,10 @@ static inline ual_rmr_t *ual_rmr_get(it_rmr_handle_t h)
 { return (ual_rmr_t *) ual_handle_get(h, IT_HANDLE_TYPE_RMR); }
 static inline ual_srq_t *ual_srq_get(it_srq_handle_t h)
 { return (ual_srq_t *) ual_handle_get(h, IT_HANDLE_TYPE_SRQ); }
+static inline ual_ah_t *ual_ah_get(it_addr_handle_t h)
+{ return (ual_ah_t *) ual_handle_get(h, IT_HANDLE_TYPE_ADDR); }
+static inline ual_udsvc_t *ual_udsvc_get(it_ud_svc_req_handle_t h)
+{ return (ual_udsvc_t *) ual_handle_get(h, IT_HANDLE_TYPE_UD_SVC_REQ); }
 
 #define UAL_HANDLE(obj, type) ((type) (uintptr_t) (obj)->handle)
 
@@ -183,6 +207,17 @@ void ual_ep_destroy(ual_ep_t *ep);
 void ual_listen_destroy(ual_listen_t *l);
 void ual_cn_drop_ia(ual_ia_t *ia);
 void ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev);
+it_status_t ual_qual_to_port(const it_conn_qual_t *q, gboolean passive, uint32_t *port);
+it_status_t ual_path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr_t *out);
+it_status_t ual_check_pdata(const unsigned char *pdata, size_t len, size_t limit, const char *what,
+                            ual_ia_t *ia);
+
+/* Datagrams (ual_ud.c): address handles, service requests, UD receives. */
+void ual_ah_destroy(ual_ah_t *ah);
+void ual_udsvc_destroy(ual_udsvc_t *svc);
+void ual_ud_drop_ia(ual_ia_t *ia);
+void ual_ud_recv_event(ual_ia_t *ia, const rnicpi_wc_t *wc, it_all_dto_cmpl_event_t *d);
+void ual_ud_cm_event(ual_ia_t *ia, const rnicpi_cm_event_t *ev);
 
 /* Shared receive queues (ual_srq.c). */
 void ual_srq_destroy(ual_srq_t *srq);
@@ -194,6 +229,7 @@ it_status_t ual_srq_post_recv(ual_srq_t *srq, const it_lmr_triplet_t *segs, size
 it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);
 
 /* Send-queue posts (ual_dto.c): @allowed are flags beyond the common ones. */
+it_status_t ual_post_status(ual_ep_t *ep, rnicpi_status_t rs);
 it_status_t ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs,
                         size_t n, it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn);
 

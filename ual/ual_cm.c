@@ -63,8 +63,8 @@ ual_cn_drop_ia(ual_ia_t *ia)
       g_hash_table_iter_remove(&it);
 }
 
-static it_status_t
-qual_to_port(const it_conn_qual_t *q, gboolean passive, uint32_t *port)
+it_status_t
+ual_qual_to_port(const it_conn_qual_t *q, gboolean passive, uint32_t *port)
 {
   if (q == NULL)
     return ual_fail(IT_ERR_INVALID_CONN_QUAL, "connection qualifier is NULL");
@@ -152,7 +152,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
     goto out;
   }
   if (flags & IT_LISTEN_CONN_QUAL_INPUT) {
-    if ((st = qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
+    if ((st = ual_qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
       goto out;
     if (port == 0) {
       st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "port 0 given with IT_LISTEN_CONN_QUAL_INPUT; "
@@ -254,8 +254,8 @@ it_listen_query(it_listen_handle_t listen_handle, it_listen_param_mask_t mask, i
 
 /* Active side. */
 
-static it_status_t
-path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr_t *out)
+it_status_t
+ual_path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr_t *out)
 {
   memset(out, 0, sizeof(*out));
   if (path == NULL)
@@ -292,8 +292,8 @@ path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr_t *
   return IT_SUCCESS;
 }
 
-static it_status_t
-check_pdata(const unsigned char *pdata, size_t len, size_t limit, const char *what, ual_ia_t *ia)
+it_status_t
+ual_check_pdata(const unsigned char *pdata, size_t len, size_t limit, const char *what, ual_ia_t *ia)
 {
   if (len > limit)
     return ual_fail(IT_ERR_INVALID_PDATA_LENGTH, "%zu bytes of %s private data exceed the %zu IA '%s' "
@@ -318,6 +318,11 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
     goto out;
   }
   ual_ia_t *ia = ep->obj.ia;
+  if (ep->ud) {
+    st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; only RC EPs connect",
+                  (void *) ep_handle);
+    goto out;
+  }
   if (path == NULL) {
     st = ual_fail(IT_ERR_INVALID_SOURCE_PATH, "it_ep_connect: path is NULL");
     goto out;
@@ -339,13 +344,13 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
     goto out;
   }
   uint32_t port;
-  if ((st = qual_to_port(connect_qual, FALSE, &port)) != IT_SUCCESS)
+  if ((st = ual_qual_to_port(connect_qual, FALSE, &port)) != IT_SUCCESS)
     goto out;
-  if ((st = check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_connect, IT_MAX_PRIV_DATA),
+  if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_connect, IT_MAX_PRIV_DATA),
                         "connect", ia)) != IT_SUCCESS)
     goto out;
   rnicpi_addr_t dst;
-  if ((st = path_to_addr(ia, path, port, &dst)) != IT_SUCCESS)
+  if ((st = ual_path_to_addr(ia, path, port, &dst)) != IT_SUCCESS)
     goto out;
   rnicpi_conn_param_t p = {
     .pdata = private_data, .pdata_len = (uint32_t) private_data_length,
@@ -379,12 +384,17 @@ it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
     goto out;
   }
   ual_ia_t *ia = ep->obj.ia;
+  if (ep->ud) {
+    st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; only RC EPs accept connections",
+                  (void *) ep_handle);
+    goto out;
+  }
   if (cn == NULL || cn->ia != ia) {
     st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not pending on "
                   "IA '%s' (answered, withdrawn by the peer, or never issued)", cn_est_id, ia->iface->name);
     goto out;
   }
-  if ((st = check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_accept, IT_MAX_PRIV_DATA),
+  if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_accept, IT_MAX_PRIV_DATA),
                         "accept", ia)) != IT_SUCCESS)
     goto out;
   rnicpi_conn_param_t p = {
@@ -437,7 +447,7 @@ it_reject(it_cn_est_identifier_t cn_est_id, const unsigned char *private_data, s
     goto out;
   }
   ual_ia_t *ia = cn->ia;
-  if ((st = check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_reject, IT_MAX_PRIV_DATA),
+  if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_reject, IT_MAX_PRIV_DATA),
                         "reject", ia)) != IT_SUCCESS)
     goto out;
   rnicpi_status_t rs = ia->prov->cm->reject(ia->dev, cn->prov_id, private_data, (uint32_t) private_data_length);
@@ -466,12 +476,17 @@ it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, si
     goto out;
   }
   ual_ia_t *ia = ep->obj.ia;
+  if (ep->ud) {
+    st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP: it has no connection to end",
+                  (void *) ep_handle);
+    goto out;
+  }
   if (ep->state == IT_EP_STATE_UNCONNECTED || ep->state == IT_EP_STATE_NONOPERATIONAL) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d: not connected nor connecting",
                   (void *) ep_handle, ep->state);
     goto out;
   }
-  if ((st = check_pdata(private_data, private_data_length,
+  if ((st = ual_check_pdata(private_data, private_data_length,
                         MIN(ia->caps.pdata_disconnect, IT_MAX_PRIV_DATA), "disconnect", ia)) != IT_SUCCESS)
     goto out;
   rnicpi_status_t rs = ia->prov->cm->disconnect(ep->qp, private_data, (uint32_t) private_data_length);
@@ -558,6 +573,11 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
                   (unsigned) flags);
     goto out;
   }
+  if (ep->ud) {
+    st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; a socket converts to an RC EP",
+                  (void *) ep_handle);
+    goto out;
+  }
   if (ep->state != IT_EP_STATE_UNCONNECTED) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; conversion needs an UNCONNECTED EP",
                   (void *) ep_handle, ep->state);
@@ -576,7 +596,7 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
   }
   gboolean active = socket_is_active(sd);
   size_t limit = MIN(active ? ia->caps.pdata_connect : ia->caps.pdata_accept, IT_MAX_PRIV_DATA);
-  if ((st = check_pdata(msg, len, limit, active ? "connect" : "accept", ia)) != IT_SUCCESS)
+  if ((st = ual_check_pdata(msg, len, limit, active ? "connect" : "accept", ia)) != IT_SUCCESS)
     goto out;
   int fd = dup(sd);
   if (fd < 0) {
@@ -669,7 +689,7 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
                   "connection request (answered, withdrawn, or a reply)", cn_est_id);
     goto out;
   }
-  if ((st = qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
+  if ((st = ual_qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
     goto out;
   ual_listen_t *to = NULL;
   for (GList *l = cn->ia->children; l != NULL && to == NULL; l = l->next) {
@@ -678,7 +698,7 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
       continue;
     ual_listen_t *cand = (ual_listen_t *) o;
     uint32_t p;
-    if (cand->spigot == spigot_id && qual_to_port(&cand->qual, TRUE, &p) == IT_SUCCESS && p == port)
+    if (cand->spigot == spigot_id && ual_qual_to_port(&cand->qual, TRUE, &p) == IT_SUCCESS && p == port)
       to = cand;
   }
   if (to == NULL) {
@@ -727,8 +747,8 @@ static void
 conn_event(ual_ia_t *ia, const rnicpi_cm_event_t *ev)
 {
   ual_ep_t *ep = ual_ep_get((it_ep_handle_t) (uintptr_t) ev->qp_ctx);
-  if (ep == NULL)
-    return; /* the EP was freed: nobody to tell */
+  if (ep == NULL || ep->conn == NULL)
+    return; /* the EP was freed, or is a datagram EP: nobody to tell */
   it_event_t *e = g_new0(it_event_t, 1);
   it_connection_event_t *c = &e->conn;
   c->ep = UAL_HANDLE(&ep->obj, it_ep_handle_t);
@@ -789,6 +809,8 @@ ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev)
     conn_request(ia, ev);
   else if (ev->type == RNICPI_CM_REQUEST_CANCELLED)
     request_cancelled(ev);
+  else if (ev->type == RNICPI_CM_UD_SVC_REQUEST || ev->type == RNICPI_CM_UD_SVC_REPLY)
+    ual_ud_cm_event(ia, ev);
   else
     conn_event(ia, ev);
   g_rec_mutex_unlock(&ual_lock);

@@ -33,8 +33,8 @@ ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
   return IT_SUCCESS;
 }
 
-static it_status_t
-post_status(ual_ep_t *ep, rnicpi_status_t rs)
+it_status_t
+ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
 {
   switch (rs) {
   case RNICPI_OK:
@@ -81,6 +81,9 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
                  (flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG) & ~allowed)))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x are unknown, or an unlink flag this "
                     "operation does not take (IT_UNLINK_FENCE_FLAG: it_rmr_unlink only)", fn, (unsigned) flags);
+  if (G_UNLIKELY(ep->ud))
+    return ual_fail(IT_ERR_INVALID_EP_TYPE, "%s: EP %p is a datagram EP; send with it_post_sendto", fn,
+                    (void *) ep_handle);
   int state = g_atomic_int_get(&ep->state);
   if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL))
     return ual_fail(IT_ERR_INVALID_EP_STATE, "%s: EP %p is in state %d; send-side posts need a connected "
@@ -100,7 +103,7 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   wr->sg_list = sge;
   wr->num_sge = (uint32_t) n;
   wr->flags = wr_flags(flags);
-  return post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr));
+  return ual_post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr));
 }
 
 it_status_t
@@ -173,6 +176,9 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
   if (o->type == IT_HANDLE_TYPE_SRQ)
     return ual_srq_post_recv((ual_srq_t *) o, local_segments, num_segments, cookie);
   ual_ep_t *ep = (ual_ep_t *) o;
+  if (G_UNLIKELY(ep->ud))
+    return ual_fail(IT_ERR_INVALID_EP_TYPE, "it_post_recv: EP %p is a datagram EP; receive with "
+                    "it_post_recvfrom", handle);
   if (G_UNLIKELY(ep->srq != NULL))
     return ual_fail(IT_ERR_INVALID_RECV_DTO, "EP %p receives from SRQ %p; post receives to the SRQ",
                     handle, (void *) (uintptr_t) ep->srq->obj.handle);
@@ -181,7 +187,7 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
   if (G_UNLIKELY(st != IT_SUCCESS))
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
-  return post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
+  return ual_post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
 }
 
 it_rdma_addr_t

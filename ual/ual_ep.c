@@ -178,7 +178,8 @@ ual_ep_destroy(ual_ep_t *ep)
     ep->srq->nep--;
   ep->req->nbound--;
   ep->recv->nbound--;
-  ep->conn->nbound--;
+  if (ep->conn != NULL)
+    ep->conn->nbound--;
   g_free(ep);
 }
 
@@ -205,6 +206,9 @@ it_ep_reset(it_ep_handle_t ep_handle)
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_reset: %p is not a live EP handle", (void *) ep_handle);
+  } else if (ep->ud) {
+    st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP: it is operational from creation and "
+                  "has no connection state to reset", (void *) ep_handle);
   } else if (ep->state == IT_EP_STATE_UNCONNECTED) {
     st = IT_SUCCESS;
   } else if (ep->state != IT_EP_STATE_NONOPERATIONAL) {
@@ -245,8 +249,15 @@ it_ep_query(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, it_ep_param_t *pa
   params->pz = UAL_HANDLE(&ep->pz->obj, it_pz_handle_t);
   params->request_sevd = UAL_HANDLE(&ep->req->obj, it_evd_handle_t);
   params->recv_sevd = UAL_HANDLE(&ep->recv->obj, it_evd_handle_t);
-  params->connect_sevd = UAL_HANDLE(&ep->conn->obj, it_evd_handle_t);
+  params->connect_sevd = ep->conn != NULL ? UAL_HANDLE(&ep->conn->obj, it_evd_handle_t) : IT_NULL_HANDLE;
   params->attr = ep->attr;
+  if (ep->ud) {
+    /* The id a peer sends to is the QP number (IB: the destination QPN). */
+    params->service_type = IT_UD_SERVICE;
+    params->ep_state.ud = ep->obj.ia->prov->queue->qp_state(ep->qp) == RNICPI_QPS_ERROR ?
+                          IT_EP_STATE_UD_NONOPERATIONAL : IT_EP_STATE_UD_OPERATIONAL;
+    params->attr.srv.ud.ep_info.ud_ep_id = ep->qp->qp_num;
+  }
   if (ep->state == IT_EP_STATE_CONNECTED) {
     params->attr.srv.rc.rdma_read_ird = ep->ird;
     params->attr.srv.rc.rdma_read_ord = ep->ord;
@@ -270,6 +281,11 @@ it_ep_modify(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, const it_ep_attr
   }
   if (ep_attr == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_modify: ep_attr is NULL");
+    goto out;
+  }
+  if (ep->ud) {
+    st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; it_ep_modify changes only the RDMA "
+                  "and IRD/ORD attributes of RC EPs", (void *) ep_handle);
     goto out;
   }
   if (mask == 0 || (mask & ~modifiable) != 0) {

@@ -199,6 +199,9 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
   /* A receive of it_post_send_and_unlink names the RMR the peer unlinked. */
   if (wc->opcode == RNICPI_WC_RECV && (wc->flags & RNICPI_WC_WITH_INV))
     d->unlinked_mr_handle = ual_rmr_invalidated(e->obj.ia, wc->rkey);
+  /* A datagram receive takes the all_dto_cmpl form (sender, path, GRH). */
+  if (G_UNLIKELY(wc->flags & RNICPI_WC_UD))
+    ual_ud_recv_event(e->obj.ia, wc, &ev->all_dto_cmpl);
 }
 
 /* Take one event from an SEVD; TRUE when one was taken. */
@@ -208,7 +211,7 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
   gboolean got = FALSE;
   if (e->cq != NULL) {
     rnicpi_wc_t wc;
-    /* Zeroed: a provider of ABI 1.1 leaves the 1.2 fields alone. */
+    /* Zeroed: a provider of an older minor leaves the newer fields alone. */
     memset(&wc, 0, sizeof(wc));
     if (e->obj.ia->prov->data->poll_cq(e->cq, &wc, 1) == 1) {
       wc_to_event(e, &wc, ev);

@@ -89,10 +89,12 @@ it_ia_free(it_ia_handle_t ia_handle)
   }
   ual_handle_release(&ia->obj);
   ual_cn_drop_ia(ia);
-  /* Children in dependency order: EPs and listeners, LMRs, EVDs, PZs. */
+  ual_ud_drop_ia(ia);
+  /* Children in dependency order: EPs, listeners and service requests,
+   * SRQs, RMRs, address handles, LMRs, EVDs, PZs. */
   static const it_handle_type_enum_t order[] = {
-    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_SRQ, IT_HANDLE_TYPE_RMR, IT_HANDLE_TYPE_LMR,
-    IT_HANDLE_TYPE_EVD, IT_HANDLE_TYPE_PZ,
+    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_UD_SVC_REQ, IT_HANDLE_TYPE_SRQ,
+    IT_HANDLE_TYPE_RMR, IT_HANDLE_TYPE_ADDR, IT_HANDLE_TYPE_LMR, IT_HANDLE_TYPE_EVD, IT_HANDLE_TYPE_PZ,
   };
   for (size_t k = 0; k < G_N_ELEMENTS(order); k++) {
     GList *l = ia->children;
@@ -107,6 +109,8 @@ it_ia_free(it_ia_handle_t ia_handle)
         case IT_HANDLE_TYPE_RMR: ual_rmr_destroy((ual_rmr_t *) o); break;
         case IT_HANDLE_TYPE_LMR: ual_lmr_destroy((ual_lmr_t *) o); break;
         case IT_HANDLE_TYPE_SRQ: ual_srq_destroy((ual_srq_t *) o); break;
+        case IT_HANDLE_TYPE_ADDR: ual_ah_destroy((ual_ah_t *) o); break;
+        case IT_HANDLE_TYPE_UD_SVC_REQ: ual_udsvc_destroy((ual_udsvc_t *) o); break;
         case IT_HANDLE_TYPE_PZ: ual_pz_destroy((ual_pz_t *) o); break;
         case IT_HANDLE_TYPE_EVD: {
           ual_evd_t *e = (ual_evd_t *) o;
@@ -165,7 +169,7 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
     sp[s].spigot_id = s;
     sp[s].max_rc_send_len = c->max_msg_size;
     sp[s].max_rc_rdma_len = c->max_msg_size;
-    sp[s].max_ud_send_len = (c->features & RNICPI_CAP_UD) ? 4096 : 0;
+    sp[s].max_ud_send_len = (c->features & RNICPI_CAP_UD) ? c->ud_mtu : 0;
     sp[s].spigot_online = IT_TRUE;
     sp[s].active_side_conn_qual = IT_IANA_PORT | IT_IB_SERVICEID | IT_IANA_LR_PORT;
     sp[s].passive_side_conn_qual = IT_IANA_PORT | IT_IB_SERVICEID | IT_IANA_LR_PORT;
@@ -198,9 +202,9 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
   info->accept_private_data_len = MIN(c->pdata_accept, IT_MAX_PRIV_DATA);
   info->reject_private_data_len = MIN(c->pdata_reject, IT_MAX_PRIV_DATA);
   info->disconnect_private_data_len = MIN(c->pdata_disconnect, IT_MAX_PRIV_DATA);
-  /* UD service resolution is not built yet: no private data for it. */
-  info->ud_req_private_data_len = 0;
-  info->ud_rep_private_data_len = 0;
+  /* UD service resolution (ual_ud.c) carries the provider's SIDR limits. */
+  info->ud_req_private_data_len = (c->features & RNICPI_CAP_UD) ? MIN(c->pdata_ud_req, IT_MAX_PRIV_DATA) : 0;
+  info->ud_rep_private_data_len = (c->features & RNICPI_CAP_UD) ? MIN(c->pdata_ud_rep, IT_MAX_PRIV_DATA) : 0;
   info->num_spigots = nsp;
   info->spigot_info = sp;
   info->affiliated_err_evd = ia->aff_evd ? UAL_HANDLE(&ia->aff_evd->obj, it_evd_handle_t) : IT_NULL_HANDLE;

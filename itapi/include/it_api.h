@@ -1785,7 +1785,11 @@ it_status_t it_ep_rc_create(IN it_pz_handle_t pz_handle,
 /**
  * @brief Creates an unreliable-datagram endpoint.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The endpoint is ::IT_EP_STATE_UD_OPERATIONAL at once: it needs no
+ * connection.  Its identifier (it_remote_ep_info_t::ud_ep_id, the IB queue
+ * pair number) is chosen by the adapter and reported by it_ep_query(); its
+ * key (the IB Q_Key) is the consumer's ep_attr->srv.ud.ep_info.ud_ep_key,
+ * and a datagram is received only when it carries that key.
  *
  * @param[in] pz_handle protection zone of the endpoint
  * @param[in] request_sevd_handle dispatcher (data transfer stream) for
@@ -1793,10 +1797,29 @@ it_status_t it_ep_rc_create(IN it_pz_handle_t pz_handle,
  * @param[in] recv_sevd_handle dispatcher (data transfer stream) for
  *            receive completions
  * @param[in] ep_attr requested attributes (it_ud_only_attributes_t::ep_info
- *            carries the endpoint key)
+ *            carries the endpoint key; its ud_ep_id is ignored)
  * @param[in] spigot_id spigot the endpoint sends and receives on
  * @param[out] ep_handle receives the handle of the new endpoint
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the endpoint was created
+ * @retval IT_ERR_FAULT @p ep_handle is NULL
+ * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter has no datagram service
+ *          (it_ia_info_t::supported_service_types lacks ::IT_UD_SERVICE)
+ * @retval IT_ERR_INVALID_REQ_EVD @p request_sevd_handle is not a live data transfer dispatcher of the
+ *          adapter
+ * @retval IT_ERR_INVALID_RECV_EVD @p recv_sevd_handle is not a live data transfer dispatcher of the
+ *          adapter
+ * @retval IT_ERR_INVALID_EP_ATTR @p ep_attr is NULL, or max_dto_payload_size exceeds the datagram MTU
+ *          (it_spigot_info_t::max_ud_send_len)
+ * @retval IT_ERR_INVALID_SPIGOT @p spigot_id is not a spigot of the adapter
+ * @retval IT_ERR_INVALID_EP_KEY the key has bit 31 set (a controlled Q_Key, IBTA 10.2.4)
+ * @retval IT_ERR_RESOURCE_REQ_DTO max_request_dtos exceeds the device limit
+ * @retval IT_ERR_RESOURCE_RECV_DTO max_recv_dtos exceeds the device limit
+ * @retval IT_ERR_RESOURCE_SSEG max_send_segments exceeds the device limit
+ * @retval IT_ERR_RESOURCE_RSEG max_recv_segments exceeds the device limit
+ * @retval IT_ERR_RESOURCES the provider could not create the queue pair
+ * @note it_ep_connect(), it_ep_accept(), it_ep_disconnect(), it_ep_reset(), it_ep_modify(),
+ *       it_post_send() and it_post_recv() refuse a datagram endpoint with IT_ERR_INVALID_EP_TYPE.
  * @ingroup ep
  */
 it_status_t it_ep_ud_create(IN it_pz_handle_t pz_handle,
@@ -3020,15 +3043,34 @@ it_status_t it_post_atomic(IN it_ep_handle_t ep_handle,
 /**
  * @brief Posts a datagram send on an unreliable-datagram endpoint.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Delivery is unreliable: a datagram to an endpoint id nobody has, with a
+ * key other than the destination's, or finding no receive posted there, is
+ * dropped at the destination, and the send still completes with
+ * ::IT_DTO_SUCCESS (as on InfiniBand, a UD send completes once sent).
  *
  * @param[in] ep_handle datagram endpoint to send on
- * @param[in] local_segments data to send
+ * @param[in] local_segments data to send (their total is the datagram)
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @param[in] remote_ep_addr destination of the datagram
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @param[in] remote_ep_addr destination: ::IT_DG_TYPE_IB_UD with an address handle of the
+ *            endpoint's protection zone and the destination's it_remote_ep_info_t
+ * @retval IT_SUCCESS the datagram was posted
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a reliable-connected one
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits or an unlink flag
+ * @retval IT_ERR_INVALID_AH @p remote_ep_addr is NULL or not ::IT_DG_TYPE_IB_UD, or its address
+ *          handle is not live or belongs to another protection zone
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS more segments than the endpoint's max_send_segments
+ * @retval IT_ERR_INVALID_LMR a segment names no live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is 4 GiB or longer
+ * @retval IT_ERR_PAYLOAD_SIZE the datagram is longer than the path MTU
+ *          (it_spigot_info_t::max_ud_send_len); nothing is sent
+ * @retval IT_ERR_TOO_MANY_POSTS the send queue is full
+ * @retval IT_ERR_RESOURCES the provider ran out of memory
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
+ * @note Local key and bounds errors complete the request with ::IT_DTO_ERR_LOCAL_PROTECTION; the
+ *       endpoint stays operational.
  * @ingroup dto
  */
 it_status_t it_post_sendto(IN it_ep_handle_t ep_handle,
@@ -3041,14 +3083,27 @@ it_status_t it_post_sendto(IN it_ep_handle_t ep_handle,
 /**
  * @brief Posts a datagram receive on an unreliable-datagram endpoint.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The completion is ::IT_DTO_UD_RECV_CMPL_EVENT in the it_all_dto_cmpl_event_t form: ud_ep_id
+ * names the sender, src_path a path back to it (for it_address_handle_create()), and with
+ * ::IT_UD_IB_GRH_PRESENT in flags the first 40 bytes of the buffer hold the InfiniBand GRH and
+ * the payload follows it; transferred_length counts the GRH.  The buffers must leave room for
+ * the GRH: a datagram that does not fit completes the receive with ::IT_DTO_ERR_LOCAL_LENGTH.
  *
  * @param[in] ep_handle datagram endpoint to receive on
  * @param[in] local_segments buffers to receive into
  * @param[in] num_segments number of entries of @p local_segments
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the receive was posted
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a reliable-connected one
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits or an unlink flag
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS more segments than the endpoint's max_recv_segments
+ * @retval IT_ERR_INVALID_LMR a segment names no live local memory region
+ * @retval IT_ERR_INVALID_LENGTH a segment is 4 GiB or longer
+ * @retval IT_ERR_TOO_MANY_POSTS the receive queue is full
+ * @retval IT_ERR_RESOURCES the provider ran out of memory
+ * @retval IT_ERR_IA_CATASTROPHE the device failed
  * @ingroup dto
  */
 it_status_t it_post_recvfrom(IN it_ep_handle_t ep_handle,
@@ -3064,13 +3119,25 @@ it_status_t it_post_recvfrom(IN it_ep_handle_t ep_handle,
 /**
  * @brief Creates an address handle for sending datagrams along a path.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The InfiniBand fields of the path are the address vector (remote GID and LID, SL, GRH fields
+ * when subnet_local is clear, rate, MTU).  Without ::IT_AH_PATH_COMPLETE the adapter completes
+ * the local end of the path: a zero P_Key becomes 0xffff, a zero local GID the spigot's, a zero
+ * MTU the spigot's; with it the path is used as given.
  *
  * @param[in] pz_handle protection zone of the address handle
- * @param[in] destination_path path to the destination
- * @param[in] ah_flags creation flags
+ * @param[in] destination_path path to the destination (from it_get_pathinfo(), a service reply's
+ *            dst_path or a receive's src_path)
+ * @param[in] ah_flags 0 or ::IT_AH_PATH_COMPLETE
  * @param[out] addr_handle receives the new address handle
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the address handle was created
+ * @retval IT_ERR_FAULT @p addr_handle is NULL
+ * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter has no datagram service
+ * @retval IT_ERR_INVALID_FLAGS @p ah_flags has bits other than ::IT_AH_PATH_COMPLETE
+ * @retval IT_ERR_INVALID_SOURCE_PATH @p destination_path is NULL or names no destination (remote GID
+ *          and LID zero)
+ * @retval IT_ERR_INVALID_SPIGOT the path starts at a spigot the adapter does not have
+ * @retval IT_ERR_RESOURCES the provider could not create the handle
  * @ingroup ud
  */
 it_status_t it_address_handle_create(IN it_pz_handle_t pz_handle,
@@ -3081,10 +3148,11 @@ it_status_t it_address_handle_create(IN it_pz_handle_t pz_handle,
 /**
  * @brief Frees an address handle.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Datagrams already posted with it are unaffected.
  *
  * @param[in] addr_handle address handle to free
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the handle was freed
+ * @retval IT_ERR_INVALID_AH @p addr_handle is not a live address handle
  * @ingroup ud
  */
 it_status_t it_address_handle_free(IN it_addr_handle_t addr_handle);
@@ -3092,12 +3160,19 @@ it_status_t it_address_handle_free(IN it_addr_handle_t addr_handle);
 /**
  * @brief Modifies parameters of an address handle.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Only the path can change; it is completed as by it_address_handle_create() without
+ * ::IT_AH_PATH_COMPLETE.  On failure the handle keeps its old path.
  *
  * @param[in] addr_handle address handle to modify
- * @param[in] mask parameters to change
+ * @param[in] mask ::IT_ADDR_PARAM_PATH
  * @param[in] params new values of the selected parameters
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the path was changed
+ * @retval IT_ERR_INVALID_AH @p addr_handle is not a live address handle
+ * @retval IT_ERR_INVALID_MASK @p mask is anything but ::IT_ADDR_PARAM_PATH (the IA and PZ are fixed)
+ * @retval IT_ERR_FAULT @p params is NULL
+ * @retval IT_ERR_INVALID_SOURCE_PATH the new path names no destination
+ * @retval IT_ERR_INVALID_SPIGOT the new path starts at a spigot the adapter does not have
+ * @retval IT_ERR_RESOURCES the provider could not rebuild the handle
  * @ingroup ud
  */
 it_status_t it_address_handle_modify(IN it_addr_handle_t addr_handle,
@@ -3107,12 +3182,13 @@ it_status_t it_address_handle_modify(IN it_addr_handle_t addr_handle,
 /**
  * @brief Queries the parameters of an address handle.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] addr_handle address handle to query
- * @param[in] mask parameters to return
- * @param[out] params receives the selected parameters
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @param[in] mask parameters to return (every parameter is returned whatever the mask)
+ * @param[out] params receives the selected parameters; the path as completed at creation
+ * @retval IT_SUCCESS the parameters were returned
+ * @retval IT_ERR_INVALID_AH @p addr_handle is not a live address handle
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p params is NULL
  * @ingroup ud
  */
 it_status_t it_address_handle_query(IN it_addr_handle_t addr_handle,
@@ -3126,7 +3202,9 @@ it_status_t it_address_handle_query(IN it_addr_handle_t addr_handle,
 /**
  * @brief Creates a datagram service request handle.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The adapter is the reply dispatcher's.  The qualifier names the port a listen point of the
+ * serving node listens on (as it_ep_connect()'s: ::IT_IANA_PORT, the remote port of
+ * ::IT_IANA_LR_PORT, or ::IT_IB_SERVICEID).
  *
  * @param[in] conn_qual qualifier of the service to resolve
  * @param[in] reply_evd dispatcher (::IT_CM_MSG_EVENT_STREAM) receiving the reply
@@ -3134,7 +3212,15 @@ it_status_t it_address_handle_query(IN it_addr_handle_t addr_handle,
  * @param[in] private_data private data sent with the request, or NULL
  * @param[in] private_data_length number of bytes of @p private_data
  * @param[out] ud_svc_handle receives the new request handle
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the handle was created (nothing is sent yet)
+ * @retval IT_ERR_FAULT @p ud_svc_handle is NULL
+ * @retval IT_ERR_INVALID_EVD @p reply_evd is not a live ::IT_CM_MSG_EVENT_STREAM dispatcher
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter has no datagram service
+ * @retval IT_ERR_INVALID_CONN_QUAL @p conn_qual is NULL, of an unsupported type, or names port 0
+ * @retval IT_ERR_INVALID_SOURCE_PATH @p destination_path is NULL
+ * @retval IT_ERR_INVALID_SPIGOT the path starts at a spigot the adapter does not have
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length exceeds
+ *          it_ia_info_t::ud_req_private_data_len, or is nonzero with @p private_data NULL
  * @ingroup ud
  */
 it_status_t it_ud_service_request_handle_create(
@@ -3148,10 +3234,11 @@ it_status_t it_ud_service_request_handle_create(
 /**
  * @brief Frees a datagram service request handle.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * A reply still on its way is discarded.
  *
  * @param[in] ud_svc_handle request handle to free
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the handle was freed
+ * @retval IT_ERR_INVALID_UD_SVC @p ud_svc_handle is not a live request handle
  * @ingroup ud
  */
 it_status_t it_ud_service_request_handle_free(
@@ -3160,12 +3247,13 @@ it_status_t it_ud_service_request_handle_free(
 /**
  * @brief Queries the parameters of a datagram service request handle.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
- *
  * @param[in] ud_svc_handle request handle to query
- * @param[in] mask parameters to return
+ * @param[in] mask parameters to return (every parameter is returned whatever the mask)
  * @param[out] ud_svc_handle_info receives the selected parameters
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the parameters were returned
+ * @retval IT_ERR_INVALID_UD_SVC @p ud_svc_handle is not a live request handle
+ * @retval IT_ERR_INVALID_MASK @p mask has unknown bits
+ * @retval IT_ERR_FAULT @p ud_svc_handle_info is NULL
  * @ingroup ud
  */
 it_status_t it_ud_service_request_handle_query(
@@ -3177,10 +3265,19 @@ it_status_t it_ud_service_request_handle_query(
  * @brief Sends a datagram service request; the reply arrives as
  * ::IT_CM_MSG_UD_SERVICE_REPLY_EVENT.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The listen point on the qualifier's port gets ::IT_CM_REQ_UD_SERVICE_REQUEST_EVENT; its
+ * it_ud_service_reply() comes back with status, endpoint information, the handle's destination
+ * path (dst_path) and private data.  When nothing listens there, or the listen point is freed
+ * before answering, the reply's status is ::IT_UD_SVC_ID_NOT_SUPPORTED.  A handle may be sent
+ * again; each send gets one reply.
  *
  * @param[in] ud_svc_handle request handle to send
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the request was sent
+ * @retval IT_ERR_INVALID_UD_SVC @p ud_svc_handle is not a live request handle
+ * @retval IT_ERR_INVALID_SOURCE_PATH the handle's path names an IP version other than 4 or 6
+ * @retval IT_ERR_INVALID_PDATA_LENGTH the provider refused the private data's length
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider has no datagram service resolution
+ * @retval IT_ERR_RESOURCES the provider ran out of memory
  * @ingroup ud
  */
 it_status_t it_ud_service_request(IN it_ud_svc_req_handle_t ud_svc_handle);
@@ -3188,14 +3285,21 @@ it_status_t it_ud_service_request(IN it_ud_svc_req_handle_t ud_svc_handle);
 /**
  * @brief Answers an incoming datagram service request.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * A request is answered once; @p ep_info reaches the requester only with
+ * ::IT_UD_SVC_EP_INFO_VALID.
  *
  * @param[in] ud_svc_req_id identifier from the service request event
  * @param[in] status status of the reply
  * @param[in] ep_info endpoint providing the service (by value)
  * @param[in] private_data private data sent with the reply, or NULL
  * @param[in] private_data_length number of bytes of @p private_data
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the reply was sent
+ * @retval IT_ERR_INVALID_UD_SVC_REQ_ID @p ud_svc_req_id is not a pending request (answered already,
+ *          its adapter freed, or never issued)
+ * @retval IT_ERR_INVALID_UD_STATUS @p status is not an it_ud_svc_req_status_t value
+ * @retval IT_ERR_INVALID_PDATA_LENGTH @p private_data_length exceeds
+ *          it_ia_info_t::ud_rep_private_data_len, or is nonzero with @p private_data NULL
+ * @retval IT_ERR_RESOURCES the provider ran out of memory
  * @ingroup ud
  */
 it_status_t it_ud_service_reply(IN it_ud_svc_req_identifier_t ud_svc_req_id,

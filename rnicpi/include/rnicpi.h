@@ -10,7 +10,12 @@
  *
  * Minor versions: 1.1 added shared receive queues (::rnicpi_srq_ops_t);
  * 1.2 added memory windows (::rnicpi_mw_ops_t, #RNICPI_WR_BIND_MW,
- * #RNICPI_WR_LOCAL_INV, remote invalidation reported in ::rnicpi_wc_t).
+ * #RNICPI_WR_LOCAL_INV, remote invalidation reported in ::rnicpi_wc_t);
+ * 1.3 added unreliable datagrams (RNICPI_CAP_UD): the queue pair type and
+ * Q_Key of ::rnicpi_qp_attr_t, address handles (::rnicpi_ud_ops_t), the
+ * datagram fields at the end of ::rnicpi_send_wr_t and ::rnicpi_wc_t, the
+ * datagram MTU of ::rnicpi_caps_t and UD service resolution (IB SIDR) at
+ * the end of ::rnicpi_cm_ops_t.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -54,7 +59,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 2
+#define RNICPI_ABI_MINOR 3
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -238,6 +243,10 @@ typedef struct rnicpi_caps {
   uint32_t num_ports;              /**< ports (IT-API spigots) */
   uint32_t num_addrs;              /**< entries used in addrs[] */
   struct sockaddr_storage addrs[4]; /**< network addresses of port 0 */
+  /** ABI 1.3: largest datagram payload a UD send may carry (the path MTU;
+   *  0 without RNICPI_CAP_UD).  A UD receive buffer needs 40 bytes more
+   *  for the GRH (rnicpi_wc_t::flags #RNICPI_WC_GRH). */
+  uint32_t ud_mtu;
 } rnicpi_caps_t;
 
 /** @} */
@@ -293,6 +302,15 @@ typedef struct rnicpi_srq {
   rnicpi_pd_t *pd;  /**< domain of the queue */
   uint64_t al_ctx;  /**< access-layer context, passed back in async events */
 } rnicpi_srq_t;
+
+/**
+ * An address handle (ABI 1.3, RNICPI_CAP_UD): where a UD send goes.  The
+ * destination queue pair and its Q_Key travel in each work request
+ * (rnicpi_send_wr_t::remote_qpn, rnicpi_send_wr_t::remote_qkey).
+ */
+typedef struct rnicpi_ah {
+  rnicpi_pd_t *pd; /**< domain of the handle: UD queue pairs of this domain may use it */
+} rnicpi_ah_t;
 
 /** Type of a memory window (ABI 1.2). */
 typedef enum {
@@ -404,6 +422,13 @@ typedef struct rnicpi_send_wr {
    * bind's completion repeats it in rnicpi_wc_t::rkey.
    */
   rnicpi_bind_t bind;
+  /* ABI 1.3: a #RNICPI_WR_SEND on a UD queue pair (the only opcode a UD
+   * queue pair takes).  Ignored on RC queue pairs. */
+  struct rnicpi_ah *ah;       /**< UD: destination node (an address handle of the QP's domain) */
+  uint32_t remote_qpn;        /**< UD: destination queue pair number */
+  /** UD: Q_Key to present; a key with bit 31 set means "the sending QP's
+   *  own Q_Key" (IBTA 10.2.4, controlled Q_Keys) */
+  uint32_t remote_qkey;
 } rnicpi_send_wr_t;
 
 /** A receive work request. */
@@ -446,6 +471,12 @@ enum rnicpi_wc_flags {
   /** A receive of a Send with Invalidate: rnicpi_wc_t::rkey names the key
    *  the peer invalidated, already dead (ABI 1.2). */
   RNICPI_WC_WITH_INV = 1u << 0,
+  /** ABI 1.3: the first 40 bytes of the receive buffer hold an IB Global
+   *  Route Header (IBTA 8.3); byte_len counts them. */
+  RNICPI_WC_GRH = 1u << 1,
+  /** ABI 1.3: a receive completion of a UD queue pair; on success
+   *  src_qpn and src_gid name the sender. */
+  RNICPI_WC_UD = 1u << 2,
 };
 
 /** A completion queue entry. */
@@ -464,6 +495,11 @@ typedef struct rnicpi_wc {
    * read correctly.
    */
   uint64_t rkey;
+  /* ABI 1.3, UD receives (#RNICPI_WC_UD): the sender.  Zero otherwise. */
+  uint32_t src_qpn;          /**< sending queue pair number */
+  uint16_t src_lid;          /**< sending port's LID (0 where the fabric routes by GID only) */
+  uint16_t pad;              /**< zero */
+  uint8_t src_gid[16];       /**< sending port's GID, network order (IPv4-mapped on IP devices) */
 } rnicpi_wc_t;
 
 /** Queue pair states, as the access layer sees them. */
@@ -472,6 +508,30 @@ typedef enum {
   RNICPI_QPS_RTS,      /**< connected: may post everything */
   RNICPI_QPS_ERROR,    /**< broken or disconnected: posts complete flushed */
 } rnicpi_qp_state_t;
+
+/** Service type of a queue pair (ABI 1.3). */
+typedef enum {
+  RNICPI_QPT_RC = 0, /**< reliable connected */
+  RNICPI_QPT_UD = 1, /**< unreliable datagram (RNICPI_CAP_UD) */
+} rnicpi_qp_type_t;
+
+/**
+ * Destination of an address handle (ABI 1.3), as an IB address vector
+ * (IBTA 11.2.2): the port is found by its GID; a provider whose fabric
+ * routes by LID uses dlid.
+ */
+typedef struct rnicpi_ah_attr {
+  uint8_t dgid[16];       /**< destination port GID, network order (IPv4-mapped on IP devices) */
+  uint16_t dlid;          /**< destination LID (0: route by GID) */
+  uint8_t sl;             /**< service level */
+  uint8_t global;         /**< nonzero: send a GRH with the fields below */
+  uint32_t flow_label;    /**< GRH flow label (20 bits) */
+  uint8_t traffic_class;  /**< GRH traffic class */
+  uint8_t hop_limit;      /**< GRH hop limit */
+  uint8_t static_rate;    /**< IB rate code (0: port rate) */
+  uint8_t path_mtu;       /**< IB MTU code of the path (0: the device's) */
+  uint32_t port;          /**< local port the datagrams leave from */
+} rnicpi_ah_attr_t;
 
 /** Creation attributes of a queue pair. */
 typedef struct rnicpi_qp_attr {
@@ -487,6 +547,11 @@ typedef struct rnicpi_qp_attr {
   uint32_t ord;             /**< outbound RDMA Reads in flight */
   uint32_t access;          /**< inbound rights: OR of RNICPI_ACCESS_REMOTE_* */
   struct rnicpi_srq *srq;   /**< receives come from this SRQ (RNICPI_CAP_SRQ), or NULL */
+  /** ABI 1.3: RC (0, what older access layers leave) or UD (RNICPI_CAP_UD).
+   *  A UD queue pair is created in RTS: it needs no connection, takes only
+   *  #RNICPI_WR_SEND, and its state never changes but to ERROR. */
+  rnicpi_qp_type_t type;
+  uint32_t qkey;            /**< ABI 1.3, UD: the Q_Key a datagram must carry to be received */
 } rnicpi_qp_attr_t;
 
 /** Address of a peer or of a listener. */
@@ -514,7 +579,22 @@ typedef enum {
   RNICPI_CM_DISCONNECTED,        /**< orderly disconnect by either side (qp_ctx) */
   RNICPI_CM_BROKEN,              /**< the connection failed (qp_ctx) */
   RNICPI_CM_REQUEST_CANCELLED,   /**< a pending request went away (listen_ctx, conn_id) */
+  /** ABI 1.3: a UD service request reached a listener (listen_ctx, conn_id =
+   *  the request's id for ud_svc_reply, src, port, pdata) */
+  RNICPI_CM_UD_SVC_REQUEST,
+  /** ABI 1.3: the answer to ud_svc_request (qp_ctx = the request's context,
+   *  src = the responder, ud_status, ud_qpn, ud_qkey, pdata) */
+  RNICPI_CM_UD_SVC_REPLY,
 } rnicpi_cm_event_type_t;
+
+/** Status of a UD service reply (ABI 1.3), as IBTA 12.11.2's SIDR_REP. */
+typedef enum {
+  RNICPI_UD_SVC_OK = 0,          /**< ud_qpn and ud_qkey are valid */
+  RNICPI_UD_SVC_NO_SERVICE = 1,  /**< nothing listens on that port (service ID not supported) */
+  RNICPI_UD_SVC_REJECTED = 2,    /**< the listener's consumer refused */
+  RNICPI_UD_SVC_NO_QP = 3,       /**< no queue pair available */
+  RNICPI_UD_SVC_REDIRECT = 4,    /**< redirected */
+} rnicpi_ud_svc_status_t;
 
 /** Why a connection attempt was refused by a non-peer. */
 typedef enum {
@@ -539,6 +619,10 @@ typedef struct rnicpi_cm_event {
   rnicpi_cm_reason_t reason;   /**< for UNREACHABLE */
   uint32_t pdata_len;          /**< bytes of pdata */
   uint8_t pdata[RNICPI_MAX_PDATA]; /**< private data of the message */
+  /* ABI 1.3: RNICPI_CM_UD_SVC_REPLY. */
+  rnicpi_ud_svc_status_t ud_status; /**< the responder's status */
+  uint32_t ud_qpn;             /**< the service's queue pair number (status OK) */
+  uint32_t ud_qkey;            /**< the service's Q_Key (status OK) */
 } rnicpi_cm_event_t;
 
 /** Asynchronous event types, delivered by the async_event upcall. */
@@ -666,6 +750,22 @@ typedef struct rnicpi_cm_ops {
   /** Orderly disconnect: both sides see DISCONNECTED and flush. */
   rnicpi_status_t (*disconnect)(rnicpi_qp_t *qp, const void *pdata,
                                 uint32_t pdata_len);
+  /**
+   * ABI 1.3 (RNICPI_CAP_UD): ask the listener at @p dst (address and port)
+   * for its UD service (IB SIDR_REQ).  The answer comes back as one
+   * RNICPI_CM_UD_SVC_REPLY upcall with qp_ctx = @p req_ctx: the listener's
+   * reply, or RNICPI_UD_SVC_NO_SERVICE when nothing listens there or the
+   * listener goes away unanswered.  RNICPI_ELIMIT: pdata over pdata_ud_req.
+   */
+  rnicpi_status_t (*ud_svc_request)(rnicpi_dev_t *dev, const rnicpi_addr_t *dst,
+                                    const void *pdata, uint32_t pdata_len, uint64_t req_ctx);
+  /**
+   * ABI 1.3: answer UD service request @p req_id (IB SIDR_REP).
+   * RNICPI_ENOENT: no such request pending; RNICPI_ELIMIT: pdata over
+   * pdata_ud_rep.
+   */
+  rnicpi_status_t (*ud_svc_reply)(rnicpi_dev_t *dev, uint64_t req_id, rnicpi_ud_svc_status_t status,
+                                  uint32_t qpn, uint32_t qkey, const void *pdata, uint32_t pdata_len);
 } rnicpi_cm_ops_t;
 
 /**
@@ -705,6 +805,19 @@ typedef struct rnicpi_mw_ops {
   rnicpi_status_t (*mw_dealloc)(rnicpi_mw_t *mw);
 } rnicpi_mw_ops_t;
 
+/**
+ * Address handles (optional: RNICPI_CAP_UD; ABI 1.3).  A handle may be
+ * destroyed while sends that named it are outstanding: a send reads its
+ * handle when it is posted.
+ */
+typedef struct rnicpi_ud_ops {
+  size_t size; /**< sizeof the table as the provider built it */
+  /** Create an address handle in @p pd.  RNICPI_EINVAL: port out of range. */
+  rnicpi_status_t (*ah_create)(rnicpi_pd_t *pd, const rnicpi_ah_attr_t *attr, rnicpi_ah_t **ah);
+  /** Destroy an address handle. */
+  rnicpi_status_t (*ah_destroy)(rnicpi_ah_t *ah);
+} rnicpi_ud_ops_t;
+
 /** Socket handoff (optional: RNICPI_CAP_SOCKET_HANDOFF). */
 typedef struct rnicpi_sock_ops {
   size_t size; /**< sizeof the table as the provider built it */
@@ -735,6 +848,7 @@ typedef struct rnicpi_provider {
   const rnicpi_sock_ops_t *sock;     /**< socket handoff, or NULL */
   const struct rnicpi_srq_ops *srq;  /**< shared receive queues, or NULL (ABI 1.1) */
   const struct rnicpi_mw_ops *mw;    /**< memory windows, or NULL (ABI 1.2) */
+  const struct rnicpi_ud_ops *ud;    /**< address handles, or NULL (ABI 1.3) */
 } rnicpi_provider_t;
 
 /**

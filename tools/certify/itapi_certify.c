@@ -71,6 +71,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/conformance/srq", "IT-API", "IT-API 2.7 shared receive queues" },
   { "/conformance/sc", "IT-API", "IT-API 2.6 socket conversion" },
   { "/conformance/scale", "IT-API", "IT-API at scale: many endpoints in one and two processes" },
+  { "/conformance/ud", "IT-API", "IT-API 2.4/2.10-2.12 datagrams, address handles, UD service resolution" },
   { "/conformance/rmr", "IT-API", "IT-API 2.9 remote memory regions (memory windows)" },
   { "/", "IT-API", "IT-API other" },
 };
@@ -98,7 +99,7 @@ static const char *const negative_words[] = {
 
 static const char *const programs[] = {
   "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
-  "conf-scale",
+  "conf-scale", "conf-ud",
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;

@@ -32,6 +32,9 @@
 
 #define EMUL_LOG "itapi-vp-emul"
 
+/* UD path MTU: IBTA MTU code 5, what it_get_pathinfo reports (emul_ud.c). */
+#define EMUL_UD_MTU 4096
+
 /* The process-wide fabric: every emul device of the process hangs off it. */
 typedef struct emul_fabric {
   GMutex lock;            /* data path, connection state, MR table */
@@ -45,6 +48,8 @@ typedef struct emul_fabric {
   GAsyncQueue *events;    /* deferred upcalls (emul_upcall_t*) */
   GMutex deliver_lock;    /* held while an upcall is delivered */
   uint64_t next_pd_id;    /* PD identity checked by cross-process peers */
+  GHashTable *ud_qps;     /* QP number -> emul_qp_t* of every UD QP (emul_ud.c) */
+  GHashTable *ud_svc;     /* request id -> pending UD service request (emul_ud.c) */
 } emul_fabric_t;
 
 extern emul_fabric_t emul_fabric;
@@ -157,6 +162,8 @@ typedef struct emul_qp {
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
+  gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
+  uint32_t qkey;           /* UD: the Q_Key datagrams must carry */
 } emul_qp_t;
 
 typedef struct emul_listen {
@@ -297,5 +304,19 @@ void emul_x_mr_sync(uint32_t index);
 static inline GQueue *emul_qp_rq(emul_qp_t *qp) { return qp->srq != NULL ? &qp->srq->rq : &qp->rq; }
 void emul_srq_took(emul_srq_t *srq);
 extern const rnicpi_srq_ops_t emul_srq_ops;
+
+/* Unreliable datagrams, address handles, UD service resolution (emul_ud.c).
+ * The _locked ones run under the fabric lock. */
+extern const rnicpi_ud_ops_t emul_ud_ops;
+void emul_ud_qp_add_locked(emul_qp_t *qp);
+void emul_ud_qp_gone_locked(emul_qp_t *qp);
+rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+void emul_ud_unlisten_locked(emul_listen_t *l);
+rnicpi_status_t emul_ud_svc_request(rnicpi_dev_t *dev, const rnicpi_addr_t *dst, const void *pdata,
+                                    uint32_t pdata_len, uint64_t req_ctx);
+rnicpi_status_t emul_ud_svc_reply(rnicpi_dev_t *dev, uint64_t req_id, rnicpi_ud_svc_status_t status,
+                                  uint32_t qpn, uint32_t qkey, const void *pdata, uint32_t pdata_len);
+gboolean emul_addr_is_ours(const rnicpi_addr_t *a);
+uint16_t emul_addr_port(const rnicpi_addr_t *a);
 
 #endif

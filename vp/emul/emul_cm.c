@@ -81,8 +81,8 @@ emul_cm_conn_drop(emul_conn_t *c)
 }
 
 /* The device answers on the loopback addresses of the host. */
-static gboolean
-addr_is_ours(const rnicpi_addr_t *a)
+gboolean
+emul_addr_is_ours(const rnicpi_addr_t *a)
 {
   if (a->sa.ss_family == AF_INET) {
     const struct sockaddr_in *s = (const struct sockaddr_in *) &a->sa;
@@ -97,8 +97,8 @@ addr_is_ours(const rnicpi_addr_t *a)
   return FALSE;
 }
 
-static uint16_t
-addr_port(const rnicpi_addr_t *a)
+uint16_t
+emul_addr_port(const rnicpi_addr_t *a)
 {
   if (a->sa.ss_family == AF_INET)
     return ntohs(((const struct sockaddr_in *) &a->sa)->sin_port);
@@ -134,6 +134,7 @@ emul_unlisten(rnicpi_listen_t *lb)
   g_mutex_lock(&emul_fabric.lock);
   g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
   emul_x_unlisten(l, &w); /* and the requests of other processes */
+  emul_ud_unlisten_locked(l); /* UD service requests nobody answered */
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *conns = g_hash_table_get_values(emul_fabric.conns);
   for (GList *i = conns; i != NULL; i = i->next) {
@@ -173,13 +174,13 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
     st = RNICPI_ESTATE;
     goto out;
   }
-  emul_listen_t *l = addr_is_ours(dst) ?
-    g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) addr_port(dst))) : NULL;
-  if (l == NULL && addr_is_ours(dst) && emul_x_connect(qp, addr_port(dst), p))
+  emul_listen_t *l = emul_addr_is_ours(dst) ?
+    g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) emul_addr_port(dst))) : NULL;
+  if (l == NULL && emul_addr_is_ours(dst) && emul_x_connect(qp, emul_addr_port(dst), p))
     goto out;
   if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
     emul_cm_unreachable(qp, l != NULL ? RNICPI_CM_REASON_BAD_PATH :
-                            addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
+                            emul_addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
     emul_qp_set_error(qp, &w);
     goto out;
   }
@@ -376,4 +377,6 @@ const rnicpi_cm_ops_t emul_cm_ops = {
   .accept = emul_accept,
   .reject = emul_reject,
   .disconnect = emul_disconnect,
+  .ud_svc_request = emul_ud_svc_request,
+  .ud_svc_reply = emul_ud_svc_reply,
 };

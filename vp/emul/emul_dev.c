@@ -61,6 +61,8 @@ emul_fabric_do_init(gpointer unused)
   emul_fabric.next_conn_id = 1;
   emul_fabric.next_qpn = 1;
   emul_fabric.events = g_async_queue_new();
+  emul_fabric.ud_qps = g_hash_table_new(g_direct_hash, g_direct_equal);
+  emul_fabric.ud_svc = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
   GThread *t = g_thread_new("emul-events", emul_event_thread, NULL);
   g_thread_unref(t);
   return NULL;
@@ -127,6 +129,10 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
  * with no receive posted ends the stream with a Terminate (RFC 5041 7.2),
  * and disconnect is graceful: the FIN follows the outstanding requests.
  *
+ * UD (IBTA 9.8, 10.2.4, 12.11 SIDR) on the InfiniBand personality only, in
+ * one process (emul_ud.c): RDMAC verbs and RFC 5040 define no datagram
+ * service, so the iWARP personality leaves RNICPI_CAP_UD clear.
+ *
  * Common to both: RC, CM verbs, IRD/ORD negotiated and enforced (ORD 0
  * refuses Reads and atomics at post, IRD 0 at the responder fails them
  * remotely), zero-based and VA-based regions, flush on error, CQ overflow
@@ -144,7 +150,8 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
   [EMUL_PERS_IB] = {
     .id = EMUL_PERS_IB, .name = "ib", .device = "emul-ib0", .what = "InfiniBand",
     .transport = RNICPI_TRANSPORT_IB, .path_format = RNICPI_PATH_GID,
-    .features = EMUL_COMMON_CAPS | RNICPI_CAP_THREE_WAY | RNICPI_CAP_ATOMICS | RNICPI_CAP_MW_WIDE,
+    .features = EMUL_COMMON_CAPS | RNICPI_CAP_THREE_WAY | RNICPI_CAP_ATOMICS | RNICPI_CAP_MW_WIDE |
+                RNICPI_CAP_UD,
     .pdata_connect = 92, .pdata_accept = 196, .pdata_reject = 148, .pdata_disconnect = 220,
     .pdata_ud_req = 216, .pdata_ud_rep = 136,
     .max_rdma_read_sge = 32,
@@ -218,6 +225,7 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   c->max_msg_size = 1u << 30;
   c->max_mr_size = UINT64_C(1) << 40;
   c->num_ports = 1;
+  c->ud_mtu = (p->features & RNICPI_CAP_UD) ? EMUL_UD_MTU : 0;
   c->num_addrs = 1;
   struct sockaddr_in *sin = (struct sockaddr_in *) &c->addrs[0];
   sin->sin_family = AF_INET;
@@ -341,4 +349,5 @@ RNICPI_PROVIDER_DEFINE(emul) = {
   .sock = NULL,
   .srq = &emul_srq_ops,
   .mw = &emul_mw_ops,
+  .ud = &emul_ud_ops,
 };

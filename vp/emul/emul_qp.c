@@ -47,7 +47,7 @@ emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t o
 {
   rnicpi_wc_t wc = {
     .wr_id = wr_id, .qp_ctx = qp->base.al_ctx, .status = st, .opcode = op,
-    .byte_len = len,
+    .byte_len = len, .flags = qp->ud && op == RNICPI_WC_RECV ? RNICPI_WC_UD : 0,
   };
   emul_cq_push(cq, &wc, w);
 }
@@ -391,6 +391,16 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
+  if (qp->ud) {
+    /* A datagram executes when posted, like every in-process WR. */
+    if (wr->num_sge > qp->attr.max_send_sge)
+      return RNICPI_ELIMIT;
+    g_mutex_lock(&emul_fabric.lock);
+    st = emul_ud_post_send_locked(qp, wr, &w);
+    g_mutex_unlock(&emul_fabric.lock);
+    emul_work_deliver(&w);
+    return st;
+  }
   /* RFC 5040 has no atomics (RFC 7306 is not negotiated): as vp/iwarp. */
   if ((wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD) &&
       !(emul_qp_dev(qp)->caps.features & RNICPI_CAP_ATOMICS))
@@ -468,6 +478,10 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   emul_dev_t *dev = to_emul_dev(p->dev);
   if (attr->send_cq == NULL || attr->recv_cq == NULL)
     return RNICPI_EINVAL;
+  if (attr->type != RNICPI_QPT_RC && attr->type != RNICPI_QPT_UD)
+    return RNICPI_EINVAL;
+  if (attr->type == RNICPI_QPT_UD && !(dev->caps.features & RNICPI_CAP_UD))
+    return RNICPI_ENOTSUP;
   if (attr->max_send_wr > dev->caps.max_qp_wr || attr->max_recv_wr > dev->caps.max_qp_wr ||
       attr->max_send_sge > dev->caps.max_send_sge || attr->max_recv_sge > dev->caps.max_recv_sge ||
       attr->max_rdma_read_sge > dev->caps.max_rdma_read_sge ||
@@ -482,11 +496,18 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   qp->rcq = to_emul_cq(attr->recv_cq);
   qp->attr = *attr;
   qp->state = RNICPI_QPS_IDLE;
+  /* A UD QP needs no connection: it is ready at once (RNIC-PI 1.3). */
+  qp->ud = attr->type == RNICPI_QPT_UD;
+  qp->qkey = attr->qkey;
+  if (qp->ud)
+    qp->state = RNICPI_QPS_RTS;
   g_queue_init(&qp->sq);
   g_queue_init(&qp->rq);
   g_queue_init(&qp->xin);
   g_mutex_lock(&emul_fabric.lock);
   qp->base.qp_num = emul_fabric.next_qpn++;
+  if (qp->ud)
+    emul_ud_qp_add_locked(qp);
   if (attr->srq != NULL) {
     qp->srq = (emul_srq_t *) attr->srq;
     qp->srq->qps = g_list_prepend(qp->srq->qps, qp);
@@ -522,8 +543,12 @@ emul_qp_to_error(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   emul_work_t w = { .nnotify = 0 };
   g_mutex_lock(&emul_fabric.lock);
-  emul_cm_qp_gone(qp, &w);
-  emul_qp_break(qp, &w, FALSE, NULL, 0);
+  if (qp->ud) {
+    emul_qp_set_error(qp, &w); /* no peer, no connection to tell */
+  } else {
+    emul_cm_qp_gone(qp, &w);
+    emul_qp_break(qp, &w, FALSE, NULL, 0);
+  }
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
   return RNICPI_OK;
@@ -535,7 +560,9 @@ emul_qp_reset(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   rnicpi_status_t st = RNICPI_OK;
   g_mutex_lock(&emul_fabric.lock);
-  if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL) {
+  if (qp->ud) {
+    qp->state = RNICPI_QPS_RTS; /* back to operational: nothing to connect */
+  } else if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL) {
     st = RNICPI_ESTATE;
   } else {
     qp->state = RNICPI_QPS_IDLE;
@@ -568,6 +595,8 @@ emul_qp_destroy(rnicpi_qp_t *q)
     emul_qp_set_error(qp, &w);
   if (qp->srq != NULL)
     qp->srq->qps = g_list_remove(qp->srq->qps, qp);
+  if (qp->ud)
+    emul_ud_qp_gone_locked(qp);
   emul_mw_qp_gone(qp);
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
