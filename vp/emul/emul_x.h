@@ -28,21 +28,46 @@
  *
  * Rings.  Requests (send, atomics, and in bounce mode RDMA) and answers
  * (ACK, READ_RESP) are frames in the producer's ring; payloads over
- * X_FRAG_MAX go as continuation frames.  Producer and consumer follow a
- * Dekker pattern (sequentially consistent tail/head, and want_space) so a
- * doorbell on the socket is sent only when the consumer may be asleep.  A
- * consumer never stops draining: requests it cannot execute yet (a send
- * with no receive posted, and every request behind it: RC ordering) wait
- * in the QP's private queue qp->xin.  So two processes whose rings are
- * full of each other's requests cannot deadlock.
+ * X_FRAG_MAX go as continuation frames.  A consumer never stops draining:
+ * requests it cannot execute yet (a send with no receive posted, and every
+ * request behind it: RC ordering) wait in the QP's private queue qp->xin.
+ * So two processes whose rings are full of each other's requests cannot
+ * deadlock.  Frames that arrive whole and contiguous are executed in place
+ * (no copy out, no allocation); answers are pushed straight into the ring
+ * when nothing waits ahead of them (x->out is only the overflow queue).
+ *
+ * Who drains a ring, and doorbells.  Two consumers may drain the ring a
+ * process reads, both under the fabric lock: the application thread, when
+ * it polls an empty CQ that one of the connection's QPs feeds
+ * (emul_x_poll_cq, called from emul_poll_cq: "busy-poll mode", no thread
+ * switch and no system call for a small message), and the progress thread
+ * (woken by a doorbell on the socket).  The consumer's ring word `armed`
+ * says "nobody here is polling: ring the bell".  The producer publishes
+ * its tail, then reads `armed` (Dekker pair, both sequentially
+ * consistent); only a set `armed` costs a doorbell, and the producer
+ * clears it, so there is one doorbell per sleep.  The progress thread sets
+ * `armed` (then looks at the ring once more) before it sleeps, unless the
+ * application polled that connection's CQs within the last X_POLL_GRACE_MS
+ * and none of them is armed for a notification: then it leaves it clear,
+ * sleeps at most X_POLL_GRACE_MS and looks again.  So busy polling costs
+ * no doorbell, an application that stops polling gets its ring served
+ * again within about 2 * X_POLL_GRACE_MS, and one that arms a CQ to wait for it
+ * (emul_x_cq_armed) wakes the progress thread at once to arm the rings:
+ * event mode sleeps on the doorbell and costs no CPU while idle.
+ * ITAPI_EMUL_SPIN_US=N makes the progress thread also spin up to N us on
+ * the rings before it sleeps; ITAPI_EMUL_APP_PROGRESS=0 turns the
+ * application-thread draining off (both read once per process, for
+ * measurements; see doc/performance.md).
  *
  * Payload.  Where this process may attach to the peer (process_vm_readv of
  * a known word of the peer, tried once per connection; ITAPI_EMUL_CMA=0
  * forbids it), RDMA Write and Read are one-sided: the requester checks the
  * key in the peer's exported table and moves the bytes itself with
  * process_vm_writev/readv (one copy; the target process need not run).
- * A send carries the sender's gather list and the receiver pulls it with
- * process_vm_readv when a receive matches (one copy).  Otherwise payloads
+ * A send over X_INLINE_MAX bytes carries the sender's gather list and the
+ * receiver pulls it with process_vm_readv when a receive matches (one
+ * copy); a smaller one travels inline in the ring (two memcpy, no system
+ * call: cheaper than a CMA call up to about that size).  Otherwise payloads
  * travel in the ring (bounce mode) and RDMA is served by the target's
  * progress thread, not its application thread.  Atomics are always executed
  * by the target's progress thread under its fabric lock (process_vm_writev
@@ -71,12 +96,14 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x31584d45u       /* "EMX1" */
+#define X_MAGIC 0x32584d45u       /* "EMX2" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
 #define X_SEG_SIZE (X_HDR_SIZE + 2 * X_RING_SIZE)
 #define X_MR_CAP (1u << 18)       /* regions a peer can reach (index < cap) */
+#define X_INLINE_MAX (16u << 10)  /* sends up to this size go inline even with CMA */
+#define X_POLL_GRACE_MS 2         /* unarmed sleep while the application polls */
 
 /* Socket messages (CM, doorbells, teardown). */
 typedef enum {
@@ -147,6 +174,7 @@ typedef struct x_ring_ctl {
   _Alignas(64) uint64_t tail;       /* written by the producer */
   _Alignas(64) uint64_t head;       /* written by the consumer */
   _Alignas(64) uint32_t want_space; /* the producer waits for X_SPACE */
+  _Alignas(64) uint32_t armed;      /* the consumer may sleep: doorbell needed */
 } x_ring_ctl_t;
 
 typedef struct x_seg_hdr {
@@ -171,7 +199,7 @@ typedef struct x_mr_entry {
 /* A frame (with its whole payload) waiting to enter the ring. */
 typedef struct x_out {
   x_frame_t f;
-  uint8_t *buf;                 /* owned payload, or NULL: gather from sg */
+  uint8_t *buf;                 /* payload, or NULL: gather from sg; owned once queued */
   const rnicpi_sge_t *sg;
   uint32_t nsg;
   uint64_t done;
@@ -205,7 +233,16 @@ struct emul_xconn {
   x_in_t in;                    /* message being assembled */
   uint64_t in_have;
   gboolean in_busy;
+  uint64_t head_seen;           /* producer: the consumer's head, last read */
+  gint app_polls;               /* the application polled a CQ of this QP (count; lock) */
+  gint seen_polls;              /* app_polls at the progress thread's last look */
+  gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */
+  gint poll_arm_seq;            /* CQ arms of the process as of the last poll */
 };
+
+/* Live cross-process connections of this process (emul_cq.c skips the
+ * cross-process work of a poll while there is none). */
+G_GNUC_INTERNAL extern gint emul_x_nconn;
 
 /* emul_xport.c */
 gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
@@ -213,7 +250,15 @@ void emul_x_close(emul_xconn_t *x);
 void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
 gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
 
+/* The application's side of progress (emul_cq.c, no lock held).  Poll:
+ * a poll of @cq took @got of @n entries; when none, drain the rings that
+ * feed it and poll again; returns the entries taken.  Armed: @cq was armed
+ * for a notification. */
+int emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got);
+void emul_x_cq_armed(emul_cq_t *cq);
+
 /* emul_xqp.c */
+gboolean emul_x_pending(emul_xconn_t *x);  /* the peer's ring has frames */
 void emul_x_pump(emul_xconn_t *x);
 void emul_x_drain(emul_xconn_t *x, emul_work_t *w);
 void emul_x_space(emul_xconn_t *x);

@@ -3,9 +3,11 @@
  * handshake with another process, the exported region table, and the
  * progress thread that serves every socket (see emul_x.h for the design).
  *
- * Run-time knob: ITAPI_EMUL_CMA=0 forbids cross-memory attach; payloads of
+ * Run-time knobs: ITAPI_EMUL_CMA=0 forbids cross-memory attach; payloads of
  * every connection made afterwards go through the shared-memory bounce
  * ring.  Read at each connection, so a process may change it.
+ * ITAPI_EMUL_SPIN_US and ITAPI_EMUL_APP_PROGRESS (emul_x.h, "Who drains a
+ * ring") are read once, at the first cross-process use.
  *
  * Rules:
  * - everything here runs under the fabric lock; upcalls go through the
@@ -21,6 +23,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,11 +41,25 @@ static int x_mr_fd = -1;            /* this process's region table (memfd) */
 static x_mr_entry_t *x_mrs;
 static gboolean x_said_bounce;
 static GList *x_conns;              /* every live emul_xconn_t */
+/* g_list_length(x_conns), read without the lock by every poll of a CQ:
+ * alone on its line, written only when a connection comes or goes. */
+_Alignas(64) gint emul_x_nconn;
+
+/* Progress thread state, for emul_x_cq_armed (see x_poll_func). */
+enum { XP_RUNNING, XP_SLEEP_ARMED, XP_SLEEP_UNARMED };
+static _Alignas(64) gint x_pstate;
+static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
+/* This thread's last poll found nothing (initial-exec: no __tls_get_addr
+ * call on the polling path of a shared library). */
+static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
+static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
+static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
 
 /* The word a peer reads to learn whether it may attach to us. */
 static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
 
 static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
+static void x_conn_unref(emul_xconn_t *x);
 
 static gpointer
 x_thread(gpointer unused)
@@ -52,6 +69,177 @@ x_thread(gpointer unused)
     g_main_context_iteration(x_ctx, TRUE);
   return NULL;
 }
+
+static gboolean
+x_cq_is_armed(emul_cq_t *cq)
+{
+  return cq != NULL && __atomic_load_n(&cq->ring.armed, __ATOMIC_SEQ_CST);
+}
+
+/* The connections with a QP and a ring, each with a reference (fabric
+ * lock held); x_snapshot_free drops them (lock held). */
+static GPtrArray *
+x_snapshot(void)
+{
+  GPtrArray *a = g_ptr_array_sized_new(8);
+  for (GList *i = x_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    if (!x->dead && x->qp != NULL && x->seg != NULL) {
+      x->ref++;
+      g_ptr_array_add(a, x);
+    }
+  }
+  return a;
+}
+
+static void
+x_snapshot_free(GPtrArray *a)
+{
+  for (guint i = 0; i < a->len; i++)
+    x_conn_unref(g_ptr_array_index(a, i));
+  g_ptr_array_free(a, TRUE);
+}
+
+/* Drain and pump @x if it has work (fabric lock held); TRUE if it had. */
+static gboolean
+x_serve(emul_xconn_t *x, emul_work_t *w)
+{
+  /* Frames only move in RTS (emul_x_drain): none is work elsewhere. */
+  gboolean in = x->qp->state == RNICPI_QPS_RTS && emul_x_pending(x);
+  if (in)
+    emul_x_drain(x, w);
+  if (!x->dead && (in || !g_queue_is_empty(&x->out)))
+    emul_x_pump(x);
+  return in;
+}
+
+/* The progress thread's poll (GMainContext poll function, called without
+ * the context's lock): before it sleeps, decide for each ring whether the
+ * peer must ring the bell (emul_x.h, "Who drains a ring").  Work found on
+ * the way is done here and the poll returns at once. */
+static gint
+x_poll_func(GPollFD *fds, guint nfds, gint timeout)
+{
+  if (timeout == 0 || g_atomic_int_get(&emul_x_nconn) == 0)
+    return g_poll(fds, nfds, timeout);  /* no ring to decide about */
+  emul_work_t w = { .nnotify = 0 };
+  gboolean did = FALSE, unarmed = FALSE;
+  /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
+  g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  g_mutex_lock(&emul_fabric.lock);
+  GPtrArray *a = x_snapshot();
+  if (x_spin_us > 0 && a->len > 0) {
+    /* Optional: look at the rings for a while before sleeping. */
+    for (guint i = 0; i < a->len; i++) {
+      emul_xconn_t *x = g_ptr_array_index(a, i);
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, 0, __ATOMIC_SEQ_CST);
+    }
+    g_mutex_unlock(&emul_fabric.lock);
+    gint64 end = g_get_monotonic_time() + x_spin_us;
+    for (gboolean seen = FALSE; !seen && g_get_monotonic_time() < end;) {
+      for (guint k = 0; k < 256 && !seen; k++) {
+        for (guint i = 0; i < a->len && !seen; i++) {
+          emul_xconn_t *x = g_ptr_array_index(a, i);
+          const x_ring_ctl_t *r = &x->seg->ring[1 - x->side];  /* mapped while referenced */
+          seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) !=
+                 __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+    g_mutex_lock(&emul_fabric.lock);
+  }
+  gint64 now = g_get_monotonic_time();
+  for (guint i = 0; i < a->len; i++) {
+    emul_xconn_t *x = g_ptr_array_index(a, i);
+    if (x->dead || x->qp == NULL)
+      continue;
+    gint p = x->app_polls;
+    if (p != x->seen_polls) {
+      x->seen_polls = p;
+      x->polled_at = now;
+    }
+    /* Polled within the grace period (this thread may itself have kept
+     * the application off the CPU since), and not armed for a
+     * notification since: no doorbell.  (An access layer may re-arm a CQ
+     * after each completion it takes while busy polling; the next empty
+     * poll shows that nobody went to sleep.) */
+    gboolean polled = x->polled_at != 0 && now - x->polled_at < X_POLL_GRACE_MS * 1000;
+    gboolean waits = (x_cq_is_armed(x->qp->scq) || x_cq_is_armed(x->qp->rcq)) &&
+                     x->poll_arm_seq != g_atomic_int_get(&x_arm_seq);
+    gboolean bell = !x_app_progress || !polled || waits;
+    __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? 1u : 0u, __ATOMIC_SEQ_CST);
+    unarmed |= !bell;
+    did |= x_serve(x, &w);  /* what came before the flag was set */
+  }
+  x_snapshot_free(a);
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  gint r = 0;
+  if (!did) {
+    if (!unarmed)
+      g_atomic_int_set(&x_pstate, XP_SLEEP_ARMED);
+    else if (timeout < 0 || timeout > X_POLL_GRACE_MS)
+      timeout = X_POLL_GRACE_MS;
+    r = g_poll(fds, nfds, timeout);
+  }
+  g_atomic_int_set(&x_pstate, XP_RUNNING);
+  return r;
+}
+
+/* Application thread (no lock held): a poll of @cq took @got entries;
+ * when it found none, advance the rings that feed it and poll again.
+ * Busy-poll mode's whole receive path for a small message. */
+int
+emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
+{
+  x_polled_empty = got == 0;
+  if (got > 0 || !x_app_progress || !g_mutex_trylock(&emul_fabric.lock))
+    return got;  /* whoever holds the lock is making progress */
+  emul_work_t w = { .nnotify = 0 };
+  gboolean did = FALSE;
+  gint seq = g_atomic_int_get(&x_arm_seq);
+  GList *next;
+  for (GList *i = x_conns; i != NULL; i = next) {
+    emul_xconn_t *x = i->data;
+    next = i->next;
+    if (x->qp == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
+      continue;
+    x->app_polls++;  /* read by x_poll_func, under the lock too */
+    x->poll_arm_seq = seq;
+    if (emul_x_pending(x) || !g_queue_is_empty(&x->out)) {
+      x->ref++;  /* x_conns may change under x_serve; x stays valid */
+      did |= x_serve(x, &w);
+      next = x->dead ? x_conns : i->next;  /* closed: start over (cheap, rare) */
+      x_conn_unref(x);
+    }
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return did ? rnicpi_cq_ring_poll(&cq->ring, wc, n) : 0;
+}
+
+/* Application thread (no lock held): @cq was armed.  After an empty poll
+ * that is a thread about to sleep: if the progress thread sleeps without
+ * the rings armed, wake it to arm them.  (After a poll that took
+ * something it is an access layer re-arming as it goes: a thread that
+ * then sleeps polls once more first, and arms again.) */
+void
+emul_x_cq_armed(emul_cq_t *cq)
+{
+  (void) cq;
+  g_atomic_int_inc(&x_arm_seq);  /* a full barrier: Dekker with x_poll_func */
+  if (x_polled_empty && g_atomic_int_get(&x_pstate) == XP_SLEEP_UNARMED)
+    g_main_context_wakeup(x_ctx);
+}
+
+/* fork() while the progress thread holds the fabric lock would leave it
+ * locked for ever in the child: hold it across the fork. */
+static void x_fork_prepare(void) { g_mutex_lock(&emul_fabric.lock); }
+static void x_fork_done(void) { g_mutex_unlock(&emul_fabric.lock); }
 
 /* First cross-process use: the progress thread and the region table,
  * filled with the regions registered so far. */
@@ -78,6 +266,11 @@ x_init(void)
   for (guint i = 1; i < emul_fabric.mrs->len; i++)
     emul_x_mr_sync(i);
   x_ctx = g_main_context_new();
+  g_main_context_set_poll_func(x_ctx, x_poll_func);
+  const char *spin = g_getenv("ITAPI_EMUL_SPIN_US");
+  x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
+  x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
+  pthread_atfork(x_fork_prepare, x_fork_done, x_fork_done);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
   return TRUE;
 }
@@ -185,14 +378,20 @@ x_conn_new(int fd, int side)
   g_source_set_callback(x->src, (GSourceFunc) (void (*)(void)) x_conn_ready, x, NULL);
   g_source_attach(x->src, x_ctx);
   x_conns = g_list_prepend(x_conns, x);
+  g_atomic_int_inc(&emul_x_nconn);
   return x;
 }
 
 static void
 x_conn_unref(emul_xconn_t *x)
 {
-  if (--x->ref == 0)
+  if (--x->ref == 0) {
+    /* Unmapped with the last reference: a spinning progress thread may
+     * still look at the ring's words. */
+    if (x->seg != NULL)
+      munmap(x->seg, X_SEG_SIZE);
     g_free(x);
+  }
 }
 
 /* Release everything a connection holds; the peer sees EOF. */
@@ -203,6 +402,7 @@ emul_x_close(emul_xconn_t *x)
     return;
   x->dead = TRUE;
   x_conns = g_list_remove(x_conns, x);
+  g_atomic_int_add(&emul_x_nconn, -1);
   if (x->qp != NULL && x->qp->x == x)
     x->qp->x = NULL;
   emul_x_free_queues(x);
@@ -213,8 +413,6 @@ emul_x_close(emul_xconn_t *x)
   g_source_destroy(x->src);
   g_source_unref(x->src);
   close(x->fd);
-  if (x->seg != NULL)
-    munmap(x->seg, X_SEG_SIZE);
   if (x->peer_mrs != NULL)
     munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
   x_conn_unref(x);
@@ -365,6 +563,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
   x->seg = seg;
   x->seg->magic = X_MAGIC;
   x->seg->ring_size = X_RING_SIZE;
+  x->seg->ring[0].armed = x->seg->ring[1].armed = 1;  /* until a consumer says it polls */
   x->seg->access[0] = qp->attr.access;
   x->seg->ird[0] = p->ird;
   x->qp = qp;
@@ -709,6 +908,10 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
     ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
       break;
+    if (n < 0 && errno == ECONNRESET)
+      continue;  /* the peer closed with messages of ours unread: the error
+                  * is reported once, ahead of what it sent before closing
+                  * (its DISC or BREAK); read on, EOF comes after them */
     int fds[4], nfds = 0;
     for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h != NULL; h = CMSG_NXTHDR(&mh, h)) {
       if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {

@@ -92,30 +92,65 @@ ring_get(const uint8_t *data, uint64_t pos, void *dst, uint64_t n)
   memcpy((uint8_t *) dst + first, data, n - first);
 }
 
-/* Producer.  The consumer's head and our tail are a Dekker pair: after
- * publishing, a head equal to the old tail means the consumer may have
- * seen an empty ring and gone to sleep, so it needs a doorbell. */
+/* Producer.  Our tail and the consumer's `armed` are a Dekker pair (see
+ * emul_x.h): after publishing, a set `armed` means nobody on the other
+ * side is looking at the ring, so it needs a doorbell; taking the flag
+ * makes that one doorbell per sleep.  The consumer's head is read again
+ * only when the ring looks full (it is a line the consumer writes). */
 static gboolean
 ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, gboolean *bell)
 {
   x_ring_ctl_t *r = &x->seg->ring[x->side];
   uint64_t need = sizeof(*f) + ROUND8(f->frag_len);
   uint64_t tail = r->tail;
-  uint64_t head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+  uint64_t head = x->head_seen;
   if (X_RING_SIZE - (tail - head) < need) {
-    __atomic_store_n(&r->want_space, 1, __ATOMIC_SEQ_CST);
-    head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
-    if (X_RING_SIZE - (tail - head) < need)
-      return FALSE;  /* X_SPACE will call emul_x_pump again */
+    head = x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+    if (X_RING_SIZE - (tail - head) < need) {
+      __atomic_store_n(&r->want_space, 1, __ATOMIC_SEQ_CST);
+      head = x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+      if (X_RING_SIZE - (tail - head) < need)
+        return FALSE;  /* X_SPACE will call emul_x_pump again */
+    }
   }
   uint8_t *data = ring_data(x, x->side);
   ring_put(data, tail, NULL, f, 0, sizeof(*f));
   if (f->frag_len > 0)
     ring_put(data, tail + sizeof(*f), o, NULL, off, f->frag_len);
   __atomic_store_n(&r->tail, tail + need, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&r->head, __ATOMIC_SEQ_CST) == tail)
+  if (__atomic_load_n(&r->armed, __ATOMIC_SEQ_CST) &&
+      __atomic_exchange_n(&r->armed, 0, __ATOMIC_SEQ_CST))
     *bell = TRUE;
   return TRUE;
+}
+
+/* Push what is left of @o into the ring; FALSE when it did not all fit. */
+static gboolean
+out_push(emul_xconn_t *x, x_out_t *o, gboolean *bell)
+{
+  /* Bounce-mode RDMA and atomics complete nothing at the target: its
+   * application may never poll a CQ for them (it may be polling the very
+   * memory they write), so every frame of theirs rings. */
+  gboolean ring_always = o->f.op == X_OP_WRITE || o->f.op == X_OP_READ || o->f.op == X_OP_ATOMIC;
+  do {
+    x_frame_t f = o->f;
+    if (o->started)
+      f = (x_frame_t) { .op = X_OP_CONT };
+    f.frag_len = (uint32_t) MIN(o->f.total - o->done, X_FRAG_MAX);
+    if (!ring_push(x, &f, o, o->done, bell))
+      return FALSE;
+    *bell |= ring_always;
+    o->done += f.frag_len;
+    o->started = TRUE;
+  } while (o->done < o->f.total);
+  return TRUE;
+}
+
+static void
+x_doorbell(emul_xconn_t *x)
+{
+  x_msg_t m = { .type = X_DOORBELL };
+  emul_x_send_msg(x, &m, NULL, 0);
 }
 
 void
@@ -126,41 +161,55 @@ emul_x_pump(emul_xconn_t *x)
   if (x->dead || x->seg == NULL)
     return;
   while ((o = g_queue_peek_head(&x->out)) != NULL) {
-    do {
-      x_frame_t f = o->f;
-      if (o->started)
-        f = (x_frame_t) { .op = X_OP_CONT };
-      f.frag_len = (uint32_t) MIN(o->f.total - o->done, X_FRAG_MAX);
-      if (!ring_push(x, &f, o, o->done, &bell))
-        goto out;
-      o->done += f.frag_len;
-      o->started = TRUE;
-    } while (o->done < o->f.total);
+    if (!out_push(x, o, &bell))
+      break;
     g_queue_pop_head(&x->out);
     g_free(o->buf);
     g_free(o);
   }
-out:
-  if (bell) {
-    x_msg_t m = { .type = X_DOORBELL };
-    emul_x_send_msg(x, &m, NULL, 0);
+  if (bell)
+    x_doorbell(x);
+}
+
+/* Send @o (built on the caller's stack): straight into the ring when
+ * nothing waits ahead of it, else (or for what did not fit) a copy joins
+ * x->out.  @owned: o->buf is ours to free; otherwise it is borrowed and
+ * copied only if the message has to wait. */
+static void
+x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
+{
+  gboolean bell = FALSE;
+  if (x->dead || x->seg == NULL) {
+    if (owned)
+      g_free(o->buf);
+    return;
   }
+  if (g_queue_is_empty(&x->out) && out_push(x, o, &bell)) {
+    if (owned)
+      g_free(o->buf);
+  } else {
+    x_out_t *q = g_memdup2(o, sizeof(*o));
+    if (!owned && o->buf != NULL)
+      q->buf = g_memdup2(o->buf, o->f.total);
+    g_queue_push_tail(&x->out, q);
+  }
+  if (bell)
+    x_doorbell(x);
+}
+
+gboolean
+emul_x_pending(emul_xconn_t *x)
+{
+  if (x->dead || x->seg == NULL)
+    return FALSE;
+  const x_ring_ctl_t *r = &x->seg->ring[1 - x->side];
+  return __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 }
 
 void
 emul_x_space(emul_xconn_t *x)
 {
   emul_x_pump(x);
-}
-
-static x_out_t *
-out_new(emul_xconn_t *x, x_op_t op, uint64_t seq)
-{
-  x_out_t *o = g_new0(x_out_t, 1);
-  o->f.op = op;
-  o->f.seq = seq;
-  g_queue_push_tail(&x->out, o);
-  return o;
 }
 
 void
@@ -406,13 +455,14 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       g_free(s);
       return;
     }
-    x_out_t *o;
+    x_out_t oo = { .f = { .seq = s->seq } }, *o = &oo;
+    gboolean owned = FALSE;
     switch (wr->opcode) {
     case RNICPI_WR_SEND:
     case RNICPI_WR_SEND_INV:
-      o = out_new(x, X_OP_SEND, s->seq);
+      o->f.op = X_OP_SEND;
       o->f.byte_len = (uint32_t) len;
-      if (x->peer_cma) {
+      if (x->peer_cma && len > X_INLINE_MAX) {
         /* The receiver pulls the bytes when a receive matches. */
         x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
         uint32_t k = 0;
@@ -422,6 +472,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
         o->f.flags = X_F_CMA;
         o->buf = (uint8_t *) v;
         o->f.total = k * sizeof(x_iov_t);
+        owned = TRUE;
       } else {
         o->sg = wr->sg_list;
         o->nsg = wr->num_sge;
@@ -429,17 +480,17 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       }
       break;
     case RNICPI_WR_RDMA_WRITE:
-      o = out_new(x, X_OP_WRITE, s->seq);
+      o->f.op = X_OP_WRITE;
       o->sg = wr->sg_list;
       o->nsg = wr->num_sge;
       o->f.total = len;
       break;
     case RNICPI_WR_RDMA_READ:
-      o = out_new(x, X_OP_READ, s->seq);
+      o->f.op = X_OP_READ;
       o->f.byte_len = (uint32_t) len;
       break;
     default:
-      o = out_new(x, X_OP_ATOMIC, s->seq);
+      o->f.op = X_OP_ATOMIC;
       o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
       o->f.cmp = wr->compare_add;
       o->f.swap = wr->swap;
@@ -449,6 +500,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     o->f.rkey = wr->rkey;
     s->issued = TRUE;
     l = l->next;
+    x_emit(x, o, owned);  /* o->sg is s->sge: it lives until the answer */
   }
 }
 
@@ -554,8 +606,8 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   }
   emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   g_free(r);
-  x_out_t *o = out_new(x, X_OP_ACK, in->f.seq);
-  o->f.byte_len = (uint32_t) len;
+  x_out_t o = { .f = { .op = X_OP_ACK, .seq = in->f.seq, .byte_len = (uint32_t) len } };
+  x_emit(x, &o, FALSE);
   return XR_DONE;
 }
 
@@ -564,7 +616,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   const x_frame_t *f = &in->f;
   emul_xconn_t *x = qp->x;
-  x_out_t *o;
+  x_out_t o = { .f = { .seq = f->seq } };
   uint8_t *t;
   switch (f->op) {
   case X_OP_SEND:
@@ -576,8 +628,9 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       break;
     if (f->total > 0)
       memcpy(t, in->buf, f->total);
-    o = out_new(x, X_OP_ACK, f->seq);
-    o->f.byte_len = (uint32_t) f->total;
+    o.f.op = X_OP_ACK;
+    o.f.byte_len = (uint32_t) f->total;
+    x_emit(x, &o, FALSE);
     return XR_DONE;
   case X_OP_READ:
     if (MIN(qp->ird, qp->attr.ird) == 0) {
@@ -588,10 +641,11 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       emul_remote_range(qp, f->raddr, f->rkey, f->byte_len, RNICPI_ACCESS_REMOTE_READ);
     if (t == NULL)
       break;
-    o = out_new(x, X_OP_READ_RESP, f->seq);
-    o->f.byte_len = f->byte_len;
-    o->f.total = f->byte_len;
-    o->buf = f->byte_len > 0 ? g_memdup2(t, f->byte_len) : NULL;
+    o.f.op = X_OP_READ_RESP;
+    o.f.byte_len = f->byte_len;
+    o.f.total = f->byte_len;
+    o.buf = f->byte_len > 0 ? t : NULL;  /* copied now, or when it has to wait */
+    x_emit(x, &o, FALSE);
     return XR_DONE;
   case X_OP_ATOMIC: {
     /* Executed here, under the fabric lock, whatever the payload mode:
@@ -608,9 +662,10 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     memcpy(&old, t, 8);
     uint64_t nv = (f->flags & X_F_FETCH_ADD) ? old + f->cmp : old == f->cmp ? f->swap : old;
     memcpy(t, &nv, 8);
-    o = out_new(x, X_OP_ACK, f->seq);
-    o->f.byte_len = 8;
-    o->f.cmp = old;
+    o.f.op = X_OP_ACK;
+    o.f.byte_len = 8;
+    o.f.cmp = old;
+    x_emit(x, &o, FALSE);
     return XR_DONE;
   }
   default:
@@ -657,33 +712,43 @@ emul_x_access_changed(emul_qp_t *qp)
   __atomic_store_n(&qp->x->seg->ird[qp->x->side], ird, __ATOMIC_RELEASE);
 }
 
+/* A whole message from the peer.  @owned: @buf is ours (assembled from
+ * several frames); otherwise it lies in the ring, valid until the head
+ * moves past it, and is copied only if the request has to wait. */
 static void
-x_dispatch(emul_xconn_t *x, emul_work_t *w)
+x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w)
 {
   emul_qp_t *qp = x->qp;
-  x_frame_t f = x->in.f;
-  uint8_t *buf = x->in.buf;
-  x->in_busy = FALSE;
-  x->in.buf = NULL;
-  switch (f.op) {
+  switch (f->op) {
   case X_OP_SEND:
   case X_OP_WRITE:
   case X_OP_READ:
   case X_OP_ATOMIC: {
+    if (g_queue_is_empty(&qp->xin)) {
+      /* Nothing ahead of it: execute in place. */
+      x_in_t now = { *f, buf };
+      if (x_exec_in(qp, &now, w) != XR_BLOCKED) {
+        if (owned)
+          g_free(buf);
+        break;
+      }
+    }
     x_in_t *in = g_new(x_in_t, 1);
-    in->f = f;
-    in->buf = buf;
+    in->f = *f;
+    in->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
     g_queue_push_tail(&qp->xin, in);
     x_run_in(qp, w);
     break;
   }
   case X_OP_ACK:
   case X_OP_READ_RESP:
-    x_answer(qp, &f, buf, w);
-    g_free(buf);
+    x_answer(qp, f, buf, w);
+    if (owned)
+      g_free(buf);
     break;
   default:
-    g_free(buf);
+    if (owned)
+      g_free(buf);
     emul_x_peer_break(x, NULL, w);
     break;
   }
@@ -718,6 +783,15 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
       } else {
         if (x->in_busy || f.frag_len > f.total || f.total > (UINT64_C(1) << 30) + 4096)
           goto bad;
+        uint64_t at = (head + sizeof(f)) & (X_RING_SIZE - 1);
+        if (f.frag_len == f.total && at + f.frag_len <= X_RING_SIZE) {
+          /* Whole and contiguous: no copy out. */
+          head += need;
+          x_dispatch(x, &f, f.total > 0 ? (uint8_t *) data + at : NULL, FALSE, w);
+          if (x->dead)
+            return;
+          continue;
+        }
         x->in.f = f;
         x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
         x->in_have = 0;
@@ -728,7 +802,11 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
       x->in_have += f.frag_len;
       head += need;
       if (x->in_have == x->in.f.total) {
-        x_dispatch(x, w);
+        x_frame_t whole = x->in.f;
+        uint8_t *buf = x->in.buf;
+        x->in_busy = FALSE;
+        x->in.buf = NULL;
+        x_dispatch(x, &whole, buf, TRUE, w);
         if (x->dead)
           return;  /* the ring went with the connection */
       }

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# tools/bench/emul.sh: vp/emul across processes against its peers and the
+# machine's raw limits, side by side in one run (doc/performance.md).
+#
+#   tools/bench/emul.sh [--build DIR] [--reps N] [--out FILE.md] [--smoke]
+#
+# Each repetition runs every configuration once, back to back (interleaved,
+# as /work/shared/reference/baselines.md does), and the table gives the
+# median over repetitions with min-max, plus the ratios the targets name,
+# taken per repetition (paired) and then the median.  What it runs:
+#   - itapi-perf over emul0, server and client processes, busy poll:
+#     send_lat 8 B, write_lat 8 B, write_bw 1 MiB (median per run);
+#     and send_lat 8 B in event mode (-e); in-process loopback for reference;
+#   - fi_pingpong -p shm -e rdm: 8 B latency and 1 MiB ping-pong bandwidth
+#     (libfabric-bin; it prints a mean only);
+#   - ucx_perftest, UCX_TLS=posix: tag_lat 8 B (p50) and ucp_put_bw 1 MiB
+#     (ucx-utils);
+#   - tools/bench/emul_probe.c, compiled here with cc -O2: the two-thread
+#     cache-line ping-pong floor, single-core memcpy of 1 MiB, and one
+#     process_vm_writev of 8 B and 1 MiB (what one-sided RDMA costs emul);
+#   - once: the CPU an idle event-mode process uses (2 s, /proc/PID/stat).
+# It installs nothing: missing peers show as "not installed" in the table.
+# It is slow (about 1 min per repetition) and needs both cores: it is not
+# a CI test; --smoke (few iterations, one repetition) only checks that it
+# runs.
+#
+# SPDX-License-Identifier: MIT
+set -u -o pipefail
+
+invocation="tools/bench/emul.sh${*:+ $*}"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build="$root/build"
+reps=3
+out=""
+smoke=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --smoke) smoke=1; reps=1; shift ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "emul.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd) || exit 2
+perf="$build/tools/perf/itapi-perf"
+[ -x "$perf" ] || { echo "emul.sh: $perf not built (ninja -C $build)" >&2; exit 2; }
+[ -n "$out" ] || out="$build/bench/emul-$(date -u +%Y%m%dT%H%M%SZ).md"
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp -d /tmp/emul-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+cc -O2 -Wall -pthread -o "$tmp/probe" "$here/emul_probe.c" || { echo "emul.sh: cc failed" >&2; exit 2; }
+have_fi=0; command -v fi_pingpong >/dev/null && have_fi=1
+have_ucx=0; command -v ucx_perftest >/dev/null && have_ucx=1
+
+if [ $smoke = 1 ]; then
+  N_LAT=200; N_BW=50; FI_LAT=200; FI_BW=20; UCX_LAT=2000; UCX_BW=50; PROBE_S=0.1
+else
+  N_LAT=20000; N_BW=2000; FI_LAT=10000; FI_BW=200; UCX_LAT=20000; UCX_BW=500; PROBE_S=0.5
+fi
+port=$(( 20000 + $$ % 20000 ))
+nextport() { port=$((port + 1)); }
+export ITAPI_PROVIDER=emul
+
+# itapi-perf server + client processes; prints the CSV lines of the client.
+xperf() {
+  nextport
+  "$perf" -s -p $port >/dev/null 2>"$tmp/srv.err" &
+  local s=$!; pids+=($s)
+  sleep 0.3
+  timeout 120 "$perf" -c 127.0.0.1 -p $port --csv "$@" 2>"$tmp/cli.err" | grep -v '^test'
+  wait $s 2>/dev/null
+}
+col() { cut -d, -f"$1"; }
+
+fi_run() {  # SIZE ITERS -> "usec/xfer MB/sec"
+  nextport
+  timeout 60 fi_pingpong -p shm -e rdm -I "$2" -S "$1" -B $port >/dev/null 2>&1 &
+  local s=$!; pids+=($s)
+  sleep 0.3
+  timeout 60 fi_pingpong -p shm -e rdm -I "$2" -S "$1" -P $port 127.0.0.1 2>/dev/null |
+    awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 7 { print $7, $6 }' | tail -1
+  wait $s 2>/dev/null
+}
+
+ucx_run() {  # TEST SIZE ITERS -> "p50_us overall_us overall_MiBps"
+  nextport
+  local w=$(( $3 / 10 ))
+  UCX_TLS=posix timeout 60 ucx_perftest -p $port -t "$1" -s "$2" -n "$3" -w $w >/dev/null 2>&1 &
+  local s=$!; pids+=($s)
+  sleep 0.3
+  UCX_TLS=posix timeout 60 ucx_perftest 127.0.0.1 -p $port -t "$1" -s "$2" -n "$3" -w $w -f 2>/dev/null |
+    awk '$1 ~ /^[0-9]+$/ && NF >= 8 { print $2, $4, $6 }' | tail -1
+  wait $s 2>/dev/null
+}
+
+# CPU seconds (user + system) a process has used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
+
+declare -A V   # V[name.rep] = value
+put() { [ -n "$3" ] && V["$1.$2"]=$3; }
+
+echo "emul.sh: $reps repetition(s), build $build, results to $out" >&2
+loads=""
+for r in $(seq 1 "$reps"); do
+  loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
+  echo "  repetition $r/$reps (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  l=$(xperf -t send_lat,write_lat -S 8 -n $N_LAT)
+  put emul_send "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
+  put emul_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
+  put emul_wbw "$r" "$(xperf -t write_bw -S 1M -n $N_BW | col 11)"
+  put emul_send_ev "$r" "$(xperf -e -t send_lat -S 8 -n $((N_LAT / 10)) | col 5)"
+  l=$(timeout 120 "$perf" -t send_lat,write_lat -S 8 -n $N_LAT --csv 2>/dev/null | grep -v '^test')
+  put loop_send "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
+  put loop_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
+  if [ $have_fi = 1 ]; then
+    put fi_lat "$r" "$(fi_run 8 $FI_LAT | cut -d' ' -f1)"
+    m=$(fi_run 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
+  fi
+  if [ $have_ucx = 1 ]; then
+    put ucx_lat "$r" "$(ucx_run tag_lat 8 $UCX_LAT | cut -d' ' -f1)"
+    m=$(ucx_run ucp_put_bw 1048576 $UCX_BW | cut -d' ' -f3)
+    [ -n "$m" ] && put ucx_bw "$r" "$(echo "$m * 1.048576 / 1000" | bc -l)"
+  fi
+  put floor "$r" "$("$tmp/probe" clpp $PROBE_S | cut -d' ' -f2 | awk '{ print $1 / 1000 }')"
+  put memcpy "$r" "$("$tmp/probe" memcpy 1048576 $PROBE_S | cut -d' ' -f2)"
+  put cma8 "$r" "$("$tmp/probe" cma 8 $PROBE_S | cut -d' ' -f2 | awk '{ print $1 / 1000 }')"
+  m=$("$tmp/probe" cma 1048576 $PROBE_S | cut -d' ' -f2)
+  [ -n "$m" ] && put cma1m "$r" "$(awk -v ns="$m" 'BEGIN { print 1048576 / ns }')"
+done
+
+# Idle: an event-mode connection with no traffic (the client is stopped).
+nextport
+"$perf" -s -p $port >/dev/null 2>&1 &
+srv=$!; pids+=($srv)
+sleep 0.3
+"$perf" -c 127.0.0.1 -p $port -e -t send_lat -S 8 -n 100000000 --timeout 60 >/dev/null 2>&1 &
+cli=$!; pids+=($cli)
+sleep 1
+kill -STOP $cli 2>/dev/null
+sleep 0.5
+idle=""
+if [ -r /proc/$srv/stat ]; then
+  c0=$(cpu_s $srv); sleep 2; c1=$(cpu_s $srv)
+  idle=$(echo "($c1 - $c0) * 100 / 2" | bc -l)
+  threads=$(ps -L -o comm= -p $srv | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+  pscpu=$(ps -L -o comm=,%cpu= -p $srv | tr -s ' ' | tr '\n' ';')
+fi
+kill -CONT $cli 2>/dev/null; kill $cli $srv 2>/dev/null; wait $cli $srv 2>/dev/null
+
+# ---- statistics ----
+stat() {  # NAME -> "median min max" over repetitions, or empty
+  local vals=()
+  for r in $(seq 1 "$reps"); do [ -n "${V[$1.$r]:-}" ] && vals+=("${V[$1.$r]}"); done
+  [ ${#vals[@]} -gt 0 ] || return 0
+  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
+}
+ratio() {  # A B -> paired median of A/B (or B/A with "inv") per repetition
+  local rs=()
+  for r in $(seq 1 "$reps"); do
+    local a=${V[$1.$r]:-} b=${V[$2.$r]:-}
+    [ -n "$a" ] && [ -n "$b" ] && rs+=("$(echo "$a / $b" | bc -l)")
+  done
+  [ ${#rs[@]} -gt 0 ] || return 0
+  printf '%s\n' "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m }'
+}
+fmt() {  # NAME MISSING-TEXT -> "median (min-max)"
+  local s; s=$(stat "$1")
+  if [ -z "$s" ]; then echo "$2"; return; fi
+  echo "$s" | awk '{ f = ($1 < 1) ? "%.3f" : ($1 < 100 ? "%.2f" : "%.0f");
+    printf f " (" f "–" f ")", $1, $2, $3 }'
+}
+nofi="not installed: apt-get install libfabric-bin ucx-utils"
+noucx=$nofi
+[ $have_fi = 1 ] && nofi="failed (see fi_pingpong -p shm by hand)"
+[ $have_ucx = 1 ] && noucx="failed (see ucx_perftest by hand)"
+verdict() {  # RATIO OP LIMIT
+  [ -n "$1" ] || { echo "n/a"; return; }
+  if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
+    echo "met"; else echo "not met"; fi
+}
+
+r1=$(ratio emul_send ucx_lat); r2=$(ratio emul_send fi_lat); r3=$(ratio emul_write floor)
+r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write cma8)
+r7=$(ratio emul_wbw cma1m)
+{
+  echo "## vp/emul across processes: one run of tools/bench/emul.sh"
+  echo
+  echo "Command: \`$invocation\` ($reps repetition(s))"
+  echo "($(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); load average at the start of"
+  echo "each repetition:$loads).  Median over the repetitions (min–max); ratios are"
+  echo "paired per repetition, then the median."
+  echo
+  echo "| figure | value |"
+  echo "|---|---|"
+  echo "| emul send_lat 8 B, cross-process, busy poll, µs (median of run) | $(fmt emul_send -) |"
+  echo "| emul write_lat 8 B, cross-process, busy poll, µs | $(fmt emul_write -) |"
+  echo "| emul write_bw 1 MiB, cross-process, GB/s | $(fmt emul_wbw -) |"
+  echo "| emul send_lat 8 B, cross-process, event mode (-e), µs | $(fmt emul_send_ev -) |"
+  echo "| emul send_lat 8 B, in-process loopback, µs | $(fmt loop_send -) |"
+  echo "| emul write_lat 8 B, in-process loopback, µs | $(fmt loop_write -) |"
+  echo "| UCX tag_lat 8 B, UCX_TLS=posix, µs (p50) | $(fmt ucx_lat "$noucx") |"
+  echo "| UCX ucp_put_bw 1 MiB, UCX_TLS=posix, GB/s | $(fmt ucx_bw "$noucx") |"
+  echo "| libfabric shm 8 B (fi_pingpong), µs (mean) | $(fmt fi_lat "$nofi") |"
+  echo "| libfabric shm 1 MiB (fi_pingpong), GB/s | $(fmt fi_bw "$nofi") |"
+  echo "| cache-line ping-pong, 2 threads (floor), µs | $(fmt floor -) |"
+  echo "| memcpy 1 MiB, one core, GB/s | $(fmt memcpy -) |"
+  echo "| process_vm_writev 8 B, µs per call | $(fmt cma8 -) |"
+  echo "| process_vm_writev 1 MiB, GB/s | $(fmt cma1m -) |"
+  echo "| idle event-mode server, CPU % over 2 s | ${idle:+$(printf '%.1f' "$idle")} |"
+  echo
+  echo "| target | ratio | limit | |"
+  echo "|---|---|---|---|"
+  echo "| send_lat 8 B ÷ UCX tag_lat posix 8 B | ${r1:-n/a} | ≤ 1 | $(verdict "$r1" '<=' 1) |"
+  echo "| send_lat 8 B ÷ libfabric shm 8 B | ${r2:-n/a} | (reference) | |"
+  echo "| write_lat 8 B ÷ cache-line floor | ${r3:-n/a} | ≤ 2 | $(verdict "$r3" '<=' 2) |"
+  echo "| write_lat 8 B ÷ one process_vm_writev 8 B | ${r6:-n/a} | (why) | |"
+  echo "| write_bw 1 MiB ÷ libfabric shm 1 MiB | ${r4:-n/a} | ≥ 1 | $(verdict "$r4" '>=' 1) |"
+  echo "| write_bw 1 MiB ÷ memcpy 1 MiB | ${r5:-n/a} | ≥ 0.8 | $(verdict "$r5" '>=' 0.8) |"
+  echo "| write_bw 1 MiB ÷ process_vm_writev 1 MiB | ${r7:-n/a} | (why) | |"
+  echo "| idle event-mode CPU % | ${idle:+$(printf '%.1f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
+  echo
+  echo "Threads of the idle server (comm, %cpu since start): ${pscpu:-n/a}"
+} >"$out"
+cat "$out"
+echo "emul.sh: written to $out" >&2
