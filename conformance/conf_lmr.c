@@ -1,7 +1,9 @@
 /*
  * Conformance: local memory regions (IT-API LMR area): the three bindings
  * of it_lmr_create, query, privilege changes, argument checks, the memlock
- * limit, flush/refresh and the unguessability of remote contexts.
+ * limit, flush/refresh and the unguessability of remote contexts; IT-API
+ * 2.1 unlinked LMRs (link, unlink, relink, priv_ops_enable), it_mem_map
+ * and registration from I/O buffer lists.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -214,7 +216,7 @@ test_bad_args(void)
   g_test_summary("IT-API LMR: it_lmr_create refuses length 0 (IT_ERR_INVALID_LENGTH), a NULL "
                  "address (IT_ERR_INVALID_ADDRESS), privileges 0x100 (IT_ERR_INVALID_PRIVS), "
                  "address mode 7 (IT_ERR_INVALID_ADDR_MODE), unknown flags (IT_ERR_INVALID_FLAGS), "
-                 "an I/O buffer list (IT_ERR_OP_NOT_SUPPORTED) and a bad PZ (IT_ERR_INVALID_PZ)");
+                 "an I/O buffer list of no known type (IT_ERR_INVALID_IOBL) and a bad PZ (IT_ERR_INVALID_PZ)");
   conf_side_t s;
   conf_side_open(&s, NULL);
   conf_buf_t b;
@@ -242,7 +244,7 @@ test_bad_args(void)
   iobl.list.ce_list.elt_len = 4096;
   iobl.num_elts = 1;
   conf_assert_status(it_lmr_create21(s.pz, NULL, &iobl, 4096, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
-                                     IT_LMR_FLAG_NONE, 0, &h, &ctx), IT_ERR_OP_NOT_SUPPORTED);
+                                     IT_LMR_FLAG_NONE, 0, &h, &ctx), IT_ERR_INVALID_IOBL);
   conf_assert_status(it_lmr_create(IT_NULL_HANDLE, b.data, NULL, 4096, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
                                    IT_LMR_FLAG_NONE, 0, &h, &ctx), IT_ERR_INVALID_PZ);
   conf_assert_status(it_lmr_create((it_pz_handle_t) s.ia, b.data, NULL, 4096, IT_ADDR_MODE_ABSOLUTE,
@@ -367,6 +369,326 @@ test_keys_distinct(void)
   conf_side_close(&s);
 }
 
+/* ---- IT-API 2.1: unlinked LMRs, I/O address mapping, IOBL registration ---- */
+
+static gboolean
+require_link(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = info->lmr_link_support;
+  it_ia_info_free(info);
+  return conf_require(ok, "unlinked LMRs (lmr_link_support)");
+}
+
+static gboolean
+require_iobl(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = (info->iobl_types_supported & (IT_IOBL_PAGE_LIST | IT_IOBL_VE_PAGE_LIST)) ==
+                (IT_IOBL_PAGE_LIST | IT_IOBL_VE_PAGE_LIST);
+  it_ia_info_free(info);
+  return conf_require(ok, "I/O buffer lists (iobl_types_supported)");
+}
+
+/* conf_pair_open with EPs that have priv_ops_enable. */
+static void
+pair_open_priv(conf_pair_t *p)
+{
+  it_ep_attributes_t a;
+  conf_default_attr(&a);
+  a.priv_ops_enable = IT_TRUE;
+  memset(p, 0, sizeof(*p));
+  conf_side_open(&p->a, &a);
+  conf_side_open(&p->p, &a);
+  p->qual.type = IT_IANA_PORT;
+  conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
+}
+
+static void
+test_unlinked_link_unlink(void)
+{
+  g_test_summary("IT-API 2.1 unlinked LMR: it_lmr_create_unlinked, it_lmr_link by a work request "
+                 "completing with IT_LMR_LINK_CMPL_EVENT and a new context the peer RDMA-writes through, "
+                 "it_lmr_unlink, a relink with another context, the old context refused");
+  conf_pair_t p;
+  pair_open_priv(&p);
+  if (!require_link(&p.p)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  buf_alloc(&dst, 4096);
+  it_lmr_handle_t lmr;
+  conf_ok(it_lmr_create_unlinked(p.p.pz, 4, IT_LMR_FLAG_NONE, 0, &lmr));
+  it_lmr_param_t prm;
+  conf_ok(it_lmr_query(lmr, IT_LMR_PARAM_ALL, &prm));
+  g_assert_cmpint(prm.linked, ==, IT_FALSE);
+  g_assert_cmpuint(prm.iobl_num_elts, ==, 4);
+  it_rmr_context_t ctx1 = 0, ctx2 = 0;
+  conf_ok(it_lmr_link(lmr, dst.data, NULL, dst.len, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                      IT_COMPLETION_FLAG, &ctx1));
+  conf_dto(p.p.dto, IT_LMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conf_ok(it_lmr_query(lmr, IT_LMR_PARAM_ALL, &prm));
+  g_assert_cmpint(prm.linked, ==, IT_TRUE);
+  g_assert_cmphex(prm.rmr_context, ==, ctx1);
+  g_assert_true(prm.addr == dst.data);
+  g_assert_cmpuint(prm.length, ==, dst.len);
+  write_and_check(&p, &src, &dst, ctx1, 100, 1000, 2);
+  /* A linked LMR takes no second link. */
+  it_rmr_context_t dummy;
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 9,
+                                 IT_COMPLETION_FLAG, &dummy), IT_ERR_LMR_BUSY);
+  conf_ok(it_lmr_unlink(lmr, p.p.ep, 3, IT_COMPLETION_FLAG));
+  conf_dto(p.p.dto, IT_LMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  conf_ok(it_lmr_query(lmr, IT_LMR_PARAM_LINKED, &prm));
+  g_assert_cmpint(prm.linked, ==, IT_FALSE);
+  /* Relink: a new context; the data path works through it. */
+  conf_ok(it_lmr_link(lmr, dst.data, NULL, 2048, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 4,
+                      IT_COMPLETION_FLAG, &ctx2));
+  conf_dto(p.p.dto, IT_LMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 4);
+  g_assert_cmphex(ctx2, !=, ctx1);
+  write_and_check(&p, &src, &dst, ctx2, 0, 512, 5);
+  /* The old context is refused: the write fails and nothing lands. */
+  memset(dst.data, 0, dst.len);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 64);
+  conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 6, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(dst.data), ctx1));
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 6);
+  for (size_t i = 0; i < 64; i++)
+    g_assert_cmpuint(dst.data[i], ==, 0);
+  conf_ok(it_lmr_free(lmr));
+  conf_assert_status(it_lmr_query(lmr, IT_LMR_PARAM_ALL, &prm), IT_ERR_INVALID_LMR);
+  conf_buf_free(&src);
+  free(dst.mem);
+  conf_pair_close(&p);
+}
+
+static void
+test_unlinked_priv_ops(void)
+{
+  g_test_summary("IT-API 2.1 unlinked LMR: it_lmr_link and it_lmr_unlink on an EP created without "
+                 "priv_ops_enable return IT_ERR_PRIV_OPS_UNAVAILABLE and post nothing");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_link(&p.p)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t dst;
+  buf_alloc(&dst, 4096);
+  it_lmr_handle_t lmr;
+  it_rmr_context_t ctx;
+  conf_ok(it_lmr_create_unlinked(p.p.pz, 1, IT_LMR_FLAG_NONE, 0, &lmr));
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 4096, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_PRIV_OPS_UNAVAILABLE);
+  conf_assert_status(it_lmr_unlink(lmr, p.p.ep, 2, IT_COMPLETION_FLAG), IT_ERR_PRIV_OPS_UNAVAILABLE);
+  conf_assert_empty(p.p.dto);
+  conf_ok(it_lmr_free(lmr));
+  free(dst.mem);
+  conf_pair_close(&p);
+}
+
+static void
+test_unlinked_bad_args(void)
+{
+  g_test_summary("IT-API 2.1 unlinked LMR: argument checks of it_lmr_create_unlinked, it_lmr_link "
+                 "and it_lmr_unlink, each reported synchronously with nothing posted");
+  conf_pair_t p;
+  pair_open_priv(&p);
+  if (!require_link(&p.p)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t dst, reg;
+  buf_alloc(&dst, 3 * 4096);
+  conf_buf_new(&p.p, &reg, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_handle_t lmr;
+  it_rmr_context_t ctx;
+  conf_assert_status(it_lmr_create_unlinked(p.p.pz, 0, IT_LMR_FLAG_NONE, 0, &lmr), IT_ERR_INVALID_IOBL);
+  conf_assert_status(it_lmr_create_unlinked(p.p.pz, 1, IT_LMR_FLAG_NONE, 0, NULL), IT_ERR_FAULT);
+  conf_assert_status(it_lmr_create_unlinked((it_pz_handle_t) p.p.ep, 1, IT_LMR_FLAG_NONE, 0, &lmr),
+                     IT_ERR_INVALID_PZ);
+  conf_assert_status(it_lmr_create_unlinked(p.p.pz, 1, (it_lmr_flag_t) 0x100, 0, &lmr), IT_ERR_INVALID_FLAGS);
+  conf_ok(it_lmr_create_unlinked(p.p.pz, 1, IT_LMR_FLAG_NONE, 0, &lmr));
+  /* Three pages do not fit a capacity of one element. */
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 3 * 4096, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_RESOURCE_LMR_LENGTH);
+  conf_assert_status(it_lmr_link(lmr, NULL, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_ADDRESS);
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 0, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_LENGTH);
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_UNLINK_LOCAL_SINK, &ctx), IT_ERR_INVALID_DTO_FLAGS);
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, NULL), IT_ERR_FAULT);
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, (it_addr_mode_t) 9, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_ADDR_MODE);
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, (it_mem_priv_t) 0x100, p.p.ep,
+                                 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_PRIVS);
+  conf_assert_status(it_lmr_link(reg.lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_LMR);
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET,
+                                 (it_ep_handle_t) p.p.pz, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_EP);
+  conf_assert_status(it_lmr_unlink(lmr, p.p.ep, 1, IT_COMPLETION_FLAG), IT_ERR_INVALID_LMR);
+  conf_assert_status(it_lmr_unlink(reg.lmr, p.p.ep, 1, IT_COMPLETION_FLAG), IT_ERR_INVALID_LMR);
+  /* An EP of another PZ. */
+  conf_assert_status(it_lmr_link(lmr, dst.data, NULL, 64, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.a.ep, 1,
+                                 IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_PZ);
+  conf_assert_empty(p.p.dto);
+  conf_ok(it_lmr_free(lmr));
+  conf_buf_free(&reg);
+  free(dst.mem);
+  conf_pair_close(&p);
+}
+
+static void
+test_mem_map(void)
+{
+  g_test_summary("IT-API 2.1 it_mem_map/it_mem_unmap: a range maps to the I/O address of its first byte "
+                 "and its whole length, unmaps once; argument checks");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  if (!require_iobl(&s)) {
+    conf_side_close(&s);
+    return;
+  }
+  conf_buf_t b;
+  buf_alloc(&b, 2 * 4096);
+  it_io_addr_t io = NULL;
+  size_t mlen = 0;
+  conf_ok(it_mem_map(s.ia, b.data + 10, 0, 5000, &io, &mlen));
+  g_assert_true((void *) io == (void *) (b.data + 10));
+  g_assert_cmpuint(mlen, ==, 5000);
+  conf_assert_status(it_mem_unmap(s.ia, io, 4999), IT_ERR_INVALID_LENGTH);
+  conf_assert_status(it_mem_unmap(s.ia, (it_io_addr_t) (b.data + 11), 5000), IT_ERR_INVALID_ADDRESS);
+  conf_ok(it_mem_unmap(s.ia, io, mlen));
+  conf_assert_status(it_mem_unmap(s.ia, io, mlen), IT_ERR_INVALID_ADDRESS);
+  conf_ok(it_mem_map(s.ia, b.data, (uint64_t) getpid(), 4096, &io, &mlen));
+  conf_ok(it_mem_unmap(s.ia, io, mlen));
+  conf_assert_status(it_mem_map(s.ia, NULL, 0, 4096, &io, &mlen), IT_ERR_INVALID_ADDRESS);
+  conf_assert_status(it_mem_map(s.ia, b.data, 0, 0, &io, &mlen), IT_ERR_INVALID_LENGTH);
+  conf_assert_status(it_mem_map(s.ia, b.data, 0, 4096, NULL, &mlen), IT_ERR_FAULT);
+  conf_assert_status(it_mem_map(s.ia, b.data, 0, 4096, &io, NULL), IT_ERR_FAULT);
+  conf_assert_status(it_mem_map(s.ia, b.data, (uint64_t) getpid() + 1, 4096, &io, &mlen), IT_ERR_NO_PERMISSION);
+  conf_assert_status(it_mem_map((it_ia_handle_t) s.pz, b.data, 0, 4096, &io, &mlen), IT_ERR_INVALID_IA);
+  conf_assert_status(it_mem_unmap((it_ia_handle_t) s.pz, io, 4096), IT_ERR_INVALID_IA);
+  /* A mapping left behind goes with its IA. */
+  conf_ok(it_mem_map(s.ia, b.data, 0, 4096, &io, &mlen));
+  conf_side_close(&s);
+  free(b.mem);
+}
+
+static void
+test_iobl(void)
+{
+  g_test_summary("IT-API 2.1 I/O buffer lists: it_lmr_create21 from a page list of mapped I/O addresses "
+                 "with a first-byte offset serves a peer's RDMA Write and, through addr.io triplets, a "
+                 "local RDMA Write source; a variable-length list links an unlinked LMR; discontiguous "
+                 "and unmapped lists are refused with IT_ERR_INVALID_IOBL");
+  conf_pair_t p;
+  pair_open_priv(&p);
+  if (!require_iobl(&p.p)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+  conf_buf_t b, src, back;
+  buf_alloc(&b, 4 * pg);
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &back, 4096, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  it_io_addr_t io;
+  size_t mlen;
+  conf_ok(it_mem_map(p.p.ia, b.data, 0, 4 * pg, &io, &mlen));
+  it_io_addr_t pages[3] = {
+    (it_io_addr_t) ((char *) io), (it_io_addr_t) ((char *) io + pg), (it_io_addr_t) ((char *) io + 2 * pg),
+  };
+  it_iobl_t iobl = { .iobl_type = IT_IOBL_PAGE_LIST, .num_elts = 3, .fbo = 100 };
+  iobl.list.ce_list.list_elt = pages;
+  iobl.list.ce_list.elt_len = pg;
+  it_lmr_handle_t lmr;
+  it_rmr_context_t ctx;
+  conf_ok(it_lmr_create21(p.p.pz, NULL, &iobl, 2 * pg, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, IT_LMR_FLAG_NONE, 0,
+                          &lmr, &ctx));
+  it_lmr_param_t prm;
+  conf_ok(it_lmr_query(lmr, IT_LMR_PARAM_ALL, &prm));
+  g_assert_cmpint(prm.iobl_type, ==, IT_IOBL_PAGE_LIST);
+  g_assert_cmpuint(prm.iobl_num_elts, ==, 3);
+  g_assert_true(prm.addr == (void *) (b.data + 100));
+  /* The peer writes at I/O addresses (here: the mapped virtual addresses). */
+  conf_buf_fill(&src, 11);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 3000);
+  conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 1, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute((char *) io + 100 + 1000), ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpmem(b.data + 1100, 3000, src.data, 3000);
+  /* Outside the registered bytes: refused. */
+  /* Local use: an addr.io triplet as an RDMA Write source. */
+  it_lmr_triplet_t t = { .lmr = lmr, .length = 3000 };
+  t.addr.io = (it_io_addr_t) ((char *) io + 1100);
+  conf_ok(it_post_rdma_write(p.p.ep, &t, 1, 2, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(back.data),
+                             back.ctx));
+  conf_dto(p.p.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  g_assert_cmpmem(back.data, 3000, src.data, 3000);
+  /* Refused lists. */
+  it_lmr_handle_t bad;
+  it_io_addr_t holes[2] = { pages[0], pages[2] };
+  it_iobl_t disc = iobl;
+  disc.num_elts = 2;
+  disc.list.ce_list.list_elt = holes;
+  conf_assert_status(it_lmr_create21(p.p.pz, NULL, &disc, 100, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET,
+                                     IT_LMR_FLAG_NONE, 0, &bad, NULL), IT_ERR_INVALID_IOBL);
+  conf_buf_t um;
+  buf_alloc(&um, pg);
+  it_io_addr_t unmapped[1] = { (it_io_addr_t) um.data };
+  it_iobl_t unm = { .iobl_type = IT_IOBL_PAGE_LIST, .num_elts = 1 };
+  unm.list.ce_list.list_elt = unmapped;
+  unm.list.ce_list.elt_len = pg;
+  conf_assert_status(it_lmr_create21(p.p.pz, NULL, &unm, 100, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET,
+                                     IT_LMR_FLAG_NONE, 0, &bad, NULL), IT_ERR_INVALID_IOBL);
+  it_iobl_t badtype = iobl;
+  badtype.iobl_type = (it_iobl_type_t) 0x80;
+  conf_assert_status(it_lmr_create21(p.p.pz, NULL, &badtype, 100, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET,
+                                     IT_LMR_FLAG_NONE, 0, &bad, NULL), IT_ERR_INVALID_IOBL);
+  conf_assert_status(it_lmr_create21(p.p.pz, NULL, &iobl, 3 * pg, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET,
+                                     IT_LMR_FLAG_NONE, 0, &bad, NULL), IT_ERR_INVALID_LENGTH);
+  /* A variable-length list links an unlinked LMR. */
+  if (require_link(&p.p)) {
+    it_iobl_ve_elt_t ve[2] = {
+      { .io_addr = (it_io_addr_t) ((char *) io + 3 * pg), .elt_len = 512 },
+      { .io_addr = (it_io_addr_t) ((char *) io + 3 * pg + 512), .elt_len = 1024 },
+    };
+    it_iobl_t vl = { .iobl_type = IT_IOBL_VE_PAGE_LIST, .num_elts = 2, .fbo = 0 };
+    vl.list.ve_list.list_elt = ve;
+    it_lmr_handle_t ul;
+    it_rmr_context_t uctx;
+    conf_ok(it_lmr_create_unlinked(p.p.pz, 2, IT_LMR_FLAG_NONE, 0, &ul));
+    conf_ok(it_lmr_link(ul, NULL, &vl, 1536, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, p.p.ep, 3, IT_COMPLETION_FLAG,
+                        &uctx));
+    conf_dto(p.p.dto, IT_LMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+    it_lmr_triplet_t w = conf_seg(&src, 0, 1536);
+    conf_ok(it_post_rdma_write(p.a.ep, &w, 1, 4, IT_COMPLETION_FLAG,
+                               it_make_rdma_addr_absolute((char *) io + 3 * pg), uctx));
+    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 4);
+    g_assert_cmpmem(b.data + 3 * pg, 1536, src.data, 1536);
+    conf_ok(it_lmr_query(ul, IT_LMR_PARAM_ALL, &prm));
+    g_assert_cmpint(prm.iobl_type, ==, IT_IOBL_VE_PAGE_LIST);
+    conf_ok(it_lmr_unlink(ul, p.p.ep, 5, IT_COMPLETION_FLAG));
+    conf_dto(p.p.dto, IT_LMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 5);
+    conf_ok(it_lmr_free(ul));
+  }
+  conf_ok(it_lmr_free(lmr));
+  conf_ok(it_mem_unmap(p.p.ia, io, mlen));
+  conf_buf_free(&src);
+  conf_buf_free(&back);
+  free(b.mem);
+  free(um.mem);
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -380,5 +702,10 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/lmr/memlock", test_memlock);
   g_test_add_func("/conformance/lmr/flush-refresh", test_flush_refresh);
   g_test_add_func("/conformance/lmr/keys-distinct", test_keys_distinct);
+  g_test_add_func("/conformance/lmr/unlinked/link-unlink", test_unlinked_link_unlink);
+  g_test_add_func("/conformance/lmr/unlinked/priv-ops", test_unlinked_priv_ops);
+  g_test_add_func("/conformance/lmr/unlinked/bad-args", test_unlinked_bad_args);
+  g_test_add_func("/conformance/lmr/mem-map", test_mem_map);
+  g_test_add_func("/conformance/lmr/iobl", test_iobl);
   return g_test_run();
 }

@@ -2,7 +2,8 @@
  * Conformance: remote memory regions (IT-API 2.9, memory windows): create,
  * query, free; link a sub-range and RDMA through its context; rights,
  * unlink and relink, narrow and wide scope, send-and-unlink, the LMR busy
- * while linked, argument checks and the IT-API 1.0 binding.
+ * while linked, argument checks and the IT-API 1.0 binding; IT-API 2.1
+ * RDMA Reads into RMRs with and without IT_UNLINK_LOCAL_SINK.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -435,6 +436,133 @@ test_bind10(void)
   conf_pair_close(&p);
 }
 
+/* ---- IT-API 2.1: RDMA Read into an RMR, IT_UNLINK_LOCAL_SINK ---- */
+
+static gboolean
+require_read_ext(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = info->rdma_read_local_extensions;
+  it_ia_info_free(info);
+  return conf_require(ok, "RDMA Read into RMRs (rdma_read_local_extensions)");
+}
+
+/* Link [WIN_OFF, WIN_OFF + WIN_LEN) of @b as a read sink window on the
+ * active (reading) side's own EP. */
+static it_rmr_context_t
+link_sink(conf_pair_t *p, it_rmr_handle_t rmr, conf_buf_t *b, it_mem_priv_t privs, it_dto_cookie_t cookie)
+{
+  it_rmr_context_t ctx = 0;
+  conf_ok(it_rmr_link(rmr, b->lmr, b->data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE, privs, p->a.ep,
+                      cookie, IT_COMPLETION_FLAG, &ctx));
+  conf_dto(p->a.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, cookie);
+  return ctx;
+}
+
+static void
+test_read_to_rmr(void)
+{
+  g_test_summary("IT-API 2.1 it_post_rdma_read_to_rmr: the data lands in the sink window's range; with "
+                 "IT_UNLINK_LOCAL_SINK the completion names the RMR in unlinked_mr_handle, the RMR is "
+                 "unlinked and its context refused");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_read_ext(&p.a)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, sink, wsrc;
+  conf_buf_new(&p.p, &src, 4096, IT_PRIV_LOCAL | IT_PRIV_REMOTE_READ, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &sink, 4096, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &wsrc, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 21);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.a.pz, some_type(&p.a), &rmr));
+  it_rmr_context_t ctx = link_sink(&p, rmr, &sink, IT_PRIV_REMOTE_WRITE, 1);
+  it_rmr_triplet_t t = { .rmr = rmr, .length = 256 };
+  t.addr.abs = sink.data + WIN_OFF + 16;
+  conf_ok(it_post_rdma_read_to_rmr(p.a.ep, &t, 1, 2, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(src.data),
+                                   src.ctx));
+  it_dto_cmpl_event_t d = conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  g_assert_cmpuint(d.transferred_length, ==, 256);
+  g_assert_true(d.unlinked_mr_handle == IT_NULL_HANDLE);
+  g_assert_cmpmem(sink.data + WIN_OFF + 16, 256, src.data, 256);
+  assert_zero(&sink, 0, WIN_OFF + 16);
+  assert_zero(&sink, WIN_OFF + 16 + 256, 4096 - WIN_OFF - 16 - 256);
+  /* Read with unlink of the sink. */
+  t.addr.abs = sink.data + WIN_OFF + 300;
+  t.length = 100;
+  conf_ok(it_post_rdma_read_to_rmr(p.a.ep, &t, 1, 3, IT_COMPLETION_FLAG | IT_UNLINK_LOCAL_SINK,
+                                   it_make_rdma_addr_absolute(src.data + 1000), src.ctx));
+  d = conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  g_assert_true((void *) d.unlinked_mr_handle == (void *) rmr);
+  g_assert_cmpmem(sink.data + WIN_OFF + 300, 100, src.data + 1000, 100);
+  it_rmr_param_t q;
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_ALL, &q));
+  g_assert_cmpint(q.linked, ==, IT_FALSE);
+  conf_assert_status(it_post_rdma_read_to_rmr(p.a.ep, &t, 1, 4, IT_COMPLETION_FLAG,
+                                              it_make_rdma_addr_absolute(src.data), src.ctx), IT_ERR_INVALID_RMR);
+  /* The peer's write through the dead context is refused (and breaks the connection). */
+  it_lmr_triplet_t ws = conf_seg(&wsrc, 0, 16);
+  conf_ok(it_post_rdma_write(p.p.ep, &ws, 1, 5, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(sink.data + WIN_OFF), ctx));
+  conf_dto(p.p.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 5);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&sink);
+  conf_buf_free(&wsrc);
+  conf_pair_close(&p);
+}
+
+static void
+test_read_to_rmr_rights(void)
+{
+  g_test_summary("IT-API 2.1 it_post_rdma_read_to_rmr: argument checks; a sink window without what a Read "
+                 "sink needs (iWARP: the RMR's remote write; InfiniBand: its LMR's local write) completes "
+                 "with IT_DTO_ERR_LOCAL_PROTECTION and nothing lands");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!require_read_ext(&p.a)) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  it_ia_info_t *info = conf_info(&p.a);
+  gboolean iw = info->rdma_read_requires_remote_write;
+  it_ia_info_free(info);
+  conf_buf_t src, sink;
+  conf_buf_new(&p.p, &src, 4096, IT_PRIV_LOCAL | IT_PRIV_REMOTE_READ, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &sink, 4096, iw ? IT_PRIV_LOCAL | IT_PRIV_REMOTE : IT_PRIV_LOCAL_READ | IT_PRIV_REMOTE,
+               IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 5);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p.a.pz, some_type(&p.a), &rmr));
+  link_sink(&p, rmr, &sink, iw ? IT_PRIV_REMOTE_READ : IT_PRIV_REMOTE, 1);
+  it_rmr_triplet_t t[2] = { { .rmr = rmr, .length = 64 }, { .rmr = rmr, .length = 64 } };
+  t[0].addr.abs = sink.data + WIN_OFF;
+  t[1].addr.abs = sink.data + WIN_OFF + 64;
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute(src.data);
+  conf_assert_status(it_post_rdma_read_to_rmr(p.a.ep, t, 2, 2, IT_COMPLETION_FLAG | IT_UNLINK_LOCAL_SINK, ra,
+                                              src.ctx), IT_ERR_INVALID_NUM_SEGMENTS);
+  conf_assert_status(it_post_rdma_read_to_rmr(p.a.ep, t, 1, 2, IT_COMPLETION_FLAG | IT_UNLINK_FENCE_FLAG, ra,
+                                              src.ctx), IT_ERR_INVALID_DTO_FLAGS);
+  it_rmr_triplet_t bad = t[0];
+  bad.rmr = (it_rmr_handle_t) p.a.ep;
+  conf_assert_status(it_post_rdma_read_to_rmr(p.a.ep, &bad, 1, 2, IT_COMPLETION_FLAG, ra, src.ctx),
+                     IT_ERR_INVALID_RMR);
+  conf_assert_status(it_post_rdma_read_to_rmr((it_ep_handle_t) p.a.pz, t, 1, 2, IT_COMPLETION_FLAG, ra, src.ctx),
+                     IT_ERR_INVALID_EP);
+  conf_assert_empty(p.a.dto);
+  conf_ok(it_post_rdma_read_to_rmr(p.a.ep, t, 1, 3, IT_COMPLETION_FLAG, ra, src.ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 3);
+  assert_zero(&sink, 0, 4096);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&sink);
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -449,5 +577,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/rmr/lmr-busy", test_lmr_busy);
   g_test_add_func("/conformance/rmr/bad-args", test_bad_args);
   g_test_add_func("/conformance/rmr/v10-bind", test_bind10);
+  g_test_add_func("/conformance/rmr/read-to-rmr", test_read_to_rmr);
+  g_test_add_func("/conformance/rmr/read-to-rmr/rights", test_read_to_rmr_rights);
   return g_test_run();
 }

@@ -57,6 +57,8 @@ static rnicpi_status_t st_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *a, rnic
 { (void) p; (void) a; (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_modify(rnicpi_mr_t *m, uint32_t a) { (void) m; (void) a; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_dereg(rnicpi_mr_t *m) { (void) m; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_mr_alloc(rnicpi_pd_t *p, uint32_t n, rnicpi_mr_t **m)
+{ (void) p; (void) n; (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_cq_create(rnicpi_dev_t *d, uint32_t n, uint64_t c, rnicpi_cq_t **q)
 { (void) d; (void) n; (void) c; (void) q; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_cq_destroy(rnicpi_cq_t *q) { (void) q; return RNICPI_ENOTSUP; }
@@ -133,6 +135,9 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->mem, mr_reg, st_mr_reg);
   FILL(out->mem, mr_modify, st_mr_modify);
   FILL(out->mem, mr_dereg, st_mr_dereg);
+  /* ABI 1.4: a table built against an older minor ends before mr_alloc
+   * (TAKE copied only its size), so the stub fills it. */
+  FILL(out->mem, mr_alloc, st_mr_alloc);
 
   TAKE(out->queue, in->queue);
   FILL(out->queue, cq_create, st_cq_create);

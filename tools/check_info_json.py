@@ -16,7 +16,8 @@ assert any(p["name"] == "emul" and p["usable"] for p in doc["providers"]), doc["
 calls = doc["calls"]
 assert len(calls) == 83 and len({c["name"] for c in calls}) == 83, len(calls)
 assert any(c["name"] == "it_post_send" and c["supported"] for c in calls)
-assert any(c["name"] == "it_lmr_link" and not c["supported"] for c in calls)
+assert any(c["name"] == "it_lmr_link" and c["supported"] for c in calls)
+assert ("it_lmr_link" in emul["calls_not_usable"]) != bool(emul["ia_info"]["lmr_link_support"]), emul
 assert "it_srq_create" in emul["calls_not_usable"] or emul["ia_info"]["srq_support"]
 print("itapi-info --json: %d providers, %d interfaces, %d calls" %
       (len(doc["providers"]), len(names), len(calls)))

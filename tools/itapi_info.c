@@ -130,6 +130,14 @@ usable_on(const itx_call_info_t *c, const it_ia_info_t *info)
     return FALSE;
   if (strcmp(c->name, "it_post_atomic") == 0)
     return info->atomic_support;
+  /* Unlinked LMRs, I/O address mapping, reads into RMRs (IT-API 2.1). */
+  if (strcmp(c->name, "it_lmr_create_unlinked") == 0 || strcmp(c->name, "it_lmr_link") == 0 ||
+      strcmp(c->name, "it_lmr_unlink") == 0)
+    return info->lmr_link_support;
+  if (strcmp(c->name, "it_mem_map") == 0 || strcmp(c->name, "it_mem_unmap") == 0)
+    return info->iobl_types_supported != 0;
+  if (strcmp(c->name, "it_post_rdma_read_to_rmr") == 0)
+    return info->rdma_read_local_extensions;
   if (g_str_has_prefix(c->name, "it_srq_"))
     return info->srq_support;
   if (g_str_has_prefix(c->name, "it_rmr_"))

@@ -35,6 +35,7 @@ typedef struct ual_ia {
   GList *children;            /* ual_obj_t* of every object of the IA */
   struct ual_evd *aff_evd;
   struct ual_evd *unaff_evd;
+  GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */
 } ual_ia_t;
 
 typedef struct ual_pz {
@@ -129,7 +130,21 @@ typedef struct ual_lmr {
   it_mem_priv_t privs;
   it_lmr_flag_t flags;
   uint32_t shared_id;
+  gboolean iobl;              /* registered from an I/O buffer list: triplets use addr.io */
+  /* Unlinked LMRs (it_lmr_create_unlinked): a fast-register region of the
+   * provider, linked and unlinked by work requests (it_lmr_link/unlink). */
+  gboolean linkable;
+  gboolean linked;            /* as the consumer last saw it (a link posted, no unlink since) */
+  size_t iobl_num_elts;       /* capacity in I/O buffer list elements */
+  it_iobl_type_t iobl_type;   /* type of the list of the current link (0: a virtual range) */
 } ual_lmr_t;
+
+/* A range mapped by it_mem_map: pinned; its I/O address is its address. */
+typedef struct ual_map {
+  uintptr_t addr;
+  size_t len;
+  kal_pin_t *pin;
+} ual_map_t;
 
 typedef struct ual_rmr {
   ual_obj_t obj;
@@ -236,10 +251,16 @@ it_status_t ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it
 /* Memory windows (ual_rmr.c). */
 void ual_rmr_destroy(ual_rmr_t *rmr);
 it_handle_t ual_rmr_invalidated(ual_ia_t *ia, uint64_t key);
+it_status_t ual_post_sq_sges(ual_ep_t *ep, rnicpi_send_wr_t *wr, rnicpi_sge_t *sge, size_t n,
+                             it_dto_flags_t flags);
+it_status_t ual_post_checks(it_ep_handle_t ep_handle, it_dto_flags_t flags, it_dto_flags_t allowed,
+                            const char *fn, ual_ep_t **out);
 uint32_t ual_access_of(ual_ia_t *ia, it_mem_priv_t p);
 
 /* Memory (ual_lmr.c). */
 void ual_lmr_destroy(ual_lmr_t *lmr);
+void ual_mem_unmap_all(ual_ia_t *ia);
+gboolean ual_lmr_is_link_key(ual_ia_t *ia, uint64_t key);
 void ual_pz_destroy(ual_pz_t *pz);
 
 /* Status mapping for provider results. */

@@ -24,8 +24,11 @@ ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
     if (G_UNLIKELY(t[i].length > UINT32_MAX))
       return ual_fail(IT_ERR_INVALID_LENGTH, "segment %zu is %" G_GUINT64_FORMAT " bytes; at most 4 GiB - 1",
                       i, (guint64) t[i].length);
+    /* Relative: an offset; an I/O buffer list region: an I/O address,
+     * which is the virtual address here (it_mem_map). */
     out[i].addr = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
-                  (uint64_t) (uintptr_t) lmr->addr + t[i].addr.rel : (uint64_t) (uintptr_t) t[i].addr.abs;
+                  (uint64_t) (uintptr_t) lmr->addr + t[i].addr.rel :
+                  lmr->iobl ? (uint64_t) (uintptr_t) t[i].addr.io : (uint64_t) (uintptr_t) t[i].addr.abs;
     out[i].length = (uint32_t) t[i].length;
     out[i].pad = 0;
     out[i].lkey = lmr->mr->lkey;
@@ -68,11 +71,11 @@ wr_flags(it_dto_flags_t f)
   return w;
 }
 
-/* A send-queue post: common checks, then the provider.  The unlink flags
- * are refused unless the operation allows them (it_rmr_unlink). */
+/* The checks common to every send-queue post; @allowed are the unlink
+ * flags the operation takes. */
 it_status_t
-ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
-            it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn)
+ual_post_checks(it_ep_handle_t ep_handle, it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn,
+                ual_ep_t **out)
 {
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (G_UNLIKELY(ep == NULL))
@@ -80,7 +83,8 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   if (G_UNLIKELY((flags & ~DTO_FLAGS_KNOWN) != 0 ||
                  (flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG) & ~allowed)))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x are unknown, or an unlink flag this "
-                    "operation does not take (IT_UNLINK_FENCE_FLAG: it_rmr_unlink only)", fn, (unsigned) flags);
+                    "operation does not take (IT_UNLINK_FENCE_FLAG: the unlink calls; IT_UNLINK_LOCAL_SINK: "
+                    "it_post_rdma_read_to_rmr)", fn, (unsigned) flags);
   if (G_UNLIKELY(ep->ud))
     return ual_fail(IT_ERR_INVALID_EP_TYPE, "%s: EP %p is a datagram EP; send with it_post_sendto", fn,
                     (void *) ep_handle);
@@ -88,6 +92,30 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL))
     return ual_fail(IT_ERR_INVALID_EP_STATE, "%s: EP %p is in state %d; send-side posts need a connected "
                     "EP (a NONOPERATIONAL one completes them flushed)", fn, (void *) ep_handle, state);
+  *out = ep;
+  return IT_SUCCESS;
+}
+
+/* Hand a checked request with its list to the provider. */
+it_status_t
+ual_post_sq_sges(ual_ep_t *ep, rnicpi_send_wr_t *wr, rnicpi_sge_t *sge, size_t n, it_dto_flags_t flags)
+{
+  wr->sg_list = sge;
+  wr->num_sge = (uint32_t) n;
+  wr->flags |= wr_flags(flags);
+  return ual_post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr));
+}
+
+/* A send-queue post: common checks, then the provider.  The unlink flags
+ * are refused unless the operation allows them (the unlink calls). */
+it_status_t
+ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
+            it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn)
+{
+  ual_ep_t *ep;
+  it_status_t st = ual_post_checks(ep_handle, flags, allowed, fn, &ep);
+  if (G_UNLIKELY(st != IT_SUCCESS))
+    return st;
   size_t max;
   switch (wr->opcode) {
   case RNICPI_WR_RDMA_READ: max = MAX(ep->attr.srv.rc.max_rdma_read_segments, 1); break;
@@ -97,13 +125,10 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   default: max = ep->attr.max_send_segments; break;
   }
   rnicpi_sge_t sge[UAL_MAX_SGE];
-  it_status_t st = ual_to_sges(segs, n, max, sge);
+  st = ual_to_sges(segs, n, max, sge);
   if (G_UNLIKELY(st != IT_SUCCESS))
     return st;
-  wr->sg_list = sge;
-  wr->num_sge = (uint32_t) n;
-  wr->flags = wr_flags(flags);
-  return ual_post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr));
+  return ual_post_sq_sges(ep, wr, sge, n, flags);
 }
 
 it_status_t
@@ -188,6 +213,91 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
   return ual_post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
+}
+
+/*
+ * RDMA Read into memory windows of this side (IT-API 2.1,
+ * rdma_read_local_extensions): each sink segment is an RMR triplet, its
+ * address read in the RMR's addressing mode, its key the RMR's context.
+ * The sink needs what a Read sink needs on the transport
+ * (rdma_read_requires_remote_write): on InfiniBand the window's LMR must
+ * allow local write, on iWARP the window itself remote write (its context
+ * is the sink STag of the Read Response); the provider checks this at
+ * execution, as for it_post_rdma_read, and a violation completes with
+ * IT_DTO_ERR_LOCAL_PROTECTION.  IT_UNLINK_LOCAL_SINK (one segment) unlinks
+ * the sink RMR once the data landed; the completion names it in
+ * unlinked_mr_handle.
+ */
+it_status_t
+it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local_segments, size_t num_segments,
+                         it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
+                         it_rmr_context_t rmr_context)
+{
+  const char *fn = "it_post_rdma_read_to_rmr";
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep;
+  it_status_t st = ual_post_checks(ep_handle, dto_flags, IT_UNLINK_LOCAL_SINK, fn, &ep);
+  if (st != IT_SUCCESS)
+    goto out;
+  uint64_t need = RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE;
+  if ((ep->obj.ia->caps.features & need) != need) {
+    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' cannot read into RMRs "
+                  "(it_ia_info_t.rdma_read_local_extensions is IT_FALSE)", ep->obj.ia->iface->name);
+    goto out;
+  }
+  size_t max = MAX(ep->attr.srv.rc.max_rdma_read_segments, 1);
+  if (num_segments > max || num_segments > UAL_MAX_SGE || (num_segments > 0 && local_segments == NULL)) {
+    st = ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%s: %zu segments exceed the EP's limit of %zu, or the list "
+                  "is NULL", fn, num_segments, max);
+    goto out;
+  }
+  if ((dto_flags & IT_UNLINK_LOCAL_SINK) && num_segments != 1) {
+    st = ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%s: IT_UNLINK_LOCAL_SINK unlinks one sink RMR; %zu segments "
+                  "given", fn, num_segments);
+    goto out;
+  }
+  rnicpi_sge_t sge[UAL_MAX_SGE];
+  ual_rmr_t *sink[UAL_MAX_SGE];
+  for (size_t i = 0; i < num_segments; i++) {
+    const it_rmr_triplet_t *t = &local_segments[i];
+    ual_rmr_t *rmr = sink[i] = ual_rmr_get(t->rmr);
+    if (rmr == NULL) {
+      st = ual_fail(IT_ERR_INVALID_RMR, "%s: segment %zu names %p, not a live RMR", fn, i, (void *) t->rmr);
+      goto out;
+    }
+    if (!rmr->linked) {
+      st = ual_fail(IT_ERR_INVALID_RMR, "%s: segment %zu names RMR %p, which is not linked", fn, i,
+                    (void *) t->rmr);
+      goto out;
+    }
+    if (rmr->pz != ep->pz) {
+      st = ual_fail(IT_ERR_INVALID_PZ, "%s: RMR %p and EP %p are in different PZs", fn, (void *) t->rmr,
+                    (void *) ep_handle);
+      goto out;
+    }
+    if (t->length > UINT32_MAX) {
+      st = ual_fail(IT_ERR_INVALID_LENGTH, "%s: segment %zu is %" G_GUINT64_FORMAT " bytes; at most 4 GiB - 1",
+                    fn, i, (guint64) t->length);
+      goto out;
+    }
+    sge[i].addr = rmr->addr_mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) t->addr.rel
+                                                          : (uint64_t) (uintptr_t) t->addr.abs;
+    sge[i].length = (uint32_t) t->length;
+    sge[i].pad = 0;
+    sge[i].lkey = rmr->ctx;
+  }
+  rnicpi_send_wr_t wr = {
+    .wr_id = cookie, .flags = RNICPI_WR_SINK_MW, .remote_addr = rdma_addr, .rkey = rmr_context,
+    .opcode = (dto_flags & IT_UNLINK_LOCAL_SINK) ? RNICPI_WR_RDMA_READ_INV : RNICPI_WR_RDMA_READ,
+    .invalidate_rkey = (dto_flags & IT_UNLINK_LOCAL_SINK) ? sge[0].lkey : 0,
+  };
+  st = ual_post_sq_sges(ep, &wr, sge, num_segments, dto_flags);
+  /* The sink is unlinked as the consumer sees it once the Read is posted. */
+  if (st == IT_SUCCESS && (dto_flags & IT_UNLINK_LOCAL_SINK))
+    sink[0]->linked = FALSE;
+out:
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
 }
 
 it_rdma_addr_t

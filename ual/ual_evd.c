@@ -164,7 +164,8 @@ static const it_event_type_t dto_event_of[] = {
   [RNICPI_WC_FETCH_ADD] = IT_DTO_FETCH_ADD_CMPL_EVENT,
   [RNICPI_WC_RECV] = IT_DTO_RC_RECV_CMPL_EVENT,
   [RNICPI_WC_BIND_MW] = IT_RMR_LINK_CMPL_EVENT,
-  [RNICPI_WC_LOCAL_INV] = IT_RMR_LINK_CMPL_EVENT,
+  [RNICPI_WC_LOCAL_INV] = IT_RMR_LINK_CMPL_EVENT, /* an LMR's key: IT_LMR_LINK_CMPL_EVENT (wc_to_event) */
+  [RNICPI_WC_FAST_REG] = IT_LMR_LINK_CMPL_EVENT,
 };
 
 static const it_dto_status_t dto_status_of[] = {
@@ -180,6 +181,7 @@ static const it_dto_status_t dto_status_of[] = {
   [RNICPI_WC_TRANSPORT_ERR] = IT_DTO_ERR_TRANSPORT,
   [RNICPI_WC_RNR_ERR] = IT_DTO_ERR_RECEIVER_NOT_READY,
   [RNICPI_WC_GENERAL_ERR] = IT_DTO_ERR_TRANSPORT,
+  [RNICPI_WC_MEM_MGT_ERR] = IT_DTO_ERR_LOCAL_MM_OPERATION,
 };
 
 static void
@@ -199,6 +201,13 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
   /* A receive of it_post_send_and_unlink names the RMR the peer unlinked. */
   if (wc->opcode == RNICPI_WC_RECV && (wc->flags & RNICPI_WC_WITH_INV))
     d->unlinked_mr_handle = ual_rmr_invalidated(e->obj.ia, wc->rkey);
+  /* A Read with IT_UNLINK_LOCAL_SINK names the sink it unlinked. */
+  if (wc->opcode == RNICPI_WC_RDMA_READ && (wc->flags & RNICPI_WC_WITH_INV))
+    d->unlinked_mr_handle = ual_rmr_invalidated(e->obj.ia, wc->rkey);
+  /* it_lmr_unlink and it_rmr_unlink are both Local Invalidates: the key
+   * (RNIC-PI 1.4 reports it) tells an LMR's from an RMR's. */
+  if (wc->opcode == RNICPI_WC_LOCAL_INV && wc->rkey != 0 && ual_lmr_is_link_key(e->obj.ia, wc->rkey))
+    d->event_number = IT_LMR_LINK_CMPL_EVENT;
   /* A datagram receive takes the all_dto_cmpl form (sender, path, GRH). */
   if (G_UNLIKELY(wc->flags & RNICPI_WC_UD))
     ual_ud_recv_event(e->obj.ia, wc, &ev->all_dto_cmpl);

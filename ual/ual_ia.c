@@ -90,6 +90,7 @@ it_ia_free(it_ia_handle_t ia_handle)
   ual_handle_release(&ia->obj);
   ual_cn_drop_ia(ia);
   ual_ud_drop_ia(ia);
+  ual_mem_unmap_all(ia);
   /* Children in dependency order: EPs, listeners and service requests,
    * SRQs, RMRs, address handles, LMRs, EVDs, PZs. */
   static const it_handle_type_enum_t order[] = {
@@ -223,10 +224,14 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
   info->addr_mode_relative_support = CAP(RNICPI_CAP_ZERO_BASED);
   info->rdma_read_requires_remote_write = CAP(RNICPI_CAP_READ_SINK_REMOTE_WRITE);
   info->ep_rdma_enables_modifiable = IT_TRUE;
-  info->rdma_read_local_extensions = IT_FALSE;
+  /* it_post_rdma_read_to_rmr and IT_UNLINK_LOCAL_SINK: Reads into windows,
+   * Read with Local Invalidate (RNIC-PI 1.4), and windows to read into. */
+  info->rdma_read_local_extensions = CAP(RNICPI_CAP_READ_SINK_MW) && CAP(RNICPI_CAP_LOCAL_INVALIDATE) &&
+                                     (CAP(RNICPI_CAP_MW_NARROW) || CAP(RNICPI_CAP_MW_WIDE));
   info->dto_evd_overflow_detection = CAP(RNICPI_CAP_CQ_OVERFLOW_DETECT);
   info->atomic_support = CAP(RNICPI_CAP_ATOMICS);
-  info->lmr_link_support = IT_FALSE;
+  /* Unlinked LMRs: fast registration and local invalidation of regions. */
+  info->lmr_link_support = CAP(RNICPI_CAP_FAST_REGISTER) && CAP(RNICPI_CAP_LOCAL_INVALIDATE);
   info->direct_lmr_handle_support = IT_FALSE;
   info->direct_lmr_handle = IT_NULL_HANDLE;
   info->post_send_unlink_remote_support = CAP(RNICPI_CAP_REMOTE_INVALIDATE);
@@ -234,7 +239,9 @@ it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
   info->wide_rmr_unlink_support = CAP(RNICPI_CAP_MW_WIDE) && CAP(RNICPI_CAP_LOCAL_INVALIDATE);
   /* An unlink is a work request of the send queue (RNICPI_WR_LOCAL_FENCE). */
   info->unlink_fence_support = CAP(RNICPI_CAP_LOCAL_INVALIDATE);
-  info->iobl_types_supported = 0;
+  /* I/O buffer lists are translated here (ual_lmr.c: an I/O address is the
+   * virtual address it_mem_map pinned), so every provider takes them. */
+  info->iobl_types_supported = (it_iobl_type_t) (IT_IOBL_PAGE_LIST | IT_IOBL_BLOCK_LIST | IT_IOBL_VE_PAGE_LIST);
 #undef CAP
   *ia_info = info;
   return IT_SUCCESS;

@@ -323,8 +323,10 @@ it_post_send_and_unlink(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_
   return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_send_and_unlink");
 }
 
-/* The receiver's side of it_post_send_and_unlink: the RMR whose context
- * the peer unlinked (IT-API 2.1 unlinked_mr_handle), now unlinked here too. */
+/* The RMR (or linked LMR) whose context a completion reports unlinked
+ * (IT-API 2.1 unlinked_mr_handle): by the peer (it_post_send_and_unlink)
+ * or by a Read with IT_UNLINK_LOCAL_SINK; now unlinked here too.  A
+ * context names one object only: the provider draws a new one per link. */
 it_handle_t
 ual_rmr_invalidated(ual_ia_t *ia, uint64_t key)
 {
@@ -332,8 +334,14 @@ ual_rmr_invalidated(ual_ia_t *ia, uint64_t key)
   g_rec_mutex_lock(&ual_lock);
   for (GList *l = ia->children; l != NULL; l = l->next) {
     ual_obj_t *o = l->data;
-    if (o->type == IT_HANDLE_TYPE_RMR && ((ual_rmr_t *) o)->linked && ((ual_rmr_t *) o)->ctx == key) {
+    if (o->type == IT_HANDLE_TYPE_RMR && ((ual_rmr_t *) o)->ctx == key &&
+        (((ual_rmr_t *) o)->linked || ((ual_rmr_t *) o)->mw->rkey == key)) {
       ((ual_rmr_t *) o)->linked = FALSE;
+      h = (it_handle_t) (uintptr_t) o->handle;
+      break;
+    }
+    if (o->type == IT_HANDLE_TYPE_LMR && ((ual_lmr_t *) o)->linkable && ((ual_lmr_t *) o)->mr->rkey == key) {
+      ((ual_lmr_t *) o)->linked = FALSE;
       h = (it_handle_t) (uintptr_t) o->handle;
       break;
     }

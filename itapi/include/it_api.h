@@ -2383,16 +2383,28 @@ it_status_t it_lmr_create21(IN it_pz_handle_t pz_handle,
 
 /**
  * @brief Creates a local memory region without memory, to be linked later
- * with it_lmr_link() (privileged).
+ * with it_lmr_link() (privileged; fast memory registration).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Every consumer is privileged in this stack: the provider checks keys,
+ * bounds and rights on every access.  The region has no memory and no
+ * usable context until a link completes.
  *
  * @param[in] pz_handle protection zone of the region
- * @param[in] iobl_num_elts capacity of the region in I/O buffer list elements
+ * @param[in] iobl_num_elts capacity of the region in I/O buffer list elements (pages of a
+ *            virtual range, or elements of an I/O buffer list)
  * @param[in] flags creation flags
  * @param[in] shared_id shared registration identifier (with ::IT_LMR_FLAG_SHARED)
  * @param[out] lmr_handle receives the handle of the new region
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the region was created, unlinked
+ * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter has no unlinked regions
+ *          (it_ia_info_t::lmr_link_support is IT_FALSE), or the provider cannot allocate one
+ * @retval IT_ERR_INVALID_IOBL @p iobl_num_elts is 0
+ * @retval IT_ERR_RESOURCE_LMR_LENGTH @p iobl_num_elts pages exceed what the adapter can register
+ * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
+ *          ::IT_LMR_FLAG_NON_SHAREABLE
+ * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_RESOURCES the provider ran out of memory or regions
  * @ingroup lmr
  */
 it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
@@ -2406,7 +2418,13 @@ it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
  * local memory region (privileged); completes with
  * ::IT_LMR_LINK_CMPL_EVENT.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The new remote context is returned at once and answers once the request
+ * completes; the region's earlier context stays dead.  The memory is a
+ * virtual range (@p addr) or an I/O buffer list of ranges mapped by
+ * it_mem_map() (contiguous in the I/O address space; triplets then use
+ * @c addr.io).  The range stays pinned until the next link or the free.
+ * A provider's failure to link completes with ::IT_DTO_ERR_LOCAL_MM_OPERATION
+ * and the endpoint becomes NONOPERATIONAL.
  *
  * @param[in] lmr_handle unlinked region
  * @param[in] addr start of the memory, or NULL when @p iobl is given
@@ -2418,7 +2436,33 @@ it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
  * @param[out] rmr_context receives the new remote access context
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the link was posted
+ * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live region, or was not created by
+ *          it_lmr_create_unlinked()
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_PRIV_OPS_UNAVAILABLE the endpoint was created without
+ *          it_ep_attributes_t::priv_ops_enable
+ * @retval IT_ERR_INVALID_PZ the region and the endpoint are in different protection zones
+ * @retval IT_ERR_LMR_BUSY the region is linked; unlink it first
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has bits other than ::IT_COMPLETION_FLAG,
+ *          ::IT_NOTIFY_FLAG and ::IT_BARRIER_FENCE_FLAG
+ * @retval IT_ERR_FAULT @p rmr_context is NULL
+ * @retval IT_ERR_INVALID_ADDR_MODE @p addr_mode is unknown, or relative on an adapter without it
+ * @retval IT_ERR_INVALID_PRIVS @p privs has bits outside ::IT_PRIV_ALL, or ::IT_PRIV_ATOMIC on an
+ *          adapter without atomics
+ * @retval IT_ERR_INVALID_IOBL @p iobl is of no known type, empty, has an empty, misaligned (page
+ *          list) or discontiguous element, a first-byte offset outside its first element, or is not
+ *          inside one range mapped by it_mem_map()
+ * @retval IT_ERR_INVALID_ADDRESS @p addr and @p iobl are both NULL
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0, or exceeds the I/O buffer list
+ * @retval IT_ERR_RESOURCE_LMR_LENGTH the memory spans more elements than the region's capacity,
+ *          exceeds what the adapter can register, or wraps the address space
+ * @retval IT_ERR_RESOURCES the range could not be pinned (memory lock limit)
+ * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a datagram endpoint
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
+ * @retval IT_ERR_TOO_MANY_POSTS the endpoint's request queue is full
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute the link on this endpoint (emul:
+ *          an endpoint connected to another process)
  * @ingroup lmr
  */
 it_status_t it_lmr_link(IN it_lmr_handle_t lmr_handle,
@@ -2434,15 +2478,31 @@ it_status_t it_lmr_link(IN it_lmr_handle_t lmr_handle,
 
 /**
  * @brief Posts a request on an endpoint that unlinks the memory of a local
- * memory region (privileged); completes with ::IT_LMR_LINK_CMPL_EVENT.
+ * memory region (privileged; a local invalidate); completes with
+ * ::IT_LMR_LINK_CMPL_EVENT.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Once it completes the region's context is refused; the region may be
+ * linked again.  A provider's failure completes with
+ * ::IT_DTO_ERR_LOCAL_MM_OPERATION (e.g. an RMR is still linked to the region).
  *
  * @param[in] lmr_handle linked region
  * @param[in] ep_handle endpoint the request is posted on
  * @param[in] cookie cookie returned in the completion
  * @param[in] dto_flags data transfer flags
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the unlink was posted
+ * @retval IT_ERR_INVALID_LMR @p lmr_handle is not a live region, was not created by
+ *          it_lmr_create_unlinked(), or is not linked
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_PRIV_OPS_UNAVAILABLE the endpoint was created without
+ *          it_ep_attributes_t::priv_ops_enable
+ * @retval IT_ERR_INVALID_PZ the region and the endpoint are in different protection zones
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has bits other than ::IT_COMPLETION_FLAG,
+ *          ::IT_NOTIFY_FLAG, ::IT_BARRIER_FENCE_FLAG and ::IT_UNLINK_FENCE_FLAG
+ * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a datagram endpoint
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
+ * @retval IT_ERR_TOO_MANY_POSTS the endpoint's request queue is full
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute the unlink on this endpoint (emul:
+ *          an endpoint connected to another process)
  * @ingroup lmr
  */
 it_status_t it_lmr_unlink(IN it_lmr_handle_t lmr_handle,
@@ -2534,7 +2594,9 @@ it_status_t it_lmr_refresh_from_mem(IN const it_lmr_triplet_t *local_segments,
  * @brief Maps a virtual address range to I/O addresses for building I/O
  * buffer lists (privileged).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * The providers of this stack address the caller's virtual memory: the
+ * range is pinned and its I/O address is its virtual address; the whole
+ * range is mapped.  I/O buffer lists may name any part of a mapping.
  *
  * @param[in] ia_handle interface adapter
  * @param[in] vaddr start of the virtual range
@@ -2542,7 +2604,13 @@ it_status_t it_lmr_refresh_from_mem(IN const it_lmr_triplet_t *local_segments,
  * @param[in] len length of the range in bytes
  * @param[out] io_addr receives the I/O address of the start of the range
  * @param[out] mapped_len receives the number of bytes mapped
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the range was mapped
+ * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
+ * @retval IT_ERR_FAULT @p io_addr or @p mapped_len is NULL
+ * @retval IT_ERR_INVALID_ADDRESS @p vaddr is NULL
+ * @retval IT_ERR_INVALID_LENGTH @p len is 0 or the range wraps the address space
+ * @retval IT_ERR_NO_PERMISSION @p aspace_id is neither 0 nor the caller's process id
+ * @retval IT_ERR_RESOURCES the range could not be pinned (memory lock limit)
  * @ingroup lmr
  */
 it_status_t it_mem_map(IN it_ia_handle_t ia_handle,
@@ -2555,12 +2623,17 @@ it_status_t it_mem_map(IN it_ia_handle_t ia_handle,
 /**
  * @brief Removes a mapping made by it_mem_map() (privileged).
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Regions registered from the mapping must be freed first (the consumer's
+ * duty, as with any I/O mapping).  Mappings left are removed with the IA.
  *
  * @param[in] ia_handle interface adapter
  * @param[in] io_addr I/O address returned by it_mem_map()
  * @param[in] mapped_len length returned by it_mem_map()
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the mapping was removed
+ * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
+ * @retval IT_ERR_INVALID_ADDRESS @p io_addr is not an address it_mem_map() returned on this
+ *          adapter, or it was unmapped
+ * @retval IT_ERR_INVALID_LENGTH @p mapped_len is not the length it_mem_map() returned
  * @ingroup lmr
  */
 it_status_t it_mem_unmap(IN it_ia_handle_t ia_handle,
@@ -2943,7 +3016,15 @@ it_status_t it_post_rdma_read(IN it_ep_handle_t ep_handle,
  * @brief Posts an RDMA Read from remote memory into local remote memory
  * regions.
  *
- * Not implemented in this release: always returns IT_ERR_OP_NOT_SUPPORTED.
+ * Each sink segment is a linked RMR of this side (a narrow one linked on
+ * @p ep_handle), its address read in the RMR's addressing mode.  The sink
+ * needs what a Read sink needs on the transport
+ * (it_ia_info_t::rdma_read_requires_remote_write): on InfiniBand the
+ * RMR's LMR must allow local write, on iWARP the RMR itself remote write.
+ * Those, and the range, are checked as the Read executes: a violation
+ * completes with ::IT_DTO_ERR_LOCAL_PROTECTION.  With ::IT_UNLINK_LOCAL_SINK
+ * the sink RMR is unlinked once the data landed and the completion names
+ * it in it_dto_cmpl_event_t::unlinked_mr_handle.
  *
  * @param[in] ep_handle endpoint to read through
  * @param[in] local_segments local remote-memory-region segments receiving the data
@@ -2952,7 +3033,21 @@ it_status_t it_post_rdma_read(IN it_ep_handle_t ep_handle,
  * @param[in] dto_flags data transfer flags
  * @param[in] rdma_addr remote address to read from
  * @param[in] rmr_context remote access context of the remote memory
- * @retval IT_ERR_OP_NOT_SUPPORTED always, in this release
+ * @retval IT_SUCCESS the Read was posted
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
+ * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits or ::IT_UNLINK_FENCE_FLAG
+ * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a datagram endpoint
+ * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
+ * @retval IT_ERR_OP_NOT_SUPPORTED the adapter cannot read into RMRs
+ *          (it_ia_info_t::rdma_read_local_extensions is IT_FALSE), or the provider cannot on this
+ *          endpoint (emul: an endpoint connected to another process)
+ * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's RDMA Read segments,
+ *          the list is NULL, ::IT_UNLINK_LOCAL_SINK is given with other than one segment, or the
+ *          provider refuses the Read at post (the endpoint's negotiated ORD is 0)
+ * @retval IT_ERR_INVALID_RMR a segment names no live RMR, or one that is not linked
+ * @retval IT_ERR_INVALID_PZ a segment's RMR is in another protection zone than the endpoint
+ * @retval IT_ERR_INVALID_LENGTH a segment is 4 GiB or longer
+ * @retval IT_ERR_TOO_MANY_POSTS the endpoint's request queue is full
  * @ingroup dto
  */
 it_status_t it_post_rdma_read_to_rmr(IN it_ep_handle_t ep_handle,

@@ -16,6 +16,11 @@
  * datagram fields at the end of ::rnicpi_send_wr_t and ::rnicpi_wc_t, the
  * datagram MTU of ::rnicpi_caps_t and UD service resolution (IB SIDR) at
  * the end of ::rnicpi_cm_ops_t.
+ * 1.4 added fast registration and reads into windows: mr_alloc at the end
+ * of ::rnicpi_mem_ops_t, #RNICPI_WR_FAST_REG (::rnicpi_fast_reg_t at the
+ * end of ::rnicpi_send_wr_t), #RNICPI_WR_LOCAL_INV of a fast-registered
+ * region's key, #RNICPI_WR_RDMA_READ_INV and the #RNICPI_WR_SINK_MW flag
+ * (RNICPI_CAP_READ_SINK_MW), #RNICPI_WC_FAST_REG and #RNICPI_WC_MEM_MGT_ERR.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -59,7 +64,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 3
+#define RNICPI_ABI_MINOR 4
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -186,7 +191,11 @@ typedef enum {
   /** capability "qp-resize" */ \
   X(RNICPI_CAP_QP_RESIZE, 18, "qp-resize")                                     \
   /** capability "wants-page-list" */ \
-  X(RNICPI_CAP_PAGE_LIST, 19, "wants-page-list")
+  X(RNICPI_CAP_PAGE_LIST, 19, "wants-page-list")                             \
+  /** capability "read-sink-window" (ABI 1.4): an RDMA Read may scatter into
+   *  memory windows (#RNICPI_WR_SINK_MW) and invalidate its sink
+   *  (#RNICPI_WR_RDMA_READ_INV, with RNICPI_CAP_LOCAL_INVALIDATE) */ \
+  X(RNICPI_CAP_READ_SINK_MW, 20, "read-sink-window")
 
 /** Feature bit values, generated from #RNICPI_CAP_LIST. */
 enum rnicpi_cap_bits {
@@ -371,7 +380,13 @@ typedef enum {
   RNICPI_WR_ATOMIC_CMP_SWP,  /**< 64-bit compare and swap */
   RNICPI_WR_ATOMIC_FETCH_ADD, /**< 64-bit fetch and add */
   RNICPI_WR_BIND_MW,         /**< bind a memory window (ABI 1.2; send_wr_t::bind) */
-  RNICPI_WR_LOCAL_INV,       /**< invalidate the window key invalidate_rkey (ABI 1.2) */
+  RNICPI_WR_LOCAL_INV,       /**< invalidate the window key invalidate_rkey (ABI 1.2), or (ABI 1.4) a
+                              *   fast-registered region's key */
+  RNICPI_WR_FAST_REG,        /**< ABI 1.4: bind a region of mr_alloc to memory (send_wr_t::fast_reg;
+                              *   RNICPI_CAP_FAST_REGISTER) */
+  RNICPI_WR_RDMA_READ_INV,   /**< ABI 1.4: RDMA Read, then invalidate the sink key invalidate_rkey
+                              *   (a window or fast-registered region) once the data landed
+                              *   (RNICPI_CAP_READ_SINK_MW and RNICPI_CAP_LOCAL_INVALIDATE) */
   RNICPI_WR_OPCODE_COUNT     /**< number of opcodes (not an opcode) */
 } rnicpi_wr_opcode_t;
 
@@ -381,6 +396,16 @@ enum rnicpi_wr_flags {
   RNICPI_WR_SOLICITED = 1u << 1, /**< the peer's receive completion is solicited */
   RNICPI_WR_FENCE = 1u << 2,     /**< wait for earlier RDMA Reads */
   RNICPI_WR_LOCAL_FENCE = 1u << 3, /**< wait for every earlier work request of the queue (ABI 1.2) */
+  /**
+   * ABI 1.4 (RNICPI_CAP_READ_SINK_MW), RDMA Read only: the keys of sg_list
+   * are keys of bound memory windows of the queue pair's domain (a narrow
+   * one bound through this queue pair), each address in its window's
+   * address space (its VA, or an offset when zero-based).  The sink needs
+   * the personality's read-sink rights: the local ones granted by the
+   * window's region, the remote ones (RNICPI_CAP_READ_SINK_REMOTE_WRITE)
+   * by the window.  A violation is #RNICPI_WC_LOC_PROT_ERR.
+   */
+  RNICPI_WR_SINK_MW = 1u << 4,
 };
 
 /**
@@ -402,6 +427,27 @@ typedef struct rnicpi_bind {
   uint32_t access;       /**< OR of RNICPI_ACCESS_REMOTE_* and RNICPI_ACCESS_ATOMIC */
   uint32_t zero_based;   /**< nonzero: the window answers to offsets from addr (RNICPI_CAP_ZERO_BASED) */
 } rnicpi_bind_t;
+
+/**
+ * What a #RNICPI_WR_FAST_REG binds (ABI 1.4; the RDMAC verbs "Fast-Register" and the
+ * IB memory management extensions).  Checked by the provider at execution
+ * (failure: #RNICPI_WC_MEM_MGT_ERR and the queue pair goes to ERROR): the
+ * region came from mr_alloc, is in the queue pair's domain and is invalid
+ * (never registered, or invalidated since); num_pages is at most the
+ * max_pages it was allocated with; [addr, addr + length) lies inside the
+ * pages.  The region answers to iova (addr, or 0 when zero-based).
+ */
+typedef struct rnicpi_fast_reg {
+  struct rnicpi_mr *mr;   /**< a region of mr_alloc */
+  void *addr;             /**< first byte, in the caller's address space */
+  uint64_t length;        /**< bytes */
+  uint64_t iova;          /**< address the region answers to (addr, or 0: zero-based) */
+  uint32_t access;        /**< OR of ::rnicpi_access */
+  uint32_t pad;           /**< zero */
+  size_t page_size;       /**< bytes per entry of pages (or per page spanned) */
+  size_t num_pages;       /**< pages (list elements) the memory spans */
+  const uint64_t *pages;  /**< page addresses when the device wants them (RNICPI_CAP_PAGE_LIST), read at post */
+} rnicpi_fast_reg_t;
 
 /** A send-queue work request. */
 typedef struct rnicpi_send_wr {
@@ -429,6 +475,13 @@ typedef struct rnicpi_send_wr {
   /** UD: Q_Key to present; a key with bit 31 set means "the sending QP's
    *  own Q_Key" (IBTA 10.2.4, controlled Q_Keys) */
   uint32_t remote_qkey;
+  /**
+   * ABI 1.4: #RNICPI_WR_FAST_REG.  When post_send accepts the request it
+   * has already written the region's new key into fast_reg.mr->lkey and
+   * ->rkey (equal); the key answers once the request completes, and the
+   * completion repeats it in rnicpi_wc_t::rkey.
+   */
+  rnicpi_fast_reg_t fast_reg;
 } rnicpi_send_wr_t;
 
 /** A receive work request. */
@@ -452,6 +505,7 @@ typedef enum {
   RNICPI_WC_TRANSPORT_ERR,  /**< the transport failed (retries, connection lost) */
   RNICPI_WC_RNR_ERR,        /**< receiver not ready, retries exhausted */
   RNICPI_WC_GENERAL_ERR,    /**< other error */
+  RNICPI_WC_MEM_MGT_ERR,    /**< ABI 1.4: a fast registration or local invalidation of a region failed */
 } rnicpi_wc_status_t;
 
 /** What a completion completes. */
@@ -464,6 +518,7 @@ typedef enum {
   RNICPI_WC_RECV,          /**< a receive */
   RNICPI_WC_BIND_MW,       /**< a memory window bind (ABI 1.2) */
   RNICPI_WC_LOCAL_INV,     /**< a local invalidation (ABI 1.2) */
+  RNICPI_WC_FAST_REG,      /**< a fast registration (ABI 1.4) */
 } rnicpi_wc_opcode_t;
 
 /** Flags of a completion (rnicpi_wc_t::flags). */
@@ -490,6 +545,9 @@ typedef struct rnicpi_wc {
   /**
    * ABI 1.2: the window's new key (RNICPI_WC_BIND_MW), or the key the peer
    * invalidated (RNICPI_WC_RECV with #RNICPI_WC_WITH_INV); 0 otherwise.
+   * ABI 1.4: the region's new key (RNICPI_WC_FAST_REG); the key the request
+   * named (RNICPI_WC_LOCAL_INV, any status); the sink key invalidated
+   * (RNICPI_WC_RDMA_READ of #RNICPI_WR_RDMA_READ_INV, flag #RNICPI_WC_WITH_INV).
    * The access layer polls one entry at a time into a zeroed entry, so a
    * provider of an older minor, which writes only up to flags, is still
    * read correctly.
@@ -689,6 +747,14 @@ typedef struct rnicpi_mem_ops {
   rnicpi_status_t (*mr_modify)(rnicpi_mr_t *mr, uint32_t access);
   /** Deregister; remote accesses in flight complete with an access error. */
   rnicpi_status_t (*mr_dereg)(rnicpi_mr_t *mr);
+  /**
+   * ABI 1.4 (RNICPI_CAP_FAST_REGISTER): allocate an invalid region of up to
+   * @p max_pages pages, bound later by #RNICPI_WR_FAST_REG and invalidated
+   * by #RNICPI_WR_LOCAL_INV; freed by mr_dereg.  Its keys are those of its
+   * last fast registration posted (an unusable key before the first).
+   * RNICPI_EINVAL: max_pages 0.
+   */
+  rnicpi_status_t (*mr_alloc)(rnicpi_pd_t *pd, uint32_t max_pages, rnicpi_mr_t **mr);
 } rnicpi_mem_ops_t;
 
 /** Completion queues and queue pairs. */

@@ -111,6 +111,14 @@ typedef struct emul_mr {
   gboolean zero_based;     /* iova is not addr */
   struct emul_mw *mw;      /* this entry is a window's key (emul_mw.c), or NULL */
   gint nmw;                /* a region: windows bound to it (dereg: EBUSY) */
+  /* RNIC-PI 1.4 fast registration (emul_mem.c): a region of mr_alloc is
+   * invalid (no rights, no length) until a FAST_REG executes, and again
+   * after a Local Invalidate (or a Read with Invalidate, a Send with
+   * Invalidate) of its key. */
+  gboolean fr;             /* allocated by mr_alloc */
+  gboolean valid;          /* fr: bound to memory by its last FAST_REG */
+  uint32_t max_pages;      /* fr: capacity */
+  gint queued;             /* fr: FAST_REGs naming it still queued (dereg: EBUSY) */
 } emul_mr_t;
 
 /* A memory window.  Its key lives in the region table as entry, so lookups
@@ -251,14 +259,17 @@ uint32_t emul_key_access(const emul_mr_t *mr, const emul_qp_t *qp);
 rnicpi_status_t emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr);
 rnicpi_wc_status_t emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
 gboolean emul_mw_invalidate(emul_qp_t *qp, uint64_t key);
+/* Fast registration (emul_mem.c; fabric lock held). */
+rnicpi_wc_status_t emul_fr_exec(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
+void emul_fr_invalidate(emul_mr_t *mr);
 void emul_mw_qp_gone(emul_qp_t *qp);
 
 /* Personality rules (emul_dev.c). */
 uint32_t emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op);
 static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
 {
-  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_ATOMIC_CMP_SWP ||
-         op == RNICPI_WR_ATOMIC_FETCH_ADD;
+  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV ||
+         op == RNICPI_WR_ATOMIC_CMP_SWP || op == RNICPI_WR_ATOMIC_FETCH_ADD;
 }
 
 /* Completion queues. */

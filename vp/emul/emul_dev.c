@@ -137,14 +137,19 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
  * refuses Reads and atomics at post, IRD 0 at the responder fails them
  * remotely), zero-based and VA-based regions, flush on error, CQ overflow
  * detection, SRQ (RNIC-PI 1.1), local and remote invalidation of
- * memory windows (RNIC-PI 1.2).  Windows: InfiniBand has both types (type
+ * memory windows (RNIC-PI 1.2), fast registration, local invalidation of
+ * fast-registered regions, RDMA Reads into windows and Read with Local
+ * Invalidate (RNIC-PI 1.4; in-process only, like windows).  Real
+ * InfiniBand has no Read with Invalidate (an iWARP verb); the emulated
+ * HCA offers it so that both personalities run the same IT-API calls.  Windows: InfiniBand has both types (type
  * 2 narrow, type 1 wide); iWARP only the QP-bound window of the RDMAC verbs
  * (narrow), never on a zero-based region (RDMAC verbs 7.2.7).
  */
 #define EMUL_COMMON_CAPS (RNICPI_CAP_RC | RNICPI_CAP_SRQ | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED | \
                           RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |              \
                           RNICPI_CAP_CQ_OVERFLOW_DETECT | RNICPI_CAP_MW_NARROW |          \
-                          RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE)
+                          RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE |    \
+                          RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_READ_SINK_MW)
 
 const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
   [EMUL_PERS_IB] = {
@@ -183,6 +188,7 @@ emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op)
 {
   switch (op) {
   case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV:
     return p->read_sink_need;
   case RNICPI_WR_ATOMIC_CMP_SWP:
   case RNICPI_WR_ATOMIC_FETCH_ADD:

@@ -13,6 +13,13 @@
  * Every change is mirrored into the table this process exports to the
  * processes it is connected to (emul_x_mr_sync, emul_xport.c).
  *
+ * Fast registration (RNIC-PI 1.4): mr_alloc takes a slot for an invalid
+ * region; a FAST_REG work request binds it to memory with rights and a
+ * new tag (drawn at post, as a window's bind), a Local Invalidate of its
+ * key (or a Read with Invalidate, or a peer's Send with Invalidate) makes
+ * it invalid again: no rights and no length, so its last key is refused
+ * until the next FAST_REG gives a fresh one.  Posted in-process only.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <sys/random.h>
@@ -140,6 +147,79 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   return RNICPI_OK;
 }
 
+/* RNIC-PI 1.4: an invalid region for fast registration. */
+static rnicpi_status_t
+emul_mr_alloc(rnicpi_pd_t *p, uint32_t max_pages, rnicpi_mr_t **out)
+{
+  emul_dev_t *dev = to_emul_dev(p->dev);
+  if (!(dev->caps.features & RNICPI_CAP_FAST_REGISTER))
+    return RNICPI_ENOTSUP;
+  if (max_pages == 0)
+    return RNICPI_EINVAL;
+  emul_mr_t *mr = g_new0(emul_mr_t, 1);
+  mr->base.pd = p;
+  mr->pd = to_emul_pd(p);
+  mr->pers = dev->pers;
+  mr->fr = TRUE;
+  mr->max_pages = max_pages;
+  g_mutex_lock(&emul_fabric.lock);
+  if (!emul_slot_alloc(mr, dev->pers)) {
+    g_mutex_unlock(&emul_fabric.lock);
+    g_free(mr);
+    return RNICPI_ELIMIT;
+  }
+  mr->key = emul_slot_new_tag(dev->pers, mr->index);
+  emul_x_mr_sync(mr->index);
+  g_mutex_unlock(&emul_fabric.lock);
+  mr->base.lkey = mr->base.rkey = emul_key_make(dev->pers, mr->index, mr->key);
+  g_atomic_int_inc(&mr->pd->nobj);
+  *out = &mr->base;
+  return RNICPI_OK;
+}
+
+/* Execute a FAST_REG (rules: rnicpi_fast_reg_t).  The new key was drawn at
+ * post and travels in wr->rkey. */
+rnicpi_wc_status_t
+emul_fr_exec(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  const rnicpi_fast_reg_t *f = &wr->fast_reg;
+  emul_mr_t *mr = to_emul_mr(f->mr);
+  const emul_pers_t *p = emul_pers_of_qp(qp);
+  uint64_t feats = emul_qp_dev(qp)->caps.features;
+  uint32_t index, tag;
+  if (!mr->fr || mr->pd != qp->pd || mr->valid || mr->index >= emul_fabric.mrs->len ||
+      g_ptr_array_index(emul_fabric.mrs, mr->index) != mr)
+    return RNICPI_WC_MEM_MGT_ERR;
+  if (f->addr == NULL || f->length == 0 || f->num_pages == 0 || f->num_pages > mr->max_pages ||
+      f->page_size == 0 || f->length > (uint64_t) f->num_pages * f->page_size)
+    return RNICPI_WC_MEM_MGT_ERR;
+  if (((f->access & RNICPI_ACCESS_ATOMIC) && !(feats & RNICPI_CAP_ATOMICS)) ||
+      (f->iova != (uint64_t) (uintptr_t) f->addr && (f->iova != 0 || !(feats & RNICPI_CAP_ZERO_BASED))))
+    return RNICPI_WC_MEM_MGT_ERR;
+  if (!emul_key_split(p, wr->rkey, &index, &tag) || index != mr->index)
+    return RNICPI_WC_MEM_MGT_ERR;
+  mr->addr = f->addr;
+  mr->length = f->length;
+  mr->iova = f->iova;
+  mr->zero_based = f->iova != (uint64_t) (uintptr_t) f->addr;
+  mr->access = f->access;
+  mr->key = tag;
+  mr->valid = TRUE;
+  emul_x_mr_sync(mr->index);
+  return RNICPI_WC_SUCCESS;
+}
+
+/* Invalidate a fast-registered region: its key keeps naming the slot but
+ * grants nothing. */
+void
+emul_fr_invalidate(emul_mr_t *mr)
+{
+  mr->valid = FALSE;
+  mr->access = 0;
+  mr->length = 0;
+  emul_x_mr_sync(mr->index);
+}
+
 static rnicpi_status_t
 emul_mr_modify(rnicpi_mr_t *m, uint32_t access)
 {
@@ -158,8 +238,9 @@ emul_mr_dereg(rnicpi_mr_t *m)
 {
   emul_mr_t *mr = to_emul_mr(m);
   g_mutex_lock(&emul_fabric.lock);
-  if (mr->nmw > 0) {
-    /* IBTA 10.6.7.2.3: a region with bound windows cannot go away. */
+  if (mr->nmw > 0 || mr->queued > 0) {
+    /* IBTA 10.6.7.2.3: a region with bound windows cannot go away; nor
+     * one a queued FAST_REG names. */
     g_mutex_unlock(&emul_fabric.lock);
     return RNICPI_EBUSY;
   }
@@ -177,4 +258,5 @@ const rnicpi_mem_ops_t emul_mem_ops = {
   .mr_reg = emul_mr_reg,
   .mr_modify = emul_mr_modify,
   .mr_dereg = emul_mr_dereg,
+  .mr_alloc = emul_mr_alloc,
 };

@@ -106,13 +106,38 @@ emul_key_access(const emul_mr_t *mr, const emul_qp_t *qp)
 rnicpi_status_t
 emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr)
 {
+  const uint64_t feats = emul_qp_dev(qp)->caps.features;
+  /* RNIC-PI 1.4: reads into windows, Read with Invalidate, fast registration. */
+  if (wr->flags & RNICPI_WR_SINK_MW) {
+    if (wr->opcode != RNICPI_WR_RDMA_READ && wr->opcode != RNICPI_WR_RDMA_READ_INV)
+      return RNICPI_EINVAL;
+    if (!(feats & RNICPI_CAP_READ_SINK_MW) || qp->x != NULL)
+      return RNICPI_ENOTSUP;
+  }
+  if (wr->opcode == RNICPI_WR_RDMA_READ_INV &&
+      ((feats & (RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE)) !=
+       (RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE) || qp->x != NULL))
+    return RNICPI_ENOTSUP;
+  if (wr->opcode == RNICPI_WR_FAST_REG) {
+    if (!(feats & RNICPI_CAP_FAST_REGISTER) || qp->x != NULL)
+      return RNICPI_ENOTSUP;
+    if (wr->fast_reg.mr == NULL)
+      return RNICPI_EINVAL;
+    emul_mr_t *mr = to_emul_mr(wr->fast_reg.mr);
+    if (!mr->fr)
+      return RNICPI_EINVAL;
+    const emul_pers_t *fp = emul_pers_of_qp(qp);
+    uint32_t ftag = emul_slot_new_tag(fp, mr->index);
+    mr->base.lkey = mr->base.rkey = wr->rkey = emul_key_make(fp, mr->index, ftag);
+    return RNICPI_OK;
+  }
   if (wr->opcode != RNICPI_WR_BIND_MW && wr->opcode != RNICPI_WR_LOCAL_INV &&
       wr->opcode != RNICPI_WR_SEND_INV)
     return RNICPI_OK;
   uint64_t need = wr->opcode == RNICPI_WR_BIND_MW ? RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_WIDE :
                   wr->opcode == RNICPI_WR_LOCAL_INV ? RNICPI_CAP_LOCAL_INVALIDATE :
                   RNICPI_CAP_REMOTE_INVALIDATE;
-  if (!(emul_qp_dev(qp)->caps.features & need) || qp->x != NULL)
+  if (!(feats & need) || qp->x != NULL)
     return RNICPI_ENOTSUP;
   if (wr->opcode != RNICPI_WR_BIND_MW)
     return RNICPI_OK;
@@ -168,12 +193,20 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 }
 
 /* Invalidate window key @key, arriving through @qp (Local Invalidate on
- * the QP's own queue, or Send with Invalidate from its peer); FALSE when
- * the key names no bound window of the QP's domain usable through it. */
+ * the QP's own queue, Read with Invalidate, or Send with Invalidate from
+ * its peer); FALSE when the key names no bound window of the QP's domain
+ * usable through it.  RNIC-PI 1.4: the key may also name a valid
+ * fast-registered region of the domain with no window bound to it. */
 gboolean
 emul_mw_invalidate(emul_qp_t *qp, uint64_t key)
 {
   emul_mr_t *e = emul_mr_lookup(emul_pers_of_qp(qp), key);
+  if (e != NULL && e->mw == NULL) {
+    if (!e->fr || !e->valid || e->pd != qp->pd || e->nmw > 0)
+      return FALSE;
+    emul_fr_invalidate(e);
+    return TRUE;
+  }
   if (e == NULL || e->mw == NULL || e->pd != qp->pd || e->mw->parent == NULL ||
       (e->mw->qp != NULL && e->mw->qp != qp))
     return FALSE;

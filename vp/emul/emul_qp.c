@@ -30,6 +30,9 @@
 
 typedef enum { EXEC_DONE, EXEC_BLOCKED, EXEC_FAILED } exec_t;
 
+/* Scatter entries of a Read into windows (the IB personality's maximum). */
+#define EMUL_MAX_SINK_SGE 32
+
 static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_SEND] = RNICPI_WC_SEND,
   [RNICPI_WR_SEND_INV] = RNICPI_WC_SEND,
@@ -39,6 +42,8 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
   [RNICPI_WR_BIND_MW] = RNICPI_WC_BIND_MW,
   [RNICPI_WR_LOCAL_INV] = RNICPI_WC_LOCAL_INV,
+  [RNICPI_WR_FAST_REG] = RNICPI_WC_FAST_REG,
+  [RNICPI_WR_RDMA_READ_INV] = RNICPI_WC_RDMA_READ,
 };
 
 void
@@ -57,12 +62,19 @@ emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t
               uint32_t len, emul_work_t *w)
 {
   if (st != RNICPI_WC_SUCCESS || (wr->flags & RNICPI_WR_SIGNALED)) {
-    /* RNIC-PI 1.2: a bind's completion repeats the window's new key. */
+    /* RNIC-PI 1.2: a bind's completion repeats the window's new key;
+     * 1.4: a fast registration's the region's, a Local Invalidate names
+     * the key it was for, a Read with Invalidate the sink key it killed. */
     rnicpi_wc_t wc = {
       .wr_id = wr->wr_id, .qp_ctx = qp->base.al_ctx, .status = st,
       .opcode = wc_opcode_of[wr->opcode], .byte_len = len,
-      .rkey = wr->opcode == RNICPI_WR_BIND_MW ? wr->rkey : 0,
+      .rkey = wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_FAST_REG ? wr->rkey :
+              wr->opcode == RNICPI_WR_LOCAL_INV ? wr->invalidate_rkey : 0,
     };
+    if (wr->opcode == RNICPI_WR_RDMA_READ_INV && st == RNICPI_WC_SUCCESS) {
+      wc.flags = RNICPI_WC_WITH_INV;
+      wc.rkey = wr->invalidate_rkey;
+    }
     emul_cq_push(qp->scq, &wc, w);
   }
 }
@@ -227,24 +239,70 @@ typedef struct {
 static const rdma_rule_t rdma_rule_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_WRITE] = { RNICPI_ACCESS_REMOTE_WRITE, TRUE },
   [RNICPI_WR_RDMA_READ] = { RNICPI_ACCESS_REMOTE_READ, FALSE },
+  [RNICPI_WR_RDMA_READ_INV] = { RNICPI_ACCESS_REMOTE_READ, FALSE },
 };
+
+/* RNIC-PI 1.4 (#RNICPI_WR_SINK_MW): translate a read sink of window keys
+ * into our addresses.  Each window must be bound, of the QP's domain and,
+ * narrow, bound through this QP; the personality's read-sink rights are
+ * split: the local ones from the window's region, the remote ones (iWARP:
+ * the sink STag is written by the Read Response) from the window. */
+static gboolean
+sink_windows(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *out, uint64_t *total)
+{
+  const emul_pers_t *p = emul_pers_of_qp(qp);
+  uint32_t need = emul_pers_local_need(p, wr->opcode);
+  uint32_t lneed = need & (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  uint32_t rneed = need & ~lneed;
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < wr->num_sge; i++) {
+    const rnicpi_sge_t *s = &wr->sg_list[i];
+    out[i] = *s;
+    t += s->length;
+    if (s->length == 0)
+      continue;
+    emul_mr_t *e = emul_mr_lookup(p, s->lkey);
+    if (e == NULL || e->mw == NULL || e->pd != qp->pd)
+      return FALSE;
+    const emul_mw_t *mw = e->mw;
+    if (mw->parent == NULL || (mw->qp != NULL && mw->qp != qp) ||
+        (emul_key_access(e, qp) & rneed) != rneed || (mw->parent->access & lneed) != lneed)
+      return FALSE;
+    if (s->addr < e->iova || s->length > e->length || s->addr - e->iova > e->length - s->length)
+      return FALSE;
+    out[i].addr = (uint64_t) (uintptr_t) (e->addr + (s->addr - e->iova));
+  }
+  *total = t;
+  return TRUE;
+}
 
 static exec_t
 exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   const rdma_rule_t *rule = &rdma_rule_of[wr->opcode];
   uint64_t len;
-  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge,
-                    emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode), &len))
+  const rnicpi_sge_t *sg = wr->sg_list;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (wr->flags & RNICPI_WR_SINK_MW) {
+    if (!sink_windows(qp, wr, win, &len))
+      return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+    sg = win;
+  } else if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge,
+                           emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode), &len)) {
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  if (wr->opcode == RNICPI_WR_RDMA_READ && resp_ird(qp->peer) == 0)
+  }
+  if (!rule->to_remote && resp_ird(qp->peer) == 0)
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   uint8_t *remote = len == 0 ? (uint8_t *) "" :
     emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
   if (remote == NULL)
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   if (len > 0)
-    emul_sg_copy(wr->sg_list, wr->num_sge, remote, rule->to_remote);
+    emul_sg_copy(sg, wr->num_sge, remote, rule->to_remote);
+  /* Read with Local Invalidate (RDMAC verbs; RNIC-PI 1.4): the sink key
+   * dies once the data landed, before the completion. */
+  if (wr->opcode == RNICPI_WR_RDMA_READ_INV && !emul_mw_invalidate(qp, wr->invalidate_rkey))
+    return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
 }
@@ -288,8 +346,22 @@ exec_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 static exec_t
 exec_local_inv(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  if (!emul_mw_invalidate(qp, wr->invalidate_rkey))
-    return fail_local(qp, wr, RNICPI_WC_MW_BIND_ERR, w);
+  if (!emul_mw_invalidate(qp, wr->invalidate_rkey)) {
+    /* A region's key (RNIC-PI 1.4) fails as memory management. */
+    emul_mr_t *e = emul_mr_lookup(emul_pers_of_qp(qp), wr->invalidate_rkey);
+    return fail_local(qp, wr, e != NULL && e->mw == NULL ? RNICPI_WC_MEM_MGT_ERR : RNICPI_WC_MW_BIND_ERR, w);
+  }
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
+  return EXEC_DONE;
+}
+
+/* Fast registration (RNIC-PI 1.4); a failure breaks the QP. */
+static exec_t
+exec_fast_reg(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  rnicpi_wc_status_t st = emul_fr_exec(qp, wr);
+  if (st != RNICPI_WC_SUCCESS)
+    return fail_local(qp, wr, st, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
   return EXEC_DONE;
 }
@@ -305,6 +377,8 @@ static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
   [RNICPI_WR_BIND_MW] = exec_bind,
   [RNICPI_WR_LOCAL_INV] = exec_local_inv,
+  [RNICPI_WR_FAST_REG] = exec_fast_reg,
+  [RNICPI_WR_RDMA_READ_INV] = exec_rdma,
 };
 
 /* A queued WR leaves the send queue: a window it names is free again. */
@@ -313,6 +387,8 @@ swqe_done(emul_swqe_t *s)
 {
   if (s->wr.opcode == RNICPI_WR_BIND_MW)
     to_emul_mw(s->wr.bind.mw)->queued--;
+  if (s->wr.opcode == RNICPI_WR_FAST_REG)
+    to_emul_mr(s->wr.fast_reg.mr)->queued--;
   g_free(s);
 }
 
@@ -341,7 +417,7 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
   emul_swqe_t *s;
   emul_rwqe_t *r;
   while ((s = g_queue_pop_head(&qp->sq)) != NULL) {
-    emul_complete(qp->scq, qp, s->wr.wr_id, wc_opcode_of[s->wr.opcode], RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
     swqe_done(s);
   }
   while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
@@ -405,7 +481,8 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if ((wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD) &&
       !(emul_qp_dev(qp)->caps.features & RNICPI_CAP_ATOMICS))
     return RNICPI_ENOTSUP;
-  uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
+  uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ || wr->opcode == RNICPI_WR_RDMA_READ_INV ?
+                     MIN(qp->attr.max_rdma_read_sge, EMUL_MAX_SINK_SGE) :
                      wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
                      qp->attr.max_send_sge;
   if (wr->num_sge > max_sge)
@@ -415,7 +492,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
-    emul_complete(qp->scq, qp, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+    emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (g_queue_get_length(&qp->sq) >= qp->attr.max_send_wr) {
@@ -433,6 +510,8 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     s->wr.sg_list = s->sge;
     if (wr->opcode == RNICPI_WR_BIND_MW)
       to_emul_mw(wr->bind.mw)->queued++;
+    if (wr->opcode == RNICPI_WR_FAST_REG)
+      to_emul_mr(wr->fast_reg.mr)->queued++;
     g_queue_push_tail(&qp->sq, s);
   }
   g_mutex_unlock(&emul_fabric.lock);
