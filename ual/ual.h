@@ -181,6 +181,11 @@ void ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia);
 void ual_handle_release(ual_obj_t *obj);
 ual_obj_t *ual_handle_get(const void *h, it_handle_type_enum_t type);
 ual_obj_t *ual_handle_any(const void *h);
+/* Free a child object of an IA that needs no busy check: look @h up as
+ * @type (else @bad, with a sentence naming @what), unlink it from its IA,
+ * destroy it, all under the object lock. */
+it_status_t ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad,
+                           const char *what, void (*destroy)(ual_obj_t *obj));
 
 static inline ual_ia_t *ual_ia_get(it_ia_handle_t h)
 { return (ual_ia_t *) ual_handle_get(h, IT_HANDLE_TYPE_IA); }
@@ -218,6 +223,7 @@ void ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx);
 void ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev);
 
 /* EPs and CM (ual_ep.c, ual_cm.c). */
+it_status_t ual_check_queue_attr(ual_ia_t *ia, const it_ep_attributes_t *a);
 void ual_ep_destroy(ual_ep_t *ep);
 void ual_listen_destroy(ual_listen_t *l);
 void ual_cn_drop_ia(ual_ia_t *ia);

@@ -218,20 +218,16 @@ ual_listen_destroy(ual_listen_t *l)
   g_free(l);
 }
 
+static void
+ual_listen_destroy_any(ual_obj_t *o)
+{
+  ual_listen_destroy((ual_listen_t *) o);
+}
+
 it_status_t
 it_listen_free(it_listen_handle_t listen_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
-  ual_listen_t *l = ual_listen_get(listen_handle);
-  if (l == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
-    return ual_fail(IT_ERR_INVALID_LISTEN, "it_listen_free: %p is not a live listener handle",
-                    (void *) listen_handle);
-  }
-  l->obj.ia->children = g_list_remove(l->obj.ia->children, l);
-  ual_listen_destroy(l);
-  g_rec_mutex_unlock(&ual_lock);
-  return IT_SUCCESS;
+  return ual_child_free(listen_handle, IT_HANDLE_TYPE_LISTEN, IT_ERR_INVALID_LISTEN, "listener", ual_listen_destroy_any);
 }
 
 it_status_t

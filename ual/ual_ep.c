@@ -7,11 +7,11 @@
 
 #include "ual.h"
 
-static it_status_t
-check_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
+/* The queue sizes every endpoint type shares. */
+it_status_t
+ual_check_queue_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
 {
   const rnicpi_caps_t *c = &ia->caps;
-  const it_rc_only_attributes_t *rc = &a->srv.rc;
   if (a->max_request_dtos > c->max_qp_wr)
     return ual_fail(IT_ERR_RESOURCE_REQ_DTO, "max_request_dtos %zu exceeds the device's %u",
                     a->max_request_dtos, c->max_qp_wr);
@@ -24,6 +24,17 @@ check_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
   if (a->max_recv_segments > c->max_recv_sge)
     return ual_fail(IT_ERR_RESOURCE_RSEG, "max_recv_segments %zu exceeds the device's %u",
                     a->max_recv_segments, c->max_recv_sge);
+  return IT_SUCCESS;
+}
+
+static it_status_t
+check_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
+{
+  const rnicpi_caps_t *c = &ia->caps;
+  const it_rc_only_attributes_t *rc = &a->srv.rc;
+  it_status_t st = ual_check_queue_attr(ia, a);
+  if (st != IT_SUCCESS)
+    return st;
   if (rc->max_rdma_read_segments > c->max_rdma_read_sge)
     return ual_fail(IT_ERR_RESOURCE_RRSEG, "max_rdma_read_segments %zu exceeds the device's %u",
                     rc->max_rdma_read_segments, c->max_rdma_read_sge);
@@ -183,19 +194,16 @@ ual_ep_destroy(ual_ep_t *ep)
   g_free(ep);
 }
 
+static void
+ual_ep_destroy_any(ual_obj_t *o)
+{
+  ual_ep_destroy((ual_ep_t *) o);
+}
+
 it_status_t
 it_ep_free(it_ep_handle_t ep_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
-  ual_ep_t *ep = ual_ep_get(ep_handle);
-  if (ep == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
-    return ual_fail(IT_ERR_INVALID_EP, "it_ep_free: %p is not a live EP handle", (void *) ep_handle);
-  }
-  ep->obj.ia->children = g_list_remove(ep->obj.ia->children, ep);
-  ual_ep_destroy(ep);
-  g_rec_mutex_unlock(&ual_lock);
-  return IT_SUCCESS;
+  return ual_child_free(ep_handle, IT_HANDLE_TYPE_EP, IT_ERR_INVALID_EP, "EP", ual_ep_destroy_any);
 }
 
 it_status_t

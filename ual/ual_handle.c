@@ -107,6 +107,22 @@ ual_handle_get(const void *h, it_handle_type_enum_t type)
   return obj != NULL && obj->type == type ? obj : NULL;
 }
 
+it_status_t
+ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const char *what,
+               void (*destroy)(ual_obj_t *obj))
+{
+  g_rec_mutex_lock(&ual_lock);
+  ual_obj_t *o = ual_handle_get(h, type);
+  if (o == NULL) {
+    g_rec_mutex_unlock(&ual_lock);
+    return ual_fail(bad, "freeing %p: not a live %s handle", h, what);
+  }
+  o->ia->children = g_list_remove(o->ia->children, o);
+  destroy(o);
+  g_rec_mutex_unlock(&ual_lock);
+  return IT_SUCCESS;
+}
+
 static GPrivate detail_key = G_PRIVATE_INIT(g_free);
 
 it_status_t

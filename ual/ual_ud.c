@@ -42,18 +42,9 @@ static it_status_t
 check_ud_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
 {
   const rnicpi_caps_t *c = &ia->caps;
-  if (a->max_request_dtos > c->max_qp_wr)
-    return ual_fail(IT_ERR_RESOURCE_REQ_DTO, "max_request_dtos %zu exceeds the device's %u",
-                    a->max_request_dtos, c->max_qp_wr);
-  if (a->max_recv_dtos > c->max_qp_wr)
-    return ual_fail(IT_ERR_RESOURCE_RECV_DTO, "max_recv_dtos %zu exceeds the device's %u",
-                    a->max_recv_dtos, c->max_qp_wr);
-  if (a->max_send_segments > c->max_send_sge)
-    return ual_fail(IT_ERR_RESOURCE_SSEG, "max_send_segments %zu exceeds the device's %u",
-                    a->max_send_segments, c->max_send_sge);
-  if (a->max_recv_segments > c->max_recv_sge)
-    return ual_fail(IT_ERR_RESOURCE_RSEG, "max_recv_segments %zu exceeds the device's %u",
-                    a->max_recv_segments, c->max_recv_sge);
+  it_status_t st = ual_check_queue_attr(ia, a);
+  if (st != IT_SUCCESS)
+    return st;
   if (a->max_dto_payload_size > c->ud_mtu)
     return ual_fail(IT_ERR_INVALID_EP_ATTR, "max_dto_payload_size %zu exceeds the %u-byte datagram MTU "
                     "of IA '%s' (it_spigot_info_t.max_ud_send_len)", a->max_dto_payload_size, c->ud_mtu,
@@ -384,20 +375,16 @@ ual_ah_destroy(ual_ah_t *ah)
   g_free(ah);
 }
 
+static void
+ual_ah_destroy_any(ual_obj_t *o)
+{
+  ual_ah_destroy((ual_ah_t *) o);
+}
+
 it_status_t
 it_address_handle_free(it_addr_handle_t addr_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
-  ual_ah_t *ah = ual_ah_get(addr_handle);
-  if (ah == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
-    return ual_fail(IT_ERR_INVALID_AH, "it_address_handle_free: %p is not a live address handle",
-                    (void *) addr_handle);
-  }
-  ah->obj.ia->children = g_list_remove(ah->obj.ia->children, ah);
-  ual_ah_destroy(ah);
-  g_rec_mutex_unlock(&ual_lock);
-  return IT_SUCCESS;
+  return ual_child_free(addr_handle, IT_HANDLE_TYPE_ADDR, IT_ERR_INVALID_AH, "address", ual_ah_destroy_any);
 }
 
 it_status_t
@@ -555,20 +542,16 @@ ual_udsvc_destroy(ual_udsvc_t *svc)
   g_free(svc);
 }
 
+static void
+ual_udsvc_destroy_any(ual_obj_t *o)
+{
+  ual_udsvc_destroy((ual_udsvc_t *) o);
+}
+
 it_status_t
 it_ud_service_request_handle_free(it_ud_svc_req_handle_t ud_svc_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
-  ual_udsvc_t *svc = ual_udsvc_get(ud_svc_handle);
-  if (svc == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
-    return ual_fail(IT_ERR_INVALID_UD_SVC, "it_ud_service_request_handle_free: %p is not a live UD service "
-                    "request handle", (void *) ud_svc_handle);
-  }
-  svc->obj.ia->children = g_list_remove(svc->obj.ia->children, svc);
-  ual_udsvc_destroy(svc);
-  g_rec_mutex_unlock(&ual_lock);
-  return IT_SUCCESS;
+  return ual_child_free(ud_svc_handle, IT_HANDLE_TYPE_UD_SVC_REQ, IT_ERR_INVALID_UD_SVC, "UD service request", ual_udsvc_destroy_any);
 }
 
 it_status_t
