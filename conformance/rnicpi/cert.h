@@ -112,6 +112,9 @@ void cert_side_new(cert_t *f, cert_side_t *s, uint64_t ctx, uint32_t cq_depth,
                    const rnicpi_qp_attr_t *attr);
 void cert_side_free(cert_side_t *s);
 uint32_t cert_port(void);
+/* Listen on a fresh port (trying further ones while the host holds them);
+ * returns the port. */
+uint32_t cert_listen(cert_t *f, uint64_t ctx, rnicpi_listen_t **lst);
 void cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out);
 gboolean cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr);
 void cert_pair_free(cert_pair_t *pr);

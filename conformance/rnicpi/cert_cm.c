@@ -48,8 +48,7 @@ cm_open(cert_t *f, cm_setup_t *s)
     return FALSE;
   cert_side_new(f, &s->a, A_CTX, 64, NULL);
   cert_side_new(f, &s->p, P_CTX, 64, NULL);
-  s->port = cert_port();
-  cert_ok(CMV->listen(f->dev, s->port, LISTEN_CTX, &s->lst));
+  s->port = cert_listen(f, LISTEN_CTX, &s->lst);
   g_assert_nonnull(s->lst);
   g_assert_true(s->lst->dev == f->dev);
   g_assert_cmphex(s->lst->al_ctx, ==, LISTEN_CTX);
@@ -74,9 +73,8 @@ test_cm_listen_twice(cert_t *f, gconstpointer data)
                  "RNICPI_EEXIST; after unlisten the port can be listened on again");
   if (!cert_require(f, RNICPI_CAP_CM_VERBS))
     return;
-  uint32_t port = cert_port();
   rnicpi_listen_t *l1 = NULL, *l2 = NULL;
-  cert_ok(CMV->listen(f->dev, port, 1, &l1));
+  uint32_t port = cert_listen(f, 1, &l1);
   cert_cmpst(CMV->listen(f->dev, port, 2, &l2), RNICPI_EEXIST);
   g_assert_null(l2);
   cert_ok(CMV->unlisten(l1));
@@ -320,10 +318,9 @@ test_cm_unlisten_pending(cert_t *f, gconstpointer data)
     return;
   cert_side_t side[N];
   cert_buf_t buf[N];
-  uint32_t port = cert_port();
   rnicpi_listen_t *lst;
   rnicpi_addr_t dst;
-  cert_ok(CMV->listen(f->dev, port, LISTEN_CTX, &lst));
+  uint32_t port = cert_listen(f, LISTEN_CTX, &lst);
   cert_addr(f, port, &dst);
   for (int i = 0; i < N; i++) {
     cert_side_new(f, &side[i], 0x100000 + (uint64_t) i * 0x10, 16, NULL);
