@@ -340,8 +340,12 @@ main(int argc, char **argv)
     }
     g_string_append(o, "\n  ]\n}\n");
   } else {
-    g_string_append_printf(o, "IT-API calls: %zu of %zu implemented; not supported "
-                           "(return IT_ERR_OP_NOT_SUPPORTED):\n", nsup, ncalls);
+    if (nsup == ncalls)
+      g_string_append_printf(o, "IT-API calls: all %zu implemented (what an interface lacks, its "
+                             "capability record says; see 'usable' above)\n", ncalls);
+    else
+      g_string_append_printf(o, "IT-API calls: %zu of %zu implemented; not supported "
+                             "(return IT_ERR_OP_NOT_SUPPORTED):\n", nsup, ncalls);
     for (size_t i = 0; i < ncalls; i++) {
       const itx_call_info_t *c = itx_call_get(i);
       if (!c->supported)
