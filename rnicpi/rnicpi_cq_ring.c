@@ -91,3 +91,30 @@ rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r)
   r->armed = TRUE;
   g_mutex_unlock(&r->lock);
 }
+
+void
+rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, rnicpi_cq_t *cq)
+{
+  if (b->nnotify < (int) G_N_ELEMENTS(b->notify)) {
+    b->notify[b->nnotify++] = cq;
+    return;
+  }
+  /* A flush of many QPs can touch many CQs at once. */
+  if (b->more == NULL)
+    b->more = g_ptr_array_new();
+  g_ptr_array_add(b->more, cq);
+}
+
+void
+rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b, void (*notify)(rnicpi_cq_t *cq))
+{
+  for (int i = 0; i < b->nnotify; i++)
+    notify(b->notify[i]);
+  b->nnotify = 0;
+  if (b->more != NULL) {
+    for (guint i = 0; i < b->more->len; i++)
+      notify(g_ptr_array_index(b->more, i));
+    g_ptr_array_free(b->more, TRUE);
+    b->more = NULL;
+  }
+}

@@ -90,6 +90,31 @@ uint32_t rnicpi_cq_ring_count(rnicpi_cq_ring_t *r);
  */
 void rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r);
 
+/**
+ * CQs to notify once the provider's locks are released: an upcall may call
+ * back into the provider (rnicpi.h), so completions found under a lock are
+ * batched and their CQs notified after it.  Zero-initialise it.
+ */
+typedef struct rnicpi_notify_batch {
+  rnicpi_cq_t *notify[8]; /**< the first CQs, without allocation */
+  int nnotify;            /**< entries used in notify[] */
+  GPtrArray *more;        /**< past notify[], allocated on demand */
+} rnicpi_notify_batch_t;
+
+/**
+ * @brief Add a CQ whose push answered RNICPI_CQ_PUSH_NOTIFY.
+ * @param b the batch.
+ * @param cq the CQ.
+ */
+void rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, rnicpi_cq_t *cq);
+
+/**
+ * @brief Notify every CQ of the batch, in order, and empty it.
+ * @param b the batch.
+ * @param notify the provider's function delivering one cq_notify upcall.
+ */
+void rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b, void (*notify)(rnicpi_cq_t *cq));
+
 /** @} */
 
 #ifdef __cplusplus

@@ -211,11 +211,7 @@ typedef struct emul_rwqe {
 
 /* Work collected under the fabric lock, delivered after it is released:
  * the CQs to notify (each at most once: notifying disarms it). */
-typedef struct emul_work {
-  emul_cq_t *notify[8];
-  int nnotify;
-  GPtrArray *more;        /* past notify[], allocated on demand */
-} emul_work_t;
+typedef rnicpi_notify_batch_t emul_work_t;
 
 static inline emul_dev_t *to_emul_dev(rnicpi_dev_t *d) { return (emul_dev_t *) d; }
 static inline emul_pd_t *to_emul_pd(rnicpi_pd_t *p) { return (emul_pd_t *) p; }

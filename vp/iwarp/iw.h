@@ -109,11 +109,7 @@ typedef struct iw_cq {
 } iw_cq_t;
 
 /* CQs to notify once the locks are released. */
-typedef struct iw_work {
-  iw_cq_t *notify[8];
-  int nnotify;
-  GPtrArray *more;
-} iw_work_t;
+typedef rnicpi_notify_batch_t iw_work_t;
 
 typedef struct iw_swqe {
   rnicpi_send_wr_t wr;

@@ -48,37 +48,21 @@ iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w)
 
   if (overflow)
     iw_defer_async(to_iw_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
-  if (notify) {
-    if (w->nnotify < (int) G_N_ELEMENTS(w->notify)) {
-      w->notify[w->nnotify++] = cq;
-    } else {
-      /* A flush of many QPs can touch many CQs at once. */
-      if (w->more == NULL)
-        w->more = g_ptr_array_new();
-      g_ptr_array_add(w->more, cq);
-    }
-  }
+  if (notify)
+    rnicpi_notify_batch_add(w, &cq->base);
 }
 
 static void
-notify_one(iw_cq_t *cq)
+notify_one(rnicpi_cq_t *cq)
 {
-  iw_dev_t *dev = to_iw_dev(cq->base.dev);
-  dev->up.cq_notify(dev->base.al_ctx, cq->base.al_ctx);
+  iw_dev_t *dev = to_iw_dev(cq->dev);
+  dev->up.cq_notify(dev->base.al_ctx, cq->al_ctx);
 }
 
 void
 iw_work_deliver(iw_work_t *w)
 {
-  for (int i = 0; i < w->nnotify; i++)
-    notify_one(w->notify[i]);
-  w->nnotify = 0;
-  if (w->more != NULL) {
-    for (guint i = 0; i < w->more->len; i++)
-      notify_one(g_ptr_array_index(w->more, i));
-    g_ptr_array_free(w->more, TRUE);
-    w->more = NULL;
-  }
+  rnicpi_notify_batch_deliver(w, notify_one);
 }
 
 void
