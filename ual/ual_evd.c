@@ -89,7 +89,13 @@ ual_evd_update(ual_evd_t *e)
     fd_set_level(e, at);
     if (at || e->cq == NULL)
       break;
-    /* Below threshold on a CQ: arm, then look again to close the race. */
+    /* Below threshold on a CQ: arm it only for someone who waits for the
+     * next completion (an fd, an AEVD, a callback, a thread in
+     * it_evd_wait); a busy poller would pay a notify per completion. */
+    if (!(e->flags & IT_EVD_CREATE_FD) && e->aevd == NULL && e->callback == NULL &&
+        g_atomic_int_get(&e->waiters) == 0)
+      break;
+    /* Arm, then look again to close the race. */
     e->obj.ia->prov->data->arm_cq(e->cq);
     if (e->obj.ia->prov->data->cq_count(e->cq) == n)
       break;
