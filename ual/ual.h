@@ -185,7 +185,9 @@ ual_obj_t *ual_handle_any(const void *h);
  * @type (else @bad, with a sentence naming @what), unlink it from its IA,
  * destroy it, all under the object lock. */
 it_status_t ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad,
-                           const char *what, void (*destroy)(ual_obj_t *obj));
+                           const char *what);
+/* Destroy any child object of an IA, by its type (ual_ia.c). */
+void ual_obj_destroy(ual_obj_t *o);
 
 static inline ual_ia_t *ual_ia_get(it_ia_handle_t h)
 { return (ual_ia_t *) ual_handle_get(h, IT_HANDLE_TYPE_IA); }

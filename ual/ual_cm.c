@@ -218,16 +218,10 @@ ual_listen_destroy(ual_listen_t *l)
   g_free(l);
 }
 
-static void
-ual_listen_destroy_any(ual_obj_t *o)
-{
-  ual_listen_destroy((ual_listen_t *) o);
-}
-
 it_status_t
 it_listen_free(it_listen_handle_t listen_handle)
 {
-  return ual_child_free(listen_handle, IT_HANDLE_TYPE_LISTEN, IT_ERR_INVALID_LISTEN, "listener", ual_listen_destroy_any);
+  return ual_child_free(listen_handle, IT_HANDLE_TYPE_LISTEN, IT_ERR_INVALID_LISTEN, "listener");
 }
 
 it_status_t

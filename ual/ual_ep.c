@@ -194,16 +194,10 @@ ual_ep_destroy(ual_ep_t *ep)
   g_free(ep);
 }
 
-static void
-ual_ep_destroy_any(ual_obj_t *o)
-{
-  ual_ep_destroy((ual_ep_t *) o);
-}
-
 it_status_t
 it_ep_free(it_ep_handle_t ep_handle)
 {
-  return ual_child_free(ep_handle, IT_HANDLE_TYPE_EP, IT_ERR_INVALID_EP, "EP", ual_ep_destroy_any);
+  return ual_child_free(ep_handle, IT_HANDLE_TYPE_EP, IT_ERR_INVALID_EP, "EP");
 }
 
 it_status_t

@@ -108,8 +108,7 @@ ual_handle_get(const void *h, it_handle_type_enum_t type)
 }
 
 it_status_t
-ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const char *what,
-               void (*destroy)(ual_obj_t *obj))
+ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const char *what)
 {
   g_rec_mutex_lock(&ual_lock);
   ual_obj_t *o = ual_handle_get(h, type);
@@ -118,7 +117,7 @@ ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const
     return ual_fail(bad, "freeing %p: not a live %s handle", h, what);
   }
   o->ia->children = g_list_remove(o->ia->children, o);
-  destroy(o);
+  ual_obj_destroy(o);
   g_rec_mutex_unlock(&ual_lock);
   return IT_SUCCESS;
 }

@@ -92,41 +92,26 @@ it_ia_free(it_ia_handle_t ia_handle)
   ual_ud_drop_ia(ia);
   ual_mem_unmap_all(ia);
   /* Children in dependency order: EPs, listeners and service requests,
-   * SRQs, RMRs, address handles, LMRs, EVDs, PZs. */
-  static const it_handle_type_enum_t order[] = {
-    IT_HANDLE_TYPE_EP, IT_HANDLE_TYPE_LISTEN, IT_HANDLE_TYPE_UD_SVC_REQ, IT_HANDLE_TYPE_SRQ,
-    IT_HANDLE_TYPE_RMR, IT_HANDLE_TYPE_ADDR, IT_HANDLE_TYPE_LMR, IT_HANDLE_TYPE_EVD, IT_HANDLE_TYPE_PZ,
+   * SRQs, RMRs, address handles, LMRs, the SEVDs that feed an AEVD (while
+   * their AEVD still lives), the other EVDs, PZs. */
+  static const struct { it_handle_type_enum_t type; gboolean feeding; } order[] = {
+    { IT_HANDLE_TYPE_EP, FALSE }, { IT_HANDLE_TYPE_LISTEN, FALSE }, { IT_HANDLE_TYPE_UD_SVC_REQ, FALSE },
+    { IT_HANDLE_TYPE_SRQ, FALSE }, { IT_HANDLE_TYPE_RMR, FALSE }, { IT_HANDLE_TYPE_ADDR, FALSE },
+    { IT_HANDLE_TYPE_LMR, FALSE }, { IT_HANDLE_TYPE_EVD, TRUE }, { IT_HANDLE_TYPE_EVD, FALSE },
+    { IT_HANDLE_TYPE_PZ, FALSE },
   };
   for (size_t k = 0; k < G_N_ELEMENTS(order); k++) {
     GList *l = ia->children;
     while (l != NULL) {
-      GList *next = l->next;
       ual_obj_t *o = l->data;
-      if (o->type == order[k]) {
+      if (o->type == order[k].type &&
+          (!order[k].feeding || ((ual_evd_t *) o)->aevd != NULL)) {
         ia->children = g_list_delete_link(ia->children, l);
-        switch (o->type) {
-        case IT_HANDLE_TYPE_EP: ual_ep_destroy((ual_ep_t *) o); break;
-        case IT_HANDLE_TYPE_LISTEN: ual_listen_destroy((ual_listen_t *) o); break;
-        case IT_HANDLE_TYPE_RMR: ual_rmr_destroy((ual_rmr_t *) o); break;
-        case IT_HANDLE_TYPE_LMR: ual_lmr_destroy((ual_lmr_t *) o); break;
-        case IT_HANDLE_TYPE_SRQ: ual_srq_destroy((ual_srq_t *) o); break;
-        case IT_HANDLE_TYPE_ADDR: ual_ah_destroy((ual_ah_t *) o); break;
-        case IT_HANDLE_TYPE_UD_SVC_REQ: ual_udsvc_destroy((ual_udsvc_t *) o); break;
-        case IT_HANDLE_TYPE_PZ: ual_pz_destroy((ual_pz_t *) o); break;
-        case IT_HANDLE_TYPE_EVD: {
-          ual_evd_t *e = (ual_evd_t *) o;
-          if (e->aevd != NULL)
-            e->aevd->nsevd--;
-          e->aevd = NULL;
-          ual_evd_destroy(e);
-          break;
-        }
-        default: break;
-        }
+        ual_obj_destroy(o);
         l = ia->children; /* destroy may have unlinked siblings */
         continue;
       }
-      l = next;
+      l = l->next;
     }
   }
   g_rec_mutex_unlock(&ual_lock);
@@ -135,6 +120,24 @@ it_ia_free(it_ia_handle_t ia_handle)
   g_list_free(ia->children);
   g_free(ia);
   return IT_SUCCESS;
+}
+
+/* Destroy a child object of an IA (already off its IA's list). */
+void
+ual_obj_destroy(ual_obj_t *o)
+{
+  switch (o->type) {
+  case IT_HANDLE_TYPE_EP: ual_ep_destroy((ual_ep_t *) o); break;
+  case IT_HANDLE_TYPE_LISTEN: ual_listen_destroy((ual_listen_t *) o); break;
+  case IT_HANDLE_TYPE_RMR: ual_rmr_destroy((ual_rmr_t *) o); break;
+  case IT_HANDLE_TYPE_LMR: ual_lmr_destroy((ual_lmr_t *) o); break;
+  case IT_HANDLE_TYPE_SRQ: ual_srq_destroy((ual_srq_t *) o); break;
+  case IT_HANDLE_TYPE_ADDR: ual_ah_destroy((ual_ah_t *) o); break;
+  case IT_HANDLE_TYPE_UD_SVC_REQ: ual_udsvc_destroy((ual_udsvc_t *) o); break;
+  case IT_HANDLE_TYPE_PZ: ual_pz_destroy((ual_pz_t *) o); break;
+  case IT_HANDLE_TYPE_EVD: ual_evd_destroy((ual_evd_t *) o); break;
+  case IT_HANDLE_TYPE_IA: break; /* not a child */
+  }
 }
 
 /* One block: info, spigots and their addresses, freed by it_ia_info_free. */

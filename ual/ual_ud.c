@@ -375,16 +375,10 @@ ual_ah_destroy(ual_ah_t *ah)
   g_free(ah);
 }
 
-static void
-ual_ah_destroy_any(ual_obj_t *o)
-{
-  ual_ah_destroy((ual_ah_t *) o);
-}
-
 it_status_t
 it_address_handle_free(it_addr_handle_t addr_handle)
 {
-  return ual_child_free(addr_handle, IT_HANDLE_TYPE_ADDR, IT_ERR_INVALID_AH, "address", ual_ah_destroy_any);
+  return ual_child_free(addr_handle, IT_HANDLE_TYPE_ADDR, IT_ERR_INVALID_AH, "address");
 }
 
 it_status_t
@@ -542,16 +536,10 @@ ual_udsvc_destroy(ual_udsvc_t *svc)
   g_free(svc);
 }
 
-static void
-ual_udsvc_destroy_any(ual_obj_t *o)
-{
-  ual_udsvc_destroy((ual_udsvc_t *) o);
-}
-
 it_status_t
 it_ud_service_request_handle_free(it_ud_svc_req_handle_t ud_svc_handle)
 {
-  return ual_child_free(ud_svc_handle, IT_HANDLE_TYPE_UD_SVC_REQ, IT_ERR_INVALID_UD_SVC, "UD service request", ual_udsvc_destroy_any);
+  return ual_child_free(ud_svc_handle, IT_HANDLE_TYPE_UD_SVC_REQ, IT_ERR_INVALID_UD_SVC, "UD service request");
 }
 
 it_status_t
