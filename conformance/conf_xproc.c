@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,23 +218,65 @@ role_echo(void)
   return 0;
 }
 
+/* A registered buffer as conf_buf_new makes, but in a MAP_SHARED memfd
+ * named "conf-xproc-target" that may be sealed (left mapped at exit). */
+static void
+memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len)
+{
+  size_t total = CONF_GUARD * 2 + ((len + 4095) / 4096) * 4096;
+  int fd = memfd_create("conf-xproc-target", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  g_assert_cmpint(fd, >=, 0);
+  g_assert_cmpint(ftruncate(fd, (off_t) total), ==, 0);
+  memset(b, 0, sizeof(*b));
+  b->len = len;
+  b->mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  g_assert_true(b->mem != MAP_FAILED);
+  memset(b->mem, CONF_GUARD_BYTE, total);
+  b->data = b->mem + CONF_GUARD;
+  memset(b->data, 0, len);
+  conf_ok(it_lmr_create(s->pz, b->data, NULL, len, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL | IT_PRIV_REMOTE,
+                        IT_LMR_FLAG_NONE, 0, &b->lmr, &b->ctx));
+}
+
 /* A target region; the application thread then sleeps in read(): RDMA
  * against it must complete without it.  "check SEED" verifies the region,
- * "guards" only the guard bytes (after a refused write). */
+ * "guards" only the guard bytes (after a refused write).  With @memfd, the
+ * region is in shared memory (see memfd_buf_new) and the commands repeat
+ * until "guards". */
 static int
-role_target(void)
+role_target(gboolean memfd)
 {
   conf_side_t s;
   conf_buf_t rb;
   role_accept(&s, NULL, FALSE);
-  conf_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  if (memfd)
+    memfd_buf_new(&s, &rb, TARGET_LEN);
+  else
+    conf_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n",
          (guint64) (uintptr_t) rb.data, (guint64) rb.ctx, (unsigned) TARGET_LEN);
   fflush(stdout);
   char cmd[64] = { 0 };
+  unsigned seed;
+  while (memfd) {
+    g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3); /* one-sided RDMA runs meanwhile */
+    g_assert_nonnull(l);
+    if (sscanf(l, "check %u", &seed) != 1) {
+      /* A refused overrun: the guards and the last pattern are intact. */
+      conf_buf_check_guards(&rb);
+      conf_buf_check(&rb, 0, TARGET_LEN, seed);
+      conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+      printf("ok\n");
+      fflush(stdout);
+      return 0;
+    }
+    conf_buf_check(&rb, 0, TARGET_LEN, seed);
+    conf_buf_check_guards(&rb);
+    printf("ok\n");
+    fflush(stdout);
+  }
   ssize_t n = read(0, cmd, sizeof(cmd) - 1); /* blocked: one-sided RDMA runs meanwhile */
   g_assert_cmpint(n, >, 0);
-  unsigned seed;
   if (sscanf(cmd, "check %u", &seed) == 1) {
     conf_buf_check(&rb, 0, TARGET_LEN, seed);
     conf_buf_check_guards(&rb);
@@ -425,6 +468,91 @@ test_bounce(void)
   g_unsetenv("ITAPI_EMUL_CMA");
 }
 
+/* Does this process map a memfd named @name? */
+static gboolean
+maps_memfd(const char *name)
+{
+  g_autofree char *maps = NULL;
+  g_autofree char *needle = g_strdup_printf("/memfd:%s", name);
+  g_assert_true(g_file_get_contents("/proc/self/maps", &maps, NULL, NULL));
+  return strstr(maps, needle) != NULL;
+}
+
+/* Rounds of RDMA Write then Read against the child's memfd region, each
+ * checked on both sides, then an overrun that must be refused. */
+static void
+rdma_mapped_with(child_t *c)
+{
+  conf_side_t s;
+  conf_buf_t lb, back;
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  connect_to(&s, port);
+  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  guint64 addr, ctx;
+  unsigned len;
+  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_new(&s, &lb, len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &back, len, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t g = conf_seg(&lb, 0, len), r = conf_seg(&back, 0, len);
+  unsigned seed = 0;
+  for (int round = 0; round < 4; round++) {
+    /* Many writes: the first ones may go another way while the
+     * provider sets up a faster one; every one must land. */
+    for (int i = 0; i < 50; i++) {
+      seed = (unsigned) (round * 100 + i + 1);
+      conf_buf_fill(&lb, seed);
+      conf_ok(it_post_rdma_write(s.ep, &g, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+      conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+      memset(back.data, 0, len);
+      conf_ok(it_post_rdma_read(s.ep, &r, 1, 41, IT_COMPLETION_FLAG, ra, ctx));
+      conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
+      conf_buf_check(&back, 0, len, seed);
+    }
+    say(c->to, "check %u\n", seed);
+    g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_cmpstr(ok, ==, "ok");
+  }
+  conf_buf_check_guards(&back);
+  /* vp/emul maps such a region here and moves the bytes with memcpy. */
+  if (g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0)
+    g_assert_true(maps_memfd("conf-xproc-target"));
+  /* Bounds are still checked: 16 bytes past the end, refused. */
+  it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
+  conf_ok(it_post_rdma_write(s.ep, &over, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 42);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  say(c->to, "guards\n");
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+}
+
+static void
+test_rdma_shared_memory(void)
+{
+  g_test_summary("xproc: the child's region lives in a sealable memfd (MAP_SHARED): 200 RDMA "
+                 "Writes each read back and checked, the child checks too while blocked, "
+                 "over attach and over the bounce ring (vp/emul maps the region and moves "
+                 "bytes by memcpy); an overrun is still refused with REMOTE_ACCESS, guards "
+                 "intact");
+  child_t c = spawn("mtarget", FALSE);
+  rdma_mapped_with(&c);
+  unlink(c.err);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;
+  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+  child_t b = spawn("mtarget", TRUE);
+  rdma_mapped_with(&b);
+  unlink(b.err);
+  g_unsetenv("ITAPI_EMUL_CMA");
+}
+
 static void
 test_peer_killed(void)
 {
@@ -559,7 +687,9 @@ main(int argc, char **argv)
     if (strcmp(argv[2], "echo") == 0)
       return role_echo();
     if (strcmp(argv[2], "target") == 0)
-      return role_target();
+      return role_target(FALSE);
+    if (strcmp(argv[2], "mtarget") == 0)
+      return role_target(TRUE);
     if (strcmp(argv[2], "sleeper") == 0)
       return role_sleeper();
     return 2;
@@ -569,6 +699,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
+  g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
   g_test_add_func("/conformance/xproc/protection", test_protection);
   g_test_add_func("/conformance/xproc/no-leak", test_no_leak);

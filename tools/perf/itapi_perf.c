@@ -90,6 +90,10 @@ usage(FILE *f)
 "  -p, --port P           server port (default %d; loopback: chosen by the provider)\n"
 "  -i, --interface NAME   IT-API interface (default the first of it_interface_list)\n"
 "      --timeout SEC      fail when any single wait exceeds SEC (default 30)\n"
+"      --mem shared|private\n"
+"                         buffers in a shared memfd mapping (default: a provider\n"
+"                         may map them into its peer, as vp/emul does across\n"
+"                         processes) or in private memory (aligned_alloc)\n"
 "      --json             one JSON object with an array of results\n"
 "      --csv              CSV with a header line\n"
 "  -h, --help             this text\n"
@@ -204,7 +208,7 @@ parse_count(const char *arg, const char *opt, uint64_t min, uint64_t max)
 static void
 parse_args(config_t *cfg, int argc, char **argv)
 {
-  enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV };
+  enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV, OPT_MEM };
   static const struct option longs[] = {
     { "test", required_argument, NULL, 't' },     { "size", required_argument, NULL, 'S' },
     { "iters", required_argument, NULL, 'n' },    { "duration", required_argument, NULL, 'D' },
@@ -213,7 +217,7 @@ parse_args(config_t *cfg, int argc, char **argv)
     { "event", no_argument, NULL, 'e' },          { "no-verify", no_argument, NULL, OPT_NO_VERIFY },
     { "server", no_argument, NULL, 's' },         { "client", required_argument, NULL, 'c' },
     { "port", required_argument, NULL, 'p' },     { "interface", required_argument, NULL, 'i' },
-    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT }, { "mem", required_argument, NULL, OPT_MEM },
     { "json", no_argument, NULL, OPT_JSON },      { "csv", no_argument, NULL, OPT_CSV },
     { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
   };
@@ -234,6 +238,11 @@ parse_args(config_t *cfg, int argc, char **argv)
     case 'p': cfg->port = (int) parse_count(optarg, "--port", 1, 65535); break;
     case 'i': cfg->ia_name = optarg; break;
     case OPT_TIMEOUT: cfg->timeout = parse_seconds(optarg, "--timeout"); break;
+    case OPT_MEM:
+      if (strcmp(optarg, "shared") != 0 && strcmp(optarg, "private") != 0)
+        die("--mem takes 'shared' or 'private', not '%s'", optarg);
+      cfg->private_mem = strcmp(optarg, "private") == 0;
+      break;
     case OPT_JSON: cfg->json = true; break;
     case OPT_CSV: cfg->csv = true; break;
     case 'h': usage(stdout); exit(0);

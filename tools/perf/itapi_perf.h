@@ -57,6 +57,7 @@ typedef struct {
   double duration;           /* seconds; 0: run by iterations */
   uint32_t window, signal_every;
   bool event, verify, json, csv, progress;
+  bool private_mem;          /* --mem private: buffers from malloc, not a memfd */
   run_mode_t mode;
   const char *peer;
   int port;                  /* -1: the provider chooses (loopback) or DEFAULT_PORT */
@@ -130,6 +131,7 @@ _Static_assert(sizeof(ctrl_msg_t) == 40, "ctrl_msg_t has padding");
 typedef struct {
   const char *role;
   bool event_mode;
+  bool private_mem;          /* buffers from aligned_alloc instead of a memfd */
   uint64_t timeout_ns;
   it_ia_handle_t ia;
   it_pz_handle_t pz;
@@ -139,6 +141,7 @@ typedef struct {
   it_lmr_handle_t lmr;
   it_rmr_context_t context;
   unsigned char *mem;
+  int mem_fd;                /* the memfd under mem, or -1 */
   size_t mem_len, slot;
   uint64_t peer_addr, peer_context;
   bool connected;

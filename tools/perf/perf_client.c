@@ -235,6 +235,7 @@ client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
   side_t *s = &c.s;
   s->role = "client";
   s->event_mode = cfg->event;
+  s->private_mem = cfg->private_mem;
   s->timeout_ns = (uint64_t) (cfg->timeout * 1e9);
   size_t max_size = 0;
   for (size_t i = 0; i < cfg->nsizes; i++)
@@ -280,9 +281,11 @@ client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
   s->connected = true;
 
   if (!cfg->json && !cfg->csv) {
-    printf("# itapi-perf: interface %s, %s, %s completions, window %u, %s\n", info->ia_name,
-           cfg->mode == MODE_LOOPBACK ? "loopback" : "client", cfg->event ? "event (it_evd_wait)" :
-           "busy-poll", cfg->window, cfg->verify ? "latency data verified" : "no verification");
+    printf("# itapi-perf: interface %s, %s, %s completions, window %u, %s buffers, %s\n",
+           info->ia_name, cfg->mode == MODE_LOOPBACK ? "loopback" : "client",
+           cfg->event ? "event (it_evd_wait)" : "busy-poll", cfg->window,
+           cfg->private_mem ? "private" : "memfd", cfg->verify ? "latency data verified" :
+           "no verification");
     print_table_header();
   } else if (cfg->csv) {
     printf("%s\n", csv_fields);

@@ -7,10 +7,13 @@
 #include "itapi_perf.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 const test_desc_t tests[NTESTS] = {
   { "send_lat", OP_SEND, false },  { "write_lat", OP_WRITE, false },
@@ -350,9 +353,23 @@ open_ep(side_t *s, size_t max_size, uint32_t window)
 {
   s->slot = round_up(max_size, 4096);
   s->mem_len = OFF_DATA + 3 * s->slot;
-  s->mem = aligned_alloc(4096, s->mem_len);
-  if (s->mem == NULL)
-    die("%s: out of memory for %zu bytes of buffers", s->role, s->mem_len);
+  /* A memfd that may be sealed: vp/emul maps such a region into a peer
+   * process and moves RDMA by memcpy (doc/provider-emul.md). */
+  s->mem_fd = -1;
+  if (!s->private_mem) {
+    s->mem_fd = memfd_create("itapi-perf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (s->mem_fd < 0 || ftruncate(s->mem_fd, (off_t) s->mem_len) != 0)
+      die("%s: no memfd of %zu bytes for the buffers (%s); try --mem private", s->role, s->mem_len,
+          strerror(errno));
+    s->mem = mmap(NULL, s->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->mem_fd, 0);
+    if (s->mem == MAP_FAILED)
+      die("%s: cannot map %zu bytes of buffers (%s); try --mem private", s->role, s->mem_len,
+          strerror(errno));
+  } else {
+    s->mem = aligned_alloc(4096, s->mem_len);
+    if (s->mem == NULL)
+      die("%s: out of memory for %zu bytes of buffers", s->role, s->mem_len);
+  }
   memset(s->mem, 0, s->mem_len);
   IT(it_lmr_create, s->pz, s->mem, NULL, s->mem_len, IT_ADDR_MODE_ABSOLUTE,
      IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_LMR_FLAG_NONE, 0, &s->lmr, &s->context);
@@ -398,7 +415,12 @@ close_side(side_t *s)
   if (s->listener != IT_NULL_HANDLE)
     IT(it_listen_free, s->listener);
   IT(it_ia_free, s->ia); /* frees the EVDs and the PZ with it */
-  free(s->mem);
+  if (s->mem != NULL && s->mem_fd >= 0) {
+    munmap(s->mem, s->mem_len);
+    close(s->mem_fd);
+  } else {
+    free(s->mem);
+  }
 }
 
 void

@@ -74,6 +74,15 @@
  * is not atomic), in both modes.  The choice is per direction and said
  * once per process in the log.
  *
+ * Mapped regions.  A region the target registered in a MAP_SHARED memfd
+ * (sealed against shrinking, or created with MFD_ALLOW_SEALING so that
+ * emul can seal it) is mapped by the requester on its first one-sided use
+ * (X_MAP_REQ / X_MAP_REP with the fd; emul_xmap.c): from then on RDMA
+ * Write and Read to it are a memcpy, with no system call, in both modes
+ * (attach or bounce).  Until the answer comes, and for every other region,
+ * the paths above.  The checks against the exported table are the same;
+ * ITAPI_EMUL_MAP=0 turns mapping off.
+ *
  * Personalities.  Both processes apply the rules of their device's row of
  * emul_pers[] (emul.h); the REQ names the requester's personality and a
  * listener of another personality refuses it as unreachable, so both ends
@@ -96,7 +105,7 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x32584d45u       /* "EMX2" */
+#define X_MAGIC 0x33584d45u       /* "EMX3" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
@@ -116,6 +125,8 @@ typedef enum {
   X_SPACE,     /* the receiver's ring (produced by the other side) has room */
   X_DISC,      /* orderly disconnect, with private data */
   X_BREAK,     /* the connection failed; status of request seq if any */
+  X_MAP_REQ,   /* requester -> target: may I map region mr_index (key mr_key)? */
+  X_MAP_REP,   /* target -> requester: fd of its memfd (none: no), file_off */
 } x_msg_type_t;
 
 typedef struct x_msg {
@@ -133,6 +144,11 @@ typedef struct x_msg {
   uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
   uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
   uint64_t seq;          /* BREAK */
+  uint32_t mr_index;     /* MAP_REQ, MAP_REP */
+  uint32_t mr_key;
+  uint64_t mr_addr;      /* MAP_REP: the region's address and length there */
+  uint64_t mr_len;
+  uint64_t file_off;     /* MAP_REP: offset of mr_addr in the memfd */
   uint8_t pdata[RNICPI_MAX_PDATA];
 } x_msg_t;
 
@@ -196,6 +212,8 @@ typedef struct x_mr_entry {
   uint64_t iova;
 } x_mr_entry_t;
 
+typedef struct x_map x_map_t;
+
 /* A frame (with its whole payload) waiting to enter the ring. */
 typedef struct x_out {
   x_frame_t f;
@@ -238,6 +256,7 @@ struct emul_xconn {
   gint seen_polls;              /* app_polls at the progress thread's last look */
   gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */
   gint poll_arm_seq;            /* CQ arms of the process as of the last poll */
+  x_map_t *maps;                /* the peer's regions mapped here (emul_xmap.c) */
 };
 
 /* Live cross-process connections of this process (emul_cq.c skips the
@@ -256,6 +275,15 @@ gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t 
  * for a notification. */
 int emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got);
 void emul_x_cq_armed(emul_cq_t *cq);
+
+/* emul_xmap.c: regions of the peer mapped here.  Lookup returns where
+ * entry @e (index @index, checked by the caller) is mapped, or NULL (and
+ * asks the peer for it, once). */
+G_GNUC_INTERNAL extern gboolean emul_x_map_on;
+uint8_t *emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e);
+void emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *m);
+void emul_x_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd);
+void emul_x_maps_free(emul_xconn_t *x);
 
 /* emul_xqp.c */
 gboolean emul_x_pending(emul_xconn_t *x);  /* the peer's ring has frames */

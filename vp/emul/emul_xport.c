@@ -54,6 +54,7 @@ static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
 static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
 static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
+gboolean emul_x_map_on = TRUE;         /* ITAPI_EMUL_MAP */
 
 /* The word a peer reads to learn whether it may attach to us. */
 static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
@@ -270,6 +271,7 @@ x_init(void)
   const char *spin = g_getenv("ITAPI_EMUL_SPIN_US");
   x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
   x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
+  emul_x_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
   pthread_atfork(x_fork_prepare, x_fork_done, x_fork_done);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
   return TRUE;
@@ -415,6 +417,7 @@ emul_x_close(emul_xconn_t *x)
   close(x->fd);
   if (x->peer_mrs != NULL)
     munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
+  emul_x_maps_free(x);
   x_conn_unref(x);
 }
 
@@ -877,6 +880,12 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   case X_DISC:
   case X_BREAK:
     emul_x_peer_break(x, m, w);
+    break;
+  case X_MAP_REQ:
+    emul_x_on_map_req(x, m);
+    break;
+  case X_MAP_REP:
+    emul_x_on_map_rep(x, m, nfds == 1 ? fds[0] : -1);
     break;
   default:
     emul_x_peer_break(x, NULL, w);

@@ -36,7 +36,7 @@
 
 #include "emul_x.h"
 
-typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED } xr_t;
+typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED, XR_NOTDIRECT } xr_t;
 
 #define ROUND8(n) (((n) + 7u) & ~(uint64_t) 7u)
 #define X_MAX_IOV 64
@@ -358,27 +358,53 @@ x_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
   }
 }
 
+/* Copy between a local list and @len bytes at @t, mapped here. */
+static void
+x_map_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *t, gboolean write)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    void *l = (void *) (uintptr_t) s[i].addr;
+    if (write)
+      memcpy(t, l, s[i].length);
+    else
+      memcpy(l, t, s[i].length);
+    t += s[i].length;
+  }
+  /* The bytes are in place before the completion says so. */
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
 /* One-sided RDMA Write or Read by this process into the peer's memory:
  * the key is checked in the peer's exported table, exactly as the peer
- * would (emul_remote_range). */
+ * would (emul_remote_range); the bytes move by memcpy where the region is
+ * mapped here (emul_xmap.c), else by cross-memory attach.  Without attach
+ * (bounce mode) only a mapped region is reached this way: anything else,
+ * failures included, is XR_NOTDIRECT and goes through the ring. */
 static xr_t
 x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
+  gboolean cma = x->cma_out;
   gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
   const emul_pers_t *pers = emul_pers_of_qp(qp);
   uint32_t lneed = emul_pers_local_need(pers, wr->opcode);
   uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
   uint64_t len;
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, lneed, &len)) {
+    if (!cma)
+      return XR_NOTDIRECT;
     x_fail_local(qp, wr, w);
     return XR_FAILED;
   }
   if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
+    if (!cma)
+      return XR_NOTDIRECT;
     emul_complete_send(qp, wr, RNICPI_WC_REM_OP_ERR, 0, w);
     x_teardown(qp, w, X_BREAK, 0, 0, TRUE, NULL, 0);
     return XR_FAILED;
   }
+  if (len == 0 && !cma)
+    return XR_NOTDIRECT;
   if (len > 0) {
     x_mr_entry_t e;
     uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
@@ -389,19 +415,28 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
         e.key != tag || e.pd_id != x->peer_pd ||
         (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
         ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
+      if (!cma)
+        return XR_NOTDIRECT;
       emul_complete_send(qp, wr, RNICPI_WC_REM_ACCESS_ERR, 0, w);
       x_teardown(qp, w, X_BREAK, 0, 0, TRUE, NULL, 0);
       return XR_FAILED;
     }
-    struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
-    int nl = sge_iov(wr->sg_list, wr->num_sge, l);
-    if (!x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
-      /* EFAULT: the region went away under us (deregistered while in
-       * use); anything else: the peer is gone. */
-      gboolean fault = errno == EFAULT;
-      emul_complete_send(qp, wr, fault ? RNICPI_WC_REM_ACCESS_ERR : RNICPI_WC_WR_FLUSH_ERR, 0, w);
-      x_teardown(qp, w, X_BREAK, 0, 0, fault, NULL, 0);
-      return XR_FAILED;
+    uint8_t *mapped = emul_x_map_lookup(x, index, &e);
+    if (mapped != NULL) {
+      x_map_copy(wr->sg_list, wr->num_sge, mapped + (ra - e.iova), write);
+    } else if (!cma) {
+      return XR_NOTDIRECT;
+    } else {
+      struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
+      int nl = sge_iov(wr->sg_list, wr->num_sge, l);
+      if (!x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
+        /* EFAULT: the region went away under us (deregistered while in
+         * use); anything else: the peer is gone. */
+        gboolean fault = errno == EFAULT;
+        emul_complete_send(qp, wr, fault ? RNICPI_WC_REM_ACCESS_ERR : RNICPI_WC_WR_FLUSH_ERR, 0, w);
+        x_teardown(qp, w, X_BREAK, 0, 0, fault, NULL, 0);
+        return XR_FAILED;
+      }
     }
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
@@ -411,9 +446,23 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 /* ---- requester ---- */
 
 static gboolean
+x_is_rdma(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ;
+}
+
+/* Every RDMA Write and Read is one-sided (x_direct) under attach. */
+static gboolean
 x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
 {
-  return x->cma_out && (op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ);
+  return x->cma_out && x_is_rdma(op);
+}
+
+/* Without attach, one to a region mapped here may be. */
+static gboolean
+x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
+{
+  return !x->cma_out && emul_x_map_on && x_is_rdma(op);
 }
 
 /* Issue the WRs of the send queue not yet issued, in order, as far as RC
@@ -442,6 +491,12 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       g_free(s);
       if (r != XR_DONE)
         return;
+      l = qp->sq.head;
+      continue;
+    }
+    if (x_may_map(x, wr->opcode) && l == qp->sq.head && x_direct(qp, wr, w) == XR_DONE) {
+      g_queue_pop_head(&qp->sq);
+      g_free(s);
       l = qp->sq.head;
       continue;
     }
@@ -507,10 +562,9 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
 rnicpi_status_t
 emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  if (g_queue_is_empty(&qp->sq) && x_is_direct(qp->x, wr->opcode)) {
-    x_direct(qp, wr, w);  /* one-sided, nothing ahead of it: no copy of the WR */
-    return RNICPI_OK;
-  }
+  if (g_queue_is_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
+      x_direct(qp, wr, w) != XR_NOTDIRECT)
+    return RNICPI_OK;  /* one-sided, nothing ahead of it: no copy of the WR */
   emul_swqe_t *s = g_malloc(sizeof(*s) + wr->num_sge * sizeof(rnicpi_sge_t));
   s->seq = qp->next_seq++;
   s->issued = FALSE;

@@ -1,0 +1,241 @@
+/*
+ * vp/emul cross-process mapped regions: one-sided RDMA by plain loads and
+ * stores into a peer's region mapped here (design: emul_x.h, "Mapped
+ * regions").
+ *
+ * Exporter.  A peer asks for region (index, key) once (X_MAP_REQ); this
+ * process looks the region up in /proc/self/maps.  It answers with a file
+ * descriptor only when the whole region lies in one MAP_SHARED mapping of
+ * a memfd that is (or can be made) sealed against shrinking: then the peer
+ * can map the same pages and can never fault on them (a memfd that could
+ * shrink could SIGBUS the peer).  Anything else (private memory, a file on
+ * disk, /dev/shm, a memfd without MFD_ALLOW_SEALING) is answered "no" and
+ * the peer keeps using cross-memory attach or the ring.
+ *
+ * Requester.  Each connection keeps a small table of the peer's regions it
+ * asked for, by index; an entry is used only while the peer's exported
+ * table still names the same key, address and length (a region
+ * deregistered and registered again is asked for again).  The key, domain,
+ * bounds and rights are still checked in the exported table before every
+ * access, exactly as for cross-memory attach.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "emul_x.h"
+
+/* ---- exporter ---- */
+
+/* Memfds this process has exported, by inode: each is an fd of our own
+ * (the application may close its one), kept for the process's life. */
+typedef struct x_share {
+  dev_t dev;
+  ino_t ino;
+  int fd;
+} x_share_t;
+
+static GArray *x_shares; /* x_share_t; under the fabric lock */
+
+/* An fd of our own for the memfd (dev, ino) the application has open, or
+ * -1.  The mapping's path names a memfd; the application's descriptor is
+ * found by its inode among /proc/self/fd. */
+static int
+x_share_open(dev_t dev, ino_t ino)
+{
+  if (x_shares == NULL)
+    x_shares = g_array_new(FALSE, FALSE, sizeof(x_share_t));
+  for (guint i = 0; i < x_shares->len; i++) {
+    x_share_t *s = &g_array_index(x_shares, x_share_t, i);
+    if (s->dev == dev && s->ino == ino)
+      return s->fd;
+  }
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL)
+    return -1;
+  int fd = -1;
+  struct dirent *de;
+  while (fd < 0 && (de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    char path[64];
+    g_snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
+      continue;
+    fd = open(path, O_RDWR | O_CLOEXEC);
+  }
+  closedir(d);
+  if (fd < 0)
+    return -1;
+  /* The peer maps these pages: the file must never shrink under it. */
+  int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (!(seals & F_SEAL_SHRINK) && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0)) {
+    close(fd);
+    return -1;
+  }
+  x_share_t s = { dev, ino, fd };
+  g_array_append_val(x_shares, s);
+  return fd;
+}
+
+/* The memfd and file offset of [addr, addr + len), or -1 with the reason. */
+static int
+x_share_find(uint64_t addr, uint64_t len, uint64_t *file_off, const char **why)
+{
+  FILE *f = fopen("/proc/self/maps", "re");
+  if (f == NULL) {
+    *why = "/proc/self/maps is not readable";
+    return -1;
+  }
+  char line[512];
+  int fd = -1;
+  *why = "not in a mapping of this process";
+  while (fgets(line, sizeof(line), f) != NULL) {
+    unsigned long long start, end, off, inode;
+    unsigned maj, mnr;
+    char perms[8];
+    int pos = 0;
+    if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &mnr,
+               &inode, &pos) < 7)
+      continue;
+    if (addr < start || addr >= end)
+      continue;
+    if (addr + len > end) {
+      *why = "it spans more than one mapping";
+    } else if (perms[3] != 's' || inode == 0) {
+      *why = "it is private memory";
+    } else if (strncmp(line + pos, "/memfd:", 7) != 0) {
+      *why = "its mapping is not a memfd";
+    } else {
+      fd = x_share_open(makedev(maj, mnr), (ino_t) inode);
+      *why = "the memfd is not open in this process, or cannot be sealed against shrinking "
+             "(create it with MFD_ALLOW_SEALING)";
+      *file_off = off + (addr - start);
+    }
+    break;
+  }
+  fclose(f);
+  return fd;
+}
+
+/* A peer asks for region m->mr_index: answer with the memfd or refuse. */
+void
+emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *q)
+{
+  x_msg_t m = { .type = X_MAP_REP, .mr_index = q->mr_index, .mr_key = q->mr_key };
+  int fd = -1;
+  const char *why = "it is not registered";
+  emul_mr_t *mr = q->mr_index > 0 && q->mr_index < emul_fabric.mrs->len ?
+                  g_ptr_array_index(emul_fabric.mrs, q->mr_index) : NULL;
+  if (mr != NULL && mr->mw == NULL && !mr->fr && mr->key == q->mr_key) {
+    m.mr_addr = (uint64_t) (uintptr_t) mr->addr;
+    m.mr_len = mr->length;
+    fd = x_share_find(m.mr_addr, m.mr_len, &m.file_off, &why);
+  } else if (mr != NULL && (mr->mw != NULL || mr->fr)) {
+    why = "windows and fast-registered regions are reached by cross-memory attach";
+  }
+  if (fd < 0)
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: region %u stays unmapped for process %d: %s",
+          q->mr_index, (int) x->peer_pid, why);
+  emul_x_send_msg(x, &m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+}
+
+/* ---- requester ---- */
+
+#define X_MAP_SLOTS 64u
+
+typedef enum { XM_EMPTY, XM_ASKED, XM_MAPPED, XM_REFUSED } x_map_state_t;
+
+struct x_map {
+  x_map_state_t state;
+  uint32_t index, key;
+  uint64_t addr, len;     /* of the region, as the exported table says */
+  uint8_t *base;          /* where addr is mapped here */
+  void *m;
+  size_t mlen;
+};
+
+static void
+x_map_clear(x_map_t *s)
+{
+  if (s->state == XM_MAPPED)
+    munmap(s->m, s->mlen);
+  memset(s, 0, sizeof(*s));
+}
+
+void
+emul_x_maps_free(emul_xconn_t *x)
+{
+  if (x->maps == NULL)
+    return;
+  for (guint i = 0; i < X_MAP_SLOTS; i++)
+    x_map_clear(&x->maps[i]);
+  g_free(x->maps);
+  x->maps = NULL;
+}
+
+uint8_t *
+emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
+{
+  if (x->maps == NULL) {
+    if (!emul_x_map_on)
+      return NULL;
+    x->maps = g_new0(x_map_t, X_MAP_SLOTS);
+  }
+  x_map_t *s = &x->maps[index % X_MAP_SLOTS];
+  if (s->state != XM_EMPTY && s->index == index && s->key == e->key && s->addr == e->addr &&
+      s->len == e->length)
+    return s->state == XM_MAPPED ? s->base : NULL;
+  x_map_clear(s);
+  s->state = XM_ASKED;
+  s->index = index;
+  s->key = e->key;
+  s->addr = e->addr;
+  s->len = e->length;
+  x_msg_t m = { .type = X_MAP_REQ, .mr_index = index, .mr_key = e->key };
+  if (!emul_x_send_msg(x, &m, NULL, 0))
+    s->state = XM_EMPTY; /* asked again next time */
+  return NULL;
+}
+
+/* The peer's answer: map its pages if the region is still the one asked
+ * about, and the file can hold it for good (sealed, long enough). */
+void
+emul_x_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd)
+{
+  if (x->maps == NULL)
+    return;
+  x_map_t *s = &x->maps[m->mr_index % X_MAP_SLOTS];
+  if (s->state != XM_ASKED || s->index != m->mr_index || s->key != m->mr_key)
+    return;
+  s->state = XM_REFUSED;
+  if (fd < 0 || m->mr_addr != s->addr || m->mr_len != s->len)
+    return;
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t floor = m->file_off & ~(uint64_t) (page - 1);
+  struct stat st;
+  int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) != 0 ||
+      m->file_off + m->mr_len > (uint64_t) st.st_size || m->mr_len > SIZE_MAX / 2)
+    return;
+  size_t mlen = (size_t) (m->file_off - floor + m->mr_len);
+  void *p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t) floor);
+  if (p == MAP_FAILED) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: cannot map region %u of process %d (%zu bytes): %s",
+          m->mr_index, (int) x->peer_pid, mlen, g_strerror(errno));
+    return;
+  }
+  s->m = p;
+  s->mlen = mlen;
+  s->base = (uint8_t *) p + (m->file_off - floor);
+  s->state = XM_MAPPED;
+}
