@@ -131,11 +131,31 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   return ual_post_sq_sges(ep, wr, sge, n, flags);
 }
 
+/* The common members of a send-queue request.  The opcode-specific ones
+ * (bind, fast_reg, the datagram address) stay unset: rnicpi.h lets a
+ * provider read them only for their opcodes, and clearing the whole
+ * request costs more than the rest of a post. */
+static inline void
+wr_set(rnicpi_send_wr_t *wr, it_dto_cookie_t cookie, rnicpi_wr_opcode_t op, uint64_t raddr, uint64_t rkey)
+{
+  wr->wr_id = cookie;
+  wr->opcode = op;
+  wr->flags = 0;
+  wr->sg_list = NULL;
+  wr->num_sge = 0;
+  wr->remote_addr = raddr;
+  wr->rkey = rkey;
+  wr->invalidate_rkey = 0;
+  wr->compare_add = 0;
+  wr->swap = 0;
+}
+
 it_status_t
 it_post_send(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
              it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
-  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_SEND };
+  rnicpi_send_wr_t wr;
+  wr_set(&wr, cookie, RNICPI_WR_SEND, 0, 0);
   return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_send");
 }
 
@@ -144,8 +164,8 @@ it_post_rdma_write(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segme
                    it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
                    it_rmr_context_t rmr_context)
 {
-  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_RDMA_WRITE,
-                          .remote_addr = rdma_addr, .rkey = rmr_context };
+  rnicpi_send_wr_t wr;
+  wr_set(&wr, cookie, RNICPI_WR_RDMA_WRITE, rdma_addr, rmr_context);
   return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_rdma_write");
 }
 
@@ -154,8 +174,8 @@ it_post_rdma_read(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segmen
                   it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
                   it_rmr_context_t rmr_context)
 {
-  rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_RDMA_READ,
-                          .remote_addr = rdma_addr, .rkey = rmr_context };
+  rnicpi_send_wr_t wr;
+  wr_set(&wr, cookie, RNICPI_WR_RDMA_READ, rdma_addr, rmr_context);
   return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_rdma_read");
 }
 

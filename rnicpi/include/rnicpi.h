@@ -449,7 +449,12 @@ typedef struct rnicpi_fast_reg {
   const uint64_t *pages;  /**< page addresses when the device wants them (RNICPI_CAP_PAGE_LIST), read at post */
 } rnicpi_fast_reg_t;
 
-/** A send-queue work request. */
+/**
+ * A send-queue work request.  The members from @c bind on are meaningful
+ * only for their opcodes (#RNICPI_WR_BIND_MW, a send on a UD queue pair,
+ * #RNICPI_WR_FAST_REG): the access layer leaves them unset otherwise, and
+ * a provider must not read them then.
+ */
 typedef struct rnicpi_send_wr {
   uint64_t wr_id;             /**< returned in the completion */
   rnicpi_wr_opcode_t opcode;  /**< operation */

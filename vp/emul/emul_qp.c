@@ -460,8 +460,13 @@ rnicpi_status_t
 emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 {
   emul_qp_t *qp = to_emul_qp(q);
-  rnicpi_send_wr_t wr_copy = *wr_in; /* a bind carries its new key in rkey */
-  rnicpi_send_wr_t *wr = &wr_copy;
+  /* A bind or a fast registration is given its new key in rkey
+   * (emul_mw_post_check): those work on a copy, the rest is only read. */
+  gboolean rekey = wr_in->opcode == RNICPI_WR_BIND_MW || wr_in->opcode == RNICPI_WR_FAST_REG;
+  rnicpi_send_wr_t wr_copy;
+  if (rekey)
+    wr_copy = *wr_in;
+  rnicpi_send_wr_t *wr = rekey ? &wr_copy : (rnicpi_send_wr_t *) (uintptr_t) wr_in;
   emul_work_t w = { .nnotify = 0 };
   rnicpi_status_t st = RNICPI_OK;
 
