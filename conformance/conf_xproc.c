@@ -302,6 +302,60 @@ role_target(gboolean memfd)
   return 0;
 }
 
+#define WIN_OFF 4096
+#define WIN_LEN 512
+
+static gboolean
+has_narrow_rmr(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean ok = (info->rmr_types_supported & IT_RMR_TYPE_NARROW) && info->post_send_unlink_remote_support;
+  it_ia_info_free(info);
+  return ok;
+}
+
+/* A narrow window over part of a region, linked through the cross-process
+ * EP; the parent writes and reads through it, then unlinks it with a Send
+ * with Invalidate, which the receive completion names. */
+static int
+role_window(void)
+{
+  conf_side_t s;
+  conf_buf_t rb;
+  role_accept(&s, &rb, FALSE);
+  if (!has_narrow_rmr(&s)) {
+    printf("skip\n");
+    fflush(stdout);
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+    return 0;
+  }
+  it_rmr_handle_t rmr;
+  it_rmr_context_t ctx = 0;
+  conf_ok(it_rmr_create20(s.pz, IT_RMR_TYPE_NARROW, &rmr));
+  conf_ok(it_rmr_link(rmr, rb.lmr, rb.data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE,
+                      IT_PRIV_REMOTE_READ | IT_PRIV_REMOTE_WRITE, s.ep, 5, IT_COMPLETION_FLAG, &ctx));
+  conf_dto(s.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 5);
+  printf("win %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) (rb.data + WIN_OFF),
+         (guint64) ctx);
+  fflush(stdout);
+  it_dto_cmpl_event_t rc = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpuint(rc.transferred_length, ==, 128);
+  g_assert_cmphex((guint64) (uintptr_t) rc.unlinked_mr_handle, ==, (guint64) (uintptr_t) rmr);
+  conf_buf_check(&rb, 0, 128, 22);
+  conf_buf_check(&rb, WIN_OFF, WIN_LEN, 21);
+  it_rmr_param_t q;
+  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_LINKED, &q));
+  g_assert_cmpint(q.linked, ==, IT_FALSE);
+  printf("unlinked\n");
+  fflush(stdout);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT); /* the parent's write through the dead key */
+  conf_buf_check(&rb, WIN_OFF, WIN_LEN, 21);
+  conf_buf_check_guards(&rb);
+  printf("ok\n");
+  fflush(stdout);
+  return 0;
+}
+
 static int
 role_sleeper(void)
 {
@@ -554,6 +608,65 @@ test_rdma_shared_memory(void)
 }
 
 static void
+test_windows(void)
+{
+  g_test_summary("xproc: the child links a narrow RMR through its cross-process EP; the parent "
+                 "RDMA-Writes and Reads through its context, then it_post_send_and_unlink "
+                 "invalidates it (the child's receive names the RMR, it_rmr_query says unlinked); "
+                 "a write through the dead context completes REMOTE_ACCESS, nothing lands");
+  child_t c = spawn("window", FALSE);
+  uint16_t port = hear_port(&c);
+  conf_side_t s;
+  conf_buf_t lb, back;
+  conf_side_open(&s, NULL);
+  connect_to(&s, port);
+  g_autofree char *l = hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  if (g_strcmp0(l, "skip") == 0) {
+    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+    reap_ok(&c);
+    unlink(c.err);
+    conf_side_close(&s);
+    conf_require(FALSE, "narrow RMRs and send-and-unlink (rmr_types_supported, "
+                 "post_send_unlink_remote_support)");
+    return;
+  }
+  guint64 addr, ctx;
+  g_assert_cmpint(sscanf(l, "win %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &addr, &ctx), ==, 2);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_new(&s, &lb, WIN_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &back, WIN_LEN, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t g = conf_seg(&lb, 0, WIN_LEN), r = conf_seg(&back, 0, WIN_LEN);
+  conf_buf_fill(&lb, 21);
+  conf_ok(it_post_rdma_write(s.ep, &g, 1, 50, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 50);
+  conf_ok(it_post_rdma_read(s.ep, &r, 1, 51, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 51);
+  conf_buf_check(&back, 0, WIN_LEN, 21);
+  conf_buf_t msg;
+  conf_buf_new(&s, &msg, 128, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&msg, 22);
+  it_lmr_triplet_t m = conf_seg(&msg, 0, 128);
+  conf_ok(it_post_send_and_unlink(s.ep, &m, 1, 52, IT_COMPLETION_FLAG, ctx));
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 52);
+  g_autofree char *u = hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(u, ==, "unlinked");
+  conf_buf_fill(&lb, 23);
+  conf_ok(it_post_rdma_write(s.ep, &g, 1, 53, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 53);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
+  reap_ok(&c);
+  g_assert_cmpstr(ok, ==, "ok");
+  unlink(c.err);
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_buf_free(&msg);
+  conf_side_close(&s);
+}
+
+static void
 test_peer_killed(void)
 {
   g_test_summary("xproc: the child is killed while the parent's send waits for a receive: "
@@ -690,6 +803,8 @@ main(int argc, char **argv)
       return role_target(FALSE);
     if (strcmp(argv[2], "mtarget") == 0)
       return role_target(TRUE);
+    if (strcmp(argv[2], "window") == 0)
+      return role_window();
     if (strcmp(argv[2], "sleeper") == 0)
       return role_sleeper();
     return 2;
@@ -700,6 +815,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
+  g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
   g_test_add_func("/conformance/xproc/protection", test_protection);
   g_test_add_func("/conformance/xproc/no-leak", test_no_leak);

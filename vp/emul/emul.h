@@ -239,6 +239,12 @@ void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
 void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 
+/* Send queue entries (fabric lock held): a local request executed on a
+ * cross-process QP; the end of a queued entry (its window or region is
+ * free again). */
+gboolean emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+void emul_swqe_done(emul_swqe_t *s);
+
 /* Memory (fabric lock held). */
 emul_mr_t *emul_mr_lookup(const emul_pers_t *p, uint64_t key);
 gboolean emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag);

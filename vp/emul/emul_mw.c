@@ -9,12 +9,14 @@
  * execute in order with the rest of the queue (emul_qp.c); the rules of a
  * bind are IBTA 10.6.7.2 and RDMAC verbs 7.2.7 as rnicpi.h lists them.
  *
- * Windows are bound in-process only.  A wide window's entry is exported
- * like a region's (emul_x_mr_sync), so a peer process may use its key
- * one-sided; a narrow window's entry is exported without rights, because
- * only its own QP may use it and the exported table cannot say which.
- * Bind, Local Invalidate and Send with Invalidate on a cross-process QP
- * are refused at post (RNICPI_ENOTSUP).
+ * Across processes: binds, Local Invalidates and fast registrations on a
+ * cross-process QP execute locally when they reach the head of its send
+ * queue (emul_xqp.c); a Send with Invalidate carries its key in the ring
+ * and the receiving process invalidates.  A window's entry is exported
+ * like a region's (emul_x_mr_sync), with the number of the QP a narrow
+ * window is bound through, so a peer process may use its key one-sided
+ * only through that QP.  Reads into windows (RNICPI_WR_SINK_MW) and Read
+ * with Invalidate stay in-process (RNICPI_ENOTSUP on a cross-process QP).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -119,7 +121,7 @@ emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr)
        (RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE) || qp->x != NULL))
     return RNICPI_ENOTSUP;
   if (wr->opcode == RNICPI_WR_FAST_REG) {
-    if (!(feats & RNICPI_CAP_FAST_REGISTER) || qp->x != NULL)
+    if (!(feats & RNICPI_CAP_FAST_REGISTER))
       return RNICPI_ENOTSUP;
     if (wr->fast_reg.mr == NULL)
       return RNICPI_EINVAL;
@@ -137,7 +139,7 @@ emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr)
   uint64_t need = wr->opcode == RNICPI_WR_BIND_MW ? RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_WIDE :
                   wr->opcode == RNICPI_WR_LOCAL_INV ? RNICPI_CAP_LOCAL_INVALIDATE :
                   RNICPI_CAP_REMOTE_INVALIDATE;
-  if (!(feats & need) || qp->x != NULL)
+  if (!(feats & need))
     return RNICPI_ENOTSUP;
   if (wr->opcode != RNICPI_WR_BIND_MW)
     return RNICPI_OK;
@@ -186,8 +188,8 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   mw->entry.length = b->length;
   mw->entry.iova = b->zero_based ? 0 : b->addr;
   mw->entry.zero_based = b->zero_based != 0;
-  /* What other processes see: a wide window's rights, a narrow one none. */
-  mw->entry.access = mw->qp == NULL ? b->access : 0;
+  /* What other processes see (a narrow window: with its QP's number). */
+  mw->entry.access = b->access;
   emul_x_mr_sync(mw->entry.index);
   return RNICPI_WC_SUCCESS;
 }

@@ -381,9 +381,19 @@ static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_READ_INV] = exec_rdma,
 };
 
+/* A local request (bind, Local Invalidate, fast registration) reaching
+ * the head of a cross-process QP's send queue executes here, as
+ * in-process (emul_xqp.c); FALSE: it failed, completed with its error,
+ * and the connection is broken. */
+gboolean
+emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  return exec_of[wr->opcode](qp, wr, w) == EXEC_DONE;
+}
+
 /* A queued WR leaves the send queue: a window it names is free again. */
-static void
-swqe_done(emul_swqe_t *s)
+void
+emul_swqe_done(emul_swqe_t *s)
 {
   if (s->wr.opcode == RNICPI_WR_BIND_MW)
     to_emul_mw(s->wr.bind.mw)->queued--;
@@ -405,7 +415,7 @@ emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
       g_queue_push_head(&qp->sq, s);
       return;
     }
-    swqe_done(s);
+    emul_swqe_done(s);
     if (r == EXEC_FAILED)
       return;
   }
@@ -418,7 +428,7 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
   emul_rwqe_t *r;
   while ((s = g_queue_pop_head(&qp->sq)) != NULL) {
     emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
-    swqe_done(s);
+    emul_swqe_done(s);
   }
   while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);

@@ -167,6 +167,7 @@ typedef enum {
 
 #define X_F_CMA 1u
 #define X_F_FETCH_ADD 2u
+#define X_F_INV 4u        /* SEND: Send with Invalidate of key rkey */
 
 typedef struct x_frame {
   uint32_t op;
@@ -206,6 +207,8 @@ typedef struct x_mr_entry {
   uint32_t key;
   uint32_t access;
   uint32_t valid;
+  uint32_t qpn;            /* a narrow window: the only QP it answers through (0: any) */
+  uint32_t pad;
   uint64_t pd_id;
   uint64_t addr;
   uint64_t length;

@@ -289,6 +289,7 @@ emul_x_mr_sync(uint32_t index)
   if (mr != NULL) {
     e->key = mr->key;
     e->access = mr->access;
+    e->qpn = mr->mw != NULL && mr->mw->qp != NULL ? mr->mw->qp->base.qp_num : 0;
     e->pd_id = mr->pd->id;
     e->addr = (uint64_t) (uintptr_t) mr->addr;
     e->length = mr->length;

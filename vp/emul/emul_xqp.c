@@ -412,7 +412,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     uint32_t index = 0, tag = 0;
     if (!emul_key_split(pers, wr->rkey, &index, &tag) ||
         !emul_x_mr_read(x->peer_mrs, index, &e) ||
-        e.key != tag || e.pd_id != x->peer_pd ||
+        e.key != tag || e.pd_id != x->peer_pd || (e.qpn != 0 && e.qpn != x->peer_qpn) ||
         (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
         ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
       if (!cma)
@@ -458,6 +458,13 @@ x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
   return x->cma_out && x_is_rdma(op);
 }
 
+/* Requests that only touch this process's tables. */
+static gboolean
+x_is_local(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_BIND_MW || op == RNICPI_WR_LOCAL_INV || op == RNICPI_WR_FAST_REG;
+}
+
 /* Without attach, one to a region mapped here may be. */
 static gboolean
 x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
@@ -494,6 +501,17 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       l = qp->sq.head;
       continue;
     }
+    if (x_is_local(wr->opcode)) {
+      if (l != qp->sq.head)
+        return;  /* in order: behind a request the peer has not answered */
+      g_queue_pop_head(&qp->sq);
+      gboolean ok = emul_qp_exec_local(qp, wr, w);
+      emul_swqe_done(s);
+      if (!ok)
+        return;
+      l = qp->sq.head;
+      continue;
+    }
     if (x_may_map(x, wr->opcode) && l == qp->sq.head && x_direct(qp, wr, w) == XR_DONE) {
       g_queue_pop_head(&qp->sq);
       g_free(s);
@@ -517,6 +535,8 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     case RNICPI_WR_SEND_INV:
       o->f.op = X_OP_SEND;
       o->f.byte_len = (uint32_t) len;
+      if (wr->opcode == RNICPI_WR_SEND_INV)
+        o->f.flags |= X_F_INV;
       if (x->peer_cma && len > X_INLINE_MAX) {
         /* The receiver pulls the bytes when a receive matches. */
         x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
@@ -524,7 +544,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
         for (uint32_t i = 0; i < wr->num_sge; i++)
           if (wr->sg_list[i].length > 0)
             v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
-        o->f.flags = X_F_CMA;
+        o->f.flags |= X_F_CMA;
         o->buf = (uint8_t *) v;
         o->f.total = k * sizeof(x_iov_t);
         owned = TRUE;
@@ -552,7 +572,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       break;
     }
     o->f.raddr = wr->remote_addr;
-    o->f.rkey = wr->rkey;
+    o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
     s->issued = TRUE;
     l = l->next;
     x_emit(x, o, owned);  /* o->sg is s->sge: it lives until the answer */
@@ -565,12 +585,20 @@ emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (g_queue_is_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
       x_direct(qp, wr, w) != XR_NOTDIRECT)
     return RNICPI_OK;  /* one-sided, nothing ahead of it: no copy of the WR */
+  if (g_queue_is_empty(&qp->sq) && x_is_local(wr->opcode)) {
+    emul_qp_exec_local(qp, wr, w);
+    return RNICPI_OK;
+  }
   emul_swqe_t *s = g_malloc(sizeof(*s) + wr->num_sge * sizeof(rnicpi_sge_t));
   s->seq = qp->next_seq++;
   s->issued = FALSE;
   s->wr = *wr;
   memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
   s->wr.sg_list = s->sge;
+  if (wr->opcode == RNICPI_WR_BIND_MW)
+    to_emul_mw(wr->bind.mw)->queued++;
+  if (wr->opcode == RNICPI_WR_FAST_REG)
+    to_emul_mr(wr->fast_reg.mr)->queued++;
   g_queue_push_tail(&qp->sq, s);
   x_issue(qp, w);
   if (qp->x != NULL)
@@ -622,6 +650,12 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);  /* Terminate: no buffer */
     return XR_FAILED;
   }
+  /* Send with Invalidate: the key must name a bound window (or a valid
+   * fast-registered region) of ours usable through this QP (exec_send). */
+  if ((in->f.flags & X_F_INV) && !emul_mw_invalidate(qp, in->f.rkey)) {
+    x_fail_req(qp, in->f.seq, RNICPI_WC_REM_ACCESS_ERR, w);
+    return XR_FAILED;
+  }
   emul_rwqe_t *r = g_queue_pop_head(rq);
   if (qp->srq != NULL)
     emul_srq_took(qp->srq);
@@ -658,7 +692,15 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     }
     x_scatter(r->sge, r->num_sge, in->buf, len);
   }
-  emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  rnicpi_wc_t rwc = {
+    .wr_id = r->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) len,
+  };
+  if (in->f.flags & X_F_INV) {
+    rwc.flags = RNICPI_WC_WITH_INV;
+    rwc.rkey = in->f.rkey;
+  }
+  emul_cq_push(qp->rcq, &rwc, w);
   g_free(r);
   x_out_t o = { .f = { .op = X_OP_ACK, .seq = in->f.seq, .byte_len = (uint32_t) len } };
   x_emit(x, &o, FALSE);
