@@ -9,7 +9,10 @@
 # median over repetitions with min-max, plus the ratios the targets name,
 # taken per repetition (paired) and then the median.  What it runs:
 #   - itapi-perf over emul0, server and client processes, busy poll:
-#     send_lat 8 B, write_lat 8 B, write_bw 1 MiB (median per run);
+#     send_lat 8 B, write_lat 8 B, write_bw 1 MiB (median per run), with
+#     itapi-perf's default buffers (a memfd, which emul maps into the peer:
+#     one-sided RDMA is a memcpy) and again with --mem private (cross-memory
+#     attach);
 #     and send_lat 8 B in event mode (-e); in-process loopback for reference;
 #   - fi_pingpong -p shm -e rdm: 8 B latency and 1 MiB ping-pong bandwidth
 #     (libfabric-bin; it prints a mean only);
@@ -18,7 +21,9 @@
 #   - tools/bench/emul_probe.c, compiled here with cc -O2: the two-thread
 #     cache-line ping-pong floor, single-core memcpy of 1 MiB, and one
 #     process_vm_writev of 8 B and 1 MiB (what one-sided RDMA costs emul);
-#   - once: the CPU an idle event-mode process uses (2 s, /proc/PID/stat).
+#   - once: the CPU an idle event-mode process uses (2 s, /proc/PID/stat);
+#   - once: conformance/conf-scale (1000 pairs in a process, 64 across two
+#     processes): setup time and memory per endpoint.
 # It installs nothing: missing peers show as "not installed" in the table.
 # It is slow (about 1 min per repetition) and needs both cores: it is not
 # a CI test; --smoke (few iterations, one repetition) only checks that it
@@ -71,12 +76,16 @@ nextport() { port=$((port + 1)); }
 export ITAPI_PROVIDER=emul
 
 # itapi-perf server + client processes; prints the CSV lines of the client.
+# XMEM=private: both keep their buffers in private memory (cross-memory
+# attach) instead of a memfd (mapped by the peer).
 xperf() {
   nextport
-  "$perf" -s -p $port >/dev/null 2>"$tmp/srv.err" &
+  local mem=()
+  [ -n "${XMEM:-}" ] && mem=(--mem "$XMEM")
+  "$perf" -s -p $port "${mem[@]}" >/dev/null 2>"$tmp/srv.err" &
   local s=$!; pids+=($s)
   sleep 0.3
-  timeout 120 "$perf" -c 127.0.0.1 -p $port --csv "$@" 2>"$tmp/cli.err" | grep -v '^test'
+  timeout 120 "$perf" -c 127.0.0.1 -p $port --csv "${mem[@]}" "$@" 2>"$tmp/cli.err" | grep -v '^test'
   wait $s 2>/dev/null
 }
 col() { cut -d, -f"$1"; }
@@ -118,6 +127,8 @@ for r in $(seq 1 "$reps"); do
   put emul_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
   put emul_wbw "$r" "$(xperf -t write_bw -S 1M -n $N_BW | col 11)"
   put emul_send_ev "$r" "$(xperf -e -t send_lat -S 8 -n $((N_LAT / 10)) | col 5)"
+  put emul_write_priv "$r" "$(XMEM=private xperf -t write_lat -S 8 -n $N_LAT | col 5)"
+  put emul_wbw_priv "$r" "$(XMEM=private xperf -t write_bw -S 1M -n $N_BW | col 11)"
   l=$(timeout 120 "$perf" -t send_lat,write_lat -S 8 -n $N_LAT --csv 2>/dev/null | grep -v '^test')
   put loop_send "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
   put loop_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
@@ -156,6 +167,13 @@ if [ -r /proc/$srv/stat ]; then
 fi
 kill -CONT $cli 2>/dev/null; kill $cli $srv 2>/dev/null; wait $cli $srv 2>/dev/null
 
+# Scale: the conformance program's own report (setup time, memory).
+scale=""
+if [ -x "$build/conformance/conf-scale" ]; then
+  scale=$(ITAPI_SCALE_PAIRS=1000 ITAPI_SCALE_XPAIRS=64 timeout 120 "$build/conformance/conf-scale" 2>&1 |
+          sed -n 's/^# scale: //p')
+fi
+
 # ---- statistics ----
 stat() {  # NAME -> "median min max" over repetitions, or empty
   local vals=()
@@ -191,8 +209,8 @@ verdict() {  # RATIO OP LIMIT
 }
 
 r1=$(ratio emul_send ucx_lat); r2=$(ratio emul_send fi_lat); r3=$(ratio emul_write floor)
-r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write cma8)
-r7=$(ratio emul_wbw cma1m)
+r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write_priv cma8)
+r7=$(ratio emul_wbw_priv cma1m)
 {
   echo "## vp/emul across processes: one run of tools/bench/emul.sh"
   echo
@@ -206,6 +224,8 @@ r7=$(ratio emul_wbw cma1m)
   echo "| emul send_lat 8 B, cross-process, busy poll, µs (median of run) | $(fmt emul_send -) |"
   echo "| emul write_lat 8 B, cross-process, busy poll, µs | $(fmt emul_write -) |"
   echo "| emul write_bw 1 MiB, cross-process, GB/s | $(fmt emul_wbw -) |"
+  echo "| emul write_lat 8 B, private buffers (cross-memory attach), µs | $(fmt emul_write_priv -) |"
+  echo "| emul write_bw 1 MiB, private buffers (cross-memory attach), GB/s | $(fmt emul_wbw_priv -) |"
   echo "| emul send_lat 8 B, cross-process, event mode (-e), µs | $(fmt emul_send_ev -) |"
   echo "| emul send_lat 8 B, in-process loopback, µs | $(fmt loop_send -) |"
   echo "| emul write_lat 8 B, in-process loopback, µs | $(fmt loop_write -) |"
@@ -224,13 +244,17 @@ r7=$(ratio emul_wbw cma1m)
   echo "| send_lat 8 B ÷ UCX tag_lat posix 8 B | ${r1:-n/a} | ≤ 1 | $(verdict "$r1" '<=' 1) |"
   echo "| send_lat 8 B ÷ libfabric shm 8 B | ${r2:-n/a} | (reference) | |"
   echo "| write_lat 8 B ÷ cache-line floor | ${r3:-n/a} | ≤ 2 | $(verdict "$r3" '<=' 2) |"
-  echo "| write_lat 8 B ÷ one process_vm_writev 8 B | ${r6:-n/a} | (why) | |"
+  echo "| write_lat 8 B, private buffers ÷ one process_vm_writev 8 B | ${r6:-n/a} | (why) | |"
   echo "| write_bw 1 MiB ÷ libfabric shm 1 MiB | ${r4:-n/a} | ≥ 1 | $(verdict "$r4" '>=' 1) |"
   echo "| write_bw 1 MiB ÷ memcpy 1 MiB | ${r5:-n/a} | ≥ 0.8 | $(verdict "$r5" '>=' 0.8) |"
-  echo "| write_bw 1 MiB ÷ process_vm_writev 1 MiB | ${r7:-n/a} | (why) | |"
+  echo "| write_bw 1 MiB, private buffers ÷ process_vm_writev 1 MiB | ${r7:-n/a} | (why) | |"
   echo "| idle event-mode CPU % | ${idle:+$(printf '%.1f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
   echo
   echo "Threads of the idle server (comm, %cpu since start): ${pscpu:-n/a}"
+  echo
+  echo "Scale (conf-scale, emul0):"
+  echo
+  if [ -n "$scale" ]; then echo "$scale" | sed 's/^/- /'; else echo "- conf-scale not built or failed"; fi
 } >"$out"
 cat "$out"
 echo "emul.sh: written to $out" >&2
