@@ -69,7 +69,7 @@ have_ucx=0; command -v ucx_perftest >/dev/null && have_ucx=1
 if [ $smoke = 1 ]; then
   N_LAT=200; N_BW=50; FI_LAT=200; FI_BW=20; UCX_LAT=2000; UCX_BW=50; PROBE_S=0.1
 else
-  N_LAT=20000; N_BW=2000; FI_LAT=10000; FI_BW=200; UCX_LAT=20000; UCX_BW=500; PROBE_S=0.5
+  N_LAT=20000; N_BW=5000; FI_LAT=10000; FI_BW=200; UCX_LAT=20000; UCX_BW=500; PROBE_S=0.5
 fi
 port=$(( 20000 + $$ % 20000 ))
 nextport() { port=$((port + 1)); }
