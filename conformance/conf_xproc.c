@@ -418,21 +418,30 @@ send_recv_with(child_t *c)
   reap_ok(c);
 }
 
+/* Connect to a target child and hear its region (address, context,
+ * length); a source buffer 16 bytes longer and a sink buffer. */
+static void
+open_target(child_t *c, conf_side_t *s, conf_buf_t *lb, conf_buf_t *back, guint64 *addr, guint64 *ctx,
+            unsigned *len)
+{
+  uint16_t port = hear_port(c);
+  conf_side_open(s, NULL);
+  connect_to(s, port);
+  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", addr, ctx, len), ==, 3);
+  conf_buf_new(s, lb, *len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(s, back, *len, conf_sink_privs(s), IT_ADDR_MODE_ABSOLUTE);
+}
+
 static void
 rdma_with(child_t *c, gboolean overrun)
 {
   conf_side_t s;
   conf_buf_t lb, back;
-  uint16_t port = hear_port(c);
-  conf_side_open(&s, NULL);
-  connect_to(&s, port);
-  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
-  g_assert_nonnull(l);
   guint64 addr, ctx;
   unsigned len;
-  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
-  conf_buf_new(&s, &lb, len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&s, &back, len, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  open_target(c, &s, &lb, &back, &addr, &ctx, &len);
   conf_buf_fill(&lb, 9);
   if (overrun) {
     /* 16 bytes past the end of the child's region: refused, nothing lands. */
@@ -539,17 +548,10 @@ rdma_mapped_with(child_t *c)
 {
   conf_side_t s;
   conf_buf_t lb, back;
-  uint16_t port = hear_port(c);
-  conf_side_open(&s, NULL);
-  connect_to(&s, port);
-  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
-  g_assert_nonnull(l);
   guint64 addr, ctx;
   unsigned len;
-  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
+  open_target(c, &s, &lb, &back, &addr, &ctx, &len);
   it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
-  conf_buf_new(&s, &lb, len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&s, &back, len, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
   it_lmr_triplet_t g = conf_seg(&lb, 0, len), r = conf_seg(&back, 0, len);
   unsigned seed = 0;
   for (int round = 0; round < 4; round++) {

@@ -358,22 +358,6 @@ x_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
   }
 }
 
-/* Copy between a local list and @len bytes at @t, mapped here. */
-static void
-x_map_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *t, gboolean write)
-{
-  for (uint32_t i = 0; i < n; i++) {
-    void *l = (void *) (uintptr_t) s[i].addr;
-    if (write)
-      memcpy(t, l, s[i].length);
-    else
-      memcpy(l, t, s[i].length);
-    t += s[i].length;
-  }
-  /* The bytes are in place before the completion says so. */
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
 /* One-sided RDMA Write or Read by this process into the peer's memory:
  * the key is checked in the peer's exported table, exactly as the peer
  * would (emul_remote_range); the bytes move by memcpy where the region is
@@ -423,7 +407,8 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     }
     uint8_t *mapped = emul_x_map_lookup(x, index, &e);
     if (mapped != NULL) {
-      x_map_copy(wr->sg_list, wr->num_sge, mapped + (ra - e.iova), write);
+      emul_sg_copy(wr->sg_list, wr->num_sge, mapped + (ra - e.iova), write);
+      __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
     } else if (!cma) {
       return XR_NOTDIRECT;
     } else {
