@@ -27,9 +27,27 @@
 
 #define IW_LOG "itapi-vp-iwarp"
 
-/* Largest FPDU this RNIC sends, header, pad and CRC included: one typical
- * TCP segment's worth (RFC 5044 8: FPDUs should align with segments). */
-#define IW_FPDU_MAX 4096
+/* Largest FPDU this RNIC sends, header, pad and CRC included.  RFC 5044
+ * 8 bounds it by the MULPDU of the connection's effective MSS, so that an
+ * FPDU fits one TCP segment: iw_qp_init_stream() reads TCP_MAXSEG (about
+ * 1448 on Ethernet, 65483 over loopback) and clamps it between these two
+ * (and ITAPI_IWARP_FPDU_MAX).  IW_FPDU_MAX keeps ULPDU_Length in 16 bits. */
+#define IW_FPDU_MIN 512
+#define IW_FPDU_MAX 65536
+/* Receive staging: one recv() takes the headers and trailers of many small
+ * FPDUs (and the trailer plus next header after a payload placed in
+ * place), instead of one recv() per field. */
+#define IW_RX_STAGE 512
+/* Transmit batch: FPDUs (and iovecs) handed to one sendmsg(). */
+#define IW_TX_FPDUS 16
+#define IW_TX_IOV 64
+/* A QP whose CQ nobody polled for this long goes back to the progress
+ * thread (its socket rejoins the epoll set for input). */
+#define IW_POLL_LEASE_US 2000
+/* Two polls of an empty CQ this close together mark a busy poller. */
+#define IW_POLL_SPIN_US 200
+/* At most this many QPs are driven by one poll of their CQ. */
+#define IW_POLL_QPS_MAX 8
 /* Private data a consumer may put in a CM message by default: 256 bytes on
  * the wire (what siw and cxgb4 accept) minus the RFC 6581 control word. */
 #define IW_PDATA_INTEROP 252
@@ -54,6 +72,7 @@ typedef struct iw_config {
   int corrupt_crc;  /* ITAPI_IWARP_CORRUPT_CRC: corrupt the Nth FPDU sent (debug) */
   uint64_t mpa_timeout_us; /* ITAPI_IWARP_MPA_TIMEOUT_MS: a request must arrive within */
   int poll_progress; /* ITAPI_IWARP_POLL_PROGRESS: an empty poll drives its QPs */
+  uint32_t fpdu_max; /* ITAPI_IWARP_FPDU_MAX: cap on the FPDU size (bytes) */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -66,7 +85,9 @@ typedef struct iw_dev {
   GMutex lock;               /* CM state */
   GHashTable *listeners;     /* port -> iw_listen_t* */
   GHashTable *creqs;         /* conn id -> iw_creq_t* */
-  GList *timed;              /* iw_qp_t* with a deadline (ev_lock) */
+  GQueue timed;              /* iw_qp_t* with a deadline (ev_lock), linked in the QP */
+  gint64 next_timeout_check;
+  GQueue polled;             /* iw_qp_t* driven by their pollers (ev_lock), linked in the QP */
   uint64_t next_conn_id;
   GRWLock mr_lock;
   GHashTable *mrs;           /* STag -> iw_mr_t* */
@@ -106,6 +127,8 @@ typedef struct iw_cq {
    * trylock on the latter (the normal order is qp->lock -> cq). */
   GMutex qps_lock;
   GPtrArray *qps;
+  guint rr;                  /* where the next poll starts driving (many QPs) */
+  gint64 last_poll;          /* monotonic us of the last poll_cq (atomic) */
 } iw_cq_t;
 
 /* CQs to notify once the locks are released. */
@@ -179,31 +202,48 @@ typedef struct iw_rx {
   /* tagged: the region placed into, checked again before every recv() */
   iw_mr_t *mr;
   uint32_t stag;
+  /* bytes read ahead of the FPDU being parsed: stage[st_pos, st_len) */
+  uint32_t st_pos, st_len;
+  uint8_t stage[IW_RX_STAGE];
 } iw_rx_t;
 
 typedef enum { IW_TX_NONE = 0, IW_TX_SQ, IW_TX_RRESP, IW_TX_TERM, IW_TX_RTR } iw_txkind_t;
 
-/* Transmit state: the message and the FPDU being sent. */
+/* One FPDU framed into the transmit batch. */
+typedef struct iw_txf {
+  uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + 28];
+  uint8_t trailer[8];
+  uint32_t len;              /* bytes of the FPDU */
+  uint8_t iov0, niov;        /* its iovecs in the batch */
+  uint8_t done_kind;         /* iw_txkind_t of the message it ends, or IW_TX_NONE */
+  uint8_t op;
+  iw_swqe_t *wqe;            /* the WR it ends (done_kind IW_TX_SQ) */
+} iw_txf_t;
+
+/* FPDUs framed and handed to the socket together (allocated on first use:
+ * an idle connection does not carry it). */
+typedef struct iw_txbatch {
+  struct iovec iov[IW_TX_IOV];
+  int niov, nf, f_done;
+  size_t len, sent, f_end;   /* bytes framed, written, end of f[f_done] */
+  iw_txf_t f[IW_TX_FPDUS];
+} iw_txbatch_t;
+
+/* Transmit state: the message being framed into FPDUs. */
 typedef struct iw_tx {
   iw_txkind_t kind;
   iw_swqe_t *wqe;
-  iw_rresp_t *rresp;
   uint8_t op;
-  uint64_t len, off;         /* message length, bytes sent */
+  uint64_t len, off;         /* message length, bytes framed */
   uint32_t sge_i;            /* gather position */
   uint64_t sge_off;
   uint8_t *src;              /* contiguous source (read response) */
+  iw_rresp_t rr;             /* the read being answered */
+  gboolean rr_checked;
   uint32_t msn, qn;
   uint32_t stag;
   uint64_t to;
-  /* FPDU */
-  gboolean fpdu_ready;
-  uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + 64];
-  uint32_t hdr_len;
-  struct iovec iov[IW_MAX_SGE + 2];
-  int niov;
-  uint8_t trailer[8];
-  uint32_t fpdu_len, fpdu_sent, chunk;
+  iw_txbatch_t *b;
 } iw_tx_t;
 
 typedef struct iw_qp {
@@ -218,7 +258,7 @@ typedef struct iw_qp {
   iw_cstate_t cs;
   int fd;
   uint32_t epmask;
-  gboolean active, dead, final_event, closing, handoff, tx_hold;
+  gboolean active, dead, final_event, closing, handoff, tx_hold, want_out;
   struct iw_creq *creq;       /* passive request being accepted */
   /* negotiated */
   gboolean crc;
@@ -227,6 +267,10 @@ typedef struct iw_qp {
   uint32_t ird, ord;
   uint32_t peer_ird;          /* the IRD the peer announced: room for fences */
   gint64 deadline;
+  GList timed_link;           /* in dev->timed when data == qp */
+  GList polled_link;          /* in dev->polled when data == qp */
+  gboolean polled;            /* input driven by poll_cq, not the progress thread */
+  uint32_t fpdu_max;          /* largest FPDU sent (MULPDU of the path) */
   /* handshake */
   uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
   uint32_t hs_got;
@@ -253,7 +297,7 @@ typedef struct iw_qp {
   uint8_t term[IW_TERM_FPDU_MAX];
   /* The rest of an FPDU cut by a flush, copied so that the Terminate after
    * it starts on an FPDU boundary (RFC 5044 4.1) once the memory is gone. */
-  uint8_t tail[IW_FPDU_MAX];
+  uint8_t *tail;
   uint32_t tail_len;
   uint32_t term_len;
   gboolean term_pending, term_sent;
@@ -332,10 +376,15 @@ void iw_qp_go_rts(iw_qp_t *qp);
 void iw_qp_init_stream(iw_qp_t *qp);
 void iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_qp_want_out(iw_qp_t *qp, gboolean on);
+void iw_qp_set_polled(iw_qp_t *qp, gboolean on);
+void iw_dev_poll_leases(iw_dev_t *dev);
+void iw_qp_unpoll(iw_qp_t *qp, iw_work_t *w);
 
 /* iw_tx.c: the requester and the read responder's transmit side. */
 void iw_tx_progress(iw_qp_t *qp, iw_work_t *w);
-void iw_tx_release(iw_qp_t *qp);
+void iw_tx_drop(iw_qp_t *qp);
+void iw_tx_free(iw_qp_t *qp);
+gboolean iw_tx_pending(iw_qp_t *qp);
 int iw_tx_rtr(iw_qp_t *qp);
 
 /* iw_rx.c: receive, validate, place (DDP) and act on messages (RDMAP). */

@@ -59,8 +59,10 @@ iw_timed_add(iw_qp_t *qp, uint64_t us)
   iw_dev_t *dev = qp->dev;
   g_mutex_lock(&dev->ev_lock);
   qp->deadline = g_get_monotonic_time() + (gint64) us;
-  if (g_list_find(dev->timed, qp) == NULL)
-    dev->timed = g_list_prepend(dev->timed, qp);
+  if (qp->timed_link.data == NULL) {
+    qp->timed_link.data = qp;
+    g_queue_push_tail_link(&dev->timed, &qp->timed_link);
+  }
   g_mutex_unlock(&dev->ev_lock);
 }
 
@@ -69,7 +71,10 @@ iw_timed_del(iw_qp_t *qp)
 {
   iw_dev_t *dev = qp->dev;
   g_mutex_lock(&dev->ev_lock);
-  dev->timed = g_list_remove(dev->timed, qp);
+  if (qp->timed_link.data != NULL) {
+    g_queue_unlink(&dev->timed, &qp->timed_link);
+    qp->timed_link.data = NULL;
+  }
   g_mutex_unlock(&dev->ev_lock);
 }
 
@@ -90,6 +95,11 @@ iw_cm_timeouts(iw_dev_t *dev)
 {
   gint64 now = g_get_monotonic_time();
   GList *due = NULL;
+  /* Deadlines are coarse (seconds): look at them every 10 ms, not at every
+   * wake-up of a busy progress thread. */
+  if (now < dev->next_timeout_check)
+    return;
+  dev->next_timeout_check = now + 10000;
   /* A peer that opens TCP and never completes its MPA Request (or dribbles
    * it) must not hold the socket forever. */
   g_mutex_lock(&dev->lock);
@@ -108,11 +118,12 @@ iw_cm_timeouts(iw_dev_t *dev)
   }
   g_mutex_unlock(&dev->lock);
   g_mutex_lock(&dev->ev_lock);
-  for (GList *l = dev->timed; l != NULL;) {
+  for (GList *l = dev->timed.head; l != NULL;) {
     GList *next = l->next;
     iw_qp_t *qp = l->data;
     if (qp->deadline <= now) {
-      dev->timed = g_list_delete_link(dev->timed, l);
+      g_queue_unlink(&dev->timed, l);
+      l->data = NULL;
       due = g_list_prepend(due, qp);
     }
     l = next;

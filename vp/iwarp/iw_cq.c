@@ -84,24 +84,38 @@ iw_cq_detach(iw_cq_t *cq, iw_qp_t *qp)
 
 /* Progress in the polling thread: the connected QPs of @cq read what the
  * socket holds and send what they can.  A QP busy in another thread (the
- * progress thread, a post) is skipped: that thread makes the progress. */
+ * progress thread, a post) is skipped: that thread makes the progress.
+ * A poller that spins (@spinning) on a CQ of few QPs takes them over from
+ * the progress thread (iw_qp_set_polled); on a CQ of many, each poll
+ * drives a few of them in turn and the thread keeps the rest going, so a
+ * poll costs O(1) whatever the number of QPs. */
 static void
-poll_progress(iw_cq_t *cq)
+poll_progress(iw_cq_t *cq, gboolean spinning)
 {
   iw_work_t w = { .nnotify = 0 };
   if (!g_mutex_trylock(&cq->qps_lock))
     return;
-  for (guint i = 0; i < cq->qps->len; i++) {
-    iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
+  guint n = cq->qps->len, todo = MIN(n, (guint) IW_POLL_QPS_MAX);
+  gboolean own = spinning && n <= IW_POLL_QPS_MAX;
+  for (guint k = 0; k < todo; k++) {
+    iw_qp_t *qp = g_ptr_array_index(cq->qps, (cq->rr + k) % n);
     if (!g_mutex_trylock(&qp->lock))
       continue;
     if (!qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
+      if (own)
+        iw_qp_set_polled(qp, TRUE);
       iw_rx_progress(qp, &w);
-      if (qp->fd >= 0 && qp->tx.kind != IW_TX_NONE)
+      /* A completion for this poller goes back to it first: what the input
+       * asks to send (Read Responses) waits for its next empty poll or
+       * post, where it shares a segment with what the consumer sends.  A QP
+       * the poller does not own is sent for at once. */
+      if (qp->fd >= 0 && (!qp->polled || rnicpi_cq_ring_count(&cq->ring) == 0))
         iw_tx_progress(qp, &w);
     }
     g_mutex_unlock(&qp->lock);
   }
+  if (n > 0)
+    cq->rr = (cq->rr + todo) % n;
   g_mutex_unlock(&cq->qps_lock);
   iw_work_deliver(&w);
 }
@@ -110,10 +124,13 @@ static int
 iw_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {
   iw_cq_t *cq = to_iw_cq(c);
+  gint64 now = g_get_monotonic_time();
+  gint64 prev = __atomic_exchange_n(&cq->last_poll, now, __ATOMIC_RELAXED);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
   if (got > 0 || !iw_config.poll_progress)
     return got;
-  poll_progress(cq);
+  /* Two empty polls close together: a busy poller. */
+  poll_progress(cq, now - prev < IW_POLL_SPIN_US);
   return rnicpi_cq_ring_poll(&cq->ring, wc, n);
 }
 
@@ -123,10 +140,27 @@ iw_cq_count(rnicpi_cq_t *c)
   return rnicpi_cq_ring_count(&to_iw_cq(c)->ring);
 }
 
+/* The consumer is about to sleep until a completion: its QPs go back to
+ * the progress thread now rather than when the poll lease runs out. */
 static rnicpi_status_t
 iw_arm_cq(rnicpi_cq_t *c)
 {
-  rnicpi_cq_ring_arm(&to_iw_cq(c)->ring);
+  iw_cq_t *cq = to_iw_cq(c);
+  rnicpi_cq_ring_arm(&cq->ring);
+  __atomic_store_n(&cq->last_poll, 0, __ATOMIC_RELAXED);
+  g_mutex_lock(&cq->qps_lock);
+  for (guint i = 0; i < cq->qps->len && cq->qps->len <= IW_POLL_QPS_MAX; i++) {
+    iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
+    iw_work_t w = { .nnotify = 0 };
+    /* The order qps_lock -> qp->lock is safe: nothing takes qps_lock with
+     * a QP lock held (attach and detach run without it). */
+    g_mutex_lock(&qp->lock);
+    if (!qp->dead)
+      iw_qp_unpoll(qp, &w);
+    g_mutex_unlock(&qp->lock);
+    iw_work_deliver(&w);
+  }
+  g_mutex_unlock(&cq->qps_lock);
   return RNICPI_OK;
 }
 

@@ -31,6 +31,7 @@ iw_rx_reset(iw_qp_t *qp)
   r->rdwqe = NULL;
   r->mr = NULL;
   r->niov = 0;
+  r->st_pos = r->st_len = 0;
 }
 
 /* Terminate for the segment being received, with copies of its headers. */
@@ -333,11 +334,11 @@ rx_targets_live(iw_qp_t *qp)
   return TRUE;
 }
 
-static ssize_t
-rx_place(iw_qp_t *qp)
+/* The places the rest of the payload goes to; returns the iovec count. */
+static int
+rx_dest(iw_qp_t *qp, struct iovec *iov)
 {
   iw_rx_t *r = &qp->rx;
-  struct iovec iov[IW_MAX_SGE];
   int n = 0;
   uint32_t skip = r->mr != NULL ? r->payload_got : 0; /* rx_scatter restarted at the offset */
   for (int i = 0; i < r->niov; i++) {
@@ -349,15 +350,58 @@ rx_place(iw_qp_t *qp)
     iov[n++].iov_len = r->iov[i].iov_len - skip;
     skip = 0;
   }
-  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
-  ssize_t got = recvmsg(qp->fd, &mh, MSG_DONTWAIT);
-  if (got > 0 && qp->crc) {
-    size_t left = (size_t) got;
-    for (int i = 0; i < n && left > 0; i++) {
-      size_t k = MIN(left, iov[i].iov_len);
+  return n;
+}
+
+/* @got payload bytes landed at @iov: add them to the CRC. */
+static void
+rx_placed(iw_qp_t *qp, const struct iovec *iov, int n, size_t got)
+{
+  iw_rx_t *r = &qp->rx;
+  r->payload_got += (uint32_t) got;
+  if (qp->crc)
+    for (int i = 0; i < n && got > 0; i++) {
+      size_t k = MIN(got, iov[i].iov_len);
       r->crc = iw_crc32c(r->crc, iov[i].iov_base, k);
-      left -= k;
+      got -= k;
     }
+}
+
+/* Copy payload that was read ahead into the stage to its place (mr_lock
+ * held): returns the bytes used. */
+static uint32_t
+rx_place_staged(iw_qp_t *qp, const uint8_t *src, uint32_t avail)
+{
+  iw_rx_t *r = &qp->rx;
+  struct iovec iov[IW_MAX_SGE];
+  int n = rx_dest(qp, iov);
+  uint32_t want = MIN(avail, r->payload - r->payload_got), k = 0;
+  for (int i = 0; i < n && k < want; i++) {
+    size_t c = MIN((size_t) (want - k), iov[i].iov_len);
+    memcpy(iov[i].iov_base, src + k, c);
+    k += (uint32_t) c;
+  }
+  rx_placed(qp, iov, n, k);
+  return k;
+}
+
+/* recv() the rest of the payload straight into its place, and what follows
+ * it into the stage (mr_lock held). */
+static ssize_t
+rx_place(iw_qp_t *qp)
+{
+  iw_rx_t *r = &qp->rx;
+  struct iovec iov[IW_MAX_SGE + 1];
+  int n = rx_dest(qp, iov);
+  iov[n].iov_base = r->stage;
+  iov[n].iov_len = sizeof(r->stage);
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n + 1 };
+  ssize_t got = recvmsg(qp->fd, &mh, MSG_DONTWAIT);
+  if (got > 0) {
+    size_t pay = MIN((size_t) got, (size_t) (r->payload - r->payload_got));
+    rx_placed(qp, iov, n, pay);
+    r->st_pos = 0;
+    r->st_len = (uint32_t) ((size_t) got - pay);
   }
   return got;
 }
@@ -481,37 +525,27 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     iw_qp_go_rts(qp);
     iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len, RNICPI_CM_REASON_NONE);
   }
-  /* RFC 5044 7.1: without an RTR the responder sends after the first FPDU. */
+  /* RFC 5044 7.1: without an RTR the responder sends after the first FPDU
+   * (the caller of iw_rx_progress transmits). */
   qp->tx_hold = FALSE;
-  iw_tx_progress(qp, w);
   return qp->fd >= 0;
 }
 
-void
-iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
+/* The bytes in the stage, in order: headers, payload, trailers. */
+static void
+rx_consume(iw_qp_t *qp, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
-  while (qp->fd >= 0) {
-    if (qp->cs == IW_CS_DRAIN) {
-      /* Broken: discard until the peer closes too. */
-      uint8_t junk[4096];
-      ssize_t n = recv(qp->fd, junk, sizeof(junk), MSG_DONTWAIT);
-      if (n > 0)
-        continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return;
-      iw_qp_close_fd(qp);
-      return;
-    }
-    if (qp->cs != IW_CS_RTS && qp->cs != IW_CS_RTR_WAIT && qp->cs != IW_CS_CLOSING)
-      return;
-    ssize_t n;
+  while (r->st_pos < r->st_len && qp->fd >= 0 &&
+         (qp->cs == IW_CS_RTS || qp->cs == IW_CS_RTR_WAIT || qp->cs == IW_CS_CLOSING)) {
+    const uint8_t *p = r->stage + r->st_pos;
+    uint32_t avail = r->st_len - r->st_pos, k;
     switch (r->phase) {
     case IW_RX_HDR:
-      n = recv(qp->fd, r->hdr + r->hdr_got, r->hdr_need - r->hdr_got, MSG_DONTWAIT);
-      if (!rx_check(qp, n, w))
-        return;
-      r->hdr_got += (uint32_t) n;
+      k = MIN(avail, r->hdr_need - r->hdr_got);
+      memcpy(r->hdr + r->hdr_got, p, k);
+      r->st_pos += k;
+      r->hdr_got += k;
       if (r->hdr_got < r->hdr_need)
         continue;
       if (r->hdr_need == 4) {
@@ -530,20 +564,16 @@ iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
         return;
       }
-      n = rx_place(qp);
+      r->st_pos += rx_place_staged(qp, p, avail);
       g_rw_lock_reader_unlock(&qp->dev->mr_lock);
-      if (!rx_check(qp, n, w))
-        return;
-      r->payload_got += (uint32_t) n;
       if (r->payload_got == r->payload)
         r->phase = IW_RX_TRAILER;
       break;
     case IW_RX_TRAILER:
-      n = recv(qp->fd, r->trailer + r->trailer_got, r->trailer_need - r->trailer_got,
-               MSG_DONTWAIT);
-      if (!rx_check(qp, n, w))
-        return;
-      r->trailer_got += (uint32_t) n;
+      k = MIN(avail, r->trailer_need - r->trailer_got);
+      memcpy(r->trailer + r->trailer_got, p, k);
+      r->st_pos += k;
+      r->trailer_got += k;
       if (r->trailer_got < r->trailer_need)
         continue;
       if (qp->crc) {
@@ -563,6 +593,64 @@ iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
       if (!rx_segment_end(qp, w))
         return;
       break;
+    }
+  }
+}
+
+/* Read what the socket holds and act on it.  Small FPDUs come in through
+ * the stage, many per recv(); the payload of a large one goes straight to
+ * its place, with the trailer and the next header read into the stage by
+ * the same call. */
+void
+iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  while (qp->fd >= 0) {
+    if (qp->cs == IW_CS_DRAIN) {
+      /* Broken: discard until the peer closes too. */
+      r->st_pos = r->st_len = 0;
+      ssize_t n = recv(qp->fd, r->stage, sizeof(r->stage), MSG_DONTWAIT);
+      if (n > 0)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+      iw_qp_close_fd(qp);
+      return;
+    }
+    if (qp->cs != IW_CS_RTS && qp->cs != IW_CS_RTR_WAIT && qp->cs != IW_CS_CLOSING)
+      return;
+    rx_consume(qp, w);
+    if (qp->fd < 0 || r->st_pos < r->st_len)
+      continue; /* closed, or the state changed with bytes left (drained above) */
+    r->st_pos = r->st_len = 0;
+    ssize_t n;
+    size_t asked;
+    if (r->phase == IW_RX_PAYLOAD) {
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      if (!rx_targets_live(qp)) {
+        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+        return;
+      }
+      asked = r->payload - r->payload_got + sizeof(r->stage);
+      n = rx_place(qp);
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      if (n > 0 && r->payload_got == r->payload)
+        r->phase = IW_RX_TRAILER;
+    } else {
+      asked = sizeof(r->stage);
+      n = recv(qp->fd, r->stage, sizeof(r->stage), MSG_DONTWAIT);
+      if (n > 0)
+        r->st_len = (uint32_t) n;
+    }
+    if (!rx_check(qp, n, w))
+      return;
+    /* A short read emptied the socket: act on it and let the caller go
+     * (the next poll or readiness comes back for more). */
+    if ((size_t) n < asked) {
+      rx_consume(qp, w);
+      if (qp->fd < 0 || r->st_pos == r->st_len)
+        return;
     }
   }
 }

@@ -48,6 +48,8 @@ config_load(gpointer unused)
     (uint64_t) env_int("ITAPI_IWARP_MPA_TIMEOUT_MS", IW_CONNECT_TIMEOUT_US / 1000, 1, 3600000) *
     1000;
   iw_config.poll_progress = env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
+  iw_config.fpdu_max = (uint32_t) env_int("ITAPI_IWARP_FPDU_MAX", IW_FPDU_MAX, IW_FPDU_MIN,
+                                          IW_FPDU_MAX);
   iw_crc_init();
   return NULL;
 }
@@ -157,9 +159,13 @@ progress_thread(gpointer data)
 {
   iw_dev_t *dev = data;
   struct epoll_event evs[64];
+  gint64 next_lease = 0;
   while (!g_atomic_int_get(&dev->stop)) {
     free_graveyard(dev);
-    int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), 100);
+    /* While pollers drive QPs, come back every millisecond to take over
+     * the ones whose pollers stopped. */
+    gboolean leases = g_queue_get_length(&dev->polled) > 0; /* a hint: racy is fine */
+    int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), leases ? 1 : 100);
     for (int i = 0; i < n; i++) {
       iw_pollable_t *p = evs[i].data.ptr;
       switch (p->kind) {
@@ -182,6 +188,11 @@ progress_thread(gpointer data)
         break;
       }
       }
+    }
+    gint64 now = g_get_monotonic_time();
+    if (leases && now >= next_lease) {
+      next_lease = now + 1000;
+      iw_dev_poll_leases(dev);
     }
     iw_cm_timeouts(dev);
     deliver_events(dev);
@@ -278,6 +289,8 @@ iw_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t **
   dev->next_mr_index = 1;
   dev->graveyard = g_ptr_array_new();
   g_queue_init(&dev->events);
+  g_queue_init(&dev->timed);
+  g_queue_init(&dev->polled);
   dev->epfd = epoll_create1(EPOLL_CLOEXEC);
   dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (dev->epfd < 0 || dev->wakefd < 0) {
@@ -316,7 +329,6 @@ iw_close(rnicpi_dev_t *d)
   g_hash_table_destroy(dev->listeners);
   g_hash_table_destroy(dev->creqs);
   g_hash_table_destroy(dev->mrs);
-  g_list_free(dev->timed);
   g_mutex_clear(&dev->lock);
   g_mutex_clear(&dev->ev_lock);
   g_rw_lock_clear(&dev->mr_lock);

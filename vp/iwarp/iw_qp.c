@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -68,29 +70,7 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
   qp->closing = FALSE;
   /* A message half sent names user memory: forget it (the stream is dead
    * for data; only a Terminate between FPDUs may still go out). */
-  if (qp->tx.kind == IW_TX_SQ || qp->tx.kind == IW_TX_RRESP) {
-    iw_tx_t *t = &qp->tx;
-    if (t->fpdu_ready && t->fpdu_sent > 0 && t->fpdu_sent < t->fpdu_len) {
-      /* Mid-FPDU: the peer's deframer needs the rest before a Terminate
-       * can follow; copy it now, the memory it names may go with the flush. */
-      uint32_t skip = t->fpdu_sent, n = 0;
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
-      for (int i = 0; i < t->niov; i++) {
-        size_t l = t->iov[i].iov_len;
-        if (skip >= l) {
-          skip -= (uint32_t) l;
-          continue;
-        }
-        memcpy(qp->tail + n, (uint8_t *) t->iov[i].iov_base + skip, l - skip);
-        n += (uint32_t) (l - skip);
-        skip = 0;
-      }
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
-      qp->tail_len = n;
-    }
-    g_free(qp->tx.rresp);
-    memset(&qp->tx, 0, sizeof(qp->tx));
-  }
+  iw_tx_drop(qp);
   iw_swqe_t *s;
   while ((s = g_queue_pop_head(&qp->sq_out)) != NULL)
     complete_swqe(qp, s, s->done ? s->status : RNICPI_WC_WR_FLUSH_ERR, w);
@@ -159,6 +139,8 @@ iw_qp_close_fd(iw_qp_t *qp)
     qp->fd = -1;
   }
   qp->cs = IW_CS_CLOSED;
+  qp->want_out = FALSE;
+  iw_qp_set_polled(qp, FALSE);
   iw_timed_del(qp);
 }
 
@@ -190,17 +172,109 @@ iw_qp_init_stream(iw_qp_t *qp)
     qp->msn_tx[i] = 0;
     qp->msn_rx[i] = 1;
   }
-  memset(&qp->tx, 0, sizeof(qp->tx));
+  iw_tx_drop(qp);
   iw_rx_reset(qp);
+  /* RFC 5044 8: an FPDU fits the path's MULPDU, so that it can ride one
+   * TCP segment: MULPDU = EMSS - (6 + EMSS mod 4) without markers. */
+  int emss = 0;
+  socklen_t sl = sizeof(emss);
+  uint32_t max = 4096;
+  if (qp->fd >= 0 && getsockopt(qp->fd, IPPROTO_TCP, TCP_MAXSEG, &emss, &sl) == 0 && emss > 0)
+    max = (uint32_t) emss - (uint32_t) emss % 4;
+  qp->fpdu_max = CLAMP(MIN(max, iw_config.fpdu_max), IW_FPDU_MIN, IW_FPDU_MAX);
+}
+
+/* The progress thread watches the socket for input, unless a poller drives
+ * it (then only for the peer's FIN and errors), and for room to write
+ * while a batch waits, unless a poller retries it. */
+static void
+qp_epoll_update(iw_qp_t *qp)
+{
+  uint32_t m = EPOLLRDHUP | (qp->polled ? 0 : EPOLLIN) |
+               (qp->want_out && !qp->polled ? EPOLLOUT : 0);
+  if (qp->fd >= 0 && m != qp->epmask) {
+    qp->epmask = m;
+    iw_epoll_set(qp->dev, qp->fd, &qp->poll, m, FALSE);
+  }
 }
 
 void
 iw_qp_want_out(iw_qp_t *qp, gboolean on)
 {
-  uint32_t m = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0);
-  if (qp->fd >= 0 && m != qp->epmask) {
-    qp->epmask = m;
-    iw_epoll_set(qp->dev, qp->fd, &qp->poll, m, FALSE);
+  qp->want_out = on;
+  qp_epoll_update(qp);
+}
+
+/* A busy poller of the QP's CQ takes over its input and output (on), or
+ * gives them back to the progress thread (off).  While it holds them the
+ * thread is not woken by every segment to compete with it for the QP;
+ * the lease runs out IW_POLL_LEASE_US after the last poll
+ * (iw_dev_poll_leases) or when the consumer arms the CQ to sleep. */
+void
+iw_qp_set_polled(iw_qp_t *qp, gboolean on)
+{
+  if (qp->polled == on)
+    return;
+  iw_dev_t *dev = qp->dev;
+  qp->polled = on;
+  g_mutex_lock(&dev->ev_lock);
+  if (on) {
+    qp->polled_link.data = qp;
+    g_queue_push_tail_link(&dev->polled, &qp->polled_link);
+  } else if (qp->polled_link.data != NULL) {
+    g_queue_unlink(&dev->polled, &qp->polled_link);
+    qp->polled_link.data = NULL;
+  }
+  g_mutex_unlock(&dev->ev_lock);
+  qp_epoll_update(qp);
+}
+
+/* The device's progress thread, every millisecond while some QP is
+ * poll-driven: a QP whose CQs nobody polled within the lease goes back to
+ * the thread, which does at once what the poller left (input already in
+ * the socket, a deferred Read Response). */
+void
+iw_dev_poll_leases(iw_dev_t *dev)
+{
+  gint64 now = g_get_monotonic_time();
+  GPtrArray *out = NULL;
+  g_mutex_lock(&dev->ev_lock);
+  for (GList *l = dev->polled.head; l != NULL; l = l->next) {
+    iw_qp_t *qp = l->data;
+    gint64 last = MAX(__atomic_load_n(&qp->scq->last_poll, __ATOMIC_RELAXED),
+                      __atomic_load_n(&qp->rcq->last_poll, __ATOMIC_RELAXED));
+    if (now - last > IW_POLL_LEASE_US) {
+      if (out == NULL)
+        out = g_ptr_array_new();
+      g_ptr_array_add(out, qp);
+    }
+  }
+  g_mutex_unlock(&dev->ev_lock);
+  /* Only this thread frees QPs: the ones collected stay valid. */
+  for (guint i = 0; out != NULL && i < out->len; i++) {
+    iw_qp_t *qp = g_ptr_array_index(out, i);
+    iw_work_t w = { .nnotify = 0 };
+    g_mutex_lock(&qp->lock);
+    if (!qp->dead)
+      iw_qp_unpoll(qp, &w);
+    g_mutex_unlock(&qp->lock);
+    iw_work_deliver(&w);
+  }
+  if (out != NULL)
+    g_ptr_array_free(out, TRUE);
+}
+
+/* Give @qp back to the progress thread and catch up (qp->lock held). */
+void
+iw_qp_unpoll(iw_qp_t *qp, iw_work_t *w)
+{
+  if (!qp->polled)
+    return;
+  iw_qp_set_polled(qp, FALSE);
+  if (qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
+    iw_rx_progress(qp, w);
+    if (qp->fd >= 0)
+      iw_tx_progress(qp, w);
   }
 }
 
@@ -221,10 +295,11 @@ iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   case IW_CS_RTS:
   case IW_CS_CLOSING:
   case IW_CS_DRAIN:
-    if (events & EPOLLOUT)
-      iw_tx_progress(qp, w);
-    if (qp->fd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)))
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
       iw_rx_progress(qp, w);
+    /* Read Responses for what came in, and whatever waited for room. */
+    if (qp->fd >= 0)
+      iw_tx_progress(qp, w);
     break;
   default:
     break;
@@ -341,6 +416,8 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
   qp->attr = *attr;
   qp->state = RNICPI_QPS_IDLE;
   qp->fd = -1;
+  qp->fpdu_max = 4096;
+  qp->timed_link.data = qp->polled_link.data = NULL;
   g_mutex_init(&qp->lock);
   g_queue_init(&qp->sq);
   g_queue_init(&qp->sq_out);
@@ -423,9 +500,11 @@ iw_qp_reset(rnicpi_qp_t *q)
     qp->cs = IW_CS_NONE;
     qp->final_event = FALSE;
     qp->term_pending = qp->term_sent = FALSE;
-    qp->tail_len = 0;
     qp->tx_hold = FALSE;
-    memset(&qp->tx, 0, sizeof(qp->tx));
+    iw_tx_drop(qp);
+    g_free(qp->tail);
+    qp->tail = NULL;
+    qp->tail_len = 0;
     iw_rx_reset(qp);
   }
   g_mutex_unlock(&qp->lock);
@@ -456,6 +535,8 @@ iw_qp_destroy(rnicpi_qp_t *q)
   }
   iw_qp_flush(qp, &w);
   iw_timed_del(qp);
+  iw_qp_set_polled(qp, FALSE);
+  iw_tx_free(qp);
   qp->dead = TRUE;
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);

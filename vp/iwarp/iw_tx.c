@@ -1,10 +1,13 @@
 /*
  * vp/iwarp transmit side: the requester (Send, RDMA Write, RDMA Read
  * Request), the read responder's Read Responses, Terminates and RTRs,
- * segmented into FPDUs of at most IW_FPDU_MAX bytes (RFC 5041 5.2,
- * RFC 5044 4.1).  Payload goes from the registered memory straight to the
- * socket with sendmsg(): no copy.  One message is sent at a time, so two
- * tagged or two untagged messages never interleave (siw refuses that).
+ * segmented into FPDUs of at most the path's MULPDU (RFC 5041 5.2,
+ * RFC 5044 4.1, 8).  Payload goes from the registered memory straight to
+ * the socket with sendmsg(): no copy.  Up to IW_TX_FPDUS FPDUs are framed
+ * into one batch and written by one call (a Read Response, the Send behind
+ * it and the delivery fence after that share one TCP segment).  Messages
+ * are framed one after the other, so two tagged or two untagged messages
+ * never interleave (siw refuses that).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -20,9 +23,9 @@ static gint fpdu_counter; /* for ITAPI_IWARP_CORRUPT_CRC */
 /* Payload room of one FPDU after its headers; a multiple of 4, so the
  * FPDUs before the last carry no pad. */
 static uint32_t
-room_for(uint32_t hdr_len)
+room_for(iw_qp_t *qp, uint32_t hdr_len)
 {
-  return (IW_FPDU_MAX - IW_FPDU_LEN_BYTES - IW_FPDU_CRC_BYTES - hdr_len) & ~3u;
+  return (qp->fpdu_max - IW_FPDU_LEN_BYTES - IW_FPDU_CRC_BYTES - hdr_len) & ~3u;
 }
 
 static uint32_t
@@ -112,23 +115,23 @@ local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
   return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length;
 }
 
+/* Forget the message being framed; the batch stays allocated. */
+static void
+tx_reset(iw_tx_t *t)
+{
+  iw_txbatch_t *b = t->b;
+  memset(t, 0, sizeof(*t));
+  t->b = b;
+}
+
 /* Start the next message; FALSE when there is none to send now. */
 static gboolean
 tx_next(iw_qp_t *qp, iw_work_t *w)
 {
   iw_tx_t *t = &qp->tx;
-  memset(t, 0, sizeof(*t));
+  tx_reset(t);
   if (qp->term_pending) {
     t->kind = IW_TX_TERM;
-    if (qp->tail_len > 0) {
-      t->iov[t->niov].iov_base = qp->tail;
-      t->iov[t->niov++].iov_len = qp->tail_len;
-    }
-    t->iov[t->niov].iov_base = qp->term;
-    t->iov[t->niov++].iov_len = qp->term_len;
-    t->fpdu_len = qp->tail_len + qp->term_len;
-    qp->tail_len = 0;
-    t->fpdu_ready = TRUE;
     qp->term_pending = FALSE;
     return TRUE;
   }
@@ -136,12 +139,28 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     return FALSE;
   iw_rresp_t *rr = g_queue_pop_head(&qp->irq);
   if (rr != NULL) {
+    t->rr = *rr;
+    g_free(rr);
+    /* The source was checked when the request came; check it again, it
+     * may have been deregistered since. */
+    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    iw_mr_t *mr = t->rr.len > 0 ? iw_mr_lookup(qp->dev, t->rr.src_stag) : NULL;
+    gboolean ok = t->rr.len == 0 || (mr != NULL && t->rr.src_to >= mr->iova &&
+                                     t->rr.src_to - mr->iova <= mr->length - t->rr.len);
+    if (ok)
+      t->src = mr != NULL ? mr->addr + (t->rr.src_to - mr->iova) : (uint8_t *) "";
+    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    if (!ok) {
+      iw_defer_async(qp->dev, RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
+      iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_INVALID_STAG,
+                   NULL, 0, 0, NULL, w);
+      return qp->term_pending ? tx_next(qp, w) : FALSE;
+    }
     t->kind = IW_TX_RRESP;
-    t->rresp = rr;
     t->op = IW_OP_READ_RESP;
-    t->len = rr->len;
-    t->stag = rr->sink_stag;
-    t->to = rr->sink_to;
+    t->len = t->rr.len;
+    t->stag = t->rr.sink_stag;
+    t->to = t->rr.sink_to;
     return TRUE;
   }
   iw_swqe_t *s = g_queue_peek_head(&qp->sq);
@@ -239,18 +258,56 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   return TRUE;
 }
 
-/* Build the next FPDU of the current message (mr_lock held for reading). */
+/* The whole message is framed (not necessarily written yet). */
 static void
-tx_build(iw_qp_t *qp)
+tx_framed(iw_qp_t *qp)
 {
   iw_tx_t *t = &qp->tx;
+  if (t->kind == IW_TX_SQ && t->op != IW_OP_READ_REQ && qp->peer_ird > 0) {
+    /* RFC 5040 has no acknowledgement: TCP having a Send or Write says
+     * nothing of its placement (RDMAC verbs 8.1.3.1).  It completes when a
+     * later zero-length Read comes back: the peer answers Reads after it
+     * placed what came before them (RFC 5040 5.5), and a Terminate for the
+     * WR arrives before that answer.  The fence is framed behind this
+     * message, so its answer cannot come before this message is written. */
+    t->wqe->sent = TRUE;
+    qp->unfenced++;
+  }
+  tx_reset(t);
+}
+
+/* Frame the next FPDU of the current message into the batch (mr_lock held
+ * for reading). */
+static void
+tx_frame(iw_qp_t *qp)
+{
+  iw_tx_t *t = &qp->tx;
+  iw_txbatch_t *b = t->b;
+  iw_txf_t *f = &b->f[b->nf++];
+  f->iov0 = (uint8_t) b->niov;
+  f->done_kind = IW_TX_NONE;
+  f->wqe = NULL;
+  if (t->kind == IW_TX_TERM) {
+    if (qp->tail_len > 0) {
+      b->iov[b->niov].iov_base = qp->tail;
+      b->iov[b->niov++].iov_len = qp->tail_len;
+    }
+    b->iov[b->niov].iov_base = qp->term;
+    b->iov[b->niov++].iov_len = qp->term_len;
+    f->len = qp->tail_len + qp->term_len;
+    f->niov = (uint8_t) (b->niov - f->iov0);
+    f->done_kind = IW_TX_TERM;
+    b->len += f->len;
+    tx_reset(t);
+    return;
+  }
   const iw_op_rule_t *rule = &iw_op_rules[t->op];
   uint32_t hlen = rule->tagged ? sizeof(iw_ddp_tagged_t) : sizeof(iw_ddp_untagged_t);
   hlen += rule->extra_hdr;
   uint64_t left = t->len - t->off;
-  uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(hlen));
+  uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(qp, hlen));
   gboolean last = chunk == left;
-  uint8_t *h = t->hdr + IW_FPDU_LEN_BYTES;
+  uint8_t *h = f->hdr + IW_FPDU_LEN_BYTES;
   uint8_t ctrl = (last ? IW_DDP_LAST : 0) | IW_DDP_VERSION;
   uint8_t rdmap = IW_RDMAP_VERSION | t->op;
 
@@ -276,27 +333,27 @@ tx_build(iw_qp_t *qp)
   }
   uint32_t ulpdu = hlen + chunk;
   uint16_t l = htons((uint16_t) ulpdu);
-  memcpy(t->hdr, &l, 2);
-  t->hdr_len = IW_FPDU_LEN_BYTES + hlen;
-  t->iov[0].iov_base = t->hdr;
-  t->iov[0].iov_len = t->hdr_len;
-  t->niov = 1;
-  uint32_t crc = qp->crc ? iw_crc32c(0, t->hdr, t->hdr_len) : 0;
+  memcpy(f->hdr, &l, 2);
+  uint32_t hdr_len = IW_FPDU_LEN_BYTES + hlen;
+  b->iov[b->niov].iov_base = f->hdr;
+  b->iov[b->niov++].iov_len = hdr_len;
+  uint32_t crc = qp->crc ? iw_crc32c(0, f->hdr, hdr_len) : 0;
 
   /* Payload straight from the source memory. */
+  int p0 = b->niov;
   uint32_t want = chunk;
   if (t->kind == IW_TX_RRESP) {
     if (want > 0) {
-      t->iov[t->niov].iov_base = t->src + t->off;
-      t->iov[t->niov++].iov_len = want;
+      b->iov[b->niov].iov_base = t->src + t->off;
+      b->iov[b->niov++].iov_len = want;
     }
   } else {
     while (want > 0) {
       const rnicpi_sge_t *s = &t->wqe->sge[t->sge_i];
       uint64_t n = MIN((uint64_t) want, s->length - t->sge_off);
       if (n > 0) {
-        t->iov[t->niov].iov_base = (uint8_t *) (uintptr_t) (s->addr + t->sge_off);
-        t->iov[t->niov++].iov_len = n;
+        b->iov[b->niov].iov_base = (uint8_t *) (uintptr_t) (s->addr + t->sge_off);
+        b->iov[b->niov++].iov_len = n;
       }
       want -= (uint32_t) n;
       t->sge_off += n;
@@ -307,37 +364,43 @@ tx_build(iw_qp_t *qp)
     }
   }
   if (qp->crc)
-    for (int i = 1; i < t->niov; i++)
-      crc = iw_crc32c(crc, t->iov[i].iov_base, t->iov[i].iov_len);
+    for (int i = p0; i < b->niov; i++)
+      crc = iw_crc32c(crc, b->iov[i].iov_base, b->iov[i].iov_len);
   uint32_t pad = iw_fpdu_pad(ulpdu);
-  memset(t->trailer, 0, pad);
+  memset(f->trailer, 0, pad);
   if (qp->crc && pad > 0)
-    crc = iw_crc32c(crc, t->trailer, pad);
-  put_crc(t->trailer + pad, fpdu_crc_final(qp, crc));
-  t->iov[t->niov].iov_base = t->trailer;
-  t->iov[t->niov++].iov_len = pad + IW_FPDU_CRC_BYTES;
-  t->chunk = chunk;
-  t->fpdu_len = t->hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
-  t->fpdu_sent = 0;
-  t->fpdu_ready = TRUE;
+    crc = iw_crc32c(crc, f->trailer, pad);
+  put_crc(f->trailer + pad, fpdu_crc_final(qp, crc));
+  b->iov[b->niov].iov_base = f->trailer;
+  b->iov[b->niov++].iov_len = pad + IW_FPDU_CRC_BYTES;
+  f->niov = (uint8_t) (b->niov - f->iov0);
+  f->len = hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
+  b->len += f->len;
+  t->off += chunk;
+  if (t->off == t->len) {
+    f->done_kind = (uint8_t) t->kind;
+    f->op = t->op;
+    f->wqe = t->wqe;
+    tx_framed(qp);
+  }
 }
 
-/* Write what is left of the current FPDU: 1 done, 0 would block, -1 error. */
+/* Write what the socket takes of the batch: 1 all, 0 would block, -1 error. */
 static int
 tx_write(iw_qp_t *qp)
 {
-  iw_tx_t *t = &qp->tx;
-  while (t->fpdu_sent < t->fpdu_len) {
-    struct iovec iov[IW_MAX_SGE + 2];
+  iw_txbatch_t *b = qp->tx.b;
+  while (b->sent < b->len) {
+    struct iovec iov[IW_TX_IOV];
     int n = 0;
-    uint32_t skip = t->fpdu_sent;
-    for (int i = 0; i < t->niov; i++) {
-      if (skip >= t->iov[i].iov_len) {
-        skip -= (uint32_t) t->iov[i].iov_len;
+    size_t skip = b->sent;
+    for (int i = 0; i < b->niov; i++) {
+      if (skip >= b->iov[i].iov_len) {
+        skip -= b->iov[i].iov_len;
         continue;
       }
-      iov[n].iov_base = (uint8_t *) t->iov[i].iov_base + skip;
-      iov[n++].iov_len = t->iov[i].iov_len - skip;
+      iov[n].iov_base = (uint8_t *) b->iov[i].iov_base + skip;
+      iov[n++].iov_len = b->iov[i].iov_len - skip;
       skip = 0;
     }
     struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
@@ -350,46 +413,102 @@ tx_write(iw_qp_t *qp)
       g_debug("QP %u: send: %s", qp->base.qp_num, g_strerror(errno));
       return -1;
     }
-    t->fpdu_sent += (uint32_t) r;
+    b->sent += (size_t) r;
   }
   return 1;
 }
 
-/* The current message went out completely. */
+/* An FPDU that ends a message is written completely. */
 static void
-tx_message_done(iw_qp_t *qp, iw_work_t *w)
+tx_written(iw_qp_t *qp, iw_txf_t *f, iw_work_t *w)
 {
-  iw_tx_t *t = &qp->tx;
-  switch (t->kind) {
+  switch (f->done_kind) {
   case IW_TX_SQ:
-    if (t->op != IW_OP_READ_REQ) {
-      /* RFC 5040 has no acknowledgement: TCP having a Send or Write says
-       * nothing of its placement (RDMAC verbs 8.1.3.1).  It completes when a
-       * later zero-length Read comes back: the peer answers Reads after it
-       * placed what came before them (RFC 5040 5.5), and a Terminate for the
-       * WR arrives before that answer.  Without ORD, at transmission. */
-      g_debug("QP %u: %s sent (peer IRD %u)", qp->base.qp_num, iw_op_rules[t->op].name,
-              qp->peer_ird);
-      if (qp->peer_ird == 0) {
-        t->wqe->done = TRUE;
-        iw_qp_sq_reap(qp, w);
-      } else {
-        t->wqe->sent = TRUE;
-        qp->unfenced++;
-      }
+    g_debug("QP %u: %s sent (peer IRD %u)", qp->base.qp_num, iw_op_rules[f->op].name,
+            qp->peer_ird);
+    /* Without a peer IRD there is no fence: complete at transmission. */
+    if (f->op != IW_OP_READ_REQ && qp->peer_ird == 0 && f->wqe != NULL) {
+      f->wqe->done = TRUE;
+      iw_qp_sq_reap(qp, w);
     }
-    break;
-  case IW_TX_RRESP:
-    g_free(t->rresp);
     break;
   case IW_TX_TERM:
     qp->term_sent = TRUE;
+    g_free(qp->tail);
+    qp->tail = NULL;
+    qp->tail_len = 0;
     shutdown(qp->fd, SHUT_WR);
     break;
   default:
     break;
   }
-  memset(t, 0, sizeof(*t));
+}
+
+/* Account for the FPDUs written completely; empty the batch when done. */
+static void
+tx_account(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_txbatch_t *b = qp->tx.b;
+  while (b->f_done < b->nf && b->f_end + b->f[b->f_done].len <= b->sent) {
+    iw_txf_t *f = &b->f[b->f_done++];
+    b->f_end += f->len;
+    if (f->done_kind != IW_TX_NONE)
+      tx_written(qp, f, w);
+  }
+  if (b->sent == b->len)
+    b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0;
+}
+
+gboolean
+iw_tx_pending(iw_qp_t *qp)
+{
+  return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
+         qp->term_pending || !g_queue_is_empty(&qp->irq) || !g_queue_is_empty(&qp->sq) ||
+         (qp->unfenced > 0 && !qp->fence_out);
+}
+
+/* The stream is dead for data (flush): forget the batch and the message.
+ * If an FPDU is half written, its rest is copied out first (the memory it
+ * names may go with the flush): the peer's deframer needs it before a
+ * Terminate can follow on an FPDU boundary (RFC 5044 4.1). */
+void
+iw_tx_drop(iw_qp_t *qp)
+{
+  iw_txbatch_t *b = qp->tx.b;
+  if (b != NULL && b->f_done < b->nf && b->sent > b->f_end) {
+    iw_txf_t *f = &b->f[b->f_done];
+    size_t skip = b->sent - b->f_end, n = f->len - skip, k = 0;
+    uint8_t *tail = g_malloc(n);
+    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    for (int i = f->iov0; i < f->iov0 + f->niov; i++) {
+      size_t l = b->iov[i].iov_len;
+      if (skip >= l) {
+        skip -= l;
+        continue;
+      }
+      memcpy(tail + k, (uint8_t *) b->iov[i].iov_base + skip, l - skip);
+      k += l - skip;
+      skip = 0;
+    }
+    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    g_free(qp->tail);
+    qp->tail = tail;
+    qp->tail_len = (uint32_t) n;
+  }
+  if (b != NULL)
+    b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0;
+  tx_reset(&qp->tx);
+}
+
+/* Free the transmit state of a QP that is going away. */
+void
+iw_tx_free(iw_qp_t *qp)
+{
+  g_free(qp->tx.b);
+  qp->tx.b = NULL;
+  g_free(qp->tail);
+  qp->tail = NULL;
+  qp->tail_len = 0;
 }
 
 void
@@ -397,7 +516,23 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
 {
   iw_tx_t *t = &qp->tx;
   while (qp->fd >= 0) {
-    if (t->kind == IW_TX_NONE && !tx_next(qp, w)) {
+    /* Frame what can go now, as long as the batch has room. */
+    for (;;) {
+      iw_txbatch_t *b = t->b;
+      if (b != NULL && (b->nf >= IW_TX_FPDUS || b->niov + IW_MAX_SGE + 2 > IW_TX_IOV))
+        break;
+      if (t->kind == IW_TX_NONE && !tx_next(qp, w))
+        break;
+      if (qp->fd < 0)
+        return;
+      if (t->b == NULL)
+        t->b = g_new0(iw_txbatch_t, 1);
+      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      tx_frame(qp);
+      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    }
+    iw_txbatch_t *b = t->b;
+    if (b == NULL || b->sent == b->len) {
       /* Drained: an orderly close sends its FIN now (RDMAC verbs 8.3.1:
        * graceful close once the send queue and reads are done). */
       if (qp->closing && qp->cs == IW_CS_RTS && g_queue_is_empty(&qp->sq) &&
@@ -409,46 +544,21 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
       iw_qp_want_out(qp, FALSE);
       return;
     }
-    gboolean user = t->kind == IW_TX_SQ || t->kind == IW_TX_RRESP;
-    if (user)
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
-    if (!t->fpdu_ready) {
-      if (t->kind == IW_TX_RRESP && t->src == NULL) {
-        /* The source was checked when the request came; check it again, it
-         * may have been deregistered since. */
-        iw_rresp_t *rr = t->rresp;
-        iw_mr_t *mr = rr->len > 0 ? iw_mr_lookup(qp->dev, rr->src_stag) : NULL;
-        if (rr->len > 0 && (mr == NULL || rr->src_to < mr->iova ||
-                            rr->src_to - mr->iova > mr->length - rr->len)) {
-          g_rw_lock_reader_unlock(&qp->dev->mr_lock);
-          iw_defer_async(qp->dev, RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
-          iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_INVALID_STAG,
-                       NULL, 0, 0, NULL, w);
-          continue;
-        }
-        t->src = mr != NULL ? mr->addr + (rr->src_to - mr->iova) : (uint8_t *) "";
-      }
-      tx_build(qp);
-    }
+    g_rw_lock_reader_lock(&qp->dev->mr_lock);
     int r = tx_write(qp);
-    if (user)
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    if (r < 0) {
+      iw_tx_drop(qp);
+      g_free(qp->tail);
+      qp->tail = NULL;
+      qp->tail_len = 0;
+      iw_qp_conn_lost(qp, w);
+      return;
+    }
+    tx_account(qp, w);
     if (r == 0) {
       iw_qp_want_out(qp, TRUE);
       return;
     }
-    if (r < 0) {
-      memset(t, 0, sizeof(*t));
-      iw_qp_conn_lost(qp, w);
-      return;
-    }
-    t->fpdu_ready = FALSE;
-    if (t->kind == IW_TX_TERM) {
-      tx_message_done(qp, w);
-      continue;
-    }
-    t->off += t->chunk;
-    if (t->off == t->len)
-      tx_message_done(qp, w);
   }
 }

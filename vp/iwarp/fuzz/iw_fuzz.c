@@ -138,6 +138,11 @@ housekeeping(void)
   iw_event_t *e;
   while ((e = g_queue_pop_head(&dev->events)) != NULL)
     g_free(e);
+  GList *l;
+  while ((l = dev->timed.head) != NULL) {
+    g_queue_unlink(&dev->timed, l);
+    l->data = NULL;
+  }
   for (guint i = 0; i < dev->graveyard->len; i++) {
     iw_pollable_t *p = g_ptr_array_index(dev->graveyard, i);
     if (p->kind == IW_POLL_QP)
@@ -145,8 +150,6 @@ housekeeping(void)
     g_free(p);
   }
   g_ptr_array_set_size(dev->graveyard, 0);
-  g_list_free(dev->timed);
-  dev->timed = NULL;
   rnicpi_wc_t wc[32];
   while (iw_data_ops.poll_cq(scq, wc, 32) > 0)
     ;
