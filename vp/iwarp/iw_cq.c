@@ -141,7 +141,10 @@ iw_cq_count(rnicpi_cq_t *c)
 }
 
 /* The consumer is about to sleep until a completion: its QPs go back to
- * the progress thread now rather than when the poll lease runs out. */
+ * the progress thread now rather than when the poll lease runs out.  The
+ * thread catches up (input already in the socket wakes it at once, and
+ * EPOLLOUT does for a deferred Read Response): the caller may hold the
+ * access layer's EVD lock, so no completion is notified from here. */
 static rnicpi_status_t
 iw_arm_cq(rnicpi_cq_t *c)
 {
@@ -151,14 +154,15 @@ iw_arm_cq(rnicpi_cq_t *c)
   g_mutex_lock(&cq->qps_lock);
   for (guint i = 0; i < cq->qps->len && cq->qps->len <= IW_POLL_QPS_MAX; i++) {
     iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
-    iw_work_t w = { .nnotify = 0 };
     /* The order qps_lock -> qp->lock is safe: nothing takes qps_lock with
      * a QP lock held (attach and detach run without it). */
     g_mutex_lock(&qp->lock);
-    if (!qp->dead)
-      iw_qp_unpoll(qp, &w);
+    if (!qp->dead && qp->polled) {
+      iw_qp_set_polled(qp, FALSE);
+      if (iw_tx_pending(qp))
+        iw_qp_want_out(qp, TRUE);
+    }
     g_mutex_unlock(&qp->lock);
-    iw_work_deliver(&w);
   }
   g_mutex_unlock(&cq->qps_lock);
   return RNICPI_OK;

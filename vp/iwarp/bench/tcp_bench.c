@@ -3,13 +3,17 @@
  * provider, not in tools/): the same shapes itapi-perf measures in its
  * loopback mode, two threads of one process over 127.0.0.1.
  *
- *   tcp-bench lat SIZE ITERS   ping-pong of SIZE-byte messages; prints the
- *                              median and average half round trip in us
- *   tcp-bench bw SIZE COUNT    COUNT messages of SIZE bytes streamed one
- *                              way, then a 1-byte acknowledgement; GB/s
+ *   tcp-bench lat SIZE ITERS [block] [proc]
+ *       ping-pong of SIZE-byte messages (after ITERS/10 untimed ones);
+ *       prints the median and average half round trip in us
+ *   tcp-bench bw SIZE COUNT [block] [proc]
+ *       COUNT messages of SIZE bytes streamed one way, then a 1-byte
+ *       acknowledgement; GB/s
  *
  * Both ends busy-poll (MSG_DONTWAIT) like itapi-perf's default busy-polled
- * completions; add "block" as a last argument for blocking recv().
+ * completions; "block" makes recv() blocking.  "proc" runs the server in a
+ * forked process instead of a thread: the shape of itapi-perf -s / -c
+ * (tools/bench/iwarp.sh uses it).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,7 +71,7 @@ server(void *arg)
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   uint8_t *buf = malloc(size);
   if (lat) {
-    for (long i = 0; i < iters; i++) {
+    for (long i = 0; i < iters + iters / 10; i++) {
       xfer(fd, buf, size, 1);
       xfer(fd, buf, size, 0);
     }
@@ -91,13 +96,19 @@ int
 main(int argc, char **argv)
 {
   if (argc < 4) {
-    fprintf(stderr, "usage: tcp-bench lat|bw SIZE ITERS [block]\n");
+    fprintf(stderr, "usage: tcp-bench lat|bw SIZE ITERS [block] [proc]\n");
     return 2;
   }
   lat = strcmp(argv[1], "lat") == 0;
   size = strtoul(argv[2], NULL, 0);
   iters = strtol(argv[3], NULL, 0);
-  spin = !(argc > 4 && strcmp(argv[4], "block") == 0);
+  int proc = 0;
+  for (int i = 4; i < argc; i++) {
+    if (strcmp(argv[i], "block") == 0)
+      spin = 0;
+    else if (strcmp(argv[i], "proc") == 0)
+      proc = 1;
+  }
   lfd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
   socklen_t sl = sizeof(sin);
@@ -107,7 +118,16 @@ main(int argc, char **argv)
     return 1;
   }
   pthread_t th;
-  pthread_create(&th, NULL, server, NULL);
+  pid_t child = -1;
+  if (proc) {
+    child = fork();
+    if (child == 0) {
+      server(NULL);
+      _exit(0);
+    }
+  } else {
+    pthread_create(&th, NULL, server, NULL);
+  }
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (connect(fd, (struct sockaddr *) &sin, sizeof(sin)) != 0) {
     perror("connect");
@@ -118,6 +138,10 @@ main(int argc, char **argv)
   uint8_t *buf = calloc(1, size);
   if (lat) {
     double *s = malloc(sizeof(double) * (size_t) iters), sum = 0;
+    for (long i = 0; i < iters / 10; i++) {
+      xfer(fd, buf, size, 0);
+      xfer(fd, buf, size, 1);
+    }
     for (long i = 0; i < iters; i++) {
       double t0 = now_us();
       xfer(fd, buf, size, 0);
@@ -138,6 +162,9 @@ main(int argc, char **argv)
     printf("tcp bw %zu bytes: %.3f GB/s (%ld msgs, %s)\n", size,
            (double) size * (double) iters / t / 1e3, iters, spin ? "busy-poll" : "blocking");
   }
-  pthread_join(th, NULL);
+  if (proc)
+    waitpid(child, NULL, 0);
+  else
+    pthread_join(th, NULL);
   return 0;
 }

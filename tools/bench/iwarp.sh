@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# tools/bench/iwarp.sh: vp/iwarp across two processes on 127.0.0.1 against
+# raw TCP and libfabric's tcp provider, side by side in one run (the
+# targets of doc/provider-iwarp.md, "Performance").
+#
+#   tools/bench/iwarp.sh [--build DIR] [--reps N] [--out FILE.md] [--smoke]
+#
+# Each repetition runs every configuration once, back to back (interleaved,
+# as /work/shared/reference/baselines.md does), and the table gives the
+# median over repetitions with min-max, plus the ratios the targets name,
+# taken per repetition (paired) and then the median.  What it runs:
+#   - raw TCP, vp/iwarp/bench/tcp_bench.c compiled here with cc -O2, server
+#     in a forked process, busy-polling, TCP_NODELAY: an 8 B ping-pong
+#     (median half round trip) and a 1 MiB stream (GB/s);
+#   - fi_pingpong -p tcp -e msg (libfabric-bin): 8 B latency and 1 MiB
+#     ping-pong bandwidth (it prints a mean only);
+#   - itapi-perf over iwarp0 (ITAPI_PROVIDER=iwarp), server -s -p PORT and
+#     client -c 127.0.0.1 -p PORT, busy poll: send_lat 8 B (median of the
+#     run), write_bw 1 MiB with CRC off, and with ITAPI_IWARP_CRC=1.
+# It installs nothing: a missing fi_pingpong shows as "not installed".
+# It needs both cores and takes about 20 s per repetition: not a CI test;
+# --smoke (few iterations, one repetition) runs in a few seconds and only
+# checks that everything runs.
+#
+# SPDX-License-Identifier: MIT
+set -u -o pipefail
+
+invocation="tools/bench/iwarp.sh${*:+ $*}"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build="$root/build"
+reps=5
+out=""
+smoke=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --smoke) smoke=1; reps=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "iwarp.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd) || exit 2
+perf="$build/tools/perf/itapi-perf"
+[ -x "$perf" ] || { echo "iwarp.sh: $perf not built (ninja -C $build)" >&2; exit 2; }
+[ -n "$out" ] || out="$build/bench/iwarp-$(date -u +%Y%m%dT%H%M%SZ).md"
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp -d /tmp/iwarp-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+cc -O2 -Wall -pthread -o "$tmp/tcp-bench" "$root/vp/iwarp/bench/tcp_bench.c" ||
+  { echo "iwarp.sh: cc failed" >&2; exit 2; }
+have_fi=0; command -v fi_pingpong >/dev/null && have_fi=1
+
+if [ $smoke = 1 ]; then
+  N_LAT=500; N_BW=50; FI_LAT=500; FI_BW=20
+else
+  N_LAT=20000; N_BW=2000; FI_LAT=20000; FI_BW=200
+fi
+port=$(( 20000 + $$ % 20000 ))
+nextport() { port=$((port + 1)); }
+export ITAPI_PROVIDER=iwarp
+
+# itapi-perf server + client processes; prints the client's CSV line.
+xperf() {
+  nextport
+  "$perf" -s -p $port >/dev/null 2>"$tmp/srv.err" &
+  local s=$!; pids+=($s)
+  sleep 0.3
+  timeout 120 "$perf" -c 127.0.0.1 -p $port --csv "$@" 2>"$tmp/cli.err" | grep -v '^test'
+  wait $s 2>/dev/null
+}
+col() { cut -d, -f"$1"; }
+
+fi_run() {  # SIZE ITERS -> "usec/xfer MB/sec"
+  nextport
+  timeout 60 fi_pingpong -p tcp -e msg -I "$2" -S "$1" -B $port >/dev/null 2>&1 &
+  local s=$!; pids+=($s)
+  sleep 0.5
+  timeout 60 fi_pingpong -p tcp -e msg -I "$2" -S "$1" -P $port 127.0.0.1 2>/dev/null |
+    awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 7 { print $7, $6 }' | tail -1
+  wait $s 2>/dev/null
+}
+
+declare -A V   # V[name.rep] = value
+put() { [ -n "$3" ] && V["$1.$2"]=$3; }
+
+echo "iwarp.sh: $reps repetition(s), build $build, results to $out" >&2
+loads=""
+for r in $(seq 1 "$reps"); do
+  loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
+  echo "  repetition $r/$reps (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  put tcp_lat "$r" "$("$tmp/tcp-bench" lat 8 $N_LAT proc | awk '{ print $6 }')"
+  put iw_lat "$r" "$(xperf -t send_lat -S 8 -n $N_LAT | col 5)"
+  if [ $have_fi = 1 ]; then
+    put fi_lat "$r" "$(fi_run 8 $FI_LAT | cut -d' ' -f1)"
+  fi
+  put tcp_bw "$r" "$("$tmp/tcp-bench" bw 1048576 $N_BW proc | awk '{ print $5 }')"
+  put iw_bw "$r" "$(xperf -t write_bw -S 1M -n $N_BW | col 11)"
+  put iw_bw_crc "$r" "$(ITAPI_IWARP_CRC=1 xperf -t write_bw -S 1M -n $N_BW | col 11)"
+  if [ $have_fi = 1 ]; then
+    m=$(fi_run 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
+  fi
+done
+
+# ---- statistics ----
+stat() {  # NAME -> "median min max" over repetitions, or empty
+  local vals=()
+  for r in $(seq 1 "$reps"); do [ -n "${V[$1.$r]:-}" ] && vals+=("${V[$1.$r]}"); done
+  [ ${#vals[@]} -gt 0 ] || return 0
+  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
+}
+ratio() {  # A B -> paired median of A/B per repetition
+  local rs=()
+  for r in $(seq 1 "$reps"); do
+    local a=${V[$1.$r]:-} b=${V[$2.$r]:-}
+    [ -n "$a" ] && [ -n "$b" ] && rs+=("$(echo "$a / $b" | bc -l)")
+  done
+  [ ${#rs[@]} -gt 0 ] || return 0
+  printf '%s\n' "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m }'
+}
+fmt() {  # NAME MISSING-TEXT -> "median (min-max)"
+  local s; s=$(stat "$1")
+  if [ -z "$s" ]; then echo "$2"; return; fi
+  echo "$s" | awk '{ f = ($1 < 1) ? "%.3f" : ($1 < 100 ? "%.2f" : "%.0f");
+    printf f " (" f "–" f ")", $1, $2, $3 }'
+}
+nofi="not installed: apt-get install libfabric-bin"
+[ $have_fi = 1 ] && nofi="failed (see fi_pingpong -p tcp by hand)"
+verdict() {  # RATIO OP LIMIT
+  [ -n "$1" ] || { echo "n/a"; return; }
+  if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
+    echo "met"; else echo "not met"; fi
+}
+
+r1=$(ratio iw_lat tcp_lat); r2=$(ratio iw_lat fi_lat); r3=$(ratio iw_bw tcp_bw)
+r4=$(ratio iw_bw_crc tcp_bw); r5=$(ratio iw_bw fi_bw); r6=$(ratio fi_lat tcp_lat)
+{
+  echo "## vp/iwarp across processes on 127.0.0.1: one run of tools/bench/iwarp.sh"
+  echo
+  echo "Command: \`$invocation\` ($reps repetition(s))"
+  echo "($(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); load average at the start of"
+  echo "each repetition:$loads).  Median over the repetitions (min–max); ratios are"
+  echo "paired per repetition, then the median."
+  echo
+  echo "| figure | value |"
+  echo "|---|---|"
+  echo "| raw TCP ping-pong 8 B, 2 processes, busy poll, µs (median of run) | $(fmt tcp_lat -) |"
+  echo "| iwarp send_lat 8 B, 2 processes, busy poll, µs (median of run) | $(fmt iw_lat -) |"
+  echo "| libfabric tcp (fi_pingpong -e msg) 8 B, µs (mean) | $(fmt fi_lat "$nofi") |"
+  echo "| raw TCP stream 1 MiB sends, 2 processes, GB/s | $(fmt tcp_bw -) |"
+  echo "| iwarp write_bw 1 MiB, CRC off, GB/s | $(fmt iw_bw -) |"
+  echo "| iwarp write_bw 1 MiB, CRC on (ITAPI_IWARP_CRC=1), GB/s | $(fmt iw_bw_crc -) |"
+  echo "| libfabric tcp 1 MiB ping-pong bandwidth, GB/s | $(fmt fi_bw "$nofi") |"
+  echo
+  echo "| target | ratio | limit | |"
+  echo "|---|---|---|---|"
+  echo "| send_lat 8 B ÷ raw TCP 8 B | ${r1:-n/a} | ≤ 1.15 | $(verdict "$r1" '<=' 1.15) |"
+  echo "| send_lat 8 B ÷ libfabric tcp 8 B | ${r2:-n/a} | ≤ 1 | $(verdict "$r2" '<=' 1) |"
+  echo "| write_bw 1 MiB, CRC off ÷ raw TCP stream | ${r3:-n/a} | ≥ 0.90 | $(verdict "$r3" '>=' 0.90) |"
+  echo "| write_bw 1 MiB, CRC on ÷ raw TCP stream | ${r4:-n/a} | ≥ 0.75 | $(verdict "$r4" '>=' 0.75) |"
+  echo "| write_bw 1 MiB ÷ libfabric tcp 1 MiB | ${r5:-n/a} | (reference) | |"
+  echo "| libfabric tcp 8 B ÷ raw TCP 8 B | ${r6:-n/a} | (reference) | |"
+} >"$out"
+cat "$out"
+echo "iwarp.sh: written to $out" >&2
