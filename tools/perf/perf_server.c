@@ -112,10 +112,16 @@ serve_send_bw(side_t *s, const ctrl_msg_t *m)
 static void
 serve(side_t *s)
 {
+  bool spin = false;
   for (;;) {
     /* Between chunks nothing is timed: sleep rather than spin, leaving the
-     * CPU to the client on a small machine. */
-    ctrl_msg_t m = wait_ctrl(s, true, "the next test");
+     * CPU to the client on a small machine.  Except behind an RDMA Write
+     * or Read chunk in busy-poll mode: the wait for the next message then
+     * spans the data phase, and a provider whose target takes part in
+     * placement (vp/iwarp) is driven by polling there, as a busy-polling
+     * receiver of raw TCP would be. */
+    ctrl_msg_t m = wait_ctrl(s, !spin, "the next test");
+    spin = false;
     if (m.type == MSG_QUIT)
       return;
     if (m.type != MSG_RUN || m.test >= NTESTS || m.size == 0 || m.size > s->slot || m.iters == 0)
@@ -138,6 +144,7 @@ serve(side_t *s)
       }
       post_ctrl_recv(s);
       send_ctrl(s, MSG_READY, 0, 0, 0, 0, 0);
+      spin = !s->event_mode;
     }
   }
 }
