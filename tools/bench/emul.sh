@@ -32,35 +32,11 @@
 # SPDX-License-Identifier: MIT
 set -u -o pipefail
 
-invocation="tools/bench/emul.sh${*:+ $*}"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build="$root/build"
 reps=3
-out=""
-smoke=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --reps) reps=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --smoke) smoke=1; reps=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "emul.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-build=$(cd "$build" && pwd) || exit 2
-perf="$build/tools/perf/itapi-perf"
-[ -x "$perf" ] || { echo "emul.sh: $perf not built (ninja -C $build)" >&2; exit 2; }
-[ -n "$out" ] || out="$build/bench/emul-$(date -u +%Y%m%dT%H%M%SZ).md"
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d /tmp/emul-bench.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$here/bench_lib.sh"
+bench_args emul "$@"
 
 cc -O2 -Wall -pthread -o "$tmp/probe" "$here/emul_probe.c" || { echo "emul.sh: cc failed" >&2; exit 2; }
 have_fi=0; command -v fi_pingpong >/dev/null && have_fi=1
@@ -114,8 +90,6 @@ ucx_run() {  # TEST SIZE ITERS -> "p50_us overall_us overall_MiBps"
 # CPU seconds (user + system) a process has used so far.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
 
-declare -A V   # V[name.rep] = value
-put() { [ -n "$3" ] && V["$1.$2"]=$3; }
 
 echo "emul.sh: $reps repetition(s), build $build, results to $out" >&2
 loads=""
@@ -175,38 +149,10 @@ if [ -x "$build/conformance/conf-scale" ]; then
 fi
 
 # ---- statistics ----
-stat() {  # NAME -> "median min max" over repetitions, or empty
-  local vals=()
-  for r in $(seq 1 "$reps"); do [ -n "${V[$1.$r]:-}" ] && vals+=("${V[$1.$r]}"); done
-  [ ${#vals[@]} -gt 0 ] || return 0
-  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
-}
-ratio() {  # A B -> paired median of A/B (or B/A with "inv") per repetition
-  local rs=()
-  for r in $(seq 1 "$reps"); do
-    local a=${V[$1.$r]:-} b=${V[$2.$r]:-}
-    [ -n "$a" ] && [ -n "$b" ] && rs+=("$(echo "$a / $b" | bc -l)")
-  done
-  [ ${#rs[@]} -gt 0 ] || return 0
-  printf '%s\n' "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m }'
-}
-fmt() {  # NAME MISSING-TEXT -> "median (min-max)"
-  local s; s=$(stat "$1")
-  if [ -z "$s" ]; then echo "$2"; return; fi
-  echo "$s" | awk '{ f = ($1 < 1) ? "%.3f" : ($1 < 100 ? "%.2f" : "%.0f");
-    printf f " (" f "–" f ")", $1, $2, $3 }'
-}
 nofi="not installed: apt-get install libfabric-bin ucx-utils"
 noucx=$nofi
 [ $have_fi = 1 ] && nofi="failed (see fi_pingpong -p shm by hand)"
 [ $have_ucx = 1 ] && noucx="failed (see ucx_perftest by hand)"
-verdict() {  # RATIO OP LIMIT
-  [ -n "$1" ] || { echo "n/a"; return; }
-  if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
-    echo "met"; else echo "not met"; fi
-}
 
 r1=$(ratio emul_send ucx_lat); r2=$(ratio emul_send fi_lat); r3=$(ratio emul_write floor)
 r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write_priv cma8)

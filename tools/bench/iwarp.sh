@@ -25,35 +25,11 @@
 # SPDX-License-Identifier: MIT
 set -u -o pipefail
 
-invocation="tools/bench/iwarp.sh${*:+ $*}"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build="$root/build"
 reps=5
-out=""
-smoke=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --reps) reps=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --smoke) smoke=1; reps=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "iwarp.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-build=$(cd "$build" && pwd) || exit 2
-perf="$build/tools/perf/itapi-perf"
-[ -x "$perf" ] || { echo "iwarp.sh: $perf not built (ninja -C $build)" >&2; exit 2; }
-[ -n "$out" ] || out="$build/bench/iwarp-$(date -u +%Y%m%dT%H%M%SZ).md"
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d /tmp/iwarp-bench.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$here/bench_lib.sh"
+bench_args iwarp "$@"
 
 cc -O2 -Wall -pthread -o "$tmp/tcp-bench" "$root/vp/iwarp/bench/tcp_bench.c" ||
   { echo "iwarp.sh: cc failed" >&2; exit 2; }
@@ -89,8 +65,6 @@ fi_run() {  # SIZE ITERS -> "usec/xfer MB/sec"
   wait $s 2>/dev/null
 }
 
-declare -A V   # V[name.rep] = value
-put() { [ -n "$3" ] && V["$1.$2"]=$3; }
 
 echo "iwarp.sh: $reps repetition(s), build $build, results to $out" >&2
 loads=""
@@ -111,36 +85,8 @@ for r in $(seq 1 "$reps"); do
 done
 
 # ---- statistics ----
-stat() {  # NAME -> "median min max" over repetitions, or empty
-  local vals=()
-  for r in $(seq 1 "$reps"); do [ -n "${V[$1.$r]:-}" ] && vals+=("${V[$1.$r]}"); done
-  [ ${#vals[@]} -gt 0 ] || return 0
-  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
-}
-ratio() {  # A B -> paired median of A/B per repetition
-  local rs=()
-  for r in $(seq 1 "$reps"); do
-    local a=${V[$1.$r]:-} b=${V[$2.$r]:-}
-    [ -n "$a" ] && [ -n "$b" ] && rs+=("$(echo "$a / $b" | bc -l)")
-  done
-  [ ${#rs[@]} -gt 0 ] || return 0
-  printf '%s\n' "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m }'
-}
-fmt() {  # NAME MISSING-TEXT -> "median (min-max)"
-  local s; s=$(stat "$1")
-  if [ -z "$s" ]; then echo "$2"; return; fi
-  echo "$s" | awk '{ f = ($1 < 1) ? "%.3f" : ($1 < 100 ? "%.2f" : "%.0f");
-    printf f " (" f "–" f ")", $1, $2, $3 }'
-}
 nofi="not installed: apt-get install libfabric-bin"
 [ $have_fi = 1 ] && nofi="failed (see fi_pingpong -p tcp by hand)"
-verdict() {  # RATIO OP LIMIT
-  [ -n "$1" ] || { echo "n/a"; return; }
-  if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
-    echo "met"; else echo "not met"; fi
-}
 
 r1=$(ratio iw_lat tcp_lat); r2=$(ratio iw_lat fi_lat); r3=$(ratio iw_bw tcp_bw)
 r4=$(ratio iw_bw_crc tcp_bw); r5=$(ratio iw_bw fi_bw); r6=$(ratio fi_lat tcp_lat)

@@ -268,6 +268,7 @@ G_GNUC_INTERNAL extern gint emul_x_nconn;
 
 /* emul_xport.c */
 gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
+ssize_t emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
 void emul_x_close(emul_xconn_t *x);
 void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
 gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);

@@ -53,6 +53,10 @@ static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
  * call on the polling path of a shared library). */
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
 static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
+/* The progress thread waits for the fabric lock: an application thread
+ * that polls in a tight loop lets it in instead of taking the lock again
+ * (a mutex is not fair, and the socket's messages would wait for ms). */
+static _Alignas(64) gint x_pwant;
 static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
 gboolean emul_x_map_on = TRUE;         /* ITAPI_EMUL_MAP */
 
@@ -60,6 +64,14 @@ gboolean emul_x_map_on = TRUE;         /* ITAPI_EMUL_MAP */
 static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
 
 static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
+
+static void
+x_progress_lock(void)
+{
+  g_atomic_int_inc(&x_pwant);
+  g_mutex_lock(&emul_fabric.lock);
+  g_atomic_int_add(&x_pwant, -1);
+}
 static void x_conn_unref(emul_xconn_t *x);
 
 static gpointer
@@ -128,7 +140,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
   g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  g_mutex_lock(&emul_fabric.lock);
+  x_progress_lock();
   GPtrArray *a = x_snapshot();
   if (x_spin_us > 0 && a->len > 0) {
     /* Optional: look at the rings for a while before sleeping. */
@@ -151,7 +163,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
 #endif
       }
     }
-    g_mutex_lock(&emul_fabric.lock);
+    x_progress_lock();
   }
   gint64 now = g_get_monotonic_time();
   for (guint i = 0; i < a->len; i++) {
@@ -198,7 +210,8 @@ int
 emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
 {
   x_polled_empty = got == 0;
-  if (got > 0 || !x_app_progress || !g_mutex_trylock(&emul_fabric.lock))
+  if (got > 0 || !x_app_progress || g_atomic_int_get(&x_pwant) > 0 ||
+      !g_mutex_trylock(&emul_fabric.lock))
     return got;  /* whoever holds the lock is making progress */
   emul_work_t w = { .nnotify = 0 };
   gboolean did = FALSE;
@@ -463,7 +476,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_listen_t *l = data;
   (void) cond;
-  g_mutex_lock(&emul_fabric.lock);
+  x_progress_lock();
   if (!g_source_is_destroyed(g_main_current_source())) {
     int c;
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
@@ -894,13 +907,45 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   }
 }
 
+/* Receive one socket message without waiting, with up to 4 descriptors
+ * (more are closed); recvmsg's result. */
+ssize_t
+emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds)
+{
+  union {
+    char buf[CMSG_SPACE(4 * sizeof(int))];
+    struct cmsghdr align;
+  } c;
+  struct iovec iov = { m, sizeof(*m) };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+                       .msg_controllen = sizeof(c.buf) };
+  ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  *nfds = 0;
+  if (n < 0)
+    return n;
+  for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h != NULL; h = CMSG_NXTHDR(&mh, h)) {
+    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+      int k = (int) ((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      for (int i = 0; i < k; i++) {
+        int f;
+        memcpy(&f, CMSG_DATA(h) + (size_t) i * sizeof(int), sizeof(int));
+        if (*nfds < 4)
+          fds[(*nfds)++] = f;
+        else
+          close(f);
+      }
+    }
+  }
+  return n;
+}
+
 static gboolean
 x_conn_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_xconn_t *x = data;
   emul_work_t w = { .nnotify = 0 };
   (void) cond;
-  g_mutex_lock(&emul_fabric.lock);
+  x_progress_lock();
   if (g_source_is_destroyed(g_main_current_source())) {
     g_mutex_unlock(&emul_fabric.lock);
     return G_SOURCE_REMOVE;
@@ -908,34 +953,14 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   x->ref++;
   x_msg_t *m = g_new(x_msg_t, 1);
   while (!x->dead) {
-    union {
-      char buf[CMSG_SPACE(4 * sizeof(int))];
-      struct cmsghdr align;
-    } c;
-    struct iovec iov = { m, sizeof(*m) };
-    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
-                         .msg_controllen = sizeof(c.buf) };
-    ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    int fds[4], nfds = 0;
+    ssize_t n = emul_x_recv_msg(fd, m, fds, &nfds);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
       break;
     if (n < 0 && errno == ECONNRESET)
       continue;  /* the peer closed with messages of ours unread: the error
                   * is reported once, ahead of what it sent before closing
                   * (its DISC or BREAK); read on, EOF comes after them */
-    int fds[4], nfds = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h != NULL; h = CMSG_NXTHDR(&mh, h)) {
-      if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-        int k = (int) ((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        for (int i = 0; i < k; i++) {
-          int f;
-          memcpy(&f, CMSG_DATA(h) + (size_t) i * sizeof(int), sizeof(int));
-          if (nfds < 4)
-            fds[nfds++] = f;
-          else
-            close(f);
-        }
-      }
-    }
     /* Frames published before this message (or before the EOF) first:
      * teardown must not overtake the answers that preceded it. */
     if (x->qp != NULL && x->seg != NULL)

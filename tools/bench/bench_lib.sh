@@ -1,0 +1,73 @@
+# tools/bench/bench_lib.sh: what the bench scripts share (sourced, not run).
+#
+#   bench_args NAME "$@"                   parse --build --reps --out --smoke
+#                                         --help; sets invocation, build,
+#                                         reps, out, smoke, perf, tmp, pids
+#   put NAME REP VALUE                     record a figure of a repetition
+#   stat / ratio / fmt / verdict           the statistics of the tables
+#
+# SPDX-License-Identifier: MIT
+
+bench_args() {
+  local name=$1
+  shift
+  invocation="tools/bench/$name.sh${*:+ $*}"
+  build="$root/build"
+  out=""
+  smoke=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --build) build=$2; shift 2 ;;
+      --reps) reps=$2; shift 2 ;;
+      --out) out=$2; shift 2 ;;
+      --smoke) smoke=1; reps=1; shift ;;
+      -h|--help) sed -n '2,/^# SPDX/p' "$here/$name.sh" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+      *) echo "$name.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+  done
+  build=$(cd "$build" && pwd) || exit 2
+  perf="$build/tools/perf/itapi-perf"
+  [ -x "$perf" ] || { echo "$name.sh: $perf not built (ninja -C $build)" >&2; exit 2; }
+  [ -n "$out" ] || out="$build/bench/$name-$(date -u +%Y%m%dT%H%M%SZ).md"
+  mkdir -p "$(dirname "$out")"
+  tmp=$(mktemp -d "/tmp/$name-bench.XXXXXX")
+  pids=()
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+
+declare -A V   # V[name.rep] = value
+put() { [ -n "$3" ] && V["$1.$2"]=$3; }
+
+stat() {  # NAME -> "median min max" over repetitions, or empty
+  local vals=()
+  for r in $(seq 1 "$reps"); do [ -n "${V[$1.$r]:-}" ] && vals+=("${V[$1.$r]}"); done
+  [ ${#vals[@]} -gt 0 ] || return 0
+  printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
+}
+ratio() {  # A B -> paired median of A/B per repetition
+  local rs=()
+  for r in $(seq 1 "$reps"); do
+    local a=${V[$1.$r]:-} b=${V[$2.$r]:-}
+    [ -n "$a" ] && [ -n "$b" ] && rs+=("$(echo "$a / $b" | bc -l)")
+  done
+  [ ${#rs[@]} -gt 0 ] || return 0
+  printf '%s\n' "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m }'
+}
+fmt() {  # NAME MISSING-TEXT -> "median (min-max)"
+  local s; s=$(stat "$1")
+  if [ -z "$s" ]; then echo "$2"; return; fi
+  echo "$s" | awk '{ f = ($1 < 1) ? "%.3f" : ($1 < 100 ? "%.2f" : "%.0f");
+    printf f " (" f "–" f ")", $1, $2, $3 }'
+}
+verdict() {  # RATIO OP LIMIT
+  [ -n "$1" ] || { echo "n/a"; return; }
+  if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
+    echo "met"; else echo "not met"; fi
+}
