@@ -54,6 +54,24 @@ typedef struct emul_fabric {
 
 extern emul_fabric_t emul_fabric;
 
+/* The provider's progress thread is waiting for the fabric lock
+ * (emul_xport.c).  A mutex is not fair: an application thread that posts
+ * or polls in a tight loop takes it again before the woken waiter runs, so
+ * the socket's messages (a mapping answer, a doorbell) would wait for
+ * milliseconds.  The data path lets the waiter in first. */
+G_GNUC_INTERNAL extern gint emul_x_pwant;
+
+static inline void
+emul_lock_data_path(void)
+{
+  while (G_UNLIKELY(g_atomic_int_get(&emul_x_pwant) > 0)) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  g_mutex_lock(&emul_fabric.lock);
+}
+
 /* One personality: the capability record's personality-dependent part and
  * the rules the provider applies from it.  Everything not here is common. */
 typedef enum { EMUL_PERS_IB = 0, EMUL_PERS_IWARP, EMUL_PERS_COUNT } emul_pers_id_t;

@@ -503,7 +503,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (wr->num_sge > max_sge)
     return RNICPI_ELIMIT;
 
-  g_mutex_lock(&emul_fabric.lock);
+  emul_lock_data_path();
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
@@ -545,7 +545,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_ELIMIT;
   if (qp->srq != NULL)
     return RNICPI_EINVAL; /* its receives are the SRQ's */
-  g_mutex_lock(&emul_fabric.lock);
+  emul_lock_data_path();
   if (qp->state == RNICPI_QPS_ERROR) {
     emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (g_queue_get_length(&qp->rq) >= qp->attr.max_recv_wr) {

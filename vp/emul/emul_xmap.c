@@ -184,25 +184,6 @@ emul_x_maps_free(emul_xconn_t *x)
   x->maps = NULL;
 }
 
-/* The answer may already wait on the socket while this thread keeps the
- * fabric lock busy (a stream of large RDMA Writes starves the progress
- * thread of it): take it here when it is the next message.  Only a holder
- * of the fabric lock reads the socket, so nobody else is reading it. */
-static void
-x_map_take_reply(emul_xconn_t *x)
-{
-  x_msg_t m;
-  ssize_t n = recv(x->fd, &m, X_MSG_MIN, MSG_PEEK | MSG_DONTWAIT);
-  if (n != (ssize_t) X_MSG_MIN || m.magic != X_MAGIC || m.type != X_MAP_REP)
-    return;
-  int fds[4], nfds = 0;
-  n = emul_x_recv_msg(x->fd, &m, fds, &nfds);
-  if (n >= (ssize_t) X_MSG_MIN)
-    emul_x_on_map_rep(x, &m, nfds == 1 ? fds[0] : -1);
-  for (int i = 0; i < nfds; i++)
-    close(fds[i]);
-}
-
 uint8_t *
 emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
 {
@@ -214,8 +195,6 @@ emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
   x_map_t *s = &x->maps[index % X_MAP_SLOTS];
   if (s->state != XM_EMPTY && s->index == index && s->key == e->key && s->addr == e->addr &&
       s->len == e->length) {
-    if (s->state == XM_ASKED)
-      x_map_take_reply(x);
     return s->state == XM_MAPPED ? s->base : NULL;
   }
   x_map_clear(s);

@@ -53,10 +53,8 @@ static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
  * call on the polling path of a shared library). */
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
 static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
-/* The progress thread waits for the fabric lock: an application thread
- * that polls in a tight loop lets it in instead of taking the lock again
- * (a mutex is not fair, and the socket's messages would wait for ms). */
-static _Alignas(64) gint x_pwant;
+/* The progress thread waits for the fabric lock (emul.h). */
+_Alignas(64) gint emul_x_pwant;
 static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
 gboolean emul_x_map_on = TRUE;         /* ITAPI_EMUL_MAP */
 
@@ -68,9 +66,9 @@ static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
 static void
 x_progress_lock(void)
 {
-  g_atomic_int_inc(&x_pwant);
+  g_atomic_int_inc(&emul_x_pwant);
   g_mutex_lock(&emul_fabric.lock);
-  g_atomic_int_add(&x_pwant, -1);
+  g_atomic_int_add(&emul_x_pwant, -1);
 }
 static void x_conn_unref(emul_xconn_t *x);
 
@@ -210,7 +208,7 @@ int
 emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
 {
   x_polled_empty = got == 0;
-  if (got > 0 || !x_app_progress || g_atomic_int_get(&x_pwant) > 0 ||
+  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_x_pwant) > 0 ||
       !g_mutex_trylock(&emul_fabric.lock))
     return got;  /* whoever holds the lock is making progress */
   emul_work_t w = { .nnotify = 0 };
