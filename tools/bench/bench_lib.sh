@@ -3,6 +3,7 @@
 #   bench_args NAME "$@"                   parse --build --reps --out --smoke
 #                                         --help; sets invocation, build,
 #                                         reps, out, smoke, perf, tmp, pids
+#   fi_run PROVIDER EP SIZE ITERS          one fi_pingpong run (needs nextport)
 #   put NAME REP VALUE                     record a figure of a repetition
 #   stat / ratio / fmt / verdict           the statistics of the tables
 #
@@ -38,6 +39,20 @@ bench_args() {
 bench_cleanup() {
   for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
   rm -rf "$tmp"
+}
+
+col() { cut -d, -f"$1"; }   # a field of itapi-perf's CSV
+
+# fi_pingpong server and client with PROVIDER and endpoint type EP on the
+# next port; prints "usec/xfer MB/sec" of its last line.
+fi_run() {  # PROVIDER EP SIZE ITERS
+  nextport
+  timeout 60 fi_pingpong -p "$1" -e "$2" -I "$4" -S "$3" -B $port >/dev/null 2>&1 &
+  local s=$!; pids+=($s)
+  sleep 0.5
+  timeout 60 fi_pingpong -p "$1" -e "$2" -I "$4" -S "$3" -P $port 127.0.0.1 2>/dev/null |
+    awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 7 { print $7, $6 }' | tail -1
+  wait $s 2>/dev/null
 }
 
 declare -A V   # V[name.rep] = value

@@ -64,17 +64,7 @@ xperf() {
   timeout 120 "$perf" -c 127.0.0.1 -p $port --csv "${mem[@]}" "$@" 2>"$tmp/cli.err" | grep -v '^test'
   wait $s 2>/dev/null
 }
-col() { cut -d, -f"$1"; }
 
-fi_run() {  # SIZE ITERS -> "usec/xfer MB/sec"
-  nextport
-  timeout 60 fi_pingpong -p shm -e rdm -I "$2" -S "$1" -B $port >/dev/null 2>&1 &
-  local s=$!; pids+=($s)
-  sleep 0.3
-  timeout 60 fi_pingpong -p shm -e rdm -I "$2" -S "$1" -P $port 127.0.0.1 2>/dev/null |
-    awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 7 { print $7, $6 }' | tail -1
-  wait $s 2>/dev/null
-}
 
 ucx_run() {  # TEST SIZE ITERS -> "p50_us overall_us overall_MiBps"
   nextport
@@ -107,8 +97,8 @@ for r in $(seq 1 "$reps"); do
   put loop_send "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
   put loop_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
   if [ $have_fi = 1 ]; then
-    put fi_lat "$r" "$(fi_run 8 $FI_LAT | cut -d' ' -f1)"
-    m=$(fi_run 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
+    put fi_lat "$r" "$(fi_run shm rdm 8 $FI_LAT | cut -d' ' -f1)"
+    m=$(fi_run shm rdm 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
   fi
   if [ $have_ucx = 1 ]; then
     put ucx_lat "$r" "$(ucx_run tag_lat 8 $UCX_LAT | cut -d' ' -f1)"

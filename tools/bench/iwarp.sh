@@ -53,17 +53,7 @@ xperf() {
   timeout 120 "$perf" -c 127.0.0.1 -p $port --csv "$@" 2>"$tmp/cli.err" | grep -v '^test'
   wait $s 2>/dev/null
 }
-col() { cut -d, -f"$1"; }
 
-fi_run() {  # SIZE ITERS -> "usec/xfer MB/sec"
-  nextport
-  timeout 60 fi_pingpong -p tcp -e msg -I "$2" -S "$1" -B $port >/dev/null 2>&1 &
-  local s=$!; pids+=($s)
-  sleep 0.5
-  timeout 60 fi_pingpong -p tcp -e msg -I "$2" -S "$1" -P $port 127.0.0.1 2>/dev/null |
-    awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 7 { print $7, $6 }' | tail -1
-  wait $s 2>/dev/null
-}
 
 
 echo "iwarp.sh: $reps repetition(s), build $build, results to $out" >&2
@@ -74,13 +64,13 @@ for r in $(seq 1 "$reps"); do
   put tcp_lat "$r" "$("$tmp/tcp-bench" lat 8 $N_LAT proc | awk '{ print $6 }')"
   put iw_lat "$r" "$(xperf -t send_lat -S 8 -n $N_LAT | col 5)"
   if [ $have_fi = 1 ]; then
-    put fi_lat "$r" "$(fi_run 8 $FI_LAT | cut -d' ' -f1)"
+    put fi_lat "$r" "$(fi_run tcp msg 8 $FI_LAT | cut -d' ' -f1)"
   fi
   put tcp_bw "$r" "$("$tmp/tcp-bench" bw 1048576 $N_BW proc | awk '{ print $5 }')"
   put iw_bw "$r" "$(xperf -t write_bw -S 1M -n $N_BW | col 11)"
   put iw_bw_crc "$r" "$(ITAPI_IWARP_CRC=1 xperf -t write_bw -S 1M -n $N_BW | col 11)"
   if [ $have_fi = 1 ]; then
-    m=$(fi_run 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
+    m=$(fi_run tcp msg 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
   fi
 done
 

@@ -23,25 +23,12 @@
 #include <unistd.h>
 
 #include "rnicpi.h"
+#include "iw_test_up.h"
 
 /* Linked with the provider's sources (built-in flavour): no loader. */
 extern const rnicpi_provider_t rnicpi_builtin_iwarp;
 
 static const rnicpi_provider_t *P;
-static GAsyncQueue *cmq;
-
-static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
-{
-  (void) ctx;
-  g_async_queue_push(cmq, g_memdup2(ev, sizeof(*ev)));
-}
-static void up_cq(void *ctx, uint64_t c) { (void) ctx; (void) c; }
-static void up_async(void *ctx, const rnicpi_async_event_t *ev)
-{
-  (void) ctx;
-  g_printerr("async event %d ctx 0x%" G_GINT64_MODIFIER "x\n", ev->type, ev->ctx);
-}
-static const rnicpi_upcalls_t ups = { up_cm, up_cq, up_async };
 
 static GList *pending;
 

@@ -26,26 +26,13 @@
 #include <unistd.h>
 
 #include "rnicpi.h"
+#include "iw_test_up.h"
 
 extern const rnicpi_provider_t rnicpi_builtin_iwarp;
 
 enum { SLOT = 64, WINDOW = 256 };
 
 static const rnicpi_provider_t *P;
-static GAsyncQueue *cmq;
-
-static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
-{
-  (void) ctx;
-  g_async_queue_push(cmq, g_memdup2(ev, sizeof(*ev)));
-}
-static void up_cq(void *ctx, uint64_t c) { (void) ctx; (void) c; }
-static void up_async(void *ctx, const rnicpi_async_event_t *ev)
-{
-  (void) ctx;
-  g_printerr("async event %d ctx 0x%" G_GINT64_MODIFIER "x\n", ev->type, ev->ctx);
-}
-static const rnicpi_upcalls_t ups = { up_cm, up_cq, up_async };
 
 typedef struct side {
   rnicpi_dev_t *dev;
