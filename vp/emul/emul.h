@@ -217,6 +217,7 @@ struct emul_conn {
 typedef struct emul_swqe {
   uint64_t seq;
   gboolean issued;
+  uint32_t len;            /* issued: bytes of the request (its completion's) */
   rnicpi_send_wr_t wr;
   rnicpi_sge_t sge[];
 } emul_swqe_t;

@@ -27,8 +27,14 @@
  *   requester checks a remote key exactly as the in-process path does.
  *
  * Rings.  Requests (send, atomics, and in bounce mode RDMA) and answers
- * (ACK, READ_RESP) are frames in the producer's ring; payloads over
- * X_FRAG_MAX go as continuation frames.  A consumer never stops draining:
+ * (atomics' ACK, READ_RESP) are frames in the producer's ring; payloads
+ * over X_FRAG_MAX go as continuation frames.  A send or bounce-mode write
+ * that executed is answered by no frame: the responder raises the ACK
+ * word beside its ring's tail (`acked`: every request with a sequence
+ * number below it executed; one cache line for the requester to read,
+ * doorbell rules as for a frame), and the requester completes its oldest
+ * issued requests up to it, in order, before it acts on any answer frame
+ * (which the responder published after raising the word).  A consumer never stops draining:
  * requests it cannot execute yet (a send with no receive posted, and every
  * request behind it: RC ordering) wait in the QP's private queue qp->xin.
  * So two processes whose rings are full of each other's requests cannot
@@ -105,7 +111,7 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x33584d45u       /* "EMX3" */
+#define X_MAGIC 0x34584d45u       /* "EMX4" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
@@ -189,6 +195,9 @@ typedef struct x_iov {
 
 typedef struct x_ring_ctl {
   _Alignas(64) uint64_t tail;       /* written by the producer */
+  uint64_t acked;                   /* written by the producer, as responder:
+                                     * the consumer's requests with seq below
+                                     * it executed, no answer frame (ACK word) */
   _Alignas(64) uint64_t head;       /* written by the consumer */
   _Alignas(64) uint32_t want_space; /* the producer waits for X_SPACE */
   _Alignas(64) uint32_t armed;      /* the consumer may sleep: doorbell needed */
@@ -255,6 +264,7 @@ struct emul_xconn {
   uint64_t in_have;
   gboolean in_busy;
   uint64_t head_seen;           /* producer: the consumer's head, last read */
+  uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on */
   gint app_polls;               /* the application polled a CQ of this QP (count; lock) */
   gint seen_polls;              /* app_polls at the progress thread's last look */
   gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */

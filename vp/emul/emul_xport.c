@@ -154,7 +154,8 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
           emul_xconn_t *x = g_ptr_array_index(a, i);
           const x_ring_ctl_t *r = &x->seg->ring[1 - x->side];  /* mapped while referenced */
           seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) !=
-                 __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+                 __atomic_load_n(&r->head, __ATOMIC_RELAXED) ||
+                 __atomic_load_n(&r->acked, __ATOMIC_RELAXED) != x->acked_seen;
         }
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();

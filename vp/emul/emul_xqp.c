@@ -92,6 +92,15 @@ ring_get(const uint8_t *data, uint64_t pos, void *dst, uint64_t n)
   memcpy((uint8_t *) dst + first, data, n - first);
 }
 
+/* After a sequentially consistent store to @r (its tail or ACK word): is
+ * the consumer asleep?  Taking the flag makes one doorbell per sleep. */
+static gboolean
+x_take_armed(x_ring_ctl_t *r)
+{
+  return __atomic_load_n(&r->armed, __ATOMIC_SEQ_CST) &&
+         __atomic_exchange_n(&r->armed, 0, __ATOMIC_SEQ_CST);
+}
+
 /* Producer.  Our tail and the consumer's `armed` are a Dekker pair (see
  * emul_x.h): after publishing, a set `armed` means nobody on the other
  * side is looking at the ring, so it needs a doorbell; taking the flag
@@ -118,9 +127,7 @@ ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, g
   if (f->frag_len > 0)
     ring_put(data, tail + sizeof(*f), o, NULL, off, f->frag_len);
   __atomic_store_n(&r->tail, tail + need, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&r->armed, __ATOMIC_SEQ_CST) &&
-      __atomic_exchange_n(&r->armed, 0, __ATOMIC_SEQ_CST))
-    *bell = TRUE;
+  *bell |= x_take_armed(r);
   return TRUE;
 }
 
@@ -151,6 +158,19 @@ x_doorbell(emul_xconn_t *x)
 {
   x_msg_t m = { .type = X_DOORBELL };
   emul_x_send_msg(x, &m, NULL, 0);
+}
+
+/* Responder: the peer's requests below @upto executed and need no answer
+ * frame (emul_x.h, "Rings"). */
+static void
+x_ack(emul_xconn_t *x, uint64_t upto)
+{
+  if (x->dead || x->seg == NULL)
+    return;
+  x_ring_ctl_t *r = &x->seg->ring[x->side];
+  __atomic_store_n(&r->acked, upto, __ATOMIC_SEQ_CST);
+  if (x_take_armed(r))
+    x_doorbell(x);
 }
 
 void
@@ -203,7 +223,37 @@ emul_x_pending(emul_xconn_t *x)
   if (x->dead || x->seg == NULL)
     return FALSE;
   const x_ring_ctl_t *r = &x->seg->ring[1 - x->side];
-  return __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+  return __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&r->head, __ATOMIC_RELAXED) ||
+         __atomic_load_n(&r->acked, __ATOMIC_RELAXED) != x->acked_seen;
+}
+
+/* Requests the peer answers with its ACK word rather than a frame. */
+static gboolean
+x_acked_by_word(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV || op == RNICPI_WR_RDMA_WRITE;
+}
+
+/* Requester: complete, in order, the oldest issued requests the peer's ACK
+ * word covers.  TRUE when one completed. */
+static gboolean
+x_take_acks(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  if (x == NULL || x->seg == NULL)
+    return FALSE;
+  uint64_t a = __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_ACQUIRE);
+  x->acked_seen = a;
+  gboolean any = FALSE;
+  emul_swqe_t *s;
+  while ((s = g_queue_peek_head(&qp->sq)) != NULL && s->issued && s->seq < a &&
+         x_acked_by_word(s->wr.opcode)) {
+    g_queue_pop_head(&qp->sq);
+    emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, s->len, w);
+    g_free(s);
+    any = TRUE;
+  }
+  return any;
 }
 
 void
@@ -242,6 +292,7 @@ x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t 
 {
   emul_xconn_t *x = qp->x;
   if (x != NULL) {
+    x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
     emul_x_pump(x);  /* answers already due go first, as far as they fit */
     x_msg_t m = { .type = type, .status = st, .seq = seq, .access_err = access_err };
     m.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
@@ -271,6 +322,8 @@ emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
     return;
   }
   emul_qp_t *qp = x->qp;
+  if (qp != NULL && qp->x == x)
+    x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
   emul_x_close(x);
   if (qp == NULL)
     return;
@@ -559,6 +612,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     o->f.raddr = wr->remote_addr;
     o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
     s->issued = TRUE;
+    s->len = (uint32_t) len;
     l = l->next;
     x_emit(x, o, owned);  /* o->sg is s->sge: it lives until the answer */
   }
@@ -591,10 +645,21 @@ emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   return RNICPI_OK;
 }
 
+/* Requests completed: issue what waited behind them; close gracefully
+ * once the last is answered. */
+static void
+x_answered(emul_qp_t *qp, emul_work_t *w)
+{
+  x_issue(qp, w);
+  if (qp->closing && qp->x != NULL && g_queue_is_empty(&qp->sq))
+    emul_x_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+}
+
 /* An answer from the peer: it names the oldest unanswered request. */
 static void
 x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
 {
+  x_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
   emul_swqe_t *s = g_queue_peek_head(&qp->sq);
   if (s == NULL || !s->issued || s->seq != f->seq ||
       (f->op == X_OP_READ_RESP && (s->wr.opcode != RNICPI_WR_RDMA_READ || f->total != f->byte_len))) {
@@ -611,9 +676,8 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
   }
   emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
   g_free(s);
-  x_issue(qp, w);
-  if (qp->closing && qp->x != NULL && g_queue_is_empty(&qp->sq))
-    emul_x_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+  x_take_acks(qp, w);
+  x_answered(qp, w);
 }
 
 gboolean
@@ -687,8 +751,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   }
   emul_cq_push(qp->rcq, &rwc, w);
   g_free(r);
-  x_out_t o = { .f = { .op = X_OP_ACK, .seq = in->f.seq, .byte_len = (uint32_t) len } };
-  x_emit(x, &o, FALSE);
+  x_ack(x, in->f.seq + 1);
   return XR_DONE;
 }
 
@@ -709,9 +772,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       break;
     if (f->total > 0)
       memcpy(t, in->buf, f->total);
-    o.f.op = X_OP_ACK;
-    o.f.byte_len = (uint32_t) f->total;
-    x_emit(x, &o, FALSE);
+    x_ack(x, f->seq + 1);
     return XR_DONE;
   case X_OP_READ:
     if (MIN(qp->ird, qp->attr.ird) == 0) {
@@ -849,7 +910,7 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
   for (;;) {
     uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
     if (tail == head)
-      return;
+      break;
     while (head != tail) {
       x_frame_t f;
       if (tail - head > X_RING_SIZE || tail - head < sizeof(f))
@@ -899,6 +960,9 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
       emul_x_send_msg(x, &m, NULL, 0);
     }
   }
+  if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && x_take_acks(x->qp, w))
+    x_answered(x->qp, w);
+  return;
 bad:
   emul_x_peer_break(x, NULL, w);
 }
