@@ -31,7 +31,7 @@ extern "C" {
  * arm request is answered once, by the next push.
  */
 typedef struct rnicpi_cq_ring {
-  GMutex lock;          /**< guards every field below */
+  GMutex lock;          /**< guards every field below (count is also read without it) */
   rnicpi_wc_t *ring;    /**< entries, a power-of-two array */
   uint32_t cap;         /**< entries the array holds */
   uint32_t head;        /**< index of the oldest entry */

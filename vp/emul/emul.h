@@ -153,6 +153,113 @@ typedef struct emul_mw {
   gint queued;             /* WRs naming it still queued on a send queue */
 } emul_mw_t;
 
+/* Work queues.  A send or receive WR kept past its post is an entry that
+ * starts with the link of an intrusive FIFO; the queue keeps the entries
+ * it took back for the next post, so a post allocates nothing once the
+ * queue has been that deep.  Every entry of a queue holds `cap` SGEs (the
+ * most its posts may carry: checked before they are queued). */
+typedef struct emul_wqe {
+  struct emul_wqe *next;
+} emul_wqe_t;
+
+typedef struct emul_wq {
+  emul_wqe_t *head, *tail;
+  uint32_t len;
+  uint32_t cap;            /* SGEs per entry */
+  size_t size;             /* bytes per entry */
+  emul_wqe_t *free;        /* entries to reuse */
+} emul_wq_t;
+
+static inline void
+emul_wq_init(emul_wq_t *q, size_t base, uint32_t cap)
+{
+  *q = (emul_wq_t) { .cap = MAX(cap, 1u) };
+  q->size = base + q->cap * sizeof(rnicpi_sge_t);
+}
+
+/* A fresh entry for a post of at most q->cap SGEs. */
+static inline void *
+emul_wq_get(emul_wq_t *q)
+{
+  emul_wqe_t *e = q->free;
+  if (G_UNLIKELY(e == NULL))
+    return g_malloc(q->size);
+  q->free = e->next;
+  return e;
+}
+
+/* An entry that left the queue is done with. */
+static inline void
+emul_wq_put(emul_wq_t *q, void *entry)
+{
+  emul_wqe_t *e = entry;
+  e->next = q->free;
+  q->free = e;
+}
+
+static inline gboolean emul_wq_empty(const emul_wq_t *q) { return q->head == NULL; }
+static inline void *emul_wq_peek(const emul_wq_t *q) { return q->head; }
+
+static inline void
+emul_wq_push(emul_wq_t *q, void *entry)
+{
+  emul_wqe_t *e = entry;
+  e->next = NULL;
+  if (q->tail != NULL)
+    q->tail->next = e;
+  else
+    q->head = e;
+  q->tail = e;
+  q->len++;
+}
+
+static inline void
+emul_wq_push_head(emul_wq_t *q, void *entry)
+{
+  emul_wqe_t *e = entry;
+  e->next = q->head;
+  q->head = e;
+  if (q->tail == NULL)
+    q->tail = e;
+  q->len++;
+}
+
+/* Unlink @entry, which follows @prev (NULL: it is the head). */
+static inline void
+emul_wq_unlink(emul_wq_t *q, void *prev, void *entry)
+{
+  emul_wqe_t *p = prev, *e = entry;
+  if (p != NULL)
+    p->next = e->next;
+  else
+    q->head = e->next;
+  if (q->tail == e)
+    q->tail = p;
+  q->len--;
+}
+
+static inline void *
+emul_wq_pop(emul_wq_t *q)
+{
+  emul_wqe_t *e = q->head;
+  if (e != NULL)
+    emul_wq_unlink(q, NULL, e);
+  return e;
+}
+
+/* Free every entry, queued or kept (the queue is going away). */
+static inline void
+emul_wq_clear(emul_wq_t *q)
+{
+  emul_wqe_t *e;
+  while ((e = emul_wq_pop(q)) != NULL)
+    g_free(e);
+  while ((e = q->free) != NULL) {
+    q->free = e->next;
+    g_free(e);
+  }
+}
+
 typedef struct emul_cq {
   rnicpi_cq_t base;
   rnicpi_cq_ring_t ring;   /* rnicpi_util: never drops, reports overflow once */
@@ -165,7 +272,7 @@ typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_x.h) *
 typedef struct emul_srq {
   rnicpi_srq_t base;
   emul_pd_t *pd;
-  GQueue rq;               /* emul_rwqe_t*, shared by every QP that uses it */
+  emul_wq_t rq;            /* emul_rwqe_t, shared by every QP that uses it */
   GList *qps;              /* emul_qp_t* taking receives from it */
   uint32_t max_wr, max_sge;
   uint32_t limit;          /* armed limit event, 0 when none */
@@ -179,8 +286,9 @@ typedef struct emul_qp {
   rnicpi_qp_state_t state;
   struct emul_qp *peer;
   emul_conn_t *conn;       /* pending connection this QP takes part in */
-  GQueue sq;               /* emul_swqe_t* blocked behind a receiver not ready */
-  GQueue rq;               /* emul_rwqe_t* */
+  emul_wq_t sq;            /* emul_swqe_t blocked behind a receiver not ready,
+                            * or (cross-process) in flight */
+  emul_wq_t rq;            /* emul_rwqe_t */
   rnicpi_qp_attr_t attr;
   uint32_t ird, ord;       /* negotiated */
   gboolean closing;        /* disconnect waits for outstanding requests */
@@ -215,6 +323,7 @@ struct emul_conn {
 /* A send-queue WR kept past its post: blocked (in-process), or in flight
  * to another process until the peer answers (seq, issued). */
 typedef struct emul_swqe {
+  emul_wqe_t link;
   uint64_t seq;
   gboolean issued;
   uint32_t len;            /* issued: bytes of the request (its completion's) */
@@ -223,6 +332,7 @@ typedef struct emul_swqe {
 } emul_swqe_t;
 
 typedef struct emul_rwqe {
+  emul_wqe_t link;
   uint64_t wr_id;
   uint32_t num_sge;
   rnicpi_sge_t sge[];
@@ -262,7 +372,7 @@ void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
  * cross-process QP; the end of a queued entry (its window or region is
  * free again). */
 gboolean emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
-void emul_swqe_done(emul_swqe_t *s);
+void emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s);
 
 /* Memory (fabric lock held). */
 emul_mr_t *emul_mr_lookup(const emul_pers_t *p, uint64_t key);
@@ -333,7 +443,7 @@ void emul_x_access_changed(emul_qp_t *qp);
 void emul_x_mr_sync(uint32_t index);
 
 /* Shared receive queues (emul_srq.c; fabric lock held). */
-static inline GQueue *emul_qp_rq(emul_qp_t *qp) { return qp->srq != NULL ? &qp->srq->rq : &qp->rq; }
+static inline emul_wq_t *emul_qp_rq(emul_qp_t *qp) { return qp->srq != NULL ? &qp->srq->rq : &qp->rq; }
 void emul_srq_took(emul_srq_t *srq);
 extern const rnicpi_srq_ops_t emul_srq_ops;
 

@@ -190,8 +190,8 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   uint64_t len;
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  GQueue *rq = emul_qp_rq(peer);
-  if (g_queue_is_empty(rq))
+  emul_wq_t *rq = emul_qp_rq(peer);
+  if (emul_wq_empty(rq))
     return emul_pers_of_qp(qp)->rnr_wait ? EXEC_BLOCKED
                                          : fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   /* Send with Invalidate (IBTA 9.4.1.1.1, RFC 5040 6.10): the key must name
@@ -199,18 +199,18 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
    * the receive completes. */
   if (wr->opcode == RNICPI_WR_SEND_INV && !emul_mw_invalidate(peer, wr->invalidate_rkey))
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
-  emul_rwqe_t *r = g_queue_pop_head(rq);
+  emul_rwqe_t *r = emul_wq_pop(rq);
   if (peer->srq != NULL)
     emul_srq_took(peer->srq);
   uint64_t room;
   if (!emul_sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
     emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-    g_free(r);
+    emul_wq_put(rq, r);
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   }
   if (len > room) {
     emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
-    g_free(r);
+    emul_wq_put(rq, r);
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   }
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
@@ -223,7 +223,7 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     rwc.rkey = wr->invalidate_rkey;
   }
   emul_cq_push(peer->rcq, &rwc, w);
-  g_free(r);
+  emul_wq_put(rq, r);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
 }
@@ -393,13 +393,13 @@ emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 
 /* A queued WR leaves the send queue: a window it names is free again. */
 void
-emul_swqe_done(emul_swqe_t *s)
+emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s)
 {
   if (s->wr.opcode == RNICPI_WR_BIND_MW)
     to_emul_mw(s->wr.bind.mw)->queued--;
   if (s->wr.opcode == RNICPI_WR_FAST_REG)
     to_emul_mr(s->wr.fast_reg.mr)->queued--;
-  g_free(s);
+  emul_wq_put(&qp->sq, s);
 }
 
 /* Run the blocked head of the send queue as far as the peer allows.  The
@@ -408,14 +408,14 @@ emul_swqe_done(emul_swqe_t *s)
 void
 emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
 {
-  while (qp->state == RNICPI_QPS_RTS && !g_queue_is_empty(&qp->sq)) {
-    emul_swqe_t *s = g_queue_pop_head(&qp->sq);
+  while (qp->state == RNICPI_QPS_RTS && !emul_wq_empty(&qp->sq)) {
+    emul_swqe_t *s = emul_wq_pop(&qp->sq);
     exec_t r = exec_of[s->wr.opcode](qp, &s->wr, w);
     if (r == EXEC_BLOCKED) {
-      g_queue_push_head(&qp->sq, s);
+      emul_wq_push_head(&qp->sq, s);
       return;
     }
-    emul_swqe_done(s);
+    emul_swqe_done(qp, s);
     if (r == EXEC_FAILED)
       return;
   }
@@ -426,13 +426,13 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
 {
   emul_swqe_t *s;
   emul_rwqe_t *r;
-  while ((s = g_queue_pop_head(&qp->sq)) != NULL) {
+  while ((s = emul_wq_pop(&qp->sq)) != NULL) {
     emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
-    emul_swqe_done(s);
+    emul_swqe_done(qp, s);
   }
-  while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
+  while ((r = emul_wq_pop(&qp->rq)) != NULL) {
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    g_free(r);
+    emul_wq_put(&qp->rq, r);
   }
 }
 
@@ -510,16 +510,16 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
-  } else if (g_queue_get_length(&qp->sq) >= qp->attr.max_send_wr) {
+  } else if (qp->sq.len >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
   } else if ((st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
     st = emul_x_post_send(qp, wr, &w);
-  } else if (!g_queue_is_empty(&qp->sq) ||
+  } else if (!emul_wq_empty(&qp->sq) ||
              exec_of[wr->opcode](qp, wr, &w) == EXEC_BLOCKED) {
     /* Ordered behind a blocked send: keep a copy. */
-    emul_swqe_t *s = g_malloc(sizeof(*s) + wr->num_sge * sizeof(rnicpi_sge_t));
+    emul_swqe_t *s = emul_wq_get(&qp->sq);
     s->wr = *wr;
     memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     s->wr.sg_list = s->sge;
@@ -527,7 +527,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
       to_emul_mw(wr->bind.mw)->queued++;
     if (wr->opcode == RNICPI_WR_FAST_REG)
       to_emul_mr(wr->fast_reg.mr)->queued++;
-    g_queue_push_tail(&qp->sq, s);
+    emul_wq_push(&qp->sq, s);
   }
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
@@ -548,14 +548,14 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   emul_lock_data_path();
   if (qp->state == RNICPI_QPS_ERROR) {
     emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
-  } else if (g_queue_get_length(&qp->rq) >= qp->attr.max_recv_wr) {
+  } else if (qp->rq.len >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
-    emul_rwqe_t *r = g_malloc(sizeof(*r) + wr->num_sge * sizeof(rnicpi_sge_t));
+    emul_rwqe_t *r = emul_wq_get(&qp->rq);
     r->wr_id = wr->wr_id;
     r->num_sge = wr->num_sge;
     memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
-    g_queue_push_tail(&qp->rq, r);
+    emul_wq_push(&qp->rq, r);
     if (qp->peer != NULL)
       emul_qp_progress(qp->peer, &w);
     else if (qp->x != NULL)
@@ -595,8 +595,11 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   qp->qkey = attr->qkey;
   if (qp->ud)
     qp->state = RNICPI_QPS_RTS;
-  g_queue_init(&qp->sq);
-  g_queue_init(&qp->rq);
+  /* Every SGE count a send-queue post may carry (emul_post_send's check). */
+  emul_wq_init(&qp->sq, sizeof(emul_swqe_t),
+               MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
+                   MIN(attr->max_rdma_read_sge, EMUL_MAX_SINK_SGE)));
+  emul_wq_init(&qp->rq, sizeof(emul_rwqe_t), attr->max_recv_sge);
   g_queue_init(&qp->xin);
   g_mutex_lock(&emul_fabric.lock);
   qp->base.qp_num = emul_fabric.next_qpn++;
@@ -692,6 +695,8 @@ emul_qp_destroy(rnicpi_qp_t *q)
   if (qp->ud)
     emul_ud_qp_gone_locked(qp);
   emul_mw_qp_gone(qp);
+  emul_wq_clear(&qp->sq);
+  emul_wq_clear(&qp->rq);
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
   g_atomic_int_dec_and_test(&qp->scq->nqp);

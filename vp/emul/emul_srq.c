@@ -29,7 +29,7 @@ emul_srq_create(rnicpi_pd_t *p, uint32_t max_wr, uint32_t max_sge, uint64_t ctx,
   srq->pd = to_emul_pd(p);
   srq->max_wr = max_wr;
   srq->max_sge = max_sge;
-  g_queue_init(&srq->rq);
+  emul_wq_init(&srq->rq, sizeof(emul_rwqe_t), max_sge);
   g_atomic_int_inc(&srq->pd->nobj);
   *out = &srq->base;
   return RNICPI_OK;
@@ -41,7 +41,7 @@ emul_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
   emul_srq_t *srq = to_emul_srq(s);
   rnicpi_status_t st = RNICPI_OK;
   g_mutex_lock(&emul_fabric.lock);
-  if (max_wr != 0 && max_wr < g_queue_get_length(&srq->rq)) {
+  if (max_wr != 0 && max_wr < srq->rq.len) {
     st = RNICPI_EBUSY;
   } else {
     if (max_wr != 0)
@@ -61,7 +61,7 @@ emul_srq_destroy(rnicpi_srq_t *s)
   g_mutex_unlock(&emul_fabric.lock);
   if (busy)
     return RNICPI_EBUSY;
-  g_queue_clear_full(&srq->rq, g_free);
+  emul_wq_clear(&srq->rq);
   g_atomic_int_dec_and_test(&srq->pd->nobj);
   g_free(srq);
   return RNICPI_OK;
@@ -71,7 +71,7 @@ emul_srq_destroy(rnicpi_srq_t *s)
 void
 emul_srq_took(emul_srq_t *srq)
 {
-  if (srq->limit != 0 && g_queue_get_length(&srq->rq) < srq->limit) {
+  if (srq->limit != 0 && srq->rq.len < srq->limit) {
     srq->limit = 0;
     emul_defer_async(to_emul_dev(srq->pd->base.dev), RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx);
   }
@@ -86,14 +86,14 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
   if (wr->num_sge > srq->max_sge)
     return RNICPI_ELIMIT;
   g_mutex_lock(&emul_fabric.lock);
-  if (g_queue_get_length(&srq->rq) >= srq->max_wr) {
+  if (srq->rq.len >= srq->max_wr) {
     st = RNICPI_EFULL;
   } else {
-    emul_rwqe_t *r = g_malloc(sizeof(*r) + wr->num_sge * sizeof(rnicpi_sge_t));
+    emul_rwqe_t *r = emul_wq_get(&srq->rq);
     r->wr_id = wr->wr_id;
     r->num_sge = wr->num_sge;
     memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
-    g_queue_push_tail(&srq->rq, r);
+    emul_wq_push(&srq->rq, r);
     /* Any sender waiting for a receive of one of these QPs may go on. */
     for (GList *l = srq->qps; l != NULL; l = l->next) {
       emul_qp_t *qp = l->data;
@@ -112,7 +112,7 @@ static uint32_t
 emul_srq_count(rnicpi_srq_t *s)
 {
   g_mutex_lock(&emul_fabric.lock);
-  uint32_t n = g_queue_get_length(&to_emul_srq(s)->rq);
+  uint32_t n = to_emul_srq(s)->rq.len;
   g_mutex_unlock(&emul_fabric.lock);
   return n;
 }

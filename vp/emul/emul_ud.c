@@ -158,8 +158,8 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
   emul_qp_t *dst = gid_is_ours(ah->attr.dgid) ?
     g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(wr->remote_qpn)) : NULL;
   if (dst != NULL && dst->state == RNICPI_QPS_RTS && dst->qkey == qkey &&
-      emul_qp_dev(dst)->pers == emul_pers_of_qp(qp) && !g_queue_is_empty(emul_qp_rq(dst))) {
-    emul_rwqe_t *r = g_queue_pop_head(emul_qp_rq(dst));
+      emul_qp_dev(dst)->pers == emul_pers_of_qp(qp) && !emul_wq_empty(emul_qp_rq(dst))) {
+    emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(dst));
     if (dst->srq != NULL)
       emul_srq_took(dst->srq);
     uint64_t room;
@@ -180,7 +180,7 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
       memcpy(rwc.src_gid, sgid, 16);
     }
     emul_cq_push(dst->rcq, &rwc, w);
-    g_free(r);
+    emul_wq_put(emul_qp_rq(dst), r);
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return RNICPI_OK;

@@ -28,13 +28,18 @@
  *
  * Rings.  Requests (send, atomics, and in bounce mode RDMA) and answers
  * (atomics' ACK, READ_RESP) are frames in the producer's ring; payloads
- * over X_FRAG_MAX go as continuation frames.  A send or bounce-mode write
- * that executed is answered by no frame: the responder raises the ACK
- * word beside its ring's tail (`acked`: every request with a sequence
- * number below it executed; one cache line for the requester to read,
- * doorbell rules as for a frame), and the requester completes its oldest
- * issued requests up to it, in order, before it acts on any answer frame
- * (which the responder published after raising the word).  A consumer never stops draining:
+ * over X_FRAG_MAX go as continuation frames.  A frame starts on a cache
+ * line with its mark, the frame's ring position XOR a random key of the
+ * ring, stored last: the consumer looks for the next frame at its head
+ * (no tail word to read first: a small send is one cache line to fetch),
+ * and a mark left from an earlier lap, or payload bytes, never match.  A
+ * whole send up to X_FRAG_MAX goes with a 24-byte header (X_OP_SEND_SHORT).
+ * A send or bounce-mode write that executed is answered by no frame: the
+ * responder raises the ACK word of its ring (`acked`: every request with a
+ * sequence number below it executed; a line of its own, doorbell rules as
+ * for a frame), and the requester completes its oldest issued requests up
+ * to it, in order, before it acts on any answer frame (which the responder
+ * published after raising the word).  A consumer never stops draining:
  * requests it cannot execute yet (a send with no receive posted, and every
  * request behind it: RC ordering) wait in the QP's private queue qp->xin.
  * So two processes whose rings are full of each other's requests cannot
@@ -49,8 +54,8 @@
  * switch and no system call for a small message), and the progress thread
  * (woken by a doorbell on the socket).  The consumer's ring word `armed`
  * says "nobody here is polling: ring the bell".  The producer publishes
- * its tail, then reads `armed` (Dekker pair, both sequentially
- * consistent); only a set `armed` costs a doorbell, and the producer
+ * a frame's mark (or its ACK word), then reads `armed` (Dekker pair, both
+ * sequentially consistent); only a set `armed` costs a doorbell, and the producer
  * clears it, so there is one doorbell per sleep.  The progress thread sets
  * `armed` (then looks at the ring once more) before it sleeps, unless the
  * application polled that connection's CQs within the last X_POLL_GRACE_MS
@@ -111,10 +116,11 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x34584d45u       /* "EMX4" */
+#define X_MAGIC 0x35584d45u       /* "EMX5" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
+#define X_LINE 64u                /* frames start on a cache line */
 #define X_SEG_SIZE (X_HDR_SIZE + 2 * X_RING_SIZE)
 #define X_MR_CAP (1u << 18)       /* regions a peer can reach (index < cap) */
 #define X_INLINE_MAX (16u << 10)  /* sends up to this size go inline even with CMA */
@@ -169,6 +175,7 @@ typedef enum {
   X_OP_ACK,        /* answer: status, byte_len; atomics: old value in cmp */
   X_OP_READ_RESP,  /* answer with the data read */
   X_OP_CONT,       /* continuation of the previous frame's payload */
+  X_OP_SEND_SHORT, /* a whole send in one frame, with the short header x_short_t */
 } x_op_t;
 
 #define X_F_CMA 1u
@@ -176,6 +183,7 @@ typedef enum {
 #define X_F_INV 4u        /* SEND: Send with Invalidate of key rkey */
 
 typedef struct x_frame {
+  uint64_t mark;         /* the frame's ring position ^ the ring's key: written last */
   uint32_t op;
   uint32_t flags;
   uint32_t frag_len;     /* payload bytes in this frame */
@@ -188,14 +196,22 @@ typedef struct x_frame {
   uint64_t cmp, swap;
 } x_frame_t;
 
+/* The header of X_OP_SEND_SHORT: the payload (len bytes, at most
+ * X_FRAG_MAX) follows at once, so a send of up to 40 bytes is one line. */
+typedef struct x_short {
+  uint64_t mark;
+  uint32_t op;
+  uint32_t len;
+  uint64_t seq;
+} x_short_t;
+
 typedef struct x_iov {
   uint64_t addr;
   uint64_t len;
 } x_iov_t;
 
 typedef struct x_ring_ctl {
-  _Alignas(64) uint64_t tail;       /* written by the producer */
-  uint64_t acked;                   /* written by the producer, as responder:
+  _Alignas(64) uint64_t acked;      /* written by the producer, as responder:
                                      * the consumer's requests with seq below
                                      * it executed, no answer frame (ACK word) */
   _Alignas(64) uint64_t head;       /* written by the consumer */
@@ -208,6 +224,7 @@ typedef struct x_seg_hdr {
   uint32_t ring_size;
   uint32_t access[2];      /* inbound rights of the QP of side 0 (active), 1 */
   uint32_t ird[2];         /* IRD of each side's QP (0: it answers no Read) */
+  uint64_t key[2];         /* frame marks of ring[s] (x_frame_t::mark) */
   x_ring_ctl_t ring[2];    /* ring[s] is produced by side s */
 } x_seg_hdr_t;
 
@@ -263,6 +280,9 @@ struct emul_xconn {
   x_in_t in;                    /* message being assembled */
   uint64_t in_have;
   gboolean in_busy;
+  uint64_t tail;                /* producer: where the next frame goes */
+  uint64_t rx_head;             /* consumer: where the next frame comes */
+  uint64_t key_out, key_in;     /* marks of our ring, of the peer's (seg->key) */
   uint64_t head_seen;           /* producer: the consumer's head, last read */
   uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on */
   gint app_polls;               /* the application polled a CQ of this QP (count; lock) */

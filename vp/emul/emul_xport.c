@@ -152,10 +152,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
       for (guint k = 0; k < 256 && !seen; k++) {
         for (guint i = 0; i < a->len && !seen; i++) {
           emul_xconn_t *x = g_ptr_array_index(a, i);
-          const x_ring_ctl_t *r = &x->seg->ring[1 - x->side];  /* mapped while referenced */
-          seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) !=
-                 __atomic_load_n(&r->head, __ATOMIC_RELAXED) ||
-                 __atomic_load_n(&r->acked, __ATOMIC_RELAXED) != x->acked_seen;
+          seen = emul_x_pending(x);  /* mapped while referenced */
         }
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -580,6 +577,10 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
   x->seg->magic = X_MAGIC;
   x->seg->ring_size = X_RING_SIZE;
   x->seg->ring[0].armed = x->seg->ring[1].armed = 1;  /* until a consumer says it polls */
+  for (int i = 0; i < 2; i++)  /* the top bit: no mark is ever 0, the ring's first content */
+    x->seg->key[i] = ((uint64_t) g_random_int() << 32 | g_random_int()) | UINT64_C(1) << 63;
+  x->key_out = x->seg->key[0];
+  x->key_in = x->seg->key[1];
   x->seg->access[0] = qp->attr.access;
   x->seg->ird[0] = p->ird;
   x->qp = qp;
@@ -706,6 +707,8 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
     return;
   }
   x->seg = seg;
+  x->key_out = x->seg->key[1];  /* read once: the peer cannot change them for us */
+  x->key_in = x->seg->key[0];
   x->peer_mrs = t;
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;

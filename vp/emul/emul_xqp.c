@@ -38,7 +38,7 @@
 
 typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED, XR_NOTDIRECT } xr_t;
 
-#define ROUND8(n) (((n) + 7u) & ~(uint64_t) 7u)
+#define ROUND_LINE(n) (((uint64_t) (n) + X_LINE - 1) & ~(uint64_t) (X_LINE - 1))
 #define X_MAX_IOV 64
 
 static uint8_t *
@@ -101,33 +101,72 @@ x_take_armed(x_ring_ctl_t *r)
          __atomic_exchange_n(&r->armed, 0, __ATOMIC_SEQ_CST);
 }
 
-/* Producer.  Our tail and the consumer's `armed` are a Dekker pair (see
- * emul_x.h): after publishing, a set `armed` means nobody on the other
- * side is looking at the ring, so it needs a doorbell; taking the flag
- * makes that one doorbell per sleep.  The consumer's head is read again
+/* Producer: room for @need more bytes?  The consumer's head is read again
  * only when the ring looks full (it is a line the consumer writes). */
+static gboolean
+ring_room(emul_xconn_t *x, uint64_t need)
+{
+  x_ring_ctl_t *r = &x->seg->ring[x->side];
+  if (G_LIKELY(X_RING_SIZE - (x->tail - x->head_seen) >= need))
+    return TRUE;
+  x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+  if (X_RING_SIZE - (x->tail - x->head_seen) >= need)
+    return TRUE;
+  __atomic_store_n(&r->want_space, 1, __ATOMIC_SEQ_CST);
+  x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+  return X_RING_SIZE - (x->tail - x->head_seen) >= need;  /* else X_SPACE pumps again */
+}
+
+/* Producer: the frame at x->tail is written but for its mark; publish it.
+ * The mark and the consumer's `armed` are a Dekker pair (see emul_x.h):
+ * after publishing, a set `armed` means nobody on the other side is
+ * looking at the ring, so it needs a doorbell; taking the flag makes that
+ * one doorbell per sleep. */
+static void
+ring_publish(emul_xconn_t *x, uint64_t need, gboolean *bell)
+{
+  uint8_t *data = ring_data(x, x->side);
+  uint64_t pos = x->tail;
+  __atomic_store_n((uint64_t *) (data + (pos & (X_RING_SIZE - 1))), pos ^ x->key_out, __ATOMIC_SEQ_CST);
+  x->tail = pos + need;
+  *bell |= x_take_armed(&x->seg->ring[x->side]);
+}
+
 static gboolean
 ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, gboolean *bell)
 {
-  x_ring_ctl_t *r = &x->seg->ring[x->side];
-  uint64_t need = sizeof(*f) + ROUND8(f->frag_len);
-  uint64_t tail = r->tail;
-  uint64_t head = x->head_seen;
-  if (X_RING_SIZE - (tail - head) < need) {
-    head = x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
-    if (X_RING_SIZE - (tail - head) < need) {
-      __atomic_store_n(&r->want_space, 1, __ATOMIC_SEQ_CST);
-      head = x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
-      if (X_RING_SIZE - (tail - head) < need)
-        return FALSE;  /* X_SPACE will call emul_x_pump again */
-    }
-  }
+  uint64_t need = ROUND_LINE(sizeof(*f) + f->frag_len);
+  if (!ring_room(x, need))
+    return FALSE;
   uint8_t *data = ring_data(x, x->side);
-  ring_put(data, tail, NULL, f, 0, sizeof(*f));
+  /* Everything but the mark, which ring_publish stores last. */
+  ring_put(data, x->tail + 8, NULL, (const uint8_t *) f + 8, 0, sizeof(*f) - 8);
   if (f->frag_len > 0)
-    ring_put(data, tail + sizeof(*f), o, NULL, off, f->frag_len);
-  __atomic_store_n(&r->tail, tail + need, __ATOMIC_SEQ_CST);
-  *bell |= x_take_armed(r);
+    ring_put(data, x->tail + sizeof(*f), o, NULL, off, f->frag_len);
+  ring_publish(x, need, bell);
+  return TRUE;
+}
+
+/* A whole send of @len bytes from @sg, with the short header, when it fits
+ * now and nothing waits ahead of it in x->out; FALSE otherwise. */
+static gboolean
+ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg, uint64_t len,
+                gboolean *bell)
+{
+  uint64_t need = ROUND_LINE(sizeof(x_short_t) + len);
+  if (len > X_FRAG_MAX || !g_queue_is_empty(&x->out) || !ring_room(x, need))
+    return FALSE;
+  uint8_t *data = ring_data(x, x->side);
+  uint64_t at = x->tail & (X_RING_SIZE - 1);
+  x_short_t *h = (x_short_t *) (data + at);  /* a line start: the header never wraps */
+  h->op = X_OP_SEND_SHORT;
+  h->len = (uint32_t) len;
+  h->seq = seq;
+  if (nsg == 1 && at + sizeof(*h) + len <= X_RING_SIZE)
+    memcpy(h + 1, (const void *) (uintptr_t) sg[0].addr, len);
+  else if (len > 0)
+    ring_put(data, x->tail + sizeof(*h), &(x_out_t) { .sg = sg, .nsg = nsg }, NULL, 0, len);
+  ring_publish(x, need, bell);
   return TRUE;
 }
 
@@ -222,9 +261,11 @@ emul_x_pending(emul_xconn_t *x)
 {
   if (x->dead || x->seg == NULL)
     return FALSE;
-  const x_ring_ctl_t *r = &x->seg->ring[1 - x->side];
-  return __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&r->head, __ATOMIC_RELAXED) ||
-         __atomic_load_n(&r->acked, __ATOMIC_RELAXED) != x->acked_seen;
+  const uint8_t *data = ring_data(x, 1 - x->side);
+  uint64_t h = x->rx_head;
+  return __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_ACQUIRE) ==
+           (h ^ x->key_in) ||
+         __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_RELAXED) != x->acked_seen;
 }
 
 /* Requests the peer answers with its ACK word rather than a frame. */
@@ -246,11 +287,11 @@ x_take_acks(emul_qp_t *qp, emul_work_t *w)
   x->acked_seen = a;
   gboolean any = FALSE;
   emul_swqe_t *s;
-  while ((s = g_queue_peek_head(&qp->sq)) != NULL && s->issued && s->seq < a &&
+  while ((s = emul_wq_peek(&qp->sq)) != NULL && s->issued && s->seq < a &&
          x_acked_by_word(s->wr.opcode)) {
-    g_queue_pop_head(&qp->sq);
+    emul_wq_pop(&qp->sq);
     emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, s->len, w);
-    g_free(s);
+    emul_wq_put(&qp->sq, s);
     any = TRUE;
   }
   return any;
@@ -331,11 +372,11 @@ emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
   if (m != NULL && m->type == X_BREAK) {
     if (m->access_err)
       emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
-    emul_swqe_t *s = g_queue_peek_head(&qp->sq);
+    emul_swqe_t *s = emul_wq_peek(&qp->sq);
     if (m->status != 0 && s != NULL && s->issued && s->seq == m->seq) {
-      g_queue_pop_head(&qp->sq);
+      emul_wq_pop(&qp->sq);
       emul_complete_send(qp, &s->wr, (rnicpi_wc_status_t) m->status, 0, w);
-      g_free(s);
+      emul_wq_put(&qp->sq, s);
     }
   }
   if (qp->state == RNICPI_QPS_RTS)
@@ -515,45 +556,45 @@ x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
 static void
 x_issue(emul_qp_t *qp, emul_work_t *w)
 {
-  GList *l = qp->sq.head;
+  emul_swqe_t *prev = NULL, *s = emul_wq_peek(&qp->sq);
   uint32_t reads = 0;  /* Reads and atomics issued and not answered */
-  while (l != NULL && qp->x != NULL) {
+  while (s != NULL && qp->x != NULL) {
     emul_xconn_t *x = qp->x;
-    emul_swqe_t *s = l->data;
     rnicpi_send_wr_t *wr = &s->wr;
     if (s->issued) {
       reads += emul_is_rd_atomic(wr->opcode);
-      l = l->next;
+      prev = s;
+      s = (emul_swqe_t *) s->link.next;
       continue;
     }
     if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) && reads >= qp->ord)
       return;  /* ORD: wait for an answer */
     if (x_is_direct(x, wr->opcode)) {
-      if (l != qp->sq.head)
+      if (prev != NULL)
         return;  /* behind a request the peer has not answered */
-      g_queue_pop_head(&qp->sq);
+      emul_wq_pop(&qp->sq);
       xr_t r = x_direct(qp, wr, w);
-      g_free(s);
+      emul_wq_put(&qp->sq, s);
       if (r != XR_DONE)
         return;
-      l = qp->sq.head;
+      s = emul_wq_peek(&qp->sq);
       continue;
     }
     if (x_is_local(wr->opcode)) {
-      if (l != qp->sq.head)
+      if (prev != NULL)
         return;  /* in order: behind a request the peer has not answered */
-      g_queue_pop_head(&qp->sq);
+      emul_wq_pop(&qp->sq);
       gboolean ok = emul_qp_exec_local(qp, wr, w);
-      emul_swqe_done(s);
+      emul_swqe_done(qp, s);
       if (!ok)
         return;
-      l = qp->sq.head;
+      s = emul_wq_peek(&qp->sq);
       continue;
     }
-    if (x_may_map(x, wr->opcode) && l == qp->sq.head && x_direct(qp, wr, w) == XR_DONE) {
-      g_queue_pop_head(&qp->sq);
-      g_free(s);
-      l = qp->sq.head;
+    if (x_may_map(x, wr->opcode) && prev == NULL && x_direct(qp, wr, w) == XR_DONE) {
+      emul_wq_pop(&qp->sq);
+      emul_wq_put(&qp->sq, s);
+      s = emul_wq_peek(&qp->sq);
       continue;
     }
     gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
@@ -561,10 +602,23 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     uint64_t len;
     if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
         !emul_sges_ok(qp, wr->sg_list, wr->num_sge, need, &len)) {
-      g_queue_delete_link(&qp->sq, l);
+      emul_wq_unlink(&qp->sq, prev, s);
       x_fail_local(qp, wr, w);
-      g_free(s);
+      emul_wq_put(&qp->sq, s);
       return;
+    }
+    if (wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) && !x->dead) {
+      /* The common case: the whole message in one frame, short header. */
+      gboolean bell = FALSE;
+      if (ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell)) {
+        s->issued = TRUE;
+        s->len = (uint32_t) len;
+        prev = s;
+        s = (emul_swqe_t *) s->link.next;
+        if (bell)
+          x_doorbell(x);
+        continue;
+      }
     }
     x_out_t oo = { .f = { .seq = s->seq } }, *o = &oo;
     gboolean owned = FALSE;
@@ -613,7 +667,8 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
     s->issued = TRUE;
     s->len = (uint32_t) len;
-    l = l->next;
+    prev = s;
+    s = (emul_swqe_t *) s->link.next;
     x_emit(x, o, owned);  /* o->sg is s->sge: it lives until the answer */
   }
 }
@@ -621,14 +676,14 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
 rnicpi_status_t
 emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  if (g_queue_is_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
+  if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
       x_direct(qp, wr, w) != XR_NOTDIRECT)
     return RNICPI_OK;  /* one-sided, nothing ahead of it: no copy of the WR */
-  if (g_queue_is_empty(&qp->sq) && x_is_local(wr->opcode)) {
+  if (emul_wq_empty(&qp->sq) && x_is_local(wr->opcode)) {
     emul_qp_exec_local(qp, wr, w);
     return RNICPI_OK;
   }
-  emul_swqe_t *s = g_malloc(sizeof(*s) + wr->num_sge * sizeof(rnicpi_sge_t));
+  emul_swqe_t *s = emul_wq_get(&qp->sq);
   s->seq = qp->next_seq++;
   s->issued = FALSE;
   s->wr = *wr;
@@ -638,7 +693,7 @@ emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     to_emul_mw(wr->bind.mw)->queued++;
   if (wr->opcode == RNICPI_WR_FAST_REG)
     to_emul_mr(wr->fast_reg.mr)->queued++;
-  g_queue_push_tail(&qp->sq, s);
+  emul_wq_push(&qp->sq, s);
   x_issue(qp, w);
   if (qp->x != NULL)
     emul_x_pump(qp->x);
@@ -651,7 +706,7 @@ static void
 x_answered(emul_qp_t *qp, emul_work_t *w)
 {
   x_issue(qp, w);
-  if (qp->closing && qp->x != NULL && g_queue_is_empty(&qp->sq))
+  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
     emul_x_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
 }
 
@@ -660,13 +715,13 @@ static void
 x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
 {
   x_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
-  emul_swqe_t *s = g_queue_peek_head(&qp->sq);
+  emul_swqe_t *s = emul_wq_peek(&qp->sq);
   if (s == NULL || !s->issued || s->seq != f->seq ||
       (f->op == X_OP_READ_RESP && (s->wr.opcode != RNICPI_WR_RDMA_READ || f->total != f->byte_len))) {
     emul_x_peer_break(qp->x, NULL, w);
     return;
   }
-  g_queue_pop_head(&qp->sq);
+  emul_wq_pop(&qp->sq);
   uint32_t len = f->byte_len;
   if (f->op == X_OP_READ_RESP) {
     x_scatter(s->sge, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
@@ -675,7 +730,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
     len = 8;
   }
   emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
-  g_free(s);
+  emul_wq_put(&qp->sq, s);
   x_take_acks(qp, w);
   x_answered(qp, w);
 }
@@ -683,7 +738,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
 gboolean
 emul_x_outstanding(emul_qp_t *qp)
 {
-  return !g_queue_is_empty(&qp->sq);
+  return !emul_wq_empty(&qp->sq);
 }
 
 /* ---- responder ---- */
@@ -692,8 +747,8 @@ static xr_t
 x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  GQueue *rq = emul_qp_rq(qp);
-  if (g_queue_is_empty(rq)) {
+  emul_wq_t *rq = emul_qp_rq(qp);
+  if (emul_wq_empty(rq)) {
     if (emul_pers_of_qp(qp)->rnr_wait)
       return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
     x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);  /* Terminate: no buffer */
@@ -705,14 +760,14 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     x_fail_req(qp, in->f.seq, RNICPI_WC_REM_ACCESS_ERR, w);
     return XR_FAILED;
   }
-  emul_rwqe_t *r = g_queue_pop_head(rq);
+  emul_rwqe_t *r = emul_wq_pop(rq);
   if (qp->srq != NULL)
     emul_srq_took(qp->srq);
   uint64_t room, len = in->f.byte_len;
   if (!emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room) || len > room) {
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
                   len > room ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
-    g_free(r);
+    emul_wq_put(rq, r);
     x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);
     return XR_FAILED;
   }
@@ -729,13 +784,13 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
          x_vm_copy(x->peer_pid, FALSE, l, sge_iov(r->sge, r->num_sge, l), rv, (int) n);
     if (!ok) {
       /* The sender's memory cannot be read: it is gone or lying. */
-      g_queue_push_head(rq, r);
+      emul_wq_push_head(rq, r);
       emul_x_peer_break(x, NULL, w);
       return XR_FAILED;
     }
   } else {
     if (in->f.total != len) {
-      g_queue_push_head(rq, r);
+      emul_wq_push_head(rq, r);
       emul_x_peer_break(x, NULL, w);
       return XR_FAILED;
     }
@@ -750,7 +805,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     rwc.rkey = in->f.rkey;
   }
   emul_cq_push(qp->rcq, &rwc, w);
-  g_free(r);
+  emul_wq_put(rq, r);
   x_ack(x, in->f.seq + 1);
   return XR_DONE;
 }
@@ -896,6 +951,20 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
   }
 }
 
+/* Consumer: the frames before @head are done with; the producer may
+ * reuse their room (and is told so if it waits for it). */
+static void
+x_release(emul_xconn_t *x, uint64_t head)
+{
+  x_ring_ctl_t *r = &x->seg->ring[1 - x->side];
+  __atomic_store_n(&r->head, head, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&r->want_space, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&r->want_space, 0, __ATOMIC_SEQ_CST);
+    x_msg_t m = { .type = X_SPACE };
+    emul_x_send_msg(x, &m, NULL, 0);
+  }
+}
+
 /* Consumer: take every frame the peer published, assembling messages and
  * handing each to x_dispatch.  Never stops early (see emul_x.h). */
 void
@@ -906,60 +975,68 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
   int s = 1 - x->side;
   x_ring_ctl_t *r = &x->seg->ring[s];
   const uint8_t *data = ring_data(x, s);
-  uint64_t head = r->head;
+  uint64_t head = x->rx_head, published = head;
   for (;;) {
-    uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
-    if (tail == head)
-      break;
-    while (head != tail) {
-      x_frame_t f;
-      if (tail - head > X_RING_SIZE || tail - head < sizeof(f))
-        goto bad;
+    uint64_t at = head & (X_RING_SIZE - 1);
+    if (__atomic_load_n((const uint64_t *) (data + at), __ATOMIC_ACQUIRE) != (head ^ x->key_in))
+      break;  /* no frame there (yet) */
+    x_frame_t f;
+    uint64_t hdr;
+    const x_short_t *sh = (const x_short_t *) (data + at);  /* a line start: never wraps */
+    if (__atomic_load_n(&sh->op, __ATOMIC_RELAXED) == X_OP_SEND_SHORT) {
+      uint32_t len = __atomic_load_n(&sh->len, __ATOMIC_RELAXED);
+      f = (x_frame_t) { .op = X_OP_SEND, .frag_len = len, .byte_len = len, .total = len,
+                        .seq = __atomic_load_n(&sh->seq, __ATOMIC_RELAXED) };
+      hdr = sizeof(*sh);
+    } else {
       ring_get(data, head, &f, sizeof(f));
-      uint64_t need = sizeof(f) + ROUND8(f.frag_len);
-      if (f.frag_len > X_FRAG_MAX || need > tail - head)
+      hdr = sizeof(f);
+    }
+    if (f.frag_len > X_FRAG_MAX)
+      goto bad;
+    uint64_t need = ROUND_LINE(hdr + f.frag_len);
+    if (f.op == X_OP_CONT) {
+      if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
         goto bad;
-      if (f.op == X_OP_CONT) {
-        if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
-          goto bad;
-      } else {
-        if (x->in_busy || f.frag_len > f.total || f.total > (UINT64_C(1) << 30) + 4096)
-          goto bad;
-        uint64_t at = (head + sizeof(f)) & (X_RING_SIZE - 1);
-        if (f.frag_len == f.total && at + f.frag_len <= X_RING_SIZE) {
-          /* Whole and contiguous: no copy out. */
-          head += need;
-          x_dispatch(x, &f, f.total > 0 ? (uint8_t *) data + at : NULL, FALSE, w);
-          if (x->dead)
-            return;
-          continue;
-        }
-        x->in.f = f;
-        x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
-        x->in_have = 0;
-        x->in_busy = TRUE;
-      }
-      if (f.frag_len > 0)
-        ring_get(data, head + sizeof(f), x->in.buf + x->in_have, f.frag_len);
-      x->in_have += f.frag_len;
-      head += need;
-      if (x->in_have == x->in.f.total) {
-        x_frame_t whole = x->in.f;
-        uint8_t *buf = x->in.buf;
-        x->in_busy = FALSE;
-        x->in.buf = NULL;
-        x_dispatch(x, &whole, buf, TRUE, w);
+    } else {
+      if (x->in_busy || f.frag_len > f.total || f.total > (UINT64_C(1) << 30) + 4096)
+        goto bad;
+      uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
+      if (f.frag_len == f.total && pat + f.frag_len <= X_RING_SIZE) {
+        /* Whole and contiguous: no copy out (valid until head is published). */
+        head = x->rx_head = head + need;
+        x_dispatch(x, &f, f.total > 0 ? (uint8_t *) data + pat : NULL, FALSE, w);
         if (x->dead)
           return;  /* the ring went with the connection */
+        goto next;
       }
+      x->in.f = f;
+      x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
+      x->in_have = 0;
+      x->in_busy = TRUE;
     }
-    __atomic_store_n(&r->head, head, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&r->want_space, __ATOMIC_SEQ_CST)) {
-      __atomic_store_n(&r->want_space, 0, __ATOMIC_SEQ_CST);
-      x_msg_t m = { .type = X_SPACE };
-      emul_x_send_msg(x, &m, NULL, 0);
+    if (f.frag_len > 0)
+      ring_get(data, head + hdr, x->in.buf + x->in_have, f.frag_len);
+    x->in_have += f.frag_len;
+    head = x->rx_head = head + need;
+    if (x->in_have == x->in.f.total) {
+      x_frame_t whole = x->in.f;
+      uint8_t *buf = x->in.buf;
+      x->in_busy = FALSE;
+      x->in.buf = NULL;
+      x_dispatch(x, &whole, buf, TRUE, w);
+      if (x->dead)
+        return;
+    }
+  next:
+    /* Give the producer room as we go through a long run of frames. */
+    if (head - published >= X_RING_SIZE / 4) {
+      x_release(x, head);
+      published = head;
     }
   }
+  if (head != published)
+    x_release(x, head);
   if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && x_take_acks(x->qp, w))
     x_answered(x->qp, w);
   return;
