@@ -374,9 +374,37 @@ void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
 gboolean emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 void emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s);
 
-/* Memory (fabric lock held). */
-emul_mr_t *emul_mr_lookup(const emul_pers_t *p, uint64_t key);
-gboolean emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag);
+/* Memory (fabric lock held).  The lookups are on every data path. */
+static inline uint64_t
+emul_field_mask(uint8_t bits)
+{
+  return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
+/* Index and tag of @key in @p's layout; FALSE when it has other bits set. */
+static inline gboolean
+emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag)
+{
+  unsigned used = (unsigned) p->index_bits + p->tag_bits;
+  if (used < 64 && (key >> used) != 0)
+    return FALSE;
+  *index = (uint32_t) ((key >> p->index_shift) & emul_field_mask(p->index_bits));
+  *tag = (uint32_t) ((key >> p->tag_shift) & emul_field_mask(p->tag_bits));
+  return TRUE;
+}
+
+/* The region or window entry of @key, or NULL. */
+static inline emul_mr_t *
+emul_mr_lookup(const emul_pers_t *p, uint64_t key)
+{
+  uint32_t idx, tag;
+  if (!emul_key_split(p, key, &idx, &tag) || idx == 0 || idx >= emul_fabric.mrs->len)
+    return NULL;
+  emul_mr_t *mr = g_ptr_array_index(emul_fabric.mrs, idx);
+  if (mr == NULL || mr->pers != p || mr->key != tag)
+    return NULL;
+  return mr;
+}
 gboolean emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p);
 uint32_t emul_slot_new_tag(const emul_pers_t *p, uint32_t index);
 static inline uint64_t emul_key_make(const emul_pers_t *p, uint32_t index, uint32_t tag)

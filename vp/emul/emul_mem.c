@@ -26,12 +26,6 @@
 
 #include "emul.h"
 
-static uint64_t
-field_mask(uint8_t bits)
-{
-  return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-}
-
 static uint32_t
 emul_random_key(const emul_pers_t *p)
 {
@@ -39,40 +33,17 @@ emul_random_key(const emul_pers_t *p)
   while (k == 0) {
     if (getrandom(&k, sizeof(k), 0) != (ssize_t) sizeof(k))
       k = g_random_int(); /* getrandom cannot fail on a sane kernel */
-    k &= (uint32_t) field_mask(p->tag_bits);
+    k &= (uint32_t) emul_field_mask(p->tag_bits);
   }
   return k;
 }
 
-/* Index and tag of @key in @p's layout; FALSE when it has other bits set. */
-gboolean
-emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag)
-{
-  unsigned used = (unsigned) p->index_bits + p->tag_bits;
-  if (used < 64 && (key >> used) != 0)
-    return FALSE;
-  *index = (uint32_t) ((key >> p->index_shift) & field_mask(p->index_bits));
-  *tag = (uint32_t) ((key >> p->tag_shift) & field_mask(p->tag_bits));
-  return TRUE;
-}
-
-emul_mr_t *
-emul_mr_lookup(const emul_pers_t *p, uint64_t key)
-{
-  uint32_t idx, tag;
-  if (!emul_key_split(p, key, &idx, &tag) || idx == 0 || idx >= emul_fabric.mrs->len)
-    return NULL;
-  emul_mr_t *mr = g_ptr_array_index(emul_fabric.mrs, idx);
-  if (mr == NULL || mr->pers != p || mr->key != tag)
-    return NULL;
-  return mr;
-}
 
 /* Take a slot of the table for @mr (windows too); FALSE when full. */
 gboolean
 emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p)
 {
-  uint64_t max_index = field_mask(p->index_bits);
+  uint64_t max_index = emul_field_mask(p->index_bits);
   GArray *fr = emul_fabric.free_mr;
   if (fr->len > 0 && g_array_index(fr, uint32_t, fr->len - 1) <= max_index) {
     mr->index = g_array_index(fr, uint32_t, fr->len - 1);
@@ -98,7 +69,7 @@ emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
     g_array_set_size(st, index + 1);
   uint32_t *last = &g_array_index(st, uint32_t, index);
   if (p->tag_bump && *last != 0) {
-    uint32_t mask = (uint32_t) field_mask(p->tag_bits);
+    uint32_t mask = (uint32_t) emul_field_mask(p->tag_bits);
     tag = (*last + 1) & mask;
     if (tag == 0)
       tag = 1;
