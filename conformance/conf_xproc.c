@@ -25,6 +25,11 @@
 #define MSG_BIG (1024 * 1024)
 #define TARGET_LEN (64 * 1024)
 #define LINE_TIMEOUT_MS 10000
+/* stream: messages, receive slots, credit receives */
+#define STREAM_N 2000
+#define STREAM_W 16
+#define STREAM_SLOT (256 * 1024)
+#define STREAM_CREDITS 8
 
 static const char *self_exe;
 static const unsigned char cpd[] = "hello from the parent";
@@ -215,6 +220,95 @@ role_echo(void)
   fflush(stdout);
   conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   conf_buf_check_guards(&rb);
+  return 0;
+}
+
+/* ---- stream: many messages of mixed sizes, each checked ---- */
+
+/* Sizes around every boundary a transport may have: empty, a cache line
+ * and its header, pages, a frame's payload limit, several frames. */
+static size_t
+stream_size(unsigned k)
+{
+  static const size_t sizes[] = { 0, 1, 7, 8, 23, 40, 41, 63, 64, 65, 1000, 4095, 4096,
+                                  65535, 65536, 65537, 200000, STREAM_SLOT };
+  return sizes[(k * 7) % G_N_ELEMENTS(sizes)];
+}
+
+static unsigned char
+stream_byte(unsigned k, size_t j)
+{
+  return (unsigned char) (k * 131 + j * 7 + (j >> 8));
+}
+
+/* Send our receive count (the sender's credit) from @b's credit slot. */
+static void
+stream_credit(conf_side_t *s, conf_buf_t *b, guint64 posted, it_dto_cookie_t ck)
+{
+  guint64 v = posted;
+  memcpy(b->data + (size_t) STREAM_W * STREAM_SLOT, &v, 8);
+  it_lmr_triplet_t t = conf_seg(b, (size_t) STREAM_W * STREAM_SLOT, 8);
+  conf_ok(it_post_send(s->ep, &t, 1, ck, IT_COMPLETION_FLAG));
+}
+
+/* The receiving child: keeps STREAM_W receives posted, grants them as
+ * credit, checks every message's length and bytes in order. */
+static int
+role_stream(void)
+{
+  conf_side_t s;
+  conf_buf_t b;
+  role_accept(&s, NULL, TRUE);
+  conf_buf_new(&s, &b, (size_t) STREAM_W * STREAM_SLOT + 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  guint64 posted = 0, credits_sent = 0, credits_done = 0;
+  for (; posted < STREAM_W; posted++) {
+    it_lmr_triplet_t t = conf_seg(&b, (size_t) posted * STREAM_SLOT, STREAM_SLOT);
+    conf_ok(it_post_recv(s.ep, &t, 1, posted, IT_COMPLETION_FLAG));
+  }
+  stream_credit(&s, &b, posted, 1u << 30);
+  credits_sent++;
+  guint64 granted = posted;
+  for (unsigned k = 0; k < STREAM_N;) {
+    it_event_t ev;
+    size_t more;
+    it_status_t st = it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more);
+    if (st != IT_SUCCESS)
+      g_error("stream child: no completion within 5 s after %u of %u messages: %s", k, STREAM_N,
+              itx_status_name(st));
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
+      credits_done++;
+    } else {
+      g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, k);  /* in order */
+      size_t len = stream_size(k);
+      if (ev.dto_cmpl.transferred_length != len)
+        g_error("stream child: message %u is %zu bytes, sent %zu", k,
+                (size_t) ev.dto_cmpl.transferred_length, len);
+      const unsigned char *m = b.data + (size_t) (k % STREAM_W) * STREAM_SLOT;
+      for (size_t j = 0; j < len; j++)
+        if (m[j] != stream_byte(k, j))
+          g_error("stream child: byte %zu of message %u (%zu bytes) differs", j, k, len);
+      k++;
+      if (posted < STREAM_N) {
+        it_lmr_triplet_t t = conf_seg(&b, (size_t) (posted % STREAM_W) * STREAM_SLOT, STREAM_SLOT);
+        conf_ok(it_post_recv(s.ep, &t, 1, posted, IT_COMPLETION_FLAG));
+        posted++;
+      }
+    }
+    /* Grant in batches, one credit send in flight at a time (its slot):
+     * the parent never holds more than a few unread credits. */
+    if ((posted - granted >= STREAM_W / 2 || (posted == STREAM_N && posted > granted)) &&
+        credits_done == credits_sent) {
+      stream_credit(&s, &b, posted, (1u << 30) + credits_sent);
+      credits_sent++;
+      granted = posted;
+    }
+  }
+  printf("ok %u\n", (unsigned) STREAM_N);
+  fflush(stdout);
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_buf_check_guards(&b);
   return 0;
 }
 
@@ -418,6 +512,70 @@ send_recv_with(child_t *c)
   reap_ok(c);
 }
 
+/* Send the stream to a "stream" child: message k once the child granted
+ * more than k receives, at most STREAM_W in flight (their source slots). */
+static void
+stream_with(child_t *c)
+{
+  conf_side_t s;
+  conf_buf_t src, cr;
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  conf_buf_new(&s, &src, (size_t) STREAM_W * STREAM_SLOT, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &cr, STREAM_CREDITS * 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned i = 0; i < STREAM_CREDITS; i++) {
+    it_lmr_triplet_t t = conf_seg(&cr, i * 8, 8);
+    conf_ok(it_post_recv(s.ep, &t, 1, (1u << 30) + i, IT_COMPLETION_FLAG));
+  }
+  connect_to(&s, port);
+  guint64 credit = 0, done = 0;
+  for (unsigned k = 0; k < STREAM_N || done < STREAM_N;) {
+    if (k < STREAM_N && k < credit && k - done < STREAM_W) {
+      size_t len = stream_size(k);
+      unsigned char *m = src.data + (size_t) (k % STREAM_W) * STREAM_SLOT;
+      for (size_t j = 0; j < len; j++)
+        m[j] = stream_byte(k, j);
+      it_lmr_triplet_t t = conf_seg(&src, (size_t) (k % STREAM_W) * STREAM_SLOT, len);
+      conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+      k++;
+      continue;
+    }
+    it_event_t ev;
+    size_t more;
+    it_status_t st = it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more);
+    if (st != IT_SUCCESS)
+      g_error("stream: no completion within 5 s (%u of %u sent, %" G_GUINT64_FORMAT " done, credit %"
+              G_GUINT64_FORMAT "): %s", k, STREAM_N, done, credit, itx_status_name(st));
+    if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS)
+      g_error("stream: work request %" G_GUINT64_FORMAT " ended with DTO status %d after %u of %u sends; "
+              "the child's account is in %s", (guint64) ev.dto_cmpl.cookie,
+              (int) ev.dto_cmpl.dto_status, k, STREAM_N, c->err);
+    if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, done);  /* in order */
+      done++;
+    } else {
+      g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+      unsigned i = (unsigned) (ev.dto_cmpl.cookie - (1u << 30));
+      g_assert_cmpuint(i, <, STREAM_CREDITS);
+      guint64 v;
+      memcpy(&v, cr.data + i * 8, 8);
+      g_assert_cmpuint(v, <=, STREAM_N);
+      credit = MAX(credit, v);
+      it_lmr_triplet_t t = conf_seg(&cr, i * 8, 8);
+      conf_ok(it_post_recv(s.ep, &t, 1, (1u << 30) + i, IT_COMPLETION_FLAG));
+    }
+  }
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *want = g_strdup_printf("ok %u", (unsigned) STREAM_N);
+  g_assert_cmpstr(ok, ==, want);
+  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+  conf_buf_check_guards(&src);
+  conf_buf_free(&src);
+  conf_buf_free(&cr);
+  conf_side_close(&s);
+  reap_ok(c);
+}
+
 /* Connect to a target child and hear its region (address, context,
  * length); a source buffer 16 bytes longer and a sink buffer. */
 static void
@@ -528,6 +686,22 @@ test_bounce(void)
   rdma_with(&t, FALSE);
   g_assert_cmpint(count_in(t.err, needle), ==, 1);
   unlink(t.err);
+  g_unsetenv("ITAPI_EMUL_CMA");
+}
+
+static void
+test_stream(void)
+{
+  g_test_summary("xproc: 2000 sends of 0 B to 256 KiB (every frame and page boundary) under "
+                 "receive credits, each checked byte for byte and in order at the child; over "
+                 "cross-memory attach, and (emul) again through the bounce ring");
+  child_t c = spawn("stream", FALSE);
+  stream_with(&c);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;  /* the bounce ring is emul's */
+  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+  child_t b = spawn("stream", TRUE);
+  stream_with(&b);
   g_unsetenv("ITAPI_EMUL_CMA");
 }
 
@@ -809,6 +983,8 @@ main(int argc, char **argv)
       return role_window();
     if (strcmp(argv[2], "sleeper") == 0)
       return role_sleeper();
+    if (strcmp(argv[2], "stream") == 0)
+      return role_stream();
     return 2;
   }
   g_test_init(&argc, &argv, NULL);
@@ -816,6 +992,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
+  g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
