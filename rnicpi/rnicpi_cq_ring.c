@@ -110,6 +110,16 @@ rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, rnicpi_cq_t *cq)
   g_ptr_array_add(b->more, cq);
 }
 
+gboolean
+rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, rnicpi_cq_t *cq, const rnicpi_wc_t *wc,
+                           rnicpi_notify_batch_t *b)
+{
+  unsigned out = rnicpi_cq_ring_push(r, wc);
+  if (out & RNICPI_CQ_PUSH_NOTIFY)
+    rnicpi_notify_batch_add(b, cq);
+  return (out & RNICPI_CQ_PUSH_OVERFLOW) != 0;
+}
+
 void
 rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b, void (*notify)(rnicpi_cq_t *cq))
 {

@@ -115,6 +115,19 @@ void rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, rnicpi_cq_t *cq);
  */
 void rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b, void (*notify)(rnicpi_cq_t *cq));
 
+/**
+ * @brief Append one completion to the ring of @p cq; when the push answers
+ *        an arm request, queue the CQ's notification in @p b.
+ * @param r the CQ's ring.
+ * @param cq the CQ (what the notification names).
+ * @param wc the completion.
+ * @param b the batch delivered once the provider's locks are released.
+ * @return TRUE when the ring just went past its depth: the provider raises
+ *         ::RNICPI_ASYNC_CQ_OVERFLOW for @p cq (once).
+ */
+gboolean rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, rnicpi_cq_t *cq, const rnicpi_wc_t *wc,
+                                    rnicpi_notify_batch_t *b);
+
 /** @} */
 
 #ifdef __cplusplus

@@ -156,8 +156,8 @@ typedef struct emul_mw {
 /* Work queues.  A send or receive WR kept past its post is an entry that
  * starts with the link of an intrusive FIFO; the queue keeps the entries
  * it took back for the next post, so a post allocates nothing once the
- * queue has been that deep.  Every entry of a queue holds `cap` SGEs (the
- * most its posts may carry: checked before they are queued). */
+ * queue has been that deep.  Every entry of a queue holds the most SGEs its
+ * posts may carry (checked before they are queued). */
 typedef struct emul_wqe {
   struct emul_wqe *next;
 } emul_wqe_t;
@@ -165,19 +165,17 @@ typedef struct emul_wqe {
 typedef struct emul_wq {
   emul_wqe_t *head, *tail;
   uint32_t len;
-  uint32_t cap;            /* SGEs per entry */
   size_t size;             /* bytes per entry */
   emul_wqe_t *free;        /* entries to reuse */
 } emul_wq_t;
 
 static inline void
-emul_wq_init(emul_wq_t *q, size_t base, uint32_t cap)
+emul_wq_init(emul_wq_t *q, size_t base, uint32_t max_sge)
 {
-  *q = (emul_wq_t) { .cap = MAX(cap, 1u) };
-  q->size = base + q->cap * sizeof(rnicpi_sge_t);
+  *q = (emul_wq_t) { .size = base + MAX(max_sge, 1u) * sizeof(rnicpi_sge_t) };
 }
 
-/* A fresh entry for a post of at most q->cap SGEs. */
+/* A fresh entry, for a post of no more SGEs than the queue was made for. */
 static inline void *
 emul_wq_get(emul_wq_t *q)
 {
@@ -368,11 +366,14 @@ void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
 void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 
-/* Send queue entries (fabric lock held): a local request executed on a
- * cross-process QP; the end of a queued entry (its window or region is
- * free again). */
+/* Work queue entries (fabric lock held): a local request executed on a
+ * cross-process QP; a copy of a send-queue WR at the tail of qp->sq (a
+ * window or region it names is busy until) the end of the entry; a copy of
+ * a receive WR at the tail of @q. */
 gboolean emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+emul_swqe_t *emul_swqe_keep(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
 void emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s);
+void emul_rwqe_keep(emul_wq_t *q, const rnicpi_recv_wr_t *wr);
 
 /* Memory (fabric lock held).  The lookups are on every data path. */
 static inline uint64_t

@@ -39,13 +39,8 @@ emul_cq_destroy(rnicpi_cq_t *c)
 void
 emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w)
 {
-  unsigned r = rnicpi_cq_ring_push(&cq->ring, wc);
-  gboolean overflow = (r & RNICPI_CQ_PUSH_OVERFLOW) != 0, notify = (r & RNICPI_CQ_PUSH_NOTIFY) != 0;
-
-  if (overflow)
+  if (rnicpi_cq_ring_push_notify(&cq->ring, &cq->base, wc, w))
     emul_defer_async(to_emul_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
-  if (notify)
-    rnicpi_notify_batch_add(w, &cq->base);
 }
 
 static void

@@ -391,6 +391,22 @@ emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   return exec_of[wr->opcode](qp, wr, w) == EXEC_DONE;
 }
 
+emul_swqe_t *
+emul_swqe_keep(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  emul_swqe_t *s = emul_wq_get(&qp->sq);
+  s->issued = FALSE;
+  s->wr = *wr;
+  memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+  s->wr.sg_list = s->sge;
+  if (wr->opcode == RNICPI_WR_BIND_MW)
+    to_emul_mw(wr->bind.mw)->queued++;
+  if (wr->opcode == RNICPI_WR_FAST_REG)
+    to_emul_mr(wr->fast_reg.mr)->queued++;
+  emul_wq_push(&qp->sq, s);
+  return s;
+}
+
 /* A queued WR leaves the send queue: a window it names is free again. */
 void
 emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s)
@@ -518,20 +534,21 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     st = emul_x_post_send(qp, wr, &w);
   } else if (!emul_wq_empty(&qp->sq) ||
              exec_of[wr->opcode](qp, wr, &w) == EXEC_BLOCKED) {
-    /* Ordered behind a blocked send: keep a copy. */
-    emul_swqe_t *s = emul_wq_get(&qp->sq);
-    s->wr = *wr;
-    memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
-    s->wr.sg_list = s->sge;
-    if (wr->opcode == RNICPI_WR_BIND_MW)
-      to_emul_mw(wr->bind.mw)->queued++;
-    if (wr->opcode == RNICPI_WR_FAST_REG)
-      to_emul_mr(wr->fast_reg.mr)->queued++;
-    emul_wq_push(&qp->sq, s);
+    emul_swqe_keep(qp, wr);  /* ordered behind a blocked send */
   }
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
   return st;
+}
+
+void
+emul_rwqe_keep(emul_wq_t *q, const rnicpi_recv_wr_t *wr)
+{
+  emul_rwqe_t *r = emul_wq_get(q);
+  r->wr_id = wr->wr_id;
+  r->num_sge = wr->num_sge;
+  memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+  emul_wq_push(q, r);
 }
 
 rnicpi_status_t
@@ -551,11 +568,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   } else if (qp->rq.len >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
-    emul_rwqe_t *r = emul_wq_get(&qp->rq);
-    r->wr_id = wr->wr_id;
-    r->num_sge = wr->num_sge;
-    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
-    emul_wq_push(&qp->rq, r);
+    emul_rwqe_keep(&qp->rq, wr);
     if (qp->peer != NULL)
       emul_qp_progress(qp->peer, &w);
     else if (qp->x != NULL)

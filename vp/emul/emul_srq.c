@@ -89,11 +89,7 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
   if (srq->rq.len >= srq->max_wr) {
     st = RNICPI_EFULL;
   } else {
-    emul_rwqe_t *r = emul_wq_get(&srq->rq);
-    r->wr_id = wr->wr_id;
-    r->num_sge = wr->num_sge;
-    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
-    emul_wq_push(&srq->rq, r);
+    emul_rwqe_keep(&srq->rq, wr);
     /* Any sender waiting for a receive of one of these QPs may go on. */
     for (GList *l = srq->qps; l != NULL; l = l->next) {
       emul_qp_t *qp = l->data;

@@ -92,7 +92,7 @@ ring_get(const uint8_t *data, uint64_t pos, void *dst, uint64_t n)
   memcpy((uint8_t *) dst + first, data, n - first);
 }
 
-/* After a sequentially consistent store to @r (its tail or ACK word): is
+/* After a sequentially consistent store of a frame's mark or of @r's ACK word: is
  * the consumer asleep?  Taking the flag makes one doorbell per sleep. */
 static gboolean
 x_take_armed(x_ring_ctl_t *r)
@@ -551,6 +551,60 @@ x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
   return !x->cma_out && emul_x_map_on && x_is_rdma(op);
 }
 
+/* The frame that carries issued request @s (@len bytes) into the ring;
+ * TRUE when o->buf is allocated for it (owned). */
+static gboolean
+x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
+{
+  const rnicpi_send_wr_t *wr = &s->wr;
+  gboolean owned = FALSE;
+  *o = (x_out_t) { .f = { .seq = s->seq } };
+  switch (wr->opcode) {
+  case RNICPI_WR_SEND:
+  case RNICPI_WR_SEND_INV:
+    o->f.op = X_OP_SEND;
+    o->f.byte_len = (uint32_t) len;
+    if (wr->opcode == RNICPI_WR_SEND_INV)
+      o->f.flags |= X_F_INV;
+    if (x->peer_cma && len > X_INLINE_MAX) {
+      /* The receiver pulls the bytes when a receive matches. */
+      x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < wr->num_sge; i++)
+        if (wr->sg_list[i].length > 0)
+          v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
+      o->f.flags |= X_F_CMA;
+      o->buf = (uint8_t *) v;
+      o->f.total = k * sizeof(x_iov_t);
+      owned = TRUE;
+    } else {
+      o->sg = wr->sg_list;
+      o->nsg = wr->num_sge;
+      o->f.total = len;
+    }
+    break;
+  case RNICPI_WR_RDMA_WRITE:
+    o->f.op = X_OP_WRITE;
+    o->sg = wr->sg_list;
+    o->nsg = wr->num_sge;
+    o->f.total = len;
+    break;
+  case RNICPI_WR_RDMA_READ:
+    o->f.op = X_OP_READ;
+    o->f.byte_len = (uint32_t) len;
+    break;
+  default:
+    o->f.op = X_OP_ATOMIC;
+    o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
+    o->f.cmp = wr->compare_add;
+    o->f.swap = wr->swap;
+    break;
+  }
+  o->f.raddr = wr->remote_addr;
+  o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
+  return owned;
+}
+
 /* Issue the WRs of the send queue not yet issued, in order, as far as RC
  * ordering allows. */
 static void
@@ -607,69 +661,21 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       emul_wq_put(&qp->sq, s);
       return;
     }
-    if (wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) && !x->dead) {
-      /* The common case: the whole message in one frame, short header. */
-      gboolean bell = FALSE;
-      if (ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell)) {
-        s->issued = TRUE;
-        s->len = (uint32_t) len;
-        prev = s;
-        s = (emul_swqe_t *) s->link.next;
-        if (bell)
-          x_doorbell(x);
-        continue;
-      }
-    }
-    x_out_t oo = { .f = { .seq = s->seq } }, *o = &oo;
-    gboolean owned = FALSE;
-    switch (wr->opcode) {
-    case RNICPI_WR_SEND:
-    case RNICPI_WR_SEND_INV:
-      o->f.op = X_OP_SEND;
-      o->f.byte_len = (uint32_t) len;
-      if (wr->opcode == RNICPI_WR_SEND_INV)
-        o->f.flags |= X_F_INV;
-      if (x->peer_cma && len > X_INLINE_MAX) {
-        /* The receiver pulls the bytes when a receive matches. */
-        x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < wr->num_sge; i++)
-          if (wr->sg_list[i].length > 0)
-            v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
-        o->f.flags |= X_F_CMA;
-        o->buf = (uint8_t *) v;
-        o->f.total = k * sizeof(x_iov_t);
-        owned = TRUE;
-      } else {
-        o->sg = wr->sg_list;
-        o->nsg = wr->num_sge;
-        o->f.total = len;
-      }
-      break;
-    case RNICPI_WR_RDMA_WRITE:
-      o->f.op = X_OP_WRITE;
-      o->sg = wr->sg_list;
-      o->nsg = wr->num_sge;
-      o->f.total = len;
-      break;
-    case RNICPI_WR_RDMA_READ:
-      o->f.op = X_OP_READ;
-      o->f.byte_len = (uint32_t) len;
-      break;
-    default:
-      o->f.op = X_OP_ATOMIC;
-      o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
-      o->f.cmp = wr->compare_add;
-      o->f.swap = wr->swap;
-      break;
-    }
-    o->f.raddr = wr->remote_addr;
-    o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
+    /* The common case, a whole send in one frame with the short header;
+     * otherwise the frame of its kind. */
+    gboolean bell = FALSE;
+    gboolean small = wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) &&
+                     !x->dead && ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
+    x_out_t o;
+    gboolean owned = small ? FALSE : x_frame_of(x, s, len, &o);
     s->issued = TRUE;
     s->len = (uint32_t) len;
     prev = s;
     s = (emul_swqe_t *) s->link.next;
-    x_emit(x, o, owned);  /* o->sg is s->sge: it lives until the answer */
+    if (!small)
+      x_emit(x, &o, owned);  /* o.sg is the entry's sge: it lives until the answer */
+    else if (bell)
+      x_doorbell(x);
   }
 }
 
@@ -683,17 +689,7 @@ emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     emul_qp_exec_local(qp, wr, w);
     return RNICPI_OK;
   }
-  emul_swqe_t *s = emul_wq_get(&qp->sq);
-  s->seq = qp->next_seq++;
-  s->issued = FALSE;
-  s->wr = *wr;
-  memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
-  s->wr.sg_list = s->sge;
-  if (wr->opcode == RNICPI_WR_BIND_MW)
-    to_emul_mw(wr->bind.mw)->queued++;
-  if (wr->opcode == RNICPI_WR_FAST_REG)
-    to_emul_mr(wr->fast_reg.mr)->queued++;
-  emul_wq_push(&qp->sq, s);
+  emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
   x_issue(qp, w);
   if (qp->x != NULL)
     emul_x_pump(qp->x);

@@ -43,13 +43,8 @@ iw_cq_destroy(rnicpi_cq_t *c)
 void
 iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w)
 {
-  unsigned r = rnicpi_cq_ring_push(&cq->ring, wc);
-  gboolean overflow = (r & RNICPI_CQ_PUSH_OVERFLOW) != 0, notify = (r & RNICPI_CQ_PUSH_NOTIFY) != 0;
-
-  if (overflow)
+  if (rnicpi_cq_ring_push_notify(&cq->ring, &cq->base, wc, w))
     iw_defer_async(to_iw_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
-  if (notify)
-    rnicpi_notify_batch_add(w, &cq->base);
 }
 
 static void
