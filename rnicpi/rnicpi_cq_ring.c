@@ -6,8 +6,9 @@
 #include "rnicpi_util.h"
 
 void
-rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth)
+rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth, const rnicpi_notify_t *to)
 {
+  r->to = *to;
   g_mutex_init(&r->lock);
   r->depth = depth;
   r->cap = 16;
@@ -98,38 +99,56 @@ rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r)
 }
 
 void
-rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, rnicpi_cq_t *cq)
+rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, const rnicpi_cq_ring_t *r)
 {
+  rnicpi_notify_t n = r->to;
+  if (n.inflight != NULL)
+    g_atomic_int_inc(n.inflight);
   if (b->nnotify < (int) G_N_ELEMENTS(b->notify)) {
-    b->notify[b->nnotify++] = cq;
+    b->notify[b->nnotify++] = n;
     return;
   }
   /* A flush of many QPs can touch many CQs at once. */
   if (b->more == NULL)
-    b->more = g_ptr_array_new();
-  g_ptr_array_add(b->more, cq);
+    b->more = g_array_new(FALSE, FALSE, sizeof(rnicpi_notify_t));
+  g_array_append_val(b->more, n);
 }
 
 gboolean
-rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, rnicpi_cq_t *cq, const rnicpi_wc_t *wc,
-                           rnicpi_notify_batch_t *b)
+rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b)
 {
   unsigned out = rnicpi_cq_ring_push(r, wc);
   if (out & RNICPI_CQ_PUSH_NOTIFY)
-    rnicpi_notify_batch_add(b, cq);
+    rnicpi_notify_batch_add(b, r);
   return (out & RNICPI_CQ_PUSH_OVERFLOW) != 0;
 }
 
+static void
+deliver_one(const rnicpi_notify_t *n)
+{
+  n->notify(n->dev_ctx, n->cq_ctx);
+  if (n->inflight != NULL)
+    g_atomic_int_add(n->inflight, -1);  /* the last touch of the device */
+}
+
 void
-rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b, void (*notify)(rnicpi_cq_t *cq))
+rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b)
 {
   for (int i = 0; i < b->nnotify; i++)
-    notify(b->notify[i]);
+    deliver_one(&b->notify[i]);
   b->nnotify = 0;
   if (b->more != NULL) {
     for (guint i = 0; i < b->more->len; i++)
-      notify(g_ptr_array_index(b->more, i));
-    g_ptr_array_free(b->more, TRUE);
+      deliver_one(&g_array_index(b->more, rnicpi_notify_t, i));
+    g_array_free(b->more, TRUE);
     b->more = NULL;
   }
+}
+
+void
+rnicpi_notify_quiesce(gint *inflight)
+{
+  /* Deliveries run outside any lock and end quickly: a short wait. */
+  while (g_atomic_int_get(inflight) > 0)
+    g_usleep(50);
 }

@@ -639,10 +639,14 @@ it_evd_callback_detach(it_evd_handle_t evd_handle)
 void
 ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
 {
+  /* It may race it_evd_free (rnicpi.h): the EVD is looked up and updated
+   * under the object lock, which freeing it holds. */
   (void) dev_ctx;
+  g_rec_mutex_lock(&ual_lock);
   ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) cq_ctx);
   if (e != NULL)
     ual_evd_update(e);
+  g_rec_mutex_unlock(&ual_lock);
 }
 
 void

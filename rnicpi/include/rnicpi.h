@@ -712,7 +712,13 @@ typedef struct rnicpi_async_event {
 typedef struct rnicpi_upcalls {
   /** A CM event for the device opened with @p dev_ctx. */
   void (*cm_event)(void *dev_ctx, const rnicpi_cm_event_t *ev);
-  /** A completion arrived on an armed CQ whose context is @p cq_ctx. */
+  /**
+   * A completion arrived on an armed CQ whose context is @p cq_ctx.  It is
+   * delivered outside the provider's locks, so it may arrive while, or just
+   * after, another thread destroys that CQ: the access layer looks @p cq_ctx
+   * up and ignores one it no longer knows.  None arrives once the device's
+   * close has returned.
+   */
   void (*cq_notify)(void *dev_ctx, uint64_t cq_ctx);
   /** An asynchronous event. */
   void (*async_event)(void *dev_ctx, const rnicpi_async_event_t *ev);

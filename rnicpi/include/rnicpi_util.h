@@ -25,6 +25,21 @@ extern "C" {
  *  @{ */
 
 /**
+ * One cq_notify upcall, by value: where a ring's notifications go, and a
+ * queued notification.  Delivering it touches neither the CQ nor the
+ * device, either of which another thread may destroy between the push that
+ * queued it and its delivery.
+ */
+typedef struct rnicpi_notify {
+  void (*notify)(void *dev_ctx, uint64_t cq_ctx); /**< the access layer's cq_notify */
+  void *dev_ctx;                                  /**< the device's access-layer context */
+  uint64_t cq_ctx;                                /**< the CQ's access-layer context */
+  /** The device's count of notifications queued and not yet delivered
+   *  (see rnicpi_notify_quiesce()); NULL if the provider does not count. */
+  gint *inflight;
+} rnicpi_notify_t;
+
+/**
  * A completion ring with the RNIC-PI rules built in: it never drops an
  * entry (past its declared depth it grows, and the first crossing is
  * reported so the provider can raise ::RNICPI_ASYNC_CQ_OVERFLOW), and an
@@ -39,6 +54,7 @@ typedef struct rnicpi_cq_ring {
   uint32_t depth;       /**< the depth the CQ was created with */
   gboolean armed;       /**< the next push answers an arm request */
   gboolean overflowed;  /**< more than depth entries since it was last empty */
+  struct rnicpi_notify to; /**< where its notifications go (rnicpi_cq_ring_init()) */
 } rnicpi_cq_ring_t;
 
 /** What rnicpi_cq_ring_push() asks the provider to do after it. */
@@ -51,8 +67,9 @@ enum rnicpi_cq_push_result {
  * @brief Set up a ring for a CQ of @p depth entries.
  * @param r the ring.
  * @param depth declared depth (at least 1).
+ * @param to where its notifications go (copied).
  */
-void rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth);
+void rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth, const rnicpi_notify_t *to);
 
 /**
  * @brief Release a ring's memory.
@@ -91,41 +108,52 @@ uint32_t rnicpi_cq_ring_count(rnicpi_cq_ring_t *r);
 void rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r);
 
 /**
- * CQs to notify once the provider's locks are released: an upcall may call
- * back into the provider (rnicpi.h), so completions found under a lock are
- * batched and their CQs notified after it.  Zero-initialise it.
+ * CQ notifications to deliver once the provider's locks are released: an
+ * upcall may call back into the provider (rnicpi.h), so completions found
+ * under a lock are batched and notified after it.  Entries are copies, not
+ * CQ pointers: the CQ may be gone by then.  Zero-initialise it.
  */
 typedef struct rnicpi_notify_batch {
-  rnicpi_cq_t *notify[8]; /**< the first CQs, without allocation */
-  int nnotify;            /**< entries used in notify[] */
-  GPtrArray *more;        /**< past notify[], allocated on demand */
+  rnicpi_notify_t notify[8]; /**< the first notifications, without allocation */
+  int nnotify;               /**< entries used in notify[] */
+  GArray *more;              /**< of rnicpi_notify_t, past notify[], allocated on demand */
 } rnicpi_notify_batch_t;
 
 /**
- * @brief Add a CQ whose push answered RNICPI_CQ_PUSH_NOTIFY.
+ * @brief Queue the notification of a ring whose push answered
+ *        ::RNICPI_CQ_PUSH_NOTIFY (call it under the lock the push was made under).
  * @param b the batch.
- * @param cq the CQ.
+ * @param r the ring.
  */
-void rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, rnicpi_cq_t *cq);
+void rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, const rnicpi_cq_ring_t *r);
 
 /**
- * @brief Notify every CQ of the batch, in order, and empty it.
+ * @brief Deliver every notification of the batch, in order, and empty it.
+ *        Call it with none of the provider's locks held.
  * @param b the batch.
- * @param notify the provider's function delivering one cq_notify upcall.
  */
-void rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b, void (*notify)(rnicpi_cq_t *cq));
+void rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b);
 
 /**
- * @brief Append one completion to the ring of @p cq; when the push answers
- *        an arm request, queue the CQ's notification in @p b.
+ * @brief Wait until every notification counted in @p inflight is delivered.
+ *
+ * A device's close calls it (with no lock held) after its CQs are gone, so
+ * that no cq_notify upcall runs once close returns (rnicpi.h).
+ *
+ * @param inflight the device's count (::rnicpi_notify_t).
+ */
+void rnicpi_notify_quiesce(gint *inflight);
+
+/**
+ * @brief Append one completion to a CQ's ring; when the push answers an arm
+ *        request, queue the CQ's notification in @p b.
  * @param r the CQ's ring.
- * @param cq the CQ (what the notification names).
  * @param wc the completion.
  * @param b the batch delivered once the provider's locks are released.
  * @return TRUE when the ring just went past its depth: the provider raises
- *         ::RNICPI_ASYNC_CQ_OVERFLOW for @p cq (once).
+ *         ::RNICPI_ASYNC_CQ_OVERFLOW for the CQ (once).
  */
-gboolean rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, rnicpi_cq_t *cq, const rnicpi_wc_t *wc,
+gboolean rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc,
                                     rnicpi_notify_batch_t *b);
 
 /** @} */

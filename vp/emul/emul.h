@@ -106,6 +106,7 @@ typedef struct emul_dev {
   rnicpi_upcalls_t up;
   gint ref;
   gboolean closed;
+  gint notifying;               /* CQ notifications queued, not delivered */
   const emul_pers_t *pers;
   rnicpi_caps_t caps;
 } emul_dev_t;
@@ -303,6 +304,7 @@ typedef struct emul_listen {
   uint32_t port;
   int xfd;                 /* cross-process endpoint "itapi-emul/<port>", or -1 */
   GSource *xsrc;
+  gboolean no_cma;         /* ITAPI_EMUL_CMA=0 when it started listening */
 } emul_listen_t;
 
 typedef enum { CONN_REQUESTED, CONN_REPLIED } emul_conn_state_t;

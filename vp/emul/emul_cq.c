@@ -20,7 +20,8 @@ emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   emul_cq_t *cq = g_new0(emul_cq_t, 1);
   cq->base.dev = d;
   cq->base.al_ctx = ctx;
-  rnicpi_cq_ring_init(&cq->ring, depth);
+  rnicpi_notify_t to = { to_emul_dev(d)->up.cq_notify, d->al_ctx, ctx, &to_emul_dev(d)->notifying };
+  rnicpi_cq_ring_init(&cq->ring, depth, &to);
   *out = &cq->base;
   return RNICPI_OK;
 }
@@ -39,21 +40,14 @@ emul_cq_destroy(rnicpi_cq_t *c)
 void
 emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w)
 {
-  if (rnicpi_cq_ring_push_notify(&cq->ring, &cq->base, wc, w))
+  if (rnicpi_cq_ring_push_notify(&cq->ring, wc, w))
     emul_defer_async(to_emul_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
-}
-
-static void
-notify_one(rnicpi_cq_t *cq)
-{
-  emul_dev_t *dev = to_emul_dev(cq->dev);
-  dev->up.cq_notify(dev->base.al_ctx, cq->al_ctx);
 }
 
 void
 emul_work_deliver(emul_work_t *w)
 {
-  rnicpi_notify_batch_deliver(w, notify_one);
+  rnicpi_notify_batch_deliver(w);
 }
 
 static int

@@ -294,7 +294,8 @@ static void
 emul_close(rnicpi_dev_t *d)
 {
   emul_dev_t *dev = to_emul_dev(d);
-  /* Wait for an upcall in progress, then let none through. */
+  /* Wait for upcalls in progress, then let none through. */
+  rnicpi_notify_quiesce(&dev->notifying);
   g_mutex_lock(&emul_fabric.deliver_lock);
   dev->closed = TRUE;
   g_mutex_unlock(&emul_fabric.deliver_lock);

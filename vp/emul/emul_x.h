@@ -271,6 +271,7 @@ struct emul_xconn {
   uint64_t peer_pd;
   uint32_t peer_qpn;
   uint64_t peer_probe;
+  gboolean no_cma;              /* ITAPI_EMUL_CMA=0 when the connection began */
   gboolean cma_out;             /* this process can attach to the peer */
   gboolean peer_cma;            /* the peer said it can attach to us */
   emul_qp_t *qp;                /* NULL until a passive request is accepted */

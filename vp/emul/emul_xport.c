@@ -347,15 +347,23 @@ x_peer_pid(int fd)
   return cr.pid;
 }
 
+/* ITAPI_EMUL_CMA=0?  Read by the application's thread when it connects
+ * or listens: the progress thread never reads the environment, which the
+ * application may change meanwhile (getenv races setenv). */
+static gboolean
+x_cma_off(void)
+{
+  return g_strcmp0(g_getenv("ITAPI_EMUL_CMA"), "0") == 0;
+}
+
 /* May this process read and write the peer's memory?  Asked once per
  * connection; a refusal is said once per process. */
 static gboolean
 x_probe(emul_xconn_t *x)
 {
-  const char *env = g_getenv("ITAPI_EMUL_CMA");
   const char *why = NULL;
   uint64_t v = 0;
-  if (env != NULL && g_strcmp0(env, "0") == 0) {
+  if (x->no_cma) {
     why = "ITAPI_EMUL_CMA=0";
   } else {
     struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) x->peer_probe, sizeof(v) };
@@ -478,6 +486,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
       emul_xconn_t *x = x_conn_new(c, 1);
       x->listener = l;
+      x->no_cma = l->no_cma;
     }
   }
   g_mutex_unlock(&emul_fabric.lock);
@@ -503,6 +512,7 @@ emul_x_listen(emul_listen_t *l)
     return;
   }
   l->xfd = fd;
+  l->no_cma = x_cma_off();
   l->xsrc = g_unix_fd_source_new(fd, G_IO_IN);
   g_source_set_callback(l->xsrc, (GSourceFunc) (void (*)(void)) x_listen_ready, l, NULL);
   g_source_attach(l->xsrc, x_ctx);
@@ -573,6 +583,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
     return FALSE;
   }
   emul_xconn_t *x = x_conn_new(fd, 0);
+  x->no_cma = x_cma_off();
   x->seg = seg;
   x->seg->magic = X_MAGIC;
   x->seg->ring_size = X_RING_SIZE;

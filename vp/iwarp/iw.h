@@ -80,6 +80,7 @@ extern iw_config_t iw_config;
 typedef struct iw_dev {
   rnicpi_dev_t base;
   rnicpi_upcalls_t up;
+  gint notifying;            /* CQ notifications queued, not delivered */
   rnicpi_caps_t caps;
   iw_pollable_t wake_poll;
   GMutex lock;               /* CM state */

@@ -20,7 +20,8 @@ iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   iw_cq_t *cq = g_new0(iw_cq_t, 1);
   cq->base.dev = d;
   cq->base.al_ctx = ctx;
-  rnicpi_cq_ring_init(&cq->ring, depth);
+  rnicpi_notify_t to = { to_iw_dev(d)->up.cq_notify, d->al_ctx, ctx, &to_iw_dev(d)->notifying };
+  rnicpi_cq_ring_init(&cq->ring, depth, &to);
   g_mutex_init(&cq->qps_lock);
   cq->qps = g_ptr_array_new();
   *out = &cq->base;
@@ -43,21 +44,14 @@ iw_cq_destroy(rnicpi_cq_t *c)
 void
 iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w)
 {
-  if (rnicpi_cq_ring_push_notify(&cq->ring, &cq->base, wc, w))
+  if (rnicpi_cq_ring_push_notify(&cq->ring, wc, w))
     iw_defer_async(to_iw_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
-}
-
-static void
-notify_one(rnicpi_cq_t *cq)
-{
-  iw_dev_t *dev = to_iw_dev(cq->dev);
-  dev->up.cq_notify(dev->base.al_ctx, cq->al_ctx);
 }
 
 void
 iw_work_deliver(iw_work_t *w)
 {
-  rnicpi_notify_batch_deliver(w, notify_one);
+  rnicpi_notify_batch_deliver(w);
 }
 
 void

@@ -319,6 +319,7 @@ iw_close(rnicpi_dev_t *d)
   g_atomic_int_set(&dev->stop, TRUE);
   iw_dev_wake(dev);
   g_thread_join(dev->thread);
+  rnicpi_notify_quiesce(&dev->notifying);  /* an application thread's */
   free_graveyard(dev);
   g_ptr_array_free(dev->graveyard, TRUE);
   iw_event_t *e;
