@@ -176,11 +176,47 @@ typedef struct ual_cn {
 /* The one lock of object lifetimes and connection state. */
 extern GRecMutex ual_lock;
 
-/* Handles (ual_handle.c). */
+/* Handles (ual_handle.c).  A handle packs the object type + 1 (8 bits), a
+ * generation (24 bits) and a slot index (32 bits); slots live in fixed
+ * chunks that never move, so a lookup takes no lock.  The lookups are
+ * inline: every data-path call makes one or two. */
+#define UAL_CHUNK_BITS 12
+#define UAL_CHUNK_SLOTS (1u << UAL_CHUNK_BITS)
+#define UAL_MAX_CHUNKS 1024u
+typedef struct ual_slot {
+  ual_obj_t *obj;
+  uint32_t gen;
+} ual_slot_t;
+extern ual_slot_t *ual_slot_chunks[UAL_MAX_CHUNKS];
+
 void ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia);
 void ual_handle_release(ual_obj_t *obj);
-ual_obj_t *ual_handle_get(const void *h, it_handle_type_enum_t type);
-ual_obj_t *ual_handle_any(const void *h);
+
+/* The live object @h names, of any type, or NULL: a freed, foreign or
+ * garbage value is refused without being dereferenced (the object's own
+ * handle, which carries the generation, must equal @h). */
+static inline ual_obj_t *
+ual_handle_any(const void *h)
+{
+  uint64_t v = (uint64_t) (uintptr_t) h;
+  uint32_t idx = (uint32_t) v, type = (uint32_t) (v >> 56);
+  if (idx == 0 || type == 0 || type > IT_HANDLE_TYPE_SRQ + 1 || (idx >> UAL_CHUNK_BITS) >= UAL_MAX_CHUNKS)
+    return NULL;
+  ual_slot_t *chunk = __atomic_load_n(&ual_slot_chunks[idx >> UAL_CHUNK_BITS], __ATOMIC_ACQUIRE);
+  if (chunk == NULL)
+    return NULL;
+  ual_obj_t *obj = __atomic_load_n(&chunk[idx & (UAL_CHUNK_SLOTS - 1)].obj, __ATOMIC_ACQUIRE);
+  return obj != NULL && obj->handle == v ? obj : NULL;
+}
+
+/* The live object @h names if it is of @type, or NULL. */
+static inline ual_obj_t *
+ual_handle_get(const void *h, it_handle_type_enum_t type)
+{
+  if (((uint64_t) (uintptr_t) h >> 56) != (uint64_t) type + 1)
+    return NULL;
+  return ual_handle_any(h);
+}
 /* Free a child object of an IA that needs no busy check: look @h up as
  * @type (else @bad, with a sentence naming @what), unlink it from its IA,
  * destroy it, all under the object lock. */

@@ -2,8 +2,9 @@
  * Handles: validated, generation-checked.
  *
  * A handle is not a pointer.  Its value packs the object type (8 bits), a
- * generation (24 bits) and a slot index (32 bits).  A lookup checks the
- * type, that the slot exists and that its generation matches, so a freed,
+ * generation (24 bits) and a slot index (32 bits).  A lookup (inline, in
+ * ual.h) checks the type, that the slot exists and holds an object whose
+ * own handle (type and generation included) is the value, so a freed,
  * foreign or garbage value is refused without being dereferenced.  Slots
  * live in fixed chunks that never move, so a lookup takes no lock.
  *
@@ -13,31 +14,23 @@
 
 #include "ual.h"
 
-#define CHUNK_BITS 12
-#define CHUNK_SLOTS (1u << CHUNK_BITS)
-#define MAX_CHUNKS 1024
 #define GEN_MASK 0xffffffu
 
-typedef struct {
-  ual_obj_t *obj;
-  uint32_t gen;
-} slot_t;
-
-static slot_t *chunks[MAX_CHUNKS];
+ual_slot_t *ual_slot_chunks[UAL_MAX_CHUNKS];
 static GMutex handle_lock;
 static GArray *free_slots; /* uint32_t */
 static uint32_t next_slot = 1; /* slot 0 never used */
 
 GRecMutex ual_lock;
 
-static slot_t *
+static ual_slot_t *
 slot_of(uint32_t idx)
 {
-  uint32_t c = idx >> CHUNK_BITS;
-  if (c >= MAX_CHUNKS)
+  uint32_t c = idx >> UAL_CHUNK_BITS;
+  if (c >= UAL_MAX_CHUNKS)
     return NULL;
-  slot_t *chunk = g_atomic_pointer_get(&chunks[c]);
-  return chunk == NULL ? NULL : &chunk[idx & (CHUNK_SLOTS - 1)];
+  ual_slot_t *chunk = g_atomic_pointer_get(&ual_slot_chunks[c]);
+  return chunk == NULL ? NULL : &chunk[idx & (UAL_CHUNK_SLOTS - 1)];
 }
 
 void
@@ -52,12 +45,12 @@ ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
     g_array_set_size(free_slots, free_slots->len - 1);
   } else {
     idx = next_slot++;
-    uint32_t c = idx >> CHUNK_BITS;
-    g_assert(c < MAX_CHUNKS); /* 4 million live objects */
-    if (chunks[c] == NULL)
-      g_atomic_pointer_set(&chunks[c], g_new0(slot_t, CHUNK_SLOTS));
+    uint32_t c = idx >> UAL_CHUNK_BITS;
+    g_assert(c < UAL_MAX_CHUNKS); /* 4 million live objects */
+    if (ual_slot_chunks[c] == NULL)
+      g_atomic_pointer_set(&ual_slot_chunks[c], g_new0(ual_slot_t, UAL_CHUNK_SLOTS));
   }
-  slot_t *s = slot_of(idx);
+  ual_slot_t *s = slot_of(idx);
   if (s->gen == 0)
     s->gen = 1;
   obj->type = type;
@@ -72,7 +65,7 @@ ual_handle_release(ual_obj_t *obj)
 {
   uint32_t idx = (uint32_t) obj->handle;
   g_mutex_lock(&handle_lock);
-  slot_t *s = slot_of(idx);
+  ual_slot_t *s = slot_of(idx);
   g_atomic_pointer_set(&s->obj, NULL);
   s->gen = (s->gen + 1) & GEN_MASK;
   if (s->gen == 0)
@@ -80,31 +73,6 @@ ual_handle_release(ual_obj_t *obj)
   g_array_append_val(free_slots, idx);
   g_mutex_unlock(&handle_lock);
   obj->handle = 0;
-}
-
-ual_obj_t *
-ual_handle_any(const void *h)
-{
-  uint64_t v = (uint64_t) (uintptr_t) h;
-  uint32_t idx = (uint32_t) v;
-  uint32_t gen = (uint32_t) (v >> 32) & GEN_MASK;
-  uint32_t type = (uint32_t) (v >> 56);
-  if (idx == 0 || type == 0 || type > IT_HANDLE_TYPE_SRQ + 1)
-    return NULL;
-  slot_t *s = slot_of(idx);
-  if (s == NULL)
-    return NULL;
-  ual_obj_t *obj = g_atomic_pointer_get(&s->obj);
-  if (obj == NULL || obj->handle != v || s->gen != gen)
-    return NULL;
-  return obj;
-}
-
-ual_obj_t *
-ual_handle_get(const void *h, it_handle_type_enum_t type)
-{
-  ual_obj_t *obj = ual_handle_any(h);
-  return obj != NULL && obj->type == type ? obj : NULL;
 }
 
 it_status_t

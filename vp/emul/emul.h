@@ -91,6 +91,9 @@ typedef struct emul_pers {
   /* keys: key = index << index_shift | tag << tag_shift; a key has
    * index_bits + tag_bits bits, the tag is drawn at random */
   uint8_t index_shift, index_bits, tag_shift, tag_bits;
+  /* the same layout as masks (EMUL_KEY_MASKS), for the data path */
+  uint32_t index_mask, tag_mask;
+  uint64_t key_bits;            /* every bit a key may have set */
   gboolean tag_bump;            /* a slot's next tag is its last + 1 (else random) */
   /* execution rules */
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
@@ -388,11 +391,10 @@ emul_field_mask(uint8_t bits)
 static inline gboolean
 emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag)
 {
-  unsigned used = (unsigned) p->index_bits + p->tag_bits;
-  if (used < 64 && (key >> used) != 0)
+  if (key & ~p->key_bits)
     return FALSE;
-  *index = (uint32_t) ((key >> p->index_shift) & emul_field_mask(p->index_bits));
-  *tag = (uint32_t) ((key >> p->tag_shift) & emul_field_mask(p->tag_bits));
+  *index = (uint32_t) (key >> p->index_shift) & p->index_mask;
+  *tag = (uint32_t) (key >> p->tag_shift) & p->tag_mask;
   return TRUE;
 }
 
