@@ -123,6 +123,11 @@ rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc, rnicpi_no
   return (out & RNICPI_CQ_PUSH_OVERFLOW) != 0;
 }
 
+/* The batch this thread is delivering and the entry it is at (a callback
+ * of the access layer's may close a device from inside a delivery). */
+static __thread const rnicpi_notify_batch_t *cur_batch;
+static __thread int cur_index;
+
 static void
 deliver_one(const rnicpi_notify_t *n)
 {
@@ -134,21 +139,44 @@ deliver_one(const rnicpi_notify_t *n)
 void
 rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b)
 {
-  for (int i = 0; i < b->nnotify; i++)
-    deliver_one(&b->notify[i]);
+  const rnicpi_notify_batch_t *outer = cur_batch;
+  int outer_index = cur_index;
+  cur_batch = b;
+  int total = b->nnotify + (b->more != NULL ? (int) b->more->len : 0);
+  for (cur_index = 0; cur_index < total; cur_index++)
+    deliver_one(cur_index < b->nnotify ? &b->notify[cur_index] :
+                &g_array_index(b->more, rnicpi_notify_t, cur_index - b->nnotify));
+  cur_batch = outer;
+  cur_index = outer_index;
   b->nnotify = 0;
   if (b->more != NULL) {
-    for (guint i = 0; i < b->more->len; i++)
-      deliver_one(&g_array_index(b->more, rnicpi_notify_t, i));
     g_array_free(b->more, TRUE);
     b->more = NULL;
   }
+}
+
+/* Entries of @inflight's device that this thread's own delivery still
+ * holds (the current one included): waiting for those would never end. */
+static int
+own_inflight(const gint *inflight)
+{
+  const rnicpi_notify_batch_t *b = cur_batch;
+  if (b == NULL)
+    return 0;
+  int own = 0, total = b->nnotify + (b->more != NULL ? (int) b->more->len : 0);
+  for (int i = cur_index; i < total; i++) {
+    const rnicpi_notify_t *n = i < b->nnotify ? &b->notify[i] :
+                               &g_array_index(b->more, rnicpi_notify_t, i - b->nnotify);
+    own += n->inflight == inflight;
+  }
+  return own;
 }
 
 void
 rnicpi_notify_quiesce(gint *inflight)
 {
   /* Deliveries run outside any lock and end quickly: a short wait. */
-  while (g_atomic_int_get(inflight) > 0)
+  int own = own_inflight(inflight);
+  while (g_atomic_int_get(inflight) > own)
     g_usleep(50);
 }

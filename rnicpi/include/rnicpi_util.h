@@ -138,7 +138,9 @@ void rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b);
  * @brief Wait until every notification counted in @p inflight is delivered.
  *
  * A device's close calls it (with no lock held) after its CQs are gone, so
- * that no cq_notify upcall runs once close returns (rnicpi.h).
+ * that no cq_notify upcall runs once close returns (rnicpi.h).  Called from
+ * inside a delivery (an upcall that closes the device), it does not wait
+ * for that delivery's own entries.
  *
  * @param inflight the device's count (::rnicpi_notify_t).
  */

@@ -184,6 +184,41 @@ test_quiesce(void)
   seen_clear(&s);
 }
 
+static gint nested_inflight;
+static int nested_returned;
+
+/* An upcall that closes its device: the quiesce inside it must not wait
+ * for the delivery it runs in. */
+static void
+close_from_upcall(void *dev_ctx, uint64_t cq_ctx)
+{
+  (void) dev_ctx;
+  (void) cq_ctx;
+  rnicpi_notify_quiesce(&nested_inflight);
+  nested_returned++;
+}
+
+static void
+test_quiesce_in_upcall(void)
+{
+  g_test_summary("rnicpi_notify_quiesce called from inside a delivery (an upcall closing its "
+                 "device) returns without waiting for that delivery's own two entries");
+  rnicpi_notify_batch_t b = { .nnotify = 0 };
+  rnicpi_notify_t to = { close_from_upcall, NULL, 1, &nested_inflight };
+  for (int i = 0; i < 2; i++) {
+    rnicpi_cq_ring_t r;
+    rnicpi_cq_ring_init(&r, 4, &to);
+    rnicpi_cq_ring_arm(&r);
+    rnicpi_wc_t wc = wc_of((uint64_t) i);
+    rnicpi_cq_ring_push_notify(&r, &wc, &b);
+    rnicpi_cq_ring_clear(&r);
+  }
+  g_assert_cmpint(g_atomic_int_get(&nested_inflight), ==, 2);
+  rnicpi_notify_batch_deliver(&b);
+  g_assert_cmpint(nested_returned, ==, 2);
+  g_assert_cmpint(g_atomic_int_get(&nested_inflight), ==, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -191,5 +226,6 @@ main(int argc, char **argv)
   g_test_add_func("/rnicpi/util/notify-after-free", test_notify_after_free);
   g_test_add_func("/rnicpi/util/batch-order", test_batch_order);
   g_test_add_func("/rnicpi/util/quiesce", test_quiesce);
+  g_test_add_func("/rnicpi/util/quiesce-in-upcall", test_quiesce_in_upcall);
   return g_test_run();
 }
