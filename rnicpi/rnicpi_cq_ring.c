@@ -128,12 +128,16 @@ rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc, rnicpi_no
 static __thread const rnicpi_notify_batch_t *cur_batch;
 static __thread int cur_index;
 
-static void
-deliver_one(const rnicpi_notify_t *n)
+static int
+batch_len(const rnicpi_notify_batch_t *b)
 {
-  n->notify(n->dev_ctx, n->cq_ctx);
-  if (n->inflight != NULL)
-    g_atomic_int_add(n->inflight, -1);  /* the last touch of the device */
+  return b->nnotify + (b->more != NULL ? (int) b->more->len : 0);
+}
+
+static const rnicpi_notify_t *
+batch_entry(const rnicpi_notify_batch_t *b, int i)
+{
+  return i < b->nnotify ? &b->notify[i] : &g_array_index(b->more, rnicpi_notify_t, i - b->nnotify);
 }
 
 void
@@ -142,10 +146,12 @@ rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b)
   const rnicpi_notify_batch_t *outer = cur_batch;
   int outer_index = cur_index;
   cur_batch = b;
-  int total = b->nnotify + (b->more != NULL ? (int) b->more->len : 0);
-  for (cur_index = 0; cur_index < total; cur_index++)
-    deliver_one(cur_index < b->nnotify ? &b->notify[cur_index] :
-                &g_array_index(b->more, rnicpi_notify_t, cur_index - b->nnotify));
+  for (cur_index = 0; cur_index < batch_len(b); cur_index++) {
+    const rnicpi_notify_t *n = batch_entry(b, cur_index);
+    n->notify(n->dev_ctx, n->cq_ctx);
+    if (n->inflight != NULL)
+      g_atomic_int_add(n->inflight, -1);  /* the last touch of the device */
+  }
   cur_batch = outer;
   cur_index = outer_index;
   b->nnotify = 0;
@@ -161,14 +167,9 @@ static int
 own_inflight(const gint *inflight)
 {
   const rnicpi_notify_batch_t *b = cur_batch;
-  if (b == NULL)
-    return 0;
-  int own = 0, total = b->nnotify + (b->more != NULL ? (int) b->more->len : 0);
-  for (int i = cur_index; i < total; i++) {
-    const rnicpi_notify_t *n = i < b->nnotify ? &b->notify[i] :
-                               &g_array_index(b->more, rnicpi_notify_t, i - b->nnotify);
-    own += n->inflight == inflight;
-  }
+  int own = 0;
+  for (int i = cur_index; b != NULL && i < batch_len(b); i++)
+    own += batch_entry(b, i)->inflight == inflight;
   return own;
 }
 

@@ -262,6 +262,9 @@ void ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev);
 
 /* EPs and CM (ual_ep.c, ual_cm.c). */
 it_status_t ual_check_queue_attr(ual_ia_t *ia, const it_ep_attributes_t *a);
+/* The request and receive EVDs of a new EP of @ia (object lock held). */
+it_status_t ual_ep_dto_evds(ual_ia_t *ia, it_evd_handle_t req_h, it_evd_handle_t recv_h,
+                            ual_evd_t **req, ual_evd_t **recv);
 void ual_ep_destroy(ual_ep_t *ep);
 void ual_listen_destroy(ual_listen_t *l);
 void ual_cn_drop_ia(ual_ia_t *ia);

@@ -84,6 +84,23 @@ qp_attr_of(const it_ep_attributes_t *a, rnicpi_qp_attr_t *q)
 }
 
 it_status_t
+ual_ep_dto_evds(ual_ia_t *ia, it_evd_handle_t req_h, it_evd_handle_t recv_h, ual_evd_t **req,
+                ual_evd_t **recv)
+{
+  *req = ual_evd_get(req_h);
+  *recv = ual_evd_get(recv_h);
+  if (*req == NULL || (*req)->obj.ia != ia || (*req)->stream != IT_DTO_EVENT_STREAM)
+    return ual_fail(IT_ERR_INVALID_REQ_EVD, "request EVD %p is not a live DTO-stream EVD of the PZ's IA "
+                    "'%s'; create it there with it_evd_create(IT_DTO_EVENT_STREAM)",
+                    (void *) req_h, ia->iface->name);
+  if (*recv == NULL || (*recv)->obj.ia != ia || (*recv)->stream != IT_DTO_EVENT_STREAM)
+    return ual_fail(IT_ERR_INVALID_RECV_EVD, "receive EVD %p is not a live DTO-stream EVD of the PZ's IA "
+                    "'%s'; create it there with it_evd_create(IT_DTO_EVENT_STREAM)",
+                    (void *) recv_h, ia->iface->name);
+  return IT_SUCCESS;
+}
+
+it_status_t
 it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
                 it_evd_handle_t recv_sevd_handle, it_evd_handle_t connect_sevd_handle,
                 it_ep_rc_creation_flags_t flags, const it_ep_attributes_t *ep_attr,
@@ -99,19 +116,10 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
     goto out;
   }
   ual_ia_t *ia = pz->obj.ia;
-  ual_evd_t *req = ual_evd_get(request_sevd_handle);
-  ual_evd_t *recv = ual_evd_get(recv_sevd_handle);
+  ual_evd_t *req, *recv;
+  if ((st = ual_ep_dto_evds(ia, request_sevd_handle, recv_sevd_handle, &req, &recv)) != IT_SUCCESS)
+    goto out;
   ual_evd_t *conn = ual_evd_get(connect_sevd_handle);
-  if (req == NULL || req->obj.ia != ia || req->stream != IT_DTO_EVENT_STREAM) {
-    st = ual_fail(IT_ERR_INVALID_REQ_EVD, "request EVD %p is not a live DTO-stream EVD of the PZ's IA",
-                  (void *) request_sevd_handle);
-    goto out;
-  }
-  if (recv == NULL || recv->obj.ia != ia || recv->stream != IT_DTO_EVENT_STREAM) {
-    st = ual_fail(IT_ERR_INVALID_RECV_EVD, "receive EVD %p is not a live DTO-stream EVD of the PZ's IA",
-                  (void *) recv_sevd_handle);
-    goto out;
-  }
   if (conn == NULL || conn->obj.ia != ia || conn->stream != IT_CM_MSG_EVENT_STREAM) {
     st = ual_fail(IT_ERR_INVALID_CONN_EVD, "connect EVD %p is not a live CM_MSG-stream EVD of the PZ's IA",
                   (void *) connect_sevd_handle);

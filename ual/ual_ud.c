@@ -74,18 +74,9 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
     st = no_ud(ia, "it_ep_ud_create");
     goto out;
   }
-  ual_evd_t *req = ual_evd_get(request_sevd_handle);
-  ual_evd_t *recv = ual_evd_get(recv_sevd_handle);
-  if (req == NULL || req->obj.ia != ia || req->stream != IT_DTO_EVENT_STREAM) {
-    st = ual_fail(IT_ERR_INVALID_REQ_EVD, "request EVD %p is not a live DTO-stream EVD of the PZ's IA",
-                  (void *) request_sevd_handle);
+  ual_evd_t *req, *recv;
+  if ((st = ual_ep_dto_evds(ia, request_sevd_handle, recv_sevd_handle, &req, &recv)) != IT_SUCCESS)
     goto out;
-  }
-  if (recv == NULL || recv->obj.ia != ia || recv->stream != IT_DTO_EVENT_STREAM) {
-    st = ual_fail(IT_ERR_INVALID_RECV_EVD, "receive EVD %p is not a live DTO-stream EVD of the PZ's IA",
-                  (void *) recv_sevd_handle);
-    goto out;
-  }
   if (ep_attr == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_ud_create: ep_attr is NULL");
     goto out;

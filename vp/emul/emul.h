@@ -88,10 +88,9 @@ typedef struct emul_pers {
   uint32_t pdata_connect, pdata_accept, pdata_reject, pdata_disconnect;
   uint32_t pdata_ud_req, pdata_ud_rep;
   uint32_t max_rdma_read_sge;
-  /* keys: key = index << index_shift | tag << tag_shift; a key has
-   * index_bits + tag_bits bits, the tag is drawn at random */
-  uint8_t index_shift, index_bits, tag_shift, tag_bits;
-  /* the same layout as masks (EMUL_KEY_MASKS), for the data path */
+  /* keys: key = index << index_shift | tag << tag_shift, each field at
+   * most 32 bits wide (EMUL_KEY_LAYOUT); the tag is drawn at random */
+  uint8_t index_shift, tag_shift;
   uint32_t index_mask, tag_mask;
   uint64_t key_bits;            /* every bit a key may have set */
   gboolean tag_bump;            /* a slot's next tag is its last + 1 (else random) */
@@ -129,7 +128,7 @@ typedef struct emul_mr {
   uint64_t iova;
   uint32_t access;
   uint32_t index;
-  uint32_t key;            /* the tag part of the key (pers->tag_bits) */
+  uint32_t key;            /* the tag part of the key (pers->tag_mask) */
   gboolean zero_based;     /* iova is not addr */
   struct emul_mw *mw;      /* this entry is a window's key (emul_mw.c), or NULL */
   gint nmw;                /* a region: windows bound to it (dereg: EBUSY) */
@@ -381,12 +380,6 @@ void emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s);
 void emul_rwqe_keep(emul_wq_t *q, const rnicpi_recv_wr_t *wr);
 
 /* Memory (fabric lock held).  The lookups are on every data path. */
-static inline uint64_t
-emul_field_mask(uint8_t bits)
-{
-  return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-}
-
 /* Index and tag of @key in @p's layout; FALSE when it has other bits set. */
 static inline gboolean
 emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag)

@@ -151,9 +151,11 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
                           RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE |    \
                           RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_READ_SINK_MW)
 
-/* The masks of a key layout (index and tag fields of at most 32 bits). */
+/* A key layout: the index field @ibits wide at @ishift, the tag @tbits
+ * wide at @tshift (each at most 32 bits). */
 #define EMUL_FIELD_MASK32(bits) ((uint32_t) ((UINT64_C(1) << (bits)) - 1))
-#define EMUL_KEY_MASKS(ishift, ibits, tshift, tbits)                                      \
+#define EMUL_KEY_LAYOUT(ishift, ibits, tshift, tbits)                                     \
+  .index_shift = (ishift), .tag_shift = (tshift),                                         \
   .index_mask = EMUL_FIELD_MASK32(ibits), .tag_mask = EMUL_FIELD_MASK32(tbits),           \
   .key_bits = ((uint64_t) EMUL_FIELD_MASK32(ibits) << (ishift)) |                         \
               ((uint64_t) EMUL_FIELD_MASK32(tbits) << (tshift))
@@ -167,8 +169,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .pdata_connect = 92, .pdata_accept = 196, .pdata_reject = 148, .pdata_disconnect = 220,
     .pdata_ud_req = 216, .pdata_ud_rep = 136,
     .max_rdma_read_sge = 32,
-    .index_shift = 0, .index_bits = 32, .tag_shift = 32, .tag_bits = 32,
-    EMUL_KEY_MASKS(0, 32, 32, 32), .tag_bump = FALSE,
+    EMUL_KEY_LAYOUT(0, 32, 32, 32), .tag_bump = FALSE,
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE,
     .rnr_wait = TRUE,
     .drain_on_disconnect = FALSE,
@@ -182,8 +183,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .pdata_reject = RNICPI_MAX_PDATA - 4, .pdata_disconnect = 0,
     .pdata_ud_req = 0, .pdata_ud_rep = 0,
     .max_rdma_read_sge = 1,
-    .index_shift = 8, .index_bits = 24, .tag_shift = 0, .tag_bits = 8,
-    EMUL_KEY_MASKS(8, 24, 0, 8), .tag_bump = TRUE,
+    EMUL_KEY_LAYOUT(8, 24, 0, 8), .tag_bump = TRUE,
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
     .rnr_wait = FALSE,
     .drain_on_disconnect = TRUE,
@@ -229,7 +229,7 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   c->max_qp_wr = 1u << 14;
   c->max_cq = 1u << 16;
   c->max_cqe = 1u << 20;
-  c->max_mr = MIN(1u << 24, (uint32_t) ((UINT64_C(1) << p->index_bits) - 1));
+  c->max_mr = MIN(1u << 24, p->index_mask);
   c->max_pd = 1u << 16;
   c->max_srq = 1u << 16;
   c->max_send_sge = 32;

@@ -33,17 +33,16 @@ emul_random_key(const emul_pers_t *p)
   while (k == 0) {
     if (getrandom(&k, sizeof(k), 0) != (ssize_t) sizeof(k))
       k = g_random_int(); /* getrandom cannot fail on a sane kernel */
-    k &= (uint32_t) emul_field_mask(p->tag_bits);
+    k &= p->tag_mask;
   }
   return k;
 }
-
 
 /* Take a slot of the table for @mr (windows too); FALSE when full. */
 gboolean
 emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p)
 {
-  uint64_t max_index = emul_field_mask(p->index_bits);
+  uint64_t max_index = p->index_mask;
   GArray *fr = emul_fabric.free_mr;
   if (fr->len > 0 && g_array_index(fr, uint32_t, fr->len - 1) <= max_index) {
     mr->index = g_array_index(fr, uint32_t, fr->len - 1);
@@ -69,8 +68,7 @@ emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
     g_array_set_size(st, index + 1);
   uint32_t *last = &g_array_index(st, uint32_t, index);
   if (p->tag_bump && *last != 0) {
-    uint32_t mask = (uint32_t) emul_field_mask(p->tag_bits);
-    tag = (*last + 1) & mask;
+    tag = (*last + 1) & p->tag_mask;
     if (tag == 0)
       tag = 1;
   }
