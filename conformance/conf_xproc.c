@@ -355,6 +355,13 @@ role_target(gboolean memfd)
   while (memfd) {
     g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3); /* one-sided RDMA runs meanwhile */
     g_assert_nonnull(l);
+    if (strcmp(l, "free") == 0) {
+      /* The parent's next write names a region that no longer exists. */
+      conf_ok(it_lmr_free(rb.lmr));
+      printf("freed\n");
+      fflush(stdout);
+      continue;
+    }
     if (sscanf(l, "check %u", &seed) != 1) {
       /* A refused overrun: the guards and the last pattern are intact. */
       conf_buf_check_guards(&rb);
@@ -718,9 +725,10 @@ maps_memfd(const char *name)
 }
 
 /* Rounds of RDMA Write then Read against the child's memfd region, each
- * checked on both sides, then an overrun that must be refused. */
+ * checked on both sides, then a write that must be refused: an overrun,
+ * or with @freed a write in bounds after the child freed the region. */
 static void
-rdma_mapped_with(child_t *c)
+rdma_mapped_with(child_t *c, gboolean freed)
 {
   conf_side_t s;
   conf_buf_t lb, back;
@@ -751,9 +759,21 @@ rdma_mapped_with(child_t *c)
   /* vp/emul maps such a region here and moves the bytes with memcpy. */
   if (g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0)
     g_assert_true(maps_memfd("conf-xproc-target"));
-  /* Bounds are still checked: 16 bytes past the end, refused. */
-  it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
-  conf_ok(it_post_rdma_write(s.ep, &over, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+  if (freed) {
+    /* The same write as every round's, after the region's LMR is freed:
+     * whatever the provider kept from the earlier checks (vp/emul: the
+     * mapping, the last region reached), the key is dead and nothing of
+     * the new pattern may land (the child checks the old one). */
+    say(c->to, "free\n");
+    g_autofree char *fr = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_cmpstr(fr, ==, "freed");
+    conf_buf_fill(&lb, seed + 1);
+    conf_ok(it_post_rdma_write(s.ep, &g, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+  } else {
+    /* Bounds are still checked: 16 bytes past the end, refused. */
+    it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
+    conf_ok(it_post_rdma_write(s.ep, &over, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+  }
   conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 42);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   say(c->to, "guards\n");
@@ -774,15 +794,27 @@ test_rdma_shared_memory(void)
                  "bytes by memcpy); an overrun is still refused with REMOTE_ACCESS, guards "
                  "intact");
   child_t c = spawn("mtarget", FALSE);
-  rdma_mapped_with(&c);
+  rdma_mapped_with(&c, FALSE);
   unlink(c.err);
   if (!g_str_has_prefix(conf_ia_name(), "emul"))
     return;
   g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
   child_t b = spawn("mtarget", TRUE);
-  rdma_mapped_with(&b);
+  rdma_mapped_with(&b, FALSE);
   unlink(b.err);
   g_unsetenv("ITAPI_EMUL_CMA");
+}
+
+static void
+test_rdma_after_free(void)
+{
+  g_test_summary("xproc: 200 checked RDMA Writes and Reads to the child's shared-memory region, "
+                 "then the child frees the region's LMR: the same write completes REMOTE_ACCESS, "
+                 "the connection breaks and the child finds its last pattern intact (what a "
+                 "provider keeps of an earlier check of that key must not outlive the region)");
+  child_t c = spawn("mtarget", FALSE);
+  rdma_mapped_with(&c, TRUE);
+  unlink(c.err);
 }
 
 static void
@@ -996,6 +1028,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
+  g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
   g_test_add_func("/conformance/xproc/protection", test_protection);

@@ -143,6 +143,8 @@ batch_entry(const rnicpi_notify_batch_t *b, int i)
 void
 rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b)
 {
+  if (b->nnotify == 0 && b->more == NULL)
+    return;  /* the usual case of a data-path call: no thread-local access */
   const rnicpi_notify_batch_t *outer = cur_batch;
   int outer_index = cur_index;
   cur_batch = b;

@@ -36,6 +36,21 @@ ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
   return IT_SUCCESS;
 }
 
+/* ual_to_sges for one segment, within the limit: the common case, inline. */
+static inline it_status_t
+ual_to_sge1(const it_lmr_triplet_t *t, rnicpi_sge_t *out)
+{
+  ual_lmr_t *lmr = t != NULL ? ual_lmr_get(t->lmr) : NULL;
+  if (G_UNLIKELY(lmr == NULL || t->length > UINT32_MAX))
+    return ual_to_sges(t, 1, 1, out);  /* says which */
+  out->addr = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) (uintptr_t) lmr->addr + t->addr.rel :
+              lmr->iobl ? (uint64_t) (uintptr_t) t->addr.io : (uint64_t) (uintptr_t) t->addr.abs;
+  out->length = (uint32_t) t->length;
+  out->pad = 0;
+  out->lkey = lmr->mr->lkey;
+  return IT_SUCCESS;
+}
+
 it_status_t
 ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
 {
@@ -131,6 +146,33 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   return ual_post_sq_sges(ep, wr, sge, n, flags);
 }
 
+/* The common case of a send-queue post, one segment of a live LMR on a
+ * connected RC EP with no unlink flag: the checks of ual_post_sq, inline
+ * and in one pass.  Anything else, errors included, takes ual_post_sq,
+ * which says what is wrong.  @max1: one segment is within the EP's limit
+ * whatever its attributes (RDMA Write and Read count at least one). */
+static inline it_status_t
+ual_post_sq1(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
+             it_dto_flags_t flags, gboolean max1, const char *fn)
+{
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (G_LIKELY(ep != NULL && n == 1 && segs != NULL &&
+               (flags & ~(DTO_FLAGS_KNOWN & ~(it_dto_flags_t) (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))) == 0 &&
+               !ep->ud && g_atomic_int_get(&ep->state) == IT_EP_STATE_CONNECTED &&
+               (max1 || ep->attr.max_send_segments >= 1))) {
+    rnicpi_sge_t sge;
+    it_status_t st = ual_to_sge1(segs, &sge);
+    if (G_UNLIKELY(st != IT_SUCCESS))
+      return st;
+    wr->sg_list = &sge;
+    wr->num_sge = 1;
+    wr->flags = wr_flags(flags);
+    rnicpi_status_t rs = ep->obj.ia->prov->data->post_send(ep->qp, wr);
+    return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_status(ep, rs);
+  }
+  return ual_post_sq(ep_handle, wr, segs, n, flags, 0, fn);
+}
+
 /* The common members of a send-queue request.  The opcode-specific ones
  * (bind, fast_reg, the datagram address) stay unset: rnicpi.h lets a
  * provider read them only for their opcodes, and clearing the whole
@@ -156,7 +198,7 @@ it_post_send(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, s
 {
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_SEND, 0, 0);
-  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_send");
+  return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, FALSE, "it_post_send");
 }
 
 it_status_t
@@ -166,7 +208,7 @@ it_post_rdma_write(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segme
 {
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_WRITE, rdma_addr, rmr_context);
-  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_rdma_write");
+  return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, TRUE, "it_post_rdma_write");
 }
 
 it_status_t
@@ -176,7 +218,7 @@ it_post_rdma_read(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segmen
 {
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_READ, rdma_addr, rmr_context);
-  return ual_post_sq(ep_handle, &wr, local_segments, num_segments, dto_flags, 0, "it_post_rdma_read");
+  return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, TRUE, "it_post_rdma_read");
 }
 
 it_status_t
@@ -228,7 +270,9 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
     return ual_fail(IT_ERR_INVALID_RECV_DTO, "EP %p receives from SRQ %p; post receives to the SRQ",
                     handle, (void *) (uintptr_t) ep->srq->obj.handle);
   rnicpi_sge_t sge[UAL_MAX_SGE];
-  it_status_t st = ual_to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge);
+  it_status_t st = num_segments == 1 && ep->attr.max_recv_segments >= 1 ?
+                   ual_to_sge1(local_segments, sge) :
+                   ual_to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge);
   if (G_UNLIKELY(st != IT_SUCCESS))
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };

@@ -414,6 +414,16 @@ static inline uint64_t emul_key_make(const emul_pers_t *p, uint32_t index, uint3
 extern const rnicpi_mw_ops_t emul_mw_ops;
 uint32_t emul_key_access(const emul_mr_t *mr, const emul_qp_t *qp);
 rnicpi_status_t emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr);
+/* Whether emul_mw_post_check has anything to check in @wr: it names a
+ * window, a fast-registered region or a sink window (a plain send, write,
+ * read or atomic does not). */
+static inline gboolean
+emul_mw_post_relevant(const rnicpi_send_wr_t *wr)
+{
+  const uint32_t ops = 1u << RNICPI_WR_BIND_MW | 1u << RNICPI_WR_LOCAL_INV | 1u << RNICPI_WR_SEND_INV |
+                       1u << RNICPI_WR_FAST_REG | 1u << RNICPI_WR_RDMA_READ_INV;
+  return (wr->flags & RNICPI_WR_SINK_MW) || ((1u << wr->opcode) & ops);
+}
 rnicpi_wc_status_t emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
 gboolean emul_mw_invalidate(emul_qp_t *qp, uint64_t key);
 /* Fast registration (emul_mem.c; fabric lock held). */
@@ -431,13 +441,31 @@ static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
 
 /* Completion queues. */
 void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
-void emul_work_deliver(emul_work_t *w);
+/* Deliver what @w collected (no lock held); nothing to do is the usual case. */
+static inline void
+emul_work_deliver(emul_work_t *w)
+{
+  if (w->nnotify != 0 || w->more != NULL)
+    rnicpi_notify_batch_deliver(w);
+}
 
 /* Queue pairs (fabric lock held). */
 void emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
                    rnicpi_wc_status_t st, uint32_t len, emul_work_t *w);
 void emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
                         uint32_t len, emul_work_t *w);
+/* One local SGE (of any length) names memory of a region of @qp's domain
+ * with rights @need. */
+static inline gboolean
+emul_sge_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
+{
+  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), s->lkey);
+  /* A window's key is a remote key only (IBTA 10.6.7; RDMAC verbs 7.2.7). */
+  if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (mr->access & need) != need)
+    return FALSE;
+  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
+  return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length;
+}
 gboolean emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need,
                       uint64_t *total);
 uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len,

@@ -44,12 +44,6 @@ emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w)
     emul_defer_async(to_emul_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
 }
 
-void
-emul_work_deliver(emul_work_t *w)
-{
-  rnicpi_notify_batch_deliver(w);
-}
-
 static int
 emul_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {

@@ -79,26 +79,12 @@ emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t
   }
 }
 
-/* Check one local SGE; returns the bytes it names in our address space. */
-static uint8_t *
-local_sge(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
-{
-  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), s->lkey);
-  /* A window's key is a remote key only (IBTA 10.6.7; RDMAC verbs 7.2.7). */
-  if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (mr->access & need) != need)
-    return NULL;
-  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
-  if (s->addr < start || s->length > mr->length || s->addr - start > mr->length - s->length)
-    return NULL;
-  return (uint8_t *) (uintptr_t) s->addr;
-}
-
 gboolean
 emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, uint64_t *total)
 {
   uint64_t t = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (s[i].length > 0 && local_sge(qp, &s[i], need) == NULL)
+    if (s[i].length > 0 && !emul_sge_ok(qp, &s[i], need))
       return FALSE;
     t += s[i].length;
   }
@@ -493,7 +479,8 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (rekey)
     wr_copy = *wr_in;
   rnicpi_send_wr_t *wr = rekey ? &wr_copy : (rnicpi_send_wr_t *) (uintptr_t) wr_in;
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   rnicpi_status_t st = RNICPI_OK;
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
@@ -528,7 +515,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (qp->sq.len >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
-  } else if ((st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
+  } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
     st = emul_x_post_send(qp, wr, &w);
@@ -555,7 +542,8 @@ rnicpi_status_t
 emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
 {
   emul_qp_t *qp = to_emul_qp(q);
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   rnicpi_status_t st = RNICPI_OK;
 
   if (wr->num_sge > qp->attr.max_recv_sge)
@@ -651,7 +639,8 @@ rnicpi_status_t
 emul_qp_to_error(rnicpi_qp_t *q)
 {
   emul_qp_t *qp = to_emul_qp(q);
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   g_mutex_lock(&emul_fabric.lock);
   if (qp->ud) {
     emul_qp_set_error(qp, &w); /* no peer, no connection to tell */
@@ -696,7 +685,8 @@ rnicpi_status_t
 emul_qp_destroy(rnicpi_qp_t *q)
 {
   emul_qp_t *qp = to_emul_qp(q);
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   g_mutex_lock(&emul_fabric.lock);
   emul_cm_qp_gone(qp, &w);
   if (qp->peer != NULL || qp->x != NULL)

@@ -243,6 +243,22 @@ typedef struct x_mr_entry {
 
 typedef struct x_map x_map_t;
 
+/* The peer's region the last one-sided request reached through a mapping,
+ * as checked then (emul_xqp.c, x_direct).  It stands for the full check
+ * while the peer's exported entry keeps its sequence count, the peer QP
+ * its inbound rights and the connection its mappings (map_gen). */
+typedef struct x_hot {
+  gboolean valid;
+  uint64_t rkey;
+  uint32_t index;
+  uint32_t seq;                 /* of the exported entry, when checked */
+  uint32_t qp_access;           /* the peer QP's inbound rights then */
+  uint32_t access;              /* the entry's rights within those */
+  uint64_t iova, length;
+  uint8_t *base;                /* where iova is mapped here */
+  uint64_t map_gen;
+} x_hot_t;
+
 /* A frame (with its whole payload) waiting to enter the ring. */
 typedef struct x_out {
   x_frame_t f;
@@ -291,6 +307,8 @@ struct emul_xconn {
   gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */
   gint poll_arm_seq;            /* CQ arms of the process as of the last poll */
   x_map_t *maps;                /* the peer's regions mapped here (emul_xmap.c) */
+  uint64_t map_gen;             /* counts the mappings of maps taken down */
+  x_hot_t hot;                  /* the region one-sided requests reached last */
 };
 
 /* Live cross-process connections of this process (emul_cq.c skips the

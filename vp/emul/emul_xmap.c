@@ -180,6 +180,7 @@ emul_x_maps_free(emul_xconn_t *x)
     return;
   for (guint i = 0; i < X_MAP_SLOTS; i++)
     x_map_clear(&x->maps[i]);
+  x->map_gen++;
   g_free(x->maps);
   x->maps = NULL;
 }
@@ -198,6 +199,7 @@ emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
     return s->state == XM_MAPPED ? s->base : NULL;
   }
   x_map_clear(s);
+  x->map_gen++;
   s->state = XM_ASKED;
   s->index = index;
   s->key = e->key;

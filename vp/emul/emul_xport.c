@@ -133,7 +133,8 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
 {
   if (timeout == 0 || g_atomic_int_get(&emul_x_nconn) == 0)
     return g_poll(fds, nfds, timeout);  /* no ring to decide about */
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   gboolean did = FALSE, unarmed = FALSE;
   /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
   g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
@@ -209,7 +210,8 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
   if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_x_pwant) > 0 ||
       !g_mutex_trylock(&emul_fabric.lock))
     return got;  /* whoever holds the lock is making progress */
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   gboolean did = FALSE;
   gint seq = g_atomic_int_get(&x_arm_seq);
   GList *next;
@@ -956,7 +958,8 @@ static gboolean
 x_conn_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_xconn_t *x = data;
-  emul_work_t w = { .nnotify = 0 };
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
   (void) cond;
   x_progress_lock();
   if (g_source_is_destroyed(g_main_current_source())) {

@@ -81,7 +81,8 @@ iw_cq_detach(iw_cq_t *cq, iw_qp_t *qp)
 static void
 poll_progress(iw_cq_t *cq, gboolean spinning)
 {
-  iw_work_t w = { .nnotify = 0 };
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
   if (!g_mutex_trylock(&cq->qps_lock))
     return;
   guint n = cq->qps->len, todo = MIN(n, (guint) IW_POLL_QPS_MAX);

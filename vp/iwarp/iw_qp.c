@@ -253,7 +253,8 @@ iw_dev_poll_leases(iw_dev_t *dev)
   /* Only this thread frees QPs: the ones collected stay valid. */
   for (guint i = 0; out != NULL && i < out->len; i++) {
     iw_qp_t *qp = g_ptr_array_index(out, i);
-    iw_work_t w = { .nnotify = 0 };
+    iw_work_t w;
+    rnicpi_notify_batch_init(&w);
     g_mutex_lock(&qp->lock);
     if (!qp->dead)
       iw_qp_unpoll(qp, &w);
@@ -314,7 +315,8 @@ rnicpi_status_t
 iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 {
   iw_qp_t *qp = to_iw_qp(q);
-  iw_work_t w = { .nnotify = 0 };
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
   rnicpi_status_t st = RNICPI_OK;
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
@@ -366,7 +368,8 @@ rnicpi_status_t
 iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
 {
   iw_qp_t *qp = to_iw_qp(q);
-  iw_work_t w = { .nnotify = 0 };
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
   rnicpi_status_t st = RNICPI_OK;
 
   if (wr->num_sge > qp->attr.max_recv_sge || wr->num_sge > IW_MAX_SGE)
@@ -476,7 +479,8 @@ rnicpi_status_t
 iw_qp_to_error(rnicpi_qp_t *q)
 {
   iw_qp_t *qp = to_iw_qp(q);
-  iw_work_t w = { .nnotify = 0 };
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
   g_mutex_lock(&qp->lock);
   qp_abort(qp, &w);
   g_mutex_unlock(&qp->lock);
@@ -525,7 +529,8 @@ rnicpi_status_t
 iw_qp_destroy(rnicpi_qp_t *q)
 {
   iw_qp_t *qp = to_iw_qp(q);
-  iw_work_t w = { .nnotify = 0 };
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
   g_mutex_lock(&qp->lock);
   if (qp->state != RNICPI_QPS_ERROR || qp->cs != IW_CS_NONE)
     qp_abort(qp, &w);
