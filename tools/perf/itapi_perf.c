@@ -102,6 +102,9 @@ usage(FILE *f)
 "percentiles, max; JSON and CSV add the standard deviation); bandwidth in\n"
 "GB/s (1e9 bytes/s) and millions of messages per second. A progress line is\n"
 "drawn on stderr when it is a terminal and a test runs longer than 2 s.\n"
+"Each latency sample is timed with the TSC where the kernel's clocksource is\n"
+"tsc (as perftest and UCX), else CLOCK_MONOTONIC; ITAPI_PERF_CLOCK=monotonic\n"
+"forces the latter. The table header names the clock.\n"
 "Errors name the failing IT-API call, its status and itx_error_detail().\n",
           DEFAULT_PORT);
 }
@@ -268,6 +271,7 @@ main(int argc, char **argv)
                    .warmup = -1, .window = 32, .verify = true, .mode = MODE_LOOPBACK,
                    .port = -1, .timeout = 30 };
   parse_args(&cfg, argc, argv);
+  lat_clock_init();
   cfg.progress = isatty(STDERR_FILENO);
 
   it_interface_t ifs[16];

@@ -174,6 +174,33 @@ now_ns(void)
   return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* The clock of one latency sample, as perftest's get_cycles() and UCX's
+ * ucs_get_time(): the time-stamp counter where the kernel itself keeps
+ * time with it (its clocksource is "tsc": constant rate, synchronised
+ * across CPUs), else CLOCK_MONOTONIC.  A TSC read costs a few ns where a
+ * clock_gettime() costs 20-25 here, and half of one such call falls inside
+ * every sample.  lat_clock_init() decides and calibrates (perf_report.c);
+ * lat_ticks_ns() turns a difference of lat_now() into ns. */
+extern bool lat_use_tsc;
+extern double lat_ns_per_tick;
+void lat_clock_init(void);
+
+static inline uint64_t
+lat_now(void)
+{
+#if defined(__x86_64__)
+  if (lat_use_tsc)
+    return __builtin_ia32_rdtsc();
+#endif
+  return now_ns();
+}
+
+static inline uint64_t
+lat_ticks_ns(uint64_t ticks)
+{
+  return lat_use_tsc ? (uint64_t) ((double) ticks * lat_ns_per_tick + 0.5) : ticks;
+}
+
 /* Data patterns */
 
 /* Who wrote a buffer: part of the pattern, so that a ping echoed back
