@@ -209,13 +209,21 @@ ual_handle_any(const void *h)
   return obj != NULL && obj->handle == v ? obj : NULL;
 }
 
-/* The live object @h names if it is of @type, or NULL. */
+/* The live object @h names if it is of @type, or NULL.  As
+ * ual_handle_any, with the type known: slot 0 is never used, so index 0
+ * finds no object. */
 static inline ual_obj_t *
 ual_handle_get(const void *h, it_handle_type_enum_t type)
 {
-  if (((uint64_t) (uintptr_t) h >> 56) != (uint64_t) type + 1)
+  uint64_t v = (uint64_t) (uintptr_t) h;
+  uint32_t idx = (uint32_t) v;
+  if ((v >> 56) != (uint64_t) type + 1 || (idx >> UAL_CHUNK_BITS) >= UAL_MAX_CHUNKS)
     return NULL;
-  return ual_handle_any(h);
+  ual_slot_t *chunk = __atomic_load_n(&ual_slot_chunks[idx >> UAL_CHUNK_BITS], __ATOMIC_ACQUIRE);
+  if (chunk == NULL)
+    return NULL;
+  ual_obj_t *obj = __atomic_load_n(&chunk[idx & (UAL_CHUNK_SLOTS - 1)].obj, __ATOMIC_ACQUIRE);
+  return obj != NULL && obj->handle == v ? obj : NULL;
 }
 /* Free a child object of an IA that needs no busy check: look @h up as
  * @type (else @bad, with a sentence naming @what), unlink it from its IA,

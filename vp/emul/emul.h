@@ -26,6 +26,7 @@
 #define EMUL_H
 
 #include <glib.h>
+#include <string.h>
 
 #include "rnicpi.h"
 #include "rnicpi_util.h"
@@ -39,6 +40,7 @@
 typedef struct emul_fabric {
   GMutex lock;            /* data path, connection state, MR table */
   GPtrArray *mrs;         /* index -> emul_mr_t*, slot 0 unused */
+  uint64_t mr_gen;        /* counts changes of mrs entries (emul_x_mr_sync); from 1 */
   GArray *free_mr;        /* free indexes of mrs */
   GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
   GHashTable *listeners;  /* port -> emul_listen_t* */
@@ -454,6 +456,31 @@ void emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcod
                    rnicpi_wc_status_t st, uint32_t len, emul_work_t *w);
 void emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
                         uint32_t len, emul_work_t *w);
+/* Copy @n bytes; a few loads and stores, no call, up to 16 (the latency
+ * case of one-sided RDMA), memcpy beyond. */
+static inline void
+emul_copy(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+  if (n > 16) {
+    memcpy(dst, src, n);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + n - 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, src, 4);
+    memcpy(&b, src + n - 4, 4);
+    memcpy(dst, &a, 4);
+    memcpy(dst + n - 4, &b, 4);
+  } else {
+    for (uint64_t i = 0; i < n; i++)
+      dst[i] = src[i];
+  }
+}
+
 /* One local SGE (of any length) names memory of a region of @qp's domain
  * with rights @need. */
 static inline gboolean
@@ -491,6 +518,10 @@ void emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
 void emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                   const void *pdata, uint32_t pdata_len);
 rnicpi_status_t emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+/* A one-SGE RDMA Write or Read executed at once when the QP is connected
+ * with nothing queued and the target region is the one reached last
+ * (x->hot); FALSE, with nothing done, when any of that does not hold. */
+gboolean emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 gboolean emul_x_outstanding(emul_qp_t *qp);
 void emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w);
 void emul_x_access_changed(emul_qp_t *qp);

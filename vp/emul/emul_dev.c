@@ -54,6 +54,7 @@ emul_fabric_do_init(gpointer unused)
   g_mutex_init(&emul_fabric.deliver_lock);
   emul_fabric.mrs = g_ptr_array_new();
   g_ptr_array_add(emul_fabric.mrs, NULL);
+  emul_fabric.mr_gen = 1;
   emul_fabric.free_mr = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   emul_fabric.slot_tag = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   emul_fabric.listeners = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -468,10 +468,62 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
   }
 }
 
+/* The part of a send-queue post made under the fabric lock. */
+static rnicpi_status_t
+post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  rnicpi_status_t st = RNICPI_OK;
+  if (qp->state == RNICPI_QPS_IDLE) {
+    st = RNICPI_ESTATE;
+  } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
+    emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+  } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
+    st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
+  } else if (qp->sq.len >= qp->attr.max_send_wr) {
+    st = RNICPI_EFULL;
+  } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
+    /* refused: memory windows absent, or a cross-process QP */
+  } else if (qp->x != NULL) {
+    st = emul_x_post_send(qp, wr, w);
+  } else if (!emul_wq_empty(&qp->sq) ||
+             exec_of[wr->opcode](qp, wr, w) == EXEC_BLOCKED) {
+    emul_swqe_keep(qp, wr);  /* ordered behind a blocked send */
+  }
+  return st;
+}
+
+/* A one-SGE RDMA Write or Read on a cross-process QP, within the QP's
+ * limits: a candidate for emul_x_post_hot.  qp->x is read without the
+ * lock, as a hint only. */
+static inline gboolean
+x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  return __atomic_load_n(&qp->x, __ATOMIC_RELAXED) != NULL && wr->num_sge == 1 &&
+         !(wr->flags & RNICPI_WR_SINK_MW) &&
+         ((wr->opcode == RNICPI_WR_RDMA_WRITE && qp->attr.max_rdma_write_sge >= 1) ||
+          (wr->opcode == RNICPI_WR_RDMA_READ && qp->attr.max_rdma_read_sge >= 1));
+}
+
 rnicpi_status_t
 emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 {
   emul_qp_t *qp = to_emul_qp(q);
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  rnicpi_status_t st = RNICPI_OK;
+
+  /* The latency case first: everything this request needs was checked by
+   * an earlier one (emul_x_post_hot); otherwise the full path, under the
+   * same lock. */
+  if (x_hot_candidate(qp, wr_in)) {
+    emul_lock_data_path();
+    if (!emul_x_post_hot(qp, wr_in, &w))
+      st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
+    g_mutex_unlock(&emul_fabric.lock);
+    emul_work_deliver(&w);
+    return st;
+  }
+
   /* A bind or a fast registration is given its new key in rkey
    * (emul_mw_post_check): those work on a copy, the rest is only read. */
   gboolean rekey = wr_in->opcode == RNICPI_WR_BIND_MW || wr_in->opcode == RNICPI_WR_FAST_REG;
@@ -479,9 +531,6 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (rekey)
     wr_copy = *wr_in;
   rnicpi_send_wr_t *wr = rekey ? &wr_copy : (rnicpi_send_wr_t *) (uintptr_t) wr_in;
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
-  rnicpi_status_t st = RNICPI_OK;
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
@@ -507,22 +556,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     return RNICPI_ELIMIT;
 
   emul_lock_data_path();
-  if (qp->state == RNICPI_QPS_IDLE) {
-    st = RNICPI_ESTATE;
-  } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
-    emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
-  } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
-    st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
-  } else if (qp->sq.len >= qp->attr.max_send_wr) {
-    st = RNICPI_EFULL;
-  } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
-    /* refused: memory windows absent, or a cross-process QP */
-  } else if (qp->x != NULL) {
-    st = emul_x_post_send(qp, wr, &w);
-  } else if (!emul_wq_empty(&qp->sq) ||
-             exec_of[wr->opcode](qp, wr, &w) == EXEC_BLOCKED) {
-    emul_swqe_keep(qp, wr);  /* ordered behind a blocked send */
-  }
+  st = post_send_locked(qp, wr, &w);
   g_mutex_unlock(&emul_fabric.lock);
   emul_work_deliver(&w);
   return st;

@@ -246,7 +246,9 @@ typedef struct x_map x_map_t;
 /* The peer's region the last one-sided request reached through a mapping,
  * as checked then (emul_xqp.c, x_direct).  It stands for the full check
  * while the peer's exported entry keeps its sequence count, the peer QP
- * its inbound rights and the connection its mappings (map_gen). */
+ * its inbound rights and the connection its mappings (map_gen).  Every
+ * change of a region or window entry of either process passes through
+ * emul_x_mr_sync, which moves both counts. */
 typedef struct x_hot {
   gboolean valid;
   uint64_t rkey;
@@ -257,6 +259,10 @@ typedef struct x_hot {
   uint64_t iova, length;
   uint8_t *base;                /* where iova is mapped here */
   uint64_t map_gen;
+  /* The local region the last one passed (emul_sge_ok), while no entry of
+   * the table changed (emul_fabric.mr_gen). */
+  uint64_t lkey, lstart, llen, lgen;
+  uint32_t laccess;
 } x_hot_t;
 
 /* A frame (with its whole payload) waiting to enter the ring. */

@@ -291,6 +291,7 @@ x_init(void)
 void
 emul_x_mr_sync(uint32_t index)
 {
+  emul_fabric.mr_gen++;  /* what x->hot keeps of a local check is stale */
   if (x_mrs == NULL || index >= X_MR_CAP)
     return;
   x_mr_entry_t *e = &x_mrs[index];

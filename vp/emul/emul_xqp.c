@@ -458,6 +458,62 @@ x_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
  * mapped here (emul_xmap.c), else by cross-memory attach.  Without attach
  * (bounce mode) only a mapped region is reached this way: anything else,
  * failures included, is XR_NOTDIRECT and goes through the ring. */
+/* emul_sge_ok for @sg, answered from x->hot when it names the region the
+ * last one passed and no region changed since. */
+static inline __attribute__((always_inline)) gboolean
+x_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
+{
+  x_hot_t *h = &x->hot;
+  if (sg->lkey == h->lkey && h->lgen == emul_fabric.mr_gen && (h->laccess & need) == need &&
+      sg->addr >= h->lstart && sg->length <= h->llen && sg->addr - h->lstart <= h->llen - sg->length)
+    return TRUE;
+  if (!emul_sge_ok(qp, sg, need))
+    return FALSE;
+  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), sg->lkey);  /* found: checked above */
+  h->lkey = sg->lkey;
+  h->lstart = (uint64_t) (uintptr_t) mr->addr;
+  h->llen = mr->length;
+  h->laccess = mr->access;
+  h->lgen = emul_fabric.mr_gen;
+  return TRUE;
+}
+
+/* The latency case of x_direct: one SGE (of a length > 0) into the region
+ * reached last (x->hot), whose check still stands; the local SGE is
+ * checked in full.  FALSE, with nothing done, when it does not apply. */
+static inline __attribute__((always_inline)) gboolean
+x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
+  uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
+  uint64_t len, ra = wr->remote_addr;
+  const x_hot_t *h = &x->hot;
+  const rnicpi_sge_t *sg = wr->sg_list;
+  if (!(wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
+        (len = sg->length) > 0 && (h->access & rneed) == rneed && ra >= h->iova && len <= h->length &&
+        ra - h->iova <= h->length - len &&
+        __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
+        __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE) == h->qp_access &&
+        (write || __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) != 0) &&
+        x_hot_local(qp, x, sg, write ? RNICPI_ACCESS_LOCAL_READ :
+                               emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode))))
+    return FALSE;
+  uint8_t *remote = h->base + (ra - h->iova), *local = (uint8_t *) (uintptr_t) sg->addr;
+  emul_copy(write ? remote : local, write ? local : remote, len);
+  __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return TRUE;
+}
+
+gboolean
+emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  return x != NULL && qp->state == RNICPI_QPS_RTS && !qp->closing && emul_wq_empty(&qp->sq) &&
+         qp->attr.max_send_wr > 0 && (wr->opcode == RNICPI_WR_RDMA_WRITE || qp->ord > 0) &&
+         (x->cma_out || emul_x_map_on) && x_hot_move(qp, x, wr, w);
+}
+
 static xr_t
 x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
@@ -465,26 +521,11 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   gboolean cma = x->cma_out;
   gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
   const emul_pers_t *pers = emul_pers_of_qp(qp);
-  uint32_t lneed = write ? RNICPI_ACCESS_LOCAL_READ : emul_pers_local_need(pers, wr->opcode);
+  uint32_t lneed = emul_pers_local_need(pers, wr->opcode);
   uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
   uint64_t len, ra = wr->remote_addr;
-  /* The latency case: one SGE into the region reached last (x->hot), whose
-   * check still stands.  The local SGE is checked in full. */
-  const x_hot_t *h = &x->hot;
-  const rnicpi_sge_t *sg = wr->sg_list;
-  if (wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
-      (len = sg->length) > 0 && (h->access & rneed) == rneed && ra >= h->iova && len <= h->length &&
-      ra - h->iova <= h->length - len &&
-      __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
-      __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE) == h->qp_access &&
-      (write || __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) != 0) &&
-      emul_sge_ok(qp, sg, lneed)) {
-    uint8_t *remote = h->base + (ra - h->iova), *local = (uint8_t *) (uintptr_t) sg->addr;
-    memcpy(write ? remote : local, write ? local : remote, len);
-    __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
-    emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  if (x_hot_move(qp, x, wr, w))
     return XR_DONE;
-  }
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, lneed, &len)) {
     if (!cma)
       return XR_NOTDIRECT;
