@@ -518,9 +518,11 @@ void emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
 void emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                   const void *pdata, uint32_t pdata_len);
 rnicpi_status_t emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
-/* A one-SGE RDMA Write or Read executed at once when the QP is connected
- * with nothing queued and the target region is the one reached last
- * (x->hot); FALSE, with nothing done, when any of that does not hold. */
+/* The latency cases of a one-SGE post on a connected cross-process QP: an
+ * RDMA Write or Read executed at once when nothing is queued and the
+ * target region is the one reached last (x->hot); a send put straight
+ * into the ring behind requests already issued.  FALSE, with nothing
+ * done, when any of that does not hold (the full path then runs). */
 gboolean emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 gboolean emul_x_outstanding(emul_qp_t *qp);
 void emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w);

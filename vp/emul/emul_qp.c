@@ -492,8 +492,8 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
   return st;
 }
 
-/* A one-SGE RDMA Write or Read on a cross-process QP, within the QP's
- * limits: a candidate for emul_x_post_hot.  qp->x is read without the
+/* A one-SGE send, RDMA Write or Read on a cross-process QP, within the
+ * QP's limits: a candidate for emul_x_post_hot.  qp->x is read without the
  * lock, as a hint only. */
 static inline gboolean
 x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
@@ -501,7 +501,8 @@ x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   return __atomic_load_n(&qp->x, __ATOMIC_RELAXED) != NULL && wr->num_sge == 1 &&
          !(wr->flags & RNICPI_WR_SINK_MW) &&
          ((wr->opcode == RNICPI_WR_RDMA_WRITE && qp->attr.max_rdma_write_sge >= 1) ||
-          (wr->opcode == RNICPI_WR_RDMA_READ && qp->attr.max_rdma_read_sge >= 1));
+          (wr->opcode == RNICPI_WR_RDMA_READ && qp->attr.max_rdma_read_sge >= 1) ||
+          (wr->opcode == RNICPI_WR_SEND && qp->attr.max_send_sge >= 1));
 }
 
 rnicpi_status_t
