@@ -218,7 +218,10 @@ role_echo(void)
    * disconnect before that would flush it. */
   printf("sent\n");
   fflush(stdout);
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  /* CONF_XPROC_ECHO_END=broken: the parent ends with a request that
+   * breaks the connection (send_recv_with). */
+  conf_wait(s.cm, g_strcmp0(g_getenv("CONF_XPROC_ECHO_END"), "broken") == 0 ?
+                  IT_CM_MSG_CONN_BROKEN_EVENT : IT_CM_MSG_CONN_DISCONNECT_EVENT);
   conf_buf_check_guards(&rb);
   return 0;
 }
@@ -472,8 +475,12 @@ role_sleeper(void)
 
 /* ---- the parent's halves ---- */
 
+/* Messages both ways with the "echo" child; then a disconnect, or with
+ * @bad_send a send whose segment runs past the end of its LMR, which must
+ * complete LOCAL_PROTECTION and break the connection (the child was
+ * spawned with CONF_XPROC_ECHO_END=broken). */
 static void
-send_recv_with(child_t *c)
+send_recv_with(child_t *c, gboolean bad_send)
 {
   conf_side_t s;
   conf_buf_t sb, rb;
@@ -511,8 +518,17 @@ send_recv_with(child_t *c)
   /* Disconnect only once the child's own sends have completed there. */
   g_autofree char *sent = hear(c->from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(sent, ==, "sent");
-  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  if (bad_send) {
+    /* From the LMR the echoes landed in (a provider may keep what it
+     * checked for them), 64 bytes of which the last 8 lie past its end. */
+    it_lmr_triplet_t over = conf_seg(&rb, MSG_BIG * 2 - 56, 64);
+    conf_ok(it_post_send(s.ep, &over, 1, 23, IT_COMPLETION_FLAG));
+    conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 23);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  } else {
+    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  }
   conf_buf_free(&sb);
   conf_buf_free(&rb);
   conf_side_close(&s);
@@ -649,7 +665,22 @@ test_send_recv(void)
                  "ways, sends 1 KiB and 1 MiB, the child verifies and echoes them; DISCONNECT "
                  "on both sides");
   child_t c = spawn("echo", FALSE);
-  send_recv_with(&c);
+  send_recv_with(&c, FALSE);
+  unlink(c.err);
+}
+
+static void
+test_send_local_protection(void)
+{
+  g_test_summary("xproc: after 1 KiB and 1 MiB sent and echoed, a send from the LMR the echoes "
+                 "landed in whose segment ends 8 bytes past it completes "
+                 "IT_DTO_ERR_LOCAL_PROTECTION and both "
+                 "sides see CONN_BROKEN (what the provider kept of the earlier checks does not "
+                 "stand for it)");
+  g_setenv("CONF_XPROC_ECHO_END", "broken", TRUE);
+  child_t c = spawn("echo", FALSE);
+  g_unsetenv("CONF_XPROC_ECHO_END");
+  send_recv_with(&c, TRUE);
   unlink(c.err);
 }
 
@@ -686,7 +717,7 @@ test_bounce(void)
     return;
   g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
   child_t c = spawn("echo", TRUE);
-  send_recv_with(&c);
+  send_recv_with(&c, FALSE);
   g_assert_cmpint(count_in(c.err, needle), ==, 1);
   unlink(c.err);
   child_t t = spawn("target", TRUE);
@@ -983,13 +1014,13 @@ test_no_leak(void)
   g_test_summary("xproc: connections that closed leave no segment in /dev/shm and no fd open "
                  "(the provider's per-process region table and thread stay after first use)");
   child_t c = spawn("echo", FALSE);
-  send_recv_with(&c);  /* first use: the provider's lasting objects exist now */
+  send_recv_with(&c, FALSE);  /* first use: the provider's lasting objects exist now */
   unlink(c.err);
   g_usleep(100000);
   int fds = count_fds();
   for (int i = 0; i < 2; i++) {
     child_t e = spawn("echo", FALSE);
-    send_recv_with(&e);
+    send_recv_with(&e, FALSE);
     unlink(e.err);
     child_t t = spawn("target", FALSE);
     rdma_with(&t, i == 1);
@@ -1024,6 +1055,7 @@ main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   signal(SIGPIPE, SIG_IGN);
   g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
+  g_test_add_func("/conformance/xproc/send-local-protection", test_send_local_protection);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
