@@ -143,7 +143,7 @@ batch_entry(const rnicpi_notify_batch_t *b, int i)
 void
 rnicpi_notify_batch_deliver(rnicpi_notify_batch_t *b)
 {
-  if (b->nnotify == 0 && b->more == NULL)
+  if (!rnicpi_notify_batch_pending(b))
     return;  /* the usual case of a data-path call: no thread-local access */
   const rnicpi_notify_batch_t *outer = cur_batch;
   int outer_index = cur_index;

@@ -192,15 +192,14 @@ extern ual_slot_t *ual_slot_chunks[UAL_MAX_CHUNKS];
 void ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia);
 void ual_handle_release(ual_obj_t *obj);
 
-/* The live object @h names, of any type, or NULL: a freed, foreign or
- * garbage value is refused without being dereferenced (the object's own
- * handle, which carries the generation, must equal @h). */
+/* The object in the slot handle value @v names, if its own handle (type
+ * and generation included) is @v; NULL otherwise.  @v's type is checked by
+ * the callers below.  Slot 0 is never used, so index 0 finds nothing. */
 static inline ual_obj_t *
-ual_handle_any(const void *h)
+ual_slot_obj(uint64_t v)
 {
-  uint64_t v = (uint64_t) (uintptr_t) h;
-  uint32_t idx = (uint32_t) v, type = (uint32_t) (v >> 56);
-  if (idx == 0 || type == 0 || type > IT_HANDLE_TYPE_SRQ + 1 || (idx >> UAL_CHUNK_BITS) >= UAL_MAX_CHUNKS)
+  uint32_t idx = (uint32_t) v;
+  if ((idx >> UAL_CHUNK_BITS) >= UAL_MAX_CHUNKS)
     return NULL;
   ual_slot_t *chunk = __atomic_load_n(&ual_slot_chunks[idx >> UAL_CHUNK_BITS], __ATOMIC_ACQUIRE);
   if (chunk == NULL)
@@ -209,21 +208,21 @@ ual_handle_any(const void *h)
   return obj != NULL && obj->handle == v ? obj : NULL;
 }
 
-/* The live object @h names if it is of @type, or NULL.  As
- * ual_handle_any, with the type known: slot 0 is never used, so index 0
- * finds no object. */
+/* The live object @h names, of any type, or NULL: a freed, foreign or
+ * garbage value is refused without being dereferenced. */
+static inline ual_obj_t *
+ual_handle_any(const void *h)
+{
+  uint64_t v = (uint64_t) (uintptr_t) h, type = v >> 56;
+  return type == 0 || type > IT_HANDLE_TYPE_SRQ + 1 ? NULL : ual_slot_obj(v);
+}
+
+/* The live object @h names if it is of @type, or NULL. */
 static inline ual_obj_t *
 ual_handle_get(const void *h, it_handle_type_enum_t type)
 {
   uint64_t v = (uint64_t) (uintptr_t) h;
-  uint32_t idx = (uint32_t) v;
-  if ((v >> 56) != (uint64_t) type + 1 || (idx >> UAL_CHUNK_BITS) >= UAL_MAX_CHUNKS)
-    return NULL;
-  ual_slot_t *chunk = __atomic_load_n(&ual_slot_chunks[idx >> UAL_CHUNK_BITS], __ATOMIC_ACQUIRE);
-  if (chunk == NULL)
-    return NULL;
-  ual_obj_t *obj = __atomic_load_n(&chunk[idx & (UAL_CHUNK_SLOTS - 1)].obj, __ATOMIC_ACQUIRE);
-  return obj != NULL && obj->handle == v ? obj : NULL;
+  return (v >> 56) != (uint64_t) type + 1 ? NULL : ual_slot_obj(v);
 }
 /* Free a child object of an IA that needs no busy check: look @h up as
  * @type (else @bad, with a sentence naming @what), unlink it from its IA,
@@ -255,6 +254,10 @@ static inline ual_udsvc_t *ual_udsvc_get(it_ud_svc_req_handle_t h)
 { return (ual_udsvc_t *) ual_handle_get(h, IT_HANDLE_TYPE_UD_SVC_REQ); }
 
 #define UAL_HANDLE(obj, type) ((type) (uintptr_t) (obj)->handle)
+
+/* IT_ERR_INVALID_ADDR_MODE, with its sentence, unless @mode is absolute, or
+ * relative on an IA with zero-based addressing (ual_lmr.c). */
+it_status_t ual_check_addr_mode(const ual_ia_t *ia, it_addr_mode_t mode);
 
 /* Errors with a sentence for itx_error_detail(). */
 it_status_t ual_fail(it_status_t st, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

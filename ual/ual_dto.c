@@ -10,6 +10,16 @@
 
 #define DTO_FLAGS_KNOWN 0x7fu
 
+/* The address segment @t names in @lmr, as the provider takes it.
+ * Relative: an offset; an I/O buffer list region: an I/O address, which is
+ * the virtual address here (it_mem_map). */
+static inline uint64_t
+seg_addr(const ual_lmr_t *lmr, const it_lmr_triplet_t *t)
+{
+  return lmr->addr_mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) (uintptr_t) lmr->addr + t->addr.rel :
+         lmr->iobl ? (uint64_t) (uintptr_t) t->addr.io : (uint64_t) (uintptr_t) t->addr.abs;
+}
+
 it_status_t
 ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
 {
@@ -24,11 +34,7 @@ ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
     if (G_UNLIKELY(t[i].length > UINT32_MAX))
       return ual_fail(IT_ERR_INVALID_LENGTH, "segment %zu is %" G_GUINT64_FORMAT " bytes; at most 4 GiB - 1",
                       i, (guint64) t[i].length);
-    /* Relative: an offset; an I/O buffer list region: an I/O address,
-     * which is the virtual address here (it_mem_map). */
-    out[i].addr = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
-                  (uint64_t) (uintptr_t) lmr->addr + t[i].addr.rel :
-                  lmr->iobl ? (uint64_t) (uintptr_t) t[i].addr.io : (uint64_t) (uintptr_t) t[i].addr.abs;
+    out[i].addr = seg_addr(lmr, &t[i]);
     out[i].length = (uint32_t) t[i].length;
     out[i].pad = 0;
     out[i].lkey = lmr->mr->lkey;
@@ -43,8 +49,7 @@ ual_to_sge1(const it_lmr_triplet_t *t, rnicpi_sge_t *out)
   ual_lmr_t *lmr = t != NULL ? ual_lmr_get(t->lmr) : NULL;
   if (G_UNLIKELY(lmr == NULL || t->length > UINT32_MAX))
     return ual_to_sges(t, 1, 1, out);  /* says which */
-  out->addr = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) (uintptr_t) lmr->addr + t->addr.rel :
-              lmr->iobl ? (uint64_t) (uintptr_t) t->addr.io : (uint64_t) (uintptr_t) t->addr.abs;
+  out->addr = seg_addr(lmr, t);
   out->length = (uint32_t) t->length;
   out->pad = 0;
   out->lkey = lmr->mr->lkey;

@@ -59,6 +59,18 @@ check_privs(ual_ia_t *ia, it_mem_priv_t privs)
   return IT_SUCCESS;
 }
 
+it_status_t
+ual_check_addr_mode(const ual_ia_t *ia, it_addr_mode_t mode)
+{
+  if (mode != IT_ADDR_MODE_ABSOLUTE && mode != IT_ADDR_MODE_RELATIVE)
+    return ual_fail(IT_ERR_INVALID_ADDR_MODE, "address mode %d is neither IT_ADDR_MODE_ABSOLUTE nor "
+                    "IT_ADDR_MODE_RELATIVE", (int) mode);
+  if (mode == IT_ADDR_MODE_RELATIVE && !(ia->caps.features & RNICPI_CAP_ZERO_BASED))
+    return ual_fail(IT_ERR_INVALID_ADDR_MODE, "IA '%s' has no relative (zero-based) addressing "
+                    "(it_ia_info_t.addr_mode_relative_support); use IT_ADDR_MODE_ABSOLUTE", ia->iface->name);
+  return IT_SUCCESS;
+}
+
 /* The mapping of @ia holding [a, a + len), or NULL. */
 static ual_map_t *
 map_holding(ual_ia_t *ia, uintptr_t a, uint64_t len)
@@ -192,14 +204,8 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
                   (guint64) length, ia->caps.max_mr_size, ia->iface->name);
     goto out;
   }
-  if (addr_mode != IT_ADDR_MODE_ABSOLUTE && addr_mode != IT_ADDR_MODE_RELATIVE) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "address mode %d is neither absolute nor relative", (int) addr_mode);
+  if ((st = ual_check_addr_mode(ia, addr_mode)) != IT_SUCCESS)
     goto out;
-  }
-  if (addr_mode == IT_ADDR_MODE_RELATIVE && !(ia->caps.features & RNICPI_CAP_ZERO_BASED)) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "IA '%s' has no relative (zero-based) addressing", ia->iface->name);
-    goto out;
-  }
   if ((st = check_privs(ia, privs)) != IT_SUCCESS)
     goto out;
   if ((st = check_flags(flags)) != IT_SUCCESS)
@@ -609,14 +615,8 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
     st = ual_fail(IT_ERR_FAULT, "%s: rmr_context is NULL", fn);
     goto out;
   }
-  if (addr_mode != IT_ADDR_MODE_ABSOLUTE && addr_mode != IT_ADDR_MODE_RELATIVE) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "address mode %d is neither absolute nor relative", (int) addr_mode);
+  if ((st = ual_check_addr_mode(ia, addr_mode)) != IT_SUCCESS)
     goto out;
-  }
-  if (addr_mode == IT_ADDR_MODE_RELATIVE && !(ia->caps.features & RNICPI_CAP_ZERO_BASED)) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "IA '%s' has no relative (zero-based) addressing", ia->iface->name);
-    goto out;
-  }
   if ((st = check_privs(ia, privs)) != IT_SUCCESS)
     goto out;
   uintptr_t start;

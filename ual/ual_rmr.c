@@ -196,14 +196,8 @@ it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, 
                   (void *) rmr_handle, (void *) lmr_handle, (void *) ep_handle);
     goto out;
   }
-  if (addr_mode != IT_ADDR_MODE_ABSOLUTE && addr_mode != IT_ADDR_MODE_RELATIVE) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "address mode %d is neither absolute nor relative", (int) addr_mode);
+  if ((st = ual_check_addr_mode(ia, addr_mode)) != IT_SUCCESS)
     goto out;
-  }
-  if (addr_mode == IT_ADDR_MODE_RELATIVE && !(ia->caps.features & RNICPI_CAP_ZERO_BASED)) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "IA '%s' has no relative (zero-based) addressing", ia->iface->name);
-    goto out;
-  }
   /* RDMAC verbs 7.2.7: no window on a zero-based region of an iWARP RNIC. */
   if (lmr->addr_mode == IT_ADDR_MODE_RELATIVE && ia->caps.transport == RNICPI_TRANSPORT_IWARP) {
     st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "LMR %p is relatively addressed; an iWARP IA cannot link an RMR "

@@ -133,6 +133,17 @@ rnicpi_notify_batch_init(rnicpi_notify_batch_t *b)
 }
 
 /**
+ * @brief Whether @p b holds notifications to deliver.
+ * @param b the batch.
+ * @return TRUE when rnicpi_notify_batch_deliver() has something to do.
+ */
+static inline gboolean
+rnicpi_notify_batch_pending(const rnicpi_notify_batch_t *b)
+{
+  return b->nnotify != 0 || b->more != NULL;
+}
+
+/**
  * @brief Queue the notification of a ring whose push answered
  *        ::RNICPI_CQ_PUSH_NOTIFY (call it under the lock the push was made under).
  * @param b the batch.

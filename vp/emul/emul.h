@@ -447,7 +447,7 @@ void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
 static inline void
 emul_work_deliver(emul_work_t *w)
 {
-  if (w->nnotify != 0 || w->more != NULL)
+  if (rnicpi_notify_batch_pending(w))
     rnicpi_notify_batch_deliver(w);
 }
 
@@ -481,23 +481,27 @@ emul_copy(uint8_t *dst, const uint8_t *src, uint64_t n)
   }
 }
 
-/* One local SGE (of any length) names memory of a region of @qp's domain
- * with rights @need. */
-static inline gboolean
-emul_sge_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
+/* The region of @qp's domain with rights @need whose memory holds local
+ * SGE @s (of any length), or NULL. */
+static inline emul_mr_t *
+emul_sge_region(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 {
   emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), s->lkey);
   /* A window's key is a remote key only (IBTA 10.6.7; RDMAC verbs 7.2.7). */
   if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (mr->access & need) != need)
-    return FALSE;
+    return NULL;
   uint64_t start = (uint64_t) (uintptr_t) mr->addr;
-  return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length;
+  return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length ?
+         mr : NULL;
 }
 gboolean emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need,
                       uint64_t *total);
 uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len,
                            uint32_t need);
 void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf);
+/* Scatter @len bytes of @buf over a receive's list (checked), as far as it
+ * holds them. */
+void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
 void emul_qp_set_error(emul_qp_t *qp, emul_work_t *w);
 void emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,

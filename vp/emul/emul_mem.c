@@ -76,6 +76,26 @@ emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
   return tag;
 }
 
+/* Give a new region @mr its slot and key and export it; frees @mr when
+ * the table outgrew this personality's index field. */
+static rnicpi_status_t
+mr_enter(emul_mr_t *mr, emul_dev_t *dev, rnicpi_mr_t **out)
+{
+  g_mutex_lock(&emul_fabric.lock);
+  if (!emul_slot_alloc(mr, dev->pers)) {
+    g_mutex_unlock(&emul_fabric.lock);
+    g_free(mr);
+    return RNICPI_ELIMIT;
+  }
+  mr->key = emul_slot_new_tag(dev->pers, mr->index);
+  emul_x_mr_sync(mr->index);
+  g_mutex_unlock(&emul_fabric.lock);
+  mr->base.lkey = mr->base.rkey = emul_key_make(dev->pers, mr->index, mr->key);
+  g_atomic_int_inc(&mr->pd->nobj);
+  *out = &mr->base;
+  return RNICPI_OK;
+}
+
 static rnicpi_status_t
 emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
@@ -98,22 +118,7 @@ emul_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 
   mr->zero_based = attr->iova != (uint64_t) (uintptr_t) attr->addr;
 
-  g_mutex_lock(&emul_fabric.lock);
-  if (!emul_slot_alloc(mr, dev->pers)) {
-    /* The table outgrew this personality's index field. */
-    g_mutex_unlock(&emul_fabric.lock);
-    g_free(mr);
-    return RNICPI_ELIMIT;
-  }
-  mr->key = emul_slot_new_tag(dev->pers, mr->index);
-  emul_x_mr_sync(mr->index);
-  g_mutex_unlock(&emul_fabric.lock);
-
-  const emul_pers_t *kp = dev->pers;
-  mr->base.lkey = mr->base.rkey = emul_key_make(kp, mr->index, mr->key);
-  g_atomic_int_inc(&mr->pd->nobj);
-  *out = &mr->base;
-  return RNICPI_OK;
+  return mr_enter(mr, dev, out);
 }
 
 /* RNIC-PI 1.4: an invalid region for fast registration. */
@@ -131,19 +136,7 @@ emul_mr_alloc(rnicpi_pd_t *p, uint32_t max_pages, rnicpi_mr_t **out)
   mr->pers = dev->pers;
   mr->fr = TRUE;
   mr->max_pages = max_pages;
-  g_mutex_lock(&emul_fabric.lock);
-  if (!emul_slot_alloc(mr, dev->pers)) {
-    g_mutex_unlock(&emul_fabric.lock);
-    g_free(mr);
-    return RNICPI_ELIMIT;
-  }
-  mr->key = emul_slot_new_tag(dev->pers, mr->index);
-  emul_x_mr_sync(mr->index);
-  g_mutex_unlock(&emul_fabric.lock);
-  mr->base.lkey = mr->base.rkey = emul_key_make(dev->pers, mr->index, mr->key);
-  g_atomic_int_inc(&mr->pd->nobj);
-  *out = &mr->base;
-  return RNICPI_OK;
+  return mr_enter(mr, dev, out);
 }
 
 /* Execute a FAST_REG (rules: rnicpi_fast_reg_t).  The new key was drawn at

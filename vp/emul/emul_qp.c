@@ -84,7 +84,7 @@ emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, ui
 {
   uint64_t t = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (s[i].length > 0 && !emul_sge_ok(qp, &s[i], need))
+    if (s[i].length > 0 && emul_sge_region(qp, &s[i], need) == NULL)
       return FALSE;
     t += s[i].length;
   }
@@ -118,6 +118,17 @@ emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
     else
       memcpy(p, buf, s[i].length);
     buf += s[i].length;
+  }
+}
+
+void
+emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
+{
+  for (uint32_t i = 0; i < n && len > 0; i++) {
+    uint64_t k = MIN((uint64_t) s[i].length, len);
+    memcpy((void *) (uintptr_t) s[i].addr, buf, k);
+    buf += k;
+    len -= k;
   }
 }
 

@@ -108,17 +108,6 @@ grh_build(uint8_t *g, const rnicpi_ah_attr_t *ah, const uint8_t sgid[16], uint32
   memcpy(g + 24, ah->dgid, 16);
 }
 
-/* Scatter @len bytes of @buf over a receive's list (already checked). */
-static void
-scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
-{
-  for (uint32_t i = 0; i < n && len > 0; i++) {
-    uint64_t k = MIN((uint64_t) s[i].length, len);
-    memcpy((uint8_t *) (uintptr_t) s[i].addr, buf, k);
-    buf += k;
-    len -= k;
-  }
-}
 
 rnicpi_status_t
 emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
@@ -172,7 +161,7 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
     } else if (room < GRH_LEN + len) {
       rwc.status = RNICPI_WC_LOC_LEN_ERR;
     } else {
-      scatter(r->sge, r->num_sge, buf, GRH_LEN + len);
+      emul_scatter(r->sge, r->num_sge, buf, GRH_LEN + len);
       rwc.status = RNICPI_WC_SUCCESS;
       rwc.byte_len = (uint32_t) (GRH_LEN + len);
       rwc.flags |= RNICPI_WC_GRH;

@@ -259,7 +259,7 @@ typedef struct x_hot {
   uint64_t iova, length;
   uint8_t *base;                /* where iova is mapped here */
   uint64_t map_gen;
-  /* The local region the last one passed (emul_sge_ok), while no entry of
+  /* The local region the last one passed (emul_sge_region), while no entry of
    * the table changed (emul_fabric.mr_gen). */
   uint64_t lkey, lstart, llen, lgen;
   uint32_t laccess;

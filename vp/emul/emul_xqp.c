@@ -154,7 +154,7 @@ ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t 
                 gboolean *bell)
 {
   uint64_t need = ROUND_LINE(sizeof(x_short_t) + len);
-  if (len > X_FRAG_MAX || !g_queue_is_empty(&x->out) || !ring_room(x, need))
+  if (len > X_FRAG_MAX || x->out.head != NULL || !ring_room(x, need))
     return FALSE;
   uint8_t *data = ring_data(x, x->side);
   uint64_t at = x->tail & (X_RING_SIZE - 1);
@@ -163,7 +163,7 @@ ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t 
   h->len = (uint32_t) len;
   h->seq = seq;
   if (nsg == 1 && at + sizeof(*h) + len <= X_RING_SIZE)
-    memcpy(h + 1, (const void *) (uintptr_t) sg[0].addr, len);
+    emul_copy((uint8_t *) (h + 1), (const uint8_t *) (uintptr_t) sg[0].addr, len);
   else if (len > 0)
     ring_put(data, x->tail + sizeof(*h), &(x_out_t) { .sg = sg, .nsg = nsg }, NULL, 0, len);
   ring_publish(x, need, bell);
@@ -440,25 +440,13 @@ sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
   return k;
 }
 
-/* Scatter @len bytes of @buf over a receive's list. */
-static void
-x_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
-{
-  for (uint32_t i = 0; i < n && len > 0; i++) {
-    uint64_t k = MIN((uint64_t) s[i].length, len);
-    memcpy((void *) (uintptr_t) s[i].addr, buf, k);
-    buf += k;
-    len -= k;
-  }
-}
-
 /* One-sided RDMA Write or Read by this process into the peer's memory:
  * the key is checked in the peer's exported table, exactly as the peer
  * would (emul_remote_range); the bytes move by memcpy where the region is
  * mapped here (emul_xmap.c), else by cross-memory attach.  Without attach
  * (bounce mode) only a mapped region is reached this way: anything else,
  * failures included, is XR_NOTDIRECT and goes through the ring. */
-/* emul_sge_ok for @sg, answered from x->hot when it names the region the
+/* emul_sge_region for @sg, answered from x->hot when it names the region the
  * last one passed and no region changed since. */
 static inline __attribute__((always_inline)) gboolean
 x_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
@@ -467,9 +455,9 @@ x_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t nee
   if (sg->lkey == h->lkey && h->lgen == emul_fabric.mr_gen && (h->laccess & need) == need &&
       sg->addr >= h->lstart && sg->length <= h->llen && sg->addr - h->lstart <= h->llen - sg->length)
     return TRUE;
-  if (!emul_sge_ok(qp, sg, need))
+  emul_mr_t *mr = emul_sge_region(qp, sg, need);
+  if (mr == NULL)
     return FALSE;
-  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), sg->lkey);  /* found: checked above */
   h->lkey = sg->lkey;
   h->lstart = (uint64_t) (uintptr_t) mr->addr;
   h->llen = mr->length;
@@ -506,40 +494,23 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
 }
 
 /* The latency case of a send: one SGE, sent whole with the short header
- * when every earlier request is issued, nothing waits for the ring and the
- * local SGE passes; the entry kept for its completion is made after the
- * frame is out.  FALSE, with nothing done, when it does not apply. */
+ * (ring_push_short) when every earlier request is issued and the local SGE
+ * passes; the entry kept for its completion is made after the frame is
+ * out.  FALSE, with nothing done, when it does not apply. */
 static inline __attribute__((always_inline)) gboolean
 x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
 {
   const rnicpi_sge_t *sg = wr->sg_list;
-  uint64_t len = sg->length, need = ROUND_LINE(sizeof(x_short_t) + len);
   const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.tail;  /* issued ones are a prefix */
-  if ((last != NULL && !last->issued) || x->dead || !g_queue_is_empty(&x->out) || len > X_FRAG_MAX ||
-      (x->peer_cma && len > X_INLINE_MAX) ||
-      (len > 0 && !x_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) || !ring_room(x, need))
-    return FALSE;
-  uint8_t *data = ring_data(x, x->side);
-  uint64_t at = x->tail & (X_RING_SIZE - 1);
-  x_short_t *h = (x_short_t *) (data + at);  /* a line start: the header never wraps */
-  uint64_t seq = qp->next_seq++;
-  h->op = X_OP_SEND_SHORT;
-  h->len = (uint32_t) len;
-  h->seq = seq;
-  if (at + sizeof(*h) + len <= X_RING_SIZE)
-    emul_copy((uint8_t *) (h + 1), (const uint8_t *) (uintptr_t) sg->addr, len);
-  else
-    ring_put(data, x->tail + sizeof(*h), &(x_out_t) { .sg = sg, .nsg = 1 }, NULL, 0, len);
   gboolean bell = FALSE;
-  ring_publish(x, need, &bell);
-  emul_swqe_t *s = emul_wq_get(&qp->sq);
-  s->wr = *wr;
-  s->sge[0] = *sg;
-  s->wr.sg_list = s->sge;
+  if ((last != NULL && !last->issued) || x->dead || (x->peer_cma && sg->length > X_INLINE_MAX) ||
+      (sg->length > 0 && !x_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
+      !ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
+    return FALSE;
+  emul_swqe_t *s = emul_swqe_keep(qp, wr);
   s->issued = TRUE;
-  s->seq = seq;
-  s->len = (uint32_t) len;
-  emul_wq_push(&qp->sq, s);
+  s->seq = qp->next_seq++;
+  s->len = sg->length;
   if (bell)
     x_doorbell(x);
   return TRUE;
@@ -825,7 +796,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
   emul_wq_pop(&qp->sq);
   uint32_t len = f->byte_len;
   if (f->op == X_OP_READ_RESP) {
-    x_scatter(s->sge, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
+    emul_scatter(s->sge, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
   } else if (s->wr.opcode == RNICPI_WR_ATOMIC_CMP_SWP || s->wr.opcode == RNICPI_WR_ATOMIC_FETCH_ADD) {
     memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
     len = 8;
@@ -904,7 +875,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       emul_x_peer_break(x, NULL, w);
       return XR_FAILED;
     }
-    x_scatter(r->sge, r->num_sge, in->buf, len);
+    emul_scatter(r->sge, r->num_sge, in->buf, len);
   }
   rnicpi_wc_t rwc = {
     .wr_id = r->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,

@@ -348,6 +348,11 @@ extern const rnicpi_cm_ops_t iw_cm_ops;
 extern const rnicpi_sock_ops_t iw_sock_ops;
 
 /* iw_dev.c: events and the progress thread. */
+/* A device with its capabilities, locks, tables and descriptors, but no
+ * progress thread yet (iw_open starts it; the fuzz target drives the
+ * device without one); NULL, said in the log, when a descriptor cannot be
+ * had.  iw_config must be set already. */
+iw_dev_t *iw_dev_new(const rnicpi_upcalls_t *up, void *ctx);
 void iw_defer_cm(iw_dev_t *dev, const rnicpi_cm_event_t *ev);
 void iw_defer_async(iw_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
 void iw_dev_wake(iw_dev_t *dev);

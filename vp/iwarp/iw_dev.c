@@ -268,17 +268,26 @@ iw_list(char (*names)[64], size_t *count)
   return RNICPI_OK;
 }
 
-static rnicpi_status_t
-iw_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t **out)
+iw_dev_t *
+iw_dev_new(const rnicpi_upcalls_t *up, void *ctx)
 {
-  if (g_strcmp0(name, "iwarp0") != 0)
-    return RNICPI_ENOENT;
-  config_init();
   iw_dev_t *dev = g_new0(iw_dev_t, 1);
   dev->up = *up;
   dev->base.prov = &RNICPI_PROVIDER_SELF(iwarp);
   dev->base.al_ctx = ctx;
   fill_caps(&dev->caps);
+  dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+  dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (dev->epfd < 0 || dev->wakefd < 0) {
+    g_warning("iwarp0: cannot create its epoll set or wake-up eventfd: %s (is the process out of "
+              "file descriptors? see ulimit -n)", g_strerror(errno));
+    if (dev->epfd >= 0)
+      close(dev->epfd);
+    if (dev->wakefd >= 0)
+      close(dev->wakefd);
+    g_free(dev);
+    return NULL;
+  }
   g_mutex_init(&dev->lock);
   g_mutex_init(&dev->ev_lock);
   g_rw_lock_init(&dev->mr_lock);
@@ -291,25 +300,23 @@ iw_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t **
   g_queue_init(&dev->events);
   g_queue_init(&dev->timed);
   g_queue_init(&dev->polled);
-  dev->epfd = epoll_create1(EPOLL_CLOEXEC);
-  dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (dev->epfd < 0 || dev->wakefd < 0) {
-    g_warning("iwarp0: cannot create its epoll set or wake-up eventfd: %s", g_strerror(errno));
-    goto err_fds;
-  }
+  return dev;
+}
+
+static rnicpi_status_t
+iw_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t **out)
+{
+  if (g_strcmp0(name, "iwarp0") != 0)
+    return RNICPI_ENOENT;
+  config_init();
+  iw_dev_t *dev = iw_dev_new(up, ctx);
+  if (dev == NULL)
+    return RNICPI_EIO;
   dev->wake_poll.kind = IW_POLL_WAKE;
   iw_epoll_set(dev, dev->wakefd, &dev->wake_poll, EPOLLIN, TRUE);
   dev->thread = g_thread_new("iwarp0-progress", progress_thread, dev);
   *out = &dev->base;
   return RNICPI_OK;
-
-err_fds:
-  if (dev->epfd >= 0)
-    close(dev->epfd);
-  if (dev->wakefd >= 0)
-    close(dev->wakefd);
-  g_free(dev);
-  return RNICPI_EIO;
 }
 
 static void

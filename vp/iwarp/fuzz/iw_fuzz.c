@@ -94,30 +94,9 @@ setup(void)
   iw_config.pdata_max = IW_PDATA_INTEROP;
   iw_config.mpa_timeout_us = IW_CONNECT_TIMEOUT_US;
   iw_crc_init();
-  dev = g_new0(iw_dev_t, 1);
-  dev->up = (rnicpi_upcalls_t) { up_cm, up_cq, up_async };
-  rnicpi_caps_t *c = &dev->caps;
-  c->max_ird = IW_MAX_IRD;
-  c->max_ord = IW_MAX_ORD;
-  c->max_qp_wr = 1u << 14;
-  c->max_cqe = 1u << 20;
-  c->max_mr = 1u << 24;
-  c->max_send_sge = c->max_recv_sge = c->max_rdma_write_sge = IW_MAX_SGE;
-  c->max_rdma_read_sge = 1;
-  c->max_mr_size = UINT64_C(1) << 40;
-  c->pdata_connect = c->pdata_accept = c->pdata_reject = IW_PDATA_INTEROP;
-  g_mutex_init(&dev->lock);
-  g_mutex_init(&dev->ev_lock);
-  g_rw_lock_init(&dev->mr_lock);
-  dev->listeners = g_hash_table_new(g_direct_hash, g_direct_equal);
-  dev->creqs = g_hash_table_new(g_int64_hash, g_int64_equal);
-  dev->mrs = g_hash_table_new(g_direct_hash, g_direct_equal);
-  dev->next_conn_id = 1;
-  dev->next_mr_index = 1;
-  dev->graveyard = g_ptr_array_new();
-  g_queue_init(&dev->events);
-  dev->epfd = epoll_create1(EPOLL_CLOEXEC);
-  dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  dev = iw_dev_new(&(rnicpi_upcalls_t) { up_cm, up_cq, up_async }, NULL);
+  if (dev == NULL)
+    abort();
   if (iw_device_ops.pd_alloc(&dev->base, &pd) != RNICPI_OK ||
       iw_queue_ops.cq_create(&dev->base, 256, 1, &scq) != RNICPI_OK ||
       iw_queue_ops.cq_create(&dev->base, 256, 2, &rcq) != RNICPI_OK)
