@@ -526,6 +526,54 @@ test_atomics(void)
 }
 
 static void
+test_atomics_not_negotiated(void)
+{
+  g_test_summary("IT-API DTO, emul iWARP personality: an EP whose interface has the RFC 7306 option "
+                 "(ITAPI_EMUL_RFC7306=1) connected to one whose interface does not: the connection "
+                 "does not use it, it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED and "
+                 "nothing completes");
+  const char *opt = g_getenv("ITAPI_EMUL_RFC7306");
+  conf_side_t probe;
+  conf_side_open(&probe, NULL);
+  it_ia_info_t *info = conf_info(&probe);
+  gboolean ok = info->atomic_support && info->transport_type == IT_IWARP_TCP_TRANSPORT &&
+                g_strcmp0(opt, "1") == 0;
+  it_ia_info_free(info);
+  conf_side_close(&probe);
+  if (!conf_require(ok, "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
+    return;
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  attr.srv.rc.atomics_enable = IT_TRUE;
+  conf_pair_t p;
+  memset(&p, 0, sizeof(p));
+  conf_side_open(&p.a, &attr);
+  g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);  /* read when the passive side's interface opens */
+  conf_side_open(&p.p, NULL);
+  g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
+  info = conf_info(&p.p);
+  g_assert_false(info->atomic_support);
+  it_ia_info_free(info);
+  p.qual.type = IT_IANA_PORT;
+  conf_ok(it_listen_create(p.p.ia, 0, p.p.req, IT_LISTEN_NO_FLAG, &p.qual, &p.lh));
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t res, word;
+  conf_buf_new(&p.a, &res, 8, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &word, 8, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t r = conf_seg(&res, 0, 8);
+  g_assert_cmpint(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
+                                 it_make_rdma_addr_absolute(word.data), word.ctx),
+                  ==, IT_ERR_OP_NOT_SUPPORTED);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  for (int i = 0; i < 8; i++)
+    g_assert_cmpuint(word.data[i], ==, 0);
+  conf_buf_free(&res);
+  conf_buf_free(&word);
+  conf_pair_close(&p);
+}
+
+static void
 test_unconnected(void)
 {
   g_test_summary("IT-API DTO: on an UNCONNECTED EP it_post_send returns IT_ERR_INVALID_EP_STATE "
@@ -576,6 +624,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/too-many-posts", test_too_many_posts);
   g_test_add_func("/conformance/dto/flush", test_flush);
   g_test_add_func("/conformance/dto/atomics", test_atomics);
+  g_test_add_func("/conformance/dto/atomics-not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/dto/unconnected", test_unconnected);
   return g_test_run();
 }

@@ -167,13 +167,14 @@ hear_port(child_t *c)
 /* ---- child roles ---- */
 
 /* Listen, say the port, accept with private data (receives posted first
- * unless @no_recv); the side is ready. */
+ * unless @no_recv); the side is ready.  @attr: the EP's attributes (NULL:
+ * the defaults). */
 static void
-role_accept(conf_side_t *s, conf_buf_t *rb, gboolean no_recv)
+role_accept_attr(conf_side_t *s, const it_ep_attributes_t *attr, conf_buf_t *rb, gboolean no_recv)
 {
   it_listen_handle_t lh;
   it_conn_qual_t q = { .type = IT_IANA_PORT };
-  conf_side_open(s, NULL);
+  conf_side_open(s, attr);
   conf_ok(it_listen_create(s->ia, 0, s->req, IT_LISTEN_NO_FLAG, &q, &lh));
   printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
   fflush(stdout);
@@ -190,6 +191,28 @@ role_accept(conf_side_t *s, conf_buf_t *rb, gboolean no_recv)
   }
   conf_ok(it_ep_accept(s->ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
   conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+}
+
+static void
+role_accept(conf_side_t *s, conf_buf_t *rb, gboolean no_recv)
+{
+  role_accept_attr(s, NULL, rb, no_recv);
+}
+
+/* Whether this process's interface executes atomics (asked on a side
+ * opened for that alone); @attr: the defaults, with atomics_enable then. */
+static gboolean
+atomics_here(it_ep_attributes_t *attr)
+{
+  conf_side_t probe;
+  conf_side_open(&probe, NULL);
+  it_ia_info_t *info = conf_info(&probe);
+  gboolean ok = info->atomic_support;
+  it_ia_info_free(info);
+  conf_side_close(&probe);
+  conf_default_attr(attr);
+  attr->srv.rc.atomics_enable = ok;
+  return ok;
 }
 
 static int
@@ -460,6 +483,42 @@ role_window(void)
   return 0;
 }
 
+#define WORD0 100u
+
+/* An 8-byte word (at offset 8 of a 24-byte region) for the parent's
+ * atomics, which this process executes while its application thread is
+ * blocked reading "check V": the word must then hold V, its neighbours 0.
+ * Where this interface has no atomics, the EP and region do not allow
+ * them. */
+static int
+role_atomic(void)
+{
+  conf_side_t s;
+  conf_buf_t rb;
+  it_ep_attributes_t attr;
+  gboolean at = atomics_here(&attr);
+  role_accept_attr(&s, &attr, NULL, TRUE);
+  conf_buf_new(&s, &rb, 24, IT_PRIV_LOCAL | (at ? IT_PRIV_ATOMIC : IT_PRIV_REMOTE), IT_ADDR_MODE_ABSOLUTE);
+  guint64 v = WORD0;
+  memcpy(rb.data + 8, &v, 8);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) (rb.data + 8),
+         (guint64) rb.ctx, 8u);
+  fflush(stdout);
+  g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
+  guint64 want = 0;
+  g_assert_nonnull(l);
+  g_assert_cmpint(sscanf(l, "check %" G_GUINT64_FORMAT, &want), ==, 1);
+  memcpy(&v, rb.data + 8, 8);
+  g_assert_cmpuint(v, ==, want);
+  for (int i = 0; i < 8; i++)
+    g_assert_cmpuint(rb.data[i] | rb.data[16 + i], ==, 0);
+  conf_buf_check_guards(&rb);
+  printf("ok\n");
+  fflush(stdout);
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  return 0;
+}
+
 static int
 role_sleeper(void)
 {
@@ -691,6 +750,104 @@ test_rdma_write_read(void)
                  "child's application thread is blocked in read()");
   child_t c = spawn("target", FALSE);
   rdma_with(&c, FALSE);
+  unlink(c.err);
+}
+
+/* Connect to an "atomic" child with atomics_enable; its word's address and
+ * context. */
+static void
+open_atomic(child_t *c, conf_side_t *s, const it_ep_attributes_t *attr, guint64 *addr, guint64 *ctx)
+{
+  uint16_t port = hear_port(c);
+  unsigned len = 0;
+  conf_side_open(s, attr);
+  connect_to(s, port);
+  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", addr, ctx, &len), ==, 3);
+  g_assert_cmpuint(len, ==, 8);
+}
+
+/* Tell the child the word's value, hear it agree, disconnect. */
+static void
+close_atomic(child_t *c, conf_side_t *s, guint64 word)
+{
+  say(c->to, "check %" G_GUINT64_FORMAT "\n", word);
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  conf_ok(it_ep_disconnect(s->ep, NULL, 0));
+  conf_wait(s->cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_side_close(s);
+}
+
+static void
+test_atomics(void)
+{
+  g_test_summary("xproc: fetch-and-add and compare-and-swap (matching, then not) on an 8-byte word "
+                 "of the child's, whose application thread is blocked in read(): the old values come "
+                 "back, the word ends as the last swap left it, its neighbours untouched");
+  it_ep_attributes_t attr;
+  if (!conf_require(atomics_here(&attr), "atomics"))
+    return;
+  child_t c = spawn("atomic", FALSE);
+  conf_side_t s;
+  conf_buf_t res;
+  guint64 addr, ctx, got[3];
+  open_atomic(&c, &s, &attr, &addr, &ctx);
+  conf_buf_new(&s, &res, 24, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  memset(res.data, 0xee, 24);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  it_lmr_triplet_t r0 = conf_seg(&res, 0, 8), r1 = conf_seg(&res, 8, 8), r2 = conf_seg(&res, 16, 8);
+  conf_ok(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r0, 1, IT_COMPLETION_FLAG, ra, ctx));
+  conf_ok(it_post_atomic(s.ep, IT_COMPARE_AND_SWAP, 7, WORD0 + 5, &r1, 2, IT_COMPLETION_FLAG, ra, ctx));
+  conf_ok(it_post_atomic(s.ep, IT_COMPARE_AND_SWAP, 9, 1, &r2, 3, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_FETCH_ADD_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conf_dto(s.dto, IT_DTO_CMP_SWAP_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  conf_dto(s.dto, IT_DTO_CMP_SWAP_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  memcpy(got, res.data, 24);
+  g_assert_cmpuint(got[0], ==, WORD0);      /* before the add */
+  g_assert_cmpuint(got[1], ==, WORD0 + 5);  /* matched: swapped to 7 */
+  g_assert_cmpuint(got[2], ==, 7);          /* did not match 1: stays 7 */
+  conf_buf_check_guards(&res);
+  conf_assert_empty(s.dto);
+  conf_buf_free(&res);
+  close_atomic(&c, &s, 7);
+  unlink(c.err);
+}
+
+static void
+test_atomics_not_negotiated(void)
+{
+  g_test_summary("xproc, emul iWARP personality: with the RFC 7306 option here "
+                 "(ITAPI_EMUL_RFC7306=1) and not in the child, the connection does not use it: "
+                 "it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED, no completion comes "
+                 "and the child's word keeps its value");
+  it_ep_attributes_t attr;
+  gboolean at = atomics_here(&attr);
+  conf_side_t probe;
+  conf_side_open(&probe, NULL);
+  gboolean iw = conf_transport(&probe) == IT_IWARP_TCP_TRANSPORT;
+  conf_side_close(&probe);
+  const char *opt = g_getenv("ITAPI_EMUL_RFC7306");
+  if (!conf_require(at && iw && opt != NULL && strcmp(opt, "1") == 0,
+                    "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
+    return;
+  g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);
+  child_t c = spawn("atomic", FALSE);
+  g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
+  conf_side_t s;
+  conf_buf_t res;
+  guint64 addr, ctx;
+  open_atomic(&c, &s, &attr, &addr, &ctx);
+  conf_buf_new(&s, &res, 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t r = conf_seg(&res, 0, 8);
+  g_assert_cmpint(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
+                                 it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx),
+                  ==, IT_ERR_OP_NOT_SUPPORTED);
+  conf_assert_empty(s.dto);
+  conf_buf_free(&res);
+  close_atomic(&c, &s, WORD0);
   unlink(c.err);
 }
 
@@ -1048,6 +1205,8 @@ main(int argc, char **argv)
       return role_window();
     if (strcmp(argv[2], "sleeper") == 0)
       return role_sleeper();
+    if (strcmp(argv[2], "atomic") == 0)
+      return role_atomic();
     if (strcmp(argv[2], "stream") == 0)
       return role_stream();
     return 2;
@@ -1062,6 +1221,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
   g_test_add_func("/conformance/xproc/windows", test_windows);
+  g_test_add_func("/conformance/xproc/atomics", test_atomics);
+  g_test_add_func("/conformance/xproc/atomics-not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
   g_test_add_func("/conformance/xproc/protection", test_protection);
   g_test_add_func("/conformance/xproc/no-leak", test_no_leak);

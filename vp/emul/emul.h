@@ -294,6 +294,7 @@ typedef struct emul_qp {
   emul_wq_t rq;            /* emul_rwqe_t */
   rnicpi_qp_attr_t attr;
   uint32_t ird, ord;       /* negotiated */
+  gboolean atomics;        /* connected, and both ends execute atomics */
   gboolean closing;        /* disconnect waits for outstanding requests */
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
@@ -321,6 +322,7 @@ struct emul_conn {
   emul_listen_t *listener;
   uint32_t ird, ord;       /* requested by the active side */
   gboolean three_way;
+  gboolean peer_atomics;   /* cross-process: the active side's device executes atomics */
   emul_xconn_t *x;         /* cross-process handshake: the peer's socket */
 };
 
@@ -355,6 +357,11 @@ static inline emul_mw_t *to_emul_mw(rnicpi_mw_t *m) { return (emul_mw_t *) m; }
 static inline emul_listen_t *to_emul_listen(rnicpi_listen_t *l) { return (emul_listen_t *) l; }
 static inline emul_dev_t *emul_qp_dev(emul_qp_t *qp) { return to_emul_dev(qp->base.pd->dev); }
 static inline const emul_pers_t *emul_pers_of_qp(emul_qp_t *qp) { return emul_qp_dev(qp)->pers; }
+/* The device of @qp executes atomics (IB, or iWARP with ITAPI_EMUL_RFC7306). */
+static inline gboolean emul_qp_atomics(emul_qp_t *qp)
+{
+  return (emul_qp_dev(qp)->caps.features & RNICPI_CAP_ATOMICS) != 0;
+}
 
 extern const rnicpi_device_ops_t emul_device_ops;
 extern const rnicpi_mem_ops_t emul_mem_ops;
@@ -435,6 +442,10 @@ void emul_mw_qp_gone(emul_qp_t *qp);
 
 /* Personality rules (emul_dev.c). */
 uint32_t emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op);
+static inline gboolean emul_is_atomic(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_ATOMIC_CMP_SWP || op == RNICPI_WR_ATOMIC_FETCH_ADD;
+}
 static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
 {
   return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV ||

@@ -228,6 +228,7 @@ establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
   a->ird = MIN(a->attr.ird, p->attr.ord);
   p->ord = a->ird;
   p->ird = a->ord;
+  a->atomics = p->atomics = emul_qp_atomics(a) && emul_qp_atomics(p);
   a->state = p->state = RNICPI_QPS_RTS;
   emul_cm_conn_drop(c);
   emul_qp_cm_event(a, RNICPI_CM_ESTABLISHED, act_pdata, act_len);

@@ -124,7 +124,8 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
  * iWARP, as vp/iwarp and siw (RFC 5040/5041/5044/6581): MPA private data
  * 512 bytes minus the RFC 6581 IRD/ORD word on connect, accept and reject
  * and none on disconnect (a TCP FIN), two-way only, no atomics, UD or
- * immediate data (RFC 7306 not negotiated), the Read Response is a tagged
+ * immediate data (unless ITAPI_EMUL_RFC7306 turns on the RFC 7306 atomics,
+ * used where both ends have it), the Read Response is a tagged
  * write into the sink (RFC 5040 4.4: the sink region needs remote write),
  * one sink SGE per Read, 32-bit STags (24-bit index, 8-bit key), a Send
  * with no receive posted ends the stream with a Terminate (RFC 5041 7.2),
@@ -248,6 +249,18 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }
 
+/* ITAPI_EMUL_RFC7306=1: devices of the iWARP personality opened from now
+ * on offer the RFC 7306 extensions IT-API can use (atomics: Atomic Request
+ * and Response; IT-API has no immediate data).  A connection uses them
+ * only when both ends offer them, as an RNIC negotiates the option with
+ * its peer; toward one that does not, an atomic is refused at post. */
+static gboolean
+emul_rfc7306_on(void)
+{
+  const char *env = g_getenv("ITAPI_EMUL_RFC7306");
+  return env != NULL && g_strcmp0(env, "0") != 0 && *env != '\0';
+}
+
 /* emul0's personality: ITAPI_EMUL_PERSONALITY, InfiniBand by default. */
 static const emul_pers_t *
 emul0_pers(void)
@@ -296,6 +309,8 @@ emul_open(const char *name, const rnicpi_upcalls_t *up, void *ctx, rnicpi_dev_t 
   dev->base.al_ctx = ctx;
   dev->pers = pers;
   emul_fill_caps(&dev->caps, pers);
+  if (pers->id == EMUL_PERS_IWARP && emul_rfc7306_on())
+    dev->caps.features |= RNICPI_CAP_ATOMICS;
   *out = &dev->base;
   return RNICPI_OK;
 }

@@ -153,6 +153,7 @@ typedef struct x_msg {
   uint32_t access_err;   /* BREAK: the receiver raises RNICPI_ASYNC_QP_ACCESS_ERR */
   uint32_t pdata_len;
   uint32_t pers;         /* REQ: emul_pers_id_t of the requester's device */
+  uint32_t atomics;      /* REQ, REP: the sender's device executes atomics */
   uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
   uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
   uint64_t seq;          /* BREAK */

@@ -618,7 +618,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
     .type = X_REQ, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
     .three_way = p->three_way, .pd_id = qp->pd->id,
     .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
-    .pers = (uint32_t) emul_pers_of_qp(qp)->id,
+    .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp),
   };
   x_pdata(&m, p->pdata, p->pdata_len);
   int fds[2] = { seg_fd, x_mr_fd };
@@ -673,6 +673,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, emul_work_t *w)
   x->peer_probe = m->probe_addr;
   x->peer_cma = m->attach != 0;
   x->cma_out = x_probe(x);
+  qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
   emul_x_send_msg(x, &a, NULL, 0);
   x_negotiate(qp, m->ird, m->ord);
@@ -736,6 +737,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   c->ird = m->ird;
   c->ord = m->ord;
   c->three_way = m->three_way != 0;
+  c->peer_atomics = m->atomics != 0;
   c->x = x;
   x->conn = c;
   g_hash_table_insert(emul_fabric.conns, &c->id, c);
@@ -770,11 +772,12 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
     qp->attr.ord = p->ord;
     x->seg->access[1] = qp->attr.access;
     x_negotiate(qp, c->ird, c->ord);
+    qp->atomics = emul_qp_atomics(qp) && c->peer_atomics;
     x->seg->ird[1] = qp->attr.ird;
     x_msg_t m = {
       .type = X_REP, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
       .three_way = c->three_way, .attach = x->cma_out, .pd_id = qp->pd->id,
-      .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
+      .probe_addr = (uint64_t) (uintptr_t) &x_probe_word, .atomics = emul_qp_atomics(qp),
     };
     x_pdata(&m, p->pdata, p->pdata_len);
     emul_x_send_msg(x, &m, &x_mr_fd, 1);
