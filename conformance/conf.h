@@ -92,6 +92,11 @@ it_ia_info_t *conf_info(conf_side_t *s);
  * IT_PRIV_REMOTE_WRITE where it_ia_info_t.rdma_read_requires_remote_write
  * (iWARP: the Read Response is a tagged write into the sink). */
 it_mem_priv_t conf_sink_privs(conf_side_t *s);
+/* Whether the interface under test executes atomics, asked on a side
+ * opened for that alone.  @attr (may be NULL): set to the default EP
+ * attributes with atomics_enable as the answer.  @iwarp (may be NULL):
+ * whether its transport is iWARP. */
+gboolean conf_probe_atomics(it_ep_attributes_t *attr, gboolean *iwarp);
 /* The IA's transport type. */
 it_transport_type_t conf_transport(conf_side_t *s);
 

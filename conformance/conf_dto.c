@@ -465,20 +465,9 @@ test_atomics(void)
   g_test_summary("IT-API DTO: it_post_atomic fetch-and-add and compare-and-swap on a remote 8-byte "
                  "word (IT_PRIV_ATOMIC, atomics_enable) return the old value and change the word");
   it_ep_attributes_t attr;
-  conf_default_attr(&attr);
   conf_pair_t p;
-  {
-    /* Query the capability on a throw-away side first. */
-    conf_side_t s;
-    conf_side_open(&s, NULL);
-    it_ia_info_t *info = conf_info(&s);
-    gboolean ok = info->atomic_support;
-    it_ia_info_free(info);
-    conf_side_close(&s);
-    if (!conf_require(ok, "atomics"))
-      return;
-  }
-  attr.srv.rc.atomics_enable = IT_TRUE;
+  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
+    return;
   pair_open_attr(&p, &attr);
   conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t res, word;
@@ -533,25 +522,18 @@ test_atomics_not_negotiated(void)
                  "does not use it, it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED and "
                  "nothing completes");
   const char *opt = g_getenv("ITAPI_EMUL_RFC7306");
-  conf_side_t probe;
-  conf_side_open(&probe, NULL);
-  it_ia_info_t *info = conf_info(&probe);
-  gboolean ok = info->atomic_support && info->transport_type == IT_IWARP_TCP_TRANSPORT &&
-                g_strcmp0(opt, "1") == 0;
-  it_ia_info_free(info);
-  conf_side_close(&probe);
-  if (!conf_require(ok, "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
-    return;
   it_ep_attributes_t attr;
-  conf_default_attr(&attr);
-  attr.srv.rc.atomics_enable = IT_TRUE;
+  gboolean iw;
+  gboolean at = conf_probe_atomics(&attr, &iw);
+  if (!conf_require(at && iw && g_strcmp0(opt, "1") == 0, "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
+    return;
   conf_pair_t p;
   memset(&p, 0, sizeof(p));
   conf_side_open(&p.a, &attr);
   g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);  /* read when the passive side's interface opens */
   conf_side_open(&p.p, NULL);
   g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
-  info = conf_info(&p.p);
+  it_ia_info_t *info = conf_info(&p.p);
   g_assert_false(info->atomic_support);
   it_ia_info_free(info);
   p.qual.type = IT_IANA_PORT;

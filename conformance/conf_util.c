@@ -247,6 +247,24 @@ conf_sink_privs(conf_side_t *s)
   return p;
 }
 
+gboolean
+conf_probe_atomics(it_ep_attributes_t *attr, gboolean *iwarp)
+{
+  conf_side_t probe;
+  conf_side_open(&probe, NULL);
+  it_ia_info_t *info = conf_info(&probe);
+  gboolean ok = info->atomic_support;
+  if (iwarp != NULL)
+    *iwarp = info->transport_type == IT_IWARP_TCP_TRANSPORT;
+  it_ia_info_free(info);
+  conf_side_close(&probe);
+  if (attr != NULL) {
+    conf_default_attr(attr);
+    attr->srv.rc.atomics_enable = ok;
+  }
+  return ok;
+}
+
 it_transport_type_t
 conf_transport(conf_side_t *s)
 {

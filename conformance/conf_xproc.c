@@ -199,22 +199,6 @@ role_accept(conf_side_t *s, conf_buf_t *rb, gboolean no_recv)
   role_accept_attr(s, NULL, rb, no_recv);
 }
 
-/* Whether this process's interface executes atomics (asked on a side
- * opened for that alone); @attr: the defaults, with atomics_enable then. */
-static gboolean
-atomics_here(it_ep_attributes_t *attr)
-{
-  conf_side_t probe;
-  conf_side_open(&probe, NULL);
-  it_ia_info_t *info = conf_info(&probe);
-  gboolean ok = info->atomic_support;
-  it_ia_info_free(info);
-  conf_side_close(&probe);
-  conf_default_attr(attr);
-  attr->srv.rc.atomics_enable = ok;
-  return ok;
-}
-
 static int
 role_echo(void)
 {
@@ -496,7 +480,7 @@ role_atomic(void)
   conf_side_t s;
   conf_buf_t rb;
   it_ep_attributes_t attr;
-  gboolean at = atomics_here(&attr);
+  gboolean at = conf_probe_atomics(&attr, NULL);
   role_accept_attr(&s, &attr, NULL, TRUE);
   conf_buf_new(&s, &rb, 24, IT_PRIV_LOCAL | (at ? IT_PRIV_ATOMIC : IT_PRIV_REMOTE), IT_ADDR_MODE_ABSOLUTE);
   guint64 v = WORD0;
@@ -788,7 +772,7 @@ test_atomics(void)
                  "of the child's, whose application thread is blocked in read(): the old values come "
                  "back, the word ends as the last swap left it, its neighbours untouched");
   it_ep_attributes_t attr;
-  if (!conf_require(atomics_here(&attr), "atomics"))
+  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
     return;
   child_t c = spawn("atomic", FALSE);
   conf_side_t s;
@@ -824,11 +808,8 @@ test_atomics_not_negotiated(void)
                  "it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED, no completion comes "
                  "and the child's word keeps its value");
   it_ep_attributes_t attr;
-  gboolean at = atomics_here(&attr);
-  conf_side_t probe;
-  conf_side_open(&probe, NULL);
-  gboolean iw = conf_transport(&probe) == IT_IWARP_TCP_TRANSPORT;
-  conf_side_close(&probe);
+  gboolean iw;
+  gboolean at = conf_probe_atomics(&attr, &iw);
   const char *opt = g_getenv("ITAPI_EMUL_RFC7306");
   if (!conf_require(at && iw && opt != NULL && strcmp(opt, "1") == 0,
                     "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
