@@ -62,6 +62,9 @@ void conf_side_open(conf_side_t *s, const it_ep_attributes_t *attr);
 void conf_side_close(conf_side_t *s);
 /* Open both sides and a listener on the passive one (port chosen). */
 void conf_pair_open(conf_pair_t *p);
+/* The same with the EP attributes of the active (@aa) and passive (@pa)
+ * sides (NULL: conf_default_attr). */
+void conf_pair_open2(conf_pair_t *p, const it_ep_attributes_t *aa, const it_ep_attributes_t *pa);
 /* Connect a to p: the passive side accepts; both see ESTABLISHED.
  * Private data of connect and accept may be NULL. */
 void conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen);

@@ -183,11 +183,7 @@ test_request_fields(void)
   pattr.srv.rc.rdma_read_ord = 4;
 
   conf_pair_t p;
-  memset(&p, 0, sizeof(p));
-  conf_side_open(&p.a, &aattr);
-  conf_side_open(&p.p, &pattr);
-  p.qual.type = IT_IANA_PORT;
-  conf_ok(it_listen_create(p.p.ia, 0, p.p.req, IT_LISTEN_NO_FLAG, &p.qual, &p.lh));
+  conf_pair_open2(&p, &aattr, &pattr);
   it_ia_info_t *info = conf_info(&p.a);
   gboolean irdord = info->ird_ord_ia_support;
   it_ia_info_free(info);

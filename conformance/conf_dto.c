@@ -23,17 +23,6 @@ pair_up(conf_pair_t *p)
   conf_pair_connect(p, NULL, 0, NULL, 0);
 }
 
-/* Open a pair whose EPs both use @attr (conf_pair_open uses defaults). */
-static void
-pair_open_attr(conf_pair_t *p, const it_ep_attributes_t *attr)
-{
-  memset(p, 0, sizeof(*p));
-  conf_side_open(&p->a, attr);
-  conf_side_open(&p->p, attr);
-  p->qual.type = IT_IANA_PORT;
-  conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
-}
-
 static it_lmr_triplet_t
 rel_seg(const conf_buf_t *b, size_t off, size_t len)
 {
@@ -468,7 +457,7 @@ test_atomics(void)
   conf_pair_t p;
   if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
     return;
-  pair_open_attr(&p, &attr);
+  conf_pair_open2(&p, &attr, &attr);
   conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t res, word;
   conf_buf_new(&p.a, &res, 16, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);

@@ -397,11 +397,25 @@ pair_open_priv(conf_pair_t *p)
   it_ep_attributes_t a;
   conf_default_attr(&a);
   a.priv_ops_enable = IT_TRUE;
-  memset(p, 0, sizeof(*p));
-  conf_side_open(&p->a, &a);
-  conf_side_open(&p->p, &a);
-  p->qual.type = IT_IANA_PORT;
-  conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
+  conf_pair_open2(p, &a, &a);
+}
+
+/* A connected pair (with privileged operations on when @priv) whose
+ * passive IA links unlinked LMRs; FALSE, the test skipped, where it does
+ * not. */
+static gboolean
+link_pair(conf_pair_t *p, gboolean priv)
+{
+  if (priv)
+    pair_open_priv(p);
+  else
+    conf_pair_open(p);
+  if (!require_link(&p->p)) {
+    conf_pair_close(p);
+    return FALSE;
+  }
+  conf_pair_connect(p, NULL, 0, NULL, 0);
+  return TRUE;
 }
 
 static void
@@ -411,12 +425,8 @@ test_unlinked_link_unlink(void)
                  "completing with IT_LMR_LINK_CMPL_EVENT and a new context the peer RDMA-writes through, "
                  "it_lmr_unlink, a relink with another context, the old context refused");
   conf_pair_t p;
-  pair_open_priv(&p);
-  if (!require_link(&p.p)) {
-    conf_pair_close(&p);
+  if (!link_pair(&p, TRUE))
     return;
-  }
-  conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t src, dst;
   conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   buf_alloc(&dst, 4096);
@@ -470,12 +480,8 @@ test_unlinked_priv_ops(void)
   g_test_summary("IT-API 2.1 unlinked LMR: it_lmr_link and it_lmr_unlink on an EP created without "
                  "priv_ops_enable return IT_ERR_PRIV_OPS_UNAVAILABLE and post nothing");
   conf_pair_t p;
-  conf_pair_open(&p);
-  if (!require_link(&p.p)) {
-    conf_pair_close(&p);
+  if (!link_pair(&p, FALSE))
     return;
-  }
-  conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t dst;
   buf_alloc(&dst, 4096);
   it_lmr_handle_t lmr;
@@ -496,12 +502,8 @@ test_unlinked_bad_args(void)
   g_test_summary("IT-API 2.1 unlinked LMR: argument checks of it_lmr_create_unlinked, it_lmr_link "
                  "and it_lmr_unlink, each reported synchronously with nothing posted");
   conf_pair_t p;
-  pair_open_priv(&p);
-  if (!require_link(&p.p)) {
-    conf_pair_close(&p);
+  if (!link_pair(&p, TRUE))
     return;
-  }
-  conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t dst, reg;
   buf_alloc(&dst, 3 * 4096);
   conf_buf_new(&p.p, &reg, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);

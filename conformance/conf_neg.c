@@ -54,16 +54,6 @@ expect_set(it_evd_handle_t evd, it_ep_handle_t ep, want_t *w, size_t n)
   conf_assert_empty(evd);
 }
 
-static void
-pair_open2(conf_pair_t *p, const it_ep_attributes_t *aa, const it_ep_attributes_t *pa)
-{
-  memset(p, 0, sizeof(*p));
-  conf_side_open(&p->a, aa);
-  conf_side_open(&p->p, pa);
-  p->qual.type = IT_IANA_PORT;
-  conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
-}
-
 /* A connected pair with two receives outstanding on the requester (a),
  * which a failure must flush. */
 typedef struct fixture {
@@ -77,7 +67,7 @@ static void
 fixture_setup(fixture_t *f, const it_ep_attributes_t *pa, it_mem_priv_t dst_privs)
 {
   if (pa != NULL)
-    pair_open2(&f->p, NULL, pa);
+    conf_pair_open2(&f->p, NULL, pa);
   else
     conf_pair_open(&f->p);
   conf_pair_connect(&f->p, NULL, 0, NULL, 0);

@@ -45,15 +45,22 @@ some_type(conf_side_t *s)
   return t;
 }
 
-/* Link [WIN_OFF, WIN_OFF + WIN_LEN) of @b on the passive side's EP. */
+/* Link [WIN_OFF, WIN_OFF + WIN_LEN) of @b on the EP of side @s. */
+static it_rmr_context_t
+link_on(conf_side_t *s, it_rmr_handle_t rmr, conf_buf_t *b, it_mem_priv_t privs, it_dto_cookie_t cookie)
+{
+  it_rmr_context_t ctx = 0;
+  conf_ok(it_rmr_link(rmr, b->lmr, b->data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE, privs, s->ep,
+                      cookie, IT_COMPLETION_FLAG, &ctx));
+  conf_dto(s->dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, cookie);
+  return ctx;
+}
+
+/* The window the active side writes to, on the passive side's EP. */
 static it_rmr_context_t
 link_window(conf_pair_t *p, it_rmr_handle_t rmr, conf_buf_t *b, it_mem_priv_t privs, it_dto_cookie_t cookie)
 {
-  it_rmr_context_t ctx = 0;
-  conf_ok(it_rmr_link(rmr, b->lmr, b->data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE, privs, p->p.ep,
-                      cookie, IT_COMPLETION_FLAG, &ctx));
-  conf_dto(p->p.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, cookie);
-  return ctx;
+  return link_on(&p->p, rmr, b, privs, cookie);
 }
 
 /* RDMA Write @len bytes from the active side to @off of @dst through @ctx. */
@@ -447,18 +454,6 @@ require_read_ext(conf_side_t *s)
   return conf_require(ok, "RDMA Read into RMRs (rdma_read_local_extensions)");
 }
 
-/* Link [WIN_OFF, WIN_OFF + WIN_LEN) of @b as a read sink window on the
- * active (reading) side's own EP. */
-static it_rmr_context_t
-link_sink(conf_pair_t *p, it_rmr_handle_t rmr, conf_buf_t *b, it_mem_priv_t privs, it_dto_cookie_t cookie)
-{
-  it_rmr_context_t ctx = 0;
-  conf_ok(it_rmr_link(rmr, b->lmr, b->data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE, privs, p->a.ep,
-                      cookie, IT_COMPLETION_FLAG, &ctx));
-  conf_dto(p->a.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, cookie);
-  return ctx;
-}
-
 static void
 test_read_to_rmr(void)
 {
@@ -479,7 +474,7 @@ test_read_to_rmr(void)
   conf_buf_fill(&src, 21);
   it_rmr_handle_t rmr;
   conf_ok(it_rmr_create20(p.a.pz, some_type(&p.a), &rmr));
-  it_rmr_context_t ctx = link_sink(&p, rmr, &sink, IT_PRIV_REMOTE_WRITE, 1);
+  it_rmr_context_t ctx = link_on(&p.a, rmr, &sink, IT_PRIV_REMOTE_WRITE, 1);
   it_rmr_triplet_t t = { .rmr = rmr, .length = 256 };
   t.addr.abs = sink.data + WIN_OFF + 16;
   conf_ok(it_post_rdma_read_to_rmr(p.a.ep, &t, 1, 2, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(src.data),
@@ -538,7 +533,7 @@ test_read_to_rmr_rights(void)
   conf_buf_fill(&src, 5);
   it_rmr_handle_t rmr;
   conf_ok(it_rmr_create20(p.a.pz, some_type(&p.a), &rmr));
-  link_sink(&p, rmr, &sink, iw ? IT_PRIV_REMOTE_READ : IT_PRIV_REMOTE, 1);
+  link_on(&p.a, rmr, &sink, iw ? IT_PRIV_REMOTE_READ : IT_PRIV_REMOTE, 1);
   it_rmr_triplet_t t[2] = { { .rmr = rmr, .length = 64 }, { .rmr = rmr, .length = 64 } };
   t[0].addr.abs = sink.data + WIN_OFF;
   t[1].addr.abs = sink.data + WIN_OFF + 64;

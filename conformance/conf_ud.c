@@ -66,6 +66,18 @@ ud_side_open(ud_side_t *s, uint32_t qkey)
   s->info = p.attr.srv.ud.ep_info;
 }
 
+/* The requester (@a, Q_Key QKEY_A) and the responder (@p, QKEY_P) of a
+ * test; FALSE, with the test skipped, where the IA has no UD service. */
+static gboolean
+ud_pair_open(ud_side_t *a, ud_side_t *p)
+{
+  if (!ud_available())
+    return FALSE;
+  ud_side_open(a, QKEY_A);
+  ud_side_open(p, QKEY_P);
+  return TRUE;
+}
+
 static void
 ud_side_close(ud_side_t *s)
 {
@@ -233,11 +245,9 @@ test_resolve_sendto(void)
   g_test_summary("UD: resolve a peer's EP by UD service resolution, then it_post_sendto / "
                  "it_post_recvfrom both ways with the data checked after the GRH, the receive "
                  "completion naming the sender's ud_ep_id and a src_path that addresses it back");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   it_conn_qual_t qual;
   it_listen_handle_t lh;
   listen_on(&p, &qual, &lh);
@@ -322,11 +332,9 @@ test_qkey_mismatch(void)
   g_test_summary("UD: a datagram with the wrong Q_Key is dropped at the receiver (nothing "
                  "completes there) while the send still completes successfully; one with the "
                  "right key then arrives in the same receive");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   it_addr_handle_t ah = ah_to(&a);
   conf_buf_t sb, rb;
   ud_buf(&a, &sb, 128);
@@ -367,11 +375,9 @@ test_no_recv_dropped(void)
   g_test_summary("UD: a datagram to an EP with no receive posted is dropped (nothing completes "
                  "there, not even later when a receive is posted) and the send completes "
                  "successfully, as on InfiniBand");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   it_addr_handle_t ah = ah_to(&a);
   conf_buf_t sb, rb;
   ud_buf(&a, &sb, 32);
@@ -397,11 +403,9 @@ test_mtu(void)
   g_test_summary("UD: a datagram larger than it_spigot_info_t.max_ud_send_len is refused by "
                  "it_post_sendto with IT_ERR_PAYLOAD_SIZE and nothing is sent; one of exactly "
                  "the MTU arrives whole");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   size_t mtu = ud_mtu(&a);
   g_assert_cmpuint(mtu, >=, 256);
   it_addr_handle_t ah = ah_to(&a);
@@ -436,11 +440,9 @@ test_recv_too_small(void)
 {
   g_test_summary("UD: a receive too small for the GRH and the payload completes with "
                  "IT_DTO_ERR_LOCAL_LENGTH, the send succeeds, and the EP stays usable");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   it_addr_handle_t ah = ah_to(&a);
   conf_buf_t sb, rb;
   ud_buf(&a, &sb, 100);
@@ -548,11 +550,9 @@ test_svc_reject(void)
                  "reaches the requester with that status; a bad status or an unknown id is "
                  "refused; a request to a port nobody listens on is answered "
                  "IT_UD_SVC_ID_NOT_SUPPORTED");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   it_conn_qual_t qual;
   it_listen_handle_t lh;
   listen_on(&p, &qual, &lh);
@@ -609,11 +609,9 @@ test_svc_pdata_limits(void)
   g_test_summary("UD service resolution: private data up to it_ia_info_t.ud_req_private_data_len "
                  "and ud_rep_private_data_len goes through whole; one byte more is refused with "
                  "IT_ERR_INVALID_PDATA_LENGTH");
-  if (!ud_available())
-    return;
   ud_side_t a, p;
-  ud_side_open(&a, QKEY_A);
-  ud_side_open(&p, QKEY_P);
+  if (!ud_pair_open(&a, &p))
+    return;
   it_ia_info_t *info = ud_info(&a);
   size_t req_max = info->ud_req_private_data_len, rep_max = info->ud_rep_private_data_len;
   it_ia_info_free(info);

@@ -77,9 +77,15 @@ conf_side_close(conf_side_t *s)
 void
 conf_pair_open(conf_pair_t *p)
 {
+  conf_pair_open2(p, NULL, NULL);
+}
+
+void
+conf_pair_open2(conf_pair_t *p, const it_ep_attributes_t *aa, const it_ep_attributes_t *pa)
+{
   memset(p, 0, sizeof(*p));
-  conf_side_open(&p->a, NULL);
-  conf_side_open(&p->p, NULL);
+  conf_side_open(&p->a, aa);
+  conf_side_open(&p->p, pa);
   p->qual.type = IT_IANA_PORT;
   conf_ok(it_listen_create(p->p.ia, 0, p->p.req, IT_LISTEN_NO_FLAG, &p->qual, &p->lh));
   g_assert_cmpint(p->qual.type, ==, IT_IANA_PORT);

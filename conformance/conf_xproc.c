@@ -701,15 +701,28 @@ rdma_with(child_t *c, gboolean overrun)
 
 /* ---- tests ---- */
 
+/* Spawn a @role child and play the parent's @half (with @arg) against it.
+ * @no_cma: both processes without cross-memory attach (ITAPI_EMUL_CMA=0,
+ * emul's bounce ring). */
+static void
+with_child(const char *role, gboolean no_cma, void (*half)(child_t *, gboolean), gboolean arg)
+{
+  if (no_cma)
+    g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+  child_t c = spawn(role, no_cma);
+  half(&c, arg);
+  unlink(c.err);
+  if (no_cma)
+    g_unsetenv("ITAPI_EMUL_CMA");
+}
+
 static void
 test_send_recv(void)
 {
   g_test_summary("xproc: a child process listens; the parent connects with private data both "
                  "ways, sends 1 KiB and 1 MiB, the child verifies and echoes them; DISCONNECT "
                  "on both sides");
-  child_t c = spawn("echo", FALSE);
-  send_recv_with(&c, FALSE);
-  unlink(c.err);
+  with_child("echo", FALSE, send_recv_with, FALSE);
 }
 
 static void
@@ -732,9 +745,7 @@ test_rdma_write_read(void)
 {
   g_test_summary("xproc: RDMA Write into the child's region and RDMA Read back while the "
                  "child's application thread is blocked in read()");
-  child_t c = spawn("target", FALSE);
-  rdma_with(&c, FALSE);
-  unlink(c.err);
+  with_child("target", FALSE, rdma_with, FALSE);
 }
 
 /* Connect to an "atomic" child with atomics_enable; its word's address and
@@ -962,16 +973,10 @@ test_rdma_shared_memory(void)
                  "over attach and over the bounce ring (vp/emul maps the region and moves "
                  "bytes by memcpy); an overrun is still refused with REMOTE_ACCESS, guards "
                  "intact");
-  child_t c = spawn("mtarget", FALSE);
-  rdma_mapped_with(&c, FALSE);
-  unlink(c.err);
+  with_child("mtarget", FALSE, rdma_mapped_with, FALSE);
   if (!g_str_has_prefix(conf_ia_name(), "emul"))
     return;
-  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t b = spawn("mtarget", TRUE);
-  rdma_mapped_with(&b, FALSE);
-  unlink(b.err);
-  g_unsetenv("ITAPI_EMUL_CMA");
+  with_child("mtarget", TRUE, rdma_mapped_with, FALSE);
 }
 
 static void
@@ -981,9 +986,7 @@ test_rdma_after_free(void)
                  "then the child frees the region's LMR: the same write completes REMOTE_ACCESS, "
                  "the connection breaks and the child finds its last pattern intact (what a "
                  "provider keeps of an earlier check of that key must not outlive the region)");
-  child_t c = spawn("mtarget", FALSE);
-  rdma_mapped_with(&c, TRUE);
-  unlink(c.err);
+  with_child("mtarget", FALSE, rdma_mapped_with, TRUE);
 }
 
 static void
@@ -1114,9 +1117,7 @@ test_protection(void)
 {
   g_test_summary("xproc: an RDMA Write past the end of the child's region completes "
                  "IT_DTO_ERR_REMOTE_ACCESS, both sides BROKEN, the child's guard bytes intact");
-  child_t c = spawn("target", FALSE);
-  rdma_with(&c, TRUE);
-  unlink(c.err);
+  with_child("target", FALSE, rdma_with, TRUE);
 }
 
 static int

@@ -261,6 +261,14 @@ it_status_t ual_check_addr_mode(const ual_ia_t *ia, it_addr_mode_t mode);
 
 /* Errors with a sentence for itx_error_detail(). */
 it_status_t ual_fail(it_status_t st, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* The provider of @ia refused to create an object (@fmt: what, as "create
+ * a UD queue pair"): @nosup when it does not offer it (RNICPI_ENOTSUP),
+ * else IT_ERR_RESOURCES; the sentence says which and what to do. */
+it_status_t ual_prov_refused(const ual_ia_t *ia, rnicpi_status_t rs, it_status_t nosup, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+/* A new object of a PZ: its handle, the PZ's count and the IA's list
+ * (ual_lock held). */
+void ual_pz_child_add(ual_obj_t *obj, it_handle_type_enum_t type, ual_pz_t *pz);
 #define ual_ok() (IT_SUCCESS)
 
 /* EVDs (ual_evd.c). */

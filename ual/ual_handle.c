@@ -104,6 +104,29 @@ ual_fail(it_status_t st, const char *fmt, ...)
   return st;
 }
 
+it_status_t
+ual_prov_refused(const ual_ia_t *ia, rnicpi_status_t rs, it_status_t nosup, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (rs == RNICPI_ENOTSUP)
+    return ual_fail(nosup, "provider '%s' could not %s: IA '%s' does not offer it (itapi-info -v lists "
+                    "what it does)", ia->prov->name, what, ia->iface->name);
+  return ual_fail(IT_ERR_RESOURCES, "provider '%s' could not %s: %s; free objects of IA '%s' or ask for "
+                  "less", ia->prov->name, what, rnicpi_status_message(rs), ia->iface->name);
+}
+
+void
+ual_pz_child_add(ual_obj_t *obj, it_handle_type_enum_t type, ual_pz_t *pz)
+{
+  ual_ia_t *ia = pz->obj.ia;
+  ual_handle_alloc(obj, type, ia);
+  pz->nref++;
+  ia->children = g_list_prepend(ia->children, obj);
+}
+
 const char *
 itx_error_detail(void)
 {

@@ -258,9 +258,7 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
   lmr->iobl = iobl != NULL;
   lmr->iobl_num_elts = iobl != NULL ? iobl->num_elts : 0;
   lmr->iobl_type = iobl != NULL ? iobl->iobl_type : 0;
-  ual_handle_alloc(&lmr->obj, IT_HANDLE_TYPE_LMR, ia);
-  pz->nref++;
-  ia->children = g_list_prepend(ia->children, lmr);
+  ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz);
   *lmr_handle = UAL_HANDLE(&lmr->obj, it_lmr_handle_t);
   if (rmr_context != NULL)
     *rmr_context = lmr->mr->rkey;
@@ -544,9 +542,8 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
   rnicpi_status_t rs = ia->prov->mem->mr_alloc(pz->pd, (uint32_t) iobl_num_elts, &lmr->mr);
   if (rs != RNICPI_OK) {
     g_free(lmr);
-    st = ual_fail(rs == RNICPI_ENOTSUP ? IT_ERR_OP_NOT_SUPPORTED : IT_ERR_RESOURCES, "provider '%s' could not "
-                  "allocate a fast-register region of %zu pages: %s", ia->prov->name, iobl_num_elts,
-                  rnicpi_status_message(rs));
+    st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "allocate a fast-register region of %zu pages",
+                          iobl_num_elts);
     goto out;
   }
   lmr->pz = pz;
@@ -555,9 +552,7 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
   lmr->shared_id = shared_id;
   lmr->linkable = TRUE;
   lmr->iobl_num_elts = iobl_num_elts;
-  ual_handle_alloc(&lmr->obj, IT_HANDLE_TYPE_LMR, ia);
-  pz->nref++;
-  ia->children = g_list_prepend(ia->children, lmr);
+  ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz);
   *lmr_handle = UAL_HANDLE(&lmr->obj, it_lmr_handle_t);
 out:
   g_rec_mutex_unlock(&ual_lock);

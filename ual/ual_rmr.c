@@ -64,17 +64,13 @@ it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_
                                                                                      : RNICPI_MW_WIDE, &rmr->mw);
   if (rs != RNICPI_OK) {
     g_free(rmr);
-    st = ual_fail(rs == RNICPI_ENOTSUP ? IT_ERR_OP_NOT_SUPPORTED : IT_ERR_RESOURCES,
-                  "provider '%s' could not allocate a %s memory window: %s", ia->prov->name,
-                  type_name(rmr_type), rnicpi_status_message(rs));
+    st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "allocate a %s memory window", type_name(rmr_type));
     goto out;
   }
   rmr->pz = pz;
   rmr->type = rmr_type;
   rmr->addr_mode = IT_ADDR_MODE_ABSOLUTE;
-  ual_handle_alloc(&rmr->obj, IT_HANDLE_TYPE_RMR, ia);
-  pz->nref++;
-  ia->children = g_list_prepend(ia->children, rmr);
+  ual_pz_child_add(&rmr->obj, IT_HANDLE_TYPE_RMR, pz);
   *rmr_handle = UAL_HANDLE(&rmr->obj, it_rmr_handle_t);
 out:
   g_rec_mutex_unlock(&ual_lock);

@@ -50,9 +50,7 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
   if (rs != RNICPI_OK) {
     ual_handle_release(&q->obj);
     g_free(q);
-    st = ual_fail(rs == RNICPI_ENOTSUP ? IT_ERR_SRQ_NOT_SUPPORTED : IT_ERR_RESOURCES,
-                  "provider '%s' could not create an SRQ of %zu receives: %s", ia->prov->name,
-                  max_recv_dtos, rnicpi_status_message(rs));
+    st = ual_prov_refused(ia, rs, IT_ERR_SRQ_NOT_SUPPORTED, "create an SRQ of %zu receives", max_recv_dtos);
     goto out;
   }
   pz->nref++;

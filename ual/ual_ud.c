@@ -109,9 +109,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   if (rs != RNICPI_OK) {
     ual_handle_release(&ep->obj);
     g_free(ep);
-    st = ual_fail(rs == RNICPI_ENOTSUP ? IT_ERR_OP_NOT_SUPPORTED : IT_ERR_RESOURCES,
-                  "provider '%s' could not create a UD queue pair: %s", ia->prov->name,
-                  rnicpi_status_message(rs));
+    st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "create a UD queue pair");
     goto out;
   }
   /* The id is the IA's choice: the QP number peers send to. */
@@ -340,16 +338,12 @@ it_address_handle_create(it_pz_handle_t pz_handle, const it_path_t *destination_
   rnicpi_status_t rs = ia->prov->ud->ah_create(pz->pd, &attr, &ah->ah);
   if (rs != RNICPI_OK) {
     g_free(ah);
-    st = ual_fail(rs == RNICPI_ENOTSUP ? IT_ERR_OP_NOT_SUPPORTED : IT_ERR_RESOURCES,
-                  "provider '%s' could not create an address handle: %s", ia->prov->name,
-                  rnicpi_status_message(rs));
+    st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "create an address handle");
     goto out;
   }
   ah->pz = pz;
   ah->path = stored;
-  ual_handle_alloc(&ah->obj, IT_HANDLE_TYPE_ADDR, ia);
-  pz->nref++;
-  ia->children = g_list_prepend(ia->children, ah);
+  ual_pz_child_add(&ah->obj, IT_HANDLE_TYPE_ADDR, pz);
   *addr_handle = UAL_HANDLE(&ah->obj, it_addr_handle_t);
 out:
   g_rec_mutex_unlock(&ual_lock);

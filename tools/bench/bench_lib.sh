@@ -86,3 +86,15 @@ verdict() {  # RATIO OP LIMIT
   if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
     echo "met"; else echo "not met"; fi
 }
+
+report_head() {  # TITLE -> the report's heading, command, machine and the figure table's head
+  echo "## $1"
+  echo
+  echo "Command: \`$invocation\` ($reps repetition(s))"
+  echo "($(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); load average at the start of"
+  echo "each repetition:$loads).  Median over the repetitions (min–max); ratios are"
+  echo "paired per repetition, then the median."
+  echo
+  echo "| figure | value |"
+  echo "|---|---|"
+}

@@ -148,15 +148,7 @@ r1=$(ratio emul_send ucx_lat); r2=$(ratio emul_send fi_lat); r3=$(ratio emul_wri
 r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write_priv cma8)
 r7=$(ratio emul_wbw_priv cma1m)
 {
-  echo "## vp/emul across processes: one run of tools/bench/emul.sh"
-  echo
-  echo "Command: \`$invocation\` ($reps repetition(s))"
-  echo "($(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); load average at the start of"
-  echo "each repetition:$loads).  Median over the repetitions (min–max); ratios are"
-  echo "paired per repetition, then the median."
-  echo
-  echo "| figure | value |"
-  echo "|---|---|"
+  report_head "vp/emul across processes: one run of tools/bench/emul.sh"
   echo "| emul send_lat 8 B, cross-process, busy poll, µs (median of run) | $(fmt emul_send -) |"
   echo "| emul write_lat 8 B, cross-process, busy poll, µs | $(fmt emul_write -) |"
   echo "| emul write_bw 1 MiB, cross-process, GB/s | $(fmt emul_wbw -) |"

@@ -125,16 +125,22 @@ clpp(double secs)
 
 /* ---- memcpy ---- */
 
+/* @size bytes on whole pages, each byte @fill. */
+static char *
+page_buf(size_t size, int fill)
+{
+  char *p = aligned_alloc(4096, (size + 4095) & ~(size_t) 4095);
+  memset(p, fill, size);
+  return p;
+}
+
 static int
 bench_memcpy(size_t size, double secs)
 {
   static double s[MAXS];
   size_t n = 0;
   pin(0);
-  char *a = aligned_alloc(4096, (size + 4095) & ~(size_t) 4095);
-  char *b = aligned_alloc(4096, (size + 4095) & ~(size_t) 4095);
-  memset(a, 1, size);
-  memset(b, 2, size);
+  char *a = page_buf(size, 1), *b = page_buf(size, 2);
   size_t per = size >= (1u << 20) ? 4 : 64;
   uint64_t end = now_ns() + (uint64_t) (secs * 1e9);
   for (int w = 0; w < 16; w++)
@@ -161,10 +167,7 @@ cma(size_t size, double secs)
 {
   static double s[MAXS];
   size_t n = 0;
-  char *buf = aligned_alloc(4096, (size + 4095) & ~(size_t) 4095);
-  char *src = aligned_alloc(4096, (size + 4095) & ~(size_t) 4095);
-  memset(buf, 0, size);
-  memset(src, 3, size);
+  char *buf = page_buf(size, 0), *src = page_buf(size, 3);
   pid_t child = fork();
   if (child == 0) {
     pin(1);

@@ -81,15 +81,7 @@ nofi="not installed: apt-get install libfabric-bin"
 r1=$(ratio iw_lat tcp_lat); r2=$(ratio iw_lat fi_lat); r3=$(ratio iw_bw tcp_bw)
 r4=$(ratio iw_bw_crc tcp_bw); r5=$(ratio iw_bw fi_bw); r6=$(ratio fi_lat tcp_lat)
 {
-  echo "## vp/iwarp across processes on 127.0.0.1: one run of tools/bench/iwarp.sh"
-  echo
-  echo "Command: \`$invocation\` ($reps repetition(s))"
-  echo "($(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); load average at the start of"
-  echo "each repetition:$loads).  Median over the repetitions (min–max); ratios are"
-  echo "paired per repetition, then the median."
-  echo
-  echo "| figure | value |"
-  echo "|---|---|"
+  report_head "vp/iwarp across processes on 127.0.0.1: one run of tools/bench/iwarp.sh"
   echo "| raw TCP ping-pong 8 B, 2 processes, busy poll, µs (median of run) | $(fmt tcp_lat -) |"
   echo "| iwarp send_lat 8 B, 2 processes, busy poll, µs (median of run) | $(fmt iw_lat -) |"
   echo "| libfabric tcp (fi_pingpong -e msg) 8 B, µs (mean) | $(fmt fi_lat "$nofi") |"

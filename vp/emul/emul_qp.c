@@ -329,38 +329,41 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   return EXEC_DONE;
 }
 
-/* Bind a window; a failed bind breaks the QP (IBTA 10.6.7.2.4). */
+/* A request executed here alone (bind, invalidate, fast registration)
+ * ended with @st: it completes, or fails and breaks the QP. */
 static exec_t
-exec_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+local_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
-  rnicpi_wc_status_t st = emul_mw_bind(qp, wr);
   if (st != RNICPI_WC_SUCCESS)
     return fail_local(qp, wr, st, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
   return EXEC_DONE;
 }
 
+/* Bind a window; a failed bind breaks the QP (IBTA 10.6.7.2.4). */
+static exec_t
+exec_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  return local_done(qp, wr, emul_mw_bind(qp, wr), w);
+}
+
 static exec_t
 exec_local_inv(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
+  rnicpi_wc_status_t st = RNICPI_WC_SUCCESS;
   if (!emul_mw_invalidate(qp, wr->invalidate_rkey)) {
     /* A region's key (RNIC-PI 1.4) fails as memory management. */
     emul_mr_t *e = emul_mr_lookup(emul_pers_of_qp(qp), wr->invalidate_rkey);
-    return fail_local(qp, wr, e != NULL && e->mw == NULL ? RNICPI_WC_MEM_MGT_ERR : RNICPI_WC_MW_BIND_ERR, w);
+    st = e != NULL && e->mw == NULL ? RNICPI_WC_MEM_MGT_ERR : RNICPI_WC_MW_BIND_ERR;
   }
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
-  return EXEC_DONE;
+  return local_done(qp, wr, st, w);
 }
 
 /* Fast registration (RNIC-PI 1.4); a failure breaks the QP. */
 static exec_t
 exec_fast_reg(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  rnicpi_wc_status_t st = emul_fr_exec(qp, wr);
-  if (st != RNICPI_WC_SUCCESS)
-    return fail_local(qp, wr, st, w);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
-  return EXEC_DONE;
+  return local_done(qp, wr, emul_fr_exec(qp, wr), w);
 }
 
 typedef exec_t (*exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
