@@ -344,7 +344,8 @@ memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len)
 
 /* A target region; the application thread then sleeps in read(): RDMA
  * against it must complete without it.  "check SEED" verifies the region,
- * "guards" only the guard bytes (after a refused write).  With @memfd, the
+ * "guards" only the guard bytes (after a refused write), "write ADDR CTX"
+ * writes to the parent through a context that must be refused.  With @memfd, the
  * region is in shared memory (see memfd_buf_new) and the commands repeat
  * until "guards". */
 static int
@@ -388,7 +389,17 @@ role_target(gboolean memfd)
   }
   ssize_t n = read(0, cmd, sizeof(cmd) - 1); /* blocked: one-sided RDMA runs meanwhile */
   g_assert_cmpint(n, >, 0);
-  if (sscanf(cmd, "check %u", &seed) == 1) {
+  guint64 waddr, wctx;
+  if (sscanf(cmd, "write %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &waddr, &wctx) == 2) {
+    /* The parent's context is dead: this write is refused, breaking the
+     * connection. */
+    it_lmr_triplet_t g = conf_seg(&rb, 0, 16);
+    conf_ok(it_post_rdma_write(s.ep, &g, 1, 7, IT_COMPLETION_FLAG,
+                               it_make_rdma_addr_absolute((void *) (uintptr_t) waddr), (it_rmr_context_t) wctx));
+    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 7);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    conf_buf_check_guards(&rb);
+  } else if (sscanf(cmd, "check %u", &seed) == 1) {
     conf_buf_check(&rb, 0, TARGET_LEN, seed);
     conf_buf_check_guards(&rb);
     printf("ok\n");
@@ -396,17 +407,21 @@ role_target(gboolean memfd)
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
     return 0;
   } else {
+    /* "local": the parent's request failed at the parent (nothing to tell
+     * this responder); otherwise a refused write. */
+    gboolean local = strncmp(cmd, "local", 5) == 0;
     conf_buf_check_guards(&rb);
     /* InfiniBand checks the whole range of an RDMA Write before placing a
      * byte; iWARP places each DDP segment as it comes, so only the memory
      * outside the region is guaranteed untouched there. */
-    if (conf_transport(&s) == IT_IB_TRANSPORT)
+    if (conf_transport(&s) == IT_IB_TRANSPORT || local)
       for (size_t i = 0; i < TARGET_LEN; i++)
         g_assert_cmpuint(rb.data[i], ==, 0);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+    if (!local)
+      conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
   }
   printf("ok\n");
   fflush(stdout);
@@ -697,6 +712,142 @@ rdma_with(child_t *c, gboolean overrun)
   conf_buf_free(&lb);
   conf_buf_free(&back);
   conf_side_close(&s);
+}
+
+/* Reads into RMRs need rdma_read_local_extensions and an RMR type; @iw:
+ * a read sink needs remote write, @rel: RMRs may be relatively addressed. */
+static it_rmr_type_t
+read_ext_type(conf_side_t *s, gboolean *iw, gboolean *rel)
+{
+  it_ia_info_t *info = conf_info(s);
+  it_rmr_type_t t = !info->rdma_read_local_extensions ? IT_RMR_TYPE_DEFAULT :
+                    (info->rmr_types_supported & IT_RMR_TYPE_NARROW) ? IT_RMR_TYPE_NARROW :
+                    (info->rmr_types_supported & IT_RMR_TYPE_WIDE) ? IT_RMR_TYPE_WIDE : IT_RMR_TYPE_DEFAULT;
+  *iw = info->rdma_read_requires_remote_write;
+  *rel = info->addr_mode_relative_support;
+  it_ia_info_free(info);
+  return t;
+}
+
+/* Every byte of @b outside [@off, @off + @n) is 0. */
+static void
+assert_zero_outside(const conf_buf_t *b, size_t off, size_t n)
+{
+  for (size_t i = 0; i < b->len; i++)
+    if ((i < off || i >= off + n) && b->data[i] != 0)
+      g_error("byte %zu of the sink, outside the %zu bytes at %zu read into it, is 0x%02x", i, n, off,
+              b->data[i]);
+}
+
+/* Point @t at @off bytes into the window over [WIN_OFF, WIN_OFF + WIN_LEN)
+ * of @b: an offset in a relatively addressed window, else an address. */
+static void
+win_at(it_rmr_triplet_t *t, conf_buf_t *b, gboolean rel, size_t off)
+{
+  if (rel)
+    t->addr.rel = off;
+  else
+    t->addr.abs = b->data + WIN_OFF + off;
+}
+
+/* RDMA Reads from a target child's region into a window of ours linked
+ * through the cross-process EP (relatively addressed where the IA offers
+ * it, so that the sink's addresses are offsets the provider translates):
+ * the bytes land in the window's range and nowhere else; with IT_UNLINK_LOCAL_SINK the completion names the RMR
+ * and it is unlinked.  With @bad_sink the sink window lacks what a Read
+ * sink needs (iWARP: remote write on the window; InfiniBand: local write on
+ * its LMR): LOCAL_PROTECTION, the connection breaks, nothing lands. */
+static void
+read_to_rmr_with(child_t *c, gboolean bad_sink)
+{
+  conf_side_t s;
+  conf_buf_t lb, back, sink;
+  guint64 addr, ctx;
+  unsigned len;
+  gboolean iw, rel;
+  open_target(c, &s, &lb, &back, &addr, &ctx, &len);
+  it_rmr_type_t type = read_ext_type(&s, &iw, &rel);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  it_mem_priv_t lmr_privs = iw ? IT_PRIV_LOCAL | IT_PRIV_REMOTE : IT_PRIV_LOCAL_READ | IT_PRIV_REMOTE;
+  it_mem_priv_t win_privs = iw ? IT_PRIV_REMOTE_READ : IT_PRIV_REMOTE;
+  if (!bad_sink) {
+    lmr_privs = IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE;
+    win_privs = IT_PRIV_REMOTE_WRITE;
+  }
+  conf_buf_new(&s, &sink, WIN_OFF * 2, lmr_privs, IT_ADDR_MODE_ABSOLUTE);
+  it_rmr_handle_t rmr = IT_NULL_HANDLE;
+  it_rmr_context_t wctx = 0;
+  it_rmr_triplet_t t = { .length = 256 };
+  if (type != IT_RMR_TYPE_DEFAULT) {
+    conf_ok(it_rmr_create20(s.pz, type, &rmr));
+    conf_ok(it_rmr_link(rmr, sink.lmr, sink.data + WIN_OFF, WIN_LEN,
+                        rel ? IT_ADDR_MODE_RELATIVE : IT_ADDR_MODE_ABSOLUTE, win_privs, s.ep, 60,
+                        IT_COMPLETION_FLAG, &wctx));
+    conf_dto(s.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 60);
+    t.rmr = rmr;
+    win_at(&t, &sink, rel, 16);
+  }
+  if (bad_sink && rmr != IT_NULL_HANDLE) {
+    conf_ok(it_post_rdma_read_to_rmr(s.ep, &t, 1, 61, IT_COMPLETION_FLAG, ra, ctx));
+    conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 61);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    assert_zero_outside(&sink, 0, 0);
+    say(c->to, "local\n");
+  } else {
+    it_lmr_triplet_t g = conf_seg(&lb, 0, len);
+    conf_buf_fill(&lb, 9);
+    conf_ok(it_post_rdma_write(s.ep, &g, 1, 62, IT_COMPLETION_FLAG, ra, ctx));
+    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 62);
+    if (rmr != IT_NULL_HANDLE) {
+      conf_ok(it_post_rdma_read_to_rmr(s.ep, &t, 1, 63, IT_COMPLETION_FLAG,
+                                       it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + 100)), ctx));
+      it_dto_cmpl_event_t d = conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 63);
+      g_assert_cmpuint(d.transferred_length, ==, 256);
+      g_assert_true(d.unlinked_mr_handle == IT_NULL_HANDLE);
+      g_assert_cmpmem(sink.data + WIN_OFF + 16, 256, lb.data + 100, 256);
+      assert_zero_outside(&sink, WIN_OFF + 16, 256);
+      /* With unlink of the sink, at the window's far end. */
+      memset(sink.data + WIN_OFF + 16, 0, 256);
+      win_at(&t, &sink, rel, WIN_LEN - 100);
+      t.length = 100;
+      conf_ok(it_post_rdma_read_to_rmr(s.ep, &t, 1, 64, IT_COMPLETION_FLAG | IT_UNLINK_LOCAL_SINK,
+                                       it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + 1000)), ctx));
+      d = conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 64);
+      g_assert_cmpuint(d.transferred_length, ==, 100);
+      g_assert_true((void *) d.unlinked_mr_handle == (void *) rmr);
+      g_assert_cmpmem(sink.data + WIN_OFF + WIN_LEN - 100, 100, lb.data + 1000, 100);
+      assert_zero_outside(&sink, WIN_OFF + WIN_LEN - 100, 100);
+      it_rmr_param_t q;
+      conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_LINKED, &q));
+      g_assert_cmpint(q.linked, ==, IT_FALSE);
+      conf_assert_status(it_post_rdma_read_to_rmr(s.ep, &t, 1, 65, IT_COMPLETION_FLAG, ra, ctx),
+                         IT_ERR_INVALID_RMR);
+      conf_assert_empty(s.dto);
+      /* The provider killed the sink key too: the child's write through
+       * it is refused, nothing lands. */
+      say(c->to, "write %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
+          rel ? (guint64) 0 : (guint64) (uintptr_t) (sink.data + WIN_OFF), (guint64) wctx);
+      conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+      assert_zero_outside(&sink, WIN_OFF + WIN_LEN - 100, 100);
+    } else {
+      say(c->to, "check 9\n");
+    }
+  }
+  conf_buf_check_guards(&sink);
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  if (rmr == IT_NULL_HANDLE) {
+    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  }
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  if (rmr != IT_NULL_HANDLE)
+    conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&sink);
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+  conf_require(type != IT_RMR_TYPE_DEFAULT, "RDMA Read into RMRs (rdma_read_local_extensions, an RMR type)");
 }
 
 /* ---- tests ---- */
@@ -1049,6 +1200,32 @@ test_windows(void)
 }
 
 static void
+test_read_to_rmr(void)
+{
+  g_test_summary("xproc: it_post_rdma_read_to_rmr from the child's region (its application thread "
+                 "blocked in read()) into a window of ours: the bytes land in the window's range and "
+                 "nowhere else; with IT_UNLINK_LOCAL_SINK (Read with Invalidate) the completion names "
+                 "the RMR, it is unlinked and refused after; over attach and (emul) the bounce ring");
+  with_child("target", FALSE, read_to_rmr_with, FALSE);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;
+  with_child("target", TRUE, read_to_rmr_with, FALSE);
+}
+
+static void
+test_read_to_rmr_rights(void)
+{
+  g_test_summary("xproc: a Read into a window without what a Read sink needs (iWARP: the window's "
+                 "remote write; InfiniBand: its LMR's local write) completes "
+                 "IT_DTO_ERR_LOCAL_PROTECTION, the connection breaks, nothing lands on either side; "
+                 "over attach and (emul) the bounce ring");
+  with_child("target", FALSE, read_to_rmr_with, TRUE);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;
+  with_child("target", TRUE, read_to_rmr_with, TRUE);
+}
+
+static void
 test_peer_killed(void)
 {
   g_test_summary("xproc: the child is killed while the parent's send waits for a receive: "
@@ -1203,6 +1380,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
   g_test_add_func("/conformance/xproc/windows", test_windows);
+  g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
+  g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
   g_test_add_func("/conformance/xproc/atomics", test_atomics);
   g_test_add_func("/conformance/xproc/atomics-not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);

@@ -507,6 +507,22 @@ emul_sge_region(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 }
 gboolean emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need,
                       uint64_t *total);
+/* Scatter entries of a Read into windows (the IB personality's maximum). */
+#define EMUL_MAX_SINK_SGE 32
+/* The local side of request @wr, checked: its own list (each SGE in a
+ * region of the QP's domain with the rights the personality asks of its
+ * opcode), or, for a read sink of windows
+ * (#RNICPI_WR_SINK_MW), the windows' ranges translated to our addresses
+ * in @win (EMUL_MAX_SINK_SGE entries); NULL when the check fails.  Where
+ * the bytes land is decided by the check as it stands at that moment: a
+ * window unbound since the post is refused. */
+const rnicpi_sge_t *emul_rdma_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win,
+                                    uint64_t *len);
+/* Read with Local Invalidate (RDMAC verbs; RNIC-PI 1.4): once the data of
+ * @wr landed and before its completion, the sink key dies.  FALSE when it
+ * names no window or fast-registered region the QP may invalidate
+ * (RNICPI_WC_MEM_MGT_ERR); TRUE for any other request. */
+gboolean emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
 uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len,
                            uint32_t need);
 void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf);

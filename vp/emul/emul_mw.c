@@ -15,8 +15,10 @@
  * and the receiving process invalidates.  A window's entry is exported
  * like a region's (emul_x_mr_sync), with the number of the QP a narrow
  * window is bound through, so a peer process may use its key one-sided
- * only through that QP.  Reads into windows (RNICPI_WR_SINK_MW) and Read
- * with Invalidate stay in-process (RNICPI_ENOTSUP on a cross-process QP).
+ * only through that QP.  A Read into windows (RNICPI_WR_SINK_MW) is
+ * placed by the requesting process, which translates its sink windows to
+ * its own addresses when the data lands (emul_rdma_local), and a Read
+ * with Invalidate kills the sink key there, as in-process.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -113,12 +115,12 @@ emul_mw_post_check(emul_qp_t *qp, rnicpi_send_wr_t *wr)
   if (wr->flags & RNICPI_WR_SINK_MW) {
     if (wr->opcode != RNICPI_WR_RDMA_READ && wr->opcode != RNICPI_WR_RDMA_READ_INV)
       return RNICPI_EINVAL;
-    if (!(feats & RNICPI_CAP_READ_SINK_MW) || qp->x != NULL)
+    if (!(feats & RNICPI_CAP_READ_SINK_MW))
       return RNICPI_ENOTSUP;
   }
   if (wr->opcode == RNICPI_WR_RDMA_READ_INV &&
       ((feats & (RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE)) !=
-       (RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE) || qp->x != NULL))
+       (RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE)))
     return RNICPI_ENOTSUP;
   if (wr->opcode == RNICPI_WR_FAST_REG) {
     if (!(feats & RNICPI_CAP_FAST_REGISTER))

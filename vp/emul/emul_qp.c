@@ -30,9 +30,6 @@
 
 typedef enum { EXEC_DONE, EXEC_BLOCKED, EXEC_FAILED } exec_t;
 
-/* Scatter entries of a Read into windows (the IB personality's maximum). */
-#define EMUL_MAX_SINK_SGE 32
-
 static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_SEND] = RNICPI_WC_SEND,
   [RNICPI_WR_SEND_INV] = RNICPI_WC_SEND,
@@ -252,6 +249,8 @@ sink_windows(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *out, uint6
   uint32_t lneed = need & (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
   uint32_t rneed = need & ~lneed;
   uint64_t t = 0;
+  if (wr->num_sge > EMUL_MAX_SINK_SGE)
+    return FALSE;
   for (uint32_t i = 0; i < wr->num_sge; i++) {
     const rnicpi_sge_t *s = &wr->sg_list[i];
     out[i] = *s;
@@ -273,21 +272,30 @@ sink_windows(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *out, uint6
   return TRUE;
 }
 
+const rnicpi_sge_t *
+emul_rdma_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win, uint64_t *len)
+{
+  if (wr->flags & RNICPI_WR_SINK_MW)
+    return sink_windows(qp, wr, win, len) ? win : NULL;
+  return emul_sges_ok(qp, wr->sg_list, wr->num_sge, emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode),
+                      len) ? wr->sg_list : NULL;
+}
+
+gboolean
+emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  return wr->opcode != RNICPI_WR_RDMA_READ_INV || emul_mw_invalidate(qp, wr->invalidate_rkey);
+}
+
 static exec_t
 exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   const rdma_rule_t *rule = &rdma_rule_of[wr->opcode];
   uint64_t len;
-  const rnicpi_sge_t *sg = wr->sg_list;
   rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  if (wr->flags & RNICPI_WR_SINK_MW) {
-    if (!sink_windows(qp, wr, win, &len))
-      return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-    sg = win;
-  } else if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge,
-                           emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode), &len)) {
+  const rnicpi_sge_t *sg = emul_rdma_local(qp, wr, win, &len);
+  if (sg == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  }
   if (!rule->to_remote && resp_ird(qp->peer) == 0)
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
   uint8_t *remote = len == 0 ? (uint8_t *) "" :
@@ -296,9 +304,7 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   if (len > 0)
     emul_sg_copy(sg, wr->num_sge, remote, rule->to_remote);
-  /* Read with Local Invalidate (RDMAC verbs; RNIC-PI 1.4): the sink key
-   * dies once the data landed, before the completion. */
-  if (wr->opcode == RNICPI_WR_RDMA_READ_INV && !emul_mw_invalidate(qp, wr->invalidate_rkey))
+  if (!emul_read_inv_done(qp, wr))
     return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;

@@ -386,9 +386,9 @@ emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
 }
 
 static void
-x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
-  emul_complete_send(qp, wr, RNICPI_WC_LOC_PROT_ERR, 0, w);
+  emul_complete_send(qp, wr, st, 0, w);
   emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
   x_teardown(qp, w, X_BREAK, 0, 0, FALSE, NULL, 0);
 }
@@ -535,15 +535,22 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   gboolean cma = x->cma_out;
   gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
   const emul_pers_t *pers = emul_pers_of_qp(qp);
-  uint32_t lneed = emul_pers_local_need(pers, wr->opcode);
   uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
   uint64_t len, ra = wr->remote_addr;
-  if (x_hot_move(qp, x, wr, w))
-    return XR_DONE;
-  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, lneed, &len)) {
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_mw_post_relevant(wr)) {
+    /* A read into windows or with invalidate: without attach, through the
+     * ring (a failure of its own here must not leave it half done). */
     if (!cma)
       return XR_NOTDIRECT;
-    x_fail_local(qp, wr, w);
+  } else if (x_hot_move(qp, x, wr, w)) {
+    return XR_DONE;
+  }
+  const rnicpi_sge_t *sg = emul_rdma_local(qp, wr, win, &len);
+  if (sg == NULL) {
+    if (!cma)
+      return XR_NOTDIRECT;
+    x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
     return XR_FAILED;
   }
   if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
@@ -577,13 +584,13 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
         .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
         .map_gen = x->map_gen,
       };
-      emul_sg_copy(wr->sg_list, wr->num_sge, mapped + (ra - e.iova), write);
+      emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
       __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
     } else if (!cma) {
       return XR_NOTDIRECT;
     } else {
       struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
-      int nl = sge_iov(wr->sg_list, wr->num_sge, l);
+      int nl = sge_iov(sg, wr->num_sge, l);
       if (!x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
         /* EFAULT: the region went away under us (deregistered while in
          * use); anything else: the peer is gone. */
@@ -594,6 +601,10 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
       }
     }
   }
+  if (!emul_read_inv_done(qp, wr)) {
+    x_fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
+    return XR_FAILED;
+  }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return XR_DONE;
 }
@@ -603,7 +614,13 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 static gboolean
 x_is_rdma(rnicpi_wr_opcode_t op)
 {
-  return op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ;
+  return op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
+}
+
+static gboolean
+x_is_read(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
 }
 
 /* Every RDMA Write and Read is one-sided (x_direct) under attach. */
@@ -666,6 +683,7 @@ x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
     o->f.total = len;
     break;
   case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV:
     o->f.op = X_OP_READ;
     o->f.byte_len = (uint32_t) len;
     break;
@@ -727,13 +745,13 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       s = emul_wq_peek(&qp->sq);
       continue;
     }
-    gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
-    uint32_t need = emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode);
+    gboolean atomic = emul_is_atomic(wr->opcode);
     uint64_t len;
+    rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
     if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
-        !emul_sges_ok(qp, wr->sg_list, wr->num_sge, need, &len)) {
+        emul_rdma_local(qp, wr, win, &len) == NULL) {
       emul_wq_unlink(&qp->sq, prev, s);
-      x_fail_local(qp, wr, w);
+      x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
       emul_wq_put(&qp->sq, s);
       return;
     }
@@ -789,14 +807,28 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
   x_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
   emul_swqe_t *s = emul_wq_peek(&qp->sq);
   if (s == NULL || !s->issued || s->seq != f->seq ||
-      (f->op == X_OP_READ_RESP && (s->wr.opcode != RNICPI_WR_RDMA_READ || f->total != f->byte_len))) {
+      (f->op == X_OP_READ_RESP && (!x_is_read(s->wr.opcode) || f->total != f->byte_len))) {
     emul_x_peer_break(qp->x, NULL, w);
     return;
   }
   emul_wq_pop(&qp->sq);
   uint32_t len = f->byte_len;
   if (f->op == X_OP_READ_RESP) {
-    emul_scatter(s->sge, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
+    /* A sink of windows is translated again now: where the bytes land is
+     * what the windows say when they land. */
+    rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+    uint64_t sink_len;
+    const rnicpi_sge_t *sg = emul_rdma_local(qp, &s->wr, win, &sink_len);
+    rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
+    if (sg != NULL) {
+      emul_scatter(sg, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
+      bad = RNICPI_WC_MEM_MGT_ERR;
+    }
+    if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
+      x_fail_local(qp, &s->wr, bad, w);
+      emul_wq_put(&qp->sq, s);
+      return;
+    }
   } else if (s->wr.opcode == RNICPI_WR_ATOMIC_CMP_SWP || s->wr.opcode == RNICPI_WR_ATOMIC_FETCH_ADD) {
     memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
     len = 8;
