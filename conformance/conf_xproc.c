@@ -518,6 +518,150 @@ role_atomic(void)
   return 0;
 }
 
+/* ---- datagrams ---- */
+
+#define UD_GRH 40
+#define UD_N 8            /* datagrams each way */
+#define UD_LEN 1000
+#define UD_QKEY_PARENT 0x33330003u
+#define UD_QKEY_CHILD 0x44440004u
+static const unsigned char ud_req_pd[] = "which EP serves you?";
+static const unsigned char ud_rep_pd[] = "this one, in the child";
+
+/* A UD EP with Q_Key @qkey on a side opened by conf_side_open, with
+ * UD_N receives of UD_GRH + UD_LEN bytes posted from @rb; FALSE (nothing
+ * made) where the IA has no UD service. */
+static gboolean
+ud_open(conf_side_t *s, uint32_t qkey, it_ep_handle_t *ep, it_remote_ep_info_t *info, conf_buf_t *rb)
+{
+  it_ia_info_t *ii = conf_info(s);
+  gboolean ud = (ii->supported_service_types & IT_UD_SERVICE) != 0;
+  it_ia_info_free(ii);
+  if (!ud)
+    return FALSE;
+  it_ep_attributes_t a;
+  memset(&a, 0, sizeof(a));
+  a.max_dto_payload_size = UD_LEN;
+  a.max_request_dtos = UD_N * 2;
+  a.max_recv_dtos = UD_N * 2;
+  a.max_send_segments = 1;
+  a.max_recv_segments = 1;
+  a.srv.ud.ep_info.ud_ep_key = qkey;
+  conf_ok(it_ep_ud_create(s->pz, s->dto, s->dto, &a, 0, ep));
+  it_ep_param_t p;
+  conf_ok(it_ep_query(*ep, IT_EP_PARAM_ALL, &p));
+  *info = p.attr.srv.ud.ep_info;
+  conf_buf_new(s, rb, (size_t) UD_N * (UD_GRH + UD_LEN), IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (int i = 0; i < UD_N; i++) {
+    it_lmr_triplet_t t = conf_seg(rb, (size_t) i * (UD_GRH + UD_LEN), UD_GRH + UD_LEN);
+    conf_ok(it_post_recvfrom(*ep, &t, 1, 100 + i, IT_COMPLETION_FLAG));
+  }
+  return TRUE;
+}
+
+/* Take UD_N receive completions on @ep from the EP @from: each holds one
+ * of the seeds @seed0 .. @seed0 + UD_N - 1 after its GRH, each seed once.
+ * The last one's completion in @last. */
+static void
+ud_take(conf_side_t *s, it_ep_handle_t ep, const conf_buf_t *rb, it_ud_ep_id_t from, unsigned seed0,
+        it_event_t *last)
+{
+  gboolean seen[UD_N] = { FALSE };
+  for (int i = 0; i < UD_N; i++) {
+    it_event_t ev = conf_wait(s->dto, IT_DTO_UD_RECV_CMPL_EVENT);
+    const it_all_dto_cmpl_event_t *d = &ev.all_dto_cmpl;
+    g_assert_cmpint(d->dto_status, ==, IT_DTO_SUCCESS);
+    g_assert_true(d->ep == ep);
+    g_assert_cmpuint(d->ud_ep_id, ==, from);
+    g_assert_true(d->flags & IT_UD_IB_GRH_PRESENT);
+    g_assert_cmpuint(d->transferred_length, ==, UD_GRH + UD_LEN);
+    g_assert_cmpuint(d->cookie, >=, 100);
+    g_assert_cmpuint(d->cookie, <, 100 + UD_N);
+    conf_buf_t chk = *rb;
+    chk.data = rb->data + (size_t) (d->cookie - 100) * (UD_GRH + UD_LEN) + UD_GRH;
+    unsigned k = 0;  /* conf_buf_fill's first byte says the seed */
+    while (k < UD_N && chk.data[0] != (unsigned char) ((seed0 + k) * 7 + 1))
+      k++;
+    g_assert_cmpuint(k, <, UD_N);
+    g_assert_false(seen[k]);
+    seen[k] = TRUE;
+    conf_buf_check(&chk, 0, UD_LEN, seed0 + k);
+    *last = ev;
+  }
+}
+
+/* Send UD_N datagrams of seeds @seed0 .. from @sb to @dst; each send
+ * completes successfully. */
+static void
+ud_send_all(conf_side_t *s, it_ep_handle_t ep, conf_buf_t *sb, const it_dg_remote_ep_addr_t *dst,
+            unsigned seed0)
+{
+  for (int i = 0; i < UD_N; i++) {
+    conf_buf_t piece = *sb;
+    piece.data = sb->data + (size_t) i * UD_LEN;
+    piece.len = UD_LEN;
+    conf_buf_fill(&piece, seed0 + (unsigned) i);
+  }
+  for (int i = 0; i < UD_N; i++) {
+    it_lmr_triplet_t t = conf_seg(sb, (size_t) i * UD_LEN, UD_LEN);
+    conf_ok(it_post_sendto(ep, &t, 1, 200 + i, IT_COMPLETION_FLAG, dst));
+  }
+  for (int i = 0; i < UD_N; i++)
+    conf_dto(s->dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 200 + i);
+}
+
+/* Listen, answer the parent's UD service request with our UD EP, take its
+ * datagrams and echo each one's payload back to the address and EP its
+ * completion names (seeds + 50). */
+static int
+role_ud(void)
+{
+  conf_side_t s;
+  conf_buf_t rb, sb;
+  it_ep_handle_t ep;
+  it_remote_ep_info_t info;
+  conf_side_open(&s, NULL);
+  if (!ud_open(&s, UD_QKEY_CHILD, &ep, &info, &rb)) {
+    printf("skip\n");
+    fflush(stdout);
+    return 0;
+  }
+  it_listen_handle_t lh;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
+  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
+  fflush(stdout);
+  it_event_t ev = conf_wait(s.req, IT_CM_REQ_UD_SERVICE_REQUEST_EVENT);
+  g_assert_true(ev.ud_svc_request.private_data_present);
+  g_assert_cmpmem(ev.ud_svc_request.private_data, sizeof(ud_req_pd), ud_req_pd, sizeof(ud_req_pd));
+  conf_ok(it_ud_service_reply(ev.ud_svc_request.ud_svc_req_id, IT_UD_SVC_EP_INFO_VALID, info, ud_rep_pd,
+                              sizeof(ud_rep_pd)));
+  g_autofree char *from = hear(0, LINE_TIMEOUT_MS);
+  guint64 parent_id = 0;
+  g_assert_nonnull(from);
+  g_assert_cmpint(sscanf(from, "from %" G_GUINT64_FORMAT, &parent_id), ==, 1);
+  it_event_t last;
+  ud_take(&s, ep, &rb, (it_ud_ep_id_t) parent_id, 10, &last);
+  it_addr_handle_t back;
+  conf_ok(it_address_handle_create(s.pz, &last.all_dto_cmpl.src_path, 0, &back));
+  it_dg_remote_ep_addr_t to = { .type = IT_DG_TYPE_IB_UD };
+  to.addr.ud.addr = back;
+  to.addr.ud.ep_info.ud_ep_id = last.all_dto_cmpl.ud_ep_id;
+  to.addr.ud.ep_info.ud_ep_key = UD_QKEY_PARENT;
+  conf_buf_new(&s, &sb, (size_t) UD_N * UD_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  ud_send_all(&s, ep, &sb, &to, 60);
+  conf_buf_check_guards(&rb);
+  printf("ok\n");
+  fflush(stdout);
+  g_autofree char *bye = hear(0, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(bye, ==, "bye");
+  conf_ok(it_ep_free(ep));
+  conf_buf_free(&rb);
+  conf_buf_free(&sb);
+  conf_side_close(&s);
+  return 0;
+}
+
 static int
 role_sleeper(void)
 {
@@ -1226,6 +1370,75 @@ test_read_to_rmr_rights(void)
 }
 
 static void
+test_ud(void)
+{
+  g_test_summary("xproc UD: the parent resolves the child's UD EP by UD service resolution "
+                 "(private data both ways), sends it 8 datagrams (a first one with a wrong Q_Key, "
+                 "dropped), the child checks each after its GRH and the sender's ud_ep_id, and "
+                 "echoes 8 back to the address its receive completion named");
+  child_t c = spawn("ud", FALSE);
+  g_autofree char *l = hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  if (g_strcmp0(l, "skip") == 0) {
+    reap_ok(&c);
+    unlink(c.err);
+    conf_require(FALSE, "ud");
+    return;
+  }
+  unsigned port = 0;
+  g_assert_cmpint(sscanf(l, "port %u", &port), ==, 1);
+  conf_side_t s;
+  conf_buf_t rb, sb;
+  it_ep_handle_t ep;
+  it_remote_ep_info_t info;
+  conf_side_open(&s, NULL);
+  g_assert_true(ud_open(&s, UD_QKEY_PARENT, &ep, &info, &rb));
+  say(c.to, "from %" G_GUINT64_FORMAT "\n", (guint64) info.ud_ep_id);
+  it_path_t path;
+  conf_path(&s, &path);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) port);
+  it_ud_svc_req_handle_t svc;
+  conf_ok(it_ud_service_request_handle_create(&q, s.cm, &path, ud_req_pd, sizeof(ud_req_pd), &svc));
+  conf_ok(it_ud_service_request(svc));
+  it_event_t rep = conf_wait(s.cm, IT_CM_MSG_UD_SERVICE_REPLY_EVENT);
+  g_assert_cmpint(rep.ud_svc_reply.status, ==, IT_UD_SVC_EP_INFO_VALID);
+  g_assert_cmphex(rep.ud_svc_reply.ep_info.ud_ep_key, ==, UD_QKEY_CHILD);
+  g_assert_cmpuint(rep.ud_svc_reply.ep_info.ud_ep_id, !=, info.ud_ep_id);  /* unique on the host */
+  g_assert_true(rep.ud_svc_reply.private_data_present);
+  g_assert_cmpmem(rep.ud_svc_reply.private_data, sizeof(ud_rep_pd), ud_rep_pd, sizeof(ud_rep_pd));
+  it_addr_handle_t ah;
+  conf_ok(it_address_handle_create(s.pz, &rep.ud_svc_reply.dst_path, 0, &ah));
+  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
+  dst.addr.ud.addr = ah;
+  dst.addr.ud.ep_info = rep.ud_svc_reply.ep_info;
+  conf_buf_new(&s, &sb, (size_t) UD_N * UD_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  /* The wrong Q_Key first: the send completes, the child never sees it
+   * (it takes exactly UD_N, each seed once). */
+  it_dg_remote_ep_addr_t bad = dst;
+  bad.addr.ud.ep_info.ud_ep_key = UD_QKEY_CHILD ^ 1;
+  memset(sb.data, 0x5a, UD_LEN);
+  it_lmr_triplet_t t = conf_seg(&sb, 0, UD_LEN);
+  conf_ok(it_post_sendto(ep, &t, 1, 199, IT_COMPLETION_FLAG, &bad));
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 199);
+  ud_send_all(&s, ep, &sb, &dst, 10);
+  it_event_t last;
+  ud_take(&s, ep, &rb, rep.ud_svc_reply.ep_info.ud_ep_id, 60, &last);
+  g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ok, ==, "ok");
+  say(c.to, "bye\n");
+  reap_ok(&c);
+  unlink(c.err);
+  conf_assert_empty(s.dto);
+  conf_buf_check_guards(&rb);
+  conf_ok(it_ud_service_request_handle_free(svc));
+  conf_ok(it_ep_free(ep));
+  conf_buf_free(&rb);
+  conf_buf_free(&sb);
+  conf_side_close(&s);
+}
+
+static void
 test_peer_killed(void)
 {
   g_test_summary("xproc: the child is killed while the parent's send waits for a receive: "
@@ -1368,6 +1581,8 @@ main(int argc, char **argv)
       return role_atomic();
     if (strcmp(argv[2], "stream") == 0)
       return role_stream();
+    if (strcmp(argv[2], "ud") == 0)
+      return role_ud();
     return 2;
   }
   g_test_init(&argc, &argv, NULL);
@@ -1382,6 +1597,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
+  g_test_add_func("/conformance/xproc/ud", test_ud);
   g_test_add_func("/conformance/xproc/atomics", test_atomics);
   g_test_add_func("/conformance/xproc/atomics-not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);

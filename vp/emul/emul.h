@@ -35,6 +35,8 @@
 
 /* UD path MTU: IBTA MTU code 5, what it_get_pathinfo reports (emul_ud.c). */
 #define EMUL_UD_MTU 4096
+/* The Global Route Header placed before every datagram (IBTA 8.3). */
+#define EMUL_UD_GRH_LEN 40
 
 /* The process-wide fabric: every emul device of the process hangs off it. */
 typedef struct emul_fabric {
@@ -301,6 +303,7 @@ typedef struct emul_qp {
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
+  struct emul_xud *xud;    /* UD: its name for other processes (emul_xud.c), or NULL */
   uint32_t qkey;           /* UD: the Q_Key datagrams must carry */
 } emul_qp_t;
 
@@ -572,6 +575,37 @@ void emul_ud_qp_add_locked(emul_qp_t *qp);
 void emul_ud_qp_gone_locked(emul_qp_t *qp);
 rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 void emul_ud_unlisten_locked(emul_listen_t *l);
+/* A datagram on its way to a UD QP: the GRH and payload (@len bytes in
+ * all, in @buf), what the receive completion says of its sender, and what
+ * the destination checks (Q_Key, personality). */
+typedef struct emul_ud_dgram {
+  const emul_pers_t *pers;
+  uint32_t qkey;
+  uint32_t src_qpn;
+  const uint8_t *sgid;
+  const uint8_t *buf;
+  uint64_t len;
+} emul_ud_dgram_t;
+/* Deliver @d to UD QP @dst, or drop it (fabric lock held). */
+void emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
+/* The service reply event for @requester's request @req_ctx to @responder. */
+void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,
+                          rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,
+                          uint32_t len);
+/* Another process asks listener @l for its service, to be answered on @fd
+ * (owned from here on). */
+void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
+/* Datagrams and service requests across processes (emul_xud.c; fabric
+ * lock held).  Open binds UD QP @qp's host-wide name (renumbering the QP
+ * if another process's UD QP has its number); send carries @d to QP
+ * @dst_qpn of another process, or drops it. */
+void emul_x_ud_open(emul_qp_t *qp);
+void emul_x_ud_close(emul_qp_t *qp);
+void emul_x_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d);
+gboolean emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
+                               uint32_t len, uint64_t req_ctx);
+void emul_x_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
+                          const void *pdata, uint32_t len);
 rnicpi_status_t emul_ud_svc_request(rnicpi_dev_t *dev, const rnicpi_addr_t *dst, const void *pdata,
                                     uint32_t pdata_len, uint64_t req_ctx);
 rnicpi_status_t emul_ud_svc_reply(rnicpi_dev_t *dev, uint64_t req_id, rnicpi_ud_svc_status_t status,

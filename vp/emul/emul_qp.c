@@ -660,8 +660,10 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   g_queue_init(&qp->xin);
   g_mutex_lock(&emul_fabric.lock);
   qp->base.qp_num = emul_fabric.next_qpn++;
-  if (qp->ud)
+  if (qp->ud) {
+    emul_x_ud_open(qp);  /* may renumber it: UD numbers are unique on the host */
     emul_ud_qp_add_locked(qp);
+  }
   if (attr->srq != NULL) {
     qp->srq = (emul_srq_t *) attr->srq;
     qp->srq->qps = g_list_prepend(qp->srq->qps, qp);
@@ -751,8 +753,10 @@ emul_qp_destroy(rnicpi_qp_t *q)
     emul_qp_set_error(qp, &w);
   if (qp->srq != NULL)
     qp->srq->qps = g_list_remove(qp->srq->qps, qp);
-  if (qp->ud)
+  if (qp->ud) {
+    emul_x_ud_close(qp);
     emul_ud_qp_gone_locked(qp);
+  }
   emul_mw_qp_gone(qp);
   emul_wq_clear(&qp->sq);
   emul_wq_clear(&qp->rq);

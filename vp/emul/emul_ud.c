@@ -23,10 +23,11 @@
  *   usable and the sender still sees success;
  * - receives complete with the sender's QP number and GID (RNICPI_WC_UD).
  *
- * In one process only: UD QPs live in this process's fabric table
- * (emul_fabric.ud_qps), so a datagram to a UD QP of another process is
- * dropped as one to an unknown QP number, and a service request reaches
- * only listeners of this process (others answer RNICPI_UD_SVC_NO_SERVICE).
+ * Across processes (emul_xud.c): a datagram to a QP number no UD QP of
+ * this process has goes to the process that owns it, whose progress thread
+ * delivers it here (emul_ud_deliver) by the same rules; a service request
+ * for a port nobody here listens on goes to the process listening there,
+ * whose answer comes back the same way (emul_ud_svc_reply_to).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -35,8 +36,6 @@
 #include <string.h>
 
 #include "emul.h"
-
-#define GRH_LEN 40
 
 typedef struct emul_ah {
   rnicpi_ah_t base;
@@ -48,8 +47,9 @@ static inline emul_ah_t *to_emul_ah(rnicpi_ah_t *a) { return (emul_ah_t *) a; }
 /* A UD service request waiting for the listener's consumer. */
 typedef struct emul_ud_svc {
   uint64_t id;
-  emul_dev_t *requester;   /* referenced while pending */
+  emul_dev_t *requester;   /* referenced while pending; NULL: from another process */
   uint64_t req_ctx;
+  int fd;                  /* another process's request: the socket to answer on */
   emul_listen_t *listener;
   rnicpi_addr_t responder; /* the address the request was sent to */
 } emul_ud_svc_t;
@@ -131,11 +131,11 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
     emul_complete(qp->scq, qp, wr->wr_id, RNICPI_WC_SEND, RNICPI_WC_LOC_PROT_ERR, 0, w);
     return RNICPI_OK;
   }
-  uint8_t buf[GRH_LEN + EMUL_UD_MTU];
+  uint8_t buf[EMUL_UD_GRH_LEN + EMUL_UD_MTU];
   uint8_t sgid[16];
   dev_gid(emul_qp_dev(qp), sgid);
   grh_build(buf, &ah->attr, sgid, (uint32_t) len);
-  uint8_t *p = buf + GRH_LEN;
+  uint8_t *p = buf + EMUL_UD_GRH_LEN;
   for (uint32_t i = 0; i < wr->num_sge; i++) {
     memcpy(p, (const uint8_t *) (uintptr_t) wr->sg_list[i].addr, wr->sg_list[i].length);
     p += wr->sg_list[i].length;
@@ -143,36 +143,49 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
 
   /* From here on the datagram is on the wire: the send succeeds whatever
    * becomes of it. */
-  uint32_t qkey = (wr->remote_qkey & 0x80000000u) ? qp->qkey : wr->remote_qkey;
-  emul_qp_t *dst = gid_is_ours(ah->attr.dgid) ?
-    g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(wr->remote_qpn)) : NULL;
-  if (dst != NULL && dst->state == RNICPI_QPS_RTS && dst->qkey == qkey &&
-      emul_qp_dev(dst)->pers == emul_pers_of_qp(qp) && !emul_wq_empty(emul_qp_rq(dst))) {
-    emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(dst));
-    if (dst->srq != NULL)
-      emul_srq_took(dst->srq);
-    uint64_t room;
-    rnicpi_wc_t rwc = {
-      .wr_id = r->wr_id, .qp_ctx = dst->base.al_ctx, .opcode = RNICPI_WC_RECV,
-      .flags = RNICPI_WC_UD,
-    };
-    if (!emul_sges_ok(dst, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
-      rwc.status = RNICPI_WC_LOC_PROT_ERR;
-    } else if (room < GRH_LEN + len) {
-      rwc.status = RNICPI_WC_LOC_LEN_ERR;
-    } else {
-      emul_scatter(r->sge, r->num_sge, buf, GRH_LEN + len);
-      rwc.status = RNICPI_WC_SUCCESS;
-      rwc.byte_len = (uint32_t) (GRH_LEN + len);
-      rwc.flags |= RNICPI_WC_GRH;
-      rwc.src_qpn = qp->base.qp_num;
-      memcpy(rwc.src_gid, sgid, 16);
-    }
-    emul_cq_push(dst->rcq, &rwc, w);
-    emul_wq_put(emul_qp_rq(dst), r);
+  emul_ud_dgram_t d = {
+    .pers = emul_pers_of_qp(qp), .qkey = (wr->remote_qkey & 0x80000000u) ? qp->qkey : wr->remote_qkey,
+    .src_qpn = qp->base.qp_num, .sgid = sgid, .buf = buf, .len = EMUL_UD_GRH_LEN + len,
+  };
+  if (gid_is_ours(ah->attr.dgid)) {
+    emul_qp_t *dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(wr->remote_qpn));
+    if (dst != NULL)
+      emul_ud_deliver(dst, &d, w);
+    else
+      emul_x_ud_send(qp, wr->remote_qpn, &d);
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return RNICPI_OK;
+}
+
+void
+emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
+{
+  if (dst->state != RNICPI_QPS_RTS || dst->qkey != d->qkey || emul_qp_dev(dst)->pers != d->pers ||
+      emul_wq_empty(emul_qp_rq(dst)))
+    return;  /* dropped without a trace */
+  emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(dst));
+  if (dst->srq != NULL)
+    emul_srq_took(dst->srq);
+  uint64_t room;
+  rnicpi_wc_t rwc = {
+    .wr_id = r->wr_id, .qp_ctx = dst->base.al_ctx, .opcode = RNICPI_WC_RECV,
+    .flags = RNICPI_WC_UD,
+  };
+  if (!emul_sges_ok(dst, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
+    rwc.status = RNICPI_WC_LOC_PROT_ERR;
+  } else if (room < d->len) {
+    rwc.status = RNICPI_WC_LOC_LEN_ERR;
+  } else {
+    emul_scatter(r->sge, r->num_sge, d->buf, d->len);
+    rwc.status = RNICPI_WC_SUCCESS;
+    rwc.byte_len = (uint32_t) d->len;
+    rwc.flags |= RNICPI_WC_GRH;
+    rwc.src_qpn = d->src_qpn;
+    memcpy(rwc.src_gid, d->sgid, 16);
+  }
+  emul_cq_push(dst->rcq, &rwc, w);
+  emul_wq_put(emul_qp_rq(dst), r);
 }
 
 /* Address handles. */
@@ -209,8 +222,8 @@ const rnicpi_ud_ops_t emul_ud_ops = {
 
 /* UD service resolution (IBTA 12.11: SIDR_REQ / SIDR_REP). */
 
-static void
-svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,
+void
+emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,
              rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
              const void *pdata, uint32_t len)
 {
@@ -228,6 +241,46 @@ svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *respo
   g_free(ev);
 }
 
+/* A service request for listener @l: pending until its consumer answers
+ * (from @requester in this process, or from another process on @fd). */
+static void
+svc_incoming(emul_listen_t *l, emul_dev_t *requester, uint64_t req_ctx, int fd, const rnicpi_addr_t *dst,
+             const void *pdata, uint32_t len)
+{
+  emul_ud_svc_t *s = g_new0(emul_ud_svc_t, 1);
+  s->id = emul_fabric.next_conn_id++;
+  s->requester = requester;
+  s->req_ctx = req_ctx;
+  s->fd = fd;
+  s->listener = l;
+  s->responder = *dst;
+  g_hash_table_insert(emul_fabric.ud_svc, &s->id, s);
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = RNICPI_CM_UD_SVC_REQUEST;
+  ev->listen_ctx = l->base.al_ctx;
+  ev->conn_id = s->id;
+  ev->port = l->port;
+  struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
+  src->sin_family = AF_INET;
+  src->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  emul_cm_fill_pdata(ev, pdata, len);
+  emul_defer_cm(to_emul_dev(l->base.dev), ev);
+  g_free(ev);
+}
+
+/* Answer pending request @s and forget it. */
+static void
+svc_answer(emul_ud_svc_t *s, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,
+           uint32_t len)
+{
+  if (s->requester != NULL) {
+    emul_ud_svc_reply_to(s->requester, s->req_ctx, &s->responder, status, qpn, qkey, pdata, len);
+    emul_dev_unref(s->requester);
+  } else {
+    emul_x_ud_svc_answer(s->fd, status, qpn, qkey, pdata, len);
+  }
+}
+
 rnicpi_status_t
 emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata, uint32_t len,
                     uint64_t req_ctx)
@@ -238,34 +291,26 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
   if (len > dev->caps.pdata_ud_req)
     return RNICPI_ELIMIT;
   g_mutex_lock(&emul_fabric.lock);
-  emul_listen_t *l = emul_addr_is_ours(dst) ?
-    g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) emul_addr_port(dst))) : NULL;
-  if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
-    /* No one offers the service here (SIDR_REP status 1). */
-    svc_reply_to(dev, req_ctx, dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
-  } else {
-    emul_ud_svc_t *s = g_new0(emul_ud_svc_t, 1);
-    s->id = emul_fabric.next_conn_id++;
+  gboolean ours = emul_addr_is_ours(dst);
+  uint32_t port = (uint32_t) emul_addr_port(dst);
+  emul_listen_t *l = ours ? g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER(port)) : NULL;
+  if (l != NULL && to_emul_dev(l->base.dev)->pers == dev->pers) {
     emul_dev_ref(dev);
-    s->requester = dev;
-    s->req_ctx = req_ctx;
-    s->listener = l;
-    s->responder = *dst;
-    g_hash_table_insert(emul_fabric.ud_svc, &s->id, s);
-    rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
-    ev->type = RNICPI_CM_UD_SVC_REQUEST;
-    ev->listen_ctx = l->base.al_ctx;
-    ev->conn_id = s->id;
-    ev->port = l->port;
-    struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
-    src->sin_family = AF_INET;
-    src->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    emul_cm_fill_pdata(ev, pdata, len);
-    emul_defer_cm(to_emul_dev(l->base.dev), ev);
-    g_free(ev);
+    svc_incoming(l, dev, req_ctx, -1, dst, pdata, len);
+  } else if (l != NULL || !ours || !emul_x_ud_svc_request(dev, dst, port, pdata, len, req_ctx)) {
+    /* No one offers the service here (SIDR_REP status 1). */
+    emul_ud_svc_reply_to(dev, req_ctx, dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
   }
   g_mutex_unlock(&emul_fabric.lock);
   return RNICPI_OK;
+}
+
+void
+emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len)
+{
+  rnicpi_addr_t none;  /* the requester is in the other process */
+  memset(&none, 0, sizeof(none));
+  svc_incoming(l, NULL, 0, fd, &none, pdata, len);
 }
 
 rnicpi_status_t
@@ -283,8 +328,7 @@ emul_ud_svc_reply(rnicpi_dev_t *d, uint64_t req_id, rnicpi_ud_svc_status_t statu
   if (s == NULL || to_emul_dev(s->listener->base.dev) != dev) {
     st = RNICPI_ENOENT;
   } else {
-    svc_reply_to(s->requester, s->req_ctx, &s->responder, status, qpn, qkey, pdata, len);
-    emul_dev_unref(s->requester);
+    svc_answer(s, status, qpn, qkey, pdata, len);
     g_hash_table_remove(emul_fabric.ud_svc, &req_id);
   }
   g_mutex_unlock(&emul_fabric.lock);
@@ -303,8 +347,7 @@ emul_ud_unlisten_locked(emul_listen_t *l)
     emul_ud_svc_t *s = v;
     if (s->listener != l)
       continue;
-    svc_reply_to(s->requester, s->req_ctx, &s->responder, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
-    emul_dev_unref(s->requester);
+    svc_answer(s, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
     g_hash_table_iter_remove(&it);
   }
 }

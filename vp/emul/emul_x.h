@@ -113,6 +113,9 @@
 #define EMUL_X_H
 
 #include <sys/types.h>
+#include <sys/un.h>
+
+#include <glib-unix.h>
 
 #include "emul.h"
 
@@ -139,6 +142,8 @@ typedef enum {
   X_BREAK,     /* the connection failed; status of request seq if any */
   X_MAP_REQ,   /* requester -> target: may I map region mr_index (key mr_key)? */
   X_MAP_REP,   /* target -> requester: fd of its memfd (none: no), file_off */
+  X_SIDR_REQ,  /* UD service request to a listener (pers, pdata; emul_xud.c) */
+  X_SIDR_REP,  /* its answer: status, qpn, qkey, pdata */
 } x_msg_type_t;
 
 typedef struct x_msg {
@@ -149,11 +154,13 @@ typedef struct x_msg {
   uint32_t three_way;
   uint32_t attach;       /* REP, ATTACH: the sender can attach to the receiver */
   uint32_t reason;       /* REJ */
-  uint32_t status;       /* BREAK: rnicpi_wc_status_t of request seq (0: none) */
+  uint32_t status;       /* BREAK: rnicpi_wc_status_t of request seq (0: none);
+                          * SIDR_REP: rnicpi_ud_svc_status_t */
   uint32_t access_err;   /* BREAK: the receiver raises RNICPI_ASYNC_QP_ACCESS_ERR */
   uint32_t pdata_len;
   uint32_t pers;         /* REQ: emul_pers_id_t of the requester's device */
   uint32_t atomics;      /* REQ, REP: the sender's device executes atomics */
+  uint32_t qkey;         /* SIDR_REP: the Q_Key of the QP named in qpn */
   uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
   uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
   uint64_t seq;          /* BREAK */
@@ -323,7 +330,14 @@ struct emul_xconn {
 G_GNUC_INTERNAL extern gint emul_x_nconn;
 
 /* emul_xport.c */
+gboolean emul_x_init(void);  /* first cross-process use: progress thread, region table */
+void emul_x_progress_lock(void);  /* the progress thread's way to the fabric lock */
+/* The abstract socket address "itapi-emul/<kind><n>". */
+socklen_t emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
+/* Watch @fd from the progress thread: @fn runs there, without the lock. */
+GSource *emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
 gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
+gboolean emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
 ssize_t emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
 void emul_x_close(emul_xconn_t *x);
 void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
@@ -344,6 +358,9 @@ uint8_t *emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *
 void emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *m);
 void emul_x_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd);
 void emul_x_maps_free(emul_xconn_t *x);
+
+/* emul_xud.c: a UD service request arrived on @x (a listener's socket). */
+void emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 
 /* emul_xqp.c */
 gboolean emul_x_pending(emul_xconn_t *x);  /* the peer's ring has frames */

@@ -63,8 +63,8 @@ static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
 
 static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
 
-static void
-x_progress_lock(void)
+void
+emul_x_progress_lock(void)
 {
   g_atomic_int_inc(&emul_x_pwant);
   g_mutex_lock(&emul_fabric.lock);
@@ -139,7 +139,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
   g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  x_progress_lock();
+  emul_x_progress_lock();
   GPtrArray *a = x_snapshot();
   if (x_spin_us > 0 && a->len > 0) {
     /* Optional: look at the rings for a while before sleeping. */
@@ -160,7 +160,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
 #endif
       }
     }
-    x_progress_lock();
+    emul_x_progress_lock();
   }
   gint64 now = g_get_monotonic_time();
   for (guint i = 0; i < a->len; i++) {
@@ -255,8 +255,8 @@ static void x_fork_done(void) { g_mutex_unlock(&emul_fabric.lock); }
 
 /* First cross-process use: the progress thread and the region table,
  * filled with the regions registered so far. */
-static gboolean
-x_init(void)
+gboolean
+emul_x_init(void)
 {
   if (x_mrs != NULL)
     return TRUE;
@@ -331,13 +331,22 @@ emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out)
   return FALSE;
 }
 
-static socklen_t
-x_addr(uint32_t port, struct sockaddr_un *sa)
+socklen_t
+emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
 {
   memset(sa, 0, sizeof(*sa));
   sa->sun_family = AF_UNIX;
-  int n = g_snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "itapi-emul/%u", port);
-  return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n);
+  int k = g_snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "itapi-emul/%s%u", kind, n);
+  return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) k);
+}
+
+GSource *
+emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
+{
+  GSource *src = g_unix_fd_source_new(fd, cond);
+  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, NULL);
+  g_source_attach(src, x_ctx);
+  return src;
 }
 
 static pid_t
@@ -397,9 +406,7 @@ x_conn_new(int fd, int side)
   x->side = side;
   x->peer_pid = x_peer_pid(fd);
   g_queue_init(&x->out);
-  x->src = g_unix_fd_source_new(fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  g_source_set_callback(x->src, (GSourceFunc) (void (*)(void)) x_conn_ready, x, NULL);
-  g_source_attach(x->src, x_ctx);
+  x->src = emul_x_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
   x_conns = g_list_prepend(x_conns, x);
   g_atomic_int_inc(&emul_x_nconn);
   return x;
@@ -445,6 +452,12 @@ emul_x_close(emul_xconn_t *x)
 gboolean
 emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds)
 {
+  return emul_x_send_fd(x->fd, m, fds, nfds);
+}
+
+gboolean
+emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds)
+{
   union {
     char buf[CMSG_SPACE(2 * sizeof(int))];
     struct cmsghdr align;
@@ -464,7 +477,7 @@ emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds)
   }
   /* Non-blocking: a full buffer means the peer has doorbells queued and
    * will wake anyway; other messages fit in a fresh socket's buffer. */
-  ssize_t n = sendmsg(x->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+  ssize_t n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
   return n == (ssize_t) iov.iov_len;
 }
 
@@ -483,7 +496,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_listen_t *l = data;
   (void) cond;
-  x_progress_lock();
+  emul_x_progress_lock();
   if (!g_source_is_destroyed(g_main_current_source())) {
     int c;
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
@@ -499,10 +512,10 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 void
 emul_x_listen(emul_listen_t *l)
 {
-  if (!x_init())
+  if (!emul_x_init())
     return;
   struct sockaddr_un sa;
-  socklen_t len = x_addr(l->port, &sa);
+  socklen_t len = emul_x_addr("", l->port, &sa);
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return;
@@ -516,9 +529,7 @@ emul_x_listen(emul_listen_t *l)
   }
   l->xfd = fd;
   l->no_cma = x_cma_off();
-  l->xsrc = g_unix_fd_source_new(fd, G_IO_IN);
-  g_source_set_callback(l->xsrc, (GSourceFunc) (void (*)(void)) x_listen_ready, l, NULL);
-  g_source_attach(l->xsrc, x_ctx);
+  l->xsrc = emul_x_watch(fd, G_IO_IN, x_listen_ready, l);
 }
 
 void
@@ -562,10 +573,10 @@ emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
 gboolean
 emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
 {
-  if (!x_init())
+  if (!emul_x_init())
     return FALSE;
   struct sockaddr_un sa;
-  socklen_t len = x_addr(port, &sa);
+  socklen_t len = emul_x_addr("", port, &sa);
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return FALSE;
@@ -920,6 +931,9 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   case X_MAP_REP:
     emul_x_on_map_rep(x, m, nfds == 1 ? fds[0] : -1);
     break;
+  case X_SIDR_REQ:
+    emul_x_ud_on_svc_req(x, m, w);
+    break;
   default:
     emul_x_peer_break(x, NULL, w);
     break;
@@ -965,7 +979,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   (void) cond;
-  x_progress_lock();
+  emul_x_progress_lock();
   if (g_source_is_destroyed(g_main_current_source())) {
     g_mutex_unlock(&emul_fabric.lock);
     return G_SOURCE_REMOVE;

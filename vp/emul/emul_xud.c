@@ -1,0 +1,405 @@
+/*
+ * vp/emul datagrams and UD service resolution across processes (the
+ * InfiniBand personality's UD service, emul_ud.c, between two processes
+ * of one host).
+ *
+ * Names.  A UD QP binds the abstract SOCK_SEQPACKET socket
+ * "itapi-emul/ud/<qpn>" when it is created: the kernel's namespace makes
+ * the number unique on the host, so a QP whose number a UD QP of another
+ * process holds takes the next free one (numbers stay unique in the
+ * process as well).  A QP that cannot bind is reachable from its own
+ * process only (said in the debug log).
+ *
+ * Datagrams.  A sender with no UD QP of the destination number in its own
+ * process connects to that name (once per destination: the connected
+ * sockets are kept per process, at most X_UD_OUT_MAX, each until its
+ * destination closes) and sends the
+ * datagram as one message: an x_ud_hdr_t, then the GRH and payload.  All
+ * of it is non-blocking: a destination that is gone, a connection refused
+ * or a full socket buffer drops the datagram, as a fabric may, and the
+ * send completes successfully all the same (IBTA 10.8.3.1, emul_ud.c).  A
+ * kept socket found dead (its QP went; the number may have been taken
+ * again) is connected anew once.  The receiving process's progress thread
+ * reads the message, checks it (magic, lengths, that it names this QP;
+ * anything else closes that sender's socket) and delivers it under the
+ * fabric lock by the in-process rules (emul_ud_deliver: Q_Key,
+ * personality, a receive posted, its room).  The sender's QP number comes
+ * from the header: as on InfiniBand, what a receiver checks is the Q_Key.
+ * Latency is the progress thread's wake-up (the application's CQ poll
+ * does not read these sockets).
+ *
+ * Service resolution.  A request for a port no listener of this process
+ * has goes to "itapi-emul/<port>", the socket of that port's listener in
+ * another process (emul_xport.c), as X_SIDR_REQ.  That listener's consumer
+ * gets the request event; its answer goes back as X_SIDR_REP on the same
+ * socket, which then closes.  A socket that closes unanswered (the
+ * listener went, its process died) or a malformed answer is NO_SERVICE.
+ *
+ * Everything here runs under the fabric lock (the progress thread's
+ * callbacks take it, then check that their source was not destroyed
+ * meanwhile, as in emul_xport.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "emul_x.h"
+
+#define X_UD_MAGIC 0x44554d45u  /* "EMUD" */
+#define X_UD_OUT_MAX 64         /* connected sockets kept for sending */
+
+typedef struct x_ud_hdr {
+  uint32_t magic;
+  uint32_t dst_qpn;
+  uint32_t src_qpn;
+  uint32_t qkey;
+  uint32_t pers;       /* emul_pers_id_t of the sender's device */
+  uint32_t len;        /* GRH and payload bytes that follow */
+  uint8_t sgid[16];
+} x_ud_hdr_t;
+
+/* A UD QP's name: its listening socket and the senders connected to it. */
+struct emul_xud {
+  emul_qp_t *qp;
+  int fd;
+  GSource *src;
+  GList *ins;          /* x_ud_in_t* */
+};
+
+typedef struct x_ud_in {
+  struct emul_xud *u;
+  int fd;
+  GSource *src;
+} x_ud_in_t;
+
+/* A service request of ours waiting for another process's answer. */
+typedef struct x_svc_out {
+  int fd;
+  GSource *src;
+  emul_dev_t *dev;     /* referenced */
+  uint64_t req_ctx;
+  rnicpi_addr_t dst;
+} x_svc_out_t;
+
+/* A socket connected to a UD QP of another process, kept for sending. */
+typedef struct x_ud_out {
+  uint32_t qpn;
+  int fd;
+  GSource *src;        /* watches for the QP's end (HUP) */
+} x_ud_out_t;
+
+static GHashTable *x_ud_out;  /* destination QP number -> x_ud_out_t* */
+
+static void
+unwatch(GSource *src, int fd)
+{
+  g_source_destroy(src);
+  g_source_unref(src);
+  close(fd);
+}
+
+/* ---- receiving ---- */
+
+static void
+ud_in_close(x_ud_in_t *in)
+{
+  in->u->ins = g_list_remove(in->u->ins, in);
+  unwatch(in->src, in->fd);
+  g_free(in);
+}
+
+static gboolean
+ud_in_ready(gint fd, GIOCondition cond, gpointer data)
+{
+  x_ud_in_t *in = data;
+  struct {
+    x_ud_hdr_t h;
+    uint8_t body[EMUL_UD_GRH_LEN + EMUL_UD_MTU + 1];
+  } msg;
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  (void) cond;
+  emul_x_progress_lock();
+  while (!g_source_is_destroyed(g_main_current_source())) {
+    ssize_t n = recv(fd, &msg, sizeof(msg), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN)
+      break;
+    const x_ud_hdr_t *h = &msg.h;
+    emul_qp_t *qp = in->u->qp;
+    if (n < (ssize_t) sizeof(*h) || h->magic != X_UD_MAGIC || h->len != (size_t) n - sizeof(*h) ||
+        h->len < EMUL_UD_GRH_LEN || h->len > EMUL_UD_GRH_LEN + EMUL_UD_MTU ||
+        h->dst_qpn != qp->base.qp_num || h->pers >= EMUL_PERS_COUNT) {
+      ud_in_close(in);  /* the sender closed, or is not a peer of ours */
+      break;
+    }
+    emul_ud_dgram_t d = {
+      .pers = &emul_pers[h->pers], .qkey = h->qkey, .src_qpn = h->src_qpn, .sgid = h->sgid,
+      .buf = msg.body, .len = h->len,
+    };
+    emul_ud_deliver(qp, &d, &w);
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  emul_work_deliver(&w);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+ud_accept(gint fd, GIOCondition cond, gpointer data)
+{
+  struct emul_xud *u = data;
+  (void) cond;
+  emul_x_progress_lock();
+  if (!g_source_is_destroyed(g_main_current_source())) {
+    int c;
+    while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+      x_ud_in_t *in = g_new0(x_ud_in_t, 1);
+      in->u = u;
+      in->fd = c;
+      in->src = emul_x_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in);
+      u->ins = g_list_prepend(u->ins, in);
+    }
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  return G_SOURCE_CONTINUE;
+}
+
+void
+emul_x_ud_open(emul_qp_t *qp)
+{
+  if (!emul_x_init())
+    return;
+  for (int tries = 0; tries < 4096; tries++) {
+    struct sockaddr_un sa;
+    socklen_t len = emul_x_addr("ud/", qp->base.qp_num, &sa);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+      break;
+    if (bind(fd, (struct sockaddr *) &sa, len) == 0 && listen(fd, 64) == 0) {
+      struct emul_xud *u = g_new0(struct emul_xud, 1);
+      u->qp = qp;
+      u->fd = fd;
+      u->src = emul_x_watch(fd, G_IO_IN, ud_accept, u);
+      qp->xud = u;
+      return;
+    }
+    int e = errno;
+    close(fd);
+    if (e != EADDRINUSE)
+      break;
+    qp->base.qp_num = emul_fabric.next_qpn++;  /* another process's UD QP has it */
+  }
+  g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: UD QP %u is not reachable from other processes: %s",
+        qp->base.qp_num, g_strerror(errno));
+}
+
+void
+emul_x_ud_close(emul_qp_t *qp)
+{
+  struct emul_xud *u = qp->xud;
+  if (u == NULL)
+    return;
+  while (u->ins != NULL)
+    ud_in_close(u->ins->data);
+  unwatch(u->src, u->fd);
+  g_free(u);
+  qp->xud = NULL;
+}
+
+/* ---- sending ---- */
+
+static void
+ud_out_drop(uint32_t qpn)
+{
+  x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
+  if (o != NULL) {
+    g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(qpn));
+    unwatch(o->src, o->fd);
+    g_free(o);
+  }
+}
+
+/* The destination QP is gone (its process closed the socket): forget it. */
+static gboolean
+ud_out_hup(gint fd, GIOCondition cond, gpointer data)
+{
+  x_ud_out_t *o = data;
+  (void) fd;
+  (void) cond;
+  emul_x_progress_lock();
+  if (!g_source_is_destroyed(g_main_current_source()))
+    ud_out_drop(o->qpn);
+  g_mutex_unlock(&emul_fabric.lock);
+  return G_SOURCE_CONTINUE;
+}
+
+/* A socket connected to UD QP @qpn of another process (@fresh: a new
+ * one), or -1 when nobody has that number. */
+static int
+ud_out_fd(uint32_t qpn, gboolean fresh)
+{
+  if (x_ud_out == NULL)
+    x_ud_out = g_hash_table_new(NULL, NULL);
+  x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
+  if (o != NULL && !fresh)
+    return o->fd;
+  ud_out_drop(qpn);
+  if (g_hash_table_size(x_ud_out) >= X_UD_OUT_MAX) {
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, x_ud_out);
+    if (g_hash_table_iter_next(&it, &k, NULL))
+      ud_out_drop(GPOINTER_TO_UINT(k));
+  }
+  struct sockaddr_un sa;
+  socklen_t len = emul_x_addr("ud/", qpn, &sa);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -1;
+  if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
+    close(fd);
+    return -1;
+  }
+  o = g_new0(x_ud_out_t, 1);
+  o->qpn = qpn;
+  o->fd = fd;
+  o->src = emul_x_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o);
+  g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
+  return fd;
+}
+
+void
+emul_x_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d)
+{
+  if (qp->xud == NULL)
+    return;  /* not reachable from other processes itself (no progress thread) */
+  x_ud_hdr_t h = {
+    .magic = X_UD_MAGIC, .dst_qpn = dst_qpn, .src_qpn = d->src_qpn, .qkey = d->qkey,
+    .pers = (uint32_t) d->pers->id, .len = (uint32_t) d->len,
+  };
+  memcpy(h.sgid, d->sgid, 16);
+  struct iovec iov[2] = { { &h, sizeof(h) }, { (void *) (uintptr_t) d->buf, d->len } };
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int fd = ud_out_fd(dst_qpn, attempt > 0);
+    if (fd < 0)
+      return;  /* nobody has that number: dropped */
+    if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno == EAGAIN)
+      return;  /* sent, or the receiver is behind: dropped */
+  }
+  ud_out_drop(dst_qpn);
+}
+
+/* ---- service resolution ---- */
+
+static void
+svc_out_done(x_svc_out_t *o, const x_msg_t *m)
+{
+  if (m != NULL)
+    emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, (rnicpi_ud_svc_status_t) m->status, m->qpn,
+                         m->qkey, m->pdata, m->pdata_len);
+  else
+    emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+  emul_dev_unref(o->dev);
+  unwatch(o->src, o->fd);
+  g_free(o);
+}
+
+static gboolean
+svc_out_ready(gint fd, GIOCondition cond, gpointer data)
+{
+  x_svc_out_t *o = data;
+  (void) cond;
+  emul_x_progress_lock();
+  if (!g_source_is_destroyed(g_main_current_source())) {
+    x_msg_t *m = g_new(x_msg_t, 1);
+    int fds[4], nfds = 0;
+    ssize_t n = emul_x_recv_msg(fd, m, fds, &nfds);
+    for (int i = 0; i < nfds; i++)
+      close(fds[i]);
+    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
+      gboolean ok = n >= (ssize_t) X_MSG_MIN && m->magic == X_MAGIC && m->type == X_SIDR_REP &&
+                    m->pdata_len <= (size_t) n - X_MSG_MIN && m->status <= RNICPI_UD_SVC_REDIRECT;
+      svc_out_done(o, ok ? m : NULL);
+    }
+    g_free(m);
+  }
+  g_mutex_unlock(&emul_fabric.lock);
+  return G_SOURCE_CONTINUE;
+}
+
+gboolean
+emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
+                      uint32_t len, uint64_t req_ctx)
+{
+  if (!emul_x_init())
+    return FALSE;
+  struct sockaddr_un sa;
+  socklen_t salen = emul_x_addr("", port, &sa);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return FALSE;
+  x_msg_t *m = g_new0(x_msg_t, 1);
+  m->type = X_SIDR_REQ;
+  m->pers = (uint32_t) dev->pers->id;
+  m->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+  if (m->pdata_len > 0)
+    memcpy(m->pdata, pdata, m->pdata_len);
+  gboolean sent = connect(fd, (struct sockaddr *) &sa, salen) == 0 && emul_x_send_fd(fd, m, NULL, 0);
+  g_free(m);
+  if (!sent) {
+    close(fd);
+    return FALSE;  /* nobody listens there */
+  }
+  x_svc_out_t *o = g_new0(x_svc_out_t, 1);
+  o->fd = fd;
+  emul_dev_ref(dev);
+  o->dev = dev;
+  o->req_ctx = req_ctx;
+  o->dst = *dst;
+  o->src = emul_x_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o);
+  return TRUE;
+}
+
+void
+emul_x_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
+                     const void *pdata, uint32_t len)
+{
+  x_msg_t *m = g_new0(x_msg_t, 1);
+  m->type = X_SIDR_REP;
+  m->status = (uint32_t) status;
+  if (status == RNICPI_UD_SVC_OK) {
+    m->qpn = qpn;
+    m->qkey = qkey;
+  }
+  m->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+  if (m->pdata_len > 0)
+    memcpy(m->pdata, pdata, m->pdata_len);
+  emul_x_send_fd(fd, m, NULL, 0);  /* a requester gone meanwhile reads nothing */
+  g_free(m);
+  close(fd);
+}
+
+void
+emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+{
+  if (x->side != 1 || x->qp != NULL || x->conn != NULL) {
+    emul_x_peer_break(x, NULL, w);  /* only as the first message to a listener */
+    return;
+  }
+  emul_listen_t *l = x->listener;
+  const emul_dev_t *dev = l != NULL ? to_emul_dev(l->base.dev) : NULL;
+  int fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 0);
+  if (fd >= 0 && dev != NULL && (dev->caps.features & RNICPI_CAP_UD) && (uint32_t) dev->pers->id == m->pers &&
+      m->pdata_len <= dev->caps.pdata_ud_req)
+    emul_ud_svc_remote(l, fd, m->pdata, m->pdata_len);
+  else if (fd >= 0)
+    emul_x_ud_svc_answer(fd, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+  emul_x_close(x);  /* the request lives on in its own socket (fd) */
+}
