@@ -1071,6 +1071,68 @@ test_handoff(void)
   conf_pair_close(&p);
 }
 
+/* Does the IA answer on the IPv6 loopback address? */
+static gboolean
+answers_on_v6_loopback(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean yes = FALSE;
+  for (size_t i = 0; info->num_spigots > 0 && i < info->spigot_info[0].num_net_addr; i++) {
+    const it_net_addr_t *a = &info->spigot_info[0].net_addr[i];
+    yes |= a->addr_type == IT_IPV6 && IN6_IS_ADDR_LOOPBACK(&a->addr.ipv6);
+  }
+  it_ia_info_free(info);
+  return yes;
+}
+
+static void
+test_ipv6(void)
+{
+  g_test_summary("CM over IPv6: where the IA lists ::1 among its addresses, a connection by an IPv6 "
+                 "path to ::1 is requested from ::1 (source_addr IT_IPV6), establishes both ways with "
+                 "private data, and a send moves checked bytes");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!conf_require(answers_on_v6_loopback(&p.p), "an IPv6 address (::1) in spigot_info[0].net_addr")) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_net_addr_t addr = { .addr_type = IT_IPV6 };
+  addr.addr.ipv6 = in6addr_loopback;
+  it_path_t path;
+  size_t n = 1, total = 0;
+  conf_ok(it_get_pathinfo(p.a.ia, 0, &addr, &n, &total, &path));
+  g_assert_cmpuint(n, ==, 1);
+  conf_buf_t sb, rb;
+  conf_buf_new(&p.a, &sb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&sb, 6);
+  it_lmr_triplet_t rs = conf_seg(&rb, 0, 64), ss = conf_seg(&sb, 0, 64);
+  conf_ok(it_post_recv(p.p.ep, &rs, 1, 1, IT_COMPLETION_FLAG));
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  static const unsigned char cpd[] = "over v6", apd[] = "accepted over v6";
+  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, cpd, sizeof(cpd)));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_assert_cmpint(ev.conn_req.source_addr.addr_type, ==, IT_IPV6);
+  g_assert_true(IN6_IS_ADDR_LOOPBACK(&ev.conn_req.source_addr.addr.ipv6));
+  g_assert_true(ev.conn_req.private_data_present);
+  g_assert_cmpmem(ev.conn_req.private_data, sizeof(cpd), cpd, sizeof(cpd));
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.private_data_present);
+  g_assert_cmpmem(ev.conn.private_data, sizeof(apd), apd, sizeof(apd));
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_ok(it_post_send(p.a.ep, &ss, 1, 2, IT_COMPLETION_FLAG));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpuint(d.transferred_length, ==, 64);
+  conf_buf_check(&rb, 0, 64, 6);
+  conf_buf_free(&sb);
+  conf_buf_free(&rb);
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1078,6 +1140,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/connect-pdata", test_connect_pdata);
   g_test_add_func("/conformance/cm/connect-no-pdata", test_connect_no_pdata);
   g_test_add_func("/conformance/cm/request-fields", test_request_fields);
+  g_test_add_func("/conformance/cm/ipv6", test_ipv6);
   g_test_add_func("/conformance/cm/reject-pdata", test_reject_pdata);
   g_test_add_func("/conformance/cm/nonpeer-reject", test_nonpeer_reject);
   g_test_add_func("/conformance/cm/three-way/accept", test_three_way_accept);

@@ -545,7 +545,7 @@ void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
 /* Cross-process path (emul_xport.c, emul_xqp.c; fabric lock held). */
 void emul_x_listen(emul_listen_t *l);
 void emul_x_unlisten(emul_listen_t *l, emul_work_t *w);
-gboolean emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p);
+gboolean emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p);
 rnicpi_status_t emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p);
 void emul_x_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w);
 void emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
@@ -611,6 +611,8 @@ rnicpi_status_t emul_ud_svc_request(rnicpi_dev_t *dev, const rnicpi_addr_t *dst,
 rnicpi_status_t emul_ud_svc_reply(rnicpi_dev_t *dev, uint64_t req_id, rnicpi_ud_svc_status_t status,
                                   uint32_t qpn, uint32_t qkey, const void *pdata, uint32_t pdata_len);
 gboolean emul_addr_is_ours(const rnicpi_addr_t *a);
+/* 127.0.0.1, or with @v6 ::1, into @ss (port 0). */
+void emul_cm_loopback(struct sockaddr_storage *ss, gboolean v6);
 uint16_t emul_addr_port(const rnicpi_addr_t *a);
 
 #endif

@@ -157,6 +157,21 @@ emul_unlisten(rnicpi_listen_t *lb)
   return RNICPI_OK;
 }
 
+void
+emul_cm_loopback(struct sockaddr_storage *ss, gboolean v6)
+{
+  memset(ss, 0, sizeof(*ss));
+  if (v6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) ss;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = in6addr_loopback;
+  } else {
+    struct sockaddr_in *s4 = (struct sockaddr_in *) ss;
+    s4->sin_family = AF_INET;
+    s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  }
+}
+
 static rnicpi_status_t
 emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p)
 {
@@ -176,7 +191,8 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   }
   emul_listen_t *l = emul_addr_is_ours(dst) ?
     g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) emul_addr_port(dst))) : NULL;
-  if (l == NULL && emul_addr_is_ours(dst) && emul_x_connect(qp, emul_addr_port(dst), p))
+  if (l == NULL && emul_addr_is_ours(dst) &&
+      emul_x_connect(qp, emul_addr_port(dst), dst->sa.ss_family == AF_INET6, p))
     goto out;
   if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
     emul_cm_unreachable(qp, l != NULL ? RNICPI_CM_REASON_BAD_PATH :
@@ -204,9 +220,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   ev->port = l->port;
   ev->ird = p->ird;
   ev->ord = p->ord;
-  struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
-  src->sin_family = AF_INET;
-  src->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  emul_cm_loopback(&ev->src.sa, dst->sa.ss_family == AF_INET6);  /* from where it connected */
   emul_cm_fill_pdata(ev, p->pdata, p->pdata_len);
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);

@@ -243,10 +243,10 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   c->max_mr_size = UINT64_C(1) << 40;
   c->num_ports = 1;
   c->ud_mtu = (p->features & RNICPI_CAP_UD) ? EMUL_UD_MTU : 0;
-  c->num_addrs = 1;
-  struct sockaddr_in *sin = (struct sockaddr_in *) &c->addrs[0];
-  sin->sin_family = AF_INET;
-  sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  /* The loopback addresses it answers on (emul_addr_is_ours). */
+  c->num_addrs = 2;
+  emul_cm_loopback(&c->addrs[0], FALSE);
+  emul_cm_loopback(&c->addrs[1], TRUE);
 }
 
 /* ITAPI_EMUL_RFC7306=1: devices of the iWARP personality opened from now

@@ -224,8 +224,8 @@ const rnicpi_ud_ops_t emul_ud_ops = {
 
 void
 emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,
-             rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
-             const void *pdata, uint32_t len)
+                     rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,
+                     uint32_t len)
 {
   rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
   ev->type = RNICPI_CM_UD_SVC_REPLY;

@@ -161,6 +161,7 @@ typedef struct x_msg {
   uint32_t pers;         /* REQ: emul_pers_id_t of the requester's device */
   uint32_t atomics;      /* REQ, REP: the sender's device executes atomics */
   uint32_t qkey;         /* SIDR_REP: the Q_Key of the QP named in qpn */
+  uint32_t v6;           /* REQ: the connect named an IPv6 address (::1) */
   uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
   uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
   uint64_t seq;          /* BREAK */

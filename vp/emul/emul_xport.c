@@ -571,7 +571,7 @@ emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
 /* ---- active side ---- */
 
 gboolean
-emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
+emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p)
 {
   if (!emul_x_init())
     return FALSE;
@@ -629,7 +629,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, const rnicpi_conn_param_t *p)
     .type = X_REQ, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
     .three_way = p->three_way, .pd_id = qp->pd->id,
     .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
-    .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp),
+    .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp), .v6 = v6,
   };
   x_pdata(&m, p->pdata, p->pdata_len);
   int fds[2] = { seg_fd, x_mr_fd };
@@ -760,9 +760,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   ev->port = l->port;
   ev->ird = m->ird;
   ev->ord = m->ord;
-  struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
-  src->sin_family = AF_INET;
-  src->sin_addr.s_addr = g_htonl(0x7f000001);
+  emul_cm_loopback(&ev->src.sa, m->v6 != 0);
   emul_cm_fill_pdata(ev, m->pdata, m->pdata_len);
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);

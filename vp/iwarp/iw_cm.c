@@ -381,6 +381,20 @@ creq_drop(iw_creq_t *c)
   iw_dev_bury(dev, c);
 }
 
+/* An IPv4 peer reaches a dual-stack listener as ::ffff:a.b.c.d: report it
+ * as the IPv4 address it is. */
+static void
+iw_unmap_v4(struct sockaddr_storage *ss)
+{
+  const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *) ss;
+  if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+    return;
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = s6->sin6_port };
+  memcpy(&sin.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+  memset(ss, 0, sizeof(*ss));
+  memcpy(ss, &sin, sizeof(sin));
+}
+
 void
 iw_cm_listen_io(iw_listen_t *l)
 {
@@ -401,6 +415,7 @@ iw_cm_listen_io(iw_listen_t *l)
     c->id = dev->next_conn_id++;
     c->fd = fd;
     c->peer = ss;
+    iw_unmap_v4(&c->peer);
     c->deadline = g_get_monotonic_time() + (gint64) iw_config.mpa_timeout_us;
     g_hash_table_insert(dev->creqs, &c->id, c);
     iw_epoll_set(dev, fd, &c->poll, EPOLLIN | EPOLLRDHUP, TRUE);
@@ -465,6 +480,45 @@ out:
   g_mutex_unlock(&dev->lock);
 }
 
+/* A socket bound to TCP port @port on every address: IPv6 and IPv4 at once
+ * (an IPv6 socket with IPV6_V6ONLY off), or IPv4 alone where the kernel
+ * has no IPv6.  -1 with errno set on failure. */
+static int
+listen_socket(uint32_t port)
+{
+  int one = 1, off = 0;
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+    struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t) port),
+                                 .sin6_addr = in6addr_any };
+    if (bind(fd, (struct sockaddr *) &sin6, sizeof(sin6)) == 0)
+      return fd;
+    int e = errno;
+    close(fd);
+    if (e != EADDRNOTAVAIL && e != EAFNOSUPPORT) {
+      errno = e;
+      return -1;
+    }
+  } else if (errno != EAFNOSUPPORT) {
+    return -1;
+  }
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+                             .sin_addr.s_addr = htonl(INADDR_ANY) };
+  if (bind(fd, (struct sockaddr *) &sin, sizeof(sin)) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
 static rnicpi_status_t
 iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
 {
@@ -478,20 +532,13 @@ iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
     st = RNICPI_EEXIST;
     goto out;
   }
-  fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    st = RNICPI_EIO;
-    goto out;
-  }
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
-                             .sin_addr.s_addr = htonl(INADDR_ANY) };
-  if (bind(fd, (struct sockaddr *) &sin, sizeof(sin)) != 0 || listen(fd, 128) != 0) {
+  fd = listen_socket(port);
+  if (fd < 0 || listen(fd, 128) != 0) {
     int e = errno;
     g_debug("iwarp0: listening on TCP port %u: %s", port, g_strerror(e));
     st = e == EADDRINUSE ? RNICPI_EEXIST : e == EACCES ? RNICPI_EACCES : RNICPI_EIO;
-    close(fd);
+    if (fd >= 0)
+      close(fd);
     goto out;
   }
   iw_listen_t *l = g_new0(iw_listen_t, 1);

@@ -220,6 +220,18 @@ fill_addrs(rnicpi_caps_t *c)
       continue;
     memcpy(&c->addrs[c->num_addrs++], a, sizeof(*a));
   }
+  /* Then the IPv6 ones (listeners take both): loopback first; link-local
+   * addresses need a scope a path cannot carry, so they are left out. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (struct ifaddrs *i = ifa; i != NULL && c->num_addrs < G_N_ELEMENTS(c->addrs); i = i->ifa_next) {
+      if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET6)
+        continue;
+      const struct sockaddr_in6 *a = (const struct sockaddr_in6 *) i->ifa_addr;
+      if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr) || IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) != (pass == 0))
+        continue;
+      memcpy(&c->addrs[c->num_addrs++], a, sizeof(*a));
+    }
+  }
   freeifaddrs(ifa);
 }
 
