@@ -102,5 +102,8 @@ it_mem_priv_t conf_sink_privs(conf_side_t *s);
 gboolean conf_probe_atomics(it_ep_attributes_t *attr, gboolean *iwarp);
 /* The IA's transport type. */
 it_transport_type_t conf_transport(conf_side_t *s);
+/* The destination that answers the sender of UD receive completion @d:
+ * an address handle in @pz from its source path, its EP id, Q_Key @qkey. */
+it_dg_remote_ep_addr_t conf_ud_reply_to(it_pz_handle_t pz, const it_all_dto_cmpl_event_t *d, uint32_t qkey);
 
 #endif

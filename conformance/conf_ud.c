@@ -292,12 +292,7 @@ test_resolve_sendto(void)
   conf_dto(a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 56);
   ev = conf_wait(p.dto, IT_DTO_UD_RECV_CMPL_EVENT);
   g_assert_cmpuint(ev.all_dto_cmpl.ud_ep_id, ==, a.info.ud_ep_id);
-  it_addr_handle_t back;
-  conf_ok(it_address_handle_create(p.pz, &ev.all_dto_cmpl.src_path, 0, &back));
-  it_dg_remote_ep_addr_t to_a = { .type = IT_DG_TYPE_IB_UD };
-  to_a.addr.ud.addr = back;
-  to_a.addr.ud.ep_info.ud_ep_id = ev.all_dto_cmpl.ud_ep_id;
-  to_a.addr.ud.ep_info.ud_ep_key = QKEY_A;
+  it_dg_remote_ep_addr_t to_a = conf_ud_reply_to(p.pz, &ev.all_dto_cmpl, QKEY_A);
   it_lmr_triplet_t s2 = conf_seg(&sb2, 0, 64);
   conf_ok(it_post_sendto(p.ep, &s2, 1, 57, IT_COMPLETION_FLAG, &to_a));
   conf_dto(p.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 57);

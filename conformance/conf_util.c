@@ -279,3 +279,13 @@ conf_transport(conf_side_t *s)
   it_ia_info_free(info);
   return t;
 }
+
+it_dg_remote_ep_addr_t
+conf_ud_reply_to(it_pz_handle_t pz, const it_all_dto_cmpl_event_t *d, uint32_t qkey)
+{
+  it_dg_remote_ep_addr_t to = { .type = IT_DG_TYPE_IB_UD };
+  conf_ok(it_address_handle_create(pz, &d->src_path, 0, &to.addr.ud.addr));
+  to.addr.ud.ep_info.ud_ep_id = d->ud_ep_id;
+  to.addr.ud.ep_info.ud_ep_key = qkey;
+  return to;
+}

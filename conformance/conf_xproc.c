@@ -642,12 +642,7 @@ role_ud(void)
   g_assert_cmpint(sscanf(from, "from %" G_GUINT64_FORMAT, &parent_id), ==, 1);
   it_event_t last;
   ud_take(&s, ep, &rb, (it_ud_ep_id_t) parent_id, 10, &last);
-  it_addr_handle_t back;
-  conf_ok(it_address_handle_create(s.pz, &last.all_dto_cmpl.src_path, 0, &back));
-  it_dg_remote_ep_addr_t to = { .type = IT_DG_TYPE_IB_UD };
-  to.addr.ud.addr = back;
-  to.addr.ud.ep_info.ud_ep_id = last.all_dto_cmpl.ud_ep_id;
-  to.addr.ud.ep_info.ud_ep_key = UD_QKEY_PARENT;
+  it_dg_remote_ep_addr_t to = conf_ud_reply_to(s.pz, &last.all_dto_cmpl, UD_QKEY_PARENT);
   conf_buf_new(&s, &sb, (size_t) UD_N * UD_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   ud_send_all(&s, ep, &sb, &to, 60);
   conf_buf_check_guards(&rb);

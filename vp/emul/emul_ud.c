@@ -260,9 +260,7 @@ svc_incoming(emul_listen_t *l, emul_dev_t *requester, uint64_t req_ctx, int fd, 
   ev->listen_ctx = l->base.al_ctx;
   ev->conn_id = s->id;
   ev->port = l->port;
-  struct sockaddr_in *src = (struct sockaddr_in *) &ev->src.sa;
-  src->sin_family = AF_INET;
-  src->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  emul_cm_loopback(&ev->src.sa, FALSE);
   emul_cm_fill_pdata(ev, pdata, len);
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);

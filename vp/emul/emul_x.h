@@ -335,8 +335,13 @@ gboolean emul_x_init(void);  /* first cross-process use: progress thread, region
 void emul_x_progress_lock(void);  /* the progress thread's way to the fabric lock */
 /* The abstract socket address "itapi-emul/<kind><n>". */
 socklen_t emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
-/* Watch @fd from the progress thread: @fn runs there, without the lock. */
+/* Watch @fd from the progress thread: @fn runs there, without the lock.
+ * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
+ * takes the fabric lock (emul_x_progress_lock), then TRUE unless the source
+ * was unwatched meanwhile (its data may be gone: touch nothing). */
 GSource *emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
+void emul_x_unwatch(GSource *src, int fd);
+gboolean emul_x_enter(void);
 gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
 gboolean emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
 ssize_t emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);

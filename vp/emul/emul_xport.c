@@ -349,6 +349,21 @@ emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
   return src;
 }
 
+void
+emul_x_unwatch(GSource *src, int fd)
+{
+  g_source_destroy(src);
+  g_source_unref(src);
+  close(fd);
+}
+
+gboolean
+emul_x_enter(void)
+{
+  emul_x_progress_lock();
+  return !g_source_is_destroyed(g_main_current_source());
+}
+
 static pid_t
 x_peer_pid(int fd)
 {
@@ -440,9 +455,7 @@ emul_x_close(emul_xconn_t *x)
     x->conn->x = NULL;
     x->conn = NULL;
   }
-  g_source_destroy(x->src);
-  g_source_unref(x->src);
-  close(x->fd);
+  emul_x_unwatch(x->src, x->fd);
   if (x->peer_mrs != NULL)
     munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
   emul_x_maps_free(x);
@@ -496,8 +509,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_listen_t *l = data;
   (void) cond;
-  emul_x_progress_lock();
-  if (!g_source_is_destroyed(g_main_current_source())) {
+  if (emul_x_enter()) {
     int c;
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
       emul_xconn_t *x = x_conn_new(c, 1);
@@ -537,9 +549,7 @@ emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
 {
   (void) w;
   if (l->xsrc != NULL) {
-    g_source_destroy(l->xsrc);
-    g_source_unref(l->xsrc);
-    close(l->xfd);
+    emul_x_unwatch(l->xsrc, l->xfd);
     l->xsrc = NULL;
     l->xfd = -1;
   }
@@ -977,8 +987,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   (void) cond;
-  emul_x_progress_lock();
-  if (g_source_is_destroyed(g_main_current_source())) {
+  if (!emul_x_enter()) {
     g_mutex_unlock(&emul_fabric.lock);
     return G_SOURCE_REMOVE;
   }

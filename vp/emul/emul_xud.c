@@ -36,8 +36,7 @@
  * listener went, its process died) or a malformed answer is NO_SERVICE.
  *
  * Everything here runs under the fabric lock (the progress thread's
- * callbacks take it, then check that their source was not destroyed
- * meanwhile, as in emul_xport.c).
+ * callbacks take it with emul_x_enter, as in emul_xport.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -95,21 +94,13 @@ typedef struct x_ud_out {
 
 static GHashTable *x_ud_out;  /* destination QP number -> x_ud_out_t* */
 
-static void
-unwatch(GSource *src, int fd)
-{
-  g_source_destroy(src);
-  g_source_unref(src);
-  close(fd);
-}
-
 /* ---- receiving ---- */
 
 static void
 ud_in_close(x_ud_in_t *in)
 {
   in->u->ins = g_list_remove(in->u->ins, in);
-  unwatch(in->src, in->fd);
+  emul_x_unwatch(in->src, in->fd);
   g_free(in);
 }
 
@@ -124,8 +115,8 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   (void) cond;
-  emul_x_progress_lock();
-  while (!g_source_is_destroyed(g_main_current_source())) {
+  gboolean live = emul_x_enter();  /* the loop ends by break */
+  while (live) {
     ssize_t n = recv(fd, &msg, sizeof(msg), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR)
       continue;
@@ -155,8 +146,7 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
 {
   struct emul_xud *u = data;
   (void) cond;
-  emul_x_progress_lock();
-  if (!g_source_is_destroyed(g_main_current_source())) {
+  if (emul_x_enter()) {
     int c;
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
       x_ud_in_t *in = g_new0(x_ud_in_t, 1);
@@ -195,8 +185,9 @@ emul_x_ud_open(emul_qp_t *qp)
       break;
     qp->base.qp_num = emul_fabric.next_qpn++;  /* another process's UD QP has it */
   }
-  g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: UD QP %u is not reachable from other processes: %s",
-        qp->base.qp_num, g_strerror(errno));
+  g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: UD QP %u is not reachable from other processes (no socket "
+        "itapi-emul/ud/%u: %s); datagrams between it and other processes are dropped, in-process ones "
+        "are not", qp->base.qp_num, qp->base.qp_num, g_strerror(errno));
 }
 
 void
@@ -207,7 +198,7 @@ emul_x_ud_close(emul_qp_t *qp)
     return;
   while (u->ins != NULL)
     ud_in_close(u->ins->data);
-  unwatch(u->src, u->fd);
+  emul_x_unwatch(u->src, u->fd);
   g_free(u);
   qp->xud = NULL;
 }
@@ -220,7 +211,7 @@ ud_out_drop(uint32_t qpn)
   x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
   if (o != NULL) {
     g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(qpn));
-    unwatch(o->src, o->fd);
+    emul_x_unwatch(o->src, o->fd);
     g_free(o);
   }
 }
@@ -232,8 +223,7 @@ ud_out_hup(gint fd, GIOCondition cond, gpointer data)
   x_ud_out_t *o = data;
   (void) fd;
   (void) cond;
-  emul_x_progress_lock();
-  if (!g_source_is_destroyed(g_main_current_source()))
+  if (emul_x_enter())
     ud_out_drop(o->qpn);
   g_mutex_unlock(&emul_fabric.lock);
   return G_SOURCE_CONTINUE;
@@ -307,7 +297,7 @@ svc_out_done(x_svc_out_t *o, const x_msg_t *m)
   else
     emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
   emul_dev_unref(o->dev);
-  unwatch(o->src, o->fd);
+  emul_x_unwatch(o->src, o->fd);
   g_free(o);
 }
 
@@ -316,8 +306,7 @@ svc_out_ready(gint fd, GIOCondition cond, gpointer data)
 {
   x_svc_out_t *o = data;
   (void) cond;
-  emul_x_progress_lock();
-  if (!g_source_is_destroyed(g_main_current_source())) {
+  if (emul_x_enter()) {
     x_msg_t *m = g_new(x_msg_t, 1);
     int fds[4], nfds = 0;
     ssize_t n = emul_x_recv_msg(fd, m, fds, &nfds);
