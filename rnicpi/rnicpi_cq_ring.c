@@ -9,7 +9,7 @@ void
 rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth, const rnicpi_notify_t *to)
 {
   r->to = *to;
-  g_mutex_init(&r->lock);
+  r->lock.held = 0;
   r->depth = depth;
   r->cap = 16;
   while (r->cap < depth)
@@ -24,11 +24,10 @@ rnicpi_cq_ring_clear(rnicpi_cq_ring_t *r)
 {
   g_free(r->ring);
   r->ring = NULL;
-  g_mutex_clear(&r->lock);
 }
 
-static void
-grow(rnicpi_cq_ring_t *r)
+void
+rnicpi_cq_ring_grow(rnicpi_cq_ring_t *r)
 {
   rnicpi_wc_t *n = g_new(rnicpi_wc_t, r->cap * 2);
   for (uint32_t i = 0; i < r->count; i++)
@@ -39,63 +38,21 @@ grow(rnicpi_cq_ring_t *r)
   r->cap *= 2;
 }
 
-unsigned
-rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc)
-{
-  unsigned out = 0;
-  g_mutex_lock(&r->lock);
-  if (r->count == r->cap)
-    grow(r);
-  r->ring[(r->head + r->count) & (r->cap - 1)] = *wc;
-  __atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELAXED); /* read unlocked by poll */
-  if (r->count > r->depth && !r->overflowed) {
-    r->overflowed = TRUE;
-    out |= RNICPI_CQ_PUSH_OVERFLOW;
-  }
-  if (r->armed) {
-    r->armed = FALSE;
-    out |= RNICPI_CQ_PUSH_NOTIFY;
-  }
-  g_mutex_unlock(&r->lock);
-  return out;
-}
-
-int
-rnicpi_cq_ring_poll(rnicpi_cq_ring_t *r, rnicpi_wc_t *wc, int n)
-{
-  int got = 0;
-  /* An empty ring (a busy poller's usual case) costs no lock.  A push racing
-   * this look is found by the next poll; one that finished before it, or
-   * before an arm of the ring, is seen here (the lock orders them). */
-  if (__atomic_load_n(&r->count, __ATOMIC_RELAXED) == 0 || n <= 0)
-    return 0;
-  g_mutex_lock(&r->lock);
-  while (got < n && r->count > 0) {
-    wc[got++] = r->ring[r->head];
-    r->head = (r->head + 1) & (r->cap - 1);
-    __atomic_store_n(&r->count, r->count - 1, __ATOMIC_RELAXED);
-  }
-  if (r->count == 0)
-    r->overflowed = FALSE;
-  g_mutex_unlock(&r->lock);
-  return got;
-}
-
 uint32_t
 rnicpi_cq_ring_count(rnicpi_cq_ring_t *r)
 {
-  g_mutex_lock(&r->lock);
+  rnicpi_spin_lock(&r->lock);
   uint32_t n = r->count;
-  g_mutex_unlock(&r->lock);
+  rnicpi_spin_unlock(&r->lock);
   return n;
 }
 
 void
 rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r)
 {
-  g_mutex_lock(&r->lock);
+  rnicpi_spin_lock(&r->lock);
   r->armed = TRUE;
-  g_mutex_unlock(&r->lock);
+  rnicpi_spin_unlock(&r->lock);
 }
 
 void
@@ -112,15 +69,6 @@ rnicpi_notify_batch_add(rnicpi_notify_batch_t *b, const rnicpi_cq_ring_t *r)
   if (b->more == NULL)
     b->more = g_array_new(FALSE, FALSE, sizeof(rnicpi_notify_t));
   g_array_append_val(b->more, n);
-}
-
-gboolean
-rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b)
-{
-  unsigned out = rnicpi_cq_ring_push(r, wc);
-  if (out & RNICPI_CQ_PUSH_NOTIFY)
-    rnicpi_notify_batch_add(b, r);
-  return (out & RNICPI_CQ_PUSH_OVERFLOW) != 0;
 }
 
 /* The batch this thread is delivering and the entry it is at (a callback

@@ -40,13 +40,54 @@ typedef struct rnicpi_notify {
 } rnicpi_notify_t;
 
 /**
+ * A lock for a few instructions' worth of shared state: taking it is one
+ * atomic exchange and releasing it a plain store, half the atomic work of a
+ * GMutex (whose release is an exchange too), which counts on a data path
+ * that takes it once per completion.  A waiter spins, and yields the CPU
+ * while the holder is not running (a machine with more runnable threads
+ * than cores).  Not recursive; zero is unlocked.
+ */
+typedef struct rnicpi_spin {
+  int held; /**< 1 while a thread holds it */
+} rnicpi_spin_t;
+
+/**
+ * @brief Take a spin lock.
+ * @param l the lock.
+ */
+static inline void
+rnicpi_spin_lock(rnicpi_spin_t *l)
+{
+  while (__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE)) {
+    for (unsigned n = 1; __atomic_load_n(&l->held, __ATOMIC_RELAXED); n++) {
+      if (n % 64 == 0)
+        g_thread_yield();
+#if defined(__x86_64__) || defined(__i386__)
+      else
+        __builtin_ia32_pause();
+#endif
+    }
+  }
+}
+
+/**
+ * @brief Release a spin lock the caller holds.
+ * @param l the lock.
+ */
+static inline void
+rnicpi_spin_unlock(rnicpi_spin_t *l)
+{
+  __atomic_store_n(&l->held, 0, __ATOMIC_RELEASE);
+}
+
+/**
  * A completion ring with the RNIC-PI rules built in: it never drops an
  * entry (past its declared depth it grows, and the first crossing is
  * reported so the provider can raise ::RNICPI_ASYNC_CQ_OVERFLOW), and an
  * arm request is answered once, by the next push.
  */
 typedef struct rnicpi_cq_ring {
-  GMutex lock;          /**< guards every field below (count is also read without it) */
+  rnicpi_spin_t lock;   /**< guards every field below (count is also read without it) */
   rnicpi_wc_t *ring;    /**< entries, a power-of-two array */
   uint32_t cap;         /**< entries the array holds */
   uint32_t head;        /**< index of the oldest entry */
@@ -78,21 +119,68 @@ void rnicpi_cq_ring_init(rnicpi_cq_ring_t *r, uint32_t depth, const rnicpi_notif
 void rnicpi_cq_ring_clear(rnicpi_cq_ring_t *r);
 
 /**
- * @brief Append one completion.
+ * @brief Double a full ring's array (with its lock held; called by
+ *        rnicpi_cq_ring_push()).
+ * @param r the ring.
+ */
+void rnicpi_cq_ring_grow(rnicpi_cq_ring_t *r);
+
+/**
+ * @brief Append one completion.  Inline: a provider pushes one per
+ *        completed request on its data path.
  * @param r the ring.
  * @param wc the completion.
  * @return an OR of ::rnicpi_cq_push_result bits.
  */
-unsigned rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc);
+static inline unsigned
+rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc)
+{
+  unsigned out = 0;
+  rnicpi_spin_lock(&r->lock);
+  if (G_UNLIKELY(r->count == r->cap))
+    rnicpi_cq_ring_grow(r);
+  r->ring[(r->head + r->count) & (r->cap - 1)] = *wc;
+  __atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELAXED); /* read unlocked by poll */
+  if (G_UNLIKELY(r->count > r->depth) && !r->overflowed) {
+    r->overflowed = TRUE;
+    out |= RNICPI_CQ_PUSH_OVERFLOW;
+  }
+  if (G_UNLIKELY(r->armed)) {
+    r->armed = FALSE;
+    out |= RNICPI_CQ_PUSH_NOTIFY;
+  }
+  rnicpi_spin_unlock(&r->lock);
+  return out;
+}
 
 /**
- * @brief Take up to @p n completions, oldest first.
+ * @brief Take up to @p n completions, oldest first.  Inline: an empty ring
+ *        (a busy poller's usual case) costs one load and no lock.  A push
+ *        racing that look is found by the next poll; one that finished
+ *        before it, or before an arm of the ring, is seen (the lock orders
+ *        them).
  * @param r the ring.
  * @param wc where to put them.
  * @param n room in @p wc.
  * @return how many were taken (0 when empty).
  */
-int rnicpi_cq_ring_poll(rnicpi_cq_ring_t *r, rnicpi_wc_t *wc, int n);
+static inline int
+rnicpi_cq_ring_poll(rnicpi_cq_ring_t *r, rnicpi_wc_t *wc, int n)
+{
+  int got = 0;
+  if (__atomic_load_n(&r->count, __ATOMIC_RELAXED) == 0 || n <= 0)
+    return 0;
+  rnicpi_spin_lock(&r->lock);
+  while (got < n && r->count > 0) {
+    wc[got++] = r->ring[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
+    __atomic_store_n(&r->count, r->count - 1, __ATOMIC_RELAXED);
+  }
+  if (r->count == 0)
+    r->overflowed = FALSE;
+  rnicpi_spin_unlock(&r->lock);
+  return got;
+}
 
 /**
  * @brief Completions held.
@@ -179,8 +267,14 @@ void rnicpi_notify_quiesce(gint *inflight);
  * @return TRUE when the ring just went past its depth: the provider raises
  *         ::RNICPI_ASYNC_CQ_OVERFLOW for the CQ (once).
  */
-gboolean rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc,
-                                    rnicpi_notify_batch_t *b);
+static inline gboolean
+rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b)
+{
+  unsigned out = rnicpi_cq_ring_push(r, wc);
+  if (G_UNLIKELY(out & RNICPI_CQ_PUSH_NOTIFY))
+    rnicpi_notify_batch_add(b, r);
+  return (out & RNICPI_CQ_PUSH_OVERFLOW) != 0;
+}
 
 /** @} */
 
