@@ -128,6 +128,9 @@
 #define X_MR_CAP (1u << 18)       /* regions a peer can reach (index < cap) */
 #define X_INLINE_MAX (16u << 10)  /* sends up to this size go inline even with CMA */
 #define X_POLL_GRACE_MS 2         /* unarmed sleep while the application polls */
+/* The consumer releases room in quarters of the ring (emul_x_drain); a
+ * ring looks full to the producer only with more than that unreleased. */
+G_STATIC_ASSERT(X_RING_SIZE / 4 < X_RING_SIZE - X_FRAG_MAX - 2 * X_LINE);
 
 /* Socket messages (CM, doorbells, teardown). */
 typedef enum {
@@ -314,6 +317,7 @@ struct emul_xconn {
   gboolean in_busy;
   uint64_t tail;                /* producer: where the next frame goes */
   uint64_t rx_head;             /* consumer: where the next frame comes */
+  uint64_t rx_published;        /* consumer: the head the producer was last given */
   uint64_t key_out, key_in;     /* marks of our ring, of the peer's (seg->key) */
   uint64_t head_seen;           /* producer: the consumer's head, last read */
   uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on */

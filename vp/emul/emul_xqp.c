@@ -1088,7 +1088,7 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
   int s = 1 - x->side;
   x_ring_ctl_t *r = &x->seg->ring[s];
   const uint8_t *data = ring_data(x, s);
-  uint64_t head = x->rx_head, published = head;
+  uint64_t head = x->rx_head;
   for (;;) {
     uint64_t at = head & (X_RING_SIZE - 1);
     if (__atomic_load_n((const uint64_t *) (data + at), __ATOMIC_ACQUIRE) != (head ^ x->key_in))
@@ -1142,14 +1142,16 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
         return;
     }
   next:
-    /* Give the producer room as we go through a long run of frames. */
-    if (head - published >= X_RING_SIZE / 4) {
+    /* Room is given back in quarters of the ring, not frame by frame: a
+     * release is a store the producer's next look for room has to fetch,
+     * and a fence.  The producer waits for room only when more than a
+     * quarter is unreleased (a ring looks full to it with at most one
+     * largest frame free), so the release that frees it always comes. */
+    if (head - x->rx_published >= X_RING_SIZE / 4) {
       x_release(x, head);
-      published = head;
+      x->rx_published = head;
     }
   }
-  if (head != published)
-    x_release(x, head);
   if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && x_take_acks(x->qp, w))
     x_answered(x->qp, w);
   return;
