@@ -40,16 +40,23 @@ typedef struct rnicpi_notify {
 } rnicpi_notify_t;
 
 /**
- * A lock for a few instructions' worth of shared state: taking it is one
- * atomic exchange and releasing it a plain store, half the atomic work of a
- * GMutex (whose release is an exchange too), which counts on a data path
- * that takes it once per completion.  A waiter spins, and yields the CPU
- * while the holder is not running (a machine with more runnable threads
- * than cores).  Not recursive; zero is unlocked.
+ * A lock for short sections on a data path: taking it free is one atomic
+ * exchange and releasing it a plain store, where a GMutex's release is an
+ * atomic exchange too.  A waiter spins a little, then yields its CPU, and
+ * once the holder has kept it for long (some hundreds of microseconds: a
+ * large copy) sleeps in short slices, so a long section does not cost a
+ * second CPU.  Not recursive; zero is unlocked.
  */
 typedef struct rnicpi_spin {
   int held; /**< 1 while a thread holds it */
 } rnicpi_spin_t;
+
+/**
+ * @brief Wait for a spin lock another thread holds, and take it (the
+ *        contended part of rnicpi_spin_lock()).
+ * @param l the lock.
+ */
+void rnicpi_spin_wait(rnicpi_spin_t *l);
 
 /**
  * @brief Take a spin lock.
@@ -58,16 +65,20 @@ typedef struct rnicpi_spin {
 static inline void
 rnicpi_spin_lock(rnicpi_spin_t *l)
 {
-  while (__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE)) {
-    for (unsigned n = 1; __atomic_load_n(&l->held, __ATOMIC_RELAXED); n++) {
-      if (n % 64 == 0)
-        g_thread_yield();
-#if defined(__x86_64__) || defined(__i386__)
-      else
-        __builtin_ia32_pause();
-#endif
-    }
-  }
+  if (G_UNLIKELY(__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE)))
+    rnicpi_spin_wait(l);
+}
+
+/**
+ * @brief Take a spin lock if it is free.
+ * @param l the lock.
+ * @return TRUE when the caller now holds it.
+ */
+static inline gboolean
+rnicpi_spin_trylock(rnicpi_spin_t *l)
+{
+  return !__atomic_load_n(&l->held, __ATOMIC_RELAXED) &&
+         !__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE);
 }
 
 /**

@@ -40,7 +40,7 @@
 
 /* The process-wide fabric: every emul device of the process hangs off it. */
 typedef struct emul_fabric {
-  GMutex lock;            /* data path, connection state, MR table */
+  rnicpi_spin_t lock;     /* data path, connection state, MR table (emul_fabric_lock) */
   GPtrArray *mrs;         /* index -> emul_mr_t*, slot 0 unused */
   uint64_t mr_gen;        /* counts changes of mrs entries (emul_x_mr_sync); from 1 */
   GArray *free_mr;        /* free indexes of mrs */
@@ -59,11 +59,19 @@ typedef struct emul_fabric {
 extern emul_fabric_t emul_fabric;
 
 /* The provider's progress thread is waiting for the fabric lock
- * (emul_xport.c).  A mutex is not fair: an application thread that posts
+ * (emul_xport.c).  The lock is not fair: an application thread that posts
  * or polls in a tight loop takes it again before the woken waiter runs, so
  * the socket's messages (a mapping answer, a doorbell) would wait for
  * milliseconds.  The data path lets the waiter in first. */
 G_GNUC_INTERNAL extern gint emul_x_pwant;
+
+/* The fabric lock is a spin lock (rnicpi_util.h): every post and every poll
+ * that finds work takes it, and its release is then a plain store.  Its
+ * long sections (a large copy, a cross-memory attach call) make a waiter
+ * yield, then sleep. */
+static inline void emul_fabric_lock(void) { rnicpi_spin_lock(&emul_fabric.lock); }
+static inline void emul_fabric_unlock(void) { rnicpi_spin_unlock(&emul_fabric.lock); }
+static inline gboolean emul_fabric_trylock(void) { return rnicpi_spin_trylock(&emul_fabric.lock); }
 
 static inline void
 emul_lock_data_path(void)
@@ -73,7 +81,7 @@ emul_lock_data_path(void)
     __builtin_ia32_pause();
 #endif
   }
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
 }
 
 /* One personality: the capability record's personality-dependent part and

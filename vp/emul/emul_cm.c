@@ -109,7 +109,7 @@ static rnicpi_status_t
 emul_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
 {
   rnicpi_status_t st = RNICPI_OK;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (g_hash_table_contains(emul_fabric.listeners, GUINT_TO_POINTER(port))) {
     st = RNICPI_EEXIST;
   } else {
@@ -122,7 +122,7 @@ emul_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
     emul_x_listen(l);
     *out = &l->base;
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return st;
 }
 
@@ -131,7 +131,7 @@ emul_unlisten(rnicpi_listen_t *lb)
 {
   emul_listen_t *l = to_emul_listen(lb);
   emul_work_t w = { .nnotify = 0 };
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
   emul_x_unlisten(l, &w); /* and the requests of other processes */
   emul_ud_unlisten_locked(l); /* UD service requests nobody answered */
@@ -151,7 +151,7 @@ emul_unlisten(rnicpi_listen_t *lb)
     }
   }
   g_list_free(conns);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   g_free(l);
   return RNICPI_OK;
@@ -184,7 +184,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
     return RNICPI_ELIMIT;
   if (p->three_way && !(dev->caps.features & RNICPI_CAP_THREE_WAY))
     return RNICPI_ENOTSUP;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
     st = RNICPI_ESTATE;
     goto out;
@@ -225,7 +225,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);
 out:
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
 }
@@ -256,7 +256,7 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   rnicpi_status_t st = RNICPI_OK;
   emul_dev_t *dev = emul_qp_dev(qp);
 
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
   if (c == NULL) {
     st = RNICPI_ENOENT;
@@ -300,7 +300,7 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   } else {
     st = RNICPI_ESTATE;
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return st;
 }
 
@@ -311,7 +311,7 @@ emul_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
   rnicpi_status_t st = RNICPI_OK;
   if (len > to_emul_dev(d)->caps.pdata_reject)
     return RNICPI_ELIMIT;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
   if (c == NULL) {
     st = RNICPI_ENOENT;
@@ -327,7 +327,7 @@ emul_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
     if (self != NULL) /* the active consumer refused the reply: it is done too */
       emul_qp_set_error(self, &w);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
 }
@@ -361,7 +361,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   rnicpi_status_t st = RNICPI_OK;
   if (len > emul_qp_dev(qp)->caps.pdata_disconnect)
     return RNICPI_ELIMIT;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (qp->state == RNICPI_QPS_RTS && qp->closing) {
     /* already draining */
   } else if (qp->state == RNICPI_QPS_RTS && emul_pers_of_qp(qp)->drain_on_disconnect &&
@@ -379,7 +379,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   } else {
     st = RNICPI_ESTATE;
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
 }

@@ -50,7 +50,6 @@ static gpointer
 emul_fabric_do_init(gpointer unused)
 {
   (void) unused;
-  g_mutex_init(&emul_fabric.lock);
   g_mutex_init(&emul_fabric.deliver_lock);
   emul_fabric.mrs = g_ptr_array_new();
   g_ptr_array_add(emul_fabric.mrs, NULL);
@@ -339,9 +338,9 @@ emul_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **out)
 {
   emul_pd_t *pd = g_new0(emul_pd_t, 1);
   pd->base.dev = d;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   pd->id = ++emul_fabric.next_pd_id;
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   *out = &pd->base;
   return RNICPI_OK;
 }

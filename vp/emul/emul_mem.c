@@ -81,15 +81,15 @@ emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
 static rnicpi_status_t
 mr_enter(emul_mr_t *mr, emul_dev_t *dev, rnicpi_mr_t **out)
 {
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (!emul_slot_alloc(mr, dev->pers)) {
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     g_free(mr);
     return RNICPI_ELIMIT;
   }
   mr->key = emul_slot_new_tag(dev->pers, mr->index);
   emul_x_mr_sync(mr->index);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   mr->base.lkey = mr->base.rkey = emul_key_make(dev->pers, mr->index, mr->key);
   g_atomic_int_inc(&mr->pd->nobj);
   *out = &mr->base;
@@ -188,10 +188,10 @@ emul_mr_modify(rnicpi_mr_t *m, uint32_t access)
   if ((access & RNICPI_ACCESS_ATOMIC) &&
       !(to_emul_dev(m->pd->dev)->caps.features & RNICPI_CAP_ATOMICS))
     return RNICPI_ENOTSUP;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   to_emul_mr(m)->access = access;
   emul_x_mr_sync(to_emul_mr(m)->index);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return RNICPI_OK;
 }
 
@@ -199,17 +199,17 @@ static rnicpi_status_t
 emul_mr_dereg(rnicpi_mr_t *m)
 {
   emul_mr_t *mr = to_emul_mr(m);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (mr->nmw > 0 || mr->queued > 0) {
     /* IBTA 10.6.7.2.3: a region with bound windows cannot go away; nor
      * one a queued FAST_REG names. */
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     return RNICPI_EBUSY;
   }
   g_ptr_array_index(emul_fabric.mrs, mr->index) = NULL;
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_x_mr_sync(mr->index);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);
   return RNICPI_OK;

@@ -43,15 +43,15 @@ emul_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t type, rnicpi_mw_t **out)
   mw->entry.pd = to_emul_pd(p);
   mw->entry.pers = dev->pers;
   mw->entry.mw = mw;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (!emul_slot_alloc(&mw->entry, dev->pers)) {
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     g_free(mw);
     return RNICPI_ELIMIT;
   }
   mw->entry.key = emul_slot_new_tag(dev->pers, mw->entry.index);
   emul_x_mr_sync(mw->entry.index);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   g_atomic_int_inc(&mw->entry.pd->nobj);
   *out = &mw->base;
   return RNICPI_OK;
@@ -77,16 +77,16 @@ static rnicpi_status_t
 emul_mw_dealloc(rnicpi_mw_t *m)
 {
   emul_mw_t *mw = to_emul_mw(m);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (mw->queued > 0) {
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     return RNICPI_EBUSY;
   }
   mw_unbind(mw);
   g_ptr_array_index(emul_fabric.mrs, mw->entry.index) = NULL;
   g_array_append_val(emul_fabric.free_mr, mw->entry.index);
   emul_x_mr_sync(mw->entry.index);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mw->entry.pd->nobj);
   g_free(mw);
   return RNICPI_OK;

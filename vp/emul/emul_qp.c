@@ -542,7 +542,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     emul_lock_data_path();
     if (!emul_x_post_hot(qp, wr_in, &w))
       st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     emul_work_deliver(&w);
     return st;
   }
@@ -561,9 +561,9 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     /* A datagram executes when posted, like every in-process WR. */
     if (wr->num_sge > qp->attr.max_send_sge)
       return RNICPI_ELIMIT;
-    g_mutex_lock(&emul_fabric.lock);
+    emul_fabric_lock();
     st = emul_ud_post_send_locked(qp, wr, &w);
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     emul_work_deliver(&w);
     return st;
   }
@@ -579,7 +579,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 
   emul_lock_data_path();
   st = post_send_locked(qp, wr, &w);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
 }
@@ -618,7 +618,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     else if (qp->x != NULL)
       emul_x_recv_posted(qp, &w);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
 }
@@ -658,7 +658,7 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
                    MIN(attr->max_rdma_read_sge, EMUL_MAX_SINK_SGE)));
   emul_wq_init(&qp->rq, sizeof(emul_rwqe_t), attr->max_recv_sge);
   g_queue_init(&qp->xin);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   qp->base.qp_num = emul_fabric.next_qpn++;
   if (qp->ud) {
     emul_x_ud_open(qp);  /* may renumber it: UD numbers are unique on the host */
@@ -668,7 +668,7 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
     qp->srq = (emul_srq_t *) attr->srq;
     qp->srq->qps = g_list_prepend(qp->srq->qps, qp);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   g_atomic_int_inc(&qp->scq->nqp);
   g_atomic_int_inc(&qp->rcq->nqp);
   g_atomic_int_inc(&qp->pd->nobj);
@@ -683,13 +683,13 @@ emul_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   emul_dev_t *dev = emul_qp_dev(qp);
   if (attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
     return RNICPI_ELIMIT;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   qp->attr.access = attr->access;
   qp->attr.ird = attr->ird;
   qp->attr.ord = attr->ord;
   if (qp->x != NULL)
     emul_x_access_changed(qp);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return RNICPI_OK;
 }
 
@@ -699,14 +699,14 @@ emul_qp_to_error(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (qp->ud) {
     emul_qp_set_error(qp, &w); /* no peer, no connection to tell */
   } else {
     emul_cm_qp_gone(qp, &w);
     emul_qp_break(qp, &w, FALSE, NULL, 0);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return RNICPI_OK;
 }
@@ -716,7 +716,7 @@ emul_qp_reset(rnicpi_qp_t *q)
 {
   emul_qp_t *qp = to_emul_qp(q);
   rnicpi_status_t st = RNICPI_OK;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (qp->ud) {
     qp->state = RNICPI_QPS_RTS; /* back to operational: nothing to connect */
   } else if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL) {
@@ -726,16 +726,16 @@ emul_qp_reset(rnicpi_qp_t *q)
     qp->closing = FALSE;
     qp->ird = qp->ord = 0;
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return st;
 }
 
 rnicpi_qp_state_t
 emul_qp_state(rnicpi_qp_t *q)
 {
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   rnicpi_qp_state_t s = to_emul_qp(q)->state;
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return s;
 }
 
@@ -745,7 +745,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   emul_cm_qp_gone(qp, &w);
   if (qp->peer != NULL || qp->x != NULL)
     emul_qp_break(qp, &w, FALSE, NULL, 0);
@@ -760,7 +760,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_mw_qp_gone(qp);
   emul_wq_clear(&qp->sq);
   emul_wq_clear(&qp->rq);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   g_atomic_int_dec_and_test(&qp->scq->nqp);
   g_atomic_int_dec_and_test(&qp->rcq->nqp);

@@ -40,7 +40,7 @@ emul_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
 {
   emul_srq_t *srq = to_emul_srq(s);
   rnicpi_status_t st = RNICPI_OK;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (max_wr != 0 && max_wr < srq->rq.len) {
     st = RNICPI_EBUSY;
   } else {
@@ -48,7 +48,7 @@ emul_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
       srq->max_wr = max_wr;
     srq->limit = limit;
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return st;
 }
 
@@ -56,9 +56,9 @@ static rnicpi_status_t
 emul_srq_destroy(rnicpi_srq_t *s)
 {
   emul_srq_t *srq = to_emul_srq(s);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   gboolean busy = srq->qps != NULL;
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   if (busy)
     return RNICPI_EBUSY;
   emul_wq_clear(&srq->rq);
@@ -85,7 +85,7 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
   rnicpi_status_t st = RNICPI_OK;
   if (wr->num_sge > srq->max_sge)
     return RNICPI_ELIMIT;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   if (srq->rq.len >= srq->max_wr) {
     st = RNICPI_EFULL;
   } else {
@@ -99,7 +99,7 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
         emul_x_recv_posted(qp, &w);
     }
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
 }
@@ -107,9 +107,9 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
 static uint32_t
 emul_srq_count(rnicpi_srq_t *s)
 {
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   uint32_t n = to_emul_srq(s)->rq.len;
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return n;
 }
 

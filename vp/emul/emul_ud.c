@@ -288,7 +288,7 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
     return RNICPI_ENOTSUP;
   if (len > dev->caps.pdata_ud_req)
     return RNICPI_ELIMIT;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   gboolean ours = emul_addr_is_ours(dst);
   uint32_t port = (uint32_t) emul_addr_port(dst);
   emul_listen_t *l = ours ? g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER(port)) : NULL;
@@ -299,7 +299,7 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
     /* No one offers the service here (SIDR_REP status 1). */
     emul_ud_svc_reply_to(dev, req_ctx, dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return RNICPI_OK;
 }
 
@@ -321,7 +321,7 @@ emul_ud_svc_reply(rnicpi_dev_t *d, uint64_t req_id, rnicpi_ud_svc_status_t statu
   if ((unsigned) status > RNICPI_UD_SVC_REDIRECT)
     return RNICPI_EINVAL;
   rnicpi_status_t st = RNICPI_OK;
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   emul_ud_svc_t *s = g_hash_table_lookup(emul_fabric.ud_svc, &req_id);
   if (s == NULL || to_emul_dev(s->listener->base.dev) != dev) {
     st = RNICPI_ENOENT;
@@ -329,7 +329,7 @@ emul_ud_svc_reply(rnicpi_dev_t *d, uint64_t req_id, rnicpi_ud_svc_status_t statu
     svc_answer(s, status, qpn, qkey, pdata, len);
     g_hash_table_remove(emul_fabric.ud_svc, &req_id);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return st;
 }
 

@@ -67,7 +67,7 @@ void
 emul_x_progress_lock(void)
 {
   g_atomic_int_inc(&emul_x_pwant);
-  g_mutex_lock(&emul_fabric.lock);
+  emul_fabric_lock();
   g_atomic_int_add(&emul_x_pwant, -1);
 }
 static void x_conn_unref(emul_xconn_t *x);
@@ -147,7 +147,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
       emul_xconn_t *x = g_ptr_array_index(a, i);
       __atomic_store_n(&x->seg->ring[1 - x->side].armed, 0, __ATOMIC_SEQ_CST);
     }
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     gint64 end = g_get_monotonic_time() + x_spin_us;
     for (gboolean seen = FALSE; !seen && g_get_monotonic_time() < end;) {
       for (guint k = 0; k < 256 && !seen; k++) {
@@ -186,7 +186,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     did |= x_serve(x, &w);  /* what came before the flag was set */
   }
   x_snapshot_free(a);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   gint r = 0;
   if (!did) {
@@ -208,7 +208,7 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
 {
   x_polled_empty = got == 0;
   if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_x_pwant) > 0 ||
-      !g_mutex_trylock(&emul_fabric.lock))
+      !emul_fabric_trylock())
     return got;  /* whoever holds the lock is making progress */
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
@@ -229,7 +229,7 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
       x_conn_unref(x);
     }
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return did ? rnicpi_cq_ring_poll(&cq->ring, wc, n) : 0;
 }
@@ -250,8 +250,8 @@ emul_x_cq_armed(emul_cq_t *cq)
 
 /* fork() while the progress thread holds the fabric lock would leave it
  * locked for ever in the child: hold it across the fork. */
-static void x_fork_prepare(void) { g_mutex_lock(&emul_fabric.lock); }
-static void x_fork_done(void) { g_mutex_unlock(&emul_fabric.lock); }
+static void x_fork_prepare(void) { emul_fabric_lock(); }
+static void x_fork_done(void) { emul_fabric_unlock(); }
 
 /* First cross-process use: the progress thread and the region table,
  * filled with the regions registered so far. */
@@ -517,7 +517,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
       x->no_cma = l->no_cma;
     }
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return G_SOURCE_CONTINUE;
 }
 
@@ -988,7 +988,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   rnicpi_notify_batch_init(&w);
   (void) cond;
   if (!emul_x_enter()) {
-    g_mutex_unlock(&emul_fabric.lock);
+    emul_fabric_unlock();
     return G_SOURCE_REMOVE;
   }
   x->ref++;
@@ -1029,7 +1029,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   }
   g_free(m);
   x_conn_unref(x);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return G_SOURCE_CONTINUE;
 }

@@ -136,7 +136,7 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
     };
     emul_ud_deliver(qp, &d, &w);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   emul_work_deliver(&w);
   return G_SOURCE_CONTINUE;
 }
@@ -156,7 +156,7 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
       u->ins = g_list_prepend(u->ins, in);
     }
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return G_SOURCE_CONTINUE;
 }
 
@@ -225,7 +225,7 @@ ud_out_hup(gint fd, GIOCondition cond, gpointer data)
   (void) cond;
   if (emul_x_enter())
     ud_out_drop(o->qpn);
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return G_SOURCE_CONTINUE;
 }
 
@@ -319,7 +319,7 @@ svc_out_ready(gint fd, GIOCondition cond, gpointer data)
     }
     g_free(m);
   }
-  g_mutex_unlock(&emul_fabric.lock);
+  emul_fabric_unlock();
   return G_SOURCE_CONTINUE;
 }
 
