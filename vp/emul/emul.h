@@ -73,12 +73,21 @@ static inline void emul_fabric_lock(void) { rnicpi_spin_lock(&emul_fabric.lock);
 static inline void emul_fabric_unlock(void) { rnicpi_spin_unlock(&emul_fabric.lock); }
 static inline gboolean emul_fabric_trylock(void) { return rnicpi_spin_trylock(&emul_fabric.lock); }
 
+/* Whether @q is empty, without a call into GLib: the data path asks it of
+ * queues that are almost always empty, once or twice per message. */
+static inline gboolean emul_queue_empty(const GQueue *q) { return q->head == NULL; }
+
 static inline void
 emul_lock_data_path(void)
 {
-  while (G_UNLIKELY(g_atomic_int_get(&emul_x_pwant) > 0)) {
+  /* The waiter may need this CPU to run at all (fewer cores than busy
+   * threads): yield it now and then. */
+  for (unsigned n = 1; G_UNLIKELY(g_atomic_int_get(&emul_x_pwant) > 0); n++) {
+    if (n % 64 == 0)
+      g_thread_yield();
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+    else
+      __builtin_ia32_pause();
 #endif
   }
   emul_fabric_lock();

@@ -119,7 +119,7 @@ x_serve(emul_xconn_t *x, emul_work_t *w)
   gboolean in = x->qp->state == RNICPI_QPS_RTS && emul_x_pending(x);
   if (in)
     emul_x_drain(x, w);
-  if (!x->dead && (in || !g_queue_is_empty(&x->out)))
+  if (!x->dead && (in || !emul_queue_empty(&x->out)))
     emul_x_pump(x);
   return in;
 }
@@ -222,7 +222,7 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
       continue;
     x->app_polls++;  /* read by x_poll_func, under the lock too */
     x->poll_arm_seq = seq;
-    if (emul_x_pending(x) || !g_queue_is_empty(&x->out)) {
+    if (emul_x_pending(x) || !emul_queue_empty(&x->out)) {
       x->ref++;  /* x_conns may change under x_serve; x stays valid */
       did |= x_serve(x, &w);
       next = x->dead ? x_conns : i->next;  /* closed: start over (cheap, rare) */

@@ -217,7 +217,7 @@ emul_x_pump(emul_xconn_t *x)
 {
   gboolean bell = FALSE;
   x_out_t *o;
-  if (x->dead || x->seg == NULL)
+  if (x->dead || x->seg == NULL || emul_queue_empty(&x->out))
     return;
   while ((o = g_queue_peek_head(&x->out)) != NULL) {
     if (!out_push(x, o, &bell))
@@ -243,7 +243,7 @@ x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
       g_free(o->buf);
     return;
   }
-  if (g_queue_is_empty(&x->out) && out_push(x, o, &bell)) {
+  if (emul_queue_empty(&x->out) && out_push(x, o, &bell)) {
     if (owned)
       g_free(o->buf);
   } else {
@@ -990,7 +990,7 @@ static void
 x_run_in(emul_qp_t *qp, emul_work_t *w)
 {
   x_in_t *in;
-  while (qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
+  while (!emul_queue_empty(&qp->xin) && qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
          (in = g_queue_pop_head(&qp->xin)) != NULL) {
     xr_t r = x_exec_in(qp, in, w);
     if (r == XR_BLOCKED) {
@@ -1034,7 +1034,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
   case X_OP_WRITE:
   case X_OP_READ:
   case X_OP_ATOMIC: {
-    if (g_queue_is_empty(&qp->xin)) {
+    if (emul_queue_empty(&qp->xin)) {
       /* Nothing ahead of it: execute in place. */
       x_in_t now = { *f, buf };
       if (x_exec_in(qp, &now, w) != XR_BLOCKED) {
