@@ -86,9 +86,14 @@ loads=""
 for r in $(seq 1 "$reps"); do
   loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
   echo "  repetition $r/$reps (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  # The latency figures whose ratios are targets run back to back, first:
+  # the machine's state (which vCPUs, what else runs on the host) changes
+  # over seconds, and a ratio is only fair between figures of one state.
   l=$(xperf -t send_lat,write_lat -S 8 -n $N_LAT)
   put emul_send "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
   put emul_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
+  [ $have_ucx = 1 ] && put ucx_lat "$r" "$(ucx_run tag_lat 8 $UCX_LAT | cut -d' ' -f1)"
+  put floor "$r" "$("$tmp/probe" clpp $PROBE_S | cut -d' ' -f2 | awk '{ print $1 / 1000 }')"
   put emul_wbw "$r" "$(xperf -t write_bw -S 1M -n $N_BW | col 11)"
   put emul_send_ev "$r" "$(xperf -e -t send_lat -S 8 -n $((N_LAT / 10)) | col 5)"
   put emul_write_priv "$r" "$(XMEM=private xperf -t write_lat -S 8 -n $N_LAT | col 5)"
@@ -101,11 +106,9 @@ for r in $(seq 1 "$reps"); do
     m=$(fi_run shm rdm 1048576 $FI_BW | cut -d' ' -f2); [ -n "$m" ] && put fi_bw "$r" "$(echo "$m / 1000" | bc -l)"
   fi
   if [ $have_ucx = 1 ]; then
-    put ucx_lat "$r" "$(ucx_run tag_lat 8 $UCX_LAT | cut -d' ' -f1)"
     m=$(ucx_run ucp_put_bw 1048576 $UCX_BW | cut -d' ' -f3)
     [ -n "$m" ] && put ucx_bw "$r" "$(echo "$m * 1.048576 / 1000" | bc -l)"
   fi
-  put floor "$r" "$("$tmp/probe" clpp $PROBE_S | cut -d' ' -f2 | awk '{ print $1 / 1000 }')"
   put memcpy "$r" "$("$tmp/probe" memcpy 1048576 $PROBE_S | cut -d' ' -f2)"
   put cma8 "$r" "$("$tmp/probe" cma 8 $PROBE_S | cut -d' ' -f2 | awk '{ print $1 / 1000 }')"
   m=$("$tmp/probe" cma 1048576 $PROBE_S | cut -d' ' -f2)
