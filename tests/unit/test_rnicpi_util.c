@@ -1,12 +1,15 @@
 /*
- * Unit tests of rnicpi_util's completion ring and notification batches:
- * a notification queued under a provider's lock is delivered by value
- * after it, even when the CQ it came from is freed in between.
+ * Unit tests of rnicpi_util's completion ring, notification batches and
+ * spin lock: a notification queued under a provider's lock is delivered by
+ * value after it, even when the CQ it came from is freed in between; the
+ * ring passes every completion once, in order, between threads; the lock
+ * excludes, and a waiter on a long section sleeps instead of spinning.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <glib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rnicpi_util.h"
 
@@ -219,6 +222,134 @@ test_quiesce_in_upcall(void)
   g_assert_cmpint(g_atomic_int_get(&nested_inflight), ==, 0);
 }
 
+/* ---- spin lock ---- */
+
+#define SPIN_ROUNDS 200000
+
+typedef struct spin_shared {
+  rnicpi_spin_t lock;
+  uint64_t count;     /* plain: only changed under the lock */
+  int inside;         /* plain: threads inside the section */
+  gboolean overlap;   /* two were inside at once */
+} spin_shared_t;
+
+static gpointer
+spin_worker(gpointer data)
+{
+  spin_shared_t *sh = data;
+  for (int i = 0; i < SPIN_ROUNDS; i++) {
+    rnicpi_spin_lock(&sh->lock);
+    if (sh->inside++ != 0)
+      sh->overlap = TRUE;
+    sh->count++;
+    sh->inside--;
+    rnicpi_spin_unlock(&sh->lock);
+  }
+  return NULL;
+}
+
+static void
+test_spin_exclusion(void)
+{
+  g_test_summary("two threads taking the spin lock 200000 times each: never both inside, "
+                 "no increment lost; trylock fails while it is held");
+  spin_shared_t sh = { { 0 }, 0, 0, FALSE };
+  GThread *a = g_thread_new("spin-a", spin_worker, &sh);
+  GThread *b = g_thread_new("spin-b", spin_worker, &sh);
+  g_thread_join(a);
+  g_thread_join(b);
+  g_assert_false(sh.overlap);
+  g_assert_cmpuint(sh.count, ==, 2 * SPIN_ROUNDS);
+  g_assert_true(rnicpi_spin_trylock(&sh.lock));
+  g_assert_false(rnicpi_spin_trylock(&sh.lock));
+  rnicpi_spin_unlock(&sh.lock);
+  g_assert_true(rnicpi_spin_trylock(&sh.lock));
+  rnicpi_spin_unlock(&sh.lock);
+}
+
+#define HOLD_MS 40
+
+typedef struct spin_long {
+  rnicpi_spin_t lock;
+  gint released;      /* the holder let go */
+  gboolean early;     /* the waiter got in before that */
+  double cpu_ms;      /* the waiter's CPU time while it waited */
+} spin_long_t;
+
+static double
+thread_cpu_ms(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
+}
+
+static gpointer
+spin_waiter(gpointer data)
+{
+  spin_long_t *sl = data;
+  double c0 = thread_cpu_ms();
+  rnicpi_spin_lock(&sl->lock);
+  sl->cpu_ms = thread_cpu_ms() - c0;
+  sl->early = !g_atomic_int_get(&sl->released);
+  rnicpi_spin_unlock(&sl->lock);
+  return NULL;
+}
+
+static void
+test_spin_long_hold(void)
+{
+  g_test_summary("a waiter on a spin lock held for 40 ms gets it only after the release, "
+                 "and uses well under half of those 40 ms of CPU (it sleeps, not spins)");
+  spin_long_t sl = { { 0 }, 0, FALSE, 0 };
+  rnicpi_spin_lock(&sl.lock);
+  GThread *w = g_thread_new("spin-wait", spin_waiter, &sl);
+  g_usleep(HOLD_MS * 1000);
+  g_atomic_int_set(&sl.released, 1);
+  rnicpi_spin_unlock(&sl.lock);
+  g_thread_join(w);
+  g_assert_false(sl.early);
+  g_test_message("waiter CPU while the lock was held %d ms: %.2f ms", HOLD_MS, sl.cpu_ms);
+  g_assert_cmpfloat(sl.cpu_ms, <, HOLD_MS / 2.0);
+}
+
+/* ---- the ring between two threads ---- */
+
+#define RING_N 100000
+
+static gpointer
+ring_producer(gpointer data)
+{
+  rnicpi_cq_ring_t *r = data;
+  for (uint64_t i = 0; i < RING_N; i++) {
+    rnicpi_wc_t wc = wc_of(i);
+    rnicpi_cq_ring_push(r, &wc);
+  }
+  return NULL;
+}
+
+static void
+test_ring_threads(void)
+{
+  g_test_summary("one thread pushes 100000 completions into a ring of depth 4 (it grows) while "
+                 "another polls: every one arrives once, in order, with its wr_id");
+  rnicpi_notify_t to = { NULL, NULL, 0, NULL };
+  rnicpi_cq_ring_t r;
+  rnicpi_cq_ring_init(&r, 4, &to);
+  GThread *p = g_thread_new("ring-push", ring_producer, &r);
+  uint64_t next = 0;
+  rnicpi_wc_t got[8];
+  while (next < RING_N) {
+    int n = rnicpi_cq_ring_poll(&r, got, (int) G_N_ELEMENTS(got));
+    for (int i = 0; i < n; i++, next++)
+      if (got[i].wr_id != next)
+        g_error("entry %" G_GUINT64_FORMAT " has wr_id %" G_GUINT64_FORMAT, next, got[i].wr_id);
+  }
+  g_thread_join(p);
+  g_assert_cmpuint(rnicpi_cq_ring_count(&r), ==, 0);
+  rnicpi_cq_ring_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -227,5 +358,8 @@ main(int argc, char **argv)
   g_test_add_func("/rnicpi/util/batch-order", test_batch_order);
   g_test_add_func("/rnicpi/util/quiesce", test_quiesce);
   g_test_add_func("/rnicpi/util/quiesce-in-upcall", test_quiesce_in_upcall);
+  g_test_add_func("/rnicpi/util/spin-exclusion", test_spin_exclusion);
+  g_test_add_func("/rnicpi/util/spin-long-hold", test_spin_long_hold);
+  g_test_add_func("/rnicpi/util/ring-threads", test_ring_threads);
   return g_test_run();
 }
