@@ -157,7 +157,7 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
  * and in one pass.  Anything else, errors included, takes ual_post_sq,
  * which says what is wrong.  @max1: one segment is within the EP's limit
  * whatever its attributes (RDMA Write and Read count at least one). */
-static inline it_status_t
+static inline __attribute__((always_inline)) it_status_t
 ual_post_sq1(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
              it_dto_flags_t flags, gboolean max1, const char *fn)
 {
