@@ -282,7 +282,8 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
   if (G_UNLIKELY(st != IT_SUCCESS))
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
-  return ual_post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
+  rnicpi_status_t rs = ep->obj.ia->prov->data->post_recv(ep->qp, &wr);
+  return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_status(ep, rs);
 }
 
 /*

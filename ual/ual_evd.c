@@ -220,7 +220,7 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
 }
 
 /* Take one event from an SEVD; TRUE when one was taken. */
-static gboolean
+static inline __attribute__((always_inline)) gboolean
 sevd_take(ual_evd_t *e, it_event_t *ev)
 {
   gboolean got = FALSE;
@@ -285,7 +285,7 @@ aevd_take(ual_evd_t *a, it_event_t *ev)
   }
 }
 
-static it_status_t
+static inline __attribute__((always_inline)) it_status_t
 evd_take(ual_evd_t *e, it_event_t *ev)
 {
   gboolean got = is_aevd(e) ? aevd_take(e, ev) : sevd_take(e, ev);
