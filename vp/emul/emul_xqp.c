@@ -928,7 +928,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   const x_frame_t *f = &in->f;
   emul_xconn_t *x = qp->x;
-  x_out_t o = { .f = { .seq = f->seq } };
+  x_out_t o;  /* an answer: set up by the cases that send one */
   uint8_t *t;
   switch (f->op) {
   case X_OP_SEND:
@@ -951,6 +951,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       emul_remote_range(qp, f->raddr, f->rkey, f->byte_len, RNICPI_ACCESS_REMOTE_READ);
     if (t == NULL)
       break;
+    o = (x_out_t) { .f = { .seq = f->seq } };
     o.f.op = X_OP_READ_RESP;
     o.f.byte_len = f->byte_len;
     o.f.total = f->byte_len;
@@ -972,6 +973,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     memcpy(&old, t, 8);
     uint64_t nv = (f->flags & X_F_FETCH_ADD) ? old + f->cmp : old == f->cmp ? f->swap : old;
     memcpy(t, &nv, 8);
+    o = (x_out_t) { .f = { .seq = f->seq } };
     o.f.op = X_OP_ACK;
     o.f.byte_len = 8;
     o.f.cmp = old;
