@@ -13,17 +13,19 @@
 #define SLEEP_US 50
 
 void
+rnicpi_spin_backoff(unsigned n)
+{
+  if (n < SPINS)
+    rnicpi_cpu_relax();
+  else if (n < SPINS + YIELDS)
+    g_thread_yield();
+  else
+    g_usleep(SLEEP_US);
+}
+
+void
 rnicpi_spin_wait(rnicpi_spin_t *l)
 {
-  for (unsigned n = 1; !rnicpi_spin_trylock(l); n++) {
-    if (n < SPINS) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else if (n < SPINS + YIELDS) {
-      g_thread_yield();
-    } else {
-      g_usleep(SLEEP_US);
-    }
-  }
+  for (unsigned n = 1; !rnicpi_spin_trylock(l); n++)
+    rnicpi_spin_backoff(n);
 }

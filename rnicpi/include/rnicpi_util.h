@@ -52,6 +52,28 @@ typedef struct rnicpi_spin {
 } rnicpi_spin_t;
 
 /**
+ * @brief Tell the CPU the caller is spinning (x86 `pause`; nothing
+ *        elsewhere): one turn of a busy-wait loop.
+ */
+static inline void
+rnicpi_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/**
+ * @brief One turn of waiting for another thread, the @p n th (from 1) of
+ *        this wait: a pause for the first few, then a yield of the CPU,
+ *        and once the wait has lasted some hundreds of microseconds a
+ *        short sleep.  rnicpi_spin_wait() waits with it; so may any loop
+ *        that waits for another thread to let go of something.
+ * @param n turns taken so far in this wait, this one included.
+ */
+void rnicpi_spin_backoff(unsigned n);
+
+/**
  * @brief Wait for a spin lock another thread holds, and take it (the
  *        contended part of rnicpi_spin_lock()).
  * @param l the lock.

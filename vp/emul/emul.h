@@ -81,15 +81,9 @@ static inline void
 emul_lock_data_path(void)
 {
   /* The waiter may need this CPU to run at all (fewer cores than busy
-   * threads): yield it now and then. */
-  for (unsigned n = 1; G_UNLIKELY(g_atomic_int_get(&emul_x_pwant) > 0); n++) {
-    if (n % 64 == 0)
-      g_thread_yield();
-#if defined(__x86_64__) || defined(__i386__)
-    else
-      __builtin_ia32_pause();
-#endif
-  }
+   * threads): the backoff yields it. */
+  for (unsigned n = 1; G_UNLIKELY(g_atomic_int_get(&emul_x_pwant) > 0); n++)
+    rnicpi_spin_backoff(n);
   emul_fabric_lock();
 }
 

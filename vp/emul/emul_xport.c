@@ -111,12 +111,13 @@ x_snapshot_free(GPtrArray *a)
   g_ptr_array_free(a, TRUE);
 }
 
-/* Drain and pump @x if it has work (fabric lock held); TRUE if it had. */
+/* Drain and pump @x if it has work (fabric lock held); TRUE if it had.
+ * @pending: what emul_x_pending(x) said, just before. */
 static gboolean
-x_serve(emul_xconn_t *x, emul_work_t *w)
+x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
 {
   /* Frames only move in RTS (emul_x_drain): none is work elsewhere. */
-  gboolean in = x->qp->state == RNICPI_QPS_RTS && emul_x_pending(x);
+  gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
   if (in)
     emul_x_drain(x, w);
   if (!x->dead && (in || !emul_queue_empty(&x->out)))
@@ -155,9 +156,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
           emul_xconn_t *x = g_ptr_array_index(a, i);
           seen = emul_x_pending(x);  /* mapped while referenced */
         }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        rnicpi_cpu_relax();
       }
     }
     emul_x_progress_lock();
@@ -183,7 +182,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     gboolean bell = !x_app_progress || !polled || waits;
     __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? 1u : 0u, __ATOMIC_SEQ_CST);
     unarmed |= !bell;
-    did |= x_serve(x, &w);  /* what came before the flag was set */
+    did |= x_serve(x, emul_x_pending(x), &w);  /* what came before the flag was set */
   }
   x_snapshot_free(a);
   emul_fabric_unlock();
@@ -222,9 +221,10 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
       continue;
     x->app_polls++;  /* read by x_poll_func, under the lock too */
     x->poll_arm_seq = seq;
-    if (emul_x_pending(x) || !emul_queue_empty(&x->out)) {
+    gboolean pending = emul_x_pending(x);
+    if (pending || !emul_queue_empty(&x->out)) {
       x->ref++;  /* x_conns may change under x_serve; x stays valid */
-      did |= x_serve(x, &w);
+      did |= x_serve(x, pending, &w);
       next = x->dead ? x_conns : i->next;  /* closed: start over (cheap, rare) */
       x_conn_unref(x);
     }
@@ -338,6 +338,19 @@ emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
   sa->sun_family = AF_UNIX;
   int k = g_snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "itapi-emul/%s%u", kind, n);
   return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) k);
+}
+
+int
+emul_x_dial(const char *kind, uint32_t n)
+{
+  struct sockaddr_un sa;
+  socklen_t len = emul_x_addr(kind, n, &sa);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, len) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
 }
 
 GSource *
@@ -585,15 +598,9 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_para
 {
   if (!emul_x_init())
     return FALSE;
-  struct sockaddr_un sa;
-  socklen_t len = emul_x_addr("", port, &sa);
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = emul_x_dial("", port);
   if (fd < 0)
-    return FALSE;
-  if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
-    close(fd);
     return FALSE; /* nobody listens there: unreachable, as in-process */
-  }
   int seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC);
   void *seg = MAP_FAILED;
   if (seg_fd >= 0 && ftruncate(seg_fd, X_SEG_SIZE) == 0)

@@ -247,15 +247,9 @@ ud_out_fd(uint32_t qpn, gboolean fresh)
     if (g_hash_table_iter_next(&it, &k, NULL))
       ud_out_drop(GPOINTER_TO_UINT(k));
   }
-  struct sockaddr_un sa;
-  socklen_t len = emul_x_addr("ud/", qpn, &sa);
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = emul_x_dial("ud/", qpn);
   if (fd < 0)
     return -1;
-  if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
-    close(fd);
-    return -1;
-  }
   o = g_new0(x_ud_out_t, 1);
   o->qpn = qpn;
   o->fd = fd;
@@ -329,22 +323,20 @@ emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, 
 {
   if (!emul_x_init())
     return FALSE;
-  struct sockaddr_un sa;
-  socklen_t salen = emul_x_addr("", port, &sa);
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = emul_x_dial("", port);
   if (fd < 0)
-    return FALSE;
+    return FALSE;  /* nobody listens there */
   x_msg_t *m = g_new0(x_msg_t, 1);
   m->type = X_SIDR_REQ;
   m->pers = (uint32_t) dev->pers->id;
   m->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
   if (m->pdata_len > 0)
     memcpy(m->pdata, pdata, m->pdata_len);
-  gboolean sent = connect(fd, (struct sockaddr *) &sa, salen) == 0 && emul_x_send_fd(fd, m, NULL, 0);
+  gboolean sent = emul_x_send_fd(fd, m, NULL, 0);
   g_free(m);
   if (!sent) {
     close(fd);
-    return FALSE;  /* nobody listens there */
+    return FALSE;
   }
   x_svc_out_t *o = g_new0(x_svc_out_t, 1);
   o->fd = fd;
