@@ -195,6 +195,18 @@ lat_now(void)
   return now_ns();
 }
 
+/* The pause of a loop that polls memory another CPU writes (write_lat),
+ * as the floor of tools/bench/emul_probe.c does: on x86 it spares the
+ * pipeline flush a spin loop takes when the awaited store lands, and the
+ * contention of back-to-back loads on the line being written. */
+static inline void
+spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 static inline uint64_t
 lat_ticks_ns(uint64_t ticks)
 {

@@ -30,13 +30,15 @@ client_pingpong(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint64
       last_ping = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
       volatile unsigned char *lastb = target(s, k) + size - 1;
       uint64_t deadline = 0; /* set at the first check: no clock read inside the sample */
-      for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++)
+      for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++) {
+        spin_pause();
         if (spin % 4096 == 0) {
           check_connection(s);
           if (deadline == 0 && s->timeout_ns)
             deadline = now_ns() + s->timeout_ns;
           check_deadline(s, deadline, "an RDMA Write pong to land");
         }
+      }
     }
     uint64_t t1 = lat_now();
     if (sm != NULL)

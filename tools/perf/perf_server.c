@@ -60,11 +60,13 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
     } else {
       volatile unsigned char *lastb = target(s, k) + size - 1;
       uint64_t deadline = s->timeout_ns ? now_ns() + s->timeout_ns : 0;
-      for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++)
+      for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++) {
+        spin_pause();
         if (spin % 4096 == 0) {
           check_connection(s);
           check_deadline(s, deadline, "an RDMA Write ping to land");
         }
+      }
       last_pong = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
     }
     if (verify_on)
