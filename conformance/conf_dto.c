@@ -504,24 +504,64 @@ test_atomics(void)
 }
 
 static void
+test_atomics_no_right(void)
+{
+  g_test_summary("IT-API DTO: it_post_atomic on a word whose region lacks IT_PRIV_ATOMIC, and on a "
+                 "misaligned word, completes with IT_DTO_ERR_REMOTE_ACCESS and leaves the word "
+                 "and the result buffer as they were");
+  it_ep_attributes_t attr;
+  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
+    return;
+  for (int misaligned = 0; misaligned < 2; misaligned++) {
+    conf_pair_t p;
+    conf_pair_open2(&p, &attr, &attr);
+    conf_pair_connect(&p, NULL, 0, NULL, 0);
+    conf_buf_t res, word;
+    conf_buf_new(&p.a, &res, 8, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    /* Remote rights, but no atomic right; or the atomic right at an odd address. */
+    conf_buf_new(&p.p, &word, 16, misaligned ? IT_PRIV_LOCAL | IT_PRIV_ATOMIC : IT_PRIV_LOCAL | IT_PRIV_REMOTE,
+                 IT_ADDR_MODE_ABSOLUTE);
+    uint64_t v = 100, got;
+    memcpy(word.data + 4, &v, 8);
+    memset(res.data, 0xee, 8);
+    it_lmr_triplet_t r = conf_seg(&res, 0, 8);
+    conf_ok(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
+                           it_make_rdma_addr_absolute(word.data + (misaligned ? 4 : 8)), word.ctx));
+    conf_dto(p.a.dto, IT_DTO_FETCH_ADD_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 1);
+    memcpy(&got, word.data + 4, 8);
+    g_assert_cmpuint(got, ==, 100);
+    for (int i = 0; i < 8; i++)
+      g_assert_cmpuint(res.data[i], ==, 0xee);
+    conf_buf_check_guards(&word);
+    conf_buf_check_guards(&res);
+    conf_buf_free(&res);
+    conf_buf_free(&word);
+    conf_pair_close(&p);
+  }
+}
+
+static void
 test_atomics_not_negotiated(void)
 {
-  g_test_summary("IT-API DTO, emul iWARP personality: an EP whose interface has the RFC 7306 option "
-                 "(ITAPI_EMUL_RFC7306=1) connected to one whose interface does not: the connection "
-                 "does not use it, it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED and "
-                 "nothing completes");
-  const char *opt = g_getenv("ITAPI_EMUL_RFC7306");
+  g_test_summary("IT-API DTO, iWARP (vp/iwarp, or emul's iWARP personality): an EP whose interface "
+                 "has the RFC 7306 option (ITAPI_IWARP_RFC7306=1, ITAPI_EMUL_RFC7306=1) connected to "
+                 "one whose interface does not: the connection does not use it, it_post_atomic is "
+                 "refused with IT_ERR_OP_NOT_SUPPORTED and nothing completes");
+  /* The option is read when an interface opens (vp/iwarp's or emul's). */
+  const char *var = g_str_has_prefix(g_getenv("ITAPI_CONF_IA") ? g_getenv("ITAPI_CONF_IA") : "", "iwarp")
+                    ? "ITAPI_IWARP_RFC7306" : "ITAPI_EMUL_RFC7306";
+  const char *opt = g_getenv(var);
   it_ep_attributes_t attr;
   gboolean iw;
   gboolean at = conf_probe_atomics(&attr, &iw);
-  if (!conf_require(at && iw && g_strcmp0(opt, "1") == 0, "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
+  if (!conf_require(at && iw && g_strcmp0(opt, "1") == 0, "an iWARP interface with its RFC 7306 option on"))
     return;
   conf_pair_t p;
   memset(&p, 0, sizeof(p));
   conf_side_open(&p.a, &attr);
-  g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);  /* read when the passive side's interface opens */
+  g_setenv(var, "0", TRUE);  /* read when the passive side's interface opens */
   conf_side_open(&p.p, NULL);
-  g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
+  g_setenv(var, "1", TRUE);
   it_ia_info_t *info = conf_info(&p.p);
   g_assert_false(info->atomic_support);
   it_ia_info_free(info);
@@ -594,8 +634,9 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/send-waits-for-recv", test_send_waits_for_recv);
   g_test_add_func("/conformance/dto/too-many-posts", test_too_many_posts);
   g_test_add_func("/conformance/dto/flush", test_flush);
-  g_test_add_func("/conformance/dto/atomics", test_atomics);
-  g_test_add_func("/conformance/dto/atomics-not-negotiated", test_atomics_not_negotiated);
+  g_test_add_func("/conformance/dto/atomics/basic", test_atomics);
+  g_test_add_func("/conformance/dto/atomics/no-right", test_atomics_no_right);
+  g_test_add_func("/conformance/dto/atomics/not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/dto/unconnected", test_unconnected);
   return g_test_run();
 }

@@ -72,8 +72,8 @@ ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
                     (void *) (uintptr_t) ep->obj.handle);
   case RNICPI_ENOTSUP:
     return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' cannot execute this request on EP %p: its "
-                    "connection does not support it (on emul, atomics on iWARP need ITAPI_EMUL_RFC7306=1 at "
-                    "both ends)",
+                    "connection does not support it (atomics on iWARP need the RFC 7306 option at both ends: "
+                    "ITAPI_IWARP_RFC7306=1 on iwarp, ITAPI_EMUL_RFC7306=1 on emul)",
                     ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle);
   default:
     return ual_fail(ual_map_status(rs), "provider '%s' refused the work request on EP %p: %s",

@@ -59,6 +59,8 @@
  * header, control word, segment length, a copied untagged DDP header and
  * a copied Read Request header, pad, CRC. */
 #define IW_TERM_ULPDU_MAX (18 + 4 + 2 + 18 + 28)
+/* The longest RDMAP header after a DDP header: the RFC 7306 Atomic Request. */
+#define IW_RDMAP_HDR_MAX 52
 #define IW_TERM_FPDU_MAX (IW_FPDU_LEN_BYTES + IW_TERM_ULPDU_MAX + 3 + IW_FPDU_CRC_BYTES)
 
 /* What an epoll registration points at. */
@@ -100,6 +102,10 @@ typedef struct iw_dev {
   GQueue events;             /* iw_event_t*, delivered by the progress thread */
   GPtrArray *graveyard;      /* objects freed by the progress thread */
   gint next_qpn;
+  /* ITAPI_IWARP_RFC7306=1 when the device opened: its connections offer
+   * the RFC 7306 atomics (IW_MPA_FLAG_RFC7306) and use them where the
+   * peer offers them too. */
+  gboolean rfc7306;
 } iw_dev_t;
 
 typedef struct iw_pd {
@@ -144,6 +150,7 @@ typedef struct iw_swqe {
   gboolean internal;         /* an RTR or fence read: completes nothing */
   gboolean fence;            /* a delivery fence (zero-length Read) */
   gboolean sent;             /* Send/Write transmitted, placement not yet confirmed */
+  uint32_t req_id;           /* atomic: the Request Identifier its response names */
   /* RDMA Read: the local sink */
   uint32_t sink_stag;
   uint64_t sink_to;
@@ -158,13 +165,17 @@ typedef struct iw_rwqe {
   rnicpi_sge_t sge[IW_MAX_SGE];
 } iw_rwqe_t;
 
-/* An inbound RDMA Read being answered. */
+/* An inbound RDMA Read being answered, or an executed RFC 7306 atomic
+ * whose response is due (the two are answered in the order they came). */
 typedef struct iw_rresp {
   uint32_t sink_stag;
   uint64_t sink_to;
   uint32_t src_stag;
   uint64_t src_to;
   uint32_t len;
+  gboolean atomic;
+  uint32_t req_id;           /* atomic: the request's identifier */
+  uint64_t orig;             /* atomic: the target's value before it */
 } iw_rresp_t;
 
 /* Connection phases of a QP. */
@@ -212,7 +223,7 @@ typedef enum { IW_TX_NONE = 0, IW_TX_SQ, IW_TX_RRESP, IW_TX_TERM, IW_TX_RTR } iw
 
 /* One FPDU framed into the transmit batch. */
 typedef struct iw_txf {
-  uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + 28];
+  uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + IW_RDMAP_HDR_MAX];
   uint8_t trailer[8];
   uint32_t len;              /* bytes of the FPDU */
   uint8_t iov0, niov;        /* its iovecs in the batch */
@@ -267,6 +278,7 @@ typedef struct iw_qp {
   iw_rtr_t rtr;
   uint32_t ird, ord;
   uint32_t peer_ird;          /* the IRD the peer announced: room for fences */
+  gboolean atomics;           /* both ends offered RFC 7306 (IW_MPA_FLAG_RFC7306) */
   gint64 deadline;
   GList timed_link;           /* in dev->timed when data == qp */
   GList polled_link;          /* in dev->polled when data == qp */
@@ -396,6 +408,14 @@ int iw_tx_rtr(iw_qp_t *qp);
 /* iw_rx.c: receive, validate, place (DDP) and act on messages (RDMAP). */
 void iw_rx_progress(iw_qp_t *qp, iw_work_t *w);
 void iw_rx_reset(iw_qp_t *qp);
+
+/* RFC 7306: an Atomic Request or an RDMA Read Request, both answered by
+ * the peer (ORD, IRD) rather than confirmed by a later fence. */
+static inline gboolean
+iw_op_answered(uint8_t op)
+{
+  return op == IW_OP_READ_REQ || op == IW_OP_ATOMIC_REQ;
+}
 
 /* iw_term.c */
 void iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,

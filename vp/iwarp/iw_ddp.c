@@ -109,7 +109,7 @@ rx_parse_first(iw_qp_t *qp, iw_work_t *w)
     return FALSE;
   }
   const iw_op_rule_t *rule = &iw_op_rules[r->op];
-  if (!rule->valid || rule->tagged != tagged) {
+  if (!rule->valid || rule->tagged != tagged || (rule->rfc7306 && !qp->atomics)) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
     return FALSE;
   }
@@ -406,6 +406,151 @@ rx_place(iw_qp_t *qp)
   return got;
 }
 
+/* A Data Source or atomic target the tagged checks refused: RFC 5040
+ * 5.2.3 has RDMAP, not DDP, report it (Remote Protection). */
+static uint8_t
+rdmap_prot_code(uint8_t layer, uint8_t code)
+{
+  static const uint8_t rdmap_code_of[] = {
+    [IW_DDP_T_INVALID_STAG] = IW_RDMAP_P_INVALID_STAG,
+    [IW_DDP_T_BASE_BOUNDS] = IW_RDMAP_P_BASE_BOUNDS,
+    [IW_DDP_T_STAG_NOT_ASSOC] = IW_RDMAP_P_STAG_NOT_ASSOC,
+    [IW_DDP_T_TO_WRAP] = IW_RDMAP_P_TO_WRAP,
+  };
+  if (layer != IW_LAYER_DDP)
+    return code;
+  return code < G_N_ELEMENTS(rdmap_code_of) ? rdmap_code_of[code] : IW_RDMAP_P_UNSPECIFIED;
+}
+
+/* Fetch and Add of @add to @v where a set bit of @mask ends a field: no
+ * carry crosses out of it (RFC 7306 masked form; @mask 0 is the plain add). */
+static uint64_t
+masked_add(uint64_t v, uint64_t add, uint64_t mask)
+{
+  if (mask == 0)
+    return v + add;
+  uint64_t sum = 0, carry = 0;
+  for (int i = 0; i < 64; i++) {
+    uint64_t a = (v >> i) & 1, b = (add >> i) & 1, s = a ^ b ^ carry;
+    carry = ((a & b) | (a & carry) | (b & carry)) & ~((mask >> i) & 1);
+    sum |= s << i;
+  }
+  return sum;
+}
+
+/* Execute an RFC 7306 Atomic Request on @target, atomically with respect
+ * to every other atomic of this process (and the CPU's own atomics); the
+ * value before it goes back in the response. */
+static uint64_t
+atomic_exec(uint64_t *target, const iw_rdmap_atomic_req_t *a)
+{
+  uint32_t op = iw_be32(a->opcode_be) & 0xf;
+  uint64_t add_swap = iw_be64(a->add_swap_be), as_mask = iw_be64(a->add_swap_mask_be);
+  uint64_t cmp = iw_be64(a->compare_be), cmp_mask = iw_be64(a->compare_mask_be);
+  if (op == IW_ATOMIC_FETCH_ADD && as_mask == 0)
+    return __atomic_fetch_add(target, add_swap, __ATOMIC_SEQ_CST);
+  uint64_t old = __atomic_load_n(target, __ATOMIC_SEQ_CST), nv;
+  do {
+    if (op == IW_ATOMIC_FETCH_ADD)
+      nv = masked_add(old, add_swap, as_mask);
+    else if (((old ^ cmp) & cmp_mask) == 0)
+      nv = (old & ~as_mask) | (add_swap & as_mask);
+    else
+      return old; /* compared unequal: nothing written */
+  } while (!__atomic_compare_exchange_n(target, &old, nv, FALSE, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST));
+  return old;
+}
+
+/* RFC 7306 Atomic Request (QN 1, shares IRD with Reads): check, execute,
+ * queue the response behind the Reads that came before it. */
+static gboolean
+rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
+{
+  qp->msn_rx[IW_QN_READ_REQ]++;
+  if (qp->cs == IW_CS_RTR_WAIT) {
+    rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
+    return FALSE;
+  }
+  uint32_t inflight = g_queue_get_length(&qp->irq) + (qp->tx.kind == IW_TX_RRESP);
+  if (inflight >= MAX(qp->ird, 1u)) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+    return FALSE;
+  }
+  iw_rdmap_atomic_req_t a;
+  memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
+  uint32_t op = iw_be32(a.opcode_be) & 0xf;
+  if (op != IW_ATOMIC_FETCH_ADD && op != IW_ATOMIC_CMP_SWAP) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+    return FALSE;
+  }
+  uint32_t stag = iw_be32(a.stag_be);
+  uint64_t to = iw_be64(a.to_be);
+  uint8_t layer, etype, code;
+  iw_mr_t *mr;
+  g_rw_lock_reader_lock(&qp->dev->mr_lock);
+  tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE, &layer, &etype, &code, &mr);
+  if (code == 0xff && (to & 7) != 0) {
+    /* The target is a naturally aligned 64-bit word. */
+    layer = IW_LAYER_RDMAP;
+    code = IW_RDMAP_P_BASE_BOUNDS;
+  }
+  uint64_t orig = 0;
+  if (code == 0xff)
+    orig = atomic_exec((uint64_t *) (void *) (mr->addr + (to - mr->iova)), &a);
+  g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  if (code != 0xff) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
+    return FALSE;
+  }
+  iw_rresp_t *rr = g_new0(iw_rresp_t, 1);
+  rr->atomic = TRUE;
+  rr->req_id = iw_be32(a.req_id_be);
+  rr->orig = orig;
+  g_queue_push_tail(&qp->irq, rr);
+  return TRUE;
+}
+
+/* RFC 7306 Atomic Response (QN 3): it answers the oldest request
+ * outstanding, which must be the atomic it names. */
+static gboolean
+rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
+{
+  qp->msn_rx[IW_QN_ATOMIC_RESP]++;
+  iw_rdmap_atomic_resp_t a;
+  memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
+  iw_swqe_t *s = g_queue_peek_head(&qp->orq);
+  if (s == NULL || s->internal ||
+      (s->wr.opcode != RNICPI_WR_ATOMIC_CMP_SWP && s->wr.opcode != RNICPI_WR_ATOMIC_FETCH_ADD) ||
+      iw_be32(a.req_id_be) != s->req_id) {
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+    return FALSE;
+  }
+  /* The result element was checked at transmission; check it again, it
+   * may have been deregistered since. */
+  uint64_t orig = iw_be64(a.orig_be);
+  g_rw_lock_reader_lock(&qp->dev->mr_lock);
+  iw_mr_t *mr = s->sge[0].lkey > UINT32_MAX ? NULL : iw_mr_lookup(qp->dev, (uint32_t) s->sge[0].lkey);
+  uint64_t start = mr != NULL ? (uint64_t) (uintptr_t) mr->addr : 0;
+  gboolean ok = mr != NULL && mr->pd == qp->pd && (mr->access & RNICPI_ACCESS_LOCAL_WRITE) &&
+                s->sge[0].addr >= start && mr->length >= 8 && s->sge[0].addr - start <= mr->length - 8;
+  if (ok)
+    memcpy(s->sink, &orig, 8);
+  g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  g_queue_pop_head(&qp->orq);
+  if (qp->ord_used > 0)
+    qp->ord_used--;
+  s->done = TRUE;
+  s->status = ok ? RNICPI_WC_SUCCESS : RNICPI_WC_LOC_PROT_ERR;
+  iw_qp_sq_reap(qp, w);
+  if (!ok) {
+    iw_defer_async(qp->dev, RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+    iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0, NULL, w);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* A whole, CRC-checked segment: act on it. */
 static gboolean
 rx_segment_end(iw_qp_t *qp, iw_work_t *w)
@@ -493,23 +638,22 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
                    &etype, &code, &mr);
       g_rw_lock_reader_unlock(&qp->dev->mr_lock);
       if (code != 0xff) {
-        /* RFC 5040 5.2.3: the Data Source is RDMAP's to check. */
-        static const uint8_t rdmap_code_of[] = {
-          [IW_DDP_T_INVALID_STAG] = IW_RDMAP_P_INVALID_STAG,
-          [IW_DDP_T_BASE_BOUNDS] = IW_RDMAP_P_BASE_BOUNDS,
-          [IW_DDP_T_STAG_NOT_ASSOC] = IW_RDMAP_P_STAG_NOT_ASSOC,
-          [IW_DDP_T_TO_WRAP] = IW_RDMAP_P_TO_WRAP,
-        };
-        if (layer == IW_LAYER_DDP)
-          code = code < G_N_ELEMENTS(rdmap_code_of) ? rdmap_code_of[code] : IW_RDMAP_P_UNSPECIFIED;
         g_free(rr);
-        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, code, w);
+        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
         return FALSE;
       }
     }
     g_queue_push_tail(&qp->irq, rr);
     break;
   }
+  case IW_OP_ATOMIC_REQ:
+    if (!rx_atomic_req(qp, d, w))
+      return FALSE;
+    break;
+  case IW_OP_ATOMIC_RESP:
+    if (!rx_atomic_resp(qp, d, w))
+      return FALSE;
+    break;
   case IW_OP_TERMINATE:
     iw_term_received(qp, d + sizeof(iw_ddp_untagged_t),
                      r->hdr_need - IW_FPDU_LEN_BYTES - sizeof(iw_ddp_untagged_t), w);

@@ -44,7 +44,8 @@ enum iw_ddp_qn {
   IW_QN_SEND = 0,
   IW_QN_READ_REQ = 1,
   IW_QN_TERMINATE = 2,
-  IW_QN_COUNT = 3,
+  IW_QN_ATOMIC_RESP = 3, /* RFC 7306: Atomic Responses (Atomic Requests share QN 1) */
+  IW_QN_COUNT = 4,
 };
 
 /* Terminate Layer 1 (DDP) error types and codes (RFC 5041 7.2). */

@@ -236,7 +236,7 @@ fill_addrs(rnicpi_caps_t *c)
 }
 
 static void
-fill_caps(rnicpi_caps_t *c)
+fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
 {
   memset(c, 0, sizeof(*c));
   c->size = sizeof(*c);
@@ -246,6 +246,10 @@ fill_caps(rnicpi_caps_t *c)
                 RNICPI_CAP_IRD_ORD_NEGOTIATED | RNICPI_CAP_READ_SINK_REMOTE_WRITE |
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
                 RNICPI_CAP_CQ_OVERFLOW_DETECT;
+  /* RFC 7306 atomics: offered to every peer, used toward one that offers
+   * them too (a connection without them refuses atomics at post). */
+  if (rfc7306)
+    c->features |= RNICPI_CAP_ATOMICS;
   c->sw_major = 0;
   c->sw_minor = 1;
   /* MPA allows 512 bytes, of which RFC 6581 takes 4; the default keeps the
@@ -287,7 +291,9 @@ iw_dev_new(const rnicpi_upcalls_t *up, void *ctx)
   dev->up = *up;
   dev->base.prov = &RNICPI_PROVIDER_SELF(iwarp);
   dev->base.al_ctx = ctx;
-  fill_caps(&dev->caps);
+  /* Read at every open, not once: the option is per device. */
+  dev->rfc7306 = env_int("ITAPI_IWARP_RFC7306", 0, 0, 1) != 0;
+  fill_caps(&dev->caps, dev->rfc7306);
   dev->epfd = epoll_create1(EPOLL_CLOEXEC);
   dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (dev->epfd < 0 || dev->wakefd < 0) {

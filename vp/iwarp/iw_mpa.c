@@ -15,7 +15,8 @@ iw_mpa_build(const iw_mpa_msg_t *m, uint8_t *out)
   iw_mpa_rr_t h;
   memcpy(h.key, m->reply ? IW_MPA_KEY_REP : IW_MPA_KEY_REQ, IW_MPA_KEY_LEN);
   h.flags = (m->markers ? IW_MPA_FLAG_MARKERS : 0) | (m->crc ? IW_MPA_FLAG_CRC : 0) |
-            (m->reject ? IW_MPA_FLAG_REJECT : 0) | (m->enhanced ? IW_MPA_FLAG_ENHANCED : 0);
+            (m->reject ? IW_MPA_FLAG_REJECT : 0) | (m->enhanced ? IW_MPA_FLAG_ENHANCED : 0) |
+            (m->rfc7306 ? IW_MPA_FLAG_RFC7306 : 0);
   h.rev = m->rev;
   uint32_t ctl = m->enhanced ? sizeof(iw_mpa_v2_t) : 0;
   h.pd_len_be = htons((uint16_t) (ctl + m->pdata_len));
@@ -69,6 +70,7 @@ iw_mpa_parse(const uint8_t *buf, size_t len, bool reply, iw_mpa_msg_t *m)
   m->markers = (h.flags & IW_MPA_FLAG_MARKERS) != 0;
   m->crc = (h.flags & IW_MPA_FLAG_CRC) != 0;
   m->reject = reply && (h.flags & IW_MPA_FLAG_REJECT) != 0;
+  m->rfc7306 = (h.flags & IW_MPA_FLAG_RFC7306) != 0;
   m->rev = h.rev;
   m->ird = m->ord = IW_MPA_V2_VALUE;
   const uint8_t *pd = buf + sizeof(h);

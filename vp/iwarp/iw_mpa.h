@@ -22,6 +22,12 @@ enum iw_mpa_flags {
   IW_MPA_FLAG_CRC = 0x40,      /* C: the sender wants CRC32c */
   IW_MPA_FLAG_REJECT = 0x20,   /* R: reply only, the connection is refused */
   IW_MPA_FLAG_ENHANCED = 0x10, /* RFC 6581: the control word leads the private data */
+  /* Not in any RFC: a Res bit this RNIC sets when it offers the RFC 7306
+   * extensions (atomics), which have no negotiation of their own.  A peer
+   * that does not know it ignores it (RFC 5044 7.1: Res is ignored on
+   * receipt), so the reply comes back without it and the connection does
+   * without.  siw uses 0x08 the same way (MPA_RR_FLAG_GSO_EXP). */
+  IW_MPA_FLAG_RFC7306 = 0x04,
 };
 
 /* RFC 5044: at most 512 bytes of private data in a request or reply. */
@@ -64,6 +70,7 @@ typedef struct iw_mpa_msg {
   bool markers, crc, reject;
   uint8_t rev;
   bool enhanced;               /* RFC 6581 control word present */
+  bool rfc7306;                /* IW_MPA_FLAG_RFC7306: RFC 7306 atomics offered */
   bool p2p;                    /* A */
   bool rtr_write, rtr_read, rtr_send; /* C, D, B */
   uint32_t ird, ord;           /* 0x3fff: no value */

@@ -321,9 +321,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
-  /* RFC 5040 has no atomics; RFC 7306 is not negotiated by this RNIC. */
-  if (wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD)
-    return RNICPI_ENOTSUP;
+  gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
                      wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
                      qp->attr.max_send_sge;
@@ -333,6 +331,10 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   g_mutex_lock(&qp->lock);
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
+  } else if (atomic && !qp->atomics) {
+    /* RFC 5040 has no atomics; RFC 7306 was not agreed on this connection
+     * (ITAPI_IWARP_RFC7306=1 at both ends). */
+    st = RNICPI_ENOTSUP;
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
     iw_qp_complete(qp, qp->scq, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR,
                    0, &w);

@@ -24,6 +24,10 @@ const iw_op_rule_t iw_op_rules[IW_OP_COUNT] = {
   /* The Terminate's headers (control, segment length, copies) are read as
    * its RDMAP header: 4 + 2 + 18 + 28 at most. */
   [IW_OP_TERMINATE] = { true, false, IW_QN_TERMINATE, 0, true, true, "Terminate" },
+  [IW_OP_ATOMIC_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_atomic_req_t), false, true,
+                         "Atomic Request", true },
+  [IW_OP_ATOMIC_RESP] = { true, false, IW_QN_ATOMIC_RESP, sizeof(iw_rdmap_atomic_resp_t), false,
+                          true, "Atomic Response", true },
 };
 
 /* Errors a peer caused in our memory are access errors (the consumer gets
@@ -108,7 +112,7 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
     code = tc.code;
     if ((tc.hdrct & IW_TERM_D) && len >= sizeof(tc) + 2 + 2) {
       uint8_t rdmap = body[sizeof(tc) + 2 + 1];
-      names_read = (rdmap & IW_RDMAP_OP_MASK) == IW_OP_READ_REQ;
+      names_read = iw_op_answered(rdmap & IW_RDMAP_OP_MASK);
     }
   }
   g_debug("QP %u: peer sent Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer,

@@ -27,6 +27,8 @@ typedef enum {
   IW_OP_SEND_SE = 0x5,
   IW_OP_SEND_SE_INV = 0x6,
   IW_OP_TERMINATE = 0x7,
+  IW_OP_ATOMIC_REQ = 0xa,  /* RFC 7306, when the connection negotiated it */
+  IW_OP_ATOMIC_RESP = 0xb,
   IW_OP_COUNT = 0x10,
 } iw_opcode_t;
 
@@ -40,6 +42,38 @@ typedef struct __attribute__((packed)) iw_rdmap_readreq {
 } iw_rdmap_readreq_t;
 
 _Static_assert(sizeof(iw_rdmap_readreq_t) == 28, "RDMA Read Request header");
+
+/* RFC 7306: Atomic Request header, after the untagged DDP header (QN 1).
+ * The masks make the masked forms: an Add Mask bit set ends a field of
+ * the Fetch and Add (no carry out of it); Compare and Swap compares the
+ * bits of the Compare Mask and swaps those of the Swap Mask.  This RNIC
+ * sends the plain forms: Add Mask 0, both others all ones. */
+typedef struct __attribute__((packed)) iw_rdmap_atomic_req {
+  uint32_t opcode_be;       /* Reserved(28) | Atomic Operation(4) */
+  uint32_t req_id_be;       /* names the request in its response */
+  uint32_t stag_be;
+  uint64_t to_be;
+  uint64_t add_swap_be;     /* Fetch and Add: the addend; Compare and Swap: the swap value */
+  uint64_t add_swap_mask_be;
+  uint64_t compare_be;
+  uint64_t compare_mask_be;
+} iw_rdmap_atomic_req_t;
+
+_Static_assert(sizeof(iw_rdmap_atomic_req_t) == 52, "RFC 7306 Atomic Request header");
+
+/* RFC 7306 Atomic Operation codes (IANA). */
+enum iw_atomic_op {
+  IW_ATOMIC_FETCH_ADD = 0x0,
+  IW_ATOMIC_CMP_SWAP = 0x2,
+};
+
+/* RFC 7306: Atomic Response header, after the untagged DDP header (QN 3). */
+typedef struct __attribute__((packed)) iw_rdmap_atomic_resp {
+  uint32_t req_id_be;       /* the request's identifier */
+  uint64_t orig_be;         /* the target's value before the operation */
+} iw_rdmap_atomic_resp_t;
+
+_Static_assert(sizeof(iw_rdmap_atomic_resp_t) == 12, "RFC 7306 Atomic Response header");
 
 /* RFC 5040 4.8: Terminate control: Layer(4) EType(4) Code(8) M D R Rsvd(13). */
 typedef struct __attribute__((packed)) iw_rdmap_term {
@@ -94,6 +128,7 @@ typedef struct iw_op_rule {
   bool payload;       /* may carry data */
   bool single;        /* must be one segment (L=1, MO=0) */
   const char *name;
+  bool rfc7306;       /* only on a connection that negotiated RFC 7306 */
 } iw_op_rule_t;
 
 extern const iw_op_rule_t iw_op_rules[IW_OP_COUNT];

@@ -138,6 +138,16 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   if (qp->state != RNICPI_QPS_RTS || qp->tx_hold)
     return FALSE;
   iw_rresp_t *rr = g_queue_pop_head(&qp->irq);
+  if (rr != NULL && rr->atomic) {
+    /* RFC 7306: executed when it came; its response carries the value. */
+    t->rr = *rr;
+    g_free(rr);
+    t->kind = IW_TX_RRESP;
+    t->op = IW_OP_ATOMIC_RESP;
+    t->qn = IW_QN_ATOMIC_RESP;
+    t->msn = ++qp->msn_tx[IW_QN_ATOMIC_RESP];
+    return TRUE;
+  }
   if (rr != NULL) {
     t->rr = *rr;
     g_free(rr);
@@ -186,15 +196,19 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   if (s == NULL)
     return FALSE;
   gboolean is_read = s->wr.opcode == RNICPI_WR_RDMA_READ;
-  /* ORD: no more Reads in flight than negotiated; a fence waits for them all. */
-  if ((is_read && qp->ord_used >= MAX(qp->ord, 1u)) ||
+  gboolean is_atomic = s->wr.opcode == RNICPI_WR_ATOMIC_CMP_SWP ||
+                       s->wr.opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
+  /* ORD: no more Reads and atomics in flight than negotiated; a fence
+   * waits for them all. */
+  if (((is_read || is_atomic) && qp->ord_used >= MAX(qp->ord, 1u)) ||
       ((s->wr.flags & RNICPI_WR_FENCE) && !g_queue_is_empty(&qp->orq)))
     return FALSE;
   g_queue_pop_head(&qp->sq);
   g_queue_push_tail(&qp->sq_out, s);
 
-  uint32_t need = is_read ? RNICPI_ACCESS_LOCAL_WRITE : RNICPI_ACCESS_LOCAL_READ;
-  gboolean ok = TRUE;
+  uint32_t need = is_read || is_atomic ? RNICPI_ACCESS_LOCAL_WRITE : RNICPI_ACCESS_LOCAL_READ;
+  /* An atomic's result goes to one 8-byte element. */
+  gboolean ok = !is_atomic || (s->wr.num_sge == 1 && s->sge[0].length == 8);
   g_rw_lock_reader_lock(&qp->dev->mr_lock);
   for (uint32_t i = 0; i < s->wr.num_sge && ok; i++)
     ok = local_ok(qp, &s->sge[i], need);
@@ -210,6 +224,8 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     }
   } else if (is_read) {
     s->sink_stag = 1; /* zero-length: no sink */
+  } else if (ok && is_atomic) {
+    s->sink = (uint8_t *) (uintptr_t) s->sge[0].addr;
   }
   g_rw_lock_reader_unlock(&qp->dev->mr_lock);
   if (!ok) {
@@ -245,10 +261,14 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     t->to = s->wr.remote_addr;
     break;
   case RNICPI_WR_RDMA_READ:
-    t->op = IW_OP_READ_REQ;
+  case RNICPI_WR_ATOMIC_CMP_SWP:
+  case RNICPI_WR_ATOMIC_FETCH_ADD:
+    /* RFC 7306: Atomic Requests share QN 1 (and its MSNs) with Reads. */
+    t->op = is_atomic ? IW_OP_ATOMIC_REQ : IW_OP_READ_REQ;
     t->qn = IW_QN_READ_REQ;
     t->msn = ++qp->msn_tx[IW_QN_READ_REQ];
     t->len = 0; /* the request itself carries no payload */
+    s->req_id = t->msn;
     g_queue_push_tail(&qp->orq, s);
     qp->ord_used++;
     break;
@@ -263,7 +283,7 @@ static void
 tx_framed(iw_qp_t *qp)
 {
   iw_tx_t *t = &qp->tx;
-  if (t->kind == IW_TX_SQ && t->op != IW_OP_READ_REQ && qp->peer_ird > 0) {
+  if (t->kind == IW_TX_SQ && !iw_op_answered(t->op) && qp->peer_ird > 0) {
     /* RFC 5040 has no acknowledgement: TCP having a Send or Write says
      * nothing of its placement (RDMAC verbs 8.1.3.1).  It completes when a
      * later zero-length Read comes back: the peer answers Reads after it
@@ -329,6 +349,23 @@ tx_frame(iw_qp_t *qp)
         .src_to_be = htobe64(s->wr.remote_addr),
       };
       memcpy(h + sizeof(d), &r, sizeof(r));
+    } else if (t->op == IW_OP_ATOMIC_REQ) {
+      const rnicpi_send_wr_t *wr = &t->wqe->wr;
+      gboolean faa = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
+      iw_rdmap_atomic_req_t a = {
+        .opcode_be = htonl(faa ? IW_ATOMIC_FETCH_ADD : IW_ATOMIC_CMP_SWAP),
+        .req_id_be = htonl(t->wqe->req_id),
+        .stag_be = htonl(wr->rkey > UINT32_MAX ? 0 : (uint32_t) wr->rkey),
+        .to_be = htobe64(wr->remote_addr),
+        .add_swap_be = htobe64(faa ? wr->compare_add : wr->swap),
+        .add_swap_mask_be = faa ? 0 : UINT64_MAX,
+        .compare_be = faa ? 0 : htobe64(wr->compare_add),
+        .compare_mask_be = faa ? 0 : UINT64_MAX,
+      };
+      memcpy(h + sizeof(d), &a, sizeof(a));
+    } else if (t->op == IW_OP_ATOMIC_RESP) {
+      iw_rdmap_atomic_resp_t a = { .req_id_be = htonl(t->rr.req_id), .orig_be = htobe64(t->rr.orig) };
+      memcpy(h + sizeof(d), &a, sizeof(a));
     }
   }
   uint32_t ulpdu = hlen + chunk;
@@ -427,7 +464,7 @@ tx_written(iw_qp_t *qp, iw_txf_t *f, iw_work_t *w)
     g_debug("QP %u: %s sent (peer IRD %u)", qp->base.qp_num, iw_op_rules[f->op].name,
             qp->peer_ird);
     /* Without a peer IRD there is no fence: complete at transmission. */
-    if (f->op != IW_OP_READ_REQ && qp->peer_ird == 0 && f->wqe != NULL) {
+    if (!iw_op_answered(f->op) && qp->peer_ird == 0 && f->wqe != NULL) {
       f->wqe->done = TRUE;
       iw_qp_sq_reap(qp, w);
     }

@@ -73,13 +73,15 @@ side_new(rnicpi_dev_t *dev, side_t *s, uint64_t ctx)
   rnicpi_qp_attr_t a = { .send_cq = s->scq, .recv_cq = s->rcq, .max_send_wr = 16,
                          .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,
                          .max_rdma_write_sge = 1, .max_rdma_read_sge = 1, .ird = 4, .ord = 4,
-                         .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+                         .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE |
+                                   RNICPI_ACCESS_ATOMIC };
   g_assert_cmpint(P->queue->qp_create(s->pd, &a, ctx, &s->qp), ==, RNICPI_OK);
   s->buf = g_malloc0(4 * LEN);
   rnicpi_mr_attr_t m = { .addr = s->buf, .length = 4 * LEN,
                          .iova = (uint64_t) (uintptr_t) s->buf,
                          .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
-                                   RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+                                   RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE |
+                                   RNICPI_ACCESS_ATOMIC };
   g_assert_cmpint(P->mem->mr_reg(s->pd, &m, &s->mr), ==, RNICPI_OK);
 }
 
@@ -133,6 +135,42 @@ fill(uint8_t *p, size_t n, uint8_t seed)
     p[i] = (uint8_t) (seed + i * 13 + (i >> 7));
 }
 
+/* With ITAPI_IWARP_RFC7306=1 (both ends): Fetch and Add, then Compare and
+ * Swap (RFC 7306 Atomic Request/Response) on a word of p; old values and
+ * the word checked. */
+static void
+atomics(side_t *a, side_t *p)
+{
+  uint64_t v = 1000, got;
+  memcpy(p->buf + 3 * LEN, &v, 8);
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (a->buf + 3 * LEN), .length = 8,
+                       .lkey = a->mr->lkey };
+  rnicpi_send_wr_t wr = { .wr_id = 0x30, .opcode = RNICPI_WR_ATOMIC_FETCH_ADD,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = (uint64_t) (uintptr_t) (p->buf + 3 * LEN),
+                          .rkey = p->mr->rkey, .compare_add = 23 };
+  g_assert_cmpint(P->data->post_send(a->qp, &wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(a->scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FETCH_ADD);
+  memcpy(&got, a->buf + 3 * LEN, 8);
+  g_assert_cmpuint(got, ==, 1000);
+  memcpy(&got, p->buf + 3 * LEN, 8);
+  g_assert_cmpuint(got, ==, 1023);
+  wr.wr_id = 0x31;
+  wr.opcode = RNICPI_WR_ATOMIC_CMP_SWP;
+  wr.compare_add = 1023;
+  wr.swap = 7;
+  g_assert_cmpint(P->data->post_send(a->qp, &wr), ==, RNICPI_OK);
+  wc = wc_of(a->scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_CMP_SWP);
+  memcpy(&got, a->buf + 3 * LEN, 8);
+  g_assert_cmpuint(got, ==, 1023);
+  memcpy(&got, p->buf + 3 * LEN, 8);
+  g_assert_cmpuint(got, ==, 7);
+}
+
 /* Send a->p, RDMA Write a->p, RDMA Read p->a; every byte checked. */
 static void
 transfer(side_t *a, side_t *p)
@@ -159,6 +197,8 @@ transfer(side_t *a, side_t *p)
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
   g_assert_cmpmem(a->buf + 2 * LEN, LEN, p->buf + 2 * LEN, LEN);
+  if (g_strcmp0(g_getenv("ITAPI_IWARP_RFC7306"), "1") == 0)
+    atomics(a, p);
 }
 
 static void

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Capture a vp/iwarp transfer on loopback and check every FPDU with
 # Wireshark's iWARP dissectors (reference/wire.md 5): MPA request and reply,
-# the RTR, Send / Write / Read Request / Read Response, all with good CRCs.
+# the RTR, Send / Write / Read Request / Read Response and the RFC 7306
+# Atomic Request / Response, all with good CRCs.
 # Skips (77) without tshark/dumpcap or capture rights.
 set -u
 PAIR=$1
@@ -26,6 +27,9 @@ sleep 0.5
 # here), once with small FPDUs (messages cut into many segments).
 ITAPI_IWARP_CRC=1 "$PAIR" transfer "$PORT" || { kill -INT $CAP; exit 1; }
 ITAPI_IWARP_CRC=1 ITAPI_IWARP_FPDU_MAX=1024 "$PAIR" transfer "$PORT" || { kill -INT $CAP; exit 1; }
+# And with the RFC 7306 option at both ends: an Atomic Request and Response
+# for each of Fetch and Add and Compare and Swap.
+ITAPI_IWARP_CRC=1 ITAPI_IWARP_RFC7306=1 "$PAIR" transfer "$PORT" || { kill -INT $CAP; exit 1; }
 sleep 0.5
 kill -INT $CAP
 wait $CAP
@@ -40,7 +44,8 @@ done
 # behind it): list the RDMAP opcode of every FPDU, not one per frame.
 tshark -r "$DIR/cap.pcapng" $NOHEUR -Y iwarp_rdma -T fields -E occurrence=a -E separator=, \
   -e iwarp_rdma.opcode | tr ',' '\n' > "$DIR/ops.txt" 2>&1
-for op in 0x03:Send 0x00:Write 0x01:"Read Request" 0x02:"Read Response"; do
+for op in 0x03:Send 0x00:Write 0x01:"Read Request" 0x02:"Read Response" 0x0a:"Atomic Request" \
+          0x0b:"Atomic Response"; do
   grep -qx "${op%%:*}" "$DIR/ops.txt" || { echo "FAIL: no '${op#*:}' decoded"; fail=1; }
 done
 fpdus=$(grep -c . "$DIR/ops.txt")
