@@ -92,6 +92,17 @@ rnicpi_spin_lock(rnicpi_spin_t *l)
 }
 
 /**
+ * @brief Whether a send-queue opcode is one of the 64-bit atomics.
+ * @param op the opcode.
+ * @return TRUE for #RNICPI_WR_ATOMIC_CMP_SWP and #RNICPI_WR_ATOMIC_FETCH_ADD.
+ */
+static inline gboolean
+rnicpi_wr_is_atomic(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_ATOMIC_CMP_SWP || op == RNICPI_WR_ATOMIC_FETCH_ADD;
+}
+
+/**
  * @brief Take a spin lock if it is free.
  * @param l the lock.
  * @return TRUE when the caller now holds it.

@@ -456,14 +456,9 @@ void emul_mw_qp_gone(emul_qp_t *qp);
 
 /* Personality rules (emul_dev.c). */
 uint32_t emul_pers_local_need(const emul_pers_t *p, rnicpi_wr_opcode_t op);
-static inline gboolean emul_is_atomic(rnicpi_wr_opcode_t op)
-{
-  return op == RNICPI_WR_ATOMIC_CMP_SWP || op == RNICPI_WR_ATOMIC_FETCH_ADD;
-}
 static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
 {
-  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV ||
-         op == RNICPI_WR_ATOMIC_CMP_SWP || op == RNICPI_WR_ATOMIC_FETCH_ADD;
+  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV || rnicpi_wr_is_atomic(op);
 }
 
 /* Completion queues. */

@@ -499,7 +499,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
     emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
   } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
-  } else if (emul_is_atomic(wr->opcode) && !qp->atomics) {
+  } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {
     st = RNICPI_ENOTSUP;  /* the peer does not execute atomics (RFC 7306 off there) */
   } else if (qp->sq.len >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
@@ -568,7 +568,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     return st;
   }
   /* RFC 5040 has no atomics: as vp/iwarp, unless ITAPI_EMUL_RFC7306. */
-  if (emul_is_atomic(wr->opcode) && !emul_qp_atomics(qp))
+  if (rnicpi_wr_is_atomic(wr->opcode) && !emul_qp_atomics(qp))
     return RNICPI_ENOTSUP;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ || wr->opcode == RNICPI_WR_RDMA_READ_INV ?
                      MIN(qp->attr.max_rdma_read_sge, EMUL_MAX_SINK_SGE) :

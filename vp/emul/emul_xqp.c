@@ -745,7 +745,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       s = emul_wq_peek(&qp->sq);
       continue;
     }
-    gboolean atomic = emul_is_atomic(wr->opcode);
+    gboolean atomic = rnicpi_wr_is_atomic(wr->opcode);
     uint64_t len;
     rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
     if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||

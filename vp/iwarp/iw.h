@@ -405,6 +405,10 @@ void iw_tx_free(iw_qp_t *qp);
 gboolean iw_tx_pending(iw_qp_t *qp);
 int iw_tx_rtr(iw_qp_t *qp);
 
+/* A local gather/scatter element within a region of @qp's protection zone
+ * that has the rights @need (mr_lock held for reading). */
+gboolean iw_local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need);
+
 /* iw_rx.c: receive, validate, place (DDP) and act on messages (RDMAP). */
 void iw_rx_progress(iw_qp_t *qp, iw_work_t *w);
 void iw_rx_reset(iw_qp_t *qp);

@@ -406,6 +406,16 @@ rx_place(iw_qp_t *qp)
   return got;
 }
 
+/* The IRD is used up: the Reads and atomics queued or being answered
+ * (zero-length Reads, RTRs and delivery fences, are not counted by the
+ * caller: they take no resources and are always answered). */
+static gboolean
+ird_full(iw_qp_t *qp)
+{
+  uint32_t inflight = g_queue_get_length(&qp->irq) + (qp->tx.kind == IW_TX_RRESP);
+  return inflight >= MAX(qp->ird, 1u);
+}
+
 /* A Data Source or atomic target the tagged checks refused: RFC 5040
  * 5.2.3 has RDMAP, not DDP, report it (Remote Protection). */
 static uint8_t
@@ -472,8 +482,7 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
     return FALSE;
   }
-  uint32_t inflight = g_queue_get_length(&qp->irq) + (qp->tx.kind == IW_TX_RRESP);
-  if (inflight >= MAX(qp->ird, 1u)) {
+  if (ird_full(qp)) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;
   }
@@ -520,8 +529,7 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   iw_rdmap_atomic_resp_t a;
   memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
   iw_swqe_t *s = g_queue_peek_head(&qp->orq);
-  if (s == NULL || s->internal ||
-      (s->wr.opcode != RNICPI_WR_ATOMIC_CMP_SWP && s->wr.opcode != RNICPI_WR_ATOMIC_FETCH_ADD) ||
+  if (s == NULL || s->internal || !rnicpi_wr_is_atomic(s->wr.opcode) ||
       iw_be32(a.req_id_be) != s->req_id) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
     return FALSE;
@@ -530,10 +538,7 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
    * may have been deregistered since. */
   uint64_t orig = iw_be64(a.orig_be);
   g_rw_lock_reader_lock(&qp->dev->mr_lock);
-  iw_mr_t *mr = s->sge[0].lkey > UINT32_MAX ? NULL : iw_mr_lookup(qp->dev, (uint32_t) s->sge[0].lkey);
-  uint64_t start = mr != NULL ? (uint64_t) (uintptr_t) mr->addr : 0;
-  gboolean ok = mr != NULL && mr->pd == qp->pd && (mr->access & RNICPI_ACCESS_LOCAL_WRITE) &&
-                s->sge[0].addr >= start && mr->length >= 8 && s->sge[0].addr - start <= mr->length - 8;
+  gboolean ok = iw_local_ok(qp, &s->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
   if (ok)
     memcpy(s->sink, &orig, 8);
   g_rw_lock_reader_unlock(&qp->dev->mr_lock);
@@ -616,7 +621,6 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     rr->len = iw_be32(rq.size_be);
     rr->src_stag = iw_be32(rq.src_stag_be);
     rr->src_to = iw_be64(rq.src_to_be);
-    uint32_t inflight = g_queue_get_length(&qp->irq) + (qp->tx.kind == IW_TX_RRESP);
     if (qp->cs == IW_CS_RTR_WAIT) {
       if (rr->len != 0) {
         g_free(rr);
@@ -624,9 +628,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
         return FALSE;
       }
       rtr_done = TRUE;
-    } else if (rr->len > 0 && inflight >= MAX(qp->ird, 1u)) {
-      /* More Reads in flight than the IRD (zero-length ones, RTRs and
-       * delivery fences, take no resources and are always answered). */
+    } else if (rr->len > 0 && ird_full(qp)) {
       g_free(rr);
       rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;

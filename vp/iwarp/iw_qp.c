@@ -321,7 +321,6 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
-  gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
                      wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
                      qp->attr.max_send_sge;
@@ -331,7 +330,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   g_mutex_lock(&qp->lock);
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
-  } else if (atomic && !qp->atomics) {
+  } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {
     /* RFC 5040 has no atomics; RFC 7306 was not agreed on this connection
      * (ITAPI_IWARP_RFC7306=1 at both ends). */
     st = RNICPI_ENOTSUP;

@@ -102,9 +102,8 @@ iw_tx_rtr(iw_qp_t *qp)
   return iw_sock_send_all(qp->fd, fpdu, n);
 }
 
-/* Check a local gather/scatter element against its region. */
-static gboolean
-local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
+gboolean
+iw_local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 {
   if (s->length == 0)
     return TRUE;
@@ -196,8 +195,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   if (s == NULL)
     return FALSE;
   gboolean is_read = s->wr.opcode == RNICPI_WR_RDMA_READ;
-  gboolean is_atomic = s->wr.opcode == RNICPI_WR_ATOMIC_CMP_SWP ||
-                       s->wr.opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
+  gboolean is_atomic = rnicpi_wr_is_atomic(s->wr.opcode);
   /* ORD: no more Reads and atomics in flight than negotiated; a fence
    * waits for them all. */
   if (((is_read || is_atomic) && qp->ord_used >= MAX(qp->ord, 1u)) ||
@@ -211,7 +209,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   gboolean ok = !is_atomic || (s->wr.num_sge == 1 && s->sge[0].length == 8);
   g_rw_lock_reader_lock(&qp->dev->mr_lock);
   for (uint32_t i = 0; i < s->wr.num_sge && ok; i++)
-    ok = local_ok(qp, &s->sge[i], need);
+    ok = iw_local_ok(qp, &s->sge[i], need);
   if (ok && is_read && s->wr.num_sge == 1 && s->sge[0].length > 0) {
     /* RFC 5040 4.4 / RDMAC verbs: the Read Response is a tagged write into
      * the sink, so the sink must take remote writes. */
