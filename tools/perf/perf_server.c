@@ -26,14 +26,20 @@ publish_credit(side_t *s)
 }
 
 /* The ping-pong responder of send_lat and write_lat.  It answers first
- * and checks afterwards, so the check stays out of the client's timing. */
+ * and checks afterwards, so the check stays out of the client's timing.
+ * The source is refilled for the next pong once this pong has completed.
+ * Where that completion needs the peer's next message (vp/iwarp completes
+ * a Send or Write when the answer to its delivery fence comes back, and
+ * the client sends that answer with its next ping), the refill waits for
+ * that ping instead of the responder waiting for the completion before it
+ * polls for the ping: the responder answers a ping straight away. */
 static void
 serve_pingpong(side_t *s, const ctrl_msg_t *m)
 {
   const test_desc_t *t = &tests[m->test];
   size_t size = m->size;
   uint64_t last_pong = 0;
-  bool verify_on = m->flags & FLAG_VERIFY;
+  bool verify_on = m->flags & FLAG_VERIFY, refill = false;
   /* Counted from the chunk's start: waiting for a pong may already have
    * taken the next ping off the queue. */
   uint64_t recvd0 = s->data_recvd;
@@ -51,12 +57,6 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
     if (t->op == OP_SEND) {
       while (s->data_recvd < recvd0 + i + 1)
         pump(s, true, false, "a ping");
-      /* The next CTRL must land behind the last data receive. */
-      if (i + 1 < m->iters)
-        post_data_recv(s, !k, size);
-      else
-        post_ctrl_recv(s);
-      last_pong = sq_post(s, OP_SEND, source_off(s), size, 0, true);
     } else {
       volatile unsigned char *lastb = target(s, k) + size - 1;
       uint64_t deadline = s->timeout_ns ? now_ns() + s->timeout_ns : 0;
@@ -67,23 +67,40 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
           check_deadline(s, deadline, "an RDMA Write ping to land");
         }
       }
+    }
+    if (refill) {
+      sq_wait(s, last_pong, "a pong to complete");
+      fill(source(s), size, it, WHO_SERVER);
+      refill = false;
+    }
+    if (t->op == OP_SEND) {
+      /* The next CTRL must land behind the last data receive. */
+      if (i + 1 < m->iters)
+        post_data_recv(s, !k, size);
+      else
+        post_ctrl_recv(s);
+      last_pong = sq_post(s, OP_SEND, source_off(s), size, 0, true);
+    } else {
       last_pong = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
     }
     if (verify_on)
       verify(target(s, k), size, it, WHO_CLIENT, t->name, "server", it, t->op == OP_WRITE);
-    /* The pong's completion is usually in by now: the client still has to
-     * see it, check it and refill before its next ping can arrive. */
-    if (i + 1 < m->iters) {
-      sq_wait(s, last_pong, "a pong to complete");
-      fill(source(s), size, it + 1, WHO_SERVER);
-    }
     /* Reap completions as we go so the send queue never fills.  A
-     * write_lat pong is the only request of its iteration and sq_wait took
-     * its completion: the responder goes straight back to polling memory,
-     * as perftest's does. */
+     * write_lat pong is the only request of its iteration: the responder
+     * goes straight back to polling memory, as perftest's does. */
     if (t->op == OP_SEND)
       while (pump(s, false, false, NULL))
         ;
+    else
+      pump(s, false, false, NULL);
+    /* The pong's completion is usually in by now (the client still has to
+     * see the pong, check it and refill before its next ping can arrive). */
+    if (i + 1 < m->iters) {
+      if (s->sq_done >= last_pong)
+        fill(source(s), size, it + 1, WHO_SERVER);
+      else
+        refill = true;
+    }
   }
 }
 

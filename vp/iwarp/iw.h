@@ -136,6 +136,7 @@ typedef struct iw_cq {
   GPtrArray *qps;
   guint rr;                  /* where the next poll starts driving (many QPs) */
   gint64 last_poll;          /* monotonic us of the last poll_cq (atomic) */
+  gint returned;             /* the last poll_cq returned completions (atomic) */
 } iw_cq_t;
 
 /* CQs to notify once the locks are released. */

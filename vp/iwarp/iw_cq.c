@@ -77,9 +77,17 @@ iw_cq_detach(iw_cq_t *cq, iw_qp_t *qp)
  * A poller that spins (@spinning) on a CQ of few QPs takes them over from
  * the progress thread (iw_qp_set_polled); on a CQ of many, each poll
  * drives a few of them in turn and the thread keeps the rest going, so a
- * poll costs O(1) whatever the number of QPs. */
+ * poll costs O(1) whatever the number of QPs.
+ *
+ * What the input asks an owned QP to send (Read Responses, the answers to
+ * the peer's delivery fences) is held while the consumer still has
+ * completions to take and through the first empty poll after them
+ * (@hold): a consumer that drains its CQ and then posts sends it in the
+ * same segment as its post, one sendmsg() where there would be two.  The
+ * next empty poll sends it, so a consumer that only polls delays the
+ * peer's completions by one poll. */
 static void
-poll_progress(iw_cq_t *cq, gboolean spinning)
+poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
 {
   iw_work_t w;
   rnicpi_notify_batch_init(&w);
@@ -99,7 +107,7 @@ poll_progress(iw_cq_t *cq, gboolean spinning)
        * asks to send (Read Responses) waits for its next empty poll or
        * post, where it shares a segment with what the consumer sends.  A QP
        * the poller does not own is sent for at once. */
-      if (qp->fd >= 0 && (!qp->polled || rnicpi_cq_ring_count(&cq->ring) == 0))
+      if (qp->fd >= 0 && (!qp->polled || (!hold && rnicpi_cq_ring_count(&cq->ring) == 0)))
         iw_tx_progress(qp, &w);
     }
     g_mutex_unlock(&qp->lock);
@@ -117,10 +125,11 @@ iw_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
   gint64 now = g_get_monotonic_time();
   gint64 prev = __atomic_exchange_n(&cq->last_poll, now, __ATOMIC_RELAXED);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
+  gboolean hold = __atomic_exchange_n(&cq->returned, got > 0, __ATOMIC_RELAXED);
   if (got > 0 || !iw_config.poll_progress)
     return got;
   /* Two empty polls close together: a busy poller. */
-  poll_progress(cq, now - prev < IW_POLL_SPIN_US);
+  poll_progress(cq, now - prev < IW_POLL_SPIN_US, hold);
   return rnicpi_cq_ring_poll(&cq->ring, wc, n);
 }
 

@@ -459,8 +459,6 @@ tx_written(iw_qp_t *qp, iw_txf_t *f, iw_work_t *w)
 {
   switch (f->done_kind) {
   case IW_TX_SQ:
-    g_debug("QP %u: %s sent (peer IRD %u)", qp->base.qp_num, iw_op_rules[f->op].name,
-            qp->peer_ird);
     /* Without a peer IRD there is no fence: complete at transmission. */
     if (!iw_op_answered(f->op) && qp->peer_ird == 0 && f->wqe != NULL) {
       f->wqe->done = TRUE;
