@@ -107,7 +107,8 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
        * asks to send (Read Responses) waits for its next empty poll or
        * post, where it shares a segment with what the consumer sends.  A QP
        * the poller does not own is sent for at once. */
-      if (qp->fd >= 0 && (!qp->polled || (!hold && rnicpi_cq_ring_count(&cq->ring) == 0)))
+      if (qp->fd >= 0 && (!qp->polled || (!hold && rnicpi_cq_ring_count(&cq->ring) == 0)) &&
+          (iw_tx_pending(qp) || qp->closing))
         iw_tx_progress(qp, &w);
     }
     g_mutex_unlock(&qp->lock);

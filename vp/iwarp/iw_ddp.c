@@ -301,7 +301,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
       if (r->payload > r->rwqe->total - r->msg_off) {
         iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
-        g_free(r->rwqe);
+        iw_cache_put(&qp->rwqe_cache, r->rwqe);
         r->rwqe = NULL;
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_TOO_LONG, w);
         return FALSE;
@@ -311,7 +311,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       g_rw_lock_reader_unlock(&qp->dev->mr_lock);
       if (!ok) {
         iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-        g_free(r->rwqe);
+        iw_cache_put(&qp->rwqe_cache, r->rwqe);
         r->rwqe = NULL;
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
         return FALSE;
@@ -512,7 +512,7 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
     return FALSE;
   }
-  iw_rresp_t *rr = g_new0(iw_rresp_t, 1);
+  iw_rresp_t *rr = iw_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
   rr->atomic = TRUE;
   rr->req_id = iw_be32(a.req_id_be);
   rr->orig = orig;
@@ -606,7 +606,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       qp->msn_rx[IW_QN_SEND]++;
       iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS,
                      (uint32_t) r->msg_off, w);
-      g_free(r->rwqe);
+      iw_cache_put(&qp->rwqe_cache, r->rwqe);
       r->rwqe = NULL;
       r->msg_off = 0;
     }
@@ -615,7 +615,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     qp->msn_rx[IW_QN_READ_REQ]++;
     iw_rdmap_readreq_t rq;
     memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
-    iw_rresp_t *rr = g_new0(iw_rresp_t, 1);
+    iw_rresp_t *rr = iw_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
     rr->sink_stag = iw_be32(rq.sink_stag_be);
     rr->sink_to = iw_be64(rq.sink_to_be);
     rr->len = iw_be32(rq.size_be);
@@ -623,13 +623,13 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     rr->src_to = iw_be64(rq.src_to_be);
     if (qp->cs == IW_CS_RTR_WAIT) {
       if (rr->len != 0) {
-        g_free(rr);
+        iw_cache_put(&qp->rresp_cache, rr);
         rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
         return FALSE;
       }
       rtr_done = TRUE;
     } else if (rr->len > 0 && ird_full(qp)) {
-      g_free(rr);
+      iw_cache_put(&qp->rresp_cache, rr);
       rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;
     } else if (rr->len > 0) {
@@ -640,7 +640,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
                    &etype, &code, &mr);
       g_rw_lock_reader_unlock(&qp->dev->mr_lock);
       if (code != 0xff) {
-        g_free(rr);
+        iw_cache_put(&qp->rresp_cache, rr);
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
         return FALSE;
       }

@@ -47,7 +47,7 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
   if (!s->internal && (st != RNICPI_WC_SUCCESS || (s->wr.flags & RNICPI_WR_SIGNALED)))
     iw_qp_complete(qp, qp->scq, s->wr.wr_id, wc_opcode_of[s->wr.opcode], st,
                    st == RNICPI_WC_SUCCESS ? (uint32_t) s->total : 0, w);
-  g_free(s);
+  iw_cache_put(&qp->swqe_cache, s);
 }
 
 /* Complete the finished head of the send queue, in posting order. */
@@ -83,17 +83,17 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
   qp->rx.rdwqe = NULL;
   if (qp->rx.rwqe != NULL) {
     iw_qp_complete(qp, qp->rcq, qp->rx.rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    g_free(qp->rx.rwqe);
+    iw_cache_put(&qp->rwqe_cache, qp->rx.rwqe);
     qp->rx.rwqe = NULL;
   }
   iw_rwqe_t *r;
   while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
     iw_qp_complete(qp, qp->rcq, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    g_free(r);
+    iw_cache_put(&qp->rwqe_cache, r);
   }
   iw_rresp_t *rr;
   while ((rr = g_queue_pop_head(&qp->irq)) != NULL)
-    g_free(rr);
+    iw_cache_put(&qp->rresp_cache, rr);
 }
 
 /* One final CM event per connection (REJECTED, UNREACHABLE, DISCONNECTED
@@ -340,7 +340,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   } else if (qp->sq_used >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
   } else {
-    iw_swqe_t *s = g_new(iw_swqe_t, 1);
+    iw_swqe_t *s = iw_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
     s->wr = *wr;
     memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     s->wr.sg_list = s->sge;
@@ -354,6 +354,9 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->internal = FALSE;
     s->got = 0;
     s->sink = NULL;
+    s->sink_stag = 0;
+    s->sink_to = 0;
+    s->req_id = 0;
     g_queue_push_tail(&qp->sq, s);
     qp->sq_used++;
     /* Transmit from this thread while the socket takes it; the progress
@@ -381,7 +384,7 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   } else if (g_queue_get_length(&qp->rq) + (qp->rx.rwqe != NULL) >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
-    iw_rwqe_t *r = g_new(iw_rwqe_t, 1);
+    iw_rwqe_t *r = iw_cache_get(&qp->rwqe_cache, sizeof(iw_rwqe_t));
     r->wr_id = wr->wr_id;
     r->num_sge = wr->num_sge;
     r->total = 0;

@@ -91,7 +91,7 @@ iw_tx_rtr(iw_qp_t *qp)
     memcpy(ulpdu + sizeof(u), &r, sizeof(r));
     len = sizeof(u) + sizeof(r);
     /* Its zero-length response completes nothing. */
-    iw_swqe_t *s = g_new0(iw_swqe_t, 1);
+    iw_swqe_t *s = iw_cache_get0(&qp->swqe_cache, sizeof(iw_swqe_t));
     s->internal = TRUE;
     s->wr.opcode = RNICPI_WR_RDMA_READ;
     s->sink_stag = 1;
@@ -114,13 +114,17 @@ iw_local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
   return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length;
 }
 
-/* Forget the message being framed; the batch stays allocated. */
+/* Forget the message being framed; the batch stays allocated.  Field by
+ * field: this runs per message, and rr is only read after it is set. */
 static void
 tx_reset(iw_tx_t *t)
 {
-  iw_txbatch_t *b = t->b;
-  memset(t, 0, sizeof(*t));
-  t->b = b;
+  t->kind = IW_TX_NONE;
+  t->wqe = NULL;
+  t->op = 0;
+  t->len = t->off = t->sge_off = t->to = 0;
+  t->sge_i = t->msn = t->qn = t->stag = 0;
+  t->src = NULL;
 }
 
 /* Start the next message; FALSE when there is none to send now. */
@@ -140,7 +144,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   if (rr != NULL && rr->atomic) {
     /* RFC 7306: executed when it came; its response carries the value. */
     t->rr = *rr;
-    g_free(rr);
+    iw_cache_put(&qp->rresp_cache, rr);
     t->kind = IW_TX_RRESP;
     t->op = IW_OP_ATOMIC_RESP;
     t->qn = IW_QN_ATOMIC_RESP;
@@ -149,7 +153,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   if (rr != NULL) {
     t->rr = *rr;
-    g_free(rr);
+    iw_cache_put(&qp->rresp_cache, rr);
     /* The source was checked when the request came; check it again, it
      * may have been deregistered since. */
     g_rw_lock_reader_lock(&qp->dev->mr_lock);
@@ -175,7 +179,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   iw_swqe_t *s = g_queue_peek_head(&qp->sq);
   if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
       (s == NULL || qp->unfenced >= 16)) {
-    iw_swqe_t *f = g_new0(iw_swqe_t, 1);
+    iw_swqe_t *f = iw_cache_get0(&qp->swqe_cache, sizeof(iw_swqe_t));
     f->internal = f->fence = TRUE;
     f->wr.opcode = RNICPI_WR_RDMA_READ;
     f->wr.rkey = 1;
@@ -294,26 +298,44 @@ tx_framed(iw_qp_t *qp)
   tx_reset(t);
 }
 
+/* Append @n bytes at @p to the batch's iovecs, extending the last one when
+ * they follow it in memory. */
+static void
+tx_iov_add(iw_txbatch_t *b, const void *p, size_t n)
+{
+  struct iovec *last = b->niov > 0 ? &b->iov[b->niov - 1] : NULL;
+  if (last != NULL && (const uint8_t *) last->iov_base + last->iov_len == p) {
+    last->iov_len += n;
+    return;
+  }
+  b->iov[b->niov].iov_base = (void *) p;
+  b->iov[b->niov++].iov_len = n;
+}
+
+/* Room for one more FPDU in the batch. */
+static gboolean
+tx_batch_room(const iw_txbatch_t *b)
+{
+  return b->nf < IW_TX_FPDUS && b->niov + IW_MAX_SGE + 3 <= IW_TX_IOV &&
+         b->lin_len + IW_TX_FPDU_LIN <= IW_TX_LIN;
+}
+
 /* Frame the next FPDU of the current message into the batch (mr_lock held
- * for reading). */
+ * for reading): header, then the payload (copied behind the header when
+ * it is small, otherwise named in place), then pad and CRC. */
 static void
 tx_frame(iw_qp_t *qp)
 {
   iw_tx_t *t = &qp->tx;
   iw_txbatch_t *b = t->b;
   iw_txf_t *f = &b->f[b->nf++];
-  f->iov0 = (uint8_t) b->niov;
   f->done_kind = IW_TX_NONE;
   f->wqe = NULL;
   if (t->kind == IW_TX_TERM) {
-    if (qp->tail_len > 0) {
-      b->iov[b->niov].iov_base = qp->tail;
-      b->iov[b->niov++].iov_len = qp->tail_len;
-    }
-    b->iov[b->niov].iov_base = qp->term;
-    b->iov[b->niov++].iov_len = qp->term_len;
+    if (qp->tail_len > 0)
+      tx_iov_add(b, qp->tail, qp->tail_len);
+    tx_iov_add(b, qp->term, qp->term_len);
     f->len = qp->tail_len + qp->term_len;
-    f->niov = (uint8_t) (b->niov - f->iov0);
     f->done_kind = IW_TX_TERM;
     b->len += f->len;
     tx_reset(t);
@@ -325,7 +347,7 @@ tx_frame(iw_qp_t *qp)
   uint64_t left = t->len - t->off;
   uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(qp, hlen));
   gboolean last = chunk == left;
-  uint8_t *h = f->hdr + IW_FPDU_LEN_BYTES;
+  uint8_t *fh = b->lin + b->lin_len, *h = fh + IW_FPDU_LEN_BYTES;
   uint8_t ctrl = (last ? IW_DDP_LAST : 0) | IW_DDP_VERSION;
   uint8_t rdmap = IW_RDMAP_VERSION | t->op;
 
@@ -368,47 +390,61 @@ tx_frame(iw_qp_t *qp)
   }
   uint32_t ulpdu = hlen + chunk;
   uint16_t l = htons((uint16_t) ulpdu);
-  memcpy(f->hdr, &l, 2);
+  memcpy(fh, &l, 2);
   uint32_t hdr_len = IW_FPDU_LEN_BYTES + hlen;
-  b->iov[b->niov].iov_base = f->hdr;
-  b->iov[b->niov++].iov_len = hdr_len;
-  uint32_t crc = qp->crc ? iw_crc32c(0, f->hdr, hdr_len) : 0;
+  b->lin_len += hdr_len;
+  tx_iov_add(b, fh, hdr_len);
 
-  /* Payload straight from the source memory. */
-  int p0 = b->niov;
+  /* The payload, from the source memory. */
+  gboolean inline_ = chunk <= IW_TX_INLINE;
   uint32_t want = chunk;
-  if (t->kind == IW_TX_RRESP) {
-    if (want > 0) {
-      b->iov[b->niov].iov_base = t->src + t->off;
-      b->iov[b->niov++].iov_len = want;
-    }
-  } else {
-    while (want > 0) {
+  while (want > 0) {
+    const uint8_t *src;
+    uint32_t n;
+    if (t->kind == IW_TX_RRESP) {
+      src = t->src + t->off;
+      n = want;
+    } else {
       const rnicpi_sge_t *s = &t->wqe->sge[t->sge_i];
-      uint64_t n = MIN((uint64_t) want, s->length - t->sge_off);
-      if (n > 0) {
-        b->iov[b->niov].iov_base = (uint8_t *) (uintptr_t) (s->addr + t->sge_off);
-        b->iov[b->niov++].iov_len = n;
-      }
-      want -= (uint32_t) n;
+      src = (const uint8_t *) (uintptr_t) (s->addr + t->sge_off);
+      n = (uint32_t) MIN((uint64_t) want, s->length - t->sge_off);
       t->sge_off += n;
       if (t->sge_off == s->length) {
         t->sge_i++;
         t->sge_off = 0;
       }
     }
+    if (n == 0)
+      continue;
+    if (inline_) {
+      memcpy(b->lin + b->lin_len, src, n);
+      tx_iov_add(b, b->lin + b->lin_len, n);
+      b->lin_len += n;
+    } else {
+      tx_iov_add(b, src, n);
+    }
+    want -= n;
   }
-  if (qp->crc)
-    for (int i = p0; i < b->niov; i++)
-      crc = iw_crc32c(crc, b->iov[i].iov_base, b->iov[i].iov_len);
+  uint8_t *trailer = b->lin + b->lin_len;
   uint32_t pad = iw_fpdu_pad(ulpdu);
-  memset(f->trailer, 0, pad);
-  if (qp->crc && pad > 0)
-    crc = iw_crc32c(crc, f->trailer, pad);
-  put_crc(f->trailer + pad, fpdu_crc_final(qp, crc));
-  b->iov[b->niov].iov_base = f->trailer;
-  b->iov[b->niov++].iov_len = pad + IW_FPDU_CRC_BYTES;
-  f->niov = (uint8_t) (b->niov - f->iov0);
+  memset(trailer, 0, pad);
+  uint32_t crc = 0;
+  if (qp->crc) {
+    /* Header, payload and pad, in the iovecs from the header on. */
+    size_t left = hdr_len + chunk;
+    int i = b->niov - 1;
+    size_t back = 0;
+    while (back + b->iov[i].iov_len < left)
+      back += b->iov[i--].iov_len;
+    size_t skip = b->iov[i].iov_len - (left - back);
+    for (; i < b->niov; i++, skip = 0)
+      crc = iw_crc32c(crc, (uint8_t *) b->iov[i].iov_base + skip, b->iov[i].iov_len - skip);
+    if (pad > 0)
+      crc = iw_crc32c(crc, trailer, pad);
+  }
+  put_crc(trailer + pad, fpdu_crc_final(qp, crc));
+  b->lin_len += pad + IW_FPDU_CRC_BYTES;
+  tx_iov_add(b, trailer, pad + IW_FPDU_CRC_BYTES);
   f->len = hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
   b->len += f->len;
   t->off += chunk;
@@ -489,7 +525,7 @@ tx_account(iw_qp_t *qp, iw_work_t *w)
       tx_written(qp, f, w);
   }
   if (b->sent == b->len)
-    b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0;
+    b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0, b->lin_len = 0;
 }
 
 gboolean
@@ -510,17 +546,19 @@ iw_tx_drop(iw_qp_t *qp)
   iw_txbatch_t *b = qp->tx.b;
   if (b != NULL && b->f_done < b->nf && b->sent > b->f_end) {
     iw_txf_t *f = &b->f[b->f_done];
-    size_t skip = b->sent - b->f_end, n = f->len - skip, k = 0;
+    /* Batch bytes [sent, f_end + len): the iovecs may span FPDUs. */
+    size_t skip = b->sent, n = b->f_end + f->len - b->sent, k = 0;
     uint8_t *tail = g_malloc(n);
     g_rw_lock_reader_lock(&qp->dev->mr_lock);
-    for (int i = f->iov0; i < f->iov0 + f->niov; i++) {
+    for (int i = 0; i < b->niov && k < n; i++) {
       size_t l = b->iov[i].iov_len;
       if (skip >= l) {
         skip -= l;
         continue;
       }
-      memcpy(tail + k, (uint8_t *) b->iov[i].iov_base + skip, l - skip);
-      k += l - skip;
+      size_t c = MIN(l - skip, n - k);
+      memcpy(tail + k, (uint8_t *) b->iov[i].iov_base + skip, c);
+      k += c;
       skip = 0;
     }
     g_rw_lock_reader_unlock(&qp->dev->mr_lock);
@@ -529,14 +567,28 @@ iw_tx_drop(iw_qp_t *qp)
     qp->tail_len = (uint32_t) n;
   }
   if (b != NULL)
-    b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0;
+    b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0, b->lin_len = 0;
   tx_reset(&qp->tx);
 }
 
-/* Free the transmit state of a QP that is going away. */
+void
+iw_cache_clear(iw_cache_t *c)
+{
+  while (c->top != NULL) {
+    void *p = c->top;
+    c->top = *(void **) p;
+    g_free(p);
+  }
+}
+
+/* Free the transmit state of a QP that is going away, and its caches of
+ * work-queue entries (flushed before this). */
 void
 iw_tx_free(iw_qp_t *qp)
 {
+  iw_cache_clear(&qp->swqe_cache);
+  iw_cache_clear(&qp->rwqe_cache);
+  iw_cache_clear(&qp->rresp_cache);
   g_free(qp->tx.b);
   qp->tx.b = NULL;
   g_free(qp->tail);
@@ -552,7 +604,7 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
     /* Frame what can go now, as long as the batch has room. */
     for (;;) {
       iw_txbatch_t *b = t->b;
-      if (b != NULL && (b->nf >= IW_TX_FPDUS || b->niov + IW_MAX_SGE + 2 > IW_TX_IOV))
+      if (b != NULL && !tx_batch_room(b))
         break;
       if (t->kind == IW_TX_NONE && !tx_next(qp, w))
         break;
