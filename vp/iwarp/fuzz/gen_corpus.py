@@ -56,6 +56,16 @@ def read_req(msn, sink_stag, sink_to, size, src_stag, src_to):
     return untagged(1, 1, msn) + struct.pack('!IQIIQ', sink_stag, sink_to, size, src_stag, src_to)
 
 
+def atomic_req(msn, op, req_id, stag, to, add_swap, compare=0, as_mask=0, cmp_mask=0):
+    # RFC 7306 Atomic Request: QN 1, sharing MSNs with Read Requests
+    return untagged(0xa, 1, msn) + struct.pack('!IIIQQQQQ', op, req_id, stag, to, add_swap,
+                                               as_mask, compare, cmp_mask)
+
+
+def atomic_resp(msn, req_id, orig):
+    return untagged(0xb, 3, msn) + struct.pack('!IQ', req_id, orig)
+
+
 def terminate(layer, etype, code, msn=1, extra=b'', hdrct=0):
     return untagged(7, 2, msn) + struct.pack('!BBBB', (layer << 4) | etype, code, hdrct, 0) + extra
 
@@ -106,6 +116,26 @@ def seeds():
             f(tagged(0, RW_STAG, RW_IOVA) + b'W' * 33) + \
             f(read_req(1, 0x4242, 0, 16, RW_STAG, RW_IOVA)) + \
             f(tagged(2, RW_STAG, RW_IOVA + RW_LEN - 300) + b'Z' * 300) + f(send(b'two', 2))
+        # RFC 7306 (mode 5: negotiated); the Fetch and Add posted with READ is request 1
+        ones = 2**64 - 1
+        s['rfc7306-faa-' + n] = bytes([5 | m]) + f(atomic_req(1, 0, 7, RW_STAG, RW_IOVA + 8, 5))
+        s['rfc7306-cas-' + n] = bytes([5 | m]) + \
+            f(atomic_req(1, 2, 8, RW_STAG, RW_IOVA + 16, 9, 0x5a5a5a5a5a5a5a5a, ones, ones))
+        s['rfc7306-masked-' + n] = bytes([5 | m]) + \
+            f(atomic_req(1, 0, 9, RW_STAG, RW_IOVA + 24, 0x0101, 0, 0x0100))
+        s['rfc7306-misaligned-' + n] = bytes([5 | m]) + f(atomic_req(1, 0, 1, RW_STAG, RW_IOVA + 4, 1))
+        s['rfc7306-ro-' + n] = bytes([5 | m]) + f(atomic_req(1, 0, 1, RO_STAG, RO_IOVA, 1))
+        s['rfc7306-over-' + n] = bytes([5 | m]) + f(atomic_req(1, 0, 1, RW_STAG, RW_IOVA + RW_LEN - 4, 1))
+        s['rfc7306-ird-' + n] = bytes([5 | m]) + b''.join(
+            f(atomic_req(i, 0, i, RW_STAG, RW_IOVA, 1)) for i in range(1, 5))
+        s['rfc7306-badop-' + n] = bytes([5 | m]) + f(atomic_req(1, 7, 1, RW_STAG, RW_IOVA, 1))
+        s['rfc7306-resp-' + n] = bytes([5 | READ | m]) + f(atomic_resp(1, 1, 0x1234))
+        s['rfc7306-resp-wrongid-' + n] = bytes([5 | READ | m]) + f(atomic_resp(1, 2, 0x1234))
+        s['rfc7306-resp-unasked-' + n] = bytes([5 | m]) + f(atomic_resp(1, 1, 0))
+        s['rfc7306-mixed-' + n] = bytes([5 | READ | RECVS | m]) + f(send(b'one')) + \
+            f(atomic_req(1, 0, 3, RW_STAG, RW_IOVA, 2)) + f(read_req(2, 0x4242, 0, 16, RW_STAG, RW_IOVA)) + \
+            f(atomic_resp(1, 1, 42)) + f(send(b'two', 2))
+        s['rts-atomic-not-negotiated-' + n] = bytes([m]) + f(atomic_req(1, 0, 1, RW_STAG, RW_IOVA, 1))
         s['rtr-write-' + n] = bytes([1 | RECVS | m]) + f(tagged(0, 1, 0)) + f(send(b'after rtr'))
         s['rtr-read-' + n] = bytes([1 | READ_RTR | RECVS | m]) + f(read_req(1, 1, 0, 0, 1, 0)) + \
             f(send(b'after rtr'))
@@ -113,6 +143,8 @@ def seeds():
         flags = (0x40 if crc else 0) | 0x10
         rep = mpa(REP, flags, 2, ctrl(4, 4, a=True, c=True) + b'accepted')
         s['active-rev2-' + n] = bytes([2 | RECVS | m]) + rep + f(send(b'hi'))
+        rep7306 = mpa(REP, flags | 0x04, 2, ctrl(4, 4, a=True, c=True))
+        s['active-rfc7306-' + n] = bytes([2 | m]) + rep7306 + f(atomic_req(1, 0, 1, RW_STAG, RW_IOVA, 3))
         s['active-rev1-' + n] = bytes([2 | RECVS | m]) + mpa(REP, flags & 0x40, 1, b'ok') + \
             f(send(b'hi'))
         s['active-reject-' + n] = bytes([2 | m]) + mpa(REP, 0x20 | flags, 2, b'no')

@@ -8,8 +8,12 @@
  *   mode 2  active handoff: the stream starts with the MPA Reply
  *   mode 3  passive handoff: the stream starts with the MPA Request
  *   mode 4  listener: a pending request parsed, accepted, then FPDUs
+ *   mode 5  as mode 0 on a connection that negotiated RFC 7306 atomics;
+ *           bit 4 posts a Fetch and Add instead of the Read
  *   bit 3   CRC on          bit 4  an RDMA Read outstanding (modes 0, 1)
  *   bit 5   receives posted  bit 6  peer IRD 0 (no delivery fences)
+ * The device offers RFC 7306 in its MPA frames (flag 0x04), so modes 2-4
+ * negotiate atomics when the fuzzed peer's frame has the flag too.
  *
  * Every region the peer can name lies between PROT_NONE pages, and the
  * read-only one is mapped PROT_READ: a placement outside a region, or into
@@ -97,6 +101,7 @@ setup(void)
   dev = iw_dev_new(&(rnicpi_upcalls_t) { up_cm, up_cq, up_async }, NULL);
   if (dev == NULL)
     abort();
+  dev->rfc7306 = TRUE;
   if (iw_device_ops.pd_alloc(&dev->base, &pd) != RNICPI_OK ||
       iw_queue_ops.cq_create(&dev->base, 256, 1, &scq) != RNICPI_OK ||
       iw_queue_ops.cq_create(&dev->base, 256, 2, &rcq) != RNICPI_OK)
@@ -104,7 +109,7 @@ setup(void)
   rw_region = guarded(IW_FUZZ_RW_LEN / 4096, PROT_READ | PROT_WRITE);
   ro_region = guarded(IW_FUZZ_RO_LEN / 4096, PROT_READ);
   uint32_t all = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
-                 RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE;
+                 RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE | RNICPI_ACCESS_ATOMIC;
   rw_mr = reg_fixed(rw_region, IW_FUZZ_RW_LEN, IW_FUZZ_RW_IOVA, all, IW_FUZZ_RW_STAG);
   ro_mr = reg_fixed(ro_region, IW_FUZZ_RO_LEN, IW_FUZZ_RO_IOVA,
                     RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_REMOTE_READ, IW_FUZZ_RO_STAG);
@@ -183,7 +188,18 @@ post_read(rnicpi_qp_t *q)
   iw_data_ops.post_send(q, &wr);
 }
 
-/* Put a QP straight into full operation (modes 0 and 1). */
+static void
+post_atomic(rnicpi_qp_t *q)
+{
+  /* The result goes to the region's last word. */
+  rnicpi_sge_t s = { .addr = (uint64_t) (uintptr_t) (rw_region + IW_FUZZ_RW_LEN - 8), .length = 8, .lkey = rw_mr->stag };
+  rnicpi_send_wr_t wr = { .wr_id = 10, .opcode = RNICPI_WR_ATOMIC_FETCH_ADD,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &s, .num_sge = 1,
+                          .remote_addr = 0x2000, .rkey = 0x4242, .compare_add = 1 };
+  iw_data_ops.post_send(q, &wr);
+}
+
+/* Put a QP straight into full operation (modes 0, 1 and 5). */
 static void
 stream_qp(iw_qp_t *qp, int fd, uint8_t mode)
 {
@@ -223,7 +239,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rnicpi_qp_attr_t a = { .send_cq = scq, .recv_cq = rcq, .max_send_wr = 16, .max_recv_wr = 16,
                          .max_send_sge = IW_MAX_SGE, .max_recv_sge = IW_MAX_SGE,
                          .max_rdma_write_sge = IW_MAX_SGE, .max_rdma_read_sge = 1, .ird = 2,
-                         .ord = 2, .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+                         .ord = 2, .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE |
+                                             RNICPI_ACCESS_ATOMIC };
   rnicpi_qp_t *q;
   if (iw_queue_ops.qp_create(pd, &a, 0x99, &q) != RNICPI_OK)
     abort();
@@ -234,12 +251,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rnicpi_conn_param_t cp = { .pdata = "fuzz", .pdata_len = 4, .ird = 2, .ord = 2 };
   iw_listen_t *l = NULL;
   iw_creq_t *c = NULL;
-  switch ((mode & 7) % 5) {
+  switch ((mode & 7) == 5 ? 5 : (mode & 7) % 5) {
   case 0:
   case 1:
     stream_qp(qp, sv[0], mode);
     if (mode & IW_FUZZ_READ)
       post_read(q);
+    break;
+  case 5:
+    stream_qp(qp, sv[0], 0);
+    g_mutex_lock(&qp->lock);
+    qp->crc = (mode & IW_FUZZ_CRC) != 0;
+    qp->peer_ird = (mode & IW_FUZZ_NO_FENCE) ? 0 : 4;
+    qp->atomics = TRUE;
+    g_mutex_unlock(&qp->lock);
+    if (mode & IW_FUZZ_READ)
+      post_atomic(q);
     break;
   case 2:
   case 3:

@@ -16,7 +16,7 @@
 #define IW_FUZZ_RO_IOVA 0x1000u
 #define IW_FUZZ_RO_LEN 8192u
 
-/* Byte 0 of an input: mode (bits 0-2, modulo 5) and options. */
+/* Byte 0 of an input: mode (bits 0-2: 0-5, 6 and 7 are 1 and 2) and options. */
 enum {
   IW_FUZZ_CRC = 0x08,
   IW_FUZZ_READ = 0x10,
