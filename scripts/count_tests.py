@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Count test outcomes in Meson's testlog.json, GTest/TAP subtests included.
+"""Count test outcomes in Meson's testlog.json files, GTest/TAP subtests included.
 
 A TAP test contributes one outcome per 'ok'/'not ok' line (a '# SKIP' line
 is a skip, and so is a '# TODO' line: a known deviation the certification
 runner reports without failing); any other test contributes its own result.  An extra failure is
-counted for each non-zero argument after the log (e.g. the doc build).
+counted for each argument that is not a log and not "0" (e.g. the doc build).
 Prints 'N passed, N failed, N skipped' and exits 1 if anything failed.
 """
 import json
@@ -12,30 +12,38 @@ import re
 import sys
 
 passed = failed = skipped = 0
-with open(sys.argv[1]) as log:
-    for line in log:
-        t = json.loads(line)
-        out = t.get("stdout") or ""
-        tap = [l for l in out.splitlines() if re.match(r"^(not )?ok\b", l)]
-        if tap:
-            for l in tap:
-                if re.search(r"#\s*(SKIP|TODO)", l, re.I):
-                    skipped += 1  # a skip, or a known deviation (TAP TODO)
-                elif l.startswith("not ok"):
-                    failed += 1
-                else:
-                    passed += 1
-            if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not any(
-                    l.startswith("not ok") and not re.search(r"#\s*TODO", l, re.I) for l in tap):
-                failed += 1  # crashed or timed out after its last line
-        elif t["result"] in ("OK", "EXPECTEDFAIL"):
-            passed += 1
-        elif t["result"] == "SKIP":
-            skipped += 1
-        else:
-            failed += 1
-for extra in sys.argv[2:]:
-    if extra != "0":
+
+
+def count(path):
+    global passed, failed, skipped
+    with open(path) as log:
+        for line in log:
+            t = json.loads(line)
+            out = t.get("stdout") or ""
+            tap = [l for l in out.splitlines() if re.match(r"^(not )?ok\b", l)]
+            if tap:
+                for l in tap:
+                    if re.search(r"#\s*(SKIP|TODO)", l, re.I):
+                        skipped += 1  # a skip, or a known deviation (TAP TODO)
+                    elif l.startswith("not ok"):
+                        failed += 1
+                    else:
+                        passed += 1
+                if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not any(
+                        l.startswith("not ok") and not re.search(r"#\s*TODO", l, re.I) for l in tap):
+                    failed += 1  # crashed or timed out after its last line
+            elif t["result"] in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif t["result"] == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+
+
+for arg in sys.argv[1:]:
+    if arg.endswith(".json"):
+        count(arg)
+    elif arg != "0":
         failed += 1
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The test command: unit, header and conformance suites, then the doc build
-# (warnings are errors).  Ends with "N passed, N failed, N skipped", counted
-# from Meson's test log with GTest subtests included.
+# (warnings are errors), then, where clang and its libFuzzer runtime are
+# installed, a 60 s libFuzzer run over vp/iwarp's receive path (a second
+# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  Ends with "N passed,
+# N failed, N skipped", counted from Meson's test logs with GTest subtests
+# included.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +22,26 @@ else
   echo "docs: FAILED"; tail -n 30 build/docs.log
 fi
 
-python3 scripts/count_tests.py build/meson-logs/testlog.json $docs_rc
+logs=(build/meson-logs/testlog.json)
+fuzz_rc=0
+if [ "${ITAPI_FUZZ:-1}" != 0 ] && command -v clang >/dev/null &&
+   echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+   clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then
+  if [ ! -f build-fuzz/build.ninja ]; then
+    CC=clang meson setup build-fuzz -Dfuzz=true -Ddocs=disabled -Dwerror=true >build-fuzz.log 2>&1 ||
+      { fuzz_rc=1; echo "fuzz: meson setup failed"; tail -n 20 build-fuzz.log; }
+  fi
+  if [ $fuzz_rc -eq 0 ] && meson compile -C build-fuzz vp/iwarp/fuzz/iwarp-fuzz >build-fuzz.log 2>&1; then
+    rm -f build-fuzz/meson-logs/testlog.json
+    meson test -C build-fuzz --no-rebuild --print-errorlogs --suite slow iwarp-fuzz
+    logs+=(build-fuzz/meson-logs/testlog.json)
+  elif [ $fuzz_rc -eq 0 ]; then
+    fuzz_rc=1; echo "fuzz: build failed"; tail -n 20 build-fuzz.log
+  fi
+else
+  echo "fuzz: skipped (needs clang with libFuzzer: apt-get install clang libclang-rt-14-dev)"
+fi
+
+python3 scripts/count_tests.py "${logs[@]}" $docs_rc $fuzz_rc
 count_rc=$?
-[ $test_rc -eq 0 ] && [ $docs_rc -eq 0 ] && [ $count_rc -eq 0 ]
+[ $test_rc -eq 0 ] && [ $docs_rc -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $count_rc -eq 0 ]

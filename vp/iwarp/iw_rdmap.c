@@ -12,18 +12,18 @@
 #include "iw.h"
 
 const iw_op_rule_t iw_op_rules[IW_OP_COUNT] = {
-  [IW_OP_WRITE] = { true, true, 0, 0, true, false, "RDMA Write" },
+  [IW_OP_WRITE] = { true, true, 0, 0, true, false, "RDMA Write", false },
   [IW_OP_READ_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_readreq_t), false, true,
-                       "RDMA Read Request" },
-  [IW_OP_READ_RESP] = { true, true, 0, 0, true, false, "RDMA Read Response" },
-  [IW_OP_SEND] = { true, false, IW_QN_SEND, 0, true, false, "Send" },
-  [IW_OP_SEND_INV] = { true, false, IW_QN_SEND, 0, true, false, "Send with Invalidate" },
-  [IW_OP_SEND_SE] = { true, false, IW_QN_SEND, 0, true, false, "Send with SE" },
+                       "RDMA Read Request", false },
+  [IW_OP_READ_RESP] = { true, true, 0, 0, true, false, "RDMA Read Response", false },
+  [IW_OP_SEND] = { true, false, IW_QN_SEND, 0, true, false, "Send", false },
+  [IW_OP_SEND_INV] = { true, false, IW_QN_SEND, 0, true, false, "Send with Invalidate", false },
+  [IW_OP_SEND_SE] = { true, false, IW_QN_SEND, 0, true, false, "Send with SE", false },
   [IW_OP_SEND_SE_INV] = { true, false, IW_QN_SEND, 0, true, false,
-                          "Send with SE and Invalidate" },
+                          "Send with SE and Invalidate", false },
   /* The Terminate's headers (control, segment length, copies) are read as
    * its RDMAP header: 4 + 2 + 18 + 28 at most. */
-  [IW_OP_TERMINATE] = { true, false, IW_QN_TERMINATE, 0, true, true, "Terminate" },
+  [IW_OP_TERMINATE] = { true, false, IW_QN_TERMINATE, 0, true, true, "Terminate", false },
   [IW_OP_ATOMIC_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_atomic_req_t), false, true,
                          "Atomic Request", true },
   [IW_OP_ATOMIC_RESP] = { true, false, IW_QN_ATOMIC_RESP, sizeof(iw_rdmap_atomic_resp_t), false,
