@@ -29,14 +29,14 @@ if [ "${ITAPI_FUZZ:-1}" != 0 ] && command -v clang >/dev/null &&
    clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then
   if [ ! -f build-fuzz/build.ninja ]; then
     CC=clang meson setup build-fuzz -Dfuzz=true -Ddocs=disabled -Dwerror=true >build-fuzz.log 2>&1 ||
-      { fuzz_rc=1; echo "fuzz: meson setup failed"; tail -n 20 build-fuzz.log; }
+      { fuzz_rc=1; echo "fuzz: 'CC=clang meson setup build-fuzz -Dfuzz=true' failed (build-fuzz.log below); fix it or run with ITAPI_FUZZ=0"; tail -n 20 build-fuzz.log; }
   fi
   if [ $fuzz_rc -eq 0 ] && meson compile -C build-fuzz vp/iwarp/fuzz/iwarp-fuzz >build-fuzz.log 2>&1; then
     rm -f build-fuzz/meson-logs/testlog.json
     meson test -C build-fuzz --no-rebuild --print-errorlogs --suite slow iwarp-fuzz
     logs+=(build-fuzz/meson-logs/testlog.json)
   elif [ $fuzz_rc -eq 0 ]; then
-    fuzz_rc=1; echo "fuzz: build failed"; tail -n 20 build-fuzz.log
+    fuzz_rc=1; echo "fuzz: building iwarp-fuzz with clang failed (build-fuzz.log below); fix it or run with ITAPI_FUZZ=0"; tail -n 20 build-fuzz.log
   fi
 else
   echo "fuzz: skipped (needs clang with libFuzzer: apt-get install clang libclang-rt-14-dev)"

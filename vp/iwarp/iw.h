@@ -48,7 +48,9 @@
  * the registered memory. */
 #define IW_TX_INLINE 512
 #define IW_TX_LIN 8192
-#define IW_TX_FPDU_LIN (IW_FPDU_LEN_BYTES + 18 + IW_RDMAP_HDR_MAX + IW_TX_INLINE + 8)
+#define IW_TX_FPDU_LIN                                                                \
+  (IW_FPDU_LEN_BYTES + sizeof(iw_ddp_untagged_t) + IW_RDMAP_HDR_MAX + IW_TX_INLINE + 3 + \
+   IW_FPDU_CRC_BYTES)
 /* A QP whose CQ nobody polled for this long goes back to the progress
  * thread (its socket rejoins the epoll set for input). */
 #define IW_POLL_LEASE_US 2000

@@ -126,7 +126,10 @@ iw_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
   gint64 now = g_get_monotonic_time();
   gint64 prev = __atomic_exchange_n(&cq->last_poll, now, __ATOMIC_RELAXED);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
-  gboolean hold = __atomic_exchange_n(&cq->returned, got > 0, __ATOMIC_RELAXED);
+  /* Written only when it changes: a spinning poller does not dirty it. */
+  gboolean hold = __atomic_load_n(&cq->returned, __ATOMIC_RELAXED);
+  if (hold != (got > 0))
+    __atomic_store_n(&cq->returned, got > 0, __ATOMIC_RELAXED);
   if (got > 0 || !iw_config.poll_progress)
     return got;
   /* Two empty polls close together: a busy poller. */

@@ -394,6 +394,7 @@ tx_frame(iw_qp_t *qp)
   uint32_t hdr_len = IW_FPDU_LEN_BYTES + hlen;
   b->lin_len += hdr_len;
   tx_iov_add(b, fh, hdr_len);
+  uint32_t crc = qp->crc ? iw_crc32c(0, fh, hdr_len) : 0;
 
   /* The payload, from the source memory. */
   gboolean inline_ = chunk <= IW_TX_INLINE;
@@ -416,6 +417,8 @@ tx_frame(iw_qp_t *qp)
     }
     if (n == 0)
       continue;
+    if (qp->crc)
+      crc = iw_crc32c(crc, src, n);
     if (inline_) {
       memcpy(b->lin + b->lin_len, src, n);
       tx_iov_add(b, b->lin + b->lin_len, n);
@@ -428,20 +431,8 @@ tx_frame(iw_qp_t *qp)
   uint8_t *trailer = b->lin + b->lin_len;
   uint32_t pad = iw_fpdu_pad(ulpdu);
   memset(trailer, 0, pad);
-  uint32_t crc = 0;
-  if (qp->crc) {
-    /* Header, payload and pad, in the iovecs from the header on. */
-    size_t left = hdr_len + chunk;
-    int i = b->niov - 1;
-    size_t back = 0;
-    while (back + b->iov[i].iov_len < left)
-      back += b->iov[i--].iov_len;
-    size_t skip = b->iov[i].iov_len - (left - back);
-    for (; i < b->niov; i++, skip = 0)
-      crc = iw_crc32c(crc, (uint8_t *) b->iov[i].iov_base + skip, b->iov[i].iov_len - skip);
-    if (pad > 0)
-      crc = iw_crc32c(crc, trailer, pad);
-  }
+  if (qp->crc && pad > 0)
+    crc = iw_crc32c(crc, trailer, pad);
   put_crc(trailer + pad, fpdu_crc_final(qp, crc));
   b->lin_len += pad + IW_FPDU_CRC_BYTES;
   tx_iov_add(b, trailer, pad + IW_FPDU_CRC_BYTES);
