@@ -7,7 +7,7 @@
 /**
  * @file kal.h
  * @brief kAL client API: interface registry, connection-qualifier space,
- *        pinned-memory accounting.
+ *        pinned-memory accounting, host connection policy.
  *
  * The kAL runs embedded in the process by default; the same calls will be
  * served by the itad daemon for a host-wide view.  Its statuses are
@@ -121,6 +121,50 @@ void kal_unpin(kal_pin_t *pin);
  * @param limit set to the limit (UINT64_MAX when unlimited).
  */
 void kal_pin_usage(uint64_t *pinned, uint64_t *limit);
+
+/** Which connections a host policy rule governs. */
+typedef enum {
+  KAL_POLICY_CONNECT = 1, /**< connections this host's consumers open */
+  KAL_POLICY_ACCEPT = 2,  /**< requests that reach this host's listeners */
+} kal_policy_dir_t;
+
+/**
+ * @brief Check a connection against the host policy.
+ *
+ * The rules are read at the first check from the file ITAPI_POLICY names
+ * (ignored in a setuid process), else from /etc/itapi/policy when it
+ * exists; with neither, everything is allowed.  Each line is
+ * `allow|deny connect|accept|any ADDRESS[/PREFIX]|any [port N[-M]]`; the
+ * first rule that matches decides, and a connection no rule matches is
+ * allowed.  A file that cannot be read or parsed refuses every connection.
+ * An IPv4-mapped IPv6 peer is matched against the IPv4 rules.
+ *
+ * @param dir #KAL_POLICY_CONNECT for a connection this host opens,
+ *        #KAL_POLICY_ACCEPT for a request reaching one of its listeners.
+ * @param peer the remote address (AF_INET or AF_INET6).
+ * @param port the remote port when connecting, the listener's port when
+ *        accepting.
+ * @param why set when refused to an allocated sentence naming the rule (file
+ *        and line), the peer and the port; free it with g_free().  May be NULL.
+ * @retval RNICPI_OK allowed.
+ * @retval RNICPI_EACCES refused by a rule, or by a broken policy file.
+ * @retval RNICPI_EINVAL @p peer is not an IP address.
+ */
+rnicpi_status_t kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t port,
+                                 char **why);
+
+/**
+ * @brief Replace the host policy of this process with rules given as text
+ *        (the file format of kal_policy_check()); tools and tests use it.
+ * @param text the rules, or NULL for none (everything allowed).
+ * @param origin what to call them in messages, e.g. a file name (NULL: "(text)").
+ * @param why set on failure to an allocated sentence naming the line and
+ *        the problem; free it with g_free().  May be NULL.
+ * @retval RNICPI_OK loaded.
+ * @retval RNICPI_EINVAL a line is not a rule; every connection is then
+ *         refused until a good policy is loaded.
+ */
+rnicpi_status_t kal_policy_load(const char *text, const char *origin, char **why);
 
 /** @} */
 

@@ -4,7 +4,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <arpa/inet.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -163,6 +165,134 @@ test_iface_registry(void)
   g_assert_null(kal_iface_get(kal_iface_count()));
 }
 
+/* A verdict of the policy for one peer, with the reason when refused. */
+static rnicpi_status_t
+verdict(kal_policy_dir_t dir, const char *addr, uint32_t port, char **why)
+{
+  struct sockaddr_storage ss = { 0 };
+  struct sockaddr_in *s4 = (struct sockaddr_in *) &ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) &ss;
+  if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1)
+    s4->sin_family = AF_INET;
+  else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1)
+    s6->sin6_family = AF_INET6;
+  else
+    g_assert_not_reached();
+  return kal_policy_check(dir, (struct sockaddr *) &ss, port, why);
+}
+
+static void
+test_policy_rules(void)
+{
+  g_test_summary("host policy: first matching rule decides by direction, prefix and port range; "
+                 "IPv4-mapped peers meet IPv4 rules; a refusal names the file, line and rule");
+  const char *rules =
+    "# lab policy\n"
+    "\n"
+    "allow accept 10.1.2.3            # one host of the denied net\n"
+    "deny  accept 10.0.0.0/8\n"
+    "deny  connect 192.168.7.0/25 port 4000-4099\n"
+    "deny  any  fd00::/8\n"
+    "\tdeny any any port 22\n";
+  g_assert_cmpint(kal_policy_load(rules, "lab.policy", NULL), ==, RNICPI_OK);
+  char *why = NULL;
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "10.1.2.3", 5000, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "10.1.2.4", 5000, &why), ==, RNICPI_EACCES);
+  g_assert_nonnull(strstr(why, "lab.policy, line 4 ('deny accept 10.0.0.0/8')"));
+  g_assert_nonnull(strstr(why, "10.1.2.4 listener port 5000"));
+  g_clear_pointer(&why, g_free);
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "10.1.2.4", 5000, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "::ffff:10.9.9.9", 5000, NULL), ==, RNICPI_EACCES);
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "11.0.0.1", 5000, NULL), ==, RNICPI_OK);
+  /* /25: .0-.127 only; ports 4000-4099 only. */
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "192.168.7.127", 4099, NULL), ==, RNICPI_EACCES);
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "192.168.7.128", 4099, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "192.168.7.1", 4100, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "192.168.7.1", 3999, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "fd12::1", 80, NULL), ==, RNICPI_EACCES);
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "fe80::1", 80, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "fe80::1", 22, &why), ==, RNICPI_EACCES);
+  g_assert_nonnull(strstr(why, "line 7 ('deny any any port 22')"));
+  g_clear_pointer(&why, g_free);
+  /* No rules: everything passes. */
+  g_assert_cmpint(kal_policy_load(NULL, NULL, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_ACCEPT, "10.1.2.4", 22, NULL), ==, RNICPI_OK);
+}
+
+static void
+test_policy_broken(void)
+{
+  g_test_summary("host policy: a line that is not a rule is reported with its number and the "
+                 "policy refuses everything until a good one is loaded");
+  static const struct {
+    const char *text, *says;
+  } bad[] = {
+    { "allow connect 1.2.3.4\npermit any any\n", "line 2: 'permit' is neither allow nor deny" },
+    { "deny sideways any\n", "direction 'sideways'" },
+    { "deny any 10.0.0.0/33\n", "'10.0.0.0/33' is not an address" },
+    { "deny any 10.0.0.300\n", "'10.0.0.300' is not an address" },
+    { "deny any any port 0\n", "'0' is not a port" },
+    { "deny any any port 90-80\n", "'90-80' is not a port" },
+    { "deny any any port 1-2-3\n", "'1-2-3' is not a port" },
+    { "deny any any ports 80\n", "'ports' follows the address" },
+    { "deny any\n", "needs a verdict, a direction and an address" },
+    { "deny any any port 80 and more\n", "too many words" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *why = NULL;
+    g_assert_cmpint(kal_policy_load(bad[i].text, "t.policy", &why), ==, RNICPI_EINVAL);
+    g_assert_nonnull(why);
+    if (strstr(why, bad[i].says) == NULL)
+      g_error("policy '%s': message '%s' lacks '%s'", bad[i].text, why, bad[i].says);
+    g_free(why);
+    why = NULL;
+    g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "127.0.0.1", 80, &why), ==, RNICPI_EACCES);
+    g_assert_nonnull(strstr(why, "every connection is refused until the file is fixed"));
+    g_free(why);
+  }
+  g_assert_cmpint(kal_policy_load("allow any any\n", "t.policy", NULL), ==, RNICPI_OK);
+  g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "127.0.0.1", 80, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(kal_policy_load(NULL, NULL, NULL), ==, RNICPI_OK);
+}
+
+static void
+test_policy_file(void)
+{
+  g_test_summary("host policy: ITAPI_POLICY names the file read at the first check; a file "
+                 "that cannot be read refuses everything and says so");
+  if (g_test_subprocess()) {
+    char *why = NULL;
+    const char *mode = g_getenv("KAL_TEST_POLICY_MODE");
+    rnicpi_status_t st = verdict(KAL_POLICY_CONNECT, "127.0.0.1", 7000, &why);
+    if (strcmp(mode, "file") == 0) {
+      g_assert_cmpint(st, ==, RNICPI_EACCES);
+      g_assert_nonnull(strstr(why, "line 1 ('deny connect 127.0.0.0/8 port 7000')"));
+      g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "127.0.0.1", 7001, NULL), ==, RNICPI_OK);
+    } else {
+      g_assert_cmpint(st, ==, RNICPI_EACCES);
+      g_assert_nonnull(strstr(why, "cannot be read"));
+    }
+    g_free(why);
+    return;
+  }
+  g_autofree char *dir = g_dir_make_tmp("kal-policy-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "policy", NULL);
+  g_assert_true(g_file_set_contents(file, "deny connect 127.0.0.0/8 port 7000\n", -1, NULL));
+  g_autofree char *missing = g_build_filename(dir, "absent", NULL);
+  const char *modes[][2] = { { "file", file }, { "missing", missing } };
+  for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+    /* The child inherits the environment: it reads the file at its first check. */
+    g_setenv("ITAPI_POLICY", modes[i][1], TRUE);
+    g_setenv("KAL_TEST_POLICY_MODE", modes[i][0], TRUE);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_passed();
+  }
+  g_unsetenv("ITAPI_POLICY");
+  g_unsetenv("KAL_TEST_POLICY_MODE");
+  g_unlink(file);
+  g_rmdir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -172,6 +302,10 @@ main(int argc, char **argv)
   g_test_add_func("/kal/port/range", test_port_range);
   g_test_add_func("/kal/pin/limit", test_pin_limit);
   g_test_add_func("/kal/pin/overlap", test_pin_overlap);
+  /* Before the registry starts provider threads: the file test sets the environment. */
+  g_test_add_func("/kal/policy/file", test_policy_file);
+  g_test_add_func("/kal/policy/rules", test_policy_rules);
+  g_test_add_func("/kal/policy/broken", test_policy_broken);
   g_test_add_func("/kal/iface/registry", test_iface_registry);
   return g_test_run();
 }
