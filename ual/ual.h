@@ -36,6 +36,7 @@ typedef struct ual_ia {
   struct ual_evd *aff_evd;
   struct ual_evd *unaff_evd;
   GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */
+  gboolean host_cm;           /* connects go through the host stack (ual_hostcm.c) */
 } ual_ia_t;
 
 typedef struct ual_pz {
@@ -292,6 +293,16 @@ it_status_t ual_qual_to_port(const it_conn_qual_t *q, gboolean passive, uint32_t
 it_status_t ual_path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr_t *out);
 it_status_t ual_check_pdata(const unsigned char *pdata, size_t len, size_t limit, const char *what,
                             ual_ia_t *ia);
+/* End @ep's connection attempt locally: flush its QP and deliver the event
+ * the provider would have given (@type UNREACHABLE or DISCONNECTED). */
+void ual_cm_fail(ual_ep_t *ep, rnicpi_cm_event_type_t type, rnicpi_cm_reason_t reason);
+
+/* The host-stack connection path (ual_hostcm.c).  Whether @ia's connects
+ * take it (ITAPI_CM, capabilities); start one (object lock held, @ep
+ * validated); drop @ep's connect in flight, if any (TRUE when there was one). */
+gboolean ual_hostcm_wanted(const ual_ia_t *ia);
+it_status_t ual_hostcm_connect(ual_ep_t *ep, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p);
+gboolean ual_hostcm_cancel(ual_ep_t *ep);
 
 /* Datagrams (ual_ud.c): address handles, service requests, UD receives. */
 void ual_ah_destroy(ual_ah_t *ah);

@@ -127,7 +127,9 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
     goto out;
   }
   if (!(ia->caps.features & RNICPI_CAP_CM_VERBS)) {
-    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no connection-management verbs", ia->iface->name);
+    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no connection-management verbs, so it cannot "
+                  "listen%s", ia->iface->name, ia->host_cm ? "; accept TCP connections yourself and hand "
+                  "them over with it_socket_convert (its connects go through the host stack)" : "");
     goto out;
   }
   if (spigot_id >= MAX(ia->caps.num_ports, 1u)) {
@@ -349,6 +351,19 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
   };
   ep->dst_path = *path;
   ep->spigot = path->spigot_id;
+  char *why = NULL;
+  if (kal_policy_check(KAL_POLICY_CONNECT, (const struct sockaddr *) &dst.sa, port, &why) != RNICPI_OK) {
+    /* As a firewall would: the attempt fails with a non-peer reject. */
+    g_message("IA '%s', EP %p: %s", ia->iface->name, (void *) ep_handle, why);
+    g_free(why);
+    g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
+    ual_cm_fail(ep, RNICPI_CM_UNREACHABLE, RNICPI_CM_REASON_BAD_PATH);
+    goto out;
+  }
+  if (ia->host_cm) {
+    st = ual_hostcm_connect(ep, &dst, &p);
+    goto out;
+  }
   g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
   rnicpi_status_t rs = ia->prov->cm->connect(ep->qp, &dst, &p);
   if (rs != RNICPI_OK) {
@@ -479,6 +494,11 @@ it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, si
   if ((st = ual_check_pdata(private_data, private_data_length,
                         MIN(ia->caps.pdata_disconnect, IT_MAX_PRIV_DATA), "disconnect", ia)) != IT_SUCCESS)
     goto out;
+  if (ia->host_cm && ual_hostcm_cancel(ep)) {
+    /* The TCP connect had not completed: nothing of it reached the provider. */
+    ual_cm_fail(ep, RNICPI_CM_DISCONNECTED, RNICPI_CM_REASON_NONE);
+    goto out;
+  }
   rnicpi_status_t rs = ia->prov->cm->disconnect(ep->qp, private_data, (uint32_t) private_data_length);
   if (rs != RNICPI_OK)
     st = ual_fail(ual_map_status(rs), "provider '%s' could not disconnect EP %p: %s", ia->prov->name,
@@ -640,6 +660,13 @@ conn_request(ual_ia_t *ia, const rnicpi_cm_event_t *ev)
     ia->prov->cm->reject(ia->dev, ev->conn_id, NULL, 0);
     return;
   }
+  g_autofree char *why = NULL;
+  if (kal_policy_check(KAL_POLICY_ACCEPT, (const struct sockaddr *) &ev->src.sa, ev->port, &why) != RNICPI_OK) {
+    /* The listener never sees it; the requester gets a reject. */
+    g_message("IA '%s': %s", ia->iface->name, why);
+    ia->prov->cm->reject(ia->dev, ev->conn_id, NULL, 0);
+    return;
+  }
   ual_cn_t *cn = cn_new(ia, CN_PASSIVE_REQUEST, ev->conn_id);
   cn->listen = l->obj.handle;
   it_event_t *e = g_new0(it_event_t, 1);
@@ -786,6 +813,19 @@ conn_event(ual_ia_t *ia, const rnicpi_cm_event_t *ev)
   }
   ual_evd_push(ep->conn, e);
   g_free(e);
+}
+
+void
+ual_cm_fail(ual_ep_t *ep, rnicpi_cm_event_type_t type, rnicpi_cm_reason_t reason)
+{
+  ual_ia_t *ia = ep->obj.ia;
+  ia->prov->queue->qp_to_error(ep->qp); /* receives posted before the connect flush */
+  rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
+  ev->type = type;
+  ev->qp_ctx = ep->obj.handle;
+  ev->reason = reason;
+  conn_event(ia, ev);
+  g_free(ev);
 }
 
 void

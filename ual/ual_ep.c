@@ -188,6 +188,8 @@ void
 ual_ep_destroy(ual_ep_t *ep)
 {
   ual_ia_t *ia = ep->obj.ia;
+  if (ia->host_cm)
+    ual_hostcm_cancel(ep);
   if (ep->obj.handle != 0)
     ual_handle_release(&ep->obj);
   /* Flushed completions still name the (now stale) handle: harmless. */

@@ -73,6 +73,7 @@ it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
     return ual_fail(IT_ERR_IA_CATASTROPHE, "provider '%s' could not describe device '%s': %s",
                     f->prov->name, f->device, rnicpi_status_message(st));
   }
+  ia->host_cm = ual_hostcm_wanted(ia);
   ual_handle_alloc(&ia->obj, IT_HANDLE_TYPE_IA, ia);
   *ia_handle = UAL_HANDLE(&ia->obj, it_ia_handle_t);
   return IT_SUCCESS;
