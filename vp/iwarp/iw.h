@@ -153,6 +153,8 @@ typedef struct iw_cq {
 typedef rnicpi_notify_batch_t iw_work_t;
 
 typedef struct iw_swqe {
+  struct iw_swqe *q_next;    /* in sq, then sq_out (iw_fifo_t) */
+  struct iw_swqe *or_next;   /* in orq, as well, while a Read or atomic waits */
   rnicpi_send_wr_t wr;
   rnicpi_sge_t sge[IW_MAX_SGE];
   uint64_t total;
@@ -170,6 +172,7 @@ typedef struct iw_swqe {
 } iw_swqe_t;
 
 typedef struct iw_rwqe {
+  struct iw_rwqe *q_next;    /* in rq */
   uint64_t wr_id;
   uint32_t num_sge;
   uint64_t total;
@@ -179,6 +182,7 @@ typedef struct iw_rwqe {
 /* An inbound RDMA Read being answered, or an executed RFC 7306 atomic
  * whose response is due (the two are answered in the order they came). */
 typedef struct iw_rresp {
+  struct iw_rresp *q_next;   /* in irq */
   uint32_t sink_stag;
   uint64_t sink_to;
   uint32_t src_stag;
@@ -188,6 +192,81 @@ typedef struct iw_rresp {
   uint32_t req_id;           /* atomic: the request's identifier */
   uint64_t orig;             /* atomic: the target's value before it */
 } iw_rresp_t;
+
+/* A FIFO of work-queue entries linked through a pointer inside each entry
+ * (at byte offset @off): queueing costs no allocation.  An entry can sit in
+ * two FIFOs at once through two links (a Read is in sq_out and orq). */
+typedef struct iw_fifo {
+  void *head, *tail;
+  uint32_t len;
+  uint32_t off;
+} iw_fifo_t;
+
+#define IW_FIFO_LINK(f, e) (*(void **) ((char *) (e) + (f)->off))
+
+static inline void
+iw_fifo_init(iw_fifo_t *f, size_t link_offset)
+{
+  f->head = f->tail = NULL;
+  f->len = 0;
+  f->off = (uint32_t) link_offset;
+}
+
+static inline void
+iw_fifo_push(iw_fifo_t *f, void *e)
+{
+  IW_FIFO_LINK(f, e) = NULL;
+  if (f->tail != NULL)
+    IW_FIFO_LINK(f, f->tail) = e;
+  else
+    f->head = e;
+  f->tail = e;
+  f->len++;
+}
+
+static inline void *
+iw_fifo_peek(const iw_fifo_t *f)
+{
+  return f->head;
+}
+
+static inline void *
+iw_fifo_pop(iw_fifo_t *f)
+{
+  void *e = f->head;
+  if (e != NULL) {
+    f->head = IW_FIFO_LINK(f, e);
+    if (f->head == NULL)
+      f->tail = NULL;
+    f->len--;
+  }
+  return e;
+}
+
+static inline gboolean
+iw_fifo_empty(const iw_fifo_t *f)
+{
+  return f->head == NULL;
+}
+
+/* Unlink @e wherever it is (a walk: for the short ORQ only). */
+static inline void
+iw_fifo_remove(iw_fifo_t *f, void *e)
+{
+  void *prev = NULL;
+  for (void *x = f->head; x != NULL; prev = x, x = IW_FIFO_LINK(f, x)) {
+    if (x != e)
+      continue;
+    if (prev == NULL)
+      f->head = IW_FIFO_LINK(f, x);
+    else
+      IW_FIFO_LINK(f, prev) = IW_FIFO_LINK(f, x);
+    if (f->tail == x)
+      f->tail = prev;
+    f->len--;
+    return;
+  }
+}
 
 /* Freed work-queue entries of one kind kept for reuse by their QP (the
  * first word of a free entry links it): a message costs no malloc() once
@@ -335,11 +414,11 @@ typedef struct iw_qp {
   uint8_t est_pdata[IW_MPA_PDATA_MAX];
   uint32_t est_pdata_len;
   /* queues */
-  GQueue sq;                  /* posted, not started */
-  GQueue sq_out;              /* started, completing in order */
-  GQueue orq;                 /* RDMA Reads waiting for their response */
-  GQueue rq;
-  GQueue irq;                 /* iw_rresp_t*: inbound reads to answer */
+  iw_fifo_t sq;               /* iw_swqe_t: posted, not started */
+  iw_fifo_t sq_out;           /* iw_swqe_t: started, completing in order */
+  iw_fifo_t orq;              /* iw_swqe_t: RDMA Reads and atomics waiting for their response */
+  iw_fifo_t rq;               /* iw_rwqe_t */
+  iw_fifo_t irq;              /* iw_rresp_t: inbound reads and atomics to answer */
   iw_cache_t swqe_cache, rwqe_cache, rresp_cache;
   uint32_t ord_used;
   uint32_t sq_used;            /* consumer WRs posted and not completed */

@@ -235,7 +235,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
     } else {
       /* Read Response: it answers the oldest Read (RFC 5040 5.2.3). */
-      iw_swqe_t *s = g_queue_peek_head(&qp->orq);
+      iw_swqe_t *s = iw_fifo_peek(&qp->orq);
       if (s == NULL) {
         g_rw_lock_reader_unlock(&qp->dev->mr_lock);
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
@@ -288,7 +288,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
           rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
           return FALSE;
         }
-        r->rwqe = g_queue_pop_head(&qp->rq);
+        r->rwqe = iw_fifo_pop(&qp->rq);
         r->msg_off = 0;
         if (r->rwqe == NULL) {
           /* RFC 5040 7.1: iWARP has no receiver-not-ready retry. */
@@ -412,7 +412,7 @@ rx_place(iw_qp_t *qp)
 static gboolean
 ird_full(iw_qp_t *qp)
 {
-  uint32_t inflight = g_queue_get_length(&qp->irq) + (qp->tx.kind == IW_TX_RRESP);
+  uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP);
   return inflight >= MAX(qp->ird, 1u);
 }
 
@@ -516,7 +516,7 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   rr->atomic = TRUE;
   rr->req_id = iw_be32(a.req_id_be);
   rr->orig = orig;
-  g_queue_push_tail(&qp->irq, rr);
+  iw_fifo_push(&qp->irq, rr);
   return TRUE;
 }
 
@@ -528,7 +528,7 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   qp->msn_rx[IW_QN_ATOMIC_RESP]++;
   iw_rdmap_atomic_resp_t a;
   memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
-  iw_swqe_t *s = g_queue_peek_head(&qp->orq);
+  iw_swqe_t *s = iw_fifo_peek(&qp->orq);
   if (s == NULL || s->internal || !rnicpi_wr_is_atomic(s->wr.opcode) ||
       iw_be32(a.req_id_be) != s->req_id) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
@@ -542,7 +542,7 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   if (ok)
     memcpy(s->sink, &orig, 8);
   g_rw_lock_reader_unlock(&qp->dev->mr_lock);
-  g_queue_pop_head(&qp->orq);
+  iw_fifo_pop(&qp->orq);
   if (qp->ord_used > 0)
     qp->ord_used--;
   s->done = TRUE;
@@ -577,13 +577,12 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_BASE_BOUNDS, w);
         return FALSE;
       }
-      g_queue_pop_head(&qp->orq);
+      iw_fifo_pop(&qp->orq);
       if ((s->fence || !s->internal) && qp->ord_used > 0)
         qp->ord_used--;
       if (s->fence) {
         /* Everything sent before the fence is placed. */
-        for (GList *l = qp->sq_out.head; l != NULL && l->data != s; l = l->next) {
-          iw_swqe_t *e = l->data;
+        for (iw_swqe_t *e = iw_fifo_peek(&qp->sq_out); e != NULL && e != s; e = e->q_next) {
           if (e->sent && !e->done)
             e->done = TRUE;
         }
@@ -645,7 +644,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
         return FALSE;
       }
     }
-    g_queue_push_tail(&qp->irq, rr);
+    iw_fifo_push(&qp->irq, rr);
     break;
   }
   case IW_OP_ATOMIC_REQ:

@@ -55,8 +55,8 @@ void
 iw_qp_sq_reap(iw_qp_t *qp, iw_work_t *w)
 {
   iw_swqe_t *s;
-  while ((s = g_queue_peek_head(&qp->sq_out)) != NULL && s->done) {
-    g_queue_pop_head(&qp->sq_out);
+  while ((s = iw_fifo_peek(&qp->sq_out)) != NULL && s->done) {
+    iw_fifo_pop(&qp->sq_out);
     complete_swqe(qp, s, s->status, w);
   }
 }
@@ -72,11 +72,11 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
    * for data; only a Terminate between FPDUs may still go out). */
   iw_tx_drop(qp);
   iw_swqe_t *s;
-  while ((s = g_queue_pop_head(&qp->sq_out)) != NULL)
+  while ((s = iw_fifo_pop(&qp->sq_out)) != NULL)
     complete_swqe(qp, s, s->done ? s->status : RNICPI_WC_WR_FLUSH_ERR, w);
-  while ((s = g_queue_pop_head(&qp->sq)) != NULL)
+  while ((s = iw_fifo_pop(&qp->sq)) != NULL)
     complete_swqe(qp, s, RNICPI_WC_WR_FLUSH_ERR, w);
-  g_queue_clear(&qp->orq);
+  iw_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next)); /* its entries were in sq_out */
   qp->ord_used = 0;
   qp->unfenced = 0;
   qp->fence_out = FALSE;
@@ -87,12 +87,12 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
     qp->rx.rwqe = NULL;
   }
   iw_rwqe_t *r;
-  while ((r = g_queue_pop_head(&qp->rq)) != NULL) {
+  while ((r = iw_fifo_pop(&qp->rq)) != NULL) {
     iw_qp_complete(qp, qp->rcq, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
     iw_cache_put(&qp->rwqe_cache, r);
   }
   iw_rresp_t *rr;
-  while ((rr = g_queue_pop_head(&qp->irq)) != NULL)
+  while ((rr = iw_fifo_pop(&qp->irq)) != NULL)
     iw_cache_put(&qp->rresp_cache, rr);
 }
 
@@ -357,7 +357,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->sink_stag = 0;
     s->sink_to = 0;
     s->req_id = 0;
-    g_queue_push_tail(&qp->sq, s);
+    iw_fifo_push(&qp->sq, s);
     qp->sq_used++;
     /* Transmit from this thread while the socket takes it; the progress
      * thread continues when it would block. */
@@ -381,7 +381,7 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   g_mutex_lock(&qp->lock);
   if (qp->state == RNICPI_QPS_ERROR) {
     iw_qp_complete(qp, qp->rcq, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
-  } else if (g_queue_get_length(&qp->rq) + (qp->rx.rwqe != NULL) >= qp->attr.max_recv_wr) {
+  } else if (qp->rq.len + (qp->rx.rwqe != NULL) >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
     iw_rwqe_t *r = iw_cache_get(&qp->rwqe_cache, sizeof(iw_rwqe_t));
@@ -391,7 +391,7 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     for (uint32_t i = 0; i < wr->num_sge; i++)
       r->total += wr->sg_list[i].length;
-    g_queue_push_tail(&qp->rq, r);
+    iw_fifo_push(&qp->rq, r);
   }
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);
@@ -426,11 +426,11 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
   qp->fpdu_max = 4096;
   qp->timed_link.data = qp->polled_link.data = NULL;
   g_mutex_init(&qp->lock);
-  g_queue_init(&qp->sq);
-  g_queue_init(&qp->sq_out);
-  g_queue_init(&qp->orq);
-  g_queue_init(&qp->rq);
-  g_queue_init(&qp->irq);
+  iw_fifo_init(&qp->sq, offsetof(iw_swqe_t, q_next));
+  iw_fifo_init(&qp->sq_out, offsetof(iw_swqe_t, q_next));
+  iw_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next));
+  iw_fifo_init(&qp->rq, offsetof(iw_rwqe_t, q_next));
+  iw_fifo_init(&qp->irq, offsetof(iw_rresp_t, q_next));
   qp->base.qp_num = (uint32_t) g_atomic_int_add(&dev->next_qpn, 1) + 1;
   g_atomic_int_inc(&qp->scq->nqp);
   g_atomic_int_inc(&qp->rcq->nqp);

@@ -95,8 +95,8 @@ iw_tx_rtr(iw_qp_t *qp)
     s->internal = TRUE;
     s->wr.opcode = RNICPI_WR_RDMA_READ;
     s->sink_stag = 1;
-    g_queue_push_tail(&qp->sq_out, s);
-    g_queue_push_tail(&qp->orq, s);
+    iw_fifo_push(&qp->sq_out, s);
+    iw_fifo_push(&qp->orq, s);
   }
   uint32_t n = frame_ulpdu(qp, ulpdu, len, fpdu);
   return iw_sock_send_all(qp->fd, fpdu, n);
@@ -140,7 +140,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   if (qp->state != RNICPI_QPS_RTS || qp->tx_hold)
     return FALSE;
-  iw_rresp_t *rr = g_queue_pop_head(&qp->irq);
+  iw_rresp_t *rr = iw_fifo_pop(&qp->irq);
   if (rr != NULL && rr->atomic) {
     /* RFC 7306: executed when it came; its response carries the value. */
     t->rr = *rr;
@@ -176,7 +176,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     t->to = t->rr.sink_to;
     return TRUE;
   }
-  iw_swqe_t *s = g_queue_peek_head(&qp->sq);
+  iw_swqe_t *s = iw_fifo_peek(&qp->sq);
   if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
       (s == NULL || qp->unfenced >= 16)) {
     iw_swqe_t *f = iw_cache_get0(&qp->swqe_cache, sizeof(iw_swqe_t));
@@ -184,8 +184,8 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     f->wr.opcode = RNICPI_WR_RDMA_READ;
     f->wr.rkey = 1;
     f->sink_stag = 1;
-    g_queue_push_tail(&qp->sq_out, f);
-    g_queue_push_tail(&qp->orq, f);
+    iw_fifo_push(&qp->sq_out, f);
+    iw_fifo_push(&qp->orq, f);
     qp->ord_used++;
     qp->fence_out = TRUE;
     qp->unfenced = 0;
@@ -203,10 +203,10 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   /* ORD: no more Reads and atomics in flight than negotiated; a fence
    * waits for them all. */
   if (((is_read || is_atomic) && qp->ord_used >= MAX(qp->ord, 1u)) ||
-      ((s->wr.flags & RNICPI_WR_FENCE) && !g_queue_is_empty(&qp->orq)))
+      ((s->wr.flags & RNICPI_WR_FENCE) && !iw_fifo_empty(&qp->orq)))
     return FALSE;
-  g_queue_pop_head(&qp->sq);
-  g_queue_push_tail(&qp->sq_out, s);
+  iw_fifo_pop(&qp->sq);
+  iw_fifo_push(&qp->sq_out, s);
 
   uint32_t need = is_read || is_atomic ? RNICPI_ACCESS_LOCAL_WRITE : RNICPI_ACCESS_LOCAL_READ;
   /* An atomic's result goes to one 8-byte element. */
@@ -271,7 +271,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     t->msn = ++qp->msn_tx[IW_QN_READ_REQ];
     t->len = 0; /* the request itself carries no payload */
     s->req_id = t->msn;
-    g_queue_push_tail(&qp->orq, s);
+    iw_fifo_push(&qp->orq, s);
     qp->ord_used++;
     break;
   default:
@@ -523,7 +523,7 @@ gboolean
 iw_tx_pending(iw_qp_t *qp)
 {
   return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
-         qp->term_pending || !g_queue_is_empty(&qp->irq) || !g_queue_is_empty(&qp->sq) ||
+         qp->term_pending || !iw_fifo_empty(&qp->irq) || !iw_fifo_empty(&qp->sq) ||
          (qp->unfenced > 0 && !qp->fence_out);
 }
 
@@ -611,8 +611,8 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
     if (b == NULL || b->sent == b->len) {
       /* Drained: an orderly close sends its FIN now (RDMAC verbs 8.3.1:
        * graceful close once the send queue and reads are done). */
-      if (qp->closing && qp->cs == IW_CS_RTS && g_queue_is_empty(&qp->sq) &&
-          qp->unfenced == 0 && g_queue_is_empty(&qp->orq) && g_queue_is_empty(&qp->irq)) {
+      if (qp->closing && qp->cs == IW_CS_RTS && iw_fifo_empty(&qp->sq) &&
+          qp->unfenced == 0 && iw_fifo_empty(&qp->orq) && iw_fifo_empty(&qp->irq)) {
         shutdown(qp->fd, SHUT_WR);
         qp->cs = IW_CS_CLOSING;
         iw_timed_add(qp, 5000000);
