@@ -403,6 +403,7 @@ typedef struct iw_qp {
   GList timed_link;           /* in dev->timed when data == qp */
   GList polled_link;          /* in dev->polled when data == qp */
   gboolean polled;            /* input driven by poll_cq, not the progress thread */
+  uint32_t mr_depth;          /* nested holds of dev->mr_lock by this QP's pass (iw_mr_lock) */
   uint32_t fpdu_max;          /* largest FPDU sent (MULPDU of the path) */
   /* handshake */
   uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
@@ -436,6 +437,23 @@ typedef struct iw_qp {
   uint32_t term_len;
   gboolean term_pending, term_sent;
 } iw_qp_t;
+
+/* The device's region table, read by a QP's transmit or receive pass
+ * (qp->lock held).  A pass takes the lock once and every step inside it
+ * nests for free; registration waits for the pass to end. */
+static inline void
+iw_mr_lock(iw_qp_t *qp)
+{
+  if (qp->mr_depth++ == 0)
+    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+}
+
+static inline void
+iw_mr_unlock(iw_qp_t *qp)
+{
+  if (--qp->mr_depth == 0)
+    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+}
 
 typedef struct iw_listen {
   iw_pollable_t poll;

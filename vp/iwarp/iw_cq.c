@@ -102,6 +102,7 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
     if (!qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
       if (own)
         iw_qp_set_polled(qp, TRUE);
+      iw_mr_lock(qp); /* once for the receive and the transmit pass */
       iw_rx_progress(qp, &w);
       /* A completion for this poller goes back to it first: what the input
        * asks to send (Read Responses) waits for its next empty poll or
@@ -110,6 +111,7 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
       if (qp->fd >= 0 && (!qp->polled || (!hold && rnicpi_cq_ring_count(&cq->ring) == 0)) &&
           (iw_tx_pending(qp) || qp->closing))
         iw_tx_progress(qp, &w);
+      iw_mr_unlock(qp);
     }
     g_mutex_unlock(&qp->lock);
   }

@@ -215,7 +215,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
     uint32_t stag = iw_be32(t.stag_be);
     uint64_t to = iw_be64(t.to_be);
     r->stag = stag;
-    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    iw_mr_lock(qp);
     if (r->op == IW_OP_WRITE) {
       /* A zero-length Write places nothing: its STag is not checked (the
        * RFC 6581 RTR carries STag 1). */
@@ -224,7 +224,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, TRUE, &layer,
                      &etype, &code, &mr);
         if (code != 0xff) {
-          g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+          iw_mr_unlock(qp);
           rx_term(qp, layer, etype, code, w);
           return FALSE;
         }
@@ -237,7 +237,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       /* Read Response: it answers the oldest Read (RFC 5040 5.2.3). */
       iw_swqe_t *s = iw_fifo_peek(&qp->orq);
       if (s == NULL) {
-        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        iw_mr_unlock(qp);
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
         return FALSE;
       }
@@ -258,13 +258,13 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         }
       }
       if (code != 0xff) {
-        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        iw_mr_unlock(qp);
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, code, w);
         return FALSE;
       }
       r->rdwqe = s;
     }
-    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    iw_mr_unlock(qp);
   } else {
     iw_ddp_untagged_t u;
     memcpy(&u, d, sizeof(u));
@@ -306,9 +306,9 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_TOO_LONG, w);
         return FALSE;
       }
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      iw_mr_lock(qp);
       gboolean ok = rx_scatter(qp, r->rwqe, r->msg_off, r->payload);
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      iw_mr_unlock(qp);
       if (!ok) {
         iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
         iw_cache_put(&qp->rwqe_cache, r->rwqe);
@@ -497,7 +497,7 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   uint64_t to = iw_be64(a.to_be);
   uint8_t layer, etype, code;
   iw_mr_t *mr;
-  g_rw_lock_reader_lock(&qp->dev->mr_lock);
+  iw_mr_lock(qp);
   tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE, &layer, &etype, &code, &mr);
   if (code == 0xff && (to & 7) != 0) {
     /* The target is a naturally aligned 64-bit word. */
@@ -507,7 +507,7 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   uint64_t orig = 0;
   if (code == 0xff)
     orig = atomic_exec((uint64_t *) (void *) (mr->addr + (to - mr->iova)), &a);
-  g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  iw_mr_unlock(qp);
   if (code != 0xff) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
     return FALSE;
@@ -537,11 +537,11 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   /* The result element was checked at transmission; check it again, it
    * may have been deregistered since. */
   uint64_t orig = iw_be64(a.orig_be);
-  g_rw_lock_reader_lock(&qp->dev->mr_lock);
+  iw_mr_lock(qp);
   gboolean ok = iw_local_ok(qp, &s->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
   if (ok)
     memcpy(s->sink, &orig, 8);
-  g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  iw_mr_unlock(qp);
   iw_fifo_pop(&qp->orq);
   if (qp->ord_used > 0)
     qp->ord_used--;
@@ -634,10 +634,10 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     } else if (rr->len > 0) {
       uint8_t layer, etype, code;
       iw_mr_t *mr;
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      iw_mr_lock(qp);
       tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE, &layer,
                    &etype, &code, &mr);
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      iw_mr_unlock(qp);
       if (code != 0xff) {
         iw_cache_put(&qp->rresp_cache, rr);
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
@@ -703,14 +703,14 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
         return;
       break;
     case IW_RX_PAYLOAD:
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      iw_mr_lock(qp);
       if (!rx_targets_live(qp)) {
-        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        iw_mr_unlock(qp);
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
         return;
       }
       r->st_pos += rx_place_staged(qp, p, avail);
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      iw_mr_unlock(qp);
       if (r->payload_got == r->payload)
         r->phase = IW_RX_TRAILER;
       break;
@@ -746,8 +746,8 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
  * the stage, many per recv(); the payload of a large one goes straight to
  * its place, with the trailer and the next header read into the stage by
  * the same call. */
-void
-iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
+static void
+rx_progress(iw_qp_t *qp, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
   while (qp->fd >= 0) {
@@ -771,15 +771,15 @@ iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
     ssize_t n;
     size_t asked;
     if (r->phase == IW_RX_PAYLOAD) {
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      iw_mr_lock(qp);
       if (!rx_targets_live(qp)) {
-        g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+        iw_mr_unlock(qp);
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
         return;
       }
       asked = r->payload - r->payload_got + sizeof(r->stage);
       n = rx_place(qp);
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      iw_mr_unlock(qp);
       if (n > 0 && r->payload_got == r->payload)
         r->phase = IW_RX_TRAILER;
     } else {
@@ -798,4 +798,12 @@ iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
         return;
     }
   }
+}
+
+void
+iw_rx_progress(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_mr_lock(qp);
+  rx_progress(qp, w);
+  iw_mr_unlock(qp);
 }

@@ -296,11 +296,13 @@ iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   case IW_CS_RTS:
   case IW_CS_CLOSING:
   case IW_CS_DRAIN:
+    iw_mr_lock(qp);
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
       iw_rx_progress(qp, w);
     /* Read Responses for what came in, and whatever waited for room. */
     if (qp->fd >= 0)
       iw_tx_progress(qp, w);
+    iw_mr_unlock(qp);
     break;
   default:
     break;

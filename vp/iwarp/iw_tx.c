@@ -156,13 +156,13 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     iw_cache_put(&qp->rresp_cache, rr);
     /* The source was checked when the request came; check it again, it
      * may have been deregistered since. */
-    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    iw_mr_lock(qp);
     iw_mr_t *mr = t->rr.len > 0 ? iw_mr_lookup(qp->dev, t->rr.src_stag) : NULL;
     gboolean ok = t->rr.len == 0 || (mr != NULL && t->rr.src_to >= mr->iova &&
                                      t->rr.src_to - mr->iova <= mr->length - t->rr.len);
     if (ok)
       t->src = mr != NULL ? mr->addr + (t->rr.src_to - mr->iova) : (uint8_t *) "";
-    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    iw_mr_unlock(qp);
     if (!ok) {
       iw_defer_async(qp->dev, RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
       iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_INVALID_STAG,
@@ -211,7 +211,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   uint32_t need = is_read || is_atomic ? RNICPI_ACCESS_LOCAL_WRITE : RNICPI_ACCESS_LOCAL_READ;
   /* An atomic's result goes to one 8-byte element. */
   gboolean ok = !is_atomic || (s->wr.num_sge == 1 && s->sge[0].length == 8);
-  g_rw_lock_reader_lock(&qp->dev->mr_lock);
+  iw_mr_lock(qp);
   for (uint32_t i = 0; i < s->wr.num_sge && ok; i++)
     ok = iw_local_ok(qp, &s->sge[i], need);
   if (ok && is_read && s->wr.num_sge == 1 && s->sge[0].length > 0) {
@@ -229,7 +229,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   } else if (ok && is_atomic) {
     s->sink = (uint8_t *) (uintptr_t) s->sge[0].addr;
   }
-  g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  iw_mr_unlock(qp);
   if (!ok) {
     s->done = TRUE;
     s->status = RNICPI_WC_LOC_PROT_ERR;
@@ -540,7 +540,7 @@ iw_tx_drop(iw_qp_t *qp)
     /* Batch bytes [sent, f_end + len): the iovecs may span FPDUs. */
     size_t skip = b->sent, n = b->f_end + f->len - b->sent, k = 0;
     uint8_t *tail = g_malloc(n);
-    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    iw_mr_lock(qp);
     for (int i = 0; i < b->niov && k < n; i++) {
       size_t l = b->iov[i].iov_len;
       if (skip >= l) {
@@ -552,7 +552,7 @@ iw_tx_drop(iw_qp_t *qp)
       k += c;
       skip = 0;
     }
-    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    iw_mr_unlock(qp);
     g_free(qp->tail);
     qp->tail = tail;
     qp->tail_len = (uint32_t) n;
@@ -587,8 +587,8 @@ iw_tx_free(iw_qp_t *qp)
   qp->tail_len = 0;
 }
 
-void
-iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
+static void
+tx_progress(iw_qp_t *qp, iw_work_t *w)
 {
   iw_tx_t *t = &qp->tx;
   while (qp->fd >= 0) {
@@ -603,9 +603,9 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
         return;
       if (t->b == NULL)
         t->b = g_new0(iw_txbatch_t, 1);
-      g_rw_lock_reader_lock(&qp->dev->mr_lock);
+      iw_mr_lock(qp);
       tx_frame(qp);
-      g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+      iw_mr_unlock(qp);
     }
     iw_txbatch_t *b = t->b;
     if (b == NULL || b->sent == b->len) {
@@ -620,9 +620,9 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
       iw_qp_want_out(qp, FALSE);
       return;
     }
-    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    iw_mr_lock(qp);
     int r = tx_write(qp);
-    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+    iw_mr_unlock(qp);
     if (r < 0) {
       iw_tx_drop(qp);
       g_free(qp->tail);
@@ -637,4 +637,12 @@ iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
       return;
     }
   }
+}
+
+void
+iw_tx_progress(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_mr_lock(qp);
+  tx_progress(qp, w);
+  iw_mr_unlock(qp);
 }
