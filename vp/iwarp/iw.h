@@ -89,6 +89,9 @@ typedef struct iw_config {
 
 extern iw_config_t iw_config;
 
+/* Entries per page of a device's region table (iw_dev_t.mr_pages). */
+#define IW_MR_PAGE 4096u
+
 typedef struct iw_dev {
   rnicpi_dev_t base;
   rnicpi_upcalls_t up;
@@ -103,7 +106,11 @@ typedef struct iw_dev {
   GQueue polled;             /* iw_qp_t* driven by their pollers (ev_lock), linked in the QP */
   uint64_t next_conn_id;
   GRWLock mr_lock;
-  GHashTable *mrs;           /* STag -> iw_mr_t* */
+  /* Regions by STag index (the STag's upper 24 bits), in pages of
+   * IW_MR_PAGE entries allocated on first use: a lookup is two loads and a
+   * compare of the whole STag (its key byte included). */
+  struct iw_mr **mr_pages[(1u << 24) / IW_MR_PAGE];
+  uint32_t mr_count;
   uint32_t next_mr_index;
   int epfd, wakefd;
   GThread *thread;
@@ -512,7 +519,19 @@ void iw_epoll_set(iw_dev_t *dev, int fd, iw_pollable_t *p, uint32_t events, gboo
 void iw_epoll_del(iw_dev_t *dev, int fd);
 
 /* iw_mem.c (mr_lock held by the caller). */
-iw_mr_t *iw_mr_lookup(iw_dev_t *dev, uint32_t stag);
+static inline iw_mr_t *
+iw_mr_lookup(iw_dev_t *dev, uint32_t stag)
+{
+  uint32_t idx = stag >> 8;
+  struct iw_mr **page = dev->mr_pages[idx / IW_MR_PAGE];
+  iw_mr_t *mr = page != NULL ? page[idx % IW_MR_PAGE] : NULL;
+  return mr != NULL && mr->stag == stag ? mr : NULL;
+}
+/* Give @mr another STag (the fuzz target's seeds name fixed ones); FALSE
+ * when that index is taken.  Takes mr_lock. */
+gboolean iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag);
+/* Free the table's pages (device close). */
+void iw_mr_table_free(iw_dev_t *dev);
 
 /* iw_cq.c */
 void iw_cq_attach(iw_cq_t *cq, iw_qp_t *qp);

@@ -311,7 +311,6 @@ iw_dev_new(const rnicpi_upcalls_t *up, void *ctx)
   g_rw_lock_init(&dev->mr_lock);
   dev->listeners = g_hash_table_new(g_direct_hash, g_direct_equal);
   dev->creqs = g_hash_table_new(g_int64_hash, g_int64_equal);
-  dev->mrs = g_hash_table_new(g_direct_hash, g_direct_equal);
   dev->next_conn_id = 1;
   dev->next_mr_index = 1;
   dev->graveyard = g_ptr_array_new();
@@ -354,7 +353,7 @@ iw_close(rnicpi_dev_t *d)
   close(dev->wakefd);
   g_hash_table_destroy(dev->listeners);
   g_hash_table_destroy(dev->creqs);
-  g_hash_table_destroy(dev->mrs);
+  iw_mr_table_free(dev);
   g_mutex_clear(&dev->lock);
   g_mutex_clear(&dev->ev_lock);
   g_rw_lock_clear(&dev->mr_lock);

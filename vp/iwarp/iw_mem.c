@@ -23,10 +23,41 @@ random_key(void)
   return k;
 }
 
-iw_mr_t *
-iw_mr_lookup(iw_dev_t *dev, uint32_t stag)
+/* The slot of STag index @idx, its page allocated when @make (mr_lock
+ * held for writing). */
+static iw_mr_t **
+slot_of(iw_dev_t *dev, uint32_t idx, gboolean make)
 {
-  return g_hash_table_lookup(dev->mrs, GUINT_TO_POINTER(stag));
+  iw_mr_t ***page = &dev->mr_pages[idx / IW_MR_PAGE];
+  if (*page == NULL) {
+    if (!make)
+      return NULL;
+    *page = g_new0(iw_mr_t *, IW_MR_PAGE);
+  }
+  return &(*page)[idx % IW_MR_PAGE];
+}
+
+gboolean
+iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag)
+{
+  g_rw_lock_writer_lock(&dev->mr_lock);
+  iw_mr_t **to = slot_of(dev, stag >> 8, TRUE);
+  gboolean ok = *to == NULL || *to == mr;
+  if (ok) {
+    *slot_of(dev, mr->stag >> 8, FALSE) = NULL;
+    *to = mr;
+    mr->stag = stag;
+    mr->base.lkey = mr->base.rkey = stag;
+  }
+  g_rw_lock_writer_unlock(&dev->mr_lock);
+  return ok;
+}
+
+void
+iw_mr_table_free(iw_dev_t *dev)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(dev->mr_pages); i++)
+    g_clear_pointer(&dev->mr_pages[i], g_free);
 }
 
 static rnicpi_status_t
@@ -49,19 +80,24 @@ iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->access = attr->access;
 
   g_rw_lock_writer_lock(&dev->mr_lock);
-  if (g_hash_table_size(dev->mrs) >= dev->caps.max_mr) {
+  /* Index 0 is never handed out, so at most 2^24 - 1 regions. */
+  if (dev->mr_count >= MIN(dev->caps.max_mr, (1u << 24) - 1)) {
     g_rw_lock_writer_unlock(&dev->mr_lock);
     g_free(mr);
     return RNICPI_ELIMIT;
   }
+  iw_mr_t **slot;
   for (;;) {
     uint32_t idx = dev->next_mr_index;
     dev->next_mr_index = idx + 1 >= (1u << 24) ? 1 : idx + 1;
-    mr->stag = (idx << 8) | random_key();
-    if (!g_hash_table_contains(dev->mrs, GUINT_TO_POINTER(mr->stag)))
+    slot = slot_of(dev, idx, TRUE);
+    if (*slot == NULL) {
+      mr->stag = (idx << 8) | random_key();
       break;
+    }
   }
-  g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->stag), mr);
+  *slot = mr;
+  dev->mr_count++;
   g_rw_lock_writer_unlock(&dev->mr_lock);
 
   mr->base.lkey = mr->base.rkey = mr->stag;
@@ -88,7 +124,8 @@ iw_mr_dereg(rnicpi_mr_t *m)
   /* Placement holds the lock for reading: once we have it, no recv() is
    * writing into the region any more. */
   g_rw_lock_writer_lock(&dev->mr_lock);
-  g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(mr->stag));
+  *slot_of(dev, mr->stag >> 8, FALSE) = NULL;
+  dev->mr_count--;
   g_rw_lock_writer_unlock(&dev->mr_lock);
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

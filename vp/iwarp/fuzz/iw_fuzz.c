@@ -79,10 +79,8 @@ reg_fixed(uint8_t *addr, uint64_t len, uint64_t iova, uint32_t access, uint32_t 
   if (iw_mem_ops.mr_reg(pd, &a, &m) != RNICPI_OK)
     abort();
   iw_mr_t *mr = to_iw_mr(m);
-  g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(mr->stag));
-  mr->stag = stag;
-  m->lkey = m->rkey = stag;
-  g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(stag), mr);
+  if (!iw_mr_set_stag(dev, mr, stag))
+    abort();
   return mr;
 }
 
