@@ -71,6 +71,8 @@ void conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void 
 void conf_pair_close(conf_pair_t *p);
 /* A path from @s to the loopback address. */
 void conf_path(conf_side_t *s, it_path_t *path);
+/* The RC state of @ep (it_ep_query). */
+it_ep_state_rc_t conf_ep_state(it_ep_handle_t ep);
 /* Wait for one event; fail unless it is @want. */
 it_event_t conf_wait(it_evd_handle_t evd, it_event_type_t want);
 /* Fail if @evd holds any event (after a short grace period). */

@@ -27,14 +27,6 @@ fill_pdata(unsigned char *buf, size_t len, unsigned seed)
     buf[i] = (unsigned char) (i * 13 + seed * 29 + 3);
 }
 
-static it_ep_state_rc_t
-ep_state(it_ep_handle_t ep)
-{
-  it_ep_param_t p;
-  conf_ok(it_ep_query(ep, IT_EP_PARAM_STATE, &p));
-  return p.ep_state.rc;
-}
-
 static uint16_t
 pair_port(const conf_pair_t *p)
 {
@@ -141,8 +133,8 @@ test_connect_pdata(void)
   g_assert_cmpmem(ev.conn.private_data, alen, apd, alen);
   ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
   g_assert_true(ev.conn.ep == p.p.ep);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_CONNECTED);
   conf_assert_empty(p.a.cm);
   conf_assert_empty(p.p.req);
   conf_pair_close(&p);
@@ -261,9 +253,9 @@ test_reject_pdata(void)
     g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
     g_assert_cmpmem(ev.conn.private_data, rlen, rpd, rlen);
   }
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   /* The passive EP took no part. */
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(p.p.cm);
 
   /* A NONOPERATIONAL EP cannot connect until reset. */
@@ -274,14 +266,14 @@ test_reject_pdata(void)
   conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
                      IT_ERR_INVALID_EP_STATE);
   conf_ok(it_ep_reset(p.a.ep));
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
 
   unsigned char cpd[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
   info = conf_info(&p.a);
   size_t clen = small_len(info->connect_private_data_len, sizeof(cpd));
   it_ia_info_free(info);
   conf_pair_connect(&p, clen > 0 ? cpd : NULL, clen, NULL, 0);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
   conf_pair_close(&p);
 }
 
@@ -301,9 +293,9 @@ test_nonpeer_reject(void)
   conf_ok(it_ep_connect(a.ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
   g_assert_true(ev.conn.ep == a.ep);
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   conf_ok(it_ep_reset(a.ep));
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(a.cm);
   conf_side_close(&a);
 }
@@ -335,8 +327,8 @@ three_way_until_reply(conf_pair_t *p, const unsigned char *apd, size_t alen)
     g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
     g_assert_cmpmem(ev.conn.private_data, alen, apd, alen);
   }
-  g_assert_cmpint(ep_state(p->a.ep), ==, IT_EP_STATE_ACTIVE2_CONNECTION_PENDING);
-  g_assert_cmpint(ep_state(p->p.ep), ==, IT_EP_STATE_PASSIVE_CONNECTION_PENDING);
+  g_assert_cmpint(conf_ep_state(p->a.ep), ==, IT_EP_STATE_ACTIVE2_CONNECTION_PENDING);
+  g_assert_cmpint(conf_ep_state(p->p.ep), ==, IT_EP_STATE_PASSIVE_CONNECTION_PENDING);
   /* Nothing is established before the active side answers. */
   conf_assert_empty(p->p.cm);
   return ev;
@@ -372,8 +364,8 @@ test_three_way_accept(void)
     g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
     g_assert_cmpmem(ev.conn.private_data, rlen, rtu, rlen);
   }
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_CONNECTED);
   conf_pair_close(&p);
 }
 
@@ -403,16 +395,16 @@ test_three_way_reject(void)
     g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
     g_assert_cmpmem(ev.conn.private_data, rlen, rpd, rlen);
   }
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   conf_assert_empty(p.a.cm);
   /* The reply is answered: it cannot be accepted any more. */
   conf_assert_status(it_ep_accept(p.a.ep, ev.conn.cn_est_id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
   /* Both EPs can be reset and connect again. */
   conf_ok(it_ep_reset(p.a.ep));
   conf_ok(it_ep_reset(p.p.ep));
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_pair_close(&p);
 }
@@ -451,8 +443,8 @@ test_disconnect_pdata(void)
     g_assert_cmpint(ev.conn.private_data_present, ==, IT_TRUE);
     g_assert_cmpmem(ev.conn.private_data, dlen, dpd, dlen);
   }
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   expect_flushed_recvs(&p.a, 3, 100);
   expect_flushed_recvs(&p.p, 2, 200);
   conf_assert_empty(p.a.cm);
@@ -478,8 +470,8 @@ test_disconnect_passive(void)
   ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   g_assert_true(ev.conn.ep == p.a.ep);
   g_assert_cmpint(ev.conn.private_data_present, ==, IT_FALSE);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   conf_assert_empty(p.a.cm);
   conf_assert_empty(p.p.cm);
   conf_pair_close(&p);
@@ -510,7 +502,7 @@ test_pdata_limit_connect(void)
   conf_path(&p.a, &path);
   conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, pd, lim + 1),
                      IT_ERR_INVALID_PDATA_LENGTH);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(p.p.req);
 
   conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, lim ? pd : NULL, lim));
@@ -544,7 +536,7 @@ test_pdata_limit_accept(void)
   it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   it_cn_est_identifier_t id = ev.conn_req.cn_est_id;
   conf_assert_status(it_ep_accept(p.p.ep, id, pd, lim + 1), IT_ERR_INVALID_PDATA_LENGTH);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(p.a.cm);
 
   conf_ok(it_ep_accept(p.p.ep, id, lim ? pd : NULL, lim));
@@ -604,7 +596,7 @@ test_pdata_limit_disconnect(void)
 
   conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_assert_status(it_ep_disconnect(p.a.ep, pd, lim + 1), IT_ERR_INVALID_PDATA_LENGTH);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
   conf_assert_empty(p.p.cm);
 
   conf_ok(it_ep_disconnect(p.a.ep, lim ? pd : NULL, lim));
@@ -847,7 +839,7 @@ test_bad_cn_est_id(void)
     conf_assert_status(it_ep_accept(s.ep, bogus[i], NULL, 0), IT_ERR_INVALID_CN_EST_ID);
     conf_assert_status(it_reject(bogus[i], NULL, 0), IT_ERR_INVALID_CN_EST_ID);
   }
-  g_assert_cmpint(ep_state(s.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(s.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_side_close(&s);
 }
 
@@ -870,7 +862,7 @@ test_accept_twice(void)
   conf_assert_status(it_ep_accept(ep2, id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
   conf_assert_status(it_ep_accept(p.p.ep, id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
   conf_assert_status(it_reject(id, NULL, 0), IT_ERR_INVALID_CN_EST_ID);
-  g_assert_cmpint(ep_state(ep2), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(ep2), ==, IT_EP_STATE_UNCONNECTED);
 
   ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
   g_assert_true(ev.conn.ep == p.a.ep);
@@ -889,7 +881,7 @@ test_bad_ep_state(void)
   conf_pair_open(&p);
   conf_assert_status(it_ep_disconnect(p.a.ep, NULL, 0), IT_ERR_INVALID_EP_STATE);
   conf_assert_status(it_ep_disconnect(p.p.ep, NULL, 0), IT_ERR_INVALID_EP_STATE);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
 
   conf_pair_connect(&p, NULL, 0, NULL, 0);
   it_path_t path;
@@ -900,7 +892,7 @@ test_bad_ep_state(void)
                      IT_ERR_INVALID_EP_STATE);
   conf_assert_status(it_ep_connect(p.p.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
                      IT_ERR_INVALID_EP_STATE);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
   conf_assert_empty(p.p.req);
   conf_pair_close(&p);
 }
@@ -919,7 +911,7 @@ test_bad_flags(void)
   conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual,
                                    IT_CONNECT_FLAG_TWO_WAY | IT_CONNECT_FLAG_THREE_WAY, NULL, 0),
                      IT_ERR_INVALID_CN_EST_FLAGS);
-  g_assert_cmpint(ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(p.p.req);
   conf_pair_close(&p);
 }
@@ -966,7 +958,7 @@ test_broken(void)
   p.a.ep = IT_NULL_HANDLE;
   it_event_t ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   g_assert_true(ev.conn.ep == p.p.ep);
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   expect_flushed_recvs(&p.p, 4, 300);
   conf_assert_empty(p.p.cm);
   conf_buf_free(&bp);
@@ -1006,12 +998,12 @@ test_withdrawn_request(void)
     conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
     g_assert_true(end.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
                   end.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
-    g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+    g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
     conf_ok(it_ep_reset(p.p.ep));
   } else {
     conf_assert_status(st, IT_ERR_INVALID_CN_EST_ID);
   }
-  g_assert_cmpint(ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(p.p.cm);
 
   /* The passive EP still takes a fresh connection. */

@@ -134,6 +134,14 @@ conf_pair_close(conf_pair_t *p)
   conf_side_close(&p->p);
 }
 
+it_ep_state_rc_t
+conf_ep_state(it_ep_handle_t ep)
+{
+  it_ep_param_t p;
+  conf_ok(it_ep_query(ep, IT_EP_PARAM_STATE, &p));
+  return p.ep_state.rc;
+}
+
 it_event_t
 conf_wait(it_evd_handle_t evd, it_event_type_t want)
 {

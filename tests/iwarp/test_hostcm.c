@@ -40,13 +40,17 @@ probe_port(void)
   return ntohs(a.sin_port);
 }
 
+/* Two ends, the passive one listening on @port (0: a port of its choice). */
 static void
-listen_on(conf_side_t *p, uint16_t port, it_conn_qual_t *q, it_listen_handle_t *lh)
+open_pair(conf_side_t *a, conf_side_t *p, uint16_t port, it_conn_qual_t *q, it_listen_handle_t *lh)
 {
+  conf_side_open(a, NULL);
+  conf_side_open(p, NULL);
   memset(q, 0, sizeof(*q));
   q->type = IT_IANA_PORT;
   q->conn_qual.port = htons(port);
-  conf_ok(it_listen_create(p->ia, 0, p->req, IT_LISTEN_CONN_QUAL_INPUT, q, lh));
+  conf_ok(it_listen_create(p->ia, 0, p->req, port != 0 ? IT_LISTEN_CONN_QUAL_INPUT : IT_LISTEN_NO_FLAG,
+                           q, lh));
 }
 
 static void
@@ -58,14 +62,6 @@ connect_to(conf_side_t *a, const it_conn_qual_t *q, uint64_t timeout_us)
   conf_path(a, &path);
   path.timeout = timeout_us;
   conf_ok(it_ep_connect(a->ep, &path, &ca, q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
-}
-
-static it_ep_state_rc_t
-ep_state(it_ep_handle_t ep)
-{
-  it_ep_param_t p;
-  conf_ok(it_ep_query(ep, IT_EP_PARAM_STATE, &p));
-  return p.ep_state.rc;
 }
 
 /* A receive posted before the connect, which must flush when it fails. */
@@ -92,23 +88,21 @@ test_policy_connect(void)
   g_test_summary("host policy 'deny connect': the connect ends in a non-peer reject (bad path), "
                  "the listener there never sees a request, a receive posted before it flushes");
   conf_side_t a, p;
-  conf_side_open(&a, NULL);
-  conf_side_open(&p, NULL);
   it_conn_qual_t q;
   it_listen_handle_t lh;
-  listen_on(&p, port_conn_denied, &q, &lh);
+  open_pair(&a, &p, port_conn_denied, &q, &lh);
   conf_buf_t rb;
   post_one_recv(&a, &rb);
   connect_to(&a, &q, 0);
   it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
   g_assert_true(ev.conn.ep == a.ep);
   g_assert_cmpint(ev.conn.reject_reason_code, ==, IT_CN_REJ_BAD_PATH);
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   expect_recv_flushed(&a);
   g_usleep(100000);
   conf_assert_empty(p.req);
   conf_ok(it_ep_reset(a.ep));
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_UNCONNECTED);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_buf_free(&rb);
   conf_ok(it_listen_free(lh));
   conf_side_close(&a);
@@ -121,15 +115,13 @@ test_policy_accept(void)
   g_test_summary("host policy 'deny accept': the requester gets a peer reject and the listener's "
                  "event stream stays empty; a port the rule does not name connects and moves data");
   conf_side_t a, p;
-  conf_side_open(&a, NULL);
-  conf_side_open(&p, NULL);
   it_conn_qual_t q;
   it_listen_handle_t lh;
-  listen_on(&p, port_acc_denied, &q, &lh);
+  open_pair(&a, &p, port_acc_denied, &q, &lh);
   connect_to(&a, &q, 0);
   it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_PEER_REJECT_EVENT);
   g_assert_true(ev.conn.ep == a.ep);
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   conf_assert_empty(p.req);
   conf_ok(it_listen_free(lh));
 
@@ -221,7 +213,7 @@ test_connect_timeout(void)
   gint64 took = g_get_monotonic_time() - t0;
   g_assert_cmpint(ev.conn.reject_reason_code, ==, IT_CN_REJ_TIMEOUT);
   g_assert_cmpint(took, >=, 250000);
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   expect_recv_flushed(&a);
   conf_buf_free(&rb);
   conf_side_close(&a);
@@ -243,11 +235,11 @@ test_connect_cancel(void)
   q.conn_qual.port = htons(d.port);
   connect_to(&a, &q, 0);
   g_usleep(100000);
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
   conf_ok(it_ep_disconnect(a.ep, NULL, 0));
   it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   g_assert_true(ev.conn.ep == a.ep);
-  g_assert_cmpint(ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   expect_recv_flushed(&a);
   conf_assert_empty(a.cm);
   conf_buf_free(&rb);
