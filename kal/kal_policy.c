@@ -175,22 +175,17 @@ load_locked(const char *text, const char *origin, char **why)
     if (hash != NULL)
       *hash = '\0';
     g_auto(GStrv) all = g_strsplit_set(g_strstrip(lines[i]), " \t", -1);
-    char *w[6];
-    int n = 0;
-    gboolean extra = FALSE;
-    for (char **x = all; *x != NULL; x++) {
-      if (**x == '\0')
-        continue;
-      if (n == (int) G_N_ELEMENTS(w))
-        extra = TRUE;
-      else
+    char *w[6]; /* the words of a rule (at most 5), NULL-terminated */
+    int n = 0, words = 0;
+    for (char **x = all; *x != NULL; x++)
+      if (**x != '\0' && words++ < 5)
         w[n++] = *x;
-    }
-    if (n == 0)
+    w[n] = NULL;
+    if (words == 0)
       continue;
     rule_t r = { .line = i + 1 };
     g_autofree char *bad = NULL;
-    if (extra || n > 5)
+    if (words > 5)
       bad = g_strdup("too many words (at most: VERDICT DIRECTION ADDRESS port N-M)");
     else
       parse_line(w, n, &r, &bad);
@@ -201,11 +196,7 @@ load_locked(const char *text, const char *origin, char **why)
         *why = g_strdup(policy.broken);
       return RNICPI_EINVAL;
     }
-    char *joined[G_N_ELEMENTS(w) + 1];
-    for (int k = 0; k < n; k++)
-      joined[k] = w[k];
-    joined[n] = NULL;
-    r.text = g_strjoinv(" ", joined);
+    r.text = g_strjoinv(" ", w);
     g_array_append_val(policy.rules, r);
   }
   return RNICPI_OK;
@@ -295,7 +286,7 @@ kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t por
   if (policy.broken != NULL) {
     st = RNICPI_EACCES;
     if (why != NULL)
-      *why = g_strdup_printf("%s refused %s %s %s %u", policy.broken, verb, shown, where, port);
+      *why = g_strdup_printf("%s (refused: %s %s %s %u)", policy.broken, verb, shown, where, port);
     goto out;
   }
   for (guint i = 0; i < policy.rules->len; i++) {

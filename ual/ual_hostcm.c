@@ -28,6 +28,7 @@ typedef struct {
   uint64_t ep;                 /* the EP's handle value */
   int fd;
   gint64 deadline;             /* monotonic µs, or 0 for the kernel's own timeout */
+  int err;                     /* how it ended: 0 connected, else an errno */
   rnicpi_conn_param_t param;
   unsigned char pdata[IT_MAX_PRIV_DATA];
 } hc_conn_t;
@@ -47,7 +48,8 @@ ual_hostcm_wanted(const ual_ia_t *ia)
   if (mode != NULL && strcmp(mode, "provider") == 0)
     return FALSE;
   if (mode != NULL && *mode != '\0' && strcmp(mode, "auto") != 0)
-    g_warning("ITAPI_CM=%s is not auto, host or provider; IA '%s' uses auto", mode, ia->iface->name);
+    g_warning("ITAPI_CM=%s is not auto, host or provider; IA '%s' uses auto (set one of the three, "
+              "or unset it)", mode, ia->iface->name);
   return !(ia->caps.features & RNICPI_CAP_CM_VERBS);
 }
 
@@ -149,28 +151,25 @@ hc_thread(gpointer data)
     g_rec_mutex_lock(&ual_lock);
     g_mutex_lock(&hc_lock);
     GPtrArray *done = g_ptr_array_new();
-    GArray *errs = g_array_new(FALSE, FALSE, sizeof(int));
     for (guint i = 0; i < hc_pending->len;) {
       hc_conn_t *c = g_ptr_array_index(hc_pending, i);
-      int st = connect_state(c->fd);
-      if (st < 0 && c->deadline != 0 && now >= c->deadline)
-        st = ETIMEDOUT;
-      if (st < 0) {
+      c->err = connect_state(c->fd);
+      if (c->err < 0 && c->deadline != 0 && now >= c->deadline)
+        c->err = ETIMEDOUT;
+      if (c->err < 0) {
         i++;
         continue;
       }
-      g_ptr_array_remove_index_fast(hc_pending, i);
-      g_ptr_array_add(done, c);
-      g_array_append_val(errs, st);
+      g_ptr_array_add(done, g_ptr_array_steal_index_fast(hc_pending, i));
     }
     g_mutex_unlock(&hc_lock);
     for (guint i = 0; i < done->len; i++) {
-      finish(g_ptr_array_index(done, i), g_array_index(errs, int, i));
-      g_free(g_ptr_array_index(done, i));
+      hc_conn_t *c = g_ptr_array_index(done, i);
+      finish(c, c->err);
+      g_free(c);
     }
     g_rec_mutex_unlock(&ual_lock);
     g_ptr_array_unref(done);
-    g_array_unref(errs);
   }
   return NULL;
 }

@@ -194,6 +194,18 @@ deaf_close(deaf_t *d)
   close(d->lfd);
 }
 
+/* @a with a receive posted in @rb connects to @d's port (@timeout_us, 0:
+ * none); the connect cannot complete. */
+static void
+connect_deaf(const deaf_t *d, conf_side_t *a, conf_buf_t *rb, uint64_t timeout_us)
+{
+  conf_side_open(a, NULL);
+  post_one_recv(a, rb);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(d->port);
+  connect_to(a, &q, timeout_us);
+}
+
 static void
 test_connect_timeout(void)
 {
@@ -202,13 +214,9 @@ test_connect_timeout(void)
   deaf_t d;
   deaf_open(&d);
   conf_side_t a;
-  conf_side_open(&a, NULL);
   conf_buf_t rb;
-  post_one_recv(&a, &rb);
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons(d.port);
   gint64 t0 = g_get_monotonic_time();
-  connect_to(&a, &q, 300000);
+  connect_deaf(&d, &a, &rb, 300000);
   it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
   gint64 took = g_get_monotonic_time() - t0;
   g_assert_cmpint(ev.conn.reject_reason_code, ==, IT_CN_REJ_TIMEOUT);
@@ -228,12 +236,8 @@ test_connect_cancel(void)
   deaf_t d;
   deaf_open(&d);
   conf_side_t a;
-  conf_side_open(&a, NULL);
   conf_buf_t rb;
-  post_one_recv(&a, &rb);
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons(d.port);
-  connect_to(&a, &q, 0);
+  connect_deaf(&d, &a, &rb, 0);
   g_usleep(100000);
   g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
   conf_ok(it_ep_disconnect(a.ep, NULL, 0));
@@ -246,6 +250,8 @@ test_connect_cancel(void)
 
   /* Again, and free the EP (with its IA) while the connect is in flight. */
   conf_ok(it_ep_reset(a.ep));
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(d.port);
   connect_to(&a, &q, 0);
   g_usleep(50000);
   conf_side_close(&a);
