@@ -506,9 +506,10 @@ test_atomics(void)
 static void
 test_atomics_no_right(void)
 {
-  g_test_summary("IT-API DTO: it_post_atomic on a word whose region lacks IT_PRIV_ATOMIC, and on a "
-                 "misaligned word, completes with IT_DTO_ERR_REMOTE_ACCESS and leaves the word "
-                 "and the result buffer as they were");
+  g_test_summary("IT-API DTO: it_post_atomic on a word whose region lacks IT_PRIV_ATOMIC completes "
+                 "with IT_DTO_ERR_REMOTE_ACCESS, on a misaligned word with "
+                 "IT_DTO_ERR_REMOTE_RESPONDER (RFC 7306 8.2: a remote operation error); both "
+                 "leave the word and the result buffer as they were");
   it_ep_attributes_t attr;
   if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
     return;
@@ -527,7 +528,8 @@ test_atomics_no_right(void)
     it_lmr_triplet_t r = conf_seg(&res, 0, 8);
     conf_ok(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
                            it_make_rdma_addr_absolute(word.data + (misaligned ? 4 : 8)), word.ctx));
-    conf_dto(p.a.dto, IT_DTO_FETCH_ADD_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 1);
+    conf_dto(p.a.dto, IT_DTO_FETCH_ADD_CMPL_EVENT,
+             misaligned ? IT_DTO_ERR_REMOTE_RESPONDER : IT_DTO_ERR_REMOTE_ACCESS, 1);
     memcpy(&got, word.data + 4, 8);
     g_assert_cmpuint(got, ==, 100);
     for (int i = 0; i < 8; i++)

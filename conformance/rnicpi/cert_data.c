@@ -1,7 +1,8 @@
 /*
  * cert-rnicpi: the data path on a connected pair (rnicpi_data_ops_t):
  * send/receive, gather/scatter, zero-length messages, RDMA Write and Read,
- * atomics, completion suppression and order, and full work queues.
+ * atomics, immediate data, completion suppression and order, and full work
+ * queues.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -294,6 +295,102 @@ test_data_atomics(cert_t *f, gconstpointer data)
 }
 
 static void
+test_data_immediate(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("ABI 1.5 immediate data: RDMA_WRITE_IMM places its bytes, then completes one "
+                 "receive with RNICPI_WC_WITH_IMM and the value; IMM_DATA alone completes a "
+                 "zero-length receive the same way; the senders complete as RDMA_WRITE and SEND. "
+                 "On iWARP (RFC 7306) the 8 bytes also land, in network order, in a receive "
+                 "buffer of 8 bytes or more, and a smaller one is left untouched; an IMM_DATA "
+                 "with a gather list is refused");
+  if (!cert_require(f, RNICPI_CAP_IMMEDIATE))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  gboolean iw = f->caps.transport == RNICPI_TRANSPORT_IWARP;
+  cert_buf_t src, dst, slot;
+  cert_buf_new(pr.a.pd, &src, 2000, RW);
+  cert_buf_new(pr.p.pd, &dst, 2000, TARGET);
+  cert_buf_new(pr.p.pd, &slot, 32, RW);
+  cert_buf_fill(&src, 23);
+  memset(slot.data, 0xee, 32);
+
+  cert_post_recv(pr.p.qp, &slot, 0, 16, 0x81);
+  rnicpi_sge_t g = cert_sge(&src, 0, 2000);
+  rnicpi_send_wr_t wr = { .wr_id = 0x82, .opcode = RNICPI_WR_RDMA_WRITE_IMM,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &g, .num_sge = 1,
+                          .remote_addr = cert_raddr(&dst, 0), .rkey = dst.mr->rkey,
+                          .imm_data = 0x1122334455667788ull };
+  cert_ok(DAT->post_send(pr.a.qp, &wr));
+  rnicpi_wc_t r = cert_wc(pr.p.rcq);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(r.opcode, ==, RNICPI_WC_RECV);
+  g_assert_cmphex(r.wr_id, ==, 0x81);
+  g_assert_cmphex(r.flags & RNICPI_WC_WITH_IMM, ==, RNICPI_WC_WITH_IMM);
+  /* The written bytes are placed when the receive completes. */
+  cert_buf_check(&dst, 0, 2000, 23);
+  static const uint8_t be[8] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88 };
+  if (iw) {
+    g_assert_cmphex(r.imm_data, ==, 0x1122334455667788ull);
+    g_assert_cmpuint(r.byte_len, ==, 8);
+    g_assert_cmpmem(slot.data, 8, be, 8);
+    for (size_t i = 8; i < 32; i++)
+      g_assert_cmphex(slot.data[i], ==, 0xee);
+  }
+  rnicpi_wc_t s = cert_wc(pr.a.scq);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(s.opcode, ==, RNICPI_WC_RDMA_WRITE);
+  g_assert_cmphex(s.wr_id, ==, 0x82);
+
+  /* Immediate data alone, into a zero-length receive, then (iWARP) into
+   * one too small to hold it. */
+  cert_post_recv(pr.p.qp, &slot, 16, 0, 0x83);
+  if (iw)
+    cert_post_recv(pr.p.qp, &slot, 16, 4, 0x85);
+  rnicpi_send_wr_t imm = { .wr_id = 0x84, .opcode = RNICPI_WR_IMM_DATA,
+                           .flags = RNICPI_WR_SIGNALED | RNICPI_WR_SOLICITED, .imm_data = 0xabcd };
+  cert_ok(DAT->post_send(pr.a.qp, &imm));
+  r = cert_wc(pr.p.rcq);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmphex(r.wr_id, ==, 0x83);
+  g_assert_cmphex(r.flags & RNICPI_WC_WITH_IMM, ==, RNICPI_WC_WITH_IMM);
+  g_assert_cmphex(r.imm_data, ==, 0xabcd);
+  g_assert_cmpuint(r.byte_len, ==, 0);
+  s = cert_wc(pr.a.scq);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(s.opcode, ==, RNICPI_WC_SEND);
+  g_assert_cmphex(s.wr_id, ==, 0x84);
+  if (iw) {
+    imm.wr_id = 0x86;
+    imm.imm_data = UINT64_MAX;
+    cert_ok(DAT->post_send(pr.a.qp, &imm));
+    r = cert_wc(pr.p.rcq);
+    g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmphex(r.wr_id, ==, 0x85);
+    g_assert_cmphex(r.imm_data, ==, UINT64_MAX);
+    g_assert_cmpuint(r.byte_len, ==, 0);
+    for (size_t i = 8; i < 32; i++)
+      g_assert_cmphex(slot.data[i], ==, 0xee);
+    g_assert_cmphex(cert_wc(pr.a.scq).wr_id, ==, 0x86);
+    /* Immediate data carries no gather list. */
+    imm.sg_list = &g;
+    imm.num_sge = 1;
+    g_assert_cmpint(DAT->post_send(pr.a.qp, &imm), !=, RNICPI_OK);
+  }
+  cert_buf_check_guards(&slot);
+  cert_buf_check_guards(&dst);
+  cert_assert_cq_quiet(pr.p.rcq);
+  cert_assert_cq_quiet(pr.a.scq);
+
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_buf_free(&slot);
+  cert_pair_free(&pr);
+}
+
+static void
 test_data_unsignaled(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -459,6 +556,7 @@ cert_register_data(void)
   cert_add("/rnicpi/data/rdma-read", test_data_rdma_read);
   cert_add("/rnicpi/data/zero-based", test_data_zero_based);
   cert_add("/rnicpi/data/atomics", test_data_atomics);
+  cert_add("/rnicpi/data/immediate", test_data_immediate);
   cert_add("/rnicpi/data/unsignaled", test_data_unsignaled);
   cert_add("/rnicpi/data/order", test_data_order);
   cert_add("/rnicpi/data/queue-full", test_data_queue_full);

@@ -64,7 +64,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 4
+#define RNICPI_ABI_MINOR 5
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -178,7 +178,10 @@ typedef enum {
   X(RNICPI_CAP_LOCAL_INVALIDATE, 11, "local-invalidate")                      \
   /** capability "remote-invalidate" */ \
   X(RNICPI_CAP_REMOTE_INVALIDATE, 12, "remote-invalidate")                    \
-  /** capability "immediate-data" */ \
+  /** capability "immediate-data" (ABI 1.5): #RNICPI_WR_IMM_DATA and
+   *  #RNICPI_WR_RDMA_WRITE_IMM; the receive completion carries the value
+   *  (#RNICPI_WC_WITH_IMM).  On iWARP, RFC 7306 Immediate Data, which a
+   *  connection may lack: post_send then says RNICPI_ENOTSUP */ \
   X(RNICPI_CAP_IMMEDIATE, 13, "immediate-data")                               \
   /** capability "atomics" */ \
   X(RNICPI_CAP_ATOMICS, 14, "atomics")                                         \
@@ -387,6 +390,11 @@ typedef enum {
   RNICPI_WR_RDMA_READ_INV,   /**< ABI 1.4: RDMA Read, then invalidate the sink key invalidate_rkey
                               *   (a window or fast-registered region) once the data landed
                               *   (RNICPI_CAP_READ_SINK_MW and RNICPI_CAP_LOCAL_INVALIDATE) */
+  RNICPI_WR_IMM_DATA,        /**< ABI 1.5: immediate data alone (send_wr_t::imm_data, no SGE): it
+                              *   consumes one receive of the peer (RNICPI_CAP_IMMEDIATE) */
+  RNICPI_WR_RDMA_WRITE_IMM,  /**< ABI 1.5: RDMA Write, then its immediate data, which consumes one
+                              *   receive of the peer once the written bytes are placed
+                              *   (RNICPI_CAP_IMMEDIATE) */
   RNICPI_WR_OPCODE_COUNT     /**< number of opcodes (not an opcode) */
 } rnicpi_wr_opcode_t;
 
@@ -487,6 +495,13 @@ typedef struct rnicpi_send_wr {
    * completion repeats it in rnicpi_wc_t::rkey.
    */
   rnicpi_fast_reg_t fast_reg;
+  /**
+   * ABI 1.5: the value #RNICPI_WR_IMM_DATA and #RNICPI_WR_RDMA_WRITE_IMM
+   * deliver to the peer's receive completion (rnicpi_wc_t::imm_data).  It
+   * travels in network byte order: 8 bytes on iWARP (RFC 7306), the low 32
+   * bits on InfiniBand.
+   */
+  uint64_t imm_data;
 } rnicpi_send_wr_t;
 
 /** A receive work request. */
@@ -537,6 +552,12 @@ enum rnicpi_wc_flags {
   /** ABI 1.3: a receive completion of a UD queue pair; on success
    *  src_qpn and src_gid name the sender. */
   RNICPI_WC_UD = 1u << 2,
+  /** ABI 1.5: a receive consumed by immediate data (#RNICPI_WR_IMM_DATA,
+   *  #RNICPI_WR_RDMA_WRITE_IMM): rnicpi_wc_t::imm_data holds the value.
+   *  On iWARP the 8 bytes are also placed at the start of the receive
+   *  buffer when it holds 8 bytes or more (byte_len 8), and nothing is
+   *  placed otherwise (byte_len 0). */
+  RNICPI_WC_WITH_IMM = 1u << 3,
 };
 
 /** A completion queue entry. */
@@ -563,6 +584,7 @@ typedef struct rnicpi_wc {
   uint16_t src_lid;          /**< sending port's LID (0 where the fabric routes by GID only) */
   uint16_t pad;              /**< zero */
   uint8_t src_gid[16];       /**< sending port's GID, network order (IPv4-mapped on IP devices) */
+  uint64_t imm_data;         /**< ABI 1.5: the immediate data (#RNICPI_WC_WITH_IMM); zero otherwise */
 } rnicpi_wc_t;
 
 /** Queue pair states, as the access layer sees them. */

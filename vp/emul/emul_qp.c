@@ -319,8 +319,11 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   if (resp_ird(qp->peer) == 0)
     return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
-  uint8_t *t = (wr->remote_addr & 7) != 0 ? NULL :
-    emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
+  /* A misaligned target is an operation the responder cannot execute, not
+   * an access violation (RFC 7306 8.2: Remote Operation Error). */
+  if ((wr->remote_addr & 7) != 0)
+    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+  uint8_t *t = emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
   if (t == NULL)
     return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
   uint64_t *target = (uint64_t *) (void *) t;
@@ -567,6 +570,9 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     emul_work_deliver(&w);
     return st;
   }
+  /* No immediate data (the capability record has no RNICPI_CAP_IMMEDIATE). */
+  if (wr->opcode == RNICPI_WR_IMM_DATA || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM)
+    return RNICPI_ENOTSUP;
   /* RFC 5040 has no atomics: as vp/iwarp, unless ITAPI_EMUL_RFC7306. */
   if (rnicpi_wr_is_atomic(wr->opcode) && !emul_qp_atomics(qp))
     return RNICPI_ENOTSUP;

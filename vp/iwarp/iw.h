@@ -120,8 +120,8 @@ typedef struct iw_dev {
   GPtrArray *graveyard;      /* objects freed by the progress thread */
   gint next_qpn;
   /* ITAPI_IWARP_RFC7306=1 when the device opened: its connections offer
-   * the RFC 7306 atomics (IW_MPA_FLAG_RFC7306) and use them where the
-   * peer offers them too. */
+   * the RFC 7306 extensions, atomics and immediate data
+   * (IW_MPA_FLAG_RFC7306), and use them where the peer offers them too. */
   gboolean rfc7306;
 } iw_dev_t;
 
@@ -379,6 +379,7 @@ typedef struct iw_tx {
   uint64_t sge_off;
   uint8_t *src;              /* contiguous source (read response) */
   iw_rresp_t rr;             /* the read being answered (set with kind IW_TX_RRESP) */
+  gboolean imm_next;         /* an RDMA Write whose Immediate Data message follows it */
   uint32_t msn, qn;
   uint32_t stag;
   uint64_t to;
@@ -405,7 +406,7 @@ typedef struct iw_qp {
   iw_rtr_t rtr;
   uint32_t ird, ord;
   uint32_t peer_ird;          /* the IRD the peer announced: room for fences */
-  gboolean atomics;           /* both ends offered RFC 7306 (IW_MPA_FLAG_RFC7306) */
+  gboolean rfc7306;           /* both ends offered RFC 7306 (IW_MPA_FLAG_RFC7306): atomics, immediate data */
   gint64 deadline;
   GList timed_link;           /* in dev->timed when data == qp */
   GList polled_link;          /* in dev->polled when data == qp */

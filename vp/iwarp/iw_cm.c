@@ -187,8 +187,8 @@ passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *p
       qp->rtr = IW_RTR_READ;
   }
   rep.crc = qp->crc;
-  qp->atomics = req->rfc7306 && qp->dev->rfc7306;
-  rep.rfc7306 = qp->atomics;
+  qp->rfc7306 = req->rfc7306 && qp->dev->rfc7306;
+  rep.rfc7306 = qp->rfc7306;
   rep.p2p = req->enhanced && req->p2p; /* RFC 6581 9.2: echo A */
   rep.rtr_write = qp->rtr == IW_RTR_WRITE;
   rep.rtr_read = qp->rtr == IW_RTR_READ;
@@ -341,7 +341,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   qp->crc = m.crc || iw_config.crc;
   qp->rev = m.rev;
   /* Only a reply that carries the flag back agreed to RFC 7306. */
-  qp->atomics = qp->dev->rfc7306 && m.rfc7306;
+  qp->rfc7306 = qp->dev->rfc7306 && m.rfc7306;
   qp->ord = cap_value(qp->attr.ord, m.ird);
   qp->ird = cap_value(qp->attr.ird, m.ord);
   qp->peer_ird = m.ird == IW_MPA_V2_VALUE ? IW_MAX_IRD : m.ird;

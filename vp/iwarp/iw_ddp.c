@@ -109,7 +109,7 @@ rx_parse_first(iw_qp_t *qp, iw_work_t *w)
     return FALSE;
   }
   const iw_op_rule_t *rule = &iw_op_rules[r->op];
-  if (!rule->valid || rule->tagged != tagged || (rule->rfc7306 && !qp->atomics)) {
+  if (!rule->valid || rule->tagged != tagged || (rule->rfc7306 && !qp->rfc7306)) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
     return FALSE;
   }
@@ -283,6 +283,11 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       return FALSE;
     }
     if (qn == IW_QN_SEND) {
+      if ((r->op == IW_OP_IMM || r->op == IW_OP_IMM_SE) && r->rwqe != NULL) {
+        /* RFC 7306 6.3: a message of its own, never inside a Send. */
+        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
+        return FALSE;
+      }
       if (r->rwqe == NULL) {
         if (mo != 0) {
           rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
@@ -500,9 +505,11 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   iw_mr_lock(qp);
   tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE, &layer, &etype, &code, &mr);
   if (code == 0xff && (to & 7) != 0) {
-    /* The target is a naturally aligned 64-bit word. */
-    layer = IW_LAYER_RDMAP;
-    code = IW_RDMAP_P_BASE_BOUNDS;
+    /* RFC 7306 8.2: the target must be 64-bit aligned, or RDMAP Remote
+     * Operation "catastrophic error, localized to RDMAP Stream". */
+    iw_mr_unlock(qp);
+    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+    return FALSE;
   }
   uint64_t orig = 0;
   if (code == 0xff)
@@ -557,6 +564,47 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
 }
 
 /* A whole, CRC-checked segment: act on it. */
+/* RFC 7306 6.3: an Immediate Data message consumed the receive taken at
+ * its start.  Its 8 bytes go to the completion, and to the buffer as they
+ * came (network order) when the buffer has room for them. */
+static gboolean
+rx_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  iw_rwqe_t *q = r->rwqe;
+  uint8_t imm[IW_RDMAP_IMM_BYTES];
+  memcpy(imm, d + sizeof(iw_ddp_untagged_t), sizeof(imm));
+  r->rwqe = NULL;
+  r->msg_off = 0;
+  qp->msn_rx[IW_QN_SEND]++;
+  uint32_t placed = 0;
+  if (q->total >= sizeof(imm)) {
+    iw_mr_lock(qp);
+    gboolean ok = rx_scatter(qp, q, 0, sizeof(imm));
+    for (int i = 0, k = 0; ok && i < r->niov; k += (int) r->iov[i].iov_len, i++)
+      memcpy(r->iov[i].iov_base, imm + k, r->iov[i].iov_len);
+    iw_mr_unlock(qp);
+    r->niov = 0;
+    if (!ok) {
+      iw_qp_complete(qp, qp->rcq, q->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+      iw_cache_put(&qp->rwqe_cache, q);
+      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+      return FALSE;
+    }
+    placed = sizeof(imm);
+  }
+  uint64_t be;
+  memcpy(&be, imm, sizeof(be));
+  rnicpi_wc_t wc = {
+    .wr_id = q->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .byte_len = placed, .flags = RNICPI_WC_WITH_IMM,
+    .imm_data = iw_be64(be),
+  };
+  iw_cq_push(qp->rcq, &wc, w);
+  iw_cache_put(&qp->rwqe_cache, q);
+  return TRUE;
+}
+
 static gboolean
 rx_segment_end(iw_qp_t *qp, iw_work_t *w)
 {
@@ -647,6 +695,11 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     iw_fifo_push(&qp->irq, rr);
     break;
   }
+  case IW_OP_IMM:
+  case IW_OP_IMM_SE:
+    if (!rx_imm(qp, d, w))
+      return FALSE;
+    break;
   case IW_OP_ATOMIC_REQ:
     if (!rx_atomic_req(qp, d, w))
       return FALSE;

@@ -246,10 +246,11 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
                 RNICPI_CAP_IRD_ORD_NEGOTIATED | RNICPI_CAP_READ_SINK_REMOTE_WRITE |
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
                 RNICPI_CAP_CQ_OVERFLOW_DETECT;
-  /* RFC 7306 atomics: offered to every peer, used toward one that offers
-   * them too (a connection without them refuses atomics at post). */
+  /* RFC 7306 atomics and immediate data: offered to every peer, used
+   * toward one that offers them too (a connection without them refuses
+   * them at post). */
   if (rfc7306)
-    c->features |= RNICPI_CAP_ATOMICS;
+    c->features |= RNICPI_CAP_ATOMICS | RNICPI_CAP_IMMEDIATE;
   c->sw_major = 0;
   c->sw_minor = 1;
   /* MPA allows 512 bytes, of which RFC 6581 takes 4; the default keeps the

@@ -27,7 +27,16 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_READ] = RNICPI_WC_RDMA_READ,
   [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_WC_CMP_SWP,
   [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
+  [RNICPI_WR_IMM_DATA] = RNICPI_WC_SEND,
+  [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_WC_RDMA_WRITE,
 };
+
+/* What RFC 7306 adds: on a connection only when both ends offered it. */
+static gboolean
+wr_is_rfc7306(rnicpi_wr_opcode_t op)
+{
+  return rnicpi_wr_is_atomic(op) || op == RNICPI_WR_IMM_DATA || op == RNICPI_WR_RDMA_WRITE_IMM;
+}
 
 void
 iw_qp_complete(iw_qp_t *qp, iw_cq_t *cq, uint64_t wr_id, rnicpi_wc_opcode_t op,
@@ -323,18 +332,24 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
+  /* No memory windows or fast registration here (the capability record
+   * says so). */
+  if (wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_LOCAL_INV ||
+      wr->opcode == RNICPI_WR_FAST_REG || wr->opcode == RNICPI_WR_RDMA_READ_INV)
+    return RNICPI_ENOTSUP;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
-                     wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
-                     qp->attr.max_send_sge;
+                     wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM ?
+                     qp->attr.max_rdma_write_sge :
+                     wr->opcode == RNICPI_WR_IMM_DATA ? 0 : qp->attr.max_send_sge;
   if (wr->num_sge > max_sge || wr->num_sge > IW_MAX_SGE)
     return RNICPI_ELIMIT;
 
   g_mutex_lock(&qp->lock);
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
-  } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {
-    /* RFC 5040 has no atomics; RFC 7306 was not agreed on this connection
-     * (ITAPI_IWARP_RFC7306=1 at both ends). */
+  } else if (wr_is_rfc7306(wr->opcode) && !qp->rfc7306) {
+    /* RFC 5040 has neither atomics nor immediate data; RFC 7306 was not
+     * agreed on this connection (ITAPI_IWARP_RFC7306=1 at both ends). */
     st = RNICPI_ENOTSUP;
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
     iw_qp_complete(qp, qp->scq, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR,

@@ -24,6 +24,10 @@ const iw_op_rule_t iw_op_rules[IW_OP_COUNT] = {
   /* The Terminate's headers (control, segment length, copies) are read as
    * its RDMAP header: 4 + 2 + 18 + 28 at most. */
   [IW_OP_TERMINATE] = { true, false, IW_QN_TERMINATE, 0, true, true, "Terminate", false },
+  /* RFC 7306 6.3: exactly 8 bytes, read as the message's RDMAP header. */
+  [IW_OP_IMM] = { true, false, IW_QN_SEND, IW_RDMAP_IMM_BYTES, false, true, "Immediate Data", true },
+  [IW_OP_IMM_SE] = { true, false, IW_QN_SEND, IW_RDMAP_IMM_BYTES, false, true,
+                     "Immediate Data with SE", true },
   [IW_OP_ATOMIC_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_atomic_req_t), false, true,
                          "Atomic Request", true },
   [IW_OP_ATOMIC_RESP] = { true, false, IW_QN_ATOMIC_RESP, sizeof(iw_rdmap_atomic_resp_t), false,

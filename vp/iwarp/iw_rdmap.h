@@ -27,7 +27,9 @@ typedef enum {
   IW_OP_SEND_SE = 0x5,
   IW_OP_SEND_SE_INV = 0x6,
   IW_OP_TERMINATE = 0x7,
-  IW_OP_ATOMIC_REQ = 0xa,  /* RFC 7306, when the connection negotiated it */
+  IW_OP_IMM = 0x8,         /* RFC 7306, when the connection negotiated it */
+  IW_OP_IMM_SE = 0x9,
+  IW_OP_ATOMIC_REQ = 0xa,
   IW_OP_ATOMIC_RESP = 0xb,
   IW_OP_COUNT = 0x10,
 } iw_opcode_t;
@@ -47,7 +49,9 @@ _Static_assert(sizeof(iw_rdmap_readreq_t) == 28, "RDMA Read Request header");
  * The masks make the masked forms: an Add Mask bit set ends a field of
  * the Fetch and Add (no carry out of it); Compare and Swap compares the
  * bits of the Compare Mask and swaps those of the Swap Mask.  This RNIC
- * sends the plain forms: Add Mask 0, both others all ones. */
+ * sends the plain forms: Add Mask 0, Swap Mask all ones, and the Compare
+ * Mask all ones (a Fetch and Add's too, as RFC 7306 5.2.1 asks of an unused
+ * one). */
 typedef struct __attribute__((packed)) iw_rdmap_atomic_req {
   uint32_t opcode_be;       /* Reserved(28) | Atomic Operation(4) */
   uint32_t req_id_be;       /* names the request in its response */
@@ -74,6 +78,10 @@ typedef struct __attribute__((packed)) iw_rdmap_atomic_resp {
 } iw_rdmap_atomic_resp_t;
 
 _Static_assert(sizeof(iw_rdmap_atomic_resp_t) == 12, "RFC 7306 Atomic Response header");
+
+/* RFC 7306 6.2: the Immediate Data "header", after the untagged DDP header
+ * (QN 0): 8 bytes of data and nothing else; it consumes one receive. */
+#define IW_RDMAP_IMM_BYTES 8
 
 /* RFC 5040 4.8: Terminate control: Layer(4) EType(4) Code(8) M D R Rsvd(13). */
 typedef struct __attribute__((packed)) iw_rdmap_term {

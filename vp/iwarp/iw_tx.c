@@ -125,6 +125,22 @@ tx_reset(iw_tx_t *t)
   t->len = t->off = t->sge_off = t->to = 0;
   t->sge_i = t->msn = t->qn = t->stag = 0;
   t->src = NULL;
+  t->imm_next = FALSE;
+}
+
+/* RFC 7306 6.3: the WR's Immediate Data message (after its Write, for
+ * RNICPI_WR_RDMA_WRITE_IMM): untagged on QN 0, numbered with the Sends,
+ * its 8 bytes framed as its header. */
+static void
+tx_imm_start(iw_qp_t *qp, iw_tx_t *t)
+{
+  t->op = (t->wqe->wr.flags & RNICPI_WR_SOLICITED) ? IW_OP_IMM_SE : IW_OP_IMM;
+  t->qn = IW_QN_SEND;
+  t->msn = ++qp->msn_tx[IW_QN_SEND];
+  t->len = t->off = 0;
+  t->stag = 0;
+  t->to = 0;
+  t->imm_next = FALSE;
 }
 
 /* Start the next message; FALSE when there is none to send now. */
@@ -256,11 +272,16 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     break;
   }
   case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM:
     t->op = IW_OP_WRITE;
     /* An STag is 32 bits: a key with more set names no region; STag 0
      * (never valid remotely) lets the peer say so with a Terminate. */
     t->stag = s->wr.rkey > UINT32_MAX ? 0 : (uint32_t) s->wr.rkey;
     t->to = s->wr.remote_addr;
+    t->imm_next = s->wr.opcode == RNICPI_WR_RDMA_WRITE_IMM;
+    break;
+  case RNICPI_WR_IMM_DATA:
+    tx_imm_start(qp, t);
     break;
   case RNICPI_WR_RDMA_READ:
   case RNICPI_WR_ATOMIC_CMP_SWP:
@@ -380,12 +401,15 @@ tx_frame(iw_qp_t *qp)
         .add_swap_be = htobe64(faa ? wr->compare_add : wr->swap),
         .add_swap_mask_be = faa ? 0 : UINT64_MAX,
         .compare_be = faa ? 0 : htobe64(wr->compare_add),
-        .compare_mask_be = faa ? 0 : UINT64_MAX,
+        .compare_mask_be = UINT64_MAX, /* RFC 7306 5.2.1: all ones when unused */
       };
       memcpy(h + sizeof(d), &a, sizeof(a));
     } else if (t->op == IW_OP_ATOMIC_RESP) {
       iw_rdmap_atomic_resp_t a = { .req_id_be = htonl(t->rr.req_id), .orig_be = htobe64(t->rr.orig) };
       memcpy(h + sizeof(d), &a, sizeof(a));
+    } else if (t->op == IW_OP_IMM || t->op == IW_OP_IMM_SE) {
+      uint64_t v = htobe64(t->wqe->wr.imm_data);
+      memcpy(h + sizeof(d), &v, IW_RDMAP_IMM_BYTES);
     }
   }
   uint32_t ulpdu = hlen + chunk;
@@ -439,7 +463,10 @@ tx_frame(iw_qp_t *qp)
   f->len = hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
   b->len += f->len;
   t->off += chunk;
-  if (t->off == t->len) {
+  if (t->off == t->len && t->imm_next) {
+    /* The Write is framed; the WR goes on with its immediate data. */
+    tx_imm_start(qp, t);
+  } else if (t->off == t->len) {
     f->done_kind = (uint8_t) t->kind;
     f->op = t->op;
     f->wqe = t->wqe;

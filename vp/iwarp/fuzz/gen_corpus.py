@@ -3,7 +3,7 @@
 
 Each seed is one byte of mode (see iw_fuzz.h) followed by what the peer's
 TCP stream carries.  The frame formats are those of RFC 5044 (MPA),
-RFC 6581 (control word), RFC 5041 (DDP) and RFC 5040 (RDMAP) as
+RFC 6581 (control word), RFC 5041 (DDP), RFC 5040 (RDMAP) and RFC 7306 as
 /work/shared/reference/wire.md lays them out; the golden frames quoted
 there are included verbatim.  Usage: gen_corpus.py OUTDIR
 """
@@ -135,6 +135,17 @@ def seeds():
         s['rfc7306-mixed-' + n] = bytes([5 | READ | RECVS | m]) + f(send(b'one')) + \
             f(atomic_req(1, 0, 3, RW_STAG, RW_IOVA, 2)) + f(read_req(2, 0x4242, 0, 16, RW_STAG, RW_IOVA)) + \
             f(atomic_resp(1, 1, 42)) + f(send(b'two', 2))
+        # RFC 7306 Immediate Data: QN 0 with the Sends' MSNs, exactly 8 bytes, one receive
+        s['rfc7306-imm-' + n] = bytes([5 | RECVS | m]) + f(untagged(8, 0, 1) + b'IMMEDIAT') + \
+            f(untagged(9, 0, 2) + b'with SE!') + f(send(b'after', 3))
+        s['rfc7306-imm-short-' + n] = bytes([5 | RECVS | m]) + f(untagged(8, 0, 1) + b'1234')
+        s['rfc7306-imm-long-' + n] = bytes([5 | RECVS | m]) + f(untagged(8, 0, 1) + b'123456789')
+        s['rfc7306-imm-norecv-' + n] = bytes([5 | m]) + f(untagged(8, 0, 1) + b'12345678')
+        s['rfc7306-imm-in-send-' + n] = bytes([5 | RECVS | m]) + \
+            f(send(b'first half', last=False)) + f(untagged(8, 0, 1, 10) + b'12345678')
+        s['rfc7306-imm-badqn-' + n] = bytes([5 | RECVS | m]) + f(untagged(8, 1, 1) + b'12345678')
+        s['rfc7306-write-imm-' + n] = bytes([5 | RECVS | m]) + \
+            f(tagged(0, RW_STAG, RW_IOVA) + b'W' * 40) + f(untagged(8, 0, 1) + b'\0\0\0\0\0\0\0\x2a')
         s['rts-atomic-not-negotiated-' + n] = bytes([m]) + f(atomic_req(1, 0, 1, RW_STAG, RW_IOVA, 1))
         s['rtr-write-' + n] = bytes([1 | RECVS | m]) + f(tagged(0, 1, 0)) + f(send(b'after rtr'))
         s['rtr-read-' + n] = bytes([1 | READ_RTR | RECVS | m]) + f(read_req(1, 1, 0, 0, 1, 0)) + \

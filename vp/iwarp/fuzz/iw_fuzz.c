@@ -261,7 +261,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_mutex_lock(&qp->lock);
     qp->crc = (mode & IW_FUZZ_CRC) != 0;
     qp->peer_ird = (mode & IW_FUZZ_NO_FENCE) ? 0 : 4;
-    qp->atomics = TRUE;
+    qp->rfc7306 = TRUE;
     g_mutex_unlock(&qp->lock);
     if (mode & IW_FUZZ_READ)
       post_atomic(q);

@@ -2,8 +2,10 @@
  * iwarp-pair: drives vp/iwarp at the RNIC-PI level for the iWARP tests.
  *
  *   iwarp-pair transfer PORT   connect over the CM verbs on PORT, move a Send,
- *                              an RDMA Write and an RDMA Read, check every
- *                              byte, disconnect (the wire test captures it)
+ *                              an RDMA Write and an RDMA Read (with
+ *                              ITAPI_IWARP_RFC7306=1 also atomics and
+ *                              immediate data), check every byte,
+ *                              disconnect (the wire test captures it)
  *   iwarp-pair handoff         connect two TCP sockets ourselves and hand
  *                              them over (rnicpi_sock_ops_t.handoff), then
  *                              the same transfer
@@ -171,6 +173,57 @@ atomics(side_t *a, side_t *p)
   g_assert_cmpuint(got, ==, 7);
 }
 
+/* With ITAPI_IWARP_RFC7306=1 (both ends): an RDMA Write with immediate
+ * data (Write, then Immediate Data), and Immediate Data with SE alone into
+ * a zero-length receive; the written bytes, the values and what the
+ * receive buffers hold are checked. */
+static void
+immediate(side_t *a, side_t *p)
+{
+  uint8_t *slot = p->buf + 3 * LEN + 64;
+  memset(slot, 0xee, 16);
+  recv_post(p, 3 * LEN + 64, 16, 0x40);
+  fill(a->buf, 3000, 4);
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) a->buf, .length = 3000,
+                       .lkey = a->mr->lkey };
+  rnicpi_send_wr_t wr = { .wr_id = 0x41, .opcode = RNICPI_WR_RDMA_WRITE_IMM,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = (uint64_t) (uintptr_t) (p->buf + LEN),
+                          .rkey = p->mr->rkey, .imm_data = 0x0102030405060708ull };
+  g_assert_cmpint(P->data->post_send(a->qp, &wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(p->rcq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmphex(wc.wr_id, ==, 0x40);
+  g_assert_cmphex(wc.flags, ==, RNICPI_WC_WITH_IMM);
+  g_assert_cmphex(wc.imm_data, ==, 0x0102030405060708ull);
+  g_assert_cmpuint(wc.byte_len, ==, 8);
+  /* The Write was placed before its immediate data completed. */
+  g_assert_cmpmem(p->buf + LEN, 3000, a->buf, 3000);
+  static const uint8_t wire[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+  g_assert_cmpmem(slot, 8, wire, 8);
+  g_assert_cmphex(slot[8], ==, 0xee);
+  wc = wc_of(a->scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_WRITE);
+  g_assert_cmphex(wc.wr_id, ==, 0x41);
+
+  recv_post(p, 0, 0, 0x42);
+  rnicpi_send_wr_t imm = { .wr_id = 0x43, .opcode = RNICPI_WR_IMM_DATA,
+                           .flags = RNICPI_WR_SIGNALED | RNICPI_WR_SOLICITED,
+                           .imm_data = 0xfeedfacecafebeefull };
+  g_assert_cmpint(P->data->post_send(a->qp, &imm), ==, RNICPI_OK);
+  wc = wc_of(p->rcq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmphex(wc.wr_id, ==, 0x42);
+  g_assert_cmphex(wc.flags, ==, RNICPI_WC_WITH_IMM);
+  g_assert_cmphex(wc.imm_data, ==, 0xfeedfacecafebeefull);
+  g_assert_cmpuint(wc.byte_len, ==, 0);
+  wc = wc_of(a->scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_SEND);
+  g_assert_cmphex(wc.wr_id, ==, 0x43);
+}
+
 /* Send a->p, RDMA Write a->p, RDMA Read p->a; every byte checked. */
 static void
 transfer(side_t *a, side_t *p)
@@ -197,8 +250,10 @@ transfer(side_t *a, side_t *p)
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
   g_assert_cmpmem(a->buf + 2 * LEN, LEN, p->buf + 2 * LEN, LEN);
-  if (g_strcmp0(g_getenv("ITAPI_IWARP_RFC7306"), "1") == 0)
+  if (g_strcmp0(g_getenv("ITAPI_IWARP_RFC7306"), "1") == 0) {
     atomics(a, p);
+    immediate(a, p);
+  }
 }
 
 static void

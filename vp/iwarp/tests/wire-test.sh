@@ -45,7 +45,7 @@ done
 tshark -r "$DIR/cap.pcapng" $NOHEUR -Y iwarp_rdma -T fields -E occurrence=a -E separator=, \
   -e iwarp_rdma.opcode | tr ',' '\n' > "$DIR/ops.txt" 2>&1
 for op in 0x03:Send 0x00:Write 0x01:"Read Request" 0x02:"Read Response" 0x0a:"Atomic Request" \
-          0x0b:"Atomic Response"; do
+          0x0b:"Atomic Response" 0x08:"Immediate Data" 0x09:"Immediate Data with SE"; do
   grep -qx "${op%%:*}" "$DIR/ops.txt" || { echo "FAIL: no '${op#*:}' decoded"; fail=1; }
 done
 fpdus=$(grep -c . "$DIR/ops.txt")
