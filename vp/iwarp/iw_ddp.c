@@ -200,8 +200,10 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
   r->trailer_got = 0;
   r->trailer_need = iw_fpdu_pad(r->ulpdu_len) + IW_FPDU_CRC_BYTES;
 
-  /* RFC 6581: the first FPDU must be the RTR the reply chose. */
-  if (qp->cs == IW_CS_RTR_WAIT &&
+  /* RFC 6581: the first FPDU must be the RTR the reply chose, or a
+   * Terminate (9.1, 9.2: the initiator refusing the reply's IRD/ORD or
+   * RTR), which ends the stream with the peer's code. */
+  if (qp->cs == IW_CS_RTR_WAIT && r->op != IW_OP_TERMINATE &&
       !((qp->rtr == IW_RTR_WRITE && r->op == IW_OP_WRITE && r->payload == 0) ||
         (qp->rtr == IW_RTR_READ && r->op == IW_OP_READ_REQ))) {
     rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
@@ -241,10 +243,12 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
         return FALSE;
       }
+      /* RFC 5041 5.2 (and 7.2): the STag and TO of a zero-length tagged
+       * message are not checked (the fence's and the RTR's responses). */
       code = 0xff;
-      if (stag != s->sink_stag)
+      if (r->payload > 0 && stag != s->sink_stag)
         code = IW_DDP_T_INVALID_STAG;
-      else if (to != s->sink_to + s->got || r->payload > s->total - s->got)
+      else if (r->payload > s->total - s->got || (r->payload > 0 && to != s->sink_to + s->got))
         code = IW_DDP_T_BASE_BOUNDS;
       else if (r->payload > 0) {
         iw_mr_t *mr;
@@ -647,9 +651,14 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
   case IW_OP_SEND_SE:
   case IW_OP_SEND_SE_INV:
     r->msg_off += r->payload;
+    if (last && (r->op == IW_OP_SEND_INV || r->op == IW_OP_SEND_SE_INV)) {
+      /* RFC 5040 5.3: the STag must be invalidated or the stream
+       * terminated.  Nothing here can be invalidated (no memory windows
+       * or fast registration: the capability record says so). */
+      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_CANT_INVALIDATE, w);
+      return FALSE;
+    }
     if (last) {
-      /* No memory windows here, so a Send with Invalidate invalidates
-       * nothing (the capability record says remote-invalidate is absent). */
       qp->msn_rx[IW_QN_SEND]++;
       iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS,
                      (uint32_t) r->msg_off, w);

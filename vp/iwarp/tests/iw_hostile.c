@@ -457,10 +457,55 @@ test_read_source_beyond(void)
 }
 
 static void
+test_send_invalidate(void)
+{
+  g_test_summary("A Send with Invalidate naming the victim's region: nothing here can be "
+                 "invalidated, so RFC 5040 5.3's Terminate, RDMAP remote protection, STag "
+                 "cannot be invalidated (0/1/9); the receive it used is flushed, not completed");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = untagged(u, 0x4, 0, 1, 0, TRUE);
+  uint32_t inv = htonl((uint32_t) v.mr->rkey);
+  memcpy(u + 2, &inv, 4);
+  memset(u + n, 0x5a, 8);
+  peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
+  expect_terminate(&v, 0, 1, 0x09, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_zero_length_read_response(void)
+{
+  g_test_summary("The victim's delivery fence (a zero-length RDMA Read) answered by a "
+                 "zero-length Read Response with another STag and TO: RFC 5041 5.2 has them "
+                 "unchecked, so the Send behind the fence completes and nothing terminates");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  send_post(&v, 0x21);
+  static uint8_t u[65536];
+  int len;
+  do {
+    len = peer_next_fpdu(v.peer, u);
+    g_assert_cmpint(len, >=, 14);
+  } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
+  size_t n = tagged(u, 0x2, 0xdead00, 12345);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x21);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
+  victim_free(&v);
+}
+
+static void
 test_unknown_opcode(void)
 {
-  g_test_summary("An RDMAP opcode this RNIC does not speak (0x8, RFC 7306 Immediate Data): "
-                 "RDMAP remote operation, invalid opcode (0/2/6)");
+  g_test_summary("An RDMAP opcode this connection does not speak (0x8, RFC 7306 Immediate "
+                 "Data, not negotiated): RDMAP remote operation, invalid opcode (0/2/6)");
   victim_t v;
   victim_new(&v, REGION);
   victim_connect(&v, FALSE);
@@ -583,6 +628,47 @@ test_mpa_pdata_stall(void)
 }
 
 static void
+test_rtr_wait_terminate(void)
+{
+  g_test_summary("The victim accepts an RFC 6581 Request offering the Write RTR; the "
+                 "initiator's first FPDU is a Terminate instead (RFC 6581 9.1: it refuses "
+                 "the reply): the victim ends the connection BROKEN and answers with its FIN "
+                 "alone, no Terminate of its own");
+  victim_t v;
+  victim_new(&v, REGION);
+  int fd = mpa_connect();
+  mpa_request(fd, "MPA ID Req Frame", 0x10, 2, 4, 4);
+  rnicpi_cm_event_t *ev;
+  do {
+    ev = g_async_queue_timeout_pop(cmq, 10 * G_USEC_PER_SEC);
+    g_assert_nonnull(ev);
+    if (ev->type == RNICPI_CM_CONNECT_REQUEST)
+      break;
+    g_free(ev);
+  } while (TRUE);
+  rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+  g_assert_cmpint(P->cm->accept(v.qp, ev->conn_id, &cp), ==, RNICPI_OK);
+  g_free(ev);
+  uint8_t rep[24];
+  g_assert_cmpuint(peer_read(fd, rep, sizeof(rep)), ==, sizeof(rep));
+  g_assert_cmpmem(rep, 16, "MPA ID Rep Frame", 16);
+  /* Terminate: LLP (MPA) layer, code 6 (no matching RTR). */
+  uint8_t u[64];
+  size_t n = untagged(u, 0x7, 2, 1, 0, TRUE);
+  u[n] = 0x20;
+  u[n + 1] = 0x06;
+  u[n + 2] = 0;
+  u[n + 3] = 0;
+  peer_fpdu(fd, (rep[16] & 0x40) != 0, u, n + 4, FALSE);
+  uint8_t b[64];
+  g_assert_cmpuint(peer_read(fd, b, sizeof(b)), ==, 0);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_ERROR);
+  close(fd);
+  victim_free(&v);
+}
+
+static void
 test_mpa_rev2_no_control(void)
 {
   g_test_summary("A Rev 2 MPA Request too short for the RFC 6581 control word is refused");
@@ -616,6 +702,9 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
+  g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
+  g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
+  g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/bad-key", test_mpa_bad_key);
   g_test_add_func("/iwarp/hostile/mpa/bad-length", test_mpa_bad_length);
   g_test_add_func("/iwarp/hostile/mpa/bad-rev", test_mpa_bad_rev);
