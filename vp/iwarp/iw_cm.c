@@ -178,13 +178,17 @@ passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *p
   /* RFC 6581: each direction settles to what both ends can do. */
   qp->ird = cap_value(param->ird, req->ord);
   qp->ord = cap_value(param->ord, req->ird);
-  qp->peer_ird = req->ird == IW_MPA_V2_VALUE ? IW_MAX_IRD : req->ird;
+  /* The delivery fences are Reads too: with no IRD announced (0x3FFF, or
+   * Rev 1) they stay within the ORD our consumer set (RFC 5040 6.1). */
+  qp->peer_ird = req->ird == IW_MPA_V2_VALUE ? qp->ord : req->ird;
   qp->rtr = IW_RTR_NONE;
   if (req->enhanced && req->p2p) {
-    if (req->rtr_write)
-      qp->rtr = IW_RTR_WRITE;
-    else if (req->rtr_read)
+    /* RFC 6581 9.2: set an RTR type we support even when the initiator
+     * offered none of them (only Send); it then terminates with 2/0/7. */
+    if (req->rtr_read && !req->rtr_write)
       qp->rtr = IW_RTR_READ;
+    else
+      qp->rtr = IW_RTR_WRITE;
   }
   rep.crc = qp->crc;
   qp->rfc7306 = req->rfc7306 && qp->dev->rfc7306;
@@ -196,19 +200,19 @@ passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *p
    * delivery fences of iw_tx.c need), so never announce an IRD of 0. */
   rep.ird = MAX(qp->ird, 1u);
   rep.ord = qp->ord;
+  /* RFC 6581 9.2: 0x3FFF (the ULP negotiates) is answered with 0x3FFF. */
+  if (req->ord == IW_MPA_V2_VALUE)
+    rep.ird = IW_MPA_V2_VALUE;
+  if (req->ird == IW_MPA_V2_VALUE)
+    rep.ord = IW_MPA_V2_VALUE;
   rep.pdata = param->pdata;
   rep.pdata_len = param->pdata_len;
-  if (rep.p2p && qp->rtr == IW_RTR_NONE) {
-    /* Only a Send RTR offered: we cannot take it (nor can siw). */
-    rep.reject = true;
-    rep.pdata_len = 0;
-  }
   uint8_t buf[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
   size_t n = iw_mpa_build(&rep, buf);
-  if (iw_sock_send_all(qp->fd, buf, n) != 0 || rep.reject) {
-    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+  if (iw_sock_send_all(qp->fd, buf, n) != 0) {
+    iw_qp_fail(qp, RNICPI_CM_BROKEN, w); /* the consumer hears of it as an event */
     iw_qp_close_fd(qp);
-    return rep.reject ? RNICPI_ENOTSUP : RNICPI_OK;
+    return RNICPI_OK;
   }
   iw_qp_init_stream(qp);
   iw_qp_want_out(qp, FALSE);
@@ -315,8 +319,8 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   if (qp->cs == IW_CS_MPA_REQ) {
     /* Passive handoff: accept at once with the handoff's parameters. */
     if (m.markers) {
-      iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = m.rev };
-      uint8_t buf[sizeof(iw_mpa_rr_t)];
+      iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = m.rev, .enhanced = m.enhanced };
+      uint8_t buf[sizeof(iw_mpa_rr_t) + sizeof(iw_mpa_v2_t)];
       iw_sock_send_all(qp->fd, buf, iw_mpa_build(&rej, buf));
       unreachable(qp, RNICPI_CM_REASON_NONE, w);
       return;
@@ -344,7 +348,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   qp->rfc7306 = qp->dev->rfc7306 && m.rfc7306;
   qp->ord = cap_value(qp->attr.ord, m.ird);
   qp->ird = cap_value(qp->attr.ird, m.ord);
-  qp->peer_ird = m.ird == IW_MPA_V2_VALUE ? IW_MAX_IRD : m.ird;
+  qp->peer_ird = m.ird == IW_MPA_V2_VALUE ? qp->ord : m.ird; /* as passive_reply */
   qp->rtr = IW_RTR_NONE;
   if (m.enhanced && iw_config.mpa_rev == 2) {
     /* RFC 6581: use the RTR the responder chose (softiwarp issue #20). */
@@ -462,8 +466,10 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
   }
   if (c->req.markers) {
     /* RFC 5044 7.1.2: we do not do markers; refuse like siw. */
-    iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = c->req.rev };
-    uint8_t buf[sizeof(iw_mpa_rr_t)];
+    /* RFC 6581 10: an enhanced request's reject is enhanced too. */
+    iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = c->req.rev,
+                         .enhanced = c->req.enhanced };
+    uint8_t buf[sizeof(iw_mpa_rr_t) + sizeof(iw_mpa_v2_t)];
     iw_sock_send_all(c->fd, buf, iw_mpa_build(&rej, buf));
     creq_drop(c);
     goto out;

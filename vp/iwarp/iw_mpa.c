@@ -74,9 +74,12 @@ iw_mpa_parse(const uint8_t *buf, size_t len, bool reply, iw_mpa_msg_t *m)
   m->rev = h.rev;
   m->ird = m->ord = IW_MPA_V2_VALUE;
   const uint8_t *pd = buf + sizeof(h);
-  /* Rev 2 frames carry the control word (irdma treats any rev 2 frame as
-   * enhanced; siw sets the 0x10 bit as well).  A reject may omit it. */
-  if (h.rev == 2 && pd_len >= sizeof(iw_mpa_v2_t)) {
+  /* RFC 6581 6: the S bit (0x10) of a Rev 2 frame says the private data
+   * begins with the control word; without it the frame is a plain one
+   * (siw, irdma and cxgb4 set it on every Rev 2 frame they send).  A
+   * reject may omit the word. */
+  bool ctl = h.rev == 2 && (h.flags & IW_MPA_FLAG_ENHANCED) != 0;
+  if (ctl && pd_len >= sizeof(iw_mpa_v2_t)) {
     iw_mpa_v2_t v;
     memcpy(&v, pd, sizeof(v));
     uint16_t ird = ntohs(v.ird_be), ord = ntohs(v.ord_be);
@@ -89,7 +92,7 @@ iw_mpa_parse(const uint8_t *buf, size_t len, bool reply, iw_mpa_msg_t *m)
     m->ord = ord & IW_MPA_V2_VALUE;
     pd += sizeof(v);
     pd_len -= sizeof(v);
-  } else if (h.rev == 2 && !m->reject) {
+  } else if (ctl && !m->reject) {
     return IW_MPA_ECTRL;
   }
   m->pdata = pd;

@@ -596,13 +596,17 @@ test_mpa_bad_rev(void)
 static void
 test_mpa_markers(void)
 {
-  g_test_summary("An MPA Request asking for markers gets a Reply with R set, then a close");
+  g_test_summary("An RFC 6581 MPA Request asking for markers gets a Reply with R set (and, as "
+                 "RFC 6581 10 asks of an enhanced request's reject, the S bit and a control "
+                 "word), then a close");
   int fd = mpa_connect();
   mpa_request(fd, "MPA ID Req Frame", 0x80 | 0x10, 2, 4, 4);
-  uint8_t rep[20];
+  uint8_t rep[24];
   g_assert_cmpuint(peer_read(fd, rep, 20), ==, 20);
   g_assert_cmpmem(rep, 16, "MPA ID Rep Frame", 16);
-  g_assert_cmphex(rep[16] & 0x20, ==, 0x20);
+  g_assert_cmphex(rep[16] & 0x30, ==, 0x30);
+  g_assert_cmpuint((size_t) rep[18] << 8 | rep[19], ==, 4);
+  g_assert_cmpuint(peer_read(fd, rep + 20, 4), ==, 4);
   expect_refused(fd);
 }
 
