@@ -7,7 +7,7 @@
  * Interop defaults (reference/wire.md 7): we send Rev 2 with the 0x10 bit
  * and Control Flag A, offering Write and Read RTRs; as responder we echo A
  * and pick Write if offered, then Read.  CRC is used when either side asks
- * (RFC 5044 7.1.2: it MUST be used if the peer requests it); markers are
+ * (RFC 5044 7.1.1, C bit: it MUST be used if the peer requests it); markers are
  * refused with a Reject, as siw does.
  *
  * SPDX-License-Identifier: MIT
@@ -220,7 +220,7 @@ passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *p
     qp->cs = IW_CS_RTR_WAIT;
     iw_timed_add(qp, IW_CONNECT_TIMEOUT_US);
   } else {
-    /* RFC 5044 7.1: the initiator sends first; hold our FPDUs until then. */
+    /* RFC 5044 7.1.2 (rule 4): the initiator sends first; hold our FPDUs until then. */
     qp->tx_hold = TRUE;
     iw_qp_go_rts(qp);
     iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len, RNICPI_CM_REASON_NONE);
@@ -465,7 +465,7 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
     goto out;
   }
   if (c->req.markers) {
-    /* RFC 5044 7.1.2: we do not do markers; refuse like siw. */
+    /* RFC 5044 4.3, 7.1.1 (M bit): we do not do markers; refuse like siw. */
     /* RFC 6581 10: an enhanced request's reject is enhanced too. */
     iw_mpa_msg_t rej = { .reply = true, .reject = true, .rev = c->req.rev,
                          .enhanced = c->req.enhanced };

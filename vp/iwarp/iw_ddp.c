@@ -732,7 +732,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     iw_qp_go_rts(qp);
     iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len, RNICPI_CM_REASON_NONE);
   }
-  /* RFC 5044 7.1: without an RTR the responder sends after the first FPDU
+  /* RFC 5044 7.1.2 (rule 4): without an RTR the responder sends after the first FPDU
    * (the caller of iw_rx_progress transmits). */
   qp->tx_hold = FALSE;
   return qp->fd >= 0;
@@ -790,7 +790,7 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
         uint32_t wire = (uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16 |
                         (uint32_t) c[3] << 24;
         if (wire != crc) {
-          /* RFC 5044 7.2: a bad CRC ends the stream with a Terminate. */
+          /* RFC 5044 8: a bad CRC ends the stream with a Terminate. */
           g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num,
                     wire, crc);
           rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* RFC 5044 7.1: the 16-byte keys of the request and reply frames. */
+/* RFC 5044 7.1.1: the 16-byte keys of the request and reply frames. */
 #define IW_MPA_KEY_REQ "MPA ID Req Frame"
 #define IW_MPA_KEY_REP "MPA ID Rep Frame"
 #define IW_MPA_KEY_LEN 16
@@ -24,7 +24,7 @@ enum iw_mpa_flags {
   IW_MPA_FLAG_ENHANCED = 0x10, /* RFC 6581: the control word leads the private data */
   /* Not in any RFC: a Res bit this RNIC sets when it offers the RFC 7306
    * extensions (atomics), which have no negotiation of their own.  A peer
-   * that does not know it ignores it (RFC 5044 7.1: Res is ignored on
+   * that does not know it ignores it (RFC 5044 7.1.1: Res is ignored on
    * receipt), so the reply comes back without it and the connection does
    * without.  siw uses 0x08 the same way (MPA_RR_FLAG_GSO_EXP). */
   IW_MPA_FLAG_RFC7306 = 0x04,
@@ -33,7 +33,7 @@ enum iw_mpa_flags {
 /* RFC 5044: at most 512 bytes of private data in a request or reply. */
 #define IW_MPA_PDATA_MAX 512
 
-/* RFC 5044 7.1 request/reply header; private data follows. */
+/* RFC 5044 7.1.1 request/reply header; private data follows. */
 typedef struct __attribute__((packed)) iw_mpa_rr {
   char key[IW_MPA_KEY_LEN];
   uint8_t flags;

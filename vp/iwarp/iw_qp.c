@@ -183,7 +183,7 @@ iw_qp_init_stream(iw_qp_t *qp)
   }
   iw_tx_drop(qp);
   iw_rx_reset(qp);
-  /* RFC 5044 8: an FPDU fits the path's MULPDU, so that it can ride one
+  /* RFC 5044 4.5: an FPDU fits the path's MULPDU, so that it can ride one
    * TCP segment: MULPDU = EMSS - (6 + EMSS mod 4) without markers. */
   int emss = 0;
   socklen_t sl = sizeof(emss);

@@ -2,7 +2,7 @@
  * vp/iwarp transmit side: the requester (Send, RDMA Write, RDMA Read
  * Request), the read responder's Read Responses, Terminates and RTRs,
  * segmented into FPDUs of at most the path's MULPDU (RFC 5041 5.2,
- * RFC 5044 4.1, 8).  Payload goes from the registered memory straight to
+ * RFC 5044 4.1, 4.5).  Payload goes from the registered memory straight to
  * the socket with sendmsg(): no copy.  Up to IW_TX_FPDUS FPDUs are framed
  * into one batch and written by one call (a Read Response, the Send behind
  * it and the delivery fence after that share one TCP segment).  Messages
