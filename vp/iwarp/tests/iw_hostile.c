@@ -319,20 +319,39 @@ expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
 static const uint64_t two_ids[] = { 0x11, 0x12 };
 static const rnicpi_wc_status_t two_flushed[] = { RNICPI_WC_WR_FLUSH_ERR, RNICPI_WC_WR_FLUSH_ERR };
 
+/* Builds the one bad ULPDU for victim @v into @u (64 bytes); its length. */
+typedef size_t (*bad_frame_fn)(const victim_t *v, uint8_t *u);
+
+/* A connected, loaded victim gets the ULPDU @build makes and must answer
+ * with the Terminate @layer/@etype/@code, both its receives flushed. */
 static void
-test_bad_length(void)
+bad_frame_terminates(bad_frame_fn build, uint8_t layer, uint8_t etype, uint8_t code)
 {
-  g_test_summary("An FPDU whose ULPDU_Length cannot hold its DDP header: RDMAP remote "
-                 "operation error, unspecified (0/2/0xff)");
   victim_t v;
   victim_new(&v, REGION);
   victim_connect(&v, FALSE);
   victim_load(&v);
   uint8_t u[64];
-  untagged(u, 0x3, 0, 1, 0, TRUE);
-  peer_fpdu(v.peer, v.crc, u, 10, FALSE); /* a Send cut to 10 bytes */
-  expect_terminate(&v, 0, 2, 0xff, two_ids, two_flushed, 2);
+  size_t n = build(&v, u);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  expect_terminate(&v, layer, etype, code, two_ids, two_flushed, 2);
   victim_free(&v);
+}
+
+static size_t
+frame_cut_send(const victim_t *v, uint8_t *u)
+{
+  (void) v;
+  untagged(u, 0x3, 0, 1, 0, TRUE);
+  return 10; /* a Send cut to 10 bytes */
+}
+
+static void
+test_bad_length(void)
+{
+  g_test_summary("An FPDU whose ULPDU_Length cannot hold its DDP header: RDMAP remote "
+                 "operation error, unspecified (0/2/0xff)");
+  bad_frame_terminates(frame_cut_send, 0, 2, 0xff);
 }
 
 static void
@@ -353,20 +372,19 @@ test_bad_crc(void)
   victim_free(&v);
 }
 
+static size_t
+frame_write_unknown_stag(const victim_t *v, uint8_t *u)
+{
+  size_t n = tagged(u, 0x0, (uint32_t) v->mr->rkey ^ 0x5a5a5a00u, 0);
+  memset(u + n, 0xee, 16);
+  return n + 16;
+}
+
 static void
 test_unknown_stag(void)
 {
   g_test_summary("An RDMA Write to an STag nobody registered: DDP tagged, invalid STag (1/1/0)");
-  victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
-  uint8_t u[64];
-  size_t n = tagged(u, 0x0, v.mr->rkey ^ 0x5a5a5a00u, 0);
-  memset(u + n, 0xee, 16);
-  peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
-  expect_terminate(&v, 1, 1, 0x00, two_ids, two_flushed, 2);
-  victim_free(&v);
+  bad_frame_terminates(frame_write_unknown_stag, 1, 1, 0x00);
 }
 
 static void
@@ -456,24 +474,23 @@ test_read_source_beyond(void)
   victim_free(&v);
 }
 
+static size_t
+frame_send_invalidate(const victim_t *v, uint8_t *u)
+{
+  size_t n = untagged(u, 0x4, 0, 1, 0, TRUE);
+  uint32_t inv = htonl((uint32_t) v->mr->rkey);
+  memcpy(u + 2, &inv, 4);
+  memset(u + n, 0x5a, 8);
+  return n + 8;
+}
+
 static void
 test_send_invalidate(void)
 {
   g_test_summary("A Send with Invalidate naming the victim's region: nothing here can be "
                  "invalidated, so RFC 5040 5.3's Terminate, RDMAP remote protection, STag "
                  "cannot be invalidated (0/1/9); the receive it used is flushed, not completed");
-  victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
-  uint8_t u[64];
-  size_t n = untagged(u, 0x4, 0, 1, 0, TRUE);
-  uint32_t inv = htonl((uint32_t) v.mr->rkey);
-  memcpy(u + 2, &inv, 4);
-  memset(u + n, 0x5a, 8);
-  peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
-  expect_terminate(&v, 0, 1, 0x09, two_ids, two_flushed, 2);
-  victim_free(&v);
+  bad_frame_terminates(frame_send_invalidate, 0, 1, 0x09);
 }
 
 static void
@@ -501,21 +518,21 @@ test_zero_length_read_response(void)
   victim_free(&v);
 }
 
+static size_t
+frame_immediate_data(const victim_t *v, uint8_t *u)
+{
+  (void) v;
+  size_t n = untagged(u, 0x8, 0, 1, 0, TRUE);
+  memset(u + n, 0xee, 8);
+  return n + 8;
+}
+
 static void
 test_unknown_opcode(void)
 {
   g_test_summary("An RDMAP opcode this connection does not speak (0x8, RFC 7306 Immediate "
                  "Data, not negotiated): RDMAP remote operation, invalid opcode (0/2/6)");
-  victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
-  uint8_t u[64];
-  size_t n = untagged(u, 0x8, 0, 1, 0, TRUE);
-  memset(u + n, 0xee, 8);
-  peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
-  expect_terminate(&v, 0, 2, 0x06, two_ids, two_flushed, 2);
-  victim_free(&v);
+  bad_frame_terminates(frame_immediate_data, 0, 2, 0x06);
 }
 
 /* ---- MPA Requests -------------------------------------------------------- */
