@@ -287,8 +287,9 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       return FALSE;
     }
     if (qn == IW_QN_SEND) {
-      if ((r->op == IW_OP_IMM || r->op == IW_OP_IMM_SE) && r->rwqe != NULL) {
-        /* RFC 7306 6.3: a message of its own, never inside a Send. */
+      if (rule->single && r->rwqe != NULL) {
+        /* A one-segment message (RFC 7306 Immediate Data) is a message of
+         * its own, never inside a Send's segments. */
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
         return FALSE;
       }
