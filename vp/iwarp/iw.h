@@ -325,6 +325,9 @@ typedef enum { IW_RX_HDR, IW_RX_PAYLOAD, IW_RX_TRAILER } iw_rxphase_t;
 /* Receive state of one FPDU. */
 typedef struct iw_rx {
   iw_rxphase_t phase;
+  /* The FPDU's length and headers: in hdr, or in the stage itself when the
+   * whole FPDU came in one read (parsed in place). */
+  const uint8_t *h;
   uint8_t hdr[IW_FPDU_LEN_BYTES + 18 + 64];
   uint32_t hdr_got, hdr_need;
   uint32_t ulpdu_len;

@@ -25,6 +25,7 @@ iw_rx_reset(iw_qp_t *qp)
 {
   iw_rx_t *r = &qp->rx;
   r->phase = IW_RX_HDR;
+  r->h = r->hdr;
   r->hdr_got = 0;
   r->hdr_need = 4;
   r->msg_off = 0;
@@ -39,10 +40,10 @@ static void
 rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
-  gboolean tagged = (r->hdr[2] & IW_DDP_TAGGED) != 0;
+  gboolean tagged = (r->h[2] & IW_DDP_TAGGED) != 0;
   uint32_t dlen = tagged ? sizeof(iw_ddp_tagged_t) : sizeof(iw_ddp_untagged_t);
-  const uint8_t *ddp = r->hdr_got >= 2 + dlen ? r->hdr + 2 : NULL;
-  const uint8_t *rd = r->op == IW_OP_READ_REQ && r->hdr_got >= 2 + dlen + 28 ? r->hdr + 2 + dlen
+  const uint8_t *ddp = r->hdr_got >= 2 + dlen ? r->h + 2 : NULL;
+  const uint8_t *rd = r->op == IW_OP_READ_REQ && r->hdr_got >= 2 + dlen + 28 ? r->h + 2 + dlen
                                                                                : NULL;
   iw_term_send(qp, layer, etype, code, ddp, dlen, r->ulpdu_len, rd, w);
 }
@@ -94,9 +95,9 @@ rx_parse_first(iw_qp_t *qp, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
   uint16_t ulen;
-  memcpy(&ulen, r->hdr, 2);
+  memcpy(&ulen, r->h, 2);
   r->ulpdu_len = ntohs(ulen);
-  uint8_t ctrl = r->hdr[2], rdmap = r->hdr[3];
+  uint8_t ctrl = r->h[2], rdmap = r->h[3];
   gboolean tagged = (ctrl & IW_DDP_TAGGED) != 0;
   r->op = rdmap & IW_RDMAP_OP_MASK;
   if ((ctrl & IW_DDP_DV_MASK) != IW_DDP_VERSION) {
@@ -191,9 +192,9 @@ static gboolean
 rx_segment_start(iw_qp_t *qp, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
-  const uint8_t *d = r->hdr + IW_FPDU_LEN_BYTES;
+  const uint8_t *d = r->h + IW_FPDU_LEN_BYTES;
   gboolean last = (d[0] & IW_DDP_LAST) != 0;
-  r->crc = qp->crc ? iw_crc32c(0, r->hdr, r->hdr_need) : 0;
+  r->crc = qp->crc ? iw_crc32c(0, r->h, r->hdr_need) : 0;
   r->payload_got = 0;
   r->niov = 0;
   r->mr = NULL;
@@ -614,7 +615,7 @@ static gboolean
 rx_segment_end(iw_qp_t *qp, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
-  const uint8_t *d = r->hdr + IW_FPDU_LEN_BYTES;
+  const uint8_t *d = r->h + IW_FPDU_LEN_BYTES;
   gboolean last = (d[0] & IW_DDP_LAST) != 0;
   gboolean rtr_done = FALSE;
   switch (r->op) {
@@ -739,6 +740,48 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
   return qp->fd >= 0;
 }
 
+/* The pad and CRC that end an FPDU (RFC 5044 4.1): FALSE, with a Terminate
+ * sent, when the CRC is wrong. */
+static gboolean
+rx_trailer_ok(iw_qp_t *qp, const uint8_t *trailer, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  if (!qp->crc)
+    return TRUE;
+  uint32_t pad = r->trailer_need - IW_FPDU_CRC_BYTES;
+  uint32_t crc = pad > 0 ? iw_crc32c(r->crc, trailer, pad) : r->crc;
+  const uint8_t *c = trailer + pad;
+  uint32_t wire = (uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16 |
+                  (uint32_t) c[3] << 24;
+  if (wire == crc)
+    return TRUE;
+  /* RFC 5044 8: a bad CRC ends the stream with a Terminate. */
+  g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num, wire, crc);
+  rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);
+  return FALSE;
+}
+
+/* The stage holds a whole FPDU of @len bytes at @p: act on it where it
+ * lies, with the same steps as one read piecewise, minus the copies. */
+static gboolean
+rx_whole(iw_qp_t *qp, const uint8_t *p, uint32_t len, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  r->h = p;
+  r->hdr_got = 4;
+  r->st_pos += len;
+  if (!rx_parse_first(qp, w))
+    return FALSE;
+  r->hdr_got = r->hdr_need;
+  if (!rx_segment_start(qp, w))
+    return FALSE;
+  /* The pass holds mr_lock: the regions rx_segment_start checked stay. */
+  const uint8_t *q = p + r->hdr_need;
+  if (r->payload > 0)
+    q += rx_place_staged(qp, q, r->payload);
+  return rx_trailer_ok(qp, q, w) && rx_segment_end(qp, w);
+}
+
 /* The bytes in the stage, in order: headers, payload, trailers. */
 static void
 rx_consume(iw_qp_t *qp, iw_work_t *w)
@@ -750,6 +793,16 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
     uint32_t avail = r->st_len - r->st_pos, k;
     switch (r->phase) {
     case IW_RX_HDR:
+      if (r->hdr_got == 0 && avail >= 4) {
+        uint32_t ulen = (uint32_t) p[0] << 8 | p[1];
+        uint32_t len = IW_FPDU_LEN_BYTES + ulen + iw_fpdu_pad(ulen) + IW_FPDU_CRC_BYTES;
+        if (len <= avail) {
+          if (!rx_whole(qp, p, len, w))
+            return;
+          break;
+        }
+      }
+      r->h = r->hdr;
       k = MIN(avail, r->hdr_need - r->hdr_got);
       memcpy(r->hdr + r->hdr_got, p, k);
       r->st_pos += k;
@@ -784,21 +837,7 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
       r->trailer_got += k;
       if (r->trailer_got < r->trailer_need)
         continue;
-      if (qp->crc) {
-        uint32_t pad = r->trailer_need - IW_FPDU_CRC_BYTES;
-        uint32_t crc = pad > 0 ? iw_crc32c(r->crc, r->trailer, pad) : r->crc;
-        const uint8_t *c = r->trailer + pad;
-        uint32_t wire = (uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16 |
-                        (uint32_t) c[3] << 24;
-        if (wire != crc) {
-          /* RFC 5044 8: a bad CRC ends the stream with a Terminate. */
-          g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num,
-                    wire, crc);
-          rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);
-          return;
-        }
-      }
-      if (!rx_segment_end(qp, w))
+      if (!rx_trailer_ok(qp, r->trailer, w) || !rx_segment_end(qp, w))
         return;
       break;
     }

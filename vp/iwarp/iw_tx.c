@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -65,6 +66,27 @@ frame_ulpdu(iw_qp_t *qp, const uint8_t *ulpdu, uint32_t len, uint8_t *out)
   return n + IW_FPDU_CRC_BYTES;
 }
 
+/* A zero-length Read of our own, an RTR or a delivery fence, queued to be
+ * answered: it completes nothing.  Its unused gather list is not cleared
+ * (this runs per message). */
+static iw_swqe_t *
+internal_read(iw_qp_t *qp, gboolean fence)
+{
+  G_STATIC_ASSERT(offsetof(iw_swqe_t, total) ==
+                  offsetof(iw_swqe_t, sge) + sizeof(((iw_swqe_t *) NULL)->sge));
+  iw_swqe_t *s = iw_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
+  memset(s, 0, offsetof(iw_swqe_t, sge));
+  memset(&s->total, 0, sizeof(iw_swqe_t) - offsetof(iw_swqe_t, total));
+  s->internal = TRUE;
+  s->fence = fence;
+  s->wr.opcode = RNICPI_WR_RDMA_READ;
+  s->wr.rkey = 1;
+  s->sink_stag = 1;
+  iw_fifo_push(&qp->sq_out, s);
+  iw_fifo_push(&qp->orq, s);
+  return s;
+}
+
 /* The RFC 6581 ready-to-receive, sent by the initiator right after the
  * reply: a zero-length RDMA Write or Read Request with STag 1 (cxgb4 fails
  * tagged segments with STag 0, softiwarp issue #21). */
@@ -90,13 +112,7 @@ iw_tx_rtr(iw_qp_t *qp)
     memcpy(ulpdu, &u, sizeof(u));
     memcpy(ulpdu + sizeof(u), &r, sizeof(r));
     len = sizeof(u) + sizeof(r);
-    /* Its zero-length response completes nothing. */
-    iw_swqe_t *s = iw_cache_get0(&qp->swqe_cache, sizeof(iw_swqe_t));
-    s->internal = TRUE;
-    s->wr.opcode = RNICPI_WR_RDMA_READ;
-    s->sink_stag = 1;
-    iw_fifo_push(&qp->sq_out, s);
-    iw_fifo_push(&qp->orq, s);
+    internal_read(qp, FALSE);
   }
   uint32_t n = frame_ulpdu(qp, ulpdu, len, fpdu);
   return iw_sock_send_all(qp->fd, fpdu, n);
@@ -195,13 +211,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   iw_swqe_t *s = iw_fifo_peek(&qp->sq);
   if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
       (s == NULL || qp->unfenced >= 16)) {
-    iw_swqe_t *f = iw_cache_get0(&qp->swqe_cache, sizeof(iw_swqe_t));
-    f->internal = f->fence = TRUE;
-    f->wr.opcode = RNICPI_WR_RDMA_READ;
-    f->wr.rkey = 1;
-    f->sink_stag = 1;
-    iw_fifo_push(&qp->sq_out, f);
-    iw_fifo_push(&qp->orq, f);
+    iw_swqe_t *f = internal_read(qp, TRUE);
     qp->ord_used++;
     qp->fence_out = TRUE;
     qp->unfenced = 0;
