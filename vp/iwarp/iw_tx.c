@@ -13,7 +13,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -67,21 +66,26 @@ frame_ulpdu(iw_qp_t *qp, const uint8_t *ulpdu, uint32_t len, uint8_t *out)
 }
 
 /* A zero-length Read of our own, an RTR or a delivery fence, queued to be
- * answered: it completes nothing.  Its unused gather list is not cleared
- * (this runs per message). */
+ * answered: it completes nothing.  Only the fields such a Read uses are
+ * set (this runs per message). */
 static iw_swqe_t *
 internal_read(iw_qp_t *qp, gboolean fence)
 {
-  G_STATIC_ASSERT(offsetof(iw_swqe_t, total) ==
-                  offsetof(iw_swqe_t, sge) + sizeof(((iw_swqe_t *) NULL)->sge));
   iw_swqe_t *s = iw_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
-  memset(s, 0, offsetof(iw_swqe_t, sge));
-  memset(&s->total, 0, sizeof(iw_swqe_t) - offsetof(iw_swqe_t, total));
+  s->wr.opcode = RNICPI_WR_RDMA_READ;
+  s->wr.flags = 0;
+  s->wr.num_sge = 0;
+  s->wr.rkey = 1;
+  s->wr.remote_addr = 0;
+  s->total = s->got = 0;
+  s->done = s->sent = FALSE;
+  s->status = RNICPI_WC_SUCCESS;
   s->internal = TRUE;
   s->fence = fence;
-  s->wr.opcode = RNICPI_WR_RDMA_READ;
-  s->wr.rkey = 1;
+  s->req_id = 0;
   s->sink_stag = 1;
+  s->sink_to = 0;
+  s->sink = NULL;
   iw_fifo_push(&qp->sq_out, s);
   iw_fifo_push(&qp->orq, s);
   return s;
@@ -437,11 +441,13 @@ tx_frame(iw_qp_t *qp)
   memcpy(fh, &l, 2);
   uint32_t hdr_len = IW_FPDU_LEN_BYTES + hlen;
   b->lin_len += hdr_len;
-  tx_iov_add(b, fh, hdr_len);
   uint32_t crc = qp->crc ? iw_crc32c(0, fh, hdr_len) : 0;
 
-  /* The payload, from the source memory. */
+  /* The payload, from the source memory: copied behind the header (the
+   * whole FPDU is then one iovec, added at the end) or named in place. */
   gboolean inline_ = chunk <= IW_TX_INLINE;
+  if (!inline_)
+    tx_iov_add(b, fh, hdr_len);
   uint32_t want = chunk;
   while (want > 0) {
     const uint8_t *src;
@@ -465,7 +471,6 @@ tx_frame(iw_qp_t *qp)
       crc = iw_crc32c(crc, src, n);
     if (inline_) {
       memcpy(b->lin + b->lin_len, src, n);
-      tx_iov_add(b, b->lin + b->lin_len, n);
       b->lin_len += n;
     } else {
       tx_iov_add(b, src, n);
@@ -479,8 +484,11 @@ tx_frame(iw_qp_t *qp)
     crc = iw_crc32c(crc, trailer, pad);
   put_crc(trailer + pad, fpdu_crc_final(qp, crc));
   b->lin_len += pad + IW_FPDU_CRC_BYTES;
-  tx_iov_add(b, trailer, pad + IW_FPDU_CRC_BYTES);
   f->len = hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
+  if (inline_)
+    tx_iov_add(b, fh, f->len);
+  else
+    tx_iov_add(b, trailer, pad + IW_FPDU_CRC_BYTES);
   b->len += f->len;
   t->off += chunk;
   if (t->off == t->len && t->imm_next) {
@@ -501,18 +509,23 @@ tx_write(iw_qp_t *qp)
   iw_txbatch_t *b = qp->tx.b;
   while (b->sent < b->len) {
     struct iovec iov[IW_TX_IOV];
-    int n = 0;
-    size_t skip = b->sent;
-    for (int i = 0; i < b->niov; i++) {
-      if (skip >= b->iov[i].iov_len) {
-        skip -= b->iov[i].iov_len;
-        continue;
+    struct msghdr mh = { .msg_iov = b->iov, .msg_iovlen = b->niov };
+    if (b->sent > 0) {
+      /* The rest of a batch the socket took in part. */
+      int n = 0;
+      size_t skip = b->sent;
+      for (int i = 0; i < b->niov; i++) {
+        if (skip >= b->iov[i].iov_len) {
+          skip -= b->iov[i].iov_len;
+          continue;
+        }
+        iov[n].iov_base = (uint8_t *) b->iov[i].iov_base + skip;
+        iov[n++].iov_len = b->iov[i].iov_len - skip;
+        skip = 0;
       }
-      iov[n].iov_base = (uint8_t *) b->iov[i].iov_base + skip;
-      iov[n++].iov_len = b->iov[i].iov_len - skip;
-      skip = 0;
+      mh.msg_iov = iov;
+      mh.msg_iovlen = n;
     }
-    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
     ssize_t r = sendmsg(qp->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (r < 0) {
       if (errno == EINTR)
