@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -93,10 +94,9 @@ crc32c(const uint8_t *p, size_t n)
 
 /* Frame @ulpdu as an FPDU (RFC 5044 4.1; CRC least significant byte
  * first); @bad flips a CRC bit. */
-static void
-peer_fpdu(int fd, gboolean crc, const uint8_t *ulpdu, size_t len, gboolean bad)
+static size_t
+fpdu_build(uint8_t *f, gboolean crc, const uint8_t *ulpdu, size_t len, gboolean bad)
 {
-  uint8_t f[4096];
   f[0] = (uint8_t) (len >> 8);
   f[1] = (uint8_t) len;
   memcpy(f + 2, ulpdu, len);
@@ -108,7 +108,14 @@ peer_fpdu(int fd, gboolean crc, const uint8_t *ulpdu, size_t len, gboolean bad)
     c ^= 1;
   for (int i = 0; i < 4; i++)
     f[n++] = (uint8_t) (c >> (8 * i));
-  peer_write(fd, f, n);
+  return n;
+}
+
+static void
+peer_fpdu(int fd, gboolean crc, const uint8_t *ulpdu, size_t len, gboolean bad)
+{
+  uint8_t f[4096];
+  peer_write(fd, f, fpdu_build(f, crc, ulpdu, len, bad));
 }
 
 /* The ULPDU of the next FPDU, into @u (room for 65535); its length, or -1 at EOF. */
@@ -518,6 +525,69 @@ test_zero_length_read_response(void)
   victim_free(&v);
 }
 
+/* A zero-length Read Request naming @sink as its Data Sink, framed at @f. */
+static size_t
+zero_read_build(uint8_t *f, gboolean crc, uint32_t msn, uint32_t sink)
+{
+  uint8_t u[64] = { 0 };
+  size_t n = untagged(u, 0x1, 1, msn, 0, TRUE);
+  uint32_t s = htonl(sink);
+  memcpy(u + n, &s, 4);
+  return fpdu_build(f, crc, u, n + 28, FALSE);
+}
+
+static void
+test_byte_by_byte(void)
+{
+  g_test_summary("Two Sends and three zero-length RDMA Reads written one byte per TCP segment "
+                 "(every header, payload and CRC split across reads): both Sends land with "
+                 "their bytes, and the Reads are answered in order, each with the Data Sink "
+                 "it named");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, TRUE);
+  recv_post(&v, 0, 64, 0x11);
+  recv_post(&v, 64, 64, 0x12);
+  uint8_t f[512], u[64];
+  size_t n = 0, h = untagged(u, 0x3, 0, 1, 0, TRUE);
+  memcpy(u + h, "eight b.", 8);
+  n += fpdu_build(f + n, v.crc, u, h + 8, FALSE);
+  n += zero_read_build(f + n, v.crc, 1, 0x5100);
+  n += zero_read_build(f + n, v.crc, 2, 0x5100);
+  h = untagged(u, 0x3, 0, 2, 0, TRUE);
+  memcpy(u + h, "thirteen byte", 13); /* with a pad of 1 */
+  n += fpdu_build(f + n, v.crc, u, h + 13, FALSE);
+  n += zero_read_build(f + n, v.crc, 3, 0x5200);
+  int one = 1;
+  setsockopt(v.peer, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  for (size_t i = 0; i < n; i++) {
+    peer_write(v.peer, f + i, 1);
+    g_usleep(100);
+  }
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 8);
+  g_assert_cmpmem(v.buf, 8, "eight b.", 8);
+  wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x12);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 13);
+  g_assert_cmpmem(v.buf + 64, 13, "thirteen byte", 13);
+  static uint8_t r[65536];
+  const uint32_t sinks[] = { 0x5100, 0x5100, 0x5200 };
+  for (int i = 0; i < 3; i++) {
+    int len = peer_next_fpdu(v.peer, r);
+    g_assert_cmpint(len, ==, 14);
+    g_assert_cmphex(r[1] & 0x0f, ==, 0x2); /* Read Response */
+    uint32_t stag;
+    memcpy(&stag, r + 2, 4);
+    g_assert_cmphex(ntohl(stag), ==, sinks[i]);
+  }
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
+  victim_free(&v);
+}
+
 static size_t
 frame_immediate_data(const victim_t *v, uint8_t *u)
 {
@@ -717,6 +787,7 @@ main(int argc, char **argv)
 
   g_test_add_func("/iwarp/hostile/fpdu/bad-length", test_bad_length);
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
+  g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
   g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
   g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
