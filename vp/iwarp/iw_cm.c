@@ -544,7 +544,11 @@ iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
     goto out;
   }
   fd = listen_socket(port);
-  if (fd < 0 || listen(fd, 128) != 0) {
+  /* The largest backlog (SOMAXCONN; the kernel caps it at net.core.somaxconn): with a short
+   * accept queue a burst of connects (iwarp-scale keeps 256 in flight) has
+   * SYNs and ACKs dropped and retried seconds later, past the connect
+   * timeout of a busy host. */
+  if (fd < 0 || listen(fd, SOMAXCONN) != 0) {
     int e = errno;
     g_debug("iwarp0: listening on TCP port %u: %s", port, g_strerror(e));
     st = e == EADDRINUSE ? RNICPI_EEXIST : e == EACCES ? RNICPI_EACCES : RNICPI_EIO;
