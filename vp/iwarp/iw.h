@@ -431,11 +431,6 @@ typedef struct iw_qp {
   iw_fifo_t orq;              /* iw_swqe_t: RDMA Reads and atomics waiting for their response */
   iw_fifo_t rq;               /* iw_rwqe_t */
   iw_fifo_t irq;              /* iw_rresp_t: inbound reads and atomics to answer */
-  /* Zero-length Reads to answer before everything in irq (counted, not
-   * queued: a delivery fence per message), and the sink they name. */
-  uint32_t rr_zero;
-  uint32_t rr_zero_stag;
-  uint64_t rr_zero_to;
   iw_cache_t swqe_cache, rwqe_cache, rresp_cache;
   uint32_t ord_used;
   uint32_t sq_used;            /* consumer WRs posted and not completed */

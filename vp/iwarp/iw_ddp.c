@@ -611,59 +611,6 @@ rx_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   return TRUE;
 }
 
-/* An RDMA Read Request (RFC 5040 4.4, 5.2.3): queued to be answered in
- * order.  Zero-length ones (delivery fences, RTRs) take no resources: while
- * nothing else waits they are only counted (qp->rr_zero), every one with
- * the sink the first named. */
-static gboolean
-rx_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *w)
-{
-  qp->msn_rx[IW_QN_READ_REQ]++;
-  iw_rdmap_readreq_t rq;
-  memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
-  uint32_t len = iw_be32(rq.size_be), sink_stag = iw_be32(rq.sink_stag_be);
-  uint64_t sink_to = iw_be64(rq.sink_to_be);
-  if (qp->cs == IW_CS_RTR_WAIT) {
-    if (len != 0) {
-      rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
-      return FALSE;
-    }
-    *rtr_done = TRUE;
-  } else if (len > 0 && ird_full(qp)) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
-    return FALSE;
-  }
-  if (len == 0 && iw_fifo_empty(&qp->irq) &&
-      (qp->rr_zero == 0 || (qp->rr_zero_stag == sink_stag && qp->rr_zero_to == sink_to))) {
-    qp->rr_zero++;
-    qp->rr_zero_stag = sink_stag;
-    qp->rr_zero_to = sink_to;
-    return TRUE;
-  }
-  uint32_t src_stag = iw_be32(rq.src_stag_be);
-  uint64_t src_to = iw_be64(rq.src_to_be);
-  if (len > 0) {
-    uint8_t layer, etype, code;
-    iw_mr_t *mr;
-    iw_mr_lock(qp);
-    tagged_check(qp, src_stag, src_to, len, RNICPI_ACCESS_REMOTE_READ, TRUE, &layer, &etype, &code,
-                 &mr);
-    iw_mr_unlock(qp);
-    if (code != 0xff) {
-      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
-      return FALSE;
-    }
-  }
-  iw_rresp_t *rr = iw_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
-  rr->sink_stag = sink_stag;
-  rr->sink_to = sink_to;
-  rr->len = len;
-  rr->src_stag = src_stag;
-  rr->src_to = src_to;
-  iw_fifo_push(&qp->irq, rr);
-  return TRUE;
-}
-
 static gboolean
 rx_segment_end(iw_qp_t *qp, iw_work_t *w)
 {
@@ -722,10 +669,43 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       r->msg_off = 0;
     }
     break;
-  case IW_OP_READ_REQ:
-    if (!rx_read_req(qp, d, &rtr_done, w))
+  case IW_OP_READ_REQ: {
+    qp->msn_rx[IW_QN_READ_REQ]++;
+    iw_rdmap_readreq_t rq;
+    memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
+    iw_rresp_t *rr = iw_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
+    rr->sink_stag = iw_be32(rq.sink_stag_be);
+    rr->sink_to = iw_be64(rq.sink_to_be);
+    rr->len = iw_be32(rq.size_be);
+    rr->src_stag = iw_be32(rq.src_stag_be);
+    rr->src_to = iw_be64(rq.src_to_be);
+    if (qp->cs == IW_CS_RTR_WAIT) {
+      if (rr->len != 0) {
+        iw_cache_put(&qp->rresp_cache, rr);
+        rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
+        return FALSE;
+      }
+      rtr_done = TRUE;
+    } else if (rr->len > 0 && ird_full(qp)) {
+      iw_cache_put(&qp->rresp_cache, rr);
+      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;
+    } else if (rr->len > 0) {
+      uint8_t layer, etype, code;
+      iw_mr_t *mr;
+      iw_mr_lock(qp);
+      tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE, &layer,
+                   &etype, &code, &mr);
+      iw_mr_unlock(qp);
+      if (code != 0xff) {
+        iw_cache_put(&qp->rresp_cache, rr);
+        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
+        return FALSE;
+      }
+    }
+    iw_fifo_push(&qp->irq, rr);
     break;
+  }
   case IW_OP_IMM:
   case IW_OP_IMM_SE:
     if (!rx_imm(qp, d, w))

@@ -100,7 +100,6 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
     iw_qp_complete(qp, qp->rcq, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
     iw_cache_put(&qp->rwqe_cache, r);
   }
-  qp->rr_zero = 0;
   iw_rresp_t *rr;
   while ((rr = iw_fifo_pop(&qp->irq)) != NULL)
     iw_cache_put(&qp->rresp_cache, rr);
@@ -178,7 +177,6 @@ void
 iw_qp_init_stream(iw_qp_t *qp)
 {
   /* RFC 5041 5.1: MSNs start at 1 on each queue; we pre-increment. */
-  qp->rr_zero = 0;
   for (int i = 0; i < IW_QN_COUNT; i++) {
     qp->msn_tx[i] = 0;
     qp->msn_rx[i] = 1;

@@ -176,16 +176,6 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   if (qp->state != RNICPI_QPS_RTS || qp->tx_hold)
     return FALSE;
-  if (qp->rr_zero > 0) {
-    /* Zero-length Read Responses (RFC 5041 5.2: nothing is placed). */
-    qp->rr_zero--;
-    t->kind = IW_TX_RRESP;
-    t->op = IW_OP_READ_RESP;
-    t->stag = qp->rr_zero_stag;
-    t->to = qp->rr_zero_to;
-    t->src = (uint8_t *) "";
-    return TRUE;
-  }
   iw_rresp_t *rr = iw_fifo_pop(&qp->irq);
   if (rr != NULL && rr->atomic) {
     /* RFC 7306: executed when it came; its response carries the value. */
@@ -583,7 +573,7 @@ gboolean
 iw_tx_pending(iw_qp_t *qp)
 {
   return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
-         qp->term_pending || qp->rr_zero > 0 || !iw_fifo_empty(&qp->irq) || !iw_fifo_empty(&qp->sq) ||
+         qp->term_pending || !iw_fifo_empty(&qp->irq) || !iw_fifo_empty(&qp->sq) ||
          (qp->unfenced > 0 && !qp->fence_out);
 }
 
@@ -672,8 +662,7 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
       /* Drained: an orderly close sends its FIN now (RDMAC verbs 8.3.1:
        * graceful close once the send queue and reads are done). */
       if (qp->closing && qp->cs == IW_CS_RTS && iw_fifo_empty(&qp->sq) &&
-          qp->unfenced == 0 && iw_fifo_empty(&qp->orq) && iw_fifo_empty(&qp->irq) &&
-          qp->rr_zero == 0) {
+          qp->unfenced == 0 && iw_fifo_empty(&qp->orq) && iw_fifo_empty(&qp->irq)) {
         shutdown(qp->fd, SHUT_WR);
         qp->cs = IW_CS_CLOSING;
         iw_timed_add(qp, 5000000);
