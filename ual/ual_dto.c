@@ -71,8 +71,8 @@ ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
     return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "too many segments for EP %p",
                     (void *) (uintptr_t) ep->obj.handle);
   case RNICPI_ENOTSUP:
-    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' cannot execute this request on EP %p: its "
-                    "connection does not support it (atomics on iWARP need the RFC 7306 option at both ends: "
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' does not support this request on EP %p "
+                    "(see itapi-info for what it lists; atomics need the RFC 7306 option at both ends: "
                     "ITAPI_IWARP_RFC7306=1 on iwarp, ITAPI_EMUL_RFC7306=1 on emul)",
                     ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle);
   default:

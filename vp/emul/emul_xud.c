@@ -165,12 +165,15 @@ emul_x_ud_open(emul_qp_t *qp)
 {
   if (!emul_x_init())
     return;
-  for (int tries = 0; tries < 4096; tries++) {
+  int e = 0;
+  for (int tries = 1;; tries++) {
     struct sockaddr_un sa;
     socklen_t len = emul_x_addr("ud/", qp->base.qp_num, &sa);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
+    if (fd < 0) {
+      e = errno;
       break;
+    }
     if (bind(fd, (struct sockaddr *) &sa, len) == 0 && listen(fd, 64) == 0) {
       struct emul_xud *u = g_new0(struct emul_xud, 1);
       u->qp = qp;
@@ -179,15 +182,16 @@ emul_x_ud_open(emul_qp_t *qp)
       qp->xud = u;
       return;
     }
-    int e = errno;
+    e = errno;
     close(fd);
-    if (e != EADDRINUSE)
+    if (e != EADDRINUSE || tries == 4096)
       break;
     qp->base.qp_num = emul_fabric.next_qpn++;  /* another process's UD QP has it */
   }
   g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: UD QP %u is not reachable from other processes (no socket "
-        "itapi-emul/ud/%u: %s); datagrams between it and other processes are dropped, in-process ones "
-        "are not", qp->base.qp_num, qp->base.qp_num, g_strerror(errno));
+        "itapi-emul/ud/%u: %s%s); datagrams between it and other processes are dropped, in-process ones "
+        "are not", qp->base.qp_num, qp->base.qp_num, g_strerror(e),
+        e == EADDRINUSE ? ", and so were the 4095 numbers before it: destroy unused UD QPs" : "");
 }
 
 void

@@ -489,10 +489,6 @@ static gboolean
 rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
 {
   qp->msn_rx[IW_QN_READ_REQ]++;
-  if (qp->cs == IW_CS_RTR_WAIT) {
-    rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
-    return FALSE;
-  }
   if (ird_full(qp)) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;
