@@ -80,6 +80,24 @@ void conf_assert_empty(it_evd_handle_t evd);
 /* Poll a DTO completion; fail unless event, status and cookie match. */
 it_dto_cmpl_event_t conf_dto(it_evd_handle_t evd, it_event_type_t want, it_dto_status_t status,
                              it_dto_cookie_t cookie);
+/* Whether a request of completion @type that the peer must refuse with
+ * @want may complete with @got on @s's IA: @want itself; and where a
+ * completion means transmission (itx_ia_completion: iWARP), a Send or
+ * Write may also complete successfully or flushed, the refusal coming
+ * back as a broken connection.  Callers check the connection breaks. */
+gboolean conf_refusal_ok(conf_side_t *s, it_event_type_t type, it_dto_status_t got,
+                         it_dto_status_t want);
+/* conf_dto on @s's DTO EVD for a request the peer must refuse with
+ * @status, by conf_refusal_ok. */
+it_dto_cmpl_event_t conf_dto_refused(conf_side_t *s, it_event_type_t want, it_dto_status_t status,
+                                     it_dto_cookie_t cookie);
+/* Make what @s's EP sent so far (Sends, RDMA Writes) land at the peer
+ * before the test looks there.  On an IA whose completions mean placement
+ * (itx_ia_completion), nothing; otherwise (iWARP) a zero-length RDMA Read
+ * of @addr in @ctx, waited for on @s's DTO EVD (cookie
+ * CONF_PLACED_COOKIE): the peer answers it after placing what came first. */
+#define CONF_PLACED_COOKIE 0xf1ace0ffULL
+void conf_placed(conf_side_t *s, it_rdma_addr_t addr, it_rmr_context_t ctx);
 /* Register @len bytes (plus guards) in @s's PZ. */
 void conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs,
                   it_addr_mode_t mode);

@@ -153,6 +153,7 @@ test_rdma_write(void)
   conf_ok(it_post_rdma_write(p.a.ep, g, 2, 31, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(dst.data + 512), dst.ctx));
   conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 31);
+  conf_placed(&p.a, it_make_rdma_addr_absolute(dst.data + 512), dst.ctx);
   g_assert_cmpmem(dst.data + 512, 3000, src.data + 4096, 3000);
   g_assert_cmpmem(dst.data + 3512, 1000, src.data + 10, 1000);
   check_zero(&dst, 0, 512);
@@ -246,6 +247,7 @@ test_rdma_write_relative(void)
   conf_ok(it_post_rdma_write(p.a.ep, g, 2, 51, IT_COMPLETION_FLAG, it_make_rdma_addr_relative(2000),
                              dst.ctx));
   conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 51);
+  conf_placed(&p.a, it_make_rdma_addr_relative(2000), dst.ctx);
   g_assert_cmpmem(dst.data + 2000, 700, src.data + 1024, 700);
   g_assert_cmpmem(dst.data + 2700, 300, src.data, 300);
   check_zero(&dst, 0, 2000);
@@ -368,6 +370,7 @@ test_send_waits_for_recv(void)
   g_assert_cmpuint(ev.transferred_length, ==, 256);
   conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 80);
   conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 81);
+  conf_placed(&p.a, it_make_rdma_addr_absolute(tgt.data), tgt.ctx);
   g_assert_cmpmem(dst.data, 256, src.data, 256);
   g_assert_cmpmem(tgt.data, 256, src.data, 256);
   conf_assert_empty(p.a.dto);

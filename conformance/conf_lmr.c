@@ -42,6 +42,7 @@ write_and_check(conf_pair_t *p, conf_buf_t *src, conf_buf_t *dst, it_rmr_context
   conf_ok(it_post_rdma_write(p->a.ep, &s, 1, cookie, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(dst->data + off), ctx));
   conf_dto(p->a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, cookie);
+  conf_placed(&p->a, it_make_rdma_addr_absolute(dst->data + off), ctx);
   g_assert_cmpmem(dst->data + off, len, src->data, len);
   conf_buf_check_guards(dst);
 }
@@ -196,7 +197,7 @@ test_modify_privs(void)
   it_lmr_triplet_t s = conf_seg(&src, 0, 1024);
   conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 3, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(dst.data),
                              dst.ctx));
-  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 3);
+  conf_dto_refused(&p.a, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 3);
   it_event_t ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   assert_handle_eq(ev.conn.ep, p.a.ep);
   ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
@@ -464,7 +465,8 @@ test_unlinked_link_unlink(void)
   memset(dst.data, 0, dst.len);
   it_lmr_triplet_t s = conf_seg(&src, 0, 64);
   conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 6, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(dst.data), ctx1));
-  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 6);
+  conf_dto_refused(&p.a, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 6);
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   for (size_t i = 0; i < 64; i++)
     g_assert_cmpuint(dst.data[i], ==, 0);
   conf_ok(it_lmr_free(lmr));
@@ -626,6 +628,7 @@ test_iobl(void)
   conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 1, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute((char *) io + 100 + 1000), ctx));
   conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conf_placed(&p.a, it_make_rdma_addr_absolute((char *) io + 100 + 1000), ctx);
   g_assert_cmpmem(b.data + 1100, 3000, src.data, 3000);
   /* Outside the registered bytes: refused. */
   /* Local use: an addr.io triplet as an RDMA Write source. */
@@ -634,6 +637,7 @@ test_iobl(void)
   conf_ok(it_post_rdma_write(p.p.ep, &t, 1, 2, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(back.data),
                              back.ctx));
   conf_dto(p.p.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  conf_placed(&p.p, it_make_rdma_addr_absolute(back.data), back.ctx);
   g_assert_cmpmem(back.data, 3000, src.data, 3000);
   /* Refused lists. */
   it_lmr_handle_t bad;
@@ -675,6 +679,7 @@ test_iobl(void)
     conf_ok(it_post_rdma_write(p.a.ep, &w, 1, 4, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute((char *) io + 3 * pg), uctx));
     conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 4);
+    conf_placed(&p.a, it_make_rdma_addr_absolute((char *) io + 3 * pg), uctx);
     g_assert_cmpmem(b.data + 3 * pg, 1536, src.data, 1536);
     conf_ok(it_lmr_query(ul, IT_LMR_PARAM_ALL, &prm));
     g_assert_cmpint(prm.iobl_type, ==, IT_IOBL_VE_PAGE_LIST);

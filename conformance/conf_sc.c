@@ -94,6 +94,7 @@ test_convert(void)
   conf_ok(it_post_rdma_write(a.ep, &st, 1, 9, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(tgt.data + 100), tgt.ctx));
   conf_dto(a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 9);
+  conf_placed(&a, it_make_rdma_addr_absolute(tgt.data + 100), tgt.ctx);
   g_assert_cmpmem(tgt.data + 100, 3000, sbuf.data, 3000);
   conf_buf_check_guards(&tgt);
 

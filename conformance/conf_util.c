@@ -174,6 +174,43 @@ conf_dto(it_evd_handle_t evd, it_event_type_t want, it_dto_status_t status, it_d
   return ev.dto_cmpl;
 }
 
+gboolean
+conf_refusal_ok(conf_side_t *s, it_event_type_t type, it_dto_status_t got, it_dto_status_t want)
+{
+  if (got == want)
+    return TRUE;
+  /* Where a completion means transmission, the peer's refusal of a Send or
+   * Write (a Terminate) may come after the request completed, or flush it. */
+  return (type == IT_DTO_SEND_CMPL_EVENT || type == IT_DTO_RDMA_WRITE_CMPL_EVENT) &&
+         want != IT_DTO_SUCCESS && want != IT_DTO_ERR_FLUSHED &&
+         (got == IT_DTO_SUCCESS || got == IT_DTO_ERR_FLUSHED) &&
+         itx_ia_completion(s->ia) == ITX_COMPLETION_SENT;
+}
+
+it_dto_cmpl_event_t
+conf_dto_refused(conf_side_t *s, it_event_type_t want, it_dto_status_t status, it_dto_cookie_t cookie)
+{
+  it_event_t ev = conf_wait(s->dto, want);
+  if (!conf_refusal_ok(s, want, ev.dto_cmpl.dto_status, status))
+    g_error("%s (cookie 0x%" G_GINT64_MODIFIER "x) completed with status %d, expected %d%s",
+            itx_event_name(want), (guint64) ev.dto_cmpl.cookie, (int) ev.dto_cmpl.dto_status,
+            (int) status,
+            itx_ia_completion(s->ia) == ITX_COMPLETION_SENT ? " (or success, or flushed)" : "");
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, cookie);
+  return ev.dto_cmpl;
+}
+
+void
+conf_placed(conf_side_t *s, it_rdma_addr_t addr, it_rmr_context_t ctx)
+{
+  if (itx_ia_completion(s->ia) == ITX_COMPLETION_PLACED)
+    return;
+  /* A zero-length RDMA Read: the peer answers it only after it placed
+   * everything sent before it (RFC 5040 5.5, IBTA 9.5). */
+  conf_ok(it_post_rdma_read(s->ep, NULL, 0, CONF_PLACED_COOKIE, IT_COMPLETION_FLAG, addr, ctx));
+  conf_dto(s->dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, CONF_PLACED_COOKIE);
+}
+
 void
 conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs, it_addr_mode_t mode)
 {

@@ -396,7 +396,7 @@ role_target(gboolean memfd)
     it_lmr_triplet_t g = conf_seg(&rb, 0, 16);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 7, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute((void *) (uintptr_t) waddr), (it_rmr_context_t) wctx));
-    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 7);
+    conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 7);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     conf_buf_check_guards(&rb);
   } else if (sscanf(cmd, "check %u", &seed) == 1) {
@@ -826,7 +826,7 @@ rdma_with(child_t *c, gboolean overrun)
     it_lmr_triplet_t g = conf_seg(&lb, 0, len + 16);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 31, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
-    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 31);
+    conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 31);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     say(c->to, "guards\n");
   } else {
@@ -1244,7 +1244,7 @@ rdma_mapped_with(child_t *c, gboolean freed)
     it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
     conf_ok(it_post_rdma_write(s.ep, &over, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
   }
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 42);
+  conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 42);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   say(c->to, "guards\n");
   g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
@@ -1326,7 +1326,7 @@ test_windows(void)
   g_assert_cmpstr(u, ==, "unlinked");
   conf_buf_fill(&lb, 23);
   conf_ok(it_post_rdma_write(s.ep, &g, 1, 53, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 53);
+  conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 53);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
   reap_ok(&c);

@@ -273,7 +273,8 @@ main(int argc, char **argv)
         else
           g_string_append_printf(o, "%llu", x->value);
       }
-      g_string_append(o, "}, \"rnicpi_features\": [");
+      g_string_append_printf(o, "}, \"send_completion\": \"%s\", \"rnicpi_features\": [",
+                             itx_ia_completion(ia) == ITX_COMPLETION_PLACED ? "placed" : "sent");
       g_auto(GStrv) fs = g_strsplit(feat->str, " ", -1);
       for (char **x = fs; *x && **x; x++) {
         g_string_append(o, x == fs ? "" : ", ");
@@ -301,6 +302,11 @@ main(int argc, char **argv)
       g_string_append_printf(o, "    private data: connect %zu, accept %zu, reject %zu, disconnect %zu bytes\n",
                              info->connect_private_data_len, info->accept_private_data_len,
                              info->reject_private_data_len, info->disconnect_private_data_len);
+      g_string_append_printf(o, "    send completion: %s\n",
+                             itx_ia_completion(ia) == ITX_COMPLETION_PLACED
+                               ? "the peer placed the data (a refusal completes it in error)"
+                               : "the transport took the message (iWARP; a refusal breaks "
+                                 "the connection)");
       for (guint k = 0; k < f->len; k++) {
         field_t *x = &g_array_index(f, field_t, k);
         if (x->boolean && (opt_verbose || x->value))

@@ -142,6 +142,14 @@ ual_obj_destroy(ual_obj_t *o)
 }
 
 /* One block: info, spigots and their addresses, freed by it_ia_info_free. */
+itx_completion_t
+itx_ia_completion(it_ia_handle_t ia_handle)
+{
+  ual_ia_t *ia = ual_ia_get(ia_handle);
+  return ia != NULL && (ia->caps.features & RNICPI_CAP_PLACED_COMPLETION) ? ITX_COMPLETION_PLACED
+                                                                          : ITX_COMPLETION_SENT;
+}
+
 it_status_t
 it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
 {

@@ -121,6 +121,13 @@ void cert_pair_free(cert_pair_t *pr);
 void cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, uint64_t id);
 void cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off,
                     uint32_t len, uint64_t id, uint32_t flags, uint64_t raddr, uint64_t rkey);
+/* Make the Sends and Writes @pr's active side posted so far land before the
+ * test looks at the peer's memory.  With "completes-at-placement",
+ * nothing; otherwise a zero-length RDMA Read of @raddr/@rkey (the peer
+ * answers it after placing what came first, RFC 5040 5.5), whose
+ * completion (wr_id CERT_PLACED_ID) is taken from the send CQ. */
+#define CERT_PLACED_ID 0xf1ace0ffull
+void cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey);
 
 /* Test registration, one function per area. */
 void cert_register_device(void);

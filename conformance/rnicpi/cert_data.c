@@ -148,6 +148,7 @@ test_data_rdma_write(cert_t *f, gconstpointer data)
   g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(s.opcode, ==, RNICPI_WC_RDMA_WRITE);
   g_assert_cmphex(s.wr_id, ==, 0x32);
+  cert_placed(f, &pr, cert_raddr(&dst, 1000), dst.mr->rkey);
   cert_buf_check(&dst, 1000, 512, 11);
   for (size_t i = 0; i < 4096; i++)
     if (i < 1000 || i >= 1512)
@@ -224,6 +225,7 @@ test_data_zero_based(cert_t *f, gconstpointer data)
   cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, 128, 0x51, RNICPI_WR_SIGNALED, 64,
                  mr->rkey);
   g_assert_cmpint(cert_wc(pr.a.scq).status, ==, RNICPI_WC_SUCCESS);
+  cert_placed(f, &pr, 64, mr->rkey);
   g_assert_cmpmem(target + 64, 128, src.data, 128);
   g_assert_cmphex(target[63], ==, 0);
   g_assert_cmphex(target[192], ==, 0);
@@ -457,6 +459,7 @@ test_data_order(cert_t *f, gconstpointer data)
     g_assert_cmphex(wc[i].wr_id, ==, 0x800 + (uint64_t) i);
     g_assert_cmpint(wc[i].status, ==, RNICPI_WC_SUCCESS);
   }
+  cert_placed(f, &pr, cert_raddr(&tgt, 0), tgt.mr->rkey);
   cert_buf_check(&dst, 0, N * 16, 23);
   cert_buf_check(&tgt, 0, N * 16, 23);
 

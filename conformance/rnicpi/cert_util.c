@@ -526,6 +526,19 @@ cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, u
 
 /* One WR with one SGE (none when @b is NULL). */
 void
+cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey)
+{
+  if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION)
+    return;
+  cert_post_send(pr->a.qp, RNICPI_WR_RDMA_READ, NULL, 0, 0, CERT_PLACED_ID, RNICPI_WR_SIGNALED,
+                 raddr, rkey);
+  rnicpi_wc_t wc = cert_wc(pr->a.scq);
+  g_assert_cmphex(wc.wr_id, ==, CERT_PLACED_ID);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+}
+
+void
 cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off,
                uint32_t len, uint64_t id, uint32_t flags, uint64_t raddr, uint64_t rkey)
 {

@@ -8,7 +8,7 @@
 /**
  * @file itx.h
  * @brief Extensions: status names and messages, error details, the table of
- *        implemented calls, event names.
+ *        implemented calls, event names, what a send completion means.
  */
 #ifndef ITX_H
 #define ITX_H
@@ -51,6 +51,28 @@ const char *itx_error_detail(void);
  * @return a static string; "IT_EVENT_UNKNOWN" for unknown numbers.
  */
 const char *itx_event_name(it_event_type_t event);
+
+/** What a successful Send or RDMA Write completion promises on an IA. */
+typedef enum itx_completion {
+  /** The transport took the message (iWARP: RFC 5040 has no
+   *  acknowledgement).  The data is defined at the peer once a later RDMA
+   *  Read on the same endpoint completes, or a later Send arrives there; a
+   *  fault the peer finds breaks the connection, so the request may
+   *  already have completed successfully, or completes flushed. */
+  ITX_COMPLETION_SENT = 0,
+  /** The peer placed the data, and a fault the peer finds completes the
+   *  request in error (InfiniBand RC, the emulated RNIC). */
+  ITX_COMPLETION_PLACED = 1
+} itx_completion_t;
+
+/**
+ * @brief What a successful Send or RDMA Write completion means on an IA
+ *        (RNIC-PI capability "completes-at-placement").
+ * @param ia_handle an open IA.
+ * @return #ITX_COMPLETION_PLACED or #ITX_COMPLETION_SENT; the weaker
+ *         #ITX_COMPLETION_SENT for a handle that is not a live IA.
+ */
+itx_completion_t itx_ia_completion(it_ia_handle_t ia_handle);
 
 /** Whether this build implements an IT-API call. */
 typedef struct itx_call_info {

@@ -64,7 +64,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 5
+#define RNICPI_ABI_MINOR 6
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -198,7 +198,18 @@ typedef enum {
   /** capability "read-sink-window" (ABI 1.4): an RDMA Read may scatter into
    *  memory windows (#RNICPI_WR_SINK_MW) and invalidate its sink
    *  (#RNICPI_WR_RDMA_READ_INV, with RNICPI_CAP_LOCAL_INVALIDATE) */ \
-  X(RNICPI_CAP_READ_SINK_MW, 20, "read-sink-window")
+  X(RNICPI_CAP_READ_SINK_MW, 20, "read-sink-window")                          \
+  /** capability "completes-at-placement" (ABI 1.6): a successful Send or
+   *  RDMA Write completion means the peer placed the data, and a fault the
+   *  peer finds in the message completes that work request in error (IB
+   *  RC, whose completion follows the ACK; the emulated RNIC).  Without
+   *  it, the completion means the transport took the message (iWARP: RFC
+   *  5040 has no acknowledgement; siw and iWARP RNICs): the data is
+   *  defined at the peer once a later RDMA Read of the same QP completes
+   *  or a later Send arrives there, and a fault the peer finds comes back
+   *  as a Terminate that breaks the connection, so the work request may
+   *  already have completed successfully, or completes flushed. */ \
+  X(RNICPI_CAP_PLACED_COMPLETION, 21, "completes-at-placement")
 
 /** Feature bit values, generated from #RNICPI_CAP_LIST. */
 enum rnicpi_cap_bits {

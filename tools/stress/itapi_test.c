@@ -530,6 +530,7 @@ main(int argc, char **argv)
   cfg.three_way = info->three_way_handshake_support;
   cfg.disconnect_pdata = info->disconnect_private_data_len;
   cfg.ib = info->transport_type == IT_IB_TRANSPORT;
+  cfg.at_sent = itx_ia_completion(cfg.ia[0]) == ITX_COMPLETION_SENT;
   if (cfg.op_enabled[OP_ATOMIC] && !info->atomic_support) {
     if (ops_given)
       fprintf(stderr, "itapi-test: IA '%s' has no atomics (it_ia_info_t.atomic_support): "

@@ -147,6 +147,10 @@ typedef struct itest_config {
    * requests in flight toward a vanished peer may end in a remote error. */
   bool ib;
   size_t disconnect_pdata;  /* it_ia_info_t.disconnect_private_data_len */
+  /* itx_ia_completion() is ITX_COMPLETION_SENT (iWARP): a Write's
+   * completion says nothing of its placement, so every Write is read back
+   * and its target memory checked when that Read returns. */
+  bool at_sent;
   unsigned readback_pct;
   itest_close_t close;
   it_ia_handle_t ia[2];     /* [0] active side, [1] passive side */

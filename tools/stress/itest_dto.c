@@ -435,6 +435,20 @@ post_readback(itest_thread_t *th, itest_end_t *e, unsigned k)
     sq_unpost(e, k, "it_post_rdma_read (read-back of an RDMA Write)", st);
 }
 
+/* The target memory of RDMA Write @w (slot @k of @e) holds its pattern;
+ * otherwise the error is counted and the pair killed. */
+static bool
+check_target(itest_thread_t *th, itest_end_t *e, unsigned k, const itest_wr_t *w, const char *how)
+{
+  char what[112];
+  snprintf(what, sizeof(what), "RDMA Write (target slot %u offset %u, %s)", k, w->off, how);
+  bool ok = check_zone(th, e, w->seq, what, slot_ptr(e->peer, th->off_target, k) + w->off,
+                       pat_key(th, PK_WRITE, e->gid, w->seq), 0, w->len, ITEST_GUARD);
+  if (!ok)
+    pair_kill(e->pair);
+  return ok;
+}
+
 /* A successful send-queue completion: validate it.  Returns whether the
  * slot stays busy (a read-back was chained). */
 static bool
@@ -452,16 +466,12 @@ sq_success(itest_thread_t *th, itest_end_t *e, unsigned k, const it_dto_cmpl_eve
     st->bytes += w->len;
     return false;
   case WR_WRITE: {
-    char what[96];
-    snprintf(what, sizeof(what), "RDMA Write (target slot %u offset %u, checked in the target memory)",
-             k, w->off);
-    bool ok = check_zone(th, e, w->seq, what, slot_ptr(e->peer, th->off_target, k) + w->off,
-                         pat_key(th, PK_WRITE, e->gid, w->seq), 0, w->len, ITEST_GUARD);
-    if (!ok)
-      pair_kill(e->pair);
+    /* Completed at transmission: the target is checked when the Read
+     * behind it returns (the peer answers it after placing the Write). */
+    bool ok = th->cfg->at_sent || check_target(th, e, k, w, "checked in the target memory");
     st->ops[OP_WRITE]++;
     st->bytes += w->len;
-    if (ok && w->readback && e->pair->state == PAIR_RUNNING) {
+    if (ok && (w->readback || th->cfg->at_sent) && e->pair->state == PAIR_RUNNING) {
       post_readback(th, e, k);
       return e->sq[k].busy;
     }
@@ -478,6 +488,8 @@ sq_success(itest_thread_t *th, itest_end_t *e, unsigned k, const it_dto_cmpl_eve
     return false;
   }
   case WR_READBACK:
+    if (th->cfg->at_sent && !check_target(th, e, k, w, "checked in the target memory after a Read"))
+      return false;
     if (!check_zone(th, e, w->seq, "RDMA Read back of an RDMA Write", slot_ptr(e, th->off_sink, k),
                     pat_key(th, PK_WRITE, e->gid, w->seq), 0, w->len, ITEST_GUARD))
       pair_kill(e->pair);

@@ -150,7 +150,8 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
                           RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |              \
                           RNICPI_CAP_CQ_OVERFLOW_DETECT | RNICPI_CAP_MW_NARROW |          \
                           RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE |    \
-                          RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_READ_SINK_MW)
+                          RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_READ_SINK_MW |           \
+                          RNICPI_CAP_PLACED_COMPLETION)
 
 /* A key layout: the index field @ibits wide at @ishift, the tag @tbits
  * wide at @tshift (each at most 32 bits). */

@@ -85,6 +85,7 @@ typedef struct iw_config {
   uint64_t mpa_timeout_us; /* ITAPI_IWARP_MPA_TIMEOUT_MS: a request must arrive within */
   int poll_progress; /* ITAPI_IWARP_POLL_PROGRESS: an empty poll drives its QPs */
   uint32_t fpdu_max; /* ITAPI_IWARP_FPDU_MAX: cap on the FPDU size (bytes) */
+  int placed;        /* ITAPI_IWARP_COMPLETION: 1 "placed" (delivery fences), 0 "sent" */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -581,6 +582,15 @@ static inline gboolean
 iw_op_answered(uint8_t op)
 {
   return op == IW_OP_READ_REQ || op == IW_OP_ATOMIC_REQ;
+}
+
+/* Whether @qp's Sends and Writes complete when a delivery fence comes back
+ * (ITAPI_IWARP_COMPLETION=placed, toward a peer with an IRD to answer it)
+ * rather than at transmission. */
+static inline gboolean
+iw_qp_fenced(const iw_qp_t *qp)
+{
+  return iw_config.placed && qp->peer_ird > 0;
 }
 
 /* iw_term.c */

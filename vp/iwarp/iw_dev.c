@@ -50,6 +50,10 @@ config_load(gpointer unused)
   iw_config.poll_progress = env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
   iw_config.fpdu_max = (uint32_t) env_int("ITAPI_IWARP_FPDU_MAX", IW_FPDU_MAX, IW_FPDU_MIN,
                                           IW_FPDU_MAX);
+  const char *cm = g_getenv("ITAPI_IWARP_COMPLETION");
+  iw_config.placed = g_strcmp0(cm, "placed") == 0;
+  if (cm != NULL && *cm != '\0' && !iw_config.placed && strcmp(cm, "sent") != 0)
+    g_warning("ITAPI_IWARP_COMPLETION=%s is neither \"sent\" nor \"placed\"; using \"sent\"", cm);
   iw_crc_init();
   return NULL;
 }
@@ -246,6 +250,10 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
                 RNICPI_CAP_IRD_ORD_NEGOTIATED | RNICPI_CAP_READ_SINK_REMOTE_WRITE |
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
                 RNICPI_CAP_CQ_OVERFLOW_DETECT;
+  /* Sends and Writes complete at transmission, as on siw and iWARP RNICs,
+   * unless delivery fences are asked for. */
+  if (iw_config.placed)
+    c->features |= RNICPI_CAP_PLACED_COMPLETION;
   /* RFC 7306 atomics and immediate data: offered to every peer, used
    * toward one that offers them too (a connection without them refuses
    * them at post). */

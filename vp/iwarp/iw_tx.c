@@ -320,13 +320,14 @@ static void
 tx_framed(iw_qp_t *qp)
 {
   iw_tx_t *t = &qp->tx;
-  if (t->kind == IW_TX_SQ && !iw_op_answered(t->op) && qp->peer_ird > 0) {
+  if (t->kind == IW_TX_SQ && !iw_op_answered(t->op) && iw_qp_fenced(qp)) {
     /* RFC 5040 has no acknowledgement: TCP having a Send or Write says
-     * nothing of its placement (RDMAC verbs 8.1.3.1).  It completes when a
-     * later zero-length Read comes back: the peer answers Reads after it
-     * placed what came before them (RFC 5040 5.5), and a Terminate for the
-     * WR arrives before that answer.  The fence is framed behind this
-     * message, so its answer cannot come before this message is written. */
+     * nothing of its placement (RDMAC verbs 8.1.3.1).  With
+     * ITAPI_IWARP_COMPLETION=placed it completes when a later zero-length
+     * Read comes back: the peer answers Reads after it placed what came
+     * before them (RFC 5040 5.5), and a Terminate for the WR arrives before
+     * that answer.  The fence is framed behind this message, so its answer
+     * cannot come before this message is written. */
     t->wqe->sent = TRUE;
     qp->unfenced++;
   }
@@ -541,8 +542,8 @@ tx_written(iw_qp_t *qp, iw_txf_t *f, iw_work_t *w)
 {
   switch (f->done_kind) {
   case IW_TX_SQ:
-    /* Without a peer IRD there is no fence: complete at transmission. */
-    if (!iw_op_answered(f->op) && qp->peer_ird == 0 && f->wqe != NULL) {
+    /* Without delivery fences, complete at transmission. */
+    if (!iw_op_answered(f->op) && !iw_qp_fenced(qp) && f->wqe != NULL) {
       f->wqe->done = TRUE;
       iw_qp_sq_reap(qp, w);
     }
