@@ -937,6 +937,7 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
     conf_buf_fill(&lb, 9);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 62, IT_COMPLETION_FLAG, ra, ctx));
     conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 62);
+    conf_placed(&s, ra, ctx); /* before the child looks */
     if (rmr != IT_NULL_HANDLE) {
       conf_ok(it_post_rdma_read_to_rmr(s.ep, &t, 1, 63, IT_COMPLETION_FLAG,
                                        it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + 100)), ctx));
