@@ -80,11 +80,12 @@ void conf_assert_empty(it_evd_handle_t evd);
 /* Poll a DTO completion; fail unless event, status and cookie match. */
 it_dto_cmpl_event_t conf_dto(it_evd_handle_t evd, it_event_type_t want, it_dto_status_t status,
                              it_dto_cookie_t cookie);
-/* Whether a request of completion @type that the peer must refuse with
- * @want may complete with @got on @s's IA: @want itself; and where a
- * completion means transmission (itx_ia_completion: iWARP), a Send or
- * Write may also complete successfully or flushed, the refusal coming
- * back as a broken connection.  Callers check the connection breaks. */
+/* Whether a request of completion @type that must fail with @want may
+ * complete with @got on @s's IA: @want itself; and where a completion
+ * means transmission (itx_ia_completion: iWARP), a Send or Write the peer
+ * refuses (IT_DTO_ERR_REMOTE_ACCESS, IT_DTO_ERR_REMOTE_RESPONDER) may also
+ * complete successfully or flushed, the refusal coming back as a broken
+ * connection.  Callers check the connection breaks. */
 gboolean conf_refusal_ok(conf_side_t *s, it_event_type_t type, it_dto_status_t got,
                          it_dto_status_t want);
 /* conf_dto on @s's DTO EVD for a request the peer must refuse with

@@ -180,9 +180,10 @@ conf_refusal_ok(conf_side_t *s, it_event_type_t type, it_dto_status_t got, it_dt
   if (got == want)
     return TRUE;
   /* Where a completion means transmission, the peer's refusal of a Send or
-   * Write (a Terminate) may come after the request completed, or flush it. */
+   * Write (a Terminate) may come after the request completed, or flush it.
+   * A local error is found before anything is sent: no latitude there. */
   return (type == IT_DTO_SEND_CMPL_EVENT || type == IT_DTO_RDMA_WRITE_CMPL_EVENT) &&
-         want != IT_DTO_SUCCESS && want != IT_DTO_ERR_FLUSHED &&
+         (want == IT_DTO_ERR_REMOTE_ACCESS || want == IT_DTO_ERR_REMOTE_RESPONDER) &&
          (got == IT_DTO_SUCCESS || got == IT_DTO_ERR_FLUSHED) &&
          itx_ia_completion(s->ia) == ITX_COMPLETION_SENT;
 }

@@ -141,7 +141,6 @@ ual_obj_destroy(ual_obj_t *o)
   }
 }
 
-/* One block: info, spigots and their addresses, freed by it_ia_info_free. */
 itx_completion_t
 itx_ia_completion(it_ia_handle_t ia_handle)
 {
@@ -150,6 +149,7 @@ itx_ia_completion(it_ia_handle_t ia_handle)
                                                                           : ITX_COMPLETION_SENT;
 }
 
+/* One block: info, spigots and their addresses, freed by it_ia_info_free. */
 it_status_t
 it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
 {

@@ -524,7 +524,6 @@ cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, u
   cert_ok(DAT->post_recv(qp, &wr));
 }
 
-/* One WR with one SGE (none when @b is NULL). */
 void
 cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey)
 {
@@ -538,6 +537,7 @@ cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey)
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
 }
 
+/* One WR with one SGE (none when @b is NULL). */
 void
 cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off,
                uint32_t len, uint64_t id, uint32_t flags, uint64_t raddr, uint64_t rkey)

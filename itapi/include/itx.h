@@ -61,7 +61,9 @@ typedef enum itx_completion {
    *  already have completed successfully, or completes flushed. */
   ITX_COMPLETION_SENT = 0,
   /** The peer placed the data, and a fault the peer finds completes the
-   *  request in error (InfiniBand RC, the emulated RNIC). */
+   *  request in error (InfiniBand RC, the emulated RNIC, vp/iwarp with
+   *  ITAPI_IWARP_COMPLETION=placed except on a connection whose peer
+   *  announced an IRD of 0, or none with an ORD of 0 here). */
   ITX_COMPLETION_PLACED = 1
 } itx_completion_t;
 

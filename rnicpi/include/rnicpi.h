@@ -202,7 +202,9 @@ typedef enum {
   /** capability "completes-at-placement" (ABI 1.6): a successful Send or
    *  RDMA Write completion means the peer placed the data, and a fault the
    *  peer finds in the message completes that work request in error (IB
-   *  RC, whose completion follows the ACK; the emulated RNIC).  Without
+   *  RC, whose completion follows the ACK; the emulated RNIC; vp/iwarp with
+   *  ITAPI_IWARP_COMPLETION=placed, except toward a peer that announces an
+   *  IRD of 0, which cannot answer the delivery fence).  Without
    *  it, the completion means the transport took the message (iWARP: RFC
    *  5040 has no acknowledgement; siw and iWARP RNICs): the data is
    *  defined at the peer once a later RDMA Read of the same QP completes

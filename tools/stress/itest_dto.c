@@ -428,6 +428,7 @@ post_readback(itest_thread_t *th, itest_end_t *e, unsigned k)
   e->sq_busy--;
   sq_take(e, k, WR_READBACK, w.seq, w.len);
   e->sq[k].off = w.off;
+  e->sq[k].readback = w.readback; /* sampled, or only forced (at_sent) */
   it_lmr_triplet_t t = triplet(e, sink, w.len);
   it_status_t st = it_post_rdma_read(e->ep, &t, 1, e->sq[k].cookie, IT_COMPLETION_FLAG,
                                      peer_addr(e, th->off_target, k, w.off), e->peer_ctx);
@@ -493,7 +494,8 @@ sq_success(itest_thread_t *th, itest_end_t *e, unsigned k, const it_dto_cmpl_eve
     if (!check_zone(th, e, w->seq, "RDMA Read back of an RDMA Write", slot_ptr(e, th->off_sink, k),
                     pat_key(th, PK_WRITE, e->gid, w->seq), 0, w->len, ITEST_GUARD))
       pair_kill(e->pair);
-    st->readback++;
+    if (w->readback) /* sampled (--readback), not only forced by at_sent */
+      st->readback++;
     st->bytes += w->len;
     return false;
   case WR_FADD:

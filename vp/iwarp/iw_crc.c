@@ -270,6 +270,16 @@ iw_crc_init(void)
   pthread_once(&once, crc_do_init);
 }
 
+const char *
+iw_crc_impl_name(void)
+{
+#if defined(__x86_64__)
+  if (crc_impl == crc_sse42)
+    return fold_k_lo != 0 ? "fold" : "streams";
+#endif
+  return "tables";
+}
+
 uint32_t
 iw_crc32c(uint32_t crc, const void *buf, size_t len)
 {

@@ -118,5 +118,7 @@ iw_mpa_err_t iw_mpa_parse(const uint8_t *buf, size_t len, bool reply, iw_mpa_msg
  * feeding the result back continues it. */
 uint32_t iw_crc32c(uint32_t crc, const void *buf, size_t len);
 void iw_crc_init(void);
+/* The implementation iw_crc_init chose: "fold", "streams" or "tables". */
+const char *iw_crc_impl_name(void);
 
 #endif

@@ -80,6 +80,7 @@ main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   iw_crc_init();
+  g_test_message("implementation: %s", iw_crc_impl_name());
   buf = g_malloc(BUF);
   GRand *r = g_rand_new_with_seed(5044);
   for (size_t i = 0; i < BUF; i++)
