@@ -7,7 +7,8 @@
 
 /**
  * @file rnicpi_util.h
- * @brief Provider helpers: a completion ring that never drops an entry.
+ * @brief Provider helpers: a completion ring that never drops an entry,
+ *        intrusive work-queue FIFOs and a cache of freed entries.
  */
 #ifndef RNICPI_UTIL_H
 #define RNICPI_UTIL_H
@@ -318,6 +319,189 @@ rnicpi_cq_ring_push_notify(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc, rnicpi_no
   if (G_UNLIKELY(out & RNICPI_CQ_PUSH_NOTIFY))
     rnicpi_notify_batch_add(b, r);
   return (out & RNICPI_CQ_PUSH_OVERFLOW) != 0;
+}
+
+/**
+ * A FIFO of work-queue entries linked through a pointer inside each entry,
+ * at byte offset rnicpi_fifo::off: queueing allocates nothing.  An entry can sit in
+ * two FIFOs at once through two links (a Read in the send queue and in
+ * the queue of Reads waiting for their response).  No locking: callers
+ * hold their queue pair's lock.
+ */
+typedef struct rnicpi_fifo {
+  void *head;   /**< first entry, NULL when empty */
+  void *tail;   /**< last entry, NULL when empty */
+  uint32_t len; /**< entries queued */
+  uint32_t off; /**< offset of the link pointer inside an entry */
+} rnicpi_fifo_t;
+
+/** The link pointer of entry @p e in FIFO @p f. */
+#define RNICPI_FIFO_LINK(f, e) (*(void **) ((char *) (e) + (f)->off))
+
+/**
+ * @brief Make @p f an empty FIFO whose entries link at @p link_offset.
+ * @param f the FIFO.
+ * @param link_offset offsetof() the link pointer in the entry type.
+ */
+static inline void
+rnicpi_fifo_init(rnicpi_fifo_t *f, size_t link_offset)
+{
+  f->head = f->tail = NULL;
+  f->len = 0;
+  f->off = (uint32_t) link_offset;
+}
+
+/**
+ * @brief Whether @p f holds no entry.
+ * @param f the FIFO.
+ * @return TRUE when empty.
+ */
+static inline gboolean
+rnicpi_fifo_empty(const rnicpi_fifo_t *f)
+{
+  return f->head == NULL;
+}
+
+/**
+ * @brief The first entry, left in place.
+ * @param f the FIFO.
+ * @return the entry, or NULL when empty.
+ */
+static inline void *
+rnicpi_fifo_peek(const rnicpi_fifo_t *f)
+{
+  return f->head;
+}
+
+/**
+ * @brief Append @p e.
+ * @param f the FIFO.
+ * @param e an entry in no other position of @p f.
+ */
+static inline void
+rnicpi_fifo_push(rnicpi_fifo_t *f, void *e)
+{
+  RNICPI_FIFO_LINK(f, e) = NULL;
+  if (f->tail != NULL)
+    RNICPI_FIFO_LINK(f, f->tail) = e;
+  else
+    f->head = e;
+  f->tail = e;
+  f->len++;
+}
+
+/**
+ * @brief Put @p e first (an entry taken back).
+ * @param f the FIFO.
+ * @param e an entry in no other position of @p f.
+ */
+static inline void
+rnicpi_fifo_push_head(rnicpi_fifo_t *f, void *e)
+{
+  RNICPI_FIFO_LINK(f, e) = f->head;
+  f->head = e;
+  if (f->tail == NULL)
+    f->tail = e;
+  f->len++;
+}
+
+/**
+ * @brief Unlink @p e, which follows @p prev.
+ * @param f the FIFO.
+ * @param prev the entry before @p e, or NULL when @p e is the first.
+ * @param e the entry to unlink.
+ */
+static inline void
+rnicpi_fifo_unlink(rnicpi_fifo_t *f, void *prev, void *e)
+{
+  if (prev != NULL)
+    RNICPI_FIFO_LINK(f, prev) = RNICPI_FIFO_LINK(f, e);
+  else
+    f->head = RNICPI_FIFO_LINK(f, e);
+  if (f->tail == e)
+    f->tail = prev;
+  f->len--;
+}
+
+/**
+ * @brief Take the first entry.
+ * @param f the FIFO.
+ * @return the entry, or NULL when empty.
+ */
+static inline void *
+rnicpi_fifo_pop(rnicpi_fifo_t *f)
+{
+  void *e = f->head;
+  if (e != NULL)
+    rnicpi_fifo_unlink(f, NULL, e);
+  return e;
+}
+
+/**
+ * @brief Unlink @p e wherever it is: a walk, for short queues only.
+ * @param f the FIFO.
+ * @param e the entry; nothing happens when it is not in @p f.
+ */
+static inline void
+rnicpi_fifo_remove(rnicpi_fifo_t *f, void *e)
+{
+  void *prev = NULL;
+  for (void *x = f->head; x != NULL; prev = x, x = RNICPI_FIFO_LINK(f, x))
+    if (x == e) {
+      rnicpi_fifo_unlink(f, prev, x);
+      return;
+    }
+}
+
+/**
+ * Freed work-queue entries of one size kept for reuse (the first word of a
+ * free entry links it): a post allocates nothing once its queue has been
+ * as deep as it gets.  No locking: callers hold their queue's lock.
+ */
+typedef struct rnicpi_cache {
+  void *top; /**< the last entry put back, NULL when none */
+} rnicpi_cache_t;
+
+/**
+ * @brief An entry of @p size bytes: one put back earlier, or a new one.
+ * @param c the cache.
+ * @param size bytes per entry (the same for every call on @p c).
+ * @return the entry, contents undefined.
+ */
+static inline void *
+rnicpi_cache_get(rnicpi_cache_t *c, size_t size)
+{
+  void *p = c->top;
+  if (G_UNLIKELY(p == NULL))
+    return g_malloc(size);
+  c->top = *(void **) p;
+  return p;
+}
+
+/**
+ * @brief Keep @p p for the next rnicpi_cache_get().
+ * @param c the cache.
+ * @param p an entry that left every queue.
+ */
+static inline void
+rnicpi_cache_put(rnicpi_cache_t *c, void *p)
+{
+  *(void **) p = c->top;
+  c->top = p;
+}
+
+/**
+ * @brief Free every entry kept (the queue pair is going away).
+ * @param c the cache.
+ */
+static inline void
+rnicpi_cache_clear(rnicpi_cache_t *c)
+{
+  void *p;
+  while ((p = c->top) != NULL) {
+    c->top = *(void **) p;
+    g_free(p);
+  }
 }
 
 /** @} */

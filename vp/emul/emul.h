@@ -172,108 +172,53 @@ typedef struct emul_mw {
 } emul_mw_t;
 
 /* Work queues.  A send or receive WR kept past its post is an entry that
- * starts with the link of an intrusive FIFO; the queue keeps the entries
- * it took back for the next post, so a post allocates nothing once the
- * queue has been that deep.  Every entry of a queue holds the most SGEs its
- * posts may carry (checked before they are queued). */
+ * starts with the link of an intrusive FIFO (rnicpi_fifo_t, offset 0); the
+ * queue keeps the entries it took back for the next post (rnicpi_cache_t),
+ * so a post allocates nothing once the queue has been that deep.  Every
+ * entry of a queue holds the most SGEs its posts may carry (checked before
+ * they are queued). */
 typedef struct emul_wqe {
   struct emul_wqe *next;
 } emul_wqe_t;
 
 typedef struct emul_wq {
-  emul_wqe_t *head, *tail;
-  uint32_t len;
+  rnicpi_fifo_t q;
+  rnicpi_cache_t free;     /* entries to reuse */
   size_t size;             /* bytes per entry */
-  emul_wqe_t *free;        /* entries to reuse */
 } emul_wq_t;
 
 static inline void
 emul_wq_init(emul_wq_t *q, size_t base, uint32_t max_sge)
 {
-  *q = (emul_wq_t) { .size = base + MAX(max_sge, 1u) * sizeof(rnicpi_sge_t) };
+  rnicpi_fifo_init(&q->q, offsetof(emul_wqe_t, next));
+  q->free.top = NULL;
+  q->size = base + MAX(max_sge, 1u) * sizeof(rnicpi_sge_t);
 }
 
 /* A fresh entry, for a post of no more SGEs than the queue was made for. */
-static inline void *
-emul_wq_get(emul_wq_t *q)
-{
-  emul_wqe_t *e = q->free;
-  if (G_UNLIKELY(e == NULL))
-    return g_malloc(q->size);
-  q->free = e->next;
-  return e;
-}
-
+static inline void *emul_wq_get(emul_wq_t *q) { return rnicpi_cache_get(&q->free, q->size); }
 /* An entry that left the queue is done with. */
-static inline void
-emul_wq_put(emul_wq_t *q, void *entry)
-{
-  emul_wqe_t *e = entry;
-  e->next = q->free;
-  q->free = e;
-}
-
-static inline gboolean emul_wq_empty(const emul_wq_t *q) { return q->head == NULL; }
-static inline void *emul_wq_peek(const emul_wq_t *q) { return q->head; }
-
-static inline void
-emul_wq_push(emul_wq_t *q, void *entry)
-{
-  emul_wqe_t *e = entry;
-  e->next = NULL;
-  if (q->tail != NULL)
-    q->tail->next = e;
-  else
-    q->head = e;
-  q->tail = e;
-  q->len++;
-}
-
-static inline void
-emul_wq_push_head(emul_wq_t *q, void *entry)
-{
-  emul_wqe_t *e = entry;
-  e->next = q->head;
-  q->head = e;
-  if (q->tail == NULL)
-    q->tail = e;
-  q->len++;
-}
-
+static inline void emul_wq_put(emul_wq_t *q, void *entry) { rnicpi_cache_put(&q->free, entry); }
+static inline gboolean emul_wq_empty(const emul_wq_t *q) { return rnicpi_fifo_empty(&q->q); }
+static inline void *emul_wq_peek(const emul_wq_t *q) { return rnicpi_fifo_peek(&q->q); }
+static inline void emul_wq_push(emul_wq_t *q, void *entry) { rnicpi_fifo_push(&q->q, entry); }
+static inline void emul_wq_push_head(emul_wq_t *q, void *entry) { rnicpi_fifo_push_head(&q->q, entry); }
 /* Unlink @entry, which follows @prev (NULL: it is the head). */
 static inline void
 emul_wq_unlink(emul_wq_t *q, void *prev, void *entry)
 {
-  emul_wqe_t *p = prev, *e = entry;
-  if (p != NULL)
-    p->next = e->next;
-  else
-    q->head = e->next;
-  if (q->tail == e)
-    q->tail = p;
-  q->len--;
+  rnicpi_fifo_unlink(&q->q, prev, entry);
 }
-
-static inline void *
-emul_wq_pop(emul_wq_t *q)
-{
-  emul_wqe_t *e = q->head;
-  if (e != NULL)
-    emul_wq_unlink(q, NULL, e);
-  return e;
-}
+static inline void *emul_wq_pop(emul_wq_t *q) { return rnicpi_fifo_pop(&q->q); }
 
 /* Free every entry, queued or kept (the queue is going away). */
 static inline void
 emul_wq_clear(emul_wq_t *q)
 {
-  emul_wqe_t *e;
-  while ((e = emul_wq_pop(q)) != NULL)
+  void *e;
+  while ((e = rnicpi_fifo_pop(&q->q)) != NULL)
     g_free(e);
-  while ((e = q->free) != NULL) {
-    q->free = e->next;
-    g_free(e);
-  }
+  rnicpi_cache_clear(&q->free);
 }
 
 typedef struct emul_cq {

@@ -504,7 +504,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {
     st = RNICPI_ENOTSUP;  /* the peer does not execute atomics (RFC 7306 off there) */
-  } else if (qp->sq.len >= qp->attr.max_send_wr) {
+  } else if (qp->sq.q.len >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
   } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
@@ -615,7 +615,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   emul_lock_data_path();
   if (qp->state == RNICPI_QPS_ERROR) {
     emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
-  } else if (qp->rq.len >= qp->attr.max_recv_wr) {
+  } else if (qp->rq.q.len >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
     emul_rwqe_keep(&qp->rq, wr);

@@ -41,7 +41,7 @@ emul_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
   emul_srq_t *srq = to_emul_srq(s);
   rnicpi_status_t st = RNICPI_OK;
   emul_fabric_lock();
-  if (max_wr != 0 && max_wr < srq->rq.len) {
+  if (max_wr != 0 && max_wr < srq->rq.q.len) {
     st = RNICPI_EBUSY;
   } else {
     if (max_wr != 0)
@@ -71,7 +71,7 @@ emul_srq_destroy(rnicpi_srq_t *s)
 void
 emul_srq_took(emul_srq_t *srq)
 {
-  if (srq->limit != 0 && srq->rq.len < srq->limit) {
+  if (srq->limit != 0 && srq->rq.q.len < srq->limit) {
     srq->limit = 0;
     emul_defer_async(to_emul_dev(srq->pd->base.dev), RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx);
   }
@@ -86,7 +86,7 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
   if (wr->num_sge > srq->max_sge)
     return RNICPI_ELIMIT;
   emul_fabric_lock();
-  if (srq->rq.len >= srq->max_wr) {
+  if (srq->rq.q.len >= srq->max_wr) {
     st = RNICPI_EFULL;
   } else {
     emul_rwqe_keep(&srq->rq, wr);
@@ -108,7 +108,7 @@ static uint32_t
 emul_srq_count(rnicpi_srq_t *s)
 {
   emul_fabric_lock();
-  uint32_t n = to_emul_srq(s)->rq.len;
+  uint32_t n = to_emul_srq(s)->rq.q.len;
   emul_fabric_unlock();
   return n;
 }

@@ -501,7 +501,7 @@ static inline __attribute__((always_inline)) gboolean
 x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
 {
   const rnicpi_sge_t *sg = wr->sg_list;
-  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.tail;  /* issued ones are a prefix */
+  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
   gboolean bell = FALSE;
   if ((last != NULL && !last->issued) || x->dead || (x->peer_cma && sg->length > X_INLINE_MAX) ||
       (sg->length > 0 && !x_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
@@ -520,7 +520,7 @@ gboolean
 emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->sq.len >= qp->attr.max_send_wr)
+  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->sq.q.len >= qp->attr.max_send_wr)
     return FALSE;
   if (wr->opcode == RNICPI_WR_SEND)
     return x_hot_send(qp, x, wr);

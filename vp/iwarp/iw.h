@@ -161,7 +161,7 @@ typedef struct iw_cq {
 typedef rnicpi_notify_batch_t iw_work_t;
 
 typedef struct iw_swqe {
-  struct iw_swqe *q_next;    /* in sq, then sq_out (iw_fifo_t) */
+  struct iw_swqe *q_next;    /* in sq, then sq_out (rnicpi_fifo_t) */
   struct iw_swqe *or_next;   /* in orq, as well, while a Read or atomic waits */
   rnicpi_send_wr_t wr;
   rnicpi_sge_t sge[IW_MAX_SGE];
@@ -200,113 +200,6 @@ typedef struct iw_rresp {
   uint32_t req_id;           /* atomic: the request's identifier */
   uint64_t orig;             /* atomic: the target's value before it */
 } iw_rresp_t;
-
-/* A FIFO of work-queue entries linked through a pointer inside each entry
- * (at byte offset @off): queueing costs no allocation.  An entry can sit in
- * two FIFOs at once through two links (a Read is in sq_out and orq). */
-typedef struct iw_fifo {
-  void *head, *tail;
-  uint32_t len;
-  uint32_t off;
-} iw_fifo_t;
-
-#define IW_FIFO_LINK(f, e) (*(void **) ((char *) (e) + (f)->off))
-
-static inline void
-iw_fifo_init(iw_fifo_t *f, size_t link_offset)
-{
-  f->head = f->tail = NULL;
-  f->len = 0;
-  f->off = (uint32_t) link_offset;
-}
-
-static inline void
-iw_fifo_push(iw_fifo_t *f, void *e)
-{
-  IW_FIFO_LINK(f, e) = NULL;
-  if (f->tail != NULL)
-    IW_FIFO_LINK(f, f->tail) = e;
-  else
-    f->head = e;
-  f->tail = e;
-  f->len++;
-}
-
-static inline void *
-iw_fifo_peek(const iw_fifo_t *f)
-{
-  return f->head;
-}
-
-static inline void *
-iw_fifo_pop(iw_fifo_t *f)
-{
-  void *e = f->head;
-  if (e != NULL) {
-    f->head = IW_FIFO_LINK(f, e);
-    if (f->head == NULL)
-      f->tail = NULL;
-    f->len--;
-  }
-  return e;
-}
-
-static inline gboolean
-iw_fifo_empty(const iw_fifo_t *f)
-{
-  return f->head == NULL;
-}
-
-/* Unlink @e wherever it is (a walk: for the short ORQ only). */
-static inline void
-iw_fifo_remove(iw_fifo_t *f, void *e)
-{
-  void *prev = NULL;
-  for (void *x = f->head; x != NULL; prev = x, x = IW_FIFO_LINK(f, x)) {
-    if (x != e)
-      continue;
-    if (prev == NULL)
-      f->head = IW_FIFO_LINK(f, x);
-    else
-      IW_FIFO_LINK(f, prev) = IW_FIFO_LINK(f, x);
-    if (f->tail == x)
-      f->tail = prev;
-    f->len--;
-    return;
-  }
-}
-
-/* Freed work-queue entries of one kind kept for reuse by their QP (the
- * first word of a free entry links it): a message costs no malloc() once
- * the queues have been as deep as they get.  Under the QP's lock. */
-typedef struct iw_cache {
-  void *top;
-} iw_cache_t;
-
-static inline void *
-iw_cache_get(iw_cache_t *c, size_t size)
-{
-  void *p = c->top;
-  if (p == NULL)
-    return g_malloc(size);
-  c->top = *(void **) p;
-  return p;
-}
-
-static inline void *
-iw_cache_get0(iw_cache_t *c, size_t size)
-{
-  return memset(iw_cache_get(c, size), 0, size);
-}
-
-static inline void
-iw_cache_put(iw_cache_t *c, void *p)
-{
-  *(void **) p = c->top;
-  c->top = p;
-}
-
-void iw_cache_clear(iw_cache_t *c);
 
 /* Connection phases of a QP. */
 typedef enum {
@@ -427,12 +320,12 @@ typedef struct iw_qp {
   uint8_t est_pdata[IW_MPA_PDATA_MAX];
   uint32_t est_pdata_len;
   /* queues */
-  iw_fifo_t sq;               /* iw_swqe_t: posted, not started */
-  iw_fifo_t sq_out;           /* iw_swqe_t: started, completing in order */
-  iw_fifo_t orq;              /* iw_swqe_t: RDMA Reads and atomics waiting for their response */
-  iw_fifo_t rq;               /* iw_rwqe_t */
-  iw_fifo_t irq;              /* iw_rresp_t: inbound reads and atomics to answer */
-  iw_cache_t swqe_cache, rwqe_cache, rresp_cache;
+  rnicpi_fifo_t sq;               /* iw_swqe_t: posted, not started */
+  rnicpi_fifo_t sq_out;           /* iw_swqe_t: started, completing in order */
+  rnicpi_fifo_t orq;              /* iw_swqe_t: RDMA Reads and atomics waiting for their response */
+  rnicpi_fifo_t rq;               /* iw_rwqe_t */
+  rnicpi_fifo_t irq;              /* iw_rresp_t: inbound reads and atomics to answer */
+  rnicpi_cache_t swqe_cache, rwqe_cache, rresp_cache;
   uint32_t ord_used;
   uint32_t sq_used;            /* consumer WRs posted and not completed */
   uint32_t unfenced;          /* Sends/Writes sent since the last fence */

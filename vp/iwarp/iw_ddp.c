@@ -238,7 +238,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
     } else {
       /* Read Response: it answers the oldest Read (RFC 5040 5.2.3). */
-      iw_swqe_t *s = iw_fifo_peek(&qp->orq);
+      iw_swqe_t *s = rnicpi_fifo_peek(&qp->orq);
       if (s == NULL) {
         iw_mr_unlock(qp);
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
@@ -299,7 +299,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
           rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
           return FALSE;
         }
-        r->rwqe = iw_fifo_pop(&qp->rq);
+        r->rwqe = rnicpi_fifo_pop(&qp->rq);
         r->msg_off = 0;
         if (r->rwqe == NULL) {
           /* RFC 5040 7.1: iWARP has no receiver-not-ready retry. */
@@ -312,7 +312,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
       if (r->payload > r->rwqe->total - r->msg_off) {
         iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
-        iw_cache_put(&qp->rwqe_cache, r->rwqe);
+        rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
         r->rwqe = NULL;
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_TOO_LONG, w);
         return FALSE;
@@ -322,7 +322,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       iw_mr_unlock(qp);
       if (!ok) {
         iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-        iw_cache_put(&qp->rwqe_cache, r->rwqe);
+        rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
         r->rwqe = NULL;
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
         return FALSE;
@@ -521,11 +521,11 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
     return FALSE;
   }
-  iw_rresp_t *rr = iw_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
+  iw_rresp_t *rr = memset(rnicpi_cache_get(&qp->rresp_cache, sizeof(iw_rresp_t)), 0, sizeof(iw_rresp_t));
   rr->atomic = TRUE;
   rr->req_id = iw_be32(a.req_id_be);
   rr->orig = orig;
-  iw_fifo_push(&qp->irq, rr);
+  rnicpi_fifo_push(&qp->irq, rr);
   return TRUE;
 }
 
@@ -537,7 +537,7 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   qp->msn_rx[IW_QN_ATOMIC_RESP]++;
   iw_rdmap_atomic_resp_t a;
   memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
-  iw_swqe_t *s = iw_fifo_peek(&qp->orq);
+  iw_swqe_t *s = rnicpi_fifo_peek(&qp->orq);
   if (s == NULL || s->internal || !rnicpi_wr_is_atomic(s->wr.opcode) ||
       iw_be32(a.req_id_be) != s->req_id) {
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
@@ -551,7 +551,7 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   if (ok)
     memcpy(s->sink, &orig, 8);
   iw_mr_unlock(qp);
-  iw_fifo_pop(&qp->orq);
+  rnicpi_fifo_pop(&qp->orq);
   if (qp->ord_used > 0)
     qp->ord_used--;
   s->done = TRUE;
@@ -589,7 +589,7 @@ rx_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     r->niov = 0;
     if (!ok) {
       iw_qp_complete(qp, qp->rcq, q->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-      iw_cache_put(&qp->rwqe_cache, q);
+      rnicpi_cache_put(&qp->rwqe_cache, q);
       rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;
     }
@@ -603,7 +603,7 @@ rx_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     .imm_data = iw_be64(be),
   };
   iw_cq_push(qp->rcq, &wc, w);
-  iw_cache_put(&qp->rwqe_cache, q);
+  rnicpi_cache_put(&qp->rwqe_cache, q);
   return TRUE;
 }
 
@@ -627,12 +627,12 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
         rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_BASE_BOUNDS, w);
         return FALSE;
       }
-      iw_fifo_pop(&qp->orq);
+      rnicpi_fifo_pop(&qp->orq);
       if ((s->fence || !s->internal) && qp->ord_used > 0)
         qp->ord_used--;
       if (s->fence) {
         /* Everything sent before the fence is placed. */
-        for (iw_swqe_t *e = iw_fifo_peek(&qp->sq_out); e != NULL && e != s; e = e->q_next) {
+        for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL && e != s; e = e->q_next) {
           if (e->sent && !e->done)
             e->done = TRUE;
         }
@@ -660,7 +660,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       qp->msn_rx[IW_QN_SEND]++;
       iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS,
                      (uint32_t) r->msg_off, w);
-      iw_cache_put(&qp->rwqe_cache, r->rwqe);
+      rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
       r->rwqe = NULL;
       r->msg_off = 0;
     }
@@ -669,7 +669,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     qp->msn_rx[IW_QN_READ_REQ]++;
     iw_rdmap_readreq_t rq;
     memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
-    iw_rresp_t *rr = iw_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
+    iw_rresp_t *rr = memset(rnicpi_cache_get(&qp->rresp_cache, sizeof(iw_rresp_t)), 0, sizeof(iw_rresp_t));
     rr->sink_stag = iw_be32(rq.sink_stag_be);
     rr->sink_to = iw_be64(rq.sink_to_be);
     rr->len = iw_be32(rq.size_be);
@@ -677,13 +677,13 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     rr->src_to = iw_be64(rq.src_to_be);
     if (qp->cs == IW_CS_RTR_WAIT) {
       if (rr->len != 0) {
-        iw_cache_put(&qp->rresp_cache, rr);
+        rnicpi_cache_put(&qp->rresp_cache, rr);
         rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
         return FALSE;
       }
       rtr_done = TRUE;
     } else if (rr->len > 0 && ird_full(qp)) {
-      iw_cache_put(&qp->rresp_cache, rr);
+      rnicpi_cache_put(&qp->rresp_cache, rr);
       rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;
     } else if (rr->len > 0) {
@@ -694,12 +694,12 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
                    &etype, &code, &mr);
       iw_mr_unlock(qp);
       if (code != 0xff) {
-        iw_cache_put(&qp->rresp_cache, rr);
+        rnicpi_cache_put(&qp->rresp_cache, rr);
         rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
         return FALSE;
       }
     }
-    iw_fifo_push(&qp->irq, rr);
+    rnicpi_fifo_push(&qp->irq, rr);
     break;
   }
   case IW_OP_IMM:

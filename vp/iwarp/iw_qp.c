@@ -56,7 +56,7 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
   if (!s->internal && (st != RNICPI_WC_SUCCESS || (s->wr.flags & RNICPI_WR_SIGNALED)))
     iw_qp_complete(qp, qp->scq, s->wr.wr_id, wc_opcode_of[s->wr.opcode], st,
                    st == RNICPI_WC_SUCCESS ? (uint32_t) s->total : 0, w);
-  iw_cache_put(&qp->swqe_cache, s);
+  rnicpi_cache_put(&qp->swqe_cache, s);
 }
 
 /* Complete the finished head of the send queue, in posting order. */
@@ -64,8 +64,8 @@ void
 iw_qp_sq_reap(iw_qp_t *qp, iw_work_t *w)
 {
   iw_swqe_t *s;
-  while ((s = iw_fifo_peek(&qp->sq_out)) != NULL && s->done) {
-    iw_fifo_pop(&qp->sq_out);
+  while ((s = rnicpi_fifo_peek(&qp->sq_out)) != NULL && s->done) {
+    rnicpi_fifo_pop(&qp->sq_out);
     complete_swqe(qp, s, s->status, w);
   }
 }
@@ -81,28 +81,28 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
    * for data; only a Terminate between FPDUs may still go out). */
   iw_tx_drop(qp);
   iw_swqe_t *s;
-  while ((s = iw_fifo_pop(&qp->sq_out)) != NULL)
+  while ((s = rnicpi_fifo_pop(&qp->sq_out)) != NULL)
     complete_swqe(qp, s, s->done ? s->status : RNICPI_WC_WR_FLUSH_ERR, w);
-  while ((s = iw_fifo_pop(&qp->sq)) != NULL)
+  while ((s = rnicpi_fifo_pop(&qp->sq)) != NULL)
     complete_swqe(qp, s, RNICPI_WC_WR_FLUSH_ERR, w);
-  iw_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next)); /* its entries were in sq_out */
+  rnicpi_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next)); /* its entries were in sq_out */
   qp->ord_used = 0;
   qp->unfenced = 0;
   qp->fence_out = FALSE;
   qp->rx.rdwqe = NULL;
   if (qp->rx.rwqe != NULL) {
     iw_qp_complete(qp, qp->rcq, qp->rx.rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    iw_cache_put(&qp->rwqe_cache, qp->rx.rwqe);
+    rnicpi_cache_put(&qp->rwqe_cache, qp->rx.rwqe);
     qp->rx.rwqe = NULL;
   }
   iw_rwqe_t *r;
-  while ((r = iw_fifo_pop(&qp->rq)) != NULL) {
+  while ((r = rnicpi_fifo_pop(&qp->rq)) != NULL) {
     iw_qp_complete(qp, qp->rcq, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    iw_cache_put(&qp->rwqe_cache, r);
+    rnicpi_cache_put(&qp->rwqe_cache, r);
   }
   iw_rresp_t *rr;
-  while ((rr = iw_fifo_pop(&qp->irq)) != NULL)
-    iw_cache_put(&qp->rresp_cache, rr);
+  while ((rr = rnicpi_fifo_pop(&qp->irq)) != NULL)
+    rnicpi_cache_put(&qp->rresp_cache, rr);
 }
 
 /* One final CM event per connection (REJECTED, UNREACHABLE, DISCONNECTED
@@ -357,7 +357,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   } else if (qp->sq_used >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
   } else {
-    iw_swqe_t *s = iw_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
+    iw_swqe_t *s = rnicpi_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
     s->wr = *wr;
     memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     s->wr.sg_list = s->sge;
@@ -374,7 +374,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->sink_stag = 0;
     s->sink_to = 0;
     s->req_id = 0;
-    iw_fifo_push(&qp->sq, s);
+    rnicpi_fifo_push(&qp->sq, s);
     qp->sq_used++;
     /* Transmit from this thread while the socket takes it; the progress
      * thread continues when it would block. */
@@ -401,14 +401,14 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   } else if (qp->rq.len + (qp->rx.rwqe != NULL) >= qp->attr.max_recv_wr) {
     st = RNICPI_EFULL;
   } else {
-    iw_rwqe_t *r = iw_cache_get(&qp->rwqe_cache, sizeof(iw_rwqe_t));
+    iw_rwqe_t *r = rnicpi_cache_get(&qp->rwqe_cache, sizeof(iw_rwqe_t));
     r->wr_id = wr->wr_id;
     r->num_sge = wr->num_sge;
     r->total = 0;
     memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     for (uint32_t i = 0; i < wr->num_sge; i++)
       r->total += wr->sg_list[i].length;
-    iw_fifo_push(&qp->rq, r);
+    rnicpi_fifo_push(&qp->rq, r);
   }
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);
@@ -443,11 +443,11 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
   qp->fpdu_max = 4096;
   qp->timed_link.data = qp->polled_link.data = NULL;
   g_mutex_init(&qp->lock);
-  iw_fifo_init(&qp->sq, offsetof(iw_swqe_t, q_next));
-  iw_fifo_init(&qp->sq_out, offsetof(iw_swqe_t, q_next));
-  iw_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next));
-  iw_fifo_init(&qp->rq, offsetof(iw_rwqe_t, q_next));
-  iw_fifo_init(&qp->irq, offsetof(iw_rresp_t, q_next));
+  rnicpi_fifo_init(&qp->sq, offsetof(iw_swqe_t, q_next));
+  rnicpi_fifo_init(&qp->sq_out, offsetof(iw_swqe_t, q_next));
+  rnicpi_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next));
+  rnicpi_fifo_init(&qp->rq, offsetof(iw_rwqe_t, q_next));
+  rnicpi_fifo_init(&qp->irq, offsetof(iw_rresp_t, q_next));
   qp->base.qp_num = (uint32_t) g_atomic_int_add(&dev->next_qpn, 1) + 1;
   g_atomic_int_inc(&qp->scq->nqp);
   g_atomic_int_inc(&qp->rcq->nqp);

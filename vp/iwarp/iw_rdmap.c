@@ -124,10 +124,10 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   /* The WR it answers: the oldest Read if it names a Read, else the
    * oldest Send or Write not yet known placed. */
   iw_swqe_t *blame = NULL;
-  for (iw_swqe_t *e = iw_fifo_peek(&qp->orq); names_read && e != NULL && blame == NULL; e = e->or_next)
+  for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->orq); names_read && e != NULL && blame == NULL; e = e->or_next)
     if (!e->internal)
       blame = e;
-  for (iw_swqe_t *e = iw_fifo_peek(&qp->sq_out); e != NULL && blame == NULL; e = e->q_next) {
+  for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL && blame == NULL; e = e->q_next) {
     if (!e->done && !e->internal)
       blame = e;
   }
@@ -135,7 +135,7 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
     blame->done = TRUE;
     blame->status = is_access_error(layer, etype) ? RNICPI_WC_REM_ACCESS_ERR
                                                   : RNICPI_WC_REM_OP_ERR;
-    iw_fifo_remove(&qp->orq, blame);
+    rnicpi_fifo_remove(&qp->orq, blame);
     iw_qp_sq_reap(qp, w);
   }
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);

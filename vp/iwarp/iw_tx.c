@@ -71,7 +71,7 @@ frame_ulpdu(iw_qp_t *qp, const uint8_t *ulpdu, uint32_t len, uint8_t *out)
 static iw_swqe_t *
 internal_read(iw_qp_t *qp, gboolean fence)
 {
-  iw_swqe_t *s = iw_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
+  iw_swqe_t *s = rnicpi_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
   s->wr.opcode = RNICPI_WR_RDMA_READ;
   s->wr.flags = 0;
   s->wr.num_sge = 0;
@@ -86,8 +86,8 @@ internal_read(iw_qp_t *qp, gboolean fence)
   s->sink_stag = 1;
   s->sink_to = 0;
   s->sink = NULL;
-  iw_fifo_push(&qp->sq_out, s);
-  iw_fifo_push(&qp->orq, s);
+  rnicpi_fifo_push(&qp->sq_out, s);
+  rnicpi_fifo_push(&qp->orq, s);
   return s;
 }
 
@@ -176,11 +176,11 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   if (qp->state != RNICPI_QPS_RTS || qp->tx_hold)
     return FALSE;
-  iw_rresp_t *rr = iw_fifo_pop(&qp->irq);
+  iw_rresp_t *rr = rnicpi_fifo_pop(&qp->irq);
   if (rr != NULL && rr->atomic) {
     /* RFC 7306: executed when it came; its response carries the value. */
     t->rr = *rr;
-    iw_cache_put(&qp->rresp_cache, rr);
+    rnicpi_cache_put(&qp->rresp_cache, rr);
     t->kind = IW_TX_RRESP;
     t->op = IW_OP_ATOMIC_RESP;
     t->qn = IW_QN_ATOMIC_RESP;
@@ -189,7 +189,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   if (rr != NULL) {
     t->rr = *rr;
-    iw_cache_put(&qp->rresp_cache, rr);
+    rnicpi_cache_put(&qp->rresp_cache, rr);
     /* The source was checked when the request came; check it again, it
      * may have been deregistered since. */
     iw_mr_lock(qp);
@@ -212,7 +212,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     t->to = t->rr.sink_to;
     return TRUE;
   }
-  iw_swqe_t *s = iw_fifo_peek(&qp->sq);
+  iw_swqe_t *s = rnicpi_fifo_peek(&qp->sq);
   if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
       (s == NULL || qp->unfenced >= 16)) {
     iw_swqe_t *f = internal_read(qp, TRUE);
@@ -233,10 +233,10 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   /* ORD: no more Reads and atomics in flight than negotiated; a fence
    * waits for them all. */
   if (((is_read || is_atomic) && qp->ord_used >= MAX(qp->ord, 1u)) ||
-      ((s->wr.flags & RNICPI_WR_FENCE) && !iw_fifo_empty(&qp->orq)))
+      ((s->wr.flags & RNICPI_WR_FENCE) && !rnicpi_fifo_empty(&qp->orq)))
     return FALSE;
-  iw_fifo_pop(&qp->sq);
-  iw_fifo_push(&qp->sq_out, s);
+  rnicpi_fifo_pop(&qp->sq);
+  rnicpi_fifo_push(&qp->sq_out, s);
 
   uint32_t need = is_read || is_atomic ? RNICPI_ACCESS_LOCAL_WRITE : RNICPI_ACCESS_LOCAL_READ;
   /* An atomic's result goes to one 8-byte element. */
@@ -306,7 +306,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     t->msn = ++qp->msn_tx[IW_QN_READ_REQ];
     t->len = 0; /* the request itself carries no payload */
     s->req_id = t->msn;
-    iw_fifo_push(&qp->orq, s);
+    rnicpi_fifo_push(&qp->orq, s);
     qp->ord_used++;
     break;
   default:
@@ -579,7 +579,7 @@ gboolean
 iw_tx_pending(iw_qp_t *qp)
 {
   return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
-         qp->term_pending || !iw_fifo_empty(&qp->irq) || !iw_fifo_empty(&qp->sq) ||
+         qp->term_pending || !rnicpi_fifo_empty(&qp->irq) || !rnicpi_fifo_empty(&qp->sq) ||
          (qp->unfenced > 0 && !qp->fence_out);
 }
 
@@ -618,24 +618,14 @@ iw_tx_drop(iw_qp_t *qp)
   tx_reset(&qp->tx);
 }
 
-void
-iw_cache_clear(iw_cache_t *c)
-{
-  while (c->top != NULL) {
-    void *p = c->top;
-    c->top = *(void **) p;
-    g_free(p);
-  }
-}
-
 /* Free the transmit state of a QP that is going away, and its caches of
  * work-queue entries (flushed before this). */
 void
 iw_tx_free(iw_qp_t *qp)
 {
-  iw_cache_clear(&qp->swqe_cache);
-  iw_cache_clear(&qp->rwqe_cache);
-  iw_cache_clear(&qp->rresp_cache);
+  rnicpi_cache_clear(&qp->swqe_cache);
+  rnicpi_cache_clear(&qp->rwqe_cache);
+  rnicpi_cache_clear(&qp->rresp_cache);
   g_free(qp->tx.b);
   qp->tx.b = NULL;
   g_free(qp->tail);
@@ -667,8 +657,8 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
     if (b == NULL || b->sent == b->len) {
       /* Drained: an orderly close sends its FIN now (RDMAC verbs 8.3.1:
        * graceful close once the send queue and reads are done). */
-      if (qp->closing && qp->cs == IW_CS_RTS && iw_fifo_empty(&qp->sq) &&
-          qp->unfenced == 0 && iw_fifo_empty(&qp->orq) && iw_fifo_empty(&qp->irq)) {
+      if (qp->closing && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) &&
+          qp->unfenced == 0 && rnicpi_fifo_empty(&qp->orq) && rnicpi_fifo_empty(&qp->irq)) {
         shutdown(qp->fd, SHUT_WR);
         qp->cs = IW_CS_CLOSING;
         iw_timed_add(qp, 5000000);
