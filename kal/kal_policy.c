@@ -41,9 +41,8 @@ typedef struct {
 
 typedef struct {
   GMutex lock;
-  gboolean loaded;
   char *origin;            /* file the rules came from, or NULL when none */
-  GArray *rules;           /* rule_t */
+  GArray *rules;           /* rule_t; NULL until the first load */
   char *broken;            /* why the file was refused, or NULL */
 } policy_t;
 
@@ -166,7 +165,6 @@ load_locked(const char *text, const char *origin, char **why)
   policy.rules = g_array_new(FALSE, TRUE, sizeof(rule_t));
   g_array_set_clear_func(policy.rules, rule_clear);
   policy.origin = g_strdup(origin);
-  policy.loaded = TRUE;
   if (text == NULL)
     return RNICPI_OK;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -254,12 +252,22 @@ rule_matches(const rule_t *r, kal_policy_dir_t dir, int family, const uint8_t *a
   return (r->addr[whole] & mask) == (addr[whole] & mask);
 }
 
+/* "a connection to ADDRESS port N" or "a request from ADDRESS listener
+ * port N", for a refusal's message only. */
+static char *
+describe(kal_policy_dir_t dir, int family, const uint8_t *addr, uint32_t port)
+{
+  char shown[INET6_ADDRSTRLEN] = "?";
+  inet_ntop(family, addr, shown, sizeof(shown));
+  return g_strdup_printf("%s %s %s %u", dir == KAL_POLICY_CONNECT ? "a connection to" : "a request from",
+                         shown, dir == KAL_POLICY_CONNECT ? "port" : "listener port", port);
+}
+
 rnicpi_status_t
 kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t port, char **why)
 {
   int family = peer->sa_family;
   uint8_t addr[16] = { 0 };
-  char shown[INET6_ADDRSTRLEN] = "?";
   if (family == AF_INET) {
     memcpy(addr, &((const struct sockaddr_in *) peer)->sin_addr, 4);
   } else if (family == AF_INET6) {
@@ -275,18 +283,17 @@ kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t por
       *why = g_strdup_printf("host policy: address family %d is neither IPv4 nor IPv6", family);
     return RNICPI_EINVAL;
   }
-  inet_ntop(family, addr, shown, sizeof(shown));
-  const char *verb = dir == KAL_POLICY_CONNECT ? "a connection to" : "a request from";
-  const char *where = dir == KAL_POLICY_CONNECT ? "port" : "listener port";
 
   rnicpi_status_t st = RNICPI_OK;
   g_mutex_lock(&policy.lock);
-  if (!policy.loaded)
+  if (policy.rules == NULL)
     load_default_locked();
   if (policy.broken != NULL) {
     st = RNICPI_EACCES;
-    if (why != NULL)
-      *why = g_strdup_printf("%s (refused: %s %s %s %u)", policy.broken, verb, shown, where, port);
+    if (why != NULL) {
+      g_autofree char *what = describe(dir, family, addr, port);
+      *why = g_strdup_printf("%s (refused: %s)", policy.broken, what);
+    }
     goto out;
   }
   for (guint i = 0; i < policy.rules->len; i++) {
@@ -295,10 +302,11 @@ kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t por
       continue;
     if (!r->allow) {
       st = RNICPI_EACCES;
-      if (why != NULL)
-        *why = g_strdup_printf("host policy %s, line %u ('%s'), refuses %s %s %s %u; change that rule "
-                               "to let it through", policy.origin, r->line, r->text, verb, shown,
-                               where, port);
+      if (why != NULL) {
+        g_autofree char *what = describe(dir, family, addr, port);
+        *why = g_strdup_printf("host policy %s, line %u ('%s'), refuses %s; change that rule to let "
+                               "it through", policy.origin, r->line, r->text, what);
+      }
     }
     break;
   }

@@ -38,15 +38,6 @@ rnicpi_cq_ring_grow(rnicpi_cq_ring_t *r)
   r->cap *= 2;
 }
 
-uint32_t
-rnicpi_cq_ring_count(rnicpi_cq_ring_t *r)
-{
-  rnicpi_spin_lock(&r->lock);
-  uint32_t n = r->count;
-  rnicpi_spin_unlock(&r->lock);
-  return n;
-}
-
 void
 rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r)
 {

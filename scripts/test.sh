@@ -38,8 +38,12 @@ if [ "${ITAPI_FUZZ:-1}" != 0 ] && command -v clang >/dev/null &&
   elif [ $fuzz_rc -eq 0 ]; then
     fuzz_rc=1; echo "fuzz: building iwarp-fuzz with clang failed (build-fuzz.log below); fix it or run with ITAPI_FUZZ=0"; tail -n 20 build-fuzz.log
   fi
+elif [ "${ITAPI_FUZZ:-1}" = 0 ]; then
+  echo "fuzz: skipped (ITAPI_FUZZ=0)"
+elif ! command -v clang >/dev/null; then
+  echo "fuzz: skipped (no clang: apt-get install clang libclang-rt-14-dev)"
 else
-  echo "fuzz: skipped (needs clang with libFuzzer: apt-get install clang libclang-rt-14-dev)"
+  echo "fuzz: skipped (clang -fsanitize=fuzzer does not link: apt-get install libclang-rt-14-dev)"
 fi
 
 python3 scripts/count_tests.py "${logs[@]}" $docs_rc $fuzz_rc

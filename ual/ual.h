@@ -320,8 +320,16 @@ it_status_t ual_srq_post_recv(ual_srq_t *srq, const it_lmr_triplet_t *segs, size
 #define UAL_MAX_SGE 64
 it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);
 
+/* What a refused post returns, with the reason recorded (ual_dto.c). */
+it_status_t ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs);
+/* The IT-API status of a provider's answer to a post. */
+static inline it_status_t
+ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
+{
+  return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_fail(ep, rs);
+}
+
 /* Send-queue posts (ual_dto.c): @allowed are flags beyond the common ones. */
-it_status_t ual_post_status(ual_ep_t *ep, rnicpi_status_t rs);
 it_status_t ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs,
                         size_t n, it_dto_flags_t flags, it_dto_flags_t allowed, const char *fn);
 

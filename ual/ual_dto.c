@@ -57,11 +57,9 @@ ual_to_sge1(const it_lmr_triplet_t *t, rnicpi_sge_t *out)
 }
 
 it_status_t
-ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
+ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs)
 {
   switch (rs) {
-  case RNICPI_OK:
-    return IT_SUCCESS;
   case RNICPI_EFULL:
     return ual_fail(IT_ERR_TOO_MANY_POSTS, "the queue of EP %p is full; wait for completions",
                     (void *) (uintptr_t) ep->obj.handle);
@@ -174,7 +172,7 @@ ual_post_sq1(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triple
     wr->num_sge = 1;
     wr->flags = wr_flags(flags);
     rnicpi_status_t rs = ep->obj.ia->prov->data->post_send(ep->qp, wr);
-    return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_status(ep, rs);
+    return ual_post_status(ep, rs);
   }
   return ual_post_sq(ep_handle, wr, segs, n, flags, 0, fn);
 }
@@ -283,7 +281,7 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
   rnicpi_status_t rs = ep->obj.ia->prov->data->post_recv(ep->qp, &wr);
-  return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_status(ep, rs);
+  return ual_post_status(ep, rs);
 }
 
 /*

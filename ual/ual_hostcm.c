@@ -92,7 +92,8 @@ finish(hc_conn_t *c, int err)
     if (rs == RNICPI_OK)
       return; /* the provider reports the outcome of its setup */
     g_message("IA '%s': provider '%s' refused the socket of EP %p's host-stack connect: %s; "
-              "the connect ends in a non-peer reject", ia->iface->name, ia->prov->name,
+              "the connect ends in a non-peer reject (ITAPI_CM=provider uses the provider's own "
+              "connect instead)", ia->iface->name, ia->prov->name,
               (void *) (uintptr_t) c->ep, rnicpi_status_message(rs));
     close(c->fd);
     ual_cm_fail(ep, RNICPI_CM_UNREACHABLE, RNICPI_CM_REASON_RESOURCES);
@@ -203,10 +204,14 @@ ual_hostcm_connect(ual_ep_t *ep, const rnicpi_addr_t *dst, const rnicpi_conn_par
   ual_ia_t *ia = ep->obj.ia;
   int family = dst->sa.ss_family;
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return ual_fail(errno == EAFNOSUPPORT ? IT_ERR_INVALID_SOURCE_PATH : IT_ERR_RESOURCES,
-                    "IA '%s': no TCP socket for EP %p's connect: %s", ia->iface->name,
-                    (void *) (uintptr_t) ep->obj.handle, g_strerror(errno));
+  if (fd < 0) {
+    int e = errno;
+    return ual_fail(e == EAFNOSUPPORT ? IT_ERR_INVALID_SOURCE_PATH : IT_ERR_RESOURCES,
+                    "IA '%s': no TCP socket (address family %d) for EP %p's host-stack connect: %s; %s",
+                    ia->iface->name, family, (void *) (uintptr_t) ep->obj.handle, g_strerror(e),
+                    e == EAFNOSUPPORT ? "use a path of the other IP version, or ITAPI_CM=provider"
+                                      : "close unused endpoints or raise the open-file limit");
+  }
   socklen_t len = family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
   int err = connect(fd, (const struct sockaddr *) &dst->sa, len) == 0 ? 0 : errno;
   hc_conn_t *c = g_new0(hc_conn_t, 1);

@@ -115,6 +115,15 @@ expect_requester(err_setup_t *e, rnicpi_wc_status_t status, gboolean remote)
   cert_assert_cq_quiet(e->pr.a.scq);
 }
 
+/* A good WR posted behind the failing one (post_next), then both
+ * completions (expect_requester). */
+static void
+expect_failed_wr(err_setup_t *e, rnicpi_wc_status_t status, gboolean remote)
+{
+  post_next(e, remote);
+  expect_requester(e, status, remote);
+}
+
 /* Both QPs in ERROR and every outstanding receive flushed exactly once. */
 static void
 expect_flushed_both(cert_t *f, err_setup_t *e, int p_consumed)
@@ -132,8 +141,7 @@ expect_flushed_both(cert_t *f, err_setup_t *e, int p_consumed)
 static void
 expect_remote_access_error(cert_t *f, err_setup_t *e)
 {
-  post_next(e, TRUE);
-  expect_requester(e, RNICPI_WC_REM_ACCESS_ERR, TRUE);
+  expect_failed_wr(e, RNICPI_WC_REM_ACCESS_ERR, TRUE);
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e->pr.a.ctx));
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e->pr.p.ctx));
   g_free(cert_wait_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, e->pr.p.ctx));
@@ -210,8 +218,7 @@ test_errors_local_lkey(cert_t *f, gconstpointer data)
   rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
                           .sg_list = &sge, .num_sge = 1 };
   cert_ok(DAT->post_send(e.pr.a.qp, &wr));
-  post_next(&e, FALSE);
-  expect_requester(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
+  expect_failed_wr(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
   wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
   /* A local error need not reach the responder at once; take it down. */
   if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
@@ -237,8 +244,7 @@ test_errors_recv_too_small(cert_t *f, gconstpointer data)
   g_assert_cmphex(r.wr_id, ==, e.idp[0]);
   g_assert_cmpint(r.status, ==, RNICPI_WC_LOC_LEN_ERR);
   g_assert_cmphex(r.qp_ctx, ==, e.pr.p.ctx);
-  post_next(&e, TRUE);
-  expect_requester(&e, RNICPI_WC_GENERAL_ERR, TRUE);
+  expect_failed_wr(&e, RNICPI_WC_GENERAL_ERR, TRUE);
   expect_flushed_both(f, &e, 1);
   cert_buf_check_guards(&e.rp);
   err_close(&e);

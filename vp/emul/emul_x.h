@@ -342,6 +342,9 @@ socklen_t emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
 /* A SOCK_SEQPACKET socket (non-blocking) connected to emul_x_addr(@kind,
  * @n), or -1: nobody listens there. */
 int emul_x_dial(const char *kind, uint32_t n);
+/* A SOCK_SEQPACKET socket (non-blocking) listening at emul_x_addr(@kind,
+ * @n), or -1 with errno saying why (EADDRINUSE: another process has it). */
+int emul_x_bind_listen(const char *kind, uint32_t n);
 /* Watch @fd from the progress thread: @fn runs there, without the lock.
  * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
  * takes the fabric lock (emul_x_progress_lock), then TRUE unless the source

@@ -353,6 +353,21 @@ emul_x_dial(const char *kind, uint32_t n)
   return fd;
 }
 
+int
+emul_x_bind_listen(const char *kind, uint32_t n)
+{
+  struct sockaddr_un sa;
+  socklen_t len = emul_x_addr(kind, n, &sa);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd >= 0 && (bind(fd, (struct sockaddr *) &sa, len) != 0 || listen(fd, 64) != 0)) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    fd = -1;
+  }
+  return fd;
+}
+
 GSource *
 emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
 {
@@ -539,17 +554,12 @@ emul_x_listen(emul_listen_t *l)
 {
   if (!emul_x_init())
     return;
-  struct sockaddr_un sa;
-  socklen_t len = emul_x_addr("", l->port, &sa);
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    return;
-  if (bind(fd, (struct sockaddr *) &sa, len) != 0 || listen(fd, 64) != 0) {
+  int fd = emul_x_bind_listen("", l->port);
+  if (fd < 0) {
     /* Without the access layer's reservation two processes may pick one
      * port: the second listens for its own process only. */
     g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: port %u not reachable from other processes: %s",
           l->port, g_strerror(errno));
-    close(fd);
     return;
   }
   l->xfd = fd;

@@ -829,7 +829,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
       emul_wq_put(&qp->sq, s);
       return;
     }
-  } else if (s->wr.opcode == RNICPI_WR_ATOMIC_CMP_SWP || s->wr.opcode == RNICPI_WR_ATOMIC_FETCH_ADD) {
+  } else if (rnicpi_wr_is_atomic(s->wr.opcode)) {
     memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
     len = 8;
   }

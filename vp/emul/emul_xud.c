@@ -167,14 +167,8 @@ emul_x_ud_open(emul_qp_t *qp)
     return;
   int e = 0;
   for (int tries = 1;; tries++) {
-    struct sockaddr_un sa;
-    socklen_t len = emul_x_addr("ud/", qp->base.qp_num, &sa);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-      e = errno;
-      break;
-    }
-    if (bind(fd, (struct sockaddr *) &sa, len) == 0 && listen(fd, 64) == 0) {
+    int fd = emul_x_bind_listen("ud/", qp->base.qp_num);
+    if (fd >= 0) {
       struct emul_xud *u = g_new0(struct emul_xud, 1);
       u->qp = qp;
       u->fd = fd;
@@ -183,7 +177,6 @@ emul_x_ud_open(emul_qp_t *qp)
       return;
     }
     e = errno;
-    close(fd);
     if (e != EADDRINUSE || tries == 4096)
       break;
     qp->base.qp_num = emul_fabric.next_qpn++;  /* another process's UD QP has it */

@@ -207,6 +207,7 @@ stream_qp(iw_qp_t *qp, int fd, uint8_t mode)
   qp->rev = 2;
   qp->ird = qp->ord = 2;
   qp->peer_ird = (mode & IW_FUZZ_NO_FENCE) ? 0 : 4;
+  qp->rfc7306 = (mode & 7) == 5; /* the RFC 7306 stream: atomics, immediate data */
   qp->epmask = EPOLLIN | EPOLLRDHUP;
   iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
   iw_qp_init_stream(qp);
@@ -252,19 +253,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   switch ((mode & 7) == 5 ? 5 : (mode & 7) % 5) {
   case 0:
   case 1:
-    stream_qp(qp, sv[0], mode);
-    if (mode & IW_FUZZ_READ)
-      post_read(q);
-    break;
   case 5:
-    stream_qp(qp, sv[0], 0);
-    g_mutex_lock(&qp->lock);
-    qp->crc = (mode & IW_FUZZ_CRC) != 0;
-    qp->peer_ird = (mode & IW_FUZZ_NO_FENCE) ? 0 : 4;
-    qp->rfc7306 = TRUE;
-    g_mutex_unlock(&qp->lock);
-    if (mode & IW_FUZZ_READ)
+    stream_qp(qp, sv[0], mode);
+    if ((mode & IW_FUZZ_READ) && (mode & 7) == 5)
       post_atomic(q);
+    else if (mode & IW_FUZZ_READ)
+      post_read(q);
     break;
   case 2:
   case 3:

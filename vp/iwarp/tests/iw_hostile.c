@@ -436,19 +436,28 @@ test_too_long(void)
   victim_free(&v);
 }
 
-static void
-read_request(victim_t *v, uint32_t msn, uint32_t size, uint64_t src_to)
+/* The ULPDU of an RDMA Read Request into @u (64 bytes); its length. */
+static size_t
+read_request_ulpdu(uint8_t *u, uint32_t msn, uint32_t sink, uint32_t size, uint32_t src_stag,
+                   uint64_t src_to)
 {
-  uint8_t u[64];
   size_t n = untagged(u, 0x1, 1, msn, 0, TRUE);
-  uint32_t sink = htonl(0x77777700), sz = htonl(size), src = htonl((uint32_t) v->mr->rkey);
+  uint32_t s = htonl(sink), sz = htonl(size), src = htonl(src_stag);
   uint64_t sink_to = 0, sto = GUINT64_TO_BE(src_to);
-  memcpy(u + n, &sink, 4);
+  memcpy(u + n, &s, 4);
   memcpy(u + n + 4, &sink_to, 8);
   memcpy(u + n + 12, &sz, 4);
   memcpy(u + n + 16, &src, 4);
   memcpy(u + n + 20, &sto, 8);
-  peer_fpdu(v->peer, v->crc, u, n + 28, FALSE);
+  return n + 28;
+}
+
+static void
+read_request(victim_t *v, uint32_t msn, uint32_t size, uint64_t src_to)
+{
+  uint8_t u[64];
+  size_t n = read_request_ulpdu(u, msn, 0x77777700, size, (uint32_t) v->mr->rkey, src_to);
+  peer_fpdu(v->peer, v->crc, u, n, FALSE);
 }
 
 static void
@@ -536,11 +545,8 @@ test_zero_length_read_response(void)
 static size_t
 zero_read_build(uint8_t *f, gboolean crc, uint32_t msn, uint32_t sink)
 {
-  uint8_t u[64] = { 0 };
-  size_t n = untagged(u, 0x1, 1, msn, 0, TRUE);
-  uint32_t s = htonl(sink);
-  memcpy(u + n, &s, 4);
-  return fpdu_build(f, crc, u, n + 28, FALSE);
+  uint8_t u[64];
+  return fpdu_build(f, crc, u, read_request_ulpdu(u, msn, sink, 0, 0, 0), FALSE);
 }
 
 static void

@@ -137,13 +137,30 @@ fill(uint8_t *p, size_t n, uint8_t seed)
     p[i] = (uint8_t) (seed + i * 13 + (i >> 7));
 }
 
+/* One atomic @wr from a on the word at p->buf + 3 * LEN: it completes as
+ * @opcode, the result word at a->buf + 3 * LEN holds @old, the target @now. */
+static void
+atomic_one(side_t *a, side_t *p, rnicpi_send_wr_t *wr, rnicpi_wc_opcode_t opcode, uint64_t old,
+           uint64_t now)
+{
+  uint64_t got;
+  g_assert_cmpint(P->data->post_send(a->qp, wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(a->scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, opcode);
+  memcpy(&got, a->buf + 3 * LEN, 8);
+  g_assert_cmpuint(got, ==, old);
+  memcpy(&got, p->buf + 3 * LEN, 8);
+  g_assert_cmpuint(got, ==, now);
+}
+
 /* With ITAPI_IWARP_RFC7306=1 (both ends): Fetch and Add, then Compare and
  * Swap (RFC 7306 Atomic Request/Response) on a word of p; old values and
  * the word checked. */
 static void
 atomics(side_t *a, side_t *p)
 {
-  uint64_t v = 1000, got;
+  uint64_t v = 1000;
   memcpy(p->buf + 3 * LEN, &v, 8);
   rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (a->buf + 3 * LEN), .length = 8,
                        .lkey = a->mr->lkey };
@@ -151,26 +168,12 @@ atomics(side_t *a, side_t *p)
                           .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
                           .remote_addr = (uint64_t) (uintptr_t) (p->buf + 3 * LEN),
                           .rkey = p->mr->rkey, .compare_add = 23 };
-  g_assert_cmpint(P->data->post_send(a->qp, &wr), ==, RNICPI_OK);
-  rnicpi_wc_t wc = wc_of(a->scq);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
-  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FETCH_ADD);
-  memcpy(&got, a->buf + 3 * LEN, 8);
-  g_assert_cmpuint(got, ==, 1000);
-  memcpy(&got, p->buf + 3 * LEN, 8);
-  g_assert_cmpuint(got, ==, 1023);
+  atomic_one(a, p, &wr, RNICPI_WC_FETCH_ADD, 1000, 1023);
   wr.wr_id = 0x31;
   wr.opcode = RNICPI_WR_ATOMIC_CMP_SWP;
   wr.compare_add = 1023;
   wr.swap = 7;
-  g_assert_cmpint(P->data->post_send(a->qp, &wr), ==, RNICPI_OK);
-  wc = wc_of(a->scq);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
-  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_CMP_SWP);
-  memcpy(&got, a->buf + 3 * LEN, 8);
-  g_assert_cmpuint(got, ==, 1023);
-  memcpy(&got, p->buf + 3 * LEN, 8);
-  g_assert_cmpuint(got, ==, 7);
+  atomic_one(a, p, &wr, RNICPI_WC_CMP_SWP, 1023, 7);
 }
 
 /* With ITAPI_IWARP_RFC7306=1 (both ends): an RDMA Write with immediate
