@@ -86,6 +86,7 @@ typedef struct iw_config {
   int poll_progress; /* ITAPI_IWARP_POLL_PROGRESS: an empty poll drives its QPs */
   uint32_t fpdu_max; /* ITAPI_IWARP_FPDU_MAX: cap on the FPDU size (bytes) */
   int placed;        /* ITAPI_IWARP_COMPLETION: 1 "placed" (delivery fences), 0 "sent" */
+  uint64_t first_fpdu_delay_us; /* ITAPI_IWARP_FIRST_FPDU_DELAY_MS: initiator's hold */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -208,6 +209,7 @@ typedef enum {
   IW_CS_MPA_REP,     /* active: request sent, reading the reply */
   IW_CS_MPA_REQ,     /* passive handoff: reading the request */
   IW_CS_RTR_WAIT,    /* passive: reply sent, waiting for the RTR */
+  IW_CS_HOLD,        /* active: reply taken, first FPDU held back (first_fpdu_delay_us) */
   IW_CS_RTS,         /* full operation */
   IW_CS_CLOSING,     /* our FIN is out (or due), waiting for the peer's */
   IW_CS_DRAIN,       /* broken: terminate out, reading until EOF */
@@ -496,6 +498,7 @@ void iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t 
 void iw_cm_listen_io(iw_listen_t *l);
 void iw_cm_creq_io(iw_creq_t *c, uint32_t events);
 void iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
+void iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_cm_timeouts(iw_dev_t *dev);
 void iw_timed_add(iw_qp_t *qp, uint64_t us);
 void iw_timed_del(iw_qp_t *qp);

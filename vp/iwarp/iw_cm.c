@@ -89,6 +89,7 @@ unreachable(iw_qp_t *qp, rnicpi_cm_reason_t why, iw_work_t *w)
 /* Called by the progress thread, which alone frees QPs: the ones taken
  * off the list stay valid while it runs. */
 static void creq_drop(iw_creq_t *c);
+static void active_establish(iw_qp_t *qp, iw_work_t *w);
 
 void
 iw_cm_timeouts(iw_dev_t *dev)
@@ -143,6 +144,9 @@ iw_cm_timeouts(iw_dev_t *dev)
       case IW_CS_CLOSING:
         iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, &w);
         iw_qp_close_fd(qp);
+        break;
+      case IW_CS_HOLD:
+        active_establish(qp, &w);
         break;
       case IW_CS_RTR_WAIT:
       case IW_CS_DRAIN:
@@ -291,6 +295,15 @@ reason_of(int err)
 void
 iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
 {
+  if (qp->cs == IW_CS_HOLD) {
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
+      iw_timed_del(qp);
+      active_establish(qp, w);
+      if (qp->fd >= 0 && qp->cs == IW_CS_RTS)
+        iw_qp_io_rts(qp, events, w);
+    }
+    return;
+  }
   if (qp->cs == IW_CS_TCP_CONNECT) {
     int err = 0;
     socklen_t l = sizeof(err);
@@ -363,13 +376,32 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
       return;
     }
   }
+  qp->est_pdata_len = MIN(m.pdata_len, (uint32_t) sizeof(qp->est_pdata));
+  memcpy(qp->est_pdata, m.pdata, qp->est_pdata_len);
+  if (iw_config.first_fpdu_delay_us > 0) {
+    /* Hold our first FPDU (the RTR, or the consumer's first message) back:
+     * stock Linux siw sends its Reply before it listens to the socket, and
+     * an FPDU that comes in between sits unread (doc/provider-iwarp.md,
+     * "Interop").  A peer that speaks first ends the hold at once. */
+    qp->cs = IW_CS_HOLD;
+    iw_timed_add(qp, iw_config.first_fpdu_delay_us);
+    return;
+  }
+  active_establish(qp, w);
+}
+
+/* Initiator: the reply was taken; start full operation (qp->lock held). */
+static void
+active_establish(iw_qp_t *qp, iw_work_t *w)
+{
   iw_qp_init_stream(qp);
   if (qp->rtr != IW_RTR_NONE && iw_tx_rtr(qp) != 0) {
     unreachable(qp, RNICPI_CM_REASON_NONE, w);
     return;
   }
   iw_qp_go_rts(qp);
-  iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, m.pdata, m.pdata_len, RNICPI_CM_REASON_NONE);
+  iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len,
+                 RNICPI_CM_REASON_NONE);
   iw_tx_progress(qp, w);
 }
 
@@ -744,6 +776,7 @@ iw_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
     break;
   case IW_CS_TCP_CONNECT:
   case IW_CS_MPA_REP:
+  case IW_CS_HOLD:
   case IW_CS_MPA_REQ:
   case IW_CS_RTR_WAIT:
     iw_qp_flush(qp, &w);

@@ -50,6 +50,8 @@ config_load(gpointer unused)
   iw_config.poll_progress = env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
   iw_config.fpdu_max = (uint32_t) env_int("ITAPI_IWARP_FPDU_MAX", IW_FPDU_MAX, IW_FPDU_MIN,
                                           IW_FPDU_MAX);
+  iw_config.first_fpdu_delay_us =
+    (uint64_t) env_int("ITAPI_IWARP_FIRST_FPDU_DELAY_MS", 0, 0, 10000) * 1000;
   const char *cm = g_getenv("ITAPI_IWARP_COMPLETION");
   iw_config.placed = g_strcmp0(cm, "placed") == 0;
   if (cm != NULL && *cm != '\0' && !iw_config.placed && strcmp(cm, "sent") != 0)

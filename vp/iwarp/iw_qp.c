@@ -288,6 +288,19 @@ iw_qp_unpoll(iw_qp_t *qp, iw_work_t *w)
   }
 }
 
+/* A connected QP's socket is ready (qp->lock held). */
+void
+iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w)
+{
+  iw_mr_lock(qp);
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+    iw_rx_progress(qp, w);
+  /* Read Responses for what came in, and whatever waited for room. */
+  if (qp->fd >= 0)
+    iw_tx_progress(qp, w);
+  iw_mr_unlock(qp);
+}
+
 /* The progress thread: the socket of @qp is ready for something. */
 void
 iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
@@ -298,6 +311,7 @@ iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   switch (qp->cs) {
   case IW_CS_TCP_CONNECT:
   case IW_CS_MPA_REP:
+  case IW_CS_HOLD:
   case IW_CS_MPA_REQ:
     iw_cm_qp_io(qp, events, w);
     break;
@@ -305,13 +319,7 @@ iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   case IW_CS_RTS:
   case IW_CS_CLOSING:
   case IW_CS_DRAIN:
-    iw_mr_lock(qp);
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
-      iw_rx_progress(qp, w);
-    /* Read Responses for what came in, and whatever waited for room. */
-    if (qp->fd >= 0)
-      iw_tx_progress(qp, w);
-    iw_mr_unlock(qp);
+    iw_qp_io_rts(qp, events, w);
     break;
   default:
     break;
@@ -486,6 +494,7 @@ qp_abort(iw_qp_t *qp, iw_work_t *w)
     break;
   case IW_CS_TCP_CONNECT:
   case IW_CS_MPA_REP:
+  case IW_CS_HOLD:
   case IW_CS_MPA_REQ:
     iw_qp_flush(qp, w);
     iw_qp_close_fd(qp);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "rnicpi.h"
+#include "iw.h" /* iw_config, changed between tests */
 
 extern const rnicpi_provider_t rnicpi_builtin_iwarp;
 
@@ -203,9 +204,11 @@ victim_free(victim_t *v)
 }
 
 /* The victim connects to the raw peer, which answers as an RFC 6581
- * responder choosing the Write RTR (and CRC when @crc), and reads it. */
+ * responder (with CRC when @crc).  With @rtr the reply chooses the Write
+ * RTR, which the peer reads; without, it offers none, and it is up to the
+ * caller what comes next. */
 static void
-victim_connect(victim_t *v, gboolean crc)
+victim_dial(victim_t *v, gboolean crc, gboolean rtr)
 {
   int lfd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -234,15 +237,23 @@ victim_connect(victim_t *v, gboolean crc)
   rep[17] = 2;
   rep[18] = 0;
   rep[19] = 4;
-  rep[20] = 0x80;
+  rep[20] = rtr ? 0x80 : 0;
   rep[21] = 4;
-  rep[22] = 0x80;
+  rep[22] = rtr ? 0x80 : 0;
   rep[23] = 4;
   peer_write(v->peer, rep, sizeof(rep));
+  if (!rtr)
+    return;
   uint8_t u[65536];
   g_assert_cmpint(peer_next_fpdu(v->peer, u), ==, 14);
   g_assert_cmphex(u[1] & 0x0f, ==, 0x0); /* zero-length RDMA Write */
   wait_cm(RNICPI_CM_ESTABLISHED, 0xc0);
+}
+
+static void
+victim_connect(victim_t *v, gboolean crc)
+{
+  victim_dial(v, crc, TRUE);
 }
 
 static void
@@ -354,6 +365,45 @@ frame_cut_send(const victim_t *v, uint8_t *u)
   (void) v;
   untagged(u, 0x3, 0, 1, 0, TRUE);
   return 10; /* a Send cut to 10 bytes */
+}
+
+/* ITAPI_IWARP_FIRST_FPDU_DELAY_MS (the stock siw accept race): the
+ * initiator's RTR waits out the hold, and a peer that speaks first (a reply
+ * that chooses no RTR, then a Send) ends the hold at once. */
+static void
+test_first_fpdu_hold(void)
+{
+  uint64_t saved = iw_config.first_fpdu_delay_us;
+  victim_t v;
+  iw_config.first_fpdu_delay_us = 300000;
+  victim_new(&v, 4096);
+  gint64 t0 = g_get_monotonic_time();
+  victim_connect(&v, FALSE);
+  gint64 took = g_get_monotonic_time() - t0;
+  g_test_message("RTR %" G_GINT64_FORMAT " ms after the connect", took / 1000);
+  g_assert_cmpint(took, >=, 290000);
+  victim_free(&v);
+
+  iw_config.first_fpdu_delay_us = 10000000;
+  victim_new(&v, 4096);
+  recv_post(&v, 0, 64, 0x11);
+  t0 = g_get_monotonic_time();
+  victim_dial(&v, FALSE, FALSE);
+  uint8_t u[32];
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  memcpy(u + n, "peer-1st", 8);
+  peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
+  wait_cm(RNICPI_CM_ESTABLISHED, 0xc0);
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  took = g_get_monotonic_time() - t0;
+  g_test_message("the peer's Send landed %" G_GINT64_FORMAT " ms after the connect", took / 1000);
+  g_assert_cmphex(wc.wr_id, ==, 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 8);
+  g_assert_cmpmem(v.buf, 8, "peer-1st", 8);
+  g_assert_cmpint(took, <, 5000000);
+  victim_free(&v);
+  iw_config.first_fpdu_delay_us = saved;
 }
 
 static void
@@ -815,6 +865,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
+  g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
   g_test_add_func("/iwarp/hostile/mpa/bad-key", test_mpa_bad_key);
   g_test_add_func("/iwarp/hostile/mpa/bad-length", test_mpa_bad_length);
   g_test_add_func("/iwarp/hostile/mpa/bad-rev", test_mpa_bad_rev);

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# lab/build-initrd.sh: the kernel and initramfs of the siw lab VM.
+#
+# The lab boots Debian 12's own kernel in qemu with a small initramfs that
+# holds Linux siw (soft-iWARP, built here: Debian's kernel does not ship
+# it), the rdma_cm and verbs modules, and rdma-core's user space (rping,
+# ibv_devinfo, the `rdma` tool).  vp/iwarp on the host then speaks iWARP to
+# siw through qemu's user-mode network (lab/siw-interop.sh).
+#
+#   lab/build-initrd.sh        # writes $LAB_CACHE/vmlinuz and initrd.img
+#
+# Everything goes under lab/cache (or $LAB_CACHE), which git ignores: the
+# .debs (apt-get download: nothing is installed on the host), the unpacked
+# kernel, the siw build and the staged root.  A second run reuses the .debs
+# and siw.ko.  LAB_KPKG=linux-image-6.1.0-NN-amd64 picks another kernel
+# (the default is what linux-image-amd64 depends on today).
+# Host needs: apt-get, dpkg, cpio, gzip, kmod (depmod, modprobe), gcc-12,
+# make, binutils; lab/run.sh needs qemu-system-x86.
+#
+# SPDX-License-Identifier: MIT
+set -euo pipefail
+lab=$(cd "$(dirname "$0")" && pwd)
+cache=${LAB_CACHE:-$lab/cache}
+mkdir -p "$cache/debs"
+cd "$cache"
+
+die() { echo "build-initrd.sh: $*" >&2; exit 1; }
+for t in apt-get dpkg-deb cpio gzip depmod modprobe gcc-12 make; do
+  command -v $t >/dev/null || die "$t is missing: apt-get install qemu-system-x86 cpio kmod gcc-12 make binutils"
+done
+
+kpkg=${LAB_KPKG:-$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ { print $2; exit }')}
+[ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 (run apt-get update)"
+kver=${kpkg#linux-image-}          # 6.1.0-56-amd64
+kabi=${kver%-amd64}                # 6.1.0-56
+kdeb=$(apt-cache show "$kpkg" | awk '/^Version:/ { print $2; exit }')
+kser=${kver%%-*}; kser=${kser%.*}  # 6.1
+
+# The VM's user space: rdma-core and what it links to, a shell, kmod and
+# iproute2 (for `rdma link add`).  The build fails below, with a list, if a
+# needed shared library is missing from these.
+user=(libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils rdmacm-utils iproute2
+      libnl-3-200 libnl-route-3-200 libc6 libgcc-s1 busybox-static dash kmod libkmod2
+      libbpf1 libelf1 zlib1g libmnl0 libselinux1 libpcre2-8-0 libcap2 libdb5.3 libtirpc3
+      libgssapi-krb5-2 libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 libkeyutils1
+      libxtables12 liblzma5 libzstd1 libssl3 libbsd0 libmd0 libatm1)
+build=("linux-source-$kser=$kdeb" "linux-headers-$kver=$kdeb" "linux-headers-$kabi-common=$kdeb"
+       "linux-kbuild-$kser=$kdeb")
+
+fetch() {
+  local want=() p
+  for p in "$@"; do
+    local name=${p%%=*}
+    ls debs/"${name}"_*.deb >/dev/null 2>&1 || want+=("$p")
+  done
+  [ ${#want[@]} -eq 0 ] && return 0
+  echo "build-initrd.sh: downloading ${#want[@]} package(s)" >&2
+  (cd debs && apt-get download -q "${want[@]}" >/dev/null) ||
+    die "apt-get download failed for: ${want[*]} (run apt-get update; is the mirror reachable?)"
+}
+fetch "$kpkg=$kdeb" "${user[@]}" "${build[@]}"
+deb() { ls debs/"$1"_*.deb | tail -1; }
+
+# ---- the kernel ----
+if [ ! -d "kernel/lib/modules/$kver" ]; then
+  rm -rf kernel; mkdir kernel; dpkg-deb -x "$(deb "$kpkg")" kernel
+fi
+cp "kernel/boot/vmlinuz-$kver" vmlinuz
+
+# ---- siw, built out of tree against the matching headers ----
+siw="siw/$kdeb/siw.ko"
+if [ ! -f "$siw" ]; then
+  echo "build-initrd.sh: building siw.ko for $kver" >&2
+  rm -rf kbuild "siw/$kdeb"; mkdir -p kbuild "siw/$kdeb/src"
+  for p in "linux-headers-$kver" "linux-headers-$kabi-common" "linux-kbuild-$kser" "linux-source-$kser"; do
+    dpkg-deb -x "$(deb "$p")" kbuild
+  done
+  hdr="$PWD/kbuild/usr/src/linux-headers-$kver"
+  # The flavour's Makefile includes the common one by its installed path.
+  sed -i "s|/usr/src/linux-headers-$kabi-common|$PWD/kbuild/usr/src/linux-headers-$kabi-common|" "$hdr/Makefile"
+  tar -xaf kbuild/usr/src/linux-source-$kser.tar.xz -C "siw/$kdeb/src" --strip-components=5 \
+    "linux-source-$kser/drivers/infiniband/sw/siw"
+  make -s -C "$hdr" M="$PWD/siw/$kdeb/src" CONFIG_RDMA_SIW=m CC=gcc-12 modules >"siw/$kdeb/build.log" 2>&1 ||
+    die "siw build failed: see $cache/siw/$kdeb/build.log"
+  strip --strip-debug -o "$siw" "siw/$kdeb/src/siw.ko"
+fi
+
+# ---- the root ----
+rm -rf rootfs; mkdir rootfs
+for p in "${user[@]}"; do dpkg-deb -x "$(deb "$p")" rootfs; done
+mods="rootfs/lib/modules/$kver"
+mkdir -p "$mods/extra"; cp "$siw" "$mods/extra/"
+for f in modules.order modules.builtin modules.builtin.modinfo; do cp "kernel/lib/modules/$kver/$f" "$mods/"; done
+[ -f "kernel/lib/modules/$kver/modules.dep" ] || depmod -b kernel "$kver"
+# The closure of what the VM loads; the crc32c modules siw asks for by
+# alias at run time are named, since --show-depends does not follow that.
+for m in virtio_pci virtio_net ib_core ib_uverbs rdma_ucm rdma_cm iw_cm crc32c_generic crc32c-intel libcrc32c; do
+  modprobe -d kernel -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" { print $2 }'
+done | sort -u | while read -r ko; do
+  rel=${ko#*kernel/lib/modules/$kver/}
+  mkdir -p "$mods/$(dirname "$rel")"; cp "$ko" "$mods/$rel"
+done
+depmod -b rootfs "$kver"
+
+# busybox fills in the commands the packages lack; /bin/sh is dash, so that
+# ash does not prefer its own applets to kmod's and iproute2's.
+bb=rootfs/bin/busybox
+for a in $("$bb" --list); do
+  for d in bin sbin usr/bin usr/sbin; do [ -e "rootfs/$d/$a" ] && continue 2; done
+  ln -s busybox "rootfs/bin/$a"
+done
+ln -sf dash rootfs/bin/sh
+mkdir -p rootfs/proc rootfs/sys rootfs/dev rootfs/tmp rootfs/run rootfs/etc rootfs/lab
+ldconfig -r rootfs 2>/dev/null || true
+
+# Every shared library an executable or library needs must be in the root.
+missing=$(find rootfs -type f \( -perm -u+x -o -name '*.so*' \) -print0 |
+  { xargs -0 objdump -p 2>/dev/null || true; } | awk '/NEEDED/ { print $2 }' | sort -u |
+  while read -r l; do
+    [ -n "$(find rootfs/lib rootfs/usr/lib -name "$l" 2>/dev/null)" ] || echo "$l"
+  done)
+[ -z "$missing" ] || die "the VM root lacks shared libraries: $missing (add their packages to user=)"
+
+install -m 755 "$lab/guest/init" rootfs/init
+echo "kernel $kpkg $kdeb" >rootfs/lab/versions.txt
+(cd rootfs && find . | cpio -o -H newc --quiet | gzip -1) >initrd.img
+echo "build-initrd.sh: $cache/vmlinuz and initrd.img ($(du -h initrd.img | cut -f1)) for $kver" >&2

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# lab/siw-interop.sh: vp/iwarp on this host against Linux siw in the lab VM,
+# with rdma-core's own rping on the siw side and itapi-rping (an IT-API
+# application speaking rping's protocol) on ours.  Every ping is an
+# untagged Send each way, an RDMA Read Request/Response and an RDMA Write,
+# and both programs check the bytes.  Each case boots the VM once:
+#
+#   siw-passive      siw listens (rping -s), vp/iwarp is the MPA initiator
+#   siw-active       vp/iwarp listens (itapi-rping -s), siw initiates
+#   ...-crc          the same with ITAPI_IWARP_CRC=1 on our side: siw
+#                    honours or accepts the CRC, and every FPDU carries one
+#   ...-big          60,000-byte pings: siw cuts its Writes and Read
+#                    Responses to FPDUs of its 1460-byte MSS, ours are up
+#                    to 64 KiB and qemu cuts them again
+#
+# The host's loopback is captured (dumpcap) and decoded with tshark: the
+# MPA Request and Reply, the four RDMAP opcodes, no malformed frame, no bad
+# CRC, and in the CRC cases a good CRC on every FPDU.
+#
+#   lab/siw-interop.sh [--build DIR] [-C pings] [case...]
+#
+# Needs lab/build-initrd.sh run once, qemu-system-x86, tshark.  Prints
+# "siw-interop: N passed, N failed"; exits 0 when all passed, 77 when the
+# lab cannot run here (missing tools), 1 otherwise.
+#
+# SPDX-License-Identifier: MIT
+set -uo pipefail
+lab=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$lab/.." && pwd)
+cache=${LAB_CACHE:-$lab/cache}
+build=$root/build count=5
+# Stock siw sends its MPA Reply before it reads the socket: our first FPDU
+# waits this long (doc/provider-iwarp.md, "Interop"; 0 shows the hang).
+hold=${LAB_HOLD_MS:-200}
+while [ $# -gt 0 ]; do
+  case $1 in
+  --build) build=$2; shift 2 ;;
+  -C) count=$2; shift 2 ;;
+  -*) sed -n '2,23p' "$0" >&2; exit 2 ;;
+  *) break ;;
+  esac
+done
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] ||
+  cases=(siw-passive siw-active siw-passive-crc siw-active-crc siw-passive-big siw-active-big)
+rping=$build/tools/rping/itapi-rping
+skip() { echo "siw-interop: skipped: $*"; exit 77; }
+[ -x "$rping" ] || skip "no $rping (build the project first)"
+[ -f "$cache/initrd.img" ] || skip "no lab VM image: run lab/build-initrd.sh"
+for t in qemu-system-x86_64 tshark dumpcap; do command -v $t >/dev/null || skip "$t is missing"; done
+
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+export ITAPI_PROVIDER=iwarp
+pass=0 fail=0
+hport=$(( 21000 + $$ % 8000 ))
+
+# Capture the host side of one case (slirp's end is a socket on 127.0.0.1).
+capture() {
+  dumpcap -q -i lo -f "tcp port $1" -w "$tmp/$2.pcapng" 2>"$tmp/$2.dumpcap" &
+  cap=$!
+  for _ in $(seq 1 50); do grep -q Capturing "$tmp/$2.dumpcap" 2>/dev/null && break; sleep 0.1; done
+}
+
+# The tshark checks of one capture; prints what it found, returns 1 on a fault.
+decode() {
+  local c=$1 crc=$2 f="$tmp/$1.pcapng" bad=0
+  local nh="--disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp"
+  tshark -r "$f" $nh -Y iwarp_mpa >"$tmp/$c.sum" 2>&1
+  tshark -r "$f" $nh -Y iwarp_rdma -T fields -E occurrence=a -E separator=, -e iwarp_rdma.opcode |
+    tr ',' '\n' | grep . >"$tmp/$c.ops"
+  tshark -r "$f" $nh -V >"$tmp/$c.detail" 2>&1
+  for w in "MPA Request Frame" "MPA Reply Frame"; do
+    grep -q "$w" "$tmp/$c.sum" || { echo "    no '$w' decoded"; bad=1; }
+  done
+  for op in 0x03:Send 0x00:Write 0x01:"Read Request" 0x02:"Read Response"; do
+    grep -qx "${op%%:*}" "$tmp/$c.ops" || { echo "    no '${op#*:}' decoded"; bad=1; }
+  done
+  local n good badc mal
+  n=$(grep -c . "$tmp/$c.ops"); good=$(grep -c 'Good CRC32' "$tmp/$c.detail")
+  badc=$(grep -c 'Bad CRC32' "$tmp/$c.detail"); mal=$(grep -c 'Malformed' "$tmp/$c.detail")
+  echo "    capture: $n FPDUs ($(sort "$tmp/$c.ops" | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')), good CRCs $good, bad CRCs $badc, malformed $mal"
+  [ "$badc" -eq 0 ] && [ "$mal" -eq 0 ] || bad=1
+  if [ "$crc" = 1 ] && [ "$good" -ne "$n" ]; then echo "    $n FPDUs but $good good CRCs"; bad=1; fi
+  return $bad
+}
+
+for c in "${cases[@]}"; do
+  hport=$((hport + 1)); size=64 crc=0
+  case $c in *-crc) crc=1 ;; esac
+  case $c in *-big) size=60000 ;; esac
+  capture $hport "$c"
+  echo "  $c: $count pings of $size bytes, CRC $crc"
+  case $c in
+  siw-passive*)
+    # The host connects through qemu's forward, retrying while the VM boots.
+    ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold ITAPI_IWARP_CRC=$crc "$rping" -c -a 127.0.0.1 -p $hport -C $count -S $size -v -T 120 \
+      >"$tmp/$c.host" 2>&1 &
+    host=$!
+    "$lab/run.sh" -q -t 240 -f "tcp:127.0.0.1:$hport-:7174" \
+      "rping -s -a 10.0.2.15 -p 7174 -C $count -S $size -V -v" >"$tmp/$c.vm" 2>&1
+    vm=$? ;;
+  siw-active*)
+    ITAPI_IWARP_CRC=$crc "$rping" -s -a 127.0.0.1 -p $hport -C $count -S $size -v -T 240 \
+      >"$tmp/$c.host" 2>&1 &
+    host=$!
+    "$lab/run.sh" -q -t 240 "rping -c -a 10.0.2.2 -p $hport -C $count -S $size -V -v" >"$tmp/$c.vm" 2>&1
+    vm=$? ;;
+  *) echo "siw-interop: unknown case $c" >&2; exit 2 ;;
+  esac
+  wait $host; hrc=$?
+  sleep 0.3; kill -INT $cap 2>/dev/null; wait $cap 2>/dev/null
+  ok=1
+  [ $vm -eq 0 ] || { echo "    siw side (rping) failed with status $vm:"; sed 's/^/      /' "$tmp/$c.vm" | tail -8; ok=0; }
+  [ $hrc -eq 0 ] || { echo "    our side (itapi-rping) failed with status $hrc:"; sed 's/^/      /' "$tmp/$c.host" | tail -8; ok=0; }
+  pings=$(grep -c 'ping data: rdma-ping-' "$tmp/$c.vm")
+  [ $vm -ne 0 ] || [ "$pings" -eq "$count" ] || { echo "    rping printed $pings pings of $count"; ok=0; }
+  tail -1 "$tmp/$c.host" | sed 's/^/    /'
+  decode "$c" $crc || ok=0
+  if [ $ok = 1 ]; then pass=$((pass + 1)); echo "  $c: ok"; else fail=$((fail + 1)); echo "  $c: FAILED"; fi
+done
+echo "siw-interop: $pass passed, $fail failed"
+[ $fail -eq 0 ]
