@@ -10,8 +10,8 @@
 # on the host).  -f publishes a VM port on the host's loopback.  -q prints
 # only what the command prints; -t (default 300) kills a VM that runs
 # longer: status 124.  A VM that dies before the command ends: 125.
-# qemu runs under TCG when KVM is absent or is the nested kvm_pvm flavour
-# (it cannot boot this kernel); LAB_ACCEL=kvm forces KVM.
+# qemu emulates the CPU (TCG): the nested kvm_pvm flavour of KVM on these
+# machines cannot boot this kernel.  LAB_ACCEL=kvm uses KVM where it works.
 #
 # SPDX-License-Identifier: MIT
 set -uo pipefail
@@ -40,11 +40,7 @@ mkdir -p "$tmp/root/lab"; printf '%s\n' "$1" >"$tmp/root/lab/cmd"
 (cd "$tmp/root" && find . | cpio -o -H newc --quiet | gzip -1) | cat "$cache/initrd.img" - >"$tmp/initrd"
 [ -n "$log" ] || { mkdir -p "$cache/logs"; log="$cache/logs/vm-$(date +%Y%m%d-%H%M%S)-$$.log"; }
 
-accel=${LAB_ACCEL:-}
-if [ -z "$accel" ]; then
-  accel=tcg
-  [ -w /dev/kvm ] && [ ! -d /sys/module/kvm_pvm ] && accel=kvm
-fi
+accel=${LAB_ACCEL:-tcg}
 cpu=max; [ "$accel" = kvm ] && cpu=host
 net="user,id=n0,net=10.0.2.0/24,host=10.0.2.2"
 for f in "${fwd[@]}"; do net="$net,$f"; done

@@ -19,9 +19,11 @@
 #
 #   lab/siw-interop.sh [--build DIR] [-C pings] [case...]
 #
-# Needs lab/build-initrd.sh run once, qemu-system-x86, tshark.  Prints
-# "siw-interop: N passed, N failed"; exits 0 when all passed, 77 when the
-# lab cannot run here (missing tools), 1 otherwise.
+# Needs lab/build-initrd.sh run once, qemu-system-x86, tshark.  Prints a
+# TAP line per case ("ok 1 - siw-passive") and "siw-interop: N passed, N
+# failed"; exits 0 when all passed, 77 when the lab cannot run here (no VM
+# image, a missing tool), 1 otherwise.  Meson runs it as the test
+# siw-interop (suites interop and slow).
 #
 # SPDX-License-Identifier: MIT
 set -uo pipefail
@@ -31,7 +33,7 @@ cache=${LAB_CACHE:-$lab/cache}
 build=$root/build count=5
 # Stock siw sends its MPA Reply before it reads the socket: our first FPDU
 # waits this long (doc/provider-iwarp.md, "Interop"; 0 shows the hang).
-hold=${LAB_HOLD_MS:-200}
+hold=${LAB_HOLD_MS:-500}
 while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2; shift 2 ;;
@@ -51,7 +53,7 @@ for t in qemu-system-x86_64 tshark dumpcap; do command -v $t >/dev/null || skip 
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
 export ITAPI_PROVIDER=iwarp
-pass=0 fail=0
+pass=0 fail=0 n=0
 hport=$(( 21000 + $$ % 8000 ))
 
 # Capture the host side of one case (slirp's end is a socket on 127.0.0.1).
@@ -66,7 +68,7 @@ decode() {
   local c=$1 crc=$2 f="$tmp/$1.pcapng" bad=0
   local nh="--disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp"
   tshark -r "$f" $nh -Y iwarp_mpa >"$tmp/$c.sum" 2>&1
-  tshark -r "$f" $nh -Y iwarp_rdma -T fields -E occurrence=a -E separator=, -e iwarp_rdma.opcode |
+  tshark -r "$f" $nh -Y iwarp_rdma -T fields -E occurrence=a -E separator=, -e iwarp_rdma.opcode 2>/dev/null |
     tr ',' '\n' | grep . >"$tmp/$c.ops"
   tshark -r "$f" $nh -V >"$tmp/$c.detail" 2>&1
   for w in "MPA Request Frame" "MPA Reply Frame"; do
@@ -116,7 +118,8 @@ for c in "${cases[@]}"; do
   [ $vm -ne 0 ] || [ "$pings" -eq "$count" ] || { echo "    rping printed $pings pings of $count"; ok=0; }
   tail -1 "$tmp/$c.host" | sed 's/^/    /'
   decode "$c" $crc || ok=0
-  if [ $ok = 1 ]; then pass=$((pass + 1)); echo "  $c: ok"; else fail=$((fail + 1)); echo "  $c: FAILED"; fi
+  n=$((n + 1))
+  if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok $n - $c"; else fail=$((fail + 1)); echo "not ok $n - $c"; fi
 done
 echo "siw-interop: $pass passed, $fail failed"
 [ $fail -eq 0 ]
