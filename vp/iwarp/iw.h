@@ -31,9 +31,11 @@
  * 8 bounds it by the MULPDU of the connection's effective MSS, so that an
  * FPDU fits one TCP segment: iw_qp_init_stream() reads TCP_MAXSEG (about
  * 1448 on Ethernet, 65483 over loopback) and clamps it between these two
- * (and ITAPI_IWARP_FPDU_MAX).  IW_FPDU_MAX keeps ULPDU_Length in 16 bits. */
-#define IW_FPDU_MIN 512
-#define IW_FPDU_MAX 65536
+ * (and ITAPI_IWARP_FPDU_MAX): the MULPDU bounds of RFC 5044 3, 128 and
+ * 64768 bytes of ULPDU, plus the length field and the CRC.  room_for()
+ * keeps every ULPDU within fpdu_max - 6. */
+#define IW_FPDU_MIN (128 + 6)
+#define IW_FPDU_MAX (64768 + 6)
 /* Receive staging: one recv() takes the headers and trailers of many small
  * FPDUs (and the trailer plus next header after a payload placed in
  * place), instead of one recv() per field. */

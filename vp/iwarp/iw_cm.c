@@ -359,6 +359,16 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   qp->rev = m.rev;
   /* Only a reply that carries the flag back agreed to RFC 7306. */
   qp->rfc7306 = qp->dev->rfc7306 && m.rfc7306;
+  if (m.ord != IW_MPA_V2_VALUE && m.ord > MAX(qp->attr.ird, 1u)) {
+    /* RFC 6581 9.1: the responder will have more Reads outstanding than
+     * the IRD our Request offered; the initiator must terminate. */
+    g_debug("QP %u: the MPA Reply's ORD %u exceeds our IRD %u: Terminate", qp->base.qp_num,
+            m.ord, MAX(qp->attr.ird, 1u));
+    iw_qp_init_stream(qp);
+    iw_qp_go_rts(qp);
+    iw_term_send(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_IRD, NULL, 0, 0, NULL, w);
+    return;
+  }
   qp->ord = cap_value(qp->attr.ord, m.ird);
   qp->ird = cap_value(qp->attr.ird, m.ord);
   qp->peer_ird = m.ird == IW_MPA_V2_VALUE ? qp->ord : m.ird; /* as passive_reply */

@@ -48,6 +48,32 @@ rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
   iw_term_send(qp, layer, etype, code, ddp, dlen, r->ulpdu_len, rd, w);
 }
 
+/* The posted receive a message lands in cannot take it (its buffer is not
+ * registered for local write, or was deregistered mid-message): our own
+ * fault, so the receive completes with a protection error and the peer gets
+ * a DDP local catastrophic error (RFC 5041 7.2; siw reports the same). */
+static void
+rx_bad_recv(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+  rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
+  r->rwqe = NULL;
+  rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_CATASTROPHIC, 0, w);
+}
+
+/* The place of the payload being received went away mid-message: a
+ * tagged sink's region was deregistered (invalid STag, the peer's to
+ * answer for), or a posted receive's buffer was. */
+static void
+rx_target_gone(iw_qp_t *qp, iw_work_t *w)
+{
+  if (qp->rx.mr != NULL)
+    rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+  else
+    rx_bad_recv(qp, w);
+}
+
 /* The peer closed its half of the stream. */
 static void
 rx_eof(iw_qp_t *qp, iw_work_t *w)
@@ -321,10 +347,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       gboolean ok = rx_scatter(qp, r->rwqe, r->msg_off, r->payload);
       iw_mr_unlock(qp);
       if (!ok) {
-        iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-        rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
-        r->rwqe = NULL;
-        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+        rx_bad_recv(qp, w);
         return FALSE;
       }
     }
@@ -818,7 +841,7 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
       iw_mr_lock(qp);
       if (!rx_targets_live(qp)) {
         iw_mr_unlock(qp);
-        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+        rx_target_gone(qp, w);
         return;
       }
       r->st_pos += rx_place_staged(qp, p, avail);
@@ -872,7 +895,7 @@ rx_progress(iw_qp_t *qp, iw_work_t *w)
       iw_mr_lock(qp);
       if (!rx_targets_live(qp)) {
         iw_mr_unlock(qp);
-        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+        rx_target_gone(qp, w);
         return;
       }
       asked = r->payload - r->payload_got + sizeof(r->stage);

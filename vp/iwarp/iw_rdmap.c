@@ -55,6 +55,10 @@ iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
     return;
   }
   g_debug("QP %u: Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer, etype, code);
+  /* RFC 5040 Figure 10: a Terminate for an LLP error or a local
+   * catastrophic error carries neither header. */
+  if (layer == IW_LAYER_LLP || (layer == IW_LAYER_RDMAP && etype == IW_RDMAP_ET_CATASTROPHIC))
+    ddp_hdr = rdmap_hdr = NULL;
   uint8_t ulpdu[IW_TERM_ULPDU_MAX];
   iw_ddp_untagged_t d = {
     .ctrl = IW_DDP_LAST | IW_DDP_VERSION, .rdmap = IW_RDMAP_VERSION | IW_OP_TERMINATE,

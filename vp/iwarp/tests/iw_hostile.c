@@ -204,11 +204,11 @@ victim_free(victim_t *v)
 }
 
 /* The victim connects to the raw peer, which answers as an RFC 6581
- * responder (with CRC when @crc).  With @rtr the reply chooses the Write
- * RTR, which the peer reads; without, it offers none, and it is up to the
- * caller what comes next. */
+ * responder (with CRC when @crc) with IRD 4 and ORD @ord.  With @rtr the
+ * reply chooses the Write RTR, which the peer reads; without, it offers
+ * none, and it is up to the caller what comes next. */
 static void
-victim_dial(victim_t *v, gboolean crc, gboolean rtr)
+victim_dial(victim_t *v, gboolean crc, gboolean rtr, uint8_t ord)
 {
   int lfd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -231,7 +231,7 @@ victim_dial(victim_t *v, gboolean crc, gboolean rtr)
   size_t pd = (size_t) req[18] << 8 | req[19];
   g_assert_cmpuint(peer_read(v->peer, req + 20, pd), ==, pd);
   v->crc = crc || (req[16] & 0x40) != 0;
-  /* Reply: Rev 2, 0x10, IRD 4 with A, ORD 4 with C (Write RTR). */
+  /* Reply: Rev 2, 0x10, IRD 4 with A, ORD with C (Write RTR). */
   uint8_t rep[24] = "MPA ID Rep Frame";
   rep[16] = 0x10 | (v->crc ? 0x40 : 0);
   rep[17] = 2;
@@ -240,7 +240,7 @@ victim_dial(victim_t *v, gboolean crc, gboolean rtr)
   rep[20] = rtr ? 0x80 : 0;
   rep[21] = 4;
   rep[22] = rtr ? 0x80 : 0;
-  rep[23] = 4;
+  rep[23] = ord;
   peer_write(v->peer, rep, sizeof(rep));
   if (!rtr)
     return;
@@ -253,7 +253,7 @@ victim_dial(victim_t *v, gboolean crc, gboolean rtr)
 static void
 victim_connect(victim_t *v, gboolean crc)
 {
-  victim_dial(v, crc, TRUE);
+  victim_dial(v, crc, TRUE, 1); /* ORD 1: the victim's IRD */
 }
 
 static void
@@ -319,6 +319,8 @@ expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
   g_assert_cmpuint(u[18] >> 4, ==, layer);
   g_assert_cmpuint(u[18] & 0x0f, ==, etype);
   g_assert_cmphex(u[19], ==, code);
+  if (layer == 2) /* RFC 5040 Figure 10: an LLP error carries no header (M, D, R clear) */
+    g_assert_cmphex(u[20] & 0xe0, ==, 0);
   /* Then the victim's FIN: nothing after the Terminate (RFC 5040 5.3). */
   uint8_t b;
   g_assert_cmpuint(peer_read(v->peer, &b, 1), ==, 0);
@@ -388,7 +390,7 @@ test_first_fpdu_hold(void)
   victim_new(&v, 4096);
   recv_post(&v, 0, 64, 0x11);
   t0 = g_get_monotonic_time();
-  victim_dial(&v, FALSE, FALSE);
+  victim_dial(&v, FALSE, FALSE, 1);
   uint8_t u[32];
   size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
   memcpy(u + n, "peer-1st", 8);
@@ -404,6 +406,72 @@ test_first_fpdu_hold(void)
   g_assert_cmpint(took, <, 5000000);
   victim_free(&v);
   iw_config.first_fpdu_delay_us = saved;
+}
+
+/* RFC 6581 9.1: a Reply whose ORD exceeds the IRD the Request offered (1)
+ * gets Terminate LLP/MPA/0x06, with no header, and the connection ends. */
+static void
+test_mpa_insufficient_ird(void)
+{
+  victim_t v;
+  victim_new(&v, 4096);
+  recv_post(&v, 0, 64, 0x11);
+  victim_dial(&v, FALSE, FALSE, 4);
+  static uint8_t u[65536];
+  int len = peer_next_fpdu(v.peer, u);
+  g_assert_cmpint(len, >=, 18 + 4);
+  g_assert_cmphex(u[1] & 0x0f, ==, 0x7); /* Terminate */
+  uint32_t qn;
+  memcpy(&qn, u + 6, 4);
+  g_assert_cmpuint(ntohl(qn), ==, 2);
+  g_assert_cmphex(u[18], ==, 0x20); /* layer 2 (LLP), error type 0 (MPA) */
+  g_assert_cmphex(u[19], ==, 0x06); /* insufficient IRD */
+  g_assert_cmphex(u[20] & 0xe0, ==, 0);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  victim_free(&v);
+}
+
+/* A Send into a posted receive whose buffer lies outside its region: the
+ * receive completes with a local protection error, nothing is written, and
+ * the peer gets DDP local catastrophic (1/0/0) with the Send's header. */
+static void
+test_recv_outside_region(void)
+{
+  victim_t v;
+  victim_new(&v, 4096);
+  memset(v.buf + 4096, 0x5a, 64);
+  recv_post(&v, 4096, 64, 0x11); /* the unregistered half after the region */
+  recv_post(&v, 0, 64, 0x12);
+  victim_connect(&v, FALSE);
+  uint8_t u[64];
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  memcpy(u + n, "outside!", 8);
+  peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
+  static uint8_t t[65536];
+  int len;
+  do
+    len = peer_next_fpdu(v.peer, t);
+  while (len >= 2 && ((t[0] & 0x80) != 0 || (t[1] & 0x0f) != 0x7));
+  g_assert_cmpint(len, >=, 18 + 4 + 2 + 18);
+  g_assert_cmphex(t[18], ==, 0x10); /* layer 1 (DDP), error type 0 (local catastrophic) */
+  g_assert_cmphex(t[19], ==, 0x00);
+  g_assert_cmphex(t[20] & 0xe0, ==, 0xc0); /* M and D: the Send's DDP header follows */
+  g_assert_cmpmem(t + 24, 18, u, 18);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x12);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  for (int i = 0; i < 64; i++)
+    g_assert_cmphex(v.buf[4096 + i], ==, 0x5a);
+  victim_free(&v);
 }
 
 static void
@@ -857,6 +925,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
   g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
+  g_test_add_func("/iwarp/hostile/ddp/recv-outside-region", test_recv_outside_region);
   g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
   g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
@@ -866,6 +935,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
+  g_test_add_func("/iwarp/hostile/mpa/insufficient-ird", test_mpa_insufficient_ird);
   g_test_add_func("/iwarp/hostile/mpa/bad-key", test_mpa_bad_key);
   g_test_add_func("/iwarp/hostile/mpa/bad-length", test_mpa_bad_length);
   g_test_add_func("/iwarp/hostile/mpa/bad-rev", test_mpa_bad_rev);
