@@ -34,6 +34,21 @@ itx_status_message(it_status_t status)
 }
 
 const char *
+itx_dto_status_name(it_dto_status_t status)
+{
+  switch (status) {
+#define DS(n) case n: return #n;
+  DS(IT_DTO_SUCCESS) DS(IT_DTO_ERR_LOCAL_LENGTH) DS(IT_DTO_ERR_LOCAL_EP)
+  DS(IT_DTO_ERR_LOCAL_PROTECTION) DS(IT_DTO_ERR_FLUSHED) DS(IT_RMR_OPERATION_FAILED)
+  DS(IT_DTO_ERR_BAD_RESPONSE) DS(IT_DTO_ERR_REMOTE_ACCESS) DS(IT_DTO_ERR_REMOTE_RESPONDER)
+  DS(IT_DTO_ERR_TRANSPORT) DS(IT_DTO_ERR_RECEIVER_NOT_READY) DS(IT_DTO_ERR_PARTIAL_PACKET)
+  DS(IT_DTO_ERR_LOCAL_MM_OPERATION)
+#undef DS
+  }
+  return "IT_DTO_ERR_UNKNOWN";
+}
+
+const char *
 itx_event_name(it_event_type_t event)
 {
   switch (event) {

@@ -52,6 +52,13 @@ const char *itx_error_detail(void);
  */
 const char *itx_event_name(it_event_type_t event);
 
+/**
+ * @brief Name of a DTO completion status, e.g. "IT_DTO_ERR_FLUSHED".
+ * @param status any value of it_dto_cmpl_event_t.dto_status.
+ * @return a static string; "IT_DTO_ERR_UNKNOWN" for values outside the list.
+ */
+const char *itx_dto_status_name(it_dto_status_t status);
+
 /** What a successful Send or RDMA Write completion promises on an IA. */
 typedef enum itx_completion {
   /** The transport took the message (iWARP: RFC 5040 has no

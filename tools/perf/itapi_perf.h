@@ -25,7 +25,6 @@
  * naming it_foo, the status and itx_error_detail() on failure. */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void it_die(const char *call, it_status_t st) __attribute__((noreturn));
-const char *dto_status_name(it_dto_status_t s);
 #define IT(fn, ...)                                                            \
   do {                                                                         \
     it_status_t st_ = fn(__VA_ARGS__);                                         \

@@ -42,19 +42,6 @@ it_die(const char *call, it_status_t st)
       *detail ? ": " : "", detail);
 }
 
-const char *
-dto_status_name(it_dto_status_t s)
-{
-  static const char *const names[] = {
-    "IT_DTO_SUCCESS", "IT_DTO_ERR_LOCAL_LENGTH", "IT_DTO_ERR_LOCAL_EP",
-    "IT_DTO_ERR_LOCAL_PROTECTION", "IT_DTO_ERR_FLUSHED", "IT_RMR_OPERATION_FAILED",
-    "IT_DTO_ERR_BAD_RESPONSE", "IT_DTO_ERR_REMOTE_ACCESS", "IT_DTO_ERR_REMOTE_RESPONDER",
-    "IT_DTO_ERR_TRANSPORT", "IT_DTO_ERR_RECEIVER_NOT_READY", "IT_DTO_ERR_PARTIAL_PACKET",
-    "IT_DTO_ERR_LOCAL_MM_OPERATION",
-  };
-  return (unsigned) s < sizeof(names) / sizeof(names[0]) ? names[s] : "IT_DTO_ERR_UNKNOWN";
-}
-
 /* Byte j is b + 7 j.  Filled and checked 16 bytes at a time (GCC and
  * Clang vector extensions): the peer waits while we do it, so at 1 MiB a
  * byte loop would show in the latency of the next iteration. */
@@ -158,7 +145,7 @@ account(side_t *s, const it_event_t *ev)
   if (d->dto_status != IT_DTO_SUCCESS)
     die("%s: %s (cookie kind %llu, #%llu) completed with %s", s->role,
         itx_event_name(ev->event_number), (unsigned long long) kind, (unsigned long long) seq,
-        dto_status_name(d->dto_status));
+        itx_dto_status_name(d->dto_status));
   switch (ev->event_number) {
   case IT_DTO_SEND_CMPL_EVENT:
   case IT_DTO_RDMA_WRITE_CMPL_EVENT:

@@ -207,19 +207,6 @@ dbg(const char *fmt, ...)
 }
 
 static const char *
-dto_status_name(it_dto_status_t s)
-{
-  static const char *const names[] = {
-    "IT_DTO_SUCCESS", "IT_DTO_ERR_LOCAL_LENGTH", "IT_DTO_ERR_LOCAL_EP",
-    "IT_DTO_ERR_LOCAL_PROTECTION", "IT_DTO_ERR_FLUSHED", "IT_RMR_OPERATION_FAILED",
-    "IT_DTO_ERR_BAD_RESPONSE", "IT_DTO_ERR_REMOTE_ACCESS", "IT_DTO_ERR_REMOTE_RESPONDER",
-    "IT_DTO_ERR_TRANSPORT", "IT_DTO_ERR_RECEIVER_NOT_READY", "IT_DTO_ERR_PARTIAL_PACKET",
-    "IT_DTO_ERR_LOCAL_MM_OPERATION",
-  };
-  return (unsigned) s < sizeof(names) / sizeof(names[0]) ? names[s] : "IT_DTO_ERR_UNKNOWN";
-}
-
-static const char *
 reject_reason(it_conn_reject_code_t c)
 {
   static const char *const why[] = { "other", "timeout", "bad path", "stale connection",
@@ -383,7 +370,7 @@ dto_failed(rping_t *r, const it_dto_cmpl_event_t *d, const char *what)
   char how[160];
   snprintf(how, sizeof(how), "%s (cookie %llu) completed with %s",
            itx_event_name(d->event_number), (unsigned long long) d->cookie,
-           dto_status_name(d->dto_status));
+           itx_dto_status_name(d->dto_status));
   if (d->dto_status == IT_DTO_ERR_FLUSHED)
     connection_lost(r, what, how);
   if (d->dto_status == IT_DTO_ERR_REMOTE_ACCESS)
@@ -422,7 +409,7 @@ dto_wait(rping_t *r, it_event_type_t want, const char *what)
       it_die("it_evd_wait on the DTO EVD", st);
     const it_dto_cmpl_event_t *d = &ev.dto_cmpl;
     dbg("%s (cookie %llu): %s, %u bytes", itx_event_name(ev.event_number),
-        (unsigned long long) d->cookie, dto_status_name(d->dto_status), d->transferred_length);
+        (unsigned long long) d->cookie, itx_dto_status_name(d->dto_status), d->transferred_length);
     if (d->dto_status != IT_DTO_SUCCESS)
       dto_failed(r, d, what);
     if (ev.event_number == want)
@@ -668,7 +655,7 @@ server_run(rping_t *r)
   for (;;) {
     it_event_t ev;
     if (it_evd_dequeue(r->dto_evd, &ev) == IT_SUCCESS) {
-      dbg("%s: %s", itx_event_name(ev.event_number), dto_status_name(ev.dto_cmpl.dto_status));
+      dbg("%s: %s", itx_event_name(ev.event_number), itx_dto_status_name(ev.dto_cmpl.dto_status));
       if (ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT && ev.dto_cmpl.dto_status == IT_DTO_SUCCESS)
         die("the client sent another message after all %u pings; give both sides the same -C "
             "count", cfg->count);

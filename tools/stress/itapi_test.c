@@ -51,18 +51,6 @@ itest_wr_name(itest_wr_kind_t k)
 }
 
 const char *
-itest_dto_status_name(it_dto_status_t s)
-{
-  static const char *const n[] = {
-    "IT_DTO_SUCCESS", "IT_DTO_ERR_LOCAL_LENGTH", "IT_DTO_ERR_LOCAL_EP", "IT_DTO_ERR_LOCAL_PROTECTION",
-    "IT_DTO_ERR_FLUSHED", "IT_RMR_OPERATION_FAILED", "IT_DTO_ERR_BAD_RESPONSE",
-    "IT_DTO_ERR_REMOTE_ACCESS", "IT_DTO_ERR_REMOTE_RESPONDER", "IT_DTO_ERR_TRANSPORT",
-    "IT_DTO_ERR_RECEIVER_NOT_READY", "IT_DTO_ERR_PARTIAL_PACKET", "IT_DTO_ERR_LOCAL_MM_OPERATION",
-  };
-  return (unsigned) s < sizeof(n) / sizeof(n[0]) ? n[s] : "IT_DTO_ERR_(unknown)";
-}
-
-const char *
 itest_end_name(const itest_end_t *e, char *buf, size_t n)
 {
   snprintf(buf, n, "thread %u pair %u %s EP %p", e->th->id, e->pair->index,

@@ -201,7 +201,6 @@ void itest_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), nore
 void itest_log(const itest_config_t *cfg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *itest_end_name(const itest_end_t *e, char *buf, size_t n);
 const char *itest_wr_name(itest_wr_kind_t k);
-const char *itest_dto_status_name(it_dto_status_t s);
 double itest_now(void);
 
 /* itest_conn.c */

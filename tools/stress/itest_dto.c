@@ -571,7 +571,7 @@ handle_dto(itest_thread_t *th, it_evd_handle_t evd, const it_event_t *ev)
   if (!w->busy || w->cookie != c) {
     itest_error(th, e, w->busy ? w->seq : 0, "%s completion (status %s) for cookie 0x%016llx, which "
                 "is not outstanding: a %s completion%s", itest_wr_name((itest_wr_kind_t) kind),
-                itest_dto_status_name(d->dto_status), (unsigned long long) c,
+                itx_dto_status_name(d->dto_status), (unsigned long long) c,
                 w->busy ? "stale" : "duplicate or unknown",
                 w->busy ? " (the slot holds a later request)" : "");
     return;
@@ -623,13 +623,13 @@ handle_dto(itest_thread_t *th, it_evd_handle_t evd, const it_event_t *ev)
       th->fault.error_cmpl++;
       itest_log(th->cfg, "fault: thread %u pair %u: %s of the %s end completed with %s after the "
                 "free (accepted: not InfiniBand)", th->id, e->pair->index, itest_wr_name(w->kind),
-                e->freed ? "freed" : "surviving", itest_dto_status_name(d->dto_status));
+                e->freed ? "freed" : "surviving", itx_dto_status_name(d->dto_status));
     }
     if (w->kind == WR_FADD || w->kind == WR_CSWAP)
       e->atomics_clean = false;
   } else {
     itest_error(th, e, w->seq, "%s completed with %s", itest_wr_name(w->kind),
-                itest_dto_status_name(d->dto_status));
+                itx_dto_status_name(d->dto_status));
     if (w->kind == WR_FADD || w->kind == WR_CSWAP)
       e->atomics_clean = false;
     pair_kill(e->pair);
