@@ -25,8 +25,8 @@ mkdir -p "$cache/debs"
 cd "$cache"
 
 die() { echo "build-initrd.sh: $*" >&2; exit 1; }
-for t in apt-get dpkg-deb cpio gzip depmod modprobe gcc-12 make; do
-  command -v $t >/dev/null || die "$t is missing: apt-get install qemu-system-x86 cpio kmod gcc-12 make binutils"
+for t in apt-get apt-cache dpkg-deb cpio gzip xz depmod modprobe gcc-12 make objdump strip; do
+  command -v $t >/dev/null || die "$t is missing: apt-get install cpio kmod xz-utils gcc-12 make binutils"
 done
 
 kpkg=${LAB_KPKG:-$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ { print $2; exit }')}

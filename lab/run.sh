@@ -45,7 +45,7 @@ cpu=max; [ "$accel" = kvm ] && cpu=host
 net="user,id=n0,net=10.0.2.0/24,host=10.0.2.2"
 for f in "${fwd[@]}"; do net="$net,$f"; done
 
-timeout "$t" qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel" -cpu "$cpu" \
+timeout --foreground "$t" qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel" -cpu "$cpu" \
   -smp 2 -m 1G -kernel "$cache/vmlinuz" -initrd "$tmp/initrd" \
   -append "console=ttyS0 quiet panic=-1 $kargs" -display none -serial stdio -no-reboot \
   -netdev "$net" -device virtio-net-pci,netdev=n0,romfile= </dev/null 2>&1 |

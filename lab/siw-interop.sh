@@ -32,7 +32,8 @@ root=$(cd "$lab/.." && pwd)
 cache=${LAB_CACHE:-$lab/cache}
 build=$root/build count=5
 # Stock siw sends its MPA Reply before it reads the socket: our first FPDU
-# waits this long (doc/provider-iwarp.md, "Interop"; 0 shows the hang).
+# waits this long (doc/provider-iwarp.md, "The accept race of stock siw";
+# LAB_HOLD_MS=0 shows the hang).
 hold=${LAB_HOLD_MS:-500}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -61,6 +62,7 @@ capture() {
   dumpcap -q -i lo -f "tcp port $1" -w "$tmp/$2.pcapng" 2>"$tmp/$2.dumpcap" &
   cap=$!
   for _ in $(seq 1 50); do grep -q Capturing "$tmp/$2.dumpcap" 2>/dev/null && break; sleep 0.1; done
+  kill -0 $cap 2>/dev/null || skip "dumpcap cannot capture on lo: $(cat "$tmp/$2.dumpcap")"
 }
 
 # The tshark checks of one capture; prints what it found, returns 1 on a fault.
@@ -109,6 +111,7 @@ for c in "${cases[@]}"; do
     vm=$? ;;
   *) echo "siw-interop: unknown case $c" >&2; exit 2 ;;
   esac
+  [ $vm -eq 0 ] || kill $host 2>/dev/null # do not wait out its -T
   wait $host; hrc=$?
   sleep 0.3; kill -INT $cap 2>/dev/null; wait $cap 2>/dev/null
   ok=1

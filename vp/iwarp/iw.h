@@ -319,8 +319,8 @@ typedef struct iw_qp {
   uint32_t hs_got;
   rnicpi_conn_param_t param;  /* copy; pdata in pdata_buf */
   uint8_t pdata_buf[IW_MPA_PDATA_MAX];
-  /* Passive handoff: the Request's private data, for the ESTABLISHED event
-   * (no CONNECT_REQUEST carried it to the consumer). */
+  /* The private data the ESTABLISHED event carries: the Request's on a
+   * passive handoff, the Reply's on a held initiator (IW_CS_HOLD). */
   uint8_t est_pdata[IW_MPA_PDATA_MAX];
   uint32_t est_pdata_len;
   /* queues */

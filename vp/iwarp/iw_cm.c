@@ -392,7 +392,8 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     /* Hold our first FPDU (the RTR, or the consumer's first message) back:
      * stock Linux siw sends its Reply before it listens to the socket, and
      * an FPDU that comes in between sits unread (doc/provider-iwarp.md,
-     * "Interop").  A peer that speaks first ends the hold at once. */
+     * "The accept race of stock siw").  A peer that speaks first (which
+     * RFC 5044 7.1.2 leaves to the initiator; tolerated) ends the hold. */
     qp->cs = IW_CS_HOLD;
     iw_timed_add(qp, iw_config.first_fpdu_delay_us);
     return;

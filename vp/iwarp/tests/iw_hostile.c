@@ -371,7 +371,8 @@ frame_cut_send(const victim_t *v, uint8_t *u)
 
 /* ITAPI_IWARP_FIRST_FPDU_DELAY_MS (the stock siw accept race): the
  * initiator's RTR waits out the hold, and a peer that speaks first (a reply
- * that chooses no RTR, then a Send) ends the hold at once. */
+ * that chooses no RTR, then a Send: RFC 5044 7.1.2 leaves the first FPDU to
+ * the initiator, but we tolerate it) ends the hold at once. */
 static void
 test_first_fpdu_hold(void)
 {
