@@ -291,6 +291,24 @@ reason_of(int err)
   }
 }
 
+/* The private data of @m, for the ESTABLISHED event that comes later. */
+static void
+keep_pdata(iw_qp_t *qp, const iw_mpa_msg_t *m)
+{
+  qp->est_pdata_len = MIN(m->pdata_len, (uint32_t) sizeof(qp->est_pdata));
+  memcpy(qp->est_pdata, m->pdata, qp->est_pdata_len);
+}
+
+/* Initiator: refuse the Reply with Terminate LLP/MPA/@code (RFC 6581 9.1),
+ * which needs the stream's framing (qp->lock held). */
+static void
+active_refuse(iw_qp_t *qp, uint8_t code, iw_work_t *w)
+{
+  iw_qp_init_stream(qp);
+  iw_qp_go_rts(qp);
+  iw_term_send(qp, IW_LAYER_LLP, 0, code, NULL, 0, 0, NULL, w);
+}
+
 /* A QP's socket during setup (qp->lock held). */
 void
 iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
@@ -340,8 +358,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     }
     rnicpi_conn_param_t p = qp->param;
     p.pdata = qp->pdata_buf;
-    qp->est_pdata_len = MIN(m.pdata_len, (uint32_t) sizeof(qp->est_pdata));
-    memcpy(qp->est_pdata, m.pdata, qp->est_pdata_len);
+    keep_pdata(qp, &m);
     passive_reply(qp, &m, &p, w);
     return;
   }
@@ -364,9 +381,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
      * the IRD our Request offered; the initiator must terminate. */
     g_debug("QP %u: the MPA Reply's ORD %u exceeds our IRD %u: Terminate", qp->base.qp_num,
             m.ord, MAX(qp->attr.ird, 1u));
-    iw_qp_init_stream(qp);
-    iw_qp_go_rts(qp);
-    iw_term_send(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_IRD, NULL, 0, 0, NULL, w);
+    active_refuse(qp, IW_TERM_MPA_NO_IRD, w);
     return;
   }
   qp->ord = cap_value(qp->attr.ord, m.ird);
@@ -380,14 +395,11 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     else if (m.p2p && m.rtr_read)
       qp->rtr = IW_RTR_READ;
     else if (m.p2p) {
-      iw_qp_init_stream(qp);
-      iw_qp_go_rts(qp);
-      iw_term_send(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, NULL, 0, 0, NULL, w);
+      active_refuse(qp, IW_TERM_MPA_NO_RTR, w);
       return;
     }
   }
-  qp->est_pdata_len = MIN(m.pdata_len, (uint32_t) sizeof(qp->est_pdata));
-  memcpy(qp->est_pdata, m.pdata, qp->est_pdata_len);
+  keep_pdata(qp, &m);
   if (iw_config.first_fpdu_delay_us > 0) {
     /* Hold our first FPDU (the RTR, or the consumer's first message) back:
      * stock Linux siw sends its Reply before it listens to the socket, and

@@ -48,18 +48,19 @@ rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
   iw_term_send(qp, layer, etype, code, ddp, dlen, r->ulpdu_len, rd, w);
 }
 
-/* The posted receive a message lands in cannot take it (its buffer is not
- * registered for local write, or was deregistered mid-message): our own
- * fault, so the receive completes with a protection error and the peer gets
- * a DDP local catastrophic error (RFC 5041 7.2; siw reports the same). */
+/* The posted receive a message lands in cannot take it: it completes with
+ * @st and the peer gets the DDP Terminate @etype/@code.  A buffer that is
+ * not registered for local write, or was deregistered mid-message, is our
+ * own fault: LOC_PROT_ERR and DDP local catastrophic (RFC 5041 7.2; siw
+ * reports the same). */
 static void
-rx_bad_recv(iw_qp_t *qp, iw_work_t *w)
+rx_recv_fail(iw_qp_t *qp, rnicpi_wc_status_t st, uint8_t etype, uint8_t code, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
-  iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+  iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, st, 0, w);
   rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
   r->rwqe = NULL;
-  rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_CATASTROPHIC, 0, w);
+  rx_term(qp, IW_LAYER_DDP, etype, code, w);
 }
 
 /* The place of the payload being received went away mid-message: a
@@ -71,7 +72,7 @@ rx_target_gone(iw_qp_t *qp, iw_work_t *w)
   if (qp->rx.mr != NULL)
     rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
   else
-    rx_bad_recv(qp, w);
+    rx_recv_fail(qp, RNICPI_WC_LOC_PROT_ERR, IW_DDP_ET_CATASTROPHIC, 0, w);
 }
 
 /* The peer closed its half of the stream. */
@@ -337,17 +338,14 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         return FALSE;
       }
       if (r->payload > r->rwqe->total - r->msg_off) {
-        iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
-        rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
-        r->rwqe = NULL;
-        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_TOO_LONG, w);
+        rx_recv_fail(qp, RNICPI_WC_LOC_LEN_ERR, IW_DDP_ET_UNTAGGED, IW_DDP_U_TOO_LONG, w);
         return FALSE;
       }
       iw_mr_lock(qp);
       gboolean ok = rx_scatter(qp, r->rwqe, r->msg_off, r->payload);
       iw_mr_unlock(qp);
       if (!ok) {
-        rx_bad_recv(qp, w);
+        rx_recv_fail(qp, RNICPI_WC_LOC_PROT_ERR, IW_DDP_ET_CATASTROPHIC, 0, w);
         return FALSE;
       }
     }

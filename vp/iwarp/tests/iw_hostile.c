@@ -297,13 +297,11 @@ victim_load(victim_t *v)
   send_post(v, 0x21);
 }
 
-/* The peer reads up to the victim's Terminate, checks it, then the FIN;
- * the victim must be BROKEN in ERROR with everything flushed. */
-static void
-expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
-                 const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st, int nrecv)
+/* The peer reads up to the victim's Terminate (into @u) and checks its
+ * queue; returns its length. */
+static int
+peer_next_terminate(victim_t *v, uint8_t *u)
 {
-  static uint8_t u[65536];
   int len;
   for (;;) {
     len = peer_next_fpdu(v->peer, u);
@@ -315,6 +313,17 @@ expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
   uint32_t qn;
   memcpy(&qn, u + 6, 4);
   g_assert_cmpuint(ntohl(qn), ==, 2); /* Terminate queue */
+  return len;
+}
+
+/* The peer reads up to the victim's Terminate, checks it, then the FIN;
+ * the victim must be BROKEN in ERROR with everything flushed. */
+static void
+expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
+                 const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st, int nrecv)
+{
+  static uint8_t u[65536];
+  peer_next_terminate(v, u);
   g_test_message("Terminate: layer %u etype %u code 0x%02x", u[18] >> 4, u[18] & 0xf, u[19]);
   g_assert_cmpuint(u[18] >> 4, ==, layer);
   g_assert_cmpuint(u[18] & 0x0f, ==, etype);
@@ -419,9 +428,8 @@ test_mpa_insufficient_ird(void)
   recv_post(&v, 0, 64, 0x11);
   victim_dial(&v, FALSE, FALSE, 4);
   static uint8_t u[65536];
-  int len = peer_next_fpdu(v.peer, u);
-  g_assert_cmpint(len, >=, 18 + 4);
-  g_assert_cmphex(u[1] & 0x0f, ==, 0x7); /* Terminate */
+  g_assert_cmpint(peer_next_fpdu(v.peer, u), >=, 18 + 4); /* the first FPDU: not an RTR */
+  g_assert_cmphex(u[1] & 0x0f, ==, 0x7);                    /* a Terminate */
   uint32_t qn;
   memcpy(&qn, u + 6, 4);
   g_assert_cmpuint(ntohl(qn), ==, 2);
@@ -454,11 +462,7 @@ test_recv_outside_region(void)
   memcpy(u + n, "outside!", 8);
   peer_fpdu(v.peer, v.crc, u, n + 8, FALSE);
   static uint8_t t[65536];
-  int len;
-  do
-    len = peer_next_fpdu(v.peer, t);
-  while (len >= 2 && ((t[0] & 0x80) != 0 || (t[1] & 0x0f) != 0x7));
-  g_assert_cmpint(len, >=, 18 + 4 + 2 + 18);
+  g_assert_cmpint(peer_next_terminate(&v, t), >=, 18 + 4 + 2 + 18);
   g_assert_cmphex(t[18], ==, 0x10); /* layer 1 (DDP), error type 0 (local catastrophic) */
   g_assert_cmphex(t[19], ==, 0x00);
   g_assert_cmphex(t[20] & 0xe0, ==, 0xc0); /* M and D: the Send's DDP header follows */
