@@ -650,6 +650,7 @@ static const it_conn_reject_code_t reject_code_of[] = {
   [RNICPI_CM_REASON_BAD_PATH] = IT_CN_REJ_BAD_PATH,
   [RNICPI_CM_REASON_RESOURCES] = IT_CN_REJ_RESOURCES,
   [RNICPI_CM_REASON_BAD_ORD] = IT_CN_REJ_BAD_ORD,
+  [RNICPI_CM_REASON_BAD_PARAMS] = IT_CN_REJ_BAD_CONN_PARMS,
 };
 
 static void

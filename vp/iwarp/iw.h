@@ -490,10 +490,11 @@ iw_qp_fenced(const iw_qp_t *qp)
   return iw_config.placed && qp->peer_ird > 0;
 }
 
-/* iw_term.c */
+/* iw_rdmap.c */
 void iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
                   const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
                   const uint8_t *rdmap_hdr, iw_work_t *w);
+void iw_term_refuse(iw_qp_t *qp, uint8_t code, rnicpi_cm_reason_t why, iw_work_t *w);
 void iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w);
 
 /* iw_cm.c */

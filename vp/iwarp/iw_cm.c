@@ -299,16 +299,6 @@ keep_pdata(iw_qp_t *qp, const iw_mpa_msg_t *m)
   memcpy(qp->est_pdata, m->pdata, qp->est_pdata_len);
 }
 
-/* Initiator: refuse the Reply with Terminate LLP/MPA/@code (RFC 6581 9.1),
- * which needs the stream's framing (qp->lock held). */
-static void
-active_refuse(iw_qp_t *qp, uint8_t code, iw_work_t *w)
-{
-  iw_qp_init_stream(qp);
-  iw_qp_go_rts(qp);
-  iw_term_send(qp, IW_LAYER_LLP, 0, code, NULL, 0, 0, NULL, w);
-}
-
 /* A QP's socket during setup (qp->lock held). */
 void
 iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
@@ -369,7 +359,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     return;
   }
   if (m.markers) {
-    unreachable(qp, RNICPI_CM_REASON_NONE, w); /* we cannot insert markers */
+    unreachable(qp, RNICPI_CM_REASON_BAD_PARAMS, w); /* we cannot insert markers */
     return;
   }
   qp->crc = m.crc || iw_config.crc;
@@ -381,7 +371,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
      * the IRD our Request offered; the initiator must terminate. */
     g_debug("QP %u: the MPA Reply's ORD %u exceeds our IRD %u: Terminate", qp->base.qp_num,
             m.ord, MAX(qp->attr.ird, 1u));
-    active_refuse(qp, IW_TERM_MPA_NO_IRD, w);
+    iw_term_refuse(qp, IW_TERM_MPA_NO_IRD, RNICPI_CM_REASON_BAD_ORD, w);
     return;
   }
   qp->ord = cap_value(qp->attr.ord, m.ird);
@@ -395,7 +385,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     else if (m.p2p && m.rtr_read)
       qp->rtr = IW_RTR_READ;
     else if (m.p2p) {
-      active_refuse(qp, IW_TERM_MPA_NO_RTR, w);
+      iw_term_refuse(qp, IW_TERM_MPA_NO_RTR, RNICPI_CM_REASON_BAD_PARAMS, w);
       return;
     }
   }

@@ -43,17 +43,13 @@ is_access_error(uint8_t layer, uint8_t etype)
          (layer == IW_LAYER_DDP && etype == IW_DDP_ET_TAGGED);
 }
 
-/* Report a protocol error: queue a Terminate (it goes out after the FPDU
- * being sent, then our FIN), move to ERROR, flush, tell the consumer. */
-void
-iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
-             const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
-             const uint8_t *rdmap_hdr, iw_work_t *w)
+/* Build the Terminate into qp->term; it goes out ahead of anything not yet
+ * started, after the FPDU being sent. */
+static void
+term_build(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
+           const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
+           const uint8_t *rdmap_hdr)
 {
-  if (qp->fd < 0 || qp->term_sent || qp->cs == IW_CS_DRAIN) {
-    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
-    return;
-  }
   g_debug("QP %u: Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer, etype, code);
   /* RFC 5040 Figure 10: a Terminate for an LLP error or a local
    * catastrophic error carries neither header. */
@@ -96,13 +92,48 @@ iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
   qp->term[flen + 3] = (uint8_t) (crc >> 24);
   qp->term_len = flen + 4;
   qp->term_pending = TRUE;
+}
+
+/* After term_build and the consumer's event: send the Terminate, then our
+ * FIN, and discard what comes in until the peer closes (2 s at most). */
+static void
+term_drain(iw_qp_t *qp, iw_work_t *w)
+{
+  qp->cs = IW_CS_DRAIN;
+  iw_timed_add(qp, 2000000);
+  iw_tx_progress(qp, w);
+}
+
+/* Report a protocol error: queue a Terminate (it goes out after the FPDU
+ * being sent, then our FIN), move to ERROR, flush, tell the consumer. */
+void
+iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
+             const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
+             const uint8_t *rdmap_hdr, iw_work_t *w)
+{
+  if (qp->fd < 0 || qp->term_sent || qp->cs == IW_CS_DRAIN) {
+    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+    return;
+  }
+  term_build(qp, layer, etype, code, ddp_hdr, ddp_len, seg_len, rdmap_hdr);
   if (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC || code != 0)
     iw_defer_async(qp->dev, is_access_error(layer, etype) ? RNICPI_ASYNC_QP_ACCESS_ERR :
                    RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
-  qp->cs = IW_CS_DRAIN;
-  iw_timed_add(qp, 2000000);
-  iw_tx_progress(qp, w);
+  term_drain(qp, w);
+}
+
+/* The initiator refuses the MPA Reply (RFC 6581 9.1): Terminate
+ * LLP/MPA/@code on a connection the consumer never saw established, so it
+ * learns of a refused connection (UNREACHABLE, @why), not a broken one. */
+void
+iw_term_refuse(iw_qp_t *qp, uint8_t code, rnicpi_cm_reason_t why, iw_work_t *w)
+{
+  iw_qp_init_stream(qp);
+  term_build(qp, IW_LAYER_LLP, 0, code, NULL, 0, 0, NULL);
+  iw_qp_flush(qp, w);
+  iw_qp_cm_event(qp, RNICPI_CM_UNREACHABLE, NULL, 0, why);
+  term_drain(qp, w);
 }
 
 /* The peer terminated the stream (RFC 5040 5.3): the Read it names, if

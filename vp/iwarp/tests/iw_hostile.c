@@ -42,20 +42,29 @@ static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
   g_async_queue_push(cmq, g_memdup2(ev, sizeof(*ev)));
 }
 static void up_cq(void *ctx, uint64_t c) { (void) ctx; (void) c; }
-static void up_async(void *ctx, const rnicpi_async_event_t *ev) { (void) ctx; (void) ev; }
+static gint n_async; /* asynchronous errors reported */
+static void
+up_async(void *ctx, const rnicpi_async_event_t *ev)
+{
+  (void) ctx;
+  (void) ev;
+  g_atomic_int_inc(&n_async);
+}
 static const rnicpi_upcalls_t ups = { up_cm, up_cq, up_async };
 
-/* The next CM event of @type for @ctx (others of this test are dropped). */
-static void
+/* The next CM event of @type for @ctx (others of this test are dropped);
+ * its reason. */
+static rnicpi_cm_reason_t
 wait_cm(rnicpi_cm_event_type_t type, uint64_t ctx)
 {
   for (;;) {
     rnicpi_cm_event_t *ev = g_async_queue_timeout_pop(cmq, 10 * G_USEC_PER_SEC);
     g_assert_nonnull(ev);
     gboolean hit = ev->type == type && (ev->qp_ctx == ctx || ev->listen_ctx == ctx);
+    rnicpi_cm_reason_t why = ev->reason;
     g_free(ev);
     if (hit)
-      return;
+      return why;
   }
 }
 
@@ -203,12 +212,20 @@ victim_free(victim_t *v)
   g_free(v->buf);
 }
 
+/* What the raw peer's MPA Reply says of peer-to-peer mode (RFC 6581 9). */
+typedef enum {
+  REPLY_NO_P2P,    /* no A flag: no RTR */
+  REPLY_RTR_WRITE, /* A and C: the zero-length Write RTR */
+  REPLY_RTR_SEND,  /* A and B: the zero-length Send RTR, which we never offer */
+} reply_p2p_t;
+
 /* The victim connects to the raw peer, which answers as an RFC 6581
- * responder (with CRC when @crc) with IRD 4 and ORD @ord.  With @rtr the
- * reply chooses the Write RTR, which the peer reads; without, it offers
- * none, and it is up to the caller what comes next. */
+ * responder (with CRC when @crc) with IRD 4 and ORD @ord, in the
+ * peer-to-peer mode @p2p.  With REPLY_RTR_WRITE the peer reads the RTR and
+ * the victim is ESTABLISHED; otherwise it is up to the caller what comes
+ * next. */
 static void
-victim_dial(victim_t *v, gboolean crc, gboolean rtr, uint8_t ord)
+victim_dial(victim_t *v, gboolean crc, reply_p2p_t p2p, uint8_t ord)
 {
   int lfd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -231,18 +248,18 @@ victim_dial(victim_t *v, gboolean crc, gboolean rtr, uint8_t ord)
   size_t pd = (size_t) req[18] << 8 | req[19];
   g_assert_cmpuint(peer_read(v->peer, req + 20, pd), ==, pd);
   v->crc = crc || (req[16] & 0x40) != 0;
-  /* Reply: Rev 2, 0x10, IRD 4 with A, ORD with C (Write RTR). */
+  /* Reply: Rev 2, 0x10 (enhanced), then |A|B| IRD 4 |C|D| ORD. */
   uint8_t rep[24] = "MPA ID Rep Frame";
   rep[16] = 0x10 | (v->crc ? 0x40 : 0);
   rep[17] = 2;
   rep[18] = 0;
   rep[19] = 4;
-  rep[20] = rtr ? 0x80 : 0;
+  rep[20] = p2p == REPLY_NO_P2P ? 0 : p2p == REPLY_RTR_SEND ? 0xc0 : 0x80;
   rep[21] = 4;
-  rep[22] = rtr ? 0x80 : 0;
+  rep[22] = p2p == REPLY_RTR_WRITE ? 0x80 : 0;
   rep[23] = ord;
   peer_write(v->peer, rep, sizeof(rep));
-  if (!rtr)
+  if (p2p != REPLY_RTR_WRITE)
     return;
   uint8_t u[65536];
   g_assert_cmpint(peer_next_fpdu(v->peer, u), ==, 14);
@@ -253,7 +270,7 @@ victim_dial(victim_t *v, gboolean crc, gboolean rtr, uint8_t ord)
 static void
 victim_connect(victim_t *v, gboolean crc)
 {
-  victim_dial(v, crc, TRUE, 1); /* ORD 1: the victim's IRD */
+  victim_dial(v, crc, REPLY_RTR_WRITE, 1); /* ORD 1: the victim's IRD */
 }
 
 static void
@@ -385,6 +402,8 @@ frame_cut_send(const victim_t *v, uint8_t *u)
 static void
 test_first_fpdu_hold(void)
 {
+  g_test_summary("ITAPI_IWARP_FIRST_FPDU_DELAY_MS: the initiator holds its RTR for the delay; "
+                 "a peer that sends first ends the hold at once");
   uint64_t saved = iw_config.first_fpdu_delay_us;
   victim_t v;
   iw_config.first_fpdu_delay_us = 300000;
@@ -400,7 +419,7 @@ test_first_fpdu_hold(void)
   victim_new(&v, 4096);
   recv_post(&v, 0, 64, 0x11);
   t0 = g_get_monotonic_time();
-  victim_dial(&v, FALSE, FALSE, 1);
+  victim_dial(&v, FALSE, REPLY_NO_P2P, 1);
   uint8_t u[32];
   size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
   memcpy(u + n, "peer-1st", 8);
@@ -418,15 +437,18 @@ test_first_fpdu_hold(void)
   iw_config.first_fpdu_delay_us = saved;
 }
 
-/* RFC 6581 9.1: a Reply whose ORD exceeds the IRD the Request offered (1)
- * gets Terminate LLP/MPA/0x06, with no header, and the connection ends. */
+/* The initiator refuses the raw peer's Reply (RFC 6581 9.1): Terminate
+ * LLP/MPA/@code with no header, then its FIN.  The consumer never saw the
+ * connection established, so it hears UNREACHABLE with reason @why (not
+ * BROKEN, and no asynchronous error); the posted receive is flushed. */
 static void
-test_mpa_insufficient_ird(void)
+reply_refused(reply_p2p_t p2p, uint8_t ord, uint8_t code, rnicpi_cm_reason_t why)
 {
   victim_t v;
   victim_new(&v, 4096);
   recv_post(&v, 0, 64, 0x11);
-  victim_dial(&v, FALSE, FALSE, 4);
+  int asyncs = g_atomic_int_get(&n_async);
+  victim_dial(&v, FALSE, p2p, ord);
   static uint8_t u[65536];
   g_assert_cmpint(peer_next_fpdu(v.peer, u), >=, 18 + 4); /* the first FPDU: not an RTR */
   g_assert_cmphex(u[1] & 0x0f, ==, 0x7);                    /* a Terminate */
@@ -434,15 +456,35 @@ test_mpa_insufficient_ird(void)
   memcpy(&qn, u + 6, 4);
   g_assert_cmpuint(ntohl(qn), ==, 2);
   g_assert_cmphex(u[18], ==, 0x20); /* layer 2 (LLP), error type 0 (MPA) */
-  g_assert_cmphex(u[19], ==, 0x06); /* insufficient IRD */
+  g_assert_cmphex(u[19], ==, code);
   g_assert_cmphex(u[20] & 0xe0, ==, 0);
   uint8_t b;
   g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0);
-  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  g_assert_cmpint(wait_cm(RNICPI_CM_UNREACHABLE, 0xc0), ==, why);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_ERROR);
   rnicpi_wc_t wc = wc_of(v.rcq);
   g_assert_cmphex(wc.wr_id, ==, 0x11);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  g_assert_cmpint(g_atomic_int_get(&n_async), ==, asyncs);
   victim_free(&v);
+}
+
+/* The Reply's ORD 4 exceeds the IRD 1 the Request offered: 0x06. */
+static void
+test_mpa_insufficient_ird(void)
+{
+  g_test_summary("A Reply whose ORD exceeds the IRD the Request offered: Terminate LLP/MPA/0x06, "
+                 "UNREACHABLE with BAD_ORD");
+  reply_refused(REPLY_NO_P2P, 4, 0x06, RNICPI_CM_REASON_BAD_ORD);
+}
+
+/* The Reply picks the Send RTR, which the Request did not offer: 0x07. */
+static void
+test_mpa_unoffered_rtr(void)
+{
+  g_test_summary("A Reply choosing the Send RTR, which the Request did not offer: Terminate "
+                 "LLP/MPA/0x07, UNREACHABLE with BAD_PARAMS");
+  reply_refused(REPLY_RTR_SEND, 1, 0x07, RNICPI_CM_REASON_BAD_PARAMS);
 }
 
 /* A Send into a posted receive whose buffer lies outside its region: the
@@ -451,6 +493,8 @@ test_mpa_insufficient_ird(void)
 static void
 test_recv_outside_region(void)
 {
+  g_test_summary("A Send into a receive buffer outside its region: LOC_PROT_ERR, nothing written, "
+                 "Terminate DDP local catastrophic (1/0/0)");
   victim_t v;
   victim_new(&v, 4096);
   memset(v.buf + 4096, 0x5a, 64);
@@ -941,6 +985,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
   g_test_add_func("/iwarp/hostile/mpa/insufficient-ird", test_mpa_insufficient_ird);
+  g_test_add_func("/iwarp/hostile/mpa/unoffered-rtr", test_mpa_unoffered_rtr);
   g_test_add_func("/iwarp/hostile/mpa/bad-key", test_mpa_bad_key);
   g_test_add_func("/iwarp/hostile/mpa/bad-length", test_mpa_bad_length);
   g_test_add_func("/iwarp/hostile/mpa/bad-rev", test_mpa_bad_rev);
