@@ -63,13 +63,28 @@ rx_recv_fail(iw_qp_t *qp, rnicpi_wc_status_t st, uint8_t etype, uint8_t code, iw
   rx_term(qp, IW_LAYER_DDP, etype, code, w);
 }
 
+/* The sink of our own Read @s changed under it (deregistered before or
+ * during its Response): the Read completes LOC_PROT_ERR, our fault, and
+ * the peer gets the tagged error of the STag it was given, as siw sends. */
+static void
+rx_sink_lost(iw_qp_t *qp, iw_swqe_t *s, uint8_t layer, uint8_t etype, uint8_t code,
+             iw_work_t *w)
+{
+  s->done = TRUE;
+  s->status = RNICPI_WC_LOC_PROT_ERR;
+  rx_term(qp, layer, etype, code, w);
+}
+
 /* The place of the payload being received went away mid-message: a
- * tagged sink's region was deregistered (invalid STag, the peer's to
- * answer for), or a posted receive's buffer was. */
+ * tagged sink's region was deregistered (invalid STag: for a Write, the
+ * peer's to answer for; for our Read's Response, ours), or a posted
+ * receive's buffer was. */
 static void
 rx_target_gone(iw_qp_t *qp, iw_work_t *w)
 {
-  if (qp->rx.mr != NULL)
+  if (qp->rx.rdwqe != NULL)
+    rx_sink_lost(qp, qp->rx.rdwqe, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+  else if (qp->rx.mr != NULL)
     rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
   else
     rx_recv_fail(qp, RNICPI_WC_LOC_PROT_ERR, IW_DDP_ET_CATASTROPHIC, 0, w);
@@ -282,12 +297,16 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         iw_mr_t *mr;
         tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, FALSE, &layer, &etype,
                      &code, &mr);
-        if (code == 0xff) {
-          r->mr = mr;
-          r->iov[0].iov_base = s->sink + s->got;
-          r->iov[0].iov_len = r->payload;
-          r->niov = 1;
+        if (code != 0xff) {
+          /* The STag and TO are the ones our Request gave. */
+          iw_mr_unlock(qp);
+          rx_sink_lost(qp, s, layer, etype, code, w);
+          return FALSE;
         }
+        r->mr = mr;
+        r->iov[0].iov_base = s->sink + s->got;
+        r->iov[0].iov_len = r->payload;
+        r->niov = 1;
       }
       if (code != 0xff) {
         iw_mr_unlock(qp);

@@ -523,6 +523,134 @@ test_recv_outside_region(void)
   victim_free(&v);
 }
 
+/* Wait (5 s at most) until @n bytes at @p read as @want: placement by the
+ * victim's progress thread, seen from outside. */
+static void
+wait_landed(const uint8_t *p, const uint8_t *want, size_t n)
+{
+  for (int i = 0; i < 5000 && memcmp(p, want, n) != 0; i++)
+    g_usleep(1000);
+  g_assert_cmpmem(p, n, want, n);
+}
+
+enum { GONE_LEN = 2000, GONE_HALF = 1000 };
+
+/* The victim's own region, where a receive or a Read's sink lies, is
+ * deregistered while a message is on its way into it.  With @mid the
+ * peer's one FPDU comes in two writes and the region goes between them,
+ * once the first half has landed (the check in the middle of a payload);
+ * without, the region is gone before the FPDU (the check of the header).
+ * For a Send (@read FALSE) the receive completes LOC_PROT_ERR and the
+ * Terminate is DDP local catastrophic (1/0/0); for a Read Response, the
+ * Read completes LOC_PROT_ERR and the Terminate is DDP tagged, invalid
+ * STag (1/1/0), as siw sends.  Either way nothing more is written into
+ * the old buffer, and the consumer hears BROKEN. */
+static void
+region_gone(gboolean read, gboolean mid)
+{
+  victim_t v;
+  victim_new(&v, 4096);
+  uint8_t *buf2 = g_malloc0(GONE_LEN);
+  rnicpi_mr_t *mr2;
+  rnicpi_mr_attr_t ma = { .addr = buf2, .length = GONE_LEN, .iova = 0x10000,
+                          .access = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE };
+  g_assert_cmpint(P->mem->mr_reg(v.pd, &ma, &mr2), ==, RNICPI_OK);
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) buf2, .length = GONE_LEN, .lkey = mr2->lkey };
+  if (!read) {
+    rnicpi_recv_wr_t rw = { .wr_id = 0x11, .sg_list = &sge, .num_sge = 1 };
+    g_assert_cmpint(P->data->post_recv(v.qp, &rw), ==, RNICPI_OK);
+  }
+  victim_connect(&v, FALSE);
+  static uint8_t u[65536];
+  size_t n;
+  if (read) {
+    rnicpi_send_wr_t wr = { .wr_id = 0x31, .opcode = RNICPI_WR_RDMA_READ,
+                            .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                            .remote_addr = 0x5000, .rkey = 0x4242 };
+    g_assert_cmpint(P->data->post_send(v.qp, &wr), ==, RNICPI_OK);
+    int len;
+    do {
+      len = peer_next_fpdu(v.peer, u);
+      g_assert_cmpint(len, >=, 18);
+    } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1); /* its Read Request */
+    g_assert_cmpint(len, ==, 18 + 28);
+    uint32_t sink;
+    uint64_t sink_to;
+    memcpy(&sink, u + 18, 4);
+    memcpy(&sink_to, u + 22, 8);
+    g_assert_cmphex(ntohl(sink), ==, (uint32_t) mr2->rkey);
+    g_assert_cmphex(GUINT64_FROM_BE(sink_to), ==, 0x10000);
+    n = tagged(u, 0x2, ntohl(sink), GUINT64_FROM_BE(sink_to));
+  } else {
+    n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  }
+  uint8_t hdr[18];
+  memcpy(hdr, u, n);
+  for (size_t i = 0; i < GONE_LEN; i++)
+    u[n + i] = (uint8_t) (i * 7 + 1);
+  static uint8_t f[GONE_LEN + 64];
+  size_t flen = fpdu_build(f, v.crc, u, n + GONE_LEN, FALSE);
+  size_t cut = 2 + n + GONE_HALF;
+  if (mid) {
+    peer_write(v.peer, f, cut);
+    wait_landed(buf2, u + n, GONE_HALF);
+  }
+  g_assert_cmpint(P->mem->mr_dereg(mr2), ==, RNICPI_OK);
+  peer_write(v.peer, mid ? f + cut : f, mid ? flen - cut : flen);
+
+  static uint8_t t[65536];
+  g_assert_cmpint(peer_next_terminate(&v, t), >=, 18 + 4 + 2 + (int) n);
+  g_test_message("Terminate: layer %u etype %u code 0x%02x", t[18] >> 4, t[18] & 0xf, t[19]);
+  g_assert_cmphex(t[18], ==, read ? 0x11 : 0x10); /* DDP: tagged, or local catastrophic */
+  g_assert_cmphex(t[19], ==, 0x00);
+  g_assert_cmphex(t[20] & 0xc0, ==, 0xc0); /* M and D: the segment's DDP header follows */
+  g_assert_cmpmem(t + 24, n, hdr, n);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  rnicpi_wc_t wc = wc_of(read ? v.scq : v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, read ? 0x31 : 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  /* Nothing after the deregistration: the first half or nothing at all. */
+  static const uint8_t zero[GONE_LEN];
+  g_assert_cmpmem(buf2 + GONE_HALF, GONE_LEN - GONE_HALF, zero, GONE_LEN - GONE_HALF);
+  if (!mid)
+    g_assert_cmpmem(buf2, GONE_HALF, zero, GONE_HALF);
+  victim_free(&v);
+  g_free(buf2);
+}
+
+static void
+test_recv_region_gone(void)
+{
+  g_test_summary("A posted receive's region deregistered before the Send comes: LOC_PROT_ERR, "
+                 "nothing written, Terminate DDP local catastrophic (1/0/0)");
+  region_gone(FALSE, FALSE);
+}
+
+static void
+test_recv_region_gone_mid(void)
+{
+  g_test_summary("A posted receive's region deregistered halfway through a Send's payload: "
+                 "LOC_PROT_ERR, nothing more written, Terminate DDP local catastrophic (1/0/0)");
+  region_gone(FALSE, TRUE);
+}
+
+static void
+test_read_sink_gone(void)
+{
+  g_test_summary("The sink of the victim's RDMA Read deregistered before the Read Response: the "
+                 "Read completes LOC_PROT_ERR, nothing written, Terminate DDP tagged, invalid "
+                 "STag (1/1/0) as siw");
+  region_gone(TRUE, FALSE);
+}
+
+static void
+test_read_sink_gone_mid(void)
+{
+  g_test_summary("The sink of the victim's RDMA Read deregistered halfway through the Read "
+                 "Response: LOC_PROT_ERR, nothing more written, Terminate DDP tagged (1/1/0)");
+  region_gone(TRUE, TRUE);
+}
+
 static void
 test_bad_length(void)
 {
@@ -975,6 +1103,10 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
   g_test_add_func("/iwarp/hostile/ddp/recv-outside-region", test_recv_outside_region);
+  g_test_add_func("/iwarp/hostile/ddp/recv-region-gone", test_recv_region_gone);
+  g_test_add_func("/iwarp/hostile/ddp/recv-region-gone-mid", test_recv_region_gone_mid);
+  g_test_add_func("/iwarp/hostile/ddp/read-sink-gone", test_read_sink_gone);
+  g_test_add_func("/iwarp/hostile/ddp/read-sink-gone-mid", test_read_sink_gone_mid);
   g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
   g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
