@@ -230,6 +230,10 @@ victim_dial(victim_t *v, gboolean crc, reply_p2p_t p2p, uint8_t ord)
   int lfd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
   socklen_t sl = sizeof(sin);
+  /* A large receive window, so that the victim's MSS over loopback is not
+   * bounded to half a small one (fpdu-max needs the full 64 KiB path). */
+  int big = 4 << 20;
+  setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
   g_assert_cmpint(bind(lfd, (struct sockaddr *) &sin, sizeof(sin)), ==, 0);
   g_assert_cmpint(listen(lfd, 1), ==, 0);
   g_assert_cmpint(getsockname(lfd, (struct sockaddr *) &sin, &sl), ==, 0);
@@ -616,6 +620,68 @@ region_gone(gboolean read, gboolean mid)
     g_assert_cmpmem(buf2, GONE_HALF, zero, GONE_HALF);
   victim_free(&v);
   g_free(buf2);
+}
+
+/* RFC 5044 3: over loopback (MSS about 64 KiB) every FPDU of a large RDMA
+ * Write still holds a ULPDU of at most 64768 bytes, and the segments carry
+ * the message in order, each at the TO where it belongs. */
+static void
+test_fpdu_max(void)
+{
+  g_test_summary("A 300,000-byte RDMA Write over loopback: every FPDU's ULPDU is at most "
+                 "64768 bytes (RFC 5044 3), the TOs follow on, the bytes are the message");
+  enum { BIG = 300000 };
+  victim_t v;
+  victim_new(&v, BIG);
+  for (size_t i = 0; i < BIG; i++)
+    v.buf[i] = (uint8_t) (i % 251);
+  victim_connect(&v, TRUE);
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) v.buf, .length = BIG, .lkey = v.mr->lkey };
+  rnicpi_send_wr_t wr = { .wr_id = 0x41, .opcode = RNICPI_WR_RDMA_WRITE,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = 0x7000, .rkey = 0x5151 };
+  g_assert_cmpint(P->data->post_send(v.qp, &wr), ==, RNICPI_OK);
+  static uint8_t u[65536];
+  uint32_t got = 0, nfpdu = 0, largest = 0;
+  while (got < BIG) {
+    int len = peer_next_fpdu(v.peer, u);
+    g_assert_cmpint(len, >=, 14);
+    if ((u[0] & 0x80) == 0 || (u[1] & 0x0f) != 0x0)
+      continue; /* not the Write */
+    g_assert_cmpint(len, <=, 64768);
+    uint32_t stag;
+    uint64_t to;
+    memcpy(&stag, u + 2, 4);
+    memcpy(&to, u + 6, 8);
+    g_assert_cmphex(ntohl(stag), ==, 0x5151);
+    g_assert_cmpuint(GUINT64_FROM_BE(to), ==, 0x7000 + got);
+    uint32_t pay = (uint32_t) len - 14;
+    g_assert_cmpuint(got + pay, <=, BIG);
+    g_assert_cmpmem(u + 14, pay, v.buf + got, pay);
+    g_assert_cmpint((u[0] & 0x40) != 0, ==, got + pay == BIG); /* L on the last segment only */
+    got += pay;
+    largest = MAX(largest, (uint32_t) len);
+    nfpdu++;
+  }
+  g_test_message("%u FPDUs, the largest ULPDU %u bytes", nfpdu, largest);
+  g_assert_cmpuint(largest, >, 48000); /* the loopback MSS (65483) was above the limit */
+  g_assert_cmpuint(nfpdu, >=, (BIG + 64767) / 64768);
+  if (placed) {
+    /* The Write completes once placed: answer its delivery fence. */
+    int len;
+    do {
+      len = peer_next_fpdu(v.peer, u);
+      g_assert_cmpint(len, >=, 14);
+    } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
+    uint32_t sink;
+    memcpy(&sink, u + 18, 4);
+    size_t n = tagged(u, 0x2, ntohl(sink), 0);
+    peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  }
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x41);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  victim_free(&v);
 }
 
 static void
@@ -1103,6 +1169,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
   g_test_add_func("/iwarp/hostile/ddp/recv-outside-region", test_recv_outside_region);
+  g_test_add_func("/iwarp/hostile/mpa/fpdu-max", test_fpdu_max);
   g_test_add_func("/iwarp/hostile/ddp/recv-region-gone", test_recv_region_gone);
   g_test_add_func("/iwarp/hostile/ddp/recv-region-gone-mid", test_recv_region_gone_mid);
   g_test_add_func("/iwarp/hostile/ddp/read-sink-gone", test_read_sink_gone);
