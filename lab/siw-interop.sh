@@ -47,6 +47,7 @@ cases=("$@")
 [ ${#cases[@]} -gt 0 ] ||
   cases=(siw-passive siw-active siw-passive-crc siw-active-crc siw-passive-big siw-active-big)
 rping=$build/tools/rping/itapi-rping
+. "$root/vp/iwarp/tests/wire_lib.sh"
 skip() { echo "siw-interop: skipped: $*"; exit 77; }
 [ -x "$rping" ] || skip "no $rping (build the project first)"
 [ -f "$cache/initrd.img" ] || skip "no lab VM image: run lab/build-initrd.sh"
@@ -57,42 +58,12 @@ export ITAPI_PROVIDER=iwarp
 pass=0 fail=0 n=0
 hport=$(( 21000 + $$ % 8000 ))
 
-# Capture the host side of one case (slirp's end is a socket on 127.0.0.1).
-capture() {
-  dumpcap -q -i lo -f "tcp port $1" -w "$tmp/$2.pcapng" 2>"$tmp/$2.dumpcap" &
-  cap=$!
-  for _ in $(seq 1 50); do grep -q Capturing "$tmp/$2.dumpcap" 2>/dev/null && break; sleep 0.1; done
-  kill -0 $cap 2>/dev/null || skip "dumpcap cannot capture on lo: $(cat "$tmp/$2.dumpcap")"
-}
-
-# The tshark checks of one capture; prints what it found, returns 1 on a fault.
-decode() {
-  local c=$1 crc=$2 f="$tmp/$1.pcapng" bad=0
-  local nh="--disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp"
-  tshark -r "$f" $nh -Y iwarp_mpa >"$tmp/$c.sum" 2>&1
-  tshark -r "$f" $nh -Y iwarp_rdma -T fields -E occurrence=a -E separator=, -e iwarp_rdma.opcode 2>/dev/null |
-    tr ',' '\n' | grep . >"$tmp/$c.ops"
-  tshark -r "$f" $nh -V >"$tmp/$c.detail" 2>&1
-  for w in "MPA Request Frame" "MPA Reply Frame"; do
-    grep -q "$w" "$tmp/$c.sum" || { echo "    no '$w' decoded"; bad=1; }
-  done
-  for op in 0x03:Send 0x00:Write 0x01:"Read Request" 0x02:"Read Response"; do
-    grep -qx "${op%%:*}" "$tmp/$c.ops" || { echo "    no '${op#*:}' decoded"; bad=1; }
-  done
-  local n good badc mal
-  n=$(grep -c . "$tmp/$c.ops"); good=$(grep -c 'Good CRC32' "$tmp/$c.detail")
-  badc=$(grep -c 'Bad CRC32' "$tmp/$c.detail"); mal=$(grep -c 'Malformed' "$tmp/$c.detail")
-  echo "    capture: $n FPDUs ($(sort "$tmp/$c.ops" | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')), good CRCs $good, bad CRCs $badc, malformed $mal"
-  [ "$badc" -eq 0 ] && [ "$mal" -eq 0 ] || bad=1
-  if [ "$crc" = 1 ] && [ "$good" -ne "$n" ]; then echo "    $n FPDUs but $good good CRCs"; bad=1; fi
-  return $bad
-}
-
 for c in "${cases[@]}"; do
   hport=$((hport + 1)); size=64 crc=0
   case $c in *-crc) crc=1 ;; esac
   case $c in *-big) size=60000 ;; esac
-  capture $hport "$c"
+  wire_capture $hport "$tmp/$c.pcapng" >"$tmp/$c.dumpcap.err" ||
+    skip "dumpcap cannot capture on lo: $(cat "$tmp/$c.dumpcap.err")"
   echo "  $c: $count pings of $size bytes, CRC $crc"
   case $c in
   siw-passive*)
@@ -113,14 +84,15 @@ for c in "${cases[@]}"; do
   esac
   [ $vm -eq 0 ] || kill $host 2>/dev/null # do not wait out its -T
   wait $host; hrc=$?
-  sleep 0.3; kill -INT $cap 2>/dev/null; wait $cap 2>/dev/null
+  wire_stop
   ok=1
   [ $vm -eq 0 ] || { echo "    siw side (rping) failed with status $vm:"; sed 's/^/      /' "$tmp/$c.vm" | tail -8; ok=0; }
   [ $hrc -eq 0 ] || { echo "    our side (itapi-rping) failed with status $hrc:"; sed 's/^/      /' "$tmp/$c.host" | tail -8; ok=0; }
   pings=$(grep -c 'ping data: rdma-ping-' "$tmp/$c.vm")
   [ $vm -ne 0 ] || [ "$pings" -eq "$count" ] || { echo "    rping printed $pings pings of $count"; ok=0; }
   tail -1 "$tmp/$c.host" | sed 's/^/    /'
-  decode "$c" $crc || ok=0
+  wire_decode "$tmp/$c.pcapng" $crc 0x03:Send 0x00:Write 0x01:"Read Request" \
+    0x02:"Read Response" | sed 's/^/  /' || ok=0
   n=$((n + 1))
   if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok $n - $c"; else fail=$((fail + 1)); echo "not ok $n - $c"; fi
 done
