@@ -486,9 +486,10 @@ role_window(void)
 
 /* An 8-byte word (at offset 8 of a 24-byte region) for the parent's
  * atomics, which this process executes while its application thread is
- * blocked reading "check V": the word must then hold V, its neighbours 0.
- * Where this interface has no atomics, the EP and region do not allow
- * them. */
+ * blocked reading "check V" (or "broken V": the parent's last atomic was
+ * refused, and the connection breaks): the word must then hold V, its
+ * neighbours 0.  Where this interface has no atomics, the EP and region do
+ * not allow them. */
 static int
 role_atomic(void)
 {
@@ -505,8 +506,9 @@ role_atomic(void)
   fflush(stdout);
   g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
   guint64 want = 0;
+  char verb[8] = "";
   g_assert_nonnull(l);
-  g_assert_cmpint(sscanf(l, "check %" G_GUINT64_FORMAT, &want), ==, 1);
+  g_assert_cmpint(sscanf(l, "%7s %" G_GUINT64_FORMAT, verb, &want), ==, 2);
   memcpy(&v, rb.data + 8, 8);
   g_assert_cmpuint(v, ==, want);
   for (int i = 0; i < 8; i++)
@@ -514,7 +516,8 @@ role_atomic(void)
   conf_buf_check_guards(&rb);
   printf("ok\n");
   fflush(stdout);
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_wait(s.cm, strcmp(verb, "broken") == 0 ? IT_CM_MSG_CONN_BROKEN_EVENT
+                                              : IT_CM_MSG_CONN_DISCONNECT_EVENT);
   return 0;
 }
 
@@ -1103,6 +1106,39 @@ test_atomics(void)
 }
 
 static void
+test_atomic_misaligned(void)
+{
+  g_test_summary("xproc: fetch-and-add on a misaligned word (4 bytes into the child's region) "
+                 "completes IT_DTO_ERR_REMOTE_RESPONDER (RFC 7306 8.2, as in one process), both "
+                 "sides BROKEN; neither the child's memory nor the result buffer changes");
+  it_ep_attributes_t attr;
+  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
+    return;
+  child_t c = spawn("atomic", FALSE);
+  conf_side_t s;
+  conf_buf_t res;
+  guint64 addr, ctx;
+  open_atomic(&c, &s, &attr, &addr, &ctx);
+  conf_buf_new(&s, &res, 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  memset(res.data, 0xee, 8);
+  it_lmr_triplet_t r0 = conf_seg(&res, 0, 8);
+  conf_ok(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r0, 1, IT_COMPLETION_FLAG,
+                         it_make_rdma_addr_absolute((void *) (uintptr_t) (addr - 4)), ctx));
+  conf_dto(s.dto, IT_DTO_FETCH_ADD_CMPL_EVENT, IT_DTO_ERR_REMOTE_RESPONDER, 1);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  for (int i = 0; i < 8; i++)
+    g_assert_cmpuint(res.data[i], ==, 0xee);
+  conf_buf_check_guards(&res);
+  say(c.to, "broken %" G_GUINT64_FORMAT "\n", (guint64) WORD0);
+  g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
+  reap_ok(&c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(&res);
+  conf_side_close(&s);
+  unlink(c.err);
+}
+
+static void
 test_atomics_not_negotiated(void)
 {
   g_test_summary("xproc, emul iWARP personality: with the RFC 7306 option here "
@@ -1595,6 +1631,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
   g_test_add_func("/conformance/xproc/ud", test_ud);
   g_test_add_func("/conformance/xproc/atomics", test_atomics);
+  g_test_add_func("/conformance/xproc/atomic-misaligned", test_atomic_misaligned);
   g_test_add_func("/conformance/xproc/atomics-not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
   g_test_add_func("/conformance/xproc/protection", test_protection);

@@ -965,8 +965,13 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
       return XR_FAILED;
     }
-    t = (f->raddr & 7) != 0 ? NULL :
-      emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
+    if ((f->raddr & 7) != 0) {
+      /* An operation the responder cannot execute, as in-process
+       * (emul_qp.c), not a protection fault. */
+      x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
+      return XR_FAILED;
+    }
+    t = emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
     if (t == NULL)
       break;
     uint64_t old;
