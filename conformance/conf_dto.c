@@ -553,8 +553,8 @@ test_atomics_not_negotiated(void)
                  "one whose interface does not: the connection does not use it, it_post_atomic is "
                  "refused with IT_ERR_OP_NOT_SUPPORTED and nothing completes");
   /* The option is read when an interface opens (vp/iwarp's or emul's). */
-  const char *var = g_str_has_prefix(g_getenv("ITAPI_CONF_IA") ? g_getenv("ITAPI_CONF_IA") : "", "iwarp")
-                    ? "ITAPI_IWARP_RFC7306" : "ITAPI_EMUL_RFC7306";
+  const char *var = g_str_has_prefix(conf_ia_name(), "iwarp") ? "ITAPI_IWARP_RFC7306"
+                                                              : "ITAPI_EMUL_RFC7306";
   const char *opt = g_getenv(var);
   it_ep_attributes_t attr;
   gboolean iw;

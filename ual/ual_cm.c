@@ -352,25 +352,25 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
   ep->dst_path = *path;
   ep->spigot = path->spigot_id;
   char *why = NULL;
+  /* Connecting from here on; a connect that cannot start goes back below. */
+  g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
   if (kal_policy_check(KAL_POLICY_CONNECT, (const struct sockaddr *) &dst.sa, port, &why) != RNICPI_OK) {
     /* As a firewall would: the attempt fails with a non-peer reject. */
     g_message("IA '%s', EP %p: %s", ia->iface->name, (void *) ep_handle, why);
     g_free(why);
-    g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
     ual_cm_fail(ep, RNICPI_CM_UNREACHABLE, RNICPI_CM_REASON_BAD_PATH);
     goto out;
   }
   if (ia->host_cm) {
     st = ual_hostcm_connect(ep, &dst, &p);
-    goto out;
+  } else {
+    rnicpi_status_t rs = ia->prov->cm->connect(ep->qp, &dst, &p);
+    if (rs != RNICPI_OK)
+      st = ual_fail(ual_map_status(rs), "provider '%s' could not start connecting EP %p: %s",
+                    ia->prov->name, (void *) ep_handle, rnicpi_status_message(rs));
   }
-  g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
-  rnicpi_status_t rs = ia->prov->cm->connect(ep->qp, &dst, &p);
-  if (rs != RNICPI_OK) {
+  if (st != IT_SUCCESS)
     g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
-    st = ual_fail(ual_map_status(rs), "provider '%s' could not start connecting EP %p: %s",
-                  ia->prov->name, (void *) ep_handle, rnicpi_status_message(rs));
-  }
 out:
   g_rec_mutex_unlock(&ual_lock);
   return st;

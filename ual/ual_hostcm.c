@@ -222,7 +222,6 @@ ual_hostcm_connect(ual_ep_t *ep, const rnicpi_addr_t *dst, const rnicpi_conn_par
   if (p->pdata_len > 0)
     memcpy(c->pdata, p->pdata, MIN((size_t) p->pdata_len, sizeof(c->pdata)));
   c->deadline = p->timeout_us != 0 ? g_get_monotonic_time() + (gint64) p->timeout_us : 0;
-  g_atomic_int_set(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
   if (err == 0 || err == EINPROGRESS) {
     g_mutex_lock(&hc_lock);
     g_ptr_array_add(hc_pending, c);
