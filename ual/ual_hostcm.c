@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rnicpi_util.h"
 #include "ual.h"
 
 typedef struct {
@@ -53,25 +54,6 @@ ual_hostcm_wanted(const ual_ia_t *ia)
   return !(ia->caps.features & RNICPI_CAP_CM_VERBS);
 }
 
-static rnicpi_cm_reason_t
-reason_of(int err)
-{
-  switch (err) {
-  case ECONNREFUSED:
-  case ECONNRESET:
-    return RNICPI_CM_REASON_NO_LISTENER;
-  case ETIMEDOUT:
-    return RNICPI_CM_REASON_TIMEOUT;
-  case EMFILE:
-  case ENFILE:
-  case ENOBUFS:
-  case ENOMEM:
-    return RNICPI_CM_REASON_RESOURCES;
-  default:
-    return RNICPI_CM_REASON_BAD_PATH;
-  }
-}
-
 /* End a connect: hand the socket over, or report why it failed (ual_lock held). */
 static void
 finish(hc_conn_t *c, int err)
@@ -100,7 +82,7 @@ finish(hc_conn_t *c, int err)
     return;
   }
   close(c->fd);
-  ual_cm_fail(ep, RNICPI_CM_UNREACHABLE, reason_of(err));
+  ual_cm_fail(ep, RNICPI_CM_UNREACHABLE, rnicpi_cm_reason_of_errno(err));
 }
 
 /* Where a connect stands: 0 connected, an errno when it failed, -1 still going. */

@@ -700,7 +700,7 @@ typedef enum {
   RNICPI_CM_REASON_NO_LISTENER,  /**< nothing listens on that address and port */
   RNICPI_CM_REASON_TIMEOUT,      /**< no answer in time */
   RNICPI_CM_REASON_BAD_PATH,     /**< the address is not reachable */
-  RNICPI_CM_REASON_RESOURCES,    /**< the peer device ran out of resources */
+  RNICPI_CM_REASON_RESOURCES,    /**< resources ran out: the peer device's, or this host's sockets or memory */
   RNICPI_CM_REASON_BAD_ORD,      /**< the requested ORD exceeds the peer's IRD */
   RNICPI_CM_REASON_BAD_PARAMS,   /**< the answer asks for what the request did not offer */
 } rnicpi_cm_reason_t;

@@ -13,6 +13,7 @@
 #ifndef RNICPI_UTIL_H
 #define RNICPI_UTIL_H
 
+#include <errno.h>
 #include <glib.h>
 
 #include "rnicpi.h"
@@ -101,6 +102,36 @@ static inline gboolean
 rnicpi_wr_is_atomic(rnicpi_wr_opcode_t op)
 {
   return op == RNICPI_WR_ATOMIC_CMP_SWP || op == RNICPI_WR_ATOMIC_FETCH_ADD;
+}
+
+/**
+ * @brief Why a TCP connect failed, as a connection-management reason: one
+ *        mapping for every provider and the access layer's host-stack
+ *        connect.
+ * @param err the errno of connect() or the socket's SO_ERROR.
+ * @return #RNICPI_CM_REASON_NO_LISTENER for a refusal or a reset (nothing
+ *         listens there), #RNICPI_CM_REASON_TIMEOUT for a timeout,
+ *         #RNICPI_CM_REASON_RESOURCES when this host ran out of files,
+ *         buffers or memory, #RNICPI_CM_REASON_BAD_PATH otherwise (no
+ *         route, no address).
+ */
+static inline rnicpi_cm_reason_t
+rnicpi_cm_reason_of_errno(int err)
+{
+  switch (err) {
+  case ECONNREFUSED:
+  case ECONNRESET:
+    return RNICPI_CM_REASON_NO_LISTENER;
+  case ETIMEDOUT:
+    return RNICPI_CM_REASON_TIMEOUT;
+  case EMFILE:
+  case ENFILE:
+  case ENOBUFS:
+  case ENOMEM:
+    return RNICPI_CM_REASON_RESOURCES;
+  default:
+    return RNICPI_CM_REASON_BAD_PATH;
+  }
 }
 
 /**

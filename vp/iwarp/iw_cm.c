@@ -278,19 +278,6 @@ read_frame(int fd, uint8_t *hs, uint32_t *got, bool reply)
   }
 }
 
-static rnicpi_cm_reason_t
-reason_of(int err)
-{
-  switch (err) {
-  case ECONNREFUSED:
-    return RNICPI_CM_REASON_NO_LISTENER;
-  case ETIMEDOUT:
-    return RNICPI_CM_REASON_TIMEOUT;
-  default:
-    return RNICPI_CM_REASON_BAD_PATH;
-  }
-}
-
 /* The private data of @m, for the ESTABLISHED event that comes later. */
 static void
 keep_pdata(iw_qp_t *qp, const iw_mpa_msg_t *m)
@@ -317,7 +304,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     socklen_t l = sizeof(err);
     getsockopt(qp->fd, SOL_SOCKET, SO_ERROR, &err, &l);
     if (err != 0) {
-      unreachable(qp, reason_of(err), w);
+      unreachable(qp, rnicpi_cm_reason_of_errno(err), w);
       return;
     }
     if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
@@ -691,7 +678,7 @@ iw_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   iw_timed_add(qp, p->timeout_us != 0 ? p->timeout_us : IW_CONNECT_TIMEOUT_US);
   int r = connect(fd, (const struct sockaddr *) &dst->sa, sl);
   if (r != 0 && errno != EINPROGRESS) {
-    unreachable(qp, reason_of(errno), &w);
+    unreachable(qp, rnicpi_cm_reason_of_errno(errno), &w);
     goto out;
   }
   iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
