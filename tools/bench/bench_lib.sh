@@ -57,6 +57,9 @@ fi_run() {  # PROVIDER EP SIZE ITERS
 
 declare -A V   # V[name.rep] = value
 put() { [ -n "$3" ] && V["$1.$2"]=$3; }
+mean2() {  # A B -> their mean; the one given if the other is empty
+  if [ -n "$1" ] && [ -n "$2" ]; then echo "($1 + $2) / 2" | bc -l; else echo "${1:-$2}"; fi
+}
 
 stat() {  # NAME -> "median min max" over repetitions, or empty
   local vals=()
