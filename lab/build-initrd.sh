@@ -123,5 +123,5 @@ missing=$(find rootfs -type f \( -perm -u+x -o -name '*.so*' \) -print0 |
 
 install -m 755 "$lab/guest/init" rootfs/init
 echo "kernel $kpkg $kdeb" >rootfs/lab/versions.txt
-(cd rootfs && find . | cpio -o -H newc --quiet | gzip -1) >initrd.img
+(cd rootfs && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) >initrd.img
 echo "build-initrd.sh: $cache/vmlinuz and initrd.img ($(du -h initrd.img | cut -f1)) for $kver" >&2

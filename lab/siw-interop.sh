@@ -92,7 +92,8 @@ for c in "${cases[@]}"; do
   [ $vm -ne 0 ] || [ "$pings" -eq "$count" ] || { echo "    rping printed $pings pings of $count"; ok=0; }
   tail -1 "$tmp/$c.host" | sed 's/^/    /'
   wire_decode "$tmp/$c.pcapng" $crc 0x03:Send 0x00:Write 0x01:"Read Request" \
-    0x02:"Read Response" | sed 's/^/  /' || ok=0
+    0x02:"Read Response" >"$tmp/$c.decode" || ok=0
+  sed 's/^/  /' "$tmp/$c.decode"
   n=$((n + 1))
   if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok $n - $c"; else fail=$((fail + 1)); echo "not ok $n - $c"; fi
 done

@@ -701,8 +701,9 @@ typedef enum {
   RNICPI_CM_REASON_TIMEOUT,      /**< no answer in time */
   RNICPI_CM_REASON_BAD_PATH,     /**< the address is not reachable */
   RNICPI_CM_REASON_RESOURCES,    /**< resources ran out: the peer device's, or this host's sockets or memory */
-  RNICPI_CM_REASON_BAD_ORD,      /**< the requested ORD exceeds the peer's IRD */
-  RNICPI_CM_REASON_BAD_PARAMS,   /**< the answer asks for what the request did not offer */
+  RNICPI_CM_REASON_BAD_ORD,      /**< an ORD exceeds the other end's IRD (either way) */
+  RNICPI_CM_REASON_BAD_PARAMS,   /**< the answer asks for what the request did not offer
+                                  *   (an RTR, MPA markers) */
 } rnicpi_cm_reason_t;
 
 /** A connection-management event. */

@@ -8,7 +8,8 @@
 /**
  * @file rnicpi_util.h
  * @brief Provider helpers: a completion ring that never drops an entry,
- *        intrusive work-queue FIFOs and a cache of freed entries.
+ *        intrusive work-queue FIFOs, a cache of freed entries and the
+ *        reason of a failed TCP connect.
  */
 #ifndef RNICPI_UTIL_H
 #define RNICPI_UTIL_H
@@ -109,11 +110,12 @@ rnicpi_wr_is_atomic(rnicpi_wr_opcode_t op)
  *        mapping for every provider and the access layer's host-stack
  *        connect.
  * @param err the errno of connect() or the socket's SO_ERROR.
- * @return #RNICPI_CM_REASON_NO_LISTENER for a refusal or a reset (nothing
- *         listens there), #RNICPI_CM_REASON_TIMEOUT for a timeout,
- *         #RNICPI_CM_REASON_RESOURCES when this host ran out of files,
- *         buffers or memory, #RNICPI_CM_REASON_BAD_PATH otherwise (no
- *         route, no address).
+ * @retval RNICPI_CM_REASON_NO_LISTENER a refusal or a reset (nothing
+ *         listens there)
+ * @retval RNICPI_CM_REASON_TIMEOUT no answer in time
+ * @retval RNICPI_CM_REASON_RESOURCES this host ran out of files, buffers,
+ *         memory or local ports
+ * @retval RNICPI_CM_REASON_BAD_PATH anything else (no route, no address)
  */
 static inline rnicpi_cm_reason_t
 rnicpi_cm_reason_of_errno(int err)
@@ -128,6 +130,7 @@ rnicpi_cm_reason_of_errno(int err)
   case ENFILE:
   case ENOBUFS:
   case ENOMEM:
+  case EADDRNOTAVAIL:
     return RNICPI_CM_REASON_RESOURCES;
   default:
     return RNICPI_CM_REASON_BAD_PATH;

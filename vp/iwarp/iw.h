@@ -67,6 +67,8 @@
 #define IW_MAX_ORD 64
 #define IW_MAX_SGE 16
 #define IW_CONNECT_TIMEOUT_US 10000000ull
+/* After a Terminate: how long we read and discard, waiting for the peer to close. */
+#define IW_DRAIN_US 2000000ull
 /* A Terminate FPDU at its largest (RFC 5040 4.8): length, untagged DDP
  * header, control word, segment length, a copied untagged DDP header and
  * a copied Read Request header, pad, CRC. */

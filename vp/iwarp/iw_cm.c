@@ -346,7 +346,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     return;
   }
   if (m.markers) {
-    unreachable(qp, RNICPI_CM_REASON_BAD_PARAMS, w); /* we cannot insert markers */
+    unreachable(qp, RNICPI_CM_REASON_BAD_PARAMS, w); /* it needs markers, which we never insert */
     return;
   }
   qp->crc = m.crc || iw_config.crc;
@@ -358,6 +358,10 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
      * the IRD our Request offered; the initiator must terminate. */
     g_debug("QP %u: the MPA Reply's ORD %u exceeds our IRD %u: Terminate", qp->base.qp_num,
             m.ord, MAX(qp->attr.ird, 1u));
+    /* RFC 6581 9.1: the consumer is told the responder's IRD and ORD, to
+     * try again with an IRD that will do. */
+    qp->ird = m.ord;
+    qp->ord = m.ird == IW_MPA_V2_VALUE ? qp->attr.ord : m.ird;
     iw_term_refuse(qp, IW_TERM_MPA_NO_IRD, RNICPI_CM_REASON_BAD_ORD, w);
     return;
   }

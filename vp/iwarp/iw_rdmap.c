@@ -44,7 +44,7 @@ is_access_error(uint8_t layer, uint8_t etype)
 }
 
 /* Build the Terminate into qp->term; it goes out ahead of anything not yet
- * started, after the FPDU being sent. */
+ * started, after the FPDU being sent (qp->lock held). */
 static void
 term_build(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
            const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
@@ -95,12 +95,13 @@ term_build(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
 }
 
 /* After term_build and the consumer's event: send the Terminate, then our
- * FIN, and discard what comes in until the peer closes (2 s at most). */
+ * FIN, and discard what comes in until the peer closes, IW_DRAIN_US at
+ * most (qp->lock held). */
 static void
 term_drain(iw_qp_t *qp, iw_work_t *w)
 {
   qp->cs = IW_CS_DRAIN;
-  iw_timed_add(qp, 2000000);
+  iw_timed_add(qp, IW_DRAIN_US);
   iw_tx_progress(qp, w);
 }
 
@@ -125,7 +126,8 @@ iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
 
 /* The initiator refuses the MPA Reply (RFC 6581 9.1): Terminate
  * LLP/MPA/@code on a connection the consumer never saw established, so it
- * learns of a refused connection (UNREACHABLE, @why), not a broken one. */
+ * learns of a refused connection (UNREACHABLE, @why), not a broken one
+ * (qp->lock held). */
 void
 iw_term_refuse(iw_qp_t *qp, uint8_t code, rnicpi_cm_reason_t why, iw_work_t *w)
 {
@@ -177,5 +179,5 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   qp->term_sent = TRUE; /* never answer a Terminate with one */
   qp->cs = IW_CS_DRAIN;
   shutdown(qp->fd, SHUT_WR);
-  iw_timed_add(qp, 2000000);
+  iw_timed_add(qp, IW_DRAIN_US);
 }

@@ -14,6 +14,9 @@
 #                            counts (and what is missing); returns 1 on a
 #                            fault.  Sets wire_fpdus and wire_good.
 #
+# POSIX sh has no local variables: wire_cap, wire_fpdus, wire_good and
+# the names starting with _ are the library's.
+#
 # SPDX-License-Identifier: MIT
 
 # Not iWARP: these heuristics would claim our Sends.
@@ -33,7 +36,7 @@ wire_capture() {
 }
 
 wire_stop() {
-  sleep 0.3 # the last segments and FINs
+  sleep 0.5 # the last segments and FINs
   kill -INT $wire_cap 2>/dev/null
   wait $wire_cap 2>/dev/null
 }
