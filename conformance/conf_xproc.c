@@ -1070,22 +1070,34 @@ close_atomic(child_t *c, conf_side_t *s, guint64 word)
   conf_side_close(s);
 }
 
+/* Where the interface has atomics: an "atomic" child connected (its word's
+ * address and context) and a result buffer of @len bytes of 0xee; FALSE
+ * (the test skipped) where it has none. */
+static gboolean
+start_atomic(child_t *c, conf_side_t *s, conf_buf_t *res, size_t len, guint64 *addr, guint64 *ctx)
+{
+  it_ep_attributes_t attr;
+  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
+    return FALSE;
+  *c = spawn("atomic", FALSE);
+  open_atomic(c, s, &attr, addr, ctx);
+  conf_buf_new(s, res, len, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  memset(res->data, 0xee, len);
+  return TRUE;
+}
+
 static void
 test_atomics(void)
 {
   g_test_summary("xproc: fetch-and-add and compare-and-swap (matching, then not) on an 8-byte word "
                  "of the child's, whose application thread is blocked in read(): the old values come "
                  "back, the word ends as the last swap left it, its neighbours untouched");
-  it_ep_attributes_t attr;
-  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
-    return;
-  child_t c = spawn("atomic", FALSE);
+  child_t c;
   conf_side_t s;
   conf_buf_t res;
   guint64 addr, ctx, got[3];
-  open_atomic(&c, &s, &attr, &addr, &ctx);
-  conf_buf_new(&s, &res, 24, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  memset(res.data, 0xee, 24);
+  if (!start_atomic(&c, &s, &res, 24, &addr, &ctx))
+    return;
   it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
   it_lmr_triplet_t r0 = conf_seg(&res, 0, 8), r1 = conf_seg(&res, 8, 8), r2 = conf_seg(&res, 16, 8);
   conf_ok(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r0, 1, IT_COMPLETION_FLAG, ra, ctx));
@@ -1111,16 +1123,12 @@ test_atomic_misaligned(void)
   g_test_summary("xproc: fetch-and-add on a misaligned word (4 bytes into the child's region) "
                  "completes IT_DTO_ERR_REMOTE_RESPONDER (RFC 7306 8.2, as in one process), both "
                  "sides BROKEN; neither the child's memory nor the result buffer changes");
-  it_ep_attributes_t attr;
-  if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
-    return;
-  child_t c = spawn("atomic", FALSE);
+  child_t c;
   conf_side_t s;
   conf_buf_t res;
   guint64 addr, ctx;
-  open_atomic(&c, &s, &attr, &addr, &ctx);
-  conf_buf_new(&s, &res, 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  memset(res.data, 0xee, 8);
+  if (!start_atomic(&c, &s, &res, 8, &addr, &ctx))
+    return;
   it_lmr_triplet_t r0 = conf_seg(&res, 0, 8);
   conf_ok(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r0, 1, IT_COMPLETION_FLAG,
                          it_make_rdma_addr_absolute((void *) (uintptr_t) (addr - 4)), ctx));
