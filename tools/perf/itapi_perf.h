@@ -21,16 +21,9 @@
 #define MAX_SIZES 64
 #define WAIT_SLICE_US 100000 /* blocking waits wake this often to check the connection */
 
-/* Errors (perf_side.c): IT(it_foo, a, b) calls it_foo(a, b) and exits
- * naming it_foo, the status and itx_error_detail() on failure. */
+/* Errors (perf_side.c); IT() and it_die() come from tools/tool_util.h. */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-void it_die(const char *call, it_status_t st) __attribute__((noreturn));
-#define IT(fn, ...)                                                            \
-  do {                                                                         \
-    it_status_t st_ = fn(__VA_ARGS__);                                         \
-    if (st_ != IT_SUCCESS)                                                     \
-      it_die(#fn, st_);                                                        \
-  } while (0)
+#include "../tool_util.h"
 
 /* Tests and configuration */
 

@@ -33,15 +33,6 @@ die(const char *fmt, ...)
   exit(1);
 }
 
-void __attribute__((noreturn))
-it_die(const char *call, it_status_t st)
-{
-  /* itx_error_detail() is per thread: read it before anything else fails. */
-  const char *detail = itx_error_detail();
-  die("%s failed: %s (%s)%s%s", call, itx_status_name(st), itx_status_message(st),
-      *detail ? ": " : "", detail);
-}
-
 /* Byte j is b + 7 j.  Filled and checked 16 bytes at a time (GCC and
  * Clang vector extensions): the peer waits while we do it, so at 1 MiB a
  * byte loop would show in the latency of the next iteration. */
@@ -369,16 +360,7 @@ open_ep(side_t *s, size_t max_size, uint32_t window)
      s->sq_depth + s->rq_depth + 16, 1, IT_NULL_HANDLE, &s->dto_evd, NULL);
 
   it_ep_attributes_t a;
-  memset(&a, 0, sizeof(a));
-  a.max_dto_payload_size = max_size;
-  a.max_request_dtos = s->sq_depth;
-  a.max_recv_dtos = s->rq_depth;
-  a.max_send_segments = 1;
-  a.max_recv_segments = 1;
-  a.srv.rc.rdma_read_enable = IT_TRUE;
-  a.srv.rc.rdma_write_enable = IT_TRUE;
-  a.srv.rc.max_rdma_read_segments = 1;
-  a.srv.rc.max_rdma_write_segments = 1;
+  tool_rc_attr(&a, max_size, s->sq_depth, s->rq_depth);
   /* No attribute publishes the adapter's maximum read depth: start at 16
    * (what RNICs commonly allow) and halve until the adapter accepts. */
   for (uint32_t depth = 16;; depth /= 2) {

@@ -177,21 +177,7 @@ die(const char *fmt, ...)
   exit(1);
 }
 
-static void __attribute__((noreturn))
-it_die(const char *call, it_status_t st)
-{
-  /* itx_error_detail() belongs to the last failed call: read it first. */
-  const char *detail = itx_error_detail();
-  die("%s failed: %s (%s)%s%s", call, itx_status_name(st), itx_status_message(st),
-      *detail ? ": " : "", detail);
-}
-
-#define IT(fn, ...)                                                            \
-  do {                                                                         \
-    it_status_t st_ = fn(__VA_ARGS__);                                         \
-    if (st_ != IT_SUCCESS)                                                     \
-      it_die(#fn, st_);                                                        \
-  } while (0)
+#include "../tool_util.h" /* it_die() and IT(), through die() */
 
 static void __attribute__((format(printf, 1, 2)))
 dbg(const char *fmt, ...)
@@ -280,16 +266,7 @@ ep_open(rping_t *r)
   IT(it_evd_create, r->ia, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 8, 1,
      IT_NULL_HANDLE, &r->cm_evd, NULL);
   it_ep_attributes_t a;
-  memset(&a, 0, sizeof(a));
-  a.max_dto_payload_size = r->cfg->size;
-  a.max_request_dtos = 8;
-  a.max_recv_dtos = 8;
-  a.max_send_segments = 1;
-  a.max_recv_segments = 1;
-  a.srv.rc.rdma_read_enable = IT_TRUE;
-  a.srv.rc.rdma_write_enable = IT_TRUE;
-  a.srv.rc.max_rdma_read_segments = 1;
-  a.srv.rc.max_rdma_write_segments = 1;
+  tool_rc_attr(&a, r->cfg->size, 8, 8);
   /* rping's responder_resources and initiator_depth */
   a.srv.rc.rdma_read_ird = 1;
   a.srv.rc.rdma_read_ord = 1;
@@ -537,7 +514,8 @@ client_connect(rping_t *r)
   size_t npaths = 1, total = 0;
   IT(it_get_pathinfo, r->ia, 0, &addr, &npaths, &total, &path);
   if (npaths < 1)
-    die("interface %s has no path to %s", cfg->ia_name, cfg->addr);
+    die("interface %s has no path to %s; give an address it can reach (-a), or another "
+        "interface (-i)", cfg->ia_name, cfg->addr);
   it_conn_qual_t qual = { .type = IT_IANA_PORT };
   qual.conn_qual.port = htons(cfg->port);
   it_conn_attributes_t ca;
