@@ -300,7 +300,7 @@ typedef struct iw_qp {
   rnicpi_qp_state_t state;
   iw_cstate_t cs;
   int fd;
-  uint32_t epmask;
+  uint32_t epmask;             /* what the epoll set watches; 0: not in it */
   gboolean active, dead, final_event, closing, handoff, tx_hold, want_out;
   struct iw_creq *creq;       /* passive request being accepted */
   /* negotiated */
