@@ -29,13 +29,18 @@
 
 /* Largest FPDU this RNIC sends, header, pad and CRC included.  RFC 5044
  * 8 bounds it by the MULPDU of the connection's effective MSS, so that an
- * FPDU fits one TCP segment: iw_qp_init_stream() reads TCP_MAXSEG (about
- * 1448 on Ethernet, 65483 over loopback) and clamps it between these two
+ * FPDU fits one TCP segment: iw_qp_mulpdu() reads TCP_MAXSEG (about 1448
+ * on Ethernet, up to 65483 over loopback) and clamps it between these two
  * (and ITAPI_IWARP_FPDU_MAX): the MULPDU bounds of RFC 5044 3, 128 and
  * 64768 bytes of ULPDU, plus the length field and the CRC.  room_for()
  * keeps every ULPDU within fpdu_max - 6. */
 #define IW_FPDU_MIN (128 + 6)
 #define IW_FPDU_MAX (64768 + 6)
+/* Linux's TCP_MAXSEG is the current segment size, which starts at half
+ * the peer's window while that window is small (about 32 KiB over
+ * loopback) and grows with it: the sender reads it again after every
+ * IW_MSS_PROBE_BYTES of payload sent in messages of several FPDUs. */
+#define IW_MSS_PROBE_BYTES (1u << 20)
 /* Receive staging: one recv() takes the headers and trailers of many small
  * FPDUs (and the trailer plus next header after a payload placed in
  * place), instead of one recv() per field. */
@@ -316,6 +321,7 @@ typedef struct iw_qp {
   gboolean polled;            /* input driven by poll_cq, not the progress thread */
   uint32_t mr_depth;          /* nested holds of dev->mr_lock by this QP's pass (iw_mr_lock) */
   uint32_t fpdu_max;          /* largest FPDU sent (MULPDU of the path) */
+  uint32_t mss_bytes;         /* payload sent in non-final FPDUs since TCP_MAXSEG was read */
   /* handshake */
   uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
   uint32_t hs_got;
@@ -454,6 +460,7 @@ void iw_qp_fail(iw_qp_t *qp, rnicpi_cm_event_type_t ev, iw_work_t *w);
 void iw_qp_close_fd(iw_qp_t *qp);
 void iw_qp_go_rts(iw_qp_t *qp);
 void iw_qp_init_stream(iw_qp_t *qp);
+void iw_qp_mulpdu(iw_qp_t *qp);
 void iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_qp_want_out(iw_qp_t *qp, gboolean on);
 void iw_qp_set_polled(iw_qp_t *qp, gboolean on);

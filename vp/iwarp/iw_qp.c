@@ -186,13 +186,22 @@ iw_qp_init_stream(iw_qp_t *qp)
   }
   iw_tx_drop(qp);
   iw_rx_reset(qp);
-  /* RFC 5044 4.5: an FPDU fits the path's MULPDU, so that it can ride one
-   * TCP segment: MULPDU = EMSS - (6 + EMSS mod 4) without markers. */
+  iw_qp_mulpdu(qp);
+}
+
+/* RFC 5044 4.5: an FPDU fits the path's MULPDU, so that it can ride one
+ * TCP segment: MULPDU = EMSS - (6 + EMSS mod 4) without markers.  Read at
+ * the start of the stream and again as large messages go out
+ * (IW_MSS_PROBE_BYTES): the segment size grows with the peer's window. */
+void
+iw_qp_mulpdu(iw_qp_t *qp)
+{
   int emss = 0;
   socklen_t sl = sizeof(emss);
   uint32_t max = 4096;
   if (qp->fd >= 0 && getsockopt(qp->fd, IPPROTO_TCP, TCP_MAXSEG, &emss, &sl) == 0 && emss > 0)
     max = (uint32_t) emss - (uint32_t) emss % 4;
+  qp->mss_bytes = 0;
   qp->fpdu_max = CLAMP(MIN(max, iw_config.fpdu_max), IW_FPDU_MIN, IW_FPDU_MAX);
 }
 

@@ -383,6 +383,8 @@ tx_frame(iw_qp_t *qp)
   uint64_t left = t->len - t->off;
   uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(qp, hlen));
   gboolean last = chunk == left;
+  if (!last && (qp->mss_bytes += chunk) >= IW_MSS_PROBE_BYTES)
+    iw_qp_mulpdu(qp); /* for the FPDUs after this one */
   uint8_t *fh = b->lin + b->lin_len, *h = fh + IW_FPDU_LEN_BYTES;
   uint8_t ctrl = (last ? IW_DDP_LAST : 0) | IW_DDP_VERSION;
   uint8_t rdmap = IW_RDMAP_VERSION | t->op;

@@ -654,6 +654,70 @@ region_gone(gboolean read, gboolean mid)
   g_free(buf2);
 }
 
+/* Post an RDMA Write of @len bytes of v->buf and take its FPDUs at the
+ * peer: every ULPDU within the RFC 5044 3 limit, the TOs following on, L
+ * on the last only, the bytes the message; then its completion.  Returns
+ * the largest ULPDU; @first gets the first one's length. */
+static uint32_t
+write_fpdus(victim_t *v, uint32_t len, uint32_t *first)
+{
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) v->buf, .length = len, .lkey = v->mr->lkey };
+  rnicpi_send_wr_t wr = { .wr_id = 0x41, .opcode = RNICPI_WR_RDMA_WRITE,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = 0x7000, .rkey = 0x5151 };
+  g_assert_cmpint(P->data->post_send(v->qp, &wr), ==, RNICPI_OK);
+  static uint8_t u[65536];
+  uint32_t got = 0, nfpdu = 0, largest = 0;
+  while (got < len) {
+    int n = peer_next_fpdu(v->peer, u);
+    g_assert_cmpint(n, >=, 14);
+    if ((u[0] & 0x80) == 0 || (u[1] & 0x0f) != 0x0)
+      continue; /* not the Write */
+    g_assert_cmpint(n, <=, 64768);
+    uint32_t stag;
+    uint64_t to;
+    memcpy(&stag, u + 2, 4);
+    memcpy(&to, u + 6, 8);
+    g_assert_cmphex(ntohl(stag), ==, 0x5151);
+    g_assert_cmpuint(GUINT64_FROM_BE(to), ==, 0x7000 + got);
+    uint32_t pay = (uint32_t) n - 14;
+    g_assert_cmpuint(got + pay, <=, len);
+    g_assert_cmpmem(u + 14, pay, v->buf + got, pay);
+    g_assert_cmpint((u[0] & 0x40) != 0, ==, got + pay == len); /* L on the last segment only */
+    if (nfpdu++ == 0)
+      *first = (uint32_t) n;
+    got += pay;
+    largest = MAX(largest, (uint32_t) n);
+  }
+  g_test_message("a %u-byte Write: %u FPDUs, the first ULPDU %u bytes, the largest %u", len,
+                 nfpdu, *first, largest);
+  if (placed) {
+    /* The Write completes once placed: answer its delivery fence. */
+    int n;
+    do {
+      n = peer_next_fpdu(v->peer, u);
+      g_assert_cmpint(n, >=, 14);
+    } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
+    uint32_t sink;
+    memcpy(&sink, u + 18, 4);
+    size_t k = tagged(u, 0x2, ntohl(sink), 0);
+    peer_fpdu(v->peer, v->crc, u, k, FALSE);
+  }
+  rnicpi_wc_t wc = wc_of(v->scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x41);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  return largest;
+}
+
+static int
+victim_mss(victim_t *v)
+{
+  int mss = 0;
+  socklen_t sl = sizeof(mss);
+  g_assert_cmpint(getsockopt(to_iw_qp(v->qp)->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl), ==, 0);
+  return mss;
+}
+
 /* RFC 5044 3: over loopback (MSS about 64 KiB) every FPDU of a large RDMA
  * Write still holds a ULPDU of at most 64768 bytes, and the segments carry
  * the message in order, each at the TO where it belongs. */
@@ -672,62 +736,54 @@ test_fpdu_max(void)
   peer_rcvbuf = 4 << 20;
   victim_connect(&v, TRUE);
   peer_rcvbuf = 0;
-  int mss = 0;
-  socklen_t sl = sizeof(mss);
-  g_assert_cmpint(getsockopt(to_iw_qp(v.qp)->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl), ==, 0);
+  int mss = victim_mss(&v);
   g_test_message("the loopback MSS is %d", mss);
   if (mss <= IW_FPDU_MAX) {
     /* The path alone keeps FPDUs under the limit: nothing to check. */
     g_test_skip("the loopback MSS here is not above the RFC 5044 FPDU limit");
-    victim_free(&v);
-    iw_config.fpdu_max = saved;
-    return;
+  } else {
+    uint32_t first;
+    /* At the limit, less the alignment of the payload to 4 bytes. */
+    g_assert_cmpuint(write_fpdus(&v, BIG, &first), >, 64768 - 8);
   }
-  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) v.buf, .length = BIG, .lkey = v.mr->lkey };
-  rnicpi_send_wr_t wr = { .wr_id = 0x41, .opcode = RNICPI_WR_RDMA_WRITE,
-                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
-                          .remote_addr = 0x7000, .rkey = 0x5151 };
-  g_assert_cmpint(P->data->post_send(v.qp, &wr), ==, RNICPI_OK);
-  static uint8_t u[65536];
-  uint32_t got = 0, nfpdu = 0, largest = 0;
-  while (got < BIG) {
-    int len = peer_next_fpdu(v.peer, u);
-    g_assert_cmpint(len, >=, 14);
-    if ((u[0] & 0x80) == 0 || (u[1] & 0x0f) != 0x0)
-      continue; /* not the Write */
-    g_assert_cmpint(len, <=, 64768);
-    uint32_t stag;
-    uint64_t to;
-    memcpy(&stag, u + 2, 4);
-    memcpy(&to, u + 6, 8);
-    g_assert_cmphex(ntohl(stag), ==, 0x5151);
-    g_assert_cmpuint(GUINT64_FROM_BE(to), ==, 0x7000 + got);
-    uint32_t pay = (uint32_t) len - 14;
-    g_assert_cmpuint(got + pay, <=, BIG);
-    g_assert_cmpmem(u + 14, pay, v.buf + got, pay);
-    g_assert_cmpint((u[0] & 0x40) != 0, ==, got + pay == BIG); /* L on the last segment only */
-    got += pay;
-    largest = MAX(largest, (uint32_t) len);
-    nfpdu++;
+  victim_free(&v);
+  iw_config.fpdu_max = saved;
+}
+
+/* Linux starts a connection's segment size at half the peer's window
+ * while that window is small (about 32 KiB over loopback), and raises it
+ * as the window grows: the FPDUs of large Writes grow with it, each still
+ * within the segment size read when it was framed. */
+static void
+test_fpdu_grows(void)
+{
+  g_test_summary("Over loopback, the FPDUs of a stream of 1 MiB RDMA Writes start within the "
+                 "connection's first TCP_MAXSEG and grow to the larger one Linux reports once "
+                 "the peer's window has grown (RFC 5044 4.5: the MULPDU follows the EMSS)");
+  enum { MIB = 1 << 20, WRITES = 8 };
+  uint32_t saved = iw_config.fpdu_max;
+  iw_config.fpdu_max = IW_FPDU_MAX;
+  victim_t v;
+  victim_new(&v, MIB);
+  for (size_t i = 0; i < MIB; i++)
+    v.buf[i] = (uint8_t) (i % 253);
+  victim_connect(&v, TRUE);
+  int mss0 = victim_mss(&v);
+  uint32_t first, largest = 0, first0 = 0;
+  for (int i = 0; i < WRITES; i++) {
+    largest = MAX(largest, write_fpdus(&v, MIB, &first));
+    if (i == 0)
+      first0 = first;
+    /* Within the MULPDU of a segment size seen on this connection. */
+    g_assert_cmpuint(largest + 6, <=, (uint32_t) MAX(mss0, victim_mss(&v)));
   }
-  g_test_message("%u FPDUs, the largest ULPDU %u bytes", nfpdu, largest);
-  /* At the limit, less the alignment of the payload to 4 bytes. */
-  g_assert_cmpuint(largest, >, 64768 - 8);
-  if (placed) {
-    /* The Write completes once placed: answer its delivery fence. */
-    int len;
-    do {
-      len = peer_next_fpdu(v.peer, u);
-      g_assert_cmpint(len, >=, 14);
-    } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
-    uint32_t sink;
-    memcpy(&sink, u + 18, 4);
-    size_t n = tagged(u, 0x2, ntohl(sink), 0);
-    peer_fpdu(v.peer, v.crc, u, n, FALSE);
-  }
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x41);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  int mss1 = victim_mss(&v);
+  g_test_message("TCP_MAXSEG %d at the start, %d after %d MiB", mss0, mss1, WRITES);
+  g_assert_cmpuint(first0 + 6, <=, (uint32_t) mss0);
+  if (mss1 - mss1 % 4 <= mss0 - mss0 % 4 || mss0 >= IW_FPDU_MAX)
+    g_test_skip("the segment size did not grow here: nothing to follow");
+  else
+    g_assert_cmpuint(largest + 6, >, (uint32_t) MIN(mss0, IW_FPDU_MAX));
   victim_free(&v);
   iw_config.fpdu_max = saved;
 }
@@ -1218,6 +1274,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
   g_test_add_func("/iwarp/hostile/ddp/recv-outside-region", test_recv_outside_region);
   g_test_add_func("/iwarp/hostile/mpa/fpdu-max", test_fpdu_max);
+  g_test_add_func("/iwarp/hostile/mpa/fpdu-grows", test_fpdu_grows);
   g_test_add_func("/iwarp/hostile/ddp/recv-region-gone", test_recv_region_gone);
   g_test_add_func("/iwarp/hostile/ddp/recv-region-gone-mid", test_recv_region_gone_mid);
   g_test_add_func("/iwarp/hostile/ddp/read-sink-gone", test_read_sink_gone);
