@@ -335,6 +335,17 @@ void emul_dev_unref(emul_dev_t *dev);
 /* Deferred upcalls (never under the fabric lock). */
 void emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev);
 void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
+
+/* The responder's affiliated event for a request that failed there with
+ * requester status @st: QP_ACCESS_ERR when the request violated its memory
+ * rights (REM_ACCESS_ERR), QP_FATAL for one it could not execute (no
+ * receive, a receive too short, IRD 0, a misaligned atomic), as vp/iwarp
+ * reports a tagged or protection Terminate and any other. */
+static inline rnicpi_async_type_t
+emul_responder_async(rnicpi_wc_status_t st)
+{
+  return st == RNICPI_WC_REM_ACCESS_ERR ? RNICPI_ASYNC_QP_ACCESS_ERR : RNICPI_ASYNC_QP_FATAL;
+}
 void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 

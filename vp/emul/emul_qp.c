@@ -147,7 +147,9 @@ sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
   }
 }
 
-/* Remote failure: requester completes with @st, both sides break. */
+/* Remote failure: requester completes with @st, both sides break; the
+ * responder's affiliated event says whether its memory rights were
+ * violated (emul_responder_async). */
 static exec_t
 fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
             emul_work_t *w)
@@ -155,7 +157,7 @@ fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
   emul_qp_t *peer = qp->peer;
   emul_complete_send(qp, wr, st, 0, w);
   if (peer != NULL)
-    emul_defer_async(emul_qp_dev(peer), RNICPI_ASYNC_QP_ACCESS_ERR, peer->base.al_ctx);
+    emul_defer_async(emul_qp_dev(peer), emul_responder_async(st), peer->base.al_ctx);
   emul_qp_break(qp, w, FALSE, NULL, 0);
   return EXEC_FAILED;
 }

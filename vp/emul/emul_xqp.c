@@ -11,7 +11,8 @@
  * - remote ones: checked by whoever moves the bytes, against the target's
  *   own table (bounce mode, atomics) or its exported copy (one-sided RDMA
  *   by attach); failure: REM_ACCESS_ERR at the requester, the responder
- *   gets RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN, no byte moved;
+ *   gets RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN, no byte moved (a request
+ *   the responder cannot execute, REM_OP_ERR, gives it QP_FATAL instead);
  * - RC ordering: the peer executes ring requests in ring order, a send with
  *   no receive posted holds every request behind it (qp->xin) where the
  *   personality waits for receives (InfiniBand), and is a Terminate where
@@ -394,11 +395,11 @@ x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, e
 }
 
 /* Responder side: request @seq failed here; the requester completes it
- * with @st.  The responder's affiliated event is raised by the caller. */
+ * with @st, the responder gets its affiliated event. */
 static void
 x_fail_req(emul_qp_t *qp, uint64_t seq, rnicpi_wc_status_t st, emul_work_t *w)
 {
-  emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
+  emul_defer_async(emul_qp_dev(qp), emul_responder_async(st), qp->base.al_ctx);
   x_teardown(qp, w, X_BREAK, st, seq, FALSE, NULL, 0);
 }
 
