@@ -235,7 +235,8 @@ test_errors_recv_too_small(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("a 64-byte SEND into a 16-byte receive: the receiver completes it with "
                  "RNICPI_WC_LOC_LEN_ERR, the requester with an error, both QPs enter ERROR and "
-                 "every other outstanding WR completes once, flushed");
+                 "every other outstanding WR completes once, flushed; the receiver gets no "
+                 "RNICPI_ASYNC_QP_ACCESS_ERR (its memory rights were not violated)");
   err_setup_t e;
   if (!err_open(f, &e, TARGET, 16))
     return;
@@ -246,6 +247,10 @@ test_errors_recv_too_small(cert_t *f, gconstpointer data)
   g_assert_cmphex(r.qp_ctx, ==, e.pr.p.ctx);
   expect_failed_wr(&e, RNICPI_WC_GENERAL_ERR, TRUE);
   expect_flushed_both(f, &e, 1);
+  rnicpi_async_event_t *a = cert_poll_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, e.pr.p.ctx, CERT_QUIET_MS);
+  if (a != NULL)
+    g_test_message("the receiver reported an access violation for a receive too short");
+  g_assert_null(a);
   cert_buf_check_guards(&e.rp);
   err_close(&e);
 }
