@@ -92,6 +92,9 @@ gboolean conf_refusal_ok(conf_side_t *s, it_event_type_t type, it_dto_status_t g
  * @status, by conf_refusal_ok. */
 it_dto_cmpl_event_t conf_dto_refused(conf_side_t *s, it_event_type_t want, it_dto_status_t status,
                                      it_dto_cookie_t cookie);
+/* An RDMA Write the peer refused for access (@cookie, conf_dto_refused
+ * with REMOTE_ACCESS), then the CONN_BROKEN that follows on @s. */
+it_event_t conf_write_refused(conf_side_t *s, it_dto_cookie_t cookie);
 /* Make what @s's EP sent so far (Sends, RDMA Writes) land at the peer
  * before the test looks there.  On an IA whose completions mean placement
  * (itx_ia_completion), nothing; otherwise (iWARP) a zero-length RDMA Read

@@ -197,8 +197,7 @@ test_modify_privs(void)
   it_lmr_triplet_t s = conf_seg(&src, 0, 1024);
   conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 3, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(dst.data),
                              dst.ctx));
-  conf_dto_refused(&p.a, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 3);
-  it_event_t ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  it_event_t ev = conf_write_refused(&p.a, 3);
   assert_handle_eq(ev.conn.ep, p.a.ep);
   ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   assert_handle_eq(ev.conn.ep, p.p.ep);
@@ -465,8 +464,7 @@ test_unlinked_link_unlink(void)
   memset(dst.data, 0, dst.len);
   it_lmr_triplet_t s = conf_seg(&src, 0, 64);
   conf_ok(it_post_rdma_write(p.a.ep, &s, 1, 6, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(dst.data), ctx1));
-  conf_dto_refused(&p.a, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 6);
-  conf_wait(p.a.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  conf_write_refused(&p.a, 6);
   for (size_t i = 0; i < 64; i++)
     g_assert_cmpuint(dst.data[i], ==, 0);
   conf_ok(it_lmr_free(lmr));

@@ -201,6 +201,13 @@ conf_dto_refused(conf_side_t *s, it_event_type_t want, it_dto_status_t status, i
   return ev.dto_cmpl;
 }
 
+it_event_t
+conf_write_refused(conf_side_t *s, it_dto_cookie_t cookie)
+{
+  conf_dto_refused(s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, cookie);
+  return conf_wait(s->cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+}
+
 void
 conf_placed(conf_side_t *s, it_rdma_addr_t addr, it_rmr_context_t ctx)
 {

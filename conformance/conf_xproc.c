@@ -396,8 +396,7 @@ role_target(gboolean memfd)
     it_lmr_triplet_t g = conf_seg(&rb, 0, 16);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 7, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute((void *) (uintptr_t) waddr), (it_rmr_context_t) wctx));
-    conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 7);
-    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    conf_write_refused(&s, 7);
     conf_buf_check_guards(&rb);
   } else if (sscanf(cmd, "check %u", &seed) == 1) {
     conf_buf_check(&rb, 0, TARGET_LEN, seed);
@@ -829,8 +828,7 @@ rdma_with(child_t *c, gboolean overrun)
     it_lmr_triplet_t g = conf_seg(&lb, 0, len + 16);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 31, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
-    conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 31);
-    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    conf_write_refused(&s, 31);
     say(c->to, "guards\n");
   } else {
     it_lmr_triplet_t g = conf_seg(&lb, 0, len), r = conf_seg(&back, 0, len);
@@ -1289,8 +1287,7 @@ rdma_mapped_with(child_t *c, gboolean freed)
     it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
     conf_ok(it_post_rdma_write(s.ep, &over, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
   }
-  conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 42);
-  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  conf_write_refused(&s, 42);
   say(c->to, "guards\n");
   g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
   reap_ok(c);
@@ -1371,8 +1368,7 @@ test_windows(void)
   g_assert_cmpstr(u, ==, "unlinked");
   conf_buf_fill(&lb, 23);
   conf_ok(it_post_rdma_write(s.ep, &g, 1, 53, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto_refused(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 53);
-  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  conf_write_refused(&s, 53);
   g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
   reap_ok(&c);
   g_assert_cmpstr(ok, ==, "ok");
