@@ -335,6 +335,8 @@ void emul_dev_unref(emul_dev_t *dev);
 /* Deferred upcalls (never under the fabric lock). */
 void emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev);
 void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
+void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
+                      const void *pdata, uint32_t pdata_len);
 
 /* The responder's affiliated event for a request that failed there with
  * requester status @st: QP_ACCESS_ERR when the request violated its memory
@@ -346,8 +348,6 @@ emul_responder_async(rnicpi_wc_status_t st)
 {
   return st == RNICPI_WC_REM_ACCESS_ERR ? RNICPI_ASYNC_QP_ACCESS_ERR : RNICPI_ASYNC_QP_FATAL;
 }
-void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
-                      const void *pdata, uint32_t pdata_len);
 
 /* Work queue entries (fabric lock held): a local request executed on a
  * cross-process QP; a copy of a send-queue WR at the tail of qp->sq (a

@@ -39,7 +39,8 @@
 /* Linux's TCP_MAXSEG is the current segment size, which starts at half
  * the peer's window while that window is small (about 32 KiB over
  * loopback) and grows with it: the sender reads it again after every
- * IW_MSS_PROBE_BYTES of payload sent in messages of several FPDUs. */
+ * IW_MSS_PROBE_BYTES of payload sent in messages of several FPDUs, until
+ * its FPDUs reach the cap (IW_FPDU_MAX, ITAPI_IWARP_FPDU_MAX). */
 #define IW_MSS_PROBE_BYTES (1u << 20)
 /* Receive staging: one recv() takes the headers and trailers of many small
  * FPDUs (and the trailer plus next header after a payload placed in

@@ -243,10 +243,12 @@ iw_qp_set_polled(iw_qp_t *qp, gboolean on)
   if (qp->polled == on)
     return;
   iw_dev_t *dev = qp->dev;
+  gboolean first = FALSE;
   qp->polled = on;
   g_mutex_lock(&dev->ev_lock);
   if (on) {
     qp->polled_link.data = qp;
+    first = g_queue_is_empty(&dev->polled);
     g_queue_push_tail_link(&dev->polled, &qp->polled_link);
   } else if (qp->polled_link.data != NULL) {
     g_queue_unlink(&dev->polled, &qp->polled_link);
@@ -254,6 +256,11 @@ iw_qp_set_polled(iw_qp_t *qp, gboolean on)
   }
   g_mutex_unlock(&dev->ev_lock);
   qp_epoll_update(qp);
+  /* The thread may be in a 100 ms epoll_wait that counted no lease: it
+   * must come back within the millisecond to check this one (the socket
+   * left its set, so not even the peer's FIN would wake it). */
+  if (first)
+    iw_dev_wake(dev);
 }
 
 /* The device's progress thread, every millisecond while some QP is

@@ -383,8 +383,13 @@ tx_frame(iw_qp_t *qp)
   uint64_t left = t->len - t->off;
   uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(qp, hlen));
   gboolean last = chunk == left;
-  if (!last && (qp->mss_bytes += chunk) >= IW_MSS_PROBE_BYTES)
-    iw_qp_mulpdu(qp); /* for the FPDUs after this one */
+  if (!last && qp->fpdu_max < MIN(iw_config.fpdu_max, IW_FPDU_MAX)) {
+    /* The segment size may have grown with the peer's window since: the
+     * FPDUs after this one follow it. */
+    qp->mss_bytes += chunk;
+    if (qp->mss_bytes >= IW_MSS_PROBE_BYTES)
+      iw_qp_mulpdu(qp);
+  }
   uint8_t *fh = b->lin + b->lin_len, *h = fh + IW_FPDU_LEN_BYTES;
   uint8_t ctrl = (last ? IW_DDP_LAST : 0) | IW_DDP_VERSION;
   uint8_t rdmap = IW_RDMAP_VERSION | t->op;

@@ -768,17 +768,20 @@ test_fpdu_grows(void)
   for (size_t i = 0; i < MIB; i++)
     v.buf[i] = (uint8_t) (i % 253);
   victim_connect(&v, TRUE);
-  int mss0 = victim_mss(&v);
+  int mss0 = victim_mss(&v), mss1 = mss0;
   uint32_t first, largest = 0, first0 = 0;
   for (int i = 0; i < WRITES; i++) {
+    /* The segment size two Writes before the end: the sender reads it
+     * again at least once within those two (every MiB of FPDUs). */
+    if (i == WRITES - 2)
+      mss1 = victim_mss(&v);
     largest = MAX(largest, write_fpdus(&v, MIB, &first));
     if (i == 0)
       first0 = first;
     /* Within the MULPDU of a segment size seen on this connection. */
     g_assert_cmpuint(largest + 6, <=, (uint32_t) MAX(mss0, victim_mss(&v)));
   }
-  int mss1 = victim_mss(&v);
-  g_test_message("TCP_MAXSEG %d at the start, %d after %d MiB", mss0, mss1, WRITES);
+  g_test_message("TCP_MAXSEG %d at the start, %d after %d MiB", mss0, mss1, WRITES - 2);
   g_assert_cmpuint(first0 + 6, <=, (uint32_t) mss0);
   if (mss1 - mss1 % 4 <= mss0 - mss0 % 4 || mss0 >= IW_FPDU_MAX)
     g_test_skip("the segment size did not grow here: nothing to follow");
@@ -786,6 +789,66 @@ test_fpdu_grows(void)
     g_assert_cmpuint(largest + 6, >, (uint32_t) MIN(mss0, IW_FPDU_MAX));
   victim_free(&v);
   iw_config.fpdu_max = saved;
+}
+
+/* Spin on @cq for up to @ms milliseconds until @done(qp) holds (read under
+ * the QP's lock); every poll renews the poller's lease on the QP. */
+static gboolean
+spin_until(rnicpi_cq_t *cq, iw_qp_t *qp, gboolean (*done)(iw_qp_t *), int ms)
+{
+  gint64 end = g_get_monotonic_time() + (gint64) ms * 1000;
+  while (g_get_monotonic_time() < end) {
+    rnicpi_wc_t wc;
+    g_assert_cmpint(P->data->poll_cq(cq, &wc, 1), ==, 0);
+    g_mutex_lock(&qp->lock);
+    gboolean d = done(qp);
+    g_mutex_unlock(&qp->lock);
+    if (d)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static gboolean qp_polled(iw_qp_t *qp) { return qp->polled; }
+static gboolean qp_draining(iw_qp_t *qp) { return qp->cs == IW_CS_DRAIN; }
+static gboolean qp_closed(iw_qp_t *qp) { return qp->fd < 0; }
+
+/* A socket a spinning poller holds is in no epoll set.  When its stream
+ * fails, the progress thread takes it back: the peer's FIN after our
+ * Terminate closes it at once, though the poller goes on spinning (which
+ * keeps its lease), not when the drain timer (IW_DRAIN_US) runs out. */
+static void
+test_polled_drain(void)
+{
+  g_test_summary("A QP driven by a spinning poller Terminates an RDMA Write to an unknown STag; "
+                 "with the poller still spinning, the peer's FIN closes the stream within "
+                 "500 ms (the drain timer would take 2 s)");
+  if (!iw_config.poll_progress) {
+    g_test_skip("ITAPI_IWARP_POLL_PROGRESS=0: no poller takes the QP");
+    return;
+  }
+  victim_t v;
+  victim_new(&v, 4096);
+  victim_connect(&v, TRUE);
+  iw_qp_t *qp = to_iw_qp(v.qp);
+  g_assert_true(spin_until(v.rcq, qp, qp_polled, 1000));
+  uint8_t u[14 + 16] = { 0 };
+  size_t n = tagged(u, 0x0, 0xdead00, 0);
+  peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
+  g_assert_true(spin_until(v.rcq, qp, qp_draining, 5000));
+  static uint8_t t[65536];
+  g_assert_cmpint(peer_next_terminate(&v, t), >=, 18 + 4);
+  g_assert_cmphex(t[18], ==, 0x11); /* DDP tagged: invalid STag */
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* its FIN */
+  g_assert_cmpint(shutdown(v.peer, SHUT_WR), ==, 0);  /* and ours */
+  gint64 t0 = g_get_monotonic_time();
+  gboolean closed = spin_until(v.rcq, qp, qp_closed, 500);
+  g_test_message("%s after %.1f ms", closed ? "closed" : "still open",
+                 (g_get_monotonic_time() - t0) / 1e3);
+  g_assert_true(closed);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  victim_free(&v);
 }
 
 static void
@@ -1272,6 +1335,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
   g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
+  g_test_add_func("/iwarp/hostile/ddp/polled-drain", test_polled_drain);
   g_test_add_func("/iwarp/hostile/ddp/recv-outside-region", test_recv_outside_region);
   g_test_add_func("/iwarp/hostile/mpa/fpdu-max", test_fpdu_max);
   g_test_add_func("/iwarp/hostile/mpa/fpdu-grows", test_fpdu_grows);
