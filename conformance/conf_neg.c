@@ -47,8 +47,9 @@ expect_set(conf_side_t *side, want_t *w, size_t n)
       if (!w[i].seen && w[i].cookie == ev.dto_cmpl.cookie)
         break;
     if (i == n)
-      g_error("unexpected or repeated completion: %s, cookie 0x%" G_GINT64_MODIFIER "x, status %d",
-              itx_event_name(ev.event_number), (guint64) ev.dto_cmpl.cookie, (int) ev.dto_cmpl.dto_status);
+      g_error("unexpected or repeated completion: %s, cookie 0x%" G_GINT64_MODIFIER "x, %s",
+              itx_event_name(ev.event_number), (guint64) ev.dto_cmpl.cookie,
+              itx_dto_status_name(ev.dto_cmpl.dto_status));
     g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(w[i].type));
     if (!conf_refusal_ok(side, w[i].type, ev.dto_cmpl.dto_status, w[i].status))
       g_assert_cmpint(ev.dto_cmpl.dto_status, ==, w[i].status);

@@ -193,9 +193,9 @@ conf_dto_refused(conf_side_t *s, it_event_type_t want, it_dto_status_t status, i
 {
   it_event_t ev = conf_wait(s->dto, want);
   if (!conf_refusal_ok(s, want, ev.dto_cmpl.dto_status, status))
-    g_error("%s (cookie 0x%" G_GINT64_MODIFIER "x) completed with status %d, expected %d%s",
-            itx_event_name(want), (guint64) ev.dto_cmpl.cookie, (int) ev.dto_cmpl.dto_status,
-            (int) status,
+    g_error("%s (cookie 0x%" G_GINT64_MODIFIER "x) completed with %s, expected %s%s",
+            itx_event_name(want), (guint64) ev.dto_cmpl.cookie,
+            itx_dto_status_name(ev.dto_cmpl.dto_status), itx_dto_status_name(status),
             itx_ia_completion(s->ia) == ITX_COMPLETION_SENT ? " (or success, or flushed)" : "");
   g_assert_cmpuint(ev.dto_cmpl.cookie, ==, cookie);
   return ev.dto_cmpl;

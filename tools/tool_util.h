@@ -34,6 +34,16 @@ it_die(const char *call, it_status_t st)
       it_die(#fn, st_);                                                        \
   } while (0)
 
+/* The reason a non-peer reject (IT_CM_MSG_CONN_NONPEER_REJECT_EVENT)
+ * carries, in words. */
+static inline const char *
+tool_reject_reason(it_conn_reject_code_t c)
+{
+  static const char *const why[] = { "other", "timeout", "bad path", "stale connection",
+                                     "bad ORD", "resources", "bad connection parameters" };
+  return (unsigned) c < sizeof(why) / sizeof(why[0]) ? why[c] : "unknown";
+}
+
 /* The attributes of an RC EP for messages of up to @payload bytes, with
  * @sq send and @rq receive DTOs, one segment each, RDMA Read and Write on;
  * the read depths are the caller's to set. */

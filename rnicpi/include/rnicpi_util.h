@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <string.h>
 
 #include "rnicpi.h"
 
@@ -516,6 +517,18 @@ rnicpi_cache_get(rnicpi_cache_t *c, size_t size)
     return g_malloc(size);
   c->top = *(void **) p;
   return p;
+}
+
+/**
+ * @brief rnicpi_cache_get(), the entry zeroed.
+ * @param c the cache.
+ * @param size the size of an entry (the same for every call on @p c).
+ * @return an entry of @p size bytes, all zero.
+ */
+static inline void *
+rnicpi_cache_get0(rnicpi_cache_t *c, size_t size)
+{
+  return memset(rnicpi_cache_get(c, size), 0, size);
 }
 
 /**

@@ -297,13 +297,10 @@ wait_cm(side_t *s, it_evd_handle_t evd, it_event_type_t want, bool forever, cons
         ev.conn.private_data_present ? ": " : "", IT_MAX_PRIV_DATA,
         ev.conn.private_data_present ? (const char *) ev.conn.private_data : "");
   if (ev.event_number == IT_CM_MSG_CONN_NONPEER_REJECT_EVENT) {
-    static const char *const codes[] = { "other", "timeout", "bad path", "stale connection",
-                                         "bad ORD", "resources", "bad connection parameters" };
-    unsigned c = (unsigned) ev.conn.reject_reason_code;
     die("%s: the connection was refused (reject reason: %s): no server listens at that address "
         "and port, or the interface cannot reach it (an in-process interface such as emul "
         "reaches only its own process: use loopback mode)", s->role,
-        c < sizeof(codes) / sizeof(codes[0]) ? codes[c] : "unknown");
+        tool_reject_reason(ev.conn.reject_reason_code));
   }
   die("%s: expected %s while %s, got %s", s->role, itx_event_name(want), what,
       itx_event_name(ev.event_number));

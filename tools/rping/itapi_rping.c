@@ -192,14 +192,6 @@ dbg(const char *fmt, ...)
   fputc('\n', stderr);
 }
 
-static const char *
-reject_reason(it_conn_reject_code_t c)
-{
-  static const char *const why[] = { "other", "timeout", "bad path", "stale connection",
-                                     "bad ORD", "resources", "bad connection parameters" };
-  return (unsigned) c < sizeof(why) / sizeof(why[0]) ? why[c] : "unknown";
-}
-
 static uint64_t
 now_us(void)
 {
@@ -468,7 +460,7 @@ cm_wait(rping_t *r, it_evd_handle_t evd, it_event_type_t want, const char *what)
         itx_event_name(ev.event_number),
         ev.event_number == IT_CM_MSG_CONN_NONPEER_REJECT_EVENT ? "; reject reason: " : "",
         ev.event_number == IT_CM_MSG_CONN_NONPEER_REJECT_EVENT ?
-          reject_reason(ev.conn.reject_reason_code) : "");
+          tool_reject_reason(ev.conn.reject_reason_code) : "");
   return ev;
 }
 
@@ -544,7 +536,7 @@ client_connect(rping_t *r)
     bool rejected = ev.event_number == IT_CM_MSG_CONN_PEER_REJECT_EVENT ||
                     ev.event_number == IT_CM_MSG_CONN_NONPEER_REJECT_EVENT;
     const char *why = ev.event_number == IT_CM_MSG_CONN_NONPEER_REJECT_EVENT ?
-                        reject_reason(ev.conn.reject_reason_code) : "by the peer";
+                        tool_reject_reason(ev.conn.reject_reason_code) : "by the peer";
     dbg("%s (reason: %s)", itx_event_name(ev.event_number), why);
     if (!rejected)
       die("expected %s while connecting to %s port %u, got %s",

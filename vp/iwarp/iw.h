@@ -116,6 +116,8 @@ typedef struct iw_dev {
   GQueue timed;              /* iw_qp_t* with a deadline (ev_lock), linked in the QP */
   gint64 next_timeout_check;
   GQueue polled;             /* iw_qp_t* driven by their pollers (ev_lock), linked in the QP */
+  gint lease_untold;         /* a lease began while none was held: the thread, maybe in a
+                              * 100 ms epoll_wait, has not counted it (iw_qp_set_polled) */
   uint64_t next_conn_id;
   GRWLock mr_lock;
   /* Regions by STag index (the STag's upper 24 bits), in pages of

@@ -400,6 +400,9 @@ active_establish(iw_qp_t *qp, iw_work_t *w)
 {
   iw_qp_init_stream(qp);
   if (qp->rtr != IW_RTR_NONE && iw_tx_rtr(qp) != 0) {
+    g_message("QP %u: cannot send the RTR after the MPA Reply: %s; the peer closed or reset "
+              "the connection (if it waits for our first FPDU, lower "
+              "ITAPI_IWARP_FIRST_FPDU_DELAY_MS)", qp->base.qp_num, g_strerror(errno));
     unreachable(qp, RNICPI_CM_REASON_NONE, w);
     return;
   }

@@ -94,12 +94,13 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
   if (!g_mutex_trylock(&cq->qps_lock))
     return;
   guint n = cq->qps->len, todo = MIN(n, (guint) IW_POLL_QPS_MAX);
-  gboolean own = spinning && n <= IW_POLL_QPS_MAX;
+  gboolean own = spinning && n <= IW_POLL_QPS_MAX, held = FALSE;
   for (guint k = 0; k < todo; k++) {
     iw_qp_t *qp = g_ptr_array_index(cq->qps, (cq->rr + k) % n);
     if (!g_mutex_trylock(&qp->lock))
       continue;
     if (!qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
+      held |= qp->polled;
       if (own)
         iw_qp_set_polled(qp, TRUE);
       iw_mr_lock(qp); /* once for the receive and the transmit pass */
@@ -118,6 +119,13 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
   if (n > 0)
     cq->rr = (cq->rr + todo) % n;
   g_mutex_unlock(&cq->qps_lock);
+  /* A lease that outlived the poll that took it: the thread must count it
+   * within the millisecond (the socket left its set: not even the peer's
+   * FIN would wake it). */
+  iw_dev_t *dev = to_iw_dev(cq->base.dev);
+  if (held && g_atomic_int_get(&dev->lease_untold) &&
+      g_atomic_int_compare_and_exchange(&dev->lease_untold, TRUE, FALSE))
+    iw_dev_wake(dev);
   iw_work_deliver(&w);
 }
 

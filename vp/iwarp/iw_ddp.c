@@ -561,7 +561,7 @@ rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
     return FALSE;
   }
-  iw_rresp_t *rr = memset(rnicpi_cache_get(&qp->rresp_cache, sizeof(iw_rresp_t)), 0, sizeof(iw_rresp_t));
+  iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
   rr->atomic = TRUE;
   rr->req_id = iw_be32(a.req_id_be);
   rr->orig = orig;
@@ -709,7 +709,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     qp->msn_rx[IW_QN_READ_REQ]++;
     iw_rdmap_readreq_t rq;
     memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
-    iw_rresp_t *rr = memset(rnicpi_cache_get(&qp->rresp_cache, sizeof(iw_rresp_t)), 0, sizeof(iw_rresp_t));
+    iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
     rr->sink_stag = iw_be32(rq.sink_stag_be);
     rr->sink_to = iw_be64(rq.sink_to_be);
     rr->len = iw_be32(rq.size_be);

@@ -171,6 +171,8 @@ progress_thread(gpointer data)
     /* While pollers drive QPs, come back every millisecond to take over
      * the ones whose pollers stopped. */
     gboolean leases = g_queue_get_length(&dev->polled) > 0; /* a hint: racy is fine */
+    if (leases)
+      g_atomic_int_set(&dev->lease_untold, FALSE); /* counted: no wake needed */
     int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), leases ? 1 : 100);
     for (int i = 0; i < n; i++) {
       iw_pollable_t *p = evs[i].data.ptr;

@@ -243,24 +243,24 @@ iw_qp_set_polled(iw_qp_t *qp, gboolean on)
   if (qp->polled == on)
     return;
   iw_dev_t *dev = qp->dev;
-  gboolean first = FALSE;
   qp->polled = on;
   g_mutex_lock(&dev->ev_lock);
   if (on) {
     qp->polled_link.data = qp;
-    first = g_queue_is_empty(&dev->polled);
+    /* The thread may be in a 100 ms epoll_wait that counted no lease:
+     * poll_progress wakes it if this one outlives the poll that took it
+     * (a consumer that polls once and arms, it_evd_wait, costs no wake). */
+    if (g_queue_is_empty(&dev->polled))
+      g_atomic_int_set(&dev->lease_untold, TRUE);
     g_queue_push_tail_link(&dev->polled, &qp->polled_link);
   } else if (qp->polled_link.data != NULL) {
     g_queue_unlink(&dev->polled, &qp->polled_link);
     qp->polled_link.data = NULL;
+    if (g_queue_is_empty(&dev->polled))
+      g_atomic_int_set(&dev->lease_untold, FALSE);
   }
   g_mutex_unlock(&dev->ev_lock);
   qp_epoll_update(qp);
-  /* The thread may be in a 100 ms epoll_wait that counted no lease: it
-   * must come back within the millisecond to check this one (the socket
-   * left its set, so not even the peer's FIN would wake it). */
-  if (first)
-    iw_dev_wake(dev);
 }
 
 /* The device's progress thread, every millisecond while some QP is

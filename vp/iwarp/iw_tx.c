@@ -383,7 +383,7 @@ tx_frame(iw_qp_t *qp)
   uint64_t left = t->len - t->off;
   uint32_t chunk = (uint32_t) MIN(left, (uint64_t) room_for(qp, hlen));
   gboolean last = chunk == left;
-  if (!last && qp->fpdu_max < MIN(iw_config.fpdu_max, IW_FPDU_MAX)) {
+  if (!last && qp->fpdu_max < iw_config.fpdu_max) { /* (at most IW_FPDU_MAX) */
     /* The segment size may have grown with the peer's window since: the
      * FPDUs after this one follow it. */
     qp->mss_bytes += chunk;
