@@ -104,25 +104,23 @@ wait_broken(conf_pair_t *p)
   assert_handle_eq(ev.conn.ep, p->p.ep);
 }
 
-/* The responder's affiliated EVD names its EP. */
+/* Exactly one affiliated event on @s: @want (0: none), naming its EP. */
 static void
-wait_responder_aff(conf_pair_t *p)
+expect_aff(conf_side_t *s, it_event_type_t want)
 {
-  it_event_t ev;
-  size_t more = 0;
-  it_status_t st = it_evd_wait(p->p.aff, CONF_TIMEOUT_US, &ev, &more);
-  if (st != IT_SUCCESS)
-    g_error("no affiliated event on the responder: %s", itx_status_name(st));
-  g_assert_cmphex(ev.event_number & 0xff000, ==, IT_ASYNC_AFF_EVENT_STREAM);
-  g_assert_cmphex(ev.event_number, !=, IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE);
-  assert_handle_eq(ev.aff_async.cause.ep, p->p.ep);
+  if (want != 0) {
+    it_event_t ev = conf_wait(s->aff, want);
+    assert_handle_eq(ev.aff_async.cause.ep, s->ep);
+  }
+  conf_assert_empty(s->aff);
 }
 
 /* After a failed request @cookie: its completion, the two receives
- * flushed, nothing else; both sides broken. */
+ * flushed, nothing else; both sides broken, each with the affiliated
+ * event given (@req_aff the requester's, @resp_aff the responder's). */
 static void
 expect_failure(fixture_t *f, it_event_type_t type, it_dto_status_t status, it_dto_cookie_t cookie,
-               gboolean responder_aff)
+               it_event_type_t req_aff, it_event_type_t resp_aff)
 {
   want_t w[] = {
     { type, status, cookie, FALSE },
@@ -131,8 +129,8 @@ expect_failure(fixture_t *f, it_event_type_t type, it_dto_status_t status, it_dt
   };
   expect_set(&f->p.a, w, G_N_ELEMENTS(w));
   wait_broken(&f->p);
-  if (responder_aff)
-    wait_responder_aff(&f->p);
+  expect_aff(&f->p.a, req_aff);
+  expect_aff(&f->p.p, resp_aff);
   conf_assert_empty(f->p.p.dto);
   for (size_t i = 0; i < f->rq.len; i++) /* flushed receives land nothing */
     g_assert_cmpuint(f->rq.data[i], ==, 0);
@@ -154,8 +152,10 @@ test_write_out_of_range(gconstpointer data)
   range_case_t c = (range_case_t) GPOINTER_TO_INT(data);
   g_test_summary("IT-API DTO protection: an RDMA Write outside the remote region (last byte + 1, "
                  "straddling the end, before the start, address + length wrapping 2^64) completes "
-                 "IT_DTO_ERR_REMOTE_ACCESS, breaks both sides, raises the responder's affiliated "
-                 "event, flushes the rest and writes nothing");
+                 "IT_DTO_ERR_REMOTE_ACCESS, breaks both sides, raises "
+                 "IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION on the responder and "
+                 "IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION on the requester, flushes the rest and writes "
+                 "nothing");
   fixture_t f;
   fixture_setup(&f, NULL, PRIV_TARGET);
   it_lmr_triplet_t s;
@@ -180,7 +180,8 @@ test_write_out_of_range(gconstpointer data)
     break;
   }
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x77, IT_COMPLETION_FLAG, ra, f.dst.ctx));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x77, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x77,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
   fixture_teardown(&f);
 }
@@ -195,7 +196,8 @@ test_write_no_priv(void)
   it_lmr_triplet_t s = conf_seg(&f.src, 0, 256);
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x78, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(f.dst.data), f.dst.ctx));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x78, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x78,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
   fixture_teardown(&f);
 }
@@ -212,7 +214,8 @@ test_read_no_priv(void)
   it_lmr_triplet_t s = conf_seg(&sink, 0, 256);
   conf_ok(it_post_rdma_read(f.p.a.ep, &s, 1, 0x79, IT_COMPLETION_FLAG,
                             it_make_rdma_addr_absolute(f.dst.data), f.dst.ctx));
-  expect_failure(&f, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x79, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x79,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAR_ACCESS_VIOLATION);
   for (size_t i = 0; i < sink.len; i++)
     g_assert_cmpuint(sink.data[i], ==, 0);
   conf_buf_check_guards(&sink);
@@ -234,7 +237,8 @@ test_write_disabled(void)
   it_lmr_triplet_t s = conf_seg(&f.src, 0, 256);
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x7a, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(f.dst.data), f.dst.ctx));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7a, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7a,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
   fixture_teardown(&f);
 }
@@ -250,7 +254,8 @@ test_rmr_context_flipped(void)
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x7b, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(f.dst.data),
                              f.dst.ctx ^ UINT64_C(0xffffffff00000000)));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7b, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7b,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
   fixture_teardown(&f);
 }
@@ -271,7 +276,8 @@ test_rmr_context_freed(void)
   it_lmr_triplet_t s = conf_seg(&f.src, 0, 256);
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x7c, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(f.dst.data), stale));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7c, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7c,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
   fixture_teardown(&f);
 }
@@ -293,7 +299,8 @@ test_local_other_pz(void)
   it_lmr_triplet_t s = conf_seg(&foreign, 0, 256);
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x7d, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(f.dst.data), f.dst.ctx));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 0x7d, FALSE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 0x7d,
+                 IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION, 0);
   expect_dst_untouched(&f);
   conf_buf_free(&foreign);
   fixture_teardown(&f);
@@ -316,7 +323,8 @@ test_remote_other_pz(void)
   it_lmr_triplet_t s = conf_seg(&f.src, 0, 256);
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x7e, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(foreign.data), foreign.ctx));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7e, TRUE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x7e,
+                 IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   conf_buf_check(&foreign, 0, foreign.len, 6);
   conf_buf_check_guards(&foreign);
   expect_dst_untouched(&f);
@@ -335,7 +343,8 @@ test_local_outside(gconstpointer data)
   it_lmr_triplet_t s = straddle ? conf_seg(&f.src, f.src.len - 8, 16) : conf_seg(&f.src, f.src.len, 16);
   conf_ok(it_post_rdma_write(f.p.a.ep, &s, 1, 0x7f, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(f.dst.data), f.dst.ctx));
-  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 0x7f, FALSE);
+  expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 0x7f,
+                 IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION, 0);
   expect_dst_untouched(&f);
   conf_buf_check(&f.src, 0, f.src.len, 1);
   conf_buf_check_guards(&f.src);
@@ -347,7 +356,8 @@ test_recv_too_small(void)
 {
   g_test_summary("IT-API DTO errors: a send larger than the receive buffer completes the "
                  "receive IT_DTO_ERR_LOCAL_LENGTH and the send IT_DTO_ERR_REMOTE_RESPONDER; both "
-                 "sides break");
+                 "sides break, the receiver with IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR, the sender "
+                 "with IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR");
   fixture_t f;
   fixture_setup(&f, NULL, PRIV_TARGET);
   it_lmr_triplet_t r = conf_seg(&f.dst, 0, 64);
@@ -356,7 +366,8 @@ test_recv_too_small(void)
   conf_ok(it_post_send(f.p.a.ep, &s, 1, 0x91, IT_COMPLETION_FLAG));
   want_t wp[] = { { IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_LOCAL_LENGTH, 0x90, FALSE } };
   expect_set(&f.p.p, wp, 1);
-  expect_failure(&f, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_REMOTE_RESPONDER, 0x91, FALSE);
+  expect_failure(&f, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_REMOTE_RESPONDER, 0x91,
+                 IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR, IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR);
   /* Past the 64-byte receive segment nothing may be written. */
   for (size_t i = 64; i < f.dst.len; i++)
     g_assert_cmpuint(f.dst.data[i], ==, (unsigned char) (i * 31 + 2 * 7 + 1));
@@ -490,8 +501,8 @@ test_queued_failure(gconstpointer data)
   };
   expect_set(&f.p.a, wa, G_N_ELEMENTS(wa));
   wait_broken(&f.p);
-  if (!local)
-    wait_responder_aff(&f.p);
+  expect_aff(&f.p.a, local ? IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION : IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION);
+  expect_aff(&f.p.p, local ? 0 : IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
   conf_buf_free(&rb);
   fixture_teardown(&f);

@@ -649,6 +649,37 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
   g_rec_mutex_unlock(&ual_lock);
 }
 
+/* The IT-API affiliated event of a queue pair's asynchronous event: the
+ * cause says which (doc/writing-a-provider.md); without one, a local
+ * fault is EP_FAILURE, a violation of this side's rights
+ * L_ACCESS_VIOLATION, what the peer reported R_ERROR. */
+it_event_type_t
+ual_ep_async_event(rnicpi_async_type_t type, rnicpi_async_cause_t cause)
+{
+  switch (cause) {
+  case RNICPI_AE_WRITE_ACCESS: return IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION;
+  case RNICPI_AE_READ_ACCESS: return IT_ASYNC_AFF_EP_RDMAR_ACCESS_VIOLATION;
+  case RNICPI_AE_ACCESS: return IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION;
+  case RNICPI_AE_WRITE_CORRUPT: return IT_ASYNC_AFF_EP_RDMAW_CORRUPT_DATA;
+  case RNICPI_AE_BAD_OPCODE: return IT_ASYNC_AFF_EP_BAD_TRANSPORT_OPCODE;
+  case RNICPI_AE_PROTOCOL: return IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR;
+  case RNICPI_AE_LLP: return IT_ASYNC_AFF_EP_L_LLP_ERROR;
+  case RNICPI_AE_LOCAL_RECV: return IT_ASYNC_AFF_EP_L_RECV_ACCESS_VIOLATION;
+  case RNICPI_AE_LOCAL_READ_RESP: return IT_ASYNC_AFF_EP_L_IRRQ_ACCESS_VIOLATION;
+  case RNICPI_AE_LOCAL: return IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION;
+  case RNICPI_AE_REMOTE_ACCESS: return IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION;
+  case RNICPI_AE_REMOTE_RECV: return IT_ASYNC_AFF_EP_R_RECV_ACCESS_VIOLATION;
+  case RNICPI_AE_REMOTE_RECV_LENGTH: return IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR;
+  case RNICPI_AE_REMOTE: return IT_ASYNC_AFF_EP_R_ERROR;
+  case RNICPI_AE_UNSPECIFIED:
+  default:
+    break;
+  }
+  if (type == RNICPI_ASYNC_QP_ACCESS_ERR)
+    return IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION;
+  return type == RNICPI_ASYNC_QP_REMOTE_ERR ? IT_ASYNC_AFF_EP_R_ERROR : IT_ASYNC_AFF_EP_FAILURE;
+}
+
 void
 ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
 {
@@ -667,12 +698,12 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
     break;
   }
   case RNICPI_ASYNC_QP_FATAL:
-    if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL)
-      ual_async_aff(ia, IT_ASYNC_AFF_EP_FAILURE, (it_handle_t) (uintptr_t) ev->ctx);
-    break;
   case RNICPI_ASYNC_QP_ACCESS_ERR:
-    if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL)
-      ual_async_aff(ia, IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, (it_handle_t) (uintptr_t) ev->ctx);
+  case RNICPI_ASYNC_QP_REMOTE_ERR:
+    if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL) {
+      rnicpi_async_cause_t cause = ia->prov->abi_minor >= 7 ? ev->cause : RNICPI_AE_UNSPECIFIED;
+      ual_async_aff(ia, ual_ep_async_event(ev->type, cause), (it_handle_t) (uintptr_t) ev->ctx);
+    }
     break;
   case RNICPI_ASYNC_SRQ_LIMIT: {
     ual_srq_t *q = ual_srq_get((it_srq_handle_t) (uintptr_t) ev->ctx);

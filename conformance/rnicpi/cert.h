@@ -88,6 +88,9 @@ rnicpi_async_event_t *cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint6
 rnicpi_async_event_t *cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx,
                                       guint timeout_ms);
 gboolean cert_wait_notify(cert_t *f, uint64_t cq_ctx, guint timeout_ms);
+/* The queue pair event @cause raises (its type), with that cause; the
+ * Terminate detail goes to the test log. */
+void cert_wait_qp_async(cert_t *f, rnicpi_async_cause_t cause, uint64_t ctx);
 
 /* Completions. */
 int cert_poll(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n, guint timeout_ms);

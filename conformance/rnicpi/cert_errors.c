@@ -137,14 +137,16 @@ expect_flushed_both(cert_t *f, err_setup_t *e, int p_consumed)
 }
 
 /* A remote access violation: requester REM_ACCESS_ERR, both QPs broken,
- * the responder told by an affiliated event, the target untouched. */
+ * the responder told by an affiliated event of @cause, the requester that
+ * the peer reported an access error, the target untouched. */
 static void
-expect_remote_access_error(cert_t *f, err_setup_t *e)
+expect_remote_access_error(cert_t *f, err_setup_t *e, rnicpi_async_cause_t cause)
 {
   expect_failed_wr(e, RNICPI_WC_REM_ACCESS_ERR, TRUE);
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e->pr.a.ctx));
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e->pr.p.ctx));
-  g_free(cert_wait_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, e->pr.p.ctx));
+  cert_wait_qp_async(f, cause, e->pr.p.ctx);
+  cert_wait_qp_async(f, RNICPI_AE_REMOTE_ACCESS, e->pr.a.ctx);
   expect_flushed_both(f, e, 0);
   cert_assert_no_cm(f, RNICPI_CM_BROKEN, e->pr.a.ctx);
   cert_assert_no_cm(f, RNICPI_CM_BROKEN, e->pr.p.ctx);
@@ -157,14 +159,16 @@ test_errors_write_past_end(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("RDMA Write of 128 bytes starting 64 before the end of the remote region: "
                  "requester RNICPI_WC_REM_ACCESS_ERR, both QPs ERROR with BROKEN, "
-                 "RNICPI_ASYNC_QP_ACCESS_ERR on the responder, guard bytes untouched, every "
+                 "RNICPI_ASYNC_QP_ACCESS_ERR (cause WRITE_ACCESS) on the responder, "
+                 "RNICPI_ASYNC_QP_REMOTE_ERR (REMOTE_ACCESS) on the requester, guard bytes "
+                 "untouched, every "
                  "outstanding WR completed once");
   err_setup_t e;
   if (!err_open(f, &e, TARGET, 64))
     return;
   cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_WRITE, &e.src, 0, 128, BAD_ID, RNICPI_WR_SIGNALED,
                  cert_raddr(&e.tgt, e.tgt.len - 64), e.tgt.mr->rkey);
-  expect_remote_access_error(f, &e);
+  expect_remote_access_error(f, &e, RNICPI_AE_WRITE_ACCESS);
   err_close(&e);
 }
 
@@ -179,7 +183,7 @@ test_errors_wrong_rkey(cert_t *f, gconstpointer data)
     return;
   cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_WRITE, &e.src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
                  cert_raddr(&e.tgt, 0), e.tgt.mr->rkey ^ 0xff0000ffull);
-  expect_remote_access_error(f, &e);
+  expect_remote_access_error(f, &e, RNICPI_AE_WRITE_ACCESS);
   for (size_t i = 0; i < e.tgt.len; i++)
     g_assert_cmphex(e.tgt.data[i], ==, 0);
   err_close(&e);
@@ -197,9 +201,33 @@ test_errors_no_remote_write(cert_t *f, gconstpointer data)
     return;
   cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_WRITE, &e.src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
                  cert_raddr(&e.tgt, 0), e.tgt.mr->rkey);
-  expect_remote_access_error(f, &e);
+  expect_remote_access_error(f, &e, RNICPI_AE_WRITE_ACCESS);
   for (size_t i = 0; i < e.tgt.len; i++)
     g_assert_cmphex(e.tgt.data[i], ==, 0);
+  err_close(&e);
+}
+
+static void
+test_errors_read_no_remote_read(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("RDMA Read from a region registered without REMOTE_READ: requester "
+                 "RNICPI_WC_REM_ACCESS_ERR, both QPs broken, RNICPI_ASYNC_QP_ACCESS_ERR (cause "
+                 "READ_ACCESS) on the responder, RNICPI_ASYNC_QP_REMOTE_ERR (REMOTE_ACCESS) on "
+                 "the requester, the sink untouched");
+  err_setup_t e;
+  if (!err_open(f, &e, RW | RNICPI_ACCESS_REMOTE_WRITE, 64))
+    return;
+  cert_buf_t sink;
+  cert_buf_new(e.pr.a.pd, &sink, 256, TARGET);
+  cert_buf_fill(&e.tgt, 7);
+  cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_READ, &sink, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
+                 cert_raddr(&e.tgt, 0), e.tgt.mr->rkey);
+  expect_remote_access_error(f, &e, RNICPI_AE_READ_ACCESS);
+  for (size_t i = 0; i < sink.len; i++)
+    g_assert_cmphex(sink.data[i], ==, 0);
+  cert_buf_check_guards(&sink);
+  cert_buf_free(&sink);
   err_close(&e);
 }
 
@@ -235,8 +263,10 @@ test_errors_recv_too_small(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("a 64-byte SEND into a 16-byte receive: the receiver completes it with "
                  "RNICPI_WC_LOC_LEN_ERR, the requester with an error, both QPs enter ERROR and "
-                 "every other outstanding WR completes once, flushed; the receiver gets no "
-                 "RNICPI_ASYNC_QP_ACCESS_ERR (its memory rights were not violated)");
+                 "every other outstanding WR completes once, flushed; the receiver gets "
+                 "RNICPI_ASYNC_QP_FATAL of cause PROTOCOL and no RNICPI_ASYNC_QP_ACCESS_ERR (its "
+                 "memory rights were not violated), the requester RNICPI_ASYNC_QP_REMOTE_ERR of "
+                 "cause REMOTE_RECV_LENGTH");
   err_setup_t e;
   if (!err_open(f, &e, TARGET, 16))
     return;
@@ -247,6 +277,8 @@ test_errors_recv_too_small(cert_t *f, gconstpointer data)
   g_assert_cmphex(r.qp_ctx, ==, e.pr.p.ctx);
   expect_failed_wr(&e, RNICPI_WC_GENERAL_ERR, TRUE);
   expect_flushed_both(f, &e, 1);
+  cert_wait_qp_async(f, RNICPI_AE_PROTOCOL, e.pr.p.ctx);
+  cert_wait_qp_async(f, RNICPI_AE_REMOTE_RECV_LENGTH, e.pr.a.ctx);
   rnicpi_async_event_t *a = cert_poll_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, e.pr.p.ctx, CERT_QUIET_MS);
   if (a != NULL)
     g_test_message("the receiver reported an access violation for a receive too short");
@@ -294,6 +326,7 @@ cert_register_errors(void)
   cert_add("/rnicpi/errors/write-past-end", test_errors_write_past_end);
   cert_add("/rnicpi/errors/wrong-rkey", test_errors_wrong_rkey);
   cert_add("/rnicpi/errors/no-remote-write", test_errors_no_remote_write);
+  cert_add("/rnicpi/errors/read-no-remote-read", test_errors_read_no_remote_read);
   cert_add("/rnicpi/errors/local-lkey", test_errors_local_lkey);
   cert_add("/rnicpi/errors/recv-too-small", test_errors_recv_too_small);
   cert_add("/rnicpi/cq-overflow/no-loss", test_cq_overflow);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cert.h"
+#include "rnicpi_util.h"
 
 /* ---- Upcalls ---------------------------------------------------------- */
 
@@ -229,6 +230,44 @@ rnicpi_async_event_t *
 cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx, guint timeout_ms)
 {
   return wait_match(f->async_q, &f->async_seen, match_async, type, ctx, timeout_ms);
+}
+
+static const char *const cause_names[] = {
+  [RNICPI_AE_UNSPECIFIED] = "UNSPECIFIED", [RNICPI_AE_WRITE_ACCESS] = "WRITE_ACCESS",
+  [RNICPI_AE_READ_ACCESS] = "READ_ACCESS", [RNICPI_AE_ACCESS] = "ACCESS",
+  [RNICPI_AE_WRITE_CORRUPT] = "WRITE_CORRUPT", [RNICPI_AE_BAD_OPCODE] = "BAD_OPCODE",
+  [RNICPI_AE_PROTOCOL] = "PROTOCOL", [RNICPI_AE_LLP] = "LLP",
+  [RNICPI_AE_LOCAL_RECV] = "LOCAL_RECV", [RNICPI_AE_LOCAL_READ_RESP] = "LOCAL_READ_RESP",
+  [RNICPI_AE_LOCAL] = "LOCAL", [RNICPI_AE_REMOTE_ACCESS] = "REMOTE_ACCESS",
+  [RNICPI_AE_REMOTE_RECV] = "REMOTE_RECV", [RNICPI_AE_REMOTE_RECV_LENGTH] = "REMOTE_RECV_LENGTH",
+  [RNICPI_AE_REMOTE] = "REMOTE",
+};
+
+static const char *
+cause_name(rnicpi_async_cause_t c)
+{
+  return (size_t) c < G_N_ELEMENTS(cause_names) && cause_names[c] != NULL ? cause_names[c] : "?";
+}
+
+void
+cert_wait_qp_async(cert_t *f, rnicpi_async_cause_t cause, uint64_t ctx)
+{
+  rnicpi_async_type_t type = rnicpi_async_type_of(cause);
+  if (cert_prov->abi_minor < 7) {
+    /* No cause, no QP_REMOTE_ERR before ABI 1.7: the type alone. */
+    if (type != RNICPI_ASYNC_QP_REMOTE_ERR)
+      g_free(cert_wait_async(f, type, ctx));
+    return;
+  }
+  g_autofree rnicpi_async_event_t *ev = cert_wait_async(f, type, ctx);
+  if (ev->term_layer != RNICPI_TERM_NONE)
+    g_test_message("async event %d on 0x%" G_GINT64_MODIFIER "x: cause %s, Terminate layer %u "
+                   "type %u code 0x%02x", type, ctx, cause_name(ev->cause), ev->term_layer,
+                   ev->term_etype, ev->term_code);
+  if (ev->cause != cause)
+    g_test_message("async event %d on 0x%" G_GINT64_MODIFIER "x has cause %s (%d), expected %s",
+                   type, ctx, cause_name(ev->cause), ev->cause, cause_name(cause));
+  g_assert_cmpint(ev->cause, ==, cause);
 }
 
 gboolean

@@ -21,6 +21,10 @@
  * end of ::rnicpi_send_wr_t), #RNICPI_WR_LOCAL_INV of a fast-registered
  * region's key, #RNICPI_WR_RDMA_READ_INV and the #RNICPI_WR_SINK_MW flag
  * (RNICPI_CAP_READ_SINK_MW), #RNICPI_WC_FAST_REG and #RNICPI_WC_MEM_MGT_ERR.
+ * 1.5 added immediate data, 1.6 the capability "completes-at-placement".
+ * 1.7 added the cause and Terminate detail at the end of
+ * ::rnicpi_async_event_t (::rnicpi_async_cause_t) and
+ * ::RNICPI_ASYNC_QP_REMOTE_ERR.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -64,7 +68,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 6
+#define RNICPI_ABI_MINOR 7
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -733,12 +737,58 @@ typedef enum {
   RNICPI_ASYNC_PORT_ACTIVE,     /**< a port came up */
   RNICPI_ASYNC_PORT_DOWN,       /**< a port went down */
   RNICPI_ASYNC_SRQ_LIMIT,       /**< an SRQ fell below its armed limit (srq_ctx); disarms it */
+  /** ABI 1.7: the peer reported an error that ended the queue pair (an
+   *  iWARP Terminate or an InfiniBand NAK received; qp_ctx). */
+  RNICPI_ASYNC_QP_REMOTE_ERR,
 } rnicpi_async_type_t;
 
-/** An asynchronous event. */
+/**
+ * ABI 1.7: what a queue pair's asynchronous event is about, in terms
+ * common to iWARP and InfiniBand.  The access layer turns it into the
+ * IT-API affiliated event (doc/writing-a-provider.md has the table).
+ */
+typedef enum {
+  RNICPI_AE_UNSPECIFIED = 0, /**< no detail (also what a provider older than 1.7 gives) */
+  /* ::RNICPI_ASYNC_QP_ACCESS_ERR: a request from the peer broke this side's memory rights. */
+  RNICPI_AE_WRITE_ACCESS,    /**< an incoming RDMA Write named memory it may not write */
+  RNICPI_AE_READ_ACCESS,     /**< an incoming RDMA Read Request named memory it may not read */
+  RNICPI_AE_ACCESS,          /**< another incoming request did (an atomic, a remote invalidate) */
+  /* ::RNICPI_ASYNC_QP_FATAL: this side found the fault in what the peer sent. */
+  RNICPI_AE_WRITE_CORRUPT,   /**< an incoming RDMA Write failed its integrity check (CRC) */
+  RNICPI_AE_BAD_OPCODE,      /**< a message of an unknown or not negotiated opcode or version */
+  RNICPI_AE_PROTOCOL,        /**< another transport rule broken: queue number, sequence,
+                              *   offset, no receive posted, a message longer than its receive,
+                              *   no Read credit, a misaligned atomic */
+  RNICPI_AE_LLP,             /**< the lower layer failed: framing (MPA), CRC, the stream */
+  /* ::RNICPI_ASYNC_QP_FATAL: this side's own memory failed a request. */
+  RNICPI_AE_LOCAL_RECV,      /**< a posted receive's buffer could not be written */
+  RNICPI_AE_LOCAL_READ_RESP, /**< memory being read to answer the peer's RDMA Read went away */
+  RNICPI_AE_LOCAL,           /**< another local buffer (a work request's, a Read's sink,
+                              *   an atomic's result) */
+  /* ::RNICPI_ASYNC_QP_REMOTE_ERR: what the peer reported. */
+  RNICPI_AE_REMOTE_ACCESS,   /**< our request broke the peer's memory rights */
+  RNICPI_AE_REMOTE_RECV,     /**< the peer's receive buffer could not take our Send */
+  RNICPI_AE_REMOTE_RECV_LENGTH, /**< our Send was longer than the peer's receive */
+  RNICPI_AE_REMOTE,          /**< any other error the peer reported */
+} rnicpi_async_cause_t;
+
+/** Terminate layer/type/code value when there is none (term_layer etc.). */
+#define RNICPI_TERM_NONE 0xff
+
+/**
+ * An asynchronous event.  The fields from @p cause on are ABI 1.7: the
+ * access layer reads them only from a provider of minor 7 or later.
+ */
 typedef struct rnicpi_async_event {
   rnicpi_async_type_t type; /**< what happened */
   uint64_t ctx;             /**< CQ or QP context, or the port number */
+  rnicpi_async_cause_t cause; /**< queue pair events: what it was about */
+  /** iWARP: layer of the Terminate (RFC 5040 7.1: 0 RDMAP, 1 DDP, 2 LLP)
+   *  this side sent (QP_FATAL, QP_ACCESS_ERR) or received (QP_REMOTE_ERR);
+   *  #RNICPI_TERM_NONE when none went either way (InfiniBand). */
+  uint8_t term_layer;
+  uint8_t term_etype;       /**< iWARP: the Terminate's error type, or #RNICPI_TERM_NONE */
+  uint8_t term_code;        /**< iWARP: the Terminate's error code, or #RNICPI_TERM_NONE */
 } rnicpi_async_event_t;
 
 /**

@@ -107,6 +107,72 @@ rnicpi_wr_is_atomic(rnicpi_wr_opcode_t op)
 }
 
 /**
+ * @brief An asynchronous event with no Terminate detail.
+ * @param type what happened.
+ * @param ctx the CQ, QP or SRQ context, or the port number.
+ * @param cause for queue pair events, what it was about.
+ * @return the event, its Terminate fields #RNICPI_TERM_NONE.
+ */
+static inline rnicpi_async_event_t
+rnicpi_async_event(rnicpi_async_type_t type, uint64_t ctx, rnicpi_async_cause_t cause)
+{
+  rnicpi_async_event_t ev = {
+    .type = type, .ctx = ctx, .cause = cause, .term_layer = RNICPI_TERM_NONE,
+    .term_etype = RNICPI_TERM_NONE, .term_code = RNICPI_TERM_NONE,
+  };
+  return ev;
+}
+
+/**
+ * @brief Whether a queue pair event's cause is a violation of this side's
+ *        memory rights by the peer (raised as ::RNICPI_ASYNC_QP_ACCESS_ERR).
+ * @param cause the cause.
+ * @return TRUE for the three access causes.
+ */
+static inline gboolean
+rnicpi_async_cause_is_access(rnicpi_async_cause_t cause)
+{
+  return cause == RNICPI_AE_WRITE_ACCESS || cause == RNICPI_AE_READ_ACCESS ||
+         cause == RNICPI_AE_ACCESS;
+}
+
+/**
+ * @brief The queue pair event type a cause is raised as.
+ * @param cause the cause.
+ * @retval RNICPI_ASYNC_QP_ACCESS_ERR for the three access causes
+ * @retval RNICPI_ASYNC_QP_REMOTE_ERR for what the peer reported
+ * @retval RNICPI_ASYNC_QP_FATAL for the rest
+ */
+static inline rnicpi_async_type_t
+rnicpi_async_type_of(rnicpi_async_cause_t cause)
+{
+  if (rnicpi_async_cause_is_access(cause))
+    return RNICPI_ASYNC_QP_ACCESS_ERR;
+  return cause >= RNICPI_AE_REMOTE_ACCESS ? RNICPI_ASYNC_QP_REMOTE_ERR : RNICPI_ASYNC_QP_FATAL;
+}
+
+/**
+ * @brief The responder's cause for a request of opcode @p op that broke
+ *        its memory rights: the RDMA Write, RDMA Read or other access cause.
+ * @param op the requester's opcode.
+ * @return ::RNICPI_AE_WRITE_ACCESS, ::RNICPI_AE_READ_ACCESS or ::RNICPI_AE_ACCESS.
+ */
+static inline rnicpi_async_cause_t
+rnicpi_access_cause(rnicpi_wr_opcode_t op)
+{
+  switch (op) {
+  case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM:
+    return RNICPI_AE_WRITE_ACCESS;
+  case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV:
+    return RNICPI_AE_READ_ACCESS;
+  default:
+    return RNICPI_AE_ACCESS;
+  }
+}
+
+/**
  * @brief Why a TCP connect failed, as a connection-management reason: one
  *        mapping for every provider and the access layer's host-stack
  *        connect.

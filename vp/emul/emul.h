@@ -338,16 +338,69 @@ void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
 void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 
-/* The responder's affiliated event for a request that failed there with
- * requester status @st: QP_ACCESS_ERR when the request violated its memory
- * rights (REM_ACCESS_ERR), QP_FATAL for one it could not execute (no
- * receive, a receive too short, IRD 0, a misaligned atomic), as vp/iwarp
- * reports a tagged or protection Terminate and any other. */
-static inline rnicpi_async_type_t
-emul_responder_async(rnicpi_wc_status_t st)
+/* How a request failed at its responder.  Both sides get an affiliated
+ * event, as vp/iwarp reports the Terminate it sends and the one it
+ * receives: the responder what it found (emul_fault_responder), the
+ * requester what the responder reported (emul_fault_requester). */
+typedef enum {
+  EMUL_FAULT_OP,           /* not executable: no receive, IRD 0, a misaligned atomic */
+  EMUL_FAULT_RECV_LENGTH,  /* a Send longer than the receive it took */
+  EMUL_FAULT_RECV_BUFFER,  /* the receive's own buffer could not be written */
+  EMUL_FAULT_WRITE_ACCESS, /* memory rights: an RDMA Write's sink */
+  EMUL_FAULT_READ_ACCESS,  /* an RDMA Read's source */
+  EMUL_FAULT_ACCESS,       /* an atomic's target, a Send with Invalidate's key */
+} emul_fault_t;
+
+/* The requester's completion status of a request that failed with @f. */
+static inline rnicpi_wc_status_t
+emul_fault_status(emul_fault_t f)
 {
-  return st == RNICPI_WC_REM_ACCESS_ERR ? RNICPI_ASYNC_QP_ACCESS_ERR : RNICPI_ASYNC_QP_FATAL;
+  return f >= EMUL_FAULT_WRITE_ACCESS ? RNICPI_WC_REM_ACCESS_ERR : RNICPI_WC_REM_OP_ERR;
 }
+
+/* The memory rights fault of a request of opcode @op. */
+static inline emul_fault_t
+emul_access_fault(rnicpi_wr_opcode_t op)
+{
+  rnicpi_async_cause_t c = rnicpi_access_cause(op);
+  return c == RNICPI_AE_WRITE_ACCESS ? EMUL_FAULT_WRITE_ACCESS
+                                     : c == RNICPI_AE_READ_ACCESS ? EMUL_FAULT_READ_ACCESS
+                                                                  : EMUL_FAULT_ACCESS;
+}
+
+static inline rnicpi_async_cause_t
+emul_fault_responder(emul_fault_t f)
+{
+  switch (f) {
+  case EMUL_FAULT_RECV_BUFFER: return RNICPI_AE_LOCAL_RECV;
+  case EMUL_FAULT_WRITE_ACCESS: return RNICPI_AE_WRITE_ACCESS;
+  case EMUL_FAULT_READ_ACCESS: return RNICPI_AE_READ_ACCESS;
+  case EMUL_FAULT_ACCESS: return RNICPI_AE_ACCESS;
+  default: return RNICPI_AE_PROTOCOL;
+  }
+}
+
+static inline rnicpi_async_cause_t
+emul_fault_requester(emul_fault_t f)
+{
+  switch (f) {
+  case EMUL_FAULT_OP: return RNICPI_AE_REMOTE;
+  case EMUL_FAULT_RECV_LENGTH: return RNICPI_AE_REMOTE_RECV_LENGTH;
+  case EMUL_FAULT_RECV_BUFFER: return RNICPI_AE_REMOTE_RECV;
+  default: return RNICPI_AE_REMOTE_ACCESS;
+  }
+}
+
+/* The cause of a request that failed here with @st: a protection fault
+ * in our own memory, or no detail (a window or registration refused). */
+static inline rnicpi_async_cause_t
+emul_local_cause(rnicpi_wc_status_t st)
+{
+  return st == RNICPI_WC_LOC_PROT_ERR ? RNICPI_AE_LOCAL : RNICPI_AE_UNSPECIFIED;
+}
+
+/* Raise @qp's affiliated event of @cause (deferred). */
+void emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause);
 
 /* Work queue entries (fabric lock held): a local request executed on a
  * cross-process QP; a copy of a send-queue WR at the tail of qp->sq (a

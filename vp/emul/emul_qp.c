@@ -147,17 +147,16 @@ sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
   }
 }
 
-/* Remote failure: requester completes with @st, both sides break; the
- * responder's affiliated event says whether its memory rights were
- * violated (emul_responder_async). */
+/* Remote failure @f: the requester completes with its status, both sides
+ * break, each gets its affiliated event (emul_fault_t). */
 static exec_t
-fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
-            emul_work_t *w)
+fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
 {
   emul_qp_t *peer = qp->peer;
-  emul_complete_send(qp, wr, st, 0, w);
+  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
   if (peer != NULL)
-    emul_defer_async(emul_qp_dev(peer), emul_responder_async(st), peer->base.al_ctx);
+    emul_qp_async(peer, emul_fault_responder(f));
+  emul_qp_async(qp, emul_fault_requester(f));
   emul_qp_break(qp, w, FALSE, NULL, 0);
   return EXEC_FAILED;
 }
@@ -174,7 +173,7 @@ fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
            emul_work_t *w)
 {
   emul_complete_send(qp, wr, st, 0, w);
-  emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+  emul_qp_async(qp, emul_local_cause(st));
   emul_qp_break(qp, w, FALSE, NULL, 0);
   return EXEC_FAILED;
 }
@@ -189,12 +188,12 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   emul_wq_t *rq = emul_qp_rq(peer);
   if (emul_wq_empty(rq))
     return emul_pers_of_qp(qp)->rnr_wait ? EXEC_BLOCKED
-                                         : fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+                                         : fail_remote(qp, wr, EMUL_FAULT_OP, w);
   /* Send with Invalidate (IBTA 9.4.1.1.1, RFC 5040 6.10): the key must name
    * a bound window of the responder usable through its QP; it dies before
    * the receive completes. */
   if (wr->opcode == RNICPI_WR_SEND_INV && !emul_mw_invalidate(peer, wr->invalidate_rkey))
-    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
+    return fail_remote(qp, wr, EMUL_FAULT_ACCESS, w);
   emul_rwqe_t *r = emul_wq_pop(rq);
   if (peer->srq != NULL)
     emul_srq_took(peer->srq);
@@ -202,12 +201,12 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (!emul_sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
     emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
     emul_wq_put(rq, r);
-    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+    return fail_remote(qp, wr, EMUL_FAULT_RECV_BUFFER, w);
   }
   if (len > room) {
     emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
     emul_wq_put(rq, r);
-    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+    return fail_remote(qp, wr, EMUL_FAULT_RECV_LENGTH, w);
   }
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
   rnicpi_wc_t rwc = {
@@ -299,11 +298,11 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (sg == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   if (!rule->to_remote && resp_ird(qp->peer) == 0)
-    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+    return fail_remote(qp, wr, EMUL_FAULT_OP, w);
   uint8_t *remote = len == 0 ? (uint8_t *) "" :
     emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
   if (remote == NULL)
-    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
+    return fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
   if (len > 0)
     emul_sg_copy(sg, wr->num_sge, remote, rule->to_remote);
   if (!emul_read_inv_done(qp, wr))
@@ -320,14 +319,14 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
       !emul_sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   if (resp_ird(qp->peer) == 0)
-    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+    return fail_remote(qp, wr, EMUL_FAULT_OP, w);
   /* A misaligned target is an operation the responder cannot execute, not
    * an access violation (RFC 7306 8.2: Remote Operation Error). */
   if ((wr->remote_addr & 7) != 0)
-    return fail_remote(qp, wr, RNICPI_WC_REM_OP_ERR, w);
+    return fail_remote(qp, wr, EMUL_FAULT_OP, w);
   uint8_t *t = emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
   if (t == NULL)
-    return fail_remote(qp, wr, RNICPI_WC_REM_ACCESS_ERR, w);
+    return fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
   uint64_t *target = (uint64_t *) (void *) t;
   /* Atomic against other emul requesters: the fabric lock serialises them. */
   uint64_t old = *target;

@@ -159,7 +159,8 @@ typedef struct x_msg {
   uint32_t reason;       /* REJ */
   uint32_t status;       /* BREAK: rnicpi_wc_status_t of request seq (0: none);
                           * SIDR_REP: rnicpi_ud_svc_status_t */
-  uint32_t access_err;   /* BREAK: the receiver raises RNICPI_ASYNC_QP_ACCESS_ERR */
+  uint32_t fault;        /* BREAK: emul_fault_t + 1 of the request that failed (0: none) */
+  uint32_t responder;    /* BREAK with a fault: the receiver was that request's responder */
   uint32_t pdata_len;
   uint32_t pers;         /* REQ: emul_pers_id_t of the requester's device */
   uint32_t atomics;      /* REQ, REP: the sender's device executes atomics */

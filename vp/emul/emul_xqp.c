@@ -326,17 +326,29 @@ emul_x_free_queues(emul_xconn_t *x)
 
 /* ---- teardown ---- */
 
+/* A request's fault as a BREAK tells it: the receiver raises the event
+ * of its side (the responder's, or the requester's). */
+typedef struct {
+  emul_fault_t f;
+  gboolean to_responder;
+} x_fault_t;
+
 /* This side ends the connection: tell the peer (DISC, or BREAK with the
- * request that failed), release it, report and flush locally. */
+ * request that failed, and @fault when the peer gets an event), release
+ * it, report and flush locally. */
 static void
 x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
-           uint64_t seq, gboolean access_err, const void *pdata, uint32_t len)
+           uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len)
 {
   emul_xconn_t *x = qp->x;
   if (x != NULL) {
     x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
     emul_x_pump(x);  /* answers already due go first, as far as they fit */
-    x_msg_t m = { .type = type, .status = st, .seq = seq, .access_err = access_err };
+    x_msg_t m = { .type = type, .status = st, .seq = seq };
+    if (fault != NULL) {
+      m.fault = fault->f + 1;
+      m.responder = fault->to_responder;
+    }
     m.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
     if (m.pdata_len > 0)
       memcpy(m.pdata, pdata, m.pdata_len);
@@ -351,7 +363,7 @@ x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t 
 void
 emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pdata, uint32_t len)
 {
-  x_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, FALSE, pdata, len);
+  x_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, pdata, len);
 }
 
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)
@@ -371,8 +383,10 @@ emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
     return;
   gboolean disc = m != NULL && m->type == X_DISC;
   if (m != NULL && m->type == X_BREAK) {
-    if (m->access_err)
-      emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
+    if (m->fault > 0) {
+      emul_fault_t f = (emul_fault_t) (m->fault - 1);
+      emul_qp_async(qp, m->responder ? emul_fault_responder(f) : emul_fault_requester(f));
+    }
     emul_swqe_t *s = emul_wq_peek(&qp->sq);
     if (m->status != 0 && s != NULL && s->issued && s->seq == m->seq) {
       emul_wq_pop(&qp->sq);
@@ -390,17 +404,29 @@ static void
 x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
   emul_complete_send(qp, wr, st, 0, w);
-  emul_defer_async(emul_qp_dev(qp), RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
-  x_teardown(qp, w, X_BREAK, 0, 0, FALSE, NULL, 0);
+  emul_qp_async(qp, emul_local_cause(st));
+  x_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
 }
 
-/* Responder side: request @seq failed here; the requester completes it
- * with @st, the responder gets its affiliated event. */
+/* Responder side: request @seq failed here with @f; each side gets its
+ * affiliated event, the requester completes it with its status. */
 static void
-x_fail_req(emul_qp_t *qp, uint64_t seq, rnicpi_wc_status_t st, emul_work_t *w)
+x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
 {
-  emul_defer_async(emul_qp_dev(qp), emul_responder_async(st), qp->base.al_ctx);
-  x_teardown(qp, w, X_BREAK, st, seq, FALSE, NULL, 0);
+  emul_qp_async(qp, emul_fault_responder(f));
+  x_fault_t to = { .f = f, .to_responder = FALSE };
+  x_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
+}
+
+/* Requester side, reaching into the peer's memory itself: @wr failed
+ * there with @f; each side gets its affiliated event. */
+static void
+x_fail_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
+  emul_qp_async(qp, emul_fault_requester(f));
+  x_fault_t to = { .f = f, .to_responder = TRUE };
+  x_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
 }
 
 /* ---- cross-memory attach ---- */
@@ -557,8 +583,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
     if (!cma)
       return XR_NOTDIRECT;
-    emul_complete_send(qp, wr, RNICPI_WC_REM_OP_ERR, 0, w);
-    x_teardown(qp, w, X_BREAK, 0, 0, TRUE, NULL, 0);
+    x_fail_direct(qp, wr, EMUL_FAULT_OP, w);
     return XR_FAILED;
   }
   if (len == 0 && !cma)
@@ -574,8 +599,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
         ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
       if (!cma)
         return XR_NOTDIRECT;
-      emul_complete_send(qp, wr, RNICPI_WC_REM_ACCESS_ERR, 0, w);
-      x_teardown(qp, w, X_BREAK, 0, 0, TRUE, NULL, 0);
+      x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
       return XR_FAILED;
     }
     uint8_t *mapped = emul_x_map_lookup(x, index, &e);
@@ -595,9 +619,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
       if (!x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
         /* EFAULT: the region went away under us (deregistered while in
          * use); anything else: the peer is gone. */
-        gboolean fault = errno == EFAULT;
-        emul_complete_send(qp, wr, fault ? RNICPI_WC_REM_ACCESS_ERR : RNICPI_WC_WR_FLUSH_ERR, 0, w);
-        x_teardown(qp, w, X_BREAK, 0, 0, fault, NULL, 0);
+        if (errno == EFAULT) {
+          x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
+        } else {
+          emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+          x_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
+        }
         return XR_FAILED;
       }
     }
@@ -856,13 +883,13 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   if (emul_wq_empty(rq)) {
     if (emul_pers_of_qp(qp)->rnr_wait)
       return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
-    x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);  /* Terminate: no buffer */
+    x_fail_req(qp, in->f.seq, EMUL_FAULT_OP, w);  /* Terminate: no buffer */
     return XR_FAILED;
   }
   /* Send with Invalidate: the key must name a bound window (or a valid
    * fast-registered region) of ours usable through this QP (exec_send). */
   if ((in->f.flags & X_F_INV) && !emul_mw_invalidate(qp, in->f.rkey)) {
-    x_fail_req(qp, in->f.seq, RNICPI_WC_REM_ACCESS_ERR, w);
+    x_fail_req(qp, in->f.seq, EMUL_FAULT_ACCESS, w);
     return XR_FAILED;
   }
   emul_rwqe_t *r = emul_wq_pop(rq);
@@ -877,10 +904,11 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   if (placed) {
     emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, in->buf, len);
   } else if (!emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room) || len > room) {
+    gboolean too_long = len > room;
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
-                  len > room ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
+                  too_long ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
     emul_wq_put(rq, r);
-    x_fail_req(qp, in->f.seq, RNICPI_WC_REM_OP_ERR, w);
+    x_fail_req(qp, in->f.seq, too_long ? EMUL_FAULT_RECV_LENGTH : EMUL_FAULT_RECV_BUFFER, w);
     return XR_FAILED;
   }
   if (placed) {
@@ -945,7 +973,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     return XR_DONE;
   case X_OP_READ:
     if (MIN(qp->ird, qp->attr.ird) == 0) {
-      x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
+      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
       return XR_FAILED;
     }
     t = f->byte_len == 0 ? (uint8_t *) "" :
@@ -963,13 +991,13 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     /* Executed here, under the fabric lock, whatever the payload mode:
      * atomic against every emul requester of this process's memory. */
     if (MIN(qp->ird, qp->attr.ird) == 0) {
-      x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
+      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
       return XR_FAILED;
     }
     if ((f->raddr & 7) != 0) {
       /* An operation the responder cannot execute, as in-process
        * (emul_qp.c), not a protection fault. */
-      x_fail_req(qp, f->seq, RNICPI_WC_REM_OP_ERR, w);
+      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
       return XR_FAILED;
     }
     t = emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
@@ -990,7 +1018,8 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     emul_x_peer_break(x, NULL, w);
     return XR_FAILED;
   }
-  x_fail_req(qp, f->seq, RNICPI_WC_REM_ACCESS_ERR, w);
+  x_fail_req(qp, f->seq, f->op == X_OP_WRITE ? EMUL_FAULT_WRITE_ACCESS
+                        : f->op == X_OP_READ ? EMUL_FAULT_READ_ACCESS : EMUL_FAULT_ACCESS, w);
   return XR_FAILED;
 }
 

@@ -425,7 +425,7 @@ extern const rnicpi_sock_ops_t iw_sock_ops;
  * had.  iw_config must be set already. */
 iw_dev_t *iw_dev_new(const rnicpi_upcalls_t *up, void *ctx);
 void iw_defer_cm(iw_dev_t *dev, const rnicpi_cm_event_t *ev);
-void iw_defer_async(iw_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
+void iw_defer_async(iw_dev_t *dev, const rnicpi_async_event_t *ev);
 void iw_dev_wake(iw_dev_t *dev);
 void iw_dev_bury(iw_dev_t *dev, gpointer obj);
 void iw_epoll_set(iw_dev_t *dev, int fd, iw_pollable_t *p, uint32_t events, gboolean add);
@@ -503,8 +503,11 @@ iw_qp_fenced(const iw_qp_t *qp)
 }
 
 /* iw_rdmap.c */
-void iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
-                  const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
+/* Terminate the stream for a protocol error or a local fault: the
+ * consumer gets the affiliated event of @cause (none for
+ * RNICPI_AE_UNSPECIFIED: an abort it asked for). */
+void iw_term_send(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+                  uint8_t code, const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
                   const uint8_t *rdmap_hdr, iw_work_t *w);
 void iw_term_refuse(iw_qp_t *qp, uint8_t code, rnicpi_cm_reason_t why, iw_work_t *w);
 void iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w);

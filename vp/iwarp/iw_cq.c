@@ -44,8 +44,11 @@ iw_cq_destroy(rnicpi_cq_t *c)
 void
 iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w)
 {
-  if (rnicpi_cq_ring_push_notify(&cq->ring, wc, w))
-    iw_defer_async(to_iw_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
+  if (rnicpi_cq_ring_push_notify(&cq->ring, wc, w)) {
+    rnicpi_async_event_t ev = rnicpi_async_event(RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx,
+                                                 RNICPI_AE_UNSPECIFIED);
+    iw_defer_async(to_iw_dev(cq->base.dev), &ev);
+  }
 }
 
 void

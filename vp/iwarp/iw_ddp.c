@@ -35,9 +35,37 @@ iw_rx_reset(iw_qp_t *qp)
   r->st_pos = r->st_len = 0;
 }
 
-/* Terminate for the segment being received, with copies of its headers. */
+/* What the peer's segment of opcode @op did wrong, by the Terminate it
+ * gets (the consumer's affiliated event; doc/provider-iwarp.md).  A fault
+ * in our own memory is said by the caller (rx_term_as). */
+static rnicpi_async_cause_t
+rx_cause(uint8_t op, uint8_t layer, uint8_t etype, uint8_t code)
+{
+  switch (layer) {
+  case IW_LAYER_LLP:
+    return code == IW_TERM_MPA_CRC && op == IW_OP_WRITE ? RNICPI_AE_WRITE_CORRUPT : RNICPI_AE_LLP;
+  case IW_LAYER_DDP:
+    if ((etype == IW_DDP_ET_TAGGED && code == IW_DDP_T_VERSION) ||
+        (etype == IW_DDP_ET_UNTAGGED && code == IW_DDP_U_VERSION))
+      return RNICPI_AE_BAD_OPCODE;
+    if (etype == IW_DDP_ET_TAGGED && op == IW_OP_WRITE)
+      return RNICPI_AE_WRITE_ACCESS;
+    return RNICPI_AE_PROTOCOL; /* untagged rules; a Read Response off its Read */
+  default:
+    if (etype == IW_RDMAP_ET_REMOTE_PROT)
+      return op == IW_OP_READ_REQ ? RNICPI_AE_READ_ACCESS
+                                  : op == IW_OP_WRITE ? RNICPI_AE_WRITE_ACCESS : RNICPI_AE_ACCESS;
+    if (etype == IW_RDMAP_ET_REMOTE_OP && (code == IW_RDMAP_O_VERSION || code == IW_RDMAP_O_OPCODE))
+      return RNICPI_AE_BAD_OPCODE;
+    return RNICPI_AE_PROTOCOL;
+  }
+}
+
+/* Terminate for the segment being received, with copies of its headers;
+ * the consumer's event says @cause. */
 static void
-rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
+rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t code,
+           iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
   gboolean tagged = (r->h[2] & IW_DDP_TAGGED) != 0;
@@ -45,7 +73,14 @@ rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
   const uint8_t *ddp = r->hdr_got >= 2 + dlen ? r->h + 2 : NULL;
   const uint8_t *rd = r->op == IW_OP_READ_REQ && r->hdr_got >= 2 + dlen + 28 ? r->h + 2 + dlen
                                                                                : NULL;
-  iw_term_send(qp, layer, etype, code, ddp, dlen, r->ulpdu_len, rd, w);
+  iw_term_send(qp, cause, layer, etype, code, ddp, dlen, r->ulpdu_len, rd, w);
+}
+
+/* Terminate for what the peer's segment did wrong. */
+static void
+rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
+{
+  rx_term_as(qp, rx_cause(qp->rx.op, layer, etype, code), layer, etype, code, w);
 }
 
 /* The posted receive a message lands in cannot take it: it completes with
@@ -60,7 +95,8 @@ rx_recv_fail(iw_qp_t *qp, rnicpi_wc_status_t st, uint8_t etype, uint8_t code, iw
   iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, st, 0, w);
   rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
   r->rwqe = NULL;
-  rx_term(qp, IW_LAYER_DDP, etype, code, w);
+  rx_term_as(qp, st == RNICPI_WC_LOC_PROT_ERR ? RNICPI_AE_LOCAL_RECV : RNICPI_AE_PROTOCOL,
+             IW_LAYER_DDP, etype, code, w);
 }
 
 /* The sink of our own Read @s changed under it (deregistered before or
@@ -72,7 +108,7 @@ rx_sink_lost(iw_qp_t *qp, iw_swqe_t *s, uint8_t layer, uint8_t etype, uint8_t co
 {
   s->done = TRUE;
   s->status = RNICPI_WC_LOC_PROT_ERR;
-  rx_term(qp, layer, etype, code, w);
+  rx_term_as(qp, RNICPI_AE_LOCAL, layer, etype, code, w);
 }
 
 /* The place of the payload being received went away mid-message: a
@@ -598,8 +634,8 @@ rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   s->status = ok ? RNICPI_WC_SUCCESS : RNICPI_WC_LOC_PROT_ERR;
   iw_qp_sq_reap(qp, w);
   if (!ok) {
-    iw_defer_async(qp->dev, RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
-    iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0, NULL, w);
+    iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0,
+                 NULL, w);
     return FALSE;
   }
   return TRUE;
@@ -630,7 +666,8 @@ rx_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     if (!ok) {
       iw_qp_complete(qp, qp->rcq, q->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
       rnicpi_cache_put(&qp->rwqe_cache, q);
-      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+      rx_term_as(qp, RNICPI_AE_LOCAL_RECV, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP,
+                 IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;
     }
     placed = sizeof(imm);

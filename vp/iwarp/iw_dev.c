@@ -96,11 +96,10 @@ iw_defer_cm(iw_dev_t *dev, const rnicpi_cm_event_t *ev)
 }
 
 void
-iw_defer_async(iw_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
+iw_defer_async(iw_dev_t *dev, const rnicpi_async_event_t *ev)
 {
   iw_event_t *e = g_new0(iw_event_t, 1);
-  e->async.type = type;
-  e->async.ctx = ctx;
+  e->async = *ev;
   push_event(dev, e);
 }
 

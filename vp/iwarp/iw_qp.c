@@ -515,7 +515,8 @@ qp_abort(iw_qp_t *qp, iw_work_t *w)
   case IW_CS_RTS:
   case IW_CS_RTR_WAIT:
   case IW_CS_CLOSING:
-    iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0, NULL, w);
+    iw_term_send(qp, RNICPI_AE_UNSPECIFIED, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0,
+                 0, NULL, w);
     break;
   case IW_CS_TCP_CONNECT:
   case IW_CS_MPA_REP:

@@ -34,13 +34,43 @@ const iw_op_rule_t iw_op_rules[IW_OP_COUNT] = {
                           true, "Atomic Response", true },
 };
 
-/* Errors a peer caused in our memory are access errors (the consumer gets
- * RNICPI_ASYNC_QP_ACCESS_ERR); everything else is fatal to the stream. */
+/* A Terminate of this layer and type reports a memory rights violation:
+ * the request it names completes REM_ACCESS_ERR at its sender. */
 static gboolean
 is_access_error(uint8_t layer, uint8_t etype)
 {
   return (layer == IW_LAYER_RDMAP && etype == IW_RDMAP_ET_REMOTE_PROT) ||
          (layer == IW_LAYER_DDP && etype == IW_DDP_ET_TAGGED);
+}
+
+/* What a Terminate the peer sent reports, by its layer, type and code and
+ * the RDMAP opcode of the header it copies (@named, 0xff if none). */
+static rnicpi_async_cause_t
+term_remote_cause(uint8_t layer, uint8_t etype, uint8_t code, uint8_t named)
+{
+  if (is_access_error(layer, etype))
+    return RNICPI_AE_REMOTE_ACCESS;
+  if (layer == IW_LAYER_DDP && etype == IW_DDP_ET_UNTAGGED && code == IW_DDP_U_TOO_LONG)
+    return RNICPI_AE_REMOTE_RECV_LENGTH;
+  /* RFC 5041 7.2: DDP local catastrophic on a Send: its receive buffer
+   * failed the peer (as siw and this provider report it). */
+  gboolean names_send = named == IW_OP_SEND || named == IW_OP_SEND_INV ||
+                        named == IW_OP_SEND_SE || named == IW_OP_SEND_SE_INV;
+  if (layer == IW_LAYER_DDP && etype == IW_DDP_ET_CATASTROPHIC && names_send)
+    return RNICPI_AE_REMOTE_RECV;
+  return RNICPI_AE_REMOTE;
+}
+
+/* The consumer's event for a Terminate on @qp, sent or received: @cause,
+ * and the Terminate's layer, type and code. */
+static void
+term_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t code)
+{
+  rnicpi_async_event_t ev = rnicpi_async_event(rnicpi_async_type_of(cause), qp->base.al_ctx, cause);
+  ev.term_layer = layer;
+  ev.term_etype = etype;
+  ev.term_code = code;
+  iw_defer_async(qp->dev, &ev);
 }
 
 /* Build the Terminate into qp->term; it goes out ahead of anything not yet
@@ -108,8 +138,8 @@ term_drain(iw_qp_t *qp, iw_work_t *w)
 /* Report a protocol error: queue a Terminate (it goes out after the FPDU
  * being sent, then our FIN), move to ERROR, flush, tell the consumer. */
 void
-iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
-             const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
+iw_term_send(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+             uint8_t code, const uint8_t *ddp_hdr, uint32_t ddp_len, uint32_t seg_len,
              const uint8_t *rdmap_hdr, iw_work_t *w)
 {
   if (qp->fd < 0 || qp->term_sent || qp->cs == IW_CS_DRAIN) {
@@ -117,9 +147,8 @@ iw_term_send(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
     return;
   }
   term_build(qp, layer, etype, code, ddp_hdr, ddp_len, seg_len, rdmap_hdr);
-  if (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC || code != 0)
-    iw_defer_async(qp->dev, is_access_error(layer, etype) ? RNICPI_ASYNC_QP_ACCESS_ERR :
-                   RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
+  if (cause != RNICPI_AE_UNSPECIFIED)
+    term_async(qp, cause, layer, etype, code);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
   term_drain(qp, w);
 }
@@ -144,18 +173,17 @@ void
 iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
 {
   uint8_t layer = 0xf, etype = 0xf, code = 0xff;
-  gboolean names_read = FALSE;
+  uint8_t named = 0xff; /* the RDMAP opcode of the header it copies */
   if (len >= sizeof(iw_rdmap_term_t)) {
     iw_rdmap_term_t tc;
     memcpy(&tc, body, sizeof(tc));
     layer = tc.layer_etype >> 4;
     etype = tc.layer_etype & 0x0f;
     code = tc.code;
-    if ((tc.hdrct & IW_TERM_D) && len >= sizeof(tc) + 2 + 2) {
-      uint8_t rdmap = body[sizeof(tc) + 2 + 1];
-      names_read = iw_op_answered(rdmap & IW_RDMAP_OP_MASK);
-    }
+    if ((tc.hdrct & IW_TERM_D) && len >= sizeof(tc) + 2 + 2)
+      named = body[sizeof(tc) + 2 + 1] & IW_RDMAP_OP_MASK;
   }
+  gboolean names_read = named != 0xff && iw_op_answered(named);
   g_debug("QP %u: peer sent Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer,
           etype, code);
   /* The WR it answers: the oldest Read if it names a Read, else the
@@ -175,6 +203,11 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
     rnicpi_fifo_remove(&qp->orq, blame);
     iw_qp_sq_reap(qp, w);
   }
+  /* A connected consumer learns what the peer reported, unless the peer
+   * only aborted (RDMAP local catastrophic error: its own fault). */
+  gboolean was_connected = qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
+  if (was_connected && (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC))
+    term_async(qp, term_remote_cause(layer, etype, code, named), layer, etype, code);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
   qp->term_sent = TRUE; /* never answer a Terminate with one */
   qp->cs = IW_CS_DRAIN;

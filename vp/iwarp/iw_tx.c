@@ -200,9 +200,8 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
       t->src = mr != NULL ? mr->addr + (t->rr.src_to - mr->iova) : (uint8_t *) "";
     iw_mr_unlock(qp);
     if (!ok) {
-      iw_defer_async(qp->dev, RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx);
-      iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_INVALID_STAG,
-                   NULL, 0, 0, NULL, w);
+      iw_term_send(qp, RNICPI_AE_LOCAL_READ_RESP, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT,
+                   IW_RDMAP_P_INVALID_STAG, NULL, 0, 0, NULL, w);
       return qp->term_pending ? tx_next(qp, w) : FALSE;
     }
     t->kind = IW_TX_RRESP;
@@ -263,9 +262,9 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   if (!ok) {
     s->done = TRUE;
     s->status = RNICPI_WC_LOC_PROT_ERR;
-    iw_defer_async(qp->dev, RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx);
     iw_qp_sq_reap(qp, w);
-    iw_term_send(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0, NULL, w);
+    iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0,
+                 NULL, w);
     return qp->term_pending ? tx_next(qp, w) : FALSE;
   }
 
