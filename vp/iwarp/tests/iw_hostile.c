@@ -43,12 +43,32 @@ static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
 }
 static void up_cq(void *ctx, uint64_t c) { (void) ctx; (void) c; }
 static gint n_async; /* asynchronous errors reported */
+static GAsyncQueue *asyncq; /* rnicpi_async_event_t *, emptied by victim_new */
 static void
 up_async(void *ctx, const rnicpi_async_event_t *ev)
 {
   (void) ctx;
-  (void) ev;
+  g_async_queue_push(asyncq, g_memdup2(ev, sizeof(*ev)));
   g_atomic_int_inc(&n_async);
+}
+
+/* After the victim's BROKEN (it comes after the event): exactly one
+ * asynchronous event, of @cause, naming the Terminate @layer/@etype/@code
+ * it sent or received. */
+static void
+expect_async(rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t code)
+{
+  g_autofree rnicpi_async_event_t *ev = g_async_queue_try_pop(asyncq);
+  g_assert_nonnull(ev);
+  g_test_message("async event %d cause %d Terminate %u/%u/0x%02x", ev->type, ev->cause,
+                 ev->term_layer, ev->term_etype, ev->term_code);
+  g_assert_cmphex(ev->ctx, ==, 0xc0);
+  g_assert_cmpint(ev->type, ==, rnicpi_async_type_of(cause));
+  g_assert_cmpint(ev->cause, ==, cause);
+  g_assert_cmpuint(ev->term_layer, ==, layer);
+  g_assert_cmpuint(ev->term_etype, ==, etype);
+  g_assert_cmphex(ev->term_code, ==, code);
+  g_assert_null(g_async_queue_try_pop(asyncq));
 }
 static const rnicpi_upcalls_t ups = { up_cm, up_cq, up_async };
 
@@ -191,6 +211,8 @@ static void
 victim_new(victim_t *v, size_t region)
 {
   memset(v, 0, sizeof(*v));
+  for (gpointer e; (e = g_async_queue_try_pop(asyncq)) != NULL;)
+    g_free(e); /* an earlier victim's */
   g_assert_cmpint(P->device->pd_alloc(dev, &v->pd), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_create(dev, 64, 1, &v->scq), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_create(dev, 64, 2, &v->rcq), ==, RNICPI_OK);
@@ -348,10 +370,12 @@ peer_next_terminate(victim_t *v, uint8_t *u)
 }
 
 /* The peer reads up to the victim's Terminate, checks it, then the FIN;
- * the victim must be BROKEN in ERROR with everything flushed. */
+ * the victim must be BROKEN in ERROR with everything flushed, its
+ * consumer told @cause. */
 static void
-expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
-                 const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st, int nrecv)
+expect_terminate(victim_t *v, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+                 uint8_t code, const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st,
+                 int nrecv)
 {
   static uint8_t u[65536];
   peer_next_terminate(v, u);
@@ -366,6 +390,7 @@ expect_terminate(victim_t *v, uint8_t layer, uint8_t etype, uint8_t code,
   g_assert_cmpuint(peer_read(v->peer, &b, 1), ==, 0);
 
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  expect_async(cause, layer, etype, code);
   g_assert_cmpint(P->queue->qp_state(v->qp), ==, RNICPI_QPS_ERROR);
   for (int i = 0; i < nrecv; i++) {
     rnicpi_wc_t wc = wc_of(v->rcq);
@@ -386,9 +411,11 @@ static const rnicpi_wc_status_t two_flushed[] = { RNICPI_WC_WR_FLUSH_ERR, RNICPI
 typedef size_t (*bad_frame_fn)(const victim_t *v, uint8_t *u);
 
 /* A connected, loaded victim gets the ULPDU @build makes and must answer
- * with the Terminate @layer/@etype/@code, both its receives flushed. */
+ * with the Terminate @layer/@etype/@code, both its receives flushed, its
+ * consumer told @cause. */
 static void
-bad_frame_terminates(bad_frame_fn build, uint8_t layer, uint8_t etype, uint8_t code)
+bad_frame_terminates(bad_frame_fn build, rnicpi_async_cause_t cause, uint8_t layer,
+                     uint8_t etype, uint8_t code)
 {
   victim_t v;
   victim_new(&v, REGION);
@@ -397,7 +424,7 @@ bad_frame_terminates(bad_frame_fn build, uint8_t layer, uint8_t etype, uint8_t c
   uint8_t u[64];
   size_t n = build(&v, u);
   peer_fpdu(v.peer, v.crc, u, n, FALSE);
-  expect_terminate(&v, layer, etype, code, two_ids, two_flushed, 2);
+  expect_terminate(&v, cause, layer, etype, code, two_ids, two_flushed, 2);
   victim_free(&v);
 }
 
@@ -641,6 +668,8 @@ region_gone(gboolean read, gboolean mid)
   uint8_t b;
   g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* then the FIN */
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  /* Our own memory failed: the Read's sink, or the receive's buffer. */
+  expect_async(read ? RNICPI_AE_LOCAL : RNICPI_AE_LOCAL_RECV, 1, read ? 1 : 0, 0x00);
   rnicpi_wc_t wc = wc_of(read ? v.scq : v.rcq);
   g_assert_cmphex(wc.wr_id, ==, read ? 0x31 : 0x11);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
@@ -888,7 +917,7 @@ test_bad_length(void)
 {
   g_test_summary("An FPDU whose ULPDU_Length cannot hold its DDP header: RDMAP remote "
                  "operation error, unspecified (0/2/0xff)");
-  bad_frame_terminates(frame_cut_send, 0, 2, 0xff);
+  bad_frame_terminates(frame_cut_send, RNICPI_AE_PROTOCOL, 0, 2, 0xff);
 }
 
 static void
@@ -905,7 +934,69 @@ test_bad_crc(void)
   size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
   memcpy(u + n, "corrupt!", 8);
   peer_fpdu(v.peer, TRUE, u, n + 8, TRUE);
-  expect_terminate(&v, 2, 0, 0x02, two_ids, two_flushed, 2);
+  expect_terminate(&v, RNICPI_AE_LLP, 2, 0, 0x02, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_bad_crc_write(void)
+{
+  g_test_summary("An RDMA Write whose CRC32c is wrong: the same Terminate (2/0/0x02), and the "
+                 "consumer is told the Write's data is corrupt (RNICPI_AE_WRITE_CORRUPT: "
+                 "IT_ASYNC_AFF_EP_RDMAW_CORRUPT_DATA), not a mere stream error");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, TRUE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = tagged(u, 0x0, (uint32_t) v.mr->rkey, 0);
+  memset(u + n, 0xee, 16);
+  peer_fpdu(v.peer, TRUE, u, n + 16, TRUE);
+  expect_terminate(&v, RNICPI_AE_WRITE_CORRUPT, 2, 0, 0x02, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
+test_peer_terminate(void)
+{
+  g_test_summary("The peer answers the victim's Send with a Terminate, DDP untagged, message "
+                 "too long (1/2/0x05), copying the Send's header: the victim sends no "
+                 "Terminate of its own, only its FIN; BROKEN; its consumer gets "
+                 "RNICPI_ASYNC_QP_REMOTE_ERR of cause REMOTE_RECV_LENGTH with that layer, type "
+                 "and code; the Send fails (placed completions) and the receives flush");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  static uint8_t s[65536];
+  int len;
+  do {
+    len = peer_next_fpdu(v.peer, s);
+    g_assert_cmpint(len, >=, 18);
+  } while ((s[0] & 0x80) != 0 || (s[1] & 0x0f) != 0x3); /* the victim's Send */
+  uint8_t t[64];
+  size_t n = untagged(t, 0x7, 2, 1, 0, TRUE);
+  t[n] = 0x12;     /* DDP, untagged buffer error */
+  t[n + 1] = 0x05; /* message too long */
+  t[n + 2] = 0xc0; /* M, D: the DDP segment length and header follow */
+  t[n + 3] = 0;
+  uint16_t sl = htons((uint16_t) len);
+  memcpy(t + n + 4, &sl, 2);
+  memcpy(t + n + 6, s, 18);
+  peer_fpdu(v.peer, v.crc, t, n + 6 + 18, FALSE);
+  /* Its FIN, no Terminate (a placement fence's Read Request may come first). */
+  while ((len = peer_next_fpdu(v.peer, s)) >= 0)
+    g_assert_false((s[0] & 0x80) == 0 && (s[1] & 0x0f) == 0x7);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  expect_async(RNICPI_AE_REMOTE_RECV_LENGTH, 1, 2, 0x05);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x21);
+  g_assert_cmpint(wc.status, ==, placed ? RNICPI_WC_REM_OP_ERR : RNICPI_WC_SUCCESS);
+  for (int i = 0; i < 2; i++) {
+    wc = wc_of(v.rcq);
+    g_assert_cmphex(wc.wr_id, ==, two_ids[i]);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  }
   victim_free(&v);
 }
 
@@ -921,7 +1012,7 @@ static void
 test_unknown_stag(void)
 {
   g_test_summary("An RDMA Write to an STag nobody registered: DDP tagged, invalid STag (1/1/0)");
-  bad_frame_terminates(frame_write_unknown_stag, 1, 1, 0x00);
+  bad_frame_terminates(frame_write_unknown_stag, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x00);
 }
 
 static void
@@ -937,7 +1028,7 @@ test_to_beyond(void)
   size_t n = tagged(u, 0x0, (uint32_t) v.mr->rkey, REGION - 8);
   memset(u + n, 0xee, 16);
   peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
-  expect_terminate(&v, 1, 1, 0x01, two_ids, two_flushed, 2);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x01, two_ids, two_flushed, 2);
   for (size_t i = REGION - 8; i < 2 * REGION; i++)
     g_assert_cmpuint(v.buf[i], ==, 0);
   victim_free(&v);
@@ -957,7 +1048,7 @@ test_too_long(void)
   memset(u + n, 0xee, 100);
   peer_fpdu(v.peer, v.crc, u, n + 100, FALSE);
   static const rnicpi_wc_status_t st[] = { RNICPI_WC_LOC_LEN_ERR, RNICPI_WC_WR_FLUSH_ERR };
-  expect_terminate(&v, 1, 2, 0x05, two_ids, st, 2);
+  expect_terminate(&v, RNICPI_AE_PROTOCOL, 1, 2, 0x05, two_ids, st, 2);
   for (size_t i = 64; i < 2 * REGION; i++)
     g_assert_cmpuint(v.buf[i], ==, 0);
   victim_free(&v);
@@ -1002,7 +1093,7 @@ test_read_beyond_ird(void)
    * in flight when the next requests arrive (IRD negotiated to 1). */
   for (uint32_t msn = 1; msn <= 3; msn++)
     read_request(&v, msn, BIG, 0);
-  expect_terminate(&v, 0, 2, 0x07, two_ids, two_flushed, 2);
+  expect_terminate(&v, RNICPI_AE_PROTOCOL, 0, 2, 0x07, two_ids, two_flushed, 2);
   victim_free(&v);
 }
 
@@ -1016,7 +1107,7 @@ test_read_source_beyond(void)
   victim_connect(&v, FALSE);
   victim_load(&v);
   read_request(&v, 1, 64, REGION - 32);
-  expect_terminate(&v, 0, 1, 0x01, two_ids, two_flushed, 2);
+  expect_terminate(&v, RNICPI_AE_READ_ACCESS, 0, 1, 0x01, two_ids, two_flushed, 2);
   victim_free(&v);
 }
 
@@ -1036,7 +1127,7 @@ test_send_invalidate(void)
   g_test_summary("A Send with Invalidate naming the victim's region: nothing here can be "
                  "invalidated, so RFC 5040 5.3's Terminate, RDMAP remote protection, STag "
                  "cannot be invalidated (0/1/9); the receive it used is flushed, not completed");
-  bad_frame_terminates(frame_send_invalidate, 0, 1, 0x09);
+  bad_frame_terminates(frame_send_invalidate, RNICPI_AE_ACCESS, 0, 1, 0x09);
 }
 
 static void
@@ -1142,7 +1233,7 @@ test_unknown_opcode(void)
 {
   g_test_summary("An RDMAP opcode this connection does not speak (0x8, RFC 7306 Immediate "
                  "Data, not negotiated): RDMAP remote operation, invalid opcode (0/2/6)");
-  bad_frame_terminates(frame_immediate_data, 0, 2, 0x06);
+  bad_frame_terminates(frame_immediate_data, RNICPI_AE_BAD_OPCODE, 0, 2, 0x06);
 }
 
 /* ---- MPA Requests -------------------------------------------------------- */
@@ -1294,6 +1385,7 @@ test_rtr_wait_terminate(void)
   uint8_t b[64];
   g_assert_cmpuint(peer_read(fd, b, sizeof(b)), ==, 0);
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  expect_async(RNICPI_AE_REMOTE, 2, 0, 0x06);
   g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_ERROR);
   close(fd);
   victim_free(&v);
@@ -1323,6 +1415,7 @@ main(int argc, char **argv)
   g_setenv("ITAPI_IWARP_MPA_TIMEOUT_MS", "500", TRUE);
   P = &rnicpi_builtin_iwarp;
   cmq = g_async_queue_new();
+  asyncq = g_async_queue_new();
   g_assert_cmpint(P->device->open("iwarp0", &ups, NULL, &dev), ==, RNICPI_OK);
   rnicpi_caps_t caps = { .size = sizeof(caps) };
   g_assert_cmpint(P->device->query(dev, &caps), ==, RNICPI_OK);
@@ -1332,6 +1425,8 @@ main(int argc, char **argv)
 
   g_test_add_func("/iwarp/hostile/fpdu/bad-length", test_bad_length);
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
+  g_test_add_func("/iwarp/hostile/fpdu/bad-crc-write", test_bad_crc_write);
+  g_test_add_func("/iwarp/hostile/rdmap/peer-terminate", test_peer_terminate);
   g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
   g_test_add_func("/iwarp/hostile/ddp/polled-drain", test_polled_drain);
