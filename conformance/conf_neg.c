@@ -104,7 +104,9 @@ wait_broken(conf_pair_t *p)
   assert_handle_eq(ev.conn.ep, p->p.ep);
 }
 
-/* Exactly one affiliated event on @s: @want (0: none), naming its EP. */
+/* Exactly one affiliated event on @s: @want (0: none), naming its EP;
+ * itx_ep_error says the same, and a Terminate with it was sent by this
+ * side unless the peer reported the error (R_*). */
 static void
 expect_aff(conf_side_t *s, it_event_type_t want)
 {
@@ -113,6 +115,14 @@ expect_aff(conf_side_t *s, it_event_type_t want)
     assert_handle_eq(ev.aff_async.cause.ep, s->ep);
   }
   conf_assert_empty(s->aff);
+  itx_ep_error_t e;
+  conf_ok(itx_ep_error(s->ep, &e));
+  g_assert_cmphex(e.event, ==, want);
+  if (e.terminate) {
+    g_test_message("%s: Terminate %s, layer %u type %u code 0x%02x", itx_event_name(want),
+                   e.sent ? "sent" : "received", e.layer, e.etype, e.code);
+    g_assert_cmpint(e.sent, ==, want < IT_ASYNC_AFF_EP_R_ERROR);
+  }
 }
 
 /* After a failed request @cookie: its completion, the two receives
@@ -190,7 +200,8 @@ static void
 test_write_no_priv(void)
 {
   g_test_summary("IT-API DTO protection: an RDMA Write to a region registered without "
-                 "IT_PRIV_REMOTE_WRITE completes IT_DTO_ERR_REMOTE_ACCESS and writes nothing");
+                 "IT_PRIV_REMOTE_WRITE completes IT_DTO_ERR_REMOTE_ACCESS and writes nothing; "
+                 "itx_ep_error names the responder's event until it_ep_reset");
   fixture_t f;
   fixture_setup(&f, NULL, IT_PRIV_LOCAL | IT_PRIV_REMOTE_READ);
   it_lmr_triplet_t s = conf_seg(&f.src, 0, 256);
@@ -199,6 +210,14 @@ test_write_no_priv(void)
   expect_failure(&f, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 0x78,
                  IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
   expect_dst_untouched(&f);
+  /* it_ep_reset forgets the error; bad arguments are refused. */
+  itx_ep_error_t e;
+  conf_ok(it_ep_reset(f.p.p.ep));
+  conf_ok(itx_ep_error(f.p.p.ep, &e));
+  g_assert_cmphex(e.event, ==, 0);
+  g_assert_false(e.terminate);
+  conf_assert_status(itx_ep_error(f.p.p.ep, NULL), IT_ERR_FAULT);
+  conf_assert_status(itx_ep_error((it_ep_handle_t) f.p.p.dto, &e), IT_ERR_INVALID_EP);
   fixture_teardown(&f);
 }
 

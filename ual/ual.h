@@ -80,6 +80,7 @@ typedef struct ual_ep {
   it_path_t dst_path;
   uint32_t ird, ord;          /* negotiated */
   gboolean ud;                /* a datagram EP (ual_ud.c): conn is NULL, state is it_ep_state_ud_t */
+  itx_ep_error_t error;       /* the last affiliated error (itx_ep_error) */
 } ual_ep_t;
 
 /* An address handle (ual_ud.c). */

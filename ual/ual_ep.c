@@ -211,6 +211,22 @@ it_ep_free(it_ep_handle_t ep_handle)
 }
 
 it_status_t
+itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error)
+{
+  it_status_t st = IT_SUCCESS;
+  g_rec_mutex_lock(&ual_lock);
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL)
+    st = ual_fail(IT_ERR_INVALID_EP, "itx_ep_error: %p is not a live EP handle", (void *) ep_handle);
+  else if (error == NULL)
+    st = ual_fail(IT_ERR_FAULT, "itx_ep_error: error is NULL");
+  else
+    *error = ep->error;
+  g_rec_mutex_unlock(&ual_lock);
+  return st;
+}
+
+it_status_t
 it_ep_reset(it_ep_handle_t ep_handle)
 {
   it_status_t st = IT_SUCCESS;
@@ -234,6 +250,7 @@ it_ep_reset(it_ep_handle_t ep_handle)
     else {
       g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
       ep->ird = ep->ord = 0;
+      memset(&ep->error, 0, sizeof(ep->error));
       memset(&ep->dst_path, 0, sizeof(ep->dst_path));
     }
   }

@@ -700,9 +700,20 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
   case RNICPI_ASYNC_QP_FATAL:
   case RNICPI_ASYNC_QP_ACCESS_ERR:
   case RNICPI_ASYNC_QP_REMOTE_ERR:
-    if (ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx) != NULL) {
-      rnicpi_async_cause_t cause = ia->prov->abi_minor >= 7 ? ev->cause : RNICPI_AE_UNSPECIFIED;
-      ual_async_aff(ia, ual_ep_async_event(ev->type, cause), (it_handle_t) (uintptr_t) ev->ctx);
+    ual_ep_t *ep = ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx);
+    if (ep != NULL) {
+      gboolean v17 = ia->prov->abi_minor >= 7;
+      itx_ep_error_t *e = &ep->error;
+      memset(e, 0, sizeof(*e));
+      e->event = ual_ep_async_event(ev->type, v17 ? ev->cause : RNICPI_AE_UNSPECIFIED);
+      if (v17 && ev->term_layer != RNICPI_TERM_NONE) {
+        e->terminate = IT_TRUE;
+        e->sent = ev->type != RNICPI_ASYNC_QP_REMOTE_ERR;
+        e->layer = ev->term_layer;
+        e->etype = ev->term_etype;
+        e->code = ev->term_code;
+      }
+      ual_async_aff(ia, e->event, (it_handle_t) (uintptr_t) ev->ctx);
     }
     break;
   case RNICPI_ASYNC_SRQ_LIMIT: {

@@ -83,6 +83,33 @@ typedef enum itx_completion {
  */
 itx_completion_t itx_ia_completion(it_ia_handle_t ia_handle);
 
+/** The last asynchronous error of an endpoint, with what the transport said. */
+typedef struct itx_ep_error {
+  /** The affiliated event it raised; 0 when none since the EP was created
+   *  or last reset. */
+  it_event_type_t event;
+  /** IT_TRUE when an iWARP Terminate went with it: @c sent, @c layer,
+   *  @c etype and @c code say which. */
+  it_boolean_t terminate;
+  it_boolean_t sent;  /**< IT_TRUE: this side sent the Terminate; IT_FALSE: the peer did */
+  uint8_t layer;      /**< RFC 5040 7.1: 0 RDMAP, 1 DDP, 2 LLP (MPA) */
+  uint8_t etype;      /**< the layer's error type (RFC 5040 7.1, RFC 5041 7.2) */
+  uint8_t code;       /**< the error code (RFC 5040 7.1, RFC 5041 7.2, RFC 5044 8) */
+} itx_ep_error_t;
+
+/**
+ * @brief The last asynchronous error of an endpoint: the affiliated event
+ *        and, on iWARP, the Terminate's layer, type and code (what the RDMAC
+ *        verbs' Query QP returns).
+ * @param ep_handle an RC endpoint.
+ * @param error filled; its event is 0 when the endpoint has had none since
+ *        it was created or last reset.
+ * @retval IT_SUCCESS @p error is filled.
+ * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint.
+ * @retval IT_ERR_FAULT @p error is NULL.
+ */
+it_status_t itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error);
+
 /** Whether this build implements an IT-API call. */
 typedef struct itx_call_info {
   const char *name;       /**< the standard name, e.g. "it_post_send" */
