@@ -920,22 +920,32 @@ test_bad_length(void)
   bad_frame_terminates(frame_cut_send, RNICPI_AE_PROTOCOL, 0, 2, 0xff);
 }
 
+/* A connected, loaded victim gets a Send (or an RDMA Write into its
+ * region) with a bad CRC: Terminate LLP / MPA / CRC error, and the
+ * consumer's event says which. */
+static void
+bad_crc(gboolean write)
+{
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, TRUE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = write ? tagged(u, 0x0, (uint32_t) v.mr->rkey, 0) : untagged(u, 0x3, 0, 1, 0, TRUE);
+  memcpy(u + n, "corrupt!", 8);
+  peer_fpdu(v.peer, TRUE, u, n + 8, TRUE);
+  expect_terminate(&v, write ? RNICPI_AE_WRITE_CORRUPT : RNICPI_AE_LLP, 2, 0, 0x02, two_ids,
+                   two_flushed, 2);
+  victim_free(&v);
+}
+
 static void
 test_bad_crc(void)
 {
   g_test_summary("A Send whose CRC32c is wrong: LLP, MPA, CRC error (2/0/0x02); its bytes "
                  "may be placed (DDP places before the CRC is known) but its receive is "
                  "flushed, never completed");
-  victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, TRUE);
-  victim_load(&v);
-  uint8_t u[64];
-  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
-  memcpy(u + n, "corrupt!", 8);
-  peer_fpdu(v.peer, TRUE, u, n + 8, TRUE);
-  expect_terminate(&v, RNICPI_AE_LLP, 2, 0, 0x02, two_ids, two_flushed, 2);
-  victim_free(&v);
+  bad_crc(FALSE);
 }
 
 static void
@@ -944,16 +954,7 @@ test_bad_crc_write(void)
   g_test_summary("An RDMA Write whose CRC32c is wrong: the same Terminate (2/0/0x02), and the "
                  "consumer is told the Write's data is corrupt (RNICPI_AE_WRITE_CORRUPT: "
                  "IT_ASYNC_AFF_EP_RDMAW_CORRUPT_DATA), not a mere stream error");
-  victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, TRUE);
-  victim_load(&v);
-  uint8_t u[64];
-  size_t n = tagged(u, 0x0, (uint32_t) v.mr->rkey, 0);
-  memset(u + n, 0xee, 16);
-  peer_fpdu(v.peer, TRUE, u, n + 16, TRUE);
-  expect_terminate(&v, RNICPI_AE_WRITE_CORRUPT, 2, 0, 0x02, two_ids, two_flushed, 2);
-  victim_free(&v);
+  bad_crc(TRUE);
 }
 
 static void
