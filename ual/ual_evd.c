@@ -699,14 +699,16 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
   }
   case RNICPI_ASYNC_QP_FATAL:
   case RNICPI_ASYNC_QP_ACCESS_ERR:
-  case RNICPI_ASYNC_QP_REMOTE_ERR:
+  case RNICPI_ASYNC_QP_REMOTE_ERR: {
     ual_ep_t *ep = ual_ep_get((it_ep_handle_t) (uintptr_t) ev->ctx);
     if (ep != NULL) {
-      gboolean v17 = ia->prov->abi_minor >= 7;
+      /* The 1.7 fields: from a provider of that minor, and the Terminate
+       * only with a cause (a provider that zeroes the event says none). */
+      rnicpi_async_cause_t cause = ia->prov->abi_minor >= 7 ? ev->cause : RNICPI_AE_UNSPECIFIED;
       itx_ep_error_t *e = &ep->error;
       memset(e, 0, sizeof(*e));
-      e->event = ual_ep_async_event(ev->type, v17 ? ev->cause : RNICPI_AE_UNSPECIFIED);
-      if (v17 && ev->term_layer != RNICPI_TERM_NONE) {
+      e->event = ual_ep_async_event(ev->type, cause);
+      if (cause != RNICPI_AE_UNSPECIFIED && ev->term_layer != RNICPI_TERM_NONE) {
         e->terminate = IT_TRUE;
         e->sent = ev->type != RNICPI_ASYNC_QP_REMOTE_ERR;
         e->layer = ev->term_layer;
@@ -716,6 +718,7 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
       ual_async_aff(ia, e->event, (it_handle_t) (uintptr_t) ev->ctx);
     }
     break;
+  }
   case RNICPI_ASYNC_SRQ_LIMIT: {
     ual_srq_t *q = ual_srq_get((it_srq_handle_t) (uintptr_t) ev->ctx);
     if (q != NULL) {

@@ -782,7 +782,8 @@ typedef enum {
 typedef struct rnicpi_async_event {
   rnicpi_async_type_t type; /**< what happened */
   uint64_t ctx;             /**< CQ or QP context, or the port number */
-  rnicpi_async_cause_t cause; /**< queue pair events: what it was about */
+  rnicpi_async_cause_t cause; /**< queue pair events: what it was about; the Terminate
+                               *   fields count only with a cause */
   /** iWARP: layer of the Terminate (RFC 5040 7.1: 0 RDMAP, 1 DDP, 2 LLP)
    *  this side sent (QP_FATAL, QP_ACCESS_ERR) or received (QP_REMOTE_ERR);
    *  #RNICPI_TERM_NONE when none went either way (InfiniBand). */

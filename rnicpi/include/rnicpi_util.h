@@ -146,9 +146,41 @@ rnicpi_async_cause_is_access(rnicpi_async_cause_t cause)
 static inline rnicpi_async_type_t
 rnicpi_async_type_of(rnicpi_async_cause_t cause)
 {
-  if (rnicpi_async_cause_is_access(cause))
+  switch (cause) {
+  case RNICPI_AE_WRITE_ACCESS:
+  case RNICPI_AE_READ_ACCESS:
+  case RNICPI_AE_ACCESS:
     return RNICPI_ASYNC_QP_ACCESS_ERR;
-  return cause >= RNICPI_AE_REMOTE_ACCESS ? RNICPI_ASYNC_QP_REMOTE_ERR : RNICPI_ASYNC_QP_FATAL;
+  case RNICPI_AE_REMOTE_ACCESS:
+  case RNICPI_AE_REMOTE_RECV:
+  case RNICPI_AE_REMOTE_RECV_LENGTH:
+  case RNICPI_AE_REMOTE:
+    return RNICPI_ASYNC_QP_REMOTE_ERR;
+  default:
+    return RNICPI_ASYNC_QP_FATAL;
+  }
+}
+
+/**
+ * @brief The name of a cause, for messages.
+ * @param cause the cause.
+ * @return its name without the prefix ("WRITE_ACCESS"), or "?" for a
+ *         value this header does not know.
+ */
+static inline const char *
+rnicpi_async_cause_name(rnicpi_async_cause_t cause)
+{
+  static const char *const names[] = {
+    [RNICPI_AE_UNSPECIFIED] = "UNSPECIFIED", [RNICPI_AE_WRITE_ACCESS] = "WRITE_ACCESS",
+    [RNICPI_AE_READ_ACCESS] = "READ_ACCESS", [RNICPI_AE_ACCESS] = "ACCESS",
+    [RNICPI_AE_WRITE_CORRUPT] = "WRITE_CORRUPT", [RNICPI_AE_BAD_OPCODE] = "BAD_OPCODE",
+    [RNICPI_AE_PROTOCOL] = "PROTOCOL", [RNICPI_AE_LLP] = "LLP",
+    [RNICPI_AE_LOCAL_RECV] = "LOCAL_RECV", [RNICPI_AE_LOCAL_READ_RESP] = "LOCAL_READ_RESP",
+    [RNICPI_AE_LOCAL] = "LOCAL", [RNICPI_AE_REMOTE_ACCESS] = "REMOTE_ACCESS",
+    [RNICPI_AE_REMOTE_RECV] = "REMOTE_RECV", [RNICPI_AE_REMOTE_RECV_LENGTH] = "REMOTE_RECV_LENGTH",
+    [RNICPI_AE_REMOTE] = "REMOTE",
+  };
+  return (size_t) cause < G_N_ELEMENTS(names) && names[cause] != NULL ? names[cause] : "?";
 }
 
 /**

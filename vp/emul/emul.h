@@ -334,7 +334,8 @@ void emul_dev_unref(emul_dev_t *dev);
 
 /* Deferred upcalls (never under the fabric lock). */
 void emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev);
-void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx);
+void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx,
+                      rnicpi_async_cause_t cause);
 void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 

@@ -41,7 +41,8 @@ void
 emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w)
 {
   if (rnicpi_cq_ring_push_notify(&cq->ring, wc, w))
-    emul_defer_async(to_emul_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx);
+    emul_defer_async(to_emul_dev(cq->base.dev), RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx,
+                     RNICPI_AE_UNSPECIFIED);
 }
 
 static int

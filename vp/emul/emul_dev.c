@@ -100,24 +100,20 @@ emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev)
 }
 
 void
-emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx)
+emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx,
+                 rnicpi_async_cause_t cause)
 {
   emul_upcall_t *u = g_new0(emul_upcall_t, 1);
   emul_dev_ref(dev);
   u->dev = dev;
-  u->async = rnicpi_async_event(type, ctx, RNICPI_AE_UNSPECIFIED);
+  u->async = rnicpi_async_event(type, ctx, cause);
   g_async_queue_push(emul_fabric.events, u);
 }
 
 void
 emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
 {
-  emul_upcall_t *u = g_new0(emul_upcall_t, 1);
-  emul_dev_t *dev = emul_qp_dev(qp);
-  emul_dev_ref(dev);
-  u->dev = dev;
-  u->async = rnicpi_async_event(rnicpi_async_type_of(cause), qp->base.al_ctx, cause);
-  g_async_queue_push(emul_fabric.events, u);
+  emul_defer_async(emul_qp_dev(qp), rnicpi_async_type_of(cause), qp->base.al_ctx, cause);
 }
 
 /*

@@ -73,7 +73,8 @@ emul_srq_took(emul_srq_t *srq)
 {
   if (srq->limit != 0 && srq->rq.q.len < srq->limit) {
     srq->limit = 0;
-    emul_defer_async(to_emul_dev(srq->pd->base.dev), RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx);
+    emul_defer_async(to_emul_dev(srq->pd->base.dev), RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx,
+                     RNICPI_AE_UNSPECIFIED);
   }
 }
 

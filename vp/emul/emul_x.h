@@ -119,7 +119,7 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x35584d45u       /* "EMX5" */
+#define X_MAGIC 0x36584d45u       /* "EMX6" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u

@@ -382,8 +382,10 @@ emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
   if (qp == NULL)
     return;
   gboolean disc = m != NULL && m->type == X_DISC;
+  if (m == NULL && qp->state == RNICPI_QPS_RTS)
+    emul_qp_async(qp, RNICPI_AE_LLP); /* the peer died, or its ring broke the rules */
   if (m != NULL && m->type == X_BREAK) {
-    if (m->fault > 0) {
+    if (m->fault > 0 && qp->state == RNICPI_QPS_RTS) { /* with its BROKEN below */
       emul_fault_t f = (emul_fault_t) (m->fault - 1);
       emul_qp_async(qp, m->responder ? emul_fault_responder(f) : emul_fault_requester(f));
     }

@@ -496,6 +496,14 @@ iw_op_answered(uint8_t op)
 /* Whether @qp's Sends and Writes complete when a delivery fence comes back
  * (ITAPI_IWARP_COMPLETION=placed, toward a peer with an IRD to answer it)
  * rather than at transmission. */
+/* Whether the consumer gets BROKEN when @qp fails: it is in RTS, or has
+ * accepted and waits for the RTR. */
+static inline gboolean
+iw_qp_connected(const iw_qp_t *qp)
+{
+  return qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
+}
+
 static inline gboolean
 iw_qp_fenced(const iw_qp_t *qp)
 {
@@ -520,6 +528,10 @@ void iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_cm_timeouts(iw_dev_t *dev);
 void iw_timed_add(iw_qp_t *qp, uint64_t us);
 void iw_timed_del(iw_qp_t *qp);
+/* The stream failed under @qp without a Terminate (a reset, an EOF inside
+ * an FPDU, no RTR in time): a connected consumer gets an LLP event, then
+ * BROKEN. */
+void iw_qp_llp_fail(iw_qp_t *qp, iw_work_t *w);
 void iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w);
 int iw_sock_send_all(int fd, const void *buf, size_t len);
 

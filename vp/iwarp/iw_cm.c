@@ -149,6 +149,9 @@ iw_cm_timeouts(iw_dev_t *dev)
         active_establish(qp, &w);
         break;
       case IW_CS_RTR_WAIT:
+        iw_qp_llp_fail(qp, &w); /* no RTR in time */
+        iw_qp_close_fd(qp);
+        break;
       case IW_CS_DRAIN:
         iw_qp_fail(qp, RNICPI_CM_BROKEN, &w);
         iw_qp_close_fd(qp);

@@ -133,18 +133,24 @@ rx_eof(iw_qp_t *qp, iw_work_t *w)
   gboolean boundary = qp->rx.phase == IW_RX_HDR && qp->rx.hdr_got == 0;
   switch (qp->cs) {
   case IW_CS_CLOSING:
-    iw_qp_fail(qp, boundary ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, w);
+    if (boundary)
+      iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, w);
+    else
+      iw_qp_llp_fail(qp, w); /* inside an FPDU: a broken stream */
     break;
   case IW_CS_RTS:
     /* The peer's orderly disconnect (RDMAC verbs 8.3.1): flush and answer
      * with our own FIN. */
-    iw_qp_fail(qp, boundary ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, w);
+    if (boundary)
+      iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, w);
+    else
+      iw_qp_llp_fail(qp, w);
     shutdown(qp->fd, SHUT_WR);
     break;
   case IW_CS_DRAIN:
     break;
   default:
-    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+    iw_qp_llp_fail(qp, w);
     break;
   }
   iw_qp_close_fd(qp);

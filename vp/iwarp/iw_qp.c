@@ -133,7 +133,7 @@ iw_qp_cm_event(iw_qp_t *qp, rnicpi_cm_event_type_t type, const void *pdata,
 void
 iw_qp_fail(iw_qp_t *qp, rnicpi_cm_event_type_t ev, iw_work_t *w)
 {
-  gboolean was_connected = qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
+  gboolean was_connected = iw_qp_connected(qp);
   /* Pollers drive only live streams: the thread sees this one out. */
   iw_qp_set_polled(qp, FALSE);
   iw_qp_flush(qp, w);
@@ -156,6 +156,17 @@ iw_qp_close_fd(iw_qp_t *qp)
   iw_timed_del(qp);
 }
 
+void
+iw_qp_llp_fail(iw_qp_t *qp, iw_work_t *w)
+{
+  if (iw_qp_connected(qp)) {
+    rnicpi_async_event_t ev = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx,
+                                                 RNICPI_AE_LLP);
+    iw_defer_async(qp->dev, &ev);
+  }
+  iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+}
+
 /* The TCP connection is gone under us (reset, or EOF where none may be). */
 void
 iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w)
@@ -163,7 +174,7 @@ iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w)
   if (qp->cs == IW_CS_CLOSING && qp->state == RNICPI_QPS_RTS)
     iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, w);
   else if (qp->state != RNICPI_QPS_ERROR || !qp->final_event)
-    iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
+    iw_qp_llp_fail(qp, w);
   iw_qp_close_fd(qp);
 }
 

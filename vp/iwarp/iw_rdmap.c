@@ -205,8 +205,7 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   }
   /* A connected consumer learns what the peer reported, unless the peer
    * only aborted (RDMAP local catastrophic error: its own fault). */
-  gboolean was_connected = qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
-  if (was_connected && (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC))
+  if (iw_qp_connected(qp) && (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC))
     term_async(qp, term_remote_cause(layer, etype, code, named), layer, etype, code);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
   qp->term_sent = TRUE; /* never answer a Terminate with one */

@@ -60,8 +60,8 @@ expect_async(rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t c
 {
   g_autofree rnicpi_async_event_t *ev = g_async_queue_try_pop(asyncq);
   g_assert_nonnull(ev);
-  g_test_message("async event %d cause %d Terminate %u/%u/0x%02x", ev->type, ev->cause,
-                 ev->term_layer, ev->term_etype, ev->term_code);
+  g_test_message("async event %d cause %s Terminate %u/%u/0x%02x", ev->type,
+                 rnicpi_async_cause_name(ev->cause), ev->term_layer, ev->term_etype, ev->term_code);
   g_assert_cmphex(ev->ctx, ==, 0xc0);
   g_assert_cmpint(ev->type, ==, rnicpi_async_type_of(cause));
   g_assert_cmpint(ev->cause, ==, cause);
@@ -958,6 +958,34 @@ test_bad_crc_write(void)
 }
 
 static void
+test_eof_mid_fpdu(void)
+{
+  g_test_summary("The peer closes its half of the stream in the middle of an FPDU: no "
+                 "Terminate can be framed; the victim is BROKEN, its receives flush, and its "
+                 "consumer gets one RNICPI_ASYNC_QP_FATAL of cause LLP "
+                 "(IT_ASYNC_AFF_EP_L_LLP_ERROR) with no Terminate detail");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  memset(u + n, 0x5a, 16);
+  uint8_t f[128];
+  size_t flen = fpdu_build(f, v.crc, u, n + 16, FALSE);
+  peer_write(v.peer, f, flen / 2);
+  g_assert_cmpint(shutdown(v.peer, SHUT_WR), ==, 0);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  expect_async(RNICPI_AE_LLP, RNICPI_TERM_NONE, RNICPI_TERM_NONE, RNICPI_TERM_NONE);
+  for (int i = 0; i < 2; i++) {
+    rnicpi_wc_t wc = wc_of(v.rcq);
+    g_assert_cmphex(wc.wr_id, ==, two_ids[i]);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  }
+  victim_free(&v);
+}
+
+static void
 test_peer_terminate(void)
 {
   g_test_summary("The peer answers the victim's Send with a Terminate, DDP untagged, message "
@@ -1375,7 +1403,7 @@ test_rtr_wait_terminate(void)
   uint8_t rep[24];
   g_assert_cmpuint(peer_read(fd, rep, sizeof(rep)), ==, sizeof(rep));
   g_assert_cmpmem(rep, 16, "MPA ID Rep Frame", 16);
-  /* Terminate: LLP (MPA) layer, code 6 (no matching RTR). */
+  /* Terminate: LLP (MPA) layer, code 6 (insufficient IRD). */
   uint8_t u[64];
   size_t n = untagged(u, 0x7, 2, 1, 0, TRUE);
   u[n] = 0x20;
@@ -1428,6 +1456,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc-write", test_bad_crc_write);
   g_test_add_func("/iwarp/hostile/rdmap/peer-terminate", test_peer_terminate);
+  g_test_add_func("/iwarp/hostile/fpdu/eof-mid-fpdu", test_eof_mid_fpdu);
   g_test_add_func("/iwarp/hostile/fpdu/byte-by-byte", test_byte_by_byte);
   g_test_add_func("/iwarp/hostile/ddp/unknown-stag", test_unknown_stag);
   g_test_add_func("/iwarp/hostile/ddp/polled-drain", test_polled_drain);
