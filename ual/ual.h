@@ -278,7 +278,6 @@ void ual_evd_push(ual_evd_t *evd, const it_event_t *ev);
 void ual_evd_update(ual_evd_t *evd);
 void ual_evd_destroy(ual_evd_t *evd);
 void ual_async_aff(ual_ia_t *ia, it_event_type_t type, it_handle_t cause);
-it_event_type_t ual_ep_async_event(rnicpi_async_type_t type, rnicpi_async_cause_t cause);
 void ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx);
 void ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev);
 

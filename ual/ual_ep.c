@@ -219,7 +219,8 @@ itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error)
   if (ep == NULL)
     st = ual_fail(IT_ERR_INVALID_EP, "itx_ep_error: %p is not a live EP handle", (void *) ep_handle);
   else if (error == NULL)
-    st = ual_fail(IT_ERR_FAULT, "itx_ep_error: error is NULL");
+    st = ual_fail(IT_ERR_FAULT, "itx_ep_error: error is NULL for EP %p; pass an itx_ep_error_t "
+                  "to fill", (void *) ep_handle);
   else
     *error = ep->error;
   g_rec_mutex_unlock(&ual_lock);

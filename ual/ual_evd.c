@@ -653,7 +653,7 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
  * cause says which (doc/writing-a-provider.md); without one, a local
  * fault is EP_FAILURE, a violation of this side's rights
  * L_ACCESS_VIOLATION, what the peer reported R_ERROR. */
-it_event_type_t
+static it_event_type_t
 ual_ep_async_event(rnicpi_async_type_t type, rnicpi_async_cause_t cause)
 {
   switch (cause) {

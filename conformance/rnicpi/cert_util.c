@@ -37,11 +37,9 @@ up_async_event(void *dev_ctx, const rnicpi_async_event_t *ev)
 {
   cert_t *f = dev_ctx;
   /* A provider older than 1.7 passes the event without its cause. */
-  rnicpi_async_event_t *copy = g_new(rnicpi_async_event_t, 1);
-  *copy = rnicpi_async_event(ev->type, ev->ctx, RNICPI_AE_UNSPECIFIED);
-  if (cert_prov->abi_minor >= 7)
-    *copy = *ev;
-  g_async_queue_push(f->async_q, copy);
+  rnicpi_async_event_t copy = cert_prov->abi_minor >= 7
+                               ? *ev : rnicpi_async_event(ev->type, ev->ctx, RNICPI_AE_UNSPECIFIED);
+  g_async_queue_push(f->async_q, g_memdup2(&copy, sizeof(copy)));
 }
 
 static const rnicpi_upcalls_t cert_upcalls = {

@@ -493,9 +493,6 @@ iw_op_answered(uint8_t op)
   return op == IW_OP_READ_REQ || op == IW_OP_ATOMIC_REQ;
 }
 
-/* Whether @qp's Sends and Writes complete when a delivery fence comes back
- * (ITAPI_IWARP_COMPLETION=placed, toward a peer with an IRD to answer it)
- * rather than at transmission. */
 /* Whether the consumer gets BROKEN when @qp fails: it is in RTS, or has
  * accepted and waits for the RTR. */
 static inline gboolean
@@ -504,6 +501,9 @@ iw_qp_connected(const iw_qp_t *qp)
   return qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
 }
 
+/* Whether @qp's Sends and Writes complete when a delivery fence comes back
+ * (ITAPI_IWARP_COMPLETION=placed, toward a peer with an IRD to answer it)
+ * rather than at transmission. */
 static inline gboolean
 iw_qp_fenced(const iw_qp_t *qp)
 {
@@ -528,6 +528,10 @@ void iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_cm_timeouts(iw_dev_t *dev);
 void iw_timed_add(iw_qp_t *qp, uint64_t us);
 void iw_timed_del(iw_qp_t *qp);
+/* The consumer's affiliated event for @qp: @cause, and the layer, type and
+ * code of the Terminate sent or received (RNICPI_TERM_NONE: none). */
+void iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+                 uint8_t code);
 /* The stream failed under @qp without a Terminate (a reset, an EOF inside
  * an FPDU, no RTR in time): a connected consumer gets an LLP event, then
  * BROKEN. */

@@ -157,13 +157,20 @@ iw_qp_close_fd(iw_qp_t *qp)
 }
 
 void
+iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t code)
+{
+  rnicpi_async_event_t ev = rnicpi_async_event(rnicpi_async_type_of(cause), qp->base.al_ctx, cause);
+  ev.term_layer = layer;
+  ev.term_etype = etype;
+  ev.term_code = code;
+  iw_defer_async(qp->dev, &ev);
+}
+
+void
 iw_qp_llp_fail(iw_qp_t *qp, iw_work_t *w)
 {
-  if (iw_qp_connected(qp)) {
-    rnicpi_async_event_t ev = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx,
-                                                 RNICPI_AE_LLP);
-    iw_defer_async(qp->dev, &ev);
-  }
+  if (iw_qp_connected(qp))
+    iw_qp_async(qp, RNICPI_AE_LLP, RNICPI_TERM_NONE, RNICPI_TERM_NONE, RNICPI_TERM_NONE);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
 }
 

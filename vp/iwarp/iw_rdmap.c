@@ -61,18 +61,6 @@ term_remote_cause(uint8_t layer, uint8_t etype, uint8_t code, uint8_t named)
   return RNICPI_AE_REMOTE;
 }
 
-/* The consumer's event for a Terminate on @qp, sent or received: @cause,
- * and the Terminate's layer, type and code. */
-static void
-term_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t code)
-{
-  rnicpi_async_event_t ev = rnicpi_async_event(rnicpi_async_type_of(cause), qp->base.al_ctx, cause);
-  ev.term_layer = layer;
-  ev.term_etype = etype;
-  ev.term_code = code;
-  iw_defer_async(qp->dev, &ev);
-}
-
 /* Build the Terminate into qp->term; it goes out ahead of anything not yet
  * started, after the FPDU being sent (qp->lock held). */
 static void
@@ -148,7 +136,7 @@ iw_term_send(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t ety
   }
   term_build(qp, layer, etype, code, ddp_hdr, ddp_len, seg_len, rdmap_hdr);
   if (cause != RNICPI_AE_UNSPECIFIED)
-    term_async(qp, cause, layer, etype, code);
+    iw_qp_async(qp, cause, layer, etype, code);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
   term_drain(qp, w);
 }
@@ -206,7 +194,7 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   /* A connected consumer learns what the peer reported, unless the peer
    * only aborted (RDMAP local catastrophic error: its own fault). */
   if (iw_qp_connected(qp) && (layer != IW_LAYER_RDMAP || etype != IW_RDMAP_ET_CATASTROPHIC))
-    term_async(qp, term_remote_cause(layer, etype, code, named), layer, etype, code);
+    iw_qp_async(qp, term_remote_cause(layer, etype, code, named), layer, etype, code);
   iw_qp_fail(qp, RNICPI_CM_BROKEN, w);
   qp->term_sent = TRUE; /* never answer a Terminate with one */
   qp->cs = IW_CS_DRAIN;

@@ -369,6 +369,17 @@ peer_next_terminate(victim_t *v, uint8_t *u)
   return len;
 }
 
+/* The victim's receives complete in order: @ids with @st. */
+static void
+expect_recvs(victim_t *v, const uint64_t *ids, const rnicpi_wc_status_t *st, int n)
+{
+  for (int i = 0; i < n; i++) {
+    rnicpi_wc_t wc = wc_of(v->rcq);
+    g_assert_cmphex(wc.wr_id, ==, ids[i]);
+    g_assert_cmpint(wc.status, ==, st[i]);
+  }
+}
+
 /* The peer reads up to the victim's Terminate, checks it, then the FIN;
  * the victim must be BROKEN in ERROR with everything flushed, its
  * consumer told @cause. */
@@ -392,16 +403,21 @@ expect_terminate(victim_t *v, rnicpi_async_cause_t cause, uint8_t layer, uint8_t
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
   expect_async(cause, layer, etype, code);
   g_assert_cmpint(P->queue->qp_state(v->qp), ==, RNICPI_QPS_ERROR);
-  for (int i = 0; i < nrecv; i++) {
-    rnicpi_wc_t wc = wc_of(v->rcq);
-    g_assert_cmphex(wc.wr_id, ==, recv_ids[i]);
-    g_assert_cmpint(wc.status, ==, recv_st[i]);
-  }
+  expect_recvs(v, recv_ids, recv_st, nrecv);
   rnicpi_wc_t wc = wc_of(v->scq);
   g_assert_cmphex(wc.wr_id, ==, 0x21);
   g_assert_cmpint(wc.status, ==, placed ? RNICPI_WC_WR_FLUSH_ERR : RNICPI_WC_SUCCESS);
   g_assert_cmpint(P->data->poll_cq(v->rcq, &wc, 1), ==, 0);
   g_assert_cmpint(P->data->poll_cq(v->scq, &wc, 1), ==, 0);
+}
+
+/* A connected victim (@crc: CRC32c on) with its work loaded (victim_load). */
+static void
+victim_ready(victim_t *v, gboolean crc)
+{
+  victim_new(v, REGION);
+  victim_connect(v, crc);
+  victim_load(v);
 }
 
 static const uint64_t two_ids[] = { 0x11, 0x12 };
@@ -418,9 +434,7 @@ bad_frame_terminates(bad_frame_fn build, rnicpi_async_cause_t cause, uint8_t lay
                      uint8_t etype, uint8_t code)
 {
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
+  victim_ready(&v, FALSE);
   uint8_t u[64];
   size_t n = build(&v, u);
   peer_fpdu(v.peer, v.crc, u, n, FALSE);
@@ -927,9 +941,7 @@ static void
 bad_crc(gboolean write)
 {
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, TRUE);
-  victim_load(&v);
+  victim_ready(&v, TRUE);
   uint8_t u[64];
   size_t n = write ? tagged(u, 0x0, (uint32_t) v.mr->rkey, 0) : untagged(u, 0x3, 0, 1, 0, TRUE);
   memcpy(u + n, "corrupt!", 8);
@@ -965,9 +977,7 @@ test_eof_mid_fpdu(void)
                  "consumer gets one RNICPI_ASYNC_QP_FATAL of cause LLP "
                  "(IT_ASYNC_AFF_EP_L_LLP_ERROR) with no Terminate detail");
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
+  victim_ready(&v, FALSE);
   uint8_t u[64];
   size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
   memset(u + n, 0x5a, 16);
@@ -977,11 +987,7 @@ test_eof_mid_fpdu(void)
   g_assert_cmpint(shutdown(v.peer, SHUT_WR), ==, 0);
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
   expect_async(RNICPI_AE_LLP, RNICPI_TERM_NONE, RNICPI_TERM_NONE, RNICPI_TERM_NONE);
-  for (int i = 0; i < 2; i++) {
-    rnicpi_wc_t wc = wc_of(v.rcq);
-    g_assert_cmphex(wc.wr_id, ==, two_ids[i]);
-    g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
-  }
+  expect_recvs(&v, two_ids, two_flushed, 2);
   victim_free(&v);
 }
 
@@ -994,9 +1000,7 @@ test_peer_terminate(void)
                  "RNICPI_ASYNC_QP_REMOTE_ERR of cause REMOTE_RECV_LENGTH with that layer, type "
                  "and code; the Send fails (placed completions) and the receives flush");
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
+  victim_ready(&v, FALSE);
   static uint8_t s[65536];
   int len;
   do {
@@ -1021,11 +1025,7 @@ test_peer_terminate(void)
   rnicpi_wc_t wc = wc_of(v.scq);
   g_assert_cmphex(wc.wr_id, ==, 0x21);
   g_assert_cmpint(wc.status, ==, placed ? RNICPI_WC_REM_OP_ERR : RNICPI_WC_SUCCESS);
-  for (int i = 0; i < 2; i++) {
-    wc = wc_of(v.rcq);
-    g_assert_cmphex(wc.wr_id, ==, two_ids[i]);
-    g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
-  }
+  expect_recvs(&v, two_ids, two_flushed, 2);
   victim_free(&v);
 }
 
@@ -1050,9 +1050,7 @@ test_to_beyond(void)
   g_test_summary("An RDMA Write running past the end of the region: DDP tagged, base or "
                  "bounds violation (1/1/1); nothing written");
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
+  victim_ready(&v, FALSE);
   uint8_t u[64];
   size_t n = tagged(u, 0x0, (uint32_t) v.mr->rkey, REGION - 8);
   memset(u + n, 0xee, 16);
@@ -1069,9 +1067,7 @@ test_too_long(void)
   g_test_summary("A Send longer than the receive buffer: DDP untagged, message too long "
                  "(1/2/5); that receive fails with a length error, the next is flushed");
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
+  victim_ready(&v, FALSE);
   uint8_t u[128];
   size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
   memset(u + n, 0xee, 100);
@@ -1132,9 +1128,7 @@ test_read_source_beyond(void)
   g_test_summary("An RDMA Read Request whose source runs past the region: RDMAP remote "
                  "protection, base or bounds (0/1/1)");
   victim_t v;
-  victim_new(&v, REGION);
-  victim_connect(&v, FALSE);
-  victim_load(&v);
+  victim_ready(&v, FALSE);
   read_request(&v, 1, 64, REGION - 32);
   expect_terminate(&v, RNICPI_AE_READ_ACCESS, 0, 1, 0x01, two_ids, two_flushed, 2);
   victim_free(&v);
