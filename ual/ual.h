@@ -37,6 +37,7 @@ typedef struct ual_ia {
   struct ual_evd *unaff_evd;
   GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */
   gboolean host_cm;           /* connects go through the host stack (ual_hostcm.c) */
+  int dying;                  /* children freed, waiting for their grace period (ual_obj.c) */
 } ual_ia_t;
 
 typedef struct ual_pz {
@@ -65,6 +66,7 @@ typedef struct ual_evd {
   GQueue notified;            /* AEVD: SEVDs with events (ual_evd_t*) */
   it_evd_callback_rtn_t callback;
   void *callback_arg;
+  gint dead;                  /* freed: no AEVD queues it, a waiter leaves (ual_evd_unpublish) */
 } ual_evd_t;
 
 typedef struct ual_ep {
@@ -139,6 +141,7 @@ typedef struct ual_lmr {
   gboolean linked;            /* as the consumer last saw it (a link posted, no unlink since) */
   size_t iobl_num_elts;       /* capacity in I/O buffer list elements */
   it_iobl_type_t iobl_type;   /* type of the list of the current link (0: a virtual range) */
+  uint64_t lkey;              /* mr->lkey as of the last registration or link: what posts read */
 } ual_lmr_t;
 
 /* A range mapped by it_mem_map: pinned; its I/O address is its address. */
@@ -175,28 +178,96 @@ typedef struct ual_cn {
   it_conn_request_event_t req; /* the request as delivered (passive), for it_handoff */
 } ual_cn_t;
 
-/* The one lock of object lifetimes and connection state. */
+/* The one lock of object lifetimes and connection state.  Taken and
+ * dropped through ual_lock_take/ual_lock_drop, which count this thread's
+ * depth: freeing an object waits for its grace period only where the lock
+ * can be dropped (ual_obj.c). */
 extern GRecMutex ual_lock;
+extern __thread int ual_lock_depth;
+static inline void ual_lock_take(void) { g_rec_mutex_lock(&ual_lock); ual_lock_depth++; }
+static inline void ual_lock_drop(void) { ual_lock_depth--; g_rec_mutex_unlock(&ual_lock); }
 
 /* Handles (ual_handle.c).  A handle packs the object type + 1 (8 bits), a
- * generation (24 bits) and a slot index (32 bits); slots live in fixed
- * chunks that never move, so a lookup takes no lock.  The lookups are
- * inline: every data-path call makes one or two. */
+ * generation (UAL_GEN_BITS) and a slot index (32 bits); slots live in
+ * fixed chunks that never move, so a lookup takes no lock.  The lookups
+ * are inline: every data-path call makes one or two.  A unit test builds
+ * ual_handle.c with smaller limits. */
+#ifndef UAL_CHUNK_BITS
 #define UAL_CHUNK_BITS 12
+#endif
 #define UAL_CHUNK_SLOTS (1u << UAL_CHUNK_BITS)
+#ifndef UAL_MAX_CHUNKS
 #define UAL_MAX_CHUNKS 1024u
+#endif
+#ifndef UAL_GEN_BITS
+#define UAL_GEN_BITS 24
+#endif
 typedef struct ual_slot {
   ual_obj_t *obj;
   uint32_t gen;
 } ual_slot_t;
 extern ual_slot_t *ual_slot_chunks[UAL_MAX_CHUNKS];
 
-void ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia);
+/* Give @obj a handle of @type in @ia and publish it; FALSE when every slot
+ * is in use or retired (the caller answers IT_ERR_RESOURCES). */
+gboolean ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia) G_GNUC_WARN_UNUSED_RESULT;
+/* Unpublish @obj: lookups no longer find it; its slot stays reserved. */
+void ual_handle_kill(ual_obj_t *obj);
+/* Give @obj's slot back for a later generation (or retire it when its
+ * generations are spent) and clear obj->handle.  Only once no thread can
+ * be using @obj: after ual_sync, or before the handle was ever returned. */
 void ual_handle_release(ual_obj_t *obj);
+/* How many slots were retired because their generation would wrap. */
+uint32_t ual_handle_retired(void);
+
+/* Read sections (ual_handle.c).  A lookup made without the object lock is
+ * made inside one, and what it found stays valid until the section ends:
+ * freeing waits for the sections open when the object was unpublished
+ * (ual_sync).  Sections nest; a blocking wait is never made inside one. */
+typedef struct ual_reader {
+  uint64_t seq;               /* odd while the thread is inside a section */
+  unsigned depth;             /* nesting; the owning thread's only */
+  struct ual_reader *next;    /* every record, for ual_sync */
+} ual_reader_t;
+extern __thread ual_reader_t *ual_reader_self;
+ual_reader_t *ual_reader_new(void);
+/* Wait until every read section of another thread that was open when this
+ * call started has ended. */
+void ual_sync(void);
+/* Whether this thread is inside a read section. */
+gboolean ual_in_read_section(void);
+
+static inline __attribute__((always_inline)) void
+ual_read_enter(void)
+{
+  ual_reader_t *r = ual_reader_self;
+  if (G_UNLIKELY(r == NULL))
+    r = ual_reader_new();
+  if (r->depth++ == 0) {
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+    /* Pairs with ual_sync's: the lookups below see an unpublished object
+     * gone, or ual_sync sees this section open. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  }
+}
+
+static inline __attribute__((always_inline)) void
+ual_read_exit(void)
+{
+  ual_reader_t *r = ual_reader_self;
+  if (--r->depth == 0)
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline void ual_read_scope_end(int *unused) { (void) unused; ual_read_exit(); }
+/* A read section from here to the end of the enclosing block. */
+#define UAL_READ_SCOPE() \
+  __attribute__((cleanup(ual_read_scope_end))) int ual_read_scope_ G_GNUC_UNUSED = (ual_read_enter(), 0)
 
 /* The object in the slot handle value @v names, if its own handle (type
  * and generation included) is @v; NULL otherwise.  @v's type is checked by
- * the callers below.  Slot 0 is never used, so index 0 finds nothing. */
+ * the callers below.  Slot 0 is never used, so index 0 finds nothing.
+ * Without the object lock, only inside a read section. */
 static inline ual_obj_t *
 ual_slot_obj(uint64_t v)
 {
@@ -226,6 +297,23 @@ ual_handle_get(const void *h, it_handle_type_enum_t type)
   uint64_t v = (uint64_t) (uintptr_t) h;
   return (v >> 56) != (uint64_t) type + 1 ? NULL : ual_slot_obj(v);
 }
+
+/* Free @o, a child of its IA already off the IA's list that passed its
+ * busy checks (ual_obj.c): unpublish it, wait for its grace period with
+ * the object lock dropped, destroy it.  Called with the lock held; it is
+ * held again on return.  Where this thread cannot wait (ual_can_sync),
+ * the reclaimer thread destroys @o later. */
+void ual_obj_retire(ual_obj_t *o);
+/* Hand @o (unpublished, its IA's dying count raised; or an IA) to the
+ * reclaimer thread, which waits for its grace period and destroys it. */
+void ual_reclaim_later(ual_obj_t *o);
+/* Destroy every child of @ia, once the children other threads freed are
+ * gone, no thread waits on its EVDs and their grace period has passed;
+ * release its handle (object lock held once; dropped meanwhile). */
+void ual_ia_teardown(ual_ia_t *ia);
+/* Whether this thread may wait for a grace period: it is inside no read
+ * section and holds the object lock at most once. */
+gboolean ual_can_sync(void);
 /* Free a child object of an IA that needs no busy check: look @h up as
  * @type (else @bad, with a sentence naming @what), unlink it from its IA,
  * destroy it, all under the object lock. */
@@ -270,13 +358,18 @@ it_status_t ual_prov_refused(const ual_ia_t *ia, rnicpi_status_t rs, it_status_t
   G_GNUC_PRINTF(4, 5);
 /* A new object of a PZ: its handle, the PZ's count and the IA's list
  * (ual_lock held). */
-void ual_pz_child_add(ual_obj_t *obj, it_handle_type_enum_t type, ual_pz_t *pz);
+it_status_t ual_pz_child_add(ual_obj_t *obj, it_handle_type_enum_t type, ual_pz_t *pz);
+/* ual_handle_alloc, or IT_ERR_RESOURCES with a sentence when no handle is left. */
+it_status_t ual_handle_new(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia);
 #define ual_ok() (IT_SUCCESS)
 
 /* EVDs (ual_evd.c). */
 void ual_evd_push(ual_evd_t *evd, const it_event_t *ev);
 void ual_evd_update(ual_evd_t *evd);
 void ual_evd_destroy(ual_evd_t *evd);
+/* Take a freed EVD off its AEVD's queue for good and wake its waiter
+ * (object lock held). */
+void ual_evd_unpublish(ual_evd_t *evd);
 void ual_async_aff(ual_ia_t *ia, it_event_type_t type, it_handle_t cause);
 void ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx);
 void ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev);

@@ -120,7 +120,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
   uint32_t port = 0;
   if (listen_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_listen_create: listen_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_listen_create: %p is not a live IA handle", (void *) ia_handle);
@@ -183,7 +183,12 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
     l->evd = evd;
     l->res = res;
     l->spigot = spigot_id;
-    ual_handle_alloc(&l->obj, IT_HANDLE_TYPE_LISTEN, ia);
+    if ((st = ual_handle_new(&l->obj, IT_HANDLE_TYPE_LISTEN, ia)) != IT_SUCCESS) {
+      kal_port_release(res);
+      g_free(l);
+      l = NULL;
+      goto out;
+    }
     rs = ia->prov->cm->listen(ia->dev, port, l->obj.handle, &l->lst);
     if (rs == RNICPI_OK)
       break;
@@ -205,7 +210,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
   ia->children = g_list_prepend(ia->children, l);
   *listen_handle = UAL_HANDLE(&l->obj, it_listen_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -229,6 +234,7 @@ it_listen_free(it_listen_handle_t listen_handle)
 it_status_t
 it_listen_query(it_listen_handle_t listen_handle, it_listen_param_mask_t mask, it_listen_param_t *params)
 {
+  UAL_READ_SCOPE();
   ual_listen_t *l = ual_listen_get(listen_handle);
   if (l == NULL)
     return ual_fail(IT_ERR_INVALID_LISTEN, "it_listen_query: %p is not a live listener handle",
@@ -303,7 +309,7 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
 {
   (void) conn_attr; /* IB CM timers: the provider's defaults apply */
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_connect: %p is not a live EP handle", (void *) ep_handle);
@@ -372,7 +378,7 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
   if (st != IT_SUCCESS)
     g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -381,7 +387,7 @@ it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
              const unsigned char *private_data, size_t private_data_length)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   ual_cn_t *cn = cn_find(cn_est_id);
   if (ep == NULL) {
@@ -436,7 +442,7 @@ it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
   }
   cn_drop(cn);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -444,7 +450,7 @@ it_status_t
 it_reject(it_cn_est_identifier_t cn_est_id, const unsigned char *private_data, size_t private_data_length)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_cn_t *cn = cn_find(cn_est_id);
   if (cn == NULL) {
     st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not pending "
@@ -466,7 +472,7 @@ it_reject(it_cn_est_identifier_t cn_est_id, const unsigned char *private_data, s
     st = ual_fail(ual_map_status(rs), "provider '%s' could not reject: %s", ia->prov->name,
                   rnicpi_status_message(rs));
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -474,7 +480,7 @@ it_status_t
 it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, size_t private_data_length)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_disconnect: %p is not a live EP handle", (void *) ep_handle);
@@ -504,7 +510,7 @@ it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, si
     st = ual_fail(ual_map_status(rs), "provider '%s' could not disconnect EP %p: %s", ia->prov->name,
                   (void *) ep_handle, rnicpi_status_message(rs));
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -565,7 +571,7 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
                   size_t len)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_socket_convert: %p is not a live EP handle", (void *) ep_handle);
@@ -628,7 +634,7 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
                   (void *) ep_handle, rnicpi_status_message(rs));
   }
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -700,7 +706,7 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
 {
   it_status_t st = IT_SUCCESS;
   uint32_t port;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_cn_t *cn = cn_find(cn_est_id);
   if (cn == NULL || cn->kind != CN_PASSIVE_REQUEST) {
     st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not a pending "
@@ -742,7 +748,7 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
   ual_evd_push(to->evd, e);
   g_free(e);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -835,7 +841,7 @@ ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev)
   ual_ia_t *ia = dev_ctx;
   if (ia == NULL)
     return;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   if (ev->type == RNICPI_CM_CONNECT_REQUEST)
     conn_request(ia, ev);
   else if (ev->type == RNICPI_CM_REQUEST_CANCELLED)
@@ -844,5 +850,5 @@ ual_upcall_cm(void *dev_ctx, const rnicpi_cm_event_t *ev)
     ual_ud_cm_event(ia, ev);
   else
     conn_event(ia, ev);
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
 }

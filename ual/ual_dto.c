@@ -37,7 +37,7 @@ ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out)
     out[i].addr = seg_addr(lmr, &t[i]);
     out[i].length = (uint32_t) t[i].length;
     out[i].pad = 0;
-    out[i].lkey = lmr->mr->lkey;
+    out[i].lkey = __atomic_load_n(&lmr->lkey, __ATOMIC_RELAXED);
   }
   return IT_SUCCESS;
 }
@@ -52,7 +52,7 @@ ual_to_sge1(const it_lmr_triplet_t *t, rnicpi_sge_t *out)
   out->addr = seg_addr(lmr, t);
   out->length = (uint32_t) t->length;
   out->pad = 0;
-  out->lkey = lmr->mr->lkey;
+  out->lkey = __atomic_load_n(&lmr->lkey, __ATOMIC_RELAXED);
   return IT_SUCCESS;
 }
 
@@ -200,6 +200,7 @@ it_status_t
 it_post_send(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
              it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
+  UAL_READ_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_SEND, 0, 0);
   return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, FALSE, "it_post_send");
@@ -210,6 +211,7 @@ it_post_rdma_write(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segme
                    it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
                    it_rmr_context_t rmr_context)
 {
+  UAL_READ_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_WRITE, rdma_addr, rmr_context);
   return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, TRUE, "it_post_rdma_write");
@@ -220,6 +222,7 @@ it_post_rdma_read(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segmen
                   it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
                   it_rmr_context_t rmr_context)
 {
+  UAL_READ_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_READ, rdma_addr, rmr_context);
   return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, TRUE, "it_post_rdma_read");
@@ -230,6 +233,7 @@ it_post_atomic(it_ep_handle_t ep_handle, it_atomic_op_t op, uint64_t swap_or_add
                const it_lmr_triplet_t *result, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
                it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
 {
+  UAL_READ_SCOPE();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL)
     return ual_fail(IT_ERR_INVALID_EP, "it_post_atomic: %p is not a live EP handle", (void *) ep_handle);
@@ -254,6 +258,7 @@ it_status_t
 it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
              it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
+  UAL_READ_SCOPE();
   ual_obj_t *o = ual_handle_any(handle);
   if (G_UNLIKELY(o == NULL))
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is not a live EP or SRQ handle", handle);
@@ -303,7 +308,7 @@ it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local
                          it_rmr_context_t rmr_context)
 {
   const char *fn = "it_post_rdma_read_to_rmr";
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep;
   it_status_t st = ual_post_checks(ep_handle, dto_flags, IT_UNLINK_LOCAL_SINK, fn, &ep);
   if (st != IT_SUCCESS)
@@ -365,7 +370,7 @@ it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local
   if (st == IT_SUCCESS && (dto_flags & IT_UNLINK_LOCAL_SINK))
     sink[0]->linked = FALSE;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 

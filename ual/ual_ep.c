@@ -109,7 +109,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   it_status_t st = IT_SUCCESS;
   if (ep_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_ep_rc_create: ep_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_ep_rc_create: %p is not a live PZ handle", (void *) pz_handle);
@@ -159,7 +159,10 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   ep->srq = srq;
   ep->flags = flags;
   ep->state = IT_EP_STATE_UNCONNECTED;
-  ual_handle_alloc(&ep->obj, IT_HANDLE_TYPE_EP, ia);
+  if ((st = ual_handle_new(&ep->obj, IT_HANDLE_TYPE_EP, ia)) != IT_SUCCESS) {
+    g_free(ep);
+    goto out;
+  }
   rnicpi_qp_attr_t qa = { .send_cq = req->cq, .recv_cq = recv->cq };
   qp_attr_of(ep_attr, &qa);
   qa.srq = srq != NULL ? srq->srq : NULL;
@@ -180,7 +183,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   ia->children = g_list_prepend(ia->children, ep);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -214,7 +217,7 @@ it_status_t
 itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL)
     st = ual_fail(IT_ERR_INVALID_EP, "itx_ep_error: %p is not a live EP handle", (void *) ep_handle);
@@ -223,7 +226,7 @@ itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error)
                   "to fill", (void *) ep_handle);
   else
     *error = ep->error;
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -231,7 +234,7 @@ it_status_t
 it_ep_reset(it_ep_handle_t ep_handle)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_reset: %p is not a live EP handle", (void *) ep_handle);
@@ -255,22 +258,25 @@ it_ep_reset(it_ep_handle_t ep_handle)
       memset(&ep->dst_path, 0, sizeof(ep->dst_path));
     }
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
 it_status_t
 it_ep_query(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, it_ep_param_t *params)
 {
-  ual_ep_t *ep = ual_ep_get(ep_handle);
-  if (ep == NULL)
-    return ual_fail(IT_ERR_INVALID_EP, "it_ep_query: %p is not a live EP handle", (void *) ep_handle);
   if ((mask & ~0xfffffffu) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_ep_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_ep_query: params is NULL");
+  /* Looked up under the object lock, which freeing it takes. */
+  ual_lock_take();
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL) {
+    ual_lock_drop();
+    return ual_fail(IT_ERR_INVALID_EP, "it_ep_query: %p is not a live EP handle", (void *) ep_handle);
+  }
   memset(params, 0, sizeof(*params));
-  g_rec_mutex_lock(&ual_lock);
   params->ia = UAL_HANDLE(&ep->obj.ia->obj, it_ia_handle_t);
   params->spigot_id = ep->spigot;
   params->ep_state.rc = (it_ep_state_rc_t) g_atomic_int_get(&ep->state);
@@ -292,7 +298,7 @@ it_ep_query(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, it_ep_param_t *pa
     params->attr.srv.rc.rdma_read_ird = ep->ird;
     params->attr.srv.rc.rdma_read_ord = ep->ord;
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return IT_SUCCESS;
 }
 
@@ -303,7 +309,7 @@ it_ep_modify(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, const it_ep_attr
                                         IT_EP_PARAM_MAX_IRD | IT_EP_PARAM_MAX_ORD |
                                         IT_EP_PARAM_ATOMICS_ENABLE;
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_modify: %p is not a live EP handle", (void *) ep_handle);
@@ -346,6 +352,6 @@ it_ep_modify(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, const it_ep_attr
   }
   ep->attr = a;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }

@@ -117,7 +117,8 @@ static void
 aevd_notify(ual_evd_t *aevd, ual_evd_t *sevd)
 {
   g_mutex_lock(&aevd->lock);
-  if (!sevd->in_aevd) {
+  /* A freed SEVD never comes back on the queue (ual_evd_unpublish). */
+  if (!sevd->in_aevd && !g_atomic_int_get(&sevd->dead)) {
     sevd->in_aevd = TRUE;
     g_queue_push_tail(&aevd->notified, sevd);
   }
@@ -295,6 +296,7 @@ evd_take(ual_evd_t *e, it_event_t *ev)
 it_status_t
 it_evd_dequeue(it_evd_handle_t evd_handle, it_event_t *event)
 {
+  UAL_READ_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (G_UNLIKELY(e == NULL))
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_dequeue: %p is not a live EVD handle", (void *) evd_handle);
@@ -310,7 +312,7 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
     return ual_fail(IT_ERR_FAULT, "it_evd_wait: event is NULL");
   /* The waiter slot is claimed under the object lock: it_evd_free checks it
    * there, so an EVD cannot be freed under a thread that starts waiting. */
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_evd_t *e = ual_evd_get(evd_handle);
   it_status_t claim = IT_SUCCESS;
   if (e == NULL)
@@ -321,22 +323,33 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
   else if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, 1))
     claim = ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
                      (void *) evd_handle);
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   if (claim != IT_SUCCESS)
     return claim;
   gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
                     g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
   it_status_t st;
+  /* Each take is a read section (an AEVD's take reaches its SEVDs, which
+   * may be freed meanwhile); the wait in poll is outside any. */
   for (;;) {
+    ual_read_enter();
     st = evd_take(e, event);
+    ual_read_exit();
     if (st == IT_SUCCESS)
       break;
+    if (G_UNLIKELY(g_atomic_int_get(&e->dead))) {
+      st = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p was freed with its IA while this thread "
+                    "waited on it", (void *) evd_handle);
+      break;
+    }
     ual_evd_update(e);
     int ms = -1;
     if (deadline >= 0) {
       gint64 left = deadline - g_get_monotonic_time();
       if (left <= 0) {
+        ual_read_enter();
         st = evd_take(e, event);
+        ual_read_exit();
         if (st != IT_SUCCESS)
           st = IT_ERR_TIMEOUT_EXPIRED;
         break;
@@ -369,7 +382,7 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
   it_status_t st = IT_SUCCESS;
   if (evd_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_evd_create: evd_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   ual_evd_t *aevd = NULL;
   if (ia == NULL) {
@@ -441,7 +454,11 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
     g_free(e);
     goto out;
   }
-  ual_handle_alloc(&e->obj, IT_HANDLE_TYPE_EVD, ia);
+  if ((st = ual_handle_new(&e->obj, IT_HANDLE_TYPE_EVD, ia)) != IT_SUCCESS) {
+    close(e->fd);
+    g_free(e);
+    goto out;
+  }
   if (event_number == IT_DTO_EVENT_STREAM) {
     rnicpi_status_t rs = ia->prov->queue->cq_create(ia->dev, (uint32_t) sevd_queue_size,
                                                     e->obj.handle, &e->cq);
@@ -466,13 +483,35 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
     *fd = e->fd;
   /* Notification-driven SEVDs watch their CQ from the start. */
   if (e->cq != NULL && (aevd != NULL || fd != NULL)) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     ual_evd_update(e);
     return IT_SUCCESS;
   }
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
+}
+
+void
+ual_evd_unpublish(ual_evd_t *e)
+{
+  g_atomic_int_set(&e->dead, 1);
+  if (e->aevd != NULL) {
+    ual_evd_t *a = e->aevd;
+    g_mutex_lock(&a->lock);
+    g_queue_remove(&a->notified, e);
+    e->in_aevd = FALSE;
+    if (g_queue_is_empty(&a->notified))
+      fd_set_level(a, FALSE);
+    g_mutex_unlock(&a->lock);
+  }
+  /* A thread in it_evd_wait (only it_ia_free gets here with one) wakes,
+   * sees the EVD dead and leaves. */
+  if (g_atomic_int_get(&e->waiters) > 0) {
+    g_mutex_lock(&e->lock);
+    fd_set_level(e, TRUE);
+    g_mutex_unlock(&e->lock);
+  }
 }
 
 void
@@ -507,7 +546,7 @@ it_status_t
 it_evd_free(it_evd_handle_t evd_handle)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL) {
     st = ual_fail(IT_ERR_INVALID_EVD, "it_evd_free: %p is not a live EVD handle", (void *) evd_handle);
@@ -521,15 +560,16 @@ it_evd_free(it_evd_handle_t evd_handle)
     st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p has a thread waiting on it", (void *) evd_handle);
   } else {
     e->obj.ia->children = g_list_remove(e->obj.ia->children, e);
-    ual_evd_destroy(e);
+    ual_obj_retire(&e->obj);
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
 it_status_t
 it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_t *params)
 {
+  UAL_READ_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_query: %p is not a live EVD handle", (void *) evd_handle);
@@ -555,6 +595,7 @@ it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_
 it_status_t
 it_evd_modify(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, const it_evd_param_t *params)
 {
+  UAL_READ_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_modify: %p is not a live EVD handle", (void *) evd_handle);
@@ -580,6 +621,7 @@ it_evd_modify(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, const it_evd
 it_status_t
 it_evd_post_se(it_evd_handle_t evd_handle, const void *event)
 {
+  UAL_READ_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_post_se: %p is not a live EVD handle", (void *) evd_handle);
@@ -603,6 +645,7 @@ it_evd_post_se(it_evd_handle_t evd_handle, const void *event)
 it_status_t
 it_evd_callback_attach(it_evd_handle_t evd_handle, it_evd_callback_rtn_t callback, void *arg)
 {
+  UAL_READ_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_callback_attach: %p is not a live EVD handle", (void *) evd_handle);
@@ -624,6 +667,7 @@ it_evd_callback_attach(it_evd_handle_t evd_handle, it_evd_callback_rtn_t callbac
 it_status_t
 it_evd_callback_detach(it_evd_handle_t evd_handle)
 {
+  UAL_READ_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_callback_detach: %p is not a live EVD handle", (void *) evd_handle);
@@ -642,11 +686,11 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
   /* It may race it_evd_free (rnicpi.h): the EVD is looked up and updated
    * under the object lock, which freeing it holds. */
   (void) dev_ctx;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) cq_ctx);
   if (e != NULL)
     ual_evd_update(e);
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
 }
 
 /* The IT-API affiliated event of a queue pair's asynchronous event: the
@@ -686,7 +730,7 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
   ual_ia_t *ia = dev_ctx;
   if (ia == NULL)
     return;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   switch (ev->type) {
   case RNICPI_ASYNC_CQ_OVERFLOW: {
     ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) ev->ctx);
@@ -740,5 +784,5 @@ ual_upcall_async(void *dev_ctx, const rnicpi_async_event_t *ev)
     }
     break;
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
 }

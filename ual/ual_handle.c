@@ -1,27 +1,44 @@
 /*
- * Handles: validated, generation-checked.
+ * Handles and read sections: validated, generation-checked handles whose
+ * objects are reclaimed only when no thread can still be using them.
  *
  * A handle is not a pointer.  Its value packs the object type (8 bits), a
- * generation (24 bits) and a slot index (32 bits).  A lookup (inline, in
- * ual.h) checks the type, that the slot exists and holds an object whose
- * own handle (type and generation included) is the value, so a freed,
- * foreign or garbage value is refused without being dereferenced.  Slots
- * live in fixed chunks that never move, so a lookup takes no lock.
+ * generation (UAL_GEN_BITS) and a slot index (32 bits).  A lookup (inline,
+ * in ual.h) checks the type, that the slot exists and holds an object
+ * whose own handle (type and generation included) is the value, so a
+ * freed, foreign or garbage value is refused without being dereferenced.
+ * Slots live in fixed chunks that never move, so a lookup takes no lock.
+ *
+ * A lookup without the object lock is made inside a read section
+ * (ual_read_enter/ual_read_exit, one counter per thread).  Freeing an
+ * object first unpublishes it (ual_handle_kill: no lookup finds it any
+ * more), then waits for every read section that was open at that moment
+ * to close (ual_sync), and only then destroys it.  This is the grace
+ * period of RCU, reduced to what a handle table needs: the data path pays
+ * one fenced store on entry and one plain store on exit, on a line no
+ * other thread writes.
+ *
+ * A slot whose generation would wrap is retired instead of reused, so no
+ * stale handle ever names a live object; running out of slots is a status
+ * (ual_handle_alloc returns FALSE), never an abort.
+ *
+ * This file needs nothing of the other ual/ files (a unit test builds it
+ * alone with small limits).
  *
  * SPDX-License-Identifier: MIT
  */
-#include <stdarg.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "ual.h"
 
-#define GEN_MASK 0xffffffu
+#define GEN_MAX ((1u << UAL_GEN_BITS) - 1)
 
 ual_slot_t *ual_slot_chunks[UAL_MAX_CHUNKS];
 static GMutex handle_lock;
 static GArray *free_slots; /* uint32_t */
 static uint32_t next_slot = 1; /* slot 0 never used */
-
-GRecMutex ual_lock;
+static uint32_t slots_retired;
 
 static ual_slot_t *
 slot_of(uint32_t idx)
@@ -33,7 +50,7 @@ slot_of(uint32_t idx)
   return chunk == NULL ? NULL : &chunk[idx & (UAL_CHUNK_SLOTS - 1)];
 }
 
-void
+gboolean
 ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
 {
   uint32_t idx;
@@ -44,9 +61,13 @@ ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
     idx = g_array_index(free_slots, uint32_t, free_slots->len - 1);
     g_array_set_size(free_slots, free_slots->len - 1);
   } else {
+    uint32_t c = next_slot >> UAL_CHUNK_BITS;
+    if (c >= UAL_MAX_CHUNKS) {
+      g_mutex_unlock(&handle_lock);
+      obj->handle = 0;
+      return FALSE;
+    }
     idx = next_slot++;
-    uint32_t c = idx >> UAL_CHUNK_BITS;
-    g_assert(c < UAL_MAX_CHUNKS); /* 4 million live objects */
     if (ual_slot_chunks[c] == NULL)
       g_atomic_pointer_set(&ual_slot_chunks[c], g_new0(ual_slot_t, UAL_CHUNK_SLOTS));
   }
@@ -56,140 +77,132 @@ ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
   obj->type = type;
   obj->ia = ia;
   obj->handle = ((uint64_t) (type + 1) << 56) | ((uint64_t) s->gen << 32) | idx;
-  g_atomic_pointer_set(&s->obj, obj);
+  __atomic_store_n(&s->obj, obj, __ATOMIC_RELEASE);
   g_mutex_unlock(&handle_lock);
+  return TRUE;
+}
+
+void
+ual_handle_kill(ual_obj_t *obj)
+{
+  ual_slot_t *s = slot_of((uint32_t) obj->handle);
+  if (s != NULL)
+    __atomic_store_n(&s->obj, NULL, __ATOMIC_SEQ_CST);
 }
 
 void
 ual_handle_release(ual_obj_t *obj)
 {
   uint32_t idx = (uint32_t) obj->handle;
+  if (obj->handle == 0)
+    return;
   g_mutex_lock(&handle_lock);
   ual_slot_t *s = slot_of(idx);
-  g_atomic_pointer_set(&s->obj, NULL);
-  s->gen = (s->gen + 1) & GEN_MASK;
-  if (s->gen == 0)
-    s->gen = 1;
-  g_array_append_val(free_slots, idx);
+  __atomic_store_n(&s->obj, NULL, __ATOMIC_SEQ_CST);
+  if (s->gen >= GEN_MAX) {
+    /* Every generation of this slot has been handed out: reusing it would
+     * make the oldest stale handle of it valid again. */
+    slots_retired++;
+  } else {
+    s->gen++;
+    g_array_append_val(free_slots, idx);
+  }
   g_mutex_unlock(&handle_lock);
   obj->handle = 0;
 }
 
-it_status_t
-ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const char *what)
+uint32_t
+ual_handle_retired(void)
 {
-  g_rec_mutex_lock(&ual_lock);
-  ual_obj_t *o = ual_handle_get(h, type);
-  if (o == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
-    return ual_fail(bad, "freeing %p: not a live %s handle", h, what);
+  g_mutex_lock(&handle_lock);
+  uint32_t n = slots_retired;
+  g_mutex_unlock(&handle_lock);
+  return n;
+}
+
+/*
+ * Read sections.  Each thread that enters one gets a record, kept for the
+ * life of the process (a thread that exits gives its record to the next
+ * new thread), on a list that only grows, so ual_sync walks it without a
+ * lock.  A record's sequence is odd while its thread is inside a section.
+ */
+
+__thread ual_reader_t *ual_reader_self;
+static ual_reader_t *readers;   /* every record, newest first (atomic) */
+static GMutex spare_lock;
+static GSList *spare_readers;   /* records of threads that exited */
+static pthread_key_t reader_key;
+static pthread_once_t reader_once = PTHREAD_ONCE_INIT;
+
+static void
+reader_thread_exit(void *p)
+{
+  ual_reader_t *r = p;
+  /* A thread that exits inside a section (a callback that ended it) must
+   * not hold every later grace period. */
+  if (r->seq & 1)
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
+  r->depth = 0;
+  g_mutex_lock(&spare_lock);
+  spare_readers = g_slist_prepend(spare_readers, r);
+  g_mutex_unlock(&spare_lock);
+}
+
+static void
+reader_key_init(void)
+{
+  if (pthread_key_create(&reader_key, reader_thread_exit) != 0)
+    g_error("ual: pthread_key_create failed: the process is out of thread-specific keys");
+}
+
+ual_reader_t *
+ual_reader_new(void)
+{
+  pthread_once(&reader_once, reader_key_init);
+  g_mutex_lock(&spare_lock);
+  ual_reader_t *r = NULL;
+  if (spare_readers != NULL) {
+    r = spare_readers->data;
+    spare_readers = g_slist_delete_link(spare_readers, spare_readers);
   }
-  o->ia->children = g_list_remove(o->ia->children, o);
-  ual_obj_destroy(o);
-  g_rec_mutex_unlock(&ual_lock);
-  return IT_SUCCESS;
-}
-
-static GPrivate detail_key = G_PRIVATE_INIT(g_free);
-
-it_status_t
-ual_fail(it_status_t st, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_log(UAL_LOG, G_LOG_LEVEL_DEBUG, "%s: %s", itx_status_name(st), msg);
-  g_private_replace(&detail_key, msg);
-  return st;
-}
-
-it_status_t
-ual_prov_refused(const ual_ia_t *ia, rnicpi_status_t rs, it_status_t nosup, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *what = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  if (rs == RNICPI_ENOTSUP)
-    return ual_fail(nosup, "provider '%s' could not %s: IA '%s' does not offer it (itapi-info -v lists "
-                    "what it does)", ia->prov->name, what, ia->iface->name);
-  return ual_fail(IT_ERR_RESOURCES, "provider '%s' could not %s: %s; free objects of IA '%s' or ask for "
-                  "less", ia->prov->name, what, rnicpi_status_message(rs), ia->iface->name);
+  g_mutex_unlock(&spare_lock);
+  if (r == NULL) {
+    r = g_aligned_alloc0(1, sizeof(*r), G_MEM_ALIGN > 64 ? G_MEM_ALIGN : 64);
+    ual_reader_t *head = __atomic_load_n(&readers, __ATOMIC_ACQUIRE);
+    do
+      r->next = head;
+    while (!__atomic_compare_exchange_n(&readers, &head, r, TRUE, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+  }
+  pthread_setspecific(reader_key, r);
+  ual_reader_self = r;
+  return r;
 }
 
 void
-ual_pz_child_add(ual_obj_t *obj, it_handle_type_enum_t type, ual_pz_t *pz)
+ual_sync(void)
 {
-  ual_ia_t *ia = pz->obj.ia;
-  ual_handle_alloc(obj, type, ia);
-  pz->nref++;
-  ia->children = g_list_prepend(ia->children, obj);
-}
-
-const char *
-itx_error_detail(void)
-{
-  const char *d = g_private_get(&detail_key);
-  return d != NULL ? d : "";
-}
-
-it_status_t
-ual_map_status(rnicpi_status_t st)
-{
-  switch (st) {
-  case RNICPI_OK: return IT_SUCCESS;
-  case RNICPI_ENOTSUP: return IT_ERR_OP_NOT_SUPPORTED;
-  case RNICPI_EINVAL: return IT_ERR_INVALID_EP_ATTR;
-  case RNICPI_ENOMEM: return IT_ERR_RESOURCES;
-  case RNICPI_EBUSY: return IT_ERR_EP_BUSY;
-  case RNICPI_ESTATE: return IT_ERR_INVALID_EP_STATE;
-  case RNICPI_EFULL: return IT_ERR_TOO_MANY_POSTS;
-  case RNICPI_EACCES: return IT_ERR_ACCESS;
-  case RNICPI_ERANGE: return IT_ERR_RANGE;
-  case RNICPI_ENOENT: return IT_ERR_INVALID_CN_EST_ID;
-  case RNICPI_EEXIST: return IT_ERR_CONN_QUAL_BUSY;
-  case RNICPI_ELIMIT: return IT_ERR_RESOURCES;
-  case RNICPI_EIO: return IT_ERR_IA_CATASTROPHE;
-  default: return IT_ERR_FAULT;
+  /* Pairs with the fence of ual_read_enter: either that thread's lookup
+   * sees the object unpublished, or its open section is seen here. */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  ual_reader_t *self = ual_reader_self;
+  for (ual_reader_t *r = __atomic_load_n(&readers, __ATOMIC_ACQUIRE); r != NULL; r = r->next) {
+    if (r == self)
+      continue;
+    uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+    if ((s & 1) == 0)
+      continue;
+    /* Sections are a post or a dequeue long: spin briefly, then sleep. */
+    for (unsigned spins = 0; __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == s; spins++) {
+      if (spins < 64)
+        sched_yield();
+      else
+        g_usleep(50);
+    }
   }
 }
 
-/* Consumer context and handle type: any object. */
-
-it_status_t
-it_set_consumer_context(it_handle_t handle, it_context_t context)
+gboolean
+ual_in_read_section(void)
 {
-  ual_obj_t *o = ual_handle_any(handle);
-  if (o == NULL)
-    return ual_fail(IT_ERR_INVALID_HANDLE, "it_set_consumer_context: %p is not a live handle", handle);
-  o->context = context;
-  o->has_context = TRUE;
-  return IT_SUCCESS;
-}
-
-it_status_t
-it_get_consumer_context(it_handle_t handle, it_context_t *context)
-{
-  ual_obj_t *o = ual_handle_any(handle);
-  if (o == NULL)
-    return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_consumer_context: %p is not a live handle", handle);
-  if (context == NULL)
-    return ual_fail(IT_ERR_FAULT, "it_get_consumer_context: context is NULL");
-  if (!o->has_context)
-    return ual_fail(IT_ERR_NO_CONTEXT, "handle %p carries no consumer context; set one with it_set_consumer_context", handle);
-  *context = o->context;
-  return IT_SUCCESS;
-}
-
-it_status_t
-it_get_handle_type(it_handle_t handle, it_handle_type_enum_t *type_of_handle)
-{
-  ual_obj_t *o = ual_handle_any(handle);
-  if (o == NULL)
-    return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_handle_type: %p is not a live handle", handle);
-  if (type_of_handle == NULL)
-    return ual_fail(IT_ERR_FAULT, "it_get_handle_type: type_of_handle is NULL");
-  *type_of_handle = o->type;
-  return IT_SUCCESS;
+  return ual_reader_self != NULL && ual_reader_self->depth > 0;
 }

@@ -131,7 +131,7 @@ hc_thread(gpointer data)
     /* Finish whatever completed or ran out of time.  A descriptor polled
      * above may since have been cancelled and reused, so each entry's state
      * is read from its socket, not from revents. */
-    g_rec_mutex_lock(&ual_lock);
+    ual_lock_take();
     g_mutex_lock(&hc_lock);
     GPtrArray *done = g_ptr_array_new();
     for (guint i = 0; i < hc_pending->len;) {
@@ -151,7 +151,7 @@ hc_thread(gpointer data)
       finish(c, c->err);
       g_free(c);
     }
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     g_ptr_array_unref(done);
   }
   return NULL;

@@ -74,7 +74,12 @@ it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
                     f->prov->name, f->device, rnicpi_status_message(st));
   }
   ia->host_cm = ual_hostcm_wanted(ia);
-  ual_handle_alloc(&ia->obj, IT_HANDLE_TYPE_IA, ia);
+  it_status_t hs = ual_handle_new(&ia->obj, IT_HANDLE_TYPE_IA, ia);
+  if (hs != IT_SUCCESS) {
+    ia->prov->device->close(ia->dev);
+    g_free(ia);
+    return hs;
+  }
   *ia_handle = UAL_HANDLE(&ia->obj, it_ia_handle_t);
   return IT_SUCCESS;
 }
@@ -82,16 +87,65 @@ it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
 it_status_t
 it_ia_free(it_ia_handle_t ia_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     return ual_fail(IT_ERR_INVALID_IA, "it_ia_free: %p is not a live IA handle", (void *) ia_handle);
   }
-  ual_handle_release(&ia->obj);
+  /* Unpublish the IA and every child at once: from here no call finds
+   * them, and a thread waiting on one of its EVDs wakes and leaves. */
+  ual_handle_kill(&ia->obj);
+  for (GList *l = ia->children; l != NULL; l = l->next) {
+    ual_obj_t *o = l->data;
+    ual_handle_kill(o);
+    if (o->type == IT_HANDLE_TYPE_EVD)
+      ual_evd_unpublish((ual_evd_t *) o);
+  }
   ual_cn_drop_ia(ia);
   ual_ud_drop_ia(ia);
   ual_mem_unmap_all(ia);
+  if (!ual_can_sync()) {
+    g_log(UAL_LOG, G_LOG_LEVEL_DEBUG, "IA '%s' is freed from a callback or a read section: the reclaimer "
+          "tears it down once no thread can use it", ia->iface->name);
+    ual_reclaim_later(&ia->obj);
+    ual_lock_drop();
+    return IT_SUCCESS;
+  }
+  ual_ia_teardown(ia);
+  ual_lock_drop();
+  /* Closing waits for upcalls in flight, which take ual_lock. */
+  ia->prov->device->close(ia->dev);
+  g_list_free(ia->children);
+  g_free(ia);
+  return IT_SUCCESS;
+}
+
+/* Whether a thread still waits on an EVD of @ia (object lock held). */
+static gboolean
+ia_has_waiter(ual_ia_t *ia)
+{
+  for (GList *l = ia->children; l != NULL; l = l->next) {
+    ual_obj_t *o = l->data;
+    if (o->type == IT_HANDLE_TYPE_EVD && g_atomic_int_get(&((ual_evd_t *) o)->waiters) > 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+void
+ual_ia_teardown(ual_ia_t *ia)
+{
+  /* Children that other threads freed finish their grace period, waiters
+   * leave, then no read section may still hold any child. */
+  while (ia->dying > 0 || ia_has_waiter(ia)) {
+    ual_lock_drop();
+    g_usleep(100);
+    ual_lock_take();
+  }
+  ual_lock_drop();
+  ual_sync();
+  ual_lock_take();
   /* Children in dependency order: EPs, listeners and service requests,
    * SRQs, RMRs, address handles, LMRs, the SEVDs that feed an AEVD (while
    * their AEVD still lives), the other EVDs, PZs. */
@@ -115,12 +169,7 @@ it_ia_free(it_ia_handle_t ia_handle)
       l = l->next;
     }
   }
-  g_rec_mutex_unlock(&ual_lock);
-  /* Closing waits for upcalls in flight, which take ual_lock. */
-  ia->prov->device->close(ia->dev);
-  g_list_free(ia->children);
-  g_free(ia);
-  return IT_SUCCESS;
+  ual_handle_release(&ia->obj);
 }
 
 /* Destroy a child object of an IA (already off its IA's list). */
@@ -144,6 +193,7 @@ ual_obj_destroy(ual_obj_t *o)
 itx_completion_t
 itx_ia_completion(it_ia_handle_t ia_handle)
 {
+  UAL_READ_SCOPE();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   return ia != NULL && (ia->caps.features & RNICPI_CAP_PLACED_COMPLETION) ? ITX_COMPLETION_PLACED
                                                                           : ITX_COMPLETION_SENT;
@@ -153,6 +203,7 @@ itx_ia_completion(it_ia_handle_t ia_handle)
 it_status_t
 it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
 {
+  UAL_READ_SCOPE();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL)
     return ual_fail(IT_ERR_INVALID_IA, "it_ia_query: %p is not a live IA handle", (void *) ia_handle);
@@ -272,24 +323,30 @@ it_pz_create(it_ia_handle_t ia_handle, it_pz_handle_t *pz_handle)
 {
   if (pz_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_pz_create: pz_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     return ual_fail(IT_ERR_INVALID_IA, "it_pz_create: %p is not a live IA handle", (void *) ia_handle);
   }
   ual_pz_t *pz = g_new0(ual_pz_t, 1);
   rnicpi_status_t st = ia->prov->device->pd_alloc(ia->dev, &pz->pd);
   if (st != RNICPI_OK) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     g_free(pz);
     return ual_fail(IT_ERR_RESOURCES, "provider '%s' could not allocate a protection domain: %s",
                     ia->prov->name, rnicpi_status_message(st));
   }
-  ual_handle_alloc(&pz->obj, IT_HANDLE_TYPE_PZ, ia);
+  it_status_t hs = ual_handle_new(&pz->obj, IT_HANDLE_TYPE_PZ, ia);
+  if (hs != IT_SUCCESS) {
+    ia->prov->device->pd_free(pz->pd);
+    ual_lock_drop();
+    g_free(pz);
+    return hs;
+  }
   ia->children = g_list_prepend(ia->children, pz);
   *pz_handle = UAL_HANDLE(&pz->obj, it_pz_handle_t);
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return IT_SUCCESS;
 }
 
@@ -305,7 +362,7 @@ ual_pz_destroy(ual_pz_t *pz)
 it_status_t
 it_pz_free(it_pz_handle_t pz_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   it_status_t st = IT_SUCCESS;
   if (pz == NULL) {
@@ -315,15 +372,16 @@ it_pz_free(it_pz_handle_t pz_handle)
                   (void *) pz_handle, pz->nref);
   } else {
     pz->obj.ia->children = g_list_remove(pz->obj.ia->children, pz);
-    ual_pz_destroy(pz);
+    ual_obj_retire(&pz->obj);
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
 it_status_t
 it_pz_query(it_pz_handle_t pz_handle, it_pz_param_mask_t mask, it_pz_param_t *params)
 {
+  UAL_READ_SCOPE();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL)
     return ual_fail(IT_ERR_INVALID_PZ, "it_pz_query: %p is not a live PZ handle", (void *) pz_handle);
@@ -351,6 +409,7 @@ it_status_t
 it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t *net_addr,
                 size_t *num_paths, size_t *total_paths, it_path_t *paths)
 {
+  UAL_READ_SCOPE();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL)
     return ual_fail(IT_ERR_INVALID_IA, "it_get_pathinfo: %p is not a live IA handle", (void *) ia_handle);

@@ -175,7 +175,7 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
                 uint32_t shared_id, it_lmr_handle_t *lmr_handle, it_rmr_context_t *rmr_context)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_lmr_create: %p is not a live PZ handle", (void *) pz_handle);
@@ -258,12 +258,18 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
   lmr->iobl = iobl != NULL;
   lmr->iobl_num_elts = iobl != NULL ? iobl->num_elts : 0;
   lmr->iobl_type = iobl != NULL ? iobl->iobl_type : 0;
-  ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz);
+  lmr->lkey = lmr->mr->lkey;
+  if ((st = ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz)) != IT_SUCCESS) {
+    ia->prov->mem->mr_dereg(lmr->mr);
+    kal_unpin(lmr->pin);
+    g_free(lmr);
+    goto out;
+  }
   *lmr_handle = UAL_HANDLE(&lmr->obj, it_lmr_handle_t);
   if (rmr_context != NULL)
     *rmr_context = lmr->mr->rkey;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -300,37 +306,44 @@ ual_lmr_destroy(ual_lmr_t *lmr)
 it_status_t
 it_lmr_free(it_lmr_handle_t lmr_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
   if (lmr == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     return ual_fail(IT_ERR_INVALID_LMR, "it_lmr_free: %p is not a live LMR handle", (void *) lmr_handle);
   }
   /* The provider knows whether a window is still bound to the region
    * (a peer's Send with Invalidate may have just freed it). */
   rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_dereg(lmr->mr);
   if (rs == RNICPI_EBUSY) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     return ual_fail(IT_ERR_LMR_BUSY, "LMR %p still has an RMR linked to it; unlink or free the RMR first",
                     (void *) lmr_handle);
   }
+  /* Posts racing this free read lmr->lkey, never lmr->mr: they post a key
+   * that no longer exists, and complete with a protection error. */
   lmr->mr = NULL;
   lmr->obj.ia->children = g_list_remove(lmr->obj.ia->children, lmr);
-  ual_lmr_destroy(lmr);
-  g_rec_mutex_unlock(&ual_lock);
+  ual_obj_retire(&lmr->obj);
+  ual_lock_drop();
   return IT_SUCCESS;
 }
 
 it_status_t
 it_lmr_query(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, it_lmr_param_t *params)
 {
-  ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
-  if (lmr == NULL)
-    return ual_fail(IT_ERR_INVALID_LMR, "it_lmr_query: %p is not a live LMR handle", (void *) lmr_handle);
   if ((mask & ~0x7fffu) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_lmr_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_lmr_query: params is NULL");
+  /* Under the object lock: the region (mr, pin) changes with links and
+   * goes with it_lmr_free, which both take it. */
+  ual_lock_take();
+  ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
+  if (lmr == NULL) {
+    ual_lock_drop();
+    return ual_fail(IT_ERR_INVALID_LMR, "it_lmr_query: %p is not a live LMR handle", (void *) lmr_handle);
+  }
   memset(params, 0, sizeof(*params));
   params->ia = UAL_HANDLE(&lmr->obj.ia->obj, it_ia_handle_t);
   params->pz = UAL_HANDLE(&lmr->pz->obj, it_pz_handle_t);
@@ -346,6 +359,7 @@ it_lmr_query(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, it_lmr_param_
   params->linked = !lmr->linkable || lmr->linked ? IT_TRUE : IT_FALSE;
   params->iobl_num_elts = lmr->iobl_num_elts;
   params->iobl_type = lmr->iobl_type;
+  ual_lock_drop();
   return IT_SUCCESS;
 }
 
@@ -353,7 +367,7 @@ it_status_t
 it_lmr_modify(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, const it_lmr_param_t *params)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
   if (lmr == NULL) {
     st = ual_fail(IT_ERR_INVALID_LMR, "it_lmr_modify: %p is not a live LMR handle", (void *) lmr_handle);
@@ -378,7 +392,7 @@ it_lmr_modify(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, const it_lmr
   }
   lmr->privs = params->privs;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -415,7 +429,7 @@ it_mem_map(it_ia_handle_t ia_handle, void *vaddr, uint64_t aspace_id, size_t len
            size_t *mapped_len)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_mem_map: %p is not a live IA handle", (void *) ia_handle);
@@ -453,7 +467,7 @@ it_mem_map(it_ia_handle_t ia_handle, void *vaddr, uint64_t aspace_id, size_t len
   *io_addr = (it_io_addr_t) vaddr;
   *mapped_len = len;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -461,7 +475,7 @@ it_status_t
 it_mem_unmap(it_ia_handle_t ia_handle, it_io_addr_t io_addr, size_t mapped_len)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_mem_unmap: %p is not a live IA handle", (void *) ia_handle);
@@ -485,7 +499,7 @@ it_mem_unmap(it_ia_handle_t ia_handle, it_io_addr_t io_addr, size_t mapped_len)
   kal_unpin(m->pin);
   g_free(m);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -509,7 +523,7 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
                        it_lmr_handle_t *lmr_handle)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_lmr_create_unlinked: %p is not a live PZ handle", (void *) pz_handle);
@@ -552,10 +566,15 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
   lmr->shared_id = shared_id;
   lmr->linkable = TRUE;
   lmr->iobl_num_elts = iobl_num_elts;
-  ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz);
+  lmr->lkey = lmr->mr->lkey;
+  if ((st = ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz)) != IT_SUCCESS) {
+    ia->prov->mem->mr_dereg(lmr->mr);
+    g_free(lmr);
+    goto out;
+  }
   *lmr_handle = UAL_HANDLE(&lmr->obj, it_lmr_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -590,7 +609,7 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
             it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
 {
   const char *fn = "it_lmr_link";
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_lmr_t *lmr;
   ual_ep_t *ep;
   it_status_t st = link_checks(fn, lmr_handle, ep_handle, &lmr, &ep);
@@ -678,9 +697,11 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   lmr->privs = privs;
   lmr->iobl = iobl != NULL;
   lmr->iobl_type = iobl != NULL ? iobl->iobl_type : 0;
+  /* The fast register wrote the region's new key (rnicpi.h). */
+  __atomic_store_n(&lmr->lkey, lmr->mr->lkey, __ATOMIC_RELAXED);
   *rmr_context = lmr->mr->rkey;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -689,7 +710,7 @@ it_lmr_unlink(it_lmr_handle_t lmr_handle, it_ep_handle_t ep_handle, it_dto_cooki
               it_dto_flags_t dto_flags)
 {
   const char *fn = "it_lmr_unlink";
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_lmr_t *lmr;
   ual_ep_t *ep;
   it_status_t st = link_checks(fn, lmr_handle, ep_handle, &lmr, &ep);
@@ -709,7 +730,7 @@ it_lmr_unlink(it_lmr_handle_t lmr_handle, it_ep_handle_t ep_handle, it_dto_cooki
   if (st == IT_SUCCESS)
     lmr->linked = FALSE;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -719,11 +740,11 @@ gboolean
 ual_lmr_is_link_key(ual_ia_t *ia, uint64_t key)
 {
   gboolean found = FALSE;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   for (GList *l = ia->children; l != NULL && !found; l = l->next) {
     ual_obj_t *o = l->data;
     found = o->type == IT_HANDLE_TYPE_LMR && ((ual_lmr_t *) o)->linkable && ((ual_lmr_t *) o)->mr->rkey == key;
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return found;
 }

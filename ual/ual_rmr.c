@@ -30,7 +30,7 @@ it_status_t
 it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_t *rmr_handle)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_rmr_create: %p is not a live PZ handle", (void *) pz_handle);
@@ -70,10 +70,14 @@ it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_
   rmr->pz = pz;
   rmr->type = rmr_type;
   rmr->addr_mode = IT_ADDR_MODE_ABSOLUTE;
-  ual_pz_child_add(&rmr->obj, IT_HANDLE_TYPE_RMR, pz);
+  if ((st = ual_pz_child_add(&rmr->obj, IT_HANDLE_TYPE_RMR, pz)) != IT_SUCCESS) {
+    ia->prov->mw->mw_dealloc(rmr->mw);
+    g_free(rmr);
+    goto out;
+  }
   *rmr_handle = UAL_HANDLE(&rmr->obj, it_rmr_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -88,7 +92,8 @@ ual_rmr_destroy(ual_rmr_t *rmr)
 {
   if (rmr->obj.handle != 0)
     ual_handle_release(&rmr->obj);
-  rmr->obj.ia->prov->mw->mw_dealloc(rmr->mw);
+  if (rmr->mw != NULL)
+    rmr->obj.ia->prov->mw->mw_dealloc(rmr->mw);
   rmr->pz->nref--;
   g_free(rmr);
 }
@@ -96,32 +101,31 @@ ual_rmr_destroy(ual_rmr_t *rmr)
 it_status_t
 it_rmr_free(it_rmr_handle_t rmr_handle)
 {
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   if (rmr == NULL) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     return ual_fail(IT_ERR_INVALID_RMR, "it_rmr_free: %p is not a live RMR handle", (void *) rmr_handle);
   }
   /* A linked RMR is unlinked by the free (its context dies at once); only
    * one whose link is still queued behind a blocked send cannot go. */
   rnicpi_status_t rs = rmr->obj.ia->prov->mw->mw_dealloc(rmr->mw);
   if (rs == RNICPI_EBUSY) {
-    g_rec_mutex_unlock(&ual_lock);
+    ual_lock_drop();
     return ual_fail(IT_ERR_INVALID_RMR, "RMR %p has a link still queued on its EP; free it after that "
                     "completes", (void *) rmr_handle);
   }
+  rmr->mw = NULL;
   rmr->obj.ia->children = g_list_remove(rmr->obj.ia->children, rmr);
-  ual_handle_release(&rmr->obj);
-  rmr->pz->nref--;
-  g_free(rmr);
-  g_rec_mutex_unlock(&ual_lock);
+  ual_obj_retire(&rmr->obj);
+  ual_lock_drop();
   return IT_SUCCESS;
 }
 
 it_status_t
 it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_t *params)
 {
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   it_status_t st = IT_SUCCESS;
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   if (rmr == NULL) {
@@ -150,7 +154,7 @@ it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_
     params->rmr_context = rmr->ctx;
   }
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -160,7 +164,7 @@ it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, 
             it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
   ual_ep_t *ep = ual_ep_get(ep_handle);
@@ -241,7 +245,7 @@ it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, 
   rmr->ctx = rmr->mw->rkey;
   *rmr_context = rmr->ctx;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -259,7 +263,7 @@ it_rmr_unlink(it_rmr_handle_t rmr_handle, it_ep_handle_t ep_handle, it_dto_cooki
               it_dto_flags_t dto_flags)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (rmr == NULL) {
@@ -294,7 +298,7 @@ it_rmr_unlink(it_rmr_handle_t rmr_handle, it_ep_handle_t ep_handle, it_dto_cooki
   if (st == IT_SUCCESS)
     rmr->linked = FALSE;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -303,6 +307,7 @@ it_post_send_and_unlink(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_
                         size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
                         it_rmr_context_t rmr_context)
 {
+  UAL_READ_SCOPE();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL)
     return ual_fail(IT_ERR_INVALID_EP, "it_post_send_and_unlink: %p is not a live EP handle", (void *) ep_handle);
@@ -321,7 +326,7 @@ it_handle_t
 ual_rmr_invalidated(ual_ia_t *ia, uint64_t key)
 {
   it_handle_t h = IT_NULL_HANDLE;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   for (GList *l = ia->children; l != NULL; l = l->next) {
     ual_obj_t *o = l->data;
     if (o->type == IT_HANDLE_TYPE_RMR && ((ual_rmr_t *) o)->ctx == key &&
@@ -336,6 +341,6 @@ ual_rmr_invalidated(ual_ia_t *ia, uint64_t key)
       break;
     }
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return h;
 }

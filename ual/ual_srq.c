@@ -18,7 +18,7 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
   it_status_t st = IT_SUCCESS;
   if (srq_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_srq_create: srq_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_srq_create: %p is not a live PZ handle", (void *) pz_handle);
@@ -44,7 +44,10 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
   q->pz = pz;
   q->max_recv_dtos = max_recv_dtos;
   q->max_recv_segs = max_recv_segments;
-  ual_handle_alloc(&q->obj, IT_HANDLE_TYPE_SRQ, ia);
+  if ((st = ual_handle_new(&q->obj, IT_HANDLE_TYPE_SRQ, ia)) != IT_SUCCESS) {
+    g_free(q);
+    goto out;
+  }
   rnicpi_status_t rs = ia->prov->srq->srq_create(pz->pd, (uint32_t) max_recv_dtos,
                                                  (uint32_t) max_recv_segments, q->obj.handle, &q->srq);
   if (rs != RNICPI_OK) {
@@ -57,7 +60,7 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
   ia->children = g_list_prepend(ia->children, q);
   *srq_handle = UAL_HANDLE(&q->obj, it_srq_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -75,7 +78,7 @@ it_status_t
 it_srq_free(it_srq_handle_t srq_handle)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_srq_t *q = ual_srq_get(srq_handle);
   if (q == NULL) {
     st = ual_fail(IT_ERR_INVALID_SRQ, "it_srq_free: %p is not a live SRQ handle", (void *) srq_handle);
@@ -84,9 +87,9 @@ it_srq_free(it_srq_handle_t srq_handle)
                   q->nep);
   } else {
     q->obj.ia->children = g_list_remove(q->obj.ia->children, q);
-    ual_srq_destroy(q);
+    ual_obj_retire(&q->obj);
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -94,7 +97,7 @@ it_status_t
 it_srq_modify(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, const it_srq_param_t *params)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_srq_t *q = ual_srq_get(srq_handle);
   if (q == NULL) {
     st = ual_fail(IT_ERR_INVALID_SRQ, "it_srq_modify: %p is not a live SRQ handle", (void *) srq_handle);
@@ -133,13 +136,14 @@ it_srq_modify(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, const it_srq
   q->max_recv_dtos = dtos;
   q->low_watermark = low;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
 it_status_t
 it_srq_query(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, it_srq_param_t *params)
 {
+  UAL_READ_SCOPE();
   ual_srq_t *q = ual_srq_get(srq_handle);
   if (q == NULL)
     return ual_fail(IT_ERR_INVALID_SRQ, "it_srq_query: %p is not a live SRQ handle", (void *) srq_handle);

@@ -63,7 +63,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   it_status_t st = IT_SUCCESS;
   if (ep_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_ep_ud_create: ep_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_ep_ud_create: %p is not a live PZ handle", (void *) pz_handle);
@@ -97,7 +97,10 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   ep->attr = *ep_attr;
   ep->spigot = spigot_id;
   ep->state = IT_EP_STATE_UD_OPERATIONAL;
-  ual_handle_alloc(&ep->obj, IT_HANDLE_TYPE_EP, ia);
+  if ((st = ual_handle_new(&ep->obj, IT_HANDLE_TYPE_EP, ia)) != IT_SUCCESS) {
+    g_free(ep);
+    goto out;
+  }
   rnicpi_qp_attr_t qa = {
     .send_cq = req->cq, .recv_cq = recv->cq,
     .max_send_wr = (uint32_t) ep_attr->max_request_dtos, .max_recv_wr = (uint32_t) ep_attr->max_recv_dtos,
@@ -120,7 +123,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   ia->children = g_list_prepend(ia->children, ep);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -145,7 +148,7 @@ it_post_sendto(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
                it_dto_cookie_t cookie, it_dto_flags_t dto_flags, const it_dg_remote_ep_addr_t *remote_ep_addr)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock); /* the address handle stays alive while the WR is built */
+  ual_lock_take(); /* the address handle stays alive while the WR is built */
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_sendto", &st);
   if (ep == NULL)
     goto out;
@@ -194,7 +197,7 @@ it_post_sendto(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
   else
     st = ual_post_status(ep, rs);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -202,6 +205,7 @@ it_status_t
 it_post_recvfrom(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
                  it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
+  UAL_READ_SCOPE();
   it_status_t st = IT_SUCCESS;
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_recvfrom", &st);
   if (ep == NULL)
@@ -314,7 +318,7 @@ it_address_handle_create(it_pz_handle_t pz_handle, const it_path_t *destination_
   it_status_t st = IT_SUCCESS;
   if (addr_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_address_handle_create: addr_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_address_handle_create: %p is not a live PZ handle", (void *) pz_handle);
@@ -343,10 +347,14 @@ it_address_handle_create(it_pz_handle_t pz_handle, const it_path_t *destination_
   }
   ah->pz = pz;
   ah->path = stored;
-  ual_pz_child_add(&ah->obj, IT_HANDLE_TYPE_ADDR, pz);
+  if ((st = ual_pz_child_add(&ah->obj, IT_HANDLE_TYPE_ADDR, pz)) != IT_SUCCESS) {
+    ia->prov->ud->ah_destroy(ah->ah);
+    g_free(ah);
+    goto out;
+  }
   *addr_handle = UAL_HANDLE(&ah->obj, it_addr_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -370,7 +378,7 @@ it_status_t
 it_address_handle_modify(it_addr_handle_t addr_handle, it_addr_param_mask_t mask, const it_addr_param_t *params)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_ah_t *ah = ual_ah_get(addr_handle);
   if (ah == NULL) {
     st = ual_fail(IT_ERR_INVALID_AH, "it_address_handle_modify: %p is not a live address handle",
@@ -403,14 +411,14 @@ it_address_handle_modify(it_addr_handle_t addr_handle, it_addr_param_mask_t mask
   ah->ah = nah;
   ah->path = stored;
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
 it_status_t
 it_address_handle_query(it_addr_handle_t addr_handle, it_addr_param_mask_t mask, it_addr_param_t *params)
 {
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   it_status_t st = IT_SUCCESS;
   ual_ah_t *ah = ual_ah_get(addr_handle);
   if (ah == NULL)
@@ -426,7 +434,7 @@ it_address_handle_query(it_addr_handle_t addr_handle, it_addr_param_mask_t mask,
     params->pz = UAL_HANDLE(&ah->pz->obj, it_pz_handle_t);
     params->path = ah->path;
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -465,7 +473,7 @@ it_ud_service_request_handle_create(const it_conn_qual_t *conn_qual, it_evd_hand
   uint32_t port;
   if (ud_svc_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_ud_service_request_handle_create: ud_svc_handle is NULL");
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_evd_t *evd = ual_evd_get(reply_evd);
   if (evd == NULL || evd->stream != IT_CM_MSG_EVENT_STREAM) {
     st = ual_fail(IT_ERR_INVALID_EVD, "reply EVD %p is not a live CM_MSG-stream EVD", (void *) reply_evd);
@@ -502,12 +510,15 @@ it_ud_service_request_handle_create(const it_conn_qual_t *conn_qual, it_evd_hand
   svc->pdata_len = private_data_length;
   if (private_data_length > 0)
     memcpy(svc->pdata, private_data, private_data_length);
-  ual_handle_alloc(&svc->obj, IT_HANDLE_TYPE_UD_SVC_REQ, ia);
+  if ((st = ual_handle_new(&svc->obj, IT_HANDLE_TYPE_UD_SVC_REQ, ia)) != IT_SUCCESS) {
+    g_free(svc);
+    goto out;
+  }
   evd->nbound++;
   ia->children = g_list_prepend(ia->children, svc);
   *ud_svc_handle = UAL_HANDLE(&svc->obj, it_ud_svc_req_handle_t);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -532,7 +543,7 @@ it_ud_service_request_handle_query(it_ud_svc_req_handle_t ud_svc_handle, it_ud_s
                                    it_ud_svc_req_param_t *ud_svc_handle_info)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_udsvc_t *svc = ual_udsvc_get(ud_svc_handle);
   if (svc == NULL)
     st = ual_fail(IT_ERR_INVALID_UD_SVC, "it_ud_service_request_handle_query: %p is not a live UD service "
@@ -553,7 +564,7 @@ it_ud_service_request_handle_query(it_ud_svc_req_handle_t ud_svc_handle, it_ud_s
     memcpy(p->private_data, svc->pdata, svc->pdata_len);
     p->private_data_length = svc->pdata_len;
   }
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -562,7 +573,7 @@ it_ud_service_request(it_ud_svc_req_handle_t ud_svc_handle)
 {
   it_status_t st = IT_SUCCESS;
   uint32_t port;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_udsvc_t *svc = ual_udsvc_get(ud_svc_handle);
   if (svc == NULL) {
     st = ual_fail(IT_ERR_INVALID_UD_SVC, "it_ud_service_request: %p is not a live UD service request handle",
@@ -581,7 +592,7 @@ it_ud_service_request(it_ud_svc_req_handle_t ud_svc_handle)
                   "provider '%s' could not send UD service request %p: %s", ia->prov->name,
                   (void *) ud_svc_handle, rnicpi_status_message(rs));
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
@@ -590,7 +601,7 @@ it_ud_service_reply(it_ud_svc_req_identifier_t ud_svc_req_id, it_ud_svc_req_stat
                     it_remote_ep_info_t ep_info, const unsigned char *private_data, size_t private_data_length)
 {
   it_status_t st = IT_SUCCESS;
-  g_rec_mutex_lock(&ual_lock);
+  ual_lock_take();
   ual_svc_pending_t *p = svc_table != NULL ? g_hash_table_lookup(svc_table, &ud_svc_req_id) : NULL;
   if (p == NULL) {
     st = ual_fail(IT_ERR_INVALID_UD_SVC_REQ_ID, "UD service request id 0x%" G_GINT64_MODIFIER "x is not "
@@ -617,7 +628,7 @@ it_ud_service_reply(it_ud_svc_req_identifier_t ud_svc_req_id, it_ud_svc_req_stat
   if (rs == RNICPI_OK || rs == RNICPI_ENOENT)
     g_hash_table_remove(svc_table, &ud_svc_req_id);
 out:
-  g_rec_mutex_unlock(&ual_lock);
+  ual_lock_drop();
   return st;
 }
 
