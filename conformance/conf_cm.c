@@ -1125,6 +1125,95 @@ test_ipv6(void)
   conf_pair_close(&p);
 }
 
+/* A server that answers the first message arriving on each new endpoint,
+ * reading its completions before its connection events. */
+#define BURST 16
+
+static void
+test_reply_before_established(void)
+{
+  g_test_summary("16 clients connect at once and each sends as soon as it is ESTABLISHED; the server "
+                 "reads its DTO EVD before its CM EVD and replies on the endpoint each message came on: "
+                 "the reply is accepted (never IT_ERR_INVALID_EP_STATE), whatever order the events "
+                 "arrive in");
+  for (unsigned round = 0; round < 4; round++) {
+    conf_pair_t p;
+    conf_pair_open(&p);
+    it_ep_attributes_t attr;
+    conf_default_attr(&attr);
+    it_ep_handle_t cl[BURST], sv[BURST];
+    unsigned char cbuf[BURST][8], sbuf[BURST][8];
+    it_lmr_handle_t clmr, slmr;
+    conf_ok(it_lmr_create(p.a.pz, cbuf, NULL, sizeof(cbuf), IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
+                          IT_LMR_FLAG_NONE, 0, &clmr, NULL));
+    conf_ok(it_lmr_create(p.p.pz, sbuf, NULL, sizeof(sbuf), IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
+                          IT_LMR_FLAG_NONE, 0, &slmr, NULL));
+    it_path_t path;
+    conf_path(&p.a, &path);
+    for (unsigned i = 0; i < BURST; i++) {
+      conf_ok(it_ep_rc_create(p.a.pz, p.a.dto, p.a.dto, p.a.cm, IT_EP_NO_FLAG, &attr, &cl[i]));
+      conf_ok(it_ep_rc_create(p.p.pz, p.p.dto, p.p.dto, p.p.cm, IT_EP_NO_FLAG, &attr, &sv[i]));
+      it_lmr_triplet_t seg = { .lmr = clmr, .addr.abs = cbuf[i], .length = 8 };
+      conf_ok(it_post_recv(cl[i], &seg, 1, 100 + i, IT_COMPLETION_FLAG));
+      seg = (it_lmr_triplet_t) { .lmr = slmr, .addr.abs = sbuf[i], .length = 8 };
+      conf_ok(it_post_recv(sv[i], &seg, 1, i, IT_COMPLETION_FLAG));
+      it_conn_attributes_t ca;
+      memset(&ca, 0, sizeof(ca));
+      conf_ok(it_ep_connect(cl[i], &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+    }
+    unsigned accepted = 0, replied = 0, answered = 0;
+    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (answered < BURST) {
+      if (g_get_monotonic_time() > deadline)
+        g_error("round %u: %u of %d connections accepted, %u replies sent, %u answered in 10 s", round,
+                accepted, BURST, replied, answered);
+      it_event_t ev;
+      /* Server: completions first, then requests; its CM_MSG events are
+       * read last, so a reply may precede the EP's ESTABLISHED. */
+      while (it_evd_dequeue(p.p.dto, &ev) == IT_SUCCESS) {
+        if (ev.event_number != IT_DTO_RC_RECV_CMPL_EVENT)
+          continue;
+        g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+        unsigned i = (unsigned) ev.dto_cmpl.cookie;
+        g_assert_cmpuint(i, <, BURST);
+        g_assert_true(ev.dto_cmpl.ep == sv[i]);
+        it_lmr_triplet_t seg = { .lmr = slmr, .addr.abs = sbuf[i], .length = 8 };
+        it_status_t st = it_post_send(sv[i], &seg, 1, 200 + i, IT_COMPLETION_FLAG);
+        if (st != IT_SUCCESS)
+          g_error("replying on server EP %u right after its first message: %s (%s)", i, itx_status_name(st),
+                  itx_error_detail());
+        replied++;
+      }
+      if (it_evd_dequeue(p.p.req, &ev) == IT_SUCCESS) {
+        g_assert_cmpint(ev.event_number, ==, IT_CM_REQ_CONN_REQUEST_EVENT);
+        g_assert_cmpuint(accepted, <, BURST);
+        conf_ok(it_ep_accept(sv[accepted++], ev.conn_req.cn_est_id, NULL, 0));
+      }
+      (void) it_evd_dequeue(p.p.cm, &ev);
+      /* Clients: send on ESTABLISHED, count the replies. */
+      while (it_evd_dequeue(p.a.cm, &ev) == IT_SUCCESS) {
+        g_assert_cmpint(ev.event_number, ==, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+        unsigned i = 0;
+        while (i < BURST && cl[i] != ev.conn.ep)
+          i++;
+        g_assert_cmpuint(i, <, BURST);
+        memset(cbuf[i], (int) i, 8);
+        it_lmr_triplet_t seg = { .lmr = clmr, .addr.abs = cbuf[i], .length = 8 };
+        conf_ok(it_post_send(cl[i], &seg, 1, 300 + i, IT_COMPLETION_FLAG));
+      }
+      while (it_evd_dequeue(p.a.dto, &ev) == IT_SUCCESS) {
+        g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+        if (ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT)
+          answered++;
+      }
+    }
+    g_assert_cmpuint(replied, ==, BURST);
+    for (unsigned i = 0; i < BURST; i++)
+      g_assert_cmpint(sbuf[i][0], ==, (int) i);
+    conf_pair_close(&p);
+  }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1157,5 +1246,6 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/broken", test_broken);
   g_test_add_func("/conformance/cm/withdrawn-request", test_withdrawn_request);
   g_test_add_func("/conformance/cm/handoff", test_handoff);
+  g_test_add_func("/conformance/cm/reply-before-established", test_reply_before_established);
   return g_test_run();
 }

@@ -38,6 +38,7 @@ typedef struct ual_ia {
   GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */
   gboolean host_cm;           /* connects go through the host stack (ual_hostcm.c) */
   int dying;                  /* children freed, waiting for their grace period (ual_obj.c) */
+  uint32_t nobj[IT_HANDLE_TYPE_SRQ + 1]; /* live children by type, against the device's limits */
 } ual_ia_t;
 
 typedef struct ual_pz {
@@ -414,6 +415,9 @@ it_status_t ual_srq_post_recv(ual_srq_t *srq, const it_lmr_triplet_t *segs, size
 #define UAL_MAX_SGE 64
 it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);
 
+/* Whether @ep, in connection state @state, is pending only for the
+ * ESTABLISHED upcall while its queue pair already runs (ual_dto.c). */
+gboolean ual_ep_established(ual_ep_t *ep, int state);
 /* What a refused post returns, with the reason recorded (ual_dto.c). */
 it_status_t ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs);
 /* The IT-API status of a provider's answer to a post. */

@@ -90,6 +90,20 @@ wr_flags(it_dto_flags_t f)
   return w;
 }
 
+gboolean
+ual_ep_established(ual_ep_t *ep, int state)
+{
+  /* The provider may complete the peer's first message before its
+   * ESTABLISHED upcall has moved the EP on: an application that reads its
+   * DTO EVD before its CM EVD (a server answering the first request) must
+   * be able to answer.  The queue pair's own state says whether the
+   * connection is up. */
+  if (state != IT_EP_STATE_PASSIVE_CONNECTION_PENDING && state != IT_EP_STATE_ACTIVE2_CONNECTION_PENDING &&
+      state != IT_EP_STATE_ACTIVE1_CONNECTION_PENDING)
+    return FALSE;
+  return ep->obj.ia->prov->queue->qp_state(ep->qp) == RNICPI_QPS_RTS;
+}
+
 /* The checks common to every send-queue post; @allowed are the unlink
  * flags the operation takes. */
 it_status_t
@@ -108,7 +122,8 @@ ual_post_checks(it_ep_handle_t ep_handle, it_dto_flags_t flags, it_dto_flags_t a
     return ual_fail(IT_ERR_INVALID_EP_TYPE, "%s: EP %p is a datagram EP; send with it_post_sendto", fn,
                     (void *) ep_handle);
   int state = g_atomic_int_get(&ep->state);
-  if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL))
+  if (G_UNLIKELY(state != IT_EP_STATE_CONNECTED && state != IT_EP_STATE_NONOPERATIONAL &&
+                 !ual_ep_established(ep, state)))
     return ual_fail(IT_ERR_INVALID_EP_STATE, "%s: EP %p is in state %d; send-side posts need a connected "
                     "EP (a NONOPERATIONAL one completes them flushed)", fn, (void *) ep_handle, state);
   *out = ep;

@@ -96,6 +96,8 @@ ual_handle_release(ual_obj_t *obj)
   uint32_t idx = (uint32_t) obj->handle;
   if (obj->handle == 0)
     return;
+  if (obj->ia != NULL && obj->type != IT_HANDLE_TYPE_IA)
+    obj->ia->nobj[obj->type]--;
   g_mutex_lock(&handle_lock);
   ual_slot_t *s = slot_of(idx);
   __atomic_store_n(&s->obj, NULL, __ATOMIC_SEQ_CST);

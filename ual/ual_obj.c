@@ -134,14 +134,36 @@ ual_prov_refused(const ual_ia_t *ia, rnicpi_status_t rs, it_status_t nosup, cons
                   "less", ia->prov->name, what, rnicpi_status_message(rs), ia->iface->name);
 }
 
+/* The device's limit on live objects of @type (0: none stated). */
+static uint32_t
+limit_of(const ual_ia_t *ia, it_handle_type_enum_t type, const char **what)
+{
+  switch (type) {
+  case IT_HANDLE_TYPE_PZ: *what = "protection zones (max_pd)"; return ia->caps.max_pd;
+  case IT_HANDLE_TYPE_EP: *what = "endpoints (max_qp)"; return ia->caps.max_qp;
+  case IT_HANDLE_TYPE_LMR: *what = "memory regions (max_mr)"; return ia->caps.max_mr;
+  case IT_HANDLE_TYPE_SRQ: *what = "shared receive queues (max_srq)"; return ia->caps.max_srq;
+  default: *what = "objects"; return 0;
+  }
+}
+
 it_status_t
 ual_handle_new(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
 {
-  if (G_LIKELY(ual_handle_alloc(obj, type, ia)))
-    return IT_SUCCESS;
-  return ual_fail(IT_ERR_RESOURCES, "no handle left for a new object of IA '%s': the %u handles of the "
-                  "process are in use or retired; free objects you no longer need",
-                  ia->iface->name, UAL_MAX_CHUNKS * UAL_CHUNK_SLOTS - 1);
+  const char *what;
+  uint32_t limit = type == IT_HANDLE_TYPE_IA ? 0 : limit_of(ia, type, &what);
+  /* The access layer holds every provider to the limits it states, so
+   * running out is a status on any provider. */
+  if (limit != 0 && ia->nobj[type] >= limit)
+    return ual_fail(IT_ERR_RESOURCES, "IA '%s' holds %u %s, the most provider '%s' states for it; free some first",
+                    ia->iface->name, ia->nobj[type], what, ia->prov->name);
+  if (G_UNLIKELY(!ual_handle_alloc(obj, type, ia)))
+    return ual_fail(IT_ERR_RESOURCES, "no handle left for a new object of IA '%s': the %u handles of the "
+                    "process are in use or retired; free objects you no longer need",
+                    ia->iface->name, UAL_MAX_CHUNKS * UAL_CHUNK_SLOTS - 1);
+  if (type != IT_HANDLE_TYPE_IA)
+    ia->nobj[type]++;
+  return IT_SUCCESS;
 }
 
 it_status_t

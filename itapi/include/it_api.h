@@ -1573,8 +1573,9 @@ it_status_t it_pz_query(IN it_pz_handle_t pz_handle,
  * @retval IT_ERR_INVALID_EVD_TYPE @p event_number is not an `*_EVENT_STREAM` value
  * @retval IT_ERR_INVALID_FLAGS @p evd_flag has unknown bits, or ::IT_EVD_DEQUEUE_NOTIFICATIONS on a
  *          simple dispatcher
- * @retval IT_ERR_MISMATCH_FD ::IT_EVD_CREATE_FD is set and @p fd is NULL, or not set and @p fd is
- *          given
+ * @retval IT_ERR_MISMATCH_FD ::IT_EVD_CREATE_FD is set and @p fd is NULL.  An @p fd given without
+ *          the flag is not an error (ported applications pass one): no descriptor is made and
+ *          *@p fd is set to -1
  * @retval IT_ERR_INVALID_QUEUE_SIZE @p sevd_queue_size is 0 for a simple dispatcher
  * @retval IT_ERR_RESOURCE_QUEUE_SIZE a data transfer dispatcher larger than the device's completion
  *          queues

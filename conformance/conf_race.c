@@ -1,0 +1,470 @@
+/*
+ * Conformance: concurrency.  Any call may race any other from another
+ * thread: a free racing a post, a dequeue, a wait or a query must leave
+ * the racing call returning a status (success, or IT_ERR_INVALID_* once
+ * the handle is gone), never touching freed memory; running out of
+ * objects is IT_ERR_RESOURCES; a freed handle stays refused.  Each race
+ * runs a bounded number of rounds with the free at a varying moment; run
+ * under AddressSanitizer or ThreadSanitizer it also shows that no racing
+ * call reads freed memory.
+ *
+ *   ITAPI_RACE_ROUNDS   rounds per race (default 40)
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+
+#define MSG 64
+
+static unsigned
+rounds(void)
+{
+  const char *v = g_getenv("ITAPI_RACE_ROUNDS");
+  return v != NULL && *v != '\0' ? (unsigned) g_ascii_strtoull(v, NULL, 10) : 40;
+}
+
+/* A thread that hammers one handle until it is refused. */
+typedef struct {
+  it_handle_t target;          /* what the main thread frees */
+  it_evd_handle_t evd;         /* completions to drain, or the EVD raced */
+  it_lmr_triplet_t seg;
+  it_rdma_addr_t raddr;
+  it_rmr_context_t rctx;
+  volatile gint started;
+  volatile gint stop;
+  guint64 calls;
+  it_status_t bad;             /* the first status outside the allowed set */
+  const char *bad_call;
+} racer_t;
+
+static void
+racer_note(racer_t *r, it_status_t st, const it_status_t *ok, size_t nok, const char *call)
+{
+  r->calls++;
+  for (size_t i = 0; i < nok; i++)
+    if (st == ok[i])
+      return;
+  if (r->bad_call == NULL) {
+    r->bad = st;
+    r->bad_call = call;
+  }
+}
+
+static void
+racer_check(const racer_t *r)
+{
+  if (r->bad_call != NULL)
+    g_error("%s returned %s while its handle was being freed (allowed: success, a busy status, or "
+            "IT_ERR_INVALID_*)", r->bad_call, itx_status_name(r->bad));
+  g_assert_cmpuint(r->calls, >, 0);
+}
+
+/* Start @fn and wait until it made its first call, then let it run a
+ * moment that varies with the round before the main thread frees. */
+static GThread *
+racer_start(racer_t *r, GThreadFunc fn, unsigned round)
+{
+  GThread *t = g_thread_new("racer", fn, r);
+  while (!g_atomic_int_get(&r->started))
+    g_thread_yield();
+  g_usleep((round % 8) * 150);
+  return t;
+}
+
+static void
+racer_join(racer_t *r, GThread *t)
+{
+  g_atomic_int_set(&r->stop, 1);
+  g_thread_join(t);
+  racer_check(r);
+}
+
+/* Posts (RDMA Write, Send, Read), queries and dequeues on an EP. */
+static gpointer
+ep_racer(gpointer data)
+{
+  racer_t *r = data;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_TOO_MANY_POSTS, IT_ERR_INVALID_EP,
+                                    IT_ERR_INVALID_EP_STATE, IT_ERR_QUEUE_EMPTY, IT_ERR_INVALID_EVD };
+  it_ep_handle_t ep = (it_ep_handle_t) r->target;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 200000; i++) {
+    it_status_t st = it_post_rdma_write(ep, &r->seg, 1, i, IT_COMPLETION_FLAG, r->raddr, r->rctx);
+    racer_note(r, st, ok, G_N_ELEMENTS(ok), "it_post_rdma_write");
+    g_atomic_int_set(&r->started, 1);
+    it_ep_param_t p;
+    racer_note(r, it_ep_query(ep, IT_EP_PARAM_STATE, &p), ok, G_N_ELEMENTS(ok), "it_ep_query");
+    it_event_t ev;
+    racer_note(r, it_evd_dequeue(r->evd, &ev), ok, G_N_ELEMENTS(ok), "it_evd_dequeue");
+    if (st == IT_ERR_INVALID_EP)
+      break;
+  }
+  return NULL;
+}
+
+static void
+test_ep_free_vs_post(void)
+{
+  g_test_summary("An EP freed while another thread posts RDMA Writes on it, queries it and drains its "
+                 "completions: every racing call returns a status (success until the free, then "
+                 "IT_ERR_INVALID_EP), the free succeeds, and the peer is told");
+  unsigned n = rounds();
+  for (unsigned round = 0; round < n; round++) {
+    conf_pair_t p;
+    conf_pair_open(&p);
+    conf_buf_t src, dst;
+    conf_buf_new(&p.a, &src, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.p, &dst, MSG, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+    conf_pair_connect(&p, NULL, 0, NULL, 0);
+    racer_t r = { .target = (it_handle_t) p.a.ep, .evd = p.a.dto, .seg = conf_seg(&src, 0, MSG),
+                  .raddr = it_make_rdma_addr_absolute(dst.data), .rctx = dst.ctx };
+    GThread *t = racer_start(&r, ep_racer, round);
+    conf_ok(it_ep_free(p.a.ep));
+    racer_join(&r, t);
+    /* The handle stays refused, by every kind of call. */
+    it_ep_param_t q;
+    conf_assert_status(it_ep_query(p.a.ep, IT_EP_PARAM_STATE, &q), IT_ERR_INVALID_EP);
+    conf_assert_status(it_ep_free(p.a.ep), IT_ERR_INVALID_EP);
+    it_lmr_triplet_t seg = conf_seg(&src, 0, MSG);
+    conf_assert_status(it_post_send(p.a.ep, &seg, 1, 1, IT_COMPLETION_FLAG), IT_ERR_INVALID_EP);
+    conf_buf_free(&src);
+    conf_buf_free(&dst);
+    conf_pair_close(&p);
+  }
+}
+
+/* A pair whose active EP writes to the passive side's buffer. */
+typedef struct {
+  conf_pair_t p;
+  conf_buf_t dst;
+} write_pair_t;
+
+static void
+write_pair_open(write_pair_t *w)
+{
+  conf_pair_open(&w->p);
+  conf_buf_new(&w->p.p, &w->dst, MSG, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  conf_pair_connect(&w->p, NULL, 0, NULL, 0);
+}
+
+static void
+write_pair_close(write_pair_t *w)
+{
+  conf_buf_free(&w->dst);
+  conf_pair_close(&w->p);
+}
+
+typedef struct {
+  racer_t r;
+  it_ep_handle_t ep;
+  it_evd_handle_t dto;
+  guint64 completions;
+  guint64 bad_completions;
+  it_dto_status_t bad_dto;
+} lmr_race_t;
+
+static gpointer
+lmr_post_racer(gpointer data)
+{
+  lmr_race_t *l = data;
+  racer_t *r = &l->r;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_TOO_MANY_POSTS, IT_ERR_INVALID_LMR,
+                                    IT_ERR_INVALID_EP_STATE, IT_ERR_QUEUE_EMPTY };
+  gboolean refused = FALSE;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 200000 && !refused; i++) {
+    it_status_t st = it_post_rdma_write(l->ep, &r->seg, 1, i, IT_COMPLETION_FLAG, r->raddr, r->rctx);
+    racer_note(r, st, ok, G_N_ELEMENTS(ok), "it_post_rdma_write");
+    g_atomic_int_set(&r->started, 1);
+    refused = st == IT_ERR_INVALID_LMR;
+    it_event_t ev;
+    while (it_evd_dequeue(l->dto, &ev) == IT_SUCCESS) {
+      l->completions++;
+      /* A Write whose key died with its LMR fails locally; nothing else. */
+      it_dto_status_t s = ev.dto_cmpl.dto_status;
+      if (s != IT_DTO_SUCCESS && s != IT_DTO_ERR_LOCAL_PROTECTION && s != IT_DTO_ERR_FLUSHED &&
+          s != IT_DTO_ERR_LOCAL_EP) {
+        l->bad_completions++;
+        l->bad_dto = s;
+      }
+    }
+  }
+  return NULL;
+}
+
+static void
+test_lmr_free_vs_post(void)
+{
+  g_test_summary("An LMR freed while another thread posts RDMA Writes from it: each post returns success "
+                 "(completing successfully, or with a local protection error once the key is gone) or "
+                 "IT_ERR_INVALID_LMR once the handle is refused; never a crash");
+  unsigned n = rounds();
+  for (unsigned round = 0; round < n; round++) {
+    write_pair_t w;
+    write_pair_open(&w);
+    conf_buf_t src;
+    conf_buf_new(&w.p.a, &src, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    lmr_race_t l = { .ep = w.p.a.ep, .dto = w.p.a.dto };
+    l.r.seg = conf_seg(&src, 0, MSG);
+    l.r.raddr = it_make_rdma_addr_absolute(w.dst.data);
+    l.r.rctx = w.dst.ctx;
+    GThread *t = racer_start(&l.r, lmr_post_racer, round);
+    conf_ok(it_lmr_free(src.lmr));
+    racer_join(&l.r, t);
+    if (l.bad_completions > 0)
+      g_error("%" G_GUINT64_FORMAT " completions of Writes racing the free of their LMR had status %d; "
+              "expected success, local protection or flush", l.bad_completions, (int) l.bad_dto);
+    conf_assert_status(it_lmr_free(src.lmr), IT_ERR_INVALID_LMR);
+    src.lmr = IT_NULL_HANDLE;
+    free(src.mem);
+    write_pair_close(&w);
+  }
+}
+
+/* Software events posted and dequeued on an EVD while it is freed. */
+static gpointer
+evd_racer(gpointer data)
+{
+  racer_t *r = data;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_QUEUE_EMPTY, IT_ERR_EVD_QUEUE_FULL, IT_ERR_INVALID_EVD };
+  it_evd_handle_t evd = (it_evd_handle_t) r->target;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 500000; i++) {
+    it_status_t st = it_evd_post_se(evd, GUINT_TO_POINTER(i + 1));
+    racer_note(r, st, ok, G_N_ELEMENTS(ok), "it_evd_post_se");
+    g_atomic_int_set(&r->started, 1);
+    it_event_t ev;
+    it_status_t d = it_evd_dequeue(evd, &ev);
+    racer_note(r, d, ok, G_N_ELEMENTS(ok), "it_evd_dequeue");
+    if (d == IT_SUCCESS && ev.event_number != IT_SOFTWARE_EVENT)
+      g_error("a software EVD gave event 0x%x", (unsigned) ev.event_number);
+    it_evd_param_t p;
+    racer_note(r, it_evd_query(evd, IT_EVD_PARAM_ALL, &p), ok, G_N_ELEMENTS(ok), "it_evd_query");
+    if (st == IT_ERR_INVALID_EVD && d == IT_ERR_INVALID_EVD)
+      break;
+  }
+  return NULL;
+}
+
+static void
+test_evd_free_vs_dequeue(void)
+{
+  g_test_summary("A software EVD freed while another thread posts, dequeues and queries it: every call "
+                 "returns a status, IT_ERR_INVALID_EVD once the handle is gone");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  unsigned n = rounds() * 4;
+  for (unsigned round = 0; round < n; round++) {
+    it_evd_handle_t evd;
+    conf_ok(it_evd_create(s.ia, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 64, 1, IT_NULL_HANDLE,
+                          &evd, NULL));
+    racer_t r = { .target = (it_handle_t) evd };
+    GThread *t = racer_start(&r, evd_racer, round);
+    conf_ok(it_evd_free(evd));
+    racer_join(&r, t);
+    conf_assert_status(it_evd_free(evd), IT_ERR_INVALID_EVD);
+  }
+  conf_side_close(&s);
+}
+
+/* Dequeues on an AEVD while an SEVD feeding it is freed. */
+static gpointer
+aevd_racer(gpointer data)
+{
+  racer_t *r = data;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_QUEUE_EMPTY };
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 500000; i++) {
+    it_event_t ev;
+    racer_note(r, it_evd_dequeue(r->evd, &ev), ok, G_N_ELEMENTS(ok), "it_evd_dequeue(AEVD)");
+    g_atomic_int_set(&r->started, 1);
+  }
+  return NULL;
+}
+
+static void
+test_sevd_free_vs_aevd(void)
+{
+  g_test_summary("An SEVD that feeds an AEVD, full of events, freed while another thread dequeues the "
+                 "AEVD: the AEVD gives the events or IT_ERR_QUEUE_EMPTY, never the freed SEVD");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_evd_handle_t aevd;
+  conf_ok(it_evd_create(s.ia, IT_AEVD_NOTIFICATION_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 0, 0,
+                        IT_NULL_HANDLE, &aevd, NULL));
+  unsigned n = rounds() * 4;
+  for (unsigned round = 0; round < n; round++) {
+    it_evd_handle_t sevd;
+    conf_ok(it_evd_create(s.ia, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 64, 1, aevd, &sevd, NULL));
+    for (unsigned i = 0; i < 32; i++)
+      conf_ok(it_evd_post_se(sevd, GUINT_TO_POINTER(i + 1)));
+    racer_t r = { .evd = aevd };
+    GThread *t = racer_start(&r, aevd_racer, round);
+    conf_ok(it_evd_free(sevd));
+    racer_join(&r, t);
+  }
+  it_event_t ev;
+  conf_assert_status(it_evd_dequeue(aevd, &ev), IT_ERR_QUEUE_EMPTY);
+  conf_ok(it_evd_free(aevd));
+  conf_side_close(&s);
+}
+
+/* Receives posted to an SRQ, and queries, while it is freed. */
+static gpointer
+srq_racer(gpointer data)
+{
+  racer_t *r = data;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_TOO_MANY_POSTS, IT_ERR_INVALID_HANDLE,
+                                    IT_ERR_INVALID_SRQ };
+  it_srq_handle_t srq = (it_srq_handle_t) r->target;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 200000; i++) {
+    it_status_t st = it_post_recv(srq, &r->seg, 1, i, IT_COMPLETION_FLAG);
+    racer_note(r, st, ok, G_N_ELEMENTS(ok), "it_post_recv(SRQ)");
+    g_atomic_int_set(&r->started, 1);
+    it_srq_param_t p;
+    racer_note(r, it_srq_query(srq, IT_SRQ_PARAM_ALL, &p), ok, G_N_ELEMENTS(ok), "it_srq_query");
+    if (st == IT_ERR_INVALID_HANDLE)
+      break;
+  }
+  return NULL;
+}
+
+static void
+test_srq_free_vs_post(void)
+{
+  g_test_summary("An SRQ freed while another thread posts receives to it and queries it: every call "
+                 "returns a status, IT_ERR_INVALID_HANDLE or IT_ERR_INVALID_SRQ once it is gone");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_ia_info_t *info = conf_info(&s);
+  gboolean srq = info->srq_support;
+  it_ia_info_free(info);
+  if (!conf_require(srq, "srq_support")) {
+    conf_side_close(&s);
+    return;
+  }
+  conf_buf_t b;
+  conf_buf_new(&s, &b, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  unsigned n = rounds() * 2;
+  for (unsigned round = 0; round < n; round++) {
+    it_srq_handle_t q;
+    conf_ok(it_srq_create(s.pz, 1, 1024, &q));
+    racer_t r = { .target = (it_handle_t) q, .seg = conf_seg(&b, 0, MSG) };
+    GThread *t = racer_start(&r, srq_racer, round);
+    conf_ok(it_srq_free(q));
+    racer_join(&r, t);
+    it_srq_param_t p;
+    conf_assert_status(it_srq_query(q, IT_SRQ_PARAM_ALL, &p), IT_ERR_INVALID_SRQ);
+  }
+  conf_buf_free(&b);
+  conf_side_close(&s);
+}
+
+/* A thread blocked in it_evd_wait when the IA goes. */
+static gpointer
+waiter(gpointer data)
+{
+  racer_t *r = data;
+  it_event_t ev;
+  size_t more;
+  g_atomic_int_set(&r->started, 1);
+  r->bad = it_evd_wait(r->evd, IT_TIMEOUT_INFINITE, &ev, &more);
+  return NULL;
+}
+
+static void
+test_ia_free_vs_wait(void)
+{
+  g_test_summary("it_ia_free while another thread blocks in it_evd_wait on one of its EVDs (no timeout): "
+                 "the free succeeds and the waiter returns IT_ERR_INVALID_EVD within a second");
+  for (unsigned round = 0; round < 8; round++) {
+    conf_side_t s;
+    conf_side_open(&s, NULL);
+    racer_t r = { .evd = round % 2 ? s.cm : s.dto };
+    GThread *t = g_thread_new("waiter", waiter, &r);
+    while (!g_atomic_int_get(&r.started))
+      g_thread_yield();
+    g_usleep(2000);
+    gint64 t0 = g_get_monotonic_time();
+    conf_ok(it_ia_free(s.ia));
+    g_thread_join(t);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
+    if (r.bad != IT_ERR_INVALID_EVD)
+      g_error("it_evd_wait returned %s when its IA was freed; expected IT_ERR_INVALID_EVD",
+              itx_status_name(r.bad));
+  }
+}
+
+static void
+test_stale_handles(void)
+{
+  g_test_summary("A freed handle stays refused while its slot is reused thousands of times: every new PZ "
+                 "gets a handle no earlier PZ had, and the first one is IT_ERR_INVALID_PZ throughout");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_pz_handle_t first;
+  conf_ok(it_pz_create(s.ia, &first));
+  conf_ok(it_pz_free(first));
+  GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_hash_table_add(seen, first);
+  for (unsigned i = 0; i < 20000; i++) {
+    it_pz_handle_t pz;
+    conf_ok(it_pz_create(s.ia, &pz));
+    if (!g_hash_table_add(seen, pz))
+      g_error("PZ handle %p was handed out twice (after %u create/free cycles)", (void *) pz, i + 1);
+    conf_ok(it_pz_free(pz));
+    if (i % 1000 == 0)
+      conf_assert_status(it_pz_free(first), IT_ERR_INVALID_PZ);
+  }
+  it_pz_param_t q;
+  conf_assert_status(it_pz_query(first, IT_PZ_PARAM_ALL, &q), IT_ERR_INVALID_PZ);
+  g_hash_table_destroy(seen);
+  conf_side_close(&s);
+}
+
+static void
+test_pz_limit(void)
+{
+  g_test_summary("Protection zones are created until the device's limit: every create succeeds or "
+                 "returns IT_ERR_RESOURCES (never a crash), and freeing one lets the next create succeed");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  const unsigned cap = 200000;
+  GPtrArray *pzs = g_ptr_array_new();
+  it_status_t st = IT_SUCCESS;
+  while (pzs->len < cap) {
+    it_pz_handle_t pz;
+    st = it_pz_create(s.ia, &pz);
+    if (st != IT_SUCCESS)
+      break;
+    g_ptr_array_add(pzs, pz);
+  }
+  g_test_message("%u protection zones before %s", pzs->len, itx_status_name(st));
+  if (pzs->len < cap) {
+    conf_assert_status(st, IT_ERR_RESOURCES);
+    g_assert_cmpstr(itx_error_detail(), !=, "");
+    it_pz_handle_t pz;
+    conf_ok(it_pz_free(g_ptr_array_index(pzs, pzs->len - 1)));
+    conf_ok(it_pz_create(s.ia, &pz));
+    g_ptr_array_index(pzs, pzs->len - 1) = pz;
+    conf_assert_status(it_pz_create(s.ia, &pz), IT_ERR_RESOURCES);
+  }
+  for (unsigned i = 0; i < pzs->len; i++)
+    conf_ok(it_pz_free(g_ptr_array_index(pzs, i)));
+  g_ptr_array_free(pzs, TRUE);
+  conf_side_close(&s);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/conformance/race/ep-free-vs-post", test_ep_free_vs_post);
+  g_test_add_func("/conformance/race/lmr-free-vs-post", test_lmr_free_vs_post);
+  g_test_add_func("/conformance/race/evd-free-vs-dequeue", test_evd_free_vs_dequeue);
+  g_test_add_func("/conformance/race/sevd-free-vs-aevd", test_sevd_free_vs_aevd);
+  g_test_add_func("/conformance/race/srq-free-vs-post", test_srq_free_vs_post);
+  g_test_add_func("/conformance/race/ia-free-vs-wait", test_ia_free_vs_wait);
+  g_test_add_func("/conformance/race/stale-handles", test_stale_handles);
+  g_test_add_func("/conformance/race/pz-limit", test_pz_limit);
+  return g_test_run();
+}
