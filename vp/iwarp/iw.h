@@ -126,6 +126,10 @@ typedef struct iw_dev {
   struct iw_mr **mr_pages[(1u << 24) / IW_MR_PAGE];
   uint32_t mr_count;
   uint32_t next_mr_index;
+  /* Registrations so far (mr_lock held for writing): each region's
+   * iw_mr_t.gen, never repeated, so that a check by STag and generation
+   * cannot mistake a new region for a freed one (iw_mr_live). */
+  uint64_t mr_gen;
   int epfd, wakefd;
   GThread *thread;
   gboolean stop;
@@ -152,6 +156,7 @@ typedef struct iw_mr {
   uint64_t iova;
   uint32_t access;
   uint32_t stag;
+  uint64_t gen;      /* the device's mr_gen when registered: unique per region */
 } iw_mr_t;
 
 typedef struct iw_cq {
@@ -251,8 +256,12 @@ typedef struct iw_rx {
   uint64_t msg_off;
   /* tagged: the read being answered */
   iw_swqe_t *rdwqe;
-  /* tagged: the region placed into, checked again before every recv() */
+  /* tagged: the region placed into, named by STag and generation and
+   * found again in the table before every recv() (iw_mr_live): the
+   * region may have been deregistered and freed between two passes, so
+   * the pointer is compared, never followed. */
   iw_mr_t *mr;
+  uint64_t mr_gen;
   uint32_t stag;
   /* bytes read ahead of the FPDU being parsed: stage[st_pos, st_len) */
   uint32_t st_pos, st_len;
@@ -439,6 +448,15 @@ iw_mr_lookup(iw_dev_t *dev, uint32_t stag)
   struct iw_mr **page = dev->mr_pages[idx / IW_MR_PAGE];
   iw_mr_t *mr = page != NULL ? page[idx % IW_MR_PAGE] : NULL;
   return mr != NULL && mr->stag == stag ? mr : NULL;
+}
+/* The region of STag @stag if it is still the one registered as
+ * generation @gen (mr_lock held): NULL once that region was deregistered,
+ * even when its memory or its STag index went to a new one. */
+static inline iw_mr_t *
+iw_mr_live(iw_dev_t *dev, uint32_t stag, uint64_t gen)
+{
+  iw_mr_t *mr = iw_mr_lookup(dev, stag);
+  return mr != NULL && mr->gen == gen ? mr : NULL;
 }
 /* Give @mr another STag (the fuzz target's seeds name fixed ones); FALSE
  * when that index is taken.  Takes mr_lock. */
