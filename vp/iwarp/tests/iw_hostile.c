@@ -982,6 +982,60 @@ test_write_region_reused_mid(void)
   region_gone(GONE_WRITE, TRUE, TRUE);
 }
 
+/* A WR with no segments may leave sg_list NULL (a zero-length Send, a
+ * zero-length Read): posting it copies nothing from NULL (memcpy(d, NULL,
+ * 0) is undefined, C11 7.24.1p2; UBSan with halt_on_error=1 aborts on it),
+ * and the message still goes out and completes. */
+static void
+test_post_no_segments(void)
+{
+  g_test_summary("A Send and a receive posted with no segments and sg_list NULL: the peer gets "
+                 "a zero-length Send (untagged, QN 0, MSN 1, L), the Send completes SUCCESS, the "
+                 "receive is taken by the peer's zero-length Send with byte_len 0");
+  victim_t v;
+  victim_new(&v, 4096);
+  rnicpi_recv_wr_t rw = { .wr_id = 0x51, .sg_list = NULL, .num_sge = 0 };
+  g_assert_cmpint(P->data->post_recv(v.qp, &rw), ==, RNICPI_OK);
+  victim_connect(&v, FALSE);
+  rnicpi_send_wr_t wr = { .wr_id = 0x52, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = NULL, .num_sge = 0 };
+  g_assert_cmpint(P->data->post_send(v.qp, &wr), ==, RNICPI_OK);
+  static uint8_t u[65536];
+  int len;
+  do {
+    len = peer_next_fpdu(v.peer, u);
+    g_assert_cmpint(len, >=, 18);
+  } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x3); /* the Send */
+  g_assert_cmpint(len, ==, 18);
+  g_assert_cmphex(u[0] & 0x40, ==, 0x40); /* L */
+  uint32_t qn, msn;
+  memcpy(&qn, u + 6, 4);
+  memcpy(&msn, u + 10, 4);
+  g_assert_cmpuint(ntohl(qn), ==, 0);
+  g_assert_cmpuint(ntohl(msn), ==, 1);
+  if (placed) {
+    /* Its delivery fence: answer it, as write_fpdus() does. */
+    do {
+      len = peer_next_fpdu(v.peer, u);
+      g_assert_cmpint(len, >=, 14);
+    } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
+    uint32_t sink;
+    memcpy(&sink, u + 18, 4);
+    size_t k = tagged(u, 0x2, ntohl(sink), 0);
+    peer_fpdu(v.peer, v.crc, u, k, FALSE);
+  }
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x52);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x51);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 0);
+  victim_free(&v);
+}
+
 static void
 test_bad_length(void)
 {
@@ -1526,6 +1580,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
+  g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
