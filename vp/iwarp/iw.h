@@ -73,6 +73,9 @@
 #define IW_MAX_ORD 64
 #define IW_MAX_SGE 16
 #define IW_CONNECT_TIMEOUT_US 10000000ull
+/* Default transport timeout (ITAPI_IWARP_TIMEOUT_MS): a path that answers
+ * nothing for this long breaks the connection (iw_sock_tune). */
+#define IW_TIMEOUT_MS 30000
 /* After a Terminate: how long we read and discard, waiting for the peer to close. */
 #define IW_DRAIN_US 2000000ull
 /* A Terminate FPDU at its largest (RFC 5040 4.8): length, untagged DDP
@@ -97,6 +100,7 @@ typedef struct iw_config {
   uint32_t fpdu_max; /* ITAPI_IWARP_FPDU_MAX: cap on the FPDU size (bytes) */
   int placed;        /* ITAPI_IWARP_COMPLETION: 1 "placed" (delivery fences), 0 "sent" */
   uint64_t first_fpdu_delay_us; /* ITAPI_IWARP_FIRST_FPDU_DELAY_MS: initiator's hold */
+  uint32_t timeout_ms; /* ITAPI_IWARP_TIMEOUT_MS: a dead path breaks the connection (0: TCP's own) */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -556,5 +560,8 @@ void iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t
 void iw_qp_llp_fail(iw_qp_t *qp, iw_work_t *w);
 void iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w);
 int iw_sock_send_all(int fd, const void *buf, size_t len);
+/* A connection's socket: TCP_NODELAY, and the transport timeout
+ * (iw_config.timeout_ms: TCP_USER_TIMEOUT and keepalive) unless it is 0. */
+void iw_sock_tune(int fd);
 
 #endif
