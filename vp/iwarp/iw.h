@@ -73,6 +73,9 @@
 #define IW_MAX_ORD 64
 #define IW_MAX_SGE 16
 #define IW_CONNECT_TIMEOUT_US 10000000ull
+/* Default transport timeout (ITAPI_IWARP_TIMEOUT_MS): a path that answers
+ * nothing for this long breaks the connection (iw_sock_tune). */
+#define IW_TIMEOUT_MS 30000
 /* After a Terminate: how long we read and discard, waiting for the peer to close. */
 #define IW_DRAIN_US 2000000ull
 /* A Terminate FPDU at its largest (RFC 5040 4.8): length, untagged DDP
@@ -97,6 +100,7 @@ typedef struct iw_config {
   uint32_t fpdu_max; /* ITAPI_IWARP_FPDU_MAX: cap on the FPDU size (bytes) */
   int placed;        /* ITAPI_IWARP_COMPLETION: 1 "placed" (delivery fences), 0 "sent" */
   uint64_t first_fpdu_delay_us; /* ITAPI_IWARP_FIRST_FPDU_DELAY_MS: initiator's hold */
+  uint32_t timeout_ms; /* ITAPI_IWARP_TIMEOUT_MS: a dead path breaks the connection (0: TCP's own) */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -126,6 +130,10 @@ typedef struct iw_dev {
   struct iw_mr **mr_pages[(1u << 24) / IW_MR_PAGE];
   uint32_t mr_count;
   uint32_t next_mr_index;
+  /* Registrations so far (mr_lock held for writing): each region's
+   * iw_mr_t.gen, never repeated, so that a check by STag and generation
+   * cannot mistake a new region for a freed one (iw_mr_live). */
+  uint64_t mr_gen;
   int epfd, wakefd;
   GThread *thread;
   gboolean stop;
@@ -152,6 +160,7 @@ typedef struct iw_mr {
   uint64_t iova;
   uint32_t access;
   uint32_t stag;
+  uint64_t gen;      /* the device's mr_gen when registered: unique per region */
 } iw_mr_t;
 
 typedef struct iw_cq {
@@ -251,8 +260,12 @@ typedef struct iw_rx {
   uint64_t msg_off;
   /* tagged: the read being answered */
   iw_swqe_t *rdwqe;
-  /* tagged: the region placed into, checked again before every recv() */
+  /* tagged: the region placed into, named by STag and generation and
+   * found again in the table before every recv() (iw_mr_live): the
+   * region may have been deregistered and freed between two passes, so
+   * the pointer is compared, never followed. */
   iw_mr_t *mr;
+  uint64_t mr_gen;
   uint32_t stag;
   /* bytes read ahead of the FPDU being parsed: stage[st_pos, st_len) */
   uint32_t st_pos, st_len;
@@ -440,6 +453,15 @@ iw_mr_lookup(iw_dev_t *dev, uint32_t stag)
   iw_mr_t *mr = page != NULL ? page[idx % IW_MR_PAGE] : NULL;
   return mr != NULL && mr->stag == stag ? mr : NULL;
 }
+/* The region of STag @stag if it is still the one registered as
+ * generation @gen (mr_lock held): NULL once that region was deregistered,
+ * even when its memory or its STag index went to a new one. */
+static inline iw_mr_t *
+iw_mr_live(iw_dev_t *dev, uint32_t stag, uint64_t gen)
+{
+  iw_mr_t *mr = iw_mr_lookup(dev, stag);
+  return mr != NULL && mr->gen == gen ? mr : NULL;
+}
 /* Give @mr another STag (the fuzz target's seeds name fixed ones); FALSE
  * when that index is taken.  Takes mr_lock. */
 gboolean iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag);
@@ -538,5 +560,8 @@ void iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t
 void iw_qp_llp_fail(iw_qp_t *qp, iw_work_t *w);
 void iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w);
 int iw_sock_send_all(int fd, const void *buf, size_t len);
+/* A connection's socket: TCP_NODELAY, and the transport timeout
+ * (iw_config.timeout_ms: TCP_USER_TIMEOUT and keepalive) unless it is 0. */
+void iw_sock_tune(int fd);
 
 #endif

@@ -25,6 +25,37 @@
 
 #include "iw.h"
 
+void
+iw_sock_tune(int fd)
+{
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  uint32_t ms = iw_config.timeout_ms;
+  if (ms == 0)
+    return;
+  /* The transport timeout (doc/provider-iwarp.md, "Transport timeout").
+   * RDMAP has no acknowledgement and no retry of its own (RFC 5040 1.2
+   * leaves reliability to the LLP), so the RNIC's counterpart of
+   * InfiniBand's retry count and ACK timeout is TCP's: TCP_USER_TIMEOUT
+   * (RFC 5482) aborts the connection when sent data, or a zero-window
+   * probe, stays unacknowledged for ms; keepalive probes (RFC 1122
+   * 4.2.3.6) make an idle connection send something, and with a user
+   * timeout set Linux aborts it once ms pass without an answer.  The
+   * socket error then ends the stream as a reset does (LLP event,
+   * BROKEN, every WR flushed). */
+  unsigned int uto = ms;
+  int idle = (int) MAX(1u, ms / 2000), intvl = (int) MAX(1u, ms / 4000);
+  int cnt = (int) MIN(127u, ms / 1000 / (unsigned) intvl + 1);
+  if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto)) != 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) != 0 ||
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) != 0 ||
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) != 0 ||
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) != 0)
+    g_warning("socket %d: cannot set the %u ms transport timeout (%s); a dead path is then "
+              "seen only when the kernel's TCP gives up; check ITAPI_IWARP_TIMEOUT_MS",
+              fd, ms, g_strerror(errno));
+}
+
 /* Handshake frames are small and go out on an idle socket: wait briefly
  * for room rather than keep a second transmit state machine. */
 int
@@ -457,8 +488,7 @@ iw_cm_listen_io(iw_listen_t *l)
     int fd = accept4(l->fd, (struct sockaddr *) &ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
       break;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    iw_sock_tune(fd);
     iw_creq_t *c = g_new0(iw_creq_t, 1);
     c->poll.kind = IW_POLL_CREQ;
     c->dev = dev;
@@ -677,8 +707,7 @@ iw_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
     st = RNICPI_EIO;
     goto out;
   }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  iw_sock_tune(fd);
   save_param(qp, p);
   qp->active = TRUE;
   qp->fd = fd;
@@ -827,8 +856,7 @@ iw_handoff(rnicpi_qp_t *q, int fd, bool active, const rnicpi_conn_param_t *p)
   }
   int fl = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  iw_sock_tune(fd);
   save_param(qp, p);
   qp->active = active;
   qp->handoff = TRUE;

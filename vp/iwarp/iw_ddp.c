@@ -316,6 +316,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
           return FALSE;
         }
         r->mr = mr;
+        r->mr_gen = mr->gen;
         r->iov[0].iov_base = mr->addr + (to - mr->iova);
         r->iov[0].iov_len = r->payload;
         r->niov = 1;
@@ -346,6 +347,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
           return FALSE;
         }
         r->mr = mr;
+        r->mr_gen = mr->gen;
         r->iov[0].iov_base = s->sink + s->got;
         r->iov[0].iov_len = r->payload;
         r->niov = 1;
@@ -420,8 +422,11 @@ static gboolean
 rx_targets_live(iw_qp_t *qp)
 {
   iw_rx_t *r = &qp->rx;
+  /* r->mr may be freed memory by now (iw_mr_dereg frees at once, and a
+   * new region may sit at the same address): find the region again by the
+   * segment's STag and compare generations, never read through r->mr. */
   if (r->mr != NULL)
-    return iw_mr_lookup(qp->dev, r->mr->stag) == r->mr;
+    return iw_mr_live(qp->dev, r->stag, r->mr_gen) == r->mr;
   if (r->rwqe != NULL)
     return rx_scatter(qp, r->rwqe, r->msg_off + r->payload_got, r->payload - r->payload_got);
   return TRUE;

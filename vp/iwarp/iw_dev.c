@@ -52,6 +52,7 @@ config_load(gpointer unused)
                                           IW_FPDU_MAX);
   iw_config.first_fpdu_delay_us =
     (uint64_t) env_int("ITAPI_IWARP_FIRST_FPDU_DELAY_MS", 0, 0, 10000) * 1000;
+  iw_config.timeout_ms = (uint32_t) env_int("ITAPI_IWARP_TIMEOUT_MS", IW_TIMEOUT_MS, 0, 3600000);
   const char *cm = g_getenv("ITAPI_IWARP_COMPLETION");
   iw_config.placed = g_strcmp0(cm, "placed") == 0;
   if (cm != NULL && *cm != '\0' && !iw_config.placed && strcmp(cm, "sent") != 0)

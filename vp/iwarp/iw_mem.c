@@ -98,6 +98,7 @@ iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   }
   *slot = mr;
   dev->mr_count++;
+  mr->gen = ++dev->mr_gen;
   g_rw_lock_writer_unlock(&dev->mr_lock);
 
   mr->base.lkey = mr->base.rkey = mr->stag;

@@ -410,7 +410,10 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   } else {
     iw_swqe_t *s = rnicpi_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
     s->wr = *wr;
-    memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+    /* A WR with no segments may carry sg_list NULL: memcpy from NULL is
+     * undefined even for 0 bytes (C11 7.24.1p2), and UBSan says so. */
+    if (wr->num_sge > 0)
+      memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     s->wr.sg_list = s->sge;
     s->total = 0;
     for (uint32_t i = 0; i < wr->num_sge; i++)
@@ -456,7 +459,8 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     r->wr_id = wr->wr_id;
     r->num_sge = wr->num_sge;
     r->total = 0;
-    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+    if (wr->num_sge > 0) /* sg_list may be NULL (C11 7.24.1p2, as in post_send) */
+      memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
     for (uint32_t i = 0; i < wr->num_sge; i++)
       r->total += wr->sg_list[i].length;
     rnicpi_fifo_push(&qp->rq, r);

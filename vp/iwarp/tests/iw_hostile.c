@@ -609,35 +609,46 @@ wait_landed(const uint8_t *p, const uint8_t *want, size_t n)
 
 enum { GONE_LEN = 2000, GONE_HALF = 1000 };
 
-/* The victim's own region, where a receive or a Read's sink lies, is
- * deregistered while a message is on its way into it.  With @mid the
- * peer's one FPDU comes in two writes and the region goes between them,
- * once the first half has landed (the check in the middle of a payload);
- * without, the region is gone before the FPDU (the check of the header).
- * For a Send (@read FALSE) the receive completes LOC_PROT_ERR and the
- * Terminate is DDP local catastrophic (1/0/0); for a Read Response, the
- * Read completes LOC_PROT_ERR and the Terminate is DDP tagged, invalid
- * STag (1/1/0), as siw sends.  Either way nothing more is written into
- * the old buffer, and the consumer hears BROKEN. */
+/* Where the message whose target goes away lands. */
+typedef enum {
+  GONE_SEND,  /* a Send, into a posted receive */
+  GONE_READ,  /* the Response to the victim's own RDMA Read, into its sink */
+  GONE_WRITE, /* the peer's RDMA Write, into the victim's region */
+} gone_kind_t;
+
+/* The victim's own region, where a receive, a Read's sink or the peer's
+ * Write lands, is deregistered while a message is on its way into it.
+ * With @mid the peer's one FPDU comes in two writes and the region goes
+ * between them, once the first half has landed (the check in the middle
+ * of a payload); without, the region is gone before the FPDU (the check
+ * of the header).  With @reuse the consumer registers the same buffer
+ * again at once, as a new region (new STag): its memory, and most likely
+ * the freed region's own record, are in use again, and the old STag must
+ * still not reach them.  For a Send the receive completes LOC_PROT_ERR and
+ * the Terminate is DDP local catastrophic (1/0/0); for a Read Response,
+ * the Read completes LOC_PROT_ERR and the Terminate is DDP tagged, invalid
+ * STag (1/1/0), as siw sends; for a Write, the same Terminate, the peer's
+ * fault.  Either way nothing more is written into the buffer, and the
+ * consumer hears BROKEN. */
 static void
-region_gone(gboolean read, gboolean mid)
+region_gone(gone_kind_t kind, gboolean mid, gboolean reuse)
 {
   victim_t v;
   victim_new(&v, 4096);
   uint8_t *buf2 = g_malloc0(GONE_LEN);
-  rnicpi_mr_t *mr2;
+  rnicpi_mr_t *mr2, *mr3 = NULL;
   rnicpi_mr_attr_t ma = { .addr = buf2, .length = GONE_LEN, .iova = 0x10000,
                           .access = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE };
   g_assert_cmpint(P->mem->mr_reg(v.pd, &ma, &mr2), ==, RNICPI_OK);
   rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) buf2, .length = GONE_LEN, .lkey = mr2->lkey };
-  if (!read) {
+  if (kind == GONE_SEND) {
     rnicpi_recv_wr_t rw = { .wr_id = 0x11, .sg_list = &sge, .num_sge = 1 };
     g_assert_cmpint(P->data->post_recv(v.qp, &rw), ==, RNICPI_OK);
   }
   victim_connect(&v, FALSE);
   static uint8_t u[65536];
   size_t n;
-  if (read) {
+  if (kind == GONE_READ) {
     rnicpi_send_wr_t wr = { .wr_id = 0x31, .opcode = RNICPI_WR_RDMA_READ,
                             .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
                             .remote_addr = 0x5000, .rkey = 0x4242 };
@@ -655,6 +666,8 @@ region_gone(gboolean read, gboolean mid)
     g_assert_cmphex(ntohl(sink), ==, (uint32_t) mr2->rkey);
     g_assert_cmphex(GUINT64_FROM_BE(sink_to), ==, 0x10000);
     n = tagged(u, 0x2, ntohl(sink), GUINT64_FROM_BE(sink_to));
+  } else if (kind == GONE_WRITE) {
+    n = tagged(u, 0x0, (uint32_t) mr2->rkey, 0x10000);
   } else {
     n = untagged(u, 0x3, 0, 1, 0, TRUE);
   }
@@ -669,29 +682,44 @@ region_gone(gboolean read, gboolean mid)
     peer_write(v.peer, f, cut);
     wait_landed(buf2, u + n, GONE_HALF);
   }
+  uint32_t old_stag = (uint32_t) mr2->rkey;
   g_assert_cmpint(P->mem->mr_dereg(mr2), ==, RNICPI_OK);
+  if (reuse) {
+    /* The same buffer, registered again: a new STag, the old one dead. */
+    g_assert_cmpint(P->mem->mr_reg(v.pd, &ma, &mr3), ==, RNICPI_OK);
+    g_assert_cmphex((uint32_t) mr3->rkey, !=, old_stag);
+  }
   peer_write(v.peer, mid ? f + cut : f, mid ? flen - cut : flen);
 
   static uint8_t t[65536];
   g_assert_cmpint(peer_next_terminate(&v, t), >=, 18 + 4 + 2 + (int) n);
   g_test_message("Terminate: layer %u etype %u code 0x%02x", t[18] >> 4, t[18] & 0xf, t[19]);
-  g_assert_cmphex(t[18], ==, read ? 0x11 : 0x10); /* DDP: tagged, or local catastrophic */
+  /* DDP: tagged, or local catastrophic */
+  g_assert_cmphex(t[18], ==, kind == GONE_SEND ? 0x10 : 0x11);
   g_assert_cmphex(t[19], ==, 0x00);
   g_assert_cmphex(t[20] & 0xe0, ==, 0xc0); /* M and D: the segment's DDP header follows, no R */
   g_assert_cmpmem(t + 24, n, hdr, n);
   uint8_t b;
   g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* then the FIN */
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
-  /* Our own memory failed: the Read's sink, or the receive's buffer. */
-  expect_async(read ? RNICPI_AE_LOCAL : RNICPI_AE_LOCAL_RECV, 1, read ? 1 : 0, 0x00);
-  rnicpi_wc_t wc = wc_of(read ? v.scq : v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, read ? 0x31 : 0x11);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  if (kind == GONE_WRITE) {
+    /* The peer wrote to an STag that is no more: its fault. */
+    expect_async(RNICPI_AE_WRITE_ACCESS, 1, 1, 0x00);
+  } else {
+    /* Our own memory failed: the Read's sink, or the receive's buffer. */
+    expect_async(kind == GONE_READ ? RNICPI_AE_LOCAL : RNICPI_AE_LOCAL_RECV, 1,
+                 kind == GONE_READ ? 1 : 0, 0x00);
+    rnicpi_wc_t wc = wc_of(kind == GONE_READ ? v.scq : v.rcq);
+    g_assert_cmphex(wc.wr_id, ==, kind == GONE_READ ? 0x31 : 0x11);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  }
   /* Nothing after the deregistration: the first half or nothing at all. */
   static const uint8_t zero[GONE_LEN];
   g_assert_cmpmem(buf2 + GONE_HALF, GONE_LEN - GONE_HALF, zero, GONE_LEN - GONE_HALF);
   if (!mid)
     g_assert_cmpmem(buf2, GONE_HALF, zero, GONE_HALF);
+  if (mr3 != NULL)
+    g_assert_cmpint(P->mem->mr_dereg(mr3), ==, RNICPI_OK);
   victim_free(&v);
   g_free(buf2);
 }
@@ -898,7 +926,7 @@ test_recv_region_gone(void)
 {
   g_test_summary("A posted receive's region deregistered before the Send comes: LOC_PROT_ERR, "
                  "nothing written, Terminate DDP local catastrophic (1/0/0)");
-  region_gone(FALSE, FALSE);
+  region_gone(GONE_SEND, FALSE, FALSE);
 }
 
 static void
@@ -906,7 +934,7 @@ test_recv_region_gone_mid(void)
 {
   g_test_summary("A posted receive's region deregistered halfway through a Send's payload: "
                  "LOC_PROT_ERR, nothing more written, Terminate DDP local catastrophic (1/0/0)");
-  region_gone(FALSE, TRUE);
+  region_gone(GONE_SEND, TRUE, FALSE);
 }
 
 static void
@@ -915,7 +943,7 @@ test_read_sink_gone(void)
   g_test_summary("The sink of the victim's RDMA Read deregistered before the Read Response: the "
                  "Read completes LOC_PROT_ERR, nothing written, Terminate DDP tagged, invalid "
                  "STag (1/1/0) as siw");
-  region_gone(TRUE, FALSE);
+  region_gone(GONE_READ, FALSE, FALSE);
 }
 
 static void
@@ -923,7 +951,89 @@ test_read_sink_gone_mid(void)
 {
   g_test_summary("The sink of the victim's RDMA Read deregistered halfway through the Read "
                  "Response: LOC_PROT_ERR, nothing more written, Terminate DDP tagged (1/1/0)");
-  region_gone(TRUE, TRUE);
+  region_gone(GONE_READ, TRUE, FALSE);
+}
+
+static void
+test_read_sink_reused_mid(void)
+{
+  g_test_summary("The sink of the victim's RDMA Read deregistered halfway through the Read "
+                 "Response and its buffer registered again at once as a new region: the old "
+                 "STag places nothing more, the Read completes LOC_PROT_ERR, Terminate DDP "
+                 "tagged (1/1/0)");
+  region_gone(GONE_READ, TRUE, TRUE);
+}
+
+static void
+test_write_region_gone_mid(void)
+{
+  g_test_summary("The victim's region deregistered halfway through the peer's RDMA Write into "
+                 "it: nothing more written, Terminate DDP tagged, invalid STag (1/1/0), "
+                 "WRITE_ACCESS");
+  region_gone(GONE_WRITE, TRUE, FALSE);
+}
+
+static void
+test_write_region_reused_mid(void)
+{
+  g_test_summary("The victim's region deregistered halfway through the peer's RDMA Write and "
+                 "its buffer registered again at once as a new region: the old STag places "
+                 "nothing more, Terminate DDP tagged, invalid STag (1/1/0)");
+  region_gone(GONE_WRITE, TRUE, TRUE);
+}
+
+/* A WR with no segments may leave sg_list NULL (a zero-length Send, a
+ * zero-length Read): posting it copies nothing from NULL (memcpy(d, NULL,
+ * 0) is undefined, C11 7.24.1p2; UBSan with halt_on_error=1 aborts on it),
+ * and the message still goes out and completes. */
+static void
+test_post_no_segments(void)
+{
+  g_test_summary("A Send and a receive posted with no segments and sg_list NULL: the peer gets "
+                 "a zero-length Send (untagged, QN 0, MSN 1, L), the Send completes SUCCESS, the "
+                 "receive is taken by the peer's zero-length Send with byte_len 0");
+  victim_t v;
+  victim_new(&v, 4096);
+  rnicpi_recv_wr_t rw = { .wr_id = 0x51, .sg_list = NULL, .num_sge = 0 };
+  g_assert_cmpint(P->data->post_recv(v.qp, &rw), ==, RNICPI_OK);
+  victim_connect(&v, FALSE);
+  rnicpi_send_wr_t wr = { .wr_id = 0x52, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = NULL, .num_sge = 0 };
+  g_assert_cmpint(P->data->post_send(v.qp, &wr), ==, RNICPI_OK);
+  static uint8_t u[65536];
+  int len;
+  do {
+    len = peer_next_fpdu(v.peer, u);
+    g_assert_cmpint(len, >=, 18);
+  } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x3); /* the Send */
+  g_assert_cmpint(len, ==, 18);
+  g_assert_cmphex(u[0] & 0x40, ==, 0x40); /* L */
+  uint32_t qn, msn;
+  memcpy(&qn, u + 6, 4);
+  memcpy(&msn, u + 10, 4);
+  g_assert_cmpuint(ntohl(qn), ==, 0);
+  g_assert_cmpuint(ntohl(msn), ==, 1);
+  if (placed) {
+    /* Its delivery fence: answer it, as write_fpdus() does. */
+    do {
+      len = peer_next_fpdu(v.peer, u);
+      g_assert_cmpint(len, >=, 14);
+    } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
+    uint32_t sink;
+    memcpy(&sink, u + 18, 4);
+    size_t k = tagged(u, 0x2, ntohl(sink), 0);
+    peer_fpdu(v.peer, v.crc, u, k, FALSE);
+  }
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x52);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x51);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 0);
+  victim_free(&v);
 }
 
 static void
@@ -1461,12 +1571,16 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/recv-region-gone-mid", test_recv_region_gone_mid);
   g_test_add_func("/iwarp/hostile/ddp/read-sink-gone", test_read_sink_gone);
   g_test_add_func("/iwarp/hostile/ddp/read-sink-gone-mid", test_read_sink_gone_mid);
+  g_test_add_func("/iwarp/hostile/ddp/read-sink-reused-mid", test_read_sink_reused_mid);
+  g_test_add_func("/iwarp/hostile/ddp/write-region-gone-mid", test_write_region_gone_mid);
+  g_test_add_func("/iwarp/hostile/ddp/write-region-reused-mid", test_write_region_reused_mid);
   g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
   g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
+  g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
