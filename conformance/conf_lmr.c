@@ -1,15 +1,20 @@
 /*
  * Conformance: local memory regions (IT-API LMR area): the three bindings
  * of it_lmr_create, query, privilege changes, argument checks, the memlock
- * limit, flush/refresh and the unguessability of remote contexts; IT-API
+ * limit (the kernel's CAP_IPC_LOCK rule, pinning only where the IA needs
+ * it), read-only memory refused write rights, flush/refresh and the unguessability of remote contexts; IT-API
  * 2.1 unlinked LMRs (link, unlink, relink, priv_ops_enable), it_mem_map
  * and registration from I/O buffer lists.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <linux/capability.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -259,44 +264,267 @@ test_bad_args(void)
 
 #define MEMLOCK_LIMIT (1024 * 1024)
 
+static uint64_t
+proc_status_kib(const char *field)
+{
+  g_autofree char *status = NULL;
+  g_assert_true(g_file_get_contents("/proc/self/status", &status, NULL, NULL));
+  const char *l = strstr(status, field);
+  g_assert_nonnull(l);
+  return g_ascii_strtoull(l + strlen(field), NULL, 10);
+}
+
+static uint64_t
+rss_bytes(void)
+{
+  g_autofree char *statm = NULL;
+  g_assert_true(g_file_get_contents("/proc/self/statm", &statm, NULL, NULL));
+  unsigned long size = 0, rss = 0;
+  g_assert_cmpint(sscanf(statm, "%lu %lu", &size, &rss), ==, 2);
+  return (uint64_t) rss * (uint64_t) sysconf(_SC_PAGESIZE);
+}
+
+/* Whether the IA of @s locks registered memory: a fresh 64 KiB region
+ * raises VmLck (RNIC-PI "no-pinning-needed" clear). */
+static gboolean
+ia_pins(conf_side_t *s)
+{
+  size_t len = 64 * 1024;
+  void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true(mem != MAP_FAILED);
+  uint64_t before = proc_status_kib("VmLck:");
+  it_lmr_handle_t h;
+  conf_ok(it_lmr_create(s->pz, mem, NULL, len, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, IT_LMR_FLAG_NONE, 0, &h,
+                        NULL));
+  gboolean pins = proc_status_kib("VmLck:") > before;
+  conf_ok(it_lmr_free(h));
+  munmap(mem, len);
+  return pins;
+}
+
+/* Read or change CAP_IPC_LOCK in this process's effective set. */
+static gboolean
+ipc_lock(int set)
+{
+  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+  memset(d, 0, sizeof(d));
+  g_assert_cmpint(syscall(SYS_capget, &h, d), ==, 0);
+  if (set == 0)
+    d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+  if (set >= 0)
+    g_assert_cmpint(syscall(SYS_capset, &h, d), ==, 0);
+  return (d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK)) != 0;
+}
+
+static void
+set_memlock(rlim_t bytes)
+{
+  struct rlimit rl;
+  g_assert_cmpint(getrlimit(RLIMIT_MEMLOCK, &rl), ==, 0);
+  rl.rlim_cur = bytes;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < bytes)
+    rl.rlim_max = bytes;
+  g_assert_cmpint(setrlimit(RLIMIT_MEMLOCK, &rl), ==, 0);
+}
+
 static void
 test_memlock(void)
 {
-  g_test_summary("IT-API LMR: under a 1 MiB RLIMIT_MEMLOCK, registering 4 MiB fails with "
-                 "IT_ERR_RESOURCES and a detail naming the memlock limit and both byte counts; "
-                 "512 KiB still registers");
+  g_test_summary("IT-API LMR: in a process without CAP_IPC_LOCK under a 1 MiB RLIMIT_MEMLOCK, "
+                 "registering 4 MiB on an IA that pins fails with IT_ERR_RESOURCES and a detail naming "
+                 "the memlock limit and both byte counts (512 KiB still registers); on an IA that needs "
+                 "no pinning it succeeds with nothing locked");
   if (!g_test_subprocess()) {
     g_test_trap_subprocess(NULL, 30 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
     g_test_trap_assert_passed();
     return;
   }
-  struct rlimit rl;
-  g_assert_cmpint(getrlimit(RLIMIT_MEMLOCK, &rl), ==, 0);
-  rl.rlim_cur = MEMLOCK_LIMIT;
-  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < MEMLOCK_LIMIT)
-    rl.rlim_max = MEMLOCK_LIMIT;
-  g_assert_cmpint(setrlimit(RLIMIT_MEMLOCK, &rl), ==, 0);
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  ipc_lock(0);
+  set_memlock(MEMLOCK_LIMIT);
 
   conf_side_t s;
   conf_side_open(&s, NULL);
+  gboolean pins = ia_pins(&s);
   size_t big = 4 * 1024 * 1024, small = 512 * 1024;
   void *mem = aligned_alloc(4096, big);
   g_assert_nonnull(mem);
   memset(mem, 0, big);
   it_lmr_handle_t h = IT_NULL_HANDLE;
+  uint64_t locked = proc_status_kib("VmLck:");
   it_status_t st = it_lmr_create(s.pz, mem, NULL, big, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, IT_LMR_FLAG_NONE,
                                  0, &h, NULL);
-  g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_ERR_RESOURCES));
-  g_autofree char *detail = g_strdup(itx_error_detail());
-  g_test_message("detail: %s", detail);
-  g_assert_nonnull(strstr(detail, "memlock"));
-  g_assert_nonnull(strstr(detail, "1048576"));
-  g_assert_nonnull(strstr(detail, "4194304"));
-  conf_ok(it_lmr_create(s.pz, mem, NULL, small, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, IT_LMR_FLAG_NONE, 0,
-                        &h, NULL));
+  if (pins) {
+    g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_ERR_RESOURCES));
+    g_autofree char *detail = g_strdup(itx_error_detail());
+    g_test_message("detail: %s", detail);
+    g_assert_nonnull(strstr(detail, "memlock"));
+    g_assert_nonnull(strstr(detail, "1048576"));
+    g_assert_nonnull(strstr(detail, "4194304"));
+    conf_ok(it_lmr_create(s.pz, mem, NULL, small, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, IT_LMR_FLAG_NONE, 0,
+                          &h, NULL));
+  } else {
+    g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_SUCCESS));
+    g_assert_cmpuint(proc_status_kib("VmLck:"), ==, locked);
+  }
   conf_ok(it_lmr_free(h));
   conf_side_close(&s);
   free(mem);
+}
+
+static void
+test_large(void)
+{
+  g_test_summary("IT-API LMR: under a stock 8 MiB RLIMIT_MEMLOCK, 64 MiB register (on an IA that pins, "
+                 "in a process with CAP_IPC_LOCK, the kernel's rule) and a peer's RDMA Write lands at "
+                 "both ends of the region");
+  if (!g_test_subprocess()) {
+    conf_side_t s;
+    conf_side_open(&s, NULL);
+    gboolean pins = ia_pins(&s);
+    conf_side_close(&s);
+    if (pins && !conf_require(ipc_lock(-1), "CAP_IPC_LOCK (the IA pins registered memory)"))
+      return;
+    g_test_trap_subprocess(NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    return;
+  }
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  set_memlock(8 * 1024 * 1024);
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  size_t big = 64 * 1024 * 1024;
+  conf_buf_t dst, src;
+  buf_alloc(&dst, big);
+  conf_ok(it_lmr_create(p.p.pz, dst.data, NULL, big, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, IT_LMR_FLAG_NONE, 0,
+                        &dst.lmr, &dst.ctx));
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  write_and_check(&p, &src, &dst, dst.ctx, 0, 4096, 1);
+  write_and_check(&p, &src, &dst, dst.ctx, big - 4096, 4096, 2);
+  conf_ok(it_lmr_free(dst.lmr));
+  free(dst.mem);
+  conf_buf_free(&src);
+  conf_pair_close(&p);
+}
+
+static void
+test_lazy(void)
+{
+  g_test_summary("IT-API LMR: on an IA that needs no pinning, registering 1 GiB of fresh anonymous "
+                 "memory faults none of it in (RSS grows by less than 64 MiB)");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  if (!conf_require(!ia_pins(&s), "no-pinning-needed (the IA pins registered memory, which faults it in)")) {
+    conf_side_close(&s);
+    return;
+  }
+  size_t big = (size_t) 1 << 30;
+  void *mem = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  g_assert_true(mem != MAP_FAILED);
+  uint64_t rss = rss_bytes();
+  it_lmr_handle_t h;
+  it_rmr_context_t ctx;
+  conf_ok(it_lmr_create(s.pz, mem, NULL, big, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET, IT_LMR_FLAG_NONE, 0, &h, &ctx));
+  g_test_message("RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT " bytes", rss, rss_bytes());
+  g_assert_cmpuint(rss_bytes(), <, rss + 64 * 1024 * 1024);
+  conf_ok(it_lmr_free(h));
+  munmap(mem, big);
+  conf_side_close(&s);
+}
+
+static gboolean require_iobl(conf_side_t *s);
+
+/* A string constant: in a read-only mapping of the program. */
+static const char rodata[] = "IT-API read-only test data in .rodata";
+
+/* Whether the refusal detail names the address @a and the right @right. */
+static void
+assert_refusal(it_status_t st, const void *a, const char *right)
+{
+  g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_ERR_ACCESS));
+  g_autofree char *at = g_strdup_printf("%p", a);
+  const char *detail = itx_error_detail();
+  g_test_message("detail: %s", detail);
+  g_assert_nonnull(strstr(detail, at));
+  g_assert_nonnull(strstr(detail, right));
+  g_assert_nonnull(strstr(detail, "read-only"));
+}
+
+static void
+test_read_only(void)
+{
+  g_test_summary("IT-API LMR: read-only memory (PROT_READ, .rodata) with a write right is refused at "
+                 "registration with IT_ERR_ACCESS naming the address and the right, in every binding, "
+                 "from an I/O buffer list and by it_lmr_modify; an unmapped page is "
+                 "IT_ERR_INVALID_ADDRESS; with read rights only it registers and a peer's RDMA Read "
+                 "of it moves the right bytes");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  size_t pg = (size_t) sysconf(_SC_PAGESIZE), len = 2 * pg;
+  unsigned char *ro = mmap(NULL, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true(ro != MAP_FAILED);
+  for (size_t i = 0; i < len; i++)
+    ro[i] = (unsigned char) (i * 31 + 7);
+  g_assert_cmpint(mprotect(ro, len, PROT_READ), ==, 0);
+  g_assert_cmpint(munmap(ro + len, pg), ==, 0);
+  it_lmr_handle_t h = IT_NULL_HANDLE;
+  it_rmr_context_t ctx;
+
+  assert_refusal(it_lmr_create21(p.p.pz, ro, NULL, len, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL_READ |
+                                 IT_PRIV_REMOTE_WRITE, IT_LMR_FLAG_NONE, 0, &h, &ctx), ro, "IT_PRIV_REMOTE_WRITE");
+  assert_refusal(it_lmr_create20(p.p.pz, ro + 100, len - 100, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
+                                 IT_LMR_FLAG_NONE, 0, &h, &ctx), ro + 100, "IT_PRIV_LOCAL_WRITE");
+  assert_refusal(it_lmr_create10(p.p.pz, ro, len, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_LMR_FLAG_NONE, 0, &h, &ctx),
+                 ro, "IT_PRIV_LOCAL_WRITE | IT_PRIV_REMOTE_WRITE");
+  assert_refusal(it_lmr_create(p.p.pz, (void *) rodata, NULL, sizeof(rodata), IT_ADDR_MODE_ABSOLUTE,
+                               IT_PRIV_REMOTE_WRITE, IT_LMR_FLAG_NONE, 0, &h, &ctx), rodata,
+                 "IT_PRIV_REMOTE_WRITE");
+  g_assert_true(h == IT_NULL_HANDLE);
+  /* A range that runs past the mapping into a hole. */
+  conf_assert_status(it_lmr_create(p.p.pz, ro + pg, NULL, 2 * pg, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL_READ,
+                                   IT_LMR_FLAG_NONE, 0, &h, &ctx), IT_ERR_INVALID_ADDRESS);
+  g_assert_nonnull(strstr(itx_error_detail(), "is not mapped"));
+
+  /* Read rights only: registered, and a peer's RDMA Read gets the bytes. */
+  conf_ok(it_lmr_create(p.p.pz, ro, NULL, len, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL_READ | IT_PRIV_REMOTE_READ,
+                        IT_LMR_FLAG_NONE, 0, &h, &ctx));
+  conf_buf_t sink;
+  conf_buf_new(&p.a, &sink, len, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t l = conf_seg(&sink, 0, len - 10);
+  conf_ok(it_post_rdma_read(p.a.ep, &l, 1, 1, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(ro + 10), ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpmem(sink.data, len - 10, ro + 10, len - 10);
+  conf_buf_check_guards(&sink);
+  /* Adding a write right later is refused the same way, and changes nothing. */
+  it_lmr_param_t prm = { .privs = IT_PRIV_LOCAL_READ | IT_PRIV_REMOTE_READ | IT_PRIV_REMOTE_WRITE };
+  assert_refusal(it_lmr_modify(h, IT_LMR_PARAM_MEM_PRIV, &prm), ro, "IT_PRIV_REMOTE_WRITE");
+  conf_ok(it_lmr_query(h, IT_LMR_PARAM_ALL, &prm));
+  g_assert_cmphex(prm.privs, ==, IT_PRIV_LOCAL_READ | IT_PRIV_REMOTE_READ);
+  conf_ok(it_lmr_free(h));
+
+  /* From an I/O buffer list: it_mem_map takes read-only memory; the
+   * registration with a write right is refused. */
+  if (require_iobl(&p.p)) {
+    it_io_addr_t io;
+    size_t mlen;
+    conf_ok(it_mem_map(p.p.ia, ro, 0, len, &io, &mlen));
+    it_io_addr_t pages[2] = { io, (it_io_addr_t) ((char *) io + pg) };
+    it_iobl_t iobl = { .iobl_type = IT_IOBL_PAGE_LIST, .num_elts = 2, .fbo = 0 };
+    iobl.list.ce_list.list_elt = pages;
+    iobl.list.ce_list.elt_len = pg;
+    assert_refusal(it_lmr_create21(p.p.pz, NULL, &iobl, len, IT_ADDR_MODE_ABSOLUTE, PRIV_TARGET,
+                                   IT_LMR_FLAG_NONE, 0, &h, &ctx), ro, "IT_PRIV_LOCAL_WRITE | IT_PRIV_REMOTE_WRITE");
+    conf_ok(it_lmr_create21(p.p.pz, NULL, &iobl, len, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_READ,
+                            IT_LMR_FLAG_NONE, 0, &h, &ctx));
+    conf_ok(it_lmr_free(h));
+    conf_ok(it_mem_unmap(p.p.ia, io, mlen));
+  }
+  conf_buf_free(&sink);
+  munmap(ro, len);
+  conf_pair_close(&p);
 }
 
 static void
@@ -705,6 +933,9 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/lmr/modify-privs", test_modify_privs);
   g_test_add_func("/conformance/lmr/bad-args", test_bad_args);
   g_test_add_func("/conformance/lmr/memlock", test_memlock);
+  g_test_add_func("/conformance/lmr/large-64m", test_large);
+  g_test_add_func("/conformance/lmr/unpinned-1g", test_lazy);
+  g_test_add_func("/conformance/lmr/read-only", test_read_only);
   g_test_add_func("/conformance/lmr/flush-refresh", test_flush_refresh);
   g_test_add_func("/conformance/lmr/keys-distinct", test_keys_distinct);
   g_test_add_func("/conformance/lmr/unlinked/link-unlink", test_unlinked_link_unlink);

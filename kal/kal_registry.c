@@ -23,6 +23,7 @@ kal_do_init(gpointer unused)
 {
   (void) unused;
   ifaces = g_array_new(FALSE, TRUE, sizeof(kal_iface_t));
+  kal_pin_check_env();
   rnicpi_registry_load();
   for (size_t i = 0; i < rnicpi_registry_count(); i++) {
     const rnicpi_entry_t *e = rnicpi_registry_get(i);

@@ -3,6 +3,16 @@
  * provider, the three bindings of it_lmr_create; I/O address mapping and
  * I/O buffer list registration; unlinked LMRs (IT-API 2.1).
  *
+ * Pinning.  Every registration (it_lmr_create in its three bindings, an
+ * I/O buffer list, it_mem_map, it_lmr_link, and it_lmr_modify adding a
+ * write right) first has the kAL check that its pages are mapped, and
+ * writable when a write right is granted, as the kernel's get_user_pages()
+ * does for an RDMA driver: a read-only page with IT_PRIV_REMOTE_WRITE is
+ * IT_ERR_ACCESS at registration, never a peer's Write faulting this
+ * process later.  The pages are locked and accounted only for a provider
+ * without RNICPI_CAP_NO_PIN (RNIC-PI 1.8), whose device needs them
+ * resident; the others register 1 GiB without touching a page of it.
+ *
  * Privilege.  IT-API reserves I/O buffer lists, it_mem_map and unlinked
  * LMRs for "privileged" consumers.  Here every consumer is privileged:
  * the provider checks keys, domains, bounds and rights on every access,
@@ -57,6 +67,53 @@ check_privs(ual_ia_t *ia, it_mem_priv_t privs)
   if ((privs & IT_PRIV_ATOMIC) && !(ia->caps.features & RNICPI_CAP_ATOMICS))
     return ual_fail(IT_ERR_INVALID_PRIVS, "IT_PRIV_ATOMIC asked but IA '%s' has no atomics", ia->iface->name);
   return IT_SUCCESS;
+}
+
+/* The privileges that let the device write the memory: a registration
+ * with any of them needs writable pages (the kernel pins such a region
+ * with FOLL_WRITE; ib_umem_get). */
+#define WRITE_PRIVS (IT_PRIV_LOCAL_WRITE | IT_PRIV_REMOTE_WRITE | IT_PRIV_ATOMIC)
+
+/* How to take memory registered on @ia with @privs: locked and accounted
+ * only where the device needs pinned pages (RNIC-PI 1.8). */
+static uint32_t
+pin_flags(const ual_ia_t *ia, it_mem_priv_t privs)
+{
+  return ((ia->caps.features & RNICPI_CAP_NO_PIN) ? 0 : KAL_PIN_LOCK) |
+         ((privs & WRITE_PRIVS) ? KAL_PIN_WRITE : 0);
+}
+
+/* The write privileges of @privs by name, e.g. "IT_PRIV_REMOTE_WRITE". */
+static char *
+write_privs_name(it_mem_priv_t privs)
+{
+  GString *s = g_string_new(NULL);
+  if (privs & IT_PRIV_LOCAL_WRITE) g_string_append(s, " | IT_PRIV_LOCAL_WRITE");
+  if (privs & IT_PRIV_REMOTE_WRITE) g_string_append(s, " | IT_PRIV_REMOTE_WRITE");
+  if (privs & IT_PRIV_ATOMIC) g_string_append(s, " | IT_PRIV_ATOMIC");
+  return g_string_free(g_string_erase(s, 0, MIN(s->len, 3)), FALSE);
+}
+
+/* The IT-API failure of @fn for kAL's refusal @rs (sentence @why) to take
+ * @len bytes at @addr with @privs. */
+static it_status_t
+pin_refused(const char *fn, rnicpi_status_t rs, const char *why, const void *addr, uint64_t len,
+            it_mem_priv_t privs)
+{
+  if (rs == RNICPI_ERANGE)
+    return ual_fail(IT_ERR_INVALID_ADDRESS, "%s: %" G_GUINT64_FORMAT " bytes at %p cannot be registered: %s; "
+                    "register memory the process has mapped", fn, (guint64) len, addr, why);
+  if (rs != RNICPI_EACCES)
+    return ual_fail(IT_ERR_RESOURCES, "%s: %s", fn, why);
+  if ((privs & WRITE_PRIVS) && kal_mem_check(addr, len, false, NULL) == RNICPI_OK) {
+    g_autofree char *w = write_privs_name(privs);
+    return ual_fail(IT_ERR_ACCESS, "%s: %" G_GUINT64_FORMAT " bytes at %p asked with %s, but %s; a device "
+                    "writes memory registered with that right (the kernel refuses to pin such memory "
+                    "too): register it with read privileges only, or map it writable", fn, (guint64) len,
+                    addr, w, why);
+  }
+  return ual_fail(IT_ERR_ACCESS, "%s: %" G_GUINT64_FORMAT " bytes at %p cannot be registered: %s; make the "
+                  "memory readable (mprotect) first", fn, (guint64) len, addr, why);
 }
 
 it_status_t
@@ -217,10 +274,11 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
 
   ual_lmr_t *lmr = g_new0(ual_lmr_t, 1);
   char *why = NULL;
-  rnicpi_status_t rs = kal_pin(addr, length, &lmr->pin, &why);
+  rnicpi_status_t rs = kal_pin(addr, length, pin_flags(ia, privs), &lmr->pin, &why);
   if (rs != RNICPI_OK) {
-    g_log(UAL_LOG, G_LOG_LEVEL_MESSAGE, "it_lmr_create: %s", why);
-    st = ual_fail(IT_ERR_RESOURCES, "%s", why);
+    if (rs == RNICPI_ELIMIT || rs == RNICPI_EINVAL)
+      g_log(UAL_LOG, G_LOG_LEVEL_MESSAGE, "it_lmr_create: %s", why);
+    st = pin_refused("it_lmr_create", rs, why, addr, length, privs);
     g_free(why);
     g_free(lmr);
     goto out;
@@ -384,6 +442,14 @@ it_lmr_modify(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, const it_lmr
   }
   if ((st = check_privs(lmr->obj.ia, params->privs)) != IT_SUCCESS)
     goto out;
+  if ((params->privs & WRITE_PRIVS) && !(lmr->privs & WRITE_PRIVS) && lmr->length > 0) {
+    g_autofree char *why = NULL;
+    rnicpi_status_t cs = kal_mem_check(lmr->addr, lmr->length, true, &why);
+    if (cs != RNICPI_OK) {
+      st = pin_refused("it_lmr_modify", cs, why, lmr->addr, lmr->length, params->privs);
+      goto out;
+    }
+  }
   rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_modify(lmr->mr, ual_access_of(lmr->obj.ia, params->privs));
   if (rs != RNICPI_OK) {
     st = ual_fail(ual_map_status(rs), "provider '%s' could not change the rights of LMR %p: %s",
@@ -455,8 +521,11 @@ it_mem_map(it_ia_handle_t ia_handle, void *vaddr, uint64_t aspace_id, size_t len
   }
   ual_map_t *m = g_new0(ual_map_t, 1);
   char *why = NULL;
-  if (kal_pin(vaddr, len, &m->pin, &why) != RNICPI_OK) {
-    st = ual_fail(IT_ERR_RESOURCES, "it_mem_map: %s", why);
+  /* The rights come with the registration of a list; a mapping needs the
+   * pages mapped (and locked, where the device needs it). */
+  rnicpi_status_t rs = kal_pin(vaddr, len, pin_flags(ia, 0), &m->pin, &why);
+  if (rs != RNICPI_OK) {
+    st = pin_refused("it_mem_map", rs, why, vaddr, len, 0);
     g_free(why);
     g_free(m);
     goto out;
@@ -662,8 +731,9 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   }
   kal_pin_t *pin = NULL;
   char *why = NULL;
-  if (kal_pin((void *) start, length, &pin, &why) != RNICPI_OK) {
-    st = ual_fail(IT_ERR_RESOURCES, "%s: %s", fn, why);
+  rnicpi_status_t rs = kal_pin((void *) start, length, pin_flags(ia, privs), &pin, &why);
+  if (rs != RNICPI_OK) {
+    st = pin_refused(fn, rs, why, (void *) start, length, privs);
     g_free(why);
     goto out;
   }

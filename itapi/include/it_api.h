@@ -2267,7 +2267,7 @@ it_status_t it_srq_query(IN it_srq_handle_t srq_handle,
  *            region, or NULL if not wanted
  * @retval IT_SUCCESS the memory was registered
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL, or a page of the memory is not mapped
  * @retval IT_ERR_INVALID_LENGTH @p length is 0
  * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register, or the range
  *          wraps the address space
@@ -2276,11 +2276,16 @@ it_status_t it_srq_query(IN it_srq_handle_t srq_handle,
  * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
  *          ::IT_LMR_FLAG_NON_SHAREABLE
  * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_ACCESS a page of the memory is not readable, or @p privs grant a write right
+ *          (::IT_PRIV_LOCAL_WRITE, ::IT_PRIV_REMOTE_WRITE, ::IT_PRIV_ATOMIC) and a page is
+ *          mapped read-only; itx_error_detail() names the address and the right
  * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
  *          not register the memory
- * @note Pinned memory is accounted per process against RLIMIT_MEMLOCK (or ITAPI_MEMLOCK_LIMIT when
- *       lower); past it the call fails with ::IT_ERR_RESOURCES and itx_error_detail() gives the
- *       bytes asked, already pinned and allowed.
+ * @note Memory is pinned only for a provider that needs it (not vp/emul, vp/iwarp), and
+ *       accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
+ *       RLIMIT_MEMLOCK; ITAPI_MEMLOCK_LIMIT, when set, replaces it.  Past it the call fails with
+ *       ::IT_ERR_RESOURCES and itx_error_detail() gives the bytes asked, already pinned and
+ *       allowed.
  * @ingroup lmr
  */
 it_status_t it_lmr_create10(IN it_pz_handle_t pz_handle,
@@ -2307,7 +2312,7 @@ it_status_t it_lmr_create10(IN it_pz_handle_t pz_handle,
  *            region, or NULL if not wanted
  * @retval IT_SUCCESS the memory was registered
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
- * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL, or a page of the memory is not mapped
  * @retval IT_ERR_INVALID_LENGTH @p length is 0
  * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register, or the range
  *          wraps the address space
@@ -2318,11 +2323,16 @@ it_status_t it_lmr_create10(IN it_pz_handle_t pz_handle,
  * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
  *          ::IT_LMR_FLAG_NON_SHAREABLE
  * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_ACCESS a page of the memory is not readable, or @p privs grant a write right
+ *          (::IT_PRIV_LOCAL_WRITE, ::IT_PRIV_REMOTE_WRITE, ::IT_PRIV_ATOMIC) and a page is
+ *          mapped read-only; itx_error_detail() names the address and the right
  * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
  *          not register the memory
- * @note Pinned memory is accounted per process against RLIMIT_MEMLOCK (or ITAPI_MEMLOCK_LIMIT when
- *       lower); past it the call fails with ::IT_ERR_RESOURCES and itx_error_detail() gives the
- *       bytes asked, already pinned and allowed.
+ * @note Memory is pinned only for a provider that needs it (not vp/emul, vp/iwarp), and
+ *       accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
+ *       RLIMIT_MEMLOCK; ITAPI_MEMLOCK_LIMIT, when set, replaces it.  Past it the call fails with
+ *       ::IT_ERR_RESOURCES and itx_error_detail() gives the bytes asked, already pinned and
+ *       allowed.
  * @ingroup lmr
  */
 it_status_t it_lmr_create20(IN it_pz_handle_t pz_handle,
@@ -2353,7 +2363,7 @@ it_status_t it_lmr_create20(IN it_pz_handle_t pz_handle,
  * @retval IT_SUCCESS the memory was registered
  * @retval IT_ERR_INVALID_PZ @p pz_handle is not a live protection zone
  * @retval IT_ERR_OP_NOT_SUPPORTED @p iobl is given (I/O buffer lists are not built in this release)
- * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is NULL, or a page of the memory is not mapped
  * @retval IT_ERR_INVALID_LENGTH @p length is 0
  * @retval IT_ERR_RESOURCE_LMR_LENGTH @p length exceeds what the adapter can register, or the range
  *          wraps the address space
@@ -2364,11 +2374,16 @@ it_status_t it_lmr_create20(IN it_pz_handle_t pz_handle,
  * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits, or ::IT_LMR_FLAG_SHARED with
  *          ::IT_LMR_FLAG_NON_SHAREABLE
  * @retval IT_ERR_FAULT @p lmr_handle is NULL
+ * @retval IT_ERR_ACCESS a page of the memory is not readable, or @p privs grant a write right
+ *          (::IT_PRIV_LOCAL_WRITE, ::IT_PRIV_REMOTE_WRITE, ::IT_PRIV_ATOMIC) and a page is
+ *          mapped read-only; itx_error_detail() names the address and the right
  * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
  *          not register the memory
- * @note Pinned memory is accounted per process against RLIMIT_MEMLOCK (or ITAPI_MEMLOCK_LIMIT when
- *       lower); past it the call fails with ::IT_ERR_RESOURCES and itx_error_detail() gives the
- *       bytes asked, already pinned and allowed.
+ * @note Memory is pinned only for a provider that needs it (not vp/emul, vp/iwarp), and
+ *       accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
+ *       RLIMIT_MEMLOCK; ITAPI_MEMLOCK_LIMIT, when set, replaces it.  Past it the call fails with
+ *       ::IT_ERR_RESOURCES and itx_error_detail() gives the bytes asked, already pinned and
+ *       allowed.
  * @ingroup lmr
  */
 it_status_t it_lmr_create21(IN it_pz_handle_t pz_handle,
@@ -2454,10 +2469,13 @@ it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
  * @retval IT_ERR_INVALID_IOBL @p iobl is of no known type, empty, has an empty, misaligned (page
  *          list) or discontiguous element, a first-byte offset outside its first element, or is not
  *          inside one range mapped by it_mem_map()
- * @retval IT_ERR_INVALID_ADDRESS @p addr and @p iobl are both NULL
+ * @retval IT_ERR_INVALID_ADDRESS @p addr and @p iobl are both NULL, or a page of the memory is not
+ *          mapped
  * @retval IT_ERR_INVALID_LENGTH @p length is 0, or exceeds the I/O buffer list
  * @retval IT_ERR_RESOURCE_LMR_LENGTH the memory spans more elements than the region's capacity,
  *          exceeds what the adapter can register, or wraps the address space
+ * @retval IT_ERR_ACCESS a page of the memory is not readable, or @p privs grant a write right
+ *          and a page is mapped read-only
  * @retval IT_ERR_RESOURCES the range could not be pinned (memory lock limit)
  * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a datagram endpoint
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
@@ -2533,6 +2551,10 @@ it_status_t it_lmr_free(IN it_lmr_handle_t lmr_handle);
  * @retval IT_ERR_FAULT @p params is NULL
  * @retval IT_ERR_INVALID_PRIVS the new privileges have bits outside ::IT_PRIV_ALL, or
  *          ::IT_PRIV_ATOMIC on an adapter without atomics
+ * @retval IT_ERR_ACCESS the new privileges add a write right and a page of the region is mapped
+ *          read-only (or unreadable); the privileges are unchanged
+ * @retval IT_ERR_INVALID_ADDRESS the new privileges add a write right and a page of the region is
+ *          no longer mapped
  * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot change the rights of a region
  * @retval IT_ERR_RESOURCES the provider ran out of memory or hit a device limit
  * @retval IT_ERR_IA_CATASTROPHE the device failed
@@ -2608,9 +2630,11 @@ it_status_t it_lmr_refresh_from_mem(IN const it_lmr_triplet_t *local_segments,
  * @retval IT_SUCCESS the range was mapped
  * @retval IT_ERR_INVALID_IA @p ia_handle is not a live interface adapter
  * @retval IT_ERR_FAULT @p io_addr or @p mapped_len is NULL
- * @retval IT_ERR_INVALID_ADDRESS @p vaddr is NULL
+ * @retval IT_ERR_INVALID_ADDRESS @p vaddr is NULL, or a page of the range is not mapped
  * @retval IT_ERR_INVALID_LENGTH @p len is 0 or the range wraps the address space
  * @retval IT_ERR_NO_PERMISSION @p aspace_id is neither 0 nor the caller's process id
+ * @retval IT_ERR_ACCESS a page of the range is not readable (the rights of a registration from
+ *          the mapping are checked when it is registered)
  * @retval IT_ERR_RESOURCES the range could not be pinned (memory lock limit)
  * @ingroup lmr
  */

@@ -16,6 +16,7 @@
 #ifndef KAL_H
 #define KAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rnicpi.h"
@@ -89,38 +90,113 @@ void kal_port_release(kal_port_t *res);
 /** Pinned memory of one registration. */
 typedef struct kal_pin {
   uintptr_t first_page;  /**< address of the first page */
-  size_t num_pages;      /**< pages pinned */
+  size_t num_pages;      /**< pages the range spans */
   size_t page_size;      /**< bytes per page */
-  uint64_t bytes;        /**< bytes accounted (num_pages * page_size) */
+  uint64_t bytes;        /**< bytes the range spans (num_pages * page_size) */
+  bool locked;           /**< the pages are locked and accounted (#KAL_PIN_LOCK) */
 } kal_pin_t;
 
+/** How kal_pin() takes a range. */
+typedef enum {
+  /** Lock the pages in memory (mlock) and account them against the process
+   *  limit: for a provider whose device needs pinned memory, one without
+   *  #RNICPI_CAP_NO_PIN.  Without it the range is only checked. */
+  KAL_PIN_LOCK = 1u << 0,
+  /** The registration grants a write right (local write, remote write,
+   *  atomics): every page must be mapped writable, as get_user_pages()
+   *  with FOLL_WRITE requires. */
+  KAL_PIN_WRITE = 1u << 1,
+} kal_pin_flags_t;
+
 /**
- * @brief Pin a range and account it against the process limit (the soft
- *        RLIMIT_MEMLOCK, or ITAPI_MEMLOCK_LIMIT bytes when lower).
+ * @brief Check that every page of a range is mapped and readable, and
+ *        writable when asked (the check kal_pin() makes; for a change of
+ *        rights of a registered range).
  * @param addr first byte.
  * @param length bytes (not 0).
- * @param pin set to the pin record.
- * @param why set on failure to an allocated sentence naming both numbers and
- *        what to do; free it with g_free().
- * @retval RNICPI_OK pinned.
- * @retval RNICPI_ELIMIT the limit would be exceeded.
- * @retval RNICPI_EIO the OS refused to lock the pages.
+ * @param write whether every page must be writable.
+ * @param why set on failure to an allocated sentence naming the first page
+ *        that fails, its offset in the range and its mapping; free it with
+ *        g_free().  May be NULL.
+ * @retval RNICPI_OK every page qualifies (or /proc/self/maps cannot be read:
+ *         nothing is checked).
+ * @retval RNICPI_ERANGE a page of the range is not mapped.
+ * @retval RNICPI_EACCES a page is mapped without read permission, or
+ *         without write permission when @p write.
  */
-rnicpi_status_t kal_pin(void *addr, uint64_t length, kal_pin_t **pin, char **why);
+rnicpi_status_t kal_mem_check(const void *addr, uint64_t length, bool write, char **why);
+
+/**
+ * @brief Check a range for registration (kal_mem_check()) and, with
+ *        #KAL_PIN_LOCK, lock its pages and account them against the
+ *        process limit.
+ *
+ * The limit follows the kernel's rule for pinning: ITAPI_MEMLOCK_LIMIT
+ * when set (kal_memlock_parse()); else none for a process with
+ * CAP_IPC_LOCK in its effective set (kal_cap_ipc_lock()); else the soft
+ * RLIMIT_MEMLOCK.
+ *
+ * @param addr first byte.
+ * @param length bytes (not 0).
+ * @param flags OR of ::kal_pin_flags_t.
+ * @param pin set to the pin record (its page geometry also without
+ *        #KAL_PIN_LOCK).
+ * @param why set on failure to an allocated sentence naming the numbers and
+ *        what to do; free it with g_free().
+ * @retval RNICPI_OK checked, and pinned with #KAL_PIN_LOCK.
+ * @retval RNICPI_ERANGE a page of the range is not mapped.
+ * @retval RNICPI_EACCES a page is not readable, or not writable with
+ *         #KAL_PIN_WRITE.
+ * @retval RNICPI_EINVAL ITAPI_MEMLOCK_LIMIT is not a size (#KAL_PIN_LOCK only).
+ * @retval RNICPI_ELIMIT the limit would be exceeded, or the kernel refused
+ *         to lock that much.
+ * @retval RNICPI_EIO the OS refused to lock the pages otherwise.
+ */
+rnicpi_status_t kal_pin(void *addr, uint64_t length, uint32_t flags, kal_pin_t **pin, char **why);
 
 /**
  * @brief Unpin and unaccount a range (pages still pinned by another
- *        registration stay locked).
+ *        registration stay locked); a record made without #KAL_PIN_LOCK is
+ *        only freed.
  * @param pin the record (NULL is ignored).
  */
 void kal_unpin(kal_pin_t *pin);
 
 /**
  * @brief Bytes pinned by this process now, and the limit in force.
- * @param pinned set to the bytes pinned.
- * @param limit set to the limit (UINT64_MAX when unlimited).
+ * @param pinned set to the bytes locked by registrations with #KAL_PIN_LOCK.
+ * @param limit set to the limit (UINT64_MAX when unlimited, 0 when
+ *        ITAPI_MEMLOCK_LIMIT does not parse).
  */
 void kal_pin_usage(uint64_t *pinned, uint64_t *limit);
+
+/**
+ * @brief Parse a memory-lock limit as ITAPI_MEMLOCK_LIMIT gives it.
+ * @param text a whole number of bytes with an optional unit K, M, G or T
+ *        (powers of 1024, either case: `65536`, `64M`, `1g`), or
+ *        `unlimited`.
+ * @param bytes set on success to the bytes (UINT64_MAX for `unlimited`).
+ * @param why set on failure to an allocated sentence naming the variable,
+ *        the value and what is accepted; free it with g_free().  May be NULL.
+ * @retval RNICPI_OK parsed.
+ * @retval RNICPI_EINVAL anything else (empty, a sign, a fraction, an unknown
+ *         unit, trailing text, more than 64 bits).
+ */
+rnicpi_status_t kal_memlock_parse(const char *text, uint64_t *bytes, char **why);
+
+/**
+ * @brief Whether this process has CAP_IPC_LOCK in its effective set (the
+ *        kernel then lets it lock memory past RLIMIT_MEMLOCK).
+ * @return true when it has; false when not, or when capget(2) fails.
+ */
+bool kal_cap_ipc_lock(void);
+
+/**
+ * @brief At start-up (kal_init()): log a message when ITAPI_MEMLOCK_LIMIT
+ *        is set to something kal_memlock_parse() refuses, naming the
+ *        variable, the value and what is accepted.
+ */
+void kal_pin_check_env(void);
 
 /** Which connections a host policy rule governs. */
 typedef enum {

@@ -25,6 +25,9 @@
  * 1.7 added the cause and Terminate detail at the end of
  * ::rnicpi_async_event_t (::rnicpi_async_cause_t) and
  * ::RNICPI_ASYNC_QP_REMOTE_ERR.
+ * 1.8 added the capability "no-pinning-needed" (RNICPI_CAP_NO_PIN): the
+ * access layer locks and accounts registered memory only for a provider
+ * without it.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -68,7 +71,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 7
+#define RNICPI_ABI_MINOR 8
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -215,7 +218,19 @@ typedef enum {
    *  or a later Send arrives there, and a fault the peer finds comes back
    *  as a Terminate that breaks the connection, so the work request may
    *  already have completed successfully, or completes flushed. */ \
-  X(RNICPI_CAP_PLACED_COMPLETION, 21, "completes-at-placement")
+  X(RNICPI_CAP_PLACED_COMPLETION, 21, "completes-at-placement")              \
+  /** capability "no-pinning-needed" (ABI 1.8): the access layer need not
+   *  lock a region's pages in memory, nor account them against the
+   *  memory-lock limit: the device reaches memory by the CPU (copies,
+   *  sockets, cross-memory attach: vp/emul, vp/iwarp), or its kernel driver
+   *  pins and accounts the pages itself (rdma-core's ib_umem).  The access
+   *  layer still checks, at every registration, that the pages are mapped,
+   *  and writable when a write right is granted.  Without it (every
+   *  provider older than 1.8), the access layer locks each registration's
+   *  pages with mlock() and holds the process to its limit (kal_pin()):
+   *  the conservative reading, right for a device that DMAs into user
+   *  memory the kernel does not pin for it. */ \
+  X(RNICPI_CAP_NO_PIN, 22, "no-pinning-needed")
 
 /** Feature bit values, generated from #RNICPI_CAP_LIST. */
 enum rnicpi_cap_bits {

@@ -1,6 +1,7 @@
 /*
- * kAL: the host-wide connection-qualifier space and pinned-memory
- * accounting.
+ * kAL: the host-wide connection-qualifier space, pinned-memory
+ * accounting (the kernel's CAP_IPC_LOCK rule, ITAPI_MEMLOCK_LIMIT) and the
+ * mapping check of every registration.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,11 +10,24 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <itx.h>
+
 #include "kal.h"
+
+static void no_cm(void *c, const rnicpi_cm_event_t *e) { (void) c; (void) e; }
+static void no_cq(void *c, uint64_t q) { (void) c; (void) q; }
+static void no_async(void *c, const rnicpi_async_event_t *e) { (void) c; (void) e; }
+static const rnicpi_upcalls_t no_upcalls = { no_cm, no_cq, no_async };
 
 static void
 test_port_busy(void)
@@ -99,35 +113,359 @@ vm_locked_kib(void)
   return g_ascii_strtoull(l + 6, NULL, 10);
 }
 
+/* Set or clear CAP_IPC_LOCK in this process's effective set (it stays
+ * permitted, so it can come back).  FALSE when capset(2) refuses. */
+static gboolean
+set_ipc_lock(gboolean on)
+{
+  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+  memset(d, 0, sizeof(d));
+  if (syscall(SYS_capget, &h, d) != 0)
+    return FALSE;
+  if (on)
+    d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective |= CAP_TO_MASK(CAP_IPC_LOCK);
+  else
+    d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+  return syscall(SYS_capset, &h, d) == 0;
+}
+
+/* Whether CAP_IPC_LOCK is in this process's effective set, asked here
+ * rather than of the code under test. */
+static gboolean
+has_ipc_lock(void)
+{
+  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+  memset(d, 0, sizeof(d));
+  g_assert_cmpint(syscall(SYS_capget, &h, d), ==, 0);
+  return (d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK)) != 0;
+}
+
+static void
+set_memlock_rlimit(rlim_t bytes)
+{
+  struct rlimit rl;
+  g_assert_cmpint(getrlimit(RLIMIT_MEMLOCK, &rl), ==, 0);
+  rl.rlim_cur = bytes;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < bytes)
+    rl.rlim_max = bytes;
+  g_assert_cmpint(setrlimit(RLIMIT_MEMLOCK, &rl), ==, 0);
+}
+
 static void
 test_pin_limit(void)
 {
-  g_test_summary("pinning past the limit fails with a sentence naming both numbers");
+  g_test_summary("pinning past ITAPI_MEMLOCK_LIMIT fails with a sentence naming both numbers, the "
+                 "variable and what to do");
   g_setenv("ITAPI_MEMLOCK_LIMIT", "65536", TRUE);
   size_t page = (size_t) sysconf(_SC_PAGESIZE);
   void *mem = aligned_alloc(page, 256 * 1024);
   kal_pin_t *pin = NULL;
   char *why = NULL;
-  g_assert_cmpint(kal_pin(mem, 128 * 1024, &pin, &why), ==, RNICPI_ELIMIT);
+  g_assert_cmpint(kal_pin(mem, 128 * 1024, KAL_PIN_LOCK, &pin, &why), ==, RNICPI_ELIMIT);
   g_assert_null(pin);
   g_assert_nonnull(why);
+  g_test_message("why: %s", why);
   g_assert_nonnull(strstr(why, "131072 bytes"));
   g_assert_nonnull(strstr(why, "65536 bytes"));
-  g_assert_nonnull(strstr(why, "ulimit -l"));
+  g_assert_nonnull(strstr(why, "raise ITAPI_MEMLOCK_LIMIT"));
   g_free(why);
 
   uint64_t pinned, limit;
-  g_assert_cmpint(kal_pin(mem, 32 * 1024, &pin, &why), ==, RNICPI_OK);
+  g_assert_cmpint(kal_pin(mem, 32 * 1024, KAL_PIN_LOCK, &pin, &why), ==, RNICPI_OK);
   kal_pin_usage(&pinned, &limit);
   g_assert_cmpuint(pinned, ==, 32 * 1024);
   g_assert_cmpuint(limit, ==, 65536);
   g_assert_cmpuint(pin->num_pages, ==, 32 * 1024 / page);
   g_assert_cmpuint(pin->first_page, ==, (uintptr_t) mem);
+  g_assert_true(pin->locked);
   kal_unpin(pin);
   kal_pin_usage(&pinned, &limit);
   g_assert_cmpuint(pinned, ==, 0);
   g_unsetenv("ITAPI_MEMLOCK_LIMIT");
   free(mem);
+}
+
+static void
+test_pin_parse(void)
+{
+  g_test_summary("ITAPI_MEMLOCK_LIMIT is a whole number with an optional unit K/M/G/T, or "
+                 "'unlimited'; anything else is refused with a sentence naming the variable, the "
+                 "value and what is accepted, at start-up and at every pinning registration");
+  static const struct { const char *text; uint64_t bytes; } good[] = {
+    { "unlimited", UINT64_MAX }, { "UNLIMITED", UINT64_MAX }, { "0", 0 }, { "65536", 65536 },
+    { "64M", UINT64_C(64) << 20 }, { "1g", UINT64_C(1) << 30 }, { "8k", 8192 },
+    { "2T", UINT64_C(2) << 40 }, { "18446744073709551615", UINT64_MAX },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+    uint64_t v = 1;
+    char *why = NULL;
+    g_assert_cmpint(kal_memlock_parse(good[i].text, &v, &why), ==, RNICPI_OK);
+    g_assert_cmpuint(v, ==, good[i].bytes);
+    g_assert_null(why);
+  }
+  static const char *const bad[] = {
+    "12x", "", " 64M", "64M ", "-1", "+5", "1.5G", "64MB", "M", "unlimitedx", "0x100",
+    "18446744073709551616", "16777216T",
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    uint64_t v = 7;
+    char *why = NULL;
+    g_assert_cmpint(kal_memlock_parse(bad[i], &v, &why), ==, RNICPI_EINVAL);
+    g_assert_cmpuint(v, ==, 7);
+    g_assert_nonnull(why);
+    g_autofree char *quoted = g_strdup_printf("ITAPI_MEMLOCK_LIMIT='%s'", bad[i]);
+    g_assert_nonnull(strstr(why, quoted));
+    g_assert_nonnull(strstr(why, "'unlimited'"));
+    g_assert_nonnull(strstr(why, "K, M, G or T"));
+    g_free(why);
+  }
+
+  /* A registration that pins is refused with the same sentence; one that
+   * does not pin does not depend on the variable. */
+  g_setenv("ITAPI_MEMLOCK_LIMIT", "12x", TRUE);
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  void *mem = aligned_alloc(page, page);
+  kal_pin_t *pin = NULL;
+  char *why = NULL;
+  g_assert_cmpint(kal_pin(mem, page, KAL_PIN_LOCK, &pin, &why), ==, RNICPI_EINVAL);
+  g_assert_null(pin);
+  g_assert_nonnull(strstr(why, "ITAPI_MEMLOCK_LIMIT='12x' is not a size"));
+  g_clear_pointer(&why, g_free);
+  g_assert_cmpint(kal_pin(mem, page, 0, &pin, &why), ==, RNICPI_OK);
+  kal_unpin(pin);
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  free(mem);
+}
+
+static void
+test_pin_parse_startup(void)
+{
+  g_test_summary("a bad ITAPI_MEMLOCK_LIMIT is reported when the kAL starts, naming the variable, "
+                 "the value and what is accepted");
+  if (g_test_subprocess()) {
+    g_setenv("ITAPI_MEMLOCK_LIMIT", "12x", TRUE);
+    kal_init();
+    return;
+  }
+  g_test_trap_subprocess(NULL, 30 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed();
+  g_test_trap_assert_stderr("*ITAPI_MEMLOCK_LIMIT='12x' is not a size*'unlimited'*every registration that "
+                            "pins memory is refused*");
+}
+
+static uint64_t
+statm_rss_bytes(void)
+{
+  g_autofree char *statm = NULL;
+  g_assert_true(g_file_get_contents("/proc/self/statm", &statm, NULL, NULL));
+  unsigned long size = 0, rss = 0;
+  g_assert_cmpint(sscanf(statm, "%lu %lu", &size, &rss), ==, 2);
+  return (uint64_t) rss * (uint64_t) sysconf(_SC_PAGESIZE);
+}
+
+static void
+test_pin_rlimit(void)
+{
+  g_test_summary("a process without CAP_IPC_LOCK (dropped here if it had it) is held to its "
+                 "RLIMIT_MEMLOCK of 8 MiB, which the refusal names with what to do");
+  if (!g_test_subprocess()) {
+    g_test_trap_subprocess(NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    return;
+  }
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  if (has_ipc_lock())
+    g_assert_true(set_ipc_lock(FALSE));
+  g_assert_false(has_ipc_lock());
+  g_assert_false(kal_cap_ipc_lock());
+  set_memlock_rlimit(8 * 1024 * 1024);
+  size_t len = 16 * 1024 * 1024;
+  void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true(mem != MAP_FAILED);
+  uint64_t base = vm_locked_kib(), pinned, limit;
+  kal_pin_t *pin = NULL;
+  char *why = NULL;
+  kal_pin_usage(&pinned, &limit);
+  g_assert_cmpuint(limit, ==, 8 * 1024 * 1024);
+  g_assert_cmpint(kal_pin(mem, len, KAL_PIN_LOCK | KAL_PIN_WRITE, &pin, &why), ==, RNICPI_ELIMIT);
+  g_assert_null(pin);
+  g_test_message("why: %s", why);
+  g_assert_nonnull(strstr(why, "16777216 bytes"));
+  g_assert_nonnull(strstr(why, "8388608 bytes, from RLIMIT_MEMLOCK"));
+  g_assert_nonnull(strstr(why, "raise `ulimit -l`, run with CAP_IPC_LOCK"));
+  g_clear_pointer(&why, g_free);
+  g_assert_cmpuint(vm_locked_kib(), ==, base);
+  g_assert_cmpint(kal_pin(mem, 4 * 1024 * 1024, KAL_PIN_LOCK, &pin, &why), ==, RNICPI_OK);
+  g_assert_cmpuint(vm_locked_kib() - base, ==, 4 * 1024);
+  kal_unpin(pin);
+  munmap(mem, len);
+}
+
+static void
+test_pin_cap_ipc_lock(void)
+{
+  g_test_summary("the kernel's rule: with CAP_IPC_LOCK, 64 MiB pin under an 8 MiB RLIMIT_MEMLOCK; "
+                 "ITAPI_MEMLOCK_LIMIT sets a quota even with the capability, or lifts it");
+  if (!has_ipc_lock()) {
+    g_test_skip("this process has no CAP_IPC_LOCK to test with (run as root)");
+    return;
+  }
+  if (!g_test_subprocess()) {
+    g_test_trap_subprocess(NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    return;
+  }
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  g_assert_true(kal_cap_ipc_lock());
+  set_memlock_rlimit(8 * 1024 * 1024);
+  size_t big = 64 * 1024 * 1024;
+  void *mem = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true(mem != MAP_FAILED);
+  uint64_t base = vm_locked_kib(), pinned, limit;
+  kal_pin_t *pin = NULL;
+  char *why = NULL;
+  kal_pin_usage(&pinned, &limit);
+  g_assert_cmpuint(limit, ==, UINT64_MAX);
+  g_assert_cmpint(kal_pin(mem, big, KAL_PIN_LOCK | KAL_PIN_WRITE, &pin, &why), ==, RNICPI_OK);
+  g_assert_null(why);
+  g_assert_cmpuint(vm_locked_kib() - base, ==, big / 1024);
+  kal_pin_usage(&pinned, &limit);
+  g_assert_cmpuint(pinned, ==, big);
+  kal_unpin(pin);
+  g_assert_cmpuint(vm_locked_kib(), ==, base);
+
+  g_setenv("ITAPI_MEMLOCK_LIMIT", "32M", TRUE);
+  g_assert_cmpint(kal_pin(mem, big, KAL_PIN_LOCK, &pin, &why), ==, RNICPI_ELIMIT);
+  g_assert_nonnull(strstr(why, "33554432 bytes, from ITAPI_MEMLOCK_LIMIT"));
+  g_clear_pointer(&why, g_free);
+  g_setenv("ITAPI_MEMLOCK_LIMIT", "unlimited", TRUE);
+  g_assert_cmpint(kal_pin(mem, big, KAL_PIN_LOCK, &pin, &why), ==, RNICPI_OK);
+  kal_unpin(pin);
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  munmap(mem, big);
+}
+
+static void
+test_pin_no_lock(void)
+{
+  g_test_summary("without KAL_PIN_LOCK (a provider with RNICPI_CAP_NO_PIN), 1 GiB of fresh anonymous "
+                 "memory is taken under a 64 KiB limit with nothing locked, accounted or faulted in");
+  size_t big = (size_t) 1 << 30;
+  void *mem = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  g_assert_true(mem != MAP_FAILED);
+  g_setenv("ITAPI_MEMLOCK_LIMIT", "64K", TRUE);
+  uint64_t locked = vm_locked_kib(), rss = statm_rss_bytes(), pinned, limit;
+  kal_pin_t *pin = NULL;
+  char *why = NULL;
+  g_assert_cmpint(kal_pin(mem, big, KAL_PIN_WRITE, &pin, &why), ==, RNICPI_OK);
+  g_assert_null(why);
+  g_assert_false(pin->locked);
+  g_assert_cmpuint(pin->bytes, ==, big);
+  g_assert_cmpuint(pin->first_page, ==, (uintptr_t) mem);
+  kal_pin_usage(&pinned, &limit);
+  g_assert_cmpuint(pinned, ==, 0);
+  g_assert_cmpuint(vm_locked_kib(), ==, locked);
+  g_assert_cmpuint(statm_rss_bytes(), <, rss + 16 * 1024 * 1024);
+  kal_unpin(pin);
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  munmap(mem, big);
+}
+
+static void
+test_pin_providers(void)
+{
+  g_test_summary("vp/emul and vp/iwarp set no-pinning-needed (RNIC-PI 1.8); on every interface, "
+                 "it_lmr_create of 1 GiB of fresh anonymous memory under a 64 KiB RLIMIT_MEMLOCK, "
+                 "without CAP_IPC_LOCK, succeeds with nothing locked and RSS grown by under 64 MiB");
+  if (!g_test_subprocess()) {
+    g_test_trap_subprocess(NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    return;
+  }
+  g_unsetenv("ITAPI_MEMLOCK_LIMIT");
+  if (has_ipc_lock())
+    g_assert_true(set_ipc_lock(FALSE));
+  set_memlock_rlimit(64 * 1024);
+  size_t big = (size_t) 1 << 30;
+  g_assert_cmpuint(kal_iface_count(), >=, 1);
+  for (size_t i = 0; i < kal_iface_count(); i++) {
+    const kal_iface_t *f = kal_iface_get(i);
+    if (strcmp(f->prov->name, "emul") != 0 && strcmp(f->prov->name, "iwarp") != 0)
+      continue;
+    rnicpi_dev_t *dev = NULL;
+    rnicpi_caps_t caps;
+    g_assert_cmpint(f->prov->device->open(f->device, &no_upcalls, NULL, &dev), ==, RNICPI_OK);
+    g_assert_cmpint(f->prov->device->query(dev, &caps), ==, RNICPI_OK);
+    f->prov->device->close(dev);
+    g_assert_cmphex(caps.features & RNICPI_CAP_NO_PIN, ==, RNICPI_CAP_NO_PIN);
+
+    it_ia_handle_t ia;
+    it_pz_handle_t pz;
+    it_lmr_handle_t lmr;
+    g_assert_cmpint(it_ia_create(f->name, 2, 1, &ia), ==, IT_SUCCESS);
+    g_assert_cmpint(it_pz_create(ia, &pz), ==, IT_SUCCESS);
+    void *mem = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_assert_true(mem != MAP_FAILED);
+    uint64_t locked = vm_locked_kib(), rss = statm_rss_bytes();
+    it_status_t st = it_lmr_create(pz, mem, NULL, big, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_ALL & ~IT_PRIV_ATOMIC,
+                                   IT_LMR_FLAG_NONE, 0, &lmr, NULL);
+    g_test_message("%s: %s (%s); RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT, f->name,
+                   itx_status_name(st), itx_error_detail(), rss, statm_rss_bytes());
+    g_assert_cmpstr(itx_status_name(st), ==, "IT_SUCCESS");
+    g_assert_cmpuint(vm_locked_kib(), ==, locked);
+    g_assert_cmpuint(statm_rss_bytes(), <, rss + 64 * 1024 * 1024);
+    g_assert_cmpint(it_lmr_free(lmr), ==, IT_SUCCESS);
+    munmap(mem, big);
+    g_assert_cmpint(it_pz_free(pz), ==, IT_SUCCESS);
+    g_assert_cmpint(it_ia_free(ia), ==, IT_SUCCESS);
+  }
+}
+
+static void
+test_pin_protections(void)
+{
+  g_test_summary("kal_pin refuses a read-only page for writing (EACCES), a PROT_NONE page for "
+                 "anything (EACCES) and an unmapped page (ERANGE), naming the page and its offset; "
+                 "read-only memory pins for reading");
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  /* rw | r- | --- | hole */
+  unsigned char *m = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true(m != MAP_FAILED);
+  g_assert_cmpint(mprotect(m + page, page, PROT_READ), ==, 0);
+  g_assert_cmpint(mprotect(m + 2 * page, page, PROT_NONE), ==, 0);
+  g_assert_cmpint(munmap(m + 3 * page, page), ==, 0);
+  kal_pin_t *pin = NULL;
+  char *why = NULL;
+  for (uint32_t lock = 0; lock <= KAL_PIN_LOCK; lock += KAL_PIN_LOCK) {
+    g_assert_cmpint(kal_pin(m, page, lock | KAL_PIN_WRITE, &pin, &why), ==, RNICPI_OK);
+    kal_unpin(pin);
+    g_assert_cmpint(kal_pin(m + 10, 2 * page - 20, lock, &pin, &why), ==, RNICPI_OK);
+    kal_unpin(pin);
+    pin = NULL;
+    g_assert_cmpint(kal_pin(m + 10, 2 * page - 20, lock | KAL_PIN_WRITE, &pin, &why), ==, RNICPI_EACCES);
+    g_assert_null(pin);
+    g_test_message("why: %s", why);
+    g_autofree char *at = g_strdup_printf("the page at %p (byte %zu of the %zu-byte range at %p) is mapped "
+                                          "read-only", (void *) (m + page), page - 10, 2 * page - 20,
+                                          (void *) (m + 10));
+    g_assert_nonnull(strstr(why, at));
+    g_clear_pointer(&why, g_free);
+    g_assert_cmpint(kal_pin(m + page, 2 * page, lock, &pin, &why), ==, RNICPI_EACCES);
+    g_assert_nonnull(strstr(why, "without read permission"));
+    g_clear_pointer(&why, g_free);
+    g_assert_cmpint(kal_pin(m + 3 * page, page, lock, &pin, &why), ==, RNICPI_ERANGE);
+    g_autofree char *hole = g_strdup_printf("the page at %p", (void *) (m + 3 * page));
+    g_assert_nonnull(strstr(why, hole));
+    g_assert_nonnull(strstr(why, "is not mapped"));
+    g_clear_pointer(&why, g_free);
+  }
+  /* A string constant lives in a read-only mapping. */
+  static const char rodata[] = "read-only data of the test";
+  g_assert_cmpint(kal_mem_check(rodata, sizeof(rodata), false, NULL), ==, RNICPI_OK);
+  g_assert_cmpint(kal_mem_check(rodata, sizeof(rodata), true, NULL), ==, RNICPI_EACCES);
+  munmap(m, 3 * page);
 }
 
 static void
@@ -141,8 +479,8 @@ test_pin_overlap(void)
   kal_pin_t *a = NULL, *b = NULL;
   char *why = NULL;
   /* a: pages 0-7, b: pages 4-11 (unaligned start and end) */
-  g_assert_cmpint(kal_pin(mem, 8 * page, &a, &why), ==, RNICPI_OK);
-  g_assert_cmpint(kal_pin(mem + 4 * page + 10, 8 * page - 20, &b, &why), ==, RNICPI_OK);
+  g_assert_cmpint(kal_pin(mem, 8 * page, KAL_PIN_LOCK, &a, &why), ==, RNICPI_OK);
+  g_assert_cmpint(kal_pin(mem + 4 * page + 10, 8 * page - 20, KAL_PIN_LOCK, &b, &why), ==, RNICPI_OK);
   g_assert_cmpuint(b->num_pages, ==, 8);
   g_assert_cmpuint(vm_locked_kib() - base, ==, 12 * page / 1024);
   kal_unpin(a);
@@ -302,6 +640,13 @@ main(int argc, char **argv)
   g_test_add_func("/kal/port/range", test_port_range);
   g_test_add_func("/kal/pin/limit", test_pin_limit);
   g_test_add_func("/kal/pin/overlap", test_pin_overlap);
+  g_test_add_func("/kal/pin/parse", test_pin_parse);
+  g_test_add_func("/kal/pin/parse-at-startup", test_pin_parse_startup);
+  g_test_add_func("/kal/pin/rlimit-without-cap", test_pin_rlimit);
+  g_test_add_func("/kal/pin/cap-ipc-lock", test_pin_cap_ipc_lock);
+  g_test_add_func("/kal/pin/no-lock", test_pin_no_lock);
+  g_test_add_func("/kal/pin/protections", test_pin_protections);
+  g_test_add_func("/kal/pin/providers", test_pin_providers);
   /* Before the registry starts provider threads: the file test sets the environment. */
   g_test_add_func("/kal/policy/file", test_policy_file);
   g_test_add_func("/kal/policy/rules", test_policy_rules);

@@ -146,7 +146,9 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
  * detection, SRQ (RNIC-PI 1.1), local and remote invalidation of
  * memory windows (RNIC-PI 1.2), fast registration, local invalidation of
  * fast-registered regions, RDMA Reads into windows and Read with Local
- * Invalidate (RNIC-PI 1.4; in-process only, like windows).  Real
+ * Invalidate (RNIC-PI 1.4; in-process only, like windows); no pinning
+ * (RNIC-PI 1.8): data moves by CPU copies and cross-memory attach, so a
+ * region's pages may be paged like any other.  Real
  * InfiniBand has no Read with Invalidate (an iWARP verb); the emulated
  * HCA offers it so that both personalities run the same IT-API calls.  Windows: InfiniBand has both types (type
  * 2 narrow, type 1 wide); iWARP only the QP-bound window of the RDMAC verbs
@@ -157,7 +159,7 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
                           RNICPI_CAP_CQ_OVERFLOW_DETECT | RNICPI_CAP_MW_NARROW |          \
                           RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE |    \
                           RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_READ_SINK_MW |           \
-                          RNICPI_CAP_PLACED_COMPLETION)
+                          RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_NO_PIN)
 
 /* A key layout: the index field @ibits wide at @ishift, the tag @tbits
  * wide at @tshift (each at most 32 bits). */

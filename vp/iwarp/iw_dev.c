@@ -253,7 +253,9 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
   c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_SOCKET_HANDOFF |
                 RNICPI_CAP_IRD_ORD_NEGOTIATED | RNICPI_CAP_READ_SINK_REMOTE_WRITE |
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
-                RNICPI_CAP_CQ_OVERFLOW_DETECT;
+                RNICPI_CAP_CQ_OVERFLOW_DETECT |
+                /* Data moves through sockets and CPU copies: nothing to pin. */
+                RNICPI_CAP_NO_PIN;
   /* Sends and Writes complete at transmission, as on siw and iWARP RNICs,
    * unless delivery fences are asked for. */
   if (iw_config.placed)
