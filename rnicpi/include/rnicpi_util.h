@@ -323,8 +323,10 @@ rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc)
     r->overflowed = TRUE;
     out |= RNICPI_CQ_PUSH_OVERFLOW;
   }
-  if (G_UNLIKELY(r->armed)) {
-    r->armed = FALSE;
+  /* armed is written under the lock but read without it elsewhere (vp/emul's
+   * progress thread): atomic on both sides. */
+  if (G_UNLIKELY(__atomic_load_n(&r->armed, __ATOMIC_RELAXED))) {
+    __atomic_store_n(&r->armed, FALSE, __ATOMIC_SEQ_CST);
     out |= RNICPI_CQ_PUSH_NOTIFY;
   }
   rnicpi_spin_unlock(&r->lock);

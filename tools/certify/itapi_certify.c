@@ -73,6 +73,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/conformance/scale", "IT-API", "IT-API at scale: many endpoints in one and two processes" },
   { "/conformance/ud", "IT-API", "IT-API 2.4/2.10-2.12 datagrams, address handles, UD service resolution" },
   { "/conformance/rmr", "IT-API", "IT-API 2.9 remote memory regions (memory windows)" },
+  { "/conformance/race", "IT-API", "IT-API under concurrency: frees racing use, stale handles, object limits" },
   { "/", "IT-API", "IT-API other" },
 };
 
@@ -95,11 +96,12 @@ static const char *const negative_words[] = {
   "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
   "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
+  "-vs-", "-limit",
 };
 
 static const char *const programs[] = {
   "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
-  "conf-scale", "conf-ud",
+  "conf-scale", "conf-ud", "conf-race",
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;
