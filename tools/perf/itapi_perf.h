@@ -102,8 +102,9 @@ _Static_assert(sizeof(ctrl_msg_t) == 40, "ctrl_msg_t has padding");
  * and one source of `slot` bytes each.  Latency tests alternate between
  * the targets so that one is checked while the peer writes the other, and
  * so that stale data (from iteration i-2) never matches.  Three slots, not
- * four: both sides of a loopback run pin from one memlock limit, commonly
- * 8 MiB, and 1 MiB messages must fit in it. */
+ * four: over a provider that pins (vp/ib), both sides of a loopback run
+ * without CAP_IPC_LOCK pin from one memlock limit, commonly 8 MiB, and
+ * 1 MiB messages must fit in it. */
 #define CTRL_SLOT 64
 #define OFF_CTRL_SEND 0
 #define OFF_CTRL_RECV 256

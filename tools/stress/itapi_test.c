@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -309,23 +308,6 @@ parse_args(int argc, char **argv, itest_config_t *cfg, bool *ops_given)
     USAGE_ERROR("--fault needs at least two endpoint pairs in all, so the run can go on without one");
 }
 
-/* Every end registers 3 * window + 2 slots plus a counter page; say so
- * before the first registration fails half-way through the setup. */
-static void
-check_memlock(const itest_config_t *cfg)
-{
-  size_t slot = ((size_t) cfg->max_size + ITEST_GUARD + 63) & ~(size_t) 63;
-  size_t per_end = ((3 * cfg->window + 2) * slot + 64 + 4095) & ~(size_t) 4095;
-  double need = (double) per_end * 2 * cfg->eps * cfg->threads;
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-    return;
-  if (need > (double) rl.rlim_cur)
-    itest_fatal("%u threads x %u pairs x 2 ends x %zu bytes = %.1f MiB to register exceeds the "
-                "memlock limit of %.1f MiB; lower -T, -E, -w or -s, or raise `ulimit -l`",
-                cfg->threads, cfg->eps, per_end, need / 1048576, (double) rl.rlim_cur / 1048576);
-}
-
 static void *
 worker(void *arg)
 {
@@ -493,8 +475,6 @@ main(int argc, char **argv)
   cfg.seed = (uint64_t) time(NULL) ^ ((uint64_t) getpid() << 32);
   bool ops_given = false;
   parse_args(argc, argv, &cfg, &ops_given);
-
-  check_memlock(&cfg);
 
   it_interface_t ifs[16];
   size_t n = 16, total = 0;
