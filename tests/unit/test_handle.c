@@ -44,7 +44,7 @@ test_generation_wrap(void)
   g_test_summary("A slot whose generations are spent is retired, not reused: over many create/free "
                  "cycles no handle value is handed out twice and every stale handle stays refused; once "
                  "every slot is retired, alloc returns FALSE");
-  GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   GArray *stale = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   unsigned cycles = 0;
   for (;;) {
