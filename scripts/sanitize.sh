@@ -29,7 +29,7 @@ export TSAN_OPTIONS="halt_on_error=0:second_deadlock_stack=1:print_suppressions=
 
 # build DIR CC CXX SANITIZERS: set up (once) and build DIR.
 build() {
-  local dir=$1 cc=$2 cxx=$3 san=$4
+  local dir=$1 cc=$2 cxx=$3 san=$4 t0=$SECONDS
   if ! command -v "$cc" >/dev/null || ! command -v "$cxx" >/dev/null; then
     echo "sanitize: $cc/$cxx not found (apt-get install ${cc%%-*}); $dir not built" >&2
     return 1
@@ -48,6 +48,7 @@ build() {
     grep -E 'error|warning' "$dir.build.log" | head -n 20 >&2
     return 1
   }
+  echo "sanitize: $dir: built in $((SECONDS - t0)) s"
 }
 
 # run DIR MESON-TEST-ARGS...: run the tests, timing them.

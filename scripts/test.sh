@@ -67,7 +67,9 @@ san_rc=0
 if [ -n "$san_pid" ]; then
   echo "sanitizers: waiting for scripts/sanitize.sh $san_what (log: build-sanitize.log)"
   wait "$san_pid"
-  grep -E '^sanitize:|^ *[0-9]+/[0-9]+ .* (FAIL|ERROR|TIMEOUT|UNEXPECTEDPASS) ' build-sanitize.log
+  # Each failure once (Meson repeats them in its summary), and the timings.
+  grep -E '^sanitize:|^ *[0-9]+/[0-9]+ .* (FAIL|ERROR|TIMEOUT|UNEXPECTEDPASS) ' build-sanitize.log |
+    awk '!seen[$0]++'
   [ "$san_what" = asan ] && echo "sanitizers: TSan skipped (no clang: apt-get install clang)"
   dirs=(build-asan)
   [ "$san_what" = all ] && dirs+=(build-tsan)
