@@ -657,13 +657,24 @@ child_listen(uint16_t port)
   _exit(st == IT_SUCCESS ? 0 : st == IT_ERR_CONN_QUAL_BUSY ? 1 : 2);
 }
 
+/* The child runs the program anew (--cm-listen-child PORT), as
+ * conf_scale.c's does: this process already runs the provider's threads,
+ * and a child forked from it may only call async-signal-safe functions
+ * until it execs.  Opening an IA right after fork() hung now and then
+ * under AddressSanitizer (its allocator lock held by a thread that does
+ * not exist in the child), and ThreadSanitizer refuses the new threads. */
 static int
 run_child_listen(uint16_t port)
 {
+  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+  g_assert_nonnull(self);
+  g_autofree char *portarg = g_strdup_printf("%u", port);
   pid_t pid = fork();
   g_assert_cmpint(pid, >=, 0);
-  if (pid == 0)
-    child_listen(port);
+  if (pid == 0) {
+    execl(self, self, "--cm-listen-child", portarg, (char *) NULL);
+    _exit(127);
+  }
   int status = 0;
   g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
   g_assert_true(WIFEXITED(status));
@@ -1223,6 +1234,8 @@ test_reply_before_established(void)
 int
 main(int argc, char **argv)
 {
+  if (argc == 3 && strcmp(argv[1], "--cm-listen-child") == 0)
+    child_listen((uint16_t) g_ascii_strtoull(argv[2], NULL, 10));
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/conformance/cm/connect-pdata", test_connect_pdata);
   g_test_add_func("/conformance/cm/connect-no-pdata", test_connect_no_pdata);

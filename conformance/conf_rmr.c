@@ -218,6 +218,9 @@ test_unlink_relink(void)
   conf_assert_status(it_rmr_unlink(rmr, p.p.ep, 3, IT_COMPLETION_FLAG), IT_ERR_INVALID_RMR);
   write_through(&p, &src, &dst, old, WIN_OFF, 32, IT_DTO_ERR_REMOTE_ACCESS, 4);
   assert_zero(&dst, 0, 4096);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
   conf_pair_close(&p);
 
   conf_pair_open(&p);
@@ -235,6 +238,9 @@ test_unlink_relink(void)
   g_assert_cmpmem(dst.data + WIN_OFF, 32, src.data, 32);
   write_through(&p, &src, &dst, old, WIN_OFF + 64, 32, IT_DTO_ERR_REMOTE_ACCESS, 5);
   assert_zero(&dst, WIN_OFF + 64, 32);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
   conf_pair_close(&p);
 }
 
@@ -334,6 +340,10 @@ test_send_and_unlink(void)
   g_assert_cmpint(q.linked, ==, IT_FALSE);
   write_through(&p, &src, &dst, ctx, WIN_OFF, 32, IT_DTO_ERR_REMOTE_ACCESS, 3);
   assert_zero(&dst, 0, 4096);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_buf_free(&rbuf);
   conf_pair_close(&p);
 }
 
@@ -441,6 +451,9 @@ test_bind10(void)
   conf_ok(it_rmr_unlink(rmr, p.p.ep, 3, IT_COMPLETION_FLAG));
   conf_dto(p.p.dto, IT_RMR_BIND_CMPL_EVENT, IT_DTO_SUCCESS, 3);
   write_through(&p, &src, &dst, ctx, WIN_OFF, 64, IT_DTO_ERR_REMOTE_ACCESS, 4);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
   conf_pair_close(&p);
 }
 

@@ -2,14 +2,31 @@
 # The test command: unit, header and conformance suites, then the doc build
 # (warnings are errors), then, where clang and its libFuzzer runtime are
 # installed, a 60 s libFuzzer run over vp/iwarp's receive path (a second
-# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  Ends with "N passed,
-# N failed, N skipped", counted from Meson's test logs with GTest subtests
-# included.
+# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  Meanwhile, in the
+# background and niced, the sanitizer runs (scripts/sanitize.sh: ASan+UBSan
+# in build-asan, and with clang TSan in build-tsan; log in
+# build-sanitize.log; ITAPI_SANITIZE=0 leaves them out).  Ends with
+# "N passed, N failed, N skipped", counted from Meson's test logs (the
+# sanitizer builds' included) with GTest subtests included.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# The sanitizer runs start first: they take longest, and run beside the
+# main suite.  A stale log must not be counted if a build fails.
+san_pid=""
+san_what=""
+if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
+  rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json
+  san_what=all
+  command -v clang >/dev/null || san_what=asan
+  # Its own process group (setsid), so that an early exit stops all of it.
+  setsid nice bash scripts/sanitize.sh $san_what >build-sanitize.log 2>&1 &
+  san_pid=$!
+fi
+stop_sanitizers() { [ -z "$san_pid" ] || kill -- "-$san_pid" 2>/dev/null || true; }
+
 [ -f build/build.ninja ] || meson setup build -Dwerror=true
-meson compile -C build || { echo "0 passed, 1 failed"; exit 1; }
+meson compile -C build || { stop_sanitizers; echo "0 passed, 1 failed"; exit 1; }
 
 meson test -C build --print-errorlogs "$@"
 test_rc=$?
@@ -46,6 +63,28 @@ else
   echo "fuzz: skipped (clang -fsanitize=fuzzer does not link: apt-get install libclang-rt-14-dev)"
 fi
 
-python3 scripts/count_tests.py "${logs[@]}" $docs_rc $fuzz_rc
+san_rc=0
+if [ -n "$san_pid" ]; then
+  echo "sanitizers: waiting for scripts/sanitize.sh $san_what (log: build-sanitize.log)"
+  wait "$san_pid"
+  # Each failure once (Meson repeats them in its summary), and the timings.
+  grep -E '^sanitize:|^ *[0-9]+/[0-9]+ .* (FAIL|ERROR|TIMEOUT|UNEXPECTEDPASS) ' build-sanitize.log |
+    awk '!seen[$0]++'
+  [ "$san_what" = asan ] && echo "sanitizers: TSan skipped (no clang: apt-get install clang)"
+  dirs=(build-asan)
+  [ "$san_what" = all ] && dirs+=(build-tsan)
+  for d in "${dirs[@]}"; do
+    if [ -f "$d/meson-logs/testlog.json" ]; then
+      logs+=("$d/meson-logs/testlog.json")
+    else
+      san_rc=1
+      echo "sanitizers: $d did not build or run (build-sanitize.log); fix it or run with ITAPI_SANITIZE=0"
+    fi
+  done
+else
+  echo "sanitizers: skipped (ITAPI_SANITIZE=0)"
+fi
+
+python3 scripts/count_tests.py "${logs[@]}" $docs_rc $fuzz_rc $san_rc
 count_rc=$?
-[ $test_rc -eq 0 ] && [ $docs_rc -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $count_rc -eq 0 ]
+[ $test_rc -eq 0 ] && [ $docs_rc -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $san_rc -eq 0 ] && [ $count_rc -eq 0 ]

@@ -477,10 +477,23 @@ judge_tool(test_t *t, int status, const char *out)
   g_string_free(tail, TRUE);
 }
 
+static void
+test_free(gpointer p)
+{
+  test_t *t = p;
+  g_free(t->id);
+  g_strfreev(t->argv);
+  g_free(t->program);
+  g_free(t->summary);
+  g_free(t->needs);
+  g_free(t->message);
+  g_free(t);
+}
+
 static GPtrArray *
 build_catalog(const char *dir)
 {
-  GPtrArray *cat = g_ptr_array_new();
+  GPtrArray *cat = g_ptr_array_new_with_free_func(test_free);
   char **env = test_env();
   for (size_t p = 0; p < G_N_ELEMENTS(programs); p++) {
     g_autofree char *path = program_path(dir, programs[p]);
@@ -927,6 +940,8 @@ main(int argc, char **argv)
       test_t *t = g_ptr_array_index(cat, i);
       printf("%-8s %-60s %s\n", t->level, t->id, t->area);
     }
+    g_hash_table_unref(dev);
+    g_ptr_array_unref(cat);
     return 0;
   }
 
@@ -997,5 +1012,6 @@ main(int argc, char **argv)
           c.pass, c.fail, c.skip, c.dev, cat->len, negatives(cat),
           cat->len ? 100.0 * negatives(cat) / cat->len : 0.0);
   g_hash_table_unref(dev);
+  g_ptr_array_unref(cat);
   return c.fail ? 1 : 0;
 }

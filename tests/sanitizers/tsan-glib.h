@@ -1,0 +1,195 @@
+/*
+ * GLib's synchronisation made visible to ThreadSanitizer.
+ *
+ * Debian's GLib is not built with -fsanitize=thread, and on Linux GMutex,
+ * GCond, GOnce and GAsyncQueue are built on futexes and atomics inside
+ * libglib, where TSan's interceptors do not see them (GRecMutex, GRWLock
+ * and GThread use pthreads, which TSan intercepts, and need nothing).
+ * Without this header every access that a GMutex orders is reported as a
+ * race.  meson.build force-includes it (-include) into every C file of a
+ * -Db_sanitize=thread build; it wraps each call our code makes with TSan's
+ * annotations (sanitizer/tsan_interface.h):
+ *
+ *   GMutex       __tsan_mutex_create/destroy/pre_lock/post_lock/pre_unlock/
+ *                post_unlock: TSan then checks it as a mutex (lock order
+ *                included), exactly as a pthread mutex;
+ *   GAsyncQueue  a push releases the queue, a pop acquires it: what the
+ *                queue's internal mutex guarantees; the list node GLib
+ *                allocates in push and frees in pop is not checked;
+ *   GSource      attach, destroy and unref from any thread: what GLib
+ *                allocates and frees inside them is not checked (the
+ *                main context's GMutex orders it);
+ *   GOnce        g_once_init_leave releases the location, and a
+ *                g_once_init_enter that finds it initialised acquires it:
+ *                what GLib's release store and acquire load guarantee.
+ *
+ * A file compiled without GLib's include path gets nothing.  Only calls
+ * compiled in our sources are annotated; a lock taken inside
+ * GLib on our behalf stays invisible.  See doc/sanitizers.md.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef ITAPI_TSAN_GLIB_H
+#define ITAPI_TSAN_GLIB_H
+
+/* A file built without GLib (e.g. a test provider) takes no GLib lock. */
+#if __has_include(<glib.h>)
+
+#include <glib.h>
+#include <sanitizer/tsan_interface.h>
+
+/* TSan's dynamic annotations (tsan_interface_ann.cpp; no public header). */
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+
+/* Inside GAsyncQueue, GLib allocates a list node in the pushing thread and
+ * frees it in the popping one, both under the queue's invisible GMutex: the
+ * thread ignores memory accesses (malloc and free included) for the call. */
+#define ITAPI_TSAN_GLIB_BEGIN()                                                \
+  (AnnotateIgnoreReadsBegin(__FILE__, __LINE__),                               \
+   AnnotateIgnoreWritesBegin(__FILE__, __LINE__))
+#define ITAPI_TSAN_GLIB_END()                                                  \
+  (AnnotateIgnoreWritesEnd(__FILE__, __LINE__),                                \
+   AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
+
+static inline void
+itapi_tsan_mutex_init(GMutex *m)
+{
+  g_mutex_init(m);
+  __tsan_mutex_create(m, 0);
+}
+
+static inline void
+itapi_tsan_mutex_clear(GMutex *m)
+{
+  __tsan_mutex_destroy(m, 0);
+  g_mutex_clear(m);
+}
+
+static inline void
+itapi_tsan_mutex_lock(GMutex *m)
+{
+  __tsan_mutex_pre_lock(m, 0);
+  g_mutex_lock(m);
+  __tsan_mutex_post_lock(m, 0, 0);
+}
+
+static inline gboolean
+itapi_tsan_mutex_trylock(GMutex *m)
+{
+  __tsan_mutex_pre_lock(m, __tsan_mutex_try_lock);
+  gboolean locked = g_mutex_trylock(m);
+  __tsan_mutex_post_lock(m, __tsan_mutex_try_lock | (locked ? 0 : __tsan_mutex_try_lock_failed), 0);
+  return locked;
+}
+
+static inline void
+itapi_tsan_mutex_unlock(GMutex *m)
+{
+  __tsan_mutex_pre_unlock(m, 0);
+  g_mutex_unlock(m);
+  __tsan_mutex_post_unlock(m, 0);
+}
+
+static inline void
+itapi_tsan_async_queue_push(GAsyncQueue *q, gpointer data)
+{
+  __tsan_release(q);
+  ITAPI_TSAN_GLIB_BEGIN();
+  g_async_queue_push(q, data);
+  ITAPI_TSAN_GLIB_END();
+}
+
+static inline gpointer
+itapi_tsan_async_queue_pop(GAsyncQueue *q)
+{
+  ITAPI_TSAN_GLIB_BEGIN();
+  gpointer data = g_async_queue_pop(q);
+  ITAPI_TSAN_GLIB_END();
+  __tsan_acquire(q);
+  return data;
+}
+
+static inline gpointer
+itapi_tsan_async_queue_try_pop(GAsyncQueue *q)
+{
+  ITAPI_TSAN_GLIB_BEGIN();
+  gpointer data = g_async_queue_try_pop(q);
+  ITAPI_TSAN_GLIB_END();
+  if (data != NULL)
+    __tsan_acquire(q);
+  return data;
+}
+
+static inline gpointer
+itapi_tsan_async_queue_timeout_pop(GAsyncQueue *q, guint64 timeout)
+{
+  ITAPI_TSAN_GLIB_BEGIN();
+  gpointer data = g_async_queue_timeout_pop(q, timeout);
+  ITAPI_TSAN_GLIB_END();
+  if (data != NULL)
+    __tsan_acquire(q);
+  return data;
+}
+
+/* A GSource attached, destroyed or unreferenced from any thread: GLib
+ * allocates and frees the main context's records under the context's
+ * invisible GMutex. */
+static inline guint
+itapi_tsan_source_attach(GSource *source, GMainContext *context)
+{
+  ITAPI_TSAN_GLIB_BEGIN();
+  guint id = g_source_attach(source, context);
+  ITAPI_TSAN_GLIB_END();
+  return id;
+}
+
+static inline void
+itapi_tsan_source_destroy(GSource *source)
+{
+  ITAPI_TSAN_GLIB_BEGIN();
+  g_source_destroy(source);
+  ITAPI_TSAN_GLIB_END();
+}
+
+static inline void
+itapi_tsan_source_unref(GSource *source)
+{
+  ITAPI_TSAN_GLIB_BEGIN();
+  g_source_unref(source);
+  ITAPI_TSAN_GLIB_END();
+}
+
+#define g_mutex_init itapi_tsan_mutex_init
+#define g_mutex_clear itapi_tsan_mutex_clear
+#define g_mutex_lock itapi_tsan_mutex_lock
+#define g_mutex_trylock itapi_tsan_mutex_trylock
+#define g_mutex_unlock itapi_tsan_mutex_unlock
+#define g_async_queue_push itapi_tsan_async_queue_push
+#define g_async_queue_pop itapi_tsan_async_queue_pop
+#define g_async_queue_try_pop itapi_tsan_async_queue_try_pop
+#define g_async_queue_timeout_pop itapi_tsan_async_queue_timeout_pop
+#define g_source_attach itapi_tsan_source_attach
+#define g_source_destroy itapi_tsan_source_destroy
+#define g_source_unref itapi_tsan_source_unref
+
+#undef g_once_init_enter
+#define g_once_init_enter(location)                                            \
+  (__extension__({                                                             \
+    gboolean itapi_tsan_first_ =                                               \
+        !g_atomic_pointer_get(location) && (g_once_init_enter)(location);      \
+    if (!itapi_tsan_first_)                                                    \
+      __tsan_acquire((void *) (location));                                     \
+    itapi_tsan_first_;                                                         \
+  }))
+#undef g_once_init_leave
+#define g_once_init_leave(location, result)                                    \
+  (__extension__({                                                             \
+    __tsan_release((void *) (location));                                       \
+    (g_once_init_leave)((location), (gsize) (result));                         \
+  }))
+
+#endif /* __has_include(<glib.h>) */
+#endif /* ITAPI_TSAN_GLIB_H */
