@@ -173,11 +173,25 @@ deaf_open(deaf_t *d)
   struct sockaddr_in a = { .sin_family = AF_INET };
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t al = sizeof(a);
-  d->lfd = socket(AF_INET, SOCK_STREAM, 0);
-  g_assert_cmpint(bind(d->lfd, (struct sockaddr *) &a, sizeof(a)), ==, 0);
+  /* Not a port the policy denies: the kernel may hand a probed port out
+   * again, and a connect there would end in a policy reject (bad path). */
+  int held = -1;
+  for (;;) {
+    d->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    a.sin_port = 0;
+    g_assert_cmpint(bind(d->lfd, (struct sockaddr *) &a, sizeof(a)), ==, 0);
+    al = sizeof(a);
+    g_assert_cmpint(getsockname(d->lfd, (struct sockaddr *) &a, &al), ==, 0);
+    d->port = ntohs(a.sin_port);
+    if (d->port != port_conn_denied && d->port != port_acc_denied)
+      break;
+    if (held >= 0)
+      close(held);
+    held = d->lfd; /* kept bound while the next one is chosen */
+  }
+  if (held >= 0)
+    close(held);
   g_assert_cmpint(listen(d->lfd, 0), ==, 0);
-  g_assert_cmpint(getsockname(d->lfd, (struct sockaddr *) &a, &al), ==, 0);
-  d->port = ntohs(a.sin_port);
   for (size_t i = 0; i < G_N_ELEMENTS(d->cli); i++) {
     d->cli[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int r = connect(d->cli[i], (struct sockaddr *) &a, sizeof(a));
