@@ -214,7 +214,6 @@ role_accept_attr(conf_side_t *s, const it_ep_attributes_t *attr, conf_buf_t *rb,
   g_assert_cmpmem(ev.conn_req.private_data, sizeof(cpd), cpd, sizeof(cpd));
   if (rb != NULL) {
     conf_buf_new(s, rb, MSG_BIG * 2, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
-    peer_accessed(rb);
     if (!no_recv) {
       it_lmr_triplet_t a = conf_seg(rb, 0, MSG_SMALL), b = conf_seg(rb, MSG_BIG, MSG_BIG);
       conf_ok(it_post_recv(s->ep, &a, 1, 1, IT_COMPLETION_FLAG));
@@ -481,6 +480,7 @@ role_window(void)
   conf_side_t s;
   conf_buf_t rb;
   role_accept(&s, &rb, FALSE);
+  peer_accessed(&rb);
   if (!has_narrow_rmr(&s)) {
     printf("skip\n");
     fflush(stdout);
