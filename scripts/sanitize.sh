@@ -6,7 +6,7 @@
 #                                   suites, itapi-test on each provider
 #   bash scripts/sanitize.sh tsan   TSan build (clang) in build-tsan: itapi-test
 #                                   with four threads on each provider, the
-#                                   cross-process and CM conformance tests
+#                                   cross-process, CM and race conformance tests
 #   bash scripts/sanitize.sh all    both, one after the other
 #
 # Extra arguments go to `meson test` (e.g. a test name).  Each build is
@@ -71,9 +71,9 @@ tsan() {
   build build-tsan clang clang++ thread || return 1
   if [ $# -eq 0 ]; then
     # itapi-test (not the 20 s itapi-test-long) and every instance of the
-    # cross-process and CM conformance programs.
+    # cross-process, CM and race (concurrency) conformance programs.
     mapfile -t names < <(meson test -C build-tsan --no-rebuild --list 2>/dev/null |
-      sed -n -E 's@^.* / ((itapi-test-(mix|send|fault|threads-.*)|conformance-(xproc|cm)(-.*)?))$@\1@p')
+      sed -n -E 's@^.* / ((itapi-test-(mix|send|fault|threads-.*)|conformance-(xproc|cm|race)(-.*)?))$@\1@p')
     set -- "${names[@]}"
   fi
   run build-tsan "$@"
