@@ -62,12 +62,13 @@ fd_set_level(ual_evd_t *e, gboolean on)
     if (write(e->fd, &v, sizeof(v)) != sizeof(v))
       g_log(UAL_LOG, G_LOG_LEVEL_WARNING, "EVD %p: eventfd write failed: %s",
             (void *) (uintptr_t) e->obj.handle, g_strerror(errno));
-    e->signaled = TRUE;
+    /* Written under the EVD's lock, read without it by sevd_take. */
+    g_atomic_int_set(&e->signaled, TRUE);
   } else if (!on && e->signaled) {
     if (read(e->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
       g_log(UAL_LOG, G_LOG_LEVEL_WARNING, "EVD %p: eventfd read failed: %s",
             (void *) (uintptr_t) e->obj.handle, g_strerror(errno));
-    e->signaled = FALSE;
+    g_atomic_int_set(&e->signaled, FALSE);
   }
 }
 
