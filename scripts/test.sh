@@ -2,8 +2,8 @@
 # The test command: unit, header and conformance suites, then the doc build
 # (warnings are errors), then, where clang and its libFuzzer runtime are
 # installed, a 60 s libFuzzer run over vp/iwarp's receive path (a second
-# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  Meanwhile, in the
-# background and niced, the sanitizer runs (scripts/sanitize.sh: ASan+UBSan
+# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  After the main suite,
+# in the background and niced, the sanitizer runs (scripts/sanitize.sh: ASan+UBSan
 # in build-asan, and with clang TSan in build-tsan; log in
 # build-sanitize.log; ITAPI_SANITIZE=0 leaves them out).  Ends with
 # "N passed, N failed, N skipped", counted from Meson's test logs (the
@@ -11,9 +11,20 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# The sanitizer runs start first: they take longest, and run beside the
-# main suite.  A stale log must not be counted if a build fails.
 san_pid=""
+stop_sanitizers() { [ -z "$san_pid" ] || kill -- "-$san_pid" 2>/dev/null || true; }
+
+[ -f build/build.ninja ] || meson setup build -Dwerror=true
+meson compile -C build || { stop_sanitizers; echo "0 passed, 1 failed"; exit 1; }
+
+meson test -C build --print-errorlogs "$@"
+test_rc=$?
+
+# The sanitizer runs start once the main suite is done (they load both
+# cores, and the siw lab's emulated VM in the main suite must not starve:
+# a Write of siw's stalled past its 120 s timeout once when they ran
+# beside it), and run beside the doc build and the fuzz run.  A stale log
+# must not be counted if a build fails.
 san_what=""
 if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
   rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json
@@ -23,13 +34,6 @@ if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
   setsid nice bash scripts/sanitize.sh $san_what >build-sanitize.log 2>&1 &
   san_pid=$!
 fi
-stop_sanitizers() { [ -z "$san_pid" ] || kill -- "-$san_pid" 2>/dev/null || true; }
-
-[ -f build/build.ninja ] || meson setup build -Dwerror=true
-meson compile -C build || { stop_sanitizers; echo "0 passed, 1 failed"; exit 1; }
-
-meson test -C build --print-errorlogs "$@"
-test_rc=$?
 
 docs_rc=0
 if meson compile -C build docs >build/docs.log 2>&1; then
