@@ -230,7 +230,11 @@ typedef struct ual_reader {
   unsigned depth;             /* nesting; the owning thread's only */
   struct ual_reader *next;    /* every record, for ual_sync */
 } ual_reader_t;
-extern __thread ual_reader_t *ual_reader_self;
+/* Read on every post: initial-exec, a load relative to the thread pointer
+ * instead of a __tls_get_addr call (one pointer of the static TLS glibc
+ * keeps spare for a library loaded later). */
+#define UAL_TLS __attribute__((tls_model("initial-exec")))
+extern __thread ual_reader_t *ual_reader_self UAL_TLS;
 ual_reader_t *ual_reader_new(void);
 /* Wait until every read section of another thread that was open when this
  * call started has ended. */
@@ -310,8 +314,12 @@ void ual_obj_retire(ual_obj_t *o);
 void ual_reclaim_later(ual_obj_t *o);
 /* Destroy every child of @ia, once the children other threads freed are
  * gone, no thread waits on its EVDs and their grace period has passed;
- * release its handle (object lock held once; dropped meanwhile). */
+ * release its handle, close its device and free it (the IA and its
+ * children unpublished; object lock not held). */
 void ual_ia_teardown(ual_ia_t *ia);
+/* Unpublish @o: its handle finds nothing, and it leaves every list a
+ * lookup could reach it by (an SEVD its AEVD's queue) (object lock held). */
+void ual_obj_unpublish(ual_obj_t *o);
 /* Whether this thread may wait for a grace period: it is inside no read
  * section and holds the object lock at most once. */
 gboolean ual_can_sync(void);

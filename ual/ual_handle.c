@@ -79,6 +79,8 @@ ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
   obj->handle = ((uint64_t) (type + 1) << 56) | ((uint64_t) s->gen << 32) | idx;
   __atomic_store_n(&s->obj, obj, __ATOMIC_RELEASE);
   g_mutex_unlock(&handle_lock);
+  if (ia != NULL && type != IT_HANDLE_TYPE_IA)
+    ia->nobj[type]++;
   return TRUE;
 }
 
@@ -129,7 +131,7 @@ ual_handle_retired(void)
  * lock.  A record's sequence is odd while its thread is inside a section.
  */
 
-__thread ual_reader_t *ual_reader_self;
+__thread ual_reader_t *ual_reader_self UAL_TLS;
 static ual_reader_t *readers;   /* every record, newest first (atomic) */
 static GMutex spare_lock;
 static GSList *spare_readers;   /* records of threads that exited */

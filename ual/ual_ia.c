@@ -96,12 +96,8 @@ it_ia_free(it_ia_handle_t ia_handle)
   /* Unpublish the IA and every child at once: from here no call finds
    * them, and a thread waiting on one of its EVDs wakes and leaves. */
   ual_handle_kill(&ia->obj);
-  for (GList *l = ia->children; l != NULL; l = l->next) {
-    ual_obj_t *o = l->data;
-    ual_handle_kill(o);
-    if (o->type == IT_HANDLE_TYPE_EVD)
-      ual_evd_unpublish((ual_evd_t *) o);
-  }
+  for (GList *l = ia->children; l != NULL; l = l->next)
+    ual_obj_unpublish(l->data);
   ual_cn_drop_ia(ia);
   ual_ud_drop_ia(ia);
   ual_mem_unmap_all(ia);
@@ -112,12 +108,8 @@ it_ia_free(it_ia_handle_t ia_handle)
     ual_lock_drop();
     return IT_SUCCESS;
   }
-  ual_ia_teardown(ia);
   ual_lock_drop();
-  /* Closing waits for upcalls in flight, which take ual_lock. */
-  ia->prov->device->close(ia->dev);
-  g_list_free(ia->children);
-  g_free(ia);
+  ual_ia_teardown(ia);
   return IT_SUCCESS;
 }
 
@@ -138,6 +130,7 @@ ual_ia_teardown(ual_ia_t *ia)
 {
   /* Children that other threads freed finish their grace period, waiters
    * leave, then no read section may still hold any child. */
+  ual_lock_take();
   while (ia->dying > 0 || ia_has_waiter(ia)) {
     ual_lock_drop();
     g_usleep(100);
@@ -170,6 +163,11 @@ ual_ia_teardown(ual_ia_t *ia)
     }
   }
   ual_handle_release(&ia->obj);
+  ual_lock_drop();
+  /* Closing waits for upcalls in flight, which take ual_lock. */
+  ia->prov->device->close(ia->dev);
+  g_list_free(ia->children);
+  g_free(ia);
 }
 
 /* Destroy a child object of an IA (already off its IA's list). */

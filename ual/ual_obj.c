@@ -32,13 +32,7 @@ reclaimer(gpointer data)
   for (;;) {
     ual_obj_t *o = g_async_queue_pop(reclaim_queue);
     if (o->type == IT_HANDLE_TYPE_IA) {
-      ual_ia_t *ia = (ual_ia_t *) o;
-      ual_lock_take();
-      ual_ia_teardown(ia);
-      ual_lock_drop();
-      ia->prov->device->close(ia->dev);
-      g_list_free(ia->children);
-      g_free(ia);
+      ual_ia_teardown((ual_ia_t *) o);
       continue;
     }
     ual_sync();
@@ -70,12 +64,18 @@ ual_can_sync(void)
 }
 
 void
-ual_obj_retire(ual_obj_t *o)
+ual_obj_unpublish(ual_obj_t *o)
 {
-  ual_ia_t *ia = o->ia;
   ual_handle_kill(o);
   if (o->type == IT_HANDLE_TYPE_EVD)
     ual_evd_unpublish((ual_evd_t *) o);
+}
+
+void
+ual_obj_retire(ual_obj_t *o)
+{
+  ual_ia_t *ia = o->ia;
+  ual_obj_unpublish(o);
   ia->dying++;
   if (!ual_can_sync()) {
     g_log(UAL_LOG, G_LOG_LEVEL_DEBUG, "object %p of IA '%s' is freed from a callback or a read section: "
@@ -161,8 +161,6 @@ ual_handle_new(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *ia)
     return ual_fail(IT_ERR_RESOURCES, "no handle left for a new object of IA '%s': the %u handles of the "
                     "process are in use or retired; free objects you no longer need",
                     ia->iface->name, UAL_MAX_CHUNKS * UAL_CHUNK_SLOTS - 1);
-  if (type != IT_HANDLE_TYPE_IA)
-    ia->nobj[type]++;
   return IT_SUCCESS;
 }
 
