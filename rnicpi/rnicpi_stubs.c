@@ -53,6 +53,8 @@ static void st_close(rnicpi_dev_t *d) { (void) d; }
 static rnicpi_status_t st_query(rnicpi_dev_t *d, rnicpi_caps_t *c) { (void) d; (void) c; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **p) { (void) d; (void) p; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_pd_free(rnicpi_pd_t *p) { (void) p; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_list_refused(char (*n)[64], char (*r)[256], size_t *c)
+{ (void) n; (void) r; *c = 0; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *a, rnicpi_mr_t **m)
 { (void) p; (void) a; (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_modify(rnicpi_mr_t *m, uint32_t a) { (void) m; (void) a; return RNICPI_ENOTSUP; }
@@ -130,6 +132,7 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->device, query, st_query);
   FILL(out->device, pd_alloc, st_pd_alloc);
   FILL(out->device, pd_free, st_pd_free);
+  FILL(out->device, list_refused, st_list_refused);
 
   TAKE(out->mem, in->mem);
   FILL(out->mem, mr_reg, st_mr_reg);

@@ -19,5 +19,16 @@ assert any(c["name"] == "it_post_send" and c["supported"] for c in calls)
 assert any(c["name"] == "it_lmr_link" and c["supported"] for c in calls)
 assert ("it_lmr_link" in emul["calls_not_usable"]) != bool(emul["ia_info"]["lmr_link_support"]), emul
 assert "it_srq_create" in emul["calls_not_usable"] or emul["ia_info"]["srq_support"]
+# With vp/ib loaded (ITAPI_PROVIDER_PATH), the provider is usable and each
+# of its devices is an interface or listed as refused with a reason; with
+# no device at all, one entry says why.
+ib = [p for p in doc["providers"] if p["name"] == "ib"]
+if len(sys.argv) > 2 and sys.argv[2] == "--ib":
+    assert ib and ib[0]["usable"], doc["providers"]
+    ib_ifaces = [i for i in doc["interfaces"] if i.get("provider", "ib") == "ib"
+                 and not i["name"].startswith(("emul", "iwarp"))]
+    refused = ib[0].get("refused_devices", [])
+    assert ib_ifaces or refused, ib[0]
+    assert all(r["reason"] for r in refused), refused
 print("itapi-info --json: %d providers, %d interfaces, %d calls" %
       (len(doc["providers"]), len(names), len(calls)))

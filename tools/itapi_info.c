@@ -108,6 +108,37 @@ rnicpi_caps_of(const char *iface, rnicpi_caps_t *caps)
   return FALSE;
 }
 
+/* The devices a provider found and does not offer (RNIC-PI 1.9), each
+ * with its reason: a line each, or a JSON member "refused_devices". */
+static void
+refused_devices(GString *o, const rnicpi_provider_t *prov)
+{
+  char names[16][64], reasons[16][256];
+  size_t n = G_N_ELEMENTS(names);
+  if (prov->device->list_refused(names, reasons, &n) != RNICPI_OK)
+    return;
+  n = MIN(n, G_N_ELEMENTS(names));
+  if (opt_json)
+    g_string_append(o, ", \"refused_devices\": [");
+  for (size_t i = 0; i < n; i++) {
+    if (opt_json) {
+      g_string_append(o, i ? ", {\"name\": " : "{\"name\": ");
+      json_str(o, names[i]);
+      g_string_append(o, ", \"reason\": ");
+      json_str(o, reasons[i]);
+      g_string_append(o, "}");
+    } else {
+      if (strcmp(names[i], "(none)") == 0)
+        g_string_append_printf(o, "  %-10s   no interface: %s\n", "", reasons[i]);
+      else
+        g_string_append_printf(o, "  %-10s   device %s is not an interface: %s\n", "", names[i],
+                               reasons[i]);
+    }
+  }
+  if (opt_json)
+    g_string_append(o, "]");
+}
+
 typedef struct { const char *name; unsigned long long value; } limit_t;
 
 static GArray *
@@ -201,6 +232,7 @@ main(int argc, char **argv)
         json_str(o, e->prov->version);
         g_string_append(o, ", \"description\": ");
         json_str(o, e->prov->description);
+        refused_devices(o, e->prov);
       } else {
         g_string_append(o, ", \"reason\": ");
         json_str(o, e->reason);
@@ -211,6 +243,7 @@ main(int argc, char **argv)
     } else {
       g_string_append_printf(o, "  %-10s %s, version %s (%s)\n", e->name, e->prov->description,
                              e->prov->version, e->origin);
+      refused_devices(o, e->prov);
     }
   }
 

@@ -28,6 +28,8 @@
  * 1.8 added the capability "no-pinning-needed" (RNICPI_CAP_NO_PIN): the
  * access layer locks and accounts registered memory only for a provider
  * without it.
+ * 1.9 added list_refused at the end of ::rnicpi_device_ops_t: the devices a
+ * provider found and does not offer, each with the reason, for itapi-info.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -71,7 +73,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 8
+#define RNICPI_ABI_MINOR 9
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -849,6 +851,17 @@ typedef struct rnicpi_device_ops {
   rnicpi_status_t (*pd_alloc)(rnicpi_dev_t *dev, rnicpi_pd_t **pd);
   /** Free a protection domain with no objects left. */
   rnicpi_status_t (*pd_free)(rnicpi_pd_t *pd);
+  /**
+   * ABI 1.9: the devices the provider found and will not offer as
+   * interfaces (a device without an address, say), or one entry with an
+   * empty-handed name such as "(none)" when it found no device at all: each
+   * name into @p names and a sentence saying why and what to do into
+   * @p reasons (capacity @p *count); @p *count is set to how many there are.
+   * @retval RNICPI_OK the list was made (possibly empty)
+   * @retval RNICPI_ENOTSUP the provider keeps no such list (the loader's
+   *         stub, for providers older than 1.9)
+   */
+  rnicpi_status_t (*list_refused)(char (*names)[64], char (*reasons)[256], size_t *count);
 } rnicpi_device_ops_t;
 
 /** Memory registration. */

@@ -1,0 +1,303 @@
+/*
+ * vp/ib: the rdma-core provider.  An adapter from RNIC-PI to libibverbs
+ * and librdmacm, so that every RDMA device Linux drives (InfiniBand HCAs,
+ * RoCE NICs, iWARP RNICs, and the kernel's rxe and siw) is an IT-API
+ * interface.  Objects, locks and the functions its files share.
+ *
+ * Files, by role:
+ *   ib_dev.c  devices (discovery, addresses, capability record), protection
+ *             domains, the progress thread and asynchronous events
+ *   ib_mem.c  memory regions
+ *   ib_cq.c   completion queues: the verbs CQ drained into an RNIC-PI ring
+ *   ib_qp.c   queue pairs, shared receive queues and the data path
+ *   ib_cm.c   connection management through rdma_cm
+ *
+ * What the adapter adds to verbs, and why (doc/provider-ib.md):
+ *   - each work request is shadowed in its queue pair (its caller's wr_id
+ *     and opcode): verbs leaves an error completion's opcode undefined, and
+ *     some devices (siw) never complete a request posted to an errored
+ *     queue pair, so the adapter completes it flushed itself;
+ *   - a CQ's completions are moved into a ring that never drops one: verbs
+ *     treats a CQ overrun as fatal, RNIC-PI reports it and loses nothing;
+ *   - the queue pair's state is tracked here: siw's ibv_query_qp always
+ *     says RESET.
+ *
+ * Locks, always taken in this order:
+ *   dev->lock (CM: connections, listeners; the sweep list)
+ *   -> cq->poll_lock (draining one verbs CQ)
+ *   -> qp->sq_lock, qp->rq_lock, srq->lock (one queue's shadow)
+ *   -> dev->qp_lock (the table from QP number to queue pair; a leaf)
+ *   -> the CQ ring's own lock (a leaf).
+ * Upcalls are never made with any of them held.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef IB_H
+#define IB_H
+
+#include <glib.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rnicpi.h"
+#include "rnicpi_util.h"
+
+#define IB_LOG "itapi-vp-ib"
+
+/* A verbs wr_id names the shadow entry of a work request: the serial of
+ * its queue pair (or SRQ) incarnation, the kind of queue and the entry's
+ * sequence number.  A completion whose serial is not its queue pair's
+ * current one belongs to a queue pair destroyed or reset since, and is
+ * dropped: the adapter already completed that request. */
+#define IB_WRID_SEQ_BITS 38
+#define IB_WRID_SEQ_MASK ((UINT64_C(1) << IB_WRID_SEQ_BITS) - 1)
+enum { IB_KIND_SEND = 0, IB_KIND_RECV = 1, IB_KIND_SRQ = 2 };
+
+static inline uint64_t
+ib_wrid(uint32_t serial, unsigned kind, uint64_t seq)
+{
+  return ((uint64_t) (serial & 0xffffff) << 40) | ((uint64_t) kind << IB_WRID_SEQ_BITS) |
+         (seq & IB_WRID_SEQ_MASK);
+}
+#define IB_WRID_SERIAL(w) ((uint32_t) ((w) >> 40))
+#define IB_WRID_KIND(w) ((unsigned) (((w) >> IB_WRID_SEQ_BITS) & 3))
+#define IB_WRID_SEQ(w) ((w) & IB_WRID_SEQ_MASK)
+
+/* Knobs, read once from the environment (ib_dev.c). */
+typedef struct ib_config {
+  int resolve_ms;       /* ITAPI_IB_RESOLVE_MS: address and route resolution */
+  int sweep_ms;         /* ITAPI_IB_FLUSH_MS: wait for a device's own flush */
+  int cq_min;           /* ITAPI_IB_CQ_MIN: entries of the smallest verbs CQ */
+} ib_config_t;
+extern ib_config_t ib_config;
+
+typedef struct ib_dev ib_dev_t;
+
+/* What an rdma_cm identifier's context points to: a listener's or a
+ * connection's tag. */
+enum { IB_CTX_LISTEN = 1, IB_CTX_CONN = 2 };
+typedef struct ib_cm_ctx {
+  int kind;
+  void *obj;
+} ib_cm_ctx_t;
+typedef struct ib_cq ib_cq_t;
+typedef struct ib_qp ib_qp_t;
+typedef struct ib_srq ib_srq_t;
+typedef struct ib_conn ib_conn_t;
+
+/* An open device: one verbs context (rdma_cm's own, so that connection
+ * identifiers bound to the device's address share its PDs and QPs), its
+ * event channels and the progress thread that drives them. */
+struct ib_dev {
+  rnicpi_dev_t base;
+  rnicpi_upcalls_t up;
+  struct ibv_context **ctx_list; /* rdma_get_devices(), freed at close */
+  struct ibv_context *ctx;
+  char name[64];
+  rnicpi_caps_t caps;
+  gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
+  uint8_t port;                  /* the port that holds the address */
+  struct ibv_comp_channel *comp;
+  struct rdma_event_channel *cm;
+  int epfd, wakefd;
+  GThread *thread;
+  gboolean stop;
+  GMutex lock;
+  GHashTable *conns;             /* conn_id -> ib_conn_t: requests and connections */
+  uint64_t next_conn_id;
+  GList *sweep;                  /* ib_qp_t in ERROR with requests still outstanding */
+  GQueue events;                 /* ib_event_t to deliver from the progress thread */
+  rnicpi_spin_t qp_lock;
+  GHashTable *qps;               /* qp_num -> ib_qp_t */
+  uint32_t next_serial;
+  gint inflight;                 /* cq notifications queued (rnicpi_notify_quiesce) */
+  gboolean removed;              /* the device went away (DEVICE_FATAL, DEVICE_REMOVAL) */
+  gint sweep_check;              /* a queue pair flagged flush_due: look for it */
+};
+
+typedef struct ib_pd {
+  rnicpi_pd_t base;
+  struct ibv_pd *pd;
+} ib_pd_t;
+
+typedef struct ib_mr {
+  rnicpi_mr_t base;
+  struct ibv_mr *mr;
+} ib_mr_t;
+
+/* A CQ: the verbs CQ, and the ring its completions are translated into. */
+struct ib_cq {
+  rnicpi_cq_t base;
+  ib_dev_t *dev;
+  struct ibv_cq *cq;
+  uint32_t vsize;                /* entries of the verbs CQ */
+  uint32_t users;                /* work requests the queue pairs on it may hold */
+  rnicpi_spin_t poll_lock;
+  rnicpi_cq_ring_t ring;
+  gboolean dead;
+};
+
+/* One shadowed work request. */
+typedef struct ib_shadow {
+  uint64_t wr_id;                /* the caller's */
+  uint8_t opcode;                /* rnicpi_wc_opcode_t */
+  uint8_t signaled;
+  uint8_t done;                  /* SRQ slots: free */
+  uint8_t given;                 /* posted to the device (not kept back in ERROR) */
+  uint32_t len;                  /* bytes the request moves */
+  uint64_t rkey;                 /* a bind's or an invalidation's key */
+} ib_shadow_t;
+
+/* A ring of shadows for a queue whose requests complete in order. */
+typedef struct ib_wq {
+  ib_shadow_t *e;
+  uint32_t size;                 /* a power of two */
+  uint64_t head, tail;           /* sequence numbers: oldest outstanding, next */
+} ib_wq_t;
+
+typedef enum { IB_QP_IDLE, IB_QP_CONNECTING, IB_QP_RTS, IB_QP_ERROR } ib_qp_state_t;
+
+struct ib_qp {
+  rnicpi_qp_t base;
+  ib_dev_t *dev;
+  struct ibv_qp *qp;
+  ib_cq_t *scq, *rcq;
+  ib_srq_t *srq;
+  rnicpi_qp_type_t type;
+  uint32_t serial;
+  volatile ib_qp_state_t state;  /* written under sq_lock and rq_lock both */
+  uint32_t access;               /* RNICPI_ACCESS_REMOTE_* */
+  uint32_t ird, ord;
+  uint32_t max_send_sge, max_recv_sge;
+  uint32_t qkey;
+  rnicpi_spin_t sq_lock, rq_lock;
+  ib_wq_t sq, rq;
+  uint32_t sq_max, rq_max;       /* depths asked for: the shadows hold no more */
+  gboolean flush_due;            /* in ERROR with work the sweep must finish */
+  ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
+  gboolean sweeping;             /* in dev->sweep */
+  gint64 sweep_at;               /* when the sweep may complete what is left */
+};
+
+/* A shared receive queue: its receives complete out of order (on whichever
+ * queue pair a message arrives), so its shadows are slots. */
+struct ib_srq {
+  rnicpi_srq_t base;
+  ib_dev_t *dev;
+  struct ibv_srq *srq;
+  uint32_t serial;
+  rnicpi_spin_t lock;
+  ib_shadow_t *slot;
+  uint32_t nslots, *free, nfree;
+  uint32_t posted;
+  uint32_t cap;                  /* receives it may hold (0: nslots) */
+  uint32_t max_sge;
+};
+
+typedef struct ib_ah {
+  rnicpi_ah_t base;
+  struct ibv_ah *ah;
+} ib_ah_t;
+
+typedef struct ib_listen {
+  rnicpi_listen_t base;
+  ib_dev_t *dev;
+  struct rdma_cm_id *id;
+  ib_cm_ctx_t tag;
+  uint32_t port;
+  gboolean dead;                 /* unlisten began (dev->lock) */
+} ib_listen_t;
+
+typedef enum {
+  IB_CONN_RESOLVING,   /* active: address, then route */
+  IB_CONN_CONNECTING,  /* active: rdma_connect sent */
+  IB_CONN_REPLIED,     /* active, three-way: the reply waits for accept or reject */
+  IB_CONN_REQUEST,     /* passive: the request waits for accept or reject */
+  IB_CONN_ACCEPTING,   /* passive: rdma_accept sent */
+  IB_CONN_UP,          /* established */
+  IB_CONN_DOWN,        /* disconnected, broken, refused */
+} ib_conn_state_t;
+
+/* One rdma_cm identifier: an active connection, a pending request or an
+ * accepted one.  Its id's context points to it; it is freed only after
+ * rdma_destroy_id() returned, which waits for the progress thread to have
+ * acknowledged every event of the id. */
+struct ib_conn {
+  ib_cm_ctx_t tag;
+  uint64_t conn_id;
+  ib_dev_t *dev;
+  struct rdma_cm_id *id;
+  ib_conn_state_t state;
+  ib_qp_t *qp;                   /* NULL for a request not yet accepted */
+  ib_listen_t *listener;         /* a request's listener */
+  uint64_t listen_ctx;
+  rnicpi_conn_param_t param;     /* connect: what to send once the route is known */
+  uint8_t pdata[RNICPI_MAX_PDATA];
+  gboolean three_way;
+  gboolean dead;                 /* its id is being destroyed: ignore its events */
+};
+
+/* An upcall to make from the progress thread, outside every lock. */
+typedef struct ib_event {
+  enum { IB_EV_CM, IB_EV_ASYNC, IB_EV_NOTIFY } kind;
+  rnicpi_cm_event_t cm;
+  rnicpi_async_event_t async;
+  rnicpi_notify_t notify;        /* counted in the device's inflight until delivered */
+} ib_event_t;
+
+static inline ib_dev_t *to_ib_dev(rnicpi_dev_t *d) { return (ib_dev_t *) d; }
+static inline ib_pd_t *to_ib_pd(rnicpi_pd_t *p) { return (ib_pd_t *) p; }
+static inline ib_mr_t *to_ib_mr(rnicpi_mr_t *m) { return (ib_mr_t *) m; }
+static inline ib_cq_t *to_ib_cq(rnicpi_cq_t *c) { return (ib_cq_t *) c; }
+static inline ib_qp_t *to_ib_qp(rnicpi_qp_t *q) { return (ib_qp_t *) q; }
+static inline ib_srq_t *to_ib_srq(rnicpi_srq_t *s) { return (ib_srq_t *) s; }
+static inline ib_ah_t *to_ib_ah(rnicpi_ah_t *a) { return (ib_ah_t *) a; }
+static inline ib_listen_t *to_ib_listen(rnicpi_listen_t *l) { return (ib_listen_t *) l; }
+
+/* ib_dev.c */
+rnicpi_status_t ib_status_of_errno(int err);
+void ib_dev_wake(ib_dev_t *dev);
+void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
+void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
+void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
+void ib_sweep_add(ib_qp_t *qp);
+void ib_sweep_add_locked(ib_qp_t *qp);
+void ib_dev_sweep_soon(ib_dev_t *dev);
+ib_qp_t *ib_qp_lookup(ib_dev_t *dev, uint32_t qp_num);
+uint32_t ib_dev_serial(ib_dev_t *dev);
+int ib_access_to_verbs(uint32_t access);
+
+/* ib_cq.c */
+rnicpi_status_t ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out);
+rnicpi_status_t ib_cq_destroy(rnicpi_cq_t *c);
+int ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n);
+uint32_t ib_cq_count(rnicpi_cq_t *c);
+rnicpi_status_t ib_arm_cq(rnicpi_cq_t *c);
+int ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b);
+void ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b);
+void ib_cq_defer(ib_dev_t *dev, rnicpi_notify_batch_t *b);
+
+/* ib_qp.c */
+void ib_qp_set_error(ib_qp_t *qp);
+void ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s);
+rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
+void ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *vwc, rnicpi_wc_t *out,
+                    gboolean *have);
+void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
+gboolean ib_qp_outstanding(ib_qp_t *qp);
+gboolean ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *vwc, rnicpi_wc_t *out);
+
+/* ib_cm.c */
+void ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e);
+void ib_cm_qp_gone(ib_qp_t *qp);
+void ib_cm_qp_error(ib_qp_t *qp);
+void ib_cm_close_dev(ib_dev_t *dev);
+
+extern const rnicpi_device_ops_t ib_device_ops;
+extern const rnicpi_data_ops_t ib_data_ops;
+extern const rnicpi_mem_ops_t ib_mem_ops;
+extern const rnicpi_queue_ops_t ib_queue_ops;
+extern const rnicpi_cm_ops_t ib_cm_ops;
+extern const rnicpi_srq_ops_t ib_srq_ops;
+
+#endif /* IB_H */

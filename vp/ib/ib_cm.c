@@ -1,0 +1,748 @@
+/*
+ * vp/ib connection management through rdma_cm, with queue pairs the
+ * provider owns ("external" QPs): rdma_cm resolves the address and route,
+ * carries the private data and the IRD/ORD (responder resources and
+ * initiator depth), and the provider moves its own QP through the states
+ * with rdma_init_qp_attr.  On InfiniBand and RoCE the active side sees
+ * CONNECT_RESPONSE, moves its QP to RTR and RTS and sends the RTU with
+ * rdma_establish (the three-way handshake: RNIC-PI's CONNECT_REPLY when
+ * asked for); the passive side moves its QP to RTS before rdma_accept.  On
+ * iWARP the kernel's iw_cm moves the QP to RTS itself and both sides see
+ * ESTABLISHED.
+ *
+ * Every event is taken by the device's progress thread: under dev->lock it
+ * reads the identifier's object (which cannot be freed before the event is
+ * acknowledged: rdma_destroy_id waits for that) and decides, then it
+ * acknowledges, and only then makes its upcall or destroys an identifier.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ib.h"
+
+/* ---- connection objects ---------------------------------------------------- */
+
+/* A new connection in the table (dev->lock held). */
+static ib_conn_t *
+conn_new_locked(ib_dev_t *dev)
+{
+  ib_conn_t *c = g_new0(ib_conn_t, 1);
+  c->tag.kind = IB_CTX_CONN;
+  c->tag.obj = c;
+  c->dev = dev;
+  c->conn_id = dev->next_conn_id++;
+  g_hash_table_insert(dev->conns, &c->conn_id, c);
+  return c;
+}
+
+/* Take @c out of the table and off its queue pair (dev->lock held): the
+ * caller now owns it and destroys it with conn_free() once no lock is
+ * held.  FALSE when someone else took it first. */
+static gboolean
+conn_take_locked(ib_conn_t *c)
+{
+  if (c->dead)
+    return FALSE;
+  c->dead = TRUE;
+  g_hash_table_remove(c->dev->conns, &c->conn_id);
+  if (c->qp != NULL && c->qp->conn == c)
+    c->qp->conn = NULL;
+  c->qp = NULL;
+  return TRUE;
+}
+
+/* Destroy a taken connection's identifier and free it; with no lock held
+ * and never before its pending event, if any, was acknowledged. */
+static void
+conn_free(ib_conn_t *c)
+{
+  if (c->id != NULL)
+    rdma_destroy_id(c->id);
+  g_free(c);
+}
+
+/* ---- queue pair transitions -------------------------------------------------- */
+
+/* Move @qp to @state with the attributes rdma_cm computed for @id, our
+ * own rights and, where given, our IRD and ORD. */
+static int
+qp_cm_modify(ib_qp_t *qp, struct rdma_cm_id *id, enum ibv_qp_state state)
+{
+  struct ibv_qp_attr a;
+  int mask = 0;
+  memset(&a, 0, sizeof(a));
+  a.qp_state = state;
+  if (rdma_init_qp_attr(id, &a, &mask) != 0)
+    return errno;
+  if (state == IBV_QPS_INIT) {
+    a.qp_access_flags = 0;
+    if (qp->access & RNICPI_ACCESS_REMOTE_READ)
+      a.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
+    if (qp->access & RNICPI_ACCESS_REMOTE_WRITE)
+      a.qp_access_flags |= IBV_ACCESS_REMOTE_WRITE;
+    if (qp->access & RNICPI_ACCESS_ATOMIC)
+      a.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
+  } else if (state == IBV_QPS_RTR) {
+    a.max_dest_rd_atomic = (uint8_t) MAX(qp->ird, 1u);
+  } else if (state == IBV_QPS_RTS) {
+    a.max_rd_atomic = (uint8_t) qp->ord;
+    if (!(mask & IBV_QP_MAX_QP_RD_ATOMIC))
+      mask |= IBV_QP_MAX_QP_RD_ATOMIC;
+  }
+  return ibv_modify_qp(qp->qp, &a, mask);
+}
+
+/* IB: INIT (again, with the path's port and P_Key), RTR, RTS. */
+static int
+qp_cm_up(ib_qp_t *qp, struct rdma_cm_id *id)
+{
+  int err;
+  if ((err = qp_cm_modify(qp, id, IBV_QPS_INIT)) != 0 ||
+      (err = qp_cm_modify(qp, id, IBV_QPS_RTR)) != 0 ||
+      (err = qp_cm_modify(qp, id, IBV_QPS_RTS)) != 0)
+    return err;
+  return 0;
+}
+
+/* The queue pair leaves the connection: ERROR in verbs and here. */
+static void
+qp_down(ib_qp_t *qp)
+{
+  ib_qp_set_error(qp);
+  ib_qp_modify_verbs(qp, IBV_QPS_ERR);
+}
+
+static void
+conn_param(ib_qp_t *qp, const rnicpi_conn_param_t *p, struct rdma_conn_param *cp)
+{
+  memset(cp, 0, sizeof(*cp));
+  cp->private_data = p->pdata_len > 0 ? p->pdata : NULL;
+  cp->private_data_len = (uint8_t) p->pdata_len;
+  cp->responder_resources = (uint8_t) MIN(p->ird, 255u);
+  cp->initiator_depth = (uint8_t) MIN(p->ord, 255u);
+  cp->flow_control = 1;
+  cp->retry_count = 7;
+  cp->rnr_retry_count = 7; /* the IT-API's peer-not-ready: retry for ever */
+  cp->srq = qp->srq != NULL;
+  cp->qp_num = qp->base.qp_num;
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+static void
+cm_ev_init(rnicpi_cm_event_t *ev, rnicpi_cm_event_type_t type, uint64_t qp_ctx)
+{
+  memset(ev, 0, sizeof(*ev));
+  ev->type = type;
+  ev->qp_ctx = qp_ctx;
+}
+
+static void
+cm_ev_pdata(rnicpi_cm_event_t *ev, const struct rdma_cm_event *e)
+{
+  const void *pd = e->param.conn.private_data;
+  uint32_t len = e->param.conn.private_data_len;
+  if (pd != NULL && len > 0) {
+    ev->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+    memcpy(ev->pdata, pd, ev->pdata_len);
+  }
+}
+
+static rnicpi_cm_reason_t
+reason_of_status(ib_dev_t *dev, enum rdma_cm_event_type type, int status)
+{
+  if (type == RDMA_CM_EVENT_ADDR_ERROR || type == RDMA_CM_EVENT_ROUTE_ERROR)
+    return status == -ETIMEDOUT ? RNICPI_CM_REASON_TIMEOUT : RNICPI_CM_REASON_BAD_PATH;
+  if (status == -ETIMEDOUT || status == -ETIME)
+    return RNICPI_CM_REASON_TIMEOUT;
+  if (type == RDMA_CM_EVENT_REJECTED && !dev->iwarp) {
+    /* IB CM REJ reasons (IBTA 12.6.7.2): 8 invalid service ID (no
+     * listener), 1-4 no QP, EE or resources. */
+    if (status == 8)
+      return RNICPI_CM_REASON_NO_LISTENER;
+    if (status >= 1 && status <= 4)
+      return RNICPI_CM_REASON_RESOURCES;
+  }
+  if (status < 0)
+    return rnicpi_cm_reason_of_errno(-status);
+  return RNICPI_CM_REASON_BAD_PATH;
+}
+
+/* Whether a REJECTED event is the peer consumer's refusal (with its
+ * private data) rather than a refusal by the stack (no listener). */
+static gboolean
+consumer_reject(ib_dev_t *dev, int status)
+{
+  if (dev->iwarp)
+    return status != -ECONNREFUSED && status != -ETIMEDOUT;
+  return status == 28; /* IB_CM_REJ_CONSUMER_DEFINED */
+}
+
+/* Active side: the route is known; prepare the QP and send the request. */
+static int
+active_connect(ib_conn_t *c)
+{
+  ib_qp_t *qp = c->qp;
+  int err = 0;
+  if (!c->dev->iwarp && (err = qp_cm_modify(qp, c->id, IBV_QPS_INIT)) != 0)
+    return err;
+  struct rdma_conn_param cp;
+  conn_param(qp, &c->param, &cp);
+  cp.private_data = c->param.pdata_len > 0 ? c->pdata : NULL;
+  if (rdma_connect(c->id, &cp) != 0)
+    return errno;
+  c->state = IB_CONN_CONNECTING;
+  return 0;
+}
+
+/* Active side, IB: the reply came; RTR, RTS and the RTU. */
+static int
+active_establish(ib_conn_t *c)
+{
+  int err = qp_cm_up(c->qp, c->id);
+  if (err == 0 && rdma_establish(c->id) != 0)
+    err = errno;
+  return err;
+}
+
+typedef struct {
+  gboolean have;
+  rnicpi_cm_event_t ev;
+  ib_conn_t *destroy;     /* a connection taken, to destroy after the ack */
+  ib_conn_t *reject;      /* a request to refuse after the ack (its listener is gone) */
+} ib_cm_out_t;
+
+static void
+fail_active(ib_conn_t *c, rnicpi_cm_event_type_t type, rnicpi_cm_reason_t why,
+            const struct rdma_cm_event *e, ib_cm_out_t *o)
+{
+  ib_qp_t *qp = c->qp;
+  cm_ev_init(&o->ev, type, qp->base.al_ctx);
+  o->ev.reason = why;
+  if (type == RNICPI_CM_REJECTED && e != NULL)
+    cm_ev_pdata(&o->ev, e);
+  o->have = TRUE;
+  qp_down(qp);
+  ib_sweep_add_locked(qp);
+  c->state = IB_CONN_DOWN;
+}
+
+/* An event of a connection's identifier (dev->lock held). */
+static void
+conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
+{
+  ib_dev_t *dev = c->dev;
+  ib_qp_t *qp = c->qp;
+  int err;
+  switch (e->event) {
+  case RDMA_CM_EVENT_ADDR_RESOLVED:
+    if (c->state == IB_CONN_RESOLVING && rdma_resolve_route(c->id, ib_config.resolve_ms) != 0)
+      fail_active(c, RNICPI_CM_UNREACHABLE, rnicpi_cm_reason_of_errno(errno), NULL, o);
+    return;
+  case RDMA_CM_EVENT_ROUTE_RESOLVED:
+    if (c->state == IB_CONN_RESOLVING && (err = active_connect(c)) != 0)
+      fail_active(c, RNICPI_CM_UNREACHABLE, rnicpi_cm_reason_of_errno(err), NULL, o);
+    return;
+  case RDMA_CM_EVENT_CONNECT_RESPONSE:
+    if (c->state != IB_CONN_CONNECTING || qp == NULL)
+      return;
+    qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.responder_resources);
+    qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.initiator_depth);
+    if (c->three_way) {
+      c->state = IB_CONN_REPLIED;
+      cm_ev_init(&o->ev, RNICPI_CM_CONNECT_REPLY, qp->base.al_ctx);
+      o->ev.conn_id = c->conn_id;
+    } else if ((err = active_establish(c)) != 0) {
+      g_message("%s: the connection of QP %u could not be completed (%s); it is broken",
+                dev->name, qp->base.qp_num, g_strerror(err));
+      rdma_reject(c->id, NULL, 0);
+      fail_active(c, RNICPI_CM_BROKEN, RNICPI_CM_REASON_NONE, NULL, o);
+      return;
+    } else {
+      c->state = IB_CONN_UP;
+      ib_qp_set_state(qp, IB_QP_RTS);
+      cm_ev_init(&o->ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
+    }
+    o->ev.ird = qp->ird;
+    o->ev.ord = qp->ord;
+    cm_ev_pdata(&o->ev, e);
+    o->have = TRUE;
+    return;
+  case RDMA_CM_EVENT_ESTABLISHED:
+    if (qp == NULL || (c->state != IB_CONN_CONNECTING && c->state != IB_CONN_ACCEPTING))
+      return;
+    if (c->state == IB_CONN_CONNECTING) {
+      /* iWARP's active side: the MPA Reply, with the peer's IRD and ORD. */
+      if (e->param.conn.responder_resources > 0)
+        qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.responder_resources);
+      if (e->param.conn.initiator_depth > 0)
+        qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.initiator_depth);
+    }
+    cm_ev_init(&o->ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
+    if (c->state == IB_CONN_CONNECTING)
+      cm_ev_pdata(&o->ev, e);
+    o->ev.ird = qp->ird;
+    o->ev.ord = qp->ord;
+    o->have = TRUE;
+    c->state = IB_CONN_UP;
+    ib_qp_set_state(qp, IB_QP_RTS);
+    return;
+  case RDMA_CM_EVENT_REJECTED:
+  case RDMA_CM_EVENT_UNREACHABLE:
+  case RDMA_CM_EVENT_ADDR_ERROR:
+  case RDMA_CM_EVENT_ROUTE_ERROR:
+  case RDMA_CM_EVENT_CONNECT_ERROR:
+    if (c->state == IB_CONN_REQUEST) {
+      /* The requester gave up before the consumer answered. */
+      cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
+      o->ev.listen_ctx = c->listen_ctx;
+      o->ev.conn_id = c->conn_id;
+      o->have = TRUE;
+      if (conn_take_locked(c))
+        o->destroy = c;
+      return;
+    }
+    if (qp == NULL || c->state == IB_CONN_DOWN)
+      return;
+    if (c->state == IB_CONN_ACCEPTING || c->state == IB_CONN_UP) {
+      fail_active(c, RNICPI_CM_BROKEN, RNICPI_CM_REASON_NONE, NULL, o);
+    } else if (e->event == RDMA_CM_EVENT_REJECTED && consumer_reject(dev, e->status)) {
+      fail_active(c, RNICPI_CM_REJECTED, RNICPI_CM_REASON_NONE, e, o);
+    } else {
+      fail_active(c, RNICPI_CM_UNREACHABLE, reason_of_status(dev, e->event, e->status), NULL, o);
+    }
+    return;
+  case RDMA_CM_EVENT_DISCONNECTED:
+    if (c->state == IB_CONN_REQUEST) {
+      cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
+      o->ev.listen_ctx = c->listen_ctx;
+      o->ev.conn_id = c->conn_id;
+      o->have = TRUE;
+      if (conn_take_locked(c))
+        o->destroy = c;
+      return;
+    }
+    if (qp == NULL || c->state == IB_CONN_DOWN)
+      return;
+    /* IB: answer the DREQ (rdma_cm leaves that to us), else the peer
+     * waits for its DREP for seconds. */
+    if (!dev->iwarp)
+      rdma_disconnect(c->id);
+    fail_active(c, c->state == IB_CONN_UP ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN,
+                RNICPI_CM_REASON_NONE, NULL, o);
+    return;
+  case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    g_atomic_int_set(&dev->removed, TRUE);
+    if (c->state == IB_CONN_REQUEST) {
+      cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
+      o->ev.listen_ctx = c->listen_ctx;
+      o->ev.conn_id = c->conn_id;
+      o->have = TRUE;
+      if (conn_take_locked(c))
+        o->destroy = c;
+      return;
+    }
+    if (qp != NULL && c->state != IB_CONN_DOWN)
+      fail_active(c, c->state == IB_CONN_RESOLVING || c->state == IB_CONN_CONNECTING
+                       ? RNICPI_CM_UNREACHABLE : RNICPI_CM_BROKEN,
+                  RNICPI_CM_REASON_BAD_PATH, NULL, o);
+    return;
+  default:
+    return; /* TIMEWAIT_EXIT, ADDR_CHANGE, MULTICAST_* */
+  }
+}
+
+/* A connection request on a listener (dev->lock held). */
+static void
+listen_event(ib_listen_t *l, struct rdma_cm_event *e, ib_cm_out_t *o)
+{
+  ib_dev_t *dev = l->dev;
+  if (e->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+    g_atomic_int_set(&dev->removed, TRUE);
+    return;
+  }
+  if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+    return;
+  ib_conn_t *c = conn_new_locked(dev);
+  c->id = e->id;
+  c->id->context = &c->tag;
+  c->listener = l;
+  c->listen_ctx = l->base.al_ctx;
+  c->state = IB_CONN_REQUEST;
+  if (l->dead || e->id->verbs != dev->ctx) {
+    /* A request for another device (or a listener going away): refuse. */
+    conn_take_locked(c);
+    o->reject = c;
+    return;
+  }
+  cm_ev_init(&o->ev, RNICPI_CM_CONNECT_REQUEST, 0);
+  o->ev.listen_ctx = l->base.al_ctx;
+  o->ev.conn_id = c->conn_id;
+  struct sockaddr *peer = rdma_get_peer_addr(e->id);
+  if (peer != NULL)
+    memcpy(&o->ev.src.sa, peer,
+           peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  o->ev.port = l->port;
+  /* The requester's: what it offers to answer, and what it wants to issue. */
+  o->ev.ird = e->param.conn.responder_resources;
+  o->ev.ord = e->param.conn.initiator_depth;
+  cm_ev_pdata(&o->ev, e);
+  o->have = TRUE;
+}
+
+void
+ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
+{
+  ib_cm_out_t o = { .have = FALSE };
+  g_mutex_lock(&dev->lock);
+  ib_cm_ctx_t *tag = e->event == RDMA_CM_EVENT_CONNECT_REQUEST ? e->listen_id->context
+                                                                : e->id->context;
+  if (tag != NULL && tag->kind == IB_CTX_LISTEN)
+    listen_event(tag->obj, e, &o);
+  else if (tag != NULL && tag->kind == IB_CTX_CONN && !((ib_conn_t *) tag->obj)->dead)
+    conn_event(tag->obj, e, &o);
+  g_mutex_unlock(&dev->lock);
+  rdma_ack_cm_event(e);
+  if (o.reject != NULL) {
+    rdma_reject(o.reject->id, NULL, 0);
+    conn_free(o.reject);
+  }
+  if (o.destroy != NULL)
+    conn_free(o.destroy);
+  if (o.have)
+    dev->up.cm_event(dev->base.al_ctx, &o.ev);
+}
+
+/* ---- operations ---------------------------------------------------------------- */
+
+static rnicpi_status_t
+ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  if (port == 0 || port > 65535)
+    return RNICPI_EINVAL;
+  ib_listen_t *l = g_new0(ib_listen_t, 1);
+  l->base.dev = d;
+  l->base.al_ctx = al_ctx;
+  l->dev = dev;
+  l->port = port;
+  l->tag.kind = IB_CTX_LISTEN;
+  l->tag.obj = l;
+  if (rdma_create_id(dev->cm, &l->id, &l->tag, RDMA_PS_TCP) != 0) {
+    int err = errno;
+    g_free(l);
+    return ib_status_of_errno(err);
+  }
+  /* The device's first address: rdma_cm ties the listener to this device. */
+  struct sockaddr_storage sa = dev->caps.addrs[0];
+  if (sa.ss_family == AF_INET)
+    ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
+  else
+    ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
+  if (rdma_bind_addr(l->id, (struct sockaddr *) &sa) != 0 || rdma_listen(l->id, 128) != 0) {
+    int err = errno;
+    rdma_destroy_id(l->id);
+    g_free(l);
+    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
+  }
+  *out = &l->base;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_unlisten(rnicpi_listen_t *lst)
+{
+  ib_listen_t *l = to_ib_listen(lst);
+  ib_dev_t *dev = l->dev;
+  g_mutex_lock(&dev->lock);
+  l->dead = TRUE;
+  g_mutex_unlock(&dev->lock);
+  rdma_destroy_id(l->id); /* waits for the acknowledgement of its events */
+  /* Its requests not yet answered are refused. */
+  GPtrArray *mine = g_ptr_array_new();
+  g_mutex_lock(&dev->lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->conns);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    ib_conn_t *c = v;
+    if (c->listener == l && c->state == IB_CONN_REQUEST)
+      g_ptr_array_add(mine, c);
+  }
+  for (guint i = 0; i < mine->len; i++)
+    conn_take_locked(g_ptr_array_index(mine, i));
+  g_mutex_unlock(&dev->lock);
+  for (guint i = 0; i < mine->len; i++) {
+    ib_conn_t *c = g_ptr_array_index(mine, i);
+    rdma_reject(c->id, NULL, 0);
+    conn_free(c);
+  }
+  g_ptr_array_free(mine, TRUE);
+  g_free(l);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+check_param(ib_dev_t *dev, const rnicpi_conn_param_t *p, uint32_t pdata_max)
+{
+  if (p->pdata_len > pdata_max)
+    return RNICPI_ELIMIT;
+  if (p->ird > dev->caps.max_ird || p->ord > dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  ib_dev_t *dev = qp->dev;
+  rnicpi_status_t st = check_param(dev, p, dev->caps.pdata_connect);
+  if (st != RNICPI_OK)
+    return st;
+  if (qp->state != IB_QP_IDLE || qp->conn != NULL)
+    return RNICPI_ESTATE;
+  struct sockaddr_storage src;
+  memset(&src, 0, sizeof(src));
+  for (uint32_t i = 0; i < dev->caps.num_addrs; i++)
+    if (dev->caps.addrs[i].ss_family == dst->sa.ss_family) {
+      src = dev->caps.addrs[i];
+      break;
+    }
+  if (src.ss_family == AF_INET)
+    ((struct sockaddr_in *) &src)->sin_port = 0;
+  else if (src.ss_family == AF_INET6)
+    ((struct sockaddr_in6 *) &src)->sin6_port = 0;
+  else
+    return RNICPI_EINVAL; /* the device has no address of the peer's family */
+
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = conn_new_locked(dev);
+  c->qp = qp;
+  c->state = IB_CONN_RESOLVING;
+  c->param = *p;
+  c->three_way = p->three_way;
+  if (p->pdata_len > 0)
+    memcpy(c->pdata, p->pdata, p->pdata_len);
+  c->param.pdata = c->pdata;
+  qp->conn = c;
+  qp->ird = p->ird;
+  qp->ord = p->ord;
+  int err = 0;
+  if (rdma_create_id(dev->cm, &c->id, &c->tag, RDMA_PS_TCP) != 0)
+    err = errno;
+  g_mutex_unlock(&dev->lock);
+  if (err != 0) {
+    g_mutex_lock(&dev->lock);
+    c->id = NULL;
+    conn_take_locked(c);
+    g_mutex_unlock(&dev->lock);
+    g_free(c);
+    return ib_status_of_errno(err);
+  }
+  ib_qp_set_state(qp, IB_QP_CONNECTING);
+  /* Resolution runs in the kernel; its events come to the progress thread.
+   * A synchronous failure (siw refuses a connect to a port nothing listens
+   * on at once) is reported the same way, from that thread. */
+  if (rdma_resolve_addr(c->id, (struct sockaddr *) &src, (struct sockaddr *) &dst->sa,
+                        ib_config.resolve_ms) != 0) {
+    err = errno;
+    rnicpi_cm_event_t ev;
+    cm_ev_init(&ev, RNICPI_CM_UNREACHABLE, qp->base.al_ctx);
+    ev.reason = rnicpi_cm_reason_of_errno(err);
+    g_mutex_lock(&dev->lock);
+    c->state = IB_CONN_DOWN;
+    qp_down(qp);
+    ib_sweep_add_locked(qp);
+    g_mutex_unlock(&dev->lock);
+    ib_dev_queue_cm(dev, &ev);
+  }
+  return RNICPI_OK;
+}
+
+static ib_conn_t *
+conn_lookup_locked(ib_dev_t *dev, uint64_t conn_id)
+{
+  ib_conn_t *c = g_hash_table_lookup(dev->conns, &conn_id);
+  return c != NULL && !c->dead ? c : NULL;
+}
+
+static rnicpi_status_t
+ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  ib_dev_t *dev = qp->dev;
+  rnicpi_status_t st = check_param(dev, p, dev->caps.pdata_accept);
+  if (st != RNICPI_OK)
+    return st;
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = conn_lookup_locked(dev, conn_id);
+  if (c == NULL) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ENOENT;
+  }
+  int err = 0;
+  if (c->state == IB_CONN_REPLIED) {
+    /* Active side of a three-way connect: the consumer confirms the reply. */
+    if (c->qp != qp) {
+      g_mutex_unlock(&dev->lock);
+      return RNICPI_EINVAL;
+    }
+    rnicpi_cm_event_t ev;
+    if ((err = active_establish(c)) != 0) {
+      rdma_reject(c->id, NULL, 0);
+      cm_ev_init(&ev, RNICPI_CM_BROKEN, qp->base.al_ctx);
+      c->state = IB_CONN_DOWN;
+      qp_down(qp);
+      ib_sweep_add_locked(qp);
+    } else {
+      cm_ev_init(&ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
+      ev.ird = qp->ird;
+      ev.ord = qp->ord;
+      c->state = IB_CONN_UP;
+      ib_qp_set_state(qp, IB_QP_RTS);
+    }
+    g_mutex_unlock(&dev->lock);
+    ib_dev_queue_cm(dev, &ev);
+    return RNICPI_OK;
+  }
+  if (c->state != IB_CONN_REQUEST) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ESTATE;
+  }
+  if (qp->state != IB_QP_IDLE || qp->conn != NULL) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ESTATE;
+  }
+  qp->ird = p->ird;
+  qp->ord = p->ord;
+  /* IB: the passive side's QP runs before its REP leaves (as librdmacm's
+   * own rdma_accept does for the QPs it owns). */
+  if (!dev->iwarp && (err = qp_cm_up(qp, c->id)) != 0) {
+    g_mutex_unlock(&dev->lock);
+    g_message("%s: cannot move QP %u to RTS for connection %" G_GUINT64_FORMAT ": %s",
+              dev->name, qp->base.qp_num, conn_id, g_strerror(err));
+    return ib_status_of_errno(err);
+  }
+  struct rdma_conn_param cp;
+  conn_param(qp, p, &cp);
+  if (rdma_accept(c->id, &cp) != 0) {
+    err = errno;
+    g_mutex_unlock(&dev->lock);
+    return ib_status_of_errno(err);
+  }
+  c->qp = qp;
+  qp->conn = c;
+  c->state = IB_CONN_ACCEPTING;
+  g_mutex_unlock(&dev->lock);
+  ib_qp_set_state(qp, dev->iwarp ? IB_QP_CONNECTING : IB_QP_RTS);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_reject(rnicpi_dev_t *d, uint64_t conn_id, const void *pdata, uint32_t len)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  if (len > dev->caps.pdata_reject)
+    return RNICPI_ELIMIT;
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = conn_lookup_locked(dev, conn_id);
+  if (c == NULL || (c->state != IB_CONN_REQUEST && c->state != IB_CONN_REPLIED)) {
+    g_mutex_unlock(&dev->lock);
+    return c == NULL ? RNICPI_ENOENT : RNICPI_ESTATE;
+  }
+  rdma_reject(c->id, pdata, (uint8_t) len);
+  if (c->state == IB_CONN_REPLIED) {
+    /* The active side refused the reply: its QP leaves the connection. */
+    c->state = IB_CONN_DOWN;
+    qp_down(c->qp);
+    ib_sweep_add_locked(c->qp);
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_OK;
+  }
+  conn_take_locked(c);
+  g_mutex_unlock(&dev->lock);
+  conn_free(c);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  ib_dev_t *dev = qp->dev;
+  (void) pdata;
+  if (len > 0)
+    return RNICPI_ELIMIT; /* rdma_disconnect carries no private data */
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = qp->conn;
+  if (c == NULL || c->state == IB_CONN_DOWN) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ESTATE;
+  }
+  rdma_disconnect(c->id);
+  /* librdmacm leaves a QP it does not own in RTS: flush it now.  The
+   * DISCONNECTED event, ours and the peer's, follows. */
+  qp_down(qp);
+  ib_sweep_add_locked(qp);
+  g_mutex_unlock(&dev->lock);
+  return RNICPI_OK;
+}
+
+void
+ib_cm_qp_error(ib_qp_t *qp)
+{
+  ib_dev_t *dev = qp->dev;
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = qp->conn;
+  if (c != NULL && c->state != IB_CONN_DOWN)
+    rdma_disconnect(c->id); /* the peer learns the connection ended */
+  g_mutex_unlock(&dev->lock);
+}
+
+void
+ib_cm_qp_gone(ib_qp_t *qp)
+{
+  ib_dev_t *dev = qp->dev;
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = qp->conn;
+  gboolean mine = c != NULL && conn_take_locked(c);
+  g_mutex_unlock(&dev->lock);
+  if (mine)
+    conn_free(c);
+}
+
+void
+ib_cm_close_dev(ib_dev_t *dev)
+{
+  GPtrArray *all = g_ptr_array_new();
+  g_mutex_lock(&dev->lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->conns);
+  while (g_hash_table_iter_next(&it, NULL, &v))
+    g_ptr_array_add(all, v);
+  for (guint i = 0; i < all->len; i++)
+    conn_take_locked(g_ptr_array_index(all, i));
+  g_mutex_unlock(&dev->lock);
+  for (guint i = 0; i < all->len; i++) {
+    ib_conn_t *c = g_ptr_array_index(all, i);
+    if (c->state == IB_CONN_REQUEST)
+      rdma_reject(c->id, NULL, 0);
+    conn_free(c);
+  }
+  g_ptr_array_free(all, TRUE);
+}
+
+const rnicpi_cm_ops_t ib_cm_ops = {
+  .size = sizeof(rnicpi_cm_ops_t),
+  .listen = ib_listen,
+  .unlisten = ib_unlisten,
+  .connect = ib_connect,
+  .accept = ib_accept,
+  .reject = ib_reject,
+  .disconnect = ib_disconnect,
+};

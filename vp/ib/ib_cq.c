@@ -1,0 +1,161 @@
+/*
+ * vp/ib completion queues.  Each RNIC-PI CQ is a verbs CQ whose entries
+ * are translated (through the shadows of ib_qp.c) into an RNIC-PI ring.
+ * The ring is what the access layer polls and counts: it never drops an
+ * entry, reports going past its depth, and also receives the completions
+ * the adapter makes itself (requests a device never flushed).  The verbs
+ * CQ is sized for every request its queue pairs may hold, so the device
+ * never overruns it (a verbs overrun is fatal to the CQ and its QPs).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ib.h"
+
+/* Notifications found while the caller may hold the access layer's
+ * locks (it counts a CQ under its EVD's lock) go through the progress
+ * thread, whose upcalls run with no lock held. */
+void
+ib_cq_defer(ib_dev_t *dev, rnicpi_notify_batch_t *b)
+{
+  if (!rnicpi_notify_batch_pending(b))
+    return;
+  for (int i = 0; i < b->nnotify; i++)
+    ib_dev_queue_notify(dev, &b->notify[i]);
+  if (b->more != NULL) {
+    for (guint i = 0; i < b->more->len; i++)
+      ib_dev_queue_notify(dev, &g_array_index(b->more, rnicpi_notify_t, i));
+    g_array_free(b->more, TRUE);
+  }
+  /* Each entry stays counted in the device's inflight count until the
+   * progress thread has delivered it. */
+  rnicpi_notify_batch_init(b);
+}
+
+void
+ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b)
+{
+  if (rnicpi_cq_ring_push_notify(&cq->ring, wc, b)) {
+    rnicpi_async_event_t ev =
+      rnicpi_async_event(RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+    ib_dev_queue_async(cq->dev, &ev);
+  }
+}
+
+/* Move what the verbs CQ holds into the ring; returns how many entries
+ * were taken from the device. */
+int
+ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b)
+{
+  struct ibv_wc vwc[16];
+  int total = 0;
+  rnicpi_spin_lock(&cq->poll_lock);
+  for (;;) {
+    int n = ibv_poll_cq(cq->cq, G_N_ELEMENTS(vwc), vwc);
+    if (n <= 0)
+      break;
+    total += n;
+    for (int i = 0; i < n; i++) {
+      ib_qp_t *qp = ib_qp_lookup(cq->dev, vwc[i].qp_num);
+      if (qp == NULL)
+        continue; /* destroyed: the adapter completed its requests then */
+      rnicpi_wc_t wc;
+      gboolean have = FALSE;
+      ib_qp_complete(qp, IB_WRID_KIND(vwc[i].wr_id), &vwc[i], &wc, &have);
+      if (have)
+        ib_cq_push(cq, &wc, b);
+    }
+    if (n < (int) G_N_ELEMENTS(vwc))
+      break;
+  }
+  rnicpi_spin_unlock(&cq->poll_lock);
+  return total;
+}
+
+rnicpi_status_t
+ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  if (depth == 0 || depth > dev->caps.max_cqe)
+    return RNICPI_ELIMIT;
+  ib_cq_t *cq = g_new0(ib_cq_t, 1);
+  cq->base.dev = d;
+  cq->base.al_ctx = al_ctx;
+  cq->dev = dev;
+  int want = (int) MIN(dev->caps.max_cqe, MAX(depth, (uint32_t) ib_config.cq_min));
+  cq->cq = ibv_create_cq(dev->ctx, want, cq, dev->comp, 0);
+  if (cq->cq == NULL) {
+    int err = errno;
+    g_free(cq);
+    return ib_status_of_errno(err);
+  }
+  cq->vsize = (uint32_t) cq->cq->cqe;
+  rnicpi_notify_t to = { dev->up.cq_notify, dev->base.al_ctx, al_ctx, &dev->inflight };
+  rnicpi_cq_ring_init(&cq->ring, depth, &to);
+  *out = &cq->base;
+  return RNICPI_OK;
+}
+
+rnicpi_status_t
+ib_cq_destroy(rnicpi_cq_t *c)
+{
+  ib_cq_t *cq = to_ib_cq(c);
+  ib_dev_t *dev = cq->dev;
+  if (cq->users > 0)
+    return RNICPI_EBUSY;
+  g_mutex_lock(&dev->lock);
+  cq->dead = TRUE; /* the progress thread drops its channel events from now */
+  g_mutex_unlock(&dev->lock);
+  /* Waits until the progress thread acknowledged its channel events. */
+  int err = ibv_destroy_cq(cq->cq);
+  if (err != 0) {
+    g_mutex_lock(&dev->lock);
+    cq->dead = FALSE;
+    g_mutex_unlock(&dev->lock);
+    return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
+  }
+  rnicpi_cq_ring_clear(&cq->ring);
+  g_free(cq);
+  return RNICPI_OK;
+}
+
+int
+ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
+{
+  ib_cq_t *cq = to_ib_cq(c);
+  int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
+  if (got < n) {
+    rnicpi_notify_batch_t b;
+    rnicpi_notify_batch_init(&b);
+    if (ib_cq_drain(cq, &b) > 0)
+      got += rnicpi_cq_ring_poll(&cq->ring, wc + got, n - got);
+    ib_cq_defer(cq->dev, &b);
+  }
+  return got;
+}
+
+uint32_t
+ib_cq_count(rnicpi_cq_t *c)
+{
+  ib_cq_t *cq = to_ib_cq(c);
+  rnicpi_notify_batch_t b;
+  rnicpi_notify_batch_init(&b);
+  ib_cq_drain(cq, &b);
+  ib_cq_defer(cq->dev, &b);
+  return rnicpi_cq_ring_count(&cq->ring);
+}
+
+rnicpi_status_t
+ib_arm_cq(rnicpi_cq_t *c)
+{
+  ib_cq_t *cq = to_ib_cq(c);
+  rnicpi_cq_ring_arm(&cq->ring);
+  /* The device's arm answers the next completion it adds; one already in
+   * the verbs CQ is found by the count the access layer takes next. */
+  if (ibv_req_notify_cq(cq->cq, 0) != 0)
+    return ib_status_of_errno(errno);
+  return RNICPI_OK;
+}
+

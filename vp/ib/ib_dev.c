@@ -1,0 +1,804 @@
+/*
+ * vp/ib devices: which rdma-core devices are interfaces (those whose
+ * netdev has an IP address rdma_cm binds to them), the capability record
+ * from ibv_query_device_ex and ibv_query_port, protection domains, and the
+ * per-device progress thread that owns the rdma_cm event channel, the
+ * completion channel and the asynchronous event descriptor.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ib.h"
+
+extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(ib);
+
+ib_config_t ib_config;
+
+static int
+env_int(const char *name, int dflt, int lo, int hi)
+{
+  const char *v = g_getenv(name);
+  if (v == NULL || *v == '\0')
+    return dflt;
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (*end != '\0' || n < lo || n > hi) {
+    g_warning("%s=%s is not a number in [%d, %d]; using %d", name, v, lo, hi, dflt);
+    return dflt;
+  }
+  return (int) n;
+}
+
+static gpointer
+config_load(gpointer unused)
+{
+  (void) unused;
+  ib_config.resolve_ms = env_int("ITAPI_IB_RESOLVE_MS", 2000, 10, 600000);
+  ib_config.sweep_ms = env_int("ITAPI_IB_FLUSH_MS", 50, 1, 60000);
+  ib_config.cq_min = env_int("ITAPI_IB_CQ_MIN", 256, 1, 1 << 22);
+  return NULL;
+}
+
+static void
+config_init(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once(&once, config_load, NULL);
+}
+
+rnicpi_status_t
+ib_status_of_errno(int err)
+{
+  switch (err) {
+  case 0:
+    return RNICPI_OK;
+  case ENOMEM:
+  case ENOSPC:
+    return RNICPI_ENOMEM;
+  case EINVAL:
+    return RNICPI_EINVAL;
+  case EOPNOTSUPP:
+  case ENOSYS:
+    return RNICPI_ENOTSUP;
+  case EBUSY:
+    return RNICPI_EBUSY;
+  case EACCES:
+  case EPERM:
+    return RNICPI_EACCES;
+  case EADDRINUSE:
+    return RNICPI_EEXIST;
+  case ENOENT:
+  case ENODEV:
+  case ENXIO:
+    return RNICPI_ENOENT;
+  case EAGAIN:
+    return RNICPI_EFULL;
+  default:
+    return RNICPI_EIO;
+  }
+}
+
+int
+ib_access_to_verbs(uint32_t access)
+{
+  int a = 0;
+  if (access & RNICPI_ACCESS_LOCAL_WRITE)
+    a |= IBV_ACCESS_LOCAL_WRITE;
+  if (access & RNICPI_ACCESS_REMOTE_READ)
+    a |= IBV_ACCESS_REMOTE_READ;
+  /* Verbs refuses remote write and atomic rights without local write
+   * (IBTA 10.6.3.1 C10-61): they are granted together. */
+  if (access & RNICPI_ACCESS_REMOTE_WRITE)
+    a |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+  if (access & RNICPI_ACCESS_ATOMIC)
+    a |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
+  if (access & RNICPI_ACCESS_MW_BIND)
+    a |= IBV_ACCESS_MW_BIND;
+  return a;
+}
+
+/* ---- addresses -------------------------------------------------------- */
+
+/* The name of the device rdma_cm binds @a to, in @name; FALSE when none
+ * (rdma_cm answers from the kernel's own table: the netdev that holds the
+ * address and the RDMA device bound to that netdev). */
+static gboolean
+device_of_addr(const struct sockaddr *a, char name[64])
+{
+  struct rdma_cm_id *id = NULL;
+  if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) != 0)
+    return FALSE;
+  gboolean ok = rdma_bind_addr(id, (struct sockaddr *) a) == 0 && id->verbs != NULL;
+  if (ok)
+    g_strlcpy(name, ibv_get_device_name(id->verbs->device), 64);
+  rdma_destroy_id(id);
+  return ok;
+}
+
+/* Fill caps->addrs with the addresses rdma_cm binds to device @name: IPv4
+ * first, then IPv6 (link-local ones need a scope no IT-API path carries,
+ * and rdma_cm cannot reach the loopback on soft devices). */
+static void
+device_addrs(const char *name, rnicpi_caps_t *caps)
+{
+  struct ifaddrs *ifa = NULL;
+  caps->num_addrs = 0;
+  if (getifaddrs(&ifa) != 0)
+    return;
+  for (int fam = 0; fam < 2; fam++) {
+    for (struct ifaddrs *i = ifa; i != NULL && caps->num_addrs < G_N_ELEMENTS(caps->addrs);
+         i = i->ifa_next) {
+      if (i->ifa_addr == NULL || (i->ifa_flags & IFF_LOOPBACK))
+        continue;
+      if (i->ifa_addr->sa_family != (fam == 0 ? AF_INET : AF_INET6))
+        continue;
+      if (fam == 1 && IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *) i->ifa_addr)->sin6_addr))
+        continue;
+      char dev[64];
+      if (!device_of_addr(i->ifa_addr, dev) || strcmp(dev, name) != 0)
+        continue;
+      size_t len = fam == 0 ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+      memset(&caps->addrs[caps->num_addrs], 0, sizeof(caps->addrs[0]));
+      memcpy(&caps->addrs[caps->num_addrs++], i->ifa_addr, len);
+    }
+  }
+  freeifaddrs(ifa);
+}
+
+/* ---- the capability record ---------------------------------------------- */
+
+static rnicpi_status_t
+fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean *iwarp)
+{
+  struct ibv_device_attr_ex ax;
+  memset(&ax, 0, sizeof(ax));
+  if (ibv_query_device_ex(ctx, NULL, &ax) != 0)
+    return ib_status_of_errno(errno);
+  const struct ibv_device_attr *a = &ax.orig_attr;
+  struct ibv_port_attr pa;
+  uint8_t port = 1;
+  if (ibv_query_port(ctx, port, &pa) != 0)
+    return ib_status_of_errno(errno);
+  *port_out = port;
+  *iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+
+  memset(c, 0, sizeof(*c));
+  c->size = sizeof(*c);
+  c->transport = *iwarp ? RNICPI_TRANSPORT_IWARP : RNICPI_TRANSPORT_IB;
+  /* rdma_cm finds the path from IP addresses on every transport; RoCE and
+   * InfiniBand describe it with GIDs (IPv4-mapped on RoCE). */
+  c->path_format = *iwarp ? RNICPI_PATH_IP : RNICPI_PATH_GID;
+  c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED |
+                RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
+                RNICPI_CAP_CQ_OVERFLOW_DETECT |
+                /* The kernel's ib_umem pins and accounts registered pages. */
+                RNICPI_CAP_NO_PIN;
+  if (*iwarp) {
+    /* RFC 5040: an RDMA Read's sink is named by an STag the responder
+     * writes to, so iWARP RNICs (and the kernel's rdma_rw for them) want
+     * remote write on it. */
+    c->features |= RNICPI_CAP_READ_SINK_REMOTE_WRITE;
+  } else {
+    /* IB RC: REQ/REP/RTU, and a Send or Write completes after its ACK. */
+    c->features |= RNICPI_CAP_THREE_WAY | RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_IMMEDIATE;
+  }
+  if (a->atomic_cap != IBV_ATOMIC_NONE)
+    c->features |= RNICPI_CAP_ATOMICS;
+  if (a->max_srq > 0)
+    c->features |= RNICPI_CAP_SRQ;
+  c->vendor_id = a->vendor_id;
+  c->hw_version = a->hw_ver;
+  c->sw_major = 0;
+  c->sw_minor = 1;
+  if (*iwarp) {
+    /* librdmacm's length is a byte; MPA's RFC 6581 word takes 4 of 256. */
+    c->pdata_connect = c->pdata_accept = c->pdata_reject = 252;
+  } else {
+    /* IB CM REQ/REP/REJ private data less rdma_cm's own header. */
+    c->pdata_connect = 56;
+    c->pdata_accept = 196;
+    c->pdata_reject = 148;
+  }
+  c->pdata_disconnect = 0; /* rdma_disconnect carries none */
+  c->max_ird = (uint32_t) a->max_qp_rd_atom;
+  c->max_ord = (uint32_t) a->max_qp_init_rd_atom;
+  c->max_qp = (uint32_t) a->max_qp;
+  c->max_qp_wr = (uint32_t) a->max_qp_wr;
+  c->max_cq = (uint32_t) a->max_cq;
+  c->max_cqe = (uint32_t) a->max_cqe;
+  c->max_mr = (uint32_t) a->max_mr;
+  c->max_pd = (uint32_t) a->max_pd;
+  c->max_srq = (uint32_t) a->max_srq;
+  c->max_send_sge = c->max_recv_sge = c->max_rdma_write_sge = (uint32_t) a->max_sge;
+  c->max_rdma_read_sge = (uint32_t) (a->max_sge_rd > 0 ? a->max_sge_rd : a->max_sge);
+  c->max_inline = 0;
+  c->max_msg_size = pa.max_msg_sz;
+  c->max_mr_size = a->max_mr_size;
+  c->num_ports = 1;
+  return RNICPI_OK;
+}
+
+/* ---- discovery ---------------------------------------------------------- */
+
+/* Each device, and whether it has an address (why not, in @why). */
+typedef struct {
+  char name[64];
+  char why[256];
+  gboolean usable;
+} ib_found_t;
+
+static GArray *
+discover(void)
+{
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(ib_found_t));
+  int n = 0;
+  struct ibv_device **list = ibv_get_device_list(&n);
+  for (int i = 0; list != NULL && i < n; i++) {
+    ib_found_t f = { .usable = FALSE };
+    g_strlcpy(f.name, ibv_get_device_name(list[i]), sizeof(f.name));
+    rnicpi_caps_t caps;
+    memset(&caps, 0, sizeof(caps));
+    device_addrs(f.name, &caps);
+    if (caps.num_addrs > 0)
+      f.usable = TRUE;
+    else
+      g_snprintf(f.why, sizeof(f.why), "rdma_cm binds no IP address to it: give its netdev an "
+                 "address (rdma link show %s names the netdev; ip addr add ADDR dev NETDEV)",
+                 f.name);
+    g_array_append_val(out, f);
+  }
+  if (list != NULL)
+    ibv_free_device_list(list);
+  return out;
+}
+
+static rnicpi_status_t
+ib_list(char (*names)[64], size_t *count)
+{
+  GArray *found = discover();
+  size_t k = 0;
+  for (guint i = 0; i < found->len; i++) {
+    ib_found_t *f = &g_array_index(found, ib_found_t, i);
+    if (!f->usable)
+      continue;
+    if (k < *count)
+      g_strlcpy(names[k], f->name, 64);
+    k++;
+  }
+  g_array_free(found, TRUE);
+  *count = k;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_list_refused(char (*names)[64], char (*reasons)[256], size_t *count)
+{
+  GArray *found = discover();
+  size_t k = 0;
+  gboolean any = found->len > 0;
+  for (guint i = 0; i < found->len; i++) {
+    ib_found_t *f = &g_array_index(found, ib_found_t, i);
+    if (f->usable)
+      continue;
+    if (k < *count) {
+      g_strlcpy(names[k], f->name, 64);
+      g_strlcpy(reasons[k], f->why, 256);
+    }
+    k++;
+  }
+  if (!any) {
+    if (k < *count) {
+      g_strlcpy(names[k], "(none)", 64);
+      g_strlcpy(reasons[k], "libibverbs finds no RDMA device on this host: load a NIC's driver, "
+                "or add a soft one (rdma link add rxe0 type rxe netdev eth0; siw likewise)", 256);
+    }
+    k++;
+  }
+  g_array_free(found, TRUE);
+  *count = k;
+  return RNICPI_OK;
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+void
+ib_dev_wake(ib_dev_t *dev)
+{
+  uint64_t one = 1;
+  ssize_t r = write(dev->wakefd, &one, sizeof(one));
+  (void) r; /* a full counter wakes the thread already */
+}
+
+static void
+queue_event(ib_dev_t *dev, ib_event_t *e)
+{
+  g_mutex_lock(&dev->lock);
+  g_queue_push_tail(&dev->events, e);
+  g_mutex_unlock(&dev->lock);
+  ib_dev_wake(dev);
+}
+
+void
+ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev)
+{
+  ib_event_t *e = g_new0(ib_event_t, 1);
+  e->kind = IB_EV_CM;
+  e->cm = *ev;
+  queue_event(dev, e);
+}
+
+void
+ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev)
+{
+  ib_event_t *e = g_new0(ib_event_t, 1);
+  e->kind = IB_EV_ASYNC;
+  e->async = *ev;
+  queue_event(dev, e);
+}
+
+void
+ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n)
+{
+  ib_event_t *e = g_new0(ib_event_t, 1);
+  e->kind = IB_EV_NOTIFY;
+  e->notify = *n;
+  queue_event(dev, e);
+}
+
+static void
+deliver_events(ib_dev_t *dev)
+{
+  for (;;) {
+    g_mutex_lock(&dev->lock);
+    ib_event_t *e = g_queue_pop_head(&dev->events);
+    g_mutex_unlock(&dev->lock);
+    if (e == NULL)
+      return;
+    if (e->kind == IB_EV_CM) {
+      dev->up.cm_event(dev->base.al_ctx, &e->cm);
+    } else if (e->kind == IB_EV_ASYNC) {
+      dev->up.async_event(dev->base.al_ctx, &e->async);
+    } else {
+      e->notify.notify(e->notify.dev_ctx, e->notify.cq_ctx);
+      if (e->notify.inflight != NULL)
+        g_atomic_int_add(e->notify.inflight, -1);
+    }
+    g_free(e);
+  }
+}
+
+uint32_t
+ib_dev_serial(ib_dev_t *dev)
+{
+  return (uint32_t) g_atomic_int_add((gint *) &dev->next_serial, 1) & 0xffffff;
+}
+
+ib_qp_t *
+ib_qp_lookup(ib_dev_t *dev, uint32_t qp_num)
+{
+  rnicpi_spin_lock(&dev->qp_lock);
+  ib_qp_t *qp = g_hash_table_lookup(dev->qps, GUINT_TO_POINTER(qp_num));
+  rnicpi_spin_unlock(&dev->qp_lock);
+  return qp;
+}
+
+/* A completion channel event: the CQ was armed; answer the ring's arm. */
+static void
+comp_events(ib_dev_t *dev)
+{
+  struct ibv_cq *vcq;
+  void *cq_ctx;
+  while (ibv_get_cq_event(dev->comp, &vcq, &cq_ctx) == 0) {
+    ib_cq_t *cq = cq_ctx;
+    rnicpi_notify_t to = { NULL, NULL, 0, NULL };
+    g_mutex_lock(&dev->lock);
+    if (!cq->dead && __atomic_exchange_n(&cq->ring.armed, FALSE, __ATOMIC_SEQ_CST)) {
+      to = cq->ring.to;
+      g_atomic_int_inc(&dev->inflight);
+    }
+    g_mutex_unlock(&dev->lock);
+    ibv_ack_cq_events(vcq, 1);
+    if (to.notify != NULL) {
+      to.notify(to.dev_ctx, to.cq_ctx);
+      g_atomic_int_dec_and_test(&dev->inflight);
+    }
+  }
+}
+
+/* The RNIC-PI event of a verbs asynchronous event, or FALSE for one that
+ * has none. */
+static gboolean
+async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *out)
+{
+  ib_qp_t *qp = NULL;
+  switch (v->event_type) {
+  case IBV_EVENT_QP_FATAL:
+  case IBV_EVENT_QP_REQ_ERR:
+  case IBV_EVENT_QP_ACCESS_ERR:
+    qp = v->element.qp->qp_context;
+    if (qp == NULL || qp->dev != dev)
+      return FALSE;
+    ib_qp_set_error(qp);
+    ib_sweep_add_locked(qp);
+    if (v->event_type == IBV_EVENT_QP_ACCESS_ERR)
+      *out = rnicpi_async_event(RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx, RNICPI_AE_ACCESS);
+    else if (v->event_type == IBV_EVENT_QP_REQ_ERR)
+      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_PROTOCOL);
+    else
+      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+    return TRUE;
+  case IBV_EVENT_CQ_ERR: {
+    ib_cq_t *cq = v->element.cq->cq_context;
+    *out = rnicpi_async_event(RNICPI_ASYNC_CQ_OVERFLOW, cq->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+    return TRUE;
+  }
+  case IBV_EVENT_SRQ_LIMIT_REACHED: {
+    ib_srq_t *srq = v->element.srq->srq_context;
+    *out = rnicpi_async_event(RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+    return TRUE;
+  }
+  case IBV_EVENT_PORT_ACTIVE:
+    *out = rnicpi_async_event(RNICPI_ASYNC_PORT_ACTIVE, 0, RNICPI_AE_UNSPECIFIED);
+    return TRUE;
+  case IBV_EVENT_PORT_ERR:
+  case IBV_EVENT_DEVICE_FATAL:
+    if (v->event_type == IBV_EVENT_DEVICE_FATAL) {
+      g_atomic_int_set(&dev->removed, TRUE);
+      g_message("%s: the device failed or was removed (IBV_EVENT_DEVICE_FATAL): its connections "
+                "break and its work requests complete flushed; close the IA", dev->name);
+    }
+    *out = rnicpi_async_event(RNICPI_ASYNC_PORT_DOWN, 0, RNICPI_AE_UNSPECIFIED);
+    return TRUE;
+  default:
+    return FALSE; /* COMM_EST, LID or GID changes, SQ drained, last WQE reached */
+  }
+}
+
+static void
+async_events(ib_dev_t *dev)
+{
+  struct ibv_async_event v;
+  while (ibv_get_async_event(dev->ctx, &v) == 0) {
+    rnicpi_async_event_t ev;
+    /* Mapped under the lock: a queue pair being destroyed waits in
+     * ibv_destroy_qp for this acknowledgement, so the context is alive. */
+    g_mutex_lock(&dev->lock);
+    gboolean have = async_map(dev, &v, &ev);
+    g_mutex_unlock(&dev->lock);
+    ibv_ack_async_event(&v);
+    if (have)
+      dev->up.async_event(dev->base.al_ctx, &ev);
+  }
+}
+
+static void
+cm_events(ib_dev_t *dev)
+{
+  struct rdma_cm_event *e;
+  while (rdma_get_cm_event(dev->cm, &e) == 0)
+    ib_cm_handle(dev, e); /* acknowledges it */
+}
+
+/* ---- sweeping: complete what a device never completes -------------------- */
+
+void
+ib_sweep_add_locked(ib_qp_t *qp)
+{
+  ib_dev_t *dev = qp->dev;
+  __atomic_store_n(&qp->sweep_at, g_get_monotonic_time() + (gint64) ib_config.sweep_ms * 1000,
+                   __ATOMIC_RELAXED);
+  qp->flush_due = TRUE;
+  if (!qp->sweeping) {
+    qp->sweeping = TRUE;
+    dev->sweep = g_list_prepend(dev->sweep, qp);
+  }
+  ib_dev_wake(dev);
+}
+
+void
+ib_sweep_add(ib_qp_t *qp)
+{
+  g_mutex_lock(&qp->dev->lock);
+  ib_sweep_add_locked(qp);
+  g_mutex_unlock(&qp->dev->lock);
+}
+
+void
+ib_dev_sweep_soon(ib_dev_t *dev)
+{
+  g_atomic_int_set(&dev->sweep_check, 1);
+  ib_dev_wake(dev);
+}
+
+/* Queue pairs a completion in error flagged (the drain cannot take
+ * dev->lock): put them on the sweep list. */
+static void
+sweep_collect(ib_dev_t *dev)
+{
+  if (!g_atomic_int_compare_and_exchange(&dev->sweep_check, 1, 0))
+    return;
+  g_mutex_lock(&dev->lock);
+  rnicpi_spin_lock(&dev->qp_lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->qps);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    ib_qp_t *qp = v;
+    if (qp->flush_due && !qp->sweeping) {
+      qp->sweeping = TRUE;
+      dev->sweep = g_list_prepend(dev->sweep, qp);
+    }
+  }
+  rnicpi_spin_unlock(&dev->qp_lock);
+  g_mutex_unlock(&dev->lock);
+}
+
+/* Queue pairs in ERROR: once the device has had its time to flush them,
+ * complete what is left as flushed ourselves. */
+static void
+sweep(ib_dev_t *dev)
+{
+  gint64 now = g_get_monotonic_time();
+  rnicpi_notify_batch_t b;
+  rnicpi_notify_batch_init(&b);
+  g_mutex_lock(&dev->lock);
+  for (GList *l = dev->sweep; l != NULL;) {
+    GList *next = l->next;
+    ib_qp_t *qp = l->data;
+    if (now >= __atomic_load_n(&qp->sweep_at, __ATOMIC_RELAXED)) {
+      ib_qp_flush_rest(qp, &b);
+      qp->sweeping = FALSE;
+      dev->sweep = g_list_delete_link(dev->sweep, l);
+    }
+    l = next;
+  }
+  g_mutex_unlock(&dev->lock);
+  rnicpi_notify_batch_deliver(&b);
+}
+
+enum { POLL_WAKE = 1, POLL_CM, POLL_COMP, POLL_ASYNC };
+
+static gpointer
+progress_thread(gpointer data)
+{
+  ib_dev_t *dev = data;
+  struct epoll_event evs[8];
+  while (!g_atomic_int_get(&dev->stop)) {
+    int timeout = -1;
+    g_mutex_lock(&dev->lock);
+    if (dev->sweep != NULL)
+      timeout = MAX(1, ib_config.sweep_ms / 4);
+    g_mutex_unlock(&dev->lock);
+    int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), timeout);
+    for (int i = 0; i < n; i++) {
+      switch (evs[i].data.u32) {
+      case POLL_WAKE: {
+        uint64_t v;
+        ssize_t r = read(dev->wakefd, &v, sizeof(v));
+        (void) r;
+        break;
+      }
+      case POLL_CM:
+        cm_events(dev);
+        break;
+      case POLL_COMP:
+        comp_events(dev);
+        break;
+      case POLL_ASYNC:
+        async_events(dev);
+        break;
+      }
+    }
+    deliver_events(dev);
+    sweep_collect(dev);
+    sweep(dev);
+  }
+  return NULL;
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+static gboolean
+set_nonblock(int fd)
+{
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+static gboolean
+epoll_add(ib_dev_t *dev, int fd, uint32_t tag)
+{
+  struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+  return set_nonblock(fd) && epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+/* Events never delivered (the device closes): a notification queued for
+ * delivery stops counting in the device's inflight count. */
+static void
+drop_events(ib_dev_t *dev)
+{
+  ib_event_t *e;
+  while ((e = g_queue_pop_head(&dev->events)) != NULL) {
+    if (e->kind == IB_EV_NOTIFY && e->notify.inflight != NULL)
+      g_atomic_int_add(e->notify.inflight, -1);
+    g_free(e);
+  }
+}
+
+static void
+dev_free(ib_dev_t *dev)
+{
+  if (dev->epfd >= 0)
+    close(dev->epfd);
+  if (dev->wakefd >= 0)
+    close(dev->wakefd);
+  if (dev->cm != NULL)
+    rdma_destroy_event_channel(dev->cm);
+  if (dev->comp != NULL)
+    ibv_destroy_comp_channel(dev->comp);
+  if (dev->ctx_list != NULL)
+    rdma_free_devices(dev->ctx_list);
+  if (dev->conns != NULL)
+    g_hash_table_destroy(dev->conns);
+  if (dev->qps != NULL)
+    g_hash_table_destroy(dev->qps);
+  drop_events(dev);
+  g_mutex_clear(&dev->lock);
+  g_free(dev);
+}
+
+static rnicpi_status_t
+ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t **out)
+{
+  config_init();
+  ib_dev_t *dev = g_new0(ib_dev_t, 1);
+  dev->base.prov = &RNICPI_PROVIDER_SELF(ib);
+  dev->base.al_ctx = al_ctx;
+  dev->up = *up;
+  dev->epfd = dev->wakefd = -1;
+  g_mutex_init(&dev->lock);
+  g_queue_init(&dev->events);
+  g_strlcpy(dev->name, name, sizeof(dev->name));
+  dev->conns = g_hash_table_new(g_int64_hash, g_int64_equal);
+  dev->qps = g_hash_table_new(g_direct_hash, g_direct_equal);
+  dev->next_conn_id = 1;
+  dev->next_serial = 1;
+
+  /* rdma_cm's own contexts: an identifier bound to the device's address
+   * carries one of these, and a QP must live on the same context. */
+  int n = 0;
+  dev->ctx_list = rdma_get_devices(&n);
+  for (int i = 0; dev->ctx_list != NULL && i < n; i++)
+    if (strcmp(ibv_get_device_name(dev->ctx_list[i]->device), name) == 0)
+      dev->ctx = dev->ctx_list[i];
+  if (dev->ctx == NULL) {
+    dev_free(dev);
+    return RNICPI_ENOENT;
+  }
+  rnicpi_status_t st = fill_caps(dev->ctx, &dev->caps, &dev->port, &dev->iwarp);
+  if (st != RNICPI_OK) {
+    g_warning("%s: cannot query the device (ibv_query_device_ex or ibv_query_port: %s)", name,
+              g_strerror(errno));
+    dev_free(dev);
+    return st;
+  }
+  device_addrs(name, &dev->caps);
+  if (dev->caps.num_addrs == 0) {
+    dev_free(dev);
+    return RNICPI_ENOENT;
+  }
+  dev->comp = ibv_create_comp_channel(dev->ctx);
+  dev->cm = rdma_create_event_channel();
+  dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+  dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (dev->comp == NULL || dev->cm == NULL || dev->epfd < 0 || dev->wakefd < 0 ||
+      !epoll_add(dev, dev->wakefd, POLL_WAKE) || !epoll_add(dev, dev->cm->fd, POLL_CM) ||
+      !epoll_add(dev, dev->comp->fd, POLL_COMP) || !epoll_add(dev, dev->ctx->async_fd, POLL_ASYNC)) {
+    g_warning("%s: cannot set up its event channels (%s): is the process out of file "
+              "descriptors (ulimit -n), or is /dev/infiniband/rdma_cm missing (modprobe rdma_ucm)?",
+              name, g_strerror(errno));
+    dev_free(dev);
+    return RNICPI_EIO;
+  }
+  char tname[16];
+  g_snprintf(tname, sizeof(tname), "%.8s-progress", name);
+  dev->thread = g_thread_new(tname, progress_thread, dev);
+  *out = &dev->base;
+  return RNICPI_OK;
+}
+
+static void
+ib_close(rnicpi_dev_t *d)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  ib_cm_close_dev(dev);
+  g_atomic_int_set(&dev->stop, TRUE);
+  ib_dev_wake(dev);
+  if (dev->thread != g_thread_self())
+    g_thread_join(dev->thread);
+  else
+    g_thread_unref(dev->thread);
+  drop_events(dev);
+  rnicpi_notify_quiesce(&dev->inflight);
+  g_list_free(dev->sweep);
+  dev_free(dev);
+}
+
+static rnicpi_status_t
+ib_query(rnicpi_dev_t *d, rnicpi_caps_t *caps)
+{
+  *caps = to_ib_dev(d)->caps;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **out)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  struct ibv_pd *vpd = ibv_alloc_pd(dev->ctx);
+  if (vpd == NULL)
+    return ib_status_of_errno(errno);
+  ib_pd_t *pd = g_new0(ib_pd_t, 1);
+  pd->base.dev = d;
+  pd->pd = vpd;
+  *out = &pd->base;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_pd_free(rnicpi_pd_t *p)
+{
+  ib_pd_t *pd = to_ib_pd(p);
+  int err = ibv_dealloc_pd(pd->pd);
+  if (err != 0)
+    return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
+  g_free(pd);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_probe(void)
+{
+  /* Loading libibverbs is all a probe needs: a host without devices has
+   * the provider with no interface, and list_refused says why. */
+  return RNICPI_OK;
+}
+
+const rnicpi_device_ops_t ib_device_ops = {
+  .size = sizeof(rnicpi_device_ops_t),
+  .list = ib_list,
+  .open = ib_open,
+  .close = ib_close,
+  .query = ib_query,
+  .pd_alloc = ib_pd_alloc,
+  .pd_free = ib_pd_free,
+  .list_refused = ib_list_refused,
+};
+
+RNICPI_PROVIDER_DEFINE(ib) = {
+  .abi_major = RNICPI_ABI_MAJOR,
+  .abi_minor = RNICPI_ABI_MINOR,
+  .name = "ib",
+  .version = "0.1",
+  .description = "rdma-core devices (libibverbs, librdmacm): InfiniBand, RoCE, iWARP, rxe, siw",
+  .probe = ib_probe,
+  .device = &ib_device_ops,
+  .mem = &ib_mem_ops,
+  .queue = &ib_queue_ops,
+  .data = &ib_data_ops,
+  .cm = &ib_cm_ops,
+  .sock = NULL,
+  .srq = &ib_srq_ops,
+  .mw = NULL,
+  .ud = NULL,
+};

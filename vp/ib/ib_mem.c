@@ -1,0 +1,79 @@
+/*
+ * vp/ib memory regions: ibv_reg_mr_iova2, so that a region answers to the
+ * address the access layer asks for (its virtual address, or 0 when
+ * zero-based).  Keys are verbs' 32-bit lkey and rkey.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ib.h"
+
+static rnicpi_status_t
+ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
+{
+  ib_pd_t *pd = to_ib_pd(p);
+  ib_dev_t *dev = to_ib_dev(p->dev);
+  if (attr->length > dev->caps.max_mr_size)
+    return RNICPI_ELIMIT;
+  struct ibv_mr *vmr = ibv_reg_mr_iova2(pd->pd, attr->addr, attr->length, attr->iova,
+                                        (unsigned) ib_access_to_verbs(attr->access));
+  if (vmr == NULL) {
+    int err = errno;
+    g_debug("%s: ibv_reg_mr_iova2(%p, %" G_GUINT64_FORMAT " bytes, iova 0x%" G_GINT64_MODIFIER
+            "x, access 0x%x): %s", dev->name, attr->addr, attr->length, attr->iova, attr->access,
+            g_strerror(err));
+    /* ENOMEM is the memory-lock limit (siw checks RLIMIT_MEMLOCK itself)
+     * or the kernel's memory: a resource, not a fault of the caller. */
+    return err == EFAULT ? RNICPI_ERANGE : ib_status_of_errno(err);
+  }
+  ib_mr_t *mr = g_new0(ib_mr_t, 1);
+  mr->base.pd = p;
+  mr->base.lkey = vmr->lkey;
+  mr->base.rkey = vmr->rkey;
+  mr->mr = vmr;
+  *out = &mr->base;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
+{
+  ib_mr_t *mr = to_ib_mr(m);
+  /* RNIC-PI keeps a region's keys.  ibv_rereg_mr may change them (its
+   * man page allows a deregistration and a new registration); rxe changes
+   * the rights in place, siw cannot change them at all (ENOTSUP). */
+  uint32_t lkey = mr->mr->lkey, rkey = mr->mr->rkey;
+  int r = ibv_rereg_mr(mr->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+                       ib_access_to_verbs(access));
+  if (r != 0)
+    return r == IBV_REREG_MR_ERR_INPUT ? RNICPI_EINVAL : RNICPI_ENOTSUP;
+  if (mr->mr->lkey != lkey || mr->mr->rkey != rkey) {
+    g_warning("%s: ibv_rereg_mr changed the keys of a region (lkey 0x%x -> 0x%x, rkey 0x%x -> "
+              "0x%x): peers holding the old rkey will fail; this device cannot change rights "
+              "in place (doc/provider-ib.md)", to_ib_dev(m->pd->dev)->name, lkey, mr->mr->lkey,
+              rkey, mr->mr->rkey);
+    mr->base.lkey = mr->mr->lkey;
+    mr->base.rkey = mr->mr->rkey;
+  }
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_mr_dereg(rnicpi_mr_t *m)
+{
+  ib_mr_t *mr = to_ib_mr(m);
+  int err = ibv_dereg_mr(mr->mr);
+  if (err != 0)
+    return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
+  g_free(mr);
+  return RNICPI_OK;
+}
+
+const rnicpi_mem_ops_t ib_mem_ops = {
+  .size = sizeof(rnicpi_mem_ops_t),
+  .mr_reg = ib_mr_reg,
+  .mr_modify = ib_mr_modify,
+  .mr_dereg = ib_mr_dereg,
+};

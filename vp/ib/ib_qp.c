@@ -1,0 +1,804 @@
+/*
+ * vp/ib queue pairs, shared receive queues and the data path.
+ *
+ * Every work request posted is first written into its queue's shadow (the
+ * caller's wr_id, the RNIC-PI opcode, the bytes it moves), and the verbs
+ * wr_id names that shadow (ib.h).  A verbs completion is translated
+ * through it, so an error completion, whose opcode verbs leaves undefined,
+ * still says what completed.  A request posted to a queue pair known to be
+ * in ERROR is not given to the device (siw would never complete it): it
+ * stays in the shadow, and once the device has had its time to flush what
+ * it holds, the sweep (ib_dev.c) completes the rest as flushed.  Sends
+ * complete in order on an RC queue pair, so a completion for entry s also
+ * retires the unsignaled entries before it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ib.h"
+
+/* ---- shadows ------------------------------------------------------------- */
+
+static void
+wq_init(ib_wq_t *q, uint32_t n)
+{
+  q->size = 1;
+  while (q->size < MAX(n, 1u))
+    q->size <<= 1;
+  q->e = g_new0(ib_shadow_t, q->size);
+  q->head = q->tail = 0;
+}
+
+static inline ib_shadow_t *
+wq_at(ib_wq_t *q, uint64_t seq)
+{
+  return &q->e[seq & (q->size - 1)];
+}
+
+static rnicpi_wc_status_t
+wc_status(enum ibv_wc_status s)
+{
+  switch (s) {
+  case IBV_WC_SUCCESS: return RNICPI_WC_SUCCESS;
+  case IBV_WC_LOC_LEN_ERR: return RNICPI_WC_LOC_LEN_ERR;
+  case IBV_WC_LOC_QP_OP_ERR: return RNICPI_WC_LOC_QP_OP_ERR;
+  case IBV_WC_LOC_PROT_ERR: return RNICPI_WC_LOC_PROT_ERR;
+  case IBV_WC_LOC_ACCESS_ERR: return RNICPI_WC_LOC_PROT_ERR;
+  case IBV_WC_WR_FLUSH_ERR: return RNICPI_WC_WR_FLUSH_ERR;
+  case IBV_WC_MW_BIND_ERR: return RNICPI_WC_MW_BIND_ERR;
+  case IBV_WC_BAD_RESP_ERR: return RNICPI_WC_BAD_RESP_ERR;
+  case IBV_WC_REM_ACCESS_ERR: return RNICPI_WC_REM_ACCESS_ERR;
+  case IBV_WC_REM_INV_REQ_ERR:
+  case IBV_WC_REM_OP_ERR: return RNICPI_WC_REM_OP_ERR;
+  case IBV_WC_RETRY_EXC_ERR: return RNICPI_WC_TRANSPORT_ERR;
+  case IBV_WC_RNR_RETRY_EXC_ERR: return RNICPI_WC_RNR_ERR;
+  default: return RNICPI_WC_GENERAL_ERR;
+  }
+}
+
+static rnicpi_wc_opcode_t
+wc_opcode_of(rnicpi_wr_opcode_t op)
+{
+  switch (op) {
+  case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM: return RNICPI_WC_RDMA_WRITE;
+  case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV: return RNICPI_WC_RDMA_READ;
+  case RNICPI_WR_ATOMIC_CMP_SWP: return RNICPI_WC_CMP_SWP;
+  case RNICPI_WR_ATOMIC_FETCH_ADD: return RNICPI_WC_FETCH_ADD;
+  case RNICPI_WR_BIND_MW: return RNICPI_WC_BIND_MW;
+  case RNICPI_WR_LOCAL_INV: return RNICPI_WC_LOCAL_INV;
+  case RNICPI_WR_FAST_REG: return RNICPI_WC_FAST_REG;
+  default: return RNICPI_WC_SEND;
+  }
+}
+
+static void
+wc_from_shadow(ib_qp_t *qp, const ib_shadow_t *s, rnicpi_wc_status_t st, rnicpi_wc_t *wc)
+{
+  memset(wc, 0, sizeof(*wc));
+  wc->wr_id = s->wr_id;
+  wc->qp_ctx = qp->base.al_ctx;
+  wc->status = st;
+  wc->opcode = (rnicpi_wc_opcode_t) s->opcode;
+  wc->byte_len = st == RNICPI_WC_SUCCESS ? s->len : 0;
+  wc->rkey = s->rkey;
+}
+
+/* The queue pair went to ERROR (a completion in error, an asynchronous
+ * event, a disconnect): posts from now stay out of the device, and the
+ * sweep completes what the device leaves. */
+void
+ib_qp_set_error(ib_qp_t *qp)
+{
+  rnicpi_spin_lock(&qp->sq_lock);
+  rnicpi_spin_lock(&qp->rq_lock);
+  qp->state = IB_QP_ERROR;
+  rnicpi_spin_unlock(&qp->rq_lock);
+  rnicpi_spin_unlock(&qp->sq_lock);
+}
+
+rnicpi_status_t
+ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to)
+{
+  struct ibv_qp_attr a = { .qp_state = to };
+  int err = ibv_modify_qp(qp->qp, &a, IBV_QP_STATE);
+  return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
+}
+
+void
+ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *out, gboolean *have)
+{
+  *have = FALSE;
+  rnicpi_wc_status_t st = wc_status(v->status);
+  if (kind == IB_KIND_SRQ) {
+    if (qp->srq != NULL)
+      *have = ib_srq_complete(qp, v, out);
+  } else if (IB_WRID_SERIAL(v->wr_id) == qp->serial) {
+    gboolean send = kind == IB_KIND_SEND;
+    rnicpi_spin_t *lock = send ? &qp->sq_lock : &qp->rq_lock;
+    ib_wq_t *q = send ? &qp->sq : &qp->rq;
+    uint64_t seq = IB_WRID_SEQ(v->wr_id);
+    rnicpi_spin_lock(lock);
+    /* A sequence behind the head was completed already (the sweep). */
+    if (seq >= q->head && seq < q->tail) {
+      ib_shadow_t *s = wq_at(q, seq);
+      wc_from_shadow(qp, s, st, out);
+      if (!send) {
+        out->opcode = RNICPI_WC_RECV;
+        out->byte_len = v->byte_len;
+      }
+      q->head = seq + 1;
+      *have = TRUE;
+    }
+    rnicpi_spin_unlock(lock);
+  }
+  if (!*have)
+    return;
+  if (out->opcode == RNICPI_WC_RECV && st == RNICPI_WC_SUCCESS) {
+    out->byte_len = v->byte_len;
+    if (v->wc_flags & IBV_WC_WITH_IMM) {
+      out->flags |= RNICPI_WC_WITH_IMM;
+      out->imm_data = ntohl(v->imm_data);
+    }
+    if (v->wc_flags & IBV_WC_WITH_INV) {
+      out->flags |= RNICPI_WC_WITH_INV;
+      out->rkey = v->invalidated_rkey;
+    }
+  }
+  if (st != RNICPI_WC_SUCCESS) {
+    if (qp->state != IB_QP_ERROR)
+      ib_qp_set_error(qp);
+    /* The sweep waits for the device's own flush to stop coming. */
+    __atomic_store_n(&qp->sweep_at, g_get_monotonic_time() + (gint64) ib_config.sweep_ms * 1000,
+                     __ATOMIC_RELAXED);
+    if (!qp->flush_due) {
+      qp->flush_due = TRUE;
+      ib_dev_sweep_soon(qp->dev);
+    }
+  }
+}
+
+gboolean
+ib_qp_outstanding(ib_qp_t *qp)
+{
+  return qp->sq.head != qp->sq.tail || qp->rq.head != qp->rq.tail;
+}
+
+/* Complete every request still in the shadows as flushed (the queue pair
+ * is in ERROR and the device has stopped flushing).  With dev->lock held. */
+void
+ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
+{
+  ib_cq_drain(qp->scq, b);
+  if (qp->rcq != qp->scq)
+    ib_cq_drain(qp->rcq, b);
+  rnicpi_wc_t wc;
+  rnicpi_spin_lock(&qp->sq_lock);
+  for (; qp->sq.head != qp->sq.tail; qp->sq.head++) {
+    ib_shadow_t *s = wq_at(&qp->sq, qp->sq.head);
+    /* An unsignaled request the device took has most likely completed
+     * without a word (a device flushes, with an entry, what it did not
+     * execute); one it never saw is completed here. */
+    if (!s->signaled && s->given)
+      continue;
+    wc_from_shadow(qp, s, RNICPI_WC_WR_FLUSH_ERR, &wc);
+    ib_cq_push(qp->scq, &wc, b);
+  }
+  rnicpi_spin_unlock(&qp->sq_lock);
+  rnicpi_spin_lock(&qp->rq_lock);
+  for (; qp->rq.head != qp->rq.tail; qp->rq.head++) {
+    wc_from_shadow(qp, wq_at(&qp->rq, qp->rq.head), RNICPI_WC_WR_FLUSH_ERR, &wc);
+    wc.opcode = RNICPI_WC_RECV;
+    ib_cq_push(qp->rcq, &wc, b);
+  }
+  rnicpi_spin_unlock(&qp->rq_lock);
+  qp->flush_due = FALSE;
+}
+
+/* ---- queue pairs ---------------------------------------------------------- */
+
+static int
+qp_access_to_verbs(uint32_t access)
+{
+  int a = 0;
+  if (access & RNICPI_ACCESS_REMOTE_READ)
+    a |= IBV_ACCESS_REMOTE_READ;
+  if (access & RNICPI_ACCESS_REMOTE_WRITE)
+    a |= IBV_ACCESS_REMOTE_WRITE;
+  if (access & RNICPI_ACCESS_ATOMIC)
+    a |= IBV_ACCESS_REMOTE_ATOMIC;
+  return a;
+}
+
+/* RESET -> INIT with the device's port: receives may be posted from here
+ * (rdma_cm moves it on to RTR and RTS once connected). */
+static rnicpi_status_t
+qp_to_init(ib_qp_t *qp)
+{
+  struct ibv_qp_attr a = {
+    .qp_state = IBV_QPS_INIT,
+    .qp_access_flags = (unsigned) qp_access_to_verbs(qp->access),
+    .pkey_index = 0,
+    .port_num = qp->dev->port,
+  };
+  int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
+  if (!qp->dev->iwarp)
+    mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+  int err = ibv_modify_qp(qp->qp, &a, mask);
+  return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
+}
+
+/* Reserve room in a verbs CQ for @n more requests (its queue pairs' and
+ * SRQs'): grow it when the device can, refuse when it cannot. */
+static rnicpi_status_t
+cq_reserve(ib_cq_t *cq, uint32_t n)
+{
+  uint64_t need = (uint64_t) cq->users + n;
+  if (need > cq->vsize) {
+    if (need > cq->dev->caps.max_cqe || ibv_resize_cq(cq->cq, (int) need) != 0) {
+      g_message("%s: a queue pair needs %" G_GUINT64_FORMAT " entries in a CQ of %u and the "
+                "device cannot grow it: create the CQ with a larger depth (ITAPI_IB_CQ_MIN)",
+                cq->dev->name, need, cq->vsize);
+      return RNICPI_ELIMIT;
+    }
+    cq->vsize = (uint32_t) cq->cq->cqe;
+  }
+  cq->users += n;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnicpi_qp_t **out)
+{
+  ib_dev_t *dev = to_ib_dev(p->dev);
+  const rnicpi_caps_t *c = &dev->caps;
+  if (attr->type != RNICPI_QPT_RC)
+    return RNICPI_ENOTSUP;
+  if (attr->max_send_wr > c->max_qp_wr || attr->max_recv_wr > c->max_qp_wr ||
+      attr->max_send_sge > c->max_send_sge || attr->max_recv_sge > c->max_recv_sge ||
+      attr->max_rdma_write_sge > c->max_rdma_write_sge ||
+      attr->max_rdma_read_sge > c->max_rdma_read_sge || attr->ird > c->max_ird ||
+      attr->ord > c->max_ord)
+    return RNICPI_ELIMIT;
+  ib_qp_t *qp = g_new0(ib_qp_t, 1);
+  qp->base.pd = p;
+  qp->base.al_ctx = al_ctx;
+  qp->dev = dev;
+  qp->scq = to_ib_cq(attr->send_cq);
+  qp->rcq = to_ib_cq(attr->recv_cq);
+  qp->srq = attr->srq != NULL ? to_ib_srq(attr->srq) : NULL;
+  qp->type = attr->type;
+  qp->access = attr->access;
+  qp->ird = attr->ird;
+  qp->ord = attr->ord;
+  qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
+                         MAX(attr->max_rdma_read_sge, 1u));
+  qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
+
+  uint32_t recv_need = qp->srq != NULL ? 0 : attr->max_recv_wr;
+  rnicpi_status_t st = cq_reserve(qp->scq, attr->max_send_wr);
+  if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need)) != RNICPI_OK)
+    qp->scq->users -= attr->max_send_wr;
+  if (st != RNICPI_OK) {
+    g_free(qp);
+    return st;
+  }
+  struct ibv_qp_init_attr ia = {
+    .qp_context = qp,
+    .send_cq = qp->scq->cq,
+    .recv_cq = qp->rcq->cq,
+    .srq = qp->srq != NULL ? qp->srq->srq : NULL,
+    .cap = {
+      .max_send_wr = MAX(attr->max_send_wr, 1u),
+      .max_recv_wr = qp->srq != NULL ? 0 : MAX(attr->max_recv_wr, 1u),
+      .max_send_sge = qp->max_send_sge,
+      .max_recv_sge = qp->max_recv_sge,
+      .max_inline_data = 0,
+    },
+    .qp_type = IBV_QPT_RC,
+    .sq_sig_all = 0,
+  };
+  qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
+  if (qp->qp == NULL) {
+    int err = errno;
+    qp->scq->users -= attr->max_send_wr;
+    qp->rcq->users -= recv_need;
+    g_free(qp);
+    return err == ENOMEM || err == EINVAL ? RNICPI_ELIMIT : ib_status_of_errno(err);
+  }
+  qp->base.qp_num = qp->qp->qp_num;
+  wq_init(&qp->sq, attr->max_send_wr);
+  wq_init(&qp->rq, qp->srq != NULL ? 1 : attr->max_recv_wr);
+  qp->sq_max = attr->max_send_wr;
+  qp->rq_max = attr->max_recv_wr;
+  qp->serial = ib_dev_serial(dev);
+  if ((st = qp_to_init(qp)) != RNICPI_OK) {
+    g_warning("%s: cannot move a new queue pair to INIT: %s", dev->name, rnicpi_status_message(st));
+    ibv_destroy_qp(qp->qp);
+    qp->scq->users -= attr->max_send_wr;
+    qp->rcq->users -= recv_need;
+    g_free(qp->sq.e);
+    g_free(qp->rq.e);
+    g_free(qp);
+    return st;
+  }
+  qp->state = IB_QP_IDLE;
+  rnicpi_spin_lock(&dev->qp_lock);
+  g_hash_table_insert(dev->qps, GUINT_TO_POINTER(qp->base.qp_num), qp);
+  rnicpi_spin_unlock(&dev->qp_lock);
+  *out = &qp->base;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  if (attr->ird > qp->dev->caps.max_ird || attr->ord > qp->dev->caps.max_ord)
+    return RNICPI_ELIMIT;
+  if (attr->access != qp->access && qp->state != IB_QP_ERROR) {
+    struct ibv_qp_attr a = { .qp_access_flags = (unsigned) qp_access_to_verbs(attr->access) };
+    int err = ibv_modify_qp(qp->qp, &a, IBV_QP_ACCESS_FLAGS);
+    if (err != 0)
+      return ib_status_of_errno(err);
+  }
+  qp->access = attr->access;
+  qp->ird = attr->ird;
+  qp->ord = attr->ord;
+  return RNICPI_OK;
+}
+
+/* Drain the device's flush for up to the sweep time, then complete the
+ * rest ourselves: destroy and reset leave nothing outstanding. */
+static void
+qp_quiesce(ib_qp_t *qp)
+{
+  ib_dev_t *dev = qp->dev;
+  rnicpi_notify_batch_t b;
+  rnicpi_notify_batch_init(&b);
+  gint64 end = g_get_monotonic_time() + (gint64) ib_config.sweep_ms * 1000;
+  while (g_get_monotonic_time() < end) {
+    ib_cq_drain(qp->scq, &b);
+    if (qp->rcq != qp->scq)
+      ib_cq_drain(qp->rcq, &b);
+    rnicpi_spin_lock(&qp->sq_lock);
+    rnicpi_spin_lock(&qp->rq_lock);
+    gboolean left = ib_qp_outstanding(qp);
+    rnicpi_spin_unlock(&qp->rq_lock);
+    rnicpi_spin_unlock(&qp->sq_lock);
+    if (!left)
+      break;
+    g_usleep(1000);
+  }
+  g_mutex_lock(&dev->lock);
+  ib_qp_flush_rest(qp, &b);
+  if (qp->sweeping) {
+    dev->sweep = g_list_remove(dev->sweep, qp);
+    qp->sweeping = FALSE;
+  }
+  g_mutex_unlock(&dev->lock);
+  ib_cq_defer(dev, &b);
+}
+
+static rnicpi_status_t
+ib_qp_to_error(rnicpi_qp_t *q)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  ib_qp_set_error(qp);
+  ib_qp_modify_verbs(qp, IBV_QPS_ERR);
+  ib_cm_qp_error(qp);
+  ib_sweep_add(qp);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_qp_reset(rnicpi_qp_t *q)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  if (qp->state != IB_QP_ERROR)
+    return RNICPI_ESTATE;
+  qp_quiesce(qp);
+  ib_cm_qp_gone(qp);
+  rnicpi_status_t st = ib_qp_modify_verbs(qp, IBV_QPS_RESET);
+  if (st != RNICPI_OK)
+    return st;
+  rnicpi_spin_lock(&qp->sq_lock);
+  rnicpi_spin_lock(&qp->rq_lock);
+  /* A new incarnation: completions of the old one are dropped. */
+  qp->serial = ib_dev_serial(qp->dev);
+  qp->sq.head = qp->sq.tail = 0;
+  qp->rq.head = qp->rq.tail = 0;
+  rnicpi_spin_unlock(&qp->rq_lock);
+  rnicpi_spin_unlock(&qp->sq_lock);
+  if ((st = qp_to_init(qp)) != RNICPI_OK)
+    return st;
+  ib_qp_set_state(qp, IB_QP_IDLE);
+  return RNICPI_OK;
+}
+
+void
+ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s)
+{
+  rnicpi_spin_lock(&qp->sq_lock);
+  rnicpi_spin_lock(&qp->rq_lock);
+  if (qp->state != IB_QP_ERROR || s == IB_QP_IDLE)
+    qp->state = s;
+  rnicpi_spin_unlock(&qp->rq_lock);
+  rnicpi_spin_unlock(&qp->sq_lock);
+}
+
+static rnicpi_qp_state_t
+ib_qp_state(rnicpi_qp_t *q)
+{
+  switch (to_ib_qp(q)->state) {
+  case IB_QP_RTS:
+    return RNICPI_QPS_RTS;
+  case IB_QP_ERROR:
+    return RNICPI_QPS_ERROR;
+  default:
+    return RNICPI_QPS_IDLE;
+  }
+}
+
+static rnicpi_status_t
+ib_qp_destroy(rnicpi_qp_t *q)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  ib_dev_t *dev = qp->dev;
+  ib_qp_set_error(qp);
+  ib_qp_modify_verbs(qp, IBV_QPS_ERR);
+  qp_quiesce(qp);
+  ib_cm_qp_gone(qp);
+  rnicpi_spin_lock(&dev->qp_lock);
+  g_hash_table_remove(dev->qps, GUINT_TO_POINTER(qp->base.qp_num));
+  rnicpi_spin_unlock(&dev->qp_lock);
+  /* Completions of the queue pair still in the verbs CQs find no queue
+   * pair from now and are dropped: each request completed once already.
+   * ibv_destroy_qp waits for the progress thread to acknowledge the
+   * queue pair's asynchronous events. */
+  int err = ibv_destroy_qp(qp->qp);
+  if (err != 0)
+    g_warning("%s: ibv_destroy_qp(QP %u): %s", dev->name, qp->base.qp_num, g_strerror(err));
+  qp->scq->users -= qp->sq_max;
+  if (qp->srq == NULL)
+    qp->rcq->users -= qp->rq_max;
+  g_free(qp->sq.e);
+  g_free(qp->rq.e);
+  g_free(qp);
+  return RNICPI_OK;
+}
+
+/* ---- the data path -------------------------------------------------------- */
+
+static gboolean
+copy_sges(const rnicpi_sge_t *in, uint32_t n, struct ibv_sge *out, uint32_t max, uint32_t *len)
+{
+  if (n > max)
+    return FALSE;
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    out[i].addr = in[i].addr;
+    out[i].length = in[i].length;
+    out[i].lkey = (uint32_t) in[i].lkey;
+    total += in[i].length;
+  }
+  *len = total;
+  return TRUE;
+}
+
+static rnicpi_status_t
+ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  struct ibv_sge sge[32];
+  struct ibv_send_wr v, *bad = NULL;
+  memset(&v, 0, sizeof(v));
+  uint32_t len = 0;
+  if (!copy_sges(wr->sg_list, wr->num_sge, sge, MIN(qp->max_send_sge, G_N_ELEMENTS(sge)), &len))
+    return RNICPI_ELIMIT;
+  v.sg_list = sge;
+  v.num_sge = (int) wr->num_sge;
+  v.send_flags = ((wr->flags & RNICPI_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+                 ((wr->flags & RNICPI_WR_SOLICITED) ? IBV_SEND_SOLICITED : 0) |
+                 ((wr->flags & RNICPI_WR_FENCE) ? IBV_SEND_FENCE : 0);
+  switch (wr->opcode) {
+  case RNICPI_WR_SEND:
+    v.opcode = IBV_WR_SEND;
+    break;
+  case RNICPI_WR_SEND_INV:
+    v.opcode = IBV_WR_SEND_WITH_INV;
+    v.invalidate_rkey = (uint32_t) wr->invalidate_rkey;
+    break;
+  case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM:
+  case RNICPI_WR_RDMA_READ:
+    v.opcode = wr->opcode == RNICPI_WR_RDMA_READ ? IBV_WR_RDMA_READ
+               : wr->opcode == RNICPI_WR_RDMA_WRITE ? IBV_WR_RDMA_WRITE
+                                                    : IBV_WR_RDMA_WRITE_WITH_IMM;
+    v.wr.rdma.remote_addr = wr->remote_addr;
+    v.wr.rdma.rkey = (uint32_t) wr->rkey;
+    v.imm_data = htonl((uint32_t) wr->imm_data);
+    break;
+  case RNICPI_WR_IMM_DATA:
+    v.opcode = IBV_WR_SEND_WITH_IMM;
+    v.imm_data = htonl((uint32_t) wr->imm_data);
+    break;
+  case RNICPI_WR_ATOMIC_CMP_SWP:
+  case RNICPI_WR_ATOMIC_FETCH_ADD:
+    v.opcode = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP ? IBV_WR_ATOMIC_CMP_AND_SWP
+                                                      : IBV_WR_ATOMIC_FETCH_AND_ADD;
+    v.wr.atomic.remote_addr = wr->remote_addr;
+    v.wr.atomic.rkey = (uint32_t) wr->rkey;
+    v.wr.atomic.compare_add = wr->compare_add;
+    v.wr.atomic.swap = wr->swap;
+    break;
+  default:
+    return RNICPI_ENOTSUP;
+  }
+  if ((wr->opcode == RNICPI_WR_RDMA_WRITE_IMM || wr->opcode == RNICPI_WR_IMM_DATA) &&
+      !(qp->dev->caps.features & RNICPI_CAP_IMMEDIATE))
+    return RNICPI_ENOTSUP;
+
+  rnicpi_spin_lock(&qp->sq_lock);
+  if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING) {
+    rnicpi_spin_unlock(&qp->sq_lock);
+    return RNICPI_ESTATE;
+  }
+  if (qp->sq.tail - qp->sq.head >= qp->sq_max) {
+    rnicpi_spin_unlock(&qp->sq_lock);
+    return RNICPI_EFULL;
+  }
+  uint64_t seq = qp->sq.tail;
+  ib_shadow_t *s = wq_at(&qp->sq, seq);
+  s->wr_id = wr->wr_id;
+  s->opcode = (uint8_t) wc_opcode_of(wr->opcode);
+  s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
+  s->len = len;
+  s->rkey = 0;
+  gboolean error = qp->state == IB_QP_ERROR;
+  s->given = !error; /* given to the device */
+  qp->sq.tail = seq + 1;
+  int err = 0;
+  if (!error) {
+    v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
+    err = ibv_post_send(qp->qp, &v, &bad);
+    if (err != 0)
+      qp->sq.tail = seq; /* not taken */
+  }
+  rnicpi_spin_unlock(&qp->sq_lock);
+  if (error) {
+    ib_sweep_add(qp);
+    return RNICPI_OK;
+  }
+  if (err == ENOMEM)
+    return RNICPI_EFULL;
+  return err == 0 ? RNICPI_OK : err == EINVAL ? RNICPI_EINVAL : ib_status_of_errno(err);
+}
+
+static rnicpi_status_t
+ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
+{
+  ib_qp_t *qp = to_ib_qp(q);
+  if (qp->srq != NULL)
+    return RNICPI_ESTATE;
+  struct ibv_sge sge[32];
+  uint32_t len = 0;
+  if (!copy_sges(wr->sg_list, wr->num_sge, sge, MIN(qp->max_recv_sge, G_N_ELEMENTS(sge)), &len))
+    return RNICPI_ELIMIT;
+  struct ibv_recv_wr v = { .sg_list = sge, .num_sge = (int) wr->num_sge }, *bad = NULL;
+  rnicpi_spin_lock(&qp->rq_lock);
+  if (qp->rq.tail - qp->rq.head >= qp->rq_max) {
+    rnicpi_spin_unlock(&qp->rq_lock);
+    return RNICPI_EFULL;
+  }
+  uint64_t seq = qp->rq.tail;
+  ib_shadow_t *s = wq_at(&qp->rq, seq);
+  s->wr_id = wr->wr_id;
+  s->opcode = RNICPI_WC_RECV;
+  s->signaled = 1;
+  s->len = len;
+  s->rkey = 0;
+  gboolean error = qp->state == IB_QP_ERROR;
+  s->given = !error;
+  qp->rq.tail = seq + 1;
+  int err = 0;
+  if (!error) {
+    v.wr_id = ib_wrid(qp->serial, IB_KIND_RECV, seq);
+    err = ibv_post_recv(qp->qp, &v, &bad);
+    if (err != 0)
+      qp->rq.tail = seq;
+  }
+  rnicpi_spin_unlock(&qp->rq_lock);
+  if (error) {
+    ib_sweep_add(qp);
+    return RNICPI_OK;
+  }
+  if (err == ENOMEM)
+    return RNICPI_EFULL;
+  return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
+}
+
+/* ---- shared receive queues ------------------------------------------------ */
+
+gboolean
+ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *v, rnicpi_wc_t *out)
+{
+  ib_srq_t *srq = qp->srq;
+  if (IB_WRID_SERIAL(v->wr_id) != srq->serial)
+    return FALSE;
+  uint64_t slot = IB_WRID_SEQ(v->wr_id);
+  gboolean have = FALSE;
+  rnicpi_spin_lock(&srq->lock);
+  if (slot < srq->nslots && !srq->slot[slot].done) {
+    ib_shadow_t *s = &srq->slot[slot];
+    wc_from_shadow(qp, s, wc_status(v->status), out);
+    out->opcode = RNICPI_WC_RECV;
+    s->done = 1;
+    srq->free[srq->nfree++] = (uint32_t) slot;
+    srq->posted--;
+    have = TRUE;
+  }
+  rnicpi_spin_unlock(&srq->lock);
+  return have;
+}
+
+static rnicpi_status_t
+ib_srq_create(rnicpi_pd_t *p, uint32_t max_wr, uint32_t max_sge, uint64_t al_ctx,
+              rnicpi_srq_t **out)
+{
+  ib_dev_t *dev = to_ib_dev(p->dev);
+  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge > dev->caps.max_recv_sge)
+    return RNICPI_ELIMIT;
+  ib_srq_t *srq = g_new0(ib_srq_t, 1);
+  struct ibv_srq_init_attr ia = {
+    .srq_context = srq,
+    .attr = { .max_wr = max_wr, .max_sge = MAX(max_sge, 1u) },
+  };
+  srq->srq = ibv_create_srq(to_ib_pd(p)->pd, &ia);
+  if (srq->srq == NULL) {
+    int err = errno;
+    g_free(srq);
+    return err == EINVAL ? RNICPI_ELIMIT : ib_status_of_errno(err);
+  }
+  srq->base.pd = p;
+  srq->base.al_ctx = al_ctx;
+  srq->dev = dev;
+  srq->serial = ib_dev_serial(dev);
+  srq->max_sge = MAX(max_sge, 1u);
+  srq->nslots = max_wr;
+  srq->slot = g_new0(ib_shadow_t, max_wr);
+  srq->free = g_new(uint32_t, max_wr);
+  for (uint32_t i = 0; i < max_wr; i++) {
+    srq->slot[i].done = 1;
+    srq->free[i] = max_wr - 1 - i;
+  }
+  srq->nfree = max_wr;
+  *out = &srq->base;
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
+{
+  ib_srq_t *srq = to_ib_srq(s);
+  struct ibv_srq_attr a = { .max_wr = max_wr, .srq_limit = limit };
+  int mask = IBV_SRQ_LIMIT;
+  if (max_wr != 0 && max_wr != srq->nslots) {
+    if (max_wr < srq->posted)
+      return RNICPI_EINVAL;
+    mask |= IBV_SRQ_MAX_WR;
+  }
+  int err = ibv_modify_srq(srq->srq, &a, mask);
+  if (err != 0)
+    return ib_status_of_errno(err);
+  if (mask & IBV_SRQ_MAX_WR) {
+    rnicpi_spin_lock(&srq->lock);
+    if (max_wr > srq->nslots) {
+      srq->slot = g_renew(ib_shadow_t, srq->slot, max_wr);
+      srq->free = g_renew(uint32_t, srq->free, max_wr);
+      for (uint32_t i = srq->nslots; i < max_wr; i++) {
+        memset(&srq->slot[i], 0, sizeof(srq->slot[i]));
+        srq->slot[i].done = 1;
+        srq->free[srq->nfree++] = i;
+      }
+      srq->nslots = max_wr;
+    }
+    srq->cap = max_wr;
+    rnicpi_spin_unlock(&srq->lock);
+  }
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_srq_destroy(rnicpi_srq_t *s)
+{
+  ib_srq_t *srq = to_ib_srq(s);
+  int err = ibv_destroy_srq(srq->srq);
+  if (err != 0)
+    return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
+  g_free(srq->slot);
+  g_free(srq->free);
+  g_free(srq);
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
+{
+  ib_srq_t *srq = to_ib_srq(s);
+  struct ibv_sge sge[32];
+  uint32_t len = 0;
+  if (!copy_sges(wr->sg_list, wr->num_sge, sge, MIN(srq->max_sge, G_N_ELEMENTS(sge)), &len))
+    return RNICPI_ELIMIT;
+  struct ibv_recv_wr v = { .sg_list = sge, .num_sge = (int) wr->num_sge }, *bad = NULL;
+  rnicpi_spin_lock(&srq->lock);
+  uint32_t cap = srq->cap != 0 ? srq->cap : srq->nslots;
+  if (srq->nfree == 0 || srq->posted >= cap) {
+    rnicpi_spin_unlock(&srq->lock);
+    return RNICPI_EFULL;
+  }
+  uint32_t slot = srq->free[--srq->nfree];
+  ib_shadow_t *sh = &srq->slot[slot];
+  sh->wr_id = wr->wr_id;
+  sh->opcode = RNICPI_WC_RECV;
+  sh->len = len;
+  sh->done = 0;
+  srq->posted++;
+  v.wr_id = ib_wrid(srq->serial, IB_KIND_SRQ, slot);
+  int err = ibv_post_srq_recv(srq->srq, &v, &bad);
+  if (err != 0) {
+    sh->done = 1;
+    srq->free[srq->nfree++] = slot;
+    srq->posted--;
+  }
+  rnicpi_spin_unlock(&srq->lock);
+  if (err == ENOMEM)
+    return RNICPI_EFULL;
+  return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
+}
+
+static uint32_t
+ib_srq_count(rnicpi_srq_t *s)
+{
+  ib_srq_t *srq = to_ib_srq(s);
+  rnicpi_spin_lock(&srq->lock);
+  uint32_t n = srq->posted;
+  rnicpi_spin_unlock(&srq->lock);
+  return n;
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+const rnicpi_queue_ops_t ib_queue_ops = {
+  .size = sizeof(rnicpi_queue_ops_t),
+  .cq_create = ib_cq_create,
+  .cq_destroy = ib_cq_destroy,
+  .qp_create = ib_qp_create,
+  .qp_modify = ib_qp_modify,
+  .qp_to_error = ib_qp_to_error,
+  .qp_reset = ib_qp_reset,
+  .qp_state = ib_qp_state,
+  .qp_destroy = ib_qp_destroy,
+};
+
+const rnicpi_data_ops_t ib_data_ops = {
+  .size = sizeof(rnicpi_data_ops_t),
+  .post_send = ib_post_send,
+  .post_recv = ib_post_recv,
+  .poll_cq = ib_poll_cq,
+  .cq_count = ib_cq_count,
+  .arm_cq = ib_arm_cq,
+};
+
+const rnicpi_srq_ops_t ib_srq_ops = {
+  .size = sizeof(rnicpi_srq_ops_t),
+  .srq_create = ib_srq_create,
+  .srq_modify = ib_srq_modify,
+  .srq_destroy = ib_srq_destroy,
+  .post_srq_recv = ib_post_srq_recv,
+  .srq_count = ib_srq_count,
+};
