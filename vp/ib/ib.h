@@ -176,6 +176,7 @@ struct ib_qp {
   gboolean flush_due;            /* in ERROR with work the sweep must finish */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
+  gboolean dying;                /* being destroyed: never swept again (dev->lock) */
   gint64 sweep_at;               /* when the sweep may complete what is left */
 };
 

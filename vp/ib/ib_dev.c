@@ -498,7 +498,7 @@ ib_sweep_add_locked(ib_qp_t *qp)
   __atomic_store_n(&qp->sweep_at, g_get_monotonic_time() + (gint64) ib_config.sweep_ms * 1000,
                    __ATOMIC_RELAXED);
   qp->flush_due = TRUE;
-  if (!qp->sweeping) {
+  if (!qp->sweeping && !qp->dying) {
     qp->sweeping = TRUE;
     dev->sweep = g_list_prepend(dev->sweep, qp);
   }
@@ -534,7 +534,7 @@ sweep_collect(ib_dev_t *dev)
   g_hash_table_iter_init(&it, dev->qps);
   while (g_hash_table_iter_next(&it, NULL, &v)) {
     ib_qp_t *qp = v;
-    if (qp->flush_due && !qp->sweeping) {
+    if (qp->flush_due && !qp->sweeping && !qp->dying) {
       qp->sweeping = TRUE;
       dev->sweep = g_list_prepend(dev->sweep, qp);
     }

@@ -355,7 +355,7 @@ ib_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
 /* Drain the device's flush for up to the sweep time, then complete the
  * rest ourselves: destroy and reset leave nothing outstanding. */
 static void
-qp_quiesce(ib_qp_t *qp)
+qp_quiesce(ib_qp_t *qp, gboolean dying)
 {
   ib_dev_t *dev = qp->dev;
   rnicpi_notify_batch_t b;
@@ -376,6 +376,7 @@ qp_quiesce(ib_qp_t *qp)
   }
   g_mutex_lock(&dev->lock);
   ib_qp_flush_rest(qp, &b);
+  qp->dying = dying; /* the sweep never takes it again */
   if (qp->sweeping) {
     dev->sweep = g_list_remove(dev->sweep, qp);
     qp->sweeping = FALSE;
@@ -401,8 +402,8 @@ ib_qp_reset(rnicpi_qp_t *q)
   ib_qp_t *qp = to_ib_qp(q);
   if (qp->state != IB_QP_ERROR)
     return RNICPI_ESTATE;
-  qp_quiesce(qp);
   ib_cm_qp_gone(qp);
+  qp_quiesce(qp, FALSE);
   rnicpi_status_t st = ib_qp_modify_verbs(qp, IBV_QPS_RESET);
   if (st != RNICPI_OK)
     return st;
@@ -449,10 +450,12 @@ ib_qp_destroy(rnicpi_qp_t *q)
 {
   ib_qp_t *qp = to_ib_qp(q);
   ib_dev_t *dev = qp->dev;
+  /* The connection first: once its identifier is destroyed no CM event
+   * names the queue pair, and none can put it back on the sweep list. */
+  ib_cm_qp_gone(qp);
   ib_qp_set_error(qp);
   ib_qp_modify_verbs(qp, IBV_QPS_ERR);
-  qp_quiesce(qp);
-  ib_cm_qp_gone(qp);
+  qp_quiesce(qp, TRUE);
   rnicpi_spin_lock(&dev->qp_lock);
   g_hash_table_remove(dev->qps, GUINT_TO_POINTER(qp->base.qp_num));
   rnicpi_spin_unlock(&dev->qp_lock);
