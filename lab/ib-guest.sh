@@ -1,0 +1,90 @@
+#!/bin/sh
+# lab/ib-guest.sh: the in-VM half of lab/ib-interop.sh.  Runs in the lab VM
+# (lab/run.sh shares the repository at its host path), with the build tree
+# given as $1, and prints one "CHECK name ok|FAIL" line per check, the
+# output of a failed one indented below it:
+#
+#   perf-DEV         itapi-perf over vp/ib between two processes on DEV
+#                    (rxe0, siw0): every latency test checks its data, and
+#                    each test of the list must print its rows
+#   pingpong-DEV     doc/examples' itapi-pingpong (an IT-API application
+#                    written only against it_api.h) on DEV
+#   rping-DEV-s      rdma-core's rping client against itapi-rping -s
+#   rping-DEV-c      rdma-core's rping server against itapi-rping -c
+#
+#   lab/ib-guest.sh BUILD [check...]
+#
+# SPDX-License-Identifier: MIT
+build=$1; shift
+export ITAPI_PROVIDER_PATH="$build/vp/ib/libitapi-ib.so" ITAPI_PROVIDER=ib
+perf=$build/tools/perf/itapi-perf
+rping_ours=$build/tools/rping/itapi-rping
+pingpong=$build/doc/itapi-pingpong
+out=/tmp/check.out
+port=7300
+
+addr() { case $1 in rxe0) echo 10.9.0.1 ;; siw0) echo 10.0.2.15 ;; esac; }
+
+check() {
+  name=$1; shift
+  if "$@" >$out 2>&1; then echo "CHECK $name ok"; else echo "CHECK $name FAIL"; tail -25 $out | sed 's/^/    /'; fi
+}
+
+perf() {
+  dev=$1 a=$(addr "$1"); port=$((port + 1))
+  timeout 120 "$perf" -s -i "$dev" -p $port >/tmp/perf-server.out 2>&1 &
+  srv=$!
+  sleep 1
+  timeout 120 "$perf" -c "$a" -i "$dev" -p $port -t send_lat,write_lat,read_lat,send_bw,write_bw,read_bw \
+    -S 8,4K,64K -n 200
+  rc=$?
+  wait $srv; src=$?
+  cat /tmp/perf-server.out
+  [ $rc -eq 0 ] && [ $src -eq 0 ] || return 1
+  # Every test printed a row for each of the three sizes.
+  for t in send_lat write_lat read_lat send_bw write_bw read_bw; do
+    n=$(grep -c "^$t " $out)
+    [ "$n" -eq 3 ] || { echo "ib-guest: $t printed $n rows of 3"; return 1; }
+  done
+}
+
+pingpong() {
+  timeout 120 "$pingpong" -i "$1" -n 200 -s 4096
+}
+
+# rdma-core's rping and ours: 5 pings of 64 bytes, data checked on both sides.
+rping_s() {
+  dev=$1 a=$(addr "$1"); port=$((port + 1))
+  timeout 60 "$rping_ours" -s -a "$a" -p $port -C 5 -i "$dev" -T 30 >/tmp/ours.out 2>&1 &
+  ours=$!
+  sleep 1
+  timeout 60 rping -c -a "$a" -p $port -C 5 -S 64 -V -v
+  rc=$?
+  wait $ours; orc=$?
+  cat /tmp/ours.out
+  [ $rc -eq 0 ] && [ $orc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' $out)" -eq 5 ]
+}
+
+rping_c() {
+  dev=$1 a=$(addr "$1"); port=$((port + 1))
+  timeout 60 rping -s -a "$a" -p $port -C 5 -S 64 -V -v >/tmp/theirs.out 2>&1 &
+  theirs=$!
+  sleep 1
+  timeout 60 "$rping_ours" -c -a "$a" -p $port -C 5 -i "$dev" -T 30
+  rc=$?
+  wait $theirs; trc=$?
+  cat /tmp/theirs.out
+  [ $rc -eq 0 ] && [ $trc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' /tmp/theirs.out)" -eq 5 ]
+}
+
+[ $# -gt 0 ] || set -- perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
+  rping-siw0-s rping-siw0-c
+for c in "$@"; do
+  case $c in
+  perf-*) check "$c" perf "${c#perf-}" ;;
+  pingpong-*) check "$c" pingpong "${c#pingpong-}" ;;
+  rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
+  rping-*-c) d=${c#rping-}; check "$c" rping_c "${d%-c}" ;;
+  *) echo "CHECK $c FAIL"; echo "    unknown check" ;;
+  esac
+done

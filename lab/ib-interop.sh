@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# lab/ib-interop.sh: vp/ib (rdma-core) on the kernel's rxe and siw in the
+# lab VM, against software we did not write.  Cases:
+#
+#   vm             one VM boot running lab/ib-guest.sh: itapi-perf between
+#                  two processes and itapi-pingpong on rxe0 and siw0, and
+#                  rdma-core's rping against itapi-rping both ways on both
+#   cross-passive  vp/ib on siw0 in the VM listens (itapi-rping -s), vp/iwarp
+#                  on this host connects through qemu's forward
+#   cross-active   vp/iwarp on this host listens, vp/ib on siw0 connects
+#
+# Every ping is a Send each way, an RDMA Read and an RDMA Write, and both
+# programs check the bytes.  Where tshark is installed the cross cases
+# capture the host's loopback and decode it: the MPA Request and Reply,
+# the four RDMAP opcodes, no malformed frame.
+#
+#   lab/ib-interop.sh [--build DIR] [-C pings] [case...]
+#
+# Prints a TAP line per check and "ib-interop: N passed, N failed"; exits
+# 0 when all passed, 77 when the lab cannot run here (no VM image, no
+# vp/ib module), 1 otherwise.  Meson runs it as the test ib-interop
+# (suites interop and slow).
+#
+# SPDX-License-Identifier: MIT
+set -uo pipefail
+lab=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$lab/.." && pwd)
+cache=${LAB_CACHE:-$lab/cache}
+build=$root/build count=5
+# Stock siw sends its MPA Reply before it reads the socket: the host's
+# first FPDU waits this long (doc/provider-iwarp.md, "The accept race of
+# stock siw").
+hold=${LAB_HOLD_MS:-500}
+while [ $# -gt 0 ]; do
+  case $1 in
+  --build) build=$2; shift 2 ;;
+  -C) count=$2; shift 2 ;;
+  -*) sed -n '2,23p' "$0" >&2; exit 2 ;;
+  *) break ;;
+  esac
+done
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(vm cross-passive cross-active)
+skip() { echo "ib-interop: skipped: $*"; exit 77; }
+build=$(cd "$build" 2>/dev/null && pwd) || skip "no build directory $build"
+[ -f "$build/vp/ib/libitapi-ib.so" ] ||
+  skip "no vp/ib module in $build (apt-get install libibverbs-dev librdmacm-dev, then reconfigure)"
+[ -f "$cache/initrd.img" ] || skip "no lab VM image: run lab/build-initrd.sh"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing"
+case $build/ in "$root"/*) share=$root ;; *) share=$build ;; esac
+rping=$build/tools/rping/itapi-rping
+capture=0
+if command -v tshark >/dev/null && command -v dumpcap >/dev/null; then
+  . "$root/vp/iwarp/tests/wire_lib.sh"
+  capture=1
+fi
+
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+pass=0 fail=0 n=0
+hport=$(( 23000 + $$ % 8000 ))
+result() {
+  n=$((n + 1))
+  if [ "$1" = ok ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi
+}
+
+vm_case() {
+  "$lab/run.sh" -q -s "$share" -t 600 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
+  local rc=$? seen=0
+  while read -r tag name st; do
+    [ "$tag" = CHECK ] || continue
+    seen=$((seen + 1))
+    [ "$st" = ok ] || awk -v n="$name" '$1 == "CHECK" { p = ($2 == n) ; next } p' "$tmp/vm.out"
+    result "$st" "$name"
+  done <"$tmp/vm.out"
+  if [ $rc -ne 0 ] || [ $seen -eq 0 ]; then
+    echo "  the VM failed (status $rc):"; tail -20 "$tmp/vm.out" | sed 's/^/    /'
+    result FAIL vm
+  fi
+}
+
+cross_case() {
+  local c=$1 vm host hrc ok=1 env="ITAPI_PROVIDER_PATH=$build/vp/ib/libitapi-ib.so ITAPI_PROVIDER=ib"
+  hport=$((hport + 1))
+  if [ $capture = 1 ]; then
+    wire_capture $hport "$tmp/$c.pcapng" >"$tmp/$c.dumpcap.err" 2>&1 || capture=0
+  fi
+  case $c in
+  cross-passive)
+    # The host connects through qemu's forward, retrying while the VM boots.
+    ITAPI_PROVIDER=iwarp ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold \
+      "$rping" -c -a 127.0.0.1 -p $hport -C "$count" -v -T 150 >"$tmp/$c.host" 2>&1 &
+    host=$!
+    "$lab/run.sh" -q -s "$share" -t 240 -f "tcp:127.0.0.1:$hport-:7174" \
+      "$env $rping -s -a 10.0.2.15 -p 7174 -C $count -i siw0 -v -T 120" >"$tmp/$c.vm" 2>&1
+    vm=$? ;;
+  cross-active)
+    ITAPI_PROVIDER=iwarp "$rping" -s -a 127.0.0.1 -p $hport -C "$count" -v -T 240 >"$tmp/$c.host" 2>&1 &
+    host=$!
+    "$lab/run.sh" -q -s "$share" -t 240 \
+      "$env $rping -c -a 10.0.2.2 -p $hport -C $count -i siw0 -v -T 60" >"$tmp/$c.vm" 2>&1
+    vm=$? ;;
+  esac
+  [ $vm -eq 0 ] || kill $host 2>/dev/null
+  wait $host; hrc=$?
+  [ $capture = 1 ] && wire_stop
+  [ $vm -eq 0 ] || { echo "  vp/ib on siw0 (VM) failed with status $vm:"; tail -8 "$tmp/$c.vm" | sed 's/^/    /'; ok=0; }
+  [ $hrc -eq 0 ] || { echo "  vp/iwarp (host) failed with status $hrc:"; tail -8 "$tmp/$c.host" | sed 's/^/    /'; ok=0; }
+  local got
+  got=$(grep -c 'ping data: rdma-ping-' "$tmp/$c.vm")
+  [ "$got" -eq "$count" ] || { echo "  the VM side printed $got pings of $count"; ok=0; }
+  got=$(grep -c 'ping data: rdma-ping-' "$tmp/$c.host")
+  [ "$got" -eq "$count" ] || { echo "  the host side printed $got pings of $count"; ok=0; }
+  if [ $capture = 1 ]; then
+    wire_decode "$tmp/$c.pcapng" 0 0x03:Send 0x00:Write 0x01:"Read Request" \
+      0x02:"Read Response" >"$tmp/$c.decode" || ok=0
+    sed 's/^/  /' "$tmp/$c.decode"
+  fi
+  result "$([ $ok = 1 ] && echo ok || echo FAIL)" "$c"
+}
+
+for c in "${cases[@]}"; do
+  case $c in
+  vm) vm_case ;;
+  cross-passive|cross-active) cross_case "$c" ;;
+  *) echo "ib-interop: unknown case $c" >&2; exit 2 ;;
+  esac
+done
+echo "ib-interop: $pass passed, $fail failed"
+[ $fail -eq 0 ]
