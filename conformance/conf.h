@@ -69,7 +69,22 @@ void conf_pair_open2(conf_pair_t *p, const it_ep_attributes_t *aa, const it_ep_a
  * Private data of connect and accept may be NULL. */
 void conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen);
 void conf_pair_close(conf_pair_t *p);
-/* A path from @s to the loopback address. */
+/* The address the suite connects to on @s's IA: the first network address
+ * it_ia_query lists for spigot 0, or 127.0.0.1 when it lists none
+ * (doc/certification.md).  Hardware and rdma-core devices (rxe, siw) cannot
+ * reach 127.0.0.1, so loopback is never assumed. */
+it_net_addr_t conf_self_addr(conf_side_t *s);
+/* The first address of @type (IT_IPV4 or IT_IPV6) @s's IA lists for
+ * spigot 0, into @out; FALSE (and @out untouched) when it lists none. */
+gboolean conf_self_addr_of(conf_side_t *s, it_net_addr_type_t type, it_net_addr_t *out);
+/* @a in text ("10.9.0.1", "::1"), for messages (g_free it). */
+char *conf_addr_str(const it_net_addr_t *a);
+/* Whether @a and @b are the same address (type and bytes). */
+gboolean conf_addr_equal(const it_net_addr_t *a, const it_net_addr_t *b);
+/* A path from @s to @addr on spigot 0 (one path; the test fails, naming
+ * the address, when the IA has none). */
+void conf_path_to(conf_side_t *s, const it_net_addr_t *addr, it_path_t *path);
+/* A path from @s to its own interface's address, conf_self_addr. */
 void conf_path(conf_side_t *s, it_path_t *path);
 /* The RC state of @ep (it_ep_query). */
 it_ep_state_rc_t conf_ep_state(it_ep_handle_t ep);

@@ -684,6 +684,84 @@ test_convert_net_addr(void)
   g_assert_cmphex(back.addr.ipv4.s_addr, ==, v4.addr.ipv4.s_addr);
 }
 
+/* @a as the GID a path holds for it (an IPv4 address IPv4-mapped). */
+static struct in6_addr
+addr_gid(const it_net_addr_t *a)
+{
+  it_net_addr_t g;
+  conf_ok(it_convert_net_addr(a, IT_IB_GID, &g));
+  return g.addr.gid;
+}
+
+/* Whether the path's local end @local (a GID, or an IPv4 / IPv6 address
+ * as @type says) is one of the addresses @info lists for spigot 0. */
+static gboolean
+listed(const it_ia_info_t *info, it_net_addr_type_t type, const void *local)
+{
+  for (size_t i = 0; i < info->spigot_info[0].num_net_addr; i++) {
+    const it_net_addr_t *a = &info->spigot_info[0].net_addr[i];
+    if (type == IT_IB_GID) {
+      struct in6_addr g = addr_gid(a);
+      if (memcmp(&g, local, sizeof(g)) == 0)
+        return TRUE;
+    } else if (a->addr_type == type &&
+               memcmp(type == IT_IPV4 ? (const void *) &a->addr.ipv4 : (const void *) &a->addr.ipv6,
+                      local, type == IT_IPV4 ? sizeof(struct in_addr) : sizeof(struct in6_addr)) == 0) {
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static void
+test_pathinfo_local(void)
+{
+  g_test_summary("Paths: it_get_pathinfo to each address the IA lists for spigot 0 gives a path "
+                 "on spigot 0 whose remote end is that address and whose local end is one of the "
+                 "IA's own addresses (laddr of the same IP version on iWARP, local_port_gid on "
+                 "InfiniBand), never a loopback address the IA does not list");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_ia_info_t *info = conf_info(&s);
+  gboolean iwarp = info->transport_type == IT_IWARP_TCP_TRANSPORT;
+  g_assert_cmpuint(info->num_spigots, >=, 1);
+  for (size_t i = 0; i < info->spigot_info[0].num_net_addr; i++) {
+    const it_net_addr_t *to = &info->spigot_info[0].net_addr[i];
+    g_autofree char *to_s = conf_addr_str(to);
+    it_path_t path;
+    conf_path_to(&s, to, &path);
+    g_assert_cmpuint(path.spigot_id, ==, 0);
+    if (iwarp) {
+      const it_iwarp_net_endpoint_t *iw = &path.remote.iwarp;
+      gboolean v4 = to->addr_type == IT_IPV4;
+      g_assert_cmpint(iw->ip_vers, ==, v4 ? IT_IP_VERS_IPV4 : IT_IP_VERS_IPV6);
+      if (v4)
+        g_assert_cmphex(iw->raddr.ipv4.s_addr, ==, to->addr.ipv4.s_addr);
+      else
+        g_assert_cmpmem(&iw->raddr.ipv6, sizeof(iw->raddr.ipv6), &to->addr.ipv6, sizeof(to->addr.ipv6));
+      if (!listed(info, to->addr_type, v4 ? (const void *) &iw->laddr.ipv4 : (const void *) &iw->laddr.ipv6)) {
+        char l[INET6_ADDRSTRLEN];
+        inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? (const void *) &iw->laddr.ipv4 : (const void *) &iw->laddr.ipv6,
+                  l, sizeof(l));
+        g_error("the path from IA '%s' to %s starts at %s, which the IA does not list for spigot 0",
+                conf_ia_name(), to_s, l);
+      }
+    } else {
+      const it_ib_net_endpoint_t *ib = &path.remote.ib;
+      struct in6_addr want = addr_gid(to);
+      g_assert_cmpmem(&ib->remote_port_gid, sizeof(want), &want, sizeof(want));
+      if (!listed(info, IT_IB_GID, &ib->local_port_gid)) {
+        char l[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, &ib->local_port_gid, l, sizeof(l));
+        g_error("the path from IA '%s' to %s starts at GID %s, which is none of the addresses the "
+                "IA lists for spigot 0", conf_ia_name(), to_s, l);
+      }
+    }
+  }
+  it_ia_info_free(info);
+  conf_side_close(&s);
+}
+
 static void
 test_hton64(void)
 {
@@ -981,6 +1059,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/ia/ep/modify", test_ep_modify);
   g_test_add_func("/conformance/ia/ep/create-errors", test_ep_create_errors);
   g_test_add_func("/conformance/ia/util/convert-net-addr", test_convert_net_addr);
+  g_test_add_func("/conformance/ia/util/pathinfo-local", test_pathinfo_local);
   g_test_add_func("/conformance/ia/util/hton64", test_hton64);
   g_test_add_func("/conformance/ia/util/unsupported-calls", test_unsupported_calls);
   g_test_add_func("/conformance/ia/util/call-table", test_call_table);

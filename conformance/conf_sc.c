@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,21 +22,78 @@ have_sc(conf_side_t *s)
   return conf_require(ok, "socket_conversion_support");
 }
 
-/* A connected pair of TCP sockets on the loopback; the listener stays open
- * (it is how the accepted side is told apart) until @lfd is closed. */
-static void
-tcp_pair(int *client, int *server, int *lfd)
+/* @a as a socket address of the host (port 0); FALSE for a type TCP has
+ * no address for (a GID). */
+static gboolean
+host_sockaddr(const it_net_addr_t *a, struct sockaddr_storage *ss, socklen_t *len)
 {
-  struct sockaddr_in a = { .sin_family = AF_INET };
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t al = sizeof(a);
-  *lfd = socket(AF_INET, SOCK_STREAM, 0);
-  g_assert_cmpint(*lfd, >=, 0);
-  g_assert_cmpint(bind(*lfd, (struct sockaddr *) &a, sizeof(a)), ==, 0);
+  memset(ss, 0, sizeof(*ss));
+  if (a->addr_type == IT_IPV4) {
+    struct sockaddr_in *s4 = (struct sockaddr_in *) ss;
+    s4->sin_family = AF_INET;
+    s4->sin_addr = a->addr.ipv4;
+    *len = sizeof(*s4);
+    return TRUE;
+  }
+  if (a->addr_type == IT_IPV6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) ss;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = a->addr.ipv6;
+    *len = sizeof(*s6);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* A connected pair of TCP sockets; the listener stays open (it is how the
+ * accepted side is told apart) until @lfd is closed.  The connection runs
+ * over the address of @s's interface the suite connects to
+ * (conf_self_addr): a provider that takes over a socket carries its RDMA
+ * traffic on that TCP connection, and an RNIC offloads only connections
+ * over its own port, which loopback never crosses.  Only when that address
+ * is not one of the host's TCP addresses (bind says EADDRNOTAVAIL, or it
+ * is a GID) does the pair use 127.0.0.1, and the test log says so. */
+static void
+tcp_pair(conf_side_t *s, int *client, int *server, int *lfd)
+{
+  it_net_addr_t self = conf_self_addr(s);
+  g_autofree char *self_s = conf_addr_str(&self);
+  struct sockaddr_storage a;
+  socklen_t al;
+  int fd = -1;
+  if (host_sockaddr(&self, &a, &al)) {
+    fd = socket(a.ss_family, SOCK_STREAM, 0);
+    g_assert_cmpint(fd, >=, 0);
+    if (bind(fd, (struct sockaddr *) &a, al) != 0) {
+      int err = errno;
+      if (err != EADDRNOTAVAIL)
+        g_error("binding a TCP listener to %s, the first address IA '%s' lists: %s", self_s,
+                conf_ia_name(), g_strerror(err));
+      close(fd);
+      fd = -1;
+    }
+  }
+  if (fd < 0) {
+    g_test_message("%s, the first address IA '%s' lists, is no TCP address of this host; the "
+                   "TCP connection runs over 127.0.0.1", self_s, conf_ia_name());
+    it_net_addr_t lo = { .addr_type = IT_IPV4 };
+    lo.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+    host_sockaddr(&lo, &a, &al);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(bind(fd, (struct sockaddr *) &a, al), ==, 0);
+    g_free(self_s);
+    self_s = conf_addr_str(&lo);
+  }
+  *lfd = fd;
   g_assert_cmpint(listen(*lfd, 1), ==, 0);
+  al = sizeof(a);
   g_assert_cmpint(getsockname(*lfd, (struct sockaddr *) &a, &al), ==, 0);
-  *client = socket(AF_INET, SOCK_STREAM, 0);
-  g_assert_cmpint(connect(*client, (struct sockaddr *) &a, sizeof(a)), ==, 0);
+  *client = socket(a.ss_family, SOCK_STREAM, 0);
+  g_assert_cmpint(*client, >=, 0);
+  if (connect(*client, (struct sockaddr *) &a, al) != 0)
+    g_error("connecting a TCP socket to %s (for IA '%s') failed: %s; check that no firewall "
+            "keeps the host from its own address", self_s, conf_ia_name(), g_strerror(errno));
   *server = accept(*lfd, NULL, NULL);
   g_assert_cmpint(*server, >=, 0);
 }
@@ -54,7 +112,7 @@ test_convert(void)
   }
   conf_side_open(&p, NULL);
   int c, s, l;
-  tcp_pair(&c, &s, &l);
+  tcp_pair(&a, &c, &s, &l);
 
   /* Streaming mode first, as an application negotiating over TCP would. */
   const char hello[] = "HELLO RDMA";
@@ -134,7 +192,7 @@ test_errors(void)
   close(unconnected);
   conf_assert_status(it_socket_convert(-1, a.ep, IT_SC_DEFAULT, NULL, 0), IT_ERR_INVALID_CONVERSION);
   int c, s, l;
-  tcp_pair(&c, &s, &l);
+  tcp_pair(&a, &c, &s, &l);
   conf_assert_status(it_socket_convert(c, a.ep, IT_SC_NO_REQ_REP, NULL, 0), IT_ERR_INVALID_CONVERSION);
   unsigned char *big = g_malloc0(limit + 1);
   conf_assert_status(it_socket_convert(c, a.ep, IT_SC_DEFAULT, big, limit + 1),

@@ -14,6 +14,8 @@
 
 #include <itx.h>
 
+#include "tool_addr.h" /* tool_self_addr(): where a tool reaches its own interface */
+
 /* Exit naming the IT-API call that failed, its status and
  * itx_error_detail(). */
 static inline void __attribute__((noreturn))

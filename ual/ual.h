@@ -317,6 +317,9 @@ void ual_reclaim_later(ual_obj_t *o);
  * release its handle, close its device and free it (the IA and its
  * children unpublished; object lock not held). */
 void ual_ia_teardown(ual_ia_t *ia);
+/* The port GID a path from @ia starts at: its first address (an IPv4 one
+ * IPv4-mapped), or the mapped 127.0.0.1 when it lists none. */
+void ual_ia_local_gid(const ual_ia_t *ia, struct in6_addr *gid);
 /* Unpublish @o: its handle finds nothing, and it leaves every list a
  * lookup could reach it by (an SEVD its AEVD's queue) (object lock held). */
 void ual_obj_unpublish(ual_obj_t *o);

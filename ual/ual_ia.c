@@ -403,6 +403,31 @@ v4_to_gid(struct in_addr v4, struct in6_addr *gid)
   memcpy(&gid->s6_addr[12], &v4, 4);
 }
 
+/* The IA's first address of @family (caps.addrs[], in the order the
+ * provider lists them), or NULL. */
+static const struct sockaddr_storage *
+ia_first_addr(const ual_ia_t *ia, int family)
+{
+  for (uint32_t i = 0; i < ia->caps.num_addrs && i < G_N_ELEMENTS(ia->caps.addrs); i++)
+    if (ia->caps.addrs[i].ss_family == family)
+      return &ia->caps.addrs[i];
+  return NULL;
+}
+
+void
+ual_ia_local_gid(const ual_ia_t *ia, struct in6_addr *gid)
+{
+  const struct sockaddr_storage *ss = ia->caps.num_addrs > 0 ? &ia->caps.addrs[0] : NULL;
+  if (ss != NULL && ss->ss_family == AF_INET6) {
+    *gid = ((const struct sockaddr_in6 *) ss)->sin6_addr;
+    return;
+  }
+  struct in_addr a4 = { htonl(INADDR_LOOPBACK) };
+  if (ss != NULL && ss->ss_family == AF_INET)
+    a4 = ((const struct sockaddr_in *) ss)->sin_addr;
+  v4_to_gid(a4, gid);
+}
+
 it_status_t
 it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t *net_addr,
                 size_t *num_paths, size_t *total_paths, it_path_t *paths)
@@ -429,14 +454,11 @@ it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t 
   memset(p, 0, sizeof(*p));
   p->spigot_id = spigot_id;
   p->timeout = 0;
-  struct in_addr local4 = { htonl(INADDR_LOOPBACK) };
-  if (ia->caps.num_addrs > 0 && ia->caps.addrs[0].ss_family == AF_INET)
-    local4 = ((struct sockaddr_in *) &ia->caps.addrs[0])->sin_addr;
   if (ia->caps.path_format == RNICPI_PATH_GID) {
     it_ib_net_endpoint_t *ib = &p->remote.ib;
     ib->partition_key = 0xffff;
     ib->path_mtu = 5; /* IBTA MTU code for 4096 bytes */
-    v4_to_gid(local4, &ib->local_port_gid);
+    ual_ia_local_gid(ia, &ib->local_port_gid);
     if (net_addr->addr_type == IT_IPV4)
       v4_to_gid(net_addr->addr.ipv4, &ib->remote_port_gid);
     else if (net_addr->addr_type == IT_IPV6)
@@ -447,13 +469,20 @@ it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t 
     ib->hop_limit = 64;
   } else {
     it_iwarp_net_endpoint_t *iw = &p->remote.iwarp;
+    /* The local end is the IA's own first address of the destination's
+     * family (an RNIC sends only from its port's addresses). */
+    const struct sockaddr_storage *local;
     if (net_addr->addr_type == IT_IPV4) {
       iw->ip_vers = IT_IP_VERS_IPV4;
-      iw->laddr.ipv4 = local4;
+      iw->laddr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+      if ((local = ia_first_addr(ia, AF_INET)) != NULL)
+        iw->laddr.ipv4 = ((const struct sockaddr_in *) local)->sin_addr;
       iw->raddr.ipv4 = net_addr->addr.ipv4;
     } else {
       iw->ip_vers = IT_IP_VERS_IPV6;
       iw->laddr.ipv6 = in6addr_loopback;
+      if ((local = ia_first_addr(ia, AF_INET6)) != NULL)
+        iw->laddr.ipv6 = ((const struct sockaddr_in6 *) local)->sin6_addr;
       iw->raddr.ipv6 = net_addr->addr_type == IT_IPV6 ? net_addr->addr.ipv6 : net_addr->addr.gid;
     }
   }

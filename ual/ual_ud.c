@@ -221,23 +221,6 @@ it_post_recvfrom(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segment
   return ual_post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
 }
 
-/* The GID of the IA's first address (IPv4-mapped), as it_get_pathinfo. */
-static void
-local_gid(ual_ia_t *ia, struct in6_addr *gid)
-{
-  memset(gid, 0, sizeof(*gid));
-  const struct sockaddr_storage *ss = &ia->caps.addrs[0];
-  if (ia->caps.num_addrs > 0 && ss->ss_family == AF_INET6) {
-    *gid = ((const struct sockaddr_in6 *) ss)->sin6_addr;
-  } else {
-    struct in_addr a4 = { htonl(INADDR_LOOPBACK) };
-    if (ia->caps.num_addrs > 0)
-      a4 = ((const struct sockaddr_in *) ss)->sin_addr;
-    gid->s6_addr[10] = gid->s6_addr[11] = 0xff;
-    memcpy(&gid->s6_addr[12], &a4, 4);
-  }
-}
-
 /* IBTA MTU code of @bytes (1: 256 ... 5: 4096). */
 static uint8_t
 mtu_code(uint32_t bytes)
@@ -263,7 +246,7 @@ ual_ud_recv_event(ual_ia_t *ia, const rnicpi_wc_t *wc, it_all_dto_cmpl_event_t *
   it_ib_net_endpoint_t *ib = &d->src_path.remote.ib;
   ib->partition_key = 0xffff;
   ib->path_mtu = mtu_code(ia->caps.ud_mtu) & 0xf;
-  local_gid(ia, &ib->local_port_gid);
+  ual_ia_local_gid(ia, &ib->local_port_gid);
   memcpy(&ib->remote_port_gid, wc->src_gid, 16);
   ib->remote_port_lid = wc->src_lid;
   ib->subnet_local = 1;
@@ -293,7 +276,7 @@ path_to_ah(ual_ia_t *ia, const it_path_t *path, it_ah_flags_t flags, it_path_t *
     if (ib->partition_key == 0)
       ib->partition_key = 0xffff;
     if (memcmp(&ib->local_port_gid, &zero, sizeof(zero)) == 0)
-      local_gid(ia, &ib->local_port_gid);
+      ual_ia_local_gid(ia, &ib->local_port_gid);
     if (ib->path_mtu == 0)
       ib->path_mtu = mtu_code(ia->caps.ud_mtu) & 0xf;
   }

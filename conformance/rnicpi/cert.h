@@ -118,6 +118,11 @@ uint32_t cert_port(void);
 /* Listen on a fresh port (trying further ones while the host holds them);
  * returns the port. */
 uint32_t cert_listen(cert_t *f, uint64_t ctx, rnicpi_listen_t **lst);
+/* The address the catalog connects to on @f's device: its first
+ * (caps.addrs[0]), or 127.0.0.1 when it lists none (doc/certification.md).
+ * Port 0. */
+void cert_self_addr(cert_t *f, struct sockaddr_storage *out);
+/* cert_self_addr with @port: where a listener on @port is reached. */
 void cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out);
 gboolean cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr);
 void cert_pair_free(cert_pair_t *pr);

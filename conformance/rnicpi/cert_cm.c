@@ -7,6 +7,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -30,6 +31,38 @@ pdata_check(const rnicpi_cm_event_t *ev, uint32_t len, uint8_t seed)
   pdata_fill(want, len, seed);
   g_assert_cmpuint(ev->pdata_len, >=, len);
   g_assert_cmpmem(ev->pdata, len, want, len);
+}
+
+/* @ss's address (no port), for messages. */
+static const char *
+addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+  const void *a = ss->ss_family == AF_INET6 ? (const void *) &((const struct sockaddr_in6 *) ss)->sin6_addr
+                                            : (const void *) &((const struct sockaddr_in *) ss)->sin_addr;
+  if (inet_ntop(ss->ss_family, a, buf, (socklen_t) len) == NULL)
+    g_snprintf(buf, len, "(address family %d)", ss->ss_family);
+  return buf;
+}
+
+/* A request's source, from a QP of the device to the device's own address
+ * (@want): that address, exactly (the port aside). */
+static void
+assert_source(cert_t *f, const struct sockaddr_storage *src, const struct sockaddr_storage *want)
+{
+  gboolean same = src->ss_family == want->ss_family;
+  if (same && src->ss_family == AF_INET)
+    same = ((const struct sockaddr_in *) src)->sin_addr.s_addr ==
+           ((const struct sockaddr_in *) want)->sin_addr.s_addr;
+  else if (same)
+    same = memcmp(&((const struct sockaddr_in6 *) src)->sin6_addr,
+                  &((const struct sockaddr_in6 *) want)->sin6_addr, sizeof(struct in6_addr)) == 0;
+  if (!same) {
+    char got_s[INET6_ADDRSTRLEN + 32], want_s[INET6_ADDRSTRLEN + 32];
+    g_error("CONNECT_REQUEST src is %s, expected %s: a connection from device '%s' to its own "
+            "first address (caps.addrs[0]) must come from that address",
+            addr_text(src, got_s, sizeof(got_s)), addr_text(want, want_s, sizeof(want_s)),
+            f->dev_name);
+  }
 }
 
 /* Both sides, unconnected, and a listener on a fresh port. */
@@ -87,9 +120,9 @@ test_cm_connect_accept(cert_t *f, gconstpointer data)
 {
   (void) data;
   g_test_summary("cm_ops.connect/accept: the listener gets CONNECT_REQUEST with the port, the "
-                 "private data, the requested IRD/ORD and a conn_id; after accept both QPs get "
-                 "ESTABLISHED (the active one with the accept's private data) with negotiated "
-                 "IRD/ORD, and both are RTS");
+                 "device's own address as source, the private data, the requested IRD/ORD and a "
+                 "conn_id; after accept both QPs get ESTABLISHED (the active one with the "
+                 "accept's private data) with negotiated IRD/ORD, and both are RTS");
   cm_setup_t s;
   if (!cm_open(f, &s))
     return;
@@ -107,6 +140,7 @@ test_cm_connect_accept(cert_t *f, gconstpointer data)
   g_assert_cmpuint(req->ird, ==, act.ird);
   g_assert_cmpuint(req->ord, ==, act.ord);
   g_assert_true(req->src.sa.ss_family == AF_INET || req->src.sa.ss_family == AF_INET6);
+  assert_source(f, &req->src.sa, &s.dst.sa);
   pdata_check(req, req_len, 0x21);
   g_assert_cmpint(QUE->qp_state(s.a.qp), !=, RNICPI_QPS_RTS);
 

@@ -475,12 +475,31 @@ cert_port(void)
   return next++;
 }
 
-/* The device's first address, with @port. */
+void
+cert_self_addr(cert_t *f, struct sockaddr_storage *out)
+{
+  /* The device's own first address: an RNIC (rdma_cm over rxe and siw
+   * too) reaches its peers only through its port's addresses, and
+   * 127.0.0.1 is none of them.  Loopback only when it lists none. */
+  memset(out, 0, sizeof(*out));
+  if (f->caps.num_addrs > 0) {
+    *out = f->caps.addrs[0];
+    if (out->ss_family != AF_INET && out->ss_family != AF_INET6)
+      g_error("device '%s' lists caps.addrs[0] of address family %d; a provider lists IPv4 or "
+              "IPv6 addresses (AF_INET %d, AF_INET6 %d) for its peers to connect to",
+              f->dev_name, out->ss_family, AF_INET, AF_INET6);
+    return;
+  }
+  struct sockaddr_in *s4 = (struct sockaddr_in *) out;
+  s4->sin_family = AF_INET;
+  s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
 void
 cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out)
 {
   memset(out, 0, sizeof(*out));
-  out->sa = f->caps.addrs[0];
+  cert_self_addr(f, &out->sa);
   if (out->sa.ss_family == AF_INET)
     ((struct sockaddr_in *) &out->sa)->sin_port = htons((uint16_t) port);
   else

@@ -2,9 +2,10 @@
  * itapi-pingpong: an IT-API application, written only against <it_api.h>.
  *
  * A server and a client (two threads, each with its own interface adapter)
- * connect through the provider's connection management, exchange their
- * buffers' remote contexts in the connection private data, then run three
- * ping-pongs and check every byte that lands:
+ * connect through the provider's connection management, at the interface's
+ * own first address, exchange their buffers' remote contexts in the
+ * connection private data, then run three ping-pongs and check every byte
+ * that lands:
  *   - send/receive: the client sends, the server answers with a send;
  *   - RDMA Write: each side writes the other's buffer and waits for the
  *     peer's write to land in its own (the perftest write_lat scheme);
@@ -77,6 +78,24 @@ now_us(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Where the client finds the server, which listens on the same interface:
+ * the interface's own first address (spigot 0), as an RNIC is reached only
+ * at its port's addresses; 127.0.0.1 when the interface lists none. */
+static it_net_addr_t
+self_addr(it_ia_handle_t ia)
+{
+  it_net_addr_t a;
+  memset(&a, 0, sizeof(a));
+  a.addr_type = IT_IPV4;
+  a.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  it_ia_info_t *info;
+  CHECK(it_ia_query(ia, &info));
+  if (info->num_spigots > 0 && info->spigot_info[0].num_net_addr > 0)
+    a = info->spigot_info[0].net_addr[0];
+  it_ia_info_free(info);
+  return a;
 }
 
 static void
@@ -311,13 +330,18 @@ main(int argc, char **argv)
   side_t c;
   memset(&c, 0, sizeof(c));
   open_side(&c, &sh);
-  it_net_addr_t addr = { .addr_type = IT_IPV4 };
-  addr.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  it_net_addr_t addr = self_addr(c.ia);
   it_path_t path;
   size_t npaths = 1, tpaths = 0;
   CHECK(it_get_pathinfo(c.ia, 0, &addr, &npaths, &tpaths, &path));
-  if (npaths != 1)
-    FAIL("no path to 127.0.0.1");
+  if (npaths != 1) {
+    char text[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(addr.addr_type == IT_IPV4 ? AF_INET : AF_INET6,
+              addr.addr_type == IT_IPV4 ? (const void *) &addr.addr.ipv4 : (const void *) &addr.addr.ipv6,
+              text, sizeof(text));
+    FAIL("interface %s has no path to its own address %s; see itapi-info for its addresses",
+         sh.ia_name, text);
+  }
   it_conn_qual_t qual = { .type = IT_IANA_PORT };
   qual.conn_qual.port = sh.port;
   peer_info_t mine = { it_hton64(it_make_rdma_addr_absolute(c.buf)), it_hton64(c.context) };

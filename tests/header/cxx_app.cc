@@ -102,10 +102,17 @@ int main()
   it_listen_handle_t lh;
   check(it_listen_create(server.ia, 0, server.req, IT_LISTEN_NO_FLAG, &qual, &lh), "it_listen_create");
 
+  // The server is reached at the interface's own first address (an RNIC
+  // is reached only at its port's addresses); 127.0.0.1 if it lists none.
   it_net_addr_t addr;
   std::memset(&addr, 0, sizeof(addr));
   addr.addr_type = IT_IPV4;
   addr.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  it_ia_info_t *info = nullptr;
+  check(it_ia_query(client.ia, &info), "it_ia_query");
+  if (info->num_spigots > 0 && info->spigot_info[0].num_net_addr > 0)
+    addr = info->spigot_info[0].net_addr[0];
+  it_ia_info_free(info);
   it_path_t path;
   size_t npath = 1, tpath = 0;
   check(it_get_pathinfo(client.ia, 0, &addr, &npath, &tpath, &path), "it_get_pathinfo");

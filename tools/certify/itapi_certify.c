@@ -17,6 +17,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -665,6 +666,20 @@ caps_lines(void)
     if (caps.features & (1ull << b))
       g_string_append_printf(f, " %s", rnicpi_cap_name(1ull << b));
   g_ptr_array_add(l, g_string_free(f, FALSE));
+  /* Both levels connect to the first address (doc/certification.md). */
+  GString *a = g_string_new("addresses (the catalog connects to the first):");
+  for (uint32_t i = 0; i < caps.num_addrs && i < G_N_ELEMENTS(caps.addrs); i++) {
+    char text[INET6_ADDRSTRLEN] = "?";
+    const struct sockaddr_storage *ss = &caps.addrs[i];
+    if (ss->ss_family == AF_INET)
+      inet_ntop(AF_INET, &((const struct sockaddr_in *) ss)->sin_addr, text, sizeof(text));
+    else if (ss->ss_family == AF_INET6)
+      inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) ss)->sin6_addr, text, sizeof(text));
+    g_string_append_printf(a, " %s", text);
+  }
+  if (caps.num_addrs == 0)
+    g_string_append(a, " none listed; 127.0.0.1");
+  g_ptr_array_add(l, g_string_free(a, FALSE));
 #define LIM(x) g_ptr_array_add(l, g_strdup_printf(#x ": %" G_GUINT64_FORMAT, (guint64) caps.x))
   LIM(pdata_connect); LIM(pdata_accept); LIM(pdata_reject); LIM(pdata_disconnect);
   LIM(max_ird); LIM(max_ord); LIM(max_qp); LIM(max_qp_wr); LIM(max_cqe); LIM(max_mr);

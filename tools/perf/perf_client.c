@@ -230,8 +230,8 @@ run_test(client_t *c, unsigned ti, size_t size)
   return r;
 }
 
-/* addr NULL: loopback, to the interface's own address (the first of
- * spigot 0), or 127.0.0.1 when it publishes none. */
+/* addr NULL: loopback, to the interface's own address (tool_self_addr:
+ * the first of spigot 0, or 127.0.0.1 when it lists none). */
 int
 client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
 {
@@ -253,17 +253,18 @@ client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
         sizeof(conn_pdata_t), info->ia_name, info->connect_private_data_len);
   open_ep(s, max_size, cfg->window);
 
-  it_net_addr_t self = { .addr_type = IT_IPV4 };
-  self.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
-  if (info->spigot_info[0].num_net_addr > 0)
-    self = info->spigot_info[0].net_addr[0];
-  if (addr == NULL)
+  it_net_addr_t self;
+  if (addr == NULL) {
+    IT(tool_self_addr, s->ia, &self);
     addr = &self;
+  }
   it_path_t path;
   size_t npaths = 1, total = 0;
   IT(it_get_pathinfo, s->ia, 0, addr, &npaths, &total, &path);
+  char where[INET6_ADDRSTRLEN + 32];
   if (npaths < 1)
-    die("client: no path to the server");
+    die("client: interface %s has no path to %s; give a server address it can reach (-c), or "
+        "another interface (-i)", info->ia_name, tool_addr_str(addr, where, sizeof(where)));
   it_conn_qual_t qual = { .type = IT_IANA_PORT };
   qual.conn_qual.port = htons((uint16_t) port);
   conn_pdata_t cp = { htonl(WIRE_MAGIC), htons(WIRE_VERSION),

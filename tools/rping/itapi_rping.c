@@ -35,9 +35,12 @@
  * pattern; both sides print one line when all pings were verified.
  *
  *   itapi-rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]
- *   itapi-rping -c  -a ADDR  [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]
+ *   itapi-rping -c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]
  *
- * -p defaults to rping's port, 7174; -C to 5 pings (at least 1; give both
+ * The client connects to -a (IPv4 or IPv6); without it, to its own
+ * interface's first address (tool_self_addr; 127.0.0.1 only when the
+ * interface lists none), which is where a server on the same interface
+ * listens.  -p defaults to rping's port, 7174; -C to 5 pings (at least 1; give both
  * sides the same count); -S to 64 bytes (16 to 65536).  -v prints each
  * ping's data as rping does, -V is accepted (data is always checked), -d
  * traces each step on stderr, -i names the IT-API interface (default: the
@@ -115,8 +118,9 @@ rping_fill(unsigned char *p, size_t n, unsigned ping)
 
 typedef struct {
   bool server;
-  const char *addr;     /* -a as given */
-  struct in_addr ipv4;  /* the client's target */
+  const char *addr;     /* -a as given, or the interface's own address in text */
+  it_net_addr_t target; /* the client's target */
+  char self_text[INET6_ADDRSTRLEN + 32]; /* addr when -a is not given */
   uint16_t port;        /* host order */
   unsigned count;
   size_t size;
@@ -500,11 +504,9 @@ static void
 client_connect(rping_t *r)
 {
   const config_t *cfg = r->cfg;
-  it_net_addr_t addr = { .addr_type = IT_IPV4 };
-  addr.addr.ipv4 = cfg->ipv4;
   it_path_t path;
   size_t npaths = 1, total = 0;
-  IT(it_get_pathinfo, r->ia, 0, &addr, &npaths, &total, &path);
+  IT(it_get_pathinfo, r->ia, 0, &cfg->target, &npaths, &total, &path);
   if (npaths < 1)
     die("interface %s has no path to %s; give an address it can reach (-a), or another "
         "interface (-i)", cfg->ia_name, cfg->addr);
@@ -686,11 +688,12 @@ usage(FILE *f)
 {
   fprintf(f,
 "usage: " PROG " -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]\n"
-"       " PROG " -c  -a ADDR  [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]\n"
+"       " PROG " -c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]\n"
 "rdma-core's rping over IT-API: pings a real rping, or is pinged by one.\n"
 "  -s          server: serve one connection, then exit\n"
-"  -c          client: connect to ADDR (IPv4), retrying for up to -T seconds\n"
-"  -a ADDR     address to connect to (the server only shows it)\n"
+"  -c          client: connect to ADDR, retrying for up to -T seconds\n"
+"  -a ADDR     address to connect to, IPv4 or IPv6 (default: the interface's own first\n"
+"              address, 127.0.0.1 when it lists none; the server only shows it)\n"
 "  -p PORT     port (default %d, rping's)\n"
 "  -C COUNT    pings, at least 1 (default 5; give both sides the same)\n"
 "  -S SIZE     bytes per ping, %d to %d (default 64)\n"
@@ -751,14 +754,14 @@ parse_args(int argc, char **argv, config_t *cfg)
     exit(2);
   }
   cfg->server = mode == 's';
-  if (!cfg->server) {
-    if (cfg->addr == NULL) {
-      fprintf(stderr, PROG ": the client needs the server's address: -a ADDR\n");
-      exit(2);
-    }
-    if (inet_pton(AF_INET, cfg->addr, &cfg->ipv4) != 1) {
-      fprintf(stderr, PROG ": -a %s: expected an IPv4 address in dotted form, e.g. 127.0.0.1\n",
-              cfg->addr);
+  if (!cfg->server && cfg->addr != NULL) {
+    if (inet_pton(AF_INET, cfg->addr, &cfg->target.addr.ipv4) == 1) {
+      cfg->target.addr_type = IT_IPV4;
+    } else if (inet_pton(AF_INET6, cfg->addr, &cfg->target.addr.ipv6) == 1) {
+      cfg->target.addr_type = IT_IPV6;
+    } else {
+      fprintf(stderr, PROG ": -a %s: expected an IPv4 address in dotted form (10.0.0.1) or an "
+              "IPv6 address (fd00::1)\n", cfg->addr);
       exit(2);
     }
   }
@@ -789,6 +792,11 @@ main(int argc, char **argv)
     server_accept(&r);
     server_run(&r);
   } else {
+    if (cfg.addr == NULL) {
+      IT(tool_self_addr, r.ia, &cfg.target);
+      cfg.addr = tool_addr_str(&cfg.target, cfg.self_text, sizeof(cfg.self_text));
+      dbg("no -a: connecting to %s, the first address of interface %s", cfg.addr, cfg.ia_name);
+    }
     client_connect(&r);
     client_run(&r);
   }

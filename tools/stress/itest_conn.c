@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "itest.h"
+#include "../tool_addr.h"
 
 #define PDATA_MAGIC 0x49544553u /* "ITES" */
 
@@ -255,12 +256,18 @@ itest_thread_setup(itest_thread_t *th)
   SETUP(it_listen_create(cfg->ia[1], 0, th->req_evd, IT_LISTEN_NO_FLAG, &qual, &th->listener));
   th->port = ntohs(qual.conn_qual.port);
 
-  it_net_addr_t addr = { .addr_type = IT_IPV4 };
-  addr.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  /* The passive IA is reached at its interface's own first address (the
+   * conformance suite's rule; 127.0.0.1 reaches no RNIC). */
+  it_net_addr_t addr;
+  SETUP(tool_self_addr(cfg->ia[1], &addr));
   size_t npaths = 1, tpaths = 0;
   SETUP(it_get_pathinfo(cfg->ia[0], 0, &addr, &npaths, &tpaths, &th->path));
-  if (npaths != 1)
-    itest_fatal("thread %u: no path to 127.0.0.1", th->id);
+  if (npaths != 1) {
+    char where[INET6_ADDRSTRLEN + 32];
+    itest_fatal("thread %u: it_get_pathinfo found %zu paths to %s, the interface's own first "
+                "address; expected one (itapi-info lists the interface's addresses)", th->id,
+                npaths, tool_addr_str(&addr, where, sizeof(where)));
+  }
 
   for (unsigned i = 0; i < th->npairs; i++) {
     itest_pair_t *p = &th->pairs[i];
