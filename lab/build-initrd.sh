@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# lab/build-initrd.sh: the kernel and initramfs of the siw lab VM.
+# lab/build-initrd.sh: the kernel and initramfs of the RDMA lab VM.
 #
 # The lab boots Debian 12's own kernel in qemu with a small initramfs that
-# holds Linux siw (soft-iWARP, built here: Debian's kernel does not ship
-# it), the rdma_cm and verbs modules, and rdma-core's user space (rping,
-# ibv_devinfo, the `rdma` tool).  vp/iwarp on the host then speaks iWARP to
-# siw through qemu's user-mode network (lab/siw-interop.sh).
+# holds the kernel's two software RDMA devices, rxe (soft-RoCE, a Debian
+# module) and siw (soft-iWARP, built here: Debian's kernel does not ship
+# it), the verbs and rdma_cm modules, 9p for the host's build tree, and
+# rdma-core's user space: libibverbs and librdmacm with their providers,
+# ibv_devinfo, rping, ucmatose, perftest, the `rdma` tool, plus GLib, so
+# that the project's programs built on the host run there (lab/run.sh,
+# doc/lab.md).  vp/iwarp on the host also speaks iWARP to siw through
+# qemu's user-mode network (lab/siw-interop.sh).
 #
-#   lab/build-initrd.sh        # writes $LAB_CACHE/vmlinuz and initrd.img
+#   lab/build-initrd.sh [HOST-BINARY...]   # writes $LAB_CACHE/vmlinuz and initrd.img
+#
+# Each HOST-BINARY (a program or library built on the host, to be run in
+# the VM) is checked like the root's own files: every shared library it
+# needs must be in the VM or beside it by its RPATH/RUNPATH.
 #
 # Everything goes under lab/cache (or $LAB_CACHE), which git ignores: the
 # .debs (apt-get download: nothing is installed on the host), the unpacked
@@ -21,10 +29,15 @@
 set -euo pipefail
 lab=$(cd "$(dirname "$0")" && pwd)
 cache=${LAB_CACHE:-$lab/cache}
+die() { echo "build-initrd.sh: $*" >&2; exit 1; }
+hostbins=()
+for b in "$@"; do
+  [ -f "$b" ] || die "no host binary $b"
+  hostbins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")")
+done
 mkdir -p "$cache/debs"
 cd "$cache"
 
-die() { echo "build-initrd.sh: $*" >&2; exit 1; }
 for t in apt-get apt-cache dpkg-deb cpio gzip xz depmod modprobe gcc-12 make objdump strip; do
   command -v $t >/dev/null || die "$t is missing: apt-get install cpio kmod xz-utils gcc-12 make binutils"
 done
@@ -36,11 +49,14 @@ kabi=${kver%-amd64}                # 6.1.0-56
 kdeb=$(apt-cache show "$kpkg" | awk '/^Version:/ { print $2; exit }')
 kser=${kver%%-*}; kser=${kser%.*}  # 6.1
 
-# The VM's user space: rdma-core and what it links to, a shell, kmod and
-# iproute2 (for `rdma link add`).  The build fails below, with a list, if a
-# needed shared library is missing from these.
-user=(libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils rdmacm-utils iproute2
-      libnl-3-200 libnl-route-3-200 libc6 libgcc-s1 busybox-static dash kmod libkmod2
+# The VM's user space: rdma-core and what it links to, perftest, GLib (the
+# project's programs link it), a shell, kmod and iproute2 (for `rdma link
+# add`), strace.  The build fails below, with a list, if a needed shared
+# library is missing from these.
+user=(libibverbs1 ibverbs-providers librdmacm1 libibumad3 ibverbs-utils rdmacm-utils perftest
+      iproute2 libnl-3-200 libnl-route-3-200 libc6 libgcc-s1 busybox-static dash bash libtinfo6
+      kmod libkmod2 strace libunwind8
+      libglib2.0-0 libffi8 libmount1 libblkid1 libpci3 libudev1
       libbpf1 libelf1 zlib1g libmnl0 libselinux1 libpcre2-8-0 libcap2 libdb5.3 libtirpc3
       libgssapi-krb5-2 libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 libkeyutils1
       libxtables12 liblzma5 libzstd1 libssl3 libbsd0 libmd0 libatm1)
@@ -92,9 +108,11 @@ mods="rootfs/lib/modules/$kver"
 mkdir -p "$mods/extra"; cp "$siw" "$mods/extra/"
 for f in modules.order modules.builtin modules.builtin.modinfo; do cp "kernel/lib/modules/$kver/$f" "$mods/"; done
 [ -f "kernel/lib/modules/$kver/modules.dep" ] || depmod -b kernel "$kver"
-# The closure of what the VM loads; the crc32c modules siw asks for by
-# alias at run time are named, since --show-depends does not follow that.
-for m in virtio_pci virtio_net ib_core ib_uverbs rdma_ucm rdma_cm iw_cm crc32c_generic crc32c-intel libcrc32c; do
+# The closure of what the VM loads.  rxe asks for crc32 and siw for crc32c
+# by alias at run time (crypto-crc32, crypto-crc32c); --show-depends does
+# not follow that, so those modules are named.
+for m in virtio_pci virtio_net dummy 9p 9pnet_virtio ib_core ib_uverbs rdma_ucm rdma_cm iw_cm \
+         rdma_rxe crc32_generic crc32-pclmul crc32c_generic crc32c-intel libcrc32c; do
   modprobe -d kernel -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" { print $2 }'
 done | sort -u | while read -r ko; do
   rel=${ko#*kernel/lib/modules/$kver/}
@@ -111,17 +129,46 @@ for a in $("$bb" --list); do
 done
 ln -sf dash rootfs/bin/sh
 mkdir -p rootfs/proc rootfs/sys rootfs/dev rootfs/tmp rootfs/run rootfs/etc rootfs/lab
+echo 'root:x:0:0:root:/root:/bin/bash' >rootfs/etc/passwd
+echo 'root:x:0:' >rootfs/etc/group
 ldconfig -r rootfs 2>/dev/null || true
 
 # Every shared library an executable or library needs must be in the root.
+find rootfs/lib rootfs/usr/lib rootfs/lib64 -name '*.so*' -printf '%f\n' 2>/dev/null | sort -u >libs.txt
 missing=$(find rootfs -type f \( -perm -u+x -o -name '*.so*' \) -print0 |
   { xargs -0 objdump -p 2>/dev/null || true; } | awk '/NEEDED/ { print $2 }' | sort -u |
-  while read -r l; do
-    [ -n "$(find rootfs/lib rootfs/usr/lib -name "$l" 2>/dev/null)" ] || echo "$l"
-  done)
+  { grep -vxF -f libs.txt || true; })
 [ -z "$missing" ] || die "the VM root lacks shared libraries: $missing (add their packages to user=)"
 
+# The host binaries named on the command line: a library is in the root,
+# or found on the host by the RPATH/RUNPATH of the file that needs it (the
+# VM mounts the host's tree at the same path), and then checked in turn.
+seen=" " missing=""
+todo=(${hostbins[@]+"${hostbins[@]}"})
+while [ ${#todo[@]} -gt 0 ]; do
+  f=${todo[0]}; todo=("${todo[@]:1}")
+  case $seen in *" $f "*) continue ;; esac
+  seen="$seen$f "
+  dump=$(objdump -p "$f" 2>/dev/null) || die "$f is not an ELF file"
+  dirs=$(awk '$1 == "RPATH" || $1 == "RUNPATH" { print $2 }' <<<"$dump" | tr ':' '\n' |
+    sed "s|\$ORIGIN|$(dirname "$f")|; s|\${ORIGIN}|$(dirname "$f")|")
+  for l in $(awk '$1 == "NEEDED" { print $2 }' <<<"$dump"); do
+    grep -qxF "$l" libs.txt && continue
+    for d in $dirs; do
+      [ -f "$d/$l" ] && { todo+=("$(cd "$d" && pwd)/$l"); continue 2; }
+    done
+    missing="$missing $l (for $f)"
+  done
+done
+[ -z "$missing" ] || die "the VM lacks shared libraries that host binaries need:$missing (add their packages to user=)"
+
 install -m 755 "$lab/guest/init" rootfs/init
-echo "kernel $kpkg $kdeb" >rootfs/lab/versions.txt
+mkdir -p rootfs/lab/bin rootfs/root
+install -m 755 "$lab"/guest/bin/* rootfs/lab/bin/
+{
+  echo "kernel $kpkg $kdeb"
+  for p in "${user[@]}"; do dpkg-deb -W --showformat='${Package} ${Version}\n' "$(deb "$p")"; done
+} >rootfs/lab/versions.txt
+cp rootfs/lab/versions.txt versions.txt
 (cd rootfs && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) >initrd.img
 echo "build-initrd.sh: $cache/vmlinuz and initrd.img ($(du -h initrd.img | cut -f1)) for $kver" >&2

@@ -1,54 +1,91 @@
 #!/usr/bin/env bash
-# lab/run.sh: boot the siw lab VM (lab/build-initrd.sh), run one shell
+# lab/run.sh: boot the RDMA lab VM (lab/build-initrd.sh), run one shell
 # command in it, print its console, and exit with the command's status.
 #
-#   lab/run.sh [-f tcp:127.0.0.1:HOSTPORT-:GUESTPORT]... [-t seconds] [-q]
-#              [-k kernel-args] [-l log] 'COMMAND'
+#   lab/run.sh [-s DIR | -S] [-m MEM] [-c CPUS] [-t SECONDS] [-q] [-i]
+#              [-f tcp:127.0.0.1:HOSTPORT-:GUESTPORT]... [-k KERNEL-ARGS]
+#              [-l LOG] 'COMMAND'
 #
-# In the VM, eth0 is 10.0.2.15 with siw0 bound to it, and the host's
-# 127.0.0.1 is 10.0.2.2 (qemu's user-mode network: nothing is configured
-# on the host).  -f publishes a VM port on the host's loopback.  -q prints
-# only what the command prints; -t (default 300) kills a VM that runs
-# longer: status 124.  A VM that dies before the command ends: 125.
-# qemu emulates the CPU (TCG): the nested kvm_pvm flavour of KVM on these
+# In the VM: rxe0 (soft-RoCE) on dummy0 10.9.0.1/24, siw0 (soft-iWARP) on
+# eth0 10.0.2.15/24; the host's 127.0.0.1 is 10.0.2.2 (qemu's user-mode
+# network: nothing is configured on the host).  lab-ipof, lab-gid and
+# lab-selftest are in the PATH; RLIMIT_MEMLOCK is unlimited.
+#   -s DIR   mount DIR (default: the repository root) read-write at the same
+#            path in the VM (9p), and run the command there: binaries built
+#            on the host run as they are, their RPATHs resolve.  -S: none
+#   -m, -c   memory (1G) and virtual CPUs (2)
+#   -t       kill a VM that runs longer (default 300 s): status 124.  A VM
+#            that dies before the command ends: 125
+#   -q       print only what the command prints, not the boot
+#   -i       an interactive shell on the console after COMMAND (which is
+#            optional then); `exit` powers off, Ctrl-a x quits qemu
+#   -f       publish a VM port on the host's loopback
+#   -k       kernel arguments: lab.rdma=rxe0:dummy0,siw0:eth0 (the default;
+#            none: no links), lab.keep=1 (what -i sets)
+#   -l       the console log (default: lab/cache/logs/vm-*.log)
+# Several VMs may run at once (publish different host ports).  qemu
+# emulates the CPU (TCG): the nested kvm_pvm flavour of KVM on these
 # machines cannot boot this kernel.  LAB_ACCEL=kvm uses KVM where it works.
 #
 # SPDX-License-Identifier: MIT
 set -uo pipefail
 lab=$(cd "$(dirname "$0")" && pwd)
 cache=${LAB_CACHE:-$lab/cache}
-fwd=() t=300 quiet=0 kargs="" log=""
-while getopts "f:t:qk:l:" o; do
+usage() { awk 'NR > 1 && /^# SPDX/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2; exit 2; }
+share=$(cd "$lab/.." && pwd) mem=1G cpus=2 fwd=() t=300 quiet=0 inter=0 kargs="" log=""
+while getopts "s:Sm:c:f:t:qik:l:" o; do
   case $o in
+  s) share=$OPTARG ;;
+  S) share="" ;;
+  m) mem=$OPTARG ;;
+  c) cpus=$OPTARG ;;
   f) fwd+=("hostfwd=$OPTARG") ;;
   t) t=$OPTARG ;;
   q) quiet=1 ;;
+  i) inter=1 ;;
   k) kargs=$OPTARG ;;
   l) log=$OPTARG ;;
-  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  *) usage ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "run.sh: one COMMAND argument, in quotes" >&2; exit 2; }
+[ $# -eq 1 ] || { [ $# -eq 0 ] && [ $inter = 1 ]; } ||
+  { echo "run.sh: one COMMAND argument, in quotes" >&2; exit 2; }
 [ -f "$cache/initrd.img" ] || { echo "run.sh: no $cache/initrd.img: run lab/build-initrd.sh first" >&2; exit 2; }
 command -v qemu-system-x86_64 >/dev/null ||
   { echo "run.sh: qemu-system-x86_64 is missing: apt-get install qemu-system-x86" >&2; exit 2; }
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/root/lab"; printf '%s\n' "$1" >"$tmp/root/lab/cmd"
+mkdir -p "$tmp/root/lab"
+[ $# -eq 1 ] && printf '%s\n' "$1" >"$tmp/root/lab/cmd"
+fs=()
+if [ -n "$share" ]; then
+  share=$(cd "$share" 2>/dev/null && pwd) || { echo "run.sh: -s: no directory $share" >&2; exit 2; }
+  printf '%s\n' "$share" >"$tmp/root/lab/share"
+  # qemu reads a comma in an option value as ",,".
+  fs=(-fsdev "local,id=share,path=${share//,/,,},security_model=none,multidevs=remap"
+      -device virtio-9p-pci,fsdev=share,mount_tag=lab-share)
+fi
 # A second archive after the main one: the kernel unpacks both.
 (cd "$tmp/root" && find . | cpio -o -H newc --quiet | gzip -1) | cat "$cache/initrd.img" - >"$tmp/initrd"
 [ -n "$log" ] || { mkdir -p "$cache/logs"; log="$cache/logs/vm-$(date +%Y%m%d-%H%M%S)-$$.log"; }
+[ $inter = 1 ] && kargs="$kargs lab.keep=1"
 
 accel=${LAB_ACCEL:-tcg}
 cpu=max; [ "$accel" = kvm ] && cpu=host
 net="user,id=n0,net=10.0.2.0/24,host=10.0.2.2"
 for f in "${fwd[@]}"; do net="$net,$f"; done
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel" -cpu "$cpu"
+  -smp "$cpus" -m "$mem" -kernel "$cache/vmlinuz" -initrd "$tmp/initrd"
+  -append "console=ttyS0 quiet panic=-1 $kargs" -display none -no-reboot
+  -netdev "$net" -device virtio-net-pci,netdev=n0,romfile= "${fs[@]}")
 
-timeout --foreground "$t" qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel" -cpu "$cpu" \
-  -smp 2 -m 1G -kernel "$cache/vmlinuz" -initrd "$tmp/initrd" \
-  -append "console=ttyS0 quiet panic=-1 $kargs" -display none -serial stdio -no-reboot \
-  -netdev "$net" -device virtio-net-pci,netdev=n0,romfile= </dev/null 2>&1 |
+if [ $inter = 1 ]; then
+  # The terminal goes to the VM's console as it is (raw): no timeout, no log.
+  "${qemu[@]}" -serial mon:stdio
+  exit
+fi
+timeout --foreground "$t" "${qemu[@]}" -serial stdio </dev/null 2>&1 |
   tr -d '\r' | tee "$log" |
   if [ $quiet = 1 ]; then awk '/^LAB-EXIT /{ p = 0 } p { print; fflush() } /^LAB-READY /{ p = 1 }'; else cat; fi
 rc=${PIPESTATUS[0]}
