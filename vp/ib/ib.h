@@ -27,7 +27,7 @@
  *   -> cq->poll_lock (draining one verbs CQ)
  *   -> qp->sq_lock, qp->rq_lock, srq->lock (one queue's shadow)
  *   -> dev->qp_lock (the table from QP number to queue pair; a leaf)
- *   -> the CQ ring's own lock (a leaf).
+ *   -> the CQ ring's own lock, dev->ev_lock (leaves).
  * Upcalls are never made with any of them held.
  *
  * SPDX-License-Identifier: MIT
@@ -106,6 +106,7 @@ struct ib_dev {
   GHashTable *conns;             /* conn_id -> ib_conn_t: requests and connections */
   uint64_t next_conn_id;
   GList *sweep;                  /* ib_qp_t in ERROR with requests still outstanding */
+  GMutex ev_lock;                /* a leaf: guards events alone */
   GQueue events;                 /* ib_event_t to deliver from the progress thread */
   rnicpi_spin_t qp_lock;
   GHashTable *qps;               /* qp_num -> ib_qp_t */
@@ -135,6 +136,9 @@ struct ib_cq {
   rnicpi_spin_t poll_lock;
   rnicpi_cq_ring_t ring;
   gboolean dead;
+  gboolean watch;                /* its queue pairs may hold more than its depth: the
+                                  * progress thread drains it at each completion, so
+                                  * that going past the depth is reported in time */
 };
 
 /* One shadowed work request. */
@@ -174,6 +178,8 @@ struct ib_qp {
   ib_wq_t sq, rq;
   uint32_t sq_max, rq_max;       /* depths asked for: the shadows hold no more */
   gboolean flush_due;            /* in ERROR with work the sweep must finish */
+  gboolean break_due;            /* an error of its own: break the connection */
+  rnicpi_async_cause_t err_cause; /* the first error completion's cause, to raise */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
   gboolean dying;                /* being destroyed: never swept again (dev->lock) */
@@ -235,6 +241,7 @@ struct ib_conn {
   rnicpi_conn_param_t param;     /* connect: what to send once the route is known */
   uint8_t pdata[RNICPI_MAX_PDATA];
   gboolean three_way;
+  gboolean closing;              /* this side disconnected: DISCONNECTED, not BROKEN */
   gboolean dead;                 /* its id is being destroyed: ignore its events */
 };
 
@@ -261,6 +268,7 @@ void ib_dev_wake(ib_dev_t *dev);
 void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
 void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
 void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
+void ib_dev_queue_event(ib_dev_t *dev, ib_event_t *e);
 void ib_sweep_add(ib_qp_t *qp);
 void ib_sweep_add_locked(ib_qp_t *qp);
 void ib_dev_sweep_soon(ib_dev_t *dev);
@@ -293,6 +301,7 @@ void ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e);
 void ib_cm_qp_gone(ib_qp_t *qp);
 void ib_cm_qp_error(ib_qp_t *qp);
 void ib_cm_close_dev(ib_dev_t *dev);
+gboolean ib_cm_break_locked(ib_qp_t *qp, rnicpi_cm_event_t *ev);
 
 extern const rnicpi_device_ops_t ib_device_ops;
 extern const rnicpi_data_ops_t ib_data_ops;

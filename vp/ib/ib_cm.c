@@ -107,6 +107,23 @@ qp_cm_up(ib_qp_t *qp, struct rdma_cm_id *id)
   return 0;
 }
 
+/* Whether the device put @qp in ERROR by itself (a fault it found, such
+ * as a peer's access violation, before the peer's disconnect came): the
+ * connection then broke rather than ended.  siw does not say (its
+ * ibv_query_qp reports RESET); neither does a queue pair this side moved
+ * to ERROR, which is IB_QP_ERROR here already. */
+static gboolean
+qp_failed(ib_conn_t *c, ib_qp_t *qp)
+{
+  if (c->closing)
+    return FALSE;
+  if (qp->state == IB_QP_ERROR)
+    return TRUE;
+  struct ibv_qp_attr a;
+  struct ibv_qp_init_attr ia;
+  return ibv_query_qp(qp->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR;
+}
+
 /* The queue pair leaves the connection: ERROR in verbs and here. */
 static void
 qp_down(ib_qp_t *qp)
@@ -171,14 +188,45 @@ reason_of_status(ib_dev_t *dev, enum rdma_cm_event_type type, int status)
   return RNICPI_CM_REASON_BAD_PATH;
 }
 
+/* The private data of a refusal made by this provider rather than by a
+ * consumer (a listener closed with requests pending, a request for
+ * another device): rdma_cm offers no reason code of our own, so the
+ * refusal carries this mark and a vp/ib requester reports UNREACHABLE
+ * (no listener), as for a port nothing listens on. */
+static const uint8_t no_listener_mark[16] = "\0itapi-vp-ib:nl";
+
+static void
+reject_no_listener(struct rdma_cm_id *id)
+{
+  rdma_reject(id, no_listener_mark, sizeof(no_listener_mark));
+}
+
 /* Whether a REJECTED event is the peer consumer's refusal (with its
  * private data) rather than a refusal by the stack (no listener). */
 static gboolean
-consumer_reject(ib_dev_t *dev, int status)
+consumer_reject(ib_dev_t *dev, const struct rdma_cm_event *e)
 {
+  if (e->param.conn.private_data_len >= sizeof(no_listener_mark) &&
+      memcmp(e->param.conn.private_data, no_listener_mark, sizeof(no_listener_mark)) == 0)
+    return FALSE;
   if (dev->iwarp)
-    return status != -ECONNREFUSED && status != -ETIMEDOUT;
-  return status == 28; /* IB_CM_REJ_CONSUMER_DEFINED */
+    return e->status != -ECONNREFUSED && e->status != -ETIMEDOUT;
+  return e->status == 28; /* IB_CM_REJ_CONSUMER_DEFINED */
+}
+
+/* A fault of the queue pair's own ends its connection (dev->lock held):
+ * the peer is told by a disconnect, and @ev is this side's BROKEN.  FALSE
+ * when the connection was not up. */
+gboolean
+ib_cm_break_locked(ib_qp_t *qp, rnicpi_cm_event_t *ev)
+{
+  ib_conn_t *c = qp->conn;
+  if (c == NULL || c->state != IB_CONN_UP)
+    return FALSE;
+  rdma_disconnect(c->id);
+  c->state = IB_CONN_DOWN;
+  cm_ev_init(ev, RNICPI_CM_BROKEN, qp->base.al_ctx);
+  return TRUE;
 }
 
 /* Active side: the route is known; prepare the QP and send the request. */
@@ -249,8 +297,11 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
   case RDMA_CM_EVENT_CONNECT_RESPONSE:
     if (c->state != IB_CONN_CONNECTING || qp == NULL)
       return;
-    qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.responder_resources);
-    qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.initiator_depth);
+    /* rdma_cm states the peer's values in our terms: initiator_depth is
+     * how many Reads we may issue (the peer's IRD), responder_resources
+     * how many we must answer (its ORD). */
+    qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.initiator_depth);
+    qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.responder_resources);
     if (c->three_way) {
       c->state = IB_CONN_REPLIED;
       cm_ev_init(&o->ev, RNICPI_CM_CONNECT_REPLY, qp->base.al_ctx);
@@ -276,10 +327,10 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
       return;
     if (c->state == IB_CONN_CONNECTING) {
       /* iWARP's active side: the MPA Reply, with the peer's IRD and ORD. */
-      if (e->param.conn.responder_resources > 0)
-        qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.responder_resources);
       if (e->param.conn.initiator_depth > 0)
-        qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.initiator_depth);
+        qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.initiator_depth);
+      if (e->param.conn.responder_resources > 0)
+        qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.responder_resources);
     }
     cm_ev_init(&o->ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
     if (c->state == IB_CONN_CONNECTING)
@@ -309,10 +360,15 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
       return;
     if (c->state == IB_CONN_ACCEPTING || c->state == IB_CONN_UP) {
       fail_active(c, RNICPI_CM_BROKEN, RNICPI_CM_REASON_NONE, NULL, o);
-    } else if (e->event == RDMA_CM_EVENT_REJECTED && consumer_reject(dev, e->status)) {
+    } else if (e->event == RDMA_CM_EVENT_REJECTED && consumer_reject(dev, e)) {
       fail_active(c, RNICPI_CM_REJECTED, RNICPI_CM_REASON_NONE, e, o);
     } else {
-      fail_active(c, RNICPI_CM_UNREACHABLE, reason_of_status(dev, e->event, e->status), NULL, o);
+      fail_active(c, RNICPI_CM_UNREACHABLE,
+                  e->event == RDMA_CM_EVENT_REJECTED && !consumer_reject(dev, e) &&
+                      e->param.conn.private_data_len >= sizeof(no_listener_mark)
+                    ? RNICPI_CM_REASON_NO_LISTENER
+                    : reason_of_status(dev, e->event, e->status),
+                  NULL, o);
     }
     return;
   case RDMA_CM_EVENT_DISCONNECTED:
@@ -331,7 +387,8 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
      * waits for its DREP for seconds. */
     if (!dev->iwarp)
       rdma_disconnect(c->id);
-    fail_active(c, c->state == IB_CONN_UP ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN,
+    fail_active(c, c->state == IB_CONN_UP && !qp_failed(c, qp) ? RNICPI_CM_DISCONNECTED
+                                                            : RNICPI_CM_BROKEN,
                 RNICPI_CM_REASON_NONE, NULL, o);
     return;
   case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -386,9 +443,10 @@ listen_event(ib_listen_t *l, struct rdma_cm_event *e, ib_cm_out_t *o)
     memcpy(&o->ev.src.sa, peer,
            peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   o->ev.port = l->port;
-  /* The requester's: what it offers to answer, and what it wants to issue. */
-  o->ev.ird = e->param.conn.responder_resources;
-  o->ev.ord = e->param.conn.initiator_depth;
+  /* The requester's IRD and ORD, which rdma_cm states in our terms (the
+   * Reads we may issue to it, the Reads it will issue to us). */
+  o->ev.ird = e->param.conn.initiator_depth;
+  o->ev.ord = e->param.conn.responder_resources;
   cm_ev_pdata(&o->ev, e);
   o->have = TRUE;
 }
@@ -407,7 +465,7 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
   g_mutex_unlock(&dev->lock);
   rdma_ack_cm_event(e);
   if (o.reject != NULL) {
-    rdma_reject(o.reject->id, NULL, 0);
+    reject_no_listener(o.reject->id);
     conn_free(o.reject);
   }
   if (o.destroy != NULL)
@@ -477,7 +535,7 @@ ib_unlisten(rnicpi_listen_t *lst)
   g_mutex_unlock(&dev->lock);
   for (guint i = 0; i < mine->len; i++) {
     ib_conn_t *c = g_ptr_array_index(mine, i);
-    rdma_reject(c->id, NULL, 0);
+    reject_no_listener(c->id);
     conn_free(c);
   }
   g_ptr_array_free(mine, TRUE);
@@ -684,6 +742,7 @@ ib_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
     return RNICPI_ESTATE;
   }
   rdma_disconnect(c->id);
+  c->closing = TRUE;
   /* librdmacm leaves a QP it does not own in RTS: flush it now.  The
    * DISCONNECTED event, ours and the peer's, follows. */
   qp_down(qp);
@@ -731,7 +790,7 @@ ib_cm_close_dev(ib_dev_t *dev)
   for (guint i = 0; i < all->len; i++) {
     ib_conn_t *c = g_ptr_array_index(all, i);
     if (c->state == IB_CONN_REQUEST)
-      rdma_reject(c->id, NULL, 0);
+      reject_no_listener(c->id);
     conn_free(c);
   }
   g_ptr_array_free(all, TRUE);

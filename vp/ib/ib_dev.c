@@ -319,14 +319,16 @@ ib_dev_wake(ib_dev_t *dev)
   (void) r; /* a full counter wakes the thread already */
 }
 
-static void
-queue_event(ib_dev_t *dev, ib_event_t *e)
+void
+ib_dev_queue_event(ib_dev_t *dev, ib_event_t *e)
 {
-  g_mutex_lock(&dev->lock);
+  g_mutex_lock(&dev->ev_lock);
   g_queue_push_tail(&dev->events, e);
-  g_mutex_unlock(&dev->lock);
+  g_mutex_unlock(&dev->ev_lock);
   ib_dev_wake(dev);
 }
+
+#define queue_event ib_dev_queue_event
 
 void
 ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev)
@@ -359,9 +361,9 @@ static void
 deliver_events(ib_dev_t *dev)
 {
   for (;;) {
-    g_mutex_lock(&dev->lock);
+    g_mutex_lock(&dev->ev_lock);
     ib_event_t *e = g_queue_pop_head(&dev->events);
-    g_mutex_unlock(&dev->lock);
+    g_mutex_unlock(&dev->ev_lock);
     if (e == NULL)
       return;
     if (e->kind == IB_EV_CM) {
@@ -401,13 +403,22 @@ comp_events(ib_dev_t *dev)
   while (ibv_get_cq_event(dev->comp, &vcq, &cq_ctx) == 0) {
     ib_cq_t *cq = cq_ctx;
     rnicpi_notify_t to = { NULL, NULL, 0, NULL };
+    rnicpi_notify_batch_t b;
+    rnicpi_notify_batch_init(&b);
     g_mutex_lock(&dev->lock);
+    if (!cq->dead && cq->watch) {
+      /* Re-armed first, then drained: a completion between the two is
+       * either taken now or raises the next event. */
+      ibv_req_notify_cq(cq->cq, 0);
+      ib_cq_drain(cq, &b);
+    }
     if (!cq->dead && __atomic_exchange_n(&cq->ring.armed, FALSE, __ATOMIC_SEQ_CST)) {
       to = cq->ring.to;
       g_atomic_int_inc(&dev->inflight);
     }
     g_mutex_unlock(&dev->lock);
     ibv_ack_cq_events(vcq, 1);
+    rnicpi_notify_batch_deliver(&b);
     if (to.notify != NULL) {
       to.notify(to.dev_ctx, to.cq_ctx);
       g_atomic_int_dec_and_test(&dev->inflight);
@@ -538,6 +549,25 @@ sweep_collect(ib_dev_t *dev)
       qp->sweeping = TRUE;
       dev->sweep = g_list_prepend(dev->sweep, qp);
     }
+    if (qp->break_due && !qp->dying) {
+      /* A fault of its own ends the connection: the peer is told (it sees
+       * its queue pair's error or a disconnect), this side sees BROKEN and
+       * the fault's affiliated event. */
+      qp->break_due = FALSE;
+      ib_event_t *e = g_new0(ib_event_t, 1);
+      e->kind = IB_EV_CM;
+      if (ib_cm_break_locked(qp, &e->cm))
+        ib_dev_queue_event(dev, e);
+      else
+        g_free(e);
+      if (qp->err_cause != RNICPI_AE_UNSPECIFIED) {
+        e = g_new0(ib_event_t, 1);
+        e->kind = IB_EV_ASYNC;
+        e->async = rnicpi_async_event(rnicpi_async_type_of(qp->err_cause), qp->base.al_ctx,
+                                      qp->err_cause);
+        ib_dev_queue_event(dev, e);
+      }
+    }
   }
   rnicpi_spin_unlock(&dev->qp_lock);
   g_mutex_unlock(&dev->lock);
@@ -654,6 +684,7 @@ dev_free(ib_dev_t *dev)
     g_hash_table_destroy(dev->qps);
   drop_events(dev);
   g_mutex_clear(&dev->lock);
+  g_mutex_clear(&dev->ev_lock);
   g_free(dev);
 }
 
@@ -667,6 +698,7 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->up = *up;
   dev->epfd = dev->wakefd = -1;
   g_mutex_init(&dev->lock);
+  g_mutex_init(&dev->ev_lock);
   g_queue_init(&dev->events);
   g_strlcpy(dev->name, name, sizeof(dev->name));
   dev->conns = g_hash_table_new(g_int64_hash, g_int64_equal);

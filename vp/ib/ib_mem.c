@@ -15,6 +15,8 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
   ib_pd_t *pd = to_ib_pd(p);
   ib_dev_t *dev = to_ib_dev(p->dev);
+  if (attr->addr == NULL || attr->length == 0)
+    return RNICPI_EINVAL;
   if (attr->length > dev->caps.max_mr_size)
     return RNICPI_ELIMIT;
   struct ibv_mr *vmr = ibv_reg_mr_iova2(pd->pd, attr->addr, attr->length, attr->iova,
@@ -26,12 +28,19 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
             g_strerror(err));
     /* ENOMEM is the memory-lock limit (siw checks RLIMIT_MEMLOCK itself)
      * or the kernel's memory: a resource, not a fault of the caller. */
+    if (err == EINVAL && (attr->iova & 4095) != ((uintptr_t) attr->addr & 4095))
+      g_message("%s: a region at %p cannot answer to address 0x%" G_GINT64_MODIFIER "x: the "
+                "kernel's verbs keep an address's offset in its page (zero-based regions must "
+                "start on a page boundary; doc/provider-ib.md)", dev->name, attr->addr, attr->iova);
     return err == EFAULT ? RNICPI_ERANGE : ib_status_of_errno(err);
   }
   ib_mr_t *mr = g_new0(ib_mr_t, 1);
   mr->base.pd = p;
   mr->base.lkey = vmr->lkey;
-  mr->base.rkey = vmr->rkey;
+  /* rxe gives a region without remote rights no rkey (0); RNIC-PI keys are
+   * never 0, and the lkey names the region just as well: a remote access
+   * with it is refused for want of rights. */
+  mr->base.rkey = vmr->rkey != 0 ? vmr->rkey : vmr->lkey;
   mr->mr = vmr;
   *out = &mr->base;
   return RNICPI_OK;

@@ -150,6 +150,18 @@ ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *
     }
   }
   if (st != RNICPI_WC_SUCCESS) {
+    if (st != RNICPI_WC_WR_FLUSH_ERR && qp->err_cause == RNICPI_AE_UNSPECIFIED) {
+      /* The first fault: what the peer reported, or what this side found. */
+      switch (st) {
+      case RNICPI_WC_REM_ACCESS_ERR: qp->err_cause = RNICPI_AE_REMOTE_ACCESS; break;
+      case RNICPI_WC_REM_OP_ERR: qp->err_cause = RNICPI_AE_REMOTE; break;
+      case RNICPI_WC_LOC_LEN_ERR:
+        qp->err_cause = out->opcode == RNICPI_WC_RECV ? RNICPI_AE_PROTOCOL : RNICPI_AE_LOCAL;
+        break;
+      default: qp->err_cause = RNICPI_AE_LOCAL; break;
+      }
+      qp->break_due = TRUE;
+    }
     if (qp->state != IB_QP_ERROR)
       ib_qp_set_error(qp);
     /* The sweep waits for the device's own flush to stop coming. */
@@ -248,6 +260,10 @@ cq_reserve(ib_cq_t *cq, uint32_t n)
     cq->vsize = (uint32_t) cq->cq->cqe;
   }
   cq->users += n;
+  if (cq->users > cq->ring.depth && !cq->watch) {
+    cq->watch = TRUE;
+    ibv_req_notify_cq(cq->cq, 0);
+  }
   return RNICPI_OK;
 }
 
