@@ -11,6 +11,9 @@
 #                    written only against it_api.h) on DEV
 #   rping-DEV-s      rdma-core's rping client against itapi-rping -s
 #   rping-DEV-c      rdma-core's rping server against itapi-rping -c
+#   certify-DEV      itapi-certify --provider ib on DEV, RNIC-PI level, with
+#                    the device's deviation file (conformance/deviations/
+#                    DEV.txt); its Markdown report goes to BUILD/ib-cert-DEV.md
 #
 #   lab/ib-guest.sh BUILD [check...]
 #
@@ -77,12 +80,18 @@ rping_c() {
   [ $rc -eq 0 ] && [ $trc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' /tmp/theirs.out)" -eq 5 ]
 }
 
-[ $# -gt 0 ] || set -- perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
+certify() {
+  timeout 600 "$build/tools/certify/itapi-certify" -p ib -d "$1" --level rnicpi --timeout 30 -q \
+    --markdown "$build/ib-cert-$1.md"
+}
+
+[ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
   rping-siw0-s rping-siw0-c
 for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
   pingpong-*) check "$c" pingpong "${c#pingpong-}" ;;
+  certify-*) check "$c" certify "${c#certify-}" ;;
   rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
   rping-*-c) d=${c#rping-}; check "$c" rping_c "${d%-c}" ;;
   *) echo "CHECK $c FAIL"; echo "    unknown check" ;;

@@ -2,9 +2,12 @@
 # lab/ib-interop.sh: vp/ib (rdma-core) on the kernel's rxe and siw in the
 # lab VM, against software we did not write.  Cases:
 #
-#   vm             one VM boot running lab/ib-guest.sh: itapi-perf between
-#                  two processes and itapi-pingpong on rxe0 and siw0, and
-#                  rdma-core's rping against itapi-rping both ways on both
+#   vm             one VM boot running lab/ib-guest.sh: itapi-certify's
+#                  RNIC-PI level on rxe0 and siw0 (deviation files
+#                  conformance/deviations/rxe0.txt, siw0.txt; reports in
+#                  BUILD/ib-cert-DEV.md), itapi-perf between two processes
+#                  and itapi-pingpong on both, and rdma-core's rping
+#                  against itapi-rping both ways on both
 #   cross-passive  vp/ib on siw0 in the VM listens (itapi-rping -s), vp/iwarp
 #                  on this host connects through qemu's forward
 #   cross-active   vp/iwarp on this host listens, vp/ib on siw0 connects
@@ -64,7 +67,7 @@ result() {
 }
 
 vm_case() {
-  "$lab/run.sh" -q -s "$share" -t 600 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
+  "$lab/run.sh" -q -s "$share" -m 2G -t 800 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
   local rc=$? seen=0
   while read -r tag name st; do
     [ "$tag" = CHECK ] || continue

@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(meson ninja-build pkg-config gcc g++ libglib2.0-dev doxygen graphviz python3)
+# libibverbs-dev and librdmacm-dev: the vp/ib module (rdma-core devices).
+pkgs=(meson ninja-build pkg-config gcc g++ libglib2.0-dev doxygen graphviz python3
+      libibverbs-dev librdmacm-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

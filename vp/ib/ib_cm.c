@@ -687,8 +687,12 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
   }
   struct rdma_conn_param cp;
   conn_param(qp, p, &cp);
+  /* The state first: ESTABLISHED may be handled as soon as the lock is
+   * dropped, and it moves the queue pair to RTS. */
+  ib_qp_set_state(qp, dev->iwarp ? IB_QP_CONNECTING : IB_QP_RTS);
   if (rdma_accept(c->id, &cp) != 0) {
     err = errno;
+    ib_qp_set_state(qp, IB_QP_IDLE);
     g_mutex_unlock(&dev->lock);
     return ib_status_of_errno(err);
   }
@@ -696,7 +700,6 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
   qp->conn = c;
   c->state = IB_CONN_ACCEPTING;
   g_mutex_unlock(&dev->lock);
-  ib_qp_set_state(qp, dev->iwarp ? IB_QP_CONNECTING : IB_QP_RTS);
   return RNICPI_OK;
 }
 
