@@ -107,17 +107,18 @@ qp_cm_up(ib_qp_t *qp, struct rdma_cm_id *id)
   return 0;
 }
 
-/* Whether the device put @qp in ERROR by itself (a fault it found, such
- * as a peer's access violation, before the peer's disconnect came): the
- * connection then broke rather than ended.  siw does not say (its
- * ibv_query_qp reports RESET); neither does a queue pair this side moved
- * to ERROR, which is IB_QP_ERROR here already. */
+/* Whether @qp failed by itself before the peer's disconnect came (a fault
+ * it found, such as the peer's access violation): the connection then
+ * broke rather than ended.  A fault's completion says so; otherwise the
+ * device's own state, where it tells (rxe; siw's ibv_query_qp always says
+ * RESET).  Flushed receives say nothing: siw flushes them when the peer
+ * closes. */
 static gboolean
 qp_failed(ib_conn_t *c, ib_qp_t *qp)
 {
   if (c->closing)
     return FALSE;
-  if (qp->state == IB_QP_ERROR)
+  if (qp->err_cause != RNICPI_AE_UNSPECIFIED)
     return TRUE;
   struct ibv_qp_attr a;
   struct ibv_qp_init_attr ia;
