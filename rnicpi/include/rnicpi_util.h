@@ -96,6 +96,18 @@ rnicpi_spin_lock(rnicpi_spin_t *l)
 }
 
 /**
+ * @brief A provider's integer run-time parameter from the environment.
+ * @param name the variable, e.g. "ITAPI_IWARP_CRC".
+ * @param dflt the value when the variable is unset or empty.
+ * @param lo smallest value accepted.
+ * @param hi largest value accepted.
+ * @return the variable's value, or @p dflt when it is unset, empty, not a
+ *         whole number or outside [@p lo, @p hi] (the last two are warned
+ *         about, with the variable, its value and the range).
+ */
+int rnicpi_env_int(const char *name, int dflt, int lo, int hi);
+
+/**
  * @brief Whether a send-queue opcode is one of the 64-bit atomics.
  * @param op the opcode.
  * @return TRUE for #RNICPI_WR_ATOMIC_CMP_SWP and #RNICPI_WR_ATOMIC_FETCH_ADD.

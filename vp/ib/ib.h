@@ -112,7 +112,6 @@ struct ib_dev {
   GHashTable *qps;               /* qp_num -> ib_qp_t */
   uint32_t next_serial;
   gint inflight;                 /* cq notifications queued (rnicpi_notify_quiesce) */
-  gboolean removed;              /* the device went away (DEVICE_FATAL, DEVICE_REMOVAL) */
   gint sweep_check;              /* a queue pair flagged flush_due: look for it */
 };
 
@@ -201,11 +200,6 @@ struct ib_srq {
   uint32_t max_sge;
 };
 
-typedef struct ib_ah {
-  rnicpi_ah_t base;
-  struct ibv_ah *ah;
-} ib_ah_t;
-
 typedef struct ib_listen {
   rnicpi_listen_t base;
   ib_dev_t *dev;
@@ -259,7 +253,6 @@ static inline ib_mr_t *to_ib_mr(rnicpi_mr_t *m) { return (ib_mr_t *) m; }
 static inline ib_cq_t *to_ib_cq(rnicpi_cq_t *c) { return (ib_cq_t *) c; }
 static inline ib_qp_t *to_ib_qp(rnicpi_qp_t *q) { return (ib_qp_t *) q; }
 static inline ib_srq_t *to_ib_srq(rnicpi_srq_t *s) { return (ib_srq_t *) s; }
-static inline ib_ah_t *to_ib_ah(rnicpi_ah_t *a) { return (ib_ah_t *) a; }
 static inline ib_listen_t *to_ib_listen(rnicpi_listen_t *l) { return (ib_listen_t *) l; }
 
 /* ib_dev.c */
@@ -268,7 +261,6 @@ void ib_dev_wake(ib_dev_t *dev);
 void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
 void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
 void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
-void ib_dev_queue_event(ib_dev_t *dev, ib_event_t *e);
 void ib_sweep_add(ib_qp_t *qp);
 void ib_sweep_add_locked(ib_qp_t *qp);
 void ib_dev_sweep_soon(ib_dev_t *dev);

@@ -279,6 +279,20 @@ fail_active(ib_conn_t *c, rnicpi_cm_event_type_t type, rnicpi_cm_reason_t why,
   c->state = IB_CONN_DOWN;
 }
 
+/* A request's requester went away before the consumer answered: the
+ * listener's consumer is told, and the request is destroyed after the
+ * event's acknowledgement. */
+static void
+cancel_request(ib_conn_t *c, ib_cm_out_t *o)
+{
+  cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
+  o->ev.listen_ctx = c->listen_ctx;
+  o->ev.conn_id = c->conn_id;
+  o->have = TRUE;
+  if (conn_take_locked(c))
+    o->destroy = c;
+}
+
 /* An event of a connection's identifier (dev->lock held). */
 static void
 conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
@@ -348,13 +362,7 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
   case RDMA_CM_EVENT_ROUTE_ERROR:
   case RDMA_CM_EVENT_CONNECT_ERROR:
     if (c->state == IB_CONN_REQUEST) {
-      /* The requester gave up before the consumer answered. */
-      cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
-      o->ev.listen_ctx = c->listen_ctx;
-      o->ev.conn_id = c->conn_id;
-      o->have = TRUE;
-      if (conn_take_locked(c))
-        o->destroy = c;
+      cancel_request(c, o);
       return;
     }
     if (qp == NULL || c->state == IB_CONN_DOWN)
@@ -374,12 +382,7 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
     return;
   case RDMA_CM_EVENT_DISCONNECTED:
     if (c->state == IB_CONN_REQUEST) {
-      cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
-      o->ev.listen_ctx = c->listen_ctx;
-      o->ev.conn_id = c->conn_id;
-      o->have = TRUE;
-      if (conn_take_locked(c))
-        o->destroy = c;
+      cancel_request(c, o);
       return;
     }
     if (qp == NULL || c->state == IB_CONN_DOWN)
@@ -393,14 +396,8 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
                 RNICPI_CM_REASON_NONE, NULL, o);
     return;
   case RDMA_CM_EVENT_DEVICE_REMOVAL:
-    g_atomic_int_set(&dev->removed, TRUE);
     if (c->state == IB_CONN_REQUEST) {
-      cm_ev_init(&o->ev, RNICPI_CM_REQUEST_CANCELLED, 0);
-      o->ev.listen_ctx = c->listen_ctx;
-      o->ev.conn_id = c->conn_id;
-      o->have = TRUE;
-      if (conn_take_locked(c))
-        o->destroy = c;
+      cancel_request(c, o);
       return;
     }
     if (qp != NULL && c->state != IB_CONN_DOWN)
@@ -419,7 +416,6 @@ listen_event(ib_listen_t *l, struct rdma_cm_event *e, ib_cm_out_t *o)
 {
   ib_dev_t *dev = l->dev;
   if (e->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-    g_atomic_int_set(&dev->removed, TRUE);
     return;
   }
   if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST)
@@ -682,7 +678,8 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
    * own rdma_accept does for the QPs it owns). */
   if (!dev->iwarp && (err = qp_cm_up(qp, c->id)) != 0) {
     g_mutex_unlock(&dev->lock);
-    g_message("%s: cannot move QP %u to RTS for connection %" G_GUINT64_FORMAT ": %s",
+    g_message("%s: cannot move QP %u to RTS for connection %" G_GUINT64_FORMAT ": %s; the "
+              "request stays pending (reject it, or accept it on another queue pair)",
               dev->name, qp->base.qp_num, conn_id, g_strerror(err));
     return ib_status_of_errno(err);
   }

@@ -24,28 +24,13 @@ extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(ib);
 
 ib_config_t ib_config;
 
-static int
-env_int(const char *name, int dflt, int lo, int hi)
-{
-  const char *v = g_getenv(name);
-  if (v == NULL || *v == '\0')
-    return dflt;
-  char *end = NULL;
-  long n = strtol(v, &end, 10);
-  if (*end != '\0' || n < lo || n > hi) {
-    g_warning("%s=%s is not a number in [%d, %d]; using %d", name, v, lo, hi, dflt);
-    return dflt;
-  }
-  return (int) n;
-}
-
 static gpointer
 config_load(gpointer unused)
 {
   (void) unused;
-  ib_config.resolve_ms = env_int("ITAPI_IB_RESOLVE_MS", 2000, 10, 600000);
-  ib_config.sweep_ms = env_int("ITAPI_IB_FLUSH_MS", 50, 1, 60000);
-  ib_config.cq_min = env_int("ITAPI_IB_CQ_MIN", 256, 1, 1 << 22);
+  ib_config.resolve_ms = rnicpi_env_int("ITAPI_IB_RESOLVE_MS", 2000, 10, 600000);
+  ib_config.sweep_ms = rnicpi_env_int("ITAPI_IB_FLUSH_MS", 50, 1, 60000);
+  ib_config.cq_min = rnicpi_env_int("ITAPI_IB_CQ_MIN", 256, 1, 1 << 22);
   return NULL;
 }
 
@@ -319,8 +304,8 @@ ib_dev_wake(ib_dev_t *dev)
   (void) r; /* a full counter wakes the thread already */
 }
 
-void
-ib_dev_queue_event(ib_dev_t *dev, ib_event_t *e)
+static void
+queue_event(ib_dev_t *dev, ib_event_t *e)
 {
   g_mutex_lock(&dev->ev_lock);
   g_queue_push_tail(&dev->events, e);
@@ -328,13 +313,19 @@ ib_dev_queue_event(ib_dev_t *dev, ib_event_t *e)
   ib_dev_wake(dev);
 }
 
-#define queue_event ib_dev_queue_event
+
+static ib_event_t *
+event_new(int kind)
+{
+  ib_event_t *e = g_new0(ib_event_t, 1);
+  e->kind = kind;
+  return e;
+}
 
 void
 ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev)
 {
-  ib_event_t *e = g_new0(ib_event_t, 1);
-  e->kind = IB_EV_CM;
+  ib_event_t *e = event_new(IB_EV_CM);
   e->cm = *ev;
   queue_event(dev, e);
 }
@@ -342,8 +333,7 @@ ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev)
 void
 ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev)
 {
-  ib_event_t *e = g_new0(ib_event_t, 1);
-  e->kind = IB_EV_ASYNC;
+  ib_event_t *e = event_new(IB_EV_ASYNC);
   e->async = *ev;
   queue_event(dev, e);
 }
@@ -351,8 +341,7 @@ ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev)
 void
 ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n)
 {
-  ib_event_t *e = g_new0(ib_event_t, 1);
-  e->kind = IB_EV_NOTIFY;
+  ib_event_t *e = event_new(IB_EV_NOTIFY);
   e->notify = *n;
   queue_event(dev, e);
 }
@@ -464,7 +453,6 @@ async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *
   case IBV_EVENT_PORT_ERR:
   case IBV_EVENT_DEVICE_FATAL:
     if (v->event_type == IBV_EVENT_DEVICE_FATAL) {
-      g_atomic_int_set(&dev->removed, TRUE);
       g_message("%s: the device failed or was removed (IBV_EVENT_DEVICE_FATAL): its connections "
                 "break and its work requests complete flushed; close the IA", dev->name);
     }
@@ -554,18 +542,13 @@ sweep_collect(ib_dev_t *dev)
        * its queue pair's error or a disconnect), this side sees BROKEN and
        * the fault's affiliated event. */
       qp->break_due = FALSE;
-      ib_event_t *e = g_new0(ib_event_t, 1);
-      e->kind = IB_EV_CM;
-      if (ib_cm_break_locked(qp, &e->cm))
-        ib_dev_queue_event(dev, e);
-      else
-        g_free(e);
+      rnicpi_cm_event_t cm;
+      if (ib_cm_break_locked(qp, &cm))
+        ib_dev_queue_cm(dev, &cm);
       if (qp->err_cause != RNICPI_AE_UNSPECIFIED) {
-        e = g_new0(ib_event_t, 1);
-        e->kind = IB_EV_ASYNC;
-        e->async = rnicpi_async_event(rnicpi_async_type_of(qp->err_cause), qp->base.al_ctx,
-                                      qp->err_cause);
-        ib_dev_queue_event(dev, e);
+        rnicpi_async_event_t ae = rnicpi_async_event(rnicpi_async_type_of(qp->err_cause),
+                                                     qp->base.al_ctx, qp->err_cause);
+        ib_dev_queue_async(dev, &ae);
       }
     }
   }
@@ -719,8 +702,8 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   }
   rnicpi_status_t st = fill_caps(dev->ctx, &dev->caps, &dev->port, &dev->iwarp);
   if (st != RNICPI_OK) {
-    g_warning("%s: cannot query the device (ibv_query_device_ex or ibv_query_port: %s)", name,
-              g_strerror(errno));
+    g_warning("%s: cannot query the device (ibv_query_device_ex or ibv_query_port: %s); "
+              "ibv_devinfo -d %s shows whether its driver answers", name, g_strerror(errno), name);
     dev_free(dev);
     return st;
   }

@@ -333,7 +333,9 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->rq_max = attr->max_recv_wr;
   qp->serial = ib_dev_serial(dev);
   if ((st = qp_to_init(qp)) != RNICPI_OK) {
-    g_warning("%s: cannot move a new queue pair to INIT: %s", dev->name, rnicpi_status_message(st));
+    g_warning("%s: cannot move new QP %u to INIT (port %u): %s; ibv_devinfo -d %s shows the "
+              "port's state", dev->name, qp->base.qp_num, dev->port, rnicpi_status_message(st),
+              dev->name);
     ibv_destroy_qp(qp->qp);
     qp->scq->users -= attr->max_send_wr;
     qp->rcq->users -= recv_need;
@@ -461,6 +463,14 @@ ib_qp_state(rnicpi_qp_t *q)
   }
 }
 
+/* Wait for a drain of @cq in progress (ib_cq_drain holds the poll lock). */
+static void
+cq_barrier(ib_cq_t *cq)
+{
+  rnicpi_spin_lock(&cq->poll_lock);
+  rnicpi_spin_unlock(&cq->poll_lock);
+}
+
 static rnicpi_status_t
 ib_qp_destroy(rnicpi_qp_t *q)
 {
@@ -475,13 +485,18 @@ ib_qp_destroy(rnicpi_qp_t *q)
   rnicpi_spin_lock(&dev->qp_lock);
   g_hash_table_remove(dev->qps, GUINT_TO_POINTER(qp->base.qp_num));
   rnicpi_spin_unlock(&dev->qp_lock);
+  /* A drain in another thread may have found the queue pair just before
+   * it left the table: it holds its CQ's poll lock while it uses it. */
+  cq_barrier(qp->scq);
+  cq_barrier(qp->rcq);
   /* Completions of the queue pair still in the verbs CQs find no queue
    * pair from now and are dropped: each request completed once already.
    * ibv_destroy_qp waits for the progress thread to acknowledge the
    * queue pair's asynchronous events. */
   int err = ibv_destroy_qp(qp->qp);
   if (err != 0)
-    g_warning("%s: ibv_destroy_qp(QP %u): %s", dev->name, qp->base.qp_num, g_strerror(err));
+    g_warning("%s: ibv_destroy_qp(QP %u) failed: %s; its kernel resources stay until the IA "
+              "is freed", dev->name, qp->base.qp_num, g_strerror(err));
   qp->scq->users -= qp->sq_max;
   if (qp->srq == NULL)
     qp->rcq->users -= qp->rq_max;

@@ -20,39 +20,24 @@ extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(iwarp);
 
 iw_config_t iw_config;
 
-static int
-env_int(const char *name, int dflt, int lo, int hi)
-{
-  const char *v = g_getenv(name);
-  if (v == NULL || *v == '\0')
-    return dflt;
-  char *end = NULL;
-  long n = strtol(v, &end, 10);
-  if (*end != '\0' || n < lo || n > hi) {
-    g_warning("%s=%s is not a number in [%d, %d]; using %d", name, v, lo, hi, dflt);
-    return dflt;
-  }
-  return (int) n;
-}
-
 static gpointer
 config_load(gpointer unused)
 {
   (void) unused;
-  iw_config.crc = env_int("ITAPI_IWARP_CRC", 0, 0, 1);
-  iw_config.mpa_rev = env_int("ITAPI_IWARP_MPA_REV", 2, 1, 2);
-  iw_config.pdata_max = (uint32_t) env_int("ITAPI_IWARP_PDATA_MAX", IW_PDATA_INTEROP, 0,
+  iw_config.crc = rnicpi_env_int("ITAPI_IWARP_CRC", 0, 0, 1);
+  iw_config.mpa_rev = rnicpi_env_int("ITAPI_IWARP_MPA_REV", 2, 1, 2);
+  iw_config.pdata_max = (uint32_t) rnicpi_env_int("ITAPI_IWARP_PDATA_MAX", IW_PDATA_INTEROP, 0,
                                            IW_MPA_PDATA_MAX - (int) sizeof(iw_mpa_v2_t));
-  iw_config.corrupt_crc = env_int("ITAPI_IWARP_CORRUPT_CRC", 0, 0, G_MAXINT);
+  iw_config.corrupt_crc = rnicpi_env_int("ITAPI_IWARP_CORRUPT_CRC", 0, 0, G_MAXINT);
   iw_config.mpa_timeout_us =
-    (uint64_t) env_int("ITAPI_IWARP_MPA_TIMEOUT_MS", IW_CONNECT_TIMEOUT_US / 1000, 1, 3600000) *
+    (uint64_t) rnicpi_env_int("ITAPI_IWARP_MPA_TIMEOUT_MS", IW_CONNECT_TIMEOUT_US / 1000, 1, 3600000) *
     1000;
-  iw_config.poll_progress = env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
-  iw_config.fpdu_max = (uint32_t) env_int("ITAPI_IWARP_FPDU_MAX", IW_FPDU_MAX, IW_FPDU_MIN,
+  iw_config.poll_progress = rnicpi_env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
+  iw_config.fpdu_max = (uint32_t) rnicpi_env_int("ITAPI_IWARP_FPDU_MAX", IW_FPDU_MAX, IW_FPDU_MIN,
                                           IW_FPDU_MAX);
   iw_config.first_fpdu_delay_us =
-    (uint64_t) env_int("ITAPI_IWARP_FIRST_FPDU_DELAY_MS", 0, 0, 10000) * 1000;
-  iw_config.timeout_ms = (uint32_t) env_int("ITAPI_IWARP_TIMEOUT_MS", IW_TIMEOUT_MS, 0, 3600000);
+    (uint64_t) rnicpi_env_int("ITAPI_IWARP_FIRST_FPDU_DELAY_MS", 0, 0, 10000) * 1000;
+  iw_config.timeout_ms = (uint32_t) rnicpi_env_int("ITAPI_IWARP_TIMEOUT_MS", IW_TIMEOUT_MS, 0, 3600000);
   const char *cm = g_getenv("ITAPI_IWARP_COMPLETION");
   iw_config.placed = g_strcmp0(cm, "placed") == 0;
   if (cm != NULL && *cm != '\0' && !iw_config.placed && strcmp(cm, "sent") != 0)
@@ -307,7 +292,7 @@ iw_dev_new(const rnicpi_upcalls_t *up, void *ctx)
   dev->base.prov = &RNICPI_PROVIDER_SELF(iwarp);
   dev->base.al_ctx = ctx;
   /* Read at every open, not once: the option is per device. */
-  dev->rfc7306 = env_int("ITAPI_IWARP_RFC7306", 0, 0, 1) != 0;
+  dev->rfc7306 = rnicpi_env_int("ITAPI_IWARP_RFC7306", 0, 0, 1) != 0;
   fill_caps(&dev->caps, dev->rfc7306);
   dev->epfd = epoll_create1(EPOLL_CLOEXEC);
   dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
