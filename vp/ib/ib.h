@@ -44,6 +44,9 @@
 
 #define IB_LOG "itapi-vp-ib"
 
+/* Entries of a verbs CQ at least, on a device that cannot resize one. */
+#define IB_CQ_FIXED_MIN 16384u
+
 /* A verbs wr_id names the shadow entry of a work request: the serial of
  * its queue pair (or SRQ) incarnation, the kind of queue and the entry's
  * sequence number.  A completion whose serial is not its queue pair's
@@ -96,6 +99,7 @@ struct ib_dev {
   char name[64];
   rnicpi_caps_t caps;
   gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
+  gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
   uint8_t port;                  /* the port that holds the address */
   struct ibv_comp_channel *comp;
   struct rdma_event_channel *cm;
@@ -113,6 +117,8 @@ struct ib_dev {
   uint32_t next_serial;
   gint inflight;                 /* cq notifications queued (rnicpi_notify_quiesce) */
   gint sweep_check;              /* a queue pair flagged flush_due: look for it */
+  GRWLock mr_lock;
+  GHashTable *mrs;               /* lkey -> ib_mr_t: local segments are checked */
 };
 
 typedef struct ib_pd {
@@ -123,6 +129,9 @@ typedef struct ib_pd {
 typedef struct ib_mr {
   rnicpi_mr_t base;
   struct ibv_mr *mr;
+  uint64_t addr, length;         /* the bytes it covers, in our address space */
+  uint64_t iova;                 /* the address of its first byte for the device */
+  uint32_t access;               /* RNICPI_ACCESS_* */
 } ib_mr_t;
 
 /* A CQ: the verbs CQ, and the ring its completions are translated into. */
@@ -147,6 +156,9 @@ typedef struct ib_shadow {
   uint8_t signaled;
   uint8_t done;                  /* SRQ slots: free */
   uint8_t given;                 /* posted to the device (not kept back in ERROR) */
+  uint8_t fail;                  /* a fault found at post (rnicpi_wc_status_t; 0: none):
+                                  * the request completes with it in its turn */
+  uint8_t fail_cause;            /* and the fault's rnicpi_async_cause_t */
   uint32_t len;                  /* bytes the request moves */
   uint64_t rkey;                 /* a bind's or an invalidation's key */
 } ib_shadow_t;
@@ -164,6 +176,7 @@ struct ib_qp {
   rnicpi_qp_t base;
   ib_dev_t *dev;
   struct ibv_qp *qp;
+  struct ibv_qp_init_attr init_attr; /* what it was created with (iWARP resets renew it) */
   ib_cq_t *scq, *rcq;
   ib_srq_t *srq;
   rnicpi_qp_type_t type;
@@ -178,6 +191,8 @@ struct ib_qp {
   uint32_t sq_max, rq_max;       /* depths asked for: the shadows hold no more */
   gboolean flush_due;            /* in ERROR with work the sweep must finish */
   gboolean break_due;            /* an error of its own: break the connection */
+  gboolean held;                 /* a fault found at post waits for its turn: later
+                                  * sends stay in the shadow (sq_lock) */
   rnicpi_async_cause_t err_cause; /* the first error completion's cause, to raise */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
@@ -232,6 +247,7 @@ struct ib_conn {
   ib_qp_t *qp;                   /* NULL for a request not yet accepted */
   ib_listen_t *listener;         /* a request's listener */
   uint64_t listen_ctx;
+  uint32_t req_ird, req_ord;     /* a request's: its requester's IRD and ORD */
   rnicpi_conn_param_t param;     /* connect: what to send once the route is known */
   uint8_t pdata[RNICPI_MAX_PDATA];
   gboolean three_way;

@@ -158,11 +158,21 @@ cm_ev_init(rnicpi_cm_event_t *ev, rnicpi_cm_event_type_t type, uint64_t qp_ctx)
   ev->qp_ctx = qp_ctx;
 }
 
+/* The private data of @e.  The IB CM's messages always carry their whole
+ * private data field, zero-filled past what the sender gave, so on IB a
+ * field of zeros is taken as none given. */
 static void
-cm_ev_pdata(rnicpi_cm_event_t *ev, const struct rdma_cm_event *e)
+cm_ev_pdata(ib_dev_t *dev, rnicpi_cm_event_t *ev, const struct rdma_cm_event *e)
 {
-  const void *pd = e->param.conn.private_data;
+  const uint8_t *pd = e->param.conn.private_data;
   uint32_t len = e->param.conn.private_data_len;
+  if (pd != NULL && !dev->iwarp) {
+    uint32_t i = 0;
+    while (i < len && pd[i] == 0)
+      i++;
+    if (i == len)
+      len = 0;
+  }
   if (pd != NULL && len > 0) {
     ev->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
     memcpy(ev->pdata, pd, ev->pdata_len);
@@ -272,7 +282,7 @@ fail_active(ib_conn_t *c, rnicpi_cm_event_type_t type, rnicpi_cm_reason_t why,
   cm_ev_init(&o->ev, type, qp->base.al_ctx);
   o->ev.reason = why;
   if (type == RNICPI_CM_REJECTED && e != NULL)
-    cm_ev_pdata(&o->ev, e);
+    cm_ev_pdata(c->dev, &o->ev, e);
   o->have = TRUE;
   qp_down(qp);
   ib_sweep_add_locked(qp);
@@ -334,7 +344,7 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
     }
     o->ev.ird = qp->ird;
     o->ev.ord = qp->ord;
-    cm_ev_pdata(&o->ev, e);
+    cm_ev_pdata(dev, &o->ev, e);
     o->have = TRUE;
     return;
   case RDMA_CM_EVENT_ESTABLISHED:
@@ -349,7 +359,7 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
     }
     cm_ev_init(&o->ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
     if (c->state == IB_CONN_CONNECTING)
-      cm_ev_pdata(&o->ev, e);
+      cm_ev_pdata(dev, &o->ev, e);
     o->ev.ird = qp->ird;
     o->ev.ord = qp->ord;
     o->have = TRUE;
@@ -367,7 +377,11 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
     }
     if (qp == NULL || c->state == IB_CONN_DOWN)
       return;
-    if (c->state == IB_CONN_ACCEPTING || c->state == IB_CONN_UP) {
+    if (c->state == IB_CONN_ACCEPTING && e->event == RDMA_CM_EVENT_REJECTED &&
+        consumer_reject(dev, e)) {
+      /* Three-way: the requester refused our reply. */
+      fail_active(c, RNICPI_CM_REJECTED, RNICPI_CM_REASON_NONE, e, o);
+    } else if (c->state == IB_CONN_ACCEPTING || c->state == IB_CONN_UP) {
       fail_active(c, RNICPI_CM_BROKEN, RNICPI_CM_REASON_NONE, NULL, o);
     } else if (e->event == RDMA_CM_EVENT_REJECTED && consumer_reject(dev, e)) {
       fail_active(c, RNICPI_CM_REJECTED, RNICPI_CM_REASON_NONE, e, o);
@@ -442,9 +456,9 @@ listen_event(ib_listen_t *l, struct rdma_cm_event *e, ib_cm_out_t *o)
   o->ev.port = l->port;
   /* The requester's IRD and ORD, which rdma_cm states in our terms (the
    * Reads we may issue to it, the Reads it will issue to us). */
-  o->ev.ird = e->param.conn.initiator_depth;
-  o->ev.ord = e->param.conn.responder_resources;
-  cm_ev_pdata(&o->ev, e);
+  o->ev.ird = c->req_ird = e->param.conn.initiator_depth;
+  o->ev.ord = c->req_ord = e->param.conn.responder_resources;
+  cm_ev_pdata(dev, &o->ev, e);
   o->have = TRUE;
 }
 
@@ -646,6 +660,14 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
       g_mutex_unlock(&dev->lock);
       return RNICPI_EINVAL;
     }
+    if (p->pdata_len > 0) {
+      /* rdma_establish sends the RTU without private data. */
+      g_mutex_unlock(&dev->lock);
+      g_message("%s: QP %u: the answer to a three-way reply carries no private data over "
+                "rdma_cm (%u bytes given); accept it with none", dev->name, qp->base.qp_num,
+                p->pdata_len);
+      return RNICPI_ELIMIT;
+    }
     rnicpi_cm_event_t ev;
     if ((err = active_establish(c)) != 0) {
       rdma_reject(c->id, NULL, 0);
@@ -672,19 +694,29 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
     g_mutex_unlock(&dev->lock);
     return RNICPI_ESTATE;
   }
-  qp->ird = p->ird;
-  qp->ord = p->ord;
+  /* Negotiated: no more Reads out than the requester takes in, and no
+   * more in than it sends out. */
+  qp->ird = MIN(p->ird, c->req_ord);
+  qp->ord = MIN(p->ord, c->req_ird);
   /* IB: the passive side's QP runs before its REP leaves (as librdmacm's
    * own rdma_accept does for the QPs it owns). */
   if (!dev->iwarp && (err = qp_cm_up(qp, c->id)) != 0) {
     g_mutex_unlock(&dev->lock);
+    if (err == EINVAL) {
+      /* The IB CM left the request's state: its requester withdrew it
+       * (REQUEST_CANCELLED follows). */
+      return RNICPI_ENOENT;
+    }
     g_message("%s: cannot move QP %u to RTS for connection %" G_GUINT64_FORMAT ": %s; the "
               "request stays pending (reject it, or accept it on another queue pair)",
               dev->name, qp->base.qp_num, conn_id, g_strerror(err));
     return ib_status_of_errno(err);
   }
   struct rdma_conn_param cp;
-  conn_param(qp, p, &cp);
+  rnicpi_conn_param_t np = *p;
+  np.ird = qp->ird;
+  np.ord = qp->ord;
+  conn_param(qp, &np, &cp);
   /* The state first: ESTABLISHED may be handled as soon as the lock is
    * dropped, and it moves the queue pair to RTS. */
   ib_qp_set_state(qp, dev->iwarp ? IB_QP_CONNECTING : IB_QP_RTS);
@@ -692,6 +724,11 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
     err = errno;
     ib_qp_set_state(qp, IB_QP_IDLE);
     g_mutex_unlock(&dev->lock);
+    /* The requester went away (iWARP: its stream closed; IB: the CM left
+     * the request's state); REQUEST_CANCELLED follows. */
+    if (err == EINVAL || err == ECONNRESET || err == ECONNABORTED || err == ECONNREFUSED ||
+        err == ETIMEDOUT || err == ENOTCONN || err == EPIPE)
+      return RNICPI_ENOENT;
     return ib_status_of_errno(err);
   }
   c->qp = qp;

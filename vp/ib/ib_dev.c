@@ -165,9 +165,10 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
   c->path_format = *iwarp ? RNICPI_PATH_IP : RNICPI_PATH_GID;
   c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED |
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
-                RNICPI_CAP_CQ_OVERFLOW_DETECT |
-                /* The kernel's ib_umem pins and accounts registered pages. */
-                RNICPI_CAP_NO_PIN;
+                RNICPI_CAP_CQ_OVERFLOW_DETECT;
+  /* No RNICPI_CAP_NO_PIN: the kernel's ib_umem pins registered pages
+   * (faulting them in) and counts them against RLIMIT_MEMLOCK, so the
+   * access layer applies the same rule before it asks. */
   if (*iwarp) {
     /* RFC 5040: an RDMA Read's sink is named by an STag the responder
      * writes to, so iWARP RNICs (and the kernel's rdma_rw for them) want
@@ -527,6 +528,7 @@ sweep_collect(ib_dev_t *dev)
   if (!g_atomic_int_compare_and_exchange(&dev->sweep_check, 1, 0))
     return;
   g_mutex_lock(&dev->lock);
+  GPtrArray *broken = g_ptr_array_new();
   rnicpi_spin_lock(&dev->qp_lock);
   GHashTableIter it;
   gpointer v;
@@ -542,6 +544,7 @@ sweep_collect(ib_dev_t *dev)
        * its queue pair's error or a disconnect), this side sees BROKEN and
        * the fault's affiliated event. */
       qp->break_due = FALSE;
+      g_ptr_array_add(broken, qp);
       rnicpi_cm_event_t cm;
       if (ib_cm_break_locked(qp, &cm))
         ib_dev_queue_cm(dev, &cm);
@@ -553,6 +556,12 @@ sweep_collect(ib_dev_t *dev)
     }
   }
   rnicpi_spin_unlock(&dev->qp_lock);
+  /* A fault found at post leaves the device's queue pair running: stop it
+   * (its receives flush).  A destroy waits for dev->lock before it lets
+   * the queue pair go. */
+  for (guint i = 0; i < broken->len; i++)
+    ib_qp_modify_verbs(g_ptr_array_index(broken, i), IBV_QPS_ERR);
+  g_ptr_array_free(broken, TRUE);
   g_mutex_unlock(&dev->lock);
 }
 
@@ -665,6 +674,9 @@ dev_free(ib_dev_t *dev)
     g_hash_table_destroy(dev->conns);
   if (dev->qps != NULL)
     g_hash_table_destroy(dev->qps);
+  if (dev->mrs != NULL)
+    g_hash_table_destroy(dev->mrs);
+  g_rw_lock_clear(&dev->mr_lock);
   drop_events(dev);
   g_mutex_clear(&dev->lock);
   g_mutex_clear(&dev->ev_lock);
@@ -686,6 +698,8 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   g_strlcpy(dev->name, name, sizeof(dev->name));
   dev->conns = g_hash_table_new(g_int64_hash, g_int64_equal);
   dev->qps = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_rw_lock_init(&dev->mr_lock);
+  dev->mrs = g_hash_table_new(g_direct_hash, g_direct_equal);
   dev->next_conn_id = 1;
   dev->next_serial = 1;
 
@@ -712,6 +726,12 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
     dev_free(dev);
     return RNICPI_ENOENT;
   }
+  /* Whether its CQs can grow (siw's cannot): a CQ then starts large
+   * enough for many queue pairs (ib_cq.c). */
+  struct ibv_cq *probe = ibv_create_cq(dev->ctx, 1, NULL, NULL, 0);
+  dev->cq_fixed = probe == NULL || ibv_resize_cq(probe, 64) != 0;
+  if (probe != NULL)
+    ibv_destroy_cq(probe);
   dev->comp = ibv_create_comp_channel(dev->ctx);
   dev->cm = rdma_create_event_channel();
   dev->epfd = epoll_create1(EPOLL_CLOEXEC);

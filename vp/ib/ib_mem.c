@@ -10,6 +10,16 @@
 
 #include "ib.h"
 
+/* The rights a region has: verbs grants local write with remote write
+ * and atomics (ib_access_to_verbs). */
+static uint32_t
+effective_access(uint32_t access)
+{
+  if (access & (RNICPI_ACCESS_REMOTE_WRITE | RNICPI_ACCESS_ATOMIC))
+    access |= RNICPI_ACCESS_LOCAL_WRITE;
+  return access;
+}
+
 static rnicpi_status_t
 ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
@@ -42,6 +52,13 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
    * with it is refused for want of rights. */
   mr->base.rkey = vmr->rkey != 0 ? vmr->rkey : vmr->lkey;
   mr->mr = vmr;
+  mr->addr = (uintptr_t) attr->addr;
+  mr->length = attr->length;
+  mr->iova = attr->iova;
+  mr->access = effective_access(attr->access);
+  g_rw_lock_writer_lock(&dev->mr_lock);
+  g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->base.lkey), mr);
+  g_rw_lock_writer_unlock(&dev->mr_lock);
   *out = &mr->base;
   return RNICPI_OK;
 }
@@ -50,6 +67,7 @@ static rnicpi_status_t
 ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
 {
   ib_mr_t *mr = to_ib_mr(m);
+  ib_dev_t *dev = to_ib_dev(m->pd->dev);
   /* RNIC-PI keeps a region's keys.  ibv_rereg_mr may change them (its
    * man page allows a deregistration and a new registration); rxe changes
    * the rights in place, siw cannot change them at all (ENOTSUP). */
@@ -58,10 +76,17 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
                        ib_access_to_verbs(access));
   if (r != 0)
     return r == IBV_REREG_MR_ERR_INPUT ? RNICPI_EINVAL : RNICPI_ENOTSUP;
+  g_rw_lock_writer_lock(&dev->mr_lock);
+  mr->access = effective_access(access);
+  if (mr->mr->lkey != lkey) {
+    g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
+    g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->mr->lkey), mr);
+  }
+  g_rw_lock_writer_unlock(&dev->mr_lock);
   if (mr->mr->lkey != lkey || mr->mr->rkey != rkey) {
     g_warning("%s: ibv_rereg_mr changed the keys of a region (lkey 0x%x -> 0x%x, rkey 0x%x -> "
               "0x%x): peers holding the old rkey will fail; this device cannot change rights "
-              "in place (doc/provider-ib.md)", to_ib_dev(m->pd->dev)->name, lkey, mr->mr->lkey,
+              "in place (doc/provider-ib.md)", dev->name, lkey, mr->mr->lkey,
               rkey, mr->mr->rkey);
     mr->base.lkey = mr->mr->lkey;
     mr->base.rkey = mr->mr->rkey;
@@ -73,9 +98,20 @@ static rnicpi_status_t
 ib_mr_dereg(rnicpi_mr_t *m)
 {
   ib_mr_t *mr = to_ib_mr(m);
+  ib_dev_t *dev = to_ib_dev(m->pd->dev);
+  uint32_t lkey = mr->mr->lkey;
+  /* Out of the table first: once deregistered, its lkey may name the
+   * next region registered. */
+  g_rw_lock_writer_lock(&dev->mr_lock);
+  g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
+  g_rw_lock_writer_unlock(&dev->mr_lock);
   int err = ibv_dereg_mr(mr->mr);
-  if (err != 0)
+  if (err != 0) {
+    g_rw_lock_writer_lock(&dev->mr_lock);
+    g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(lkey), mr);
+    g_rw_lock_writer_unlock(&dev->mr_lock);
     return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
+  }
   g_free(mr);
   return RNICPI_OK;
 }

@@ -109,11 +109,32 @@ ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to)
   return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
 }
 
+/* The queue pair failed, or was flushed (@cause UNSPECIFIED): ERROR; a
+ * first fault of its own is raised and breaks the connection, and the
+ * sweep completes what the device leaves once its own flush stops. */
+static void
+qp_fault(ib_qp_t *qp, rnicpi_async_cause_t cause)
+{
+  if (cause != RNICPI_AE_UNSPECIFIED && qp->err_cause == RNICPI_AE_UNSPECIFIED) {
+    qp->err_cause = cause;
+    qp->break_due = TRUE;
+  }
+  if (qp->state != IB_QP_ERROR)
+    ib_qp_set_error(qp);
+  __atomic_store_n(&qp->sweep_at, g_get_monotonic_time() + (gint64) ib_config.sweep_ms * 1000,
+                   __ATOMIC_RELAXED);
+  if (!qp->flush_due) {
+    qp->flush_due = TRUE;
+    ib_dev_sweep_soon(qp->dev);
+  }
+}
+
 void
 ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *out, gboolean *have)
 {
   *have = FALSE;
   rnicpi_wc_status_t st = wc_status(v->status);
+  rnicpi_async_cause_t fail_cause = RNICPI_AE_UNSPECIFIED;
   if (kind == IB_KIND_SRQ) {
     if (qp->srq != NULL)
       *have = ib_srq_complete(qp, v, out);
@@ -123,15 +144,36 @@ ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *
     ib_wq_t *q = send ? &qp->sq : &qp->rq;
     uint64_t seq = IB_WRID_SEQ(v->wr_id);
     rnicpi_spin_lock(lock);
-    /* A sequence behind the head was completed already (the sweep). */
-    if (seq >= q->head && seq < q->tail) {
+    /* A sequence behind the head, or one marked done, was completed
+     * already (the sweep). */
+    if (seq >= q->head && seq < q->tail && !wq_at(q, seq)->done) {
       ib_shadow_t *s = wq_at(q, seq);
+      if (s->fail != 0 && st == RNICPI_WC_SUCCESS) {
+        /* The stand-in of a request that failed at post: its turn came. */
+        st = (rnicpi_wc_status_t) s->fail;
+        fail_cause = (rnicpi_async_cause_t) s->fail_cause;
+      } else if (v->status == IBV_WC_REM_INV_REQ_ERR &&
+                 (s->opcode == RNICPI_WC_RDMA_WRITE || s->opcode == RNICPI_WC_RDMA_READ)) {
+        /* IB answers a Write or Read the peer's queue pair does not allow
+         * with Invalid Request: for RNIC-PI that is a refused access. */
+        st = RNICPI_WC_REM_ACCESS_ERR;
+      }
       wc_from_shadow(qp, s, st, out);
       if (!send) {
         out->opcode = RNICPI_WC_RECV;
         out->byte_len = v->byte_len;
       }
-      q->head = seq + 1;
+      /* Retire it, and the unsignaled requests the device took before it
+       * (done without a word).  A signaled one before it stays: siw
+       * completes an RDMA Read when its response arrives, after the
+       * requests behind it. */
+      s->done = 1;
+      while (q->head < q->tail) {
+        const ib_shadow_t *h = wq_at(q, q->head);
+        if (!h->done && !(q->head < seq && !h->signaled && h->given))
+          break;
+        q->head++;
+      }
       *have = TRUE;
     }
     rnicpi_spin_unlock(lock);
@@ -149,29 +191,23 @@ ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *
       out->rkey = v->invalidated_rkey;
     }
   }
-  if (st != RNICPI_WC_SUCCESS) {
-    if (st != RNICPI_WC_WR_FLUSH_ERR && qp->err_cause == RNICPI_AE_UNSPECIFIED) {
-      /* The first fault: what the peer reported, or what this side found. */
-      switch (st) {
-      case RNICPI_WC_REM_ACCESS_ERR: qp->err_cause = RNICPI_AE_REMOTE_ACCESS; break;
-      case RNICPI_WC_REM_OP_ERR: qp->err_cause = RNICPI_AE_REMOTE; break;
-      case RNICPI_WC_LOC_LEN_ERR:
-        qp->err_cause = out->opcode == RNICPI_WC_RECV ? RNICPI_AE_PROTOCOL : RNICPI_AE_LOCAL;
-        break;
-      default: qp->err_cause = RNICPI_AE_LOCAL; break;
-      }
-      qp->break_due = TRUE;
-    }
-    if (qp->state != IB_QP_ERROR)
-      ib_qp_set_error(qp);
-    /* The sweep waits for the device's own flush to stop coming. */
-    __atomic_store_n(&qp->sweep_at, g_get_monotonic_time() + (gint64) ib_config.sweep_ms * 1000,
-                     __ATOMIC_RELAXED);
-    if (!qp->flush_due) {
-      qp->flush_due = TRUE;
-      ib_dev_sweep_soon(qp->dev);
+  if (st == RNICPI_WC_SUCCESS)
+    return;
+  rnicpi_async_cause_t cause = RNICPI_AE_UNSPECIFIED;
+  if (fail_cause != RNICPI_AE_UNSPECIFIED) {
+    cause = fail_cause;
+  } else if (st != RNICPI_WC_WR_FLUSH_ERR) {
+    /* What the peer reported, or what this side found. */
+    switch (st) {
+    case RNICPI_WC_REM_ACCESS_ERR: cause = RNICPI_AE_REMOTE_ACCESS; break;
+    case RNICPI_WC_REM_OP_ERR: cause = RNICPI_AE_REMOTE; break;
+    case RNICPI_WC_LOC_LEN_ERR:
+      cause = out->opcode == RNICPI_WC_RECV ? RNICPI_AE_PROTOCOL : RNICPI_AE_LOCAL;
+      break;
+    default: cause = RNICPI_AE_LOCAL; break;
     }
   }
+  qp_fault(qp, cause);
 }
 
 gboolean
@@ -195,14 +231,18 @@ ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
     /* An unsignaled request the device took has most likely completed
      * without a word (a device flushes, with an entry, what it did not
      * execute); one it never saw is completed here. */
-    if (!s->signaled && s->given)
+    if (s->done || (!s->signaled && s->given))
       continue;
-    wc_from_shadow(qp, s, RNICPI_WC_WR_FLUSH_ERR, &wc);
+    /* A fault found at post whose turn came at once fails; the rest flush. */
+    wc_from_shadow(qp, s, s->fail != 0 && !s->given ? (rnicpi_wc_status_t) s->fail
+                                                    : RNICPI_WC_WR_FLUSH_ERR, &wc);
     ib_cq_push(qp->scq, &wc, b);
   }
   rnicpi_spin_unlock(&qp->sq_lock);
   rnicpi_spin_lock(&qp->rq_lock);
   for (; qp->rq.head != qp->rq.tail; qp->rq.head++) {
+    if (wq_at(&qp->rq, qp->rq.head)->done)
+      continue;
     wc_from_shadow(qp, wq_at(&qp->rq, qp->rq.head), RNICPI_WC_WR_FLUSH_ERR, &wc);
     wc.opcode = RNICPI_WC_RECV;
     ib_cq_push(qp->rcq, &wc, b);
@@ -318,6 +358,7 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
     .qp_type = IBV_QPT_RC,
     .sq_sig_all = 0,
   };
+  qp->init_attr = ia;
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
   if (qp->qp == NULL) {
     int err = errno;
@@ -414,6 +455,41 @@ ib_qp_to_error(rnicpi_qp_t *q)
   return RNICPI_OK;
 }
 
+static void cq_barrier(ib_cq_t *cq);
+
+/* iWARP: a queue pair serves one connection (siw will not connect one
+ * again after RESET), so a reset gives the queue pair a new one of the
+ * device's, with a new number.  Posts leave the device alone meanwhile:
+ * the queue pair is in ERROR until the reset ends. */
+static rnicpi_status_t
+qp_renew(ib_qp_t *qp)
+{
+  ib_dev_t *dev = qp->dev;
+  struct ibv_qp_init_attr ia = qp->init_attr;
+  struct ibv_qp *fresh = ibv_create_qp(to_ib_pd(qp->base.pd)->pd, &ia);
+  if (fresh == NULL) {
+    int err = errno;
+    g_message("%s: cannot create a queue pair to reset QP %u with (%s); free the EP and "
+              "create another", dev->name, qp->base.qp_num, g_strerror(err));
+    return err == ENOMEM ? RNICPI_ENOMEM : ib_status_of_errno(err);
+  }
+  struct ibv_qp *old = qp->qp;
+  rnicpi_spin_lock(&dev->qp_lock);
+  g_hash_table_remove(dev->qps, GUINT_TO_POINTER(qp->base.qp_num));
+  qp->qp = fresh;
+  qp->base.qp_num = fresh->qp_num;
+  g_hash_table_insert(dev->qps, GUINT_TO_POINTER(qp->base.qp_num), qp);
+  rnicpi_spin_unlock(&dev->qp_lock);
+  /* A drain that found the old number before it left the table. */
+  cq_barrier(qp->scq);
+  cq_barrier(qp->rcq);
+  int err = ibv_destroy_qp(old);
+  if (err != 0)
+    g_warning("%s: ibv_destroy_qp(QP %u, reset) failed: %s; its kernel resources stay until "
+              "the IA is freed", dev->name, old->qp_num, g_strerror(err));
+  return RNICPI_OK;
+}
+
 static rnicpi_status_t
 ib_qp_reset(rnicpi_qp_t *q)
 {
@@ -422,7 +498,7 @@ ib_qp_reset(rnicpi_qp_t *q)
     return RNICPI_ESTATE;
   ib_cm_qp_gone(qp);
   qp_quiesce(qp, FALSE);
-  rnicpi_status_t st = ib_qp_modify_verbs(qp, IBV_QPS_RESET);
+  rnicpi_status_t st = qp->dev->iwarp ? qp_renew(qp) : ib_qp_modify_verbs(qp, IBV_QPS_RESET);
   if (st != RNICPI_OK)
     return st;
   rnicpi_spin_lock(&qp->sq_lock);
@@ -431,6 +507,9 @@ ib_qp_reset(rnicpi_qp_t *q)
   qp->serial = ib_dev_serial(qp->dev);
   qp->sq.head = qp->sq.tail = 0;
   qp->rq.head = qp->rq.tail = 0;
+  qp->held = FALSE;
+  qp->err_cause = RNICPI_AE_UNSPECIFIED;
+  qp->break_due = FALSE;
   rnicpi_spin_unlock(&qp->rq_lock);
   rnicpi_spin_unlock(&qp->sq_lock);
   if ((st = qp_to_init(qp)) != RNICPI_OK)
@@ -508,20 +587,69 @@ ib_qp_destroy(rnicpi_qp_t *q)
 
 /* ---- the data path -------------------------------------------------------- */
 
-static gboolean
-copy_sges(const rnicpi_sge_t *in, uint32_t n, struct ibv_sge *out, uint32_t max, uint32_t *len)
+/* Local segments, mapped for the device.  Verbs reads a segment's
+ * address in its region's own address space (its iova: 0 for a
+ * zero-based region), RNIC-PI gives our virtual address; and devices
+ * report a segment outside its region in their own ways (rxe: a
+ * LOC_QP_OP_ERR as soon as the packet is built, flushing the requests
+ * before it), where RNIC-PI promises a local protection error in the
+ * request's turn.  So each segment is looked up: it must lie inside a
+ * live region of @pd that grants @need.  IB_SGE_LIMIT: more segments
+ * than @max; IB_SGE_FAULT: one is outside (it is passed on as given). */
+enum { IB_SGE_OK, IB_SGE_LIMIT, IB_SGE_FAULT };
+
+static int
+map_sges(ib_dev_t *dev, const rnicpi_pd_t *pd, const rnicpi_sge_t *in, uint32_t n,
+         struct ibv_sge *out, uint32_t max, uint32_t need, uint32_t *len)
 {
   if (n > max)
-    return FALSE;
+    return IB_SGE_LIMIT;
+  int r = IB_SGE_OK;
   uint32_t total = 0;
+  g_rw_lock_reader_lock(&dev->mr_lock);
   for (uint32_t i = 0; i < n; i++) {
     out[i].addr = in[i].addr;
     out[i].length = in[i].length;
     out[i].lkey = (uint32_t) in[i].lkey;
     total += in[i].length;
+    const ib_mr_t *mr = g_hash_table_lookup(dev->mrs, GUINT_TO_POINTER((uint32_t) in[i].lkey));
+    if (mr != NULL && in[i].lkey == mr->base.lkey && mr->base.pd == pd &&
+        in[i].addr >= mr->addr && in[i].length <= mr->length &&
+        in[i].addr - mr->addr <= mr->length - in[i].length && (mr->access & need) == need)
+      out[i].addr = in[i].addr - mr->addr + mr->iova;
+    else if (in[i].length > 0)
+      r = IB_SGE_FAULT;
   }
+  g_rw_lock_reader_unlock(&dev->mr_lock);
   *len = total;
-  return TRUE;
+  return r;
+}
+
+/* A fault of the request that the device would not report as RNIC-PI
+ * promises, found before the device sees it: the status it completes
+ * with in its turn, and the fault's cause (0: none).  Verbs keys are 32
+ * bits, so a key with an upper bit set names no region (the peer would
+ * refuse it); rxe refuses a misaligned atomic at post time, where the
+ * peer would answer it with a remote operation error. */
+static uint8_t
+post_fault(const rnicpi_send_wr_t *wr, int sges, uint8_t *cause)
+{
+  gboolean atomic = wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD;
+  gboolean remote = atomic || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+                    wr->opcode == RNICPI_WR_RDMA_WRITE_IMM || wr->opcode == RNICPI_WR_RDMA_READ;
+  if (sges == IB_SGE_FAULT) {
+    *cause = RNICPI_AE_LOCAL;
+    return RNICPI_WC_LOC_PROT_ERR;
+  }
+  if (remote && wr->rkey > UINT32_MAX) {
+    *cause = RNICPI_AE_REMOTE_ACCESS;
+    return RNICPI_WC_REM_ACCESS_ERR;
+  }
+  if (atomic && (wr->remote_addr & 7) != 0) {
+    *cause = RNICPI_AE_REMOTE;
+    return RNICPI_WC_REM_OP_ERR;
+  }
+  return 0;
 }
 
 static rnicpi_status_t
@@ -532,7 +660,17 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   struct ibv_send_wr v, *bad = NULL;
   memset(&v, 0, sizeof(v));
   uint32_t len = 0;
-  if (!copy_sges(wr->sg_list, wr->num_sge, sge, MIN(qp->max_send_sge, G_N_ELEMENTS(sge)), &len))
+  /* What the request writes locally: a Read's sink (on iWARP also named
+   * by an STag the peer writes to) and an atomic's result. */
+  uint32_t need = 0;
+  if (wr->opcode == RNICPI_WR_RDMA_READ || wr->opcode == RNICPI_WR_RDMA_READ_INV)
+    need = RNICPI_ACCESS_LOCAL_WRITE |
+           ((qp->dev->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE) ? RNICPI_ACCESS_REMOTE_WRITE : 0);
+  else if (wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD)
+    need = RNICPI_ACCESS_LOCAL_WRITE;
+  int sges = map_sges(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge, sge,
+                      MIN(qp->max_send_sge, G_N_ELEMENTS(sge)), need, &len);
+  if (sges == IB_SGE_LIMIT)
     return RNICPI_ELIMIT;
   v.sg_list = sge;
   v.num_sge = (int) wr->num_sge;
@@ -576,6 +714,8 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   if ((wr->opcode == RNICPI_WR_RDMA_WRITE_IMM || wr->opcode == RNICPI_WR_IMM_DATA) &&
       !(qp->dev->caps.features & RNICPI_CAP_IMMEDIATE))
     return RNICPI_ENOTSUP;
+  uint8_t cause = RNICPI_AE_UNSPECIFIED;
+  uint8_t fail = post_fault(wr, sges, &cause);
 
   rnicpi_spin_lock(&qp->sq_lock);
   if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING) {
@@ -593,17 +733,49 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
   s->len = len;
   s->rkey = 0;
+  s->done = 0;
+  s->fail = 0;
+  s->fail_cause = RNICPI_AE_UNSPECIFIED;
   gboolean error = qp->state == IB_QP_ERROR;
-  s->given = !error; /* given to the device */
+  /* Kept in the shadow: posted in ERROR (the sweep completes it), or
+   * behind a fault still waiting for its turn (it will be flushed). */
+  gboolean keep = error || qp->held;
+  gboolean fault_now = FALSE;
+  if (fail != 0 && !keep) {
+    s->fail = fail;
+    s->fail_cause = cause;
+    s->signaled = 1; /* an error always completes */
+    if (seq == qp->sq.head) {
+      fault_now = keep = TRUE; /* nothing before it */
+    } else {
+      /* Its turn comes when the device completes what is before it: a
+       * zero-length RDMA Write stands in for it (IBTA C9-88 and RFC 5040
+       * check no key for it), and later sends wait in the shadow. */
+      memset(&v, 0, sizeof(v));
+      v.opcode = IBV_WR_RDMA_WRITE;
+      v.send_flags = IBV_SEND_SIGNALED;
+      qp->held = TRUE;
+    }
+  }
+  s->given = !keep; /* given to the device */
   qp->sq.tail = seq + 1;
   int err = 0;
-  if (!error) {
+  if (!keep) {
     v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
     err = ibv_post_send(qp->qp, &v, &bad);
-    if (err != 0)
+    if (err != 0) {
       qp->sq.tail = seq; /* not taken */
+      if (fail != 0)
+        qp->held = FALSE;
+    }
   }
   rnicpi_spin_unlock(&qp->sq_lock);
+  if (fault_now) {
+    g_mutex_lock(&qp->dev->lock);
+    qp_fault(qp, (rnicpi_async_cause_t) cause);
+    g_mutex_unlock(&qp->dev->lock);
+    return RNICPI_OK;
+  }
   if (error) {
     ib_sweep_add(qp);
     return RNICPI_OK;
@@ -621,7 +793,9 @@ ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_ESTATE;
   struct ibv_sge sge[32];
   uint32_t len = 0;
-  if (!copy_sges(wr->sg_list, wr->num_sge, sge, MIN(qp->max_recv_sge, G_N_ELEMENTS(sge)), &len))
+  /* A bad segment is the device's to report, when a message arrives. */
+  if (map_sges(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge, sge,
+               MIN(qp->max_recv_sge, G_N_ELEMENTS(sge)), RNICPI_ACCESS_LOCAL_WRITE, &len) == IB_SGE_LIMIT)
     return RNICPI_ELIMIT;
   struct ibv_recv_wr v = { .sg_list = sge, .num_sge = (int) wr->num_sge }, *bad = NULL;
   rnicpi_spin_lock(&qp->rq_lock);
@@ -634,6 +808,8 @@ ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   s->wr_id = wr->wr_id;
   s->opcode = RNICPI_WC_RECV;
   s->signaled = 1;
+  s->done = 0;
+  s->fail = 0;
   s->len = len;
   s->rkey = 0;
   gboolean error = qp->state == IB_QP_ERROR;
@@ -723,7 +899,7 @@ ib_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
   int mask = IBV_SRQ_LIMIT;
   if (max_wr != 0 && max_wr != srq->nslots) {
     if (max_wr < srq->posted)
-      return RNICPI_EINVAL;
+      return RNICPI_EBUSY; /* it holds more receives than that */
     mask |= IBV_SRQ_MAX_WR;
   }
   int err = ibv_modify_srq(srq->srq, &a, mask);
@@ -766,7 +942,8 @@ ib_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
   ib_srq_t *srq = to_ib_srq(s);
   struct ibv_sge sge[32];
   uint32_t len = 0;
-  if (!copy_sges(wr->sg_list, wr->num_sge, sge, MIN(srq->max_sge, G_N_ELEMENTS(sge)), &len))
+  if (map_sges(srq->dev, srq->base.pd, wr->sg_list, wr->num_sge, sge,
+               MIN(srq->max_sge, G_N_ELEMENTS(sge)), RNICPI_ACCESS_LOCAL_WRITE, &len) == IB_SGE_LIMIT)
     return RNICPI_ELIMIT;
   struct ibv_recv_wr v = { .sg_list = sge, .num_sge = (int) wr->num_sge }, *bad = NULL;
   rnicpi_spin_lock(&srq->lock);
