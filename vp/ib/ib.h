@@ -158,7 +158,9 @@ typedef struct ib_shadow {
   uint8_t given;                 /* posted to the device (not kept back in ERROR) */
   uint8_t fail;                  /* a fault found at post (rnicpi_wc_status_t; 0: none):
                                   * the request completes with it in its turn */
-  uint8_t fail_cause;            /* and the fault's rnicpi_async_cause_t */
+  uint8_t fail_cause;            /* and the fault's rnicpi_async_cause_t (the cause of
+                                  * its completion's error once done) */
+  uint8_t status;                /* send queue: its completion's status once done */
   uint32_t len;                  /* bytes the request moves */
   uint64_t rkey;                 /* a bind's or an invalidation's key */
 } ib_shadow_t;
@@ -168,6 +170,7 @@ typedef struct ib_wq {
   ib_shadow_t *e;
   uint32_t size;                 /* a power of two */
   uint64_t head, tail;           /* sequence numbers: oldest outstanding, next */
+  uint64_t seen;                 /* one past the latest the device completed */
 } ib_wq_t;
 
 typedef enum { IB_QP_IDLE, IB_QP_CONNECTING, IB_QP_RTS, IB_QP_ERROR } ib_qp_state_t;
@@ -298,8 +301,8 @@ void ib_cq_defer(ib_dev_t *dev, rnicpi_notify_batch_t *b);
 void ib_qp_set_error(ib_qp_t *qp);
 void ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s);
 rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
-void ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *vwc, rnicpi_wc_t *out,
-                    gboolean *have);
+void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_cq_t *cq, rnicpi_notify_batch_t *b);
+void ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v);
 void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
 gboolean ib_qp_outstanding(ib_qp_t *qp);
 gboolean ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *vwc, rnicpi_wc_t *out);

@@ -61,11 +61,7 @@ ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b)
       ib_qp_t *qp = ib_qp_lookup(cq->dev, vwc[i].qp_num);
       if (qp == NULL)
         continue; /* destroyed: the adapter completed its requests then */
-      rnicpi_wc_t wc;
-      gboolean have = FALSE;
-      ib_qp_complete(qp, IB_WRID_KIND(vwc[i].wr_id), &vwc[i], &wc, &have);
-      if (have)
-        ib_cq_push(cq, &wc, b);
+      ib_qp_complete(qp, &vwc[i], cq, b);
     }
     if (n < (int) G_N_ELEMENTS(vwc))
       break;

@@ -129,85 +129,140 @@ qp_fault(ib_qp_t *qp, rnicpi_async_cause_t cause)
   }
 }
 
-void
-ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *out, gboolean *have)
+/* The cause to raise for the first error completion @st of an operation
+ * @op (a fault found at post brings its own). */
+static rnicpi_async_cause_t
+cause_of(rnicpi_wc_status_t st, rnicpi_wc_opcode_t op)
 {
-  *have = FALSE;
+  switch (st) {
+  case RNICPI_WC_SUCCESS:
+  case RNICPI_WC_WR_FLUSH_ERR: return RNICPI_AE_UNSPECIFIED;
+  case RNICPI_WC_REM_ACCESS_ERR: return RNICPI_AE_REMOTE_ACCESS;
+  case RNICPI_WC_REM_OP_ERR: return RNICPI_AE_REMOTE;
+  case RNICPI_WC_LOC_LEN_ERR: return op == RNICPI_WC_RECV ? RNICPI_AE_PROTOCOL : RNICPI_AE_LOCAL;
+  default: return RNICPI_AE_LOCAL;
+  }
+}
+
+/* The status a send-queue completion @v stands for. */
+static rnicpi_wc_status_t
+send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *cause)
+{
   rnicpi_wc_status_t st = wc_status(v->status);
-  rnicpi_async_cause_t fail_cause = RNICPI_AE_UNSPECIFIED;
+  if (s->fail != 0 && st == RNICPI_WC_SUCCESS) {
+    /* The stand-in of a request that failed at post: its turn came. */
+    *cause = (rnicpi_async_cause_t) s->fail_cause;
+    return (rnicpi_wc_status_t) s->fail;
+  }
+  if (v->status == IBV_WC_REM_INV_REQ_ERR &&
+      (s->opcode == RNICPI_WC_RDMA_WRITE || s->opcode == RNICPI_WC_RDMA_READ)) {
+    /* IB answers a Write or Read the peer's queue pair does not allow
+     * with Invalid Request: for RNIC-PI that is a refused access. */
+    st = RNICPI_WC_REM_ACCESS_ERR;
+  }
+  *cause = cause_of(st, (rnicpi_wc_opcode_t) s->opcode);
+  return st;
+}
+
+/* One verbs completion of @qp, drained from @cq: its RNIC-PI completions
+ * go into @cq's ring.  Send-queue completions leave in the order the
+ * requests were posted, as RNIC-PI promises: siw completes an RDMA Read
+ * when its response arrives, after the requests behind it, so a request
+ * done early waits in its shadow for those before it. */
+void
+ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_batch_t *b)
+{
+  unsigned kind = IB_WRID_KIND(v->wr_id);
+  rnicpi_wc_t wc;
   if (kind == IB_KIND_SRQ) {
-    if (qp->srq != NULL)
-      *have = ib_srq_complete(qp, v, out);
-  } else if (IB_WRID_SERIAL(v->wr_id) == qp->serial) {
-    gboolean send = kind == IB_KIND_SEND;
-    rnicpi_spin_t *lock = send ? &qp->sq_lock : &qp->rq_lock;
-    ib_wq_t *q = send ? &qp->sq : &qp->rq;
-    uint64_t seq = IB_WRID_SEQ(v->wr_id);
-    rnicpi_spin_lock(lock);
+    if (qp->srq != NULL && ib_srq_complete(qp, v, &wc)) {
+      ib_qp_received(&wc, v);
+      ib_cq_push(cq, &wc, b);
+      if (wc.status != RNICPI_WC_SUCCESS)
+        qp_fault(qp, cause_of(wc.status, RNICPI_WC_RECV));
+    }
+    return;
+  }
+  if (IB_WRID_SERIAL(v->wr_id) != qp->serial)
+    return; /* of an incarnation before a reset */
+  uint64_t seq = IB_WRID_SEQ(v->wr_id);
+  rnicpi_async_cause_t fault = RNICPI_AE_UNSPECIFIED;
+  gboolean failed = FALSE;
+  if (kind == IB_KIND_RECV) {
+    /* Receives complete in order on an RC queue pair. */
+    rnicpi_spin_lock(&qp->rq_lock);
+    ib_wq_t *q = &qp->rq;
+    gboolean have = seq >= q->head && seq < q->tail && !wq_at(q, seq)->done;
+    if (have) {
+      ib_shadow_t *s = wq_at(q, seq);
+      wc_from_shadow(qp, s, wc_status(v->status), &wc);
+      wc.opcode = RNICPI_WC_RECV;
+      ib_qp_received(&wc, v);
+      s->done = 1;
+      while (q->head < q->tail && wq_at(q, q->head)->done)
+        q->head++;
+    }
+    rnicpi_spin_unlock(&qp->rq_lock);
+    if (!have)
+      return;
+    ib_cq_push(cq, &wc, b);
+    if (wc.status != RNICPI_WC_SUCCESS) {
+      failed = TRUE;
+      fault = cause_of(wc.status, RNICPI_WC_RECV);
+    }
+  } else {
+    rnicpi_spin_lock(&qp->sq_lock);
+    ib_wq_t *q = &qp->sq;
     /* A sequence behind the head, or one marked done, was completed
      * already (the sweep). */
     if (seq >= q->head && seq < q->tail && !wq_at(q, seq)->done) {
       ib_shadow_t *s = wq_at(q, seq);
-      if (s->fail != 0 && st == RNICPI_WC_SUCCESS) {
-        /* The stand-in of a request that failed at post: its turn came. */
-        st = (rnicpi_wc_status_t) s->fail;
-        fail_cause = (rnicpi_async_cause_t) s->fail_cause;
-      } else if (v->status == IBV_WC_REM_INV_REQ_ERR &&
-                 (s->opcode == RNICPI_WC_RDMA_WRITE || s->opcode == RNICPI_WC_RDMA_READ)) {
-        /* IB answers a Write or Read the peer's queue pair does not allow
-         * with Invalid Request: for RNIC-PI that is a refused access. */
-        st = RNICPI_WC_REM_ACCESS_ERR;
-      }
-      wc_from_shadow(qp, s, st, out);
-      if (!send) {
-        out->opcode = RNICPI_WC_RECV;
-        out->byte_len = v->byte_len;
-      }
-      /* Retire it, and the unsignaled requests the device took before it
-       * (done without a word).  A signaled one before it stays: siw
-       * completes an RDMA Read when its response arrives, after the
-       * requests behind it. */
+      rnicpi_async_cause_t cause;
+      s->status = (uint8_t) send_status(s, v, &cause);
+      s->fail_cause = (uint8_t) cause;
       s->done = 1;
+      if (seq >= q->seen)
+        q->seen = seq + 1;
+      /* Deliver what is done from the head on; an unsignaled request the
+       * device took before one it completed is done without a word. */
       while (q->head < q->tail) {
-        const ib_shadow_t *h = wq_at(q, q->head);
-        if (!h->done && !(q->head < seq && !h->signaled && h->given))
+        ib_shadow_t *h = wq_at(q, q->head);
+        if (h->done) {
+          if (h->signaled || h->status != RNICPI_WC_SUCCESS) {
+            wc_from_shadow(qp, h, (rnicpi_wc_status_t) h->status, &wc);
+            ib_cq_push(cq, &wc, b);
+          }
+          if (h->status != RNICPI_WC_SUCCESS && !failed) {
+            failed = TRUE;
+            fault = (rnicpi_async_cause_t) h->fail_cause;
+          }
+        } else if (!(q->head < q->seen && !h->signaled && h->given)) {
           break;
+        }
         q->head++;
       }
-      *have = TRUE;
     }
-    rnicpi_spin_unlock(lock);
+    rnicpi_spin_unlock(&qp->sq_lock);
   }
-  if (!*have)
+  if (failed)
+    qp_fault(qp, fault);
+}
+
+/* A successful receive's length, immediate data and invalidated key. */
+void
+ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v)
+{
+  if (wc->status != RNICPI_WC_SUCCESS)
     return;
-  if (out->opcode == RNICPI_WC_RECV && st == RNICPI_WC_SUCCESS) {
-    out->byte_len = v->byte_len;
-    if (v->wc_flags & IBV_WC_WITH_IMM) {
-      out->flags |= RNICPI_WC_WITH_IMM;
-      out->imm_data = ntohl(v->imm_data);
-    }
-    if (v->wc_flags & IBV_WC_WITH_INV) {
-      out->flags |= RNICPI_WC_WITH_INV;
-      out->rkey = v->invalidated_rkey;
-    }
+  wc->byte_len = v->byte_len;
+  if (v->wc_flags & IBV_WC_WITH_IMM) {
+    wc->flags |= RNICPI_WC_WITH_IMM;
+    wc->imm_data = ntohl(v->imm_data);
   }
-  if (st == RNICPI_WC_SUCCESS)
-    return;
-  rnicpi_async_cause_t cause = RNICPI_AE_UNSPECIFIED;
-  if (fail_cause != RNICPI_AE_UNSPECIFIED) {
-    cause = fail_cause;
-  } else if (st != RNICPI_WC_WR_FLUSH_ERR) {
-    /* What the peer reported, or what this side found. */
-    switch (st) {
-    case RNICPI_WC_REM_ACCESS_ERR: cause = RNICPI_AE_REMOTE_ACCESS; break;
-    case RNICPI_WC_REM_OP_ERR: cause = RNICPI_AE_REMOTE; break;
-    case RNICPI_WC_LOC_LEN_ERR:
-      cause = out->opcode == RNICPI_WC_RECV ? RNICPI_AE_PROTOCOL : RNICPI_AE_LOCAL;
-      break;
-    default: cause = RNICPI_AE_LOCAL; break;
-    }
+  if (v->wc_flags & IBV_WC_WITH_INV) {
+    wc->flags |= RNICPI_WC_WITH_INV;
+    wc->rkey = v->invalidated_rkey;
   }
-  qp_fault(qp, cause);
 }
 
 gboolean
@@ -231,7 +286,15 @@ ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
     /* An unsignaled request the device took has most likely completed
      * without a word (a device flushes, with an entry, what it did not
      * execute); one it never saw is completed here. */
-    if (s->done || (!s->signaled && s->given))
+    if (s->done) {
+      /* Completed by the device, waiting for those before it. */
+      if (s->signaled || s->status != RNICPI_WC_SUCCESS) {
+        wc_from_shadow(qp, s, (rnicpi_wc_status_t) s->status, &wc);
+        ib_cq_push(qp->scq, &wc, b);
+      }
+      continue;
+    }
+    if (!s->signaled && s->given)
       continue;
     /* A fault found at post whose turn came at once fails; the rest flush. */
     wc_from_shadow(qp, s, s->fail != 0 && !s->given ? (rnicpi_wc_status_t) s->fail
@@ -505,7 +568,7 @@ ib_qp_reset(rnicpi_qp_t *q)
   rnicpi_spin_lock(&qp->rq_lock);
   /* A new incarnation: completions of the old one are dropped. */
   qp->serial = ib_dev_serial(qp->dev);
-  qp->sq.head = qp->sq.tail = 0;
+  qp->sq.head = qp->sq.tail = qp->sq.seen = 0;
   qp->rq.head = qp->rq.tail = 0;
   qp->held = FALSE;
   qp->err_cause = RNICPI_AE_UNSPECIFIED;
@@ -734,6 +797,7 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   s->len = len;
   s->rkey = 0;
   s->done = 0;
+  s->status = RNICPI_WC_SUCCESS;
   s->fail = 0;
   s->fail_cause = RNICPI_AE_UNSPECIFIED;
   gboolean error = qp->state == IB_QP_ERROR;
