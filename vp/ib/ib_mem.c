@@ -42,6 +42,9 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
    * with it is refused for want of rights. */
   mr->base.rkey = vmr->rkey != 0 ? vmr->rkey : vmr->lkey;
   mr->mr = vmr;
+  mr->access = attr->access;
+  mr->iova = attr->iova;
+  mr->length = attr->length;
   *out = &mr->base;
   return RNICPI_OK;
 }
@@ -58,6 +61,7 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
                        ib_access_to_verbs(access));
   if (r != 0)
     return r == IBV_REREG_MR_ERR_INPUT ? RNICPI_EINVAL : RNICPI_ENOTSUP;
+  mr->access = access;
   if (mr->mr->lkey != lkey || mr->mr->rkey != rkey) {
     g_warning("%s: ibv_rereg_mr changed the keys of a region (lkey 0x%x -> 0x%x, rkey 0x%x -> "
               "0x%x): peers holding the old rkey will fail; this device cannot change rights "
@@ -74,6 +78,10 @@ ib_mr_dereg(rnicpi_mr_t *m)
 {
   ib_mr_t *mr = to_ib_mr(m);
   int err = ibv_dereg_mr(mr->mr);
+  /* IBTA 10.6.7.2.6: no deregistration while windows are bound to the
+   * region; rxe says EINVAL. */
+  if (err == EINVAL && (mr->access & RNICPI_ACCESS_MW_BIND))
+    return RNICPI_EBUSY;
   if (err != 0)
     return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
   g_free(mr);

@@ -86,6 +86,16 @@ wc_from_shadow(ib_qp_t *qp, const ib_shadow_t *s, rnicpi_wc_status_t st, rnicpi_
   wc->opcode = (rnicpi_wc_opcode_t) s->opcode;
   wc->byte_len = st == RNICPI_WC_SUCCESS ? s->len : 0;
   wc->rkey = s->rkey;
+  if (qp->type == RNICPI_QPT_UD && s->opcode == RNICPI_WC_RECV)
+    wc->flags |= RNICPI_WC_UD;
+}
+
+/* A send-queue entry is done (@st: how): what it held goes. */
+static inline void
+sq_retire(ib_qp_t *qp, ib_shadow_t *s, rnicpi_wc_status_t st)
+{
+  if (G_UNLIKELY(s->mw != NULL))
+    ib_mw_retire(qp->dev, s, st);
 }
 
 /* The queue pair went to ERROR (a completion in error, an asynchronous
@@ -126,10 +136,22 @@ ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *
     /* A sequence behind the head was completed already (the sweep). */
     if (seq >= q->head && seq < q->tail) {
       ib_shadow_t *s = wq_at(q, seq);
+      /* RNIC-PI (as the RDMAC verbs) fails an invalidation it cannot do
+       * as a window operation; rxe says LOC_QP_OP_ERR. */
+      if (send && s->opcode == RNICPI_WC_LOCAL_INV && st != RNICPI_WC_SUCCESS &&
+          st != RNICPI_WC_WR_FLUSH_ERR)
+        st = RNICPI_WC_MW_BIND_ERR;
       wc_from_shadow(qp, s, st, out);
-      if (!send) {
+      if (send) {
+        /* Unsignaled requests before it completed without a word. */
+        for (uint64_t x = q->head; x < seq; x++)
+          sq_retire(qp, wq_at(q, x), RNICPI_WC_SUCCESS);
+        sq_retire(qp, s, st);
+      } else {
         out->opcode = RNICPI_WC_RECV;
         out->byte_len = v->byte_len;
+        if (qp->type == RNICPI_QPT_UD)
+          ib_ud_recv_complete(qp, s, seq, v, out);
       }
       q->head = seq + 1;
       *have = TRUE;
@@ -147,6 +169,7 @@ ib_qp_complete(ib_qp_t *qp, unsigned kind, const struct ibv_wc *v, rnicpi_wc_t *
     if (v->wc_flags & IBV_WC_WITH_INV) {
       out->flags |= RNICPI_WC_WITH_INV;
       out->rkey = v->invalidated_rkey;
+      ib_mw_invalidated(qp->dev, v->invalidated_rkey);
     }
   }
   if (st != RNICPI_WC_SUCCESS) {
@@ -195,8 +218,11 @@ ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
     /* An unsignaled request the device took has most likely completed
      * without a word (a device flushes, with an entry, what it did not
      * execute); one it never saw is completed here. */
-    if (!s->signaled && s->given)
+    if (!s->signaled && s->given) {
+      sq_retire(qp, s, RNICPI_WC_SUCCESS);
       continue;
+    }
+    sq_retire(qp, s, RNICPI_WC_WR_FLUSH_ERR);
     wc_from_shadow(qp, s, RNICPI_WC_WR_FLUSH_ERR, &wc);
     ib_cq_push(qp->scq, &wc, b);
   }
@@ -240,6 +266,11 @@ qp_to_init(ib_qp_t *qp)
   int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
   if (!qp->dev->iwarp)
     mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+  if (qp->type == RNICPI_QPT_UD) {
+    /* IBTA 11.2.4.2: a UD queue pair has a Q_Key and no remote rights. */
+    a.qkey = qp->qkey;
+    mask = (mask & ~IBV_QP_ACCESS_FLAGS) | IBV_QP_QKEY;
+  }
   int err = ibv_modify_qp(qp->qp, &a, mask);
   return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
 }
@@ -272,7 +303,8 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
 {
   ib_dev_t *dev = to_ib_dev(p->dev);
   const rnicpi_caps_t *c = &dev->caps;
-  if (attr->type != RNICPI_QPT_RC)
+  if (attr->type != RNICPI_QPT_RC &&
+      (attr->type != RNICPI_QPT_UD || !(c->features & RNICPI_CAP_UD)))
     return RNICPI_ENOTSUP;
   if (attr->max_send_wr > c->max_qp_wr || attr->max_recv_wr > c->max_qp_wr ||
       attr->max_send_sge > c->max_send_sge || attr->max_recv_sge > c->max_recv_sge ||
@@ -294,11 +326,16 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
                          MAX(attr->max_rdma_read_sge, 1u));
   qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
+  qp->qkey = attr->qkey;
 
+  /* A bind of a bound narrow window is two verbs requests (ib_mw.c). */
+  uint32_t send_need = attr->max_send_wr;
+  if (attr->type == RNICPI_QPT_RC && (c->features & RNICPI_CAP_MW_NARROW))
+    send_need = MIN(2 * attr->max_send_wr, c->max_qp_wr);
   uint32_t recv_need = qp->srq != NULL ? 0 : attr->max_recv_wr;
-  rnicpi_status_t st = cq_reserve(qp->scq, attr->max_send_wr);
+  rnicpi_status_t st = cq_reserve(qp->scq, send_need);
   if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need)) != RNICPI_OK)
-    qp->scq->users -= attr->max_send_wr;
+    qp->scq->users -= send_need;
   if (st != RNICPI_OK) {
     g_free(qp);
     return st;
@@ -309,19 +346,19 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
     .recv_cq = qp->rcq->cq,
     .srq = qp->srq != NULL ? qp->srq->srq : NULL,
     .cap = {
-      .max_send_wr = MAX(attr->max_send_wr, 1u),
+      .max_send_wr = MAX(send_need, 1u),
       .max_recv_wr = qp->srq != NULL ? 0 : MAX(attr->max_recv_wr, 1u),
       .max_send_sge = qp->max_send_sge,
       .max_recv_sge = qp->max_recv_sge,
       .max_inline_data = 0,
     },
-    .qp_type = IBV_QPT_RC,
+    .qp_type = attr->type == RNICPI_QPT_UD ? IBV_QPT_UD : IBV_QPT_RC,
     .sq_sig_all = 0,
   };
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
   if (qp->qp == NULL) {
     int err = errno;
-    qp->scq->users -= attr->max_send_wr;
+    qp->scq->users -= send_need;
     qp->rcq->users -= recv_need;
     g_free(qp);
     return err == ENOMEM || err == EINVAL ? RNICPI_ELIMIT : ib_status_of_errno(err);
@@ -329,22 +366,29 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->base.qp_num = qp->qp->qp_num;
   wq_init(&qp->sq, attr->max_send_wr);
   wq_init(&qp->rq, qp->srq != NULL ? 1 : attr->max_recv_wr);
+  if (qp->type == RNICPI_QPT_UD)
+    qp->rq_sge = g_new0(struct ibv_sge, (gsize) qp->rq.size * qp->max_recv_sge);
+  qp->sq_need = send_need;
   qp->sq_max = attr->max_send_wr;
   qp->rq_max = attr->max_recv_wr;
   qp->serial = ib_dev_serial(dev);
-  if ((st = qp_to_init(qp)) != RNICPI_OK) {
-    g_warning("%s: cannot move new QP %u to INIT (port %u): %s; ibv_devinfo -d %s shows the "
-              "port's state", dev->name, qp->base.qp_num, dev->port, rnicpi_status_message(st),
+  if ((st = qp_to_init(qp)) != RNICPI_OK ||
+      (qp->type == RNICPI_QPT_UD && (st = ib_ud_qp_up(qp)) != RNICPI_OK)) {
+    g_warning("%s: cannot move new QP %u to %s (port %u): %s; ibv_devinfo -d %s shows the "
+              "port's state", dev->name, qp->base.qp_num,
+              qp->type == RNICPI_QPT_UD ? "RTS" : "INIT", dev->port, rnicpi_status_message(st),
               dev->name);
     ibv_destroy_qp(qp->qp);
-    qp->scq->users -= attr->max_send_wr;
+    qp->scq->users -= send_need;
     qp->rcq->users -= recv_need;
     g_free(qp->sq.e);
     g_free(qp->rq.e);
+    g_free(qp->rq_sge);
     g_free(qp);
     return st;
   }
-  qp->state = IB_QP_IDLE;
+  /* RNIC-PI 1.3: a UD queue pair is created in RTS. */
+  qp->state = qp->type == RNICPI_QPT_UD ? IB_QP_RTS : IB_QP_IDLE;
   rnicpi_spin_lock(&dev->qp_lock);
   g_hash_table_insert(dev->qps, GUINT_TO_POINTER(qp->base.qp_num), qp);
   rnicpi_spin_unlock(&dev->qp_lock);
@@ -358,7 +402,7 @@ ib_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   ib_qp_t *qp = to_ib_qp(q);
   if (attr->ird > qp->dev->caps.max_ird || attr->ord > qp->dev->caps.max_ord)
     return RNICPI_ELIMIT;
-  if (attr->access != qp->access && qp->state != IB_QP_ERROR) {
+  if (attr->access != qp->access && qp->state != IB_QP_ERROR && qp->type == RNICPI_QPT_RC) {
     struct ibv_qp_attr a = { .qp_access_flags = (unsigned) qp_access_to_verbs(attr->access) };
     int err = ibv_modify_qp(qp->qp, &a, IBV_QP_ACCESS_FLAGS);
     if (err != 0)
@@ -435,6 +479,13 @@ ib_qp_reset(rnicpi_qp_t *q)
   rnicpi_spin_unlock(&qp->sq_lock);
   if ((st = qp_to_init(qp)) != RNICPI_OK)
     return st;
+  if (qp->type == RNICPI_QPT_UD) {
+    if ((st = ib_ud_qp_up(qp)) != RNICPI_OK)
+      return st;
+    ib_qp_set_state(qp, IB_QP_IDLE);
+    ib_qp_set_state(qp, IB_QP_RTS);
+    return RNICPI_OK;
+  }
   ib_qp_set_state(qp, IB_QP_IDLE);
   return RNICPI_OK;
 }
@@ -497,11 +548,12 @@ ib_qp_destroy(rnicpi_qp_t *q)
   if (err != 0)
     g_warning("%s: ibv_destroy_qp(QP %u) failed: %s; its kernel resources stay until the IA "
               "is freed", dev->name, qp->base.qp_num, g_strerror(err));
-  qp->scq->users -= qp->sq_max;
+  qp->scq->users -= qp->sq_need;
   if (qp->srq == NULL)
     qp->rcq->users -= qp->rq_max;
   g_free(qp->sq.e);
   g_free(qp->rq.e);
+  g_free(qp->rq_sge);
   g_free(qp);
   return RNICPI_OK;
 }
@@ -539,11 +591,25 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   v.send_flags = ((wr->flags & RNICPI_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
                  ((wr->flags & RNICPI_WR_SOLICITED) ? IBV_SEND_SOLICITED : 0) |
                  ((wr->flags & RNICPI_WR_FENCE) ? IBV_SEND_FENCE : 0);
+  rnicpi_status_t st;
+  gboolean mw_op = FALSE;
+  if (qp->type == RNICPI_QPT_UD && (st = ib_ud_prepare(qp, wr, len, &v)) != RNICPI_OK)
+    return st;
   switch (wr->opcode) {
   case RNICPI_WR_SEND:
     v.opcode = IBV_WR_SEND;
     break;
+  case RNICPI_WR_BIND_MW:
+  case RNICPI_WR_LOCAL_INV:
+    if ((st = ib_mw_check(qp, wr)) != RNICPI_OK)
+      return st;
+    mw_op = TRUE;
+    break;
   case RNICPI_WR_SEND_INV:
+    /* Left off (doc/provider-ib.md): rxe oopses when a peer invalidates a
+     * window that is not bound. */
+    if (!(qp->dev->caps.features & RNICPI_CAP_REMOTE_INVALIDATE))
+      return RNICPI_ENOTSUP;
     v.opcode = IBV_WR_SEND_WITH_INV;
     v.invalidate_rkey = (uint32_t) wr->invalidate_rkey;
     break;
@@ -576,6 +642,8 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   if ((wr->opcode == RNICPI_WR_RDMA_WRITE_IMM || wr->opcode == RNICPI_WR_IMM_DATA) &&
       !(qp->dev->caps.features & RNICPI_CAP_IMMEDIATE))
     return RNICPI_ENOTSUP;
+  if (qp->type == RNICPI_QPT_UD && wr->opcode != RNICPI_WR_SEND)
+    return RNICPI_EINVAL; /* a UD queue pair takes Sends only */
 
   rnicpi_spin_lock(&qp->sq_lock);
   if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING) {
@@ -591,17 +659,22 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   s->wr_id = wr->wr_id;
   s->opcode = (uint8_t) wc_opcode_of(wr->opcode);
   s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
-  s->len = len;
-  s->rkey = 0;
+  s->len = mw_op ? 0 : len;
+  s->rkey = wr->opcode == RNICPI_WR_LOCAL_INV ? wr->invalidate_rkey : 0;
+  s->mw = NULL;
   gboolean error = qp->state == IB_QP_ERROR;
   s->given = !error; /* given to the device */
   qp->sq.tail = seq + 1;
   int err = 0;
   if (!error) {
     v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
-    err = ibv_post_send(qp->qp, &v, &bad);
+    err = mw_op ? ib_mw_post(qp, wr, &v, s) : ibv_post_send(qp->qp, &v, &bad);
     if (err != 0)
       qp->sq.tail = seq; /* not taken */
+  } else if (wr->opcode == RNICPI_WR_BIND_MW) {
+    /* Never executed, but its key is the window's from now (rnicpi.h). */
+    wr->bind.mw->rkey = ibv_inc_rkey((uint32_t) wr->bind.mw->rkey);
+    s->rkey = wr->bind.mw->rkey;
   }
   rnicpi_spin_unlock(&qp->sq_lock);
   if (error) {
@@ -636,6 +709,12 @@ ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   s->signaled = 1;
   s->len = len;
   s->rkey = 0;
+  if (qp->rq_sge != NULL) {
+    /* UD: where the GRH lands, read at completion (ib_ud.c). */
+    memcpy(&qp->rq_sge[(seq & (qp->rq.size - 1)) * qp->max_recv_sge], sge,
+           wr->num_sge * sizeof(sge[0]));
+    s->nsge = (uint8_t) wr->num_sge;
+  }
   gboolean error = qp->state == IB_QP_ERROR;
   s->given = !error;
   qp->rq.tail = seq + 1;
