@@ -38,9 +38,15 @@ ib_ud_find_gids(ib_dev_t *dev)
   if (ibv_query_port(dev->ctx, dev->port, &pa) != 0)
     return;
   dev->roce = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
-  for (int i = 0; i < pa.gid_tbl_len && i < 256; i++) {
-    struct ibv_gid_entry e;
-    if (ibv_query_gid_ex(dev->ctx, dev->port, (uint32_t) i, &e, 0) != 0)
+  /* Room for every port's table (ibv_query_gid_table returns them all). */
+  struct ibv_device_attr da;
+  unsigned ports = ibv_query_device(dev->ctx, &da) == 0 ? MAX(da.phys_port_cnt, 1u) : 1u;
+  size_t max = (size_t) MAX(pa.gid_tbl_len, 1) * ports;
+  struct ibv_gid_entry *tab = g_new0(struct ibv_gid_entry, MAX(max, 1));
+  ssize_t n = ibv_query_gid_table(dev->ctx, tab, MAX(max, 1), 0);
+  for (ssize_t i = 0; i < n; i++) {
+    const struct ibv_gid_entry e = tab[i];
+    if (e.port_num != dev->port || e.gid_index > UINT8_MAX)
       continue;
     /* RoCE v2 is routable; v1 entries of the same address come second. */
     gboolean v2 = e.gid_type == IBV_GID_TYPE_ROCE_V2 || e.gid_type == IBV_GID_TYPE_IB;
@@ -56,14 +62,15 @@ ib_ud_find_gids(ib_dev_t *dev)
       if (memcmp(want, e.gid.raw, 16) != 0)
         continue;
       if (sa->ss_family == AF_INET && (!dev->have_sgid4 || v2)) {
-        dev->sgid4 = (uint8_t) i;
+        dev->sgid4 = (uint8_t) e.gid_index;
         dev->have_sgid4 = TRUE;
       } else if (sa->ss_family == AF_INET6 && (!dev->have_sgid6 || v2)) {
-        dev->sgid6 = (uint8_t) i;
+        dev->sgid6 = (uint8_t) e.gid_index;
         dev->have_sgid6 = TRUE;
       }
     }
   }
+  g_free(tab);
   if (!dev->roce) {
     /* InfiniBand: GID 0 is the port's own. */
     dev->sgid4 = dev->sgid6 = 0;
