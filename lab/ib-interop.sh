@@ -2,8 +2,8 @@
 # lab/ib-interop.sh: vp/ib (rdma-core) on the kernel's rxe and siw in the
 # lab VM, against software we did not write.  Cases:
 #
-#   vm             one VM boot running lab/ib-guest.sh: itapi-certify's
-#                  RNIC-PI level on rxe0 and siw0 (deviation files
+#   vm             one VM boot running lab/ib-guest.sh: itapi-certify (both
+#                  levels) on rxe0 and siw0 (deviation files
 #                  conformance/deviations/rxe0.txt, siw0.txt; reports in
 #                  BUILD/ib-cert-DEV.md), itapi-perf between two processes
 #                  and itapi-pingpong on both, and rdma-core's rping
@@ -67,7 +67,7 @@ result() {
 }
 
 vm_case() {
-  "$lab/run.sh" -q -s "$share" -m 2G -t 800 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
+  "$lab/run.sh" -q -s "$share" -m 3G -t 2400 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
   local rc=$? seen=0
   while read -r tag name st; do
     [ "$tag" = CHECK ] || continue

@@ -10,7 +10,10 @@
  *   ib_mem.c  memory regions
  *   ib_cq.c   completion queues: the verbs CQ drained into an RNIC-PI ring
  *   ib_qp.c   queue pairs, shared receive queues and the data path
- *   ib_cm.c   connection management through rdma_cm
+ *   ib_mw.c   memory windows (IB type 2 narrow, type 1 wide)
+ *   ib_ud.c   address handles and what datagrams add to the data path
+ *   ib_cm.c   connection management through rdma_cm, and UD service
+ *             resolution (IB SIDR through rdma_cm's UDP port space)
  *
  * What the adapter adds to verbs, and why (doc/provider-ib.md):
  *   - each work request is shadowed in its queue pair (its caller's wr_id
@@ -66,6 +69,16 @@ ib_wrid(uint32_t serial, unsigned kind, uint64_t seq)
 #define IB_WRID_KIND(w) ((unsigned) (((w) >> IB_WRID_SEQ_BITS) & 3))
 #define IB_WRID_SEQ(w) ((w) & IB_WRID_SEQ_MASK)
 
+/* UD service resolution through rdma_cm (ib_cm.c): IB SIDR_REQ private
+ * data (216 bytes) less rdma_cm's 36-byte header, and SIDR_REP's (136),
+ * each less the adapter's own header (the exact length, which the IB CM
+ * pads away, and in the reply the status and Q_Key rdma_cm cannot carry
+ * over IP). */
+#define IB_UD_REQ_HDR 5
+#define IB_UD_PDATA_REQ (180 - IB_UD_REQ_HDR)
+#define IB_UD_REP_HDR 12
+#define IB_UD_PDATA_REP (136 - IB_UD_REP_HDR)
+
 /* Knobs, read once from the environment (ib_dev.c). */
 typedef struct ib_config {
   int resolve_ms;       /* ITAPI_IB_RESOLVE_MS: address and route resolution */
@@ -119,6 +132,11 @@ struct ib_dev {
   gint sweep_check;              /* a queue pair flagged flush_due: look for it */
   GRWLock mr_lock;
   GHashTable *mrs;               /* lkey -> ib_mr_t: local segments are checked */
+  rnicpi_spin_t mw_lock;         /* a leaf: guards mws and every window's state */
+  GHashTable *mws;               /* current window key -> ib_mw_t */
+  uint8_t sgid4, sgid6;          /* GID indexes of the port's IPv4 and IPv6 addresses */
+  gboolean have_sgid4, have_sgid6;
+  gboolean roce;                 /* Ethernet link layer: every address handle has a GRH */
 };
 
 typedef struct ib_pd {
@@ -131,8 +149,26 @@ typedef struct ib_mr {
   struct ibv_mr *mr;
   uint64_t addr, length;         /* the bytes it covers, in our address space */
   uint64_t iova;                 /* the address of its first byte for the device */
-  uint32_t access;               /* RNICPI_ACCESS_* */
+  uint32_t access;               /* RNICPI_ACCESS_* it has (local write with remote write) */
 } ib_mr_t;
+
+/* A memory window: RNIC-PI narrow is IB type 2 (bound to the queue pair
+ * of its bind), wide is IB type 1 (any queue pair of its domain).  Its
+ * key and state are those of the last request posted for it; the device
+ * gets there in queue order. */
+typedef struct ib_mw {
+  rnicpi_mw_t base;
+  struct ibv_mw *mw;
+  uint32_t key;                  /* current key (dev->mw_lock) */
+  uint32_t prev_key;             /* the key before the last bind posted (dev->mw_lock) */
+  gboolean bound;                /* a bind posted, no invalidation since (dev->mw_lock) */
+  int queued;                    /* its binds and invalidations not yet completed */
+} ib_mw_t;
+
+typedef struct ib_ah {
+  rnicpi_ah_t base;
+  struct ibv_ah *ah;
+} ib_ah_t;
 
 /* A CQ: the verbs CQ, and the ring its completions are translated into. */
 struct ib_cq {
@@ -161,8 +197,10 @@ typedef struct ib_shadow {
   uint8_t fail_cause;            /* and the fault's rnicpi_async_cause_t (the cause of
                                   * its completion's error once done) */
   uint8_t status;                /* send queue: its completion's status once done */
+  uint8_t nsge;                  /* UD receives: entries in the queue pair's rq_sge */
   uint32_t len;                  /* bytes the request moves */
   uint64_t rkey;                 /* a bind's or an invalidation's key */
+  ib_mw_t *mw;                   /* the window a bind or an invalidation is about */
 } ib_shadow_t;
 
 /* A ring of shadows for a queue whose requests complete in order. */
@@ -189,9 +227,11 @@ struct ib_qp {
   uint32_t ird, ord;
   uint32_t max_send_sge, max_recv_sge;
   uint32_t qkey;
+  struct ibv_sge *rq_sge;        /* UD: each receive's scatter list, to find its GRH */
   rnicpi_spin_t sq_lock, rq_lock;
   ib_wq_t sq, rq;
   uint32_t sq_max, rq_max;       /* depths asked for: the shadows hold no more */
+  uint32_t sq_need;              /* verbs send requests it may hold (its room in the CQ) */
   gboolean flush_due;            /* in ERROR with work the sweep must finish */
   gboolean break_due;            /* an error of its own: break the connection */
   gboolean held;                 /* a fault found at post waits for its turn: later
@@ -222,6 +262,7 @@ typedef struct ib_listen {
   rnicpi_listen_t base;
   ib_dev_t *dev;
   struct rdma_cm_id *id;
+  struct rdma_cm_id *ud_id;      /* the same port in rdma_cm's UDP space (UD devices) */
   ib_cm_ctx_t tag;
   uint32_t port;
   gboolean dead;                 /* unlisten began (dev->lock) */
@@ -235,6 +276,8 @@ typedef enum {
   IB_CONN_ACCEPTING,   /* passive: rdma_accept sent */
   IB_CONN_UP,          /* established */
   IB_CONN_DOWN,        /* disconnected, broken, refused */
+  IB_CONN_UD_ASKING,   /* UD service request: resolving, then the SIDR_REQ sent */
+  IB_CONN_UD_REQUEST,  /* a UD service request waits for the listener's answer */
 } ib_conn_state_t;
 
 /* One rdma_cm identifier: an active connection, a pending request or an
@@ -254,6 +297,8 @@ struct ib_conn {
   rnicpi_conn_param_t param;     /* connect: what to send once the route is known */
   uint8_t pdata[RNICPI_MAX_PDATA];
   gboolean three_way;
+  uint64_t ud_ctx;               /* a UD service request's context (IB_CONN_UD_ASKING) */
+  rnicpi_addr_t peer;            /* where a UD service request went */
   gboolean closing;              /* this side disconnected: DISCONNECTED, not BROKEN */
   gboolean dead;                 /* its id is being destroyed: ignore its events */
 };
@@ -273,6 +318,8 @@ static inline ib_cq_t *to_ib_cq(rnicpi_cq_t *c) { return (ib_cq_t *) c; }
 static inline ib_qp_t *to_ib_qp(rnicpi_qp_t *q) { return (ib_qp_t *) q; }
 static inline ib_srq_t *to_ib_srq(rnicpi_srq_t *s) { return (ib_srq_t *) s; }
 static inline ib_listen_t *to_ib_listen(rnicpi_listen_t *l) { return (ib_listen_t *) l; }
+static inline ib_mw_t *to_ib_mw(rnicpi_mw_t *m) { return (ib_mw_t *) m; }
+static inline ib_ah_t *to_ib_ah(rnicpi_ah_t *a) { return (ib_ah_t *) a; }
 
 /* ib_dev.c */
 rnicpi_status_t ib_status_of_errno(int err);
@@ -307,6 +354,21 @@ void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
 gboolean ib_qp_outstanding(ib_qp_t *qp);
 gboolean ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *vwc, rnicpi_wc_t *out);
 
+/* ib_mw.c */
+rnicpi_status_t ib_mw_check(ib_qp_t *qp, const rnicpi_send_wr_t *wr);
+int ib_mw_post(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, ib_shadow_t *s);
+void ib_mw_retire(ib_dev_t *dev, ib_shadow_t *s, rnicpi_wc_status_t st);
+void ib_mw_invalidated(ib_dev_t *dev, uint32_t key);
+uint64_t ib_mw_caps(const struct ibv_device_attr_ex *ax);
+
+/* ib_ud.c */
+rnicpi_status_t ib_ud_prepare(ib_qp_t *qp, const rnicpi_send_wr_t *wr, uint32_t len,
+                              struct ibv_send_wr *v);
+void ib_ud_recv_complete(ib_qp_t *qp, const ib_shadow_t *s, uint64_t seq,
+                         const struct ibv_wc *v, rnicpi_wc_t *out);
+rnicpi_status_t ib_ud_qp_up(ib_qp_t *qp);
+void ib_ud_find_gids(ib_dev_t *dev);
+
 /* ib_cm.c */
 void ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e);
 void ib_cm_qp_gone(ib_qp_t *qp);
@@ -320,5 +382,7 @@ extern const rnicpi_mem_ops_t ib_mem_ops;
 extern const rnicpi_queue_ops_t ib_queue_ops;
 extern const rnicpi_cm_ops_t ib_cm_ops;
 extern const rnicpi_srq_ops_t ib_srq_ops;
+extern const rnicpi_mw_ops_t ib_mw_ops;
+extern const rnicpi_ud_ops_t ib_ud_ops;
 
 #endif /* IB_H */

@@ -10,6 +10,19 @@
  * iWARP the kernel's iw_cm moves the QP to RTS itself and both sides see
  * ESTABLISHED.
  *
+ * UD service resolution (IB SIDR, RNIC-PI 1.3) goes through rdma_cm's UDP
+ * port space: the requester's rdma_connect on a UDP identifier sends the
+ * SIDR_REQ, and the SIDR_REP comes back as ESTABLISHED (or UNREACHABLE
+ * with the SIDR status); a listener also listens on its port in that space
+ * and answers with rdma_accept (the service's queue pair number) or
+ * rdma_reject.  Over IP addresses rdma_cm puts its own Q_Key in the reply
+ * and sends only SUCCESS or REJECT, and the IB CM pads private data to its
+ * fixed sizes, so the adapter puts a header of its own in front of the
+ * consumer's private data: a mark and the length (5 bytes) in the request;
+ * a mark, the RNIC-PI status, the length and the service's Q_Key (12
+ * bytes) in the reply.  A message without the mark (a peer that is not
+ * vp/ib) is read as rdma_cm gives it.
+ *
  * Every event is taken by the device's progress thread: under dev->lock it
  * reads the identifier's object (which cannot be freed before the event is
  * acknowledged: rdma_destroy_id waits for that) and decides, then it
@@ -303,10 +316,142 @@ cancel_request(ib_conn_t *c, ib_cm_out_t *o)
     o->destroy = c;
 }
 
+/* ---- UD service resolution ------------------------------------------------------ */
+
+static const uint8_t ud_rep_mark[4] = { 'i', 'v', 'U', 'D' };
+static const uint8_t ud_req_mark[4] = { 'i', 'v', 'U', 'Q' };
+
+/* The private data of a UD service message, from the adapter's header
+ * (mark, then the length at @len_at) where it has one: @pd and @len in,
+ * the consumer's part out; FALSE when there is no header. */
+static gboolean
+ud_pdata_strip(const uint8_t *mark, uint32_t hdr, uint32_t len_at, const uint8_t **pd,
+               uint32_t *len)
+{
+  if (*pd == NULL || *len < hdr || memcmp(*pd, mark, 4) != 0)
+    return FALSE;
+  uint32_t n = MIN((uint32_t) (*pd)[len_at], *len - hdr);
+  *pd += hdr;
+  *len = n;
+  return TRUE;
+}
+
+/* The SIDR_REP private data: the adapter's header, then the consumer's. */
+static uint32_t
+ud_rep_pdata(uint8_t *buf, rnicpi_ud_svc_status_t status, uint32_t qkey, const void *pdata,
+             uint32_t len)
+{
+  memset(buf, 0, IB_UD_REP_HDR);
+  memcpy(buf, ud_rep_mark, sizeof(ud_rep_mark));
+  buf[4] = (uint8_t) status;
+  buf[5] = (uint8_t) len;
+  uint32_t be = htonl(qkey);
+  memcpy(buf + 8, &be, 4);
+  if (len > 0)
+    memcpy(buf + IB_UD_REP_HDR, pdata, len);
+  return IB_UD_REP_HDR + len;
+}
+
+/* Answer a UD service request's identifier; with no lock held. */
+static int
+ud_answer(struct rdma_cm_id *id, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
+          const void *pdata, uint32_t len)
+{
+  uint8_t buf[IB_UD_REP_HDR + RNICPI_MAX_PDATA];
+  uint32_t n = ud_rep_pdata(buf, status, qkey, pdata, len);
+  if (status == RNICPI_UD_SVC_OK) {
+    struct rdma_conn_param cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.private_data = buf;
+    cp.private_data_len = (uint8_t) n;
+    cp.qp_num = qpn & 0xffffff; /* the Q_Key travels in the header: over IP rdma_cm sets its own */
+    return rdma_accept(id, &cp) == 0 ? 0 : errno;
+  }
+  return rdma_reject(id, buf, (uint8_t) n) == 0 ? 0 : errno;
+}
+
+/* The answer to our UD service request @c (dev->lock held): from the
+ * adapter's header where the reply has one, else as rdma_cm reports it. */
+static void
+ud_reply_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
+{
+  rnicpi_cm_event_t *ev = &o->ev;
+  cm_ev_init(ev, RNICPI_CM_UD_SVC_REPLY, c->ud_ctx);
+  ev->src = c->peer;
+  const uint8_t *pd = e != NULL ? e->param.ud.private_data : NULL;
+  uint32_t len = e != NULL && pd != NULL ? e->param.ud.private_data_len : 0;
+  if (e != NULL && e->event == RDMA_CM_EVENT_ESTABLISHED) {
+    ev->ud_status = RNICPI_UD_SVC_OK;
+    ev->ud_qpn = e->param.ud.qp_num;
+    ev->ud_qkey = e->param.ud.qkey;
+  } else if (e != NULL && e->event == RDMA_CM_EVENT_UNREACHABLE && e->status >= 1 &&
+             e->status <= 4) {
+    ev->ud_status = (rnicpi_ud_svc_status_t) e->status; /* IBTA 12.11.2 SIDR_REP status */
+  } else {
+    ev->ud_status = RNICPI_UD_SVC_NO_SERVICE; /* no answer, no route */
+  }
+  const uint8_t *hdr = pd;
+  if (ud_pdata_strip(ud_rep_mark, IB_UD_REP_HDR, 5, &pd, &len)) {
+    ev->ud_status = hdr[4] <= RNICPI_UD_SVC_REDIRECT ? (rnicpi_ud_svc_status_t) hdr[4]
+                                                     : RNICPI_UD_SVC_NO_SERVICE;
+    uint32_t be;
+    memcpy(&be, hdr + 8, 4);
+    if (ev->ud_status == RNICPI_UD_SVC_OK)
+      ev->ud_qkey = ntohl(be);
+  }
+  if (ev->ud_status != RNICPI_UD_SVC_OK)
+    ev->ud_qpn = ev->ud_qkey = 0;
+  if (pd != NULL && len > 0) {
+    ev->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+    memcpy(ev->pdata, pd, ev->pdata_len);
+  }
+  o->have = TRUE;
+  c->state = IB_CONN_DOWN;
+  if (conn_take_locked(c))
+    o->destroy = c;
+}
+
+/* An event of our UD service request's identifier (dev->lock held). */
+static void
+ud_ask_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
+{
+  struct rdma_conn_param cp;
+  switch (e->event) {
+  case RDMA_CM_EVENT_ADDR_RESOLVED:
+    if (rdma_resolve_route(c->id, ib_config.resolve_ms) != 0)
+      ud_reply_event(c, NULL, o);
+    return;
+  case RDMA_CM_EVENT_ROUTE_RESOLVED:
+    memset(&cp, 0, sizeof(cp));
+    cp.private_data = c->pdata; /* the header, then the consumer's */
+    cp.private_data_len = (uint8_t) (IB_UD_REQ_HDR + c->param.pdata_len);
+    if (rdma_connect(c->id, &cp) != 0)
+      ud_reply_event(c, NULL, o);
+    return;
+  case RDMA_CM_EVENT_ESTABLISHED:
+  case RDMA_CM_EVENT_UNREACHABLE:
+  case RDMA_CM_EVENT_REJECTED:
+  case RDMA_CM_EVENT_ADDR_ERROR:
+  case RDMA_CM_EVENT_ROUTE_ERROR:
+  case RDMA_CM_EVENT_CONNECT_ERROR:
+  case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    ud_reply_event(c, e, o);
+    return;
+  default:
+    return;
+  }
+}
+
 /* An event of a connection's identifier (dev->lock held). */
 static void
 conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
 {
+  if (c->state == IB_CONN_UD_ASKING) {
+    ud_ask_event(c, e, o);
+    return;
+  }
+  if (c->state == IB_CONN_UD_REQUEST)
+    return; /* answered by ud_svc_reply; nothing else comes */
   ib_dev_t *dev = c->dev;
   ib_qp_t *qp = c->qp;
   int err;
@@ -434,16 +579,36 @@ listen_event(ib_listen_t *l, struct rdma_cm_event *e, ib_cm_out_t *o)
   }
   if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST)
     return;
+  gboolean ud = e->listen_id->ps == RDMA_PS_UDP;
   ib_conn_t *c = conn_new_locked(dev);
   c->id = e->id;
   c->id->context = &c->tag;
   c->listener = l;
   c->listen_ctx = l->base.al_ctx;
-  c->state = IB_CONN_REQUEST;
+  c->state = ud ? IB_CONN_UD_REQUEST : IB_CONN_REQUEST;
   if (l->dead || e->id->verbs != dev->ctx) {
     /* A request for another device (or a listener going away): refuse. */
     conn_take_locked(c);
     o->reject = c;
+    return;
+  }
+  if (ud) {
+    cm_ev_init(&o->ev, RNICPI_CM_UD_SVC_REQUEST, 0);
+    o->ev.listen_ctx = l->base.al_ctx;
+    o->ev.conn_id = c->conn_id;
+    o->ev.port = l->port;
+    struct sockaddr *peer = rdma_get_peer_addr(e->id);
+    if (peer != NULL)
+      memcpy(&o->ev.src.sa, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                              : sizeof(struct sockaddr_in));
+    const uint8_t *pd = e->param.ud.private_data;
+    uint32_t len = pd != NULL ? e->param.ud.private_data_len : 0;
+    ud_pdata_strip(ud_req_mark, IB_UD_REQ_HDR, 4, &pd, &len);
+    if (pd != NULL && len > 0) {
+      o->ev.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+      memcpy(o->ev.pdata, pd, o->ev.pdata_len);
+    }
+    o->have = TRUE;
     return;
   }
   cm_ev_init(&o->ev, RNICPI_CM_CONNECT_REQUEST, 0);
@@ -476,7 +641,10 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
   g_mutex_unlock(&dev->lock);
   rdma_ack_cm_event(e);
   if (o.reject != NULL) {
-    reject_no_listener(o.reject->id);
+    if (o.reject->state == IB_CONN_UD_REQUEST)
+      ud_answer(o.reject->id, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+    else
+      reject_no_listener(o.reject->id);
     conn_free(o.reject);
   }
   if (o.destroy != NULL)
@@ -517,6 +685,17 @@ ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out
     g_free(l);
     return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
   }
+  /* UD service requests to the port arrive in rdma_cm's UDP space. */
+  if ((dev->caps.features & RNICPI_CAP_UD) &&
+      (rdma_create_id(dev->cm, &l->ud_id, &l->tag, RDMA_PS_UDP) != 0 ||
+       rdma_bind_addr(l->ud_id, (struct sockaddr *) &sa) != 0 || rdma_listen(l->ud_id, 128) != 0)) {
+    int err = errno;
+    if (l->ud_id != NULL)
+      rdma_destroy_id(l->ud_id);
+    rdma_destroy_id(l->id);
+    g_free(l);
+    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
+  }
   *out = &l->base;
   return RNICPI_OK;
 }
@@ -530,6 +709,8 @@ ib_unlisten(rnicpi_listen_t *lst)
   l->dead = TRUE;
   g_mutex_unlock(&dev->lock);
   rdma_destroy_id(l->id); /* waits for the acknowledgement of its events */
+  if (l->ud_id != NULL)
+    rdma_destroy_id(l->ud_id);
   /* Its requests not yet answered are refused. */
   GPtrArray *mine = g_ptr_array_new();
   g_mutex_lock(&dev->lock);
@@ -538,7 +719,7 @@ ib_unlisten(rnicpi_listen_t *lst)
   g_hash_table_iter_init(&it, dev->conns);
   while (g_hash_table_iter_next(&it, NULL, &v)) {
     ib_conn_t *c = v;
-    if (c->listener == l && c->state == IB_CONN_REQUEST)
+    if (c->listener == l && (c->state == IB_CONN_REQUEST || c->state == IB_CONN_UD_REQUEST))
       g_ptr_array_add(mine, c);
   }
   for (guint i = 0; i < mine->len; i++)
@@ -546,7 +727,10 @@ ib_unlisten(rnicpi_listen_t *lst)
   g_mutex_unlock(&dev->lock);
   for (guint i = 0; i < mine->len; i++) {
     ib_conn_t *c = g_ptr_array_index(mine, i);
-    reject_no_listener(c->id);
+    if (c->state == IB_CONN_UD_REQUEST)
+      ud_answer(c->id, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+    else
+      reject_no_listener(c->id);
     conn_free(c);
   }
   g_ptr_array_free(mine, TRUE);
@@ -829,9 +1013,105 @@ ib_cm_close_dev(ib_dev_t *dev)
     ib_conn_t *c = g_ptr_array_index(all, i);
     if (c->state == IB_CONN_REQUEST)
       reject_no_listener(c->id);
+    else if (c->state == IB_CONN_UD_REQUEST)
+      ud_answer(c->id, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
     conn_free(c);
   }
   g_ptr_array_free(all, TRUE);
+}
+
+/* The device's address of @dst's family, port 0, in @src; FALSE if none. */
+static gboolean
+source_addr(ib_dev_t *dev, const rnicpi_addr_t *dst, struct sockaddr_storage *src)
+{
+  memset(src, 0, sizeof(*src));
+  for (uint32_t i = 0; i < dev->caps.num_addrs; i++)
+    if (dev->caps.addrs[i].ss_family == dst->sa.ss_family) {
+      *src = dev->caps.addrs[i];
+      break;
+    }
+  if (src->ss_family == AF_INET)
+    ((struct sockaddr_in *) src)->sin_port = 0;
+  else if (src->ss_family == AF_INET6)
+    ((struct sockaddr_in6 *) src)->sin6_port = 0;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+static rnicpi_status_t
+ib_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata, uint32_t len,
+                  uint64_t req_ctx)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  if (!(dev->caps.features & RNICPI_CAP_UD))
+    return RNICPI_ENOTSUP;
+  if (len > dev->caps.pdata_ud_req || (len > 0 && pdata == NULL))
+    return RNICPI_ELIMIT;
+  struct sockaddr_storage src;
+  if (!source_addr(dev, dst, &src))
+    return RNICPI_EINVAL;
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = conn_new_locked(dev);
+  c->state = IB_CONN_UD_ASKING;
+  c->ud_ctx = req_ctx;
+  c->peer = *dst;
+  c->param.pdata_len = len;
+  memcpy(c->pdata, ud_req_mark, sizeof(ud_req_mark));
+  c->pdata[4] = (uint8_t) len;
+  if (len > 0)
+    memcpy(c->pdata + IB_UD_REQ_HDR, pdata, len);
+  int err = 0;
+  if (rdma_create_id(dev->cm, &c->id, &c->tag, RDMA_PS_UDP) != 0)
+    err = errno;
+  g_mutex_unlock(&dev->lock);
+  if (err != 0) {
+    g_mutex_lock(&dev->lock);
+    c->id = NULL;
+    conn_take_locked(c);
+    g_mutex_unlock(&dev->lock);
+    g_free(c);
+    return ib_status_of_errno(err);
+  }
+  /* As for a connection: the answer, or its failure, comes from the
+   * progress thread. */
+  if (rdma_resolve_addr(c->id, (struct sockaddr *) &src, (struct sockaddr *) &dst->sa,
+                        ib_config.resolve_ms) != 0) {
+    ib_cm_out_t o = { .have = FALSE };
+    g_mutex_lock(&dev->lock);
+    ud_reply_event(c, NULL, &o);
+    g_mutex_unlock(&dev->lock);
+    ib_dev_queue_cm(dev, &o.ev);
+    if (o.destroy != NULL)
+      conn_free(o.destroy);
+  }
+  return RNICPI_OK;
+}
+
+static rnicpi_status_t
+ib_ud_svc_reply(rnicpi_dev_t *d, uint64_t req_id, rnicpi_ud_svc_status_t status, uint32_t qpn,
+                uint32_t qkey, const void *pdata, uint32_t len)
+{
+  ib_dev_t *dev = to_ib_dev(d);
+  if (len > dev->caps.pdata_ud_rep || (len > 0 && pdata == NULL))
+    return RNICPI_ELIMIT;
+  if ((unsigned) status > RNICPI_UD_SVC_REDIRECT)
+    return RNICPI_EINVAL;
+  g_mutex_lock(&dev->lock);
+  ib_conn_t *c = conn_lookup_locked(dev, req_id);
+  if (c == NULL || c->state != IB_CONN_UD_REQUEST) {
+    g_mutex_unlock(&dev->lock);
+    return RNICPI_ENOENT;
+  }
+  conn_take_locked(c);
+  g_mutex_unlock(&dev->lock);
+  int err = ud_answer(c->id, status, qpn, qkey, pdata, len);
+  if (err != 0)
+    g_message("%s: the answer to UD service request %" G_GUINT64_FORMAT " could not be sent "
+              "(%s); the requester sees no reply", dev->name, req_id, g_strerror(err));
+  /* SIDR has no state after the reply. */
+  conn_free(c);
+  return RNICPI_OK;
 }
 
 const rnicpi_cm_ops_t ib_cm_ops = {
@@ -842,4 +1122,6 @@ const rnicpi_cm_ops_t ib_cm_ops = {
   .accept = ib_accept,
   .reject = ib_reject,
   .disconnect = ib_disconnect,
+  .ud_svc_request = ib_ud_svc_request,
+  .ud_svc_reply = ib_ud_svc_reply,
 };

@@ -182,6 +182,17 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
     c->features |= RNICPI_CAP_ATOMICS;
   if (a->max_srq > 0)
     c->features |= RNICPI_CAP_SRQ;
+  c->features |= ib_mw_caps(&ax);
+  /* Datagrams: InfiniBand and RoCE devices with address handles (iWARP
+   * has none, RFC 5040). */
+  if (!*iwarp && a->max_ah > 0) {
+    c->features |= RNICPI_CAP_UD;
+    /* The path MTU of the port is the largest datagram. */
+    c->ud_mtu = pa.active_mtu >= IBV_MTU_256 && pa.active_mtu <= IBV_MTU_4096
+                  ? 128u << pa.active_mtu : 256;
+    c->pdata_ud_req = IB_UD_PDATA_REQ;
+    c->pdata_ud_rep = IB_UD_PDATA_REP;
+  }
   c->vendor_id = a->vendor_id;
   c->hw_version = a->hw_ver;
   c->sw_major = 0;
@@ -678,6 +689,8 @@ dev_free(ib_dev_t *dev)
     g_hash_table_destroy(dev->mrs);
   g_rw_lock_clear(&dev->mr_lock);
   drop_events(dev);
+  if (dev->mws != NULL)
+    g_hash_table_destroy(dev->mws);
   g_mutex_clear(&dev->lock);
   g_mutex_clear(&dev->ev_lock);
   g_free(dev);
@@ -700,6 +713,7 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->qps = g_hash_table_new(g_direct_hash, g_direct_equal);
   g_rw_lock_init(&dev->mr_lock);
   dev->mrs = g_hash_table_new(g_direct_hash, g_direct_equal);
+  dev->mws = g_hash_table_new(g_direct_hash, g_direct_equal);
   dev->next_conn_id = 1;
   dev->next_serial = 1;
 
@@ -732,6 +746,8 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->cq_fixed = probe == NULL || ibv_resize_cq(probe, 64) != 0;
   if (probe != NULL)
     ibv_destroy_cq(probe);
+  if (dev->caps.features & RNICPI_CAP_UD)
+    ib_ud_find_gids(dev);
   dev->comp = ibv_create_comp_channel(dev->ctx);
   dev->cm = rdma_create_event_channel();
   dev->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -834,6 +850,6 @@ RNICPI_PROVIDER_DEFINE(ib) = {
   .cm = &ib_cm_ops,
   .sock = NULL,
   .srq = &ib_srq_ops,
-  .mw = NULL,
-  .ud = NULL,
+  .mw = &ib_mw_ops,
+  .ud = &ib_ud_ops,
 };

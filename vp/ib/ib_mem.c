@@ -106,6 +106,10 @@ ib_mr_dereg(rnicpi_mr_t *m)
   g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
   g_rw_lock_writer_unlock(&dev->mr_lock);
   int err = ibv_dereg_mr(mr->mr);
+  /* IBTA 10.6.7.2.6: no deregistration while windows are bound to the
+   * region; rxe says EINVAL. */
+  if (err == EINVAL && (mr->access & RNICPI_ACCESS_MW_BIND))
+    err = EBUSY;
   if (err != 0) {
     g_rw_lock_writer_lock(&dev->mr_lock);
     g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(lkey), mr);

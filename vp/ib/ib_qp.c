@@ -86,6 +86,16 @@ wc_from_shadow(ib_qp_t *qp, const ib_shadow_t *s, rnicpi_wc_status_t st, rnicpi_
   wc->opcode = (rnicpi_wc_opcode_t) s->opcode;
   wc->byte_len = st == RNICPI_WC_SUCCESS ? s->len : 0;
   wc->rkey = s->rkey;
+  if (qp->type == RNICPI_QPT_UD && s->opcode == RNICPI_WC_RECV)
+    wc->flags |= RNICPI_WC_UD;
+}
+
+/* A send-queue entry is done (@st: how): what it held goes. */
+static inline void
+sq_retire(ib_qp_t *qp, ib_shadow_t *s, rnicpi_wc_status_t st)
+{
+  if (G_UNLIKELY(s->mw != NULL))
+    ib_mw_retire(qp->dev, s, st);
 }
 
 /* The queue pair went to ERROR (a completion in error, an asynchronous
@@ -144,6 +154,14 @@ cause_of(rnicpi_wc_status_t st, rnicpi_wc_opcode_t op)
   }
 }
 
+/* A receive that invalidated a window (a Send with Invalidate). */
+static void
+recv_invalidated(ib_qp_t *qp, const rnicpi_wc_t *wc)
+{
+  if (wc->status == RNICPI_WC_SUCCESS && (wc->flags & RNICPI_WC_WITH_INV))
+    ib_mw_invalidated(qp->dev, (uint32_t) wc->rkey);
+}
+
 /* The status a send-queue completion @v stands for. */
 static rnicpi_wc_status_t
 send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *cause)
@@ -154,6 +172,10 @@ send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *
     *cause = (rnicpi_async_cause_t) s->fail_cause;
     return (rnicpi_wc_status_t) s->fail;
   }
+  /* RNIC-PI (as the RDMAC verbs) fails an invalidation it cannot do as
+   * a window operation; rxe says LOC_QP_OP_ERR. */
+  if (s->opcode == RNICPI_WC_LOCAL_INV && st != RNICPI_WC_SUCCESS && st != RNICPI_WC_WR_FLUSH_ERR)
+    st = RNICPI_WC_MW_BIND_ERR;
   if (v->status == IBV_WC_REM_INV_REQ_ERR &&
       (s->opcode == RNICPI_WC_RDMA_WRITE || s->opcode == RNICPI_WC_RDMA_READ)) {
     /* IB answers a Write or Read the peer's queue pair does not allow
@@ -177,6 +199,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
   if (kind == IB_KIND_SRQ) {
     if (qp->srq != NULL && ib_srq_complete(qp, v, &wc)) {
       ib_qp_received(&wc, v);
+      recv_invalidated(qp, &wc);
       ib_cq_push(cq, &wc, b);
       if (wc.status != RNICPI_WC_SUCCESS)
         qp_fault(qp, cause_of(wc.status, RNICPI_WC_RECV));
@@ -198,6 +221,8 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
       wc_from_shadow(qp, s, wc_status(v->status), &wc);
       wc.opcode = RNICPI_WC_RECV;
       ib_qp_received(&wc, v);
+      if (qp->type == RNICPI_QPT_UD)
+        ib_ud_recv_complete(qp, s, seq, v, &wc);
       s->done = 1;
       while (q->head < q->tail && wq_at(q, q->head)->done)
         q->head++;
@@ -205,6 +230,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
     rnicpi_spin_unlock(&qp->rq_lock);
     if (!have)
       return;
+    recv_invalidated(qp, &wc);
     ib_cq_push(cq, &wc, b);
     if (wc.status != RNICPI_WC_SUCCESS) {
       failed = TRUE;
@@ -228,6 +254,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
       while (q->head < q->tail) {
         ib_shadow_t *h = wq_at(q, q->head);
         if (h->done) {
+          sq_retire(qp, h, (rnicpi_wc_status_t) h->status);
           if (h->signaled || h->status != RNICPI_WC_SUCCESS) {
             wc_from_shadow(qp, h, (rnicpi_wc_status_t) h->status, &wc);
             ib_cq_push(cq, &wc, b);
@@ -236,7 +263,9 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
             failed = TRUE;
             fault = (rnicpi_async_cause_t) h->fail_cause;
           }
-        } else if (!(q->head < q->seen && !h->signaled && h->given)) {
+        } else if (q->head < q->seen && !h->signaled && h->given) {
+          sq_retire(qp, h, RNICPI_WC_SUCCESS);
+        } else {
           break;
         }
         q->head++;
@@ -265,6 +294,7 @@ ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v)
   }
 }
 
+
 gboolean
 ib_qp_outstanding(ib_qp_t *qp)
 {
@@ -288,17 +318,22 @@ ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
      * execute); one it never saw is completed here. */
     if (s->done) {
       /* Completed by the device, waiting for those before it. */
+      sq_retire(qp, s, (rnicpi_wc_status_t) s->status);
       if (s->signaled || s->status != RNICPI_WC_SUCCESS) {
         wc_from_shadow(qp, s, (rnicpi_wc_status_t) s->status, &wc);
         ib_cq_push(qp->scq, &wc, b);
       }
       continue;
     }
-    if (!s->signaled && s->given)
+    if (!s->signaled && s->given) {
+      sq_retire(qp, s, RNICPI_WC_SUCCESS);
       continue;
+    }
     /* A fault found at post whose turn came at once fails; the rest flush. */
-    wc_from_shadow(qp, s, s->fail != 0 && !s->given ? (rnicpi_wc_status_t) s->fail
-                                                    : RNICPI_WC_WR_FLUSH_ERR, &wc);
+    rnicpi_wc_status_t st = s->fail != 0 && !s->given ? (rnicpi_wc_status_t) s->fail
+                                                      : RNICPI_WC_WR_FLUSH_ERR;
+    sq_retire(qp, s, st);
+    wc_from_shadow(qp, s, st, &wc);
     ib_cq_push(qp->scq, &wc, b);
   }
   rnicpi_spin_unlock(&qp->sq_lock);
@@ -343,6 +378,11 @@ qp_to_init(ib_qp_t *qp)
   int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
   if (!qp->dev->iwarp)
     mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+  if (qp->type == RNICPI_QPT_UD) {
+    /* IBTA 11.2.4.2: a UD queue pair has a Q_Key and no remote rights. */
+    a.qkey = qp->qkey;
+    mask = (mask & ~IBV_QP_ACCESS_FLAGS) | IBV_QP_QKEY;
+  }
   int err = ibv_modify_qp(qp->qp, &a, mask);
   return err == 0 ? RNICPI_OK : ib_status_of_errno(err);
 }
@@ -375,7 +415,8 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
 {
   ib_dev_t *dev = to_ib_dev(p->dev);
   const rnicpi_caps_t *c = &dev->caps;
-  if (attr->type != RNICPI_QPT_RC)
+  if (attr->type != RNICPI_QPT_RC &&
+      (attr->type != RNICPI_QPT_UD || !(c->features & RNICPI_CAP_UD)))
     return RNICPI_ENOTSUP;
   if (attr->max_send_wr > c->max_qp_wr || attr->max_recv_wr > c->max_qp_wr ||
       attr->max_send_sge > c->max_send_sge || attr->max_recv_sge > c->max_recv_sge ||
@@ -397,11 +438,16 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
                          MAX(attr->max_rdma_read_sge, 1u));
   qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
+  qp->qkey = attr->qkey;
 
+  /* A bind of a bound narrow window is two verbs requests (ib_mw.c). */
+  uint32_t send_need = attr->max_send_wr;
+  if (attr->type == RNICPI_QPT_RC && (c->features & RNICPI_CAP_MW_NARROW))
+    send_need = MIN(2 * attr->max_send_wr, c->max_qp_wr);
   uint32_t recv_need = qp->srq != NULL ? 0 : attr->max_recv_wr;
-  rnicpi_status_t st = cq_reserve(qp->scq, attr->max_send_wr);
+  rnicpi_status_t st = cq_reserve(qp->scq, send_need);
   if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need)) != RNICPI_OK)
-    qp->scq->users -= attr->max_send_wr;
+    qp->scq->users -= send_need;
   if (st != RNICPI_OK) {
     g_free(qp);
     return st;
@@ -412,20 +458,20 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
     .recv_cq = qp->rcq->cq,
     .srq = qp->srq != NULL ? qp->srq->srq : NULL,
     .cap = {
-      .max_send_wr = MAX(attr->max_send_wr, 1u),
+      .max_send_wr = MAX(send_need, 1u),
       .max_recv_wr = qp->srq != NULL ? 0 : MAX(attr->max_recv_wr, 1u),
       .max_send_sge = qp->max_send_sge,
       .max_recv_sge = qp->max_recv_sge,
       .max_inline_data = 0,
     },
-    .qp_type = IBV_QPT_RC,
+    .qp_type = attr->type == RNICPI_QPT_UD ? IBV_QPT_UD : IBV_QPT_RC,
     .sq_sig_all = 0,
   };
   qp->init_attr = ia;
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
   if (qp->qp == NULL) {
     int err = errno;
-    qp->scq->users -= attr->max_send_wr;
+    qp->scq->users -= send_need;
     qp->rcq->users -= recv_need;
     g_free(qp);
     return err == ENOMEM || err == EINVAL ? RNICPI_ELIMIT : ib_status_of_errno(err);
@@ -433,22 +479,29 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->base.qp_num = qp->qp->qp_num;
   wq_init(&qp->sq, attr->max_send_wr);
   wq_init(&qp->rq, qp->srq != NULL ? 1 : attr->max_recv_wr);
+  if (qp->type == RNICPI_QPT_UD)
+    qp->rq_sge = g_new0(struct ibv_sge, (gsize) qp->rq.size * qp->max_recv_sge);
+  qp->sq_need = send_need;
   qp->sq_max = attr->max_send_wr;
   qp->rq_max = attr->max_recv_wr;
   qp->serial = ib_dev_serial(dev);
-  if ((st = qp_to_init(qp)) != RNICPI_OK) {
-    g_warning("%s: cannot move new QP %u to INIT (port %u): %s; ibv_devinfo -d %s shows the "
-              "port's state", dev->name, qp->base.qp_num, dev->port, rnicpi_status_message(st),
+  if ((st = qp_to_init(qp)) != RNICPI_OK ||
+      (qp->type == RNICPI_QPT_UD && (st = ib_ud_qp_up(qp)) != RNICPI_OK)) {
+    g_warning("%s: cannot move new QP %u to %s (port %u): %s; ibv_devinfo -d %s shows the "
+              "port's state", dev->name, qp->base.qp_num,
+              qp->type == RNICPI_QPT_UD ? "RTS" : "INIT", dev->port, rnicpi_status_message(st),
               dev->name);
     ibv_destroy_qp(qp->qp);
-    qp->scq->users -= attr->max_send_wr;
+    qp->scq->users -= send_need;
     qp->rcq->users -= recv_need;
     g_free(qp->sq.e);
     g_free(qp->rq.e);
+    g_free(qp->rq_sge);
     g_free(qp);
     return st;
   }
-  qp->state = IB_QP_IDLE;
+  /* RNIC-PI 1.3: a UD queue pair is created in RTS. */
+  qp->state = qp->type == RNICPI_QPT_UD ? IB_QP_RTS : IB_QP_IDLE;
   rnicpi_spin_lock(&dev->qp_lock);
   g_hash_table_insert(dev->qps, GUINT_TO_POINTER(qp->base.qp_num), qp);
   rnicpi_spin_unlock(&dev->qp_lock);
@@ -462,7 +515,7 @@ ib_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   ib_qp_t *qp = to_ib_qp(q);
   if (attr->ird > qp->dev->caps.max_ird || attr->ord > qp->dev->caps.max_ord)
     return RNICPI_ELIMIT;
-  if (attr->access != qp->access && qp->state != IB_QP_ERROR) {
+  if (attr->access != qp->access && qp->state != IB_QP_ERROR && qp->type == RNICPI_QPT_RC) {
     struct ibv_qp_attr a = { .qp_access_flags = (unsigned) qp_access_to_verbs(attr->access) };
     int err = ibv_modify_qp(qp->qp, &a, IBV_QP_ACCESS_FLAGS);
     if (err != 0)
@@ -577,6 +630,13 @@ ib_qp_reset(rnicpi_qp_t *q)
   rnicpi_spin_unlock(&qp->sq_lock);
   if ((st = qp_to_init(qp)) != RNICPI_OK)
     return st;
+  if (qp->type == RNICPI_QPT_UD) {
+    if ((st = ib_ud_qp_up(qp)) != RNICPI_OK)
+      return st;
+    ib_qp_set_state(qp, IB_QP_IDLE);
+    ib_qp_set_state(qp, IB_QP_RTS);
+    return RNICPI_OK;
+  }
   ib_qp_set_state(qp, IB_QP_IDLE);
   return RNICPI_OK;
 }
@@ -639,11 +699,12 @@ ib_qp_destroy(rnicpi_qp_t *q)
   if (err != 0)
     g_warning("%s: ibv_destroy_qp(QP %u) failed: %s; its kernel resources stay until the IA "
               "is freed", dev->name, qp->base.qp_num, g_strerror(err));
-  qp->scq->users -= qp->sq_max;
+  qp->scq->users -= qp->sq_need;
   if (qp->srq == NULL)
     qp->rcq->users -= qp->rq_max;
   g_free(qp->sq.e);
   g_free(qp->rq.e);
+  g_free(qp->rq_sge);
   g_free(qp);
   return RNICPI_OK;
 }
@@ -740,11 +801,25 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   v.send_flags = ((wr->flags & RNICPI_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
                  ((wr->flags & RNICPI_WR_SOLICITED) ? IBV_SEND_SOLICITED : 0) |
                  ((wr->flags & RNICPI_WR_FENCE) ? IBV_SEND_FENCE : 0);
+  rnicpi_status_t st;
+  gboolean mw_op = FALSE;
+  if (qp->type == RNICPI_QPT_UD && (st = ib_ud_prepare(qp, wr, len, &v)) != RNICPI_OK)
+    return st;
   switch (wr->opcode) {
   case RNICPI_WR_SEND:
     v.opcode = IBV_WR_SEND;
     break;
+  case RNICPI_WR_BIND_MW:
+  case RNICPI_WR_LOCAL_INV:
+    if ((st = ib_mw_check(qp, wr)) != RNICPI_OK)
+      return st;
+    mw_op = TRUE;
+    break;
   case RNICPI_WR_SEND_INV:
+    /* Left off (doc/provider-ib.md): rxe oopses when a peer invalidates a
+     * window that is not bound. */
+    if (!(qp->dev->caps.features & RNICPI_CAP_REMOTE_INVALIDATE))
+      return RNICPI_ENOTSUP;
     v.opcode = IBV_WR_SEND_WITH_INV;
     v.invalidate_rkey = (uint32_t) wr->invalidate_rkey;
     break;
@@ -777,8 +852,11 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   if ((wr->opcode == RNICPI_WR_RDMA_WRITE_IMM || wr->opcode == RNICPI_WR_IMM_DATA) &&
       !(qp->dev->caps.features & RNICPI_CAP_IMMEDIATE))
     return RNICPI_ENOTSUP;
+  if (qp->type == RNICPI_QPT_UD && wr->opcode != RNICPI_WR_SEND)
+    return RNICPI_EINVAL; /* a UD queue pair takes Sends only */
   uint8_t cause = RNICPI_AE_UNSPECIFIED;
-  uint8_t fail = post_fault(wr, sges, &cause);
+  /* A UD queue pair has no connection to break: its device reports. */
+  uint8_t fail = qp->type == RNICPI_QPT_UD ? 0 : post_fault(wr, sges, &cause);
 
   rnicpi_spin_lock(&qp->sq_lock);
   if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING) {
@@ -794,8 +872,9 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   s->wr_id = wr->wr_id;
   s->opcode = (uint8_t) wc_opcode_of(wr->opcode);
   s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
-  s->len = len;
-  s->rkey = 0;
+  s->len = mw_op ? 0 : len;
+  s->rkey = wr->opcode == RNICPI_WR_LOCAL_INV ? wr->invalidate_rkey : 0;
+  s->mw = NULL;
   s->done = 0;
   s->status = RNICPI_WC_SUCCESS;
   s->fail = 0;
@@ -826,12 +905,16 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   int err = 0;
   if (!keep) {
     v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
-    err = ibv_post_send(qp->qp, &v, &bad);
+    err = mw_op && fail == 0 ? ib_mw_post(qp, wr, &v, s) : ibv_post_send(qp->qp, &v, &bad);
     if (err != 0) {
       qp->sq.tail = seq; /* not taken */
       if (fail != 0)
         qp->held = FALSE;
     }
+  } else if (wr->opcode == RNICPI_WR_BIND_MW) {
+    /* Never executed, but its key is the window's from now (rnicpi.h). */
+    wr->bind.mw->rkey = ibv_inc_rkey((uint32_t) wr->bind.mw->rkey);
+    s->rkey = wr->bind.mw->rkey;
   }
   rnicpi_spin_unlock(&qp->sq_lock);
   if (fault_now) {
@@ -876,6 +959,15 @@ ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   s->fail = 0;
   s->len = len;
   s->rkey = 0;
+  if (qp->rq_sge != NULL) {
+    /* UD: where the GRH lands, read at completion (ib_ud.c), in our own
+     * addresses. */
+    struct ibv_sge *at = &qp->rq_sge[(seq & (qp->rq.size - 1)) * qp->max_recv_sge];
+    for (uint32_t i = 0; i < wr->num_sge; i++)
+      at[i] = (struct ibv_sge){ .addr = wr->sg_list[i].addr, .length = wr->sg_list[i].length,
+                                .lkey = (uint32_t) wr->sg_list[i].lkey };
+    s->nsge = (uint8_t) wr->num_sge;
+  }
   gboolean error = qp->state == IB_QP_ERROR;
   s->given = !error;
   qp->rq.tail = seq + 1;
