@@ -29,8 +29,18 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
     return RNICPI_EINVAL;
   if (attr->length > dev->caps.max_mr_size)
     return RNICPI_ELIMIT;
+  uint32_t access = attr->access;
   struct ibv_mr *vmr = ibv_reg_mr_iova2(pd->pd, attr->addr, attr->length, attr->iova,
-                                        (unsigned) ib_access_to_verbs(attr->access));
+                                        (unsigned) ib_access_to_verbs(access));
+  if (vmr == NULL && errno == EFAULT && (access & RNICPI_ACCESS_MW_BIND) &&
+      !(ib_access_to_verbs(access & ~RNICPI_ACCESS_MW_BIND) & IBV_ACCESS_LOCAL_WRITE)) {
+    /* The kernel pins a region windows may be bound to for writing
+     * (ib_access_writable counts IB_ACCESS_MW_BIND), which read-only
+     * memory refuses: register it without; a bind to it then fails. */
+    access &= ~RNICPI_ACCESS_MW_BIND;
+    vmr = ibv_reg_mr_iova2(pd->pd, attr->addr, attr->length, attr->iova,
+                           (unsigned) ib_access_to_verbs(access));
+  }
   if (vmr == NULL) {
     int err = errno;
     g_debug("%s: ibv_reg_mr_iova2(%p, %" G_GUINT64_FORMAT " bytes, iova 0x%" G_GINT64_MODIFIER
@@ -55,7 +65,7 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->addr = (uintptr_t) attr->addr;
   mr->length = attr->length;
   mr->iova = attr->iova;
-  mr->access = effective_access(attr->access);
+  mr->access = effective_access(access);
   g_rw_lock_writer_lock(&dev->mr_lock);
   g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->base.lkey), mr);
   g_rw_lock_writer_unlock(&dev->mr_lock);
