@@ -58,6 +58,11 @@ if command -v tshark >/dev/null && command -v dumpcap >/dev/null; then
   capture=1
 fi
 
+# One interop run at a time: two emulated VMs beside the host's suites
+# starve each other (a siw Write then misses its 120 s).  The other waits.
+exec 9>"$cache/interop.lock"
+flock 9 || echo "ib-interop: cannot lock $cache/interop.lock; running beside the other lab test" >&2
+
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
 pass=0 fail=0 n=0
 hport=$(( 23000 + $$ % 8000 ))

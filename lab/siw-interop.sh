@@ -53,6 +53,11 @@ skip() { echo "siw-interop: skipped: $*"; exit 77; }
 [ -f "$cache/initrd.img" ] || skip "no lab VM image: run lab/build-initrd.sh"
 for t in qemu-system-x86_64 tshark dumpcap; do command -v $t >/dev/null || skip "$t is missing"; done
 
+# One interop run at a time: two emulated VMs beside the host's suites
+# starve each other (a siw Write then misses its 120 s).  The other waits.
+exec 9>"$cache/interop.lock"
+flock 9 || echo "siw-interop: cannot lock $cache/interop.lock; running beside the other lab test" >&2
+
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
 # The VM as this test was written for: siw0 on eth0 only, no shared tree
 # (the lab's default adds rxe0 and 9p, which only lengthen the boot).
