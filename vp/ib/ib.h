@@ -332,6 +332,9 @@ void ib_sweep_add_locked(ib_qp_t *qp);
 void ib_dev_sweep_soon(ib_dev_t *dev);
 ib_qp_t *ib_qp_lookup(ib_dev_t *dev, uint32_t qp_num);
 uint32_t ib_dev_serial(ib_dev_t *dev);
+/* The rights a region gets: verbs grants local write with remote write
+ * and atomics. */
+uint32_t ib_access_granted(uint32_t access);
 int ib_access_to_verbs(uint32_t access);
 
 /* ib_cq.c */

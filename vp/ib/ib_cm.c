@@ -77,6 +77,42 @@ conn_free(ib_conn_t *c)
   g_free(c);
 }
 
+/* The device's address of @dst's family, port 0, in @src; FALSE if none. */
+static gboolean
+source_addr(ib_dev_t *dev, const rnicpi_addr_t *dst, struct sockaddr_storage *src)
+{
+  memset(src, 0, sizeof(*src));
+  for (uint32_t i = 0; i < dev->caps.num_addrs; i++)
+    if (dev->caps.addrs[i].ss_family == dst->sa.ss_family) {
+      *src = dev->caps.addrs[i];
+      break;
+    }
+  if (src->ss_family == AF_INET)
+    ((struct sockaddr_in *) src)->sin_port = 0;
+  else if (src->ss_family == AF_INET6)
+    ((struct sockaddr_in6 *) src)->sin6_port = 0;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* A new connection with an identifier of its own in port space @ps
+ * (dev->lock held); NULL, with errno set, when rdma_cm gives none. */
+static ib_conn_t *
+conn_new_id_locked(ib_dev_t *dev, enum rdma_port_space ps)
+{
+  ib_conn_t *c = conn_new_locked(dev);
+  if (rdma_create_id(dev->cm, &c->id, &c->tag, ps) != 0) {
+    int err = errno;
+    c->id = NULL;
+    conn_take_locked(c);
+    g_free(c);
+    errno = err;
+    return NULL;
+  }
+  return c;
+}
+
 /* ---- queue pair transitions -------------------------------------------------- */
 
 /* Move @qp to @state with the attributes rdma_cm computed for @id, our
@@ -759,21 +795,16 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   if (qp->state != IB_QP_IDLE || qp->conn != NULL)
     return RNICPI_ESTATE;
   struct sockaddr_storage src;
-  memset(&src, 0, sizeof(src));
-  for (uint32_t i = 0; i < dev->caps.num_addrs; i++)
-    if (dev->caps.addrs[i].ss_family == dst->sa.ss_family) {
-      src = dev->caps.addrs[i];
-      break;
-    }
-  if (src.ss_family == AF_INET)
-    ((struct sockaddr_in *) &src)->sin_port = 0;
-  else if (src.ss_family == AF_INET6)
-    ((struct sockaddr_in6 *) &src)->sin6_port = 0;
-  else
+  if (!source_addr(dev, dst, &src))
     return RNICPI_EINVAL; /* the device has no address of the peer's family */
 
   g_mutex_lock(&dev->lock);
-  ib_conn_t *c = conn_new_locked(dev);
+  ib_conn_t *c = conn_new_id_locked(dev, RDMA_PS_TCP);
+  if (c == NULL) {
+    int err = errno;
+    g_mutex_unlock(&dev->lock);
+    return ib_status_of_errno(err);
+  }
   c->qp = qp;
   c->state = IB_CONN_RESOLVING;
   c->param = *p;
@@ -784,25 +815,14 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   qp->conn = c;
   qp->ird = p->ird;
   qp->ord = p->ord;
-  int err = 0;
-  if (rdma_create_id(dev->cm, &c->id, &c->tag, RDMA_PS_TCP) != 0)
-    err = errno;
   g_mutex_unlock(&dev->lock);
-  if (err != 0) {
-    g_mutex_lock(&dev->lock);
-    c->id = NULL;
-    conn_take_locked(c);
-    g_mutex_unlock(&dev->lock);
-    g_free(c);
-    return ib_status_of_errno(err);
-  }
   ib_qp_set_state(qp, IB_QP_CONNECTING);
   /* Resolution runs in the kernel; its events come to the progress thread.
    * A synchronous failure (siw refuses a connect to a port nothing listens
    * on at once) is reported the same way, from that thread. */
   if (rdma_resolve_addr(c->id, (struct sockaddr *) &src, (struct sockaddr *) &dst->sa,
                         ib_config.resolve_ms) != 0) {
-    err = errno;
+    int err = errno;
     rnicpi_cm_event_t ev;
     cm_ev_init(&ev, RNICPI_CM_UNREACHABLE, qp->base.al_ctx);
     ev.reason = rnicpi_cm_reason_of_errno(err);
@@ -1020,25 +1040,6 @@ ib_cm_close_dev(ib_dev_t *dev)
   g_ptr_array_free(all, TRUE);
 }
 
-/* The device's address of @dst's family, port 0, in @src; FALSE if none. */
-static gboolean
-source_addr(ib_dev_t *dev, const rnicpi_addr_t *dst, struct sockaddr_storage *src)
-{
-  memset(src, 0, sizeof(*src));
-  for (uint32_t i = 0; i < dev->caps.num_addrs; i++)
-    if (dev->caps.addrs[i].ss_family == dst->sa.ss_family) {
-      *src = dev->caps.addrs[i];
-      break;
-    }
-  if (src->ss_family == AF_INET)
-    ((struct sockaddr_in *) src)->sin_port = 0;
-  else if (src->ss_family == AF_INET6)
-    ((struct sockaddr_in6 *) src)->sin6_port = 0;
-  else
-    return FALSE;
-  return TRUE;
-}
-
 static rnicpi_status_t
 ib_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata, uint32_t len,
                   uint64_t req_ctx)
@@ -1052,7 +1053,12 @@ ib_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata, 
   if (!source_addr(dev, dst, &src))
     return RNICPI_EINVAL;
   g_mutex_lock(&dev->lock);
-  ib_conn_t *c = conn_new_locked(dev);
+  ib_conn_t *c = conn_new_id_locked(dev, RDMA_PS_UDP);
+  if (c == NULL) {
+    int err = errno;
+    g_mutex_unlock(&dev->lock);
+    return ib_status_of_errno(err);
+  }
   c->state = IB_CONN_UD_ASKING;
   c->ud_ctx = req_ctx;
   c->peer = *dst;
@@ -1061,18 +1067,7 @@ ib_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata, 
   c->pdata[4] = (uint8_t) len;
   if (len > 0)
     memcpy(c->pdata + IB_UD_REQ_HDR, pdata, len);
-  int err = 0;
-  if (rdma_create_id(dev->cm, &c->id, &c->tag, RDMA_PS_UDP) != 0)
-    err = errno;
   g_mutex_unlock(&dev->lock);
-  if (err != 0) {
-    g_mutex_lock(&dev->lock);
-    c->id = NULL;
-    conn_take_locked(c);
-    g_mutex_unlock(&dev->lock);
-    g_free(c);
-    return ib_status_of_errno(err);
-  }
   /* As for a connection: the answer, or its failure, comes from the
    * progress thread. */
   if (rdma_resolve_addr(c->id, (struct sockaddr *) &src, (struct sockaddr *) &dst->sa,

@@ -73,20 +73,29 @@ ib_status_of_errno(int err)
   }
 }
 
+uint32_t
+ib_access_granted(uint32_t access)
+{
+  /* Verbs refuses remote write and atomic rights without local write
+   * (IBTA 10.6.3.1 C10-61): they are granted together. */
+  if (access & (RNICPI_ACCESS_REMOTE_WRITE | RNICPI_ACCESS_ATOMIC))
+    access |= RNICPI_ACCESS_LOCAL_WRITE;
+  return access;
+}
+
 int
 ib_access_to_verbs(uint32_t access)
 {
+  access = ib_access_granted(access);
   int a = 0;
   if (access & RNICPI_ACCESS_LOCAL_WRITE)
     a |= IBV_ACCESS_LOCAL_WRITE;
   if (access & RNICPI_ACCESS_REMOTE_READ)
     a |= IBV_ACCESS_REMOTE_READ;
-  /* Verbs refuses remote write and atomic rights without local write
-   * (IBTA 10.6.3.1 C10-61): they are granted together. */
   if (access & RNICPI_ACCESS_REMOTE_WRITE)
-    a |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    a |= IBV_ACCESS_REMOTE_WRITE;
   if (access & RNICPI_ACCESS_ATOMIC)
-    a |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
+    a |= IBV_ACCESS_REMOTE_ATOMIC;
   if (access & RNICPI_ACCESS_MW_BIND)
     a |= IBV_ACCESS_MW_BIND;
   return a;

@@ -10,16 +10,6 @@
 
 #include "ib.h"
 
-/* The rights a region has: verbs grants local write with remote write
- * and atomics (ib_access_to_verbs). */
-static uint32_t
-effective_access(uint32_t access)
-{
-  if (access & (RNICPI_ACCESS_REMOTE_WRITE | RNICPI_ACCESS_ATOMIC))
-    access |= RNICPI_ACCESS_LOCAL_WRITE;
-  return access;
-}
-
 static rnicpi_status_t
 ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
@@ -65,7 +55,7 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->addr = (uintptr_t) attr->addr;
   mr->length = attr->length;
   mr->iova = attr->iova;
-  mr->access = effective_access(access);
+  mr->access = ib_access_granted(access);
   g_rw_lock_writer_lock(&dev->mr_lock);
   g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->base.lkey), mr);
   g_rw_lock_writer_unlock(&dev->mr_lock);
@@ -87,7 +77,7 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
   if (r != 0)
     return r == IBV_REREG_MR_ERR_INPUT ? RNICPI_EINVAL : RNICPI_ENOTSUP;
   g_rw_lock_writer_lock(&dev->mr_lock);
-  mr->access = effective_access(access);
+  mr->access = ib_access_granted(access);
   if (mr->mr->lkey != lkey) {
     g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
     g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->mr->lkey), mr);
