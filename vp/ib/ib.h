@@ -336,6 +336,7 @@ uint32_t ib_dev_serial(ib_dev_t *dev);
  * and atomics. */
 uint32_t ib_access_granted(uint32_t access);
 int ib_access_to_verbs(uint32_t access);
+int ib_qp_access_to_verbs(uint32_t access);
 
 /* ib_cq.c */
 rnicpi_status_t ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out);

@@ -127,13 +127,7 @@ qp_cm_modify(ib_qp_t *qp, struct rdma_cm_id *id, enum ibv_qp_state state)
   if (rdma_init_qp_attr(id, &a, &mask) != 0)
     return errno;
   if (state == IBV_QPS_INIT) {
-    a.qp_access_flags = 0;
-    if (qp->access & RNICPI_ACCESS_REMOTE_READ)
-      a.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
-    if (qp->access & RNICPI_ACCESS_REMOTE_WRITE)
-      a.qp_access_flags |= IBV_ACCESS_REMOTE_WRITE;
-    if (qp->access & RNICPI_ACCESS_ATOMIC)
-      a.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
+    a.qp_access_flags = (unsigned) ib_qp_access_to_verbs(qp->access);
   } else if (state == IBV_QPS_RTR) {
     a.max_dest_rd_atomic = (uint8_t) MAX(qp->ird, 1u);
   } else if (state == IBV_QPS_RTS) {

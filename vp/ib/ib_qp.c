@@ -351,17 +351,12 @@ ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
 
 /* ---- queue pairs ---------------------------------------------------------- */
 
-static int
-qp_access_to_verbs(uint32_t access)
+/* A queue pair's inbound rights: the remote ones of a region's. */
+int
+ib_qp_access_to_verbs(uint32_t access)
 {
-  int a = 0;
-  if (access & RNICPI_ACCESS_REMOTE_READ)
-    a |= IBV_ACCESS_REMOTE_READ;
-  if (access & RNICPI_ACCESS_REMOTE_WRITE)
-    a |= IBV_ACCESS_REMOTE_WRITE;
-  if (access & RNICPI_ACCESS_ATOMIC)
-    a |= IBV_ACCESS_REMOTE_ATOMIC;
-  return a;
+  return ib_access_to_verbs(access) &
+         (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 /* RESET -> INIT with the device's port: receives may be posted from here
@@ -371,7 +366,7 @@ qp_to_init(ib_qp_t *qp)
 {
   struct ibv_qp_attr a = {
     .qp_state = IBV_QPS_INIT,
-    .qp_access_flags = (unsigned) qp_access_to_verbs(qp->access),
+    .qp_access_flags = (unsigned) ib_qp_access_to_verbs(qp->access),
     .pkey_index = 0,
     .port_num = qp->dev->port,
   };
@@ -516,7 +511,7 @@ ib_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   if (attr->ird > qp->dev->caps.max_ird || attr->ord > qp->dev->caps.max_ord)
     return RNICPI_ELIMIT;
   if (attr->access != qp->access && qp->state != IB_QP_ERROR && qp->type == RNICPI_QPT_RC) {
-    struct ibv_qp_attr a = { .qp_access_flags = (unsigned) qp_access_to_verbs(attr->access) };
+    struct ibv_qp_attr a = { .qp_access_flags = (unsigned) ib_qp_access_to_verbs(attr->access) };
     int err = ibv_modify_qp(qp->qp, &a, IBV_QP_ACCESS_FLAGS);
     if (err != 0)
       return ib_status_of_errno(err);
