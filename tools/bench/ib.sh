@@ -57,7 +57,7 @@ invocation="tools/bench/ib.sh${args[*]:+ ${args[*]}}${devs:+ --dev $devs}"
 if [ $smoke = 1 ]; then
   N_LAT=300; N_BW4K=300; N_BW64K=100
 else
-  N_LAT=5000; N_BW4K=5000; N_BW64K=1000
+  N_LAT=5000; N_BW4K=10000; N_BW64K=2000
 fi
 
 # ---- in the VM: run the pairs, print "FIG name rep value" ----
@@ -93,7 +93,9 @@ if [ $guest = 1 ]; then
       -n "$n" --csv "$@" 2>"$tmp/itc.err" | grep "^$t,"
     wait $s
   }
-  fig() { [ -n "$3" ] && echo "FIG $1 $2 $3"; }
+  # A figure of a run that failed, or of 0 (perftest prints a bandwidth of
+  # 0.00 when its run went wrong), is left out: the pair has no ratio.
+  fig() { [ -n "$3" ] && awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"; }
   lat_pair() {  # DEV REP TEST SIZE NAME
     local tool=ib_$3 a b
     for side in $(if [ $(($2 % 2)) = 1 ]; then echo pt it; else echo it pt; fi); do

@@ -133,6 +133,9 @@ struct ib_cq {
   uint32_t vsize;                /* entries of the verbs CQ */
   uint32_t users;                /* work requests the queue pairs on it may hold */
   rnicpi_spin_t poll_lock;
+  ib_qp_t *last_qp;              /* the queue pair of the last completion drained
+                                  * (poll_lock): most CQs serve one, and the table's
+                                  * lock and hash cost more than the rest of a poll */
   rnicpi_cq_ring_t ring;
   gboolean dead;
   gboolean watch;                /* its queue pairs may hold more than its depth: the
@@ -277,6 +280,7 @@ rnicpi_status_t ib_arm_cq(rnicpi_cq_t *c);
 int ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b);
 void ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b);
 void ib_cq_defer(ib_dev_t *dev, rnicpi_notify_batch_t *b);
+void ib_cq_forget_qp(ib_cq_t *cq, ib_qp_t *qp);
 
 /* ib_qp.c */
 void ib_qp_set_error(ib_qp_t *qp);

@@ -44,6 +44,33 @@ ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b)
   }
 }
 
+/* The queue pair a completion names, or NULL once it is destroyed (the
+ * adapter completed its requests then).  With the poll lock held: the
+ * cached one cannot be freed under it (ib_qp_destroy clears it there). */
+static inline ib_qp_t *
+cq_qp(ib_cq_t *cq, uint32_t qp_num)
+{
+  ib_qp_t *qp = cq->last_qp;
+  if (G_LIKELY(qp != NULL && qp->base.qp_num == qp_num))
+    return qp;
+  qp = ib_qp_lookup(cq->dev, qp_num);
+  if (qp != NULL)
+    cq->last_qp = qp;
+  return qp;
+}
+
+/* Translate a verbs completion; FALSE for one the adapter drops (its
+ * request completed already).  With the poll lock held. */
+static inline gboolean
+cq_translate(ib_cq_t *cq, const struct ibv_wc *v, rnicpi_wc_t *wc)
+{
+  ib_qp_t *qp = cq_qp(cq, v->qp_num);
+  gboolean have = FALSE;
+  if (qp != NULL)
+    ib_qp_complete(qp, IB_WRID_KIND(v->wr_id), v, wc, &have);
+  return have;
+}
+
 /* Move what the verbs CQ holds into the ring; returns how many entries
  * were taken from the device. */
 int
@@ -58,13 +85,8 @@ ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b)
       break;
     total += n;
     for (int i = 0; i < n; i++) {
-      ib_qp_t *qp = ib_qp_lookup(cq->dev, vwc[i].qp_num);
-      if (qp == NULL)
-        continue; /* destroyed: the adapter completed its requests then */
       rnicpi_wc_t wc;
-      gboolean have = FALSE;
-      ib_qp_complete(qp, IB_WRID_KIND(vwc[i].wr_id), &vwc[i], &wc, &have);
-      if (have)
+      if (cq_translate(cq, &vwc[i], &wc))
         ib_cq_push(cq, &wc, b);
     }
     if (n < (int) G_N_ELEMENTS(vwc))
@@ -72,6 +94,15 @@ ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b)
   }
   rnicpi_spin_unlock(&cq->poll_lock);
   return total;
+}
+
+void
+ib_cq_forget_qp(ib_cq_t *cq, ib_qp_t *qp)
+{
+  rnicpi_spin_lock(&cq->poll_lock);
+  if (cq->last_qp == qp)
+    cq->last_qp = NULL;
+  rnicpi_spin_unlock(&cq->poll_lock);
 }
 
 rnicpi_status_t
@@ -121,18 +152,35 @@ ib_cq_destroy(rnicpi_cq_t *c)
   return RNICPI_OK;
 }
 
+/* The ring first (what was drained before, and the completions the
+ * adapter made itself), then the device.  While the ring is empty, the
+ * device's completions go straight to the caller instead of through the
+ * ring: nothing older waits there, and whatever the sweep adds to it from
+ * now on is newer than what the poll lock lets this thread take (a request
+ * completes under its queue's lock, once, by whichever comes first). */
 int
 ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {
   ib_cq_t *cq = to_ib_cq(c);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
-  if (got < n) {
-    rnicpi_notify_batch_t b;
-    rnicpi_notify_batch_init(&b);
-    if (ib_cq_drain(cq, &b) > 0)
-      got += rnicpi_cq_ring_poll(&cq->ring, wc + got, n - got);
-    ib_cq_defer(cq->dev, &b);
+  if (got >= n)
+    return got;
+  rnicpi_spin_lock(&cq->poll_lock);
+  if (G_LIKELY(rnicpi_cq_ring_count(&cq->ring) == 0)) {
+    struct ibv_wc vwc[16];
+    int k = ibv_poll_cq(cq->cq, MIN(n - got, (int) G_N_ELEMENTS(vwc)), vwc);
+    for (int i = 0; i < k; i++)
+      if (cq_translate(cq, &vwc[i], &wc[got]))
+        got++;
+    rnicpi_spin_unlock(&cq->poll_lock);
+    return got;
   }
+  rnicpi_spin_unlock(&cq->poll_lock);
+  rnicpi_notify_batch_t b;
+  rnicpi_notify_batch_init(&b);
+  if (ib_cq_drain(cq, &b) > 0)
+    got += rnicpi_cq_ring_poll(&cq->ring, wc + got, n - got);
+  ib_cq_defer(cq->dev, &b);
   return got;
 }
 

@@ -463,14 +463,6 @@ ib_qp_state(rnicpi_qp_t *q)
   }
 }
 
-/* Wait for a drain of @cq in progress (ib_cq_drain holds the poll lock). */
-static void
-cq_barrier(ib_cq_t *cq)
-{
-  rnicpi_spin_lock(&cq->poll_lock);
-  rnicpi_spin_unlock(&cq->poll_lock);
-}
-
 static rnicpi_status_t
 ib_qp_destroy(rnicpi_qp_t *q)
 {
@@ -486,9 +478,10 @@ ib_qp_destroy(rnicpi_qp_t *q)
   g_hash_table_remove(dev->qps, GUINT_TO_POINTER(qp->base.qp_num));
   rnicpi_spin_unlock(&dev->qp_lock);
   /* A drain in another thread may have found the queue pair just before
-   * it left the table: it holds its CQ's poll lock while it uses it. */
-  cq_barrier(qp->scq);
-  cq_barrier(qp->rcq);
+   * it left the table, or in its CQ's cache: it holds the CQ's poll lock
+   * while it uses it, and the cache forgets it under that lock. */
+  ib_cq_forget_qp(qp->scq, qp);
+  ib_cq_forget_qp(qp->rcq, qp);
   /* Completions of the queue pair still in the verbs CQs find no queue
    * pair from now and are dropped: each request completed once already.
    * ibv_destroy_qp waits for the progress thread to acknowledge the
