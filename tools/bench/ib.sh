@@ -93,9 +93,13 @@ if [ $guest = 1 ]; then
       -n "$n" --csv "$@" 2>"$tmp/itc.err" | grep "^$t,"
     wait $s
   }
-  # A figure of a run that failed, or of 0 (perftest prints a bandwidth of
-  # 0.00 when its run went wrong), is left out: the pair has no ratio.
-  fig() { [ -n "$3" ] && awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"; }
+  # A figure of a run that failed, or that is no positive number (perftest
+  # prints a bandwidth of 0.00 or a latency of inf when its run went
+  # wrong), is left out: the pair has no ratio.
+  fig() {
+    case $3 in '' | *[!0-9.]* | *.*.* | .) return ;; esac
+    awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"
+  }
   lat_pair() {  # DEV REP TEST SIZE NAME
     local tool=ib_$3 a b
     for side in $(if [ $(($2 % 2)) = 1 ]; then echo pt it; else echo it pt; fi); do
