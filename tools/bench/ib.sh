@@ -30,7 +30,9 @@
 # repetitions (min-max) and the ratio itapi / perftest taken per
 # repetition (paired), then the median; targets: latency <= 1.10,
 # bandwidth >= 0.95.  Under TCG the absolute figures mean little; the
-# ratios do.  It takes about 1 min per repetition and device plus the
+# ratios do.  Bandwidth in this VM is moved most by rxe's retry timeouts
+# (a packet lost on the loopback path waits out the retransmission timeout): the report
+# lists them per run (rdma statistic, completer_retry_err).  It takes about 1 min per repetition and device plus the
 # boot; it is not a CI test; --smoke (few iterations, one repetition)
 # only checks that it runs.
 #
@@ -112,9 +114,15 @@ if [ $guest = 1 ]; then
       fi
     done
   }
+  # rxe's count of requester retry timeouts (a lost packet waits out the
+  # QP's retransmission timeout): what moves bandwidth most in the VM.
+  retries() {
+    rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* completer_retry_err \([0-9]*\).*/\1/p'
+  }
   bw_pair() {  # DEV REP SIZE ITERS NAME
-    local a b depth=128 every=1
+    local a b depth=128 every=1 r0 r1
     for side in $(if [ $(($2 % 2)) = 1 ]; then echo pt it; else echo it pt; fi); do
+      r0=$(retries "$1")
       if [ $side = pt ]; then
         a=$(pt ib_write_bw "$1" "$3" "$4" | awk '{ printf "%.4f", $4 * 1.048576 }')
         fig "$1.pt_$5" "$2" "$a"
@@ -124,6 +132,8 @@ if [ $guest = 1 ]; then
         b=$(ip "$1" write_bw "$3" "$4" -W "${depth:-128}" --signal "${every:-1}" | col 11)
         [ -n "$b" ] && fig "$1.it_$5" "$2" "$(echo "$b * 1000" | bc -l)"
       fi
+      r1=$(retries "$1")
+      [ -n "$r0" ] && [ -n "$r1" ] && echo "FIG $1.rtx_${side}_$5 $2 $((r1 - r0))"
     done
     echo "FIG $1.window $2 ${depth:-128}/${every:-1}"
   }
@@ -174,6 +184,13 @@ for r in $(seq 1 "$reps"); do loads="$loads ${V[vm.load.$r]:-?}"; done
 verdict2() {  # RATIO OP LIMIT -> PASS / MISS / n/a
   case $(verdict "$@") in met) echo PASS ;; "not met") echo MISS ;; *) echo n/a ;; esac
 }
+rtx() {  # DEV NAME -> "a,b,c / x,y,z": retry timeouts per repetition, perftest / itapi
+  local p="" i="" r
+  for r in $(seq 1 "$reps"); do
+    p="$p${p:+,}${V[$1.rtx_pt_$2.$r]:-?}"; i="$i${i:+,}${V[$1.rtx_it_$2.$r]:-?}"
+  done
+  echo "$p / $i"
+}
 row() {  # DEV NAME TEST SIZE UNIT OP LIMIT
   local r; r=$(ratio "$1.it_$2" "$1.pt_$2")
   echo "| $1 | $3 | $4 | $(fmt "$1.pt_$2" failed) | $(fmt "$1.it_$2" failed) | ${r:-n/a} | $6 $7 | $(verdict2 "$r" "$6" "$7") |"
@@ -202,6 +219,13 @@ row() {  # DEV NAME TEST SIZE UNIT OP LIMIT
   echo "Iterations per run: latency $N_LAT, write_bw 4 KiB $N_BW4K, 64 KiB $N_BW64K (itapi-perf adds"
   echo "10 % untimed warm-up).  write_bw window/completion interval (perftest's TX depth/CQ"
   echo "moderation, given to itapi-perf as -W/--signal): ${V[${devs%%,*}.window.1]:-?}."
+  echo
+  echo "Retry timeouts of the device during each write_bw run (rxe's completer_retry_err; a lost"
+  echo "packet waits out the QP's retransmission timeout, in a run of a few seconds), per repetition,"
+  echo "perftest / itapi-perf:"
+  for dev in ${devs//,/ }; do
+    echo "$dev 4 KiB: $(rtx "$dev" wbw4k); 64 KiB: $(rtx "$dev" wbw64k)."
+  done
 } >"$out"
 cat "$out"
 echo "ib.sh: written to $out" >&2
