@@ -31,10 +31,11 @@
 # repetition (paired), then the median; targets: latency <= 1.10,
 # bandwidth >= 0.95.  Under TCG the absolute figures mean little; the
 # ratios do.  Bandwidth in this VM is moved most by rxe's retry timeouts
-# (a packet lost on the loopback path waits out the retransmission timeout): the report
-# lists them per run (rdma statistic, completer_retry_err).  It takes about 1 min per repetition and device plus the
-# boot; it is not a CI test; --smoke (few iterations, one repetition)
-# only checks that it runs.
+# (a packet lost on the loopback path waits out the retransmission
+# timeout): the report lists them per run (rdma statistic,
+# completer_retry_err).  It takes 2-3 min per repetition and device on a
+# shared host, plus the boot; it is not a CI test; --smoke (few
+# iterations, one repetition) only checks that it runs.
 #
 # SPDX-License-Identifier: MIT
 set -u -o pipefail
