@@ -104,7 +104,8 @@ usage(FILE *f)
 "drawn on stderr when it is a terminal and a test runs longer than 2 s.\n"
 "Each latency sample is timed with the TSC where the kernel's clocksource is\n"
 "tsc (as perftest and UCX), else CLOCK_MONOTONIC; ITAPI_PERF_CLOCK=monotonic\n"
-"forces the latter. The table header names the clock.\n"
+"forces the latter, ITAPI_PERF_CLOCK=tsc the former (perftest always reads the\n"
+"TSC). The table header names the clock.\n"
 "Errors name the failing IT-API call, its status and itx_error_detail().\n",
           DEFAULT_PORT);
 }

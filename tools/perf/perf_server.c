@@ -59,11 +59,13 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
         pump(s, true, false, "a ping");
     } else {
       volatile unsigned char *lastb = target(s, k) + size - 1;
-      uint64_t deadline = s->timeout_ns ? now_ns() + s->timeout_ns : 0;
+      uint64_t deadline = 0; /* set at the first check, as the client's */
       for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++) {
         spin_pause();
         if (spin % 4096 == 0) {
           check_connection(s);
+          if (deadline == 0 && s->timeout_ns)
+            deadline = now_ns() + s->timeout_ns;
           check_deadline(s, deadline, "an RDMA Write ping to land");
         }
       }

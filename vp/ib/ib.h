@@ -178,6 +178,10 @@ struct ib_cq {
   uint32_t vsize;                /* entries of the verbs CQ */
   uint32_t users;                /* work requests the queue pairs on it may hold */
   rnicpi_spin_t poll_lock;
+  ib_qp_t *last_qp;              /* the queue pair of the last completion drained
+                                  * (poll_lock): most CQs serve one, and the table's
+                                  * lock and hash cost more than the rest of a poll */
+  uint32_t last_num;             /* its number then (poll_lock) */
   rnicpi_cq_ring_t ring;
   gboolean dead;
   gboolean watch;                /* its queue pairs may hold more than its depth: the
@@ -347,12 +351,33 @@ rnicpi_status_t ib_arm_cq(rnicpi_cq_t *c);
 int ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b);
 void ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b);
 void ib_cq_defer(ib_dev_t *dev, rnicpi_notify_batch_t *b);
+void ib_cq_forget_qp(ib_cq_t *cq, ib_qp_t *qp);
+
+/* Where the completions drained from a CQ go: the poller's own array
+ * while it has room (a poll that found the ring empty takes them
+ * straight from the device), then the CQ's ring. */
+typedef struct {
+  ib_cq_t *cq;
+  rnicpi_notify_batch_t *b;
+  rnicpi_wc_t *wc;
+  int room;
+  int got;
+} ib_sink_t;
+
+static inline void
+ib_sink_put(ib_sink_t *s, const rnicpi_wc_t *wc)
+{
+  if (s->got < s->room)
+    s->wc[s->got++] = *wc;
+  else
+    ib_cq_push(s->cq, wc, s->b);
+}
 
 /* ib_qp.c */
 void ib_qp_set_error(ib_qp_t *qp);
 void ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s);
 rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
-void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_cq_t *cq, rnicpi_notify_batch_t *b);
+void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_sink_t *out);
 void ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v);
 void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
 gboolean ib_qp_outstanding(ib_qp_t *qp);

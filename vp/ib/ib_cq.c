@@ -44,30 +44,69 @@ ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b)
   }
 }
 
+/* The queue pair a completion names, or NULL once it is destroyed (the
+ * adapter completed its requests then).  With the poll lock held: the
+ * cached one cannot be freed or renumbered under it (ib_qp_destroy and an
+ * iWARP reset make the cache forget it under that lock). */
+static inline ib_qp_t *
+cq_qp(ib_cq_t *cq, uint32_t qp_num)
+{
+  if (G_LIKELY(cq->last_qp != NULL && cq->last_num == qp_num))
+    return cq->last_qp;
+  ib_qp_t *qp = ib_qp_lookup(cq->dev, qp_num);
+  if (qp != NULL) {
+    cq->last_qp = qp;
+    cq->last_num = qp_num;
+  }
+  return qp;
+}
+
+/* Take what the verbs CQ holds, up to @max entries (0: all), to @out;
+ * returns how many entries were taken from the device.  With the poll
+ * lock held. */
+static int
+cq_take(ib_cq_t *cq, ib_sink_t *out, int max)
+{
+  struct ibv_wc vwc[16];
+  int total = 0;
+  for (;;) {
+    int want = G_N_ELEMENTS(vwc);
+    if (max > 0)
+      want = MIN(want, max - total);
+    int n = ibv_poll_cq(cq->cq, want, vwc);
+    if (n <= 0)
+      break;
+    total += n;
+    for (int i = 0; i < n; i++) {
+      ib_qp_t *qp = cq_qp(cq, vwc[i].qp_num);
+      if (qp != NULL)
+        ib_qp_complete(qp, &vwc[i], out);
+    }
+    if (n < want || (max > 0 && total >= max))
+      break;
+  }
+  return total;
+}
+
 /* Move what the verbs CQ holds into the ring; returns how many entries
  * were taken from the device. */
 int
 ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b)
 {
-  struct ibv_wc vwc[16];
-  int total = 0;
+  ib_sink_t ring = { cq, b, NULL, 0, 0 };
   rnicpi_spin_lock(&cq->poll_lock);
-  for (;;) {
-    int n = ibv_poll_cq(cq->cq, G_N_ELEMENTS(vwc), vwc);
-    if (n <= 0)
-      break;
-    total += n;
-    for (int i = 0; i < n; i++) {
-      ib_qp_t *qp = ib_qp_lookup(cq->dev, vwc[i].qp_num);
-      if (qp == NULL)
-        continue; /* destroyed: the adapter completed its requests then */
-      ib_qp_complete(qp, &vwc[i], cq, b);
-    }
-    if (n < (int) G_N_ELEMENTS(vwc))
-      break;
-  }
+  int total = cq_take(cq, &ring, 0);
   rnicpi_spin_unlock(&cq->poll_lock);
   return total;
+}
+
+void
+ib_cq_forget_qp(ib_cq_t *cq, ib_qp_t *qp)
+{
+  rnicpi_spin_lock(&cq->poll_lock);
+  if (cq->last_qp == qp)
+    cq->last_qp = NULL;
+  rnicpi_spin_unlock(&cq->poll_lock);
 }
 
 rnicpi_status_t
@@ -80,11 +119,7 @@ ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out
   cq->base.dev = d;
   cq->base.al_ctx = al_ctx;
   cq->dev = dev;
-  /* A CQ that cannot grow later starts with room for the queue pairs an
-   * application usually puts on one (cq_reserve() refuses the rest). */
-  uint32_t floor = dev->cq_fixed ? MAX((uint32_t) ib_config.cq_min, IB_CQ_FIXED_MIN)
-                                 : (uint32_t) ib_config.cq_min;
-  int want = (int) MIN(dev->caps.max_cqe, MAX(depth, floor));
+  int want = (int) MIN(dev->caps.max_cqe, MAX(depth, (uint32_t) ib_config.cq_min));
   cq->cq = ibv_create_cq(dev->ctx, want, cq, dev->comp, 0);
   if (cq->cq == NULL) {
     int err = errno;
@@ -121,18 +156,37 @@ ib_cq_destroy(rnicpi_cq_t *c)
   return RNICPI_OK;
 }
 
+/* The ring first (what was drained before, and the completions the
+ * adapter made itself), then the device.  While the ring is empty, the
+ * device's completions go straight to the caller instead of through the
+ * ring: nothing older waits there, and whatever the sweep adds to it from
+ * now on is newer than what the poll lock lets this thread take (a request
+ * completes under its queue's lock, once, by whichever comes first). */
 int
 ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {
   ib_cq_t *cq = to_ib_cq(c);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
-  if (got < n) {
-    rnicpi_notify_batch_t b;
-    rnicpi_notify_batch_init(&b);
-    if (ib_cq_drain(cq, &b) > 0)
+  if (got >= n)
+    return got;
+  rnicpi_notify_batch_t b;
+  rnicpi_notify_batch_init(&b);
+  rnicpi_spin_lock(&cq->poll_lock);
+  if (G_LIKELY(rnicpi_cq_ring_count(&cq->ring) == 0)) {
+    /* One device entry may stand for several (a send queue's in-order
+     * delivery): what does not fit goes to the ring. */
+    ib_sink_t direct = { cq, &b, wc + got, n - got, 0 };
+    cq_take(cq, &direct, n - got);
+    rnicpi_spin_unlock(&cq->poll_lock);
+    got += direct.got;
+  } else {
+    ib_sink_t ring = { cq, &b, NULL, 0, 0 };
+    int taken = cq_take(cq, &ring, 0);
+    rnicpi_spin_unlock(&cq->poll_lock);
+    if (taken > 0)
       got += rnicpi_cq_ring_poll(&cq->ring, wc + got, n - got);
-    ib_cq_defer(cq->dev, &b);
   }
+  ib_cq_defer(cq->dev, &b);
   return got;
 }
 

@@ -186,13 +186,13 @@ send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *
   return st;
 }
 
-/* One verbs completion of @qp, drained from @cq: its RNIC-PI completions
- * go into @cq's ring.  Send-queue completions leave in the order the
- * requests were posted, as RNIC-PI promises: siw completes an RDMA Read
+/* One verbs completion of @qp: its RNIC-PI completions go to @out.
+ * Send-queue completions leave in the order the requests were posted,
+ * as RNIC-PI promises: siw completes an RDMA Read
  * when its response arrives, after the requests behind it, so a request
  * done early waits in its shadow for those before it. */
 void
-ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_batch_t *b)
+ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
 {
   unsigned kind = IB_WRID_KIND(v->wr_id);
   rnicpi_wc_t wc;
@@ -200,7 +200,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
     if (qp->srq != NULL && ib_srq_complete(qp, v, &wc)) {
       ib_qp_received(&wc, v);
       recv_invalidated(qp, &wc);
-      ib_cq_push(cq, &wc, b);
+      ib_sink_put(out, &wc);
       if (wc.status != RNICPI_WC_SUCCESS)
         qp_fault(qp, cause_of(wc.status, RNICPI_WC_RECV));
     }
@@ -231,7 +231,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
     if (!have)
       return;
     recv_invalidated(qp, &wc);
-    ib_cq_push(cq, &wc, b);
+    ib_sink_put(out, &wc);
     if (wc.status != RNICPI_WC_SUCCESS) {
       failed = TRUE;
       fault = cause_of(wc.status, RNICPI_WC_RECV);
@@ -257,7 +257,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_cq_t *cq, rnicpi_notify_b
           sq_retire(qp, h, (rnicpi_wc_status_t) h->status);
           if (h->signaled || h->status != RNICPI_WC_SUCCESS) {
             wc_from_shadow(qp, h, (rnicpi_wc_status_t) h->status, &wc);
-            ib_cq_push(cq, &wc, b);
+            ib_sink_put(out, &wc);
           }
           if (h->status != RNICPI_WC_SUCCESS && !failed) {
             failed = TRUE;
@@ -566,8 +566,6 @@ ib_qp_to_error(rnicpi_qp_t *q)
   return RNICPI_OK;
 }
 
-static void cq_barrier(ib_cq_t *cq);
-
 /* iWARP: a queue pair serves one connection (siw will not connect one
  * again after RESET), so a reset gives the queue pair a new one of the
  * device's, with a new number.  Posts leave the device alone meanwhile:
@@ -591,9 +589,10 @@ qp_renew(ib_qp_t *qp)
   qp->base.qp_num = fresh->qp_num;
   g_hash_table_insert(dev->qps, GUINT_TO_POINTER(qp->base.qp_num), qp);
   rnicpi_spin_unlock(&dev->qp_lock);
-  /* A drain that found the old number before it left the table. */
-  cq_barrier(qp->scq);
-  cq_barrier(qp->rcq);
+  /* A drain that found the old number before it left the table, or in
+   * its CQ's cache. */
+  ib_cq_forget_qp(qp->scq, qp);
+  ib_cq_forget_qp(qp->rcq, qp);
   int err = ibv_destroy_qp(old);
   if (err != 0)
     g_warning("%s: ibv_destroy_qp(QP %u, reset) failed: %s; its kernel resources stay until "
@@ -660,14 +659,6 @@ ib_qp_state(rnicpi_qp_t *q)
   }
 }
 
-/* Wait for a drain of @cq in progress (ib_cq_drain holds the poll lock). */
-static void
-cq_barrier(ib_cq_t *cq)
-{
-  rnicpi_spin_lock(&cq->poll_lock);
-  rnicpi_spin_unlock(&cq->poll_lock);
-}
-
 static rnicpi_status_t
 ib_qp_destroy(rnicpi_qp_t *q)
 {
@@ -683,9 +674,10 @@ ib_qp_destroy(rnicpi_qp_t *q)
   g_hash_table_remove(dev->qps, GUINT_TO_POINTER(qp->base.qp_num));
   rnicpi_spin_unlock(&dev->qp_lock);
   /* A drain in another thread may have found the queue pair just before
-   * it left the table: it holds its CQ's poll lock while it uses it. */
-  cq_barrier(qp->scq);
-  cq_barrier(qp->rcq);
+   * it left the table, or in its CQ's cache: it holds the CQ's poll lock
+   * while it uses it, and the cache forgets it under that lock. */
+  ib_cq_forget_qp(qp->scq, qp);
+  ib_cq_forget_qp(qp->rcq, qp);
   /* Completions of the queue pair still in the verbs CQs find no queue
    * pair from now and are dropped: each request completed once already.
    * ibv_destroy_qp waits for the progress thread to acknowledge the

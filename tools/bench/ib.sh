@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# tools/bench/ib.sh: itapi-perf over vp/ib against perftest on the same
+# kernel device, side by side in one run, in the lab VM (lab/run.sh): the
+# adapter must add nothing a user can measure (doc/provider-ib.md, "Speed").
+#
+#   tools/bench/ib.sh [--build DIR] [--reps N] [--out FILE.md] [--smoke]
+#                     [--dev rxe0[,siw0]]
+#
+# It boots the lab VM once (lab/build-initrd.sh must have built it; the
+# build tree must lie inside this repository, which the VM shares) and runs
+# itself there with --guest.  In the VM, server and client are two
+# processes on the device's address (rxe0: 10.9.0.1, siw0: 10.0.2.15), the
+# server pinned to CPU 0 and the client to CPU 1 for both programs (two
+# busy pollers left to the scheduler on two vCPUs sometimes share one, and
+# a run then takes milliseconds per round trip).  Per repetition and
+# device, each pair below runs back to back, perftest first in odd
+# repetitions and itapi-perf first in even ones:
+#   - ib_send_lat -R  vs  itapi-perf -t send_lat, 8 B and 4 KiB;
+#   - ib_write_lat -R vs  itapi-perf -t write_lat, 8 B and 4 KiB;
+#   - ib_write_bw -R  vs  itapi-perf -t write_bw, 4 KiB and 64 KiB, with
+#     itapi-perf's window and completion interval set to perftest's
+#     TX depth and CQ moderation (read from its output).
+# Like with like: latency is half a round trip, perftest's t_typical (the
+# median) against itapi-perf's median, both timed with the TSC
+# (ITAPI_PERF_CLOCK=tsc: the VM's kernel keeps time with hpet, and a
+# clock_gettime is then a ~1 us system call; perftest always reads the
+# TSC), and itapi-perf checks no data (--no-verify; perftest checks none).
+# Bandwidth is MB/s = 1e6 B/s (perftest prints MiB/s: converted).  The same
+# iteration counts on both sides.  The table gives the median over the
+# repetitions (min-max) and the ratio itapi / perftest taken per
+# repetition (paired), then the median; targets: latency <= 1.10,
+# bandwidth >= 0.95.  Under TCG the absolute figures mean little; the
+# ratios do.  Bandwidth in this VM is moved most by rxe's retry timeouts
+# (a packet lost on the loopback path waits out the retransmission
+# timeout): the report lists them per run (rdma statistic,
+# completer_retry_err).  It takes 2-3 min per repetition and device on a
+# shared host, plus the boot; it is not a CI test; --smoke (few
+# iterations, one repetition) only checks that it runs.
+#
+# SPDX-License-Identifier: MIT
+set -u -o pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+reps=3
+guest=0
+devs=rxe0
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --guest) guest=1; shift ;;
+    --dev) devs=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+. "$here/bench_lib.sh"
+bench_args ib "${args[@]}"
+invocation="tools/bench/ib.sh${args[*]:+ ${args[*]}}${devs:+ --dev $devs}"
+
+if [ $smoke = 1 ]; then
+  N_LAT=300; N_BW4K=300; N_BW64K=100
+else
+  N_LAT=5000; N_BW4K=10000; N_BW64K=2000
+fi
+
+# ---- in the VM: run the pairs, print "FIG name rep value" ----
+if [ $guest = 1 ]; then
+  export ITAPI_PROVIDER_PATH="$build/vp/ib/libitapi-ib.so" ITAPI_PROVIDER=ib ITAPI_PERF_CLOCK=tsc
+  port=7400
+  nextport() { port=$((port + 1)); }
+  srv_cpu=(); cli_cpu=()
+  if [ "$(nproc)" -ge 2 ]; then srv_cpu=(taskset -c 0); cli_cpu=(taskset -c 1); fi
+  addr() { case $1 in rxe0) echo 10.9.0.1 ;; siw0) echo 10.0.2.15 ;; *) lab-ipof "$1" ;; esac; }
+
+  # perftest TOOL DEV SIZE ITERS: the client's result row; its output in
+  # $tmp/pt.out (rdma_cm has no retry: the server gets a second to listen).
+  pt() {
+    nextport
+    "${srv_cpu[@]}" timeout 300 "$1" -R -d "$2" -s "$3" -n "$4" -p $port >"$tmp/pts.out" 2>&1 &
+    local s=$!
+    sleep 1
+    "${cli_cpu[@]}" timeout 300 "$1" -R -d "$2" -s "$3" -n "$4" -p $port "$(addr "$2")" \
+      >"$tmp/pt.out" 2>&1
+    wait $s
+    awk '/#bytes/ { getline; print; exit }' "$tmp/pt.out"
+  }
+  # itapi-perf DEV TEST SIZE ITERS [OPTIONS]: the client's CSV row.
+  ip() {
+    local dev=$1 t=$2 size=$3 n=$4
+    shift 4
+    nextport
+    "${srv_cpu[@]}" timeout 300 "$perf" -s -i "$dev" -p $port >"$tmp/its.out" 2>&1 &
+    local s=$!
+    sleep 1
+    "${cli_cpu[@]}" timeout 300 "$perf" -c "$(addr "$dev")" -i "$dev" -p $port -t "$t" -S "$size" \
+      -n "$n" --csv "$@" 2>"$tmp/itc.err" | grep "^$t,"
+    wait $s
+  }
+  # A figure of a run that failed, or that is no positive number (perftest
+  # prints a bandwidth of 0.00 or a latency of inf when its run went
+  # wrong), is left out: the pair has no ratio.
+  fig() {
+    case $3 in '' | *[!0-9.]* | *.*.* | .) return ;; esac
+    awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"
+  }
+  lat_pair() {  # DEV REP TEST SIZE NAME
+    local tool=ib_$3 a b
+    for side in $(if [ $(($2 % 2)) = 1 ]; then echo pt it; else echo it pt; fi); do
+      if [ $side = pt ]; then
+        a=$(pt "$tool" "$1" "$4" $N_LAT | awk '{ print $5 }')
+        fig "$1.pt_$5" "$2" "$a"
+      else
+        b=$(ip "$1" "$3" "$4" $N_LAT --no-verify | col 5)
+        fig "$1.it_$5" "$2" "$b"
+      fi
+    done
+  }
+  # rxe's count of requester retry timeouts (a lost packet waits out the
+  # QP's retransmission timeout): what moves bandwidth most in the VM.
+  retries() {
+    rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* completer_retry_err \([0-9]*\).*/\1/p'
+  }
+  bw_pair() {  # DEV REP SIZE ITERS NAME
+    local a b depth=128 every=1 r0 r1
+    for side in $(if [ $(($2 % 2)) = 1 ]; then echo pt it; else echo it pt; fi); do
+      r0=$(retries "$1")
+      if [ $side = pt ]; then
+        a=$(pt ib_write_bw "$1" "$3" "$4" | awk '{ printf "%.4f", $4 * 1.048576 }')
+        fig "$1.pt_$5" "$2" "$a"
+        depth=$(sed -n 's/^ *TX depth *: *\([0-9]*\).*/\1/p' "$tmp/pt.out" | head -1)
+        every=$(sed -n 's/^ *CQ Moderation *: *\([0-9]*\).*/\1/p' "$tmp/pt.out" | head -1)
+      else
+        b=$(ip "$1" write_bw "$3" "$4" -W "${depth:-128}" --signal "${every:-1}" | col 11)
+        [ -n "$b" ] && fig "$1.it_$5" "$2" "$(echo "$b * 1000" | bc -l)"
+      fi
+      r1=$(retries "$1")
+      [ -n "$r0" ] && [ -n "$r1" ] && echo "FIG $1.rtx_${side}_$5 $2 $((r1 - r0))"
+    done
+    echo "FIG $1.window $2 ${depth:-128}/${every:-1}"
+  }
+
+  echo "FIG vm.kernel 0 $(uname -r)"
+  echo "FIG vm.cpus 0 $(nproc)"
+  echo "FIG vm.clocksource 0 $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+  for r in $(seq 1 "$reps"); do
+    echo "FIG vm.load $r $(cut -d' ' -f1 /proc/loadavg)"
+    for dev in ${devs//,/ }; do
+      echo "ib.sh: repetition $r/$reps on $dev (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+      lat_pair "$dev" "$r" send_lat 8 send8
+      lat_pair "$dev" "$r" send_lat 4096 send4k
+      lat_pair "$dev" "$r" write_lat 8 write8
+      lat_pair "$dev" "$r" write_lat 4096 write4k
+      bw_pair "$dev" "$r" 4096 $N_BW4K wbw4k
+      bw_pair "$dev" "$r" 65536 $N_BW64K wbw64k
+    done
+  done
+  exit 0
+fi
+
+# ---- on the host: boot the VM, collect, tabulate ----
+cache=${LAB_CACHE:-$root/lab/cache}
+[ -f "$cache/initrd.img" ] || { echo "ib.sh: no lab VM image: run lab/build-initrd.sh" >&2; exit 2; }
+[ -f "$build/vp/ib/libitapi-ib.so" ] ||
+  { echo "ib.sh: no vp/ib module in $build (libibverbs-dev, librdmacm-dev)" >&2; exit 2; }
+case $build/ in "$root"/*) ;; *) echo "ib.sh: $build is outside $root, which the VM shares" >&2; exit 2 ;; esac
+ndev=$(echo "$devs" | tr ',' '\n' | grep -c .)
+limit=$(( 240 + reps * ndev * 150 ))
+gargs=(--guest --build "$build" --reps "$reps" --dev "$devs")
+[ $smoke = 1 ] && gargs+=(--smoke)
+echo "ib.sh: $reps repetition(s) on $devs in the lab VM (at most $limit s), build $build, results to $out" >&2
+"$root/lab/run.sh" -q -s "$root" -m 2G -t $limit "bash $here/ib.sh ${gargs[*]}" 2>&1 |
+  tr -d '\r' | tee "$tmp/vm.out" | grep --line-buffered '^ib.sh:' >&2
+rc=${PIPESTATUS[0]}
+if [ "$rc" != 0 ] || ! grep -q '^FIG ' "$tmp/vm.out"; then
+  echo "ib.sh: the VM failed (status $rc):" >&2
+  tail -30 "$tmp/vm.out" | sed 's/^/  /' >&2
+  exit 1
+fi
+while read -r tag name rep val; do
+  [ "$tag" = FIG ] && V["$name.$rep"]=$val
+done <"$tmp/vm.out"
+loads=""
+for r in $(seq 1 "$reps"); do loads="$loads ${V[vm.load.$r]:-?}"; done
+
+verdict2() {  # RATIO OP LIMIT -> PASS / MISS / n/a
+  case $(verdict "$@") in met) echo PASS ;; "not met") echo MISS ;; *) echo n/a ;; esac
+}
+rtx() {  # DEV NAME -> "a,b,c / x,y,z": retry timeouts per repetition, perftest / itapi
+  local p="" i="" r
+  for r in $(seq 1 "$reps"); do
+    p="$p${p:+,}${V[$1.rtx_pt_$2.$r]:-?}"; i="$i${i:+,}${V[$1.rtx_it_$2.$r]:-?}"
+  done
+  echo "$p / $i"
+}
+row() {  # DEV NAME TEST SIZE UNIT OP LIMIT
+  local r; r=$(ratio "$1.it_$2" "$1.pt_$2")
+  echo "| $1 | $3 | $4 | $(fmt "$1.pt_$2" failed) | $(fmt "$1.it_$2" failed) | ${r:-n/a} | $6 $7 | $(verdict2 "$r" "$6" "$7") |"
+}
+{
+  echo "## itapi-perf over vp/ib against perftest: one run of tools/bench/ib.sh"
+  echo
+  echo "Command: \`$invocation\` ($reps repetition(s))"
+  echo "($(date -u +'%Y-%m-%d %H:%M UTC'); lab VM: qemu TCG, ${V[vm.cpus.0]:-?} vCPUs, kernel ${V[vm.kernel.0]:-?},"
+  echo "clocksource ${V[vm.clocksource.0]:-?}; load average in the VM at the start of each repetition:$loads).  Median"
+  echo "over the repetitions (min–max); the ratio is itapi ÷ perftest per repetition (paired), then"
+  echo "the median.  Latency: half a round trip, µs (perftest t_typical, itapi-perf median); bandwidth:"
+  echo "MB/s (1e6 B/s)."
+  echo
+  echo "| device | test | size | perftest | itapi-perf over vp/ib | ratio | target | |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for dev in ${devs//,/ }; do
+    row "$dev" send8 send_lat "8 B" us '<=' 1.10
+    row "$dev" send4k send_lat "4 KiB" us '<=' 1.10
+    row "$dev" write8 write_lat "8 B" us '<=' 1.10
+    row "$dev" write4k write_lat "4 KiB" us '<=' 1.10
+    row "$dev" wbw4k write_bw "4 KiB" MB/s '>=' 0.95
+    row "$dev" wbw64k write_bw "64 KiB" MB/s '>=' 0.95
+  done
+  echo
+  echo "Iterations per run: latency $N_LAT, write_bw 4 KiB $N_BW4K, 64 KiB $N_BW64K (itapi-perf adds"
+  echo "10 % untimed warm-up).  write_bw window/completion interval (perftest's TX depth/CQ"
+  echo "moderation, given to itapi-perf as -W/--signal): ${V[${devs%%,*}.window.1]:-?}."
+  echo
+  echo "Retry timeouts of the device during each write_bw run (rxe's completer_retry_err; a lost"
+  echo "packet waits out the QP's retransmission timeout, in a run of a few seconds), per repetition,"
+  echo "perftest / itapi-perf:"
+  for dev in ${devs//,/ }; do
+    echo "$dev 4 KiB: $(rtx "$dev" wbw4k); 64 KiB: $(rtx "$dev" wbw64k)."
+  done
+} >"$out"
+cat "$out"
+echo "ib.sh: written to $out" >&2
