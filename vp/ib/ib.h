@@ -137,6 +137,7 @@ struct ib_dev {
   uint8_t sgid4, sgid6;          /* GID indexes of the port's IPv4 and IPv6 addresses */
   gboolean have_sgid4, have_sgid6;
   gboolean roce;                 /* Ethernet link layer: every address handle has a GRH */
+  gint removed;                  /* the device is gone (ib_dev_removed) */
 };
 
 typedef struct ib_pd {
@@ -177,6 +178,7 @@ struct ib_cq {
   struct ibv_cq *cq;
   uint32_t vsize;                /* entries of the verbs CQ */
   uint32_t users;                /* work requests the queue pairs on it may hold */
+  uint32_t promised;             /* of them, the consumer's (RNIC-PI requests) */
   rnicpi_spin_t poll_lock;
   ib_qp_t *last_qp;              /* the queue pair of the last completion drained
                                   * (poll_lock): most CQs serve one, and the table's
@@ -332,6 +334,7 @@ void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
 void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
 void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
 void ib_sweep_add(ib_qp_t *qp);
+void ib_dev_removed(ib_dev_t *dev);
 void ib_sweep_add_locked(ib_qp_t *qp);
 void ib_dev_sweep_soon(ib_dev_t *dev);
 ib_qp_t *ib_qp_lookup(ib_dev_t *dev, uint32_t qp_num);

@@ -383,9 +383,13 @@ qp_to_init(ib_qp_t *qp)
 }
 
 /* Reserve room in a verbs CQ for @n more requests (its queue pairs' and
- * SRQs'): grow it when the device can, refuse when it cannot. */
+ * SRQs'), @promise of them the consumer's own (a bind of a narrow window
+ * takes two verbs requests for one): grow it when the device can, refuse
+ * when it cannot.  Only the consumer's requests can go past the ring's
+ * depth: the CQ is watched (drained by the progress thread at each
+ * completion, which costs a wakeup each) only when they can. */
 static rnicpi_status_t
-cq_reserve(ib_cq_t *cq, uint32_t n)
+cq_reserve(ib_cq_t *cq, uint32_t n, uint32_t promise)
 {
   uint64_t need = (uint64_t) cq->users + n;
   if (need > cq->vsize) {
@@ -398,11 +402,21 @@ cq_reserve(ib_cq_t *cq, uint32_t n)
     cq->vsize = (uint32_t) cq->cq->cqe;
   }
   cq->users += n;
-  if (cq->users > cq->ring.depth && !cq->watch) {
+  cq->promised += promise;
+  if (cq->promised > cq->ring.depth && !cq->watch) {
     cq->watch = TRUE;
     ibv_req_notify_cq(cq->cq, 0);
   }
   return RNICPI_OK;
+}
+
+static void
+cq_release(ib_cq_t *cq, uint32_t n, uint32_t promise)
+{
+  cq->users -= n;
+  cq->promised -= promise;
+  if (cq->promised <= cq->ring.depth)
+    cq->watch = FALSE; /* the next channel event is the consumer's arm alone */
 }
 
 static rnicpi_status_t
@@ -440,9 +454,9 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   if (attr->type == RNICPI_QPT_RC && (c->features & RNICPI_CAP_MW_NARROW))
     send_need = MIN(2 * attr->max_send_wr, c->max_qp_wr);
   uint32_t recv_need = qp->srq != NULL ? 0 : attr->max_recv_wr;
-  rnicpi_status_t st = cq_reserve(qp->scq, send_need);
-  if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need)) != RNICPI_OK)
-    qp->scq->users -= send_need;
+  rnicpi_status_t st = cq_reserve(qp->scq, send_need, attr->max_send_wr);
+  if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need, recv_need)) != RNICPI_OK)
+    cq_release(qp->scq, send_need, attr->max_send_wr);
   if (st != RNICPI_OK) {
     g_free(qp);
     return st;
@@ -466,8 +480,8 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
   if (qp->qp == NULL) {
     int err = errno;
-    qp->scq->users -= send_need;
-    qp->rcq->users -= recv_need;
+    cq_release(qp->scq, send_need, attr->max_send_wr);
+    cq_release(qp->rcq, recv_need, recv_need);
     g_free(qp);
     return err == ENOMEM || err == EINVAL ? RNICPI_ELIMIT : ib_status_of_errno(err);
   }
@@ -487,8 +501,8 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
               qp->type == RNICPI_QPT_UD ? "RTS" : "INIT", dev->port, rnicpi_status_message(st),
               dev->name);
     ibv_destroy_qp(qp->qp);
-    qp->scq->users -= send_need;
-    qp->rcq->users -= recv_need;
+    cq_release(qp->scq, send_need, attr->max_send_wr);
+    cq_release(qp->rcq, recv_need, recv_need);
     g_free(qp->sq.e);
     g_free(qp->rq.e);
     g_free(qp->rq_sge);
@@ -686,9 +700,9 @@ ib_qp_destroy(rnicpi_qp_t *q)
   if (err != 0)
     g_warning("%s: ibv_destroy_qp(QP %u) failed: %s; its kernel resources stay until the IA "
               "is freed", dev->name, qp->base.qp_num, g_strerror(err));
-  qp->scq->users -= qp->sq_need;
+  cq_release(qp->scq, qp->sq_need, qp->sq_max);
   if (qp->srq == NULL)
-    qp->rcq->users -= qp->rq_max;
+    cq_release(qp->rcq, qp->rq_max, qp->rq_max);
   g_free(qp->sq.e);
   g_free(qp->rq.e);
   g_free(qp->rq_sge);
