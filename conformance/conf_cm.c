@@ -964,6 +964,112 @@ test_bad_listen(void)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Device removal                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* An event of @want on @evd within @secs seconds (a removal under an
+ * emulated CPU takes a while), else the test fails naming it. */
+static it_event_t
+wait_long(it_evd_handle_t evd, it_event_type_t want, unsigned secs)
+{
+  it_event_t ev;
+  size_t more = 0;
+  it_status_t st = it_evd_wait(evd, (uint64_t) secs * G_USEC_PER_SEC, &ev, &more);
+  if (st != IT_SUCCESS)
+    g_error("waiting %u s for %s after the device's removal: %s (%s)", secs, itx_event_name(want),
+            itx_status_name(st), itx_error_detail());
+  if (ev.event_number != want)
+    g_error("after the device's removal: expected %s, got %s", itx_event_name(want),
+            itx_event_name(ev.event_number));
+  return ev;
+}
+
+/* Whether the removal command @pid ended within @secs seconds, and how. */
+static gboolean
+removal_ended(GPid pid, unsigned secs, int *status)
+{
+  for (unsigned i = 0; i < secs * 10; i++) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid)
+      return TRUE;
+    g_usleep(100000);
+  }
+  return FALSE;
+}
+
+static void
+test_device_removal(void)
+{
+  g_test_summary("CM: the device removed under two connected EPs (the command in "
+                 "$ITAPI_CONF_REMOVE_CMD, e.g. `rdma link delete rxe0`; skipped without it): "
+                 "both connections break, every posted receive completes IT_DTO_ERR_FLUSHED "
+                 "exactly once, a receive posted afterwards is refused or flushed, each IA's "
+                 "unaffiliated EVD reports IT_ASYNC_UNAFF_SPIGOT_OFFLINE, everything frees, and the "
+                 "removal itself ends (at the latest once the IAs are freed)");
+  const char *cmd = g_getenv("ITAPI_CONF_REMOVE_CMD");
+  if (cmd == NULL || *cmd == '\0') {
+    g_test_skip("set ITAPI_CONF_REMOVE_CMD to a command that removes the interface's device "
+                "(it is gone for the rest of the run)");
+    return;
+  }
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_evd_handle_t ua, up;
+  conf_ok(it_evd_create(p.a.ia, IT_ASYNC_UNAFF_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 8, 1,
+                        IT_NULL_HANDLE, &ua, NULL));
+  conf_ok(it_evd_create(p.p.ia, IT_ASYNC_UNAFF_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 8, 1,
+                        IT_NULL_HANDLE, &up, NULL));
+  conf_buf_t ba, bp;
+  conf_buf_new(&p.a, &ba, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &bp, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  post_recvs(&p.a, &ba, 3, 100);
+  post_recvs(&p.p, &bp, 2, 200);
+
+  char *argv[] = { "/bin/sh", "-c", (char *) cmd, NULL };
+  GPid pid;
+  GError *err = NULL;
+  if (!g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &err))
+    g_error("cannot run ITAPI_CONF_REMOVE_CMD (%s): %s", cmd, err->message);
+
+  it_event_t ev = wait_long(p.a.cm, IT_CM_MSG_CONN_BROKEN_EVENT, 60);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  ev = wait_long(p.p.cm, IT_CM_MSG_CONN_BROKEN_EVENT, 60);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  expect_flushed_recvs(&p.a, 3, 100);
+  expect_flushed_recvs(&p.p, 2, 200);
+  ev = wait_long(ua, IT_ASYNC_UNAFF_SPIGOT_OFFLINE, 60);
+  g_assert_true(ev.unaff_async.ia == p.a.ia);
+  ev = wait_long(up, IT_ASYNC_UNAFF_SPIGOT_OFFLINE, 60);
+  g_assert_true(ev.unaff_async.ia == p.p.ia);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+
+  /* A request posted now never reaches a device: refused, or flushed. */
+  it_lmr_triplet_t seg = conf_seg(&ba, 0, 64);
+  it_status_t st = it_post_recv(p.a.ep, &seg, 1, 300, IT_COMPLETION_FLAG);
+  if (st == IT_SUCCESS)
+    expect_flushed_recvs(&p.a, 1, 300);
+
+  /* The objects free as usual.  The kernel ends a removal once no
+   * process holds the device (rxe and siw cannot take it from one): it
+   * must end at the latest once the IAs are freed. */
+  int status = 0;
+  gboolean early = removal_ended(pid, 2, &status);
+  conf_buf_free(&ba);
+  conf_buf_free(&bp);
+  conf_ok(it_evd_free(ua));
+  conf_ok(it_evd_free(up));
+  conf_pair_close(&p);
+  if (!early && !removal_ended(pid, 120, &status))
+    g_error("the removal (%s) did not end within 120 s of the IAs' free: the stack still holds "
+            "the device", cmd);
+  g_test_message("the removal ended %s the IAs were freed", early ? "before" : "after");
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Broken and withdrawn connections                                        */
 /* ---------------------------------------------------------------------- */
 
@@ -1261,6 +1367,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/bad/cn-est-flags", test_bad_flags);
   g_test_add_func("/conformance/cm/bad/listen", test_bad_listen);
   g_test_add_func("/conformance/cm/broken", test_broken);
+  g_test_add_func("/conformance/cm/device-removal", test_device_removal);
   g_test_add_func("/conformance/cm/withdrawn-request", test_withdrawn_request);
   g_test_add_func("/conformance/cm/handoff", test_handoff);
   g_test_add_func("/conformance/cm/reply-before-established", test_reply_before_established);

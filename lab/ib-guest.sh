@@ -15,6 +15,9 @@
 #                    and IT-API), with the device's deviation file
 #                    (conformance/deviations/DEV.txt); its Markdown report
 #                    goes to BUILD/ib-cert-DEV.md
+#   removal-DEV      the catalog's /conformance/cm/device-removal with
+#                    `rdma link delete DEV` under two connected EPs (events,
+#                    flushes, the removal ending); DEV is added again after
 #
 #   lab/ib-guest.sh BUILD [check...]
 #
@@ -103,13 +106,28 @@ certify() {
     --markdown "$build/ib-cert-$1.md"
 }
 
+# The device removed under connected EPs, then added again (as lab/run.sh
+# makes it) for what runs next.
+removal() {
+  case $1 in
+  rxe0) add="rdma link add rxe0 type rxe netdev dummy0" ;;
+  siw0) add="rdma link add siw0 type siw netdev eth0" ;;
+  esac
+  ITAPI_CONF_REMOVE_CMD="rdma link delete $1" timeout 400 "$build/tools/certify/itapi-certify" -p ib -d "$1" \
+    --level itapi --timeout 300 --filter /conformance/cm/device-removal --deviations /dev/null
+  rc=$?
+  rdma link show | grep -q "^link $1/" || $add || rc=1
+  return $rc
+}
+
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
-  rping-siw0-s rping-siw0-c
+  rping-siw0-s rping-siw0-c removal-rxe0 removal-siw0
 for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
   pingpong-*) check "$c" pingpong "${c#pingpong-}" ;;
   certify-*) check "$c" certify "${c#certify-}" ;;
+  removal-*) check "$c" removal "${c#removal-}" ;;
   rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
   rping-*-c) d=${c#rping-}; check "$c" rping_c "${d%-c}" ;;
   *) echo "CHECK $c FAIL"; echo "    unknown check" ;;

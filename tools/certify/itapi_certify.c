@@ -378,6 +378,95 @@ load_deviations(void)
   return dev;
 }
 
+/* What the child of probe_device() finds. */
+typedef struct {
+  char device[64];
+  gboolean have_caps;
+  rnicpi_caps_t caps;
+} probe_t;
+
+/* In the child: the device to certify (the one asked for, else the
+ * first the provider lists) and its capability record. */
+static gboolean
+probe_in_child(probe_t *out)
+{
+  char names[8][64];
+  size_t n = G_N_ELEMENTS(names);
+  rnicpi_status_t st = prov->prov->device->list(names, &n);
+  if (st != RNICPI_OK || n == 0) {
+    fprintf(stderr, "itapi-certify: provider '%s' lists no device (%s)\n", prov->name,
+            rnicpi_status_message(st));
+    return FALSE;
+  }
+  size_t pick = 0;
+  if (opt_device != NULL) {
+    pick = n;
+    for (size_t i = 0; i < MIN(n, G_N_ELEMENTS(names)); i++)
+      if (strcmp(names[i], opt_device) == 0)
+        pick = i;
+    if (pick == n) {
+      fprintf(stderr, "itapi-certify: provider '%s' has no device '%s'; itapi-info lists them\n",
+              prov->name, opt_device);
+      return FALSE;
+    }
+  }
+  g_strlcpy(out->device, names[pick], sizeof(out->device));
+  static const rnicpi_upcalls_t none;
+  rnicpi_dev_t *dev = NULL;
+  if (prov->prov->device->open(out->device, &none, NULL, &dev) == RNICPI_OK) {
+    out->have_caps = prov->prov->device->query(dev, &out->caps) == RNICPI_OK;
+    prov->prov->device->close(dev);
+  }
+  return TRUE;
+}
+
+/* The device and its capability record, found in a child process: a
+ * provider may keep what it opened for the life of the process (vp/ib's
+ * librdmacm keeps a context of every device once it looked for their
+ * addresses), and this process must hold no device while the tests run
+ * (a removal test needs every holder gone). */
+static gboolean
+probe_device(void)
+{
+  int fd[2];
+  if (pipe(fd) != 0) {
+    fprintf(stderr, "itapi-certify: cannot create a pipe: %s\n", g_strerror(errno));
+    return FALSE;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    probe_t p;
+    memset(&p, 0, sizeof(p));
+    close(fd[0]);
+    gboolean ok = probe_in_child(&p) && write(fd[1], &p, sizeof(p)) == (ssize_t) sizeof(p);
+    _exit(ok ? 0 : 1);
+  }
+  close(fd[1]);
+  probe_t p;
+  size_t got = 0;
+  while (pid > 0 && got < sizeof(p)) {
+    ssize_t r = read(fd[0], (char *) &p + got, sizeof(p) - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    got += (size_t) r;
+  }
+  close(fd[0]);
+  if (pid < 0)
+    fprintf(stderr, "itapi-certify: cannot fork to probe the device: %s\n", g_strerror(errno));
+  else
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+  if (got != sizeof(p))
+    return FALSE;
+  g_strlcpy(device, p.device, sizeof(device));
+  have_caps = p.have_caps;
+  caps = p.caps;
+  return TRUE;
+}
+
 static gboolean
 select_provider(void)
 {
@@ -407,34 +496,7 @@ select_provider(void)
       return FALSE;
     }
   }
-  char names[8][64];
-  size_t n = G_N_ELEMENTS(names);
-  rnicpi_status_t st = prov->prov->device->list(names, &n);
-  if (st != RNICPI_OK || n == 0) {
-    fprintf(stderr, "itapi-certify: provider '%s' lists no device (%s)\n", prov->name,
-            rnicpi_status_message(st));
-    return FALSE;
-  }
-  size_t pick = 0;
-  if (opt_device != NULL) {
-    pick = n;
-    for (size_t i = 0; i < MIN(n, G_N_ELEMENTS(names)); i++)
-      if (strcmp(names[i], opt_device) == 0)
-        pick = i;
-    if (pick == n) {
-      fprintf(stderr, "itapi-certify: provider '%s' has no device '%s'; itapi-info lists them\n",
-              prov->name, opt_device);
-      return FALSE;
-    }
-  }
-  g_strlcpy(device, names[pick], sizeof(device));
-  static const rnicpi_upcalls_t none;
-  rnicpi_dev_t *dev = NULL;
-  if (prov->prov->device->open(device, &none, NULL, &dev) == RNICPI_OK) {
-    have_caps = prov->prov->device->query(dev, &caps) == RNICPI_OK;
-    prov->prov->device->close(dev);
-  }
-  return TRUE;
+  return probe_device();
 }
 
 static char *

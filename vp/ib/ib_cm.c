@@ -669,6 +669,7 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
   else if (tag != NULL && tag->kind == IB_CTX_CONN && !((ib_conn_t *) tag->obj)->dead)
     conn_event(tag->obj, e, &o);
   g_mutex_unlock(&dev->lock);
+  gboolean removed = e->event == RDMA_CM_EVENT_DEVICE_REMOVAL;
   rdma_ack_cm_event(e);
   if (o.reject != NULL) {
     if (o.reject->state == IB_CONN_UD_REQUEST)
@@ -681,6 +682,8 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
     conn_free(o.destroy);
   if (o.have)
     dev->up.cm_event(dev->base.al_ctx, &o.ev);
+  if (removed)
+    ib_dev_removed(dev);
 }
 
 /* ---- operations ---------------------------------------------------------------- */

@@ -472,13 +472,10 @@ async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *
     *out = rnicpi_async_event(RNICPI_ASYNC_PORT_ACTIVE, 0, RNICPI_AE_UNSPECIFIED);
     return TRUE;
   case IBV_EVENT_PORT_ERR:
-  case IBV_EVENT_DEVICE_FATAL:
-    if (v->event_type == IBV_EVENT_DEVICE_FATAL) {
-      g_message("%s: the device failed or was removed (IBV_EVENT_DEVICE_FATAL): its connections "
-                "break and its work requests complete flushed; close the IA", dev->name);
-    }
     *out = rnicpi_async_event(RNICPI_ASYNC_PORT_DOWN, 0, RNICPI_AE_UNSPECIFIED);
     return TRUE;
+  case IBV_EVENT_DEVICE_FATAL:
+    return FALSE; /* async_events(): ib_dev_removed raises it */
   default:
     return FALSE; /* COMM_EST, LID or GID changes, SQ drained, last WQE reached */
   }
@@ -495,9 +492,12 @@ async_events(ib_dev_t *dev)
     g_mutex_lock(&dev->lock);
     gboolean have = async_map(dev, &v, &ev);
     g_mutex_unlock(&dev->lock);
+    enum ibv_event_type type = v.event_type;
     ibv_ack_async_event(&v);
     if (have)
       dev->up.async_event(dev->base.al_ctx, &ev);
+    if (type == IBV_EVENT_DEVICE_FATAL)
+      ib_dev_removed(dev);
   }
 }
 
@@ -507,6 +507,46 @@ cm_events(ib_dev_t *dev)
   struct rdma_cm_event *e;
   while (rdma_get_cm_event(dev->cm, &e) == 0)
     ib_cm_handle(dev, e); /* acknowledges it */
+}
+
+/* ---- removal ----------------------------------------------------------------- */
+
+/* The device is gone (rdma_cm's DEVICE_REMOVAL on one of its identifiers,
+ * or a fatal error of the device), once: every queue pair goes to ERROR,
+ * its requests complete flushed (by the device, else by the sweep), and
+ * the consumer hears of it through an unaffiliated event (the port is
+ * down).  Each connection breaks through its own identifier's event.
+ * From the progress thread, with no lock held. */
+void
+ib_dev_removed(ib_dev_t *dev)
+{
+  if (!g_atomic_int_compare_and_exchange(&dev->removed, FALSE, TRUE))
+    return;
+  g_message("%s: the device was removed or failed: its connections break and its work requests "
+            "complete flushed; free the IA (the kernel ends the removal once no process holds "
+            "the device)", dev->name);
+  /* Under dev->lock no queue pair found here is freed: a destroy marks it
+   * dying under that lock first, and none found here is dying. */
+  g_mutex_lock(&dev->lock);
+  GPtrArray *all = g_ptr_array_new();
+  rnicpi_spin_lock(&dev->qp_lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->qps);
+  while (g_hash_table_iter_next(&it, NULL, &v))
+    if (!((ib_qp_t *) v)->dying)
+      g_ptr_array_add(all, v);
+  rnicpi_spin_unlock(&dev->qp_lock);
+  for (guint i = 0; i < all->len; i++) {
+    ib_qp_t *qp = g_ptr_array_index(all, i);
+    ib_qp_set_error(qp);
+    ib_qp_modify_verbs(qp, IBV_QPS_ERR); /* may fail: the sweep completes the rest */
+    ib_sweep_add_locked(qp);
+  }
+  g_mutex_unlock(&dev->lock);
+  g_ptr_array_free(all, TRUE);
+  rnicpi_async_event_t ev = rnicpi_async_event(RNICPI_ASYNC_PORT_DOWN, 0, RNICPI_AE_UNSPECIFIED);
+  dev->up.async_event(dev->base.al_ctx, &ev);
 }
 
 /* ---- sweeping: complete what a device never completes -------------------- */
@@ -690,6 +730,14 @@ dev_free(ib_dev_t *dev)
     ibv_destroy_comp_channel(dev->comp);
   if (dev->ctx_list != NULL)
     rdma_free_devices(dev->ctx_list);
+  if (g_atomic_int_get(&dev->removed)) {
+    /* librdmacm closes a removed device's context when it next looks at
+     * the device list and nothing holds the device: the kernel ends the
+     * removal then (rxe and siw cannot take a device from a process). */
+    struct ibv_context **again = rdma_get_devices(NULL);
+    if (again != NULL)
+      rdma_free_devices(again);
+  }
   if (dev->conns != NULL)
     g_hash_table_destroy(dev->conns);
   if (dev->qps != NULL)
