@@ -454,13 +454,20 @@ probe_device(void)
     got += (size_t) r;
   }
   close(fd[0]);
+  int status = 0;
   if (pid < 0)
-    fprintf(stderr, "itapi-certify: cannot fork to probe the device: %s\n", g_strerror(errno));
+    fprintf(stderr, "itapi-certify: cannot fork to probe provider '%s': %s\n", prov->name,
+            g_strerror(errno));
   else
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-  if (got != sizeof(p))
+  if (got != sizeof(p)) {
+    if (pid > 0 && WIFSIGNALED(status))
+      fprintf(stderr, "itapi-certify: the probe of provider '%s' (a child process) was killed by "
+              "signal %d before it named a device; run itapi-info to see whether the provider "
+              "opens\n", prov->name, WTERMSIG(status));
     return FALSE;
+  }
   g_strlcpy(device, p.device, sizeof(device));
   have_caps = p.have_caps;
   caps = p.caps;

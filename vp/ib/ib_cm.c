@@ -161,7 +161,7 @@ qp_failed(ib_conn_t *c, ib_qp_t *qp)
 {
   if (c->closing)
     return FALSE;
-  if (qp->err_cause != RNICPI_AE_UNSPECIFIED)
+  if (qp->err_cause != RNICPI_AE_UNSPECIFIED || g_atomic_int_get(&qp->dev->removed))
     return TRUE;
   struct ibv_qp_attr a;
   struct ibv_qp_init_attr ia;

@@ -119,7 +119,11 @@ ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out
   cq->base.dev = d;
   cq->base.al_ctx = al_ctx;
   cq->dev = dev;
-  int want = (int) MIN(dev->caps.max_cqe, MAX(depth, (uint32_t) ib_config.cq_min));
+  /* A CQ that cannot grow later starts with room for the queue pairs an
+   * application usually puts on one (cq_reserve() refuses the rest). */
+  uint32_t floor = dev->cq_fixed ? MAX((uint32_t) ib_config.cq_min, IB_CQ_FIXED_MIN)
+                                 : (uint32_t) ib_config.cq_min;
+  int want = (int) MIN(dev->caps.max_cqe, MAX(depth, floor));
   cq->cq = ibv_create_cq(dev->ctx, want, cq, dev->comp, 0);
   if (cq->cq == NULL) {
     int err = errno;

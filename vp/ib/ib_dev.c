@@ -526,21 +526,26 @@ ib_dev_removed(ib_dev_t *dev)
             "complete flushed; free the IA (the kernel ends the removal once no process holds "
             "the device)", dev->name);
   /* Under dev->lock no queue pair found here is freed: a destroy marks it
-   * dying under that lock first, and none found here is dying. */
+   * dying under that lock first, and none found here is dying.  Under
+   * qp_lock its verbs QP is the current one: an iWARP reset swaps it
+   * under that lock and destroys the old one after. */
   g_mutex_lock(&dev->lock);
   GPtrArray *all = g_ptr_array_new();
   rnicpi_spin_lock(&dev->qp_lock);
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init(&it, dev->qps);
-  while (g_hash_table_iter_next(&it, NULL, &v))
-    if (!((ib_qp_t *) v)->dying)
-      g_ptr_array_add(all, v);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    ib_qp_t *qp = v;
+    if (qp->dying)
+      continue;
+    ib_qp_modify_verbs(qp, IBV_QPS_ERR); /* may fail: the sweep completes the rest */
+    g_ptr_array_add(all, qp);
+  }
   rnicpi_spin_unlock(&dev->qp_lock);
   for (guint i = 0; i < all->len; i++) {
     ib_qp_t *qp = g_ptr_array_index(all, i);
     ib_qp_set_error(qp);
-    ib_qp_modify_verbs(qp, IBV_QPS_ERR); /* may fail: the sweep completes the rest */
     ib_sweep_add_locked(qp);
   }
   g_mutex_unlock(&dev->lock);
