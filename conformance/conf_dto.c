@@ -193,6 +193,126 @@ test_rdma_read(void)
   conf_pair_close(&p);
 }
 
+/* Small transfers across a page boundary: each one's bytes lie on both
+ * sides of a 4 KiB boundary in the source and in the sink, at a split of
+ * its own.  A device that copies a short payload page by page may take
+ * the second part from the wrong page (siw before its fix copies a
+ * one-segment payload of at most 32 bytes that way when its transmit
+ * thread, not the post, sends it): so they are posted back to back. */
+static const struct { unsigned len, before; } straddles[] = {
+  { 2, 1 }, { 7, 3 }, { 16, 1 }, { 16, 8 }, { 16, 15 }, { 24, 20 },
+  { 31, 13 }, { 32, 4 }, { 32, 31 }, { 33, 16 }, { 64, 40 },
+};
+#define N_STRADDLES G_N_ELEMENTS(straddles)
+#define STRADDLE_BUF ((N_STRADDLES + 2) * 4096)
+
+/* The offset in @b of its @i-th 4 KiB boundary (from 0). */
+static size_t
+page_boundary(const conf_buf_t *b, size_t i)
+{
+  return ((4096 - ((uintptr_t) b->data & 4095)) & 4095) + 4096 * (i + 1);
+}
+
+/* Where transfer @i starts in the source and in the sink. */
+static size_t
+straddle_src(const conf_buf_t *b, size_t i)
+{
+  return page_boundary(b, i) - straddles[i].before;
+}
+
+static size_t
+straddle_dst(const conf_buf_t *b, size_t i)
+{
+  return page_boundary(b, i) - (straddles[i].len - straddles[i].before);
+}
+
+/* @dst holds each transfer's bytes from @src where they belong and
+ * nothing anywhere else. */
+static void
+check_straddles(const conf_buf_t *dst, const conf_buf_t *src, const char *what)
+{
+  unsigned char *want = g_malloc0(dst->len);
+  for (size_t i = 0; i < N_STRADDLES; i++)
+    memcpy(want + straddle_dst(dst, i), src->data + straddle_src(src, i), straddles[i].len);
+  for (size_t i = 0; i < N_STRADDLES; i++) {
+    size_t at = straddle_dst(dst, i);
+    for (size_t k = 0; k < straddles[i].len; k++)
+      if (dst->data[at + k] != want[at + k])
+        g_error("%s %zu (%u bytes, %u before the page boundary): byte %zu is 0x%02x, expected 0x%02x",
+                what, i, straddles[i].len, straddles[i].before, k, dst->data[at + k], want[at + k]);
+  }
+  for (size_t k = 0; k < dst->len; k++)
+    if (dst->data[k] != want[k])
+      g_error("%s: byte at offset %zu is 0x%02x, expected 0x%02x (written outside every transfer?)",
+              what, k, dst->data[k], want[k]);
+  conf_buf_check_guards(dst);
+  g_free(want);
+}
+
+static void
+test_small_across_page(void)
+{
+  g_test_summary("IT-API DTO: Sends, RDMA Writes and RDMA Reads of 2 to 64 bytes whose source and sink "
+                 "each straddle a page boundary, posted back to back, land every byte where it belongs");
+  conf_pair_t p;
+  conf_buf_t src, dst, rsrc, rdst, msrc, mdst;
+  pair_up(&p);
+  conf_buf_new(&p.a, &src, STRADDLE_BUF, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, STRADDLE_BUF, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rsrc, STRADDLE_BUF, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &rdst, STRADDLE_BUF, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &msrc, STRADDLE_BUF, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &mdst, STRADDLE_BUF, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 21);
+  conf_buf_fill(&rsrc, 22);
+  conf_buf_fill(&msrc, 23);
+
+  for (size_t i = 0; i < N_STRADDLES; i++) {
+    it_lmr_triplet_t l = conf_seg(&src, straddle_src(&src, i), straddles[i].len);
+    conf_ok(it_post_rdma_write(p.a.ep, &l, 1, 100 + i, IT_COMPLETION_FLAG,
+                               it_make_rdma_addr_absolute(dst.data + straddle_dst(&dst, i)), dst.ctx));
+  }
+  for (size_t i = 0; i < N_STRADDLES; i++)
+    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 100 + i);
+  conf_placed(&p.a, it_make_rdma_addr_absolute(dst.data), dst.ctx);
+  check_straddles(&dst, &src, "RDMA Write");
+
+  for (size_t i = 0; i < N_STRADDLES; i++) {
+    it_lmr_triplet_t l = conf_seg(&rdst, straddle_dst(&rdst, i), straddles[i].len);
+    conf_ok(it_post_rdma_read(p.a.ep, &l, 1, 200 + i, IT_COMPLETION_FLAG,
+                              it_make_rdma_addr_absolute(rsrc.data + straddle_src(&rsrc, i)), rsrc.ctx));
+  }
+  for (size_t i = 0; i < N_STRADDLES; i++)
+    conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 200 + i);
+  check_straddles(&rdst, &rsrc, "RDMA Read");
+
+  for (size_t i = 0; i < N_STRADDLES; i++) {
+    it_lmr_triplet_t l = conf_seg(&mdst, straddle_dst(&mdst, i), straddles[i].len);
+    conf_ok(it_post_recv(p.p.ep, &l, 1, 300 + i, IT_COMPLETION_FLAG));
+  }
+  for (size_t i = 0; i < N_STRADDLES; i++) {
+    it_lmr_triplet_t l = conf_seg(&msrc, straddle_src(&msrc, i), straddles[i].len);
+    conf_ok(it_post_send(p.a.ep, &l, 1, 400 + i, IT_COMPLETION_FLAG));
+  }
+  for (size_t i = 0; i < N_STRADDLES; i++) {
+    it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 300 + i);
+    g_assert_cmpuint(r.transferred_length, ==, straddles[i].len);
+  }
+  for (size_t i = 0; i < N_STRADDLES; i++)
+    conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 400 + i);
+  check_straddles(&mdst, &msrc, "Send");
+
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&mdst);
+  conf_buf_free(&msrc);
+  conf_buf_free(&rdst);
+  conf_buf_free(&rsrc);
+  conf_buf_free(&dst);
+  conf_buf_free(&src);
+  conf_pair_close(&p);
+}
+
 static void
 test_read_sink_rule(void)
 {
@@ -632,6 +752,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/zero-length", test_zero_length);
   g_test_add_func("/conformance/dto/rdma-write", test_rdma_write);
   g_test_add_func("/conformance/dto/rdma-read", test_rdma_read);
+  g_test_add_func("/conformance/dto/small-across-page", test_small_across_page);
   g_test_add_func("/conformance/dto/read-sink-rule", test_read_sink_rule);
   g_test_add_func("/conformance/dto/rdma-write-relative", test_rdma_write_relative);
   g_test_add_func("/conformance/dto/order", test_order);

@@ -50,6 +50,11 @@
 /* Entries of a verbs CQ at least, on a device that cannot resize one. */
 #define IB_CQ_FIXED_MIN 16384u
 
+/* siw's vendor id (ASCII "bmt"), and the longest payload its transmit
+ * path copies into a frame by itself (siw_qp_tx.c, siw_try_1seg). */
+#define IB_SIW_VENDOR_ID 0x626d74u
+#define IB_SIW_SHORT_TX 32u
+
 /* A verbs wr_id names the shadow entry of a work request: the serial of
  * its queue pair (or SRQ) incarnation, the kind of queue and the entry's
  * sequence number.  A completion whose serial is not its queue pair's
@@ -113,6 +118,7 @@ struct ib_dev {
   rnicpi_caps_t caps;
   gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
   gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
+  gboolean short_split;          /* siw: no short payload across a page (ib_qp.c) */
   uint8_t port;                  /* the port that holds the address */
   struct ibv_comp_channel *comp;
   struct rdma_event_channel *cm;

@@ -802,6 +802,13 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
     dev_free(dev);
     return RNICPI_ENOENT;
   }
+  /* siw (its vendor id spells "bmt"): a short request across a page
+   * boundary is posted in two parts (ib_qp.c), so a queue pair gets twice
+   * the verbs requests it promises, and offers half the device's. */
+  if (dev->caps.vendor_id == IB_SIW_VENDOR_ID) {
+    dev->short_split = TRUE;
+    dev->caps.max_qp_wr /= 2;
+  }
   /* Whether its CQs can grow (siw's cannot): a CQ then starts large
    * enough for many queue pairs (ib_cq.c). */
   struct ibv_cq *probe = ibv_create_cq(dev->ctx, 1, NULL, NULL, 0);

@@ -449,10 +449,14 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
   qp->qkey = attr->qkey;
 
-  /* A bind of a bound narrow window is two verbs requests (ib_mw.c). */
+  /* A bind of a bound narrow window is two verbs requests (ib_mw.c), and
+   * so is a short Read across a page on siw (short_split below; its
+   * capability record offers half the device's requests). */
   uint32_t send_need = attr->max_send_wr;
   if (attr->type == RNICPI_QPT_RC && (c->features & RNICPI_CAP_MW_NARROW))
     send_need = MIN(2 * attr->max_send_wr, c->max_qp_wr);
+  if (attr->type == RNICPI_QPT_RC && dev->short_split)
+    send_need = 2 * attr->max_send_wr;
   uint32_t recv_need = qp->srq != NULL ? 0 : attr->max_recv_wr;
   rnicpi_status_t st = cq_reserve(qp->scq, send_need, attr->max_send_wr);
   if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need, recv_need)) != RNICPI_OK)
@@ -469,7 +473,7 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
     .cap = {
       .max_send_wr = MAX(send_need, 1u),
       .max_recv_wr = qp->srq != NULL ? 0 : MAX(attr->max_recv_wr, 1u),
-      .max_send_sge = qp->max_send_sge,
+      .max_send_sge = MAX(qp->max_send_sge, dev->short_split ? 2u : 1u),
       .max_recv_sge = qp->max_recv_sge,
       .max_inline_data = 0,
     },
@@ -777,6 +781,54 @@ post_fault(const rnicpi_send_wr_t *wr, int sges, uint8_t *cause)
   return 0;
 }
 
+/* siw (6.1) copies a one-segment payload of at most IB_SIW_SHORT_TX
+ * bytes that crosses a page boundary wrongly whenever its transmit thread
+ * rather than the post sends it: siw_try_1seg() takes the bytes past the
+ * boundary from the first page, reading past its end.  The data arrives
+ * wrong, with a good CRC.  So the adapter never hands it one: a Send or
+ * Write gets its segment cut at the boundary (two segments take siw's
+ * general path), and a Read, whose response the peer's siw sends from
+ * the remote range, becomes two Reads, one on each side of the
+ * boundary.  Where the bytes before the boundary end: 0 when the
+ * payload need not be cut. */
+static uint32_t
+short_cut(uint64_t addr, uint64_t len)
+{
+  uint32_t before = 4096 - (uint32_t) (addr & 4095);
+  return len > 1 && len <= IB_SIW_SHORT_TX && before < len ? before : 0;
+}
+
+/* Cut @v's only segment at @cut into @sge[0] and @sge[1]. */
+static void
+short_split_sge(struct ibv_send_wr *v, struct ibv_sge *sge, uint32_t cut)
+{
+  sge[1] = sge[0];
+  sge[0].length = cut;
+  sge[1].addr += cut;
+  sge[1].length -= cut;
+  v->num_sge = 2;
+}
+
+/* Make @v (a Read of one segment cut at @cut) the first of two Reads,
+ * @second the rest: the first unsignaled and unsolicited, so it completes
+ * only in error, under the same shadow (as a window's invalidation does,
+ * ib_mw.c); the second carries the request's own flags but its fence. */
+static void
+short_split_read(struct ibv_send_wr *v, struct ibv_send_wr *second, struct ibv_sge *sge,
+                 uint32_t cut)
+{
+  *second = *v;
+  sge[1] = sge[0];
+  sge[0].length = cut;
+  sge[1].addr += cut;
+  sge[1].length -= cut;
+  second->sg_list = &sge[1];
+  second->wr.rdma.remote_addr += cut;
+  second->send_flags &= ~(unsigned) IBV_SEND_FENCE;
+  v->send_flags &= ~(unsigned) (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
+  v->next = second;
+}
+
 static rnicpi_status_t
 ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 {
@@ -858,6 +910,18 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   uint8_t cause = RNICPI_AE_UNSPECIFIED;
   /* A UD queue pair has no connection to break: its device reports. */
   uint8_t fail = qp->type == RNICPI_QPT_UD ? 0 : post_fault(wr, sges, &cause);
+  struct ibv_send_wr second;
+  uint32_t cut;
+  if (qp->dev->short_split && fail == 0 && wr->num_sge == 1 && qp->type == RNICPI_QPT_RC) {
+    if (wr->opcode == RNICPI_WR_RDMA_READ) {
+      if ((cut = short_cut(wr->remote_addr, len)) != 0)
+        short_split_read(&v, &second, sge, cut);
+    } else if (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+               wr->opcode == RNICPI_WR_SEND_INV) {
+      if ((cut = short_cut(wr->sg_list[0].addr, len)) != 0)
+        short_split_sge(&v, sge, cut);
+    }
+  }
 
   rnicpi_spin_lock(&qp->sq_lock);
   if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING) {
@@ -884,7 +948,7 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   /* Kept in the shadow: posted in ERROR (the sweep completes it), or
    * behind a fault still waiting for its turn (it will be flushed). */
   gboolean keep = error || qp->held;
-  gboolean fault_now = FALSE;
+  gboolean fault_now = FALSE, split_broke = FALSE;
   if (fail != 0 && !keep) {
     s->fail = fail;
     s->fail_cause = cause;
@@ -906,7 +970,19 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   int err = 0;
   if (!keep) {
     v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
+    second.wr_id = v.wr_id; /* when cut (short_split_read) */
     err = mw_op && fail == 0 ? ib_mw_post(qp, wr, &v, s) : ibv_post_send(qp->qp, &v, &bad);
+    if (err != 0 && bad == &second) {
+      /* The first half of a cut Read went in, its second not: the verbs
+       * queue has room for both (ib_qp_create), so only a failed device
+       * does this.  The request fails in its turn, with the queue pair. */
+      g_warning("%s: QP %u took the first half of a short RDMA Read and refused the second "
+                "(%s); the queue pair is failed", qp->dev->name, qp->base.qp_num, g_strerror(err));
+      err = 0;
+      s->signaled = 1;
+      s->given = 0;
+      split_broke = TRUE;
+    }
     if (err != 0) {
       qp->sq.tail = seq; /* not taken */
       if (fail != 0)
@@ -918,6 +994,12 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->rkey = wr->bind.mw->rkey;
   }
   rnicpi_spin_unlock(&qp->sq_lock);
+  if (split_broke) {
+    g_mutex_lock(&qp->dev->lock);
+    qp_fault(qp, RNICPI_AE_LOCAL);
+    g_mutex_unlock(&qp->dev->lock);
+    return RNICPI_OK;
+  }
   if (fault_now) {
     g_mutex_lock(&qp->dev->lock);
     qp_fault(qp, (rnicpi_async_cause_t) cause);
