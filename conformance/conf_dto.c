@@ -198,7 +198,8 @@ test_rdma_read(void)
  * its own.  A device that copies a short payload page by page may take
  * the second part from the wrong page (siw before its fix copies a
  * one-segment payload of at most 32 bytes that way when its transmit
- * thread, not the post, sends it): so they are posted back to back. */
+ * thread, not the post, sends it): so they are posted back to back,
+ * behind a large transfer that keeps the transmitter busy. */
 static const struct { unsigned len, before; } straddles[] = {
   { 2, 1 }, { 7, 3 }, { 16, 1 }, { 16, 8 }, { 16, 15 }, { 24, 20 },
   { 31, 13 }, { 32, 4 }, { 32, 31 }, { 33, 16 }, { 64, 40 },
@@ -255,8 +256,11 @@ test_small_across_page(void)
   g_test_summary("IT-API DTO: Sends, RDMA Writes and RDMA Reads of 2 to 64 bytes whose source and sink "
                  "each straddle a page boundary, posted back to back, land every byte where it belongs");
   conf_pair_t p;
-  conf_buf_t src, dst, rsrc, rdst, msrc, mdst;
+  conf_buf_t src, dst, rsrc, rdst, msrc, mdst, lead_src, lead_dst;
   pair_up(&p);
+  conf_buf_new(&p.a, &lead_src, 8 << 20, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &lead_dst, 8 << 20, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t lead = conf_seg(&lead_src, 0, lead_src.len);
   conf_buf_new(&p.a, &src, STRADDLE_BUF, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.p, &dst, STRADDLE_BUF, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.p, &rsrc, STRADDLE_BUF, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
@@ -267,11 +271,14 @@ test_small_across_page(void)
   conf_buf_fill(&rsrc, 22);
   conf_buf_fill(&msrc, 23);
 
+  conf_ok(it_post_rdma_write(p.a.ep, &lead, 1, 99, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(lead_dst.data), lead_dst.ctx));
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_lmr_triplet_t l = conf_seg(&src, straddle_src(&src, i), straddles[i].len);
     conf_ok(it_post_rdma_write(p.a.ep, &l, 1, 100 + i, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute(dst.data + straddle_dst(&dst, i)), dst.ctx));
   }
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 99);
   for (size_t i = 0; i < N_STRADDLES; i++)
     conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 100 + i);
   conf_placed(&p.a, it_make_rdma_addr_absolute(dst.data), dst.ctx);
@@ -286,18 +293,23 @@ test_small_across_page(void)
     conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 200 + i);
   check_straddles(&rdst, &rsrc, "RDMA Read");
 
+  it_lmr_triplet_t lead_sink = conf_seg(&lead_dst, 0, lead_dst.len);
+  conf_ok(it_post_recv(p.p.ep, &lead_sink, 1, 299, IT_COMPLETION_FLAG));
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_lmr_triplet_t l = conf_seg(&mdst, straddle_dst(&mdst, i), straddles[i].len);
     conf_ok(it_post_recv(p.p.ep, &l, 1, 300 + i, IT_COMPLETION_FLAG));
   }
+  conf_ok(it_post_send(p.a.ep, &lead, 1, 399, IT_COMPLETION_FLAG));
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_lmr_triplet_t l = conf_seg(&msrc, straddle_src(&msrc, i), straddles[i].len);
     conf_ok(it_post_send(p.a.ep, &l, 1, 400 + i, IT_COMPLETION_FLAG));
   }
+  conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 299);
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 300 + i);
     g_assert_cmpuint(r.transferred_length, ==, straddles[i].len);
   }
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 399);
   for (size_t i = 0; i < N_STRADDLES; i++)
     conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 400 + i);
   check_straddles(&mdst, &msrc, "Send");
@@ -310,6 +322,8 @@ test_small_across_page(void)
   conf_buf_free(&rsrc);
   conf_buf_free(&dst);
   conf_buf_free(&src);
+  conf_buf_free(&lead_dst);
+  conf_buf_free(&lead_src);
   conf_pair_close(&p);
 }
 
