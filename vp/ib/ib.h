@@ -317,7 +317,7 @@ struct ib_conn {
 
 /* An upcall to make from the progress thread, outside every lock. */
 typedef struct ib_event {
-  enum { IB_EV_CM, IB_EV_ASYNC, IB_EV_NOTIFY } kind;
+  enum { IB_EV_CM, IB_EV_ASYNC, IB_EV_NOTIFY, IB_EV_REMOVED } kind;
   rnicpi_cm_event_t cm;
   rnicpi_async_event_t async;
   rnicpi_notify_t notify;        /* counted in the device's inflight until delivered */

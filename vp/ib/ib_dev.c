@@ -380,6 +380,8 @@ deliver_events(ib_dev_t *dev)
       dev->up.cm_event(dev->base.al_ctx, &e->cm);
     } else if (e->kind == IB_EV_ASYNC) {
       dev->up.async_event(dev->base.al_ctx, &e->async);
+    } else if (e->kind == IB_EV_REMOVED) {
+      ib_dev_removed(dev);
     } else {
       e->notify.notify(e->notify.dev_ctx, e->notify.cq_ctx);
       if (e->notify.inflight != NULL)
@@ -436,6 +438,67 @@ comp_events(ib_dev_t *dev)
   }
 }
 
+/* ---- devices sharing a verbs context ------------------------------------ */
+
+/* librdmacm opens one verbs context per device for the whole process, so
+ * every IA open on a device reads the same asynchronous events: the
+ * progress thread that takes one is not always that of the device whose
+ * object it names.  The open devices, to find the others on a context. */
+static GMutex open_lock;
+static GList *open_devs;
+
+/* The open device a verbs asynchronous event belongs to, or NULL when it
+ * names the port or the device (every device on @dev's context hears
+ * it).  @owned: whether it names an object at all.  The object lives until
+ * the event is acknowledged (its destroy waits for that), and its device
+ * with it. */
+static ib_dev_t *
+async_owner(ib_dev_t *dev, const struct ibv_async_event *v, gboolean *owned)
+{
+  *owned = TRUE;
+  switch (v->event_type) {
+  case IBV_EVENT_QP_FATAL:
+  case IBV_EVENT_QP_REQ_ERR:
+  case IBV_EVENT_QP_ACCESS_ERR: {
+    ib_qp_t *qp = v->element.qp->qp_context;
+    return qp != NULL ? qp->dev : NULL;
+  }
+  case IBV_EVENT_CQ_ERR: {
+    ib_cq_t *cq = v->element.cq->cq_context;
+    return cq != NULL ? cq->dev : NULL;
+  }
+  case IBV_EVENT_SRQ_LIMIT_REACHED: {
+    ib_srq_t *srq = v->element.srq->srq_context;
+    return srq != NULL ? srq->dev : NULL;
+  }
+  case IBV_EVENT_PORT_ACTIVE:
+  case IBV_EVENT_PORT_ERR:
+  case IBV_EVENT_DEVICE_FATAL:
+    *owned = FALSE;
+    return NULL;
+  default:
+    (void) dev;
+    return NULL; /* async_map() has nothing for it */
+  }
+}
+
+/* Hand @e to every open device on @dev's context but @dev. */
+static void
+queue_to_others(ib_dev_t *dev, int kind, const rnicpi_async_event_t *ev)
+{
+  g_mutex_lock(&open_lock);
+  for (GList *l = open_devs; l != NULL; l = l->next) {
+    ib_dev_t *o = l->data;
+    if (o == dev || o->ctx != dev->ctx)
+      continue;
+    ib_event_t *e = event_new(kind);
+    if (ev != NULL)
+      e->async = *ev;
+    queue_event(o, e);
+  }
+  g_mutex_unlock(&open_lock);
+}
+
 /* The RNIC-PI event of a verbs asynchronous event, or FALSE for one that
  * has none. */
 static gboolean
@@ -487,14 +550,27 @@ async_events(ib_dev_t *dev)
   struct ibv_async_event v;
   while (ibv_get_async_event(dev->ctx, &v) == 0) {
     rnicpi_async_event_t ev;
-    /* Mapped under the lock: a queue pair being destroyed waits in
-     * ibv_destroy_qp for this acknowledgement, so the context is alive. */
-    g_mutex_lock(&dev->lock);
-    gboolean have = async_map(dev, &v, &ev);
-    g_mutex_unlock(&dev->lock);
+    gboolean owned;
+    ib_dev_t *owner = async_owner(dev, &v, &owned);
+    if (!owned)
+      owner = dev;
+    /* Mapped under the owner's lock: a queue pair being destroyed waits
+     * in ibv_destroy_qp for this acknowledgement, so the context is
+     * alive; and handed to another owner before it, for the same reason. */
+    gboolean have = FALSE;
+    if (owner != NULL) {
+      g_mutex_lock(&owner->lock);
+      have = async_map(owner, &v, &ev);
+      g_mutex_unlock(&owner->lock);
+    }
     enum ibv_event_type type = v.event_type;
+    if (have && owner != dev)
+      ib_dev_queue_async(owner, &ev);
+    if (!owned)
+      queue_to_others(dev, type == IBV_EVENT_DEVICE_FATAL ? IB_EV_REMOVED : IB_EV_ASYNC,
+                      have ? &ev : NULL);
     ibv_ack_async_event(&v);
-    if (have)
+    if (have && owner == dev)
       dev->up.async_event(dev->base.al_ctx, &ev);
     if (type == IBV_EVENT_DEVICE_FATAL)
       ib_dev_removed(dev);
@@ -833,6 +909,9 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   char tname[16];
   g_snprintf(tname, sizeof(tname), "%.8s-progress", name);
   dev->thread = g_thread_new(tname, progress_thread, dev);
+  g_mutex_lock(&open_lock);
+  open_devs = g_list_prepend(open_devs, dev);
+  g_mutex_unlock(&open_lock);
   *out = &dev->base;
   return RNICPI_OK;
 }
@@ -841,6 +920,9 @@ static void
 ib_close(rnicpi_dev_t *d)
 {
   ib_dev_t *dev = to_ib_dev(d);
+  g_mutex_lock(&open_lock);
+  open_devs = g_list_remove(open_devs, dev);
+  g_mutex_unlock(&open_lock);
   ib_cm_close_dev(dev);
   g_atomic_int_set(&dev->stop, TRUE);
   ib_dev_wake(dev);
