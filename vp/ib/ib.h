@@ -50,6 +50,10 @@
 /* Entries of a verbs CQ at least, on a device that cannot resize one. */
 #define IB_CQ_FIXED_MIN 16384u
 
+/* The vendor id siw reports in ibv_query_device ("bmt", SIW_VENDOR_ID in
+ * the kernel's siw.h): the device whose quirks no probe can show. */
+#define IB_SIW_VENDOR_ID 0x626d74u
+
 /* A verbs wr_id names the shadow entry of a work request: the serial of
  * its queue pair (or SRQ) incarnation, the kind of queue and the entry's
  * sequence number.  A completion whose serial is not its queue pair's

@@ -173,8 +173,14 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
    * InfiniBand describe it with GIDs (IPv4-mapped on RoCE). */
   c->path_format = *iwarp ? RNICPI_PATH_IP : RNICPI_PATH_GID;
   c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED |
-                RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
-                RNICPI_CAP_CQ_OVERFLOW_DETECT;
+                RNICPI_CAP_FLUSH_ON_ERROR | RNICPI_CAP_CQ_OVERFLOW_DETECT;
+  /* A zero-based region answers to the iova ibv_reg_mr_iova2 gives it.
+   * siw takes the iova and ignores it (siw_reg_user_mr: "rnic_va: not
+   * used by siw"; siw_mr_add_mem keeps the start address, against which
+   * siw_check_mem checks local segments and incoming tagged offsets), so
+   * on siw a zero-based region refuses every offset. */
+  if (a->vendor_id != IB_SIW_VENDOR_ID)
+    c->features |= RNICPI_CAP_ZERO_BASED;
   /* No RNICPI_CAP_NO_PIN: the kernel's ib_umem pins registered pages
    * (faulting them in) and counts them against RLIMIT_MEMLOCK, so the
    * access layer applies the same rule before it asks. */
