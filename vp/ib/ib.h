@@ -247,6 +247,8 @@ struct ib_qp {
   gboolean held;                 /* a fault found at post waits for its turn: later
                                   * sends stay in the shadow (sq_lock) */
   rnicpi_async_cause_t err_cause; /* the first error completion's cause, to raise */
+  gboolean fatal_due;            /* the device raised QP_FATAL: raised at the sweep, unless
+                                  * an error completion gave the cause (dev->lock) */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
   gboolean dying;                /* being destroyed: never swept again (dev->lock) */
@@ -387,6 +389,7 @@ rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
 void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_sink_t *out);
 void ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v);
 void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
+void ib_qp_fatal_settle(ib_qp_t *qp);
 gboolean ib_qp_outstanding(ib_qp_t *qp);
 gboolean ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *vwc, rnicpi_wc_t *out);
 

@@ -457,12 +457,20 @@ async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *
       return FALSE;
     ib_qp_set_error(qp);
     ib_sweep_add_locked(qp);
+    if (v->event_type == IBV_EVENT_QP_FATAL) {
+      /* Verbs' QP_FATAL says no more than that the queue pair failed;
+       * the error completion that comes with it says why (siw raises it
+       * for a Send longer than its receive before it completes the
+       * receive with LOC_LEN_ERR: siw_proc_send).  ib_qp_complete raises
+       * the cause of that completion; the sweep raises this event only
+       * if no completion gave one. */
+      qp->fatal_due = TRUE;
+      return FALSE;
+    }
     if (v->event_type == IBV_EVENT_QP_ACCESS_ERR)
       *out = rnicpi_async_event(RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx, RNICPI_AE_ACCESS);
-    else if (v->event_type == IBV_EVENT_QP_REQ_ERR)
-      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_PROTOCOL);
     else
-      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_PROTOCOL);
     return TRUE;
   case IBV_EVENT_CQ_ERR: {
     ib_cq_t *cq = v->element.cq->cq_context;
@@ -650,6 +658,7 @@ sweep(ib_dev_t *dev)
     ib_qp_t *qp = l->data;
     if (now >= __atomic_load_n(&qp->sweep_at, __ATOMIC_RELAXED)) {
       ib_qp_flush_rest(qp, &b);
+      ib_qp_fatal_settle(qp);
       qp->sweeping = FALSE;
       dev->sweep = g_list_delete_link(dev->sweep, l);
     }
