@@ -50,8 +50,10 @@
 /* Entries of a verbs CQ at least, on a device that cannot resize one. */
 #define IB_CQ_FIXED_MIN 16384u
 
-/* siw's vendor id (ASCII "bmt"), and the longest payload its transmit
- * path copies into a frame by itself (siw_qp_tx.c, siw_try_1seg). */
+/* The vendor id siw reports in ibv_query_device ("bmt", SIW_VENDOR_ID in
+ * the kernel's siw.h): the device whose quirks no probe can show; and the
+ * longest payload its transmit path copies into a frame by itself
+ * (siw_qp_tx.c, siw_try_1seg). */
 #define IB_SIW_VENDOR_ID 0x626d74u
 #define IB_SIW_SHORT_TX 32u
 
@@ -249,6 +251,8 @@ struct ib_qp {
   gboolean held;                 /* a fault found at post waits for its turn: later
                                   * sends stay in the shadow (sq_lock) */
   rnicpi_async_cause_t err_cause; /* the first error completion's cause, to raise */
+  gboolean fatal_due;            /* the device raised QP_FATAL: raised at the sweep, unless
+                                  * an error completion gave the cause (dev->lock) */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
   gboolean dying;                /* being destroyed: never swept again (dev->lock) */
@@ -389,6 +393,7 @@ rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
 void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_sink_t *out);
 void ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v);
 void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
+void ib_qp_fatal_settle(ib_qp_t *qp);
 gboolean ib_qp_outstanding(ib_qp_t *qp);
 gboolean ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *vwc, rnicpi_wc_t *out);
 

@@ -173,8 +173,14 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
    * InfiniBand describe it with GIDs (IPv4-mapped on RoCE). */
   c->path_format = *iwarp ? RNICPI_PATH_IP : RNICPI_PATH_GID;
   c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED |
-                RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
-                RNICPI_CAP_CQ_OVERFLOW_DETECT;
+                RNICPI_CAP_FLUSH_ON_ERROR | RNICPI_CAP_CQ_OVERFLOW_DETECT;
+  /* A zero-based region answers to the iova ibv_reg_mr_iova2 gives it.
+   * siw takes the iova and ignores it (siw_reg_user_mr: "rnic_va: not
+   * used by siw"; siw_mr_add_mem keeps the start address, against which
+   * siw_check_mem checks local segments and incoming tagged offsets), so
+   * on siw a zero-based region refuses every offset. */
+  if (a->vendor_id != IB_SIW_VENDOR_ID)
+    c->features |= RNICPI_CAP_ZERO_BASED;
   /* No RNICPI_CAP_NO_PIN: the kernel's ib_umem pins registered pages
    * (faulting them in) and counts them against RLIMIT_MEMLOCK, so the
    * access layer applies the same rule before it asks. */
@@ -514,12 +520,20 @@ async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *
       return FALSE;
     ib_qp_set_error(qp);
     ib_sweep_add_locked(qp);
+    if (v->event_type == IBV_EVENT_QP_FATAL) {
+      /* Verbs' QP_FATAL says no more than that the queue pair failed;
+       * the error completion that comes with it says why (siw raises it
+       * for a Send longer than its receive before it completes the
+       * receive with LOC_LEN_ERR: siw_proc_send).  ib_qp_complete raises
+       * the cause of that completion; the sweep raises this event only
+       * if no completion gave one. */
+      qp->fatal_due = TRUE;
+      return FALSE;
+    }
     if (v->event_type == IBV_EVENT_QP_ACCESS_ERR)
       *out = rnicpi_async_event(RNICPI_ASYNC_QP_ACCESS_ERR, qp->base.al_ctx, RNICPI_AE_ACCESS);
-    else if (v->event_type == IBV_EVENT_QP_REQ_ERR)
-      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_PROTOCOL);
     else
-      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+      *out = rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_PROTOCOL);
     return TRUE;
   case IBV_EVENT_CQ_ERR: {
     ib_cq_t *cq = v->element.cq->cq_context;
@@ -720,6 +734,7 @@ sweep(ib_dev_t *dev)
     ib_qp_t *qp = l->data;
     if (now >= __atomic_load_n(&qp->sweep_at, __ATOMIC_RELAXED)) {
       ib_qp_flush_rest(qp, &b);
+      ib_qp_fatal_settle(qp);
       qp->sweeping = FALSE;
       dev->sweep = g_list_delete_link(dev->sweep, l);
     }

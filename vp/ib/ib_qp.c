@@ -349,6 +349,22 @@ ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b)
   qp->flush_due = FALSE;
 }
 
+/* The device's QP_FATAL, held until its queues were drained (dev->lock
+ * held): raised without a cause only when no error completion gave one
+ * (qp_fault raised that completion's cause, which is the same fault). */
+void
+ib_qp_fatal_settle(ib_qp_t *qp)
+{
+  if (!qp->fatal_due)
+    return;
+  qp->fatal_due = FALSE;
+  if (qp->err_cause != RNICPI_AE_UNSPECIFIED)
+    return;
+  rnicpi_async_event_t ev =
+    rnicpi_async_event(RNICPI_ASYNC_QP_FATAL, qp->base.al_ctx, RNICPI_AE_UNSPECIFIED);
+  ib_dev_queue_async(qp->dev, &ev);
+}
+
 /* ---- queue pairs ---------------------------------------------------------- */
 
 /* A queue pair's inbound rights: the remote ones of a region's. */
@@ -564,6 +580,10 @@ qp_quiesce(ib_qp_t *qp, gboolean dying)
   }
   g_mutex_lock(&dev->lock);
   ib_qp_flush_rest(qp, &b);
+  if (dying)
+    qp->fatal_due = FALSE; /* no event names a queue pair being destroyed */
+  else
+    ib_qp_fatal_settle(qp);
   qp->dying = dying; /* the sweep never takes it again */
   if (qp->sweeping) {
     dev->sweep = g_list_remove(dev->sweep, qp);
