@@ -121,6 +121,7 @@ struct ib_dev {
   gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
   gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
   gboolean short_split;          /* siw: no short payload across a page (ib_qp.c) */
+  uint32_t inline_max;           /* inline bytes a queue pair takes (probe_inline) */
   uint8_t port;                  /* the port that holds the address */
   struct ibv_comp_channel *comp;
   struct rdma_event_channel *cm;
@@ -240,6 +241,7 @@ struct ib_qp {
   uint32_t access;               /* RNICPI_ACCESS_REMOTE_* */
   uint32_t ird, ord;
   uint32_t max_send_sge, max_recv_sge;
+  uint32_t max_inline;           /* sends this short are posted inline */
   uint32_t qkey;
   struct ibv_sge *rq_sge;        /* UD: each receive's scatter list, to find its GRH */
   rnicpi_spin_t sq_lock, rq_lock;

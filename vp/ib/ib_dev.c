@@ -240,6 +240,40 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
   return RNICPI_OK;
 }
 
+/* Inline data a queue pair of the device takes, which no verbs attribute
+ * says: asked of a small queue pair from IB_INLINE_WANT down (0: none).
+ * A short Send or Write posted inline is copied into the work request at
+ * the post, which spares the device a look-up of the region; the adapter
+ * has checked the segments itself by then (map_sges). */
+#define IB_INLINE_WANT 256u
+
+static uint32_t
+probe_inline(struct ibv_context *ctx)
+{
+  uint32_t got = 0;
+  struct ibv_pd *pd = ibv_alloc_pd(ctx);
+  struct ibv_cq *cq = pd != NULL ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
+  for (uint32_t want = IB_INLINE_WANT; cq != NULL && want >= 32 && got == 0; want /= 2) {
+    struct ibv_qp_init_attr a = {
+      .send_cq = cq,
+      .recv_cq = cq,
+      .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1,
+               .max_inline_data = want },
+      .qp_type = IBV_QPT_RC,
+    };
+    struct ibv_qp *qp = ibv_create_qp(pd, &a);
+    if (qp != NULL) {
+      got = want;
+      ibv_destroy_qp(qp);
+    }
+  }
+  if (cq != NULL)
+    ibv_destroy_cq(cq);
+  if (pd != NULL)
+    ibv_dealloc_pd(pd);
+  return got;
+}
+
 /* ---- discovery ---------------------------------------------------------- */
 
 /* Each device, and whether it has an address (why not, in @why). */
@@ -900,6 +934,7 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
     dev->short_split = TRUE;
     dev->caps.max_qp_wr /= 2;
   }
+  dev->inline_max = dev->caps.max_inline = probe_inline(dev->ctx);
   /* Whether its CQs can grow (siw's cannot): a CQ then starts large
    * enough for many queue pairs (ib_cq.c). */
   struct ibv_cq *probe = ibv_create_cq(dev->ctx, 1, NULL, NULL, 0);

@@ -463,6 +463,7 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
                          MAX(attr->max_rdma_read_sge, 1u));
   qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
+  qp->max_inline = dev->inline_max;
   qp->qkey = attr->qkey;
 
   /* A bind of a bound narrow window is two verbs requests (ib_mw.c), and
@@ -491,7 +492,7 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
       .max_recv_wr = qp->srq != NULL ? 0 : MAX(attr->max_recv_wr, 1u),
       .max_send_sge = MAX(qp->max_send_sge, dev->short_split ? 2u : 1u),
       .max_recv_sge = qp->max_recv_sge,
-      .max_inline_data = 0,
+      .max_inline_data = dev->inline_max,
     },
     .qp_type = attr->type == RNICPI_QPT_UD ? IBV_QPT_UD : IBV_QPT_RC,
     .sq_sig_all = 0,
@@ -806,8 +807,9 @@ post_fault(const rnicpi_send_wr_t *wr, int sges, uint8_t *cause)
  * rather than the post sends it: siw_try_1seg() takes the bytes past the
  * boundary from the first page, reading past its end.  The data arrives
  * wrong, with a good CRC.  So the adapter never hands it one: a Send or
- * Write gets its segment cut at the boundary (two segments take siw's
- * general path), and a Read, whose response the peer's siw sends from
+ * Write goes inline (copied at the post), or else gets its segment cut
+ * at the boundary (two segments take siw's general path); a Read, whose
+ * response the peer's siw sends from
  * the remote range, becomes two Reads, one on each side of the
  * boundary.  Where the bytes before the boundary end: 0 when the
  * payload need not be cut. */
@@ -930,14 +932,22 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   uint8_t cause = RNICPI_AE_UNSPECIFIED;
   /* A UD queue pair has no connection to break: its device reports. */
   uint8_t fail = qp->type == RNICPI_QPT_UD ? 0 : post_fault(wr, sges, &cause);
+  /* Short Sends and Writes go inline (probe_inline): their segments have
+   * passed map_sges, which is the check the device would have made. */
+  if (fail == 0 && len > 0 && len <= qp->max_inline &&
+      (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_SEND_INV ||
+       wr->opcode == RNICPI_WR_IMM_DATA || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+       wr->opcode == RNICPI_WR_RDMA_WRITE_IMM))
+    v.send_flags |= IBV_SEND_INLINE;
   struct ibv_send_wr second;
   uint32_t cut;
   if (qp->dev->short_split && fail == 0 && wr->num_sge == 1 && qp->type == RNICPI_QPT_RC) {
     if (wr->opcode == RNICPI_WR_RDMA_READ) {
       if ((cut = short_cut(wr->remote_addr, len)) != 0)
         short_split_read(&v, &second, sge, cut);
-    } else if (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
-               wr->opcode == RNICPI_WR_SEND_INV) {
+    } else if (!(v.send_flags & IBV_SEND_INLINE) &&
+               (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+                wr->opcode == RNICPI_WR_SEND_INV)) {
       if ((cut = short_cut(wr->sg_list[0].addr, len)) != 0)
         short_split_sge(&v, sge, cut);
     }
