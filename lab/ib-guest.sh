@@ -79,7 +79,8 @@ rping_s() {
   timeout 60 "$rping_ours" -s -a "$a" -p $port -C 5 -i "$dev" -T 30 >/tmp/ours.out 2>&1 &
   ours=$!
   sleep 1
-  client $ours timeout 60 rping -c -a "$a" -p $port -C 5 -S 64 -V -v
+  # rping's client may hang after a refused connect: 20 s, then again.
+  client $ours timeout 20 rping -c -a "$a" -p $port -C 5 -S 64 -V -v
   rc=$?
   wait $ours; orc=$?
   cat /tmp/ours.out
