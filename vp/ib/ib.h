@@ -49,6 +49,9 @@
 
 /* Entries of a verbs CQ at least, on a device that cannot resize one. */
 #define IB_CQ_FIXED_MIN 16384u
+/* Private data of an iWARP connect, accept or reject: 255, the most a
+ * u8 length holds, less the RFC 6581 IRD/ORD word MPA v2 puts in front. */
+#define IB_IWARP_PDATA_MAX 251u
 
 /* A verbs wr_id names the shadow entry of a work request: the serial of
  * its queue pair (or SRQ) incarnation, the kind of queue and the entry's

@@ -207,8 +207,11 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
   c->sw_major = 0;
   c->sw_minor = 1;
   if (*iwarp) {
-    /* librdmacm's length is a byte; MPA's RFC 6581 word takes 4 of 256. */
-    c->pdata_connect = c->pdata_accept = c->pdata_reject = 252;
+    /* librdmacm's length is a byte, and the MPA frame's private data,
+     * the RFC 6581 word (4 bytes) included, must fit one too: siw's
+     * siw_send_mpareqrep() (siw_cm.c) adds the word to a u8 length, so
+     * 252 bytes go out as a frame saying 0 (its peer refuses it). */
+    c->pdata_connect = c->pdata_accept = c->pdata_reject = IB_IWARP_PDATA_MAX;
   } else {
     /* IB CM REQ/REP/REJ private data less rdma_cm's own header. */
     c->pdata_connect = 56;
