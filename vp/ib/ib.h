@@ -270,8 +270,11 @@ struct ib_srq {
 typedef struct ib_listen {
   rnicpi_listen_t base;
   ib_dev_t *dev;
-  struct rdma_cm_id *id;
-  struct rdma_cm_id *ud_id;      /* the same port in rdma_cm's UDP space (UD devices) */
+  /* One identifier per address of the device (rdma_cm listens on one
+   * address, or on every device at the wildcard), in its TCP space and,
+   * on UD devices, in its UDP space too (UD service requests). */
+  struct rdma_cm_id *ids[2 * G_N_ELEMENTS(((rnicpi_caps_t *) 0)->addrs)];
+  uint32_t nids;
   ib_cm_ctx_t tag;
   uint32_t port;
   gboolean dead;                 /* unlisten began (dev->lock) */

@@ -688,6 +688,38 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
 
 /* ---- operations ---------------------------------------------------------------- */
 
+/* Listen on @port of address @a in port space @ps: a new identifier in
+ * l->ids; an errno when rdma_cm refuses. */
+static int
+listen_on(ib_listen_t *l, const struct sockaddr_storage *a, uint32_t port, enum rdma_port_space ps)
+{
+  struct sockaddr_storage sa = *a;
+  if (sa.ss_family == AF_INET)
+    ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
+  else
+    ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
+  struct rdma_cm_id *id;
+  if (rdma_create_id(l->dev->cm, &id, &l->tag, ps) != 0)
+    return errno;
+  if (rdma_bind_addr(id, (struct sockaddr *) &sa) != 0 || rdma_listen(id, 128) != 0) {
+    int err = errno;
+    rdma_destroy_id(id);
+    return err;
+  }
+  l->ids[l->nids++] = id;
+  return 0;
+}
+
+/* Destroy a listener's identifiers; each waits for the acknowledgement of
+ * its events. */
+static void
+listen_ids_destroy(ib_listen_t *l)
+{
+  for (uint32_t i = 0; i < l->nids; i++)
+    rdma_destroy_id(l->ids[i]);
+  l->nids = 0;
+}
+
 static rnicpi_status_t
 ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out)
 {
@@ -701,33 +733,33 @@ ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out
   l->port = port;
   l->tag.kind = IB_CTX_LISTEN;
   l->tag.obj = l;
-  if (rdma_create_id(dev->cm, &l->id, &l->tag, RDMA_PS_TCP) != 0) {
-    int err = errno;
-    g_free(l);
-    return ib_status_of_errno(err);
+  /* Every address of the device, as the capability record lists them: a
+   * peer may connect to any (an IPv6 one too), and rdma_cm ties each
+   * identifier to this device.  UD service requests to the port arrive in
+   * rdma_cm's UDP space. */
+  int err = 0;
+  for (uint32_t i = 0; i < dev->caps.num_addrs && err == 0; i++) {
+    const struct sockaddr_storage *a = &dev->caps.addrs[i];
+    err = listen_on(l, a, port, RDMA_PS_TCP);
+    if (err == 0 && (dev->caps.features & RNICPI_CAP_UD))
+      err = listen_on(l, a, port, RDMA_PS_UDP);
+    if (err != 0 && err != EADDRINUSE && i > 0) {
+      /* The first address listens; another that cannot (an IPv6 address
+       * still tentative) is left out rather than failing the port. */
+      char text[INET6_ADDRSTRLEN] = "?";
+      inet_ntop(a->ss_family,
+                a->ss_family == AF_INET ? (const void *) &((const struct sockaddr_in *) a)->sin_addr
+                                        : (const void *) &((const struct sockaddr_in6 *) a)->sin6_addr,
+                text, sizeof(text));
+      g_message("%s: cannot listen on port %u of %s (%s); the port listens on the device's other "
+                "addresses", dev->name, port, text, g_strerror(err));
+      err = 0;
+    }
   }
-  /* The device's first address: rdma_cm ties the listener to this device. */
-  struct sockaddr_storage sa = dev->caps.addrs[0];
-  if (sa.ss_family == AF_INET)
-    ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
-  else
-    ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
-  if (rdma_bind_addr(l->id, (struct sockaddr *) &sa) != 0 || rdma_listen(l->id, 128) != 0) {
-    int err = errno;
-    rdma_destroy_id(l->id);
+  if (err != 0 || l->nids == 0) {
+    listen_ids_destroy(l);
     g_free(l);
-    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
-  }
-  /* UD service requests to the port arrive in rdma_cm's UDP space. */
-  if ((dev->caps.features & RNICPI_CAP_UD) &&
-      (rdma_create_id(dev->cm, &l->ud_id, &l->tag, RDMA_PS_UDP) != 0 ||
-       rdma_bind_addr(l->ud_id, (struct sockaddr *) &sa) != 0 || rdma_listen(l->ud_id, 128) != 0)) {
-    int err = errno;
-    if (l->ud_id != NULL)
-      rdma_destroy_id(l->ud_id);
-    rdma_destroy_id(l->id);
-    g_free(l);
-    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
+    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err != 0 ? err : EADDRNOTAVAIL);
   }
   *out = &l->base;
   return RNICPI_OK;
@@ -741,9 +773,7 @@ ib_unlisten(rnicpi_listen_t *lst)
   g_mutex_lock(&dev->lock);
   l->dead = TRUE;
   g_mutex_unlock(&dev->lock);
-  rdma_destroy_id(l->id); /* waits for the acknowledgement of its events */
-  if (l->ud_id != NULL)
-    rdma_destroy_id(l->ud_id);
+  listen_ids_destroy(l);
   /* Its requests not yet answered are refused. */
   GPtrArray *mine = g_ptr_array_new();
   g_mutex_lock(&dev->lock);
