@@ -220,7 +220,9 @@ typedef struct ib_wq {
   uint64_t seen;                 /* one past the latest the device completed */
 } ib_wq_t;
 
-typedef enum { IB_QP_IDLE, IB_QP_CONNECTING, IB_QP_RTS, IB_QP_ERROR } ib_qp_state_t;
+/* IB_QP_ACCEPTING: iWARP's passive side between rdma_accept and its
+ * ESTABLISHED event (the kernel's QP is in RTS already). */
+typedef enum { IB_QP_IDLE, IB_QP_CONNECTING, IB_QP_ACCEPTING, IB_QP_RTS, IB_QP_ERROR } ib_qp_state_t;
 
 struct ib_qp {
   rnicpi_qp_t base;

@@ -949,8 +949,9 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
   np.ord = qp->ord;
   conn_param(qp, &np, &cp);
   /* The state first: ESTABLISHED may be handled as soon as the lock is
-   * dropped, and it moves the queue pair to RTS. */
-  ib_qp_set_state(qp, dev->iwarp ? IB_QP_CONNECTING : IB_QP_RTS);
+   * dropped, and it moves the queue pair to RTS (so may the requester's
+   * first message, ib_qp_complete()). */
+  ib_qp_set_state(qp, dev->iwarp ? IB_QP_ACCEPTING : IB_QP_RTS);
   if (rdma_accept(c->id, &cp) != 0) {
     err = errno;
     ib_qp_set_state(qp, IB_QP_IDLE);
