@@ -116,6 +116,7 @@ struct ib_dev {
   rnicpi_caps_t caps;
   gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
   gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
+  gboolean quirked;              /* ib_quirk_open() was called for ctx */
   uint8_t port;                  /* the port that holds the address */
   struct ibv_comp_channel *comp;
   struct rdma_event_channel *cm;
@@ -352,6 +353,11 @@ uint32_t ib_dev_serial(ib_dev_t *dev);
 uint32_t ib_access_granted(uint32_t access);
 int ib_access_to_verbs(uint32_t access);
 int ib_qp_access_to_verbs(uint32_t access);
+
+/* ib_quirk.c: siw's mmap key SIW_INVAL_UOBJ_KEY covered while a context
+ * is open (once per context and process; each open has its close). */
+void ib_quirk_open(struct ibv_context *ctx, uint32_t vendor_id, const char *name);
+void ib_quirk_close(struct ibv_context *ctx);
 
 /* ib_cq.c */
 rnicpi_status_t ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out);

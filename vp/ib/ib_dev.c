@@ -736,6 +736,8 @@ dev_free(ib_dev_t *dev)
     rdma_destroy_event_channel(dev->cm);
   if (dev->comp != NULL)
     ibv_destroy_comp_channel(dev->comp);
+  if (dev->quirked)
+    ib_quirk_close(dev->ctx);
   if (dev->ctx_list != NULL)
     rdma_free_devices(dev->ctx_list);
   if (g_atomic_int_get(&dev->removed)) {
@@ -811,6 +813,8 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->cq_fixed = probe == NULL || ibv_resize_cq(probe, 64) != 0;
   if (probe != NULL)
     ibv_destroy_cq(probe);
+  ib_quirk_open(dev->ctx, dev->caps.vendor_id, name);
+  dev->quirked = TRUE;
   if (dev->caps.features & RNICPI_CAP_UD)
     ib_ud_find_gids(dev);
   dev->comp = ibv_create_comp_channel(dev->ctx);

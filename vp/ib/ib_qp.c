@@ -499,9 +499,17 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
     .sq_sig_all = 0,
   };
   qp->init_attr = ia;
+  errno = 0;
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
   if (qp->qp == NULL) {
     int err = errno;
+    if (err == 0) {
+      /* The driver's library refused what the kernel made without
+       * saying why (libsiw: an mmap key it takes for invalid). */
+      g_message("%s: the device's verbs library refused a new queue pair and gave no reason",
+                dev->name);
+      err = EIO;
+    }
     cq_release(qp->scq, send_need, attr->max_send_wr);
     cq_release(qp->rcq, recv_need, recv_need);
     g_free(qp);
