@@ -525,12 +525,26 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
   case RDMA_CM_EVENT_ESTABLISHED:
     if (qp == NULL || (c->state != IB_CONN_CONNECTING && c->state != IB_CONN_ACCEPTING))
       return;
-    if (c->state == IB_CONN_CONNECTING) {
-      /* iWARP's active side: the MPA Reply, with the peer's IRD and ORD. */
-      if (e->param.conn.initiator_depth > 0)
-        qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.initiator_depth);
-      if (e->param.conn.responder_resources > 0)
-        qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.responder_resources);
+    if (dev->iwarp) {
+      /* iWARP: iw_cm's event carries the values this end settled on (siw:
+       * the active side's from the MPA Reply, the passive side's from its
+       * accept), and rdma_cm copies them unswapped (cma_iw_handler():
+       * initiator_depth = ird, responder_resources = ord), unlike an IB
+       * REP, whose values are the peer's.  The passive side reports what
+       * its queue pair got: siw_accept() raises an IRD below the
+       * requester's ORD to it (relaxed_ird_negotiation, siw_cm.c). */
+      uint32_t ird = e->param.conn.initiator_depth, ord = e->param.conn.responder_resources;
+      if (c->state == IB_CONN_CONNECTING) {
+        if (ord > 0)
+          qp->ord = MIN(qp->ord, ord);
+        if (ird > 0)
+          qp->ird = MIN(qp->ird, ird);
+      } else {
+        if (ird > 0)
+          qp->ird = ird;
+        if (ord > 0)
+          qp->ord = MIN(qp->ord, ord);
+      }
     }
     cm_ev_init(&o->ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
     if (c->state == IB_CONN_CONNECTING)
