@@ -49,6 +49,9 @@
 
 /* Entries of a verbs CQ at least, on a device that cannot resize one. */
 #define IB_CQ_FIXED_MIN 16384u
+/* Private data of an iWARP connect, accept or reject: 255, the most a
+ * u8 length holds, less the RFC 6581 IRD/ORD word MPA v2 puts in front. */
+#define IB_IWARP_PDATA_MAX 251u
 
 /* The vendor id siw reports in ibv_query_device ("bmt", SIW_VENDOR_ID in
  * the kernel's siw.h): the device whose quirks no probe can show; and the
@@ -122,6 +125,7 @@ struct ib_dev {
   gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
   gboolean short_split;          /* siw: no short payload across a page (ib_qp.c) */
   uint32_t inline_max;           /* inline bytes a queue pair takes (probe_inline) */
+  gboolean quirked;              /* ib_quirk_open() was called for ctx */
   uint8_t port;                  /* the port that holds the address */
   struct ibv_comp_channel *comp;
   struct rdma_event_channel *cm;
@@ -226,7 +230,9 @@ typedef struct ib_wq {
   uint64_t seen;                 /* one past the latest the device completed */
 } ib_wq_t;
 
-typedef enum { IB_QP_IDLE, IB_QP_CONNECTING, IB_QP_RTS, IB_QP_ERROR } ib_qp_state_t;
+/* IB_QP_ACCEPTING: iWARP's passive side between rdma_accept and its
+ * ESTABLISHED event (the kernel's QP is in RTS already). */
+typedef enum { IB_QP_IDLE, IB_QP_CONNECTING, IB_QP_ACCEPTING, IB_QP_RTS, IB_QP_ERROR } ib_qp_state_t;
 
 struct ib_qp {
   rnicpi_qp_t base;
@@ -279,8 +285,11 @@ struct ib_srq {
 typedef struct ib_listen {
   rnicpi_listen_t base;
   ib_dev_t *dev;
-  struct rdma_cm_id *id;
-  struct rdma_cm_id *ud_id;      /* the same port in rdma_cm's UDP space (UD devices) */
+  /* One identifier per address of the device (rdma_cm listens on one
+   * address, or on every device at the wildcard), in its TCP space and,
+   * on UD devices, in its UDP space too (UD service requests). */
+  struct rdma_cm_id *ids[2 * G_N_ELEMENTS(((rnicpi_caps_t *) 0)->addrs)];
+  uint32_t nids;
   ib_cm_ctx_t tag;
   uint32_t port;
   gboolean dead;                 /* unlisten began (dev->lock) */
@@ -356,6 +365,11 @@ uint32_t ib_dev_serial(ib_dev_t *dev);
 uint32_t ib_access_granted(uint32_t access);
 int ib_access_to_verbs(uint32_t access);
 int ib_qp_access_to_verbs(uint32_t access);
+
+/* ib_quirk.c: siw's mmap key SIW_INVAL_UOBJ_KEY covered while a context
+ * is open (once per context and process; each open has its close). */
+void ib_quirk_open(struct ibv_context *ctx, uint32_t vendor_id, const char *name);
+void ib_quirk_close(struct ibv_context *ctx);
 
 /* ib_cq.c */
 rnicpi_status_t ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out);

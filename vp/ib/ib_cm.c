@@ -525,12 +525,26 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
   case RDMA_CM_EVENT_ESTABLISHED:
     if (qp == NULL || (c->state != IB_CONN_CONNECTING && c->state != IB_CONN_ACCEPTING))
       return;
-    if (c->state == IB_CONN_CONNECTING) {
-      /* iWARP's active side: the MPA Reply, with the peer's IRD and ORD. */
-      if (e->param.conn.initiator_depth > 0)
-        qp->ord = MIN(qp->ord, (uint32_t) e->param.conn.initiator_depth);
-      if (e->param.conn.responder_resources > 0)
-        qp->ird = MIN(qp->ird, (uint32_t) e->param.conn.responder_resources);
+    if (dev->iwarp) {
+      /* iWARP: iw_cm's event carries the values this end settled on (siw:
+       * the active side's from the MPA Reply, the passive side's from its
+       * accept), and rdma_cm copies them unswapped (cma_iw_handler():
+       * initiator_depth = ird, responder_resources = ord), unlike an IB
+       * REP, whose values are the peer's.  The passive side reports what
+       * its queue pair got: siw_accept() raises an IRD below the
+       * requester's ORD to it (relaxed_ird_negotiation, siw_cm.c). */
+      uint32_t ird = e->param.conn.initiator_depth, ord = e->param.conn.responder_resources;
+      if (c->state == IB_CONN_CONNECTING) {
+        if (ord > 0)
+          qp->ord = MIN(qp->ord, ord);
+        if (ird > 0)
+          qp->ird = MIN(qp->ird, ird);
+      } else {
+        if (ird > 0)
+          qp->ird = ird;
+        if (ord > 0)
+          qp->ord = MIN(qp->ord, ord);
+      }
     }
     cm_ev_init(&o->ev, RNICPI_CM_ESTABLISHED, qp->base.al_ctx);
     if (c->state == IB_CONN_CONNECTING)
@@ -688,6 +702,38 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
 
 /* ---- operations ---------------------------------------------------------------- */
 
+/* Listen on @port of address @a in port space @ps: a new identifier in
+ * l->ids; an errno when rdma_cm refuses. */
+static int
+listen_on(ib_listen_t *l, const struct sockaddr_storage *a, uint32_t port, enum rdma_port_space ps)
+{
+  struct sockaddr_storage sa = *a;
+  if (sa.ss_family == AF_INET)
+    ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
+  else
+    ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
+  struct rdma_cm_id *id;
+  if (rdma_create_id(l->dev->cm, &id, &l->tag, ps) != 0)
+    return errno;
+  if (rdma_bind_addr(id, (struct sockaddr *) &sa) != 0 || rdma_listen(id, 128) != 0) {
+    int err = errno;
+    rdma_destroy_id(id);
+    return err;
+  }
+  l->ids[l->nids++] = id;
+  return 0;
+}
+
+/* Destroy a listener's identifiers; each waits for the acknowledgement of
+ * its events. */
+static void
+listen_ids_destroy(ib_listen_t *l)
+{
+  for (uint32_t i = 0; i < l->nids; i++)
+    rdma_destroy_id(l->ids[i]);
+  l->nids = 0;
+}
+
 static rnicpi_status_t
 ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out)
 {
@@ -701,33 +747,33 @@ ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out
   l->port = port;
   l->tag.kind = IB_CTX_LISTEN;
   l->tag.obj = l;
-  if (rdma_create_id(dev->cm, &l->id, &l->tag, RDMA_PS_TCP) != 0) {
-    int err = errno;
-    g_free(l);
-    return ib_status_of_errno(err);
+  /* Every address of the device, as the capability record lists them: a
+   * peer may connect to any (an IPv6 one too), and rdma_cm ties each
+   * identifier to this device.  UD service requests to the port arrive in
+   * rdma_cm's UDP space. */
+  int err = 0;
+  for (uint32_t i = 0; i < dev->caps.num_addrs && err == 0; i++) {
+    const struct sockaddr_storage *a = &dev->caps.addrs[i];
+    err = listen_on(l, a, port, RDMA_PS_TCP);
+    if (err == 0 && (dev->caps.features & RNICPI_CAP_UD))
+      err = listen_on(l, a, port, RDMA_PS_UDP);
+    if (err != 0 && err != EADDRINUSE && i > 0) {
+      /* The first address listens; another that cannot (an IPv6 address
+       * still tentative) is left out rather than failing the port. */
+      char text[INET6_ADDRSTRLEN] = "?";
+      inet_ntop(a->ss_family,
+                a->ss_family == AF_INET ? (const void *) &((const struct sockaddr_in *) a)->sin_addr
+                                        : (const void *) &((const struct sockaddr_in6 *) a)->sin6_addr,
+                text, sizeof(text));
+      g_message("%s: cannot listen on port %u of %s (%s); the port listens on the device's other "
+                "addresses", dev->name, port, text, g_strerror(err));
+      err = 0;
+    }
   }
-  /* The device's first address: rdma_cm ties the listener to this device. */
-  struct sockaddr_storage sa = dev->caps.addrs[0];
-  if (sa.ss_family == AF_INET)
-    ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
-  else
-    ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
-  if (rdma_bind_addr(l->id, (struct sockaddr *) &sa) != 0 || rdma_listen(l->id, 128) != 0) {
-    int err = errno;
-    rdma_destroy_id(l->id);
+  if (err != 0 || l->nids == 0) {
+    listen_ids_destroy(l);
     g_free(l);
-    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
-  }
-  /* UD service requests to the port arrive in rdma_cm's UDP space. */
-  if ((dev->caps.features & RNICPI_CAP_UD) &&
-      (rdma_create_id(dev->cm, &l->ud_id, &l->tag, RDMA_PS_UDP) != 0 ||
-       rdma_bind_addr(l->ud_id, (struct sockaddr *) &sa) != 0 || rdma_listen(l->ud_id, 128) != 0)) {
-    int err = errno;
-    if (l->ud_id != NULL)
-      rdma_destroy_id(l->ud_id);
-    rdma_destroy_id(l->id);
-    g_free(l);
-    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err);
+    return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err != 0 ? err : EADDRNOTAVAIL);
   }
   *out = &l->base;
   return RNICPI_OK;
@@ -741,9 +787,7 @@ ib_unlisten(rnicpi_listen_t *lst)
   g_mutex_lock(&dev->lock);
   l->dead = TRUE;
   g_mutex_unlock(&dev->lock);
-  rdma_destroy_id(l->id); /* waits for the acknowledgement of its events */
-  if (l->ud_id != NULL)
-    rdma_destroy_id(l->ud_id);
+  listen_ids_destroy(l);
   /* Its requests not yet answered are refused. */
   GPtrArray *mine = g_ptr_array_new();
   g_mutex_lock(&dev->lock);
@@ -919,8 +963,9 @@ ib_accept(rnicpi_qp_t *q, uint64_t conn_id, const rnicpi_conn_param_t *p)
   np.ord = qp->ord;
   conn_param(qp, &np, &cp);
   /* The state first: ESTABLISHED may be handled as soon as the lock is
-   * dropped, and it moves the queue pair to RTS. */
-  ib_qp_set_state(qp, dev->iwarp ? IB_QP_CONNECTING : IB_QP_RTS);
+   * dropped, and it moves the queue pair to RTS (so may the requester's
+   * first message, ib_qp_complete()). */
+  ib_qp_set_state(qp, dev->iwarp ? IB_QP_ACCEPTING : IB_QP_RTS);
   if (rdma_accept(c->id, &cp) != 0) {
     err = errno;
     ib_qp_set_state(qp, IB_QP_IDLE);

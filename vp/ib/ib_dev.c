@@ -213,8 +213,11 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
   c->sw_major = 0;
   c->sw_minor = 1;
   if (*iwarp) {
-    /* librdmacm's length is a byte; MPA's RFC 6581 word takes 4 of 256. */
-    c->pdata_connect = c->pdata_accept = c->pdata_reject = 252;
+    /* librdmacm's length is a byte, and the MPA frame's private data,
+     * the RFC 6581 word (4 bytes) included, must fit one too: siw's
+     * siw_send_mpareqrep() (siw_cm.c) adds the word to a u8 length, so
+     * 252 bytes go out as a frame saying 0 (its peer refuses it). */
+    c->pdata_connect = c->pdata_accept = c->pdata_reject = IB_IWARP_PDATA_MAX;
   } else {
     /* IB CM REQ/REP/REJ private data less rdma_cm's own header. */
     c->pdata_connect = 56;
@@ -858,6 +861,8 @@ dev_free(ib_dev_t *dev)
     rdma_destroy_event_channel(dev->cm);
   if (dev->comp != NULL)
     ibv_destroy_comp_channel(dev->comp);
+  if (dev->quirked)
+    ib_quirk_close(dev->ctx);
   if (dev->ctx_list != NULL)
     rdma_free_devices(dev->ctx_list);
   if (g_atomic_int_get(&dev->removed)) {
@@ -941,6 +946,8 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->cq_fixed = probe == NULL || ibv_resize_cq(probe, 64) != 0;
   if (probe != NULL)
     ibv_destroy_cq(probe);
+  ib_quirk_open(dev->ctx, dev->caps.vendor_id, name);
+  dev->quirked = TRUE;
   if (dev->caps.features & RNICPI_CAP_UD)
     ib_ud_find_gids(dev);
   dev->comp = ibv_create_comp_channel(dev->ctx);

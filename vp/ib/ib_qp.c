@@ -186,6 +186,24 @@ send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *
   return st;
 }
 
+/* A message received on a queue pair whose accept is in flight proves the
+ * connection up: iWARP's requester sends only once ESTABLISHED, and siw
+ * moves the passive QP to RTS (siw_accept()) before rdma_cm's ESTABLISHED
+ * reaches user space.  A server that reads its completions before its
+ * connection events may answer the first message at once. */
+static void
+qp_accept_proven(ib_qp_t *qp)
+{
+  if (G_LIKELY(qp->state != IB_QP_ACCEPTING))
+    return;
+  rnicpi_spin_lock(&qp->sq_lock);
+  rnicpi_spin_lock(&qp->rq_lock);
+  if (qp->state == IB_QP_ACCEPTING)
+    qp->state = IB_QP_RTS;
+  rnicpi_spin_unlock(&qp->rq_lock);
+  rnicpi_spin_unlock(&qp->sq_lock);
+}
+
 /* One verbs completion of @qp: its RNIC-PI completions go to @out.
  * Send-queue completions leave in the order the requests were posted,
  * as RNIC-PI promises: siw completes an RDMA Read
@@ -199,6 +217,8 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
   if (kind == IB_KIND_SRQ) {
     if (qp->srq != NULL && ib_srq_complete(qp, v, &wc)) {
       ib_qp_received(&wc, v);
+      if (wc.status == RNICPI_WC_SUCCESS)
+        qp_accept_proven(qp);
       recv_invalidated(qp, &wc);
       ib_sink_put(out, &wc);
       if (wc.status != RNICPI_WC_SUCCESS)
@@ -230,6 +250,8 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
     rnicpi_spin_unlock(&qp->rq_lock);
     if (!have)
       return;
+    if (wc.status == RNICPI_WC_SUCCESS)
+      qp_accept_proven(qp);
     recv_invalidated(qp, &wc);
     ib_sink_put(out, &wc);
     if (wc.status != RNICPI_WC_SUCCESS) {
@@ -498,9 +520,17 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
     .sq_sig_all = 0,
   };
   qp->init_attr = ia;
+  errno = 0;
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
   if (qp->qp == NULL) {
     int err = errno;
+    if (err == 0) {
+      /* The driver's library refused what the kernel made without
+       * saying why (libsiw: an mmap key it takes for invalid). */
+      g_message("%s: the device's verbs library refused a new queue pair and gave no reason",
+                dev->name);
+      err = EIO;
+    }
     cq_release(qp->scq, send_need, attr->max_send_wr);
     cq_release(qp->rcq, recv_need, recv_need);
     g_free(qp);
@@ -954,7 +984,7 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   }
 
   rnicpi_spin_lock(&qp->sq_lock);
-  if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING) {
+  if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING || qp->state == IB_QP_ACCEPTING) {
     rnicpi_spin_unlock(&qp->sq_lock);
     return RNICPI_ESTATE;
   }
