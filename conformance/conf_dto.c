@@ -206,6 +206,7 @@ static const struct { unsigned len, before; } straddles[] = {
 };
 #define N_STRADDLES G_N_ELEMENTS(straddles)
 #define STRADDLE_BUF ((N_STRADDLES + 2) * 4096)
+#define LEAD_N 8
 
 /* The offset in @b of its @i-th 4 KiB boundary (from 0). */
 static size_t
@@ -258,8 +259,10 @@ test_small_across_page(void)
   conf_pair_t p;
   conf_buf_t src, dst, rsrc, rdst, msrc, mdst, lead_src, lead_dst;
   pair_up(&p);
-  conf_buf_new(&p.a, &lead_src, 8 << 20, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&p.p, &lead_dst, 8 << 20, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  /* The lead: LEAD_N transfers of 1 MiB (the EP's payload limit), from
+   * and to one buffer each, so little is pinned. */
+  conf_buf_new(&p.a, &lead_src, 1 << 20, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &lead_dst, 1 << 20, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
   it_lmr_triplet_t lead = conf_seg(&lead_src, 0, lead_src.len);
   conf_buf_new(&p.a, &src, STRADDLE_BUF, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.p, &dst, STRADDLE_BUF, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
@@ -271,14 +274,16 @@ test_small_across_page(void)
   conf_buf_fill(&rsrc, 22);
   conf_buf_fill(&msrc, 23);
 
-  conf_ok(it_post_rdma_write(p.a.ep, &lead, 1, 99, IT_COMPLETION_FLAG,
-                             it_make_rdma_addr_absolute(lead_dst.data), lead_dst.ctx));
+  for (int k = 0; k < LEAD_N; k++)
+    conf_ok(it_post_rdma_write(p.a.ep, &lead, 1, 90 + k, IT_COMPLETION_FLAG,
+                               it_make_rdma_addr_absolute(lead_dst.data), lead_dst.ctx));
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_lmr_triplet_t l = conf_seg(&src, straddle_src(&src, i), straddles[i].len);
     conf_ok(it_post_rdma_write(p.a.ep, &l, 1, 100 + i, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute(dst.data + straddle_dst(&dst, i)), dst.ctx));
   }
-  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 99);
+  for (int k = 0; k < LEAD_N; k++)
+    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 90 + k);
   for (size_t i = 0; i < N_STRADDLES; i++)
     conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 100 + i);
   conf_placed(&p.a, it_make_rdma_addr_absolute(dst.data), dst.ctx);
@@ -294,22 +299,26 @@ test_small_across_page(void)
   check_straddles(&rdst, &rsrc, "RDMA Read");
 
   it_lmr_triplet_t lead_sink = conf_seg(&lead_dst, 0, lead_dst.len);
-  conf_ok(it_post_recv(p.p.ep, &lead_sink, 1, 299, IT_COMPLETION_FLAG));
+  for (int k = 0; k < LEAD_N; k++)
+    conf_ok(it_post_recv(p.p.ep, &lead_sink, 1, 290 + k, IT_COMPLETION_FLAG));
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_lmr_triplet_t l = conf_seg(&mdst, straddle_dst(&mdst, i), straddles[i].len);
     conf_ok(it_post_recv(p.p.ep, &l, 1, 300 + i, IT_COMPLETION_FLAG));
   }
-  conf_ok(it_post_send(p.a.ep, &lead, 1, 399, IT_COMPLETION_FLAG));
+  for (int k = 0; k < LEAD_N; k++)
+    conf_ok(it_post_send(p.a.ep, &lead, 1, 390 + k, IT_COMPLETION_FLAG));
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_lmr_triplet_t l = conf_seg(&msrc, straddle_src(&msrc, i), straddles[i].len);
     conf_ok(it_post_send(p.a.ep, &l, 1, 400 + i, IT_COMPLETION_FLAG));
   }
-  conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 299);
+  for (int k = 0; k < LEAD_N; k++)
+    conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 290 + k);
   for (size_t i = 0; i < N_STRADDLES; i++) {
     it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 300 + i);
     g_assert_cmpuint(r.transferred_length, ==, straddles[i].len);
   }
-  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 399);
+  for (int k = 0; k < LEAD_N; k++)
+    conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 390 + k);
   for (size_t i = 0; i < N_STRADDLES; i++)
     conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 400 + i);
   check_straddles(&mdst, &msrc, "Send");
@@ -396,6 +405,26 @@ test_rdma_write_relative(void)
   conf_dto(p.a.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 52);
   g_assert_cmpmem(back.data, 1000, dst.data + 2000, 1000);
   conf_buf_check_guards(&back);
+
+  /* Short ones too (a provider may post those inline, copying from the
+   * process's addresses rather than the region's offsets): a 100-byte
+   * Write from offset 3000 to offset 100, and a 60-byte Send from offset
+   * 3500 into a relative receive at offset 500. */
+  it_lmr_triplet_t w = rel_seg(&src, 3000, 100);
+  conf_ok(it_post_rdma_write(p.a.ep, &w, 1, 53, IT_COMPLETION_FLAG, it_make_rdma_addr_relative(100),
+                             dst.ctx));
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 53);
+  conf_placed(&p.a, it_make_rdma_addr_relative(100), dst.ctx);
+  g_assert_cmpmem(dst.data + 100, 100, src.data + 3000, 100);
+  check_zero(&dst, 200, 1800);
+  it_lmr_triplet_t rs = rel_seg(&dst, 500, 60), ss = rel_seg(&src, 3500, 60);
+  conf_ok(it_post_recv(p.p.ep, &rs, 1, 54, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, &ss, 1, 55, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t r = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 54);
+  g_assert_cmpuint(r.transferred_length, ==, 60);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 55);
+  g_assert_cmpmem(dst.data + 500, 60, src.data + 3500, 60);
+  conf_buf_check_guards(&dst);
   conf_assert_empty(p.a.dto);
   conf_assert_empty(p.p.dto);
   conf_buf_free(&back);

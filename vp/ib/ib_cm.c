@@ -734,6 +734,42 @@ listen_ids_destroy(ib_listen_t *l)
   l->nids = 0;
 }
 
+/* Close a listener: no request reaches the consumer from now, and those
+ * not yet answered are refused. */
+static void
+listen_close(ib_listen_t *l)
+{
+  ib_dev_t *dev = l->dev;
+  g_mutex_lock(&dev->lock);
+  l->dead = TRUE;
+  g_mutex_unlock(&dev->lock);
+  listen_ids_destroy(l);
+  /* Its requests not yet answered are refused. */
+  GPtrArray *mine = g_ptr_array_new();
+  g_mutex_lock(&dev->lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->conns);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    ib_conn_t *c = v;
+    if (c->listener == l && (c->state == IB_CONN_REQUEST || c->state == IB_CONN_UD_REQUEST))
+      g_ptr_array_add(mine, c);
+  }
+  for (guint i = 0; i < mine->len; i++)
+    conn_take_locked(g_ptr_array_index(mine, i));
+  g_mutex_unlock(&dev->lock);
+  for (guint i = 0; i < mine->len; i++) {
+    ib_conn_t *c = g_ptr_array_index(mine, i);
+    if (c->state == IB_CONN_UD_REQUEST)
+      ud_answer(c->id, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+    else
+      reject_no_listener(c->id);
+    conn_free(c);
+  }
+  g_ptr_array_free(mine, TRUE);
+  g_free(l);
+}
+
 static rnicpi_status_t
 ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out)
 {
@@ -771,8 +807,8 @@ ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out
     }
   }
   if (err != 0 || l->nids == 0) {
-    listen_ids_destroy(l);
-    g_free(l);
+    /* An identifier that listened may have taken a request already. */
+    listen_close(l);
     return err == EADDRINUSE ? RNICPI_EEXIST : ib_status_of_errno(err != 0 ? err : EADDRNOTAVAIL);
   }
   *out = &l->base;
@@ -782,36 +818,7 @@ ib_listen(rnicpi_dev_t *d, uint32_t port, uint64_t al_ctx, rnicpi_listen_t **out
 static rnicpi_status_t
 ib_unlisten(rnicpi_listen_t *lst)
 {
-  ib_listen_t *l = to_ib_listen(lst);
-  ib_dev_t *dev = l->dev;
-  g_mutex_lock(&dev->lock);
-  l->dead = TRUE;
-  g_mutex_unlock(&dev->lock);
-  listen_ids_destroy(l);
-  /* Its requests not yet answered are refused. */
-  GPtrArray *mine = g_ptr_array_new();
-  g_mutex_lock(&dev->lock);
-  GHashTableIter it;
-  gpointer v;
-  g_hash_table_iter_init(&it, dev->conns);
-  while (g_hash_table_iter_next(&it, NULL, &v)) {
-    ib_conn_t *c = v;
-    if (c->listener == l && (c->state == IB_CONN_REQUEST || c->state == IB_CONN_UD_REQUEST))
-      g_ptr_array_add(mine, c);
-  }
-  for (guint i = 0; i < mine->len; i++)
-    conn_take_locked(g_ptr_array_index(mine, i));
-  g_mutex_unlock(&dev->lock);
-  for (guint i = 0; i < mine->len; i++) {
-    ib_conn_t *c = g_ptr_array_index(mine, i);
-    if (c->state == IB_CONN_UD_REQUEST)
-      ud_answer(c->id, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
-    else
-      reject_no_listener(c->id);
-    conn_free(c);
-  }
-  g_ptr_array_free(mine, TRUE);
-  g_free(l);
+  listen_close(to_ib_listen(lst));
   return RNICPI_OK;
 }
 

@@ -490,6 +490,31 @@ comp_events(ib_dev_t *dev)
 static GMutex open_lock;
 static GList *open_devs;
 
+/* The open device on @dev's context whose current verbs queue pair is
+ * @vqp, found by its number in each device's table: the context is
+ * librdmacm's, and another user of it in the process may own the queue
+ * pair (its qp_context is not ours to read), or it may be a queue pair an
+ * iWARP reset replaced. */
+static ib_dev_t *
+qp_owner(ib_dev_t *dev, struct ibv_qp *vqp)
+{
+  ib_dev_t *owner = NULL;
+  g_mutex_lock(&open_lock);
+  for (GList *l = open_devs; l != NULL && owner == NULL; l = l->next) {
+    ib_dev_t *o = l->data;
+    if (o->ctx != dev->ctx)
+      continue;
+    rnicpi_spin_lock(&o->qp_lock);
+    ib_qp_t *qp = g_hash_table_lookup(o->qps, GUINT_TO_POINTER(vqp->qp_num));
+    if (qp != NULL && qp->qp == vqp)
+      owner = o;
+    rnicpi_spin_unlock(&o->qp_lock);
+  }
+  g_mutex_unlock(&open_lock);
+  /* A device still opening is not listed yet; its queue pairs come after. */
+  return owner;
+}
+
 /* The open device a verbs asynchronous event belongs to, or NULL when it
  * names the port or the device (every device on @dev's context hears
  * it).  @owned: whether it names an object at all.  The object lives until
@@ -502,10 +527,8 @@ async_owner(ib_dev_t *dev, const struct ibv_async_event *v, gboolean *owned)
   switch (v->event_type) {
   case IBV_EVENT_QP_FATAL:
   case IBV_EVENT_QP_REQ_ERR:
-  case IBV_EVENT_QP_ACCESS_ERR: {
-    ib_qp_t *qp = v->element.qp->qp_context;
-    return qp != NULL ? qp->dev : NULL;
-  }
+  case IBV_EVENT_QP_ACCESS_ERR:
+    return qp_owner(dev, v->element.qp);
   case IBV_EVENT_CQ_ERR: {
     ib_cq_t *cq = v->element.cq->cq_context;
     return cq != NULL ? cq->dev : NULL;
@@ -552,8 +575,14 @@ async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *
   case IBV_EVENT_QP_FATAL:
   case IBV_EVENT_QP_REQ_ERR:
   case IBV_EVENT_QP_ACCESS_ERR:
-    qp = v->element.qp->qp_context;
-    if (qp == NULL || qp->dev != dev)
+    /* Ours, and its current verbs queue pair (qp_owner()); under
+     * dev->lock no queue pair found in the table is freed. */
+    rnicpi_spin_lock(&dev->qp_lock);
+    qp = g_hash_table_lookup(dev->qps, GUINT_TO_POINTER(v->element.qp->qp_num));
+    if (qp != NULL && (qp->qp != v->element.qp || qp->dying))
+      qp = NULL;
+    rnicpi_spin_unlock(&dev->qp_lock);
+    if (qp == NULL)
       return FALSE;
     ib_qp_set_error(qp);
     ib_sweep_add_locked(qp);
@@ -932,6 +961,11 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
     dev_free(dev);
     return RNICPI_ENOENT;
   }
+  /* First, while nothing of this process is mapped on the context: the
+   * probes below map queues of their own, and a concurrent open's would
+   * move what the cover expects (ib_quirk.c). */
+  ib_quirk_open(dev->ctx, dev->caps.vendor_id, name);
+  dev->quirked = TRUE;
   /* siw (its vendor id spells "bmt"): a short request across a page
    * boundary is posted in two parts (ib_qp.c), so a queue pair gets twice
    * the verbs requests it promises, and offers half the device's. */
@@ -946,8 +980,6 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->cq_fixed = probe == NULL || ibv_resize_cq(probe, 64) != 0;
   if (probe != NULL)
     ibv_destroy_cq(probe);
-  ib_quirk_open(dev->ctx, dev->caps.vendor_id, name);
-  dev->quirked = TRUE;
   if (dev->caps.features & RNICPI_CAP_UD)
     ib_ud_find_gids(dev);
   dev->comp = ibv_create_comp_channel(dev->ctx);

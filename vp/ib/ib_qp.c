@@ -522,6 +522,16 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->init_attr = ia;
   errno = 0;
   qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
+  if (qp->qp == NULL && ia.cap.max_inline_data > 0) {
+    /* The probe's small queue pair took inline data; one with more
+     * segments or requests may not (a device bounds its WQE's size). */
+    ia = qp->init_attr;
+    ia.cap.max_inline_data = 0;
+    qp->init_attr = ia;
+    qp->max_inline = 0;
+    errno = 0;
+    qp->qp = ibv_create_qp(to_ib_pd(p)->pd, &ia);
+  }
   if (qp->qp == NULL) {
     int err = errno;
     if (err == 0) {
@@ -962,13 +972,19 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   uint8_t cause = RNICPI_AE_UNSPECIFIED;
   /* A UD queue pair has no connection to break: its device reports. */
   uint8_t fail = qp->type == RNICPI_QPT_UD ? 0 : post_fault(wr, sges, &cause);
-  /* Short Sends and Writes go inline (probe_inline): their segments have
-   * passed map_sges, which is the check the device would have made. */
-  if (fail == 0 && len > 0 && len <= qp->max_inline &&
+  /* Short Sends and Writes go inline (probe_inline), only once every
+   * segment has passed map_sges, the check the device would have made
+   * with the key (a UD queue pair's faults go to the device, so a bad
+   * segment there is never inline).  The library copies the bytes from
+   * the process's own addresses, not a zero-based region's. */
+  if (sges == IB_SGE_OK && fail == 0 && len > 0 && len <= qp->max_inline &&
       (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_SEND_INV ||
        wr->opcode == RNICPI_WR_IMM_DATA || wr->opcode == RNICPI_WR_RDMA_WRITE ||
-       wr->opcode == RNICPI_WR_RDMA_WRITE_IMM))
+       wr->opcode == RNICPI_WR_RDMA_WRITE_IMM)) {
     v.send_flags |= IBV_SEND_INLINE;
+    for (uint32_t i = 0; i < wr->num_sge; i++)
+      sge[i].addr = wr->sg_list[i].addr;
+  }
   struct ibv_send_wr second;
   uint32_t cut;
   if (qp->dev->short_split && fail == 0 && wr->num_sge == 1 && qp->type == RNICPI_QPT_RC) {
