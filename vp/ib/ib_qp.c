@@ -860,14 +860,22 @@ short_cut(uint64_t addr, uint64_t len)
   return len > 1 && len <= IB_SIW_SHORT_TX && before < len ? before : 0;
 }
 
-/* Cut @v's only segment at @cut into @sge[0] and @sge[1]. */
+/* Cut the segment @sge[0] at @cut: its first @cut bytes stay, the rest
+ * goes to @sge[1]. */
 static void
-short_split_sge(struct ibv_send_wr *v, struct ibv_sge *sge, uint32_t cut)
+cut_sge(struct ibv_sge *sge, uint32_t cut)
 {
   sge[1] = sge[0];
   sge[0].length = cut;
   sge[1].addr += cut;
   sge[1].length -= cut;
+}
+
+/* Cut @v's only segment at @cut into two segments. */
+static void
+short_split_sge(struct ibv_send_wr *v, struct ibv_sge *sge, uint32_t cut)
+{
+  cut_sge(sge, cut);
   v->num_sge = 2;
 }
 
@@ -880,10 +888,7 @@ short_split_read(struct ibv_send_wr *v, struct ibv_send_wr *second, struct ibv_s
                  uint32_t cut)
 {
   *second = *v;
-  sge[1] = sge[0];
-  sge[0].length = cut;
-  sge[1].addr += cut;
-  sge[1].length -= cut;
+  cut_sge(sge, cut);
   second->sg_list = &sge[1];
   second->wr.rdma.remote_addr += cut;
   second->send_flags &= ~(unsigned) IBV_SEND_FENCE;
@@ -1052,8 +1057,10 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
       /* The first half of a cut Read went in, its second not: the verbs
        * queue has room for both (ib_qp_create), so only a failed device
        * does this.  The request fails in its turn, with the queue pair. */
-      g_warning("%s: QP %u took the first half of a short RDMA Read and refused the second "
-                "(%s); the queue pair is failed", qp->dev->name, qp->base.qp_num, g_strerror(err));
+      g_warning("%s: QP %u took the first half of a short RDMA Read (request %" G_GUINT64_FORMAT
+                ") and refused the second (%s): the queue pair is failed and the Read completes "
+                "flushed; ibv_devinfo -d %s shows whether the device still answers",
+                qp->dev->name, qp->base.qp_num, seq, g_strerror(err), qp->dev->name);
       err = 0;
       s->signaled = 1;
       s->given = 0;
