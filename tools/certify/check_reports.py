@@ -53,6 +53,30 @@ with tempfile.TemporaryDirectory() as tmp:
     doc = json.load(open(out["json"]))
     assert run.returncode == 1 and doc["summary"]["fail"] == 2, doc["summary"]
 
+    # Each failure names the rule it broke, where it is written and its
+    # sentence, in every format (the rules file may be given).
+    rules = os.path.join(tmp, "rules.txt")
+    rule = "A Write past the region's end is refused and writes nothing."
+    with open(rules, "w") as f:
+        f.write("# test rules\n/conformance/neg/rdma-write/past-end\tIT-API 2.1 it_post_rdma_write\t%s\n" % rule)
+    run = subprocess.run(base + ["--strict", "--rules", rules, "--junit", out["xml"], "--markdown",
+                                 out["md"], "--html", out["html"], "--tap"], capture_output=True, text=True)
+    want = "IT-API 2.1 it_post_rdma_write: " + rule
+    assert "# rule broken: " + want in run.stdout, run.stdout[-2000:]
+    assert "rule broken: " + want in run.stderr, run.stderr[-2000:]
+    doc = json.load(open(out["json"]))
+    t = next(t for t in doc["tests"] if t["id"].endswith("past-end"))
+    assert t["rule"] == {"where": "IT-API 2.1 it_post_rdma_write", "text": rule}, t
+    md = open(out["md"]).read()
+    assert "**Rule broken** (IT-API 2.1 it_post_rdma_write): " + rule in md, md[-2000:]
+    fails = [tc for tc in ET.parse(out["xml"]).getroot().iter("testcase") if tc.find("failure") is not None]
+    assert len(fails) == 2 and any(want in (tc.find("failure").text or "") for tc in fails)
+    assert "<b>Rule broken</b>: " + want.replace("'", "&apos;") in open(out["html"]).read()
+    # A test the file does not name falls back to its area and summary, and says so.
+    other = next(t for t in doc["tests"] if t["id"].endswith("straddle-end"))
+    assert other["rule"]["text"] is None
+    assert "no rule listed for this test" in md
+
     # A module that is not a provider is refused with a reason and exit 2.
     run = subprocess.run([certify, "--provider-module", "/nonexistent.so"], capture_output=True, text=True)
     assert run.returncode == 2 and "refused" in run.stderr, run.stderr

@@ -47,6 +47,8 @@ typedef struct {
   result_t result;
   char *message;     /* why it failed, was skipped, or deviates */
   double ms;
+  const char *rule_where; /* where the rule it checks is written (rules.txt) */
+  const char *rule;       /* that rule, one sentence */
 } test_t;
 
 /* Spec areas by path prefix; the first match wins. */
@@ -106,6 +108,7 @@ static const char *const programs[] = {
 };
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;
+static char *opt_rules;
 static char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 static gboolean opt_strict, opt_tap, opt_list, opt_quiet;
 static int opt_timeout = 60;
@@ -376,6 +379,72 @@ load_deviations(void)
     }
   }
   return dev;
+}
+
+/* The rule each test checks: conformance/rules.txt, "<id> TAB <where> TAB
+ * <rule>" per line, '#' starting a comment; from the source tree or the
+ * installed data directory, or the file --rules names.  The table maps an
+ * id to "<where>\t<rule>". */
+static GHashTable *
+load_rules(void)
+{
+  GHashTable *rules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  const char *paths[] = { opt_rules, CERT_RULES_SRC, CERT_RULES_INSTALL };
+  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+    g_autofree char *text = NULL;
+    GError *err = NULL;
+    if (paths[i] == NULL)
+      continue;
+    if (!g_file_get_contents(paths[i], &text, NULL, &err)) {
+      if (paths[i] == opt_rules) {
+        fprintf(stderr, "itapi-certify: cannot read the rules file %s: %s\n", paths[i], err->message);
+        exit(2);
+      }
+      g_error_free(err);
+      continue;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l != NULL; l++) {
+      if (**l == '#' || **l == '\0')
+        continue;
+      g_auto(GStrv) f = g_strsplit(*l, "\t", 3);
+      if (g_strv_length(f) != 3 || *f[1] == '\0' || *f[2] == '\0') {
+        fprintf(stderr, "itapi-certify: %s: '%s' is not '<test id> TAB <where> TAB <rule>'\n",
+                paths[i], *l);
+        exit(2);
+      }
+      g_hash_table_replace(rules, g_strdup(f[0]), g_strdup_printf("%s\t%s", f[1], f[2]));
+    }
+    break;
+  }
+  return rules;
+}
+
+/* Give each test its rule; a test the file does not name keeps its area
+ * and its summary (check_rules.py keeps the file complete). */
+static void
+attach_rules(GPtrArray *cat, GHashTable *rules)
+{
+  for (guint i = 0; i < cat->len; i++) {
+    test_t *t = g_ptr_array_index(cat, i);
+    char *r = g_hash_table_lookup(rules, t->id);
+    char *tab = r != NULL ? strchr(r, '\t') : NULL;
+    if (tab != NULL) {
+      t->rule_where = r;
+      *tab = '\0';
+      t->rule = tab + 1;
+    }
+  }
+}
+
+/* "<where>: <rule>" of @t, or its area and summary when no rule names it. */
+static char *
+rule_line(const test_t *t)
+{
+  if (t->rule != NULL)
+    return g_strdup_printf("%s: %s", t->rule_where, t->rule);
+  return g_strdup_printf("%s: %s (no rule listed for this test)", t->area,
+                         t->summary != NULL && *t->summary ? t->summary : t->id);
 }
 
 /* What the child of probe_device() finds. */
@@ -799,6 +868,14 @@ report_json(GPtrArray *cat, counts_t c)
       }
     }
     g_string_append(o, "]");
+    g_string_append(o, ", \"rule\": {\"where\": ");
+    json_str(o, t->rule_where != NULL ? t->rule_where : t->area);
+    g_string_append(o, ", \"text\": ");
+    if (t->rule != NULL)
+      json_str(o, t->rule);
+    else
+      g_string_append(o, "null");
+    g_string_append(o, "}");
     g_string_append_printf(o, ", \"negative\": %s, \"result\": \"%s\", \"ms\": %.1f, \"message\": ",
                            t->negative ? "true" : "false", result_name[t->result], t->ms);
     json_str(o, t->message);
@@ -834,9 +911,12 @@ report_junit(GPtrArray *cat)
       xml_escape(o, t->id);
       g_string_append_printf(o, "\" time=\"%.3f\">", t->ms / 1000.0);
       if (t->result == R_FAIL) {
+        g_autofree char *rl = rule_line(t);
         g_string_append(o, "<failure message=\"");
         xml_escape(o, t->message);
-        g_string_append(o, "\"/>");
+        g_string_append(o, "\">rule broken: ");
+        xml_escape(o, rl);
+        g_string_append(o, "</failure>");
       } else if (t->result == R_SKIP || t->result == R_DEVIATION) {
         g_string_append(o, "<skipped message=\"");
         if (t->result == R_DEVIATION)
@@ -905,8 +985,12 @@ report_markdown(GPtrArray *cat, counts_t c)
     g_string_append(o, "\n## Failures\n\n");
     for (guint i = 0; i < cat->len; i++) {
       test_t *t = g_ptr_array_index(cat, i);
-      if (t->result == R_FAIL)
-        g_string_append_printf(o, "### `%s`\n\n%s\n\n```\n%s\n```\n\n", t->id, t->summary, t->message);
+      if (t->result == R_FAIL) {
+        g_string_append_printf(o, "### `%s`\n\n**Rule broken** (%s): ", t->id,
+                               t->rule_where != NULL ? t->rule_where : t->area);
+        md_cell(o, t->rule != NULL ? t->rule : "no rule listed for this test");
+        g_string_append_printf(o, "\n\nThe test checks: %s\n\n```\n%s\n```\n\n", t->summary, t->message);
+      }
     }
   }
   write_file(opt_markdown, o);
@@ -961,7 +1045,14 @@ report_html(GPtrArray *cat, counts_t c)
       xml_escape(o, t->summary);
       g_string_append(o, "</td><td>");
       xml_escape(o, t->needs);
-      g_string_append(o, "</td><td><pre>");
+      g_string_append(o, "</td><td>");
+      if (t->result == R_FAIL) {
+        g_autofree char *rl = rule_line(t);
+        g_string_append(o, "<p><b>Rule broken</b>: ");
+        xml_escape(o, rl);
+        g_string_append(o, "</p>");
+      }
+      g_string_append(o, "<pre>");
       xml_escape(o, t->message);
       g_string_append(o, "</pre></td></tr>\n");
     }
@@ -992,6 +1083,7 @@ main(int argc, char **argv)
     { "html", 0, 0, G_OPTION_ARG_FILENAME, &opt_html, "write an HTML report", "FILE" },
     { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, "list the catalog and exit", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "print only failures and the summary", NULL },
+    { "rules", 0, 0, G_OPTION_ARG_FILENAME, &opt_rules, "the rules file (default: the catalog's rules.txt)", "FILE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GError *err = NULL;
@@ -1019,12 +1111,15 @@ main(int argc, char **argv)
   g_autofree char *dir = tests_dir();
   GPtrArray *cat = build_catalog(dir);
   GHashTable *dev = load_deviations();
+  GHashTable *rules = load_rules();
+  attach_rules(cat, rules);
   if (opt_list) {
     for (guint i = 0; i < cat->len; i++) {
       test_t *t = g_ptr_array_index(cat, i);
       printf("%-8s %-60s %s\n", t->level, t->id, t->area);
     }
     g_hash_table_unref(dev);
+    g_hash_table_unref(rules);
     g_ptr_array_unref(cat);
     return 0;
   }
@@ -1061,8 +1156,10 @@ main(int argc, char **argv)
       t->message = g_strdup_printf("passes although listed as a deviation (%s): remove it from the file", reason);
     }
     if (opt_tap) {
-      if (t->result == R_FAIL)
-        printf("not ok %u %s\n# %s\n", i + 1, t->id, t->message);
+      if (t->result == R_FAIL) {
+        g_autofree char *rl = rule_line(t);
+        printf("not ok %u %s\n# %s\n# rule broken: %s\n", i + 1, t->id, t->message, rl);
+      }
       else if (t->result == R_SKIP)
         printf("ok %u %s # SKIP %s\n", i + 1, t->id, t->message);
       else if (t->result == R_DEVIATION)
@@ -1075,6 +1172,10 @@ main(int argc, char **argv)
       fprintf(console, "%-9s %s (%.0f ms)%s%s\n", t->result == R_PASS ? "PASS" : t->result == R_FAIL ? "FAIL" :
               t->result == R_SKIP ? "SKIP" : "DEVIATION", t->id, t->ms,
               t->message ? ": " : "", t->message ? t->message : "");
+    if (t->result == R_FAIL) {
+      g_autofree char *rl = rule_line(t);
+      fprintf(console, "          rule broken: %s\n", rl);
+    }
   }
   g_strfreev(env);
 
@@ -1096,6 +1197,7 @@ main(int argc, char **argv)
           c.pass, c.fail, c.skip, c.dev, cat->len, negatives(cat),
           cat->len ? 100.0 * negatives(cat) / cat->len : 0.0);
   g_hash_table_unref(dev);
+  g_hash_table_unref(rules);
   g_ptr_array_unref(cat);
   return c.fail ? 1 : 0;
 }
