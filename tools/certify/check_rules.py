@@ -80,10 +80,10 @@ def main():
         problems.append(f"no rule for {t} (listed by {', '.join(listed[t])})")
     for t in stale:
         problems.append(f"a rule for {t}, which no provider lists ({', '.join(providers)})")
-    unsorted = [b for a, b in zip(order, order[1:]) if b < a]
+    unsorted = [(a, b) for a, b in zip(order, order[1:]) if b < a]
     if unsorted:
-        print(f"warning: {os.path.basename(args.rules)} is not sorted by test id: "
-              f"{unsorted[0]} comes after a later id")
+        a, b = unsorted[0]
+        print(f"warning: {os.path.basename(args.rules)} is not sorted by test id: {b} comes after {a}")
 
     if problems:
         for p in problems:
