@@ -113,14 +113,18 @@ static inline uint32_t iw_fpdu_pad(uint32_t ulpdu_len)
  * tshark's check): the CRC field holds the CRC32c least significant byte
  * first.  The one place that says so, for the sender and the receiver: the
  * field's 4 bytes are iw_crc_wire(crc) as it lies in memory. */
+static inline uint32_t iw_crc_wire(uint32_t crc)
+{
+  return htole32(crc);
+}
 static inline void iw_crc_put(uint8_t *field, uint32_t crc)
 {
-  uint32_t v = htole32(crc);
+  uint32_t v = iw_crc_wire(crc);
   memcpy(field, &v, sizeof(v));
 }
 static inline bool iw_crc_matches(const uint8_t *field, uint32_t crc)
 {
-  uint32_t v = htole32(crc);
+  uint32_t v = iw_crc_wire(crc);
   return memcmp(field, &v, sizeof(v)) == 0;
 }
 
