@@ -68,6 +68,13 @@ static const uint8_t golden_reply[] = {
   0x40, 0x01, 0x00, 0x06,
   0x61, 0x63, 0x63, 0x65, 0x70, 0x74,
 };
+/* RFC 5044 7.1.1: Reply, R=1 (rejected), Rev 1, private data "busy". */
+static const uint8_t golden_reject[] = {
+  0x4d, 0x50, 0x41, 0x20, 0x49, 0x44, 0x20, 0x52, 0x65, 0x70, 0x20, 0x46, 0x72, 0x61, 0x6d, 0x65,
+  0x20, 0x01, 0x00, 0x04,
+  0x62, 0x75, 0x73, 0x79,
+};
+static const char busy_pdata[] = "busy";
 static const uint8_t key_req[16] = "MPA ID Req Frame";
 static const uint8_t key_rep[16] = "MPA ID Rep Frame";
 static const char ulp_pdata[] = "ULP private data";
@@ -138,9 +145,52 @@ expect_bytes(const char *what, const uint8_t *got, size_t got_len, const uint8_t
   if (got_len != want_len || memcmp(got, want, want_len) != 0) {
     g_autofree char *g = interop_hex(got, got_len);
     g_autofree char *w = interop_hex(want, want_len);
-    g_test_message("%s: the provider's bytes\n  %s\ndiffer from the RFC's\n  %s", what, g, w);
+    /* The report shows the assertion's line: let it name the field. */
+    g_autofree char *msg = g_strdup_printf("%s: the provider's bytes %s differ from the RFC's %s",
+                                           what, g, w);
+    g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
   }
-  g_assert_cmpmem(got, got_len, want, want_len);
+}
+
+static const char *
+cm_name(rnicpi_cm_event_type_t t)
+{
+  switch (t) {
+  case RNICPI_CM_ESTABLISHED: return "ESTABLISHED";
+  case RNICPI_CM_REJECTED: return "REJECTED";
+  case RNICPI_CM_UNREACHABLE: return "UNREACHABLE";
+  case RNICPI_CM_DISCONNECTED: return "DISCONNECTED";
+  case RNICPI_CM_BROKEN: return "BROKEN";
+  default: return "another event";
+  }
+}
+
+/* The next CM event of the queue pair @ctx, which must be @want: a
+ * provider that refused the golden frame says so by another one. */
+static rnicpi_cm_event_t *
+expect_cm(cert_t *f, rnicpi_cm_event_type_t want, uint64_t ctx, const char *after)
+{
+  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  for (;;) {
+    gint64 left = deadline - g_get_monotonic_time();
+    rnicpi_cm_event_t *ev = left > 0 ? g_async_queue_timeout_pop(f->cm_q, (guint64) left) : NULL;
+    if (ev == NULL) {
+      g_autofree char *msg = g_strdup_printf("no CM event within %d ms after %s; expected %s",
+                                             CERT_TIMEOUT_MS, after, cm_name(want));
+      g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+    }
+    if (ev->type == RNICPI_CM_CONNECT_REQUEST || ev->qp_ctx != ctx) {
+      f->cm_seen = g_list_append(f->cm_seen, ev);
+      continue;
+    }
+    if (ev->type != want) {
+      g_autofree char *msg = g_strdup_printf("%s (reason %d) after %s; expected %s",
+                                             cm_name(ev->type), ev->reason, after, cm_name(want));
+      g_free(ev);
+      g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+    }
+    return ev;
+  }
 }
 
 static void
@@ -268,9 +318,9 @@ wait_send_done(cert_side_t *s, int fd, uint64_t id)
 /* ---- Connection set-up with the raw peer -------------------------------- */
 
 /* The provider connects to the test (it is the MPA Initiator): the test
- * checks its Request and answers the golden Reply.  The socket. */
+ * checks its Request.  The socket, the Reply not sent yet. */
 static int
-golden_active(cert_t *f, cert_side_t *s)
+golden_request_in(cert_t *f, cert_side_t *s)
 {
   struct sockaddr_storage ss;
   cert_self_addr(f, &ss);
@@ -314,13 +364,52 @@ golden_active(cert_t *f, cert_side_t *s)
   g_assert_cmpuint(pd_len, ==, ctl + 16);
   expect_bytes("the MPA Request's private data", pd + ctl, pd_len - ctl, (const uint8_t *) ulp_pdata, 16);
 
-  /* The golden Reply: Rev 1 (RFC 6581 5: a responder that does not do
-   * enhanced setup answers Rev 1), C=1, "accept". */
+  return fd;
+}
+
+/* golden_request_in, answered with the golden Reply: Rev 1 (RFC 6581 5: a
+ * responder that does not do enhanced setup answers Rev 1), C=1,
+ * "accept". */
+static int
+golden_active(cert_t *f, cert_side_t *s)
+{
+  int fd = golden_request_in(f, s);
   raw_write(fd, golden_reply, sizeof(golden_reply));
-  g_autofree rnicpi_cm_event_t *ev = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->ctx);
+  g_autofree rnicpi_cm_event_t *ev =
+    expect_cm(f, RNICPI_CM_ESTABLISHED, s->ctx, "the golden MPA Reply (C=1, Rev 1, \"accept\")");
   expect_bytes("the private data of the golden MPA Reply, as ESTABLISHED gives it", ev->pdata,
                ev->pdata_len, (const uint8_t *) accept_pdata, 6);
   return fd;
+}
+
+/* The CONNECT_REQUEST the golden Request raises at listener @lctx; a
+ * provider that refuses the Request closes the socket or answers it. */
+static rnicpi_cm_event_t *
+wait_request(cert_t *f, int fd, uint64_t lctx)
+{
+  rnicpi_cm_event_t *ev = NULL;
+  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  while (ev == NULL && g_get_monotonic_time() < deadline) {
+    ev = g_async_queue_timeout_pop(f->cm_q, 50000);
+    if (ev != NULL && (ev->type != RNICPI_CM_CONNECT_REQUEST || ev->listen_ctx != lctx)) {
+      f->cm_seen = g_list_append(f->cm_seen, ev);
+      ev = NULL;
+    }
+    struct pollfd pf = { .fd = fd, .events = POLLIN };
+    if (ev == NULL && poll(&pf, 1, 0) == 1) {
+      uint8_t h[20];
+      size_t got = raw_read(fd, h, sizeof(h), RAW_WAIT_MS);
+      g_autofree char *hex = interop_hex(h, got);
+      g_autofree char *msg = g_strdup_printf("the provider answered the golden MPA Request (key \"MPA ID "
+                                             "Req Frame\", C=1, Rev 1) with %zu bytes (%s) and no "
+                                             "CONNECT_REQUEST: it refused the Request", got, hex);
+      g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+    }
+  }
+  if (ev == NULL)
+    g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC,
+                        "no CONNECT_REQUEST for the golden MPA Request within the timeout");
+  return ev;
 }
 
 /* The test connects to the provider (the test is the MPA Initiator) with
@@ -337,7 +426,7 @@ golden_passive(cert_t *f, cert_side_t *s)
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   raw_write(fd, golden_request, sizeof(golden_request));
-  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x901d);
+  g_autofree rnicpi_cm_event_t *req = wait_request(f, fd, 0x901d);
   expect_bytes("the golden MPA Request's private data, as CONNECT_REQUEST gives it", req->pdata,
                req->pdata_len, (const uint8_t *) ulp_pdata, 16);
   g_assert_cmpuint(f->caps.pdata_accept, >=, 6);
@@ -632,6 +721,61 @@ test_bad_crc(cert_t *f, gconstpointer data)
   cert_side_free(&s);
 }
 
+static void
+test_mpa_rejected(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the golden rejecting Reply (R=1, Rev 1, \"busy\") to the provider's Request "
+                 "ends its connect with REJECTED carrying \"busy\", not ESTABLISHED");
+  if (!interop_require_wire(f))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, 0xd7000, 16, NULL);
+  int fd = golden_request_in(f, &s);
+  raw_write(fd, golden_reject, sizeof(golden_reject));
+  g_autofree rnicpi_cm_event_t *ev =
+    expect_cm(f, RNICPI_CM_REJECTED, s.ctx, "the golden rejecting MPA Reply (R=1)");
+  expect_bytes("the private data of the golden rejecting Reply, as REJECTED gives it", ev->pdata,
+               ev->pdata_len, (const uint8_t *) busy_pdata, 4);
+  g_assert_cmpint(QUE->qp_state(s.qp), !=, RNICPI_QPS_RTS);
+  close(fd);
+  cert_side_free(&s);
+}
+
+static void
+test_mpa_reject(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a provider that rejects the golden Request answers the key \"MPA ID Rep "
+                 "Frame\" with R=1, M=0, Rev 1, PD_Length 4 and its private data \"busy\", then "
+                 "closes the stream");
+  if (!interop_require_wire(f))
+    return;
+  g_assert_cmpuint(f->caps.pdata_reject, >=, 4);
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x901e, &lst);
+  rnicpi_addr_t a;
+  cert_addr(f, port, &a);
+  int fd = interop_tcp_connect(&a.sa);
+  g_assert_cmpint(fd, >=, 0);
+  raw_write(fd, golden_request, sizeof(golden_request));
+  g_autofree rnicpi_cm_event_t *req = wait_request(f, fd, 0x901e);
+  cert_ok(CMV->reject(f->dev, req->conn_id, busy_pdata, 4));
+  uint8_t h[24];
+  raw_read_all(fd, h, sizeof(h));
+  expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, key_rep, 16);
+  g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", h[16], h[17], h[18] << 8 | h[19]);
+  g_assert_cmphex(h[16] & 0x20, ==, 0x20); /* R: rejected */
+  g_assert_cmphex(h[16] & 0x80, ==, 0);    /* M */
+  g_assert_cmpuint(h[17], ==, 1);
+  g_assert_cmpuint(h[18] << 8 | h[19], ==, 4);
+  expect_bytes("the rejecting Reply's private data", h + 20, 4, (const uint8_t *) busy_pdata, 4);
+  uint8_t more[1];
+  g_assert_cmpuint(raw_read(fd, more, 1, RAW_WAIT_MS), ==, 0);
+  close(fd);
+  cert_ok(CMV->unlisten(lst));
+}
+
 void
 interop_register_golden(void)
 {
@@ -639,6 +783,8 @@ interop_register_golden(void)
   cert_add("/interop/golden/mpa-request", test_mpa_request);
   cert_add("/interop/golden/send-fpdu", test_send_fpdu);
   cert_add("/interop/golden/mpa-reply", test_mpa_reply);
+  cert_add("/interop/golden/mpa-rejected", test_mpa_rejected);
+  cert_add("/interop/golden/mpa-reject", test_mpa_reject);
   cert_add("/interop/golden/untagged-send", test_untagged_send);
   cert_add("/interop/golden/tagged-write", test_tagged_write);
   cert_add("/interop/golden/read-request", test_read_request);
