@@ -358,7 +358,7 @@ golden_request_in(cert_t *f, cert_side_t *s)
   g_assert_cmpuint(pd_len, <=, 512);
   uint8_t pd[512];
   raw_read_all(fd, pd, pd_len);
-  /* RFC 6581 5: a Rev 2 frame with the enhanced bit begins its private
+  /* RFC 6581: a Rev 2 frame with the enhanced bit begins its private
    * data with the 4-byte IRD/ORD control word. */
   uint32_t ctl = rev == 2 && (flags & 0x10) ? 4 : 0;
   g_assert_cmpuint(pd_len, ==, ctl + 16);
@@ -367,7 +367,7 @@ golden_request_in(cert_t *f, cert_side_t *s)
   return fd;
 }
 
-/* golden_request_in, answered with the golden Reply: Rev 1 (RFC 6581 5: a
+/* golden_request_in, answered with the golden Reply: Rev 1 (RFC 6581: a
  * responder that does not do enhanced setup answers Rev 1), C=1,
  * "accept". */
 static int
@@ -442,7 +442,7 @@ golden_passive(cert_t *f, cert_side_t *s)
   g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", flags, rev, pd_len);
   g_assert_cmphex(flags & 0x80, ==, 0); /* M: we asked for none, it inserts none for us */
   g_assert_cmphex(flags & 0x20, ==, 0); /* R: accepted */
-  g_assert_cmpuint(rev, ==, 1);         /* RFC 6581 5: a Rev 1 Request gets a Rev 1 Reply */
+  g_assert_cmpuint(rev, ==, 1);         /* RFC 6581: a Rev 1 Request gets a Rev 1 Reply */
   g_assert_cmpuint(pd_len, ==, 6);
   uint8_t pd[6];
   raw_read_all(fd, pd, sizeof(pd));
