@@ -650,6 +650,12 @@ test_read_request(cert_t *f, gconstpointer data)
   raw_write(fd, out, fpdu_build(u, sizeof(u), out));
   uint8_t resp[65536];
   int len = fpdu_read(fd, resp, NULL, RAW_WAIT_MS);
+  if (len >= 22 && (resp[1] & 0x0f) == 7) {
+    g_autofree char *msg = g_strdup_printf("the provider answered the golden Read Request with a "
+                                           "Terminate: layer %u, error type %u, code 0x%02x",
+                                           resp[18] >> 4, resp[18] & 0x0f, resp[19]);
+    g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+  }
   g_assert_cmpint(len, ==, 14 + 64);
   uint8_t want[14 + 64] = { 0xc1, 0x42, 0x11, 0x11, 0x11, 0x00, 0, 0, 0, 0, 0, 0, 0x20, 0x00 };
   memcpy(want + 14, b.data + 8, 64);
