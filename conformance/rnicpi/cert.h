@@ -74,6 +74,11 @@ typedef struct cert_buf {
 #define CERT_GUARD 64
 #define CERT_GUARD_BYTE 0xa5
 
+/* The provider under test: --provider-module PATH or --provider NAME taken
+ * out of argv, else RNICPI_CERT_MODULE or RNICPI_CERT_PROVIDER, else
+ * "emul"; NULL (after saying why) when it cannot be used. */
+const rnicpi_provider_t *cert_select_provider(int *argc, char **argv);
+
 /* Fixture. */
 void cert_setup(cert_t *f, gconstpointer data);
 void cert_teardown(cert_t *f, gconstpointer data);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """itapi-certify --provider emul: every output format is written and agrees.
 
-Runs a slice of the catalog at both levels over emul and checks the JSON
+Runs a slice of the catalog at both levels over emul, then a slice of the
+interop level alone, and checks the JSON
 counts, the JUnit XML, the Markdown and HTML reports; then known deviations
 of a broken module (normal and --strict), and a refused module.
 """
@@ -34,6 +35,25 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "IT-API 2.5 connection management" in md
     html = open(out["html"]).read()
     assert html.startswith("<!DOCTYPE html>") and "PASSED" in html
+
+    # The interop level, alone: its own level and areas in every format, and
+    # on emul0 (no iWARP wire) skips that name the capability.
+    run = subprocess.run([certify, "--provider", "emul", "--level", "interop",
+                          "--filter", "/interop/golden/mpa-re",
+                          "--json", out["json"], "--junit", out["xml"],
+                          "--markdown", out["md"], "--html", out["html"]],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
+    assert "Interop level: " in run.stdout, run.stdout
+    doc = json.load(open(out["json"]))
+    assert {t["level"] for t in doc["tests"]} == {"Interop"}, "only the interop level ran"
+    assert len(doc["tests"]) >= 3 and all(t["result"] == "skipped" and "iwarp-tcp-wire" in t["needs"]
+                                          for t in doc["tests"]), doc["tests"]
+    assert any(l.startswith("Interop level: ") for l in doc["levels"]), doc["levels"]
+    assert {c.get("classname") for c in ET.parse(out["xml"]).getroot().iter("testcase")} == {"Interop"}
+    for k in ("md", "html"):
+        text = open(out[k]).read()
+        assert "Interop level: " in text and "Interop: known answers from golden frames" in text, k
 
     # A listed deviation turns a failure into a known deviation; --strict undoes it.
     dev = os.path.join(tmp, "dev.txt")

@@ -2,13 +2,15 @@
  * itapi-certify: certify an RNIC-PI provider against the conformance catalog.
  *
  *   itapi-certify (--provider NAME | --provider-module PATH) [--strict]
- *                 [--level rnicpi|itapi|all] [--filter SUBSTRING] [--timeout SEC]
+ *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING] [--timeout SEC]
  *                 [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
  *                 [--markdown FILE] [--html FILE] [--list]
  *
  * The catalog is the set of test programs of the suite: cert-rnicpi drives the
  * provider's verbs directly (RNIC-PI level), the conf-* programs drive the
- * whole stack over it (IT-API level).  Every test runs in its own process
+ * whole stack over it (IT-API level), and cert-interop puts the provider's
+ * wire against a reference peer (vp/iwarp in another process) and golden
+ * frames from the RFCs (Interop level).  Every test runs in its own process
  * with a timeout, so a crash or a hang is a failure of that test only.  Each
  * test ends as pass, fail, skipped (naming the capability the provider's
  * record lacks) or known deviation (listed with a reason in the provider's
@@ -40,7 +42,7 @@ typedef struct {
   char **argv;       /* a tool test's command line (NULL: a GTest path) */
   gboolean negative; /* checks an error path */
   char *program;     /* the program that holds it */
-  const char *level; /* "RNIC-PI" or "IT-API" */
+  const char *level; /* "RNIC-PI", "IT-API" or "Interop" */
   const char *area;  /* spec area */
   char *summary;     /* one line, from the test's g_test_summary() */
   char *needs;       /* capabilities it uses, comma separated ("" for none) */
@@ -63,6 +65,9 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/data", "RNIC-PI", "RNIC-PI data path" },
   { "/rnicpi/errors", "RNIC-PI", "RNIC-PI error paths" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
+  { "/interop/golden", "Interop", "Interop: known answers from golden frames (RFC 5040/5041/5044/6581)" },
+  { "/interop/peer", "Interop", "Interop: against the reference peer (vp/iwarp in another process)" },
+  { "/interop/", "Interop", "Interop other" },
   { "/conformance/ia", "IT-API", "IT-API 2.1/2.2/2.13 interface adapters, PZ, handles, utilities" },
   { "/conformance/cm", "IT-API", "IT-API 2.5 connection management" },
   { "/conformance/dto", "IT-API", "IT-API 2.10 data transfer operations" },
@@ -104,8 +109,19 @@ static const char *const negative_words[] = {
 
 static const char *const programs[] = {
   "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
-  "conf-scale", "conf-ud", "conf-race",
+  "conf-scale", "conf-ud", "conf-race", "cert-interop",
 };
+
+/* The --level a program's tests belong to. */
+static const char *
+program_level(const char *prog)
+{
+  if (strcmp(prog, "cert-rnicpi") == 0)
+    return "rnicpi";
+  if (strcmp(prog, "cert-interop") == 0)
+    return "interop";
+  return "itapi";
+}
 
 static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;
 static char *opt_rules;
@@ -150,7 +166,7 @@ static char *
 program_path(const char *dir, const char *prog)
 {
   /* Build tree: conformance/ and conformance/rnicpi/; install: one folder. */
-  const char *subs[] = { "", "conformance", "conformance/rnicpi" };
+  const char *subs[] = { "", "conformance", "conformance/rnicpi", "conformance/interop" };
   for (size_t i = 0; i < G_N_ELEMENTS(subs); i++) {
     char *p = g_build_filename(dir, subs[i], prog, NULL);
     if (g_file_test(p, G_FILE_TEST_IS_EXECUTABLE))
@@ -636,9 +652,7 @@ build_catalog(const char *dir)
   char **env = test_env();
   for (size_t p = 0; p < G_N_ELEMENTS(programs); p++) {
     g_autofree char *path = program_path(dir, programs[p]);
-    gboolean rnicpi_level = g_str_has_prefix(programs[p], "cert-");
-    if ((rnicpi_level && strcmp(opt_level, "itapi") == 0) ||
-        (!rnicpi_level && strcmp(opt_level, "rnicpi") == 0))
+    if (strcmp(opt_level, "all") != 0 && strcmp(opt_level, program_level(programs[p])) != 0)
       continue;
     if (path == NULL) {
       /* A missing program is a failure, never a silent gap. */
@@ -684,7 +698,7 @@ build_catalog(const char *dir)
     }
     g_free(out);
   }
-  if (strcmp(opt_level, "rnicpi") != 0) {
+  if (strcmp(opt_level, "all") == 0 || strcmp(opt_level, "itapi") == 0) {
     for (size_t i = 0; i < G_N_ELEMENTS(tool_tests); i++) {
       if (opt_filter != NULL && strstr(tool_tests[i].id, opt_filter) == NULL)
         continue;
@@ -789,6 +803,36 @@ area_list(GPtrArray *cat)
   return a;
 }
 
+/* The levels of the catalog, in report order, and one line of counts for
+ * each level the run holds (a vendor reads the interop level apart: it is
+ * the provider's wire against others, not against itself). */
+static const char *const level_names[] = { "RNIC-PI", "IT-API", "Interop" };
+
+static GPtrArray *
+level_lines(GPtrArray *cat)
+{
+  GPtrArray *l = g_ptr_array_new_with_free_func(g_free);
+  for (size_t k = 0; k < G_N_ELEMENTS(level_names); k++) {
+    counts_t c = { 0, 0, 0, 0 };
+    guint n = 0;
+    for (guint i = 0; i < cat->len; i++) {
+      test_t *t = g_ptr_array_index(cat, i);
+      if (t->level == NULL || strcmp(t->level, level_names[k]) != 0)
+        continue;
+      n++;
+      c.pass += t->result == R_PASS;
+      c.fail += t->result == R_FAIL;
+      c.skip += t->result == R_SKIP;
+      c.dev += t->result == R_DEVIATION;
+    }
+    if (n > 0)
+      g_ptr_array_add(l, g_strdup_printf("%s level: %u tests, %d passed, %d failed, %d skipped, "
+                                         "%d known deviations", level_names[k], n, c.pass, c.fail,
+                                         c.skip, c.dev));
+  }
+  return l;
+}
+
 /* The capability record as name/value lines, for the reports. */
 static GPtrArray *
 caps_lines(void)
@@ -847,8 +891,14 @@ report_json(GPtrArray *cat, counts_t c)
     json_str(o, g_ptr_array_index(cl, i));
   }
   g_string_append_printf(o, "]},\n  \"strict\": %s,\n  \"summary\": {\"total\": %u, \"pass\": %d, "
-                         "\"fail\": %d, \"skipped\": %d, \"deviation\": %d, \"negative\": %u},\n  \"tests\": [",
+                         "\"fail\": %d, \"skipped\": %d, \"deviation\": %d, \"negative\": %u},\n  \"levels\": [",
                          opt_strict ? "true" : "false", cat->len, c.pass, c.fail, c.skip, c.dev, negatives(cat));
+  g_autoptr(GPtrArray) ll = level_lines(cat);
+  for (guint i = 0; i < ll->len; i++) {
+    g_string_append(o, i ? ", " : "");
+    json_str(o, g_ptr_array_index(ll, i));
+  }
+  g_string_append(o, "],\n  \"tests\": [");
   for (guint i = 0; i < cat->len; i++) {
     test_t *t = g_ptr_array_index(cat, i);
     g_string_append(o, i ? ",\n    {\"id\": " : "\n    {\"id\": ");
@@ -957,7 +1007,10 @@ report_markdown(GPtrArray *cat, counts_t c)
                          device, opt_strict ? "yes" : "no", c.fail ? "FAILED" : "PASSED");
   g_string_append_printf(o, "%u tests: %d passed, %d failed, %d skipped, %d known deviations; "
                          "%u check error paths.\n\n", cat->len, c.pass, c.fail, c.skip, c.dev, negatives(cat));
-  g_string_append(o, "## Capability record\n\n");
+  g_autoptr(GPtrArray) ll = level_lines(cat);
+  for (guint i = 0; i < ll->len; i++)
+    g_string_append_printf(o, "- %s\n", (char *) g_ptr_array_index(ll, i));
+  g_string_append(o, "\n## Capability record\n\n");
   g_autoptr(GPtrArray) cl = caps_lines();
   for (guint i = 0; i < cl->len; i++)
     g_string_append_printf(o, "- %s\n", (char *) g_ptr_array_index(cl, i));
@@ -1020,7 +1073,14 @@ report_html(GPtrArray *cat, counts_t c)
   xml_escape(o, device);
   g_string_append_printf(o, "</p>\n<p>%u tests: %d passed, %d failed, %d skipped, %d known deviations%s.</p>\n",
                          cat->len, c.pass, c.fail, c.skip, c.dev, opt_strict ? " (strict)" : "");
-  g_string_append(o, "<h2>Capability record</h2>\n<ul>\n");
+  g_autoptr(GPtrArray) ll = level_lines(cat);
+  g_string_append(o, "<ul>\n");
+  for (guint i = 0; i < ll->len; i++) {
+    g_string_append(o, "<li>");
+    xml_escape(o, g_ptr_array_index(ll, i));
+    g_string_append(o, "</li>\n");
+  }
+  g_string_append(o, "</ul>\n<h2>Capability record</h2>\n<ul>\n");
   g_autoptr(GPtrArray) cl = caps_lines();
   for (guint i = 0; i < cl->len; i++) {
     g_string_append(o, "<li>");
@@ -1071,7 +1131,7 @@ main(int argc, char **argv)
     { "provider-module", 'm', 0, G_OPTION_ARG_FILENAME, &opt_module, "certify the provider module at PATH", "PATH" },
     { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device, "certify this device of the provider (default: its first)", "NAME" },
     { "strict", 0, 0, G_OPTION_ARG_NONE, &opt_strict, "count known deviations as failures", NULL },
-    { "level", 0, 0, G_OPTION_ARG_STRING, &opt_level, "rnicpi, itapi or all (default)", "LEVEL" },
+    { "level", 0, 0, G_OPTION_ARG_STRING, &opt_level, "rnicpi, itapi, interop or all (default)", "LEVEL" },
     { "filter", 0, 0, G_OPTION_ARG_STRING, &opt_filter, "run only tests whose id contains TEXT", "TEXT" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "seconds each test may take (default 60)", "SEC" },
     { "deviations", 0, 0, G_OPTION_ARG_FILENAME, &opt_deviations, "deviation file (default: the provider's)", "FILE" },
@@ -1101,8 +1161,9 @@ main(int argc, char **argv)
     fprintf(stderr, "itapi-certify: give exactly one of --provider NAME or --provider-module PATH\n");
     return 2;
   }
-  if (strcmp(opt_level, "all") != 0 && strcmp(opt_level, "rnicpi") != 0 && strcmp(opt_level, "itapi") != 0) {
-    fprintf(stderr, "itapi-certify: --level must be rnicpi, itapi or all, not '%s'\n", opt_level);
+  if (strcmp(opt_level, "all") != 0 && strcmp(opt_level, "rnicpi") != 0 &&
+      strcmp(opt_level, "itapi") != 0 && strcmp(opt_level, "interop") != 0) {
+    fprintf(stderr, "itapi-certify: --level must be rnicpi, itapi, interop or all, not '%s'\n", opt_level);
     return 2;
   }
   if (!select_provider())
@@ -1192,6 +1253,9 @@ main(int argc, char **argv)
     report_markdown(cat, c);
   if (opt_html)
     report_html(cat, c);
+  g_autoptr(GPtrArray) ll = level_lines(cat);
+  for (guint i = 0; i < ll->len; i++)
+    fprintf(console, "%s%s\n", i ? "" : "\n", (char *) g_ptr_array_index(ll, i));
   fprintf(console, "\n%s: %d passed, %d failed, %d skipped, %d known deviations (of %u tests; "
           "%u of them, %.0f%%, check error paths)\n", c.fail ? "NOT CERTIFIED" : "CERTIFIED",
           c.pass, c.fail, c.skip, c.dev, cat->len, negatives(cat),

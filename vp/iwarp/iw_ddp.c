@@ -835,10 +835,10 @@ rx_trailer_ok(iw_qp_t *qp, const uint8_t *trailer, iw_work_t *w)
   uint32_t pad = r->trailer_need - IW_FPDU_CRC_BYTES;
   uint32_t crc = pad > 0 ? iw_crc32c(r->crc, trailer, pad) : r->crc;
   const uint8_t *c = trailer + pad;
+  if (iw_crc_matches(c, crc))
+    return TRUE;
   uint32_t wire = (uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16 |
                   (uint32_t) c[3] << 24;
-  if (wire == crc)
-    return TRUE;
   /* RFC 5044 8: a bad CRC ends the stream with a Terminate. */
   g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num, wire, crc);
   rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);

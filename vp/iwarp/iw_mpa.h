@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <endian.h>
+#include <string.h>
 
 /* RFC 5044 7.1.1: the 16-byte keys of the request and reply frames. */
 #define IW_MPA_KEY_REQ "MPA ID Req Frame"
@@ -105,6 +107,25 @@ typedef enum {
 static inline uint32_t iw_fpdu_pad(uint32_t ulpdu_len)
 {
   return (4u - ((IW_FPDU_LEN_BYTES + ulpdu_len) & 3u)) & 3u;
+}
+
+/* RFC 5044 4.1, as every peer implements it (siw's put_unaligned_le32(),
+ * tshark's check): the CRC field holds the CRC32c least significant byte
+ * first.  The one place that says so, for the sender and the receiver: the
+ * field's 4 bytes are iw_crc_wire(crc) as it lies in memory. */
+static inline uint32_t iw_crc_wire(uint32_t crc)
+{
+  return htole32(crc);
+}
+static inline void iw_crc_put(uint8_t *field, uint32_t crc)
+{
+  uint32_t v = iw_crc_wire(crc);
+  memcpy(field, &v, sizeof(v));
+}
+static inline bool iw_crc_matches(const uint8_t *field, uint32_t crc)
+{
+  uint32_t v = iw_crc_wire(crc);
+  return memcmp(field, &v, sizeof(v)) == 0;
 }
 
 /* Build a frame into @out (room for 20 + 512 bytes); returns its length. */

@@ -104,10 +104,7 @@ term_build(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code,
   memset(qp->term + 2 + n, 0, pad);
   uint32_t flen = 2 + n + pad;
   uint32_t crc = qp->crc ? iw_crc32c(0, qp->term, flen) : 0;
-  qp->term[flen] = (uint8_t) crc;
-  qp->term[flen + 1] = (uint8_t) (crc >> 8);
-  qp->term[flen + 2] = (uint8_t) (crc >> 16);
-  qp->term[flen + 3] = (uint8_t) (crc >> 24);
+  iw_crc_put(qp->term + flen, crc);
   qp->term_len = flen + 4;
   qp->term_pending = TRUE;
 }

@@ -41,16 +41,6 @@ fpdu_crc_final(iw_qp_t *qp, uint32_t crc)
   return crc;
 }
 
-static void
-put_crc(uint8_t *p, uint32_t crc)
-{
-  /* RFC 5044 4.1 as implemented by every peer: least significant byte first. */
-  p[0] = (uint8_t) crc;
-  p[1] = (uint8_t) (crc >> 8);
-  p[2] = (uint8_t) (crc >> 16);
-  p[3] = (uint8_t) (crc >> 24);
-}
-
 /* Frame one contiguous ULPDU into @out; returns the FPDU length. */
 static uint32_t
 frame_ulpdu(iw_qp_t *qp, const uint8_t *ulpdu, uint32_t len, uint8_t *out)
@@ -61,7 +51,7 @@ frame_ulpdu(iw_qp_t *qp, const uint8_t *ulpdu, uint32_t len, uint8_t *out)
   uint32_t pad = iw_fpdu_pad(len);
   memset(out + 2 + len, 0, pad);
   uint32_t n = 2 + len + pad;
-  put_crc(out + n, fpdu_crc_final(qp, iw_crc32c(0, out, n)));
+  iw_crc_put(out + n, fpdu_crc_final(qp, iw_crc32c(0, out, n)));
   return n + IW_FPDU_CRC_BYTES;
 }
 
@@ -479,7 +469,7 @@ tx_frame(iw_qp_t *qp)
   memset(trailer, 0, pad);
   if (qp->crc && pad > 0)
     crc = iw_crc32c(crc, trailer, pad);
-  put_crc(trailer + pad, fpdu_crc_final(qp, crc));
+  iw_crc_put(trailer + pad, fpdu_crc_final(qp, crc));
   b->lin_len += pad + IW_FPDU_CRC_BYTES;
   f->len = hdr_len + chunk + pad + IW_FPDU_CRC_BYTES;
   if (inline_)
