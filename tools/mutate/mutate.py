@@ -332,7 +332,7 @@ def main():
     print("\ndefects: %d valid, %d that did not build" % (n, len(results) - n))
     if n:
         print("catalog (all levels): caught %d of %d (%.1f%%)" % (len(caught), n, 100.0 * len(caught) / n))
-        for lvl in ("RNIC-PI", "IT-API", "interop"):
+        for lvl in ("RNIC-PI", "IT-API", "Interop"):
             k = sum(1 for r in valid if any(e["level"] == lvl for e in r["caught_by"].values()))
             print("%s level alone: caught %d of %d (%.1f%%)" % (lvl, k, n, 100.0 * k / n))
         missed = [r["id"] for r in valid if not r["caught_by"]]
