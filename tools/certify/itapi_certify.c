@@ -62,6 +62,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/cm", "RNIC-PI", "RNIC-PI connection management verbs" },
   { "/rnicpi/data", "RNIC-PI", "RNIC-PI data path" },
   { "/rnicpi/errors", "RNIC-PI", "RNIC-PI error paths" },
+  { "/rnicpi/flush", "RNIC-PI", "RNIC-PI completions at the end: flush, unsignaled failures, transfers in flight" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
   { "/conformance/ia", "IT-API", "IT-API 2.1/2.2/2.13 interface adapters, PZ, handles, utilities" },
   { "/conformance/cm", "IT-API", "IT-API 2.5 connection management" },
