@@ -98,13 +98,13 @@ static const struct { const char *id, *tool, *summary, *args; } tool_tests[] = {
 static const char *const negative_words[] = {
   "/neg/", "/errors/", "/bad", "invalid", "limit", "busy", "stale", "garbage", "reject",
   "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
-  "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
+  "too-small", "flush", "unsignaled-error", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
   "-vs-", "-limit",
 };
 
 static const char *const programs[] = {
-  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
+  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-flush", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
   "conf-scale", "conf-ud", "conf-race",
 };
 
