@@ -276,7 +276,8 @@ test_nonoperational_once(void)
 {
   g_test_summary("IT-API DTOs posted to a NONOPERATIONAL EP: each of several receives, Sends, "
                  "RDMA Writes and RDMA Reads, with IT_COMPLETION_FLAG or without, completes "
-                 "exactly once with IT_DTO_ERR_FLUSHED; polled again later the EVD holds nothing");
+                 "exactly once with IT_DTO_ERR_FLUSHED; polled again later, and after it_ep_reset "
+                 "and it_ep_free, the EVD holds nothing more");
   conf_pair_t p;
   pair_up(&p);
   conf_buf_t b, tgt;
@@ -310,6 +311,12 @@ test_nonoperational_once(void)
   }
   for (size_t i = 0; i < tgt.len; i++)
     g_assert_cmphex(tgt.data[i], ==, 0);
+  /* Flushed means gone: neither a reset nor freeing the EP flushes them again. */
+  conf_ok(it_ep_reset(p.a.ep));
+  conf_assert_empty(p.a.dto);
+  conf_ok(it_ep_free(p.a.ep));
+  p.a.ep = IT_NULL_HANDLE;
+  conf_assert_empty(p.a.dto);
   conf_assert_empty(p.p.dto);
   conf_buf_free(&tgt);
   conf_buf_free(&b);

@@ -280,7 +280,8 @@ test_flush_error_post_once(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("data_ops.post_recv/post_send on a QP in ERROR: each of several receives, "
                  "signaled and unsignaled Sends, RDMA Writes and Reads completes exactly once, "
-                 "flushed, with its wr_id and opcode; polled again later the CQs hold nothing");
+                 "flushed, with its wr_id and opcode; polled again later, and after qp_reset and "
+                 "qp_destroy, the CQs hold nothing more");
   cert_pair_t pr;
   if (!cert_pair_open(f, &pr, NULL))
     return;
@@ -322,6 +323,14 @@ test_flush_error_post_once(cert_t *f, gconstpointer data)
   cert_assert_cq_quiet(pr.a.rcq);
   for (size_t i = 0; i < tgt.len; i++)
     g_assert_cmphex(tgt.data[i], ==, 0);
+  /* Flushed means gone: neither a reset nor the destroy flushes them again. */
+  cert_ok(QUE->qp_reset(pr.a.qp));
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_assert_cq_quiet(pr.a.rcq);
+  cert_ok(QUE->qp_destroy(pr.a.qp));
+  pr.a.qp = NULL;
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_assert_cq_quiet(pr.a.rcq);
 
   cert_buf_free(&b);
   cert_buf_free(&tgt);
