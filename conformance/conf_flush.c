@@ -98,11 +98,17 @@ take_one(it_evd_handle_t evd, it_ep_handle_t ep, want_t *w, size_t n, unsigned *
   size_t more = 0;
   it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
   if (st != IT_SUCCESS) {
+    size_t missing = 0, first = n;
     for (size_t i = 0; i < n; i++)
-      if (!w[i].seen)
+      if (!w[i].seen) {
         g_test_message("cookie 0x%" G_GINT64_MODIFIER "x (%s) never completed", (guint64) w[i].cookie,
                        itx_event_name(w[i].type));
-    g_error("waiting for a completion: %s", itx_status_name(st));
+        missing++;
+        first = first < n ? first : i;
+      }
+    g_error("waiting for a completion: %s; %zu posted DTOs never completed, the first cookie "
+            "0x%" G_GINT64_MODIFIER "x (%s)", itx_status_name(st), missing,
+            (guint64) (first < n ? w[first].cookie : 0), first < n ? itx_event_name(w[first].type) : "-");
   }
   match_event(&ev, ep, w, n, order);
 }
