@@ -148,5 +148,6 @@ void cert_register_queue(void);
 void cert_register_cm(void);
 void cert_register_data(void);
 void cert_register_errors(void);
+void cert_register_flush(void);
 
 #endif

@@ -32,5 +32,6 @@ main(int argc, char **argv)
   cert_register_cm();
   cert_register_data();
   cert_register_errors();
+  cert_register_flush();
   return g_test_run();
 }

@@ -64,6 +64,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/cm", "RNIC-PI", "RNIC-PI connection management verbs" },
   { "/rnicpi/data", "RNIC-PI", "RNIC-PI data path" },
   { "/rnicpi/errors", "RNIC-PI", "RNIC-PI error paths" },
+  { "/rnicpi/flush", "RNIC-PI", "RNIC-PI completions at the end: flush, unsignaled failures, transfers in flight" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
   { "/interop/golden", "Interop", "Interop: known answers from golden frames (RFC 5040/5041/5044/6581)" },
   { "/interop/peer", "Interop", "Interop: against the reference peer (vp/iwarp in another process)" },
@@ -102,13 +103,13 @@ static const struct { const char *id, *tool, *summary, *args; } tool_tests[] = {
 static const char *const negative_words[] = {
   "/neg/", "/errors/", "/bad", "invalid", "limit", "busy", "stale", "garbage", "reject",
   "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
-  "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
+  "too-small", "flush", "unsignaled-error", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
   "-vs-", "-limit",
 };
 
 static const char *const programs[] = {
-  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
+  "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-flush", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
   "conf-scale", "conf-ud", "conf-race", "cert-interop",
 };
 
