@@ -43,12 +43,13 @@ CONFIGS = {
     "emul-iw0": (["-p", "emul", "-d", "emul-iw0"], {}),
     "iwarp": (["-p", "iwarp"], {}),
     "iwarp-placed": (["-p", "iwarp"], {"ITAPI_IWARP_COMPLETION": "placed"}),
+    "iwarp-rfc7306": (["-p", "iwarp"], {"ITAPI_IWARP_RFC7306": "1"}),
 }
 # Which configurations a file's defect can show in: a provider's own
 # configurations, or all of them for shared code.
 CONFIGS_OF_DIR = {
     "vp/emul/": ["emul", "emul-iw0"],
-    "vp/iwarp/": ["iwarp", "iwarp-placed"],
+    "vp/iwarp/": ["iwarp", "iwarp-placed", "iwarp-rfc7306"],
 }
 
 
