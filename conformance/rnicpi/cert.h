@@ -143,5 +143,6 @@ void cert_register_queue(void);
 void cert_register_cm(void);
 void cert_register_data(void);
 void cert_register_errors(void);
+void cert_register_protect(void);
 
 #endif

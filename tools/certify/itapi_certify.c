@@ -60,6 +60,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/cm", "RNIC-PI", "RNIC-PI connection management verbs" },
   { "/rnicpi/data", "RNIC-PI", "RNIC-PI data path" },
   { "/rnicpi/errors", "RNIC-PI", "RNIC-PI error paths" },
+  { "/rnicpi/protect", "RNIC-PI", "RNIC-PI protection: every part of a key, protection domains, IRD/ORD" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
   { "/conformance/ia", "IT-API", "IT-API 2.1/2.2/2.13 interface adapters, PZ, handles, utilities" },
   { "/conformance/cm", "IT-API", "IT-API 2.5 connection management" },
@@ -97,7 +98,7 @@ static const char *const negative_words[] = {
   "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
   "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
-  "-vs-", "-limit",
+  "-vs-", "-limit", "/protect/key-", "/protect/window/", "/protect/pz/", "/xproc/pz-",
 };
 
 static const char *const programs[] = {
