@@ -98,7 +98,7 @@ static const char *const negative_words[] = {
   "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
   "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
-  "-vs-", "-limit", "/protect/key-", "/protect/window/", "/protect/pz/", "/xproc/pz-",
+  "-vs-", "-limit", "/protect/key-", "/protect/window/", "/protect/pz/", "/xproc/pz-", "/key-field/", "/rmr/pz-",
 };
 
 static const char *const programs[] = {
