@@ -752,6 +752,63 @@ role_pz(gboolean memfd)
   return 0;
 }
 
+/* One connection after another for the parent's key checks: on "next",
+ * accept the next connection on a fresh EP, register a fresh region
+ * (private, or in a sealable memfd with @memfd) filled with seed 5 and say
+ * it ("mr ADDR CTX LEN"); on "check", verify it past PZ_TOUCHED and its
+ * guards, wait for the connection to break and the affiliated event, say
+ * "ok".  "bye" ends. */
+static int
+role_keys(gboolean memfd)
+{
+  conf_side_t s;
+  it_listen_handle_t lh;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_side_open(&s, NULL);
+  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
+  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
+  fflush(stdout);
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  for (;;) {
+    g_autofree char *cmd = hear(0, LINE_TIMEOUT_MS * 3);
+    g_assert_nonnull(cmd);
+    if (strcmp(cmd, "bye") == 0)
+      break;
+    g_assert_cmpstr(cmd, ==, "next");
+    it_ep_handle_t ep;
+    conf_ok(it_ep_rc_create(s.pz, s.dto, s.dto, s.cm, IT_EP_NO_FLAG, &attr, &ep));
+    it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+    conf_ok(it_ep_accept(ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
+    conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+    conf_buf_t rb;
+    if (memfd)
+      memfd_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
+    else
+      conf_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&rb, 5);
+    peer_accessed(&rb);
+    g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
+    printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
+           (guint64) rb.ctx, (unsigned) PZ_LEN);
+    fflush(stdout);
+    g_autofree char *chk = hear(0, LINE_TIMEOUT_MS * 3);
+    g_assert_cmpstr(chk, ==, "check");
+    g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
+    conf_buf_check_guards(&rb);
+    ev = conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    g_assert_true(ev.conn.ep == ep);
+    size_t more;
+    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more));
+    g_assert_true(ev.aff_async.cause.ep == ep);
+    conf_ok(it_lmr_free(rb.lmr));
+    conf_ok(it_ep_free(ep));
+    printf("ok\n");
+    fflush(stdout);
+  }
+  return 0;
+}
+
 static int
 role_sleeper(void)
 {
@@ -1800,6 +1857,89 @@ test_pz(gconstpointer data)
     }
 }
 
+/* Against a "keys" child: per change of the key, a fresh connection and
+ * region; the RDMA Write or Read (@op) with the region's context succeeds
+ * (a Read returns the child's bytes), the same with the changed context
+ * completes IT_DTO_ERR_REMOTE_ACCESS, the local buffer stays, the
+ * connection breaks and the child finds its region unchanged.  The
+ * changes: the key byte (five values) and one bit of every other byte of
+ * the key alone. */
+static void
+keys_with(child_t *c, xpz_op_t op)
+{
+  static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
+  uint16_t port = hear_port(c);
+  conf_key_change_t ch[64 + 8];
+  int n = 0;
+  for (int i = 0; n == 0 || i < n; i++) {
+    conf_side_t s;
+    say(c->to, "next\n");
+    conf_side_open(&s, NULL);
+    connect_to(&s, port);
+    guint64 addr, ctx;
+    unsigned len;
+    g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_nonnull(l);
+    g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
+    if (n == 0) {
+      n = conf_key_changes(ctx, TRUE, ch);
+      conf_key_change_t bits[64];
+      int nb = conf_key_changes(ctx, FALSE, bits);
+      for (int b = 0; b < nb; b += 8)  /* bits 8, 16, 24 (, 32, 40...) */
+        ch[n++] = bits[b];
+      ch[n++] = bits[nb - 1];          /* and the highest */
+    }
+    g_test_message("%s, context 0x%" G_GINT64_MODIFIER "x, %s", op == XPZ_READ ? "RDMA Read" : "RDMA Write",
+                   ctx, ch[i].what);
+    conf_buf_t loc;
+    conf_buf_new(&s, &loc, 64, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&loc, 1);
+    xpz_post(&s, op, &loc, addr, 8, ctx, 1);
+    conf_dto(s.dto, type[op], IT_DTO_SUCCESS, 1);
+    if (op == XPZ_READ)
+      for (size_t k = 0; k < 64; k++)
+        g_assert_cmpuint(loc.data[k], ==, (unsigned char) ((8 + k) * 31 + 5 * 7 + 1));
+    memset(loc.data, 0xee, loc.len);
+    xpz_post(&s, op, &loc, addr, 8, ctx ^ ch[i].mask, 2);
+    conf_dto_refused(&s, type[op], IT_DTO_ERR_REMOTE_ACCESS, 2);
+    for (size_t k = 0; k < loc.len; k++)
+      g_assert_cmpuint(loc.data[k], ==, 0xee);
+    conf_buf_check_guards(&loc);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    say(c->to, "check\n");
+    g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_cmpstr(ok, ==, "ok");
+    conf_buf_free(&loc);
+    conf_side_close(&s);
+  }
+  say(c->to, "bye\n");
+  reap_ok(c);
+}
+
+static void
+test_key_field(gconstpointer data)
+{
+  xpz_op_t op = (xpz_op_t) GPOINTER_TO_INT(data);
+  g_test_summary("xproc: a context that differs from the child's live region's only in its key "
+                 "byte (five values), or only in one bit of another byte, is refused across "
+                 "processes: after the RDMA Write or Read with the right context succeeded, the "
+                 "one with the changed context completes IT_DTO_ERR_REMOTE_ACCESS, the "
+                 "connection breaks and the child's region is unchanged; private and memfd "
+                 "memory over attach and, on emul, the bounce ring");
+  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
+  for (int no_cma = 0; no_cma < modes; no_cma++)
+    for (int memfd = 0; memfd < 2; memfd++) {
+      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+      child_t c = spawn(memfd ? "keysm" : "keys", no_cma);
+      keys_with(&c, op);
+      unlink(c.err);
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1825,6 +1965,8 @@ main(int argc, char **argv)
       return role_ud();
     if (strcmp(argv[2], "pz") == 0 || strcmp(argv[2], "pzm") == 0)
       return role_pz(strcmp(argv[2], "pzm") == 0);
+    if (strcmp(argv[2], "keys") == 0 || strcmp(argv[2], "keysm") == 0)
+      return role_keys(strcmp(argv[2], "keysm") == 0);
     return 2;
   }
   g_test_init(&argc, &argv, NULL);
@@ -1850,5 +1992,7 @@ main(int argc, char **argv)
   g_test_add_data_func("/conformance/xproc/pz-read", GINT_TO_POINTER(XPZ_READ), test_pz);
   g_test_add_data_func("/conformance/xproc/pz-atomic", GINT_TO_POINTER(XPZ_ATOMIC), test_pz);
   g_test_add_data_func("/conformance/xproc/pz-local", GINT_TO_POINTER(XPZ_LOCAL), test_pz);
+  g_test_add_data_func("/conformance/xproc/key-field/write", GINT_TO_POINTER(XPZ_WRITE), test_key_field);
+  g_test_add_data_func("/conformance/xproc/key-field/read", GINT_TO_POINTER(XPZ_READ), test_key_field);
   return g_test_run();
 }
