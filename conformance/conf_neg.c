@@ -788,6 +788,10 @@ test_local_other_pz_op(gconstpointer data)
   fixture_teardown(&f);
 }
 
+/* Bytes per Read: large enough that the responder is still answering one
+ * when the next arrives, where a requester sends more than the IRD. */
+#define RO_LEN (256 * 1024)
+
 typedef enum { RO_READS, RO_ATOMICS, RO_MIXED } ro_kind_t;
 
 typedef struct {
@@ -837,7 +841,7 @@ test_ird_ord(gconstpointer data)
     g_assert_cmpuint(ep.conn.rdma_read_ird, ==, c->depth);
   }
   int n = c->n;
-  size_t woff = (size_t) n * KF_LEN;
+  size_t woff = (size_t) n * RO_LEN;
   conf_buf_t src, sink, res, rb;
   conf_buf_new(&p.p, &src, woff + 64, PRIV_TARGET | (at ? IT_PRIV_ATOMIC : 0), IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.a, &sink, woff, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
@@ -856,9 +860,9 @@ test_ird_ord(gconstpointer data)
       conf_ok(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, (uint64_t) i + 1, 0, &r, 0x500 + i,
                              IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(src.data + woff), src.ctx));
     } else {
-      it_lmr_triplet_t r = conf_seg(&sink, (size_t) i * KF_LEN, KF_LEN);
+      it_lmr_triplet_t r = conf_seg(&sink, (size_t) i * RO_LEN, RO_LEN);
       conf_ok(it_post_rdma_read(p.a.ep, &r, 1, 0x500 + i, IT_COMPLETION_FLAG,
-                                it_make_rdma_addr_absolute(src.data + (size_t) (n - 1 - i) * KF_LEN),
+                                it_make_rdma_addr_absolute(src.data + (size_t) (n - 1 - i) * RO_LEN),
                                 src.ctx));
     }
   }
@@ -872,7 +876,7 @@ test_ird_ord(gconstpointer data)
       g_assert_cmpuint(old, ==, expect);
       expect += (uint64_t) i + 1;
     } else {
-      g_assert_cmpmem(sink.data + (size_t) i * KF_LEN, KF_LEN, src.data + (size_t) (n - 1 - i) * KF_LEN, KF_LEN);
+      g_assert_cmpmem(sink.data + (size_t) i * RO_LEN, RO_LEN, src.data + (size_t) (n - 1 - i) * RO_LEN, RO_LEN);
     }
   }
   memcpy(&word, src.data + woff, 8);

@@ -534,6 +534,10 @@ test_protect_pz_local(cert_t *f, gconstpointer data)
 
 /* ---- IRD/ORD ---------------------------------------------------------- */
 
+/* Bytes per Read: large enough that the responder is still answering one
+ * when the next arrives, where a requester sends more than the IRD. */
+#define RO_LEN (256 * 1024)
+
 typedef enum { RO_READS, RO_ATOMICS, RO_MIXED } ro_kind_t;
 
 typedef struct {
@@ -574,13 +578,13 @@ test_protect_ird_ord(cert_t *f, gconstpointer data)
   g_assert_cmpuint(pr.p.ird, ==, want);
   int n = c->n;
   cert_buf_t src, sink, res, rbuf;
-  cert_buf_new(pr.p.pd, &src, (size_t) n * PROT_LEN + 64, target_access(f));
-  cert_buf_new(pr.a.pd, &sink, (size_t) n * PROT_LEN, local_access(f));
+  cert_buf_new(pr.p.pd, &src, (size_t) n * RO_LEN + 64, target_access(f));
+  cert_buf_new(pr.a.pd, &sink, (size_t) n * RO_LEN, local_access(f));
   cert_buf_new(pr.a.pd, &res, (size_t) n * 8, RW);
   cert_buf_new(pr.p.pd, &rbuf, PROT_LEN, RW);
   cert_buf_fill(&src, 14);
   uint64_t word = WORD0;
-  size_t woff = (size_t) n * PROT_LEN; /* the atomics' word, past the Reads' slices */
+  size_t woff = (size_t) n * RO_LEN; /* the atomics' word, past the Reads' slices */
   memcpy(src.data + woff, &word, 8);
   g_autofree uint8_t *src_was = g_memdup2(src.data, woff);
   memset(res.data, 0xee, res.len);
@@ -596,9 +600,9 @@ test_protect_ird_ord(cert_t *f, gconstpointer data)
                               .compare_add = (uint64_t) i + 1 };
       cert_ok(DAT->post_send(pr.a.qp, &wr));
     } else {
-      cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &sink, (size_t) i * PROT_LEN, PROT_LEN,
+      cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &sink, (size_t) i * RO_LEN, RO_LEN,
                      0x500 + (uint64_t) i, RNICPI_WR_SIGNALED,
-                     cert_raddr(&src, (size_t) (n - 1 - i) * PROT_LEN), src.mr->rkey);
+                     cert_raddr(&src, (size_t) (n - 1 - i) * RO_LEN), src.mr->rkey);
     }
   }
   rnicpi_wc_t wc[64];
@@ -621,9 +625,9 @@ test_protect_ird_ord(cert_t *f, gconstpointer data)
       expect += (uint64_t) i + 1;
     } else {
       g_assert_cmpint(wc[i].opcode, ==, RNICPI_WC_RDMA_READ);
-      g_assert_cmpuint(wc[i].byte_len, ==, PROT_LEN);
-      g_assert_cmpmem(sink.data + (size_t) i * PROT_LEN, PROT_LEN,
-                      src.data + (size_t) (n - 1 - i) * PROT_LEN, PROT_LEN);
+      g_assert_cmpuint(wc[i].byte_len, ==, RO_LEN);
+      g_assert_cmpmem(sink.data + (size_t) i * RO_LEN, RO_LEN,
+                      src.data + (size_t) (n - 1 - i) * RO_LEN, RO_LEN);
     }
   }
   memcpy(&word, src.data + woff, 8);
