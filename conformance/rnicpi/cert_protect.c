@@ -5,8 +5,8 @@
  * - Keys: a key that differs from a live one in its consumer-owned key
  *   byte only (the low 8 bits of an iWARP STag, RDMAC verbs 7.2; of an
  *   R_Key by verbs convention), or in any single other bit, names no
- *   memory.  Today's wrong-key tests change index bits too, which the
- *   index lookup refuses before the key is compared.
+ *   memory.  The wrong-key test of cert_errors.c changes index bits too,
+ *   which the index lookup refuses before the key is compared.
  * - Protection domains: an in-bounds access to a region (or window) of
  *   another domain than the responder queue pair's is refused on every
  *   operation; a local key of another domain than the queue pair's is a
@@ -685,7 +685,8 @@ cert_register_protect(void)
              test_protect_window_key, cert_teardown);
   for (int op = PROT_WRITE; op <= PROT_ATOMIC; op++) {
     g_autofree char *path = g_strdup_printf("/rnicpi/protect/pz/%s", op_id[op]);
-    g_test_add(path, cert_t, GINT_TO_POINTER(op), cert_setup, test_protect_pz_remote, cert_teardown);
+    g_test_add(path, cert_t, GINT_TO_POINTER(op), cert_setup, test_protect_pz_remote,
+               cert_teardown);
   }
   g_test_add("/rnicpi/protect/pz/window", cert_t, NULL, cert_setup, test_protect_pz_window,
              cert_teardown);
