@@ -792,6 +792,51 @@ test_local_other_pz_op(gconstpointer data)
  * when the next arrives, where a requester sends more than the IRD. */
 #define RO_LEN (256 * 1024)
 
+static void
+test_local_other_pz_recv(void)
+{
+  g_test_summary("IT-API DTO protection: a receive whose segment lies in an LMR of another PZ than "
+                 "the EP's: the Send that lands in it completes the receive "
+                 "IT_DTO_ERR_LOCAL_PROTECTION and leaves the LMR unchanged; the receiver gets "
+                 "IT_ASYNC_AFF_EP_L_RECV_ACCESS_VIOLATION, the sender's Send fails (where "
+                 "completions mean transmission it may have completed) and it gets "
+                 "IT_ASYNC_AFF_EP_R_RECV_ACCESS_VIOLATION; both sides break");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  it_pz_handle_t pz2;
+  conf_ok(it_pz_create(p.p.ia, &pz2));
+  conf_side_t other = p.p;
+  other.pz = pz2;
+  conf_buf_t src, foreign;
+  conf_buf_new(&p.a, &src, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&other, &foreign, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 3);
+  conf_buf_fill(&foreign, 4);
+  it_lmr_triplet_t r = conf_seg(&foreign, 0, 256), s = conf_seg(&src, 0, 256);
+  conf_ok(it_post_recv(p.p.ep, &r, 1, 0xb2, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, &s, 1, 0xa2, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 0xb2);
+  assert_handle_eq(d.ep, p.p.ep);
+  it_event_t ev = conf_wait(p.a.dto, IT_DTO_SEND_CMPL_EVENT);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 0xa2);
+  g_test_message("sender's completion: %s", itx_dto_status_name(ev.dto_cmpl.dto_status));
+  if (itx_ia_completion(p.a.ia) != ITX_COMPLETION_SENT)
+    g_assert_cmpint(ev.dto_cmpl.dto_status, !=, IT_DTO_SUCCESS);
+  wait_broken(&p);
+  ev = conf_wait(p.p.aff, IT_ASYNC_AFF_EP_L_RECV_ACCESS_VIOLATION);
+  assert_handle_eq(ev.aff_async.cause.ep, p.p.ep);
+  ev = conf_wait(p.a.aff, IT_ASYNC_AFF_EP_R_RECV_ACCESS_VIOLATION);
+  assert_handle_eq(ev.aff_async.cause.ep, p.a.ep);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_check(&foreign, 0, foreign.len, 4);
+  conf_buf_check_guards(&foreign);
+  conf_buf_free(&src);
+  conf_buf_free(&foreign);
+  conf_pair_close(&p);
+}
+
 typedef enum { RO_READS, RO_ATOMICS, RO_MIXED } ro_kind_t;
 
 typedef struct {
@@ -945,6 +990,7 @@ main(int argc, char **argv)
                        test_local_other_pz_op);
   g_test_add_data_func("/conformance/neg/pz/local-atomic-result", GINT_TO_POINTER(LPZ_ATOMIC_RESULT),
                        test_local_other_pz_op);
+  g_test_add_func("/conformance/neg/pz/local-recv", test_local_other_pz_recv);
   static const char *const ro_id[] = { "reads", "atomics", "mixed" };
   for (size_t i = 0; i < G_N_ELEMENTS(ro_cases); i++) {
     g_autofree char *path = g_strdup_printf("/conformance/dto/ird-ord/%u/%s-%d", ro_cases[i].depth,

@@ -532,6 +532,55 @@ test_protect_pz_local(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+static void
+test_protect_pz_local_recv(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a receive whose buffer is a region of another protection domain than its queue "
+                 "pair's: the Send that lands in it completes the receive RNICPI_WC_LOC_PROT_ERR "
+                 "(byte_len 0) and leaves the buffer unchanged; the receiver reports "
+                 "RNICPI_ASYNC_QP_FATAL of cause LOCAL_RECV, the sender's request fails (where "
+                 "completions mean transmission it may have completed) with "
+                 "RNICPI_ASYNC_QP_REMOTE_ERR of cause REMOTE_RECV, both sides break");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  cert_pair_t pr;
+  prot_pair_open(f, &pr, 0x3400000, cert_min(4, f->caps.max_ird), cert_min(4, f->caps.max_ord));
+  rnicpi_pd_t *other = NULL;
+  cert_ok(DEV->pd_alloc(f->dev, &other));
+  cert_buf_t src, foreign;
+  cert_buf_new(pr.a.pd, &src, PROT_LEN, RW);
+  cert_buf_new(other, &foreign, PROT_LEN, RW);
+  cert_buf_fill(&src, 15);
+  cert_buf_fill(&foreign, 16);
+  g_autofree uint8_t *was = g_memdup2(foreign.data, foreign.len);
+  cert_post_recv(pr.p.qp, &foreign, 0, PROT_LEN, 0x7ec);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, PROT_LEN, BAD_ID, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t r = cert_wc(pr.p.rcq);
+  g_assert_cmphex(r.wr_id, ==, 0x7ec);
+  g_assert_cmphex(r.qp_ctx, ==, pr.p.ctx);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  rnicpi_wc_t s = cert_wc(pr.a.scq);
+  g_assert_cmphex(s.wr_id, ==, BAD_ID);
+  g_test_message("sender's completion status %d", s.status);
+  if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION)
+    g_assert_cmpint(s.status, !=, RNICPI_WC_SUCCESS);
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.a.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
+  cert_wait_qp_async(f, RNICPI_AE_LOCAL_RECV, pr.p.ctx);
+  cert_wait_qp_async(f, RNICPI_AE_REMOTE_RECV, pr.a.ctx);
+  wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+  wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_assert_cq_quiet(pr.p.rcq);
+  g_assert_cmpmem(foreign.data, foreign.len, was, foreign.len);
+  cert_buf_check_guards(&foreign);
+  cert_buf_free(&src);
+  cert_buf_free(&foreign);
+  cert_ok(DEV->pd_free(other));
+  cert_pair_free(&pr);
+}
+
 /* ---- IRD/ORD ---------------------------------------------------------- */
 
 /* Bytes per Read: large enough that the responder is still answering one
@@ -695,6 +744,8 @@ cert_register_protect(void)
     g_autofree char *path = g_strdup_printf("/rnicpi/protect/pz/local/%s", local_id[c]);
     g_test_add(path, cert_t, GINT_TO_POINTER(c), cert_setup, test_protect_pz_local, cert_teardown);
   }
+  g_test_add("/rnicpi/protect/pz/local/recv", cert_t, NULL, cert_setup, test_protect_pz_local_recv,
+             cert_teardown);
   static const char *const ro_id[] = { "reads", "atomics", "mixed" };
   for (size_t i = 0; i < G_N_ELEMENTS(ro_cases); i++) {
     const ro_case_t *c = &ro_cases[i];
