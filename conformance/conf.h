@@ -145,4 +145,16 @@ it_transport_type_t conf_transport(conf_side_t *s);
  * an address handle in @pz from its source path, its EP id, Q_Key @qkey. */
 it_dg_remote_ep_addr_t conf_ud_reply_to(it_pz_handle_t pz, const it_all_dto_cmpl_event_t *d, uint32_t qkey);
 
+/* A change of a key (an rmr_context) for the key tests: XOR with @mask.
+ * The key byte is the consumer-owned low 8 bits (the key of an iWARP STag,
+ * RDMAC verbs 7.2; of an R_Key by verbs convention). */
+typedef struct conf_key_change {
+  uint64_t mask;
+  char what[40];
+} conf_key_change_t;
+/* With @key_byte, five changes of @key's key byte alone; otherwise each
+ * other bit of it alone (bits 8 to 31, or to 63 when @key has bits set
+ * above 31).  Fills @out (64 entries) and returns how many. */
+int conf_key_changes(uint64_t key, gboolean key_byte, conf_key_change_t *out);
+
 #endif

@@ -527,6 +527,430 @@ test_queued_failure(gconstpointer data)
   fixture_teardown(&f);
 }
 
+/* ---- every part of a key, protection zones on every path, IRD/ORD ---- */
+
+typedef enum { KF_WRITE, KF_READ, KF_ATOMIC } kf_op_t;
+
+static const char *const kf_what[] = { "RDMA Write", "RDMA Read", "atomic fetch-and-add" };
+static const it_event_type_t kf_event[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT,
+                                            IT_DTO_FETCH_ADD_CMPL_EVENT };
+
+#define KF_LEN 64
+#define KF_TGT 256
+#define KF_GOOD 0x600d
+#define KF_BAD 0xbad
+
+/* A connected pair for one remote access: the requester's buffer (a
+ * source, a Read sink or an atomic's result) and the responder's target
+ * with every remote right (and the atomic one where atomics are used). */
+typedef struct kf {
+  conf_pair_t p;
+  conf_buf_t loc;
+  conf_buf_t tgt;
+  it_mem_priv_t tgt_privs;
+} kf_t;
+
+/* Whether @op can run here; @attr gets the EP attributes it needs. */
+static gboolean
+kf_offered(kf_op_t op, it_ep_attributes_t *attr)
+{
+  gboolean at = conf_probe_atomics(attr, NULL);
+  return op != KF_ATOMIC || conf_require(at, "atomics");
+}
+
+static void
+kf_open(kf_t *k, const it_ep_attributes_t *attr)
+{
+  conf_pair_open2(&k->p, attr, attr);
+  conf_pair_connect(&k->p, NULL, 0, NULL, 0);
+  k->tgt_privs = PRIV_TARGET | (attr->srv.rc.atomics_enable ? IT_PRIV_ATOMIC : 0);
+  conf_buf_new(&k->p.a, &k->loc, KF_LEN, conf_sink_privs(&k->p.a), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&k->p.p, &k->tgt, KF_TGT, k->tgt_privs, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&k->loc, 1);
+  conf_buf_fill(&k->tgt, 2);
+}
+
+static void
+kf_close(kf_t *k)
+{
+  conf_buf_free(&k->loc);
+  conf_buf_free(&k->tgt);
+  conf_pair_close(&k->p);
+}
+
+/* Post @op of the requester against offset 8 of @tgt through @ctx. */
+static void
+kf_post(kf_t *k, kf_op_t op, const conf_buf_t *tgt, it_rmr_context_t ctx, it_dto_cookie_t cookie)
+{
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute(tgt->data + 8);
+  it_lmr_triplet_t l = conf_seg(&k->loc, 0, op == KF_ATOMIC ? 8 : KF_LEN);
+  if (op == KF_WRITE)
+    conf_ok(it_post_rdma_write(k->p.a.ep, &l, 1, cookie, IT_COMPLETION_FLAG, ra, ctx));
+  else if (op == KF_READ)
+    conf_ok(it_post_rdma_read(k->p.a.ep, &l, 1, cookie, IT_COMPLETION_FLAG, ra, ctx));
+  else
+    conf_ok(it_post_atomic(k->p.a.ep, IT_FETCH_AND_ADD, 1, 0, &l, cookie, IT_COMPLETION_FLAG, ra, ctx));
+}
+
+/* @op through @ctx succeeds and moves its bytes. */
+static void
+kf_good(kf_t *k, kf_op_t op, conf_buf_t *tgt, it_rmr_context_t ctx)
+{
+  uint64_t before, old, now;
+  memcpy(&before, tgt->data + 8, 8);
+  kf_post(k, op, tgt, ctx, KF_GOOD);
+  conf_dto(k->p.a.dto, kf_event[op], IT_DTO_SUCCESS, KF_GOOD);
+  if (op == KF_WRITE) {
+    conf_placed(&k->p.a, it_make_rdma_addr_absolute(tgt->data + 8), ctx);
+    g_assert_cmpmem(tgt->data + 8, KF_LEN, k->loc.data, KF_LEN);
+  } else if (op == KF_READ) {
+    g_assert_cmpmem(k->loc.data, KF_LEN, tgt->data + 8, KF_LEN);
+  } else {
+    memcpy(&old, k->loc.data, 8);
+    memcpy(&now, tgt->data + 8, 8);
+    g_assert_cmpuint(old, ==, before);
+    g_assert_cmpuint(now, ==, before + 1);
+  }
+}
+
+/* @op through @ctx is refused: IT_DTO_ERR_REMOTE_ACCESS (conf_dto_refused),
+ * both sides CONN_BROKEN, the responder's affiliated event (for an atomic,
+ * any) and the requester's IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, @tgt and the
+ * local buffer as they were.  @full: and nothing else on either side. */
+static void
+kf_bad(kf_t *k, kf_op_t op, conf_buf_t *tgt, it_rmr_context_t ctx, gboolean full)
+{
+  if (op == KF_WRITE)
+    conf_buf_fill(&k->loc, 3);
+  else
+    memset(k->loc.data, 0xee, k->loc.len);
+  g_autofree unsigned char *tgt_was = g_memdup2(tgt->data, tgt->len);
+  g_autofree unsigned char *loc_was = g_memdup2(k->loc.data, k->loc.len);
+  kf_post(k, op, tgt, ctx, KF_BAD);
+  conf_dto_refused(&k->p.a, kf_event[op], IT_DTO_ERR_REMOTE_ACCESS, KF_BAD);
+  wait_broken(&k->p);
+  if (op == KF_ATOMIC) {
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(k->p.p.aff, CONF_TIMEOUT_US, &ev, &more));
+    g_test_message("responder's affiliated event: %s", itx_event_name(ev.event_number));
+    assert_handle_eq(ev.aff_async.cause.ep, k->p.p.ep);
+  } else {
+    it_event_t ev = conf_wait(k->p.p.aff, op == KF_WRITE ? IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION
+                                                         : IT_ASYNC_AFF_EP_RDMAR_ACCESS_VIOLATION);
+    assert_handle_eq(ev.aff_async.cause.ep, k->p.p.ep);
+  }
+  it_event_t ev = conf_wait(k->p.a.aff, IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION);
+  assert_handle_eq(ev.aff_async.cause.ep, k->p.a.ep);
+  g_assert_cmpmem(tgt->data, tgt->len, tgt_was, tgt->len);
+  g_assert_cmpmem(k->loc.data, k->loc.len, loc_was, k->loc.len);
+  conf_buf_check_guards(tgt);
+  conf_buf_check_guards(&k->loc);
+  if (full) {
+    conf_assert_empty(k->p.a.dto);
+    conf_assert_empty(k->p.p.dto);
+    conf_assert_empty(k->p.a.aff);
+    conf_assert_empty(k->p.p.aff);
+    conf_assert_empty(k->p.a.cm);
+    conf_assert_empty(k->p.p.cm);
+  }
+}
+
+typedef struct {
+  kf_op_t op;
+  gboolean key_byte;
+} kf_case_t;
+
+static const kf_case_t kf_cases[] = {
+  { KF_WRITE, TRUE }, { KF_READ, TRUE }, { KF_ATOMIC, TRUE },
+  { KF_WRITE, FALSE }, { KF_READ, FALSE }, { KF_ATOMIC, FALSE },
+};
+
+static void
+test_key_field(gconstpointer data)
+{
+  const kf_case_t *c = data;
+  g_test_summary("IT-API DTO protection: an rmr_context that differs from a live LMR's only in its "
+                 "key byte (the low 8 bits; several values), or only in one other bit (each alone), "
+                 "is refused: after the same RDMA Write, Read or atomic with the right context "
+                 "succeeded on the connection, it completes IT_DTO_ERR_REMOTE_ACCESS, both sides "
+                 "break, and neither the target nor the local buffer changes");
+  it_ep_attributes_t attr;
+  if (!kf_offered(c->op, &attr))
+    return;
+  conf_key_change_t ch[64];
+  int n = 0;
+  for (int i = 0; n == 0 || i < n; i++) {
+    kf_t k;
+    kf_open(&k, &attr);
+    if (n == 0)
+      n = conf_key_changes(k.tgt.ctx, c->key_byte, ch);
+    it_rmr_context_t bad = k.tgt.ctx ^ ch[i].mask;
+    g_test_message("%s: context 0x%" G_GINT64_MODIFIER "x, %s: 0x%" G_GINT64_MODIFIER "x",
+                   kf_what[c->op], (guint64) k.tgt.ctx, ch[i].what, (guint64) bad);
+    kf_good(&k, c->op, &k.tgt, k.tgt.ctx);
+    kf_bad(&k, c->op, &k.tgt, bad, i == n - 1);
+    kf_close(&k);
+  }
+}
+
+static void
+test_remote_other_pz_op(gconstpointer data)
+{
+  kf_op_t op = (kf_op_t) GPOINTER_TO_INT(data);
+  g_test_summary("IT-API DTO protection: an in-bounds RDMA Read or atomic with the live context "
+                 "of an LMR in another PZ of the responder's IA than its EP's is refused "
+                 "(IT_DTO_ERR_REMOTE_ACCESS, both sides broken) and moves no byte, after the same "
+                 "request to an LMR of the EP's PZ succeeded");
+  it_ep_attributes_t attr;
+  if (!kf_offered(op, &attr))
+    return;
+  kf_t k;
+  kf_open(&k, &attr);
+  it_pz_handle_t pz2;
+  conf_ok(it_pz_create(k.p.p.ia, &pz2));
+  conf_side_t other = k.p.p;
+  other.pz = pz2;
+  conf_buf_t foreign;
+  conf_buf_new(&other, &foreign, KF_TGT, k.tgt_privs, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&foreign, 4);
+  kf_good(&k, op, &k.tgt, k.tgt.ctx);
+  kf_bad(&k, op, &foreign, foreign.ctx, TRUE);
+  conf_buf_free(&foreign);
+  kf_close(&k);
+}
+
+typedef enum { LPZ_SEND, LPZ_READ_SINK, LPZ_ATOMIC_RESULT } lpz_case_t;
+
+static void
+test_local_other_pz_op(gconstpointer data)
+{
+  lpz_case_t c = (lpz_case_t) GPOINTER_TO_INT(data);
+  g_test_summary("IT-API DTO protection: a Send's segment, an RDMA Read's sink or an atomic's "
+                 "result in an LMR of another PZ of the same IA than the EP's completes "
+                 "IT_DTO_ERR_LOCAL_PROTECTION; the LMR, the peer's memory and its receive stay "
+                 "untouched");
+  it_ep_attributes_t attr;
+  gboolean at = conf_probe_atomics(&attr, NULL);
+  if (c == LPZ_ATOMIC_RESULT && !conf_require(at, "atomics"))
+    return;
+  fixture_t f;
+  if (c == LPZ_ATOMIC_RESULT)
+    conf_pair_open2(&f.p, &attr, &attr);
+  else
+    conf_pair_open(&f.p);
+  conf_pair_connect(&f.p, NULL, 0, NULL, 0);
+  conf_buf_new(&f.p.a, &f.src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&f.p.a, &f.rq, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&f.p.p, &f.dst, 4096, PRIV_TARGET | (at ? IT_PRIV_ATOMIC : 0), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&f.src, 1);
+  conf_buf_fill(&f.dst, 2);
+  it_lmr_triplet_t r1 = conf_seg(&f.rq, 0, 128), r2 = conf_seg(&f.rq, 128, 128);
+  conf_ok(it_post_recv(f.p.a.ep, &r1, 1, FLUSH_COOKIE_1, IT_COMPLETION_FLAG));
+  conf_ok(it_post_recv(f.p.a.ep, &r2, 1, FLUSH_COOKIE_2, IT_COMPLETION_FLAG));
+  conf_buf_t rb;
+  conf_buf_new(&f.p.p, &rb, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t rs = conf_seg(&rb, 0, 256);
+  conf_ok(it_post_recv(f.p.p.ep, &rs, 1, 0xb1, IT_COMPLETION_FLAG));
+  it_pz_handle_t pz2;
+  conf_ok(it_pz_create(f.p.a.ia, &pz2));
+  conf_side_t other = f.p.a;
+  other.pz = pz2;
+  conf_buf_t foreign;
+  conf_buf_new(&other, &foreign, 256, conf_sink_privs(&f.p.a), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&foreign, 5);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute(f.dst.data + 8);
+  it_event_type_t type;
+  if (c == LPZ_SEND) {
+    it_lmr_triplet_t s = conf_seg(&foreign, 0, 256);
+    conf_ok(it_post_send(f.p.a.ep, &s, 1, 0x7f, IT_COMPLETION_FLAG));
+    type = IT_DTO_SEND_CMPL_EVENT;
+  } else if (c == LPZ_READ_SINK) {
+    it_lmr_triplet_t s = conf_seg(&foreign, 0, 256);
+    conf_ok(it_post_rdma_read(f.p.a.ep, &s, 1, 0x7f, IT_COMPLETION_FLAG, ra, f.dst.ctx));
+    type = IT_DTO_RDMA_READ_CMPL_EVENT;
+  } else {
+    it_lmr_triplet_t s = conf_seg(&foreign, 0, 8);
+    conf_ok(it_post_atomic(f.p.a.ep, IT_FETCH_AND_ADD, 1, 0, &s, 0x7f, IT_COMPLETION_FLAG, ra, f.dst.ctx));
+    type = IT_DTO_FETCH_ADD_CMPL_EVENT;
+  }
+  /* The responder's receive takes nothing: flushed when the connection breaks. */
+  it_dto_cmpl_event_t d = conf_dto(f.p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 0xb1);
+  g_assert_cmpuint(d.transferred_length, ==, 0);
+  expect_failure(&f, type, IT_DTO_ERR_LOCAL_PROTECTION, 0x7f, IT_ASYNC_AFF_EP_L_ACCESS_VIOLATION, 0);
+  expect_dst_untouched(&f);
+  conf_buf_check(&foreign, 0, foreign.len, 5);
+  conf_buf_check_guards(&foreign);
+  for (size_t i = 0; i < rb.len; i++)
+    g_assert_cmpuint(rb.data[i], ==, 0);
+  conf_buf_free(&foreign);
+  conf_buf_free(&rb);
+  fixture_teardown(&f);
+}
+
+/* Bytes per Read: large enough that the responder is still answering one
+ * when the next arrives, where a requester sends more than the IRD. */
+#define RO_LEN (256 * 1024)
+
+static void
+test_local_other_pz_recv(void)
+{
+  g_test_summary("IT-API DTO protection: a receive whose segment lies in an LMR of another PZ than "
+                 "the EP's: the Send that lands in it completes the receive "
+                 "IT_DTO_ERR_LOCAL_PROTECTION and leaves the LMR unchanged; the receiver gets "
+                 "IT_ASYNC_AFF_EP_L_RECV_ACCESS_VIOLATION, the sender's Send fails (where "
+                 "completions mean transmission it may have completed) and it gets "
+                 "IT_ASYNC_AFF_EP_R_RECV_ACCESS_VIOLATION; both sides break");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  it_pz_handle_t pz2;
+  conf_ok(it_pz_create(p.p.ia, &pz2));
+  conf_side_t other = p.p;
+  other.pz = pz2;
+  conf_buf_t src, foreign;
+  conf_buf_new(&p.a, &src, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&other, &foreign, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 3);
+  conf_buf_fill(&foreign, 4);
+  it_lmr_triplet_t r = conf_seg(&foreign, 0, 256), s = conf_seg(&src, 0, 256);
+  conf_ok(it_post_recv(p.p.ep, &r, 1, 0xb2, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, &s, 1, 0xa2, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 0xb2);
+  assert_handle_eq(d.ep, p.p.ep);
+  it_event_t ev = conf_wait(p.a.dto, IT_DTO_SEND_CMPL_EVENT);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 0xa2);
+  g_test_message("sender's completion: %s", itx_dto_status_name(ev.dto_cmpl.dto_status));
+  if (itx_ia_completion(p.a.ia) != ITX_COMPLETION_SENT)
+    g_assert_cmpint(ev.dto_cmpl.dto_status, !=, IT_DTO_SUCCESS);
+  wait_broken(&p);
+  ev = conf_wait(p.p.aff, IT_ASYNC_AFF_EP_L_RECV_ACCESS_VIOLATION);
+  assert_handle_eq(ev.aff_async.cause.ep, p.p.ep);
+  ev = conf_wait(p.a.aff, IT_ASYNC_AFF_EP_R_RECV_ACCESS_VIOLATION);
+  assert_handle_eq(ev.aff_async.cause.ep, p.a.ep);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_check(&foreign, 0, foreign.len, 4);
+  conf_buf_check_guards(&foreign);
+  conf_buf_free(&src);
+  conf_buf_free(&foreign);
+  conf_pair_close(&p);
+}
+
+typedef enum { RO_READS, RO_ATOMICS, RO_MIXED } ro_kind_t;
+
+typedef struct {
+  ro_kind_t kind;
+  uint32_t depth; /* IRD = ORD asked on both EPs */
+  int n;          /* requests posted back to back */
+} ro_case_t;
+
+static const ro_case_t ro_cases[] = {
+  { RO_READS, 1, 8 }, { RO_ATOMICS, 1, 8 }, { RO_MIXED, 1, 8 }, { RO_READS, 4, 16 }, { RO_MIXED, 4, 16 },
+};
+
+static void
+test_ird_ord(gconstpointer data)
+{
+  const ro_case_t *c = data;
+  g_test_summary("IT-API DTO: with rdma_read_ird = rdma_read_ord = N (1, or 4) on both EPs, 8 or 16 "
+                 "RDMA Reads, atomics, or both mixed, posted back to back, all complete "
+                 "IT_DTO_SUCCESS in posting order with the right bytes (the requester holds back "
+                 "what the peer's IRD cannot take); the connection stays up and a Send after them "
+                 "arrives");
+  it_ep_attributes_t attr;
+  gboolean at = conf_probe_atomics(&attr, NULL);
+  if (c->kind != RO_READS && !conf_require(at, "atomics"))
+    return;
+  attr.srv.rc.rdma_read_ird = c->depth;
+  attr.srv.rc.rdma_read_ord = c->depth;
+  conf_pair_t p;
+  conf_pair_open2(&p, &attr, &attr);
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p.a, &path);
+  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  it_event_t ea = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  it_event_t ep = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  it_ia_info_t *info = conf_info(&p.a);
+  gboolean told = info->ird_ord_ia_support;
+  it_ia_info_free(info);
+  g_test_message("asked IRD = ORD = %u; ESTABLISHED: active IRD %u ORD %u, passive IRD %u ORD %u%s",
+                 c->depth, ea.conn.rdma_read_ird, ea.conn.rdma_read_ord, ep.conn.rdma_read_ird,
+                 ep.conn.rdma_read_ord, told ? "" : " (not valid: no ird_ord_ia_support)");
+  if (told) {
+    g_assert_cmpuint(ea.conn.rdma_read_ord, ==, c->depth);
+    g_assert_cmpuint(ep.conn.rdma_read_ird, ==, c->depth);
+  }
+  int n = c->n;
+  size_t woff = (size_t) n * RO_LEN;
+  conf_buf_t src, sink, res, rb;
+  conf_buf_new(&p.p, &src, woff + 64, PRIV_TARGET | (at ? IT_PRIV_ATOMIC : 0), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &sink, woff, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &res, (size_t) n * 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rb, KF_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 7);
+  uint64_t word = 1000, expect = 1000;
+  memcpy(src.data + woff, &word, 8);
+  g_autofree unsigned char *src_was = g_memdup2(src.data, woff);
+  memset(res.data, 0xee, res.len);
+  gboolean atomic[16];
+  for (int i = 0; i < n; i++) {
+    atomic[i] = c->kind == RO_ATOMICS || (c->kind == RO_MIXED && i % 2 == 1);
+    if (atomic[i]) {
+      it_lmr_triplet_t r = conf_seg(&res, (size_t) i * 8, 8);
+      conf_ok(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, (uint64_t) i + 1, 0, &r, 0x500 + i,
+                             IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(src.data + woff), src.ctx));
+    } else {
+      it_lmr_triplet_t r = conf_seg(&sink, (size_t) i * RO_LEN, RO_LEN);
+      conf_ok(it_post_rdma_read(p.a.ep, &r, 1, 0x500 + i, IT_COMPLETION_FLAG,
+                                it_make_rdma_addr_absolute(src.data + (size_t) (n - 1 - i) * RO_LEN),
+                                src.ctx));
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    it_dto_cmpl_event_t d = conf_dto(p.a.dto, atomic[i] ? IT_DTO_FETCH_ADD_CMPL_EVENT : IT_DTO_RDMA_READ_CMPL_EVENT,
+                                     IT_DTO_SUCCESS, 0x500 + i);
+    assert_handle_eq(d.ep, p.a.ep);
+    if (atomic[i]) {
+      uint64_t old;
+      memcpy(&old, res.data + (size_t) i * 8, 8);
+      g_assert_cmpuint(old, ==, expect);
+      expect += (uint64_t) i + 1;
+    } else {
+      g_assert_cmpmem(sink.data + (size_t) i * RO_LEN, RO_LEN, src.data + (size_t) (n - 1 - i) * RO_LEN, RO_LEN);
+    }
+  }
+  memcpy(&word, src.data + woff, 8);
+  g_assert_cmpuint(word, ==, expect);
+  g_assert_cmpmem(src.data, woff, src_was, woff);
+  conf_buf_check_guards(&sink);
+  conf_buf_check_guards(&src);
+  /* Still connected: a Send behind them arrives. */
+  it_lmr_triplet_t r = conf_seg(&rb, 0, KF_LEN), s = conf_seg(&sink, 0, KF_LEN);
+  conf_ok(it_post_recv(p.p.ep, &r, 1, 0x5e0, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(p.a.ep, &s, 1, 0x5e1, IT_COMPLETION_FLAG));
+  it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 0x5e0);
+  g_assert_cmpuint(d.transferred_length, ==, KF_LEN);
+  g_assert_cmpmem(rb.data, KF_LEN, sink.data, KF_LEN);
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 0x5e1);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_assert_empty(p.a.aff);
+  conf_assert_empty(p.p.aff);
+  conf_assert_empty(p.a.cm);
+  conf_assert_empty(p.p.cm);
+  conf_buf_free(&src);
+  conf_buf_free(&sink);
+  conf_buf_free(&res);
+  conf_buf_free(&rb);
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -553,5 +977,25 @@ main(int argc, char **argv)
                        test_queued_failure);
   g_test_add_data_func("/conformance/neg/queued/local-failure-completes-once", GINT_TO_POINTER(TRUE),
                        test_queued_failure);
+  static const char *const op_id[] = { "write", "read", "atomic" };
+  for (size_t i = 0; i < G_N_ELEMENTS(kf_cases); i++) {
+    g_autofree char *path = g_strdup_printf("/conformance/neg/key-field/%s/%s", op_id[kf_cases[i].op],
+                                            kf_cases[i].key_byte ? "key-byte" : "bits");
+    g_test_add_data_func(path, &kf_cases[i], test_key_field);
+  }
+  g_test_add_data_func("/conformance/neg/pz/remote-read", GINT_TO_POINTER(KF_READ), test_remote_other_pz_op);
+  g_test_add_data_func("/conformance/neg/pz/remote-atomic", GINT_TO_POINTER(KF_ATOMIC), test_remote_other_pz_op);
+  g_test_add_data_func("/conformance/neg/pz/local-send", GINT_TO_POINTER(LPZ_SEND), test_local_other_pz_op);
+  g_test_add_data_func("/conformance/neg/pz/local-read-sink", GINT_TO_POINTER(LPZ_READ_SINK),
+                       test_local_other_pz_op);
+  g_test_add_data_func("/conformance/neg/pz/local-atomic-result", GINT_TO_POINTER(LPZ_ATOMIC_RESULT),
+                       test_local_other_pz_op);
+  g_test_add_func("/conformance/neg/pz/local-recv", test_local_other_pz_recv);
+  static const char *const ro_id[] = { "reads", "atomics", "mixed" };
+  for (size_t i = 0; i < G_N_ELEMENTS(ro_cases); i++) {
+    g_autofree char *path = g_strdup_printf("/conformance/dto/ird-ord/%u/%s-%d", ro_cases[i].depth,
+                                            ro_id[ro_cases[i].kind], ro_cases[i].n);
+    g_test_add_data_func(path, &ro_cases[i], test_ird_ord);
+  }
   return g_test_run();
 }

@@ -572,6 +572,136 @@ test_read_to_rmr_rights(void)
   conf_pair_close(&p);
 }
 
+/* The write through @ctx into @dst's window is refused: REMOTE_ACCESS
+ * (conf_write_refused), both sides broken, the responder's
+ * IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION, @dst unchanged.  @full: and
+ * nothing else arrives on either side. */
+static void
+write_refused(conf_pair_t *p, conf_buf_t *src, conf_buf_t *dst, it_rmr_context_t ctx, gboolean full)
+{
+  conf_buf_fill(src, 9);
+  g_autofree unsigned char *was = g_memdup2(dst->data, dst->len);
+  it_lmr_triplet_t s = conf_seg(src, 0, 32);
+  conf_ok(it_post_rdma_write(p->a.ep, &s, 1, 0xbad, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute(dst->data + WIN_OFF), ctx));
+  conf_write_refused(&p->a, 0xbad);
+  conf_wait(p->p.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  conf_wait(p->p.aff, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
+  g_assert_cmpmem(dst->data, dst->len, was, dst->len);
+  conf_buf_check_guards(dst);
+  if (full) {
+    conf_assert_empty(p->a.dto);
+    conf_assert_empty(p->p.dto);
+    conf_assert_empty(p->p.aff);
+    conf_assert_empty(p->p.cm);
+  }
+}
+
+static void
+test_key_field(gconstpointer data)
+{
+  gboolean key_byte = GPOINTER_TO_INT(data);
+  g_test_summary("IT-API RMR: a linked RMR's context changed only in its key byte (the low 8 bits; "
+                 "several values), or only in one other bit (each alone), is refused: after a write "
+                 "through the right context landed on the connection, the write through the "
+                 "changed one completes IT_DTO_ERR_REMOTE_ACCESS, both sides break and the "
+                 "window's memory is unchanged");
+  conf_key_change_t ch[64];
+  int n = 0;
+  for (int i = 0; n == 0 || i < n; i++) {
+    conf_pair_t p;
+    conf_pair_open(&p);
+    it_rmr_type_t t = some_type(&p.p);
+    if (!conf_require(t != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+      conf_pair_close(&p);
+      return;
+    }
+    conf_pair_connect(&p, NULL, 0, NULL, 0);
+    conf_buf_t src, dst;
+    conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.p, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&src, 8);
+    it_rmr_handle_t rmr;
+    conf_ok(it_rmr_create20(p.p.pz, t, &rmr));
+    it_rmr_context_t ctx = link_window(&p, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+    if (n == 0)
+      n = conf_key_changes(ctx, key_byte, ch);
+    it_rmr_context_t bad = ctx ^ ch[i].mask;
+    g_test_message("window context 0x%" G_GINT64_MODIFIER "x, %s: 0x%" G_GINT64_MODIFIER "x",
+                   (guint64) ctx, ch[i].what, (guint64) bad);
+    write_through(&p, &src, &dst, ctx, WIN_OFF, 32, IT_DTO_SUCCESS, 2);
+    conf_placed(&p.a, it_make_rdma_addr_absolute(dst.data + WIN_OFF), ctx);
+    g_assert_cmpmem(dst.data + WIN_OFF, 32, src.data, 32);
+    write_refused(&p, &src, &dst, bad, i == n - 1);
+    conf_ok(it_rmr_free(rmr));
+    conf_buf_free(&src);
+    conf_buf_free(&dst);
+    conf_pair_close(&p);
+  }
+}
+
+static void
+test_other_pz(void)
+{
+  g_test_summary("IT-API RMR: an RMR of another PZ of the responder's IA (linked on an EP of that "
+                 "PZ, through which a write lands) is refused through an EP of the first PZ: "
+                 "an in-bounds RDMA Write with its context completes IT_DTO_ERR_REMOTE_ACCESS, that "
+                 "connection breaks, the window's memory is unchanged and the other connection "
+                 "stays up");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_ia_info_t *info = conf_info(&p.p);
+  it_rmr_type_t t = (info->rmr_types_supported & IT_RMR_TYPE_WIDE) ? IT_RMR_TYPE_WIDE : some_type(&p.p);
+  it_ia_info_free(info);
+  if (!conf_require(t != IT_RMR_TYPE_DEFAULT, "remote memory regions")) {
+    conf_pair_close(&p);
+    return;
+  }
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  /* A second EP on the passive IA, in a PZ of its own, accepted on the
+   * same listener from a second active side. */
+  conf_side_t a2, p2 = p.p;
+  conf_side_open(&a2, NULL);
+  conf_ok(it_pz_create(p.p.ia, &p2.pz));
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  conf_ok(it_ep_rc_create(p2.pz, p.p.dto, p.p.dto, p.p.cm, IT_EP_NO_FLAG, &attr, &p2.ep));
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&a2, &path);
+  conf_ok(it_ep_connect(a2.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(p2.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(a2.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_buf_t src, src2, dst;
+  conf_buf_new(&p.a, &src, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&a2, &src2, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p2, &dst, 4096, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src2, 12);
+  it_rmr_handle_t rmr;
+  conf_ok(it_rmr_create20(p2.pz, t, &rmr));
+  it_rmr_context_t ctx = link_on(&p2, rmr, &dst, IT_PRIV_REMOTE_WRITE, 1);
+  it_lmr_triplet_t s = conf_seg(&src2, 0, 32);
+  conf_ok(it_post_rdma_write(a2.ep, &s, 1, 2, IT_COMPLETION_FLAG, it_make_rdma_addr_absolute(dst.data + WIN_OFF),
+                             ctx));
+  conf_dto(a2.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  conf_placed(&a2, it_make_rdma_addr_absolute(dst.data + WIN_OFF), ctx);
+  g_assert_cmpmem(dst.data + WIN_OFF, 32, src2.data, 32);
+  write_refused(&p, &src, &dst, ctx, FALSE);
+  g_assert_cmpint(conf_ep_state(a2.ep), ==, IT_EP_STATE_CONNECTED);
+  conf_assert_empty(a2.cm);
+  conf_assert_empty(p.a.dto);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&src);
+  conf_buf_free(&src2);
+  conf_buf_free(&dst);
+  conf_side_close(&a2);
+  conf_ok(it_ep_free(p2.ep));
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -588,5 +718,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/rmr/v10-bind", test_bind10);
   g_test_add_func("/conformance/rmr/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/rmr/read-to-rmr/rights", test_read_to_rmr_rights);
+  g_test_add_data_func("/conformance/rmr/key-field/key-byte", GINT_TO_POINTER(TRUE), test_key_field);
+  g_test_add_data_func("/conformance/rmr/key-field/bits", GINT_TO_POINTER(FALSE), test_key_field);
+  g_test_add_func("/conformance/rmr/pz-other", test_other_pz);
   return g_test_run();
 }

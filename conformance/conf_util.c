@@ -413,3 +413,26 @@ conf_ud_reply_to(it_pz_handle_t pz, const it_all_dto_cmpl_event_t *d, uint32_t q
   to.addr.ud.ep_info.ud_ep_key = qkey;
   return to;
 }
+
+int
+conf_key_changes(uint64_t key, gboolean key_byte, conf_key_change_t *out)
+{
+  int n = 0;
+  if (key_byte) {
+    uint8_t kb = (uint8_t) key;
+    const uint8_t vals[] = { (uint8_t) (kb + 1), (uint8_t) (kb - 1), (uint8_t) (kb ^ 0x80),
+                             (uint8_t) ~kb, (uint8_t) (kb ^ 0x5a) };
+    for (size_t i = 0; i < G_N_ELEMENTS(vals); i++, n++) {
+      out[n].mask = (uint8_t) (vals[i] ^ kb);
+      g_snprintf(out[n].what, sizeof(out[n].what), "key byte 0x%02x -> 0x%02x", kb, vals[i]);
+    }
+    return n;
+  }
+  /* A provider whose keys are 32 bits wide may never see higher ones. */
+  int width = (key >> 32) != 0 ? 64 : 32;
+  for (int b = 8; b < width; b++, n++) {
+    out[n].mask = UINT64_C(1) << b;
+    g_snprintf(out[n].what, sizeof(out[n].what), "bit %d flipped", b);
+  }
+  return n;
+}

@@ -353,10 +353,11 @@ role_stream(void)
   return 0;
 }
 
-/* A registered buffer as conf_buf_new makes, but in a MAP_SHARED memfd
- * named "conf-xproc-target" that may be sealed (left mapped at exit). */
+/* A registered buffer as conf_buf_new makes (with @privs), but in a
+ * MAP_SHARED memfd named "conf-xproc-target" that may be sealed (left
+ * mapped at exit). */
 static void
-memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len)
+memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs)
 {
   size_t total = CONF_GUARD * 2 + ((len + 4095) / 4096) * 4096;
   int fd = memfd_create("conf-xproc-target", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -369,8 +370,8 @@ memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len)
   memset(b->mem, CONF_GUARD_BYTE, total);
   b->data = b->mem + CONF_GUARD;
   memset(b->data, 0, len);
-  conf_ok(it_lmr_create(s->pz, b->data, NULL, len, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL | IT_PRIV_REMOTE,
-                        IT_LMR_FLAG_NONE, 0, &b->lmr, &b->ctx));
+  conf_ok(it_lmr_create(s->pz, b->data, NULL, len, IT_ADDR_MODE_ABSOLUTE, privs, IT_LMR_FLAG_NONE, 0,
+                        &b->lmr, &b->ctx));
 }
 
 /* A target region; the application thread then sleeps in read(): RDMA
@@ -386,7 +387,7 @@ role_target(gboolean memfd)
   conf_buf_t rb;
   role_accept(&s, NULL, FALSE);
   if (memfd)
-    memfd_buf_new(&s, &rb, TARGET_LEN);
+    memfd_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
   else
     conf_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
   peer_accessed(&rb);
@@ -690,6 +691,121 @@ role_ud(void)
   conf_buf_free(&rb);
   conf_buf_free(&sb);
   conf_side_close(&s);
+  return 0;
+}
+
+/* ---- protection zones across processes ---- */
+
+#define PZ_LEN 4096
+#define PZ_TOUCHED 128  /* the parent's good requests stay below this offset */
+
+/* Two regions for the parent: one in the EP's PZ, then one in a second PZ
+ * of this IA (in a sealable memfd with @memfd), each said as "mr ADDR CTX
+ * LEN".  The parent's accesses to the second must be refused.  On "check
+ * remote" or "check local" (the parent's request failed at the parent):
+ * the second region is whole, the first past PZ_TOUCHED, the guards of
+ * both; the connection breaks (and, remote, an affiliated event names the
+ * EP); then "ok". */
+static int
+role_pz(gboolean memfd)
+{
+  conf_side_t s;
+  it_ep_attributes_t attr;
+  gboolean at = conf_probe_atomics(&attr, NULL);
+  role_accept_attr(&s, &attr, NULL, TRUE);
+  it_mem_priv_t privs = IT_PRIV_LOCAL | IT_PRIV_REMOTE | (at ? IT_PRIV_ATOMIC : 0);
+  conf_buf_t rb, fb;
+  conf_buf_new(&s, &rb, PZ_LEN, privs, IT_ADDR_MODE_ABSOLUTE);
+  conf_side_t other = s;
+  conf_ok(it_pz_create(s.ia, &other.pz));
+  if (memfd)
+    memfd_buf_new(&other, &fb, PZ_LEN, privs);
+  else
+    conf_buf_new(&other, &fb, PZ_LEN, privs, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&rb, 5);
+  conf_buf_fill(&fb, 6);
+  peer_accessed(&rb);
+  peer_accessed(&fb);
+  g_autofree unsigned char *rb_was = g_memdup2(rb.data, rb.len);
+  g_autofree unsigned char *fb_was = g_memdup2(fb.data, fb.len);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
+         (guint64) rb.ctx, (unsigned) PZ_LEN);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) fb.data,
+         (guint64) fb.ctx, (unsigned) PZ_LEN);
+  fflush(stdout);
+  g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
+  g_assert_nonnull(l);
+  g_assert_true(g_str_has_prefix(l, "check "));
+  g_assert_cmpmem(fb.data, fb.len, fb_was, fb.len);
+  g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, rb_was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
+  conf_buf_check_guards(&rb);
+  conf_buf_check_guards(&fb);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  if (strcmp(l, "check remote") == 0) {
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+    g_assert_true(ev.aff_async.cause.ep == s.ep);
+  }
+  printf("ok\n");
+  fflush(stdout);
+  return 0;
+}
+
+/* One connection after another for the parent's key checks: on "next",
+ * accept the next connection on a fresh EP, register a fresh region
+ * (private, or in a sealable memfd with @memfd) filled with seed 5 and say
+ * it ("mr ADDR CTX LEN"); on "check", verify it past PZ_TOUCHED and its
+ * guards, wait for the connection to break and the affiliated event, say
+ * "ok".  "bye" ends. */
+static int
+role_keys(gboolean memfd)
+{
+  conf_side_t s;
+  it_listen_handle_t lh;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_side_open(&s, NULL);
+  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
+  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
+  fflush(stdout);
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  for (;;) {
+    g_autofree char *cmd = hear(0, LINE_TIMEOUT_MS * 3);
+    g_assert_nonnull(cmd);
+    if (strcmp(cmd, "bye") == 0)
+      break;
+    g_assert_cmpstr(cmd, ==, "next");
+    it_ep_handle_t ep;
+    conf_ok(it_ep_rc_create(s.pz, s.dto, s.dto, s.cm, IT_EP_NO_FLAG, &attr, &ep));
+    it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+    conf_ok(it_ep_accept(ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
+    conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+    conf_buf_t rb;
+    if (memfd)
+      memfd_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
+    else
+      conf_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&rb, 5);
+    peer_accessed(&rb);
+    g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
+    printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
+           (guint64) rb.ctx, (unsigned) PZ_LEN);
+    fflush(stdout);
+    g_autofree char *chk = hear(0, LINE_TIMEOUT_MS * 3);
+    g_assert_cmpstr(chk, ==, "check");
+    g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
+    conf_buf_check_guards(&rb);
+    ev = conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    g_assert_true(ev.conn.ep == ep);
+    size_t more;
+    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more));
+    g_assert_true(ev.aff_async.cause.ep == ep);
+    conf_ok(it_lmr_free(rb.lmr));
+    conf_ok(it_ep_free(ep));
+    printf("ok\n");
+    fflush(stdout);
+  }
   return 0;
 }
 
@@ -1630,6 +1746,200 @@ test_no_leak(void)
   g_assert_cmpint(count_shm(), ==, 0);
 }
 
+typedef enum { XPZ_WRITE, XPZ_READ, XPZ_ATOMIC, XPZ_LOCAL } xpz_op_t;
+
+/* One request of @op from @loc to offset @off of the region at @addr/@ctx. */
+static void
+xpz_post(conf_side_t *s, xpz_op_t op, conf_buf_t *loc, guint64 addr, size_t off, guint64 ctx,
+         it_dto_cookie_t cookie)
+{
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + off));
+  it_lmr_triplet_t l = conf_seg(loc, 0, op == XPZ_ATOMIC ? 8 : 64);
+  if (op == XPZ_READ)
+    conf_ok(it_post_rdma_read(s->ep, &l, 1, cookie, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
+  else if (op == XPZ_ATOMIC)
+    conf_ok(it_post_atomic(s->ep, IT_FETCH_AND_ADD, 1, 0, &l, cookie, IT_COMPLETION_FLAG, ra,
+                           (it_rmr_context_t) ctx));
+  else
+    conf_ok(it_post_rdma_write(s->ep, &l, 1, cookie, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
+}
+
+/* Against a "pz" child: the request of @op to the region of the child's
+ * EP's PZ succeeds (a Read or atomic returns the child's bytes); then the
+ * same request to the region of the child's other PZ is refused with
+ * IT_DTO_ERR_REMOTE_ACCESS, or with XPZ_LOCAL an RDMA Write to the first
+ * region from an LMR of another PZ of this IA completes
+ * IT_DTO_ERR_LOCAL_PROTECTION; the local buffer is unchanged, the
+ * connection breaks, and the child finds its memory unchanged. */
+static void
+pz_with(child_t *c, xpz_op_t op)
+{
+  static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT,
+                                          IT_DTO_FETCH_ADD_CMPL_EVENT, IT_DTO_RDMA_WRITE_CMPL_EVENT };
+  conf_side_t s;
+  it_ep_attributes_t attr;
+  conf_probe_atomics(&attr, NULL);
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, &attr);
+  connect_to(&s, port);
+  guint64 addr[2], ctx[2];
+  unsigned len[2];
+  for (int i = 0; i < 2; i++) {
+    g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_nonnull(l);
+    g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr[i], &ctx[i], &len[i]),
+                    ==, 3);
+  }
+  conf_buf_t loc, foreign;
+  conf_buf_new(&s, &loc, 64, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&loc, 1);
+  /* The child's regions hold conf_buf_fill's pattern of seed 5 (and 6). */
+  unsigned char want[64];
+  for (size_t i = 0; i < 64; i++)
+    want[i] = (unsigned char) ((8 + i) * 31 + 5 * 7 + 1);
+  xpz_post(&s, op == XPZ_LOCAL ? XPZ_WRITE : op, &loc, addr[0], 8, ctx[0], 1);
+  conf_dto(s.dto, type[op], IT_DTO_SUCCESS, 1);
+  if (op == XPZ_READ) {
+    g_assert_cmpmem(loc.data, 64, want, 64);
+  } else if (op == XPZ_ATOMIC) {
+    g_assert_cmpmem(loc.data, 8, want, 8);
+  }
+  memset(loc.data, 0xee, loc.len);
+  g_autofree unsigned char *loc_was = g_memdup2(loc.data, loc.len);
+  if (op == XPZ_LOCAL) {
+    conf_side_t other = s;
+    conf_ok(it_pz_create(s.ia, &other.pz));
+    conf_buf_new(&other, &foreign, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&foreign, 2);
+    xpz_post(&s, XPZ_WRITE, &foreign, addr[0], 1024, ctx[0], 2);
+    conf_dto(s.dto, type[op], IT_DTO_ERR_LOCAL_PROTECTION, 2);
+    conf_buf_check(&foreign, 0, 64, 2);
+    conf_buf_free(&foreign);
+  } else {
+    xpz_post(&s, op, &loc, addr[1], 8, ctx[1], 2);
+    conf_dto_refused(&s, type[op], IT_DTO_ERR_REMOTE_ACCESS, 2);
+  }
+  g_assert_cmpmem(loc.data, loc.len, loc_was, loc.len);
+  conf_buf_check_guards(&loc);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  say(c->to, "check %s\n", op == XPZ_LOCAL ? "local" : "remote");
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(&loc);
+  conf_side_close(&s);
+}
+
+static void
+test_pz(gconstpointer data)
+{
+  xpz_op_t op = (xpz_op_t) GPOINTER_TO_INT(data);
+  g_test_summary("xproc: the child registers a region in its EP's PZ and one in a second PZ of its "
+                 "IA, in private memory and then in a sealable memfd; after an RDMA Write, Read or "
+                 "atomic to the first succeeded, the same request to the second completes "
+                 "IT_DTO_ERR_REMOTE_ACCESS (pz-local: a write from an LMR of another PZ of the "
+                 "parent's IA completes IT_DTO_ERR_LOCAL_PROTECTION), the connection breaks and "
+                 "the child finds both regions unchanged; over cross-memory attach and, on emul, "
+                 "over the bounce ring (ITAPI_EMUL_CMA=0) too");
+  if (op == XPZ_ATOMIC && !conf_require(conf_probe_atomics(NULL, NULL), "atomics"))
+    return;
+  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
+  for (int no_cma = 0; no_cma < modes; no_cma++)
+    for (int memfd = 0; memfd < 2; memfd++) {
+      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+      child_t c = spawn(memfd ? "pzm" : "pz", no_cma);
+      pz_with(&c, op);
+      unlink(c.err);
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
+    }
+}
+
+/* Against a "keys" child: per change of the key, a fresh connection and
+ * region; the RDMA Write or Read (@op) with the region's context succeeds
+ * (a Read returns the child's bytes), the same with the changed context
+ * completes IT_DTO_ERR_REMOTE_ACCESS, the local buffer stays, the
+ * connection breaks and the child finds its region unchanged.  The
+ * changes: the key byte (five values) and one bit of every other byte of
+ * the key alone. */
+static void
+keys_with(child_t *c, xpz_op_t op)
+{
+  static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
+  uint16_t port = hear_port(c);
+  conf_key_change_t ch[64 + 8];
+  int n = 0;
+  for (int i = 0; n == 0 || i < n; i++) {
+    conf_side_t s;
+    say(c->to, "next\n");
+    conf_side_open(&s, NULL);
+    connect_to(&s, port);
+    guint64 addr, ctx;
+    unsigned len;
+    g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_nonnull(l);
+    g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
+    if (n == 0) {
+      n = conf_key_changes(ctx, TRUE, ch);
+      conf_key_change_t bits[64];
+      int nb = conf_key_changes(ctx, FALSE, bits);
+      for (int b = 0; b < nb; b += 8)  /* bits 8, 16, 24 (, 32, 40...) */
+        ch[n++] = bits[b];
+      ch[n++] = bits[nb - 1];          /* and the highest */
+    }
+    g_test_message("%s, context 0x%" G_GINT64_MODIFIER "x, %s", op == XPZ_READ ? "RDMA Read" : "RDMA Write",
+                   ctx, ch[i].what);
+    conf_buf_t loc;
+    conf_buf_new(&s, &loc, 64, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&loc, 1);
+    xpz_post(&s, op, &loc, addr, 8, ctx, 1);
+    conf_dto(s.dto, type[op], IT_DTO_SUCCESS, 1);
+    if (op == XPZ_READ)
+      for (size_t k = 0; k < 64; k++)
+        g_assert_cmpuint(loc.data[k], ==, (unsigned char) ((8 + k) * 31 + 5 * 7 + 1));
+    memset(loc.data, 0xee, loc.len);
+    xpz_post(&s, op, &loc, addr, 8, ctx ^ ch[i].mask, 2);
+    conf_dto_refused(&s, type[op], IT_DTO_ERR_REMOTE_ACCESS, 2);
+    for (size_t k = 0; k < loc.len; k++)
+      g_assert_cmpuint(loc.data[k], ==, 0xee);
+    conf_buf_check_guards(&loc);
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    say(c->to, "check\n");
+    g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+    g_assert_cmpstr(ok, ==, "ok");
+    conf_buf_free(&loc);
+    conf_side_close(&s);
+  }
+  say(c->to, "bye\n");
+  reap_ok(c);
+}
+
+static void
+test_key_field(gconstpointer data)
+{
+  xpz_op_t op = (xpz_op_t) GPOINTER_TO_INT(data);
+  g_test_summary("xproc: a context that differs from the child's live region's only in its key "
+                 "byte (five values), or only in one bit of another byte, is refused across "
+                 "processes: after the RDMA Write or Read with the right context succeeded, the "
+                 "one with the changed context completes IT_DTO_ERR_REMOTE_ACCESS, the "
+                 "connection breaks and the child's region is unchanged; private and memfd "
+                 "memory over attach and, on emul, the bounce ring");
+  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
+  for (int no_cma = 0; no_cma < modes; no_cma++)
+    for (int memfd = 0; memfd < 2; memfd++) {
+      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+      child_t c = spawn(memfd ? "keysm" : "keys", no_cma);
+      keys_with(&c, op);
+      unlink(c.err);
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1653,6 +1963,10 @@ main(int argc, char **argv)
       return role_stream();
     if (strcmp(argv[2], "ud") == 0)
       return role_ud();
+    if (strcmp(argv[2], "pz") == 0 || strcmp(argv[2], "pzm") == 0)
+      return role_pz(strcmp(argv[2], "pzm") == 0);
+    if (strcmp(argv[2], "keys") == 0 || strcmp(argv[2], "keysm") == 0)
+      return role_keys(strcmp(argv[2], "keysm") == 0);
     return 2;
   }
   g_test_init(&argc, &argv, NULL);
@@ -1674,5 +1988,11 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/peer-killed", test_peer_killed);
   g_test_add_func("/conformance/xproc/protection", test_protection);
   g_test_add_func("/conformance/xproc/no-leak", test_no_leak);
+  g_test_add_data_func("/conformance/xproc/pz-write", GINT_TO_POINTER(XPZ_WRITE), test_pz);
+  g_test_add_data_func("/conformance/xproc/pz-read", GINT_TO_POINTER(XPZ_READ), test_pz);
+  g_test_add_data_func("/conformance/xproc/pz-atomic", GINT_TO_POINTER(XPZ_ATOMIC), test_pz);
+  g_test_add_data_func("/conformance/xproc/pz-local", GINT_TO_POINTER(XPZ_LOCAL), test_pz);
+  g_test_add_data_func("/conformance/xproc/key-field/write", GINT_TO_POINTER(XPZ_WRITE), test_key_field);
+  g_test_add_data_func("/conformance/xproc/key-field/read", GINT_TO_POINTER(XPZ_READ), test_key_field);
   return g_test_run();
 }

@@ -149,5 +149,6 @@ void cert_register_cm(void);
 void cert_register_data(void);
 void cert_register_errors(void);
 void cert_register_flush(void);
+void cert_register_protect(void);
 
 #endif

@@ -33,5 +33,6 @@ main(int argc, char **argv)
   cert_register_data();
   cert_register_errors();
   cert_register_flush();
+  cert_register_protect();
   return g_test_run();
 }

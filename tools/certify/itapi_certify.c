@@ -65,6 +65,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/data", "RNIC-PI", "RNIC-PI data path" },
   { "/rnicpi/errors", "RNIC-PI", "RNIC-PI error paths" },
   { "/rnicpi/flush", "RNIC-PI", "RNIC-PI completions at the end: flush, unsignaled failures, transfers in flight" },
+  { "/rnicpi/protect", "RNIC-PI", "RNIC-PI protection: every part of a key, protection domains, IRD/ORD" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
   { "/interop/golden", "Interop", "Interop: known answers from golden frames (RFC 5040/5041/5044/6581)" },
   { "/interop/peer", "Interop", "Interop: against the reference peer (vp/iwarp in another process)" },
@@ -105,7 +106,7 @@ static const char *const negative_words[] = {
   "unreachable", "overflow", "full", "broken", "withdrawn", "mismatch", "wrong", "past-end",
   "too-small", "flush", "unsignaled-error", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
-  "-vs-", "-limit",
+  "-vs-", "-limit", "/protect/key-", "/protect/window/", "/protect/pz/", "/xproc/pz-", "/key-field/", "/rmr/pz-",
 };
 
 static const char *const programs[] = {
