@@ -108,5 +108,9 @@ main(int argc, char **argv)
   cert_register_cm();
   cert_register_data();
   cert_register_errors();
+  cert_register_mw();
+  cert_register_srq();
+  cert_register_ud();
+  cert_register_more();
   return g_test_run();
 }
