@@ -565,8 +565,8 @@ test_handoff_send_recv(cert_t *f, gconstpointer data)
 {
   (void) data;
   g_test_summary("sock_ops.handoff of both ends of a connected TCP socket to two IDLE queue "
-                 "pairs (one active, one passive): both get ESTABLISHED and reach RTS, and a Send "
-                 "and an RDMA Write cross the connection");
+                 "pairs (one active, one passive): both get ESTABLISHED and reach RTS, and a Send, "
+                 "an RDMA Write and an RDMA Read cross the connection");
   if (!cert_require(f, RNICPI_CAP_SOCKET_HANDOFF))
     return;
   struct sockaddr_storage ss;
@@ -598,7 +598,7 @@ test_handoff_send_recv(cert_t *f, gconstpointer data)
   cert_wait_state(pr.p.qp, RNICPI_QPS_RTS);
 
   cert_buf_t src, dst;
-  cert_buf_new(pr.a.pd, &src, 128, RW);
+  cert_buf_new(pr.a.pd, &src, 128, RW | REMOTE);
   cert_buf_new(pr.p.pd, &dst, 256, RW | REMOTE);
   cert_buf_fill(&src, 51);
   cert_post_recv(pr.p.qp, &dst, 0, 128, 0xc1);
@@ -613,6 +613,14 @@ test_handoff_send_recv(cert_t *f, gconstpointer data)
   cert_buf_check(&dst, 0, 100, 51);
   cert_write_ok(f, &pr, &src, 0, 128, cert_raddr(&dst, 128), dst.mr->rkey);
   cert_buf_check(&dst, 128, 128, 51);
+  /* The handoff's IRD/ORD hold: an RDMA Read back. */
+  memset(src.data, 0, src.len);
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &src, 0, 128, 0xc3, RNICPI_WR_SIGNALED,
+                 cert_raddr(&dst, 128), dst.mr->rkey);
+  w = cert_wc(pr.a.scq);
+  g_assert_cmphex(w.wr_id, ==, 0xc3);
+  g_assert_cmpint(w.status, ==, RNICPI_WC_SUCCESS);
+  cert_buf_check(&src, 0, 128, 51);
   cert_assert_cq_quiet(pr.p.rcq);
   cert_buf_free(&src);
   cert_buf_free(&dst);

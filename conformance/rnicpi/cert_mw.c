@@ -449,6 +449,231 @@ test_mr_fast_reg(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* ---- window types and a second connection ----------------------------- */
+
+/* A second connection whose passive queue pair is in the window's domain
+ * (the passive side of @m), with CQs of its own: @pr2.p shares the domain
+ * and does not own it. */
+static void
+mw_second_open(cert_t *f, mw_setup_t *m, cert_pair_t *pr2)
+{
+  memset(pr2, 0, sizeof(*pr2));
+  cert_side_new(f, &pr2->a, 0xa8000, 64, NULL);
+  cert_side_t *p = &pr2->p;
+  p->ctx = 0xb8000;
+  p->pd = m->pr.p.pd;
+  cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 1, &p->scq));
+  cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 2, &p->rcq));
+  rnicpi_qp_attr_t a = cert_qp_attr(f, p->scq, p->rcq);
+  cert_ok(QUE->qp_create(p->pd, &a, p->ctx, &p->qp));
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x1151, &lst);
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
+                             .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(pr2->a.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1151);
+  cert_ok(CMV->accept(p->qp, req->conn_id, &cp));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr2->a.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, p->ctx));
+  cert_ok(CMV->unlisten(lst));
+}
+
+static void
+mw_second_close(cert_pair_t *pr2)
+{
+  cert_ok(QUE->qp_destroy(pr2->p.qp));
+  cert_ok(QUE->cq_destroy(pr2->p.scq));
+  cert_ok(QUE->cq_destroy(pr2->p.rcq));
+  cert_side_free(&pr2->a);
+}
+
+static void
+test_mw_narrow_other_qp(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a narrow window answers only through the queue pair it was bound on: an RDMA "
+                 "Write through its key arriving on another queue pair of the same domain is "
+                 "refused and writes nothing, while through the binding QP it lands");
+  if (!cert_require(f, RNICPI_CAP_MW_NARROW))
+    return;
+  mw_setup_t m;
+  memset(&m, 0, sizeof(m));
+  if (!cert_pair_open(f, &m.pr, NULL))
+    return;
+  cert_buf_new(m.pr.a.pd, &m.src, TGT_LEN, RW | REMOTE);
+  cert_buf_new(m.pr.p.pd, &m.tgt, TGT_LEN, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_ok(MW->mw_alloc(m.pr.p.pd, RNICPI_MW_NARROW, &m.mw));
+  uint64_t key = mw_bind_ok(&m, REMOTE);
+  cert_buf_fill(&m.src, 14);
+  cert_write_ok(f, &m.pr, &m.src, 0, 32, win_addr(&m, 0), key);
+  tgt_only(&m, WIN_OFF, 32, 14);
+  memset(m.tgt.data, 0, m.tgt.len);
+
+  cert_pair_t pr2;
+  mw_second_open(f, &m, &pr2);
+  cert_buf_t src2;
+  cert_buf_new(pr2.a.pd, &src2, 64, RW);
+  cert_post_send(pr2.a.qp, RNICPI_WR_RDMA_WRITE, &src2, 0, 32, BAD_ID, RNICPI_WR_SIGNALED,
+                 win_addr(&m, 0), key);
+  cert_expect_refused(f, &pr2, BAD_ID, TRUE);
+  tgt_only(&m, 0, 0, 0);
+  cert_buf_free(&src2);
+  mw_second_close(&pr2);
+  mw_close(&m);
+}
+
+static void
+test_mw_wide_any_qp(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a wide window answers through any queue pair of its domain: an RDMA Write "
+                 "through its key arriving on a queue pair other than the binding one lands in "
+                 "the window");
+  if (!cert_require(f, RNICPI_CAP_MW_WIDE))
+    return;
+  mw_setup_t m;
+  memset(&m, 0, sizeof(m));
+  if (!cert_pair_open(f, &m.pr, NULL))
+    return;
+  cert_buf_new(m.pr.a.pd, &m.src, TGT_LEN, RW | REMOTE);
+  cert_buf_new(m.pr.p.pd, &m.tgt, TGT_LEN, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_ok(MW->mw_alloc(m.pr.p.pd, RNICPI_MW_WIDE, &m.mw));
+  g_assert_cmpint(m.mw->type, ==, RNICPI_MW_WIDE);
+  uint64_t key = mw_bind_ok(&m, REMOTE);
+  cert_pair_t pr2;
+  mw_second_open(f, &m, &pr2);
+  cert_buf_t src2;
+  cert_buf_new(pr2.a.pd, &src2, 64, RW);
+  cert_buf_fill(&src2, 15);
+  cert_write_ok(f, &pr2, &src2, 0, 64, win_addr(&m, WIN_LEN - 64), key);
+  tgt_only(&m, WIN_OFF + WIN_LEN - 64, 64, 15);
+  cert_assert_cq_quiet(pr2.a.scq);
+  cert_buf_free(&src2);
+  mw_second_close(&pr2);
+  mw_close(&m);
+}
+
+static void
+test_mr_fast_reg_valid(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a FAST_REG of a region that is already valid (registered and not invalidated) "
+                 "completes with RNICPI_WC_MEM_MGT_ERR, opcode FAST_REG, and the queue pair enters "
+                 "ERROR");
+  if (!cert_require(f, RNICPI_CAP_FAST_REGISTER))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  enum { PAGE = 4096 };
+  uint8_t *mem = g_malloc0(3 * PAGE);
+  uint8_t *buf = (uint8_t *) (((uintptr_t) mem + PAGE - 1) & ~(uintptr_t) (PAGE - 1));
+  uint64_t page = (uint64_t) (uintptr_t) buf;
+  rnicpi_mr_t *mr = NULL;
+  cert_ok(MEM->mr_alloc(pr.p.pd, 1, &mr));
+  rnicpi_send_wr_t wr = { .wr_id = 0xf5, .opcode = RNICPI_WR_FAST_REG, .flags = RNICPI_WR_SIGNALED };
+  wr.fast_reg = (rnicpi_fast_reg_t) {
+    .mr = mr, .addr = buf, .length = PAGE, .iova = (uint64_t) (uintptr_t) buf,
+    .access = RW | REMOTE, .page_size = PAGE, .num_pages = 1, .pages = &page,
+  };
+  cert_ok(DAT->post_send(pr.p.qp, &wr));
+  rnicpi_wc_t wc = cert_wc(pr.p.scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wr.wr_id = BAD_ID;
+  cert_ok(DAT->post_send(pr.p.qp, &wr));
+  wc = cert_wc(pr.p.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_MEM_MGT_ERR);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FAST_REG);
+  cert_wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(pr.p.scq);
+  if (QUE->qp_state(pr.a.qp) != RNICPI_QPS_ERROR)
+    cert_ok(QUE->qp_to_error(pr.a.qp));
+  cert_ok(MEM->mr_dereg(mr));
+  g_free(mem);
+  cert_pair_free(&pr);
+}
+
+static void
+test_mw_read_sink_inv(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read with RNICPI_WR_SINK_MW scatters into a window of the requester's "
+                 "(its key and window addresses in the SGE) and lands at the window's place in "
+                 "the region; RNICPI_WR_RDMA_READ_INV also kills the sink key: its completion "
+                 "carries RNICPI_WC_WITH_INV and that key, and a later Read into the dead key "
+                 "completes with RNICPI_WC_LOC_PROT_ERR, the region untouched");
+  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE))
+    return;
+  rnicpi_mw_type_t type;
+  if (!mw_type(f, &type))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t sink, tgt;
+  cert_buf_new(pr.a.pd, &sink, TGT_LEN, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_buf_new(pr.p.pd, &tgt, TGT_LEN, RW | REMOTE);
+  cert_buf_fill(&tgt, 16);
+  rnicpi_mw_t *mw = NULL;
+  cert_ok(MW->mw_alloc(pr.a.pd, type, &mw));
+  rnicpi_send_wr_t b = { .wr_id = 0xb1e, .opcode = RNICPI_WR_BIND_MW, .flags = RNICPI_WR_SIGNALED };
+  b.bind = (rnicpi_bind_t) { .mw = mw, .mr = sink.mr, .addr = cert_raddr(&sink, WIN_OFF),
+                             .length = WIN_LEN, .access = RNICPI_ACCESS_REMOTE_WRITE };
+  cert_ok(DAT->post_send(pr.a.qp, &b));
+  uint64_t key = mw->rkey;
+  rnicpi_wc_t wc = cert_wc(pr.a.scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+
+  /* A Read into the window's bytes 100..299. */
+  rnicpi_sge_t sge = { .addr = cert_raddr(&sink, WIN_OFF + 100), .length = 200, .lkey = key };
+  rnicpi_send_wr_t rd = { .wr_id = 0x4e1, .opcode = RNICPI_WR_RDMA_READ,
+                          .flags = RNICPI_WR_SIGNALED | RNICPI_WR_SINK_MW, .sg_list = &sge,
+                          .num_sge = 1, .remote_addr = cert_raddr(&tgt, 0), .rkey = tgt.mr->rkey };
+  cert_ok(DAT->post_send(pr.a.qp, &rd));
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x4e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  g_assert_cmpmem(sink.data + WIN_OFF + 100, 200, tgt.data, 200);
+
+  /* Read with Invalidate of the sink key. */
+  sge.addr = cert_raddr(&sink, WIN_OFF + 300);
+  rd.wr_id = 0x4e2;
+  rd.opcode = RNICPI_WR_RDMA_READ_INV;
+  rd.invalidate_rkey = key;
+  rd.remote_addr = cert_raddr(&tgt, 200);
+  cert_ok(DAT->post_send(pr.a.qp, &rd));
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x4e2);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
+  g_assert_cmphex(wc.rkey, ==, key);
+  g_assert_cmpmem(sink.data + WIN_OFF + 300, 200, tgt.data + 200, 200);
+
+  /* The dead key takes nothing more. */
+  memset(sink.data, 0, sink.len);
+  sge.addr = cert_raddr(&sink, WIN_OFF);
+  rd.wr_id = BAD_ID;
+  rd.opcode = RNICPI_WR_RDMA_READ;
+  rd.remote_addr = cert_raddr(&tgt, 0);
+  cert_ok(DAT->post_send(pr.a.qp, &rd));
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  for (size_t i = 0; i < sink.len; i++)
+    g_assert_cmphex(sink.data[i], ==, 0);
+  cert_wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_ok(MW->mw_dealloc(mw));
+  cert_buf_free(&sink);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
 void
 cert_register_mw(void)
 {
@@ -463,5 +688,9 @@ cert_register_mw(void)
   cert_add("/rnicpi/mw/send-invalidate", test_mw_send_invalidate);
   cert_add("/rnicpi/mw/rebind-old-key", test_mw_rebind_old_key);
   cert_add("/rnicpi/mw/dealloc-bound", test_mw_dealloc_bound);
+  cert_add("/rnicpi/mw/narrow-other-qp", test_mw_narrow_other_qp);
+  cert_add("/rnicpi/mw/wide-any-qp", test_mw_wide_any_qp);
+  cert_add("/rnicpi/mw/read-sink-invalidate", test_mw_read_sink_inv);
   cert_add("/rnicpi/mr/fast-reg-invalidate", test_mr_fast_reg);
+  cert_add("/rnicpi/mr/fast-reg-valid", test_mr_fast_reg_valid);
 }
