@@ -565,7 +565,9 @@ test_handoff_send_recv(cert_t *f, gconstpointer data)
 {
   (void) data;
   g_test_summary("sock_ops.handoff of both ends of a connected TCP socket to two IDLE queue "
-                 "pairs (one active, one passive): both get ESTABLISHED and reach RTS, and a Send, "
+                 "pairs (one active, one passive) with an IRD and ORD of 2: both get ESTABLISHED with "
+                 "an IRD and ORD of at most 2 (at least 1 for the active side's Reads) and reach RTS, "
+                 "and a Send, "
                  "an RDMA Write and an RDMA Read cross the connection");
   if (!cert_require(f, RNICPI_CAP_SOCKET_HANDOFF))
     return;
@@ -588,12 +590,26 @@ test_handoff_send_recv(cert_t *f, gconstpointer data)
   memset(&pr, 0, sizeof(pr));
   cert_side_new(f, &pr.a, 0xa0000, 64, NULL);
   cert_side_new(f, &pr.p, 0xb0000, 64, NULL);
-  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
-                             .ord = cert_min(4, f->caps.max_ord) };
+  /* Fewer Reads than the queue pairs were created with: the handoff's own
+   * parameters are what counts. */
+  rnicpi_conn_param_t cp = { .ird = cert_min(2, f->caps.max_ird),
+                             .ord = cert_min(2, f->caps.max_ord) };
   cert_ok(cert_prov->sock->handoff(pr.p.qp, s, false, &cp));
   cert_ok(cert_prov->sock->handoff(pr.a.qp, c, true, &cp));
-  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr.a.ctx));
-  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr.p.ctx));
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr.a.ctx);
+  g_autofree rnicpi_cm_event_t *ep = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr.p.ctx);
+  g_test_message("negotiated: active IRD %u ORD %u, passive IRD %u ORD %u", ea->ird, ea->ord,
+                 ep->ird, ep->ord);
+  g_assert_cmpuint(ea->ird, <=, cp.ird);
+  g_assert_cmpuint(ea->ord, <=, cp.ord);
+  g_assert_cmpuint(ep->ird, <=, cp.ird);
+  g_assert_cmpuint(ep->ord, <=, cp.ord);
+  /* Both ends offered Reads both ways: the active side's Reads have credit
+   * at both ends. */
+  if (cp.ord > 0 && cp.ird > 0) {
+    g_assert_cmpuint(ea->ord, >=, 1);
+    g_assert_cmpuint(ep->ird, >=, 1);
+  }
   cert_wait_state(pr.a.qp, RNICPI_QPS_RTS);
   cert_wait_state(pr.p.qp, RNICPI_QPS_RTS);
 
