@@ -106,6 +106,10 @@ static const char *const negative_words[] = {
   "too-small", "flush", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
   "-vs-", "-limit",
+  /* cert_mw.c, cert_srq.c, cert_ud.c, cert_more.c */
+  "past-window", "before-window", "before-first", "one-past", "-rights", "exceed", "no-mw-bind",
+  "past-region", "old-key", "dealloc-bound", "other-qp", "-valid", "revoke", "no-local-write",
+  "unaligned", "modify-rts-access", "in-error", "too-big", "error-keeps",
 };
 
 static const char *const programs[] = {
