@@ -643,6 +643,60 @@ test_handoff_send_recv(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* ---- messages of many segments ---------------------------------------- */
+
+static void
+test_data_large_message(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a Send of 200000 bytes (many packets or segments on any transport) completes "
+                 "its receive once with byte_len 200000 and every byte in place; an RDMA Read of "
+                 "the same size brings every byte back, and nothing past either message changes");
+  enum { LEN = 200000, ROOM = LEN + 4096 };
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  if (f->caps.max_msg_size < LEN) {
+    g_test_skip("max_msg_size is below 200000 bytes");
+    cert_pair_free(&pr);
+    return;
+  }
+  cert_buf_t src, dst;
+  cert_buf_new(pr.a.pd, &src, ROOM, RW | REMOTE);
+  cert_buf_new(pr.p.pd, &dst, ROOM, RW | REMOTE);
+  cert_buf_fill(&src, 57);
+  cert_post_recv(pr.p.qp, &dst, 0, ROOM, 0xd1);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, LEN, 0xd2, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t r = cert_wc(pr.p.rcq);
+  g_assert_cmphex(r.wr_id, ==, 0xd1);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(r.byte_len, ==, LEN);
+  rnicpi_wc_t s = cert_wc(pr.a.scq);
+  g_assert_cmphex(s.wr_id, ==, 0xd2);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  cert_buf_check(&dst, 0, LEN, 57);
+  for (size_t i = LEN; i < ROOM; i++)
+    g_assert_cmphex(dst.data[i], ==, 0);
+
+  memset(src.data, 0, src.len);
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &src, 0, LEN, 0xd3, RNICPI_WR_SIGNALED,
+                 cert_raddr(&dst, 0), dst.mr->rkey);
+  rnicpi_wc_t rd = cert_wc(pr.a.scq);
+  g_assert_cmphex(rd.wr_id, ==, 0xd3);
+  g_assert_cmpint(rd.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(rd.opcode, ==, RNICPI_WC_RDMA_READ);
+  cert_buf_check(&src, 0, LEN, 57);
+  for (size_t i = LEN; i < ROOM; i++)
+    g_assert_cmphex(src.data[i], ==, 0);
+  cert_buf_check_guards(&src);
+  cert_buf_check_guards(&dst);
+  cert_assert_cq_quiet(pr.p.rcq);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_pair_free(&pr);
+}
+
 void
 cert_register_more(void)
 {
@@ -662,4 +716,5 @@ cert_register_more(void)
   cert_add("/rnicpi/qp/modify-rts-limits", test_qp_modify_rts_limits);
   cert_add("/rnicpi/qp/post-in-error", test_qp_post_in_error);
   cert_add("/rnicpi/handoff/send-recv", test_handoff_send_recv);
+  cert_add("/rnicpi/data/large-message", test_data_large_message);
 }
