@@ -150,5 +150,26 @@ void cert_register_data(void);
 void cert_register_errors(void);
 void cert_register_flush(void);
 void cert_register_protect(void);
+void cert_register_mw(void);
+void cert_register_srq(void);
+void cert_register_ud(void);
+void cert_register_more(void);
+
+/* Shared by cert_mw.c, cert_srq.c, cert_ud.c and cert_more.c (defined in
+ * cert_more.c). */
+/* Wait until @qp is in @want (CERT_TIMEOUT_MS at most). */
+void cert_wait_state(rnicpi_qp_t *qp, rnicpi_qp_state_t want);
+/* The one-sided access @id the active side of @pr posted was refused by
+ * the responder: the requester completes it with RNICPI_WC_REM_ACCESS_ERR
+ * (@write without "completes-at-placement": success or a flush are also
+ * allowed, the refusal coming back as a Terminate), the responder gets
+ * RNICPI_ASYNC_QP_ACCESS_ERR, both sides BROKEN and in ERROR, and the
+ * requester's send CQ holds nothing more. */
+void cert_expect_refused(cert_t *f, cert_pair_t *pr, uint64_t id, gboolean write);
+/* A signaled one-SGE RDMA Write of @len bytes of @src at @off to
+ * @raddr/@rkey that must succeed, and be placed (cert_placed) before the
+ * caller looks at the target. */
+void cert_write_ok(cert_t *f, cert_pair_t *pr, const cert_buf_t *src, size_t off, uint32_t len,
+                   uint64_t raddr, uint64_t rkey);
 
 #endif

@@ -34,5 +34,9 @@ main(int argc, char **argv)
   cert_register_errors();
   cert_register_flush();
   cert_register_protect();
+  cert_register_mw();
+  cert_register_srq();
+  cert_register_ud();
+  cert_register_more();
   return g_test_run();
 }

@@ -165,7 +165,8 @@ match_cm(gconstpointer p, uint32_t type, uint64_t ctx)
   const rnicpi_cm_event_t *ev = p;
   if (ev->type != (rnicpi_cm_event_type_t) type)
     return FALSE;
-  if (type == RNICPI_CM_CONNECT_REQUEST || type == RNICPI_CM_REQUEST_CANCELLED)
+  if (type == RNICPI_CM_CONNECT_REQUEST || type == RNICPI_CM_REQUEST_CANCELLED ||
+      type == RNICPI_CM_UD_SVC_REQUEST)
     return ev->listen_ctx == ctx;
   return ev->qp_ctx == ctx;
 }

@@ -64,6 +64,12 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/cm", "RNIC-PI", "RNIC-PI connection management verbs" },
   { "/rnicpi/data", "RNIC-PI", "RNIC-PI data path" },
   { "/rnicpi/errors", "RNIC-PI", "RNIC-PI error paths" },
+  { "/rnicpi/mw", "RNIC-PI", "RNIC-PI memory windows" },
+  { "/rnicpi/srq", "RNIC-PI", "RNIC-PI shared receive queues" },
+  { "/rnicpi/ud", "RNIC-PI", "RNIC-PI unreliable datagrams" },
+  { "/rnicpi/protect-local", "RNIC-PI", "RNIC-PI local protection" },
+  { "/rnicpi/bounds", "RNIC-PI", "RNIC-PI region bounds" },
+  { "/rnicpi/handoff", "RNIC-PI", "RNIC-PI socket handoff" },
   { "/rnicpi/flush", "RNIC-PI", "RNIC-PI completions at the end: flush, unsignaled failures, transfers in flight" },
   { "/rnicpi/protect", "RNIC-PI", "RNIC-PI protection: every part of a key, protection domains, IRD/ORD" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
@@ -107,6 +113,10 @@ static const char *const negative_words[] = {
   "too-small", "flush", "unsignaled-error", "fault", "-idle", "create-errors", "unsupported", "refuse", "no-key-reuse",
   "waiter", "empty", "unconnected", "twice", "memlock", "not-software", "rules", "reuse",
   "-vs-", "-limit", "/protect/key-", "/protect/window/", "/protect/pz/", "/xproc/pz-", "/key-field/", "/rmr/pz-",
+  /* cert_mw.c, cert_srq.c, cert_ud.c, cert_more.c */
+  "past-window", "before-window", "before-first", "one-past", "-rights", "exceed", "no-mw-bind",
+  "past-region", "old-key", "dealloc-bound", "other-qp", "-valid", "revoke", "no-local-write",
+  "unaligned", "modify-rts-access", "in-error", "too-big", "error-keeps",
 };
 
 static const char *const programs[] = {

@@ -1,0 +1,293 @@
+/*
+ * cert-rnicpi: shared receive queues (rnicpi_srq_ops_t, ABI 1.1,
+ * RNICPI_CAP_SRQ).  Two passive queue pairs of one domain take their
+ * receives from one SRQ; each is connected to an active queue pair of its
+ * own.  A receive taken from the SRQ completes on the receive CQ of the
+ * queue pair the message arrived on, with that QP's context.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "cert.h"
+
+#define RW (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE)
+#define SRQ (cert_prov->srq)
+#define SRQ_CTX 0x5e0000ull
+#define P_CTX 0xb0000ull
+#define SLOT 64
+
+typedef struct {
+  rnicpi_pd_t *pd;
+  rnicpi_cq_t *scq, *rcq;
+  rnicpi_srq_t *srq;
+  rnicpi_qp_t *p[2];  /* passive QPs on the SRQ, contexts P_CTX + 0x1000 * (i + 1) */
+  cert_side_t a[2];   /* their active peers (when connected) */
+  cert_buf_t rb;      /* the SRQ's receive buffers, SLOT bytes each */
+  gboolean connected;
+} srq_setup_t;
+
+static uint64_t
+p_ctx(int i)
+{
+  return P_CTX + 0x1000ull * (uint64_t) (i + 1);
+}
+
+/* A domain, an SRQ of @max_wr receives, and two queue pairs on it; with
+ * @connect, each connected to an active side of its own. */
+static gboolean
+srq_open(cert_t *f, srq_setup_t *s, uint32_t max_wr, gboolean connect)
+{
+  memset(s, 0, sizeof(*s));
+  if (!cert_require(f, RNICPI_CAP_SRQ))
+    return FALSE;
+  if (connect && !cert_require(f, RNICPI_CAP_CM_VERBS))
+    return FALSE;
+  cert_ok(DEV->pd_alloc(f->dev, &s->pd));
+  cert_ok(QUE->cq_create(f->dev, 64, P_CTX | 1, &s->scq));
+  cert_ok(QUE->cq_create(f->dev, 64, P_CTX | 2, &s->rcq));
+  cert_ok(SRQ->srq_create(s->pd, max_wr, 1, SRQ_CTX, &s->srq));
+  g_assert_nonnull(s->srq);
+  g_assert_true(s->srq->pd == s->pd);
+  g_assert_cmphex(s->srq->al_ctx, ==, SRQ_CTX);
+  cert_buf_new(s->pd, &s->rb, SLOT * 16, RW);
+  for (int i = 0; i < 2; i++) {
+    rnicpi_qp_attr_t a = cert_qp_attr(f, s->scq, s->rcq);
+    a.srq = s->srq;
+    cert_ok(QUE->qp_create(s->pd, &a, p_ctx(i), &s->p[i]));
+  }
+  if (!connect)
+    return TRUE;
+  for (int i = 0; i < 2; i++) {
+    cert_side_new(f, &s->a[i], 0xa0000 + 0x1000ull * (uint64_t) (i + 1), 64, NULL);
+    rnicpi_listen_t *lst = NULL;
+    uint32_t port = cert_listen(f, 0x1150, &lst);
+    rnicpi_addr_t dst;
+    cert_addr(f, port, &dst);
+    rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
+                               .ord = cert_min(4, f->caps.max_ord) };
+    cert_ok(CMV->connect(s->a[i].qp, &dst, &cp));
+    g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1150);
+    cert_ok(CMV->accept(s->p[i], req->conn_id, &cp));
+    g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->a[i].ctx));
+    g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, p_ctx(i)));
+    cert_ok(CMV->unlisten(lst));
+  }
+  s->connected = TRUE;
+  return TRUE;
+}
+
+static void
+srq_close(srq_setup_t *s)
+{
+  for (int i = 0; i < 2; i++)
+    if (s->p[i] != NULL)
+      cert_ok(QUE->qp_destroy(s->p[i]));
+  if (s->srq != NULL)
+    cert_ok(SRQ->srq_destroy(s->srq));
+  cert_buf_free(&s->rb);
+  cert_ok(QUE->cq_destroy(s->scq));
+  cert_ok(QUE->cq_destroy(s->rcq));
+  cert_ok(DEV->pd_free(s->pd));
+  if (s->connected)
+    for (int i = 0; i < 2; i++)
+      cert_side_free(&s->a[i]);
+}
+
+/* Post receive @id into slot @slot of the SRQ's buffer. */
+static rnicpi_status_t
+srq_post(srq_setup_t *s, int slot, uint64_t id)
+{
+  rnicpi_sge_t sge = cert_sge(&s->rb, (size_t) slot * SLOT, SLOT);
+  rnicpi_recv_wr_t wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+  return SRQ->post_srq_recv(s->srq, &wr);
+}
+
+/* Active side @i sends @len bytes of pattern @seed; its send completes. */
+static void
+srq_send(srq_setup_t *s, int i, uint32_t len, uint8_t seed, cert_buf_t *src)
+{
+  cert_buf_fill(src, seed);
+  cert_post_send(s->a[i].qp, RNICPI_WR_SEND, src, 0, len, 0x5e4d, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(s->a[i].scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+}
+
+/* The next receive completion: @id, arrived on passive QP @i, @len bytes
+ * of pattern @seed in slot @slot. */
+static void
+srq_expect_recv(srq_setup_t *s, uint64_t id, int i, int slot, uint32_t len, uint8_t seed)
+{
+  rnicpi_wc_t r = cert_wc(s->rcq);
+  g_assert_cmphex(r.wr_id, ==, id);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(r.opcode, ==, RNICPI_WC_RECV);
+  g_assert_cmphex(r.qp_ctx, ==, p_ctx(i));
+  g_assert_cmpuint(r.byte_len, ==, len);
+  cert_buf_check(&s->rb, (size_t) slot * SLOT, len, seed);
+}
+
+static void
+test_srq_post_count(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("srq_create of 4 receives: srq_count counts each post_srq_recv, the fifth is "
+                 "RNICPI_EFULL and changes nothing; srq_modify growing it to 8 (limit 0) lets 4 "
+                 "more in, then RNICPI_EFULL again; no receive completes meanwhile");
+  srq_setup_t s;
+  if (!srq_open(f, &s, 4, FALSE))
+    return;
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 0);
+  for (int i = 0; i < 4; i++) {
+    cert_ok(srq_post(&s, i, 0x100 + (uint64_t) i));
+    g_assert_cmpuint(SRQ->srq_count(s.srq), ==, (guint) i + 1);
+  }
+  cert_cmpst(srq_post(&s, 4, 0x104), RNICPI_EFULL);
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 4);
+  cert_ok(SRQ->srq_modify(s.srq, 8, 0));
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 4);
+  for (int i = 4; i < 8; i++)
+    cert_ok(srq_post(&s, i, 0x100 + (uint64_t) i));
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 8);
+  cert_cmpst(srq_post(&s, 8, 0x108), RNICPI_EFULL);
+  cert_assert_cq_quiet(s.rcq);
+  srq_close(&s);
+}
+
+static void
+test_srq_destroy_busy(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("srq_destroy of an SRQ that queue pairs use is RNICPI_EBUSY and the SRQ keeps "
+                 "working; once they are destroyed it destroys");
+  srq_setup_t s;
+  if (!srq_open(f, &s, 8, FALSE))
+    return;
+  cert_ok(srq_post(&s, 0, 1));
+  cert_cmpst(SRQ->srq_destroy(s.srq), RNICPI_EBUSY);
+  cert_ok(QUE->qp_destroy(s.p[0]));
+  s.p[0] = NULL;
+  cert_cmpst(SRQ->srq_destroy(s.srq), RNICPI_EBUSY);
+  cert_ok(srq_post(&s, 1, 2));
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 2);
+  cert_ok(QUE->qp_destroy(s.p[1]));
+  s.p[1] = NULL;
+  cert_ok(SRQ->srq_destroy(s.srq));
+  s.srq = NULL;
+  cert_assert_cq_quiet(s.rcq);
+  srq_close(&s);
+}
+
+static void
+test_srq_qp_error_keeps(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a queue pair on an SRQ that enters ERROR (or is destroyed) flushes none of the "
+                 "SRQ's receives: srq_count stays, nothing completes, and the other queue pair "
+                 "still receives into them in order");
+  srq_setup_t s;
+  if (!srq_open(f, &s, 8, TRUE))
+    return;
+  for (int i = 0; i < 3; i++)
+    cert_ok(srq_post(&s, i, 0x200 + (uint64_t) i));
+  cert_ok(QUE->qp_to_error(s.p[0]));
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, s.a[0].ctx));
+  cert_assert_cq_quiet(s.rcq);
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 3);
+  cert_ok(QUE->qp_destroy(s.p[0]));
+  s.p[0] = NULL;
+  cert_assert_cq_quiet(s.rcq);
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 3);
+
+  cert_buf_t src;
+  cert_buf_new(s.a[1].pd, &src, SLOT, RW);
+  srq_send(&s, 1, 40, 61, &src);
+  srq_expect_recv(&s, 0x200, 1, 0, 40, 61);
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 2);
+  cert_assert_cq_quiet(s.rcq);
+  cert_buf_free(&src);
+  srq_close(&s);
+}
+
+static void
+test_srq_shared_order(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("Sends from two connections into two queue pairs on one SRQ take its receives "
+                 "in the order they were posted, whichever QP they arrive on; each completes on "
+                 "that QP's receive CQ with its context and the bytes in that receive's buffer, "
+                 "and srq_count falls by one each time");
+  srq_setup_t s;
+  if (!srq_open(f, &s, 8, TRUE))
+    return;
+  for (int i = 0; i < 4; i++)
+    cert_ok(srq_post(&s, i, 0x300 + (uint64_t) i));
+  cert_buf_t src[2];
+  cert_buf_new(s.a[0].pd, &src[0], SLOT, RW);
+  cert_buf_new(s.a[1].pd, &src[1], SLOT, RW);
+  static const int from[3] = { 0, 1, 0 };
+  for (int k = 0; k < 3; k++) {
+    srq_send(&s, from[k], 20 + (uint32_t) k, (uint8_t) (70 + k), &src[from[k]]);
+    srq_expect_recv(&s, 0x300 + (uint64_t) k, from[k], k, 20 + (uint32_t) k, (uint8_t) (70 + k));
+    g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 3 - (guint) k);
+  }
+  for (size_t i = 3 * SLOT; i < s.rb.len; i++)
+    g_assert_cmphex(s.rb.data[i], ==, 0);
+  cert_assert_cq_quiet(s.rcq);
+  cert_assert_cq_quiet(s.a[0].rcq);
+  cert_buf_free(&src[0]);
+  cert_buf_free(&src[1]);
+  srq_close(&s);
+}
+
+static void
+test_srq_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("srq_modify arming a limit of 3 on an SRQ holding 4: the Send that leaves 3 "
+                 "raises nothing, the one that leaves 2 raises RNICPI_ASYNC_SRQ_LIMIT with the "
+                 "SRQ's context once, and the next (limit disarmed) raises none; re-armed, the "
+                 "event comes again");
+  srq_setup_t s;
+  if (!srq_open(f, &s, 8, TRUE))
+    return;
+  for (int i = 0; i < 4; i++)
+    cert_ok(srq_post(&s, i, 0x400 + (uint64_t) i));
+  cert_ok(SRQ->srq_modify(s.srq, 0, 3));
+  cert_buf_t src;
+  cert_buf_new(s.a[0].pd, &src, SLOT, RW);
+
+  srq_send(&s, 0, 8, 1, &src);
+  srq_expect_recv(&s, 0x400, 0, 0, 8, 1);
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX, CERT_QUIET_MS));
+
+  srq_send(&s, 0, 8, 2, &src);
+  srq_expect_recv(&s, 0x401, 0, 1, 8, 2);
+  g_free(cert_wait_async(f, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX));
+
+  srq_send(&s, 0, 8, 3, &src);
+  srq_expect_recv(&s, 0x402, 0, 2, 8, 3);
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX, CERT_QUIET_MS));
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 1);
+
+  /* Re-armed above the count: the next take raises it again. */
+  cert_ok(srq_post(&s, 4, 0x404));
+  cert_ok(srq_post(&s, 5, 0x405));
+  cert_ok(SRQ->srq_modify(s.srq, 0, 3));
+  srq_send(&s, 0, 8, 4, &src);
+  srq_expect_recv(&s, 0x403, 0, 3, 8, 4);
+  g_free(cert_wait_async(f, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX));
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX, CERT_QUIET_MS));
+  cert_buf_free(&src);
+  srq_close(&s);
+}
+
+void
+cert_register_srq(void)
+{
+  cert_add("/rnicpi/srq/post-count", test_srq_post_count);
+  cert_add("/rnicpi/srq/destroy-busy", test_srq_destroy_busy);
+  cert_add("/rnicpi/srq/qp-error-keeps-receives", test_srq_qp_error_keeps);
+  cert_add("/rnicpi/srq/shared-order", test_srq_shared_order);
+  cert_add("/rnicpi/srq/limit-event", test_srq_limit);
+}
