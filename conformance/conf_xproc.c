@@ -802,6 +802,9 @@ role_keys(gboolean memfd)
     conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more));
     g_assert_true(ev.aff_async.cause.ep == ep);
     conf_ok(it_lmr_free(rb.lmr));
+    rb.lmr = IT_NULL_HANDLE;
+    if (!memfd)
+      conf_buf_free(&rb); /* a memfd mapping stays, as role_target's */
     conf_ok(it_ep_free(ep));
     printf("ok\n");
     fflush(stdout);
