@@ -47,6 +47,8 @@ CONFIGS = {
 }
 # Which configurations a file's defect can show in: a provider's own
 # configurations, or all of them for shared code.
+# The --level every certification runs at.
+LEVEL = ["all"]
 CONFIGS_OF_DIR = {
     "vp/emul/": ["emul", "emul-iw0"],
     "vp/iwarp/": ["iwarp", "iwarp-placed", "iwarp-rfc7306"],
@@ -154,7 +156,7 @@ def certify(bdir, work, config, tag, timeout, extra=()):
     env = dict(os.environ)
     env.update(env_add)
     cmd = [os.path.join(bdir, "tools", "certify", "itapi-certify")] + args + \
-          ["--quiet", "--timeout", str(timeout), "--json", out] + list(extra)
+          ["--quiet", "--timeout", str(timeout), "--level", LEVEL[0], "--json", out] + list(extra)
     r = run(cmd, env=env)
     if not os.path.exists(out):
         return None, r.stdout
@@ -197,11 +199,14 @@ def main():
     ap.add_argument("--work", default="/tmp/itapi-mutate", help="scratch directory")
     ap.add_argument("--configs", default=",".join(CONFIGS), help="configurations to certify")
     ap.add_argument("--timeout", type=int, default=30, help="seconds per test (itapi-certify)")
+    ap.add_argument("--level", default="all",
+                    help="the catalog level to run (itapi-certify --level: rnicpi, itapi, interop, all)")
     ap.add_argument("--keep", action="store_true", help="reuse WORK's copy and build")
     ap.add_argument("--check", action="store_true",
                     help="only check that every defect applies to this tree, then stop")
     a = ap.parse_args()
 
+    LEVEL[0] = a.level
     defects = parse_defects(a.defects)
     if a.only:
         want = set(a.only.split(","))
