@@ -112,6 +112,9 @@ void cert_buf_fill(cert_buf_t *b, uint8_t seed);
 void cert_buf_check(const cert_buf_t *b, size_t off, size_t len, uint8_t seed);
 void cert_buf_check_guards(const cert_buf_t *b);
 rnicpi_sge_t cert_sge(const cert_buf_t *b, size_t off, uint32_t len);
+/* The rights an RDMA Read sink needs on @f's device: local read and write,
+ * and remote write where RNICPI_CAP_READ_SINK_REMOTE_WRITE says so (iWARP). */
+uint32_t cert_sink_access(cert_t *f);
 uint64_t cert_raddr(const cert_buf_t *b, size_t off);
 
 /* Queue pairs and connections. */

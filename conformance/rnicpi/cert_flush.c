@@ -128,16 +128,6 @@ connect_again(cert_t *f, cert_pair_t *pr)
   g_assert_cmpint(QUE->qp_state(pr->p.qp), ==, RNICPI_QPS_RTS);
 }
 
-/* The RDMA Read sink rights of the device (iWARP: remote write too). */
-static uint32_t
-sink_access(cert_t *f)
-{
-  uint32_t a = RW;
-  if (f->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE)
-    a |= RNICPI_ACCESS_REMOTE_WRITE;
-  return a;
-}
-
 /* ---- at the end: destroy, reset, reconnect --------------------------- */
 
 static void
@@ -156,7 +146,7 @@ test_flush_destroy(cert_t *f, gconstpointer data)
   cert_buf_new(pr.a.pd, &src, LEN, RW);
   cert_buf_new(pr.p.pd, &tgt, LEN, TARGET);
   cert_buf_new(pr.p.pd, &rsrc, LEN, TARGET);
-  cert_buf_new(pr.a.pd, &sink, LEN, sink_access(f));
+  cert_buf_new(pr.a.pd, &sink, LEN, cert_sink_access(f));
   cert_buf_new(pr.a.pd, &rbuf, 4 * 64, RW);
   cert_buf_fill(&src, 3);
   cert_buf_fill(&rsrc, 5);
@@ -286,7 +276,7 @@ test_flush_error_post_once(cert_t *f, gconstpointer data)
   if (!cert_pair_open(f, &pr, NULL))
     return;
   cert_buf_t b, tgt;
-  cert_buf_new(pr.a.pd, &b, 1024, sink_access(f));
+  cert_buf_new(pr.a.pd, &b, 1024, cert_sink_access(f));
   cert_buf_new(pr.p.pd, &tgt, 1024, TARGET);
   cert_ok(QUE->qp_to_error(pr.a.qp));
   g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_ERROR);
@@ -359,7 +349,7 @@ test_flush_unsignaled_error(cert_t *f, gconstpointer data)
   cert_buf_new(pr.a.pd, &src, 4096, RW);
   cert_buf_new(pr.p.pd, &tgt, 4096, TARGET);
   /* The sink of the failing Read lacks local write (and so any write). */
-  cert_buf_new(pr.a.pd, &sink, 4096, kind == BAD_ACCESS ? RNICPI_ACCESS_LOCAL_READ : sink_access(f));
+  cert_buf_new(pr.a.pd, &sink, 4096, kind == BAD_ACCESS ? RNICPI_ACCESS_LOCAL_READ : cert_sink_access(f));
   cert_buf_new(pr.a.pd, &ra, 2 * 64, RW);
   cert_buf_fill(&src, 9);
   cert_buf_fill(&tgt, 11);
@@ -480,7 +470,7 @@ test_flush_in_flight(cert_t *f, gconstpointer data)
   /* src: the data (peer's region for a Read); dst: where it goes. */
   if (kind == FLIGHT_READ) {
     cert_buf_new(pr.p.pd, &src, (size_t) len * NFLIGHT, TARGET);
-    cert_buf_new(pr.a.pd, &dst, (size_t) len * NFLIGHT, sink_access(f));
+    cert_buf_new(pr.a.pd, &dst, (size_t) len * NFLIGHT, cert_sink_access(f));
   } else {
     cert_buf_new(pr.a.pd, &src, (size_t) len * NFLIGHT, RW);
     cert_buf_new(pr.p.pd, &dst, (size_t) len * NFLIGHT, kind == FLIGHT_SEND ? RW : TARGET);

@@ -96,17 +96,6 @@ target_access(cert_t *f)
   return acc;
 }
 
-/* Rights the requester's buffer needs for @op (a Read sink may need remote
- * write, RNICPI_CAP_READ_SINK_REMOTE_WRITE). */
-static uint32_t
-local_access(cert_t *f)
-{
-  uint32_t acc = RW;
-  if (f->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE)
-    acc |= RNICPI_ACCESS_REMOTE_WRITE;
-  return acc;
-}
-
 /* Post @op of @pr's requester from/into @loc (its first PROT_LEN bytes, 8
  * for an atomic) at @raddr of key @rkey. */
 static void
@@ -286,7 +275,7 @@ test_protect_region_key(cert_t *f, gconstpointer data)
     prot_pair_open(f, &pr, 0x1000000 + (uint64_t) i * 0x10000, cert_min(4, f->caps.max_ird),
                    cert_min(4, f->caps.max_ord));
     cert_buf_t loc, tgt;
-    cert_buf_new(pr.a.pd, &loc, PROT_LEN, local_access(f));
+    cert_buf_new(pr.a.pd, &loc, PROT_LEN, cert_sink_access(f));
     cert_buf_new(pr.p.pd, &tgt, TGT_LEN, target_access(f));
     cert_buf_fill(&loc, 1);
     cert_buf_fill(&tgt, 2);
@@ -361,7 +350,7 @@ test_protect_window_key(cert_t *f, gconstpointer data)
     prot_pair_open(f, &pr, 0x2000000 + (uint64_t) i * 0x10000, cert_min(4, f->caps.max_ird),
                    cert_min(4, f->caps.max_ord));
     cert_buf_t loc, tgt;
-    cert_buf_new(pr.a.pd, &loc, PROT_LEN, local_access(f));
+    cert_buf_new(pr.a.pd, &loc, PROT_LEN, cert_sink_access(f));
     cert_buf_new(pr.p.pd, &tgt, TGT_LEN, target_access(f));
     cert_buf_fill(&loc, 3);
     cert_buf_fill(&tgt, 4);
@@ -418,7 +407,7 @@ test_protect_pz_remote(cert_t *f, gconstpointer data)
   rnicpi_pd_t *other = NULL;
   cert_ok(DEV->pd_alloc(f->dev, &other));
   cert_buf_t loc, tgt, foreign;
-  cert_buf_new(pr.a.pd, &loc, PROT_LEN, local_access(f));
+  cert_buf_new(pr.a.pd, &loc, PROT_LEN, cert_sink_access(f));
   cert_buf_new(pr.p.pd, &tgt, TGT_LEN, target_access(f));
   cert_buf_new(other, &foreign, TGT_LEN, target_access(f));
   cert_buf_fill(&loc, 6);
@@ -451,8 +440,8 @@ test_protect_pz_window(cert_t *f, gconstpointer data)
   prot_pair_open(f, &pr, 0x3100000, cert_min(4, f->caps.max_ird), cert_min(4, f->caps.max_ord));
   prot_pair_open(f, &pr2, 0x3200000, cert_min(4, f->caps.max_ird), cert_min(4, f->caps.max_ord));
   cert_buf_t loc, loc2, tgt, foreign;
-  cert_buf_new(pr.a.pd, &loc, PROT_LEN, local_access(f));
-  cert_buf_new(pr2.a.pd, &loc2, PROT_LEN, local_access(f));
+  cert_buf_new(pr.a.pd, &loc, PROT_LEN, cert_sink_access(f));
+  cert_buf_new(pr2.a.pd, &loc2, PROT_LEN, cert_sink_access(f));
   cert_buf_new(pr.p.pd, &tgt, TGT_LEN, target_access(f));
   cert_buf_new(pr2.p.pd, &foreign, TGT_LEN, target_access(f));
   cert_buf_fill(&loc, 9);
@@ -494,7 +483,7 @@ test_protect_pz_local(cert_t *f, gconstpointer data)
   rnicpi_pd_t *other = NULL;
   cert_ok(DEV->pd_alloc(f->dev, &other));
   cert_buf_t foreign, tgt, rbuf;
-  cert_buf_new(other, &foreign, PROT_LEN, local_access(f) | TARGET);
+  cert_buf_new(other, &foreign, PROT_LEN, cert_sink_access(f) | TARGET);
   cert_buf_new(pr.p.pd, &tgt, TGT_LEN, target_access(f));
   cert_buf_new(pr.p.pd, &rbuf, PROT_LEN, RW);
   cert_buf_fill(&foreign, 12);
@@ -633,7 +622,7 @@ test_protect_ird_ord(cert_t *f, gconstpointer data)
   int n = c->n;
   cert_buf_t src, sink, res, rbuf;
   cert_buf_new(pr.p.pd, &src, (size_t) n * RO_LEN + 64, target_access(f));
-  cert_buf_new(pr.a.pd, &sink, (size_t) n * RO_LEN, local_access(f));
+  cert_buf_new(pr.a.pd, &sink, (size_t) n * RO_LEN, cert_sink_access(f));
   cert_buf_new(pr.a.pd, &res, (size_t) n * 8, RW);
   cert_buf_new(pr.p.pd, &rbuf, PROT_LEN, RW);
   cert_buf_fill(&src, 14);

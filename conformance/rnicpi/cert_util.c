@@ -594,3 +594,12 @@ cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size
                           .num_sge = b != NULL ? 1 : 0, .remote_addr = raddr, .rkey = rkey };
   cert_ok(DAT->post_send(qp, &wr));
 }
+
+uint32_t
+cert_sink_access(cert_t *f)
+{
+  uint32_t a = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE;
+  if (f->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE)
+    a |= RNICPI_ACCESS_REMOTE_WRITE;
+  return a;
+}
