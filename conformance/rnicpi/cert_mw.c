@@ -451,21 +451,26 @@ test_mr_fast_reg(cert_t *f, gconstpointer data)
 
 /* ---- window types and a second connection ----------------------------- */
 
-/* A second connection whose passive queue pair is in the window's domain
- * (the passive side of @m), with CQs of its own: @pr2.p shares the domain
- * and does not own it. */
+/* A second connection with CQs of its own.  With @own_pd FALSE its
+ * passive queue pair is in the window's domain (the passive side of @m),
+ * which @pr2.p shares and does not own; with TRUE both of its sides have
+ * domains of their own, so nothing of @m belongs to it. */
 static void
-mw_second_open(cert_t *f, mw_setup_t *m, cert_pair_t *pr2)
+mw_second_open(cert_t *f, mw_setup_t *m, cert_pair_t *pr2, gboolean own_pd)
 {
   memset(pr2, 0, sizeof(*pr2));
   cert_side_new(f, &pr2->a, 0xa8000, 64, NULL);
   cert_side_t *p = &pr2->p;
-  p->ctx = 0xb8000;
-  p->pd = m->pr.p.pd;
-  cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 1, &p->scq));
-  cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 2, &p->rcq));
-  rnicpi_qp_attr_t a = cert_qp_attr(f, p->scq, p->rcq);
-  cert_ok(QUE->qp_create(p->pd, &a, p->ctx, &p->qp));
+  if (own_pd) {
+    cert_side_new(f, p, 0xb8000, 64, NULL);
+  } else {
+    p->ctx = 0xb8000;
+    p->pd = m->pr.p.pd;
+    cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 1, &p->scq));
+    cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 2, &p->rcq));
+    rnicpi_qp_attr_t a = cert_qp_attr(f, p->scq, p->rcq);
+    cert_ok(QUE->qp_create(p->pd, &a, p->ctx, &p->qp));
+  }
   rnicpi_listen_t *lst = NULL;
   uint32_t port = cert_listen(f, 0x1151, &lst);
   rnicpi_addr_t dst;
@@ -481,8 +486,12 @@ mw_second_open(cert_t *f, mw_setup_t *m, cert_pair_t *pr2)
 }
 
 static void
-mw_second_close(cert_pair_t *pr2)
+mw_second_close(cert_pair_t *pr2, gboolean own_pd)
 {
+  if (own_pd) {
+    cert_pair_free(pr2);
+    return;
+  }
   cert_ok(QUE->qp_destroy(pr2->p.qp));
   cert_ok(QUE->cq_destroy(pr2->p.scq));
   cert_ok(QUE->cq_destroy(pr2->p.rcq));
@@ -512,7 +521,7 @@ test_mw_narrow_other_qp(cert_t *f, gconstpointer data)
   memset(m.tgt.data, 0, m.tgt.len);
 
   cert_pair_t pr2;
-  mw_second_open(f, &m, &pr2);
+  mw_second_open(f, &m, &pr2, FALSE);
   cert_buf_t src2;
   cert_buf_new(pr2.a.pd, &src2, 64, RW);
   cert_post_send(pr2.a.qp, RNICPI_WR_RDMA_WRITE, &src2, 0, 32, BAD_ID, RNICPI_WR_SIGNALED,
@@ -520,7 +529,7 @@ test_mw_narrow_other_qp(cert_t *f, gconstpointer data)
   cert_expect_refused(f, &pr2, BAD_ID, TRUE);
   tgt_only(&m, 0, 0, 0);
   cert_buf_free(&src2);
-  mw_second_close(&pr2);
+  mw_second_close(&pr2, FALSE);
   mw_close(&m);
 }
 
@@ -543,7 +552,7 @@ test_mw_wide_any_qp(cert_t *f, gconstpointer data)
   g_assert_cmpint(m.mw->type, ==, RNICPI_MW_WIDE);
   uint64_t key = mw_bind_ok(&m, REMOTE);
   cert_pair_t pr2;
-  mw_second_open(f, &m, &pr2);
+  mw_second_open(f, &m, &pr2, FALSE);
   cert_buf_t src2;
   cert_buf_new(pr2.a.pd, &src2, 64, RW);
   cert_buf_fill(&src2, 15);
@@ -551,8 +560,202 @@ test_mw_wide_any_qp(cert_t *f, gconstpointer data)
   tgt_only(&m, WIN_OFF + WIN_LEN - 64, 64, 15);
   cert_assert_cq_quiet(pr2.a.scq);
   cert_buf_free(&src2);
-  mw_second_close(&pr2);
+  mw_second_close(&pr2, FALSE);
   mw_close(&m);
+}
+
+/* ---- invalidation from the wrong place -------------------------------- */
+
+/* A LOCAL_INV of @key posted on @qp, which must not invalidate it: the
+ * request completes with an error and its wr_id, and @qp enters ERROR. */
+static void
+local_inv_refused(rnicpi_qp_t *qp, rnicpi_cq_t *scq, uint64_t key)
+{
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_LOCAL_INV,
+                          .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = key };
+  cert_ok(DAT->post_send(qp, &wr));
+  rnicpi_wc_t wc = cert_wc(scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  if (wc.status == RNICPI_WC_SUCCESS)
+    g_test_message("LOCAL_INV of key 0x%" G_GINT64_MODIFIER "x succeeded on a queue pair of "
+                   "another protection domain", key);
+  g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+  cert_wait_state(qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(scq);
+}
+
+/* A SEND_INV of @key from @pr2's active side, which its passive side must
+ * refuse: the Send is refused (cert_expect_refused) and the receive it
+ * would have used completes flushed, never with the key invalidated. */
+static void
+send_inv_refused(cert_t *f, cert_pair_t *pr2, uint64_t key)
+{
+  cert_buf_t rb, sb;
+  cert_buf_new(pr2->p.pd, &rb, 64, RW);
+  cert_buf_new(pr2->a.pd, &sb, 64, RW);
+  cert_post_recv(pr2->p.qp, &rb, 0, 64, 0x4ed);
+  cert_buf_fill(&sb, 5);
+  rnicpi_sge_t sge = cert_sge(&sb, 0, 32);
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND_INV,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .invalidate_rkey = key };
+  cert_ok(DAT->post_send(pr2->a.qp, &wr));
+  cert_expect_refused(f, pr2, BAD_ID, TRUE);
+  rnicpi_wc_t r = cert_wc(pr2->p.rcq);
+  g_assert_cmphex(r.wr_id, ==, 0x4ed);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  cert_assert_cq_quiet(pr2->p.rcq);
+  cert_buf_free(&rb);
+  cert_buf_free(&sb);
+}
+
+/* A wide window bound over the target of @m, and a second connection
+ * whose queue pairs are in domains of their own. */
+static gboolean
+wide_other_pd_open(cert_t *f, mw_setup_t *m, cert_pair_t *pr2, uint64_t *key)
+{
+  memset(m, 0, sizeof(*m));
+  if (!cert_require(f, RNICPI_CAP_MW_WIDE) || !cert_pair_open(f, &m->pr, NULL))
+    return FALSE;
+  cert_buf_new(m->pr.a.pd, &m->src, TGT_LEN, RW | REMOTE);
+  cert_buf_new(m->pr.p.pd, &m->tgt, TGT_LEN, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_ok(MW->mw_alloc(m->pr.p.pd, RNICPI_MW_WIDE, &m->mw));
+  *key = mw_bind_ok(m, REMOTE);
+  mw_second_open(f, m, pr2, TRUE);
+  return TRUE;
+}
+
+/* The window of @m still answers through @key: a Write lands in it. */
+static void
+wide_still_bound(cert_t *f, mw_setup_t *m, uint64_t key, uint8_t seed)
+{
+  cert_buf_fill(&m->src, seed);
+  cert_write_ok(f, &m->pr, &m->src, 0, 64, win_addr(m, 0), key);
+  tgt_only(m, WIN_OFF, 64, seed);
+}
+
+static void
+test_mw_local_inv_other_pd(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("LOCAL_INV of a bound wide window's key posted on a queue pair of another "
+                 "protection domain completes with an error and invalidates nothing: an RDMA "
+                 "Write through the key afterwards still lands in the window");
+  if (!cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE))
+    return;
+  mw_setup_t m;
+  cert_pair_t pr2;
+  uint64_t key;
+  if (!wide_other_pd_open(f, &m, &pr2, &key))
+    return;
+  local_inv_refused(pr2.p.qp, pr2.p.scq, key);
+  wide_still_bound(f, &m, key, 21);
+  mw_second_close(&pr2, TRUE);
+  mw_close(&m);
+}
+
+static void
+test_mw_send_inv_other_pd(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("SEND_INV naming a bound wide window of another protection domain than the "
+                 "receiving queue pair's is refused (RFC 5040 6.10, IBTA 9.4.1.1.1): the receive "
+                 "is flushed, never completed with the key, and an RDMA Write through the key "
+                 "afterwards still lands in the window");
+  if (!cert_require(f, RNICPI_CAP_REMOTE_INVALIDATE))
+    return;
+  mw_setup_t m;
+  cert_pair_t pr2;
+  uint64_t key;
+  if (!wide_other_pd_open(f, &m, &pr2, &key))
+    return;
+  send_inv_refused(f, &pr2, key);
+  wide_still_bound(f, &m, key, 22);
+  mw_second_close(&pr2, TRUE);
+  mw_close(&m);
+}
+
+static void
+test_mw_send_inv_region_key(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("SEND_INV naming the key of a region registered with mr_register (not a "
+                 "window, not fast-registered) is refused: the receive is flushed, and the "
+                 "region keeps its key: a Write through it on a new connection lands");
+  if (!cert_require(f, RNICPI_CAP_REMOTE_INVALIDATE))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t tgt;
+  cert_buf_new(pr.p.pd, &tgt, TGT_LEN, RW | REMOTE);
+  send_inv_refused(f, &pr, tgt.mr->rkey);
+  /* A new connection into the same passive domain writes through the key. */
+  mw_setup_t m;
+  memset(&m, 0, sizeof(m));
+  m.pr = pr;
+  cert_pair_t pr2;
+  mw_second_open(f, &m, &pr2, FALSE);
+  cert_buf_t src;
+  cert_buf_new(pr2.a.pd, &src, 64, RW);
+  cert_buf_fill(&src, 23);
+  cert_write_ok(f, &pr2, &src, 0, 64, cert_raddr(&tgt, 128), tgt.mr->rkey);
+  cert_buf_check(&tgt, 128, 64, 23);
+  cert_buf_free(&src);
+  mw_second_close(&pr2, FALSE);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
+static void
+test_mr_fast_reg_inv_other_pd(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("LOCAL_INV of a valid fast-registered region's key posted on a queue pair of "
+                 "another protection domain completes with an error and invalidates nothing: "
+                 "an RDMA Write through the key afterwards still lands");
+  if (!cert_require(f, RNICPI_CAP_FAST_REGISTER) || !cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  enum { PAGE = 4096 };
+  cert_buf_t src;
+  cert_buf_new(pr.a.pd, &src, PAGE, RW);
+  uint8_t *mem = g_malloc0(3 * PAGE);
+  uint8_t *buf = (uint8_t *) (((uintptr_t) mem + PAGE - 1) & ~(uintptr_t) (PAGE - 1));
+  uint64_t page = (uint64_t) (uintptr_t) buf;
+  rnicpi_mr_t *mr = NULL;
+  cert_ok(MEM->mr_alloc(pr.p.pd, 1, &mr));
+  rnicpi_send_wr_t wr = { .wr_id = 0xf6, .opcode = RNICPI_WR_FAST_REG, .flags = RNICPI_WR_SIGNALED };
+  wr.fast_reg = (rnicpi_fast_reg_t) {
+    .mr = mr, .addr = buf, .length = PAGE, .iova = (uint64_t) (uintptr_t) buf,
+    .access = RW | REMOTE, .page_size = PAGE, .num_pages = 1, .pages = &page,
+  };
+  cert_ok(DAT->post_send(pr.p.qp, &wr));
+  uint64_t key = mr->rkey;
+  rnicpi_wc_t wc = cert_wc(pr.p.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xf6);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+
+  mw_setup_t none;
+  memset(&none, 0, sizeof(none));
+  cert_pair_t pr2;
+  mw_second_open(f, &none, &pr2, TRUE);
+  local_inv_refused(pr2.p.qp, pr2.p.scq, key);
+  mw_second_close(&pr2, TRUE);
+
+  cert_buf_fill(&src, 24);
+  cert_write_ok(f, &pr, &src, 0, 64, (uint64_t) (uintptr_t) buf + 256, key);
+  g_assert_cmpmem(buf + 256, 64, src.data, 64);
+  for (size_t i = 0; i < PAGE; i++)
+    if (i < 256 || i >= 256 + 64)
+      g_assert_cmphex(buf[i], ==, 0);
+  cert_ok(QUE->qp_to_error(pr.p.qp));
+  cert_ok(MEM->mr_dereg(mr));
+  g_free(mem);
+  cert_buf_free(&src);
+  cert_pair_free(&pr);
 }
 
 static void
@@ -691,6 +894,10 @@ cert_register_mw(void)
   cert_add("/rnicpi/mw/narrow-other-qp", test_mw_narrow_other_qp);
   cert_add("/rnicpi/mw/wide-any-qp", test_mw_wide_any_qp);
   cert_add("/rnicpi/mw/read-sink-invalidate", test_mw_read_sink_inv);
+  cert_add("/rnicpi/mw/local-invalidate-other-pd", test_mw_local_inv_other_pd);
+  cert_add("/rnicpi/mw/send-invalidate-other-pd", test_mw_send_inv_other_pd);
+  cert_add("/rnicpi/mw/send-invalidate-region-key", test_mw_send_inv_region_key);
+  cert_add("/rnicpi/mr/fast-reg-invalidate-other-pd", test_mr_fast_reg_inv_other_pd);
   cert_add("/rnicpi/mr/fast-reg-invalidate", test_mr_fast_reg);
   cert_add("/rnicpi/mr/fast-reg-valid", test_mr_fast_reg_valid);
 }
