@@ -333,6 +333,43 @@ test_cm_pdata_limit(cert_t *f, gconstpointer data)
   cm_close(&s);
 }
 
+static void
+test_cm_ird_ord_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect/accept: an IRD above caps.max_ird or an ORD above caps.max_ord "
+                 "is refused with RNICPI_ELIMIT and changes nothing (the queue pair stays IDLE, "
+                 "no request is sent); the same call within the limits then connects");
+  const rnicpi_caps_t *c = &f->caps;
+  if (c->max_ird == UINT32_MAX || c->max_ord == UINT32_MAX) {
+    g_test_skip("the device names no IRD or ORD limit (UINT32_MAX)");
+    return;
+  }
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  rnicpi_conn_param_t over_ird = { .ird = c->max_ird + 1, .ord = cert_min(1, c->max_ord) };
+  rnicpi_conn_param_t over_ord = { .ird = cert_min(1, c->max_ird), .ord = c->max_ord + 1 };
+  cert_cmpst(CMV->connect(s.a.qp, &s.dst, &over_ird), RNICPI_ELIMIT);
+  cert_cmpst(CMV->connect(s.a.qp, &s.dst, &over_ord), RNICPI_ELIMIT);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_IDLE);
+  cert_assert_no_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+
+  rnicpi_conn_param_t ok = { .ird = c->max_ird, .ord = c->max_ord };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &ok));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  cert_cmpst(CMV->accept(s.p.qp, req->conn_id, &over_ird), RNICPI_ELIMIT);
+  cert_cmpst(CMV->accept(s.p.qp, req->conn_id, &over_ord), RNICPI_ELIMIT);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_IDLE);
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &ok));
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  g_autofree rnicpi_cm_event_t *ep = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  /* What was settled stays within both devices' limits. */
+  g_assert_cmpuint(ep->ird, <=, c->max_ird);
+  g_assert_cmpuint(ea->ord, <=, ep->ird);
+  cm_close(&s);
+}
+
 /* A CQ_OVERFLOW event for @cq_ctx, if one arrives shortly. */
 static rnicpi_async_event_t *
 wait_async_quiet(cert_t *f, uint64_t cq_ctx)
@@ -400,5 +437,6 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
+  cert_add("/rnicpi/cm/ird-ord-limit", test_cm_ird_ord_limit);
   cert_add("/rnicpi/cm/unlisten-pending", test_cm_unlisten_pending);
 }

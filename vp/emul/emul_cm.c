@@ -172,6 +172,14 @@ emul_cm_loopback(struct sockaddr_storage *ss, gboolean v6)
   }
 }
 
+/* The IRD and ORD a consumer asks for are within the device's limits: a
+ * queue pair never takes more Reads than the device can hold. */
+static gboolean
+ird_ord_ok(const emul_dev_t *dev, const rnicpi_conn_param_t *p)
+{
+  return p->ird <= dev->caps.max_ird && p->ord <= dev->caps.max_ord;
+}
+
 static rnicpi_status_t
 emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p)
 {
@@ -180,7 +188,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   rnicpi_status_t st = RNICPI_OK;
   emul_dev_t *dev = emul_qp_dev(qp);
 
-  if (p->pdata_len > dev->caps.pdata_connect)
+  if (p->pdata_len > dev->caps.pdata_connect || !ird_ord_ok(dev, p))
     return RNICPI_ELIMIT;
   if (p->three_way && !(dev->caps.features & RNICPI_CAP_THREE_WAY))
     return RNICPI_ENOTSUP;
@@ -256,6 +264,8 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   rnicpi_status_t st = RNICPI_OK;
   emul_dev_t *dev = emul_qp_dev(qp);
 
+  if (!ird_ord_ok(dev, p))
+    return RNICPI_ELIMIT;
   emul_fabric_lock();
   emul_conn_t *c = g_hash_table_lookup(emul_fabric.conns, &id);
   if (c == NULL) {
