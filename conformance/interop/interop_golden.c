@@ -413,9 +413,10 @@ wait_request(cert_t *f, int fd, uint64_t lctx)
 }
 
 /* The test connects to the provider (the test is the MPA Initiator) with
- * the golden Request; the provider accepts with "accept".  The socket. */
+ * the golden Request; the provider accepts with "accept".  The socket;
+ * @ird, if given, gets the IRD the provider's ESTABLISHED reports. */
 static int
-golden_passive(cert_t *f, cert_side_t *s)
+golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
 {
   rnicpi_listen_t *lst = NULL;
   uint32_t port = cert_listen(f, 0x901d, &lst);
@@ -447,9 +448,17 @@ golden_passive(cert_t *f, cert_side_t *s)
   uint8_t pd[6];
   raw_read_all(fd, pd, sizeof(pd));
   expect_bytes("the MPA Reply's private data", pd, 6, (const uint8_t *) accept_pdata, 6);
-  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->ctx));
+  g_autofree rnicpi_cm_event_t *est = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->ctx);
+  if (ird != NULL)
+    *ird = est->ird;
   cert_ok(CMV->unlisten(lst));
   return fd;
+}
+
+static int
+golden_passive(cert_t *f, cert_side_t *s)
+{
+  return golden_passive_ird(f, s, NULL);
 }
 
 /* ---- Tests ------------------------------------------------------------- */
@@ -670,6 +679,80 @@ test_read_request(cert_t *f, gconstpointer data)
 }
 
 static void
+test_read_past_ird(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("IRD + 1 golden RDMA Read Requests of 16 MiB each, sent back to back while the "
+                 "test reads nothing, exceed the provider's IRD (RFC 5040 5.1: a Data Source "
+                 "holds at most IRD Reads): it answers at most IRD of them and ends the stream "
+                 "with a Terminate or a close, never answering them all");
+  if (!interop_require_wire(f))
+    return;
+  enum { SIZE = 16 << 20 };
+  cert_side_t s;
+  cert_side_new(f, &s, 0xd8000, 16, NULL);
+  cert_buf_t b;
+  cert_buf_new(s.pd, &b, SIZE, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ);
+  uint32_t ird = 0;
+  int fd = golden_passive_ird(f, &s, &ird);
+  g_assert_cmpuint(ird, >=, 1);
+  g_assert_cmpuint(ird, <=, 64);
+  /* A small receive buffer: the first response cannot drain into the
+   * socket, so the provider still holds every Read it took. */
+  int small = 65536;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  uint32_t n = ird + 1;
+  g_autofree uint8_t *reqs = g_malloc0((size_t) n * 64);
+  size_t off = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint8_t u[46];
+    memset(u, 0, sizeof(u));
+    u[0] = 0x41;               /* T=0 L=1 DV=01 */
+    u[1] = 0x41;               /* RV=01 opcode 1: RDMA Read Request */
+    put32(u + 6, 1);           /* QN 1 */
+    put32(u + 10, i + 1);      /* MSN */
+    put32(u + 18, 0x11111100); /* Data Sink STag */
+    put64(u + 22, (uint64_t) i * SIZE);
+    put32(u + 30, SIZE);
+    put32(u + 34, b.mr->rkey);
+    put64(u + 38, cert_raddr(&b, 0));
+    off += fpdu_build(u, sizeof(u), reqs + off);
+  }
+  raw_write(fd, reqs, off);
+
+  /* Every FPDU the provider sends, until a Terminate or the close. */
+  g_autofree uint8_t *u = g_malloc(65536);
+  uint32_t answered = 0;
+  gboolean terminated = FALSE, closed = FALSE;
+  while (!terminated && !closed && answered < n) {
+    int len = fpdu_read(fd, u, NULL, RAW_WAIT_MS);
+    if (len < 0) {
+      closed = TRUE;
+    } else if (len >= 2 && (u[0] & 0x80) && (u[1] & 0x0f) == 2) {
+      if (u[0] & 0x40) /* L: the last segment of a Read Response */
+        answered++;
+    } else if (len >= 20 && !(u[0] & 0x80) && (u[1] & 0x0f) == 7) {
+      g_test_message("Terminate: layer %u, error type %u, code 0x%02x", u[18] >> 4, u[18] & 0x0f,
+                     u[19]);
+      terminated = TRUE;
+    } else {
+      g_test_message("an FPDU of %d bytes, header %02x %02x, neither a Read Response nor a "
+                     "Terminate", len, u[0], u[1]);
+      g_assert_not_reached();
+    }
+  }
+  g_test_message("IRD %u: %u of %u Reads answered, then %s", ird, answered, n,
+                 terminated ? "a Terminate" : closed ? "the close" : "nothing");
+  if (answered > ird)
+    g_test_message("the provider answered %u Reads with an IRD of %u: it took more than its IRD",
+                   answered, ird);
+  g_assert_cmpuint(answered, <=, ird);
+  close(fd);
+  cert_buf_free(&b);
+  cert_side_free(&s);
+}
+
+static void
 test_bad_crc(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -793,6 +876,7 @@ interop_register_golden(void)
   cert_add("/interop/golden/mpa-reject", test_mpa_reject);
   cert_add("/interop/golden/untagged-send", test_untagged_send);
   cert_add("/interop/golden/tagged-write", test_tagged_write);
+  cert_add("/interop/golden/read-past-ird", test_read_past_ird);
   cert_add("/interop/golden/read-request", test_read_request);
   cert_add("/interop/golden/bad-crc", test_bad_crc);
 }
