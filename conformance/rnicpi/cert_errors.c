@@ -320,6 +320,63 @@ test_cq_overflow(cert_t *f, gconstpointer data)
   cert_side_free(&s);
 }
 
+static void
+test_cq_overflow_exact(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a CQ of depth 4 holds 4 completions without RNICPI_ASYNC_CQ_OVERFLOW; the 5th "
+                 "(from a second queue pair sharing the CQ) raises it, once; all 5 poll, each "
+                 "once");
+  if (!cert_require(f, RNICPI_CAP_CQ_OVERFLOW_DETECT))
+    return;
+  enum { DEPTH = 4 };
+  rnicpi_pd_t *pd = NULL;
+  rnicpi_cq_t *scq = NULL, *rcq = NULL;
+  rnicpi_qp_t *q1 = NULL, *q2 = NULL;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  cert_ok(QUE->cq_create(f->dev, 16, 0xd1001, &scq));
+  cert_ok(QUE->cq_create(f->dev, DEPTH, 0xd1002, &rcq));
+  rnicpi_qp_attr_t a = cert_qp_attr(f, scq, rcq);
+  cert_ok(QUE->qp_create(pd, &a, 0xd1000, &q1));
+  cert_ok(QUE->qp_create(pd, &a, 0xd1010, &q2));
+  cert_buf_t b;
+  cert_buf_new(pd, &b, 64 * (DEPTH + 1), RW);
+  uint64_t ids[DEPTH + 1];
+  for (int i = 0; i <= DEPTH; i++)
+    ids[i] = 0xe10 + (uint64_t) i;
+  for (int i = 0; i < DEPTH; i++)
+    cert_post_recv(q1, &b, (size_t) i * 64, 64, ids[i]);
+  cert_post_recv(q2, &b, (size_t) DEPTH * 64, 64, ids[DEPTH]);
+
+  /* Exactly DEPTH: full, not overflowed. */
+  cert_ok(QUE->qp_to_error(q1));
+  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  while (DAT->cq_count(rcq) < DEPTH && g_get_monotonic_time() < deadline)
+    g_usleep(1000);
+  g_assert_cmpuint(DAT->cq_count(rcq), ==, DEPTH);
+  rnicpi_async_event_t *ev = cert_poll_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd1002, 300);
+  if (ev != NULL)
+    g_test_message("CQ_OVERFLOW with %d completions in a CQ of depth %d", DEPTH, DEPTH);
+  g_assert_null(ev);
+
+  /* One more: overflowed. */
+  cert_ok(QUE->qp_to_error(q2));
+  g_free(cert_wait_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd1002));
+  g_assert_cmpuint(DAT->cq_count(rcq), ==, DEPTH + 1);
+  rnicpi_wc_t wc[DEPTH + 1];
+  int n = cert_poll(rcq, wc, DEPTH + 1, CERT_TIMEOUT_MS);
+  cert_assert_each_once(wc, n, ids, DEPTH + 1, RNICPI_WC_WR_FLUSH_ERR);
+  cert_assert_cq_quiet(rcq);
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd1002, 100));
+
+  cert_ok(QUE->qp_destroy(q1));
+  cert_ok(QUE->qp_destroy(q2));
+  cert_buf_free(&b);
+  cert_ok(QUE->cq_destroy(scq));
+  cert_ok(QUE->cq_destroy(rcq));
+  cert_ok(DEV->pd_free(pd));
+}
+
 void
 cert_register_errors(void)
 {
@@ -330,4 +387,5 @@ cert_register_errors(void)
   cert_add("/rnicpi/errors/local-lkey", test_errors_local_lkey);
   cert_add("/rnicpi/errors/recv-too-small", test_errors_recv_too_small);
   cert_add("/rnicpi/cq-overflow/no-loss", test_cq_overflow);
+  cert_add("/rnicpi/cq-overflow/exact-depth", test_cq_overflow_exact);
 }
