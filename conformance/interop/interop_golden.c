@@ -449,8 +449,10 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
   raw_read_all(fd, pd, sizeof(pd));
   expect_bytes("the MPA Reply's private data", pd, 6, (const uint8_t *) accept_pdata, 6);
   g_autofree rnicpi_cm_event_t *est = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->ctx);
+  /* A Rev 1 Request negotiates nothing: a provider that reports no IRD
+   * (vp/ib over rdma_cm on siw) holds the one its consumer accepted with. */
   if (ird != NULL)
-    *ird = est->ird;
+    *ird = est->ird != 0 ? est->ird : cp.ird;
   cert_ok(CMV->unlisten(lst));
   return fd;
 }
