@@ -707,6 +707,38 @@ test_mw_send_inv_region_key(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* One page of fresh memory fast-registered by @pr's passive side: the
+ * registration completed successfully, and @fr keeps its work request
+ * for a repost.  g_free(fr->mem) after mr_dereg(fr->mr). */
+typedef struct {
+  uint8_t *mem, *buf; /* the allocation, and the page-aligned page in it */
+  uint64_t page;      /* the page list of the request */
+  rnicpi_mr_t *mr;
+  rnicpi_send_wr_t wr;
+} fr_page_t;
+
+enum { FR_PAGE = 4096 };
+
+static void
+fr_page_reg(cert_pair_t *pr, fr_page_t *fr, uint64_t id)
+{
+  memset(fr, 0, sizeof(*fr));
+  fr->mem = g_malloc0(3 * FR_PAGE);
+  fr->buf = (uint8_t *) (((uintptr_t) fr->mem + FR_PAGE - 1) & ~(uintptr_t) (FR_PAGE - 1));
+  fr->page = (uint64_t) (uintptr_t) fr->buf;
+  cert_ok(MEM->mr_alloc(pr->p.pd, 1, &fr->mr));
+  fr->wr = (rnicpi_send_wr_t) { .wr_id = id, .opcode = RNICPI_WR_FAST_REG,
+                                .flags = RNICPI_WR_SIGNALED };
+  fr->wr.fast_reg = (rnicpi_fast_reg_t) {
+    .mr = fr->mr, .addr = fr->buf, .length = FR_PAGE, .iova = fr->page,
+    .access = RW | REMOTE, .page_size = FR_PAGE, .num_pages = 1, .pages = &fr->page,
+  };
+  cert_ok(DAT->post_send(pr->p.qp, &fr->wr));
+  rnicpi_wc_t wc = cert_wc(pr->p.scq);
+  g_assert_cmphex(wc.wr_id, ==, id);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+}
+
 static void
 test_mr_fast_reg_inv_other_pd(cert_t *f, gconstpointer data)
 {
@@ -719,24 +751,9 @@ test_mr_fast_reg_inv_other_pd(cert_t *f, gconstpointer data)
   cert_pair_t pr;
   if (!cert_pair_open(f, &pr, NULL))
     return;
-  enum { PAGE = 4096 };
-  cert_buf_t src;
-  cert_buf_new(pr.a.pd, &src, PAGE, RW);
-  uint8_t *mem = g_malloc0(3 * PAGE);
-  uint8_t *buf = (uint8_t *) (((uintptr_t) mem + PAGE - 1) & ~(uintptr_t) (PAGE - 1));
-  uint64_t page = (uint64_t) (uintptr_t) buf;
-  rnicpi_mr_t *mr = NULL;
-  cert_ok(MEM->mr_alloc(pr.p.pd, 1, &mr));
-  rnicpi_send_wr_t wr = { .wr_id = 0xf6, .opcode = RNICPI_WR_FAST_REG, .flags = RNICPI_WR_SIGNALED };
-  wr.fast_reg = (rnicpi_fast_reg_t) {
-    .mr = mr, .addr = buf, .length = PAGE, .iova = (uint64_t) (uintptr_t) buf,
-    .access = RW | REMOTE, .page_size = PAGE, .num_pages = 1, .pages = &page,
-  };
-  cert_ok(DAT->post_send(pr.p.qp, &wr));
-  uint64_t key = mr->rkey;
-  rnicpi_wc_t wc = cert_wc(pr.p.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0xf6);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  fr_page_t fr;
+  fr_page_reg(&pr, &fr, 0xf6);
+  uint64_t key = fr.mr->rkey;
 
   mw_setup_t none;
   memset(&none, 0, sizeof(none));
@@ -745,15 +762,17 @@ test_mr_fast_reg_inv_other_pd(cert_t *f, gconstpointer data)
   local_inv_refused(pr2.p.qp, pr2.p.scq, key);
   mw_second_close(&pr2, TRUE);
 
+  cert_buf_t src;
+  cert_buf_new(pr.a.pd, &src, 64, RW);
   cert_buf_fill(&src, 24);
-  cert_write_ok(f, &pr, &src, 0, 64, (uint64_t) (uintptr_t) buf + 256, key);
-  g_assert_cmpmem(buf + 256, 64, src.data, 64);
-  for (size_t i = 0; i < PAGE; i++)
+  cert_write_ok(f, &pr, &src, 0, 64, fr.page + 256, key);
+  g_assert_cmpmem(fr.buf + 256, 64, src.data, 64);
+  for (size_t i = 0; i < FR_PAGE; i++)
     if (i < 256 || i >= 256 + 64)
-      g_assert_cmphex(buf[i], ==, 0);
+      g_assert_cmphex(fr.buf[i], ==, 0);
   cert_ok(QUE->qp_to_error(pr.p.qp));
-  cert_ok(MEM->mr_dereg(mr));
-  g_free(mem);
+  cert_ok(MEM->mr_dereg(fr.mr));
+  g_free(fr.mem);
   cert_buf_free(&src);
   cert_pair_free(&pr);
 }
@@ -770,23 +789,11 @@ test_mr_fast_reg_valid(cert_t *f, gconstpointer data)
   cert_pair_t pr;
   if (!cert_pair_open(f, &pr, NULL))
     return;
-  enum { PAGE = 4096 };
-  uint8_t *mem = g_malloc0(3 * PAGE);
-  uint8_t *buf = (uint8_t *) (((uintptr_t) mem + PAGE - 1) & ~(uintptr_t) (PAGE - 1));
-  uint64_t page = (uint64_t) (uintptr_t) buf;
-  rnicpi_mr_t *mr = NULL;
-  cert_ok(MEM->mr_alloc(pr.p.pd, 1, &mr));
-  rnicpi_send_wr_t wr = { .wr_id = 0xf5, .opcode = RNICPI_WR_FAST_REG, .flags = RNICPI_WR_SIGNALED };
-  wr.fast_reg = (rnicpi_fast_reg_t) {
-    .mr = mr, .addr = buf, .length = PAGE, .iova = (uint64_t) (uintptr_t) buf,
-    .access = RW | REMOTE, .page_size = PAGE, .num_pages = 1, .pages = &page,
-  };
-  cert_ok(DAT->post_send(pr.p.qp, &wr));
+  fr_page_t fr;
+  fr_page_reg(&pr, &fr, 0xf5);
+  fr.wr.wr_id = BAD_ID;
+  cert_ok(DAT->post_send(pr.p.qp, &fr.wr));
   rnicpi_wc_t wc = cert_wc(pr.p.scq);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
-  wr.wr_id = BAD_ID;
-  cert_ok(DAT->post_send(pr.p.qp, &wr));
-  wc = cert_wc(pr.p.scq);
   g_assert_cmphex(wc.wr_id, ==, BAD_ID);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_MEM_MGT_ERR);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FAST_REG);
@@ -794,8 +801,8 @@ test_mr_fast_reg_valid(cert_t *f, gconstpointer data)
   cert_assert_cq_quiet(pr.p.scq);
   if (QUE->qp_state(pr.a.qp) != RNICPI_QPS_ERROR)
     cert_ok(QUE->qp_to_error(pr.a.qp));
-  cert_ok(MEM->mr_dereg(mr));
-  g_free(mem);
+  cert_ok(MEM->mr_dereg(fr.mr));
+  g_free(fr.mem);
   cert_pair_free(&pr);
 }
 
