@@ -146,6 +146,36 @@ test_srq_sge_limit(cert_t *f, gconstpointer data)
   cert_ok(DEV->pd_free(pd));
 }
 
+static void
+test_srq_shrink_below_count(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("srq_modify shrinking a shared receive queue that holds 4 receives to max_wr 3 "
+                 "is refused with RNICPI_EBUSY and changes nothing: the 4 receives stay "
+                 "(srq_count 4), and shrinking to 4 is taken");
+  if (!cert_require(f, RNICPI_CAP_SRQ))
+    return;
+  rnicpi_pd_t *pd = NULL;
+  rnicpi_srq_t *srq = NULL;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  cert_ok(SRQ->srq_create(pd, 8, 1, 0x5e1, &srq));
+  cert_buf_t rb;
+  cert_buf_new(pd, &rb, 256, RW);
+  for (int i = 0; i < 4; i++) {
+    rnicpi_sge_t sge = cert_sge(&rb, (size_t) i * 64, 64);
+    rnicpi_recv_wr_t wr = { .wr_id = 0x4a0 + (uint64_t) i, .sg_list = &sge, .num_sge = 1 };
+    cert_ok(SRQ->post_srq_recv(srq, &wr));
+  }
+  g_assert_cmpuint(SRQ->srq_count(srq), ==, 4);
+  cert_cmpst(SRQ->srq_modify(srq, 3, 0), RNICPI_EBUSY);
+  g_assert_cmpuint(SRQ->srq_count(srq), ==, 4);
+  cert_ok(SRQ->srq_modify(srq, 4, 0));
+  g_assert_cmpuint(SRQ->srq_count(srq), ==, 4);
+  cert_ok(SRQ->srq_destroy(srq));
+  cert_buf_free(&rb);
+  cert_ok(DEV->pd_free(pd));
+}
+
 /* ---- local bounds ----------------------------------------------------- */
 
 static void
@@ -174,6 +204,35 @@ test_send_sge_past_end(cert_t *f, gconstpointer data)
   cert_assert_cq_quiet(pr.p.rcq);
   cert_buf_free(&src);
   cert_buf_free(&rb);
+  cert_pair_free(&pr);
+}
+
+/* ---- state ------------------------------------------------------------ */
+
+static void
+test_reset_connected(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("qp_reset of a connected queue pair in RTS is refused with RNICPI_ESTATE and "
+                 "changes nothing: both queue pairs stay RTS and a Send still arrives whole");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_cmpst(QUE->qp_reset(pr.a.qp), RNICPI_ESTATE);
+  cert_cmpst(QUE->qp_reset(pr.p.qp), RNICPI_ESTATE);
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(pr.p.qp), ==, RNICPI_QPS_RTS);
+  cert_buf_t src, dst;
+  cert_buf_new(pr.a.pd, &src, 64, RW);
+  cert_buf_new(pr.p.pd, &dst, 64, RW);
+  cert_buf_fill(&src, 27);
+  cert_post_recv(pr.p.qp, &dst, 0, 64, 0x4f3);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0x5e5, RNICPI_WR_SIGNALED, 0, 0);
+  edge_expect(pr.p.rcq, 0x4f3, pr.p.ctx, RNICPI_WC_SUCCESS);
+  edge_expect(pr.a.scq, 0x5e5, pr.a.ctx, RNICPI_WC_SUCCESS);
+  cert_buf_check(&dst, 0, 64, 27);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
   cert_pair_free(&pr);
 }
 
@@ -489,6 +548,37 @@ test_window_key_as_lkey(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+static void
+test_local_inv_region_with_window(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("LOCAL_INV of a fast-registered region's key while a window is bound to the "
+                 "region completes with RNICPI_WC_MEM_MGT_ERR, opcode LOCAL_INV, and the queue "
+                 "pair enters ERROR: as a region with a bound window cannot be deregistered, it "
+                 "cannot be invalidated under the window either");
+  rnicpi_mw_type_t type;
+  if (!cert_require(f, RNICPI_CAP_FAST_REGISTER) || !cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE) ||
+      !edge_mw_type(f, FALSE, &type))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  edge_fr_t r;
+  fr_new(&r, pr.p.pd, 1);
+  uint64_t key = fr_ok(&pr.p, &r, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  rnicpi_mw_t *mw = NULL;
+  cert_ok(MW->mw_alloc(pr.p.pd, type, &mw));
+  rnicpi_send_wr_t b = { .wr_id = 0xb20, .opcode = RNICPI_WR_BIND_MW, .flags = RNICPI_WR_SIGNALED };
+  b.bind = (rnicpi_bind_t) { .mw = mw, .mr = r.mr, .addr = (uint64_t) (uintptr_t) r.buf,
+                             .length = 512, .access = REMOTE };
+  cert_ok(DAT->post_send(pr.p.qp, &b));
+  edge_expect(pr.p.scq, 0xb20, pr.p.ctx, RNICPI_WC_SUCCESS);
+  inv_refused(&pr.p, &pr.a, key);
+  cert_ok(MW->mw_dealloc(mw));
+  fr_free(&r);
+  cert_pair_free(&pr);
+}
+
 /* ---- Read sinks of windows -------------------------------------------- */
 
 #define SINK_OFF 1024
@@ -728,7 +818,9 @@ cert_register_edge(void)
 {
   cert_add("/rnicpi/edge/sge-limits-per-queue", test_sge_limits_per_queue);
   cert_add("/rnicpi/edge/srq-sge-limit", test_srq_sge_limit);
+  cert_add("/rnicpi/edge/srq-shrink-below-count", test_srq_shrink_below_count);
   cert_add("/rnicpi/edge/send-sge-past-end", test_send_sge_past_end);
+  cert_add("/rnicpi/edge/reset-connected", test_reset_connected);
   cert_add("/rnicpi/edge/atomic-short-local", test_atomic_short_local);
   cert_add("/rnicpi/edge/fast-reg-too-many-pages", test_fast_reg_too_many_pages);
   cert_add("/rnicpi/edge/fast-reg-length-past-pages", test_fast_reg_length_past_pages);
@@ -736,6 +828,7 @@ cert_register_edge(void)
   cert_add("/rnicpi/edge/local-inv-region-other-pd", test_local_inv_region_other_pd);
   cert_add("/rnicpi/edge/bind-window-other-pd", test_bind_window_other_pd);
   cert_add("/rnicpi/edge/window-key-as-lkey", test_window_key_as_lkey);
+  cert_add("/rnicpi/edge/local-inv-region-with-window", test_local_inv_region_with_window);
   cert_add("/rnicpi/edge/read-sink-past-window", test_read_sink_past_window);
   cert_add("/rnicpi/edge/read-sink-other-pd", test_read_sink_other_pd);
   cert_add("/rnicpi/edge/ud-recv-no-room-for-grh", test_ud_recv_no_room_for_grh);
