@@ -579,6 +579,84 @@ test_local_inv_region_with_window(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* A second connection whose passive queue pair @q2 is in domain @pd, with
+ * CQs of its own (@pr2.p shares the domain and does not own it). */
+static void
+edge_second_open(cert_t *f, rnicpi_pd_t *pd, cert_pair_t *pr2)
+{
+  memset(pr2, 0, sizeof(*pr2));
+  cert_side_new(f, &pr2->a, 0xa9000, 64, NULL);
+  cert_side_t *p = &pr2->p;
+  p->ctx = 0xb9000;
+  p->pd = pd;
+  cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 1, &p->scq));
+  cert_ok(QUE->cq_create(f->dev, 64, p->ctx | 2, &p->rcq));
+  rnicpi_qp_attr_t a = cert_qp_attr(f, p->scq, p->rcq);
+  cert_ok(QUE->qp_create(pd, &a, p->ctx, &p->qp));
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x1152, &lst);
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
+                             .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(pr2->a.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1152);
+  cert_ok(CMV->accept(p->qp, req->conn_id, &cp));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr2->a.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, p->ctx));
+  cert_ok(CMV->unlisten(lst));
+}
+
+static void
+edge_second_close(cert_pair_t *pr2)
+{
+  cert_ok(QUE->qp_destroy(pr2->p.qp));
+  cert_ok(QUE->cq_destroy(pr2->p.scq));
+  cert_ok(QUE->cq_destroy(pr2->p.rcq));
+  cert_side_free(&pr2->a);
+}
+
+static void
+test_local_inv_narrow_other_qp(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a narrow window belongs to the queue pair it was bound through: LOCAL_INV of "
+                 "its key posted on another queue pair of the same domain fails (an error "
+                 "status, its wr_id) and leaves the window bound, so an RDMA Write through the "
+                 "binding queue pair's connection still lands in it");
+  if (!cert_require(f, RNICPI_CAP_MW_NARROW) || !cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t src, tgt;
+  cert_buf_new(pr.a.pd, &src, 256, RW);
+  cert_buf_new(pr.p.pd, &tgt, 1024, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_buf_fill(&src, 28);
+  rnicpi_mw_t *mw = NULL;
+  cert_ok(MW->mw_alloc(pr.p.pd, RNICPI_MW_NARROW, &mw));
+  uint64_t key = edge_bind_ok(&pr.p, mw, &tgt, 256, 256, REMOTE);
+
+  cert_pair_t pr2;
+  edge_second_open(f, pr.p.pd, &pr2);
+  rnicpi_send_wr_t inv = { .wr_id = BAD_ID, .opcode = RNICPI_WR_LOCAL_INV,
+                           .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = key };
+  cert_ok(DAT->post_send(pr2.p.qp, &inv));
+  rnicpi_wc_t wc = cert_wc(pr2.p.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+  g_test_message("LOCAL_INV through the other queue pair: status %d", wc.status);
+  edge_peer_down(&pr2.a);
+
+  cert_write_ok(f, &pr, &src, 0, 64, cert_raddr(&tgt, 256), key);
+  cert_buf_check(&tgt, 256, 64, 28);
+  edge_second_close(&pr2);
+  cert_ok(MW->mw_dealloc(mw));
+  cert_buf_free(&src);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
 /* ---- Read sinks of windows -------------------------------------------- */
 
 #define SINK_OFF 1024
@@ -659,6 +737,36 @@ test_read_sink_other_pd(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+static void
+test_read_sink_narrow_other_qp(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read into a narrow window (RNICPI_WR_SINK_MW) bound through another "
+                 "queue pair of the same domain than the reading one completes with "
+                 "RNICPI_WC_LOC_PROT_ERR and writes no byte of the window's region");
+  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !cert_require(f, RNICPI_CAP_MW_NARROW))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t sink, tgt;
+  cert_buf_new(pr.a.pd, &sink, 4096, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_buf_new(pr.p.pd, &tgt, 4096, RW | REMOTE);
+  cert_buf_fill(&tgt, 29);
+  /* The window is bound through a second queue pair of the reader's domain. */
+  cert_pair_t pr2;
+  edge_second_open(f, pr.a.pd, &pr2);
+  rnicpi_mw_t *mw = NULL;
+  cert_ok(MW->mw_alloc(pr.a.pd, RNICPI_MW_NARROW, &mw));
+  uint64_t key = edge_bind_ok(&pr2.p, mw, &sink, SINK_OFF, SINK_LEN, RNICPI_ACCESS_REMOTE_WRITE);
+  sink_refused(&pr.a, &pr.p, &tgt, key, cert_raddr(&sink, SINK_OFF), 64, &sink);
+  cert_ok(MW->mw_dealloc(mw));
+  edge_second_close(&pr2);
+  cert_buf_free(&sink);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
 /* ---- datagrams -------------------------------------------------------- */
 
 #define GRH 40
@@ -673,7 +781,7 @@ typedef struct {
 } edge_ud_t;
 
 static gboolean
-eud_open(cert_t *f, edge_ud_t *u, rnicpi_pd_t *ah_pd)
+eud_open(cert_t *f, edge_ud_t *u, rnicpi_pd_t *ah_pd, uint32_t max_send_sge)
 {
   memset(u, 0, sizeof(*u));
   if (!cert_require(f, RNICPI_CAP_UD))
@@ -684,6 +792,8 @@ eud_open(cert_t *f, edge_ud_t *u, rnicpi_pd_t *ah_pd)
   a.type = RNICPI_QPT_UD;
   a.qkey = QKEY;
   a.access = 0;
+  if (max_send_sge != 0)
+    a.max_send_sge = max_send_sge;
   cert_ok(QUE->qp_create(u->pd, &a, 0xe1000, &u->s));
   cert_ok(QUE->qp_create(u->pd, &a, 0xe2000, &u->r));
   struct sockaddr_storage self;
@@ -733,7 +843,7 @@ test_ud_recv_no_room_for_grh(cert_t *f, gconstpointer data)
                  "RNICPI_WC_LOC_LEN_ERR and its wr_id; the sender's completion is a success and "
                  "a receive with room for both then takes the next datagram whole");
   edge_ud_t u;
-  if (!eud_open(f, &u, NULL))
+  if (!eud_open(f, &u, NULL, 0))
     return;
   cert_post_recv(u.r, &u.dst, 0, 64, 0x4ef);
   cert_ok(eud_send(&u, 0x5e3, 64));
@@ -774,7 +884,7 @@ test_ud_ah_other_pd(cert_t *f, gconstpointer data)
     return;
   cert_ok(DEV->pd_alloc(f->dev, &other));
   edge_ud_t u;
-  eud_open(f, &u, other);
+  eud_open(f, &u, other, 0);
   cert_post_recv(u.r, &u.dst, 0, 512, 0x4f1);
   rnicpi_status_t st = eud_send(&u, BAD_ID, 64);
   if (st == RNICPI_OK) {
@@ -798,7 +908,7 @@ test_ud_post_in_error(cert_t *f, gconstpointer data)
                  "RNICPI_WC_WR_FLUSH_ERR and its wr_id, and the destination's receive gets "
                  "nothing");
   edge_ud_t u;
-  if (!eud_open(f, &u, NULL))
+  if (!eud_open(f, &u, NULL, 0))
     return;
   cert_post_recv(u.r, &u.dst, 0, 512, 0x4f2);
   cert_ok(QUE->qp_to_error(u.s));
@@ -810,6 +920,37 @@ test_ud_post_in_error(cert_t *f, gconstpointer data)
   g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
   cert_assert_cq_quiet(u.cq);
   edge_zero(&u.dst, 0, u.dst.len);
+  eud_close(&u);
+}
+
+static void
+test_ud_sge_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a datagram of 2 SGEs on a UD queue pair created with max_send_sge 1 is refused "
+                 "with RNICPI_ELIMIT: nothing completes and the destination's receive gets "
+                 "nothing; the same bytes in 1 SGE are delivered");
+  if (f->caps.max_send_sge < 2 && (f->caps.features & RNICPI_CAP_UD)) {
+    g_test_skip("the device allows fewer than 2 send SGEs");
+    return;
+  }
+  edge_ud_t u;
+  if (!eud_open(f, &u, NULL, 1))
+    return;
+  cert_post_recv(u.r, &u.dst, 0, 512, 0x4f4);
+  rnicpi_sge_t g[2] = { cert_sge(&u.src, 0, 32), cert_sge(&u.src, 32, 32) };
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = g, .num_sge = 2, .ah = u.ah, .remote_qpn = u.r->qp_num,
+                          .remote_qkey = QKEY };
+  cert_cmpst(DAT->post_send(u.s, &wr), RNICPI_ELIMIT);
+  cert_assert_cq_quiet(u.cq);
+  edge_zero(&u.dst, 0, u.dst.len);
+  cert_ok(eud_send(&u, 0x5e6, 64));
+  rnicpi_wc_t wc[2];
+  g_assert_cmpint(cert_poll(u.cq, wc, 2, CERT_TIMEOUT_MS), ==, 2);
+  for (int i = 0; i < 2; i++)
+    g_assert_cmpint(wc[i].status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpmem(u.dst.data + GRH, 64, u.src.data, 64);
   eud_close(&u);
 }
 
@@ -829,9 +970,12 @@ cert_register_edge(void)
   cert_add("/rnicpi/edge/bind-window-other-pd", test_bind_window_other_pd);
   cert_add("/rnicpi/edge/window-key-as-lkey", test_window_key_as_lkey);
   cert_add("/rnicpi/edge/local-inv-region-with-window", test_local_inv_region_with_window);
+  cert_add("/rnicpi/edge/local-inv-narrow-other-qp", test_local_inv_narrow_other_qp);
   cert_add("/rnicpi/edge/read-sink-past-window", test_read_sink_past_window);
   cert_add("/rnicpi/edge/read-sink-other-pd", test_read_sink_other_pd);
+  cert_add("/rnicpi/edge/read-sink-narrow-other-qp", test_read_sink_narrow_other_qp);
   cert_add("/rnicpi/edge/ud-recv-no-room-for-grh", test_ud_recv_no_room_for_grh);
   cert_add("/rnicpi/edge/ud-ah-other-pd", test_ud_ah_other_pd);
   cert_add("/rnicpi/edge/ud-post-in-error", test_ud_post_in_error);
+  cert_add("/rnicpi/edge/ud-sge-limit", test_ud_sge_limit);
 }
