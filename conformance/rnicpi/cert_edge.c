@@ -236,6 +236,46 @@ test_reset_connected(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* ---- asynchronous events ---------------------------------------------- */
+
+static void
+test_async_types_of_access(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read refused by the responder for a wrong key raises, by the types "
+                 "rnicpi.h gives each cause (not through a helper of the provider's): at the "
+                 "responder RNICPI_ASYNC_QP_ACCESS_ERR with cause RNICPI_AE_READ_ACCESS, at the "
+                 "requester RNICPI_ASYNC_QP_REMOTE_ERR with cause RNICPI_AE_REMOTE_ACCESS; the "
+                 "Read completes with RNICPI_WC_REM_ACCESS_ERR and fills nothing");
+  if (cert_prov->abi_minor < 7) {
+    g_test_skip("causes and RNICPI_ASYNC_QP_REMOTE_ERR came with ABI 1.7");
+    return;
+  }
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t sink, tgt;
+  cert_buf_new(pr.a.pd, &sink, 256, cert_sink_access(f));
+  cert_buf_new(pr.p.pd, &tgt, 256, RW | REMOTE);
+  cert_buf_fill(&tgt, 30);
+  /* Another key of the same layout: the region's with its low bits turned. */
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &sink, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
+                 cert_raddr(&tgt, 0), tgt.mr->rkey ^ 0x5a);
+  edge_expect(pr.a.scq, BAD_ID, pr.a.ctx, RNICPI_WC_REM_ACCESS_ERR);
+  g_autofree rnicpi_async_event_t *resp =
+    cert_wait_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, pr.p.ctx);
+  g_assert_cmpint(resp->cause, ==, RNICPI_AE_READ_ACCESS);
+  g_autofree rnicpi_async_event_t *req =
+    cert_wait_async(f, RNICPI_ASYNC_QP_REMOTE_ERR, pr.a.ctx);
+  g_assert_cmpint(req->cause, ==, RNICPI_AE_REMOTE_ACCESS);
+  cert_wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+  edge_zero(&sink, 0, sink.len);
+  cert_buf_free(&sink);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
 /* ---- atomics ---------------------------------------------------------- */
 
 static void
@@ -962,6 +1002,7 @@ cert_register_edge(void)
   cert_add("/rnicpi/edge/srq-shrink-below-count", test_srq_shrink_below_count);
   cert_add("/rnicpi/edge/send-sge-past-end", test_send_sge_past_end);
   cert_add("/rnicpi/edge/reset-connected", test_reset_connected);
+  cert_add("/rnicpi/edge/async-types-of-access", test_async_types_of_access);
   cert_add("/rnicpi/edge/atomic-short-local", test_atomic_short_local);
   cert_add("/rnicpi/edge/fast-reg-too-many-pages", test_fast_reg_too_many_pages);
   cert_add("/rnicpi/edge/fast-reg-length-past-pages", test_fast_reg_length_past_pages);
