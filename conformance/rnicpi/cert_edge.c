@@ -524,6 +524,46 @@ edge_bind_ok(cert_side_t *s, rnicpi_mw_t *mw, const cert_buf_t *b, size_t off, u
 }
 
 static void
+test_mw_dealloc_bind_queued(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("on InfiniBand, a bind queued behind a Send that waits for the peer's receive "
+                 "keeps its window: mw_dealloc is refused with RNICPI_EBUSY; once the receive is "
+                 "posted the Send and then the bind complete, in order, and the window frees");
+  rnicpi_mw_type_t type;
+  if (!edge_mw_type(f, FALSE, &type))
+    return;
+  if (f->caps.transport != RNICPI_TRANSPORT_IB) {
+    /* iWARP breaks the connection on a Send without a receive (RFC 5040
+     * 7.1), so nothing can be held in the send queue this way. */
+    g_test_skip("a Send waits for a receive on InfiniBand only");
+    return;
+  }
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t src, rb;
+  cert_buf_new(pr.a.pd, &src, 1024, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_buf_new(pr.p.pd, &rb, 64, RW);
+  cert_buf_fill(&src, 31);
+  rnicpi_mw_t *mw = NULL;
+  cert_ok(MW->mw_alloc(pr.a.pd, type, &mw));
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0x5e7, RNICPI_WR_SIGNALED, 0, 0);
+  edge_bind(pr.a.qp, 0xb21, mw, &src, 256, 256, REMOTE);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_cmpst(MW->mw_dealloc(mw), RNICPI_EBUSY);
+  cert_post_recv(pr.p.qp, &rb, 0, 64, 0x4f5);
+  edge_expect(pr.p.rcq, 0x4f5, pr.p.ctx, RNICPI_WC_SUCCESS);
+  cert_buf_check(&rb, 0, 64, 31);
+  edge_expect(pr.a.scq, 0x5e7, pr.a.ctx, RNICPI_WC_SUCCESS);
+  edge_expect(pr.a.scq, 0xb21, pr.a.ctx, RNICPI_WC_SUCCESS);
+  cert_ok(MW->mw_dealloc(mw));
+  cert_buf_free(&src);
+  cert_buf_free(&rb);
+  cert_pair_free(&pr);
+}
+
+static void
 test_bind_window_other_pd(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -1008,6 +1048,7 @@ cert_register_edge(void)
   cert_add("/rnicpi/edge/fast-reg-length-past-pages", test_fast_reg_length_past_pages);
   cert_add("/rnicpi/edge/fast-reg-other-pd", test_fast_reg_other_pd);
   cert_add("/rnicpi/edge/local-inv-region-other-pd", test_local_inv_region_other_pd);
+  cert_add("/rnicpi/edge/mw-dealloc-bind-queued", test_mw_dealloc_bind_queued);
   cert_add("/rnicpi/edge/bind-window-other-pd", test_bind_window_other_pd);
   cert_add("/rnicpi/edge/window-key-as-lkey", test_window_key_as_lkey);
   cert_add("/rnicpi/edge/local-inv-region-with-window", test_local_inv_region_with_window);
