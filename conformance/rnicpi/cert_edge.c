@@ -793,6 +793,35 @@ test_read_sink_past_window(cert_t *f, gconstpointer data)
 }
 
 static void
+test_read_sink_window_no_local_write(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read into a window (RNICPI_WR_SINK_MW) whose region was registered "
+                 "without RNICPI_ACCESS_LOCAL_WRITE completes with RNICPI_WC_LOC_PROT_ERR and "
+                 "writes no byte of the region: the window's rights do not replace the local "
+                 "ones its region must grant a Read sink");
+  rnicpi_mw_type_t type;
+  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !edge_mw_type(f, FALSE, &type))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t sink, tgt;
+  cert_buf_new(pr.a.pd, &sink, 4096,
+               RNICPI_ACCESS_LOCAL_READ | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_buf_new(pr.p.pd, &tgt, 4096, RW | REMOTE);
+  cert_buf_fill(&tgt, 32);
+  rnicpi_mw_t *mw = NULL;
+  cert_ok(MW->mw_alloc(pr.a.pd, type, &mw));
+  uint64_t key = edge_bind_ok(&pr.a, mw, &sink, SINK_OFF, SINK_LEN, RNICPI_ACCESS_REMOTE_WRITE);
+  sink_refused(&pr.a, &pr.p, &tgt, key, cert_raddr(&sink, SINK_OFF), 64, &sink);
+  cert_ok(MW->mw_dealloc(mw));
+  cert_buf_free(&sink);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
+static void
 test_read_sink_other_pd(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -1058,6 +1087,7 @@ cert_register_edge(void)
   cert_add("/rnicpi/edge/local-inv-region-with-window", test_local_inv_region_with_window);
   cert_add("/rnicpi/edge/local-inv-narrow-other-qp", test_local_inv_narrow_other_qp);
   cert_add("/rnicpi/edge/read-sink-past-window", test_read_sink_past_window);
+  cert_add("/rnicpi/edge/read-sink-window-no-local-write", test_read_sink_window_no_local_write);
   cert_add("/rnicpi/edge/read-sink-other-pd", test_read_sink_other_pd);
   cert_add("/rnicpi/edge/read-sink-narrow-other-qp", test_read_sink_narrow_other_qp);
   cert_add("/rnicpi/edge/ud-recv-no-room-for-grh", test_ud_recv_no_room_for_grh);
