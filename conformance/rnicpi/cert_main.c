@@ -38,5 +38,6 @@ main(int argc, char **argv)
   cert_register_srq();
   cert_register_ud();
   cert_register_more();
+  cert_register_wire();
   return g_test_run();
 }
