@@ -739,6 +739,28 @@ test_mpa_pdata_too_long(cert_t *f, gconstpointer data)
 }
 
 static void
+test_mpa_key(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a frame opening with the Reply key \"MPA ID Rep Frame\" where the Request's "
+                 "\"MPA ID Req Frame\" is due (another Responder on the far end) is refused: no "
+                 "CONNECT_REQUEST, the provider closes the connection, answering (if at all) "
+                 "with R=1");
+  if (!interop_require_wire(f))
+    return;
+  uint8_t req[sizeof(golden_request)];
+  memcpy(req, golden_request, sizeof(req));
+  memcpy(req, key_rep, 16);
+  int fd;
+  rnicpi_cm_event_t *ev = mpa_try(f, 0xe501d, req, sizeof(req), &fd);
+  if (ev != NULL)
+    g_test_message("the provider raised CONNECT_REQUEST for a frame with the Reply key");
+  g_assert_null(ev);
+  expect_mpa_refused(fd);
+  close(fd);
+}
+
+static void
 test_mpa_markers(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -800,5 +822,6 @@ interop_register_golden2(void)
   cert_add("/interop/golden/bad-read-response-short", test_read_response_short);
   cert_add("/interop/golden/bad-read-response-unasked", test_read_response_unasked);
   cert_add("/interop/golden/bad-mpa-pdata-length", test_mpa_pdata_too_long);
+  cert_add("/interop/golden/bad-mpa-key", test_mpa_key);
   cert_add("/interop/golden/mpa-markers-refused", test_mpa_markers);
 }
