@@ -664,6 +664,65 @@ test_read_response_unasked(cert_t *f, gconstpointer data)
   cert_side_free(&s);
 }
 
+/* ---- Tests: malformed Read Requests ---------------------------------- */
+
+/* A golden Read Request (RFC 5040 4.4: QN 1, MSN 1, MO 0, 64 bytes of the
+ * provider's readable region to sink STag 0x11111100 TO 0x2000) with DDP
+ * control @ctrl and @extra bytes after its header: refused, no Read
+ * Response, the stream terminated (any Terminate) or closed. */
+static void
+read_request_refused(cert_t *f, uint64_t ctx, uint8_t ctrl, uint32_t extra)
+{
+  if (!interop_require_wire(f))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, ctx, 16, NULL);
+  cert_buf_t b;
+  cert_buf_new(s.pd, &b, 256, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ);
+  cert_buf_fill(&b, 0x44);
+  int fd = raw_passive(f, &s, ctx | 0x1d);
+  uint8_t u[46 + 8];
+  memset(u, 0, sizeof(u));
+  untagged_hdr(u, ctrl, 0x41, 1, 1, 0);
+  put32(u + 18, 0x11111100);
+  put64(u + 22, 0x2000);
+  put32(u + 30, 64);
+  put32(u + 34, (uint32_t) b.mr->rkey);
+  put64(u + 38, cert_raddr(&b, 8));
+  g_assert_cmpuint(extra, <=, 8);
+  raw_fpdu(fd, u, 46 + extra);
+  uint8_t r[65536];
+  int len = fpdu_read(fd, r);
+  if (len >= 2)
+    g_test_message("the provider answered with an FPDU of %d bytes, opcode %u", len, r[1] & 0x0f);
+  else
+    g_test_message("the provider closed the connection");
+  g_assert_true(len < 0 || (len >= 22 && r[1] == 0x47));
+  close(fd);
+  cert_buf_free(&b);
+  cert_side_free(&s);
+}
+
+static void
+test_read_request_not_last(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read Request whose one segment has L=0 (a Read Request is a single "
+                 "segment, RFC 5040 4.4) is refused: no Read Response, the provider terminates "
+                 "the stream or closes it");
+  read_request_refused(f, 0xe6100, 0x01, 0);
+}
+
+static void
+test_read_request_length(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read Request with 4 bytes after its 28-byte header (its length is "
+                 "fixed, RFC 5040 4.4) is refused: no Read Response, the provider terminates the "
+                 "stream or closes it");
+  read_request_refused(f, 0xe6200, 0x41, 4);
+}
+
 /* ---- Tests: MPA --------------------------------------------------------- */
 
 /* Sent the Request @req (@len bytes) to a listener of the provider: what
@@ -821,6 +880,8 @@ interop_register_golden2(void)
   cert_add("/interop/golden/bad-read-response-long", test_read_response_long);
   cert_add("/interop/golden/bad-read-response-short", test_read_response_short);
   cert_add("/interop/golden/bad-read-response-unasked", test_read_response_unasked);
+  cert_add("/interop/golden/bad-read-request-not-last", test_read_request_not_last);
+  cert_add("/interop/golden/bad-read-request-length", test_read_request_length);
   cert_add("/interop/golden/bad-mpa-pdata-length", test_mpa_pdata_too_long);
   cert_add("/interop/golden/bad-mpa-key", test_mpa_key);
   cert_add("/interop/golden/mpa-markers-refused", test_mpa_markers);
