@@ -664,6 +664,73 @@ test_read_response_unasked(cert_t *f, gconstpointer data)
   cert_side_free(&s);
 }
 
+/* ---- Tests: the provider's Sends with flags ------------------------------ */
+
+/* The provider (connected to the test) posts a Send of "Hello, iWARP!" as
+ * @wr: its FPDU is the first Send's (RFC 5041 4.3: untagged, L=1, QN 0,
+ * MSN 1, MO 0) with RDMAP control @rdmap and Invalidate STag @inv. */
+static void
+send_out(cert_t *f, uint64_t ctx, rnicpi_wr_opcode_t op, uint32_t flags, uint64_t inv,
+         uint8_t rdmap, uint32_t want_inv)
+{
+  if (!interop_require_wire(f))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, ctx, 16, NULL);
+  cert_buf_t b;
+  cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  memcpy(b.data, hello, 13);
+  int fd = raw_active(f, &s);
+  rnicpi_sge_t sg = cert_sge(&b, 0, 13);
+  rnicpi_send_wr_t wr = { .wr_id = ctx | 0x5e, .opcode = op, .flags = RNICPI_WR_SIGNALED | flags,
+                          .sg_list = &sg, .num_sge = 1, .invalidate_rkey = inv,
+                          .rkey = 0x0badbad0 };
+  rnicpi_status_t st = DAT->post_send(s.qp, &wr);
+  if (st == RNICPI_ENOTSUP) {
+    g_test_skip("needs capability: Send with Invalidate");
+  } else {
+    cert_ok(st);
+    uint8_t u[65536];
+    int len = fpdu_read(fd, u);
+    g_assert_cmpint(len, ==, 18 + 13);
+    if (u[1] != rdmap)
+      g_test_message("RDMAP control 0x%02x (opcode %u); the RFC's is 0x%02x (opcode %u)", u[1],
+                     u[1] & 0x0f, rdmap, rdmap & 0x0f);
+    g_assert_cmphex(u[0], ==, 0x41);
+    g_assert_cmphex(u[1], ==, rdmap);
+    g_assert_cmphex(get32(u + 2), ==, want_inv);
+    g_assert_cmpuint(get32(u + 6), ==, 0);
+    g_assert_cmpuint(get32(u + 10), ==, 1);
+    g_assert_cmpuint(get32(u + 14), ==, 0);
+    g_assert_cmpmem(u + 18, 13, hello, 13);
+  }
+  close(fd);
+  cert_buf_free(&b);
+  cert_side_free(&s);
+}
+
+static void
+test_send_se_fpdu(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a Send posted with the Solicited flag goes out as RDMAP opcode 5, Send with "
+                 "Solicited Event (RV=1: control byte 0x45), in an otherwise plain first Send "
+                 "FPDU");
+  send_out(f, 0xe6300, RNICPI_WR_SEND, RNICPI_WR_SOLICITED, 0, 0x45, 0);
+}
+
+static void
+test_send_inv_fpdu(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a Send with Invalidate of key 0x12345678 goes out as RDMAP opcode 4 (control "
+                 "byte 0x44) carrying that STag in the Invalidate STag field (RFC 5040 4.1), not "
+                 "the work request's rkey; with the Solicited flag as opcode 6 (0x46)");
+  send_out(f, 0xe6400, RNICPI_WR_SEND_INV, 0, 0x12345678, 0x44, 0x12345678);
+  if (!g_test_failed())
+    send_out(f, 0xe6500, RNICPI_WR_SEND_INV, RNICPI_WR_SOLICITED, 0x12345678, 0x46, 0x12345678);
+}
+
 /* ---- Tests: malformed Read Requests ---------------------------------- */
 
 /* A golden Read Request (RFC 5040 4.4: QN 1, MSN 1, MO 0, 64 bytes of the
@@ -880,6 +947,8 @@ interop_register_golden2(void)
   cert_add("/interop/golden/bad-read-response-long", test_read_response_long);
   cert_add("/interop/golden/bad-read-response-short", test_read_response_short);
   cert_add("/interop/golden/bad-read-response-unasked", test_read_response_unasked);
+  cert_add("/interop/golden/send-se-fpdu", test_send_se_fpdu);
+  cert_add("/interop/golden/send-inv-fpdu", test_send_inv_fpdu);
   cert_add("/interop/golden/bad-read-request-not-last", test_read_request_not_last);
   cert_add("/interop/golden/bad-read-request-length", test_read_request_length);
   cert_add("/interop/golden/bad-mpa-pdata-length", test_mpa_pdata_too_long);
