@@ -306,6 +306,99 @@ test_send_inv_unknown(cert_t *f, gconstpointer data)
   }
 }
 
+/* ---- Connection verbs on a queue pair in the wrong state -------------- */
+
+/* A refused CM verb: RNICPI_ESTATE, the queue pair's state forbids it. */
+static void
+expect_estate(rnicpi_status_t st, const char *what)
+{
+  if (st != RNICPI_ESTATE)
+    g_test_message("%s returned %s, expected RNICPI_ESTATE", what, rnicpi_status_name(st));
+  cert_cmpst(st, RNICPI_ESTATE);
+}
+
+static void
+test_connect_connected(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect on a queue pair that is already connected (RTS) is "
+                 "RNICPI_ESTATE and leaves its connection as it was: a Send then still arrives");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x1151, &lst);
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  expect_estate(CMV->connect(pr.a.qp, &dst, &cp), "connect on an RTS queue pair");
+  cert_assert_no_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1151);
+  cert_ok(CMV->unlisten(lst));
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  uint32_t acc = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE;
+  cert_buf_t b, rb;
+  cert_buf_new(pr.a.pd, &b, 64, acc);
+  cert_buf_new(pr.p.pd, &rb, 64, acc);
+  send_still_works(&pr, &b, &rb);
+  cert_buf_free(&rb);
+  cert_buf_free(&b);
+  cert_pair_free(&pr);
+}
+
+static void
+test_accept_busy_qp(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.accept of a new connection request with a queue pair that is already "
+                 "connected is RNICPI_ESTATE; the request stays pending and a fresh queue pair "
+                 "then accepts it; the old connection still carries a Send");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_side_t c, q;
+  cert_side_new(f, &c, 0xc0000, 16, NULL);
+  cert_side_new(f, &q, 0xd0000, 16, NULL);
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x1152, &lst);
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(c.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1152);
+  expect_estate(CMV->accept(pr.p.qp, req->conn_id, &cp), "accept with an RTS queue pair");
+  cert_ok(CMV->accept(q.qp, req->conn_id, &cp));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, c.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, q.ctx));
+  cert_ok(CMV->unlisten(lst));
+  g_assert_cmpint(QUE->qp_state(pr.p.qp), ==, RNICPI_QPS_RTS);
+  uint32_t acc = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE;
+  cert_buf_t b, rb;
+  cert_buf_new(pr.a.pd, &b, 64, acc);
+  cert_buf_new(pr.p.pd, &rb, 64, acc);
+  send_still_works(&pr, &b, &rb);
+  cert_buf_free(&rb);
+  cert_buf_free(&b);
+  cert_side_free(&q);
+  cert_side_free(&c);
+  cert_pair_free(&pr);
+}
+
+static void
+test_disconnect_idle(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.disconnect of a queue pair never connected (IDLE) is RNICPI_ESTATE and "
+                 "raises no CM event");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, 0xe0000, 16, NULL);
+  expect_estate(CMV->disconnect(s.qp, NULL, 0), "disconnect on an IDLE queue pair");
+  cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, s.ctx);
+  g_assert_cmpint(QUE->qp_state(s.qp), ==, RNICPI_QPS_IDLE);
+  cert_side_free(&s);
+}
+
 void
 cert_register_wire(void)
 {
@@ -317,4 +410,7 @@ cert_register_wire(void)
   cert_add("/rnicpi/protect-local/recv-sge-past-region", test_recv_sge_past_region);
   cert_add("/rnicpi/protect-local/send-sge-past-region", test_send_sge_past_region);
   cert_add("/rnicpi/errors/send-inv-unknown-stag", test_send_inv_unknown);
+  cert_add("/rnicpi/cm/connect-connected-refused", test_connect_connected);
+  cert_add("/rnicpi/cm/accept-busy-qp-refused", test_accept_busy_qp);
+  cert_add("/rnicpi/cm/disconnect-idle-refused", test_disconnect_idle);
 }
