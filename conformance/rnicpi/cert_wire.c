@@ -5,7 +5,9 @@
  * receive), an element that runs past the end of its region on either
  * side of a Send, a CQ of no entries, and a Send with Invalidate naming a
  * key the responder does not have (RFC 5040 5.3, 7.2: the message is not
- * delivered as a plain Send).  Each rule holds for every RNIC; the tests
+ * delivered as a plain Send), and the connection verbs on a queue pair in
+ * the wrong state (connect or accept with one already connected,
+ * disconnect of one never connected).  Each rule holds for every RNIC; the tests
  * assert what the consumer can see: the status post_send/post_recv
  * returns, the completion's status and wr_id, which bytes changed.
  *
