@@ -765,6 +765,13 @@ read_request_refused(cert_t *f, uint64_t ctx, uint8_t ctrl, uint32_t extra)
   else
     g_test_message("the provider closed the connection");
   g_assert_true(len < 0 || (len >= 22 && r[1] == 0x47));
+  if (len >= 22) {
+    /* The framing and its CRC were right: the fault is DDP's or RDMAP's,
+     * never the LLP's (layer 2). */
+    g_test_message("Terminate layer %u, error type %u, code 0x%02x", r[18] >> 4, r[18] & 0x0f,
+                   r[19]);
+    g_assert_cmpuint(r[18] >> 4, <, 2);
+  }
   close(fd);
   cert_buf_free(&b);
   cert_side_free(&s);
@@ -776,7 +783,7 @@ test_read_request_not_last(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("an RDMA Read Request whose one segment has L=0 (a Read Request is a single "
                  "segment, RFC 5040 4.4) is refused: no Read Response, the provider terminates "
-                 "the stream or closes it");
+                 "the stream (a DDP or RDMAP error, not an LLP one) or closes it");
   read_request_refused(f, 0xe6100, 0x01, 0);
 }
 
@@ -786,7 +793,7 @@ test_read_request_length(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("an RDMA Read Request with 4 bytes after its 28-byte header (its length is "
                  "fixed, RFC 5040 4.4) is refused: no Read Response, the provider terminates the "
-                 "stream or closes it");
+                 "stream (a DDP or RDMAP error: the framing and CRC were right) or closes it");
   read_request_refused(f, 0xe6200, 0x41, 4);
 }
 
