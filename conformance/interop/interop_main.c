@@ -88,6 +88,7 @@ main(int argc, char **argv)
                  cert_prov->abi_major, cert_prov->abi_minor);
 
   interop_register_golden();
+  interop_register_golden2();
   interop_register_peer();
   return g_test_run();
 }

@@ -22,6 +22,7 @@ gboolean interop_require_wire(cert_t *f);
 int interop_tcp_connect(const struct sockaddr_storage *ss);
 
 void interop_register_golden(void);
+void interop_register_golden2(void);
 void interop_register_peer(void);
 
 #endif

@@ -158,6 +158,7 @@ void cert_register_srq(void);
 void cert_register_ud(void);
 void cert_register_more(void);
 void cert_register_edge(void);
+void cert_register_wire(void);
 
 /* Shared by cert_mw.c, cert_srq.c, cert_ud.c and cert_more.c (defined in
  * cert_more.c). */

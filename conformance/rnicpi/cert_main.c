@@ -39,5 +39,6 @@ main(int argc, char **argv)
   cert_register_ud();
   cert_register_more();
   cert_register_edge();
+  cert_register_wire();
   return g_test_run();
 }
