@@ -261,6 +261,9 @@ struct ib_qp {
   rnicpi_async_cause_t err_cause; /* the first error completion's cause, to raise */
   gboolean fatal_due;            /* the device raised QP_FATAL: raised at the sweep, unless
                                   * an error completion gave the cause (dev->lock) */
+  gboolean torn_down;            /* the consumer ended it (qp_to_error, disconnect, destroy):
+                                  * a local QP error after that is a transfer it cut off
+                                  * (atomic; cleared by a reset) */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
   gboolean dying;                /* being destroyed: never swept again (dev->lock) */
@@ -404,6 +407,7 @@ ib_sink_put(ib_sink_t *s, const rnicpi_wc_t *wc)
 
 /* ib_qp.c */
 void ib_qp_set_error(ib_qp_t *qp);
+void ib_qp_torn_down(ib_qp_t *qp);
 void ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s);
 rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
 void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_sink_t *out);

@@ -98,6 +98,17 @@ sq_retire(ib_qp_t *qp, ib_shadow_t *s, rnicpi_wc_status_t st)
     ib_mw_retire(qp->dev, s, st);
 }
 
+/* The consumer ends the queue pair's work (qp_to_error, disconnect,
+ * destroy), before the device hears of it: siw completes the request it
+ * was transmitting when its connection drops with LOC_QP_OP_ERR and
+ * raises QP_FATAL (siw_qp_sq_process, siw_qp_tx.c), where RNIC-PI has
+ * a request in flight at that moment flushed (or done). */
+void
+ib_qp_torn_down(ib_qp_t *qp)
+{
+  __atomic_store_n(&qp->torn_down, TRUE, __ATOMIC_RELEASE);
+}
+
 /* The queue pair went to ERROR (a completion in error, an asynchronous
  * event, a disconnect): posts from now stay out of the device, and the
  * sweep completes what the device leaves. */
@@ -162,11 +173,18 @@ recv_invalidated(ib_qp_t *qp, const rnicpi_wc_t *wc)
     ib_mw_invalidated(qp->dev, (uint32_t) wc->rkey);
 }
 
-/* The status a send-queue completion @v stands for. */
+/* The status a send-queue completion @v of @qp stands for. */
 static rnicpi_wc_status_t
-send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *cause)
+send_status(ib_qp_t *qp, const ib_shadow_t *s, const struct ibv_wc *v,
+            rnicpi_async_cause_t *cause)
 {
   rnicpi_wc_status_t st = wc_status(v->status);
+  if (v->status == IBV_WC_LOC_QP_OP_ERR && __atomic_load_n(&qp->torn_down, __ATOMIC_ACQUIRE)) {
+    /* Cut off by the consumer's own end of the queue pair (siw:
+     * ib_qp_torn_down()): flushed, no fault of its own. */
+    *cause = RNICPI_AE_UNSPECIFIED;
+    return RNICPI_WC_WR_FLUSH_ERR;
+  }
   if (s->fail != 0 && st == RNICPI_WC_SUCCESS) {
     /* The stand-in of a request that failed at post: its turn came. */
     *cause = (rnicpi_async_cause_t) s->fail_cause;
@@ -266,7 +284,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
     if (seq >= q->head && seq < q->tail && !wq_at(q, seq)->done) {
       ib_shadow_t *s = wq_at(q, seq);
       rnicpi_async_cause_t cause;
-      s->status = (uint8_t) send_status(s, v, &cause);
+      s->status = (uint8_t) send_status(qp, s, v, &cause);
       s->fail_cause = (uint8_t) cause;
       s->done = 1;
       if (seq >= q->seen)
@@ -638,6 +656,7 @@ static rnicpi_status_t
 ib_qp_to_error(rnicpi_qp_t *q)
 {
   ib_qp_t *qp = to_ib_qp(q);
+  ib_qp_torn_down(qp);
   ib_qp_set_error(qp);
   ib_qp_modify_verbs(qp, IBV_QPS_ERR);
   ib_cm_qp_error(qp);
@@ -699,6 +718,7 @@ ib_qp_reset(rnicpi_qp_t *q)
   qp->held = FALSE;
   qp->err_cause = RNICPI_AE_UNSPECIFIED;
   qp->break_due = FALSE;
+  __atomic_store_n(&qp->torn_down, FALSE, __ATOMIC_RELEASE);
   rnicpi_spin_unlock(&qp->rq_lock);
   rnicpi_spin_unlock(&qp->sq_lock);
   if ((st = qp_to_init(qp)) != RNICPI_OK)
@@ -745,6 +765,7 @@ ib_qp_destroy(rnicpi_qp_t *q)
   ib_dev_t *dev = qp->dev;
   /* The connection first: once its identifier is destroyed no CM event
    * names the queue pair, and none can put it back on the sweep list. */
+  ib_qp_torn_down(qp);
   ib_cm_qp_gone(qp);
   ib_qp_set_error(qp);
   ib_qp_modify_verbs(qp, IBV_QPS_ERR);
