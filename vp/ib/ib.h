@@ -164,6 +164,8 @@ typedef struct ib_mr {
   uint64_t addr, length;         /* the bytes it covers, in our address space */
   uint64_t iova;                 /* the address of its first byte for the device */
   uint32_t access;               /* RNICPI_ACCESS_* it has (local write with remote write) */
+  uint32_t asked;                /* RNICPI_ACCESS_* the consumer asked for: what a local
+                                  * scatter or gather is checked against (map_sges) */
 } ib_mr_t;
 
 /* A memory window: RNIC-PI narrow is IB type 2 (bound to the queue pair
@@ -202,6 +204,10 @@ struct ib_cq {
   gboolean watch;                /* its queue pairs may hold more than its depth: the
                                   * progress thread drains it at each completion, so
                                   * that going past the depth is reported in time */
+  gboolean watch_unsignaled;     /* an unsignaled request was posted to a queue pair on
+                                  * it: watched for good, so that its failure (an error
+                                  * completion, with no asynchronous event from rxe or
+                                  * siw) ends the connection without anyone polling */
 };
 
 /* One shadowed work request. */

@@ -461,7 +461,7 @@ comp_events(ib_dev_t *dev)
     rnicpi_notify_batch_t b;
     rnicpi_notify_batch_init(&b);
     g_mutex_lock(&dev->lock);
-    if (!cq->dead && cq->watch) {
+    if (!cq->dead && (cq->watch || __atomic_load_n(&cq->watch_unsignaled, __ATOMIC_ACQUIRE))) {
       /* Re-armed first, then drained: a completion between the two is
        * either taken now or raises the next event. */
       ibv_req_notify_cq(cq->cq, 0);

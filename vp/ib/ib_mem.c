@@ -56,6 +56,7 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->length = attr->length;
   mr->iova = attr->iova;
   mr->access = ib_access_granted(access);
+  mr->asked = access;
   g_rw_lock_writer_lock(&dev->mr_lock);
   g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->base.lkey), mr);
   g_rw_lock_writer_unlock(&dev->mr_lock);
@@ -78,6 +79,7 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
     return r == IBV_REREG_MR_ERR_INPUT ? RNICPI_EINVAL : RNICPI_ENOTSUP;
   g_rw_lock_writer_lock(&dev->mr_lock);
   mr->access = ib_access_granted(access);
+  mr->asked = access;
   if (mr->mr->lkey != lkey) {
     g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
     g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->mr->lkey), mr);
