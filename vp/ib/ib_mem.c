@@ -70,8 +70,9 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
   ib_mr_t *mr = to_ib_mr(m);
   ib_dev_t *dev = to_ib_dev(m->pd->dev);
   /* RNIC-PI keeps a region's keys.  ibv_rereg_mr may change them (its
-   * man page allows a deregistration and a new registration); rxe changes
-   * the rights in place, siw cannot change them at all (ENOTSUP). */
+   * man page allows a deregistration and a new registration); neither rxe
+   * nor siw has the kernel's rereg_user_mr, so there it is EOPNOTSUPP
+   * (ENOTSUP here). */
   uint32_t lkey = mr->mr->lkey, rkey = mr->mr->rkey;
   int r = ibv_rereg_mr(mr->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
                        ib_access_to_verbs(access));
