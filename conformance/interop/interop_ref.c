@@ -101,8 +101,12 @@ peer_start(peer_t *p, gboolean crc)
   char *argv[] = { path, NULL };
   g_auto(GStrv) env = g_get_environ();
   /* The reference is vp/iwarp as built, in its default mode: not a module
-   * of the same name from the path, not the provider's delivery fences. */
+   * of the same name from the path, not the provider's delivery fences,
+   * and selected even where ITAPI_PROVIDER names the provider under test
+   * (lab/ib-guest.sh sets ITAPI_PROVIDER=ib, which made the registry
+   * refuse vp/iwarp: the peer said "error ... not in the registry"). */
   env = g_environ_unsetenv(env, "ITAPI_PROVIDER_PATH");
+  env = g_environ_setenv(env, "ITAPI_PROVIDER", "iwarp", TRUE);
   env = g_environ_unsetenv(env, "ITAPI_IWARP_COMPLETION");
   env = g_environ_unsetenv(env, "ITAPI_IWARP_MPA_REV");
   env = g_environ_setenv(env, "ITAPI_IWARP_CRC", crc ? "1" : "0", TRUE);

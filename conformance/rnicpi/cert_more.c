@@ -404,14 +404,17 @@ test_bounds_read_one_past_last(cert_t *f, gconstpointer data)
   if (!edge_open(f, &e))
     return;
   cert_buf_fill(&e.tgt, 32);
-  memset(e.src.data, 0, e.src.len);
-  cert_buf_t *sink = &e.src;
-  cert_ok(MEM->mr_modify(sink->mr, RW | REMOTE));
-  cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_READ, sink, 0, (uint32_t) e.tgt.len, BAD_ID,
+  /* The sink is registered with the rights a Read sink needs on this
+   * device from the start (mr_modify is a rule of its own). */
+  cert_buf_t sink;
+  cert_buf_new(e.pr.a.pd, &sink, e.src.len, cert_sink_access(f));
+  cert_post_send(e.pr.a.qp, RNICPI_WR_RDMA_READ, &sink, 0, (uint32_t) e.tgt.len, BAD_ID,
                  RNICPI_WR_SIGNALED, cert_raddr(&e.tgt, 1), e.tgt.mr->rkey);
   cert_expect_refused(f, &e.pr, BAD_ID, FALSE);
-  for (size_t i = 0; i < sink->len; i++)
-    g_assert_cmphex(sink->data[i], ==, 0);
+  for (size_t i = 0; i < sink.len; i++)
+    g_assert_cmphex(sink.data[i], ==, 0);
+  cert_buf_check_guards(&sink);
+  cert_buf_free(&sink);
   edge_close(&e);
 }
 
@@ -425,10 +428,12 @@ test_bounds_atomic_unaligned(cert_t *f, gconstpointer data)
   if (!cert_require(f, RNICPI_CAP_ATOMICS))
     return;
   edge_t e;
-  if (!edge_open(f, &e))
+  if (!cert_pair_open(f, &e.pr, NULL))
     return;
-  cert_ok(MEM->mr_modify(e.tgt.mr, RW | REMOTE | RNICPI_ACCESS_ATOMIC));
-  memset(e.src.data, 0, e.src.len);
+  /* The target is registered with ATOMIC from the start (mr_modify is a
+   * rule of its own). */
+  cert_buf_new(e.pr.a.pd, &e.src, 512, RW);
+  cert_buf_new(e.pr.p.pd, &e.tgt, 256, RW | REMOTE | RNICPI_ACCESS_ATOMIC);
   rnicpi_sge_t sge = cert_sge(&e.src, 0, 8);
   rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_ATOMIC_FETCH_ADD,
                           .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,

@@ -164,6 +164,8 @@ typedef struct ib_mr {
   uint64_t addr, length;         /* the bytes it covers, in our address space */
   uint64_t iova;                 /* the address of its first byte for the device */
   uint32_t access;               /* RNICPI_ACCESS_* it has (local write with remote write) */
+  uint32_t asked;                /* RNICPI_ACCESS_* the consumer asked for: what a local
+                                  * scatter or gather is checked against (map_sges) */
 } ib_mr_t;
 
 /* A memory window: RNIC-PI narrow is IB type 2 (bound to the queue pair
@@ -202,6 +204,10 @@ struct ib_cq {
   gboolean watch;                /* its queue pairs may hold more than its depth: the
                                   * progress thread drains it at each completion, so
                                   * that going past the depth is reported in time */
+  gboolean watch_unsignaled;     /* an unsignaled request was posted to a queue pair on
+                                  * it: watched for good, so that its failure (an error
+                                  * completion, with no asynchronous event from rxe or
+                                  * siw) ends the connection without anyone polling */
 };
 
 /* One shadowed work request. */
@@ -261,6 +267,9 @@ struct ib_qp {
   rnicpi_async_cause_t err_cause; /* the first error completion's cause, to raise */
   gboolean fatal_due;            /* the device raised QP_FATAL: raised at the sweep, unless
                                   * an error completion gave the cause (dev->lock) */
+  gboolean torn_down;            /* the consumer ended it (qp_to_error, disconnect, destroy):
+                                  * a local QP error after that is a transfer it cut off
+                                  * (atomic; cleared by a reset) */
   ib_conn_t *conn;               /* its rdma_cm identifier (dev->lock) */
   gboolean sweeping;             /* in dev->sweep */
   gboolean dying;                /* being destroyed: never swept again (dev->lock) */
@@ -404,6 +413,7 @@ ib_sink_put(ib_sink_t *s, const rnicpi_wc_t *wc)
 
 /* ib_qp.c */
 void ib_qp_set_error(ib_qp_t *qp);
+void ib_qp_torn_down(ib_qp_t *qp);
 void ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s);
 rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
 void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_sink_t *out);

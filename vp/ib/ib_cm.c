@@ -1032,6 +1032,9 @@ ib_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
     g_mutex_unlock(&dev->lock);
     return RNICPI_ESTATE;
   }
+  /* ERROR here before the device hears of it (ib_qp_torn_down()). */
+  ib_qp_torn_down(qp);
+  ib_qp_set_error(qp);
   rdma_disconnect(c->id);
   c->closing = TRUE;
   /* librdmacm leaves a QP it does not own in RTS: flush it now.  The

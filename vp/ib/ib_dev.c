@@ -461,7 +461,7 @@ comp_events(ib_dev_t *dev)
     rnicpi_notify_batch_t b;
     rnicpi_notify_batch_init(&b);
     g_mutex_lock(&dev->lock);
-    if (!cq->dead && cq->watch) {
+    if (!cq->dead && (cq->watch || __atomic_load_n(&cq->watch_unsignaled, __ATOMIC_ACQUIRE))) {
       /* Re-armed first, then drained: a completion between the two is
        * either taken now or raises the next event. */
       ibv_req_notify_cq(cq->cq, 0);
@@ -586,6 +586,8 @@ async_map(ib_dev_t *dev, const struct ibv_async_event *v, rnicpi_async_event_t *
       return FALSE;
     ib_qp_set_error(qp);
     ib_sweep_add_locked(qp);
+    if (v->event_type == IBV_EVENT_QP_FATAL && __atomic_load_n(&qp->torn_down, __ATOMIC_ACQUIRE))
+      return FALSE; /* the consumer ended it (ib_qp_torn_down()) */
     if (v->event_type == IBV_EVENT_QP_FATAL) {
       /* Verbs' QP_FATAL says no more than that the queue pair failed;
        * the error completion that comes with it says why (siw raises it

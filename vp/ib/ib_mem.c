@@ -56,6 +56,7 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->length = attr->length;
   mr->iova = attr->iova;
   mr->access = ib_access_granted(access);
+  mr->asked = access;
   g_rw_lock_writer_lock(&dev->mr_lock);
   g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->base.lkey), mr);
   g_rw_lock_writer_unlock(&dev->mr_lock);
@@ -69,8 +70,9 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
   ib_mr_t *mr = to_ib_mr(m);
   ib_dev_t *dev = to_ib_dev(m->pd->dev);
   /* RNIC-PI keeps a region's keys.  ibv_rereg_mr may change them (its
-   * man page allows a deregistration and a new registration); rxe changes
-   * the rights in place, siw cannot change them at all (ENOTSUP). */
+   * man page allows a deregistration and a new registration); neither rxe
+   * nor siw has the kernel's rereg_user_mr, so there it is EOPNOTSUPP
+   * (ENOTSUP here). */
   uint32_t lkey = mr->mr->lkey, rkey = mr->mr->rkey;
   int r = ibv_rereg_mr(mr->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
                        ib_access_to_verbs(access));
@@ -78,6 +80,7 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
     return r == IBV_REREG_MR_ERR_INPUT ? RNICPI_EINVAL : RNICPI_ENOTSUP;
   g_rw_lock_writer_lock(&dev->mr_lock);
   mr->access = ib_access_granted(access);
+  mr->asked = access;
   if (mr->mr->lkey != lkey) {
     g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
     g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->mr->lkey), mr);

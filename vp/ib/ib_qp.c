@@ -98,6 +98,17 @@ sq_retire(ib_qp_t *qp, ib_shadow_t *s, rnicpi_wc_status_t st)
     ib_mw_retire(qp->dev, s, st);
 }
 
+/* The consumer ends the queue pair's work (qp_to_error, disconnect,
+ * destroy), before the device hears of it: siw completes the request it
+ * was transmitting when its connection drops with LOC_QP_OP_ERR and
+ * raises QP_FATAL (siw_qp_sq_process, siw_qp_tx.c), where RNIC-PI has
+ * a request in flight at that moment flushed (or done). */
+void
+ib_qp_torn_down(ib_qp_t *qp)
+{
+  __atomic_store_n(&qp->torn_down, TRUE, __ATOMIC_RELEASE);
+}
+
 /* The queue pair went to ERROR (a completion in error, an asynchronous
  * event, a disconnect): posts from now stay out of the device, and the
  * sweep completes what the device leaves. */
@@ -150,6 +161,7 @@ cause_of(rnicpi_wc_status_t st, rnicpi_wc_opcode_t op)
   case RNICPI_WC_REM_ACCESS_ERR: return RNICPI_AE_REMOTE_ACCESS;
   case RNICPI_WC_REM_OP_ERR: return RNICPI_AE_REMOTE;
   case RNICPI_WC_LOC_LEN_ERR: return op == RNICPI_WC_RECV ? RNICPI_AE_PROTOCOL : RNICPI_AE_LOCAL;
+  case RNICPI_WC_LOC_PROT_ERR: return op == RNICPI_WC_RECV ? RNICPI_AE_LOCAL_RECV : RNICPI_AE_LOCAL;
   default: return RNICPI_AE_LOCAL;
   }
 }
@@ -162,11 +174,18 @@ recv_invalidated(ib_qp_t *qp, const rnicpi_wc_t *wc)
     ib_mw_invalidated(qp->dev, (uint32_t) wc->rkey);
 }
 
-/* The status a send-queue completion @v stands for. */
+/* The status a send-queue completion @v of @qp stands for. */
 static rnicpi_wc_status_t
-send_status(const ib_shadow_t *s, const struct ibv_wc *v, rnicpi_async_cause_t *cause)
+send_status(ib_qp_t *qp, const ib_shadow_t *s, const struct ibv_wc *v,
+            rnicpi_async_cause_t *cause)
 {
   rnicpi_wc_status_t st = wc_status(v->status);
+  if (v->status == IBV_WC_LOC_QP_OP_ERR && __atomic_load_n(&qp->torn_down, __ATOMIC_ACQUIRE)) {
+    /* Cut off by the consumer's own end of the queue pair (siw:
+     * ib_qp_torn_down()): flushed, no fault of its own. */
+    *cause = RNICPI_AE_UNSPECIFIED;
+    return RNICPI_WC_WR_FLUSH_ERR;
+  }
   if (s->fail != 0 && st == RNICPI_WC_SUCCESS) {
     /* The stand-in of a request that failed at post: its turn came. */
     *cause = (rnicpi_async_cause_t) s->fail_cause;
@@ -238,7 +257,12 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
     gboolean have = seq >= q->head && seq < q->tail && !wq_at(q, seq)->done;
     if (have) {
       ib_shadow_t *s = wq_at(q, seq);
-      wc_from_shadow(qp, s, wc_status(v->status), &wc);
+      rnicpi_wc_status_t st = wc_status(v->status);
+      /* A receive whose buffer failed map_sges at post: the device's
+       * error is RNIC-PI's local protection error. */
+      if (s->fail != 0 && st != RNICPI_WC_SUCCESS && st != RNICPI_WC_WR_FLUSH_ERR)
+        st = (rnicpi_wc_status_t) s->fail;
+      wc_from_shadow(qp, s, st, &wc);
       wc.opcode = RNICPI_WC_RECV;
       ib_qp_received(&wc, v);
       if (qp->type == RNICPI_QPT_UD)
@@ -266,7 +290,7 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
     if (seq >= q->head && seq < q->tail && !wq_at(q, seq)->done) {
       ib_shadow_t *s = wq_at(q, seq);
       rnicpi_async_cause_t cause;
-      s->status = (uint8_t) send_status(s, v, &cause);
+      s->status = (uint8_t) send_status(qp, s, v, &cause);
       s->fail_cause = (uint8_t) cause;
       s->done = 1;
       if (seq >= q->seen)
@@ -638,6 +662,7 @@ static rnicpi_status_t
 ib_qp_to_error(rnicpi_qp_t *q)
 {
   ib_qp_t *qp = to_ib_qp(q);
+  ib_qp_torn_down(qp);
   ib_qp_set_error(qp);
   ib_qp_modify_verbs(qp, IBV_QPS_ERR);
   ib_cm_qp_error(qp);
@@ -699,6 +724,7 @@ ib_qp_reset(rnicpi_qp_t *q)
   qp->held = FALSE;
   qp->err_cause = RNICPI_AE_UNSPECIFIED;
   qp->break_due = FALSE;
+  __atomic_store_n(&qp->torn_down, FALSE, __ATOMIC_RELEASE);
   rnicpi_spin_unlock(&qp->rq_lock);
   rnicpi_spin_unlock(&qp->sq_lock);
   if ((st = qp_to_init(qp)) != RNICPI_OK)
@@ -728,7 +754,20 @@ ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s)
 static rnicpi_qp_state_t
 ib_qp_state(rnicpi_qp_t *q)
 {
-  switch (to_ib_qp(q)->state) {
+  ib_qp_t *qp = to_ib_qp(q);
+  if (qp->state == IB_QP_RTS) {
+    /* A request that failed unsignaled, with nobody polling: its error
+     * completion in the device's CQ is how the queue pair's ERROR shows
+     * (rxe raises no asynchronous event for it), so take what the CQs
+     * hold before answering. */
+    rnicpi_notify_batch_t b;
+    rnicpi_notify_batch_init(&b);
+    ib_cq_drain(qp->scq, &b);
+    if (qp->rcq != qp->scq)
+      ib_cq_drain(qp->rcq, &b);
+    ib_cq_defer(qp->dev, &b);
+  }
+  switch (qp->state) {
   case IB_QP_RTS:
     return RNICPI_QPS_RTS;
   case IB_QP_ERROR:
@@ -745,6 +784,7 @@ ib_qp_destroy(rnicpi_qp_t *q)
   ib_dev_t *dev = qp->dev;
   /* The connection first: once its identifier is destroyed no CM event
    * names the queue pair, and none can put it back on the sweep list. */
+  ib_qp_torn_down(qp);
   ib_cm_qp_gone(qp);
   ib_qp_set_error(qp);
   ib_qp_modify_verbs(qp, IBV_QPS_ERR);
@@ -805,7 +845,7 @@ map_sges(ib_dev_t *dev, const rnicpi_pd_t *pd, const rnicpi_sge_t *in, uint32_t 
     const ib_mr_t *mr = g_hash_table_lookup(dev->mrs, GUINT_TO_POINTER((uint32_t) in[i].lkey));
     if (mr != NULL && in[i].lkey == mr->base.lkey && mr->base.pd == pd &&
         in[i].addr >= mr->addr && in[i].length <= mr->length &&
-        in[i].addr - mr->addr <= mr->length - in[i].length && (mr->access & need) == need)
+        in[i].addr - mr->addr <= mr->length - in[i].length && (mr->asked & need) == need)
       out[i].addr = in[i].addr - mr->addr + mr->iova;
     else if (in[i].length > 0)
       r = IB_SGE_FAULT;
@@ -900,6 +940,10 @@ static rnicpi_status_t
 ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 {
   ib_qp_t *qp = to_ib_qp(q);
+  if (!(wr->flags & RNICPI_WR_SIGNALED) && qp->type == RNICPI_QPT_RC &&
+      !__atomic_load_n(&qp->scq->watch_unsignaled, __ATOMIC_ACQUIRE) &&
+      !__atomic_exchange_n(&qp->scq->watch_unsignaled, TRUE, __ATOMIC_ACQ_REL))
+    ibv_req_notify_cq(qp->scq->cq, 0); /* the progress thread drains it from now on */
   struct ibv_sge sge[32];
   struct ibv_send_wr v, *bad = NULL;
   memset(&v, 0, sizeof(v));
@@ -1106,9 +1150,12 @@ ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_ESTATE;
   struct ibv_sge sge[32];
   uint32_t len = 0;
-  /* A bad segment is the device's to report, when a message arrives. */
-  if (map_sges(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge, sge,
-               MIN(qp->max_recv_sge, G_N_ELEMENTS(sge)), RNICPI_ACCESS_LOCAL_WRITE, &len) == IB_SGE_LIMIT)
+  /* A bad segment is the device's to report, when a message arrives;
+   * what it reports is its own (rxe: LOC_QP_OP_ERR, do_class_ac_error in
+   * rxe_resp.c), and RNIC-PI's is a local protection error. */
+  int sges = map_sges(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge, sge,
+                      MIN(qp->max_recv_sge, G_N_ELEMENTS(sge)), RNICPI_ACCESS_LOCAL_WRITE, &len);
+  if (sges == IB_SGE_LIMIT)
     return RNICPI_ELIMIT;
   struct ibv_recv_wr v = { .sg_list = sge, .num_sge = (int) wr->num_sge }, *bad = NULL;
   rnicpi_spin_lock(&qp->rq_lock);
@@ -1122,7 +1169,7 @@ ib_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   s->opcode = RNICPI_WC_RECV;
   s->signaled = 1;
   s->done = 0;
-  s->fail = 0;
+  s->fail = sges == IB_SGE_FAULT ? RNICPI_WC_LOC_PROT_ERR : 0;
   s->len = len;
   s->rkey = 0;
   if (qp->rq_sge != NULL) {

@@ -106,9 +106,10 @@ ib_ud_prepare(ib_qp_t *qp, const rnicpi_send_wr_t *wr, uint32_t len, struct ibv_
     return RNICPI_ERANGE;
   v->wr.ud.ah = to_ib_ah(wr->ah)->ah;
   v->wr.ud.remote_qpn = wr->remote_qpn & 0xffffff;
-  /* IBTA 10.2.4: bit 31 set means the sending queue pair's own Q_Key,
-   * which verbs (and the device) apply the same way. */
-  v->wr.ud.remote_qkey = wr->remote_qkey;
+  /* IBTA 10.2.4: bit 31 set means the sending queue pair's own Q_Key.
+   * Not every device applies it (rxe's init_req_packet, rxe_req.c, puts
+   * remote_qkey in the DETH as given): substitute it here. */
+  v->wr.ud.remote_qkey = (wr->remote_qkey & 0x80000000u) != 0 ? qp->qkey : wr->remote_qkey;
   return RNICPI_OK;
 }
 
