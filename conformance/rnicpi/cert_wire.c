@@ -7,7 +7,8 @@
  * key the responder does not have (RFC 5040 5.3, 7.2: the message is not
  * delivered as a plain Send), and the connection verbs on a queue pair in
  * the wrong state (connect or accept with one already connected,
- * disconnect of one never connected).  Each rule holds for every RNIC; the tests
+ * disconnect of one never connected), and the fence of a Write behind a
+ * Read.  Each rule holds for every RNIC; the tests
  * assert what the consumer can see: the status post_send/post_recv
  * returns, the completion's status and wr_id, which bytes changed.
  *
@@ -308,6 +309,61 @@ test_send_inv_unknown(cert_t *f, gconstpointer data)
   }
 }
 
+/* ---- Fence ------------------------------------------------------------- */
+
+/* A large Read, and a small Write to the last bytes it reads: without the
+ * fence the Write reaches those bytes long before the Read's Response
+ * does. */
+#define FENCE_LEN (16u * 1024 * 1024)
+#define FENCE_WRITE 4096u
+
+static void
+test_read_then_fenced_write(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Write posted with RNICPI_WR_FENCE after an RDMA Read of the same "
+                 "remote bytes waits for the Read: the Read's sink holds the bytes as they were "
+                 "before the Write, every one of them; the region then holds the Write's bytes; "
+                 "the Read completes first");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  if (FENCE_LEN > f->caps.max_mr_size) {
+    cert_pair_free(&pr);
+    g_test_skip("max_mr_size below the test's region");
+    return;
+  }
+  cert_buf_t region, sink, src;
+  cert_buf_new(pr.p.pd, &region, FENCE_LEN,
+               RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ |
+               RNICPI_ACCESS_REMOTE_WRITE);
+  cert_buf_new(pr.a.pd, &sink, FENCE_LEN, cert_sink_access(f));
+  cert_buf_new(pr.a.pd, &src, FENCE_WRITE, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_fill(&region, 0x1a);
+  cert_buf_fill(&src, 0x2b);
+  size_t tail = FENCE_LEN - FENCE_WRITE;
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &sink, 0, FENCE_LEN, 0xfe1, RNICPI_WR_SIGNALED,
+                 cert_raddr(&region, 0), region.mr->rkey);
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, FENCE_WRITE, 0xfe2,
+                 RNICPI_WR_SIGNALED | RNICPI_WR_FENCE, cert_raddr(&region, tail), region.mr->rkey);
+  rnicpi_wc_t w1 = cert_wc(pr.a.scq), w2 = cert_wc(pr.a.scq);
+  g_assert_cmphex(w1.wr_id, ==, 0xfe1);
+  g_assert_cmpint(w1.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmphex(w2.wr_id, ==, 0xfe2);
+  g_assert_cmpint(w2.status, ==, RNICPI_WC_SUCCESS);
+  /* The Read returned the region as it was before the fenced Write. */
+  cert_buf_check(&sink, 0, FENCE_LEN, 0x1a);
+  cert_placed(f, &pr, cert_raddr(&region, 0), region.mr->rkey);
+  cert_buf_check(&region, 0, tail, 0x1a);
+  for (size_t i = 0; i < FENCE_WRITE; i++)
+    g_assert_cmphex(region.data[tail + i], ==, src.data[i]);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_buf_free(&src);
+  cert_buf_free(&sink);
+  cert_buf_free(&region);
+  cert_pair_free(&pr);
+}
+
 /* ---- Connection verbs on a queue pair in the wrong state -------------- */
 
 /* A refused CM verb: RNICPI_ESTATE, the queue pair's state forbids it. */
@@ -412,6 +468,7 @@ cert_register_wire(void)
   cert_add("/rnicpi/protect-local/recv-sge-past-region", test_recv_sge_past_region);
   cert_add("/rnicpi/protect-local/send-sge-past-region", test_send_sge_past_region);
   cert_add("/rnicpi/errors/send-inv-unknown-stag", test_send_inv_unknown);
+  cert_add("/rnicpi/data/read-then-fenced-write", test_read_then_fenced_write);
   cert_add("/rnicpi/cm/connect-connected-refused", test_connect_connected);
   cert_add("/rnicpi/cm/accept-busy-qp-refused", test_accept_busy_qp);
   cert_add("/rnicpi/cm/disconnect-idle-refused", test_disconnect_idle);
