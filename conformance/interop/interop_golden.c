@@ -22,37 +22,7 @@
 
 #include "interop_test.h"
 
-#define RAW_WAIT_MS 5000
-
-/* ---- CRC32c (RFC 3720 B.4; RFC 5044 4.1) ------------------------------- */
-
-/* Castagnoli, reflected (0x82F63B78), initial value and final XOR all ones. */
-static uint32_t
-crc32c(const uint8_t *p, size_t n)
-{
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; i++) {
-    c ^= p[i];
-    for (int k = 0; k < 8; k++)
-      c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
-
-/* RFC 3720 B.4, and the "123456789" check value of the CRC catalogue. */
-static void
-crc_known_answers(void)
-{
-  uint8_t v[32];
-  memset(v, 0x00, sizeof(v));
-  g_assert_cmphex(crc32c(v, 32), ==, 0x8a9136aa);
-  memset(v, 0xff, sizeof(v));
-  g_assert_cmphex(crc32c(v, 32), ==, 0x62a8ab43);
-  for (int i = 0; i < 32; i++)
-    v[i] = (uint8_t) i;
-  g_assert_cmphex(crc32c(v, 32), ==, 0x46dd794e);
-  g_assert_cmphex(crc32c((const uint8_t *) "123456789", 9), ==, 0xe3069283);
-}
+#define RAW_WAIT_MS INTEROP_RAW_WAIT_MS
 
 /* ---- Golden bytes ------------------------------------------------------ */
 
@@ -99,44 +69,6 @@ static const uint8_t golden_send[] = {
 static const char hello[] = "Hello, iWARP!";
 
 /* ---- Raw TCP ----------------------------------------------------------- */
-
-/* Read exactly @n bytes: @n, or fewer when the peer closed (or reset). */
-static size_t
-raw_read(int fd, uint8_t *p, size_t n, int timeout_ms)
-{
-  size_t got = 0;
-  while (got < n) {
-    struct pollfd pf = { .fd = fd, .events = POLLIN };
-    int r = poll(&pf, 1, timeout_ms);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r == 0)
-      g_test_message("the provider sent %zu of %zu awaited bytes within %d ms", got, n, timeout_ms);
-    g_assert_cmpint(r, ==, 1);
-    ssize_t k = recv(fd, p + got, n - got, 0);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return got;
-    got += (size_t) k;
-  }
-  return got;
-}
-
-static void
-raw_read_all(int fd, uint8_t *p, size_t n)
-{
-  size_t got = raw_read(fd, p, n, RAW_WAIT_MS);
-  if (got != n)
-    g_test_message("the provider closed the connection after %zu of %zu awaited bytes", got, n);
-  g_assert_cmpuint(got, ==, n);
-}
-
-static void
-raw_write(int fd, const void *p, size_t n)
-{
-  g_assert_cmpint(send(fd, p, n, MSG_NOSIGNAL), ==, (gssize) n);
-}
 
 static void
 expect_bytes(const char *what, const uint8_t *got, size_t got_len, const uint8_t *want,
@@ -193,54 +125,6 @@ expect_cm(cert_t *f, rnicpi_cm_event_type_t want, uint64_t ctx, const char *afte
   }
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t) (v >> 24);
-  p[1] = (uint8_t) (v >> 16);
-  p[2] = (uint8_t) (v >> 8);
-  p[3] = (uint8_t) v;
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-  put32(p, (uint32_t) (v >> 32));
-  put32(p + 4, (uint32_t) v);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-  return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-  return (uint64_t) get32(p) << 32 | get32(p + 4);
-}
-
-/* RFC 5044 4.1: ULPDU_Length | ULPDU | pad to 4 | CRC32c of all that,
- * least significant byte first.  Returns the FPDU's length. */
-static size_t
-fpdu_build(const uint8_t *ulpdu, size_t len, uint8_t *out)
-{
-  crc_known_answers();
-  out[0] = (uint8_t) (len >> 8);
-  out[1] = (uint8_t) len;
-  memcpy(out + 2, ulpdu, len);
-  size_t n = 2 + len;
-  while (n % 4 != 0)
-    out[n++] = 0;
-  uint32_t c = crc32c(out, n);
-  out[n] = (uint8_t) c;
-  out[n + 1] = (uint8_t) (c >> 8);
-  out[n + 2] = (uint8_t) (c >> 16);
-  out[n + 3] = (uint8_t) (c >> 24);
-  return n + 4;
-}
-
 /* One FPDU from the provider, CRC on: its ULPDU into @ulpdu (room for
  * 65535), its length returned; the pad and CRC checked.  -1 when the
  * provider closed the stream first.  @raw, if given, gets the whole FPDU. */
@@ -248,19 +132,19 @@ static int
 fpdu_read(int fd, uint8_t *ulpdu, GByteArray *raw, int timeout_ms)
 {
   uint8_t lb[2];
-  if (raw_read(fd, lb, 2, timeout_ms) != 2)
+  if (wire_read(fd, lb, 2, timeout_ms) != 2)
     return -1;
   size_t len = (size_t) lb[0] << 8 | lb[1];
   size_t pad = (4 - (2 + len) % 4) % 4;
   g_autofree uint8_t *rest = g_malloc(len + pad + 4);
-  raw_read_all(fd, rest, len + pad + 4);
+  wire_read_all(fd, rest, len + pad + 4);
   memcpy(ulpdu, rest, len);
   for (size_t i = 0; i < pad; i++)
     g_assert_cmphex(rest[len + i], ==, 0);
   g_autofree uint8_t *all = g_malloc(2 + len + pad);
   memcpy(all, lb, 2);
   memcpy(all + 2, rest, len + pad);
-  uint32_t c = crc32c(all, 2 + len + pad);
+  uint32_t c = wire_crc32c(all, 2 + len + pad);
   const uint8_t *w = rest + len + pad;
   uint8_t want[4] = { (uint8_t) c, (uint8_t) (c >> 8), (uint8_t) (c >> 16), (uint8_t) (c >> 24) };
   if (raw != NULL) {
@@ -278,14 +162,14 @@ fpdu_read(int fd, uint8_t *ulpdu, GByteArray *raw, int timeout_ms)
 static gboolean
 answer_fence(int fd, const uint8_t *u, int len)
 {
-  if (len != 46 || u[0] != 0x41 || u[1] != 0x41 || get32(u + 6) != 1 || get32(u + 26) != 0)
+  if (len != 46 || u[0] != 0x41 || u[1] != 0x41 || wire_get32(u + 6) != 1 || wire_get32(u + 26) != 0)
     return FALSE;
   uint8_t resp[14], out[32];
   resp[0] = 0xc1;
   resp[1] = 0x42;
   memcpy(resp + 2, u + 18, 4);  /* Data Sink STag */
   memcpy(resp + 6, u + 22, 8);  /* Data Sink TO */
-  raw_write(fd, out, fpdu_build(resp, sizeof(resp), out));
+  wire_write(fd, out, wire_fpdu_build(resp, sizeof(resp), out));
   return TRUE;
 }
 
@@ -347,7 +231,7 @@ golden_request_in(cert_t *f, cert_side_t *s)
 
   /* RFC 5044 7.1.1: Key | M C R Res | Rev | PD_Length | private data. */
   uint8_t h[20];
-  raw_read_all(fd, h, sizeof(h));
+  wire_read_all(fd, h, sizeof(h));
   expect_bytes("the MPA Request's key (RFC 5044 7.1.1)", h, 16, key_req, 16);
   uint8_t flags = h[16], rev = h[17];
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
@@ -357,7 +241,7 @@ golden_request_in(cert_t *f, cert_side_t *s)
   g_assert_true(rev == 1 || rev == 2);
   g_assert_cmpuint(pd_len, <=, 512);
   uint8_t pd[512];
-  raw_read_all(fd, pd, pd_len);
+  wire_read_all(fd, pd, pd_len);
   /* RFC 6581: a Rev 2 frame with the enhanced bit begins its private
    * data with the 4-byte IRD/ORD control word. */
   uint32_t ctl = rev == 2 && (flags & 0x10) ? 4 : 0;
@@ -374,7 +258,7 @@ static int
 golden_active(cert_t *f, cert_side_t *s)
 {
   int fd = golden_request_in(f, s);
-  raw_write(fd, golden_reply, sizeof(golden_reply));
+  wire_write(fd, golden_reply, sizeof(golden_reply));
   g_autofree rnicpi_cm_event_t *ev =
     expect_cm(f, RNICPI_CM_ESTABLISHED, s->ctx, "the golden MPA Reply (C=1, Rev 1, \"accept\")");
   expect_bytes("the private data of the golden MPA Reply, as ESTABLISHED gives it", ev->pdata,
@@ -398,7 +282,7 @@ wait_request(cert_t *f, int fd, uint64_t lctx)
     struct pollfd pf = { .fd = fd, .events = POLLIN };
     if (ev == NULL && poll(&pf, 1, 0) == 1) {
       uint8_t h[20];
-      size_t got = raw_read(fd, h, sizeof(h), RAW_WAIT_MS);
+      size_t got = wire_read(fd, h, sizeof(h), RAW_WAIT_MS);
       g_autofree char *hex = interop_hex(h, got);
       g_autofree char *msg = g_strdup_printf("the provider answered the golden MPA Request (key \"MPA ID "
                                              "Req Frame\", C=1, Rev 1) with %zu bytes (%s) and no "
@@ -426,7 +310,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
   g_assert_cmpint(fd, >=, 0);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  raw_write(fd, golden_request, sizeof(golden_request));
+  wire_write(fd, golden_request, sizeof(golden_request));
   g_autofree rnicpi_cm_event_t *req = wait_request(f, fd, 0x901d);
   expect_bytes("the golden MPA Request's private data, as CONNECT_REQUEST gives it", req->pdata,
                req->pdata_len, (const uint8_t *) ulp_pdata, 16);
@@ -436,7 +320,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
   cert_ok(CMV->accept(s->qp, req->conn_id, &cp));
 
   uint8_t h[20];
-  raw_read_all(fd, h, sizeof(h));
+  wire_read_all(fd, h, sizeof(h));
   expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, key_rep, 16);
   uint8_t flags = h[16], rev = h[17];
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
@@ -446,7 +330,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
   g_assert_cmpuint(rev, ==, 1);         /* RFC 6581: a Rev 1 Request gets a Rev 1 Reply */
   g_assert_cmpuint(pd_len, ==, 6);
   uint8_t pd[6];
-  raw_read_all(fd, pd, sizeof(pd));
+  wire_read_all(fd, pd, sizeof(pd));
   expect_bytes("the MPA Reply's private data", pd, 6, (const uint8_t *) accept_pdata, 6);
   g_autofree rnicpi_cm_event_t *est = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->ctx);
   /* A Rev 1 Request negotiates nothing: a provider that reports no IRD
@@ -473,9 +357,9 @@ test_crc_vectors(cert_t *f, gconstpointer data)
   g_test_summary("the CRC32c the golden frames are built with gives the RFC 3720 B.4 answers "
                  "(32 x 0x00: 0x8a9136aa, 32 x 0xff: 0x62a8ab43, 0..31: 0x46dd794e) and frames "
                  "the RFC 5044 sample Send's CRC, stored least significant byte first");
-  crc_known_answers();
+  wire_crc_known_answers();
   uint8_t out[64];
-  size_t n = fpdu_build(golden_send + 2, 31, out);
+  size_t n = wire_fpdu_build(golden_send + 2, 31, out);
   expect_bytes("the test's own framing of the sample Send", out, n, golden_send, sizeof(golden_send));
 }
 
@@ -559,7 +443,7 @@ test_untagged_send(cert_t *f, gconstpointer data)
   cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
   cert_post_recv(s.qp, &b, 0, 64, 0x7e);
   int fd = golden_passive(f, &s);
-  raw_write(fd, golden_send, sizeof(golden_send));
+  wire_write(fd, golden_send, sizeof(golden_send));
   rnicpi_wc_t wc = cert_wc(s.rcq);
   g_assert_cmphex(wc.wr_id, ==, 0x7e);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
@@ -600,14 +484,14 @@ test_tagged_write(cert_t *f, gconstpointer data)
     uint8_t u[14 + 50], out[96];
     u[0] = k == 0 ? 0x81 : 0xc1; /* T=1, L only on the last segment, DV=01 */
     u[1] = 0x40;                 /* RV=01, opcode 0: RDMA Write */
-    put32(u + 2, b.mr->rkey);
-    put64(u + 6, to + done);
+    wire_put32(u + 2, b.mr->rkey);
+    wire_put64(u + 6, to + done);
     for (uint32_t i = 0; i < lens[k]; i++)
       u[14 + i] = interop_pattern(0x33, done + i);
-    raw_write(fd, out, fpdu_build(u, 14 + lens[k], out));
+    wire_write(fd, out, wire_fpdu_build(u, 14 + lens[k], out));
     done += lens[k];
   }
-  raw_write(fd, golden_send, sizeof(golden_send));
+  wire_write(fd, golden_send, sizeof(golden_send));
   rnicpi_wc_t wc = cert_wc(s.rcq);
   g_assert_cmphex(wc.wr_id, ==, 0x7f);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
@@ -650,15 +534,15 @@ test_read_request(cert_t *f, gconstpointer data)
   memset(u, 0, sizeof(u));
   u[0] = 0x41;            /* T=0 L=1 DV=01 */
   u[1] = 0x41;            /* RV=01 opcode 1: RDMA Read Request */
-  put32(u + 6, 1);        /* QN 1 */
-  put32(u + 10, 1);       /* MSN 1 */
-  put32(u + 14, 0);       /* MO 0 */
-  put32(u + 18, 0x11111100);
-  put64(u + 22, 0x2000);
-  put32(u + 30, 64);
-  put32(u + 34, b.mr->rkey);
-  put64(u + 38, cert_raddr(&b, 8));
-  raw_write(fd, out, fpdu_build(u, sizeof(u), out));
+  wire_put32(u + 6, 1);        /* QN 1 */
+  wire_put32(u + 10, 1);       /* MSN 1 */
+  wire_put32(u + 14, 0);       /* MO 0 */
+  wire_put32(u + 18, 0x11111100);
+  wire_put64(u + 22, 0x2000);
+  wire_put32(u + 30, 64);
+  wire_put32(u + 34, b.mr->rkey);
+  wire_put64(u + 38, cert_raddr(&b, 8));
+  wire_write(fd, out, wire_fpdu_build(u, sizeof(u), out));
   uint8_t resp[65536];
   int len = fpdu_read(fd, resp, NULL, RAW_WAIT_MS);
   if (len >= 22 && (resp[1] & 0x0f) == 7) {
@@ -672,7 +556,7 @@ test_read_request(cert_t *f, gconstpointer data)
   memcpy(want + 14, b.data + 8, 64);
   expect_bytes("the Read Response (RFC 5040 4.3: tagged, L=1, opcode 2, the sink STag and TO)",
                resp, (size_t) len, want, sizeof(want));
-  g_assert_cmphex(get64(resp + 6), ==, 0x2000);
+  g_assert_cmphex(wire_get64(resp + 6), ==, 0x2000);
   cert_assert_cq_quiet(s.rcq);
   cert_assert_cq_quiet(s.scq);
   close(fd);
@@ -711,16 +595,16 @@ test_read_past_ird(cert_t *f, gconstpointer data)
     memset(u, 0, sizeof(u));
     u[0] = 0x41;               /* T=0 L=1 DV=01 */
     u[1] = 0x41;               /* RV=01 opcode 1: RDMA Read Request */
-    put32(u + 6, 1);           /* QN 1 */
-    put32(u + 10, i + 1);      /* MSN */
-    put32(u + 18, 0x11111100); /* Data Sink STag */
-    put64(u + 22, (uint64_t) i * SIZE);
-    put32(u + 30, SIZE);
-    put32(u + 34, b.mr->rkey);
-    put64(u + 38, cert_raddr(&b, 0));
-    off += fpdu_build(u, sizeof(u), reqs + off);
+    wire_put32(u + 6, 1);           /* QN 1 */
+    wire_put32(u + 10, i + 1);      /* MSN */
+    wire_put32(u + 18, 0x11111100); /* Data Sink STag */
+    wire_put64(u + 22, (uint64_t) i * SIZE);
+    wire_put32(u + 30, SIZE);
+    wire_put32(u + 34, b.mr->rkey);
+    wire_put64(u + 38, cert_raddr(&b, 0));
+    off += wire_fpdu_build(u, sizeof(u), reqs + off);
   }
-  raw_write(fd, reqs, off);
+  wire_write(fd, reqs, off);
 
   /* Every FPDU the provider sends, until a Terminate or the close. */
   g_autofree uint8_t *u = g_malloc(65536);
@@ -772,7 +656,7 @@ test_bad_crc(cert_t *f, gconstpointer data)
   uint8_t bad[sizeof(golden_send)];
   memcpy(bad, golden_send, sizeof(bad));
   bad[sizeof(bad) - 1] ^= 0x01;
-  raw_write(fd, bad, sizeof(bad));
+  wire_write(fd, bad, sizeof(bad));
   /* A Terminate, then the close; or the close alone. */
   uint8_t u[65536];
   int len = fpdu_read(fd, u, NULL, RAW_WAIT_MS);
@@ -783,13 +667,13 @@ test_bad_crc(cert_t *f, gconstpointer data)
     g_assert_cmpint(len, >=, 22);
     g_assert_cmphex(u[0], ==, 0x41);
     g_assert_cmphex(u[1], ==, 0x47);
-    g_assert_cmpuint(get32(u + 6), ==, 2);
-    g_assert_cmpuint(get32(u + 10), ==, 1);
-    g_assert_cmpuint(get32(u + 14), ==, 0);
+    g_assert_cmpuint(wire_get32(u + 6), ==, 2);
+    g_assert_cmpuint(wire_get32(u + 10), ==, 1);
+    g_assert_cmpuint(wire_get32(u + 14), ==, 0);
     g_assert_cmphex(u[18], ==, 0x20);
     g_assert_cmphex(u[19], ==, 0x02);
     uint8_t rest[1];
-    g_assert_cmpuint(raw_read(fd, rest, 1, RAW_WAIT_MS), ==, 0);
+    g_assert_cmpuint(wire_read(fd, rest, 1, RAW_WAIT_MS), ==, 0);
   } else {
     g_test_message("the provider closed the connection without a Terminate");
   }
@@ -823,7 +707,7 @@ test_mpa_rejected(cert_t *f, gconstpointer data)
   cert_side_t s;
   cert_side_new(f, &s, 0xd7000, 16, NULL);
   int fd = golden_request_in(f, &s);
-  raw_write(fd, golden_reject, sizeof(golden_reject));
+  wire_write(fd, golden_reject, sizeof(golden_reject));
   g_autofree rnicpi_cm_event_t *ev =
     expect_cm(f, RNICPI_CM_REJECTED, s.ctx, "the golden rejecting MPA Reply (R=1)");
   expect_bytes("the private data of the golden rejecting Reply, as REJECTED gives it", ev->pdata,
@@ -849,11 +733,11 @@ test_mpa_reject(cert_t *f, gconstpointer data)
   cert_addr(f, port, &a);
   int fd = interop_tcp_connect(&a.sa);
   g_assert_cmpint(fd, >=, 0);
-  raw_write(fd, golden_request, sizeof(golden_request));
+  wire_write(fd, golden_request, sizeof(golden_request));
   g_autofree rnicpi_cm_event_t *req = wait_request(f, fd, 0x901e);
   cert_ok(CMV->reject(f->dev, req->conn_id, busy_pdata, 4));
   uint8_t h[24];
-  raw_read_all(fd, h, sizeof(h));
+  wire_read_all(fd, h, sizeof(h));
   expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, key_rep, 16);
   g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", h[16], h[17], h[18] << 8 | h[19]);
   g_assert_cmphex(h[16] & 0x20, ==, 0x20); /* R: rejected */
@@ -862,7 +746,7 @@ test_mpa_reject(cert_t *f, gconstpointer data)
   g_assert_cmpuint(h[18] << 8 | h[19], ==, 4);
   expect_bytes("the rejecting Reply's private data", h + 20, 4, (const uint8_t *) busy_pdata, 4);
   uint8_t more[1];
-  g_assert_cmpuint(raw_read(fd, more, 1, RAW_WAIT_MS), ==, 0);
+  g_assert_cmpuint(wire_read(fd, more, 1, RAW_WAIT_MS), ==, 0);
   close(fd);
   cert_ok(CMV->unlisten(lst));
 }

@@ -11,8 +11,7 @@
  * RFC's layer, error type and code, copying the offending DDP header
  * exactly when it says it does.
  *
- * The framing helpers repeat the few lines of interop_golden.c this needs
- * (they are static there), so that the two files can change apart.
+ * The framing helpers are interop_frame.c's, shared with interop_golden.c.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -27,103 +26,14 @@
 
 #include "interop_test.h"
 
-#define RAW_WAIT_MS 5000
-
-/* ---- Framing (RFC 5044 4.1; CRC32c as RFC 3720 B.4) --------------------- */
-
-static uint32_t
-crc32c(const uint8_t *p, size_t n)
-{
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; i++) {
-    c ^= p[i];
-    for (int k = 0; k < 8; k++)
-      c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t) (v >> 24);
-  p[1] = (uint8_t) (v >> 16);
-  p[2] = (uint8_t) (v >> 8);
-  p[3] = (uint8_t) v;
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-  put32(p, (uint32_t) (v >> 32));
-  put32(p + 4, (uint32_t) v);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-  return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-  return (uint64_t) get32(p) << 32 | get32(p + 4);
-}
-
-/* ULPDU_Length | ULPDU | pad | CRC32c least significant byte first. */
-static size_t
-fpdu_build(const uint8_t *ulpdu, size_t len, uint8_t *out)
-{
-  g_assert_cmphex(crc32c((const uint8_t *) "123456789", 9), ==, 0xe3069283);
-  out[0] = (uint8_t) (len >> 8);
-  out[1] = (uint8_t) len;
-  memcpy(out + 2, ulpdu, len);
-  size_t n = 2 + len;
-  while (n % 4 != 0)
-    out[n++] = 0;
-  uint32_t c = crc32c(out, n);
-  for (int i = 0; i < 4; i++)
-    out[n + (size_t) i] = (uint8_t) (c >> (8 * i));
-  return n + 4;
-}
-
-/* Up to @n bytes within @timeout_ms: fewer when the provider closed. */
-static size_t
-raw_read(int fd, uint8_t *p, size_t n, int timeout_ms)
-{
-  size_t got = 0;
-  while (got < n) {
-    struct pollfd pf = { .fd = fd, .events = POLLIN };
-    int r = poll(&pf, 1, timeout_ms);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r == 0)
-      g_test_message("the provider sent %zu of %zu awaited bytes within %d ms, and did not "
-                     "close the connection", got, n, timeout_ms);
-    g_assert_cmpint(r, ==, 1);
-    ssize_t k = recv(fd, p + got, n - got, 0);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return got;
-    got += (size_t) k;
-  }
-  return got;
-}
-
-static void
-raw_write(int fd, const void *p, size_t n)
-{
-  g_assert_cmpint(send(fd, p, n, MSG_NOSIGNAL), ==, (gssize) n);
-}
+#define RAW_WAIT_MS INTEROP_RAW_WAIT_MS
 
 static void
 raw_fpdu(int fd, const uint8_t *ulpdu, size_t len)
 {
   uint8_t out[2 + 1024 + 8];
   g_assert_cmpuint(len, <=, 1024);
-  raw_write(fd, out, fpdu_build(ulpdu, len, out));
+  wire_write(fd, out, wire_fpdu_build(ulpdu, len, out));
 }
 
 /* One FPDU from the provider (CRC on, checked): the ULPDU's length, or -1
@@ -132,14 +42,14 @@ static int
 fpdu_read(int fd, uint8_t *ulpdu)
 {
   uint8_t lb[2];
-  if (raw_read(fd, lb, 2, RAW_WAIT_MS) != 2)
+  if (wire_read(fd, lb, 2, RAW_WAIT_MS) != 2)
     return -1;
   size_t len = (size_t) lb[0] << 8 | lb[1];
   size_t pad = (4 - (2 + len) % 4) % 4;
   g_autofree uint8_t *all = g_malloc(2 + len + pad + 4);
   memcpy(all, lb, 2);
-  g_assert_cmpuint(raw_read(fd, all + 2, len + pad + 4, RAW_WAIT_MS), ==, len + pad + 4);
-  uint32_t c = crc32c(all, 2 + len + pad);
+  g_assert_cmpuint(wire_read(fd, all + 2, len + pad + 4, RAW_WAIT_MS), ==, len + pad + 4);
+  uint32_t c = wire_crc32c(all, 2 + len + pad);
   const uint8_t *w = all + 2 + len + pad;
   g_assert_cmphex((uint32_t) w[0] | (uint32_t) w[1] << 8 | (uint32_t) w[2] << 16 |
                     (uint32_t) w[3] << 24, ==, c);
@@ -185,13 +95,13 @@ raw_passive(cert_t *f, cert_side_t *s, uint64_t lctx)
   g_assert_cmpint(fd, >=, 0);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  raw_write(fd, golden_request, sizeof(golden_request));
+  wire_write(fd, golden_request, sizeof(golden_request));
   g_autofree rnicpi_cm_event_t *req = poll_request(f, lctx, CERT_TIMEOUT_MS);
   g_assert_nonnull(req);
   rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
   cert_ok(CMV->accept(s->qp, req->conn_id, &cp));
   uint8_t h[20];
-  g_assert_cmpuint(raw_read(fd, h, sizeof(h), RAW_WAIT_MS), ==, sizeof(h));
+  g_assert_cmpuint(wire_read(fd, h, sizeof(h), RAW_WAIT_MS), ==, sizeof(h));
   g_assert_cmpmem(h, 16, key_rep, 16);
   g_assert_cmphex(h[16] & 0x20, ==, 0);
   g_assert_cmphex(h[16] & 0x40, ==, 0x40); /* C: we asked for CRC, so both ends use it */
@@ -230,10 +140,10 @@ raw_active(cert_t *f, cert_side_t *s)
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   uint8_t h[20 + 512];
-  g_assert_cmpuint(raw_read(fd, h, 20, RAW_WAIT_MS), ==, 20);
+  g_assert_cmpuint(wire_read(fd, h, 20, RAW_WAIT_MS), ==, 20);
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
   g_assert_cmpuint(pd_len, <=, 512);
-  g_assert_cmpuint(raw_read(fd, h + 20, pd_len, RAW_WAIT_MS), ==, pd_len);
+  g_assert_cmpuint(wire_read(fd, h + 20, pd_len, RAW_WAIT_MS), ==, pd_len);
   /* Rev 1 (RFC 6581: a responder without enhanced set-up answers Rev 1):
    * no RTR, the provider's first FPDU is its own. */
   uint8_t rep[20];
@@ -241,7 +151,7 @@ raw_active(cert_t *f, cert_side_t *s)
   rep[16] = 0x40;
   rep[17] = 1;
   rep[18] = rep[19] = 0;
-  raw_write(fd, rep, sizeof(rep));
+  wire_write(fd, rep, sizeof(rep));
   g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s->ctx));
   return fd;
 }
@@ -269,9 +179,9 @@ expect_terminate(int fd, uint8_t layer, uint8_t etype, uint8_t code, const uint8
   g_assert_cmpint(len, >=, 22);
   g_assert_cmphex(u[0], ==, 0x41);          /* untagged, L=1, DV=1 */
   g_assert_cmphex(u[1], ==, 0x47);          /* RV=1, opcode 7: Terminate */
-  g_assert_cmpuint(get32(u + 6), ==, 2);    /* QN 2 */
-  g_assert_cmpuint(get32(u + 10), ==, 1);   /* MSN 1: the first Terminate */
-  g_assert_cmpuint(get32(u + 14), ==, 0);   /* MO 0 */
+  g_assert_cmpuint(wire_get32(u + 6), ==, 2);    /* QN 2 */
+  g_assert_cmpuint(wire_get32(u + 10), ==, 1);   /* MSN 1: the first Terminate */
+  g_assert_cmpuint(wire_get32(u + 14), ==, 0);   /* MO 0 */
   if (u[18] != (uint8_t) (layer << 4 | etype) || u[19] != code)
     g_test_message("Terminate layer %u, error type %u, code 0x%02x; the RFC's is layer %u, "
                    "error type %u, code 0x%02x", u[18] >> 4, u[18] & 0x0f, u[19], layer, etype, code);
@@ -288,7 +198,7 @@ expect_terminate(int fd, uint8_t layer, uint8_t etype, uint8_t code, const uint8
     g_assert_cmpmem(u + 24, hdr_len, hdr, hdr_len);
   }
   uint8_t rest[1];
-  g_assert_cmpuint(raw_read(fd, rest, 1, RAW_WAIT_MS), ==, 0);
+  g_assert_cmpuint(wire_read(fd, rest, 1, RAW_WAIT_MS), ==, 0);
 }
 
 /* The receive @id was not completed successfully (flushed, or in error, or
@@ -318,10 +228,10 @@ untagged_hdr(uint8_t *u, uint8_t ddp_ctrl, uint8_t rdmap_ctrl, uint32_t qn, uint
 {
   u[0] = ddp_ctrl;
   u[1] = rdmap_ctrl;
-  put32(u + 2, 0);
-  put32(u + 6, qn);
-  put32(u + 10, msn);
-  put32(u + 14, mo);
+  wire_put32(u + 2, 0);
+  wire_put32(u + 6, qn);
+  wire_put32(u + 10, msn);
+  wire_put32(u + 14, mo);
 }
 
 /* One Send segment of "Hello, iWARP!" with the header fields given sent to
@@ -459,14 +369,14 @@ read_out(cert_side_t *s, int fd, const cert_buf_t *sink, uint64_t id, uint8_t *r
   g_assert_cmpint(len, ==, 18 + 28);
   g_assert_cmphex(req[0], ==, 0x41);
   g_assert_cmphex(req[1], ==, 0x41);
-  g_assert_cmpuint(get32(req + 6), ==, 1);
-  g_assert_cmpuint(get32(req + 10), ==, 1);
-  g_assert_cmpuint(get32(req + 14), ==, 0);
-  g_assert_cmphex(get32(req + 18), ==, (uint32_t) sink->mr->rkey);
-  g_assert_cmphex(get64(req + 22), ==, cert_raddr(sink, 64));
-  g_assert_cmpuint(get32(req + 30), ==, RD_LEN);
-  g_assert_cmphex(get32(req + 34), ==, RD_SRC_STAG);
-  g_assert_cmphex(get64(req + 38), ==, RD_SRC_TO);
+  g_assert_cmpuint(wire_get32(req + 6), ==, 1);
+  g_assert_cmpuint(wire_get32(req + 10), ==, 1);
+  g_assert_cmpuint(wire_get32(req + 14), ==, 0);
+  g_assert_cmphex(wire_get32(req + 18), ==, (uint32_t) sink->mr->rkey);
+  g_assert_cmphex(wire_get64(req + 22), ==, cert_raddr(sink, 64));
+  g_assert_cmpuint(wire_get32(req + 30), ==, RD_LEN);
+  g_assert_cmphex(wire_get32(req + 34), ==, RD_SRC_STAG);
+  g_assert_cmphex(wire_get64(req + 38), ==, RD_SRC_TO);
 }
 
 /* A Read Response segment (RFC 5040 4.3: tagged, opcode 2) of @len
@@ -478,8 +388,8 @@ read_resp(int fd, uint32_t stag, uint64_t to, uint32_t len, gboolean last, uint8
   g_assert_cmpuint(len, <=, 256);
   u[0] = last ? 0xc1 : 0x81;
   u[1] = 0x42;
-  put32(u + 2, stag);
-  put64(u + 6, to);
+  wire_put32(u + 2, stag);
+  wire_put64(u + 6, to);
   for (uint32_t i = 0; i < len; i++)
     u[14 + i] = interop_pattern(0x55, i);
   memcpy(hdr, u, 14);
@@ -523,8 +433,8 @@ read_case(cert_t *f, uint64_t ctx, rr_case_t c)
   int fd = raw_active(f, &s);
   uint8_t req[65536], hdr[14];
   read_out(&s, fd, &sink, ctx | 0x5d, req);
-  uint32_t stag = get32(req + 18);
-  uint64_t to = get64(req + 22);
+  uint32_t stag = wire_get32(req + 18);
+  uint64_t to = wire_get64(req + 22);
   switch (c) {
   case RR_GOOD: {
     read_resp(fd, stag, to, RD_LEN, TRUE, hdr);
@@ -698,10 +608,10 @@ send_out(cert_t *f, uint64_t ctx, rnicpi_wr_opcode_t op, uint32_t flags, uint64_
                      u[1] & 0x0f, rdmap, rdmap & 0x0f);
     g_assert_cmphex(u[0], ==, 0x41);
     g_assert_cmphex(u[1], ==, rdmap);
-    g_assert_cmphex(get32(u + 2), ==, want_inv);
-    g_assert_cmpuint(get32(u + 6), ==, 0);
-    g_assert_cmpuint(get32(u + 10), ==, 1);
-    g_assert_cmpuint(get32(u + 14), ==, 0);
+    g_assert_cmphex(wire_get32(u + 2), ==, want_inv);
+    g_assert_cmpuint(wire_get32(u + 6), ==, 0);
+    g_assert_cmpuint(wire_get32(u + 10), ==, 1);
+    g_assert_cmpuint(wire_get32(u + 14), ==, 0);
     g_assert_cmpmem(u + 18, 13, hello, 13);
   }
   close(fd);
@@ -751,11 +661,11 @@ read_request_refused(cert_t *f, uint64_t ctx, uint8_t ctrl, uint32_t extra)
   uint8_t u[46 + 8];
   memset(u, 0, sizeof(u));
   untagged_hdr(u, ctrl, 0x41, 1, 1, 0);
-  put32(u + 18, 0x11111100);
-  put64(u + 22, 0x2000);
-  put32(u + 30, 64);
-  put32(u + 34, (uint32_t) b.mr->rkey);
-  put64(u + 38, cert_raddr(&b, 8));
+  wire_put32(u + 18, 0x11111100);
+  wire_put64(u + 22, 0x2000);
+  wire_put32(u + 30, 64);
+  wire_put32(u + 34, (uint32_t) b.mr->rkey);
+  wire_put64(u + 38, cert_raddr(&b, 8));
   g_assert_cmpuint(extra, <=, 8);
   raw_fpdu(fd, u, 46 + extra);
   uint8_t r[65536];
@@ -814,7 +724,7 @@ mpa_try(cert_t *f, uint64_t lctx, const uint8_t *req, size_t len, int *fd_out)
   g_assert_cmpint(fd, >=, 0);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  raw_write(fd, req, len);
+  wire_write(fd, req, len);
   /* A provider that refuses answers or closes at once; one that takes the
    * Request raises CONNECT_REQUEST. */
   rnicpi_cm_event_t *ev = NULL;
@@ -836,7 +746,7 @@ static void
 expect_mpa_refused(int fd)
 {
   uint8_t h[20 + 512 + 16];
-  size_t got = raw_read(fd, h, sizeof(h), RAW_WAIT_MS);
+  size_t got = wire_read(fd, h, sizeof(h), RAW_WAIT_MS);
   if (got > 0) {
     g_autofree char *hex = interop_hex(h, MIN(got, (size_t) 20));
     g_test_message("the provider answered %zu bytes: %s", got, hex);
@@ -918,7 +828,7 @@ test_mpa_markers(cert_t *f, gconstpointer data)
     rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
     cert_ok(CMV->accept(s.qp, ev->conn_id, &cp));
     uint8_t h[20];
-    size_t got = raw_read(fd, h, sizeof(h), RAW_WAIT_MS);
+    size_t got = wire_read(fd, h, sizeof(h), RAW_WAIT_MS);
     g_assert_cmpuint(got, ==, sizeof(h));
     g_assert_cmpmem(h, 16, key_rep, 16);
     g_test_message("MPA Reply to M=1: flags 0x%02x", h[16]);
@@ -927,10 +837,10 @@ test_mpa_markers(cert_t *f, gconstpointer data)
       memcpy(b.data, hello, 13);
       cert_post_send(s.qp, RNICPI_WR_SEND, &b, 0, 13, 0xef05e, RNICPI_WR_SIGNALED, 0, 0);
       uint8_t m[4];
-      g_assert_cmpuint(raw_read(fd, m, 4, RAW_WAIT_MS), ==, 4);
+      g_assert_cmpuint(wire_read(fd, m, 4, RAW_WAIT_MS), ==, 4);
       g_autofree char *hex = interop_hex(m, 4);
       g_test_message("the first 4 bytes after the Reply: %s", hex);
-      g_assert_cmphex(get32(m), ==, 0);
+      g_assert_cmphex(wire_get32(m), ==, 0);
     }
   }
   close(fd);

@@ -21,6 +21,28 @@ gboolean interop_require_wire(cert_t *f);
 /* A blocking TCP connection to @ss: the descriptor, or -errno. */
 int interop_tcp_connect(const struct sockaddr_storage *ss);
 
+/* How long a raw peer waits for the provider's next bytes. */
+#define INTEROP_RAW_WAIT_MS 5000
+
+/* interop_frame.c: the raw peer's CRC32c (RFC 3720 B.4), checked against
+ * the published vectors by wire_crc_known_answers(). */
+uint32_t wire_crc32c(const uint8_t *p, size_t n);
+void wire_crc_known_answers(void);
+/* Big-endian header fields. */
+void wire_put32(uint8_t *p, uint32_t v);
+void wire_put64(uint8_t *p, uint64_t v);
+uint32_t wire_get32(const uint8_t *p);
+uint64_t wire_get64(const uint8_t *p);
+/* RFC 5044 4.1: ULPDU_Length | ULPDU | pad to 4 | CRC32c, least
+ * significant byte first, into @out (room for @len + 8); its length. */
+size_t wire_fpdu_build(const uint8_t *ulpdu, size_t len, uint8_t *out);
+/* Up to @n bytes within @timeout_ms each: fewer when the provider closed;
+ * no byte at all in time fails the test. */
+size_t wire_read(int fd, uint8_t *p, size_t n, int timeout_ms);
+/* Exactly @n bytes, or the test fails. */
+void wire_read_all(int fd, uint8_t *p, size_t n);
+void wire_write(int fd, const void *p, size_t n);
+
 void interop_register_golden(void);
 void interop_register_golden2(void);
 void interop_register_peer(void);
