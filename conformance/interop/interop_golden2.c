@@ -312,6 +312,47 @@ test_send_msn_ahead(cert_t *f, gconstpointer data)
 }
 
 static void
+test_send_half_flushed(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the first segment (L=0) of a two-segment Send arrives into the first of two "
+                 "posted receives, then the consumer moves the queue pair to ERROR before the "
+                 "rest comes: both receives complete once, flushed (RNICPI_WC_WR_FLUSH_ERR), in "
+                 "order, the half-filled one included");
+  if (!interop_require_wire(f))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, 0xeb000, 16, NULL);
+  cert_buf_t b;
+  cert_buf_new(s.pd, &b, 128, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_post_recv(s.qp, &b, 0, 64, 0xeb01);
+  cert_post_recv(s.qp, &b, 64, 64, 0xeb02);
+  int fd = raw_passive(f, &s, 0xeb1d);
+  uint8_t u[18 + 13];
+  untagged_hdr(u, 0x01, 0x43, 0, 1, 0); /* T=0 L=0 DV=01; RV=01 Send */
+  memcpy(u + 18, hello, 13);
+  raw_fpdu(fd, u, sizeof(u));
+  /* The segment is taken, the message is not whole: nothing completes. */
+  rnicpi_wc_t wc;
+  g_assert_cmpint(cert_poll(s.rcq, &wc, 1, 300), ==, 0);
+  cert_ok(QUE->qp_to_error(s.qp));
+  uint64_t ids[2] = { 0xeb01, 0xeb02 };
+  for (int i = 0; i < 2; i++) {
+    wc = cert_wc(s.rcq);
+    g_assert_cmphex(wc.wr_id, ==, ids[i]);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  }
+  cert_assert_cq_quiet(s.rcq);
+  /* Nothing of the second receive's buffer was touched. */
+  for (size_t i = 64; i < 128; i++)
+    g_assert_cmphex(b.data[i], ==, 0);
+  cert_buf_check_guards(&b);
+  close(fd);
+  cert_buf_free(&b);
+  cert_side_free(&s);
+}
+
+static void
 test_send_first_mo(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -856,6 +897,7 @@ interop_register_golden2(void)
   cert_add("/interop/golden/bad-send-tagged", test_send_tagged);
   cert_add("/interop/golden/bad-send-qn", test_send_wrong_qn);
   cert_add("/interop/golden/bad-send-msn", test_send_msn_ahead);
+  cert_add("/interop/golden/send-half-flushed", test_send_half_flushed);
   cert_add("/interop/golden/bad-send-first-mo", test_send_first_mo);
   cert_add("/interop/golden/bad-send-mo-gap", test_send_mo_gap);
   cert_add("/interop/golden/read-response", test_read_response);
