@@ -310,9 +310,19 @@ def main():
                     e = entry["caught_by"].setdefault(tid, {"level": t["level"], "configs": []})
                     e["configs"].append(c)
             if a.first and entry["caught_by"]:
-                break
+                # A lone catch stops the defect only once it repeats; else
+                # the next configuration may catch it for sure.
+                if len(entry["caught_by"]) > 1:
+                    break
+                tid = next(iter(entry["caught_by"]))
+                res, _ = certify(bdir, a.work, c, d.id + "-again", a.timeout, ["--filter", tid])
+                if tid.startswith("(") or (res is not None and res.get(tid, {}).get("result") == "fail"):
+                    entry["confirmed"] = True
+                    break
+                entry.setdefault("flaky_seen", []).append(tid)
+                entry["caught_by"] = {}
         # A lone catch is confirmed by a second run of that test.
-        if len(entry["caught_by"]) == 1:
+        if len(entry["caught_by"]) == 1 and not entry.pop("confirmed", False):
             tid, e = next(iter(entry["caught_by"].items()))
             if not tid.startswith("("):
                 again = []
