@@ -5,7 +5,8 @@
  * gather entry that ends one byte past its region, qp_reset of a
  * connected queue pair, the event types rnicpi.h gives a refused Read's
  * causes, an atomic whose local buffer is not 8 bytes, the page and
- * domain rules of a fast registration and of invalidating such a region,
+ * domain rules of a fast registration and of invalidating such a region
+ * under a bound window,
  * windows (bound through a queue pair of another domain, used as a local
  * key, invalidated through another queue pair, freed with a bind queued),
  * Read sinks of windows (bounds, domain, the binding queue pair), and
@@ -462,26 +463,6 @@ inv_refused(cert_side_t *s, cert_side_t *peer, uint64_t key)
   cert_wait_state(s->qp, RNICPI_QPS_ERROR);
   cert_assert_cq_quiet(s->scq);
   edge_peer_down(peer);
-}
-
-static void
-test_local_inv_region_other_pd(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("LOCAL_INV of a valid fast-registered region's key, posted on a queue pair of "
-                 "another protection domain, completes with RNICPI_WC_MEM_MGT_ERR, opcode "
-                 "LOCAL_INV, and that queue pair enters ERROR");
-  if (!cert_require(f, RNICPI_CAP_FAST_REGISTER) || !cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE))
-    return;
-  cert_pair_t pr;
-  if (!cert_pair_open(f, &pr, NULL))
-    return;
-  edge_fr_t r;
-  fr_new(&r, pr.p.pd, 1);
-  uint64_t key = fr_ok(&pr.p, &r, RW | REMOTE);
-  inv_refused(&pr.a, &pr.p, key);
-  fr_free(&r);
-  cert_pair_free(&pr);
 }
 
 /* ---- windows ---------------------------------------------------------- */
@@ -1070,28 +1051,27 @@ test_ud_sge_limit(cert_t *f, gconstpointer data)
 void
 cert_register_edge(void)
 {
-  cert_add("/rnicpi/edge/sge-limits-per-queue", test_sge_limits_per_queue);
-  cert_add("/rnicpi/edge/srq-sge-limit", test_srq_sge_limit);
-  cert_add("/rnicpi/edge/srq-shrink-below-count", test_srq_shrink_below_count);
-  cert_add("/rnicpi/edge/send-sge-past-end", test_send_sge_past_end);
-  cert_add("/rnicpi/edge/reset-connected", test_reset_connected);
-  cert_add("/rnicpi/edge/async-types-of-access", test_async_types_of_access);
-  cert_add("/rnicpi/edge/atomic-short-local", test_atomic_short_local);
-  cert_add("/rnicpi/edge/fast-reg-too-many-pages", test_fast_reg_too_many_pages);
-  cert_add("/rnicpi/edge/fast-reg-length-past-pages", test_fast_reg_length_past_pages);
-  cert_add("/rnicpi/edge/fast-reg-other-pd", test_fast_reg_other_pd);
-  cert_add("/rnicpi/edge/local-inv-region-other-pd", test_local_inv_region_other_pd);
-  cert_add("/rnicpi/edge/mw-dealloc-bind-queued", test_mw_dealloc_bind_queued);
-  cert_add("/rnicpi/edge/bind-window-other-pd", test_bind_window_other_pd);
-  cert_add("/rnicpi/edge/window-key-as-lkey", test_window_key_as_lkey);
-  cert_add("/rnicpi/edge/local-inv-region-with-window", test_local_inv_region_with_window);
-  cert_add("/rnicpi/edge/local-inv-narrow-other-qp", test_local_inv_narrow_other_qp);
-  cert_add("/rnicpi/edge/read-sink-past-window", test_read_sink_past_window);
-  cert_add("/rnicpi/edge/read-sink-window-no-local-write", test_read_sink_window_no_local_write);
-  cert_add("/rnicpi/edge/read-sink-other-pd", test_read_sink_other_pd);
-  cert_add("/rnicpi/edge/read-sink-narrow-other-qp", test_read_sink_narrow_other_qp);
-  cert_add("/rnicpi/edge/ud-recv-no-room-for-grh", test_ud_recv_no_room_for_grh);
-  cert_add("/rnicpi/edge/ud-ah-other-pd", test_ud_ah_other_pd);
-  cert_add("/rnicpi/edge/ud-post-in-error", test_ud_post_in_error);
-  cert_add("/rnicpi/edge/ud-sge-limit", test_ud_sge_limit);
+  cert_add("/rnicpi/qp/sge-limits-per-queue", test_sge_limits_per_queue);
+  cert_add("/rnicpi/srq/sge-limit", test_srq_sge_limit);
+  cert_add("/rnicpi/srq/shrink-below-count", test_srq_shrink_below_count);
+  cert_add("/rnicpi/protect-local/send-sge-past-end", test_send_sge_past_end);
+  cert_add("/rnicpi/qp/reset-connected", test_reset_connected);
+  cert_add("/rnicpi/errors/async-types-of-access", test_async_types_of_access);
+  cert_add("/rnicpi/protect-local/atomic-short-local", test_atomic_short_local);
+  cert_add("/rnicpi/mr/fast-reg-too-many-pages", test_fast_reg_too_many_pages);
+  cert_add("/rnicpi/mr/fast-reg-length-past-pages", test_fast_reg_length_past_pages);
+  cert_add("/rnicpi/mr/fast-reg-other-pd", test_fast_reg_other_pd);
+  cert_add("/rnicpi/mw/dealloc-bind-queued", test_mw_dealloc_bind_queued);
+  cert_add("/rnicpi/mw/bind-other-pd", test_bind_window_other_pd);
+  cert_add("/rnicpi/mw/window-key-as-lkey", test_window_key_as_lkey);
+  cert_add("/rnicpi/mr/local-inv-with-window", test_local_inv_region_with_window);
+  cert_add("/rnicpi/mw/local-inv-narrow-other-qp", test_local_inv_narrow_other_qp);
+  cert_add("/rnicpi/mw/read-sink-past-window", test_read_sink_past_window);
+  cert_add("/rnicpi/mw/read-sink-no-local-write", test_read_sink_window_no_local_write);
+  cert_add("/rnicpi/mw/read-sink-other-pd", test_read_sink_other_pd);
+  cert_add("/rnicpi/mw/read-sink-narrow-other-qp", test_read_sink_narrow_other_qp);
+  cert_add("/rnicpi/ud/recv-no-room-for-grh", test_ud_recv_no_room_for_grh);
+  cert_add("/rnicpi/ud/ah-other-pd", test_ud_ah_other_pd);
+  cert_add("/rnicpi/ud/post-in-error", test_ud_post_in_error);
+  cert_add("/rnicpi/ud/sge-limit", test_ud_sge_limit);
 }
