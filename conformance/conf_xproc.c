@@ -1500,11 +1500,15 @@ maps_memfd(const char *name)
   return strstr(maps, needle) != NULL;
 }
 
+typedef enum { MAPPED_OVERRUN, MAPPED_FREED, MAPPED_STRADDLE } mapped_end_t;
+
 /* Rounds of RDMA Write then Read against the child's memfd region, each
- * checked on both sides, then a write that must be refused: an overrun,
- * or with @freed a write in bounds after the child freed the region. */
+ * checked on both sides, then a write that must be refused: @end says
+ * which (an overrun longer than the region, a write in bounds after the
+ * child freed the region, or 32 bytes of which the last 16 lie past the
+ * region's end). */
 static void
-rdma_mapped_with(child_t *c, gboolean freed)
+rdma_mapped_run(child_t *c, mapped_end_t end)
 {
   conf_side_t s;
   conf_buf_t lb, back;
@@ -1535,7 +1539,7 @@ rdma_mapped_with(child_t *c, gboolean freed)
   /* vp/emul maps such a region here and moves the bytes with memcpy. */
   if (g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0)
     g_assert_true(maps_memfd("conf-xproc-target"));
-  if (freed) {
+  if (end == MAPPED_FREED) {
     /* The same write as every round's, after the region's LMR is freed:
      * whatever the provider kept from the earlier checks (vp/emul: the
      * mapping, the last region reached), the key is dead and nothing of
@@ -1545,6 +1549,11 @@ rdma_mapped_with(child_t *c, gboolean freed)
     g_assert_cmpstr(fr, ==, "freed");
     conf_buf_fill(&lb, seed + 1);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+  } else if (end == MAPPED_STRADDLE) {
+    /* Shorter than the region, so only where it ends gives it away. */
+    it_lmr_triplet_t tail = conf_seg(&lb, 0, 32);
+    it_rdma_addr_t at = it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + len - 16));
+    conf_ok(it_post_rdma_write(s.ep, &tail, 1, 42, IT_COMPLETION_FLAG, at, ctx));
   } else {
     /* Bounds are still checked: 16 bytes past the end, refused. */
     it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
@@ -1561,6 +1570,19 @@ rdma_mapped_with(child_t *c, gboolean freed)
 }
 
 static void
+rdma_mapped_with(child_t *c, gboolean freed)
+{
+  rdma_mapped_run(c, freed ? MAPPED_FREED : MAPPED_OVERRUN);
+}
+
+static void
+rdma_straddle_with(child_t *c, gboolean unused)
+{
+  (void) unused;
+  rdma_mapped_run(c, MAPPED_STRADDLE);
+}
+
+static void
 test_rdma_shared_memory(void)
 {
   g_test_summary("xproc: the child's region lives in a sealable memfd (MAP_SHARED): 200 RDMA "
@@ -1572,6 +1594,19 @@ test_rdma_shared_memory(void)
   if (!g_str_has_prefix(conf_ia_name(), "emul"))
     return;
   with_child("mtarget", TRUE, rdma_mapped_with, FALSE);
+}
+
+static void
+test_rdma_straddle(void)
+{
+  g_test_summary("xproc: 200 checked RDMA Writes and Reads to the child's shared-memory region, "
+                 "then a 32-byte RDMA Write whose last 16 bytes lie past the region's end "
+                 "completes REMOTE_ACCESS, the connection breaks and the child finds its last "
+                 "pattern and guards intact; over attach and, on emul, the bounce ring");
+  with_child("mtarget", FALSE, rdma_straddle_with, FALSE);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;
+  with_child("mtarget", TRUE, rdma_straddle_with, FALSE);
 }
 
 static void
@@ -2121,12 +2156,12 @@ test_recv_length(void)
 }
 
 /* Against a "rights" child whose EP refuses incoming RDMA Writes (@no_write)
- * or Reads: the allowed operation succeeds (a Read returns the child's
- * bytes), then the refused one completes IT_DTO_ERR_REMOTE_ACCESS with the
- * local buffer unchanged, the connection breaks and the child finds its
- * region unchanged. */
+ * or Reads, its region in a memfd with @memfd: the allowed operation
+ * succeeds many times (a Read returns the child's bytes), then the refused
+ * one completes IT_DTO_ERR_REMOTE_ACCESS with the local buffer unchanged,
+ * the connection breaks and the child finds its region unchanged. */
 static void
-rights_with(child_t *c, gboolean no_write)
+rights_with(child_t *c, gboolean no_write, gboolean memfd)
 {
   conf_side_t s;
   uint16_t port = hear_port(c);
@@ -2142,8 +2177,11 @@ rights_with(child_t *c, gboolean no_write)
   conf_buf_fill(&loc, 1);
   xpz_op_t good = no_write ? XPZ_READ : XPZ_WRITE, bad = no_write ? XPZ_WRITE : XPZ_READ;
   static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
-  /* Twice: a provider may take a faster path once a region was reached. */
-  for (it_dto_cookie_t k = 1; k <= 2; k++) {
+  /* Many: a provider may take a faster path once it reached a region
+   * (vp/emul: maps a memfd region here, which takes a round trip). */
+  gboolean mapping = memfd && g_str_has_prefix(conf_ia_name(), "emul") &&
+                     g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
+  for (it_dto_cookie_t k = 1; k <= 50 || (mapping && k <= 1000 && !maps_memfd("conf-xproc-target")); k++) {
     xpz_post(&s, good, &loc, addr, 8, ctx, k);
     conf_dto(s.dto, type[good], IT_DTO_SUCCESS, k);
     if (good == XPZ_READ)
@@ -2151,8 +2189,8 @@ rights_with(child_t *c, gboolean no_write)
         g_assert_cmpuint(loc.data[i], ==, (unsigned char) ((8 + i) * 31 + 5 * 7 + 1));
   }
   memset(loc.data, 0xee, loc.len);
-  xpz_post(&s, bad, &loc, addr, 8, ctx, 3);
-  conf_dto_refused(&s, type[bad], IT_DTO_ERR_REMOTE_ACCESS, 3);
+  xpz_post(&s, bad, &loc, addr, 8, ctx, 1001);
+  conf_dto_refused(&s, type[bad], IT_DTO_ERR_REMOTE_ACCESS, 1001);
   for (size_t i = 0; i < loc.len; i++)
     g_assert_cmpuint(loc.data[i], ==, 0xee);
   conf_buf_check_guards(&loc);
@@ -2170,7 +2208,7 @@ test_rdma_disabled(gconstpointer data)
 {
   gboolean no_write = GPOINTER_TO_INT(data);
   g_test_summary("xproc: the child's EP accepts with incoming RDMA Writes (or Reads) disabled and "
-                 "registers a region with every remote right: two RDMA Reads (Writes) succeed, "
+                 "registers a region with every remote right: RDMA Reads (Writes) succeed many times, "
                  "then an RDMA Write (Read) completes IT_DTO_ERR_REMOTE_ACCESS, the connection "
                  "breaks and the child's region is unchanged; private and memfd memory, over "
                  "attach and, on emul, the bounce ring");
@@ -2180,7 +2218,7 @@ test_rdma_disabled(gconstpointer data)
     for (int memfd = 0; memfd < 2; memfd++) {
       g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
       child_t c = spawn(memfd ? "rightsm" : "rights", no_cma);
-      rights_with(&c, no_write);
+      rights_with(&c, no_write, memfd);
       unlink(c.err);
     }
   g_unsetenv("CONF_XPROC_RIGHTS");
@@ -2227,6 +2265,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
+  g_test_add_func("/conformance/xproc/rdma-shared-memory/straddle", test_rdma_straddle);
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
