@@ -2148,10 +2148,14 @@ test_recv_length(void)
       g_test_message("n, segments of the third receive: %s; %s", params[i],
                      no_cma ? "bounce ring" : "attach");
       g_setenv("CONF_XPROC_RECV", params[i], TRUE);
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
       child_t c = spawn("recvlen", no_cma);
       recvlen_with(&c);
       unlink(c.err);
       g_unsetenv("CONF_XPROC_RECV");
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
     }
 }
 
@@ -2217,9 +2221,13 @@ test_rdma_disabled(gconstpointer data)
   for (int no_cma = 0; no_cma < modes; no_cma++)
     for (int memfd = 0; memfd < 2; memfd++) {
       g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
       child_t c = spawn(memfd ? "rightsm" : "rights", no_cma);
       rights_with(&c, no_write, memfd);
       unlink(c.err);
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
     }
   g_unsetenv("CONF_XPROC_RIGHTS");
 }
