@@ -812,6 +812,116 @@ role_keys(gboolean memfd)
   return 0;
 }
 
+/* ---- receive lengths and the EP's RDMA rights ---- */
+
+/* The layout of a "recvlen" child's buffer for messages of @n bytes: the
+ * first receive takes [0, n); the second [2n, 2n + n/2) and [3n, 3n + n/2);
+ * the third, which the parent overruns by one byte, [4n, 5n), or with two
+ * segments [4n, 4n + n/2) and [5n, 5n + n/2). */
+static void
+recvlen_params(size_t *n, int *sges)
+{
+  const char *p = g_getenv("CONF_XPROC_RECV");
+  unsigned long a = 64;
+  int b = 1;
+  if (p != NULL)
+    g_assert_cmpint(sscanf(p, "%lu %d", &a, &b), ==, 2);
+  *n = a;
+  *sges = b;
+}
+
+/* Three receives (recvlen_params), "ready"; the first two complete with
+ * the parent's @n bytes scattered exactly into their segments; the third
+ * exactly once, IT_DTO_ERR_LOCAL_LENGTH, nothing written outside its
+ * segments; the connection breaks with IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR;
+ * "ok". */
+static int
+role_recvlen(void)
+{
+  conf_side_t s;
+  size_t n;
+  int sges;
+  recvlen_params(&n, &sges);
+  role_accept(&s, NULL, TRUE);
+  conf_buf_t rb;
+  conf_buf_new(&s, &rb, 7 * n, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&rb, 5);
+  g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
+  it_lmr_triplet_t r1 = conf_seg(&rb, 0, n);
+  it_lmr_triplet_t r2[2] = { conf_seg(&rb, 2 * n, n / 2), conf_seg(&rb, 3 * n, n - n / 2) };
+  it_lmr_triplet_t r3[2] = { conf_seg(&rb, 4 * n, sges == 1 ? n : n / 2), conf_seg(&rb, 5 * n, n - n / 2) };
+  conf_ok(it_post_recv(s.ep, &r1, 1, 1, IT_COMPLETION_FLAG));
+  conf_ok(it_post_recv(s.ep, r2, 2, 2, IT_COMPLETION_FLAG));
+  conf_ok(it_post_recv(s.ep, r3, (size_t) sges, 3, IT_COMPLETION_FLAG));
+  printf("ready\n");
+  fflush(stdout);
+  it_dto_cmpl_event_t e = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpuint(e.transferred_length, ==, n);
+  e = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  g_assert_cmpuint(e.transferred_length, ==, n);
+  conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_LOCAL_LENGTH, 3);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  it_event_t ev = conf_wait(s.aff, IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR);
+  g_assert_true(ev.aff_async.cause.ep == s.ep);
+  conf_assert_empty(s.dto); /* the failed receive completed once */
+  /* The parent's bytes (conf_buf_fill seed 9) where the receives put
+   * them, the old ones everywhere else but the third receive's segments. */
+  conf_buf_check(&rb, 0, n, 9);
+  g_assert_cmpmem(rb.data + n, n, was + n, n);
+  conf_buf_check(&rb, 2 * n, n / 2, 9);
+  g_assert_cmpmem(rb.data + 2 * n + n / 2, n - n / 2, was + 2 * n + n / 2, n - n / 2);
+  for (size_t i = 0; i < n - n / 2; i++)
+    g_assert_cmpuint(rb.data[3 * n + i], ==, (unsigned char) ((n / 2 + i) * 31 + 9 * 7 + 1));
+  size_t end3 = sges == 1 ? 5 * n : 4 * n + n / 2;
+  g_assert_cmpmem(rb.data + end3, 5 * n - end3, was + end3, 5 * n - end3);
+  size_t past = sges == 1 ? 5 * n : 6 * n - n / 2;
+  g_assert_cmpmem(rb.data + past, rb.len - past, was + past, rb.len - past);
+  conf_buf_check_guards(&rb);
+  printf("ok\n");
+  fflush(stdout);
+  return 0;
+}
+
+/* CONF_XPROC_RIGHTS "w" or "r": the EP accepts with incoming RDMA Writes
+ * (or Reads) disabled; a region (private, or a sealable memfd with
+ * @memfd) with every remote right, filled with seed 5, said as "mr ADDR
+ * CTX LEN"; on "check": unchanged past PZ_TOUCHED, guards intact, the
+ * connection broken with an affiliated event naming the EP; "ok". */
+static int
+role_rights(gboolean memfd)
+{
+  conf_side_t s;
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  gboolean no_write = g_strcmp0(g_getenv("CONF_XPROC_RIGHTS"), "w") == 0;
+  attr.srv.rc.rdma_write_enable = no_write ? IT_FALSE : IT_TRUE;
+  attr.srv.rc.rdma_read_enable = no_write ? IT_TRUE : IT_FALSE;
+  role_accept_attr(&s, &attr, NULL, TRUE);
+  conf_buf_t rb;
+  if (memfd)
+    memfd_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
+  else
+    conf_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&rb, 5);
+  peer_accessed(&rb);
+  g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
+         (guint64) rb.ctx, (unsigned) PZ_LEN);
+  fflush(stdout);
+  g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
+  g_assert_cmpstr(l, ==, "check");
+  g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
+  conf_buf_check_guards(&rb);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  it_event_t ev;
+  size_t more;
+  conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+  g_assert_true(ev.aff_async.cause.ep == s.ep);
+  printf("ok\n");
+  fflush(stdout);
+  return 0;
+}
+
 static int
 role_sleeper(void)
 {
@@ -1390,11 +1500,15 @@ maps_memfd(const char *name)
   return strstr(maps, needle) != NULL;
 }
 
+typedef enum { MAPPED_OVERRUN, MAPPED_FREED, MAPPED_STRADDLE } mapped_end_t;
+
 /* Rounds of RDMA Write then Read against the child's memfd region, each
- * checked on both sides, then a write that must be refused: an overrun,
- * or with @freed a write in bounds after the child freed the region. */
+ * checked on both sides, then a write that must be refused: @end says
+ * which (an overrun longer than the region, a write in bounds after the
+ * child freed the region, or 32 bytes of which the last 16 lie past the
+ * region's end). */
 static void
-rdma_mapped_with(child_t *c, gboolean freed)
+rdma_mapped_run(child_t *c, mapped_end_t end)
 {
   conf_side_t s;
   conf_buf_t lb, back;
@@ -1425,7 +1539,7 @@ rdma_mapped_with(child_t *c, gboolean freed)
   /* vp/emul maps such a region here and moves the bytes with memcpy. */
   if (g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0)
     g_assert_true(maps_memfd("conf-xproc-target"));
-  if (freed) {
+  if (end == MAPPED_FREED) {
     /* The same write as every round's, after the region's LMR is freed:
      * whatever the provider kept from the earlier checks (vp/emul: the
      * mapping, the last region reached), the key is dead and nothing of
@@ -1435,6 +1549,11 @@ rdma_mapped_with(child_t *c, gboolean freed)
     g_assert_cmpstr(fr, ==, "freed");
     conf_buf_fill(&lb, seed + 1);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+  } else if (end == MAPPED_STRADDLE) {
+    /* Shorter than the region, so only where it ends gives it away. */
+    it_lmr_triplet_t tail = conf_seg(&lb, 0, 32);
+    it_rdma_addr_t at = it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + len - 16));
+    conf_ok(it_post_rdma_write(s.ep, &tail, 1, 42, IT_COMPLETION_FLAG, at, ctx));
   } else {
     /* Bounds are still checked: 16 bytes past the end, refused. */
     it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
@@ -1451,6 +1570,19 @@ rdma_mapped_with(child_t *c, gboolean freed)
 }
 
 static void
+rdma_mapped_with(child_t *c, gboolean freed)
+{
+  rdma_mapped_run(c, freed ? MAPPED_FREED : MAPPED_OVERRUN);
+}
+
+static void
+rdma_straddle_with(child_t *c, gboolean unused)
+{
+  (void) unused;
+  rdma_mapped_run(c, MAPPED_STRADDLE);
+}
+
+static void
 test_rdma_shared_memory(void)
 {
   g_test_summary("xproc: the child's region lives in a sealable memfd (MAP_SHARED): 200 RDMA "
@@ -1462,6 +1594,19 @@ test_rdma_shared_memory(void)
   if (!g_str_has_prefix(conf_ia_name(), "emul"))
     return;
   with_child("mtarget", TRUE, rdma_mapped_with, FALSE);
+}
+
+static void
+test_rdma_straddle(void)
+{
+  g_test_summary("xproc: 200 checked RDMA Writes and Reads to the child's shared-memory region, "
+                 "then a 32-byte RDMA Write whose last 16 bytes lie past the region's end "
+                 "completes REMOTE_ACCESS, the connection breaks and the child finds its last "
+                 "pattern and guards intact; over attach and, on emul, the bounce ring");
+  with_child("mtarget", FALSE, rdma_straddle_with, FALSE);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;
+  with_child("mtarget", TRUE, rdma_straddle_with, FALSE);
 }
 
 static void
@@ -1943,6 +2088,149 @@ test_key_field(gconstpointer data)
     }
 }
 
+
+/* Against a "recvlen" child: sends of n, n and n + 1 bytes; the first two
+ * succeed, the third completes exactly once IT_DTO_ERR_REMOTE_RESPONDER
+ * (conf_dto_refused: a provider that completes sends when they are sent may
+ * say success) with IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR, the connection
+ * breaks. */
+static void
+recvlen_with(child_t *c)
+{
+  conf_side_t s;
+  size_t n;
+  int sges;
+  recvlen_params(&n, &sges);
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  connect_to(&s, port);
+  g_autofree char *ready = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ready, ==, "ready");
+  conf_buf_t sb;
+  conf_buf_new(&s, &sb, n + 1, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&sb, 9);
+  it_lmr_triplet_t a = conf_seg(&sb, 0, n), b = conf_seg(&sb, 0, n + 1);
+  conf_ok(it_post_send(s.ep, &a, 1, 1, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(s.ep, &a, 1, 2, IT_COMPLETION_FLAG));
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  /* The overrun only once the good ones completed: an iWARP requester
+   * completing sends at placement learns of the failure from a Terminate,
+   * and vp/iwarp gives that to its oldest send not yet confirmed. */
+  conf_ok(it_post_send(s.ep, &b, 1, 3, IT_COMPLETION_FLAG));
+  conf_dto_refused(&s, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_REMOTE_RESPONDER, 3);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  it_event_t ev = conf_wait(s.aff, IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR);
+  g_assert_true(ev.aff_async.cause.ep == s.ep);
+  conf_assert_empty(s.dto); /* the failed send completed once */
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS * 2);
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_check_guards(&sb);
+  conf_buf_free(&sb);
+  conf_side_close(&s);
+}
+
+static void
+test_recv_length(void)
+{
+  g_test_summary("xproc: the child posts a receive of n bytes, one of n bytes in two segments "
+                 "and one of n bytes (in one or two segments); sends of n, n and n + 1 bytes: the "
+                 "first two land exactly in their segments, the third completes the receive "
+                 "IT_DTO_ERR_LOCAL_LENGTH and the send IT_DTO_ERR_REMOTE_RESPONDER, each once, "
+                 "nothing is written outside the receive segments, both sides break (sender "
+                 "IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR, receiver IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR); "
+                 "n = 64 and 64 KiB, over attach and, on emul, the bounce ring");
+  static const char *const params[] = { "64 1", "64 2", "65536 1", "65536 2" };
+  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
+  for (int no_cma = 0; no_cma < modes; no_cma++)
+    for (size_t i = 0; i < G_N_ELEMENTS(params); i++) {
+      g_test_message("n, segments of the third receive: %s; %s", params[i],
+                     no_cma ? "bounce ring" : "attach");
+      g_setenv("CONF_XPROC_RECV", params[i], TRUE);
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+      child_t c = spawn("recvlen", no_cma);
+      recvlen_with(&c);
+      unlink(c.err);
+      g_unsetenv("CONF_XPROC_RECV");
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
+    }
+}
+
+/* Against a "rights" child whose EP refuses incoming RDMA Writes (@no_write)
+ * or Reads, its region in a memfd with @memfd: the allowed operation
+ * succeeds many times (a Read returns the child's bytes), then the refused
+ * one completes IT_DTO_ERR_REMOTE_ACCESS with the local buffer unchanged,
+ * the connection breaks and the child finds its region unchanged. */
+static void
+rights_with(child_t *c, gboolean no_write, gboolean memfd)
+{
+  conf_side_t s;
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  connect_to(&s, port);
+  guint64 addr, ctx;
+  unsigned len;
+  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
+  conf_buf_t loc;
+  conf_buf_new(&s, &loc, 64, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&loc, 1);
+  xpz_op_t good = no_write ? XPZ_READ : XPZ_WRITE, bad = no_write ? XPZ_WRITE : XPZ_READ;
+  static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
+  /* Many: a provider may take a faster path once it reached a region
+   * (vp/emul: maps a memfd region here, which takes a round trip). */
+  gboolean mapping = memfd && g_str_has_prefix(conf_ia_name(), "emul") &&
+                     g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
+  for (it_dto_cookie_t k = 1; k <= 50 || (mapping && k <= 1000 && !maps_memfd("conf-xproc-target")); k++) {
+    xpz_post(&s, good, &loc, addr, 8, ctx, k);
+    conf_dto(s.dto, type[good], IT_DTO_SUCCESS, k);
+    if (good == XPZ_READ)
+      for (size_t i = 0; i < 64; i++)
+        g_assert_cmpuint(loc.data[i], ==, (unsigned char) ((8 + i) * 31 + 5 * 7 + 1));
+  }
+  memset(loc.data, 0xee, loc.len);
+  xpz_post(&s, bad, &loc, addr, 8, ctx, 1001);
+  conf_dto_refused(&s, type[bad], IT_DTO_ERR_REMOTE_ACCESS, 1001);
+  for (size_t i = 0; i < loc.len; i++)
+    g_assert_cmpuint(loc.data[i], ==, 0xee);
+  conf_buf_check_guards(&loc);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  say(c->to, "check\n");
+  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(&loc);
+  conf_side_close(&s);
+}
+
+static void
+test_rdma_disabled(gconstpointer data)
+{
+  gboolean no_write = GPOINTER_TO_INT(data);
+  g_test_summary("xproc: the child's EP accepts with incoming RDMA Writes (or Reads) disabled and "
+                 "registers a region with every remote right: RDMA Reads (Writes) succeed many times, "
+                 "then an RDMA Write (Read) completes IT_DTO_ERR_REMOTE_ACCESS, the connection "
+                 "breaks and the child's region is unchanged; private and memfd memory, over "
+                 "attach and, on emul, the bounce ring");
+  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
+  g_setenv("CONF_XPROC_RIGHTS", no_write ? "w" : "r", TRUE);
+  for (int no_cma = 0; no_cma < modes; no_cma++)
+    for (int memfd = 0; memfd < 2; memfd++) {
+      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
+      if (no_cma)
+        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+      child_t c = spawn(memfd ? "rightsm" : "rights", no_cma);
+      rights_with(&c, no_write, memfd);
+      unlink(c.err);
+      if (no_cma)
+        g_unsetenv("ITAPI_EMUL_CMA");
+    }
+  g_unsetenv("CONF_XPROC_RIGHTS");
+}
 int
 main(int argc, char **argv)
 {
@@ -1970,6 +2258,10 @@ main(int argc, char **argv)
       return role_pz(strcmp(argv[2], "pzm") == 0);
     if (strcmp(argv[2], "keys") == 0 || strcmp(argv[2], "keysm") == 0)
       return role_keys(strcmp(argv[2], "keysm") == 0);
+    if (strcmp(argv[2], "recvlen") == 0)
+      return role_recvlen();
+    if (strcmp(argv[2], "rights") == 0 || strcmp(argv[2], "rightsm") == 0)
+      return role_rights(strcmp(argv[2], "rightsm") == 0);
     return 2;
   }
   g_test_init(&argc, &argv, NULL);
@@ -1981,6 +2273,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
+  g_test_add_func("/conformance/xproc/rdma-shared-memory/straddle", test_rdma_straddle);
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
@@ -1997,5 +2290,8 @@ main(int argc, char **argv)
   g_test_add_data_func("/conformance/xproc/pz-local", GINT_TO_POINTER(XPZ_LOCAL), test_pz);
   g_test_add_data_func("/conformance/xproc/key-field/write", GINT_TO_POINTER(XPZ_WRITE), test_key_field);
   g_test_add_data_func("/conformance/xproc/key-field/read", GINT_TO_POINTER(XPZ_READ), test_key_field);
+  g_test_add_func("/conformance/xproc/recv-length", test_recv_length);
+  g_test_add_data_func("/conformance/xproc/rdma-disabled/write", GINT_TO_POINTER(TRUE), test_rdma_disabled);
+  g_test_add_data_func("/conformance/xproc/rdma-disabled/read", GINT_TO_POINTER(FALSE), test_rdma_disabled);
   return g_test_run();
 }
