@@ -253,6 +253,10 @@ struct ib_qp {
   uint32_t access;               /* RNICPI_ACCESS_REMOTE_* */
   uint32_t ird, ord;
   uint32_t max_send_sge, max_recv_sge;
+  /* The consumer's own limits per operation (max_send_sge above is their
+   * largest, what the verbs queue pair was created with: the driver may
+   * round it up, so a post is checked against these, not the device). */
+  uint32_t lim_send_sge, lim_write_sge, lim_read_sge;
   uint32_t max_inline;           /* sends this short are posted inline */
   uint32_t qkey;
   struct ibv_sge *rq_sge;        /* UD: each receive's scatter list, to find its GRH */

@@ -509,6 +509,9 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
                          MAX(attr->max_rdma_read_sge, 1u));
   qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
+  qp->lim_send_sge = attr->max_send_sge;
+  qp->lim_write_sge = attr->max_rdma_write_sge;
+  qp->lim_read_sge = attr->max_rdma_read_sge;
   qp->max_inline = dev->inline_max;
   qp->qkey = attr->qkey;
 
@@ -956,8 +959,19 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
            ((qp->dev->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE) ? RNICPI_ACCESS_REMOTE_WRITE : 0);
   else if (wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD)
     need = RNICPI_ACCESS_LOCAL_WRITE;
+  /* Each operation's own limit, as the consumer created the queue pair
+   * (a datagram's is max_send_sge); an atomic has one segment. */
+  uint32_t lim = qp->lim_send_sge;
+  if (qp->type == RNICPI_QPT_RC && (wr->opcode == RNICPI_WR_RDMA_READ || wr->opcode == RNICPI_WR_RDMA_READ_INV))
+    lim = qp->lim_read_sge;
+  else if (qp->type == RNICPI_QPT_RC &&
+           (wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM))
+    lim = qp->lim_write_sge;
+  else if (wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_LOCAL_INV ||
+           wr->opcode == RNICPI_WR_FAST_REG)
+    lim = qp->max_send_sge; /* no data segments: not the consumer's gather list */
   int sges = map_sges(qp->dev, qp->base.pd, wr->sg_list, wr->num_sge, sge,
-                      MIN(qp->max_send_sge, G_N_ELEMENTS(sge)), need, &len);
+                      MIN(MAX(lim, 1u), G_N_ELEMENTS(sge)), need, &len);
   if (sges == IB_SGE_LIMIT)
     return RNICPI_ELIMIT;
   v.sg_list = sge;
