@@ -407,7 +407,10 @@ emul_swqe_keep(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   emul_swqe_t *s = emul_wq_get(&qp->sq);
   s->issued = FALSE;
   s->wr = *wr;
-  memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+  /* A WR with no segments (a bind, a Local Invalidate) may carry sg_list
+   * NULL: memcpy from NULL is undefined even for 0 bytes (C11 7.24.1p2). */
+  if (wr->num_sge > 0)
+    memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
   s->wr.sg_list = s->sge;
   if (wr->opcode == RNICPI_WR_BIND_MW)
     to_emul_mw(wr->bind.mw)->queued++;
@@ -597,7 +600,8 @@ emul_rwqe_keep(emul_wq_t *q, const rnicpi_recv_wr_t *wr)
   emul_rwqe_t *r = emul_wq_get(q);
   r->wr_id = wr->wr_id;
   r->num_sge = wr->num_sge;
-  memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
+  if (wr->num_sge > 0) /* sg_list may be NULL (C11 7.24.1p2, as in emul_swqe_keep) */
+    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rnicpi_sge_t));
   emul_wq_push(q, r);
 }
 
