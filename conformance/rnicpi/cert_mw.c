@@ -634,6 +634,28 @@ wide_still_bound(cert_t *f, mw_setup_t *m, uint64_t key, uint8_t seed)
   tgt_only(m, WIN_OFF, 64, seed);
 }
 
+/* A wide window's key named by an invalidation from a queue pair of
+ * another domain (@by_send: the peer's SEND_INV arriving there; else a
+ * LOCAL_INV posted there): refused, and the window still answers. */
+static void
+wide_inv_other_pd(cert_t *f, gboolean by_send, uint8_t seed)
+{
+  if (!cert_require(f, by_send ? RNICPI_CAP_REMOTE_INVALIDATE : RNICPI_CAP_LOCAL_INVALIDATE))
+    return;
+  mw_setup_t m;
+  cert_pair_t pr2;
+  uint64_t key;
+  if (!wide_other_pd_open(f, &m, &pr2, &key))
+    return;
+  if (by_send)
+    send_inv_refused(f, &pr2, key);
+  else
+    local_inv_refused(pr2.p.qp, pr2.p.scq, key);
+  wide_still_bound(f, &m, key, seed);
+  mw_second_close(&pr2, TRUE);
+  mw_close(&m);
+}
+
 static void
 test_mw_local_inv_other_pd(cert_t *f, gconstpointer data)
 {
@@ -641,17 +663,7 @@ test_mw_local_inv_other_pd(cert_t *f, gconstpointer data)
   g_test_summary("LOCAL_INV of a bound wide window's key posted on a queue pair of another "
                  "protection domain completes with an error and invalidates nothing: an RDMA "
                  "Write through the key afterwards still lands in the window");
-  if (!cert_require(f, RNICPI_CAP_LOCAL_INVALIDATE))
-    return;
-  mw_setup_t m;
-  cert_pair_t pr2;
-  uint64_t key;
-  if (!wide_other_pd_open(f, &m, &pr2, &key))
-    return;
-  local_inv_refused(pr2.p.qp, pr2.p.scq, key);
-  wide_still_bound(f, &m, key, 21);
-  mw_second_close(&pr2, TRUE);
-  mw_close(&m);
+  wide_inv_other_pd(f, FALSE, 21);
 }
 
 static void
@@ -662,17 +674,7 @@ test_mw_send_inv_other_pd(cert_t *f, gconstpointer data)
                  "receiving queue pair's is refused (RFC 5040 6.10, IBTA 9.4.1.1.1): the receive "
                  "is flushed, never completed with the key, and an RDMA Write through the key "
                  "afterwards still lands in the window");
-  if (!cert_require(f, RNICPI_CAP_REMOTE_INVALIDATE))
-    return;
-  mw_setup_t m;
-  cert_pair_t pr2;
-  uint64_t key;
-  if (!wide_other_pd_open(f, &m, &pr2, &key))
-    return;
-  send_inv_refused(f, &pr2, key);
-  wide_still_bound(f, &m, key, 22);
-  mw_second_close(&pr2, TRUE);
-  mw_close(&m);
+  wide_inv_other_pd(f, TRUE, 22);
 }
 
 static void
