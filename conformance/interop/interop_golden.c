@@ -26,12 +26,6 @@
 
 /* ---- Golden bytes ------------------------------------------------------ */
 
-/* RFC 5044 7.1.1: Request, C=1, Rev 1, private data "ULP private data". */
-static const uint8_t golden_request[] = {
-  0x4d, 0x50, 0x41, 0x20, 0x49, 0x44, 0x20, 0x52, 0x65, 0x71, 0x20, 0x46, 0x72, 0x61, 0x6d, 0x65,
-  0x40, 0x01, 0x00, 0x10,
-  0x55, 0x4c, 0x50, 0x20, 0x70, 0x72, 0x69, 0x76, 0x61, 0x74, 0x65, 0x20, 0x64, 0x61, 0x74, 0x61,
-};
 /* RFC 5044 7.1.1: Reply, C=1, Rev 1, private data "accept". */
 static const uint8_t golden_reply[] = {
   0x4d, 0x50, 0x41, 0x20, 0x49, 0x44, 0x20, 0x52, 0x65, 0x70, 0x20, 0x46, 0x72, 0x61, 0x6d, 0x65,
@@ -46,7 +40,6 @@ static const uint8_t golden_reject[] = {
 };
 static const char busy_pdata[] = "busy";
 static const uint8_t key_req[16] = "MPA ID Req Frame";
-static const uint8_t key_rep[16] = "MPA ID Rep Frame";
 static const char ulp_pdata[] = "ULP private data";
 static const char accept_pdata[] = "accept";
 
@@ -66,7 +59,6 @@ static const uint8_t golden_send[] = {
   0x00, 0x00, 0x00,                               /* pad */
   0x13, 0x43, 0x08, 0x1e,                         /* CRC32c 0x1e084313 */
 };
-static const char hello[] = "Hello, iWARP!";
 
 /* ---- Raw TCP ----------------------------------------------------------- */
 
@@ -310,7 +302,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
   g_assert_cmpint(fd, >=, 0);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  wire_write(fd, golden_request, sizeof(golden_request));
+  wire_write(fd, wire_golden_request, sizeof(wire_golden_request));
   g_autofree rnicpi_cm_event_t *req = wait_request(f, fd, 0x901d);
   expect_bytes("the golden MPA Request's private data, as CONNECT_REQUEST gives it", req->pdata,
                req->pdata_len, (const uint8_t *) ulp_pdata, 16);
@@ -321,7 +313,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
 
   uint8_t h[20];
   wire_read_all(fd, h, sizeof(h));
-  expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, key_rep, 16);
+  expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, wire_key_rep, 16);
   uint8_t flags = h[16], rev = h[17];
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
   g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", flags, rev, pd_len);
@@ -396,7 +388,7 @@ test_send_fpdu(cert_t *f, gconstpointer data)
   cert_buf_t b;
   cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
   int fd = golden_active(f, &s);
-  memcpy(b.data, hello, 13);
+  memcpy(b.data, wire_hello, 13);
   cert_post_send(s.qp, RNICPI_WR_SEND, &b, 0, 13, 0x5e, RNICPI_WR_SIGNALED, 0, 0);
   uint8_t u[65536];
   g_autoptr(GByteArray) raw = g_byte_array_new();
@@ -449,7 +441,7 @@ test_untagged_send(cert_t *f, gconstpointer data)
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RECV);
   g_assert_cmpuint(wc.byte_len, ==, 13);
-  expect_bytes("the receive buffer", b.data, 13, (const uint8_t *) hello, 13);
+  expect_bytes("the receive buffer", b.data, 13, (const uint8_t *) wire_hello, 13);
   for (size_t i = 13; i < 64; i++)
     g_assert_cmphex(b.data[i], ==, 0);
   cert_buf_check_guards(&b);
@@ -733,12 +725,12 @@ test_mpa_reject(cert_t *f, gconstpointer data)
   cert_addr(f, port, &a);
   int fd = interop_tcp_connect(&a.sa);
   g_assert_cmpint(fd, >=, 0);
-  wire_write(fd, golden_request, sizeof(golden_request));
+  wire_write(fd, wire_golden_request, sizeof(wire_golden_request));
   g_autofree rnicpi_cm_event_t *req = wait_request(f, fd, 0x901e);
   cert_ok(CMV->reject(f->dev, req->conn_id, busy_pdata, 4));
   uint8_t h[24];
   wire_read_all(fd, h, sizeof(h));
-  expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, key_rep, 16);
+  expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, wire_key_rep, 16);
   g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", h[16], h[17], h[18] << 8 | h[19]);
   g_assert_cmphex(h[16] & 0x20, ==, 0x20); /* R: rejected */
   g_assert_cmphex(h[16] & 0x80, ==, 0);    /* M */

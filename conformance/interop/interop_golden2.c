@@ -57,14 +57,6 @@ fpdu_read(int fd, uint8_t *ulpdu)
   return (int) len;
 }
 
-/* RFC 5044 7.1.1: Request, C=1, Rev 1, "ULP private data". */
-static const uint8_t golden_request[] = {
-  0x4d, 0x50, 0x41, 0x20, 0x49, 0x44, 0x20, 0x52, 0x65, 0x71, 0x20, 0x46, 0x72, 0x61, 0x6d, 0x65,
-  0x40, 0x01, 0x00, 0x10,
-  0x55, 0x4c, 0x50, 0x20, 0x70, 0x72, 0x69, 0x76, 0x61, 0x74, 0x65, 0x20, 0x64, 0x61, 0x74, 0x61,
-};
-static const uint8_t key_rep[16] = "MPA ID Rep Frame";
-static const char hello[] = "Hello, iWARP!";
 
 /* The CONNECT_REQUEST of listener @lctx within @ms, or NULL. */
 static rnicpi_cm_event_t *
@@ -95,14 +87,14 @@ raw_passive(cert_t *f, cert_side_t *s, uint64_t lctx)
   g_assert_cmpint(fd, >=, 0);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  wire_write(fd, golden_request, sizeof(golden_request));
+  wire_write(fd, wire_golden_request, sizeof(wire_golden_request));
   g_autofree rnicpi_cm_event_t *req = poll_request(f, lctx, CERT_TIMEOUT_MS);
   g_assert_nonnull(req);
   rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
   cert_ok(CMV->accept(s->qp, req->conn_id, &cp));
   uint8_t h[20];
   g_assert_cmpuint(wire_read(fd, h, sizeof(h), RAW_WAIT_MS), ==, sizeof(h));
-  g_assert_cmpmem(h, 16, key_rep, 16);
+  g_assert_cmpmem(h, 16, wire_key_rep, 16);
   g_assert_cmphex(h[16] & 0x20, ==, 0);
   g_assert_cmphex(h[16] & 0x40, ==, 0x40); /* C: we asked for CRC, so both ends use it */
   g_assert_cmpuint(h[17], ==, 1);
@@ -147,7 +139,7 @@ raw_active(cert_t *f, cert_side_t *s)
   /* Rev 1 (RFC 6581: a responder without enhanced set-up answers Rev 1):
    * no RTR, the provider's first FPDU is its own. */
   uint8_t rep[20];
-  memcpy(rep, key_rep, 16);
+  memcpy(rep, wire_key_rep, 16);
   rep[16] = 0x40;
   rep[17] = 1;
   rep[18] = rep[19] = 0;
@@ -251,7 +243,7 @@ send_refused(cert_t *f, uint64_t ctx, uint8_t ddp_ctrl, uint8_t rdmap_ctrl, uint
   int fd = raw_passive(f, &s, ctx | 0x1d);
   uint8_t u[18 + 13];
   untagged_hdr(u, ddp_ctrl, rdmap_ctrl, qn, msn, mo);
-  memcpy(u + 18, hello, 13);
+  memcpy(u + 18, wire_hello, 13);
   raw_fpdu(fd, u, sizeof(u));
   /* A segment read as tagged has its 14-byte header copied. */
   expect_terminate(fd, layer, etype, code, u, (ddp_ctrl & 0x80) ? 14 : 18);
@@ -330,7 +322,7 @@ test_send_half_flushed(cert_t *f, gconstpointer data)
   int fd = raw_passive(f, &s, 0xeb1d);
   uint8_t u[18 + 13];
   untagged_hdr(u, 0x01, 0x43, 0, 1, 0); /* T=0 L=0 DV=01; RV=01 Send */
-  memcpy(u + 18, hello, 13);
+  memcpy(u + 18, wire_hello, 13);
   raw_fpdu(fd, u, sizeof(u));
   /* The segment is taken, the message is not whole: nothing completes. */
   rnicpi_wc_t wc;
@@ -379,7 +371,7 @@ test_send_mo_gap(cert_t *f, gconstpointer data)
   int fd = raw_passive(f, &s, 0xe701d);
   uint8_t u[18 + 13];
   untagged_hdr(u, 0x01, 0x43, 0, 1, 0); /* L=0: more follows */
-  memcpy(u + 18, hello, 13);
+  memcpy(u + 18, wire_hello, 13);
   raw_fpdu(fd, u, sizeof(u));
   untagged_hdr(u, 0x41, 0x43, 0, 1, 17);
   raw_fpdu(fd, u, sizeof(u));
@@ -630,7 +622,7 @@ send_out(cert_t *f, uint64_t ctx, rnicpi_wr_opcode_t op, uint32_t flags, uint64_
   cert_side_new(f, &s, ctx, 16, NULL);
   cert_buf_t b;
   cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
-  memcpy(b.data, hello, 13);
+  memcpy(b.data, wire_hello, 13);
   int fd = raw_active(f, &s);
   rnicpi_sge_t sg = cert_sge(&b, 0, 13);
   rnicpi_send_wr_t wr = { .wr_id = ctx | 0x5e, .opcode = op, .flags = RNICPI_WR_SIGNALED | flags,
@@ -653,7 +645,7 @@ send_out(cert_t *f, uint64_t ctx, rnicpi_wr_opcode_t op, uint32_t flags, uint64_
     g_assert_cmpuint(wire_get32(u + 6), ==, 0);
     g_assert_cmpuint(wire_get32(u + 10), ==, 1);
     g_assert_cmpuint(wire_get32(u + 14), ==, 0);
-    g_assert_cmpmem(u + 18, 13, hello, 13);
+    g_assert_cmpmem(u + 18, 13, wire_hello, 13);
   }
   close(fd);
   cert_buf_free(&b);
@@ -792,7 +784,7 @@ expect_mpa_refused(int fd)
     g_autofree char *hex = interop_hex(h, MIN(got, (size_t) 20));
     g_test_message("the provider answered %zu bytes: %s", got, hex);
     g_assert_cmpuint(got, >=, 20);
-    g_assert_cmpmem(h, 16, key_rep, 16);
+    g_assert_cmpmem(h, 16, wire_key_rep, 16);
     g_assert_cmphex(h[16] & 0x20, ==, 0x20); /* R: rejected */
   }
 }
@@ -807,7 +799,7 @@ test_mpa_pdata_too_long(cert_t *f, gconstpointer data)
   if (!interop_require_wire(f))
     return;
   uint8_t req[20 + 513];
-  memcpy(req, golden_request, 20);
+  memcpy(req, wire_golden_request, 20);
   req[18] = 0x02;
   req[19] = 0x01;
   for (size_t i = 0; i < 513; i++)
@@ -832,9 +824,9 @@ test_mpa_key(cert_t *f, gconstpointer data)
                  "with R=1");
   if (!interop_require_wire(f))
     return;
-  uint8_t req[sizeof(golden_request)];
-  memcpy(req, golden_request, sizeof(req));
-  memcpy(req, key_rep, 16);
+  uint8_t req[sizeof(wire_golden_request)];
+  memcpy(req, wire_golden_request, sizeof(req));
+  memcpy(req, wire_key_rep, 16);
   int fd;
   rnicpi_cm_event_t *ev = mpa_try(f, 0xe501d, req, sizeof(req), &fd);
   if (ev != NULL)
@@ -858,8 +850,8 @@ test_mpa_markers(cert_t *f, gconstpointer data)
   cert_side_new(f, &s, 0xef000, 16, NULL);
   cert_buf_t b;
   cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
-  uint8_t req[sizeof(golden_request)];
-  memcpy(req, golden_request, sizeof(req));
+  uint8_t req[sizeof(wire_golden_request)];
+  memcpy(req, wire_golden_request, sizeof(req));
   req[16] |= 0x80;
   int fd;
   g_autofree rnicpi_cm_event_t *ev = mpa_try(f, 0xef01d, req, sizeof(req), &fd);
@@ -871,11 +863,11 @@ test_mpa_markers(cert_t *f, gconstpointer data)
     uint8_t h[20];
     size_t got = wire_read(fd, h, sizeof(h), RAW_WAIT_MS);
     g_assert_cmpuint(got, ==, sizeof(h));
-    g_assert_cmpmem(h, 16, key_rep, 16);
+    g_assert_cmpmem(h, 16, wire_key_rep, 16);
     g_test_message("MPA Reply to M=1: flags 0x%02x", h[16]);
     if ((h[16] & 0x20) == 0) {
       g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s.ctx));
-      memcpy(b.data, hello, 13);
+      memcpy(b.data, wire_hello, 13);
       cert_post_send(s.qp, RNICPI_WR_SEND, &b, 0, 13, 0xef05e, RNICPI_WR_SIGNALED, 0, 0);
       uint8_t m[4];
       g_assert_cmpuint(wire_read(fd, m, 4, RAW_WAIT_MS), ==, 4);

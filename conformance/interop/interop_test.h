@@ -24,7 +24,13 @@ int interop_tcp_connect(const struct sockaddr_storage *ss);
 /* How long a raw peer waits for the provider's next bytes. */
 #define INTEROP_RAW_WAIT_MS 5000
 
-/* interop_frame.c: the raw peer's CRC32c (RFC 3720 B.4), checked against
+/* interop_frame.c: the golden MPA Request both golden files send (RFC
+ * 5044 7.1.1: C=1, Rev 1, private data "ULP private data"), the Reply's
+ * key, and the 13 bytes of the golden Send. */
+extern const uint8_t wire_golden_request[36];
+extern const uint8_t wire_key_rep[16];
+extern const char wire_hello[14];
+/* The raw peer's CRC32c (RFC 3720 B.4), checked against
  * the published vectors by wire_crc_known_answers(). */
 uint32_t wire_crc32c(const uint8_t *p, size_t n);
 void wire_crc_known_answers(void);
