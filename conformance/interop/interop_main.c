@@ -21,6 +21,7 @@
 #include "interop_test.h"
 
 const rnicpi_provider_t *cert_prov;
+const char *cert_prov_option;
 
 int
 interop_tcp_connect(const struct sockaddr_storage *ss)

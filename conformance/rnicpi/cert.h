@@ -89,6 +89,9 @@ uint32_t cert_min(uint32_t a, uint32_t b);
 /* Upcalls. */
 rnicpi_cm_event_t *cert_wait_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx);
 void cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx);
+/* The first CM event of @type for @ctx within @timeout_ms, or NULL. */
+rnicpi_cm_event_t *cert_poll_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx,
+                                guint timeout_ms);
 rnicpi_async_event_t *cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx);
 rnicpi_async_event_t *cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx,
                                       guint timeout_ms);
@@ -145,6 +148,47 @@ void cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b,
 #define CERT_PLACED_ID 0xf1ace0ffull
 void cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey);
 
+/* ---- A peer in another process (cert_peer.c) ---------------------------
+ * A second cert-rnicpi, started with --peer and the provider option of this
+ * one (cert_prov_option), holds the passive side of a connection and does
+ * what the test asks, one command line at a time; the commands are listed
+ * in cert_peer.c.  Its queue pair has context CERT_PEER_CTX. */
+#define CERT_PEER_CTX 0xb0000ull
+
+/** The active side here, the process holding the passive side. */
+typedef struct cert_peer {
+  cert_side_t a;    /* this process's side (context 0xa0000) */
+  GPid pid;
+  int to_fd, from_fd;
+  char in[1024];    /* answer bytes read, not yet taken */
+  size_t in_len;
+  char last[256];   /* the last command, for messages */
+} cert_peer_t;
+
+/* "--provider=NAME" or "--provider-module=PATH": what selected cert_prov. */
+extern const char *cert_prov_option;
+/* cert-rnicpi --peer: serve commands on standard input until it ends. */
+int cert_peer_serve(void);
+/* Start a peer, create its side with QP access rights @peer_access,
+ * connect to it; FALSE (a skip) without RNICPI_CAP_CM_VERBS. */
+gboolean cert_peer_open(cert_t *f, cert_peer_t *pe, uint32_t peer_access);
+/* The same, the peer's environment changed by @env: name, value, ...,
+ * NULL. */
+gboolean cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access,
+                            const char *const *env);
+/* Tell the peer to clean up and exit, wait for it, free this side. */
+void cert_peer_close(cert_peer_t *pe);
+/* Wait for a peer that was told to "die". */
+void cert_peer_reap(cert_peer_t *pe);
+/* Send a command / take its answer: the words after "ok" (g_free them);
+ * any "err" answer, or none in time, fails the test with the peer's words. */
+void cert_peer_send(cert_peer_t *pe, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+char *cert_peer_reply(cert_peer_t *pe);
+char *cert_peer_call(cert_peer_t *pe, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+void cert_peer_do(cert_peer_t *pe, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* A command whose answer is one number. */
+uint64_t cert_peer_u64(cert_peer_t *pe, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
 /* Test registration, one function per area. */
 void cert_register_device(void);
 void cert_register_queue(void);
@@ -159,6 +203,7 @@ void cert_register_ud(void);
 void cert_register_more(void);
 void cert_register_edge(void);
 void cert_register_wire(void);
+void cert_register_xproc(void);
 
 /* Shared by cert_mw.c, cert_srq.c, cert_ud.c and cert_more.c (defined in
  * cert_more.c). */

@@ -11,18 +11,31 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <string.h>
+
 #include "cert.h"
 
 const rnicpi_provider_t *cert_prov;
+const char *cert_prov_option;
 
 int
 main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
+  /* "--peer": the other process of the tests of cert_xproc.c. */
+  gboolean peer = argc > 1 && strcmp(argv[1], "--peer") == 0;
+  if (peer) {
+    argv[1] = argv[0];
+    argv++;
+    argc--;
+  } else {
+    g_test_init(&argc, &argv, NULL);
+  }
 
   cert_prov = cert_select_provider(&argc, argv);
   if (cert_prov == NULL)
     return 1;
+  if (peer)
+    return cert_peer_serve();
   g_test_message("certifying RNIC-PI provider '%s' version %s (ABI %u.%u): %s", cert_prov->name,
                  cert_prov->version != NULL ? cert_prov->version : "?", cert_prov->abi_major,
                  cert_prov->abi_minor, cert_prov->description != NULL ? cert_prov->description : "");
@@ -40,5 +53,6 @@ main(int argc, char **argv)
   cert_register_more();
   cert_register_edge();
   cert_register_wire();
+  cert_register_xproc();
   return g_test_run();
 }

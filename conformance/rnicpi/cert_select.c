@@ -82,7 +82,12 @@ cert_select_provider(int *argc, char **argv)
     module = g_getenv("RNICPI_CERT_MODULE");
     name = g_getenv("RNICPI_CERT_PROVIDER");
   }
-  if (module != NULL && *module != '\0')
+  if (module != NULL && *module != '\0') {
+    cert_prov_option = g_strconcat("--provider-module=", module, NULL);
     return select_by_module(module);
-  return select_by_name(name != NULL && *name != '\0' ? name : "emul");
+  }
+  if (name == NULL || *name == '\0')
+    name = "emul";
+  cert_prov_option = g_strconcat("--provider=", name, NULL);
+  return select_by_name(name);
 }

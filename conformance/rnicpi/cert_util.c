@@ -218,6 +218,12 @@ cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
   g_assert_null(ev);
 }
 
+rnicpi_cm_event_t *
+cert_poll_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx, guint timeout_ms)
+{
+  return wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, timeout_ms);
+}
+
 rnicpi_async_event_t *
 cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx)
 {

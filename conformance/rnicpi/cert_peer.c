@@ -1,0 +1,586 @@
+/*
+ * cert-rnicpi's peer in another process.  The tests of cert_xproc.c hold
+ * the active side of a connection; its passive side lives in a second
+ * cert-rnicpi, started as "cert-rnicpi --peer" with the same provider and
+ * environment, which opens the same device, listens, accepts and then does
+ * what the test asks, one line at a time:
+ *
+ *   test -> peer: a command, words separated by one space
+ *   peer -> test: "ok [values]" or "err what failed"
+ *
+ * So the rules the in-process tests check (keys, protection zones,
+ * bounds, rights, receive lengths, completions) are checked again where
+ * a provider moves data between two processes: for vp/emul another data
+ * path altogether (emul_xqp.c), for a NIC the ordinary one.
+ *
+ * The peer answers on the descriptor standard output had when it started,
+ * and sends everything else written to standard output (GLib's messages)
+ * to standard error.  It exits when its input ends: a test that fails does
+ * not leave its peer behind.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cert.h"
+
+#define MW (cert_prov->mw)
+
+/* How long the test waits for an answer: longer than any wait of the
+ * peer's own (CERT_TIMEOUT_MS), so a peer that times out says so first. */
+#define PEER_REPLY_MS (3 * CERT_TIMEOUT_MS)
+#define PEER_BUFS 8
+#define PEER_PDS 4
+
+/* The commands (B: a buffer slot 0-7; numbers in C syntax):
+ *   side ACCESS              its domain, CQs and QP (QP rights ACCESS)
+ *   listen / accept          a fresh port / take the connection: IRD ORD
+ *   pd                       another domain: its index (the side's is 0)
+ *   reg B PD LEN ACCESS      LEN zero bytes registered: ADDR RKEY
+ *   dereg B                  the region goes, the bytes stay
+ *   fill B SEED / zero B OFF LEN / check B OFF LEN SEED|zero [FROM]
+ *   get64 B OFF / put64 B OFF V
+ *   recv B OFF LEN ID        a receive of one segment
+ *   recv2 B OFF LEN OFF2 LEN2 ID   a receive of two segments of B
+ *   post write|read|send B OFF LEN RADDR RKEY ID   a signaled request
+ *   bind B ACCESS            a window over all of B: its key
+ *   wc s|r MS                a completion: ID STATUS OPCODE LEN FLAGS RKEY, or none
+ *   async TYPE MS / cm TYPE MS   an event of the QP: its cause / seen, or none
+ *   state                    the QP's state
+ *   die / quit               _exit(3) at once / clean up and exit 0 */
+
+/* ---- The peer process -------------------------------------------------- */
+
+typedef struct peer {
+  cert_t f;
+  cert_side_t s;
+  rnicpi_pd_t *pd[PEER_PDS]; /* pd[0] is the side's own */
+  int npd;
+  cert_buf_t buf[PEER_BUFS];
+  rnicpi_mw_t *mw[PEER_BUFS];
+  rnicpi_listen_t *lst;
+  FILE *out;
+} peer_t;
+
+static void G_GNUC_PRINTF(2, 3)
+say(peer_t *p, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(p->out, fmt, ap);
+  va_end(ap);
+  fputc('\n', p->out);
+  fflush(p->out);
+}
+
+static uint64_t
+num(char **w, int i)
+{
+  return w[i] != NULL ? g_ascii_strtoull(w[i], NULL, 0) : 0;
+}
+
+/* The buffer named by word @i, registered; NULL after saying why. */
+static cert_buf_t *
+peer_buf(peer_t *p, char **w, int i)
+{
+  uint64_t b = num(w, i);
+  if (b >= PEER_BUFS || p->buf[b].mem == NULL) {
+    say(p, "err no buffer %s", w[i] != NULL ? w[i] : "(none)");
+    return NULL;
+  }
+  return &p->buf[b];
+}
+
+static uint8_t
+peer_pattern(uint8_t seed, size_t i)
+{
+  return (uint8_t) (seed * 31u + i * 7u + (i >> 8)); /* as cert_buf_fill */
+}
+
+/* check B OFF LEN SEED [FROM]: the pattern of SEED from its byte FROM (or
+ * zeros where SEED is "zero"), and the guards either side. */
+static void
+peer_check(peer_t *p, char **w)
+{
+  cert_buf_t *b = peer_buf(p, w, 1);
+  if (b == NULL)
+    return;
+  size_t off = num(w, 2), len = num(w, 3);
+  gboolean zero = g_strcmp0(w[4], "zero") == 0;
+  size_t from = num(w, 5);
+  if (off > b->len || len > b->len - off) {
+    say(p, "err bytes [%zu, +%zu) are outside buffer %s of %zu", off, len, w[1], b->len);
+    return;
+  }
+  for (size_t i = 0; i < len; i++) {
+    uint8_t want = zero ? 0 : peer_pattern((uint8_t) num(w, 4), from + i);
+    if (b->data[off + i] != want) {
+      say(p, "err byte %zu of buffer %s is 0x%02x, expected 0x%02x", off + i, w[1],
+          b->data[off + i], want);
+      return;
+    }
+  }
+  for (size_t i = 0; i < CERT_GUARD; i++)
+    if (b->mem[i] != CERT_GUARD_BYTE || b->data[b->len + i] != CERT_GUARD_BYTE) {
+      say(p, "err a guard byte of buffer %s was written", w[1]);
+      return;
+    }
+  say(p, "ok");
+}
+
+static void
+peer_side(peer_t *p, char **w)
+{
+  if (p->s.qp != NULL) {
+    say(p, "err the peer has its queue pair already");
+    return;
+  }
+  rnicpi_qp_attr_t a = cert_qp_attr(&p->f, NULL, NULL);
+  a.access = (uint32_t) num(w, 1);
+  cert_side_new(&p->f, &p->s, 0xb0000, 256, &a);
+  p->pd[0] = p->s.pd;
+  p->npd = 1;
+  say(p, "ok");
+}
+
+static void
+peer_accept(peer_t *p)
+{
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(&p->f, RNICPI_CM_CONNECT_REQUEST, 0x1150);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, p->f.caps.max_ird),
+                             .ord = cert_min(4, p->f.caps.max_ord) };
+  rnicpi_status_t st = CMV->accept(p->s.qp, req->conn_id, &cp);
+  if (st != RNICPI_OK) {
+    say(p, "err accept: %s", rnicpi_status_name(st));
+    return;
+  }
+  g_autofree rnicpi_cm_event_t *ev = cert_wait_cm(&p->f, RNICPI_CM_ESTABLISHED, p->s.ctx);
+  cert_ok(CMV->unlisten(p->lst));
+  p->lst = NULL;
+  say(p, "ok %u %u", ev->ird, ev->ord);
+}
+
+static void
+peer_reg(peer_t *p, char **w)
+{
+  uint64_t b = num(w, 1), pd = num(w, 2);
+  if (b >= PEER_BUFS || p->buf[b].mem != NULL || pd >= (uint64_t) p->npd) {
+    say(p, "err reg: buffer %s in use or domain %s unknown", w[1], w[2] != NULL ? w[2] : "");
+    return;
+  }
+  cert_buf_new(p->pd[pd], &p->buf[b], num(w, 3), (uint32_t) num(w, 4));
+  say(p, "ok 0x%" G_GINT64_MODIFIER "x 0x%" G_GINT64_MODIFIER "x", cert_raddr(&p->buf[b], 0),
+      p->buf[b].mr->rkey);
+}
+
+/* dereg B: the region goes, the memory stays (and keeps its bytes). */
+static void
+peer_dereg(peer_t *p, char **w)
+{
+  cert_buf_t *b = peer_buf(p, w, 1);
+  if (b == NULL)
+    return;
+  if (b->mr == NULL) {
+    say(p, "err buffer %s is not registered", w[1]);
+    return;
+  }
+  cert_ok(MEM->mr_dereg(b->mr));
+  b->mr = NULL;
+  say(p, "ok");
+}
+
+/* bind B ACCESS: a window over all of buffer B (the largest kind the device
+ * has), bound by the peer's QP; answers its key. */
+static void
+peer_bind(peer_t *p, char **w)
+{
+  cert_buf_t *b = peer_buf(p, w, 1);
+  if (b == NULL)
+    return;
+  uint64_t i = b - p->buf;
+  rnicpi_mw_type_t type = (p->f.caps.features & RNICPI_CAP_MW_WIDE) ? RNICPI_MW_WIDE
+                                                                    : RNICPI_MW_NARROW;
+  if (MW == NULL || p->mw[i] != NULL || MW->mw_alloc(b->mr->pd, type, &p->mw[i]) != RNICPI_OK) {
+    say(p, "err no window for buffer %s", w[1]);
+    return;
+  }
+  rnicpi_send_wr_t wr = { .wr_id = 0xb1d, .opcode = RNICPI_WR_BIND_MW, .flags = RNICPI_WR_SIGNALED };
+  wr.bind.mw = p->mw[i];
+  wr.bind.mr = b->mr;
+  wr.bind.addr = cert_raddr(b, 0);
+  wr.bind.length = b->len;
+  wr.bind.access = (uint32_t) num(w, 2);
+  cert_ok(DAT->post_send(p->s.qp, &wr));
+  uint64_t key = p->mw[i]->rkey;
+  rnicpi_wc_t wc;
+  if (cert_poll(p->s.scq, &wc, 1, CERT_TIMEOUT_MS) != 1 || wc.status != RNICPI_WC_SUCCESS) {
+    say(p, "err the bind of a window over buffer %s did not complete successfully", w[1]);
+    return;
+  }
+  say(p, "ok 0x%" G_GINT64_MODIFIER "x", key);
+}
+
+/* post write|read|send B OFF LEN RADDR RKEY ID: one signaled request of the
+ * peer's own, from bytes [OFF, OFF+LEN) of buffer B (the sink of a read). */
+static void
+peer_post(peer_t *p, char **w)
+{
+  cert_buf_t *b = peer_buf(p, w, 2);
+  if (b == NULL)
+    return;
+  rnicpi_wr_opcode_t op = g_strcmp0(w[1], "write") == 0  ? RNICPI_WR_RDMA_WRITE
+                          : g_strcmp0(w[1], "read") == 0 ? RNICPI_WR_RDMA_READ
+                                                         : RNICPI_WR_SEND;
+  rnicpi_sge_t sge = cert_sge(b, num(w, 3), (uint32_t) num(w, 4));
+  rnicpi_send_wr_t wr = { .wr_id = num(w, 7), .opcode = op, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1, .remote_addr = num(w, 5),
+                          .rkey = num(w, 6) };
+  rnicpi_status_t st = DAT->post_send(p->s.qp, &wr);
+  if (st == RNICPI_OK)
+    say(p, "ok");
+  else
+    say(p, "err post_send: %s", rnicpi_status_name(st));
+}
+
+/* wc s|r MS: one completion of the send or receive CQ, or "none". */
+static void
+peer_wc(peer_t *p, char **w)
+{
+  rnicpi_cq_t *cq = g_strcmp0(w[1], "s") == 0 ? p->s.scq : p->s.rcq;
+  rnicpi_wc_t wc;
+  if (cert_poll(cq, &wc, 1, (guint) num(w, 2)) != 1) {
+    say(p, "ok none");
+    return;
+  }
+  say(p, "ok 0x%" G_GINT64_MODIFIER "x %d %d %u 0x%x 0x%" G_GINT64_MODIFIER "x", wc.wr_id,
+      wc.status, wc.opcode, wc.byte_len, wc.flags, wc.rkey);
+}
+
+/* async TYPE MS: the cause of the first event of TYPE on the peer's QP. */
+static void
+peer_async(peer_t *p, char **w)
+{
+  g_autofree rnicpi_async_event_t *ev =
+    cert_poll_async(&p->f, (rnicpi_async_type_t) num(w, 1), p->s.ctx, (guint) num(w, 2));
+  if (ev == NULL)
+    say(p, "ok none");
+  else
+    say(p, "ok %d", ev->cause);
+}
+
+static void
+peer_cm(peer_t *p, char **w)
+{
+  g_autofree rnicpi_cm_event_t *ev =
+    cert_poll_cm(&p->f, (rnicpi_cm_event_type_t) num(w, 1), p->s.ctx, (guint) num(w, 2));
+  say(p, ev != NULL ? "ok seen" : "ok none");
+}
+
+static void
+peer_free(peer_t *p)
+{
+  for (int i = 0; i < PEER_BUFS; i++) {
+    if (p->mw[i] != NULL)
+      cert_ok(MW->mw_dealloc(p->mw[i]));
+    if (p->buf[i].mem != NULL && p->buf[i].mr == NULL)
+      g_free(p->buf[i].mem);
+    else if (p->buf[i].mem != NULL)
+      cert_buf_free(&p->buf[i]);
+  }
+  if (p->lst != NULL)
+    cert_ok(CMV->unlisten(p->lst));
+  if (p->s.qp != NULL)
+    cert_side_free(&p->s);
+  for (int i = 1; i < p->npd; i++)
+    cert_ok(DEV->pd_free(p->pd[i]));
+  cert_teardown(&p->f, NULL);
+}
+
+/* One command; FALSE when the peer is to stop. */
+static gboolean
+peer_do(peer_t *p, char **w)
+{
+  const char *c = w[0] != NULL ? w[0] : "";
+  gboolean need_qp = strcmp(c, "side") != 0 && strcmp(c, "quit") != 0 && strcmp(c, "die") != 0;
+  if (need_qp && p->s.qp == NULL) {
+    say(p, "err '%s' before 'side'", c);
+  } else if (strcmp(c, "side") == 0) {
+    peer_side(p, w);
+  } else if (strcmp(c, "listen") == 0) {
+    say(p, "ok %u", cert_listen(&p->f, 0x1150, &p->lst));
+  } else if (strcmp(c, "accept") == 0) {
+    peer_accept(p);
+  } else if (strcmp(c, "pd") == 0 && p->npd < PEER_PDS) {
+    cert_ok(DEV->pd_alloc(p->f.dev, &p->pd[p->npd]));
+    say(p, "ok %d", p->npd++);
+  } else if (strcmp(c, "reg") == 0) {
+    peer_reg(p, w);
+  } else if (strcmp(c, "dereg") == 0) {
+    peer_dereg(p, w);
+  } else if (strcmp(c, "fill") == 0) {
+    cert_buf_t *b = peer_buf(p, w, 1);
+    if (b != NULL) {
+      for (size_t i = 0; i < b->len; i++)
+        b->data[i] = peer_pattern((uint8_t) num(w, 2), i);
+      say(p, "ok");
+    }
+  } else if (strcmp(c, "check") == 0) {
+    peer_check(p, w);
+  } else if (strcmp(c, "get64") == 0 || strcmp(c, "put64") == 0) {
+    cert_buf_t *b = peer_buf(p, w, 1);
+    uint64_t off = num(w, 2), v = num(w, 3);
+    if (b != NULL && (off > b->len || b->len - off < 8)) {
+      say(p, "err offset %" G_GUINT64_FORMAT " past buffer %s", off, w[1]);
+    } else if (b != NULL && c[0] == 'g') {
+      memcpy(&v, b->data + off, 8);
+      say(p, "ok 0x%" G_GINT64_MODIFIER "x", v);
+    } else if (b != NULL) {
+      memcpy(b->data + off, &v, 8);
+      say(p, "ok");
+    }
+  } else if (strcmp(c, "zero") == 0) {
+    cert_buf_t *b = peer_buf(p, w, 1);
+    if (b != NULL && num(w, 2) <= b->len && num(w, 3) <= b->len - num(w, 2)) {
+      memset(b->data + num(w, 2), 0, num(w, 3));
+      say(p, "ok");
+    } else if (b != NULL) {
+      say(p, "err bytes past buffer %s", w[1]);
+    }
+  } else if (strcmp(c, "recv") == 0 || strcmp(c, "recv2") == 0) {
+    cert_buf_t *b = peer_buf(p, w, 1);
+    if (b != NULL) {
+      int two = c[4] == '2';
+      rnicpi_sge_t sge[2] = { cert_sge(b, num(w, 2), (uint32_t) num(w, 3)),
+                              cert_sge(b, num(w, 4), (uint32_t) num(w, 5)) };
+      rnicpi_recv_wr_t wr = { .wr_id = num(w, two ? 6 : 4), .sg_list = sge,
+                              .num_sge = two ? 2 : 1 };
+      rnicpi_status_t st = DAT->post_recv(p->s.qp, &wr);
+      if (st == RNICPI_OK)
+        say(p, "ok");
+      else
+        say(p, "err post_recv: %s", rnicpi_status_name(st));
+    }
+  } else if (strcmp(c, "post") == 0) {
+    peer_post(p, w);
+  } else if (strcmp(c, "bind") == 0) {
+    peer_bind(p, w);
+  } else if (strcmp(c, "wc") == 0) {
+    peer_wc(p, w);
+  } else if (strcmp(c, "async") == 0) {
+    peer_async(p, w);
+  } else if (strcmp(c, "cm") == 0) {
+    peer_cm(p, w);
+  } else if (strcmp(c, "state") == 0) {
+    say(p, "ok %d", QUE->qp_state(p->s.qp));
+  } else if (strcmp(c, "die") == 0) {
+    _exit(3); /* as a process killed: nothing is closed in order */
+  } else if (strcmp(c, "quit") == 0) {
+    peer_free(p);
+    say(p, "ok");
+    return FALSE;
+  } else {
+    say(p, "err unknown command '%s'", c);
+  }
+  return TRUE;
+}
+
+int
+cert_peer_serve(void)
+{
+  peer_t p = { 0 };
+  int fd = dup(STDOUT_FILENO);
+  if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    g_printerr("cert-rnicpi --peer: cannot keep its answers apart from its messages: %s\n",
+               g_strerror(errno));
+    return 1;
+  }
+  p.out = fdopen(fd, "w");
+  cert_setup(&p.f, NULL);
+  say(&p, "ok %s", p.f.dev_name);
+  char line[512];
+  while (fgets(line, sizeof(line), stdin) != NULL) {
+    g_strchomp(line);
+    g_auto(GStrv) parts = g_strsplit(line, " ", 15);
+    char *w[16] = { NULL }; /* every word a command may name exists, NULL or not */
+    for (int i = 0; parts[i] != NULL; i++)
+      w[i] = parts[i];
+    if (!peer_do(&p, w))
+      return 0;
+  }
+  /* The test is gone (it failed, or was killed): no clean-up owed. */
+  return 0;
+}
+
+/* ---- The test's end ---------------------------------------------------- */
+
+/* Read one answer line; FALSE at the end of the input or after @ms. */
+static gboolean
+read_line(cert_peer_t *pe, char *out, size_t size, int ms)
+{
+  gint64 deadline = g_get_monotonic_time() + (gint64) ms * 1000;
+  for (;;) {
+    char *nl = memchr(pe->in, '\n', pe->in_len);
+    if (nl != NULL) {
+      size_t n = (size_t) (nl - pe->in);
+      size_t k = MIN(n, size - 1);
+      memcpy(out, pe->in, k);
+      out[k] = '\0';
+      pe->in_len -= n + 1;
+      memmove(pe->in, nl + 1, pe->in_len);
+      return TRUE;
+    }
+    if (pe->in_len == sizeof(pe->in))
+      return FALSE;
+    gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+    struct pollfd pf = { .fd = pe->from_fd, .events = POLLIN };
+    if (left <= 0 || poll(&pf, 1, (int) left) <= 0)
+      return FALSE;
+    ssize_t r = read(pe->from_fd, pe->in + pe->in_len, sizeof(pe->in) - pe->in_len);
+    if (r <= 0)
+      return FALSE;
+    pe->in_len += (size_t) r;
+  }
+}
+
+void
+cert_peer_send(cert_peer_t *pe, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_autofree char *line = g_strconcat(cmd, "\n", NULL);
+  size_t n = strlen(line);
+  g_strlcpy(pe->last, cmd, sizeof(pe->last));
+  if (write(pe->to_fd, line, n) != (ssize_t) n)
+    g_error("the peer process %d took no command ('%s'): %s", (int) pe->pid, cmd,
+            g_strerror(errno));
+}
+
+char *
+cert_peer_reply(cert_peer_t *pe)
+{
+  char line[512];
+  if (!read_line(pe, line, sizeof(line), PEER_REPLY_MS)) {
+    g_test_message("the peer process %d gave no answer to '%s' within %d ms (its messages "
+                   "are above)", (int) pe->pid, pe->last, PEER_REPLY_MS);
+    g_assert_not_reached();
+  }
+  if (strncmp(line, "ok", 2) != 0) {
+    g_test_message("the peer process failed '%s': %s", pe->last, line);
+    g_assert_cmpstr(line, ==, "ok");
+  }
+  return g_strdup(line[2] == ' ' ? line + 3 : "");
+}
+
+char *
+cert_peer_call(cert_peer_t *pe, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  cert_peer_send(pe, "%s", cmd);
+  return cert_peer_reply(pe);
+}
+
+void
+cert_peer_do(cert_peer_t *pe, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  cert_peer_send(pe, "%s", cmd);
+  g_free(cert_peer_reply(pe));
+}
+
+uint64_t
+cert_peer_u64(cert_peer_t *pe, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  cert_peer_send(pe, "%s", cmd);
+  g_autofree char *r = cert_peer_reply(pe);
+  return g_ascii_strtoull(r, NULL, 0);
+}
+
+gboolean
+cert_peer_open(cert_t *f, cert_peer_t *pe, uint32_t peer_access)
+{
+  return cert_peer_open_env(f, pe, peer_access, NULL);
+}
+
+gboolean
+cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *const *env)
+{
+  memset(pe, 0, sizeof(*pe));
+  pe->to_fd = pe->from_fd = -1;
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return FALSE;
+  const char *argv[] = { "/proc/self/exe", "--peer", cert_prov_option, NULL };
+  g_autoptr(GError) err = NULL;
+  g_auto(GStrv) envp = g_get_environ();
+  for (int i = 0; env != NULL && env[i] != NULL && env[i + 1] != NULL; i += 2)
+    envp = g_environ_setenv(envp, env[i], env[i + 1], TRUE);
+  if (!g_spawn_async_with_pipes(NULL, (char **) argv, envp, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                &pe->pid, &pe->to_fd, &pe->from_fd, NULL, &err))
+    g_error("cannot start the peer process (%s --peer %s): %s", argv[0], cert_prov_option,
+            err->message);
+  g_strlcpy(pe->last, "(its start)", sizeof(pe->last));
+  g_autofree char *dev = cert_peer_reply(pe);
+  g_assert_cmpstr(dev, ==, f->dev_name);
+  g_test_message("peer process %d on device %s", (int) pe->pid, dev);
+
+  cert_side_new(f, &pe->a, 0xa0000, 256, NULL);
+  cert_peer_do(pe, "side 0x%x", peer_access);
+  uint32_t port = (uint32_t) cert_peer_u64(pe, "listen");
+  cert_peer_send(pe, "accept");
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
+                             .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(pe->a.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pe->a.ctx);
+  pe->a.ird = ea->ird;
+  pe->a.ord = ea->ord;
+  g_free(cert_peer_reply(pe));
+  g_assert_cmpint(QUE->qp_state(pe->a.qp), ==, RNICPI_QPS_RTS);
+  return TRUE;
+}
+
+void
+cert_peer_close(cert_peer_t *pe)
+{
+  if (pe->pid != 0) {
+    cert_peer_do(pe, "quit");
+    int status = 0;
+    if (waitpid(pe->pid, &status, 0) == pe->pid)
+      g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    g_spawn_close_pid(pe->pid);
+  }
+  if (pe->to_fd >= 0)
+    close(pe->to_fd);
+  if (pe->from_fd >= 0)
+    close(pe->from_fd);
+  cert_side_free(&pe->a);
+  memset(pe, 0, sizeof(*pe));
+}
+
+void
+cert_peer_reap(cert_peer_t *pe)
+{
+  int status = 0;
+  waitpid(pe->pid, &status, 0);
+  g_spawn_close_pid(pe->pid);
+  pe->pid = 0;
+}

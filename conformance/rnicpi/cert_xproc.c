@@ -1,0 +1,627 @@
+/*
+ * cert-rnicpi /rnicpi/xproc: the rules of keys, protection zones, bounds,
+ * rights, receive lengths, atomics, invalidation and completions again,
+ * with the passive side in another process (cert_peer.c).  A provider may
+ * move data between processes by another path than within one (vp/emul:
+ * cross-memory attach, a mapped region, a bounce ring); each path keeps
+ * every rule.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cert.h"
+
+#define RW (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE)
+#define REMOTE (RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE)
+#define BAD_ID 0xbad0
+#define LEN 4096
+
+/* A region of the peer: buffer slot, address and key. */
+typedef struct xreg {
+  int slot;
+  uint64_t addr, rkey;
+} xreg_t;
+
+static xreg_t
+xreg(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access)
+{
+  xreg_t r = { .slot = slot };
+  g_autofree char *a = cert_peer_call(pe, "reg %d %d %zu 0x%x", slot, pd, len, access);
+  g_assert_cmpint(sscanf(a, "%" SCNx64 " %" SCNx64, &r.addr, &r.rkey), ==, 2);
+  return r;
+}
+
+/* The QP rights a peer takes by default: all the device has. */
+static uint32_t
+all_rights(cert_t *f)
+{
+  return REMOTE | ((f->caps.features & RNICPI_CAP_ATOMICS) ? RNICPI_ACCESS_ATOMIC : 0);
+}
+
+/* One signaled request of this side that must succeed. */
+static void
+x_ok(cert_peer_t *pe, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off, uint32_t len,
+     uint64_t raddr, uint64_t rkey)
+{
+  cert_post_send(pe->a.qp, op, b, off, len, 0x600d, RNICPI_WR_SIGNALED, raddr, rkey);
+  rnicpi_wc_t wc = cert_wc(pe->a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x600d);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmphex(wc.qp_ctx, ==, pe->a.ctx);
+}
+
+/* Make this side's Writes land before the peer looks (cert_placed). */
+static void
+x_placed(cert_t *f, cert_peer_t *pe, const xreg_t *r)
+{
+  if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION)
+    return;
+  cert_post_send(pe->a.qp, RNICPI_WR_RDMA_READ, NULL, 0, 0, CERT_PLACED_ID, RNICPI_WR_SIGNALED,
+                 r->addr, r->rkey);
+  rnicpi_wc_t wc = cert_wc(pe->a.scq);
+  g_assert_cmphex(wc.wr_id, ==, CERT_PLACED_ID);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+}
+
+/* The peer's QP is in ERROR and broken, and @cause raised its event. */
+static void
+peer_broken(cert_peer_t *pe, rnicpi_async_type_t type)
+{
+  g_autofree char *cm = cert_peer_call(pe, "cm %d %d", RNICPI_CM_BROKEN, CERT_TIMEOUT_MS);
+  g_assert_cmpstr(cm, ==, "seen");
+  if (type != 0) {
+    g_autofree char *ev = cert_peer_call(pe, "async %d %d", type, CERT_TIMEOUT_MS);
+    if (strcmp(ev, "none") == 0)
+      g_test_message("the peer process got no asynchronous event %d", type);
+    g_assert_cmpstr(ev, !=, "none");
+  }
+  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
+  uint64_t st;
+  while ((st = cert_peer_u64(pe, "state")) != RNICPI_QPS_ERROR &&
+         g_get_monotonic_time() < deadline)
+    g_usleep(1000);
+  g_assert_cmpint(st, ==, RNICPI_QPS_ERROR);
+}
+
+/* As cert_expect_refused: this side's request @id refused by the peer. */
+static void
+x_refused(cert_t *f, cert_peer_t *pe, uint64_t id, gboolean write)
+{
+  rnicpi_wc_t wc = cert_wc(pe->a.scq);
+  g_assert_cmphex(wc.wr_id, ==, id);
+  g_assert_cmphex(wc.qp_ctx, ==, pe->a.ctx);
+  gboolean at_sent = write && !(f->caps.features & RNICPI_CAP_PLACED_COMPLETION);
+  if (at_sent && (wc.status == RNICPI_WC_SUCCESS || wc.status == RNICPI_WC_WR_FLUSH_ERR))
+    g_test_message("requester completion status %d (completed at transmission)", wc.status);
+  else
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_REM_ACCESS_ERR);
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe->a.ctx));
+  peer_broken(pe, RNICPI_ASYNC_QP_ACCESS_ERR);
+  cert_wait_state(pe->a.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(pe->a.scq);
+}
+
+static void
+peer_check(cert_peer_t *pe, const xreg_t *r, size_t off, size_t len, int seed)
+{
+  if (seed < 0)
+    cert_peer_do(pe, "check %d %zu %zu zero", r->slot, off, len);
+  else
+    cert_peer_do(pe, "check %d %zu %zu %d", r->slot, off, len, seed);
+}
+
+/* ---- Data moves --------------------------------------------------------- */
+
+static void
+test_xproc_transfer(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process: Sends of 64 bytes and of 192 KiB "
+                 "land whole in the peer's receives (byte_len, opcode RECV), RDMA Writes and "
+                 "Reads of 192 KiB move every byte both ways, twice each (a provider may take "
+                 "another path once it knows the region), and no guard byte is touched");
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  enum { BIG = 192 << 10 };
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, BIG, RW | REMOTE);
+  xreg_t rb = xreg(&pe, 0, 0, BIG, RW);
+  xreg_t t = xreg(&pe, 1, 0, BIG, RW | REMOTE);
+
+  const uint32_t sizes[] = { 64, BIG };
+  for (int i = 0; i < 2; i++) {
+    cert_buf_fill(&src, (uint8_t) (10 + i));
+    cert_peer_do(&pe, "recv 0 0 %d 0x%x", BIG, 0x4ec0 + i);
+    x_ok(&pe, RNICPI_WR_SEND, &src, 0, sizes[i], 0, 0);
+    g_autofree char *r = cert_peer_call(&pe, "wc r %d", CERT_TIMEOUT_MS);
+    g_autofree char *want = g_strdup_printf("0x%x %d %d %u 0x0 0x0", 0x4ec0 + i,
+                                            RNICPI_WC_SUCCESS, RNICPI_WC_RECV, sizes[i]);
+    g_assert_cmpstr(r, ==, want);
+    peer_check(&pe, &rb, 0, sizes[i], 10 + i);
+  }
+  for (int round = 0; round < 2; round++) {
+    cert_buf_fill(&src, (uint8_t) (20 + round));
+    x_ok(&pe, RNICPI_WR_RDMA_WRITE, &src, 0, BIG, t.addr, t.rkey);
+    x_placed(f, &pe, &t);
+    peer_check(&pe, &t, 0, BIG, 20 + round);
+    cert_peer_do(&pe, "fill 1 %d", 30 + round);
+    memset(src.data, 0, src.len);
+    x_ok(&pe, RNICPI_WR_RDMA_READ, &src, 0, BIG, t.addr, t.rkey);
+    cert_buf_check(&src, 0, BIG, (uint8_t) (30 + round));
+    cert_buf_check_guards(&src);
+  }
+  cert_assert_cq_quiet(pe.a.scq);
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
+/* ---- Refusals: key, domain, rights, bounds, lifetime ----------------- */
+
+typedef enum {
+  XR_KEY_BYTE,   /* the key's consumer byte changed */
+  XR_OTHER_PD,   /* a region of another domain of the peer */
+  XR_QP_RIGHTS,  /* the peer's QP lacks the right, the region has it */
+  XR_LONGER,     /* longer than the region, from its start */
+  XR_PAST_END,   /* starts inside, ends 16 bytes past the end */
+  XR_DEREGISTERED, /* the region was deregistered since the last access */
+} xr_case_t;
+
+typedef struct xr_test {
+  xr_case_t c;
+  gboolean write;
+  gboolean warm; /* a good access of the same kind first */
+} xr_test_t;
+
+static void
+test_xproc_refused(cert_t *f, gconstpointer data)
+{
+  const xr_test_t *t = data;
+  static const char *const what[] = {
+    [XR_KEY_BYTE] = "the region's key changed only in its key byte",
+    [XR_OTHER_PD] = "an in-bounds access to a region of another protection domain of the peer",
+    [XR_QP_RIGHTS] = "an access the region allows but the peer's QP was created without",
+    [XR_LONGER] = "an access one byte longer than the region, from its first byte",
+    [XR_PAST_END] = "an access that starts inside the region and ends 16 bytes past it",
+    [XR_DEREGISTERED] = "an access through the key of a region deregistered since the last one",
+  };
+  g_autofree char *summary = g_strdup_printf(
+    "with the passive side in another process, %s, by an RDMA %s%s: the requester completes it "
+    "with RNICPI_WC_REM_ACCESS_ERR, both QPs are broken and in ERROR, the peer gets "
+    "RNICPI_ASYNC_QP_ACCESS_ERR, and no byte of the peer's memory changes (nor of the Read "
+    "sink)", what[t->c], t->write ? "Write" : "Read",
+    t->warm ? " after a good one through the same key" : "");
+  g_test_summary(summary);
+  uint32_t need = t->write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
+  uint32_t qp_rights = t->c == XR_QP_RIGHTS ? (all_rights(f) & ~need) : all_rights(f);
+  /* A good access first needs the right on the QP: warm up with the other kind. */
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, qp_rights))
+    return;
+  rnicpi_wr_opcode_t op = t->write ? RNICPI_WR_RDMA_WRITE : RNICPI_WR_RDMA_READ;
+  int pd = t->c == XR_OTHER_PD ? (int) cert_peer_u64(&pe, "pd") : 0;
+  xreg_t r = xreg(&pe, 0, pd, LEN, RW | REMOTE);
+  cert_peer_do(&pe, "fill 0 7");
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, LEN + 64, RW | REMOTE);
+  cert_buf_fill(&src, 9);
+
+  if (t->warm) {
+    /* A good access through the same key (of the kind the QP allows). */
+    rnicpi_wr_opcode_t wop = t->c == XR_QP_RIGHTS ? (t->write ? RNICPI_WR_RDMA_READ
+                                                              : RNICPI_WR_RDMA_WRITE)
+                                                  : op;
+    if (wop == RNICPI_WR_RDMA_WRITE) {
+      x_ok(&pe, wop, &src, 0, 64, r.addr, r.rkey);
+      x_placed(f, &pe, &r);
+      cert_peer_do(&pe, "fill 0 7");
+    } else {
+      x_ok(&pe, wop, &src, LEN, 64, r.addr, r.rkey);
+      cert_buf_check(&src, LEN, 64, 7);
+    }
+    cert_buf_fill(&src, 9);
+  }
+
+  uint64_t raddr = r.addr, rkey = r.rkey;
+  uint32_t len = 64;
+  switch (t->c) {
+  case XR_KEY_BYTE:
+    rkey = (rkey & ~(uint64_t) 0xff) | (uint8_t) (rkey + 1);
+    break;
+  case XR_LONGER:
+    len = LEN + 1;
+    break;
+  case XR_PAST_END:
+    raddr = r.addr + LEN - 48;
+    break;
+  case XR_DEREGISTERED:
+    cert_peer_do(&pe, "dereg 0");
+    break;
+  default:
+    break;
+  }
+  cert_post_send(pe.a.qp, op, &src, 0, len, BAD_ID, RNICPI_WR_SIGNALED, raddr, rkey);
+  x_refused(f, &pe, BAD_ID, t->write);
+  peer_check(&pe, &r, 0, LEN, 7);
+  if (!t->write)
+    cert_buf_check(&src, 0, LEN + 64, 9);
+  cert_buf_check_guards(&src);
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
+/* ---- Receives ------------------------------------------------------------ */
+
+static void
+test_xproc_recv_too_long(cert_t *f, gconstpointer data)
+{
+  uint32_t n = GPOINTER_TO_UINT(data);
+  g_autofree char *summary = g_strdup_printf(
+    "with the passive side in another process, a Send of %u bytes into a receive of %u: the "
+    "peer completes the receive with RNICPI_WC_LOC_LEN_ERR and writes nothing past it, the "
+    "requester completes the Send with an error (where completions mean placement), both QPs are broken, the peer's event is "
+    "RNICPI_ASYNC_QP_FATAL of cause PROTOCOL and the requester's cause REMOTE_RECV_LENGTH",
+    n + 1, n);
+  g_test_summary(summary);
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, n + 1, RW);
+  cert_buf_fill(&src, 5);
+  xreg(&pe, 0, 0, n + 64, RW);
+  cert_peer_do(&pe, "recv 0 0 %u 0x4ec", n);
+  cert_post_send(pe.a.qp, RNICPI_WR_SEND, &src, 0, n + 1, BAD_ID, RNICPI_WR_SIGNALED, 0, 0);
+  g_autofree char *r = cert_peer_call(&pe, "wc r %d", CERT_TIMEOUT_MS);
+  g_autofree char *want = g_strdup_printf("0x4ec %d", RNICPI_WC_LOC_LEN_ERR);
+  g_assert_true(g_str_has_prefix(r, want));
+  rnicpi_wc_t wc = cert_wc(pe.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION) {
+    g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(wc.status, !=, RNICPI_WC_WR_FLUSH_ERR);
+  } else { /* completed when sent, the Terminate comes after */
+    g_test_message("requester completion status %d (completions at transmission)", wc.status);
+  }
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe.a.ctx));
+  peer_broken(&pe, RNICPI_ASYNC_QP_FATAL);
+  cert_wait_qp_async(f, RNICPI_AE_REMOTE_RECV_LENGTH, pe.a.ctx);
+  cert_peer_do(&pe, "check 0 %u 64 zero", n);
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
+static void
+test_xproc_recv_two_segments(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process, Sends of 48 and of 40000 bytes "
+                 "into receives of two segments (32 + 64 and 32 + 65536 bytes, apart in one "
+                 "region): the first 32 bytes fill the first segment, the rest the second, "
+                 "nothing between or after them changes");
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  if (cert_min(2, f->caps.max_recv_sge) < 2) {
+    g_test_skip("the device takes one scatter entry per receive");
+    cert_peer_close(&pe);
+    return;
+  }
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, 40000, RW);
+  cert_buf_fill(&src, 6);
+  xreg_t rb = xreg(&pe, 0, 0, 128 + 65536, RW);
+  const uint32_t sizes[] = { 48, 40000 }, second[] = { 64, 65536 };
+  for (int i = 0; i < 2; i++) {
+    /* Segments [0, 32) and [96, 96 + second[i]) of one region. */
+    cert_peer_do(&pe, "recv2 0 0 32 96 %u 0x%x", second[i], 0x4ec0 + i);
+    x_ok(&pe, RNICPI_WR_SEND, &src, 0, sizes[i], 0, 0);
+    g_autofree char *r = cert_peer_call(&pe, "wc r %d", CERT_TIMEOUT_MS);
+    g_autofree char *want = g_strdup_printf("0x%x %d %d %u ", 0x4ec0 + i, RNICPI_WC_SUCCESS,
+                                            RNICPI_WC_RECV, sizes[i]);
+    g_assert_true(g_str_has_prefix(r, want));
+    uint32_t rest = sizes[i] - 32;
+    peer_check(&pe, &rb, 0, 32, 6);
+    peer_check(&pe, &rb, 32, 64, -1);
+    cert_peer_do(&pe, "check 0 96 %u 6 32", rest);
+    peer_check(&pe, &rb, 96 + rest, 128 + 65536 - 96 - rest, -1);
+    cert_peer_do(&pe, "zero 0 0 %u", 128 + 65536);
+  }
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
+/* ---- Ordering and completions ---------------------------------------- */
+
+static void
+test_xproc_send_waits(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process and one receive posted, two Sends "
+                 "back to back: the first completes successfully; on InfiniBand the second "
+                 "completes only once the peer posts a receive (then successfully, its bytes "
+                 "in place), on iWARP it completes with an error (no untagged buffer) and "
+                 "never successfully");
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, 128, RW);
+  cert_buf_fill(&src, 8);
+  xreg(&pe, 0, 0, 128, RW);
+  cert_peer_do(&pe, "recv 0 0 64 0x4e1");
+  cert_post_send(pe.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0x5e1, RNICPI_WR_SIGNALED, 0, 0);
+  cert_post_send(pe.a.qp, RNICPI_WR_SEND, &src, 64, 64, 0x5e2, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(pe.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x5e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  if (f->caps.transport == RNICPI_TRANSPORT_IB) {
+    cert_assert_cq_quiet(pe.a.scq);
+    cert_peer_do(&pe, "recv 0 64 64 0x4e2");
+    wc = cert_wc(pe.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0x5e2);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+      g_autofree char *r = cert_peer_call(&pe, "wc r %d", CERT_TIMEOUT_MS);
+      g_autofree char *want = g_strdup_printf("0x%x %d %d 64 ", 0x4e1 + i, RNICPI_WC_SUCCESS,
+                                              RNICPI_WC_RECV);
+      g_assert_true(g_str_has_prefix(r, want));
+    }
+    g_autofree char *v = cert_peer_call(&pe, "get64 0 64");
+    uint64_t want64;
+    memcpy(&want64, src.data + 64, 8);
+    g_assert_cmphex(g_ascii_strtoull(v, NULL, 0), ==, want64);
+  } else {
+    wc = cert_wc(pe.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0x5e2);
+    if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION)
+      g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+    else /* completed when sent, the Terminate comes after */
+      g_test_message("second Send: status %d (completions at transmission)", wc.status);
+    g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe.a.ctx));
+    peer_broken(&pe, 0);
+  }
+  cert_assert_cq_quiet(pe.a.scq);
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
+static void
+test_xproc_atomics(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process: Fetch and Add returns the value "
+                 "before and adds; Compare and Swap that fails returns the value and changes "
+                 "nothing; one that matches returns it and swaps");
+  if (!cert_require(f, RNICPI_CAP_ATOMICS))
+    return;
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  xreg_t t = xreg(&pe, 0, 0, 64, RW | RNICPI_ACCESS_ATOMIC);
+  cert_peer_do(&pe, "put64 0 8 0x1000");
+  cert_buf_t res;
+  cert_buf_new(pe.a.pd, &res, 8, RW);
+  struct {
+    rnicpi_wr_opcode_t op;
+    uint64_t cmp, swap, before, after;
+  } steps[] = {
+    { RNICPI_WR_ATOMIC_FETCH_ADD, 5, 0, 0x1000, 0x1005 },
+    { RNICPI_WR_ATOMIC_CMP_SWP, 0x1000, 0x77, 0x1005, 0x1005 },
+    { RNICPI_WR_ATOMIC_CMP_SWP, 0x1005, 0x77, 0x1005, 0x77 },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+    memset(res.data, 0xee, 8);
+    rnicpi_sge_t sge = cert_sge(&res, 0, 8);
+    rnicpi_send_wr_t wr = { .wr_id = 0xa70 + i, .opcode = steps[i].op,
+                            .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                            .remote_addr = t.addr + 8, .rkey = t.rkey,
+                            .compare_add = steps[i].cmp, .swap = steps[i].swap };
+    cert_ok(DAT->post_send(pe.a.qp, &wr));
+    rnicpi_wc_t wc = cert_wc(pe.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0xa70 + i);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+    uint64_t got;
+    memcpy(&got, res.data, 8);
+    g_assert_cmphex(got, ==, steps[i].before);
+    g_assert_cmphex(cert_peer_u64(&pe, "get64 0 8"), ==, steps[i].after);
+  }
+  g_assert_cmphex(cert_peer_u64(&pe, "get64 0 0"), ==, 0);
+  g_assert_cmphex(cert_peer_u64(&pe, "get64 0 16"), ==, 0);
+  cert_buf_free(&res);
+  cert_peer_close(&pe);
+}
+
+static void
+test_xproc_send_invalidate(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process, SEND_INV naming the key of a "
+                 "window the peer bound: the peer's receive completes with the bytes, flag "
+                 "RNICPI_WC_WITH_INV and that key; an RDMA Write through the key afterwards "
+                 "is refused and writes nothing");
+  if (!cert_require(f, RNICPI_CAP_REMOTE_INVALIDATE))
+    return;
+  if (!(f->caps.features & (RNICPI_CAP_MW_WIDE | RNICPI_CAP_MW_NARROW))) {
+    g_test_skip("needs capability: mw-wide or mw-narrow");
+    return;
+  }
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  xreg_t t = xreg(&pe, 0, 0, 256, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  uint64_t key = cert_peer_u64(&pe, "bind 0 0x%x", (unsigned) REMOTE);
+  g_assert_cmphex(key, !=, t.rkey);
+  xreg_t rb = xreg(&pe, 1, 0, 64, RW);
+  cert_peer_do(&pe, "recv 1 0 64 0x4ec");
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, 64, RW);
+  cert_buf_fill(&src, 4);
+  rnicpi_sge_t sge = cert_sge(&src, 0, 32);
+  rnicpi_send_wr_t wr = { .wr_id = 0x5e1, .opcode = RNICPI_WR_SEND_INV, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1, .invalidate_rkey = key };
+  cert_ok(DAT->post_send(pe.a.qp, &wr));
+  rnicpi_wc_t wc = cert_wc(pe.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x5e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_autofree char *r = cert_peer_call(&pe, "wc r %d", CERT_TIMEOUT_MS);
+  g_autofree char *want = g_strdup_printf("0x4ec %d %d 32 0x%x 0x%" PRIx64, RNICPI_WC_SUCCESS,
+                                          RNICPI_WC_RECV, (unsigned) RNICPI_WC_WITH_INV, key);
+  g_assert_cmpstr(r, ==, want);
+  peer_check(&pe, &rb, 0, 32, 4);
+  cert_post_send(pe.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED, t.addr,
+                 key);
+  x_refused(f, &pe, BAD_ID, TRUE);
+  peer_check(&pe, &t, 0, 256, -1);
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
+static void
+test_xproc_peer_died(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the peer process exits without closing anything: this side's QP is reported "
+                 "RNICPI_CM_BROKEN (over iWARP's TCP also DISCONNECTED: the dead process's kernel "
+                 "closes the stream with a FIN, as an orderly close does), once, enters ERROR, "
+                 "and its posted receives (on InfiniBand also a Send waiting for a receive) "
+                 "complete flushed, each once");
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  cert_buf_t rb;
+  cert_buf_new(pe.a.pd, &rb, 256, RW);
+  const uint64_t ids[] = { 0x4e0, 0x4e1, 0x4e2 };
+  for (int i = 0; i < 3; i++)
+    cert_post_recv(pe.a.qp, &rb, (size_t) i * 64, 64, ids[i]);
+  gboolean ib = f->caps.transport == RNICPI_TRANSPORT_IB;
+  if (ib) /* no receive at the peer: it waits */
+    cert_post_send(pe.a.qp, RNICPI_WR_SEND, &rb, 192, 64, 0x5e0, RNICPI_WR_SIGNALED, 0, 0);
+  g_usleep(20000);
+  cert_peer_send(&pe, "die");
+  cert_peer_reap(&pe);
+  rnicpi_cm_event_t *ev = cert_poll_cm(f, RNICPI_CM_BROKEN, pe.a.ctx, CERT_TIMEOUT_MS);
+  rnicpi_cm_event_t *disc = cert_poll_cm(f, RNICPI_CM_DISCONNECTED, pe.a.ctx,
+                                         ev != NULL || ib ? CERT_QUIET_MS : 0);
+  if (ev == NULL && disc != NULL)
+    g_test_message("the peer's death reported as DISCONNECTED (TCP FIN)");
+  g_assert_true(ib ? ev != NULL && disc == NULL : (ev != NULL) != (disc != NULL));
+  g_free(ev);
+  g_free(disc);
+  cert_wait_state(pe.a.qp, RNICPI_QPS_ERROR);
+  cert_expect_flushed(pe.a.rcq, pe.a.ctx, ids, 3);
+  if (ib) {
+    const uint64_t sid = 0x5e0;
+    cert_expect_flushed(pe.a.scq, pe.a.ctx, &sid, 1);
+  }
+  cert_buf_free(&rb);
+  cert_peer_close(&pe);
+}
+
+/* ---- The peer as requester, by every path -------------------------------- */
+
+static void
+test_xproc_peer_requester(cert_t *f, gconstpointer data)
+{
+  const char *mode = data;
+  /* vp/emul's cross-process paths; other providers ignore the variables. */
+  const char *env_attach[] = { NULL };
+  const char *env_mapped[] = { "ITAPI_EMUL_CMA", "0", NULL };
+  const char *env_bounce[] = { "ITAPI_EMUL_CMA", "0", "ITAPI_EMUL_MAP", "0", NULL };
+  const char *const *env = strcmp(mode, "mapped") == 0   ? env_mapped
+                           : strcmp(mode, "bounce") == 0 ? env_bounce
+                                                         : env_attach;
+  g_autofree char *summary = g_strdup_printf(
+    "the process of the passive side as requester (vp/emul: %s), towards regions of this side: "
+    "an RDMA Write into a region with REMOTE_WRITE alone and a Read from one with REMOTE_READ "
+    "alone succeed, twice, with every byte; then a Write into the region with REMOTE_READ "
+    "alone is refused (RNICPI_WC_REM_ACCESS_ERR there, RNICPI_ASYNC_QP_ACCESS_ERR here) and "
+    "writes nothing", mode);
+  g_test_summary(summary);
+  cert_peer_t pe;
+  if (!cert_peer_open_env(f, &pe, all_rights(f), env))
+    return;
+  cert_buf_t wo, ro;
+  cert_buf_new(pe.a.pd, &wo, LEN, RW | RNICPI_ACCESS_REMOTE_WRITE);
+  cert_buf_new(pe.a.pd, &ro, LEN, RW | RNICPI_ACCESS_REMOTE_READ);
+  xreg(&pe, 0, 0, LEN, cert_sink_access(f));
+  for (int round = 0; round < 2; round++) {
+    cert_peer_do(&pe, "fill 0 %d", 40 + round);
+    cert_peer_do(&pe, "post write 0 0 %d 0x%" PRIx64 " 0x%" PRIx64 " 0x77", LEN,
+                 cert_raddr(&wo, 0), wo.mr->rkey);
+    g_autofree char *w = cert_peer_call(&pe, "wc s %d", CERT_TIMEOUT_MS);
+    g_autofree char *wwant = g_strdup_printf("0x77 %d %d", RNICPI_WC_SUCCESS, RNICPI_WC_RDMA_WRITE);
+    g_assert_true(g_str_has_prefix(w, wwant));
+    cert_buf_fill(&ro, (uint8_t) (50 + round));
+    cert_peer_do(&pe, "post read 0 0 %d 0x%" PRIx64 " 0x%" PRIx64 " 0x78", LEN, cert_raddr(&ro, 0),
+                 ro.mr->rkey);
+    g_autofree char *r = cert_peer_call(&pe, "wc s %d", CERT_TIMEOUT_MS);
+    g_autofree char *rwant = g_strdup_printf("0x78 %d %d", RNICPI_WC_SUCCESS, RNICPI_WC_RDMA_READ);
+    g_assert_true(g_str_has_prefix(r, rwant));
+    cert_peer_do(&pe, "check 0 0 %d %d", LEN, 50 + round);
+    /* The Write landed before the Read was answered (RDMA ordering). */
+    cert_buf_check(&wo, 0, LEN, (uint8_t) (40 + round));
+  }
+  cert_buf_fill(&ro, 60);
+  cert_peer_do(&pe, "post write 0 0 64 0x%" PRIx64 " 0x%" PRIx64 " 0x79", cert_raddr(&ro, 0),
+               ro.mr->rkey);
+  g_autofree char *w = cert_peer_call(&pe, "wc s %d", CERT_TIMEOUT_MS);
+  g_assert_true(g_str_has_prefix(w, "0x79 "));
+  if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION) {
+    g_autofree char *want = g_strdup_printf("0x79 %d", RNICPI_WC_REM_ACCESS_ERR);
+    g_assert_true(g_str_has_prefix(w, want));
+  }
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe.a.ctx));
+  g_free(cert_wait_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, pe.a.ctx));
+  cert_wait_state(pe.a.qp, RNICPI_QPS_ERROR);
+  cert_buf_check(&ro, 0, LEN, 60);
+  cert_buf_check_guards(&ro);
+  cert_buf_check_guards(&wo);
+  cert_buf_free(&wo);
+  cert_buf_free(&ro);
+  cert_peer_close(&pe);
+}
+
+void
+cert_register_xproc(void)
+{
+  cert_add("/rnicpi/xproc/transfer", test_xproc_transfer);
+  static const struct {
+    const char *path;
+    xr_test_t t;
+  } refused[] = {
+    { "/rnicpi/xproc/key-byte/write", { XR_KEY_BYTE, TRUE, FALSE } },
+    { "/rnicpi/xproc/key-byte/read-warm", { XR_KEY_BYTE, FALSE, TRUE } },
+    { "/rnicpi/xproc/other-pd/write", { XR_OTHER_PD, TRUE, FALSE } },
+    { "/rnicpi/xproc/other-pd/read", { XR_OTHER_PD, FALSE, FALSE } },
+    { "/rnicpi/xproc/qp-rights/write-warm", { XR_QP_RIGHTS, TRUE, TRUE } },
+    { "/rnicpi/xproc/qp-rights/read", { XR_QP_RIGHTS, FALSE, FALSE } },
+    { "/rnicpi/xproc/bounds/longer-write", { XR_LONGER, TRUE, FALSE } },
+    { "/rnicpi/xproc/bounds/longer-read-warm", { XR_LONGER, FALSE, TRUE } },
+    { "/rnicpi/xproc/bounds/past-end-write-warm", { XR_PAST_END, TRUE, TRUE } },
+    { "/rnicpi/xproc/bounds/past-end-read", { XR_PAST_END, FALSE, FALSE } },
+    { "/rnicpi/xproc/deregistered/write-warm", { XR_DEREGISTERED, TRUE, TRUE } },
+    { "/rnicpi/xproc/deregistered/read-warm", { XR_DEREGISTERED, FALSE, TRUE } },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(refused); i++)
+    g_test_add(refused[i].path, cert_t, &refused[i].t, cert_setup, test_xproc_refused,
+               cert_teardown);
+  g_test_add("/rnicpi/xproc/recv-too-long/short", cert_t, GUINT_TO_POINTER(64), cert_setup,
+             test_xproc_recv_too_long, cert_teardown);
+  g_test_add("/rnicpi/xproc/recv-too-long/long", cert_t, GUINT_TO_POINTER(100000), cert_setup,
+             test_xproc_recv_too_long, cert_teardown);
+  cert_add("/rnicpi/xproc/recv-two-segments", test_xproc_recv_two_segments);
+  cert_add("/rnicpi/xproc/send-waits-for-receive", test_xproc_send_waits);
+  cert_add("/rnicpi/xproc/atomics", test_xproc_atomics);
+  cert_add("/rnicpi/xproc/send-invalidate", test_xproc_send_invalidate);
+  cert_add("/rnicpi/xproc/peer-died", test_xproc_peer_died);
+  g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,
+             test_xproc_peer_requester, cert_teardown);
+  g_test_add("/rnicpi/xproc/peer-requester/mapped", cert_t, "mapped", cert_setup,
+             test_xproc_peer_requester, cert_teardown);
+  g_test_add("/rnicpi/xproc/peer-requester/bounce", cert_t, "bounce", cert_setup,
+             test_xproc_peer_requester, cert_teardown);
+}
