@@ -194,6 +194,11 @@ typedef struct iw_swqe {
   gboolean fence;            /* a delivery fence (zero-length Read) */
   gboolean sent;             /* Send/Write transmitted, placement not yet confirmed */
   uint32_t req_id;           /* atomic: the Request Identifier its response names */
+  /* Its untagged message (a Send, Read or atomic request, the Immediate
+   * Data after a Write): the queue and MSN it went out with, which a
+   * Terminate's copy of its DDP header names (RFC 5040 4.8).  MSN 0: none
+   * yet (MSNs start at 1, RFC 5041 4.3). */
+  uint32_t qn, msn;
   /* RDMA Read: the local sink */
   uint32_t sink_stag;
   uint64_t sink_to;

@@ -428,6 +428,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->sink_stag = 0;
     s->sink_to = 0;
     s->req_id = 0;
+    s->qn = s->msn = 0;
     rnicpi_fifo_push(&qp->sq, s);
     qp->sq_used++;
     /* Transmit from this thread while the socket takes it; the progress

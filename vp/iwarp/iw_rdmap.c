@@ -152,8 +152,32 @@ iw_term_refuse(iw_qp_t *qp, uint8_t code, rnicpi_cm_reason_t why, iw_work_t *w)
   term_drain(qp, w);
 }
 
-/* The peer terminated the stream (RFC 5040 5.3): the Read it names, if
- * any, fails with the remote error; everything else is flushed. */
+/* The WR whose message the Terminate's copy of an untagged DDP header
+ * names (RFC 5040 4.8: the header of the segment in error), by its queue
+ * and MSN; NULL when it copies none, copies a tagged one (a Write carries
+ * no MSN), or names nothing still outstanding. */
+static iw_swqe_t *
+term_named_wr(iw_qp_t *qp, const uint8_t *body, uint32_t len)
+{
+  iw_rdmap_term_t tc;
+  iw_ddp_untagged_t u;
+  const uint32_t at = sizeof(tc) + 2; /* the copy follows the DDP segment length */
+  if (len < at + sizeof(u))
+    return NULL;
+  memcpy(&tc, body, sizeof(tc));
+  memcpy(&u, body + at, sizeof(u));
+  if (!(tc.hdrct & IW_TERM_D) || (u.ctrl & IW_DDP_TAGGED))
+    return NULL;
+  uint32_t qn = iw_be32(u.qn_be), msn = iw_be32(u.msn_be);
+  for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL; e = e->q_next)
+    if (!e->internal && !e->done && e->msn != 0 && e->qn == qn && e->msn == msn)
+      return e;
+  return NULL;
+}
+
+/* The peer terminated the stream (RFC 5040 5.3): the WR it names fails
+ * with the remote error, the Sends and Writes before it succeed, and
+ * everything else is flushed. */
 void
 iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
 {
@@ -171,9 +195,18 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   gboolean names_read = named != 0xff && iw_op_answered(named);
   g_debug("QP %u: peer sent Terminate layer %u etype %u code 0x%02x", qp->base.qp_num, layer,
           etype, code);
-  /* The WR it answers: the oldest Read if it names a Read, else the
-   * oldest Send or Write not yet known placed. */
-  iw_swqe_t *blame = NULL;
+  /* The WR it answers: the one its DDP header copy names.  The peer
+   * processes the stream in order and stops at the first error, so the
+   * Sends and Writes sent before that message were placed (with
+   * ITAPI_IWARP_COMPLETION=placed they may still wait for a fence's
+   * answer that will not come now); the Reads and atomics before it
+   * were accepted but their answers are lost, and are flushed. */
+  iw_swqe_t *blame = term_named_wr(qp, body, len);
+  for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); blame != NULL && e != blame; e = e->q_next)
+    if (e->sent && !e->done)
+      e->done = TRUE;
+  /* Without a copy that names one: the oldest Read if it names a Read,
+   * else the oldest Send or Write not yet known placed. */
   for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->orq); names_read && e != NULL && blame == NULL; e = e->or_next)
     if (!e->internal)
       blame = e;

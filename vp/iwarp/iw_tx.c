@@ -73,6 +73,7 @@ internal_read(iw_qp_t *qp, gboolean fence)
   s->internal = TRUE;
   s->fence = fence;
   s->req_id = 0;
+  s->qn = s->msn = 0;
   s->sink_stag = 1;
   s->sink_to = 0;
   s->sink = NULL;
@@ -147,6 +148,8 @@ tx_imm_start(iw_qp_t *qp, iw_tx_t *t)
   t->op = (t->wqe->wr.flags & RNICPI_WR_SOLICITED) ? IW_OP_IMM_SE : IW_OP_IMM;
   t->qn = IW_QN_SEND;
   t->msn = ++qp->msn_tx[IW_QN_SEND];
+  t->wqe->qn = t->qn;
+  t->wqe->msn = t->msn;
   t->len = t->off = 0;
   t->stag = 0;
   t->to = 0;
@@ -301,6 +304,8 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   default:
     g_assert_not_reached();
   }
+  s->qn = t->qn;
+  s->msn = t->msn; /* 0 for a Write: its Immediate Data, if any, sets it */
   return TRUE;
 }
 
