@@ -287,6 +287,61 @@ test_errors_recv_too_small(cert_t *f, gconstpointer data)
   err_close(&e);
 }
 
+static void
+test_errors_send_too_long_after_good_sends(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("two 64-byte SENDs then a 65-byte one, posted back to back, into three 64-byte "
+                 "receives: the two good SENDs complete successfully at both ends with their "
+                 "bytes in place, the third completes its receive with RNICPI_WC_LOC_LEN_ERR and "
+                 "itself with an error (the refusal names that message, not an earlier one still "
+                 "unconfirmed), both QPs go to ERROR with BROKEN and the rest is flushed once");
+  enum { N = 64 };
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, N))
+    return;
+  const uint64_t good[2] = { 0xc000, 0xc001 };
+  /* No wait between the posts: a requester completing Sends at placement
+   * still has the good ones outstanding when the peer refuses the third. */
+  cert_post_send(e.pr.a.qp, RNICPI_WR_SEND, &e.src, 0, N, good[0], RNICPI_WR_SIGNALED, 0, 0);
+  cert_post_send(e.pr.a.qp, RNICPI_WR_SEND, &e.src, N, N, good[1], RNICPI_WR_SIGNALED, 0, 0);
+  cert_post_send(e.pr.a.qp, RNICPI_WR_SEND, &e.src, 0, N + 1, BAD_ID, RNICPI_WR_SIGNALED, 0, 0);
+
+  for (int i = 0; i < 2; i++) {
+    rnicpi_wc_t r = cert_wc(e.pr.p.rcq);
+    g_assert_cmphex(r.wr_id, ==, e.idp[i]);
+    g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpuint(r.byte_len, ==, N);
+    g_assert_cmpmem(e.rp.data + (size_t) i * N, N, e.src.data + (size_t) i * N, N);
+  }
+  rnicpi_wc_t r = cert_wc(e.pr.p.rcq);
+  g_assert_cmphex(r.wr_id, ==, e.idp[2]);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_LOC_LEN_ERR);
+
+  rnicpi_wc_t wc[4];
+  g_assert_cmpint(cert_poll(e.pr.a.scq, wc, 3, CERT_TIMEOUT_MS), ==, 3);
+  for (int i = 0; i < 2; i++) {
+    g_assert_cmphex(wc[i].wr_id, ==, good[i]);
+    g_assert_cmpint(wc[i].status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpuint(wc[i].byte_len, ==, N);
+  }
+  g_assert_cmphex(wc[2].wr_id, ==, BAD_ID);
+  g_test_message("the refused Send completed with status %d", wc[2].status);
+  if (!e.at_sent || (wc[2].status != RNICPI_WC_SUCCESS && wc[2].status != RNICPI_WC_WR_FLUSH_ERR)) {
+    g_assert_cmpint(wc[2].status, !=, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(wc[2].status, !=, RNICPI_WC_WR_FLUSH_ERR);
+  }
+  cert_assert_cq_quiet(e.pr.a.scq);
+
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e.pr.a.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, e.pr.p.ctx));
+  cert_wait_qp_async(f, RNICPI_AE_PROTOCOL, e.pr.p.ctx);
+  cert_wait_qp_async(f, RNICPI_AE_REMOTE_RECV_LENGTH, e.pr.a.ctx);
+  expect_flushed_both(f, &e, NRECV);
+  cert_buf_check_guards(&e.rp);
+  err_close(&e);
+}
+
 /* ---- cq-overflow ------------------------------------------------------ */
 
 static void
@@ -386,6 +441,8 @@ cert_register_errors(void)
   cert_add("/rnicpi/errors/read-no-remote-read", test_errors_read_no_remote_read);
   cert_add("/rnicpi/errors/local-lkey", test_errors_local_lkey);
   cert_add("/rnicpi/errors/recv-too-small", test_errors_recv_too_small);
+  cert_add("/rnicpi/errors/send-too-long-after-good-sends",
+           test_errors_send_too_long_after_good_sends);
   cert_add("/rnicpi/cq-overflow/no-loss", test_cq_overflow);
   cert_add("/rnicpi/cq-overflow/exact-depth", test_cq_overflow_exact);
 }
