@@ -2110,14 +2110,14 @@ recvlen_with(child_t *c)
   conf_buf_new(&s, &sb, n + 1, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_fill(&sb, 9);
   it_lmr_triplet_t a = conf_seg(&sb, 0, n), b = conf_seg(&sb, 0, n + 1);
+  /* Back to back: an iWARP requester completing sends at placement still
+   * has the good ones outstanding when the Terminate refusing the third
+   * comes; it names that message (its MSN), not the oldest one. */
   conf_ok(it_post_send(s.ep, &a, 1, 1, IT_COMPLETION_FLAG));
   conf_ok(it_post_send(s.ep, &a, 1, 2, IT_COMPLETION_FLAG));
+  conf_ok(it_post_send(s.ep, &b, 1, 3, IT_COMPLETION_FLAG));
   conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 1);
   conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
-  /* The overrun only once the good ones completed: an iWARP requester
-   * completing sends at placement learns of the failure from a Terminate,
-   * and vp/iwarp gives that to its oldest send not yet confirmed. */
-  conf_ok(it_post_send(s.ep, &b, 1, 3, IT_COMPLETION_FLAG));
   conf_dto_refused(&s, IT_DTO_SEND_CMPL_EVENT, IT_DTO_ERR_REMOTE_RESPONDER, 3);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   it_event_t ev = conf_wait(s.aff, IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR);
