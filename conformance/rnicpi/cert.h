@@ -69,6 +69,8 @@ typedef struct cert_buf {
   uint8_t *data; /* the registered part */
   size_t len;
   rnicpi_mr_t *mr;
+  size_t map_len; /* nonzero: mem is a MAP_SHARED mapping of memfd fd */
+  int fd;
 } cert_buf_t;
 
 #define CERT_GUARD 64
@@ -110,6 +112,11 @@ void cert_expect_flushed(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, 
 
 /* Memory. */
 void cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access);
+/* The same in memory another process can map: a MAP_SHARED mapping of a
+ * memfd that allows sealing, kept open (vp/emul then moves data to it
+ * across processes by plain loads and stores). */
+void cert_buf_new_shared(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access);
+/* The region (unless already deregistered: mr NULL), then the memory. */
 void cert_buf_free(cert_buf_t *b);
 void cert_buf_fill(cert_buf_t *b, uint8_t seed);
 void cert_buf_check(const cert_buf_t *b, size_t off, size_t len, uint8_t seed);

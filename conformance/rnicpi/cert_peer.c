@@ -43,7 +43,8 @@
  *   side ACCESS              its domain, CQs and QP (QP rights ACCESS)
  *   listen / accept          a fresh port / take the connection: IRD ORD
  *   pd                       another domain: its index (the side's is 0)
- *   reg B PD LEN ACCESS      LEN zero bytes registered: ADDR RKEY
+ *   reg B PD LEN ACCESS [shared]   LEN zero bytes registered (in a memfd
+ *                            mapping: cert_buf_new_shared): ADDR RKEY
  *   dereg B                  the region goes, the bytes stay
  *   fill B SEED / zero B OFF LEN / check B OFF LEN SEED|zero [FROM]
  *   get64 B OFF / put64 B OFF V
@@ -175,7 +176,10 @@ peer_reg(peer_t *p, char **w)
     say(p, "err reg: buffer %s in use or domain %s unknown", w[1], w[2] != NULL ? w[2] : "");
     return;
   }
-  cert_buf_new(p->pd[pd], &p->buf[b], num(w, 3), (uint32_t) num(w, 4));
+  if (g_strcmp0(w[5], "shared") == 0)
+    cert_buf_new_shared(p->pd[pd], &p->buf[b], num(w, 3), (uint32_t) num(w, 4));
+  else
+    cert_buf_new(p->pd[pd], &p->buf[b], num(w, 3), (uint32_t) num(w, 4));
   say(p, "ok 0x%" G_GINT64_MODIFIER "x 0x%" G_GINT64_MODIFIER "x", cert_raddr(&p->buf[b], 0),
       p->buf[b].mr->rkey);
 }
@@ -289,9 +293,7 @@ peer_free(peer_t *p)
   for (int i = 0; i < PEER_BUFS; i++) {
     if (p->mw[i] != NULL)
       cert_ok(MW->mw_dealloc(p->mw[i]));
-    if (p->buf[i].mem != NULL && p->buf[i].mr == NULL)
-      g_free(p->buf[i].mem);
-    else if (p->buf[i].mem != NULL)
+    if (p->buf[i].mem != NULL)
       cert_buf_free(&p->buf[i]);
   }
   if (p->lst != NULL)

@@ -9,8 +9,10 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cert.h"
@@ -347,12 +349,10 @@ cert_expect_flushed(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int n
 
 /* ---- Memory ----------------------------------------------------------- */
 
-void
-cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
+static void
+buf_register(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
 {
-  memset(b, 0, sizeof(*b));
   b->len = len;
-  b->mem = g_malloc(len + 2 * CERT_GUARD);
   memset(b->mem, CERT_GUARD_BYTE, len + 2 * CERT_GUARD);
   b->data = b->mem + CERT_GUARD;
   memset(b->data, 0, len);
@@ -364,10 +364,42 @@ cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
 }
 
 void
+cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
+{
+  memset(b, 0, sizeof(*b));
+  b->fd = -1;
+  b->mem = g_malloc(len + 2 * CERT_GUARD);
+  buf_register(pd, b, len, access);
+}
+
+void
+cert_buf_new_shared(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
+{
+  memset(b, 0, sizeof(*b));
+  long page = sysconf(_SC_PAGESIZE);
+  b->map_len = (len + 2 * CERT_GUARD + (size_t) page - 1) / (size_t) page * (size_t) page;
+  b->fd = memfd_create("cert-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (b->fd < 0 || ftruncate(b->fd, (off_t) b->map_len) != 0)
+    g_error("a shared buffer of %zu bytes: memfd_create/ftruncate: %s", b->map_len,
+            g_strerror(errno));
+  void *m = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+  if (m == MAP_FAILED)
+    g_error("a shared buffer of %zu bytes: mmap: %s", b->map_len, g_strerror(errno));
+  b->mem = m;
+  buf_register(pd, b, len, access);
+}
+
+void
 cert_buf_free(cert_buf_t *b)
 {
-  cert_ok(MEM->mr_dereg(b->mr));
-  g_free(b->mem);
+  if (b->mr != NULL)
+    cert_ok(MEM->mr_dereg(b->mr));
+  if (b->map_len != 0) {
+    munmap(b->mem, b->map_len);
+    close(b->fd);
+  } else {
+    g_free(b->mem);
+  }
   memset(b, 0, sizeof(*b));
 }
 

@@ -18,6 +18,11 @@
 #define REMOTE (RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE)
 #define BAD_ID 0xbad0
 #define LEN 4096
+/* Good accesses before the one under test in the "warm" cases, and the
+ * pause before each: a provider may learn a region asynchronously (vp/emul
+ * maps a peer's shared region after the first access asks for it). */
+#define WARM_ACCESSES 3
+#define WARM_GAP_US 20000
 
 /* A region of the peer: buffer slot, address and key. */
 typedef struct xreg {
@@ -26,12 +31,20 @@ typedef struct xreg {
 } xreg_t;
 
 static xreg_t
-xreg(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access)
+xreg_in(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access, gboolean shared)
 {
   xreg_t r = { .slot = slot };
-  g_autofree char *a = cert_peer_call(pe, "reg %d %d %zu 0x%x", slot, pd, len, access);
+  g_autofree char *a = cert_peer_call(pe, "reg %d %d %zu 0x%x%s", slot, pd, len, access,
+                                      shared ? " shared" : "");
   g_assert_cmpint(sscanf(a, "%" SCNx64 " %" SCNx64, &r.addr, &r.rkey), ==, 2);
   return r;
+}
+
+/* A region of @len zero bytes in the peer's own memory (cert_buf_new). */
+static xreg_t
+xreg(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access)
+{
+  return xreg_in(pe, slot, pd, len, access, FALSE);
 }
 
 /* The QP rights a peer takes by default: all the device has. */
@@ -121,8 +134,10 @@ test_xproc_transfer(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("with the passive side in another process: Sends of 64 bytes and of 192 KiB "
                  "land whole in the peer's receives (byte_len, opcode RECV), RDMA Writes and "
-                 "Reads of 192 KiB move every byte both ways, twice each (a provider may take "
-                 "another path once it knows the region), and no guard byte is touched");
+                 "Reads of 192 KiB move every byte both ways, three times each (a provider may take "
+                 "another path once it knows the region), into a region of private memory and "
+                 "one of shared memory (a memfd mapping another process can map), and no guard "
+                 "byte is touched");
   cert_peer_t pe;
   if (!cert_peer_open(f, &pe, all_rights(f)))
     return;
@@ -130,7 +145,7 @@ test_xproc_transfer(cert_t *f, gconstpointer data)
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, BIG, RW | REMOTE);
   xreg_t rb = xreg(&pe, 0, 0, BIG, RW);
-  xreg_t t = xreg(&pe, 1, 0, BIG, RW | REMOTE);
+  xreg_t tgts[2] = { xreg(&pe, 1, 0, BIG, RW | REMOTE), xreg_in(&pe, 2, 0, BIG, RW | REMOTE, TRUE) };
 
   const uint32_t sizes[] = { 64, BIG };
   for (int i = 0; i < 2; i++) {
@@ -143,14 +158,16 @@ test_xproc_transfer(cert_t *f, gconstpointer data)
     g_assert_cmpstr(r, ==, want);
     peer_check(&pe, &rb, 0, sizes[i], 10 + i);
   }
-  for (int round = 0; round < 2; round++) {
+  for (int round = 0; round < 6; round++) {
+    const xreg_t *t = &tgts[round / 3];
+    g_usleep(WARM_GAP_US);
     cert_buf_fill(&src, (uint8_t) (20 + round));
-    x_ok(&pe, RNICPI_WR_RDMA_WRITE, &src, 0, BIG, t.addr, t.rkey);
-    x_placed(f, &pe, &t);
-    peer_check(&pe, &t, 0, BIG, 20 + round);
-    cert_peer_do(&pe, "fill 1 %d", 30 + round);
+    x_ok(&pe, RNICPI_WR_RDMA_WRITE, &src, 0, BIG, t->addr, t->rkey);
+    x_placed(f, &pe, t);
+    peer_check(&pe, t, 0, BIG, 20 + round);
+    cert_peer_do(&pe, "fill %d %d", t->slot, 30 + round);
     memset(src.data, 0, src.len);
-    x_ok(&pe, RNICPI_WR_RDMA_READ, &src, 0, BIG, t.addr, t.rkey);
+    x_ok(&pe, RNICPI_WR_RDMA_READ, &src, 0, BIG, t->addr, t->rkey);
     cert_buf_check(&src, 0, BIG, (uint8_t) (30 + round));
     cert_buf_check_guards(&src);
   }
@@ -193,7 +210,7 @@ test_xproc_refused(cert_t *f, gconstpointer data)
     "with RNICPI_WC_REM_ACCESS_ERR, both QPs are broken and in ERROR, the peer gets "
     "RNICPI_ASYNC_QP_ACCESS_ERR, and no byte of the peer's memory changes (nor of the Read "
     "sink)", what[t->c], t->write ? "Write" : "Read",
-    t->warm ? " after a good one through the same key" : "");
+    t->warm ? " after a good one through the same key (the region in shared memory)" : "");
   g_test_summary(summary);
   uint32_t need = t->write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
   uint32_t qp_rights = t->c == XR_QP_RIGHTS ? (all_rights(f) & ~need) : all_rights(f);
@@ -203,25 +220,33 @@ test_xproc_refused(cert_t *f, gconstpointer data)
     return;
   rnicpi_wr_opcode_t op = t->write ? RNICPI_WR_RDMA_WRITE : RNICPI_WR_RDMA_READ;
   int pd = t->c == XR_OTHER_PD ? (int) cert_peer_u64(&pe, "pd") : 0;
-  xreg_t r = xreg(&pe, 0, pd, LEN, RW | REMOTE);
+  /* Warm: in shared memory, where vp/emul remembers the region after the
+   * good access and checks the next one by that memory (its fast path). */
+  xreg_t r = xreg_in(&pe, 0, pd, LEN, RW | REMOTE, t->warm);
   cert_peer_do(&pe, "fill 0 7");
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, LEN + 64, RW | REMOTE);
   cert_buf_fill(&src, 9);
 
   if (t->warm) {
-    /* A good access through the same key (of the kind the QP allows). */
+    /* Good accesses through the same key (of a kind the QP allows), a
+     * moment apart: vp/emul asks for the region's mapping at the first,
+     * maps it at the next, and checks the one after by what it kept. */
     rnicpi_wr_opcode_t wop = t->c == XR_QP_RIGHTS ? (t->write ? RNICPI_WR_RDMA_READ
                                                               : RNICPI_WR_RDMA_WRITE)
                                                   : op;
-    if (wop == RNICPI_WR_RDMA_WRITE) {
-      x_ok(&pe, wop, &src, 0, 64, r.addr, r.rkey);
-      x_placed(f, &pe, &r);
-      cert_peer_do(&pe, "fill 0 7");
-    } else {
-      x_ok(&pe, wop, &src, LEN, 64, r.addr, r.rkey);
-      cert_buf_check(&src, LEN, 64, 7);
+    for (int i = 0; i < WARM_ACCESSES; i++) {
+      g_usleep(WARM_GAP_US);
+      if (wop == RNICPI_WR_RDMA_WRITE) {
+        x_ok(&pe, wop, &src, 0, 64, r.addr, r.rkey);
+        x_placed(f, &pe, &r);
+        peer_check(&pe, &r, 0, 64, 9);
+      } else {
+        x_ok(&pe, wop, &src, LEN, 64, r.addr, r.rkey);
+        cert_buf_check(&src, LEN, 64, 7);
+      }
     }
+    cert_peer_do(&pe, "fill 0 7");
     cert_buf_fill(&src, 9);
   }
 
@@ -535,9 +560,10 @@ test_xproc_peer_requester(cert_t *f, gconstpointer data)
                            : strcmp(mode, "bounce") == 0 ? env_bounce
                                                          : env_attach;
   g_autofree char *summary = g_strdup_printf(
-    "the process of the passive side as requester (vp/emul: %s), towards regions of this side: "
+    "the process of the passive side as requester (vp/emul: %s), towards regions of this side "
+    "(in shared memory for the mapped path): "
     "an RDMA Write into a region with REMOTE_WRITE alone and a Read from one with REMOTE_READ "
-    "alone succeed, twice, with every byte; then a Write into the region with REMOTE_READ "
+    "alone succeed, three times, with every byte; then a Write into the region with REMOTE_READ "
     "alone is refused (RNICPI_WC_REM_ACCESS_ERR there, RNICPI_ASYNC_QP_ACCESS_ERR here) and "
     "writes nothing", mode);
   g_test_summary(summary);
@@ -545,10 +571,14 @@ test_xproc_peer_requester(cert_t *f, gconstpointer data)
   if (!cert_peer_open_env(f, &pe, all_rights(f), env))
     return;
   cert_buf_t wo, ro;
-  cert_buf_new(pe.a.pd, &wo, LEN, RW | RNICPI_ACCESS_REMOTE_WRITE);
-  cert_buf_new(pe.a.pd, &ro, LEN, RW | RNICPI_ACCESS_REMOTE_READ);
+  /* The mapped path needs memory the peer can map. */
+  void (*buf_new)(rnicpi_pd_t *, cert_buf_t *, size_t, uint32_t) =
+    env == env_mapped ? cert_buf_new_shared : cert_buf_new;
+  buf_new(pe.a.pd, &wo, LEN, RW | RNICPI_ACCESS_REMOTE_WRITE);
+  buf_new(pe.a.pd, &ro, LEN, RW | RNICPI_ACCESS_REMOTE_READ);
   xreg(&pe, 0, 0, LEN, cert_sink_access(f));
-  for (int round = 0; round < 2; round++) {
+  for (int round = 0; round < WARM_ACCESSES; round++) {
+    g_usleep(WARM_GAP_US);
     cert_peer_do(&pe, "fill 0 %d", 40 + round);
     cert_peer_do(&pe, "post write 0 0 %d 0x%" PRIx64 " 0x%" PRIx64 " 0x77", LEN,
                  cert_raddr(&wo, 0), wo.mr->rkey);
