@@ -183,6 +183,22 @@ gboolean cert_peer_open(cert_t *f, cert_peer_t *pe, uint32_t peer_access);
  * NULL. */
 gboolean cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access,
                             const char *const *env);
+/* The first half of cert_peer_open_env: the peer started, this side's
+ * QP and the peer's made, nothing connected. */
+gboolean cert_peer_start(cert_t *f, cert_peer_t *pe, uint32_t peer_access,
+                         const char *const *env);
+/* The peer listens and is told @answer ("accept [LEN]", "reject LEN"),
+ * this side connects with @cp; the caller takes the peer's answer
+ * (cert_peer_reply) and the CM events. */
+void cert_peer_connect(cert_t *f, cert_peer_t *pe, const rnicpi_conn_param_t *cp,
+                       const char *answer);
+/* Private data of the peer's CM messages: byte i of seed s is s + 13 i. */
+#define CERT_PDATA_ACCEPT 0x42
+#define CERT_PDATA_REJECT 0x77
+#define CERT_PDATA_DISCONNECT 0x99
+void cert_pdata_fill(uint8_t *p, uint32_t len, uint8_t seed);
+/* @len bytes in hex (g_free it), "-" for none. */
+char *cert_pdata_hex(const uint8_t *p, uint32_t len);
 /* Tell the peer to clean up and exit, wait for it, free this side. */
 void cert_peer_close(cert_peer_t *pe);
 /* Wait for a peer that was told to "die". */

@@ -41,7 +41,11 @@
 
 /* The commands (B: a buffer slot 0-7; numbers in C syntax):
  *   side ACCESS              its domain, CQs and QP (QP rights ACCESS)
- *   listen / accept          a fresh port / take the connection: IRD ORD
+ *   listen                   a fresh port
+ *   accept [LEN] / reject LEN   answer the next request (LEN bytes of private
+ *                            data): IRD ORD REQ / REQ (REQ: the request's
+ *                            private data in hex, "-" for none)
+ *   disconnect LEN           with LEN bytes of private data
  *   pd                       another domain: its index (the side's is 0)
  *   reg B PD LEN ACCESS [shared]   LEN zero bytes registered (in a memfd
  *                            mapping: cert_buf_new_shared): ADDR RKEY
@@ -53,7 +57,8 @@
  *   post write|read|send B OFF LEN RADDR RKEY ID   a signaled request
  *   bind B ACCESS            a window over all of B: its key
  *   wc s|r MS                a completion: ID STATUS OPCODE LEN FLAGS RKEY, or none
- *   async TYPE MS / cm TYPE MS   an event of the QP: its cause / seen, or none
+ *   async TYPE MS / cm TYPE MS   an event of the QP: its cause / "seen" and its
+ *                            private data in hex; or none
  *   state                    the QP's state
  *   die / quit               _exit(3) at once / clean up and exit 0 */
 
@@ -97,6 +102,24 @@ peer_buf(peer_t *p, char **w, int i)
     return NULL;
   }
   return &p->buf[b];
+}
+
+char *
+cert_pdata_hex(const uint8_t *p, uint32_t len)
+{
+  if (len == 0)
+    return g_strdup("-");
+  GString *h = g_string_sized_new(2 * len);
+  for (uint32_t i = 0; i < len; i++)
+    g_string_append_printf(h, "%02x", p[i]);
+  return g_string_free(h, FALSE);
+}
+
+void
+cert_pdata_fill(uint8_t *p, uint32_t len, uint8_t seed)
+{
+  for (uint32_t i = 0; i < len; i++)
+    p[i] = (uint8_t) (seed + i * 13u);
 }
 
 static uint8_t
@@ -151,21 +174,34 @@ peer_side(peer_t *p, char **w)
   say(p, "ok");
 }
 
+/* accept [LEN] / reject LEN: the next connection request, accepted (with
+ * LEN bytes of private data of seed CERT_PDATA_ACCEPT) or rejected (seed
+ * CERT_PDATA_REJECT); the answer ends with the request's private data in
+ * hex ("-": none). */
 static void
-peer_accept(peer_t *p)
+peer_answer(peer_t *p, gboolean accept, uint32_t len)
 {
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(&p->f, RNICPI_CM_CONNECT_REQUEST, 0x1150);
-  rnicpi_conn_param_t cp = { .ird = cert_min(4, p->f.caps.max_ird),
+  g_autofree char *hex = cert_pdata_hex(req->pdata, req->pdata_len);
+  uint8_t pd[RNICPI_MAX_PDATA];
+  len = MIN(len, RNICPI_MAX_PDATA);
+  cert_pdata_fill(pd, len, accept ? CERT_PDATA_ACCEPT : CERT_PDATA_REJECT);
+  rnicpi_conn_param_t cp = { .pdata = pd, .pdata_len = len, .ird = cert_min(4, p->f.caps.max_ird),
                              .ord = cert_min(4, p->f.caps.max_ord) };
-  rnicpi_status_t st = CMV->accept(p->s.qp, req->conn_id, &cp);
+  rnicpi_status_t st = accept ? CMV->accept(p->s.qp, req->conn_id, &cp)
+                              : CMV->reject(p->f.dev, req->conn_id, pd, len);
   if (st != RNICPI_OK) {
-    say(p, "err accept: %s", rnicpi_status_name(st));
+    say(p, "err %s: %s", accept ? "accept" : "reject", rnicpi_status_name(st));
+    return;
+  }
+  cert_ok(CMV->unlisten(p->lst));
+  p->lst = NULL;
+  if (!accept) {
+    say(p, "ok %s", hex);
     return;
   }
   g_autofree rnicpi_cm_event_t *ev = cert_wait_cm(&p->f, RNICPI_CM_ESTABLISHED, p->s.ctx);
-  cert_ok(CMV->unlisten(p->lst));
-  p->lst = NULL;
-  say(p, "ok %u %u", ev->ird, ev->ord);
+  say(p, "ok %u %u %s", ev->ird, ev->ord, hex);
 }
 
 static void
@@ -284,7 +320,26 @@ peer_cm(peer_t *p, char **w)
 {
   g_autofree rnicpi_cm_event_t *ev =
     cert_poll_cm(&p->f, (rnicpi_cm_event_type_t) num(w, 1), p->s.ctx, (guint) num(w, 2));
-  say(p, ev != NULL ? "ok seen" : "ok none");
+  if (ev == NULL) {
+    say(p, "ok none");
+    return;
+  }
+  g_autofree char *hex = cert_pdata_hex(ev->pdata, ev->pdata_len);
+  say(p, "ok seen %s", hex);
+}
+
+/* disconnect LEN: with LEN bytes of private data of seed CERT_PDATA_DISCONNECT. */
+static void
+peer_disconnect(peer_t *p, char **w)
+{
+  uint8_t pd[RNICPI_MAX_PDATA];
+  uint32_t len = (uint32_t) MIN(num(w, 1), RNICPI_MAX_PDATA);
+  cert_pdata_fill(pd, len, CERT_PDATA_DISCONNECT);
+  rnicpi_status_t st = CMV->disconnect(p->s.qp, pd, len);
+  if (st == RNICPI_OK)
+    say(p, "ok");
+  else
+    say(p, "err disconnect: %s", rnicpi_status_name(st));
 }
 
 static void
@@ -317,8 +372,10 @@ peer_do(peer_t *p, char **w)
     peer_side(p, w);
   } else if (strcmp(c, "listen") == 0) {
     say(p, "ok %u", cert_listen(&p->f, 0x1150, &p->lst));
-  } else if (strcmp(c, "accept") == 0) {
-    peer_accept(p);
+  } else if (strcmp(c, "accept") == 0 || strcmp(c, "reject") == 0) {
+    peer_answer(p, c[0] == 'a', (uint32_t) num(w, 1));
+  } else if (strcmp(c, "disconnect") == 0) {
+    peer_disconnect(p, w);
   } else if (strcmp(c, "pd") == 0 && p->npd < PEER_PDS) {
     cert_ok(DEV->pd_alloc(p->f.dev, &p->pd[p->npd]));
     say(p, "ok %d", p->npd++);
@@ -523,7 +580,7 @@ cert_peer_open(cert_t *f, cert_peer_t *pe, uint32_t peer_access)
 }
 
 gboolean
-cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *const *env)
+cert_peer_start(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *const *env)
 {
   memset(pe, 0, sizeof(*pe));
   pe->to_fd = pe->from_fd = -1;
@@ -542,16 +599,29 @@ cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char 
   g_autofree char *dev = cert_peer_reply(pe);
   g_assert_cmpstr(dev, ==, f->dev_name);
   g_test_message("peer process %d on device %s", (int) pe->pid, dev);
-
   cert_side_new(f, &pe->a, 0xa0000, 256, NULL);
   cert_peer_do(pe, "side 0x%x", peer_access);
+  return TRUE;
+}
+
+void
+cert_peer_connect(cert_t *f, cert_peer_t *pe, const rnicpi_conn_param_t *cp, const char *answer)
+{
   uint32_t port = (uint32_t) cert_peer_u64(pe, "listen");
-  cert_peer_send(pe, "accept");
+  cert_peer_send(pe, "%s", answer);
   rnicpi_addr_t dst;
   cert_addr(f, port, &dst);
+  cert_ok(CMV->connect(pe->a.qp, &dst, cp));
+}
+
+gboolean
+cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *const *env)
+{
+  if (!cert_peer_start(f, pe, peer_access, env))
+    return FALSE;
   rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
                              .ord = cert_min(4, f->caps.max_ord) };
-  cert_ok(CMV->connect(pe->a.qp, &dst, &cp));
+  cert_peer_connect(f, pe, &cp, "accept");
   g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pe->a.ctx);
   pe->a.ird = ea->ird;
   pe->a.ord = ea->ord;
