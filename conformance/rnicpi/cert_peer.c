@@ -539,15 +539,22 @@ cert_peer_reply(cert_peer_t *pe)
   return g_strdup(line[2] == ' ' ? line + 3 : "");
 }
 
+static char *
+peer_vcall(cert_peer_t *pe, const char *fmt, va_list ap)
+{
+  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  cert_peer_send(pe, "%s", cmd);
+  return cert_peer_reply(pe);
+}
+
 char *
 cert_peer_call(cert_peer_t *pe, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  char *r = peer_vcall(pe, fmt, ap);
   va_end(ap);
-  cert_peer_send(pe, "%s", cmd);
-  return cert_peer_reply(pe);
+  return r;
 }
 
 void
@@ -555,10 +562,8 @@ cert_peer_do(cert_peer_t *pe, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  g_free(peer_vcall(pe, fmt, ap));
   va_end(ap);
-  cert_peer_send(pe, "%s", cmd);
-  g_free(cert_peer_reply(pe));
 }
 
 uint64_t
@@ -566,10 +571,8 @@ cert_peer_u64(cert_peer_t *pe, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
+  g_autofree char *r = peer_vcall(pe, fmt, ap);
   va_end(ap);
-  cert_peer_send(pe, "%s", cmd);
-  g_autofree char *r = cert_peer_reply(pe);
   return g_ascii_strtoull(r, NULL, 0);
 }
 

@@ -368,8 +368,8 @@ test_xproc_send_waits(cert_t *f, gconstpointer data)
   g_test_summary("with the passive side in another process and one receive posted, two Sends "
                  "back to back: the first completes successfully; on InfiniBand the second "
                  "completes only once the peer posts a receive (then successfully, its bytes "
-                 "in place), on iWARP it completes with an error (no untagged buffer) and "
-                 "never successfully");
+                 "in place); on iWARP the connection breaks (no untagged buffer) and the "
+                 "second completes with an error where completions mean placement");
   cert_peer_t pe;
   if (!cert_peer_open(f, &pe, all_rights(f)))
     return;
