@@ -589,7 +589,11 @@ test_xproc_cm_pdata(cert_t *f, gconstpointer data)
   g_autofree char *r = cert_peer_reply(&pe);
   g_autofree char *req_hex = cert_pdata_hex(req_pd, req_len);
   g_auto(GStrv) words = g_strsplit(r, " ", 3);
-  g_assert_cmpstr(words[2], ==, req_hex);
+  /* A transport may pad private data to its fixed size (the IB CM does). */
+  if (req_len == 0)
+    g_assert_nonnull(words[2]);
+  else
+    g_assert_true(g_str_has_prefix(words[2], req_hex));
 
   cert_buf_t rb;
   cert_buf_new(pe.a.pd, &rb, 256, RW);
