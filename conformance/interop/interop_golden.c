@@ -289,10 +289,11 @@ wait_request(cert_t *f, int fd, uint64_t lctx)
 }
 
 /* The test connects to the provider (the test is the MPA Initiator) with
- * the golden Request; the provider accepts with "accept".  The socket;
- * @ird, if given, gets the IRD the provider's ESTABLISHED reports. */
+ * the golden Request; the provider accepts with "accept" and IRD
+ * @accept_ird.  The socket; @ird, if given, gets the IRD the provider's
+ * ESTABLISHED reports. */
 static int
-golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
+golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t accept_ird, uint32_t *ird)
 {
   rnicpi_listen_t *lst = NULL;
   uint32_t port = cert_listen(f, 0x901d, &lst);
@@ -308,7 +309,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
                req->pdata_len, (const uint8_t *) ulp_pdata, 16);
   g_assert_cmpuint(f->caps.pdata_accept, >=, 6);
   rnicpi_conn_param_t cp = { .pdata = accept_pdata, .pdata_len = 6,
-                             .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+                             .ird = accept_ird, .ord = cert_min(4, f->caps.max_ord) };
   cert_ok(CMV->accept(s->qp, req->conn_id, &cp));
 
   uint8_t h[20];
@@ -336,7 +337,7 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t *ird)
 static int
 golden_passive(cert_t *f, cert_side_t *s)
 {
-  return golden_passive_ird(f, s, NULL);
+  return golden_passive_ird(f, s, cert_min(4, f->caps.max_ird), NULL);
 }
 
 /* ---- Tests ------------------------------------------------------------- */
@@ -559,11 +560,16 @@ test_read_request(cert_t *f, gconstpointer data)
 static void
 test_read_past_ird(cert_t *f, gconstpointer data)
 {
-  (void) data;
-  g_test_summary("IRD + 1 golden RDMA Read Requests of 16 MiB each, sent back to back while the "
-                 "test reads nothing, exceed the provider's IRD (RFC 5040 5.1: a Data Source "
-                 "holds at most IRD Reads): it answers at most IRD of them and ends the stream "
-                 "with a Terminate or a close, never answering them all");
+  gboolean zero = data != NULL;
+  g_test_summary(zero ? "the provider accepts with IRD 0, then one golden RDMA Read Request of "
+                        "16 MiB arrives (RFC 5040 5.1: a Data Source holds at most IRD Reads, "
+                        "here none): it answers none and ends the stream with a Terminate or "
+                        "a close"
+                      : "IRD + 1 golden RDMA Read Requests of 16 MiB each, sent back to back "
+                        "while the test reads nothing, exceed the provider's IRD (RFC 5040 "
+                        "5.1: a Data Source holds at most IRD Reads): it answers at most IRD "
+                        "of them and ends the stream with a Terminate or a close, never "
+                        "answering them all");
   if (!interop_require_wire(f))
     return;
   enum { SIZE = 16 << 20 };
@@ -572,9 +578,9 @@ test_read_past_ird(cert_t *f, gconstpointer data)
   cert_buf_t b;
   cert_buf_new(s.pd, &b, SIZE, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ);
   uint32_t ird = 0;
-  int fd = golden_passive_ird(f, &s, &ird);
-  g_assert_cmpuint(ird, >=, 1);
-  g_assert_cmpuint(ird, <=, 64);
+  int fd = golden_passive_ird(f, &s, zero ? 0 : cert_min(4, f->caps.max_ird), &ird);
+  g_assert_cmpuint(ird, >=, zero ? 0 : 1);
+  g_assert_cmpuint(ird, <=, zero ? 0 : 64);
   /* A small receive buffer: the first response cannot drain into the
    * socket, so the provider still holds every Read it took. */
   int small = 65536;
@@ -755,6 +761,8 @@ interop_register_golden(void)
   cert_add("/interop/golden/untagged-send", test_untagged_send);
   cert_add("/interop/golden/tagged-write", test_tagged_write);
   cert_add("/interop/golden/read-past-ird", test_read_past_ird);
+  g_test_add("/interop/golden/read-ird-zero", cert_t, "zero", cert_setup, test_read_past_ird,
+             cert_teardown);
   cert_add("/interop/golden/read-request", test_read_request);
   cert_add("/interop/golden/bad-crc", test_bad_crc);
 }

@@ -143,6 +143,9 @@ void cert_self_addr(cert_t *f, struct sockaddr_storage *out);
 /* cert_self_addr with @port: where a listener on @port is reached. */
 void cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out);
 gboolean cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr);
+/* The same with the connect's and the accept's parameters given. */
+gboolean cert_pair_open_cp(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr,
+                           const rnicpi_conn_param_t *act, const rnicpi_conn_param_t *pas);
 void cert_pair_free(cert_pair_t *pr);
 void cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, uint64_t id);
 void cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off,

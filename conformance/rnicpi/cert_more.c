@@ -64,6 +64,61 @@ cert_write_ok(cert_t *f, cert_pair_t *pr, const cert_buf_t *src, size_t off, uin
   cert_placed(f, pr, raddr, rkey);
 }
 
+/* ---- ORD 0 ------------------------------------------------------------- */
+
+static void
+test_ord_zero(cert_t *f, gconstpointer data)
+{
+  rnicpi_wr_opcode_t op = GPOINTER_TO_INT(data);
+  gboolean atomic = op != RNICPI_WR_RDMA_READ;
+  g_autofree char *s = g_strdup_printf(
+    "with ORD 0 negotiated (the connect asks for none), an %s is refused by post_send with "
+    "RNICPI_ELIMIT, or completes with an error: no Read or atomic may be outstanding, so it "
+    "never completes successfully, never hangs, and the peer's memory does not change",
+    atomic ? "atomic (Fetch and Add, then Compare and Swap)" : "RDMA Read");
+  g_test_summary(s);
+  if (atomic && !cert_require(f, RNICPI_CAP_ATOMICS))
+    return;
+  rnicpi_conn_param_t act = { .ird = cert_min(4, f->caps.max_ird), .ord = 0 };
+  rnicpi_conn_param_t pas = { .ird = cert_min(4, f->caps.max_ird),
+                              .ord = cert_min(4, f->caps.max_ord) };
+  cert_pair_t pr;
+  if (!cert_pair_open_cp(f, &pr, NULL, &act, &pas))
+    return;
+  g_assert_cmpuint(pr.a.ord, ==, 0);
+  cert_buf_t sink, tgt;
+  cert_buf_new(pr.a.pd, &sink, 64, cert_sink_access(f));
+  cert_buf_new(pr.p.pd, &tgt, 64, RW | REMOTE | (atomic ? RNICPI_ACCESS_ATOMIC : 0));
+  cert_buf_fill(&tgt, 3);
+  const rnicpi_wr_opcode_t ops[] = { op, RNICPI_WR_ATOMIC_CMP_SWP };
+  for (int i = 0; i < (atomic ? 2 : 1); i++) {
+    rnicpi_sge_t sge = cert_sge(&sink, 0, atomic ? 8 : 64);
+    uint64_t old;
+    memcpy(&old, tgt.data, 8);
+    rnicpi_send_wr_t wr = { .wr_id = BAD_ID + (uint64_t) i, .opcode = ops[i],
+                            .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                            .remote_addr = cert_raddr(&tgt, 0), .rkey = tgt.mr->rkey,
+                            .compare_add = old, .swap = 0x5a5a };
+    rnicpi_status_t st = DAT->post_send(pr.a.qp, &wr);
+    if (st == RNICPI_OK) {
+      rnicpi_wc_t wc = cert_wc(pr.a.scq);
+      g_test_message("ORD 0: opcode %d taken by post_send, completed with status %d", ops[i],
+                     wc.status);
+      g_assert_cmphex(wc.wr_id, ==, BAD_ID + (uint64_t) i);
+      g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+      break; /* the queue pair may have ended with it */
+    }
+    cert_cmpst(st, RNICPI_ELIMIT);
+    cert_assert_cq_quiet(pr.a.scq);
+  }
+  cert_buf_check(&tgt, 0, 64, 3);
+  for (size_t i = 0; i < sink.len; i++)
+    g_assert_cmphex(sink.data[i], ==, 0);
+  cert_buf_free(&sink);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
 /* ---- mr_modify -------------------------------------------------------- */
 
 static void
@@ -705,6 +760,10 @@ test_data_large_message(cert_t *f, gconstpointer data)
 void
 cert_register_more(void)
 {
+  g_test_add("/rnicpi/protect/ord-zero/read", cert_t, GINT_TO_POINTER(RNICPI_WR_RDMA_READ),
+             cert_setup, test_ord_zero, cert_teardown);
+  g_test_add("/rnicpi/protect/ord-zero/atomic", cert_t, GINT_TO_POINTER(RNICPI_WR_ATOMIC_FETCH_ADD),
+             cert_setup, test_ord_zero, cert_teardown);
   cert_add("/rnicpi/mr/modify-revoke-write", test_mr_modify_revoke_write);
   cert_add("/rnicpi/mr/modify-revoke-read", test_mr_modify_revoke_read);
   cert_add("/rnicpi/mr/modify-grant-write", test_mr_modify_grant_write);

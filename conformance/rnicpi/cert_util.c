@@ -565,6 +565,15 @@ cert_listen(cert_t *f, uint64_t ctx, rnicpi_listen_t **lst)
 gboolean
 cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr)
 {
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
+                             .ord = cert_min(4, f->caps.max_ord) };
+  return cert_pair_open_cp(f, pr, attr, &cp, &cp);
+}
+
+gboolean
+cert_pair_open_cp(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr,
+                  const rnicpi_conn_param_t *act, const rnicpi_conn_param_t *pas)
+{
   memset(pr, 0, sizeof(*pr));
   if (!cert_require(f, RNICPI_CAP_CM_VERBS))
     return FALSE;
@@ -575,11 +584,9 @@ cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr)
   uint32_t port = cert_listen(f, 0x1150, &lst);
   rnicpi_addr_t dst;
   cert_addr(f, port, &dst);
-  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
-                             .ord = cert_min(4, f->caps.max_ord) };
-  cert_ok(CMV->connect(pr->a.qp, &dst, &cp));
+  cert_ok(CMV->connect(pr->a.qp, &dst, act));
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1150);
-  cert_ok(CMV->accept(pr->p.qp, req->conn_id, &cp));
+  cert_ok(CMV->accept(pr->p.qp, req->conn_id, pas));
   g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr->a.ctx);
   g_autofree rnicpi_cm_event_t *ep = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pr->p.ctx);
   pr->a.ird = ea->ird;

@@ -72,6 +72,7 @@ static const struct { const char *prefix, *level, *area; } areas[] = {
   { "/rnicpi/handoff", "RNIC-PI", "RNIC-PI socket handoff" },
   { "/rnicpi/flush", "RNIC-PI", "RNIC-PI completions at the end: flush, unsignaled failures, transfers in flight" },
   { "/rnicpi/protect", "RNIC-PI", "RNIC-PI protection: every part of a key, protection domains, IRD/ORD" },
+  { "/rnicpi/xproc", "RNIC-PI", "RNIC-PI with the peer in another process" },
   { "/rnicpi/", "RNIC-PI", "RNIC-PI other" },
   { "/interop/golden", "Interop", "Interop: known answers from golden frames (RFC 5040/5041/5044/6581)" },
   { "/interop/peer", "Interop", "Interop: against the reference peer (vp/iwarp in another process)" },

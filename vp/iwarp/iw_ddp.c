@@ -511,7 +511,7 @@ static gboolean
 ird_full(iw_qp_t *qp)
 {
   uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP);
-  return inflight >= MAX(qp->ird, 1u);
+  return inflight >= qp->ird;
 }
 
 /* A Data Source or atomic target the tagged checks refused: RFC 5040

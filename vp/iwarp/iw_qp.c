@@ -405,6 +405,9 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
     iw_qp_complete(qp, qp->scq, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR,
                    0, &w);
+  } else if ((wr->opcode == RNICPI_WR_RDMA_READ || rnicpi_wr_is_atomic(wr->opcode)) &&
+             qp->ord == 0) {
+    st = RNICPI_ELIMIT; /* ORD 0: no Read or atomic may ever be outstanding */
   } else if (qp->sq_used >= qp->attr.max_send_wr) {
     st = RNICPI_EFULL;
   } else {

@@ -224,7 +224,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   gboolean is_atomic = rnicpi_wr_is_atomic(s->wr.opcode);
   /* ORD: no more Reads and atomics in flight than negotiated; a fence
    * waits for them all. */
-  if (((is_read || is_atomic) && qp->ord_used >= MAX(qp->ord, 1u)) ||
+  if (((is_read || is_atomic) && qp->ord_used >= qp->ord) ||
       ((s->wr.flags & RNICPI_WR_FENCE) && !rnicpi_fifo_empty(&qp->orq)))
     return FALSE;
   rnicpi_fifo_pop(&qp->sq);
