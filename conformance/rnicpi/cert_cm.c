@@ -427,6 +427,43 @@ test_cm_unlisten_pending(cert_t *f, gconstpointer data)
   }
 }
 
+static void
+test_cm_no_event_after_end(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a connection ends with exactly one CM event per side: a queue pair never "
+                 "connected gets none when qp_to_error moves it to ERROR; after an orderly "
+                 "disconnect (one DISCONNECTED each), qp_to_error and qp_destroy of either side "
+                 "raise no BROKEN and no second DISCONNECTED");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  /* Never connected. */
+  cert_ok(QUE->qp_to_error(s.p.qp));
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_ERROR);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, P_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, P_CTX);
+  cm_close(&s);
+
+  /* After an orderly disconnect. */
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_ok(CMV->disconnect(pr.a.qp, NULL, 0));
+  g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, pr.a.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, pr.p.ctx));
+  cert_ok(QUE->qp_to_error(pr.a.qp));
+  cert_ok(QUE->qp_to_error(pr.p.qp));
+  cert_ok(QUE->qp_destroy(pr.a.qp));
+  pr.a.qp = NULL;
+  for (int i = 0; i < 2; i++) {
+    uint64_t ctx = i == 0 ? pr.a.ctx : pr.p.ctx;
+    cert_assert_no_cm(f, RNICPI_CM_BROKEN, ctx);
+    cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, ctx);
+  }
+  cert_pair_free(&pr);
+}
+
 void
 cert_register_cm(void)
 {
@@ -437,6 +474,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
+  cert_add("/rnicpi/cm/no-event-after-end", test_cm_no_event_after_end);
   cert_add("/rnicpi/cm/ird-ord-limit", test_cm_ird_ord_limit);
   cert_add("/rnicpi/cm/unlisten-pending", test_cm_unlisten_pending);
 }

@@ -74,7 +74,8 @@ test_ord_zero(cert_t *f, gconstpointer data)
   g_autofree char *s = g_strdup_printf(
     "with ORD 0 negotiated (the connect asks for none), an %s is refused by post_send with "
     "RNICPI_ELIMIT, or completes with an error: no Read or atomic may be outstanding, so it "
-    "never completes successfully, never hangs, and the peer's memory does not change",
+    "never completes successfully, never hangs, never reaches the peer (which raises no "
+    "event of its own) and the peer's memory does not change",
     atomic ? "atomic (Fetch and Add, then Compare and Swap)" : "RDMA Read");
   g_test_summary(s);
   if (atomic && !cert_require(f, RNICPI_CAP_ATOMICS))
@@ -111,6 +112,10 @@ test_ord_zero(cert_t *f, gconstpointer data)
     cert_cmpst(st, RNICPI_ELIMIT);
     cert_assert_cq_quiet(pr.a.scq);
   }
+  /* It never reached the peer: a responder that got a Read or atomic past
+   * its IRD (0 here) would have raised an event of its own. */
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_QP_FATAL, pr.p.ctx, CERT_QUIET_MS));
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_QP_ACCESS_ERR, pr.p.ctx, 0));
   cert_buf_check(&tgt, 0, 64, 3);
   for (size_t i = 0; i < sink.len; i++)
     g_assert_cmphex(sink.data[i], ==, 0);

@@ -296,6 +296,38 @@ test_ud_svc(cert_t *f, gconstpointer data)
   g_assert_cmpint(none->ud_status, ==, RNICPI_UD_SVC_NO_SERVICE);
 }
 
+static void
+test_ud_unsignaled_local_failure(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an unsignaled datagram Send whose gather element names a key the device does "
+                 "not have: post_send refuses it, or it completes once with an error (a failed "
+                 "request completes whether signaled or not, RDMA Verbs 11.4.1); never "
+                 "successfully, and nothing reaches the receiver");
+  ud_setup_t u;
+  if (!ud_open(f, &u))
+    return;
+  ud_recv(f, &u, 0, 0x4ec);
+  cert_buf_fill(&u.src, 5);
+  rnicpi_sge_t sge = cert_sge(&u.src, 0, 64);
+  sge.lkey ^= 0x80; /* the key byte: no region has it */
+  rnicpi_send_wr_t wr = { .wr_id = 0xbad0, .opcode = RNICPI_WR_SEND, .sg_list = &sge,
+                          .num_sge = 1, .ah = u.ah, .remote_qpn = u.r.qp->qp_num,
+                          .remote_qkey = QKEY };
+  rnicpi_status_t st = DAT->post_send(u.s.qp, &wr);
+  if (st == RNICPI_OK) {
+    rnicpi_wc_t wc = cert_wc(u.s.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0xbad0);
+    g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(wc.status, !=, RNICPI_WC_WR_FLUSH_ERR);
+  } else {
+    g_test_message("post_send refused it: %s", rnicpi_status_name(st));
+  }
+  cert_assert_cq_quiet(u.s.scq);
+  cert_assert_cq_quiet(u.r.rcq);
+  ud_close(&u);
+}
+
 void
 cert_register_ud(void)
 {
@@ -304,4 +336,5 @@ cert_register_ud(void)
   cert_add("/rnicpi/ud/wrong-qkey-or-qpn", test_ud_wrong_qkey);
   cert_add("/rnicpi/ud/own-qkey", test_ud_own_qkey);
   cert_add("/rnicpi/ud/svc-request-reply", test_ud_svc);
+  cert_add("/rnicpi/ud/unsignaled-local-failure", test_ud_unsignaled_local_failure);
 }

@@ -182,6 +182,7 @@ typedef enum {
   XR_KEY_BYTE,   /* the key's consumer byte changed */
   XR_OTHER_PD,   /* a region of another domain of the peer */
   XR_QP_RIGHTS,  /* the peer's QP lacks the right, the region has it */
+  XR_REGION_RIGHTS, /* the region lacks the right (it has the other), the QP has it */
   XR_LONGER,     /* longer than the region, from its start */
   XR_PAST_END,   /* starts inside, ends 16 bytes past the end */
   XR_DEREGISTERED, /* the region was deregistered since the last access */
@@ -201,6 +202,8 @@ test_xproc_refused(cert_t *f, gconstpointer data)
     [XR_KEY_BYTE] = "the region's key changed only in its key byte",
     [XR_OTHER_PD] = "an in-bounds access to a region of another protection domain of the peer",
     [XR_QP_RIGHTS] = "an access the region allows but the peer's QP was created without",
+    [XR_REGION_RIGHTS] = "an access the peer's QP allows to a region registered with the "
+                         "other remote right alone",
     [XR_LONGER] = "an access one byte longer than the region, from its first byte",
     [XR_PAST_END] = "an access that starts inside the region and ends 16 bytes past it",
     [XR_DEREGISTERED] = "an access through the key of a region deregistered since the last one",
@@ -222,7 +225,8 @@ test_xproc_refused(cert_t *f, gconstpointer data)
   int pd = t->c == XR_OTHER_PD ? (int) cert_peer_u64(&pe, "pd") : 0;
   /* Warm: in shared memory, where vp/emul remembers the region after the
    * good access and checks the next one by that memory (its fast path). */
-  xreg_t r = xreg_in(&pe, 0, pd, LEN, RW | REMOTE, t->warm);
+  uint32_t access = RW | (t->c == XR_REGION_RIGHTS ? REMOTE & ~need : REMOTE);
+  xreg_t r = xreg_in(&pe, 0, pd, LEN, access, t->warm);
   cert_peer_do(&pe, "fill 0 7");
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, LEN + 64, RW | REMOTE);
@@ -232,9 +236,8 @@ test_xproc_refused(cert_t *f, gconstpointer data)
     /* Good accesses through the same key (of a kind the QP allows), a
      * moment apart: vp/emul asks for the region's mapping at the first,
      * maps it at the next, and checks the one after by what it kept. */
-    rnicpi_wr_opcode_t wop = t->c == XR_QP_RIGHTS ? (t->write ? RNICPI_WR_RDMA_READ
-                                                              : RNICPI_WR_RDMA_WRITE)
-                                                  : op;
+    gboolean other = t->c == XR_QP_RIGHTS || t->c == XR_REGION_RIGHTS;
+    rnicpi_wr_opcode_t wop = other ? (t->write ? RNICPI_WR_RDMA_READ : RNICPI_WR_RDMA_WRITE) : op;
     for (int i = 0; i < WARM_ACCESSES; i++) {
       g_usleep(WARM_GAP_US);
       if (wop == RNICPI_WR_RDMA_WRITE) {
@@ -717,6 +720,8 @@ cert_register_xproc(void)
     { "/rnicpi/xproc/other-pd/read", { XR_OTHER_PD, FALSE, FALSE } },
     { "/rnicpi/xproc/qp-rights/write-warm", { XR_QP_RIGHTS, TRUE, TRUE } },
     { "/rnicpi/xproc/qp-rights/read", { XR_QP_RIGHTS, FALSE, FALSE } },
+    { "/rnicpi/xproc/region-rights/write-warm", { XR_REGION_RIGHTS, TRUE, TRUE } },
+    { "/rnicpi/xproc/region-rights/read-warm", { XR_REGION_RIGHTS, FALSE, TRUE } },
     { "/rnicpi/xproc/bounds/longer-write", { XR_LONGER, TRUE, FALSE } },
     { "/rnicpi/xproc/bounds/longer-read-warm", { XR_LONGER, FALSE, TRUE } },
     { "/rnicpi/xproc/bounds/past-end-write-warm", { XR_PAST_END, TRUE, TRUE } },
