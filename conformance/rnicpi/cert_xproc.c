@@ -202,8 +202,7 @@ test_xproc_refused(cert_t *f, gconstpointer data)
     [XR_KEY_BYTE] = "the region's key changed only in its key byte",
     [XR_OTHER_PD] = "an in-bounds access to a region of another protection domain of the peer",
     [XR_QP_RIGHTS] = "an access the region allows but the peer's QP was created without",
-    [XR_REGION_RIGHTS] = "an access the peer's QP allows to a region registered with the "
-                         "other remote right alone",
+    [XR_REGION_RIGHTS] = "an access the peer's QP allows, to a region with the other right",
     [XR_LONGER] = "an access one byte longer than the region, from its first byte",
     [XR_PAST_END] = "an access that starts inside the region and ends 16 bytes past it",
     [XR_DEREGISTERED] = "an access through the key of a region deregistered since the last one",
