@@ -947,6 +947,14 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
       !__atomic_load_n(&qp->scq->watch_unsignaled, __ATOMIC_ACQUIRE) &&
       !__atomic_exchange_n(&qp->scq->watch_unsignaled, TRUE, __ATOMIC_ACQ_REL))
     ibv_req_notify_cq(qp->scq->cq, 0); /* the progress thread drains it from now on */
+  /* ORD 0: no Read or atomic may ever be outstanding.  rxe would hold one
+   * for ever (its requester waits for a credit that never comes) and siw
+   * refuses it with EINVAL: say so here, as every provider does. */
+  if (qp->type == RNICPI_QPT_RC && qp->ord == 0 &&
+      (qp->state == IB_QP_RTS || qp->state == IB_QP_ACCEPTING) &&
+      (wr->opcode == RNICPI_WR_RDMA_READ || wr->opcode == RNICPI_WR_RDMA_READ_INV ||
+       wr->opcode == RNICPI_WR_ATOMIC_CMP_SWP || wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD))
+    return RNICPI_ELIMIT;
   struct ibv_sge sge[32];
   struct ibv_send_wr v, *bad = NULL;
   memset(&v, 0, sizeof(v));
