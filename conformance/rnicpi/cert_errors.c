@@ -432,10 +432,77 @@ test_cq_overflow_exact(cert_t *f, gconstpointer data)
   cert_ok(DEV->pd_free(pd));
 }
 
+/* Receives of @qp (each 64 bytes of @b from @slot on, ids from @id0)
+ * flushed into its CQ by qp_to_error. */
+static void
+flush_recvs(rnicpi_qp_t *qp, cert_buf_t *b, int slot, int n, uint64_t id0)
+{
+  for (int i = 0; i < n; i++)
+    cert_post_recv(qp, b, (size_t) (slot + i) * 64, 64, id0 + (uint64_t) i);
+  cert_ok(QUE->qp_to_error(qp));
+}
+
+/* @n completions of @rcq, in order from @id0, flushed, then nothing. */
+static void
+poll_in_order(rnicpi_cq_t *rcq, int n, uint64_t id0)
+{
+  rnicpi_wc_t wc[32];
+  g_assert_cmpint(n, <=, 32);
+  g_assert_cmpint(cert_poll(rcq, wc, n, CERT_TIMEOUT_MS), ==, n);
+  for (int i = 0; i < n; i++) {
+    g_assert_cmphex(wc[i].wr_id, ==, id0 + (uint64_t) i);
+    g_assert_cmpint(wc[i].status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  }
+  cert_assert_cq_quiet(rcq);
+}
+
+static void
+test_cq_overflow_again(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a CQ of depth 4 that has been used (3 completions polled, so its entries "
+                 "wrap) then gets 20 at once (past any room a provider keeps beyond the depth) "
+                 "loses none and keeps their order, reporting RNICPI_ASYNC_CQ_OVERFLOW; drained "
+                 "empty and given 20 more, it reports RNICPI_ASYNC_CQ_OVERFLOW again and again "
+                 "keeps all 20 in order");
+  if (!cert_require(f, RNICPI_CAP_CQ_OVERFLOW_DETECT))
+    return;
+  enum { DEPTH = 4, N = 20 };
+  rnicpi_pd_t *pd = NULL;
+  rnicpi_cq_t *scq = NULL, *rcq = NULL;
+  rnicpi_qp_t *q[3] = { NULL };
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  cert_ok(QUE->cq_create(f->dev, 32, 0xd2001, &scq));
+  cert_ok(QUE->cq_create(f->dev, DEPTH, 0xd2002, &rcq));
+  rnicpi_qp_attr_t a = cert_qp_attr(f, scq, rcq);
+  for (int i = 0; i < 3; i++)
+    cert_ok(QUE->qp_create(pd, &a, 0xd2000 + 0x10 * (uint64_t) i, &q[i]));
+  cert_buf_t b;
+  cert_buf_new(pd, &b, 64 * (3 + 2 * N), RW);
+
+  flush_recvs(q[0], &b, 0, 3, 0xe20);
+  poll_in_order(rcq, 3, 0xe20);
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd2002, 0));
+  for (int round = 0; round < 2; round++) {
+    uint64_t id0 = 0xe40 + 0x20 * (uint64_t) round;
+    flush_recvs(q[1 + round], &b, 3 + round * N, N, id0);
+    g_free(cert_wait_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd2002));
+    poll_in_order(rcq, N, id0);
+    g_assert_null(cert_poll_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd2002, 100));
+  }
+  for (int i = 0; i < 3; i++)
+    cert_ok(QUE->qp_destroy(q[i]));
+  cert_buf_free(&b);
+  cert_ok(QUE->cq_destroy(scq));
+  cert_ok(QUE->cq_destroy(rcq));
+  cert_ok(DEV->pd_free(pd));
+}
+
 void
 cert_register_errors(void)
 {
   cert_add("/rnicpi/errors/write-past-end", test_errors_write_past_end);
+  cert_add("/rnicpi/cq-overflow/wrapped-and-again", test_cq_overflow_again);
   cert_add("/rnicpi/errors/wrong-rkey", test_errors_wrong_rkey);
   cert_add("/rnicpi/errors/no-remote-write", test_errors_no_remote_write);
   cert_add("/rnicpi/errors/read-no-remote-read", test_errors_read_no_remote_read);
