@@ -32,6 +32,8 @@
 #include "cert.h"
 
 #define MW (cert_prov->mw)
+#define UDO (cert_prov->ud)
+#define PEER_UD_CTX 0xb8000ull
 
 /* How long the test waits for an answer: longer than any wait of the
  * peer's own (CERT_TIMEOUT_MS), so a peer that times out says so first. */
@@ -52,11 +54,13 @@
  *   dereg B                  the region goes, the bytes stay
  *   fill B SEED / zero B OFF LEN / check B OFF LEN SEED|zero [FROM]
  *   get64 B OFF / put64 B OFF V
- *   recv B OFF LEN ID        a receive of one segment
+ *   recv B OFF LEN ID [ud]   a receive of one segment (of the datagram QP)
  *   recv2 B OFF LEN OFF2 LEN2 ID   a receive of two segments of B
  *   post write|read|send B OFF LEN RADDR RKEY ID   a signaled request
  *   bind B ACCESS            a window over all of B: its key
- *   wc s|r MS                a completion: ID STATUS OPCODE LEN FLAGS RKEY, or none
+ *   ud QKEY                  a datagram QP with that Q_Key: its number
+ *   wc s|r|ur MS             a completion of the send, receive or datagram
+ *                            receive CQ: ID STATUS OPCODE LEN FLAGS RKEY, or none
  *   async TYPE MS / cm TYPE MS   an event of the QP: its cause / "seen" and its
  *                            private data in hex; or none
  *   state                    the QP's state
@@ -67,6 +71,8 @@
 typedef struct peer {
   cert_t f;
   cert_side_t s;
+  rnicpi_qp_t *ud;            /* a datagram QP ("ud"), in the side's domain */
+  rnicpi_cq_t *ud_scq, *ud_rcq;
   rnicpi_pd_t *pd[PEER_PDS]; /* pd[0] is the side's own */
   int npd;
   cert_buf_t buf[PEER_BUFS];
@@ -289,11 +295,34 @@ peer_post(peer_t *p, char **w)
     say(p, "err post_send: %s", rnicpi_status_name(st));
 }
 
-/* wc s|r MS: one completion of the send or receive CQ, or "none". */
+/* ud QKEY: a datagram QP with that Q_Key: its number. */
+static void
+peer_ud(peer_t *p, char **w)
+{
+  if (p->ud != NULL || !(p->f.caps.features & RNICPI_CAP_UD)) {
+    say(p, "err no datagram queue pair here");
+    return;
+  }
+  rnicpi_qp_attr_t a = cert_qp_attr(&p->f, NULL, NULL);
+  cert_ok(QUE->cq_create(p->f.dev, 64, PEER_UD_CTX | 1, &p->ud_scq));
+  cert_ok(QUE->cq_create(p->f.dev, 64, PEER_UD_CTX | 2, &p->ud_rcq));
+  a.type = RNICPI_QPT_UD;
+  a.qkey = (uint32_t) num(w, 1);
+  a.access = 0;
+  a.send_cq = p->ud_scq;
+  a.recv_cq = p->ud_rcq;
+  cert_ok(QUE->qp_create(p->s.pd, &a, PEER_UD_CTX, &p->ud));
+  say(p, "ok %u", p->ud->qp_num);
+}
+
+/* wc s|r|ur MS: one completion of the send, receive or datagram receive
+ * CQ, or "none". */
 static void
 peer_wc(peer_t *p, char **w)
 {
-  rnicpi_cq_t *cq = g_strcmp0(w[1], "s") == 0 ? p->s.scq : p->s.rcq;
+  rnicpi_cq_t *cq = g_strcmp0(w[1], "s") == 0 ? p->s.scq
+                    : g_strcmp0(w[1], "ur") == 0 && p->ud_rcq != NULL ? p->ud_rcq
+                                                                      : p->s.rcq;
   rnicpi_wc_t wc;
   if (cert_poll(cq, &wc, 1, (guint) num(w, 2)) != 1) {
     say(p, "ok none");
@@ -353,6 +382,11 @@ peer_free(peer_t *p)
   }
   if (p->lst != NULL)
     cert_ok(CMV->unlisten(p->lst));
+  if (p->ud != NULL) {
+    cert_ok(QUE->qp_destroy(p->ud));
+    cert_ok(QUE->cq_destroy(p->ud_scq));
+    cert_ok(QUE->cq_destroy(p->ud_rcq));
+  }
   if (p->s.qp != NULL)
     cert_side_free(&p->s);
   for (int i = 1; i < p->npd; i++)
@@ -420,7 +454,11 @@ peer_do(peer_t *p, char **w)
                               cert_sge(b, num(w, 4), (uint32_t) num(w, 5)) };
       rnicpi_recv_wr_t wr = { .wr_id = num(w, two ? 6 : 4), .sg_list = sge,
                               .num_sge = two ? 2 : 1 };
-      rnicpi_status_t st = DAT->post_recv(p->s.qp, &wr);
+      rnicpi_status_t st;
+      if (g_strcmp0(w[5], "ud") == 0 && !two)
+        st = p->ud != NULL ? DAT->post_recv(p->ud, &wr) : RNICPI_ESTATE;
+      else
+        st = DAT->post_recv(p->s.qp, &wr);
       if (st == RNICPI_OK)
         say(p, "ok");
       else
@@ -428,6 +466,8 @@ peer_do(peer_t *p, char **w)
     }
   } else if (strcmp(c, "post") == 0) {
     peer_post(p, w);
+  } else if (strcmp(c, "ud") == 0) {
+    peer_ud(p, w);
   } else if (strcmp(c, "bind") == 0) {
     peer_bind(p, w);
   } else if (strcmp(c, "wc") == 0) {

@@ -8,7 +8,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -548,6 +550,96 @@ test_xproc_peer_died(cert_t *f, gconstpointer data)
   cert_peer_close(&pe);
 }
 
+/* ---- Datagrams across processes ------------------------------------------ */
+
+#define UDO (cert_prov->ud)
+#define XUD_QKEY_HERE 0x11110000u
+#define XUD_QKEY_PEER 0x22220000u
+#define XUD_GRH 40
+
+static void
+test_xproc_ud(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("datagrams to a UD queue pair in another process: a Send naming the peer's "
+                 "QP number and its Q_Key (not this QP's own) arrives once, with flag "
+                 "RNICPI_WC_UD, byte_len counting the GRH when flagged and the payload after "
+                 "it; one naming this QP's own Q_Key, which the peer's QP does not have, is "
+                 "dropped there (its receive stays posted) though the sender completes it "
+                 "successfully; a third with the right Q_Key takes that receive");
+  if (!cert_require(f, RNICPI_CAP_UD))
+    return;
+  cert_peer_t pe;
+  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+    return;
+  uint32_t pqpn = (uint32_t) cert_peer_u64(&pe, "ud 0x%x", XUD_QKEY_PEER);
+  uint32_t room = XUD_GRH + f->caps.ud_mtu;
+  xreg(&pe, 0, 0, 2 * (size_t) room, RW);
+  cert_peer_do(&pe, "recv 0 0 %u 0x4d0 ud", room);
+  cert_peer_do(&pe, "recv 0 %u %u 0x4d1 ud", room, room);
+
+  rnicpi_cq_t *scq = NULL, *rcq = NULL;
+  rnicpi_qp_t *qp = NULL;
+  cert_ok(QUE->cq_create(f->dev, 16, 0xd9001, &scq));
+  cert_ok(QUE->cq_create(f->dev, 16, 0xd9002, &rcq));
+  rnicpi_qp_attr_t a = cert_qp_attr(f, scq, rcq);
+  a.type = RNICPI_QPT_UD;
+  a.qkey = XUD_QKEY_HERE;
+  a.access = 0;
+  cert_ok(QUE->qp_create(pe.a.pd, &a, 0xd9000, &qp));
+  struct sockaddr_storage self;
+  cert_self_addr(f, &self);
+  rnicpi_ah_attr_t aa = { .port = 0 };
+  if (self.ss_family == AF_INET6) {
+    memcpy(aa.dgid, &((struct sockaddr_in6 *) &self)->sin6_addr, 16);
+  } else {
+    aa.dgid[10] = aa.dgid[11] = 0xff;
+    memcpy(aa.dgid + 12, &((struct sockaddr_in *) &self)->sin_addr, 4);
+  }
+  rnicpi_ah_t *ah = NULL;
+  cert_ok(UDO->ah_create(pe.a.pd, &aa, &ah));
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, 256, RW);
+  cert_buf_fill(&src, 12);
+
+  const uint32_t qkeys[] = { XUD_QKEY_PEER, XUD_QKEY_HERE, XUD_QKEY_PEER };
+  for (int i = 0; i < 3; i++) {
+    rnicpi_sge_t sge = cert_sge(&src, 0, 100 + (uint32_t) i);
+    rnicpi_send_wr_t wr = { .wr_id = 0x5d0 + (uint64_t) i, .opcode = RNICPI_WR_SEND,
+                            .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1, .ah = ah,
+                            .remote_qpn = pqpn, .remote_qkey = qkeys[i] };
+    cert_ok(DAT->post_send(qp, &wr));
+    rnicpi_wc_t wc = cert_wc(scq);
+    g_assert_cmphex(wc.wr_id, ==, 0x5d0 + (uint64_t) i);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+    g_autofree char *r = cert_peer_call(&pe, "wc ur %d", i == 1 ? CERT_QUIET_MS : CERT_TIMEOUT_MS);
+    if (i == 1) {
+      if (strcmp(r, "none") != 0)
+        g_test_message("a datagram with a Q_Key the peer's QP does not have was received: %s", r);
+      g_assert_cmpstr(r, ==, "none");
+      continue;
+    }
+    uint64_t id = 0, rkey = 0;
+    int st = -1, op = -1;
+    unsigned len = 0, flags = 0;
+    g_assert_cmpint(sscanf(r, "%" SCNx64 " %d %d %u %x %" SCNx64, &id, &st, &op, &len, &flags,
+                           &rkey), ==, 6);
+    g_assert_cmphex(id, ==, i == 0 ? 0x4d0 : 0x4d1);
+    g_assert_cmpint(st, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(op, ==, RNICPI_WC_RECV);
+    g_assert_cmphex(flags & RNICPI_WC_UD, ==, RNICPI_WC_UD);
+    uint32_t grh = (flags & RNICPI_WC_GRH) ? XUD_GRH : 0;
+    g_assert_cmpuint(len, ==, grh + 100 + (uint32_t) i);
+    cert_peer_do(&pe, "check 0 %u %u 12", (i == 0 ? 0 : room) + grh, 100 + i);
+  }
+  cert_buf_free(&src);
+  cert_ok(UDO->ah_destroy(ah));
+  cert_ok(QUE->qp_destroy(qp));
+  cert_ok(QUE->cq_destroy(scq));
+  cert_ok(QUE->cq_destroy(rcq));
+  cert_peer_close(&pe);
+}
+
 /* ---- Connection management across processes -------------------------- */
 
 /* The private data of an event is @len bytes of @seed. */
@@ -741,6 +833,7 @@ cert_register_xproc(void)
   cert_add("/rnicpi/xproc/send-invalidate", test_xproc_send_invalidate);
   cert_add("/rnicpi/xproc/peer-died", test_xproc_peer_died);
   cert_add("/rnicpi/xproc/cm-pdata", test_xproc_cm_pdata);
+  cert_add("/rnicpi/xproc/ud", test_xproc_ud);
   cert_add("/rnicpi/xproc/cm-reject", test_xproc_cm_reject);
   g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,
              test_xproc_peer_requester, cert_teardown);
