@@ -119,6 +119,8 @@ void cert_buf_new_shared(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t ac
 /* The region (unless already deregistered: mr NULL), then the memory. */
 void cert_buf_free(cert_buf_t *b);
 void cert_buf_fill(cert_buf_t *b, uint8_t seed);
+/* Byte @i of the pattern cert_buf_fill writes for @seed. */
+uint8_t cert_pattern(uint8_t seed, size_t i);
 void cert_buf_check(const cert_buf_t *b, size_t off, size_t len, uint8_t seed);
 void cert_buf_check_guards(const cert_buf_t *b);
 rnicpi_sge_t cert_sge(const cert_buf_t *b, size_t off, uint32_t len);
@@ -140,6 +142,8 @@ uint32_t cert_listen(cert_t *f, uint64_t ctx, rnicpi_listen_t **lst);
  * (caps.addrs[0]), or 127.0.0.1 when it lists none (doc/certification.md).
  * Port 0. */
 void cert_self_addr(cert_t *f, struct sockaddr_storage *out);
+/* cert_self_addr as a GID: an IPv6 address as is, IPv4 mapped. */
+void cert_self_gid(cert_t *f, uint8_t gid[16]);
 /* cert_self_addr with @port: where a listener on @port is reached. */
 void cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out);
 gboolean cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr);
@@ -157,6 +161,8 @@ void cert_post_send(rnicpi_qp_t *qp, rnicpi_wr_opcode_t op, const cert_buf_t *b,
  * completion (wr_id CERT_PLACED_ID) is taken from the send CQ. */
 #define CERT_PLACED_ID 0xf1ace0ffull
 void cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey);
+/* The same for the requests @s posted (its QP and send CQ). */
+void cert_placed_by(cert_t *f, cert_side_t *s, uint64_t raddr, uint64_t rkey);
 
 /* ---- A peer in another process (cert_peer.c) ---------------------------
  * A second cert-rnicpi, started with --peer and the provider option of this

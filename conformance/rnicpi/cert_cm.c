@@ -18,17 +18,10 @@
 #define P_CTX 0xb0000
 
 static void
-pdata_fill(uint8_t *p, uint32_t len, uint8_t seed)
-{
-  for (uint32_t i = 0; i < len; i++)
-    p[i] = (uint8_t) (seed + i * 13u);
-}
-
-static void
 pdata_check(const rnicpi_cm_event_t *ev, uint32_t len, uint8_t seed)
 {
   uint8_t want[RNICPI_MAX_PDATA];
-  pdata_fill(want, len, seed);
+  cert_pdata_fill(want, len, seed);
   g_assert_cmpuint(ev->pdata_len, >=, len);
   g_assert_cmpmem(ev->pdata, len, want, len);
 }
@@ -129,8 +122,8 @@ test_cm_connect_accept(cert_t *f, gconstpointer data)
   const rnicpi_caps_t *c = &f->caps;
   uint8_t req_pd[RNICPI_MAX_PDATA], acc_pd[RNICPI_MAX_PDATA];
   uint32_t req_len = cert_min(32, c->pdata_connect), acc_len = cert_min(40, c->pdata_accept);
-  pdata_fill(req_pd, req_len, 0x21);
-  pdata_fill(acc_pd, acc_len, 0x42);
+  cert_pdata_fill(req_pd, req_len, 0x21);
+  cert_pdata_fill(acc_pd, acc_len, 0x42);
 
   rnicpi_conn_param_t act = { .pdata = req_pd, .pdata_len = req_len,
                               .ird = cert_min(4, c->max_ird), .ord = cert_min(3, c->max_ord) };
@@ -180,7 +173,7 @@ test_cm_reject(cert_t *f, gconstpointer data)
     return;
   uint8_t rej_pd[RNICPI_MAX_PDATA];
   uint32_t rej_len = cert_min(24, f->caps.pdata_reject);
-  pdata_fill(rej_pd, rej_len, 0x77);
+  cert_pdata_fill(rej_pd, rej_len, 0x77);
   rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
   cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
@@ -245,7 +238,7 @@ test_cm_disconnect(cert_t *f, gconstpointer data)
 
   uint8_t dis_pd[RNICPI_MAX_PDATA];
   uint32_t dis_len = cert_min(16, f->caps.pdata_disconnect);
-  pdata_fill(dis_pd, dis_len, 0x99);
+  cert_pdata_fill(dis_pd, dis_len, 0x99);
   cert_ok(CMV->disconnect(s.a.qp, dis_pd, dis_len));
   g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, A_CTX));
   g_autofree rnicpi_cm_event_t *dp = cert_wait_cm(f, RNICPI_CM_DISCONNECTED, P_CTX);
@@ -280,7 +273,7 @@ test_cm_three_way(cert_t *f, gconstpointer data)
   }
   uint8_t acc_pd[RNICPI_MAX_PDATA];
   uint32_t acc_len = cert_min(20, f->caps.pdata_accept);
-  pdata_fill(acc_pd, acc_len, 0x35);
+  cert_pdata_fill(acc_pd, acc_len, 0x35);
   rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .three_way = true };
   cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);

@@ -128,12 +128,6 @@ cert_pdata_fill(uint8_t *p, uint32_t len, uint8_t seed)
     p[i] = (uint8_t) (seed + i * 13u);
 }
 
-static uint8_t
-peer_pattern(uint8_t seed, size_t i)
-{
-  return (uint8_t) (seed * 31u + i * 7u + (i >> 8)); /* as cert_buf_fill */
-}
-
 /* check B OFF LEN SEED [FROM]: the pattern of SEED from its byte FROM (or
  * zeros where SEED is "zero"), and the guards either side. */
 static void
@@ -150,7 +144,7 @@ peer_check(peer_t *p, char **w)
     return;
   }
   for (size_t i = 0; i < len; i++) {
-    uint8_t want = zero ? 0 : peer_pattern((uint8_t) num(w, 4), from + i);
+    uint8_t want = zero ? 0 : cert_pattern((uint8_t) num(w, 4), from + i);
     if (b->data[off + i] != want) {
       say(p, "err byte %zu of buffer %s is 0x%02x, expected 0x%02x", off + i, w[1],
           b->data[off + i], want);
@@ -410,7 +404,9 @@ peer_do(peer_t *p, char **w)
     peer_answer(p, c[0] == 'a', (uint32_t) num(w, 1));
   } else if (strcmp(c, "disconnect") == 0) {
     peer_disconnect(p, w);
-  } else if (strcmp(c, "pd") == 0 && p->npd < PEER_PDS) {
+  } else if (strcmp(c, "pd") == 0 && p->npd == PEER_PDS) {
+    say(p, "err 'pd': the peer holds %d domains already, its most", PEER_PDS);
+  } else if (strcmp(c, "pd") == 0) {
     cert_ok(DEV->pd_alloc(p->f.dev, &p->pd[p->npd]));
     say(p, "ok %d", p->npd++);
   } else if (strcmp(c, "reg") == 0) {
@@ -420,8 +416,7 @@ peer_do(peer_t *p, char **w)
   } else if (strcmp(c, "fill") == 0) {
     cert_buf_t *b = peer_buf(p, w, 1);
     if (b != NULL) {
-      for (size_t i = 0; i < b->len; i++)
-        b->data[i] = peer_pattern((uint8_t) num(w, 2), i);
+      cert_buf_fill(b, (uint8_t) num(w, 2));
       say(p, "ok");
     }
   } else if (strcmp(c, "check") == 0) {

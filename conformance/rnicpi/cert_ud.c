@@ -28,19 +28,6 @@ typedef struct {
   cert_buf_t src, dst;
 } ud_setup_t;
 
-/* The GID of a device address: an IPv6 address as is, IPv4 mapped. */
-static void
-gid_of(const struct sockaddr_storage *ss, uint8_t gid[16])
-{
-  memset(gid, 0, 16);
-  if (ss->ss_family == AF_INET6) {
-    memcpy(gid, &((const struct sockaddr_in6 *) ss)->sin6_addr, 16);
-  } else {
-    gid[10] = gid[11] = 0xff;
-    memcpy(gid + 12, &((const struct sockaddr_in *) ss)->sin_addr, 4);
-  }
-}
-
 static gboolean
 ud_open(cert_t *f, ud_setup_t *u)
 {
@@ -64,9 +51,7 @@ ud_open(cert_t *f, ud_setup_t *u)
   cert_ok(QUE->qp_create(u->r.pd, &a, R_CTX, &u->r.qp));
   g_assert_cmpint(QUE->qp_state(u->s.qp), ==, RNICPI_QPS_RTS);
   g_assert_cmpint(QUE->qp_state(u->r.qp), ==, RNICPI_QPS_RTS);
-  struct sockaddr_storage self;
-  cert_self_addr(f, &self);
-  gid_of(&self, u->gid);
+  cert_self_gid(f, u->gid);
   rnicpi_ah_attr_t aa = { .port = 0 };
   memcpy(aa.dgid, u->gid, 16);
   cert_ok(UDO->ah_create(u->s.pd, &aa, &u->ah));

@@ -403,8 +403,8 @@ cert_buf_free(cert_buf_t *b)
   memset(b, 0, sizeof(*b));
 }
 
-static uint8_t
-pattern(uint8_t seed, size_t i)
+uint8_t
+cert_pattern(uint8_t seed, size_t i)
 {
   return (uint8_t) (seed * 31u + i * 7u + (i >> 8));
 }
@@ -413,7 +413,7 @@ void
 cert_buf_fill(cert_buf_t *b, uint8_t seed)
 {
   for (size_t i = 0; i < b->len; i++)
-    b->data[i] = pattern(seed, i);
+    b->data[i] = cert_pattern(seed, i);
 }
 
 /* Bytes [off, off+len) hold the pattern of @seed as a buffer filled from 0. */
@@ -421,10 +421,10 @@ void
 cert_buf_check(const cert_buf_t *b, size_t off, size_t len, uint8_t seed)
 {
   for (size_t i = 0; i < len; i++)
-    if (b->data[off + i] != pattern(seed, i)) {
+    if (b->data[off + i] != cert_pattern(seed, i)) {
       g_test_message("byte %zu of the buffer is 0x%02x, expected 0x%02x", off + i,
-                     b->data[off + i], pattern(seed, i));
-      g_assert_cmphex(b->data[off + i], ==, pattern(seed, i));
+                     b->data[off + i], cert_pattern(seed, i));
+      g_assert_cmphex(b->data[off + i], ==, cert_pattern(seed, i));
     }
 }
 
@@ -535,6 +535,20 @@ cert_self_addr(cert_t *f, struct sockaddr_storage *out)
 }
 
 void
+cert_self_gid(cert_t *f, uint8_t gid[16])
+{
+  struct sockaddr_storage ss;
+  cert_self_addr(f, &ss);
+  memset(gid, 0, 16);
+  if (ss.ss_family == AF_INET6) {
+    memcpy(gid, &((const struct sockaddr_in6 *) &ss)->sin6_addr, 16);
+  } else {
+    gid[10] = gid[11] = 0xff;
+    memcpy(gid + 12, &((const struct sockaddr_in *) &ss)->sin_addr, 4);
+  }
+}
+
+void
 cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out)
 {
   memset(out, 0, sizeof(*out));
@@ -617,11 +631,17 @@ cert_post_recv(rnicpi_qp_t *qp, const cert_buf_t *b, size_t off, uint32_t len, u
 void
 cert_placed(cert_t *f, cert_pair_t *pr, uint64_t raddr, uint64_t rkey)
 {
+  cert_placed_by(f, &pr->a, raddr, rkey);
+}
+
+void
+cert_placed_by(cert_t *f, cert_side_t *s, uint64_t raddr, uint64_t rkey)
+{
   if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION)
     return;
-  cert_post_send(pr->a.qp, RNICPI_WR_RDMA_READ, NULL, 0, 0, CERT_PLACED_ID, RNICPI_WR_SIGNALED,
+  cert_post_send(s->qp, RNICPI_WR_RDMA_READ, NULL, 0, 0, CERT_PLACED_ID, RNICPI_WR_SIGNALED,
                  raddr, rkey);
-  rnicpi_wc_t wc = cert_wc(pr->a.scq);
+  rnicpi_wc_t wc = cert_wc(s->scq);
   g_assert_cmphex(wc.wr_id, ==, CERT_PLACED_ID);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);

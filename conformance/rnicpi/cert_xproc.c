@@ -8,9 +8,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,19 +64,6 @@ x_ok(cert_peer_t *pe, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off, ui
   g_assert_cmphex(wc.wr_id, ==, 0x600d);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmphex(wc.qp_ctx, ==, pe->a.ctx);
-}
-
-/* Make this side's Writes land before the peer looks (cert_placed). */
-static void
-x_placed(cert_t *f, cert_peer_t *pe, const xreg_t *r)
-{
-  if (f->caps.features & RNICPI_CAP_PLACED_COMPLETION)
-    return;
-  cert_post_send(pe->a.qp, RNICPI_WR_RDMA_READ, NULL, 0, 0, CERT_PLACED_ID, RNICPI_WR_SIGNALED,
-                 r->addr, r->rkey);
-  rnicpi_wc_t wc = cert_wc(pe->a.scq);
-  g_assert_cmphex(wc.wr_id, ==, CERT_PLACED_ID);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
 }
 
 /* The peer's QP is in ERROR and broken, and @cause raised its event. */
@@ -165,7 +150,7 @@ test_xproc_transfer(cert_t *f, gconstpointer data)
     g_usleep(WARM_GAP_US);
     cert_buf_fill(&src, (uint8_t) (20 + round));
     x_ok(&pe, RNICPI_WR_RDMA_WRITE, &src, 0, BIG, t->addr, t->rkey);
-    x_placed(f, &pe, t);
+    cert_placed_by(f, &pe.a, t->addr, t->rkey);
     peer_check(&pe, t, 0, BIG, 20 + round);
     cert_peer_do(&pe, "fill %d %d", t->slot, 30 + round);
     memset(src.data, 0, src.len);
@@ -243,7 +228,7 @@ test_xproc_refused(cert_t *f, gconstpointer data)
       g_usleep(WARM_GAP_US);
       if (wop == RNICPI_WR_RDMA_WRITE) {
         x_ok(&pe, wop, &src, 0, 64, r.addr, r.rkey);
-        x_placed(f, &pe, &r);
+        cert_placed_by(f, &pe.a, r.addr, r.rkey);
         peer_check(&pe, &r, 0, 64, 9);
       } else {
         x_ok(&pe, wop, &src, LEN, 64, r.addr, r.rkey);
@@ -587,15 +572,8 @@ test_xproc_ud(cert_t *f, gconstpointer data)
   a.qkey = XUD_QKEY_HERE;
   a.access = 0;
   cert_ok(QUE->qp_create(pe.a.pd, &a, 0xd9000, &qp));
-  struct sockaddr_storage self;
-  cert_self_addr(f, &self);
   rnicpi_ah_attr_t aa = { .port = 0 };
-  if (self.ss_family == AF_INET6) {
-    memcpy(aa.dgid, &((struct sockaddr_in6 *) &self)->sin6_addr, 16);
-  } else {
-    aa.dgid[10] = aa.dgid[11] = 0xff;
-    memcpy(aa.dgid + 12, &((struct sockaddr_in *) &self)->sin_addr, 4);
-  }
+  cert_self_gid(f, aa.dgid);
   rnicpi_ah_t *ah = NULL;
   cert_ok(UDO->ah_create(pe.a.pd, &aa, &ah));
   cert_buf_t src;
