@@ -7,17 +7,37 @@
 # in build-asan, and with clang TSan in build-tsan; log in
 # build-sanitize.log; ITAPI_SANITIZE=0 leaves them out).  Ends with
 # "N passed, N failed, N skipped", counted from Meson's test logs (the
-# sanitizer builds' included) with GTest subtests included.
+# sanitizer builds' and the lab suite's included) with GTest subtests
+# included.  Run with no arguments, the lab suite (the qemu VM's rxe and siw,
+# lab/) runs in the background from the start, beside the host suites
+# (ITAPI_LAB_BESIDE=0 runs it inside the main run instead).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-san_pid=""
-stop_sanitizers() { [ -z "$san_pid" ] || kill -- "-$san_pid" 2>/dev/null || true; }
+san_pid="" lab_pid=""
+stop_sanitizers() {
+  [ -z "$san_pid" ] || kill -- "-$san_pid" 2>/dev/null || true
+  [ -z "$lab_pid" ] || kill -- "-$lab_pid" 2>/dev/null || true
+}
 
 [ -f build/build.ninja ] || meson setup build -Dwerror=true
 meson compile -C build || { stop_sanitizers; echo "0 passed, 1 failed"; exit 1; }
 
-meson test -C build --print-errorlogs "$@"
+# With no arguments, the lab suite (rxe and siw in an emulated VM: slow, and
+# mostly waiting on one emulated machine) runs from the start beside
+# everything else, in its own meson test run with its own log
+# (build/meson-logs/testlog-lab.json); its output is shown at the end.
+logs=(build/meson-logs/testlog.json)
+lab_rc=0
+if [ $# -eq 0 ] && [ "${ITAPI_LAB_BESIDE:-1}" != 0 ]; then
+  rm -f build/meson-logs/testlog-lab.json
+  setsid meson test -C build --no-rebuild --print-errorlogs --suite lab --num-processes 1 \
+    --logbase testlog-lab >build/lab-tests.out 2>&1 &
+  lab_pid=$!
+  meson test -C build --no-rebuild --print-errorlogs --no-suite lab
+else
+  meson test -C build --print-errorlogs "$@"
+fi
 test_rc=$?
 
 # The sanitizer runs start once the main suite is done (they load both
@@ -43,7 +63,6 @@ else
   echo "docs: FAILED"; tail -n 30 build/docs.log
 fi
 
-logs=(build/meson-logs/testlog.json)
 fuzz_rc=0
 if [ "${ITAPI_FUZZ:-1}" != 0 ] && command -v clang >/dev/null &&
    echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
@@ -89,6 +108,19 @@ else
   echo "sanitizers: skipped (ITAPI_SANITIZE=0)"
 fi
 
-python3 scripts/count_tests.py "${logs[@]}" $docs_rc $fuzz_rc $san_rc
+if [ -n "$lab_pid" ]; then
+  echo "lab: waiting for the lab suite (build/lab-tests.out)"
+  wait "$lab_pid"; lab_rc=$?
+  cat build/lab-tests.out
+  if [ -f build/meson-logs/testlog-lab.json ]; then
+    logs+=(build/meson-logs/testlog-lab.json)
+  else
+    lab_rc=1
+    echo "lab: the lab suite did not run (build/lab-tests.out above); run it alone with 'meson test -C build --suite lab'"
+  fi
+fi
+
+python3 scripts/count_tests.py "${logs[@]}" $docs_rc $fuzz_rc $san_rc $lab_rc
 count_rc=$?
-[ $test_rc -eq 0 ] && [ $docs_rc -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $san_rc -eq 0 ] && [ $count_rc -eq 0 ]
+[ $test_rc -eq 0 ] && [ $docs_rc -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $san_rc -eq 0 ] &&
+  [ $lab_rc -eq 0 ] && [ $count_rc -eq 0 ]
