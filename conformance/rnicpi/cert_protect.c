@@ -6,7 +6,9 @@
  *   byte only (the low 8 bits of an iWARP STag, RDMAC verbs 7.2; of an
  *   R_Key by verbs convention), or in any single other bit, names no
  *   memory.  The wrong-key test of cert_errors.c changes index bits too,
- *   which the index lookup refuses before the key is compared.
+ *   which the index lookup refuses before the key is compared.  Nor does
+ *   a key with a bit above a 32-bit key's width: keys are compared in
+ *   full, never cut to the device's width.
  * - Protection domains: an in-bounds access to a region (or window) of
  *   another domain than the responder queue pair's is refused on every
  *   operation; a local key of another domain than the queue pair's is a
@@ -287,6 +289,91 @@ test_protect_region_key(cert_t *f, gconstpointer data)
                    op_what[c->op], key, ch[i].what, bad);
     good_op(f, &pr, c->op, &loc, &tgt, 8, cert_raddr(&tgt, 8), key);
     bad_op(f, &pr, c->op, &loc, &tgt, cert_raddr(&tgt, 8), bad, i == n - 1);
+    cert_buf_free(&loc);
+    cert_buf_free(&tgt);
+    cert_pair_free(&pr);
+  }
+}
+
+/* A remote key is compared in full.  A device whose keys are 32 bits
+ * wide (iWARP's STag, IB's R_Key) must not cut a 64-bit rnicpi key to
+ * them: a key with a bit above the 32 set names no memory.  The request
+ * with it is refused at post (any status but RNICPI_OK, nothing
+ * completes), or completes RNICPI_WC_REM_ACCESS_ERR (the device may
+ * refuse it before it leaves, so the responder need not see it), or,
+ * for a Write where completions mean transmission, with success or
+ * flushed, in which case the responder refuses it and both sides break.
+ * Never do its bytes land. */
+static void
+test_protect_key_high_bits(cert_t *f, gconstpointer data)
+{
+  prot_op_t op = (prot_op_t) GPOINTER_TO_INT(data);
+  g_test_summary("a remote key that equals a live 32-bit key in its low 32 bits but has a bit "
+                 "above them set (bits 32, 40, 48, 56 and 63 in turn) names no memory: the "
+                 "access with it, after the same access with the right key succeeded on the "
+                 "connection, is refused at post or completes RNICPI_WC_REM_ACCESS_ERR (a Write "
+                 "completed at transmission: the responder refuses it and both sides break), "
+                 "and neither the target nor the local buffer changes");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS) || !op_offered(f, op))
+    return;
+  static const int bits[] = { 32, 40, 48, 56, 63 };
+  for (size_t i = 0; i < G_N_ELEMENTS(bits); i++) {
+    cert_pair_t pr;
+    prot_pair_open(f, &pr, 0x3000000 + (uint64_t) i * 0x10000, cert_min(4, f->caps.max_ird),
+                   cert_min(4, f->caps.max_ord));
+    cert_buf_t loc, tgt;
+    cert_buf_new(pr.a.pd, &loc, PROT_LEN, cert_sink_access(f));
+    cert_buf_new(pr.p.pd, &tgt, TGT_LEN, target_access(f));
+    cert_buf_fill(&loc, 1);
+    cert_buf_fill(&tgt, 2);
+    uint64_t key = tgt.mr->rkey;
+    if (key_width(key) > 32) {
+      g_test_skip("the device's keys use more than 32 bits: /rnicpi/protect/key-bits flips each");
+      cert_buf_free(&loc);
+      cert_buf_free(&tgt);
+      cert_pair_free(&pr);
+      return;
+    }
+    uint64_t bad = key | UINT64_C(1) << bits[i];
+    g_test_message("%s: key 0x%" G_GINT64_MODIFIER "x, bit %d set: 0x%" G_GINT64_MODIFIER "x",
+                   op_what[op], key, bits[i], bad);
+    good_op(f, &pr, op, &loc, &tgt, 8, cert_raddr(&tgt, 8), key);
+
+    if (op == PROT_WRITE)
+      cert_buf_fill(&loc, 0x5b);
+    else
+      memset(loc.data, 0xee, loc.len);
+    g_autofree uint8_t *tgt_was = g_memdup2(tgt.data, tgt.len);
+    g_autofree uint8_t *loc_was = g_memdup2(loc.data, loc.len);
+    static const rnicpi_wr_opcode_t opc[] = { RNICPI_WR_RDMA_WRITE, RNICPI_WR_RDMA_READ,
+                                              RNICPI_WR_ATOMIC_FETCH_ADD };
+    rnicpi_sge_t sge = cert_sge(&loc, 0, op == PROT_ATOMIC ? 8 : PROT_LEN);
+    rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = opc[op], .flags = RNICPI_WR_SIGNALED,
+                            .sg_list = &sge, .num_sge = 1, .remote_addr = cert_raddr(&tgt, 8),
+                            .rkey = bad, .compare_add = 1 };
+    rnicpi_status_t st = DAT->post_send(pr.a.qp, &wr);
+    if (st != RNICPI_OK) {
+      g_test_message("refused at post: status %d", st);
+      cert_assert_cq_quiet(pr.a.scq);
+    } else {
+      rnicpi_wc_t wc = cert_wc(pr.a.scq);
+      g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+      gboolean at_sent = op == PROT_WRITE && !(f->caps.features & RNICPI_CAP_PLACED_COMPLETION);
+      if (wc.status != RNICPI_WC_REM_ACCESS_ERR)
+        g_test_message("completion status %d, expected REM_ACCESS_ERR%s", wc.status,
+                       at_sent ? " (or, completed at transmission, success or flushed)" : "");
+      if (at_sent && (wc.status == RNICPI_WC_SUCCESS || wc.status == RNICPI_WC_WR_FLUSH_ERR)) {
+        /* Its bytes went out: the responder must refuse them. */
+        g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
+        wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+      } else {
+        g_assert_cmpint(wc.status, ==, RNICPI_WC_REM_ACCESS_ERR);
+      }
+    }
+    g_assert_cmpmem(tgt.data, tgt.len, tgt_was, tgt.len);
+    g_assert_cmpmem(loc.data, loc.len, loc_was, loc.len);
+    cert_buf_check_guards(&tgt);
+    cert_buf_check_guards(&loc);
     cert_buf_free(&loc);
     cert_buf_free(&tgt);
     cert_pair_free(&pr);
@@ -717,6 +804,11 @@ cert_register_protect(void)
                                             c->kind == KEYS_BYTE ? "key-byte" : "key-bits",
                                             op_id[c->op]);
     g_test_add(path, cert_t, c, cert_setup, test_protect_region_key, cert_teardown);
+  }
+  for (int op = PROT_WRITE; op <= PROT_ATOMIC; op++) {
+    g_autofree char *path = g_strdup_printf("/rnicpi/protect/key-high-bits/%s", op_id[op]);
+    g_test_add(path, cert_t, GINT_TO_POINTER(op), cert_setup, test_protect_key_high_bits,
+               cert_teardown);
   }
   g_test_add("/rnicpi/protect/window/key-byte", cert_t, GINT_TO_POINTER(WIN_KEY_BYTE), cert_setup,
              test_protect_window_key, cert_teardown);
