@@ -193,10 +193,35 @@ wait_send_done(cert_side_t *s, int fd, uint64_t id)
 
 /* ---- Connection set-up with the raw peer -------------------------------- */
 
+/* An MPA frame's RFC 6581 control word (the first 4 bytes of its private
+ * data when Rev 2 with the enhanced bit): two big-endian halves, A B IRD
+ * and C D ORD, 14 bits each. */
+typedef struct {
+  gboolean enhanced;
+  uint16_t ird_half, ord_half;
+} mpa_ctl_t;
+
+#define MPA_CTL_VALUE 0x3fffu /* the 14-bit IRD/ORD field */
+#define MPA_CTL_A 0x8000u     /* IRD half: peer-to-peer mode */
+#define MPA_CTL_C 0x8000u     /* ORD half: RTR is a zero-length RDMA Write */
+#define MPA_CTL_D 0x4000u     /* ORD half: RTR is a zero-length RDMA Read */
+
+static int golden_request_in_ctl(cert_t *f, cert_side_t *s, uint32_t ird, uint32_t ord,
+                                 mpa_ctl_t *ctl);
+
 /* The provider connects to the test (it is the MPA Initiator): the test
  * checks its Request.  The socket, the Reply not sent yet. */
 static int
 golden_request_in(cert_t *f, cert_side_t *s)
+{
+  return golden_request_in_ctl(f, s, cert_min(4, f->caps.max_ird), cert_min(4, f->caps.max_ord),
+                               NULL);
+}
+
+/* golden_request_in, the provider connecting with IRD @ird and ORD @ord;
+ * @ctl, if given, gets the Request's control word. */
+static int
+golden_request_in_ctl(cert_t *f, cert_side_t *s, uint32_t ird, uint32_t ord, mpa_ctl_t *ctl)
 {
   struct sockaddr_storage ss;
   cert_self_addr(f, &ss);
@@ -209,8 +234,7 @@ golden_request_in(cert_t *f, cert_side_t *s)
   rnicpi_addr_t dst;
   memset(&dst, 0, sizeof(dst));
   dst.sa = ss;
-  rnicpi_conn_param_t cp = { .pdata = ulp_pdata, .pdata_len = 16,
-                             .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  rnicpi_conn_param_t cp = { .pdata = ulp_pdata, .pdata_len = 16, .ird = ird, .ord = ord };
   g_assert_cmpuint(f->caps.pdata_connect, >=, 16);
   cert_ok(CMV->connect(s->qp, &dst, &cp));
   struct pollfd pf = { .fd = lfd, .events = POLLIN };
@@ -236,9 +260,15 @@ golden_request_in(cert_t *f, cert_side_t *s)
   wire_read_all(fd, pd, pd_len);
   /* RFC 6581: a Rev 2 frame with the enhanced bit begins its private
    * data with the 4-byte IRD/ORD control word. */
-  uint32_t ctl = rev == 2 && (flags & 0x10) ? 4 : 0;
-  g_assert_cmpuint(pd_len, ==, ctl + 16);
-  expect_bytes("the MPA Request's private data", pd + ctl, pd_len - ctl, (const uint8_t *) ulp_pdata, 16);
+  uint32_t ctl_len = rev == 2 && (flags & 0x10) ? 4 : 0;
+  g_assert_cmpuint(pd_len, ==, ctl_len + 16);
+  expect_bytes("the MPA Request's private data", pd + ctl_len, pd_len - ctl_len,
+               (const uint8_t *) ulp_pdata, 16);
+  if (ctl != NULL) {
+    ctl->enhanced = ctl_len != 0;
+    ctl->ird_half = ctl_len ? (uint16_t) (pd[0] << 8 | pd[1]) : 0;
+    ctl->ord_half = ctl_len ? (uint16_t) (pd[2] << 8 | pd[3]) : 0;
+  }
 
   return fd;
 }
@@ -749,6 +779,169 @@ test_mpa_reject(cert_t *f, gconstpointer data)
   cert_ok(CMV->unlisten(lst));
 }
 
+/* ---- RFC 6581: IRD and ORD in the control word --------------------------- */
+
+/* The IRD and ORD a connection asks, different from each other and within
+ * the record (FALSE, with a skip, when the record allows no such pair). */
+static gboolean
+v2_ird_ord(cert_t *f, uint32_t *ird, uint32_t *ord)
+{
+  *ird = cert_min(3, f->caps.max_ird);
+  *ord = cert_min(5, f->caps.max_ord);
+  if (*ird < 2 || *ord < 2 || *ird == *ord || !interop_require_wire(f)) {
+    if (*ird < 2 || *ord < 2 || *ird == *ord)
+      g_test_skip("needs an IRD of 2 or more and a different ORD of 2 or more (max_ird, max_ord)");
+    return FALSE;
+  }
+  if (!(f->caps.features & RNICPI_CAP_IRD_ORD_NEGOTIATED)) {
+    g_test_skip("needs capability: ird-ord-negotiated");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+test_mpa_v2_initiator(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("as MPA Initiator asked for IRD 3 and ORD 5, a provider that negotiates IRD and "
+                 "ORD sends an RFC 6581 Request (Rev 2, the enhanced bit) whose control word "
+                 "carries IRD 3 in its first half and ORD 5 in its second (14 bits each, big "
+                 "endian); to the golden Rev 2 Reply announcing IRD 1 and ORD 2 (echoing A, an "
+                 "RDMA Write RTR where offered) it settles ORD at most 1 (the responder's IRD) and "
+                 "IRD at least 2 (the responder's ORD)");
+  uint32_t ird, ord;
+  if (!v2_ird_ord(f, &ird, &ord))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, 0xd9000, 16, NULL);
+  mpa_ctl_t ctl;
+  int fd = golden_request_in_ctl(f, &s, ird, ord, &ctl);
+  if (!ctl.enhanced) {
+    g_test_skip("the provider's Request is not enhanced (RFC 6581: Rev 2 and the 0x10 bit): "
+                "it negotiates no IRD/ORD on the wire");
+    close(fd);
+    cert_side_free(&s);
+    return;
+  }
+  g_test_message("control word: IRD half 0x%04x, ORD half 0x%04x", ctl.ird_half, ctl.ord_half);
+  g_assert_cmpuint(ctl.ird_half & MPA_CTL_VALUE, ==, ird);
+  g_assert_cmpuint(ctl.ord_half & MPA_CTL_VALUE, ==, ord);
+
+  /* RFC 6581 9.2: the Reply echoes A and picks one RTR type offered. */
+  uint16_t rep_ird = 1, rep_ord = 2;
+  gboolean rtr_read = FALSE;
+  if (ctl.ird_half & MPA_CTL_A) {
+    rep_ird |= MPA_CTL_A;
+    if (ctl.ord_half & MPA_CTL_C)
+      rep_ord |= MPA_CTL_C;
+    else if (ctl.ord_half & MPA_CTL_D) {
+      rep_ord |= MPA_CTL_D;
+      rtr_read = TRUE;
+    } else {
+      g_test_skip("the Request asks for peer-to-peer mode with no RDMA Write or Read RTR");
+      close(fd);
+      cert_side_free(&s);
+      return;
+    }
+  }
+  uint8_t rep[20 + 4 + 6];
+  memcpy(rep, wire_key_rep, 16);
+  rep[16] = 0x40 | 0x10; /* C=1, enhanced */
+  rep[17] = 2;
+  rep[18] = 0;
+  rep[19] = 4 + 6;
+  rep[20] = (uint8_t) (rep_ird >> 8);
+  rep[21] = (uint8_t) rep_ird;
+  rep[22] = (uint8_t) (rep_ord >> 8);
+  rep[23] = (uint8_t) rep_ord;
+  memcpy(rep + 24, accept_pdata, 6);
+  wire_write(fd, rep, sizeof(rep));
+  if (rtr_read) {
+    uint8_t u[65536];
+    g_autoptr(GByteArray) raw = g_byte_array_new();
+    int len = fpdu_read(fd, u, raw, RAW_WAIT_MS);
+    g_assert_true(len >= 0 && answer_fence(fd, u, len));
+  }
+  g_autofree rnicpi_cm_event_t *ev =
+    expect_cm(f, RNICPI_CM_ESTABLISHED, s.ctx, "the golden Rev 2 MPA Reply (IRD 1, ORD 2)");
+  expect_bytes("the private data of the golden Rev 2 Reply, as ESTABLISHED gives it", ev->pdata,
+               ev->pdata_len, (const uint8_t *) accept_pdata, 6);
+  g_test_message("ESTABLISHED: IRD %u, ORD %u", ev->ird, ev->ord);
+  g_assert_cmpuint(ev->ord, <=, 1);
+  g_assert_cmpuint(ev->ird, >=, 2);
+  close(fd);
+  cert_side_free(&s);
+}
+
+static void
+test_mpa_v2_responder(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("as MPA Responder to the golden Rev 2 Request announcing IRD 1 and ORD 2 (no "
+                 "peer-to-peer mode), accepting with IRD and ORD 4, a provider that negotiates "
+                 "IRD and ORD settles ORD at most 1 (the initiator's IRD), reports it in "
+                 "ESTABLISHED, and answers Rev 2 with the enhanced bit whose control word's "
+                 "ORD (second half) is at most 1 and IRD (first half) at least 1");
+  uint32_t ird, ord;
+  if (!v2_ird_ord(f, &ird, &ord))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, 0xda000, 16, NULL);
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x9020, &lst);
+  rnicpi_addr_t a;
+  cert_addr(f, port, &a);
+  int fd = interop_tcp_connect(&a.sa);
+  g_assert_cmpint(fd, >=, 0);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  uint8_t req[20 + 4 + 16];
+  memcpy(req, key_req, 16);
+  req[16] = 0x40 | 0x10; /* C=1, enhanced */
+  req[17] = 2;
+  req[18] = 0;
+  req[19] = 4 + 16;
+  req[20] = 0x00; /* A=0, B=0, IRD 1 */
+  req[21] = 0x01;
+  req[22] = 0x00; /* C=0, D=0, ORD 2 */
+  req[23] = 0x02;
+  memcpy(req + 24, ulp_pdata, 16);
+  wire_write(fd, req, sizeof(req));
+  g_autofree rnicpi_cm_event_t *creq = wait_request(f, fd, 0x9020);
+  expect_bytes("the golden Rev 2 Request's private data (after its control word), as "
+               "CONNECT_REQUEST gives it", creq->pdata, creq->pdata_len,
+               (const uint8_t *) ulp_pdata, 16);
+  rnicpi_conn_param_t cp = { .pdata = accept_pdata, .pdata_len = 6,
+                             .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->accept(s.qp, creq->conn_id, &cp));
+
+  uint8_t h[20];
+  wire_read_all(fd, h, sizeof(h));
+  expect_bytes("the MPA Reply's key (RFC 5044 7.1.1)", h, 16, wire_key_rep, 16);
+  uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
+  g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", h[16], h[17], pd_len);
+  g_assert_cmphex(h[16] & 0x20, ==, 0); /* R: accepted */
+  g_assert_cmpuint(h[17], ==, 2);
+  g_assert_cmphex(h[16] & 0x10, ==, 0x10);
+  g_assert_cmpuint(pd_len, ==, 4 + 6);
+  uint8_t pd[10];
+  wire_read_all(fd, pd, sizeof(pd));
+  uint16_t rep_ird = (uint16_t) (pd[0] << 8 | pd[1]), rep_ord = (uint16_t) (pd[2] << 8 | pd[3]);
+  g_test_message("control word: IRD half 0x%04x, ORD half 0x%04x", rep_ird, rep_ord);
+  expect_bytes("the MPA Reply's private data (after its control word)", pd + 4, 6,
+               (const uint8_t *) accept_pdata, 6);
+  g_assert_cmphex(rep_ird & MPA_CTL_A, ==, 0); /* nothing to echo */
+  g_assert_cmpuint(rep_ord & MPA_CTL_VALUE, <=, 1);
+  g_assert_cmpuint(rep_ird & MPA_CTL_VALUE, >=, 1);
+  g_autofree rnicpi_cm_event_t *est = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, s.ctx);
+  g_test_message("ESTABLISHED: IRD %u, ORD %u", est->ird, est->ord);
+  g_assert_cmpuint(est->ord, <=, 1);
+  cert_ok(CMV->unlisten(lst));
+  close(fd);
+  cert_side_free(&s);
+}
+
 void
 interop_register_golden(void)
 {
@@ -756,6 +949,8 @@ interop_register_golden(void)
   cert_add("/interop/golden/mpa-request", test_mpa_request);
   cert_add("/interop/golden/send-fpdu", test_send_fpdu);
   cert_add("/interop/golden/mpa-reply", test_mpa_reply);
+  cert_add("/interop/golden/mpa-v2-initiator", test_mpa_v2_initiator);
+  cert_add("/interop/golden/mpa-v2-responder", test_mpa_v2_responder);
   cert_add("/interop/golden/mpa-rejected", test_mpa_rejected);
   cert_add("/interop/golden/mpa-reject", test_mpa_reject);
   cert_add("/interop/golden/untagged-send", test_untagged_send);
