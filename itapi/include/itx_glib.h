@@ -35,7 +35,7 @@ extern "C" {
  *    ready again at the next iteration of the loop, so one busy EVD never
  *    starves the loop's other sources, and nothing is left behind when the
  *    EVD's threshold is above 1.
- *  - The callback returns #G_SOURCE_CONTINUE to go on, or #G_SOURCE_REMOVE
+ *  - The callback returns @c G_SOURCE_CONTINUE to go on, or @c G_SOURCE_REMOVE
  *    to destroy the source; events not yet taken stay in the EVD.
  *  - The callback may free the EVD, its IA or anything else, and may
  *    destroy the source.
@@ -60,7 +60,7 @@ extern "C" {
  * @param event the event, valid only during the call.
  * @param user_data the data given to g_source_set_callback() or
  *        itx_evd_add().
- * @return #G_SOURCE_CONTINUE to keep the source, #G_SOURCE_REMOVE to
+ * @return @c G_SOURCE_CONTINUE to keep the source, @c G_SOURCE_REMOVE to
  *         destroy it (events not taken yet stay in the EVD).
  */
 typedef gboolean (*itx_evd_source_func_t)(it_evd_handle_t evd_handle, const it_event_t *event,
@@ -97,8 +97,8 @@ it_status_t itx_evd_source_new(it_evd_handle_t evd_handle, GSource **source);
  *
  * The same as itx_evd_source_new(), g_source_set_callback() with no
  * destroy notify, g_source_attach() to the default GMainContext (NULL) at
- * #G_PRIORITY_DEFAULT, and g_source_unref().  Remove it with
- * g_source_remove(@p *id), or by returning #G_SOURCE_REMOVE from
+ * @c G_PRIORITY_DEFAULT, and g_source_unref().  Remove it with
+ * g_source_remove(@p *id), or by returning @c G_SOURCE_REMOVE from
  * @p func; it also goes when the EVD is freed.
  *
  * @param evd_handle an SEVD or AEVD created with #IT_EVD_CREATE_FD.
