@@ -61,6 +61,9 @@ static rnicpi_status_t st_mr_modify(rnicpi_mr_t *m, uint32_t a) { (void) m; (voi
 static rnicpi_status_t st_mr_dereg(rnicpi_mr_t *m) { (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_alloc(rnicpi_pd_t *p, uint32_t n, rnicpi_mr_t **m)
 { (void) p; (void) n; (void) m; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_mem_alloc(rnicpi_dev_t *d, size_t n, void **a, uint64_t *c)
+{ (void) d; (void) n; (void) a; (void) c; return RNICPI_ENOTSUP; }
+static void st_mem_free(void *a, size_t n, uint64_t c) { (void) a; (void) n; (void) c; }
 static rnicpi_status_t st_cq_create(rnicpi_dev_t *d, uint32_t n, uint64_t c, rnicpi_cq_t **q)
 { (void) d; (void) n; (void) c; (void) q; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_cq_destroy(rnicpi_cq_t *q) { (void) q; return RNICPI_ENOTSUP; }
@@ -141,6 +144,9 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   /* ABI 1.4: a table built against an older minor ends before mr_alloc
    * (TAKE copied only its size), so the stub fills it. */
   FILL(out->mem, mr_alloc, st_mr_alloc);
+  /* ABI 1.10: without mem_alloc the access layer maps ordinary memory. */
+  FILL(out->mem, mem_alloc, st_mem_alloc);
+  FILL(out->mem, mem_free, st_mem_free);
 
   TAKE(out->queue, in->queue);
   FILL(out->queue, cq_create, st_cq_create);

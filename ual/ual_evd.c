@@ -64,7 +64,9 @@ fd_set_level(ual_evd_t *e, gboolean on)
             (void *) (uintptr_t) e->obj.handle, g_strerror(errno));
     /* Written under the EVD's lock, read without it by sevd_take. */
     g_atomic_int_set(&e->signaled, TRUE);
-  } else if (!on && e->signaled) {
+  } else if (!on && e->signaled && !g_atomic_int_get(&e->dead)) {
+    /* A freed EVD's descriptor stays readable (ual_evd_unpublish), even
+     * when a take that was in flight re-evaluates the level after it. */
     if (read(e->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
       g_log(UAL_LOG, G_LOG_LEVEL_WARNING, "EVD %p: eventfd read failed: %s",
             (void *) (uintptr_t) e->obj.handle, g_strerror(errno));
@@ -508,13 +510,13 @@ ual_evd_unpublish(ual_evd_t *e)
       fd_set_level(a, FALSE);
     g_mutex_unlock(&a->lock);
   }
-  /* A thread in it_evd_wait (only it_ia_free gets here with one) wakes,
-   * sees the EVD dead and leaves. */
-  if (g_atomic_int_get(&e->waiters) > 0) {
-    g_mutex_lock(&e->lock);
-    fd_set_level(e, TRUE);
-    g_mutex_unlock(&e->lock);
-  }
+  /* Whoever watches the descriptor wakes and finds the handle stale: a
+   * thread in it_evd_wait (only it_ia_free gets here with one) leaves, a
+   * GSource of itx_evd_source_new(), which polls a duplicate of the
+   * descriptor, removes itself.  The level then stays up (fd_set_level). */
+  g_mutex_lock(&e->lock);
+  fd_set_level(e, TRUE);
+  g_mutex_unlock(&e->lock);
 }
 
 void

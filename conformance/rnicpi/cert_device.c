@@ -1,11 +1,14 @@
 /*
  * cert-rnicpi: device discovery and the capability record, protection
- * domains, and memory registration (rnicpi_device_ops_t, rnicpi_mem_ops_t).
+ * domains, memory registration and memory for buffers (rnicpi_device_ops_t,
+ * rnicpi_mem_ops_t).
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cert.h"
 
@@ -276,6 +279,52 @@ test_mr_size_limit(cert_t *f, gconstpointer data)
   cert_ok(DEV->pd_free(pd));
 }
 
+/* ---- memory for buffers (ABI 1.10) -------------------------------------- */
+
+static void
+test_mem_alloc(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mem_alloc, when the provider has it: whole pages, page-aligned, "
+                 "zero-filled and writable, registrable with remote rights, given back by "
+                 "mem_free; a size no process can map is RNICPI_ENOMEM with errno set");
+  size_t page = (size_t) sysconf(_SC_PAGESIZE), len = 3 * page;
+  uint8_t *p = NULL;
+  uint64_t ctx = 0;
+  rnicpi_status_t st = MEM->mem_alloc(f->dev, len, (void **) &p, &ctx);
+  if (st == RNICPI_ENOTSUP) {
+    g_test_skip("no mem_alloc (RNIC-PI 1.10): applications get ordinary memory from the access "
+                "layer");
+    return;
+  }
+  cert_ok(st);
+  g_assert_nonnull(p);
+  g_assert_cmpuint((uintptr_t) p % page, ==, 0);
+  for (size_t i = 0; i < len; i++)
+    if (p[i] != 0)
+      g_error("byte %zu of fresh memory from mem_alloc is 0x%02x", i, p[i]);
+  memset(p, 0x5a, len);
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  rnicpi_mr_t *mr = NULL;
+  rnicpi_mr_attr_t attr = { .addr = p, .length = len, .iova = (uint64_t) (uintptr_t) p,
+                            .access = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE |
+                                      RNICPI_ACCESS_REMOTE_READ };
+  cert_ok(MEM->mr_reg(pd, &attr, &mr));
+  cert_ok(MEM->mr_dereg(mr));
+  cert_ok(DEV->pd_free(pd));
+  MEM->mem_free(p, len, ctx);
+
+  /* 1 EiB of whole pages: past any address space. */
+  void *q = NULL;
+  errno = 0;
+  st = MEM->mem_alloc(f->dev, (size_t) 1 << 60, &q, &ctx);
+  if (st == RNICPI_OK)
+    MEM->mem_free(q, (size_t) 1 << 60, ctx);
+  cert_cmpst(st, RNICPI_ENOMEM);
+  g_assert_cmpint(errno, !=, 0);
+}
+
 void
 cert_register_device(void)
 {
@@ -289,4 +338,5 @@ cert_register_device(void)
   cert_add("/rnicpi/mr/invalid", test_mr_invalid);
   cert_add("/rnicpi/mr/no-key-reuse", test_mr_no_key_reuse);
   cert_add("/rnicpi/mr/size-limit", test_mr_size_limit);
+  cert_add("/rnicpi/mem/alloc", test_mem_alloc);
 }

@@ -1,5 +1,6 @@
 /*
- * itapi-pingpong: an IT-API application, written only against <it_api.h>.
+ * itapi-pingpong: an IT-API application, written against <it_api.h> and the
+ * project's <itx.h> (itx_mem_alloc, itx_error_detail).
  *
  * A server and a client (two threads, each with its own interface adapter)
  * connect through the provider's connection management, at the interface's
@@ -11,6 +12,8 @@
  *     peer's write to land in its own (the perftest write_lat scheme);
  *   - RDMA Read: the client reads the server's buffer and checks it.
  * Latencies are printed as half a round trip (send, write) or one read.
+ * The buffers come from itx_mem_alloc(): the memory the provider reaches
+ * at its best speed (on vp/emul, one its peer can map for one-sided RDMA).
  *
  *   itapi-pingpong [-i interface] [-n iterations] [-s bytes]
  *
@@ -18,6 +21,7 @@
  */
 #define ITAPI_ENABLE_V21_BINDINGS
 #include <it_api.h>
+#include <itx.h>
 
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -107,10 +111,10 @@ open_side(side_t *s, const shared_t *sh)
                       IT_NULL_HANDLE, &s->dto_evd, NULL));
   CHECK(it_evd_create(s->ia, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1,
                       IT_NULL_HANDLE, &s->cm_evd, NULL));
-  s->buf = aligned_alloc(4096, ((3 * sh->size + 4095) / 4096) * 4096);
-  if (s->buf == NULL)
-    FAIL("out of memory for a %zu-byte buffer", 3 * sh->size);
-  memset(s->buf, 0, 3 * sh->size);
+  /* Zero-filled, page-aligned memory of the kind the provider wants. */
+  it_status_t st = itx_mem_alloc(s->ia, 3 * sh->size, (void **) &s->buf);
+  if (st != IT_SUCCESS)
+    FAIL("itx_mem_alloc of a %zu-byte buffer: %s", 3 * sh->size, itx_error_detail());
   CHECK(it_lmr_create(s->pz, s->buf, NULL, 3 * sh->size, IT_ADDR_MODE_ABSOLUTE,
                       IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_LMR_FLAG_NONE, 0, &s->lmr, &s->context));
 
@@ -136,7 +140,7 @@ close_side(side_t *s)
   CHECK(it_ep_free(s->ep));
   CHECK(it_lmr_free(s->lmr));
   CHECK(it_ia_free(s->ia)); /* frees the EVDs and the PZ with it */
-  free(s->buf);
+  CHECK(itx_mem_free(s->buf)); /* the memory outlives the IA */
 }
 
 static it_event_t

@@ -5,7 +5,7 @@ check_man.py SRCDIR PAGE... [--tool PAGE=PROGRAM]...
 
 - groff -ww -man -z renders each page with no warning (skipped, exit 77,
   where groff is missing); mandoc -Tlint finds nothing, where installed;
-- itapi(3) names every function of it_api.h and itx.h;
+- itapi(3) names every function of it_api.h, itx.h and itx_glib.h;
 - every ITAPI_* variable the library, the providers and the tools read is
   named on some page;
 - a tool's page documents only options its --help shows, and shows every
@@ -57,7 +57,8 @@ def calls_listed(src, pages):
         fail("no itapi.3 among the pages")
         return
     text = plain(page.read_text())
-    for header, prefix in (("itapi/include/it_api.h", "it_"), ("itapi/include/itx.h", "itx_")):
+    for header, prefix in (("itapi/include/it_api.h", "it_"), ("itapi/include/itx.h", "itx_"),
+                           ("itapi/include/itx_glib.h", "itx_")):
         decl = re.compile(r"^[A-Za-z_][\w \*]*?\b(" + prefix + r"\w+)\s*\(", re.M)
         for name in sorted(set(decl.findall((src / header).read_text()))):
             if not re.search(r"\b" + name + r"\b", text):

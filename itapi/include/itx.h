@@ -8,7 +8,8 @@
 /**
  * @file itx.h
  * @brief Extensions: status names and messages, error details, the table of
- *        implemented calls, event names, what a send completion means.
+ *        implemented calls, event names, what a send completion means,
+ *        memory the provider reaches fastest (itx_mem_alloc()).
  */
 #ifndef ITX_H
 #define ITX_H
@@ -109,6 +110,49 @@ typedef struct itx_ep_error {
  * @retval IT_ERR_FAULT @p error is NULL.
  */
 it_status_t itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error);
+
+/**
+ * @brief Allocate memory for RDMA buffers of the kind the IA's provider
+ *        reaches at its best speed.
+ *
+ * Register it with it_lmr_create() as any memory.  What it is depends on
+ * the provider, which says so through RNIC-PI (`mem_alloc`): on vp/emul a
+ * MAP_SHARED mapping of a sealed memfd, which a peer process maps to move
+ * one-sided RDMA by memcpy, several times faster than memory from malloc
+ * (which it reaches by cross-memory attach); on vp/iwarp and vp/ib,
+ * ordinary anonymous pages.  The memory is zero-filled and page-aligned,
+ * its length rounded up to whole pages; it belongs to the process, not to
+ * the IA, and stays valid after it_ia_free() until itx_mem_free().  Memory
+ * from vp/emul stays shared with a child made by fork() (it is a
+ * MAP_SHARED mapping), and holds one file descriptor until freed.
+ *
+ * @param ia_handle the IA whose provider will reach the memory; use the
+ *        memory with IAs of that provider.
+ * @param length bytes wanted, at least 1.
+ * @param addr set to the memory's address, only on success.
+ * @retval IT_SUCCESS @p addr is set.
+ * @retval IT_ERR_INVALID_IA @p ia_handle is not a live IA.
+ * @retval IT_ERR_INVALID_LENGTH @p length is 0.
+ * @retval IT_ERR_RESOURCES the system refused: no memory, no address space
+ *         for @p length, or no file descriptor left; itx_error_detail()
+ *         names the size and the reason.
+ * @retval IT_ERR_FAULT @p addr is NULL.
+ */
+it_status_t itx_mem_alloc(it_ia_handle_t ia_handle, size_t length, void **addr);
+
+/**
+ * @brief Free memory of itx_mem_alloc().
+ *
+ * Free the LMRs that register it first (it_lmr_free()), as for memory of
+ * malloc(): a provider may still reach registered memory.  A peer process
+ * that mapped it (vp/emul) keeps its own view of the pages until it lets
+ * them go; this process's pages and descriptor are released here.
+ * @param addr the address itx_mem_alloc() set; NULL does nothing.
+ * @retval IT_SUCCESS the memory is freed (or @p addr is NULL).
+ * @retval IT_ERR_INVALID_ADDRESS @p addr is not an address itx_mem_alloc()
+ *         returned, or was freed already.
+ */
+it_status_t itx_mem_free(void *addr);
 
 /** Whether this build implements an IT-API call. */
 typedef struct itx_call_info {

@@ -30,6 +30,9 @@
  * without it.
  * 1.9 added list_refused at the end of ::rnicpi_device_ops_t: the devices a
  * provider found and does not offer, each with the reason, for itapi-info.
+ * 1.10 added mem_alloc and mem_free at the end of ::rnicpi_mem_ops_t: memory
+ * the provider reaches at its best speed (itx_mem_alloc()); a provider
+ * without them gets ordinary page-aligned memory from the access layer.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -73,7 +76,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 9
+#define RNICPI_ABI_MINOR 10
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -882,6 +885,31 @@ typedef struct rnicpi_mem_ops {
    * RNICPI_EINVAL: max_pages 0.
    */
   rnicpi_status_t (*mr_alloc)(rnicpi_pd_t *pd, uint32_t max_pages, rnicpi_mr_t **mr);
+  /**
+   * ABI 1.10: allocate memory for an application's buffers (itx_mem_alloc())
+   * of the kind this provider's devices reach at their best speed: @p length
+   * bytes, a whole number of pages and never 0, zero-filled, page-aligned,
+   * readable and writable, at @p *addr, with a word of the provider's own
+   * in @p *ctx that mem_free gets back.  The memory belongs to the process,
+   * not to @p dev: it stays valid after the device is closed.  vp/emul
+   * answers with a sealed memfd mapped MAP_SHARED, which it maps into a
+   * peer process for one-sided RDMA by memcpy.
+   * @retval RNICPI_OK @p *addr and @p *ctx are set
+   * @retval RNICPI_ENOTSUP ordinary memory serves the device best (the
+   *         loader's stub, for a provider that leaves it NULL or is older
+   *         than 1.10): the access layer maps anonymous memory itself
+   * @retval RNICPI_ENOMEM the system refused (memory, address space,
+   *         descriptors), with errno saying why, as the failed system call
+   *         left it (the access layer quotes it to the application)
+   */
+  rnicpi_status_t (*mem_alloc)(rnicpi_dev_t *dev, size_t length, void **addr, uint64_t *ctx);
+  /**
+   * ABI 1.10: free memory mem_alloc gave: its address, length and context.
+   * Called without a device (the one that allocated may be closed), only
+   * for memory this provider's mem_alloc returned; a provider that sets
+   * mem_alloc sets mem_free.
+   */
+  void (*mem_free)(void *addr, size_t length, uint64_t ctx);
 } rnicpi_mem_ops_t;
 
 /** Completion queues and queue pairs. */

@@ -98,6 +98,12 @@ test_short_tables(void)
     rnicpi_wc_t wc;
     g_assert_cmpint(p->data->poll_cq(NULL, &wc, 1), ==, 0);
     g_assert_cmpint(p->data->post_send(NULL, NULL), ==, RNICPI_ENOTSUP);
+    /* ABI 1.10: no allocator of its own, so the access layer's memory. */
+    void *mem = NULL;
+    uint64_t mem_ctx = 0;
+    g_assert_cmpint(p->mem->mem_alloc(dev, 4096, &mem, &mem_ctx), ==, RNICPI_ENOTSUP);
+    g_assert_null(mem);
+    p->mem->mem_free(NULL, 0, 0);
     g_assert_cmpint(p->cm->listen(dev, 1, 0, NULL), ==, RNICPI_ENOTSUP);
     g_assert_cmpint(p->sock->handoff(NULL, -1, false, NULL), ==, RNICPI_ENOTSUP);
     p->device->close(dev); /* the stub, not the table's abort() past its size */

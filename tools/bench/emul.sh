@@ -9,10 +9,11 @@
 # median over repetitions with min-max, plus the ratios the targets name,
 # taken per repetition (paired) and then the median.  What it runs:
 #   - itapi-perf over emul0, server and client processes, busy poll:
-#     send_lat 8 B, write_lat 8 B, write_bw 1 MiB (median per run), with
-#     itapi-perf's default buffers (a memfd, which emul maps into the peer:
-#     one-sided RDMA is a memcpy) and again with --mem private (cross-memory
-#     attach);
+#     send_lat 8 B, write_lat 8 B, write_bw and read_bw 1 MiB (median per
+#     run), with itapi-perf's default buffers (--mem itx: itx_mem_alloc, a
+#     sealed memfd which emul maps into the peer: one-sided RDMA is a
+#     memcpy) and again with --mem private (aligned_alloc, as an
+#     application's malloc: cross-memory attach), side by side;
 #     and send_lat 8 B in event mode (-e); in-process loopback for reference;
 #   - fi_pingpong -p shm -e rdm: 8 B latency and 1 MiB ping-pong bandwidth
 #     (libfabric-bin; it prints a mean only);
@@ -52,8 +53,9 @@ nextport() { port=$((port + 1)); }
 export ITAPI_PROVIDER=emul
 
 # itapi-perf server + client processes; prints the CSV lines of the client.
-# XMEM=private: both keep their buffers in private memory (cross-memory
-# attach) instead of a memfd (mapped by the peer).
+# XMEM=itx|shared|private: where both take their buffers (--mem; default
+# itx, itx_mem_alloc: a memfd the peer maps; private: malloc'd memory,
+# reached by cross-memory attach).
 xperf() {
   nextport
   local mem=()
@@ -94,10 +96,14 @@ for r in $(seq 1 "$reps"); do
   put emul_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
   [ $have_ucx = 1 ] && put ucx_lat "$r" "$(ucx_run tag_lat 8 $UCX_LAT | cut -d' ' -f1)"
   put floor "$r" "$("$tmp/probe" clpp $PROBE_S | cut -d' ' -f2 | awk '{ print $1 / 1000 }')"
-  put emul_wbw "$r" "$(xperf -t write_bw -S 1M -n $N_BW | col 11)"
+  l=$(XMEM=itx xperf -t write_bw,read_bw -S 1M -n $N_BW)
+  put emul_wbw "$r" "$(echo "$l" | grep '^write_bw' | col 11)"
+  put emul_rbw "$r" "$(echo "$l" | grep '^read_bw' | col 11)"
   put emul_send_ev "$r" "$(xperf -e -t send_lat -S 8 -n $((N_LAT / 10)) | col 5)"
   put emul_write_priv "$r" "$(XMEM=private xperf -t write_lat -S 8 -n $N_LAT | col 5)"
-  put emul_wbw_priv "$r" "$(XMEM=private xperf -t write_bw -S 1M -n $N_BW | col 11)"
+  l=$(XMEM=private xperf -t write_bw,read_bw -S 1M -n $N_BW)
+  put emul_wbw_priv "$r" "$(echo "$l" | grep '^write_bw' | col 11)"
+  put emul_rbw_priv "$r" "$(echo "$l" | grep '^read_bw' | col 11)"
   l=$(timeout 120 "$perf" -t send_lat,write_lat -S 8 -n $N_LAT --csv 2>/dev/null | grep -v '^test')
   put loop_send "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
   put loop_write "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
@@ -150,13 +156,16 @@ noucx=$nofi
 r1=$(ratio emul_send ucx_lat); r2=$(ratio emul_send fi_lat); r3=$(ratio emul_write floor)
 r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write_priv cma8)
 r7=$(ratio emul_wbw_priv cma1m)
+r8=$(ratio emul_wbw emul_wbw_priv); r9=$(ratio emul_rbw emul_rbw_priv)
 {
   report_head "vp/emul across processes: one run of tools/bench/emul.sh"
   echo "| emul send_lat 8 B, cross-process, busy poll, µs (median of run) | $(fmt emul_send -) |"
   echo "| emul write_lat 8 B, cross-process, busy poll, µs | $(fmt emul_write -) |"
-  echo "| emul write_bw 1 MiB, cross-process, GB/s | $(fmt emul_wbw -) |"
+  echo "| emul write_bw 1 MiB, cross-process, itx_mem_alloc buffers, GB/s | $(fmt emul_wbw -) |"
+  echo "| emul read_bw 1 MiB, cross-process, itx_mem_alloc buffers, GB/s | $(fmt emul_rbw -) |"
   echo "| emul write_lat 8 B, private buffers (cross-memory attach), µs | $(fmt emul_write_priv -) |"
   echo "| emul write_bw 1 MiB, private buffers (cross-memory attach), GB/s | $(fmt emul_wbw_priv -) |"
+  echo "| emul read_bw 1 MiB, private buffers (cross-memory attach), GB/s | $(fmt emul_rbw_priv -) |"
   echo "| emul send_lat 8 B, cross-process, event mode (-e), µs | $(fmt emul_send_ev -) |"
   echo "| emul send_lat 8 B, in-process loopback, µs | $(fmt loop_send -) |"
   echo "| emul write_lat 8 B, in-process loopback, µs | $(fmt loop_write -) |"
@@ -180,6 +189,14 @@ r7=$(ratio emul_wbw_priv cma1m)
   echo "| write_bw 1 MiB ÷ memcpy 1 MiB | ${r5:-n/a} | ≥ 0.8 | $(verdict "$r5" '>=' 0.8) |"
   echo "| write_bw 1 MiB, private buffers ÷ process_vm_writev 1 MiB | ${r7:-n/a} | (why) | |"
   echo "| idle event-mode CPU % | ${idle:+$(printf '%.1f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
+  echo
+  echo "One-sided RDMA of 1 MiB across two processes by where the buffers come from"
+  echo "(itapi-perf --mem itx, its default, against --mem private), GB/s:"
+  echo
+  echo "| operation | itx_mem_alloc | malloc (aligned_alloc) | ratio |"
+  echo "|---|---|---|---|"
+  echo "| RDMA Write (write_bw) | $(fmt emul_wbw -) | $(fmt emul_wbw_priv -) | ${r8:-n/a} |"
+  echo "| RDMA Read (read_bw) | $(fmt emul_rbw -) | $(fmt emul_rbw_priv -) | ${r9:-n/a} |"
   echo
   echo "Threads of the idle server (comm, %cpu since start): ${pscpu:-n/a}"
   echo

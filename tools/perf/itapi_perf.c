@@ -90,10 +90,12 @@ usage(FILE *f)
 "  -p, --port P           server port (default %d; loopback: chosen by the provider)\n"
 "  -i, --interface NAME   IT-API interface (default the first of it_interface_list)\n"
 "      --timeout SEC      fail when any single wait exceeds SEC (default 30)\n"
-"      --mem shared|private\n"
-"                         buffers in a shared memfd mapping (default: a provider\n"
-"                         may map them into its peer, as vp/emul does across\n"
-"                         processes) or in private memory (aligned_alloc)\n"
+"      --mem itx|shared|private\n"
+"                         where the buffers come from: itx_mem_alloc (default:\n"
+"                         what the provider reaches fastest; vp/emul maps it\n"
+"                         into its peer process), a shared memfd made here, or\n"
+"                         private memory (aligned_alloc, as malloc); give it to\n"
+"                         both server and client\n"
 "      --json             one JSON object with an array of results\n"
 "      --csv              CSV with a header line\n"
 "  -h, --help             this text\n"
@@ -243,9 +245,11 @@ parse_args(config_t *cfg, int argc, char **argv)
     case 'i': cfg->ia_name = optarg; break;
     case OPT_TIMEOUT: cfg->timeout = parse_seconds(optarg, "--timeout"); break;
     case OPT_MEM:
-      if (strcmp(optarg, "shared") != 0 && strcmp(optarg, "private") != 0)
-        die("--mem takes 'shared' or 'private', not '%s'", optarg);
-      cfg->private_mem = strcmp(optarg, "private") == 0;
+      for (cfg->mem = MEM_ITX; cfg->mem <= MEM_PRIVATE; cfg->mem++)
+        if (strcmp(optarg, mem_kind_names[cfg->mem]) == 0)
+          break;
+      if (cfg->mem > MEM_PRIVATE)
+        die("--mem takes 'itx', 'shared' or 'private', not '%s'", optarg);
       break;
     case OPT_JSON: cfg->json = true; break;
     case OPT_CSV: cfg->csv = true; break;

@@ -40,6 +40,14 @@ extern const test_desc_t tests[NTESTS];
 
 typedef enum { MODE_LOOPBACK, MODE_SERVER, MODE_CLIENT } run_mode_t;
 
+/* Where the buffers come from (--mem). */
+typedef enum {
+  MEM_ITX,                   /* itx_mem_alloc: what the provider reaches fastest (default) */
+  MEM_SHARED,                /* a sealable memfd of our own, mapped MAP_SHARED */
+  MEM_PRIVATE                /* aligned_alloc, as an application's malloc */
+} mem_kind_t;
+extern const char *const mem_kind_names[3];
+
 typedef struct {
   unsigned test_mask;
   size_t sizes[MAX_SIZES];
@@ -49,7 +57,7 @@ typedef struct {
   double duration;           /* seconds; 0: run by iterations */
   uint32_t window, signal_every;
   bool event, verify, json, csv, progress;
-  bool private_mem;          /* --mem private: buffers from malloc, not a memfd */
+  mem_kind_t mem;            /* --mem */
   run_mode_t mode;
   const char *peer;
   int port;                  /* -1: the provider chooses (loopback) or DEFAULT_PORT */
@@ -124,7 +132,7 @@ _Static_assert(sizeof(ctrl_msg_t) == 40, "ctrl_msg_t has padding");
 typedef struct {
   const char *role;
   bool event_mode;
-  bool private_mem;          /* buffers from aligned_alloc instead of a memfd */
+  mem_kind_t mem_kind;       /* where mem comes from */
   uint64_t timeout_ns;
   it_ia_handle_t ia;
   it_pz_handle_t pz;
@@ -134,7 +142,7 @@ typedef struct {
   it_lmr_handle_t lmr;
   it_rmr_context_t context;
   unsigned char *mem;
-  int mem_fd;                /* the memfd under mem, or -1 */
+  int mem_fd;                /* the memfd under mem (MEM_SHARED), or -1 */
   size_t mem_len, slot;
   uint64_t peer_addr, peer_context;
   bool connected;

@@ -239,7 +239,7 @@ client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
   side_t *s = &c.s;
   s->role = "client";
   s->event_mode = cfg->event;
-  s->private_mem = cfg->private_mem;
+  s->mem_kind = cfg->mem;
   s->timeout_ns = (uint64_t) (cfg->timeout * 1e9);
   size_t max_size = 0;
   for (size_t i = 0; i < cfg->nsizes; i++)
@@ -290,7 +290,7 @@ client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
            "latency clock %s\n",
            info->ia_name, cfg->mode == MODE_LOOPBACK ? "loopback" : "client",
            cfg->event ? "event (it_evd_wait)" : "busy-poll", cfg->window,
-           cfg->private_mem ? "private" : "memfd", cfg->verify ? "latency data verified" :
+           mem_kind_names[cfg->mem], cfg->verify ? "latency data verified" :
            "no verification", lat_use_tsc ? "TSC" : "CLOCK_MONOTONIC");
     print_table_header();
   } else if (cfg->csv) {

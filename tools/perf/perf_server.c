@@ -231,7 +231,7 @@ server_run(const config_t *cfg, rendezvous_t *rv)
     die("server: needs %zu bytes of accept private data; interface %s allows %zu",
         sizeof(accept_pdata_t), info->ia_name, info->accept_private_data_len);
   s.event_mode = cfg->event || (ntohs(cp.flags) & FLAG_EVENT);
-  s.private_mem = cfg->private_mem;
+  s.mem_kind = cfg->mem;
   s.peer_addr = it_ntoh64(cp.addr);
   s.peer_context = it_ntoh64(cp.context);
   open_ep(&s, it_ntoh64(cp.max_size), ntohl(cp.window));

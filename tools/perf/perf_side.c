@@ -15,6 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+const char *const mem_kind_names[3] = { [MEM_ITX] = "itx", [MEM_SHARED] = "shared",
+                                        [MEM_PRIVATE] = "private" };
+
 const test_desc_t tests[NTESTS] = {
   { "send_lat", OP_SEND, false },  { "write_lat", OP_WRITE, false },
   { "read_lat", OP_READ, false },  { "send_bw", OP_SEND, true },
@@ -336,10 +339,22 @@ open_ep(side_t *s, size_t max_size, uint32_t window)
 {
   s->slot = round_up(max_size, 4096);
   s->mem_len = OFF_DATA + 3 * s->slot;
-  /* A memfd that may be sealed: vp/emul maps such a region into a peer
-   * process and moves RDMA by memcpy (doc/provider-emul.md). */
   s->mem_fd = -1;
-  if (!s->private_mem) {
+  switch (s->mem_kind) {
+  case MEM_ITX: {
+    /* What the provider reaches fastest: on vp/emul a sealed memfd it maps
+     * into the peer process (one-sided RDMA by memcpy). */
+    void *p = NULL;
+    it_status_t st = itx_mem_alloc(s->ia, s->mem_len, &p);
+    if (st != IT_SUCCESS)
+      die("%s: itx_mem_alloc of %zu bytes for the buffers: %s (%s); try --mem private", s->role,
+          s->mem_len, itx_status_name(st), itx_error_detail());
+    s->mem = p;
+    break;
+  }
+  case MEM_SHARED:
+    /* A memfd that may be sealed, made here: what itx_mem_alloc gives on
+     * vp/emul, whatever the provider (doc/provider-emul.md). */
     s->mem_fd = memfd_create("itapi-perf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (s->mem_fd < 0 || ftruncate(s->mem_fd, (off_t) s->mem_len) != 0)
       die("%s: no memfd of %zu bytes for the buffers (%s); try --mem private", s->role, s->mem_len,
@@ -348,10 +363,12 @@ open_ep(side_t *s, size_t max_size, uint32_t window)
     if (s->mem == MAP_FAILED)
       die("%s: cannot map %zu bytes of buffers (%s); try --mem private", s->role, s->mem_len,
           strerror(errno));
-  } else {
+    break;
+  case MEM_PRIVATE:
     s->mem = aligned_alloc(4096, s->mem_len);
     if (s->mem == NULL)
       die("%s: out of memory for %zu bytes of buffers", s->role, s->mem_len);
+    break;
   }
   memset(s->mem, 0, s->mem_len);
   IT(it_lmr_create, s->pz, s->mem, NULL, s->mem_len, IT_ADDR_MODE_ABSOLUTE,
@@ -389,11 +406,19 @@ close_side(side_t *s)
   if (s->listener != IT_NULL_HANDLE)
     IT(it_listen_free, s->listener);
   IT(it_ia_free, s->ia); /* frees the EVDs and the PZ with it */
-  if (s->mem != NULL && s->mem_fd >= 0) {
-    munmap(s->mem, s->mem_len);
-    close(s->mem_fd);
-  } else {
-    free(s->mem);
+  if (s->mem != NULL) {
+    switch (s->mem_kind) {
+    case MEM_ITX:
+      IT(itx_mem_free, s->mem);
+      break;
+    case MEM_SHARED:
+      munmap(s->mem, s->mem_len);
+      close(s->mem_fd);
+      break;
+    case MEM_PRIVATE:
+      free(s->mem);
+      break;
+    }
   }
 }
 

@@ -20,11 +20,23 @@
  * it invalid again: no rights and no length, so its last key is refused
  * until the next FAST_REG gives a fresh one.  Posted in-process only.
  *
+ * Memory for buffers (RNIC-PI 1.10, itx_mem_alloc): what emul reaches
+ * fastest across processes is a region its peer can map and move by
+ * memcpy (emul_xmap.c), so mem_alloc makes exactly what the exporter
+ * there recognizes: a MAP_SHARED mapping of a memfd created with
+ * MFD_ALLOW_SEALING, sealed against shrinking (so the peer's mapping can
+ * never fault), its descriptor kept open here until mem_free.
+ *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "emul.h"
+#include "emul_x.h"
 
 static uint32_t
 emul_random_key(const emul_pers_t *p)
@@ -215,10 +227,56 @@ emul_mr_dereg(rnicpi_mr_t *m)
   return RNICPI_OK;
 }
 
+static rnicpi_status_t
+emul_mem_alloc(rnicpi_dev_t *d, size_t length, void **addr, uint64_t *ctx)
+{
+  (void) d;
+  const char *what = "memfd_create";
+  int fd = memfd_create("itapi-mem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    goto err;
+  /* Growing is sealed too: the size never changes under either process. */
+  what = "ftruncate";
+  if (ftruncate(fd, (off_t) length) != 0)
+    goto err_close;
+  what = "F_ADD_SEALS";
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    goto err_close;
+  what = "mmap";
+  void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED)
+    goto err_close;
+  *addr = p;
+  *ctx = (uint64_t) fd;
+  return RNICPI_OK;
+
+err_close: {
+  int e = errno;
+  close(fd);
+  errno = e;
+}
+err:
+  g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: %s for a %zu-byte sealed memfd failed: %s", what, length,
+        g_strerror(errno));
+  return RNICPI_ENOMEM;
+}
+
+static void
+emul_mem_free(void *addr, size_t length, uint64_t ctx)
+{
+  int fd = (int) ctx;
+  /* A peer that mapped it keeps its pages until it unmaps them. */
+  emul_x_share_forget(fd);
+  munmap(addr, length);
+  close(fd);
+}
+
 const rnicpi_mem_ops_t emul_mem_ops = {
   .size = sizeof(rnicpi_mem_ops_t),
   .mr_reg = emul_mr_reg,
   .mr_modify = emul_mr_modify,
   .mr_dereg = emul_mr_dereg,
   .mr_alloc = emul_mr_alloc,
+  .mem_alloc = emul_mem_alloc,
+  .mem_free = emul_mem_free,
 };

@@ -375,6 +375,9 @@ uint8_t *emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *
 void emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *m);
 void emul_x_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd);
 void emul_x_maps_free(emul_xconn_t *x);
+/* The memfd @fd (the application frees it, emul_mem.c) is no longer
+ * exported: the descriptor of our own kept for it is closed (no lock held). */
+void emul_x_share_forget(int fd);
 
 /* emul_xud.c: a UD service request arrived on @x (a listener's socket). */
 void emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);

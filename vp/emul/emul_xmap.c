@@ -37,7 +37,8 @@
 /* ---- exporter ---- */
 
 /* Memfds this process has exported, by inode: each is an fd of our own
- * (the application may close its one), kept for the process's life. */
+ * (the application may close its one), kept for the process's life, or
+ * until memory of itx_mem_alloc is freed (emul_x_share_forget). */
 typedef struct x_share {
   dev_t dev;
   ino_t ino;
@@ -86,6 +87,27 @@ x_share_open(dev_t dev, ino_t ino)
   x_share_t s = { dev, ino, fd };
   g_array_append_val(x_shares, s);
   return fd;
+}
+
+void
+emul_x_share_forget(int fd)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return;
+  int mine = -1;
+  emul_fabric_lock();
+  for (guint i = 0; x_shares != NULL && i < x_shares->len; i++) {
+    x_share_t *s = &g_array_index(x_shares, x_share_t, i);
+    if (s->dev == st.st_dev && s->ino == st.st_ino) {
+      mine = s->fd;
+      g_array_remove_index_fast(x_shares, i);
+      break;
+    }
+  }
+  emul_fabric_unlock();
+  if (mine >= 0)
+    close(mine);
 }
 
 /* The memfd and file offset of [addr, addr + len), or -1 with the reason. */
