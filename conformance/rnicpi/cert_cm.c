@@ -327,6 +327,57 @@ test_cm_pdata_limit(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_pdata_limit_disconnect(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.disconnect: private data one byte above caps.pdata_disconnect is "
+                 "refused with RNICPI_ELIMIT and leaves the connection up (no CM event on "
+                 "either side, both queue pairs RTS, a Send then arrives); a disconnect within "
+                 "the limit then ends it, the peer's DISCONNECTED carrying that private data");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  const uint32_t lim = f->caps.pdata_disconnect;
+  uint8_t big[RNICPI_MAX_PDATA + 1];
+  cert_pdata_fill(big, sizeof(big), 0x29);
+  cert_cmpst(CMV->disconnect(pr.a.qp, big, lim + 1), RNICPI_ELIMIT);
+  for (int i = 0; i < 2; i++) {
+    uint64_t ctx = i == 0 ? pr.a.ctx : pr.p.ctx;
+    cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, ctx);
+    cert_assert_no_cm(f, RNICPI_CM_BROKEN, ctx);
+  }
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(pr.p.qp), ==, RNICPI_QPS_RTS);
+
+  /* Still connected: a Send arrives. */
+  cert_buf_t src, dst;
+  cert_buf_new(pr.a.pd, &src, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_new(pr.p.pd, &dst, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_fill(&src, 0x29);
+  cert_post_recv(pr.p.qp, &dst, 0, 64, 0x29e0);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0x29e1, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(pr.p.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x29e0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 64);
+  cert_buf_check(&dst, 0, 64, 0x29);
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x29e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+
+  /* At the limit the disconnect is taken, and its bytes delivered. */
+  cert_ok(CMV->disconnect(pr.a.qp, big, lim));
+  g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, pr.a.ctx));
+  g_autofree rnicpi_cm_event_t *dp = cert_wait_cm(f, RNICPI_CM_DISCONNECTED, pr.p.ctx);
+  pdata_check(dp, lim, 0x29);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, pr.a.ctx);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, pr.p.ctx);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_pair_free(&pr);
+}
+
+static void
 test_cm_ird_ord_limit(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -607,6 +658,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
+  cert_add("/rnicpi/cm/pdata-limit-disconnect", test_cm_pdata_limit_disconnect);
   cert_add("/rnicpi/cm/no-event-after-end", test_cm_no_event_after_end);
   cert_add("/rnicpi/cm/ird-ord-limit", test_cm_ird_ord_limit);
   cert_add("/rnicpi/cm/ird-ord-responder", test_cm_ird_ord_responder);
