@@ -4,11 +4,11 @@
  * peer never sends -- a wrong DDP or RDMAP version, a Send on the wrong
  * queue, an MSN from the future, a Message Offset with a gap, a Read
  * Response that does not answer the Read it claims to -- and MPA Requests
- * and Replies the RFCs forbid.  A correct peer end of the provider's own kind cannot
- * produce these frames, so only here are the receive checks of RFC 5041
- * 7 and RFC 5040 5, 7 seen failing: each must refuse the frame, place
- * none of it, and (when it answers at all) send the Terminate with the
- * RFC's layer, error type and code, copying the offending DDP header
+ * and Replies the RFCs forbid.  A correct peer end of the provider's own
+ * kind cannot produce these frames, so only here are the receive checks of
+ * RFC 5041 7 and RFC 5040 5, 7 seen failing: each must refuse the frame,
+ * place none of it, and (when it answers at all) send the Terminate with
+ * the RFC's layer, error type and code, copying the offending DDP header
  * exactly when it says it does.
  *
  * The framing helpers are interop_frame.c's, shared with interop_golden.c.
@@ -911,15 +911,14 @@ test_mpa_reply_revision(cert_t *f, gconstpointer data)
   if (ev == NULL)
     g_test_message("no CM event within %d ms after the Rev 0 Reply", CERT_TIMEOUT_MS);
   g_assert_nonnull(ev);
-  g_test_message("the connect ended with %s (reason %d)", cm_end_name(ev->type), ev->reason);
-  if (ev->type != RNICPI_CM_UNREACHABLE && ev->type != RNICPI_CM_REJECTED &&
-      ev->type != RNICPI_CM_BROKEN) {
+  rnicpi_cm_event_type_t type = ev->type;
+  g_test_message("the connect ended with %s (reason %d)", cm_end_name(type), ev->reason);
+  g_free(ev);
+  if (type != RNICPI_CM_UNREACHABLE && type != RNICPI_CM_REJECTED && type != RNICPI_CM_BROKEN) {
     g_autofree char *msg = g_strdup_printf("the provider took an MPA Reply of Rev 0: its connect "
-                                           "ended with %s", cm_end_name(ev->type));
-    g_free(ev);
+                                           "ended with %s", cm_end_name(type));
     g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
   }
-  g_free(ev);
   g_assert_cmpint(QUE->qp_state(s.qp), !=, RNICPI_QPS_RTS);
   uint8_t rest[256];
   size_t got = wire_read(fd, rest, sizeof(rest), RAW_WAIT_MS);
