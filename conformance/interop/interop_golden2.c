@@ -4,11 +4,11 @@
  * peer never sends -- a wrong DDP or RDMAP version, a Send on the wrong
  * queue, an MSN from the future, a Message Offset with a gap, a Read
  * Response that does not answer the Read it claims to -- and MPA Requests
- * the RFC forbids.  A correct peer end of the provider's own kind cannot
- * produce these frames, so only here are the receive checks of RFC 5041
- * 7 and RFC 5040 5, 7 seen failing: each must refuse the frame, place
- * none of it, and (when it answers at all) send the Terminate with the
- * RFC's layer, error type and code, copying the offending DDP header
+ * and Replies the RFCs forbid.  A correct peer end of the provider's own
+ * kind cannot produce these frames, so only here are the receive checks of
+ * RFC 5041 7 and RFC 5040 5, 7 seen failing: each must refuse the frame,
+ * place none of it, and (when it answers at all) send the Terminate with
+ * the RFC's layer, error type and code, copying the offending DDP header
  * exactly when it says it does.
  *
  * The framing helpers are interop_frame.c's, shared with interop_golden.c.
@@ -104,12 +104,10 @@ raw_passive(cert_t *f, cert_side_t *s, uint64_t lctx)
   return fd;
 }
 
-/* The provider connects to the test (it is the MPA Initiator, so it may
- * send first: RFC 5044 7.1.2 holds a Responder back until the Initiator's
- * first FPDU); the test answers a Rev 1 Reply, C=1, no private data.  The
- * socket, in full operation. */
+/* The provider connects to the test (it is the MPA Initiator): the socket
+ * after its Request, which the test read whole, the Reply not sent. */
 static int
-raw_active(cert_t *f, cert_side_t *s)
+raw_request_in(cert_t *f, cert_side_t *s)
 {
   struct sockaddr_storage ss;
   cert_self_addr(f, &ss);
@@ -136,8 +134,17 @@ raw_active(cert_t *f, cert_side_t *s)
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
   g_assert_cmpuint(pd_len, <=, 512);
   g_assert_cmpuint(wire_read(fd, h + 20, pd_len, RAW_WAIT_MS), ==, pd_len);
-  /* Rev 1 (RFC 6581: a responder without enhanced set-up answers Rev 1):
-   * no RTR, the provider's first FPDU is its own. */
+  return fd;
+}
+
+/* raw_request_in, answered by a Rev 1 Reply (RFC 6581: a responder without
+ * enhanced set-up answers Rev 1), C=1, no private data: no RTR, and the
+ * provider may send first (RFC 5044 7.1.2 holds a Responder back until the
+ * Initiator's first FPDU).  The socket, in full operation. */
+static int
+raw_active(cert_t *f, cert_side_t *s)
+{
+  int fd = raw_request_in(f, s);
   uint8_t rep[20];
   memcpy(rep, wire_key_rep, 16);
   rep[16] = 0x40;
@@ -837,6 +844,94 @@ test_mpa_key(cert_t *f, gconstpointer data)
 }
 
 static void
+test_mpa_revision(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the golden MPA Request with Rev 0 (RFC 5044 7.1.1 defines Rev 1, RFC 6581 Rev "
+                 "2; 0 is the pre-IETF framing) is refused: no CONNECT_REQUEST, the provider "
+                 "closes the connection, answering (if at all) with R=1");
+  if (!interop_require_wire(f))
+    return;
+  uint8_t req[sizeof(wire_golden_request)];
+  memcpy(req, wire_golden_request, sizeof(req));
+  req[17] = 0;
+  int fd;
+  rnicpi_cm_event_t *ev = mpa_try(f, 0xf001d, req, sizeof(req), &fd);
+  if (ev != NULL)
+    g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC,
+                        "the provider took an MPA Request of Rev 0: it raised CONNECT_REQUEST");
+  expect_mpa_refused(fd);
+  close(fd);
+}
+
+/* The name of a CM event that may end a connect. */
+static const char *
+cm_end_name(rnicpi_cm_event_type_t t)
+{
+  switch (t) {
+  case RNICPI_CM_ESTABLISHED: return "ESTABLISHED";
+  case RNICPI_CM_REJECTED: return "REJECTED";
+  case RNICPI_CM_UNREACHABLE: return "UNREACHABLE";
+  case RNICPI_CM_BROKEN: return "BROKEN";
+  default: return "another event";
+  }
+}
+
+static void
+test_mpa_reply_revision(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a Reply of Rev 0 (C=1, R=0, private data \"accept\") to the provider's MPA "
+                 "Request (RFC 5044 7.1.1: Rev 1; RFC 6581: Rev 2) ends its connect with "
+                 "UNREACHABLE, REJECTED or BROKEN, never ESTABLISHED; the queue pair does not "
+                 "enter RTS and the provider closes the connection (after a Terminate, if any)");
+  if (!interop_require_wire(f))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, 0xf1000, 16, NULL);
+  int fd = raw_request_in(f, &s);
+  uint8_t rep[20 + 6];
+  memcpy(rep, wire_key_rep, 16);
+  rep[16] = 0x40; /* C */
+  rep[17] = 0;    /* Rev 0 */
+  rep[18] = 0;
+  rep[19] = 6;
+  memcpy(rep + 20, "accept", 6);
+  wire_write(fd, rep, sizeof(rep));
+  /* The first CM event of the queue pair ends the connect. */
+  rnicpi_cm_event_t *ev = NULL;
+  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  while (ev == NULL && g_get_monotonic_time() < deadline) {
+    ev = g_async_queue_timeout_pop(f->cm_q, 50000);
+    if (ev != NULL && ev->qp_ctx != s.ctx) {
+      f->cm_seen = g_list_append(f->cm_seen, ev);
+      ev = NULL;
+    }
+  }
+  if (ev == NULL)
+    g_test_message("no CM event within %d ms after the Rev 0 Reply", CERT_TIMEOUT_MS);
+  g_assert_nonnull(ev);
+  rnicpi_cm_event_type_t type = ev->type;
+  g_test_message("the connect ended with %s (reason %d)", cm_end_name(type), ev->reason);
+  g_free(ev);
+  if (type != RNICPI_CM_UNREACHABLE && type != RNICPI_CM_REJECTED && type != RNICPI_CM_BROKEN) {
+    g_autofree char *msg = g_strdup_printf("the provider took an MPA Reply of Rev 0: its connect "
+                                           "ended with %s", cm_end_name(type));
+    g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+  }
+  g_assert_cmpint(QUE->qp_state(s.qp), !=, RNICPI_QPS_RTS);
+  uint8_t rest[256];
+  size_t got = wire_read(fd, rest, sizeof(rest), RAW_WAIT_MS);
+  if (got > 0) {
+    g_autofree char *hex = interop_hex(rest, MIN(got, (size_t) 32));
+    g_test_message("the provider sent %zu bytes before it closed: %s", got, hex);
+  }
+  g_assert_cmpuint(got, <, sizeof(rest));
+  close(fd);
+  cert_side_free(&s);
+}
+
+static void
 test_mpa_markers(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -904,5 +999,7 @@ interop_register_golden2(void)
   cert_add("/interop/golden/bad-read-request-length", test_read_request_length);
   cert_add("/interop/golden/bad-mpa-pdata-length", test_mpa_pdata_too_long);
   cert_add("/interop/golden/bad-mpa-key", test_mpa_key);
+  cert_add("/interop/golden/bad-mpa-revision", test_mpa_revision);
+  cert_add("/interop/golden/bad-mpa-reply-revision", test_mpa_reply_revision);
   cert_add("/interop/golden/mpa-markers-refused", test_mpa_markers);
 }

@@ -176,8 +176,7 @@ typedef struct cert_peer {
   cert_side_t a;    /* this process's side (context 0xa0000) */
   GPid pid;
   int to_fd, from_fd;
-  char in[1024];    /* answer bytes read, not yet taken */
-  size_t in_len;
+  GString *in;      /* answer bytes read, not yet taken: a line may be long */
   char last[256];   /* the last command, for messages */
 } cert_peer_t;
 
@@ -213,7 +212,8 @@ void cert_peer_close(cert_peer_t *pe);
 /* Wait for a peer that was told to "die". */
 void cert_peer_reap(cert_peer_t *pe);
 /* Send a command / take its answer: the words after "ok" (g_free them);
- * any "err" answer, or none in time, fails the test with the peer's words. */
+ * any "err" answer, none in time, or a peer gone (its pipe closed: SIGPIPE
+ * is ignored on both ends) fails the test naming the peer and the command. */
 void cert_peer_send(cert_peer_t *pe, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 char *cert_peer_reply(cert_peer_t *pe);
 char *cert_peer_call(cert_peer_t *pe, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

@@ -327,6 +327,57 @@ test_cm_pdata_limit(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_pdata_limit_disconnect(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.disconnect: private data one byte above caps.pdata_disconnect is "
+                 "refused with RNICPI_ELIMIT and leaves the connection up (no CM event on "
+                 "either side, both queue pairs RTS, a Send then arrives); a disconnect within "
+                 "the limit then ends it, the peer's DISCONNECTED carrying that private data");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  const uint32_t lim = f->caps.pdata_disconnect;
+  uint8_t big[RNICPI_MAX_PDATA + 1];
+  cert_pdata_fill(big, sizeof(big), 0x29);
+  cert_cmpst(CMV->disconnect(pr.a.qp, big, lim + 1), RNICPI_ELIMIT);
+  for (int i = 0; i < 2; i++) {
+    uint64_t ctx = i == 0 ? pr.a.ctx : pr.p.ctx;
+    cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, ctx);
+    cert_assert_no_cm(f, RNICPI_CM_BROKEN, ctx);
+  }
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(pr.p.qp), ==, RNICPI_QPS_RTS);
+
+  /* Still connected: a Send arrives. */
+  cert_buf_t src, dst;
+  cert_buf_new(pr.a.pd, &src, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_new(pr.p.pd, &dst, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_fill(&src, 0x29);
+  cert_post_recv(pr.p.qp, &dst, 0, 64, 0x29e0);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0x29e1, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(pr.p.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x29e0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 64);
+  cert_buf_check(&dst, 0, 64, 0x29);
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x29e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+
+  /* At the limit the disconnect is taken, and its bytes delivered. */
+  cert_ok(CMV->disconnect(pr.a.qp, big, lim));
+  g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, pr.a.ctx));
+  g_autofree rnicpi_cm_event_t *dp = cert_wait_cm(f, RNICPI_CM_DISCONNECTED, pr.p.ctx);
+  pdata_check(dp, lim, 0x29);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, pr.a.ctx);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, pr.p.ctx);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_pair_free(&pr);
+}
+
+static void
 test_cm_ird_ord_limit(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -360,6 +411,146 @@ test_cm_ird_ord_limit(cert_t *f, gconstpointer data)
   /* What was settled stays within both devices' limits. */
   g_assert_cmpuint(ep->ird, <=, c->max_ird);
   g_assert_cmpuint(ea->ord, <=, ep->ird);
+  cm_close(&s);
+}
+
+/* The ESTABLISHED event of the queue pair @ctx (@who for messages); when
+ * none comes, the test fails naming the event that ended the connection
+ * instead, if any. */
+static rnicpi_cm_event_t *
+cm_established(cert_t *f, uint64_t ctx, const char *who)
+{
+  rnicpi_cm_event_t *ev = cert_poll_cm(f, RNICPI_CM_ESTABLISHED, ctx, CERT_TIMEOUT_MS);
+  if (ev != NULL)
+    return ev;
+  static const rnicpi_cm_event_type_t ends[] = { RNICPI_CM_UNREACHABLE, RNICPI_CM_REJECTED,
+                                                 RNICPI_CM_BROKEN };
+  static const char *const names[] = { "UNREACHABLE", "REJECTED", "BROKEN" };
+  for (size_t i = 0; i < G_N_ELEMENTS(ends); i++) {
+    g_autofree rnicpi_cm_event_t *end = cert_poll_cm(f, ends[i], ctx, 0);
+    if (end != NULL)
+      g_test_message("the %s got %s (reason %d), not ESTABLISHED: the connection failed while "
+                     "IRD and ORD were settled", who, names[i], end->reason);
+  }
+  g_test_message("no ESTABLISHED for the %s within %d ms", who, CERT_TIMEOUT_MS);
+  g_assert_nonnull(ev);
+  return NULL;
+}
+
+/* Reads the responder posts back to back, and the bytes of each: more
+ * than the initiator's IRD of 2 several times over, each long enough that
+ * the initiator is still answering one when the next would arrive. */
+#define RESP_READS 8
+#define RESP_READ_LEN (256 * 1024)
+
+static void
+test_cm_ird_ord_responder(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect/accept with asymmetric Read credit (initiator IRD 2 ORD 5, "
+                 "responder asking IRD 7 ORD 7): the responder's ORD settles within the "
+                 "initiator's IRD and its IRD covers the initiator's ORD (with "
+                 "ird-ord-negotiated: exactly 2 and 5), each side's ORD is the other's IRD; 8 "
+                 "RDMA Reads the responder then posts back to back all complete successfully, "
+                 "in order, with the right bytes: its requester holds back what the initiator's "
+                 "IRD cannot take, and the connection stays up");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  const rnicpi_caps_t *c = &f->caps;
+  if (c->max_ird == 0 || c->max_ord == 0) {
+    g_test_skip("the device offers no outstanding RDMA Read (max_ird or max_ord 0)");
+    return;
+  }
+  rnicpi_conn_param_t act = { .ird = cert_min(2, c->max_ird), .ord = cert_min(5, c->max_ord) };
+  rnicpi_conn_param_t pas = { .ird = cert_min(7, c->max_ird), .ord = cert_min(7, c->max_ord) };
+  /* Each queue pair is made for what its end then asks. */
+  rnicpi_qp_attr_t aa = cert_qp_attr(f, NULL, NULL), pa = aa;
+  aa.ird = act.ird;
+  aa.ord = act.ord;
+  pa.ird = pas.ird;
+  pa.ord = pas.ord;
+  cm_setup_t s;
+  memset(&s, 0, sizeof(s));
+  cert_side_new(f, &s.a, A_CTX, 64, &aa);
+  cert_side_new(f, &s.p, P_CTX, 64, &pa);
+  s.port = cert_listen(f, LISTEN_CTX, &s.lst);
+  cert_addr(f, s.port, &s.dst);
+
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  g_assert_cmpuint(req->ird, ==, act.ird);
+  g_assert_cmpuint(req->ord, ==, act.ord);
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_autofree rnicpi_cm_event_t *ea = cm_established(f, A_CTX, "initiator");
+  g_autofree rnicpi_cm_event_t *ep = cm_established(f, P_CTX, "responder");
+  g_test_message("asked: initiator IRD %u ORD %u, responder IRD %u ORD %u; settled: initiator "
+                 "IRD %u ORD %u, responder IRD %u ORD %u", act.ird, act.ord, pas.ird, pas.ord,
+                 ea->ird, ea->ord, ep->ird, ep->ord);
+  /* RFC 6581 9.1: no end may have more Reads out than the other takes in. */
+  g_assert_cmpuint(ep->ord, <=, act.ird);
+  g_assert_cmpuint(ea->ord, <=, ep->ird);
+  g_assert_cmpuint(ep->ord, ==, ea->ird);
+  g_assert_cmpuint(ea->ord, ==, ep->ird);
+  if (c->features & RNICPI_CAP_IRD_ORD_NEGOTIATED) {
+    /* Each direction settles to what both ends can do. */
+    g_assert_cmpuint(ep->ord, ==, MIN(pas.ord, act.ird));
+    g_assert_cmpuint(ep->ird, ==, MIN(pas.ird, act.ord));
+  }
+
+  cert_buf_t src, sink, hello, rb;
+  cert_buf_new(s.a.pd, &src, (size_t) RESP_READS * RESP_READ_LEN,
+               RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ);
+  cert_buf_new(s.p.pd, &sink, (size_t) RESP_READS * RESP_READ_LEN, cert_sink_access(f));
+  cert_buf_new(s.a.pd, &hello, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_new(s.p.pd, &rb, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_fill(&src, 0x26);
+  /* RFC 5044 7.1.2: the initiator speaks first. */
+  cert_post_recv(s.p.qp, &rb, 0, 64, 0x5e0);
+  cert_post_send(s.a.qp, RNICPI_WR_SEND, &hello, 0, 64, 0x5e1, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(s.p.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x5e0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc = cert_wc(s.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x5e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+
+  /* Read i takes slice RESP_READS - 1 - i: a Response placed in another
+   * Read's sink shows. */
+  for (int i = 0; i < RESP_READS; i++)
+    cert_post_send(s.p.qp, RNICPI_WR_RDMA_READ, &sink, (size_t) i * RESP_READ_LEN, RESP_READ_LEN,
+                   0x600 + (uint64_t) i, RNICPI_WR_SIGNALED,
+                   cert_raddr(&src, (size_t) (RESP_READS - 1 - i) * RESP_READ_LEN), src.mr->rkey);
+  rnicpi_wc_t rwc[RESP_READS];
+  int got = cert_poll(s.p.scq, rwc, RESP_READS, CERT_TIMEOUT_MS);
+  for (int i = 0; i < got; i++)
+    if (rwc[i].status != RNICPI_WC_SUCCESS || rwc[i].wr_id != 0x600 + (uint64_t) i)
+      g_test_message("responder's Read completion %d: wr_id 0x%" G_GINT64_MODIFIER "x status %d",
+                     i, rwc[i].wr_id, rwc[i].status);
+  if (got < RESP_READS)
+    g_test_message("%d of the responder's %d Reads completed (its ORD %u, the initiator's IRD "
+                   "%u)", got, RESP_READS, ep->ord, act.ird);
+  g_assert_cmpint(got, ==, RESP_READS);
+  for (int i = 0; i < RESP_READS; i++) {
+    g_assert_cmphex(rwc[i].wr_id, ==, 0x600 + (uint64_t) i);
+    g_assert_cmpint(rwc[i].status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(rwc[i].opcode, ==, RNICPI_WC_RDMA_READ);
+    g_assert_cmpuint(rwc[i].byte_len, ==, RESP_READ_LEN);
+    g_assert_cmpmem(sink.data + (size_t) i * RESP_READ_LEN, RESP_READ_LEN,
+                    src.data + (size_t) (RESP_READS - 1 - i) * RESP_READ_LEN, RESP_READ_LEN);
+  }
+  cert_buf_check_guards(&sink);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_RTS);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, P_CTX);
+  g_assert_null(cert_poll_async(f, RNICPI_ASYNC_QP_REMOTE_ERR, P_CTX, 0));
+  cert_assert_cq_quiet(s.p.scq);
+  cert_assert_cq_quiet(s.a.rcq);
+
+  cert_buf_free(&src);
+  cert_buf_free(&sink);
+  cert_buf_free(&hello);
+  cert_buf_free(&rb);
   cm_close(&s);
 }
 
@@ -467,7 +658,9 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
+  cert_add("/rnicpi/cm/pdata-limit-disconnect", test_cm_pdata_limit_disconnect);
   cert_add("/rnicpi/cm/no-event-after-end", test_cm_no_event_after_end);
   cert_add("/rnicpi/cm/ird-ord-limit", test_cm_ird_ord_limit);
+  cert_add("/rnicpi/cm/ird-ord-responder", test_cm_ird_ord_responder);
   cert_add("/rnicpi/cm/unlisten-pending", test_cm_unlisten_pending);
 }

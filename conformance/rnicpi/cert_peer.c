@@ -16,7 +16,10 @@
  * The peer answers on the descriptor standard output had when it started,
  * and sends everything else written to standard output (GLib's messages)
  * to standard error.  It exits when its input ends: a test that fails does
- * not leave its peer behind.
+ * not leave its peer behind.  Lines have no length limit (an answer may
+ * carry 512 bytes of private data in hex), and neither end dies of SIGPIPE
+ * when the other is gone: the test fails naming the peer and the command,
+ * the peer exits saying why.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,6 +28,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,7 +93,11 @@ say(peer_t *p, const char *fmt, ...)
   vfprintf(p->out, fmt, ap);
   va_end(ap);
   fputc('\n', p->out);
-  fflush(p->out);
+  if (fflush(p->out) != 0 || ferror(p->out)) {
+    /* The test is gone (it failed, or was killed): no clean-up owed. */
+    g_printerr("cert-rnicpi --peer: the test took no answer (%s); exiting\n", g_strerror(errno));
+    _exit(1);
+  }
 }
 
 static uint64_t
@@ -495,51 +503,92 @@ cert_peer_serve(void)
                g_strerror(errno));
     return 1;
   }
+  /* A test gone away is seen as a write error (say()), not a signal. */
+  signal(SIGPIPE, SIG_IGN);
   p.out = fdopen(fd, "w");
   cert_setup(&p.f, NULL);
   say(&p, "ok %s", p.f.dev_name);
-  char line[512];
-  while (fgets(line, sizeof(line), stdin) != NULL) {
+  char *line = NULL;
+  size_t cap = 0;
+  gboolean more = TRUE;
+  while (more && getline(&line, &cap, stdin) >= 0) {
     g_strchomp(line);
     g_auto(GStrv) parts = g_strsplit(line, " ", 15);
     char *w[16] = { NULL }; /* every word a command may name exists, NULL or not */
     for (int i = 0; parts[i] != NULL; i++)
       w[i] = parts[i];
-    if (!peer_do(&p, w))
-      return 0;
+    more = peer_do(&p, w);
   }
-  /* The test is gone (it failed, or was killed): no clean-up owed. */
+  /* "quit" cleaned up; an input that ended first means the test is gone
+   * (it failed, or was killed), and no clean-up is owed. */
+  free(line);
   return 0;
 }
 
 /* ---- The test's end ---------------------------------------------------- */
 
-/* Read one answer line; FALSE at the end of the input or after @ms. */
-static gboolean
-read_line(cert_peer_t *pe, char *out, size_t size, int ms)
+/* The peer failed to take a command or to answer it: the test fails,
+ * naming the peer, what went wrong (@what, before the command; @why after
+ * it, or NULL), the command, and how the peer ended if it did. */
+static void
+peer_fail(cert_peer_t *pe, const char *what, const char *why)
+{
+  int pid = (int) pe->pid, status = 0;
+  g_autofree char *how = NULL;
+  /* A peer that closed its pipe is exiting, or has: wait a little for it. */
+  for (int i = 0; i < 20 && pe->pid != 0; i++) {
+    if (waitpid(pe->pid, &status, WNOHANG) == pe->pid) {
+      if (WIFEXITED(status))
+        how = g_strdup_printf(": it exited with status %d", WEXITSTATUS(status));
+      else if (WIFSIGNALED(status))
+        how = g_strdup_printf(": it was killed by signal %d (%s)", WTERMSIG(status),
+                              g_strsignal(WTERMSIG(status)));
+      g_spawn_close_pid(pe->pid);
+      pe->pid = 0;
+      break;
+    }
+    g_usleep(5000);
+  }
+  g_autofree char *msg = g_strdup_printf("the peer process %d %s '%s'%s%s%s%s; its messages are "
+                                         "above", pid, what, pe->last, why != NULL ? " (" : "",
+                                         why != NULL ? why : "", why != NULL ? ")" : "",
+                                         how != NULL ? how : "");
+  g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+}
+
+/* One answer line, as long as it is (g_free it); NULL after @ms, or at the
+ * end of the input (*@eof set). */
+static char *
+read_line(cert_peer_t *pe, int ms, gboolean *eof)
 {
   gint64 deadline = g_get_monotonic_time() + (gint64) ms * 1000;
+  *eof = FALSE;
   for (;;) {
-    char *nl = memchr(pe->in, '\n', pe->in_len);
+    const char *nl = memchr(pe->in->str, '\n', pe->in->len);
     if (nl != NULL) {
-      size_t n = (size_t) (nl - pe->in);
-      size_t k = MIN(n, size - 1);
-      memcpy(out, pe->in, k);
-      out[k] = '\0';
-      pe->in_len -= n + 1;
-      memmove(pe->in, nl + 1, pe->in_len);
-      return TRUE;
+      gsize n = (gsize) (nl - pe->in->str);
+      char *line = g_strndup(pe->in->str, n);
+      g_string_erase(pe->in, 0, (gssize) (n + 1));
+      return line;
     }
-    if (pe->in_len == sizeof(pe->in))
-      return FALSE;
     gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+    if (left <= 0)
+      return NULL;
     struct pollfd pf = { .fd = pe->from_fd, .events = POLLIN };
-    if (left <= 0 || poll(&pf, 1, (int) left) <= 0)
-      return FALSE;
-    ssize_t r = read(pe->from_fd, pe->in + pe->in_len, sizeof(pe->in) - pe->in_len);
+    int r = poll(&pf, 1, (int) left);
+    if (r < 0 && errno == EINTR)
+      continue;
     if (r <= 0)
-      return FALSE;
-    pe->in_len += (size_t) r;
+      return NULL;
+    char buf[4096];
+    ssize_t k = read(pe->from_fd, buf, sizeof(buf));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      *eof = TRUE;
+      return NULL;
+    }
+    g_string_append_len(pe->in, buf, k);
   }
 }
 
@@ -551,21 +600,34 @@ cert_peer_send(cert_peer_t *pe, const char *fmt, ...)
   g_autofree char *cmd = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   g_autofree char *line = g_strconcat(cmd, "\n", NULL);
-  size_t n = strlen(line);
+  size_t n = strlen(line), done = 0;
   g_strlcpy(pe->last, cmd, sizeof(pe->last));
-  if (write(pe->to_fd, line, n) != (ssize_t) n)
-    g_error("the peer process %d took no command ('%s'): %s", (int) pe->pid, cmd,
-            g_strerror(errno));
+  while (done < n) {
+    ssize_t k = write(pe->to_fd, line + done, n - done);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      /* EPIPE, not SIGPIPE (cert_peer_start): the peer is gone. */
+      peer_fail(pe, "took no command", k < 0 ? g_strerror(errno) : "nothing written");
+      return;
+    }
+    done += (size_t) k;
+  }
 }
 
 char *
 cert_peer_reply(cert_peer_t *pe)
 {
-  char line[512];
-  if (!read_line(pe, line, sizeof(line), PEER_REPLY_MS)) {
-    g_test_message("the peer process %d gave no answer to '%s' within %d ms (its messages "
-                   "are above)", (int) pe->pid, pe->last, PEER_REPLY_MS);
-    g_assert_not_reached();
+  gboolean eof;
+  g_autofree char *line = read_line(pe, PEER_REPLY_MS, &eof);
+  if (line == NULL && eof) {
+    peer_fail(pe, "ended its answers (it exited, or was killed) before answering", NULL);
+    return g_strdup("");
+  }
+  if (line == NULL) {
+    g_autofree char *what = g_strdup_printf("gave no answer within %d ms to", PEER_REPLY_MS);
+    peer_fail(pe, what, NULL);
+    return g_strdup("");
   }
   if (strncmp(line, "ok", 2) != 0) {
     g_test_message("the peer process failed '%s': %s", pe->last, line);
@@ -624,6 +686,10 @@ cert_peer_start(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *co
   pe->to_fd = pe->from_fd = -1;
   if (!cert_require(f, RNICPI_CAP_CM_VERBS))
     return FALSE;
+  /* A dead peer makes writes to it fail (cert_peer_send), not this
+   * process die. */
+  signal(SIGPIPE, SIG_IGN);
+  pe->in = g_string_new(NULL);
   const char *argv[] = { "/proc/self/exe", "--peer", cert_prov_option, NULL };
   g_autoptr(GError) err = NULL;
   g_auto(GStrv) envp = g_get_environ();
@@ -682,6 +748,8 @@ cert_peer_close(cert_peer_t *pe)
     close(pe->to_fd);
   if (pe->from_fd >= 0)
     close(pe->from_fd);
+  if (pe->in != NULL)
+    g_string_free(pe->in, TRUE);
   cert_side_free(&pe->a);
   memset(pe, 0, sizeof(*pe));
 }

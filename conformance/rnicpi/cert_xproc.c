@@ -637,19 +637,29 @@ pdata_is(const char *what, const uint8_t *got, uint32_t got_len, uint32_t len, u
 static void
 test_xproc_cm_pdata(cert_t *f, gconstpointer data)
 {
-  (void) data;
-  g_test_summary("with the passive side in another process: the connect's private data reaches "
-                 "the peer's CONNECT_REQUEST and the accept's this side's ESTABLISHED, byte for "
-                 "byte; then the peer disconnects with private data: this side gets DISCONNECTED "
-                 "(with that private data, where the device carries it), its QP enters ERROR and "
-                 "its posted receives complete flushed, each once, and the connection is not "
-                 "reported BROKEN");
+  gboolean max = data != NULL;
+  g_test_summary(max ? "with the passive side in another process, private data as long as the "
+                       "device takes (caps.pdata_connect, pdata_accept, pdata_disconnect) goes "
+                       "across as cm-pdata's does: the connect's to the peer's CONNECT_REQUEST, "
+                       "the accept's to this side's ESTABLISHED and the peer's disconnect's to "
+                       "this side's DISCONNECTED, byte for byte"
+                     : "with the passive side in another process: the connect's private data "
+                       "reaches the peer's CONNECT_REQUEST and the accept's this side's "
+                       "ESTABLISHED, byte for byte; then the peer disconnects with private data: "
+                       "this side gets DISCONNECTED (with that private data, where the device "
+                       "carries it), its QP enters ERROR and its posted receives complete "
+                       "flushed, each once, and the connection is not reported BROKEN");
   cert_peer_t pe;
   if (!cert_peer_start(f, &pe, all_rights(f), NULL))
     return;
   const rnicpi_caps_t *c = &f->caps;
   uint32_t req_len = cert_min(32, c->pdata_connect), acc_len = cert_min(40, c->pdata_accept);
   uint32_t dis_len = cert_min(16, c->pdata_disconnect);
+  if (max) {
+    req_len = c->pdata_connect;
+    acc_len = c->pdata_accept;
+    dis_len = c->pdata_disconnect;
+  }
   uint8_t req_pd[RNICPI_MAX_PDATA];
   cert_pdata_fill(req_pd, req_len, 0x21);
   rnicpi_conn_param_t cp = { .pdata = req_pd, .pdata_len = req_len,
@@ -811,6 +821,8 @@ cert_register_xproc(void)
   cert_add("/rnicpi/xproc/send-invalidate", test_xproc_send_invalidate);
   cert_add("/rnicpi/xproc/peer-died", test_xproc_peer_died);
   cert_add("/rnicpi/xproc/cm-pdata", test_xproc_cm_pdata);
+  g_test_add("/rnicpi/xproc/cm-pdata-max", cert_t, "max", cert_setup, test_xproc_cm_pdata,
+             cert_teardown);
   cert_add("/rnicpi/xproc/ud", test_xproc_ud);
   cert_add("/rnicpi/xproc/cm-reject", test_xproc_cm_reject);
   g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,
