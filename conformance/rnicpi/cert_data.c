@@ -304,7 +304,8 @@ test_data_immediate(cert_t *f, gconstpointer data)
                  "receive with RNICPI_WC_WITH_IMM and the value; IMM_DATA alone completes a "
                  "zero-length receive the same way; the senders complete as RDMA_WRITE and SEND. "
                  "On iWARP (RFC 7306) the 8 bytes also land, in network order, in a receive "
-                 "buffer of 8 bytes or more, and a smaller one is left untouched; an IMM_DATA "
+                 "buffer of 8 bytes or more (exactly 8 included, byte_len 8), and a smaller one "
+                 "is left untouched; an IMM_DATA "
                  "with a gather list is refused");
   if (!cert_require(f, RNICPI_CAP_IMMEDIATE))
     return;
@@ -376,6 +377,22 @@ test_data_immediate(cert_t *f, gconstpointer data)
     for (size_t i = 8; i < 32; i++)
       g_assert_cmphex(slot.data[i], ==, 0xee);
     g_assert_cmphex(cert_wc(pr.a.scq).wr_id, ==, 0x86);
+    /* A receive of exactly 8 bytes holds the value whole. */
+    cert_post_recv(pr.p.qp, &slot, 24, 8, 0x87);
+    imm.wr_id = 0x88;
+    imm.imm_data = 0x0102030405060708ull;
+    cert_ok(DAT->post_send(pr.a.qp, &imm));
+    r = cert_wc(pr.p.rcq);
+    g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmphex(r.wr_id, ==, 0x87);
+    g_assert_cmphex(r.flags & RNICPI_WC_WITH_IMM, ==, RNICPI_WC_WITH_IMM);
+    g_assert_cmphex(r.imm_data, ==, 0x0102030405060708ull);
+    g_assert_cmpuint(r.byte_len, ==, 8);
+    static const uint8_t be8[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    g_assert_cmpmem(slot.data + 24, 8, be8, 8);
+    for (size_t i = 8; i < 24; i++)
+      g_assert_cmphex(slot.data[i], ==, 0xee);
+    g_assert_cmphex(cert_wc(pr.a.scq).wr_id, ==, 0x88);
     /* Immediate data carries no gather list. */
     imm.sg_list = &g;
     imm.num_sge = 1;
@@ -476,7 +493,8 @@ static void
 test_data_queue_full(cert_t *f, gconstpointer data)
 {
   (void) data;
-  g_test_summary("with queues of depth 4: the 5th outstanding receive is RNICPI_EFULL; sends "
+  g_test_summary("with queues of depth 4: the 5th outstanding receive is RNICPI_EFULL (not the "
+                 "6th: the depth asked, exactly); sends "
                  "waiting for receives fill the send queue up to RNICPI_EFULL; once receives are "
                  "posted every accepted send completes exactly once, in order");
   rnicpi_qp_attr_t a = cert_qp_attr(f, NULL, NULL);
@@ -507,7 +525,8 @@ test_data_queue_full(cert_t *f, gconstpointer data)
     nrecv++;
   }
   cert_cmpst(st, RNICPI_EFULL);
-  g_assert_cmpint(nrecv, >=, (int) a.max_recv_wr);
+  /* Exactly the depth asked: a CQ sized for it must hold every completion. */
+  g_assert_cmpint(nrecv, ==, (int) a.max_recv_wr);
 
   int nsend = 0;
   if (f->caps.transport == RNICPI_TRANSPORT_IB) {
@@ -523,7 +542,7 @@ test_data_queue_full(cert_t *f, gconstpointer data)
       nsend++;
     }
     cert_cmpst(st, RNICPI_EFULL);
-    g_assert_cmpint(nsend, >=, (int) a.max_send_wr);
+    g_assert_cmpint(nsend, ==, (int) a.max_send_wr);
     for (int i = 0; i < nsend; i++)
       cert_post_recv(pr.p.qp, &dst, (size_t) i * 64, 64, 0x4000 + (uint64_t) i);
     rnicpi_wc_t *wc = g_new0(rnicpi_wc_t, nsend);

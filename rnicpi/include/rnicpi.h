@@ -659,8 +659,11 @@ typedef struct rnicpi_ah_attr {
 typedef struct rnicpi_qp_attr {
   rnicpi_cq_t *send_cq;     /**< completions of the send queue */
   rnicpi_cq_t *recv_cq;     /**< completions of the receive queue */
-  uint32_t max_send_wr;     /**< send queue depth */
-  uint32_t max_recv_wr;     /**< receive queue depth */
+  uint32_t max_send_wr;     /**< send queue depth: post_send refuses a request with
+                             *   RNICPI_EFULL while this many are outstanding (not completed
+                             *   and polled), never more (the access layer sizes CQs by it) */
+  uint32_t max_recv_wr;     /**< receive queue depth: post_recv refuses a receive with
+                             *   RNICPI_EFULL while this many are outstanding, never more */
   uint32_t max_send_sge;    /**< gather entries per send */
   uint32_t max_recv_sge;    /**< scatter entries per receive */
   uint32_t max_rdma_write_sge; /**< gather entries per RDMA Write */
