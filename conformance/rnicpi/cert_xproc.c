@@ -808,6 +808,41 @@ test_xproc_cm_reject(cert_t *f, gconstpointer data)
   cert_peer_close(&pe);
 }
 
+static void
+test_xproc_request_cancelled(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the process of the passive side as requester: it connects to a listener of "
+                 "this process with private data and dies before the request is answered; the "
+                 "listener gets exactly one REQUEST_CANCELLED with its listen_ctx and the conn_id "
+                 "of the CONNECT_REQUEST, and an accept of that conn_id afterwards fails and "
+                 "connects nothing");
+  cert_peer_t pe;
+  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+    return;
+  const uint64_t lctx = 0x1157c;
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, lctx, &lst);
+  uint32_t len = cert_min(16, f->caps.pdata_connect);
+  cert_peer_do(&pe, "connect %u %u", port, len);
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, lctx);
+  pdata_is("CONNECT_REQUEST", req->pdata, req->pdata_len, len, CERT_PDATA_CONNECT);
+  cert_peer_send(&pe, "die");
+  cert_peer_reap(&pe);
+  g_autofree rnicpi_cm_event_t *can = cert_wait_cm(f, RNICPI_CM_REQUEST_CANCELLED, lctx);
+  g_assert_cmphex(can->listen_ctx, ==, lctx);
+  g_assert_cmphex(can->conn_id, ==, req->conn_id);
+  cert_assert_no_cm(f, RNICPI_CM_REQUEST_CANCELLED, lctx);
+  rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+  rnicpi_status_t st = CMV->accept(pe.a.qp, req->conn_id, &cp);
+  g_test_message("accept of the cancelled request: %s", rnicpi_status_name(st));
+  g_assert_cmpstr(rnicpi_status_name(st), !=, rnicpi_status_name(RNICPI_OK));
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, pe.a.ctx);
+  g_assert_cmpint(QUE->qp_state(pe.a.qp), !=, RNICPI_QPS_RTS);
+  cert_ok(CMV->unlisten(lst));
+  cert_peer_close(&pe);
+}
+
 /* ---- The peer as requester, by every path -------------------------------- */
 
 static void
@@ -929,6 +964,7 @@ cert_register_xproc(void)
              cert_teardown);
   cert_add("/rnicpi/xproc/ud", test_xproc_ud);
   cert_add("/rnicpi/xproc/cm-reject", test_xproc_cm_reject);
+  cert_add("/rnicpi/xproc/request-cancelled", test_xproc_request_cancelled);
   g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,
              test_xproc_peer_requester, cert_teardown);
   g_test_add("/rnicpi/xproc/peer-requester/mapped", cert_t, "mapped", cert_setup,
