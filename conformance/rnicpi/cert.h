@@ -201,6 +201,7 @@ gboolean cert_peer_start(cert_t *f, cert_peer_t *pe, uint32_t peer_access,
 void cert_peer_connect(cert_t *f, cert_peer_t *pe, const rnicpi_conn_param_t *cp,
                        const char *answer);
 /* Private data of the peer's CM messages: byte i of seed s is s + 13 i. */
+#define CERT_PDATA_CONNECT 0x21
 #define CERT_PDATA_ACCEPT 0x42
 #define CERT_PDATA_REJECT 0x77
 #define CERT_PDATA_DISCONNECT 0x99

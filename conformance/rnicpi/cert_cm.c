@@ -190,6 +190,37 @@ test_cm_reject(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_request_cancelled(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a pending connection request whose requester goes away (its queue pair "
+                 "destroyed) before the listener answers: the listener gets exactly one "
+                 "REQUEST_CANCELLED with its listen_ctx and the request's conn_id, and an accept "
+                 "of that conn_id afterwards fails and connects nothing");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  /* The requester goes away: its queue pair, not only its state. */
+  cert_ok(QUE->qp_destroy(s.a.qp));
+  s.a.qp = NULL;
+  g_autofree rnicpi_cm_event_t *can = cert_wait_cm(f, RNICPI_CM_REQUEST_CANCELLED, LISTEN_CTX);
+  g_assert_cmphex(can->listen_ctx, ==, LISTEN_CTX);
+  g_assert_cmphex(can->conn_id, ==, req->conn_id);
+  cert_assert_no_cm(f, RNICPI_CM_REQUEST_CANCELLED, LISTEN_CTX);
+
+  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
+  rnicpi_status_t st = CMV->accept(s.p.qp, req->conn_id, &pas);
+  g_test_message("accept of the cancelled request: %s", rnicpi_status_name(st));
+  g_assert_cmpstr(rnicpi_status_name(st), !=, rnicpi_status_name(RNICPI_OK));
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), !=, RNICPI_QPS_RTS);
+  cm_close(&s);
+}
+
+static void
 test_cm_unreachable(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -655,6 +686,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/connect-accept", test_cm_connect_accept);
   cert_add("/rnicpi/cm/reject", test_cm_reject);
   cert_add("/rnicpi/cm/unreachable", test_cm_unreachable);
+  cert_add("/rnicpi/cm/request-cancelled", test_cm_request_cancelled);
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);

@@ -51,6 +51,9 @@
  *   accept [LEN] / reject LEN   answer the next request (LEN bytes of private
  *                            data): IRD ORD REQ / REQ (REQ: the request's
  *                            private data in hex, "-" for none)
+ *   connect PORT LEN         the side's QP connects to PORT of the device's
+ *                            address with LEN bytes of private data (seed
+ *                            CERT_PDATA_CONNECT); answered once connect returns
  *   disconnect LEN           with LEN bytes of private data
  *   pd                       another domain: its index (the side's is 0)
  *   reg B PD LEN ACCESS [shared]   LEN zero bytes registered (in a memfd
@@ -359,6 +362,25 @@ peer_cm(peer_t *p, char **w)
   say(p, "ok seen %s", hex);
 }
 
+/* connect PORT LEN: the peer as requester, towards a listener of the test
+ * (the CM events are the test's to wait for, or the peer's "cm"). */
+static void
+peer_connect(peer_t *p, char **w)
+{
+  uint8_t pd[RNICPI_MAX_PDATA];
+  uint32_t len = (uint32_t) MIN(num(w, 2), RNICPI_MAX_PDATA);
+  cert_pdata_fill(pd, len, CERT_PDATA_CONNECT);
+  rnicpi_addr_t dst;
+  cert_addr(&p->f, (uint32_t) num(w, 1), &dst);
+  rnicpi_conn_param_t cp = { .pdata = pd, .pdata_len = len, .ird = cert_min(4, p->f.caps.max_ird),
+                             .ord = cert_min(4, p->f.caps.max_ord) };
+  rnicpi_status_t st = CMV->connect(p->s.qp, &dst, &cp);
+  if (st == RNICPI_OK)
+    say(p, "ok");
+  else
+    say(p, "err connect: %s", rnicpi_status_name(st));
+}
+
 /* disconnect LEN: with LEN bytes of private data of seed CERT_PDATA_DISCONNECT. */
 static void
 peer_disconnect(peer_t *p, char **w)
@@ -410,6 +432,8 @@ peer_do(peer_t *p, char **w)
     say(p, "ok %u", cert_listen(&p->f, 0x1150, &p->lst));
   } else if (strcmp(c, "accept") == 0 || strcmp(c, "reject") == 0) {
     peer_answer(p, c[0] == 'a', (uint32_t) num(w, 1));
+  } else if (strcmp(c, "connect") == 0) {
+    peer_connect(p, w);
   } else if (strcmp(c, "disconnect") == 0) {
     peer_disconnect(p, w);
   } else if (strcmp(c, "pd") == 0 && p->npd == PEER_PDS) {

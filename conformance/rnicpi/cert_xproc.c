@@ -449,6 +449,98 @@ test_xproc_atomics(cert_t *f, gconstpointer data)
   cert_peer_close(&pe);
 }
 
+/* One atomic of this side at @raddr/@rkey into @res (8 bytes), id @id. */
+static void
+x_atomic(cert_peer_t *pe, rnicpi_wr_opcode_t op, const cert_buf_t *res, uint64_t raddr,
+         uint64_t rkey, uint64_t cmp, uint64_t swap, uint64_t id)
+{
+  rnicpi_sge_t sge = cert_sge(res, 0, 8);
+  rnicpi_send_wr_t wr = { .wr_id = id, .opcode = op, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1, .remote_addr = raddr, .rkey = rkey,
+                          .compare_add = cmp, .swap = swap };
+  cert_ok(DAT->post_send(pe->a.qp, &wr));
+}
+
+typedef struct xam_test {
+  rnicpi_wr_opcode_t op;
+  gboolean warm; /* shared memory, good Reads and atomics through the key first */
+} xam_test_t;
+
+static void
+test_xproc_atomic_misaligned(cert_t *f, gconstpointer data)
+{
+  const xam_test_t *t = data;
+  gboolean fadd = t->op == RNICPI_WR_ATOMIC_FETCH_ADD;
+  g_autofree char *summary = g_strdup_printf(
+    "with the passive side in another process, a %s on a target address 4 bytes past an 8-byte "
+    "boundary, inside a region with REMOTE ATOMIC rights%s: as in-process "
+    "(/rnicpi/bounds/atomic-unaligned), it completes in error (not success, not a flush), the "
+    "requester enters ERROR and completes nothing more, and neither the peer's region (nor its "
+    "guard bytes) nor the result buffer changes",
+    fadd ? "Fetch and Add" : "Compare and Swap whose compare matches",
+    t->warm ? ", after good RDMA Reads and atomics through the same key (the region in shared "
+              "memory, so a provider that maps it meets the misaligned one on that path)" : "");
+  g_test_summary(summary);
+  if (!cert_require(f, RNICPI_CAP_ATOMICS))
+    return;
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, all_rights(f)))
+    return;
+  xreg_t r = xreg_in(&pe, 0, 0, 64, RW | REMOTE | RNICPI_ACCESS_ATOMIC, t->warm);
+  cert_peer_do(&pe, "fill 0 7");
+  cert_buf_t res, sink;
+  cert_buf_new(pe.a.pd, &res, 8, RW);
+  cert_buf_new(pe.a.pd, &sink, 64, cert_sink_access(f));
+  uint64_t word; /* the peer's aligned word at offset 8, as filled */
+  for (int i = 0; i < 8; i++)
+    ((uint8_t *) &word)[i] = cert_pattern(7, 8 + (size_t) i);
+
+  if (t->warm) {
+    /* Good accesses a moment apart that change nothing: a Read, a Fetch
+     * and Add of 0 and a Compare and Swap that does not match. */
+    for (int i = 0; i < WARM_ACCESSES; i++) {
+      g_usleep(WARM_GAP_US);
+      x_ok(&pe, RNICPI_WR_RDMA_READ, &sink, 0, 64, r.addr, r.rkey);
+      cert_buf_check(&sink, 0, 64, 7);
+      rnicpi_wr_opcode_t ops[] = { RNICPI_WR_ATOMIC_FETCH_ADD, RNICPI_WR_ATOMIC_CMP_SWP };
+      for (int k = 0; k < 2; k++) {
+        memset(res.data, 0xee, 8);
+        x_atomic(&pe, ops[k], &res, r.addr + 8, r.rkey, k == 0 ? 0 : ~word, 0x77, 0x600d);
+        rnicpi_wc_t wc = cert_wc(pe.a.scq);
+        g_assert_cmphex(wc.wr_id, ==, 0x600d);
+        g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+        uint64_t got;
+        memcpy(&got, res.data, 8);
+        g_assert_cmphex(got, ==, word);
+      }
+    }
+    peer_check(&pe, &r, 0, 64, 7);
+  }
+
+  /* The compare matches the 8 bytes at the misaligned address, so only
+   * the alignment stands between the Compare and Swap and a swap. */
+  uint64_t at12;
+  for (int i = 0; i < 8; i++)
+    ((uint8_t *) &at12)[i] = cert_pattern(7, 12 + (size_t) i);
+  memset(res.data, 0, 8);
+  x_atomic(&pe, t->op, &res, r.addr + 12, r.rkey, fadd ? 1 : at12, 0x77, BAD_ID);
+  rnicpi_wc_t wc = cert_wc(pe.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  g_assert_cmphex(wc.qp_ctx, ==, pe.a.ctx);
+  g_test_message("requester completion status %d", wc.status);
+  g_assert_cmpint(wc.status, !=, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.status, !=, RNICPI_WC_WR_FLUSH_ERR);
+  cert_wait_state(pe.a.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(pe.a.scq);
+  peer_check(&pe, &r, 0, 64, 7);
+  for (size_t i = 0; i < 8; i++)
+    g_assert_cmphex(res.data[i], ==, 0);
+  cert_buf_check_guards(&res);
+  cert_buf_free(&res);
+  cert_buf_free(&sink);
+  cert_peer_close(&pe);
+}
+
 static void
 test_xproc_send_invalidate(cert_t *f, gconstpointer data)
 {
@@ -716,6 +808,41 @@ test_xproc_cm_reject(cert_t *f, gconstpointer data)
   cert_peer_close(&pe);
 }
 
+static void
+test_xproc_request_cancelled(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the process of the passive side as requester: it connects to a listener of "
+                 "this process with private data and dies before the request is answered; the "
+                 "listener gets exactly one REQUEST_CANCELLED with its listen_ctx and the conn_id "
+                 "of the CONNECT_REQUEST, and an accept of that conn_id afterwards fails and "
+                 "connects nothing");
+  cert_peer_t pe;
+  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+    return;
+  const uint64_t lctx = 0x1157c;
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, lctx, &lst);
+  uint32_t len = cert_min(16, f->caps.pdata_connect);
+  cert_peer_do(&pe, "connect %u %u", port, len);
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, lctx);
+  pdata_is("CONNECT_REQUEST", req->pdata, req->pdata_len, len, CERT_PDATA_CONNECT);
+  cert_peer_send(&pe, "die");
+  cert_peer_reap(&pe);
+  g_autofree rnicpi_cm_event_t *can = cert_wait_cm(f, RNICPI_CM_REQUEST_CANCELLED, lctx);
+  g_assert_cmphex(can->listen_ctx, ==, lctx);
+  g_assert_cmphex(can->conn_id, ==, req->conn_id);
+  cert_assert_no_cm(f, RNICPI_CM_REQUEST_CANCELLED, lctx);
+  rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+  rnicpi_status_t st = CMV->accept(pe.a.qp, req->conn_id, &cp);
+  g_test_message("accept of the cancelled request: %s", rnicpi_status_name(st));
+  g_assert_cmpstr(rnicpi_status_name(st), !=, rnicpi_status_name(RNICPI_OK));
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, pe.a.ctx);
+  g_assert_cmpint(QUE->qp_state(pe.a.qp), !=, RNICPI_QPS_RTS);
+  cert_ok(CMV->unlisten(lst));
+  cert_peer_close(&pe);
+}
+
 /* ---- The peer as requester, by every path -------------------------------- */
 
 static void
@@ -818,6 +945,18 @@ cert_register_xproc(void)
   cert_add("/rnicpi/xproc/recv-two-segments", test_xproc_recv_two_segments);
   cert_add("/rnicpi/xproc/send-waits-for-receive", test_xproc_send_waits);
   cert_add("/rnicpi/xproc/atomics", test_xproc_atomics);
+  static const struct {
+    const char *path;
+    xam_test_t t;
+  } misaligned[] = {
+    { "/rnicpi/xproc/atomic-misaligned/fetch-add", { RNICPI_WR_ATOMIC_FETCH_ADD, FALSE } },
+    { "/rnicpi/xproc/atomic-misaligned/fetch-add-warm", { RNICPI_WR_ATOMIC_FETCH_ADD, TRUE } },
+    { "/rnicpi/xproc/atomic-misaligned/cmp-swap", { RNICPI_WR_ATOMIC_CMP_SWP, FALSE } },
+    { "/rnicpi/xproc/atomic-misaligned/cmp-swap-warm", { RNICPI_WR_ATOMIC_CMP_SWP, TRUE } },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(misaligned); i++)
+    g_test_add(misaligned[i].path, cert_t, &misaligned[i].t, cert_setup,
+               test_xproc_atomic_misaligned, cert_teardown);
   cert_add("/rnicpi/xproc/send-invalidate", test_xproc_send_invalidate);
   cert_add("/rnicpi/xproc/peer-died", test_xproc_peer_died);
   cert_add("/rnicpi/xproc/cm-pdata", test_xproc_cm_pdata);
@@ -825,6 +964,7 @@ cert_register_xproc(void)
              cert_teardown);
   cert_add("/rnicpi/xproc/ud", test_xproc_ud);
   cert_add("/rnicpi/xproc/cm-reject", test_xproc_cm_reject);
+  cert_add("/rnicpi/xproc/request-cancelled", test_xproc_request_cancelled);
   g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,
              test_xproc_peer_requester, cert_teardown);
   g_test_add("/rnicpi/xproc/peer-requester/mapped", cert_t, "mapped", cert_setup,
