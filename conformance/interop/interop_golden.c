@@ -781,6 +781,26 @@ test_mpa_reject(cert_t *f, gconstpointer data)
 
 /* ---- RFC 6581: IRD and ORD in the control word --------------------------- */
 
+/* An RFC 6581 frame: @key, C=1 and the enhanced bit, Rev 2, PD_Length of
+ * the control word (@ird_half, @ord_half) and @len bytes of @pdata.  Its
+ * length; @out holds 24 + @len bytes. */
+static size_t
+mpa_v2_frame(uint8_t *out, const uint8_t key[16], uint16_t ird_half, uint16_t ord_half,
+             const char *pdata, size_t len)
+{
+  memcpy(out, key, 16);
+  out[16] = 0x40 | 0x10;
+  out[17] = 2;
+  out[18] = (uint8_t) ((4 + len) >> 8);
+  out[19] = (uint8_t) (4 + len);
+  out[20] = (uint8_t) (ird_half >> 8);
+  out[21] = (uint8_t) ird_half;
+  out[22] = (uint8_t) (ord_half >> 8);
+  out[23] = (uint8_t) ord_half;
+  memcpy(out + 24, pdata, len);
+  return 24 + len;
+}
+
 /* The IRD and ORD a connection asks, different from each other and within
  * the record (FALSE, with a skip, when the record allows no such pair). */
 static gboolean
@@ -845,18 +865,8 @@ test_mpa_v2_initiator(cert_t *f, gconstpointer data)
       return;
     }
   }
-  uint8_t rep[20 + 4 + 6];
-  memcpy(rep, wire_key_rep, 16);
-  rep[16] = 0x40 | 0x10; /* C=1, enhanced */
-  rep[17] = 2;
-  rep[18] = 0;
-  rep[19] = 4 + 6;
-  rep[20] = (uint8_t) (rep_ird >> 8);
-  rep[21] = (uint8_t) rep_ird;
-  rep[22] = (uint8_t) (rep_ord >> 8);
-  rep[23] = (uint8_t) rep_ord;
-  memcpy(rep + 24, accept_pdata, 6);
-  wire_write(fd, rep, sizeof(rep));
+  uint8_t rep[24 + 6];
+  wire_write(fd, rep, mpa_v2_frame(rep, wire_key_rep, rep_ird, rep_ord, accept_pdata, 6));
   if (rtr_read) {
     uint8_t u[65536];
     g_autoptr(GByteArray) raw = g_byte_array_new();
@@ -896,18 +906,9 @@ test_mpa_v2_responder(cert_t *f, gconstpointer data)
   g_assert_cmpint(fd, >=, 0);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  uint8_t req[20 + 4 + 16];
-  memcpy(req, key_req, 16);
-  req[16] = 0x40 | 0x10; /* C=1, enhanced */
-  req[17] = 2;
-  req[18] = 0;
-  req[19] = 4 + 16;
-  req[20] = 0x00; /* A=0, B=0, IRD 1 */
-  req[21] = 0x01;
-  req[22] = 0x00; /* C=0, D=0, ORD 2 */
-  req[23] = 0x02;
-  memcpy(req + 24, ulp_pdata, 16);
-  wire_write(fd, req, sizeof(req));
+  uint8_t req[24 + 16];
+  /* A=0 B=0 IRD 1, C=0 D=0 ORD 2 */
+  wire_write(fd, req, mpa_v2_frame(req, key_req, 0x0001, 0x0002, ulp_pdata, 16));
   g_autofree rnicpi_cm_event_t *creq = wait_request(f, fd, 0x9020);
   expect_bytes("the golden Rev 2 Request's private data (after its control word), as "
                "CONNECT_REQUEST gives it", creq->pdata, creq->pdata_len,

@@ -319,7 +319,7 @@ test_protect_key_high_bits(cert_t *f, gconstpointer data)
   static const int bits[] = { 32, 40, 48, 56, 63 };
   for (size_t i = 0; i < G_N_ELEMENTS(bits); i++) {
     cert_pair_t pr;
-    prot_pair_open(f, &pr, 0x3000000 + (uint64_t) i * 0x10000, cert_min(4, f->caps.max_ird),
+    prot_pair_open(f, &pr, 0x5000000 + (uint64_t) i * 0x10000, cert_min(4, f->caps.max_ird),
                    cert_min(4, f->caps.max_ord));
     cert_buf_t loc, tgt;
     cert_buf_new(pr.a.pd, &loc, PROT_LEN, cert_sink_access(f));
