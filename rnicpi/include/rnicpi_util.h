@@ -271,6 +271,35 @@ rnicpi_spin_unlock(rnicpi_spin_t *l)
 }
 
 /**
+ * @brief Place @p n bytes of an inbound RDMA Write (or Read Response) in
+ *        order: every byte before the last is stored, then the last.
+ *
+ * No specification orders the placement of one message's bytes, but
+ * hardware places them in address order, and applications ported from it
+ * (perftest's `ib_write_lat`, MPI's eager RDMA channels, the project's own
+ * `itapi_pingpong`) learn that a Write has landed by polling its last byte.
+ * A plain memcpy() may store the tail first (glibc's vector copies do, for
+ * a few KiB), so a provider that copies payload places the final piece of
+ * a message with this call.  It costs one byte store more than memcpy().
+ * A reader that sees the last byte and then issues an acquire fence sees
+ * every other byte.
+ * @param dst where the bytes land.
+ * @param src the payload.
+ * @param n how many bytes (0 does nothing).
+ */
+static inline void
+rnicpi_place(void *dst, const void *src, size_t n)
+{
+  if (n == 0)
+    return;
+  uint8_t *d = dst;
+  const uint8_t *s = src;
+  if (n > 1)
+    memcpy(d, s, n - 1);
+  __atomic_store_n(d + n - 1, s[n - 1], __ATOMIC_RELEASE);
+}
+
+/**
  * A completion ring with the RNIC-PI rules built in: it never drops an
  * entry (past its declared depth it grows, and the first crossing is
  * reported so the provider can raise ::RNICPI_ASYNC_CQ_OVERFLOW), and an

@@ -203,12 +203,6 @@ static inline gboolean emul_wq_empty(const emul_wq_t *q) { return rnicpi_fifo_em
 static inline void *emul_wq_peek(const emul_wq_t *q) { return rnicpi_fifo_peek(&q->q); }
 static inline void emul_wq_push(emul_wq_t *q, void *entry) { rnicpi_fifo_push(&q->q, entry); }
 static inline void emul_wq_push_head(emul_wq_t *q, void *entry) { rnicpi_fifo_push_head(&q->q, entry); }
-/* Unlink @entry, which follows @prev (NULL: it is the head). */
-static inline void
-emul_wq_unlink(emul_wq_t *q, void *prev, void *entry)
-{
-  rnicpi_fifo_unlink(&q->q, prev, entry);
-}
 static inline void *emul_wq_pop(emul_wq_t *q) { return rnicpi_fifo_pop(&q->q); }
 
 /* Free every entry, queued or kept (the queue is going away). */
@@ -509,6 +503,17 @@ emul_copy(uint8_t *dst, const uint8_t *src, uint64_t n)
     for (uint64_t i = 0; i < n; i++)
       dst[i] = src[i];
   }
+}
+
+/* Copy the last piece of a message into its place: emul_copy, with the
+ * message's last byte stored last (rnicpi_place says why). */
+static inline void
+emul_place(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+  if (n == 0)
+    return;
+  emul_copy(dst, src, n - 1);
+  __atomic_store_n(dst + n - 1, src[n - 1], __ATOMIC_RELEASE);
 }
 
 /* The region of @qp's domain with rights @need whose memory holds local

@@ -104,16 +104,17 @@ emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, 
   return mr->addr + (raddr - mr->iova);
 }
 
-/* Copy between a gather list and a contiguous buffer, either direction. */
+/* Copy between a gather list and a contiguous buffer, either direction;
+ * the last byte lands last (emul_place). */
 void
 emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
 {
   for (uint32_t i = 0; i < n; i++) {
     uint8_t *p = (uint8_t *) (uintptr_t) s[i].addr;
-    if (to_buf)
-      memcpy(buf, p, s[i].length);
+    if (i + 1 < n)
+      memcpy(to_buf ? buf : p, to_buf ? p : buf, s[i].length);
     else
-      memcpy(p, buf, s[i].length);
+      emul_place(to_buf ? buf : p, to_buf ? p : buf, s[i].length);
     buf += s[i].length;
   }
 }
@@ -123,7 +124,10 @@ emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len
 {
   for (uint32_t i = 0; i < n && len > 0; i++) {
     uint64_t k = MIN((uint64_t) s[i].length, len);
-    memcpy((void *) (uintptr_t) s[i].addr, buf, k);
+    if (k < len)
+      memcpy((void *) (uintptr_t) s[i].addr, buf, k);
+    else
+      emul_place((uint8_t *) (uintptr_t) s[i].addr, buf, k);
     buf += k;
     len -= k;
   }

@@ -516,7 +516,7 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
                                emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode))))
     return FALSE;
   uint8_t *remote = h->base + (ra - h->iova), *local = (uint8_t *) (uintptr_t) sg->addr;
-  emul_copy(write ? remote : local, write ? local : remote, len);
+  emul_place(write ? remote : local, write ? local : remote, len);
   __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return TRUE;
@@ -780,7 +780,11 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
     if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
         emul_rdma_local(qp, wr, win, &len) == NULL) {
-      emul_wq_unlink(&qp->sq, prev, s);
+      /* It completes in its place (RDMAC verbs p.134: in order), after
+       * what the peer has yet to answer, and the teardown flushes the rest. */
+      if (prev != NULL)
+        return;
+      emul_wq_pop(&qp->sq);
       x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
       emul_wq_put(&qp->sq, s);
       return;
@@ -897,16 +901,20 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   emul_rwqe_t *r = emul_wq_pop(rq);
   if (qp->srq != NULL)
     emul_srq_took(qp->srq);
-  uint64_t room, len = in->f.byte_len;
+  uint64_t room = 0, len = in->f.byte_len;
   /* The latency case: the payload inline, one receive SGE that holds it,
    * checked from x->hot; else the general checks and copies below. */
   gboolean placed = r->num_sge == 1 && r->sge[0].length > 0 && !(in->f.flags & X_F_CMA) &&
                     in->f.total == len && len <= r->sge[0].length &&
                     x_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+  /* emul_sges_ok sets room only for a buffer it accepts: a refused one is
+   * a protection error whatever the lengths. */
+  gboolean writable =
+    placed || emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room);
   if (placed) {
     emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, in->buf, len);
-  } else if (!emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room) || len > room) {
-    gboolean too_long = len > room;
+  } else if (!writable || len > room) {
+    gboolean too_long = writable;
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
                   too_long ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
     emul_wq_put(rq, r);
@@ -969,8 +977,7 @@ x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       emul_remote_range(qp, f->raddr, f->rkey, f->total, RNICPI_ACCESS_REMOTE_WRITE);
     if (t == NULL)
       break;
-    if (f->total > 0)
-      memcpy(t, in->buf, f->total);
+    emul_place(t, in->buf, f->total);
     x_ack(x, f->seq + 1);
     return XR_DONE;
   case X_OP_READ:

@@ -476,7 +476,7 @@ rx_place_staged(iw_qp_t *qp, const uint8_t *src, uint32_t avail)
   uint32_t want = MIN(avail, r->payload - r->payload_got), k = 0;
   for (int i = 0; i < n && k < want; i++) {
     size_t c = MIN((size_t) (want - k), iov[i].iov_len);
-    memcpy(iov[i].iov_base, src + k, c);
+    rnicpi_place(iov[i].iov_base, src + k, c); /* its last byte last: rnicpi_util.h */
     k += (uint32_t) c;
   }
   rx_placed(qp, iov, n, k);
