@@ -1586,9 +1586,17 @@ it_status_t it_pz_query(IN it_pz_handle_t pz_handle,
  * @retval IT_ERR_ASYNC_UNAFF_EVD_EXISTS the adapter already has an unaffiliated asynchronous
  *          dispatcher
  * @retval IT_ERR_RESOURCES the eventfd or the provider's completion queue could not be created
- * @note The file descriptor (::IT_EVD_CREATE_FD) belongs to the dispatcher: it is readable while
- *       the dispatcher holds at least max(threshold, 1) events (an aggregate: while any of its
- *       simple dispatchers has notified it).
+ * @note The file descriptor (::IT_EVD_CREATE_FD, an eventfd) belongs to the dispatcher: do not
+ *       read, write or close it.  It is readable exactly while the dispatcher is ready: a simple
+ *       dispatcher while it holds at least max(threshold, 1) events; an aggregate from the moment
+ *       one of its simple dispatchers reaches its threshold until it has handed out every event
+ *       of that dispatcher (with ::IT_EVD_DEQUEUE_NOTIFICATIONS, until it returned the
+ *       notification).  The dequeue that leaves it not ready makes the descriptor unreadable
+ *       before it returns; an event that makes it ready makes it readable again.  Under
+ *       edge-triggered epoll every change from not ready to ready is a new edge, none is promised
+ *       while it stays ready, and an edge may come with no new event: dequeue until
+ *       ::IT_ERR_QUEUE_EMPTY at each wakeup, and no event is ever left queued with the descriptor
+ *       quiet.  The contract in full is in @ref evd_fd
  * @note A queue that passes @p sevd_queue_size keeps the event, marks the dispatcher overflowed and
  *       posts ::IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE on the adapter's affiliated dispatcher; no event
  *       is dropped.
@@ -1659,6 +1667,11 @@ it_status_t it_evd_query(IN it_evd_handle_t evd_handle,
  * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher
  * @retval IT_ERR_FAULT @p event is NULL
  * @retval IT_ERR_QUEUE_EMPTY no event is queued
+ * @note A dequeue that leaves the dispatcher below its threshold makes its file descriptor
+ *       (::IT_EVD_CREATE_FD) unreadable before it returns; an event that arrives after it, or
+ *       races it, makes the descriptor readable again.  A loop that dequeues until
+ *       ::IT_ERR_QUEUE_EMPTY before it waits on the descriptor never leaves an event behind,
+ *       also under edge-triggered epoll (@ref evd_fd).
  * @ingroup evd
  */
 it_status_t it_evd_dequeue(IN it_evd_handle_t evd_handle,

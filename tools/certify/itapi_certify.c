@@ -122,7 +122,7 @@ static const char *const negative_words[] = {
 
 static const char *const programs[] = {
   "cert-rnicpi", "conf-ia", "conf-cm", "conf-dto", "conf-flush", "conf-evd", "conf-lmr", "conf-neg", "conf-xproc", "conf-srq", "conf-rmr", "conf-sc",
-  "conf-scale", "conf-ud", "conf-race", "cert-interop",
+  "conf-scale", "conf-ud", "conf-race", "conf-evloop", "cert-interop",
 };
 
 /* The --level a program's tests belong to. */
