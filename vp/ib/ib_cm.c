@@ -1034,6 +1034,22 @@ ib_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   }
   /* ERROR here before the device hears of it (ib_qp_torn_down()). */
   ib_qp_torn_down(qp);
+  if (c->state == IB_CONN_RESOLVING || c->state == IB_CONN_CONNECTING ||
+      c->state == IB_CONN_REPLIED) {
+    /* The connect is still pending: rdma_disconnect would send nothing and
+     * raise nothing.  The request is withdrawn (destroying the identifier
+     * makes the CM refuse it toward the listener), and this side's
+     * DISCONNECTED is ours to raise, as for a connected queue pair. */
+    ib_cm_out_t o = { .have = FALSE };
+    fail_active(c, RNICPI_CM_DISCONNECTED, RNICPI_CM_REASON_NONE, NULL, &o);
+    if (conn_take_locked(c))
+      o.destroy = c;
+    g_mutex_unlock(&dev->lock);
+    ib_dev_queue_cm(dev, &o.ev);
+    if (o.destroy != NULL)
+      conn_free(o.destroy);
+    return RNICPI_OK;
+  }
   ib_qp_set_error(qp);
   rdma_disconnect(c->id);
   c->closing = TRUE;

@@ -200,8 +200,14 @@ post_invalidate(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, 
   int err;
   s->rkey = wr->invalidate_rkey;
   if (legal && mw->base.type == RNICPI_MW_WIDE) {
-    /* IBTA o10-37.2.26: a type 1 window is unbound by a bind of length 0. */
-    struct ibv_mw_bind mb = { .wr_id = v->wr_id, .send_flags = v->send_flags };
+    /* IBTA o10-37.2.26: a type 1 window is unbound by a bind of length 0.
+     * No region takes part, but rdma-core's providers read bind_info.mr
+     * whatever the length (rxe's convert_send_wr takes its lkey, and its
+     * rxe_bind_mw its pd): a NULL one crashes the process.  A stand-in of
+     * the window's domain, key 0, is read and ignored. */
+    struct ibv_mr none = { .context = mw->mw->context, .pd = mw->mw->pd };
+    struct ibv_mw_bind mb = { .wr_id = v->wr_id, .send_flags = v->send_flags,
+                              .bind_info = { .mr = &none } };
     if ((err = ibv_bind_mw(qp->qp, mw->mw, &mb)) != 0)
       return err;
     mw_rekey_locked(dev, mw, mw->mw->rkey);
