@@ -349,6 +349,9 @@ golden_passive_ird(cert_t *f, cert_side_t *s, uint32_t accept_ird, uint32_t *ird
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];
   g_test_message("MPA Reply: flags 0x%02x, Rev %u, PD_Length %u", flags, rev, pd_len);
   g_assert_cmphex(flags & 0x80, ==, 0); /* M: we asked for none, it inserts none for us */
+  /* C: the Request asked for CRC, so both ends use it (RFC 5044 7.1.1),
+   * whatever the responder would have chosen alone. */
+  g_assert_cmphex(flags & 0x40, ==, 0x40);
   g_assert_cmphex(flags & 0x20, ==, 0); /* R: accepted */
   g_assert_cmpuint(rev, ==, 1);         /* RFC 6581: a Rev 1 Request gets a Rev 1 Reply */
   g_assert_cmpuint(pd_len, ==, 6);
@@ -440,7 +443,8 @@ test_mpa_reply(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("as MPA Responder to the golden Request (C=1, Rev 1, \"ULP private data\") the "
                  "provider gives the private data in CONNECT_REQUEST and answers the key \"MPA ID "
-                 "Rep Frame\", M=0, R=0, Rev 1, PD_Length 6 and its private data \"accept\"");
+                 "Rep Frame\", M=0, C=1 (the Request asked for CRC), R=0, Rev 1, PD_Length 6 and "
+                 "its private data \"accept\"");
   if (!interop_require_wire(f))
     return;
   cert_side_t s;

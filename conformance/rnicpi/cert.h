@@ -210,6 +210,20 @@ void cert_pdata_fill(uint8_t *p, uint32_t len, uint8_t seed);
 char *cert_pdata_hex(const uint8_t *p, uint32_t len);
 /* Tell the peer to clean up and exit, wait for it, free this side. */
 void cert_peer_close(cert_peer_t *pe);
+/* A region of the peer: its buffer slot, address and key. */
+typedef struct cert_xreg {
+  int slot;
+  uint64_t addr, rkey;
+} cert_xreg_t;
+/* The peer registers @len zero bytes in buffer @slot of its domain @pd
+ * with @access, in shared memory (cert_buf_new_shared) if @shared. */
+cert_xreg_t cert_peer_reg(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access,
+                          gboolean shared);
+/* The QP rights a peer takes by default: all the device has. */
+uint32_t cert_peer_rights(cert_t *f);
+/* The peer's QP is reported BROKEN and enters ERROR, and an asynchronous
+ * event of @type (0: none asked) came to it. */
+void cert_peer_broken(cert_peer_t *pe, rnicpi_async_type_t type);
 /* Wait for a peer that was told to "die". */
 void cert_peer_reap(cert_peer_t *pe);
 /* Send a command / take its answer: the words after "ok" (g_free them);
@@ -237,6 +251,7 @@ void cert_register_more(void);
 void cert_register_edge(void);
 void cert_register_wire(void);
 void cert_register_xproc(void);
+void cert_register_xmore(void);
 
 /* Shared by cert_mw.c, cert_srq.c, cert_ud.c and cert_more.c (defined in
  * cert_more.c). */

@@ -289,6 +289,45 @@ test_cm_disconnect(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_disconnect_pending(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.disconnect of a queue pair whose connect the listener has not answered: "
+                 "it returns RNICPI_OK, the queue pair gets exactly one DISCONNECTED and enters "
+                 "ERROR, its posted receives complete flushed exactly once, and the listener's "
+                 "request is withdrawn (an accept of it afterwards fails and establishes nothing)");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  cert_buf_t ba;
+  cert_buf_new(s.a.pd, &ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
+  uint64_t ida[2] = { 0xd1, 0xd2 };
+  for (int i = 0; i < 2; i++)
+    cert_post_recv(s.a.qp, &ba, (size_t) i * 64, 64, ida[i]);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  /* The requester gives up before the answer. */
+  cert_ok(CMV->disconnect(s.a.qp, NULL, 0));
+  g_free(cert_wait_cm(f, RNICPI_CM_DISCONNECTED, A_CTX));
+  cert_wait_state(s.a.qp, RNICPI_QPS_ERROR);
+  cert_expect_flushed(s.a.rcq, A_CTX, ida, 2);
+
+  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
+  rnicpi_status_t st = CMV->accept(s.p.qp, req->conn_id, &pas);
+  g_test_message("accept of the withdrawn request: %s", rnicpi_status_name(st));
+  /* A listener that learns of the withdrawal only from the wire may take
+   * the accept; the accepted side then never establishes. */
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, A_CTX);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(s.a.rcq);
+  cert_buf_free(&ba);
+  cm_close(&s);
+}
+
+static void
 test_cm_three_way(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -687,6 +726,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/reject", test_cm_reject);
   cert_add("/rnicpi/cm/unreachable", test_cm_unreachable);
   cert_add("/rnicpi/cm/request-cancelled", test_cm_request_cancelled);
+  cert_add("/rnicpi/cm/disconnect-pending", test_cm_disconnect_pending);
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);

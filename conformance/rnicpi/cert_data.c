@@ -6,6 +6,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cert.h"
@@ -231,6 +232,60 @@ test_data_zero_based(cert_t *f, gconstpointer data)
   g_assert_cmphex(target[192], ==, 0);
   cert_ok(MEM->mr_dereg(mr));
   cert_buf_free(&src);
+  cert_pair_free(&pr);
+}
+
+static void
+test_data_zero_based_read(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("RDMA Reads with zero-based regions at both ends: a Read from remote offset 64 "
+                 "of a zero-based source brings exactly those bytes, and a Read whose local "
+                 "SGE (a virtual address, as always) lies 64 bytes into a zero-based sink region "
+                 "lands there, nothing before or after it");
+  if (!cert_require(f, RNICPI_CAP_ZERO_BASED))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  enum { SZ = 512, N = 128 };
+  /* Page-aligned: a kernel may require a zero-based region's start to keep
+   * its offset in the page (uverbs does). */
+  void *sv = NULL, *kv = NULL;
+  g_assert_cmpint(posix_memalign(&sv, 4096, SZ), ==, 0);
+  g_assert_cmpint(posix_memalign(&kv, 4096, SZ), ==, 0);
+  uint8_t *src = sv, *sink = kv;
+  memset(sink, 0, SZ);
+  /* The source: zero-based, on the passive side. */
+  for (size_t i = 0; i < SZ; i++)
+    src[i] = (uint8_t) (i * 7 + 3);
+  rnicpi_mr_t *smr;
+  rnicpi_mr_attr_t sa = { .addr = src, .length = SZ, .iova = 0, .access = TARGET };
+  cert_ok(MEM->mr_reg(pr.p.pd, &sa, &smr));
+  /* The sink: zero-based too, on the requester (an iWARP Read sink is
+   * remotely writable, RFC 5040 4.4). */
+  rnicpi_mr_t *kmr;
+  rnicpi_mr_attr_t ka = { .addr = sink, .length = SZ, .iova = 0, .access = TARGET };
+  cert_ok(MEM->mr_reg(pr.a.pd, &ka, &kmr));
+
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (sink + 64), .length = N, .lkey = kmr->lkey };
+  rnicpi_send_wr_t rd = { .wr_id = 0x2e0, .opcode = RNICPI_WR_RDMA_READ,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = 64, .rkey = smr->rkey };
+  cert_ok(DAT->post_send(pr.a.qp, &rd));
+  rnicpi_wc_t wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x2e0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, N);
+  g_assert_cmpmem(sink + 64, N, src + 64, N);
+  for (size_t i = 0; i < SZ; i++)
+    if (i < 64 || i >= 64 + N)
+      g_assert_cmphex(sink[i], ==, 0);
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  cert_ok(MEM->mr_dereg(kmr));
+  cert_ok(MEM->mr_dereg(smr));
+  free(sv);
+  free(kv);
   cert_pair_free(&pr);
 }
 
@@ -580,6 +635,7 @@ cert_register_data(void)
   cert_add("/rnicpi/data/rdma-write", test_data_rdma_write);
   cert_add("/rnicpi/data/rdma-read", test_data_rdma_read);
   cert_add("/rnicpi/data/zero-based", test_data_zero_based);
+  cert_add("/rnicpi/data/zero-based-read", test_data_zero_based_read);
   cert_add("/rnicpi/data/atomics", test_data_atomics);
   cert_add("/rnicpi/data/immediate", test_data_immediate);
   cert_add("/rnicpi/data/unsignaled", test_data_unsignaled);

@@ -53,8 +53,8 @@ done_or_flushed(rnicpi_wc_status_t st)
 }
 
 static void
-take_each_once(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids,
-               status_ok_fn ok, rnicpi_wc_t *out)
+take_each_once_in(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids,
+                  status_ok_fn ok, rnicpi_wc_t *out, gboolean in_order)
 {
   rnicpi_wc_t *wc = g_new0(rnicpi_wc_t, nids + 1);
   gboolean *seen = g_new0(gboolean, nids);
@@ -69,6 +69,15 @@ take_each_once(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids,
                      j == nids ? "was never posted here, or is a stale one" : "completed twice");
     g_assert_cmpint(j, <, nids);
     g_assert_false(seen[j]);
+    /* A work queue completes in the order it was posted, flushed requests
+     * too: those in flight first, then those not yet started. */
+    if (in_order && j != i)
+      g_test_message("completion %d of %d is wr_id 0x%" G_GINT64_MODIFIER "x (status %d), posted "
+                     "as number %d: out of posting order; a work queue completes in the order "
+                     "it was posted, flushed requests included", i + 1, nids, wc[i].wr_id,
+                     wc[i].status, j + 1);
+    if (in_order)
+      g_assert_cmpint(j, ==, i);
     seen[j] = TRUE;
     g_assert_cmphex(wc[i].qp_ctx, ==, qp_ctx);
     if (!ok(wc[i].status))
@@ -85,6 +94,13 @@ take_each_once(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids,
   g_free(seen);
   g_free(wc);
   cert_assert_cq_quiet(cq);
+}
+
+static void
+take_each_once(rnicpi_cq_t *cq, uint64_t qp_ctx, const uint64_t *ids, int nids,
+               status_ok_fn ok, rnicpi_wc_t *out)
+{
+  take_each_once_in(cq, qp_ctx, ids, nids, ok, out, FALSE);
 }
 
 /* [off, off + len) of @dst holds the same bytes as of @src. */
@@ -450,19 +466,28 @@ test_flush_unsignaled_error(cert_t *f, gconstpointer data)
 
 /* ---- in flight when the QP goes to ERROR ------------------------------ */
 
-typedef enum { FLIGHT_READ, FLIGHT_SEND, FLIGHT_WRITE } flight_t;
+typedef enum { FLIGHT_READ, FLIGHT_SEND, FLIGHT_WRITE, FLIGHT_READ_ORD1 } flight_t;
 
 static void
 test_flush_in_flight(cert_t *f, gconstpointer data)
 {
   flight_t kind = (flight_t) GPOINTER_TO_INT(data);
-  g_test_summary("queue_ops.qp_to_error with 4 RDMA Reads, Sends or RDMA Writes of 4 MiB in "
-                 "flight: each request completes exactly once, flushed or successfully; a "
-                 "successful Read has every byte in its sink, a successful receive every byte "
-                 "of its Send, and (with completes-at-placement) a successful Send or Write "
-                 "every byte at the peer; the peer's receives complete once too");
+  gboolean ord1 = kind == FLIGHT_READ_ORD1;
+  g_test_summary(ord1 ? "queue_ops.qp_to_error with ORD 1 and 4 RDMA Reads of 4 MiB posted: "
+                        "one in flight, three waiting for it; each completes exactly once, in "
+                        "posting order (the one in flight first), flushed or successfully with "
+                        "every byte in its sink"
+                      : "queue_ops.qp_to_error with 4 RDMA Reads, Sends or RDMA Writes of 4 MiB "
+                        "in flight: each request completes exactly once and in posting order, "
+                        "flushed or successfully; a successful Read has every byte in its sink, "
+                        "a successful receive every byte of its Send, and (with "
+                        "completes-at-placement) a successful Send or Write every byte at the "
+                        "peer; the peer's receives complete once too");
+  if (ord1)
+    kind = FLIGHT_READ;
   cert_pair_t pr;
-  if (!cert_pair_open(f, &pr, NULL))
+  rnicpi_conn_param_t one = { .ird = 1, .ord = 1 };
+  if (!(ord1 ? cert_pair_open_cp(f, &pr, NULL, &one, &one) : cert_pair_open(f, &pr, NULL)))
     return;
   uint32_t len = (uint32_t) MIN((uint64_t) FLIGHT_LEN, f->caps.max_msg_size);
   gboolean placed = (f->caps.features & RNICPI_CAP_PLACED_COMPLETION) != 0;
@@ -509,7 +534,7 @@ test_flush_in_flight(cert_t *f, gconstpointer data)
   cert_ok(QUE->qp_to_error(pr.a.qp));
 
   rnicpi_wc_t wc[NFLIGHT];
-  take_each_once(pr.a.scq, pr.a.ctx, sids, NFLIGHT, done_or_flushed, wc);
+  take_each_once_in(pr.a.scq, pr.a.ctx, sids, NFLIGHT, done_or_flushed, wc, TRUE);
   take_each_once(pr.a.rcq, pr.a.ctx, &aid, 1, flushed_only, NULL);
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
   wait_state(pr.p.qp, RNICPI_QPS_ERROR);
@@ -526,7 +551,7 @@ test_flush_in_flight(cert_t *f, gconstpointer data)
   g_test_message("%d of %d requests completed successfully, the rest flushed", ok, NFLIGHT);
   if (kind == FLIGHT_SEND) {
     rnicpi_wc_t rwc[NFLIGHT];
-    take_each_once(pr.p.rcq, pr.p.ctx, pids, NFLIGHT, done_or_flushed, rwc);
+    take_each_once_in(pr.p.rcq, pr.p.ctx, pids, NFLIGHT, done_or_flushed, rwc, TRUE);
     for (int i = 0; i < NFLIGHT; i++) {
       if (rwc[i].status != RNICPI_WC_SUCCESS) {
         /* A Send the peer received cannot have been flushed at a sender
@@ -573,4 +598,6 @@ cert_register_flush(void)
              test_flush_in_flight, cert_teardown);
   g_test_add("/rnicpi/flush/in-flight/write", cert_t, GINT_TO_POINTER(FLIGHT_WRITE), cert_setup,
              test_flush_in_flight, cert_teardown);
+  g_test_add("/rnicpi/flush/in-flight/read-ord1", cert_t, GINT_TO_POINTER(FLIGHT_READ_ORD1),
+             cert_setup, test_flush_in_flight, cert_teardown);
 }

@@ -54,5 +54,6 @@ main(int argc, char **argv)
   cert_register_edge();
   cert_register_wire();
   cert_register_xproc();
+  cert_register_xmore();
   return g_test_run();
 }

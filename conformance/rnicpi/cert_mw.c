@@ -273,6 +273,46 @@ test_mw_bind_past_region(cert_t *f, gconstpointer data)
   mw_bind_refused(f, RW | REMOTE | RNICPI_ACCESS_MW_BIND, 1, TGT_LEN, RNICPI_ACCESS_REMOTE_READ);
 }
 
+static void
+test_mw_bind_zero_based_region(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("on an iWARP device a window cannot be bound to a zero-based region (RDMAC "
+                 "verbs 7.2.7): the bind completes with RNICPI_WC_MW_BIND_ERR, the binding queue "
+                 "pair enters ERROR and the region is untouched");
+  if (f->caps.transport != RNICPI_TRANSPORT_IWARP) {
+    g_test_skip("not an iWARP device: InfiniBand allows windows on zero-based regions");
+    return;
+  }
+  if (!cert_require(f, RNICPI_CAP_ZERO_BASED))
+    return;
+  mw_setup_t m;
+  if (!mw_open(f, &m, RW | REMOTE))
+    return;
+  g_autofree uint8_t *mem = g_malloc0(TGT_LEN);
+  rnicpi_mr_t *zb;
+  rnicpi_mr_attr_t attr = { .addr = mem, .length = TGT_LEN, .iova = 0,
+                            .access = RW | REMOTE | RNICPI_ACCESS_MW_BIND };
+  cert_ok(MEM->mr_reg(m.pr.p.pd, &attr, &zb));
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_BIND_MW,
+                          .flags = RNICPI_WR_SIGNALED };
+  wr.bind = (rnicpi_bind_t) { .mw = m.mw, .mr = zb, .addr = WIN_OFF, .length = WIN_LEN,
+                              .access = REMOTE };
+  cert_ok(DAT->post_send(m.pr.p.qp, &wr));
+  rnicpi_wc_t wc = cert_wc(m.pr.p.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_MW_BIND_ERR);
+  cert_wait_state(m.pr.p.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(m.pr.p.scq);
+  /* A local error need not reach the peer at once. */
+  if (QUE->qp_state(m.pr.a.qp) != RNICPI_QPS_ERROR)
+    cert_ok(QUE->qp_to_error(m.pr.a.qp));
+  for (size_t i = 0; i < TGT_LEN; i++)
+    g_assert_cmphex(mem[i], ==, 0);
+  cert_ok(MEM->mr_dereg(zb));
+  mw_close(&m);
+}
+
 /* ---- invalidation ----------------------------------------------------- */
 
 static void
@@ -896,6 +936,7 @@ cert_register_mw(void)
   cert_add("/rnicpi/mw/bind-rights-exceed-region", test_mw_bind_rights_exceed);
   cert_add("/rnicpi/mw/bind-no-mw-bind", test_mw_bind_no_mw_bind);
   cert_add("/rnicpi/mw/bind-past-region", test_mw_bind_past_region);
+  cert_add("/rnicpi/mw/bind-zero-based-region", test_mw_bind_zero_based_region);
   cert_add("/rnicpi/mw/local-invalidate", test_mw_local_invalidate);
   cert_add("/rnicpi/mw/send-invalidate", test_mw_send_invalidate);
   cert_add("/rnicpi/mw/rebind-old-key", test_mw_rebind_old_key);

@@ -1,6 +1,7 @@
 /*
- * cert-rnicpi's peer in another process.  The tests of cert_xproc.c hold
- * the active side of a connection; its passive side lives in a second
+ * cert-rnicpi's peer in another process.  The tests of cert_xproc.c and
+ * cert_xmore.c hold the active side of a connection; its passive side
+ * lives in a second
  * cert-rnicpi, started as "cert-rnicpi --peer" with the same provider and
  * environment, which opens the same device, listens, accepts and then does
  * what the test asks, one line at a time:
@@ -24,6 +25,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,14 +45,20 @@
  * peer's own (CERT_TIMEOUT_MS), so a peer that times out says so first. */
 #define PEER_REPLY_MS (3 * CERT_TIMEOUT_MS)
 #define PEER_BUFS 8
+#define PEER_LISTEN_CTX 0x1150ull
 #define PEER_PDS 4
 
 /* The commands (B: a buffer slot 0-7; numbers in C syntax):
  *   side ACCESS              its domain, CQs and QP (QP rights ACCESS)
  *   listen                   a fresh port
- *   accept [LEN] / reject LEN   answer the next request (LEN bytes of private
- *                            data): IRD ORD REQ / REQ (REQ: the request's
+ *   accept [LEN [IRD ORD]] / reject LEN   answer the next request (LEN
+ *                            bytes of private data; the accept's IRD and
+ *                            ORD, 4 each if not given): IRD ORD REQ / REQ
+ *                            (the settled IRD and ORD; REQ: the request's
  *                            private data in hex, "-" for none)
+ *   request MS               the next connection request reaches the listener
+ *                            and stays unanswered: "seen" and its private data
+ *                            in hex, or none
  *   connect PORT LEN         the side's QP connects to PORT of the device's
  *                            address with LEN bytes of private data (seed
  *                            CERT_PDATA_CONNECT); answered once connect returns
@@ -61,7 +69,8 @@
  *   dereg B                  the region goes, the bytes stay
  *   fill B SEED / zero B OFF LEN / check B OFF LEN SEED|zero [FROM]
  *   get64 B OFF / put64 B OFF V
- *   recv B OFF LEN ID [ud]   a receive of one segment (of the datagram QP)
+ *   recv B OFF LEN ID [ud|badkey]   a receive of one segment (of the datagram
+ *                            QP; or naming a key B's region never had)
  *   recv2 B OFF LEN OFF2 LEN2 ID   a receive of two segments of B
  *   post write|read|send B OFF LEN RADDR RKEY ID   a signaled request
  *   bind B ACCESS            a window over all of B: its key
@@ -185,20 +194,26 @@ peer_side(peer_t *p, char **w)
   say(p, "ok");
 }
 
-/* accept [LEN] / reject LEN: the next connection request, accepted (with
- * LEN bytes of private data of seed CERT_PDATA_ACCEPT) or rejected (seed
+/* accept [LEN [IRD ORD]] / reject LEN: the next connection request,
+ * accepted (with LEN bytes of private data of seed CERT_PDATA_ACCEPT, and
+ * IRD and ORD, 4 each or the device's most if not given) or rejected (seed
  * CERT_PDATA_REJECT); the answer ends with the request's private data in
  * hex ("-": none). */
 static void
-peer_answer(peer_t *p, gboolean accept, uint32_t len)
+peer_answer(peer_t *p, gboolean accept, uint32_t len, char **w)
 {
-  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(&p->f, RNICPI_CM_CONNECT_REQUEST, 0x1150);
+  g_autofree rnicpi_cm_event_t *req =
+    cert_wait_cm(&p->f, RNICPI_CM_CONNECT_REQUEST, PEER_LISTEN_CTX);
   g_autofree char *hex = cert_pdata_hex(req->pdata, req->pdata_len);
   uint8_t pd[RNICPI_MAX_PDATA];
   len = MIN(len, RNICPI_MAX_PDATA);
   cert_pdata_fill(pd, len, accept ? CERT_PDATA_ACCEPT : CERT_PDATA_REJECT);
   rnicpi_conn_param_t cp = { .pdata = pd, .pdata_len = len, .ird = cert_min(4, p->f.caps.max_ird),
                              .ord = cert_min(4, p->f.caps.max_ord) };
+  if (accept && w[1] != NULL && w[2] != NULL && w[3] != NULL) {
+    cp.ird = (uint32_t) num(w, 2);
+    cp.ord = (uint32_t) num(w, 3);
+  }
   rnicpi_status_t st = accept ? CMV->accept(p->s.qp, req->conn_id, &cp)
                               : CMV->reject(p->f.dev, req->conn_id, pd, len);
   if (st != RNICPI_OK) {
@@ -362,6 +377,21 @@ peer_cm(peer_t *p, char **w)
   say(p, "ok seen %s", hex);
 }
 
+/* request MS: a connection request at the listener, left unanswered (the
+ * test then kills the peer, or the request stays pending until "quit"). */
+static void
+peer_request(peer_t *p, char **w)
+{
+  g_autofree rnicpi_cm_event_t *req =
+    cert_poll_cm(&p->f, RNICPI_CM_CONNECT_REQUEST, PEER_LISTEN_CTX, (guint) num(w, 1));
+  if (req == NULL) {
+    say(p, "ok none");
+    return;
+  }
+  g_autofree char *hex = cert_pdata_hex(req->pdata, req->pdata_len);
+  say(p, "ok seen %s", hex);
+}
+
 /* connect PORT LEN: the peer as requester, towards a listener of the test
  * (the CM events are the test's to wait for, or the peer's "cm"). */
 static void
@@ -429,9 +459,11 @@ peer_do(peer_t *p, char **w)
   } else if (strcmp(c, "side") == 0) {
     peer_side(p, w);
   } else if (strcmp(c, "listen") == 0) {
-    say(p, "ok %u", cert_listen(&p->f, 0x1150, &p->lst));
+    say(p, "ok %u", cert_listen(&p->f, PEER_LISTEN_CTX, &p->lst));
   } else if (strcmp(c, "accept") == 0 || strcmp(c, "reject") == 0) {
-    peer_answer(p, c[0] == 'a', (uint32_t) num(w, 1));
+    peer_answer(p, c[0] == 'a', (uint32_t) num(w, 1), w);
+  } else if (strcmp(c, "request") == 0) {
+    peer_request(p, w);
   } else if (strcmp(c, "connect") == 0) {
     peer_connect(p, w);
   } else if (strcmp(c, "disconnect") == 0) {
@@ -482,6 +514,8 @@ peer_do(peer_t *p, char **w)
       rnicpi_recv_wr_t wr = { .wr_id = num(w, two ? 6 : 4), .sg_list = sge,
                               .num_sge = two ? 2 : 1 };
       rnicpi_status_t st;
+      if (g_strcmp0(w[5], "badkey") == 0 && !two)
+        sge[0].lkey ^= 0xff0000ffu; /* as the in-process tests spoil a key */
       if (g_strcmp0(w[5], "ud") == 0 && !two)
         st = p->ud != NULL ? DAT->post_recv(p->ud, &wr) : RNICPI_ESTATE;
       else
@@ -776,6 +810,42 @@ cert_peer_close(cert_peer_t *pe)
     g_string_free(pe->in, TRUE);
   cert_side_free(&pe->a);
   memset(pe, 0, sizeof(*pe));
+}
+
+cert_xreg_t
+cert_peer_reg(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access, gboolean shared)
+{
+  cert_xreg_t r = { .slot = slot };
+  g_autofree char *a = cert_peer_call(pe, "reg %d %d %zu 0x%x%s", slot, pd, len, access,
+                                      shared ? " shared" : "");
+  g_assert_cmpint(sscanf(a, "%" SCNx64 " %" SCNx64, &r.addr, &r.rkey), ==, 2);
+  return r;
+}
+
+uint32_t
+cert_peer_rights(cert_t *f)
+{
+  return RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE |
+         ((f->caps.features & RNICPI_CAP_ATOMICS) ? RNICPI_ACCESS_ATOMIC : 0);
+}
+
+void
+cert_peer_broken(cert_peer_t *pe, rnicpi_async_type_t type)
+{
+  g_autofree char *cm = cert_peer_call(pe, "cm %d %d", RNICPI_CM_BROKEN, CERT_TIMEOUT_MS);
+  g_assert_true(g_str_has_prefix(cm, "seen"));
+  if (type != 0) {
+    g_autofree char *ev = cert_peer_call(pe, "async %d %d", type, CERT_TIMEOUT_MS);
+    if (strcmp(ev, "none") == 0)
+      g_test_message("the peer process got no asynchronous event %d", type);
+    g_assert_cmpstr(ev, !=, "none");
+  }
+  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
+  uint64_t st;
+  while ((st = cert_peer_u64(pe, "state")) != RNICPI_QPS_ERROR &&
+         g_get_monotonic_time() < deadline)
+    g_usleep(1000);
+  g_assert_cmpint(st, ==, RNICPI_QPS_ERROR);
 }
 
 void

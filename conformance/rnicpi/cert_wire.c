@@ -404,6 +404,34 @@ test_connect_connected(cert_t *f, gconstpointer data)
 }
 
 static void
+test_connect_pending(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect on a queue pair whose connect is still pending (the listener "
+                 "has its request and has not answered) is RNICPI_ESTATE and sends no second "
+                 "request; the first one, accepted, then establishes both sides");
+  cert_side_t c, q;
+  cert_side_new(f, &c, 0xc0000, 16, NULL);
+  cert_side_new(f, &q, 0xd0000, 16, NULL);
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x1153, &lst);
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(c.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1153);
+  expect_estate(CMV->connect(c.qp, &dst, &cp), "a second connect while the first is pending");
+  cert_assert_no_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1153);
+  cert_ok(CMV->accept(q.qp, req->conn_id, &cp));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, c.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, q.ctx));
+  cert_ok(CMV->unlisten(lst));
+  g_assert_cmpint(QUE->qp_state(c.qp), ==, RNICPI_QPS_RTS);
+  cert_side_free(&q);
+  cert_side_free(&c);
+}
+
+static void
 test_accept_busy_qp(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -470,6 +498,7 @@ cert_register_wire(void)
   cert_add("/rnicpi/errors/send-inv-unknown-stag", test_send_inv_unknown);
   cert_add("/rnicpi/data/read-then-fenced-write", test_read_then_fenced_write);
   cert_add("/rnicpi/cm/connect-connected-refused", test_connect_connected);
+  cert_add("/rnicpi/cm/connect-pending-refused", test_connect_pending);
   cert_add("/rnicpi/cm/accept-busy-qp-refused", test_accept_busy_qp);
   cert_add("/rnicpi/cm/disconnect-idle-refused", test_disconnect_idle);
 }

@@ -24,34 +24,13 @@
 #define WARM_ACCESSES 3
 #define WARM_GAP_US 20000
 
-/* A region of the peer: buffer slot, address and key. */
-typedef struct xreg {
-  int slot;
-  uint64_t addr, rkey;
-} xreg_t;
-
-static xreg_t
-xreg_in(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access, gboolean shared)
-{
-  xreg_t r = { .slot = slot };
-  g_autofree char *a = cert_peer_call(pe, "reg %d %d %zu 0x%x%s", slot, pd, len, access,
-                                      shared ? " shared" : "");
-  g_assert_cmpint(sscanf(a, "%" SCNx64 " %" SCNx64, &r.addr, &r.rkey), ==, 2);
-  return r;
-}
+typedef cert_xreg_t xreg_t;
 
 /* A region of @len zero bytes in the peer's own memory (cert_buf_new). */
 static xreg_t
 xreg(cert_peer_t *pe, int slot, int pd, size_t len, uint32_t access)
 {
-  return xreg_in(pe, slot, pd, len, access, FALSE);
-}
-
-/* The QP rights a peer takes by default: all the device has. */
-static uint32_t
-all_rights(cert_t *f)
-{
-  return REMOTE | ((f->caps.features & RNICPI_CAP_ATOMICS) ? RNICPI_ACCESS_ATOMIC : 0);
+  return cert_peer_reg(pe, slot, pd, len, access, FALSE);
 }
 
 /* One signaled request of this side that must succeed. */
@@ -64,26 +43,6 @@ x_ok(cert_peer_t *pe, rnicpi_wr_opcode_t op, const cert_buf_t *b, size_t off, ui
   g_assert_cmphex(wc.wr_id, ==, 0x600d);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmphex(wc.qp_ctx, ==, pe->a.ctx);
-}
-
-/* The peer's QP is in ERROR and broken, and @cause raised its event. */
-static void
-peer_broken(cert_peer_t *pe, rnicpi_async_type_t type)
-{
-  g_autofree char *cm = cert_peer_call(pe, "cm %d %d", RNICPI_CM_BROKEN, CERT_TIMEOUT_MS);
-  g_assert_true(g_str_has_prefix(cm, "seen"));
-  if (type != 0) {
-    g_autofree char *ev = cert_peer_call(pe, "async %d %d", type, CERT_TIMEOUT_MS);
-    if (strcmp(ev, "none") == 0)
-      g_test_message("the peer process got no asynchronous event %d", type);
-    g_assert_cmpstr(ev, !=, "none");
-  }
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  uint64_t st;
-  while ((st = cert_peer_u64(pe, "state")) != RNICPI_QPS_ERROR &&
-         g_get_monotonic_time() < deadline)
-    g_usleep(1000);
-  g_assert_cmpint(st, ==, RNICPI_QPS_ERROR);
 }
 
 /* As cert_expect_refused: this side's request @id refused by the peer. */
@@ -99,7 +58,7 @@ x_refused(cert_t *f, cert_peer_t *pe, uint64_t id, gboolean write)
   else
     g_assert_cmpint(wc.status, ==, RNICPI_WC_REM_ACCESS_ERR);
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe->a.ctx));
-  peer_broken(pe, RNICPI_ASYNC_QP_ACCESS_ERR);
+  cert_peer_broken(pe, RNICPI_ASYNC_QP_ACCESS_ERR);
   cert_wait_state(pe->a.qp, RNICPI_QPS_ERROR);
   cert_assert_cq_quiet(pe->a.scq);
 }
@@ -126,13 +85,14 @@ test_xproc_transfer(cert_t *f, gconstpointer data)
                  "one of shared memory (a memfd mapping another process can map), and no guard "
                  "byte is touched");
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   enum { BIG = 192 << 10 };
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, BIG, RW | REMOTE);
   xreg_t rb = xreg(&pe, 0, 0, BIG, RW);
-  xreg_t tgts[2] = { xreg(&pe, 1, 0, BIG, RW | REMOTE), xreg_in(&pe, 2, 0, BIG, RW | REMOTE, TRUE) };
+  xreg_t tgts[2] = { xreg(&pe, 1, 0, BIG, RW | REMOTE),
+                     cert_peer_reg(&pe, 2, 0, BIG, RW | REMOTE, TRUE) };
 
   const uint32_t sizes[] = { 64, BIG };
   for (int i = 0; i < 2; i++) {
@@ -202,7 +162,7 @@ test_xproc_refused(cert_t *f, gconstpointer data)
     t->warm ? " after a good one through the same key (the region in shared memory)" : "");
   g_test_summary(summary);
   uint32_t need = t->write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
-  uint32_t qp_rights = t->c == XR_QP_RIGHTS ? (all_rights(f) & ~need) : all_rights(f);
+  uint32_t qp_rights = t->c == XR_QP_RIGHTS ? (cert_peer_rights(f) & ~need) : cert_peer_rights(f);
   /* A good access first needs the right on the QP: warm up with the other kind. */
   cert_peer_t pe;
   if (!cert_peer_open(f, &pe, qp_rights))
@@ -212,7 +172,7 @@ test_xproc_refused(cert_t *f, gconstpointer data)
   /* Warm: in shared memory, where vp/emul remembers the region after the
    * good access and checks the next one by that memory (its fast path). */
   uint32_t access = RW | (t->c == XR_REGION_RIGHTS ? REMOTE & ~need : REMOTE);
-  xreg_t r = xreg_in(&pe, 0, pd, LEN, access, t->warm);
+  xreg_t r = cert_peer_reg(&pe, 0, pd, LEN, access, t->warm);
   cert_peer_do(&pe, "fill 0 7");
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, LEN + 64, RW | REMOTE);
@@ -281,7 +241,7 @@ test_xproc_recv_too_long(cert_t *f, gconstpointer data)
     n + 1, n);
   g_test_summary(summary);
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, n + 1, RW);
@@ -301,7 +261,7 @@ test_xproc_recv_too_long(cert_t *f, gconstpointer data)
     g_test_message("requester completion status %d (completions at transmission)", wc.status);
   }
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe.a.ctx));
-  peer_broken(&pe, RNICPI_ASYNC_QP_FATAL);
+  cert_peer_broken(&pe, RNICPI_ASYNC_QP_FATAL);
   cert_wait_qp_async(f, RNICPI_AE_REMOTE_RECV_LENGTH, pe.a.ctx);
   cert_peer_do(&pe, "check 0 %u 64 zero", n);
   cert_buf_free(&src);
@@ -317,7 +277,7 @@ test_xproc_recv_two_segments(cert_t *f, gconstpointer data)
                  "region): the first 32 bytes fill the first segment, the rest the second, "
                  "nothing between or after them changes");
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   if (cert_min(2, f->caps.max_recv_sge) < 2) {
     g_test_skip("the device takes one scatter entry per receive");
@@ -360,7 +320,7 @@ test_xproc_send_waits(cert_t *f, gconstpointer data)
                  "in place); on iWARP the connection breaks (no untagged buffer) and the "
                  "second completes with an error where completions mean placement");
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   cert_buf_t src;
   cert_buf_new(pe.a.pd, &src, 128, RW);
@@ -396,7 +356,7 @@ test_xproc_send_waits(cert_t *f, gconstpointer data)
     else /* completed when sent, the Terminate comes after */
       g_test_message("second Send: status %d (completions at transmission)", wc.status);
     g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pe.a.ctx));
-    peer_broken(&pe, 0);
+    cert_peer_broken(&pe, 0);
   }
   cert_assert_cq_quiet(pe.a.scq);
   cert_buf_free(&src);
@@ -413,7 +373,7 @@ test_xproc_atomics(cert_t *f, gconstpointer data)
   if (!cert_require(f, RNICPI_CAP_ATOMICS))
     return;
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   xreg_t t = xreg(&pe, 0, 0, 64, RW | RNICPI_ACCESS_ATOMIC);
   cert_peer_do(&pe, "put64 0 8 0x1000");
@@ -484,9 +444,9 @@ test_xproc_atomic_misaligned(cert_t *f, gconstpointer data)
   if (!cert_require(f, RNICPI_CAP_ATOMICS))
     return;
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
-  xreg_t r = xreg_in(&pe, 0, 0, 64, RW | REMOTE | RNICPI_ACCESS_ATOMIC, t->warm);
+  xreg_t r = cert_peer_reg(&pe, 0, 0, 64, RW | REMOTE | RNICPI_ACCESS_ATOMIC, t->warm);
   cert_peer_do(&pe, "fill 0 7");
   cert_buf_t res, sink;
   cert_buf_new(pe.a.pd, &res, 8, RW);
@@ -556,7 +516,7 @@ test_xproc_send_invalidate(cert_t *f, gconstpointer data)
     return;
   }
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   xreg_t t = xreg(&pe, 0, 0, 256, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
   uint64_t key = cert_peer_u64(&pe, "bind 0 0x%x", (unsigned) REMOTE);
@@ -596,7 +556,7 @@ test_xproc_peer_died(cert_t *f, gconstpointer data)
                  "and its posted receives (on InfiniBand also a Send waiting for a receive) "
                  "complete flushed, each once");
   cert_peer_t pe;
-  if (!cert_peer_open(f, &pe, all_rights(f)))
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
     return;
   cert_buf_t rb;
   cert_buf_new(pe.a.pd, &rb, 256, RW);
@@ -647,7 +607,7 @@ test_xproc_ud(cert_t *f, gconstpointer data)
   if (!cert_require(f, RNICPI_CAP_UD))
     return;
   cert_peer_t pe;
-  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+  if (!cert_peer_start(f, &pe, cert_peer_rights(f), NULL))
     return;
   uint32_t pqpn = (uint32_t) cert_peer_u64(&pe, "ud 0x%x", XUD_QKEY_PEER);
   uint32_t room = XUD_GRH + f->caps.ud_mtu;
@@ -742,7 +702,7 @@ test_xproc_cm_pdata(cert_t *f, gconstpointer data)
                        "carries it), its QP enters ERROR and its posted receives complete "
                        "flushed, each once, and the connection is not reported BROKEN");
   cert_peer_t pe;
-  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+  if (!cert_peer_start(f, &pe, cert_peer_rights(f), NULL))
     return;
   const rnicpi_caps_t *c = &f->caps;
   uint32_t req_len = cert_min(32, c->pdata_connect), acc_len = cert_min(40, c->pdata_accept);
@@ -787,6 +747,70 @@ test_xproc_cm_pdata(cert_t *f, gconstpointer data)
 }
 
 static void
+test_xproc_ird_ord(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process, IRD and ORD settle as in one "
+                 "process (cm/connect-accept): each side's ORD within the other's IRD and equal "
+                 "to it, and with RNICPI_CAP_IRD_ORD_NEGOTIATED this side's ORD is the least of "
+                 "its ORD and the peer's IRD, its IRD the least of its IRD and the peer's ORD; "
+                 "then as many RDMA Reads as three times the settled ORD, posted back to back, "
+                 "all complete successfully in order with the peer's bytes");
+  const rnicpi_caps_t *c = &f->caps;
+  if (c->max_ird < 3 || c->max_ord < 6) {
+    g_test_skip("the device's IRD or ORD is below 3 and 6");
+    return;
+  }
+  cert_peer_t pe;
+  if (!cert_peer_start(f, &pe, cert_peer_rights(f), NULL))
+    return;
+  /* Asymmetric on purpose: a side that settled its ORD against the peer's
+   * ORD, or its IRD against the peer's IRD, gets other numbers. */
+  rnicpi_conn_param_t act = { .ird = 2, .ord = 6 };
+  const uint32_t pas_ird = 1, pas_ord = 3;
+  g_autofree char *answer = g_strdup_printf("accept 0 %u %u", pas_ird, pas_ord);
+  cert_peer_connect(f, &pe, &act, answer);
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, pe.a.ctx);
+  g_autofree char *r = cert_peer_reply(&pe);
+  unsigned p_ird = 0, p_ord = 0;
+  g_assert_cmpint(sscanf(r, "%u %u", &p_ird, &p_ord), ==, 2);
+  g_test_message("settled: this side IRD %u ORD %u, the peer IRD %u ORD %u", ea->ird, ea->ord,
+                 p_ird, p_ord);
+  g_assert_cmpuint(ea->ord, >=, 1);
+  g_assert_cmpuint(ea->ord, <=, pas_ird);
+  g_assert_cmpuint(p_ord, <=, act.ird);
+  g_assert_cmpuint(ea->ord, ==, p_ird);
+  g_assert_cmpuint(p_ord, ==, ea->ird);
+  if (c->features & RNICPI_CAP_IRD_ORD_NEGOTIATED) {
+    g_assert_cmpuint(ea->ord, ==, MIN(act.ord, pas_ird));
+    g_assert_cmpuint(ea->ird, ==, MIN(act.ird, pas_ord));
+  }
+
+  xreg_t src = xreg(&pe, 0, 0, LEN, RW | REMOTE);
+  cert_peer_do(&pe, "fill %d 77", src.slot);
+  cert_buf_t b; /* a Read sink: remotely writable for iWARP (RFC 5040 4.4) */
+  cert_buf_new(pe.a.pd, &b, LEN, RW | REMOTE);
+  uint32_t n = 3 * ea->ord, piece = LEN / n;
+  for (uint32_t i = 0; i < n; i++)
+    cert_post_send(pe.a.qp, RNICPI_WR_RDMA_READ, &b, (size_t) i * piece, piece, 0x3ead0 + i,
+                   RNICPI_WR_SIGNALED, src.addr + (uint64_t) i * piece, src.rkey);
+  for (uint32_t i = 0; i < n; i++) {
+    rnicpi_wc_t wc = cert_wc(pe.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0x3ead0 + i);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  }
+  cert_buf_t want;
+  cert_buf_new(pe.a.pd, &want, LEN, RW);
+  cert_buf_fill(&want, 77);
+  g_assert_cmpmem(b.data, (size_t) n * piece, want.data, (size_t) n * piece);
+  g_assert_cmpint(QUE->qp_state(pe.a.qp), ==, RNICPI_QPS_RTS);
+  cert_buf_free(&want);
+  cert_buf_free(&b);
+  cert_peer_close(&pe);
+}
+
+static void
 test_xproc_cm_reject(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -794,7 +818,7 @@ test_xproc_cm_reject(cert_t *f, gconstpointer data)
                  "private data: this side's QP gets REJECTED carrying that private data byte for "
                  "byte, never ESTABLISHED, and does not enter RTS");
   cert_peer_t pe;
-  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+  if (!cert_peer_start(f, &pe, cert_peer_rights(f), NULL))
     return;
   uint32_t rej_len = cert_min(24, f->caps.pdata_reject);
   rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
@@ -818,7 +842,7 @@ test_xproc_request_cancelled(cert_t *f, gconstpointer data)
                  "of the CONNECT_REQUEST, and an accept of that conn_id afterwards fails and "
                  "connects nothing");
   cert_peer_t pe;
-  if (!cert_peer_start(f, &pe, all_rights(f), NULL))
+  if (!cert_peer_start(f, &pe, cert_peer_rights(f), NULL))
     return;
   const uint64_t lctx = 0x1157c;
   rnicpi_listen_t *lst = NULL;
@@ -865,7 +889,7 @@ test_xproc_peer_requester(cert_t *f, gconstpointer data)
     "writes nothing", mode);
   g_test_summary(summary);
   cert_peer_t pe;
-  if (!cert_peer_open_env(f, &pe, all_rights(f), env))
+  if (!cert_peer_open_env(f, &pe, cert_peer_rights(f), env))
     return;
   cert_buf_t wo, ro;
   /* The mapped path needs memory the peer can map. */
@@ -963,6 +987,7 @@ cert_register_xproc(void)
   g_test_add("/rnicpi/xproc/cm-pdata-max", cert_t, "max", cert_setup, test_xproc_cm_pdata,
              cert_teardown);
   cert_add("/rnicpi/xproc/ud", test_xproc_ud);
+  cert_add("/rnicpi/xproc/ird-ord", test_xproc_ird_ord);
   cert_add("/rnicpi/xproc/cm-reject", test_xproc_cm_reject);
   cert_add("/rnicpi/xproc/request-cancelled", test_xproc_request_cancelled);
   g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,

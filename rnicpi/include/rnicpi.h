@@ -700,7 +700,12 @@ typedef enum {
   RNICPI_CM_CONNECT_REPLY,       /**< three-way: the passive side accepted (qp_ctx, conn_id) */
   RNICPI_CM_ESTABLISHED,         /**< the queue pair is connected (qp_ctx) */
   RNICPI_CM_REJECTED,            /**< the peer's consumer rejected (qp_ctx) */
-  RNICPI_CM_UNREACHABLE,         /**< no listener, timeout, or refused by a non-peer (qp_ctx) */
+  /** No listener, timeout, or refused by a non-peer (qp_ctx).  Also a
+   *  request the listener never answered because it went away (unlisten,
+   *  its process ending): the requester was never connected, so this,
+   *  never BROKEN, is its one terminal event, and the queue pair enters
+   *  ERROR (IT-API: a non-peer reject). */
+  RNICPI_CM_UNREACHABLE,
   RNICPI_CM_DISCONNECTED,        /**< orderly disconnect by either side (qp_ctx) */
   RNICPI_CM_BROKEN,              /**< the connection failed (qp_ctx) */
   RNICPI_CM_REQUEST_CANCELLED,   /**< a pending request went away (listen_ctx, conn_id) */
@@ -918,30 +923,83 @@ typedef struct rnicpi_mem_ops {
 /** Completion queues and queue pairs. */
 typedef struct rnicpi_queue_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Create a CQ of @p depth entries. */
+  /**
+   * Create a CQ of @p depth entries; @p al_ctx comes back in its cq_notify
+   * upcalls.
+   * @retval RNICPI_OK @p *cq is set
+   * @retval RNICPI_ELIMIT @p depth is 0 or above the device's max_cqe
+   * @retval RNICPI_ENOMEM the provider ran out of memory
+   */
   rnicpi_status_t (*cq_create)(rnicpi_dev_t *dev, uint32_t depth,
                                uint64_t al_ctx, rnicpi_cq_t **cq);
-  /** Destroy a CQ no queue pair uses. */
+  /**
+   * Destroy a CQ no queue pair uses; completions still in it are dropped.
+   * @retval RNICPI_OK the CQ is gone; no upcall names it afterwards
+   * @retval RNICPI_EBUSY a queue pair still completes into it: nothing changed
+   */
   rnicpi_status_t (*cq_destroy)(rnicpi_cq_t *cq);
-  /** Create a queue pair in state IDLE. */
+  /**
+   * Create a queue pair in state IDLE (a UD one in RTS).
+   * @retval RNICPI_OK @p *qp is set
+   * @retval RNICPI_ELIMIT a depth, an SGE count, IRD or ORD above the
+   *         capability record
+   * @retval RNICPI_EINVAL a CQ missing, or a type that is neither RC nor UD
+   * @retval RNICPI_ENOTSUP UD or an SRQ on a device without the capability
+   * @retval RNICPI_ENOMEM the provider ran out of memory
+   */
   rnicpi_status_t (*qp_create)(rnicpi_pd_t *pd, const rnicpi_qp_attr_t *attr,
                                uint64_t al_ctx, rnicpi_qp_t **qp);
-  /** Change inbound rights and IRD/ORD of a queue pair. */
+  /**
+   * Change the inbound rights, IRD and ORD of a queue pair; the other
+   * fields of @p attr are ignored.  New rights bind every inbound request
+   * that arrives after the call returns, in any state.  IRD and ORD are
+   * what the queue pair offers when it next connects or accepts: a
+   * connected queue pair keeps the values its connection negotiated (a
+   * provider may apply a lower IRD at once, never a higher one), as
+   * InfiniBand allows no change of them in RTS; the access layer changes
+   * them only while the endpoint is unconnected.
+   * @retval RNICPI_OK the change is made
+   * @retval RNICPI_ELIMIT IRD or ORD above the capability record: nothing changed
+   */
   rnicpi_status_t (*qp_modify)(rnicpi_qp_t *qp, const rnicpi_qp_attr_t *attr);
-  /** Move to ERROR: every outstanding work request completes flushed; the peer sees BROKEN. */
+  /**
+   * Move to ERROR: every outstanding work request completes flushed; the
+   * peer sees BROKEN.  Also for a queue pair already in ERROR.
+   * @retval RNICPI_OK always
+   */
   rnicpi_status_t (*qp_to_error)(rnicpi_qp_t *qp);
-  /** Move an ERROR queue pair back to IDLE for reuse. */
+  /**
+   * Move an ERROR (or never connected) queue pair back to IDLE for reuse:
+   * nothing of its work requests remains in its CQs afterwards.
+   * @retval RNICPI_OK the queue pair is IDLE
+   * @retval RNICPI_ESTATE it is connected or connecting: move it to ERROR first
+   */
   rnicpi_status_t (*qp_reset)(rnicpi_qp_t *qp);
   /** Current state. */
   rnicpi_qp_state_t (*qp_state)(rnicpi_qp_t *qp);
-  /** Destroy; outstanding work requests complete flushed first. */
+  /**
+   * Destroy; outstanding work requests complete flushed first, and no
+   * completion or upcall names the queue pair afterwards.
+   * @retval RNICPI_OK always
+   */
   rnicpi_status_t (*qp_destroy)(rnicpi_qp_t *qp);
 } rnicpi_queue_ops_t;
 
 /** The data path. */
 typedef struct rnicpi_data_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Post one send-queue work request. */
+  /**
+   * Post one send-queue work request.  The requests of a send queue
+   * complete in posting order whatever their kinds (RDMAC verbs p.134),
+   * also when a provider carries some out by another path than others
+   * (local ones, one-sided ones into memory it reaches itself): none
+   * completes ahead of a request posted before it, and on InfiniBand a
+   * Send waiting for the peer's receive (RNR) holds back every request
+   * after it, RDMA Writes placing nothing meanwhile.  One that fails here (a local key, bounds, rights) completes
+   * with its error in its place, after those before it, which complete
+   * successfully or, if outstanding when the provider moved the queue pair
+   * to ERROR for the failure, flushed; those after it complete flushed.
+   */
   rnicpi_status_t (*post_send)(rnicpi_qp_t *qp, const rnicpi_send_wr_t *wr);
   /** Post one receive. */
   rnicpi_status_t (*post_recv)(rnicpi_qp_t *qp, const rnicpi_recv_wr_t *wr);
