@@ -72,7 +72,7 @@ result() {
 }
 
 vm_case() {
-  "$lab/run.sh" -q -s "$share" -m 3G -t 2400 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
+  "$lab/run.sh" -q -s "$share" -m 3G -t 3300 "sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
   local rc=$? seen=0
   while read -r tag name st; do
     [ "$tag" = CHECK ] || continue
