@@ -9,7 +9,7 @@
 #                  and itapi-pingpong on both, and rdma-core's rping
 #                  against itapi-rping both ways on both
 #   cross-passive  vp/ib on siw0 in the VM listens (itapi-rping -s), vp/iwarp
-#                  on this host connects through qemu's forward
+#                  on this host connects through qemu's forward once it listens
 #   cross-active   vp/iwarp on this host listens, vp/ib on siw0 connects
 #
 # Every ping is a Send each way, an RDMA Read and an RDMA Write, and both
@@ -94,13 +94,29 @@ cross_case() {
   fi
   case $c in
   cross-passive)
-    # The host connects through qemu's forward, retrying while the VM boots.
-    ITAPI_PROVIDER=iwarp ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold \
-      "$rping" -c -a 127.0.0.1 -p $hport -C "$count" -v -T 150 >"$tmp/$c.host" 2>&1 &
-    host=$!
+    # The host connects only once siw listens in the VM (rdma_cm shows the
+    # listener; the VM says so through a file in the share): connects sent
+    # through qemu's forward while the VM boots left siw half-open streams
+    # on its listener, and Debian 6.1's siw then freed the listening
+    # endpoint while it was still listed (list_del corruption in
+    # siw_destroy_listen when the server ended; seen under load).
+    local ready="$build/.ib-interop-ready-$$-$hport" i
+    rm -f "$ready"
     "$lab/run.sh" -q -s "$share" -t 240 -f "tcp:127.0.0.1:$hport-:7174" \
-      "$env $rping -s -a 10.0.2.15 -p 7174 -C $count -i siw0 -v -T 120" >"$tmp/$c.vm" 2>&1
-    vm=$? ;;
+      "$env $rping -s -a 10.0.2.15 -p 7174 -C $count -i siw0 -v -T 120 & s=\$!; i=0;
+       until rdma res show cm_id | grep -q 'LISTEN.*src-addr 10.0.2.15:7174 '; do
+         i=\$((i + 1)); [ \$i -lt 120 ] && kill -0 \$s || break; sleep 1; done;
+       touch $ready; wait \$s" >"$tmp/$c.vm" 2>&1 &
+    vm=$!
+    for ((i = 0; i < 220; i++)); do
+      [ -e "$ready" ] || ! kill -0 $vm 2>/dev/null && break
+      sleep 1
+    done
+    ITAPI_PROVIDER=iwarp ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold \
+      "$rping" -c -a 127.0.0.1 -p $hport -C "$count" -v -T 60 >"$tmp/$c.host" 2>&1 &
+    host=$!
+    wait $vm; vm=$?
+    rm -f "$ready" ;;
   cross-active)
     ITAPI_PROVIDER=iwarp "$rping" -s -a 127.0.0.1 -p $hport -C "$count" -v -T 240 >"$tmp/$c.host" 2>&1 &
     host=$!
