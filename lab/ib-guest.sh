@@ -11,10 +11,11 @@
 #                    written only against it_api.h) on DEV
 #   rping-DEV-s      rdma-core's rping client against itapi-rping -s
 #   rping-DEV-c      rdma-core's rping server against itapi-rping -c
-#   certify-DEV      itapi-certify --provider ib on DEV, both levels (RNIC-PI
-#                    and IT-API), with the device's deviation file
-#                    (conformance/deviations/DEV.txt); its Markdown report
-#                    goes to BUILD/ib-cert-DEV.md
+#   certify-DEV      itapi-certify --provider ib on DEV, every level, with
+#                    the device's deviation file (conformance/deviations/
+#                    DEV.txt), whose tests it does not run unless LAB_FULL=1
+#                    (--skip-deviations: they took 40% of the time); its
+#                    Markdown report goes to BUILD/ib-cert-DEV.md
 #   removal-DEV      the catalog's /conformance/cm/device-removal with
 #                    `rdma link delete DEV` under two connected EPs (events,
 #                    flushes, the removal ending); DEV is added again after
@@ -99,12 +100,16 @@ rping_c() {
   [ $rc -eq 0 ] && [ $trc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' /tmp/theirs.out)" -eq 5 ]
 }
 
-# Both levels of the catalog.  The CPU is emulated here: the scale test
+# Every level of the catalog.  The CPU is emulated here: the scale test
 # connects 100 pairs, not 1000 (ITAPI_SCALE_PAIRS), and a test may take
-# 300 s (race/pz-limit creates 200,000 protection zones on rxe).
+# 300 s.  race/pz-limit stops at 110,000 protection zones: siw0 refuses
+# the 102,401st (SIW_MAX_PD), rxe0's limit (max_pd 1048576) is out of reach
+# either way, and 200,000 took rxe0 close to 300 s under load.
 certify() {
-  ITAPI_SCALE_PAIRS=100 timeout 1500 "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 300 -q \
-    --markdown "$build/ib-cert-$1.md"
+  skip=--skip-deviations
+  [ "${LAB_FULL:-0}" = 1 ] && skip=
+  ITAPI_SCALE_PAIRS=100 ITAPI_PZ_LIMIT_CAP=110000 timeout 1500 "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 300 -q \
+    $skip --markdown "$build/ib-cert-$1.md"
 }
 
 # The device removed under connected EPs, then added again (as lab/run.sh
