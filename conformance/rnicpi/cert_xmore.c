@@ -558,7 +558,8 @@ test_xproc_listener_dies(cert_t *f, gconstpointer data)
     g_autofree rnicpi_cm_event_t *ev =
       cert_poll_cm(f, ends[i], pe.a.ctx, i == 0 ? CERT_QUIET_MS : 0);
     if (ev != NULL)
-      g_test_message("the requester got %s%s", names[i], un != NULL ? " after UNREACHABLE" : "");
+      g_test_message("the requester got %s%s", names[i],
+                     un != NULL ? " after UNREACHABLE" : ", and no UNREACHABLE before it");
     g_assert_null(ev);
   }
   g_assert_nonnull(un);
