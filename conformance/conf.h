@@ -157,4 +157,25 @@ typedef struct conf_key_change {
  * above 31).  Fills @out (64 entries) and returns how many. */
 int conf_key_changes(uint64_t key, gboolean key_byte, conf_key_change_t *out);
 
+/* ---- child processes (the cross-process tests) ----
+ * A child is this program run again with a role flag: its stdin and
+ * stdout are line pipes to the parent, its stderr a file the parent shows
+ * when the child fails. */
+typedef struct conf_child {
+  pid_t pid;
+  int to;       /* the child's stdin */
+  int from;     /* the child's stdout */
+  char err[96]; /* the file holding its stderr */
+} conf_child_t;
+/* Run @exe with the arguments @args (NULL-terminated, after argv[0]) as a
+ * child, its stderr into /tmp/<@name>-<this process's pid>.err.
+ * @env_name (may be NULL): set to @env_value in the child before it runs. */
+conf_child_t conf_child_spawn(const char *exe, const char *const *args, const char *name,
+                              const char *env_name, const char *env_value);
+/* Write the line @fmt to @fd (the child's stdin, or stdout in a child). */
+void conf_say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* One line from @fd within @timeout_ms, without its newline; NULL at end
+ * of file or timeout (free with g_free). */
+char *conf_hear(int fd, int timeout_ms);
+
 #endif

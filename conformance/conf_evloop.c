@@ -703,60 +703,17 @@ enum { CK_RECV = 1, CK_SEND, CK_WRITE };
 #define CK(ep, kind, j) (((guint64) (ep) << 32) | ((guint64) (kind) << 24) | (guint64) (j))
 #define CK_KIND(ck) ((unsigned) ((ck) >> 24) & 0xff)
 
-typedef struct child {
-  pid_t pid;
-  int to;       /* the child's stdin */
-  int from;     /* the child's stdout */
-  char err[64]; /* the file holding its stderr */
-} child_t;
+typedef conf_child_t child_t;
 
+/* This program again as client @n of @role. */
 static child_t
 spawn(const char *role, unsigned n)
 {
-  child_t c = { 0 };
-  int in[2], out[2];
-  g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
-  g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
-  g_snprintf(c.err, sizeof(c.err), "/tmp/conf-evloop-%d-%s%u.err", (int) getpid(), role, n);
-  c.pid = fork();
-  g_assert_cmpint(c.pid, >=, 0);
-  if (c.pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (e >= 0)
-      dup2(e, 2);
-    execl(self_exe, self_exe, "--evloop-role", role, (char *) NULL);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  c.to = in[1];
-  c.from = out[0];
-  return c;
+  g_autofree char *name = g_strdup_printf("conf-evloop-%s%u", role, n);
+  const char *args[] = { "--evloop-role", role, NULL };
+  return conf_child_spawn(self_exe, args, name, NULL, NULL);
 }
 
-/* One line from @fd within @timeout_ms; NULL at EOF or timeout. */
-static char *
-hear(int fd, int timeout_ms)
-{
-  GString *s = g_string_new(NULL);
-  gint64 end = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
-  for (;;) {
-    struct pollfd p = { fd, POLLIN, 0 };
-    int left = (int) ((end - g_get_monotonic_time()) / 1000);
-    if (left <= 0 || poll(&p, 1, left) <= 0)
-      break;
-    char ch;
-    if (read(fd, &ch, 1) != 1)
-      break;
-    if (ch == '\n')
-      return g_string_free(s, FALSE);
-    g_string_append_c(s, ch);
-  }
-  g_string_free(s, TRUE);
-  return NULL;
-}
 
 /* The client processes' state and logs, for a failure message. */
 static char *
@@ -800,7 +757,7 @@ client_next(conf_side_t *s, unsigned cid, unsigned j, const char *what)
 static int
 role_aevd_client(void)
 {
-  g_autofree char *l = hear(0, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS);
   unsigned port = 0, cid = 0;
   if (l == NULL || sscanf(l, "port %u cid %u", &port, &cid) != 2)
     g_error("aevd client: no orders on stdin (%s)", l != NULL ? l : "EOF or timeout");
@@ -1182,7 +1139,7 @@ test_aevd_server(gconstpointer data)
   watch_close(&w);
 
   for (unsigned i = 0; i < SRV_CLIENTS; i++) {
-    g_autofree char *ok = hear(kids[i].from, LINE_TIMEOUT_MS);
+    g_autofree char *ok = conf_hear(kids[i].from, LINE_TIMEOUT_MS);
     g_autofree char *want = g_strdup_printf("ok %u %u", i, SRV_ROUNDS);
     int st = 0;
     pid_t r = waitpid(kids[i].pid, &st, 0);

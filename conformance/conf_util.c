@@ -4,8 +4,12 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
 
@@ -435,4 +439,68 @@ conf_key_changes(uint64_t key, gboolean key_byte, conf_key_change_t *out)
     g_snprintf(out[n].what, sizeof(out[n].what), "bit %d flipped", b);
   }
   return n;
+}
+
+conf_child_t
+conf_child_spawn(const char *exe, const char *const *args, const char *name,
+                 const char *env_name, const char *env_value)
+{
+  conf_child_t c = { 0 };
+  int in[2], out[2];
+  g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
+  g_snprintf(c.err, sizeof(c.err), "/tmp/%s-%d.err", name, (int) getpid());
+  c.pid = fork();
+  g_assert_cmpint(c.pid, >=, 0);
+  if (c.pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (e >= 0)
+      dup2(e, 2);
+    if (env_name != NULL)
+      setenv(env_name, env_value, 1);
+    const char *argv[16] = { exe };
+    for (int i = 0; args[i] != NULL && i + 2 < (int) G_N_ELEMENTS(argv); i++)
+      argv[i + 1] = args[i];
+    execv(exe, (char *const *) argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  c.to = in[1];
+  c.from = out[0];
+  return c;
+}
+
+void
+conf_say(int fd, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *s = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  size_t n = strlen(s);
+  g_assert_cmpint(write(fd, s, n), ==, (ssize_t) n);
+}
+
+char *
+conf_hear(int fd, int timeout_ms)
+{
+  GString *s = g_string_new(NULL);
+  gint64 end = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  for (;;) {
+    struct pollfd p = { fd, POLLIN, 0 };
+    int left = (int) ((end - g_get_monotonic_time()) / 1000);
+    if (left <= 0 || poll(&p, 1, left) <= 0)
+      break;
+    char ch;
+    if (read(fd, &ch, 1) != 1)
+      break;
+    if (ch == '\n')
+      return g_string_free(s, FALSE);
+    g_string_append_c(s, ch);
+  }
+  g_string_free(s, TRUE);
+  return NULL;
 }

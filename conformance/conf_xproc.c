@@ -68,76 +68,17 @@ peer_accessed(const conf_buf_t *b)
 #endif
 }
 
-typedef struct child {
-  pid_t pid;
-  int to;      /* the child's stdin */
-  int from;    /* the child's stdout */
-  char err[64]; /* file holding the child's stderr, or "" */
-} child_t;
+typedef conf_child_t child_t;
 
+/* This program again as @role (ITAPI_EMUL_CMA=0 with @no_cma). */
 static child_t
 spawn(const char *role, gboolean no_cma)
 {
-  child_t c = { 0 };
-  int in[2], out[2];
-  g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
-  g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
-  g_snprintf(c.err, sizeof(c.err), "/tmp/conf-xproc-%d-%s.err", (int) getpid(), role);
-  c.pid = fork();
-  g_assert_cmpint(c.pid, >=, 0);
-  if (c.pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (e >= 0)
-      dup2(e, 2);
-    if (no_cma)
-      setenv("ITAPI_EMUL_CMA", "0", 1);
-    execl(self_exe, self_exe, "--xproc-role", role, (char *) NULL);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  c.to = in[1];
-  c.from = out[0];
-  return c;
+  g_autofree char *name = g_strdup_printf("conf-xproc-%s", role);
+  const char *args[] = { "--xproc-role", role, NULL };
+  return conf_child_spawn(self_exe, args, name, no_cma ? "ITAPI_EMUL_CMA" : NULL, "0");
 }
 
-static void
-say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-say(int fd, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *s = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  size_t n = strlen(s);
-  g_assert_cmpint(write(fd, s, n), ==, (ssize_t) n);
-}
-
-/* One line from @fd within the timeout; NULL at EOF or timeout. */
-static char *
-hear(int fd, int timeout_ms)
-{
-  GString *s = g_string_new(NULL);
-  gint64 end = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
-  for (;;) {
-    struct pollfd p = { fd, POLLIN, 0 };
-    int left = (int) ((end - g_get_monotonic_time()) / 1000);
-    if (left <= 0 || poll(&p, 1, left) <= 0)
-      break;
-    char ch;
-    if (read(fd, &ch, 1) != 1)
-      break;
-    if (ch == '\n')
-      return g_string_free(s, FALSE);
-    g_string_append_c(s, ch);
-  }
-  g_string_free(s, TRUE);
-  return NULL;
-}
 
 /* Wait for the child's exit within @ms; kill it past that.  Its status. */
 static int
@@ -188,7 +129,7 @@ connect_to(conf_side_t *s, uint16_t port)
 static uint16_t
 hear_port(child_t *c)
 {
-  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   unsigned port = 0;
   g_assert_cmpint(sscanf(l, "port %u", &port), ==, 1);
@@ -397,7 +338,7 @@ role_target(gboolean memfd)
   char cmd[64] = { 0 };
   unsigned seed;
   while (memfd) {
-    g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3); /* one-sided RDMA runs meanwhile */
+    g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3); /* one-sided RDMA runs meanwhile */
     g_assert_nonnull(l);
     if (strcmp(l, "free") == 0) {
       /* The parent's next write names a region that no longer exists. */
@@ -538,7 +479,7 @@ role_atomic(void)
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) (rb.data + 8),
          (guint64) rb.ctx, 8u);
   fflush(stdout);
-  g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
+  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3);
   guint64 want = 0;
   char verb[8] = "";
   g_assert_nonnull(l);
@@ -673,7 +614,7 @@ role_ud(void)
   g_assert_cmpmem(ev.ud_svc_request.private_data, sizeof(ud_req_pd), ud_req_pd, sizeof(ud_req_pd));
   conf_ok(it_ud_service_reply(ev.ud_svc_request.ud_svc_req_id, IT_UD_SVC_EP_INFO_VALID, info, ud_rep_pd,
                               sizeof(ud_rep_pd)));
-  g_autofree char *from = hear(0, LINE_TIMEOUT_MS);
+  g_autofree char *from = conf_hear(0, LINE_TIMEOUT_MS);
   guint64 parent_id = 0;
   g_assert_nonnull(from);
   g_assert_cmpint(sscanf(from, "from %" G_GUINT64_FORMAT, &parent_id), ==, 1);
@@ -685,7 +626,7 @@ role_ud(void)
   conf_buf_check_guards(&rb);
   printf("ok\n");
   fflush(stdout);
-  g_autofree char *bye = hear(0, LINE_TIMEOUT_MS);
+  g_autofree char *bye = conf_hear(0, LINE_TIMEOUT_MS);
   g_assert_cmpstr(bye, ==, "bye");
   conf_ok(it_ep_free(ep));
   conf_buf_free(&rb);
@@ -733,7 +674,7 @@ role_pz(gboolean memfd)
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) fb.data,
          (guint64) fb.ctx, (unsigned) PZ_LEN);
   fflush(stdout);
-  g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
+  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3);
   g_assert_nonnull(l);
   g_assert_true(g_str_has_prefix(l, "check "));
   g_assert_cmpmem(fb.data, fb.len, fb_was, fb.len);
@@ -771,7 +712,7 @@ role_keys(gboolean memfd)
   it_ep_attributes_t attr;
   conf_default_attr(&attr);
   for (;;) {
-    g_autofree char *cmd = hear(0, LINE_TIMEOUT_MS * 3);
+    g_autofree char *cmd = conf_hear(0, LINE_TIMEOUT_MS * 3);
     g_assert_nonnull(cmd);
     if (strcmp(cmd, "bye") == 0)
       break;
@@ -792,7 +733,7 @@ role_keys(gboolean memfd)
     printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
            (guint64) rb.ctx, (unsigned) PZ_LEN);
     fflush(stdout);
-    g_autofree char *chk = hear(0, LINE_TIMEOUT_MS * 3);
+    g_autofree char *chk = conf_hear(0, LINE_TIMEOUT_MS * 3);
     g_assert_cmpstr(chk, ==, "check");
     g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
     conf_buf_check_guards(&rb);
@@ -908,7 +849,7 @@ role_rights(gboolean memfd)
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
          (guint64) rb.ctx, (unsigned) PZ_LEN);
   fflush(stdout);
-  g_autofree char *l = hear(0, LINE_TIMEOUT_MS * 3);
+  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3);
   g_assert_cmpstr(l, ==, "check");
   g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
   conf_buf_check_guards(&rb);
@@ -978,7 +919,7 @@ send_recv_with(child_t *c, gboolean bad_send)
   g_assert_cmpmem(rb.data, MSG_SMALL, sb.data, MSG_SMALL);
   g_assert_cmpmem(rb.data + MSG_BIG, MSG_BIG, sb.data + MSG_BIG, MSG_BIG);
   /* Disconnect only once the child's own sends have completed there. */
-  g_autofree char *sent = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *sent = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(sent, ==, "sent");
   if (bad_send) {
     /* From the LMR the echoes landed in (a provider may keep what it
@@ -1050,7 +991,7 @@ stream_with(child_t *c)
       conf_ok(it_post_recv(s.ep, &t, 1, (1u << 30) + i, IT_COMPLETION_FLAG));
     }
   }
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_autofree char *want = g_strdup_printf("ok %u", (unsigned) STREAM_N);
   g_assert_cmpstr(ok, ==, want);
   conf_ok(it_ep_disconnect(s.ep, NULL, 0));
@@ -1070,7 +1011,7 @@ open_target(child_t *c, conf_side_t *s, conf_buf_t *lb, conf_buf_t *back, guint6
   uint16_t port = hear_port(c);
   conf_side_open(s, NULL);
   connect_to(s, port);
-  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", addr, ctx, len), ==, 3);
   conf_buf_new(s, lb, *len + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
@@ -1092,7 +1033,7 @@ rdma_with(child_t *c, gboolean overrun)
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 31, IT_COMPLETION_FLAG,
                                it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
     conf_write_refused(&s, 31);
-    say(c->to, "guards\n");
+    conf_say(c->to, "guards\n");
   } else {
     it_lmr_triplet_t g = conf_seg(&lb, 0, len), r = conf_seg(&back, 0, len);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 31, IT_COMPLETION_FLAG,
@@ -1103,9 +1044,9 @@ rdma_with(child_t *c, gboolean overrun)
     conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 32);
     conf_buf_check(&back, 0, len, 9);
     conf_buf_check_guards(&back);
-    say(c->to, "check 9\n");
+    conf_say(c->to, "check 9\n");
   }
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   if (!overrun) {
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
@@ -1195,7 +1136,7 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
     conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_ERR_LOCAL_PROTECTION, 61);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     assert_zero_outside(&sink, 0, 0);
-    say(c->to, "local\n");
+    conf_say(c->to, "local\n");
   } else {
     it_lmr_triplet_t g = conf_seg(&lb, 0, len);
     conf_buf_fill(&lb, 9);
@@ -1229,16 +1170,16 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
       conf_assert_empty(s.dto);
       /* The provider killed the sink key too: the child's write through
        * it is refused, nothing lands. */
-      say(c->to, "write %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
+      conf_say(c->to, "write %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
           rel ? (guint64) 0 : (guint64) (uintptr_t) (sink.data + WIN_OFF), (guint64) wctx);
       conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
       assert_zero_outside(&sink, WIN_OFF + WIN_LEN - 100, 100);
     } else {
-      say(c->to, "check 9\n");
+      conf_say(c->to, "check 9\n");
     }
   }
   conf_buf_check_guards(&sink);
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   if (rmr == IT_NULL_HANDLE) {
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
@@ -1312,7 +1253,7 @@ open_atomic(child_t *c, conf_side_t *s, const it_ep_attributes_t *attr, guint64 
   unsigned len = 0;
   conf_side_open(s, attr);
   connect_to(s, port);
-  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", addr, ctx, &len), ==, 3);
   g_assert_cmpuint(len, ==, 8);
@@ -1322,8 +1263,8 @@ open_atomic(child_t *c, conf_side_t *s, const it_ep_attributes_t *attr, guint64 
 static void
 close_atomic(child_t *c, conf_side_t *s, guint64 word)
 {
-  say(c->to, "check %" G_GUINT64_FORMAT "\n", word);
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  conf_say(c->to, "check %" G_GUINT64_FORMAT "\n", word);
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   conf_ok(it_ep_disconnect(s->ep, NULL, 0));
   conf_wait(s->cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   reap_ok(c);
@@ -1398,8 +1339,8 @@ test_atomic_misaligned(void)
   for (int i = 0; i < 8; i++)
     g_assert_cmpuint(res.data[i], ==, 0xee);
   conf_buf_check_guards(&res);
-  say(c.to, "broken %" G_GUINT64_FORMAT "\n", (guint64) WORD0);
-  g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
+  conf_say(c.to, "broken %" G_GUINT64_FORMAT "\n", (guint64) WORD0);
+  g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
   reap_ok(&c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&res);
@@ -1531,8 +1472,8 @@ rdma_mapped_run(child_t *c, mapped_end_t end)
       conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
       conf_buf_check(&back, 0, len, seed);
     }
-    say(c->to, "check %u\n", seed);
-    g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+    conf_say(c->to, "check %u\n", seed);
+    g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
     g_assert_cmpstr(ok, ==, "ok");
   }
   conf_buf_check_guards(&back);
@@ -1544,8 +1485,8 @@ rdma_mapped_run(child_t *c, mapped_end_t end)
      * whatever the provider kept from the earlier checks (vp/emul: the
      * mapping, the last region reached), the key is dead and nothing of
      * the new pattern may land (the child checks the old one). */
-    say(c->to, "free\n");
-    g_autofree char *fr = hear(c->from, LINE_TIMEOUT_MS);
+    conf_say(c->to, "free\n");
+    g_autofree char *fr = conf_hear(c->from, LINE_TIMEOUT_MS);
     g_assert_cmpstr(fr, ==, "freed");
     conf_buf_fill(&lb, seed + 1);
     conf_ok(it_post_rdma_write(s.ep, &g, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
@@ -1560,8 +1501,8 @@ rdma_mapped_run(child_t *c, mapped_end_t end)
     conf_ok(it_post_rdma_write(s.ep, &over, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
   }
   conf_write_refused(&s, 42);
-  say(c->to, "guards\n");
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  conf_say(c->to, "guards\n");
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&lb);
@@ -1632,7 +1573,7 @@ test_windows(void)
   conf_buf_t lb, back;
   conf_side_open(&s, NULL);
   connect_to(&s, port);
-  g_autofree char *l = hear(c.from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   if (g_strcmp0(l, "skip") == 0) {
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
@@ -1662,12 +1603,12 @@ test_windows(void)
   it_lmr_triplet_t m = conf_seg(&msg, 0, 128);
   conf_ok(it_post_send_and_unlink(s.ep, &m, 1, 52, IT_COMPLETION_FLAG, ctx));
   conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 52);
-  g_autofree char *u = hear(c.from, LINE_TIMEOUT_MS);
+  g_autofree char *u = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(u, ==, "unlinked");
   conf_buf_fill(&lb, 23);
   conf_ok(it_post_rdma_write(s.ep, &g, 1, 53, IT_COMPLETION_FLAG, ra, ctx));
   conf_write_refused(&s, 53);
-  g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
+  g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
   reap_ok(&c);
   g_assert_cmpstr(ok, ==, "ok");
   unlink(c.err);
@@ -1711,7 +1652,7 @@ test_ud(void)
                  "dropped), the child checks each after its GRH and the sender's ud_ep_id, and "
                  "echoes 8 back to the address its receive completion named");
   child_t c = spawn("ud", FALSE);
-  g_autofree char *l = hear(c.from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   if (g_strcmp0(l, "skip") == 0) {
     reap_ok(&c);
@@ -1727,7 +1668,7 @@ test_ud(void)
   it_remote_ep_info_t info;
   conf_side_open(&s, NULL);
   g_assert_true(ud_open(&s, UD_QKEY_PARENT, &ep, &info, &rb));
-  say(c.to, "from %" G_GUINT64_FORMAT "\n", (guint64) info.ud_ep_id);
+  conf_say(c.to, "from %" G_GUINT64_FORMAT "\n", (guint64) info.ud_ep_id);
   it_path_t path;
   conf_path(&s, &path);
   it_conn_qual_t q = { .type = IT_IANA_PORT };
@@ -1758,9 +1699,9 @@ test_ud(void)
   ud_send_all(&s, ep, &sb, &dst, 10);
   it_event_t last;
   ud_take(&s, ep, &rb, rep.ud_svc_reply.ep_info.ud_ep_id, 60, &last);
-  g_autofree char *ok = hear(c.from, LINE_TIMEOUT_MS);
+  g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(ok, ==, "ok");
-  say(c.to, "bye\n");
+  conf_say(c.to, "bye\n");
   reap_ok(&c);
   unlink(c.err);
   conf_assert_empty(s.dto);
@@ -1785,7 +1726,7 @@ test_peer_killed(void)
   conf_side_open(&s, NULL);
   conf_buf_new(&s, &b, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   connect_to(&s, port);
-  g_autofree char *l = hear(c.from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(l, ==, "ready");
   it_lmr_triplet_t seg = conf_seg(&b, 0, 4096);
   for (int i = 0; i < 4; i++)
@@ -1933,7 +1874,7 @@ pz_with(child_t *c, xpz_op_t op)
   guint64 addr[2], ctx[2];
   unsigned len[2];
   for (int i = 0; i < 2; i++) {
-    g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+    g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
     g_assert_nonnull(l);
     g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr[i], &ctx[i], &len[i]),
                     ==, 3);
@@ -1970,8 +1911,8 @@ pz_with(child_t *c, xpz_op_t op)
   g_assert_cmpmem(loc.data, loc.len, loc_was, loc.len);
   conf_buf_check_guards(&loc);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  say(c->to, "check %s\n", op == XPZ_LOCAL ? "local" : "remote");
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  conf_say(c->to, "check %s\n", op == XPZ_LOCAL ? "local" : "remote");
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&loc);
@@ -2021,12 +1962,12 @@ keys_with(child_t *c, xpz_op_t op)
   int n = 0;
   for (int i = 0; n == 0 || i < n; i++) {
     conf_side_t s;
-    say(c->to, "next\n");
+    conf_say(c->to, "next\n");
     conf_side_open(&s, NULL);
     connect_to(&s, port);
     guint64 addr, ctx;
     unsigned len;
-    g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+    g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
     g_assert_nonnull(l);
     g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
     if (n == 0) {
@@ -2054,13 +1995,13 @@ keys_with(child_t *c, xpz_op_t op)
       g_assert_cmpuint(loc.data[k], ==, 0xee);
     conf_buf_check_guards(&loc);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-    say(c->to, "check\n");
-    g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+    conf_say(c->to, "check\n");
+    g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
     g_assert_cmpstr(ok, ==, "ok");
     conf_buf_free(&loc);
     conf_side_close(&s);
   }
-  say(c->to, "bye\n");
+  conf_say(c->to, "bye\n");
   reap_ok(c);
 }
 
@@ -2104,7 +2045,7 @@ recvlen_with(child_t *c)
   uint16_t port = hear_port(c);
   conf_side_open(&s, NULL);
   connect_to(&s, port);
-  g_autofree char *ready = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *ready = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(ready, ==, "ready");
   conf_buf_t sb;
   conf_buf_new(&s, &sb, n + 1, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
@@ -2123,7 +2064,7 @@ recvlen_with(child_t *c)
   it_event_t ev = conf_wait(s.aff, IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR);
   g_assert_true(ev.aff_async.cause.ep == s.ep);
   conf_assert_empty(s.dto); /* the failed send completed once */
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS * 2);
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS * 2);
   reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_check_guards(&sb);
@@ -2173,7 +2114,7 @@ rights_with(child_t *c, gboolean no_write, gboolean memfd)
   connect_to(&s, port);
   guint64 addr, ctx;
   unsigned len;
-  g_autofree char *l = hear(c->from, LINE_TIMEOUT_MS);
+  g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", &addr, &ctx, &len), ==, 3);
   conf_buf_t loc;
@@ -2199,8 +2140,8 @@ rights_with(child_t *c, gboolean no_write, gboolean memfd)
     g_assert_cmpuint(loc.data[i], ==, 0xee);
   conf_buf_check_guards(&loc);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  say(c->to, "check\n");
-  g_autofree char *ok = hear(c->from, LINE_TIMEOUT_MS);
+  conf_say(c->to, "check\n");
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&loc);

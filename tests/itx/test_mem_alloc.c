@@ -232,73 +232,14 @@ test_outlives_ia(void)
 
 /* ---- across two processes ---- */
 
-typedef struct child {
-  pid_t pid;
-  int to, from;
-  char err[64];
-} child_t;
+typedef conf_child_t child_t;
 
+/* This program again as the target process. */
 static child_t
 spawn(void)
 {
-  child_t c = { 0 };
-  int in[2], out[2];
-  g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
-  g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
-  g_snprintf(c.err, sizeof(c.err), "/tmp/itx-mem-%d.err", (int) getpid());
-  c.pid = fork();
-  g_assert_cmpint(c.pid, >=, 0);
-  if (c.pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (e >= 0)
-      dup2(e, 2);
-    execl(self_exe, self_exe, "--role", "target", "--expect", expect[0] ? expect : "none",
-          (char *) NULL);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  c.to = in[1];
-  c.from = out[0];
-  return c;
-}
-
-static void
-say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-say(int fd, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *s = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  size_t n = strlen(s);
-  g_assert_cmpint(write(fd, s, n), ==, (ssize_t) n);
-}
-
-/* One line from @fd within the timeout; NULL at EOF or timeout. */
-static char *
-hear(int fd)
-{
-  GString *s = g_string_new(NULL);
-  gint64 end = g_get_monotonic_time() + (gint64) LINE_TIMEOUT_MS * 1000;
-  for (;;) {
-    struct pollfd p = { fd, POLLIN, 0 };
-    int left = (int) ((end - g_get_monotonic_time()) / 1000);
-    if (left <= 0 || poll(&p, 1, left) <= 0)
-      break;
-    char ch;
-    if (read(fd, &ch, 1) != 1)
-      break;
-    if (ch == '\n')
-      return g_string_free(s, FALSE);
-    g_string_append_c(s, ch);
-  }
-  g_string_free(s, TRUE);
-  return NULL;
+  const char *args[] = { "--role", "target", "--expect", expect[0] ? expect : "none", NULL };
+  return conf_child_spawn(self_exe, args, "itx-mem", NULL, NULL);
 }
 
 static void
@@ -312,7 +253,7 @@ child_failed(child_t *c, const char *what)
 static char *
 hear_ok(child_t *c)
 {
-  char *l = hear(c->from);
+  char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   if (l == NULL)
     child_failed(c, "the target said nothing within 10 s");
   return l;
@@ -344,7 +285,7 @@ role_target(void)
   conf_ok(it_ep_accept(s.ep, ev.conn_req.cn_est_id, NULL, 0));
   conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
   for (;;) {
-    g_autofree char *l = hear(0);
+    g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS);
     unsigned seed;
     if (l == NULL || strcmp(l, "done") == 0)
       break;
@@ -419,12 +360,12 @@ test_xproc(void)
     conf_ok(it_post_rdma_write(s.ep, &t, 1, r, IT_COMPLETION_FLAG, raddr, rctx));
     conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, r);
     conf_placed(&s, raddr, rctx);
-    say(c.to, "check %u\n", 100 + r);
+    conf_say(c.to, "check %u\n", 100 + r);
     g_autofree char *ok = hear_ok(&c);
     if (strcmp(ok, "ok") != 0)
       g_error("round %u: the RDMA Write's data at the target: %s", r, ok);
     /* Read: the target's, filled there, checked here. */
-    say(c.to, "fill %u\n", 200 + r);
+    conf_say(c.to, "fill %u\n", 200 + r);
     g_autofree char *ok2 = hear_ok(&c);
     g_assert_cmpstr(ok2, ==, "ok");
     memset(mem, 0, XLEN);
@@ -455,13 +396,13 @@ test_xproc(void)
     fill(mem, XLEN, 42);
     conf_ok(it_post_rdma_write(s.ep, &t, 1, 7777, IT_COMPLETION_FLAG, raddr, rctx));
     conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 7777);
-    say(c.to, "check 42\n");
+    conf_say(c.to, "check 42\n");
     g_autofree char *ok = hear_ok(&c);
     if (strcmp(ok, "ok") != 0)
       g_error("an RDMA Write through the mapping: %s", ok);
   }
 
-  say(c.to, "done\n");
+  conf_say(c.to, "done\n");
   conf_ok(it_ep_disconnect(s.ep, NULL, 0));
   conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   int st = 0;
