@@ -176,6 +176,20 @@ xo_close(xo_setup_t *s)
   cert_peer_close(&s->pe);
 }
 
+/* For a failure message: what this side's send queue has completed by
+ * then, which says where a sequence stopped. */
+static void
+xo_report_sends(cert_peer_t *pe)
+{
+  rnicpi_wc_t wc[16];
+  int n = cert_poll(pe->a.scq, wc, G_N_ELEMENTS(wc), 0);
+  for (int i = 0; i < n; i++)
+    g_test_message("this side's send completion %d: wr_id 0x%" PRIx64 ", status %d, opcode %d, "
+                   "%u bytes", i + 1, wc[i].wr_id, wc[i].status, wc[i].opcode, wc[i].byte_len);
+  if (n == 0)
+    g_test_message("this side's send queue has completed nothing");
+}
+
 /* The peer's receive @id completes successfully with @len bytes. */
 static void
 xo_peer_recv(cert_peer_t *pe, uint64_t id, uint32_t len)
@@ -183,8 +197,10 @@ xo_peer_recv(cert_peer_t *pe, uint64_t id, uint32_t len)
   g_autofree char *r = cert_peer_call(pe, "wc r %d", CERT_TIMEOUT_MS);
   g_autofree char *want =
     g_strdup_printf("0x%" PRIx64 " %d %d %u ", id, RNICPI_WC_SUCCESS, RNICPI_WC_RECV, len);
-  if (!g_str_has_prefix(r, want))
+  if (!g_str_has_prefix(r, want)) {
     g_test_message("the peer's receive completion: %s, expected %s...", r, want);
+    xo_report_sends(pe);
+  }
   g_assert_true(g_str_has_prefix(r, want));
 }
 
@@ -481,8 +497,10 @@ test_xproc_recv_bad_buffer(cert_t *f, gconstpointer data)
   cert_post_send(pe.a.qp, RNICPI_WR_SEND, &src, 0, 256, BAD_ID, RNICPI_WR_SIGNALED, 0, 0);
   g_autofree char *r = cert_peer_call(&pe, "wc r %d", CERT_TIMEOUT_MS);
   g_autofree char *want = g_strdup_printf("0x4ec %d ", RNICPI_WC_LOC_PROT_ERR);
-  if (!g_str_has_prefix(r, want))
+  if (!g_str_has_prefix(r, want)) {
     g_test_message("the peer's receive completion: %s, expected %s...", r, want);
+    xo_report_sends(&pe);
+  }
   g_assert_true(g_str_has_prefix(r, want));
   rnicpi_wc_t wc = cert_wc(pe.a.scq);
   g_assert_cmphex(wc.wr_id, ==, BAD_ID);
