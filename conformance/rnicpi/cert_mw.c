@@ -604,6 +604,69 @@ test_mw_wide_any_qp(cert_t *f, gconstpointer data)
   mw_close(&m);
 }
 
+/* ---- a region of another domain --------------------------------------- */
+
+static void
+test_mw_bind_region_other_pd(cert_t *f, gconstpointer data)
+{
+  rnicpi_mw_type_t type = (rnicpi_mw_type_t) GPOINTER_TO_INT(data);
+  const char *name = type == RNICPI_MW_WIDE ? "wide" : "narrow";
+  g_autofree char *s = g_strdup_printf(
+    "a bind of a %s window, through a queue pair of the window's own domain, to a region of "
+    "another protection domain (IBTA 10.6.7.2, RDMAC verbs 7.2.7: window, region and queue "
+    "pair share one domain) completes with RNICPI_WC_MW_BIND_ERR and the binding queue pair "
+    "enters ERROR; the key post_send gave the window then opens nothing: an RDMA Write through "
+    "it, over the range the bind named, arriving on a second connection into the window's "
+    "domain is refused and no byte of the region is written",
+    name);
+  g_test_summary(s);
+  if (!cert_require(f, type == RNICPI_MW_WIDE ? RNICPI_CAP_MW_WIDE : RNICPI_CAP_MW_NARROW))
+    return;
+  mw_setup_t m;
+  memset(&m, 0, sizeof(m));
+  if (!cert_pair_open(f, &m.pr, NULL))
+    return;
+  rnicpi_pd_t *other = NULL;
+  cert_ok(DEV->pd_alloc(f->dev, &other));
+  cert_buf_new(m.pr.a.pd, &m.src, TGT_LEN, RW | REMOTE);
+  /* The region is the only thing of the other domain; window and queue
+   * pair are of the passive side's. */
+  cert_buf_new(other, &m.tgt, TGT_LEN, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
+  cert_ok(MW->mw_alloc(m.pr.p.pd, type, &m.mw));
+  g_assert_cmpint(m.mw->type, ==, type);
+
+  uint64_t key = mw_post_bind(&m, BAD_ID, WIN_OFF, WIN_LEN, REMOTE);
+  rnicpi_wc_t wc = cert_wc(m.pr.p.scq);
+  g_assert_cmphex(wc.wr_id, ==, BAD_ID);
+  g_assert_cmphex(wc.qp_ctx, ==, m.pr.p.ctx);
+  if (wc.status == RNICPI_WC_SUCCESS)
+    g_test_message("the %s window was bound to a region of another protection domain, key "
+                   "0x%" G_GINT64_MODIFIER "x", name, key);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_MW_BIND_ERR);
+  cert_wait_state(m.pr.p.qp, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(m.pr.p.scq);
+  /* A local error need not reach the peer at once. */
+  if (QUE->qp_state(m.pr.a.qp) != RNICPI_QPS_ERROR)
+    cert_ok(QUE->qp_to_error(m.pr.a.qp));
+
+  /* The binding queue pair is gone: ask through another one of the
+   * window's domain (a narrow window would refuse it anyway, a wide one
+   * only because it is not bound). */
+  cert_pair_t pr2;
+  mw_second_open(f, &m, &pr2, FALSE);
+  cert_buf_t src2;
+  cert_buf_new(pr2.a.pd, &src2, 64, RW);
+  cert_buf_fill(&src2, 25);
+  cert_post_send(pr2.a.qp, RNICPI_WR_RDMA_WRITE, &src2, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
+                 win_addr(&m, 0), key);
+  cert_expect_refused(f, &pr2, BAD_ID, TRUE);
+  tgt_only(&m, 0, 0, 0);
+  cert_buf_free(&src2);
+  mw_second_close(&pr2, FALSE);
+  mw_close(&m);
+  cert_ok(DEV->pd_free(other));
+}
+
 /* ---- invalidation from the wrong place -------------------------------- */
 
 /* A LOCAL_INV of @key posted on @qp, which must not invalidate it: the
@@ -943,6 +1006,10 @@ cert_register_mw(void)
   cert_add("/rnicpi/mw/dealloc-bound", test_mw_dealloc_bound);
   cert_add("/rnicpi/mw/narrow-other-qp", test_mw_narrow_other_qp);
   cert_add("/rnicpi/mw/wide-any-qp", test_mw_wide_any_qp);
+  g_test_add("/rnicpi/mw/bind-region-other-pd/wide", cert_t, GINT_TO_POINTER(RNICPI_MW_WIDE),
+             cert_setup, test_mw_bind_region_other_pd, cert_teardown);
+  g_test_add("/rnicpi/mw/bind-region-other-pd/narrow", cert_t, GINT_TO_POINTER(RNICPI_MW_NARROW),
+             cert_setup, test_mw_bind_region_other_pd, cert_teardown);
   cert_add("/rnicpi/mw/read-sink-invalidate", test_mw_read_sink_inv);
   cert_add("/rnicpi/mw/local-invalidate-other-pd", test_mw_local_inv_other_pd);
   cert_add("/rnicpi/mw/send-invalidate-other-pd", test_mw_send_inv_other_pd);
