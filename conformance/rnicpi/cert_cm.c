@@ -624,6 +624,100 @@ test_cm_ird_ord_responder(cert_t *f, gconstpointer data)
   cm_close(&s);
 }
 
+/* RDMA Reads the active side posts back to back once the three-way
+ * handshake settled its ORD, and the bytes of each. */
+#define THREE_WAY_READ_LEN 4096
+
+static void
+test_cm_three_way_ird_ord(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops three-way handshake with asymmetric Read credit (active IRD 2 ORD 6, "
+                 "passive IRD 3 ORD 7): the CONNECT_REPLY offers the active side an ORD within "
+                 "the passive side's IRD and an IRD within its ORD (with ird-ord-negotiated: "
+                 "exactly 3 and 2); the active accept of the reply settles no more, and that "
+                 "many RDMA Reads posted back to back then complete successfully, in order");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS) || !cert_require(f, RNICPI_CAP_THREE_WAY))
+    return;
+  const rnicpi_caps_t *c = &f->caps;
+  if (c->max_ird == 0 || c->max_ord == 0) {
+    g_test_skip("the device offers no outstanding RDMA Read (max_ird or max_ord 0)");
+    return;
+  }
+  rnicpi_conn_param_t act = { .ird = cert_min(2, c->max_ird), .ord = cert_min(6, c->max_ord),
+                              .three_way = true };
+  rnicpi_conn_param_t pas = { .ird = cert_min(3, c->max_ird), .ord = cert_min(7, c->max_ord) };
+  /* Each queue pair is made for what its end then asks. */
+  rnicpi_qp_attr_t aa = cert_qp_attr(f, NULL, NULL), pa = aa;
+  aa.ird = act.ird;
+  aa.ord = act.ord;
+  pa.ird = pas.ird;
+  pa.ord = pas.ord;
+  cm_setup_t s;
+  memset(&s, 0, sizeof(s));
+  cert_side_new(f, &s.a, A_CTX, 64, &aa);
+  cert_side_new(f, &s.p, P_CTX, 64, &pa);
+  s.port = cert_listen(f, LISTEN_CTX, &s.lst);
+  cert_addr(f, s.port, &s.dst);
+
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_autofree rnicpi_cm_event_t *rep = cert_wait_cm(f, RNICPI_CM_CONNECT_REPLY, A_CTX);
+  g_test_message("asked: active IRD %u ORD %u, passive IRD %u ORD %u; the reply offers the "
+                 "active side IRD %u ORD %u", act.ird, act.ord, pas.ird, pas.ord, rep->ird,
+                 rep->ord);
+  /* RFC 6581 9.1 (and IB's REP alike): no end may have more Reads out
+   * than the other takes in. */
+  g_assert_cmpuint(rep->ord, <=, pas.ird);
+  g_assert_cmpuint(rep->ord, <=, act.ord);
+  g_assert_cmpuint(rep->ird, <=, pas.ord);
+  g_assert_cmpuint(rep->ird, <=, act.ird);
+  if (c->features & RNICPI_CAP_IRD_ORD_NEGOTIATED) {
+    g_assert_cmpuint(rep->ord, ==, MIN(act.ord, pas.ird));
+    g_assert_cmpuint(rep->ird, ==, MIN(act.ird, pas.ord));
+  }
+
+  rnicpi_conn_param_t rtu = { .ird = rep->ird, .ord = rep->ord };
+  cert_ok(CMV->accept(s.a.qp, rep->conn_id, &rtu));
+  g_autofree rnicpi_cm_event_t *ea = cm_established(f, A_CTX, "active side");
+  g_autofree rnicpi_cm_event_t *ep = cm_established(f, P_CTX, "passive side");
+  g_test_message("settled: active IRD %u ORD %u, passive IRD %u ORD %u", ea->ird, ea->ord,
+                 ep->ird, ep->ord);
+  g_assert_cmpuint(ea->ord, <=, rep->ord);
+  g_assert_cmpuint(ea->ord, <=, pas.ird);
+  g_assert_cmpuint(ea->ord, <=, ep->ird);
+
+  /* As many Reads as the active side may have out, back to back. */
+  const uint32_t nreads = ea->ord;
+  cert_buf_t src, sink;
+  cert_buf_new(s.p.pd, &src, (size_t) MAX(nreads, 1) * THREE_WAY_READ_LEN,
+               RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ);
+  cert_buf_new(s.a.pd, &sink, (size_t) MAX(nreads, 1) * THREE_WAY_READ_LEN, cert_sink_access(f));
+  cert_buf_fill(&src, 0x85);
+  for (uint32_t i = 0; i < nreads; i++)
+    cert_post_send(s.a.qp, RNICPI_WR_RDMA_READ, &sink, (size_t) i * THREE_WAY_READ_LEN,
+                   THREE_WAY_READ_LEN, 0x850 + (uint64_t) i, RNICPI_WR_SIGNALED,
+                   cert_raddr(&src, (size_t) i * THREE_WAY_READ_LEN), src.mr->rkey);
+  for (uint32_t i = 0; i < nreads; i++) {
+    rnicpi_wc_t wc = cert_wc(s.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0x850 + (uint64_t) i);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+    g_assert_cmpuint(wc.byte_len, ==, THREE_WAY_READ_LEN);
+  }
+  cert_buf_check(&sink, 0, (size_t) nreads * THREE_WAY_READ_LEN, 0x85);
+  cert_buf_check_guards(&sink);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_RTS);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, P_CTX);
+  cert_assert_cq_quiet(s.a.scq);
+  cert_buf_free(&src);
+  cert_buf_free(&sink);
+  cm_close(&s);
+}
+
 /* A CQ_OVERFLOW event for @cq_ctx, if one arrives shortly. */
 static rnicpi_async_event_t *
 wait_async_quiet(cert_t *f, uint64_t cq_ctx)
@@ -682,6 +776,38 @@ test_cm_unlisten_pending(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_unlisten_pending_error(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.unlisten with a request pending: the requester gets exactly one "
+                 "UNREACHABLE (never BROKEN or ESTABLISHED), its queue pair enters ERROR and the "
+                 "receives it posted before connecting complete flushed exactly once");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  cert_buf_t ba;
+  cert_buf_new(s.a.pd, &ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
+  uint64_t ida[2] = { 0x861, 0x862 };
+  for (int i = 0; i < 2; i++)
+    cert_post_recv(s.a.qp, &ba, (size_t) i * 64, 64, ida[i]);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_free(cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX));
+  /* The listener goes away without answering (rnicpi.h, UNREACHABLE). */
+  cert_ok(CMV->unlisten(s.lst));
+  s.lst = NULL;
+  g_free(cert_wait_cm(f, RNICPI_CM_UNREACHABLE, A_CTX));
+  cert_wait_state(s.a.qp, RNICPI_QPS_ERROR);
+  cert_expect_flushed(s.a.rcq, A_CTX, ida, 2);
+  cert_assert_no_cm(f, RNICPI_CM_UNREACHABLE, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_ERROR);
+  cert_buf_free(&ba);
+  cm_close(&s);
+}
+
+static void
 test_cm_no_event_after_end(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -729,10 +855,12 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/disconnect-pending", test_cm_disconnect_pending);
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
+  cert_add("/rnicpi/cm/three-way-ird-ord", test_cm_three_way_ird_ord);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
   cert_add("/rnicpi/cm/pdata-limit-disconnect", test_cm_pdata_limit_disconnect);
   cert_add("/rnicpi/cm/no-event-after-end", test_cm_no_event_after_end);
   cert_add("/rnicpi/cm/ird-ord-limit", test_cm_ird_ord_limit);
   cert_add("/rnicpi/cm/ird-ord-responder", test_cm_ird_ord_responder);
   cert_add("/rnicpi/cm/unlisten-pending", test_cm_unlisten_pending);
+  cert_add("/rnicpi/cm/unlisten-pending-error", test_cm_unlisten_pending_error);
 }

@@ -7,14 +7,20 @@
  * key the responder does not have (RFC 5040 5.3, 7.2: the message is not
  * delivered as a plain Send), and the connection verbs on a queue pair in
  * the wrong state (connect or accept with one already connected,
- * disconnect of one never connected), and the fence of a Write behind a
- * Read.  Each rule holds for every RNIC; the tests
+ * disconnect of one never connected), a connect whose TCP peer accepts
+ * and never answers (a plain socket, so only a provider that connects over
+ * TCP is concerned), and the fence of a Write behind a Read.  Each rule
+ * holds for every RNIC; the tests
  * assert what the consumer can see: the status post_send/post_recv
  * returns, the completion's status and wr_id, which bytes changed.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cert.h"
 
@@ -485,6 +491,70 @@ test_disconnect_idle(cert_t *f, gconstpointer data)
   cert_side_free(&s);
 }
 
+/* How long the connect nobody answers may wait (rnicpi_conn_param_t
+ * timeout_us): short, so the test takes well under a second. */
+#define CONNECT_TIMEOUT_US 500000
+
+static void
+test_connect_timeout(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect with timeout_us 0.5 s to a TCP listener of the device's "
+                 "address that accepts the connection and never answers (no MPA Reply): the "
+                 "queue pair gets exactly one UNREACHABLE, reason RNICPI_CM_REASON_TIMEOUT (not "
+                 "NO_LISTENER: something did listen), no sooner than the timeout, never "
+                 "ESTABLISHED, and is not RTS; skipped on a device that reaches no TCP listener");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  /* A plain TCP listener on a port the kernel picks: its backlog takes
+   * the connection, and nobody reads or writes a byte of it. */
+  struct sockaddr_storage ss;
+  cert_self_addr(f, &ss);
+  socklen_t sl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+  int l = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint(l, >=, 0);
+  g_assert_cmpint(bind(l, (struct sockaddr *) &ss, sl), ==, 0);
+  g_assert_cmpint(listen(l, 1), ==, 0);
+  g_assert_cmpint(getsockname(l, (struct sockaddr *) &ss, &sl), ==, 0);
+  uint32_t port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *) &ss)->sin_port
+                                                : ((struct sockaddr_in6 *) &ss)->sin6_port);
+  cert_side_t s;
+  cert_side_new(f, &s, 0xe1000, 16, NULL);
+  rnicpi_addr_t dst;
+  cert_addr(f, port, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(1, f->caps.max_ird), .ord = cert_min(1, f->caps.max_ord),
+                             .timeout_us = CONNECT_TIMEOUT_US };
+  gint64 start = g_get_monotonic_time();
+  cert_ok(CMV->connect(s.qp, &dst, &cp));
+  g_autofree rnicpi_cm_event_t *ev = cert_poll_cm(f, RNICPI_CM_UNREACHABLE, s.ctx, CERT_TIMEOUT_MS);
+  gint64 took_ms = (g_get_monotonic_time() - start) / 1000;
+  struct pollfd pfd = { .fd = l, .events = POLLIN };
+  int tcp = poll(&pfd, 1, 0) == 1 ? accept(l, NULL, NULL) : -1;
+  if (tcp < 0) {
+    g_test_message("connect ended %s (reason %d) after %" G_GINT64_FORMAT " ms",
+                   ev != NULL ? "UNREACHABLE" : "with nothing", ev != NULL ? (int) ev->reason : 0,
+                   took_ms);
+    g_test_skip("the device's connect reached no TCP listener at its address (not a TCP "
+                "transport): a plain socket cannot be the peer that never answers");
+    close(l);
+    cert_side_free(&s);
+    return;
+  }
+  if (ev == NULL)
+    g_test_message("no UNREACHABLE within %d ms of a connect with a timeout of %d ms",
+                   CERT_TIMEOUT_MS, CONNECT_TIMEOUT_US / 1000);
+  g_assert_nonnull(ev);
+  g_test_message("UNREACHABLE reason %d after %" G_GINT64_FORMAT " ms", ev->reason, took_ms);
+  g_assert_cmpint(ev->reason, ==, RNICPI_CM_REASON_TIMEOUT);
+  g_assert_cmpint(took_ms, >=, CONNECT_TIMEOUT_US / 1000 - 1);
+  g_assert_cmpint(QUE->qp_state(s.qp), !=, RNICPI_QPS_RTS);
+  cert_assert_no_cm(f, RNICPI_CM_UNREACHABLE, s.ctx);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, s.ctx);
+  close(tcp);
+  close(l);
+  cert_side_free(&s);
+}
+
 void
 cert_register_wire(void)
 {
@@ -501,4 +571,5 @@ cert_register_wire(void)
   cert_add("/rnicpi/cm/connect-pending-refused", test_connect_pending);
   cert_add("/rnicpi/cm/accept-busy-qp-refused", test_accept_busy_qp);
   cert_add("/rnicpi/cm/disconnect-idle-refused", test_disconnect_idle);
+  cert_add("/rnicpi/cm/connect-timeout", test_connect_timeout);
 }
