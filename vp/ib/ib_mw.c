@@ -139,11 +139,19 @@ post_bind(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, ib_sha
   };
   if (wr->bind.zero_based && narrow)
     bi.mw_access_flags |= IBV_ACCESS_ZERO_BASED;
+  /* A region the window's domain does not hold is refused at once by
+   * rdma-core's ibv_bind_mw (rxe, mlx5): a stand-in of the window's
+   * domain whose key (0) names no region is refused by the device. */
+  struct ibv_mr none = { .context = mw->mw->context, .pd = mw->mw->pd };
   if (!legal) {
     /* One byte past the region: refused by the device, in order. */
     bi.addr = mr->iova + mr->length;
     bi.length = 1;
     bi.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+    if (mr->base.pd != mw->base.pd) {
+      bi.mr = &none;
+      bi.addr = 0;
+    }
   }
   int err;
   uint32_t key;
