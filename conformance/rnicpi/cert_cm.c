@@ -513,6 +513,25 @@ cm_established(cert_t *f, uint64_t ctx, const char *who)
 #define RESP_READS 8
 #define RESP_READ_LEN (256 * 1024)
 
+
+/* Two sides whose queue pairs are each made for the IRD and ORD its end
+ * then asks (@act, @pas), and a listener for the passive one. */
+static void
+cm_open_ird_ord(cert_t *f, cm_setup_t *s, const rnicpi_conn_param_t *act,
+                const rnicpi_conn_param_t *pas)
+{
+  rnicpi_qp_attr_t aa = cert_qp_attr(f, NULL, NULL), pa = aa;
+  aa.ird = act->ird;
+  aa.ord = act->ord;
+  pa.ird = pas->ird;
+  pa.ord = pas->ord;
+  memset(s, 0, sizeof(*s));
+  cert_side_new(f, &s->a, A_CTX, 64, &aa);
+  cert_side_new(f, &s->p, P_CTX, 64, &pa);
+  s->port = cert_listen(f, LISTEN_CTX, &s->lst);
+  cert_addr(f, s->port, &s->dst);
+}
+
 static void
 test_cm_ird_ord_responder(cert_t *f, gconstpointer data)
 {
@@ -533,18 +552,8 @@ test_cm_ird_ord_responder(cert_t *f, gconstpointer data)
   }
   rnicpi_conn_param_t act = { .ird = cert_min(2, c->max_ird), .ord = cert_min(5, c->max_ord) };
   rnicpi_conn_param_t pas = { .ird = cert_min(7, c->max_ird), .ord = cert_min(7, c->max_ord) };
-  /* Each queue pair is made for what its end then asks. */
-  rnicpi_qp_attr_t aa = cert_qp_attr(f, NULL, NULL), pa = aa;
-  aa.ird = act.ird;
-  aa.ord = act.ord;
-  pa.ird = pas.ird;
-  pa.ord = pas.ord;
   cm_setup_t s;
-  memset(&s, 0, sizeof(s));
-  cert_side_new(f, &s.a, A_CTX, 64, &aa);
-  cert_side_new(f, &s.p, P_CTX, 64, &pa);
-  s.port = cert_listen(f, LISTEN_CTX, &s.lst);
-  cert_addr(f, s.port, &s.dst);
+  cm_open_ird_ord(f, &s, &act, &pas);
 
   cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
@@ -647,18 +656,8 @@ test_cm_three_way_ird_ord(cert_t *f, gconstpointer data)
   rnicpi_conn_param_t act = { .ird = cert_min(2, c->max_ird), .ord = cert_min(6, c->max_ord),
                               .three_way = true };
   rnicpi_conn_param_t pas = { .ird = cert_min(3, c->max_ird), .ord = cert_min(7, c->max_ord) };
-  /* Each queue pair is made for what its end then asks. */
-  rnicpi_qp_attr_t aa = cert_qp_attr(f, NULL, NULL), pa = aa;
-  aa.ird = act.ird;
-  aa.ord = act.ord;
-  pa.ird = pas.ird;
-  pa.ord = pas.ord;
   cm_setup_t s;
-  memset(&s, 0, sizeof(s));
-  cert_side_new(f, &s.a, A_CTX, 64, &aa);
-  cert_side_new(f, &s.p, P_CTX, 64, &pa);
-  s.port = cert_listen(f, LISTEN_CTX, &s.lst);
-  cert_addr(f, s.port, &s.dst);
+  cm_open_ird_ord(f, &s, &act, &pas);
 
   cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
