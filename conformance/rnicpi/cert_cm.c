@@ -288,6 +288,19 @@ test_cm_disconnect(cert_t *f, gconstpointer data)
   cm_close(&s);
 }
 
+
+/* Two receives (@ida) posted on the active side into @ba, then a connect
+ * (IRD 1, ORD 1) to the listener: the request is pending when it returns. */
+static void
+cm_connect_with_recvs(cm_setup_t *s, cert_buf_t *ba, const uint64_t ida[2])
+{
+  cert_buf_new(s->a.pd, ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
+  for (int i = 0; i < 2; i++)
+    cert_post_recv(s->a.qp, ba, (size_t) i * 64, 64, ida[i]);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s->a.qp, &s->dst, &act));
+}
+
 static void
 test_cm_disconnect_pending(cert_t *f, gconstpointer data)
 {
@@ -300,12 +313,8 @@ test_cm_disconnect_pending(cert_t *f, gconstpointer data)
   if (!cm_open(f, &s))
     return;
   cert_buf_t ba;
-  cert_buf_new(s.a.pd, &ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
   uint64_t ida[2] = { 0xd1, 0xd2 };
-  for (int i = 0; i < 2; i++)
-    cert_post_recv(s.a.qp, &ba, (size_t) i * 64, 64, ida[i]);
-  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
-  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  cm_connect_with_recvs(&s, &ba, ida);
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
   /* The requester gives up before the answer. */
   cert_ok(CMV->disconnect(s.a.qp, NULL, 0));
@@ -785,12 +794,8 @@ test_cm_unlisten_pending_error(cert_t *f, gconstpointer data)
   if (!cm_open(f, &s))
     return;
   cert_buf_t ba;
-  cert_buf_new(s.a.pd, &ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
   uint64_t ida[2] = { 0x861, 0x862 };
-  for (int i = 0; i < 2; i++)
-    cert_post_recv(s.a.qp, &ba, (size_t) i * 64, 64, ida[i]);
-  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
-  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  cm_connect_with_recvs(&s, &ba, ida);
   g_free(cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX));
   /* The listener goes away without answering (rnicpi.h, UNREACHABLE). */
   cert_ok(CMV->unlisten(s.lst));

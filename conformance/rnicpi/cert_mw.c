@@ -538,6 +538,27 @@ mw_second_close(cert_pair_t *pr2, gboolean own_pd)
   cert_side_free(&pr2->a);
 }
 
+
+/* An RDMA Write of @len bytes (patterned with @fill) through @key, from a
+ * second connection into the window's domain, is refused and no byte of
+ * the target changes. */
+static void
+mw_write_refused_elsewhere(cert_t *f, mw_setup_t *m, uint64_t key, uint32_t len, gboolean fill)
+{
+  cert_pair_t pr2;
+  mw_second_open(f, m, &pr2, FALSE);
+  cert_buf_t src2;
+  cert_buf_new(pr2.a.pd, &src2, 64, RW);
+  if (fill)
+    cert_buf_fill(&src2, 25);
+  cert_post_send(pr2.a.qp, RNICPI_WR_RDMA_WRITE, &src2, 0, len, BAD_ID, RNICPI_WR_SIGNALED,
+                 win_addr(m, 0), key);
+  cert_expect_refused(f, &pr2, BAD_ID, TRUE);
+  tgt_only(m, 0, 0, 0);
+  cert_buf_free(&src2);
+  mw_second_close(&pr2, FALSE);
+}
+
 static void
 test_mw_narrow_other_qp(cert_t *f, gconstpointer data)
 {
@@ -560,16 +581,7 @@ test_mw_narrow_other_qp(cert_t *f, gconstpointer data)
   tgt_only(&m, WIN_OFF, 32, 14);
   memset(m.tgt.data, 0, m.tgt.len);
 
-  cert_pair_t pr2;
-  mw_second_open(f, &m, &pr2, FALSE);
-  cert_buf_t src2;
-  cert_buf_new(pr2.a.pd, &src2, 64, RW);
-  cert_post_send(pr2.a.qp, RNICPI_WR_RDMA_WRITE, &src2, 0, 32, BAD_ID, RNICPI_WR_SIGNALED,
-                 win_addr(&m, 0), key);
-  cert_expect_refused(f, &pr2, BAD_ID, TRUE);
-  tgt_only(&m, 0, 0, 0);
-  cert_buf_free(&src2);
-  mw_second_close(&pr2, FALSE);
+  mw_write_refused_elsewhere(f, &m, key, 32, FALSE);
   mw_close(&m);
 }
 
@@ -652,17 +664,7 @@ test_mw_bind_region_other_pd(cert_t *f, gconstpointer data)
   /* The binding queue pair is gone: ask through another one of the
    * window's domain (a narrow window would refuse it anyway, a wide one
    * only because it is not bound). */
-  cert_pair_t pr2;
-  mw_second_open(f, &m, &pr2, FALSE);
-  cert_buf_t src2;
-  cert_buf_new(pr2.a.pd, &src2, 64, RW);
-  cert_buf_fill(&src2, 25);
-  cert_post_send(pr2.a.qp, RNICPI_WR_RDMA_WRITE, &src2, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
-                 win_addr(&m, 0), key);
-  cert_expect_refused(f, &pr2, BAD_ID, TRUE);
-  tgt_only(&m, 0, 0, 0);
-  cert_buf_free(&src2);
-  mw_second_close(&pr2, FALSE);
+  mw_write_refused_elsewhere(f, &m, key, 64, TRUE);
   mw_close(&m);
   cert_ok(DEV->pd_free(other));
 }
