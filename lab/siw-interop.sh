@@ -81,13 +81,28 @@ one_case() {
   echo "  $c: $count pings of $size bytes, CRC $crc"
   case $c in
   siw-passive*)
-    # The host connects through qemu's forward, retrying while the VM boots.
-    ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold ITAPI_IWARP_CRC=$crc "$rping" -c -a 127.0.0.1 -p $hport -C $count -S $size -v -T 120 \
+    # The host connects through qemu's forward only once rping listens
+    # (`rdma res show cm_id` in the VM lists siw's listener, and the VM
+    # prints LAB-LISTENING on its console).  Connects forwarded while the
+    # VM booted left half-open streams on siw's listener, and Debian 6.1's
+    # siw then freed the listening endpoint while it was still listed: the
+    # listener refused every later connect (CI, under load; the same bug
+    # as lab/ib-interop.sh cross-passive).
+    "$lab/run.sh" "${vmargs[@]}" -q -t 240 -f "tcp:127.0.0.1:$hport-:7174" \
+      "rping -s -a 10.0.2.15 -p 7174 -C $count -S $size -V -v & s=\$!; i=0;
+       until rdma res show cm_id | grep -q 'LISTEN.*src-addr 10.0.2.15:7174 '; do
+         i=\$((i + 1)); [ \$i -lt 120 ] && kill -0 \$s || break; sleep 1; done;
+       echo LAB-LISTENING; wait \$s" >"$tmp/$c.vm" 2>&1 &
+    vm=$!
+    local i
+    for ((i = 0; i < 220; i++)); do
+      grep -q '^LAB-LISTENING' "$tmp/$c.vm" 2>/dev/null || ! kill -0 $vm 2>/dev/null && break
+      sleep 1
+    done
+    ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold ITAPI_IWARP_CRC=$crc "$rping" -c -a 127.0.0.1 -p $hport -C $count -S $size -v -T 60 \
       >"$tmp/$c.host" 2>&1 &
     host=$!
-    "$lab/run.sh" "${vmargs[@]}" -q -t 240 -f "tcp:127.0.0.1:$hport-:7174" \
-      "rping -s -a 10.0.2.15 -p 7174 -C $count -S $size -V -v" >"$tmp/$c.vm" 2>&1
-    vm=$? ;;
+    wait $vm; vm=$? ;;
   siw-active*)
     ITAPI_IWARP_CRC=$crc "$rping" -s -a 127.0.0.1 -p $hport -C $count -S $size -v -T 240 \
       >"$tmp/$c.host" 2>&1 &
