@@ -314,6 +314,99 @@ test_nonpeer_reject(void)
   conf_side_close(&a);
 }
 
+/* Connect @p's active EP with a path timeout of @timeout_us. */
+static void
+start_connect_timeout(conf_pair_t *p, uint64_t timeout_us)
+{
+  it_path_t path;
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_path(&p->a, &path);
+  path.timeout = timeout_us;
+  conf_ok(it_ep_connect(p->a.ep, &path, &ca, &p->qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+}
+
+static void
+test_timeout_infinite(void)
+{
+  g_test_summary("CM: a path timeout of IT_TIMEOUT_INFINITE waits for the answer: the passive "
+                 "side accepts after 200 ms, both EPs get ESTABLISHED and a Send lands");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_buf_t rb, sb;
+  conf_buf_new(&p.p, &rb, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &sb, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t rt = conf_seg(&rb, 0, 256), st = conf_seg(&sb, 0, 256);
+  conf_ok(it_post_recv(p.p.ep, &rt, 1, 1, IT_COMPLETION_FLAG));
+  start_connect_timeout(&p, IT_TIMEOUT_INFINITE);
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_usleep(200000);
+  conf_assert_empty(p.a.cm); /* "infinite" read as a timeout already past */
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  ev = conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p.p.ep);
+  conf_buf_fill(&sb, 0x1f);
+  conf_ok(it_post_send(p.a.ep, &st, 1, 2, IT_COMPLETION_FLAG));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_dto_cmpl_event_t rc = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpuint(rc.transferred_length, ==, 256);
+  conf_buf_check(&rb, 0, 256, 0x1f);
+  conf_buf_free(&rb);
+  conf_buf_free(&sb);
+  conf_pair_close(&p);
+}
+
+static void
+test_timeout_unanswered(void)
+{
+  g_test_summary("CM: a connect with a path timeout of 0.5 s whose request the listener's "
+                 "consumer never answers ends, no sooner than the timeout, in one "
+                 "IT_CM_MSG_CONN_NONPEER_REJECT_EVENT with reason IT_CN_REJ_TIMEOUT; the EP is "
+                 "NONOPERATIONAL, a receive posted before it flushes, and the passive EP never "
+                 "connects to it");
+  enum { TIMEOUT_US = 500000 };
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_buf_t rb;
+  conf_buf_new(&p.a, &rb, 256, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t rt = conf_seg(&rb, 0, 256);
+  conf_ok(it_post_recv(p.a.ep, &rt, 1, 42, IT_COMPLETION_FLAG));
+  gint64 start = g_get_monotonic_time();
+  start_connect_timeout(&p, TIMEOUT_US);
+  it_event_t req = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  it_event_t ev = conf_wait(p.a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
+  gint64 took_ms = (g_get_monotonic_time() - start) / 1000;
+  g_test_message("non-peer reject, reason %d, after %" G_GINT64_FORMAT " ms",
+                 (int) ev.conn.reject_reason_code, took_ms);
+  g_assert_true(ev.conn.ep == p.a.ep);
+  g_assert_cmpint(ev.conn.reject_reason_code, ==, IT_CN_REJ_TIMEOUT);
+  g_assert_cmpint(took_ms, >=, TIMEOUT_US / 1000 - 1);
+  g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  conf_dto(p.a.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_FLUSHED, 42);
+  conf_assert_empty(p.a.cm);
+  conf_assert_empty(p.a.dto);
+
+  /* A late accept: refused, or (a transport that learns it only from the
+   * wire) the connection ends at once; never ESTABLISHED. */
+  it_status_t st = it_ep_accept(p.p.ep, req.conn_req.cn_est_id, NULL, 0);
+  g_test_message("accept after the requester gave up: %s", itx_status_name(st));
+  if (st == IT_SUCCESS) {
+    it_event_t end;
+    size_t more;
+    conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
+    g_assert_cmpint(end.event_number, !=, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+    g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  } else {
+    conf_assert_status(st, IT_ERR_INVALID_CN_EST_ID);
+    conf_assert_empty(p.p.cm);
+  }
+  conf_assert_empty(p.a.cm);
+  conf_buf_free(&rb);
+  conf_pair_close(&p);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Three-way handshake                                                     */
 /* ---------------------------------------------------------------------- */
@@ -1347,6 +1440,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/ipv6", test_ipv6);
   g_test_add_func("/conformance/cm/reject-pdata", test_reject_pdata);
   g_test_add_func("/conformance/cm/nonpeer-reject", test_nonpeer_reject);
+  g_test_add_func("/conformance/cm/timeout/infinite", test_timeout_infinite);
+  g_test_add_func("/conformance/cm/timeout/unanswered", test_timeout_unanswered);
   g_test_add_func("/conformance/cm/three-way/accept", test_three_way_accept);
   g_test_add_func("/conformance/cm/three-way/reject", test_three_way_reject);
   g_test_add_func("/conformance/cm/disconnect-pdata", test_disconnect_pdata);

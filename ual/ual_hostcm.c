@@ -203,7 +203,9 @@ ual_hostcm_connect(ual_ep_t *ep, const rnicpi_addr_t *dst, const rnicpi_conn_par
   c->param.pdata = NULL;
   if (p->pdata_len > 0)
     memcpy(c->pdata, p->pdata, MIN((size_t) p->pdata_len, sizeof(c->pdata)));
-  c->deadline = p->timeout_us != 0 ? g_get_monotonic_time() + (gint64) p->timeout_us : 0;
+  c->deadline = p->timeout_us != 0 ? rnicpi_deadline(g_get_monotonic_time(), p->timeout_us) : 0;
+  if (c->deadline == G_MAXINT64)
+    c->deadline = 0; /* never (IT_TIMEOUT_INFINITE): the provider is told so at handoff */
   if (err == 0 || err == EINPROGRESS) {
     g_mutex_lock(&hc_lock);
     g_ptr_array_add(hc_pending, c);

@@ -290,14 +290,15 @@ test_cm_disconnect(cert_t *f, gconstpointer data)
 
 
 /* Two receives (@ida) posted on the active side into @ba, then a connect
- * (IRD 1, ORD 1) to the listener: the request is pending when it returns. */
+ * (IRD 1, ORD 1, @timeout_us) to the listener: the request is pending when
+ * it returns. */
 static void
-cm_connect_with_recvs(cm_setup_t *s, cert_buf_t *ba, const uint64_t ida[2])
+cm_connect_with_recvs(cm_setup_t *s, cert_buf_t *ba, const uint64_t ida[2], uint64_t timeout_us)
 {
   cert_buf_new(s->a.pd, ba, 256, RNICPI_ACCESS_LOCAL_WRITE);
   for (int i = 0; i < 2; i++)
     cert_post_recv(s->a.qp, ba, (size_t) i * 64, 64, ida[i]);
-  rnicpi_conn_param_t act = { .ird = 1, .ord = 1 };
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .timeout_us = timeout_us };
   cert_ok(CMV->connect(s->a.qp, &s->dst, &act));
 }
 
@@ -314,7 +315,7 @@ test_cm_disconnect_pending(cert_t *f, gconstpointer data)
     return;
   cert_buf_t ba;
   uint64_t ida[2] = { 0xd1, 0xd2 };
-  cm_connect_with_recvs(&s, &ba, ida);
+  cm_connect_with_recvs(&s, &ba, ida, 0);
   g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
   /* The requester gives up before the answer. */
   cert_ok(CMV->disconnect(s.a.qp, NULL, 0));
@@ -331,6 +332,59 @@ test_cm_disconnect_pending(cert_t *f, gconstpointer data)
   cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
   cert_assert_no_cm(f, RNICPI_CM_DISCONNECTED, A_CTX);
   g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_ERROR);
+  cert_assert_cq_quiet(s.a.rcq);
+  cert_buf_free(&ba);
+  cm_close(&s);
+}
+
+/* The timeout of a connect nobody answers: short, so the test takes about
+ * a second, and long enough that the request reaches the listener first. */
+#define UNANSWERED_TIMEOUT_US 500000
+
+static void
+test_cm_unanswered_timeout(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect with timeout_us 0.5 s to a listener of the device whose "
+                 "consumer never answers the request: the requester gets exactly one "
+                 "UNREACHABLE, reason RNICPI_CM_REASON_TIMEOUT, no sooner than the timeout "
+                 "(never ESTABLISHED or BROKEN), its queue pair enters ERROR and its receives "
+                 "complete flushed exactly once; an accept of the request afterwards "
+                 "establishes nothing");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  cert_buf_t ba;
+  uint64_t ida[2] = { 0x8a1, 0x8a2 };
+  gint64 start = g_get_monotonic_time();
+  cm_connect_with_recvs(&s, &ba, ida, UNANSWERED_TIMEOUT_US);
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  /* The listener's consumer does nothing with it. */
+  g_autofree rnicpi_cm_event_t *ev = cert_poll_cm(f, RNICPI_CM_UNREACHABLE, A_CTX, CERT_TIMEOUT_MS);
+  gint64 took_ms = (g_get_monotonic_time() - start) / 1000;
+  if (ev == NULL)
+    g_test_message("no UNREACHABLE within %d ms of a connect with a timeout of %d ms whose "
+                   "request the listener never answered: the provider ignores timeout_us",
+                   CERT_TIMEOUT_MS, UNANSWERED_TIMEOUT_US / 1000);
+  g_assert_nonnull(ev);
+  g_test_message("UNREACHABLE reason %d after %" G_GINT64_FORMAT " ms", ev->reason, took_ms);
+  g_assert_cmpint(ev->reason, ==, RNICPI_CM_REASON_TIMEOUT);
+  g_assert_cmpint(took_ms, >=, UNANSWERED_TIMEOUT_US / 1000 - 1);
+  cert_wait_state(s.a.qp, RNICPI_QPS_ERROR);
+  cert_expect_flushed(s.a.rcq, A_CTX, ida, 2);
+  cert_assert_no_cm(f, RNICPI_CM_UNREACHABLE, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_BROKEN, A_CTX);
+
+  /* The requester gave up: a late answer reaches nobody.  A listener that
+   * learns of it only from the wire may take the accept; the accepted side
+   * then never establishes. */
+  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
+  rnicpi_status_t st = CMV->accept(s.p.qp, req->conn_id, &pas);
+  g_test_message("accept after the requester gave up: %s", rnicpi_status_name(st));
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_ERROR);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), !=, RNICPI_QPS_RTS);
   cert_assert_cq_quiet(s.a.rcq);
   cert_buf_free(&ba);
   cm_close(&s);
@@ -795,7 +849,7 @@ test_cm_unlisten_pending_error(cert_t *f, gconstpointer data)
     return;
   cert_buf_t ba;
   uint64_t ida[2] = { 0x861, 0x862 };
-  cm_connect_with_recvs(&s, &ba, ida);
+  cm_connect_with_recvs(&s, &ba, ida, 0);
   g_free(cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX));
   /* The listener goes away without answering (rnicpi.h, UNREACHABLE). */
   cert_ok(CMV->unlisten(s.lst));
@@ -857,6 +911,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/unreachable", test_cm_unreachable);
   cert_add("/rnicpi/cm/request-cancelled", test_cm_request_cancelled);
   cert_add("/rnicpi/cm/disconnect-pending", test_cm_disconnect_pending);
+  cert_add("/rnicpi/cm/unanswered-timeout", test_cm_unanswered_timeout);
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/three-way-ird-ord", test_cm_three_way_ird_ord);

@@ -691,7 +691,12 @@ typedef struct rnicpi_conn_param {
   uint32_t ird;        /**< inbound reads this side offers */
   uint32_t ord;        /**< outbound reads this side wants */
   bool three_way;      /**< connect: ask for REQ/REP/RTU */
-  uint64_t timeout_us; /**< connect: give up after this long (0: default) */
+  /** connect: give up after this long, microseconds, when no answer to the
+   *  request came (reply, reject): the queue pair gets one UNREACHABLE,
+   *  reason RNICPI_CM_REASON_TIMEOUT, and enters ERROR.  0: the provider's
+   *  default.  A value the clock cannot add (UINT64_MAX, which is
+   *  IT_TIMEOUT_INFINITE in a path) means never: rnicpi_deadline(). */
+  uint64_t timeout_us;
 } rnicpi_conn_param_t;
 
 /** Connection-management event types, delivered by the cm_event upcall. */

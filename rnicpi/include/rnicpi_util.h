@@ -119,6 +119,20 @@ rnicpi_wr_is_atomic(rnicpi_wr_opcode_t op)
 }
 
 /**
+ * @brief The moment a timeout ends, without overflow.
+ * @param now_us the monotonic clock now, microseconds (g_get_monotonic_time()).
+ * @param us the timeout, microseconds (rnicpi_conn_param_t.timeout_us).
+ * @return @p now_us + @p us, or G_MAXINT64 (never) when the sum would not
+ *         fit: UINT64_MAX, an application's IT_TIMEOUT_INFINITE, waits
+ *         forever instead of wrapping to a moment already past.
+ */
+static inline gint64
+rnicpi_deadline(gint64 now_us, uint64_t us)
+{
+  return us >= (uint64_t) (G_MAXINT64 - now_us) ? G_MAXINT64 : now_us + (gint64) us;
+}
+
+/**
  * @brief An asynchronous event with no Terminate detail.
  * @param type what happened.
  * @param ctx the CQ, QP or SRQ context, or the port number.

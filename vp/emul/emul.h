@@ -54,6 +54,7 @@ typedef struct emul_fabric {
   uint64_t next_pd_id;    /* PD identity checked by cross-process peers */
   GHashTable *ud_qps;     /* QP number -> emul_qp_t* of every UD QP (emul_ud.c) */
   GHashTable *ud_svc;     /* request id -> pending UD service request (emul_ud.c) */
+  gint ntimed;            /* connects with a deadline, at least (atomic; emul_cm_expire) */
 } emul_fabric_t;
 
 extern emul_fabric_t emul_fabric;
@@ -277,6 +278,7 @@ struct emul_conn {
   gboolean three_way;
   gboolean peer_atomics;   /* cross-process: the active side's device executes atomics */
   emul_xconn_t *x;         /* cross-process handshake: the peer's socket */
+  gint64 deadline;         /* the active side gives up (timeout_us), or 0: never */
 };
 
 /* A send-queue WR kept past its post: blocked (in-process), or in flight
@@ -561,6 +563,14 @@ void emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w);
 void emul_cm_conn_drop(emul_conn_t *c);
 void emul_cm_unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why);
 void emul_cm_request_cancelled(emul_conn_t *c);
+/* The active side of @c gives up after @timeout_us (0: never, the
+ * default) unless an answer came (fabric lock held). */
+void emul_cm_arm(emul_conn_t *c, uint64_t timeout_us);
+/* Ends the connects whose deadline passed; returns the microseconds to
+ * the next deadline, or -1 when none (the event thread). */
+gint64 emul_cm_expire(void);
+/* Wakes the event thread to look at the deadlines again. */
+void emul_events_wake(void);
 void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
 
 /* Cross-process path (emul_xport.c, emul_xqp.c; fabric lock held). */

@@ -70,6 +70,64 @@ emul_cm_request_cancelled(emul_conn_t *c)
 }
 
 void
+emul_cm_arm(emul_conn_t *c, uint64_t timeout_us)
+{
+  gint64 at = timeout_us != 0 ? rnicpi_deadline(g_get_monotonic_time(), timeout_us) : G_MAXINT64;
+  if (at == G_MAXINT64)
+    return; /* the default, and IT_TIMEOUT_INFINITE: wait for the answer */
+  c->deadline = at;
+  g_atomic_int_inc(&emul_fabric.ntimed);
+  emul_events_wake();
+}
+
+gint64
+emul_cm_expire(void)
+{
+  if (g_atomic_int_get(&emul_fabric.ntimed) == 0)
+    return -1;
+  emul_work_t w = { .nnotify = 0 };
+  gint64 now = g_get_monotonic_time(), next = G_MAXINT64;
+  gint timed = 0;
+  GSList *due = NULL;
+  emul_fabric_lock();
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, emul_fabric.conns);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    emul_conn_t *c = v;
+    /* Only an unanswered request: a reply (three-way) is an answer. */
+    if (c->deadline == 0 || c->active == NULL || c->state != CONN_REQUESTED)
+      continue;
+    if (c->deadline <= now) {
+      due = g_slist_prepend(due, c);
+    } else {
+      next = MIN(next, c->deadline);
+      timed++;
+    }
+  }
+  for (GSList *l = due; l != NULL; l = l->next) {
+    emul_conn_t *c = l->data;
+    emul_qp_t *qp = c->active;
+    /* The request goes away as if the requester had withdrawn it; the
+     * listener's consumer can no longer accept it. */
+    if (c->x != NULL) {
+      emul_x_qp_gone(qp, c, &w);
+    } else {
+      if (c->listener != NULL)
+        emul_cm_request_cancelled(c);
+      emul_cm_conn_drop(c);
+    }
+    emul_cm_unreachable(qp, RNICPI_CM_REASON_TIMEOUT);
+    emul_qp_set_error(qp, &w);
+  }
+  g_atomic_int_set(&emul_fabric.ntimed, timed);
+  emul_fabric_unlock();
+  g_slist_free(due);
+  emul_work_deliver(&w);
+  return next == G_MAXINT64 ? -1 : next - now;
+}
+
+void
 emul_cm_conn_drop(emul_conn_t *c)
 {
   if (c->active != NULL)
@@ -220,6 +278,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   qp->attr.ird = p->ird;
   qp->attr.ord = p->ord;
   g_hash_table_insert(emul_fabric.conns, &c->id, c);
+  emul_cm_arm(c, p->timeout_us);
 
   rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
   ev->type = RNICPI_CM_CONNECT_REQUEST;

@@ -31,7 +31,14 @@ emul_event_thread(gpointer unused)
 {
   (void) unused;
   for (;;) {
-    emul_upcall_t *u = g_async_queue_pop(emul_fabric.events);
+    /* The thread also ends the connects whose timeout passed. */
+    gint64 wait = emul_cm_expire();
+    emul_upcall_t *u = wait < 0 ? g_async_queue_pop(emul_fabric.events)
+                                : g_async_queue_timeout_pop(emul_fabric.events, (guint64) wait);
+    if (u == NULL || u->dev == NULL) { /* a deadline, or emul_events_wake */
+      g_free(u);
+      continue;
+    }
     g_mutex_lock(&emul_fabric.deliver_lock);
     if (!u->dev->closed) {
       if (u->is_cm)
@@ -97,6 +104,12 @@ emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev)
   u->is_cm = TRUE;
   u->cm = *ev;
   g_async_queue_push(emul_fabric.events, u);
+}
+
+void
+emul_events_wake(void)
+{
+  g_async_queue_push(emul_fabric.events, g_new0(emul_upcall_t, 1));
 }
 
 void

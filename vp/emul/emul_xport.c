@@ -651,6 +651,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_para
   qp->attr.ird = p->ird;
   qp->attr.ord = p->ord;
   g_hash_table_insert(emul_fabric.conns, &c->id, c);
+  emul_cm_arm(c, p->timeout_us);
 
   x_msg_t m = {
     .type = X_REQ, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,

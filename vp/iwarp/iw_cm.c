@@ -89,7 +89,7 @@ iw_timed_add(iw_qp_t *qp, uint64_t us)
 {
   iw_dev_t *dev = qp->dev;
   g_mutex_lock(&dev->ev_lock);
-  qp->deadline = g_get_monotonic_time() + (gint64) us;
+  qp->deadline = rnicpi_deadline(g_get_monotonic_time(), us);
   if (qp->timed_link.data == NULL) {
     qp->timed_link.data = qp;
     g_queue_push_tail_link(&dev->timed, &qp->timed_link);
