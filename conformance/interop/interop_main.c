@@ -90,6 +90,7 @@ main(int argc, char **argv)
 
   interop_register_golden();
   interop_register_golden2();
+  interop_register_golden_mpa();
   interop_register_peer();
   return g_test_run();
 }

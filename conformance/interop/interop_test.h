@@ -49,8 +49,41 @@ size_t wire_read(int fd, uint8_t *p, size_t n, int timeout_ms);
 void wire_read_all(int fd, uint8_t *p, size_t n);
 void wire_write(int fd, const void *p, size_t n);
 
+/* interop_raw.c: the raw peer of the golden tests (CRC on). */
+/* One FPDU of the ULPDU @ulpdu (@len <= 1024 bytes) to the provider. */
+void raw_fpdu(int fd, const uint8_t *ulpdu, size_t len);
+/* One FPDU from the provider (CRC checked): the ULPDU's length, or -1
+ * when the provider closed first. */
+int raw_fpdu_read(int fd, uint8_t *ulpdu);
+/* The CONNECT_REQUEST of listener @lctx within @ms, or NULL. */
+rnicpi_cm_event_t *raw_poll_request(cert_t *f, uint64_t lctx, guint ms);
+/* The test connects with the golden Request and the provider accepts on
+ * @s (it is the MPA Responder, CRC on): the socket, in full operation. */
+int raw_passive(cert_t *f, cert_side_t *s, uint64_t lctx);
+/* The provider connects @s to the test (it is the MPA Initiator): the
+ * socket after its Request, read whole, the Reply not sent. */
+int raw_request_in(cert_t *f, cert_side_t *s);
+/* raw_request_in answered by a Rev 1 Reply, C=1, no private data: the
+ * socket, in full operation. */
+int raw_active(cert_t *f, cert_side_t *s);
+/* RFC 5041 4.3 untagged header + RFC 5040 4.1 control, in @u. */
+void raw_untagged_hdr(uint8_t *u, uint8_t ddp_ctrl, uint8_t rdmap_ctrl, uint32_t qn, uint32_t msn,
+                      uint32_t mo);
+/* The Read raw_read_out posts: RD_LEN bytes from the raw peer's
+ * RD_SRC_STAG/RD_SRC_TO. */
+#define RD_LEN 64u
+#define RD_SRC_STAG 0x22222200u
+#define RD_SRC_TO 0x3000u
+/* The provider posts an RDMA Read (@id) into @sink at offset 64: its Read
+ * Request is checked (RFC 5040 4.4) and left in @req. */
+void raw_read_out(cert_side_t *s, int fd, const cert_buf_t *sink, uint64_t id, uint8_t *req);
+/* A Read Response segment of @len pattern bytes to @stag/@to, L as @last;
+ * its 14-byte header in @hdr. */
+void raw_read_resp(int fd, uint32_t stag, uint64_t to, uint32_t len, gboolean last, uint8_t *hdr);
+
 void interop_register_golden(void);
 void interop_register_golden2(void);
+void interop_register_golden_mpa(void);
 void interop_register_peer(void);
 
 #endif
