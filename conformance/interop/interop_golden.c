@@ -223,27 +223,12 @@ golden_request_in(cert_t *f, cert_side_t *s)
 static int
 golden_request_in_ctl(cert_t *f, cert_side_t *s, uint32_t ird, uint32_t ord, mpa_ctl_t *ctl)
 {
-  struct sockaddr_storage ss;
-  cert_self_addr(f, &ss);
-  int lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  g_assert_cmpint(lfd, >=, 0);
-  socklen_t sl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-  g_assert_cmpint(bind(lfd, (struct sockaddr *) &ss, sl), ==, 0);
-  g_assert_cmpint(listen(lfd, 1), ==, 0);
-  g_assert_cmpint(getsockname(lfd, (struct sockaddr *) &ss, &sl), ==, 0);
   rnicpi_addr_t dst;
-  memset(&dst, 0, sizeof(dst));
-  dst.sa = ss;
+  int lfd = raw_listen(f, &dst);
   rnicpi_conn_param_t cp = { .pdata = ulp_pdata, .pdata_len = 16, .ird = ird, .ord = ord };
   g_assert_cmpuint(f->caps.pdata_connect, >=, 16);
   cert_ok(CMV->connect(s->qp, &dst, &cp));
-  struct pollfd pf = { .fd = lfd, .events = POLLIN };
-  g_assert_cmpint(poll(&pf, 1, RAW_WAIT_MS), ==, 1);
-  int fd = accept(lfd, NULL, NULL);
-  g_assert_cmpint(fd, >=, 0);
-  close(lfd);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int fd = raw_accept(lfd);
 
   /* RFC 5044 7.1.1: Key | M C R Res | Rev | PD_Length | private data. */
   uint8_t h[20];

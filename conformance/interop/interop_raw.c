@@ -98,7 +98,7 @@ raw_passive(cert_t *f, cert_side_t *s, uint64_t lctx)
 /* The provider connects to the test (it is the MPA Initiator): the socket
  * after its Request, which the test read whole, the Reply not sent. */
 int
-raw_request_in(cert_t *f, cert_side_t *s)
+raw_listen(cert_t *f, rnicpi_addr_t *dst)
 {
   struct sockaddr_storage ss;
   cert_self_addr(f, &ss);
@@ -108,11 +108,14 @@ raw_request_in(cert_t *f, cert_side_t *s)
   g_assert_cmpint(bind(lfd, (struct sockaddr *) &ss, sl), ==, 0);
   g_assert_cmpint(listen(lfd, 1), ==, 0);
   g_assert_cmpint(getsockname(lfd, (struct sockaddr *) &ss, &sl), ==, 0);
-  rnicpi_addr_t dst;
-  memset(&dst, 0, sizeof(dst));
-  dst.sa = ss;
-  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
-  cert_ok(CMV->connect(s->qp, &dst, &cp));
+  memset(dst, 0, sizeof(*dst));
+  dst->sa = ss;
+  return lfd;
+}
+
+int
+raw_accept(int lfd)
+{
   struct pollfd pf = { .fd = lfd, .events = POLLIN };
   g_assert_cmpint(poll(&pf, 1, RAW_WAIT_MS), ==, 1);
   int fd = accept(lfd, NULL, NULL);
@@ -120,6 +123,17 @@ raw_request_in(cert_t *f, cert_side_t *s)
   close(lfd);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+int
+raw_request_in(cert_t *f, cert_side_t *s)
+{
+  rnicpi_addr_t dst;
+  int lfd = raw_listen(f, &dst);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(s->qp, &dst, &cp));
+  int fd = raw_accept(lfd);
   uint8_t h[20 + 512];
   g_assert_cmpuint(wire_read(fd, h, 20, RAW_WAIT_MS), ==, 20);
   uint32_t pd_len = (uint32_t) h[18] << 8 | h[19];

@@ -60,6 +60,12 @@ rnicpi_cm_event_t *raw_poll_request(cert_t *f, uint64_t lctx, guint ms);
 /* The test connects with the golden Request and the provider accepts on
  * @s (it is the MPA Responder, CRC on): the socket, in full operation. */
 int raw_passive(cert_t *f, cert_side_t *s, uint64_t lctx);
+/* A TCP listener at the device's address (port: the kernel's choice), to
+ * which the provider is to connect: its descriptor; @dst, its address. */
+int raw_listen(cert_t *f, rnicpi_addr_t *dst);
+/* The provider's connection to @lfd within INTEROP_RAW_WAIT_MS, accepted
+ * (TCP_NODELAY); @lfd is closed. */
+int raw_accept(int lfd);
 /* The provider connects @s to the test (it is the MPA Initiator): the
  * socket after its Request, read whole, the Reply not sent. */
 int raw_request_in(cert_t *f, cert_side_t *s);
