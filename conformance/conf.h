@@ -65,6 +65,10 @@ void conf_pair_open(conf_pair_t *p);
 /* The same with the EP attributes of the active (@aa) and passive (@pa)
  * sides (NULL: conf_default_attr). */
 void conf_pair_open2(conf_pair_t *p, const it_ep_attributes_t *aa, const it_ep_attributes_t *pa);
+/* it_ep_connect of @ep to @q over the path conf_path gives for @s (its
+ * address, no timeout), no connection attributes: its status. */
+it_status_t conf_connect(conf_side_t *s, it_ep_handle_t ep, const it_conn_qual_t *q,
+                         it_cn_est_flags_t flags, const void *pd, size_t len);
 /* Connect a to p: the passive side accepts; both see ESTABLISHED.
  * Private data of connect and accept may be NULL. */
 void conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen);

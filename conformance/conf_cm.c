@@ -51,11 +51,7 @@ static void
 start_connect(conf_pair_t *p, const it_conn_qual_t *qual, it_cn_est_flags_t flags,
               const unsigned char *pd, size_t len)
 {
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&p->a, &path);
-  conf_ok(it_ep_connect(p->a.ep, &path, &ca, qual, flags, pd, len));
+  conf_ok(conf_connect(&p->a, p->a.ep, qual, flags, pd, len));
 }
 
 /* A private-data length that fits every limit used here (0 if none). */
@@ -273,11 +269,7 @@ test_reject_pdata(void)
   conf_assert_empty(p.p.cm);
 
   /* A NONOPERATIONAL EP cannot connect until reset. */
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&p.a, &path);
-  conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
+  conf_assert_status(conf_connect(&p.a, p.a.ep, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
                      IT_ERR_INVALID_EP_STATE);
   conf_ok(it_ep_reset(p.a.ep));
   g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
@@ -300,11 +292,7 @@ test_nonpeer_reject(void)
   conf_side_open(&a, NULL);
   it_conn_qual_t q = { .type = IT_IANA_PORT };
   q.conn_qual.port = htons(free_port(&a));
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&a, &path);
-  conf_ok(it_ep_connect(a.ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_ok(conf_connect(&a, a.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
   g_assert_true(ev.conn.ep == a.ep);
   g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
@@ -1022,12 +1010,8 @@ test_bad_flags(void)
                  "IT_CONNECT_FLAG_THREE_WAY returns IT_ERR_INVALID_CN_EST_FLAGS and sends nothing");
   conf_pair_t p;
   conf_pair_open(&p);
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&p.a, &path);
-  conf_assert_status(it_ep_connect(p.a.ep, &path, &ca, &p.qual,
-                                   IT_CONNECT_FLAG_TWO_WAY | IT_CONNECT_FLAG_THREE_WAY, NULL, 0),
+  conf_assert_status(conf_connect(&p.a, p.a.ep, &p.qual,
+                                  IT_CONNECT_FLAG_TWO_WAY | IT_CONNECT_FLAG_THREE_WAY, NULL, 0),
                      IT_ERR_INVALID_CN_EST_FLAGS);
   g_assert_cmpint(conf_ep_state(p.a.ep), ==, IT_EP_STATE_UNCONNECTED);
   conf_assert_empty(p.p.req);
@@ -1254,11 +1238,7 @@ test_handoff(void)
   conf_ok(it_listen_create(p.p.ia, 0, req2, IT_LISTEN_NO_FLAG, &q2, &lh2));
 
   static const unsigned char pd[] = "hand me over";
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&p.a, &path);
-  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, pd, sizeof(pd)));
+  conf_ok(conf_connect(&p.a, p.a.ep, &p.qual, IT_CONNECT_FLAG_TWO_WAY, pd, sizeof(pd)));
   it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   it_cn_est_identifier_t old = ev.conn_req.cn_est_id;
 

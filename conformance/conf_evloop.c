@@ -578,11 +578,7 @@ test_fd_stress(gconstpointer data)
     conf_buf_new(&srv, &e->rb, (size_t) STRESS_W * STRESS_SLOT, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
     conf_side_open(&e->cli, NULL);
     conf_buf_new(&e->cli, &e->sb, (size_t) STRESS_W * STRESS_SLOT, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-    it_path_t path;
-    it_conn_attributes_t ca;
-    memset(&ca, 0, sizeof(ca));
-    conf_path(&e->cli, &path);
-    conf_ok(it_ep_connect(e->cli.ep, &path, &ca, &qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+    conf_ok(conf_connect(&e->cli, e->cli.ep, &qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
     it_event_t ev = conf_wait(srv.req, IT_CM_REQ_CONN_REQUEST_EVENT);
     conf_ok(it_ep_accept(e->ep, ev.conn_req.cn_est_id, NULL, 0));
     conf_wait(e->cli.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);

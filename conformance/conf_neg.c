@@ -866,11 +866,7 @@ test_ird_ord(gconstpointer data)
   attr.srv.rc.rdma_read_ord = c->depth;
   conf_pair_t p;
   conf_pair_open2(&p, &attr, &attr);
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&p.a, &path);
-  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_ok(conf_connect(&p.a, p.a.ep, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
   it_event_t ea = conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);

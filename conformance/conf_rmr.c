@@ -268,11 +268,7 @@ test_scope(gconstpointer data)
   it_ep_attributes_t attr;
   conf_default_attr(&attr);
   conf_ok(it_ep_rc_create(p.p.pz, p.p.dto, p.p.dto, p.p.cm, IT_EP_NO_FLAG, &attr, &ep2));
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&a2, &path);
-  conf_ok(it_ep_connect(a2.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_ok(conf_connect(&a2, a2.ep, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   conf_ok(it_ep_accept(ep2, ev.conn_req.cn_est_id, NULL, 0));
   conf_wait(a2.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
@@ -666,11 +662,7 @@ test_other_pz(void)
   it_ep_attributes_t attr;
   conf_default_attr(&attr);
   conf_ok(it_ep_rc_create(p2.pz, p.p.dto, p.p.dto, p.p.cm, IT_EP_NO_FLAG, &attr, &p2.ep));
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(&a2, &path);
-  conf_ok(it_ep_connect(a2.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_ok(conf_connect(&a2, a2.ep, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   conf_ok(it_ep_accept(p2.ep, ev.conn_req.cn_est_id, NULL, 0));
   conf_wait(a2.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);

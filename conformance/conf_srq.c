@@ -32,11 +32,7 @@ connect_to(conf_side_t *active, conf_side_t *passive, it_listen_handle_t lh, it_
            it_ep_handle_t pep)
 {
   (void) lh;
-  it_path_t path;
-  it_conn_attributes_t ca;
-  memset(&ca, 0, sizeof(ca));
-  conf_path(active, &path);
-  conf_ok(it_ep_connect(active->ep, &path, &ca, q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_ok(conf_connect(active, active->ep, q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   it_event_t ev = conf_wait(passive->req, IT_CM_REQ_CONN_REQUEST_EVENT);
   conf_ok(it_ep_accept(pep, ev.conn_req.cn_est_id, NULL, 0));
   conf_wait(active->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);

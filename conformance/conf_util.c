@@ -178,14 +178,21 @@ conf_path(conf_side_t *s, it_path_t *path)
   conf_path_to(s, &self, path);
 }
 
-void
-conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen)
+it_status_t
+conf_connect(conf_side_t *s, it_ep_handle_t ep, const it_conn_qual_t *q, it_cn_est_flags_t flags,
+             const void *pd, size_t len)
 {
   it_path_t path;
   it_conn_attributes_t ca;
   memset(&ca, 0, sizeof(ca));
-  conf_path(&p->a, &path);
-  conf_ok(it_ep_connect(p->a.ep, &path, &ca, &p->qual, IT_CONNECT_FLAG_TWO_WAY, cpd, clen));
+  conf_path(s, &path);
+  return it_ep_connect(ep, &path, &ca, q, flags, pd, len);
+}
+
+void
+conf_pair_connect(conf_pair_t *p, const void *cpd, size_t clen, const void *apd, size_t alen)
+{
+  conf_ok(conf_connect(&p->a, p->a.ep, &p->qual, IT_CONNECT_FLAG_TWO_WAY, cpd, clen));
   it_event_t ev = conf_wait(p->p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   if (clen > 0) {
     g_assert_true(ev.conn_req.private_data_present);
