@@ -801,6 +801,8 @@ ib_cm_expire(ib_dev_t *dev)
 
 /* ---- operations ---------------------------------------------------------------- */
 
+static ib_conn_t *conn_lookup_locked(ib_dev_t *dev, uint64_t conn_id);
+
 /* Listen on @port of address @a in port space @ps: a new identifier in
  * l->ids; an errno when rdma_cm refuses. */
 static int
@@ -966,6 +968,7 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   qp->conn = c;
   qp->ird = p->ird;
   qp->ord = p->ord;
+  uint64_t id = c->conn_id;
   g_mutex_unlock(&dev->lock);
   ib_qp_set_state(qp, IB_QP_CONNECTING);
   /* Resolution runs in the kernel; its events come to the progress thread.
@@ -988,7 +991,10 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
      * queue pair's state: from now the progress thread may end the
      * connect and destroy the identifier. */
     g_mutex_lock(&dev->lock);
-    if (!c->dead && (c->state == IB_CONN_RESOLVING || c->state == IB_CONN_CONNECTING))
+    /* Found again by its number: an address error may have ended and
+     * freed it on the progress thread meanwhile. */
+    c = conn_lookup_locked(dev, id);
+    if (c != NULL && (c->state == IB_CONN_RESOLVING || c->state == IB_CONN_CONNECTING))
       conn_time_locked(c, at);
     g_mutex_unlock(&dev->lock);
   }
