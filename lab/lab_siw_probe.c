@@ -9,6 +9,13 @@
  *                             or Read of the server's region and prints
  *                             its completion, the server what landed
  *   lab-siw-probe -m DEVICE   register 64 MiB under an 8 MiB RLIMIT_MEMLOCK
+ *   lab-siw-probe -w ADDR destroy|error
+ *                             a connect the server leaves unanswered, then
+ *                             withdrawn as vp/ib ends it at its timeout: the
+ *                             client's QP to ERROR and its id destroyed
+ *                             (destroy: how long rdma_destroy_id takes), or
+ *                             its QP to ERROR alone (error); then the server
+ *                             accepts: what each side sees
  *
  * CASE:
  *   zb-local-offset   the client's region is zero-based (iova 0), its
@@ -25,11 +32,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -190,13 +199,134 @@ probe_memlock(const char *name)
   return 1;
 }
 
+/* The next event of @ch within @ms, printed with @who; 0 if none came. */
+static int
+probe_next_event(struct rdma_event_channel *ch, const char *who, int ms)
+{
+  struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+  struct rdma_cm_event *e;
+  if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &e) != 0) {
+    printf("%s: no event within %d ms\n", who, ms);
+    return 0;
+  }
+  printf("%s: %s, status %d\n", who, rdma_event_str(e->event), e->status);
+  rdma_ack_cm_event(e);
+  return 1;
+}
+
+static double
+probe_ms(const struct timespec *a, const struct timespec *b)
+{
+  return (double) (b->tv_sec - a->tv_sec) * 1e3 + (double) (b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* The server's half of -w: a request it leaves unanswered until the
+ * client has withdrawn it, then accepts. */
+static void *
+probe_withdraw_server(void *arg)
+{
+  (void) arg;
+  struct rdma_event_channel *ch = rdma_create_event_channel();
+  struct rdma_cm_id *lid;
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT + 1) };
+  inet_pton(AF_INET, probe_addr, &sa.sin_addr);
+  if (ch == NULL || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) != 0)
+    probe_die("server rdma_create_id");
+  if (rdma_bind_addr(lid, (struct sockaddr *) &sa) != 0 || rdma_listen(lid, 1) != 0)
+    probe_die("server rdma_listen");
+  pthread_barrier_wait(&probe_bar); /* listening */
+  struct rdma_cm_event *e;
+  if (rdma_get_cm_event(ch, &e) != 0 || e->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+    probe_die("server: no connection request");
+  struct rdma_cm_id *id = e->id;
+  rdma_ack_cm_event(e);
+  printf("server: the request came; left unanswered\n");
+  pthread_barrier_wait(&probe_bar); /* the request is here */
+  pthread_barrier_wait(&probe_bar); /* the client withdrew it */
+  struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+  int mask = 0;
+  if (!probe_iwarp(id) && rdma_init_qp_attr(id, &qa, &mask) != 0) {
+    printf("server: the request is gone (rdma_init_qp_attr: %s)\n", strerror(errno));
+    return NULL;
+  }
+  struct ibv_pd *pd = ibv_alloc_pd(id->verbs);
+  struct ibv_cq *cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
+  if (pd == NULL || cq == NULL)
+    probe_die("server pd or cq");
+  struct ibv_qp *qp = probe_qp(id, pd, cq, IBV_ACCESS_REMOTE_WRITE);
+  if (!probe_iwarp(id)) {
+    probe_qp_to(qp, id, IBV_QPS_RTR, IBV_ACCESS_REMOTE_WRITE);
+    probe_qp_to(qp, id, IBV_QPS_RTS, IBV_ACCESS_REMOTE_WRITE);
+  }
+  struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1, .qp_num = qp->qp_num };
+  int rc = rdma_accept(id, &cp);
+  printf("server: rdma_accept of the withdrawn request: %s\n", rc == 0 ? "ok" : strerror(errno));
+  while (rc == 0 && probe_next_event(ch, "server", 12000))
+    ;
+  return NULL;
+}
+
+static int
+probe_withdraw(int destroy)
+{
+  pthread_t server;
+  pthread_create(&server, NULL, probe_withdraw_server, NULL);
+  pthread_barrier_wait(&probe_bar);
+  struct rdma_event_channel *ch = rdma_create_event_channel();
+  struct rdma_cm_id *id;
+  struct rdma_cm_event *e;
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT + 1) };
+  inet_pton(AF_INET, probe_addr, &sa.sin_addr);
+  if (ch == NULL || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0)
+    probe_die("rdma_create_id");
+  if (rdma_resolve_addr(id, NULL, (struct sockaddr *) &sa, 2000) != 0 ||
+      rdma_get_cm_event(ch, &e) != 0 || e->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+    probe_die("rdma_resolve_addr");
+  rdma_ack_cm_event(e);
+  if (rdma_resolve_route(id, 2000) != 0 || rdma_get_cm_event(ch, &e) != 0 ||
+      e->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+    probe_die("rdma_resolve_route");
+  rdma_ack_cm_event(e);
+  struct ibv_pd *pd = ibv_alloc_pd(id->verbs);
+  struct ibv_cq *cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
+  if (pd == NULL || cq == NULL)
+    probe_die("client pd or cq");
+  struct ibv_qp *qp = probe_qp(id, pd, cq, IBV_ACCESS_REMOTE_WRITE);
+  struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1, .qp_num = qp->qp_num };
+  if (rdma_connect(id, &cp) != 0)
+    probe_die("rdma_connect");
+  pthread_barrier_wait(&probe_bar); /* the server has the request */
+  struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE) != 0)
+    probe_die("ibv_modify_qp ERR");
+  printf("client: QP in ERROR\n");
+  if (destroy) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rdma_destroy_id(id);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("client: rdma_destroy_id of the pending connect took %.0f ms\n", probe_ms(&t0, &t1));
+  }
+  pthread_barrier_wait(&probe_bar); /* withdrawn: the server accepts */
+  while (!destroy && probe_next_event(ch, "client", 12000))
+    ;
+  pthread_join(server, NULL);
+  return 0;
+}
+
 int
 main(int argc, char **argv)
 {
   if (argc == 3 && strcmp(argv[1], "-m") == 0)
     return probe_memlock(argv[2]);
+  if (argc == 4 && strcmp(argv[1], "-w") == 0) {
+    probe_addr = argv[2];
+    pthread_barrier_init(&probe_bar, NULL, 2);
+    return probe_withdraw(strcmp(argv[3], "destroy") == 0);
+  }
   if (argc != 3) {
-    fprintf(stderr, "usage: lab-siw-probe ADDR CASE | lab-siw-probe -m DEVICE\n");
+    fprintf(stderr, "usage: lab-siw-probe ADDR CASE | lab-siw-probe -m DEVICE | "
+                    "lab-siw-probe -w ADDR destroy|error\n");
     return 1;
   }
   probe_addr = argv[1];

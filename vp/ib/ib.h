@@ -26,7 +26,7 @@
  *     says RESET.
  *
  * Locks, always taken in this order:
- *   dev->lock (CM: connections, listeners; the sweep list)
+ *   dev->lock (CM: connections, listeners, connect deadlines; the sweep list)
  *   -> cq->poll_lock (draining one verbs CQ)
  *   -> qp->sq_lock, qp->rq_lock, srq->lock (one queue's shadow)
  *   -> dev->qp_lock (the table from QP number to queue pair; a leaf)
@@ -135,6 +135,8 @@ struct ib_dev {
   GMutex lock;
   GHashTable *conns;             /* conn_id -> ib_conn_t: requests and connections */
   uint64_t next_conn_id;
+  GQueue timed;                  /* ib_conn_t connects with a deadline (ib_cm_expire) */
+  gint64 timed_next;             /* the nearest deadline in timed; G_MAXINT64: none */
   GList *sweep;                  /* ib_qp_t in ERROR with requests still outstanding */
   GMutex ev_lock;                /* a leaf: guards events alone */
   GQueue events;                 /* ib_event_t to deliver from the progress thread */
@@ -341,6 +343,10 @@ struct ib_conn {
   rnicpi_addr_t peer;            /* where a UD service request went */
   gboolean closing;              /* this side disconnected: DISCONNECTED, not BROKEN */
   gboolean dead;                 /* its id is being destroyed: ignore its events */
+  gint64 deadline;               /* connect: ends unanswered then (timeout_us) */
+  GList timed_link;              /* in dev->timed while it has a deadline (data: it) */
+  gboolean withdrawn;            /* iWARP: ended at its deadline, its id kept until
+                                  * the connect's answer (ib_cm_expire) */
 };
 
 /* An upcall to make from the progress thread, outside every lock. */
@@ -447,6 +453,7 @@ void ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e);
 void ib_cm_qp_gone(ib_qp_t *qp);
 void ib_cm_qp_error(ib_qp_t *qp);
 void ib_cm_close_dev(ib_dev_t *dev);
+void ib_cm_expire(ib_dev_t *dev);
 gboolean ib_cm_break_locked(ib_qp_t *qp, rnicpi_cm_event_t *ev);
 
 extern const rnicpi_device_ops_t ib_device_ops;

@@ -51,6 +51,16 @@ conn_new_locked(ib_dev_t *dev)
   return c;
 }
 
+/* @c no longer has a deadline (dev->lock held). */
+static void
+conn_untime_locked(ib_conn_t *c)
+{
+  if (c->timed_link.data != NULL) {
+    g_queue_unlink(&c->dev->timed, &c->timed_link);
+    c->timed_link.data = NULL;
+  }
+}
+
 /* Take @c out of the table and off its queue pair (dev->lock held): the
  * caller now owns it and destroys it with conn_free() once no lock is
  * held.  FALSE when someone else took it first. */
@@ -60,6 +70,7 @@ conn_take_locked(ib_conn_t *c)
   if (c->dead)
     return FALSE;
   c->dead = TRUE;
+  conn_untime_locked(c); /* the deadline list never holds a connection taken */
   g_hash_table_remove(c->dev->conns, &c->conn_id);
   if (c->qp != NULL && c->qp->conn == c)
     c->qp->conn = NULL;
@@ -482,6 +493,17 @@ conn_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o)
   }
   if (c->state == IB_CONN_UD_REQUEST)
     return; /* answered by ud_svc_reply; nothing else comes */
+  if (c->withdrawn) {
+    /* An iWARP connect that ended at its deadline: iw_cm let go of the
+     * identifier only now (conn_expire_locked()).  A late acceptance is
+     * closed by the destroy (iw_cm's abrupt close of an ESTABLISHED id). */
+    if (e->event == RDMA_CM_EVENT_ESTABLISHED || e->event == RDMA_CM_EVENT_REJECTED ||
+        e->event == RDMA_CM_EVENT_UNREACHABLE || e->event == RDMA_CM_EVENT_CONNECT_ERROR) {
+      if (conn_take_locked(c))
+        o->destroy = c;
+    }
+    return;
+  }
   ib_dev_t *dev = c->dev;
   ib_qp_t *qp = c->qp;
   int err;
@@ -700,7 +722,86 @@ ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e)
     ib_dev_removed(dev);
 }
 
+/* ---- connect timeouts ------------------------------------------------------------ */
+
+/* Give the connect @c a deadline (dev->lock held): unanswered then, it
+ * ends (ib_cm_expire()). */
+static void
+conn_time_locked(ib_conn_t *c, gint64 at)
+{
+  ib_dev_t *dev = c->dev;
+  c->deadline = at;
+  c->timed_link.data = c;
+  g_queue_push_tail_link(&dev->timed, &c->timed_link);
+  if (at < dev->timed_next) {
+    dev->timed_next = at;
+    ib_dev_wake(dev); /* the progress thread's poll may wait past it */
+  }
+}
+
+/* The connect @c got no answer by its deadline (dev->lock held): it ends
+ * as a pending connect the consumer disconnects does, UNREACHABLE with
+ * reason TIMEOUT instead of DISCONNECTED.  Its identifier goes, which
+ * withdraws the request (the IB CM sends a REJ), into @gone to destroy
+ * once no lock is held; but on iWARP once rdma_connect was sent, iw_cm's
+ * destroy_cm_id (iwcm.c) waits for the device's answer to the connect
+ * (IWCM_F_CONNECT_WAIT), which siw gives only on the peer's MPA Reply or
+ * at its own timer (MPAREQ_TIMEOUT, 10 s, siw_cm_queue_work in siw_cm.c):
+ * the progress thread must not wait that long, so the identifier stays,
+ * withdrawn, until that answer arrives (conn_event()) or the queue pair
+ * goes.  The queue pair is in ERROR by then, so a late MPA Reply cannot
+ * bring it up (siw_proc_mpareply refuses a queue pair past RTR). */
+static void
+conn_expire_locked(ib_conn_t *c, GPtrArray *gone)
+{
+  ib_dev_t *dev = c->dev;
+  gboolean sent = c->state == IB_CONN_CONNECTING;
+  ib_cm_out_t o = { .have = FALSE };
+  g_debug("%s: QP %u: no answer to its connect within %" G_GUINT64_FORMAT " ms: unreachable",
+          dev->name, c->qp->base.qp_num, c->param.timeout_us / 1000);
+  ib_qp_torn_down(c->qp);
+  fail_active(c, RNICPI_CM_UNREACHABLE, RNICPI_CM_REASON_TIMEOUT, NULL, &o);
+  ib_dev_queue_cm(dev, &o.ev);
+  if (dev->iwarp && sent)
+    c->withdrawn = TRUE;
+  else if (conn_take_locked(c))
+    g_ptr_array_add(gone, c);
+}
+
+/* From the progress thread: end the connects whose deadline passed with
+ * no answer (still resolving, or the request sent and no reply), and
+ * find the next deadline.  Under dev->lock, so a reply handled at the
+ * same moment (conn_event()) either came first, and the connection has
+ * left those states, or finds it DOWN: one event either way. */
+void
+ib_cm_expire(ib_dev_t *dev)
+{
+  gint64 now = g_get_monotonic_time(), next = G_MAXINT64;
+  GPtrArray *gone = g_ptr_array_new();
+  g_mutex_lock(&dev->lock);
+  for (GList *l = dev->timed.head; l != NULL;) {
+    GList *after = l->next;
+    ib_conn_t *c = l->data;
+    if (c->state != IB_CONN_RESOLVING && c->state != IB_CONN_CONNECTING) {
+      conn_untime_locked(c); /* answered, or ended otherwise */
+    } else if (c->deadline > now) {
+      next = MIN(next, c->deadline);
+    } else {
+      conn_untime_locked(c);
+      conn_expire_locked(c, gone);
+    }
+    l = after;
+  }
+  dev->timed_next = next;
+  g_mutex_unlock(&dev->lock);
+  for (guint i = 0; i < gone->len; i++)
+    conn_free(g_ptr_array_index(gone, i));
+  g_ptr_array_free(gone, TRUE);
+}
+
 /* ---- operations ---------------------------------------------------------------- */
+
+static ib_conn_t *conn_lookup_locked(ib_dev_t *dev, uint64_t conn_id);
 
 /* Listen on @port of address @a in port space @ps: a new identifier in
  * l->ids; an errno when rdma_cm refuses. */
@@ -845,6 +946,10 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   struct sockaddr_storage src;
   if (!source_addr(dev, dst, &src))
     return RNICPI_EINVAL; /* the device has no address of the peer's family */
+  /* 0 leaves the ending to rdma_cm's own timeouts (resolution, the IB
+   * CM's retries, the iWARP device's MPA timer); so does "never". */
+  gint64 at = p->timeout_us != 0 ? rnicpi_deadline(g_get_monotonic_time(), p->timeout_us)
+                                 : G_MAXINT64;
 
   g_mutex_lock(&dev->lock);
   ib_conn_t *c = conn_new_id_locked(dev, RDMA_PS_TCP);
@@ -863,6 +968,7 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   qp->conn = c;
   qp->ird = p->ird;
   qp->ord = p->ord;
+  uint64_t id = c->conn_id;
   g_mutex_unlock(&dev->lock);
   ib_qp_set_state(qp, IB_QP_CONNECTING);
   /* Resolution runs in the kernel; its events come to the progress thread.
@@ -880,6 +986,17 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
     ib_sweep_add_locked(qp);
     g_mutex_unlock(&dev->lock);
     ib_dev_queue_cm(dev, &ev);
+  } else if (at != G_MAXINT64) {
+    /* Armed only once this thread is done with the identifier and the
+     * queue pair's state: from now the progress thread may end the
+     * connect and destroy the identifier. */
+    g_mutex_lock(&dev->lock);
+    /* Found again by its number: an address error may have ended and
+     * freed it on the progress thread meanwhile. */
+    c = conn_lookup_locked(dev, id);
+    if (c != NULL && (c->state == IB_CONN_RESOLVING || c->state == IB_CONN_CONNECTING))
+      conn_time_locked(c, at);
+    g_mutex_unlock(&dev->lock);
   }
   return RNICPI_OK;
 }

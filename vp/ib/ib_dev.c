@@ -824,7 +824,15 @@ progress_thread(gpointer data)
     g_mutex_lock(&dev->lock);
     if (dev->sweep != NULL)
       timeout = MAX(1, ib_config.sweep_ms / 4);
+    /* A deadline armed after this wakes the thread (conn_time_locked). */
+    gint64 due = dev->timed_next;
     g_mutex_unlock(&dev->lock);
+    if (due != G_MAXINT64) {
+      /* Rounded up: a wake-up before the deadline would only wait again. */
+      gint64 left = due - g_get_monotonic_time();
+      int ms = left <= 0 ? 0 : (int) MIN((left + 999) / 1000, (gint64) G_MAXINT);
+      timeout = timeout < 0 ? ms : MIN(timeout, ms);
+    }
     int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), timeout);
     for (int i = 0; i < n; i++) {
       switch (evs[i].data.u32) {
@@ -845,6 +853,9 @@ progress_thread(gpointer data)
         break;
       }
     }
+    /* After this round's CM events: a reply read already wins over the deadline. */
+    if (due != G_MAXINT64 && g_get_monotonic_time() >= due)
+      ib_cm_expire(dev);
     deliver_events(dev);
     sweep_collect(dev);
     sweep(dev);
@@ -933,6 +944,8 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   g_queue_init(&dev->events);
   g_strlcpy(dev->name, name, sizeof(dev->name));
   dev->conns = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_queue_init(&dev->timed);
+  dev->timed_next = G_MAXINT64;
   dev->qps = g_hash_table_new(g_direct_hash, g_direct_equal);
   g_rw_lock_init(&dev->mr_lock);
   dev->mrs = g_hash_table_new(g_direct_hash, g_direct_equal);
