@@ -428,6 +428,42 @@ test_cm_three_way(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_three_way_reply_rejected(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops three-way handshake, the active consumer rejects the CONNECT_REPLY with "
+                 "private data: the passive queue pair gets exactly one REJECTED with that data "
+                 "and enters ERROR; the active side, which refused, gets no REJECTED; nobody is "
+                 "ESTABLISHED or RTS");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  if (!cert_require(f, RNICPI_CAP_THREE_WAY)) {
+    cm_close(&s);
+    return;
+  }
+  uint8_t rej_pd[RNICPI_MAX_PDATA];
+  uint32_t rej_len = cert_min(24, f->caps.pdata_reject);
+  cert_pdata_fill(rej_pd, rej_len, 0x6b);
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .three_way = true };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_autofree rnicpi_cm_event_t *rep = cert_wait_cm(f, RNICPI_CM_CONNECT_REPLY, A_CTX);
+  cert_ok(CMV->reject(f->dev, rep->conn_id, rej_pd, rej_len));
+  g_autofree rnicpi_cm_event_t *rej = cert_wait_cm(f, RNICPI_CM_REJECTED, P_CTX);
+  pdata_check(rej, rej_len, 0x6b);
+  cert_wait_state(s.p.qp, RNICPI_QPS_ERROR);
+  cert_assert_no_cm(f, RNICPI_CM_REJECTED, P_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_REJECTED, A_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), !=, RNICPI_QPS_RTS);
+  cm_close(&s);
+}
+
+static void
 test_cm_pdata_limit(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -915,6 +951,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/disconnect", test_cm_disconnect);
   cert_add("/rnicpi/cm/three-way", test_cm_three_way);
   cert_add("/rnicpi/cm/three-way-ird-ord", test_cm_three_way_ird_ord);
+  cert_add("/rnicpi/cm/three-way-reply-rejected", test_cm_three_way_reply_rejected);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
   cert_add("/rnicpi/cm/pdata-limit-disconnect", test_cm_pdata_limit_disconnect);
   cert_add("/rnicpi/cm/no-event-after-end", test_cm_no_event_after_end);
