@@ -334,18 +334,17 @@ test_protect_recv_no_local_write(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* An RDMA Read into a 64-byte sink registered with @sink_access completes
+ * once with RNICPI_WC_LOC_PROT_ERR, the sink untouched, and the requester
+ * enters ERROR. */
 static void
-test_protect_read_sink_no_local_write(cert_t *f, gconstpointer data)
+read_sink_refused(cert_t *f, uint32_t sink_access)
 {
-  (void) data;
-  g_test_summary("an RDMA Read whose sink's region lacks LOCAL_WRITE (it has every other right) "
-                 "completes once with RNICPI_WC_LOC_PROT_ERR, the sink untouched, and the "
-                 "requester enters ERROR");
   cert_pair_t pr;
   if (!cert_pair_open(f, &pr, NULL))
     return;
   cert_buf_t sink, tgt;
-  cert_buf_new(pr.a.pd, &sink, 64, RNICPI_ACCESS_LOCAL_READ | REMOTE);
+  cert_buf_new(pr.a.pd, &sink, 64, sink_access);
   cert_buf_new(pr.p.pd, &tgt, 64, RW | REMOTE);
   cert_buf_fill(&tgt, 22);
   cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &sink, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
@@ -361,6 +360,30 @@ test_protect_read_sink_no_local_write(cert_t *f, gconstpointer data)
   cert_buf_free(&sink);
   cert_buf_free(&tgt);
   cert_pair_free(&pr);
+}
+
+static void
+test_protect_read_sink_no_local_write(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read whose sink's region lacks LOCAL_WRITE (it has every other right) "
+                 "completes once with RNICPI_WC_LOC_PROT_ERR, the sink untouched, and the "
+                 "requester enters ERROR");
+  read_sink_refused(f, RNICPI_ACCESS_LOCAL_READ | REMOTE);
+}
+
+static void
+test_protect_read_sink_no_remote_write(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("on a device whose Read sinks need REMOTE_WRITE (read-sink-needs-remote-write: "
+                 "iWARP, the Read Response is a tagged write into the sink), an RDMA Read whose "
+                 "sink's region has LOCAL_WRITE, LOCAL_READ and REMOTE_READ but not REMOTE_WRITE "
+                 "completes once with RNICPI_WC_LOC_PROT_ERR, the sink untouched, and the "
+                 "requester enters ERROR");
+  if (!cert_require(f, RNICPI_CAP_READ_SINK_REMOTE_WRITE))
+    return;
+  read_sink_refused(f, RW | RNICPI_ACCESS_REMOTE_READ);
 }
 
 /* ---- region edges ----------------------------------------------------- */
@@ -776,6 +799,7 @@ cert_register_more(void)
   cert_add("/rnicpi/cq/notify-send-recv", test_cq_notify_send_recv);
   cert_add("/rnicpi/protect-local/recv-no-local-write", test_protect_recv_no_local_write);
   cert_add("/rnicpi/protect-local/read-sink-no-local-write", test_protect_read_sink_no_local_write);
+  cert_add("/rnicpi/protect-local/read-sink-no-remote-write", test_protect_read_sink_no_remote_write);
   cert_add("/rnicpi/bounds/write-edges-in", test_bounds_write_edges_in);
   cert_add("/rnicpi/bounds/write-before-first", test_bounds_write_before_first);
   cert_add("/rnicpi/bounds/write-one-past-last", test_bounds_write_one_past_last);
