@@ -278,10 +278,18 @@ test_mw_bind_longer_than_region(cert_t *f, gconstpointer data)
 {
   (void) data;
   g_test_summary("a bind that starts at the region's first byte and is one byte longer than the "
-                 "region, and one of length 2^64-1 that starts inside it (its end wraps past "
-                 "zero), each complete with RNICPI_WC_MW_BIND_ERR and the binding queue pair "
-                 "enters ERROR");
+                 "region completes with RNICPI_WC_MW_BIND_ERR and the binding queue pair enters "
+                 "ERROR");
   mw_bind_refused(f, RW | REMOTE | RNICPI_ACCESS_MW_BIND, 0, TGT_LEN + 1, RNICPI_ACCESS_REMOTE_READ);
+}
+
+static void
+test_mw_bind_length_wraps(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a bind of length 2^64-1 that starts one byte into the region (its end wraps "
+                 "past zero, below the region's end) completes with RNICPI_WC_MW_BIND_ERR and the "
+                 "binding queue pair enters ERROR");
   mw_bind_refused(f, RW | REMOTE | RNICPI_ACCESS_MW_BIND, 1, UINT64_MAX, RNICPI_ACCESS_REMOTE_READ);
 }
 
@@ -1014,6 +1022,7 @@ cert_register_mw(void)
   cert_add("/rnicpi/mw/bind-no-mw-bind", test_mw_bind_no_mw_bind);
   cert_add("/rnicpi/mw/bind-past-region", test_mw_bind_past_region);
   cert_add("/rnicpi/mw/bind-longer-than-region", test_mw_bind_longer_than_region);
+  cert_add("/rnicpi/mw/bind-length-wraps", test_mw_bind_length_wraps);
   cert_add("/rnicpi/mw/bind-zero-based-region", test_mw_bind_zero_based_region);
   cert_add("/rnicpi/mw/local-invalidate", test_mw_local_invalidate);
   cert_add("/rnicpi/mw/send-invalidate", test_mw_send_invalidate);

@@ -22,8 +22,9 @@
  *     invalidation of key 0, which names no object and fails on the
  *     device in queue order, as the rule's violation must;
  *   - a bind that breaks a rule the device does not check (domains, the
- *     region's own rights) is posted with a range the region does not
- *     hold, so that the device fails it in order (IBV_WC_MW_BIND_ERR).
+ *     region's own rights, a range whose end wraps past zero) is posted
+ *     with a range the region does not hold, so that the device fails it
+ *     in order (IBV_WC_MW_BIND_ERR).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -127,6 +128,11 @@ post_bind(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, ib_sha
   gboolean legal = mw->base.pd == qp->base.pd && mr->base.pd == qp->base.pd &&
                    (mr->access & RNICPI_ACCESS_MW_BIND) && (wr->bind.access & ~MW_RIGHTS) == 0 &&
                    (wr->bind.access & ~mr->access) == 0 && wr->bind.length > 0;
+  /* A range whose end wraps past zero: rxe 6.1 checks the end as addr +
+   * length against the region's end (rxe_check_bind_mw), a sum that wraps
+   * below it, and binds such a window. */
+  if (wr->bind.length > UINT64_MAX - wr->bind.addr)
+    legal = FALSE;
   /* rxe (and IBTA o10-36.2.2) have no zero-based type 1 window. */
   if (!narrow && wr->bind.zero_based)
     legal = FALSE;
