@@ -390,6 +390,26 @@ test_cm_unanswered_timeout(cert_t *f, gconstpointer data)
   cm_close(&s);
 }
 
+/* @s opened, a three-way connect (IRD 1, ORD 1) accepted by the passive
+ * side with @pd (@len bytes): the active side's CONNECT_REPLY (g_free it),
+ * or NULL and nothing open on a device without three-way handshakes. */
+static rnicpi_cm_event_t *
+cm_three_way_reply(cert_t *f, cm_setup_t *s, const uint8_t *pd, uint32_t len)
+{
+  if (!cm_open(f, s))
+    return NULL;
+  if (!cert_require(f, RNICPI_CAP_THREE_WAY)) {
+    cm_close(s);
+    return NULL;
+  }
+  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .three_way = true };
+  cert_ok(CMV->connect(s->a.qp, &s->dst, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  rnicpi_conn_param_t pas = { .pdata = pd, .pdata_len = len, .ird = 1, .ord = 1 };
+  cert_ok(CMV->accept(s->p.qp, req->conn_id, &pas));
+  return cert_wait_cm(f, RNICPI_CM_CONNECT_REPLY, A_CTX);
+}
+
 static void
 test_cm_three_way(cert_t *f, gconstpointer data)
 {
@@ -398,21 +418,12 @@ test_cm_three_way(cert_t *f, gconstpointer data)
                  "CONNECT_REPLY with the accept's private data and nobody is ESTABLISHED; the "
                  "active accept of the reply establishes both");
   cm_setup_t s;
-  if (!cm_open(f, &s))
-    return;
-  if (!cert_require(f, RNICPI_CAP_THREE_WAY)) {
-    cm_close(&s);
-    return;
-  }
   uint8_t acc_pd[RNICPI_MAX_PDATA];
   uint32_t acc_len = cert_min(20, f->caps.pdata_accept);
   cert_pdata_fill(acc_pd, acc_len, 0x35);
-  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .three_way = true };
-  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
-  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
-  rnicpi_conn_param_t pas = { .pdata = acc_pd, .pdata_len = acc_len, .ird = 1, .ord = 1 };
-  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
-  g_autofree rnicpi_cm_event_t *rep = cert_wait_cm(f, RNICPI_CM_CONNECT_REPLY, A_CTX);
+  g_autofree rnicpi_cm_event_t *rep = cm_three_way_reply(f, &s, acc_pd, acc_len);
+  if (rep == NULL)
+    return;
   pdata_check(rep, acc_len, 0x35);
   cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
   cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
@@ -436,21 +447,12 @@ test_cm_three_way_reply_rejected(cert_t *f, gconstpointer data)
                  "and enters ERROR; the active side, which refused, gets no REJECTED; nobody is "
                  "ESTABLISHED or RTS");
   cm_setup_t s;
-  if (!cm_open(f, &s))
+  g_autofree rnicpi_cm_event_t *rep = cm_three_way_reply(f, &s, NULL, 0);
+  if (rep == NULL)
     return;
-  if (!cert_require(f, RNICPI_CAP_THREE_WAY)) {
-    cm_close(&s);
-    return;
-  }
   uint8_t rej_pd[RNICPI_MAX_PDATA];
   uint32_t rej_len = cert_min(24, f->caps.pdata_reject);
   cert_pdata_fill(rej_pd, rej_len, 0x6b);
-  rnicpi_conn_param_t act = { .ird = 1, .ord = 1, .three_way = true };
-  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
-  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
-  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
-  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
-  g_autofree rnicpi_cm_event_t *rep = cert_wait_cm(f, RNICPI_CM_CONNECT_REPLY, A_CTX);
   cert_ok(CMV->reject(f->dev, rep->conn_id, rej_pd, rej_len));
   g_autofree rnicpi_cm_event_t *rej = cert_wait_cm(f, RNICPI_CM_REJECTED, P_CTX);
   pdata_check(rej, rej_len, 0x6b);
