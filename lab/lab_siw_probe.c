@@ -55,7 +55,7 @@ typedef struct {
 static const char *probe_addr, *probe_case;
 static pthread_barrier_t probe_bar;
 
-static void
+static _Noreturn void
 probe_die(const char *what)
 {
   fprintf(stderr, "lab-siw-probe: %s: %s\n", what, strerror(errno));
