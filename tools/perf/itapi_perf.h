@@ -162,6 +162,15 @@ typedef struct {
   unsigned ctrl_head, ctrl_count;
 } side_t;
 
+/* write_lat in event mode: each RDMA Write is followed by a zero-length
+ * Send, and the peer learns of the Write by that Send's receive
+ * completion (it_evd_wait), not by polling the target's last byte. */
+static inline bool
+notify_by_send(const side_t *s, const test_desc_t *t)
+{
+  return s->event_mode && t->op == OP_WRITE && !t->bw;
+}
+
 static inline unsigned char *target(side_t *s, int k) { return s->mem + OFF_DATA + k * s->slot; }
 static inline size_t source_off(side_t *s) { return OFF_DATA + 2 * s->slot; }
 static inline unsigned char *source(side_t *s) { return s->mem + source_off(s); }

@@ -16,18 +16,26 @@ client_pingpong(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint64
                 bool verify_on, samples_t *sm, progress_t *pg)
 {
   uint64_t last_ping = 0, recvd0 = s->data_recvd;
+  bool by_send = t->op == OP_SEND || notify_by_send(s, t);
   for (uint64_t i = 0; i < n; i++) {
     int k = i & 1;
     uint64_t it = base + i;
-    if (t->op == OP_SEND)
-      post_data_recv(s, k, size);
+    if (by_send)
+      post_data_recv(s, k, t->op == OP_SEND ? size : 0);
     uint64_t t0 = lat_now();
     if (t->op == OP_SEND) {
       last_ping = sq_post(s, OP_SEND, source_off(s), size, 0, true);
+    } else if (by_send) {
+      /* The Write, then the zero-length Send that tells the server. */
+      sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), false);
+      last_ping = sq_post(s, OP_SEND, source_off(s), 0, 0, true);
+    } else {
+      last_ping = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
+    }
+    if (by_send) {
       while (s->data_recvd < recvd0 + i + 1)
         pump(s, true, false, "a pong");
     } else {
-      last_ping = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
       volatile unsigned char *lastb = target(s, k) + size - 1;
       uint64_t deadline = 0; /* set at the first check: no clock read inside the sample */
       for (unsigned spin = 1; __atomic_load_n(lastb, __ATOMIC_ACQUIRE) != tag_of(it); spin++) {
@@ -133,7 +141,8 @@ run_chunk(client_t *c, unsigned ti, size_t size, uint64_t n, uint64_t base, samp
   side_t *s = &c->s;
   const test_desc_t *t = &tests[ti];
   bool verify_on = c->cfg->verify && !t->bw;
-  s->expect_len = size;
+  /* write_lat -e: the receives take the zero-length notifying Sends. */
+  s->expect_len = notify_by_send(s, t) ? 0 : size;
   if (!t->bw) {
     memset(target(s, 0), 0, size);
     memset(target(s, 1), 0, size);
@@ -145,7 +154,7 @@ run_chunk(client_t *c, unsigned ti, size_t size, uint64_t n, uint64_t base, samp
   ctrl_msg_t m = wait_ctrl(s, false, "READY from the server");
   if (m.type != MSG_READY)
     die("client: expected READY from the server, got message type %u", (unsigned) m.type);
-  if (t->op == OP_SEND && !t->bw)
+  if ((t->op == OP_SEND && !t->bw) || notify_by_send(s, t))
     c->data_sent += n;
   uint64_t bw_ns = 0;
   if (t->bw)

@@ -40,21 +40,25 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
   size_t size = m->size;
   uint64_t last_pong = 0;
   bool verify_on = m->flags & FLAG_VERIFY, refill = false;
+  /* Pings that arrive as a receive: send_lat, and write_lat -e (a
+   * zero-length Send behind each Write). */
+  bool by_send = t->op == OP_SEND || notify_by_send(s, t);
+  size_t recv_len = t->op == OP_SEND ? size : 0;
   /* Counted from the chunk's start: waiting for a pong may already have
    * taken the next ping off the queue. */
   uint64_t recvd0 = s->data_recvd;
   memset(target(s, 0), 0, size);
   memset(target(s, 1), 0, size);
   fill(source(s), size, m->base, WHO_SERVER);
-  if (t->op == OP_SEND)
-    post_data_recv(s, 0, size);
+  if (by_send)
+    post_data_recv(s, 0, recv_len);
   else
     post_ctrl_recv(s);
   send_ctrl(s, MSG_READY, 0, 0, 0, 0, 0);
   for (uint64_t i = 0; i < m->iters; i++) {
     int k = i & 1;
     uint64_t it = m->base + i;
-    if (t->op == OP_SEND) {
+    if (by_send) {
       while (s->data_recvd < recvd0 + i + 1)
         pump(s, true, false, "a ping");
     } else {
@@ -75,13 +79,18 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
       fill(source(s), size, it, WHO_SERVER);
       refill = false;
     }
-    if (t->op == OP_SEND) {
+    if (by_send) {
       /* The next CTRL must land behind the last data receive. */
       if (i + 1 < m->iters)
-        post_data_recv(s, !k, size);
+        post_data_recv(s, !k, recv_len);
       else
         post_ctrl_recv(s);
+    }
+    if (t->op == OP_SEND) {
       last_pong = sq_post(s, OP_SEND, source_off(s), size, 0, true);
+    } else if (by_send) {
+      sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), false);
+      last_pong = sq_post(s, OP_SEND, source_off(s), 0, 0, true);
     } else {
       last_pong = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
     }
@@ -90,7 +99,7 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
     /* Reap completions as we go so the send queue never fills.  A
      * write_lat pong is the only request of its iteration: the responder
      * goes straight back to polling memory, as perftest's does. */
-    if (t->op == OP_SEND)
+    if (by_send)
       while (pump(s, false, false, NULL))
         ;
     else
@@ -154,7 +163,7 @@ serve(side_t *s)
           (unsigned) m.type, (unsigned) m.test, (unsigned long long) m.size,
           (unsigned long long) m.iters);
     const test_desc_t *t = &tests[m.test];
-    s->expect_len = m.size;
+    s->expect_len = notify_by_send(s, t) ? 0 : m.size;
     if (t->op == OP_SEND && t->bw) {
       serve_send_bw(s, &m);
     } else if (t->op == OP_SEND || (t->op == OP_WRITE && !t->bw)) {
