@@ -4,6 +4,9 @@
 #                                         --help; sets invocation, build,
 #                                         reps, out, smoke, perf, tmp, pids
 #   fi_run PROVIDER EP SIZE ITERS          one fi_pingpong run (needs nextport)
+#   idle_cpu                               CPU % of an idle event-mode server
+#                                         (sets idle, idle_threads; needs
+#                                         nextport)
 #   put NAME REP VALUE                     record a figure of a repetition
 #   stat / ratio / fmt / verdict           the statistics of the tables
 #
@@ -53,6 +56,33 @@ fi_run() {  # PROVIDER EP SIZE ITERS
   timeout 60 fi_pingpong -p "$1" -e "$2" -I "$4" -S "$3" -P $port 127.0.0.1 2>/dev/null |
     awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 7 { print $7, $6 }' | tail -1
   wait $s 2>/dev/null
+}
+
+# CPU seconds (user + system) a process has used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
+
+# Idle: an event-mode connection with no traffic.  The client is stopped
+# in the middle of a send_lat run, so the server sits in it_evd_wait for a
+# ping that does not come; its CPU use over 2 s, in percent, goes to
+# $idle, and its threads (name and %cpu since start) to $idle_threads.
+idle_cpu() {
+  idle=""; idle_threads=""
+  nextport
+  "$perf" -s -p $port >/dev/null 2>&1 &
+  local srv=$!; pids+=($srv)
+  sleep 0.3
+  "$perf" -c 127.0.0.1 -p $port -e -t send_lat -S 8 -n 100000000 --timeout 60 >/dev/null 2>&1 &
+  local cli=$!; pids+=($cli)
+  sleep 1
+  kill -STOP $cli 2>/dev/null
+  sleep 0.5
+  if [ -r /proc/$srv/stat ]; then
+    local c0 c1
+    c0=$(cpu_s $srv); sleep 2; c1=$(cpu_s $srv)
+    idle=$(echo "($c1 - $c0) * 100 / 2" | bc -l)
+    idle_threads=$(ps -L -o comm=,%cpu= -p $srv | tr -s ' ' | tr '\n' ';')
+  fi
+  kill -CONT $cli 2>/dev/null; kill $cli $srv 2>/dev/null; wait $cli $srv 2>/dev/null
 }
 
 declare -A V   # V[name.rep] = value

@@ -14,7 +14,14 @@
 #     sealed memfd which emul maps into the peer: one-sided RDMA is a
 #     memcpy) and again with --mem private (aligned_alloc, as an
 #     application's malloc: cross-memory attach), side by side;
-#     and send_lat 8 B in event mode (-e); in-process loopback for reference;
+#     in-process loopback for reference;
+#   - event mode (itapi-perf -e: every wait is it_evd_wait), send_lat and
+#     write_lat 8 B (write_lat -e is notified by a zero-length Send behind
+#     each Write), against the floor of one blocking wake-up each way:
+#     itapi-floor evfd (tools/bench/itapi_floor.c, built by meson), an
+#     eventfd ping-pong between two processes, each blocking in poll; run
+#     just before and just after the event-mode runs (the mean of the two
+#     is the repetition's floor);
 #   - fi_pingpong -p shm -e rdm: 8 B latency and 1 MiB ping-pong bandwidth
 #     (libfabric-bin; it prints a mean only);
 #   - ucx_perftest, UCX_TLS=posix: tag_lat 8 B (p50) and ucp_put_bw 1 MiB
@@ -43,10 +50,13 @@ cc -O2 -Wall -pthread -o "$tmp/probe" "$here/emul_probe.c" || { echo "emul.sh: c
 have_fi=0; command -v fi_pingpong >/dev/null && have_fi=1
 have_ucx=0; command -v ucx_perftest >/dev/null && have_ucx=1
 
+floor="$build/tools/bench/itapi-floor"
+[ -x "$floor" ] || { echo "emul.sh: $floor not built (ninja -C $build)" >&2; exit 2; }
+
 if [ $smoke = 1 ]; then
-  N_LAT=200; N_BW=50; FI_LAT=200; FI_BW=20; UCX_LAT=2000; UCX_BW=50; PROBE_S=0.1
+  N_LAT=200; N_BW=50; FI_LAT=200; FI_BW=20; UCX_LAT=2000; UCX_BW=50; PROBE_S=0.1; N_EV=200
 else
-  N_LAT=20000; N_BW=5000; FI_LAT=10000; FI_BW=200; UCX_LAT=20000; UCX_BW=500; PROBE_S=0.5
+  N_LAT=20000; N_BW=5000; FI_LAT=10000; FI_BW=200; UCX_LAT=20000; UCX_BW=500; PROBE_S=0.5; N_EV=10000
 fi
 port=$(( 20000 + $$ % 20000 ))
 nextport() { port=$((port + 1)); }
@@ -79,9 +89,6 @@ ucx_run() {  # TEST SIZE ITERS -> "p50_us overall_us overall_MiBps"
   wait $s 2>/dev/null
 }
 
-# CPU seconds (user + system) a process has used so far.
-cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
-
 
 echo "emul.sh: $reps repetition(s), build $build, results to $out" >&2
 loads=""
@@ -99,7 +106,13 @@ for r in $(seq 1 "$reps"); do
   l=$(XMEM=itx xperf -t write_bw,read_bw -S 1M -n $N_BW)
   put emul_wbw "$r" "$(echo "$l" | grep '^write_bw' | col 11)"
   put emul_rbw "$r" "$(echo "$l" | grep '^read_bw' | col 11)"
-  put emul_send_ev "$r" "$(xperf -e -t send_lat -S 8 -n $((N_LAT / 10)) | col 5)"
+  # Event mode against the eventfd floor, back to back.
+  f1=$("$floor" evfd $N_EV | cut -d' ' -f2)
+  l=$(xperf -e -t send_lat,write_lat -S 8 -n $N_EV)
+  put emul_send_ev "$r" "$(echo "$l" | grep '^send_lat' | col 5)"
+  put emul_write_ev "$r" "$(echo "$l" | grep '^write_lat' | col 5)"
+  f2=$("$floor" evfd $N_EV | cut -d' ' -f2)
+  put evfd "$r" "$(mean2 "$f1" "$f2")"
   put emul_write_priv "$r" "$(XMEM=private xperf -t write_lat -S 8 -n $N_LAT | col 5)"
   l=$(XMEM=private xperf -t write_bw,read_bw -S 1M -n $N_BW)
   put emul_wbw_priv "$r" "$(echo "$l" | grep '^write_bw' | col 11)"
@@ -121,24 +134,8 @@ for r in $(seq 1 "$reps"); do
   [ -n "$m" ] && put cma1m "$r" "$(awk -v ns="$m" 'BEGIN { print 1048576 / ns }')"
 done
 
-# Idle: an event-mode connection with no traffic (the client is stopped).
-nextport
-"$perf" -s -p $port >/dev/null 2>&1 &
-srv=$!; pids+=($srv)
-sleep 0.3
-"$perf" -c 127.0.0.1 -p $port -e -t send_lat -S 8 -n 100000000 --timeout 60 >/dev/null 2>&1 &
-cli=$!; pids+=($cli)
-sleep 1
-kill -STOP $cli 2>/dev/null
-sleep 0.5
-idle=""
-if [ -r /proc/$srv/stat ]; then
-  c0=$(cpu_s $srv); sleep 2; c1=$(cpu_s $srv)
-  idle=$(echo "($c1 - $c0) * 100 / 2" | bc -l)
-  threads=$(ps -L -o comm= -p $srv | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-  pscpu=$(ps -L -o comm=,%cpu= -p $srv | tr -s ' ' | tr '\n' ';')
-fi
-kill -CONT $cli 2>/dev/null; kill $cli $srv 2>/dev/null; wait $cli $srv 2>/dev/null
+idle_cpu
+pscpu=$idle_threads
 
 # Scale: the conformance program's own report (setup time, memory).
 scale=""
@@ -157,6 +154,7 @@ r1=$(ratio emul_send ucx_lat); r2=$(ratio emul_send fi_lat); r3=$(ratio emul_wri
 r4=$(ratio emul_wbw fi_bw); r5=$(ratio emul_wbw memcpy); r6=$(ratio emul_write_priv cma8)
 r7=$(ratio emul_wbw_priv cma1m)
 r8=$(ratio emul_wbw emul_wbw_priv); r9=$(ratio emul_rbw emul_rbw_priv)
+r10=$(ratio emul_send_ev evfd); r11=$(ratio emul_write_ev evfd)
 {
   report_head "vp/emul across processes: one run of tools/bench/emul.sh"
   echo "| emul send_lat 8 B, cross-process, busy poll, µs (median of run) | $(fmt emul_send -) |"
@@ -167,6 +165,8 @@ r8=$(ratio emul_wbw emul_wbw_priv); r9=$(ratio emul_rbw emul_rbw_priv)
   echo "| emul write_bw 1 MiB, private buffers (cross-memory attach), GB/s | $(fmt emul_wbw_priv -) |"
   echo "| emul read_bw 1 MiB, private buffers (cross-memory attach), GB/s | $(fmt emul_rbw_priv -) |"
   echo "| emul send_lat 8 B, cross-process, event mode (-e), µs | $(fmt emul_send_ev -) |"
+  echo "| emul write_lat 8 B, cross-process, event mode (-e, notified by a Send), µs | $(fmt emul_write_ev -) |"
+  echo "| eventfd ping-pong, 2 processes blocking in poll (floor), µs (mean of the runs before and after) | $(fmt evfd -) |"
   echo "| emul send_lat 8 B, in-process loopback, µs | $(fmt loop_send -) |"
   echo "| emul write_lat 8 B, in-process loopback, µs | $(fmt loop_write -) |"
   echo "| UCX tag_lat 8 B, UCX_TLS=posix, µs (p50) | $(fmt ucx_lat "$noucx") |"
@@ -184,6 +184,8 @@ r8=$(ratio emul_wbw emul_wbw_priv); r9=$(ratio emul_rbw emul_rbw_priv)
   echo "| send_lat 8 B ÷ UCX tag_lat posix 8 B | ${r1:-n/a} | ≤ 1 | $(verdict "$r1" '<=' 1) |"
   echo "| send_lat 8 B ÷ libfabric shm 8 B | ${r2:-n/a} | (reference) | |"
   echo "| write_lat 8 B ÷ cache-line floor | ${r3:-n/a} | ≤ 2 | $(verdict "$r3" '<=' 2) |"
+  echo "| event send_lat 8 B ÷ eventfd floor | ${r10:-n/a} | ≤ 1.5 | $(verdict "$r10" '<=' 1.5) |"
+  echo "| event write_lat 8 B (notified by a Send) ÷ eventfd floor | ${r11:-n/a} | ≤ 1.5 | $(verdict "$r11" '<=' 1.5) |"
   echo "| write_lat 8 B, private buffers ÷ one process_vm_writev 8 B | ${r6:-n/a} | (why) | |"
   echo "| write_bw 1 MiB ÷ libfabric shm 1 MiB | ${r4:-n/a} | ≥ 1 | $(verdict "$r4" '>=' 1) |"
   echo "| write_bw 1 MiB ÷ memcpy 1 MiB | ${r5:-n/a} | ≥ 0.8 | $(verdict "$r5" '>=' 0.8) |"
