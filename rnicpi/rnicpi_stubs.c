@@ -77,6 +77,9 @@ static rnicpi_status_t st_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *w) {
 static int st_poll_cq(rnicpi_cq_t *q, rnicpi_wc_t *w, int n) { (void) q; (void) w; (void) n; return 0; }
 static uint32_t st_cq_count(rnicpi_cq_t *q) { (void) q; return 0; }
 static rnicpi_status_t st_arm_cq(rnicpi_cq_t *q) { (void) q; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_cq_wait_begin(rnicpi_cq_t *q, struct pollfd *f, uint32_t *n)
+{ (void) q; (void) f; *n = 0; return RNICPI_ENOTSUP; }
+static void st_cq_wait_end(rnicpi_cq_t *q, const struct pollfd *f, uint32_t n) { (void) q; (void) f; (void) n; }
 static rnicpi_status_t st_listen(rnicpi_dev_t *d, uint32_t p, uint64_t c, rnicpi_listen_t **l)
 { (void) d; (void) p; (void) c; (void) l; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_unlisten(rnicpi_listen_t *l) { (void) l; return RNICPI_ENOTSUP; }
@@ -164,6 +167,12 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->data, poll_cq, st_poll_cq);
   FILL(out->data, cq_count, st_cq_count);
   FILL(out->data, arm_cq, st_arm_cq);
+  /* ABI 1.11: the two go together; a provider that sets only one gets
+   * neither, so a begin that said RNICPI_OK always has its end. */
+  if (out->data.cq_wait_begin == NULL || out->data.cq_wait_end == NULL) {
+    out->data.cq_wait_begin = st_cq_wait_begin;
+    out->data.cq_wait_end = st_cq_wait_end;
+  }
 
   TAKE(out->cm, in->cm);
   FILL(out->cm, listen, st_listen);

@@ -33,6 +33,12 @@
  * 1.10 added mem_alloc and mem_free at the end of ::rnicpi_mem_ops_t: memory
  * the provider reaches at its best speed (itx_mem_alloc()); a provider
  * without them gets ordinary page-aligned memory from the access layer.
+ * 1.11 added cq_wait_begin and cq_wait_end at the end of
+ * ::rnicpi_data_ops_t: a thread about to sleep until a CQ has a completion
+ * sleeps on the provider's own descriptors and makes the progress itself
+ * when woken (it_evd_wait: one wake-up per event, where a provider thread
+ * woken first and then notifying makes two); a provider without them is
+ * waited for through its cq_notify upcalls, as before.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -63,6 +69,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #ifdef __cplusplus
@@ -76,7 +83,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 10
+#define RNICPI_ABI_MINOR 11
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -1014,6 +1021,60 @@ typedef struct rnicpi_data_ops {
   uint32_t (*cq_count)(rnicpi_cq_t *cq);
   /** Ask for one cq_notify upcall at the next completion. */
   rnicpi_status_t (*arm_cq)(rnicpi_cq_t *cq);
+  /**
+   * ABI 1.11: the calling thread is about to sleep until @p cq has a
+   * completion (the access layer's it_evd_wait).  The provider names, in
+   * @p fds, the descriptors whose readiness means its peer sent something
+   * that may complete into @p cq (a socket, a doorbell its peer writes),
+   * each with the poll(2) events to wait for, and from now until
+   * cq_wait_end treats this thread as the one that makes that progress:
+   * a message that arrives wakes the sleeper directly, and cq_wait_end
+   * then takes it in this thread, where a provider thread would be woken
+   * first and would wake the sleeper through cq_notify (two wake-ups and
+   * a notification per event instead of one).
+   *
+   * The contract, so that no completion is ever stranded:
+   * - the caller then arms @p cq (arm_cq), looks at cq_count, and sleeps
+   *   in poll(2) on @p fds together with a descriptor of its own that its
+   *   cq_notify upcall makes readable; a completion that comes by a path
+   *   @p fds do not cover (another thread's, a peer in the same process,
+   *   a teardown) still brings the cq_notify upcall of an armed CQ;
+   * - whatever poll returned (ready, timed out, interrupted), the same
+   *   thread calls cq_wait_end with the same array and the revents poll
+   *   set, exactly once for each cq_wait_begin that returned RNICPI_OK,
+   *   before it calls cq_wait_begin again;
+   * - both may push completions into any CQ, from this thread, with the
+   *   cq_notify upcalls of armed CQs (this thread is no provider thread,
+   *   so it holds no provider lock then);
+   * - any number of threads may wait on one CQ; the descriptors stay
+   *   open until the matching cq_wait_end returns.
+   *
+   * @param cq the CQ to wait for.
+   * @param fds room for @p *nfds entries; the provider sets fd and events
+   *        of the first ones it uses.
+   * @param nfds in: the room in @p fds; out: the entries used, possibly 0
+   *        (nothing of the provider's to sleep on for this CQ now: its
+   *        completions all come by cq_notify).  A provider that would need
+   *        more than the room covers what fits and leaves the rest to
+   *        cq_notify.
+   * @retval RNICPI_OK @p *nfds is set; call cq_wait_end after the sleep
+   * @retval RNICPI_ENOTSUP the provider has no descriptors to offer (the
+   *         loader's stub, for providers older than 1.11): sleep on the
+   *         cq_notify upcall alone, and do not call cq_wait_end
+   */
+  rnicpi_status_t (*cq_wait_begin)(rnicpi_cq_t *cq, struct pollfd *fds, uint32_t *nfds);
+  /**
+   * ABI 1.11: the sleep that cq_wait_begin prepared is over (see there):
+   * the provider takes in this thread what @p fds announced (reads the
+   * socket, drains the ring, answers what must be answered), pushes the
+   * completions that produces, and stops counting this thread as a
+   * sleeper of @p cq.  It never blocks.
+   * @param cq the CQ of the matching cq_wait_begin.
+   * @param fds the array cq_wait_begin filled, revents as poll(2) left
+   *        them (0 when poll timed out or was interrupted).
+   * @param nfds the entries cq_wait_begin used.
+   */
+  void (*cq_wait_end)(rnicpi_cq_t *cq, const struct pollfd *fds, uint32_t nfds);
 } rnicpi_data_ops_t;
 
 /** Connection management verbs (optional: RNICPI_CAP_CM_VERBS). */
