@@ -61,7 +61,8 @@ typedef struct ual_evd {
   gboolean signaled;          /* fd holds a count */
   gboolean overflowed;
   gboolean in_aevd;           /* queued on its AEVD (AEVD lock) */
-  gint waiters;
+  gint waiters;               /* a thread is in it_evd_wait (one waiter per EVD) */
+  gint sleepers;              /* ...and about to sleep, or asleep: the CQ must be armed */
   gint nbound;                /* EPs and listeners using it */
   gint nsevd;                 /* AEVD: SEVDs attached */
   GQueue notified;            /* AEVD: SEVDs with events (ual_evd_t*) */

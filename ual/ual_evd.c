@@ -76,6 +76,16 @@ fd_set_level(ual_evd_t *e, gboolean on)
 
 static void aevd_notify(ual_evd_t *aevd, ual_evd_t *sevd);
 
+/* The DTO SEVD this thread waits on in it_evd_wait, when it needs no
+ * rising edge of its own (threshold 1, no callback), or NULL: a cq_notify
+ * upcall this thread makes for it (from its own poll of the CQ, or its
+ * cq_wait_begin .. cq_wait_end) then needs no eventfd write, as the thread
+ * takes the completion itself next, and that take re-evaluates the level. */
+static __thread ual_evd_t *evd_self_wait UAL_TLS;
+
+/* Descriptors of a provider's a waiter sleeps on besides the EVD's own. */
+#define UAL_WAIT_FDS 8
+
 /* Re-evaluate the threshold after any change; arm the CQ when someone may
  * be waiting for the next completion. */
 void
@@ -93,10 +103,11 @@ ual_evd_update(ual_evd_t *e)
     if (at || e->cq == NULL)
       break;
     /* Below threshold on a CQ: arm it only for someone who waits for the
-     * next completion (an fd, an AEVD, a callback, a thread in
-     * it_evd_wait); a busy poller would pay a notify per completion. */
+     * next completion (an fd, an AEVD, a callback, a thread asleep in
+     * it_evd_wait); a busy poller would pay a notify per completion, and
+     * so would a waiter re-arming as it takes the event it returns. */
     if (!(e->flags & IT_EVD_CREATE_FD) && e->aevd == NULL && e->callback == NULL &&
-        g_atomic_int_get(&e->waiters) == 0)
+        g_atomic_int_get(&e->sleepers) == 0)
       break;
     /* Arm, then look again to close the race. */
     e->obj.ia->prov->data->arm_cq(e->cq);
@@ -252,7 +263,7 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
    * it fall again.  A notify racing this take may have raised it after the
    * entry left the CQ, so the level is re-read under the lock here. */
   if (got && ((e->flags & IT_EVD_CREATE_FD) || e->aevd != NULL || e->callback != NULL ||
-              g_atomic_int_get(&e->waiters) > 0 || g_atomic_int_get(&e->signaled)))
+              g_atomic_int_get(&e->sleepers) > 0 || g_atomic_int_get(&e->signaled)))
     ual_evd_update(e);
   return got;
 }
@@ -308,6 +319,50 @@ it_evd_dequeue(it_evd_handle_t evd_handle, it_event_t *event)
   return evd_take(e, event);
 }
 
+/* it_evd_wait is about to sleep on @e: arm what must be armed and say
+ * which descriptors of the provider's to sleep on besides e->fd, into
+ * @pfd (room for UAL_WAIT_FDS); how many, or UINT32_MAX when the sleep is
+ * on e->fd alone (no evd_wait_end then).  @ready: no sleep, a completion
+ * is already there.
+ *
+ * A DTO SEVD whose every event is worth waking for (threshold 1, no
+ * callback that the rising edge must call: evd_self_wait) sleeps on the
+ * provider's own descriptors (RNIC-PI 1.11): a message from the peer
+ * wakes this thread, which makes the progress itself in evd_wait_end,
+ * instead of a provider thread that is woken first and wakes this one
+ * through cq_notify and the eventfd.  The provider is asked first and the
+ * CQ armed after: an arm then finds this thread already counted as the
+ * one that makes progress, and no provider thread is woken to watch for
+ * it.  A completion that comes another way still reaches e->fd through
+ * the armed CQ. */
+static uint32_t
+evd_wait_begin(ual_evd_t *e, struct pollfd *pfd, gboolean *ready)
+{
+  uint32_t n = UINT32_MAX;
+  *ready = FALSE;
+  g_atomic_int_set(&e->sleepers, 1);
+  if (evd_self_wait == e) {
+    uint32_t room = UAL_WAIT_FDS;
+    if (e->obj.ia->prov->data->cq_wait_begin(e->cq, pfd, &room) == RNICPI_OK) {
+      n = MIN(room, (uint32_t) UAL_WAIT_FDS);
+      /* What the provider found waiting as it began: take it, without
+       * raising the level (ual_evd_update) only to lower it again. */
+      if (e->obj.ia->prov->data->cq_count(e->cq) > 0) {
+        *ready = TRUE;
+        return n;
+      }
+    }
+  }
+  ual_evd_update(e);
+  return n;
+}
+
+static void
+evd_wait_end(ual_evd_t *e, const struct pollfd *pfd, uint32_t n)
+{
+  e->obj.ia->prov->data->cq_wait_end(e->cq, pfd, n);
+}
+
 it_status_t
 it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, size_t *nmore)
 {
@@ -332,6 +387,8 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
   gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
                     g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
   it_status_t st;
+  if (e->cq != NULL && MAX(e->threshold, (size_t) 1) == 1 && e->callback == NULL)
+    evd_self_wait = e;
   /* Each take is a read section (an AEVD's take reaches its SEVDs, which
    * may be freed meanwhile); the wait in poll is outside any. */
   for (;;) {
@@ -345,7 +402,6 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
                     "waited on it", (void *) evd_handle);
       break;
     }
-    ual_evd_update(e);
     int ms = -1;
     if (deadline >= 0) {
       gint64 left = deadline - g_get_monotonic_time();
@@ -359,8 +415,15 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
       }
       ms = (int) MIN((left + 999) / 1000, (gint64) G_MAXINT);
     }
-    struct pollfd pfd = { .fd = e->fd, .events = POLLIN };
-    int r = poll(&pfd, 1, ms);
+    struct pollfd pfd[1 + UAL_WAIT_FDS] = { { .fd = e->fd, .events = POLLIN } };
+    gboolean ready;
+    uint32_t n = evd_wait_begin(e, pfd + 1, &ready);
+    int r = ready ? 0 : poll(pfd, 1 + (n == UINT32_MAX ? 0 : n), ms);
+    int err = errno;
+    if (n != UINT32_MAX)
+      evd_wait_end(e, pfd + 1, n);
+    g_atomic_int_set(&e->sleepers, 0);
+    errno = err;
     if (r < 0 && errno == EINTR) {
       st = IT_ERR_INTERRUPT;
       break;
@@ -373,6 +436,7 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
     *nmore = evd_count_locked(e);
     g_mutex_unlock(&e->lock);
   }
+  evd_self_wait = NULL;
   g_atomic_int_set(&e->waiters, 0);
   return st;
 }
@@ -693,7 +757,11 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
   (void) dev_ctx;
   ual_lock_take();
   ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) cq_ctx);
-  if (e != NULL)
+  /* This thread's own wait (evd_wait_begin): it takes the completion next,
+   * and that take re-evaluates the level and arms again (sevd_take), so
+   * the eventfd need not be written now and read back at once.  A
+   * callback attached meanwhile still gets its rising edge. */
+  if (e != NULL && !(e == evd_self_wait && e->callback == NULL))
     ual_evd_update(e);
   ual_lock_drop();
 }
