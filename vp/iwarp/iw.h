@@ -59,8 +59,8 @@
 #define IW_TX_FPDU_LIN                                                                \
   (IW_FPDU_LEN_BYTES + sizeof(iw_ddp_untagged_t) + IW_RDMAP_HDR_MAX + IW_TX_INLINE + 3 + \
    IW_FPDU_CRC_BYTES)
-/* A QP whose CQ nobody polled for this long goes back to the progress
- * thread (its socket rejoins the epoll set for input). */
+/* A QP whose CQ nobody polled (or slept on, cq_wait_begin) for this long
+ * goes back to the progress thread (its socket rejoins the epoll set). */
 #define IW_POLL_LEASE_US 2000
 /* Two polls of an empty CQ this close together mark a busy poller. */
 #define IW_POLL_SPIN_US 200
@@ -122,6 +122,9 @@ typedef struct iw_dev {
   GQueue polled;             /* iw_qp_t* driven by their pollers (ev_lock), linked in the QP */
   gint lease_untold;         /* a lease began while none was held: the thread, maybe in a
                               * 100 ms epoll_wait, has not counted it (iw_qp_set_polled) */
+  gint lease_nap;            /* every lease is a sleeper's (iw_cq_t.waiters): the thread
+                              * sleeps 100 ms, not 1; a sleeper that wakes clears it and
+                              * wakes the thread (iw_dev_poll_leases, iw_cq_wait_end) */
   uint64_t next_conn_id;
   GRWLock mr_lock;
   /* Regions by STag index (the STag's upper 24 bits), in pages of
@@ -177,6 +180,10 @@ typedef struct iw_cq {
   guint rr;                  /* where the next poll starts driving (many QPs) */
   gint64 last_poll;          /* monotonic us of the last poll_cq (atomic) */
   gint returned;             /* the last poll_cq returned completions (atomic) */
+  /* Threads between cq_wait_begin and cq_wait_end (atomic): they sleep on
+   * the sockets of this CQ's QPs themselves, which stay theirs (leased,
+   * out of the epoll set) however long they sleep. */
+  gint waiters;
 } iw_cq_t;
 
 /* CQs to notify once the locks are released. */

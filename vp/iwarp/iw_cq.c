@@ -160,13 +160,17 @@ iw_cq_count(rnicpi_cq_t *c)
  * the progress thread now rather than when the poll lease runs out.  The
  * thread catches up (input already in the socket wakes it at once, and
  * EPOLLOUT does for a deferred Read Response): the caller may hold the
- * access layer's EVD lock, so no completion is notified from here. */
+ * access layer's EVD lock, so no completion is notified from here.  Not
+ * when the consumer sleeps on the sockets itself (iw_cq_wait_begin): they
+ * stay with it. */
 static rnicpi_status_t
 iw_arm_cq(rnicpi_cq_t *c)
 {
   iw_cq_t *cq = to_iw_cq(c);
   rnicpi_cq_ring_arm(&cq->ring);
   __atomic_store_n(&cq->last_poll, 0, __ATOMIC_RELAXED);
+  if (g_atomic_int_get(&cq->waiters) > 0)
+    return RNICPI_OK;
   g_mutex_lock(&cq->qps_lock);
   for (guint i = 0; i < cq->qps->len && cq->qps->len <= IW_POLL_QPS_MAX; i++) {
     iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
@@ -184,6 +188,109 @@ iw_arm_cq(rnicpi_cq_t *c)
   return RNICPI_OK;
 }
 
+/* The QPs a sleeper of @cq watches: connected, with a socket (qp->lock
+ * held). */
+static gboolean
+qp_watchable(const iw_qp_t *qp)
+{
+  return !qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING);
+}
+
+/* RNIC-PI 1.11: the consumer sleeps on the sockets of @cq's QPs itself.
+ * They leave the progress thread's epoll set for as long as it sleeps
+ * (the poll lease of iw_qp_set_polled, which iw_dev_poll_leases does not
+ * take back from a sleeper), so that a segment wakes one thread, the
+ * sleeper, which reads it in iw_cq_wait_end: the same one wake-up and
+ * recv() as a raw TCP receiver blocking in poll.  Nothing is read here:
+ * what already arrived makes the poll return at once (and a transmit
+ * that waits for room asks for POLLOUT).  A CQ of more QPs than one poll
+ * drives (IW_POLL_QPS_MAX), or than @nfds has room for, stays with the
+ * thread (cq_notify). */
+static rnicpi_status_t
+iw_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
+{
+  iw_cq_t *cq = to_iw_cq(c);
+  uint32_t room = *nfds, used = 0;
+  *nfds = 0;
+  if (!iw_config.poll_progress)
+    return RNICPI_OK;  /* ITAPI_IWARP_POLL_PROGRESS=0: the thread does it all */
+  g_mutex_lock(&cq->qps_lock);
+  guint n = cq->qps->len;
+  if (n > 0 && n <= IW_POLL_QPS_MAX && n <= room) {
+    /* Counted before the QPs are taken: from here the thread's lease
+     * check leaves them be. */
+    g_atomic_int_inc(&cq->waiters);
+    for (guint i = 0; i < n; i++) {
+      iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
+      g_mutex_lock(&qp->lock);
+      if (qp_watchable(qp)) {
+        iw_qp_set_polled(qp, TRUE);
+        fds[used].fd = qp->fd;
+        fds[used].events = POLLIN | POLLRDHUP | (iw_tx_pending(qp) || qp->closing ? POLLOUT : 0);
+        fds[used].revents = 0;
+        used++;
+      }
+      g_mutex_unlock(&qp->lock);
+    }
+    if (used == 0)
+      g_atomic_int_add(&cq->waiters, -1);  /* nothing connected to watch */
+  }
+  g_mutex_unlock(&cq->qps_lock);
+  *nfds = used;
+  return RNICPI_OK;
+}
+
+/* The sleep is over: read what woke it, send what waited for room, and
+ * keep the sockets as a poller would (the lease runs from now). */
+static void
+iw_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds)
+{
+  iw_cq_t *cq = to_iw_cq(c);
+  iw_dev_t *dev = to_iw_dev(c->dev);
+  if (nfds == 0)
+    return;  /* no sleeper counted (iw_cq_wait_begin) */
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
+  __atomic_store_n(&cq->last_poll, g_get_monotonic_time(), __ATOMIC_RELAXED);
+  {
+    g_mutex_lock(&cq->qps_lock);
+    for (guint i = 0; i < cq->qps->len; i++) {
+      iw_qp_t *qp = g_ptr_array_index(cq->qps, i);
+      short rev = 0;
+      g_mutex_lock(&qp->lock);
+      gboolean mine = FALSE;
+      for (uint32_t k = 0; k < nfds; k++)
+        if (fds[k].fd == qp->fd) {
+          rev = fds[k].revents;
+          mine = TRUE;
+        }
+      if (mine && qp_watchable(qp)) {
+        iw_mr_lock(qp);
+        if (rev & (POLLIN | POLLRDHUP | POLLHUP | POLLERR))
+          iw_rx_progress(qp, &w);
+        if (qp->fd >= 0 && (iw_tx_pending(qp) || qp->closing))
+          iw_tx_progress(qp, &w);
+        iw_mr_unlock(qp);
+      }
+      g_mutex_unlock(&qp->lock);
+    }
+    g_mutex_unlock(&cq->qps_lock);
+  }
+  /* Dekker with iw_dev_poll_leases: no longer a sleeper, then a thread
+   * napping on the strength of our sleep must look again. */
+  g_atomic_int_add(&cq->waiters, -1);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  gboolean wake = FALSE;
+  if (g_atomic_int_get(&dev->lease_nap) && g_atomic_int_compare_and_exchange(&dev->lease_nap, TRUE, FALSE))
+    wake = TRUE;
+  if (g_atomic_int_get(&dev->lease_untold) &&
+      g_atomic_int_compare_and_exchange(&dev->lease_untold, TRUE, FALSE))
+    wake = TRUE;
+  if (wake)
+    iw_dev_wake(dev);
+  iw_work_deliver(&w);
+}
+
 extern rnicpi_status_t iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr);
 extern rnicpi_status_t iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr);
 
@@ -194,6 +301,8 @@ const rnicpi_data_ops_t iw_data_ops = {
   .poll_cq = iw_poll_cq,
   .cq_count = iw_cq_count,
   .arm_cq = iw_arm_cq,
+  .cq_wait_begin = iw_cq_wait_begin,
+  .cq_wait_end = iw_cq_wait_end,
 };
 
 /* The queue table lives here with the CQ half; QP ops come from iw_qp.c. */

@@ -154,11 +154,14 @@ progress_thread(gpointer data)
   while (!g_atomic_int_get(&dev->stop)) {
     free_graveyard(dev);
     /* While pollers drive QPs, come back every millisecond to take over
-     * the ones whose pollers stopped. */
+     * the ones whose pollers stopped; not while every one of them has a
+     * thread asleep on its socket (the nap: that thread wakes us when it
+     * wakes, iw_cq_wait_end), so that an idle waiter costs no CPU. */
     gboolean leases = g_queue_get_length(&dev->polled) > 0; /* a hint: racy is fine */
     if (leases)
       g_atomic_int_set(&dev->lease_untold, FALSE); /* counted: no wake needed */
-    int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), leases ? 1 : 100);
+    gboolean tick = leases && !g_atomic_int_get(&dev->lease_nap);
+    int n = epoll_wait(dev->epfd, evs, G_N_ELEMENTS(evs), tick ? 1 : 100);
     for (int i = 0; i < n; i++) {
       iw_pollable_t *p = evs[i].data.ptr;
       switch (p->kind) {
@@ -183,7 +186,7 @@ progress_thread(gpointer data)
       }
     }
     gint64 now = g_get_monotonic_time();
-    if (leases && now >= next_lease) {
+    if (leases && (now >= next_lease || !tick)) {
       next_lease = now + 1000;
       iw_dev_poll_leases(dev);
     }

@@ -265,10 +265,10 @@ iw_qp_set_polled(iw_qp_t *qp, gboolean on)
   g_mutex_lock(&dev->ev_lock);
   if (on) {
     qp->polled_link.data = qp;
-    /* The thread may be in a 100 ms epoll_wait that counted no lease:
-     * poll_progress wakes it if this one outlives the poll that took it
-     * (a consumer that polls once and arms, it_evd_wait, costs no wake). */
-    if (g_queue_is_empty(&dev->polled))
+    /* The thread may be in a 100 ms epoll_wait that counted no lease (or
+     * napping, every lease a sleeper's): poll_progress and iw_cq_wait_end
+     * wake it if this one outlives the poll or sleep that took it. */
+    if (g_queue_is_empty(&dev->polled) || g_atomic_int_get(&dev->lease_nap))
       g_atomic_int_set(&dev->lease_untold, TRUE);
     g_queue_push_tail_link(&dev->polled, &qp->polled_link);
   } else if (qp->polled_link.data != NULL) {
@@ -281,18 +281,36 @@ iw_qp_set_polled(iw_qp_t *qp, gboolean on)
   qp_epoll_update(qp);
 }
 
+/* A thread sleeps in cq_wait_begin .. cq_wait_end on a CQ of @qp: the
+ * QP's socket is its to watch, however long it sleeps. */
+static gboolean
+qp_slept_on(iw_qp_t *qp)
+{
+  return g_atomic_int_get(&qp->scq->waiters) > 0 || g_atomic_int_get(&qp->rcq->waiters) > 0;
+}
+
 /* The device's progress thread, every millisecond while some QP is
- * poll-driven: a QP whose CQs nobody polled within the lease goes back to
- * the thread, which does at once what the poller left (input already in
- * the socket, a deferred Read Response). */
+ * poll-driven: a QP whose CQs nobody polled within the lease, and nobody
+ * sleeps on, goes back to the thread, which does at once what the poller
+ * left (input already in the socket, a deferred Read Response).  When
+ * every lease left is a sleeper's, the thread may nap (dev->lease_nap):
+ * it need not look again until a sleeper wakes, which wakes it. */
 void
 iw_dev_poll_leases(iw_dev_t *dev)
 {
   gint64 now = g_get_monotonic_time();
   GPtrArray *out = NULL;
+  /* Dekker with iw_cq_wait_end: the nap is announced before the sleepers
+   * are counted, so a sleeper that leaves meanwhile sees it and wakes us. */
+  g_atomic_int_set(&dev->lease_nap, TRUE);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  gboolean awake = FALSE;
   g_mutex_lock(&dev->ev_lock);
   for (GList *l = dev->polled.head; l != NULL; l = l->next) {
     iw_qp_t *qp = l->data;
+    if (qp_slept_on(qp))
+      continue;
+    awake = TRUE;
     gint64 last = MAX(__atomic_load_n(&qp->scq->last_poll, __ATOMIC_RELAXED),
                       __atomic_load_n(&qp->rcq->last_poll, __ATOMIC_RELAXED));
     if (now - last > IW_POLL_LEASE_US) {
@@ -302,13 +320,15 @@ iw_dev_poll_leases(iw_dev_t *dev)
     }
   }
   g_mutex_unlock(&dev->ev_lock);
+  if (awake)
+    g_atomic_int_set(&dev->lease_nap, FALSE);
   /* Only this thread frees QPs: the ones collected stay valid. */
   for (guint i = 0; out != NULL && i < out->len; i++) {
     iw_qp_t *qp = g_ptr_array_index(out, i);
     iw_work_t w;
     rnicpi_notify_batch_init(&w);
     g_mutex_lock(&qp->lock);
-    if (!qp->dead)
+    if (!qp->dead && !qp_slept_on(qp))  /* a sleeper may have come since */
       iw_qp_unpoll(qp, &w);
     g_mutex_unlock(&qp->lock);
     iw_work_deliver(&w);
