@@ -72,6 +72,23 @@ emul_arm_cq(rnicpi_cq_t *c)
   return RNICPI_OK;
 }
 
+/* RNIC-PI 1.11: a thread sleeps on the bells of the cross-process
+ * connections that feed the CQ (emul_x_cq_wait_begin).  Completions from
+ * this process (a peer QP in it, the thread's own posts) come by
+ * cq_notify, as before. */
+static rnicpi_status_t
+emul_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
+{
+  *nfds = emul_x_cq_wait_begin(to_emul_cq(c), fds, *nfds);
+  return RNICPI_OK;
+}
+
+static void
+emul_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds)
+{
+  emul_x_cq_wait_end(to_emul_cq(c), fds, nfds);
+}
+
 extern rnicpi_status_t emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr);
 extern rnicpi_status_t emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr);
 
@@ -82,6 +99,8 @@ const rnicpi_data_ops_t emul_data_ops = {
   .poll_cq = emul_poll_cq,
   .cq_count = emul_cq_count,
   .arm_cq = emul_arm_cq,
+  .cq_wait_begin = emul_cq_wait_begin,
+  .cq_wait_end = emul_cq_wait_end,
 };
 
 /* The queue table lives here with the CQ half; QP ops come from emul_qp.c. */

@@ -119,7 +119,7 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x36584d45u       /* "EMX6" */
+#define X_MAGIC 0x37584d45u       /* "EMX7" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
@@ -229,8 +229,20 @@ typedef struct x_ring_ctl {
                                      * it executed, no answer frame (ACK word) */
   _Alignas(64) uint64_t head;       /* written by the consumer */
   _Alignas(64) uint32_t want_space; /* the producer waits for X_SPACE */
-  _Alignas(64) uint32_t armed;      /* the consumer may sleep: doorbell needed */
+  _Alignas(64) uint32_t armed;      /* the consumer may sleep: doorbell needed (X_ARM_*) */
 } x_ring_ctl_t;
+
+/* Who sleeps on the consumer's side of a ring (x_ring_ctl_t.armed). */
+enum {
+  X_ARM_NONE = 0,    /* somebody polls the ring: no doorbell */
+  X_ARM_THREAD = 1,  /* its progress thread: an X_DOORBELL message */
+  X_ARM_WAITER = 2,  /* an application thread in cq_wait_begin: its bell eventfd */
+};
+/* The doorbells a producer owes (x_doorbell), from the armed words it took. */
+#define X_BELL_THREAD 1u
+#define X_BELL_WAITER 2u
+/* Connections one thread sleeps on in one cq_wait_begin. */
+#define X_WAIT_MAX 8
 
 typedef struct x_seg_hdr {
   uint32_t magic;
@@ -326,6 +338,10 @@ struct emul_xconn {
   gint seen_polls;              /* app_polls at the progress thread's last look */
   gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */
   gint poll_arm_seq;            /* CQ arms of the process as of the last poll */
+  int bell_fd;                  /* eventfd the peer writes when our ring's armed is
+                                 * X_ARM_WAITER (emul_x_cq_wait_begin); -1 */
+  int peer_bell_fd;             /* the peer's, which we write; -1 until it comes */
+  gint waiters;                 /* application threads asleep on bell_fd (lock) */
   x_map_t *maps;                /* the peer's regions mapped here (emul_xmap.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
   x_hot_t hot;                  /* the region one-sided requests reached last */
@@ -366,6 +382,11 @@ gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t 
  * for a notification. */
 int emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got);
 void emul_x_cq_armed(emul_cq_t *cq);
+/* RNIC-PI 1.11 for the connections that feed @cq (emul_cq.c, no lock held):
+ * the calling thread sleeps on their bell eventfds (at most @room of
+ * them; how many goes back), then makes the progress itself. */
+uint32_t emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room);
+void emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds);
 
 /* emul_xmap.c: regions of the peer mapped here.  Lookup returns where
  * entry @e (index @index, checked by the caller) is mapped, or NULL (and

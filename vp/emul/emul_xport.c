@@ -26,6 +26,9 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -62,6 +65,17 @@ gboolean emul_x_map_on = TRUE;         /* ITAPI_EMUL_MAP */
 static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
 
 static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
+
+/* The connections this thread sleeps on, between emul_x_cq_wait_begin and
+ * emul_x_cq_wait_end (each with a reference), and whether they are every
+ * connection that feeds that CQ. */
+typedef struct x_wait {
+  emul_cq_t *cq;
+  emul_xconn_t *x[X_WAIT_MAX];
+  uint32_t n;
+  gboolean all;
+} x_wait_t;
+static __thread x_wait_t x_wait __attribute__((tls_model("initial-exec")));
 
 void
 emul_x_progress_lock(void)
@@ -166,6 +180,10 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     emul_xconn_t *x = g_ptr_array_index(a, i);
     if (x->dead || x->qp == NULL)
       continue;
+    /* An application thread sleeps on its bell (emul_x_cq_wait_begin):
+     * the ring's armed word is that thread's, and it drains the ring. */
+    if (x->waiters > 0)
+      continue;
     gint p = x->app_polls;
     if (p != x->seen_polls) {
       x->seen_polls = p;
@@ -242,10 +260,103 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
 void
 emul_x_cq_armed(emul_cq_t *cq)
 {
-  (void) cq;
   g_atomic_int_inc(&x_arm_seq);  /* a full barrier: Dekker with x_poll_func */
+  /* This thread sleeps on the bells of every connection of @cq itself
+   * (emul_x_cq_wait_begin came first): no ring is the thread's to arm. */
+  if (x_wait.cq == cq && x_wait.all)
+    return;
   if (x_polled_empty && g_atomic_int_get(&x_pstate) == XP_SLEEP_UNARMED)
     g_main_context_wakeup(x_ctx);
+}
+
+/* RNIC-PI 1.11 (emul_cq.c's cq_wait_begin, no lock held): the calling
+ * thread is about to sleep until @cq has a completion.  For each
+ * connection whose QP completes into @cq it arms the peer's ring with
+ * X_ARM_WAITER, so that the peer's next frame or ACK word writes this
+ * process's bell eventfd for that connection, which the thread sleeps on:
+ * one wake-up per message, of the thread that takes it (emul_x.h, "Who
+ * drains a ring").  As the progress thread does before it sleeps, it
+ * looks at the ring once more after arming (the Dekker pair with the
+ * producer's mark) and drains what came.  Connections past @room stay
+ * the progress thread's, whose cq_notify reaches the sleeper anyway. */
+uint32_t
+emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
+{
+  x_wait.cq = NULL;
+  x_wait.n = 0;
+  if (g_atomic_int_get(&emul_x_nconn) == 0 || !x_app_progress)
+    return 0;
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  emul_fabric_lock();
+  x_wait.cq = cq;
+  x_wait.all = TRUE;
+  room = MIN(room, (uint32_t) X_WAIT_MAX);
+  for (GList *i = x_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    if (x->dead || x->qp == NULL || x->seg == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
+      continue;
+    if (x_wait.n == room || x->bell_fd < 0 || x->peer_bell_fd < 0) {
+      x_wait.all = FALSE;
+      continue;
+    }
+    x->ref++;
+    x->waiters++;
+    x_wait.x[x_wait.n] = x;
+    fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
+    x_wait.n++;
+    __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+  }
+  /* After every arm, the last look (x_serve may change x_conns: the
+   * references keep each connection valid). */
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    gboolean pending = emul_x_pending(x);
+    if (!x->dead && (pending || !emul_queue_empty(&x->out)))
+      x_serve(x, pending, &w);
+  }
+  emul_fabric_unlock();
+  emul_work_deliver(&w);
+  return x_wait.n;
+}
+
+/* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over.  The rings go
+ * back to the progress thread's doorbell (X_ARM_THREAD: the thread's own
+ * view until it next looks, x_poll_func), and what arrived is drained
+ * here, in this thread: a frame published before that store is seen now,
+ * one after it rings the thread. */
+void
+emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
+{
+  if (x_wait.cq != cq || nfds != x_wait.n) {
+    x_wait.cq = NULL;   /* not the begin it answers: nothing to undo */
+    return;
+  }
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  emul_fabric_lock();
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    if (fds[k].revents & POLLIN) {
+      uint64_t v;
+      ssize_t r = read(x->bell_fd, &v, sizeof(v));  /* the bell rang: quiet it */
+      (void) r;
+    }
+    if (--x->waiters == 0 && !x->dead)
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_THREAD, __ATOMIC_SEQ_CST);
+  }
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    gboolean pending = !x->dead && emul_x_pending(x);
+    if (!x->dead && (pending || !emul_queue_empty(&x->out)))
+      x_serve(x, pending, &w);
+  }
+  for (uint32_t k = 0; k < x_wait.n; k++)
+    x_conn_unref(x_wait.x[k]);
+  x_wait.cq = NULL;
+  x_wait.n = 0;
+  emul_fabric_unlock();
+  emul_work_deliver(&w);
 }
 
 /* fork() while the progress thread holds the fabric lock would leave it
@@ -448,6 +559,11 @@ x_conn_new(int fd, int side)
   x->fd = fd;
   x->side = side;
   x->peer_pid = x_peer_pid(fd);
+  /* Its bell, given to the peer with REQ or REP: an application thread
+   * sleeps on it (emul_x_cq_wait_begin).  Without one, the progress
+   * thread's doorbell serves. */
+  x->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  x->peer_bell_fd = -1;
   g_queue_init(&x->out);
   x->src = emul_x_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
   x_conns = g_list_prepend(x_conns, x);
@@ -463,6 +579,11 @@ x_conn_unref(emul_xconn_t *x)
      * still look at the ring's words. */
     if (x->seg != NULL)
       munmap(x->seg, X_SEG_SIZE);
+    /* Closed with the last reference too: a thread may sleep on bell_fd. */
+    if (x->bell_fd >= 0)
+      close(x->bell_fd);
+    if (x->peer_bell_fd >= 0)
+      close(x->peer_bell_fd);
     g_free(x);
   }
 }
@@ -483,6 +604,12 @@ emul_x_close(emul_xconn_t *x)
     x->conn->x = NULL;
     x->conn = NULL;
   }
+  if (x->waiters > 0 && x->bell_fd >= 0) {
+    /* A thread asleep on the bell: it wakes and lets the connection go. */
+    uint64_t one = 1;
+    ssize_t r = write(x->bell_fd, &one, sizeof(one));
+    (void) r;
+  }
   emul_x_unwatch(x->src, x->fd);
   if (x->peer_mrs != NULL)
     munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
@@ -500,9 +627,10 @@ gboolean
 emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds)
 {
   union {
-    char buf[CMSG_SPACE(2 * sizeof(int))];
+    char buf[CMSG_SPACE(4 * sizeof(int))];
     struct cmsghdr align;
   } c;
+  g_assert(nfds <= 4);
   m->magic = X_MAGIC;
   struct iovec iov = { m, X_MSG_MIN + m->pdata_len };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -660,8 +788,8 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_para
     .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp), .v6 = v6,
   };
   x_pdata(&m, p->pdata, p->pdata_len);
-  int fds[2] = { seg_fd, x_mr_fd };
-  gboolean ok = emul_x_send_msg(x, &m, fds, 2);
+  int fds[3] = { seg_fd, x_mr_fd, x->bell_fd };
+  gboolean ok = emul_x_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2);
   close(seg_fd);
   if (!ok) {
     /* The listener went away between connect and send: its EOF will say
@@ -692,8 +820,17 @@ x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
   emul_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, pdata, len);
 }
 
+/* The peer's bell eventfd, as a descriptor of our own (the message's are
+ * closed after it is handled). */
 static void
-x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, emul_work_t *w)
+x_take_peer_bell(emul_xconn_t *x, int fd)
+{
+  if (fd >= 0 && x->peer_bell_fd < 0)
+    x->peer_bell_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+static void
+x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = x->qp;
@@ -711,6 +848,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, emul_work_t *w)
   x->peer_qpn = m->qpn;
   x->peer_probe = m->probe_addr;
   x->peer_cma = m->attach != 0;
+  x_take_peer_bell(x, bell_fd);
   x->cma_out = x_probe(x);
   qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
@@ -738,7 +876,7 @@ static void
 x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_t *w)
 {
   emul_listen_t *l = x->listener;
-  if (l == NULL || x->conn != NULL || x->seg != NULL || nfds != 2) {
+  if (l == NULL || x->conn != NULL || x->seg != NULL || nfds < 2 || nfds > 3) {
     emul_x_peer_break(x, NULL, w);
     return;
   }
@@ -768,6 +906,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   x->peer_qpn = m->qpn;
   x->peer_probe = m->probe_addr;
   x->cma_out = x_probe(x);
+  x_take_peer_bell(x, nfds == 3 ? fds[2] : -1);
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -817,7 +956,8 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
       .probe_addr = (uint64_t) (uintptr_t) &x_probe_word, .atomics = emul_qp_atomics(qp),
     };
     x_pdata(&m, p->pdata, p->pdata_len);
-    emul_x_send_msg(x, &m, &x_mr_fd, 1);
+    int fds[2] = { x_mr_fd, x->bell_fd };
+    emul_x_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1);
     if (c->three_way)
       c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
     else
@@ -926,7 +1066,7 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
     break;
   case X_REP:
     if (x->side == 0)
-      x_on_rep(x, m, nfds == 1 ? fds[0] : -1, w);
+      x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? fds[1] : -1, w);
     else
       emul_x_peer_break(x, NULL, w);
     break;

@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "emul_x.h"
 
@@ -94,12 +95,15 @@ ring_get(const uint8_t *data, uint64_t pos, void *dst, uint64_t n)
 }
 
 /* After a sequentially consistent store of a frame's mark or of @r's ACK word: is
- * the consumer asleep?  Taking the flag makes one doorbell per sleep. */
-static gboolean
+ * the consumer asleep, and who sleeps (X_BELL_*, 0: nobody)?  Taking the
+ * flag makes one doorbell per sleep. */
+static guint
 x_take_armed(x_ring_ctl_t *r)
 {
-  return __atomic_load_n(&r->armed, __ATOMIC_SEQ_CST) &&
-         __atomic_exchange_n(&r->armed, 0, __ATOMIC_SEQ_CST);
+  if (!__atomic_load_n(&r->armed, __ATOMIC_SEQ_CST))
+    return 0;
+  uint32_t a = __atomic_exchange_n(&r->armed, X_ARM_NONE, __ATOMIC_SEQ_CST);
+  return a == X_ARM_WAITER ? X_BELL_WAITER : a != X_ARM_NONE ? X_BELL_THREAD : 0;
 }
 
 /* Producer: room for @need more bytes?  The consumer's head is read again
@@ -124,7 +128,7 @@ ring_room(emul_xconn_t *x, uint64_t need)
  * looking at the ring, so it needs a doorbell; taking the flag makes that
  * one doorbell per sleep. */
 static void
-ring_publish(emul_xconn_t *x, uint64_t need, gboolean *bell)
+ring_publish(emul_xconn_t *x, uint64_t need, guint *bell)
 {
   uint8_t *data = ring_data(x, x->side);
   uint64_t pos = x->tail;
@@ -134,7 +138,7 @@ ring_publish(emul_xconn_t *x, uint64_t need, gboolean *bell)
 }
 
 static gboolean
-ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, gboolean *bell)
+ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, guint *bell)
 {
   uint64_t need = ROUND_LINE(sizeof(*f) + f->frag_len);
   if (!ring_room(x, need))
@@ -152,7 +156,7 @@ ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, g
  * now and nothing waits ahead of it in x->out; FALSE otherwise. */
 static gboolean
 ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg, uint64_t len,
-                gboolean *bell)
+                guint *bell)
 {
   uint64_t need = ROUND_LINE(sizeof(x_short_t) + len);
   if (len > X_FRAG_MAX || x->out.head != NULL || !ring_room(x, need))
@@ -173,7 +177,7 @@ ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t 
 
 /* Push what is left of @o into the ring; FALSE when it did not all fit. */
 static gboolean
-out_push(emul_xconn_t *x, x_out_t *o, gboolean *bell)
+out_push(emul_xconn_t *x, x_out_t *o, guint *bell)
 {
   /* Bounce-mode RDMA and atomics complete nothing at the target: its
    * application may never poll a CQ for them (it may be polling the very
@@ -186,18 +190,31 @@ out_push(emul_xconn_t *x, x_out_t *o, gboolean *bell)
     f.frag_len = (uint32_t) MIN(o->f.total - o->done, X_FRAG_MAX);
     if (!ring_push(x, &f, o, o->done, bell))
       return FALSE;
-    *bell |= ring_always;
+    if (ring_always)
+      *bell |= X_BELL_THREAD;
     o->done += f.frag_len;
     o->started = TRUE;
   } while (o->done < o->f.total);
   return TRUE;
 }
 
+/* Wake who sleeps on the peer's side: its progress thread (a socket
+ * message) or an application thread asleep on the bell eventfd it gave us
+ * (emul_x_cq_wait_begin), as @bell (X_BELL_*) says. */
 static void
-x_doorbell(emul_xconn_t *x)
+x_doorbell(emul_xconn_t *x, guint bell)
 {
-  x_msg_t m = { .type = X_DOORBELL };
-  emul_x_send_msg(x, &m, NULL, 0);
+  if (bell & X_BELL_THREAD) {
+    x_msg_t m = { .type = X_DOORBELL };
+    emul_x_send_msg(x, &m, NULL, 0);
+  }
+  if (bell & X_BELL_WAITER) {
+    /* A full counter wakes the sleeper too; a peer gone is its socket's
+     * to say (EOF), not this write's. */
+    uint64_t one = 1;
+    ssize_t r = write(x->peer_bell_fd, &one, sizeof(one));
+    (void) r;
+  }
 }
 
 /* Responder: the peer's requests below @upto executed and need no answer
@@ -209,14 +226,15 @@ x_ack(emul_xconn_t *x, uint64_t upto)
     return;
   x_ring_ctl_t *r = &x->seg->ring[x->side];
   __atomic_store_n(&r->acked, upto, __ATOMIC_SEQ_CST);
-  if (x_take_armed(r))
-    x_doorbell(x);
+  guint bell = x_take_armed(r);
+  if (bell)
+    x_doorbell(x, bell);
 }
 
 void
 emul_x_pump(emul_xconn_t *x)
 {
-  gboolean bell = FALSE;
+  guint bell = 0;
   x_out_t *o;
   if (x->dead || x->seg == NULL || emul_queue_empty(&x->out))
     return;
@@ -228,7 +246,7 @@ emul_x_pump(emul_xconn_t *x)
     g_free(o);
   }
   if (bell)
-    x_doorbell(x);
+    x_doorbell(x, bell);
 }
 
 /* Send @o (built on the caller's stack): straight into the ring when
@@ -238,7 +256,7 @@ emul_x_pump(emul_xconn_t *x)
 static void
 x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
 {
-  gboolean bell = FALSE;
+  guint bell = 0;
   if (x->dead || x->seg == NULL) {
     if (owned)
       g_free(o->buf);
@@ -254,7 +272,7 @@ x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
     g_queue_push_tail(&x->out, q);
   }
   if (bell)
-    x_doorbell(x);
+    x_doorbell(x, bell);
 }
 
 gboolean
@@ -531,7 +549,7 @@ x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
 {
   const rnicpi_sge_t *sg = wr->sg_list;
   const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
-  gboolean bell = FALSE;
+  guint bell = 0;
   if ((last != NULL && !last->issued) || x->dead || (x->peer_cma && sg->length > X_INLINE_MAX) ||
       (sg->length > 0 && !x_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
       !ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
@@ -541,7 +559,7 @@ x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
   s->seq = qp->next_seq++;
   s->len = sg->length;
   if (bell)
-    x_doorbell(x);
+    x_doorbell(x, bell);
   return TRUE;
 }
 
@@ -791,7 +809,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     }
     /* The common case, a whole send in one frame with the short header;
      * otherwise the frame of its kind. */
-    gboolean bell = FALSE;
+    guint bell = 0;
     gboolean small = wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) &&
                      !x->dead && ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
     x_out_t o;
@@ -803,7 +821,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     if (!small)
       x_emit(x, &o, owned);  /* o.sg is the entry's sge: it lives until the answer */
     else if (bell)
-      x_doorbell(x);
+      x_doorbell(x, bell);
   }
 }
 
