@@ -876,6 +876,63 @@ role_sleeper(void)
   return 0;
 }
 
+/* ---- wait-race: bursts of sends to a parent whose threads race ---- */
+
+#define BURST_N 60
+#define BURST_LEN 64
+
+static unsigned char
+burst_byte(unsigned round, unsigned k, size_t j)
+{
+  return (unsigned char) (round * 29 + k * 131 + j * 7 + 3);
+}
+
+/* The sending child: "burst ROUND GAP_US" sends BURST_N messages of
+ * BURST_LEN bytes (message k of round ROUND), a random pause of up to
+ * GAP_US between two, every send completion reaped; then "sent ROUND".
+ * "quit": wait for the parent's disconnect. */
+static int
+role_burst(void)
+{
+  conf_side_t s;
+  conf_buf_t b;
+  role_accept(&s, NULL, TRUE);
+  conf_buf_new(&s, &b, (size_t) BURST_N * BURST_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  GRand *rnd = g_rand_new_with_seed(27);
+  for (;;) {
+    g_autofree char *l = conf_hear(0, 60000);
+    unsigned round = 0, gap = 0;
+    if (l == NULL || strcmp(l, "quit") == 0)
+      break;
+    g_assert_cmpint(sscanf(l, "burst %u %u", &round, &gap), ==, 2);
+    unsigned done = 0;
+    for (unsigned k = 0; k < BURST_N; k++) {
+      unsigned char *m = b.data + (size_t) k * BURST_LEN;
+      for (size_t j = 0; j < BURST_LEN; j++)
+        m[j] = burst_byte(round, k, j);
+      it_lmr_triplet_t t = conf_seg(&b, (size_t) k * BURST_LEN, BURST_LEN);
+      conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+      if (gap > 0)
+        g_usleep(g_rand_int_range(rnd, 0, (gint32) gap + 1));
+      it_event_t ev;
+      while (it_evd_dequeue(s.dto, &ev) == IT_SUCCESS) {
+        g_assert_cmpint(ev.event_number, ==, IT_DTO_SEND_CMPL_EVENT);
+        g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+        done++;
+      }
+    }
+    while (done < BURST_N) {
+      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, done);
+      done++;
+    }
+    printf("sent %u\n", round);
+    fflush(stdout);
+  }
+  g_rand_free(rnd);
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  return 0;
+}
+
 /* ---- the parent's halves ---- */
 
 /* Messages both ways with the "echo" child; then a disconnect, or with
@@ -1429,6 +1486,141 @@ test_stream(void)
   stream_with(&b);
   unlink(b.err);
   g_unsetenv("ITAPI_EMUL_CMA");
+}
+
+/* wait-race: the receive completions of one burst, taken by whichever of
+ * the parent's threads gets each first. */
+typedef struct {
+  GMutex lock;
+  it_evd_handle_t dto;
+  conf_buf_t *rb;
+  unsigned round, got;
+  gboolean seen[BURST_N];
+  gboolean race;          /* a second thread dequeues beside the waiter */
+  unsigned by_wait, by_dequeue;
+} burst_t;
+
+/* One receive completion of the burst: once, whole, of this round. */
+static void
+burst_take(burst_t *bu, const it_event_t *ev, gboolean waited)
+{
+  g_assert_cmpint(ev->event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+  g_assert_cmpint(ev->dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  g_assert_cmpuint(ev->dto_cmpl.transferred_length, ==, BURST_LEN);
+  guint64 k = ev->dto_cmpl.cookie;
+  g_assert_cmpuint(k, <, BURST_N);
+  const unsigned char *m = bu->rb->data + (size_t) k * BURST_LEN;
+  for (size_t j = 0; j < BURST_LEN; j++)
+    if (m[j] != burst_byte(bu->round, (unsigned) k, j))
+      g_error("wait-race: byte %zu of message %u of round %u differs", j, (unsigned) k, bu->round);
+  g_mutex_lock(&bu->lock);
+  if (bu->seen[k])
+    g_error("wait-race: message %u of round %u completed twice", (unsigned) k, bu->round);
+  bu->seen[k] = TRUE;
+  bu->got++;
+  if (waited)
+    bu->by_wait++;
+  else
+    bu->by_dequeue++;
+  g_mutex_unlock(&bu->lock);
+}
+
+static gboolean
+burst_done(burst_t *bu)
+{
+  g_mutex_lock(&bu->lock);
+  gboolean d = bu->got == BURST_N;
+  g_mutex_unlock(&bu->lock);
+  return d;
+}
+
+static gpointer
+burst_dequeuer(gpointer data)
+{
+  burst_t *bu = data;
+  gint64 deadline = g_get_monotonic_time() + 3 * CONF_TIMEOUT_US;
+  while (!burst_done(bu)) {
+    it_event_t ev;
+    it_status_t st = it_evd_dequeue(bu->dto, &ev);
+    if (st == IT_SUCCESS)
+      burst_take(bu, &ev, FALSE);
+    else if (st == IT_ERR_QUEUE_EMPTY)
+      g_usleep(20);
+    else
+      g_error("wait-race: it_evd_dequeue: %s", itx_status_name(st));
+    if (g_get_monotonic_time() > deadline)
+      g_error("wait-race: round %u: only %u of %u messages in 15 s", bu->round, bu->got, BURST_N);
+  }
+  return NULL;
+}
+
+static void
+wait_race_with(child_t *c)
+{
+  conf_side_t s;
+  conf_buf_t rb;
+  uint16_t port = hear_port(c);
+  conf_side_open(&s, NULL);
+  conf_buf_new(&s, &rb, (size_t) BURST_N * BURST_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  connect_to(&s, port);
+  /* Rounds: without and with a racing dequeuer, messages back to back and
+   * spaced (so that the waiter sleeps between them, on the provider's
+   * descriptors where it offers them). */
+  static const struct { gboolean race; unsigned gap_us; } rounds[] = {
+    { FALSE, 0 }, { FALSE, 300 }, { TRUE, 0 }, { TRUE, 300 }, { FALSE, 2000 }, { TRUE, 2000 },
+  };
+  for (unsigned r = 0; r < G_N_ELEMENTS(rounds); r++) {
+    burst_t bu = { .dto = s.dto, .rb = &rb, .round = r, .race = rounds[r].race };
+    g_mutex_init(&bu.lock);
+    memset(rb.data, 0, rb.len);
+    for (unsigned k = 0; k < BURST_N; k++) {
+      it_lmr_triplet_t t = conf_seg(&rb, (size_t) k * BURST_LEN, BURST_LEN);
+      conf_ok(it_post_recv(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+    }
+    conf_say(c->to, "burst %u %u\n", r, rounds[r].gap_us);
+    GThread *t = bu.race ? g_thread_new("wait-race-dequeue", burst_dequeuer, &bu) : NULL;
+    /* The waiter: alone, each wait must end with a completion within 5 s
+     * (one stranded would time out); raced, it gives up after 20 ms and
+     * looks again, the other thread may have taken the rest. */
+    while (!burst_done(&bu)) {
+      it_event_t ev;
+      size_t more;
+      it_status_t st = it_evd_wait(s.dto, bu.race ? 20000 : CONF_TIMEOUT_US, &ev, &more);
+      if (st == IT_SUCCESS)
+        burst_take(&bu, &ev, TRUE);
+      else if (!(bu.race && st == IT_ERR_TIMEOUT_EXPIRED))
+        g_error("wait-race: round %u: it_evd_wait after %u of %u messages: %s", r, bu.got, BURST_N,
+                itx_status_name(st));
+    }
+    if (t != NULL)
+      g_thread_join(t);
+    g_test_message("round %u (%s, gaps up to %u us): %u taken by it_evd_wait, %u by it_evd_dequeue", r,
+                   bu.race ? "raced" : "alone", rounds[r].gap_us, bu.by_wait, bu.by_dequeue);
+    g_autofree char *sent = conf_hear(c->from, LINE_TIMEOUT_MS);
+    g_autofree char *want = g_strdup_printf("sent %u", r);
+    g_assert_cmpstr(sent, ==, want);
+    it_event_t extra;
+    g_assert_cmpint(it_evd_dequeue(s.dto, &extra), ==, IT_ERR_QUEUE_EMPTY);
+    g_mutex_clear(&bu.lock);
+  }
+  conf_say(c->to, "quit\n");
+  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+  conf_buf_check_guards(&rb);
+  conf_buf_free(&rb);
+  conf_side_close(&s);
+  reap_ok(c);
+}
+
+static void
+test_wait_race(void)
+{
+  g_test_summary("xproc: bursts of 60 sends of 64 B from a child process, back to back and spaced, "
+                 "taken by a thread in it_evd_wait alone (each wait bounded: none stranded) and "
+                 "with a second thread dequeuing from the same EVD at the same time: every "
+                 "message is taken exactly once, whole, and nothing is left over");
+  child_t c = spawn("burst", FALSE);
+  wait_race_with(&c);
+  unlink(c.err);
 }
 
 /* Does this process map a memfd named @name? */
@@ -2193,6 +2385,8 @@ main(int argc, char **argv)
       return role_atomic();
     if (strcmp(argv[2], "stream") == 0)
       return role_stream();
+    if (strcmp(argv[2], "burst") == 0)
+      return role_burst();
     if (strcmp(argv[2], "ud") == 0)
       return role_ud();
     if (strcmp(argv[2], "pz") == 0 || strcmp(argv[2], "pzm") == 0)
@@ -2212,6 +2406,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
+  g_test_add_func("/conformance/xproc/wait-race", test_wait_race);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
   g_test_add_func("/conformance/xproc/rdma-shared-memory/straddle", test_rdma_straddle);

@@ -55,5 +55,6 @@ main(int argc, char **argv)
   cert_register_wire();
   cert_register_xproc();
   cert_register_xmore();
+  cert_register_wait();
   return g_test_run();
 }
