@@ -322,9 +322,9 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
 
 /* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over.  The rings go
  * back to the progress thread's doorbell (X_ARM_THREAD: the thread's own
- * view until it next looks, x_poll_func), and what arrived is drained
- * here, in this thread: a frame published before that store is seen now,
- * one after it rings the thread. */
+ * view until it next looks, x_poll_func), unless another thread still
+ * sleeps on them, and what arrived is drained here, in this thread: a
+ * frame published before that store is seen now, one after it rings. */
 void
 emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
 {
@@ -342,8 +342,15 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
       ssize_t r = read(x->bell_fd, &v, sizeof(v));  /* the bell rang: quiet it */
       (void) r;
     }
-    if (--x->waiters == 0 && !x->dead)
-      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_THREAD, __ATOMIC_SEQ_CST);
+    /* Another thread may still sleep on the same bell (a QP whose two
+     * CQs both have a sleeper): the producer took the word when it rang,
+     * and that sleeper, woken with us, may have found the bell already
+     * quiet and slept again; so the word is set again for it. */
+    if (!x->dead)
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, --x->waiters > 0 ? X_ARM_WAITER : X_ARM_THREAD,
+                       __ATOMIC_SEQ_CST);
+    else
+      x->waiters--;
   }
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];

@@ -243,10 +243,18 @@ qp_epoll_update(iw_qp_t *qp)
   qp->epmask = m;
 }
 
+static gboolean qp_slept_on(iw_qp_t *qp);
+
 void
 iw_qp_want_out(iw_qp_t *qp, gboolean on)
 {
   qp->want_out = on;
+  /* A thread asleep on the socket (iw_cq_wait_begin) watches it for input
+   * only, unless it began with output waiting: room to write is the
+   * progress thread's to watch, so the socket goes back to it (the sleeper
+   * takes it again at its next cq_wait_begin). */
+  if (on && qp->polled && qp_slept_on(qp))
+    iw_qp_set_polled(qp, FALSE);
   qp_epoll_update(qp);
 }
 
