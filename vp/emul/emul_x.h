@@ -65,6 +65,20 @@
  * again within about 2 * X_POLL_GRACE_MS, and one that arms a CQ to wait for it
  * (emul_x_cq_armed) wakes the progress thread at once to arm the rings:
  * event mode sleeps on the doorbell and costs no CPU while idle.
+ * A third consumer is an application thread about to sleep until its CQ
+ * has a completion (RNIC-PI 1.11, emul_x_cq_wait_begin: it_evd_wait).
+ * Each side of a connection made an eventfd, its bell, and gave it to the
+ * peer with REQ or REP; the sleeper sets `armed` to X_ARM_WAITER on the
+ * rings of the connections that feed its CQ (then looks at each ring once
+ * more, as the progress thread does), sleeps on their bells, and drains
+ * the rings itself when woken (emul_x_cq_wait_end), so the producer's
+ * `write()` to the bell is the one wake-up of the message and the progress
+ * thread never runs for it.  `armed` is thus the word of whoever sleeps on
+ * the ring: the progress thread leaves a connection with a sleeper
+ * (x->waiters) alone, and the sleeper's end gives the word back to it
+ * (X_ARM_THREAD) unless another sleeper remains.  A completion the bell
+ * does not cover (the progress thread's, a QP of this process) still
+ * reaches the sleeper through its armed CQ's cq_notify.
  * ITAPI_EMUL_SPIN_US=N makes the progress thread also spin up to N us on
  * the rings before it sleeps; ITAPI_EMUL_APP_PROGRESS=0 turns the
  * application-thread draining off (both read once per process, for
