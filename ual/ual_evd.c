@@ -343,7 +343,9 @@ evd_wait_begin(ual_evd_t *e, struct pollfd *pfd, gboolean *ready)
   g_atomic_int_set(&e->sleepers, 1);
   if (evd_self_wait == e) {
     uint32_t room = UAL_WAIT_FDS;
-    if (e->obj.ia->prov->data->cq_wait_begin(e->cq, pfd, &room) == RNICPI_OK) {
+    rnicpi_status_t rs = e->obj.ia->prov->data->cq_wait_begin(e->cq, pfd, &room);
+    g_atomic_int_set(&e->wait_ops, rs == RNICPI_OK ? 1 : -1);
+    if (rs == RNICPI_OK) {
       n = MIN(room, (uint32_t) UAL_WAIT_FDS);
       /* What the provider found waiting as it began: take it, without
        * raising the level (ual_evd_update) only to lower it again. */
@@ -392,11 +394,19 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
   /* Each take is a read section (an AEVD's take reaches its SEVDs, which
    * may be freed meanwhile); the wait in poll is outside any. */
   for (;;) {
-    ual_read_enter();
-    st = evd_take(e, event);
-    ual_read_exit();
-    if (st == IT_SUCCESS)
-      break;
+    /* Sleeping through the provider, an empty CQ needs no poll: what the
+     * poll's own progress would find (a recv, a ring drained) makes the
+     * provider's descriptors ready or is found by cq_wait_begin (rnicpi.h),
+     * and the system call it may cost comes before the sleep, where a peer
+     * woken by our last post may be waiting for this CPU. */
+    if (!(evd_self_wait == e && g_atomic_int_get(&e->wait_ops) > 0 &&
+          e->obj.ia->prov->data->cq_count(e->cq) == 0)) {
+      ual_read_enter();
+      st = evd_take(e, event);
+      ual_read_exit();
+      if (st == IT_SUCCESS)
+        break;
+    }
     if (G_UNLIKELY(g_atomic_int_get(&e->dead))) {
       st = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p was freed with its IA while this thread "
                     "waited on it", (void *) evd_handle);

@@ -1039,6 +1039,11 @@ typedef struct rnicpi_data_ops {
    *   cq_notify upcall makes readable; a completion that comes by a path
    *   @p fds do not cover (another thread's, a peer in the same process,
    *   a teardown) still brings the cq_notify upcall of an armed CQ;
+   * - so from here on, whatever a poll_cq would return (also what only its
+   *   own progress would find: data in a socket, a frame in a ring) is
+   *   counted by cq_count, makes a descriptor of @p fds ready, or brings
+   *   cq_notify: a caller that has once been answered RNICPI_OK may skip
+   *   the poll_cq of an empty CQ (cq_count 0) before it sleeps;
    * - whatever poll returned (ready, timed out, interrupted), the same
    *   thread calls cq_wait_end with the same array and the revents poll
    *   set, exactly once for each cq_wait_begin that returned RNICPI_OK,
