@@ -260,11 +260,82 @@ test_wait_xproc(cert_t *f, gconstpointer data)
   cert_peer_close(&pe);
 }
 
+static void
+test_wait_write_alone(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("data_ops.post_send: a small unsignaled RDMA Write posted by a consumer that polls "
+                 "its CQs busily, or sleeps on them, and then neither posts, polls nor sleeps again, "
+                 "still lands (a provider may hold it for the consumer's next step, to send it with "
+                 "what follows, as vp/iwarp does for a sleeper, but not for ever); a Write then Send "
+                 "pair lands whole, the Write's bytes in place when the Send's receive completes");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t src, dst, rb;
+  cert_buf_new(pr.a.pd, &src, LEN, RW);
+  cert_buf_new(pr.p.pd, &dst, LEN, RW | RNICPI_ACCESS_REMOTE_WRITE);
+  cert_buf_new(pr.p.pd, &rb, 64, RW);
+  for (int round = 0; round < 2; round++) {
+    uint8_t seed = (uint8_t) (0x90 + round);
+    cert_buf_fill(&src, seed);
+    memset(dst.data, 0, LEN);
+    if (round == 0) {
+      /* A busy poller: empty polls close together. */
+      rnicpi_wc_t wc;
+      for (int i = 0; i < 50; i++)
+        g_assert_cmpint(DAT->poll_cq(pr.a.scq, &wc, 1), ==, 0);
+    } else {
+      /* A sleeper that woke (the lease of a sleep, then of a poller). */
+      woke_t woke;
+      uint32_t n;
+      if (!sleep_on(f, pr.a.scq, 20, &woke, &n))
+        break;
+      while (cert_wait_notify(f, pr.a.scq->al_ctx, 0))
+        ;
+    }
+    cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, 64, 0x3600 + (uint64_t) round, 0,
+                   cert_raddr(&dst, 0), dst.mr->rkey);
+    /* Nothing more from this side: the bytes must come anyway. */
+    gint64 t0 = g_get_monotonic_time(), deadline = t0 + (gint64) CERT_TIMEOUT_MS * 1000;
+    while (memcmp(dst.data + 63, src.data + 63, 1) != 0 && g_get_monotonic_time() < deadline)
+      g_usleep(200);
+    g_test_message("round %d: the Write landed within %" G_GINT64_FORMAT " us", round,
+                   g_get_monotonic_time() - t0);
+    g_usleep(1000);  /* the rest may land after the last byte (iWARP: any order) */
+    cert_buf_check(&dst, 0, 64, seed);
+    for (size_t i = 64; i < LEN; i++)
+      g_assert_cmphex(dst.data[i], ==, 0);
+    /* And a Write with its notifying Send. */
+    cert_post_recv(pr.p.qp, &rb, 0, 64, 0x3700 + (uint64_t) round);
+    cert_buf_fill(&src, (uint8_t) (seed + 8));
+    cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 64, 64, 0x3610 + (uint64_t) round, 0,
+                   cert_raddr(&dst, 64), dst.mr->rkey);
+    cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, 0, 0x3620 + (uint64_t) round, RNICPI_WR_SIGNALED,
+                   0, 0);
+    rnicpi_wc_t r = cert_wc(pr.p.rcq);
+    g_assert_cmphex(r.wr_id, ==, 0x3700 + (uint64_t) round);
+    g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpuint(r.byte_len, ==, 0);
+    /* The Send arrived after the Write: its bytes are in place. */
+    for (size_t i = 0; i < 64; i++)
+      g_assert_cmphex(dst.data[64 + i], ==, cert_pattern((uint8_t) (seed + 8), 64 + i));
+    rnicpi_wc_t s = cert_wc(pr.a.scq);
+    g_assert_cmphex(s.wr_id, ==, 0x3620 + (uint64_t) round);
+    g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  }
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_buf_free(&rb);
+  cert_pair_free(&pr);
+}
+
 void
 cert_register_wait(void)
 {
   cert_add("/rnicpi/wait/send-wakes", test_wait_send_wakes);
   cert_add("/rnicpi/wait/already-there", test_wait_already_there);
   cert_add("/rnicpi/wait/timeout", test_wait_timeout);
+  cert_add("/rnicpi/wait/write-alone", test_wait_write_alone);
   cert_add("/rnicpi/xproc/wait", test_wait_xproc);
 }

@@ -101,6 +101,7 @@ typedef struct iw_config {
   int placed;        /* ITAPI_IWARP_COMPLETION: 1 "placed" (delivery fences), 0 "sent" */
   uint64_t first_fpdu_delay_us; /* ITAPI_IWARP_FIRST_FPDU_DELAY_MS: initiator's hold */
   uint32_t timeout_ms; /* ITAPI_IWARP_TIMEOUT_MS: a dead path breaks the connection (0: TCP's own) */
+  int write_hold;    /* ITAPI_IWARP_WRITE_HOLD: a sleeper's small unsignaled Write waits for its next step */
 } iw_config_t;
 
 extern iw_config_t iw_config;
@@ -347,6 +348,8 @@ typedef struct iw_qp {
   GList timed_link;           /* in dev->timed when data == qp */
   GList polled_link;          /* in dev->polled when data == qp */
   gboolean polled;            /* input driven by poll_cq, not the progress thread */
+  gboolean slept;             /* ...the lease a sleeper took (iw_cq_wait_begin), which no
+                               * spinning poller has renewed since */
   uint32_t mr_depth;          /* nested holds of dev->mr_lock by this QP's pass (iw_mr_lock) */
   uint32_t fpdu_max;          /* largest FPDU sent (MULPDU of the path) */
   uint32_t mss_bytes;         /* payload sent in non-final FPDUs since TCP_MAXSEG was read */

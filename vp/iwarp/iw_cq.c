@@ -104,8 +104,10 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
       continue;
     if (!qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
       held |= qp->polled;
-      if (own)
+      if (own) {
         iw_qp_set_polled(qp, TRUE);
+        qp->slept = FALSE;  /* a spinning poller's now: its posts go at once */
+      }
       iw_mr_lock(qp); /* once for the receive and the transmit pass */
       iw_rx_progress(qp, &w);
       /* A completion for this poller goes back to it first: what the input
@@ -202,10 +204,10 @@ qp_watchable(const iw_qp_t *qp)
  * take back from a sleeper), so that a segment wakes one thread, the
  * sleeper, which reads it in iw_cq_wait_end: the same one wake-up and
  * recv() as a raw TCP receiver blocking in poll.  Nothing is read here:
- * what already arrived makes the poll return at once (and a transmit
- * that waits for room asks for POLLOUT).  A CQ of more QPs than one poll
- * drives (IW_POLL_QPS_MAX), or than @nfds has room for, stays with the
- * thread (cq_notify). */
+ * what already arrived makes the poll return at once.  What waits to be
+ * sent goes now (a transmit still waiting for room asks for POLLOUT).  A
+ * CQ of more QPs than one poll drives (IW_POLL_QPS_MAX), or than @nfds
+ * has room for, stays with the thread (cq_notify). */
 static rnicpi_status_t
 iw_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
 {
@@ -214,6 +216,8 @@ iw_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
   *nfds = 0;
   if (!iw_config.poll_progress)
     return RNICPI_OK;  /* ITAPI_IWARP_POLL_PROGRESS=0: the thread does it all */
+  iw_work_t w;
+  rnicpi_notify_batch_init(&w);
   g_mutex_lock(&cq->qps_lock);
   guint n = cq->qps->len;
   if (n > 0 && n <= IW_POLL_QPS_MAX && n <= room) {
@@ -225,8 +229,18 @@ iw_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
       g_mutex_lock(&qp->lock);
       if (qp_watchable(qp)) {
         iw_qp_set_polled(qp, TRUE);
+        qp->slept = TRUE;
+        /* What the consumer posted and left for its next step (a small
+         * unsignaled Write, iw_post_send) goes before it sleeps. */
+        if (iw_tx_pending(qp)) {
+          iw_mr_lock(qp);
+          iw_tx_progress(qp, &w);
+          iw_mr_unlock(qp);
+        }
+      }
+      if (qp_watchable(qp)) {
         fds[used].fd = qp->fd;
-        fds[used].events = POLLIN | POLLRDHUP | (iw_tx_pending(qp) || qp->closing ? POLLOUT : 0);
+        fds[used].events = POLLIN | POLLRDHUP | (iw_tx_pending(qp) ? POLLOUT : 0);
         fds[used].revents = 0;
         used++;
       }
@@ -236,6 +250,7 @@ iw_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
       g_atomic_int_add(&cq->waiters, -1);  /* nothing connected to watch */
   }
   g_mutex_unlock(&cq->qps_lock);
+  iw_work_deliver(&w);
   *nfds = used;
   return RNICPI_OK;
 }

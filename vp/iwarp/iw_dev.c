@@ -33,6 +33,7 @@ config_load(gpointer unused)
     (uint64_t) rnicpi_env_int("ITAPI_IWARP_MPA_TIMEOUT_MS", IW_CONNECT_TIMEOUT_US / 1000, 1, 3600000) *
     1000;
   iw_config.poll_progress = rnicpi_env_int("ITAPI_IWARP_POLL_PROGRESS", 1, 0, 1);
+  iw_config.write_hold = rnicpi_env_int("ITAPI_IWARP_WRITE_HOLD", 1, 0, 1);
   iw_config.fpdu_max = (uint32_t) rnicpi_env_int("ITAPI_IWARP_FPDU_MAX", IW_FPDU_MAX, IW_FPDU_MIN,
                                           IW_FPDU_MAX);
   iw_config.first_fpdu_delay_us =

@@ -270,6 +270,8 @@ iw_qp_set_polled(iw_qp_t *qp, gboolean on)
     return;
   iw_dev_t *dev = qp->dev;
   qp->polled = on;
+  if (!on)
+    qp->slept = FALSE;
   g_mutex_lock(&dev->ev_lock);
   if (on) {
     qp->polled_link.data = qp;
@@ -460,11 +462,23 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->sink_to = 0;
     s->req_id = 0;
     s->qn = s->msn = 0;
+    gboolean tx_idle = !iw_tx_pending(qp);
     rnicpi_fifo_push(&qp->sq, s);
     qp->sq_used++;
     /* Transmit from this thread while the socket takes it; the progress
-     * thread continues when it would block. */
-    iw_tx_progress(qp, &w);
+     * thread continues when it would block.  Except a small unsignaled
+     * RDMA Write on a QP whose consumer sleeps for its completions
+     * (it_evd_wait: the lease of iw_cq_wait_begin): it waits for what the
+     * consumer does next, usually the Send that tells the peer about it,
+     * to go out in the same sendmsg() and TCP segment and wake the peer
+     * once.  The consumer's next post, empty poll or sleep sends it, and
+     * at the latest the progress thread when the lease runs out
+     * (IW_POLL_LEASE_US after the last poll or sleep).  A spinning poller's
+     * Writes go at once: it may be polling memory for the answer instead
+     * of its CQ.  ITAPI_IWARP_WRITE_HOLD=0 sends every Write at once. */
+    if (!(wr->opcode == RNICPI_WR_RDMA_WRITE && !(wr->flags & RNICPI_WR_SIGNALED) &&
+          s->total <= IW_TX_INLINE && qp->polled && qp->slept && tx_idle && iw_config.write_hold))
+      iw_tx_progress(qp, &w);
   }
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);
