@@ -65,6 +65,8 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/
 # in the middle of a send_lat run, so the server sits in it_evd_wait for a
 # ping that does not come; its CPU use over 2 s, in percent, goes to
 # $idle, and its threads (name and %cpu since start) to $idle_threads.
+# With perf, the CPU time is its task-clock (to the microsecond); without,
+# /proc/PID/stat's ticks (a tick of 10 ms in 2 s is 0.5 %).
 idle_cpu() {
   idle=""; idle_threads=""
   nextport
@@ -77,9 +79,15 @@ idle_cpu() {
   kill -STOP $cli 2>/dev/null
   sleep 0.5
   if [ -r /proc/$srv/stat ]; then
-    local c0 c1
-    c0=$(cpu_s $srv); sleep 2; c1=$(cpu_s $srv)
-    idle=$(echo "($c1 - $c0) * 100 / 2" | bc -l)
+    local c0 c1 ms
+    ms=$(command -v perf >/dev/null &&
+         perf stat -x, -e task-clock -p $srv -- sleep 2 2>&1 | awk -F, '$3 == "task-clock" { print $1 }')
+    if [ -n "$ms" ]; then
+      idle=$(echo "$ms / 20" | bc -l)
+    else
+      c0=$(cpu_s $srv); sleep 2; c1=$(cpu_s $srv)
+      idle=$(echo "($c1 - $c0) * 100 / 2" | bc -l)
+    fi
     idle_threads=$(ps -L -o comm=,%cpu= -p $srv | tr -s ' ' | tr '\n' ';')
   fi
   kill -CONT $cli 2>/dev/null; kill $cli $srv 2>/dev/null; wait $cli $srv 2>/dev/null

@@ -177,7 +177,7 @@ r10=$(ratio emul_send_ev evfd); r11=$(ratio emul_write_ev evfd)
   echo "| memcpy 1 MiB, one core, GB/s | $(fmt memcpy -) |"
   echo "| process_vm_writev 8 B, µs per call | $(fmt cma8 -) |"
   echo "| process_vm_writev 1 MiB, GB/s | $(fmt cma1m -) |"
-  echo "| idle event-mode server, CPU % over 2 s | ${idle:+$(printf '%.1f' "$idle")} |"
+  echo "| idle event-mode server, CPU % over 2 s | ${idle:+$(printf '%.2f' "$idle")} |"
   echo
   echo "| target | ratio | limit | |"
   echo "|---|---|---|---|"
@@ -190,7 +190,7 @@ r10=$(ratio emul_send_ev evfd); r11=$(ratio emul_write_ev evfd)
   echo "| write_bw 1 MiB ÷ libfabric shm 1 MiB | ${r4:-n/a} | ≥ 1 | $(verdict "$r4" '>=' 1) |"
   echo "| write_bw 1 MiB ÷ memcpy 1 MiB | ${r5:-n/a} | ≥ 0.8 | $(verdict "$r5" '>=' 0.8) |"
   echo "| write_bw 1 MiB, private buffers ÷ process_vm_writev 1 MiB | ${r7:-n/a} | (why) | |"
-  echo "| idle event-mode CPU % | ${idle:+$(printf '%.1f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
+  echo "| idle event-mode CPU % | ${idle:+$(printf '%.2f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
   echo
   echo "One-sided RDMA of 1 MiB across two processes by where the buffers come from"
   echo "(itapi-perf --mem itx, its default, against --mem private), GB/s:"

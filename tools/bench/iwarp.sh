@@ -126,7 +126,7 @@ r7=$(ratio iw_send_ev tcp_poll); r8=$(ratio iw_write_ev tcp_poll)
   echo "| send_lat 8 B ÷ libfabric tcp 8 B | ${r2:-n/a} | ≤ 1 | $(verdict "$r2" '<=' 1) |"
   echo "| event send_lat 8 B ÷ TCP floor (blocking in poll) | ${r7:-n/a} | ≤ 1.5 | $(verdict "$r7" '<=' 1.5) |"
   echo "| event write_lat 8 B (notified by a Send) ÷ TCP floor | ${r8:-n/a} | ≤ 1.5 | $(verdict "$r8" '<=' 1.5) |"
-  echo "| idle event-mode CPU % | ${idle:+$(printf '%.1f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
+  echo "| idle event-mode CPU % | ${idle:+$(printf '%.2f' "$idle")} | ≈ 0 | $( [ -n "$idle" ] && verdict "$idle" '<=' 1 || echo n/a) |"
   echo "| write_bw 1 MiB, CRC off ÷ raw TCP stream | ${r3:-n/a} | ≥ 0.90 | $(verdict "$r3" '>=' 0.90) |"
   echo "| write_bw 1 MiB, CRC on ÷ raw TCP stream | ${r4:-n/a} | ≥ 0.75 | $(verdict "$r4" '>=' 0.75) |"
   echo "| write_bw 1 MiB ÷ libfabric tcp 1 MiB | ${r5:-n/a} | (reference) | |"

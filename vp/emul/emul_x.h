@@ -356,6 +356,7 @@ struct emul_xconn {
                                  * X_ARM_WAITER (emul_x_cq_wait_begin); -1 */
   int peer_bell_fd;             /* the peer's, which we write; -1 until it comes */
   gint waiters;                 /* application threads asleep on bell_fd (lock) */
+  gboolean bell_rung;           /* bell_fd woke a sleeper and still holds a count (lock) */
   x_map_t *maps;                /* the peer's regions mapped here (emul_xmap.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
   x_hot_t hot;                  /* the region one-sided requests reached last */

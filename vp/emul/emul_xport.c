@@ -305,6 +305,15 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     x_wait.x[x_wait.n] = x;
     fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
     x_wait.n++;
+    /* The bell that ended the last sleep is quieted here, before the ring
+     * is armed again (a ring after that store rings anew), not when it
+     * woke us: there it would delay the answer the peer waits for. */
+    if (x->bell_rung) {
+      uint64_t v;
+      ssize_t r = read(x->bell_fd, &v, sizeof(v));
+      (void) r;
+      x->bell_rung = FALSE;
+    }
     __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
   }
   /* After every arm, the last look (x_serve may change x_conns: the
@@ -337,11 +346,8 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
   emul_fabric_lock();
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
-    if (fds[k].revents & POLLIN) {
-      uint64_t v;
-      ssize_t r = read(x->bell_fd, &v, sizeof(v));  /* the bell rang: quiet it */
-      (void) r;
-    }
+    if (fds[k].revents & POLLIN)
+      x->bell_rung = TRUE;  /* quieted at the next sleep (emul_x_cq_wait_begin) */
     /* Another thread may still sleep on the same bell (a QP whose two
      * CQs both have a sleeper): the producer took the word when it rang,
      * and that sleeper, woken with us, may have found the bell already
