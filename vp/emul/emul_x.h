@@ -75,10 +75,16 @@
  * `write()` to the bell is the one wake-up of the message and the progress
  * thread never runs for it.  `armed` is thus the word of whoever sleeps on
  * the ring: the progress thread leaves a connection with a sleeper
- * (x->waiters) alone, and the sleeper's end gives the word back to it
- * (X_ARM_THREAD) unless another sleeper remains.  A completion the bell
- * does not cover (the progress thread's, a QP of this process) still
- * reaches the sleeper through its armed CQ's cq_notify.
+ * (x->waiters) alone.  A sleeper that leaves leaves the ring armed for its
+ * return, as a busy poller's ring stays unarmed: the application usually
+ * sleeps or polls again within microseconds, and a frame meanwhile only
+ * rings the bell nobody watches, where a doorbell would wake the progress
+ * thread to take the fabric lock from it.  The progress thread takes the
+ * ring back once X_POLL_GRACE_MS has passed (x->left_at), looking every
+ * X_POLL_GRACE_MS while sleepers come and go (X_SLEEPER_RECENT_MS), and
+ * is woken by a sleeper that leaves while it sleeps without a timer.  A
+ * completion the bell does not cover (the progress thread's, a QP of this
+ * process) still reaches the sleeper through its armed CQ's cq_notify.
  * ITAPI_EMUL_SPIN_US=N makes the progress thread also spin up to N us on
  * the rings before it sleeps; ITAPI_EMUL_APP_PROGRESS=0 turns the
  * application-thread draining off (both read once per process, for
@@ -142,6 +148,10 @@
 #define X_MR_CAP (1u << 18)       /* regions a peer can reach (index < cap) */
 #define X_INLINE_MAX (16u << 10)  /* sends up to this size go inline even with CMA */
 #define X_POLL_GRACE_MS 2         /* unarmed sleep while the application polls */
+/* While a sleeper of a connection left it this recently, the progress
+ * thread keeps looking every X_POLL_GRACE_MS instead of sleeping until a
+ * leaving sleeper wakes it (emul_x_cq_wait_end). */
+#define X_SLEEPER_RECENT_MS 4
 /* The consumer releases room in quarters of the ring (emul_x_drain); a
  * ring looks full to the producer only with more than that unreleased. */
 G_STATIC_ASSERT(X_RING_SIZE / 4 < X_RING_SIZE - X_FRAG_MAX - 2 * X_LINE);
@@ -356,7 +366,12 @@ struct emul_xconn {
                                  * X_ARM_WAITER (emul_x_cq_wait_begin); -1 */
   int peer_bell_fd;             /* the peer's, which we write; -1 until it comes */
   gint waiters;                 /* application threads asleep on bell_fd (lock) */
-  gboolean bell_rung;           /* bell_fd woke a sleeper and still holds a count (lock) */
+  gboolean bell_rung;           /* bell_fd holds a count nobody read yet (lock) */
+  uint32_t armed_by;            /* who stored our ring's armed word last: X_ARM_WAITER
+                                 * (a sleeper), else the progress thread (lock) */
+  gint64 left_at;               /* the last sleeper left, the ring still armed for one: the
+                                 * progress thread's to take back after the grace (lock) */
+  gint64 last_left;             /* when a sleeper last left (monotonic us; lock) */
   x_map_t *maps;                /* the peer's regions mapped here (emul_xmap.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
   x_hot_t hot;                  /* the region one-sided requests reached last */

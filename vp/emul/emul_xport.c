@@ -52,6 +52,9 @@ _Alignas(64) gint emul_x_nconn;
 enum { XP_RUNNING, XP_SLEEP_ARMED, XP_SLEEP_UNARMED };
 static _Alignas(64) gint x_pstate;
 static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
+/* Sleepers that left a ring armed for them, so far (emul_x_cq_wait_end):
+ * the progress thread must look within the grace (Dekker with x_pstate). */
+static _Alignas(64) gint x_grace_seq;
 /* This thread's last poll found nothing (initial-exec: no __tls_get_addr
  * call on the polling path of a shared library). */
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
@@ -154,13 +157,18 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
   g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  gint gs = g_atomic_int_get(&x_grace_seq);
   emul_x_progress_lock();
   GPtrArray *a = x_snapshot();
   if (x_spin_us > 0 && a->len > 0) {
-    /* Optional: look at the rings for a while before sleeping. */
+    /* Optional: look at the rings for a while before sleeping (not those
+     * a sleeper holds, below). */
     for (guint i = 0; i < a->len; i++) {
       emul_xconn_t *x = g_ptr_array_index(a, i);
-      __atomic_store_n(&x->seg->ring[1 - x->side].armed, 0, __ATOMIC_SEQ_CST);
+      if (x->waiters == 0 && x->left_at == 0) {
+        __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_NONE, __ATOMIC_SEQ_CST);
+        x->armed_by = X_ARM_NONE;
+      }
     }
     emul_fabric_unlock();
     gint64 end = g_get_monotonic_time() + x_spin_us;
@@ -181,9 +189,21 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     if (x->dead || x->qp == NULL)
       continue;
     /* An application thread sleeps on its bell (emul_x_cq_wait_begin):
-     * the ring's armed word is that thread's, and it drains the ring. */
-    if (x->waiters > 0)
+     * the ring's armed word is that thread's, and it drains the ring.
+     * While its sleepers come and go often, look again after the grace
+     * (below); else sleep until one leaves, which wakes this thread. */
+    if (x->waiters > 0) {
+      unarmed |= x->last_left != 0 && now - x->last_left < X_SLEEPER_RECENT_MS * 1000;
       continue;
+    }
+    /* The last sleeper left the ring armed for its return (the next
+     * sleep or poll of the application, as a busy poller's grace): taken
+     * back only once the grace is over. */
+    if (x->left_at != 0 && now - x->left_at < X_POLL_GRACE_MS * 1000) {
+      unarmed = TRUE;
+      continue;
+    }
+    x->left_at = 0;
     gint p = x->app_polls;
     if (p != x->seen_polls) {
       x->seen_polls = p;
@@ -198,7 +218,8 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     gboolean waits = (x_cq_is_armed(x->qp->scq) || x_cq_is_armed(x->qp->rcq)) &&
                      x->poll_arm_seq != g_atomic_int_get(&x_arm_seq);
     gboolean bell = !x_app_progress || !polled || waits;
-    __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? 1u : 0u, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? X_ARM_THREAD : X_ARM_NONE, __ATOMIC_SEQ_CST);
+    x->armed_by = X_ARM_THREAD;
     unarmed |= !bell;
     did |= x_serve(x, emul_x_pending(x), &w);  /* what came before the flag was set */
   }
@@ -207,9 +228,16 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   emul_work_deliver(&w);
   gint r = 0;
   if (!did) {
-    if (!unarmed)
+    if (!unarmed) {
       g_atomic_int_set(&x_pstate, XP_SLEEP_ARMED);
-    else if (timeout < 0 || timeout > X_POLL_GRACE_MS)
+      /* Dekker with emul_x_cq_wait_end: a sleeper that left a ring armed
+       * for it since the look above must be looked at within the grace. */
+      if (g_atomic_int_get(&x_grace_seq) != gs) {
+        g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
+        unarmed = TRUE;
+      }
+    }
+    if (unarmed && (timeout < 0 || timeout > X_POLL_GRACE_MS))
       timeout = X_POLL_GRACE_MS;
     r = g_poll(fds, nfds, timeout);
   }
@@ -305,16 +333,23 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     x_wait.x[x_wait.n] = x;
     fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
     x_wait.n++;
-    /* The bell that ended the last sleep is quieted here, before the ring
-     * is armed again (a ring after that store rings anew), not when it
-     * woke us: there it would delay the answer the peer waits for. */
+    uint32_t was = __atomic_exchange_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    /* Taken (X_ARM_NONE) since a sleeper armed it: a producer rang the
+     * bell while nobody slept on it (the grace after a sleep). */
+    if (was == X_ARM_NONE && x->armed_by == X_ARM_WAITER)
+      x->bell_rung = TRUE;
+    x->armed_by = X_ARM_WAITER;
+    x->left_at = 0;
+    /* The bell that ended the last sleep is quieted here, not when it woke
+     * us (there it would delay the answer the peer waits for), and after
+     * the arm, which a producer's frame then found set.  A ring this read
+     * swallows is one whose frame the look below finds. */
     if (x->bell_rung) {
       uint64_t v;
       ssize_t r = read(x->bell_fd, &v, sizeof(v));
       (void) r;
       x->bell_rung = FALSE;
     }
-    __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
   }
   /* After every arm, the last look (x_serve may change x_conns: the
    * references keep each connection valid). */
@@ -329,11 +364,15 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
   return x_wait.n;
 }
 
-/* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over.  The rings go
- * back to the progress thread's doorbell (X_ARM_THREAD: the thread's own
- * view until it next looks, x_poll_func), unless another thread still
- * sleeps on them, and what arrived is drained here, in this thread: a
- * frame published before that store is seen now, one after it rings. */
+/* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over, and what
+ * arrived is drained here, in this thread.  The rings stay armed for a
+ * sleeper: the application usually sleeps again (or polls) within
+ * microseconds, and a frame meanwhile then rings the bell nobody watches,
+ * where a doorbell to the progress thread would wake it for nothing and
+ * have it take the fabric lock from the application.  For the case where
+ * it does not come back, the progress thread takes a ring back once
+ * X_POLL_GRACE_MS has passed (x_poll_func, left_at), and is woken for it
+ * if it sleeps without a timer. */
 void
 emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
 {
@@ -343,6 +382,8 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
   }
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
+  gboolean graced = FALSE;
+  gint64 now = g_get_monotonic_time();
   emul_fabric_lock();
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
@@ -352,11 +393,12 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
      * CQs both have a sleeper): the producer took the word when it rang,
      * and that sleeper, woken with us, may have found the bell already
      * quiet and slept again; so the word is set again for it. */
-    if (!x->dead)
-      __atomic_store_n(&x->seg->ring[1 - x->side].armed, --x->waiters > 0 ? X_ARM_WAITER : X_ARM_THREAD,
-                       __ATOMIC_SEQ_CST);
-    else
-      x->waiters--;
+    if (--x->waiters > 0 && !x->dead) {
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    } else if (!x->dead) {
+      x->left_at = x->last_left = now;
+      graced = TRUE;
+    }
   }
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
@@ -369,6 +411,12 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
   x_wait.cq = NULL;
   x_wait.n = 0;
   emul_fabric_unlock();
+  /* Dekker with x_poll_func: counted, then the thread's state read. */
+  if (graced) {
+    g_atomic_int_inc(&x_grace_seq);
+    if (g_atomic_int_get(&x_pstate) == XP_SLEEP_ARMED)
+      g_main_context_wakeup(x_ctx);
+  }
   emul_work_deliver(&w);
 }
 
