@@ -77,6 +77,7 @@ typedef struct x_wait {
   emul_xconn_t *x[X_WAIT_MAX];
   uint32_t n;
   gboolean all;
+  gboolean traffic;  /* the begin found frames to drain */
 } x_wait_t;
 static __thread x_wait_t x_wait __attribute__((tls_model("initial-exec")));
 
@@ -319,6 +320,7 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
   emul_fabric_lock();
   x_wait.cq = cq;
   x_wait.all = TRUE;
+  x_wait.traffic = FALSE;
   room = MIN(room, (uint32_t) X_WAIT_MAX);
   for (GList *i = x_conns; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
@@ -356,8 +358,10 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
     gboolean pending = emul_x_pending(x);
-    if (!x->dead && (pending || !emul_queue_empty(&x->out)))
+    if (!x->dead && (pending || !emul_queue_empty(&x->out))) {
       x_serve(x, pending, &w);
+      x_wait.traffic = TRUE;
+    }
   }
   emul_fabric_unlock();
   emul_work_deliver(&w);
@@ -393,11 +397,20 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
      * CQs both have a sleeper): the producer took the word when it rang,
      * and that sleeper, woken with us, may have found the bell already
      * quiet and slept again; so the word is set again for it. */
+    gboolean traffic = x_wait.traffic || (fds[k].revents & POLLIN) ||
+                       (!x->dead && (emul_x_pending(x) || !emul_queue_empty(&x->out)));
     if (--x->waiters > 0 && !x->dead) {
       __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
-    } else if (!x->dead) {
+    } else if (!x->dead && traffic) {
       x->left_at = x->last_left = now;
       graced = TRUE;
+    } else if (!x->dead) {
+      /* A sleep with no traffic (a timeout, a notification from
+       * elsewhere): none to expect at once, so the ring goes straight back
+       * to the thread, and an idle waiter's timed-out sleeps cost it
+       * nothing. */
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_THREAD, __ATOMIC_SEQ_CST);
+      x->armed_by = X_ARM_THREAD;
     }
   }
   for (uint32_t k = 0; k < x_wait.n; k++) {
