@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "rnicpi_loader.h"
 #include "rnicpi_private.h"
 
 const char *
@@ -45,6 +46,15 @@ rnicpi_cap_name(uint64_t cap)
   return "unknown";
 }
 
+void
+rnicpi_caps_complete(const rnicpi_provider_t *prov, rnicpi_caps_t *caps)
+{
+  /* Until 1.12 the rule of RDMAC verbs 7.2.7 (no window on a zero-based
+   * region) was stated for iWARP devices, with no bit to say it. */
+  if (prov->abi_minor < 12 && caps->transport == RNICPI_TRANSPORT_IWARP)
+    caps->features |= RNICPI_CAP_MW_NEEDS_VA_REGION;
+}
+
 /* Stubs, one per operation signature. */
 static rnicpi_status_t st_list(char (*n)[64], size_t *c) { (void) n; *c = 0; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_open(const char *n, const rnicpi_upcalls_t *u, void *x, rnicpi_dev_t **d)
@@ -55,6 +65,8 @@ static rnicpi_status_t st_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **p) { (void) d;
 static rnicpi_status_t st_pd_free(rnicpi_pd_t *p) { (void) p; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_list_refused(char (*n)[64], char (*r)[256], size_t *c)
 { (void) n; (void) r; *c = 0; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_cap_advice(rnicpi_dev_t *d, uint64_t c, char *a, size_t n)
+{ (void) d; (void) c; (void) a; (void) n; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *a, rnicpi_mr_t **m)
 { (void) p; (void) a; (void) m; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_mr_modify(rnicpi_mr_t *m, uint32_t a) { (void) m; (void) a; return RNICPI_ENOTSUP; }
@@ -139,6 +151,8 @@ rnicpi_complete_tables(const rnicpi_provider_t *in, rnicpi_full_t *out)
   FILL(out->device, pd_alloc, st_pd_alloc);
   FILL(out->device, pd_free, st_pd_free);
   FILL(out->device, list_refused, st_list_refused);
+  /* ABI 1.12: without advice the access layer's messages give none. */
+  FILL(out->device, cap_advice, st_cap_advice);
 
   TAKE(out->mem, in->mem);
   FILL(out->mem, mr_reg, st_mr_reg);

@@ -39,6 +39,13 @@
  * when woken (it_evd_wait: one wake-up per event, where a provider thread
  * woken first and then notifying makes two); a provider without them is
  * waited for through its cq_notify upcalls, as before.
+ * 1.12 added the capability "mw-needs-va-region" (RNICPI_CAP_MW_NEEDS_VA_REGION),
+ * which names the rule the access layer had read from the transport (no
+ * window on a zero-based region of an iWARP RNIC; rnicpi_caps_complete()
+ * reads a provider older than 1.12 so), and cap_advice at the end of
+ * ::rnicpi_device_ops_t: the provider's own sentence on what a user can
+ * set to get a capability (its environment variables), which the access
+ * layer's error messages quote instead of naming any provider's knobs.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
@@ -83,7 +90,7 @@ extern "C" {
 /** Major version of the ABI: a provider of another major is refused. */
 #define RNICPI_ABI_MAJOR 1
 /** Minor version of the ABI: additions only; older minors stay loadable. */
-#define RNICPI_ABI_MINOR 11
+#define RNICPI_ABI_MINOR 12
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
 
@@ -242,7 +249,18 @@ typedef enum {
    *  pages with mlock() and holds the process to its limit (kal_pin()):
    *  the conservative reading, right for a device that DMAs into user
    *  memory the kernel does not pin for it. */ \
-  X(RNICPI_CAP_NO_PIN, 22, "no-pinning-needed")
+  X(RNICPI_CAP_NO_PIN, 22, "no-pinning-needed")                              \
+  /** capability "mw-needs-va-region" (ABI 1.12): a memory window may be
+   *  bound only to a region that answers to virtual addresses, never to a
+   *  zero-based one (RDMAC verbs 7.2.7: an iWARP RNIC's rule; InfiniBand
+   *  binds windows to either).  The access layer refuses it_rmr_link on a
+   *  relatively addressed LMR of such a device before anything is posted;
+   *  the provider still refuses such a bind itself (::rnicpi_bind_t).  A
+   *  provider sets it on its iWARP devices (vp/iwarp, vp/ib on an iWARP
+   *  RNIC, vp/emul's iWARP personality); rnicpi_caps_complete() sets it on
+   *  the iWARP devices of a provider older than 1.12, whose record could
+   *  not say so. */ \
+  X(RNICPI_CAP_MW_NEEDS_VA_REGION, 23, "mw-needs-va-region")
 
 /** Feature bit values, generated from #RNICPI_CAP_LIST. */
 enum rnicpi_cap_bits {
@@ -467,8 +485,8 @@ enum rnicpi_wr_flags {
  * the window's domain is the queue pair's and the region's; the region
  * has #RNICPI_ACCESS_MW_BIND; [addr, addr + length) lies inside the
  * region, in the region's address space (its iova); the window's rights
- * are remote rights the region grants; on an iWARP device the region is
- * not zero-based.  A narrow window answers only through the queue pair it
+ * are remote rights the region grants; on a device with
+ * RNICPI_CAP_MW_NEEDS_VA_REGION (iWARP) the region is not zero-based.  A narrow window answers only through the queue pair it
  * was bound on.  Binding a bound window rebinds it: its old key dies.
  */
 typedef struct rnicpi_bind {
@@ -885,6 +903,30 @@ typedef struct rnicpi_device_ops {
    *         stub, for providers older than 1.9)
    */
   rnicpi_status_t (*list_refused)(char (*names)[64], char (*reasons)[256], size_t *count);
+  /**
+   * ABI 1.12: what a user can do to have capability @p cap on @p dev and
+   * its connections, where a setting of the provider's own decides it (an
+   * environment variable read when the device opens), as one sentence the
+   * access layer appends to its error message when the application asked
+   * for what the device or a connection lacks ("IA 'iwarp0' has no
+   * atomics; <advice>").  The sentence names the setting and where it must
+   * hold, e.g. "set ITAPI_IWARP_RFC7306=1 in the processes at both ends
+   * before they open the interface"; it covers both the device that lacks
+   * @p cap and a connection that did not negotiate it, as the access layer
+   * asks in either case.  The access layer names no provider's settings
+   * itself: this is where that knowledge lives.
+   * @param dev an open device.
+   * @param cap exactly one RNICPI_CAP_* bit.
+   * @param advice room for @p len bytes; set to a NUL-terminated sentence
+   *        (truncated to fit) on RNICPI_OK, untouched otherwise.
+   * @param len bytes of @p advice (the access layer gives 256).
+   * @retval RNICPI_OK @p advice holds the sentence
+   * @retval RNICPI_ENOENT nothing the user can set changes @p cap on this
+   *         device (the hardware has it or not)
+   * @retval RNICPI_ENOTSUP the provider gives no advice (the loader's stub,
+   *         for a provider that leaves it NULL or is older than 1.12)
+   */
+  rnicpi_status_t (*cap_advice)(rnicpi_dev_t *dev, uint64_t cap, char *advice, size_t len);
 } rnicpi_device_ops_t;
 
 /** Memory registration. */

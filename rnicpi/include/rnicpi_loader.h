@@ -70,6 +70,21 @@ const rnicpi_entry_t *rnicpi_registry_get(size_t i);
 rnicpi_status_t rnicpi_registry_add_module(const char *path,
                                            const rnicpi_entry_t **entry);
 
+/**
+ * @brief Read a device's capability record in the terms of this minor:
+ *        the rules a provider older than the bit that names them followed
+ *        by its transport, as bits.
+ *
+ * Call it on the record a provider's query filled, before reading its
+ * features; the access layer then branches on bits alone.  Today: a
+ * provider older than 1.12 has #RNICPI_CAP_MW_NEEDS_VA_REGION on its
+ * iWARP devices (the rule ::rnicpi_bind_t stated for iWARP until 1.11).
+ * A record of a provider of this minor is left as it is.
+ * @param prov the provider whose query filled @p caps (its abi_minor is read).
+ * @param caps the record, changed in place.
+ */
+void rnicpi_caps_complete(const rnicpi_provider_t *prov, rnicpi_caps_t *caps);
+
 /** @} */
 
 #ifdef __cplusplus

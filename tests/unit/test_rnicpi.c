@@ -111,6 +111,10 @@ test_short_tables(void)
     g_assert_cmpint(p->data->cq_wait_begin(NULL, pfd, &npfd), ==, RNICPI_ENOTSUP);
     g_assert_cmpuint(npfd, ==, 0);
     p->data->cq_wait_end(NULL, pfd, 0);
+    /* ABI 1.12: no advice; the access layer's message goes without. */
+    char advice[64] = "";
+    g_assert_cmpint(p->device->cap_advice(dev, RNICPI_CAP_ATOMICS, advice, sizeof(advice)), ==, RNICPI_ENOTSUP);
+    g_assert_cmpstr(advice, ==, "");
     g_assert_cmpint(p->cm->listen(dev, 1, 0, NULL), ==, RNICPI_ENOTSUP);
     g_assert_cmpint(p->sock->handoff(NULL, -1, false, NULL), ==, RNICPI_ENOTSUP);
     p->device->close(dev); /* the stub, not the table's abort() past its size */
@@ -216,6 +220,32 @@ test_status_names(void)
   g_assert_cmpstr(rnicpi_status_name(999), ==, "RNICPI_UNKNOWN");
   g_assert_cmpstr(rnicpi_cap_name(RNICPI_CAP_READ_SINK_REMOTE_WRITE), ==, "read-sink-needs-remote-write");
   g_assert_cmpstr(rnicpi_cap_name(3), ==, "unknown");
+  g_assert_cmpstr(rnicpi_cap_name(RNICPI_CAP_MW_NEEDS_VA_REGION), ==, "mw-needs-va-region");
+}
+
+static void
+test_caps_complete(void)
+{
+  g_test_summary("rnicpi_caps_complete: a provider older than 1.12 has \"mw-needs-va-region\" on its iWARP "
+                 "devices, the rule the transport meant until then; a record of 1.12 is left as it is");
+  rnicpi_provider_t prov = { .abi_major = RNICPI_ABI_MAJOR, .abi_minor = 11, .name = "old" };
+  rnicpi_caps_t iw = { .size = sizeof(iw), .transport = RNICPI_TRANSPORT_IWARP, .features = RNICPI_CAP_RC };
+  rnicpi_caps_t ib = { .size = sizeof(ib), .transport = RNICPI_TRANSPORT_IB, .features = RNICPI_CAP_RC };
+  rnicpi_caps_t c = iw;
+  rnicpi_caps_complete(&prov, &c);
+  g_assert_cmphex(c.features, ==, RNICPI_CAP_RC | RNICPI_CAP_MW_NEEDS_VA_REGION);
+  c = ib;
+  rnicpi_caps_complete(&prov, &c);
+  g_assert_cmphex(c.features, ==, RNICPI_CAP_RC);
+  /* 1.12 says it with the bit: an iWARP device without it has no such rule. */
+  prov.abi_minor = 12;
+  c = iw;
+  rnicpi_caps_complete(&prov, &c);
+  g_assert_cmphex(c.features, ==, RNICPI_CAP_RC);
+  c = ib;
+  c.features |= RNICPI_CAP_MW_NEEDS_VA_REGION;
+  rnicpi_caps_complete(&prov, &c);
+  g_assert_cmphex(c.features, ==, RNICPI_CAP_RC | RNICPI_CAP_MW_NEEDS_VA_REGION);
 }
 
 int
@@ -231,5 +261,6 @@ main(int argc, char **argv)
   g_test_add_func("/rnicpi/loader/module-by-path", test_emul_module);
   g_test_add_func("/rnicpi/loader/module-replaces-builtin", test_module_replaces_builtin);
   g_test_add_func("/rnicpi/status/names", test_status_names);
+  g_test_add_func("/rnicpi/caps/complete", test_caps_complete);
   return g_test_run();
 }
