@@ -114,7 +114,6 @@ typedef struct emul_pers {
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
   gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
   gboolean drain_on_disconnect; /* disconnect once outstanding requests are answered */
-  gboolean mw_on_zero_based;    /* a window may be bound to a zero-based region */
 } emul_pers_t;
 
 extern const emul_pers_t emul_pers[EMUL_PERS_COUNT];

@@ -165,7 +165,8 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
  * InfiniBand has no Read with Invalidate (an iWARP verb); the emulated
  * HCA offers it so that both personalities run the same IT-API calls.  Windows: InfiniBand has both types (type
  * 2 narrow, type 1 wide); iWARP only the QP-bound window of the RDMAC verbs
- * (narrow), never on a zero-based region (RDMAC verbs 7.2.7).
+ * (narrow), never on a zero-based region (RDMAC verbs 7.2.7;
+ * RNICPI_CAP_MW_NEEDS_VA_REGION, which the bind below reads too).
  */
 #define EMUL_COMMON_CAPS (RNICPI_CAP_RC | RNICPI_CAP_SRQ | RNICPI_CAP_CM_VERBS | RNICPI_CAP_IRD_ORD_NEGOTIATED | \
                           RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |              \
@@ -196,12 +197,11 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE,
     .rnr_wait = TRUE,
     .drain_on_disconnect = FALSE,
-    .mw_on_zero_based = TRUE,
   },
   [EMUL_PERS_IWARP] = {
     .id = EMUL_PERS_IWARP, .name = "iwarp", .device = "emul-iw0", .what = "iWARP",
     .transport = RNICPI_TRANSPORT_IWARP, .path_format = RNICPI_PATH_IP,
-    .features = EMUL_COMMON_CAPS | RNICPI_CAP_READ_SINK_REMOTE_WRITE,
+    .features = EMUL_COMMON_CAPS | RNICPI_CAP_READ_SINK_REMOTE_WRITE | RNICPI_CAP_MW_NEEDS_VA_REGION,
     .pdata_connect = RNICPI_MAX_PDATA - 4, .pdata_accept = RNICPI_MAX_PDATA - 4,
     .pdata_reject = RNICPI_MAX_PDATA - 4, .pdata_disconnect = 0,
     .pdata_ud_req = 0, .pdata_ud_rep = 0,
@@ -210,7 +210,6 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
     .rnr_wait = FALSE,
     .drain_on_disconnect = TRUE,
-    .mw_on_zero_based = FALSE,
   },
 };
 
@@ -377,6 +376,21 @@ emul_pd_free(rnicpi_pd_t *p)
   return RNICPI_OK;
 }
 
+/* RNIC-PI 1.12: this provider's settings that give a capability, for the
+ * access layer's messages (it names no provider's variables itself). */
+static rnicpi_status_t
+emul_cap_advice(rnicpi_dev_t *d, uint64_t cap, char *advice, size_t len)
+{
+  const emul_pers_t *p = to_emul_dev(d)->pers;
+  if (p->id == EMUL_PERS_IWARP && cap == RNICPI_CAP_ATOMICS) {
+    /* emul_rfc7306_on(): read at each open, used where both ends have it. */
+    g_strlcpy(advice, "the RFC 7306 atomics of emul's iWARP personality need ITAPI_EMUL_RFC7306=1 in the "
+              "processes at both ends before they open the interface", len);
+    return RNICPI_OK;
+  }
+  return RNICPI_ENOENT;
+}
+
 const rnicpi_device_ops_t emul_device_ops = {
   .size = sizeof(rnicpi_device_ops_t),
   .list = emul_list,
@@ -385,6 +399,7 @@ const rnicpi_device_ops_t emul_device_ops = {
   .query = emul_query,
   .pd_alloc = emul_pd_alloc,
   .pd_free = emul_pd_free,
+  .cap_advice = emul_cap_advice,
 };
 
 RNICPI_PROVIDER_DEFINE(emul) = {

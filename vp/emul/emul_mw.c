@@ -172,7 +172,7 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   if (b->length == 0 || b->addr < mr->iova || b->length > mr->length ||
       b->addr - mr->iova > mr->length - b->length)
     return RNICPI_WC_MW_BIND_ERR;
-  if ((mr->zero_based && !p->mw_on_zero_based) ||
+  if ((mr->zero_based && (p->features & RNICPI_CAP_MW_NEEDS_VA_REGION)) ||
       (b->zero_based && !(emul_qp_dev(qp)->caps.features & RNICPI_CAP_ZERO_BASED)))
     return RNICPI_WC_MW_BIND_ERR;
   if (!emul_key_split(p, wr->rkey, &index, &tag) || index != mw->entry.index)

@@ -189,6 +189,9 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
      * writes to, so iWARP RNICs (and the kernel's rdma_rw for them) want
      * remote write on it. */
     c->features |= RNICPI_CAP_READ_SINK_REMOTE_WRITE;
+    /* RDMAC verbs 7.2.7: an iWARP RNIC binds no window to a zero-based
+     * region. */
+    c->features |= RNICPI_CAP_MW_NEEDS_VA_REGION;
   } else {
     /* IB RC: REQ/REP/RTU, and a Send or Write completes after its ACK. */
     c->features |= RNICPI_CAP_THREE_WAY | RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_IMMEDIATE;

@@ -244,7 +244,10 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
                 RNICPI_CAP_CQ_OVERFLOW_DETECT |
                 /* Data moves through sockets and CPU copies: nothing to pin. */
-                RNICPI_CAP_NO_PIN;
+                RNICPI_CAP_NO_PIN |
+                /* RDMAC verbs 7.2.7, for the windows an iWARP RNIC has (this
+                 * provider has none: RNICPI_CAP_MW_* clear). */
+                RNICPI_CAP_MW_NEEDS_VA_REGION;
   /* Sends and Writes complete at transmission, as on siw and iWARP RNICs,
    * unless delivery fences are asked for. */
   if (iw_config.placed)
@@ -390,6 +393,28 @@ iw_pd_free(rnicpi_pd_t *p)
   return RNICPI_OK;
 }
 
+/* RNIC-PI 1.12: this provider's settings that give a capability, for the
+ * access layer's messages (it names no provider's variables itself). */
+static rnicpi_status_t
+iw_cap_advice(rnicpi_dev_t *d, uint64_t cap, char *advice, size_t len)
+{
+  (void) d;
+  switch (cap) {
+  case RNICPI_CAP_ATOMICS:
+  case RNICPI_CAP_IMMEDIATE:
+    /* RFC 7306, offered in the MPA exchange and used when both ends do. */
+    g_strlcpy(advice, "the RFC 7306 atomics and immediate data need ITAPI_IWARP_RFC7306=1 in the processes "
+              "at both ends before they open the interface", len);
+    return RNICPI_OK;
+  case RNICPI_CAP_PLACED_COMPLETION:
+    g_strlcpy(advice, "set ITAPI_IWARP_COMPLETION=placed before the process first opens an iwarp interface, "
+              "toward a peer that offers an IRD above 0", len);
+    return RNICPI_OK;
+  default:
+    return RNICPI_ENOENT;
+  }
+}
+
 const rnicpi_device_ops_t iw_device_ops = {
   .size = sizeof(rnicpi_device_ops_t),
   .list = iw_list,
@@ -398,6 +423,7 @@ const rnicpi_device_ops_t iw_device_ops = {
   .query = iw_query,
   .pd_alloc = iw_pd_alloc,
   .pd_free = iw_pd_free,
+  .cap_advice = iw_cap_advice,
 };
 
 RNICPI_PROVIDER_DEFINE(iwarp) = {
