@@ -714,7 +714,8 @@ test_atomics_not_negotiated(void)
   g_test_summary("IT-API DTO, iWARP (vp/iwarp, or emul's iWARP personality): an EP whose interface "
                  "has the RFC 7306 option (ITAPI_IWARP_RFC7306=1, ITAPI_EMUL_RFC7306=1) connected to "
                  "one whose interface does not: the connection does not use it, it_post_atomic is "
-                 "refused with IT_ERR_OP_NOT_SUPPORTED and nothing completes");
+                 "refused with IT_ERR_OP_NOT_SUPPORTED, its detail quoting the provider's advice "
+                 "(the variable to set at both ends), and nothing completes");
   /* The option is read when an interface opens (vp/iwarp's or emul's). */
   const char *var = g_str_has_prefix(conf_ia_name(), "iwarp") ? "ITAPI_IWARP_RFC7306"
                                                               : "ITAPI_EMUL_RFC7306";
@@ -743,6 +744,12 @@ test_atomics_not_negotiated(void)
   g_assert_cmpint(it_post_atomic(p.a.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
                                  it_make_rdma_addr_absolute(word.data), word.ctx),
                   ==, IT_ERR_OP_NOT_SUPPORTED);
+  /* The variable comes from the provider (RNIC-PI cap_advice), not from
+   * the access layer. */
+  g_autofree char *want = g_strdup_printf("%s=1", var);
+  g_test_message("%s", itx_error_detail());
+  g_assert_nonnull(strstr(itx_error_detail(), want));
+  g_assert_nonnull(strstr(itx_error_detail(), "\"atomics\""));
   conf_assert_empty(p.a.dto);
   conf_assert_empty(p.p.dto);
   for (int i = 0; i < 8; i++)

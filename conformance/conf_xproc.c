@@ -1410,8 +1410,9 @@ test_atomics_not_negotiated(void)
 {
   g_test_summary("xproc, emul iWARP personality: with the RFC 7306 option here "
                  "(ITAPI_EMUL_RFC7306=1) and not in the child, the connection does not use it: "
-                 "it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED, no completion comes "
-                 "and the child's word keeps its value");
+                 "it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED, its detail quoting the "
+                 "provider's advice (ITAPI_EMUL_RFC7306=1 at both ends), no completion comes and the "
+                 "child's word keeps its value");
   it_ep_attributes_t attr;
   gboolean iw;
   gboolean at = conf_probe_atomics(&attr, &iw);
@@ -1431,6 +1432,7 @@ test_atomics_not_negotiated(void)
   g_assert_cmpint(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
                                  it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx),
                   ==, IT_ERR_OP_NOT_SUPPORTED);
+  g_assert_nonnull(strstr(itx_error_detail(), "ITAPI_EMUL_RFC7306=1"));
   conf_assert_empty(s.dto);
   conf_buf_free(&res);
   close_atomic(&c, &s, WORD0);

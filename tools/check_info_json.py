@@ -12,6 +12,11 @@ emul = next(i for i in doc["interfaces"] if i["name"] == "emul0")
 assert emul["ia_info"]["connect_private_data_len"] > 0, emul
 assert "cm-verbs" in emul["rnicpi_features"] and emul["rnicpi_limits"]["max_qp"] > 0, emul
 assert 0 < emul["calls_usable"] <= 83
+# RNIC-PI 1.12: the iWARP personality says the window rule of its
+# transport as a bit (RDMAC verbs 7.2.7); the InfiniBand one has no such rule.
+assert "mw-needs-va-region" not in emul["rnicpi_features"], emul["rnicpi_features"]
+emul_iw = [i for i in doc["interfaces"] if i["name"] == "emul-iw0"]
+assert not emul_iw or "mw-needs-va-region" in emul_iw[0]["rnicpi_features"], emul_iw
 assert any(p["name"] == "emul" and p["usable"] for p in doc["providers"]), doc["providers"]
 calls = doc["calls"]
 assert len(calls) == 83 and len({c["name"] for c in calls}) == 83, len(calls)

@@ -102,6 +102,8 @@ rnicpi_caps_of(const char *iface, rnicpi_caps_t *caps)
         return FALSE;
       gboolean ok = e->prov->device->query(dev, caps) == RNICPI_OK;
       e->prov->device->close(dev);
+      if (ok)
+        rnicpi_caps_complete(e->prov, caps);  /* the record as the access layer reads it */
       return ok;
     }
   }

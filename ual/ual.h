@@ -432,14 +432,23 @@ it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_
 /* Whether @ep, in connection state @state, is pending only for the
  * ESTABLISHED upcall while its queue pair already runs (ual_dto.c). */
 gboolean ual_ep_established(ual_ep_t *ep, int state);
-/* What a refused post returns, with the reason recorded (ual_dto.c). */
-it_status_t ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs);
-/* The IT-API status of a provider's answer to a post. */
+/* What a refused post returns, with the reason recorded (ual_dto.c);
+ * @wr is the send-queue request refused, NULL for a receive. */
+it_status_t ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs, const rnicpi_send_wr_t *wr);
+/* The IT-API status of a provider's answer to a post of @wr (NULL: a
+ * receive). */
 static inline it_status_t
-ual_post_status(ual_ep_t *ep, rnicpi_status_t rs)
+ual_post_status(ual_ep_t *ep, rnicpi_status_t rs, const rnicpi_send_wr_t *wr)
 {
-  return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_fail(ep, rs);
+  return G_LIKELY(rs == RNICPI_OK) ? IT_SUCCESS : ual_post_fail(ep, rs, wr);
 }
+
+/* Room for what a provider advises (RNIC-PI 1.12 cap_advice). */
+#define UAL_ADVICE_LEN 256
+/* The provider's advice on getting capability @cap on @ia, as "; " and
+ * its sentence in @buf, for the end of a message; "" when it has none
+ * (ual_ia.c). */
+const char *ual_cap_advice(ual_ia_t *ia, uint64_t cap, char buf[UAL_ADVICE_LEN]);
 
 /* Send-queue posts (ual_dto.c): @allowed are flags beyond the common ones. */
 it_status_t ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs,

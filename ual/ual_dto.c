@@ -56,8 +56,56 @@ ual_to_sge1(const it_lmr_triplet_t *t, rnicpi_sge_t *out)
   return IT_SUCCESS;
 }
 
+/* A send-queue operation as a message names it, and the capability it
+ * needs beyond RC (0: none; a window bind: its window's type). */
+static const struct {
+  const char *name;
+  uint64_t cap;
+} wr_rule[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = { "a Send", 0 },
+  [RNICPI_WR_SEND_INV] = { "a Send with Invalidate", RNICPI_CAP_REMOTE_INVALIDATE },
+  [RNICPI_WR_RDMA_WRITE] = { "an RDMA Write", 0 },
+  [RNICPI_WR_RDMA_READ] = { "an RDMA Read", 0 },
+  [RNICPI_WR_ATOMIC_CMP_SWP] = { "an atomic compare and swap", RNICPI_CAP_ATOMICS },
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = { "an atomic fetch and add", RNICPI_CAP_ATOMICS },
+  [RNICPI_WR_BIND_MW] = { "an RMR link (window bind)", 0 },
+  [RNICPI_WR_LOCAL_INV] = { "a local invalidation", RNICPI_CAP_LOCAL_INVALIDATE },
+  [RNICPI_WR_FAST_REG] = { "a fast registration", RNICPI_CAP_FAST_REGISTER },
+  [RNICPI_WR_RDMA_READ_INV] = { "an RDMA Read with Invalidate", RNICPI_CAP_READ_SINK_MW },
+  [RNICPI_WR_IMM_DATA] = { "immediate data", RNICPI_CAP_IMMEDIATE },
+  [RNICPI_WR_RDMA_WRITE_IMM] = { "an RDMA Write with immediate data", RNICPI_CAP_IMMEDIATE },
+};
+
+/* A request the provider does not carry out: which capability it needs,
+ * and what the provider advises to get it (RNIC-PI 1.12 cap_advice: the
+ * provider's settings are its own to name). */
+static it_status_t
+post_unsupported(ual_ep_t *ep, const rnicpi_send_wr_t *wr)
+{
+  ual_ia_t *ia = ep->obj.ia;
+  void *h = (void *) (uintptr_t) ep->obj.handle;
+  if (wr == NULL || (unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' does not support this %s on EP %p; itapi-info "
+                    "lists what IA '%s' offers", ia->prov->name, wr == NULL ? "receive" : "request", h,
+                    ia->iface->name);
+  uint64_t cap = wr_rule[wr->opcode].cap;
+  if (wr->opcode == RNICPI_WR_BIND_MW && wr->bind.mw != NULL)
+    cap = wr->bind.mw->type == RNICPI_MW_WIDE ? RNICPI_CAP_MW_WIDE : RNICPI_CAP_MW_NARROW;
+  if (cap == 0)
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' does not support %s on EP %p; itapi-info lists "
+                    "what IA '%s' offers", ia->prov->name, wr_rule[wr->opcode].name, h, ia->iface->name);
+  char advice[UAL_ADVICE_LEN];
+  const char *a = ual_cap_advice(ia, cap, advice);
+  /* The IA may have the capability and this connection not (an option
+   * both ends must offer, RFC 7306 on iWARP). */
+  return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' does not support %s on EP %p: IA '%s' %s "
+                  "capability \"%s\"%s%s", ia->prov->name, wr_rule[wr->opcode].name, h, ia->iface->name,
+                  (ia->caps.features & cap) ? "has, and this connection does not use," : "lacks",
+                  rnicpi_cap_name(cap), a, *a == '\0' ? "; itapi-info lists what it offers" : "");
+}
+
 it_status_t
-ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs)
+ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs, const rnicpi_send_wr_t *wr)
 {
   switch (rs) {
   case RNICPI_EFULL:
@@ -69,10 +117,7 @@ ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs)
     return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "too many segments for EP %p",
                     (void *) (uintptr_t) ep->obj.handle);
   case RNICPI_ENOTSUP:
-    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' does not support this request on EP %p "
-                    "(see itapi-info for what it lists; atomics need the RFC 7306 option at both ends: "
-                    "ITAPI_IWARP_RFC7306=1 on iwarp, ITAPI_EMUL_RFC7306=1 on emul)",
-                    ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle);
+    return post_unsupported(ep, wr);
   default:
     return ual_fail(ual_map_status(rs), "provider '%s' refused the work request on EP %p: %s",
                     ep->obj.ia->prov->name, (void *) (uintptr_t) ep->obj.handle, rnicpi_status_message(rs));
@@ -137,7 +182,7 @@ ual_post_sq_sges(ual_ep_t *ep, rnicpi_send_wr_t *wr, rnicpi_sge_t *sge, size_t n
   wr->sg_list = sge;
   wr->num_sge = (uint32_t) n;
   wr->flags |= wr_flags(flags);
-  return ual_post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr));
+  return ual_post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr), wr);
 }
 
 /* A send-queue post: common checks, then the provider.  The unlink flags
@@ -187,7 +232,7 @@ ual_post_sq1(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triple
     wr->num_sge = 1;
     wr->flags = wr_flags(flags);
     rnicpi_status_t rs = ep->obj.ia->prov->data->post_send(ep->qp, wr);
-    return ual_post_status(ep, rs);
+    return ual_post_status(ep, rs, wr);
   }
   return ual_post_sq(ep_handle, wr, segs, n, flags, 0, fn);
 }
@@ -252,9 +297,11 @@ it_post_atomic(it_ep_handle_t ep_handle, it_atomic_op_t op, uint64_t swap_or_add
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL)
     return ual_fail(IT_ERR_INVALID_EP, "it_post_atomic: %p is not a live EP handle", (void *) ep_handle);
-  if (!(ep->obj.ia->caps.features & RNICPI_CAP_ATOMICS))
-    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no atomics (it_ia_info_t.atomic_support)",
-                    ep->obj.ia->iface->name);
+  if (!(ep->obj.ia->caps.features & RNICPI_CAP_ATOMICS)) {
+    char advice[UAL_ADVICE_LEN];
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no atomics (it_ia_info_t.atomic_support)%s",
+                    ep->obj.ia->iface->name, ual_cap_advice(ep->obj.ia, RNICPI_CAP_ATOMICS, advice));
+  }
   if (op != IT_COMPARE_AND_SWAP && op != IT_FETCH_AND_ADD)
     return ual_fail(IT_ERR_INVALID_ATOMIC_OP, "atomic operation %d is neither compare-and-swap nor fetch-and-add",
                     (int) op);
@@ -301,7 +348,7 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
   rnicpi_status_t rs = ep->obj.ia->prov->data->post_recv(ep->qp, &wr);
-  return ual_post_status(ep, rs);
+  return ual_post_status(ep, rs, NULL);
 }
 
 /*

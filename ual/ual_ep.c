@@ -50,9 +50,11 @@ check_attr(ual_ia_t *ia, const it_ep_attributes_t *a)
   if (a->max_dto_payload_size > c->max_msg_size)
     return ual_fail(IT_ERR_INVALID_EP_ATTR, "max_dto_payload_size %zu exceeds the device's %" G_GUINT64_FORMAT,
                     a->max_dto_payload_size, c->max_msg_size);
-  if (rc->atomics_enable && !(c->features & RNICPI_CAP_ATOMICS))
-    return ual_fail(IT_ERR_INVALID_EP_ATTR, "atomics_enable is set but IA '%s' has no atomics",
-                    ia->iface->name);
+  if (rc->atomics_enable && !(c->features & RNICPI_CAP_ATOMICS)) {
+    char advice[UAL_ADVICE_LEN];
+    return ual_fail(IT_ERR_INVALID_EP_ATTR, "atomics_enable is set but IA '%s' has no atomics%s",
+                    ia->iface->name, ual_cap_advice(ia, RNICPI_CAP_ATOMICS, advice));
+  }
   return IT_SUCCESS;
 }
 

@@ -6,7 +6,21 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "rnicpi_loader.h"
 #include "ual.h"
+
+const char *
+ual_cap_advice(ual_ia_t *ia, uint64_t cap, char buf[UAL_ADVICE_LEN])
+{
+  char a[UAL_ADVICE_LEN - 2] = "";
+  if (ia->prov->device->cap_advice(ia->dev, cap, a, sizeof(a)) != RNICPI_OK)
+    return "";
+  a[sizeof(a) - 1] = '\0';
+  if (a[0] == '\0')
+    return "";
+  g_snprintf(buf, UAL_ADVICE_LEN, "; %s", a);
+  return buf;
+}
 
 static const rnicpi_upcalls_t ual_upcalls = {
   .cm_event = ual_upcall_cm,
@@ -73,6 +87,9 @@ it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
     return ual_fail(IT_ERR_IA_CATASTROPHE, "provider '%s' could not describe device '%s': %s",
                     f->prov->name, f->device, rnicpi_status_message(st));
   }
+  /* An older provider's rules in this minor's bits: from here on only
+   * bits are read. */
+  rnicpi_caps_complete(ia->prov, &ia->caps);
   ia->host_cm = ual_hostcm_wanted(ia);
   it_status_t hs = ual_handle_new(&ia->obj, IT_HANDLE_TYPE_IA, ia);
   if (hs != IT_SUCCESS) {

@@ -64,8 +64,11 @@ check_privs(ual_ia_t *ia, it_mem_priv_t privs)
 {
   if ((privs & ~IT_PRIV_ALL) != 0)
     return ual_fail(IT_ERR_INVALID_PRIVS, "privileges 0x%x have bits outside IT_PRIV_ALL", (unsigned) privs);
-  if ((privs & IT_PRIV_ATOMIC) && !(ia->caps.features & RNICPI_CAP_ATOMICS))
-    return ual_fail(IT_ERR_INVALID_PRIVS, "IT_PRIV_ATOMIC asked but IA '%s' has no atomics", ia->iface->name);
+  if ((privs & IT_PRIV_ATOMIC) && !(ia->caps.features & RNICPI_CAP_ATOMICS)) {
+    char advice[UAL_ADVICE_LEN];
+    return ual_fail(IT_ERR_INVALID_PRIVS, "IT_PRIV_ATOMIC asked but IA '%s' has no atomics%s", ia->iface->name,
+                    ual_cap_advice(ia, RNICPI_CAP_ATOMICS, advice));
+  }
   return IT_SUCCESS;
 }
 

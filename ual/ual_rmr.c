@@ -198,10 +198,13 @@ it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, 
   }
   if ((st = ual_check_addr_mode(ia, addr_mode)) != IT_SUCCESS)
     goto out;
-  /* RDMAC verbs 7.2.7: no window on a zero-based region of an iWARP RNIC. */
-  if (lmr->addr_mode == IT_ADDR_MODE_RELATIVE && ia->caps.transport == RNICPI_TRANSPORT_IWARP) {
-    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "LMR %p is relatively addressed; an iWARP IA cannot link an RMR "
-                  "to it", (void *) lmr_handle);
+  /* RDMAC verbs 7.2.7: no window on a zero-based region of an iWARP RNIC;
+   * the provider says which devices follow it (RNIC-PI 1.12). */
+  if (lmr->addr_mode == IT_ADDR_MODE_RELATIVE && (ia->caps.features & RNICPI_CAP_MW_NEEDS_VA_REGION)) {
+    st = ual_fail(IT_ERR_INVALID_ADDR_MODE, "LMR %p is relatively addressed, and IA '%s' links an RMR only "
+                  "to an absolutely addressed LMR (capability \"%s\", as iWARP RNICs); register the memory "
+                  "with IT_ADDR_MODE_ABSOLUTE to expose it through an RMR", (void *) lmr_handle,
+                  ia->iface->name, rnicpi_cap_name(RNICPI_CAP_MW_NEEDS_VA_REGION));
     goto out;
   }
   if ((privs & ~IT_PRIV_ALL) != 0 || ((privs & RMR_PRIVS) & ~lmr->privs) != 0) {

@@ -195,7 +195,7 @@ it_post_sendto(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
     st = ual_fail(IT_ERR_INVALID_AH, "provider '%s' refused address handle %p for EP %p",
                   ep->obj.ia->prov->name, (void *) remote_ep_addr->addr.ud.addr, (void *) ep_handle);
   else
-    st = ual_post_status(ep, rs);
+    st = ual_post_status(ep, rs, &wr);
 out:
   ual_lock_drop();
   return st;
@@ -218,7 +218,7 @@ it_post_recvfrom(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segment
   if ((st = ual_to_sges(local_segments, num_segments, ep->attr.max_recv_segments, sge)) != IT_SUCCESS)
     return st;
   rnicpi_recv_wr_t wr = { .wr_id = cookie, .sg_list = sge, .num_sge = (uint32_t) num_segments };
-  return ual_post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr));
+  return ual_post_status(ep, ep->obj.ia->prov->data->post_recv(ep->qp, &wr), NULL);
 }
 
 /* IBTA MTU code of @bytes (1: 256 ... 5: 4096). */
