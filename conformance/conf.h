@@ -59,6 +59,8 @@ void conf_default_attr(it_ep_attributes_t *a);
 /* Open an IA with a PZ, a DTO EVD (256 entries), CM_MSG, CM_REQ and
  * affiliated EVDs and one RC EP (attr NULL: conf_default_attr). */
 void conf_side_open(conf_side_t *s, const it_ep_attributes_t *attr);
+/* The same on interface @iface rather than conf_ia_name(). */
+void conf_side_open_on(conf_side_t *s, const char *iface, const it_ep_attributes_t *attr);
 void conf_side_close(conf_side_t *s);
 /* Open both sides and a listener on the passive one (port chosen). */
 void conf_pair_open(conf_pair_t *p);

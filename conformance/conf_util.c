@@ -51,9 +51,15 @@ conf_default_attr(it_ep_attributes_t *a)
 void
 conf_side_open(conf_side_t *s, const it_ep_attributes_t *attr)
 {
+  conf_side_open_on(s, conf_ia_name(), attr);
+}
+
+void
+conf_side_open_on(conf_side_t *s, const char *iface, const it_ep_attributes_t *attr)
+{
   it_ep_attributes_t def;
   memset(s, 0, sizeof(*s));
-  conf_ok(it_ia_create(conf_ia_name(), 2, 1, &s->ia));
+  conf_ok(it_ia_create(iface, 2, 1, &s->ia));
   conf_ok(it_pz_create(s->ia, &s->pz));
   conf_ok(it_evd_create(s->ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 256, 1,
                         IT_NULL_HANDLE, &s->dto, NULL));
