@@ -856,7 +856,11 @@ typedef struct rnicpi_async_event {
  * its own operations take, so an upcall may call provider operations.
  */
 typedef struct rnicpi_upcalls {
-  /** A CM event for the device opened with @p dev_ctx. */
+  /**
+   * A CM event for the device opened with @p dev_ctx.
+   * @param dev_ctx the context given to open.
+   * @param ev the event, valid during the call only.
+   */
   void (*cm_event)(void *dev_ctx, const rnicpi_cm_event_t *ev);
   /**
    * A completion arrived on an armed CQ whose context is @p cq_ctx.  It is
@@ -864,9 +868,17 @@ typedef struct rnicpi_upcalls {
    * after, another thread destroys that CQ: the access layer looks @p cq_ctx
    * up and ignores one it no longer knows.  None arrives once the device's
    * close has returned.
+   * @param dev_ctx the context given to open.
+   * @param cq_ctx the context given to cq_create.
    */
   void (*cq_notify)(void *dev_ctx, uint64_t cq_ctx);
-  /** An asynchronous event. */
+  /**
+   * An asynchronous event.
+   * @param dev_ctx the context given to open.
+   * @param ev the event, valid during the call only; the access layer
+   *        reads its fields from @c cause on only from a provider of minor
+   *        7 or later.
+   */
   void (*async_event)(void *dev_ctx, const rnicpi_async_event_t *ev);
 } rnicpi_upcalls_t;
 
@@ -874,23 +886,86 @@ typedef struct rnicpi_upcalls {
 
 /** @defgroup rnicpi_ops Operations tables
  *  @brief One table per area, each starting with its size.
+ *
+ *  Each operation lists the statuses it returns and when, as the providers
+ *  of this tree answer (vp/emul, vp/iwarp, vp/ib) and as the access layer
+ *  reads them.  Where the access layer tells one status from the others
+ *  (RNICPI_EEXIST of listen, RNICPI_ENOENT of accept, RNICPI_EBUSY of
+ *  mr_dereg...), that status is the contract and a provider must give it
+ *  in that case and no other; the rest of a list says what a caller may
+ *  see.  Any other status means the operation failed for a reason of the
+ *  device's: vp/ib passes on what its kernel's verbs said, by errno
+ *  (EINVAL RNICPI_EINVAL, ENOMEM RNICPI_ENOMEM, EAGAIN RNICPI_EFULL,
+ *  EBUSY RNICPI_EBUSY, EPERM RNICPI_EACCES, anything unknown RNICPI_EIO),
+ *  and the access layer maps every status it does not single out to an
+ *  IT-API status once (IT_ERR_RESOURCES for a creation, otherwise by one
+ *  table of the access layer's).  An operation refused leaves its objects as they were.
+ *  Every operation of a table may be the loader's stub, which returns
+ *  RNICPI_ENOTSUP (or 0, or nothing) and changes nothing.
  *  @{ */
 
 /** Device discovery and protection domains. */
 typedef struct rnicpi_device_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** List device names into @p names (capacity @p *count); set @p *count to how many exist. */
+  /**
+   * List the names of the devices the provider offers.
+   * @param names room for @p *count names of up to 63 bytes and a NUL;
+   *        the first min(in, out) entries are set.
+   * @param count in: the room in @p names; out: how many devices there
+   *        are (possibly more than the room, or 0).
+   * @retval RNICPI_OK always (every provider of this tree; the loader's
+   *         stub says RNICPI_ENOTSUP and a count of 0)
+   */
   rnicpi_status_t (*list)(char (*names)[64], size_t *count);
-  /** Open a device by name; upcalls go to @p up with @p dev_ctx. */
+  /**
+   * Open a device by name; upcalls go to @p up with @p dev_ctx.
+   * @param name a name list() gave.
+   * @param up the upcalls; the provider keeps a copy.
+   * @param dev_ctx the access layer's context, first argument of every
+   *        upcall (also rnicpi_dev_t::al_ctx).
+   * @param dev set to the device on RNICPI_OK.
+   * @retval RNICPI_OK @p *dev is set; its capability record is ready
+   * @retval RNICPI_ENOENT no device of that name (vp/ib also: the device
+   *         has no IP address to be reached at)
+   * @retval RNICPI_EIO the device or the system refused what the provider
+   *         needs to run it (its threads' descriptors, the kernel's event
+   *         channels), said once in the log; vp/ib also passes on its
+   *         query's errno
+   */
   rnicpi_status_t (*open)(const char *name, const rnicpi_upcalls_t *up,
                           void *dev_ctx, rnicpi_dev_t **dev);
-  /** Close a device whose objects are all destroyed. */
+  /**
+   * Close a device whose objects are all destroyed.  No upcall comes once
+   * it returns.
+   * @param dev the device.
+   */
   void (*close)(rnicpi_dev_t *dev);
-  /** Fill the capability record. */
+  /**
+   * Fill the capability record.  The access layer reads it through
+   * rnicpi_caps_complete().
+   * @param dev the device.
+   * @param caps set whole: its size first, every field not offered 0.
+   * @retval RNICPI_OK always (every provider of this tree copies the record
+   *         it made at open); a device that cannot describe itself is no
+   *         interface (the loader's stub: RNICPI_ENOTSUP)
+   */
   rnicpi_status_t (*query)(rnicpi_dev_t *dev, rnicpi_caps_t *caps);
-  /** Allocate a protection domain. */
+  /**
+   * Allocate a protection domain.
+   * @param dev the device.
+   * @param pd set to the domain on RNICPI_OK.
+   * @retval RNICPI_OK @p *pd is set
+   * @retval RNICPI_ENOMEM vp/ib: the kernel refused (other statuses by its
+   *         errno); vp/emul and vp/iwarp always succeed
+   */
   rnicpi_status_t (*pd_alloc)(rnicpi_dev_t *dev, rnicpi_pd_t **pd);
-  /** Free a protection domain with no objects left. */
+  /**
+   * Free a protection domain with no objects left.
+   * @param pd the domain.
+   * @retval RNICPI_OK the domain is gone
+   * @retval RNICPI_EBUSY objects of the domain remain (regions, queue
+   *         pairs...): nothing changed
+   */
   rnicpi_status_t (*pd_free)(rnicpi_pd_t *pd);
   /**
    * ABI 1.9: the devices the provider found and will not offer as
@@ -898,9 +973,13 @@ typedef struct rnicpi_device_ops {
    * empty-handed name such as "(none)" when it found no device at all: each
    * name into @p names and a sentence saying why and what to do into
    * @p reasons (capacity @p *count); @p *count is set to how many there are.
+   * @param names room for @p *count names.
+   * @param reasons room for @p *count sentences, one per name.
+   * @param count in: the room; out: how many there are.
    * @retval RNICPI_OK the list was made (possibly empty)
    * @retval RNICPI_ENOTSUP the provider keeps no such list (the loader's
-   *         stub, for providers older than 1.9)
+   *         stub, for providers older than 1.9, and vp/emul and vp/iwarp,
+   *         which offer every device they have)
    */
   rnicpi_status_t (*list_refused)(char (*names)[64], char (*reasons)[256], size_t *count);
   /**
@@ -932,19 +1011,64 @@ typedef struct rnicpi_device_ops {
 /** Memory registration. */
 typedef struct rnicpi_mem_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Register memory; the keys land in (*mr)->lkey and (*mr)->rkey. */
+  /**
+   * Register memory; the keys land in (*mr)->lkey and (*mr)->rkey (never
+   * 0).  The access layer has checked the range, and pinned it unless the
+   * device has RNICPI_CAP_NO_PIN; it maps every failure to
+   * IT_ERR_RESOURCES with the provider's status in the detail.
+   * @param pd the domain of the region.
+   * @param attr the memory, the address it answers to and the rights.
+   * @param mr set to the region on RNICPI_OK.
+   * @retval RNICPI_OK @p *mr is set
+   * @retval RNICPI_EINVAL no address, a length of 0, or (vp/iwarp) an iova
+   *         whose range wraps the 64-bit tagged offset
+   * @retval RNICPI_ELIMIT longer than max_mr_size, or max_mr regions exist
+   * @retval RNICPI_ENOTSUP vp/emul: #RNICPI_ACCESS_ATOMIC on a device
+   *         without RNICPI_CAP_ATOMICS (vp/iwarp keeps the right, which no
+   *         request can use then)
+   * @retval RNICPI_ERANGE vp/ib: the kernel found a page not mapped
+   *         (EFAULT)
+   * @retval RNICPI_ENOMEM vp/ib: the kernel's memory or the memory-lock
+   *         limit it checks itself (other statuses by errno)
+   */
   rnicpi_status_t (*mr_reg)(rnicpi_pd_t *pd, const rnicpi_mr_attr_t *attr,
                             rnicpi_mr_t **mr);
-  /** Change the access rights of a region; its keys stay. */
+  /**
+   * Change the access rights of a region; its keys stay (vp/ib: unless
+   * the kernel re-registers the region, which it says in the log; vp/emul
+   * and vp/iwarp keep them always).
+   * @param mr the region.
+   * @param access the new rights: OR of ::rnicpi_access.
+   * @retval RNICPI_OK the rights bind every access from now on
+   * @retval RNICPI_ENOTSUP the device cannot change rights in place (vp/ib
+   *         on rxe and siw, without the kernel's rereg), or vp/emul:
+   *         #RNICPI_ACCESS_ATOMIC without RNICPI_CAP_ATOMICS: nothing changed
+   * @retval RNICPI_EINVAL vp/ib: the kernel refused the rights
+   */
   rnicpi_status_t (*mr_modify)(rnicpi_mr_t *mr, uint32_t access);
-  /** Deregister; remote accesses in flight complete with an access error. */
+  /**
+   * Deregister; remote accesses in flight complete with an access error.
+   * @param mr the region.
+   * @retval RNICPI_OK the region is gone; its keys answer no more
+   * @retval RNICPI_EBUSY a memory window is bound to it, or (vp/emul) a
+   *         queued fast registration names it: nothing changed (the access
+   *         layer's IT_ERR_LMR_BUSY).  vp/iwarp, without windows, always
+   *         succeeds
+   */
   rnicpi_status_t (*mr_dereg)(rnicpi_mr_t *mr);
   /**
    * ABI 1.4 (RNICPI_CAP_FAST_REGISTER): allocate an invalid region of up to
    * @p max_pages pages, bound later by #RNICPI_WR_FAST_REG and invalidated
    * by #RNICPI_WR_LOCAL_INV; freed by mr_dereg.  Its keys are those of its
    * last fast registration posted (an unusable key before the first).
-   * RNICPI_EINVAL: max_pages 0.
+   * @param pd the domain of the region.
+   * @param max_pages the most pages a fast registration of it may name.
+   * @param mr set to the region on RNICPI_OK.
+   * @retval RNICPI_OK @p *mr is set
+   * @retval RNICPI_EINVAL @p max_pages is 0
+   * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_FAST_REGISTER (the
+   *         loader's stub for vp/iwarp and vp/ib, which have no mr_alloc)
+   * @retval RNICPI_ELIMIT max_mr regions exist
    */
   rnicpi_status_t (*mr_alloc)(rnicpi_pd_t *pd, uint32_t max_pages, rnicpi_mr_t **mr);
   /**
@@ -956,6 +1080,10 @@ typedef struct rnicpi_mem_ops {
    * not to @p dev: it stays valid after the device is closed.  vp/emul
    * answers with a sealed memfd mapped MAP_SHARED, which it maps into a
    * peer process for one-sided RDMA by memcpy.
+   * @param dev an open device of the provider.
+   * @param length bytes, a multiple of the page size.
+   * @param addr set to the memory on RNICPI_OK.
+   * @param ctx set to the provider's word on RNICPI_OK.
    * @retval RNICPI_OK @p *addr and @p *ctx are set
    * @retval RNICPI_ENOTSUP ordinary memory serves the device best (the
    *         loader's stub, for a provider that leaves it NULL or is older
@@ -970,6 +1098,9 @@ typedef struct rnicpi_mem_ops {
    * Called without a device (the one that allocated may be closed), only
    * for memory this provider's mem_alloc returned; a provider that sets
    * mem_alloc sets mem_free.
+   * @param addr the address mem_alloc set.
+   * @param length the length it was given.
+   * @param ctx the word it set.
    */
   void (*mem_free)(void *addr, size_t length, uint64_t ctx);
 } rnicpi_mem_ops_t;
@@ -980,26 +1111,45 @@ typedef struct rnicpi_queue_ops {
   /**
    * Create a CQ of @p depth entries; @p al_ctx comes back in its cq_notify
    * upcalls.
+   * @param dev the device.
+   * @param depth entries the CQ holds; one more completion is an overflow
+   *        (#RNICPI_ASYNC_CQ_OVERFLOW).
+   * @param al_ctx the access layer's context (rnicpi_cq_t::al_ctx).
+   * @param cq set to the CQ on RNICPI_OK.
    * @retval RNICPI_OK @p *cq is set
    * @retval RNICPI_ELIMIT @p depth is 0 or above the device's max_cqe
-   * @retval RNICPI_ENOMEM the provider ran out of memory
+   * @retval RNICPI_ENOMEM the provider ran out of memory (vp/ib: the
+   *         kernel's refusal, other statuses by errno)
    */
   rnicpi_status_t (*cq_create)(rnicpi_dev_t *dev, uint32_t depth,
                                uint64_t al_ctx, rnicpi_cq_t **cq);
   /**
    * Destroy a CQ no queue pair uses; completions still in it are dropped.
+   * @param cq the CQ.
    * @retval RNICPI_OK the CQ is gone; no upcall names it afterwards
    * @retval RNICPI_EBUSY a queue pair still completes into it: nothing changed
    */
   rnicpi_status_t (*cq_destroy)(rnicpi_cq_t *cq);
   /**
    * Create a queue pair in state IDLE (a UD one in RTS).
+   * @param pd the domain of the queue pair.
+   * @param attr its CQs, depths, SGE limits, IRD, ORD, rights, SRQ and type.
+   * @param al_ctx the access layer's context (rnicpi_qp_t::al_ctx, and
+   *        rnicpi_wc_t::qp_ctx of its completions).
+   * @param qp set to the queue pair on RNICPI_OK.
    * @retval RNICPI_OK @p *qp is set
    * @retval RNICPI_ELIMIT a depth, an SGE count, IRD or ORD above the
-   *         capability record
-   * @retval RNICPI_EINVAL a CQ missing, or a type that is neither RC nor UD
-   * @retval RNICPI_ENOTSUP UD or an SRQ on a device without the capability
-   * @retval RNICPI_ENOMEM the provider ran out of memory
+   *         capability record; vp/ib also: the kernel would not make a
+   *         queue pair that large, or a CQ that cannot grow has no room
+   *         left for its depth
+   * @retval RNICPI_EINVAL a CQ missing (vp/emul, vp/iwarp), or (vp/emul) a
+   *         type that is neither RC nor UD
+   * @retval RNICPI_ENOTSUP a UD queue pair on a device without
+   *         RNICPI_CAP_UD (vp/ib: also a type neither RC nor UD).  An SRQ
+   *         is given only where RNICPI_CAP_SRQ says (the access layer
+   *         checks; vp/iwarp, without it, ignores attr->srq)
+   * @retval RNICPI_ENOMEM the provider ran out of memory (vp/ib: other
+   *         statuses by errno, and what moving it to INIT or RTS met)
    */
   rnicpi_status_t (*qp_create)(rnicpi_pd_t *pd, const rnicpi_qp_attr_t *attr,
                                uint64_t al_ctx, rnicpi_qp_t **qp);
@@ -1012,28 +1162,47 @@ typedef struct rnicpi_queue_ops {
    * provider may apply a lower IRD at once, never a higher one), as
    * InfiniBand allows no change of them in RTS; the access layer changes
    * them only while the endpoint is unconnected.
+   * @param qp the queue pair.
+   * @param attr access, ird and ord are read.
    * @retval RNICPI_OK the change is made
    * @retval RNICPI_ELIMIT IRD or ORD above the capability record: nothing changed
+   * @retval RNICPI_EINVAL vp/ib: the kernel refused the rights (other
+   *         statuses by errno)
    */
   rnicpi_status_t (*qp_modify)(rnicpi_qp_t *qp, const rnicpi_qp_attr_t *attr);
   /**
    * Move to ERROR: every outstanding work request completes flushed; the
    * peer sees BROKEN.  Also for a queue pair already in ERROR.
+   * @param qp the queue pair.
    * @retval RNICPI_OK always
    */
   rnicpi_status_t (*qp_to_error)(rnicpi_qp_t *qp);
   /**
-   * Move an ERROR (or never connected) queue pair back to IDLE for reuse:
-   * nothing of its work requests remains in its CQs afterwards.
+   * Move an ERROR queue pair back to IDLE for reuse (a UD one back to
+   * RTS): nothing of its work requests remains in its CQs afterwards.  The
+   * access layer resets only a queue pair in ERROR (it_ep_reset of a
+   * NONOPERATIONAL endpoint), which is the contract; vp/emul and vp/iwarp
+   * also reset one that never connected, vp/ib refuses it with
+   * RNICPI_ESTATE.
+   * @param qp the queue pair.
    * @retval RNICPI_OK the queue pair is IDLE
-   * @retval RNICPI_ESTATE it is connected or connecting: move it to ERROR first
+   * @retval RNICPI_ESTATE it is connected or connecting: move it to ERROR
+   *         first (the access layer's IT_ERR_CANNOT_RESET)
+   * @retval RNICPI_EIO vp/ib: the device would not take the queue pair
+   *         back to INIT, or make a new one on iWARP (other statuses by
+   *         errno); the queue pair stays in ERROR
    */
   rnicpi_status_t (*qp_reset)(rnicpi_qp_t *qp);
-  /** Current state. */
+  /**
+   * Current state.
+   * @param qp the queue pair.
+   * @return its state (the loader's stub: #RNICPI_QPS_ERROR).
+   */
   rnicpi_qp_state_t (*qp_state)(rnicpi_qp_t *qp);
   /**
    * Destroy; outstanding work requests complete flushed first, and no
    * completion or upcall names the queue pair afterwards.
+   * @param qp the queue pair.
    * @retval RNICPI_OK always
    */
   rnicpi_status_t (*qp_destroy)(rnicpi_qp_t *qp);
@@ -1053,15 +1222,76 @@ typedef struct rnicpi_data_ops {
    * with its error in its place, after those before it, which complete
    * successfully or, if outstanding when the provider moved the queue pair
    * to ERROR for the failure, flushed; those after it complete flushed.
+   * So a status other than RNICPI_OK means the request was not taken: no
+   * completion will name it, and the queue pair is as it was.
+   * @param qp the queue pair.
+   * @param wr the request; read during the call only (a #RNICPI_WR_BIND_MW
+   *        or #RNICPI_WR_FAST_REG gets its new key written as documented
+   *        at ::rnicpi_send_wr_t).
+   * @retval RNICPI_OK taken; it completes (a queue pair in ERROR completes
+   *         it flushed)
+   * @retval RNICPI_ESTATE the queue pair is IDLE, never connected (vp/ib:
+   *         also while it connects): the access layer's
+   *         IT_ERR_INVALID_EP_STATE
+   * @retval RNICPI_EFULL max_send_wr requests are outstanding
+   * @retval RNICPI_ELIMIT more SGEs than the queue pair's limit for the
+   *         opcode, or an RDMA Read or atomic on a queue pair whose ORD is 0
+   * @retval RNICPI_ENOTSUP an operation the device lacks (its capability
+   *         clear: windows, invalidation, fast registration, reads into
+   *         windows, immediate data, atomics), or one this connection did
+   *         not negotiate (iWARP's RFC 7306 atomics and immediate data,
+   *         toward a peer without them).  The access layer names the
+   *         capability the opcode needs and quotes cap_advice
+   * @retval RNICPI_EINVAL an opcode out of range (vp/ib says
+   *         RNICPI_ENOTSUP), a bind
+   *         without its window or region, a fast registration of a region
+   *         not of mr_alloc, #RNICPI_WR_SINK_MW on anything but a Read
+   *         (vp/emul), anything but a Send on a UD queue pair
+   * @retval RNICPI_EACCES UD: no address handle, or one of another domain
+   * @retval RNICPI_ERANGE UD: a datagram longer than ud_mtu (the access
+   *         layer's IT_ERR_PAYLOAD_SIZE)
    */
   rnicpi_status_t (*post_send)(rnicpi_qp_t *qp, const rnicpi_send_wr_t *wr);
-  /** Post one receive. */
+  /**
+   * Post one receive.  It is taken in any state but on a queue pair that
+   * receives from an SRQ: an IDLE queue pair keeps it for its first
+   * message, one in ERROR completes it flushed.
+   * @param qp the queue pair.
+   * @param wr the receive; read during the call only.
+   * @retval RNICPI_OK taken; it completes
+   * @retval RNICPI_EFULL max_recv_wr receives are outstanding
+   * @retval RNICPI_ELIMIT more SGEs than the queue pair's max_recv_sge
+   * @retval RNICPI_EINVAL vp/emul: the queue pair receives from an SRQ
+   *         (vp/ib says RNICPI_ESTATE; the access layer never asks)
+   */
   rnicpi_status_t (*post_recv)(rnicpi_qp_t *qp, const rnicpi_recv_wr_t *wr);
-  /** Take up to @p n completions; returns how many (0 when empty). */
+  /**
+   * Take up to @p n completions, oldest first.
+   * @param cq the CQ.
+   * @param wc room for @p n entries; the access layer zeroes each first
+   *        (see rnicpi_wc_t::rkey).
+   * @param n the room, at least 1.
+   * @return how many entries were set, 0 when the CQ is empty (also the
+   *         loader's stub).
+   */
   int (*poll_cq)(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n);
-  /** Completions waiting in the CQ. */
+  /**
+   * Completions the CQ holds now, which poll_cq would take (a poll_cq that
+   * makes the provider's progress, as vp/iwarp's reads its sockets, may
+   * find more; cq_wait_begin says when that matters).
+   * @param cq the CQ.
+   * @return the count (the loader's stub: 0).
+   */
   uint32_t (*cq_count)(rnicpi_cq_t *cq);
-  /** Ask for one cq_notify upcall at the next completion. */
+  /**
+   * Ask for one cq_notify upcall at the next completion.  The access layer
+   * counts the CQ after arming, so a completion that came in between is
+   * never missed, and reads no status from it.
+   * @param cq the CQ.
+   * @retval RNICPI_OK armed (vp/emul and vp/iwarp: always)
+   * @retval RNICPI_EIO vp/ib: the device refused to arm its CQ (other
+   *         statuses by errno)
+   */
   rnicpi_status_t (*arm_cq)(rnicpi_cq_t *cq);
   /**
    * ABI 1.11: the calling thread is about to sleep until @p cq has a
@@ -1124,25 +1354,115 @@ typedef struct rnicpi_data_ops {
   void (*cq_wait_end)(rnicpi_cq_t *cq, const struct pollfd *fds, uint32_t nfds);
 } rnicpi_data_ops_t;
 
-/** Connection management verbs (optional: RNICPI_CAP_CM_VERBS). */
+/**
+ * Connection management verbs (optional: RNICPI_CAP_CM_VERBS).  What a
+ * connection attempt comes to (established, rejected, unreachable) arrives
+ * by the cm_event upcall; a status other than RNICPI_OK means the call
+ * started nothing and no event will follow from it.
+ */
 typedef struct rnicpi_cm_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Listen on a port of the device's addresses. */
+  /**
+   * Listen on a port of the device's addresses.
+   * @param dev the device.
+   * @param port the TCP or rdma_cm port, 1 to 65535.
+   * @param al_ctx the access layer's context, in the listener's requests
+   *        (rnicpi_cm_event_t::listen_ctx).
+   * @param lst set to the listener on RNICPI_OK.
+   * @retval RNICPI_OK listening; requests come as
+   *         #RNICPI_CM_CONNECT_REQUEST
+   * @retval RNICPI_EEXIST something listens on @p port already: the access
+   *         layer tries another port when it chose this one, and otherwise
+   *         says IT_ERR_CONN_QUAL_BUSY
+   * @retval RNICPI_EINVAL @p port is 0 or above 65535 (vp/iwarp, vp/ib;
+   *         vp/emul takes any)
+   * @retval RNICPI_EACCES vp/iwarp: the system refused the port (a
+   *         privileged one)
+   * @retval RNICPI_EIO vp/iwarp: the socket failed otherwise (vp/ib: other
+   *         statuses by errno)
+   */
   rnicpi_status_t (*listen)(rnicpi_dev_t *dev, uint32_t port, uint64_t al_ctx,
                             rnicpi_listen_t **lst);
-  /** Stop listening; pending requests are refused. */
+  /**
+   * Stop listening; pending requests are refused (their requesters see
+   * #RNICPI_CM_UNREACHABLE).
+   * @param lst the listener.
+   * @retval RNICPI_OK always; the listener is gone
+   */
   rnicpi_status_t (*unlisten)(rnicpi_listen_t *lst);
-  /** Start connecting an IDLE queue pair to @p dst. */
+  /**
+   * Start connecting an IDLE queue pair to @p dst.
+   * @param qp the queue pair, IDLE.
+   * @param dst the listener's address and port.
+   * @param param private data, IRD, ORD, three-way and the timeout.
+   * @retval RNICPI_OK started: one of #RNICPI_CM_ESTABLISHED,
+   *         #RNICPI_CM_CONNECT_REPLY (three-way), #RNICPI_CM_REJECTED,
+   *         #RNICPI_CM_UNREACHABLE follows
+   * @retval RNICPI_ELIMIT private data over pdata_connect, or IRD or ORD
+   *         above the capability record
+   * @retval RNICPI_ESTATE the queue pair is not IDLE or connects already
+   * @retval RNICPI_ENOTSUP three_way on a device without
+   *         RNICPI_CAP_THREE_WAY (vp/emul; the access layer asks for it
+   *         only where the capability says so, and vp/iwarp does not look)
+   * @retval RNICPI_EINVAL vp/iwarp, vp/ib: the device has no address of
+   *         @p dst's family
+   * @retval RNICPI_EIO vp/iwarp: no socket (vp/ib: other statuses by errno
+   *         of rdma_cm)
+   */
   rnicpi_status_t (*connect)(rnicpi_qp_t *qp, const rnicpi_addr_t *dst,
                              const rnicpi_conn_param_t *param);
-  /** Accept request @p conn_id on an IDLE queue pair (passive side), or
-   *  confirm a reply (active side, three-way). */
+  /**
+   * Accept request @p conn_id on an IDLE queue pair (passive side), or
+   * confirm a reply (active side, three-way).
+   * @param qp the queue pair: an IDLE one to take the request, or the
+   *        active queue pair of the reply.
+   * @param conn_id rnicpi_cm_event_t::conn_id of the request or reply.
+   * @param param private data, IRD and ORD.
+   * @retval RNICPI_OK accepted: #RNICPI_CM_ESTABLISHED follows (or, to
+   *         the active side of a three-way connect, #RNICPI_CM_CONNECT_REPLY)
+   * @retval RNICPI_ENOENT no such request pending: it was withdrawn, or
+   *         already answered (the access layer's IT_ERR_INVALID_CN_EST_ID)
+   * @retval RNICPI_ELIMIT private data over pdata_accept (vp/ib: any on the
+   *         answer to a reply), or IRD or ORD above the capability record
+   * @retval RNICPI_ESTATE the queue pair is not IDLE, or the request is
+   *         not in a state to be accepted by it
+   * @retval RNICPI_EINVAL vp/emul: a queue pair of the other personality;
+   *         vp/ib: a reply confirmed on another queue pair than its own
+   *         (other statuses by errno of rdma_cm)
+   */
   rnicpi_status_t (*accept)(rnicpi_qp_t *qp, uint64_t conn_id,
                             const rnicpi_conn_param_t *param);
-  /** Refuse request @p conn_id (or, three-way, a reply) with private data. */
+  /**
+   * Refuse request @p conn_id (or, three-way, a reply) with private data;
+   * the requester sees #RNICPI_CM_REJECTED with it.
+   * @param dev the device of the listener (or of the active queue pair).
+   * @param conn_id rnicpi_cm_event_t::conn_id.
+   * @param pdata private data, or NULL.
+   * @param pdata_len bytes of @p pdata.
+   * @retval RNICPI_OK refused
+   * @retval RNICPI_ENOENT no such request pending: the requester went
+   *         away or it was answered (the access layer takes it as done)
+   * @retval RNICPI_ELIMIT @p pdata_len over pdata_reject
+   * @retval RNICPI_ESTATE vp/ib: the request is no longer one to refuse
+   */
   rnicpi_status_t (*reject)(rnicpi_dev_t *dev, uint64_t conn_id,
                             const void *pdata, uint32_t pdata_len);
-  /** Orderly disconnect: both sides see DISCONNECTED and flush. */
+  /**
+   * Orderly disconnect: both sides see DISCONNECTED and flush.  On a queue
+   * pair still connecting, the attempt ends (vp/emul, vp/iwarp:
+   * DISCONNECTED to this side).
+   * The access layer calls it only for a connected or connecting endpoint.
+   * @param qp the queue pair.
+   * @param pdata private data, or NULL.
+   * @param pdata_len bytes of @p pdata.
+   * @retval RNICPI_OK the disconnect is under way (or, vp/emul and
+   *         vp/iwarp, the queue pair is in ERROR already and its event on
+   *         its way)
+   * @retval RNICPI_ELIMIT @p pdata_len over pdata_disconnect (0 on iWARP,
+   *         whose FIN carries none, and on vp/ib)
+   * @retval RNICPI_ESTATE no connection to end (vp/ib: also one already
+   *         down)
+   */
   rnicpi_status_t (*disconnect)(rnicpi_qp_t *qp, const void *pdata,
                                 uint32_t pdata_len);
   /**
@@ -1150,14 +1470,35 @@ typedef struct rnicpi_cm_ops {
    * for its UD service (IB SIDR_REQ).  The answer comes back as one
    * RNICPI_CM_UD_SVC_REPLY upcall with qp_ctx = @p req_ctx: the listener's
    * reply, or RNICPI_UD_SVC_NO_SERVICE when nothing listens there or the
-   * listener goes away unanswered.  RNICPI_ELIMIT: pdata over pdata_ud_req.
+   * listener goes away unanswered.
+   * @param dev the device.
+   * @param dst the listener's address and port.
+   * @param pdata private data, or NULL.
+   * @param pdata_len bytes of @p pdata.
+   * @param req_ctx the access layer's context of the request.
+   * @retval RNICPI_OK asked; the one reply upcall follows
+   * @retval RNICPI_ELIMIT @p pdata_len over pdata_ud_req (the access
+   *         layer's IT_ERR_INVALID_PDATA_LENGTH)
+   * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_UD
+   * @retval RNICPI_EINVAL vp/ib: the device has no address of @p dst's
+   *         family (other statuses by errno of rdma_cm)
    */
   rnicpi_status_t (*ud_svc_request)(rnicpi_dev_t *dev, const rnicpi_addr_t *dst,
                                     const void *pdata, uint32_t pdata_len, uint64_t req_ctx);
   /**
    * ABI 1.3: answer UD service request @p req_id (IB SIDR_REP).
-   * RNICPI_ENOENT: no such request pending; RNICPI_ELIMIT: pdata over
-   * pdata_ud_rep.
+   * @param dev the device of the listener.
+   * @param req_id rnicpi_cm_event_t::conn_id of the request.
+   * @param status the answer.
+   * @param qpn the service's queue pair number (status OK).
+   * @param qkey the service's Q_Key (status OK).
+   * @param pdata private data, or NULL.
+   * @param pdata_len bytes of @p pdata.
+   * @retval RNICPI_OK answered
+   * @retval RNICPI_ENOENT no such request pending (the access layer's
+   *         IT_ERR_INVALID_UD_SVC_REQ_ID)
+   * @retval RNICPI_ELIMIT @p pdata_len over pdata_ud_rep
+   * @retval RNICPI_EINVAL @p status is not a ::rnicpi_ud_svc_status_t
    */
   rnicpi_status_t (*ud_svc_reply)(rnicpi_dev_t *dev, uint64_t req_id, rnicpi_ud_svc_status_t status,
                                   uint32_t qpn, uint32_t qkey, const void *pdata, uint32_t pdata_len);
@@ -1172,16 +1513,53 @@ typedef struct rnicpi_cm_ops {
  */
 typedef struct rnicpi_srq_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Create an SRQ of @p max_wr receives of up to @p max_sge entries each. */
+  /**
+   * Create an SRQ of @p max_wr receives of up to @p max_sge entries each.
+   * @param pd the domain of the SRQ (and of the queue pairs that use it).
+   * @param max_wr receives it holds.
+   * @param max_sge scatter entries per receive.
+   * @param al_ctx the access layer's context, in its async events.
+   * @param srq set to the SRQ on RNICPI_OK.
+   * @retval RNICPI_OK @p *srq is set
+   * @retval RNICPI_ELIMIT @p max_wr or @p max_sge 0 or above the
+   *         capability record (vp/ib: also what the kernel would not make;
+   *         other statuses by errno)
+   */
   rnicpi_status_t (*srq_create)(rnicpi_pd_t *pd, uint32_t max_wr, uint32_t max_sge,
                                 uint64_t al_ctx, rnicpi_srq_t **srq);
-  /** Resize (max_wr 0: keep) and arm the limit event at @p limit receives (0: disarm). */
+  /**
+   * Resize and arm the limit event (#RNICPI_ASYNC_SRQ_LIMIT, once, when
+   * it holds fewer than @p limit receives).
+   * @param srq the SRQ.
+   * @param max_wr the new size, or 0 to keep it.
+   * @param limit the watermark, or 0 to disarm.
+   * @retval RNICPI_OK done
+   * @retval RNICPI_EBUSY @p max_wr is below the receives it holds now:
+   *         nothing changed (the access layer's IT_ERR_INVALID_SRQ_SIZE)
+   */
   rnicpi_status_t (*srq_modify)(rnicpi_srq_t *srq, uint32_t max_wr, uint32_t limit);
-  /** Destroy an SRQ no queue pair uses (RNICPI_EBUSY otherwise). */
+  /**
+   * Destroy an SRQ no queue pair uses; its receives are dropped.
+   * @param srq the SRQ.
+   * @retval RNICPI_OK the SRQ is gone
+   * @retval RNICPI_EBUSY a queue pair still receives from it: nothing changed
+   */
   rnicpi_status_t (*srq_destroy)(rnicpi_srq_t *srq);
-  /** Post one receive to the SRQ (RNICPI_EFULL when it holds max_wr). */
+  /**
+   * Post one receive to the SRQ.
+   * @param srq the SRQ.
+   * @param wr the receive; read during the call only.
+   * @retval RNICPI_OK taken
+   * @retval RNICPI_EFULL it holds max_wr receives (the access layer's
+   *         IT_ERR_TOO_MANY_POSTS)
+   * @retval RNICPI_ELIMIT more SGEs than the SRQ's max_sge
+   */
   rnicpi_status_t (*post_srq_recv)(rnicpi_srq_t *srq, const rnicpi_recv_wr_t *wr);
-  /** Receives the SRQ holds now. */
+  /**
+   * Receives the SRQ holds now.
+   * @param srq the SRQ.
+   * @return the count (the loader's stub: 0).
+   */
   uint32_t (*srq_count)(rnicpi_srq_t *srq);
 } rnicpi_srq_ops_t;
 
@@ -1193,10 +1571,24 @@ typedef struct rnicpi_srq_ops {
  */
 typedef struct rnicpi_mw_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Allocate an unbound window of @p type (RNICPI_ENOTSUP when the type's bit is clear). */
+  /**
+   * Allocate an unbound window of @p type.
+   * @param pd the domain of the window.
+   * @param type narrow or wide.
+   * @param mw set to the window on RNICPI_OK.
+   * @retval RNICPI_OK @p *mw is set
+   * @retval RNICPI_ENOTSUP the type's capability bit is clear
+   * @retval RNICPI_EINVAL @p type is neither narrow nor wide
+   * @retval RNICPI_ELIMIT no key left for another window
+   */
   rnicpi_status_t (*mw_alloc)(rnicpi_pd_t *pd, rnicpi_mw_type_t type, rnicpi_mw_t **mw);
-  /** Free a window; a bound window is invalidated first.  RNICPI_EBUSY while a
-   *  bind or invalidation of it is still queued. */
+  /**
+   * Free a window; a bound window is invalidated first.
+   * @param mw the window.
+   * @retval RNICPI_OK the window is gone; its key answers no more
+   * @retval RNICPI_EBUSY a bind or invalidation of it is still queued:
+   *         nothing changed (free it once that completed)
+   */
   rnicpi_status_t (*mw_dealloc)(rnicpi_mw_t *mw);
 } rnicpi_mw_ops_t;
 
@@ -1207,16 +1599,48 @@ typedef struct rnicpi_mw_ops {
  */
 typedef struct rnicpi_ud_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Create an address handle in @p pd.  RNICPI_EINVAL: port out of range. */
+  /**
+   * Create an address handle in @p pd.
+   * @param pd the domain of the handle.
+   * @param attr the destination.
+   * @param ah set to the handle on RNICPI_OK.
+   * @retval RNICPI_OK @p *ah is set
+   * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_UD
+   * @retval RNICPI_EINVAL the port is out of range, or (vp/ib) no GID of
+   *         the port can reach the destination's family, or the device
+   *         refused the address
+   * @retval RNICPI_ENOMEM vp/ib: the device ran out of memory
+   */
   rnicpi_status_t (*ah_create)(rnicpi_pd_t *pd, const rnicpi_ah_attr_t *attr, rnicpi_ah_t **ah);
-  /** Destroy an address handle. */
+  /**
+   * Destroy an address handle.
+   * @param ah the handle.
+   * @retval RNICPI_OK the handle is gone (vp/ib: other statuses by errno,
+   *         which the access layer does not read)
+   */
   rnicpi_status_t (*ah_destroy)(rnicpi_ah_t *ah);
 } rnicpi_ud_ops_t;
 
 /** Socket handoff (optional: RNICPI_CAP_SOCKET_HANDOFF). */
 typedef struct rnicpi_sock_ops {
   size_t size; /**< sizeof the table as the provider built it */
-  /** Take over connected TCP socket @p fd and bring @p qp to RTS on it. */
+  /**
+   * Take over connected TCP socket @p fd and bring @p qp to RTS on it:
+   * the MPA exchange runs on the socket (the @p active end sends the
+   * request), and its outcome comes by the cm_event upcall
+   * (#RNICPI_CM_ESTABLISHED when it succeeds).  On any status but
+   * RNICPI_OK the socket stays the caller's, as it was.
+   * @param qp the queue pair, IDLE.
+   * @param fd the connected socket; the provider owns it from RNICPI_OK on.
+   * @param active true at the end that called connect().
+   * @param param private data, IRD and ORD.
+   * @retval RNICPI_OK taken; the socket is the provider's
+   * @retval RNICPI_EINVAL @p fd is not a socket of type SOCK_STREAM (the
+   *         access layer's IT_ERR_INVALID_CONVERSION)
+   * @retval RNICPI_ELIMIT private data over pdata_connect (@p active) or
+   *         pdata_accept, or IRD or ORD above the capability record
+   * @retval RNICPI_ESTATE the queue pair is not IDLE
+   */
   rnicpi_status_t (*handoff)(rnicpi_qp_t *qp, int fd, bool active,
                              const rnicpi_conn_param_t *param);
 } rnicpi_sock_ops_t;
@@ -1233,7 +1657,16 @@ typedef struct rnicpi_provider {
   const char *name;                 /**< short name, e.g. "emul" */
   const char *version;              /**< provider version string */
   const char *description;          /**< one line for itapi-info */
-  /** Called once when loaded; a non-OK status refuses the provider. */
+  /**
+   * Called once when loaded, before any other operation; NULL: nothing to
+   * check.
+   * @retval RNICPI_OK the provider is usable (vp/ib's probe always says
+   *         so: a host without devices is told by list_refused)
+   * @retval RNICPI_ENOTSUP the provider cannot run here; any status but
+   *         RNICPI_OK does the same: the loader keeps the provider in the
+   *         registry as refused, the status named in the reason, and calls
+   *         nothing of it
+   */
   rnicpi_status_t (*probe)(void);
   const rnicpi_device_ops_t *device; /**< device operations */
   const rnicpi_mem_ops_t *mem;       /**< memory operations */
