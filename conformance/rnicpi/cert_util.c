@@ -80,6 +80,9 @@ cert_setup(cert_t *f, gconstpointer data)
   cert_ok(DEV->open(f->dev_name, &cert_upcalls, f, &f->dev));
   g_assert_nonnull(f->dev);
   cert_ok(DEV->query(f->dev, &f->caps));
+  /* The record as the access layer reads it: a provider older than a
+   * rule's bit is held to the rule it followed by its transport. */
+  rnicpi_caps_complete(cert_prov, &f->caps);
 }
 
 static void

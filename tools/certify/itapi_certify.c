@@ -514,6 +514,8 @@ probe_in_child(probe_t *out)
   if (prov->prov->device->open(out->device, &none, NULL, &dev) == RNICPI_OK) {
     out->have_caps = prov->prov->device->query(dev, &out->caps) == RNICPI_OK;
     prov->prov->device->close(dev);
+    if (out->have_caps)
+      rnicpi_caps_complete(prov->prov, &out->caps);  /* as the access layer and cert-rnicpi read it */
   }
   return TRUE;
 }
