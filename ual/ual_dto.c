@@ -91,6 +91,8 @@ post_unsupported(ual_ep_t *ep, const rnicpi_send_wr_t *wr)
   uint64_t cap = wr_rule[wr->opcode].cap;
   if (wr->opcode == RNICPI_WR_BIND_MW && wr->bind.mw != NULL)
     cap = wr->bind.mw->type == RNICPI_MW_WIDE ? RNICPI_CAP_MW_WIDE : RNICPI_CAP_MW_NARROW;
+  else if (wr->opcode == RNICPI_WR_RDMA_READ && (wr->flags & RNICPI_WR_SINK_MW))
+    cap = RNICPI_CAP_READ_SINK_MW;  /* it_post_rdma_read_to_rmr */
   if (cap == 0)
     return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "provider '%s' does not support %s on EP %p; itapi-info lists "
                     "what IA '%s' offers", ia->prov->name, wr_rule[wr->opcode].name, h, ia->iface->name);
