@@ -628,7 +628,15 @@ test_key_field(gconstpointer data)
     write_through(&p, &src, &dst, ctx, WIN_OFF, 32, IT_DTO_SUCCESS, 2);
     conf_placed(&p.a, it_make_rdma_addr_absolute(dst.data + WIN_OFF), ctx);
     g_assert_cmpmem(dst.data + WIN_OFF, 32, src.data, 32);
-    write_refused(&p, &src, &dst, bad, i == n - 1);
+    /* A flip of an index bit can give the key of the target region itself
+     * (registered with remote rights, so its own context rightly grants
+     * the write): with 8-bit key tags, as iWARP's STags have, one run in a
+     * hundred or so.  That change is no wrong key; it is left out. */
+    if (bad == dst.ctx)
+      g_test_message("0x%" G_GINT64_MODIFIER "x is the target region's own context: left out",
+                     (guint64) bad);
+    else
+      write_refused(&p, &src, &dst, bad, i == n - 1);
     conf_ok(it_rmr_free(rmr));
     conf_buf_free(&src);
     conf_buf_free(&dst);
