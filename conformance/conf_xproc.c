@@ -1,8 +1,8 @@
 /*
  * Conformance: two processes on one host connect and move data (public
- * IT-API only).  The program re-executes itself with "--xproc-role ROLE" for
- * the second process; the child says its port and keys on stdout (a pipe)
- * and takes commands on stdin (a pipe).  Every wait is bounded.
+ * IT-API only).  The tests: each spawns a child in a role
+ * (conf_xproc_child.c) through the harness (conf_xproc_harness.c), drives
+ * it and checks what landed on both sides.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,919 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "conf.h"
-
-#define MSG_SMALL 1024
-#define MSG_BIG (1024 * 1024)
-#define TARGET_LEN (64 * 1024)
-#define LINE_TIMEOUT_MS 10000
-/* stream: messages, receive slots, credit receives */
-#define STREAM_N 2000
-#define STREAM_W 16
-#define STREAM_SLOT (256 * 1024)
-#define STREAM_CREDITS 8
-
-static const char *self_exe;
-static const unsigned char cpd[] = "hello from the parent";
-static const unsigned char apd[] = "hello from the child";
-
-/* ---- plumbing ---- */
-
-#if defined(__SANITIZE_THREAD__)
-#define CONF_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CONF_TSAN 1
-#endif
-#endif
-#ifdef CONF_TSAN
-/* ThreadSanitizer's dynamic annotation (tsan_interface_ann.cpp). */
-void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
-                             const char *desc);
-#endif
-
-/* A child's region that the parent reads and writes with one-sided RDMA
- * while the child's application thread waits for the parent's next line.
- * The order is real (the child's provider places the data before the
- * parent's operation completes, and only then does the parent write the
- * line the child reads), but it runs through the other process, where
- * ThreadSanitizer cannot follow it: under TSan the region's bytes are
- * declared a benign race, as a DMA target is (doc/sanitizers.md). */
-static void
-peer_accessed(const conf_buf_t *b)
-{
-#ifdef CONF_TSAN
-  AnnotateBenignRaceSized(__FILE__, __LINE__, b->data, b->len,
-                          "a region the parent process accesses with one-sided RDMA");
-#else
-  (void) b;
-#endif
-}
-
-typedef conf_child_t child_t;
-
-/* This program again as @role (ITAPI_EMUL_CMA=0 with @no_cma). */
-static child_t
-spawn(const char *role, gboolean no_cma)
-{
-  g_autofree char *name = g_strdup_printf("conf-xproc-%s", role);
-  const char *args[] = { "--xproc-role", role, NULL };
-  return conf_child_spawn(self_exe, args, name, no_cma ? "ITAPI_EMUL_CMA" : NULL, "0");
-}
-
-
-/* Wait for the child's exit within @ms; kill it past that.  Its status. */
-static int
-reap(child_t *c, int ms)
-{
-  int st = 0;
-  for (int i = 0; i < ms / 10; i++) {
-    if (waitpid(c->pid, &st, WNOHANG) == c->pid)
-      goto done;
-    g_usleep(10000);
-  }
-  kill(c->pid, SIGKILL);
-  waitpid(c->pid, &st, 0);
-  g_printerr("child %d did not exit in time\n", (int) c->pid);
-  st = -1;
-done:
-  close(c->to);
-  close(c->from);
-  return st;
-}
-
-static void
-reap_ok(child_t *c)
-{
-  int st = reap(c, 20000);
-  if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-    g_autofree char *err = NULL;
-    g_file_get_contents(c->err, &err, NULL, NULL);
-    g_error("child failed (status 0x%x); its stderr:\n%s", st, err ? err : "");
-  }
-}
-
-static void
-connect_to(conf_side_t *s, uint16_t port)
-{
-  it_path_t path;
-  it_conn_attributes_t ca;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons(port);
-  memset(&ca, 0, sizeof(ca));
-  conf_path(s, &path);
-  conf_ok(it_ep_connect(s->ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, cpd, sizeof(cpd)));
-  it_event_t ev = conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
-  g_assert_true(ev.conn.private_data_present);
-  g_assert_cmpmem(ev.conn.private_data, sizeof(apd), apd, sizeof(apd));
-}
-
-static uint16_t
-hear_port(child_t *c)
-{
-  g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
-  g_assert_nonnull(l);
-  unsigned port = 0;
-  g_assert_cmpint(sscanf(l, "port %u", &port), ==, 1);
-  return (uint16_t) port;
-}
-
-/* ---- child roles ---- */
-
-/* Listen, say the port, accept with private data (receives posted first
- * unless @no_recv); the side is ready.  @attr: the EP's attributes (NULL:
- * the defaults). */
-static void
-role_accept_attr(conf_side_t *s, const it_ep_attributes_t *attr, conf_buf_t *rb, gboolean no_recv)
-{
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  conf_side_open(s, attr);
-  conf_ok(it_listen_create(s->ia, 0, s->req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
-  it_event_t ev = conf_wait(s->req, IT_CM_REQ_CONN_REQUEST_EVENT);
-  g_assert_true(ev.conn_req.private_data_present);
-  g_assert_cmpmem(ev.conn_req.private_data, sizeof(cpd), cpd, sizeof(cpd));
-  if (rb != NULL) {
-    conf_buf_new(s, rb, MSG_BIG * 2, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
-    if (!no_recv) {
-      it_lmr_triplet_t a = conf_seg(rb, 0, MSG_SMALL), b = conf_seg(rb, MSG_BIG, MSG_BIG);
-      conf_ok(it_post_recv(s->ep, &a, 1, 1, IT_COMPLETION_FLAG));
-      conf_ok(it_post_recv(s->ep, &b, 1, 2, IT_COMPLETION_FLAG));
-    }
-  }
-  conf_ok(it_ep_accept(s->ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
-  conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
-}
-
-static void
-role_accept(conf_side_t *s, conf_buf_t *rb, gboolean no_recv)
-{
-  role_accept_attr(s, NULL, rb, no_recv);
-}
-
-static int
-role_echo(void)
-{
-  conf_side_t s;
-  conf_buf_t rb;
-  role_accept(&s, &rb, FALSE);
-  conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
-  it_dto_cmpl_event_t e = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 2);
-  g_assert_cmpuint(e.transferred_length, ==, MSG_BIG);
-  for (size_t i = 0; i < MSG_SMALL; i++)
-    g_assert_cmpuint(rb.data[i], ==, (unsigned char) (i * 31 + 1 * 7 + 1));
-  for (size_t i = 0; i < MSG_BIG; i++)
-    if (rb.data[MSG_BIG + i] != (unsigned char) (i * 31 + 2 * 7 + 1))
-      g_error("byte %zu of the big message differs", i);
-  it_lmr_triplet_t a = conf_seg(&rb, 0, MSG_SMALL), b = conf_seg(&rb, MSG_BIG, MSG_BIG);
-  conf_ok(it_post_send(s.ep, &a, 1, 3, IT_COMPLETION_FLAG));
-  conf_ok(it_post_send(s.ep, &b, 1, 4, IT_COMPLETION_FLAG));
-  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 3);
-  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 4);
-  /* The echo is delivered; the parent ends the connection only once it
-   * hears this, as an application closes only when both sides are done: a
-   * send complete at the peer may still await its own completion here
-   * (iWARP completes sends behind a fencing zero-length RDMA Read), and a
-   * disconnect before that would flush it. */
-  printf("sent\n");
-  fflush(stdout);
-  /* CONF_XPROC_ECHO_END=broken: the parent ends with a request that
-   * breaks the connection (send_recv_with). */
-  conf_wait(s.cm, g_strcmp0(g_getenv("CONF_XPROC_ECHO_END"), "broken") == 0 ?
-                  IT_CM_MSG_CONN_BROKEN_EVENT : IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  conf_buf_check_guards(&rb);
-  return 0;
-}
-
-/* ---- stream: many messages of mixed sizes, each checked ---- */
-
-/* Sizes around every boundary a transport may have: empty, a cache line
- * and its header, pages, a frame's payload limit, several frames. */
-static size_t
-stream_size(unsigned k)
-{
-  static const size_t sizes[] = { 0, 1, 7, 8, 23, 40, 41, 63, 64, 65, 1000, 4095, 4096,
-                                  65535, 65536, 65537, 200000, STREAM_SLOT };
-  return sizes[(k * 7) % G_N_ELEMENTS(sizes)];
-}
-
-static unsigned char
-stream_byte(unsigned k, size_t j)
-{
-  return (unsigned char) (k * 131 + j * 7 + (j >> 8));
-}
-
-/* Send our receive count (the sender's credit) from @b's credit slot. */
-static void
-stream_credit(conf_side_t *s, conf_buf_t *b, guint64 posted, it_dto_cookie_t ck)
-{
-  guint64 v = posted;
-  memcpy(b->data + (size_t) STREAM_W * STREAM_SLOT, &v, 8);
-  it_lmr_triplet_t t = conf_seg(b, (size_t) STREAM_W * STREAM_SLOT, 8);
-  conf_ok(it_post_send(s->ep, &t, 1, ck, IT_COMPLETION_FLAG));
-}
-
-/* The receiving child: keeps STREAM_W receives posted, grants them as
- * credit, checks every message's length and bytes in order. */
-static int
-role_stream(void)
-{
-  conf_side_t s;
-  conf_buf_t b;
-  role_accept(&s, NULL, TRUE);
-  conf_buf_new(&s, &b, (size_t) STREAM_W * STREAM_SLOT + 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  guint64 posted = 0, credits_sent = 0, credits_done = 0;
-  for (; posted < STREAM_W; posted++) {
-    it_lmr_triplet_t t = conf_seg(&b, (size_t) posted * STREAM_SLOT, STREAM_SLOT);
-    conf_ok(it_post_recv(s.ep, &t, 1, posted, IT_COMPLETION_FLAG));
-  }
-  stream_credit(&s, &b, posted, 1u << 30);
-  credits_sent++;
-  guint64 granted = posted;
-  for (unsigned k = 0; k < STREAM_N;) {
-    it_event_t ev;
-    size_t more;
-    it_status_t st = it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more);
-    if (st != IT_SUCCESS)
-      g_error("stream child: no completion within 5 s after %u of %u messages: %s", k, STREAM_N,
-              itx_status_name(st));
-    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
-    if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
-      credits_done++;
-    } else {
-      g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
-      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, k);  /* in order */
-      size_t len = stream_size(k);
-      if (ev.dto_cmpl.transferred_length != len)
-        g_error("stream child: message %u is %zu bytes, sent %zu", k,
-                (size_t) ev.dto_cmpl.transferred_length, len);
-      const unsigned char *m = b.data + (size_t) (k % STREAM_W) * STREAM_SLOT;
-      for (size_t j = 0; j < len; j++)
-        if (m[j] != stream_byte(k, j))
-          g_error("stream child: byte %zu of message %u (%zu bytes) differs", j, k, len);
-      k++;
-      if (posted < STREAM_N) {
-        it_lmr_triplet_t t = conf_seg(&b, (size_t) (posted % STREAM_W) * STREAM_SLOT, STREAM_SLOT);
-        conf_ok(it_post_recv(s.ep, &t, 1, posted, IT_COMPLETION_FLAG));
-        posted++;
-      }
-    }
-    /* Grant in batches, one credit send in flight at a time (its slot):
-     * the parent never holds more than a few unread credits. */
-    if ((posted - granted >= STREAM_W / 2 || (posted == STREAM_N && posted > granted)) &&
-        credits_done == credits_sent) {
-      stream_credit(&s, &b, posted, (1u << 30) + credits_sent);
-      credits_sent++;
-      granted = posted;
-    }
-  }
-  printf("ok %u\n", (unsigned) STREAM_N);
-  fflush(stdout);
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  conf_buf_check_guards(&b);
-  return 0;
-}
-
-/* A registered buffer as conf_buf_new makes (with @privs), but in a
- * MAP_SHARED memfd named "conf-xproc-target" that may be sealed (left
- * mapped at exit). */
-static void
-memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs)
-{
-  size_t total = CONF_GUARD * 2 + ((len + 4095) / 4096) * 4096;
-  int fd = memfd_create("conf-xproc-target", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  g_assert_cmpint(fd, >=, 0);
-  g_assert_cmpint(ftruncate(fd, (off_t) total), ==, 0);
-  memset(b, 0, sizeof(*b));
-  b->len = len;
-  b->mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  g_assert_true(b->mem != MAP_FAILED);
-  memset(b->mem, CONF_GUARD_BYTE, total);
-  b->data = b->mem + CONF_GUARD;
-  memset(b->data, 0, len);
-  conf_ok(it_lmr_create(s->pz, b->data, NULL, len, IT_ADDR_MODE_ABSOLUTE, privs, IT_LMR_FLAG_NONE, 0,
-                        &b->lmr, &b->ctx));
-}
-
-/* A target region; the application thread then sleeps in read(): RDMA
- * against it must complete without it.  "check SEED" verifies the region,
- * "guards" only the guard bytes (after a refused write), "write ADDR CTX"
- * writes to the parent through a context that must be refused.  With @memfd, the
- * region is in shared memory (see memfd_buf_new) and the commands repeat
- * until "guards". */
-static int
-role_target(gboolean memfd)
-{
-  conf_side_t s;
-  conf_buf_t rb;
-  role_accept(&s, NULL, FALSE);
-  if (memfd)
-    memfd_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
-  else
-    conf_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
-  peer_accessed(&rb);
-  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n",
-         (guint64) (uintptr_t) rb.data, (guint64) rb.ctx, (unsigned) TARGET_LEN);
-  fflush(stdout);
-  char cmd[64] = { 0 };
-  unsigned seed;
-  while (memfd) {
-    g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3); /* one-sided RDMA runs meanwhile */
-    g_assert_nonnull(l);
-    if (strcmp(l, "free") == 0) {
-      /* The parent's next write names a region that no longer exists. */
-      conf_ok(it_lmr_free(rb.lmr));
-      printf("freed\n");
-      fflush(stdout);
-      continue;
-    }
-    if (sscanf(l, "check %u", &seed) != 1) {
-      /* A refused overrun: the guards and the last pattern are intact. */
-      conf_buf_check_guards(&rb);
-      conf_buf_check(&rb, 0, TARGET_LEN, seed);
-      conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-      printf("ok\n");
-      fflush(stdout);
-      return 0;
-    }
-    conf_buf_check(&rb, 0, TARGET_LEN, seed);
-    conf_buf_check_guards(&rb);
-    printf("ok\n");
-    fflush(stdout);
-  }
-  ssize_t n = read(0, cmd, sizeof(cmd) - 1); /* blocked: one-sided RDMA runs meanwhile */
-  g_assert_cmpint(n, >, 0);
-  guint64 waddr, wctx;
-  if (sscanf(cmd, "write %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &waddr, &wctx) == 2) {
-    /* The parent's context is dead: this write is refused, breaking the
-     * connection. */
-    it_lmr_triplet_t g = conf_seg(&rb, 0, 16);
-    conf_ok(it_post_rdma_write(s.ep, &g, 1, 7, IT_COMPLETION_FLAG,
-                               it_make_rdma_addr_absolute((void *) (uintptr_t) waddr), (it_rmr_context_t) wctx));
-    conf_write_refused(&s, 7);
-    conf_buf_check_guards(&rb);
-  } else if (sscanf(cmd, "check %u", &seed) == 1) {
-    conf_buf_check(&rb, 0, TARGET_LEN, seed);
-    conf_buf_check_guards(&rb);
-    printf("ok\n");
-    fflush(stdout);
-    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-    return 0;
-  } else {
-    /* "local": the parent's request failed at the parent (nothing to tell
-     * this responder); otherwise a refused write. */
-    gboolean local = strncmp(cmd, "local", 5) == 0;
-    conf_buf_check_guards(&rb);
-    /* InfiniBand checks the whole range of an RDMA Write before placing a
-     * byte; iWARP places each DDP segment as it comes, so only the memory
-     * outside the region is guaranteed untouched there. */
-    if (conf_transport(&s) == IT_IB_TRANSPORT || local)
-      for (size_t i = 0; i < TARGET_LEN; i++)
-        g_assert_cmpuint(rb.data[i], ==, 0);
-    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-    it_event_t ev;
-    size_t more;
-    if (!local)
-      conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
-  }
-  printf("ok\n");
-  fflush(stdout);
-  return 0;
-}
-
-#define WIN_OFF 4096
-#define WIN_LEN 512
-
-static gboolean
-has_narrow_rmr(conf_side_t *s)
-{
-  it_ia_info_t *info = conf_info(s);
-  gboolean ok = (info->rmr_types_supported & IT_RMR_TYPE_NARROW) && info->post_send_unlink_remote_support;
-  it_ia_info_free(info);
-  return ok;
-}
-
-/* A narrow window over part of a region, linked through the cross-process
- * EP; the parent writes and reads through it, then unlinks it with a Send
- * with Invalidate, which the receive completion names. */
-static int
-role_window(void)
-{
-  conf_side_t s;
-  conf_buf_t rb;
-  role_accept(&s, &rb, FALSE);
-  peer_accessed(&rb);
-  if (!has_narrow_rmr(&s)) {
-    printf("skip\n");
-    fflush(stdout);
-    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-    return 0;
-  }
-  it_rmr_handle_t rmr;
-  it_rmr_context_t ctx = 0;
-  conf_ok(it_rmr_create20(s.pz, IT_RMR_TYPE_NARROW, &rmr));
-  conf_ok(it_rmr_link(rmr, rb.lmr, rb.data + WIN_OFF, WIN_LEN, IT_ADDR_MODE_ABSOLUTE,
-                      IT_PRIV_REMOTE_READ | IT_PRIV_REMOTE_WRITE, s.ep, 5, IT_COMPLETION_FLAG, &ctx));
-  conf_dto(s.dto, IT_RMR_LINK_CMPL_EVENT, IT_DTO_SUCCESS, 5);
-  printf("win %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) (rb.data + WIN_OFF),
-         (guint64) ctx);
-  fflush(stdout);
-  it_dto_cmpl_event_t rc = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
-  g_assert_cmpuint(rc.transferred_length, ==, 128);
-  g_assert_cmphex((guint64) (uintptr_t) rc.unlinked_mr_handle, ==, (guint64) (uintptr_t) rmr);
-  conf_buf_check(&rb, 0, 128, 22);
-  conf_buf_check(&rb, WIN_OFF, WIN_LEN, 21);
-  it_rmr_param_t q;
-  conf_ok(it_rmr_query(rmr, IT_RMR_PARAM_LINKED, &q));
-  g_assert_cmpint(q.linked, ==, IT_FALSE);
-  printf("unlinked\n");
-  fflush(stdout);
-  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT); /* the parent's write through the dead key */
-  conf_buf_check(&rb, WIN_OFF, WIN_LEN, 21);
-  conf_buf_check_guards(&rb);
-  printf("ok\n");
-  fflush(stdout);
-  return 0;
-}
-
-#define WORD0 100u
-
-/* An 8-byte word (at offset 8 of a 24-byte region) for the parent's
- * atomics, which this process executes while its application thread is
- * blocked reading "check V" (or "broken V": the parent's last atomic was
- * refused, and the connection breaks): the word must then hold V, its
- * neighbours 0.  Where this interface has no atomics, the EP and region do
- * not allow them. */
-static int
-role_atomic(void)
-{
-  conf_side_t s;
-  conf_buf_t rb;
-  it_ep_attributes_t attr;
-  gboolean at = conf_probe_atomics(&attr, NULL);
-  role_accept_attr(&s, &attr, NULL, TRUE);
-  conf_buf_new(&s, &rb, 24, IT_PRIV_LOCAL | (at ? IT_PRIV_ATOMIC : IT_PRIV_REMOTE), IT_ADDR_MODE_ABSOLUTE);
-  peer_accessed(&rb);
-  guint64 v = WORD0;
-  memcpy(rb.data + 8, &v, 8);
-  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) (rb.data + 8),
-         (guint64) rb.ctx, 8u);
-  fflush(stdout);
-  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3);
-  guint64 want = 0;
-  char verb[8] = "";
-  g_assert_nonnull(l);
-  g_assert_cmpint(sscanf(l, "%7s %" G_GUINT64_FORMAT, verb, &want), ==, 2);
-  memcpy(&v, rb.data + 8, 8);
-  g_assert_cmpuint(v, ==, want);
-  for (int i = 0; i < 8; i++)
-    g_assert_cmpuint(rb.data[i] | rb.data[16 + i], ==, 0);
-  conf_buf_check_guards(&rb);
-  printf("ok\n");
-  fflush(stdout);
-  conf_wait(s.cm, strcmp(verb, "broken") == 0 ? IT_CM_MSG_CONN_BROKEN_EVENT
-                                              : IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  return 0;
-}
-
-/* ---- datagrams ---- */
-
-#define UD_GRH 40
-#define UD_N 8            /* datagrams each way */
-#define UD_LEN 1000
-#define UD_QKEY_PARENT 0x33330003u
-#define UD_QKEY_CHILD 0x44440004u
-static const unsigned char ud_req_pd[] = "which EP serves you?";
-static const unsigned char ud_rep_pd[] = "this one, in the child";
-
-/* A UD EP with Q_Key @qkey on a side opened by conf_side_open, with
- * UD_N receives of UD_GRH + UD_LEN bytes posted from @rb; FALSE (nothing
- * made) where the IA has no UD service. */
-static gboolean
-ud_open(conf_side_t *s, uint32_t qkey, it_ep_handle_t *ep, it_remote_ep_info_t *info, conf_buf_t *rb)
-{
-  it_ia_info_t *ii = conf_info(s);
-  gboolean ud = (ii->supported_service_types & IT_UD_SERVICE) != 0;
-  it_ia_info_free(ii);
-  if (!ud)
-    return FALSE;
-  it_ep_attributes_t a;
-  memset(&a, 0, sizeof(a));
-  a.max_dto_payload_size = UD_LEN;
-  a.max_request_dtos = UD_N * 2;
-  a.max_recv_dtos = UD_N * 2;
-  a.max_send_segments = 1;
-  a.max_recv_segments = 1;
-  a.srv.ud.ep_info.ud_ep_key = qkey;
-  conf_ok(it_ep_ud_create(s->pz, s->dto, s->dto, &a, 0, ep));
-  it_ep_param_t p;
-  conf_ok(it_ep_query(*ep, IT_EP_PARAM_ALL, &p));
-  *info = p.attr.srv.ud.ep_info;
-  conf_buf_new(s, rb, (size_t) UD_N * (UD_GRH + UD_LEN), IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  for (int i = 0; i < UD_N; i++) {
-    it_lmr_triplet_t t = conf_seg(rb, (size_t) i * (UD_GRH + UD_LEN), UD_GRH + UD_LEN);
-    conf_ok(it_post_recvfrom(*ep, &t, 1, 100 + i, IT_COMPLETION_FLAG));
-  }
-  return TRUE;
-}
-
-/* Take UD_N receive completions on @ep from the EP @from: each holds one
- * of the seeds @seed0 .. @seed0 + UD_N - 1 after its GRH, each seed once.
- * The last one's completion in @last. */
-static void
-ud_take(conf_side_t *s, it_ep_handle_t ep, const conf_buf_t *rb, it_ud_ep_id_t from, unsigned seed0,
-        it_event_t *last)
-{
-  gboolean seen[UD_N] = { FALSE };
-  for (int i = 0; i < UD_N; i++) {
-    it_event_t ev = conf_wait(s->dto, IT_DTO_UD_RECV_CMPL_EVENT);
-    const it_all_dto_cmpl_event_t *d = &ev.all_dto_cmpl;
-    g_assert_cmpint(d->dto_status, ==, IT_DTO_SUCCESS);
-    g_assert_true(d->ep == ep);
-    g_assert_cmpuint(d->ud_ep_id, ==, from);
-    g_assert_true(d->flags & IT_UD_IB_GRH_PRESENT);
-    g_assert_cmpuint(d->transferred_length, ==, UD_GRH + UD_LEN);
-    g_assert_cmpuint(d->cookie, >=, 100);
-    g_assert_cmpuint(d->cookie, <, 100 + UD_N);
-    conf_buf_t chk = *rb;
-    chk.data = rb->data + (size_t) (d->cookie - 100) * (UD_GRH + UD_LEN) + UD_GRH;
-    unsigned k = 0;  /* conf_buf_fill's first byte says the seed */
-    while (k < UD_N && chk.data[0] != (unsigned char) ((seed0 + k) * 7 + 1))
-      k++;
-    g_assert_cmpuint(k, <, UD_N);
-    g_assert_false(seen[k]);
-    seen[k] = TRUE;
-    conf_buf_check(&chk, 0, UD_LEN, seed0 + k);
-    *last = ev;
-  }
-}
-
-/* Send UD_N datagrams of seeds @seed0 .. from @sb to @dst; each send
- * completes successfully. */
-static void
-ud_send_all(conf_side_t *s, it_ep_handle_t ep, conf_buf_t *sb, const it_dg_remote_ep_addr_t *dst,
-            unsigned seed0)
-{
-  for (int i = 0; i < UD_N; i++) {
-    conf_buf_t piece = *sb;
-    piece.data = sb->data + (size_t) i * UD_LEN;
-    piece.len = UD_LEN;
-    conf_buf_fill(&piece, seed0 + (unsigned) i);
-  }
-  for (int i = 0; i < UD_N; i++) {
-    it_lmr_triplet_t t = conf_seg(sb, (size_t) i * UD_LEN, UD_LEN);
-    conf_ok(it_post_sendto(ep, &t, 1, 200 + i, IT_COMPLETION_FLAG, dst));
-  }
-  for (int i = 0; i < UD_N; i++)
-    conf_dto(s->dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 200 + i);
-}
-
-/* Listen, answer the parent's UD service request with our UD EP, take its
- * datagrams and echo each one's payload back to the address and EP its
- * completion names (seeds + 50). */
-static int
-role_ud(void)
-{
-  conf_side_t s;
-  conf_buf_t rb, sb;
-  it_ep_handle_t ep;
-  it_remote_ep_info_t info;
-  conf_side_open(&s, NULL);
-  if (!ud_open(&s, UD_QKEY_CHILD, &ep, &info, &rb)) {
-    printf("skip\n");
-    fflush(stdout);
-    return 0;
-  }
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
-  it_event_t ev = conf_wait(s.req, IT_CM_REQ_UD_SERVICE_REQUEST_EVENT);
-  g_assert_true(ev.ud_svc_request.private_data_present);
-  g_assert_cmpmem(ev.ud_svc_request.private_data, sizeof(ud_req_pd), ud_req_pd, sizeof(ud_req_pd));
-  conf_ok(it_ud_service_reply(ev.ud_svc_request.ud_svc_req_id, IT_UD_SVC_EP_INFO_VALID, info, ud_rep_pd,
-                              sizeof(ud_rep_pd)));
-  g_autofree char *from = conf_hear(0, LINE_TIMEOUT_MS);
-  guint64 parent_id = 0;
-  g_assert_nonnull(from);
-  g_assert_cmpint(sscanf(from, "from %" G_GUINT64_FORMAT, &parent_id), ==, 1);
-  it_event_t last;
-  ud_take(&s, ep, &rb, (it_ud_ep_id_t) parent_id, 10, &last);
-  it_dg_remote_ep_addr_t to = conf_ud_reply_to(s.pz, &last.all_dto_cmpl, UD_QKEY_PARENT);
-  conf_buf_new(&s, &sb, (size_t) UD_N * UD_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  ud_send_all(&s, ep, &sb, &to, 60);
-  conf_buf_check_guards(&rb);
-  printf("ok\n");
-  fflush(stdout);
-  g_autofree char *bye = conf_hear(0, LINE_TIMEOUT_MS);
-  g_assert_cmpstr(bye, ==, "bye");
-  conf_ok(it_ep_free(ep));
-  conf_buf_free(&rb);
-  conf_buf_free(&sb);
-  conf_side_close(&s);
-  return 0;
-}
-
-/* ---- protection zones across processes ---- */
-
-#define PZ_LEN 4096
-#define PZ_TOUCHED 128  /* the parent's good requests stay below this offset */
-
-/* Two regions for the parent: one in the EP's PZ, then one in a second PZ
- * of this IA (in a sealable memfd with @memfd), each said as "mr ADDR CTX
- * LEN".  The parent's accesses to the second must be refused.  On "check
- * remote" or "check local" (the parent's request failed at the parent):
- * the second region is whole, the first past PZ_TOUCHED, the guards of
- * both; the connection breaks (and, remote, an affiliated event names the
- * EP); then "ok". */
-static int
-role_pz(gboolean memfd)
-{
-  conf_side_t s;
-  it_ep_attributes_t attr;
-  gboolean at = conf_probe_atomics(&attr, NULL);
-  role_accept_attr(&s, &attr, NULL, TRUE);
-  it_mem_priv_t privs = IT_PRIV_LOCAL | IT_PRIV_REMOTE | (at ? IT_PRIV_ATOMIC : 0);
-  conf_buf_t rb, fb;
-  conf_buf_new(&s, &rb, PZ_LEN, privs, IT_ADDR_MODE_ABSOLUTE);
-  conf_side_t other = s;
-  conf_ok(it_pz_create(s.ia, &other.pz));
-  if (memfd)
-    memfd_buf_new(&other, &fb, PZ_LEN, privs);
-  else
-    conf_buf_new(&other, &fb, PZ_LEN, privs, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_fill(&rb, 5);
-  conf_buf_fill(&fb, 6);
-  peer_accessed(&rb);
-  peer_accessed(&fb);
-  g_autofree unsigned char *rb_was = g_memdup2(rb.data, rb.len);
-  g_autofree unsigned char *fb_was = g_memdup2(fb.data, fb.len);
-  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
-         (guint64) rb.ctx, (unsigned) PZ_LEN);
-  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) fb.data,
-         (guint64) fb.ctx, (unsigned) PZ_LEN);
-  fflush(stdout);
-  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3);
-  g_assert_nonnull(l);
-  g_assert_true(g_str_has_prefix(l, "check "));
-  g_assert_cmpmem(fb.data, fb.len, fb_was, fb.len);
-  g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, rb_was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
-  conf_buf_check_guards(&rb);
-  conf_buf_check_guards(&fb);
-  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  if (strcmp(l, "check remote") == 0) {
-    it_event_t ev;
-    size_t more;
-    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
-    g_assert_true(ev.aff_async.cause.ep == s.ep);
-  }
-  printf("ok\n");
-  fflush(stdout);
-  return 0;
-}
-
-/* One connection after another for the parent's key checks: on "next",
- * accept the next connection on a fresh EP, register a fresh region
- * (private, or in a sealable memfd with @memfd) filled with seed 5 and say
- * it ("mr ADDR CTX LEN"); on "check", verify it past PZ_TOUCHED and its
- * guards, wait for the connection to break and the affiliated event, say
- * "ok".  "bye" ends. */
-static int
-role_keys(gboolean memfd)
-{
-  conf_side_t s;
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  conf_side_open(&s, NULL);
-  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
-  it_ep_attributes_t attr;
-  conf_default_attr(&attr);
-  for (;;) {
-    g_autofree char *cmd = conf_hear(0, LINE_TIMEOUT_MS * 3);
-    g_assert_nonnull(cmd);
-    if (strcmp(cmd, "bye") == 0)
-      break;
-    g_assert_cmpstr(cmd, ==, "next");
-    it_ep_handle_t ep;
-    conf_ok(it_ep_rc_create(s.pz, s.dto, s.dto, s.cm, IT_EP_NO_FLAG, &attr, &ep));
-    it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
-    conf_ok(it_ep_accept(ep, ev.conn_req.cn_est_id, apd, sizeof(apd)));
-    conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
-    conf_buf_t rb;
-    if (memfd)
-      memfd_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
-    else
-      conf_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
-    conf_buf_fill(&rb, 5);
-    peer_accessed(&rb);
-    g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
-    printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
-           (guint64) rb.ctx, (unsigned) PZ_LEN);
-    fflush(stdout);
-    g_autofree char *chk = conf_hear(0, LINE_TIMEOUT_MS * 3);
-    g_assert_cmpstr(chk, ==, "check");
-    g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
-    conf_buf_check_guards(&rb);
-    ev = conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-    g_assert_true(ev.conn.ep == ep);
-    size_t more;
-    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more));
-    g_assert_true(ev.aff_async.cause.ep == ep);
-    conf_ok(it_lmr_free(rb.lmr));
-    rb.lmr = IT_NULL_HANDLE;
-    if (!memfd)
-      conf_buf_free(&rb); /* a memfd mapping stays, as role_target's */
-    conf_ok(it_ep_free(ep));
-    printf("ok\n");
-    fflush(stdout);
-  }
-  return 0;
-}
-
-/* ---- receive lengths and the EP's RDMA rights ---- */
-
-/* The layout of a "recvlen" child's buffer for messages of @n bytes: the
- * first receive takes [0, n); the second [2n, 2n + n/2) and [3n, 3n + n/2);
- * the third, which the parent overruns by one byte, [4n, 5n), or with two
- * segments [4n, 4n + n/2) and [5n, 5n + n/2). */
-static void
-recvlen_params(size_t *n, int *sges)
-{
-  const char *p = g_getenv("CONF_XPROC_RECV");
-  unsigned long a = 64;
-  int b = 1;
-  if (p != NULL)
-    g_assert_cmpint(sscanf(p, "%lu %d", &a, &b), ==, 2);
-  *n = a;
-  *sges = b;
-}
-
-/* Three receives (recvlen_params), "ready"; the first two complete with
- * the parent's @n bytes scattered exactly into their segments; the third
- * exactly once, IT_DTO_ERR_LOCAL_LENGTH, nothing written outside its
- * segments; the connection breaks with IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR;
- * "ok". */
-static int
-role_recvlen(void)
-{
-  conf_side_t s;
-  size_t n;
-  int sges;
-  recvlen_params(&n, &sges);
-  role_accept(&s, NULL, TRUE);
-  conf_buf_t rb;
-  conf_buf_new(&s, &rb, 7 * n, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_fill(&rb, 5);
-  g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
-  it_lmr_triplet_t r1 = conf_seg(&rb, 0, n);
-  it_lmr_triplet_t r2[2] = { conf_seg(&rb, 2 * n, n / 2), conf_seg(&rb, 3 * n, n - n / 2) };
-  it_lmr_triplet_t r3[2] = { conf_seg(&rb, 4 * n, sges == 1 ? n : n / 2), conf_seg(&rb, 5 * n, n - n / 2) };
-  conf_ok(it_post_recv(s.ep, &r1, 1, 1, IT_COMPLETION_FLAG));
-  conf_ok(it_post_recv(s.ep, r2, 2, 2, IT_COMPLETION_FLAG));
-  conf_ok(it_post_recv(s.ep, r3, (size_t) sges, 3, IT_COMPLETION_FLAG));
-  printf("ready\n");
-  fflush(stdout);
-  it_dto_cmpl_event_t e = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
-  g_assert_cmpuint(e.transferred_length, ==, n);
-  e = conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 2);
-  g_assert_cmpuint(e.transferred_length, ==, n);
-  conf_dto(s.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_ERR_LOCAL_LENGTH, 3);
-  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  it_event_t ev = conf_wait(s.aff, IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR);
-  g_assert_true(ev.aff_async.cause.ep == s.ep);
-  conf_assert_empty(s.dto); /* the failed receive completed once */
-  /* The parent's bytes (conf_buf_fill seed 9) where the receives put
-   * them, the old ones everywhere else but the third receive's segments. */
-  conf_buf_check(&rb, 0, n, 9);
-  g_assert_cmpmem(rb.data + n, n, was + n, n);
-  conf_buf_check(&rb, 2 * n, n / 2, 9);
-  g_assert_cmpmem(rb.data + 2 * n + n / 2, n - n / 2, was + 2 * n + n / 2, n - n / 2);
-  for (size_t i = 0; i < n - n / 2; i++)
-    g_assert_cmpuint(rb.data[3 * n + i], ==, (unsigned char) ((n / 2 + i) * 31 + 9 * 7 + 1));
-  size_t end3 = sges == 1 ? 5 * n : 4 * n + n / 2;
-  g_assert_cmpmem(rb.data + end3, 5 * n - end3, was + end3, 5 * n - end3);
-  size_t past = sges == 1 ? 5 * n : 6 * n - n / 2;
-  g_assert_cmpmem(rb.data + past, rb.len - past, was + past, rb.len - past);
-  conf_buf_check_guards(&rb);
-  printf("ok\n");
-  fflush(stdout);
-  return 0;
-}
-
-/* CONF_XPROC_RIGHTS "w" or "r": the EP accepts with incoming RDMA Writes
- * (or Reads) disabled; a region (private, or a sealable memfd with
- * @memfd) with every remote right, filled with seed 5, said as "mr ADDR
- * CTX LEN"; on "check": unchanged past PZ_TOUCHED, guards intact, the
- * connection broken with an affiliated event naming the EP; "ok". */
-static int
-role_rights(gboolean memfd)
-{
-  conf_side_t s;
-  it_ep_attributes_t attr;
-  conf_default_attr(&attr);
-  gboolean no_write = g_strcmp0(g_getenv("CONF_XPROC_RIGHTS"), "w") == 0;
-  attr.srv.rc.rdma_write_enable = no_write ? IT_FALSE : IT_TRUE;
-  attr.srv.rc.rdma_read_enable = no_write ? IT_TRUE : IT_FALSE;
-  role_accept_attr(&s, &attr, NULL, TRUE);
-  conf_buf_t rb;
-  if (memfd)
-    memfd_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
-  else
-    conf_buf_new(&s, &rb, PZ_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_fill(&rb, 5);
-  peer_accessed(&rb);
-  g_autofree unsigned char *was = g_memdup2(rb.data, rb.len);
-  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n", (guint64) (uintptr_t) rb.data,
-         (guint64) rb.ctx, (unsigned) PZ_LEN);
-  fflush(stdout);
-  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3);
-  g_assert_cmpstr(l, ==, "check");
-  g_assert_cmpmem(rb.data + PZ_TOUCHED, rb.len - PZ_TOUCHED, was + PZ_TOUCHED, rb.len - PZ_TOUCHED);
-  conf_buf_check_guards(&rb);
-  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  it_event_t ev;
-  size_t more;
-  conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
-  g_assert_true(ev.aff_async.cause.ep == s.ep);
-  printf("ok\n");
-  fflush(stdout);
-  return 0;
-}
-
-static int
-role_sleeper(void)
-{
-  conf_side_t s;
-  role_accept(&s, NULL, TRUE);
-  printf("ready\n");
-  fflush(stdout);
-  char c;
-  while (read(0, &c, 1) > 0) /* killed here */
-    ;
-  return 0;
-}
-
-/* ---- wait-race: bursts of sends to a parent whose threads race ---- */
-
-#define BURST_N 60
-#define BURST_LEN 64
-
-static unsigned char
-burst_byte(unsigned round, unsigned k, size_t j)
-{
-  return (unsigned char) (round * 29 + k * 131 + j * 7 + 3);
-}
-
-/* The sending child: "burst ROUND GAP_US" sends BURST_N messages of
- * BURST_LEN bytes (message k of round ROUND), a random pause of up to
- * GAP_US between two, every send completion reaped; then "sent ROUND".
- * "quit": wait for the parent's disconnect. */
-static int
-role_burst(void)
-{
-  conf_side_t s;
-  conf_buf_t b;
-  role_accept(&s, NULL, TRUE);
-  conf_buf_new(&s, &b, (size_t) BURST_N * BURST_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  GRand *rnd = g_rand_new_with_seed(27);
-  for (;;) {
-    g_autofree char *l = conf_hear(0, 60000);
-    unsigned round = 0, gap = 0;
-    if (l == NULL || strcmp(l, "quit") == 0)
-      break;
-    g_assert_cmpint(sscanf(l, "burst %u %u", &round, &gap), ==, 2);
-    unsigned done = 0;
-    for (unsigned k = 0; k < BURST_N; k++) {
-      unsigned char *m = b.data + (size_t) k * BURST_LEN;
-      for (size_t j = 0; j < BURST_LEN; j++)
-        m[j] = burst_byte(round, k, j);
-      it_lmr_triplet_t t = conf_seg(&b, (size_t) k * BURST_LEN, BURST_LEN);
-      conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
-      if (gap > 0)
-        g_usleep(g_rand_int_range(rnd, 0, (gint32) gap + 1));
-      it_event_t ev;
-      while (it_evd_dequeue(s.dto, &ev) == IT_SUCCESS) {
-        g_assert_cmpint(ev.event_number, ==, IT_DTO_SEND_CMPL_EVENT);
-        g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
-        done++;
-      }
-    }
-    while (done < BURST_N) {
-      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, done);
-      done++;
-    }
-    printf("sent %u\n", round);
-    fflush(stdout);
-  }
-  g_rand_free(rnd);
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  return 0;
-}
+#include "conf_xproc.h"
 
 /* ---- the parent's halves ---- */
 
@@ -944,14 +32,14 @@ send_recv_with(child_t *c, gboolean bad_send)
 {
   conf_side_t s;
   conf_buf_t sb, rb;
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(&s, NULL);
   conf_buf_new(&s, &sb, MSG_BIG * 2, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&s, &rb, MSG_BIG * 2, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   it_lmr_triplet_t ra = conf_seg(&rb, 0, MSG_SMALL), rbig = conf_seg(&rb, MSG_BIG, MSG_BIG);
   conf_ok(it_post_recv(s.ep, &ra, 1, 11, IT_COMPLETION_FLAG));
   conf_ok(it_post_recv(s.ep, &rbig, 1, 12, IT_COMPLETION_FLAG));
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   for (size_t i = 0; i < MSG_SMALL; i++)
     sb.data[i] = (unsigned char) (i * 31 + 1 * 7 + 1);
   for (size_t i = 0; i < MSG_BIG; i++)
@@ -992,7 +80,7 @@ send_recv_with(child_t *c, gboolean bad_send)
   conf_buf_free(&sb);
   conf_buf_free(&rb);
   conf_side_close(&s);
-  reap_ok(c);
+  xproc_reap_ok(c);
 }
 
 /* Send the stream to a "stream" child: message k once the child granted
@@ -1002,7 +90,7 @@ stream_with(child_t *c)
 {
   conf_side_t s;
   conf_buf_t src, cr;
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(&s, NULL);
   conf_buf_new(&s, &src, (size_t) STREAM_W * STREAM_SLOT, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&s, &cr, STREAM_CREDITS * 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
@@ -1010,14 +98,14 @@ stream_with(child_t *c)
     it_lmr_triplet_t t = conf_seg(&cr, i * 8, 8);
     conf_ok(it_post_recv(s.ep, &t, 1, (1u << 30) + i, IT_COMPLETION_FLAG));
   }
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   guint64 credit = 0, done = 0;
   for (unsigned k = 0; k < STREAM_N || done < STREAM_N;) {
     if (k < STREAM_N && k < credit && k - done < STREAM_W) {
-      size_t len = stream_size(k);
+      size_t len = xproc_stream_size(k);
       unsigned char *m = src.data + (size_t) (k % STREAM_W) * STREAM_SLOT;
       for (size_t j = 0; j < len; j++)
-        m[j] = stream_byte(k, j);
+        m[j] = xproc_stream_byte(k, j);
       it_lmr_triplet_t t = conf_seg(&src, (size_t) (k % STREAM_W) * STREAM_SLOT, len);
       conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
       k++;
@@ -1056,7 +144,7 @@ stream_with(child_t *c)
   conf_buf_free(&src);
   conf_buf_free(&cr);
   conf_side_close(&s);
-  reap_ok(c);
+  xproc_reap_ok(c);
 }
 
 /* Connect to a target child and hear its region (address, context,
@@ -1065,9 +153,9 @@ static void
 open_target(child_t *c, conf_side_t *s, conf_buf_t *lb, conf_buf_t *back, guint64 *addr, guint64 *ctx,
             unsigned *len)
 {
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(s, NULL);
-  connect_to(s, port);
+  xproc_connect(s, port);
   g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", addr, ctx, len), ==, 3);
@@ -1108,7 +196,7 @@ rdma_with(child_t *c, gboolean overrun)
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   }
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&lb);
   conf_buf_free(&back);
@@ -1241,7 +329,7 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   }
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   if (rmr != IT_NULL_HANDLE)
     conf_ok(it_rmr_free(rmr));
@@ -1262,7 +350,7 @@ with_child(const char *role, gboolean no_cma, void (*half)(child_t *, gboolean),
 {
   if (no_cma)
     g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t c = spawn(role, no_cma);
+  child_t c = xproc_spawn(role, no_cma);
   half(&c, arg);
   unlink(c.err);
   if (no_cma)
@@ -1287,7 +375,7 @@ test_send_local_protection(void)
                  "sides see CONN_BROKEN (what the provider kept of the earlier checks does not "
                  "stand for it)");
   g_setenv("CONF_XPROC_ECHO_END", "broken", TRUE);
-  child_t c = spawn("echo", FALSE);
+  child_t c = xproc_spawn("echo", FALSE);
   g_unsetenv("CONF_XPROC_ECHO_END");
   send_recv_with(&c, TRUE);
   unlink(c.err);
@@ -1306,10 +394,10 @@ test_rdma_write_read(void)
 static void
 open_atomic(child_t *c, conf_side_t *s, const it_ep_attributes_t *attr, guint64 *addr, guint64 *ctx)
 {
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   unsigned len = 0;
   conf_side_open(s, attr);
-  connect_to(s, port);
+  xproc_connect(s, port);
   g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   g_assert_cmpint(sscanf(l, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u", addr, ctx, &len), ==, 3);
@@ -1324,7 +412,7 @@ close_atomic(child_t *c, conf_side_t *s, guint64 word)
   g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
   conf_ok(it_ep_disconnect(s->ep, NULL, 0));
   conf_wait(s->cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_side_close(s);
 }
@@ -1338,7 +426,7 @@ start_atomic(child_t *c, conf_side_t *s, conf_buf_t *res, size_t len, guint64 *a
   it_ep_attributes_t attr;
   if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
     return FALSE;
-  *c = spawn("atomic", FALSE);
+  *c = xproc_spawn("atomic", FALSE);
   open_atomic(c, s, &attr, addr, ctx);
   conf_buf_new(s, res, len, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   memset(res->data, 0xee, len);
@@ -1398,7 +486,7 @@ test_atomic_misaligned(void)
   conf_buf_check_guards(&res);
   conf_say(c.to, "broken %" G_GUINT64_FORMAT "\n", (guint64) WORD0);
   g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
-  reap_ok(&c);
+  xproc_reap_ok(&c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&res);
   conf_side_close(&s);
@@ -1421,7 +509,7 @@ test_atomics_not_negotiated(void)
                     "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
     return;
   g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);
-  child_t c = spawn("atomic", FALSE);
+  child_t c = xproc_spawn("atomic", FALSE);
   g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
   conf_side_t s;
   conf_buf_t res;
@@ -1461,11 +549,11 @@ test_bounce(void)
   if (!conf_require(g_str_has_prefix(conf_ia_name(), "emul"), "emul's ITAPI_EMUL_CMA knob"))
     return;
   g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t c = spawn("echo", TRUE);
+  child_t c = xproc_spawn("echo", TRUE);
   send_recv_with(&c, FALSE);
   g_assert_cmpint(count_in(c.err, needle), ==, 1);
   unlink(c.err);
-  child_t t = spawn("target", TRUE);
+  child_t t = xproc_spawn("target", TRUE);
   rdma_with(&t, FALSE);
   g_assert_cmpint(count_in(t.err, needle), ==, 1);
   unlink(t.err);
@@ -1478,13 +566,13 @@ test_stream(void)
   g_test_summary("xproc: 2000 sends of 0 B to 256 KiB (every frame and page boundary) under "
                  "receive credits, each checked byte for byte and in order at the child; over "
                  "cross-memory attach, and (emul) again through the bounce ring");
-  child_t c = spawn("stream", FALSE);
+  child_t c = xproc_spawn("stream", FALSE);
   stream_with(&c);
   unlink(c.err);
   if (!g_str_has_prefix(conf_ia_name(), "emul"))
     return;  /* the bounce ring is emul's */
   g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t b = spawn("stream", TRUE);
+  child_t b = xproc_spawn("stream", TRUE);
   stream_with(&b);
   unlink(b.err);
   g_unsetenv("ITAPI_EMUL_CMA");
@@ -1513,7 +601,7 @@ burst_take(burst_t *bu, const it_event_t *ev, gboolean waited)
   g_assert_cmpuint(k, <, BURST_N);
   const unsigned char *m = bu->rb->data + (size_t) k * BURST_LEN;
   for (size_t j = 0; j < BURST_LEN; j++)
-    if (m[j] != burst_byte(bu->round, (unsigned) k, j))
+    if (m[j] != xproc_burst_byte(bu->round, (unsigned) k, j))
       g_error("wait-race: byte %zu of message %u of round %u differs", j, (unsigned) k, bu->round);
   g_mutex_lock(&bu->lock);
   if (bu->seen[k])
@@ -1561,10 +649,10 @@ wait_race_with(child_t *c)
 {
   conf_side_t s;
   conf_buf_t rb;
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(&s, NULL);
   conf_buf_new(&s, &rb, (size_t) BURST_N * BURST_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   /* Rounds: without and with a racing dequeuer, messages back to back and
    * spaced (so that the waiter sleeps between them, on the provider's
    * descriptors where it offers them). */
@@ -1610,7 +698,7 @@ wait_race_with(child_t *c)
   conf_buf_check_guards(&rb);
   conf_buf_free(&rb);
   conf_side_close(&s);
-  reap_ok(c);
+  xproc_reap_ok(c);
 }
 
 static void
@@ -1620,7 +708,7 @@ test_wait_race(void)
                  "taken by a thread in it_evd_wait alone (each wait bounded: none stranded) and "
                  "with a second thread dequeuing from the same EVD at the same time: every "
                  "message is taken exactly once, whole, and nothing is left over");
-  child_t c = spawn("burst", FALSE);
+  child_t c = xproc_spawn("burst", FALSE);
   wait_race_with(&c);
   unlink(c.err);
 }
@@ -1697,7 +785,7 @@ rdma_mapped_run(child_t *c, mapped_end_t end)
   conf_write_refused(&s, 42);
   conf_say(c->to, "guards\n");
   g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&lb);
   conf_buf_free(&back);
@@ -1761,18 +849,18 @@ test_windows(void)
                  "RDMA-Writes and Reads through its context, then it_post_send_and_unlink "
                  "invalidates it (the child's receive names the RMR, it_rmr_query says unlinked); "
                  "a write through the dead context completes REMOTE_ACCESS, nothing lands");
-  child_t c = spawn("window", FALSE);
-  uint16_t port = hear_port(&c);
+  child_t c = xproc_spawn("window", FALSE);
+  uint16_t port = xproc_hear_port(&c);
   conf_side_t s;
   conf_buf_t lb, back;
   conf_side_open(&s, NULL);
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   if (g_strcmp0(l, "skip") == 0) {
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-    reap_ok(&c);
+    xproc_reap_ok(&c);
     unlink(c.err);
     conf_side_close(&s);
     conf_require(FALSE, "narrow RMRs and send-and-unlink (rmr_types_supported, "
@@ -1803,7 +891,7 @@ test_windows(void)
   conf_ok(it_post_rdma_write(s.ep, &g, 1, 53, IT_COMPLETION_FLAG, ra, ctx));
   conf_write_refused(&s, 53);
   g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
-  reap_ok(&c);
+  xproc_reap_ok(&c);
   g_assert_cmpstr(ok, ==, "ok");
   unlink(c.err);
   conf_buf_free(&lb);
@@ -1845,11 +933,11 @@ test_ud(void)
                  "(private data both ways), sends it 8 datagrams (a first one with a wrong Q_Key, "
                  "dropped), the child checks each after its GRH and the sender's ud_ep_id, and "
                  "echoes 8 back to the address its receive completion named");
-  child_t c = spawn("ud", FALSE);
+  child_t c = xproc_spawn("ud", FALSE);
   g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   if (g_strcmp0(l, "skip") == 0) {
-    reap_ok(&c);
+    xproc_reap_ok(&c);
     unlink(c.err);
     conf_require(FALSE, "ud");
     return;
@@ -1861,21 +949,21 @@ test_ud(void)
   it_ep_handle_t ep;
   it_remote_ep_info_t info;
   conf_side_open(&s, NULL);
-  g_assert_true(ud_open(&s, UD_QKEY_PARENT, &ep, &info, &rb));
+  g_assert_true(xproc_ud_open(&s, UD_QKEY_PARENT, &ep, &info, &rb));
   conf_say(c.to, "from %" G_GUINT64_FORMAT "\n", (guint64) info.ud_ep_id);
   it_path_t path;
   conf_path(&s, &path);
   it_conn_qual_t q = { .type = IT_IANA_PORT };
   q.conn_qual.port = htons((uint16_t) port);
   it_ud_svc_req_handle_t svc;
-  conf_ok(it_ud_service_request_handle_create(&q, s.cm, &path, ud_req_pd, sizeof(ud_req_pd), &svc));
+  conf_ok(it_ud_service_request_handle_create(&q, s.cm, &path, xproc_ud_req_pd, sizeof(xproc_ud_req_pd), &svc));
   conf_ok(it_ud_service_request(svc));
   it_event_t rep = conf_wait(s.cm, IT_CM_MSG_UD_SERVICE_REPLY_EVENT);
   g_assert_cmpint(rep.ud_svc_reply.status, ==, IT_UD_SVC_EP_INFO_VALID);
   g_assert_cmphex(rep.ud_svc_reply.ep_info.ud_ep_key, ==, UD_QKEY_CHILD);
   g_assert_cmpuint(rep.ud_svc_reply.ep_info.ud_ep_id, !=, info.ud_ep_id);  /* unique on the host */
   g_assert_true(rep.ud_svc_reply.private_data_present);
-  g_assert_cmpmem(rep.ud_svc_reply.private_data, sizeof(ud_rep_pd), ud_rep_pd, sizeof(ud_rep_pd));
+  g_assert_cmpmem(rep.ud_svc_reply.private_data, sizeof(xproc_ud_rep_pd), xproc_ud_rep_pd, sizeof(xproc_ud_rep_pd));
   it_addr_handle_t ah;
   conf_ok(it_address_handle_create(s.pz, &rep.ud_svc_reply.dst_path, 0, &ah));
   it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
@@ -1890,13 +978,13 @@ test_ud(void)
   it_lmr_triplet_t t = conf_seg(&sb, 0, UD_LEN);
   conf_ok(it_post_sendto(ep, &t, 1, 199, IT_COMPLETION_FLAG, &bad));
   conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 199);
-  ud_send_all(&s, ep, &sb, &dst, 10);
+  xproc_ud_send_all(&s, ep, &sb, &dst, 10);
   it_event_t last;
-  ud_take(&s, ep, &rb, rep.ud_svc_reply.ep_info.ud_ep_id, 60, &last);
+  xproc_ud_take(&s, ep, &rb, rep.ud_svc_reply.ep_info.ud_ep_id, 60, &last);
   g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(ok, ==, "ok");
   conf_say(c.to, "bye\n");
-  reap_ok(&c);
+  xproc_reap_ok(&c);
   unlink(c.err);
   conf_assert_empty(s.dto);
   conf_buf_check_guards(&rb);
@@ -1915,11 +1003,11 @@ test_peer_killed(void)
                  "process's kernel closing the stream), every posted WR flushed exactly once");
   conf_side_t s;
   conf_buf_t b;
-  child_t c = spawn("sleeper", FALSE);
-  uint16_t port = hear_port(&c);
+  child_t c = xproc_spawn("sleeper", FALSE);
+  uint16_t port = xproc_hear_port(&c);
   conf_side_open(&s, NULL);
   conf_buf_new(&s, &b, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(l, ==, "ready");
   it_lmr_triplet_t seg = conf_seg(&b, 0, 4096);
@@ -1965,7 +1053,7 @@ test_peer_killed(void)
     seen[k] = TRUE;
   }
   conf_assert_empty(s.dto);
-  reap(&c, 5000);
+  xproc_reap(&c, 5000);
   unlink(c.err);
   conf_buf_free(&b);
   conf_side_close(&s);
@@ -2011,16 +1099,16 @@ test_no_leak(void)
 {
   g_test_summary("xproc: connections that closed leave no segment in /dev/shm and no fd open "
                  "(the provider's per-process region table and thread stay after first use)");
-  child_t c = spawn("echo", FALSE);
+  child_t c = xproc_spawn("echo", FALSE);
   send_recv_with(&c, FALSE);  /* first use: the provider's lasting objects exist now */
   unlink(c.err);
   g_usleep(100000);
   int fds = count_fds();
   for (int i = 0; i < 2; i++) {
-    child_t e = spawn("echo", FALSE);
+    child_t e = xproc_spawn("echo", FALSE);
     send_recv_with(&e, FALSE);
     unlink(e.err);
-    child_t t = spawn("target", FALSE);
+    child_t t = xproc_spawn("target", FALSE);
     rdma_with(&t, i == 1);
     unlink(t.err);
   }
@@ -2062,9 +1150,9 @@ pz_with(child_t *c, xpz_op_t op)
   conf_side_t s;
   it_ep_attributes_t attr;
   conf_probe_atomics(&attr, NULL);
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(&s, &attr);
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   guint64 addr[2], ctx[2];
   unsigned len[2];
   for (int i = 0; i < 2; i++) {
@@ -2107,7 +1195,7 @@ pz_with(child_t *c, xpz_op_t op)
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   conf_say(c->to, "check %s\n", op == XPZ_LOCAL ? "local" : "remote");
   g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&loc);
   conf_side_close(&s);
@@ -2132,7 +1220,7 @@ test_pz(gconstpointer data)
       g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
       if (no_cma)
         g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = spawn(memfd ? "pzm" : "pz", no_cma);
+      child_t c = xproc_spawn(memfd ? "pzm" : "pz", no_cma);
       pz_with(&c, op);
       unlink(c.err);
       if (no_cma)
@@ -2151,14 +1239,14 @@ static void
 keys_with(child_t *c, xpz_op_t op)
 {
   static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_key_change_t ch[64 + 8];
   int n = 0;
   for (int i = 0; n == 0 || i < n; i++) {
     conf_side_t s;
     conf_say(c->to, "next\n");
     conf_side_open(&s, NULL);
-    connect_to(&s, port);
+    xproc_connect(&s, port);
     guint64 addr, ctx;
     unsigned len;
     g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
@@ -2196,7 +1284,7 @@ keys_with(child_t *c, xpz_op_t op)
     conf_side_close(&s);
   }
   conf_say(c->to, "bye\n");
-  reap_ok(c);
+  xproc_reap_ok(c);
 }
 
 static void
@@ -2215,7 +1303,7 @@ test_key_field(gconstpointer data)
       g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
       if (no_cma)
         g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = spawn(memfd ? "keysm" : "keys", no_cma);
+      child_t c = xproc_spawn(memfd ? "keysm" : "keys", no_cma);
       keys_with(&c, op);
       unlink(c.err);
       if (no_cma)
@@ -2235,10 +1323,10 @@ recvlen_with(child_t *c)
   conf_side_t s;
   size_t n;
   int sges;
-  recvlen_params(&n, &sges);
-  uint16_t port = hear_port(c);
+  xproc_recvlen_params(&n, &sges);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(&s, NULL);
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   g_autofree char *ready = conf_hear(c->from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(ready, ==, "ready");
   conf_buf_t sb;
@@ -2259,7 +1347,7 @@ recvlen_with(child_t *c)
   g_assert_true(ev.aff_async.cause.ep == s.ep);
   conf_assert_empty(s.dto); /* the failed send completed once */
   g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS * 2);
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_check_guards(&sb);
   conf_buf_free(&sb);
@@ -2285,7 +1373,7 @@ test_recv_length(void)
       g_setenv("CONF_XPROC_RECV", params[i], TRUE);
       if (no_cma)
         g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = spawn("recvlen", no_cma);
+      child_t c = xproc_spawn("recvlen", no_cma);
       recvlen_with(&c);
       unlink(c.err);
       g_unsetenv("CONF_XPROC_RECV");
@@ -2303,9 +1391,9 @@ static void
 rights_with(child_t *c, gboolean no_write, gboolean memfd)
 {
   conf_side_t s;
-  uint16_t port = hear_port(c);
+  uint16_t port = xproc_hear_port(c);
   conf_side_open(&s, NULL);
-  connect_to(&s, port);
+  xproc_connect(&s, port);
   guint64 addr, ctx;
   unsigned len;
   g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
@@ -2336,7 +1424,7 @@ rights_with(child_t *c, gboolean no_write, gboolean memfd)
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   conf_say(c->to, "check\n");
   g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
-  reap_ok(c);
+  xproc_reap_ok(c);
   g_assert_cmpstr(ok, ==, "ok");
   conf_buf_free(&loc);
   conf_side_close(&s);
@@ -2358,7 +1446,7 @@ test_rdma_disabled(gconstpointer data)
       g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
       if (no_cma)
         g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = spawn(memfd ? "rightsm" : "rights", no_cma);
+      child_t c = xproc_spawn(memfd ? "rightsm" : "rights", no_cma);
       rights_with(&c, no_write, memfd);
       unlink(c.err);
       if (no_cma)
@@ -2366,40 +1454,15 @@ test_rdma_disabled(gconstpointer data)
     }
   g_unsetenv("CONF_XPROC_RIGHTS");
 }
+
 int
 main(int argc, char **argv)
 {
-  self_exe = g_file_read_link("/proc/self/exe", NULL);
+  xproc_self_exe = g_file_read_link("/proc/self/exe", NULL);
   g_log_writer_default_set_use_stderr(TRUE);
   if (argc == 3 && strcmp(argv[1], "--xproc-role") == 0) {
     alarm(60); /* a child never outlives a stuck parent by much */
-    if (strcmp(argv[2], "echo") == 0)
-      return role_echo();
-    if (strcmp(argv[2], "target") == 0)
-      return role_target(FALSE);
-    if (strcmp(argv[2], "mtarget") == 0)
-      return role_target(TRUE);
-    if (strcmp(argv[2], "window") == 0)
-      return role_window();
-    if (strcmp(argv[2], "sleeper") == 0)
-      return role_sleeper();
-    if (strcmp(argv[2], "atomic") == 0)
-      return role_atomic();
-    if (strcmp(argv[2], "stream") == 0)
-      return role_stream();
-    if (strcmp(argv[2], "burst") == 0)
-      return role_burst();
-    if (strcmp(argv[2], "ud") == 0)
-      return role_ud();
-    if (strcmp(argv[2], "pz") == 0 || strcmp(argv[2], "pzm") == 0)
-      return role_pz(strcmp(argv[2], "pzm") == 0);
-    if (strcmp(argv[2], "keys") == 0 || strcmp(argv[2], "keysm") == 0)
-      return role_keys(strcmp(argv[2], "keysm") == 0);
-    if (strcmp(argv[2], "recvlen") == 0)
-      return role_recvlen();
-    if (strcmp(argv[2], "rights") == 0 || strcmp(argv[2], "rightsm") == 0)
-      return role_rights(strcmp(argv[2], "rightsm") == 0);
-    return 2;
+    return xproc_child_main(argv[2]);
   }
   g_test_init(&argc, &argv, NULL);
   signal(SIGPIPE, SIG_IGN);
@@ -2433,3 +1496,4 @@ main(int argc, char **argv)
   g_test_add_data_func("/conformance/xproc/rdma-disabled/read", GINT_TO_POINTER(FALSE), test_rdma_disabled);
   return g_test_run();
 }
+

@@ -1,0 +1,116 @@
+/*
+ * Conformance across processes, the harness: spawn this program again as a
+ * child in a role, reap it within a bound, connect to it, hear its lines.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf_xproc.h"
+
+const char *xproc_self_exe;
+const unsigned char xproc_cpd[sizeof XPROC_CPD_TEXT] = XPROC_CPD_TEXT;
+const unsigned char xproc_apd[sizeof XPROC_APD_TEXT] = XPROC_APD_TEXT;
+
+#if defined(__SANITIZE_THREAD__)
+#define CONF_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CONF_TSAN 1
+#endif
+#endif
+#ifdef CONF_TSAN
+/* ThreadSanitizer's dynamic annotation (tsan_interface_ann.cpp). */
+void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
+                             const char *desc);
+#endif
+
+/* A child's region that the parent reads and writes with one-sided RDMA
+ * while the child's application thread waits for the parent's next line.
+ * The order is real (the child's provider places the data before the
+ * parent's operation completes, and only then does the parent write the
+ * line the child reads), but it runs through the other process, where
+ * ThreadSanitizer cannot follow it: under TSan the region's bytes are
+ * declared a benign race, as a DMA target is (doc/sanitizers.md). */
+void
+xproc_peer_accessed(const conf_buf_t *b)
+{
+#ifdef CONF_TSAN
+  AnnotateBenignRaceSized(__FILE__, __LINE__, b->data, b->len,
+                          "a region the parent process accesses with one-sided RDMA");
+#else
+  (void) b;
+#endif
+}
+
+/* This program again as @role (ITAPI_EMUL_CMA=0 with @no_cma). */
+child_t
+xproc_spawn(const char *role, gboolean no_cma)
+{
+  g_autofree char *name = g_strdup_printf("conf-xproc-%s", role);
+  const char *args[] = { "--xproc-role", role, NULL };
+  return conf_child_spawn(xproc_self_exe, args, name, no_cma ? "ITAPI_EMUL_CMA" : NULL, "0");
+}
+
+
+/* Wait for the child's exit within @ms; kill it past that.  Its status. */
+int
+xproc_reap(child_t *c, int ms)
+{
+  int st = 0;
+  for (int i = 0; i < ms / 10; i++) {
+    if (waitpid(c->pid, &st, WNOHANG) == c->pid)
+      goto done;
+    g_usleep(10000);
+  }
+  kill(c->pid, SIGKILL);
+  waitpid(c->pid, &st, 0);
+  g_printerr("child %d did not exit in time\n", (int) c->pid);
+  st = -1;
+done:
+  close(c->to);
+  close(c->from);
+  return st;
+}
+
+void
+xproc_reap_ok(child_t *c)
+{
+  int st = xproc_reap(c, 20000);
+  if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+    g_autofree char *err = NULL;
+    g_file_get_contents(c->err, &err, NULL, NULL);
+    g_error("child failed (status 0x%x); its stderr:\n%s", st, err ? err : "");
+  }
+}
+
+void
+xproc_connect(conf_side_t *s, uint16_t port)
+{
+  it_path_t path;
+  it_conn_attributes_t ca;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(port);
+  memset(&ca, 0, sizeof(ca));
+  conf_path(s, &path);
+  conf_ok(it_ep_connect(s->ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, xproc_cpd, sizeof(xproc_cpd)));
+  it_event_t ev = conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.private_data_present);
+  g_assert_cmpmem(ev.conn.private_data, sizeof(xproc_apd), xproc_apd, sizeof(xproc_apd));
+}
+
+uint16_t
+xproc_hear_port(child_t *c)
+{
+  g_autofree char *l = conf_hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_nonnull(l);
+  unsigned port = 0;
+  g_assert_cmpint(sscanf(l, "port %u", &port), ==, 1);
+  return (uint16_t) port;
+}
+
