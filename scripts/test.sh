@@ -47,7 +47,8 @@ test_rc=$?
 # must not be counted if a build fails.
 san_what=""
 if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
-  rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json
+  rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json \
+    build-tsan/meson-logs/testlog-certify.json
   san_what=all
   command -v clang >/dev/null || san_what=asan
   # Its own process group (setsid), so that an early exit stops all of it.
@@ -104,6 +105,15 @@ if [ -n "$san_pid" ]; then
       echo "sanitizers: $d did not build or run (build-sanitize.log); fix it or run with ITAPI_SANITIZE=0"
     fi
   done
+  # TSan's conformance matrix run (scripts/sanitize.sh tsan) has a log of its own.
+  if [ "$san_what" = all ]; then
+    if [ -f build-tsan/meson-logs/testlog-certify.json ]; then
+      logs+=(build-tsan/meson-logs/testlog-certify.json)
+    else
+      san_rc=1
+      echo "sanitizers: build-tsan's conformance matrix run did not run (build-sanitize.log)"
+    fi
+  fi
 else
   echo "sanitizers: skipped (ITAPI_SANITIZE=0)"
 fi

@@ -2,7 +2,7 @@
  * itapi-certify: certify an RNIC-PI provider against the conformance catalog.
  *
  *   itapi-certify (--provider NAME | --provider-module PATH) [--strict]
- *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING] [--timeout SEC]
+ *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING...] [--timeout SEC]
  *                 [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
  *                 [--markdown FILE] [--html FILE] [--list]
  *
@@ -136,7 +136,8 @@ program_level(const char *prog)
   return "itapi";
 }
 
-static char *opt_provider, *opt_module, *opt_level = "all", *opt_filter, *opt_deviations;
+static char *opt_provider, *opt_module, *opt_level = "all", *opt_deviations;
+static char **opt_filter; /* --filter, repeated: a test runs if its id contains any */
 static char *opt_rules;
 static char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 static gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
@@ -660,6 +661,18 @@ test_free(gpointer p)
   g_free(t);
 }
 
+/* Whether --filter lets test @id run (no --filter: every test does). */
+static gboolean
+filtered_in(const char *id)
+{
+  if (opt_filter == NULL)
+    return TRUE;
+  for (char **f = opt_filter; *f != NULL; f++)
+    if (strstr(id, *f) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 static GPtrArray *
 build_catalog(const char *dir)
 {
@@ -702,7 +715,7 @@ build_catalog(const char *dir)
     for (char **l = lines; *l != NULL; l++) {
       if (**l != '/')
         continue;
-      if (opt_filter != NULL && strstr(*l, opt_filter) == NULL)
+      if (!filtered_in(*l))
         continue;
       test_t *t = g_new0(test_t, 1);
       t->id = g_strdup(*l);
@@ -715,7 +728,7 @@ build_catalog(const char *dir)
   }
   if (strcmp(opt_level, "all") == 0 || strcmp(opt_level, "itapi") == 0) {
     for (size_t i = 0; i < G_N_ELEMENTS(tool_tests); i++) {
-      if (opt_filter != NULL && strstr(tool_tests[i].id, opt_filter) == NULL)
+      if (!filtered_in(tool_tests[i].id))
         continue;
       test_t *t = g_new0(test_t, 1);
       t->id = g_strdup(tool_tests[i].id);
@@ -1149,7 +1162,8 @@ main(int argc, char **argv)
     { "skip-deviations", 0, 0, G_OPTION_ARG_NONE, &opt_skip_deviations,
       "do not run the tests the deviation file lists (a quicker run; it cannot see one pass)", NULL },
     { "level", 0, 0, G_OPTION_ARG_STRING, &opt_level, "rnicpi, itapi, interop or all (default)", "LEVEL" },
-    { "filter", 0, 0, G_OPTION_ARG_STRING, &opt_filter, "run only tests whose id contains TEXT", "TEXT" },
+    { "filter", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_filter,
+      "run only tests whose id contains TEXT (repeated: any of them)", "TEXT" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "seconds each test may take (default 60)", "SEC" },
     { "deviations", 0, 0, G_OPTION_ARG_FILENAME, &opt_deviations, "deviation file (default: the provider's)", "FILE" },
     { "tests-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_tests_dir, "where the test programs are", "DIR" },

@@ -36,7 +36,7 @@ import time
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
-# The configurations CI certifies (tools/certify/meson.build): name ->
+# The configurations CI certifies whole (rows of conformance/matrix/meson.build): name ->
 # (itapi-certify arguments, environment).
 CONFIGS = {
     "emul": (["-p", "emul"], {}),
