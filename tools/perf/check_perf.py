@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke test of itapi-perf in loopback: JSON, CSV and event mode.
+"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode and -T.
 
 Usage: check_perf.py PATH/TO/itapi-perf
 
@@ -86,11 +86,30 @@ def main():
         sys.exit(f"FAIL: -e: expected one event-mode result:\n{out}")
     check_result(doc["results"][0], "-e")
 
+    # -T: two threads, each with its own endpoint pair, side by side.
+    out = run(perf, "-T", "2", "-D", "0.2", "--json")
+    doc = json.loads(out)
+    res = doc["results"]
+    if doc.get("threads") != 2 or sorted(r["test"] for r in res) != ["send_bw", "write_bw"]:
+        sys.exit(f"FAIL: -T 2: expected send_bw and write_bw over 2 threads:\n{out}")
+    for r in res:
+        if r["bytes"] != 8 or r["threads"] != 2 or r["msgs"] <= 0 or r["seconds"] <= 0:
+            sys.exit(f"FAIL: -T 2: {r}")
+        if not 0 < r["thread_min_mmsgps"] <= r["thread_max_mmsgps"]:
+            sys.exit(f"FAIL: -T 2: a thread moved no message, or min > max: {r}")
+        # The aggregate is all messages over the longest thread's time.
+        if abs(r["mmsgps"] - r["msgs"] / r["seconds"] / 1e6) > 1e-3 * r["mmsgps"]:
+            sys.exit(f"FAIL: -T 2: the rate is not msgs / seconds: {r}")
+    p = subprocess.run([perf, "-T", "2", "-t", "send_lat"], capture_output=True, text=True,
+                       timeout=30)
+    if p.returncode == 0 or "send_bw and write_bw" not in p.stderr:
+        sys.exit(f"FAIL: -T with a latency test is not refused with a message:\n{p.stderr}")
+
     p = subprocess.run([perf, "-t", "no_such_test"], capture_output=True, text=True, timeout=30)
     if p.returncode == 0 or "no_such_test" not in p.stderr:
         sys.exit(f"FAIL: an unknown test name is not refused with a message:\n{p.stderr}")
 
-    print("itapi-perf: JSON, CSV, event mode and argument checks passed")
+    print("itapi-perf: JSON, CSV, event mode, -T and argument checks passed")
 
 
 if __name__ == "__main__":

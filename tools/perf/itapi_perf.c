@@ -16,6 +16,7 @@
  *   perf_server.c  the server's part of each test
  *   perf_client.c  the client's timed loops, warm-up, duration
  *   perf_report.c  statistics and output
+ *   perf_rate.c    -T: the message rate of several threads side by side
  *
  * SPDX-License-Identifier: MIT
  */
@@ -54,6 +55,8 @@ usage(FILE *f)
 {
   fprintf(f,
 "Usage: itapi-perf [options]                 loopback: server and client threads\n"
+"       itapi-perf -T N [options]            message rate of N threads, each with its\n"
+"                                            own endpoint pair (send_bw, write_bw)\n"
 "       itapi-perf -s [options]              server: waits for one client\n"
 "       itapi-perf -c ADDR [options]         client: runs the tests against ADDR\n"
 "\n"
@@ -83,6 +86,11 @@ usage(FILE *f)
 "  -W, --window N         bandwidth: operations in flight (default 32)\n"
 "      --signal N         bandwidth: request a completion every N posts (default\n"
 "                         window/4); the last post of a run is always signaled\n"
+"  -T, --threads N        message-rate mode: N threads of this process, each with\n"
+"                         an endpoint pair of its own on the interface, run\n"
+"                         send_bw and write_bw (default %d bytes, %.0f s each:\n"
+"                         -S, -n, -D change that) side by side; the rate is all\n"
+"                         their messages over the longest thread's time\n"
 "  -e, --event            wait for completions with it_evd_wait instead of\n"
 "                         busy-polling it_evd_dequeue\n"
 "      --no-verify        latency tests: do not check the data of each iteration\n"
@@ -111,7 +119,7 @@ usage(FILE *f)
 "forces the latter, ITAPI_PERF_CLOCK=tsc the former (perftest always reads the\n"
 "TSC). The table header names the clock.\n"
 "Errors name the failing IT-API call, its status and itx_error_detail().\n",
-          DEFAULT_PORT);
+          RATE_SIZE, 1.0, DEFAULT_PORT);
 }
 
 static bool
@@ -227,13 +235,16 @@ parse_args(config_t *cfg, int argc, char **argv)
     { "port", required_argument, NULL, 'p' },     { "interface", required_argument, NULL, 'i' },
     { "timeout", required_argument, NULL, OPT_TIMEOUT }, { "mem", required_argument, NULL, OPT_MEM },
     { "json", no_argument, NULL, OPT_JSON },      { "csv", no_argument, NULL, OPT_CSV },
+    { "threads", required_argument, NULL, 'T' },
     { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
   };
   int opt;
-  while ((opt = getopt_long(argc, argv, "t:S:n:D:w:W:esc:p:i:h", longs, NULL)) != -1) {
+  bool tests_given = false, sizes_given = false;
+  while ((opt = getopt_long(argc, argv, "t:S:n:D:w:W:esc:p:i:T:h", longs, NULL)) != -1) {
     switch (opt) {
-    case 't': cfg->test_mask = parse_tests(optarg); break;
-    case 'S': parse_sizes(cfg, optarg); break;
+    case 't': cfg->test_mask = parse_tests(optarg); tests_given = true; break;
+    case 'S': parse_sizes(cfg, optarg); sizes_given = true; break;
+    case 'T': cfg->threads = (unsigned) parse_count(optarg, "-T", 1, 256); break;
     case 'n': cfg->iters = parse_count(optarg, "-n", 1, 1ull << 40); break;
     case 'D': cfg->duration = parse_seconds(optarg, "-D"); break;
     case 'w': cfg->warmup = (int64_t) parse_count(optarg, "--warmup", 0, 1ull << 40); break;
@@ -263,6 +274,20 @@ parse_args(config_t *cfg, int argc, char **argv)
     die("unexpected argument '%s' (see --help)", argv[optind]);
   if (cfg->json && cfg->csv)
     die("--json and --csv exclude each other");
+  if (cfg->threads > 0) {
+    if (cfg->mode != MODE_LOOPBACK)
+      die("-T runs every endpoint pair in this process: it takes no -s or -c");
+    if (cfg->event)
+      die("-T measures busy-polled message rates: it takes no -e");
+    if (!tests_given)
+      cfg->test_mask = RATE_TESTS;
+    else if (cfg->test_mask & ~RATE_TESTS)
+      die("-T runs send_bw and write_bw only");
+    if (!sizes_given) {
+      cfg->sizes[0] = RATE_SIZE;
+      cfg->nsizes = 1;
+    }
+  }
   if (cfg->signal_every == 0)
     cfg->signal_every = cfg->window / 4 ? cfg->window / 4 : 1;
   /* A window without a signaled WR in it could never drain. */
@@ -296,6 +321,8 @@ main(int argc, char **argv)
       die("no interface named '%s' (itapi-info lists them)", cfg.ia_name);
   }
 
+  if (cfg.threads > 0)
+    return rate_run(&cfg);
   if (cfg.mode == MODE_SERVER) {
     server_run(&cfg, NULL);
     return 0;

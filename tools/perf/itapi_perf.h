@@ -63,7 +63,12 @@ typedef struct {
   int port;                  /* -1: the provider chooses (loopback) or DEFAULT_PORT */
   const char *ia_name;
   double timeout;            /* seconds any single wait may take */
+  unsigned threads;          /* -T: message-rate mode with this many threads; 0: off */
 } config_t;
+
+/* The tests -T runs (send_bw, write_bw: tests[] 3 and 4), and its size. */
+#define RATE_TESTS ((1u << 3) | (1u << 4))
+#define RATE_SIZE 8
 
 /* Wire formats: private data and control messages, all in network order.
  *
@@ -272,6 +277,10 @@ typedef struct {
 void server_run(const config_t *cfg, rendezvous_t *rv);
 void *server_thread(void *rendezvous);
 int client_run(const config_t *cfg, const it_net_addr_t *addr, int port);
+
+/* -T: message rate of cfg->threads threads, each with its own endpoint
+ * pair (perf_rate.c). */
+int rate_run(const config_t *cfg);
 
 /* Results (perf_report.c) */
 
