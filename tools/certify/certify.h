@@ -1,0 +1,77 @@
+/*
+ * itapi-certify: what its parts share.
+ *
+ *   itapi_certify.c     the runner: options, the provider and its device,
+ *                       each test in its own process with a timeout, the
+ *                       verdict of each
+ *   certify_catalog.c   the catalog: the test programs and their tests,
+ *                       spec areas, deviation files, rules
+ *   certify_report.c    the reports: counts, JSON, JUnit, Markdown, HTML
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef CERTIFY_H
+#define CERTIFY_H
+
+#include <glib.h>
+
+#include "rnicpi_loader.h"
+
+typedef enum { R_PASS, R_FAIL, R_SKIP, R_DEVIATION } result_t;
+
+typedef struct {
+  char *id;          /* the GTest path, e.g. /conformance/cm/reject-pdata */
+  char **argv;       /* a tool test's command line (NULL: a GTest path) */
+  gboolean negative; /* checks an error path */
+  char *program;     /* the program that holds it */
+  const char *level; /* "RNIC-PI", "IT-API" or "Interop" */
+  const char *area;  /* spec area */
+  char *summary;     /* one line, from the test's g_test_summary() */
+  char *needs;       /* capabilities it uses, comma separated ("" for none) */
+  result_t result;
+  char *message;     /* why it failed, was skipped, or deviates */
+  double ms;
+  const char *rule_where; /* where the rule it checks is written (rules.txt) */
+  const char *rule;       /* that rule, one sentence */
+} test_t;
+
+/* Spec areas by path prefix; the first match wins. */
+
+typedef struct { int pass, fail, skip, dev; } counts_t;
+
+/* The options (itapi_certify.c). */
+extern char *opt_provider, *opt_module, *opt_level, *opt_deviations;
+extern char **opt_filter; /* --filter, repeated: a test runs if its id contains any */
+extern char *opt_rules;
+extern char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
+extern gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
+extern int opt_timeout;
+
+/* The provider under test, its device and that device's capability record. */
+extern const rnicpi_entry_t *prov;
+extern char device[64];
+extern rnicpi_caps_t caps;
+extern gboolean have_caps;
+
+/* The runner (itapi_certify.c). */
+char **run_env(void);
+int run_captured(char **argv, char **env, int timeout_s, char **output, double *ms);
+
+/* The catalog (certify_catalog.c). */
+char *catalog_tests_dir(void);
+GHashTable *catalog_load_deviations(void);
+GHashTable *catalog_load_rules(void);
+void catalog_attach_rules(GPtrArray *cat, GHashTable *rules);
+char *catalog_rule_line(const test_t *t);
+GPtrArray *catalog_build(const char *dir);
+
+/* The reports (certify_report.c). */
+guint report_negatives(GPtrArray *cat);
+counts_t report_count(GPtrArray *cat, const char *area);
+GPtrArray *report_level_lines(GPtrArray *cat);
+void report_json(GPtrArray *cat, counts_t c);
+void report_junit(GPtrArray *cat);
+void report_markdown(GPtrArray *cat, counts_t c);
+void report_html(GPtrArray *cat, counts_t c);
+
+#endif
