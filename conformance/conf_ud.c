@@ -463,6 +463,84 @@ test_recv_too_small(void)
   ud_side_close(&p);
 }
 
+/* A thread sending datagrams through one address handle (and draining
+ * its completions) until the handle is refused. */
+typedef struct {
+  ud_side_t *a;
+  it_dg_remote_ep_addr_t dst;
+  it_lmr_triplet_t seg;
+  volatile gint started, stop;
+  guint64 sent;
+  it_status_t bad;
+} ah_racer_t;
+
+static gpointer
+ah_sender(gpointer data)
+{
+  ah_racer_t *r = data;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 1000000; i++) {
+    it_status_t st = it_post_sendto(r->a->ep, &r->seg, 1, i, IT_COMPLETION_FLAG, &r->dst);
+    g_atomic_int_set(&r->started, 1);
+    if (st == IT_SUCCESS)
+      r->sent++;
+    else if (st == IT_ERR_INVALID_AH)
+      break;
+    else if (st != IT_ERR_TOO_MANY_POSTS && r->bad == IT_SUCCESS)
+      r->bad = st;
+    it_event_t ev;
+    while (it_evd_dequeue(r->a->dto, &ev) == IT_SUCCESS)
+      if (ev.event_number != IT_DTO_SEND_CMPL_EVENT || ev.dto_cmpl.dto_status != IT_DTO_SUCCESS)
+        g_error("a datagram send racing its address handle's modify and free completed as event "
+                "0x%x, status %d", (unsigned) ev.event_number, (int) ev.dto_cmpl.dto_status);
+  }
+  return NULL;
+}
+
+static void
+test_ah_race(void)
+{
+  g_test_summary("UD: an address handle modified over and over, then freed, while another thread "
+                 "sends datagrams through it: every send returns success (and completes "
+                 "successfully) until the free, then IT_ERR_INVALID_AH; no send uses the provider "
+                 "handle a modify replaced once it is gone (run under ASan, this shows it)");
+  if (!ud_available())
+    return;
+  unsigned rounds = 20;
+  for (unsigned round = 0; round < rounds; round++) {
+    ud_side_t a, p;
+    ud_side_open(&a, QKEY_A);
+    ud_side_open(&p, QKEY_P);
+    conf_buf_t sb;
+    ud_buf(&a, &sb, 64);
+    conf_buf_fill(&sb, round);
+    it_addr_handle_t ah = ah_to(&a);
+    it_addr_param_t ap;
+    conf_ok(it_address_handle_query(ah, IT_ADDR_PARAM_PATH, &ap));
+    ah_racer_t r = { .a = &a, .seg = conf_seg(&sb, 0, 64) };
+    r.dst.type = IT_DG_TYPE_IB_UD;
+    r.dst.addr.ud.addr = ah;
+    r.dst.addr.ud.ep_info = p.info;
+    GThread *t = g_thread_new("ah-sender", ah_sender, &r);
+    while (!g_atomic_int_get(&r.started))
+      g_thread_yield();
+    for (unsigned k = 0; k < 50 + round * 10; k++) {
+      ap.path.remote.ib.sl = (uint8_t) (k % 8);
+      conf_ok(it_address_handle_modify(ah, IT_ADDR_PARAM_PATH, &ap));
+    }
+    conf_ok(it_address_handle_free(ah));
+    g_atomic_int_set(&r.stop, 1);
+    g_thread_join(t);
+    if (r.bad != IT_SUCCESS)
+      g_error("it_post_sendto returned %s while its address handle was modified and freed",
+              itx_status_name(r.bad));
+    g_assert_cmpuint(r.sent, >, 0);
+    conf_assert_status(it_post_sendto(a.ep, &r.seg, 1, 0, IT_COMPLETION_FLAG, &r.dst), IT_ERR_INVALID_AH);
+    ud_side_close(&a);
+    ud_side_close(&p);
+    free(sb.mem);
+  }
+}
+
 static void
 test_ah_lifecycle(void)
 {
@@ -682,6 +760,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/ud/mtu-limit", test_mtu);
   g_test_add_func("/conformance/ud/recv-too-small", test_recv_too_small);
   g_test_add_func("/conformance/ud/ah/lifecycle", test_ah_lifecycle);
+  g_test_add_func("/conformance/ud/ah/modify-free-vs-sendto", test_ah_race);
   g_test_add_func("/conformance/ud/svc/reject", test_svc_reject);
   g_test_add_func("/conformance/ud/svc/pdata-limit", test_svc_pdata_limits);
   g_test_add_func("/conformance/ud/unsupported", test_unsupported);

@@ -89,11 +89,15 @@ typedef struct ual_ep {
   itx_ep_error_t error;       /* the last affiliated error (itx_ep_error) */
 } ual_ep_t;
 
-/* An address handle (ual_ud.c). */
+/* An address handle (ual_ud.c).  it_post_sendto reads @ah in a read
+ * section, without the object lock: it_address_handle_modify replaces it
+ * atomically and keeps the handle it replaced on @replaced, destroyed with
+ * the object after its grace period (a send may still be using it). */
 typedef struct ual_ah {
   ual_obj_t obj;
   ual_pz_t *pz;
-  rnicpi_ah_t *ah;
+  rnicpi_ah_t *ah;            /* atomic */
+  GSList *replaced;           /* rnicpi_ah_t*: earlier provider handles (object lock) */
   it_path_t path;
 } ual_ah_t;
 

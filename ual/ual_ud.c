@@ -147,58 +147,49 @@ it_status_t
 it_post_sendto(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
                it_dto_cookie_t cookie, it_dto_flags_t dto_flags, const it_dg_remote_ep_addr_t *remote_ep_addr)
 {
+  /* A read section, not the object lock: the EP, the LMRs and the
+   * address handle (with the provider handle it holds, ual_ah_t) stay
+   * alive until it ends, and sends on other EPs run side by side. */
+  UAL_READ_SCOPE();
   it_status_t st = IT_SUCCESS;
-  ual_lock_take(); /* the address handle stays alive while the WR is built */
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_sendto", &st);
   if (ep == NULL)
-    goto out;
-  if ((dto_flags & ~DTO_FLAGS_KNOWN) != 0 || (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))) {
-    st = ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_sendto: flags 0x%x are unknown, or unlink flags a "
-                  "datagram send does not take", (unsigned) dto_flags);
-    goto out;
-  }
-  if (remote_ep_addr == NULL || remote_ep_addr->type != IT_DG_TYPE_IB_UD) {
-    st = ual_fail(IT_ERR_INVALID_AH, "it_post_sendto: the destination is %s, not an IT_DG_TYPE_IB_UD "
-                  "address", remote_ep_addr == NULL ? "NULL" : "of an unknown type");
-    goto out;
-  }
+    return st;
+  if ((dto_flags & ~DTO_FLAGS_KNOWN) != 0 || (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG)))
+    return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_sendto: flags 0x%x are unknown, or unlink flags a "
+                    "datagram send does not take", (unsigned) dto_flags);
+  if (remote_ep_addr == NULL || remote_ep_addr->type != IT_DG_TYPE_IB_UD)
+    return ual_fail(IT_ERR_INVALID_AH, "it_post_sendto: the destination is %s, not an IT_DG_TYPE_IB_UD "
+                    "address", remote_ep_addr == NULL ? "NULL" : "of an unknown type");
   ual_ah_t *ah = ual_ah_get(remote_ep_addr->addr.ud.addr);
-  if (ah == NULL || ah->pz != ep->pz) {
-    st = ual_fail(IT_ERR_INVALID_AH, "it_post_sendto: %p is not a live address handle of EP %p's PZ",
-                  (void *) remote_ep_addr->addr.ud.addr, (void *) ep_handle);
-    goto out;
-  }
+  if (ah == NULL || ah->pz != ep->pz)
+    return ual_fail(IT_ERR_INVALID_AH, "it_post_sendto: %p is not a live address handle of EP %p's PZ",
+                    (void *) remote_ep_addr->addr.ud.addr, (void *) ep_handle);
   rnicpi_sge_t sge[UAL_MAX_SGE];
   if ((st = ual_to_sges(local_segments, num_segments, ep->attr.max_send_segments, sge)) != IT_SUCCESS)
-    goto out;
+    return st;
   uint64_t total = 0;
   for (size_t i = 0; i < num_segments; i++)
     total += sge[i].length;
-  if (total > ep->obj.ia->caps.ud_mtu) {
-    st = ual_fail(IT_ERR_PAYLOAD_SIZE, "it_post_sendto: a %" G_GUINT64_FORMAT "-byte datagram exceeds the "
-                  "%u-byte MTU of IA '%s' (it_spigot_info_t.max_ud_send_len); nothing was sent", total,
-                  ep->obj.ia->caps.ud_mtu, ep->obj.ia->iface->name);
-    goto out;
-  }
+  if (total > ep->obj.ia->caps.ud_mtu)
+    return ual_fail(IT_ERR_PAYLOAD_SIZE, "it_post_sendto: a %" G_GUINT64_FORMAT "-byte datagram exceeds the "
+                    "%u-byte MTU of IA '%s' (it_spigot_info_t.max_ud_send_len); nothing was sent", total,
+                    ep->obj.ia->caps.ud_mtu, ep->obj.ia->iface->name);
   rnicpi_send_wr_t wr = {
     .wr_id = cookie, .opcode = RNICPI_WR_SEND, .sg_list = sge, .num_sge = (uint32_t) num_segments,
     .flags = ((dto_flags & IT_COMPLETION_FLAG) ? RNICPI_WR_SIGNALED : 0) |
              ((dto_flags & IT_SOLICITED_WAIT_FLAG) ? RNICPI_WR_SOLICITED : 0),
-    .ah = ah->ah, .remote_qpn = remote_ep_addr->addr.ud.ep_info.ud_ep_id,
+    .ah = __atomic_load_n(&ah->ah, __ATOMIC_ACQUIRE), .remote_qpn = remote_ep_addr->addr.ud.ep_info.ud_ep_id,
     .remote_qkey = remote_ep_addr->addr.ud.ep_info.ud_ep_key,
   };
   rnicpi_status_t rs = ep->obj.ia->prov->data->post_send(ep->qp, &wr);
   if (rs == RNICPI_ERANGE)
-    st = ual_fail(IT_ERR_PAYLOAD_SIZE, "provider '%s' refused a %" G_GUINT64_FORMAT "-byte datagram: "
-                  "larger than the path MTU", ep->obj.ia->prov->name, total);
-  else if (rs == RNICPI_EACCES)
-    st = ual_fail(IT_ERR_INVALID_AH, "provider '%s' refused address handle %p for EP %p",
-                  ep->obj.ia->prov->name, (void *) remote_ep_addr->addr.ud.addr, (void *) ep_handle);
-  else
-    st = ual_post_status(ep, rs, &wr);
-out:
-  ual_lock_drop();
-  return st;
+    return ual_fail(IT_ERR_PAYLOAD_SIZE, "provider '%s' refused a %" G_GUINT64_FORMAT "-byte datagram: "
+                    "larger than the path MTU", ep->obj.ia->prov->name, total);
+  if (rs == RNICPI_EACCES)
+    return ual_fail(IT_ERR_INVALID_AH, "provider '%s' refused address handle %p for EP %p",
+                    ep->obj.ia->prov->name, (void *) remote_ep_addr->addr.ud.addr, (void *) ep_handle);
+  return ual_post_status(ep, rs, &wr);
 }
 
 it_status_t
@@ -347,6 +338,9 @@ ual_ah_destroy(ual_ah_t *ah)
   if (ah->obj.handle != 0)
     ual_handle_release(&ah->obj);
   ah->obj.ia->prov->ud->ah_destroy(ah->ah);
+  for (GSList *l = ah->replaced; l != NULL; l = l->next)
+    ah->obj.ia->prov->ud->ah_destroy(l->data);
+  g_slist_free(ah->replaced);
   ah->pz->nref--;
   g_free(ah);
 }
@@ -390,8 +384,10 @@ it_address_handle_modify(it_addr_handle_t addr_handle, it_addr_param_mask_t mask
                   ia->prov->name, (void *) addr_handle, rnicpi_status_message(rs));
     goto out;
   }
-  ia->prov->ud->ah_destroy(ah->ah);
-  ah->ah = nah;
+  /* A send in a read section may hold the old one: it goes with the
+   * object, after its grace period (ual_ah_t). */
+  ah->replaced = g_slist_prepend(ah->replaced, ah->ah);
+  __atomic_store_n(&ah->ah, nah, __ATOMIC_RELEASE);
   ah->path = stored;
 out:
   ual_lock_drop();
