@@ -8,7 +8,7 @@
 #include <glib.h>
 
 #include "kal.h"
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 
 static GOnce kal_once = G_ONCE_INIT;
 static GArray *ifaces; /* of kal_iface_t */

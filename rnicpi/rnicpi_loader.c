@@ -10,7 +10,7 @@
 #include <glib.h>
 #include <gmodule.h>
 
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 #include "rnicpi_private.h"
 #include "rnicpi_builtins.h"
 

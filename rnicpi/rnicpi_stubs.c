@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 #include "rnicpi_private.h"
 
 const char *

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rnicpi_loader.h"
+#include <rnicpi.h>
 
 static gboolean opt_json, opt_verbose;
 
@@ -81,60 +81,31 @@ info_fields(const it_ia_info_t *i)
   return a;
 }
 
-/* The RNIC-PI capability record of the device behind an interface. */
-static gboolean
-rnicpi_caps_of(const char *iface, rnicpi_caps_t *caps)
-{
-  static const rnicpi_upcalls_t none;
-  for (size_t i = 0; i < rnicpi_registry_count(); i++) {
-    const rnicpi_entry_t *e = rnicpi_registry_get(i);
-    if (e->refused)
-      continue;
-    char names[16][64];
-    size_t n = G_N_ELEMENTS(names);
-    if (e->prov->device->list(names, &n) != RNICPI_OK)
-      continue;
-    for (size_t d = 0; d < MIN(n, G_N_ELEMENTS(names)); d++) {
-      if (strcmp(names[d], iface) != 0)
-        continue;
-      rnicpi_dev_t *dev = NULL;
-      if (e->prov->device->open(names[d], &none, NULL, &dev) != RNICPI_OK)
-        return FALSE;
-      gboolean ok = e->prov->device->query(dev, caps) == RNICPI_OK;
-      e->prov->device->close(dev);
-      if (ok)
-        rnicpi_caps_complete(e->prov, caps);  /* the record as the access layer reads it */
-      return ok;
-    }
-  }
-  return FALSE;
-}
-
 /* The devices a provider found and does not offer (RNIC-PI 1.9), each
  * with its reason: a line each, or a JSON member "refused_devices". */
 static void
-refused_devices(GString *o, const rnicpi_provider_t *prov)
+refused_devices(GString *o, size_t prov)
 {
-  char names[16][64], reasons[16][256];
-  size_t n = G_N_ELEMENTS(names);
-  if (prov->device->list_refused(names, reasons, &n) != RNICPI_OK)
+  itx_refused_device_t devs[16];
+  size_t n = G_N_ELEMENTS(devs);
+  if (itx_provider_refused_devices(prov, devs, &n) != IT_SUCCESS)
     return;
-  n = MIN(n, G_N_ELEMENTS(names));
+  n = MIN(n, G_N_ELEMENTS(devs));
   if (opt_json)
     g_string_append(o, ", \"refused_devices\": [");
   for (size_t i = 0; i < n; i++) {
     if (opt_json) {
       g_string_append(o, i ? ", {\"name\": " : "{\"name\": ");
-      json_str(o, names[i]);
+      json_str(o, devs[i].name);
       g_string_append(o, ", \"reason\": ");
-      json_str(o, reasons[i]);
+      json_str(o, devs[i].reason);
       g_string_append(o, "}");
     } else {
-      if (strcmp(names[i], "(none)") == 0)
-        g_string_append_printf(o, "  %-10s   no interface: %s\n", "", reasons[i]);
+      if (strcmp(devs[i].name, "(none)") == 0)
+        g_string_append_printf(o, "  %-10s   no interface: %s\n", "", devs[i].reason);
       else
-        g_string_append_printf(o, "  %-10s   device %s is not an interface: %s\n", "", names[i],
-                               reasons[i]);
+        g_string_append_printf(o, "  %-10s   device %s is not an interface: %s\n", "", devs[i].name,
+                               devs[i].reason);
     }
   }
   if (opt_json)
@@ -221,31 +192,32 @@ main(int argc, char **argv)
     g_string_append(o, "{\n  \"providers\": [");
   else
     g_string_append(o, "Providers:\n");
-  for (size_t i = 0; i < rnicpi_registry_count(); i++) {
-    const rnicpi_entry_t *e = rnicpi_registry_get(i);
+  for (size_t i = 0; i < itx_provider_count(); i++) {
+    itx_provider_info_t p;
+    itx_provider_get(i, &p);
     if (opt_json) {
       g_string_append_printf(o, "%s\n    {\"name\": ", i ? "," : "");
-      json_str(o, e->name);
+      json_str(o, p.name);
       g_string_append(o, ", \"origin\": ");
-      json_str(o, e->origin);
-      g_string_append_printf(o, ", \"usable\": %s", e->refused ? "false" : "true");
-      if (!e->refused) {
+      json_str(o, p.origin);
+      g_string_append_printf(o, ", \"usable\": %s", p.usable ? "true" : "false");
+      if (p.usable) {
         g_string_append(o, ", \"version\": ");
-        json_str(o, e->prov->version);
+        json_str(o, p.version);
         g_string_append(o, ", \"description\": ");
-        json_str(o, e->prov->description);
-        refused_devices(o, e->prov);
+        json_str(o, p.description);
+        refused_devices(o, i);
       } else {
         g_string_append(o, ", \"reason\": ");
-        json_str(o, e->reason);
+        json_str(o, p.reason);
       }
       g_string_append(o, "}");
-    } else if (e->refused) {
-      g_string_append_printf(o, "  %-10s refused: %s (%s)\n", e->name, e->reason, e->origin);
+    } else if (!p.usable) {
+      g_string_append_printf(o, "  %-10s refused: %s (%s)\n", p.name, p.reason, p.origin);
     } else {
-      g_string_append_printf(o, "  %-10s %s, version %s (%s)\n", e->name, e->prov->description,
-                             e->prov->version, e->origin);
-      refused_devices(o, e->prov);
+      g_string_append_printf(o, "  %-10s %s, version %s (%s)\n", p.name, p.description,
+                             p.version, p.origin);
+      refused_devices(o, i);
     }
   }
 
@@ -282,7 +254,7 @@ main(int argc, char **argv)
     }
     GArray *f = info_fields(info);
     rnicpi_caps_t rc;
-    gboolean have_rc = rnicpi_caps_of(ifs[i].name, &rc);
+    gboolean have_rc = itx_interface_caps(ifs[i].name, &rc) == IT_SUCCESS;
     GArray *lim = have_rc ? caps_limits(&rc) : g_array_new(FALSE, FALSE, sizeof(limit_t));
     GString *feat = g_string_new(NULL);
     for (int b = 0; have_rc && b < 64; b++)

@@ -6,7 +6,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 #include "ual.h"
 
 const char *

@@ -31,7 +31,7 @@
 
 #include "interop.h"
 #include "rnicpi.h"
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 
 #define PEER_WAIT_US (10 * G_USEC_PER_SEC)
 

@@ -11,7 +11,7 @@
 #include <glib.h>
 
 #include "rnicpi.h"
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 
 /* How long an upcall or a completion may take to arrive. */
 #define CERT_TIMEOUT_MS 5000

@@ -68,6 +68,10 @@
 extern "C" {
 #endif
 
+/* libitapi is built with -fvisibility=hidden: what this header declares is
+ * its exported interface (itapi/itapi.map, doc/architecture.md). */
+#pragma GCC visibility push(default)
+
 /* ------------------------------------------------------------------------ */
 /* Groups                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -3572,6 +3576,8 @@ uint64_t it_ntoh64(uint64_t netint);
 #define it_rmr_unbind it_rmr_unlink
 
 /** @} */
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

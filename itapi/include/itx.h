@@ -20,6 +20,10 @@
 extern "C" {
 #endif
 
+/* libitapi is built with -fvisibility=hidden: what this header declares is
+ * its exported interface (itapi/itapi.map, doc/architecture.md). */
+#pragma GCC visibility push(default)
+
 /** @defgroup itx Project extensions (itx_*)
  *  @brief Helpers that are not part of IT-API 2.1.
  *  @{ */
@@ -174,7 +178,80 @@ size_t itx_call_count(void);
  */
 const itx_call_info_t *itx_call_get(size_t i);
 
+/** One RNIC-PI provider the library knows, usable or refused. */
+typedef struct itx_provider_info {
+  const char *name;        /**< provider name (the module's file name when refused early) */
+  const char *origin;      /**< "built-in" or the module's path */
+  it_boolean_t usable;     /**< IT_FALSE: the provider was refused, see @c reason */
+  const char *version;     /**< the provider's version; NULL when refused */
+  const char *description; /**< one line about the provider; NULL when refused */
+  const char *reason;      /**< why it was refused; "" when usable */
+} itx_provider_info_t;
+
+/**
+ * @brief Number of RNIC-PI providers the library knows, usable and refused
+ *        (built-ins, modules of `ITAPI_PROVIDER_PATH` and of the install
+ *        directory, restricted by `ITAPI_PROVIDER`).
+ *
+ * The first call loads the providers; the strings of the entries stay
+ * valid until the process exits.
+ * @return the count.
+ */
+size_t itx_provider_count(void);
+
+/**
+ * @brief One provider, in the order the library registered them.
+ * @param i index below itx_provider_count().
+ * @param info filled, only on success.
+ * @retval IT_SUCCESS @p info is filled.
+ * @retval IT_ERR_RANGE @p i is not below itx_provider_count().
+ * @retval IT_ERR_FAULT @p info is NULL.
+ */
+it_status_t itx_provider_get(size_t i, itx_provider_info_t *info);
+
+/** A device a provider found and does not offer as an interface. */
+typedef struct itx_refused_device {
+  char name[64];    /**< the device, or "(none)" when the provider found none */
+  char reason[256]; /**< a sentence saying why and what to do */
+} itx_refused_device_t;
+
+/**
+ * @brief The devices a usable provider found and does not offer as
+ *        interfaces, each with its reason (RNIC-PI 1.9 `list_refused`).
+ * @param i index below itx_provider_count().
+ * @param devices room for @p *count entries.
+ * @param count in: the room; out: how many there are (may exceed the room;
+ *        the first ones are filled).  Set only on success.
+ * @retval IT_SUCCESS the list was made (possibly empty).
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider keeps no such list (older
+ *         than RNIC-PI 1.9, or one that offers every device it has).
+ * @retval IT_ERR_RANGE @p i is not below itx_provider_count().
+ * @retval IT_ERR_INVALID_NAME the provider was refused: it has no devices.
+ * @retval IT_ERR_FAULT @p devices or @p count is NULL.
+ */
+it_status_t itx_provider_refused_devices(size_t i, itx_refused_device_t *devices, size_t *count);
+
+struct rnicpi_caps;
+
+/**
+ * @brief The RNIC-PI capability record (rnicpi.h) of the device behind an
+ *        interface, as the access layer reads it: queried from the
+ *        provider, then completed for the provider's ABI minor
+ *        (rnicpi_caps_complete()).
+ *
+ * Opens the device for the query and closes it again.
+ * @param interface an interface name of it_interface_list().
+ * @param caps filled, only on success.
+ * @retval IT_SUCCESS @p caps is filled.
+ * @retval IT_ERR_INVALID_NAME no usable provider lists @p interface.
+ * @retval IT_ERR_RESOURCES the provider could not open or query the device.
+ * @retval IT_ERR_FAULT @p interface or @p caps is NULL.
+ */
+it_status_t itx_interface_caps(const char *interface, struct rnicpi_caps *caps);
+
 /** @} */
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

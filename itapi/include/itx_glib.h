@@ -22,6 +22,10 @@
 extern "C" {
 #endif
 
+/* libitapi is built with -fvisibility=hidden: what this header declares is
+ * its exported interface (itapi/itapi.map, doc/architecture.md). */
+#pragma GCC visibility push(default)
+
 /** @defgroup itx_glib GLib main loop (itx_glib.h)
  *  @ingroup itx
  *  @brief An event dispatcher's events delivered by a GMainLoop.
@@ -117,6 +121,8 @@ it_status_t itx_evd_add(it_evd_handle_t evd_handle, itx_evd_source_func_t func, 
                         guint *id);
 
 /** @} */
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

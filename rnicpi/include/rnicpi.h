@@ -140,6 +140,10 @@ typedef enum {
   RNICPI_STATUS_COUNT /**< number of statuses (not a status) */
 } rnicpi_status_t;
 
+/* Defined in libitapi, exported to providers (node ITAPI_PROVIDER_0.1 of
+ * itapi/itapi.map): a module resolves them from the library that loaded it. */
+#pragma GCC visibility push(default)
+
 /**
  * @brief Name of a status, e.g. "RNICPI_EACCES".
  * @param status any value; unknown values give "RNICPI_UNKNOWN".
@@ -153,6 +157,8 @@ const char *rnicpi_status_name(rnicpi_status_t status);
  * @return a static string.
  */
 const char *rnicpi_status_message(rnicpi_status_t status);
+
+#pragma GCC visibility pop
 
 /** @} */
 
@@ -274,7 +280,9 @@ enum rnicpi_cap_bits {
  * @param cap exactly one RNICPI_CAP_* bit.
  * @return a static string, or "unknown".
  */
+#pragma GCC visibility push(default)
 const char *rnicpi_cap_name(uint64_t cap);
+#pragma GCC visibility pop
 
 /** Largest private data any provider may accept in one CM message. */
 #define RNICPI_MAX_PDATA 512

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kal.h"
-#include "rnicpi_loader.h"
+#include "rnicpi_registry.h"
 
 static const rnicpi_entry_t *
 find(const char *name)

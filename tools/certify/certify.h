@@ -15,7 +15,7 @@
 
 #include <glib.h>
 
-#include "rnicpi_loader.h"
+#include <rnicpi_registry.h>
 
 typedef enum { R_PASS, R_FAIL, R_SKIP, R_DEVIATION } result_t;
 

@@ -34,7 +34,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #include "certify.h"
 
 char *opt_provider, *opt_module, *opt_level = "all", *opt_deviations;

@@ -5,7 +5,7 @@
  */
 
 /**
- * @file rnicpi_loader.h
+ * @file rnicpi_registry.h
  * @brief The registry of providers the access layers and tools see.
  *
  * Providers are registered in this order, and the first one of a name wins:
@@ -17,9 +17,14 @@
  * used.  A provider that is refused (ABI mismatch, missing symbol, probe
  * failure) stays in the registry with the reason, and the reason is logged
  * once as a message.
+ *
+ * Installed for tools that drive providers through RNIC-PI directly
+ * (itapi-certify); its functions are libitapi's version node
+ * ITAPI_PROVIDER_0.1.  Consumers of IT-API read the same registry through
+ * itx_provider_count() and itx_provider_get() (itx.h).
  */
-#ifndef RNICPI_LOADER_H
-#define RNICPI_LOADER_H
+#ifndef RNICPI_REGISTRY_H
+#define RNICPI_REGISTRY_H
 
 #include "rnicpi.h"
 
@@ -29,6 +34,8 @@ extern "C" {
 
 /** @addtogroup rnicpi_abi
  *  @{ */
+
+#pragma GCC visibility push(default)
 
 /** One provider the registry knows, usable or refused. */
 typedef struct rnicpi_entry {
@@ -85,10 +92,12 @@ rnicpi_status_t rnicpi_registry_add_module(const char *path,
  */
 void rnicpi_caps_complete(const rnicpi_provider_t *prov, rnicpi_caps_t *caps);
 
+#pragma GCC visibility pop
+
 /** @} */
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* RNICPI_LOADER_H */
+#endif /* RNICPI_REGISTRY_H */
