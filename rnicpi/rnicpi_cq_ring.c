@@ -42,7 +42,7 @@ void
 rnicpi_cq_ring_arm(rnicpi_cq_ring_t *r)
 {
   rnicpi_spin_lock(&r->lock);
-  /* Read without the lock by vp/emul's progress thread (emul_xport.c). */
+  /* Read without the lock by vp/emul's progress thread (emul_progress.c). */
   __atomic_store_n(&r->armed, TRUE, __ATOMIC_SEQ_CST);
   rnicpi_spin_unlock(&r->lock);
 }

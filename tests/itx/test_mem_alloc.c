@@ -7,7 +7,7 @@
  * buffer's address, context and what backs it on stdout and takes
  * commands on stdin.  With --expect memfd (vp/emul) each side's memory
  * must be a sealed memfd and the parent must end up with the target's
- * memfd mapped (vp/emul's one-sided path by memcpy, emul_xmap.c); with
+ * memfd mapped (vp/emul's one-sided path by memcpy, emul_mapped.c); with
  * --expect anon (vp/iwarp, vp/ib) ordinary anonymous memory.
  *
  * SPDX-License-Identifier: MIT

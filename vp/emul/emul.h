@@ -7,8 +7,8 @@
  *   posted (emul_qp.c, emul_cm.c);
  * - cross-process (the listener lives in another process of the host): the
  *   CM exchange runs over a Unix socket, work requests over shared-memory
- *   rings, payloads by cross-memory attach or a bounce path (emul_x.h,
- *   emul_xport.c, emul_xqp.c).  A QP with qp->x != NULL is on this path.
+ *   rings, payloads by cross-memory attach or a bounce path (emul_ring.h
+ *   lists its files by role).  A QP with qp->x != NULL is on this path.
  * The same fabric lock covers both; so do the same rules (emul_qp.c).
  *
  * Personalities.  Every device has one: InfiniBand HCA (emul0, emul-ib0)
@@ -60,7 +60,7 @@ typedef struct emul_fabric {
 extern emul_fabric_t emul_fabric;
 
 /* The provider's progress thread is waiting for the fabric lock
- * (emul_xport.c).  The lock is not fair: an application thread that posts
+ * (emul_progress.c).  The lock is not fair: an application thread that posts
  * or polls in a tight loop takes it again before the woken waiter runs, so
  * the socket's messages (a mapping answer, a doorbell) would wait for
  * milliseconds.  The data path lets the waiter in first. */
@@ -222,7 +222,7 @@ typedef struct emul_cq {
 } emul_cq_t;
 
 typedef struct emul_conn emul_conn_t;
-typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_x.h) */
+typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_ring.h) */
 
 typedef struct emul_srq {
   rnicpi_srq_t base;
@@ -253,7 +253,7 @@ typedef struct emul_qp {
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
-  struct emul_xud *xud;    /* UD: its name for other processes (emul_xud.c), or NULL */
+  struct emul_xud *xud;    /* UD: its name for other processes (emul_ring_ud.c), or NULL */
   uint32_t qkey;           /* UD: the Q_Key datagrams must carry */
 } emul_qp_t;
 
@@ -572,7 +572,8 @@ gint64 emul_cm_expire(void);
 void emul_events_wake(void);
 void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
 
-/* Cross-process path (emul_xport.c, emul_xqp.c; fabric lock held). */
+/* Cross-process path (emul_ring_cm.c, emul_ring_req.c, emul_ring_resp.c,
+ * emul_export.c; fabric lock held). */
 void emul_x_listen(emul_listen_t *l);
 void emul_x_unlisten(emul_listen_t *l, emul_work_t *w);
 gboolean emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p);
@@ -625,7 +626,7 @@ void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_
 /* Another process asks listener @l for its service, to be answered on @fd
  * (owned from here on). */
 void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
-/* Datagrams and service requests across processes (emul_xud.c; fabric
+/* Datagrams and service requests across processes (emul_ring_ud.c; fabric
  * lock held).  Open binds UD QP @qp's host-wide name (renumbering the QP
  * if another process's UD QP has its number); send carries @d to QP
  * @dst_qpn of another process, or drops it. */

@@ -5,10 +5,10 @@
  * fabric's event thread, never from inside a verb.
  *
  * A listener is also reachable from the other processes of the host: it
- * binds "itapi-emul/<port>" (emul_xport.c).  A connect looks in this
+ * binds "itapi-emul/<port>" (emul_ring_cm.c).  A connect looks in this
  * process's listener table first (the direct path), then at that socket;
  * a pending connection with c->x set is a cross-process handshake and its
- * accept, reject and teardown go to emul_xport.c.
+ * accept, reject and teardown go to emul_ring_cm.c.
  *
  * Personalities: private-data limits are the device's capability record;
  * a device without RNICPI_CAP_THREE_WAY (iWARP: MPA is two-way) refuses a
@@ -435,7 +435,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
     /* already draining */
   } else if (qp->state == RNICPI_QPS_RTS && emul_pers_of_qp(qp)->drain_on_disconnect &&
              qp->x != NULL && emul_x_outstanding(qp)) {
-    qp->closing = TRUE;  /* emul_xqp.c closes when the last answer is in */
+    qp->closing = TRUE;  /* emul_ring_req.c closes when the last answer is in */
   } else if (qp->state == RNICPI_QPS_RTS) {
     emul_qp_break(qp, &w, TRUE, pdata, len);
   } else if (qp->conn != NULL) {

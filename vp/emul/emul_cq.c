@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "emul_x.h"
+#include "emul_ring.h"
 
 static rnicpi_status_t
 emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
@@ -51,7 +51,7 @@ emul_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
   emul_cq_t *cq = to_emul_cq(c);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
   /* A QP of another process may feed it: when empty, advance the rings
-   * here (emul_x.h, "Who drains a ring"). */
+   * here (emul_ring.h, "Who drains a ring"). */
   if (g_atomic_int_get(&emul_x_nconn) > 0)
     got = emul_x_poll_cq(cq, wc, n, got);
   return got;

@@ -11,7 +11,7 @@
  * at each reuse of its slot, as consumers of iWARP RNICs do, so a stale
  * STag stays refused for the next 255 registrations of the slot.
  * Every change is mirrored into the table this process exports to the
- * processes it is connected to (emul_x_mr_sync, emul_xport.c).
+ * processes it is connected to (emul_x_mr_sync, emul_export.c).
  *
  * Fast registration (RNIC-PI 1.4): mr_alloc takes a slot for an invalid
  * region; a FAST_REG work request binds it to memory with rights and a
@@ -22,7 +22,7 @@
  *
  * Memory for buffers (RNIC-PI 1.10, itx_mem_alloc): what emul reaches
  * fastest across processes is a region its peer can map and move by
- * memcpy (emul_xmap.c), so mem_alloc makes exactly what the exporter
+ * memcpy (emul_mapped.c), so mem_alloc makes exactly what the exporter
  * there recognizes: a MAP_SHARED mapping of a memfd created with
  * MFD_ALLOW_SEALING, sealed against shrinking (so the peer's mapping can
  * never fault), its descriptor kept open here until mem_free.
@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "emul.h"
-#include "emul_x.h"
+#include "emul_ring.h"
 
 static uint32_t
 emul_random_key(const emul_pers_t *p)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "emul.h"
-#include "emul_x.h"
+#include "emul_ring.h"
 
 static inline emul_srq_t *to_emul_srq(rnicpi_srq_t *s) { return (emul_srq_t *) s; }
 

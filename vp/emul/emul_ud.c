@@ -23,7 +23,7 @@
  *   usable and the sender still sees success;
  * - receives complete with the sender's QP number and GID (RNICPI_WC_UD).
  *
- * Across processes (emul_xud.c): a datagram to a QP number no UD QP of
+ * Across processes (emul_ring_ud.c): a datagram to a QP number no UD QP of
  * this process has goes to the process that owns it, whose progress thread
  * delivers it here (emul_ud_deliver) by the same rules; a service request
  * for a port nobody here listens on goes to the process listening there,

@@ -1,6 +1,18 @@
 /*
- * vp/emul cross-process path: what emul_xport.c (endpoints, CM, peers)
- * and emul_xqp.c (rings, data path) share.
+ * vp/emul across processes, "the ring" (as opposed to in-process
+ * delivery): what its files share.  One role per file:
+ * - emul_ring.c: the two SPSC rings of a connection (layout, producing and
+ *   consuming frames, the ACK word, doorbells);
+ * - emul_ring_req.c: the requester (WRs issued in order, one-sided RDMA
+ *   by cross-memory attach or a mapped region, the answers);
+ * - emul_ring_resp.c: the responder (the peer's requests, executed in
+ *   ring order);
+ * - emul_progress.c: the progress thread, and who drains a ring;
+ * - emul_ring_cm.c: listener sockets, the CM handshake, the connection
+ *   and its socket messages, teardown and peer death;
+ * - emul_export.c: this process's exported region table;
+ * - emul_mapped.c: mapped regions (exporter and requester sides);
+ * - emul_ring_ud.c: datagrams and UD service resolution.
  *
  * Design (one paragraph per moving part):
  *
@@ -108,7 +120,7 @@
  * Mapped regions.  A region the target registered in a MAP_SHARED memfd
  * (sealed against shrinking, or created with MFD_ALLOW_SEALING so that
  * emul can seal it) is mapped by the requester on its first one-sided use
- * (X_MAP_REQ / X_MAP_REP with the fd; emul_xmap.c): from then on RDMA
+ * (X_MAP_REQ / X_MAP_REP with the fd; emul_mapped.c): from then on RDMA
  * Write and Read to it are a memcpy, with no system call, in both modes
  * (attach or bounce).  Until the answer comes, and for every other region,
  * the paths above.  The checks against the exported table are the same;
@@ -129,10 +141,11 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef EMUL_X_H
-#define EMUL_X_H
+#ifndef EMUL_RING_H
+#define EMUL_RING_H
 
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <glib-unix.h>
@@ -169,7 +182,7 @@ typedef enum {
   X_BREAK,     /* the connection failed; status of request seq if any */
   X_MAP_REQ,   /* requester -> target: may I map region mr_index (key mr_key)? */
   X_MAP_REP,   /* target -> requester: fd of its memfd (none: no), file_off */
-  X_SIDR_REQ,  /* UD service request to a listener (pers, pdata; emul_xud.c) */
+  X_SIDR_REQ,  /* UD service request to a listener (pers, pdata; emul_ring_ud.c) */
   X_SIDR_REP,  /* its answer: status, qpn, qkey, pdata */
 } x_msg_type_t;
 
@@ -293,7 +306,7 @@ typedef struct x_mr_entry {
 typedef struct x_map x_map_t;
 
 /* The peer's region the last one-sided request reached through a mapping,
- * as checked then (emul_xqp.c, x_direct).  It stands for the full check
+ * as checked then (emul_ring_req.c, x_direct).  It stands for the full check
  * while the peer's exported entry keeps its sequence count, the peer QP
  * its inbound rights and the connection its mappings (map_gen).  Every
  * change of a region or window entry of either process passes through
@@ -372,26 +385,30 @@ struct emul_xconn {
   gint64 left_at;               /* the last sleeper left, the ring still armed for one: the
                                  * progress thread's to take back after the grace (lock) */
   gint64 last_left;             /* when a sleeper last left (monotonic us; lock) */
-  x_map_t *maps;                /* the peer's regions mapped here (emul_xmap.c) */
+  x_map_t *maps;                /* the peer's regions mapped here (emul_mapped.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
   x_hot_t hot;                  /* the region one-sided requests reached last */
 };
 
-/* Live cross-process connections of this process (emul_cq.c skips the
- * cross-process work of a poll while there is none). */
-G_GNUC_INTERNAL extern gint emul_x_nconn;
+/* What executing a request did (emul_ring_req.c, emul_ring_resp.c). */
+typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED, XR_NOTDIRECT } xr_t;
 
-/* emul_xport.c */
+/* A request's fault as a BREAK tells it: the receiver raises the event
+ * of its side (the responder's, or the requester's). */
+typedef struct {
+  emul_fault_t f;
+  gboolean to_responder;
+} x_fault_t;
+
+/* Live cross-process connections of this process (emul_cq.c skips the
+ * cross-process work of a poll while there is none), and the list of them
+ * (emul_ring_cm.c; fabric lock held). */
+G_GNUC_INTERNAL extern gint emul_x_nconn;
+G_GNUC_INTERNAL extern GList *emul_x_conns;
+
+/* emul_progress.c */
 gboolean emul_x_init(void);  /* first cross-process use: progress thread, region table */
 void emul_x_progress_lock(void);  /* the progress thread's way to the fabric lock */
-/* The abstract socket address "itapi-emul/<kind><n>". */
-socklen_t emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
-/* A SOCK_SEQPACKET socket (non-blocking) connected to emul_x_addr(@kind,
- * @n), or -1: nobody listens there. */
-int emul_x_dial(const char *kind, uint32_t n);
-/* A SOCK_SEQPACKET socket (non-blocking) listening at emul_x_addr(@kind,
- * @n), or -1 with errno saying why (EADDRINUSE: another process has it). */
-int emul_x_bind_listen(const char *kind, uint32_t n);
 /* Watch @fd from the progress thread: @fn runs there, without the lock.
  * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
  * takes the fabric lock (emul_x_progress_lock), then TRUE unless the source
@@ -399,12 +416,6 @@ int emul_x_bind_listen(const char *kind, uint32_t n);
 GSource *emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
 void emul_x_unwatch(GSource *src, int fd);
 gboolean emul_x_enter(void);
-gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
-gboolean emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
-ssize_t emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
-void emul_x_close(emul_xconn_t *x);
-void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
-gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
 
 /* The application's side of progress (emul_cq.c, no lock held).  Poll:
  * a poll of @cq took @got of @n entries; when none, drain the rings that
@@ -418,7 +429,81 @@ void emul_x_cq_armed(emul_cq_t *cq);
 uint32_t emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room);
 void emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds);
 
-/* emul_xmap.c: regions of the peer mapped here.  Lookup returns where
+/* emul_export.c: this process's region table (memfd, -1 until made by
+ * emul_x_export_init at the first cross-process use). */
+G_GNUC_INTERNAL extern int emul_x_mr_fd;
+gboolean emul_x_export_init(void);
+gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
+
+/* emul_ring_cm.c */
+/* The abstract socket address "itapi-emul/<kind><n>". */
+socklen_t emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
+/* A SOCK_SEQPACKET socket (non-blocking) connected to emul_x_addr(@kind,
+ * @n), or -1: nobody listens there. */
+int emul_x_dial(const char *kind, uint32_t n);
+/* A SOCK_SEQPACKET socket (non-blocking) listening at emul_x_addr(@kind,
+ * @n), or -1 with errno saying why (EADDRINUSE: another process has it). */
+int emul_x_bind_listen(const char *kind, uint32_t n);
+gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
+gboolean emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
+ssize_t emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
+void emul_x_conn_unref(emul_xconn_t *x);
+void emul_x_close(emul_xconn_t *x);
+void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
+/* This side ends the connection: tell the peer (DISC, or BREAK with the
+ * request that failed, and @fault when the peer gets an event), release
+ * it, report and flush locally. */
+void emul_x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
+                     uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len);
+void emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+
+/* emul_ring.c */
+gboolean emul_x_pending(emul_xconn_t *x);  /* the peer's ring has frames */
+void emul_x_pump(emul_xconn_t *x);
+void emul_x_drain(emul_xconn_t *x, emul_work_t *w);
+void emul_x_space(emul_xconn_t *x);
+void emul_x_free_queues(emul_xconn_t *x);
+gboolean emul_x_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
+                                uint64_t len, guint *bell);
+void emul_x_doorbell(emul_xconn_t *x, guint bell);
+void emul_x_ack(emul_xconn_t *x, uint64_t upto);
+void emul_x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
+
+/* emul_ring_req.c */
+gboolean emul_x_take_acks(emul_qp_t *qp, emul_work_t *w);
+void emul_x_answered(emul_qp_t *qp, emul_work_t *w);
+void emul_x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
+gboolean emul_x_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
+                        const struct iovec *r, int nr);
+int emul_x_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
+
+/* emul_ring_resp.c */
+xr_t emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w);
+void emul_x_run_in(emul_qp_t *qp, emul_work_t *w);
+
+/* The requester's and the responder's check of a local SGE (both on the
+ * latency path, hence inline here). */
+/* emul_sge_region for @sg, answered from x->hot when it names the region the
+ * last one passed and no region changed since. */
+static inline __attribute__((always_inline)) gboolean
+emul_x_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
+{
+  x_hot_t *h = &x->hot;
+  if (sg->lkey == h->lkey && h->lgen == emul_fabric.mr_gen && (h->laccess & need) == need &&
+      sg->addr >= h->lstart && sg->length <= h->llen && sg->addr - h->lstart <= h->llen - sg->length)
+    return TRUE;
+  emul_mr_t *mr = emul_sge_region(qp, sg, need);
+  if (mr == NULL)
+    return FALSE;
+  h->lkey = sg->lkey;
+  h->lstart = (uint64_t) (uintptr_t) mr->addr;
+  h->llen = mr->length;
+  h->laccess = mr->access;
+  h->lgen = emul_fabric.mr_gen;
+  return TRUE;
+}
+
+/* emul_mapped.c: regions of the peer mapped here.  Lookup returns where
  * entry @e (index @index, checked by the caller) is mapped, or NULL (and
  * asks the peer for it, once). */
 G_GNUC_INTERNAL extern gboolean emul_x_map_on;
@@ -430,15 +515,7 @@ void emul_x_maps_free(emul_xconn_t *x);
  * exported: the descriptor of our own kept for it is closed (no lock held). */
 void emul_x_share_forget(int fd);
 
-/* emul_xud.c: a UD service request arrived on @x (a listener's socket). */
+/* emul_ring_ud.c: a UD service request arrived on @x (a listener's socket). */
 void emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
-
-/* emul_xqp.c */
-gboolean emul_x_pending(emul_xconn_t *x);  /* the peer's ring has frames */
-void emul_x_pump(emul_xconn_t *x);
-void emul_x_drain(emul_xconn_t *x, emul_work_t *w);
-void emul_x_space(emul_xconn_t *x);
-void emul_x_free_queues(emul_xconn_t *x);
-void emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * vp/emul cross-process mapped regions: one-sided RDMA by plain loads and
- * stores into a peer's region mapped here (design: emul_x.h, "Mapped
+ * stores into a peer's region mapped here (design: emul_ring.h, "Mapped
  * regions").
  *
  * Exporter.  A peer asks for region (index, key) once (X_MAP_REQ); this
@@ -32,7 +32,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "emul_x.h"
+#include "emul_ring.h"
+
+gboolean emul_x_map_on = TRUE;  /* ITAPI_EMUL_MAP (read by emul_x_init) */
 
 /* ---- exporter ---- */
 

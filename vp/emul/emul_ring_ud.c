@@ -30,13 +30,13 @@
  *
  * Service resolution.  A request for a port no listener of this process
  * has goes to "itapi-emul/<port>", the socket of that port's listener in
- * another process (emul_xport.c), as X_SIDR_REQ.  That listener's consumer
+ * another process (emul_ring_cm.c), as X_SIDR_REQ.  That listener's consumer
  * gets the request event; its answer goes back as X_SIDR_REP on the same
  * socket, which then closes.  A socket that closes unanswered (the
  * listener went, its process died) or a malformed answer is NO_SERVICE.
  *
  * Everything here runs under the fabric lock (the progress thread's
- * callbacks take it with emul_x_enter, as in emul_xport.c).
+ * callbacks take it with emul_x_enter, as in emul_ring_cm.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -47,7 +47,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "emul_x.h"
+#include "emul_ring.h"
 
 #define X_UD_MAGIC 0x44554d45u  /* "EMUD" */
 #define X_UD_OUT_MAX 64         /* connected sockets kept for sending */

@@ -1,20 +1,20 @@
 /*
- * vp/emul cross-process endpoints: the per-listener socket, the CM
- * handshake with another process, the exported region table, and the
- * progress thread that serves every socket (see emul_x.h for the design).
+ * vp/emul CM across processes: the per-listener socket, the handshake
+ * with another process (REQ, REP or REJ, RTU), the connection object and
+ * its socket messages, and teardown: DISC or BREAK to the peer, the
+ * peer's own, and its death (EOF on the socket).  Design: emul_ring.h,
+ * "CM".
  *
  * Run-time knobs: ITAPI_EMUL_CMA=0 forbids cross-memory attach; payloads of
  * every connection made afterwards go through the shared-memory bounce
  * ring.  Read at each connection, so a process may change it.
- * ITAPI_EMUL_SPIN_US and ITAPI_EMUL_APP_PROGRESS (emul_x.h, "Who drains a
- * ring") are read once, at the first cross-process use.
  *
  * Rules:
  * - everything here runs under the fabric lock; upcalls go through the
  *   event thread (CM, async) or emul_work_deliver after the lock (CQs);
- * - the progress thread's callbacks take the lock, then check that their
- *   source was not destroyed meanwhile (g_source_is_destroyed): a socket is
- *   closed only under the lock, so a callback never sees a freed xconn;
+ * - socket callbacks run on the progress thread and enter with
+ *   emul_x_enter (emul_progress.c): a socket is closed only under the
+ *   lock, so a callback never sees a freed xconn;
  * - no call here blocks on a peer: sockets are non-blocking and a peer
  *   that stops answering is only waited for by the application's own
  *   (bounded) waits; its death is an EOF.
@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <fcntl.h>
@@ -37,484 +36,20 @@
 
 #include <glib-unix.h>
 
-#include "emul_x.h"
+#include "emul_ring.h"
 
-static GMainContext *x_ctx;
-static int x_mr_fd = -1;            /* this process's region table (memfd) */
-static x_mr_entry_t *x_mrs;
 static gboolean x_said_bounce;
-static GList *x_conns;              /* every live emul_xconn_t */
-/* g_list_length(x_conns), read without the lock by every poll of a CQ:
+GList *emul_x_conns;                /* every live emul_xconn_t */
+/* g_list_length(emul_x_conns), read without the lock by every poll of a CQ:
  * alone on its line, written only when a connection comes or goes. */
 _Alignas(64) gint emul_x_nconn;
-
-/* Progress thread state, for emul_x_cq_armed (see x_poll_func). */
-enum { XP_RUNNING, XP_SLEEP_ARMED, XP_SLEEP_UNARMED };
-static _Alignas(64) gint x_pstate;
-static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
-/* Sleepers that left a ring armed for them, so far (emul_x_cq_wait_end):
- * the progress thread must look within the grace (Dekker with x_pstate). */
-static _Alignas(64) gint x_grace_seq;
-/* This thread's last poll found nothing (initial-exec: no __tls_get_addr
- * call on the polling path of a shared library). */
-static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
-static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
-/* The progress thread waits for the fabric lock (emul.h). */
-_Alignas(64) gint emul_x_pwant;
-static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
-gboolean emul_x_map_on = TRUE;         /* ITAPI_EMUL_MAP */
 
 /* The word a peer reads to learn whether it may attach to us. */
 static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
 
 static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
 
-/* The connections this thread sleeps on, between emul_x_cq_wait_begin and
- * emul_x_cq_wait_end (each with a reference), and whether they are every
- * connection that feeds that CQ. */
-typedef struct x_wait {
-  emul_cq_t *cq;
-  emul_xconn_t *x[X_WAIT_MAX];
-  uint32_t n;
-  gboolean all;
-  gboolean traffic;  /* the begin found frames to drain */
-} x_wait_t;
-static __thread x_wait_t x_wait __attribute__((tls_model("initial-exec")));
-
-void
-emul_x_progress_lock(void)
-{
-  g_atomic_int_inc(&emul_x_pwant);
-  emul_fabric_lock();
-  g_atomic_int_add(&emul_x_pwant, -1);
-}
-static void x_conn_unref(emul_xconn_t *x);
-
-static gpointer
-x_thread(gpointer unused)
-{
-  (void) unused;
-  for (;;)
-    g_main_context_iteration(x_ctx, TRUE);
-  return NULL;
-}
-
-static gboolean
-x_cq_is_armed(emul_cq_t *cq)
-{
-  return cq != NULL && __atomic_load_n(&cq->ring.armed, __ATOMIC_SEQ_CST);
-}
-
-/* The connections with a QP and a ring, each with a reference (fabric
- * lock held); x_snapshot_free drops them (lock held). */
-static GPtrArray *
-x_snapshot(void)
-{
-  GPtrArray *a = g_ptr_array_sized_new(8);
-  for (GList *i = x_conns; i != NULL; i = i->next) {
-    emul_xconn_t *x = i->data;
-    if (!x->dead && x->qp != NULL && x->seg != NULL) {
-      x->ref++;
-      g_ptr_array_add(a, x);
-    }
-  }
-  return a;
-}
-
-static void
-x_snapshot_free(GPtrArray *a)
-{
-  for (guint i = 0; i < a->len; i++)
-    x_conn_unref(g_ptr_array_index(a, i));
-  g_ptr_array_free(a, TRUE);
-}
-
-/* Drain and pump @x if it has work (fabric lock held); TRUE if it had.
- * @pending: what emul_x_pending(x) said, just before. */
-static gboolean
-x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
-{
-  /* Frames only move in RTS (emul_x_drain): none is work elsewhere. */
-  gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
-  if (in)
-    emul_x_drain(x, w);
-  if (!x->dead && (in || !emul_queue_empty(&x->out)))
-    emul_x_pump(x);
-  return in;
-}
-
-/* The progress thread's poll (GMainContext poll function, called without
- * the context's lock): before it sleeps, decide for each ring whether the
- * peer must ring the bell (emul_x.h, "Who drains a ring").  Work found on
- * the way is done here and the poll returns at once. */
-static gint
-x_poll_func(GPollFD *fds, guint nfds, gint timeout)
-{
-  if (timeout == 0 || g_atomic_int_get(&emul_x_nconn) == 0)
-    return g_poll(fds, nfds, timeout);  /* no ring to decide about */
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
-  gboolean did = FALSE, unarmed = FALSE;
-  /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
-  g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  gint gs = g_atomic_int_get(&x_grace_seq);
-  emul_x_progress_lock();
-  GPtrArray *a = x_snapshot();
-  if (x_spin_us > 0 && a->len > 0) {
-    /* Optional: look at the rings for a while before sleeping (not those
-     * a sleeper holds, below). */
-    for (guint i = 0; i < a->len; i++) {
-      emul_xconn_t *x = g_ptr_array_index(a, i);
-      if (x->waiters == 0 && x->left_at == 0) {
-        __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_NONE, __ATOMIC_SEQ_CST);
-        x->armed_by = X_ARM_NONE;
-      }
-    }
-    emul_fabric_unlock();
-    gint64 end = g_get_monotonic_time() + x_spin_us;
-    for (gboolean seen = FALSE; !seen && g_get_monotonic_time() < end;) {
-      for (guint k = 0; k < 256 && !seen; k++) {
-        for (guint i = 0; i < a->len && !seen; i++) {
-          emul_xconn_t *x = g_ptr_array_index(a, i);
-          seen = emul_x_pending(x);  /* mapped while referenced */
-        }
-        rnicpi_cpu_relax();
-      }
-    }
-    emul_x_progress_lock();
-  }
-  gint64 now = g_get_monotonic_time();
-  for (guint i = 0; i < a->len; i++) {
-    emul_xconn_t *x = g_ptr_array_index(a, i);
-    if (x->dead || x->qp == NULL)
-      continue;
-    /* An application thread sleeps on its bell (emul_x_cq_wait_begin):
-     * the ring's armed word is that thread's, and it drains the ring.
-     * While its sleepers come and go often, look again after the grace
-     * (below); else sleep until one leaves, which wakes this thread. */
-    if (x->waiters > 0) {
-      unarmed |= x->last_left != 0 && now - x->last_left < X_SLEEPER_RECENT_MS * 1000;
-      continue;
-    }
-    /* The last sleeper left the ring armed for its return (the next
-     * sleep or poll of the application, as a busy poller's grace): taken
-     * back only once the grace is over. */
-    if (x->left_at != 0 && now - x->left_at < X_POLL_GRACE_MS * 1000) {
-      unarmed = TRUE;
-      continue;
-    }
-    x->left_at = 0;
-    gint p = x->app_polls;
-    if (p != x->seen_polls) {
-      x->seen_polls = p;
-      x->polled_at = now;
-    }
-    /* Polled within the grace period (this thread may itself have kept
-     * the application off the CPU since), and not armed for a
-     * notification since: no doorbell.  (An access layer may re-arm a CQ
-     * after each completion it takes while busy polling; the next empty
-     * poll shows that nobody went to sleep.) */
-    gboolean polled = x->polled_at != 0 && now - x->polled_at < X_POLL_GRACE_MS * 1000;
-    gboolean waits = (x_cq_is_armed(x->qp->scq) || x_cq_is_armed(x->qp->rcq)) &&
-                     x->poll_arm_seq != g_atomic_int_get(&x_arm_seq);
-    gboolean bell = !x_app_progress || !polled || waits;
-    __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? X_ARM_THREAD : X_ARM_NONE, __ATOMIC_SEQ_CST);
-    x->armed_by = X_ARM_THREAD;
-    unarmed |= !bell;
-    did |= x_serve(x, emul_x_pending(x), &w);  /* what came before the flag was set */
-  }
-  x_snapshot_free(a);
-  emul_fabric_unlock();
-  emul_work_deliver(&w);
-  gint r = 0;
-  if (!did) {
-    if (!unarmed) {
-      g_atomic_int_set(&x_pstate, XP_SLEEP_ARMED);
-      /* Dekker with emul_x_cq_wait_end: a sleeper that left a ring armed
-       * for it since the look above must be looked at within the grace. */
-      if (g_atomic_int_get(&x_grace_seq) != gs) {
-        g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
-        unarmed = TRUE;
-      }
-    }
-    if (unarmed && (timeout < 0 || timeout > X_POLL_GRACE_MS))
-      timeout = X_POLL_GRACE_MS;
-    r = g_poll(fds, nfds, timeout);
-  }
-  g_atomic_int_set(&x_pstate, XP_RUNNING);
-  return r;
-}
-
-/* Application thread (no lock held): a poll of @cq took @got entries;
- * when it found none, advance the rings that feed it and poll again.
- * Busy-poll mode's whole receive path for a small message. */
-int
-emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
-{
-  x_polled_empty = got == 0;
-  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_x_pwant) > 0 ||
-      !emul_fabric_trylock())
-    return got;  /* whoever holds the lock is making progress */
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
-  gboolean did = FALSE;
-  gint seq = g_atomic_int_get(&x_arm_seq);
-  GList *next;
-  for (GList *i = x_conns; i != NULL; i = next) {
-    emul_xconn_t *x = i->data;
-    next = i->next;
-    if (x->qp == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
-      continue;
-    x->app_polls++;  /* read by x_poll_func, under the lock too */
-    x->poll_arm_seq = seq;
-    gboolean pending = emul_x_pending(x);
-    if (pending || !emul_queue_empty(&x->out)) {
-      x->ref++;  /* x_conns may change under x_serve; x stays valid */
-      did |= x_serve(x, pending, &w);
-      next = x->dead ? x_conns : i->next;  /* closed: start over (cheap, rare) */
-      x_conn_unref(x);
-    }
-  }
-  emul_fabric_unlock();
-  emul_work_deliver(&w);
-  return did ? rnicpi_cq_ring_poll(&cq->ring, wc, n) : 0;
-}
-
-/* Application thread (no lock held): @cq was armed.  After an empty poll
- * that is a thread about to sleep: if the progress thread sleeps without
- * the rings armed, wake it to arm them.  (After a poll that took
- * something it is an access layer re-arming as it goes: a thread that
- * then sleeps polls once more first, and arms again.) */
-void
-emul_x_cq_armed(emul_cq_t *cq)
-{
-  g_atomic_int_inc(&x_arm_seq);  /* a full barrier: Dekker with x_poll_func */
-  /* This thread sleeps on the bells of every connection of @cq itself
-   * (emul_x_cq_wait_begin came first): no ring is the thread's to arm. */
-  if (x_wait.cq == cq && x_wait.all)
-    return;
-  if (x_polled_empty && g_atomic_int_get(&x_pstate) == XP_SLEEP_UNARMED)
-    g_main_context_wakeup(x_ctx);
-}
-
-/* RNIC-PI 1.11 (emul_cq.c's cq_wait_begin, no lock held): the calling
- * thread is about to sleep until @cq has a completion.  For each
- * connection whose QP completes into @cq it arms the peer's ring with
- * X_ARM_WAITER, so that the peer's next frame or ACK word writes this
- * process's bell eventfd for that connection, which the thread sleeps on:
- * one wake-up per message, of the thread that takes it (emul_x.h, "Who
- * drains a ring").  As the progress thread does before it sleeps, it
- * looks at the ring once more after arming (the Dekker pair with the
- * producer's mark) and drains what came.  Connections past @room stay
- * the progress thread's, whose cq_notify reaches the sleeper anyway. */
-uint32_t
-emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
-{
-  x_wait.cq = NULL;
-  x_wait.n = 0;
-  if (g_atomic_int_get(&emul_x_nconn) == 0 || !x_app_progress)
-    return 0;
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
-  emul_fabric_lock();
-  x_wait.cq = cq;
-  x_wait.all = TRUE;
-  x_wait.traffic = FALSE;
-  room = MIN(room, (uint32_t) X_WAIT_MAX);
-  for (GList *i = x_conns; i != NULL; i = i->next) {
-    emul_xconn_t *x = i->data;
-    if (x->dead || x->qp == NULL || x->seg == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
-      continue;
-    if (x_wait.n == room || x->bell_fd < 0 || x->peer_bell_fd < 0) {
-      x_wait.all = FALSE;
-      continue;
-    }
-    x->ref++;
-    x->waiters++;
-    x_wait.x[x_wait.n] = x;
-    fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
-    x_wait.n++;
-    uint32_t was = __atomic_exchange_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
-    /* Taken (X_ARM_NONE) since a sleeper armed it: a producer rang the
-     * bell while nobody slept on it (the grace after a sleep). */
-    if (was == X_ARM_NONE && x->armed_by == X_ARM_WAITER)
-      x->bell_rung = TRUE;
-    x->armed_by = X_ARM_WAITER;
-    x->left_at = 0;
-    /* The bell that ended the last sleep is quieted here, not when it woke
-     * us (there it would delay the answer the peer waits for), and after
-     * the arm, which a producer's frame then found set.  A ring this read
-     * swallows is one whose frame the look below finds. */
-    if (x->bell_rung) {
-      uint64_t v;
-      ssize_t r = read(x->bell_fd, &v, sizeof(v));
-      (void) r;
-      x->bell_rung = FALSE;
-    }
-  }
-  /* After every arm, the last look (x_serve may change x_conns: the
-   * references keep each connection valid). */
-  for (uint32_t k = 0; k < x_wait.n; k++) {
-    emul_xconn_t *x = x_wait.x[k];
-    gboolean pending = emul_x_pending(x);
-    if (!x->dead && (pending || !emul_queue_empty(&x->out))) {
-      x_serve(x, pending, &w);
-      x_wait.traffic = TRUE;
-    }
-  }
-  emul_fabric_unlock();
-  emul_work_deliver(&w);
-  return x_wait.n;
-}
-
-/* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over, and what
- * arrived is drained here, in this thread.  The rings stay armed for a
- * sleeper: the application usually sleeps again (or polls) within
- * microseconds, and a frame meanwhile then rings the bell nobody watches,
- * where a doorbell to the progress thread would wake it for nothing and
- * have it take the fabric lock from the application.  For the case where
- * it does not come back, the progress thread takes a ring back once
- * X_POLL_GRACE_MS has passed (x_poll_func, left_at), and is woken for it
- * if it sleeps without a timer. */
-void
-emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
-{
-  if (x_wait.cq != cq || nfds != x_wait.n) {
-    x_wait.cq = NULL;   /* not the begin it answers: nothing to undo */
-    return;
-  }
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
-  gboolean graced = FALSE;
-  gint64 now = g_get_monotonic_time();
-  emul_fabric_lock();
-  for (uint32_t k = 0; k < x_wait.n; k++) {
-    emul_xconn_t *x = x_wait.x[k];
-    if (fds[k].revents & POLLIN)
-      x->bell_rung = TRUE;  /* quieted at the next sleep (emul_x_cq_wait_begin) */
-    /* Another thread may still sleep on the same bell (a QP whose two
-     * CQs both have a sleeper): the producer took the word when it rang,
-     * and that sleeper, woken with us, may have found the bell already
-     * quiet and slept again; so the word is set again for it. */
-    gboolean traffic = x_wait.traffic || (fds[k].revents & POLLIN) ||
-                       (!x->dead && (emul_x_pending(x) || !emul_queue_empty(&x->out)));
-    if (--x->waiters > 0 && !x->dead) {
-      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
-    } else if (!x->dead && traffic) {
-      x->left_at = x->last_left = now;
-      graced = TRUE;
-    } else if (!x->dead) {
-      /* A sleep with no traffic (a timeout, a notification from
-       * elsewhere): none to expect at once, so the ring goes straight back
-       * to the thread, and an idle waiter's timed-out sleeps cost it
-       * nothing. */
-      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_THREAD, __ATOMIC_SEQ_CST);
-      x->armed_by = X_ARM_THREAD;
-    }
-  }
-  for (uint32_t k = 0; k < x_wait.n; k++) {
-    emul_xconn_t *x = x_wait.x[k];
-    gboolean pending = !x->dead && emul_x_pending(x);
-    if (!x->dead && (pending || !emul_queue_empty(&x->out)))
-      x_serve(x, pending, &w);
-  }
-  for (uint32_t k = 0; k < x_wait.n; k++)
-    x_conn_unref(x_wait.x[k]);
-  x_wait.cq = NULL;
-  x_wait.n = 0;
-  emul_fabric_unlock();
-  /* Dekker with x_poll_func: counted, then the thread's state read. */
-  if (graced) {
-    g_atomic_int_inc(&x_grace_seq);
-    if (g_atomic_int_get(&x_pstate) == XP_SLEEP_ARMED)
-      g_main_context_wakeup(x_ctx);
-  }
-  emul_work_deliver(&w);
-}
-
-/* fork() while the progress thread holds the fabric lock would leave it
- * locked for ever in the child: hold it across the fork. */
-static void x_fork_prepare(void) { emul_fabric_lock(); }
-static void x_fork_done(void) { emul_fabric_unlock(); }
-
-/* First cross-process use: the progress thread and the region table,
- * filled with the regions registered so far. */
-gboolean
-emul_x_init(void)
-{
-  if (x_mrs != NULL)
-    return TRUE;
-  int fd = memfd_create("itapi-emul-mrs", MFD_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, (off_t) X_MR_CAP * sizeof(x_mr_entry_t)) != 0) {
-    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no region table for other processes: %s",
-          g_strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return FALSE;
-  }
-  void *m = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) {
-    close(fd);
-    return FALSE;
-  }
-  x_mr_fd = fd;
-  x_mrs = m;
-  for (guint i = 1; i < emul_fabric.mrs->len; i++)
-    emul_x_mr_sync(i);
-  x_ctx = g_main_context_new();
-  g_main_context_set_poll_func(x_ctx, x_poll_func);
-  const char *spin = g_getenv("ITAPI_EMUL_SPIN_US");
-  x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
-  x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
-  emul_x_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
-  pthread_atfork(x_fork_prepare, x_fork_done, x_fork_done);
-  g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
-  return TRUE;
-}
-
-void
-emul_x_mr_sync(uint32_t index)
-{
-  emul_fabric.mr_gen++;  /* what x->hot keeps of a local check is stale */
-  if (x_mrs == NULL || index >= X_MR_CAP)
-    return;
-  x_mr_entry_t *e = &x_mrs[index];
-  emul_mr_t *mr = index < emul_fabric.mrs->len ? g_ptr_array_index(emul_fabric.mrs, index) : NULL;
-  uint32_t s = e->seq;
-  __atomic_store_n(&e->seq, s + 1, __ATOMIC_SEQ_CST);
-  if (mr != NULL) {
-    e->key = mr->key;
-    e->access = mr->access;
-    e->qpn = mr->mw != NULL && mr->mw->qp != NULL ? mr->mw->qp->base.qp_num : 0;
-    e->pd_id = mr->pd->id;
-    e->addr = (uint64_t) (uintptr_t) mr->addr;
-    e->length = mr->length;
-    e->iova = mr->iova;
-  }
-  e->valid = mr != NULL;
-  __atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
-}
-
-/* Read one entry of a peer's table consistently (bounded retries: a writer
- * holds an entry odd only for a few stores). */
-gboolean
-emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out)
-{
-  if (table == NULL || index == 0 || index >= X_MR_CAP)
-    return FALSE;
-  const x_mr_entry_t *e = &table[index];
-  for (int tries = 0; tries < 1000; tries++) {
-    uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-    if (s1 & 1)
-      continue;
-    memcpy(out, (const void *) e, sizeof(*out));
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s1)
-      return out->valid != 0;
-  }
-  return FALSE;
-}
+/* ---- sockets ---- */
 
 socklen_t
 emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
@@ -553,29 +88,7 @@ emul_x_bind_listen(const char *kind, uint32_t n)
   return fd;
 }
 
-GSource *
-emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
-{
-  GSource *src = g_unix_fd_source_new(fd, cond);
-  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, NULL);
-  g_source_attach(src, x_ctx);
-  return src;
-}
-
-void
-emul_x_unwatch(GSource *src, int fd)
-{
-  g_source_destroy(src);
-  g_source_unref(src);
-  close(fd);
-}
-
-gboolean
-emul_x_enter(void)
-{
-  emul_x_progress_lock();
-  return !g_source_is_destroyed(g_main_current_source());
-}
+/* ---- connections ---- */
 
 static pid_t
 x_peer_pid(int fd)
@@ -640,13 +153,13 @@ x_conn_new(int fd, int side)
   x->peer_bell_fd = -1;
   g_queue_init(&x->out);
   x->src = emul_x_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
-  x_conns = g_list_prepend(x_conns, x);
+  emul_x_conns = g_list_prepend(emul_x_conns, x);
   g_atomic_int_inc(&emul_x_nconn);
   return x;
 }
 
-static void
-x_conn_unref(emul_xconn_t *x)
+void
+emul_x_conn_unref(emul_xconn_t *x)
 {
   if (--x->ref == 0) {
     /* Unmapped with the last reference: a spinning progress thread may
@@ -669,7 +182,7 @@ emul_x_close(emul_xconn_t *x)
   if (x->dead)
     return;
   x->dead = TRUE;
-  x_conns = g_list_remove(x_conns, x);
+  emul_x_conns = g_list_remove(emul_x_conns, x);
   g_atomic_int_add(&emul_x_nconn, -1);
   if (x->qp != NULL && x->qp->x == x)
     x->qp->x = NULL;
@@ -688,7 +201,7 @@ emul_x_close(emul_xconn_t *x)
   if (x->peer_mrs != NULL)
     munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
   emul_x_maps_free(x);
-  x_conn_unref(x);
+  emul_x_conn_unref(x);
 }
 
 gboolean
@@ -779,7 +292,7 @@ emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
     l->xfd = -1;
   }
   /* Requests nobody answered yet are refused, as a closed port would. */
-  GList *all = g_list_copy(x_conns);
+  GList *all = g_list_copy(emul_x_conns);
   for (GList *i = all; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
     if (x->side != 1 || x->listener != l)
@@ -862,7 +375,7 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_para
     .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp), .v6 = v6,
   };
   x_pdata(&m, p->pdata, p->pdata_len);
-  int fds[3] = { seg_fd, x_mr_fd, x->bell_fd };
+  int fds[3] = { seg_fd, emul_x_mr_fd, x->bell_fd };
   gboolean ok = emul_x_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2);
   close(seg_fd);
   if (!ok) {
@@ -1030,7 +543,7 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
       .probe_addr = (uint64_t) (uintptr_t) &x_probe_word, .atomics = emul_qp_atomics(qp),
     };
     x_pdata(&m, p->pdata, p->pdata_len);
-    int fds[2] = { x_mr_fd, x->bell_fd };
+    int fds[2] = { emul_x_mr_fd, x->bell_fd };
     emul_x_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1);
     if (c->three_way)
       c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
@@ -1260,8 +773,80 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       emul_x_pump(x);
   }
   g_free(m);
-  x_conn_unref(x);
+  emul_x_conn_unref(x);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   return G_SOURCE_CONTINUE;
 }
+
+/* ---- teardown ---- */
+
+/* This side ends the connection: tell the peer (DISC, or BREAK with the
+ * request that failed, and @fault when the peer gets an event), release
+ * it, report and flush locally. */
+void
+emul_x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
+                uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len)
+{
+  emul_xconn_t *x = qp->x;
+  if (x != NULL) {
+    emul_x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+    emul_x_pump(x);  /* answers already due go first, as far as they fit */
+    x_msg_t m = { .type = type, .status = st, .seq = seq };
+    if (fault != NULL) {
+      m.fault = fault->f + 1;
+      m.responder = fault->to_responder;
+    }
+    m.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
+    if (m.pdata_len > 0)
+      memcpy(m.pdata, pdata, m.pdata_len);
+    emul_x_send_msg(x, &m, NULL, 0);
+    emul_x_close(x);
+  }
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0);
+  emul_qp_set_error(qp, w);
+}
+
+void
+emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pdata, uint32_t len)
+{
+  emul_x_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, pdata, len);
+}
+
+/* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)
+ * or broke the protocol (m NULL). */
+void
+emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+{
+  if (x->conn != NULL) {
+    emul_x_fail_pending(x, w);
+    return;
+  }
+  emul_qp_t *qp = x->qp;
+  if (qp != NULL && qp->x == x)
+    emul_x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+  emul_x_close(x);
+  if (qp == NULL)
+    return;
+  gboolean disc = m != NULL && m->type == X_DISC;
+  if (m == NULL && qp->state == RNICPI_QPS_RTS)
+    emul_qp_async(qp, RNICPI_AE_LLP); /* the peer died, or its ring broke the rules */
+  if (m != NULL && m->type == X_BREAK) {
+    if (m->fault > 0 && qp->state == RNICPI_QPS_RTS) { /* with its BROKEN below */
+      emul_fault_t f = (emul_fault_t) (m->fault - 1);
+      emul_qp_async(qp, m->responder ? emul_fault_responder(f) : emul_fault_requester(f));
+    }
+    emul_swqe_t *s = emul_wq_peek(&qp->sq);
+    if (m->status != 0 && s != NULL && s->issued && s->seq == m->seq) {
+      emul_wq_pop(&qp->sq);
+      emul_complete_send(qp, &s->wr, (rnicpi_wc_status_t) m->status, 0, w);
+      emul_wq_put(&qp->sq, s);
+    }
+  }
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, disc ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN,
+                     disc ? m->pdata : NULL, disc ? m->pdata_len : 0);
+  emul_qp_set_error(qp, w);
+}
+

@@ -1,0 +1,463 @@
+/*
+ * vp/emul progress across processes: the progress thread that serves every
+ * socket and ring of this process, and the other consumers that may drain
+ * a ring instead of it: an application thread that polls an empty CQ
+ * (busy-poll mode), and one asleep on its bell eventfd until its CQ has a
+ * completion (RNIC-PI 1.11).  Design: emul_ring.h, "Who drains a ring,
+ * and doorbells".
+ *
+ * Run-time knobs: ITAPI_EMUL_SPIN_US and ITAPI_EMUL_APP_PROGRESS
+ * (emul_ring.h, "Who drains a ring") are read once, at the first
+ * cross-process use (emul_x_init).
+ *
+ * Rules:
+ * - whoever drains a ring holds the fabric lock; the progress thread takes
+ *   it with emul_x_progress_lock, which an application thread polling
+ *   yields to (emul.h);
+ * - the progress thread's callbacks take the lock, then check that their
+ *   source was not destroyed meanwhile (emul_x_enter,
+ *   g_source_is_destroyed): a socket is closed only under the lock, so a
+ *   callback never sees a freed xconn;
+ * - the consumer's ring word `armed` belongs to whoever sleeps on the
+ *   ring: the progress thread leaves a connection with a sleeper
+ *   (x->waiters) alone, and takes a ring a sleeper left armed back only
+ *   after X_POLL_GRACE_MS.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "emul_ring.h"
+
+static GMainContext *x_ctx;  /* the progress thread's: every socket of this process */
+
+/* Progress thread state, for emul_x_cq_armed (see x_poll_func). */
+enum { XP_RUNNING, XP_SLEEP_ARMED, XP_SLEEP_UNARMED };
+static _Alignas(64) gint x_pstate;
+static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
+/* Sleepers that left a ring armed for them, so far (emul_x_cq_wait_end):
+ * the progress thread must look within the grace (Dekker with x_pstate). */
+static _Alignas(64) gint x_grace_seq;
+/* This thread's last poll found nothing (initial-exec: no __tls_get_addr
+ * call on the polling path of a shared library). */
+static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
+static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
+/* The progress thread waits for the fabric lock (emul.h). */
+_Alignas(64) gint emul_x_pwant;
+static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
+
+/* The connections this thread sleeps on, between emul_x_cq_wait_begin and
+ * emul_x_cq_wait_end (each with a reference), and whether they are every
+ * connection that feeds that CQ. */
+typedef struct x_wait {
+  emul_cq_t *cq;
+  emul_xconn_t *x[X_WAIT_MAX];
+  uint32_t n;
+  gboolean all;
+  gboolean traffic;  /* the begin found frames to drain */
+} x_wait_t;
+static __thread x_wait_t x_wait __attribute__((tls_model("initial-exec")));
+
+void
+emul_x_progress_lock(void)
+{
+  g_atomic_int_inc(&emul_x_pwant);
+  emul_fabric_lock();
+  g_atomic_int_add(&emul_x_pwant, -1);
+}
+
+static gpointer
+x_thread(gpointer unused)
+{
+  (void) unused;
+  for (;;)
+    g_main_context_iteration(x_ctx, TRUE);
+  return NULL;
+}
+
+static gboolean
+x_cq_is_armed(emul_cq_t *cq)
+{
+  return cq != NULL && __atomic_load_n(&cq->ring.armed, __ATOMIC_SEQ_CST);
+}
+
+/* The connections with a QP and a ring, each with a reference (fabric
+ * lock held); x_snapshot_free drops them (lock held). */
+static GPtrArray *
+x_snapshot(void)
+{
+  GPtrArray *a = g_ptr_array_sized_new(8);
+  for (GList *i = emul_x_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    if (!x->dead && x->qp != NULL && x->seg != NULL) {
+      x->ref++;
+      g_ptr_array_add(a, x);
+    }
+  }
+  return a;
+}
+
+static void
+x_snapshot_free(GPtrArray *a)
+{
+  for (guint i = 0; i < a->len; i++)
+    emul_x_conn_unref(g_ptr_array_index(a, i));
+  g_ptr_array_free(a, TRUE);
+}
+
+/* Drain and pump @x if it has work (fabric lock held); TRUE if it had.
+ * @pending: what emul_x_pending(x) said, just before. */
+static gboolean
+x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
+{
+  /* Frames only move in RTS (emul_x_drain): none is work elsewhere. */
+  gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
+  if (in)
+    emul_x_drain(x, w);
+  if (!x->dead && (in || !emul_queue_empty(&x->out)))
+    emul_x_pump(x);
+  return in;
+}
+
+/* The progress thread's poll (GMainContext poll function, called without
+ * the context's lock): before it sleeps, decide for each ring whether the
+ * peer must ring the bell (emul_ring.h, "Who drains a ring").  Work found on
+ * the way is done here and the poll returns at once. */
+static gint
+x_poll_func(GPollFD *fds, guint nfds, gint timeout)
+{
+  if (timeout == 0 || g_atomic_int_get(&emul_x_nconn) == 0)
+    return g_poll(fds, nfds, timeout);  /* no ring to decide about */
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  gboolean did = FALSE, unarmed = FALSE;
+  /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
+  g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  gint gs = g_atomic_int_get(&x_grace_seq);
+  emul_x_progress_lock();
+  GPtrArray *a = x_snapshot();
+  if (x_spin_us > 0 && a->len > 0) {
+    /* Optional: look at the rings for a while before sleeping (not those
+     * a sleeper holds, below). */
+    for (guint i = 0; i < a->len; i++) {
+      emul_xconn_t *x = g_ptr_array_index(a, i);
+      if (x->waiters == 0 && x->left_at == 0) {
+        __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_NONE, __ATOMIC_SEQ_CST);
+        x->armed_by = X_ARM_NONE;
+      }
+    }
+    emul_fabric_unlock();
+    gint64 end = g_get_monotonic_time() + x_spin_us;
+    for (gboolean seen = FALSE; !seen && g_get_monotonic_time() < end;) {
+      for (guint k = 0; k < 256 && !seen; k++) {
+        for (guint i = 0; i < a->len && !seen; i++) {
+          emul_xconn_t *x = g_ptr_array_index(a, i);
+          seen = emul_x_pending(x);  /* mapped while referenced */
+        }
+        rnicpi_cpu_relax();
+      }
+    }
+    emul_x_progress_lock();
+  }
+  gint64 now = g_get_monotonic_time();
+  for (guint i = 0; i < a->len; i++) {
+    emul_xconn_t *x = g_ptr_array_index(a, i);
+    if (x->dead || x->qp == NULL)
+      continue;
+    /* An application thread sleeps on its bell (emul_x_cq_wait_begin):
+     * the ring's armed word is that thread's, and it drains the ring.
+     * While its sleepers come and go often, look again after the grace
+     * (below); else sleep until one leaves, which wakes this thread. */
+    if (x->waiters > 0) {
+      unarmed |= x->last_left != 0 && now - x->last_left < X_SLEEPER_RECENT_MS * 1000;
+      continue;
+    }
+    /* The last sleeper left the ring armed for its return (the next
+     * sleep or poll of the application, as a busy poller's grace): taken
+     * back only once the grace is over. */
+    if (x->left_at != 0 && now - x->left_at < X_POLL_GRACE_MS * 1000) {
+      unarmed = TRUE;
+      continue;
+    }
+    x->left_at = 0;
+    gint p = x->app_polls;
+    if (p != x->seen_polls) {
+      x->seen_polls = p;
+      x->polled_at = now;
+    }
+    /* Polled within the grace period (this thread may itself have kept
+     * the application off the CPU since), and not armed for a
+     * notification since: no doorbell.  (An access layer may re-arm a CQ
+     * after each completion it takes while busy polling; the next empty
+     * poll shows that nobody went to sleep.) */
+    gboolean polled = x->polled_at != 0 && now - x->polled_at < X_POLL_GRACE_MS * 1000;
+    gboolean waits = (x_cq_is_armed(x->qp->scq) || x_cq_is_armed(x->qp->rcq)) &&
+                     x->poll_arm_seq != g_atomic_int_get(&x_arm_seq);
+    gboolean bell = !x_app_progress || !polled || waits;
+    __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? X_ARM_THREAD : X_ARM_NONE, __ATOMIC_SEQ_CST);
+    x->armed_by = X_ARM_THREAD;
+    unarmed |= !bell;
+    did |= x_serve(x, emul_x_pending(x), &w);  /* what came before the flag was set */
+  }
+  x_snapshot_free(a);
+  emul_fabric_unlock();
+  emul_work_deliver(&w);
+  gint r = 0;
+  if (!did) {
+    if (!unarmed) {
+      g_atomic_int_set(&x_pstate, XP_SLEEP_ARMED);
+      /* Dekker with emul_x_cq_wait_end: a sleeper that left a ring armed
+       * for it since the look above must be looked at within the grace. */
+      if (g_atomic_int_get(&x_grace_seq) != gs) {
+        g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
+        unarmed = TRUE;
+      }
+    }
+    if (unarmed && (timeout < 0 || timeout > X_POLL_GRACE_MS))
+      timeout = X_POLL_GRACE_MS;
+    r = g_poll(fds, nfds, timeout);
+  }
+  g_atomic_int_set(&x_pstate, XP_RUNNING);
+  return r;
+}
+
+/* Application thread (no lock held): a poll of @cq took @got entries;
+ * when it found none, advance the rings that feed it and poll again.
+ * Busy-poll mode's whole receive path for a small message. */
+int
+emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
+{
+  x_polled_empty = got == 0;
+  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_x_pwant) > 0 ||
+      !emul_fabric_trylock())
+    return got;  /* whoever holds the lock is making progress */
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  gboolean did = FALSE;
+  gint seq = g_atomic_int_get(&x_arm_seq);
+  GList *next;
+  for (GList *i = emul_x_conns; i != NULL; i = next) {
+    emul_xconn_t *x = i->data;
+    next = i->next;
+    if (x->qp == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
+      continue;
+    x->app_polls++;  /* read by x_poll_func, under the lock too */
+    x->poll_arm_seq = seq;
+    gboolean pending = emul_x_pending(x);
+    if (pending || !emul_queue_empty(&x->out)) {
+      x->ref++;  /* emul_x_conns may change under x_serve; x stays valid */
+      did |= x_serve(x, pending, &w);
+      next = x->dead ? emul_x_conns : i->next;  /* closed: start over (cheap, rare) */
+      emul_x_conn_unref(x);
+    }
+  }
+  emul_fabric_unlock();
+  emul_work_deliver(&w);
+  return did ? rnicpi_cq_ring_poll(&cq->ring, wc, n) : 0;
+}
+
+/* Application thread (no lock held): @cq was armed.  After an empty poll
+ * that is a thread about to sleep: if the progress thread sleeps without
+ * the rings armed, wake it to arm them.  (After a poll that took
+ * something it is an access layer re-arming as it goes: a thread that
+ * then sleeps polls once more first, and arms again.) */
+void
+emul_x_cq_armed(emul_cq_t *cq)
+{
+  g_atomic_int_inc(&x_arm_seq);  /* a full barrier: Dekker with x_poll_func */
+  /* This thread sleeps on the bells of every connection of @cq itself
+   * (emul_x_cq_wait_begin came first): no ring is the thread's to arm. */
+  if (x_wait.cq == cq && x_wait.all)
+    return;
+  if (x_polled_empty && g_atomic_int_get(&x_pstate) == XP_SLEEP_UNARMED)
+    g_main_context_wakeup(x_ctx);
+}
+
+/* RNIC-PI 1.11 (emul_cq.c's cq_wait_begin, no lock held): the calling
+ * thread is about to sleep until @cq has a completion.  For each
+ * connection whose QP completes into @cq it arms the peer's ring with
+ * X_ARM_WAITER, so that the peer's next frame or ACK word writes this
+ * process's bell eventfd for that connection, which the thread sleeps on:
+ * one wake-up per message, of the thread that takes it (emul_ring.h, "Who
+ * drains a ring").  As the progress thread does before it sleeps, it
+ * looks at the ring once more after arming (the Dekker pair with the
+ * producer's mark) and drains what came.  Connections past @room stay
+ * the progress thread's, whose cq_notify reaches the sleeper anyway. */
+uint32_t
+emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
+{
+  x_wait.cq = NULL;
+  x_wait.n = 0;
+  if (g_atomic_int_get(&emul_x_nconn) == 0 || !x_app_progress)
+    return 0;
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  emul_fabric_lock();
+  x_wait.cq = cq;
+  x_wait.all = TRUE;
+  x_wait.traffic = FALSE;
+  room = MIN(room, (uint32_t) X_WAIT_MAX);
+  for (GList *i = emul_x_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    if (x->dead || x->qp == NULL || x->seg == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
+      continue;
+    if (x_wait.n == room || x->bell_fd < 0 || x->peer_bell_fd < 0) {
+      x_wait.all = FALSE;
+      continue;
+    }
+    x->ref++;
+    x->waiters++;
+    x_wait.x[x_wait.n] = x;
+    fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
+    x_wait.n++;
+    uint32_t was = __atomic_exchange_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    /* Taken (X_ARM_NONE) since a sleeper armed it: a producer rang the
+     * bell while nobody slept on it (the grace after a sleep). */
+    if (was == X_ARM_NONE && x->armed_by == X_ARM_WAITER)
+      x->bell_rung = TRUE;
+    x->armed_by = X_ARM_WAITER;
+    x->left_at = 0;
+    /* The bell that ended the last sleep is quieted here, not when it woke
+     * us (there it would delay the answer the peer waits for), and after
+     * the arm, which a producer's frame then found set.  A ring this read
+     * swallows is one whose frame the look below finds. */
+    if (x->bell_rung) {
+      uint64_t v;
+      ssize_t r = read(x->bell_fd, &v, sizeof(v));
+      (void) r;
+      x->bell_rung = FALSE;
+    }
+  }
+  /* After every arm, the last look (x_serve may change emul_x_conns: the
+   * references keep each connection valid). */
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    gboolean pending = emul_x_pending(x);
+    if (!x->dead && (pending || !emul_queue_empty(&x->out))) {
+      x_serve(x, pending, &w);
+      x_wait.traffic = TRUE;
+    }
+  }
+  emul_fabric_unlock();
+  emul_work_deliver(&w);
+  return x_wait.n;
+}
+
+/* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over, and what
+ * arrived is drained here, in this thread.  The rings stay armed for a
+ * sleeper: the application usually sleeps again (or polls) within
+ * microseconds, and a frame meanwhile then rings the bell nobody watches,
+ * where a doorbell to the progress thread would wake it for nothing and
+ * have it take the fabric lock from the application.  For the case where
+ * it does not come back, the progress thread takes a ring back once
+ * X_POLL_GRACE_MS has passed (x_poll_func, left_at), and is woken for it
+ * if it sleeps without a timer. */
+void
+emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
+{
+  if (x_wait.cq != cq || nfds != x_wait.n) {
+    x_wait.cq = NULL;   /* not the begin it answers: nothing to undo */
+    return;
+  }
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  gboolean graced = FALSE;
+  gint64 now = g_get_monotonic_time();
+  emul_fabric_lock();
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    if (fds[k].revents & POLLIN)
+      x->bell_rung = TRUE;  /* quieted at the next sleep (emul_x_cq_wait_begin) */
+    /* Another thread may still sleep on the same bell (a QP whose two
+     * CQs both have a sleeper): the producer took the word when it rang,
+     * and that sleeper, woken with us, may have found the bell already
+     * quiet and slept again; so the word is set again for it. */
+    gboolean traffic = x_wait.traffic || (fds[k].revents & POLLIN) ||
+                       (!x->dead && (emul_x_pending(x) || !emul_queue_empty(&x->out)));
+    if (--x->waiters > 0 && !x->dead) {
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    } else if (!x->dead && traffic) {
+      x->left_at = x->last_left = now;
+      graced = TRUE;
+    } else if (!x->dead) {
+      /* A sleep with no traffic (a timeout, a notification from
+       * elsewhere): none to expect at once, so the ring goes straight back
+       * to the thread, and an idle waiter's timed-out sleeps cost it
+       * nothing. */
+      __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_THREAD, __ATOMIC_SEQ_CST);
+      x->armed_by = X_ARM_THREAD;
+    }
+  }
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    gboolean pending = !x->dead && emul_x_pending(x);
+    if (!x->dead && (pending || !emul_queue_empty(&x->out)))
+      x_serve(x, pending, &w);
+  }
+  for (uint32_t k = 0; k < x_wait.n; k++)
+    emul_x_conn_unref(x_wait.x[k]);
+  x_wait.cq = NULL;
+  x_wait.n = 0;
+  emul_fabric_unlock();
+  /* Dekker with x_poll_func: counted, then the thread's state read. */
+  if (graced) {
+    g_atomic_int_inc(&x_grace_seq);
+    if (g_atomic_int_get(&x_pstate) == XP_SLEEP_ARMED)
+      g_main_context_wakeup(x_ctx);
+  }
+  emul_work_deliver(&w);
+}
+
+/* fork() while the progress thread holds the fabric lock would leave it
+ * locked for ever in the child: hold it across the fork. */
+static void x_fork_prepare(void) { emul_fabric_lock(); }
+static void x_fork_done(void) { emul_fabric_unlock(); }
+
+/* First cross-process use: the progress thread and the region table,
+ * filled with the regions registered so far (emul_x_export_init). */
+gboolean
+emul_x_init(void)
+{
+  if (x_ctx != NULL)
+    return TRUE;
+  if (!emul_x_export_init())
+    return FALSE;
+  x_ctx = g_main_context_new();
+  g_main_context_set_poll_func(x_ctx, x_poll_func);
+  const char *spin = g_getenv("ITAPI_EMUL_SPIN_US");
+  x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
+  x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
+  emul_x_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
+  pthread_atfork(x_fork_prepare, x_fork_done, x_fork_done);
+  g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
+  return TRUE;
+}
+
+GSource *
+emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
+{
+  GSource *src = g_unix_fd_source_new(fd, cond);
+  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, NULL);
+  g_source_attach(src, x_ctx);
+  return src;
+}
+
+void
+emul_x_unwatch(GSource *src, int fd)
+{
+  g_source_destroy(src);
+  g_source_unref(src);
+  close(fd);
+}
+
+gboolean
+emul_x_enter(void)
+{
+  emul_x_progress_lock();
+  return !g_source_is_destroyed(g_main_current_source());
+}

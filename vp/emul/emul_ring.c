@@ -1,0 +1,437 @@
+/*
+ * vp/emul rings: the two SPSC rings of a connection segment between two
+ * processes (design: emul_ring.h, "Rings" and "Who drains a ring, and
+ * doorbells").  Producing: a frame written, then published by its mark,
+ * or the ACK word raised; the doorbell owed for it; the overflow queue
+ * x->out.  Consuming: frames taken in ring order from the head, assembled
+ * into whole messages and handed to the responder (requests,
+ * emul_ring_resp.c) or the requester (answers, emul_ring_req.c); room
+ * given back in quarters of the ring.
+ *
+ * Rules:
+ * - a frame's mark (or the ACK word) is stored last, then the consumer's
+ *   `armed` read (Dekker pair, both sequentially consistent): only a set
+ *   `armed` costs a doorbell, one per sleep;
+ * - a consumer never stops draining: a request it cannot execute yet waits
+ *   in qp->xin, so two processes whose rings are full of each other's
+ *   requests cannot deadlock;
+ * - nothing read from the peer's ring is trusted: lengths and ops are
+ *   checked before use, and a frame that breaks the rules breaks the
+ *   connection (emul_x_peer_break);
+ * - the fabric lock is held.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "emul_ring.h"
+
+#define ROUND_LINE(n) (((uint64_t) (n) + X_LINE - 1) & ~(uint64_t) (X_LINE - 1))
+
+static uint8_t *
+ring_data(emul_xconn_t *x, int s)
+{
+  return (uint8_t *) x->seg + X_HDR_SIZE + (size_t) s * X_RING_SIZE;
+}
+
+/* Payload of @o from byte @off, @n bytes, into @dst. */
+static void
+out_copy(const x_out_t *o, uint64_t off, uint8_t *dst, uint64_t n)
+{
+  if (o->buf != NULL) {
+    memcpy(dst, o->buf + off, n);
+    return;
+  }
+  for (uint32_t i = 0; i < o->nsg && n > 0; i++) {
+    uint64_t l = o->sg[i].length;
+    if (off >= l) {
+      off -= l;
+      continue;
+    }
+    uint64_t k = MIN(l - off, n);
+    memcpy(dst, (const uint8_t *) (uintptr_t) (o->sg[i].addr + off), k);
+    dst += k;
+    n -= k;
+    off = 0;
+  }
+}
+
+static void
+ring_put(uint8_t *data, uint64_t pos, const x_out_t *o, const void *src, uint64_t off, uint64_t n)
+{
+  uint64_t at = pos & (X_RING_SIZE - 1);
+  uint64_t first = MIN(n, X_RING_SIZE - at);
+  if (src != NULL) {
+    memcpy(data + at, src, first);
+    memcpy(data, (const uint8_t *) src + first, n - first);
+  } else {
+    out_copy(o, off, data + at, first);
+    out_copy(o, off + first, data, n - first);
+  }
+}
+
+static void
+ring_get(const uint8_t *data, uint64_t pos, void *dst, uint64_t n)
+{
+  uint64_t at = pos & (X_RING_SIZE - 1);
+  uint64_t first = MIN(n, X_RING_SIZE - at);
+  memcpy(dst, data + at, first);
+  memcpy((uint8_t *) dst + first, data, n - first);
+}
+
+/* After a sequentially consistent store of a frame's mark or of @r's ACK word: is
+ * the consumer asleep, and who sleeps (X_BELL_*, 0: nobody)?  Taking the
+ * flag makes one doorbell per sleep. */
+static guint
+x_take_armed(x_ring_ctl_t *r)
+{
+  if (!__atomic_load_n(&r->armed, __ATOMIC_SEQ_CST))
+    return 0;
+  uint32_t a = __atomic_exchange_n(&r->armed, X_ARM_NONE, __ATOMIC_SEQ_CST);
+  return a == X_ARM_WAITER ? X_BELL_WAITER : a != X_ARM_NONE ? X_BELL_THREAD : 0;
+}
+
+/* Producer: room for @need more bytes?  The consumer's head is read again
+ * only when the ring looks full (it is a line the consumer writes). */
+static gboolean
+ring_room(emul_xconn_t *x, uint64_t need)
+{
+  x_ring_ctl_t *r = &x->seg->ring[x->side];
+  if (G_LIKELY(X_RING_SIZE - (x->tail - x->head_seen) >= need))
+    return TRUE;
+  x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+  if (X_RING_SIZE - (x->tail - x->head_seen) >= need)
+    return TRUE;
+  __atomic_store_n(&r->want_space, 1, __ATOMIC_SEQ_CST);
+  x->head_seen = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+  return X_RING_SIZE - (x->tail - x->head_seen) >= need;  /* else X_SPACE pumps again */
+}
+
+/* Producer: the frame at x->tail is written but for its mark; publish it.
+ * The mark and the consumer's `armed` are a Dekker pair (see emul_ring.h):
+ * after publishing, a set `armed` means nobody on the other side is
+ * looking at the ring, so it needs a doorbell; taking the flag makes that
+ * one doorbell per sleep. */
+static void
+ring_publish(emul_xconn_t *x, uint64_t need, guint *bell)
+{
+  uint8_t *data = ring_data(x, x->side);
+  uint64_t pos = x->tail;
+  __atomic_store_n((uint64_t *) (data + (pos & (X_RING_SIZE - 1))), pos ^ x->key_out, __ATOMIC_SEQ_CST);
+  x->tail = pos + need;
+  *bell |= x_take_armed(&x->seg->ring[x->side]);
+}
+
+static gboolean
+ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, guint *bell)
+{
+  uint64_t need = ROUND_LINE(sizeof(*f) + f->frag_len);
+  if (!ring_room(x, need))
+    return FALSE;
+  uint8_t *data = ring_data(x, x->side);
+  /* Everything but the mark, which ring_publish stores last. */
+  ring_put(data, x->tail + 8, NULL, (const uint8_t *) f + 8, 0, sizeof(*f) - 8);
+  if (f->frag_len > 0)
+    ring_put(data, x->tail + sizeof(*f), o, NULL, off, f->frag_len);
+  ring_publish(x, need, bell);
+  return TRUE;
+}
+
+/* A whole send of @len bytes from @sg, with the short header, when it fits
+ * now and nothing waits ahead of it in x->out; FALSE otherwise. */
+gboolean
+emul_x_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
+                       uint64_t len, guint *bell)
+{
+  uint64_t need = ROUND_LINE(sizeof(x_short_t) + len);
+  if (len > X_FRAG_MAX || x->out.head != NULL || !ring_room(x, need))
+    return FALSE;
+  uint8_t *data = ring_data(x, x->side);
+  uint64_t at = x->tail & (X_RING_SIZE - 1);
+  x_short_t *h = (x_short_t *) (data + at);  /* a line start: the header never wraps */
+  h->op = X_OP_SEND_SHORT;
+  h->len = (uint32_t) len;
+  h->seq = seq;
+  if (nsg == 1 && at + sizeof(*h) + len <= X_RING_SIZE)
+    emul_copy((uint8_t *) (h + 1), (const uint8_t *) (uintptr_t) sg[0].addr, len);
+  else if (len > 0)
+    ring_put(data, x->tail + sizeof(*h), &(x_out_t) { .sg = sg, .nsg = nsg }, NULL, 0, len);
+  ring_publish(x, need, bell);
+  return TRUE;
+}
+
+/* Push what is left of @o into the ring; FALSE when it did not all fit. */
+static gboolean
+out_push(emul_xconn_t *x, x_out_t *o, guint *bell)
+{
+  /* Bounce-mode RDMA and atomics complete nothing at the target: its
+   * application may never poll a CQ for them (it may be polling the very
+   * memory they write), so every frame of theirs rings. */
+  gboolean ring_always = o->f.op == X_OP_WRITE || o->f.op == X_OP_READ || o->f.op == X_OP_ATOMIC;
+  do {
+    x_frame_t f = o->f;
+    if (o->started)
+      f = (x_frame_t) { .op = X_OP_CONT };
+    f.frag_len = (uint32_t) MIN(o->f.total - o->done, X_FRAG_MAX);
+    if (!ring_push(x, &f, o, o->done, bell))
+      return FALSE;
+    if (ring_always)
+      *bell |= X_BELL_THREAD;
+    o->done += f.frag_len;
+    o->started = TRUE;
+  } while (o->done < o->f.total);
+  return TRUE;
+}
+
+/* Wake who sleeps on the peer's side: its progress thread (a socket
+ * message) or an application thread asleep on the bell eventfd it gave us
+ * (emul_x_cq_wait_begin), as @bell (X_BELL_*) says. */
+void
+emul_x_doorbell(emul_xconn_t *x, guint bell)
+{
+  if (bell & X_BELL_THREAD) {
+    x_msg_t m = { .type = X_DOORBELL };
+    emul_x_send_msg(x, &m, NULL, 0);
+  }
+  if (bell & X_BELL_WAITER) {
+    /* A full counter wakes the sleeper too; a peer gone is its socket's
+     * to say (EOF), not this write's. */
+    uint64_t one = 1;
+    ssize_t r = write(x->peer_bell_fd, &one, sizeof(one));
+    (void) r;
+  }
+}
+
+/* Responder: the peer's requests below @upto executed and need no answer
+ * frame (emul_ring.h, "Rings"). */
+void
+emul_x_ack(emul_xconn_t *x, uint64_t upto)
+{
+  if (x->dead || x->seg == NULL)
+    return;
+  x_ring_ctl_t *r = &x->seg->ring[x->side];
+  __atomic_store_n(&r->acked, upto, __ATOMIC_SEQ_CST);
+  guint bell = x_take_armed(r);
+  if (bell)
+    emul_x_doorbell(x, bell);
+}
+
+void
+emul_x_pump(emul_xconn_t *x)
+{
+  guint bell = 0;
+  x_out_t *o;
+  if (x->dead || x->seg == NULL || emul_queue_empty(&x->out))
+    return;
+  while ((o = g_queue_peek_head(&x->out)) != NULL) {
+    if (!out_push(x, o, &bell))
+      break;
+    g_queue_pop_head(&x->out);
+    g_free(o->buf);
+    g_free(o);
+  }
+  if (bell)
+    emul_x_doorbell(x, bell);
+}
+
+/* Send @o (built on the caller's stack): straight into the ring when
+ * nothing waits ahead of it, else (or for what did not fit) a copy joins
+ * x->out.  @owned: o->buf is ours to free; otherwise it is borrowed and
+ * copied only if the message has to wait. */
+void
+emul_x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
+{
+  guint bell = 0;
+  if (x->dead || x->seg == NULL) {
+    if (owned)
+      g_free(o->buf);
+    return;
+  }
+  if (emul_queue_empty(&x->out) && out_push(x, o, &bell)) {
+    if (owned)
+      g_free(o->buf);
+  } else {
+    x_out_t *q = g_memdup2(o, sizeof(*o));
+    if (!owned && o->buf != NULL)
+      q->buf = g_memdup2(o->buf, o->f.total);
+    g_queue_push_tail(&x->out, q);
+  }
+  if (bell)
+    emul_x_doorbell(x, bell);
+}
+
+gboolean
+emul_x_pending(emul_xconn_t *x)
+{
+  if (x->dead || x->seg == NULL)
+    return FALSE;
+  const uint8_t *data = ring_data(x, 1 - x->side);
+  uint64_t h = x->rx_head;
+  return __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_ACQUIRE) ==
+           (h ^ x->key_in) ||
+         __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_RELAXED) != x->acked_seen;
+}
+
+void
+emul_x_space(emul_xconn_t *x)
+{
+  emul_x_pump(x);
+}
+
+void
+emul_x_free_queues(emul_xconn_t *x)
+{
+  x_out_t *o;
+  x_in_t *in;
+  while ((o = g_queue_pop_head(&x->out)) != NULL) {
+    g_free(o->buf);
+    g_free(o);
+  }
+  if (x->in_busy)
+    g_free(x->in.buf);
+  x->in_busy = FALSE;
+  if (x->qp != NULL) {
+    while ((in = g_queue_pop_head(&x->qp->xin)) != NULL) {
+      g_free(in->buf);
+      g_free(in);
+    }
+  }
+}
+
+/* A whole message from the peer.  @owned: @buf is ours (assembled from
+ * several frames); otherwise it lies in the ring, valid until the head
+ * moves past it, and is copied only if the request has to wait. */
+static void
+x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w)
+{
+  emul_qp_t *qp = x->qp;
+  switch (f->op) {
+  case X_OP_SEND:
+  case X_OP_WRITE:
+  case X_OP_READ:
+  case X_OP_ATOMIC: {
+    if (emul_queue_empty(&qp->xin)) {
+      /* Nothing ahead of it: execute in place. */
+      x_in_t now = { *f, buf };
+      if (emul_x_exec_in(qp, &now, w) != XR_BLOCKED) {
+        if (owned)
+          g_free(buf);
+        break;
+      }
+    }
+    x_in_t *in = g_new(x_in_t, 1);
+    in->f = *f;
+    in->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
+    g_queue_push_tail(&qp->xin, in);
+    emul_x_run_in(qp, w);
+    break;
+  }
+  case X_OP_ACK:
+  case X_OP_READ_RESP:
+    emul_x_answer(qp, f, buf, w);
+    if (owned)
+      g_free(buf);
+    break;
+  default:
+    if (owned)
+      g_free(buf);
+    emul_x_peer_break(x, NULL, w);
+    break;
+  }
+}
+
+/* Consumer: the frames before @head are done with; the producer may
+ * reuse their room (and is told so if it waits for it). */
+static void
+x_release(emul_xconn_t *x, uint64_t head)
+{
+  x_ring_ctl_t *r = &x->seg->ring[1 - x->side];
+  __atomic_store_n(&r->head, head, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&r->want_space, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&r->want_space, 0, __ATOMIC_SEQ_CST);
+    x_msg_t m = { .type = X_SPACE };
+    emul_x_send_msg(x, &m, NULL, 0);
+  }
+}
+
+/* Consumer: take every frame the peer published, assembling messages and
+ * handing each to x_dispatch.  Never stops early (see emul_ring.h). */
+void
+emul_x_drain(emul_xconn_t *x, emul_work_t *w)
+{
+  if (x->dead || x->qp == NULL || x->qp->state != RNICPI_QPS_RTS || x->seg == NULL)
+    return;
+  int s = 1 - x->side;
+  x_ring_ctl_t *r = &x->seg->ring[s];
+  const uint8_t *data = ring_data(x, s);
+  uint64_t head = x->rx_head;
+  for (;;) {
+    uint64_t at = head & (X_RING_SIZE - 1);
+    if (__atomic_load_n((const uint64_t *) (data + at), __ATOMIC_ACQUIRE) != (head ^ x->key_in))
+      break;  /* no frame there (yet) */
+    x_frame_t f;
+    uint64_t hdr;
+    const x_short_t *sh = (const x_short_t *) (data + at);  /* a line start: never wraps */
+    if (__atomic_load_n(&sh->op, __ATOMIC_RELAXED) == X_OP_SEND_SHORT) {
+      uint32_t len = __atomic_load_n(&sh->len, __ATOMIC_RELAXED);
+      f = (x_frame_t) { .op = X_OP_SEND, .frag_len = len, .byte_len = len, .total = len,
+                        .seq = __atomic_load_n(&sh->seq, __ATOMIC_RELAXED) };
+      hdr = sizeof(*sh);
+    } else {
+      ring_get(data, head, &f, sizeof(f));
+      hdr = sizeof(f);
+    }
+    if (f.frag_len > X_FRAG_MAX)
+      goto bad;
+    uint64_t need = ROUND_LINE(hdr + f.frag_len);
+    if (f.op == X_OP_CONT) {
+      if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
+        goto bad;
+    } else {
+      if (x->in_busy || f.frag_len > f.total || f.total > (UINT64_C(1) << 30) + 4096)
+        goto bad;
+      uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
+      if (f.frag_len == f.total && pat + f.frag_len <= X_RING_SIZE) {
+        /* Whole and contiguous: no copy out (valid until head is published). */
+        head = x->rx_head = head + need;
+        x_dispatch(x, &f, f.total > 0 ? (uint8_t *) data + pat : NULL, FALSE, w);
+        if (x->dead)
+          return;  /* the ring went with the connection */
+        goto next;
+      }
+      x->in.f = f;
+      x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
+      x->in_have = 0;
+      x->in_busy = TRUE;
+    }
+    if (f.frag_len > 0)
+      ring_get(data, head + hdr, x->in.buf + x->in_have, f.frag_len);
+    x->in_have += f.frag_len;
+    head = x->rx_head = head + need;
+    if (x->in_have == x->in.f.total) {
+      x_frame_t whole = x->in.f;
+      uint8_t *buf = x->in.buf;
+      x->in_busy = FALSE;
+      x->in.buf = NULL;
+      x_dispatch(x, &whole, buf, TRUE, w);
+      if (x->dead)
+        return;
+    }
+  next:
+    /* Room is given back in quarters of the ring, not frame by frame: a
+     * release is a store the producer's next look for room has to fetch,
+     * and a fence.  The producer waits for room only when more than a
+     * quarter is unreleased (a ring looks full to it with at most one
+     * largest frame free), so the release that frees it always comes. */
+    if (head - x->rx_published >= X_RING_SIZE / 4) {
+      x_release(x, head);
+      x->rx_published = head;
+    }
+  }
+  if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_x_take_acks(x->qp, w))
+    emul_x_answered(x->qp, w);
+  return;
+bad:
+  emul_x_peer_break(x, NULL, w);
+}

@@ -1,0 +1,510 @@
+/*
+ * vp/emul requester across processes: the send queue's WRs issued in
+ * order into the ring, one-sided RDMA Write and Read by this process into
+ * the peer's memory (cross-memory attach, or a region of the peer mapped
+ * here: emul_mapped.c), and the peer's answers (its ACK word, ACK and
+ * READ_RESP frames).  Design: emul_ring.h.
+ *
+ * Rules, the same as in-process (emul_qp.c), with how they are kept here:
+ * - local key, domain, bounds, rights: checked when a WR is issued;
+ *   failure: LOC_PROT_ERR, QP_FATAL, both sides BROKEN;
+ * - remote ones, for one-sided RDMA by attach: checked here against the
+ *   target's exported copy of its table (emul_export.c), exactly as the
+ *   target would; failure: REM_ACCESS_ERR here, the responder gets
+ *   RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN, no byte moved;
+ * - RC ordering: a one-sided RDMA runs only when no earlier request is
+ *   still unanswered;
+ * - ORD: no more Reads and atomics issued than the negotiated ORD before
+ *   their answers; the target's IRD is read in the connection segment
+ *   before a one-sided Read;
+ * - graceful disconnect (iWARP): the DISC goes once every outstanding
+ *   request is answered (qp->closing);
+ * - flush exactly once: a WR stays in qp->sq until its answer (ACK,
+ *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first;
+ *   answers for a closed connection cannot arrive (its ring is unmapped).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "emul_ring.h"
+
+/* Requests the peer answers with its ACK word rather than a frame. */
+static gboolean
+x_acked_by_word(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV || op == RNICPI_WR_RDMA_WRITE;
+}
+
+/* Requester: complete, in order, the oldest issued requests the peer's ACK
+ * word covers.  TRUE when one completed. */
+gboolean
+emul_x_take_acks(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  if (x == NULL || x->seg == NULL)
+    return FALSE;
+  uint64_t a = __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_ACQUIRE);
+  x->acked_seen = a;
+  gboolean any = FALSE;
+  emul_swqe_t *s;
+  while ((s = emul_wq_peek(&qp->sq)) != NULL && s->issued && s->seq < a &&
+         x_acked_by_word(s->wr.opcode)) {
+    emul_wq_pop(&qp->sq);
+    emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, s->len, w);
+    emul_wq_put(&qp->sq, s);
+    any = TRUE;
+  }
+  return any;
+}
+
+static void
+x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, st, 0, w);
+  emul_qp_async(qp, emul_local_cause(st));
+  emul_x_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
+}
+
+/* Requester side, reaching into the peer's memory itself: @wr failed
+ * there with @f; each side gets its affiliated event. */
+static void
+x_fail_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
+  emul_qp_async(qp, emul_fault_requester(f));
+  x_fault_t to = { .f = f, .to_responder = TRUE };
+  emul_x_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
+}
+
+/* ---- cross-memory attach ---- */
+
+/* Move @total bytes between local pieces and the peer's pieces. */
+gboolean
+emul_x_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
+               const struct iovec *r, int nr)
+{
+  int li = 0, ri = 0;
+  size_t lo = 0, ro = 0;
+  while (li < nl && ri < nr) {
+    size_t n = MIN(l[li].iov_len - lo, r[ri].iov_len - ro);
+    if (n > 0) {
+      struct iovec a = { (uint8_t *) l[li].iov_base + lo, n };
+      struct iovec b = { (uint8_t *) r[ri].iov_base + ro, n };
+      ssize_t k = to_peer ? process_vm_writev(pid, &a, 1, &b, 1, 0)
+                          : process_vm_readv(pid, &a, 1, &b, 1, 0);
+      if (k <= 0)
+        return FALSE;
+      n = (size_t) k;
+    }
+    lo += n;
+    ro += n;
+    if (lo == l[li].iov_len) { li++; lo = 0; }
+    if (ri < nr && ro == r[ri].iov_len) { ri++; ro = 0; }
+  }
+  return TRUE;
+}
+
+int
+emul_x_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
+{
+  int k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i].length > 0)
+      iov[k++] = (struct iovec) { (void *) (uintptr_t) s[i].addr, s[i].length };
+  return k;
+}
+
+/* The latency case of x_direct: one SGE (of a length > 0) into the region
+ * reached last (x->hot), whose check still stands; the local SGE is
+ * checked in full.  FALSE, with nothing done, when it does not apply. */
+static inline __attribute__((always_inline)) gboolean
+x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
+  uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
+  uint64_t len, ra = wr->remote_addr;
+  const x_hot_t *h = &x->hot;
+  const rnicpi_sge_t *sg = wr->sg_list;
+  if (!(wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
+        (len = sg->length) > 0 && (h->access & rneed) == rneed && ra >= h->iova && len <= h->length &&
+        ra - h->iova <= h->length - len &&
+        __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
+        __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE) == h->qp_access &&
+        (write || __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) != 0) &&
+        emul_x_hot_local(qp, x, sg, write ? RNICPI_ACCESS_LOCAL_READ :
+                                    emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode))))
+    return FALSE;
+  uint8_t *remote = h->base + (ra - h->iova), *local = (uint8_t *) (uintptr_t) sg->addr;
+  emul_place(write ? remote : local, write ? local : remote, len);
+  __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return TRUE;
+}
+
+/* The latency case of a send: one SGE, sent whole with the short header
+ * (emul_x_ring_push_short) when every earlier request is issued and the local SGE
+ * passes; the entry kept for its completion is made after the frame is
+ * out.  FALSE, with nothing done, when it does not apply. */
+static inline __attribute__((always_inline)) gboolean
+x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
+{
+  const rnicpi_sge_t *sg = wr->sg_list;
+  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
+  guint bell = 0;
+  if ((last != NULL && !last->issued) || x->dead || (x->peer_cma && sg->length > X_INLINE_MAX) ||
+      (sg->length > 0 && !emul_x_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
+      !emul_x_ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
+    return FALSE;
+  emul_swqe_t *s = emul_swqe_keep(qp, wr);
+  s->issued = TRUE;
+  s->seq = qp->next_seq++;
+  s->len = sg->length;
+  if (bell)
+    emul_x_doorbell(x, bell);
+  return TRUE;
+}
+
+gboolean
+emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->sq.q.len >= qp->attr.max_send_wr)
+    return FALSE;
+  if (wr->opcode == RNICPI_WR_SEND)
+    return x_hot_send(qp, x, wr);
+  return emul_wq_empty(&qp->sq) && (wr->opcode == RNICPI_WR_RDMA_WRITE || qp->ord > 0) &&
+         (x->cma_out || emul_x_map_on) && x_hot_move(qp, x, wr, w);
+}
+
+/* One-sided RDMA Write or Read by this process into the peer's memory:
+ * the key is checked in the peer's exported table, exactly as the peer
+ * would (emul_remote_range); the bytes move by memcpy where the region is
+ * mapped here (emul_mapped.c), else by cross-memory attach.  Without attach
+ * (bounce mode) only a mapped region is reached this way: anything else,
+ * failures included, is XR_NOTDIRECT and goes through the ring. */
+static xr_t
+x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  gboolean cma = x->cma_out;
+  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
+  const emul_pers_t *pers = emul_pers_of_qp(qp);
+  uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
+  uint64_t len, ra = wr->remote_addr;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_mw_post_relevant(wr)) {
+    /* A read into windows or with invalidate: without attach, through the
+     * ring (a failure of its own here must not leave it half done). */
+    if (!cma)
+      return XR_NOTDIRECT;
+  } else if (x_hot_move(qp, x, wr, w)) {
+    return XR_DONE;
+  }
+  const rnicpi_sge_t *sg = emul_rdma_local(qp, wr, win, &len);
+  if (sg == NULL) {
+    if (!cma)
+      return XR_NOTDIRECT;
+    x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+    return XR_FAILED;
+  }
+  if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
+    if (!cma)
+      return XR_NOTDIRECT;
+    x_fail_direct(qp, wr, EMUL_FAULT_OP, w);
+    return XR_FAILED;
+  }
+  if (len == 0 && !cma)
+    return XR_NOTDIRECT;
+  if (len > 0) {
+    x_mr_entry_t e;
+    uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
+    uint32_t index = 0, tag = 0;
+    if (!emul_key_split(pers, wr->rkey, &index, &tag) ||
+        !emul_x_mr_read(x->peer_mrs, index, &e) ||
+        e.key != tag || e.pd_id != x->peer_pd || (e.qpn != 0 && e.qpn != x->peer_qpn) ||
+        (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
+        ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
+      if (!cma)
+        return XR_NOTDIRECT;
+      x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
+      return XR_FAILED;
+    }
+    uint8_t *mapped = emul_x_map_lookup(x, index, &e);
+    if (mapped != NULL) {
+      x->hot = (x_hot_t) {
+        .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
+        .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
+        .map_gen = x->map_gen,
+      };
+      emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
+      __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
+    } else if (!cma) {
+      return XR_NOTDIRECT;
+    } else {
+      struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
+      int nl = emul_x_sge_iov(sg, wr->num_sge, l);
+      if (!emul_x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
+        /* EFAULT: the region went away under us (deregistered while in
+         * use); anything else: the peer is gone. */
+        if (errno == EFAULT) {
+          x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
+        } else {
+          emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+          emul_x_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
+        }
+        return XR_FAILED;
+      }
+    }
+  }
+  if (!emul_read_inv_done(qp, wr)) {
+    x_fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
+    return XR_FAILED;
+  }
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return XR_DONE;
+}
+
+/* ---- issuing, in order, and the answers ---- */
+
+static gboolean
+x_is_rdma(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
+}
+
+static gboolean
+x_is_read(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
+}
+
+/* Every RDMA Write and Read is one-sided (x_direct) under attach. */
+static gboolean
+x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
+{
+  return x->cma_out && x_is_rdma(op);
+}
+
+/* Requests that only touch this process's tables. */
+static gboolean
+x_is_local(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_BIND_MW || op == RNICPI_WR_LOCAL_INV || op == RNICPI_WR_FAST_REG;
+}
+
+/* Without attach, one to a region mapped here may be. */
+static gboolean
+x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
+{
+  return !x->cma_out && emul_x_map_on && x_is_rdma(op);
+}
+
+/* The frame that carries issued request @s (@len bytes) into the ring;
+ * TRUE when o->buf is allocated for it (owned). */
+static gboolean
+x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
+{
+  const rnicpi_send_wr_t *wr = &s->wr;
+  gboolean owned = FALSE;
+  *o = (x_out_t) { .f = { .seq = s->seq } };
+  switch (wr->opcode) {
+  case RNICPI_WR_SEND:
+  case RNICPI_WR_SEND_INV:
+    o->f.op = X_OP_SEND;
+    o->f.byte_len = (uint32_t) len;
+    if (wr->opcode == RNICPI_WR_SEND_INV)
+      o->f.flags |= X_F_INV;
+    if (x->peer_cma && len > X_INLINE_MAX) {
+      /* The receiver pulls the bytes when a receive matches. */
+      x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < wr->num_sge; i++)
+        if (wr->sg_list[i].length > 0)
+          v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
+      o->f.flags |= X_F_CMA;
+      o->buf = (uint8_t *) v;
+      o->f.total = k * sizeof(x_iov_t);
+      owned = TRUE;
+    } else {
+      o->sg = wr->sg_list;
+      o->nsg = wr->num_sge;
+      o->f.total = len;
+    }
+    break;
+  case RNICPI_WR_RDMA_WRITE:
+    o->f.op = X_OP_WRITE;
+    o->sg = wr->sg_list;
+    o->nsg = wr->num_sge;
+    o->f.total = len;
+    break;
+  case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV:
+    o->f.op = X_OP_READ;
+    o->f.byte_len = (uint32_t) len;
+    break;
+  default:
+    o->f.op = X_OP_ATOMIC;
+    o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
+    o->f.cmp = wr->compare_add;
+    o->f.swap = wr->swap;
+    break;
+  }
+  o->f.raddr = wr->remote_addr;
+  o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
+  return owned;
+}
+
+/* Issue the WRs of the send queue not yet issued, in order, as far as RC
+ * ordering allows. */
+static void
+x_issue(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_swqe_t *prev = NULL, *s = emul_wq_peek(&qp->sq);
+  uint32_t reads = 0;  /* Reads and atomics issued and not answered */
+  while (s != NULL && qp->x != NULL) {
+    emul_xconn_t *x = qp->x;
+    rnicpi_send_wr_t *wr = &s->wr;
+    if (s->issued) {
+      reads += emul_is_rd_atomic(wr->opcode);
+      prev = s;
+      s = (emul_swqe_t *) s->link.next;
+      continue;
+    }
+    if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) && reads >= qp->ord)
+      return;  /* ORD: wait for an answer */
+    if (x_is_direct(x, wr->opcode)) {
+      if (prev != NULL)
+        return;  /* behind a request the peer has not answered */
+      emul_wq_pop(&qp->sq);
+      xr_t r = x_direct(qp, wr, w);
+      emul_wq_put(&qp->sq, s);
+      if (r != XR_DONE)
+        return;
+      s = emul_wq_peek(&qp->sq);
+      continue;
+    }
+    if (x_is_local(wr->opcode)) {
+      if (prev != NULL)
+        return;  /* in order: behind a request the peer has not answered */
+      emul_wq_pop(&qp->sq);
+      gboolean ok = emul_qp_exec_local(qp, wr, w);
+      emul_swqe_done(qp, s);
+      if (!ok)
+        return;
+      s = emul_wq_peek(&qp->sq);
+      continue;
+    }
+    if (x_may_map(x, wr->opcode) && prev == NULL && x_direct(qp, wr, w) == XR_DONE) {
+      emul_wq_pop(&qp->sq);
+      emul_wq_put(&qp->sq, s);
+      s = emul_wq_peek(&qp->sq);
+      continue;
+    }
+    gboolean atomic = rnicpi_wr_is_atomic(wr->opcode);
+    uint64_t len;
+    rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+    if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
+        emul_rdma_local(qp, wr, win, &len) == NULL) {
+      /* It completes in its place (RDMAC verbs p.134: in order), after
+       * what the peer has yet to answer, and the teardown flushes the rest. */
+      if (prev != NULL)
+        return;
+      emul_wq_pop(&qp->sq);
+      x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+      emul_wq_put(&qp->sq, s);
+      return;
+    }
+    /* The common case, a whole send in one frame with the short header;
+     * otherwise the frame of its kind. */
+    guint bell = 0;
+    gboolean small = wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) &&
+                     !x->dead && emul_x_ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
+    x_out_t o;
+    gboolean owned = small ? FALSE : x_frame_of(x, s, len, &o);
+    s->issued = TRUE;
+    s->len = (uint32_t) len;
+    prev = s;
+    s = (emul_swqe_t *) s->link.next;
+    if (!small)
+      emul_x_emit(x, &o, owned);  /* o.sg is the entry's sge: it lives until the answer */
+    else if (bell)
+      emul_x_doorbell(x, bell);
+  }
+}
+
+rnicpi_status_t
+emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
+      x_direct(qp, wr, w) != XR_NOTDIRECT)
+    return RNICPI_OK;  /* one-sided, nothing ahead of it: no copy of the WR */
+  if (emul_wq_empty(&qp->sq) && x_is_local(wr->opcode)) {
+    emul_qp_exec_local(qp, wr, w);
+    return RNICPI_OK;
+  }
+  emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
+  x_issue(qp, w);
+  if (qp->x != NULL)
+    emul_x_pump(qp->x);
+  return RNICPI_OK;
+}
+
+/* Requests completed: issue what waited behind them; close gracefully
+ * once the last is answered. */
+void
+emul_x_answered(emul_qp_t *qp, emul_work_t *w)
+{
+  x_issue(qp, w);
+  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
+    emul_x_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+}
+
+/* An answer from the peer: it names the oldest unanswered request. */
+void
+emul_x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
+{
+  emul_x_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
+  emul_swqe_t *s = emul_wq_peek(&qp->sq);
+  if (s == NULL || !s->issued || s->seq != f->seq ||
+      (f->op == X_OP_READ_RESP && (!x_is_read(s->wr.opcode) || f->total != f->byte_len))) {
+    emul_x_peer_break(qp->x, NULL, w);
+    return;
+  }
+  emul_wq_pop(&qp->sq);
+  uint32_t len = f->byte_len;
+  if (f->op == X_OP_READ_RESP) {
+    /* A sink of windows is translated again now: where the bytes land is
+     * what the windows say when they land. */
+    rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+    uint64_t sink_len;
+    const rnicpi_sge_t *sg = emul_rdma_local(qp, &s->wr, win, &sink_len);
+    rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
+    if (sg != NULL) {
+      emul_scatter(sg, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
+      bad = RNICPI_WC_MEM_MGT_ERR;
+    }
+    if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
+      x_fail_local(qp, &s->wr, bad, w);
+      emul_wq_put(&qp->sq, s);
+      return;
+    }
+  } else if (rnicpi_wr_is_atomic(s->wr.opcode)) {
+    memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
+    len = 8;
+  }
+  emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
+  emul_wq_put(&qp->sq, s);
+  emul_x_take_acks(qp, w);
+  emul_x_answered(qp, w);
+}
+
+gboolean
+emul_x_outstanding(emul_qp_t *qp)
+{
+  return !emul_wq_empty(&qp->sq);
+}
+

@@ -1,0 +1,229 @@
+/*
+ * vp/emul responder across processes: the peer's requests (sends; RDMA
+ * Write and Read in bounce mode; atomics in both modes), executed in ring
+ * order by whoever holds the fabric lock when they become executable: the
+ * progress thread, an application thread draining the ring, or the
+ * application's post_recv.  Design: emul_ring.h.
+ *
+ * Rules, the same as in-process (emul_qp.c), with how they are kept here:
+ * - remote key, domain, bounds, rights: checked against this process's
+ *   own table (emul_remote_range) before a byte moves; failure:
+ *   REM_ACCESS_ERR at the requester, the responder gets
+ *   RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN (a request the responder
+ *   cannot execute, REM_OP_ERR, gives it QP_FATAL instead);
+ * - RC ordering: the peer's requests execute in ring order, a send with
+ *   no receive posted holds every request behind it (qp->xin) where the
+ *   personality waits for receives (InfiniBand), and is a Terminate where
+ *   it does not (iWARP: REM_OP_ERR at the requester, both BROKEN);
+ * - IRD: a Read or atomic reaching a QP whose IRD is 0 fails remotely
+ *   (REM_OP_ERR);
+ * - atomics execute here, under the fabric lock, in both payload modes.
+ * Limitation: answers still queued for a full ring when the responder
+ * breaks are lost; their requests complete flushed at the requester.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+#include <sys/uio.h>
+
+#include "emul_ring.h"
+
+#define X_MAX_IOV 64
+
+/* Responder side: request @seq failed here with @f; each side gets its
+ * affiliated event, the requester completes it with its status. */
+static void
+x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
+{
+  emul_qp_async(qp, emul_fault_responder(f));
+  x_fault_t to = { .f = f, .to_responder = FALSE };
+  emul_x_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
+}
+
+static xr_t
+x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  emul_wq_t *rq = emul_qp_rq(qp);
+  if (emul_wq_empty(rq)) {
+    if (emul_pers_of_qp(qp)->rnr_wait)
+      return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
+    x_fail_req(qp, in->f.seq, EMUL_FAULT_OP, w);  /* Terminate: no buffer */
+    return XR_FAILED;
+  }
+  /* Send with Invalidate: the key must name a bound window (or a valid
+   * fast-registered region) of ours usable through this QP (exec_send). */
+  if ((in->f.flags & X_F_INV) && !emul_mw_invalidate(qp, in->f.rkey)) {
+    x_fail_req(qp, in->f.seq, EMUL_FAULT_ACCESS, w);
+    return XR_FAILED;
+  }
+  emul_rwqe_t *r = emul_wq_pop(rq);
+  if (qp->srq != NULL)
+    emul_srq_took(qp->srq);
+  uint64_t room = 0, len = in->f.byte_len;
+  /* The latency case: the payload inline, one receive SGE that holds it,
+   * checked from x->hot; else the general checks and copies below. */
+  gboolean placed = r->num_sge == 1 && r->sge[0].length > 0 && !(in->f.flags & X_F_CMA) &&
+                    in->f.total == len && len <= r->sge[0].length &&
+                    emul_x_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+  /* emul_sges_ok sets room only for a buffer it accepts: a refused one is
+   * a protection error whatever the lengths. */
+  gboolean writable =
+    placed || emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room);
+  if (placed) {
+    emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, in->buf, len);
+  } else if (!writable || len > room) {
+    gboolean too_long = writable;
+    emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
+                  too_long ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
+    emul_wq_put(rq, r);
+    x_fail_req(qp, in->f.seq, too_long ? EMUL_FAULT_RECV_LENGTH : EMUL_FAULT_RECV_BUFFER, w);
+    return XR_FAILED;
+  }
+  if (placed) {
+    /* copied above */
+  } else if (in->f.flags & X_F_CMA) {
+    struct iovec l[32], rv[X_MAX_IOV];
+    uint64_t n = in->f.total / sizeof(x_iov_t), sum = 0;
+    const x_iov_t *v = (const x_iov_t *) in->buf;
+    gboolean ok = n <= X_MAX_IOV && in->f.total % sizeof(x_iov_t) == 0;
+    for (uint64_t i = 0; ok && i < n; i++) {
+      rv[i] = (struct iovec) { (void *) (uintptr_t) v[i].addr, v[i].len };
+      sum += v[i].len;
+    }
+    ok = ok && sum == len &&
+         emul_x_vm_copy(x->peer_pid, FALSE, l, emul_x_sge_iov(r->sge, r->num_sge, l), rv, (int) n);
+    if (!ok) {
+      /* The sender's memory cannot be read: it is gone or lying. */
+      emul_wq_push_head(rq, r);
+      emul_x_peer_break(x, NULL, w);
+      return XR_FAILED;
+    }
+  } else {
+    if (in->f.total != len) {
+      emul_wq_push_head(rq, r);
+      emul_x_peer_break(x, NULL, w);
+      return XR_FAILED;
+    }
+    emul_scatter(r->sge, r->num_sge, in->buf, len);
+  }
+  rnicpi_wc_t rwc = {
+    .wr_id = r->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) len,
+  };
+  if (in->f.flags & X_F_INV) {
+    rwc.flags = RNICPI_WC_WITH_INV;
+    rwc.rkey = in->f.rkey;
+  }
+  emul_cq_push(qp->rcq, &rwc, w);
+  emul_wq_put(rq, r);
+  emul_x_ack(x, in->f.seq + 1);
+  return XR_DONE;
+}
+
+xr_t
+emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+{
+  const x_frame_t *f = &in->f;
+  emul_xconn_t *x = qp->x;
+  x_out_t o;  /* an answer: set up by the cases that send one */
+  uint8_t *t;
+  switch (f->op) {
+  case X_OP_SEND:
+    return x_exec_send(qp, in, w);
+  case X_OP_WRITE:
+    t = f->total == 0 ? (uint8_t *) "" :
+      emul_remote_range(qp, f->raddr, f->rkey, f->total, RNICPI_ACCESS_REMOTE_WRITE);
+    if (t == NULL)
+      break;
+    emul_place(t, in->buf, f->total);
+    emul_x_ack(x, f->seq + 1);
+    return XR_DONE;
+  case X_OP_READ:
+    if (MIN(qp->ird, qp->attr.ird) == 0) {
+      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
+      return XR_FAILED;
+    }
+    t = f->byte_len == 0 ? (uint8_t *) "" :
+      emul_remote_range(qp, f->raddr, f->rkey, f->byte_len, RNICPI_ACCESS_REMOTE_READ);
+    if (t == NULL)
+      break;
+    o = (x_out_t) { .f = { .seq = f->seq } };
+    o.f.op = X_OP_READ_RESP;
+    o.f.byte_len = f->byte_len;
+    o.f.total = f->byte_len;
+    o.buf = f->byte_len > 0 ? t : NULL;  /* copied now, or when it has to wait */
+    emul_x_emit(x, &o, FALSE);
+    return XR_DONE;
+  case X_OP_ATOMIC: {
+    /* Executed here, under the fabric lock, whatever the payload mode:
+     * atomic against every emul requester of this process's memory. */
+    if (MIN(qp->ird, qp->attr.ird) == 0) {
+      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
+      return XR_FAILED;
+    }
+    if ((f->raddr & 7) != 0) {
+      /* An operation the responder cannot execute, as in-process
+       * (emul_qp.c), not a protection fault. */
+      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
+      return XR_FAILED;
+    }
+    t = emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
+    if (t == NULL)
+      break;
+    uint64_t old;
+    memcpy(&old, t, 8);
+    uint64_t nv = (f->flags & X_F_FETCH_ADD) ? old + f->cmp : old == f->cmp ? f->swap : old;
+    memcpy(t, &nv, 8);
+    o = (x_out_t) { .f = { .seq = f->seq } };
+    o.f.op = X_OP_ACK;
+    o.f.byte_len = 8;
+    o.f.cmp = old;
+    emul_x_emit(x, &o, FALSE);
+    return XR_DONE;
+  }
+  default:
+    emul_x_peer_break(x, NULL, w);
+    return XR_FAILED;
+  }
+  x_fail_req(qp, f->seq, f->op == X_OP_WRITE ? EMUL_FAULT_WRITE_ACCESS
+                        : f->op == X_OP_READ ? EMUL_FAULT_READ_ACCESS : EMUL_FAULT_ACCESS, w);
+  return XR_FAILED;
+}
+
+void
+emul_x_run_in(emul_qp_t *qp, emul_work_t *w)
+{
+  x_in_t *in;
+  while (!emul_queue_empty(&qp->xin) && qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
+         (in = g_queue_pop_head(&qp->xin)) != NULL) {
+    xr_t r = emul_x_exec_in(qp, in, w);
+    if (r == XR_BLOCKED) {
+      g_queue_push_head(&qp->xin, in);
+      return;
+    }
+    g_free(in->buf);
+    g_free(in);
+    if (r == XR_FAILED)
+      return;
+  }
+}
+
+void
+emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_x_run_in(qp, w);
+  if (qp->x != NULL)
+    emul_x_pump(qp->x);
+}
+
+void
+emul_x_access_changed(emul_qp_t *qp)
+{
+  if (qp->x->seg == NULL)
+    return;
+  uint32_t ird = qp->state == RNICPI_QPS_RTS ? MIN(qp->ird, qp->attr.ird) : qp->attr.ird;
+  __atomic_store_n(&qp->x->seg->access[qp->x->side], qp->attr.access, __ATOMIC_RELEASE);
+  __atomic_store_n(&qp->x->seg->ird[qp->x->side], ird, __ATOMIC_RELEASE);
+}
+
