@@ -439,6 +439,10 @@ static inline iw_cq_t *to_iw_cq(rnicpi_cq_t *c) { return (iw_cq_t *) c; }
 static inline iw_qp_t *to_iw_qp(rnicpi_qp_t *q) { return G_STRUCT_MEMBER_P(q, -(glong) G_STRUCT_OFFSET(iw_qp_t, base)); }
 static inline iw_listen_t *to_iw_listen(rnicpi_listen_t *l) { return G_STRUCT_MEMBER_P(l, -(glong) G_STRUCT_OFFSET(iw_listen_t, base)); }
 
+/* The provider object (iw_dev.c) and its tables, each beside the
+ * functions it lists: device (iw_dev.c), memory (iw_mem.c), queues
+ * (iw_qp.c), data path (iw_cq.c), CM and socket handoff (iw_cm.c). */
+extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(iwarp);
 extern const rnicpi_device_ops_t iw_device_ops;
 extern const rnicpi_mem_ops_t iw_mem_ops;
 extern const rnicpi_queue_ops_t iw_queue_ops;
@@ -484,11 +488,22 @@ gboolean iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag);
 void iw_mr_table_free(iw_dev_t *dev);
 
 /* iw_cq.c */
+rnicpi_status_t iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out);
+rnicpi_status_t iw_cq_destroy(rnicpi_cq_t *c);
 void iw_cq_attach(iw_cq_t *cq, iw_qp_t *qp);
 void iw_cq_detach(iw_cq_t *cq, iw_qp_t *qp);
 void iw_cq_push(iw_cq_t *cq, const rnicpi_wc_t *wc, iw_work_t *w);
 void iw_work_deliver(iw_work_t *w);
 
+/* iw_qp.c: the RNIC-PI posts (in iw_data_ops) and QP operations (iw_queue_ops). */
+rnicpi_status_t iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr);
+rnicpi_status_t iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr);
+rnicpi_status_t iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_qp_t **out);
+rnicpi_status_t iw_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr);
+rnicpi_status_t iw_qp_to_error(rnicpi_qp_t *q);
+rnicpi_status_t iw_qp_reset(rnicpi_qp_t *q);
+rnicpi_qp_state_t iw_qp_state(rnicpi_qp_t *q);
+rnicpi_status_t iw_qp_destroy(rnicpi_qp_t *q);
 /* iw_qp.c (qp->lock held). */
 void iw_qp_complete(iw_qp_t *qp, iw_cq_t *cq, uint64_t wr_id, rnicpi_wc_opcode_t op,
                     rnicpi_wc_status_t st, uint32_t len, iw_work_t *w);

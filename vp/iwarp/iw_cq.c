@@ -12,7 +12,7 @@
 
 #include "iw.h"
 
-static rnicpi_status_t
+rnicpi_status_t
 iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
 {
   if (depth == 0 || depth > to_iw_dev(d)->caps.max_cqe)
@@ -28,7 +28,7 @@ iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   return RNICPI_OK;
 }
 
-static rnicpi_status_t
+rnicpi_status_t
 iw_cq_destroy(rnicpi_cq_t *c)
 {
   iw_cq_t *cq = to_iw_cq(c);
@@ -306,9 +306,8 @@ iw_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds)
   iw_work_deliver(&w);
 }
 
-extern rnicpi_status_t iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr);
-extern rnicpi_status_t iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr);
-
+/* The data path's table: the posts (iw_qp.c) and this file's polls and
+ * waits. */
 const rnicpi_data_ops_t iw_data_ops = {
   .size = sizeof(rnicpi_data_ops_t),
   .post_send = iw_post_send,
@@ -318,24 +317,4 @@ const rnicpi_data_ops_t iw_data_ops = {
   .arm_cq = iw_arm_cq,
   .cq_wait_begin = iw_cq_wait_begin,
   .cq_wait_end = iw_cq_wait_end,
-};
-
-/* The queue table lives here with the CQ half; QP ops come from iw_qp.c. */
-extern rnicpi_status_t iw_qp_create(rnicpi_pd_t *, const rnicpi_qp_attr_t *, uint64_t, rnicpi_qp_t **);
-extern rnicpi_status_t iw_qp_modify(rnicpi_qp_t *, const rnicpi_qp_attr_t *);
-extern rnicpi_status_t iw_qp_to_error(rnicpi_qp_t *);
-extern rnicpi_status_t iw_qp_reset(rnicpi_qp_t *);
-extern rnicpi_qp_state_t iw_qp_state(rnicpi_qp_t *);
-extern rnicpi_status_t iw_qp_destroy(rnicpi_qp_t *);
-
-const rnicpi_queue_ops_t iw_queue_ops = {
-  .size = sizeof(rnicpi_queue_ops_t),
-  .cq_create = iw_cq_create,
-  .cq_destroy = iw_cq_destroy,
-  .qp_create = iw_qp_create,
-  .qp_modify = iw_qp_modify,
-  .qp_to_error = iw_qp_to_error,
-  .qp_reset = iw_qp_reset,
-  .qp_state = iw_qp_state,
-  .qp_destroy = iw_qp_destroy,
 };

@@ -16,8 +16,6 @@
 
 #include "iw.h"
 
-extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(iwarp);
-
 iw_config_t iw_config;
 
 static gpointer

@@ -679,3 +679,16 @@ iw_qp_destroy(rnicpi_qp_t *q)
   iw_dev_bury(qp->dev, qp);
   return RNICPI_OK;
 }
+
+/* The queue table: this file's QP operations and the CQ ones of iw_cq.c. */
+const rnicpi_queue_ops_t iw_queue_ops = {
+  .size = sizeof(rnicpi_queue_ops_t),
+  .cq_create = iw_cq_create,
+  .cq_destroy = iw_cq_destroy,
+  .qp_create = iw_qp_create,
+  .qp_modify = iw_qp_modify,
+  .qp_to_error = iw_qp_to_error,
+  .qp_reset = iw_qp_reset,
+  .qp_state = iw_qp_state,
+  .qp_destroy = iw_qp_destroy,
+};
