@@ -317,11 +317,30 @@ static inline gboolean emul_qp_atomics(emul_qp_t *qp)
   return (emul_qp_dev(qp)->caps.features & RNICPI_CAP_ATOMICS) != 0;
 }
 
+/* The provider object (emul_dev.c) and its tables, each beside the
+ * functions it lists: device (emul_dev.c), memory (emul_mem.c), queues
+ * (emul_qp.c), data path (emul_cq.c), CM (emul_cm.c), windows (emul_mw.c),
+ * SRQs (emul_srq.c), datagrams (emul_ud.c). */
+extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(emul);
 extern const rnicpi_device_ops_t emul_device_ops;
 extern const rnicpi_mem_ops_t emul_mem_ops;
 extern const rnicpi_queue_ops_t emul_queue_ops;
 extern const rnicpi_data_ops_t emul_data_ops;
 extern const rnicpi_cm_ops_t emul_cm_ops;
+
+/* The operations the tables of another file list: the posts (emul_qp.c,
+ * in emul_data_ops), the QP operations (emul_qp.c) and the CQ ones
+ * (emul_cq.c, in emul_queue_ops). */
+rnicpi_status_t emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr);
+rnicpi_status_t emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr);
+rnicpi_status_t emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_qp_t **out);
+rnicpi_status_t emul_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr);
+rnicpi_status_t emul_qp_to_error(rnicpi_qp_t *q);
+rnicpi_status_t emul_qp_reset(rnicpi_qp_t *q);
+rnicpi_qp_state_t emul_qp_state(rnicpi_qp_t *q);
+rnicpi_status_t emul_qp_destroy(rnicpi_qp_t *q);
+rnicpi_status_t emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out);
+rnicpi_status_t emul_cq_destroy(rnicpi_cq_t *c);
 
 void emul_fabric_init(void);
 void emul_dev_ref(emul_dev_t *dev);

@@ -12,7 +12,7 @@
 
 #include "emul_ring.h"
 
-static rnicpi_status_t
+rnicpi_status_t
 emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
 {
   if (depth == 0 || depth > to_emul_dev(d)->caps.max_cqe)
@@ -26,7 +26,7 @@ emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   return RNICPI_OK;
 }
 
-static rnicpi_status_t
+rnicpi_status_t
 emul_cq_destroy(rnicpi_cq_t *c)
 {
   emul_cq_t *cq = to_emul_cq(c);
@@ -89,9 +89,8 @@ emul_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds)
   emul_x_cq_wait_end(to_emul_cq(c), fds, nfds);
 }
 
-extern rnicpi_status_t emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr);
-extern rnicpi_status_t emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr);
-
+/* The data path's table: the posts (emul_qp.c) and this file's polls and
+ * waits. */
 const rnicpi_data_ops_t emul_data_ops = {
   .size = sizeof(rnicpi_data_ops_t),
   .post_send = emul_post_send,
@@ -101,24 +100,4 @@ const rnicpi_data_ops_t emul_data_ops = {
   .arm_cq = emul_arm_cq,
   .cq_wait_begin = emul_cq_wait_begin,
   .cq_wait_end = emul_cq_wait_end,
-};
-
-/* The queue table lives here with the CQ half; QP ops come from emul_qp.c. */
-extern rnicpi_status_t emul_qp_create(rnicpi_pd_t *, const rnicpi_qp_attr_t *, uint64_t, rnicpi_qp_t **);
-extern rnicpi_status_t emul_qp_modify(rnicpi_qp_t *, const rnicpi_qp_attr_t *);
-extern rnicpi_status_t emul_qp_to_error(rnicpi_qp_t *);
-extern rnicpi_status_t emul_qp_reset(rnicpi_qp_t *);
-extern rnicpi_qp_state_t emul_qp_state(rnicpi_qp_t *);
-extern rnicpi_status_t emul_qp_destroy(rnicpi_qp_t *);
-
-const rnicpi_queue_ops_t emul_queue_ops = {
-  .size = sizeof(rnicpi_queue_ops_t),
-  .cq_create = emul_cq_create,
-  .cq_destroy = emul_cq_destroy,
-  .qp_create = emul_qp_create,
-  .qp_modify = emul_qp_modify,
-  .qp_to_error = emul_qp_to_error,
-  .qp_reset = emul_qp_reset,
-  .qp_state = emul_qp_state,
-  .qp_destroy = emul_qp_destroy,
 };

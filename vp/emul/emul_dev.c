@@ -17,8 +17,6 @@
 
 emul_fabric_t emul_fabric;
 
-extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(emul);
-
 typedef struct emul_upcall {
   emul_dev_t *dev;
   gboolean is_cm;

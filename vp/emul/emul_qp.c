@@ -783,3 +783,16 @@ emul_qp_destroy(rnicpi_qp_t *q)
   g_free(qp);
   return RNICPI_OK;
 }
+
+/* The queue table: this file's QP operations and the CQ ones of emul_cq.c. */
+const rnicpi_queue_ops_t emul_queue_ops = {
+  .size = sizeof(rnicpi_queue_ops_t),
+  .cq_create = emul_cq_create,
+  .cq_destroy = emul_cq_destroy,
+  .qp_create = emul_qp_create,
+  .qp_modify = emul_qp_modify,
+  .qp_to_error = emul_qp_to_error,
+  .qp_reset = emul_qp_reset,
+  .qp_state = emul_qp_state,
+  .qp_destroy = emul_qp_destroy,
+};

@@ -456,6 +456,8 @@ void ib_cm_close_dev(ib_dev_t *dev);
 void ib_cm_expire(ib_dev_t *dev);
 gboolean ib_cm_break_locked(ib_qp_t *qp, rnicpi_cm_event_t *ev);
 
+/* The provider object (ib_dev.c) and its tables. */
+extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(ib);
 extern const rnicpi_device_ops_t ib_device_ops;
 extern const rnicpi_data_ops_t ib_data_ops;
 extern const rnicpi_mem_ops_t ib_mem_ops;

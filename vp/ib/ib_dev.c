@@ -20,8 +20,6 @@
 
 #include "ib.h"
 
-extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(ib);
-
 ib_config_t ib_config;
 
 static gpointer
@@ -379,7 +377,6 @@ queue_event(ib_dev_t *dev, ib_event_t *e)
   g_mutex_unlock(&dev->ev_lock);
   ib_dev_wake(dev);
 }
-
 
 static ib_event_t *
 event_new(int kind)
