@@ -263,6 +263,8 @@ it_event_t wait_cm(side_t *s, it_evd_handle_t evd, it_event_type_t want, bool fo
 void open_ia(side_t *s, const char *ia_name, it_ia_info_t **info);
 void open_ep(side_t *s, size_t max_size, uint32_t window);
 void close_side(side_t *s);
+/* The buffers of open_ep, however they were had (--mem). */
+void free_buffers(side_t *s);
 void check_size_limits(const it_ia_info_t *info, size_t max_size, const char *who);
 
 /* Server (perf_server.c) and client (perf_client.c) */

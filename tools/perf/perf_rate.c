@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define RATE_DEFAULT_SEC 1.0
 #define RATE_WARMUP_MSGS 2000
@@ -93,18 +91,7 @@ close_end(side_t *s)
   if (s->req_evd != IT_NULL_HANDLE)
     IT(it_evd_free, s->req_evd);
   IT(it_pz_free, s->pz);
-  switch (s->mem_kind) {
-  case MEM_ITX:
-    IT(itx_mem_free, s->mem);
-    break;
-  case MEM_SHARED:
-    munmap(s->mem, s->mem_len);
-    close(s->mem_fd);
-    break;
-  case MEM_PRIVATE:
-    free(s->mem);
-    break;
-  }
+  free_buffers(s);
 }
 
 /* Reap whatever both EVDs hold; keep the receiving end's receives two

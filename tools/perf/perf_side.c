@@ -397,6 +397,26 @@ open_ep(side_t *s, size_t max_size, uint32_t window)
 }
 
 void
+free_buffers(side_t *s)
+{
+  if (s->mem == NULL)
+    return;
+  switch (s->mem_kind) {
+  case MEM_ITX:
+    IT(itx_mem_free, s->mem);
+    break;
+  case MEM_SHARED:
+    munmap(s->mem, s->mem_len);
+    close(s->mem_fd);
+    break;
+  case MEM_PRIVATE:
+    free(s->mem);
+    break;
+  }
+  s->mem = NULL;
+}
+
+void
 close_side(side_t *s)
 {
   if (s->ep != IT_NULL_HANDLE)
@@ -406,20 +426,7 @@ close_side(side_t *s)
   if (s->listener != IT_NULL_HANDLE)
     IT(it_listen_free, s->listener);
   IT(it_ia_free, s->ia); /* frees the EVDs and the PZ with it */
-  if (s->mem != NULL) {
-    switch (s->mem_kind) {
-    case MEM_ITX:
-      IT(itx_mem_free, s->mem);
-      break;
-    case MEM_SHARED:
-      munmap(s->mem, s->mem_len);
-      close(s->mem_fd);
-      break;
-    case MEM_PRIVATE:
-      free(s->mem);
-      break;
-    }
-  }
+  free_buffers(s);
 }
 
 void
