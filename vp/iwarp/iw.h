@@ -536,6 +536,19 @@ gboolean iw_local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need);
 /* iw_rx.c: receive, validate, place (DDP) and act on messages (RDMAP). */
 void iw_rx_progress(iw_qp_t *qp, iw_work_t *w);
 void iw_rx_reset(iw_qp_t *qp);
+/* Terminate for what the peer's segment being received did wrong (the
+ * consumer's event follows from it), or with the event @cause. */
+void iw_rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w);
+void iw_rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+                   uint8_t code, iw_work_t *w);
+/* Validate a tagged access of @len bytes at @stag/@to needing @need
+ * (RFC 5041 7.2, RFC 5040 7.1): *@code 0xff when allowed (mr_lock held). */
+void iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
+                        gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code,
+                        iw_mr_t **out);
+/* The receive's elements that hold message bytes [@off, @off+@len), into
+ * qp->rx.iov; FALSE when one is not writable (mr_lock held). */
+gboolean iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len);
 
 /* RFC 7306: an Atomic Request or an RDMA Read Request, both answered by
  * the peer (ORD, IRD) rather than confirmed by a later fence. */
@@ -571,6 +584,14 @@ void iw_term_send(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_
                   const uint8_t *rdmap_hdr, iw_work_t *w);
 void iw_term_refuse(iw_qp_t *qp, uint8_t code, rnicpi_cm_reason_t why, iw_work_t *w);
 void iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w);
+/* The responder's RDMAP actions on a whole message (@d: its DDP header),
+ * called by iw_rx.c; FALSE when the stream was terminated.  A Read
+ * Request (RTR wait: *@rtr_done for the RTR), an RFC 7306 Atomic Request
+ * (executed) and Atomic Response, an Immediate Data message. */
+gboolean iw_rdmap_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *w);
+gboolean iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w);
+gboolean iw_rdmap_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w);
+gboolean iw_rdmap_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w);
 
 /* iw_cm.c */
 void iw_cm_listen_io(iw_listen_t *l);

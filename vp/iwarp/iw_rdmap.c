@@ -1,7 +1,10 @@
 /*
  * vp/iwarp RDMAP: the opcode rules table (RFC 5040 4.2, 5041 4), the
  * Terminate message (RFC 5040 4.8, 5.3) sent and received, and the
- * responder side of RDMA Read Requests (RFC 5040 4.4, 5.2.3).
+ * responder's actions once iw_rx.c has a whole message: an RDMA Read
+ * Request checked and queued for its Read Responses (RFC 5040 4.4, 5.2.3;
+ * iw_tx.c sends them), an RFC 7306 Atomic Request executed and its
+ * Response taken, Immediate Data completed (RFC 7306 6).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -230,4 +233,240 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   qp->cs = IW_CS_DRAIN;
   shutdown(qp->fd, SHUT_WR);
   iw_timed_add(qp, IW_DRAIN_US);
+}
+
+/* ---- the responder's actions at the end of a message (called by iw_rx.c) ---- */
+
+/* The IRD is used up: the Reads and atomics queued or being answered
+ * (zero-length Reads, RTRs and delivery fences, are not counted by the
+ * caller: they take no resources and are always answered). */
+static gboolean
+ird_full(iw_qp_t *qp)
+{
+  uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP);
+  return inflight >= qp->ird;
+}
+
+/* A Data Source or atomic target the tagged checks refused: RFC 5040
+ * 5.2.3 has RDMAP, not DDP, report it (Remote Protection). */
+static uint8_t
+rdmap_prot_code(uint8_t layer, uint8_t code)
+{
+  static const uint8_t rdmap_code_of[] = {
+    [IW_DDP_T_INVALID_STAG] = IW_RDMAP_P_INVALID_STAG,
+    [IW_DDP_T_BASE_BOUNDS] = IW_RDMAP_P_BASE_BOUNDS,
+    [IW_DDP_T_STAG_NOT_ASSOC] = IW_RDMAP_P_STAG_NOT_ASSOC,
+    [IW_DDP_T_TO_WRAP] = IW_RDMAP_P_TO_WRAP,
+  };
+  if (layer != IW_LAYER_DDP)
+    return code;
+  return code < G_N_ELEMENTS(rdmap_code_of) ? rdmap_code_of[code] : IW_RDMAP_P_UNSPECIFIED;
+}
+
+/* Fetch and Add of @add to @v where a set bit of @mask ends a field: no
+ * carry crosses out of it (RFC 7306 masked form; @mask 0 is the plain add). */
+static uint64_t
+masked_add(uint64_t v, uint64_t add, uint64_t mask)
+{
+  if (mask == 0)
+    return v + add;
+  uint64_t sum = 0, carry = 0;
+  for (int i = 0; i < 64; i++) {
+    uint64_t a = (v >> i) & 1, b = (add >> i) & 1, s = a ^ b ^ carry;
+    carry = ((a & b) | (a & carry) | (b & carry)) & ~((mask >> i) & 1);
+    sum |= s << i;
+  }
+  return sum;
+}
+
+/* Execute an RFC 7306 Atomic Request on @target, atomically with respect
+ * to every other atomic of this process (and the CPU's own atomics); the
+ * value before it goes back in the response. */
+static uint64_t
+atomic_exec(uint64_t *target, const iw_rdmap_atomic_req_t *a)
+{
+  uint32_t op = iw_be32(a->opcode_be) & 0xf;
+  uint64_t add_swap = iw_be64(a->add_swap_be), as_mask = iw_be64(a->add_swap_mask_be);
+  uint64_t cmp = iw_be64(a->compare_be), cmp_mask = iw_be64(a->compare_mask_be);
+  if (op == IW_ATOMIC_FETCH_ADD && as_mask == 0)
+    return __atomic_fetch_add(target, add_swap, __ATOMIC_SEQ_CST);
+  uint64_t old = __atomic_load_n(target, __ATOMIC_SEQ_CST), nv;
+  do {
+    if (op == IW_ATOMIC_FETCH_ADD)
+      nv = masked_add(old, add_swap, as_mask);
+    else if (((old ^ cmp) & cmp_mask) == 0)
+      nv = (old & ~as_mask) | (add_swap & as_mask);
+    else
+      return old; /* compared unequal: nothing written */
+  } while (!__atomic_compare_exchange_n(target, &old, nv, FALSE, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST));
+  return old;
+}
+
+/* RFC 7306 Atomic Request (QN 1, shares IRD with Reads): check, execute,
+ * queue the response behind the Reads that came before it. */
+gboolean
+iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
+{
+  qp->msn_rx[IW_QN_READ_REQ]++;
+  if (ird_full(qp)) {
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+    return FALSE;
+  }
+  iw_rdmap_atomic_req_t a;
+  memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
+  uint32_t op = iw_be32(a.opcode_be) & 0xf;
+  if (op != IW_ATOMIC_FETCH_ADD && op != IW_ATOMIC_CMP_SWAP) {
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+    return FALSE;
+  }
+  uint32_t stag = iw_be32(a.stag_be);
+  uint64_t to = iw_be64(a.to_be);
+  uint8_t layer, etype, code;
+  iw_mr_t *mr;
+  iw_mr_lock(qp);
+  iw_rx_tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE, &layer, &etype, &code, &mr);
+  if (code == 0xff && (to & 7) != 0) {
+    /* RFC 7306 8.2: the target must be 64-bit aligned, or RDMAP Remote
+     * Operation "catastrophic error, localized to RDMAP Stream". */
+    iw_mr_unlock(qp);
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+    return FALSE;
+  }
+  uint64_t orig = 0;
+  if (code == 0xff)
+    orig = atomic_exec((uint64_t *) (void *) (mr->addr + (to - mr->iova)), &a);
+  iw_mr_unlock(qp);
+  if (code != 0xff) {
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
+    return FALSE;
+  }
+  iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
+  rr->atomic = TRUE;
+  rr->req_id = iw_be32(a.req_id_be);
+  rr->orig = orig;
+  rnicpi_fifo_push(&qp->irq, rr);
+  return TRUE;
+}
+
+/* RFC 7306 Atomic Response (QN 3): it answers the oldest request
+ * outstanding, which must be the atomic it names. */
+gboolean
+iw_rdmap_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
+{
+  qp->msn_rx[IW_QN_ATOMIC_RESP]++;
+  iw_rdmap_atomic_resp_t a;
+  memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
+  iw_swqe_t *s = rnicpi_fifo_peek(&qp->orq);
+  if (s == NULL || s->internal || !rnicpi_wr_is_atomic(s->wr.opcode) ||
+      iw_be32(a.req_id_be) != s->req_id) {
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+    return FALSE;
+  }
+  /* The result element was checked at transmission; check it again, it
+   * may have been deregistered since. */
+  uint64_t orig = iw_be64(a.orig_be);
+  iw_mr_lock(qp);
+  gboolean ok = iw_local_ok(qp, &s->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+  if (ok)
+    memcpy(s->sink, &orig, 8);
+  iw_mr_unlock(qp);
+  rnicpi_fifo_pop(&qp->orq);
+  if (qp->ord_used > 0)
+    qp->ord_used--;
+  s->done = TRUE;
+  s->status = ok ? RNICPI_WC_SUCCESS : RNICPI_WC_LOC_PROT_ERR;
+  iw_qp_sq_reap(qp, w);
+  if (!ok) {
+    iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0,
+                 NULL, w);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* RFC 7306 6.3: an Immediate Data message consumed the receive taken at
+ * its start.  Its 8 bytes go to the completion, and to the buffer as they
+ * came (network order) when the buffer has room for them. */
+gboolean
+iw_rdmap_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
+{
+  iw_rx_t *r = &qp->rx;
+  iw_rwqe_t *q = r->rwqe;
+  uint8_t imm[IW_RDMAP_IMM_BYTES];
+  memcpy(imm, d + sizeof(iw_ddp_untagged_t), sizeof(imm));
+  r->rwqe = NULL;
+  r->msg_off = 0;
+  qp->msn_rx[IW_QN_SEND]++;
+  uint32_t placed = 0;
+  if (q->total >= sizeof(imm)) {
+    iw_mr_lock(qp);
+    gboolean ok = iw_rx_scatter(qp, q, 0, sizeof(imm));
+    for (int i = 0, k = 0; ok && i < r->niov; k += (int) r->iov[i].iov_len, i++)
+      memcpy(r->iov[i].iov_base, imm + k, r->iov[i].iov_len);
+    iw_mr_unlock(qp);
+    r->niov = 0;
+    if (!ok) {
+      iw_qp_complete(qp, qp->rcq, q->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
+      rnicpi_cache_put(&qp->rwqe_cache, q);
+      iw_rx_term_as(qp, RNICPI_AE_LOCAL_RECV, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP,
+                    IW_RDMAP_O_CATA_STREAM, w);
+      return FALSE;
+    }
+    placed = sizeof(imm);
+  }
+  uint64_t be;
+  memcpy(&be, imm, sizeof(be));
+  rnicpi_wc_t wc = {
+    .wr_id = q->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .byte_len = placed, .flags = RNICPI_WC_WITH_IMM,
+    .imm_data = iw_be64(be),
+  };
+  iw_cq_push(qp->rcq, &wc, w);
+  rnicpi_cache_put(&qp->rwqe_cache, q);
+  return TRUE;
+}
+
+/* RDMA Read Request (QN 1): in RTR wait, the zero-length Read that is the
+ * RTR (*@rtr_done); otherwise the IRD, then the Data Source's STag, bounds
+ * and rights (RFC 5040 5.2.3: RDMAP Remote Protection), and the request
+ * queued (qp->irq) for the transmit side's Read Responses (iw_tx.c). */
+gboolean
+iw_rdmap_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *w)
+{
+  qp->msn_rx[IW_QN_READ_REQ]++;
+  iw_rdmap_readreq_t rq;
+  memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
+  iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
+  rr->sink_stag = iw_be32(rq.sink_stag_be);
+  rr->sink_to = iw_be64(rq.sink_to_be);
+  rr->len = iw_be32(rq.size_be);
+  rr->src_stag = iw_be32(rq.src_stag_be);
+  rr->src_to = iw_be64(rq.src_to_be);
+  if (qp->cs == IW_CS_RTR_WAIT) {
+    if (rr->len != 0) {
+      rnicpi_cache_put(&qp->rresp_cache, rr);
+      iw_rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
+      return FALSE;
+    }
+    *rtr_done = TRUE;
+  } else if (rr->len > 0 && ird_full(qp)) {
+    rnicpi_cache_put(&qp->rresp_cache, rr);
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+    return FALSE;
+  } else if (rr->len > 0) {
+    uint8_t layer, etype, code;
+    iw_mr_t *mr;
+    iw_mr_lock(qp);
+    iw_rx_tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE,
+                       &layer, &etype, &code, &mr);
+    iw_mr_unlock(qp);
+    if (code != 0xff) {
+      rnicpi_cache_put(&qp->rresp_cache, rr);
+      iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
+      return FALSE;
+    }
+  }
+  rnicpi_fifo_push(&qp->irq, rr);
+  return TRUE;
 }

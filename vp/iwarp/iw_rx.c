@@ -63,9 +63,9 @@ rx_cause(uint8_t op, uint8_t layer, uint8_t etype, uint8_t code)
 
 /* Terminate for the segment being received, with copies of its headers;
  * the consumer's event says @cause. */
-static void
-rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype, uint8_t code,
-           iw_work_t *w)
+void
+iw_rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+              uint8_t code, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
   gboolean tagged = (r->h[2] & IW_DDP_TAGGED) != 0;
@@ -77,10 +77,10 @@ rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype
 }
 
 /* Terminate for what the peer's segment did wrong. */
-static void
-rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
+void
+iw_rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w)
 {
-  rx_term_as(qp, rx_cause(qp->rx.op, layer, etype, code), layer, etype, code, w);
+  iw_rx_term_as(qp, rx_cause(qp->rx.op, layer, etype, code), layer, etype, code, w);
 }
 
 /* The posted receive a message lands in cannot take it: it completes with
@@ -95,8 +95,8 @@ rx_recv_fail(iw_qp_t *qp, rnicpi_wc_status_t st, uint8_t etype, uint8_t code, iw
   iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, st, 0, w);
   rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
   r->rwqe = NULL;
-  rx_term_as(qp, st == RNICPI_WC_LOC_PROT_ERR ? RNICPI_AE_LOCAL_RECV : RNICPI_AE_PROTOCOL,
-             IW_LAYER_DDP, etype, code, w);
+  iw_rx_term_as(qp, st == RNICPI_WC_LOC_PROT_ERR ? RNICPI_AE_LOCAL_RECV : RNICPI_AE_PROTOCOL,
+                IW_LAYER_DDP, etype, code, w);
 }
 
 /* The sink of our own Read @s changed under it (deregistered before or
@@ -108,7 +108,7 @@ rx_sink_lost(iw_qp_t *qp, iw_swqe_t *s, uint8_t layer, uint8_t etype, uint8_t co
 {
   s->done = TRUE;
   s->status = RNICPI_WC_LOC_PROT_ERR;
-  rx_term_as(qp, RNICPI_AE_LOCAL, layer, etype, code, w);
+  iw_rx_term_as(qp, RNICPI_AE_LOCAL, layer, etype, code, w);
 }
 
 /* The place of the payload being received went away mid-message: a
@@ -121,7 +121,7 @@ rx_target_gone(iw_qp_t *qp, iw_work_t *w)
   if (qp->rx.rdwqe != NULL)
     rx_sink_lost(qp, qp->rx.rdwqe, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
   else if (qp->rx.mr != NULL)
-    rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
+    iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_INVALID_STAG, w);
   else
     rx_recv_fail(qp, RNICPI_WC_LOC_PROT_ERR, IW_DDP_ET_CATASTROPHIC, 0, w);
 }
@@ -185,17 +185,17 @@ rx_parse_first(iw_qp_t *qp, iw_work_t *w)
   gboolean tagged = (ctrl & IW_DDP_TAGGED) != 0;
   r->op = rdmap & IW_RDMAP_OP_MASK;
   if ((ctrl & IW_DDP_DV_MASK) != IW_DDP_VERSION) {
-    rx_term(qp, IW_LAYER_DDP, tagged ? IW_DDP_ET_TAGGED : IW_DDP_ET_UNTAGGED,
-            tagged ? IW_DDP_T_VERSION : IW_DDP_U_VERSION, w);
+    iw_rx_term(qp, IW_LAYER_DDP, tagged ? IW_DDP_ET_TAGGED : IW_DDP_ET_UNTAGGED,
+               tagged ? IW_DDP_T_VERSION : IW_DDP_U_VERSION, w);
     return FALSE;
   }
   if ((rdmap & IW_RDMAP_RV_MASK) != IW_RDMAP_VERSION) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_VERSION, w);
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_VERSION, w);
     return FALSE;
   }
   const iw_op_rule_t *rule = &iw_op_rules[r->op];
   if (!rule->valid || rule->tagged != tagged || (rule->rfc7306 && !qp->rfc7306)) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
     return FALSE;
   }
   uint32_t dlen = tagged ? sizeof(iw_ddp_tagged_t) : sizeof(iw_ddp_untagged_t);
@@ -204,13 +204,13 @@ rx_parse_first(iw_qp_t *qp, iw_work_t *w)
     /* Control word, then optional segment length and header copies. */
     if (r->ulpdu_len < dlen + sizeof(iw_rdmap_term_t) ||
         r->ulpdu_len > dlen + sizeof(iw_rdmap_term_t) + 2 + 18 + 28) {
-      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+      iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
       return FALSE;
     }
     extra = r->ulpdu_len - dlen;
   }
   if (r->ulpdu_len < dlen + extra || (!rule->payload && r->ulpdu_len != dlen + extra)) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
     return FALSE;
   }
   r->hdr_need = IW_FPDU_LEN_BYTES + dlen + extra;
@@ -219,8 +219,8 @@ rx_parse_first(iw_qp_t *qp, iw_work_t *w)
 }
 
 /* Add the elements of a receive that hold message bytes [off, off+len). */
-static gboolean
-rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
+gboolean
+iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
 {
   iw_rx_t *r = &qp->rx;
   r->niov = 0;
@@ -247,9 +247,9 @@ rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
 
 /* Validate a tagged segment against the region it names (RFC 5041 7.2,
  * RFC 5040 7.1): code 0xff when it may be placed. */
-static void
-tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
-             gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code, iw_mr_t **out)
+void
+iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
+                   gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code, iw_mr_t **out)
 {
   iw_mr_t *mr = iw_mr_lookup(qp->dev, stag);
   *layer = IW_LAYER_DDP;
@@ -291,7 +291,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
   if (qp->cs == IW_CS_RTR_WAIT && r->op != IW_OP_TERMINATE &&
       !((qp->rtr == IW_RTR_WRITE && r->op == IW_OP_WRITE && r->payload == 0) ||
         (qp->rtr == IW_RTR_READ && r->op == IW_OP_READ_REQ))) {
-    rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
+    iw_rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
     return FALSE;
   }
 
@@ -308,11 +308,11 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
        * RFC 6581 RTR carries STag 1). */
       if (r->payload > 0) {
         iw_mr_t *mr;
-        tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, TRUE, &layer,
-                     &etype, &code, &mr);
+        iw_rx_tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, TRUE, &layer,
+                           &etype, &code, &mr);
         if (code != 0xff) {
           iw_mr_unlock(qp);
-          rx_term(qp, layer, etype, code, w);
+          iw_rx_term(qp, layer, etype, code, w);
           return FALSE;
         }
         r->mr = mr;
@@ -326,7 +326,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       iw_swqe_t *s = rnicpi_fifo_peek(&qp->orq);
       if (s == NULL) {
         iw_mr_unlock(qp);
-        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
+        iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
         return FALSE;
       }
       /* RFC 5041 5.2 (and 7.2): the STag and TO of a zero-length tagged
@@ -338,8 +338,8 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         code = IW_DDP_T_BASE_BOUNDS;
       else if (r->payload > 0) {
         iw_mr_t *mr;
-        tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, FALSE, &layer, &etype,
-                     &code, &mr);
+        iw_rx_tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, FALSE, &layer,
+                           &etype, &code, &mr);
         if (code != 0xff) {
           /* The STag and TO are the ones our Request gave. */
           iw_mr_unlock(qp);
@@ -354,7 +354,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
       if (code != 0xff) {
         iw_mr_unlock(qp);
-        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, code, w);
+        iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, code, w);
         return FALSE;
       }
       r->rdwqe = s;
@@ -366,38 +366,38 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
     uint32_t qn = iw_be32(u.qn_be), msn = iw_be32(u.msn_be), mo = iw_be32(u.mo_be);
     const iw_op_rule_t *rule = &iw_op_rules[r->op];
     if (qn != rule->qn) {
-      rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_QN, w);
+      iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_QN, w);
       return FALSE;
     }
     if (msn != qp->msn_rx[qn]) {
-      rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_MSN_RANGE, w);
+      iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_MSN_RANGE, w);
       return FALSE;
     }
     if (rule->single && (mo != 0 || !last)) {
-      rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
+      iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
       return FALSE;
     }
     if (qn == IW_QN_SEND) {
       if (rule->single && r->rwqe != NULL) {
         /* A one-segment message (RFC 7306 Immediate Data) is a message of
          * its own, never inside a Send's segments. */
-        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
+        iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_OPCODE, w);
         return FALSE;
       }
       if (r->rwqe == NULL) {
         if (mo != 0) {
-          rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
+          iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
           return FALSE;
         }
         r->rwqe = rnicpi_fifo_pop(&qp->rq);
         r->msg_off = 0;
         if (r->rwqe == NULL) {
           /* RFC 5040 7.1: iWARP has no receiver-not-ready retry. */
-          rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_NO_BUFFER, w);
+          iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_NO_BUFFER, w);
           return FALSE;
         }
       } else if (mo != r->msg_off) {
-        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
+        iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
         return FALSE;
       }
       if (r->payload > r->rwqe->total - r->msg_off) {
@@ -405,7 +405,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         return FALSE;
       }
       iw_mr_lock(qp);
-      gboolean ok = rx_scatter(qp, r->rwqe, r->msg_off, r->payload);
+      gboolean ok = iw_rx_scatter(qp, r->rwqe, r->msg_off, r->payload);
       iw_mr_unlock(qp);
       if (!ok) {
         rx_recv_fail(qp, RNICPI_WC_LOC_PROT_ERR, IW_DDP_ET_CATASTROPHIC, 0, w);
@@ -428,7 +428,7 @@ rx_targets_live(iw_qp_t *qp)
   if (r->mr != NULL)
     return iw_mr_live(qp->dev, r->stag, r->mr_gen) == r->mr;
   if (r->rwqe != NULL)
-    return rx_scatter(qp, r->rwqe, r->msg_off + r->payload_got, r->payload - r->payload_got);
+    return iw_rx_scatter(qp, r->rwqe, r->msg_off + r->payload_got, r->payload - r->payload_got);
   return TRUE;
 }
 
@@ -504,197 +504,7 @@ rx_place(iw_qp_t *qp)
   return got;
 }
 
-/* The IRD is used up: the Reads and atomics queued or being answered
- * (zero-length Reads, RTRs and delivery fences, are not counted by the
- * caller: they take no resources and are always answered). */
-static gboolean
-ird_full(iw_qp_t *qp)
-{
-  uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP);
-  return inflight >= qp->ird;
-}
-
-/* A Data Source or atomic target the tagged checks refused: RFC 5040
- * 5.2.3 has RDMAP, not DDP, report it (Remote Protection). */
-static uint8_t
-rdmap_prot_code(uint8_t layer, uint8_t code)
-{
-  static const uint8_t rdmap_code_of[] = {
-    [IW_DDP_T_INVALID_STAG] = IW_RDMAP_P_INVALID_STAG,
-    [IW_DDP_T_BASE_BOUNDS] = IW_RDMAP_P_BASE_BOUNDS,
-    [IW_DDP_T_STAG_NOT_ASSOC] = IW_RDMAP_P_STAG_NOT_ASSOC,
-    [IW_DDP_T_TO_WRAP] = IW_RDMAP_P_TO_WRAP,
-  };
-  if (layer != IW_LAYER_DDP)
-    return code;
-  return code < G_N_ELEMENTS(rdmap_code_of) ? rdmap_code_of[code] : IW_RDMAP_P_UNSPECIFIED;
-}
-
-/* Fetch and Add of @add to @v where a set bit of @mask ends a field: no
- * carry crosses out of it (RFC 7306 masked form; @mask 0 is the plain add). */
-static uint64_t
-masked_add(uint64_t v, uint64_t add, uint64_t mask)
-{
-  if (mask == 0)
-    return v + add;
-  uint64_t sum = 0, carry = 0;
-  for (int i = 0; i < 64; i++) {
-    uint64_t a = (v >> i) & 1, b = (add >> i) & 1, s = a ^ b ^ carry;
-    carry = ((a & b) | (a & carry) | (b & carry)) & ~((mask >> i) & 1);
-    sum |= s << i;
-  }
-  return sum;
-}
-
-/* Execute an RFC 7306 Atomic Request on @target, atomically with respect
- * to every other atomic of this process (and the CPU's own atomics); the
- * value before it goes back in the response. */
-static uint64_t
-atomic_exec(uint64_t *target, const iw_rdmap_atomic_req_t *a)
-{
-  uint32_t op = iw_be32(a->opcode_be) & 0xf;
-  uint64_t add_swap = iw_be64(a->add_swap_be), as_mask = iw_be64(a->add_swap_mask_be);
-  uint64_t cmp = iw_be64(a->compare_be), cmp_mask = iw_be64(a->compare_mask_be);
-  if (op == IW_ATOMIC_FETCH_ADD && as_mask == 0)
-    return __atomic_fetch_add(target, add_swap, __ATOMIC_SEQ_CST);
-  uint64_t old = __atomic_load_n(target, __ATOMIC_SEQ_CST), nv;
-  do {
-    if (op == IW_ATOMIC_FETCH_ADD)
-      nv = masked_add(old, add_swap, as_mask);
-    else if (((old ^ cmp) & cmp_mask) == 0)
-      nv = (old & ~as_mask) | (add_swap & as_mask);
-    else
-      return old; /* compared unequal: nothing written */
-  } while (!__atomic_compare_exchange_n(target, &old, nv, FALSE, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST));
-  return old;
-}
-
-/* RFC 7306 Atomic Request (QN 1, shares IRD with Reads): check, execute,
- * queue the response behind the Reads that came before it. */
-static gboolean
-rx_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
-{
-  qp->msn_rx[IW_QN_READ_REQ]++;
-  if (ird_full(qp)) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
-    return FALSE;
-  }
-  iw_rdmap_atomic_req_t a;
-  memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
-  uint32_t op = iw_be32(a.opcode_be) & 0xf;
-  if (op != IW_ATOMIC_FETCH_ADD && op != IW_ATOMIC_CMP_SWAP) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
-    return FALSE;
-  }
-  uint32_t stag = iw_be32(a.stag_be);
-  uint64_t to = iw_be64(a.to_be);
-  uint8_t layer, etype, code;
-  iw_mr_t *mr;
-  iw_mr_lock(qp);
-  tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE, &layer, &etype, &code, &mr);
-  if (code == 0xff && (to & 7) != 0) {
-    /* RFC 7306 8.2: the target must be 64-bit aligned, or RDMAP Remote
-     * Operation "catastrophic error, localized to RDMAP Stream". */
-    iw_mr_unlock(qp);
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
-    return FALSE;
-  }
-  uint64_t orig = 0;
-  if (code == 0xff)
-    orig = atomic_exec((uint64_t *) (void *) (mr->addr + (to - mr->iova)), &a);
-  iw_mr_unlock(qp);
-  if (code != 0xff) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
-    return FALSE;
-  }
-  iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
-  rr->atomic = TRUE;
-  rr->req_id = iw_be32(a.req_id_be);
-  rr->orig = orig;
-  rnicpi_fifo_push(&qp->irq, rr);
-  return TRUE;
-}
-
-/* RFC 7306 Atomic Response (QN 3): it answers the oldest request
- * outstanding, which must be the atomic it names. */
-static gboolean
-rx_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
-{
-  qp->msn_rx[IW_QN_ATOMIC_RESP]++;
-  iw_rdmap_atomic_resp_t a;
-  memcpy(&a, d + sizeof(iw_ddp_untagged_t), sizeof(a));
-  iw_swqe_t *s = rnicpi_fifo_peek(&qp->orq);
-  if (s == NULL || s->internal || !rnicpi_wr_is_atomic(s->wr.opcode) ||
-      iw_be32(a.req_id_be) != s->req_id) {
-    rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_UNSPECIFIED, w);
-    return FALSE;
-  }
-  /* The result element was checked at transmission; check it again, it
-   * may have been deregistered since. */
-  uint64_t orig = iw_be64(a.orig_be);
-  iw_mr_lock(qp);
-  gboolean ok = iw_local_ok(qp, &s->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
-  if (ok)
-    memcpy(s->sink, &orig, 8);
-  iw_mr_unlock(qp);
-  rnicpi_fifo_pop(&qp->orq);
-  if (qp->ord_used > 0)
-    qp->ord_used--;
-  s->done = TRUE;
-  s->status = ok ? RNICPI_WC_SUCCESS : RNICPI_WC_LOC_PROT_ERR;
-  iw_qp_sq_reap(qp, w);
-  if (!ok) {
-    iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0,
-                 NULL, w);
-    return FALSE;
-  }
-  return TRUE;
-}
-
 /* A whole, CRC-checked segment: act on it. */
-/* RFC 7306 6.3: an Immediate Data message consumed the receive taken at
- * its start.  Its 8 bytes go to the completion, and to the buffer as they
- * came (network order) when the buffer has room for them. */
-static gboolean
-rx_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
-{
-  iw_rx_t *r = &qp->rx;
-  iw_rwqe_t *q = r->rwqe;
-  uint8_t imm[IW_RDMAP_IMM_BYTES];
-  memcpy(imm, d + sizeof(iw_ddp_untagged_t), sizeof(imm));
-  r->rwqe = NULL;
-  r->msg_off = 0;
-  qp->msn_rx[IW_QN_SEND]++;
-  uint32_t placed = 0;
-  if (q->total >= sizeof(imm)) {
-    iw_mr_lock(qp);
-    gboolean ok = rx_scatter(qp, q, 0, sizeof(imm));
-    for (int i = 0, k = 0; ok && i < r->niov; k += (int) r->iov[i].iov_len, i++)
-      memcpy(r->iov[i].iov_base, imm + k, r->iov[i].iov_len);
-    iw_mr_unlock(qp);
-    r->niov = 0;
-    if (!ok) {
-      iw_qp_complete(qp, qp->rcq, q->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-      rnicpi_cache_put(&qp->rwqe_cache, q);
-      rx_term_as(qp, RNICPI_AE_LOCAL_RECV, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP,
-                 IW_RDMAP_O_CATA_STREAM, w);
-      return FALSE;
-    }
-    placed = sizeof(imm);
-  }
-  uint64_t be;
-  memcpy(&be, imm, sizeof(be));
-  rnicpi_wc_t wc = {
-    .wr_id = q->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
-    .opcode = RNICPI_WC_RECV, .byte_len = placed, .flags = RNICPI_WC_WITH_IMM,
-    .imm_data = iw_be64(be),
-  };
-  iw_cq_push(qp->rcq, &wc, w);
-  rnicpi_cache_put(&qp->rwqe_cache, q);
-  return TRUE;
-}
-
 static gboolean
 rx_segment_end(iw_qp_t *qp, iw_work_t *w)
 {
@@ -712,7 +522,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
     r->rdwqe = NULL;
     if (last) {
       if (s->got != s->total) {
-        rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_BASE_BOUNDS, w);
+        iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, IW_DDP_T_BASE_BOUNDS, w);
         return FALSE;
       }
       rnicpi_fifo_pop(&qp->orq);
@@ -741,7 +551,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       /* RFC 5040 5.3: the STag must be invalidated or the stream
        * terminated.  Nothing here can be invalidated (no memory windows
        * or fast registration: the capability record says so). */
-      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_CANT_INVALIDATE, w);
+      iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_CANT_INVALIDATE, w);
       return FALSE;
     }
     if (last) {
@@ -753,54 +563,21 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       r->msg_off = 0;
     }
     break;
-  case IW_OP_READ_REQ: {
-    qp->msn_rx[IW_QN_READ_REQ]++;
-    iw_rdmap_readreq_t rq;
-    memcpy(&rq, d + sizeof(iw_ddp_untagged_t), sizeof(rq));
-    iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
-    rr->sink_stag = iw_be32(rq.sink_stag_be);
-    rr->sink_to = iw_be64(rq.sink_to_be);
-    rr->len = iw_be32(rq.size_be);
-    rr->src_stag = iw_be32(rq.src_stag_be);
-    rr->src_to = iw_be64(rq.src_to_be);
-    if (qp->cs == IW_CS_RTR_WAIT) {
-      if (rr->len != 0) {
-        rnicpi_cache_put(&qp->rresp_cache, rr);
-        rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
-        return FALSE;
-      }
-      rtr_done = TRUE;
-    } else if (rr->len > 0 && ird_full(qp)) {
-      rnicpi_cache_put(&qp->rresp_cache, rr);
-      rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
+  case IW_OP_READ_REQ:
+    if (!iw_rdmap_read_req(qp, d, &rtr_done, w))
       return FALSE;
-    } else if (rr->len > 0) {
-      uint8_t layer, etype, code;
-      iw_mr_t *mr;
-      iw_mr_lock(qp);
-      tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE, &layer,
-                   &etype, &code, &mr);
-      iw_mr_unlock(qp);
-      if (code != 0xff) {
-        rnicpi_cache_put(&qp->rresp_cache, rr);
-        rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
-        return FALSE;
-      }
-    }
-    rnicpi_fifo_push(&qp->irq, rr);
     break;
-  }
   case IW_OP_IMM:
   case IW_OP_IMM_SE:
-    if (!rx_imm(qp, d, w))
+    if (!iw_rdmap_imm(qp, d, w))
       return FALSE;
     break;
   case IW_OP_ATOMIC_REQ:
-    if (!rx_atomic_req(qp, d, w))
+    if (!iw_rdmap_atomic_req(qp, d, w))
       return FALSE;
     break;
   case IW_OP_ATOMIC_RESP:
-    if (!rx_atomic_resp(qp, d, w))
+    if (!iw_rdmap_atomic_resp(qp, d, w))
       return FALSE;
     break;
   case IW_OP_TERMINATE:
@@ -841,7 +618,7 @@ rx_trailer_ok(iw_qp_t *qp, const uint8_t *trailer, iw_work_t *w)
                   (uint32_t) c[3] << 24;
   /* RFC 5044 8: a bad CRC ends the stream with a Terminate. */
   g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num, wire, crc);
-  rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);
+  iw_rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);
   return FALSE;
 }
 
