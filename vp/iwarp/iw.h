@@ -323,6 +323,38 @@ typedef struct iw_tx {
   iw_txbatch_t *b;
 } iw_tx_t;
 
+/* A QP's connection endpoint while its connection is set up (siw's
+ * siw_cep): the MPA Request or Reply being read, the consumer's connection
+ * parameters and private data to send, and the private data the
+ * ESTABLISHED event will carry.  The phase itself is the QP's iw_cstate_t
+ * (the receive engine and the transmitter read it too), the negotiated
+ * result the QP's crc, rev, rtr, ird, ord, peer_ird and rfc7306.
+ *
+ * Lifetime and locks: the QP owns it (qp->cep), and every access is made
+ * with qp->lock held.  It is allocated when the QP starts a connection
+ * (iw_connect, iw_accept, iw_handoff: iw_cep_get) and freed, still under
+ * qp->lock, right after the ESTABLISHED event that used it (iw_cep_put:
+ * initiator in active_establish, responder in passive_reply or, with an
+ * RTR, in the receive engine when the RTR arrives), or, when setup never
+ * finishes, by iw_qp_reset or iw_qp_destroy (before the QP goes to the
+ * graveyard).  Its users are the progress thread (iw_cm_qp_io,
+ * iw_cm_timeouts -> active_establish), the consumer's CM calls, and a
+ * poller or CQ sleeper whose iw_rx_progress reads the RTR (poll lease):
+ * each takes qp->lock and finds qp->cep NULL once it is gone, so nothing
+ * keeps a pointer to it past the lock.  A passive request the consumer has
+ * not accepted yet is the listener's (iw_creq_t, dev->lock): iw_accept
+ * copies the request out of it before the creq is buried. */
+typedef struct iw_cep {
+  uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX]; /* the frame being read */
+  uint32_t hs_got;
+  rnicpi_conn_param_t param;  /* copy; pdata in pdata_buf */
+  uint8_t pdata_buf[IW_MPA_PDATA_MAX];
+  /* The private data the ESTABLISHED event carries: the Request's on a
+   * passive handoff, the Reply's on a held initiator (IW_CS_HOLD). */
+  uint8_t est_pdata[IW_MPA_PDATA_MAX];
+  uint32_t est_pdata_len;
+} iw_cep_t;
+
 typedef struct iw_qp {
   iw_pollable_t poll;
   rnicpi_qp_t base;
@@ -336,7 +368,6 @@ typedef struct iw_qp {
   int fd;
   uint32_t epmask;             /* what the epoll set watches; 0: not in it */
   gboolean active, dead, final_event, closing, handoff, tx_hold, want_out;
-  struct iw_creq *creq;       /* passive request being accepted */
   /* negotiated */
   gboolean crc;
   uint8_t rev;
@@ -353,15 +384,7 @@ typedef struct iw_qp {
   uint32_t mr_depth;          /* nested holds of dev->mr_lock by this QP's pass (iw_mr_lock) */
   uint32_t fpdu_max;          /* largest FPDU sent (MULPDU of the path) */
   uint32_t mss_bytes;         /* payload sent in non-final FPDUs since TCP_MAXSEG was read */
-  /* handshake */
-  uint8_t hs[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
-  uint32_t hs_got;
-  rnicpi_conn_param_t param;  /* copy; pdata in pdata_buf */
-  uint8_t pdata_buf[IW_MPA_PDATA_MAX];
-  /* The private data the ESTABLISHED event carries: the Request's on a
-   * passive handoff, the Reply's on a held initiator (IW_CS_HOLD). */
-  uint8_t est_pdata[IW_MPA_PDATA_MAX];
-  uint32_t est_pdata_len;
+  iw_cep_t *cep;               /* while the connection is set up (see iw_cep_t) */
   /* queues */
   rnicpi_fifo_t sq;               /* iw_swqe_t: posted, not started */
   rnicpi_fifo_t sq_out;           /* iw_swqe_t: started, completing in order */
@@ -601,6 +624,13 @@ void iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_cm_timeouts(iw_dev_t *dev);
 void iw_timed_add(iw_qp_t *qp, uint64_t us);
 void iw_timed_del(iw_qp_t *qp);
+/* @qp's connection endpoint, allocated if it has none (qp->lock held). */
+iw_cep_t *iw_cep_get(iw_qp_t *qp);
+/* Free @qp's connection endpoint, if any (qp->lock held). */
+void iw_cep_put(iw_qp_t *qp);
+/* The ESTABLISHED event of @qp, with the private data its endpoint kept;
+ * the endpoint is then freed (qp->lock held). */
+void iw_cep_established(iw_qp_t *qp);
 /* The consumer's affiliated event for @qp: @cause, and the layer, type and
  * code of the Terminate sent or received (RNICPI_TERM_NONE: none). */
 void iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,

@@ -261,7 +261,7 @@ passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_param_t *p
     /* RFC 5044 7.1.2 (rule 4): the initiator sends first; hold our FPDUs until then. */
     qp->tx_hold = TRUE;
     iw_qp_go_rts(qp);
-    iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len, RNICPI_CM_REASON_NONE);
+    iw_cep_established(qp);
   }
   return RNICPI_OK;
 }
@@ -274,7 +274,7 @@ active_send_request(iw_qp_t *qp, iw_work_t *w)
     .enhanced = iw_config.mpa_rev == 2, .p2p = iw_config.mpa_rev == 2,
     .rtr_write = iw_config.mpa_rev == 2, .rtr_read = iw_config.mpa_rev == 2,
     .ird = MAX(qp->attr.ird, 1u), .ord = qp->attr.ord,
-    .pdata = qp->pdata_buf, .pdata_len = qp->param.pdata_len,
+    .pdata = qp->cep->pdata_buf, .pdata_len = qp->cep->param.pdata_len,
     .rfc7306 = qp->dev->rfc7306,
   };
   uint8_t buf[sizeof(iw_mpa_rr_t) + IW_MPA_PDATA_MAX];
@@ -284,7 +284,7 @@ active_send_request(iw_qp_t *qp, iw_work_t *w)
     return;
   }
   qp->cs = IW_CS_MPA_REP;
-  qp->hs_got = 0;
+  qp->cep->hs_got = 0;
   iw_qp_want_out(qp, FALSE);
 }
 
@@ -316,8 +316,9 @@ read_frame(int fd, uint8_t *hs, uint32_t *got, bool reply)
 static void
 keep_pdata(iw_qp_t *qp, const iw_mpa_msg_t *m)
 {
-  qp->est_pdata_len = MIN(m->pdata_len, (uint32_t) sizeof(qp->est_pdata));
-  memcpy(qp->est_pdata, m->pdata, qp->est_pdata_len);
+  iw_cep_t *cep = qp->cep;
+  cep->est_pdata_len = MIN(m->pdata_len, (uint32_t) sizeof(cep->est_pdata));
+  memcpy(cep->est_pdata, m->pdata, cep->est_pdata_len);
 }
 
 /* A QP's socket during setup (qp->lock held). */
@@ -345,7 +346,8 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
       active_send_request(qp, w);
     return;
   }
-  int r = read_frame(qp->fd, qp->hs, &qp->hs_got, qp->cs == IW_CS_MPA_REP);
+  iw_cep_t *cep = qp->cep;
+  int r = read_frame(qp->fd, cep->hs, &cep->hs_got, qp->cs == IW_CS_MPA_REP);
   if (r == 0)
     return;
   if (r < 0) {
@@ -354,7 +356,7 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
     return;
   }
   iw_mpa_msg_t m;
-  if (iw_mpa_parse(qp->hs, qp->hs_got, qp->cs == IW_CS_MPA_REP, &m) != IW_MPA_OK) {
+  if (iw_mpa_parse(cep->hs, cep->hs_got, qp->cs == IW_CS_MPA_REP, &m) != IW_MPA_OK) {
     unreachable(qp, RNICPI_CM_REASON_NONE, w);
     return;
   }
@@ -367,8 +369,8 @@ iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
       unreachable(qp, RNICPI_CM_REASON_NONE, w);
       return;
     }
-    rnicpi_conn_param_t p = qp->param;
-    p.pdata = qp->pdata_buf;
+    rnicpi_conn_param_t p = cep->param;
+    p.pdata = cep->pdata_buf;
     keep_pdata(qp, &m);
     passive_reply(qp, &m, &p, w);
     return;
@@ -441,8 +443,7 @@ active_establish(iw_qp_t *qp, iw_work_t *w)
     return;
   }
   iw_qp_go_rts(qp);
-  iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len,
-                 RNICPI_CM_REASON_NONE);
+  iw_cep_established(qp);
   iw_tx_progress(qp, w);
 }
 
@@ -667,14 +668,43 @@ iw_unlisten(rnicpi_listen_t *lb)
   return RNICPI_OK;
 }
 
+/* ---- connection endpoints (qp->lock held; see iw_cep_t) -------------- */
+
+iw_cep_t *
+iw_cep_get(iw_qp_t *qp)
+{
+  if (qp->cep == NULL)
+    qp->cep = g_new0(iw_cep_t, 1);
+  return qp->cep;
+}
+
+void
+iw_cep_put(iw_qp_t *qp)
+{
+  g_free(qp->cep);
+  qp->cep = NULL;
+}
+
+void
+iw_cep_established(iw_qp_t *qp)
+{
+  iw_cep_t *cep = qp->cep; /* NULL only if setup began without one: no private data */
+  iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, cep != NULL ? cep->est_pdata : NULL,
+                 cep != NULL ? cep->est_pdata_len : 0, RNICPI_CM_REASON_NONE);
+  iw_cep_put(qp);
+}
+
+/* A new connection of @qp: its endpoint, with the consumer's parameters. */
 static void
 save_param(iw_qp_t *qp, const rnicpi_conn_param_t *p)
 {
-  qp->param = *p;
-  qp->est_pdata_len = 0;
+  iw_cep_t *cep = iw_cep_get(qp);
+  cep->param = *p;
+  cep->hs_got = 0;
+  cep->est_pdata_len = 0;
   if (p->pdata_len > 0)
-    memcpy(qp->pdata_buf, p->pdata, p->pdata_len);
-  qp->param.pdata = NULL;
+    memcpy(cep->pdata_buf, p->pdata, p->pdata_len);
+  cep->param.pdata = NULL;
   qp->attr.ird = p->ird;
   qp->attr.ord = p->ord;
 }
@@ -862,7 +892,6 @@ iw_handoff(rnicpi_qp_t *q, int fd, bool active, const rnicpi_conn_param_t *p)
   qp->handoff = TRUE;
   qp->fd = fd;
   qp->final_event = FALSE;
-  qp->hs_got = 0;
   qp->epmask = EPOLLIN | EPOLLRDHUP;
   iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
   iw_timed_add(qp, p->timeout_us != 0 ? p->timeout_us : IW_CONNECT_TIMEOUT_US);

@@ -634,6 +634,7 @@ iw_qp_reset(rnicpi_qp_t *q)
     qp->tail = NULL;
     qp->tail_len = 0;
     iw_rx_reset(qp);
+    iw_cep_put(qp); /* a setup that never finished */
   }
   g_mutex_unlock(&qp->lock);
   return st;
@@ -666,6 +667,7 @@ iw_qp_destroy(rnicpi_qp_t *q)
   iw_timed_del(qp);
   iw_qp_set_polled(qp, FALSE);
   iw_tx_free(qp);
+  iw_cep_put(qp);
   qp->dead = TRUE;
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);

@@ -593,7 +593,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
   r->mr = NULL;
   if (rtr_done) {
     iw_qp_go_rts(qp);
-    iw_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, qp->est_pdata, qp->est_pdata_len, RNICPI_CM_REASON_NONE);
+    iw_cep_established(qp);
   }
   /* RFC 5044 7.1.2 (rule 4): without an RTR the responder sends after the first FPDU
    * (the caller of iw_rx_progress transmits). */

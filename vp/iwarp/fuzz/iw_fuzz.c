@@ -213,6 +213,7 @@ stream_qp(iw_qp_t *qp, int fd, uint8_t mode)
   iw_qp_init_stream(qp);
   if ((mode & 7) == 1) {
     qp->rtr = (mode & 0x80) ? IW_RTR_READ : IW_RTR_WRITE;
+    iw_cep_get(qp); /* the responder's endpoint, as iw_accept leaves it */
     qp->cs = IW_CS_RTR_WAIT;
   } else {
     iw_qp_go_rts(qp);
