@@ -108,6 +108,13 @@ static inline uint32_t iw_fpdu_pad(uint32_t ulpdu_len)
 {
   return (4u - ((IW_FPDU_LEN_BYTES + ulpdu_len) & 3u)) & 3u;
 }
+/* The whole FPDU that a ULPDU_Length of @ulpdu_len announces: length field,
+ * ULPDU, pad and CRC (RFC 5044 4.1; the CRC field is there, zero, when CRC
+ * is not in use). */
+static inline uint32_t iw_fpdu_len(uint32_t ulpdu_len)
+{
+  return IW_FPDU_LEN_BYTES + ulpdu_len + iw_fpdu_pad(ulpdu_len) + IW_FPDU_CRC_BYTES;
+}
 
 /* RFC 5044 4.1, as every peer implements it (siw's put_unaligned_le32(),
  * tshark's check): the CRC field holds the CRC32c least significant byte
@@ -126,6 +133,13 @@ static inline bool iw_crc_matches(const uint8_t *field, uint32_t crc)
 {
   uint32_t v = iw_crc_wire(crc);
   return memcmp(field, &v, sizeof(v)) == 0;
+}
+/* The CRC a received field holds (what iw_crc_put() wrote at the sender). */
+static inline uint32_t iw_crc_get(const uint8_t *field)
+{
+  uint32_t v;
+  memcpy(&v, field, sizeof(v));
+  return iw_crc_wire(v);
 }
 
 /* Build a frame into @out (room for 20 + 512 bytes); returns its length. */

@@ -614,8 +614,7 @@ rx_trailer_ok(iw_qp_t *qp, const uint8_t *trailer, iw_work_t *w)
   const uint8_t *c = trailer + pad;
   if (iw_crc_matches(c, crc))
     return TRUE;
-  uint32_t wire = (uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16 |
-                  (uint32_t) c[3] << 24;
+  uint32_t wire = iw_crc_get(c);
   /* RFC 5044 8: a bad CRC ends the stream with a Terminate. */
   g_message("QP %u: FPDU CRC error (got 0x%08x, computed 0x%08x)", qp->base.qp_num, wire, crc);
   iw_rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_CRC, w);
@@ -656,7 +655,7 @@ rx_consume(iw_qp_t *qp, iw_work_t *w)
     case IW_RX_HDR:
       if (r->hdr_got == 0 && avail >= 4) {
         uint32_t ulen = (uint32_t) p[0] << 8 | p[1];
-        uint32_t len = IW_FPDU_LEN_BYTES + ulen + iw_fpdu_pad(ulen) + IW_FPDU_CRC_BYTES;
+        uint32_t len = iw_fpdu_len(ulen);
         if (len <= avail) {
           if (!rx_whole(qp, p, len, w))
             return;
