@@ -556,7 +556,8 @@ int iw_tx_rtr(iw_qp_t *qp);
  * that has the rights @need (mr_lock held for reading). */
 gboolean iw_local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need);
 
-/* iw_rx.c: receive, validate, place (DDP) and act on messages (RDMAP). */
+/* iw_rx.c: receive, validate, place (DDP), complete Sends and Read Responses,
+ * and hand the other whole messages to iw_rdmap.c. */
 void iw_rx_progress(iw_qp_t *qp, iw_work_t *w);
 void iw_rx_reset(iw_qp_t *qp);
 /* Terminate for what the peer's segment being received did wrong (the

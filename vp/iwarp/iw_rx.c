@@ -2,7 +2,9 @@
  * vp/iwarp receive side: MPA deframing with the CRC checked on every FPDU
  * (RFC 5044 4.1, 7.1), DDP validation and direct placement (RFC 5041 3,
  * 7), and the RDMAP actions at the end of each segment and message
- * (RFC 5040 5).
+ * (RFC 5040 5): a Send's and a Read Response's completion here; a Read
+ * Request, an atomic or Immediate Data handed to iw_rdmap.c, a Terminate
+ * to iw_term_received().
  *
  * One FPDU is read in three steps: its length and DDP/RDMAP header into a
  * small buffer; after the header is validated against the region or the
@@ -37,7 +39,7 @@ iw_rx_reset(iw_qp_t *qp)
 
 /* What the peer's segment of opcode @op did wrong, by the Terminate it
  * gets (the consumer's affiliated event; doc/provider-iwarp.md).  A fault
- * in our own memory is said by the caller (rx_term_as). */
+ * in our own memory is said by the caller (iw_rx_term_as). */
 static rnicpi_async_cause_t
 rx_cause(uint8_t op, uint8_t layer, uint8_t etype, uint8_t code)
 {
@@ -438,7 +440,7 @@ rx_dest(iw_qp_t *qp, struct iovec *iov)
 {
   iw_rx_t *r = &qp->rx;
   int n = 0;
-  uint32_t skip = r->mr != NULL ? r->payload_got : 0; /* rx_scatter restarted at the offset */
+  uint32_t skip = r->mr != NULL ? r->payload_got : 0; /* iw_rx_scatter restarted at the offset */
   for (int i = 0; i < r->niov; i++) {
     if (skip >= r->iov[i].iov_len) {
       skip -= (uint32_t) r->iov[i].iov_len;
