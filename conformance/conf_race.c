@@ -403,6 +403,88 @@ test_ia_free_vs_wait(void)
   }
 }
 
+/* One connection driven by a thread of its own: RDMA Writes of a pattern
+ * that changes every time, each read back and checked. */
+typedef struct {
+  write_pair_t w;
+  conf_buf_t src, back;
+  unsigned id, n;
+  gint done;
+} conn_worker_t;
+
+static gpointer
+conn_worker(gpointer data)
+{
+  conn_worker_t *c = data;
+  conf_side_t *a = &c->w.p.a;
+  it_lmr_triplet_t src = conf_seg(&c->src, 0, MSG), back = conf_seg(&c->back, 0, MSG);
+  it_rdma_addr_t dst = it_make_rdma_addr_absolute(c->w.dst.data);
+  for (unsigned i = 0; i < c->n; i++) {
+    unsigned seed = c->id * 100003u + i;
+    conf_buf_fill(&c->src, seed);
+    conf_ok(it_post_rdma_write(a->ep, &src, 1, 2 * i, IT_COMPLETION_FLAG, dst, c->w.dst.ctx));
+    conf_dto(a->dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2 * i);
+    conf_ok(it_post_rdma_read(a->ep, &back, 1, 2 * i + 1, IT_COMPLETION_FLAG, dst, c->w.dst.ctx));
+    conf_dto(a->dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 2 * i + 1);
+    conf_buf_check(&c->back, 0, MSG, seed);
+  }
+  g_atomic_int_set(&c->done, 1);
+  return NULL;
+}
+
+static void
+test_connections_vs_registration(void)
+{
+  g_test_summary("Two threads, each driving a connection of its own with RDMA Writes read back and "
+                 "checked, while the main thread registers and frees LMRs and creates and frees RMRs: "
+                 "every transfer lands whole and completes successfully, and every registration call "
+                 "returns a status (a provider that lets connections run side by side must still see "
+                 "every change of the memory tables)");
+  conn_worker_t c[2];
+  for (unsigned k = 0; k < G_N_ELEMENTS(c); k++) {
+    c[k].id = k + 1;
+    c[k].n = rounds() * 25;
+    c[k].done = 0;
+    conf_pair_open(&c[k].w.p);
+    conf_buf_new(&c[k].w.p.p, &c[k].w.dst, MSG,
+                 IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE | IT_PRIV_REMOTE_READ, IT_ADDR_MODE_ABSOLUTE);
+    conf_pair_connect(&c[k].w.p, NULL, 0, NULL, 0);
+    conf_buf_new(&c[k].w.p.a, &c[k].src, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&c[k].w.p.a, &c[k].back, MSG, conf_sink_privs(&c[k].w.p.a), IT_ADDR_MODE_ABSOLUTE);
+  }
+  GThread *t[2];
+  for (unsigned k = 0; k < G_N_ELEMENTS(c); k++)
+    t[k] = g_thread_new("conn", conn_worker, &c[k]);
+  /* Registrations of both PZs, and RMRs where the IA has them, until the
+   * workers are done (at least a few of each). */
+  unsigned regs = 0, rmrs = 0;
+  while (regs < 8 || g_atomic_int_get(&c[0].done) + g_atomic_int_get(&c[1].done) < 2) {
+    conf_side_t *s = regs % 2 ? &c[0].w.p.p : &c[1].w.p.a;
+    conf_buf_t b;
+    conf_buf_new(s, &b, MSG, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_free(&b);
+    regs++;
+    it_rmr_handle_t rmr;
+    it_status_t st = it_rmr_create20(s->pz, IT_RMR_TYPE_NARROW, &rmr);
+    if (st == IT_SUCCESS) {
+      conf_ok(it_rmr_free(rmr));
+      rmrs++;
+    } else if (st != IT_ERR_OP_NOT_SUPPORTED && st != IT_ERR_INVALID_RMR_TYPE && st != IT_ERR_RESOURCES) {
+      g_error("it_rmr_create20 (narrow) returned %s beside two busy connections; expected success, "
+              "or IT_ERR_OP_NOT_SUPPORTED, IT_ERR_INVALID_RMR_TYPE or IT_ERR_RESOURCES", itx_status_name(st));
+    }
+  }
+  for (unsigned k = 0; k < G_N_ELEMENTS(c); k++)
+    g_thread_join(t[k]);
+  g_test_message("%u LMRs and %u RMRs created and freed beside %u transfers on each of two connections",
+                 regs, rmrs, c[0].n);
+  for (unsigned k = 0; k < G_N_ELEMENTS(c); k++) {
+    conf_buf_free(&c[k].src);
+    conf_buf_free(&c[k].back);
+    write_pair_close(&c[k].w);
+  }
+}
+
 static void
 test_stale_handles(void)
 {
@@ -474,6 +556,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/sevd-free-vs-aevd", test_sevd_free_vs_aevd);
   g_test_add_func("/conformance/race/srq-free-vs-post", test_srq_free_vs_post);
   g_test_add_func("/conformance/race/ia-free-vs-wait", test_ia_free_vs_wait);
+  g_test_add_func("/conformance/race/connections-vs-registration", test_connections_vs_registration);
   g_test_add_func("/conformance/race/stale-handles", test_stale_handles);
   g_test_add_func("/conformance/race/pz-limit", test_pz_limit);
   return g_test_run();

@@ -9,7 +9,27 @@
  *   CM exchange runs over a Unix socket, work requests over shared-memory
  *   rings, payloads by cross-memory attach or a bounce path (emul_ring.h
  *   lists its files by role).  A QP with qp->x != NULL is on this path.
- * The same fabric lock covers both; so do the same rules (emul_qp.c).
+ * The same rules cover both (emul_qp.c).
+ *
+ * Locks, in the order they are taken:
+ * 1. the fabric lock (emul_fabric.lock): connection management, the region
+ *    table's changes, windows and fast registration, every cross-process
+ *    and datagram path, and the data path of a QP with no link;
+ * 2. a link's lock (emul_link_t): the two QPs of an in-process connection
+ *    share one; it guards their queues, state, peer pointers and
+ *    negotiated limits.  A post or a receive on a linked QP whose work
+ *    needs nothing else (emul_qp.c, "The fast path") takes this lock
+ *    alone, so connections of different threads do not meet; everything
+ *    else takes the fabric lock first, then the link's;
+ * 3. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
+ * The region table is read without the fabric lock by the fast path: its
+ * slots never move (a two-level array), an entry is published whole and,
+ * when it leaves, freed only once every link has been taken and released
+ * after it left (emul_links_quiesce): the fast path looks keys up only
+ * under its link's lock.  The fast path never reads a window's or a
+ * fast-registered region's entry (their fields change under the fabric
+ * lock): while any exists, posts take the fabric lock (emul_fabric.nmutable,
+ * read under the link's lock; emul_mr_mutable_enter).
  *
  * Personalities.  Every device has one: InfiniBand HCA (emul0, emul-ib0)
  * or iWARP RNIC (emul-iw0; emul0 too under ITAPI_EMUL_PERSONALITY=iwarp).
@@ -39,11 +59,32 @@
 #define EMUL_UD_GRH_LEN 40
 
 /* The process-wide fabric: every emul device of the process hangs off it. */
+/* The region table: index -> emul_mr_t*, one array that never moves, so
+ * the fast path reads it while the fabric lock adds entries (emul_mr_slot):
+ * its address space is reserved whole (EMUL_MR_MAX slots, fewer where the
+ * process may not map that much), its pages are used as slots are. */
+#define EMUL_MR_MAX (1u << 24)     /* entries at most (the caps' max_mr) */
+
+struct emul_mr;
+
+/* An in-process connection's data lock, shared by its two QPs (order and
+ * rules: the header of this file).  A QP keeps a reference to every link
+ * it ever had until it is destroyed, so a thread that read qp->link may
+ * still take that lock after the QP was reset. */
+typedef struct emul_link {
+  rnicpi_spin_t lock;
+  gint ref;               /* QPs that had it (fabric lock) */
+} emul_link_t;
+
 typedef struct emul_fabric {
-  rnicpi_spin_t lock;     /* data path, connection state, MR table (emul_fabric_lock) */
-  GPtrArray *mrs;         /* index -> emul_mr_t*, slot 0 unused */
-  uint64_t mr_gen;        /* counts changes of mrs entries (emul_x_mr_sync); from 1 */
-  GArray *free_mr;        /* free indexes of mrs */
+  rnicpi_spin_t lock;     /* see "Locks" above (emul_fabric_lock) */
+  struct emul_mr **mr_tab; /* the region table */
+  uint32_t mr_cap;        /* its slots (set once) */
+  uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
+  GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
+  gint nmutable;          /* windows and fast-registration regions alive (atomic) */
+  uint64_t mr_gen;        /* counts changes of table entries (emul_x_mr_sync); from 1 */
+  GArray *free_mr;        /* free slots of the region table */
   GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
   GHashTable *listeners;  /* port -> emul_listen_t* */
   GHashTable *conns;      /* conn id -> emul_conn_t* */
@@ -237,6 +278,8 @@ typedef struct emul_qp {
   rnicpi_qp_t base;
   emul_pd_t *pd;
   emul_srq_t *srq;         /* receives come from it, or NULL (own rq) */
+  emul_link_t *link;       /* in-process connection's data lock, or NULL (atomic) */
+  GSList *old_links;       /* links it had before a reset (kept until destroy) */
   emul_cq_t *scq, *rcq;
   rnicpi_qp_state_t state;
   struct emul_qp *peer;
@@ -426,7 +469,29 @@ emul_swqe_t *emul_swqe_keep(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
 void emul_swqe_done(emul_qp_t *qp, emul_swqe_t *s);
 void emul_rwqe_keep(emul_wq_t *q, const rnicpi_recv_wr_t *wr);
 
-/* Memory (fabric lock held).  The lookups are on every data path. */
+/* Memory (the fabric lock, or a link's on the fast path).  The lookups
+ * are on every data path. */
+/* The entry of slot @idx, or NULL (no lock needed: emul_fabric). */
+static inline emul_mr_t *
+emul_mr_slot(uint32_t idx)
+{
+  return idx < emul_fabric.mr_cap ? __atomic_load_n(&emul_fabric.mr_tab[idx], __ATOMIC_ACQUIRE) : NULL;
+}
+/* Publish @mr (whole) in its slot, or empty slot @idx (@mr NULL); fabric
+ * lock held.  An emptied entry is freed only after emul_links_quiesce. */
+void emul_mr_slot_set(uint32_t idx, emul_mr_t *mr);
+/* Wait until no fast path can still hold an entry taken out of the table
+ * before this call (fabric lock held). */
+void emul_links_quiesce(void);
+/* The rights of a region (emul_mr_modify changes them under the fabric
+ * lock while the fast path reads them). */
+static inline uint32_t emul_mr_access(const emul_mr_t *mr)
+{
+  return __atomic_load_n(&mr->access, __ATOMIC_RELAXED);
+}
+/* A window or fast-registered region enters the table (fabric lock held):
+ * counted in emul_fabric.nmutable before any fast path can see it. */
+void emul_mr_mutable_enter(void);
 /* Index and tag of @key in @p's layout; FALSE when it has other bits set. */
 static inline gboolean
 emul_key_split(const emul_pers_t *p, uint64_t key, uint32_t *index, uint32_t *tag)
@@ -443,9 +508,9 @@ static inline emul_mr_t *
 emul_mr_lookup(const emul_pers_t *p, uint64_t key)
 {
   uint32_t idx, tag;
-  if (!emul_key_split(p, key, &idx, &tag) || idx == 0 || idx >= emul_fabric.mrs->len)
+  if (!emul_key_split(p, key, &idx, &tag) || idx == 0)
     return NULL;
-  emul_mr_t *mr = g_ptr_array_index(emul_fabric.mrs, idx);
+  emul_mr_t *mr = emul_mr_slot(idx);
   if (mr == NULL || mr->pers != p || mr->key != tag)
     return NULL;
   return mr;
@@ -543,7 +608,7 @@ emul_sge_region(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 {
   emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(qp), s->lkey);
   /* A window's key is a remote key only (IBTA 10.6.7; RDMAC verbs 7.2.7). */
-  if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (mr->access & need) != need)
+  if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (emul_mr_access(mr) & need) != need)
     return NULL;
   uint64_t start = (uint64_t) (uintptr_t) mr->addr;
   return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length ?
@@ -574,6 +639,26 @@ void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_b
  * holds them. */
 void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
+/* Links (emul_qp.c; fabric lock held).  Take also @qp's link lock, when it
+ * has a link; give what it returned back to emul_link_drop. */
+static inline emul_link_t *
+emul_link_take(emul_qp_t *qp)
+{
+  emul_link_t *l = qp->link;
+  if (l != NULL)
+    rnicpi_spin_lock(&l->lock);
+  return l;
+}
+static inline void emul_link_drop(emul_link_t *l)
+{
+  if (l != NULL)
+    rnicpi_spin_unlock(&l->lock);
+}
+/* Give the two QPs of a new in-process connection one link (establish). */
+void emul_link_join(emul_qp_t *a, emul_qp_t *p);
+/* Lock and unlock every link (a fork: pthread_atfork). */
+void emul_links_lock_all(void);
+void emul_links_unlock_all(void);
 void emul_qp_set_error(emul_qp_t *qp, emul_work_t *w);
 void emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                    const void *pdata, uint32_t pdata_len);

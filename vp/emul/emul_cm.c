@@ -251,7 +251,8 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   if (p->three_way && !(dev->caps.features & RNICPI_CAP_THREE_WAY))
     return RNICPI_ENOTSUP;
   emul_fabric_lock();
-  if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
+  /* A linked QP is connected or was (its state is the link's to read). */
+  if (qp->link != NULL || qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
     st = RNICPI_ESTATE;
     goto out;
   }
@@ -311,6 +312,11 @@ establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
   p->ird = a->ord;
   a->atomics = p->atomics = emul_qp_atomics(a) && emul_qp_atomics(p);
   a->state = p->state = RNICPI_QPS_RTS;
+  /* The data path's own lock (emul_qp.c, "The fast path"); a QP taking
+   * receives from an SRQ shares them with QPs of other connections, so
+   * its connection stays under the fabric lock. */
+  if (a->srq == NULL && p->srq == NULL)
+    emul_link_join(a, p);
   emul_cm_conn_drop(c);
   emul_qp_cm_event(a, RNICPI_CM_ESTABLISHED, act_pdata, act_len);
   emul_qp_cm_event(p, RNICPI_CM_ESTABLISHED, pas_pdata, pas_len);
@@ -337,7 +343,8 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
     /* Passive accept. */
     if (p->pdata_len > dev->caps.pdata_accept) {
       st = RNICPI_ELIMIT;
-    } else if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
+    } else if (qp->link != NULL || qp->state != RNICPI_QPS_IDLE || qp->conn != NULL ||
+               qp->peer != NULL) {
       st = RNICPI_ESTATE;
     } else {
       c->passive = qp;
@@ -431,6 +438,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   if (len > emul_qp_dev(qp)->caps.pdata_disconnect)
     return RNICPI_ELIMIT;
   emul_fabric_lock();
+  emul_link_t *lk = emul_link_take(qp);
   if (qp->state == RNICPI_QPS_RTS && qp->closing) {
     /* already draining */
   } else if (qp->state == RNICPI_QPS_RTS && emul_pers_of_qp(qp)->drain_on_disconnect &&
@@ -448,6 +456,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   } else {
     st = RNICPI_ESTATE;
   }
+  emul_link_drop(lk);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;

@@ -10,8 +10,10 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emul.h"
 
@@ -56,8 +58,24 @@ emul_fabric_do_init(gpointer unused)
 {
   (void) unused;
   g_mutex_init(&emul_fabric.deliver_lock);
-  emul_fabric.mrs = g_ptr_array_new();
-  g_ptr_array_add(emul_fabric.mrs, NULL);
+  emul_fabric.mr_len = 1;  /* slot 0 names no region */
+  /* Reserved, not committed: a page of slots is memory once a slot in it
+   * is used.  Where the address space is limited (ulimit -v), fewer slots:
+   * registrations past them are refused (RNICPI_ELIMIT). */
+  for (uint32_t cap = EMUL_MR_MAX; cap >= 4096 && emul_fabric.mr_tab == NULL; cap /= 2) {
+    void *t = mmap(NULL, (size_t) cap * sizeof(emul_mr_t *), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (t != MAP_FAILED) {
+      emul_fabric.mr_tab = t;
+      emul_fabric.mr_cap = cap;
+    }
+  }
+  if (emul_fabric.mr_tab == NULL)
+    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING,
+          "emul: no address space for the region table (mmap of 32 KiB failed: %s): every "
+          "registration will be refused; raise the process's address-space limit (ulimit -v)",
+          g_strerror(errno));
+  emul_fabric.links = g_ptr_array_new();
   emul_fabric.mr_gen = 1;
   emul_fabric.free_mr = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   emul_fabric.slot_tag = g_array_new(FALSE, TRUE, sizeof(uint32_t));

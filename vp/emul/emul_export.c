@@ -44,7 +44,7 @@ emul_x_export_init(void)
   }
   emul_x_mr_fd = fd;
   x_mrs = m;
-  for (guint i = 1; i < emul_fabric.mrs->len; i++)
+  for (guint i = 1; i < emul_fabric.mr_len; i++)
     emul_x_mr_sync(i);
   return TRUE;
 }
@@ -56,7 +56,7 @@ emul_x_mr_sync(uint32_t index)
   if (x_mrs == NULL || index >= X_MR_CAP)
     return;
   x_mr_entry_t *e = &x_mrs[index];
-  emul_mr_t *mr = index < emul_fabric.mrs->len ? g_ptr_array_index(emul_fabric.mrs, index) : NULL;
+  emul_mr_t *mr = emul_mr_slot(index);
   uint32_t s = e->seq;
   __atomic_store_n(&e->seq, s + 1, __ATOMIC_SEQ_CST);
   if (mr != NULL) {

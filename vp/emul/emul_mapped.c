@@ -159,8 +159,7 @@ emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *q)
   x_msg_t m = { .type = X_MAP_REP, .mr_index = q->mr_index, .mr_key = q->mr_key };
   int fd = -1;
   const char *why = "it is not registered";
-  emul_mr_t *mr = q->mr_index > 0 && q->mr_index < emul_fabric.mrs->len ?
-                  g_ptr_array_index(emul_fabric.mrs, q->mr_index) : NULL;
+  emul_mr_t *mr = q->mr_index > 0 ? emul_mr_slot(q->mr_index) : NULL;
   if (mr != NULL && mr->mw == NULL && !mr->fr && mr->key == q->mr_key) {
     m.mr_addr = (uint64_t) (uintptr_t) mr->addr;
     m.mr_len = mr->length;

@@ -50,23 +50,54 @@ emul_random_key(const emul_pers_t *p)
   return k;
 }
 
-/* Take a slot of the table for @mr (windows too); FALSE when full. */
+/* Take a slot of the table for @mr (windows too); FALSE when full.  The
+ * slot stays empty until emul_mr_slot_set publishes the entry whole. */
 gboolean
 emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p)
 {
-  uint64_t max_index = p->index_mask;
+  if (emul_fabric.mr_cap == 0)
+    return FALSE;  /* no table (emul_fabric_do_init) */
+  uint64_t max_index = MIN((uint64_t) p->index_mask, (uint64_t) emul_fabric.mr_cap - 1);
   GArray *fr = emul_fabric.free_mr;
   if (fr->len > 0 && g_array_index(fr, uint32_t, fr->len - 1) <= max_index) {
     mr->index = g_array_index(fr, uint32_t, fr->len - 1);
     g_array_set_size(fr, fr->len - 1);
-    g_ptr_array_index(emul_fabric.mrs, mr->index) = mr;
-  } else if (emul_fabric.mrs->len <= max_index) {
-    mr->index = emul_fabric.mrs->len;
-    g_ptr_array_add(emul_fabric.mrs, mr);
+  } else if (emul_fabric.mr_len <= max_index) {
+    mr->index = emul_fabric.mr_len++;
   } else {
     return FALSE;
   }
   return TRUE;
+}
+
+void
+emul_mr_slot_set(uint32_t idx, emul_mr_t *mr)
+{
+  __atomic_store_n(&emul_fabric.mr_tab[idx], mr, __ATOMIC_RELEASE);
+}
+
+/* The count goes up, then every link is taken and released, then the
+ * entry is published: a fast path that took its link's lock before sees
+ * no such entry (the publication waits for its release), one that took it
+ * after sees the count and takes the fabric lock (emul_qp.c). */
+void
+emul_mr_mutable_enter(void)
+{
+  g_atomic_int_inc(&emul_fabric.nmutable);
+  emul_links_quiesce();
+}
+
+/* The fast path looks a key up and uses its entry only while it holds its
+ * link's lock: once each link was taken and released after an entry left
+ * the table, no thread still holds it. */
+void
+emul_links_quiesce(void)
+{
+  for (guint i = 0; i < emul_fabric.links->len; i++) {
+    emul_link_t *l = g_ptr_array_index(emul_fabric.links, i);
+    rnicpi_spin_lock(&l->lock);
+    rnicpi_spin_unlock(&l->lock);
+  }
 }
 
 /* A fresh tag for slot @index: random, or the slot's last + 1 where the
@@ -100,6 +131,9 @@ mr_enter(emul_mr_t *mr, emul_dev_t *dev, rnicpi_mr_t **out)
     return RNICPI_ELIMIT;
   }
   mr->key = emul_slot_new_tag(dev->pers, mr->index);
+  if (mr->fr)
+    emul_mr_mutable_enter();
+  emul_mr_slot_set(mr->index, mr);
   emul_x_mr_sync(mr->index);
   emul_fabric_unlock();
   mr->base.lkey = mr->base.rkey = emul_key_make(dev->pers, mr->index, mr->key);
@@ -161,8 +195,7 @@ emul_fr_exec(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   const emul_pers_t *p = emul_pers_of_qp(qp);
   uint64_t feats = emul_qp_dev(qp)->caps.features;
   uint32_t index, tag;
-  if (!mr->fr || mr->pd != qp->pd || mr->valid || mr->index >= emul_fabric.mrs->len ||
-      g_ptr_array_index(emul_fabric.mrs, mr->index) != mr)
+  if (!mr->fr || mr->pd != qp->pd || mr->valid || emul_mr_slot(mr->index) != mr)
     return RNICPI_WC_MEM_MGT_ERR;
   if (f->addr == NULL || f->length == 0 || f->num_pages == 0 || f->num_pages > mr->max_pages ||
       f->page_size == 0 || f->length > (uint64_t) f->num_pages * f->page_size)
@@ -201,7 +234,7 @@ emul_mr_modify(rnicpi_mr_t *m, uint32_t access)
       !(to_emul_dev(m->pd->dev)->caps.features & RNICPI_CAP_ATOMICS))
     return RNICPI_ENOTSUP;
   emul_fabric_lock();
-  to_emul_mr(m)->access = access;
+  __atomic_store_n(&to_emul_mr(m)->access, access, __ATOMIC_RELAXED);
   emul_x_mr_sync(to_emul_mr(m)->index);
   emul_fabric_unlock();
   return RNICPI_OK;
@@ -218,9 +251,12 @@ emul_mr_dereg(rnicpi_mr_t *m)
     emul_fabric_unlock();
     return RNICPI_EBUSY;
   }
-  g_ptr_array_index(emul_fabric.mrs, mr->index) = NULL;
+  emul_mr_slot_set(mr->index, NULL);
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_x_mr_sync(mr->index);
+  emul_links_quiesce();
+  if (mr->fr)
+    g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

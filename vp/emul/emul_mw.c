@@ -50,6 +50,8 @@ emul_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t type, rnicpi_mw_t **out)
     return RNICPI_ELIMIT;
   }
   mw->entry.key = emul_slot_new_tag(dev->pers, mw->entry.index);
+  emul_mr_mutable_enter();
+  emul_mr_slot_set(mw->entry.index, &mw->entry);
   emul_x_mr_sync(mw->entry.index);
   emul_fabric_unlock();
   g_atomic_int_inc(&mw->entry.pd->nobj);
@@ -83,9 +85,11 @@ emul_mw_dealloc(rnicpi_mw_t *m)
     return RNICPI_EBUSY;
   }
   mw_unbind(mw);
-  g_ptr_array_index(emul_fabric.mrs, mw->entry.index) = NULL;
+  emul_mr_slot_set(mw->entry.index, NULL);
   g_array_append_val(emul_fabric.free_mr, mw->entry.index);
   emul_x_mr_sync(mw->entry.index);
+  emul_links_quiesce();
+  g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mw->entry.pd->nobj);
   g_free(mw);
@@ -98,7 +102,7 @@ emul_key_access(const emul_mr_t *mr, const emul_qp_t *qp)
 {
   const emul_mw_t *mw = mr->mw;
   if (mw == NULL)
-    return mr->access;
+    return emul_mr_access(mr);
   if (mw->parent == NULL || (mw->qp != NULL && mw->qp != qp))
     return 0;
   return mw->access;
@@ -164,7 +168,7 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   const emul_pers_t *p = emul_pers_of_qp(qp);
   uint32_t index, tag;
   if (mw->entry.pd != qp->pd || mr->pd != qp->pd || mr->mw != NULL ||
-      mr->index >= emul_fabric.mrs->len || g_ptr_array_index(emul_fabric.mrs, mr->index) != mr)
+      emul_mr_slot(mr->index) != mr)
     return RNICPI_WC_MW_BIND_ERR;
   if (!(mr->access & RNICPI_ACCESS_MW_BIND) || (b->access & ~MW_RIGHTS) != 0 ||
       (b->access & ~mr->access) != 0)

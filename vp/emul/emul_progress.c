@@ -415,8 +415,8 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
 
 /* fork() while the progress thread holds the fabric lock would leave it
  * locked for ever in the child: hold it across the fork. */
-static void x_fork_prepare(void) { emul_fabric_lock(); }
-static void x_fork_done(void) { emul_fabric_unlock(); }
+static void x_fork_prepare(void) { emul_fabric_lock(); emul_links_lock_all(); }
+static void x_fork_done(void) { emul_links_unlock_all(); emul_fabric_unlock(); }
 
 /* First cross-process use: the progress thread and the region table,
  * filled with the regions registered so far (emul_x_export_init). */

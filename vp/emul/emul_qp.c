@@ -22,6 +22,17 @@
  * A QP connected to another process (qp->x) follows the same rules through
  * emul_ring_req.c and emul_ring_resp.c; the branches to it are the only cost on this path.
  *
+ * The fast path.  The two QPs of an in-process connection share a link
+ * (emul_link_t, made when it is established) whose lock guards their
+ * queues and state (emul.h, "Locks").  A Send, RDMA Write or RDMA Read on a
+ * linked QP, and a receive posted to one, take that lock alone when what
+ * they do touches nothing else: no window or fast-registered region exists
+ * in the process (their entries change under the fabric lock), the request
+ * names no sink window, and neither QP holds work queued behind a receiver
+ * not ready (its flush or progress may release a window).  The rest takes
+ * the fabric lock, then the link's, and runs the same code.  So two
+ * threads, each with its own connection, never share a lock.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
@@ -29,6 +40,93 @@
 #include "emul.h"
 
 typedef enum { EXEC_DONE, EXEC_BLOCKED, EXEC_FAILED } exec_t;
+
+void
+emul_link_join(emul_qp_t *a, emul_qp_t *p)
+{
+  emul_link_t *l = g_new0(emul_link_t, 1);
+  l->ref = 2;
+  g_ptr_array_add(emul_fabric.links, l);
+  /* Everything establish wrote is seen by a thread that reads the link
+   * (acquire) before it takes its lock. */
+  __atomic_store_n(&a->link, l, __ATOMIC_RELEASE);
+  __atomic_store_n(&p->link, l, __ATOMIC_RELEASE);
+}
+
+/* @qp leaves its link (reset, destroy; fabric lock and the link's held):
+ * it keeps the reference until it is destroyed (emul_link_t). */
+static void
+link_leave(emul_qp_t *qp)
+{
+  if (qp->link == NULL)
+    return;
+  qp->old_links = g_slist_prepend(qp->old_links, qp->link);
+  __atomic_store_n(&qp->link, NULL, __ATOMIC_RELEASE);
+}
+
+/* Drop every reference @qp holds (destroy; fabric lock held). */
+static void
+links_release(emul_qp_t *qp)
+{
+  for (GSList *i = qp->old_links; i != NULL; i = i->next) {
+    emul_link_t *l = i->data;
+    if (--l->ref == 0) {
+      g_ptr_array_remove_fast(emul_fabric.links, l);
+      g_free(l);
+    }
+  }
+  g_slist_free(qp->old_links);
+  qp->old_links = NULL;
+}
+
+void
+emul_links_lock_all(void)
+{
+  for (guint i = 0; i < emul_fabric.links->len; i++)
+    rnicpi_spin_lock(&((emul_link_t *) g_ptr_array_index(emul_fabric.links, i))->lock);
+}
+
+void
+emul_links_unlock_all(void)
+{
+  for (guint i = 0; i < emul_fabric.links->len; i++)
+    rnicpi_spin_unlock(&((emul_link_t *) g_ptr_array_index(emul_fabric.links, i))->lock);
+}
+
+/* The fast path's lock: @qp's link locked, or NULL (no link, or it changed
+ * while we waited: the caller takes the fabric lock instead). */
+static inline emul_link_t *
+fast_lock(emul_qp_t *qp)
+{
+  emul_link_t *l = __atomic_load_n(&qp->link, __ATOMIC_ACQUIRE);
+  if (l == NULL)
+    return NULL;
+  rnicpi_spin_lock(&l->lock);
+  if (G_LIKELY(__atomic_load_n(&qp->link, __ATOMIC_RELAXED) == l))
+    return l;
+  rnicpi_spin_unlock(&l->lock);
+  return NULL;
+}
+
+/* What the fast path needs once it holds the link's lock: no window or
+ * fast-registered region in the table (read under the lock:
+ * emul_mr_mutable_enter), and neither QP holding work queued behind a
+ * receiver not ready (its flush or progress may release a window). */
+static inline gboolean
+fast_ok(emul_qp_t *qp)
+{
+  return g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
+         (qp->peer == NULL || emul_wq_empty(&qp->peer->sq));
+}
+
+/* A request that may take the fast path: one whose every key names a
+ * region (not a sink window, not an invalidation, not an atomic). */
+static inline gboolean
+fast_candidate(const rnicpi_send_wr_t *wr)
+{
+  return (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+          wr->opcode == RNICPI_WR_RDMA_READ) && !(wr->flags & RNICPI_WR_SINK_MW);
+}
 
 static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_SEND] = RNICPI_WC_SEND,
@@ -591,8 +689,20 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (wr->num_sge > max_sge)
     return RNICPI_ELIMIT;
 
+  emul_link_t *l;
+  if (fast_candidate(wr) && (l = fast_lock(qp)) != NULL) {
+    if (G_LIKELY(fast_ok(qp))) {
+      st = post_send_locked(qp, wr, &w);
+      rnicpi_spin_unlock(&l->lock);
+      emul_work_deliver(&w);
+      return st;
+    }
+    rnicpi_spin_unlock(&l->lock);
+  }
   emul_lock_data_path();
+  l = emul_link_take(qp);
   st = post_send_locked(qp, wr, &w);
+  emul_link_drop(l);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
@@ -621,7 +731,25 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_ELIMIT;
   if (qp->srq != NULL)
     return RNICPI_EINVAL; /* its receives are the SRQ's */
+  /* The fast path: a linked QP whose peer has nothing to run once the
+   * receive is there. */
+  emul_link_t *l = fast_lock(qp);
+  if (l != NULL) {
+    if (G_LIKELY(fast_ok(qp))) {
+      if (qp->state == RNICPI_QPS_ERROR)
+        emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
+      else if (qp->rq.q.len >= qp->attr.max_recv_wr)
+        st = RNICPI_EFULL;
+      else
+        emul_rwqe_keep(&qp->rq, wr);
+      rnicpi_spin_unlock(&l->lock);
+      emul_work_deliver(&w);
+      return st;
+    }
+    rnicpi_spin_unlock(&l->lock);
+  }
   emul_lock_data_path();
+  l = emul_link_take(qp);
   if (qp->state == RNICPI_QPS_ERROR) {
     emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (qp->rq.q.len >= qp->attr.max_recv_wr) {
@@ -633,6 +761,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     else if (qp->x != NULL)
       emul_x_recv_posted(qp, &w);
   }
+  emul_link_drop(l);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   return st;
@@ -699,11 +828,13 @@ emul_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   if (attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
     return RNICPI_ELIMIT;
   emul_fabric_lock();
+  emul_link_t *l = emul_link_take(qp);
   qp->attr.access = attr->access;
   qp->attr.ird = attr->ird;
   qp->attr.ord = attr->ord;
   if (qp->x != NULL)
     emul_x_access_changed(qp);
+  emul_link_drop(l);
   emul_fabric_unlock();
   return RNICPI_OK;
 }
@@ -715,12 +846,14 @@ emul_qp_to_error(rnicpi_qp_t *q)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   emul_fabric_lock();
+  emul_link_t *l = emul_link_take(qp);
   if (qp->ud) {
     emul_qp_set_error(qp, &w); /* no peer, no connection to tell */
   } else {
     emul_cm_qp_gone(qp, &w);
     emul_qp_break(qp, &w, FALSE, NULL, 0);
   }
+  emul_link_drop(l);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   return RNICPI_OK;
@@ -732,6 +865,7 @@ emul_qp_reset(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   rnicpi_status_t st = RNICPI_OK;
   emul_fabric_lock();
+  emul_link_t *l = emul_link_take(qp);
   if (qp->ud) {
     qp->state = RNICPI_QPS_RTS; /* back to operational: nothing to connect */
   } else if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL) {
@@ -740,7 +874,9 @@ emul_qp_reset(rnicpi_qp_t *q)
     qp->state = RNICPI_QPS_IDLE;
     qp->closing = FALSE;
     qp->ird = qp->ord = 0;
+    link_leave(qp);  /* a new connection gets a new one */
   }
+  emul_link_drop(l);
   emul_fabric_unlock();
   return st;
 }
@@ -749,7 +885,9 @@ rnicpi_qp_state_t
 emul_qp_state(rnicpi_qp_t *q)
 {
   emul_fabric_lock();
+  emul_link_t *l = emul_link_take(to_emul_qp(q));
   rnicpi_qp_state_t s = to_emul_qp(q)->state;
+  emul_link_drop(l);
   emul_fabric_unlock();
   return s;
 }
@@ -761,6 +899,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   emul_fabric_lock();
+  emul_link_t *l = emul_link_take(qp);
   emul_cm_qp_gone(qp, &w);
   if (qp->peer != NULL || qp->x != NULL)
     emul_qp_break(qp, &w, FALSE, NULL, 0);
@@ -775,6 +914,9 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_mw_qp_gone(qp);
   emul_wq_clear(&qp->sq);
   emul_wq_clear(&qp->rq);
+  link_leave(qp);
+  emul_link_drop(l);
+  links_release(qp);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   g_atomic_int_dec_and_test(&qp->scq->nqp);
