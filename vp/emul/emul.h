@@ -632,8 +632,42 @@ const rnicpi_sge_t *emul_rdma_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, r
  * names no window or fast-registered region the QP may invalidate
  * (RNICPI_WC_MEM_MGT_ERR); TRUE for any other request. */
 gboolean emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
+
+/* The responder's rules, whichever transport brought the request
+ * (emul_resp.c).  A refusal names its fault in @f; the caller reports it. */
+/* The responder's IRD: negotiated, and lowered since by qp_modify. */
+uint32_t emul_resp_ird(const emul_qp_t *resp);
+/* The responder's bytes of a remote range: the key's entry of @resp's
+ * domain granting @need, the QP granting it too, and the range within the
+ * entry; NULL when any of that fails. */
 uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len,
                            uint32_t need);
+/* The bytes an RDMA Write, RDMA Read or atomic (@op) of @len bytes at
+ * @raddr under @rkey reaches at @resp, checked as a responder does (IRD for
+ * a Read or atomic, an atomic's alignment, rights and bounds); NULL with
+ * the fault.  A zero-length Write or Read reaches "" (no memory). */
+uint8_t *emul_resp_target(emul_qp_t *resp, rnicpi_wr_opcode_t op, uint64_t raddr, uint64_t rkey,
+                          uint64_t len, emul_fault_t *f);
+/* Execute an atomic on the 8 bytes at @t (Fetch and Add with @fetch_add,
+ * else Compare and Swap); returns the value before it. */
+uint64_t emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap);
+/* The receive a Send takes at @resp (with @inv, a Send with Invalidate of
+ * @inv_key, whose key dies first), popped; NULL when there is none, with
+ * *@blocked when the Send waits for one (receiver not ready, InfiniBand),
+ * else the fault. */
+emul_rwqe_t *emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked,
+                                 emul_fault_t *f);
+/* Whether receive @r (taken) can hold @len bytes in memory the QP may
+ * write; if not, @r completes with its error and the fault is in @f. */
+gboolean emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f,
+                             emul_work_t *w);
+/* Receive @r holds the Send's @len bytes: its completion. */
+void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv, uint64_t inv_key,
+                         emul_work_t *w);
+/* The requester's failures (emul_qp.c), for both transports: a local one
+ * (@st) completes @wr and breaks the connection; a remote one (@f, found
+ * by the requester in the peer's memory) also tells the responder. */
+void emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w);
 void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf);
 /* Scatter @len bytes of @buf over a receive's list (checked), as far as it
  * holds them. */

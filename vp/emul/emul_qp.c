@@ -1,6 +1,8 @@
 /*
- * vp/emul queue pairs: requester and responder in one place, since the
- * fabric executes a work request against the peer's memory at once.
+ * vp/emul queue pairs and the in-process requester: a work request
+ * executes against the peer's memory when it is posted, by the
+ * responder's rules of emul_resp.c (which the ring's responder follows
+ * too).
  *
  * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them, and
  * RFC 5040/5041 for an iWARP QP):
@@ -187,21 +189,6 @@ emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, ui
   return TRUE;
 }
 
-/* Check a remote range on the responder; returns its bytes there. */
-uint8_t *
-emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
-{
-  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(resp), rkey);
-  /* A window's key answers with its own range and rights, only while bound,
-   * and a narrow one only through its QP (emul_key_access). */
-  if (mr == NULL || mr->pd != resp->pd || (emul_key_access(mr, resp) & need) != need ||
-      (resp->attr.access & need) != need)
-    return NULL;
-  if (raddr < mr->iova || len > mr->length || raddr - mr->iova > mr->length - len)
-    return NULL;
-  return mr->addr + (raddr - mr->iova);
-}
-
 /* Copy between a gather list and a contiguous buffer, either direction;
  * the last byte lands last (emul_place). */
 void
@@ -263,20 +250,18 @@ fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work
   return EXEC_FAILED;
 }
 
-/* The responder's IRD: negotiated, and lowered since by qp_modify. */
-static uint32_t
-resp_ird(emul_qp_t *resp)
-{
-  return MIN(resp->ird, resp->attr.ird);
-}
-
-static exec_t
-fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
-           emul_work_t *w)
+void
+emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
   emul_complete_send(qp, wr, st, 0, w);
   emul_qp_async(qp, emul_local_cause(st));
-  emul_qp_break(qp, w, FALSE, NULL, 0);
+  emul_qp_break(qp, w, FALSE, NULL, 0);  /* across processes: emul_x_break */
+}
+
+static exec_t
+fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
+{
+  emul_req_fail_local(qp, wr, st, w);
   return EXEC_FAILED;
 }
 
@@ -287,57 +272,18 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   uint64_t len;
   if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  emul_wq_t *rq = emul_qp_rq(peer);
-  if (emul_wq_empty(rq))
-    return emul_pers_of_qp(qp)->rnr_wait ? EXEC_BLOCKED
-                                         : fail_remote(qp, wr, EMUL_FAULT_OP, w);
-  /* Send with Invalidate (IBTA 9.4.1.1.1, RFC 5040 6.10): the key must name
-   * a bound window of the responder usable through its QP; it dies before
-   * the receive completes. */
-  if (wr->opcode == RNICPI_WR_SEND_INV && !emul_mw_invalidate(peer, wr->invalidate_rkey))
-    return fail_remote(qp, wr, EMUL_FAULT_ACCESS, w);
-  emul_rwqe_t *r = emul_wq_pop(rq);
-  if (peer->srq != NULL)
-    emul_srq_took(peer->srq);
-  uint64_t room;
-  if (!emul_sges_ok(peer, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
-    emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-    emul_wq_put(rq, r);
-    return fail_remote(qp, wr, EMUL_FAULT_RECV_BUFFER, w);
-  }
-  if (len > room) {
-    emul_complete(peer->rcq, peer, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_LEN_ERR, 0, w);
-    emul_wq_put(rq, r);
-    return fail_remote(qp, wr, EMUL_FAULT_RECV_LENGTH, w);
-  }
+  gboolean inv = wr->opcode == RNICPI_WR_SEND_INV, blocked;
+  emul_fault_t f;
+  emul_rwqe_t *r = emul_resp_recv_take(peer, inv, wr->invalidate_rkey, &blocked, &f);
+  if (r == NULL)
+    return blocked ? EXEC_BLOCKED : fail_remote(qp, wr, f, w);
+  if (!emul_resp_recv_fits(peer, r, len, &f, w))
+    return fail_remote(qp, wr, f, w);
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
-  rnicpi_wc_t rwc = {
-    .wr_id = r->wr_id, .qp_ctx = peer->base.al_ctx, .status = RNICPI_WC_SUCCESS,
-    .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) len,
-  };
-  if (wr->opcode == RNICPI_WR_SEND_INV) {
-    rwc.flags = RNICPI_WC_WITH_INV;
-    rwc.rkey = wr->invalidate_rkey;
-  }
-  emul_cq_push(peer->rcq, &rwc, w);
-  emul_wq_put(rq, r);
+  emul_resp_recv_done(peer, r, len, inv, wr->invalidate_rkey, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
 }
-
-/* RDMA Write and Read differ only in the rights each side needs and the
- * direction of the copy (IBTA 9.4.3-9.4.4; RFC 5040 4.3, 4.4); the local
- * rights are the personality's. */
-typedef struct {
-  uint32_t remote_need;
-  gboolean to_remote;
-} rdma_rule_t;
-
-static const rdma_rule_t rdma_rule_of[RNICPI_WR_OPCODE_COUNT] = {
-  [RNICPI_WR_RDMA_WRITE] = { RNICPI_ACCESS_REMOTE_WRITE, TRUE },
-  [RNICPI_WR_RDMA_READ] = { RNICPI_ACCESS_REMOTE_READ, FALSE },
-  [RNICPI_WR_RDMA_READ_INV] = { RNICPI_ACCESS_REMOTE_READ, FALSE },
-};
 
 /* RNIC-PI 1.4 (#RNICPI_WR_SINK_MW): translate a read sink of window keys
  * into our addresses.  Each window must be bound, of the QP's domain and,
@@ -390,23 +336,24 @@ emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   return wr->opcode != RNICPI_WR_RDMA_READ_INV || emul_mw_invalidate(qp, wr->invalidate_rkey);
 }
 
+/* RDMA Write and Read differ only in the rights each side needs (the
+ * local ones the personality's: emul_rdma_local; the remote ones the
+ * responder's: emul_resp_target) and the direction of the copy (IBTA
+ * 9.4.3-9.4.4; RFC 5040 4.3, 4.4). */
 static exec_t
 exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  const rdma_rule_t *rule = &rdma_rule_of[wr->opcode];
   uint64_t len;
   rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
   const rnicpi_sge_t *sg = emul_rdma_local(qp, wr, win, &len);
   if (sg == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  if (!rule->to_remote && resp_ird(qp->peer) == 0)
-    return fail_remote(qp, wr, EMUL_FAULT_OP, w);
-  uint8_t *remote = len == 0 ? (uint8_t *) "" :
-    emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, len, rule->remote_need);
+  emul_fault_t f;
+  uint8_t *remote = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, len, &f);
   if (remote == NULL)
-    return fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
+    return fail_remote(qp, wr, f, w);
   if (len > 0)
-    emul_sg_copy(sg, wr->num_sge, remote, rule->to_remote);
+    emul_sg_copy(sg, wr->num_sge, remote, wr->opcode == RNICPI_WR_RDMA_WRITE);
   if (!emul_read_inv_done(qp, wr))
     return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
@@ -420,22 +367,13 @@ exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
       !emul_sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  if (resp_ird(qp->peer) == 0)
-    return fail_remote(qp, wr, EMUL_FAULT_OP, w);
-  /* A misaligned target is an operation the responder cannot execute, not
-   * an access violation (RFC 7306 8.2: Remote Operation Error). */
-  if ((wr->remote_addr & 7) != 0)
-    return fail_remote(qp, wr, EMUL_FAULT_OP, w);
-  uint8_t *t = emul_remote_range(qp->peer, wr->remote_addr, wr->rkey, 8, RNICPI_ACCESS_ATOMIC);
+  emul_fault_t f;
+  uint8_t *t = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, 8, &f);
   if (t == NULL)
-    return fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
-  uint64_t *target = (uint64_t *) (void *) t;
-  /* Atomic against other emul requesters: the fabric lock serialises them. */
-  uint64_t old = *target;
-  if (wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD)
-    *target = old + wr->compare_add;
-  else if (old == wr->compare_add)
-    *target = wr->swap;
+    return fail_remote(qp, wr, f, w);
+  /* Atomic against other emul requesters: the fabric lock serialises them
+   * (an atomic never takes the fast path). */
+  uint64_t old = emul_resp_atomic(t, wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD, wr->compare_add, wr->swap);
   memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &old, 8);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 8, w);
   return EXEC_DONE;

@@ -6,7 +6,8 @@
  * - emul_ring_req.c: the requester (WRs issued in order, one-sided RDMA
  *   by cross-memory attach or a mapped region, the answers);
  * - emul_ring_resp.c: the responder (the peer's requests, executed in
- *   ring order);
+ *   ring order, by the rules of emul_resp.c that in-process requests
+ *   follow too);
  * - emul_progress.c: the progress thread, and who drains a ring;
  * - emul_ring_cm.c: listener sockets, the CM handshake, the connection
  *   and its socket messages, teardown and peer death;

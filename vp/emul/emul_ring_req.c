@@ -61,14 +61,6 @@ emul_x_take_acks(emul_qp_t *qp, emul_work_t *w)
   return any;
 }
 
-static void
-x_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
-{
-  emul_complete_send(qp, wr, st, 0, w);
-  emul_qp_async(qp, emul_local_cause(st));
-  emul_x_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
-}
-
 /* Requester side, reaching into the peer's memory itself: @wr failed
  * there with @f; each side gets its affiliated event. */
 static void
@@ -208,7 +200,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (sg == NULL) {
     if (!cma)
       return XR_NOTDIRECT;
-    x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+    emul_req_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
     return XR_FAILED;
   }
   if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
@@ -261,7 +253,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     }
   }
   if (!emul_read_inv_done(qp, wr)) {
-    x_fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
+    emul_req_fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
     return XR_FAILED;
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
@@ -414,7 +406,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       if (prev != NULL)
         return;
       emul_wq_pop(&qp->sq);
-      x_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+      emul_req_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
       emul_wq_put(&qp->sq, s);
       return;
     }
@@ -488,7 +480,7 @@ emul_x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t
       bad = RNICPI_WC_MEM_MGT_ERR;
     }
     if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
-      x_fail_local(qp, &s->wr, bad, w);
+      emul_req_fail_local(qp, &s->wr, bad, w);
       emul_wq_put(&qp->sq, s);
       return;
     }

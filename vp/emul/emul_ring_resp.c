@@ -5,9 +5,10 @@
  * progress thread, an application thread draining the ring, or the
  * application's post_recv.  Design: emul_ring.h.
  *
- * Rules, the same as in-process (emul_qp.c), with how they are kept here:
+ * Rules, the same as in-process and written once (emul_resp.c), with how
+ * this transport reports them:
  * - remote key, domain, bounds, rights: checked against this process's
- *   own table (emul_remote_range) before a byte moves; failure:
+ *   own table (emul_resp_target) before a byte moves; failure:
  *   REM_ACCESS_ERR at the requester, the responder gets
  *   RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN (a request the responder
  *   cannot execute, REM_OP_ERR, gives it QP_FATAL instead);
@@ -44,45 +45,28 @@ static xr_t
 x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  emul_wq_t *rq = emul_qp_rq(qp);
-  if (emul_wq_empty(rq)) {
-    if (emul_pers_of_qp(qp)->rnr_wait)
+  gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
+  emul_fault_t f;
+  emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
+  if (r == NULL) {
+    if (blocked)
       return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
-    x_fail_req(qp, in->f.seq, EMUL_FAULT_OP, w);  /* Terminate: no buffer */
+    x_fail_req(qp, in->f.seq, f, w);
     return XR_FAILED;
   }
-  /* Send with Invalidate: the key must name a bound window (or a valid
-   * fast-registered region) of ours usable through this QP (exec_send). */
-  if ((in->f.flags & X_F_INV) && !emul_mw_invalidate(qp, in->f.rkey)) {
-    x_fail_req(qp, in->f.seq, EMUL_FAULT_ACCESS, w);
-    return XR_FAILED;
-  }
-  emul_rwqe_t *r = emul_wq_pop(rq);
-  if (qp->srq != NULL)
-    emul_srq_took(qp->srq);
-  uint64_t room = 0, len = in->f.byte_len;
+  uint64_t len = in->f.byte_len;
   /* The latency case: the payload inline, one receive SGE that holds it,
    * checked from x->hot; else the general checks and copies below. */
   gboolean placed = r->num_sge == 1 && r->sge[0].length > 0 && !(in->f.flags & X_F_CMA) &&
                     in->f.total == len && len <= r->sge[0].length &&
                     emul_x_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
-  /* emul_sges_ok sets room only for a buffer it accepts: a refused one is
-   * a protection error whatever the lengths. */
-  gboolean writable =
-    placed || emul_sges_ok(qp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room);
   if (placed) {
     emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, in->buf, len);
-  } else if (!writable || len > room) {
-    gboolean too_long = writable;
-    emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV,
-                  too_long ? RNICPI_WC_LOC_LEN_ERR : RNICPI_WC_LOC_PROT_ERR, 0, w);
-    emul_wq_put(rq, r);
-    x_fail_req(qp, in->f.seq, too_long ? EMUL_FAULT_RECV_LENGTH : EMUL_FAULT_RECV_BUFFER, w);
+  } else if (!emul_resp_recv_fits(qp, r, len, &f, w)) {
+    x_fail_req(qp, in->f.seq, f, w);
     return XR_FAILED;
-  }
-  if (placed) {
-    /* copied above */
   } else if (in->f.flags & X_F_CMA) {
+    emul_wq_t *rq = emul_qp_rq(qp);
     struct iovec l[32], rv[X_MAX_IOV];
     uint64_t n = in->f.total / sizeof(x_iov_t), sum = 0;
     const x_iov_t *v = (const x_iov_t *) in->buf;
@@ -101,22 +85,13 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     }
   } else {
     if (in->f.total != len) {
-      emul_wq_push_head(rq, r);
+      emul_wq_push_head(emul_qp_rq(qp), r);
       emul_x_peer_break(x, NULL, w);
       return XR_FAILED;
     }
     emul_scatter(r->sge, r->num_sge, in->buf, len);
   }
-  rnicpi_wc_t rwc = {
-    .wr_id = r->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
-    .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) len,
-  };
-  if (in->f.flags & X_F_INV) {
-    rwc.flags = RNICPI_WC_WITH_INV;
-    rwc.rkey = in->f.rkey;
-  }
-  emul_cq_push(qp->rcq, &rwc, w);
-  emul_wq_put(rq, r);
+  emul_resp_recv_done(qp, r, len, inv, in->f.rkey, w);
   emul_x_ack(x, in->f.seq + 1);
   return XR_DONE;
 }
@@ -128,24 +103,19 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   x_out_t o;  /* an answer: set up by the cases that send one */
   uint8_t *t;
+  emul_fault_t fault;
   switch (f->op) {
   case X_OP_SEND:
     return x_exec_send(qp, in, w);
   case X_OP_WRITE:
-    t = f->total == 0 ? (uint8_t *) "" :
-      emul_remote_range(qp, f->raddr, f->rkey, f->total, RNICPI_ACCESS_REMOTE_WRITE);
+    t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
     if (t == NULL)
       break;
     emul_place(t, in->buf, f->total);
     emul_x_ack(x, f->seq + 1);
     return XR_DONE;
   case X_OP_READ:
-    if (MIN(qp->ird, qp->attr.ird) == 0) {
-      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
-      return XR_FAILED;
-    }
-    t = f->byte_len == 0 ? (uint8_t *) "" :
-      emul_remote_range(qp, f->raddr, f->rkey, f->byte_len, RNICPI_ACCESS_REMOTE_READ);
+    t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
     if (t == NULL)
       break;
     o = (x_out_t) { .f = { .seq = f->seq } };
@@ -158,23 +128,12 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   case X_OP_ATOMIC: {
     /* Executed here, under the fabric lock, whatever the payload mode:
      * atomic against every emul requester of this process's memory. */
-    if (MIN(qp->ird, qp->attr.ird) == 0) {
-      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
-      return XR_FAILED;
-    }
-    if ((f->raddr & 7) != 0) {
-      /* An operation the responder cannot execute, as in-process
-       * (emul_qp.c), not a protection fault. */
-      x_fail_req(qp, f->seq, EMUL_FAULT_OP, w);
-      return XR_FAILED;
-    }
-    t = emul_remote_range(qp, f->raddr, f->rkey, 8, RNICPI_ACCESS_ATOMIC);
+    gboolean fetch_add = (f->flags & X_F_FETCH_ADD) != 0;
+    t = emul_resp_target(qp, fetch_add ? RNICPI_WR_ATOMIC_FETCH_ADD : RNICPI_WR_ATOMIC_CMP_SWP,
+                         f->raddr, f->rkey, 8, &fault);
     if (t == NULL)
       break;
-    uint64_t old;
-    memcpy(&old, t, 8);
-    uint64_t nv = (f->flags & X_F_FETCH_ADD) ? old + f->cmp : old == f->cmp ? f->swap : old;
-    memcpy(t, &nv, 8);
+    uint64_t old = emul_resp_atomic(t, fetch_add, f->cmp, f->swap);
     o = (x_out_t) { .f = { .seq = f->seq } };
     o.f.op = X_OP_ACK;
     o.f.byte_len = 8;
@@ -186,8 +145,7 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     emul_x_peer_break(x, NULL, w);
     return XR_FAILED;
   }
-  x_fail_req(qp, f->seq, f->op == X_OP_WRITE ? EMUL_FAULT_WRITE_ACCESS
-                        : f->op == X_OP_READ ? EMUL_FAULT_READ_ACCESS : EMUL_FAULT_ACCESS, w);
+  x_fail_req(qp, f->seq, fault, w);  /* refused by emul_resp_target */
   return XR_FAILED;
 }
 

@@ -1,0 +1,136 @@
+/*
+ * vp/emul: the responder's rules, whichever way a request came to it:
+ * executed in process when it is posted (emul_qp.c), or taken from the
+ * ring of a connection to another process (emul_ring_resp.c).
+ *
+ * Each function checks what a responder checks (IBTA vol 1, 9.4 and 10.6;
+ * RFC 5040, 5041 and 7306) and names a refusal by its fault (emul_fault_t);
+ * the caller reports the fault the way its transport does (in process: both
+ * QPs at once, emul_qp.c; across processes: a Terminate-like teardown
+ * message, emul_ring_resp.c).  Caller holds the QP's lock (emul.h, "Locks").
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "emul.h"
+
+uint32_t
+emul_resp_ird(const emul_qp_t *resp)
+{
+  return MIN(resp->ird, resp->attr.ird);
+}
+
+uint8_t *
+emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
+{
+  emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(resp), rkey);
+  /* A window's key answers with its own range and rights, only while bound,
+   * and a narrow one only through its QP (emul_key_access). */
+  if (mr == NULL || mr->pd != resp->pd || (emul_key_access(mr, resp) & need) != need ||
+      (resp->attr.access & need) != need)
+    return NULL;
+  if (raddr < mr->iova || len > mr->length || raddr - mr->iova > mr->length - len)
+    return NULL;
+  return mr->addr + (raddr - mr->iova);
+}
+
+/* The remote rights each one-sided opcode needs at the responder. */
+static uint32_t
+remote_need(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_WRITE ? RNICPI_ACCESS_REMOTE_WRITE :
+         rnicpi_wr_is_atomic(op) ? RNICPI_ACCESS_ATOMIC : RNICPI_ACCESS_REMOTE_READ;
+}
+
+uint8_t *
+emul_resp_target(emul_qp_t *resp, rnicpi_wr_opcode_t op, uint64_t raddr, uint64_t rkey, uint64_t len,
+                 emul_fault_t *f)
+{
+  *f = EMUL_FAULT_OP;
+  /* A Read or an atomic needs room for it: IRD 0 takes none. */
+  if (op != RNICPI_WR_RDMA_WRITE && emul_resp_ird(resp) == 0)
+    return NULL;
+  /* A misaligned target is an operation the responder cannot execute, not
+   * an access violation (RFC 7306 8.2: Remote Operation Error). */
+  if (rnicpi_wr_is_atomic(op) && (raddr & 7) != 0)
+    return NULL;
+  if (len == 0)
+    return (uint8_t *) "";  /* a zero-length Write or Read names no memory */
+  uint8_t *t = emul_remote_range(resp, raddr, rkey, len, remote_need(op));
+  if (t == NULL)
+    *f = emul_access_fault(op);
+  return t;
+}
+
+uint64_t
+emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap)
+{
+  uint64_t old;
+  memcpy(&old, t, 8);
+  uint64_t nv = fetch_add ? old + compare_add : old == compare_add ? swap : old;
+  memcpy(t, &nv, 8);
+  return old;
+}
+
+emul_rwqe_t *
+emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked, emul_fault_t *f)
+{
+  emul_wq_t *rq = emul_qp_rq(resp);
+  *blocked = FALSE;
+  if (emul_wq_empty(rq)) {
+    /* InfiniBand: infinite RNR retry, the Send waits; iWARP: a Terminate,
+     * DDP untagged with no buffer (RFC 5041 7.2). */
+    *blocked = emul_pers_of_qp(resp)->rnr_wait;
+    *f = EMUL_FAULT_OP;
+    return NULL;
+  }
+  /* Send with Invalidate (IBTA 9.4.1.1.1, RFC 5040 6.10): the key must name
+   * a bound window (or a valid fast-registered region) of the responder
+   * usable through its QP; it dies before the receive completes. */
+  if (inv && !emul_mw_invalidate(resp, inv_key)) {
+    *f = EMUL_FAULT_ACCESS;
+    return NULL;
+  }
+  emul_rwqe_t *r = emul_wq_pop(rq);
+  if (resp->srq != NULL)
+    emul_srq_took(resp->srq);
+  return r;
+}
+
+gboolean
+emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f, emul_work_t *w)
+{
+  uint64_t room;
+  rnicpi_wc_status_t st = RNICPI_WC_SUCCESS;
+  /* emul_sges_ok sets room only for a list it accepts: a refused one is a
+   * protection error whatever the lengths. */
+  if (!emul_sges_ok(resp, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
+    st = RNICPI_WC_LOC_PROT_ERR;
+    *f = EMUL_FAULT_RECV_BUFFER;
+  } else if (len > room) {
+    st = RNICPI_WC_LOC_LEN_ERR;
+    *f = EMUL_FAULT_RECV_LENGTH;
+  }
+  if (st == RNICPI_WC_SUCCESS)
+    return TRUE;
+  emul_complete(resp->rcq, resp, r->wr_id, RNICPI_WC_RECV, st, 0, w);
+  emul_wq_put(emul_qp_rq(resp), r);
+  return FALSE;
+}
+
+void
+emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv, uint64_t inv_key,
+                    emul_work_t *w)
+{
+  rnicpi_wc_t rwc = {
+    .wr_id = r->wr_id, .qp_ctx = resp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) len,
+  };
+  if (inv) {
+    rwc.flags = RNICPI_WC_WITH_INV;
+    rwc.rkey = inv_key;
+  }
+  emul_cq_push(resp->rcq, &rwc, w);
+  emul_wq_put(emul_qp_rq(resp), r);
+}
