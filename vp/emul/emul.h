@@ -83,7 +83,7 @@ typedef struct emul_fabric {
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
-  uint64_t mr_gen;        /* counts changes of table entries (emul_x_mr_sync); from 1 */
+  uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 */
   GArray *free_mr;        /* free slots of the region table */
   GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
   GHashTable *listeners;  /* port -> emul_listen_t* */
@@ -105,7 +105,7 @@ extern emul_fabric_t emul_fabric;
  * or polls in a tight loop takes it again before the woken waiter runs, so
  * the socket's messages (a mapping answer, a doorbell) would wait for
  * milliseconds.  The data path lets the waiter in first. */
-G_GNUC_INTERNAL extern gint emul_x_pwant;
+G_GNUC_INTERNAL extern gint emul_ring_pwant;
 
 /* The fabric lock is a spin lock (rnicpi_util.h): every post and every poll
  * that finds work takes it, and its release is then a plain store.  Its
@@ -124,7 +124,7 @@ emul_lock_data_path(void)
 {
   /* The waiter may need this CPU to run at all (fewer cores than busy
    * threads): the backoff yields it. */
-  for (unsigned n = 1; G_UNLIKELY(g_atomic_int_get(&emul_x_pwant) > 0); n++)
+  for (unsigned n = 1; G_UNLIKELY(g_atomic_int_get(&emul_ring_pwant) > 0); n++)
     rnicpi_spin_backoff(n);
   emul_fabric_lock();
 }
@@ -712,25 +712,25 @@ void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
 
 /* Cross-process path (emul_ring_cm.c, emul_ring_req.c, emul_ring_resp.c,
  * emul_export.c; fabric lock held). */
-void emul_x_listen(emul_listen_t *l);
-void emul_x_unlisten(emul_listen_t *l, emul_work_t *w);
-gboolean emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p);
-rnicpi_status_t emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p);
-void emul_x_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w);
-void emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
-void emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
+void emul_ring_listen(emul_listen_t *l);
+void emul_ring_unlisten(emul_listen_t *l, emul_work_t *w);
+gboolean emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p);
+rnicpi_status_t emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p);
+void emul_ring_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w);
+void emul_ring_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
+void emul_ring_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                   const void *pdata, uint32_t pdata_len);
-rnicpi_status_t emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+rnicpi_status_t emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 /* The latency cases of a one-SGE post on a connected cross-process QP: an
  * RDMA Write or Read executed at once when nothing is queued and the
  * target region is the one reached last (x->hot); a send put straight
  * into the ring behind requests already issued.  FALSE, with nothing
  * done, when any of that does not hold (the full path then runs). */
-gboolean emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
-gboolean emul_x_outstanding(emul_qp_t *qp);
-void emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w);
-void emul_x_access_changed(emul_qp_t *qp);
-void emul_x_mr_sync(uint32_t index);
+gboolean emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+gboolean emul_ring_outstanding(emul_qp_t *qp);
+void emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w);
+void emul_ring_access_changed(emul_qp_t *qp);
+void emul_ring_mr_sync(uint32_t index);
 
 /* Shared receive queues (emul_srq.c; fabric lock held). */
 static inline emul_wq_t *emul_qp_rq(emul_qp_t *qp) { return qp->srq != NULL ? &qp->srq->rq : &qp->rq; }
@@ -768,12 +768,12 @@ void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t le
  * lock held).  Open binds UD QP @qp's host-wide name (renumbering the QP
  * if another process's UD QP has its number); send carries @d to QP
  * @dst_qpn of another process, or drops it. */
-void emul_x_ud_open(emul_qp_t *qp);
-void emul_x_ud_close(emul_qp_t *qp);
-void emul_x_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d);
-gboolean emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
+void emul_ring_ud_open(emul_qp_t *qp);
+void emul_ring_ud_close(emul_qp_t *qp);
+void emul_ring_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d);
+gboolean emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
                                uint32_t len, uint64_t req_ctx);
-void emul_x_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
+void emul_ring_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
                           const void *pdata, uint32_t len);
 rnicpi_status_t emul_ud_svc_request(rnicpi_dev_t *dev, const rnicpi_addr_t *dst, const void *pdata,
                                     uint32_t pdata_len, uint64_t req_ctx);

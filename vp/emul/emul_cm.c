@@ -111,7 +111,7 @@ emul_cm_expire(void)
     /* The request goes away as if the requester had withdrawn it; the
      * listener's consumer can no longer accept it. */
     if (c->x != NULL) {
-      emul_x_qp_gone(qp, c, &w);
+      emul_ring_qp_gone(qp, c, &w);
     } else {
       if (c->listener != NULL)
         emul_cm_request_cancelled(c);
@@ -177,7 +177,7 @@ emul_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
     l->port = port;
     l->xfd = -1;
     g_hash_table_insert(emul_fabric.listeners, GUINT_TO_POINTER(port), l);
-    emul_x_listen(l);
+    emul_ring_listen(l);
     *out = &l->base;
   }
   emul_fabric_unlock();
@@ -191,7 +191,7 @@ emul_unlisten(rnicpi_listen_t *lb)
   emul_work_t w = { .nnotify = 0 };
   emul_fabric_lock();
   g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
-  emul_x_unlisten(l, &w); /* and the requests of other processes */
+  emul_ring_unlisten(l, &w); /* and the requests of other processes */
   emul_ud_unlisten_locked(l); /* UD service requests nobody answered */
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *conns = g_hash_table_get_values(emul_fabric.conns);
@@ -259,7 +259,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   emul_listen_t *l = emul_addr_is_ours(dst) ?
     g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) emul_addr_port(dst))) : NULL;
   if (l == NULL && emul_addr_is_ours(dst) &&
-      emul_x_connect(qp, emul_addr_port(dst), dst->sa.ss_family == AF_INET6, p))
+      emul_ring_connect(qp, emul_addr_port(dst), dst->sa.ss_family == AF_INET6, p))
     goto out;
   if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
     emul_cm_unreachable(qp, l != NULL ? RNICPI_CM_REASON_BAD_PATH :
@@ -338,7 +338,7 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   } else if (c->listener != NULL && to_emul_dev(c->listener->base.dev)->pers != dev->pers) {
     st = RNICPI_EINVAL;  /* a QP of the other personality cannot take it */
   } else if (c->x != NULL) {
-    st = p->pdata_len > dev->caps.pdata_accept ? RNICPI_ELIMIT : emul_x_accept(qp, c, p);
+    st = p->pdata_len > dev->caps.pdata_accept ? RNICPI_ELIMIT : emul_ring_accept(qp, c, p);
   } else if (c->state == CONN_REQUESTED && qp != c->active) {
     /* Passive accept. */
     if (p->pdata_len > dev->caps.pdata_accept) {
@@ -392,7 +392,7 @@ emul_reject(rnicpi_dev_t *d, uint64_t id, const void *pdata, uint32_t len)
   if (c == NULL) {
     st = RNICPI_ENOENT;
   } else if (c->x != NULL) {
-    emul_x_reject(c, pdata, len, &w);
+    emul_ring_reject(c, pdata, len, &w);
   } else {
     /* REQUESTED: the passive consumer refuses; REPLIED: the active one does. */
     emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
@@ -416,7 +416,7 @@ emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w)
   if (c == NULL)
     return;
   if (c->x != NULL) {
-    emul_x_qp_gone(qp, c, w);
+    emul_ring_qp_gone(qp, c, w);
     return;
   }
   emul_qp_t *other = qp == c->active ? c->passive : c->active;
@@ -442,7 +442,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   if (qp->state == RNICPI_QPS_RTS && qp->closing) {
     /* already draining */
   } else if (qp->state == RNICPI_QPS_RTS && emul_pers_of_qp(qp)->drain_on_disconnect &&
-             qp->x != NULL && emul_x_outstanding(qp)) {
+             qp->x != NULL && emul_ring_outstanding(qp)) {
     qp->closing = TRUE;  /* emul_ring_req.c closes when the last answer is in */
   } else if (qp->state == RNICPI_QPS_RTS) {
     emul_qp_break(qp, &w, TRUE, pdata, len);

@@ -52,8 +52,8 @@ emul_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
   /* A QP of another process may feed it: when empty, advance the rings
    * here (emul_ring.h, "Who drains a ring"). */
-  if (g_atomic_int_get(&emul_x_nconn) > 0)
-    got = emul_x_poll_cq(cq, wc, n, got);
+  if (g_atomic_int_get(&emul_ring_nconn) > 0)
+    got = emul_ring_poll_cq(cq, wc, n, got);
   return got;
 }
 
@@ -67,26 +67,26 @@ static rnicpi_status_t
 emul_arm_cq(rnicpi_cq_t *c)
 {
   rnicpi_cq_ring_arm(&to_emul_cq(c)->ring);
-  if (g_atomic_int_get(&emul_x_nconn) > 0)
-    emul_x_cq_armed(to_emul_cq(c));
+  if (g_atomic_int_get(&emul_ring_nconn) > 0)
+    emul_ring_cq_armed(to_emul_cq(c));
   return RNICPI_OK;
 }
 
 /* RNIC-PI 1.11: a thread sleeps on the bells of the cross-process
- * connections that feed the CQ (emul_x_cq_wait_begin).  Completions from
+ * connections that feed the CQ (emul_ring_cq_wait_begin).  Completions from
  * this process (a peer QP in it, the thread's own posts) come by
  * cq_notify, as before. */
 static rnicpi_status_t
 emul_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
 {
-  *nfds = emul_x_cq_wait_begin(to_emul_cq(c), fds, *nfds);
+  *nfds = emul_ring_cq_wait_begin(to_emul_cq(c), fds, *nfds);
   return RNICPI_OK;
 }
 
 static void
 emul_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds)
 {
-  emul_x_cq_wait_end(to_emul_cq(c), fds, nfds);
+  emul_ring_cq_wait_end(to_emul_cq(c), fds, nfds);
 }
 
 /* The data path's table: the posts (emul_qp.c) and this file's polls and

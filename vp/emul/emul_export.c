@@ -6,9 +6,9 @@
  *
  * Rules:
  * - every change of a region or window entry passes through
- *   emul_x_mr_sync (fabric lock held), which writes the entry under its
+ *   emul_ring_mr_sync (fabric lock held), which writes the entry under its
  *   sequence count (odd while written) and moves emul_fabric.mr_gen;
- * - a peer reads an entry only through emul_x_mr_read and checks key,
+ * - a peer reads an entry only through emul_ring_mr_read and checks key,
  *   domain, bounds and rights in what it read exactly as the in-process
  *   path does (emul_ring_req.c, x_direct).
  *
@@ -21,13 +21,13 @@
 
 #include "emul_ring.h"
 
-int emul_x_mr_fd = -1;  /* this process's region table (memfd) */
+int emul_ring_mr_fd = -1;  /* this process's region table (memfd) */
 static x_mr_entry_t *x_mrs;
 
-/* The table, filled with the regions registered so far (emul_x_init,
+/* The table, filled with the regions registered so far (emul_ring_init,
  * once). */
 gboolean
-emul_x_export_init(void)
+emul_ring_export_init(void)
 {
   int fd = memfd_create("itapi-emul-mrs", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t) X_MR_CAP * sizeof(x_mr_entry_t)) != 0) {
@@ -42,15 +42,15 @@ emul_x_export_init(void)
     close(fd);
     return FALSE;
   }
-  emul_x_mr_fd = fd;
+  emul_ring_mr_fd = fd;
   x_mrs = m;
   for (guint i = 1; i < emul_fabric.mr_len; i++)
-    emul_x_mr_sync(i);
+    emul_ring_mr_sync(i);
   return TRUE;
 }
 
 void
-emul_x_mr_sync(uint32_t index)
+emul_ring_mr_sync(uint32_t index)
 {
   emul_fabric.mr_gen++;  /* what x->hot keeps of a local check is stale */
   if (x_mrs == NULL || index >= X_MR_CAP)
@@ -75,7 +75,7 @@ emul_x_mr_sync(uint32_t index)
 /* Read one entry of a peer's table consistently (bounded retries: a writer
  * holds an entry odd only for a few stores). */
 gboolean
-emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out)
+emul_ring_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out)
 {
   if (table == NULL || index == 0 || index >= X_MR_CAP)
     return FALSE;

@@ -34,13 +34,13 @@
 
 #include "emul_ring.h"
 
-gboolean emul_x_map_on = TRUE;  /* ITAPI_EMUL_MAP (read by emul_x_init) */
+gboolean emul_ring_map_on = TRUE;  /* ITAPI_EMUL_MAP (read by emul_ring_init) */
 
 /* ---- exporter ---- */
 
 /* Memfds this process has exported, by inode: each is an fd of our own
  * (the application may close its one), kept for the process's life, or
- * until memory of itx_mem_alloc is freed (emul_x_share_forget). */
+ * until memory of itx_mem_alloc is freed (emul_ring_share_forget). */
 typedef struct x_share {
   dev_t dev;
   ino_t ino;
@@ -92,7 +92,7 @@ x_share_open(dev_t dev, ino_t ino)
 }
 
 void
-emul_x_share_forget(int fd)
+emul_ring_share_forget(int fd)
 {
   struct stat st;
   if (fstat(fd, &st) != 0)
@@ -154,7 +154,7 @@ x_share_find(uint64_t addr, uint64_t len, uint64_t *file_off, const char **why)
 
 /* A peer asks for region m->mr_index: answer with the memfd or refuse. */
 void
-emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *q)
+emul_ring_on_map_req(emul_xconn_t *x, const x_msg_t *q)
 {
   x_msg_t m = { .type = X_MAP_REP, .mr_index = q->mr_index, .mr_key = q->mr_key };
   int fd = -1;
@@ -170,7 +170,7 @@ emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *q)
   if (fd < 0)
     g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: region %u stays unmapped for process %d: %s",
           q->mr_index, (int) x->peer_pid, why);
-  emul_x_send_msg(x, &m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+  emul_ring_send_msg(x, &m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
 }
 
 /* ---- requester ---- */
@@ -197,7 +197,7 @@ x_map_clear(x_map_t *s)
 }
 
 void
-emul_x_maps_free(emul_xconn_t *x)
+emul_ring_maps_free(emul_xconn_t *x)
 {
   if (x->maps == NULL)
     return;
@@ -209,10 +209,10 @@ emul_x_maps_free(emul_xconn_t *x)
 }
 
 uint8_t *
-emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
+emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
 {
   if (x->maps == NULL) {
-    if (!emul_x_map_on)
+    if (!emul_ring_map_on)
       return NULL;
     x->maps = g_new0(x_map_t, X_MAP_SLOTS);
   }
@@ -229,7 +229,7 @@ emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
   s->addr = e->addr;
   s->len = e->length;
   x_msg_t m = { .type = X_MAP_REQ, .mr_index = index, .mr_key = e->key };
-  if (!emul_x_send_msg(x, &m, NULL, 0))
+  if (!emul_ring_send_msg(x, &m, NULL, 0))
     s->state = XM_EMPTY; /* asked again next time */
   return NULL;
 }
@@ -237,7 +237,7 @@ emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
 /* The peer's answer: map its pages if the region is still the one asked
  * about, and the file can hold it for good (sealed, long enough). */
 void
-emul_x_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd)
+emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd)
 {
   if (x->maps == NULL)
     return;

@@ -11,7 +11,7 @@
  * at each reuse of its slot, as consumers of iWARP RNICs do, so a stale
  * STag stays refused for the next 255 registrations of the slot.
  * Every change is mirrored into the table this process exports to the
- * processes it is connected to (emul_x_mr_sync, emul_export.c).
+ * processes it is connected to (emul_ring_mr_sync, emul_export.c).
  *
  * Fast registration (RNIC-PI 1.4): mr_alloc takes a slot for an invalid
  * region; a FAST_REG work request binds it to memory with rights and a
@@ -134,7 +134,7 @@ mr_enter(emul_mr_t *mr, emul_dev_t *dev, rnicpi_mr_t **out)
   if (mr->fr)
     emul_mr_mutable_enter();
   emul_mr_slot_set(mr->index, mr);
-  emul_x_mr_sync(mr->index);
+  emul_ring_mr_sync(mr->index);
   emul_fabric_unlock();
   mr->base.lkey = mr->base.rkey = emul_key_make(dev->pers, mr->index, mr->key);
   g_atomic_int_inc(&mr->pd->nobj);
@@ -212,7 +212,7 @@ emul_fr_exec(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   mr->access = f->access;
   mr->key = tag;
   mr->valid = TRUE;
-  emul_x_mr_sync(mr->index);
+  emul_ring_mr_sync(mr->index);
   return RNICPI_WC_SUCCESS;
 }
 
@@ -224,7 +224,7 @@ emul_fr_invalidate(emul_mr_t *mr)
   mr->valid = FALSE;
   mr->access = 0;
   mr->length = 0;
-  emul_x_mr_sync(mr->index);
+  emul_ring_mr_sync(mr->index);
 }
 
 static rnicpi_status_t
@@ -235,7 +235,7 @@ emul_mr_modify(rnicpi_mr_t *m, uint32_t access)
     return RNICPI_ENOTSUP;
   emul_fabric_lock();
   __atomic_store_n(&to_emul_mr(m)->access, access, __ATOMIC_RELAXED);
-  emul_x_mr_sync(to_emul_mr(m)->index);
+  emul_ring_mr_sync(to_emul_mr(m)->index);
   emul_fabric_unlock();
   return RNICPI_OK;
 }
@@ -253,7 +253,7 @@ emul_mr_dereg(rnicpi_mr_t *m)
   }
   emul_mr_slot_set(mr->index, NULL);
   g_array_append_val(emul_fabric.free_mr, mr->index);
-  emul_x_mr_sync(mr->index);
+  emul_ring_mr_sync(mr->index);
   emul_links_quiesce();
   if (mr->fr)
     g_atomic_int_add(&emul_fabric.nmutable, -1);
@@ -302,7 +302,7 @@ emul_mem_free(void *addr, size_t length, uint64_t ctx)
 {
   int fd = (int) ctx;
   /* A peer that mapped it keeps its pages until it unmaps them. */
-  emul_x_share_forget(fd);
+  emul_ring_share_forget(fd);
   munmap(addr, length);
   close(fd);
 }

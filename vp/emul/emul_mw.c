@@ -13,7 +13,7 @@
  * cross-process QP execute locally when they reach the head of its send
  * queue (emul_ring_req.c); a Send with Invalidate carries its key in the ring
  * and the receiving process invalidates.  A window's entry is exported
- * like a region's (emul_x_mr_sync), with the number of the QP a narrow
+ * like a region's (emul_ring_mr_sync), with the number of the QP a narrow
  * window is bound through, so a peer process may use its key one-sided
  * only through that QP.  A Read into windows (RNICPI_WR_SINK_MW) is
  * placed by the requesting process, which translates its sink windows to
@@ -52,7 +52,7 @@ emul_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t type, rnicpi_mw_t **out)
   mw->entry.key = emul_slot_new_tag(dev->pers, mw->entry.index);
   emul_mr_mutable_enter();
   emul_mr_slot_set(mw->entry.index, &mw->entry);
-  emul_x_mr_sync(mw->entry.index);
+  emul_ring_mr_sync(mw->entry.index);
   emul_fabric_unlock();
   g_atomic_int_inc(&mw->entry.pd->nobj);
   *out = &mw->base;
@@ -72,7 +72,7 @@ mw_unbind(emul_mw_t *mw)
   mw->access = 0;
   mw->entry.access = 0;
   mw->entry.length = 0;
-  emul_x_mr_sync(mw->entry.index);
+  emul_ring_mr_sync(mw->entry.index);
 }
 
 static rnicpi_status_t
@@ -87,7 +87,7 @@ emul_mw_dealloc(rnicpi_mw_t *m)
   mw_unbind(mw);
   emul_mr_slot_set(mw->entry.index, NULL);
   g_array_append_val(emul_fabric.free_mr, mw->entry.index);
-  emul_x_mr_sync(mw->entry.index);
+  emul_ring_mr_sync(mw->entry.index);
   emul_links_quiesce();
   g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();
@@ -196,7 +196,7 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   mw->entry.zero_based = b->zero_based != 0;
   /* What other processes see (a narrow window: with its QP's number). */
   mw->entry.access = b->access;
-  emul_x_mr_sync(mw->entry.index);
+  emul_ring_mr_sync(mw->entry.index);
   return RNICPI_WC_SUCCESS;
 }
 

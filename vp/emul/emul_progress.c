@@ -8,14 +8,14 @@
  *
  * Run-time knobs: ITAPI_EMUL_SPIN_US and ITAPI_EMUL_APP_PROGRESS
  * (emul_ring.h, "Who drains a ring") are read once, at the first
- * cross-process use (emul_x_init).
+ * cross-process use (emul_ring_init).
  *
  * Rules:
  * - whoever drains a ring holds the fabric lock; the progress thread takes
- *   it with emul_x_progress_lock, which an application thread polling
+ *   it with emul_ring_progress_lock, which an application thread polling
  *   yields to (emul.h);
  * - the progress thread's callbacks take the lock, then check that their
- *   source was not destroyed meanwhile (emul_x_enter,
+ *   source was not destroyed meanwhile (emul_ring_enter,
  *   g_source_is_destroyed): a socket is closed only under the lock, so a
  *   callback never sees a freed xconn;
  * - the consumer's ring word `armed` belongs to whoever sleeps on the
@@ -35,11 +35,11 @@
 
 static GMainContext *x_ctx;  /* the progress thread's: every socket of this process */
 
-/* Progress thread state, for emul_x_cq_armed (see x_poll_func). */
+/* Progress thread state, for emul_ring_cq_armed (see x_poll_func). */
 enum { XP_RUNNING, XP_SLEEP_ARMED, XP_SLEEP_UNARMED };
 static _Alignas(64) gint x_pstate;
-static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_x_cq_armed) */
-/* Sleepers that left a ring armed for them, so far (emul_x_cq_wait_end):
+static _Alignas(64) gint x_arm_seq; /* CQ arms so far (emul_ring_cq_armed) */
+/* Sleepers that left a ring armed for them, so far (emul_ring_cq_wait_end):
  * the progress thread must look within the grace (Dekker with x_pstate). */
 static _Alignas(64) gint x_grace_seq;
 /* This thread's last poll found nothing (initial-exec: no __tls_get_addr
@@ -47,11 +47,11 @@ static _Alignas(64) gint x_grace_seq;
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
 static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
 /* The progress thread waits for the fabric lock (emul.h). */
-_Alignas(64) gint emul_x_pwant;
+_Alignas(64) gint emul_ring_pwant;
 static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
 
-/* The connections this thread sleeps on, between emul_x_cq_wait_begin and
- * emul_x_cq_wait_end (each with a reference), and whether they are every
+/* The connections this thread sleeps on, between emul_ring_cq_wait_begin and
+ * emul_ring_cq_wait_end (each with a reference), and whether they are every
  * connection that feeds that CQ. */
 typedef struct x_wait {
   emul_cq_t *cq;
@@ -63,11 +63,11 @@ typedef struct x_wait {
 static __thread x_wait_t x_wait __attribute__((tls_model("initial-exec")));
 
 void
-emul_x_progress_lock(void)
+emul_ring_progress_lock(void)
 {
-  g_atomic_int_inc(&emul_x_pwant);
+  g_atomic_int_inc(&emul_ring_pwant);
   emul_fabric_lock();
-  g_atomic_int_add(&emul_x_pwant, -1);
+  g_atomic_int_add(&emul_ring_pwant, -1);
 }
 
 static gpointer
@@ -91,7 +91,7 @@ static GPtrArray *
 x_snapshot(void)
 {
   GPtrArray *a = g_ptr_array_sized_new(8);
-  for (GList *i = emul_x_conns; i != NULL; i = i->next) {
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
     if (!x->dead && x->qp != NULL && x->seg != NULL) {
       x->ref++;
@@ -105,21 +105,21 @@ static void
 x_snapshot_free(GPtrArray *a)
 {
   for (guint i = 0; i < a->len; i++)
-    emul_x_conn_unref(g_ptr_array_index(a, i));
+    emul_ring_conn_unref(g_ptr_array_index(a, i));
   g_ptr_array_free(a, TRUE);
 }
 
 /* Drain and pump @x if it has work (fabric lock held); TRUE if it had.
- * @pending: what emul_x_pending(x) said, just before. */
+ * @pending: what emul_ring_pending(x) said, just before. */
 static gboolean
 x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
 {
-  /* Frames only move in RTS (emul_x_drain): none is work elsewhere. */
+  /* Frames only move in RTS (emul_ring_drain): none is work elsewhere. */
   gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
   if (in)
-    emul_x_drain(x, w);
+    emul_ring_drain(x, w);
   if (!x->dead && (in || !emul_queue_empty(&x->out)))
-    emul_x_pump(x);
+    emul_ring_pump(x);
   return in;
 }
 
@@ -130,16 +130,16 @@ x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
 static gint
 x_poll_func(GPollFD *fds, guint nfds, gint timeout)
 {
-  if (timeout == 0 || g_atomic_int_get(&emul_x_nconn) == 0)
+  if (timeout == 0 || g_atomic_int_get(&emul_ring_nconn) == 0)
     return g_poll(fds, nfds, timeout);  /* no ring to decide about */
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   gboolean did = FALSE, unarmed = FALSE;
-  /* Dekker with emul_x_cq_armed: state first, then the CQs' arm bits. */
+  /* Dekker with emul_ring_cq_armed: state first, then the CQs' arm bits. */
   g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   gint gs = g_atomic_int_get(&x_grace_seq);
-  emul_x_progress_lock();
+  emul_ring_progress_lock();
   GPtrArray *a = x_snapshot();
   if (x_spin_us > 0 && a->len > 0) {
     /* Optional: look at the rings for a while before sleeping (not those
@@ -157,19 +157,19 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
       for (guint k = 0; k < 256 && !seen; k++) {
         for (guint i = 0; i < a->len && !seen; i++) {
           emul_xconn_t *x = g_ptr_array_index(a, i);
-          seen = emul_x_pending(x);  /* mapped while referenced */
+          seen = emul_ring_pending(x);  /* mapped while referenced */
         }
         rnicpi_cpu_relax();
       }
     }
-    emul_x_progress_lock();
+    emul_ring_progress_lock();
   }
   gint64 now = g_get_monotonic_time();
   for (guint i = 0; i < a->len; i++) {
     emul_xconn_t *x = g_ptr_array_index(a, i);
     if (x->dead || x->qp == NULL)
       continue;
-    /* An application thread sleeps on its bell (emul_x_cq_wait_begin):
+    /* An application thread sleeps on its bell (emul_ring_cq_wait_begin):
      * the ring's armed word is that thread's, and it drains the ring.
      * While its sleepers come and go often, look again after the grace
      * (below); else sleep until one leaves, which wakes this thread. */
@@ -202,7 +202,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? X_ARM_THREAD : X_ARM_NONE, __ATOMIC_SEQ_CST);
     x->armed_by = X_ARM_THREAD;
     unarmed |= !bell;
-    did |= x_serve(x, emul_x_pending(x), &w);  /* what came before the flag was set */
+    did |= x_serve(x, emul_ring_pending(x), &w);  /* what came before the flag was set */
   }
   x_snapshot_free(a);
   emul_fabric_unlock();
@@ -211,7 +211,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   if (!did) {
     if (!unarmed) {
       g_atomic_int_set(&x_pstate, XP_SLEEP_ARMED);
-      /* Dekker with emul_x_cq_wait_end: a sleeper that left a ring armed
+      /* Dekker with emul_ring_cq_wait_end: a sleeper that left a ring armed
        * for it since the look above must be looked at within the grace. */
       if (g_atomic_int_get(&x_grace_seq) != gs) {
         g_atomic_int_set(&x_pstate, XP_SLEEP_UNARMED);
@@ -230,10 +230,10 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
  * when it found none, advance the rings that feed it and poll again.
  * Busy-poll mode's whole receive path for a small message. */
 int
-emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
+emul_ring_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
 {
   x_polled_empty = got == 0;
-  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_x_pwant) > 0 ||
+  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_ring_pwant) > 0 ||
       !emul_fabric_trylock())
     return got;  /* whoever holds the lock is making progress */
   emul_work_t w;
@@ -241,19 +241,19 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
   gboolean did = FALSE;
   gint seq = g_atomic_int_get(&x_arm_seq);
   GList *next;
-  for (GList *i = emul_x_conns; i != NULL; i = next) {
+  for (GList *i = emul_ring_conns; i != NULL; i = next) {
     emul_xconn_t *x = i->data;
     next = i->next;
     if (x->qp == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
       continue;
     x->app_polls++;  /* read by x_poll_func, under the lock too */
     x->poll_arm_seq = seq;
-    gboolean pending = emul_x_pending(x);
+    gboolean pending = emul_ring_pending(x);
     if (pending || !emul_queue_empty(&x->out)) {
-      x->ref++;  /* emul_x_conns may change under x_serve; x stays valid */
+      x->ref++;  /* emul_ring_conns may change under x_serve; x stays valid */
       did |= x_serve(x, pending, &w);
-      next = x->dead ? emul_x_conns : i->next;  /* closed: start over (cheap, rare) */
-      emul_x_conn_unref(x);
+      next = x->dead ? emul_ring_conns : i->next;  /* closed: start over (cheap, rare) */
+      emul_ring_conn_unref(x);
     }
   }
   emul_fabric_unlock();
@@ -267,11 +267,11 @@ emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
  * something it is an access layer re-arming as it goes: a thread that
  * then sleeps polls once more first, and arms again.) */
 void
-emul_x_cq_armed(emul_cq_t *cq)
+emul_ring_cq_armed(emul_cq_t *cq)
 {
   g_atomic_int_inc(&x_arm_seq);  /* a full barrier: Dekker with x_poll_func */
   /* This thread sleeps on the bells of every connection of @cq itself
-   * (emul_x_cq_wait_begin came first): no ring is the thread's to arm. */
+   * (emul_ring_cq_wait_begin came first): no ring is the thread's to arm. */
   if (x_wait.cq == cq && x_wait.all)
     return;
   if (x_polled_empty && g_atomic_int_get(&x_pstate) == XP_SLEEP_UNARMED)
@@ -289,11 +289,11 @@ emul_x_cq_armed(emul_cq_t *cq)
  * producer's mark) and drains what came.  Connections past @room stay
  * the progress thread's, whose cq_notify reaches the sleeper anyway. */
 uint32_t
-emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
+emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
 {
   x_wait.cq = NULL;
   x_wait.n = 0;
-  if (g_atomic_int_get(&emul_x_nconn) == 0 || !x_app_progress)
+  if (g_atomic_int_get(&emul_ring_nconn) == 0 || !x_app_progress)
     return 0;
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
@@ -302,7 +302,7 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
   x_wait.all = TRUE;
   x_wait.traffic = FALSE;
   room = MIN(room, (uint32_t) X_WAIT_MAX);
-  for (GList *i = emul_x_conns; i != NULL; i = i->next) {
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
     if (x->dead || x->qp == NULL || x->seg == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
       continue;
@@ -333,11 +333,11 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
       x->bell_rung = FALSE;
     }
   }
-  /* After every arm, the last look (x_serve may change emul_x_conns: the
+  /* After every arm, the last look (x_serve may change emul_ring_conns: the
    * references keep each connection valid). */
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
-    gboolean pending = emul_x_pending(x);
+    gboolean pending = emul_ring_pending(x);
     if (!x->dead && (pending || !emul_queue_empty(&x->out))) {
       x_serve(x, pending, &w);
       x_wait.traffic = TRUE;
@@ -348,7 +348,7 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
   return x_wait.n;
 }
 
-/* RNIC-PI 1.11: the sleep of emul_x_cq_wait_begin is over, and what
+/* RNIC-PI 1.11: the sleep of emul_ring_cq_wait_begin is over, and what
  * arrived is drained here, in this thread.  The rings stay armed for a
  * sleeper: the application usually sleeps again (or polls) within
  * microseconds, and a frame meanwhile then rings the bell nobody watches,
@@ -358,7 +358,7 @@ emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
  * X_POLL_GRACE_MS has passed (x_poll_func, left_at), and is woken for it
  * if it sleeps without a timer. */
 void
-emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
+emul_ring_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
 {
   if (x_wait.cq != cq || nfds != x_wait.n) {
     x_wait.cq = NULL;   /* not the begin it answers: nothing to undo */
@@ -372,13 +372,13 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
     if (fds[k].revents & POLLIN)
-      x->bell_rung = TRUE;  /* quieted at the next sleep (emul_x_cq_wait_begin) */
+      x->bell_rung = TRUE;  /* quieted at the next sleep (emul_ring_cq_wait_begin) */
     /* Another thread may still sleep on the same bell (a QP whose two
      * CQs both have a sleeper): the producer took the word when it rang,
      * and that sleeper, woken with us, may have found the bell already
      * quiet and slept again; so the word is set again for it. */
     gboolean traffic = x_wait.traffic || (fds[k].revents & POLLIN) ||
-                       (!x->dead && (emul_x_pending(x) || !emul_queue_empty(&x->out)));
+                       (!x->dead && (emul_ring_pending(x) || !emul_queue_empty(&x->out)));
     if (--x->waiters > 0 && !x->dead) {
       __atomic_store_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
     } else if (!x->dead && traffic) {
@@ -395,12 +395,12 @@ emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
   }
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
-    gboolean pending = !x->dead && emul_x_pending(x);
+    gboolean pending = !x->dead && emul_ring_pending(x);
     if (!x->dead && (pending || !emul_queue_empty(&x->out)))
       x_serve(x, pending, &w);
   }
   for (uint32_t k = 0; k < x_wait.n; k++)
-    emul_x_conn_unref(x_wait.x[k]);
+    emul_ring_conn_unref(x_wait.x[k]);
   x_wait.cq = NULL;
   x_wait.n = 0;
   emul_fabric_unlock();
@@ -419,27 +419,27 @@ static void x_fork_prepare(void) { emul_fabric_lock(); emul_links_lock_all(); }
 static void x_fork_done(void) { emul_links_unlock_all(); emul_fabric_unlock(); }
 
 /* First cross-process use: the progress thread and the region table,
- * filled with the regions registered so far (emul_x_export_init). */
+ * filled with the regions registered so far (emul_ring_export_init). */
 gboolean
-emul_x_init(void)
+emul_ring_init(void)
 {
   if (x_ctx != NULL)
     return TRUE;
-  if (!emul_x_export_init())
+  if (!emul_ring_export_init())
     return FALSE;
   x_ctx = g_main_context_new();
   g_main_context_set_poll_func(x_ctx, x_poll_func);
   const char *spin = g_getenv("ITAPI_EMUL_SPIN_US");
   x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
   x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
-  emul_x_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
+  emul_ring_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
   pthread_atfork(x_fork_prepare, x_fork_done, x_fork_done);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
   return TRUE;
 }
 
 GSource *
-emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
+emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
 {
   GSource *src = g_unix_fd_source_new(fd, cond);
   g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, NULL);
@@ -448,7 +448,7 @@ emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
 }
 
 void
-emul_x_unwatch(GSource *src, int fd)
+emul_ring_unwatch(GSource *src, int fd)
 {
   g_source_destroy(src);
   g_source_unref(src);
@@ -456,8 +456,8 @@ emul_x_unwatch(GSource *src, int fd)
 }
 
 gboolean
-emul_x_enter(void)
+emul_ring_enter(void)
 {
-  emul_x_progress_lock();
+  emul_ring_progress_lock();
   return !g_source_is_destroyed(g_main_current_source());
 }

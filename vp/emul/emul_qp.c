@@ -255,7 +255,7 @@ emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_
 {
   emul_complete_send(qp, wr, st, 0, w);
   emul_qp_async(qp, emul_local_cause(st));
-  emul_qp_break(qp, w, FALSE, NULL, 0);  /* across processes: emul_x_break */
+  emul_qp_break(qp, w, FALSE, NULL, 0);  /* across processes: emul_ring_break */
 }
 
 static exec_t
@@ -520,7 +520,7 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
   emul_qp_t *peer = qp->peer;
   rnicpi_cm_event_type_t t = orderly ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN;
   if (qp->x != NULL) {
-    emul_x_break(qp, w, orderly, pdata, pdata_len);
+    emul_ring_break(qp, w, orderly, pdata, pdata_len);
     return;
   }
   qp->peer = NULL;
@@ -553,7 +553,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
   } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
-    st = emul_x_post_send(qp, wr, w);
+    st = emul_ring_post_send(qp, wr, w);
   } else if (!emul_wq_empty(&qp->sq) ||
              exec_of[wr->opcode](qp, wr, w) == EXEC_BLOCKED) {
     emul_swqe_keep(qp, wr);  /* ordered behind a blocked send */
@@ -562,7 +562,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 /* A one-SGE send, RDMA Write or Read on a cross-process QP, within the
- * QP's limits: a candidate for emul_x_post_hot.  qp->x is read without the
+ * QP's limits: a candidate for emul_ring_post_hot.  qp->x is read without the
  * lock, as a hint only. */
 static inline gboolean
 x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
@@ -583,11 +583,11 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_x_post_hot); otherwise the full path, under the
+   * an earlier one (emul_ring_post_hot); otherwise the full path, under the
    * same lock. */
   if (x_hot_candidate(qp, wr_in)) {
     emul_lock_data_path();
-    if (!emul_x_post_hot(qp, wr_in, &w))
+    if (!emul_ring_post_hot(qp, wr_in, &w))
       st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
     emul_fabric_unlock();
     emul_work_deliver(&w);
@@ -697,7 +697,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     if (qp->peer != NULL)
       emul_qp_progress(qp->peer, &w);
     else if (qp->x != NULL)
-      emul_x_recv_posted(qp, &w);
+      emul_ring_recv_posted(qp, &w);
   }
   emul_link_drop(l);
   emul_fabric_unlock();
@@ -743,7 +743,7 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   emul_fabric_lock();
   qp->base.qp_num = emul_fabric.next_qpn++;
   if (qp->ud) {
-    emul_x_ud_open(qp);  /* may renumber it: UD numbers are unique on the host */
+    emul_ring_ud_open(qp);  /* may renumber it: UD numbers are unique on the host */
     emul_ud_qp_add_locked(qp);
   }
   if (attr->srq != NULL) {
@@ -771,7 +771,7 @@ emul_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
   qp->attr.ird = attr->ird;
   qp->attr.ord = attr->ord;
   if (qp->x != NULL)
-    emul_x_access_changed(qp);
+    emul_ring_access_changed(qp);
   emul_link_drop(l);
   emul_fabric_unlock();
   return RNICPI_OK;
@@ -846,7 +846,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   if (qp->srq != NULL)
     qp->srq->qps = g_list_remove(qp->srq->qps, qp);
   if (qp->ud) {
-    emul_x_ud_close(qp);
+    emul_ring_ud_close(qp);
     emul_ud_qp_gone_locked(qp);
   }
   emul_mw_qp_gone(qp);

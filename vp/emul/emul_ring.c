@@ -17,7 +17,7 @@
  *   requests cannot deadlock;
  * - nothing read from the peer's ring is trusted: lengths and ops are
  *   checked before use, and a frame that breaks the rules breaks the
- *   connection (emul_x_peer_break);
+ *   connection (emul_ring_peer_break);
  * - the fabric lock is held.
  *
  * SPDX-License-Identifier: MIT
@@ -141,7 +141,7 @@ ring_push(emul_xconn_t *x, const x_frame_t *f, const x_out_t *o, uint64_t off, g
 /* A whole send of @len bytes from @sg, with the short header, when it fits
  * now and nothing waits ahead of it in x->out; FALSE otherwise. */
 gboolean
-emul_x_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
+emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
                        uint64_t len, guint *bell)
 {
   uint64_t need = ROUND_LINE(sizeof(x_short_t) + len);
@@ -186,13 +186,13 @@ out_push(emul_xconn_t *x, x_out_t *o, guint *bell)
 
 /* Wake who sleeps on the peer's side: its progress thread (a socket
  * message) or an application thread asleep on the bell eventfd it gave us
- * (emul_x_cq_wait_begin), as @bell (X_BELL_*) says. */
+ * (emul_ring_cq_wait_begin), as @bell (X_BELL_*) says. */
 void
-emul_x_doorbell(emul_xconn_t *x, guint bell)
+emul_ring_doorbell(emul_xconn_t *x, guint bell)
 {
   if (bell & X_BELL_THREAD) {
     x_msg_t m = { .type = X_DOORBELL };
-    emul_x_send_msg(x, &m, NULL, 0);
+    emul_ring_send_msg(x, &m, NULL, 0);
   }
   if (bell & X_BELL_WAITER) {
     /* A full counter wakes the sleeper too; a peer gone is its socket's
@@ -206,7 +206,7 @@ emul_x_doorbell(emul_xconn_t *x, guint bell)
 /* Responder: the peer's requests below @upto executed and need no answer
  * frame (emul_ring.h, "Rings"). */
 void
-emul_x_ack(emul_xconn_t *x, uint64_t upto)
+emul_ring_ack(emul_xconn_t *x, uint64_t upto)
 {
   if (x->dead || x->seg == NULL)
     return;
@@ -214,11 +214,11 @@ emul_x_ack(emul_xconn_t *x, uint64_t upto)
   __atomic_store_n(&r->acked, upto, __ATOMIC_SEQ_CST);
   guint bell = x_take_armed(r);
   if (bell)
-    emul_x_doorbell(x, bell);
+    emul_ring_doorbell(x, bell);
 }
 
 void
-emul_x_pump(emul_xconn_t *x)
+emul_ring_pump(emul_xconn_t *x)
 {
   guint bell = 0;
   x_out_t *o;
@@ -232,7 +232,7 @@ emul_x_pump(emul_xconn_t *x)
     g_free(o);
   }
   if (bell)
-    emul_x_doorbell(x, bell);
+    emul_ring_doorbell(x, bell);
 }
 
 /* Send @o (built on the caller's stack): straight into the ring when
@@ -240,7 +240,7 @@ emul_x_pump(emul_xconn_t *x)
  * x->out.  @owned: o->buf is ours to free; otherwise it is borrowed and
  * copied only if the message has to wait. */
 void
-emul_x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
+emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
 {
   guint bell = 0;
   if (x->dead || x->seg == NULL) {
@@ -258,11 +258,11 @@ emul_x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
     g_queue_push_tail(&x->out, q);
   }
   if (bell)
-    emul_x_doorbell(x, bell);
+    emul_ring_doorbell(x, bell);
 }
 
 gboolean
-emul_x_pending(emul_xconn_t *x)
+emul_ring_pending(emul_xconn_t *x)
 {
   if (x->dead || x->seg == NULL)
     return FALSE;
@@ -274,13 +274,13 @@ emul_x_pending(emul_xconn_t *x)
 }
 
 void
-emul_x_space(emul_xconn_t *x)
+emul_ring_space(emul_xconn_t *x)
 {
-  emul_x_pump(x);
+  emul_ring_pump(x);
 }
 
 void
-emul_x_free_queues(emul_xconn_t *x)
+emul_ring_free_queues(emul_xconn_t *x)
 {
   x_out_t *o;
   x_in_t *in;
@@ -314,7 +314,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
     if (emul_queue_empty(&qp->xin)) {
       /* Nothing ahead of it: execute in place. */
       x_in_t now = { *f, buf };
-      if (emul_x_exec_in(qp, &now, w) != XR_BLOCKED) {
+      if (emul_ring_exec_in(qp, &now, w) != XR_BLOCKED) {
         if (owned)
           g_free(buf);
         break;
@@ -324,19 +324,19 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
     in->f = *f;
     in->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
     g_queue_push_tail(&qp->xin, in);
-    emul_x_run_in(qp, w);
+    emul_ring_run_in(qp, w);
     break;
   }
   case X_OP_ACK:
   case X_OP_READ_RESP:
-    emul_x_answer(qp, f, buf, w);
+    emul_ring_answer(qp, f, buf, w);
     if (owned)
       g_free(buf);
     break;
   default:
     if (owned)
       g_free(buf);
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     break;
   }
 }
@@ -351,14 +351,14 @@ x_release(emul_xconn_t *x, uint64_t head)
   if (__atomic_load_n(&r->want_space, __ATOMIC_SEQ_CST)) {
     __atomic_store_n(&r->want_space, 0, __ATOMIC_SEQ_CST);
     x_msg_t m = { .type = X_SPACE };
-    emul_x_send_msg(x, &m, NULL, 0);
+    emul_ring_send_msg(x, &m, NULL, 0);
   }
 }
 
 /* Consumer: take every frame the peer published, assembling messages and
  * handing each to x_dispatch.  Never stops early (see emul_ring.h). */
 void
-emul_x_drain(emul_xconn_t *x, emul_work_t *w)
+emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
 {
   if (x->dead || x->qp == NULL || x->qp->state != RNICPI_QPS_RTS || x->seg == NULL)
     return;
@@ -429,9 +429,9 @@ emul_x_drain(emul_xconn_t *x, emul_work_t *w)
       x->rx_published = head;
     }
   }
-  if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_x_take_acks(x->qp, w))
-    emul_x_answered(x->qp, w);
+  if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_ring_take_acks(x->qp, w))
+    emul_ring_answered(x->qp, w);
   return;
 bad:
-  emul_x_peer_break(x, NULL, w);
+  emul_ring_peer_break(x, NULL, w);
 }

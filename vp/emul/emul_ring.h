@@ -63,7 +63,7 @@
  * Who drains a ring, and doorbells.  Two consumers may drain the ring a
  * process reads, both under the fabric lock: the application thread, when
  * it polls an empty CQ that one of the connection's QPs feeds
- * (emul_x_poll_cq, called from emul_poll_cq: "busy-poll mode", no thread
+ * (emul_ring_poll_cq, called from emul_poll_cq: "busy-poll mode", no thread
  * switch and no system call for a small message), and the progress thread
  * (woken by a doorbell on the socket).  The consumer's ring word `armed`
  * says "nobody here is polling: ring the bell".  The producer publishes
@@ -76,15 +76,15 @@
  * sleeps at most X_POLL_GRACE_MS and looks again.  So busy polling costs
  * no doorbell, an application that stops polling gets its ring served
  * again within about 2 * X_POLL_GRACE_MS, and one that arms a CQ to wait for it
- * (emul_x_cq_armed) wakes the progress thread at once to arm the rings:
+ * (emul_ring_cq_armed) wakes the progress thread at once to arm the rings:
  * event mode sleeps on the doorbell and costs no CPU while idle.
  * A third consumer is an application thread about to sleep until its CQ
- * has a completion (RNIC-PI 1.11, emul_x_cq_wait_begin: it_evd_wait).
+ * has a completion (RNIC-PI 1.11, emul_ring_cq_wait_begin: it_evd_wait).
  * Each side of a connection made an eventfd, its bell, and gave it to the
  * peer with REQ or REP; the sleeper sets `armed` to X_ARM_WAITER on the
  * rings of the connections that feed its CQ (then looks at each ring once
  * more, as the progress thread does), sleeps on their bells, and drains
- * the rings itself when woken (emul_x_cq_wait_end), so the producer's
+ * the rings itself when woken (emul_ring_cq_wait_end), so the producer's
  * `write()` to the bell is the one wake-up of the message and the progress
  * thread never runs for it.  `armed` is thus the word of whoever sleeps on
  * the ring: the progress thread leaves a connection with a sleeper
@@ -164,9 +164,9 @@
 #define X_POLL_GRACE_MS 2         /* unarmed sleep while the application polls */
 /* While a sleeper of a connection left it this recently, the progress
  * thread keeps looking every X_POLL_GRACE_MS instead of sleeping until a
- * leaving sleeper wakes it (emul_x_cq_wait_end). */
+ * leaving sleeper wakes it (emul_ring_cq_wait_end). */
 #define X_SLEEPER_RECENT_MS 4
-/* The consumer releases room in quarters of the ring (emul_x_drain); a
+/* The consumer releases room in quarters of the ring (emul_ring_drain); a
  * ring looks full to the producer only with more than that unreleased. */
 G_STATIC_ASSERT(X_RING_SIZE / 4 < X_RING_SIZE - X_FRAG_MAX - 2 * X_LINE);
 
@@ -311,7 +311,7 @@ typedef struct x_map x_map_t;
  * while the peer's exported entry keeps its sequence count, the peer QP
  * its inbound rights and the connection its mappings (map_gen).  Every
  * change of a region or window entry of either process passes through
- * emul_x_mr_sync, which moves both counts. */
+ * emul_ring_mr_sync, which moves both counts. */
 typedef struct x_hot {
   gboolean valid;
   uint64_t rkey;
@@ -377,7 +377,7 @@ struct emul_xconn {
   gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */
   gint poll_arm_seq;            /* CQ arms of the process as of the last poll */
   int bell_fd;                  /* eventfd the peer writes when our ring's armed is
-                                 * X_ARM_WAITER (emul_x_cq_wait_begin); -1 */
+                                 * X_ARM_WAITER (emul_ring_cq_wait_begin); -1 */
   int peer_bell_fd;             /* the peer's, which we write; -1 until it comes */
   gint waiters;                 /* application threads asleep on bell_fd (lock) */
   gboolean bell_rung;           /* bell_fd holds a count nobody read yet (lock) */
@@ -404,90 +404,90 @@ typedef struct {
 /* Live cross-process connections of this process (emul_cq.c skips the
  * cross-process work of a poll while there is none), and the list of them
  * (emul_ring_cm.c; fabric lock held). */
-G_GNUC_INTERNAL extern gint emul_x_nconn;
-G_GNUC_INTERNAL extern GList *emul_x_conns;
+G_GNUC_INTERNAL extern gint emul_ring_nconn;
+G_GNUC_INTERNAL extern GList *emul_ring_conns;
 
 /* emul_progress.c */
-gboolean emul_x_init(void);  /* first cross-process use: progress thread, region table */
-void emul_x_progress_lock(void);  /* the progress thread's way to the fabric lock */
+gboolean emul_ring_init(void);  /* first cross-process use: progress thread, region table */
+void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric lock */
 /* Watch @fd from the progress thread: @fn runs there, without the lock.
  * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
- * takes the fabric lock (emul_x_progress_lock), then TRUE unless the source
+ * takes the fabric lock (emul_ring_progress_lock), then TRUE unless the source
  * was unwatched meanwhile (its data may be gone: touch nothing). */
-GSource *emul_x_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
-void emul_x_unwatch(GSource *src, int fd);
-gboolean emul_x_enter(void);
+GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
+void emul_ring_unwatch(GSource *src, int fd);
+gboolean emul_ring_enter(void);
 
 /* The application's side of progress (emul_cq.c, no lock held).  Poll:
  * a poll of @cq took @got of @n entries; when none, drain the rings that
  * feed it and poll again; returns the entries taken.  Armed: @cq was armed
  * for a notification. */
-int emul_x_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got);
-void emul_x_cq_armed(emul_cq_t *cq);
+int emul_ring_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got);
+void emul_ring_cq_armed(emul_cq_t *cq);
 /* RNIC-PI 1.11 for the connections that feed @cq (emul_cq.c, no lock held):
  * the calling thread sleeps on their bell eventfds (at most @room of
  * them; how many goes back), then makes the progress itself. */
-uint32_t emul_x_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room);
-void emul_x_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds);
+uint32_t emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room);
+void emul_ring_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds);
 
 /* emul_export.c: this process's region table (memfd, -1 until made by
- * emul_x_export_init at the first cross-process use). */
-G_GNUC_INTERNAL extern int emul_x_mr_fd;
-gboolean emul_x_export_init(void);
-gboolean emul_x_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
+ * emul_ring_export_init at the first cross-process use). */
+G_GNUC_INTERNAL extern int emul_ring_mr_fd;
+gboolean emul_ring_export_init(void);
+gboolean emul_ring_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
 
 /* emul_ring_cm.c */
 /* The abstract socket address "itapi-emul/<kind><n>". */
-socklen_t emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
-/* A SOCK_SEQPACKET socket (non-blocking) connected to emul_x_addr(@kind,
+socklen_t emul_ring_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
+/* A SOCK_SEQPACKET socket (non-blocking) connected to emul_ring_addr(@kind,
  * @n), or -1: nobody listens there. */
-int emul_x_dial(const char *kind, uint32_t n);
-/* A SOCK_SEQPACKET socket (non-blocking) listening at emul_x_addr(@kind,
+int emul_ring_dial(const char *kind, uint32_t n);
+/* A SOCK_SEQPACKET socket (non-blocking) listening at emul_ring_addr(@kind,
  * @n), or -1 with errno saying why (EADDRINUSE: another process has it). */
-int emul_x_bind_listen(const char *kind, uint32_t n);
-gboolean emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
-gboolean emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
-ssize_t emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
-void emul_x_conn_unref(emul_xconn_t *x);
-void emul_x_close(emul_xconn_t *x);
-void emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w);
+int emul_ring_bind_listen(const char *kind, uint32_t n);
+gboolean emul_ring_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
+gboolean emul_ring_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
+ssize_t emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
+void emul_ring_conn_unref(emul_xconn_t *x);
+void emul_ring_close(emul_xconn_t *x);
+void emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w);
 /* This side ends the connection: tell the peer (DISC, or BREAK with the
  * request that failed, and @fault when the peer gets an event), release
  * it, report and flush locally. */
-void emul_x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
+void emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
                      uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len);
-void emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 
 /* emul_ring.c */
-gboolean emul_x_pending(emul_xconn_t *x);  /* the peer's ring has frames */
-void emul_x_pump(emul_xconn_t *x);
-void emul_x_drain(emul_xconn_t *x, emul_work_t *w);
-void emul_x_space(emul_xconn_t *x);
-void emul_x_free_queues(emul_xconn_t *x);
-gboolean emul_x_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
+gboolean emul_ring_pending(emul_xconn_t *x);  /* the peer's ring has frames */
+void emul_ring_pump(emul_xconn_t *x);
+void emul_ring_drain(emul_xconn_t *x, emul_work_t *w);
+void emul_ring_space(emul_xconn_t *x);
+void emul_ring_free_queues(emul_xconn_t *x);
+gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
                                 uint64_t len, guint *bell);
-void emul_x_doorbell(emul_xconn_t *x, guint bell);
-void emul_x_ack(emul_xconn_t *x, uint64_t upto);
-void emul_x_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
+void emul_ring_doorbell(emul_xconn_t *x, guint bell);
+void emul_ring_ack(emul_xconn_t *x, uint64_t upto);
+void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 
 /* emul_ring_req.c */
-gboolean emul_x_take_acks(emul_qp_t *qp, emul_work_t *w);
-void emul_x_answered(emul_qp_t *qp, emul_work_t *w);
-void emul_x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
-gboolean emul_x_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
+gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
+void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
+void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
+gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                         const struct iovec *r, int nr);
-int emul_x_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
+int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
 /* emul_ring_resp.c */
-xr_t emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w);
-void emul_x_run_in(emul_qp_t *qp, emul_work_t *w);
+xr_t emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w);
+void emul_ring_run_in(emul_qp_t *qp, emul_work_t *w);
 
 /* The requester's and the responder's check of a local SGE (both on the
  * latency path, hence inline here). */
 /* emul_sge_region for @sg, answered from x->hot when it names the region the
  * last one passed and no region changed since. */
 static inline __attribute__((always_inline)) gboolean
-emul_x_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
+emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
 {
   x_hot_t *h = &x->hot;
   if (sg->lkey == h->lkey && h->lgen == emul_fabric.mr_gen && (h->laccess & need) == need &&
@@ -507,16 +507,16 @@ emul_x_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_
 /* emul_mapped.c: regions of the peer mapped here.  Lookup returns where
  * entry @e (index @index, checked by the caller) is mapped, or NULL (and
  * asks the peer for it, once). */
-G_GNUC_INTERNAL extern gboolean emul_x_map_on;
-uint8_t *emul_x_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e);
-void emul_x_on_map_req(emul_xconn_t *x, const x_msg_t *m);
-void emul_x_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd);
-void emul_x_maps_free(emul_xconn_t *x);
+G_GNUC_INTERNAL extern gboolean emul_ring_map_on;
+uint8_t *emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e);
+void emul_ring_on_map_req(emul_xconn_t *x, const x_msg_t *m);
+void emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd);
+void emul_ring_maps_free(emul_xconn_t *x);
 /* The memfd @fd (the application frees it, emul_mem.c) is no longer
  * exported: the descriptor of our own kept for it is closed (no lock held). */
-void emul_x_share_forget(int fd);
+void emul_ring_share_forget(int fd);
 
 /* emul_ring_ud.c: a UD service request arrived on @x (a listener's socket). */
-void emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+void emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 
 #endif

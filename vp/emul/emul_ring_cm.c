@@ -13,7 +13,7 @@
  * - everything here runs under the fabric lock; upcalls go through the
  *   event thread (CM, async) or emul_work_deliver after the lock (CQs);
  * - socket callbacks run on the progress thread and enter with
- *   emul_x_enter (emul_progress.c): a socket is closed only under the
+ *   emul_ring_enter (emul_progress.c): a socket is closed only under the
  *   lock, so a callback never sees a freed xconn;
  * - no call here blocks on a peer: sockets are non-blocking and a peer
  *   that stops answering is only waited for by the application's own
@@ -39,10 +39,10 @@
 #include "emul_ring.h"
 
 static gboolean x_said_bounce;
-GList *emul_x_conns;                /* every live emul_xconn_t */
-/* g_list_length(emul_x_conns), read without the lock by every poll of a CQ:
+GList *emul_ring_conns;                /* every live emul_xconn_t */
+/* g_list_length(emul_ring_conns), read without the lock by every poll of a CQ:
  * alone on its line, written only when a connection comes or goes. */
-_Alignas(64) gint emul_x_nconn;
+_Alignas(64) gint emul_ring_nconn;
 
 /* The word a peer reads to learn whether it may attach to us. */
 static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
@@ -52,7 +52,7 @@ static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
 /* ---- sockets ---- */
 
 socklen_t
-emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
+emul_ring_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
 {
   memset(sa, 0, sizeof(*sa));
   sa->sun_family = AF_UNIX;
@@ -61,10 +61,10 @@ emul_x_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
 }
 
 int
-emul_x_dial(const char *kind, uint32_t n)
+emul_ring_dial(const char *kind, uint32_t n)
 {
   struct sockaddr_un sa;
-  socklen_t len = emul_x_addr(kind, n, &sa);
+  socklen_t len = emul_ring_addr(kind, n, &sa);
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, len) != 0) {
     close(fd);
@@ -74,10 +74,10 @@ emul_x_dial(const char *kind, uint32_t n)
 }
 
 int
-emul_x_bind_listen(const char *kind, uint32_t n)
+emul_ring_bind_listen(const char *kind, uint32_t n)
 {
   struct sockaddr_un sa;
-  socklen_t len = emul_x_addr(kind, n, &sa);
+  socklen_t len = emul_ring_addr(kind, n, &sa);
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd >= 0 && (bind(fd, (struct sockaddr *) &sa, len) != 0 || listen(fd, 64) != 0)) {
     int e = errno;
@@ -147,19 +147,19 @@ x_conn_new(int fd, int side)
   x->side = side;
   x->peer_pid = x_peer_pid(fd);
   /* Its bell, given to the peer with REQ or REP: an application thread
-   * sleeps on it (emul_x_cq_wait_begin).  Without one, the progress
+   * sleeps on it (emul_ring_cq_wait_begin).  Without one, the progress
    * thread's doorbell serves. */
   x->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   x->peer_bell_fd = -1;
   g_queue_init(&x->out);
-  x->src = emul_x_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
-  emul_x_conns = g_list_prepend(emul_x_conns, x);
-  g_atomic_int_inc(&emul_x_nconn);
+  x->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
+  emul_ring_conns = g_list_prepend(emul_ring_conns, x);
+  g_atomic_int_inc(&emul_ring_nconn);
   return x;
 }
 
 void
-emul_x_conn_unref(emul_xconn_t *x)
+emul_ring_conn_unref(emul_xconn_t *x)
 {
   if (--x->ref == 0) {
     /* Unmapped with the last reference: a spinning progress thread may
@@ -177,16 +177,16 @@ emul_x_conn_unref(emul_xconn_t *x)
 
 /* Release everything a connection holds; the peer sees EOF. */
 void
-emul_x_close(emul_xconn_t *x)
+emul_ring_close(emul_xconn_t *x)
 {
   if (x->dead)
     return;
   x->dead = TRUE;
-  emul_x_conns = g_list_remove(emul_x_conns, x);
-  g_atomic_int_add(&emul_x_nconn, -1);
+  emul_ring_conns = g_list_remove(emul_ring_conns, x);
+  g_atomic_int_add(&emul_ring_nconn, -1);
   if (x->qp != NULL && x->qp->x == x)
     x->qp->x = NULL;
-  emul_x_free_queues(x);
+  emul_ring_free_queues(x);
   if (x->conn != NULL) {
     x->conn->x = NULL;
     x->conn = NULL;
@@ -197,21 +197,21 @@ emul_x_close(emul_xconn_t *x)
     ssize_t r = write(x->bell_fd, &one, sizeof(one));
     (void) r;
   }
-  emul_x_unwatch(x->src, x->fd);
+  emul_ring_unwatch(x->src, x->fd);
   if (x->peer_mrs != NULL)
     munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
-  emul_x_maps_free(x);
-  emul_x_conn_unref(x);
+  emul_ring_maps_free(x);
+  emul_ring_conn_unref(x);
 }
 
 gboolean
-emul_x_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds)
+emul_ring_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds)
 {
-  return emul_x_send_fd(x->fd, m, fds, nfds);
+  return emul_ring_send_fd(x->fd, m, fds, nfds);
 }
 
 gboolean
-emul_x_send_fd(int fd, x_msg_t *m, const int *fds, int nfds)
+emul_ring_send_fd(int fd, x_msg_t *m, const int *fds, int nfds)
 {
   union {
     char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -252,7 +252,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_listen_t *l = data;
   (void) cond;
-  if (emul_x_enter()) {
+  if (emul_ring_enter()) {
     int c;
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
       emul_xconn_t *x = x_conn_new(c, 1);
@@ -265,11 +265,11 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 }
 
 void
-emul_x_listen(emul_listen_t *l)
+emul_ring_listen(emul_listen_t *l)
 {
-  if (!emul_x_init())
+  if (!emul_ring_init())
     return;
-  int fd = emul_x_bind_listen("", l->port);
+  int fd = emul_ring_bind_listen("", l->port);
   if (fd < 0) {
     /* Without the access layer's reservation two processes may pick one
      * port: the second listens for its own process only. */
@@ -279,20 +279,20 @@ emul_x_listen(emul_listen_t *l)
   }
   l->xfd = fd;
   l->no_cma = x_cma_off();
-  l->xsrc = emul_x_watch(fd, G_IO_IN, x_listen_ready, l);
+  l->xsrc = emul_ring_watch(fd, G_IO_IN, x_listen_ready, l);
 }
 
 void
-emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
+emul_ring_unlisten(emul_listen_t *l, emul_work_t *w)
 {
   (void) w;
   if (l->xsrc != NULL) {
-    emul_x_unwatch(l->xsrc, l->xfd);
+    emul_ring_unwatch(l->xsrc, l->xfd);
     l->xsrc = NULL;
     l->xfd = -1;
   }
   /* Requests nobody answered yet are refused, as a closed port would. */
-  GList *all = g_list_copy(emul_x_conns);
+  GList *all = g_list_copy(emul_ring_conns);
   for (GList *i = all; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
     if (x->side != 1 || x->listener != l)
@@ -305,13 +305,13 @@ emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
     }
     if (c != NULL) {
       x_msg_t m = { .type = X_REJ, .reason = RNICPI_CM_REASON_NO_LISTENER };
-      emul_x_send_msg(x, &m, NULL, 0);
+      emul_ring_send_msg(x, &m, NULL, 0);
       x->conn = NULL;
       c->x = NULL;
       emul_cm_conn_drop(c);
     }
     if (x->qp == NULL)
-      emul_x_close(x);
+      emul_ring_close(x);
   }
   g_list_free(all);
 }
@@ -319,11 +319,11 @@ emul_x_unlisten(emul_listen_t *l, emul_work_t *w)
 /* ---- active side ---- */
 
 gboolean
-emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p)
+emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p)
 {
-  if (!emul_x_init())
+  if (!emul_ring_init())
     return FALSE;
-  int fd = emul_x_dial("", port);
+  int fd = emul_ring_dial("", port);
   if (fd < 0)
     return FALSE; /* nobody listens there: unreachable, as in-process */
   int seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC);
@@ -375,8 +375,8 @@ emul_x_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_para
     .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp), .v6 = v6,
   };
   x_pdata(&m, p->pdata, p->pdata_len);
-  int fds[3] = { seg_fd, emul_x_mr_fd, x->bell_fd };
-  gboolean ok = emul_x_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2);
+  int fds[3] = { seg_fd, emul_ring_mr_fd, x->bell_fd };
+  gboolean ok = emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2);
   close(seg_fd);
   if (!ok) {
     /* The listener went away between connect and send: its EOF will say
@@ -400,7 +400,7 @@ static void
 x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
 {
   qp->state = RNICPI_QPS_RTS;
-  emul_x_access_changed(qp);  /* the negotiated IRD, for the peer */
+  emul_ring_access_changed(qp);  /* the negotiated IRD, for the peer */
   qp->x->conn = NULL;
   c->x = NULL;
   emul_cm_conn_drop(c);
@@ -422,12 +422,12 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t 
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = x->qp;
   if (c == NULL || qp == NULL || c->state != CONN_REQUESTED || mr_fd < 0) {
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     return;
   }
   void *t = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED, mr_fd, 0);
   if (t == MAP_FAILED) {
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     return;
   }
   x->peer_mrs = t;
@@ -439,7 +439,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t 
   x->cma_out = x_probe(x);
   qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
-  emul_x_send_msg(x, &a, NULL, 0);
+  emul_ring_send_msg(x, &a, NULL, 0);
   x_negotiate(qp, m->ird, m->ord);
   if (c->three_way) {
     c->state = CONN_REPLIED;
@@ -464,14 +464,14 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
 {
   emul_listen_t *l = x->listener;
   if (l == NULL || x->conn != NULL || x->seg != NULL || nfds < 2 || nfds > 3) {
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     return;
   }
   if (m->pers != (uint32_t) to_emul_dev(l->base.dev)->pers->id) {
     /* An HCA does not reach an RNIC: refused as by a non-peer. */
     x_msg_t r = { .type = X_REJ, .reason = RNICPI_CM_REASON_BAD_PATH };
-    emul_x_send_msg(x, &r, NULL, 0);
-    emul_x_close(x);
+    emul_ring_send_msg(x, &r, NULL, 0);
+    emul_ring_close(x);
     return;
   }
   void *seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
@@ -482,7 +482,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
       munmap(seg, X_SEG_SIZE);
     if (t != MAP_FAILED)
       munmap(t, X_MR_CAP * sizeof(x_mr_entry_t));
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     return;
   }
   x->seg = seg;
@@ -521,7 +521,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
 }
 
 rnicpi_status_t
-emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
+emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
 {
   emul_xconn_t *x = c->x;
   if (c->state == CONN_REQUESTED && c->active == NULL) {
@@ -543,8 +543,8 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
       .probe_addr = (uint64_t) (uintptr_t) &x_probe_word, .atomics = emul_qp_atomics(qp),
     };
     x_pdata(&m, p->pdata, p->pdata_len);
-    int fds[2] = { emul_x_mr_fd, x->bell_fd };
-    emul_x_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1);
+    int fds[2] = { emul_ring_mr_fd, x->bell_fd };
+    emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1);
     if (c->three_way)
       c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
     else
@@ -554,7 +554,7 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
   if (c->state == CONN_REPLIED && qp == c->active) {
     x_msg_t m = { .type = X_RTU };
     x_pdata(&m, p->pdata, p->pdata_len);
-    emul_x_send_msg(x, &m, NULL, 0);
+    emul_ring_send_msg(x, &m, NULL, 0);
     x_established(qp, c, NULL, 0);
     return RNICPI_OK;
   }
@@ -562,17 +562,17 @@ emul_x_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
 }
 
 void
-emul_x_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w)
+emul_ring_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w)
 {
   emul_xconn_t *x = c->x;
   x_msg_t m = { .type = X_REJ };
   x_pdata(&m, pdata, len);
-  emul_x_send_msg(x, &m, NULL, 0);
+  emul_ring_send_msg(x, &m, NULL, 0);
   emul_qp_t *self = c->state == CONN_REPLIED ? c->active : NULL;
   x->conn = NULL;
   c->x = NULL;
   emul_cm_conn_drop(c);
-  emul_x_close(x);
+  emul_ring_close(x);
   if (self != NULL) /* the active consumer refused the reply: it is done too */
     emul_qp_set_error(self, w);
 }
@@ -580,7 +580,7 @@ emul_x_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w)
 /* A QP leaves a cross-process handshake (destroy, error, disconnect): the
  * peer sees EOF (cancelled request, or BROKEN while waiting for RTU). */
 void
-emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w)
+emul_ring_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w)
 {
   (void) w;
   emul_xconn_t *x = c->x;
@@ -588,7 +588,7 @@ emul_x_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w)
   c->x = NULL;
   emul_cm_conn_drop(c);
   if (qp->x == x)
-    emul_x_close(x);
+    emul_ring_close(x);
 }
 
 static void
@@ -596,14 +596,14 @@ x_on_rej(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   if (c == NULL) {
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     return;
   }
   emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
   x->conn = NULL;
   c->x = NULL;
   emul_cm_conn_drop(c);
-  emul_x_close(x);
+  emul_ring_close(x);
   if (to == NULL)
     return;
   if (m->reason != 0)
@@ -615,7 +615,7 @@ x_on_rej(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
 
 /* The socket closed before or during the handshake. */
 void
-emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w)
+emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = NULL;
@@ -634,7 +634,7 @@ emul_x_fail_pending(emul_xconn_t *x, emul_work_t *w)
     c->x = NULL;
     emul_cm_conn_drop(c);
   }
-  emul_x_close(x);
+  emul_ring_close(x);
   if (qp != NULL) {
     if (unreachable)
       emul_cm_unreachable(qp, RNICPI_CM_REASON_NO_LISTENER);
@@ -655,13 +655,13 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
     if (x->side == 0)
       x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? fds[1] : -1, w);
     else
-      emul_x_peer_break(x, NULL, w);
+      emul_ring_peer_break(x, NULL, w);
     break;
   case X_RTU:
     if (x->side == 1 && x->conn != NULL && x->conn->state == CONN_REPLIED && x->qp != NULL)
       x_established(x->qp, x->conn, m->pdata, m->pdata_len);
     else
-      emul_x_peer_break(x, NULL, w);
+      emul_ring_peer_break(x, NULL, w);
     break;
   case X_REJ:
     x_on_rej(x, m, w);
@@ -672,23 +672,23 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   case X_DOORBELL:
     break; /* the ring is drained below */
   case X_SPACE:
-    emul_x_space(x);
+    emul_ring_space(x);
     break;
   case X_DISC:
   case X_BREAK:
-    emul_x_peer_break(x, m, w);
+    emul_ring_peer_break(x, m, w);
     break;
   case X_MAP_REQ:
-    emul_x_on_map_req(x, m);
+    emul_ring_on_map_req(x, m);
     break;
   case X_MAP_REP:
-    emul_x_on_map_rep(x, m, nfds == 1 ? fds[0] : -1);
+    emul_ring_on_map_rep(x, m, nfds == 1 ? fds[0] : -1);
     break;
   case X_SIDR_REQ:
-    emul_x_ud_on_svc_req(x, m, w);
+    emul_ring_ud_on_svc_req(x, m, w);
     break;
   default:
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     break;
   }
 }
@@ -696,7 +696,7 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
 /* Receive one socket message without waiting, with up to 4 descriptors
  * (more are closed); recvmsg's result. */
 ssize_t
-emul_x_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds)
+emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds)
 {
   union {
     char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -732,7 +732,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   (void) cond;
-  if (!emul_x_enter()) {
+  if (!emul_ring_enter()) {
     emul_fabric_unlock();
     return G_SOURCE_REMOVE;
   }
@@ -740,7 +740,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   x_msg_t *m = g_new(x_msg_t, 1);
   while (!x->dead) {
     int fds[4], nfds = 0;
-    ssize_t n = emul_x_recv_msg(fd, m, fds, &nfds);
+    ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
       break;
     if (n < 0 && errno == ECONNRESET)
@@ -750,17 +750,17 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
     /* Frames published before this message (or before the EOF) first:
      * teardown must not overtake the answers that preceded it. */
     if (x->qp != NULL && x->seg != NULL)
-      emul_x_drain(x, &w);
+      emul_ring_drain(x, &w);
     if (x->dead) {
       /* closed while draining */
     } else if (n <= 0) {
       if (x->qp != NULL && x->conn == NULL)
-        emul_x_peer_break(x, NULL, &w);   /* the peer process died */
+        emul_ring_peer_break(x, NULL, &w);   /* the peer process died */
       else
-        emul_x_fail_pending(x, &w);
+        emul_ring_fail_pending(x, &w);
     } else if ((size_t) n < X_MSG_MIN || m->magic != X_MAGIC ||
                m->pdata_len > (size_t) n - X_MSG_MIN) {
-      emul_x_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
+      emul_ring_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
     } else {
       x_on_msg(x, m, fds, nfds, &w);
     }
@@ -768,12 +768,12 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       close(fds[i]);
   }
   if (!x->dead && x->qp != NULL && x->seg != NULL) {
-    emul_x_drain(x, &w);
+    emul_ring_drain(x, &w);
     if (!x->dead)
-      emul_x_pump(x);
+      emul_ring_pump(x);
   }
   g_free(m);
-  emul_x_conn_unref(x);
+  emul_ring_conn_unref(x);
   emul_fabric_unlock();
   emul_work_deliver(&w);
   return G_SOURCE_CONTINUE;
@@ -785,13 +785,13 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
  * request that failed, and @fault when the peer gets an event), release
  * it, report and flush locally. */
 void
-emul_x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
+emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
                 uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len)
 {
   emul_xconn_t *x = qp->x;
   if (x != NULL) {
-    emul_x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
-    emul_x_pump(x);  /* answers already due go first, as far as they fit */
+    emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+    emul_ring_pump(x);  /* answers already due go first, as far as they fit */
     x_msg_t m = { .type = type, .status = st, .seq = seq };
     if (fault != NULL) {
       m.fault = fault->f + 1;
@@ -800,8 +800,8 @@ emul_x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_stat
     m.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
     if (m.pdata_len > 0)
       memcpy(m.pdata, pdata, m.pdata_len);
-    emul_x_send_msg(x, &m, NULL, 0);
-    emul_x_close(x);
+    emul_ring_send_msg(x, &m, NULL, 0);
+    emul_ring_close(x);
   }
   if (qp->state == RNICPI_QPS_RTS)
     emul_qp_cm_event(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0);
@@ -809,24 +809,24 @@ emul_x_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_stat
 }
 
 void
-emul_x_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pdata, uint32_t len)
+emul_ring_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pdata, uint32_t len)
 {
-  emul_x_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, pdata, len);
+  emul_ring_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, pdata, len);
 }
 
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)
  * or broke the protocol (m NULL). */
 void
-emul_x_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
 {
   if (x->conn != NULL) {
-    emul_x_fail_pending(x, w);
+    emul_ring_fail_pending(x, w);
     return;
   }
   emul_qp_t *qp = x->qp;
   if (qp != NULL && qp->x == x)
-    emul_x_take_acks(qp, w);  /* what the peer executed completes, not flushed */
-  emul_x_close(x);
+    emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+  emul_ring_close(x);
   if (qp == NULL)
     return;
   gboolean disc = m != NULL && m->type == X_DISC;

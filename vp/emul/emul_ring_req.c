@@ -42,7 +42,7 @@ x_acked_by_word(rnicpi_wr_opcode_t op)
 /* Requester: complete, in order, the oldest issued requests the peer's ACK
  * word covers.  TRUE when one completed. */
 gboolean
-emul_x_take_acks(emul_qp_t *qp, emul_work_t *w)
+emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   if (x == NULL || x->seg == NULL)
@@ -69,14 +69,14 @@ x_fail_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_wo
   emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
   emul_qp_async(qp, emul_fault_requester(f));
   x_fault_t to = { .f = f, .to_responder = TRUE };
-  emul_x_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
+  emul_ring_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
 }
 
 /* ---- cross-memory attach ---- */
 
 /* Move @total bytes between local pieces and the peer's pieces. */
 gboolean
-emul_x_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
+emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                const struct iovec *r, int nr)
 {
   int li = 0, ri = 0;
@@ -101,7 +101,7 @@ emul_x_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
 }
 
 int
-emul_x_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
+emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
 {
   int k = 0;
   for (uint32_t i = 0; i < n; i++)
@@ -127,7 +127,7 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
         __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
         __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE) == h->qp_access &&
         (write || __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) != 0) &&
-        emul_x_hot_local(qp, x, sg, write ? RNICPI_ACCESS_LOCAL_READ :
+        emul_ring_hot_local(qp, x, sg, write ? RNICPI_ACCESS_LOCAL_READ :
                                     emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode))))
     return FALSE;
   uint8_t *remote = h->base + (ra - h->iova), *local = (uint8_t *) (uintptr_t) sg->addr;
@@ -138,7 +138,7 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
 }
 
 /* The latency case of a send: one SGE, sent whole with the short header
- * (emul_x_ring_push_short) when every earlier request is issued and the local SGE
+ * (emul_ring_ring_push_short) when every earlier request is issued and the local SGE
  * passes; the entry kept for its completion is made after the frame is
  * out.  FALSE, with nothing done, when it does not apply. */
 static inline __attribute__((always_inline)) gboolean
@@ -148,20 +148,20 @@ x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
   const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
   guint bell = 0;
   if ((last != NULL && !last->issued) || x->dead || (x->peer_cma && sg->length > X_INLINE_MAX) ||
-      (sg->length > 0 && !emul_x_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
-      !emul_x_ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
+      (sg->length > 0 && !emul_ring_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
+      !emul_ring_ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
     return FALSE;
   emul_swqe_t *s = emul_swqe_keep(qp, wr);
   s->issued = TRUE;
   s->seq = qp->next_seq++;
   s->len = sg->length;
   if (bell)
-    emul_x_doorbell(x, bell);
+    emul_ring_doorbell(x, bell);
   return TRUE;
 }
 
 gboolean
-emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->sq.q.len >= qp->attr.max_send_wr)
@@ -169,7 +169,7 @@ emul_x_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (wr->opcode == RNICPI_WR_SEND)
     return x_hot_send(qp, x, wr);
   return emul_wq_empty(&qp->sq) && (wr->opcode == RNICPI_WR_RDMA_WRITE || qp->ord > 0) &&
-         (x->cma_out || emul_x_map_on) && x_hot_move(qp, x, wr, w);
+         (x->cma_out || emul_ring_map_on) && x_hot_move(qp, x, wr, w);
 }
 
 /* One-sided RDMA Write or Read by this process into the peer's memory:
@@ -216,7 +216,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
     uint32_t index = 0, tag = 0;
     if (!emul_key_split(pers, wr->rkey, &index, &tag) ||
-        !emul_x_mr_read(x->peer_mrs, index, &e) ||
+        !emul_ring_mr_read(x->peer_mrs, index, &e) ||
         e.key != tag || e.pd_id != x->peer_pd || (e.qpn != 0 && e.qpn != x->peer_qpn) ||
         (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
         ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
@@ -225,7 +225,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
       x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
       return XR_FAILED;
     }
-    uint8_t *mapped = emul_x_map_lookup(x, index, &e);
+    uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
     if (mapped != NULL) {
       x->hot = (x_hot_t) {
         .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
@@ -238,15 +238,15 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
       return XR_NOTDIRECT;
     } else {
       struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
-      int nl = emul_x_sge_iov(sg, wr->num_sge, l);
-      if (!emul_x_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
+      int nl = emul_ring_sge_iov(sg, wr->num_sge, l);
+      if (!emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
         /* EFAULT: the region went away under us (deregistered while in
          * use); anything else: the peer is gone. */
         if (errno == EFAULT) {
           x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
         } else {
           emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-          emul_x_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
+          emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
         }
         return XR_FAILED;
       }
@@ -292,7 +292,7 @@ x_is_local(rnicpi_wr_opcode_t op)
 static gboolean
 x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
 {
-  return !x->cma_out && emul_x_map_on && x_is_rdma(op);
+  return !x->cma_out && emul_ring_map_on && x_is_rdma(op);
 }
 
 /* The frame that carries issued request @s (@len bytes) into the ring;
@@ -414,7 +414,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
      * otherwise the frame of its kind. */
     guint bell = 0;
     gboolean small = wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) &&
-                     !x->dead && emul_x_ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
+                     !x->dead && emul_ring_ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
     x_out_t o;
     gboolean owned = small ? FALSE : x_frame_of(x, s, len, &o);
     s->issued = TRUE;
@@ -422,14 +422,14 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
     prev = s;
     s = (emul_swqe_t *) s->link.next;
     if (!small)
-      emul_x_emit(x, &o, owned);  /* o.sg is the entry's sge: it lives until the answer */
+      emul_ring_emit(x, &o, owned);  /* o.sg is the entry's sge: it lives until the answer */
     else if (bell)
-      emul_x_doorbell(x, bell);
+      emul_ring_doorbell(x, bell);
   }
 }
 
 rnicpi_status_t
-emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
       x_direct(qp, wr, w) != XR_NOTDIRECT)
@@ -441,29 +441,29 @@ emul_x_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
   x_issue(qp, w);
   if (qp->x != NULL)
-    emul_x_pump(qp->x);
+    emul_ring_pump(qp->x);
   return RNICPI_OK;
 }
 
 /* Requests completed: issue what waited behind them; close gracefully
  * once the last is answered. */
 void
-emul_x_answered(emul_qp_t *qp, emul_work_t *w)
+emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
 {
   x_issue(qp, w);
   if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
-    emul_x_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+    emul_ring_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
 }
 
 /* An answer from the peer: it names the oldest unanswered request. */
 void
-emul_x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
+emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
 {
-  emul_x_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
+  emul_ring_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
   emul_swqe_t *s = emul_wq_peek(&qp->sq);
   if (s == NULL || !s->issued || s->seq != f->seq ||
       (f->op == X_OP_READ_RESP && (!x_is_read(s->wr.opcode) || f->total != f->byte_len))) {
-    emul_x_peer_break(qp->x, NULL, w);
+    emul_ring_peer_break(qp->x, NULL, w);
     return;
   }
   emul_wq_pop(&qp->sq);
@@ -490,12 +490,12 @@ emul_x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t
   }
   emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
   emul_wq_put(&qp->sq, s);
-  emul_x_take_acks(qp, w);
-  emul_x_answered(qp, w);
+  emul_ring_take_acks(qp, w);
+  emul_ring_answered(qp, w);
 }
 
 gboolean
-emul_x_outstanding(emul_qp_t *qp)
+emul_ring_outstanding(emul_qp_t *qp)
 {
   return !emul_wq_empty(&qp->sq);
 }

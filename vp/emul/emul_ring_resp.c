@@ -38,7 +38,7 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
 {
   emul_qp_async(qp, emul_fault_responder(f));
   x_fault_t to = { .f = f, .to_responder = FALSE };
-  emul_x_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
+  emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
 }
 
 static xr_t
@@ -59,7 +59,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
    * checked from x->hot; else the general checks and copies below. */
   gboolean placed = r->num_sge == 1 && r->sge[0].length > 0 && !(in->f.flags & X_F_CMA) &&
                     in->f.total == len && len <= r->sge[0].length &&
-                    emul_x_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+                    emul_ring_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
   if (placed) {
     emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, in->buf, len);
   } else if (!emul_resp_recv_fits(qp, r, len, &f, w)) {
@@ -76,28 +76,28 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
       sum += v[i].len;
     }
     ok = ok && sum == len &&
-         emul_x_vm_copy(x->peer_pid, FALSE, l, emul_x_sge_iov(r->sge, r->num_sge, l), rv, (int) n);
+         emul_ring_vm_copy(x->peer_pid, FALSE, l, emul_ring_sge_iov(r->sge, r->num_sge, l), rv, (int) n);
     if (!ok) {
       /* The sender's memory cannot be read: it is gone or lying. */
       emul_wq_push_head(rq, r);
-      emul_x_peer_break(x, NULL, w);
+      emul_ring_peer_break(x, NULL, w);
       return XR_FAILED;
     }
   } else {
     if (in->f.total != len) {
       emul_wq_push_head(emul_qp_rq(qp), r);
-      emul_x_peer_break(x, NULL, w);
+      emul_ring_peer_break(x, NULL, w);
       return XR_FAILED;
     }
     emul_scatter(r->sge, r->num_sge, in->buf, len);
   }
   emul_resp_recv_done(qp, r, len, inv, in->f.rkey, w);
-  emul_x_ack(x, in->f.seq + 1);
+  emul_ring_ack(x, in->f.seq + 1);
   return XR_DONE;
 }
 
 xr_t
-emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 {
   const x_frame_t *f = &in->f;
   emul_xconn_t *x = qp->x;
@@ -112,7 +112,7 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     if (t == NULL)
       break;
     emul_place(t, in->buf, f->total);
-    emul_x_ack(x, f->seq + 1);
+    emul_ring_ack(x, f->seq + 1);
     return XR_DONE;
   case X_OP_READ:
     t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
@@ -123,7 +123,7 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     o.f.byte_len = f->byte_len;
     o.f.total = f->byte_len;
     o.buf = f->byte_len > 0 ? t : NULL;  /* copied now, or when it has to wait */
-    emul_x_emit(x, &o, FALSE);
+    emul_ring_emit(x, &o, FALSE);
     return XR_DONE;
   case X_OP_ATOMIC: {
     /* Executed here, under the fabric lock, whatever the payload mode:
@@ -138,11 +138,11 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     o.f.op = X_OP_ACK;
     o.f.byte_len = 8;
     o.f.cmp = old;
-    emul_x_emit(x, &o, FALSE);
+    emul_ring_emit(x, &o, FALSE);
     return XR_DONE;
   }
   default:
-    emul_x_peer_break(x, NULL, w);
+    emul_ring_peer_break(x, NULL, w);
     return XR_FAILED;
   }
   x_fail_req(qp, f->seq, fault, w);  /* refused by emul_resp_target */
@@ -150,12 +150,12 @@ emul_x_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 }
 
 void
-emul_x_run_in(emul_qp_t *qp, emul_work_t *w)
+emul_ring_run_in(emul_qp_t *qp, emul_work_t *w)
 {
   x_in_t *in;
   while (!emul_queue_empty(&qp->xin) && qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
          (in = g_queue_pop_head(&qp->xin)) != NULL) {
-    xr_t r = emul_x_exec_in(qp, in, w);
+    xr_t r = emul_ring_exec_in(qp, in, w);
     if (r == XR_BLOCKED) {
       g_queue_push_head(&qp->xin, in);
       return;
@@ -168,15 +168,15 @@ emul_x_run_in(emul_qp_t *qp, emul_work_t *w)
 }
 
 void
-emul_x_recv_posted(emul_qp_t *qp, emul_work_t *w)
+emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w)
 {
-  emul_x_run_in(qp, w);
+  emul_ring_run_in(qp, w);
   if (qp->x != NULL)
-    emul_x_pump(qp->x);
+    emul_ring_pump(qp->x);
 }
 
 void
-emul_x_access_changed(emul_qp_t *qp)
+emul_ring_access_changed(emul_qp_t *qp)
 {
   if (qp->x->seg == NULL)
     return;

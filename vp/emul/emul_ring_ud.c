@@ -36,7 +36,7 @@
  * listener went, its process died) or a malformed answer is NO_SERVICE.
  *
  * Everything here runs under the fabric lock (the progress thread's
- * callbacks take it with emul_x_enter, as in emul_ring_cm.c).
+ * callbacks take it with emul_ring_enter, as in emul_ring_cm.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -100,7 +100,7 @@ static void
 ud_in_close(x_ud_in_t *in)
 {
   in->u->ins = g_list_remove(in->u->ins, in);
-  emul_x_unwatch(in->src, in->fd);
+  emul_ring_unwatch(in->src, in->fd);
   g_free(in);
 }
 
@@ -115,7 +115,7 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   (void) cond;
-  gboolean live = emul_x_enter();  /* the loop ends by break */
+  gboolean live = emul_ring_enter();  /* the loop ends by break */
   while (live) {
     ssize_t n = recv(fd, &msg, sizeof(msg), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR)
@@ -146,13 +146,13 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
 {
   struct emul_xud *u = data;
   (void) cond;
-  if (emul_x_enter()) {
+  if (emul_ring_enter()) {
     int c;
     while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
       x_ud_in_t *in = g_new0(x_ud_in_t, 1);
       in->u = u;
       in->fd = c;
-      in->src = emul_x_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in);
+      in->src = emul_ring_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in);
       u->ins = g_list_prepend(u->ins, in);
     }
   }
@@ -161,18 +161,18 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
 }
 
 void
-emul_x_ud_open(emul_qp_t *qp)
+emul_ring_ud_open(emul_qp_t *qp)
 {
-  if (!emul_x_init())
+  if (!emul_ring_init())
     return;
   int e = 0;
   for (int tries = 1;; tries++) {
-    int fd = emul_x_bind_listen("ud/", qp->base.qp_num);
+    int fd = emul_ring_bind_listen("ud/", qp->base.qp_num);
     if (fd >= 0) {
       struct emul_xud *u = g_new0(struct emul_xud, 1);
       u->qp = qp;
       u->fd = fd;
-      u->src = emul_x_watch(fd, G_IO_IN, ud_accept, u);
+      u->src = emul_ring_watch(fd, G_IO_IN, ud_accept, u);
       qp->xud = u;
       return;
     }
@@ -188,14 +188,14 @@ emul_x_ud_open(emul_qp_t *qp)
 }
 
 void
-emul_x_ud_close(emul_qp_t *qp)
+emul_ring_ud_close(emul_qp_t *qp)
 {
   struct emul_xud *u = qp->xud;
   if (u == NULL)
     return;
   while (u->ins != NULL)
     ud_in_close(u->ins->data);
-  emul_x_unwatch(u->src, u->fd);
+  emul_ring_unwatch(u->src, u->fd);
   g_free(u);
   qp->xud = NULL;
 }
@@ -208,7 +208,7 @@ ud_out_drop(uint32_t qpn)
   x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
   if (o != NULL) {
     g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(qpn));
-    emul_x_unwatch(o->src, o->fd);
+    emul_ring_unwatch(o->src, o->fd);
     g_free(o);
   }
 }
@@ -220,7 +220,7 @@ ud_out_hup(gint fd, GIOCondition cond, gpointer data)
   x_ud_out_t *o = data;
   (void) fd;
   (void) cond;
-  if (emul_x_enter())
+  if (emul_ring_enter())
     ud_out_drop(o->qpn);
   emul_fabric_unlock();
   return G_SOURCE_CONTINUE;
@@ -244,19 +244,19 @@ ud_out_fd(uint32_t qpn, gboolean fresh)
     if (g_hash_table_iter_next(&it, &k, NULL))
       ud_out_drop(GPOINTER_TO_UINT(k));
   }
-  int fd = emul_x_dial("ud/", qpn);
+  int fd = emul_ring_dial("ud/", qpn);
   if (fd < 0)
     return -1;
   o = g_new0(x_ud_out_t, 1);
   o->qpn = qpn;
   o->fd = fd;
-  o->src = emul_x_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o);
+  o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o);
   g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
   return fd;
 }
 
 void
-emul_x_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d)
+emul_ring_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d)
 {
   if (qp->xud == NULL)
     return;  /* not reachable from other processes itself (no progress thread) */
@@ -288,7 +288,7 @@ svc_out_done(x_svc_out_t *o, const x_msg_t *m)
   else
     emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
   emul_dev_unref(o->dev);
-  emul_x_unwatch(o->src, o->fd);
+  emul_ring_unwatch(o->src, o->fd);
   g_free(o);
 }
 
@@ -297,10 +297,10 @@ svc_out_ready(gint fd, GIOCondition cond, gpointer data)
 {
   x_svc_out_t *o = data;
   (void) cond;
-  if (emul_x_enter()) {
+  if (emul_ring_enter()) {
     x_msg_t *m = g_new(x_msg_t, 1);
     int fds[4], nfds = 0;
-    ssize_t n = emul_x_recv_msg(fd, m, fds, &nfds);
+    ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
     for (int i = 0; i < nfds; i++)
       close(fds[i]);
     if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -315,12 +315,12 @@ svc_out_ready(gint fd, GIOCondition cond, gpointer data)
 }
 
 gboolean
-emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
+emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
                       uint32_t len, uint64_t req_ctx)
 {
-  if (!emul_x_init())
+  if (!emul_ring_init())
     return FALSE;
-  int fd = emul_x_dial("", port);
+  int fd = emul_ring_dial("", port);
   if (fd < 0)
     return FALSE;  /* nobody listens there */
   x_msg_t *m = g_new0(x_msg_t, 1);
@@ -329,7 +329,7 @@ emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, 
   m->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
   if (m->pdata_len > 0)
     memcpy(m->pdata, pdata, m->pdata_len);
-  gboolean sent = emul_x_send_fd(fd, m, NULL, 0);
+  gboolean sent = emul_ring_send_fd(fd, m, NULL, 0);
   g_free(m);
   if (!sent) {
     close(fd);
@@ -341,12 +341,12 @@ emul_x_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, 
   o->dev = dev;
   o->req_ctx = req_ctx;
   o->dst = *dst;
-  o->src = emul_x_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o);
+  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o);
   return TRUE;
 }
 
 void
-emul_x_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
+emul_ring_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
                      const void *pdata, uint32_t len)
 {
   x_msg_t *m = g_new0(x_msg_t, 1);
@@ -359,16 +359,16 @@ emul_x_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32
   m->pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
   if (m->pdata_len > 0)
     memcpy(m->pdata, pdata, m->pdata_len);
-  emul_x_send_fd(fd, m, NULL, 0);  /* a requester gone meanwhile reads nothing */
+  emul_ring_send_fd(fd, m, NULL, 0);  /* a requester gone meanwhile reads nothing */
   g_free(m);
   close(fd);
 }
 
 void
-emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
 {
   if (x->side != 1 || x->qp != NULL || x->conn != NULL) {
-    emul_x_peer_break(x, NULL, w);  /* only as the first message to a listener */
+    emul_ring_peer_break(x, NULL, w);  /* only as the first message to a listener */
     return;
   }
   emul_listen_t *l = x->listener;
@@ -378,6 +378,6 @@ emul_x_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
       m->pdata_len <= dev->caps.pdata_ud_req)
     emul_ud_svc_remote(l, fd, m->pdata, m->pdata_len);
   else if (fd >= 0)
-    emul_x_ud_svc_answer(fd, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
-  emul_x_close(x);  /* the request lives on in its own socket (fd) */
+    emul_ring_ud_svc_answer(fd, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+  emul_ring_close(x);  /* the request lives on in its own socket (fd) */
 }

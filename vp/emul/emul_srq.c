@@ -97,7 +97,7 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
       if (qp->peer != NULL)
         emul_qp_progress(qp->peer, &w);
       else if (qp->x != NULL)
-        emul_x_recv_posted(qp, &w);
+        emul_ring_recv_posted(qp, &w);
     }
   }
   emul_fabric_unlock();

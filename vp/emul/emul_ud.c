@@ -152,7 +152,7 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
     if (dst != NULL)
       emul_ud_deliver(dst, &d, w);
     else
-      emul_x_ud_send(qp, wr->remote_qpn, &d);
+      emul_ring_ud_send(qp, wr->remote_qpn, &d);
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return RNICPI_OK;
@@ -275,7 +275,7 @@ svc_answer(emul_ud_svc_t *s, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32
     emul_ud_svc_reply_to(s->requester, s->req_ctx, &s->responder, status, qpn, qkey, pdata, len);
     emul_dev_unref(s->requester);
   } else {
-    emul_x_ud_svc_answer(s->fd, status, qpn, qkey, pdata, len);
+    emul_ring_ud_svc_answer(s->fd, status, qpn, qkey, pdata, len);
   }
 }
 
@@ -295,7 +295,7 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
   if (l != NULL && to_emul_dev(l->base.dev)->pers == dev->pers) {
     emul_dev_ref(dev);
     svc_incoming(l, dev, req_ctx, -1, dst, pdata, len);
-  } else if (l != NULL || !ours || !emul_x_ud_svc_request(dev, dst, port, pdata, len, req_ctx)) {
+  } else if (l != NULL || !ours || !emul_ring_ud_svc_request(dev, dst, port, pdata, len, req_ctx)) {
     /* No one offers the service here (SIDR_REP status 1). */
     emul_ud_svc_reply_to(dev, req_ctx, dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
   }
