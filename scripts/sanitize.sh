@@ -85,7 +85,7 @@ tsan() {
   # itapi-test (not the 20 s itapi-test-long) ...
   local rc=0
   mapfile -t names < <(meson test -C build-tsan --no-rebuild --list 2>/dev/null |
-    sed -n -E 's@^.* / (itapi-test-(mix|send|fault|threads-.*))$@\1@p')
+    sed -n -E 's@^.* / (itapi-test-(mix|send|fault|threads-.*)|itapi-first-calls-.*)$@\1@p')
   run build-tsan "${names[@]}" || rc=1
   # ... and the conformance matrix's rows whose threads differ (emul's attach
   # path and its bounce ring, vp/iwarp's own connect and the host CM's; an

@@ -23,6 +23,17 @@
 GRecMutex ual_lock;
 __thread int ual_lock_depth;
 
+/* A GRecMutex that was never initialised makes its pthread mutex on first
+ * use, published by a compare-and-swap inside GLib: two threads taking it
+ * first at the same moment are right, but the thread sanitizer cannot see
+ * that publication (GLib is not instrumented) and reports a race.  The
+ * library makes it when it is loaded, before any thread can call in. */
+__attribute__((constructor)) static void
+ual_lock_setup(void)
+{
+  g_rec_mutex_init(&ual_lock);
+}
+
 static GAsyncQueue *reclaim_queue; /* ual_obj_t* whose grace period is owed */
 
 static gpointer

@@ -4,7 +4,8 @@
  * Debian's GLib is not built with -fsanitize=thread, and on Linux GMutex,
  * GCond, GOnce and GAsyncQueue are built on futexes and atomics inside
  * libglib, where TSan's interceptors do not see them (GRecMutex, GRWLock
- * and GThread use pthreads, which TSan intercepts, and need nothing).
+ * and GThread use pthreads, which TSan intercepts, and need nothing once
+ * they exist).
  * Without this header every access that a GMutex orders is reported as a
  * race.  meson.build force-includes it (-include) into every C file of a
  * -Db_sanitize=thread build; it wraps each call our code makes with TSan's
@@ -21,7 +22,13 @@
  *                main context's GMutex orders it);
  *   GOnce        g_once_init_leave releases the location, and a
  *                g_once_init_enter that finds it initialised acquires it:
- *                what GLib's release store and acquire load guarantee.
+ *                what GLib's release store and acquire load guarantee;
+ *                g_once releases the GOnce when its function returns and
+ *                acquires it in every caller (itapi-first-calls found the
+ *                unannotated g_once in kal_init).
+ *
+ * A GRecMutex makes its pthread mutex on first use and publishes it inside
+ * GLib: libitapi initialises its one (ual_lock) when it is loaded instead.
  *
  * A file compiled without GLib's include path gets nothing.  Only calls
  * compiled in our sources are annotated; a lock taken inside
@@ -190,6 +197,37 @@ itapi_tsan_source_unref(GSource *source)
     __tsan_release((void *) (location));                                       \
     (g_once_init_leave)((location), (gsize) (result));                         \
   }))
+
+/* g_once: the function runs inside GLib (g_once_impl), which marks the
+ * GOnce ready with a store TSan cannot see; the wrapper releases the GOnce
+ * when the function returns, every caller acquires it. */
+typedef struct {
+  GThreadFunc func;
+  gpointer arg;
+  GOnce *once;
+} itapi_tsan_once_call_t;
+
+static gpointer
+itapi_tsan_once_run(gpointer data)
+{
+  itapi_tsan_once_call_t *c = data;
+  gpointer r = c->func(c->arg);
+  __tsan_release(c->once);
+  return r;
+}
+
+static inline gpointer
+itapi_tsan_once(GOnce *once, GThreadFunc func, gpointer arg)
+{
+  if (__atomic_load_n(&once->status, __ATOMIC_ACQUIRE) != G_ONCE_STATUS_READY) {
+    itapi_tsan_once_call_t c = { func, arg, once };
+    g_once_impl(once, itapi_tsan_once_run, &c);
+  }
+  __tsan_acquire(once);
+  return once->retval;
+}
+#undef g_once
+#define g_once(once, func, arg) itapi_tsan_once((once), (GThreadFunc) (func), (arg))
 
 #endif /* __has_include(<glib.h>) */
 #endif /* ITAPI_TSAN_GLIB_H */
