@@ -697,6 +697,10 @@ void emul_qp_set_error(emul_qp_t *qp, emul_work_t *w);
 void emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                    const void *pdata, uint32_t pdata_len);
 void emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w);
+/* IRD and ORD settle when a connection is established, in process or
+ * across processes: @qp's ORD to the peer's IRD, its IRD to the peer's
+ * ORD, each within what @qp asked for (emul_cm.c). */
+void emul_cm_settle(emul_qp_t *qp, uint32_t peer_ird, uint32_t peer_ord);
 void emul_cm_conn_drop(emul_conn_t *c);
 void emul_cm_unreachable(emul_qp_t *qp, rnicpi_cm_reason_t why);
 void emul_cm_request_cancelled(emul_conn_t *c);

@@ -298,6 +298,13 @@ out:
   return st;
 }
 
+void
+emul_cm_settle(emul_qp_t *qp, uint32_t peer_ird, uint32_t peer_ord)
+{
+  qp->ord = MIN(qp->attr.ord, peer_ird);
+  qp->ird = MIN(qp->attr.ird, peer_ord);
+}
+
 /* Join two QPs: IRD/ORD settle to what both sides can do. */
 static void
 establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
@@ -306,10 +313,8 @@ establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
   emul_qp_t *a = c->active, *p = c->passive;
   a->peer = p;
   p->peer = a;
-  a->ord = MIN(a->attr.ord, p->attr.ird);
-  a->ird = MIN(a->attr.ird, p->attr.ord);
-  p->ord = a->ird;
-  p->ird = a->ord;
+  emul_cm_settle(a, p->attr.ird, p->attr.ord);
+  emul_cm_settle(p, a->attr.ird, a->attr.ord);
   a->atomics = p->atomics = emul_qp_atomics(a) && emul_qp_atomics(p);
   a->state = p->state = RNICPI_QPS_RTS;
   /* The data path's own lock (emul_qp.c, "The fast path"); a QP taking

@@ -388,15 +388,6 @@ emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_p
 }
 
 static void
-x_negotiate(emul_qp_t *a_or_p, uint32_t peer_ird, uint32_t peer_ord)
-{
-  /* The same settlement as in-process (emul_cm.c establish): each side's
-   * ORD to the other's IRD. */
-  a_or_p->ord = MIN(a_or_p->attr.ord, peer_ird);
-  a_or_p->ird = MIN(a_or_p->attr.ird, peer_ord);
-}
-
-static void
 x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
 {
   qp->state = RNICPI_QPS_RTS;
@@ -440,7 +431,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t 
   qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
   emul_ring_send_msg(x, &a, NULL, 0);
-  x_negotiate(qp, m->ird, m->ord);
+  emul_cm_settle(qp, m->ird, m->ord);  /* as in-process (emul_cm.c) */
   if (c->three_way) {
     c->state = CONN_REPLIED;
     rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
@@ -534,7 +525,7 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
     qp->attr.ird = p->ird;
     qp->attr.ord = p->ord;
     x->seg->access[1] = qp->attr.access;
-    x_negotiate(qp, c->ird, c->ord);
+    emul_cm_settle(qp, c->ird, c->ord);
     qp->atomics = emul_qp_atomics(qp) && c->peer_atomics;
     x->seg->ird[1] = qp->attr.ird;
     x_msg_t m = {
