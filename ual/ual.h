@@ -150,7 +150,37 @@ typedef struct ual_lmr {
   size_t iobl_num_elts;       /* capacity in I/O buffer list elements */
   it_iobl_type_t iobl_type;   /* type of the list of the current link (0: a virtual range) */
   uint64_t lkey;              /* mr->lkey as of the last registration or link: what posts read */
+  /* RMR links posting a bind of @mr right now, plus UAL_LMR_FREED once
+   * it_lmr_free deregisters it (atomic): a link counts itself in or finds
+   * the LMR gone, and the free refuses while any link is counted, so no
+   * bind names a deregistered region (ual_lmr_bind_begin). */
+  gint binds;
 } ual_lmr_t;
+
+#define UAL_LMR_FREED 0x40000000
+
+/* The slow path of ual_lmr_bind_begin (ual_lmr.c): the LMR is marked;
+ * wait for the free that marked it to decide, then count in or not. */
+gboolean ual_lmr_bind_wait(ual_lmr_t *lmr);
+
+/* Count a link that is about to post a bind of @lmr's region in; FALSE
+ * when it_lmr_free got there first (the caller answers IT_ERR_INVALID_LMR,
+ * as for a stale handle).  Inside a read section that found @lmr. */
+static inline gboolean
+ual_lmr_bind_begin(ual_lmr_t *lmr)
+{
+  if (G_LIKELY(!(g_atomic_int_add(&lmr->binds, 1) & UAL_LMR_FREED)))
+    return TRUE;
+  g_atomic_int_add(&lmr->binds, -1);
+  return ual_lmr_bind_wait(lmr);
+}
+
+/* The bind ual_lmr_bind_begin counted in has been posted (or refused). */
+static inline void
+ual_lmr_bind_end(ual_lmr_t *lmr)
+{
+  g_atomic_int_add(&lmr->binds, -1);
+}
 
 /* A range mapped by it_mem_map: pinned; its I/O address is its address. */
 typedef struct ual_map {
@@ -159,18 +189,32 @@ typedef struct ual_map {
   kal_pin_t *pin;
 } ual_map_t;
 
+/* A remote memory region (ual_rmr.c).  it_rmr_link, it_rmr_unlink and
+ * it_post_rdma_read_to_rmr run in a read section, without the object
+ * lock: the read section keeps the structure alive, and @lock guards the
+ * link state (@linked to @key) and the two words that keep @mw alive
+ * while a post names it (@posting, @freed).
+ *
+ * Lock order: ual_lock, then @lock (ual_rmr_invalidated, it_rmr_query and
+ * it_rmr_free take it inside ual_lock; the posts take it alone).  @lock is
+ * a leaf: nothing else is taken while it is held, and no provider call is
+ * made under it (a post_send may make upcalls that take ual_lock). */
 typedef struct ual_rmr {
   ual_obj_t obj;
   ual_pz_t *pz;
-  rnicpi_mw_t *mw;
+  rnicpi_mw_t *mw;            /* set at create; dealloc'd by it_rmr_free only while @posting is 0 */
   it_rmr_type_t type;         /* NARROW or WIDE (DEFAULT resolved) */
+  GMutex lock;
+  guint posting;              /* links and unlinks between their check and their post's return */
+  gboolean freed;             /* it_rmr_free passed: posts that still find the RMR refuse it */
   gboolean linked;            /* as the consumer last saw it */
   it_lmr_handle_t lmr;        /* handle value only: never dereferenced */
   void *addr;
   it_length_t length;
   it_mem_priv_t privs;
   it_addr_mode_t addr_mode;
-  it_rmr_context_t ctx;
+  it_rmr_context_t ctx;       /* the context of the last link posted */
+  uint64_t key;               /* mw->rkey as the last link's post left it, accepted or not */
 } ual_rmr_t;
 
 /* A connection establishment identifier the consumer may answer. */
@@ -461,6 +505,10 @@ it_status_t ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it
 /* Memory windows (ual_rmr.c). */
 void ual_rmr_destroy(ual_rmr_t *rmr);
 it_handle_t ual_rmr_invalidated(ual_ia_t *ia, uint64_t key);
+/* Take @rmr's lock unless it_rmr_free took the RMR (then FALSE, the lock
+ * not held: the caller answers IT_ERR_INVALID_RMR, as for a stale handle).
+ * Inside a read section that found @rmr, or under ual_lock. */
+gboolean ual_rmr_lock_live(ual_rmr_t *rmr);
 it_status_t ual_post_sq_sges(ual_ep_t *ep, rnicpi_send_wr_t *wr, rnicpi_sge_t *sge, size_t n,
                              it_dto_flags_t flags);
 it_status_t ual_post_checks(it_ep_handle_t ep_handle, it_dto_flags_t flags, it_dto_flags_t allowed,

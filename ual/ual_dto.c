@@ -372,57 +372,50 @@ it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local
                          it_rmr_context_t rmr_context)
 {
   const char *fn = "it_post_rdma_read_to_rmr";
-  ual_lock_take();
+  /* A read section, not the object lock: each sink's link state is read
+   * under its own lock (ual_rmr_t), and only its key goes to the
+   * provider, so a window freed meanwhile fails the Read in its
+   * completion, as one freed after the post does. */
+  UAL_READ_SCOPE();
   ual_ep_t *ep;
   it_status_t st = ual_post_checks(ep_handle, dto_flags, IT_UNLINK_LOCAL_SINK, fn, &ep);
   if (st != IT_SUCCESS)
-    goto out;
+    return st;
   uint64_t need = RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE;
-  if ((ep->obj.ia->caps.features & need) != need) {
-    st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' cannot read into RMRs "
-                  "(it_ia_info_t.rdma_read_local_extensions is IT_FALSE)", ep->obj.ia->iface->name);
-    goto out;
-  }
+  if ((ep->obj.ia->caps.features & need) != need)
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' cannot read into RMRs "
+                    "(it_ia_info_t.rdma_read_local_extensions is IT_FALSE)", ep->obj.ia->iface->name);
   size_t max = MAX(ep->attr.srv.rc.max_rdma_read_segments, 1);
-  if (num_segments > max || num_segments > UAL_MAX_SGE || (num_segments > 0 && local_segments == NULL)) {
-    st = ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%s: %zu segments exceed the EP's limit of %zu, or the list "
-                  "is NULL", fn, num_segments, max);
-    goto out;
-  }
-  if ((dto_flags & IT_UNLINK_LOCAL_SINK) && num_segments != 1) {
-    st = ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%s: IT_UNLINK_LOCAL_SINK unlinks one sink RMR; %zu segments "
-                  "given", fn, num_segments);
-    goto out;
-  }
+  if (num_segments > max || num_segments > UAL_MAX_SGE || (num_segments > 0 && local_segments == NULL))
+    return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%s: %zu segments exceed the EP's limit of %zu, or the list "
+                    "is NULL", fn, num_segments, max);
+  if ((dto_flags & IT_UNLINK_LOCAL_SINK) && num_segments != 1)
+    return ual_fail(IT_ERR_INVALID_NUM_SEGMENTS, "%s: IT_UNLINK_LOCAL_SINK unlinks one sink RMR; %zu segments "
+                    "given", fn, num_segments);
   rnicpi_sge_t sge[UAL_MAX_SGE];
   ual_rmr_t *sink[UAL_MAX_SGE];
   for (size_t i = 0; i < num_segments; i++) {
     const it_rmr_triplet_t *t = &local_segments[i];
     ual_rmr_t *rmr = sink[i] = ual_rmr_get(t->rmr);
-    if (rmr == NULL) {
-      st = ual_fail(IT_ERR_INVALID_RMR, "%s: segment %zu names %p, not a live RMR", fn, i, (void *) t->rmr);
-      goto out;
-    }
-    if (!rmr->linked) {
-      st = ual_fail(IT_ERR_INVALID_RMR, "%s: segment %zu names RMR %p, which is not linked", fn, i,
-                    (void *) t->rmr);
-      goto out;
-    }
-    if (rmr->pz != ep->pz) {
-      st = ual_fail(IT_ERR_INVALID_PZ, "%s: RMR %p and EP %p are in different PZs", fn, (void *) t->rmr,
-                    (void *) ep_handle);
-      goto out;
-    }
-    if (t->length > UINT32_MAX) {
-      st = ual_fail(IT_ERR_INVALID_LENGTH, "%s: segment %zu is %" G_GUINT64_FORMAT " bytes; at most 4 GiB - 1",
-                    fn, i, (guint64) t->length);
-      goto out;
-    }
-    sge[i].addr = rmr->addr_mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) t->addr.rel
-                                                          : (uint64_t) (uintptr_t) t->addr.abs;
+    if (rmr == NULL || !ual_rmr_lock_live(rmr))
+      return ual_fail(IT_ERR_INVALID_RMR, "%s: segment %zu names %p, not a live RMR", fn, i, (void *) t->rmr);
+    gboolean linked = rmr->linked;
+    it_addr_mode_t mode = rmr->addr_mode;
+    uint64_t ctx = rmr->ctx;
+    g_mutex_unlock(&rmr->lock);
+    if (!linked)
+      return ual_fail(IT_ERR_INVALID_RMR, "%s: segment %zu names RMR %p, which is not linked", fn, i,
+                      (void *) t->rmr);
+    if (rmr->pz != ep->pz)
+      return ual_fail(IT_ERR_INVALID_PZ, "%s: RMR %p and EP %p are in different PZs", fn, (void *) t->rmr,
+                      (void *) ep_handle);
+    if (t->length > UINT32_MAX)
+      return ual_fail(IT_ERR_INVALID_LENGTH, "%s: segment %zu is %" G_GUINT64_FORMAT " bytes; at most 4 GiB - 1",
+                      fn, i, (guint64) t->length);
+    sge[i].addr = mode == IT_ADDR_MODE_RELATIVE ? (uint64_t) t->addr.rel : (uint64_t) (uintptr_t) t->addr.abs;
     sge[i].length = (uint32_t) t->length;
     sge[i].pad = 0;
-    sge[i].lkey = rmr->ctx;
+    sge[i].lkey = ctx;
   }
   rnicpi_send_wr_t wr = {
     .wr_id = cookie, .flags = RNICPI_WR_SINK_MW, .remote_addr = rdma_addr, .rkey = rmr_context,
@@ -430,11 +423,14 @@ it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local
     .invalidate_rkey = (dto_flags & IT_UNLINK_LOCAL_SINK) ? sge[0].lkey : 0,
   };
   st = ual_post_sq_sges(ep, &wr, sge, num_segments, dto_flags);
-  /* The sink is unlinked as the consumer sees it once the Read is posted. */
-  if (st == IT_SUCCESS && (dto_flags & IT_UNLINK_LOCAL_SINK))
-    sink[0]->linked = FALSE;
-out:
-  ual_lock_drop();
+  /* The sink is unlinked as the consumer sees it once the Read is posted,
+   * unless another thread linked it anew meanwhile. */
+  if (st == IT_SUCCESS && (dto_flags & IT_UNLINK_LOCAL_SINK)) {
+    g_mutex_lock(&sink[0]->lock);
+    if (sink[0]->ctx == sge[0].lkey)
+      sink[0]->linked = FALSE;
+    g_mutex_unlock(&sink[0]->lock);
+  }
   return st;
 }
 

@@ -364,6 +364,21 @@ ual_lmr_destroy(ual_lmr_t *lmr)
   g_free(lmr);
 }
 
+gboolean
+ual_lmr_bind_wait(ual_lmr_t *lmr)
+{
+  /* it_lmr_free marks the LMR and learns from the provider whether it may
+   * go, all under the object lock: once this thread has it, the mark is
+   * for good or gone.  (Taking the lock inside a read section is allowed:
+   * a free drops it before it waits for a grace period.) */
+  ual_lock_take();
+  ual_lock_drop();
+  if (!(g_atomic_int_add(&lmr->binds, 1) & UAL_LMR_FREED))
+    return TRUE;
+  g_atomic_int_add(&lmr->binds, -1);
+  return FALSE;
+}
+
 it_status_t
 it_lmr_free(it_lmr_handle_t lmr_handle)
 {
@@ -373,10 +388,21 @@ it_lmr_free(it_lmr_handle_t lmr_handle)
     ual_lock_drop();
     return ual_fail(IT_ERR_INVALID_LMR, "it_lmr_free: %p is not a live LMR handle", (void *) lmr_handle);
   }
+  /* it_rmr_link posts its bind of the region without the object lock:
+   * one counted in (ual_lmr_bind_begin) names lmr->mr to the provider, so
+   * the region stays until it returns.  From here until the provider's
+   * answer below, links that find the mark wait for this decision under
+   * the object lock (ual_lmr_bind_wait). */
+  if (!g_atomic_int_compare_and_exchange(&lmr->binds, 0, UAL_LMR_FREED)) {
+    ual_lock_drop();
+    return ual_fail(IT_ERR_LMR_BUSY, "another thread is posting an RMR link to LMR %p; free it after "
+                    "it_rmr_link returns and the RMR is unlinked or freed", (void *) lmr_handle);
+  }
   /* The provider knows whether a window is still bound to the region
    * (a peer's Send with Invalidate may have just freed it). */
   rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_dereg(lmr->mr);
   if (rs == RNICPI_EBUSY) {
+    __atomic_fetch_and(&lmr->binds, ~UAL_LMR_FREED, __ATOMIC_SEQ_CST);
     ual_lock_drop();
     return ual_fail(IT_ERR_LMR_BUSY, "LMR %p still has an RMR linked to it; unlink or free the RMR first",
                     (void *) lmr_handle);
@@ -459,7 +485,8 @@ it_lmr_modify(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, const it_lmr
                   lmr->obj.ia->prov->name, (void *) lmr_handle, rnicpi_status_message(rs));
     goto out;
   }
-  lmr->privs = params->privs;
+  /* it_rmr_link reads the rights without the object lock. */
+  __atomic_store_n(&lmr->privs, params->privs, __ATOMIC_RELAXED);
 out:
   ual_lock_drop();
   return st;
@@ -764,10 +791,12 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   kal_unpin(lmr->pin);
   lmr->pin = pin;
   lmr->linked = TRUE;
-  lmr->addr = (void *) start;
-  lmr->length = length;
-  lmr->addr_mode = addr_mode;
-  lmr->privs = privs;
+  /* it_rmr_link reads these without the object lock (and the provider
+   * checks its bind against the region as it is when the bind runs). */
+  __atomic_store_n(&lmr->addr, (void *) start, __ATOMIC_RELAXED);
+  __atomic_store_n(&lmr->length, length, __ATOMIC_RELAXED);
+  __atomic_store_n(&lmr->addr_mode, addr_mode, __ATOMIC_RELAXED);
+  __atomic_store_n(&lmr->privs, privs, __ATOMIC_RELAXED);
   lmr->iobl = iobl != NULL;
   lmr->iobl_type = iobl != NULL ? iobl->iobl_type : 0;
   /* The fast register wrote the region's new key (rnicpi.h). */
