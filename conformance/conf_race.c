@@ -231,6 +231,172 @@ test_lmr_free_vs_post(void)
   }
 }
 
+/* RMR links and unlinks on one thread while the main thread frees the
+ * RMR, the LMR it links to, or the EP it links on. */
+enum { RMR_FREE_RMR, RMR_FREE_LMR, RMR_FREE_EP };
+#define RMR_ITERS 100000
+
+typedef struct {
+  racer_t r;
+  it_rmr_handle_t rmr;
+  it_lmr_handle_t lmr;
+  it_ep_handle_t ep;
+  it_evd_handle_t dto;
+  unsigned char *data;
+  guint8 *seen;                /* by cookie: 1 posted, 2 completed */
+  guint64 posted, completed;
+  guint64 unexpected;          /* completions of a cookie not posted, or a second one */
+  guint64 bad_completions;
+  it_dto_status_t bad_dto;
+  it_event_type_t bad_event;
+} rmr_race_t;
+
+static void
+rmr_race_drain(rmr_race_t *m)
+{
+  it_event_t ev;
+  while (it_evd_dequeue(m->dto, &ev) == IT_SUCCESS) {
+    it_dto_cmpl_event_t *d = &ev.dto_cmpl;
+    if (d->cookie >= 2 * RMR_ITERS || m->seen[d->cookie] != 1) {
+      m->unexpected++;
+      continue;
+    }
+    m->seen[d->cookie] = 2;
+    m->completed++;
+    /* A link or unlink completes, or is flushed with its freed EP. */
+    if (ev.event_number != IT_RMR_LINK_CMPL_EVENT ||
+        (d->dto_status != IT_DTO_SUCCESS && d->dto_status != IT_DTO_ERR_FLUSHED)) {
+      m->bad_completions++;
+      m->bad_dto = d->dto_status;
+      m->bad_event = ev.event_number;
+    }
+  }
+}
+
+static gpointer
+rmr_racer(gpointer data)
+{
+  rmr_race_t *m = data;
+  racer_t *r = &m->r;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_TOO_MANY_POSTS, IT_ERR_INVALID_RMR, IT_ERR_INVALID_LMR,
+                                    IT_ERR_INVALID_EP, IT_ERR_INVALID_EP_STATE };
+  gboolean refused = FALSE;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < RMR_ITERS && !refused; i++) {
+    it_rmr_context_t ctx;
+    it_status_t st = it_rmr_link(m->rmr, m->lmr, m->data, MSG, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                 m->ep, 2 * i, IT_COMPLETION_FLAG, &ctx);
+    racer_note(r, st, ok, G_N_ELEMENTS(ok), "it_rmr_link");
+    g_atomic_int_set(&r->started, 1);
+    refused = st == IT_ERR_INVALID_RMR || st == IT_ERR_INVALID_LMR || st == IT_ERR_INVALID_EP;
+    if (st == IT_SUCCESS) {
+      m->seen[2 * i] = 1;
+      m->posted++;
+      st = it_rmr_unlink(m->rmr, m->ep, 2 * i + 1, IT_COMPLETION_FLAG);
+      racer_note(r, st, ok, G_N_ELEMENTS(ok), "it_rmr_unlink");
+      refused = st == IT_ERR_INVALID_RMR || st == IT_ERR_INVALID_EP;
+      if (st == IT_SUCCESS) {
+        m->seen[2 * i + 1] = 1;
+        m->posted++;
+      }
+    }
+    rmr_race_drain(m);
+  }
+  return NULL;
+}
+
+static void
+test_rmr_link_vs_free(void)
+{
+  g_test_summary("An RMR linked and unlinked in a loop by one thread while another frees the RMR, the LMR "
+                 "it links to or the EP it links on: every link and unlink returns a status (success, "
+                 "IT_ERR_TOO_MANY_POSTS, or IT_ERR_INVALID_* once its handle is gone), the free succeeds "
+                 "(a free the RMR's or LMR's busy status refuses is retried), and every posted link and "
+                 "unlink ends in exactly one completion, successful or flushed");
+  unsigned n = rounds();
+  guint64 posted = 0, refusals = 0, refused_posts = 0;
+  for (unsigned round = 0; round < n; round++) {
+    conf_pair_t p;
+    conf_pair_open(&p);
+    it_ia_info_t *info = conf_info(&p.a);
+    it_rmr_type_t type = (info->rmr_types_supported & IT_RMR_TYPE_NARROW) ? IT_RMR_TYPE_NARROW :
+                         (info->rmr_types_supported & IT_RMR_TYPE_WIDE) ? IT_RMR_TYPE_WIDE : IT_RMR_TYPE_DEFAULT;
+    gboolean unlink = type == IT_RMR_TYPE_NARROW ? info->narrow_rmr_unlink_support :
+                      type == IT_RMR_TYPE_WIDE ? info->wide_rmr_unlink_support : IT_FALSE;
+    it_ia_info_free(info);
+    if (!conf_require(type != IT_RMR_TYPE_DEFAULT && unlink, "remote memory regions and their unlink")) {
+      conf_pair_close(&p);
+      return;
+    }
+    conf_buf_t buf;
+    conf_buf_new(&p.a, &buf, MSG, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+    conf_pair_connect(&p, NULL, 0, NULL, 0);
+    rmr_race_t m = { .lmr = buf.lmr, .ep = p.a.ep, .dto = p.a.dto, .data = buf.data,
+                     .seen = g_malloc0(2 * RMR_ITERS) };
+    conf_ok(it_rmr_create20(p.a.pz, type, &m.rmr));
+    unsigned what = round % 3;
+    GThread *t = racer_start(&m.r, rmr_racer, round);
+    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    it_status_t st;
+    /* An RMR with a link in flight, an LMR with a window linked or being
+     * linked: the free says so, and a later one succeeds. */
+    if (what == RMR_FREE_RMR)
+      while ((st = it_rmr_free(m.rmr)) == IT_ERR_INVALID_RMR && g_get_monotonic_time() < deadline) {
+        refusals++;
+        g_thread_yield();
+      }
+    else if (what == RMR_FREE_LMR)
+      while ((st = it_lmr_free(m.lmr)) == IT_ERR_LMR_BUSY && g_get_monotonic_time() < deadline) {
+        refusals++;
+        g_thread_yield();
+      }
+    else
+      st = it_ep_free(m.ep);
+    if (st != IT_SUCCESS)
+      g_error("round %u: freeing the %s during links returned %s for 10 s", round,
+              what == RMR_FREE_RMR ? "RMR" : what == RMR_FREE_LMR ? "LMR" : "EP", itx_status_name(st));
+    racer_join(&m.r, t);
+    posted += m.posted;
+    refused_posts += m.r.calls - m.posted;
+    /* Every posted request completes once. */
+    while (m.completed < m.posted && g_get_monotonic_time() < deadline + CONF_TIMEOUT_US) {
+      rmr_race_drain(&m);
+      g_usleep(100);
+    }
+    rmr_race_drain(&m);
+    if (m.completed != m.posted || m.unexpected > 0)
+      g_error("round %u: %" G_GUINT64_FORMAT " links and unlinks posted, %" G_GUINT64_FORMAT " completed, %"
+              G_GUINT64_FORMAT " completions of a request not posted or completed already", round, m.posted,
+              m.completed, m.unexpected);
+    if (m.bad_completions > 0)
+      g_error("round %u: %" G_GUINT64_FORMAT " link or unlink completions were event 0x%x status %d; expected "
+              "IT_RMR_LINK_CMPL_EVENT, successful or flushed", round, m.bad_completions,
+              (unsigned) m.bad_event, (int) m.bad_dto);
+    /* The freed handle stays refused; the rest is freed as usual. */
+    it_rmr_context_t ctx;
+    if (what == RMR_FREE_RMR) {
+      conf_assert_status(it_rmr_free(m.rmr), IT_ERR_INVALID_RMR);
+      conf_assert_status(it_rmr_link(m.rmr, buf.lmr, buf.data, MSG, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                     p.a.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_RMR);
+      conf_buf_free(&buf);
+    } else if (what == RMR_FREE_LMR) {
+      conf_assert_status(it_lmr_free(m.lmr), IT_ERR_INVALID_LMR);
+      conf_assert_status(it_rmr_link(m.rmr, m.lmr, buf.data, MSG, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_REMOTE_WRITE,
+                                     p.a.ep, 1, IT_COMPLETION_FLAG, &ctx), IT_ERR_INVALID_LMR);
+      conf_ok(it_rmr_free(m.rmr));
+      buf.lmr = IT_NULL_HANDLE;
+      free(buf.mem);
+    } else {
+      conf_assert_status(it_rmr_unlink(m.rmr, m.ep, 1, IT_COMPLETION_FLAG), IT_ERR_INVALID_EP);
+      conf_ok(it_rmr_free(m.rmr));
+      conf_buf_free(&buf);
+    }
+    g_free(m.seen);
+    conf_pair_close(&p);
+  }
+  g_test_message("%u rounds: %" G_GUINT64_FORMAT " links and unlinks posted, %" G_GUINT64_FORMAT " refused or "
+                 "not posted, %" G_GUINT64_FORMAT " frees refused while busy", n, posted, refused_posts, refusals);
+}
+
 /* Software events posted and dequeued on an EVD while it is freed. */
 static gpointer
 evd_racer(gpointer data)
@@ -552,6 +718,7 @@ main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/conformance/race/ep-free-vs-post", test_ep_free_vs_post);
   g_test_add_func("/conformance/race/lmr-free-vs-post", test_lmr_free_vs_post);
+  g_test_add_func("/conformance/race/rmr-link-vs-free", test_rmr_link_vs_free);
   g_test_add_func("/conformance/race/evd-free-vs-dequeue", test_evd_free_vs_dequeue);
   g_test_add_func("/conformance/race/sevd-free-vs-aevd", test_sevd_free_vs_aevd);
   g_test_add_func("/conformance/race/srq-free-vs-post", test_srq_free_vs_post);
