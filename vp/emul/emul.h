@@ -72,7 +72,7 @@ struct emul_mr;
  * it ever had until it is destroyed, so a thread that read qp->link may
  * still take that lock after the QP was reset. */
 typedef struct emul_link {
-  rnicpi_spin_t lock;
+  _Alignas(64) rnicpi_spin_t lock;  /* a cache line of its own: it moves between two threads */
   gint ref;               /* QPs that had it (fabric lock) */
 } emul_link_t;
 

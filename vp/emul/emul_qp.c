@@ -46,7 +46,7 @@ typedef enum { EXEC_DONE, EXEC_BLOCKED, EXEC_FAILED } exec_t;
 void
 emul_link_join(emul_qp_t *a, emul_qp_t *p)
 {
-  emul_link_t *l = g_new0(emul_link_t, 1);
+  emul_link_t *l = g_aligned_alloc0(1, sizeof(emul_link_t), _Alignof(emul_link_t));
   l->ref = 2;
   g_ptr_array_add(emul_fabric.links, l);
   /* Everything establish wrote is seen by a thread that reads the link
@@ -74,7 +74,7 @@ links_release(emul_qp_t *qp)
     emul_link_t *l = i->data;
     if (--l->ref == 0) {
       g_ptr_array_remove_fast(emul_fabric.links, l);
-      g_free(l);
+      g_aligned_free(l);
     }
   }
   g_slist_free(qp->old_links);
