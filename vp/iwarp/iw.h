@@ -331,14 +331,15 @@ typedef struct iw_tx {
  * result the QP's crc, rev, rtr, ird, ord, peer_ird and rfc7306.
  *
  * Lifetime and locks: the QP owns it (qp->cep), and every access is made
- * with qp->lock held.  It is allocated when the QP starts a connection
- * (iw_connect, iw_accept, iw_handoff: iw_cep_get) and freed, still under
- * qp->lock, right after the ESTABLISHED event that used it (iw_cep_put:
- * initiator in active_establish, responder in passive_reply or, with an
+ * with qp->lock held.  Its code is iw_cep.c.  It is allocated when the QP
+ * starts a connection (iw_connect, iw_accept, iw_handoff:
+ * iw_cep_set_param) and freed, still under qp->lock, right after the
+ * ESTABLISHED event that used it (iw_cep_put: initiator in
+ * iw_cep_active_establish, responder in iw_cep_passive_reply or, with an
  * RTR, in the receive engine when the RTR arrives), or, when setup never
  * finishes, by iw_qp_reset or iw_qp_destroy (before the QP goes to the
  * graveyard).  Its users are the progress thread (iw_cm_qp_io,
- * iw_cm_timeouts -> active_establish), the consumer's CM calls, and a
+ * iw_cm_timeouts -> iw_cep_active_establish), the consumer's CM calls, and a
  * poller or CQ sleeper whose iw_rx_progress reads the RTR (poll lease):
  * each takes qp->lock and finds qp->cep NULL once it is gone, so nothing
  * keeps a pointer to it past the lock.  A passive request the consumer has
@@ -617,21 +618,52 @@ gboolean iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w);
 gboolean iw_rdmap_atomic_resp(iw_qp_t *qp, const uint8_t *d, iw_work_t *w);
 gboolean iw_rdmap_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w);
 
-/* iw_cm.c */
+/* iw_cm.c: listeners, connect/accept/reject/disconnect, handoff, deadlines. */
 void iw_cm_listen_io(iw_listen_t *l);
 void iw_cm_creq_io(iw_creq_t *c, uint32_t events);
-void iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
-void iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 void iw_cm_timeouts(iw_dev_t *dev);
 void iw_timed_add(iw_qp_t *qp, uint64_t us);
 void iw_timed_del(iw_qp_t *qp);
-/* @qp's connection endpoint, allocated if it has none (qp->lock held). */
+/* Send all of @buf on @fd, waiting a little for room (handshake frames,
+ * the RTR): 0, or -1 when the socket failed or stayed full. */
+int iw_sock_send_all(int fd, const void *buf, size_t len);
+/* A connection's socket: TCP_NODELAY, and the transport timeout
+ * (iw_config.timeout_ms: TCP_USER_TIMEOUT and keepalive) unless it is 0. */
+void iw_sock_tune(int fd);
+
+/* iw_cep.c: the connection endpoint (iw_cep_t) and the MPA handshake on a
+ * QP's socket (qp->lock held, except iw_cep_read_frame). */
+/* @qp's connection endpoint, allocated if it has none. */
 iw_cep_t *iw_cep_get(iw_qp_t *qp);
-/* Free @qp's connection endpoint, if any (qp->lock held). */
+/* Free @qp's connection endpoint, if any. */
 void iw_cep_put(iw_qp_t *qp);
 /* The ESTABLISHED event of @qp, with the private data its endpoint kept;
- * the endpoint is then freed (qp->lock held). */
+ * the endpoint is then freed. */
 void iw_cep_established(iw_qp_t *qp);
+/* A new connection of @qp: its endpoint, with the consumer's parameters
+ * and private data; the IRD and ORD asked for in qp->attr. */
+void iw_cep_set_param(iw_qp_t *qp, const rnicpi_conn_param_t *p);
+/* Setup failed: every WR flushed, UNREACHABLE for @why, the socket closed. */
+void iw_cep_unreachable(iw_qp_t *qp, rnicpi_cm_reason_t why, iw_work_t *w);
+/* Responder: answer MPA Request @req with @param (the QP owns the
+ * socket); a send that fails is the consumer's BROKEN event. */
+rnicpi_status_t iw_cep_passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req,
+                                     const rnicpi_conn_param_t *param, iw_work_t *w);
+/* Initiator: send the MPA Request, then read the Reply (IW_CS_MPA_REP). */
+void iw_cep_send_request(iw_qp_t *qp, iw_work_t *w);
+/* Read one MPA Request (@reply FALSE) or Reply frame from @fd into @hs,
+ * *@got bytes of it so far: 1 complete, 0 more to come, -1 closed,
+ * -2 malformed. */
+int iw_cep_read_frame(int fd, uint8_t *hs, uint32_t *got, bool reply);
+/* A QP's socket during setup: the TCP connect, the MPA Request or Reply
+ * read and taken, the held first FPDU released. */
+void iw_cm_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w);
+/* Initiator: the Reply was taken; send the RTR if one was agreed, go to
+ * RTS and tell the consumer ESTABLISHED. */
+void iw_cep_active_establish(iw_qp_t *qp, iw_work_t *w);
+
+/* iw_qp.c: a connected QP's socket, and a failing connection's events. */
+void iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w);
 /* The consumer's affiliated event for @qp: @cause, and the layer, type and
  * code of the Terminate sent or received (RNICPI_TERM_NONE: none). */
 void iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
@@ -641,9 +673,5 @@ void iw_qp_async(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t
  * BROKEN. */
 void iw_qp_llp_fail(iw_qp_t *qp, iw_work_t *w);
 void iw_qp_conn_lost(iw_qp_t *qp, iw_work_t *w);
-int iw_sock_send_all(int fd, const void *buf, size_t len);
-/* A connection's socket: TCP_NODELAY, and the transport timeout
- * (iw_config.timeout_ms: TCP_USER_TIMEOUT and keepalive) unless it is 0. */
-void iw_sock_tune(int fd);
 
 #endif
