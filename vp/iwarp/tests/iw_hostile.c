@@ -598,13 +598,24 @@ test_recv_outside_region(void)
 }
 
 /* Wait (5 s at most) until @n bytes at @p read as @want: placement by the
- * victim's progress thread, seen from outside. */
+ * victim's progress thread, seen from outside.  The bytes are copied out
+ * under @qp's lock, which the receive path holds while it places (a
+ * memcpy() or a recvmsg() straight into the region, neither atomic): read
+ * bare, they would race with the placement (ThreadSanitizer says so), and
+ * no completion marks half a message landed. */
 static void
-wait_landed(const uint8_t *p, const uint8_t *want, size_t n)
+wait_landed(iw_qp_t *qp, const uint8_t *p, const uint8_t *want, size_t n)
 {
-  for (int i = 0; i < 5000 && memcmp(p, want, n) != 0; i++)
+  g_autofree uint8_t *seen = g_malloc(n);
+  for (int i = 0; i < 5000; i++) {
+    g_mutex_lock(&qp->lock);
+    memcpy(seen, p, n);
+    g_mutex_unlock(&qp->lock);
+    if (memcmp(seen, want, n) == 0)
+      break;
     g_usleep(1000);
-  g_assert_cmpmem(p, n, want, n);
+  }
+  g_assert_cmpmem(seen, n, want, n);
 }
 
 enum { GONE_LEN = 2000, GONE_HALF = 1000 };
@@ -680,7 +691,7 @@ region_gone(gone_kind_t kind, gboolean mid, gboolean reuse)
   size_t cut = 2 + n + GONE_HALF;
   if (mid) {
     peer_write(v.peer, f, cut);
-    wait_landed(buf2, u + n, GONE_HALF);
+    wait_landed(to_iw_qp(v.qp), buf2, u + n, GONE_HALF);
   }
   uint32_t old_stag = (uint32_t) mr2->rkey;
   g_assert_cmpint(P->mem->mr_dereg(mr2), ==, RNICPI_OK);
@@ -779,12 +790,22 @@ write_fpdus(victim_t *v, uint32_t len, uint32_t *first)
   return largest;
 }
 
+/* The victim's TCP_MAXSEG.  Its socket is read under the QP's lock: the
+ * progress thread closes it and sets qp->fd to -1 under that lock when the
+ * stream ends. */
 static int
 victim_mss(victim_t *v)
 {
-  int mss = 0;
+  iw_qp_t *qp = to_iw_qp(v->qp);
+  int mss = 0, fd, r = -1;
   socklen_t sl = sizeof(mss);
-  g_assert_cmpint(getsockopt(to_iw_qp(v->qp)->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl), ==, 0);
+  g_mutex_lock(&qp->lock);
+  fd = qp->fd;
+  if (fd >= 0)
+    r = getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl);
+  g_mutex_unlock(&qp->lock);
+  g_assert_cmpint(fd, >=, 0);
+  g_assert_cmpint(r, ==, 0);
   return mss;
 }
 
