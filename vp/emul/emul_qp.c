@@ -110,8 +110,8 @@ fast_lock(emul_qp_t *qp)
   return NULL;
 }
 
-/* What the fast path needs once it holds the link's lock: no window or
- * fast-registered region in the table (read under the lock:
+/* What a post_send on the fast path needs once it holds the link's lock:
+ * no window or fast-registered region in the table (read under the lock:
  * emul_mr_mutable_enter), and neither QP holding work queued behind a
  * receiver not ready (its flush or progress may release a window). */
 static inline gboolean
@@ -657,6 +657,25 @@ emul_rwqe_keep(emul_wq_t *q, const rnicpi_recv_wr_t *wr)
   emul_wq_push(q, r);
 }
 
+/* The part of a receive post made under the QP's lock: the link's, or the
+ * fabric lock (and the link's, when it has one). */
+static rnicpi_status_t
+post_recv_locked(emul_qp_t *qp, const rnicpi_recv_wr_t *wr, emul_work_t *w)
+{
+  if (qp->state == RNICPI_QPS_ERROR) {
+    emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+  } else if (qp->rq.q.len >= qp->attr.max_recv_wr) {
+    return RNICPI_EFULL;
+  } else {
+    emul_rwqe_keep(&qp->rq, wr);
+    if (qp->peer != NULL)
+      emul_qp_progress(qp->peer, w);  /* a send waiting for this receive */
+    else if (qp->x != NULL)
+      emul_ring_recv_posted(qp, w);
+  }
+  return RNICPI_OK;
+}
+
 rnicpi_status_t
 emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
 {
@@ -669,17 +688,12 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_ELIMIT;
   if (qp->srq != NULL)
     return RNICPI_EINVAL; /* its receives are the SRQ's */
-  /* The fast path: a linked QP whose peer has nothing to run once the
-   * receive is there. */
+  /* The fast path: a linked QP whose peer has nothing queued that the
+   * receive would let run (a queued request may be a bind: fabric lock). */
   emul_link_t *l = fast_lock(qp);
   if (l != NULL) {
-    if (G_LIKELY(fast_ok(qp))) {
-      if (qp->state == RNICPI_QPS_ERROR)
-        emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
-      else if (qp->rq.q.len >= qp->attr.max_recv_wr)
-        st = RNICPI_EFULL;
-      else
-        emul_rwqe_keep(&qp->rq, wr);
+    if (G_LIKELY(qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) {
+      st = post_recv_locked(qp, wr, &w);
       rnicpi_spin_unlock(&l->lock);
       emul_work_deliver(&w);
       return st;
@@ -688,17 +702,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   }
   emul_lock_data_path();
   l = emul_link_take(qp);
-  if (qp->state == RNICPI_QPS_ERROR) {
-    emul_complete(qp->rcq, qp, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
-  } else if (qp->rq.q.len >= qp->attr.max_recv_wr) {
-    st = RNICPI_EFULL;
-  } else {
-    emul_rwqe_keep(&qp->rq, wr);
-    if (qp->peer != NULL)
-      emul_qp_progress(qp->peer, &w);
-    else if (qp->x != NULL)
-      emul_ring_recv_posted(qp, &w);
-  }
+  st = post_recv_locked(qp, wr, &w);
   emul_link_drop(l);
   emul_fabric_unlock();
   emul_work_deliver(&w);
