@@ -651,6 +651,155 @@ test_connections_vs_registration(void)
   }
 }
 
+/* A transfer long enough to be seen landing on any host (milliseconds),
+ * small enough for a device that pins it. */
+#define LONG_LEN (64u << 20)
+#define LONG_BYTE 0x5a
+
+typedef struct {
+  it_ep_handle_t ep;
+  it_lmr_triplet_t src;
+  it_rdma_addr_t dst;
+  it_rmr_context_t ctx;
+} long_write_t;
+
+static gpointer
+long_write(gpointer data)
+{
+  long_write_t *lw = data;
+  conf_ok(it_post_rdma_write(lw->ep, &lw->src, 1, 1, IT_COMPLETION_FLAG, lw->dst, lw->ctx));
+  return NULL;
+}
+
+/* A byte of a buffer a transfer may be writing at this moment, read as an
+ * application polling for it would (ThreadSanitizer is told the read races
+ * the transfer on purpose). */
+static unsigned char
+landing_peek(const unsigned char *p)
+{
+#ifdef ITAPI_TSAN_GLIB_H
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+#endif
+  unsigned char v = __atomic_load_n(p, __ATOMIC_RELAXED);
+#ifdef ITAPI_TSAN_GLIB_H
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+#endif
+  return v;
+}
+
+static void
+test_post_beside_transfer(void)
+{
+  g_test_summary("While one thread's 64 MiB RDMA Write is landing, another posts a receive on the responder "
+                 "and a Send on the same endpoint: both posts return before the Write has landed whole (a "
+                 "post never waits for a transfer in flight), the Write completes before the Send, and the "
+                 "Send's receive completes with every byte of the Write in place (RC order)");
+  conf_pair_t p;
+  conf_buf_t dst, src, msg, rcv;
+  conf_pair_open(&p);
+  conf_buf_new(&p.p, &dst, LONG_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &msg, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rcv, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  memset(src.data, LONG_BYTE, LONG_LEN);
+  long_write_t lw = {
+    .ep = p.a.ep, .src = conf_seg(&src, 0, LONG_LEN),
+    .dst = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx,
+  };
+  it_lmr_triplet_t ms = conf_seg(&msg, 0, MSG), rs = conf_seg(&rcv, 0, MSG);
+  /* A byte a quarter of the way in: a copy may store its first bytes last
+   * (glibc's memcpy keeps them aside to align its loop). */
+  const unsigned char *first = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
+  unsigned seen = 0, early = 0, n = 4;
+  for (unsigned r = 0; r < n; r++) {
+    memset(dst.data, 0, LONG_LEN);
+    conf_buf_fill(&msg, r + 1);
+    GThread *t = g_thread_new("long-write", long_write, &lw);
+    /* Part of the Write is in place, its last byte not yet: the posts
+     * below race a transfer in flight. */
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while (landing_peek(first) == 0 && g_get_monotonic_time() < end)
+      ;
+    gboolean in_flight = landing_peek(first) != 0 && landing_peek(last) == 0;
+    conf_ok(it_post_recv(p.p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
+    conf_ok(it_post_send(p.a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
+    if (in_flight) {
+      seen++;
+      early += landing_peek(last) == 0;
+    }
+    g_thread_join(t);
+    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+    conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+    it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+    g_assert_cmpuint(d.transferred_length, ==, MSG);
+    conf_buf_check(&rcv, 0, MSG, r + 1);
+    for (size_t i = 0; i < LONG_LEN; i++)
+      if (dst.data[i] != LONG_BYTE)
+        g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once the Send behind it was received, "
+                "expected 0x%02x (RC order: a Write is placed before a later Send completes)",
+                r + 1, i, dst.data[i], LONG_BYTE);
+  }
+  g_test_message("%u of %u rounds saw the Write landing when the posts began; in %u of those both posts "
+                 "returned before its last byte was in place", seen, n, early);
+  if (seen > 0 && early == 0)
+    g_error("in each of %u rounds a receive and a Send posted while a 64 MiB RDMA Write on the same "
+            "connection was landing returned only once it had landed whole: a post waits for a transfer "
+            "in flight (a lock held across the copy?)", seen);
+  conf_buf_free(&rcv);
+  conf_buf_free(&msg);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_lmr_free_beside_transfer(void)
+{
+  g_test_summary("The responder frees the LMR a 64 MiB RDMA Write is landing in: it_lmr_free succeeds, and "
+                 "no byte of the region changes after it returned (the Write either landed whole before, "
+                 "or stops there); the Write completes once, successfully or with an error");
+  unsigned seen = 0, n = 3;
+  for (unsigned r = 0; r < n; r++) {
+    conf_pair_t p;
+    conf_buf_t dst, src;
+    conf_pair_open(&p);
+    conf_buf_new(&p.p, &dst, LONG_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+    conf_pair_connect(&p, NULL, 0, NULL, 0);
+    conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    memset(src.data, LONG_BYTE, LONG_LEN);
+    long_write_t lw = {
+      .ep = p.a.ep, .src = conf_seg(&src, 0, LONG_LEN),
+      .dst = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx,
+    };
+    const unsigned char *part = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
+    GThread *t = g_thread_new("long-write", long_write, &lw);
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while (landing_peek(part) == 0 && g_get_monotonic_time() < end)
+      ;
+    seen += landing_peek(part) != 0 && landing_peek(last) == 0;
+    conf_ok(it_lmr_free(dst.lmr));
+    dst.lmr = IT_NULL_HANDLE;
+    unsigned char at_free = landing_peek(last);
+    g_thread_join(t);
+    it_event_t ev = conf_wait(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT);
+    g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1);
+    /* Give a transfer that goes on behind the free's back time to show. */
+    g_usleep(50000);
+    unsigned char after = landing_peek(last);
+    if (after != at_free)
+      g_error("round %u: the last byte of a 64 MiB RDMA Write's target was 0x%02x when it_lmr_free returned "
+              "and 0x%02x after the Write completed (%s): the transfer wrote into the region after it was "
+              "freed", r + 1, at_free, after, itx_dto_status_name(ev.dto_cmpl.dto_status));
+    g_test_message("round %u: Write %s, the last byte %s when the free returned", r + 1,
+                   itx_dto_status_name(ev.dto_cmpl.dto_status), at_free != 0 ? "landed" : "not landed");
+    conf_buf_free(&src);
+    conf_buf_free(&dst);
+    conf_pair_close(&p);
+  }
+  g_test_message("%u of %u rounds freed the region while the Write was landing", seen, n);
+}
+
 static void
 test_stale_handles(void)
 {
@@ -724,6 +873,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/srq-free-vs-post", test_srq_free_vs_post);
   g_test_add_func("/conformance/race/ia-free-vs-wait", test_ia_free_vs_wait);
   g_test_add_func("/conformance/race/connections-vs-registration", test_connections_vs_registration);
+  g_test_add_func("/conformance/race/lmr-free-beside-transfer", test_lmr_free_beside_transfer);
+  g_test_add_func("/conformance/race/post-beside-transfer", test_post_beside_transfer);
   g_test_add_func("/conformance/race/stale-handles", test_stale_handles);
   g_test_add_func("/conformance/race/pz-limit", test_pz_limit);
   return g_test_run();

@@ -626,6 +626,86 @@ test_data_queue_full(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* A Write long enough to be seen landing on any host (milliseconds). */
+#define LONG_LEN (64u << 20)
+#define LONG_BYTE 0x5a
+
+typedef struct {
+  rnicpi_qp_t *qp;
+  const cert_buf_t *src;
+  uint64_t raddr, rkey;
+} long_write_t;
+
+static gpointer
+long_write(gpointer data)
+{
+  long_write_t *lw = data;
+  cert_post_send(lw->qp, RNICPI_WR_RDMA_WRITE, lw->src, 0, LONG_LEN, 0x61, RNICPI_WR_SIGNALED,
+                 lw->raddr, lw->rkey);
+  return NULL;
+}
+
+/* A byte a transfer may be writing at this moment, read as a consumer
+ * polling for it would (ThreadSanitizer is told the race is on purpose). */
+static uint8_t
+landing_peek(const uint8_t *p)
+{
+#ifdef ITAPI_TSAN_GLIB_H
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+#endif
+  uint8_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+#ifdef ITAPI_TSAN_GLIB_H
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+#endif
+  return v;
+}
+
+static void
+test_data_dereg_beside_write(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("The responder deregisters the region a 64 MiB RDMA Write is landing in: mr_dereg "
+                 "succeeds and no byte of the region changes after it returned (the memory is the "
+                 "consumer's again); the Write completes exactly once, successfully or with an error");
+  unsigned seen = 0, n = 3;
+  for (unsigned r = 0; r < n; r++) {
+    cert_pair_t pr;
+    if (!cert_pair_open(f, &pr, NULL))
+      return;
+    cert_buf_t src, dst;
+    cert_buf_new(pr.a.pd, &src, LONG_LEN, RW);
+    cert_buf_new(pr.p.pd, &dst, LONG_LEN, TARGET);
+    memset(src.data, LONG_BYTE, LONG_LEN);
+    long_write_t lw = { .qp = pr.a.qp, .src = &src, .raddr = cert_raddr(&dst, 0), .rkey = dst.mr->rkey };
+    /* A byte a quarter of the way in: a copy may store its first bytes
+     * last (glibc's memcpy keeps them aside to align its loop). */
+    const uint8_t *part = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
+    GThread *t = g_thread_new("long-write", long_write, &lw);
+    gint64 end = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+    while (landing_peek(part) == 0 && g_get_monotonic_time() < end)
+      ;
+    seen += landing_peek(part) != 0 && landing_peek(last) == 0;
+    cert_ok(MEM->mr_dereg(dst.mr));
+    dst.mr = NULL;
+    uint8_t at_dereg = landing_peek(last);
+    g_thread_join(t);
+    rnicpi_wc_t wc = cert_wc(pr.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0x61);
+    /* Give a transfer that goes on behind the deregistration's back time
+     * to show. */
+    g_usleep(50000);
+    uint8_t after = landing_peek(last);
+    if (after != at_dereg)
+      g_error("round %u: the last byte of a 64 MiB RDMA Write's target was 0x%02x when mr_dereg returned and "
+              "0x%02x after the Write completed (status %d): the transfer wrote into the region after it "
+              "was deregistered", r + 1, at_dereg, after, (int) wc.status);
+    cert_buf_free(&src);
+    cert_buf_free(&dst);
+    cert_pair_free(&pr);
+  }
+  g_test_message("%u of %u rounds deregistered the region while the Write was landing", seen, n);
+}
+
 void
 cert_register_data(void)
 {
@@ -641,4 +721,5 @@ cert_register_data(void)
   cert_add("/rnicpi/data/unsignaled", test_data_unsignaled);
   cert_add("/rnicpi/data/order", test_data_order);
   cert_add("/rnicpi/data/queue-full", test_data_queue_full);
+  cert_add("/rnicpi/data/dereg-beside-write", test_data_dereg_beside_write);
 }

@@ -22,11 +22,15 @@
  *    alone, so connections of different threads do not meet; everything
  *    else takes the fabric lock first, then the link's;
  * 3. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
+ * No lock is held across a long payload copy of an in-process connection:
+ * the copier lets its link's lock go and marks the link copying, and every
+ * other user of the link waits for the mark to clear or, a post, queues its
+ * work for the copier to run (emul_qp.c, "Long copies").
  * The region table is read without the fabric lock by the fast path: its
  * slots never move (a two-level array), an entry is published whole and,
  * when it leaves, freed only once every link has been taken and released
  * after it left (emul_links_quiesce): the fast path looks keys up only
- * under its link's lock.  The fast path never reads a window's or a
+ * under its link's lock, and a long copy ends before its link is idle.  The fast path never reads a window's or a
  * fast-registered region's entry (their fields change under the fabric
  * lock): while any exists, posts take the fabric lock (emul_fabric.nmutable,
  * read under the link's lock; emul_mr_mutable_enter).
@@ -74,7 +78,16 @@ struct emul_mr;
 typedef struct emul_link {
   _Alignas(64) rnicpi_spin_t lock;  /* a cache line of its own: it moves between two threads */
   gint ref;               /* QPs that had it (fabric lock) */
+  /* Long copies (emul_qp.c): the rest under the lock. */
+  gboolean copying;       /* a copy runs with the lock let go */
+  gboolean again;         /* work was queued while it ran: run the queues (emul_link_settle) */
+  struct emul_qp *qp[2];  /* the connection's QPs, each until it leaves */
 } emul_link_t;
+
+/* A payload copy of at least this many bytes runs with the link's lock let
+ * go (emul_qp.c, "Long copies"); a shorter one costs less than letting the
+ * lock go and taking it back. */
+#define EMUL_COPY_UNLOCKED (64u << 10)
 
 typedef struct emul_fabric {
   rnicpi_spin_t lock;     /* see "Locks" above (emul_fabric_lock) */
@@ -673,14 +686,17 @@ void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_b
  * holds them. */
 void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
-/* Links (emul_qp.c; fabric lock held).  Take also @qp's link lock, when it
- * has a link; give what it returned back to emul_link_drop. */
+/* Links (emul_qp.c).  Take @l's lock once no copy runs with it let go
+ * (every taker but the fast path's post waits so). */
+void emul_link_lock_idle(emul_link_t *l);
+/* Fabric lock held: take also @qp's link lock, when it has a link; give
+ * what it returned back to emul_link_drop. */
 static inline emul_link_t *
 emul_link_take(emul_qp_t *qp)
 {
   emul_link_t *l = qp->link;
   if (l != NULL)
-    rnicpi_spin_lock(&l->lock);
+    emul_link_lock_idle(l);
   return l;
 }
 static inline void emul_link_drop(emul_link_t *l)
@@ -688,6 +704,9 @@ static inline void emul_link_drop(emul_link_t *l)
   if (l != NULL)
     rnicpi_spin_unlock(&l->lock);
 }
+/* Fabric lock and @l's held (or @l NULL): run what posts queued on its
+ * QPs while a long copy had the lock let go (emul_link_t.again). */
+void emul_link_settle(emul_link_t *l, emul_work_t *w);
 /* Give the two QPs of a new in-process connection one link (establish). */
 void emul_link_join(emul_qp_t *a, emul_qp_t *p);
 /* Lock and unlock every link (a fork: pthread_atfork). */

@@ -88,14 +88,15 @@ emul_mr_mutable_enter(void)
 }
 
 /* The fast path looks a key up and uses its entry only while it holds its
- * link's lock: once each link was taken and released after an entry left
- * the table, no thread still holds it. */
+ * link's lock, or copies from its memory while the link is marked copying:
+ * once each link was taken idle and released after an entry left the
+ * table, no thread still uses it. */
 void
 emul_links_quiesce(void)
 {
   for (guint i = 0; i < emul_fabric.links->len; i++) {
     emul_link_t *l = g_ptr_array_index(emul_fabric.links, i);
-    rnicpi_spin_lock(&l->lock);
+    emul_link_lock_idle(l);
     rnicpi_spin_unlock(&l->lock);
   }
 }

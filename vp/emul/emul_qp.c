@@ -35,6 +35,18 @@
  * the fabric lock, then the link's, and runs the same code.  So two
  * threads, each with its own connection, never share a lock.
  *
+ * Long copies.  A payload copy of EMUL_COPY_UNLOCKED bytes or more runs
+ * with the link's lock let go (copy_begin, copy_end), as a NIC moves a
+ * message while the host posts more: the checks before it and the
+ * completions after it are made under the lock, and the link is marked
+ * copying meanwhile.  A post on either QP that finds the mark queues its
+ * request or receive in order (behind the one being copied) and marks the
+ * link again; the copier, on its way out, runs the queues under the fabric
+ * lock (emul_link_settle).  Everything else that takes the link (connection
+ * management, a region leaving the table, a fork) waits for the mark to
+ * clear (emul_link_lock_idle), so the memory being copied stays registered
+ * and both QPs stay as they were until the copy is done.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
@@ -48,6 +60,8 @@ emul_link_join(emul_qp_t *a, emul_qp_t *p)
 {
   emul_link_t *l = g_aligned_alloc0(1, sizeof(emul_link_t), _Alignof(emul_link_t));
   l->ref = 2;
+  l->qp[0] = a;
+  l->qp[1] = p;
   g_ptr_array_add(emul_fabric.links, l);
   /* Everything establish wrote is seen by a thread that reads the link
    * (acquire) before it takes its lock. */
@@ -62,6 +76,9 @@ link_leave(emul_qp_t *qp)
 {
   if (qp->link == NULL)
     return;
+  for (unsigned i = 0; i < G_N_ELEMENTS(qp->link->qp); i++)
+    if (qp->link->qp[i] == qp)
+      qp->link->qp[i] = NULL;
   qp->old_links = g_slist_prepend(qp->old_links, qp->link);
   __atomic_store_n(&qp->link, NULL, __ATOMIC_RELEASE);
 }
@@ -82,10 +99,21 @@ links_release(emul_qp_t *qp)
 }
 
 void
+emul_link_lock_idle(emul_link_t *l)
+{
+  rnicpi_spin_lock(&l->lock);
+  for (unsigned n = 1; G_UNLIKELY(l->copying); n++) {
+    rnicpi_spin_unlock(&l->lock);
+    rnicpi_spin_backoff(n);
+    rnicpi_spin_lock(&l->lock);
+  }
+}
+
+void
 emul_links_lock_all(void)
 {
   for (guint i = 0; i < emul_fabric.links->len; i++)
-    rnicpi_spin_lock(&((emul_link_t *) g_ptr_array_index(emul_fabric.links, i))->lock);
+    emul_link_lock_idle(g_ptr_array_index(emul_fabric.links, i));
 }
 
 void
@@ -108,6 +136,66 @@ fast_lock(emul_qp_t *qp)
     return l;
   rnicpi_spin_unlock(&l->lock);
   return NULL;
+}
+
+/* Whether a copy runs with @qp's link let go (its lock held). */
+static inline gboolean
+link_copying(const emul_qp_t *qp)
+{
+  return qp->link != NULL && qp->link->copying;
+}
+
+/* Let @qp's link go for a copy of @len bytes, when it is long (its lock
+ * held): the link it let go, for copy_end, or NULL. */
+static inline emul_link_t *
+copy_begin(emul_qp_t *qp, uint64_t len)
+{
+  emul_link_t *l = qp->link;
+  if (len < EMUL_COPY_UNLOCKED || l == NULL)
+    return NULL;
+  l->copying = TRUE;
+  rnicpi_spin_unlock(&l->lock);
+  return l;
+}
+
+/* Take back the link copy_begin let go. */
+static inline void
+copy_end(emul_link_t *l)
+{
+  if (l == NULL)
+    return;
+  rnicpi_spin_lock(&l->lock);
+  l->copying = FALSE;
+}
+
+void
+emul_link_settle(emul_link_t *l, emul_work_t *w)
+{
+  while (l != NULL && G_UNLIKELY(l->again)) {
+    l->again = FALSE;
+    for (unsigned i = 0; i < G_N_ELEMENTS(l->qp); i++)
+      if (l->qp[i] != NULL)
+        emul_qp_progress(l->qp[i], w);
+  }
+}
+
+/* Leave the fast path: let @l go; first, when posts queued work behind a
+ * long copy that has ended, run it under the fabric lock (the queue may
+ * hold a bind or a fast registration, which change what the fast path
+ * reads).  A post that queued behind a copy still running leaves that to
+ * the copier, which sees the mark when it takes the lock back. */
+static inline void
+fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
+{
+  gboolean again = l->again && !l->copying;
+  rnicpi_spin_unlock(&l->lock);
+  if (G_UNLIKELY(again)) {
+    emul_lock_data_path();
+    l = emul_link_take(qp);
+    emul_link_settle(l, w);
+    emul_link_drop(l);
+    emul_fabric_unlock();
+  }
 }
 
 /* What a post_send on the fast path needs once it holds the link's lock:
@@ -279,7 +367,9 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return blocked ? EXEC_BLOCKED : fail_remote(qp, wr, f, w);
   if (!emul_resp_recv_fits(peer, r, len, &f, w))
     return fail_remote(qp, wr, f, w);
+  emul_link_t *l = copy_begin(qp, len);
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
+  copy_end(l);
   emul_resp_recv_done(peer, r, len, inv, wr->invalidate_rkey, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
@@ -352,8 +442,10 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   uint8_t *remote = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, len, &f);
   if (remote == NULL)
     return fail_remote(qp, wr, f, w);
+  emul_link_t *l = copy_begin(qp, len);
   if (len > 0)
     emul_sg_copy(sg, wr->num_sge, remote, wr->opcode == RNICPI_WR_RDMA_WRITE);
+  copy_end(l);
   if (!emul_read_inv_done(qp, wr))
     return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
@@ -554,6 +646,9 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
     st = emul_ring_post_send(qp, wr, w);
+  } else if (link_copying(qp)) {
+    emul_swqe_keep(qp, wr);  /* behind the request being copied: the copier runs it */
+    qp->link->again = TRUE;
   } else if (!emul_wq_empty(&qp->sq) ||
              exec_of[wr->opcode](qp, wr, w) == EXEC_BLOCKED) {
     emul_swqe_keep(qp, wr);  /* ordered behind a blocked send */
@@ -631,7 +726,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (fast_candidate(wr) && (l = fast_lock(qp)) != NULL) {
     if (G_LIKELY(fast_ok(qp))) {
       st = post_send_locked(qp, wr, &w);
-      rnicpi_spin_unlock(&l->lock);
+      fast_unlock(qp, l, &w);
       emul_work_deliver(&w);
       return st;
     }
@@ -640,6 +735,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   emul_lock_data_path();
   l = emul_link_take(qp);
   st = post_send_locked(qp, wr, &w);
+  emul_link_settle(l, &w);
   emul_link_drop(l);
   emul_fabric_unlock();
   emul_work_deliver(&w);
@@ -668,7 +764,9 @@ post_recv_locked(emul_qp_t *qp, const rnicpi_recv_wr_t *wr, emul_work_t *w)
     return RNICPI_EFULL;
   } else {
     emul_rwqe_keep(&qp->rq, wr);
-    if (qp->peer != NULL)
+    if (link_copying(qp))
+      qp->link->again = TRUE;  /* the copier runs a send this receive lets go */
+    else if (qp->peer != NULL)
       emul_qp_progress(qp->peer, w);  /* a send waiting for this receive */
     else if (qp->x != NULL)
       emul_ring_recv_posted(qp, w);
@@ -694,7 +792,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   if (l != NULL) {
     if (G_LIKELY(qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) {
       st = post_recv_locked(qp, wr, &w);
-      rnicpi_spin_unlock(&l->lock);
+      fast_unlock(qp, l, &w);
       emul_work_deliver(&w);
       return st;
     }
@@ -703,6 +801,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   emul_lock_data_path();
   l = emul_link_take(qp);
   st = post_recv_locked(qp, wr, &w);
+  emul_link_settle(l, &w);
   emul_link_drop(l);
   emul_fabric_unlock();
   emul_work_deliver(&w);
