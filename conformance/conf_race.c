@@ -800,6 +800,129 @@ test_lmr_free_beside_transfer(void)
   g_test_message("%u of %u rounds freed the region while the Write was landing", seen, n);
 }
 
+/* posts-on-one-connection: each thread's posts on the one connection. */
+#define MANY_N 24
+#define MANY_WRITE (128u << 10)
+#define MANY_MSG 64
+
+typedef struct {
+  it_ep_handle_t ep;
+  const conf_buf_t *src;        /* slice i (MANY_WRITE or MANY_MSG bytes) per post */
+  size_t slice;
+  gboolean write;               /* RDMA Writes to dst's slice i, else Sends */
+  it_rdma_addr_t dst;
+  it_rmr_context_t ctx;
+  it_dto_cookie_t cookie0;
+  volatile gint *go;
+} poster_t;
+
+static gpointer
+poster_run(gpointer data)
+{
+  poster_t *t = data;
+  while (!g_atomic_int_get(t->go))
+    ;
+  for (unsigned i = 0; i < MANY_N; i++) {
+    it_lmr_triplet_t seg = conf_seg(t->src, i * t->slice, (it_length_t) t->slice);
+    if (t->write)
+      conf_ok(it_post_rdma_write(t->ep, &seg, 1, t->cookie0 + i, IT_COMPLETION_FLAG,
+                                 t->dst + (it_rdma_addr_t) i * t->slice, t->ctx));
+    else
+      conf_ok(it_post_send(t->ep, &seg, 1, t->cookie0 + i, IT_COMPLETION_FLAG));
+  }
+  return NULL;
+}
+
+static void
+fill_slice(conf_buf_t *b, size_t off, size_t len, unsigned seed)
+{
+  for (size_t i = 0; i < len; i++)
+    b->data[off + i] = (unsigned char) (i * 31 + seed * 7 + 1);
+}
+
+/* Take @n completions from @evd: each class of cookies (cookie >> 12)
+ * successful and in its own post order, receives MANY_MSG long. */
+static void
+collect_in_order(it_evd_handle_t evd, unsigned n, const char *side)
+{
+  unsigned next[16] = { 0 };
+  for (unsigned k = 0; k < n; k++) {
+    it_event_t ev;
+    size_t more = 0;
+    it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+    if (st != IT_SUCCESS)
+      g_error("%s: completion %u of %u: it_evd_wait returned %s (%s)", side, k + 1, n, itx_status_name(st),
+              itx_error_detail());
+    it_dto_cmpl_event_t d = ev.dto_cmpl;
+    unsigned cls = (unsigned) (d.cookie >> 12) & 15, idx = (unsigned) (d.cookie & 0xfff);
+    if (d.dto_status != IT_DTO_SUCCESS)
+      g_error("%s: completion 0x%" G_GINT64_MODIFIER "x ended with %s", side, (guint64) d.cookie,
+              itx_dto_status_name(d.dto_status));
+    if (idx != next[cls])
+      g_error("%s: completion 0x%" G_GINT64_MODIFIER "x came where 0x%x was due: the posts of one thread "
+              "completed out of their order", side, (guint64) d.cookie, (cls << 12) | next[cls]);
+    next[cls]++;
+    if (ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT)
+      g_assert_cmpuint(d.transferred_length, ==, MANY_MSG);
+  }
+}
+
+static void
+test_posts_on_one_connection(void)
+{
+  g_test_summary("Three threads post at once on one connection: RDMA Writes of 128 KiB and Sends on the "
+                 "active EP, Sends the other way on the passive one.  Every post succeeds, every request and "
+                 "receive completes successfully and each thread's in its post order, and every byte lands "
+                 "where its request put it");
+  for (unsigned r = 0; r < 3; r++) {
+    conf_pair_t p;
+    conf_buf_t dst, wsrc, asrc, psrc, arcv, prcv;
+    conf_pair_open(&p);
+    conf_buf_new(&p.p, &dst, MANY_N * MANY_WRITE, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+    conf_pair_connect(&p, NULL, 0, NULL, 0);
+    conf_buf_new(&p.a, &wsrc, MANY_N * MANY_WRITE, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.a, &asrc, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.p, &psrc, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.a, &arcv, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.p, &prcv, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    for (unsigned i = 0; i < MANY_N; i++) {
+      fill_slice(&wsrc, i * MANY_WRITE, MANY_WRITE, r * 1000 + i);
+      fill_slice(&asrc, i * MANY_MSG, MANY_MSG, r * 1000 + 100 + i);
+      fill_slice(&psrc, i * MANY_MSG, MANY_MSG, r * 1000 + 200 + i);
+      it_lmr_triplet_t a = conf_seg(&arcv, i * MANY_MSG, MANY_MSG), b = conf_seg(&prcv, i * MANY_MSG, MANY_MSG);
+      conf_ok(it_post_recv(p.a.ep, &a, 1, 0x5000 + i, IT_COMPLETION_FLAG));
+      conf_ok(it_post_recv(p.p.ep, &b, 1, 0x4000 + i, IT_COMPLETION_FLAG));
+    }
+    volatile gint go = 0;
+    poster_t t[3] = {
+      { .ep = p.a.ep, .src = &wsrc, .slice = MANY_WRITE, .write = TRUE,
+        .dst = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie0 = 0x1000, .go = &go },
+      { .ep = p.a.ep, .src = &asrc, .slice = MANY_MSG, .cookie0 = 0x2000, .go = &go },
+      { .ep = p.p.ep, .src = &psrc, .slice = MANY_MSG, .cookie0 = 0x3000, .go = &go },
+    };
+    GThread *th[3];
+    for (unsigned k = 0; k < 3; k++)
+      th[k] = g_thread_new("poster", poster_run, &t[k]);
+    g_atomic_int_set(&go, 1);
+    for (unsigned k = 0; k < 3; k++)
+      g_thread_join(th[k]);
+    collect_in_order(p.a.dto, 3 * MANY_N, "active EP");
+    collect_in_order(p.p.dto, 2 * MANY_N, "passive EP");
+    for (unsigned i = 0; i < MANY_N; i++) {
+      conf_buf_check(&dst, i * MANY_WRITE, MANY_WRITE, r * 1000 + i);
+      conf_buf_check(&prcv, i * MANY_MSG, MANY_MSG, r * 1000 + 100 + i);
+      conf_buf_check(&arcv, i * MANY_MSG, MANY_MSG, r * 1000 + 200 + i);
+    }
+    conf_buf_free(&prcv);
+    conf_buf_free(&arcv);
+    conf_buf_free(&psrc);
+    conf_buf_free(&asrc);
+    conf_buf_free(&wsrc);
+    conf_buf_free(&dst);
+    conf_pair_close(&p);
+  }
+}
+
 static void
 test_stale_handles(void)
 {
@@ -875,6 +998,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/connections-vs-registration", test_connections_vs_registration);
   g_test_add_func("/conformance/race/lmr-free-beside-transfer", test_lmr_free_beside_transfer);
   g_test_add_func("/conformance/race/post-beside-transfer", test_post_beside_transfer);
+  g_test_add_func("/conformance/race/posts-on-one-connection", test_posts_on_one_connection);
   g_test_add_func("/conformance/race/stale-handles", test_stale_handles);
   g_test_add_func("/conformance/race/pz-limit", test_pz_limit);
   return g_test_run();

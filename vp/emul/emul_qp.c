@@ -201,12 +201,13 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
 /* What a post_send on the fast path needs once it holds the link's lock:
  * no window or fast-registered region in the table (read under the lock:
  * emul_mr_mutable_enter), and neither QP holding work queued behind a
- * receiver not ready (its flush or progress may release a window). */
+ * receiver not ready (its flush or progress may release a window); or a
+ * long copy running, behind which the request only queues. */
 static inline gboolean
-fast_ok(emul_qp_t *qp)
+fast_ok(emul_qp_t *qp, const emul_link_t *l)
 {
-  return g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
-         (qp->peer == NULL || emul_wq_empty(&qp->peer->sq));
+  return l->copying || (g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
+                        (qp->peer == NULL || emul_wq_empty(&qp->peer->sq)));
 }
 
 /* A request that may take the fast path: one whose every key names a
@@ -724,7 +725,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 
   emul_link_t *l;
   if (fast_candidate(wr) && (l = fast_lock(qp)) != NULL) {
-    if (G_LIKELY(fast_ok(qp))) {
+    if (G_LIKELY(fast_ok(qp, l))) {
       st = post_send_locked(qp, wr, &w);
       fast_unlock(qp, l, &w);
       emul_work_deliver(&w);
@@ -787,10 +788,11 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   if (qp->srq != NULL)
     return RNICPI_EINVAL; /* its receives are the SRQ's */
   /* The fast path: a linked QP whose peer has nothing queued that the
-   * receive would let run (a queued request may be a bind: fabric lock). */
+   * receive would let run (a queued request may be a bind: fabric lock),
+   * or one where a long copy runs (the receive only queues). */
   emul_link_t *l = fast_lock(qp);
   if (l != NULL) {
-    if (G_LIKELY(qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) {
+    if (G_LIKELY(qp->peer == NULL || emul_wq_empty(&qp->peer->sq) || l->copying)) {
       st = post_recv_locked(qp, wr, &w);
       fast_unlock(qp, l, &w);
       emul_work_deliver(&w);
