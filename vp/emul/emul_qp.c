@@ -206,8 +206,8 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
 static inline gboolean
 fast_ok(emul_qp_t *qp, const emul_link_t *l)
 {
-  return l->copying || (g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
-                        (qp->peer == NULL || emul_wq_empty(&qp->peer->sq)));
+  return (g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
+          (qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) || l->copying;
 }
 
 /* A request that may take the fast path: one whose every key names a
