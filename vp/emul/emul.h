@@ -681,6 +681,7 @@ void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
  * by the requester in the peer's memory) also tells the responder. */
 void emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w);
+void emul_req_fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w);
 void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf);
 /* Scatter @len bytes of @buf over a receive's list (checked), as far as it
  * holds them. */
@@ -743,6 +744,9 @@ void emul_ring_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work
 void emul_ring_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
 void emul_ring_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                   const void *pdata, uint32_t pdata_len);
+/* Break @qp's connection for its request's remote failure @f: the peer
+ * process's QP gets the responder's affiliated event with its BROKEN. */
+void emul_ring_break_fault(emul_qp_t *qp, emul_work_t *w, emul_fault_t f);
 rnicpi_status_t emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 /* The latency cases of a one-SGE post on a connected cross-process QP: an
  * RDMA Write or Read executed at once when nothing is queued and the

@@ -326,16 +326,26 @@ sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
 }
 
 /* Remote failure @f: the requester completes with its status, both sides
- * break, each gets its affiliated event (emul_fault_t). */
+ * break, each gets its affiliated event (emul_fault_t); across processes
+ * the responder's goes in the teardown message (emul_ring_break_fault). */
+void
+emul_req_fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
+  emul_qp_async(qp, emul_fault_requester(f));
+  if (qp->x != NULL) {
+    emul_ring_break_fault(qp, w, f);
+    return;
+  }
+  if (qp->peer != NULL)
+    emul_qp_async(qp->peer, emul_fault_responder(f));
+  emul_qp_break(qp, w, FALSE, NULL, 0);
+}
+
 static exec_t
 fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
 {
-  emul_qp_t *peer = qp->peer;
-  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
-  if (peer != NULL)
-    emul_qp_async(peer, emul_fault_responder(f));
-  emul_qp_async(qp, emul_fault_requester(f));
-  emul_qp_break(qp, w, FALSE, NULL, 0);
+  emul_req_fail_remote(qp, wr, f, w);
   return EXEC_FAILED;
 }
 

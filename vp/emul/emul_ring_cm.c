@@ -805,6 +805,13 @@ emul_ring_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pda
   emul_ring_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, pdata, len);
 }
 
+void
+emul_ring_break_fault(emul_qp_t *qp, emul_work_t *w, emul_fault_t f)
+{
+  x_fault_t to = { .f = f, .to_responder = TRUE };
+  emul_ring_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
+}
+
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)
  * or broke the protocol (m NULL). */
 void

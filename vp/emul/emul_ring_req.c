@@ -61,17 +61,6 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
   return any;
 }
 
-/* Requester side, reaching into the peer's memory itself: @wr failed
- * there with @f; each side gets its affiliated event. */
-static void
-x_fail_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
-{
-  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
-  emul_qp_async(qp, emul_fault_requester(f));
-  x_fault_t to = { .f = f, .to_responder = TRUE };
-  emul_ring_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
-}
-
 /* ---- cross-memory attach ---- */
 
 /* Move @total bytes between local pieces and the peer's pieces. */
@@ -206,7 +195,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
     if (!cma)
       return XR_NOTDIRECT;
-    x_fail_direct(qp, wr, EMUL_FAULT_OP, w);
+    emul_req_fail_remote(qp, wr, EMUL_FAULT_OP, w);
     return XR_FAILED;
   }
   if (len == 0 && !cma)
@@ -222,7 +211,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
         ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
       if (!cma)
         return XR_NOTDIRECT;
-      x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
+      emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
       return XR_FAILED;
     }
     uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
@@ -243,7 +232,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
         /* EFAULT: the region went away under us (deregistered while in
          * use); anything else: the peer is gone. */
         if (errno == EFAULT) {
-          x_fail_direct(qp, wr, emul_access_fault(wr->opcode), w);
+          emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
         } else {
           emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
           emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
