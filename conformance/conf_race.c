@@ -884,7 +884,7 @@ test_posts_on_one_connection(void)
     conf_buf_new(&p.a, &asrc, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
     conf_buf_new(&p.p, &psrc, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
     conf_buf_new(&p.a, &arcv, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-    conf_buf_new(&p.p, &prcv, MANY_N * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&p.p, &prcv, (MANY_N + 1) * MANY_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
     for (unsigned i = 0; i < MANY_N; i++) {
       fill_slice(&wsrc, i * MANY_WRITE, MANY_WRITE, r * 1000 + i);
       fill_slice(&asrc, i * MANY_MSG, MANY_MSG, r * 1000 + 100 + i);
@@ -906,8 +906,15 @@ test_posts_on_one_connection(void)
     g_atomic_int_set(&go, 1);
     for (unsigned k = 0; k < 3; k++)
       g_thread_join(th[k]);
-    collect_in_order(p.a.dto, 3 * MANY_N, "active EP");
-    collect_in_order(p.p.dto, 2 * MANY_N, "passive EP");
+    /* A Write's completion tells only that the requester is done with it
+     * (iWARP completes it once sent): a Send posted after every Write, its
+     * receive completed, is what says each Write has been placed (RC order). */
+    it_lmr_triplet_t fence_rcv = conf_seg(&prcv, MANY_N * MANY_MSG, MANY_MSG), fence = conf_seg(&asrc, 0, MANY_MSG);
+    conf_ok(it_post_recv(p.p.ep, &fence_rcv, 1, 0x6000, IT_COMPLETION_FLAG));
+    conf_ok(it_post_send(p.a.ep, &fence, 1, 0x7000, IT_COMPLETION_FLAG));
+    collect_in_order(p.a.dto, 3 * MANY_N + 1, "active EP");
+    collect_in_order(p.p.dto, 2 * MANY_N + 1, "passive EP");
+    conf_buf_check(&prcv, MANY_N * MANY_MSG, MANY_MSG, r * 1000 + 100);
     for (unsigned i = 0; i < MANY_N; i++) {
       conf_buf_check(&dst, i * MANY_WRITE, MANY_WRITE, r * 1000 + i);
       conf_buf_check(&prcv, i * MANY_MSG, MANY_MSG, r * 1000 + 100 + i);
