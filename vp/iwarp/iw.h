@@ -46,6 +46,14 @@
  * FPDUs (and the trailer plus next header after a payload placed in
  * place), instead of one recv() per field. */
 #define IW_RX_STAGE 512
+/* While a post waits for the QP's lock, one call of the transmit or
+ * receive engine moves at most about this many bytes before it lets the
+ * lock go (the socket stays ready: the progress thread, or the poller that
+ * owns it, comes back for the rest): a post never waits for a long
+ * transfer to end, only for one burst.  Nobody waiting, it goes on while
+ * the socket takes or holds bytes (a handoff per burst would cost a
+ * stream of 64 KiB sends two thirds of its rate). */
+#define IW_IO_BURST (1u << 20)
 /* Transmit batch: FPDUs (and iovecs) handed to one sendmsg(). */
 #define IW_TX_FPDUS 16
 #define IW_TX_IOV 64
@@ -363,6 +371,7 @@ typedef struct iw_qp {
   iw_pd_t *pd;
   iw_cq_t *scq, *rcq;
   GMutex lock;
+  gint posts_waiting;        /* posts waiting for lock (atomic; iw_qp_lock_post) */
   rnicpi_qp_attr_t attr;
   rnicpi_qp_state_t state;
   iw_cstate_t cs;
@@ -425,6 +434,25 @@ iw_mr_unlock(iw_qp_t *qp)
 {
   if (--qp->mr_depth == 0)
     g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+}
+
+/* A post takes the QP's lock; when it must wait, it says so, and the
+ * transmit or receive pass holding the lock lets it go after its burst
+ * (IW_IO_BURST).  Uncontended, one trylock. */
+static inline void
+iw_qp_lock_post(iw_qp_t *qp)
+{
+  if (G_LIKELY(g_mutex_trylock(&qp->lock)))
+    return;
+  g_atomic_int_inc(&qp->posts_waiting);
+  g_mutex_lock(&qp->lock);
+  g_atomic_int_add(&qp->posts_waiting, -1);
+}
+
+static inline gboolean
+iw_qp_posts_waiting(iw_qp_t *qp)
+{
+  return g_atomic_int_get(&qp->posts_waiting) > 0;
 }
 
 typedef struct iw_listen {

@@ -425,7 +425,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   if (wr->num_sge > max_sge || wr->num_sge > IW_MAX_SGE)
     return RNICPI_ELIMIT;
 
-  g_mutex_lock(&qp->lock);
+  iw_qp_lock_post(qp);
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
   } else if (wr_is_rfc7306(wr->opcode) && !qp->rfc7306) {
@@ -465,8 +465,9 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     gboolean tx_idle = !iw_tx_pending(qp);
     rnicpi_fifo_push(&qp->sq, s);
     qp->sq_used++;
-    /* Transmit from this thread while the socket takes it; the progress
-     * thread continues when it would block.  Except a small unsignaled
+    /* Transmit from this thread while the socket takes it, one burst at
+     * most (IW_IO_BURST); the progress thread continues when it would
+     * block or the burst ends.  Except a small unsignaled
      * RDMA Write on a QP whose consumer sleeps for its completions
      * (it_evd_wait: the lease of iw_cq_wait_begin): it waits for what the
      * consumer does next, usually the Send that tells the peer about it,
@@ -495,7 +496,7 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
 
   if (wr->num_sge > qp->attr.max_recv_sge || wr->num_sge > IW_MAX_SGE)
     return RNICPI_ELIMIT;
-  g_mutex_lock(&qp->lock);
+  iw_qp_lock_post(qp);
   if (qp->state == RNICPI_QPS_ERROR) {
     iw_qp_complete(qp, qp->rcq, wr->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, &w);
   } else if (qp->rq.len + (qp->rx.rwqe != NULL) >= qp->attr.max_recv_wr) {

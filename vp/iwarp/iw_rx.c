@@ -714,6 +714,7 @@ static void
 rx_progress(iw_qp_t *qp, iw_work_t *w)
 {
   iw_rx_t *r = &qp->rx;
+  size_t moved = 0;
   while (qp->fd >= 0) {
     if (qp->cs == IW_CS_DRAIN) {
       /* Broken: discard until the peer closes too. */
@@ -732,6 +733,8 @@ rx_progress(iw_qp_t *qp, iw_work_t *w)
     if (qp->fd < 0 || r->st_pos < r->st_len)
       continue; /* closed, or the state changed with bytes left (drained above) */
     r->st_pos = r->st_len = 0;
+    if (moved >= IW_IO_BURST && iw_qp_posts_waiting(qp))
+      return;  /* the socket stays readable: the rest in the next burst */
     ssize_t n;
     size_t asked;
     if (r->phase == IW_RX_PAYLOAD) {
@@ -754,6 +757,7 @@ rx_progress(iw_qp_t *qp, iw_work_t *w)
     }
     if (!rx_check(qp, n, w))
       return;
+    moved += (size_t) n;
     /* A short read emptied the socket: act on it and let the caller go
      * (the next poll or readiness comes back for more). */
     if ((size_t) n < asked) {

@@ -638,7 +638,13 @@ static void
 tx_progress(iw_qp_t *qp, iw_work_t *w)
 {
   iw_tx_t *t = &qp->tx;
+  size_t moved = 0;
   while (qp->fd >= 0) {
+    if (moved >= IW_IO_BURST && iw_qp_posts_waiting(qp) && iw_tx_pending(qp)) {
+      /* The rest in the next burst (the socket has room: it comes at once). */
+      iw_qp_want_out(qp, TRUE);
+      return;
+    }
     /* Frame what can go now, as long as the batch has room. */
     for (;;) {
       iw_txbatch_t *b = t->b;
@@ -667,9 +673,11 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
       iw_qp_want_out(qp, FALSE);
       return;
     }
+    size_t before = b->sent;
     iw_mr_lock(qp);
     int r = tx_write(qp);
     iw_mr_unlock(qp);
+    moved += b->sent - before;
     if (r < 0) {
       iw_tx_drop(qp);
       g_free(qp->tail);
