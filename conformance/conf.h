@@ -129,6 +129,10 @@ void conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs
 void conf_buf_free(conf_buf_t *b);
 void conf_buf_fill(conf_buf_t *b, unsigned seed);
 void conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed);
+/* A byte of a buffer a transfer may be writing at this moment, read as an
+ * application polling for it would (ThreadSanitizer is told the read races
+ * the transfer on purpose). */
+unsigned char conf_landing_peek(const unsigned char *p);
 /* Fail if a guard byte around the data changed. */
 void conf_buf_check_guards(const conf_buf_t *b);
 it_lmr_triplet_t conf_seg(const conf_buf_t *b, size_t off, size_t len);

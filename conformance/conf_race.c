@@ -671,22 +671,6 @@ long_write(gpointer data)
   return NULL;
 }
 
-/* A byte of a buffer a transfer may be writing at this moment, read as an
- * application polling for it would (ThreadSanitizer is told the read races
- * the transfer on purpose). */
-static unsigned char
-landing_peek(const unsigned char *p)
-{
-#ifdef ITAPI_TSAN_GLIB_H
-  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-#endif
-  unsigned char v = __atomic_load_n(p, __ATOMIC_RELAXED);
-#ifdef ITAPI_TSAN_GLIB_H
-  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-#endif
-  return v;
-}
-
 static void
 test_post_beside_transfer(void)
 {
@@ -719,14 +703,14 @@ test_post_beside_transfer(void)
     /* Part of the Write is in place, its last byte not yet: the posts
      * below race a transfer in flight. */
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (landing_peek(first) == 0 && g_get_monotonic_time() < end)
+    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
       ;
-    gboolean in_flight = landing_peek(first) != 0 && landing_peek(last) == 0;
+    gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
     conf_ok(it_post_recv(p.p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
     conf_ok(it_post_send(p.a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
     if (in_flight) {
       seen++;
-      early += landing_peek(last) == 0;
+      early += conf_landing_peek(last) == 0;
     }
     g_thread_join(t);
     conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
@@ -775,18 +759,18 @@ test_lmr_free_beside_transfer(void)
     const unsigned char *part = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
     GThread *t = g_thread_new("long-write", long_write, &lw);
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (landing_peek(part) == 0 && g_get_monotonic_time() < end)
+    while (conf_landing_peek(part) == 0 && g_get_monotonic_time() < end)
       ;
-    seen += landing_peek(part) != 0 && landing_peek(last) == 0;
+    seen += conf_landing_peek(part) != 0 && conf_landing_peek(last) == 0;
     conf_ok(it_lmr_free(dst.lmr));
     dst.lmr = IT_NULL_HANDLE;
-    unsigned char at_free = landing_peek(last);
+    unsigned char at_free = conf_landing_peek(last);
     g_thread_join(t);
     it_event_t ev = conf_wait(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT);
     g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1);
     /* Give a transfer that goes on behind the free's back time to show. */
     g_usleep(50000);
-    unsigned char after = landing_peek(last);
+    unsigned char after = conf_landing_peek(last);
     if (after != at_free)
       g_error("round %u: the last byte of a 64 MiB RDMA Write's target was 0x%02x when it_lmr_free returned "
               "and 0x%02x after the Write completed (%s): the transfer wrote into the region after it was "

@@ -346,6 +346,19 @@ conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed)
   }
 }
 
+unsigned char
+conf_landing_peek(const unsigned char *p)
+{
+#ifdef ITAPI_TSAN_GLIB_H
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+#endif
+  unsigned char v = __atomic_load_n(p, __ATOMIC_RELAXED);
+#ifdef ITAPI_TSAN_GLIB_H
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+#endif
+  return v;
+}
+
 void
 conf_buf_check_guards(const conf_buf_t *b)
 {

@@ -340,6 +340,98 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
   conf_require(type != IT_RMR_TYPE_DEFAULT, "RDMA Read into RMRs (rdma_read_local_extensions, an RMR type)");
 }
 
+/* post-beside-transfer: a Read of XLONG_LEN bytes, long enough to be seen
+ * landing, small enough for a device that pins it three times. */
+#define XLONG_LEN (32u << 20)
+#define XLONG_SEED 9
+
+typedef struct {
+  it_ep_handle_t ep;
+  it_lmr_triplet_t sink;
+  it_rdma_addr_t src;
+  it_rmr_context_t ctx;
+} long_read_t;
+
+static gpointer
+long_read(gpointer data)
+{
+  long_read_t *lr = data;
+  conf_ok(it_post_rdma_read(lr->ep, &lr->sink, 1, 41, IT_COMPLETION_FLAG, lr->src, lr->ctx));
+  return NULL;
+}
+
+/* The byte conf_buf_fill(XLONG_SEED) puts at @i, and the first index from
+ * @i on where that is not 0 (a sink starts zeroed). */
+static unsigned char
+xlong_byte(size_t i)
+{
+  return (unsigned char) (i * 31 + XLONG_SEED * 7 + 1);
+}
+
+static size_t
+xlong_probe(size_t i, int step)
+{
+  while (xlong_byte(i) == 0)
+    i += (size_t) step;
+  return i;
+}
+
+/* While one thread's RDMA Read of the child's region is landing here,
+ * another posts a small RDMA Write on the same endpoint: the post returns
+ * before the Read has landed whole, and completes after it. */
+static void
+post_beside_transfer_with(child_t *c)
+{
+  conf_side_t s;
+  conf_buf_t lb, back;
+  guint64 addr, ctx;
+  unsigned len;
+  open_target(c, &s, &lb, &back, &addr, &ctx, &len);
+  g_assert_cmpuint(len, ==, XLONG_LEN);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_fill(&lb, XLONG_SEED);
+  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64);
+  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  size_t part = xlong_probe(len / 4, 1), last = xlong_probe(len - 1, -1);
+  unsigned seen = 0, early = 0, n = 4;
+  for (unsigned r = 0; r < n; r++) {
+    memset(back.data, 0, len);
+    long_read_t lr = { .ep = s.ep, .sink = conf_seg(&back, 0, len), .src = ra, .ctx = ctx };
+    GThread *t = g_thread_new("long-read", long_read, &lr);
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while (conf_landing_peek(&back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
+      ;
+    gboolean in_flight = conf_landing_peek(&back.data[part]) == xlong_byte(part) &&
+                         conf_landing_peek(&back.data[last]) != xlong_byte(last);
+    /* The same bytes the region holds: the child's check below stands. */
+    conf_ok(it_post_rdma_write(s.ep, &head, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+    if (in_flight) {
+      seen++;
+      early += conf_landing_peek(&back.data[last]) != xlong_byte(last);
+    }
+    g_thread_join(t);
+    conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
+    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);
+    conf_buf_check(&back, 0, len, XLONG_SEED);
+  }
+  g_test_message("%u of %u rounds saw the Read landing when the Write was posted; in %u of those the post "
+                 "returned before its last byte was in place", seen, n, early);
+  if (seen > 0 && early == 0)
+    g_error("in each of %u rounds an RDMA Write posted while a %u MiB RDMA Read from another process on "
+            "the same endpoint was landing returned only once the Read had landed whole: a post waits for "
+            "a transfer in flight (a lock held across the copy?)", seen, len >> 20);
+  conf_say(c->to, "check %u\n", XLONG_SEED);
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
+  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  xproc_reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+}
+
 /* ---- tests ---- */
 
 /* Spawn a @role child and play the parent's @half (with @arg) against it.
@@ -378,6 +470,21 @@ test_send_local_protection(void)
   child_t c = xproc_spawn("echo", FALSE);
   g_unsetenv("CONF_XPROC_ECHO_END");
   send_recv_with(&c, TRUE);
+  unlink(c.err);
+}
+
+static void
+test_post_beside_transfer(void)
+{
+  g_test_summary("xproc: while one thread's 32 MiB RDMA Read from the child's region (private memory) is "
+                 "landing, another posts a 64-byte RDMA Write on the same endpoint: the post returns "
+                 "before the Read has landed whole, the Read completes before the Write, and every byte "
+                 "of it is in place");
+  g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
+  g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
+  child_t c = xproc_spawn("target", FALSE);
+  g_unsetenv("CONF_XPROC_TARGET_LEN");
+  post_beside_transfer_with(&c);
   unlink(c.err);
 }
 
@@ -1469,6 +1576,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
   g_test_add_func("/conformance/xproc/send-local-protection", test_send_local_protection);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
+  g_test_add_func("/conformance/xproc/post-beside-transfer", test_post_beside_transfer);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);

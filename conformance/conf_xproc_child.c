@@ -17,8 +17,6 @@
 
 #include "conf_xproc.h"
 
-#define TARGET_LEN (64 * 1024)
-
 const unsigned char xproc_ud_req_pd[sizeof XPROC_UD_REQ_TEXT] = XPROC_UD_REQ_TEXT;
 const unsigned char xproc_ud_rep_pd[sizeof XPROC_UD_REP_TEXT] = XPROC_UD_REP_TEXT;
 
@@ -199,6 +197,15 @@ memfd_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs)
                         &b->lmr, &b->ctx));
 }
 
+/* The target's region: 64 KiB, or CONF_XPROC_TARGET_LEN bytes (a transfer
+ * long enough to be watched landing). */
+static size_t
+target_len(void)
+{
+  const char *v = g_getenv("CONF_XPROC_TARGET_LEN");
+  return v != NULL ? (size_t) g_ascii_strtoull(v, NULL, 10) : 64 * 1024;
+}
+
 /* A target region; the application thread then sleeps in read(): RDMA
  * against it must complete without it.  "check SEED" verifies the region,
  * "guards" only the guard bytes (after a refused write), "write ADDR CTX"
@@ -210,14 +217,15 @@ role_target(gboolean memfd)
 {
   conf_side_t s;
   conf_buf_t rb;
+  const size_t len = target_len();
   role_accept(&s, NULL, FALSE);
   if (memfd)
-    memfd_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
+    memfd_buf_new(&s, &rb, len, IT_PRIV_LOCAL | IT_PRIV_REMOTE);
   else
-    conf_buf_new(&s, &rb, TARGET_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_new(&s, &rb, len, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
   xproc_peer_accessed(&rb);
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %u\n",
-         (guint64) (uintptr_t) rb.data, (guint64) rb.ctx, (unsigned) TARGET_LEN);
+         (guint64) (uintptr_t) rb.data, (guint64) rb.ctx, (unsigned) len);
   fflush(stdout);
   char cmd[64] = { 0 };
   unsigned seed;
@@ -234,13 +242,13 @@ role_target(gboolean memfd)
     if (sscanf(l, "check %u", &seed) != 1) {
       /* A refused overrun: the guards and the last pattern are intact. */
       conf_buf_check_guards(&rb);
-      conf_buf_check(&rb, 0, TARGET_LEN, seed);
+      conf_buf_check(&rb, 0, len, seed);
       conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
       printf("ok\n");
       fflush(stdout);
       return 0;
     }
-    conf_buf_check(&rb, 0, TARGET_LEN, seed);
+    conf_buf_check(&rb, 0, len, seed);
     conf_buf_check_guards(&rb);
     printf("ok\n");
     fflush(stdout);
@@ -257,7 +265,7 @@ role_target(gboolean memfd)
     conf_write_refused(&s, 7);
     conf_buf_check_guards(&rb);
   } else if (sscanf(cmd, "check %u", &seed) == 1) {
-    conf_buf_check(&rb, 0, TARGET_LEN, seed);
+    conf_buf_check(&rb, 0, len, seed);
     conf_buf_check_guards(&rb);
     printf("ok\n");
     fflush(stdout);
@@ -272,7 +280,7 @@ role_target(gboolean memfd)
      * byte; iWARP places each DDP segment as it comes, so only the memory
      * outside the region is guaranteed untouched there. */
     if (conf_transport(&s) == IT_IB_TRANSPORT || local)
-      for (size_t i = 0; i < TARGET_LEN; i++)
+      for (size_t i = 0; i < len; i++)
         g_assert_cmpuint(rb.data[i], ==, 0);
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     it_event_t ev;

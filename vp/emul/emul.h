@@ -95,6 +95,7 @@ typedef struct emul_fabric {
   uint32_t mr_cap;        /* its slots (set once) */
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
+  guint xcopies;          /* attach copies running with the fabric lock let go (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 */
   GArray *free_mr;        /* free slots of the region table */
@@ -307,6 +308,11 @@ typedef struct emul_qp {
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
+  /* Cross-process: a one-sided RDMA whose attach copy runs with the
+   * fabric lock let go (emul_ring_req.c, "Long copies"). */
+  gboolean xcopying;
+  gboolean xcopy_flushed;  /* a flush completed it meanwhile: its copier does not */
+  rnicpi_send_wr_t xcopy_wr; /* what that flush completes */
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
   struct emul_xud *xud;    /* UD: its name for other processes (emul_ring_ud.c), or NULL */
@@ -690,6 +696,12 @@ void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
 /* Links (emul_qp.c).  Take @l's lock once no copy runs with it let go
  * (every taker but the fast path's post waits so). */
 void emul_link_lock_idle(emul_link_t *l);
+/* Fabric lock held: wait, letting it go meanwhile, until no attach copy of
+ * @qp runs with it let go (emul_ring_req.c, "Long copies"): what changes
+ * @qp's state or frees it calls this first. */
+void emul_qp_wait_copy(emul_qp_t *qp);
+/* The same for every QP's: a region leaving the table, a fork. */
+void emul_wait_copies(void);
 /* Fabric lock held: take also @qp's link lock, when it has a link; give
  * what it returned back to emul_link_drop. */
 static inline emul_link_t *

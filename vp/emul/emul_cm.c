@@ -443,6 +443,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   if (len > emul_qp_dev(qp)->caps.pdata_disconnect)
     return RNICPI_ELIMIT;
   emul_fabric_lock();
+  emul_qp_wait_copy(qp);
   emul_link_t *lk = emul_link_take(qp);
   if (qp->state == RNICPI_QPS_RTS && qp->closing) {
     /* already draining */

@@ -256,6 +256,7 @@ emul_mr_dereg(rnicpi_mr_t *m)
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_ring_mr_sync(mr->index);
   emul_links_quiesce();
+  emul_wait_copies();  /* an attach copy from or into its memory ends first */
   if (mr->fr)
     g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();

@@ -415,7 +415,7 @@ emul_ring_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
 
 /* fork() while the progress thread holds the fabric lock would leave it
  * locked for ever in the child: hold it across the fork. */
-static void x_fork_prepare(void) { emul_fabric_lock(); emul_links_lock_all(); }
+static void x_fork_prepare(void) { emul_fabric_lock(); emul_wait_copies(); emul_links_lock_all(); }
 static void x_fork_done(void) { emul_links_unlock_all(); emul_fabric_unlock(); }
 
 /* First cross-process use: the progress thread and the region table,

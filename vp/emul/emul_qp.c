@@ -110,6 +110,26 @@ emul_link_lock_idle(emul_link_t *l)
 }
 
 void
+emul_qp_wait_copy(emul_qp_t *qp)
+{
+  for (unsigned n = 1; G_UNLIKELY(qp->xcopying); n++) {
+    emul_fabric_unlock();
+    rnicpi_spin_backoff(n);
+    emul_fabric_lock();
+  }
+}
+
+void
+emul_wait_copies(void)
+{
+  for (unsigned n = 1; G_UNLIKELY(emul_fabric.xcopies > 0); n++) {
+    emul_fabric_unlock();
+    rnicpi_spin_backoff(n);
+    emul_fabric_lock();
+  }
+}
+
+void
 emul_links_lock_all(void)
 {
   for (guint i = 0; i < emul_fabric.links->len; i++)
@@ -598,6 +618,11 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
 {
   emul_swqe_t *s;
   emul_rwqe_t *r;
+  if (qp->xcopying && !qp->xcopy_flushed) {
+    /* The oldest request, its copy still running (emul_ring_req.c). */
+    emul_complete_send(qp, &qp->xcopy_wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    qp->xcopy_flushed = TRUE;
+  }
   while ((s = emul_wq_pop(&qp->sq)) != NULL) {
     emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
     emul_swqe_done(qp, s);
@@ -651,8 +676,8 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {
     st = RNICPI_ENOTSUP;  /* the peer does not execute atomics (RFC 7306 off there) */
-  } else if (qp->sq.q.len >= qp->attr.max_send_wr) {
-    st = RNICPI_EFULL;
+  } else if (qp->sq.q.len + (qp->xcopying ? 1u : 0u) >= qp->attr.max_send_wr) {
+    st = RNICPI_EFULL;  /* a request being copied (cross-process) is out of the queue, still counted */
   } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
@@ -899,6 +924,7 @@ emul_qp_to_error(rnicpi_qp_t *q)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   emul_fabric_lock();
+  emul_qp_wait_copy(qp);
   emul_link_t *l = emul_link_take(qp);
   if (qp->ud) {
     emul_qp_set_error(qp, &w); /* no peer, no connection to tell */
@@ -918,6 +944,7 @@ emul_qp_reset(rnicpi_qp_t *q)
   emul_qp_t *qp = to_emul_qp(q);
   rnicpi_status_t st = RNICPI_OK;
   emul_fabric_lock();
+  emul_qp_wait_copy(qp);
   emul_link_t *l = emul_link_take(qp);
   if (qp->ud) {
     qp->state = RNICPI_QPS_RTS; /* back to operational: nothing to connect */
@@ -952,6 +979,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   emul_fabric_lock();
+  emul_qp_wait_copy(qp);
   emul_link_t *l = emul_link_take(qp);
   emul_cm_qp_gone(qp, &w);
   if (qp->peer != NULL || qp->x != NULL)

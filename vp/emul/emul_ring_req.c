@@ -63,6 +63,38 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 
 /* ---- cross-memory attach ---- */
 
+/* Long copies.  An attach copy of EMUL_COPY_UNLOCKED bytes or more runs
+ * with the fabric lock let go: its checks were made under the lock, the QP
+ * is marked (qp->xcopying, with a copy of the request) and the process's
+ * count of such copies raised.  Meanwhile a post on the QP queues behind
+ * it (x_issue issues nothing, the latency path steps aside), what would
+ * change the QP's state or free it waits (emul_qp_wait_copy), and so does
+ * a region leaving the table, whose memory the copy may be using
+ * (emul_wait_copies); a teardown (the peer's BREAK, its death) flushes the
+ * request in its place, first, and the copier then leaves it alone.  A
+ * copy into a region of the peer mapped here stays under the lock (the
+ * mapping may go with the connection).  @flushed: a flush completed the
+ * request meanwhile. */
+static gboolean
+x_copy_unlocked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean to_peer, const struct iovec *l,
+                int nl, const struct iovec *r, gboolean *flushed)
+{
+  pid_t pid = qp->x->peer_pid;
+  qp->xcopying = TRUE;
+  qp->xcopy_flushed = FALSE;
+  qp->xcopy_wr = *wr;
+  emul_fabric.xcopies++;
+  emul_fabric_unlock();
+  gboolean ok = emul_ring_vm_copy(pid, to_peer, l, nl, r, 1);
+  int err = errno;
+  emul_lock_data_path();
+  emul_fabric.xcopies--;
+  qp->xcopying = FALSE;
+  *flushed = qp->xcopy_flushed;
+  errno = err;
+  return ok;
+}
+
 /* Move @total bytes between local pieces and the peer's pieces. */
 gboolean
 emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
@@ -153,7 +185,8 @@ gboolean
 emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->sq.q.len >= qp->attr.max_send_wr)
+  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->xcopying ||
+      qp->sq.q.len >= qp->attr.max_send_wr)
     return FALSE;
   if (wr->opcode == RNICPI_WR_SEND)
     return x_hot_send(qp, x, wr);
@@ -228,7 +261,13 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     } else {
       struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
       int nl = emul_ring_sge_iov(sg, wr->num_sge, l);
-      if (!emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1)) {
+      gboolean flushed = FALSE;
+      gboolean ok = len >= EMUL_COPY_UNLOCKED && !emul_mw_post_relevant(wr) ?
+                    x_copy_unlocked(qp, wr, write, l, nl, &r, &flushed) :
+                    emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1);
+      if (flushed)
+        return XR_FAILED;  /* completed by the flush that broke the connection meanwhile */
+      if (!ok) {
         /* EFAULT: the region went away under us (deregistered while in
          * use); anything else: the peer is gone. */
         if (errno == EFAULT) {
@@ -346,7 +385,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
 {
   emul_swqe_t *prev = NULL, *s = emul_wq_peek(&qp->sq);
   uint32_t reads = 0;  /* Reads and atomics issued and not answered */
-  while (s != NULL && qp->x != NULL) {
+  while (s != NULL && qp->x != NULL && !qp->xcopying) {
     emul_xconn_t *x = qp->x;
     rnicpi_send_wr_t *wr = &s->wr;
     if (s->issued) {
@@ -420,9 +459,20 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
 rnicpi_status_t
 emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode)) &&
-      x_direct(qp, wr, w) != XR_NOTDIRECT)
-    return RNICPI_OK;  /* one-sided, nothing ahead of it: no copy of the WR */
+  if (qp->xcopying) {
+    emul_swqe_keep(qp, wr)->seq = qp->next_seq++;  /* issued when the copy ahead of it ends */
+    return RNICPI_OK;
+  }
+  if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode))) {
+    xr_t r = x_direct(qp, wr, w);
+    if (r != XR_NOTDIRECT) {
+      /* One-sided, nothing ahead of it: no copy of the WR.  Posts that
+       * queued behind a long copy are issued now. */
+      if (r == XR_DONE && qp->x != NULL && !emul_wq_empty(&qp->sq))
+        emul_ring_answered(qp, w);
+      return RNICPI_OK;
+    }
+  }
   if (emul_wq_empty(&qp->sq) && x_is_local(wr->opcode)) {
     emul_qp_exec_local(qp, wr, w);
     return RNICPI_OK;
@@ -486,6 +536,6 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_wor
 gboolean
 emul_ring_outstanding(emul_qp_t *qp)
 {
-  return !emul_wq_empty(&qp->sq);
+  return !emul_wq_empty(&qp->sq) || qp->xcopying;
 }
 
