@@ -129,6 +129,18 @@ void conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs
 void conf_buf_free(conf_buf_t *b);
 void conf_buf_fill(conf_buf_t *b, unsigned seed);
 void conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed);
+/* One RDMA Write (or, with @read, Read) posted from a thread of its own
+ * (conf_rdma_post_run), signaled with @cookie. */
+typedef struct {
+  it_ep_handle_t ep;
+  it_lmr_triplet_t local;
+  it_rdma_addr_t remote;
+  it_rmr_context_t ctx;
+  it_dto_cookie_t cookie;
+  gboolean read;
+} conf_rdma_post_t;
+/* A GThreadFunc posting the conf_rdma_post_t it is given. */
+gpointer conf_rdma_post_run(gpointer post);
 /* A byte of a buffer a transfer may be writing at this moment, read as an
  * application polling for it would (ThreadSanitizer is told the read races
  * the transfer on purpose). */

@@ -656,21 +656,6 @@ test_connections_vs_registration(void)
 #define LONG_LEN (64u << 20)
 #define LONG_BYTE 0x5a
 
-typedef struct {
-  it_ep_handle_t ep;
-  it_lmr_triplet_t src;
-  it_rdma_addr_t dst;
-  it_rmr_context_t ctx;
-} long_write_t;
-
-static gpointer
-long_write(gpointer data)
-{
-  long_write_t *lw = data;
-  conf_ok(it_post_rdma_write(lw->ep, &lw->src, 1, 1, IT_COMPLETION_FLAG, lw->dst, lw->ctx));
-  return NULL;
-}
-
 static void
 test_post_beside_transfer(void)
 {
@@ -687,9 +672,9 @@ test_post_beside_transfer(void)
   conf_buf_new(&p.a, &msg, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.p, &rcv, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   memset(src.data, LONG_BYTE, LONG_LEN);
-  long_write_t lw = {
-    .ep = p.a.ep, .src = conf_seg(&src, 0, LONG_LEN),
-    .dst = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx,
+  conf_rdma_post_t lw = {
+    .ep = p.a.ep, .local = conf_seg(&src, 0, LONG_LEN),
+    .remote = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie = 1,
   };
   it_lmr_triplet_t ms = conf_seg(&msg, 0, MSG), rs = conf_seg(&rcv, 0, MSG);
   /* A byte a quarter of the way in: a copy may store its first bytes last
@@ -699,7 +684,7 @@ test_post_beside_transfer(void)
   for (unsigned r = 0; r < n; r++) {
     memset(dst.data, 0, LONG_LEN);
     conf_buf_fill(&msg, r + 1);
-    GThread *t = g_thread_new("long-write", long_write, &lw);
+    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
     /* Part of the Write is in place, its last byte not yet: the posts
      * below race a transfer in flight. */
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
@@ -752,12 +737,12 @@ test_lmr_free_beside_transfer(void)
     conf_pair_connect(&p, NULL, 0, NULL, 0);
     conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
     memset(src.data, LONG_BYTE, LONG_LEN);
-    long_write_t lw = {
-      .ep = p.a.ep, .src = conf_seg(&src, 0, LONG_LEN),
-      .dst = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx,
+    conf_rdma_post_t lw = {
+      .ep = p.a.ep, .local = conf_seg(&src, 0, LONG_LEN),
+      .remote = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie = 1,
     };
     const unsigned char *part = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
-    GThread *t = g_thread_new("long-write", long_write, &lw);
+    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
     while (conf_landing_peek(part) == 0 && g_get_monotonic_time() < end)
       ;

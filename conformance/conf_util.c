@@ -346,6 +346,17 @@ conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed)
   }
 }
 
+gpointer
+conf_rdma_post_run(gpointer post)
+{
+  conf_rdma_post_t *p = post;
+  if (p->read)
+    conf_ok(it_post_rdma_read(p->ep, &p->local, 1, p->cookie, IT_COMPLETION_FLAG, p->remote, p->ctx));
+  else
+    conf_ok(it_post_rdma_write(p->ep, &p->local, 1, p->cookie, IT_COMPLETION_FLAG, p->remote, p->ctx));
+  return NULL;
+}
+
 unsigned char
 conf_landing_peek(const unsigned char *p)
 {

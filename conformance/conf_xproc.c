@@ -163,6 +163,23 @@ open_target(child_t *c, conf_side_t *s, conf_buf_t *lb, conf_buf_t *back, guint6
   conf_buf_new(s, back, *len, conf_sink_privs(s), IT_ADDR_MODE_ABSOLUTE);
 }
 
+/* The end of a test against a "target" child told its last command: its
+ * "ok", then (@disconnect) an orderly disconnect, the child reaped. */
+static void
+close_target(child_t *c, conf_side_t *s, conf_buf_t *lb, conf_buf_t *back, gboolean disconnect)
+{
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
+  if (disconnect) {
+    conf_ok(it_ep_disconnect(s->ep, NULL, 0));
+    conf_wait(s->cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  }
+  xproc_reap_ok(c);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_buf_free(lb);
+  conf_buf_free(back);
+  conf_side_close(s);
+}
+
 static void
 rdma_with(child_t *c, gboolean overrun)
 {
@@ -191,16 +208,7 @@ rdma_with(child_t *c, gboolean overrun)
     conf_buf_check_guards(&back);
     conf_say(c->to, "check 9\n");
   }
-  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
-  if (!overrun) {
-    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
-    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  }
-  xproc_reap_ok(c);
-  g_assert_cmpstr(ok, ==, "ok");
-  conf_buf_free(&lb);
-  conf_buf_free(&back);
-  conf_side_close(&s);
+  close_target(c, &s, &lb, &back, !overrun);
 }
 
 /* Reads into RMRs need rdma_read_local_extensions and an RMR type; @iw:
@@ -345,21 +353,6 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
 #define XLONG_LEN (32u << 20)
 #define XLONG_SEED 9
 
-typedef struct {
-  it_ep_handle_t ep;
-  it_lmr_triplet_t sink;
-  it_rdma_addr_t src;
-  it_rmr_context_t ctx;
-} long_read_t;
-
-static gpointer
-long_read(gpointer data)
-{
-  long_read_t *lr = data;
-  conf_ok(it_post_rdma_read(lr->ep, &lr->sink, 1, 41, IT_COMPLETION_FLAG, lr->src, lr->ctx));
-  return NULL;
-}
-
 /* The byte conf_buf_fill(XLONG_SEED) puts at @i, and the first index from
  * @i on where that is not 0 (a sink starts zeroed). */
 static unsigned char
@@ -397,8 +390,9 @@ post_beside_transfer_with(child_t *c)
   unsigned seen = 0, early = 0, n = 4;
   for (unsigned r = 0; r < n; r++) {
     memset(back.data, 0, len);
-    long_read_t lr = { .ep = s.ep, .sink = conf_seg(&back, 0, len), .src = ra, .ctx = ctx };
-    GThread *t = g_thread_new("long-read", long_read, &lr);
+    conf_rdma_post_t lr = { .ep = s.ep, .local = conf_seg(&back, 0, len), .remote = ra, .ctx = ctx,
+                            .cookie = 41, .read = TRUE };
+    GThread *t = g_thread_new("long-read", conf_rdma_post_run, &lr);
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
     while (conf_landing_peek(&back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
       ;
@@ -422,14 +416,7 @@ post_beside_transfer_with(child_t *c)
             "the same endpoint was landing returned only once the Read had landed whole: a post waits for "
             "a transfer in flight (a lock held across the copy?)", seen, len >> 20);
   conf_say(c->to, "check %u\n", XLONG_SEED);
-  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
-  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  xproc_reap_ok(c);
-  g_assert_cmpstr(ok, ==, "ok");
-  conf_buf_free(&lb);
-  conf_buf_free(&back);
-  conf_side_close(&s);
+  close_target(c, &s, &lb, &back, TRUE);
 }
 
 /* ---- tests ---- */
