@@ -96,6 +96,7 @@ typedef struct emul_fabric {
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
   guint xcopies;          /* attach copies running with the fabric lock let go (fabric lock) */
+  guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 */
   GArray *free_mr;        /* free slots of the region table */
@@ -311,8 +312,7 @@ typedef struct emul_qp {
   /* Cross-process: a one-sided RDMA whose attach copy runs with the
    * fabric lock let go (emul_ring_req.c, "Long copies"). */
   gboolean xcopying;
-  gboolean xcopy_flushed;  /* a flush completed it meanwhile: its copier does not */
-  rnicpi_send_wr_t xcopy_wr; /* what that flush completes */
+  gboolean xcopy_flushed;  /* the QP was flushed meanwhile: the copier completes it flushed, then the rest */
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
   struct emul_xud *xud;    /* UD: its name for other processes (emul_ring_ud.c), or NULL */
@@ -702,6 +702,9 @@ void emul_link_lock_idle(emul_link_t *l);
 void emul_qp_wait_copy(emul_qp_t *qp);
 /* The same for every QP's: a region leaving the table, a fork. */
 void emul_wait_copies(void);
+/* Fabric lock held: @wr, whose copy ran while @qp was flushed, completes
+ * flushed, then the send queue behind it. */
+void emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 /* Fabric lock held: take also @qp's link lock, when it has a link; give
  * what it returned back to emul_link_drop. */
 static inline emul_link_t *

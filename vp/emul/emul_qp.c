@@ -109,24 +109,35 @@ emul_link_lock_idle(emul_link_t *l)
   }
 }
 
+/* A waiter is counted (emul_fabric.copy_waiters) so that no new copy lets
+ * the lock go before it had its turn: a thread posting long Writes one
+ * after the other would otherwise keep it waiting for ever. */
 void
 emul_qp_wait_copy(emul_qp_t *qp)
 {
-  for (unsigned n = 1; G_UNLIKELY(qp->xcopying); n++) {
+  if (G_LIKELY(!qp->xcopying))
+    return;
+  emul_fabric.copy_waiters++;
+  for (unsigned n = 1; qp->xcopying; n++) {
     emul_fabric_unlock();
     rnicpi_spin_backoff(n);
     emul_fabric_lock();
   }
+  emul_fabric.copy_waiters--;
 }
 
 void
 emul_wait_copies(void)
 {
-  for (unsigned n = 1; G_UNLIKELY(emul_fabric.xcopies > 0); n++) {
+  if (G_LIKELY(emul_fabric.xcopies == 0))
+    return;
+  emul_fabric.copy_waiters++;
+  for (unsigned n = 1; emul_fabric.xcopies > 0; n++) {
     emul_fabric_unlock();
     rnicpi_spin_backoff(n);
     emul_fabric_lock();
   }
+  emul_fabric.copy_waiters--;
 }
 
 void
@@ -618,19 +629,29 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
 {
   emul_swqe_t *s;
   emul_rwqe_t *r;
-  if (qp->xcopying && !qp->xcopy_flushed) {
-    /* The oldest request, its copy still running (emul_ring_req.c). */
-    emul_complete_send(qp, &qp->xcopy_wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+  if (qp->xcopying) {
+    /* The oldest request's copy still runs (emul_ring_req.c, "Long
+     * copies"): it completes first, flushed, once the copy ended (its
+     * bytes may land until then), and its copier flushes the rest of the
+     * send queue behind it (emul_qp_copy_flushed). */
     qp->xcopy_flushed = TRUE;
-  }
-  while ((s = emul_wq_pop(&qp->sq)) != NULL) {
-    emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
-    emul_swqe_done(qp, s);
+  } else {
+    while ((s = emul_wq_pop(&qp->sq)) != NULL) {
+      emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
+      emul_swqe_done(qp, s);
+    }
   }
   while ((r = emul_wq_pop(&qp->rq)) != NULL) {
     emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
     emul_wq_put(&qp->rq, r);
   }
+}
+
+void
+emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+  flush_all(qp, w);
 }
 
 void
@@ -671,7 +692,12 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
   if (qp->state == RNICPI_QPS_IDLE) {
     st = RNICPI_ESTATE;
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
-    emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    if (!qp->xcopying)
+      emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    else if (qp->sq.q.len + 1 >= qp->attr.max_send_wr)
+      st = RNICPI_EFULL;
+    else
+      emul_swqe_keep(qp, wr);  /* flushed in order, behind the request being copied */
   } else if (emul_is_rd_atomic(wr->opcode) && qp->ord == 0) {
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {

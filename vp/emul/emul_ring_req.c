@@ -63,26 +63,29 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 
 /* ---- cross-memory attach ---- */
 
-/* Long copies.  An attach copy of EMUL_COPY_UNLOCKED bytes or more runs
- * with the fabric lock let go: its checks were made under the lock, the QP
- * is marked (qp->xcopying, with a copy of the request) and the process's
- * count of such copies raised.  Meanwhile a post on the QP queues behind
- * it (x_issue issues nothing, the latency path steps aside), what would
- * change the QP's state or free it waits (emul_qp_wait_copy), and so does
- * a region leaving the table, whose memory the copy may be using
- * (emul_wait_copies); a teardown (the peer's BREAK, its death) flushes the
- * request in its place, first, and the copier then leaves it alone.  A
- * copy into a region of the peer mapped here stays under the lock (the
- * mapping may go with the connection).  @flushed: a flush completed the
- * request meanwhile. */
+/* Long copies.  An attach copy of EMUL_COPY_UNLOCKED bytes or more, made
+ * by the thread that posts (never from inside a drain of the ring, whose
+ * position its drainer keeps while it holds the lock), runs with the
+ * fabric lock let go: its checks were made under the lock, the QP is
+ * marked (qp->xcopying) and the process's count of such copies raised.
+ * Meanwhile a post on the QP queues behind it (x_issue issues nothing, the
+ * latency path steps aside), what would change the QP's state or free it
+ * waits (emul_qp_wait_copy), and so does a region leaving the table, whose
+ * memory the copy may be using (emul_wait_copies); while one waits, no new
+ * copy lets the lock go.  A teardown meanwhile (the peer's BREAK, its
+ * death) flushes the receive queue and leaves the send queue to the
+ * copier, which completes its request flushed, then the rest, in order
+ * (the bytes may land until the copy ends, never after the completion).
+ * A copy into a region of the peer mapped here stays under the lock (the
+ * mapping may go with the connection).  @flushed: the QP was flushed
+ * meanwhile. */
 static gboolean
-x_copy_unlocked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean to_peer, const struct iovec *l,
-                int nl, const struct iovec *r, gboolean *flushed)
+x_copy_unlocked(emul_qp_t *qp, gboolean to_peer, const struct iovec *l, int nl, const struct iovec *r,
+                gboolean *flushed)
 {
   pid_t pid = qp->x->peer_pid;
   qp->xcopying = TRUE;
   qp->xcopy_flushed = FALSE;
-  qp->xcopy_wr = *wr;
   emul_fabric.xcopies++;
   emul_fabric_unlock();
   gboolean ok = emul_ring_vm_copy(pid, to_peer, l, nl, r, 1);
@@ -199,9 +202,10 @@ emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
  * would (emul_remote_range); the bytes move by memcpy where the region is
  * mapped here (emul_mapped.c), else by cross-memory attach.  Without attach
  * (bounce mode) only a mapped region is reached this way: anything else,
- * failures included, is XR_NOTDIRECT and goes through the ring. */
+ * failures included, is XR_NOTDIRECT and goes through the ring.  @posting:
+ * called by the posting thread, a long copy may let the lock go. */
 static xr_t
-x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   gboolean cma = x->cma_out;
@@ -262,11 +266,14 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
       struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
       int nl = emul_ring_sge_iov(sg, wr->num_sge, l);
       gboolean flushed = FALSE;
-      gboolean ok = len >= EMUL_COPY_UNLOCKED && !emul_mw_post_relevant(wr) ?
-                    x_copy_unlocked(qp, wr, write, l, nl, &r, &flushed) :
+      gboolean ok = posting && len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0 &&
+                    !emul_mw_post_relevant(wr) ?
+                    x_copy_unlocked(qp, write, l, nl, &r, &flushed) :
                     emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1);
-      if (flushed)
-        return XR_FAILED;  /* completed by the flush that broke the connection meanwhile */
+      if (flushed) {
+        emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */
+        return XR_FAILED;
+      }
       if (!ok) {
         /* EFAULT: the region went away under us (deregistered while in
          * use); anything else: the peer is gone. */
@@ -379,9 +386,9 @@ x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
 }
 
 /* Issue the WRs of the send queue not yet issued, in order, as far as RC
- * ordering allows. */
+ * ordering allows.  @posting: by the posting thread (x_direct). */
 static void
-x_issue(emul_qp_t *qp, emul_work_t *w)
+x_issue(emul_qp_t *qp, gboolean posting, emul_work_t *w)
 {
   emul_swqe_t *prev = NULL, *s = emul_wq_peek(&qp->sq);
   uint32_t reads = 0;  /* Reads and atomics issued and not answered */
@@ -400,7 +407,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       if (prev != NULL)
         return;  /* behind a request the peer has not answered */
       emul_wq_pop(&qp->sq);
-      xr_t r = x_direct(qp, wr, w);
+      xr_t r = x_direct(qp, wr, posting, w);
       emul_wq_put(&qp->sq, s);
       if (r != XR_DONE)
         return;
@@ -418,7 +425,7 @@ x_issue(emul_qp_t *qp, emul_work_t *w)
       s = emul_wq_peek(&qp->sq);
       continue;
     }
-    if (x_may_map(x, wr->opcode) && prev == NULL && x_direct(qp, wr, w) == XR_DONE) {
+    if (x_may_map(x, wr->opcode) && prev == NULL && x_direct(qp, wr, posting, w) == XR_DONE) {
       emul_wq_pop(&qp->sq);
       emul_wq_put(&qp->sq, s);
       s = emul_wq_peek(&qp->sq);
@@ -464,12 +471,15 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return RNICPI_OK;
   }
   if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode))) {
-    xr_t r = x_direct(qp, wr, w);
+    xr_t r = x_direct(qp, wr, TRUE, w);
     if (r != XR_NOTDIRECT) {
       /* One-sided, nothing ahead of it: no copy of the WR.  Posts that
        * queued behind a long copy are issued now. */
-      if (r == XR_DONE && qp->x != NULL && !emul_wq_empty(&qp->sq))
-        emul_ring_answered(qp, w);
+      if (r == XR_DONE && qp->x != NULL && !emul_wq_empty(&qp->sq)) {
+        x_issue(qp, TRUE, w);
+        if (qp->x != NULL)
+          emul_ring_pump(qp->x);
+      }
       return RNICPI_OK;
     }
   }
@@ -478,7 +488,7 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return RNICPI_OK;
   }
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
-  x_issue(qp, w);
+  x_issue(qp, TRUE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
   return RNICPI_OK;
@@ -489,7 +499,7 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 void
 emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
 {
-  x_issue(qp, w);
+  x_issue(qp, FALSE, w);  /* from a drain of the ring: no copy lets the lock go */
   if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
     emul_ring_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
 }
