@@ -127,6 +127,8 @@ void conf_placed(conf_side_t *s, it_rdma_addr_t addr, it_rmr_context_t ctx);
 void conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs,
                   it_addr_mode_t mode);
 void conf_buf_free(conf_buf_t *b);
+/* The byte conf_buf_fill(@seed) puts at offset @i (conf_buf_check's too). */
+unsigned char conf_pattern_byte(size_t i, unsigned seed);
 void conf_buf_fill(conf_buf_t *b, unsigned seed);
 void conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed);
 /* One RDMA Write (or, with @read, Read) posted from a thread of its own

@@ -806,7 +806,7 @@ static void
 fill_slice(conf_buf_t *b, size_t off, size_t len, unsigned seed)
 {
   for (size_t i = 0; i < len; i++)
-    b->data[off + i] = (unsigned char) (i * 31 + seed * 7 + 1);
+    b->data[off + i] = conf_pattern_byte(i, seed);
 }
 
 /* Take @n completions from @evd: each class of cookies (cookie >> 12)

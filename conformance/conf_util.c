@@ -329,18 +329,24 @@ conf_buf_free(conf_buf_t *b)
   memset(b, 0, sizeof(*b));
 }
 
+unsigned char
+conf_pattern_byte(size_t i, unsigned seed)
+{
+  return (unsigned char) (i * 31 + seed * 7 + 1);
+}
+
 void
 conf_buf_fill(conf_buf_t *b, unsigned seed)
 {
   for (size_t i = 0; i < b->len; i++)
-    b->data[i] = (unsigned char) (i * 31 + seed * 7 + 1);
+    b->data[i] = conf_pattern_byte(i, seed);
 }
 
 void
 conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed)
 {
   for (size_t i = 0; i < len; i++) {
-    unsigned char want = (unsigned char) (i * 31 + seed * 7 + 1);
+    unsigned char want = conf_pattern_byte(i, seed);
     if (b->data[off + i] != want)
       g_error("byte %zu (offset %zu) is 0x%02x, expected 0x%02x", i, off + i, b->data[off + i], want);
   }

@@ -358,7 +358,7 @@ read_to_rmr_with(child_t *c, gboolean bad_sink)
 static unsigned char
 xlong_byte(size_t i)
 {
-  return (unsigned char) (i * 31 + XLONG_SEED * 7 + 1);
+  return conf_pattern_byte(i, XLONG_SEED);
 }
 
 static size_t

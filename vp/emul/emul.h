@@ -95,7 +95,7 @@ typedef struct emul_fabric {
   uint32_t mr_cap;        /* its slots (set once) */
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
-  guint xcopies;          /* attach copies running with the fabric lock let go (fabric lock) */
+  gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
   guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 */

@@ -109,16 +109,17 @@ emul_link_lock_idle(emul_link_t *l)
   }
 }
 
-/* A waiter is counted (emul_fabric.copy_waiters) so that no new copy lets
- * the lock go before it had its turn: a thread posting long Writes one
- * after the other would otherwise keep it waiting for ever. */
-void
-emul_qp_wait_copy(emul_qp_t *qp)
+/* Fabric lock held: let it go and take it back until *@busy is 0.  The
+ * waiter is counted (emul_fabric.copy_waiters) so that no new copy lets the
+ * lock go before it had its turn: a thread posting long Writes one after
+ * the other would otherwise keep it waiting for ever. */
+static void
+copy_wait(const gint *busy)
 {
-  if (G_LIKELY(!qp->xcopying))
+  if (G_LIKELY(*busy == 0))
     return;
   emul_fabric.copy_waiters++;
-  for (unsigned n = 1; qp->xcopying; n++) {
+  for (unsigned n = 1; *busy != 0; n++) {
     emul_fabric_unlock();
     rnicpi_spin_backoff(n);
     emul_fabric_lock();
@@ -127,17 +128,15 @@ emul_qp_wait_copy(emul_qp_t *qp)
 }
 
 void
+emul_qp_wait_copy(emul_qp_t *qp)
+{
+  copy_wait(&qp->xcopying);
+}
+
+void
 emul_wait_copies(void)
 {
-  if (G_LIKELY(emul_fabric.xcopies == 0))
-    return;
-  emul_fabric.copy_waiters++;
-  for (unsigned n = 1; emul_fabric.xcopies > 0; n++) {
-    emul_fabric_unlock();
-    rnicpi_spin_backoff(n);
-    emul_fabric_lock();
-  }
-  emul_fabric.copy_waiters--;
+  copy_wait(&emul_fabric.xcopies);
 }
 
 void
@@ -684,6 +683,14 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
   }
 }
 
+/* The send queue holds max_send_wr requests: a request being copied
+ * (cross-process, "Long copies") is out of the queue, still counted. */
+static inline gboolean
+sq_full(const emul_qp_t *qp)
+{
+  return qp->sq.q.len + (qp->xcopying ? 1u : 0u) >= qp->attr.max_send_wr;
+}
+
 /* The part of a send-queue post made under the fabric lock. */
 static rnicpi_status_t
 post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
@@ -694,7 +701,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
     if (!qp->xcopying)
       emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    else if (qp->sq.q.len + 1 >= qp->attr.max_send_wr)
+    else if (sq_full(qp))
       st = RNICPI_EFULL;
     else
       emul_swqe_keep(qp, wr);  /* flushed in order, behind the request being copied */
@@ -702,8 +709,8 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
     st = RNICPI_ELIMIT;  /* no Read may ever be outstanding: ORD 0 */
   } else if (rnicpi_wr_is_atomic(wr->opcode) && !qp->atomics) {
     st = RNICPI_ENOTSUP;  /* the peer does not execute atomics (RFC 7306 off there) */
-  } else if (qp->sq.q.len + (qp->xcopying ? 1u : 0u) >= qp->attr.max_send_wr) {
-    st = RNICPI_EFULL;  /* a request being copied (cross-process) is out of the queue, still counted */
+  } else if (sq_full(qp)) {
+    st = RNICPI_EFULL;
   } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {

@@ -475,12 +475,9 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     if (r != XR_NOTDIRECT) {
       /* One-sided, nothing ahead of it: no copy of the WR.  Posts that
        * queued behind a long copy are issued now. */
-      if (r == XR_DONE && qp->x != NULL && !emul_wq_empty(&qp->sq)) {
-        x_issue(qp, TRUE, w);
-        if (qp->x != NULL)
-          emul_ring_pump(qp->x);
-      }
-      return RNICPI_OK;
+      if (r != XR_DONE || qp->x == NULL || emul_wq_empty(&qp->sq))
+        return RNICPI_OK;
+      goto issue;
     }
   }
   if (emul_wq_empty(&qp->sq) && x_is_local(wr->opcode)) {
@@ -488,6 +485,7 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return RNICPI_OK;
   }
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
+issue:
   x_issue(qp, TRUE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);

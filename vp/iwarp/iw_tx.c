@@ -641,7 +641,8 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
   size_t moved = 0;
   while (qp->fd >= 0) {
     if (moved >= IW_IO_BURST && iw_qp_posts_waiting(qp) && iw_tx_pending(qp)) {
-      /* The rest in the next burst (the socket has room: it comes at once). */
+      /* The rest in the next burst: the progress thread (the socket has
+       * room), or the poller that owns the socket, comes back for it. */
       iw_qp_want_out(qp, TRUE);
       return;
     }
