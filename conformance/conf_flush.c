@@ -582,6 +582,71 @@ test_in_flight(gconstpointer data)
   conf_pair_close(&p);
 }
 
+/* ---- an orderly disconnect ends while the consumer sleeps -------------- */
+
+static void
+test_disconnect_poll_then_sleep(void)
+{
+  g_test_summary("IT-API it_ep_disconnect with two RDMA Reads outstanding, the consumer polling "
+                 "its EVD with it_evd_dequeue until both Reads completed and then sleeping in "
+                 "it_evd_wait: the disconnect still ends (the close the Reads held back goes out "
+                 "without another call), so the receive posted before it completes flushed, "
+                 "each Read completes once (with its bytes when successful), and both sides "
+                 "get their disconnect event");
+  conf_pair_t p;
+  pair_up(&p);
+  conf_buf_t src, dst, rq;
+  conf_buf_new(&p.p, &src, 8192, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &dst, 8192, conf_sink_privs(&p.a), IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &rq, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 17);
+  memset(dst.data, POISON, dst.len);
+  it_lmr_triplet_t r = conf_seg(&rq, 0, rq.len);
+  conf_ok(it_post_recv(p.a.ep, &r, 1, 0xc800, IT_COMPLETION_FLAG));
+  want_t w[3] = { want(IT_DTO_RC_RECV_CMPL_EVENT, 0xc800, IT_DTO_ERR_FLUSHED),
+                  want_any(IT_DTO_RDMA_READ_CMPL_EVENT, 0xc801),
+                  want_any(IT_DTO_RDMA_READ_CMPL_EVENT, 0xc802) };
+
+  /* A busy poller, then the Reads and the disconnect; their answers are
+   * given a moment to arrive together, and are polled for. */
+  it_event_t ev;
+  for (int i = 0; i < 4; i++)
+    conf_assert_status(it_evd_dequeue(p.a.dto, &ev), IT_ERR_QUEUE_EMPTY);
+  for (unsigned i = 0; i < 2; i++) {
+    it_lmr_triplet_t t = conf_seg(&dst, i * 4096, 4096);
+    conf_ok(it_post_rdma_read(p.a.ep, &t, 1, 0xc801 + i, IT_COMPLETION_FLAG,
+                              it_make_rdma_addr_absolute(src.data + i * 4096), src.ctx));
+  }
+  conf_ok(it_ep_disconnect(p.a.ep, NULL, 0));
+  g_usleep(500);
+  unsigned order = 0;
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (!(w[1].seen && w[2].seen)) {
+    it_status_t st = it_evd_dequeue(p.a.dto, &ev);
+    if (st == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+      continue;
+    conf_ok(st);
+    match_event(&ev, p.a.ep, w, 3, &order);
+  }
+  /* Now asleep until the rest comes. */
+  take_all(p.a.dto, p.a.ep, w, 3);
+  for (unsigned i = 0; i < 2; i++)
+    if (w[1 + i].got.dto_status == IT_DTO_SUCCESS)
+      check_same(&dst, &src, i * 4096, 4096);
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  it_event_t pev;
+  size_t more = 0;
+  conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &pev, &more));
+  g_assert_true(pev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT ||
+                pev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT);
+  conf_buf_check_guards(&dst);
+
+  conf_buf_free(&rq);
+  conf_buf_free(&dst);
+  conf_buf_free(&src);
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -589,6 +654,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/flush/ep-free", test_ep_free);
   g_test_add_func("/conformance/dto/flush/ep-reset-reconnect", test_ep_reset_reconnect);
   g_test_add_func("/conformance/dto/flush/nonoperational-once", test_nonoperational_once);
+  g_test_add_func("/conformance/dto/flush/disconnect-poll-then-sleep", test_disconnect_poll_then_sleep);
   g_test_add_data_func("/conformance/dto/unsignaled-error/other-pz", GINT_TO_POINTER(BAD_PZ),
                        test_unsignaled_error);
   g_test_add_data_func("/conformance/dto/unsignaled-error/length", GINT_TO_POINTER(BAD_LENGTH),

@@ -576,12 +576,27 @@ tx_account(iw_qp_t *qp, iw_work_t *w)
     b->niov = b->nf = b->f_done = 0, b->len = b->sent = b->f_end = 0, b->lin_len = 0;
 }
 
+/* An orderly close owes its FIN now: asked for (iw_disconnect), still
+ * connected, and nothing left to send or to be answered (RDMAC verbs
+ * 8.3.1: graceful close once the send queue and reads are done). */
+static gboolean
+tx_fin_due(const iw_qp_t *qp)
+{
+  return qp->closing && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) && qp->unfenced == 0 &&
+         rnicpi_fifo_empty(&qp->orq) && rnicpi_fifo_empty(&qp->irq);
+}
+
+/* Something for the transmit pass to do now: a message, the rest of a
+ * batch, a Terminate, a Read Response, a fence, or the FIN of an orderly
+ * close.  The FIN counts: it often falls due on input (the last Read's
+ * Response), and a poller or sleeper that skips the transmit pass when
+ * nothing is pending would leave the close hanging. */
 gboolean
 iw_tx_pending(iw_qp_t *qp)
 {
   return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
          qp->term_pending || !rnicpi_fifo_empty(&qp->irq) || !rnicpi_fifo_empty(&qp->sq) ||
-         (qp->unfenced > 0 && !qp->fence_out);
+         (qp->unfenced > 0 && !qp->fence_out) || tx_fin_due(qp);
 }
 
 /* The stream is dead for data (flush): forget the batch and the message.
@@ -663,10 +678,8 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
     }
     iw_txbatch_t *b = t->b;
     if (b == NULL || b->sent == b->len) {
-      /* Drained: an orderly close sends its FIN now (RDMAC verbs 8.3.1:
-       * graceful close once the send queue and reads are done). */
-      if (qp->closing && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) &&
-          qp->unfenced == 0 && rnicpi_fifo_empty(&qp->orq) && rnicpi_fifo_empty(&qp->irq)) {
+      /* Drained: an orderly close sends its FIN now. */
+      if (tx_fin_due(qp)) {
         shutdown(qp->fd, SHUT_WR);
         qp->cs = IW_CS_CLOSING;
         iw_timed_add(qp, 5000000);
