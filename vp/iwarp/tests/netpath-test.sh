@@ -53,7 +53,10 @@ ip -n "$A" link set "$VA" up
 ip -n "$B" link set "$VB" up
 
 T=${NETPATH_TIMEOUT_MS:-3000} # ITAPI_IWARP_TIMEOUT_MS of both ends (0: none, to see the fault hang)
-LIMIT=$((T + T / 4 + 1250))  # doc/provider-iwarp.md: within T + T/4 (keepalive interval); slack
+# doc/provider-iwarp.md: within T + T/4 (keepalive interval), plus slack for
+# a loaded host: CI runs the sanitizer builds and the lab VM beside this test,
+# and there a server saw the link go down 5.5 s after it did (3.0-3.4 s idle).
+LIMIT=$((T + T / 4 + 2500))
 port=39400
 failed=0
 results=()
