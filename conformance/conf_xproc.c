@@ -369,11 +369,31 @@ xlong_probe(size_t i, int step)
   return i;
 }
 
+static gboolean maps_memfd(const char *name);
+
+/* vp/emul maps a region of the child's shared memory here some time after
+ * its first access: small RDMA Writes of @seg (the bytes the region holds
+ * there) until it has (on other providers nothing is done). */
+static void
+await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it_rmr_context_t ctx)
+{
+  if (!g_str_has_prefix(conf_ia_name(), "emul") || g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") == 0)
+    return;
+  for (unsigned i = 0; i < 200 && !maps_memfd("conf-xproc-target"); i++) {
+    conf_ok(it_post_rdma_write(s->ep, seg, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+    conf_dto(s->dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+    g_usleep(1000);
+  }
+  g_assert_true(maps_memfd("conf-xproc-target"));
+}
+
 /* While one thread's RDMA Read of the child's region is landing here,
  * another posts a small RDMA Write on the same endpoint: the post returns
- * before the Read has landed whole, and completes after it. */
+ * before the Read has landed whole, and completes after it.  @shared: the
+ * child's region is in shared memory ("mtarget"), which vp/emul maps here
+ * (its first accesses go another way while it sets that up). */
 static void
-post_beside_transfer_with(child_t *c)
+post_beside_transfer_with(child_t *c, gboolean shared)
 {
   conf_side_t s;
   conf_buf_t lb, back;
@@ -386,6 +406,8 @@ post_beside_transfer_with(child_t *c)
   it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64);
   conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
   conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  if (shared)
+    await_mapping(&s, &head, ra, ctx);
   size_t part = xlong_probe(len / 4, 1), last = xlong_probe(len - 1, -1);
   unsigned seen = 0, early = 0, n = 4;
   for (unsigned r = 0; r < n; r++) {
@@ -416,7 +438,19 @@ post_beside_transfer_with(child_t *c)
             "the same endpoint was landing returned only once the Read had landed whole: a post waits for "
             "a transfer in flight (a lock held across the copy?)", seen, len >> 20);
   conf_say(c->to, "check %u\n", XLONG_SEED);
-  close_target(c, &s, &lb, &back, TRUE);
+  if (!shared) {
+    close_target(c, &s, &lb, &back, TRUE);
+    return;
+  }
+  /* The shared-memory child checks until told "guards" after a refused
+   * write (rdma_mapped_run): 16 bytes past the end. */
+  g_autofree char *ok = conf_hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ok, ==, "ok");
+  it_lmr_triplet_t over = conf_seg(&lb, 0, len + 16);
+  conf_ok(it_post_rdma_write(s.ep, &over, 1, 43, IT_COMPLETION_FLAG, ra, ctx));
+  conf_write_refused(&s, 43);
+  conf_say(c->to, "guards\n");
+  close_target(c, &s, &lb, &back, FALSE);
 }
 
 /* ---- tests ---- */
@@ -471,8 +505,102 @@ test_post_beside_transfer(void)
   g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
   child_t c = xproc_spawn("target", FALSE);
   g_unsetenv("CONF_XPROC_TARGET_LEN");
-  post_beside_transfer_with(&c);
+  post_beside_transfer_with(&c, FALSE);
   unlink(c.err);
+}
+
+static void
+test_post_beside_transfer_shared(void)
+{
+  g_test_summary("xproc: the same with the child's region in a sealable memfd (MAP_SHARED), which "
+                 "vp/emul maps here and reads with memcpy: the post returns before the 32 MiB Read "
+                 "has landed whole, the Read completes first with every byte, and a write past the "
+                 "region's end is still refused");
+  g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
+  g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
+  child_t c = xproc_spawn("mtarget", FALSE);
+  g_unsetenv("CONF_XPROC_TARGET_LEN");
+  post_beside_transfer_with(&c, TRUE);
+  unlink(c.err);
+}
+
+typedef struct {
+  pid_t pid;
+  gulong delay_us;
+} killer_t;
+
+static gpointer
+kill_after(gpointer data)
+{
+  killer_t *k = data;
+  g_usleep(k->delay_us);
+  kill(k->pid, SIGKILL);
+  return NULL;
+}
+
+static void
+test_peer_killed_mid_transfer(void)
+{
+  g_test_summary("xproc: 32 MiB RDMA Reads from the child's shared-memory region, one after the "
+                 "other, while the child is killed: each Read completes exactly once, in order, "
+                 "successfully with every byte or flushed, the last one flushed, the connection "
+                 "ends BROKEN (or, over TCP, DISCONNECT), and the parent goes on unharmed (vp/emul "
+                 "keeps the child's region mapped while a copy runs out of the lock)");
+  g_autofree char *tlen = g_strdup_printf("%u", XLONG_LEN);
+  g_setenv("CONF_XPROC_TARGET_LEN", tlen, TRUE);
+  child_t c = xproc_spawn("mtarget", FALSE);
+  g_unsetenv("CONF_XPROC_TARGET_LEN");
+  conf_side_t s;
+  conf_buf_t lb, back;
+  guint64 addr, ctx;
+  unsigned len;
+  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_fill(&lb, XLONG_SEED);
+  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64), sink = conf_seg(&back, 0, len);
+  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  await_mapping(&s, &head, ra, ctx);
+
+  killer_t k = { .pid = c.pid, .delay_us = 30000 };
+  GThread *t = g_thread_new("killer", kill_after, &k);
+  unsigned n = 0, ok = 0;
+  gboolean ended = FALSE;
+  /* The copies back to back (the bytes are checked once at the end: every
+   * Read brings the same ones), so that the death comes during one. */
+  memset(back.data, 0, len);
+  while (!ended && n < 100000) {
+    conf_ok(it_post_rdma_read(s.ep, &sink, 1, 1000 + n, IT_COMPLETION_FLAG, ra, ctx));
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+    g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RDMA_READ_CMPL_EVENT));
+    g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1000 + n);
+    n++;
+    if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS) {
+      ok++;
+    } else {
+      g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_ERR_FLUSHED));
+      ended = TRUE;
+    }
+  }
+  g_thread_join(t);
+  g_assert_true(ended);
+  g_test_message("%u Reads completed with every byte before the child's death ended the connection", ok);
+  if (ok > 0)
+    conf_buf_check(&back, 0, len, XLONG_SEED);  /* a flushed Read brings the same bytes, if any */
+  it_event_t cev;
+  size_t cmore;
+  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
+  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
+                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_assert_empty(s.dto);
+  conf_buf_check_guards(&back);
+  xproc_reap(&c, 5000);
+  unlink(c.err);
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
 }
 
 static void
@@ -1564,6 +1692,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/send-local-protection", test_send_local_protection);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
   g_test_add_func("/conformance/xproc/post-beside-transfer", test_post_beside_transfer);
+  g_test_add_func("/conformance/xproc/post-beside-transfer/shared-memory", test_post_beside_transfer_shared);
+  g_test_add_func("/conformance/xproc/peer-killed-mid-transfer", test_peer_killed_mid_transfer);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);

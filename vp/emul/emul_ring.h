@@ -388,6 +388,9 @@ struct emul_xconn {
   gint64 last_left;             /* when a sleeper last left (monotonic us; lock) */
   x_map_t *maps;                /* the peer's regions mapped here (emul_mapped.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
+  guint map_pins;               /* long copies running with the lock let go, which may
+                                 * use maps (emul_ring_req.c, "Long copies"; lock) */
+  gboolean maps_doomed;         /* torn down while pinned: the last copier unmaps (lock) */
   x_hot_t hot;                  /* the region one-sided requests reached last */
 };
 

@@ -63,9 +63,10 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 
 /* ---- cross-memory attach ---- */
 
-/* Long copies.  An attach copy of EMUL_COPY_UNLOCKED bytes or more, made
- * by the thread that posts (never from inside a drain of the ring, whose
- * position its drainer keeps while it holds the lock), runs with the
+/* Long copies.  A copy of EMUL_COPY_UNLOCKED bytes or more into the peer's
+ * memory, by cross-memory attach or into a region of the peer mapped here,
+ * made by the thread that posts (never from inside a drain of the ring,
+ * whose position its drainer keeps while it holds the lock), runs with the
  * fabric lock let go: its checks were made under the lock, the QP is
  * marked (qp->xcopying) and the process's count of such copies raised.
  * Meanwhile a post on the QP queues behind it (x_issue issues nothing, the
@@ -76,26 +77,43 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * death) flushes the receive queue and leaves the send queue to the
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
- * A copy into a region of the peer mapped here stays under the lock (the
- * mapping may go with the connection).  @flushed: the QP was flushed
- * meanwhile. */
+ * The copier holds the connection and its mappings (x->map_pins): a
+ * teardown meanwhile leaves their unmapping to it (emul_ring_maps_free). */
 static gboolean
-x_copy_unlocked(emul_qp_t *qp, gboolean to_peer, const struct iovec *l, int nl, const struct iovec *r,
-                gboolean *flushed)
+x_may_unlock(gboolean posting, uint64_t len, const rnicpi_send_wr_t *wr)
 {
-  pid_t pid = qp->x->peer_pid;
+  return posting && len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0 &&
+         !emul_mw_post_relevant(wr);
+}
+
+/* Let the fabric lock go for a long copy by @qp (x_may_unlock). */
+static emul_xconn_t *
+x_copy_begin(emul_qp_t *qp)
+{
+  emul_xconn_t *x = qp->x;
+  x->ref++;
+  x->map_pins++;
   qp->xcopying = TRUE;
   qp->xcopy_flushed = FALSE;
   emul_fabric.xcopies++;
   emul_fabric_unlock();
-  gboolean ok = emul_ring_vm_copy(pid, to_peer, l, nl, r, 1);
+  return x;
+}
+
+/* Take the lock back after the copy x_copy_begin let it go for; errno is
+ * kept.  TRUE: the QP was flushed meanwhile. */
+static gboolean
+x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
+{
   int err = errno;
   emul_lock_data_path();
   emul_fabric.xcopies--;
   qp->xcopying = FALSE;
-  *flushed = qp->xcopy_flushed;
+  if (--x->map_pins == 0 && x->maps_doomed)
+    emul_ring_maps_free(x);  /* the teardown left them to us */
+  emul_ring_conn_unref(x);
   errno = err;
-  return ok;
+  return qp->xcopy_flushed;
 }
 
 /* Move @total bytes between local pieces and the peer's pieces. */
@@ -134,9 +152,10 @@ emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
   return k;
 }
 
-/* The latency case of x_direct: one SGE (of a length > 0) into the region
- * reached last (x->hot), whose check still stands; the local SGE is
- * checked in full.  FALSE, with nothing done, when it does not apply. */
+/* The latency case of x_direct: one SGE (of a length > 0, shorter than a
+ * long copy, which may let the lock go) into the region reached last
+ * (x->hot), whose check still stands; the local SGE is checked in full.
+ * FALSE, with nothing done, when it does not apply. */
 static inline __attribute__((always_inline)) gboolean
 x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
@@ -146,7 +165,7 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
   const x_hot_t *h = &x->hot;
   const rnicpi_sge_t *sg = wr->sg_list;
   if (!(wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
-        (len = sg->length) > 0 && (h->access & rneed) == rneed && ra >= h->iova && len <= h->length &&
+        (len = sg->length) > 0 && len < EMUL_COPY_UNLOCKED && (h->access & rneed) == rneed && ra >= h->iova && len <= h->length &&
         ra - h->iova <= h->length - len &&
         __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
         __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE) == h->qp_access &&
@@ -258,18 +277,31 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_
         .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
         .map_gen = x->map_gen,
       };
-      emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
+      if (x_may_unlock(posting, len, wr)) {
+        emul_xconn_t *held = x_copy_begin(qp);
+        emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
+        if (x_copy_end(qp, held)) {
+          emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */
+          return XR_FAILED;
+        }
+      } else {
+        emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
+      }
       __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
     } else if (!cma) {
       return XR_NOTDIRECT;
     } else {
       struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
       int nl = emul_ring_sge_iov(sg, wr->num_sge, l);
-      gboolean flushed = FALSE;
-      gboolean ok = posting && len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0 &&
-                    !emul_mw_post_relevant(wr) ?
-                    x_copy_unlocked(qp, write, l, nl, &r, &flushed) :
-                    emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1);
+      gboolean flushed = FALSE, ok;
+      if (x_may_unlock(posting, len, wr)) {
+        pid_t pid = x->peer_pid;
+        emul_xconn_t *held = x_copy_begin(qp);
+        ok = emul_ring_vm_copy(pid, write, l, nl, &r, 1);
+        flushed = x_copy_end(qp, held);
+      } else {
+        ok = emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1);
+      }
       if (flushed) {
         emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */
         return XR_FAILED;
