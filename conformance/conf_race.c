@@ -722,6 +722,87 @@ test_post_beside_transfer(void)
   conf_pair_close(&p);
 }
 
+/* The send queue's depth while a long transfer is in flight. */
+#define SQ_DEPTH 4
+
+static void
+test_send_queue_beside_transfer(void)
+{
+  g_test_summary("An EP of max_request_dtos 4: while one thread's 64 MiB RDMA Write is landing, another "
+                 "posts 64-byte RDMA Writes on the same endpoint until refused: exactly 3 are accepted "
+                 "(the Write in flight holds a place in the queue until it completes), the next gets "
+                 "IT_ERR_TOO_MANY_POSTS, and each accepted one completes once, in order, behind the long "
+                 "one");
+  it_ep_attributes_t aa, pa;
+  conf_default_attr(&aa);
+  conf_default_attr(&pa);
+  aa.max_request_dtos = SQ_DEPTH;
+  conf_pair_t p;
+  conf_buf_t dst, src, small;
+  conf_pair_open2(&p, &aa, &pa);
+  conf_buf_new(&p.p, &dst, LONG_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.a, &small, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  memset(src.data, LONG_BYTE, LONG_LEN);
+  memset(small.data, LONG_BYTE, MSG);
+  conf_rdma_post_t lw = {
+    .ep = p.a.ep, .local = conf_seg(&src, 0, LONG_LEN),
+    .remote = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie = 1,
+  };
+  /* The small Writes go to the region's start with the bytes the long one
+   * brings there: the landing check below stands. */
+  it_lmr_triplet_t ss = conf_seg(&small, 0, MSG);
+  it_rdma_addr_t head = it_make_rdma_addr_absolute(dst.data);
+  const unsigned char *first = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
+  unsigned seen = 0, n = 4;
+  for (unsigned r = 0; r < n; r++) {
+    memset(dst.data, 0, LONG_LEN);
+    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
+      ;
+    gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
+    unsigned k = 0;
+    it_status_t st = IT_SUCCESS;
+    while (k <= SQ_DEPTH &&
+           (st = it_post_rdma_write(p.a.ep, &ss, 1, 10 + k, IT_COMPLETION_FLAG, head, dst.ctx)) == IT_SUCCESS)
+      k++;
+    /* Conclusive only if the long Write had not completed by then: still
+     * landing, and no completion for it yet (where completions mean the
+     * bytes were sent, as on iWARP, it may complete while they land). */
+    it_event_t ev;
+    it_status_t dq = it_evd_dequeue(p.a.dto, &ev);
+    in_flight = in_flight && conf_landing_peek(last) == 0 && dq == IT_ERR_QUEUE_EMPTY;
+    g_thread_join(t);
+    if (st != IT_SUCCESS)
+      conf_assert_status(st, IT_ERR_TOO_MANY_POSTS);
+    if (dq == IT_SUCCESS) {
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1);  /* the long Write's: the first to complete */
+      g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    } else {
+      conf_assert_status(dq, IT_ERR_QUEUE_EMPTY);
+    }
+    if (in_flight) {
+      seen++;
+      if (k != SQ_DEPTH - 1)
+        g_error("round %u: %u RDMA Writes were accepted behind a 64 MiB Write still landing on an EP of "
+                "max_request_dtos %u (then %s): expected %u, the one in flight holding its place",
+                r + 1, k, SQ_DEPTH, itx_status_name(st), SQ_DEPTH - 1);
+    }
+    if (dq != IT_SUCCESS)
+      conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+    for (unsigned i = 0; i < k; i++)
+      conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 10 + i);
+    conf_assert_empty(p.a.dto);
+  }
+  g_test_message("%u of %u rounds posted while the Write was landing", seen, n);
+  conf_buf_free(&small);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
 static void
 test_lmr_free_beside_transfer(void)
 {
@@ -974,6 +1055,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/connections-vs-registration", test_connections_vs_registration);
   g_test_add_func("/conformance/race/lmr-free-beside-transfer", test_lmr_free_beside_transfer);
   g_test_add_func("/conformance/race/post-beside-transfer", test_post_beside_transfer);
+  g_test_add_func("/conformance/race/send-queue-beside-transfer", test_send_queue_beside_transfer);
   g_test_add_func("/conformance/race/posts-on-one-connection", test_posts_on_one_connection);
   g_test_add_func("/conformance/race/stale-handles", test_stale_handles);
   g_test_add_func("/conformance/race/pz-limit", test_pz_limit);

@@ -309,10 +309,15 @@ typedef struct emul_qp {
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
-  /* Cross-process: a one-sided RDMA whose attach copy runs with the
-   * fabric lock let go (emul_ring_req.c, "Long copies"). */
+  /* Cross-process: a one-sided RDMA whose copy (attach or into a mapped
+   * region) runs with the fabric lock let go (emul_ring_req.c, "Long
+   * copies"). */
   gboolean xcopying;
   gboolean xcopy_flushed;  /* the QP was flushed meanwhile: the copier completes it flushed, then the rest */
+  /* In process: a request of this QP, out of its send queue, whose payload
+   * is copied with the link's lock let go (emul_qp.c, "Long copies"; link
+   * lock).  It still counts against max_send_wr. */
+  gboolean lcopying;
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
   struct emul_xud *xud;    /* UD: its name for other processes (emul_ring_ud.c), or NULL */

@@ -184,18 +184,20 @@ copy_begin(emul_qp_t *qp, uint64_t len)
   if (len < EMUL_COPY_UNLOCKED || l == NULL)
     return NULL;
   l->copying = TRUE;
+  qp->lcopying = TRUE;
   rnicpi_spin_unlock(&l->lock);
   return l;
 }
 
-/* Take back the link copy_begin let go. */
+/* Take back the link copy_begin let go for @qp's request. */
 static inline void
-copy_end(emul_link_t *l)
+copy_end(emul_qp_t *qp, emul_link_t *l)
 {
   if (l == NULL)
     return;
   rnicpi_spin_lock(&l->lock);
   l->copying = FALSE;
+  qp->lcopying = FALSE;
 }
 
 void
@@ -410,7 +412,7 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return fail_remote(qp, wr, f, w);
   emul_link_t *l = copy_begin(qp, len);
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
-  copy_end(l);
+  copy_end(qp, l);
   emul_resp_recv_done(peer, r, len, inv, wr->invalidate_rkey, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EXEC_DONE;
@@ -486,7 +488,7 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   emul_link_t *l = copy_begin(qp, len);
   if (len > 0)
     emul_sg_copy(sg, wr->num_sge, remote, wr->opcode == RNICPI_WR_RDMA_WRITE);
-  copy_end(l);
+  copy_end(qp, l);
   if (!emul_read_inv_done(qp, wr))
     return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
@@ -683,12 +685,13 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
   }
 }
 
-/* The send queue holds max_send_wr requests: a request being copied
- * (cross-process, "Long copies") is out of the queue, still counted. */
+/* The send queue holds max_send_wr requests: a request being copied with
+ * the lock let go ("Long copies", in process or across) is out of the
+ * queue, still counted. */
 static inline gboolean
 sq_full(const emul_qp_t *qp)
 {
-  return qp->sq.q.len + (qp->xcopying ? 1u : 0u) >= qp->attr.max_send_wr;
+  return qp->sq.q.len + (qp->xcopying || qp->lcopying ? 1u : 0u) >= qp->attr.max_send_wr;
 }
 
 /* The part of a send-queue post made under the fabric lock. */
