@@ -625,6 +625,15 @@ emul_place(uint8_t *dst, const uint8_t *src, uint64_t n)
   __atomic_store_n(dst + n - 1, src[n - 1], __ATOMIC_RELEASE);
 }
 
+/* Whether [@addr, @addr + @len) lies within [@start, @start + @length):
+ * the bounds rule of every key, local or remote, region or window, written
+ * so that no sum can wrap. */
+static inline gboolean
+emul_range_holds(uint64_t start, uint64_t length, uint64_t addr, uint64_t len)
+{
+  return addr >= start && len <= length && addr - start <= length - len;
+}
+
 /* The region of @qp's domain with rights @need whose memory holds local
  * SGE @s (of any length), or NULL. */
 static inline emul_mr_t *
@@ -634,22 +643,22 @@ emul_sge_region(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
   /* A window's key is a remote key only (IBTA 10.6.7; RDMAC verbs 7.2.7). */
   if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (emul_mr_access(mr) & need) != need)
     return NULL;
-  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
-  return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length ?
-         mr : NULL;
+  return emul_range_holds((uint64_t) (uintptr_t) mr->addr, mr->length, s->addr, s->length) ? mr : NULL;
 }
 gboolean emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need,
                       uint64_t *total);
 /* Scatter entries of a Read into windows (the IB personality's maximum). */
 #define EMUL_MAX_SINK_SGE 32
-/* The local side of request @wr, checked: its own list (each SGE in a
- * region of the QP's domain with the rights the personality asks of its
- * opcode), or, for a read sink of windows
+/* The requester's local rule, for every request that moves bytes, in
+ * process or across (written once): its own list (each SGE in a region of
+ * the QP's domain with the rights the personality asks of its opcode; an
+ * atomic's one SGE of 8 bytes), or, for a read sink of windows
  * (#RNICPI_WR_SINK_MW), the windows' ranges translated to our addresses
- * in @win (EMUL_MAX_SINK_SGE entries); NULL when the check fails.  Where
- * the bytes land is decided by the check as it stands at that moment: a
- * window unbound since the post is refused. */
-const rnicpi_sge_t *emul_rdma_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win,
+ * in @win (EMUL_MAX_SINK_SGE entries); NULL when the check fails
+ * (RNICPI_WC_LOC_PROT_ERR).  Where the bytes land is decided by the check
+ * as it stands at that moment: a window unbound since the post is
+ * refused. */
+const rnicpi_sge_t *emul_req_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win,
                                     uint64_t *len);
 /* Read with Local Invalidate (RDMAC verbs; RNIC-PI 1.4): once the data of
  * @wr landed and before its completion, the sink key dies.  FALSE when it

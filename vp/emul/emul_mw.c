@@ -17,7 +17,7 @@
  * window is bound through, so a peer process may use its key one-sided
  * only through that QP.  A Read into windows (RNICPI_WR_SINK_MW) is
  * placed by the requesting process, which translates its sink windows to
- * its own addresses when the data lands (emul_rdma_local), and a Read
+ * its own addresses when the data lands (emul_req_local), and a Read
  * with Invalidate kills the sink key there, as in-process.
  *
  * SPDX-License-Identifier: MIT
@@ -173,8 +173,7 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   if (!(mr->access & RNICPI_ACCESS_MW_BIND) || (b->access & ~MW_RIGHTS) != 0 ||
       (b->access & ~mr->access) != 0)
     return RNICPI_WC_MW_BIND_ERR;
-  if (b->length == 0 || b->addr < mr->iova || b->length > mr->length ||
-      b->addr - mr->iova > mr->length - b->length)
+  if (b->length == 0 || !emul_range_holds(mr->iova, mr->length, b->addr, b->length))
     return RNICPI_WC_MW_BIND_ERR;
   if ((mr->zero_based && (p->features & RNICPI_CAP_MW_NEEDS_VA_REGION)) ||
       (b->zero_based && !(emul_qp_dev(qp)->caps.features & RNICPI_CAP_ZERO_BASED)))

@@ -401,7 +401,8 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   emul_qp_t *peer = qp->peer;
   uint64_t len;
-  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len))
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_req_local(qp, wr, win, &len) == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   gboolean inv = wr->opcode == RNICPI_WR_SEND_INV, blocked;
   emul_fault_t f;
@@ -446,7 +447,7 @@ sink_windows(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *out, uint6
     if (mw->parent == NULL || (mw->qp != NULL && mw->qp != qp) ||
         (emul_key_access(e, qp) & rneed) != rneed || (mw->parent->access & lneed) != lneed)
       return FALSE;
-    if (s->addr < e->iova || s->length > e->length || s->addr - e->iova > e->length - s->length)
+    if (!emul_range_holds(e->iova, e->length, s->addr, s->length))
       return FALSE;
     out[i].addr = (uint64_t) (uintptr_t) (e->addr + (s->addr - e->iova));
   }
@@ -455,8 +456,10 @@ sink_windows(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *out, uint6
 }
 
 const rnicpi_sge_t *
-emul_rdma_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win, uint64_t *len)
+emul_req_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win, uint64_t *len)
 {
+  if (rnicpi_wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || wr->sg_list[0].length != 8))
+    return NULL;
   if (wr->flags & RNICPI_WR_SINK_MW)
     return sink_windows(qp, wr, win, len) ? win : NULL;
   return emul_sges_ok(qp, wr->sg_list, wr->num_sge, emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode),
@@ -470,7 +473,7 @@ emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 }
 
 /* RDMA Write and Read differ only in the rights each side needs (the
- * local ones the personality's: emul_rdma_local; the remote ones the
+ * local ones the personality's: emul_req_local; the remote ones the
  * responder's: emul_resp_target) and the direction of the copy (IBTA
  * 9.4.3-9.4.4; RFC 5040 4.3, 4.4). */
 static exec_t
@@ -478,7 +481,7 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   uint64_t len;
   rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  const rnicpi_sge_t *sg = emul_rdma_local(qp, wr, win, &len);
+  const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
   if (sg == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   emul_fault_t f;
@@ -499,8 +502,8 @@ static exec_t
 exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   uint64_t len;
-  if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-      !emul_sges_ok(qp, wr->sg_list, 1, RNICPI_ACCESS_LOCAL_WRITE, &len))
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_req_local(qp, wr, win, &len) == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
   emul_fault_t f;
   uint8_t *t = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, 8, &f);

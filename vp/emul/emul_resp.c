@@ -30,7 +30,7 @@ emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, 
   if (mr == NULL || mr->pd != resp->pd || (emul_key_access(mr, resp) & need) != need ||
       (resp->attr.access & need) != need)
     return NULL;
-  if (raddr < mr->iova || len > mr->length || raddr - mr->iova > mr->length - len)
+  if (!emul_range_holds(mr->iova, mr->length, raddr, len))
     return NULL;
   return mr->addr + (raddr - mr->iova);
 }

@@ -165,8 +165,8 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
   const x_hot_t *h = &x->hot;
   const rnicpi_sge_t *sg = wr->sg_list;
   if (!(wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
-        (len = sg->length) > 0 && len < EMUL_COPY_UNLOCKED && (h->access & rneed) == rneed && ra >= h->iova && len <= h->length &&
-        ra - h->iova <= h->length - len &&
+        (len = sg->length) > 0 && len < EMUL_COPY_UNLOCKED && (h->access & rneed) == rneed &&
+        emul_range_holds(h->iova, h->length, ra, len) &&
         __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
         __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE) == h->qp_access &&
         (write || __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) != 0) &&
@@ -241,7 +241,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_
   } else if (x_hot_move(qp, x, wr, w)) {
     return XR_DONE;
   }
-  const rnicpi_sge_t *sg = emul_rdma_local(qp, wr, win, &len);
+  const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
   if (sg == NULL) {
     if (!cma)
       return XR_NOTDIRECT;
@@ -264,7 +264,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_
         !emul_ring_mr_read(x->peer_mrs, index, &e) ||
         e.key != tag || e.pd_id != x->peer_pd || (e.qpn != 0 && e.qpn != x->peer_qpn) ||
         (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
-        ra < e.iova || len > e.length || ra - e.iova > e.length - len) {
+        !emul_range_holds(e.iova, e.length, ra, len)) {
       if (!cma)
         return XR_NOTDIRECT;
       emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
@@ -463,11 +463,9 @@ x_issue(emul_qp_t *qp, gboolean posting, emul_work_t *w)
       s = emul_wq_peek(&qp->sq);
       continue;
     }
-    gboolean atomic = rnicpi_wr_is_atomic(wr->opcode);
     uint64_t len;
     rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-    if ((atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) ||
-        emul_rdma_local(qp, wr, win, &len) == NULL) {
+    if (emul_req_local(qp, wr, win, &len) == NULL) {
       /* It completes in its place (RDMAC verbs p.134: in order), after
        * what the peer has yet to answer, and the teardown flushes the rest. */
       if (prev != NULL)
@@ -552,7 +550,7 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_wor
      * what the windows say when they land. */
     rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
     uint64_t sink_len;
-    const rnicpi_sge_t *sg = emul_rdma_local(qp, &s->wr, win, &sink_len);
+    const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
     rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
     if (sg != NULL) {
       emul_scatter(sg, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
