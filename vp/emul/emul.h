@@ -743,6 +743,10 @@ void emul_link_join(emul_qp_t *a, emul_qp_t *p);
 void emul_links_lock_all(void);
 void emul_links_unlock_all(void);
 void emul_qp_set_error(emul_qp_t *qp, emul_work_t *w);
+/* @qp's connection ended, whichever transport says so: its event @t (with
+ * the peer's private data) if it was connected, then ERROR, flushed. */
+void emul_qp_end(emul_qp_t *qp, rnicpi_cm_event_type_t t, const void *pdata, uint32_t len,
+                 emul_work_t *w);
 void emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                    const void *pdata, uint32_t pdata_len);
 void emul_cm_qp_gone(emul_qp_t *qp, emul_work_t *w);

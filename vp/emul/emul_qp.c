@@ -665,6 +665,14 @@ emul_qp_set_error(emul_qp_t *qp, emul_work_t *w)
   flush_all(qp, w);
 }
 
+void
+emul_qp_end(emul_qp_t *qp, rnicpi_cm_event_type_t t, const void *pdata, uint32_t len, emul_work_t *w)
+{
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, t, pdata, len);
+  emul_qp_set_error(qp, w);
+}
+
 /* Tear a connection down: both sides to ERROR and flushed, each told. */
 void
 emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
@@ -677,14 +685,10 @@ emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
     return;
   }
   qp->peer = NULL;
-  if (qp->state == RNICPI_QPS_RTS)
-    emul_qp_cm_event(qp, t, NULL, 0);
-  emul_qp_set_error(qp, w);
+  emul_qp_end(qp, t, NULL, 0, w);
   if (peer != NULL) {
     peer->peer = NULL;
-    if (peer->state == RNICPI_QPS_RTS)
-      emul_qp_cm_event(peer, t, pdata, pdata_len);
-    emul_qp_set_error(peer, w);
+    emul_qp_end(peer, t, pdata, pdata_len, w);
   }
 }
 

@@ -794,9 +794,7 @@ emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_s
     emul_ring_send_msg(x, &m, NULL, 0);
     emul_ring_close(x);
   }
-  if (qp->state == RNICPI_QPS_RTS)
-    emul_qp_cm_event(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0);
-  emul_qp_set_error(qp, w);
+  emul_qp_end(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0, w);
 }
 
 void
@@ -842,9 +840,7 @@ emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
       emul_wq_put(&qp->sq, s);
     }
   }
-  if (qp->state == RNICPI_QPS_RTS)
-    emul_qp_cm_event(qp, disc ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN,
-                     disc ? m->pdata : NULL, disc ? m->pdata_len : 0);
-  emul_qp_set_error(qp, w);
+  emul_qp_end(qp, disc ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, disc ? m->pdata : NULL,
+              disc ? m->pdata_len : 0, w);
 }
 
