@@ -494,33 +494,33 @@ test_send_local_protection(void)
   unlink(c.err);
 }
 
-static void
-test_post_beside_transfer(void)
+/* A "target" or "mtarget" (@role) child whose region is XLONG_LEN bytes. */
+static child_t
+spawn_long_target(const char *role)
 {
-  g_test_summary("xproc: while one thread's 32 MiB RDMA Read from the child's region (private memory) is "
-                 "landing, another posts a 64-byte RDMA Write on the same endpoint: the post returns "
-                 "before the Read has landed whole, the Read completes before the Write, and every byte "
-                 "of it is in place");
   g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
   g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
-  child_t c = xproc_spawn("target", FALSE);
+  child_t c = xproc_spawn(role, FALSE);
   g_unsetenv("CONF_XPROC_TARGET_LEN");
-  post_beside_transfer_with(&c, FALSE);
-  unlink(c.err);
+  return c;
 }
 
+/* @shared: the child's region in shared memory ("mtarget"). */
 static void
-test_post_beside_transfer_shared(void)
+test_post_beside_transfer(gconstpointer shared)
 {
-  g_test_summary("xproc: the same with the child's region in a sealable memfd (MAP_SHARED), which "
-                 "vp/emul maps here and reads with memcpy: the post returns before the 32 MiB Read "
-                 "has landed whole, the Read completes first with every byte, and a write past the "
-                 "region's end is still refused");
-  g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
-  g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
-  child_t c = xproc_spawn("mtarget", FALSE);
-  g_unsetenv("CONF_XPROC_TARGET_LEN");
-  post_beside_transfer_with(&c, TRUE);
+  if (shared != NULL)
+    g_test_summary("xproc: the same with the child's region in a sealable memfd (MAP_SHARED), which "
+                   "vp/emul maps here and reads with memcpy: the post returns before the 32 MiB Read "
+                   "has landed whole, the Read completes first with every byte, and a write past the "
+                   "region's end is still refused");
+  else
+    g_test_summary("xproc: while one thread's 32 MiB RDMA Read from the child's region (private memory) "
+                   "is landing, another posts a 64-byte RDMA Write on the same endpoint: the post returns "
+                   "before the Read has landed whole, the Read completes before the Write, and every "
+                   "byte of it is in place");
+  child_t c = spawn_long_target(shared != NULL ? "mtarget" : "target");
+  post_beside_transfer_with(&c, shared != NULL);
   unlink(c.err);
 }
 
@@ -546,10 +546,7 @@ test_peer_killed_mid_transfer(void)
                  "successfully with every byte or flushed, the last one flushed, the connection "
                  "ends BROKEN (or, over TCP, DISCONNECT), and the parent goes on unharmed (vp/emul "
                  "keeps the child's region mapped while a copy runs out of the lock)");
-  g_autofree char *tlen = g_strdup_printf("%u", XLONG_LEN);
-  g_setenv("CONF_XPROC_TARGET_LEN", tlen, TRUE);
-  child_t c = xproc_spawn("mtarget", FALSE);
-  g_unsetenv("CONF_XPROC_TARGET_LEN");
+  child_t c = spawn_long_target("mtarget");
   conf_side_t s;
   conf_buf_t lb, back;
   guint64 addr, ctx;
@@ -1691,8 +1688,9 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
   g_test_add_func("/conformance/xproc/send-local-protection", test_send_local_protection);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
-  g_test_add_func("/conformance/xproc/post-beside-transfer", test_post_beside_transfer);
-  g_test_add_func("/conformance/xproc/post-beside-transfer/shared-memory", test_post_beside_transfer_shared);
+  g_test_add_data_func("/conformance/xproc/post-beside-transfer", NULL, test_post_beside_transfer);
+  g_test_add_data_func("/conformance/xproc/post-beside-transfer/shared-memory", "shared",
+                       test_post_beside_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-transfer", test_peer_killed_mid_transfer);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
