@@ -232,6 +232,13 @@ role_target(gboolean memfd)
   while (memfd) {
     g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS * 3); /* one-sided RDMA runs meanwhile */
     g_assert_nonnull(l);
+    if (strcmp(l, "end") == 0) {
+      /* The parent is done and disconnects. */
+      printf("ok\n");
+      fflush(stdout);
+      conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+      return 0;
+    }
     if (strcmp(l, "free") == 0) {
       /* The parent's next write names a region that no longer exists. */
       conf_ok(it_lmr_free(rb.lmr));
