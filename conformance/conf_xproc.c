@@ -387,14 +387,23 @@ await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it
   g_assert_true(maps_memfd("conf-xproc-target"));
 }
 
-/* While one thread's RDMA Read of the child's region is landing here,
- * another posts a small RDMA Write on the same endpoint: the post returns
- * before the Read has landed whole, and completes after it.  @shared: the
- * child's region is in shared memory ("mtarget"), which vp/emul maps here
- * (its first accesses go another way while it sets that up). */
+/* How post_beside_transfer_with's long Read is posted, and where from. */
+typedef enum {
+  BESIDE_PRIVATE,     /* by a thread of its own, from the child's private memory ("target") */
+  BESIDE_SHARED,      /* by a thread of its own, from its shared memory ("mtarget") */
+  BESIDE_BEHIND_SEND, /* by the test's thread behind a Send to the "mtarget" child: the
+                       * Read starts when the Send is answered, at the provider's will */
+} beside_t;
+
+/* While an RDMA Read of the child's region is landing here, a small RDMA
+ * Write is posted on the same endpoint: the post returns before the Read
+ * has landed whole, and completes after it.  @mode: beside_t.  A shared
+ * region is one vp/emul maps here (its first accesses go another way
+ * while it sets that up). */
 static void
-post_beside_transfer_with(child_t *c, gboolean shared)
+post_beside_transfer_with(child_t *c, beside_t mode)
 {
+  gboolean shared = mode != BESIDE_PRIVATE;
   conf_side_t s;
   conf_buf_t lb, back;
   guint64 addr, ctx;
@@ -414,7 +423,16 @@ post_beside_transfer_with(child_t *c, gboolean shared)
     memset(back.data, 0, len);
     conf_rdma_post_t lr = { .ep = s.ep, .local = conf_seg(&back, 0, len), .remote = ra, .ctx = ctx,
                             .cookie = 41, .read = TRUE };
-    GThread *t = g_thread_new("long-read", conf_rdma_post_run, &lr);
+    GThread *t = NULL;
+    if (mode == BESIDE_BEHIND_SEND) {
+      conf_say(c->to, "recv\n");
+      g_autofree char *posted = conf_hear(c->from, LINE_TIMEOUT_MS);
+      g_assert_cmpstr(posted, ==, "posted");
+      conf_ok(it_post_send(s.ep, &head, 1, 43, IT_COMPLETION_FLAG));
+      conf_rdma_post_run(&lr);
+    } else {
+      t = g_thread_new("long-read", conf_rdma_post_run, &lr);
+    }
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
     while (conf_landing_peek(&back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
       ;
@@ -426,7 +444,10 @@ post_beside_transfer_with(child_t *c, gboolean shared)
       seen++;
       early += conf_landing_peek(&back.data[last]) != xlong_byte(last);
     }
-    g_thread_join(t);
+    if (t != NULL)
+      g_thread_join(t);
+    else
+      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
     conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
     conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);
     conf_buf_check(&back, 0, len, XLONG_SEED);
@@ -499,21 +520,27 @@ spawn_long_target(const char *role)
   return c;
 }
 
-/* @shared: the child's region in shared memory ("mtarget"). */
+/* @data: a beside_t. */
 static void
-test_post_beside_transfer(gconstpointer shared)
+test_post_beside_transfer(gconstpointer data)
 {
-  if (shared != NULL)
+  beside_t mode = (beside_t) GPOINTER_TO_INT(data);
+  if (mode == BESIDE_SHARED)
     g_test_summary("xproc: as post-beside-transfer, with the child's region in a sealable memfd "
                    "(MAP_SHARED), which vp/emul maps here and reads with memcpy: the post returns before "
                    "the 32 MiB Read has landed whole, the Read completes first, with every byte");
+  else if (mode == BESIDE_BEHIND_SEND)
+    g_test_summary("xproc: as post-beside-shared-memory, with the 32 MiB Read posted behind a 64-byte Send "
+                   "(the child has a receive for it), so that it starts when the provider learns the Send "
+                   "arrived (vp/emul: a thread that drains the connection's ring): the Write's post returns "
+                   "before the Read has landed whole; the Send, the Read, the Write complete in that order");
   else
     g_test_summary("xproc: while one thread's 32 MiB RDMA Read from the child's region (private memory) "
                    "is landing, another posts a 64-byte RDMA Write on the same endpoint: the post returns "
                    "before the Read has landed whole, the Read completes before the Write, and every "
                    "byte of it is in place");
-  child_t c = spawn_long_target(shared != NULL ? "mtarget" : "target");
-  post_beside_transfer_with(&c, shared != NULL);
+  child_t c = spawn_long_target(mode == BESIDE_PRIVATE ? "target" : "mtarget");
+  post_beside_transfer_with(&c, mode);
   unlink(c.err);
 }
 
@@ -588,6 +615,97 @@ test_peer_killed_mid_transfer(void)
   conf_buf_check_guards(&back);
   xproc_reap(&c, 5000);
   unlink(c.err);
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+}
+
+/* Wait (busy, as an application polling for it would) until the byte at
+ * @i of @b is the pattern's; FALSE after CONF_TIMEOUT_US. */
+static gboolean
+await_landing(const conf_buf_t *b, size_t i)
+{
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (conf_landing_peek(&b->data[i]) != xlong_byte(i))
+    if (g_get_monotonic_time() > end)
+      return FALSE;
+  return TRUE;
+}
+
+/* The next completion is the RDMA Read @cookie, successful with every
+ * byte in @sink or flushed; its status. */
+static it_dto_status_t
+read_done(conf_side_t *s, it_dto_cookie_t cookie, const conf_buf_t *sink)
+{
+  it_event_t ev;
+  size_t more;
+  conf_ok(it_evd_wait(s->dto, CONF_TIMEOUT_US, &ev, &more));
+  g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RDMA_READ_CMPL_EVENT));
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, cookie);
+  if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS)
+    conf_buf_check(sink, 0, sink->len, XLONG_SEED);
+  else
+    g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_ERR_FLUSHED));
+  return ev.dto_cmpl.dto_status;
+}
+
+static void
+test_peer_killed_mid_queued_transfer(void)
+{
+  g_test_summary("xproc: a 32 MiB RDMA Read from the child's shared-memory region posted by one thread, "
+                 "a second one posted on the same endpoint while the first is landing, the child killed "
+                 "while the second is landing: the first completes successfully with every byte, the "
+                 "second exactly once (successfully with every byte, or flushed), nothing else completes, "
+                 "and the connection ends BROKEN (or, over TCP, DISCONNECT)");
+  child_t c = spawn_long_target("mtarget");
+  conf_side_t s;
+  conf_buf_t lb, back, back2;
+  guint64 addr, ctx;
+  unsigned len;
+  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
+  conf_buf_new(&s, &back2, len, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_fill(&lb, XLONG_SEED);
+  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64);
+  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  await_mapping(&s, &head, ra, ctx);
+
+  /* vp/emul: the second post finds the first one's copy running and
+   * queues behind it; the first one's poster issues it when its copy is
+   * done, and the death comes while that second copy runs. */
+  size_t part = xlong_probe(len / 4, 1);
+  memset(back.data, 0, len);
+  memset(back2.data, 0, len);
+  conf_rdma_post_t first = { .ep = s.ep, .local = conf_seg(&back, 0, len), .remote = ra, .ctx = ctx,
+                             .cookie = 51, .read = TRUE };
+  GThread *t = g_thread_new("long-read", conf_rdma_post_run, &first);
+  g_assert_true(await_landing(&back, part));
+  it_lmr_triplet_t sink2 = conf_seg(&back2, 0, len);
+  conf_ok(it_post_rdma_read(s.ep, &sink2, 1, 52, IT_COMPLETION_FLAG, ra, ctx));
+  gboolean second_landing = await_landing(&back2, part);
+  kill(c.pid, SIGKILL);
+  g_thread_join(t);
+
+  /* The second Read was landing: the first had landed whole (RC order). */
+  it_dto_status_t st1 = read_done(&s, 51, &back);
+  if (second_landing)
+    g_assert_cmpstr(itx_dto_status_name(st1), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+  it_dto_status_t st2 = read_done(&s, 52, &back2);
+  g_test_message("the second Read was %s landing when the child was killed; the Reads completed %s, %s",
+                 second_landing ? "seen" : "not seen", itx_dto_status_name(st1), itx_dto_status_name(st2));
+  it_event_t cev;
+  size_t cmore;
+  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
+  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
+                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_usleep(100000);  /* a second completion of either Read would come now */
+  conf_assert_empty(s.dto);
+  conf_buf_check_guards(&back);
+  conf_buf_check_guards(&back2);
+  xproc_reap(&c, 5000);
+  unlink(c.err);
+  conf_buf_free(&back2);
   conf_buf_free(&lb);
   conf_buf_free(&back);
   conf_side_close(&s);
@@ -1681,10 +1799,14 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/send-recv", test_send_recv);
   g_test_add_func("/conformance/xproc/send-local-protection", test_send_local_protection);
   g_test_add_func("/conformance/xproc/rdma-write-read", test_rdma_write_read);
-  g_test_add_data_func("/conformance/xproc/post-beside-transfer", NULL, test_post_beside_transfer);
-  g_test_add_data_func("/conformance/xproc/post-beside-shared-memory", "shared",
+  g_test_add_data_func("/conformance/xproc/post-beside-transfer", GINT_TO_POINTER(BESIDE_PRIVATE),
+                       test_post_beside_transfer);
+  g_test_add_data_func("/conformance/xproc/post-beside-shared-memory", GINT_TO_POINTER(BESIDE_SHARED),
+                       test_post_beside_transfer);
+  g_test_add_data_func("/conformance/xproc/post-beside-read-behind-send", GINT_TO_POINTER(BESIDE_BEHIND_SEND),
                        test_post_beside_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-transfer", test_peer_killed_mid_transfer);
+  g_test_add_func("/conformance/xproc/peer-killed-mid-queued-transfer", test_peer_killed_mid_queued_transfer);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);

@@ -216,7 +216,7 @@ static int
 role_target(gboolean memfd)
 {
   conf_side_t s;
-  conf_buf_t rb;
+  conf_buf_t rb, sb = { 0 };
   const size_t len = target_len();
   role_accept(&s, NULL, FALSE);
   if (memfd)
@@ -238,6 +238,18 @@ role_target(gboolean memfd)
       fflush(stdout);
       conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
       return 0;
+    }
+    if (strcmp(l, "recv") == 0) {
+      /* A receive for the parent's next Send of 64 bytes or fewer (left
+       * unread: a Send ahead of the parent's RDMA holds that RDMA back
+       * until it is answered). */
+      if (sb.lmr == IT_NULL_HANDLE)
+        conf_buf_new(&s, &sb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+      it_lmr_triplet_t t = conf_seg(&sb, 0, 64);
+      conf_ok(it_post_recv(s.ep, &t, 1, 8, IT_COMPLETION_FLAG));
+      printf("posted\n");
+      fflush(stdout);
+      continue;
     }
     if (strcmp(l, "free") == 0) {
       /* The parent's next write names a region that no longer exists. */

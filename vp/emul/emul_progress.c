@@ -109,15 +109,19 @@ x_snapshot_free(GPtrArray *a)
   g_ptr_array_free(a, TRUE);
 }
 
-/* Drain and pump @x if it has work (fabric lock held); TRUE if it had.
- * @pending: what emul_ring_pending(x) said, just before. */
+/* Drain and pump @x if it has work (fabric lock held, which a long copy
+ * the drain found lets go: emul_ring_issue_owed; the caller holds a
+ * reference to @x); TRUE if it had.  @pending: what emul_ring_pending(x)
+ * said, just before. */
 static gboolean
 x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
 {
   /* Frames only move in RTS (emul_ring_drain): none is work elsewhere. */
   gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
-  if (in)
+  if (in) {
     emul_ring_drain(x, w);
+    emul_ring_issue_owed(x, w);  /* may let the lock go for a long copy */
+  }
   if (!x->dead && (in || !emul_queue_empty(&x->out)))
     emul_ring_pump(x);
   return in;

@@ -391,11 +391,16 @@ struct emul_xconn {
   guint map_pins;               /* long copies running with the lock let go, which may
                                  * use maps (emul_ring_req.c, "Long copies"; lock) */
   gboolean maps_doomed;         /* torn down while pinned: the last copier unmaps (lock) */
+  gboolean issue_owed;          /* a drain left the send queue's next long copy to its
+                                 * drainer (emul_ring_issue_owed; lock) */
   x_hot_t hot;                  /* the region one-sided requests reached last */
 };
 
-/* What executing a request did (emul_ring_req.c, emul_ring_resp.c). */
-typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED, XR_NOTDIRECT } xr_t;
+/* What executing a request did (emul_ring_req.c, emul_ring_resp.c):
+ * done, blocked (a receive not ready), failed (completed in error), not
+ * one-sided here (it goes through the ring), or owed: nothing done, a long
+ * copy found by a drain is left to the drainer (emul_ring_issue_owed). */
+typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED, XR_NOTDIRECT, XR_OWED } xr_t;
 
 /* A request's fault as a BREAK tells it: the receiver raises the event
  * of its side (the responder's, or the requester's). */
@@ -476,6 +481,7 @@ void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 /* emul_ring_req.c */
 gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
+void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
 void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
 gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                         const struct iovec *r, int nr);

@@ -760,6 +760,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   }
   if (!x->dead && x->qp != NULL && x->seg != NULL) {
     emul_ring_drain(x, &w);
+    emul_ring_issue_owed(x, &w);  /* may let the lock go for a long copy */
     if (!x->dead)
       emul_ring_pump(x);
   }

@@ -65,11 +65,9 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 
 /* Long copies.  A copy of EMUL_COPY_UNLOCKED bytes or more into the peer's
  * memory, by cross-memory attach or into a region of the peer mapped here,
- * made by the thread that posts (never from inside a drain of the ring,
- * whose position its drainer keeps while it holds the lock), runs with the
- * fabric lock let go: its checks were made under the lock, the QP is
- * marked (qp->xcopying) and the process's count of such copies raised.
- * Meanwhile a post on the QP queues behind it (x_issue issues nothing, the
+ * runs with the fabric lock let go: its checks were made under the lock,
+ * the QP is marked (qp->xcopying) and the process's count of such copies
+ * raised.  Meanwhile a post on the QP queues behind it (x_issue issues nothing, the
  * latency path steps aside), what would change the QP's state or free it
  * waits (emul_qp_wait_copy), and so does a region leaving the table, whose
  * memory the copy may be using (emul_wait_copies); while one waits, no new
@@ -78,12 +76,17 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
  * The copier holds the connection and its mappings (x->map_pins): a
- * teardown meanwhile leaves their unmapping to it (emul_ring_maps_free). */
+ * teardown meanwhile leaves their unmapping to it (emul_ring_maps_free).
+ * Whoever copies holds nothing else: the thread that posts, or a drainer
+ * once its drain is over.  A drain keeps the ring's position (its frames
+ * are read in place) for as long as it holds the lock, so a long copy it
+ * finds (an answer let the request behind it go) is left to its drainer
+ * (XR_OWED, x->issue_owed), which issues it after the drain
+ * (emul_ring_issue_owed). */
 static gboolean
-x_may_unlock(gboolean posting, uint64_t len, const rnicpi_send_wr_t *wr)
+x_may_unlock(uint64_t len, const rnicpi_send_wr_t *wr)
 {
-  return posting && len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0 &&
-         !emul_mw_post_relevant(wr);
+  return len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0 && !emul_mw_post_relevant(wr);
 }
 
 /* Let the fabric lock go for a long copy by @qp (x_may_unlock). */
@@ -221,10 +224,10 @@ emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
  * would (emul_remote_range); the bytes move by memcpy where the region is
  * mapped here (emul_mapped.c), else by cross-memory attach.  Without attach
  * (bounce mode) only a mapped region is reached this way: anything else,
- * failures included, is XR_NOTDIRECT and goes through the ring.  @posting:
- * called by the posting thread, a long copy may let the lock go. */
+ * failures included, is XR_NOTDIRECT and goes through the ring.  @draining:
+ * called from a drain of the ring, a long copy is XR_OWED (Long copies). */
 static xr_t
-x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_t *w)
+x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   gboolean cma = x->cma_out;
@@ -271,13 +274,20 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_
       return XR_FAILED;
     }
     uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
+    if (mapped == NULL && !cma)
+      return XR_NOTDIRECT;
+    gboolean unlock = x_may_unlock(len, wr);
+    if (unlock && draining) {
+      x->issue_owed = TRUE;  /* from a drain: its drainer issues it after (Long copies) */
+      return XR_OWED;
+    }
     if (mapped != NULL) {
       x->hot = (x_hot_t) {
         .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
         .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
         .map_gen = x->map_gen,
       };
-      if (x_may_unlock(posting, len, wr)) {
+      if (unlock) {
         emul_xconn_t *held = x_copy_begin(qp);
         emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
         if (x_copy_end(qp, held)) {
@@ -288,13 +298,11 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean posting, emul_work_
         emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
       }
       __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
-    } else if (!cma) {
-      return XR_NOTDIRECT;
     } else {
       struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
       int nl = emul_ring_sge_iov(sg, wr->num_sge, l);
       gboolean flushed = FALSE, ok;
-      if (x_may_unlock(posting, len, wr)) {
+      if (unlock) {
         pid_t pid = x->peer_pid;
         emul_xconn_t *held = x_copy_begin(qp);
         ok = emul_ring_vm_copy(pid, write, l, nl, &r, 1);
@@ -418,9 +426,9 @@ x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
 }
 
 /* Issue the WRs of the send queue not yet issued, in order, as far as RC
- * ordering allows.  @posting: by the posting thread (x_direct). */
+ * ordering allows.  @draining: from a drain of the ring (x_direct). */
 static void
-x_issue(emul_qp_t *qp, gboolean posting, emul_work_t *w)
+x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
 {
   emul_swqe_t *prev = NULL, *s = emul_wq_peek(&qp->sq);
   uint32_t reads = 0;  /* Reads and atomics issued and not answered */
@@ -435,16 +443,25 @@ x_issue(emul_qp_t *qp, gboolean posting, emul_work_t *w)
     }
     if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) && reads >= qp->ord)
       return;  /* ORD: wait for an answer */
-    if (x_is_direct(x, wr->opcode)) {
+    if (x_is_direct(x, wr->opcode) || (x_may_map(x, wr->opcode) && prev == NULL)) {
       if (prev != NULL)
         return;  /* behind a request the peer has not answered */
+      /* Out of the queue while it runs, as a posted one is: a copy that
+       * lets the lock go, and a teardown meanwhile, leave the rest of the
+       * queue to the copier (Long copies). */
       emul_wq_pop(&qp->sq);
-      xr_t r = x_direct(qp, wr, posting, w);
-      emul_wq_put(&qp->sq, s);
-      if (r != XR_DONE)
+      xr_t r = x_direct(qp, wr, draining, w);
+      if (r == XR_OWED || r == XR_NOTDIRECT)
+        emul_wq_push_head(&qp->sq, s);  /* nothing done */
+      else
+        emul_wq_put(&qp->sq, s);
+      if (r == XR_DONE) {
+        s = emul_wq_peek(&qp->sq);
+        continue;
+      }
+      if (r != XR_NOTDIRECT)
         return;
-      s = emul_wq_peek(&qp->sq);
-      continue;
+      /* Not mapped here: through the ring, below. */
     }
     if (x_is_local(wr->opcode)) {
       if (prev != NULL)
@@ -454,12 +471,6 @@ x_issue(emul_qp_t *qp, gboolean posting, emul_work_t *w)
       emul_swqe_done(qp, s);
       if (!ok)
         return;
-      s = emul_wq_peek(&qp->sq);
-      continue;
-    }
-    if (x_may_map(x, wr->opcode) && prev == NULL && x_direct(qp, wr, posting, w) == XR_DONE) {
-      emul_wq_pop(&qp->sq);
-      emul_wq_put(&qp->sq, s);
       s = emul_wq_peek(&qp->sq);
       continue;
     }
@@ -501,7 +512,7 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return RNICPI_OK;
   }
   if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode))) {
-    xr_t r = x_direct(qp, wr, TRUE, w);
+    xr_t r = x_direct(qp, wr, FALSE, w);
     if (r != XR_NOTDIRECT) {
       /* One-sided, nothing ahead of it: no copy of the WR.  Posts that
        * queued behind a long copy are issued now. */
@@ -516,20 +527,43 @@ emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   }
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
 issue:
-  x_issue(qp, TRUE, w);
+  x_issue(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
   return RNICPI_OK;
 }
 
-/* Requests completed: issue what waited behind them; close gracefully
- * once the last is answered. */
+/* Issue what waited behind requests now done; close gracefully once the
+ * last is answered. */
+static void
+x_go_on(emul_qp_t *qp, gboolean draining, emul_work_t *w)
+{
+  x_issue(qp, draining, w);
+  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
+    emul_ring_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+}
+
+/* Requests answered, seen by a drain of the ring. */
 void
 emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
 {
-  x_issue(qp, FALSE, w);  /* from a drain of the ring: no copy lets the lock go */
-  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
-    emul_ring_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+  x_go_on(qp, TRUE, w);
+}
+
+/* A drainer (fabric lock held, a reference to @x): its drain is over; a
+ * long copy it found is issued now, letting the lock go (Long copies). */
+void
+emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
+{
+  if (!x->issue_owed)
+    return;
+  x->issue_owed = FALSE;
+  emul_qp_t *qp = x->qp;
+  if (x->dead || qp == NULL || qp->x != x || qp->state != RNICPI_QPS_RTS)
+    return;  /* the connection ended: the teardown flushed the request */
+  x_go_on(qp, FALSE, w);
+  if (qp->x != NULL)
+    emul_ring_pump(qp->x);
 }
 
 /* An answer from the peer: it names the oldest unanswered request. */
