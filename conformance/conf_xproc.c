@@ -712,6 +712,52 @@ test_peer_killed_mid_queued_transfer(void)
 }
 
 static void
+test_disconnect_mid_read_behind_send(void)
+{
+  g_test_summary("xproc: a 64-byte Send, a 32 MiB RDMA Read behind it from the child's shared-memory "
+                 "region, and it_ep_disconnect called while the Read is landing: the Send completes "
+                 "successfully, the Read exactly once (successfully with every byte, or flushed), nothing "
+                 "else completes, and both sides get DISCONNECT");
+  child_t c = spawn_long_target("mtarget");
+  conf_side_t s;
+  conf_buf_t lb, back;
+  guint64 addr, ctx;
+  unsigned len;
+  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_fill(&lb, XLONG_SEED);
+  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64), sink = conf_seg(&back, 0, len);
+  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  await_mapping(&s, &head, ra, ctx);
+  conf_say(c.to, "recv\n");
+  g_autofree char *posted = conf_hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(posted, ==, "posted");
+
+  memset(back.data, 0, len);
+  conf_ok(it_post_send(s.ep, &head, 1, 43, IT_COMPLETION_FLAG));
+  conf_ok(it_post_rdma_read(s.ep, &sink, 1, 41, IT_COMPLETION_FLAG, ra, ctx));
+  gboolean landing = await_landing(&back, xlong_probe(len / 4, 1));
+  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
+  it_dto_status_t st = read_done(&s, 41, &back);
+  g_test_message("the Read was %s landing when the disconnect was called; it completed %s",
+                 landing ? "seen" : "not seen", itx_dto_status_name(st));
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_assert_empty(s.dto);
+  conf_buf_check_guards(&back);
+  /* The child was told nothing: its command loop ends at the disconnect. */
+  conf_say(c.to, "end\n");
+  g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ok, ==, "ok");
+  xproc_reap_ok(&c);
+  unlink(c.err);
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+}
+
+static void
 test_rdma_write_read(void)
 {
   g_test_summary("xproc: RDMA Write into the child's region and RDMA Read back while the "
@@ -1807,6 +1853,7 @@ main(int argc, char **argv)
                        test_post_beside_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-transfer", test_peer_killed_mid_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-queued-transfer", test_peer_killed_mid_queued_transfer);
+  g_test_add_func("/conformance/xproc/disconnect-mid-read-behind-send", test_disconnect_mid_read_behind_send);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);
