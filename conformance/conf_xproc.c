@@ -393,6 +393,7 @@ typedef enum {
   BESIDE_SHARED,      /* by a thread of its own, from its shared memory ("mtarget") */
   BESIDE_BEHIND_SEND, /* by the test's thread behind a Send to the "mtarget" child: the
                        * Read starts when the Send is answered, at the provider's will */
+  BESIDE_RECEIVE,     /* not a Read: a Send of the "mtarget" child's region into a receive */
 } beside_t;
 
 /* While an RDMA Read of the child's region is landing here, a small RDMA
@@ -424,7 +425,10 @@ post_beside_transfer_with(child_t *c, beside_t mode)
     conf_rdma_post_t lr = { .ep = s.ep, .local = conf_seg(&back, 0, len), .remote = ra, .ctx = ctx,
                             .cookie = 41, .read = TRUE };
     GThread *t = NULL;
-    if (mode == BESIDE_BEHIND_SEND) {
+    if (mode == BESIDE_RECEIVE) {
+      conf_ok(it_post_recv(s.ep, &lr.local, 1, 44, IT_COMPLETION_FLAG));
+      conf_say(c->to, "send\n");
+    } else if (mode == BESIDE_BEHIND_SEND) {
       conf_say(c->to, "recv\n");
       g_autofree char *posted = conf_hear(c->from, LINE_TIMEOUT_MS);
       g_assert_cmpstr(posted, ==, "posted");
@@ -446,18 +450,37 @@ post_beside_transfer_with(child_t *c, beside_t mode)
     }
     if (t != NULL)
       g_thread_join(t);
-    else
+    if (mode == BESIDE_BEHIND_SEND)
       conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
-    conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
-    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);
+    if (mode == BESIDE_RECEIVE) {
+      /* Two queues: the Write's completion and the receive's in either order. */
+      for (unsigned k = 0; k < 2; k++) {
+        it_event_t ev;
+        size_t more;
+        conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+        gboolean recv = ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT;
+        g_assert_cmpstr(itx_event_name(ev.event_number), ==,
+                        itx_event_name(recv ? IT_DTO_RC_RECV_CMPL_EVENT : IT_DTO_RDMA_WRITE_CMPL_EVENT));
+        g_assert_cmpuint(ev.dto_cmpl.cookie, ==, recv ? 44 : 42);
+        g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+        if (recv)
+          g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, len);
+      }
+      g_autofree char *sent = conf_hear(c->from, LINE_TIMEOUT_MS);
+      g_assert_cmpstr(sent, ==, "sent");
+    } else {
+      conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
+      conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);
+    }
     conf_buf_check(&back, 0, len, XLONG_SEED);
   }
-  g_test_message("%u of %u rounds saw the Read landing when the Write was posted; in %u of those the post "
-                 "returned before its last byte was in place", seen, n, early);
+  const char *what = mode == BESIDE_RECEIVE ? "Send" : "RDMA Read";
+  g_test_message("%u of %u rounds saw the %s landing when the Write was posted; in %u of those the post "
+                 "returned before its last byte was in place", seen, n, what, early);
   if (seen > 0 && early == 0)
-    g_error("in each of %u rounds an RDMA Write posted while a %u MiB RDMA Read from another process on "
-            "the same endpoint was landing returned only once the Read had landed whole: a post waits for "
-            "a transfer in flight (a lock held across the copy?)", seen, len >> 20);
+    g_error("in each of %u rounds an RDMA Write posted while a %u MiB %s from another process on "
+            "the same endpoint was landing returned only once the %s had landed whole: a post waits for "
+            "a transfer in flight (a lock held across the copy?)", seen, len >> 20, what, what);
   conf_say(c->to, "check %u\n", XLONG_SEED);
   if (shared) {
     /* The shared-memory child goes on taking commands: "end" ends it. */
@@ -529,6 +552,11 @@ test_post_beside_transfer(gconstpointer data)
     g_test_summary("xproc: as post-beside-transfer, with the child's region in a sealable memfd "
                    "(MAP_SHARED), which vp/emul maps here and reads with memcpy: the post returns before "
                    "the 32 MiB Read has landed whole, the Read completes first, with every byte");
+  else if (mode == BESIDE_RECEIVE)
+    g_test_summary("xproc: as post-beside-shared-memory, with the 32 MiB coming as a Send from the child's "
+                   "region into a receive (vp/emul, with cross-memory attach: pulled by a thread that "
+                   "drains the connection's ring): an RDMA Write posted while it lands returns before it "
+                   "landed whole; the receive completes with every byte");
   else if (mode == BESIDE_BEHIND_SEND)
     g_test_summary("xproc: as post-beside-shared-memory, with the 32 MiB Read posted behind a 64-byte Send "
                    "(the child has a receive for it), so that it starts when the provider learns the Send "
@@ -706,6 +734,84 @@ test_peer_killed_mid_queued_transfer(void)
   xproc_reap(&c, 5000);
   unlink(c.err);
   conf_buf_free(&back2);
+  conf_buf_free(&lb);
+  conf_buf_free(&back);
+  conf_side_close(&s);
+}
+
+typedef struct {
+  const conf_buf_t *watch;  /* kill when the byte at @at of this buffer has landed */
+  size_t at;
+  pid_t pid;
+  gboolean landing;         /* out: it had */
+} landing_killer_t;
+
+static gpointer
+kill_when_landing(gpointer data)
+{
+  landing_killer_t *k = data;
+  k->landing = await_landing(k->watch, k->at);
+  kill(k->pid, SIGKILL);
+  return NULL;
+}
+
+static void
+test_peer_killed_mid_receive(void)
+{
+  g_test_summary("xproc: the child sends its 32 MiB region into a receive posted here (on InfiniBand after "
+                 "the Send arrived, which waits for it) and is killed while the bytes land: the receive "
+                 "completes exactly once, successfully with every byte or flushed, nothing else completes, "
+                 "and the connection ends BROKEN (or DISCONNECT)");
+  child_t c = spawn_long_target("mtarget");
+  conf_side_t s;
+  conf_buf_t lb, back;
+  guint64 addr, ctx;
+  unsigned len;
+  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_buf_fill(&lb, XLONG_SEED);
+  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), into = conf_seg(&back, 0, len);
+  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  memset(back.data, 0, len);
+
+  /* vp/emul: with the receive posted after the Send arrived, the post
+   * pulls the bytes from the child, with its lock let go, while the
+   * provider's thread learns of the death. */
+  gboolean waits = conf_transport(&s) == IT_IB_TRANSPORT;
+  if (!waits)
+    conf_ok(it_post_recv(s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
+  landing_killer_t k = { .watch = &back, .at = xlong_probe(len / 4, 1), .pid = c.pid };
+  GThread *t = g_thread_new("killer", kill_when_landing, &k);
+  conf_say(c.to, "send\n");
+  if (waits) {
+    g_usleep(50000);
+    conf_ok(it_post_recv(s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
+  }
+  g_thread_join(t);
+  it_event_t ev;
+  size_t more;
+  conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+  g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RC_RECV_CMPL_EVENT));
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 44);
+  if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS) {
+    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, len);
+    conf_buf_check(&back, 0, len, XLONG_SEED);
+  } else {
+    g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_ERR_FLUSHED));
+  }
+  g_test_message("the Send was %s landing when the child was killed; the receive completed %s",
+                 k.landing ? "seen" : "not seen", itx_dto_status_name(ev.dto_cmpl.dto_status));
+  it_event_t cev;
+  size_t cmore;
+  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
+  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
+                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_usleep(100000);  /* a second completion of the receive would come now */
+  conf_assert_empty(s.dto);
+  conf_buf_check_guards(&back);
+  xproc_reap(&c, 5000);
+  unlink(c.err);
   conf_buf_free(&lb);
   conf_buf_free(&back);
   conf_side_close(&s);
@@ -1851,9 +1957,12 @@ main(int argc, char **argv)
                        test_post_beside_transfer);
   g_test_add_data_func("/conformance/xproc/post-beside-read-behind-send", GINT_TO_POINTER(BESIDE_BEHIND_SEND),
                        test_post_beside_transfer);
+  g_test_add_data_func("/conformance/xproc/post-beside-receive", GINT_TO_POINTER(BESIDE_RECEIVE),
+                       test_post_beside_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-transfer", test_peer_killed_mid_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-queued-transfer", test_peer_killed_mid_queued_transfer);
   g_test_add_func("/conformance/xproc/disconnect-mid-read-behind-send", test_disconnect_mid_read_behind_send);
+  g_test_add_func("/conformance/xproc/peer-killed-mid-receive", test_peer_killed_mid_receive);
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);

@@ -251,6 +251,15 @@ role_target(gboolean memfd)
       fflush(stdout);
       continue;
     }
+    if (strcmp(l, "send") == 0) {
+      /* The whole region, into a receive of the parent's. */
+      it_lmr_triplet_t t = conf_seg(&rb, 0, len);
+      conf_ok(it_post_send(s.ep, &t, 1, 9, IT_COMPLETION_FLAG));
+      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 9);
+      printf("sent\n");
+      fflush(stdout);
+      continue;
+    }
     if (strcmp(l, "free") == 0) {
       /* The parent's next write names a region that no longer exists. */
       conf_ok(it_lmr_free(rb.lmr));

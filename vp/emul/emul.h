@@ -314,6 +314,10 @@ typedef struct emul_qp {
    * copies"). */
   gboolean xcopying;
   gboolean xcopy_flushed;  /* the QP was flushed meanwhile: the copier completes it flushed, then the rest */
+  /* Cross-process responder: a Send's payload pulled from the peer by
+   * attach with the fabric lock let go (emul_ring_resp.c, "Long pulls"):
+   * its receive is out of the queue, the peer's later requests wait. */
+  gboolean rcopying;
   /* In process: a request of this QP, out of its send queue, whose payload
    * is copied with the link's lock let go (emul_qp.c, "Long copies"; link
    * lock).  It still counts against max_send_wr. */
@@ -710,8 +714,9 @@ void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
 /* Links (emul_qp.c).  Take @l's lock once no copy runs with it let go
  * (every taker but the fast path's post waits so). */
 void emul_link_lock_idle(emul_link_t *l);
-/* Fabric lock held: wait, letting it go meanwhile, until no attach copy of
- * @qp runs with it let go (emul_ring_req.c, "Long copies"): what changes
+/* Fabric lock held: wait, letting it go meanwhile, until no copy of @qp
+ * runs with it let go (a request's, emul_ring_req.c "Long copies"; a
+ * Send's payload pulled, emul_ring_resp.c "Long pulls"): what changes
  * @qp's state or frees it calls this first. */
 void emul_qp_wait_copy(emul_qp_t *qp);
 /* The same for every QP's: a region leaving the table, a fork. */

@@ -131,6 +131,7 @@ void
 emul_qp_wait_copy(emul_qp_t *qp)
 {
   copy_wait(&qp->xcopying);
+  copy_wait(&qp->rcopying);  /* none starts while the first wait lasts (copy_waiters) */
 }
 
 void

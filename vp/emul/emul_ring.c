@@ -311,10 +311,11 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
   case X_OP_WRITE:
   case X_OP_READ:
   case X_OP_ATOMIC: {
-    if (emul_queue_empty(&qp->xin)) {
+    if (emul_queue_empty(&qp->xin) && !qp->rcopying) {
       /* Nothing ahead of it: execute in place. */
       x_in_t now = { *f, buf };
-      if (emul_ring_exec_in(qp, &now, w) != XR_BLOCKED) {
+      xr_t r = emul_ring_exec_in(qp, &now, TRUE, w);
+      if (r != XR_BLOCKED && r != XR_OWED) {
         if (owned)
           g_free(buf);
         break;
@@ -324,7 +325,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
     in->f = *f;
     in->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
     g_queue_push_tail(&qp->xin, in);
-    emul_ring_run_in(qp, w);
+    emul_ring_run_in(qp, TRUE, w);
     break;
   }
   case X_OP_ACK:

@@ -488,8 +488,9 @@ gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, i
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
 /* emul_ring_resp.c */
-xr_t emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w);
-void emul_ring_run_in(emul_qp_t *qp, emul_work_t *w);
+/* @draining: called from a drain of the ring (a long pull is XR_OWED). */
+xr_t emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w);
+void emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w);
 
 /* The requester's and the responder's check of a local SGE (both on the
  * latency path, hence inline here). */

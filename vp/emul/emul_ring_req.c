@@ -551,7 +551,8 @@ emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
 }
 
 /* A drainer (fabric lock held, a reference to @x): its drain is over; a
- * long copy it found is issued now, letting the lock go (Long copies). */
+ * long copy it found, of a request (Long copies) or of a Send's payload
+ * (emul_ring_resp.c, "Long pulls"), is made now, letting the lock go. */
 void
 emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
 {
@@ -560,8 +561,10 @@ emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
   x->issue_owed = FALSE;
   emul_qp_t *qp = x->qp;
   if (x->dead || qp == NULL || qp->x != x || qp->state != RNICPI_QPS_RTS)
-    return;  /* the connection ended: the teardown flushed the request */
-  x_go_on(qp, FALSE, w);
+    return;  /* the connection ended: the teardown flushed what was owed */
+  emul_ring_run_in(qp, FALSE, w);
+  if (qp->x == x && qp->state == RNICPI_QPS_RTS)
+    x_go_on(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
 }

@@ -18,7 +18,9 @@
  *   it does not (iWARP: REM_OP_ERR at the requester, both BROKEN);
  * - IRD: a Read or atomic reaching a QP whose IRD is 0 fails remotely
  *   (REM_OP_ERR);
- * - atomics execute here, under the fabric lock, in both payload modes.
+ * - atomics execute here, under the fabric lock, in both payload modes;
+ * - a long Send's payload pulled by attach moves with the lock let go
+ *   (Long pulls, below).
  * Limitation: answers still queued for a full ring when the responder
  * breaks are lost; their requests complete flushed at the requester.
  *
@@ -41,12 +43,62 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
   emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
 }
 
+/* Long pulls.  A Send of EMUL_COPY_UNLOCKED bytes or more whose payload
+ * this process pulls from the sender by attach (X_F_CMA) is pulled with
+ * the fabric lock let go, as a long copy of a request is (emul_ring_req.c,
+ * "Long copies"): the receive is taken and checked under the lock, the QP
+ * marked (qp->rcopying) and the process's count of copies raised.
+ * Meanwhile the peer's later requests queue in qp->xin behind it (a drain
+ * executes none in place, emul_ring_run_in runs none), what would change
+ * the QP's state or free it waits (emul_qp_wait_copy), and so does a region
+ * leaving the table (emul_wait_copies).  A teardown meanwhile flushes the
+ * receive queue without the receive being filled, which goes back to its
+ * queue and is flushed with it when the pull ends (an SRQ keeps it).  A
+ * drain finds such a Send but does not pull it (the drainer keeps the
+ * ring's position while it holds the lock): it queues it and leaves it to
+ * the drainer (XR_OWED, x->issue_owed), which runs it after the drain. */
+static gboolean
+x_long_pull(const x_in_t *in)
+{
+  return (in->f.flags & X_F_CMA) && in->f.byte_len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0;
+}
+
+/* Pull @n pieces of the peer's memory @rv into receive @r's SGEs, letting
+ * the fabric lock go when @unlock (Long pulls).  FALSE when the peer's
+ * memory could not be read, or the QP left RTS meanwhile (*@ended). */
+static gboolean
+x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean unlock, gboolean *ended)
+{
+  emul_xconn_t *x = qp->x;
+  struct iovec l[32];
+  int nl = emul_ring_sge_iov(r->sge, r->num_sge, l);
+  *ended = FALSE;
+  if (!unlock)
+    return emul_ring_vm_copy(x->peer_pid, FALSE, l, nl, rv, n);
+  pid_t pid = x->peer_pid;
+  x->ref++;
+  qp->rcopying = TRUE;
+  emul_fabric.xcopies++;
+  emul_fabric_unlock();
+  gboolean ok = emul_ring_vm_copy(pid, FALSE, l, nl, rv, n);
+  emul_lock_data_path();
+  emul_fabric.xcopies--;
+  qp->rcopying = FALSE;
+  *ended = qp->state != RNICPI_QPS_RTS || qp->x != x;
+  emul_ring_conn_unref(x);
+  return ok && !*ended;
+}
+
 static xr_t
-x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
+  if (draining && x_long_pull(in)) {
+    x->issue_owed = TRUE;  /* the drainer pulls it after its drain (Long pulls) */
+    return XR_OWED;
+  }
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
   if (r == NULL) {
     if (blocked)
@@ -67,16 +119,22 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
     return XR_FAILED;
   } else if (in->f.flags & X_F_CMA) {
     emul_wq_t *rq = emul_qp_rq(qp);
-    struct iovec l[32], rv[X_MAX_IOV];
+    struct iovec rv[X_MAX_IOV];
     uint64_t n = in->f.total / sizeof(x_iov_t), sum = 0;
     const x_iov_t *v = (const x_iov_t *) in->buf;
-    gboolean ok = n <= X_MAX_IOV && in->f.total % sizeof(x_iov_t) == 0;
+    gboolean ok = n <= X_MAX_IOV && in->f.total % sizeof(x_iov_t) == 0, ended = FALSE;
     for (uint64_t i = 0; ok && i < n; i++) {
       rv[i] = (struct iovec) { (void *) (uintptr_t) v[i].addr, v[i].len };
       sum += v[i].len;
     }
-    ok = ok && sum == len &&
-         emul_ring_vm_copy(x->peer_pid, FALSE, l, emul_ring_sge_iov(r->sge, r->num_sge, l), rv, (int) n);
+    ok = ok && sum == len && x_pull(qp, r, rv, (int) n, x_long_pull(in), &ended);
+    if (ended) {
+      /* The connection ended while the bytes came: the receive was not
+       * filled, and goes the way of its queue (flushed, or kept by an SRQ). */
+      emul_wq_push_head(rq, r);
+      emul_qp_set_error(qp, w);
+      return XR_FAILED;
+    }
     if (!ok) {
       /* The sender's memory cannot be read: it is gone or lying. */
       emul_wq_push_head(rq, r);
@@ -97,7 +155,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 }
 
 xr_t
-emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
+emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
 {
   const x_frame_t *f = &in->f;
   emul_xconn_t *x = qp->x;
@@ -106,7 +164,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
   emul_fault_t fault;
   switch (f->op) {
   case X_OP_SEND:
-    return x_exec_send(qp, in, w);
+    return x_exec_send(qp, in, draining, w);
   case X_OP_WRITE:
     t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
     if (t == NULL)
@@ -150,13 +208,13 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, emul_work_t *w)
 }
 
 void
-emul_ring_run_in(emul_qp_t *qp, emul_work_t *w)
+emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w)
 {
   x_in_t *in;
   while (!emul_queue_empty(&qp->xin) && qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
-         (in = g_queue_pop_head(&qp->xin)) != NULL) {
-    xr_t r = emul_ring_exec_in(qp, in, w);
-    if (r == XR_BLOCKED) {
+         !qp->rcopying && (in = g_queue_pop_head(&qp->xin)) != NULL) {
+    xr_t r = emul_ring_exec_in(qp, in, draining, w);
+    if (r == XR_BLOCKED || r == XR_OWED) {
       g_queue_push_head(&qp->xin, in);
       return;
     }
@@ -170,7 +228,7 @@ emul_ring_run_in(emul_qp_t *qp, emul_work_t *w)
 void
 emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w)
 {
-  emul_ring_run_in(qp, w);
+  emul_ring_run_in(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
 }
