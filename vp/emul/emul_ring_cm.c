@@ -185,7 +185,7 @@ emul_ring_close(emul_xconn_t *x)
   emul_ring_conns = g_list_remove(emul_ring_conns, x);
   g_atomic_int_add(&emul_ring_nconn, -1);
   if (x->qp != NULL && x->qp->x == x)
-    x->qp->x = NULL;
+    __atomic_store_n(&x->qp->x, NULL, __ATOMIC_RELAXED);  /* read unlocked as a hint (x_hot_candidate) */
   emul_ring_free_queues(x);
   if (x->conn != NULL) {
     x->conn->x = NULL;
@@ -351,7 +351,7 @@ emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_p
   x->seg->access[0] = qp->attr.access;
   x->seg->ird[0] = p->ird;
   x->qp = qp;
-  qp->x = x;
+  __atomic_store_n(&qp->x, x, __ATOMIC_RELAXED);
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -520,7 +520,7 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
       return RNICPI_ESTATE;
     c->passive = qp;
     qp->conn = c;
-    qp->x = x;
+    __atomic_store_n(&qp->x, x, __ATOMIC_RELAXED);
     x->qp = qp;
     qp->attr.ird = p->ird;
     qp->attr.ord = p->ord;
