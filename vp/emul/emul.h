@@ -308,6 +308,7 @@ typedef struct emul_qp {
   gboolean closing;        /* disconnect waits for outstanding requests */
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
+  gboolean xin_rnr;        /* cross-process: the first of them waits for a receive */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   /* Cross-process: a one-sided RDMA whose copy (attach or into a mapped
    * region) runs with the fabric lock let go (emul_ring_req.c, "Long

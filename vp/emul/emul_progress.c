@@ -70,10 +70,20 @@ emul_ring_progress_lock(void)
   g_atomic_int_add(&emul_ring_pwant, -1);
 }
 
+/* This thread is the progress thread (initial-exec, as x_polled_empty). */
+static __thread gboolean x_am_progress __attribute__((tls_model("initial-exec")));
+
+gboolean
+emul_ring_drain_defers(void)
+{
+  return x_am_progress;
+}
+
 static gpointer
 x_thread(gpointer unused)
 {
   (void) unused;
+  x_am_progress = TRUE;
   for (;;)
     g_main_context_iteration(x_ctx, TRUE);
   return NULL;

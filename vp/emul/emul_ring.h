@@ -482,6 +482,10 @@ void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
+/* emul_progress.c: whether a long copy a drain by this thread finds is
+ * left to it for after the drain, with the lock let go (only the progress
+ * thread's; emul_ring_req.c, "Long copies"). */
+gboolean emul_ring_drain_defers(void);
 void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
 gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                         const struct iovec *r, int nr);

@@ -54,9 +54,11 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * leaving the table (emul_wait_copies).  A teardown meanwhile flushes the
  * receive queue without the receive being filled, which goes back to its
  * queue and is flushed with it when the pull ends (an SRQ keeps it).  A
- * drain finds such a Send but does not pull it (the drainer keeps the
+ * drain by the progress thread does not pull such a Send (it keeps the
  * ring's position while it holds the lock): it queues it and leaves it to
- * the drainer (XR_OWED, x->issue_owed), which runs it after the drain. */
+ * itself (XR_OWED, x->issue_owed) for after the drain; an application
+ * thread's drain pulls it in place, under the lock (why: emul_ring_req.c,
+ * "Long copies"). */
 static gboolean
 x_long_pull(const x_in_t *in)
 {
@@ -95,9 +97,13 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
-  if (draining && x_long_pull(in)) {
-    x->issue_owed = TRUE;  /* the drainer pulls it after its drain (Long pulls) */
-    return XR_OWED;
+  gboolean unlock = x_long_pull(in);
+  if (unlock && draining) {
+    if (emul_ring_drain_defers()) {
+      x->issue_owed = TRUE;  /* the drainer pulls it after its drain (Long pulls) */
+      return XR_OWED;
+    }
+    unlock = FALSE;  /* an application thread's drain: in place (Long pulls) */
   }
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
   if (r == NULL) {
@@ -127,7 +133,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
       rv[i] = (struct iovec) { (void *) (uintptr_t) v[i].addr, v[i].len };
       sum += v[i].len;
     }
-    ok = ok && sum == len && x_pull(qp, r, rv, (int) n, x_long_pull(in), &ended);
+    ok = ok && sum == len && x_pull(qp, r, rv, (int) n, unlock, &ended);
     if (ended) {
       /* The connection ended while the bytes came: the receive was not
        * filled, and goes the way of its queue (flushed, or kept by an SRQ). */
@@ -214,6 +220,7 @@ emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w)
   while (!emul_queue_empty(&qp->xin) && qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
          !qp->rcopying && (in = g_queue_pop_head(&qp->xin)) != NULL) {
     xr_t r = emul_ring_exec_in(qp, in, draining, w);
+    qp->xin_rnr = r == XR_BLOCKED;
     if (r == XR_BLOCKED || r == XR_OWED) {
       g_queue_push_head(&qp->xin, in);
       return;
@@ -225,10 +232,14 @@ emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w)
   }
 }
 
+/* A receive was posted: a Send waiting for one goes on.  (Work a drain
+ * left to its drainer, a long pull, is that thread's: the application's
+ * post does not take it over.) */
 void
 emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w)
 {
-  emul_ring_run_in(qp, FALSE, w);
+  if (qp->xin_rnr)
+    emul_ring_run_in(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
 }
