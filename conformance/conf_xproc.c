@@ -387,6 +387,67 @@ await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it
   g_assert_true(maps_memfd("conf-xproc-target"));
 }
 
+/* A "target" or "mtarget" (@role) child whose region is XLONG_LEN bytes. */
+static child_t
+spawn_long_target(const char *role)
+{
+  g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
+  g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
+  child_t c = xproc_spawn(role, FALSE);
+  g_unsetenv("CONF_XPROC_TARGET_LEN");
+  return c;
+}
+
+/* A connection to a "target" or "mtarget" child (@role) whose XLONG_LEN
+ * bytes hold the XLONG_SEED pattern, written whole from lb (which holds it
+ * too); back is a sink as long, ra and ctx name the child's region.  An
+ * "mtarget" region is mapped here by vp/emul before xlong_open returns. */
+typedef struct {
+  child_t c;
+  conf_side_t s;
+  conf_buf_t lb, back;
+  it_rdma_addr_t ra;
+  it_rmr_context_t ctx;
+  unsigned len;
+} xlong_t;
+
+static void
+xlong_open(xlong_t *t, const char *role)
+{
+  guint64 addr, ctx;
+  t->c = spawn_long_target(role);
+  open_target(&t->c, &t->s, &t->lb, &t->back, &addr, &ctx, &t->len);
+  g_assert_cmpuint(t->len, ==, XLONG_LEN);
+  t->ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  t->ctx = (it_rmr_context_t) ctx;
+  conf_buf_fill(&t->lb, XLONG_SEED);
+  it_lmr_triplet_t whole = conf_seg(&t->lb, 0, t->len), head = conf_seg(&t->lb, 0, 64);
+  conf_ok(it_post_rdma_write(t->s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, t->ra, t->ctx));
+  conf_dto(t->s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  if (strcmp(role, "mtarget") == 0)
+    await_mapping(&t->s, &head, t->ra, t->ctx);
+}
+
+/* The end of a test that killed the child: the connection ends BROKEN (or
+ * DISCONNECT), no other completion comes, nothing outside the sink moved. */
+static void
+xlong_killed_close(xlong_t *t)
+{
+  it_event_t cev;
+  size_t cmore;
+  conf_ok(it_evd_wait(t->s.cm, CONF_TIMEOUT_US, &cev, &cmore));
+  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
+                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_usleep(100000);  /* a second completion of anything would come now */
+  conf_assert_empty(t->s.dto);
+  conf_buf_check_guards(&t->back);
+  xproc_reap(&t->c, 5000);
+  unlink(t->c.err);
+  conf_buf_free(&t->lb);
+  conf_buf_free(&t->back);
+  conf_side_close(&t->s);
+}
+
 /* How post_beside_transfer_with's long Read is posted, and where from. */
 typedef enum {
   BESIDE_PRIVATE,     /* by a thread of its own, from the child's private memory ("target") */
@@ -402,62 +463,56 @@ typedef enum {
  * region is one vp/emul maps here (its first accesses go another way
  * while it sets that up). */
 static void
-post_beside_transfer_with(child_t *c, beside_t mode)
+post_beside_transfer_with(beside_t mode)
 {
   gboolean shared = mode != BESIDE_PRIVATE;
-  conf_side_t s;
-  conf_buf_t lb, back;
-  guint64 addr, ctx;
-  unsigned len;
-  open_target(c, &s, &lb, &back, &addr, &ctx, &len);
-  g_assert_cmpuint(len, ==, XLONG_LEN);
-  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
-  conf_buf_fill(&lb, XLONG_SEED);
-  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64);
-  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
-  if (shared)
-    await_mapping(&s, &head, ra, ctx);
+  xlong_t x;
+  xlong_open(&x, shared ? "mtarget" : "target");
+  child_t *c = &x.c;
+  unsigned len = x.len;
+  it_rdma_addr_t ra = x.ra;
+  it_rmr_context_t ctx = x.ctx;
+  it_lmr_triplet_t head = conf_seg(&x.lb, 0, 64);
   size_t part = xlong_probe(len / 4, 1), last = xlong_probe(len - 1, -1);
   unsigned seen = 0, early = 0, n = 8;  /* as in conf-race: any round in time shows it */
   for (unsigned r = 0; r < n; r++) {
-    memset(back.data, 0, len);
-    conf_rdma_post_t lr = { .ep = s.ep, .local = conf_seg(&back, 0, len), .remote = ra, .ctx = ctx,
+    memset(x.back.data, 0, len);
+    conf_rdma_post_t lr = { .ep = x.s.ep, .local = conf_seg(&x.back, 0, len), .remote = ra, .ctx = ctx,
                             .cookie = 41, .read = TRUE };
     GThread *t = NULL;
     if (mode == BESIDE_RECEIVE) {
-      conf_ok(it_post_recv(s.ep, &lr.local, 1, 44, IT_COMPLETION_FLAG));
+      conf_ok(it_post_recv(x.s.ep, &lr.local, 1, 44, IT_COMPLETION_FLAG));
       conf_say(c->to, "send\n");
     } else if (mode == BESIDE_BEHIND_SEND) {
       conf_say(c->to, "recv\n");
       g_autofree char *posted = conf_hear(c->from, LINE_TIMEOUT_MS);
       g_assert_cmpstr(posted, ==, "posted");
-      conf_ok(it_post_send(s.ep, &head, 1, 43, IT_COMPLETION_FLAG));
+      conf_ok(it_post_send(x.s.ep, &head, 1, 43, IT_COMPLETION_FLAG));
       conf_rdma_post_run(&lr);
     } else {
       t = g_thread_new("long-read", conf_rdma_post_run, &lr);
     }
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (conf_landing_peek(&back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
+    while (conf_landing_peek(&x.back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
       ;
-    gboolean in_flight = conf_landing_peek(&back.data[part]) == xlong_byte(part) &&
-                         conf_landing_peek(&back.data[last]) != xlong_byte(last);
+    gboolean in_flight = conf_landing_peek(&x.back.data[part]) == xlong_byte(part) &&
+                         conf_landing_peek(&x.back.data[last]) != xlong_byte(last);
     /* The same bytes the region holds: the child's check below stands. */
-    conf_ok(it_post_rdma_write(s.ep, &head, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
+    conf_ok(it_post_rdma_write(x.s.ep, &head, 1, 42, IT_COMPLETION_FLAG, ra, ctx));
     if (in_flight) {
       seen++;
-      early += conf_landing_peek(&back.data[last]) != xlong_byte(last);
+      early += conf_landing_peek(&x.back.data[last]) != xlong_byte(last);
     }
     if (t != NULL)
       g_thread_join(t);
     if (mode == BESIDE_BEHIND_SEND)
-      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
+      conf_dto(x.s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
     if (mode == BESIDE_RECEIVE) {
       /* Two queues: the Write's completion and the receive's in either order. */
       for (unsigned k = 0; k < 2; k++) {
         it_event_t ev;
         size_t more;
-        conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+        conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
         gboolean recv = ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT;
         g_assert_cmpstr(itx_event_name(ev.event_number), ==,
                         itx_event_name(recv ? IT_DTO_RC_RECV_CMPL_EVENT : IT_DTO_RDMA_WRITE_CMPL_EVENT));
@@ -469,10 +524,10 @@ post_beside_transfer_with(child_t *c, beside_t mode)
       g_autofree char *sent = conf_hear(c->from, LINE_TIMEOUT_MS);
       g_assert_cmpstr(sent, ==, "sent");
     } else {
-      conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
-      conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);
+      conf_dto(x.s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
+      conf_dto(x.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);
     }
-    conf_buf_check(&back, 0, len, XLONG_SEED);
+    conf_buf_check(&x.back, 0, len, XLONG_SEED);
   }
   const char *what = mode == BESIDE_RECEIVE ? "Send" : "RDMA Read";
   g_test_message("%u of %u rounds saw the %s landing when the Write was posted; in %u of those the post "
@@ -488,7 +543,8 @@ post_beside_transfer_with(child_t *c, beside_t mode)
     g_assert_cmpstr(ok, ==, "ok");
     conf_say(c->to, "end\n");
   }
-  close_target(c, &s, &lb, &back, TRUE);
+  close_target(c, &x.s, &x.lb, &x.back, TRUE);
+  unlink(x.c.err);
 }
 
 /* ---- tests ---- */
@@ -532,17 +588,6 @@ test_send_local_protection(void)
   unlink(c.err);
 }
 
-/* A "target" or "mtarget" (@role) child whose region is XLONG_LEN bytes. */
-static child_t
-spawn_long_target(const char *role)
-{
-  g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
-  g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
-  child_t c = xproc_spawn(role, FALSE);
-  g_unsetenv("CONF_XPROC_TARGET_LEN");
-  return c;
-}
-
 /* @data: a beside_t. */
 static void
 test_post_beside_transfer(gconstpointer data)
@@ -567,9 +612,7 @@ test_post_beside_transfer(gconstpointer data)
                    "is landing, another posts a 64-byte RDMA Write on the same endpoint: the post returns "
                    "before the Read has landed whole, the Read completes before the Write, and every "
                    "byte of it is in place");
-  child_t c = spawn_long_target(mode == BESIDE_PRIVATE ? "target" : "mtarget");
-  post_beside_transfer_with(&c, mode);
-  unlink(c.err);
+  post_beside_transfer_with(mode);
 }
 
 typedef struct {
@@ -594,31 +637,22 @@ test_peer_killed_mid_transfer(void)
                  "successfully with every byte or flushed, the last one flushed, the connection "
                  "ends BROKEN (or, over TCP, DISCONNECT), and the parent goes on unharmed (vp/emul "
                  "keeps the child's region mapped while a copy runs out of the lock)");
-  child_t c = spawn_long_target("mtarget");
-  conf_side_t s;
-  conf_buf_t lb, back;
-  guint64 addr, ctx;
-  unsigned len;
-  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
-  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
-  conf_buf_fill(&lb, XLONG_SEED);
-  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64), sink = conf_seg(&back, 0, len);
-  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
-  await_mapping(&s, &head, ra, ctx);
+  xlong_t x;
+  xlong_open(&x, "mtarget");
+  it_lmr_triplet_t sink = conf_seg(&x.back, 0, x.len);
 
-  killer_t k = { .pid = c.pid, .delay_us = 30000 };
+  killer_t k = { .pid = x.c.pid, .delay_us = 30000 };
   GThread *t = g_thread_new("killer", kill_after, &k);
   unsigned n = 0, ok = 0;
   gboolean ended = FALSE;
-  /* The copies back to back (the bytes are checked once at the end: every
+  /* The copies x.back to x.back (the bytes are checked once at the end: every
    * Read brings the same ones), so that the death comes during one. */
-  memset(back.data, 0, len);
+  memset(x.back.data, 0, x.len);
   while (!ended && n < 100000) {
-    conf_ok(it_post_rdma_read(s.ep, &sink, 1, 1000 + n, IT_COMPLETION_FLAG, ra, ctx));
+    conf_ok(it_post_rdma_read(x.s.ep, &sink, 1, 1000 + n, IT_COMPLETION_FLAG, x.ra, x.ctx));
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
     g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RDMA_READ_CMPL_EVENT));
     g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1000 + n);
     n++;
@@ -633,19 +667,8 @@ test_peer_killed_mid_transfer(void)
   g_assert_true(ended);
   g_test_message("%u Reads completed with every byte before the child's death ended the connection", ok);
   if (ok > 0)
-    conf_buf_check(&back, 0, len, XLONG_SEED);  /* a flushed Read brings the same bytes, if any */
-  it_event_t cev;
-  size_t cmore;
-  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
-  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
-                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  conf_assert_empty(s.dto);
-  conf_buf_check_guards(&back);
-  xproc_reap(&c, 5000);
-  unlink(c.err);
-  conf_buf_free(&lb);
-  conf_buf_free(&back);
-  conf_side_close(&s);
+    conf_buf_check(&x.back, 0, x.len, XLONG_SEED);  /* a flushed Read brings the same bytes, if any */
+  xlong_killed_close(&x);
 }
 
 /* Wait (busy, as an application polling for it would) until the byte at
@@ -685,58 +708,37 @@ test_peer_killed_mid_queued_transfer(void)
                  "while the second is landing: the first completes successfully with every byte, the "
                  "second exactly once (successfully with every byte, or flushed), nothing else completes, "
                  "and the connection ends BROKEN (or, over TCP, DISCONNECT)");
-  child_t c = spawn_long_target("mtarget");
-  conf_side_t s;
-  conf_buf_t lb, back, back2;
-  guint64 addr, ctx;
-  unsigned len;
-  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
-  conf_buf_new(&s, &back2, len, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
-  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
-  conf_buf_fill(&lb, XLONG_SEED);
-  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64);
-  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
-  await_mapping(&s, &head, ra, ctx);
+  xlong_t x;
+  xlong_open(&x, "mtarget");
+  conf_buf_t back2;
+  conf_buf_new(&x.s, &back2, x.len, conf_sink_privs(&x.s), IT_ADDR_MODE_ABSOLUTE);
 
   /* vp/emul: the second post finds the first one's copy running and
    * queues behind it; the first one's poster issues it when its copy is
    * done, and the death comes while that second copy runs. */
-  size_t part = xlong_probe(len / 4, 1);
-  memset(back.data, 0, len);
-  memset(back2.data, 0, len);
-  conf_rdma_post_t first = { .ep = s.ep, .local = conf_seg(&back, 0, len), .remote = ra, .ctx = ctx,
+  size_t part = xlong_probe(x.len / 4, 1);
+  memset(x.back.data, 0, x.len);
+  memset(back2.data, 0, x.len);
+  conf_rdma_post_t first = { .ep = x.s.ep, .local = conf_seg(&x.back, 0, x.len), .remote = x.ra, .ctx = x.ctx,
                              .cookie = 51, .read = TRUE };
   GThread *t = g_thread_new("long-read", conf_rdma_post_run, &first);
-  g_assert_true(await_landing(&back, part));
-  it_lmr_triplet_t sink2 = conf_seg(&back2, 0, len);
-  conf_ok(it_post_rdma_read(s.ep, &sink2, 1, 52, IT_COMPLETION_FLAG, ra, ctx));
+  g_assert_true(await_landing(&x.back, part));
+  it_lmr_triplet_t sink2 = conf_seg(&back2, 0, x.len);
+  conf_ok(it_post_rdma_read(x.s.ep, &sink2, 1, 52, IT_COMPLETION_FLAG, x.ra, x.ctx));
   gboolean second_landing = await_landing(&back2, part);
-  kill(c.pid, SIGKILL);
+  kill(x.c.pid, SIGKILL);
   g_thread_join(t);
 
   /* The second Read was landing: the first had landed whole (RC order). */
-  it_dto_status_t st1 = read_done(&s, 51, &back);
+  it_dto_status_t st1 = read_done(&x.s, 51, &x.back);
   if (second_landing)
     g_assert_cmpstr(itx_dto_status_name(st1), ==, itx_dto_status_name(IT_DTO_SUCCESS));
-  it_dto_status_t st2 = read_done(&s, 52, &back2);
+  it_dto_status_t st2 = read_done(&x.s, 52, &back2);
   g_test_message("the second Read was %s landing when the child was killed; the Reads completed %s, %s",
                  second_landing ? "seen" : "not seen", itx_dto_status_name(st1), itx_dto_status_name(st2));
-  it_event_t cev;
-  size_t cmore;
-  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
-  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
-                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  g_usleep(100000);  /* a second completion of either Read would come now */
-  conf_assert_empty(s.dto);
-  conf_buf_check_guards(&back);
+  xlong_killed_close(&x);
   conf_buf_check_guards(&back2);
-  xproc_reap(&c, 5000);
-  unlink(c.err);
   conf_buf_free(&back2);
-  conf_buf_free(&lb);
-  conf_buf_free(&back);
-  conf_side_close(&s);
 }
 
 typedef struct {
@@ -762,59 +764,39 @@ test_peer_killed_mid_receive(void)
                  "the Send arrived, which waits for it) and is killed while the bytes land: the receive "
                  "completes exactly once, successfully with every byte or flushed, nothing else completes, "
                  "and the connection ends BROKEN (or DISCONNECT)");
-  child_t c = spawn_long_target("mtarget");
-  conf_side_t s;
-  conf_buf_t lb, back;
-  guint64 addr, ctx;
-  unsigned len;
-  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
-  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
-  conf_buf_fill(&lb, XLONG_SEED);
-  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), into = conf_seg(&back, 0, len);
-  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
-  memset(back.data, 0, len);
+  xlong_t x;
+  xlong_open(&x, "mtarget");
+  it_lmr_triplet_t into = conf_seg(&x.back, 0, x.len);
+  memset(x.back.data, 0, x.len);
 
   /* vp/emul: with the receive posted after the Send arrived, the post
    * pulls the bytes from the child, with its lock let go, while the
    * provider's thread learns of the death. */
-  gboolean waits = conf_transport(&s) == IT_IB_TRANSPORT;
+  gboolean waits = conf_transport(&x.s) == IT_IB_TRANSPORT;
   if (!waits)
-    conf_ok(it_post_recv(s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
-  landing_killer_t k = { .watch = &back, .at = xlong_probe(len / 4, 1), .pid = c.pid };
+    conf_ok(it_post_recv(x.s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
+  landing_killer_t k = { .watch = &x.back, .at = xlong_probe(x.len / 4, 1), .pid = x.c.pid };
   GThread *t = g_thread_new("killer", kill_when_landing, &k);
-  conf_say(c.to, "send\n");
+  conf_say(x.c.to, "send\n");
   if (waits) {
     g_usleep(50000);
-    conf_ok(it_post_recv(s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
+    conf_ok(it_post_recv(x.s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
   }
   g_thread_join(t);
   it_event_t ev;
   size_t more;
-  conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+  conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
   g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RC_RECV_CMPL_EVENT));
   g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 44);
   if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS) {
-    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, len);
-    conf_buf_check(&back, 0, len, XLONG_SEED);
+    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, x.len);
+    conf_buf_check(&x.back, 0, x.len, XLONG_SEED);
   } else {
     g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_ERR_FLUSHED));
   }
   g_test_message("the Send was %s landing when the child was killed; the receive completed %s",
                  k.landing ? "seen" : "not seen", itx_dto_status_name(ev.dto_cmpl.dto_status));
-  it_event_t cev;
-  size_t cmore;
-  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
-  g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
-                cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  g_usleep(100000);  /* a second completion of the receive would come now */
-  conf_assert_empty(s.dto);
-  conf_buf_check_guards(&back);
-  xproc_reap(&c, 5000);
-  unlink(c.err);
-  conf_buf_free(&lb);
-  conf_buf_free(&back);
-  conf_side_close(&s);
+  xlong_killed_close(&x);
 }
 
 static void
@@ -824,43 +806,29 @@ test_disconnect_mid_read_behind_send(void)
                  "region, and it_ep_disconnect called while the Read is landing: the Send completes "
                  "successfully, the Read exactly once (successfully with every byte, or flushed), nothing "
                  "else completes, and both sides get DISCONNECT");
-  child_t c = spawn_long_target("mtarget");
-  conf_side_t s;
-  conf_buf_t lb, back;
-  guint64 addr, ctx;
-  unsigned len;
-  open_target(&c, &s, &lb, &back, &addr, &ctx, &len);
-  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
-  conf_buf_fill(&lb, XLONG_SEED);
-  it_lmr_triplet_t whole = conf_seg(&lb, 0, len), head = conf_seg(&lb, 0, 64), sink = conf_seg(&back, 0, len);
-  conf_ok(it_post_rdma_write(s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
-  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
-  await_mapping(&s, &head, ra, ctx);
-  conf_say(c.to, "recv\n");
-  g_autofree char *posted = conf_hear(c.from, LINE_TIMEOUT_MS);
+  xlong_t x;
+  xlong_open(&x, "mtarget");
+  it_lmr_triplet_t head = conf_seg(&x.lb, 0, 64), sink = conf_seg(&x.back, 0, x.len);
+  conf_say(x.c.to, "recv\n");
+  g_autofree char *posted = conf_hear(x.c.from, LINE_TIMEOUT_MS);
   g_assert_cmpstr(posted, ==, "posted");
 
-  memset(back.data, 0, len);
-  conf_ok(it_post_send(s.ep, &head, 1, 43, IT_COMPLETION_FLAG));
-  conf_ok(it_post_rdma_read(s.ep, &sink, 1, 41, IT_COMPLETION_FLAG, ra, ctx));
-  gboolean landing = await_landing(&back, xlong_probe(len / 4, 1));
-  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
-  conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
-  it_dto_status_t st = read_done(&s, 41, &back);
+  memset(x.back.data, 0, x.len);
+  conf_ok(it_post_send(x.s.ep, &head, 1, 43, IT_COMPLETION_FLAG));
+  conf_ok(it_post_rdma_read(x.s.ep, &sink, 1, 41, IT_COMPLETION_FLAG, x.ra, x.ctx));
+  gboolean landing = await_landing(&x.back, xlong_probe(x.len / 4, 1));
+  conf_ok(it_ep_disconnect(x.s.ep, NULL, 0));
+  conf_dto(x.s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
+  it_dto_status_t st = read_done(&x.s, 41, &x.back);
   g_test_message("the Read was %s landing when the disconnect was called; it completed %s",
                  landing ? "seen" : "not seen", itx_dto_status_name(st));
-  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  conf_assert_empty(s.dto);
-  conf_buf_check_guards(&back);
+  conf_wait(x.s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_assert_empty(x.s.dto);
+  conf_buf_check_guards(&x.back);
   /* The child was told nothing: its command loop ends at the disconnect. */
-  conf_say(c.to, "end\n");
-  g_autofree char *ok = conf_hear(c.from, LINE_TIMEOUT_MS);
-  g_assert_cmpstr(ok, ==, "ok");
-  xproc_reap_ok(&c);
-  unlink(c.err);
-  conf_buf_free(&lb);
-  conf_buf_free(&back);
-  conf_side_close(&s);
+  conf_say(x.c.to, "end\n");
+  close_target(&x.c, &x.s, &x.lb, &x.back, FALSE);
+  unlink(x.c.err);
 }
 
 static void
