@@ -480,6 +480,20 @@ void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 
 /* emul_ring_req.c */
 gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
+/* Long copies (emul_ring_req.c), of a request's bytes or of a Send's
+ * payload pulled (emul_ring_resp.c): a copy of @len bytes long enough to
+ * let the fabric lock go, and none waits for the copies to end. */
+gboolean emul_ring_long_copy(uint64_t len);
+/* A long copy (*@unlock) found by a drain (@draining): TRUE when it is left
+ * to the progress thread for after its drain (x->issue_owed set; the
+ * caller returns XR_OWED); in an application thread's drain *@unlock is
+ * cleared (made in place, under the lock). */
+gboolean emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock);
+/* Let the fabric lock go for a long copy of @qp, marking it (*@mark: the
+ * QP's xcopying or rcopying) and holding its connection and mappings;
+ * emul_ring_copy_end takes the lock back and lets them go (errno kept). */
+emul_xconn_t *emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark);
+void emul_ring_copy_end(emul_xconn_t *x, gboolean *mark);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
 /* emul_progress.c: whether a long copy a drain by this thread finds is

@@ -87,24 +87,62 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * in that poll anyway, and leaving the lock there let the progress thread
  * take it and run beside the copy, which over two cores halved the rate of
  * 16 MiB Sends between two processes (itapi-perf send_bw, --mem private). */
+gboolean
+emul_ring_long_copy(uint64_t len)
+{
+  return len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0;
+}
+
+gboolean
+emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock)
+{
+  if (!*unlock || !draining)
+    return FALSE;
+  if (emul_ring_drain_defers()) {
+    x->issue_owed = TRUE;  /* the progress thread makes it after its drain */
+    return TRUE;
+  }
+  *unlock = FALSE;  /* an application thread's drain: in place, under the lock */
+  return FALSE;
+}
+
+emul_xconn_t *
+emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
+{
+  emul_xconn_t *x = qp->x;
+  x->ref++;
+  x->map_pins++;
+  *mark = TRUE;
+  emul_fabric.xcopies++;
+  emul_fabric_unlock();
+  return x;
+}
+
+void
+emul_ring_copy_end(emul_xconn_t *x, gboolean *mark)
+{
+  int err = errno;
+  emul_lock_data_path();
+  emul_fabric.xcopies--;
+  *mark = FALSE;
+  if (--x->map_pins == 0 && x->maps_doomed)
+    emul_ring_maps_free(x);  /* the teardown left them to us */
+  emul_ring_conn_unref(x);
+  errno = err;
+}
+
 static gboolean
 x_may_unlock(uint64_t len, const rnicpi_send_wr_t *wr)
 {
-  return len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0 && !emul_mw_post_relevant(wr);
+  return emul_ring_long_copy(len) && !emul_mw_post_relevant(wr);
 }
 
 /* Let the fabric lock go for a long copy by @qp (x_may_unlock). */
 static emul_xconn_t *
 x_copy_begin(emul_qp_t *qp)
 {
-  emul_xconn_t *x = qp->x;
-  x->ref++;
-  x->map_pins++;
-  qp->xcopying = TRUE;
   qp->xcopy_flushed = FALSE;
-  emul_fabric.xcopies++;
-  emul_fabric_unlock();
-  return x;
+  return emul_ring_copy_begin(qp, &qp->xcopying);
 }
 
 /* Take the lock back after the copy x_copy_begin let it go for; errno is
@@ -112,14 +150,7 @@ x_copy_begin(emul_qp_t *qp)
 static gboolean
 x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
 {
-  int err = errno;
-  emul_lock_data_path();
-  emul_fabric.xcopies--;
-  qp->xcopying = FALSE;
-  if (--x->map_pins == 0 && x->maps_doomed)
-    emul_ring_maps_free(x);  /* the teardown left them to us */
-  emul_ring_conn_unref(x);
-  errno = err;
+  emul_ring_copy_end(x, &qp->xcopying);
   return qp->xcopy_flushed;
 }
 
@@ -281,13 +312,8 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     if (mapped == NULL && !cma)
       return XR_NOTDIRECT;
     gboolean unlock = x_may_unlock(len, wr);
-    if (unlock && draining) {
-      if (emul_ring_drain_defers()) {
-        x->issue_owed = TRUE;  /* from a drain: its drainer issues it after (Long copies) */
-        return XR_OWED;
-      }
-      unlock = FALSE;  /* an application thread's drain: in place (Long copies) */
-    }
+    if (emul_ring_copy_owed(x, draining, &unlock))
+      return XR_OWED;
     if (mapped != NULL) {
       x->hot = (x_hot_t) {
         .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,

@@ -59,35 +59,22 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * itself (XR_OWED, x->issue_owed) for after the drain; an application
  * thread's drain pulls it in place, under the lock (why: emul_ring_req.c,
  * "Long copies"). */
-static gboolean
-x_long_pull(const x_in_t *in)
-{
-  return (in->f.flags & X_F_CMA) && in->f.byte_len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0;
-}
-
 /* Pull @n pieces of the peer's memory @rv into receive @r's SGEs, letting
  * the fabric lock go when @unlock (Long pulls).  FALSE when the peer's
- * memory could not be read, or the QP left RTS meanwhile (*@ended). */
+ * memory could not be read, or the connection ended meanwhile (*@ended). */
 static gboolean
 x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean unlock, gboolean *ended)
 {
-  emul_xconn_t *x = qp->x;
   struct iovec l[32];
   int nl = emul_ring_sge_iov(r->sge, r->num_sge, l);
+  pid_t pid = qp->x->peer_pid;
   *ended = FALSE;
   if (!unlock)
-    return emul_ring_vm_copy(x->peer_pid, FALSE, l, nl, rv, n);
-  pid_t pid = x->peer_pid;
-  x->ref++;
-  qp->rcopying = TRUE;
-  emul_fabric.xcopies++;
-  emul_fabric_unlock();
+    return emul_ring_vm_copy(pid, FALSE, l, nl, rv, n);
+  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
   gboolean ok = emul_ring_vm_copy(pid, FALSE, l, nl, rv, n);
-  emul_lock_data_path();
-  emul_fabric.xcopies--;
-  qp->rcopying = FALSE;
-  *ended = qp->state != RNICPI_QPS_RTS || qp->x != x;
-  emul_ring_conn_unref(x);
+  emul_ring_copy_end(x, &qp->rcopying);
+  *ended = qp->state != RNICPI_QPS_RTS || qp->x == NULL;
   return ok && !*ended;
 }
 
@@ -97,14 +84,9 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
-  gboolean unlock = x_long_pull(in);
-  if (unlock && draining) {
-    if (emul_ring_drain_defers()) {
-      x->issue_owed = TRUE;  /* the drainer pulls it after its drain (Long pulls) */
-      return XR_OWED;
-    }
-    unlock = FALSE;  /* an application thread's drain: in place (Long pulls) */
-  }
+  gboolean unlock = (in->f.flags & X_F_CMA) && emul_ring_long_copy(in->f.byte_len);
+  if (emul_ring_copy_owed(x, draining, &unlock))
+    return XR_OWED;  /* the progress thread pulls it after its drain */
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
   if (r == NULL) {
     if (blocked)
