@@ -1163,6 +1163,91 @@ test_wait_race(void)
   unlink(c.err);
 }
 
+/* sleep-beside-acks: rounds of ACKS_B signaled Sends to the "acks" child,
+ * each round's answer waited for in it_evd_wait on an EVD of receives of
+ * its own, the Sends' completions going to another.  The child's
+ * acknowledgements of the Sends wake a sleeper that finds nothing for its
+ * EVD and sleeps again: a sleep must never begin where the answer that
+ * follows cannot wake it. */
+static void
+acks_with(child_t *c)
+{
+  conf_side_t s;
+  conf_buf_t sb, ab;
+  it_evd_handle_t rq;
+  uint16_t port = xproc_hear_port(c);
+  conf_side_open(&s, NULL);
+  conf_ok(it_ep_free(s.ep));
+  conf_ok(it_evd_create(s.ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &rq, NULL));
+  it_ep_attributes_t attr;
+  conf_default_attr(&attr);
+  conf_ok(it_ep_rc_create(s.pz, s.dto, rq, s.cm, IT_EP_NO_FLAG, &attr, &s.ep));
+  conf_buf_new(&s, &sb, (size_t) ACKS_B * ACKS_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &ab, 8, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t at = conf_seg(&ab, 0, 8);
+  conf_ok(it_post_recv(s.ep, &at, 1, 0, IT_COMPLETION_FLAG));
+  xproc_connect(&s, port);
+  g_autofree char *ready = conf_hear(c->from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ready, ==, "ready");
+  for (unsigned r = 0; r < ACKS_ROUNDS; r++) {
+    for (unsigned k = 0; k < ACKS_B; k++) {
+      unsigned char *m = sb.data + (size_t) k * ACKS_LEN;
+      for (size_t j = 0; j < ACKS_LEN; j++)
+        m[j] = xproc_burst_byte(r, k, j);
+      it_lmr_triplet_t t = conf_seg(&sb, (size_t) k * ACKS_LEN, ACKS_LEN);
+      conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+    }
+    it_event_t ev;
+    it_status_t st = it_evd_wait(rq, CONF_TIMEOUT_US, &ev, NULL);
+    if (st != IT_SUCCESS)
+      g_error("sleep-beside-acks: round %u of %u: no answer within 5 s: %s (the child's account is in "
+              "%s)", r, ACKS_ROUNDS, itx_status_name(st), c->err);
+    g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+    if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS)
+      g_error("sleep-beside-acks: round %u of %u: the answer's receive completed %s (the child's "
+              "account is in %s)", r, ACKS_ROUNDS, itx_dto_status_name(ev.dto_cmpl.dto_status), c->err);
+    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, 8);
+    guint64 v;
+    memcpy(&v, ab.data, 8);
+    g_assert_cmpuint(v, ==, r);
+    conf_ok(it_post_recv(s.ep, &at, 1, r + 1, IT_COMPLETION_FLAG));
+    /* The round's Sends all completed: the child took every message. */
+    for (unsigned k = 0; k < ACKS_B; k++)
+      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, k);
+  }
+  it_event_t extra;
+  g_assert_cmpint(it_evd_dequeue(rq, &extra), ==, IT_ERR_QUEUE_EMPTY);
+  g_assert_cmpint(it_evd_dequeue(s.dto, &extra), ==, IT_ERR_QUEUE_EMPTY);
+  conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_buf_check_guards(&sb);
+  conf_buf_check_guards(&ab);
+  conf_buf_free(&sb);
+  conf_buf_free(&ab);
+  conf_side_close(&s);
+  xproc_reap_ok(c);
+}
+
+static void
+test_sleep_beside_acks(void)
+{
+  g_test_summary("xproc: 10000 rounds of 8 Sends of 64 B to a child, each round's 8-byte answer "
+                 "waited for in it_evd_wait on an EVD of receives alone, while the child's "
+                 "acknowledgements of the Sends (completions of another EVD) wake the sleeper: "
+                 "every answer wakes it within 5 s, every byte and completion checked; over "
+                 "cross-memory attach and (emul) the bounce ring");
+  child_t c = xproc_spawn("acks", FALSE);
+  acks_with(&c);
+  unlink(c.err);
+  if (!g_str_has_prefix(conf_ia_name(), "emul"))
+    return;
+  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
+  child_t b = xproc_spawn("acks", TRUE);
+  acks_with(&b);
+  unlink(b.err);
+  g_unsetenv("ITAPI_EMUL_CMA");
+}
+
 /* Does this process map a memfd named @name? */
 static gboolean
 maps_memfd(const char *name)
@@ -1938,6 +2023,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);
   g_test_add_func("/conformance/xproc/rdma-shared-memory/straddle", test_rdma_straddle);
   g_test_add_func("/conformance/xproc/windows", test_windows);
+  g_test_add_func("/conformance/xproc/sleep-beside-acks", test_sleep_beside_acks);
   g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
   g_test_add_func("/conformance/xproc/ud", test_ud);

@@ -837,6 +837,66 @@ role_burst(void)
   return 0;
 }
 
+/* ---- acks: a receiver whose acknowledgements wake a sleeper ---- */
+
+/* The receiving child of sleep-beside-acks: ACKS_B receives posted; each
+ * round takes ACKS_B messages of ACKS_LEN bytes (message k of round r),
+ * checks them, posts them again and answers with an 8-byte Send that
+ * names the round.  The parent, asleep for that answer, is woken on the
+ * way by this side's acknowledgements of its Sends, which complete nothing
+ * it waits for. */
+static int
+role_acks(void)
+{
+  conf_side_t s;
+  conf_buf_t b;
+  role_accept(&s, NULL, TRUE);
+  conf_buf_new(&s, &b, (size_t) ACKS_B * ACKS_LEN + 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned k = 0; k < ACKS_B; k++) {
+    it_lmr_triplet_t t = conf_seg(&b, (size_t) k * ACKS_LEN, ACKS_LEN);
+    conf_ok(it_post_recv(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+  }
+  printf("ready\n");
+  fflush(stdout);
+  guint64 *answer = (guint64 *) (void *) (b.data + (size_t) ACKS_B * ACKS_LEN);
+  unsigned r = 0, k = 0, answered = 0;
+  while (answered < ACKS_ROUNDS) {
+    it_event_t ev;
+    it_status_t st = it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, NULL);
+    if (st != IT_SUCCESS)
+      g_error("acks child: no completion within 5 s in round %u (%u of %u messages, %u answers "
+              "complete): %s", r, k, ACKS_B, answered, itx_status_name(st));
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1000 + answered);
+      answered++;
+    } else {
+      g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, k);  /* in order */
+      g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, ACKS_LEN);
+      const unsigned char *m = b.data + (size_t) k * ACKS_LEN;
+      for (size_t j = 0; j < ACKS_LEN; j++)
+        if (m[j] != xproc_burst_byte(r, k, j))
+          g_error("acks child: byte %zu of message %u of round %u differs", j, k, r);
+      it_lmr_triplet_t t = conf_seg(&b, (size_t) k * ACKS_LEN, ACKS_LEN);
+      conf_ok(it_post_recv(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+      k++;
+    }
+    /* The answer's slot is free once the last answer completed; the
+     * parent sends the next round only after it. */
+    if (k == ACKS_B && answered == r) {
+      *answer = r;
+      it_lmr_triplet_t a = conf_seg(&b, (size_t) ACKS_B * ACKS_LEN, sizeof(*answer));
+      conf_ok(it_post_send(s.ep, &a, 1, 1000 + r, IT_COMPLETION_FLAG));
+      r++;
+      k = 0;
+    }
+  }
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conf_buf_check_guards(&b);
+  return 0;
+}
+
 /* ---- the role by its name ---- */
 
 int
@@ -858,6 +918,8 @@ xproc_child_main(const char *role)
     return role_stream();
   if (strcmp(role, "burst") == 0)
     return role_burst();
+  if (strcmp(role, "acks") == 0)
+    return role_acks();
   if (strcmp(role, "ud") == 0)
     return role_ud();
   if (strcmp(role, "pz") == 0 || strcmp(role, "pzm") == 0)

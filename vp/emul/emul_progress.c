@@ -329,23 +329,29 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     x_wait.x[x_wait.n] = x;
     fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
     x_wait.n++;
-    uint32_t was = __atomic_exchange_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    x_ring_ctl_t *in = &x->seg->ring[1 - x->side];
     /* Taken (X_ARM_NONE) since a sleeper armed it: a producer rang the
      * bell while nobody slept on it (the grace after a sleep). */
-    if (was == X_ARM_NONE && x->armed_by == X_ARM_WAITER)
+    if (__atomic_load_n(&in->armed, __ATOMIC_SEQ_CST) == X_ARM_NONE && x->armed_by == X_ARM_WAITER)
       x->bell_rung = TRUE;
-    x->armed_by = X_ARM_WAITER;
-    x->left_at = 0;
     /* The bell that ended the last sleep is quieted here, not when it woke
-     * us (there it would delay the answer the peer waits for), and after
-     * the arm, which a producer's frame then found set.  A ring this read
-     * swallows is one whose frame the look below finds. */
+     * us (there it would delay the answer the peer waits for), and before
+     * the arm: a producer that takes the arm rings for this sleep, and its
+     * ring must stay.  Read after the arm, it would swallow that ring with
+     * the arm gone, and the look below finding the producer's frame would
+     * not bring the arm back: the sleep would miss every frame after it. */
     if (x->bell_rung) {
       uint64_t v;
       ssize_t r = read(x->bell_fd, &v, sizeof(v));
       (void) r;
       x->bell_rung = FALSE;
     }
+    /* A producer that took the arm between the look above and this one
+     * rang a bell nobody read: the sleep ends at once, and the wake-up
+     * quiets it (emul_ring_cq_wait_end). */
+    __atomic_exchange_n(&in->armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    x->armed_by = X_ARM_WAITER;
+    x->left_at = 0;
   }
   /* After every arm, the last look (x_serve may change emul_ring_conns: the
    * references keep each connection valid). */

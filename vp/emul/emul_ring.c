@@ -261,6 +261,9 @@ emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
     emul_ring_doorbell(x, bell);
 }
 
+/* The look after an arm: both loads are the consumer's half of the Dekker
+ * pair with the producer (its mark or ACK word, then `armed`), so they are
+ * sequentially consistent, not merely acquire (a plain load on x86). */
 gboolean
 emul_ring_pending(emul_xconn_t *x)
 {
@@ -268,9 +271,9 @@ emul_ring_pending(emul_xconn_t *x)
     return FALSE;
   const uint8_t *data = ring_data(x, 1 - x->side);
   uint64_t h = x->rx_head;
-  return __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_ACQUIRE) ==
+  return __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_SEQ_CST) ==
            (h ^ x->key_in) ||
-         __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_RELAXED) != x->acked_seen;
+         __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_SEQ_CST) != x->acked_seen;
 }
 
 void
