@@ -50,7 +50,6 @@ extern const unsigned char xproc_ud_rep_pd[sizeof XPROC_UD_REP_TEXT];
 #define BURST_N 60
 #define BURST_LEN 64
 /* sleep-beside-acks: rounds of ACKS_B sends of ACKS_LEN bytes. */
-#define ACKS_ROUNDS 10000
 #define ACKS_B 8
 #define ACKS_LEN 64
 

@@ -839,8 +839,8 @@ role_burst(void)
 
 /* ---- acks: a receiver whose acknowledgements wake a sleeper ---- */
 
-/* The receiving child of sleep-beside-acks: ACKS_B receives posted; each
- * round takes ACKS_B messages of ACKS_LEN bytes (message k of round r),
+/* The receiving child of sleep-beside-acks: ACKS_B receives posted, then
+ * "rounds N" from the parent; each round takes ACKS_B messages of ACKS_LEN bytes (message k of round r),
  * checks them, posts them again and answers with an 8-byte Send that
  * names the round.  The parent, asleep for that answer, is woken on the
  * way by this side's acknowledgements of its Sends, which complete nothing
@@ -858,9 +858,12 @@ role_acks(void)
   }
   printf("ready\n");
   fflush(stdout);
+  g_autofree char *l = conf_hear(0, LINE_TIMEOUT_MS);
+  unsigned rounds = 0;
+  g_assert_true(l != NULL && sscanf(l, "rounds %u", &rounds) == 1);
   guint64 *answer = (guint64 *) (void *) (b.data + (size_t) ACKS_B * ACKS_LEN);
   unsigned r = 0, k = 0, answered = 0;
-  while (answered < ACKS_ROUNDS) {
+  while (answered < rounds) {
     it_event_t ev;
     it_status_t st = it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, NULL);
     if (st != IT_SUCCESS)
