@@ -126,8 +126,19 @@ G_GNUC_INTERNAL extern gint emul_ring_pwant;
  * that finds work takes it, and its release is then a plain store.  Its
  * long sections (a large copy, a cross-memory attach call) make a waiter
  * yield, then sleep. */
+/* Doorbells to other processes this thread owes, rung as it lets the lock
+ * go (emul_ring.c, emul_ring_doorbell): never a system call under the lock
+ * for a message's wake-up. */
+G_GNUC_INTERNAL extern __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
+void emul_ring_bells_ring(void);
 static inline void emul_fabric_lock(void) { rnicpi_spin_lock(&emul_fabric.lock); }
-static inline void emul_fabric_unlock(void) { rnicpi_spin_unlock(&emul_fabric.lock); }
+static inline void
+emul_fabric_unlock(void)
+{
+  rnicpi_spin_unlock(&emul_fabric.lock);
+  if (G_UNLIKELY(emul_ring_bells_due != 0))
+    emul_ring_bells_ring();
+}
 static inline gboolean emul_fabric_trylock(void) { return rnicpi_spin_trylock(&emul_fabric.lock); }
 
 /* Whether @q is empty, without a call into GLib: the data path asks it of

@@ -184,11 +184,21 @@ out_push(emul_xconn_t *x, x_out_t *o, guint *bell)
   return TRUE;
 }
 
-/* Wake who sleeps on the peer's side: its progress thread (a socket
- * message) or an application thread asleep on the bell eventfd it gave us
- * (emul_ring_cq_wait_begin), as @bell (X_BELL_*) says. */
-void
-emul_ring_doorbell(emul_xconn_t *x, guint bell)
+/* Doorbells owed by this thread, rung once it lets the fabric lock go
+ * (emul_fabric_unlock): a doorbell is a system call (a socket message, an
+ * eventfd write), and no thread should wait for the lock while it runs.
+ * Each entry holds its connection's bells_out, so the connection keeps its
+ * descriptors until the bell is rung (emul_ring_bells_quiet). */
+#define X_BELLS_MAX 8
+typedef struct {
+  emul_xconn_t *x;
+  guint bell;
+} x_bell_t;
+static __thread x_bell_t x_bells[X_BELLS_MAX] __attribute__((tls_model("initial-exec")));
+__thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
+
+static void
+x_ring_bell(emul_xconn_t *x, guint bell)
 {
   if (bell & X_BELL_THREAD) {
     x_msg_t m = { .type = X_DOORBELL };
@@ -201,6 +211,57 @@ emul_ring_doorbell(emul_xconn_t *x, guint bell)
     ssize_t r = write(x->peer_bell_fd, &one, sizeof(one));
     (void) r;
   }
+}
+
+/* Wake who sleeps on the peer's side: its progress thread (a socket
+ * message) or an application thread asleep on the bell eventfd it gave us
+ * (emul_ring_cq_wait_begin), as @bell (X_BELL_*) says.  Fabric lock held:
+ * the bell is rung when this thread lets the lock go, at once when this
+ * thread owes more connections a bell than it keeps. */
+void
+emul_ring_doorbell(emul_xconn_t *x, guint bell)
+{
+  for (guint i = 0; i < emul_ring_bells_due; i++) {
+    if (x_bells[i].x == x) {
+      x_bells[i].bell |= bell;
+      return;
+    }
+  }
+  if (emul_ring_bells_due == X_BELLS_MAX) {
+    x_ring_bell(x, bell);
+    return;
+  }
+  g_atomic_int_inc(&x->bells_out);
+  x_bells[emul_ring_bells_due++] = (x_bell_t) { x, bell };
+}
+
+void
+emul_ring_bells_ring(void)
+{
+  guint n = emul_ring_bells_due;
+  emul_ring_bells_due = 0;
+  for (guint i = 0; i < n; i++) {
+    x_ring_bell(x_bells[i].x, x_bells[i].bell);
+    g_atomic_int_add(&x_bells[i].x->bells_out, -1);  /* from here @x may close */
+  }
+}
+
+/* Fabric lock held: no bell of @x is owed any more, so its descriptors may
+ * close.  This thread's own are rung now; another thread's are being rung
+ * with the lock let go, which takes a system call's time. */
+void
+emul_ring_bells_quiet(emul_xconn_t *x)
+{
+  for (guint i = 0; i < emul_ring_bells_due; i++) {
+    if (x_bells[i].x == x) {
+      x_ring_bell(x, x_bells[i].bell);
+      g_atomic_int_add(&x->bells_out, -1);
+      x_bells[i] = x_bells[--emul_ring_bells_due];
+      break;
+    }
+  }
+  for (unsigned n = 1; g_atomic_int_get(&x->bells_out) > 0; n++)
+    rnicpi_spin_backoff(n);
 }
 
 /* Responder: the peer's requests below @upto executed and need no answer

@@ -394,6 +394,8 @@ struct emul_xconn {
   gboolean issue_owed;          /* a drain left the send queue's next long copy to its
                                  * drainer (emul_ring_issue_owed; lock) */
   x_hot_t hot;                  /* the region one-sided requests reached last */
+  gint bells_out;               /* doorbells owed to the peer, to be rung with the
+                                 * lock let go (emul_ring_doorbell; atomic) */
 };
 
 /* What executing a request did (emul_ring_req.c, emul_ring_resp.c):
@@ -474,7 +476,8 @@ void emul_ring_space(emul_xconn_t *x);
 void emul_ring_free_queues(emul_xconn_t *x);
 gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
                                 uint64_t len, guint *bell);
-void emul_ring_doorbell(emul_xconn_t *x, guint bell);
+void emul_ring_doorbell(emul_xconn_t *x, guint bell);  /* rung at emul_fabric_unlock */
+void emul_ring_bells_quiet(emul_xconn_t *x);  /* before @x's descriptors close */
 void emul_ring_ack(emul_xconn_t *x, uint64_t upto);
 void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 

@@ -191,6 +191,7 @@ emul_ring_close(emul_xconn_t *x)
     x->conn->x = NULL;
     x->conn = NULL;
   }
+  emul_ring_bells_quiet(x);  /* a bell still owed needs the descriptors below */
   if (x->waiters > 0 && x->bell_fd >= 0) {
     /* A thread asleep on the bell: it wakes and lets the connection go. */
     uint64_t one = 1;
