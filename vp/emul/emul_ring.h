@@ -69,7 +69,9 @@
  * says "nobody here is polling: ring the bell".  The producer publishes
  * a frame's mark (or its ACK word), then reads `armed` (Dekker pair, both
  * sequentially consistent); only a set `armed` costs a doorbell, and the producer
- * clears it, so there is one doorbell per sleep.  The progress thread sets
+ * clears it, so there is one doorbell per sleep.  The doorbell itself (a
+ * system call) is rung once the producer lets the fabric lock go
+ * (emul_ring_doorbell, emul_fabric_unlock).  The progress thread sets
  * `armed` (then looks at the ring once more) before it sleeps, unless the
  * application polled that connection's CQs within the last X_POLL_GRACE_MS
  * and none of them is armed for a notification: then it leaves it clear,
