@@ -1196,13 +1196,8 @@ acks_with(child_t *c)
                     10000 : 1000;
   conf_say(c->to, "rounds %u\n", rounds);
   for (unsigned r = 0; r < rounds; r++) {
-    for (unsigned k = 0; k < ACKS_B; k++) {
-      unsigned char *m = sb.data + (size_t) k * ACKS_LEN;
-      for (size_t j = 0; j < ACKS_LEN; j++)
-        m[j] = xproc_burst_byte(r, k, j);
-      it_lmr_triplet_t t = conf_seg(&sb, (size_t) k * ACKS_LEN, ACKS_LEN);
-      conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
-    }
+    for (unsigned k = 0; k < ACKS_B; k++)
+      xproc_burst_send(s.ep, &sb, r, k, ACKS_LEN);
     it_event_t ev;
     it_status_t st = it_evd_wait(rq, CONF_TIMEOUT_US, &ev, NULL);
     if (st != IT_SUCCESS)

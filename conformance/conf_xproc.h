@@ -76,6 +76,9 @@ int xproc_child_main(const char *role);
 size_t xproc_stream_size(unsigned k);
 unsigned char xproc_stream_byte(unsigned k, size_t j);
 unsigned char xproc_burst_byte(unsigned round, unsigned k, size_t j);
+/* Post message @k of @round (@len bytes of xproc_burst_byte, at slot @k of
+ * @b, cookie @k, signaled) as a Send on @ep. */
+void xproc_burst_send(it_ep_handle_t ep, conf_buf_t *b, unsigned round, unsigned k, size_t len);
 void xproc_recvlen_params(size_t *n, int *sges);
 gboolean xproc_ud_open(conf_side_t *s, uint32_t qkey, it_ep_handle_t *ep, it_remote_ep_info_t *info,
                        conf_buf_t *rb);

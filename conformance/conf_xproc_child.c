@@ -791,6 +791,16 @@ xproc_burst_byte(unsigned round, unsigned k, size_t j)
   return (unsigned char) (round * 29 + k * 131 + j * 7 + 3);
 }
 
+void
+xproc_burst_send(it_ep_handle_t ep, conf_buf_t *b, unsigned round, unsigned k, size_t len)
+{
+  unsigned char *m = b->data + (size_t) k * len;
+  for (size_t j = 0; j < len; j++)
+    m[j] = xproc_burst_byte(round, k, j);
+  it_lmr_triplet_t t = conf_seg(b, (size_t) k * len, len);
+  conf_ok(it_post_send(ep, &t, 1, k, IT_COMPLETION_FLAG));
+}
+
 /* The sending child: "burst ROUND GAP_US" sends BURST_N messages of
  * BURST_LEN bytes (message k of round ROUND), a random pause of up to
  * GAP_US between two, every send completion reaped; then "sent ROUND".
@@ -811,11 +821,7 @@ role_burst(void)
     g_assert_cmpint(sscanf(l, "burst %u %u", &round, &gap), ==, 2);
     unsigned done = 0;
     for (unsigned k = 0; k < BURST_N; k++) {
-      unsigned char *m = b.data + (size_t) k * BURST_LEN;
-      for (size_t j = 0; j < BURST_LEN; j++)
-        m[j] = xproc_burst_byte(round, k, j);
-      it_lmr_triplet_t t = conf_seg(&b, (size_t) k * BURST_LEN, BURST_LEN);
-      conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+      xproc_burst_send(s.ep, &b, round, k, BURST_LEN);
       if (gap > 0)
         g_usleep(g_rand_int_range(rnd, 0, (gint32) gap + 1));
       it_event_t ev;
