@@ -91,6 +91,10 @@ usage(FILE *f)
 "                         send_bw and write_bw (default %d bytes, %.0f s each:\n"
 "                         -S, -n, -D change that) side by side; the rate is all\n"
 "                         their messages over the longest thread's time\n"
+"      --xproc            with -T: the receiving end of each pair in a second\n"
+"                         process (this program run again), which sleeps\n"
+"                         between completions: every connection crosses\n"
+"                         processes; nothing is verified\n"
 "  -e, --event            wait for completions with it_evd_wait instead of\n"
 "                         busy-polling it_evd_dequeue\n"
 "      --no-verify        latency tests: do not check the data of each iteration\n"
@@ -224,7 +228,8 @@ parse_count(const char *arg, const char *opt, uint64_t min, uint64_t max)
 static void
 parse_args(config_t *cfg, int argc, char **argv)
 {
-  enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV, OPT_MEM };
+  enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV, OPT_MEM, OPT_XPROC,
+         OPT_XPROC_PEER };
   static const struct option longs[] = {
     { "test", required_argument, NULL, 't' },     { "size", required_argument, NULL, 'S' },
     { "iters", required_argument, NULL, 'n' },    { "duration", required_argument, NULL, 'D' },
@@ -235,7 +240,8 @@ parse_args(config_t *cfg, int argc, char **argv)
     { "port", required_argument, NULL, 'p' },     { "interface", required_argument, NULL, 'i' },
     { "timeout", required_argument, NULL, OPT_TIMEOUT }, { "mem", required_argument, NULL, OPT_MEM },
     { "json", no_argument, NULL, OPT_JSON },      { "csv", no_argument, NULL, OPT_CSV },
-    { "threads", required_argument, NULL, 'T' },
+    { "threads", required_argument, NULL, 'T' },  { "xproc", no_argument, NULL, OPT_XPROC },
+    { "xproc-peer", no_argument, NULL, OPT_XPROC_PEER },
     { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
   };
   int opt;
@@ -264,6 +270,8 @@ parse_args(config_t *cfg, int argc, char **argv)
       if (cfg->mem > MEM_PRIVATE)
         die("--mem takes 'itx', 'shared' or 'private', not '%s'", optarg);
       break;
+    case OPT_XPROC: cfg->xproc = true; break;
+    case OPT_XPROC_PEER: cfg->xproc_peer = true; break;
     case OPT_JSON: cfg->json = true; break;
     case OPT_CSV: cfg->csv = true; break;
     case 'h': usage(stdout); exit(0);
@@ -274,6 +282,8 @@ parse_args(config_t *cfg, int argc, char **argv)
     die("unexpected argument '%s' (see --help)", argv[optind]);
   if (cfg->json && cfg->csv)
     die("--json and --csv exclude each other");
+  if ((cfg->xproc || cfg->xproc_peer) && cfg->threads == 0)
+    die("--xproc goes with -T: it puts the receiving end of each thread's pair in a second process");
   if (cfg->threads > 0) {
     if (cfg->mode != MODE_LOOPBACK)
       die("-T runs every endpoint pair in this process: it takes no -s or -c");

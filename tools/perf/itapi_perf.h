@@ -64,6 +64,8 @@ typedef struct {
   const char *ia_name;
   double timeout;            /* seconds any single wait may take */
   unsigned threads;          /* -T: message-rate mode with this many threads; 0: off */
+  bool xproc;                /* -T --xproc: the receiving ends in a second process */
+  bool xproc_peer;           /* this process is that second process (internal) */
 } config_t;
 
 /* The tests -T runs (send_bw, write_bw: tests[] 3 and 4), and its size. */
@@ -258,6 +260,13 @@ void post_ctrl_recv(side_t *s);
 void send_ctrl(side_t *s, msg_type_t type, unsigned test, unsigned flags, uint64_t size,
                uint64_t iters, uint64_t base);
 ctrl_msg_t wait_ctrl(side_t *s, bool sleep, const char *what);
+/* The receiving side's credit (perf_side.c): its count of data receives
+ * posted, RDMA-written into the sender's credit word, which a sender reads
+ * before each Send. */
+void publish_credit(side_t *s);
+uint64_t read_credit(side_t *s);
+/* Account for one completion taken by the caller (what pump does). */
+void account_event(side_t *s, const it_event_t *ev);
 it_event_t wait_cm(side_t *s, it_evd_handle_t evd, it_event_type_t want, bool forever,
                    const char *what);
 void open_ia(side_t *s, const char *ia_name, it_ia_info_t **info);

@@ -80,14 +80,6 @@ client_read_lat(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint64
   }
 }
 
-static uint64_t
-read_credit(side_t *s)
-{
-  uint64_t v;
-  __atomic_load(( uint64_t *) (void *) (s->mem + OFF_CREDIT), &v, __ATOMIC_ACQUIRE);
-  return it_ntoh64(v);
-}
-
 /* A window of WRs in flight, one signaled every `every`, the last one
  * always signaled so the final completion covers the whole chunk. */
 static uint64_t

@@ -10,21 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Send with credits (iWARP has no receiver-not-ready retry: a send that
- * finds no receive breaks the connection).  The credit is the number of
- * data receives the server has posted, RDMA-written into the client's
- * credit word; a client sends message k only once the credit exceeds k. */
-static void
-publish_credit(side_t *s)
-{
-  unsigned k = s->credit_next++ % NCREDIT_SRC;
-  sq_wait(s, s->credit_src_seq[k], "a credit write");
-  uint64_t v = it_hton64(s->data_recv_posted);
-  memcpy(s->mem + OFF_CREDIT_SRC + 8 * k, &v, 8);
-  s->credit_src_seq[k] = sq_post(s, OP_WRITE, OFF_CREDIT_SRC + 8 * k, 8,
-                                 s->peer_addr + OFF_CREDIT, true);
-}
-
 /* The ping-pong responder of send_lat and write_lat.  It answers first
  * and checks afterwards, so the check stays out of the client's timing.
  * The source is refilled for the next pong once this pong has completed.
