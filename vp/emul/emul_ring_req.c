@@ -86,12 +86,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * in its poll of a CQ makes the copy in place, under the lock: it is busy
  * in that poll anyway, and leaving the lock there let the progress thread
  * take it and run beside the copy, which over two cores halved the rate of
- * 16 MiB Sends between two processes (itapi-perf send_bw, --mem private).
- * A posted RDMA Write or Read by cross-memory attach lets the lock go
- * whatever its length: the call is a system call, and the lock's release
- * and retake cost about 1% of its time (itapi-perf write_lat and read_lat
- * of 8 B and 4 KiB, --mem private).  A short copy into a mapped region (a
- * memcpy) stays under the lock. */
+ * 16 MiB Sends between two processes (itapi-perf send_bw, --mem private). */
 gboolean
 emul_ring_long_copy(uint64_t len)
 {
@@ -316,12 +311,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
     if (mapped == NULL && !cma)
       return XR_NOTDIRECT;
-    /* Cross-memory attach is a system call: when posted, it runs with the
-     * lock let go whatever its length (a drain keeps the rule for long
-     * copies, emul_ring_copy_owed). */
-    gboolean unlock = x_may_unlock(len, wr) ||
-                      (mapped == NULL && !draining && !emul_mw_post_relevant(wr) &&
-                       emul_fabric.copy_waiters == 0);
+    gboolean unlock = x_may_unlock(len, wr);
     if (emul_ring_copy_owed(x, draining, &unlock))
       return XR_OWED;
     if (mapped != NULL) {
