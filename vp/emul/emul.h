@@ -20,7 +20,12 @@
  *    negotiated limits.  A post or a receive on a linked QP whose work
  *    needs nothing else (emul_qp.c, "The fast path") takes this lock
  *    alone, so connections of different threads do not meet; everything
- *    else takes the fabric lock first, then the link's;
+ *    else takes the fabric lock first, then the link's.  The QP of an
+ *    established connection to another process has a link of its own
+ *    (link->ring): it guards the QP and its connection's ring state, a
+ *    latency post (emul_ring_post_hot) takes it alone, and every other
+ *    user of the connection (posts, drains, the progress thread,
+ *    teardown) takes the fabric lock, then it;
  * 3. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
  * No lock is held across a long payload copy of an in-process connection:
  * the copier lets its link's lock go and marks the link copying, and every
@@ -81,6 +86,7 @@ typedef struct emul_link {
   /* Long copies (emul_qp.c): the rest under the lock. */
   gboolean copying;       /* a copy runs with the lock let go */
   gboolean again;         /* work was queued while it ran: run the queues (emul_link_settle) */
+  gboolean ring;          /* the one QP of a connection to another process (qp[0]) */
   struct emul_qp *qp[2];  /* the connection's QPs, each until it leaves */
 } emul_link_t;
 
@@ -756,6 +762,10 @@ static inline void emul_link_drop(emul_link_t *l)
 void emul_link_settle(emul_link_t *l, emul_work_t *w);
 /* Give the two QPs of a new in-process connection one link (establish). */
 void emul_link_join(emul_qp_t *a, emul_qp_t *p);
+/* Give the QP of a new connection to another process a link of its own
+ * (emul_ring_cm.c, established): its latency posts take that lock alone
+ * (emul_qp.c, "The fast path"). */
+void emul_link_join_ring(emul_qp_t *qp);
 /* Lock and unlock every link (a fork: pthread_atfork). */
 void emul_links_lock_all(void);
 void emul_links_unlock_all(void);

@@ -122,18 +122,21 @@ x_snapshot_free(GPtrArray *a)
 /* Drain and pump @x if it has work (fabric lock held, which a long copy
  * the drain found lets go: emul_ring_issue_owed; the caller holds a
  * reference to @x); TRUE if it had.  @pending: what emul_ring_pending(x)
- * said, just before. */
+ * said, just before.  The QP's link is taken too: its latency posts hold
+ * that lock alone (emul_qp.c, "The fast path"). */
 static gboolean
 x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
 {
+  emul_link_t *l = emul_link_take(x->qp);
   /* Frames only move in RTS (emul_ring_drain): none is work elsewhere. */
   gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
   if (in) {
     emul_ring_drain(x, w);
-    emul_ring_issue_owed(x, w);  /* may let the lock go for a long copy */
+    emul_ring_issue_owed(x, w);  /* may let the locks go for a long copy */
   }
   if (!x->dead && (in || !emul_queue_empty(&x->out)))
     emul_ring_pump(x);
+  emul_link_drop(l);
   return in;
 }
 

@@ -33,7 +33,12 @@
  * names no sink window, and neither QP holds work queued behind a receiver
  * not ready (its flush or progress may release a window).  The rest takes
  * the fabric lock, then the link's, and runs the same code.  So two
- * threads, each with its own connection, never share a lock.
+ * threads, each with its own connection, never share a lock.  A QP
+ * connected to another process gets a link of its own when established
+ * (link->ring): a Send, RDMA Write or Read that emul_ring_post_hot takes
+ * (one SGE, the ring's latency case) holds that lock alone while no window
+ * exists; anything else on it, and every drain of its ring, takes the
+ * fabric lock, then the link's.
  *
  * Long copies.  A payload copy of EMUL_COPY_UNLOCKED bytes or more runs
  * with the link's lock let go (copy_begin, copy_end), as a NIC moves a
@@ -67,6 +72,17 @@ emul_link_join(emul_qp_t *a, emul_qp_t *p)
    * (acquire) before it takes its lock. */
   __atomic_store_n(&a->link, l, __ATOMIC_RELEASE);
   __atomic_store_n(&p->link, l, __ATOMIC_RELEASE);
+}
+
+void
+emul_link_join_ring(emul_qp_t *qp)
+{
+  emul_link_t *l = g_aligned_alloc0(1, sizeof(emul_link_t), _Alignof(emul_link_t));
+  l->ref = 1;
+  l->ring = TRUE;
+  l->qp[0] = qp;
+  g_ptr_array_add(emul_fabric.links, l);
+  __atomic_store_n(&qp->link, l, __ATOMIC_RELEASE);
 }
 
 /* @qp leaves its link (reset, destroy; fabric lock and the link's held):
@@ -239,8 +255,8 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
 static inline gboolean
 fast_ok(emul_qp_t *qp, const emul_link_t *l)
 {
-  return (g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
-          (qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) || l->copying;
+  return !l->ring && ((g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
+                       (qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) || l->copying);
 }
 
 /* A request that may take the fast path: one whose every key names a
@@ -758,12 +774,26 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_ring_post_hot); otherwise the full path, under the
-   * same lock. */
+   * an earlier one (emul_ring_post_hot), under the QP's link alone while no
+   * window exists (a bind changes what the check read); otherwise the full
+   * path, under the fabric lock and the link's. */
   if (x_hot_candidate(qp, wr_in)) {
+    emul_link_t *l = fast_lock(qp);
+    if (l != NULL) {
+      if (G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_ring_post_hot(qp, wr_in, &w))) {
+        rnicpi_spin_unlock(&l->lock);
+        if (emul_ring_bells_due != 0)
+          emul_ring_bells_ring();  /* what emul_fabric_unlock does */
+        emul_work_deliver(&w);
+        return RNICPI_OK;
+      }
+      rnicpi_spin_unlock(&l->lock);
+    }
     emul_lock_data_path();
+    l = emul_link_take(qp);
     if (!emul_ring_post_hot(qp, wr_in, &w))
       st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
+    emul_link_drop(l);
     emul_fabric_unlock();
     emul_work_deliver(&w);
     return st;
@@ -871,7 +901,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
    * or one where a long copy runs (the receive only queues). */
   emul_link_t *l = fast_lock(qp);
   if (l != NULL) {
-    if (G_LIKELY(qp->peer == NULL || emul_wq_empty(&qp->peer->sq) || l->copying)) {
+    if (G_LIKELY(!l->ring && (qp->peer == NULL || emul_wq_empty(&qp->peer->sq) || l->copying))) {
       st = post_recv_locked(qp, wr, &w);
       fast_unlock(qp, l, &w);
       emul_work_deliver(&w);

@@ -494,11 +494,12 @@ gboolean emul_ring_long_copy(uint64_t len);
  * caller returns XR_OWED); in an application thread's drain *@unlock is
  * cleared (made in place, under the lock). */
 gboolean emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock);
-/* Let the fabric lock go for a long copy of @qp, marking it (*@mark: the
- * QP's xcopying or rcopying) and holding its connection and mappings;
- * emul_ring_copy_end takes the lock back and lets them go (errno kept). */
+/* Let the fabric lock and @qp's link go for a long copy of @qp, marking it
+ * (*@mark: the QP's xcopying or rcopying) and holding its connection and
+ * mappings; emul_ring_copy_end takes both locks back and lets them go
+ * (errno kept). */
 emul_xconn_t *emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark);
-void emul_ring_copy_end(emul_xconn_t *x, gboolean *mark);
+void emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
 /* emul_progress.c: whether a long copy a drain by this thread finds is

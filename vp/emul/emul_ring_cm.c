@@ -392,6 +392,8 @@ static void
 x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
 {
   qp->state = RNICPI_QPS_RTS;
+  if (qp->link == NULL)
+    emul_link_join_ring(qp);
   emul_ring_access_changed(qp);  /* the negotiated IRD, for the peer */
   qp->x->conn = NULL;
   c->x = NULL;
@@ -730,7 +732,12 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   }
   x->ref++;
   x_msg_t *m = g_new(x_msg_t, 1);
+  emul_link_t *l = NULL;
   while (!x->dead) {
+    /* The QP's link too (its latency posts hold it alone), taken again
+     * each time: the handshake may give the QP its link on the way. */
+    emul_link_drop(l);
+    l = x->qp != NULL ? emul_link_take(x->qp) : NULL;
     int fds[4], nfds = 0;
     ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -759,11 +766,14 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
     for (int i = 0; i < nfds; i++)
       close(fds[i]);
   }
+  emul_link_drop(l);
   if (!x->dead && x->qp != NULL && x->seg != NULL) {
+    l = emul_link_take(x->qp);
     emul_ring_drain(x, &w);
-    emul_ring_issue_owed(x, &w);  /* may let the lock go for a long copy */
+    emul_ring_issue_owed(x, &w);  /* may let the locks go for a long copy */
     if (!x->dead)
       emul_ring_pump(x);
+    emul_link_drop(l);
   }
   g_free(m);
   emul_ring_conn_unref(x);

@@ -114,15 +114,19 @@ emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
   x->map_pins++;
   *mark = TRUE;
   emul_fabric.xcopies++;
+  emul_link_drop(qp->link);  /* its latency posts step aside meanwhile (qp->xcopying) */
   emul_fabric_unlock();
   return x;
 }
 
 void
-emul_ring_copy_end(emul_xconn_t *x, gboolean *mark)
+emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
 {
   int err = errno;
   emul_lock_data_path();
+  /* The same link: a reset or a destroy, which change or free it, waits
+   * for the copy (emul_qp_wait_copy). */
+  emul_link_take(qp);
   emul_fabric.xcopies--;
   *mark = FALSE;
   if (--x->map_pins == 0 && x->maps_doomed)
@@ -150,7 +154,7 @@ x_copy_begin(emul_qp_t *qp)
 static gboolean
 x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
 {
-  emul_ring_copy_end(x, &qp->xcopying);
+  emul_ring_copy_end(qp, x, &qp->xcopying);
   return qp->xcopy_flushed;
 }
 

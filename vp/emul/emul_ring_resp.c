@@ -73,7 +73,7 @@ x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean un
     return emul_ring_vm_copy(pid, FALSE, l, nl, rv, n);
   emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
   gboolean ok = emul_ring_vm_copy(pid, FALSE, l, nl, rv, n);
-  emul_ring_copy_end(x, &qp->rcopying);
+  emul_ring_copy_end(qp, x, &qp->rcopying);
   *ended = qp->state != RNICPI_QPS_RTS || qp->x == NULL;
   return ok && !*ended;
 }

@@ -96,8 +96,11 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
       emul_qp_t *qp = l->data;
       if (qp->peer != NULL)
         emul_qp_progress(qp->peer, &w);
-      else if (qp->x != NULL)
+      else if (qp->x != NULL) {
+        emul_link_t *l = emul_link_take(qp);  /* its latency posts hold that lock alone */
         emul_ring_recv_posted(qp, &w);
+        emul_link_drop(l);
+      }
     }
   }
   emul_fabric_unlock();
