@@ -1249,6 +1249,97 @@ test_sleep_beside_acks(void)
   g_unsetenv("ITAPI_EMUL_CMA");
 }
 
+/* threads-beside: one thread's connection to an "mtarget" child. */
+typedef struct {
+  child_t c;
+  unsigned index;
+  unsigned writes, reads;
+} threads_beside_t;
+
+#define BESIDE_OPS 20000
+#define BESIDE_SLOT 64
+
+static unsigned char
+beside_byte(unsigned t, unsigned i, size_t j)
+{
+  return (unsigned char) (t * 101 + i * 7 + j * 3 + 1);
+}
+
+/* BESIDE_OPS RDMA Writes of BESIDE_SLOT bytes into the child's shared
+ * region, slot by slot, each completion awaited, and an RDMA Read of the
+ * slot just written every 16th, its bytes checked; then the whole region
+ * read back: every slot holds its last Write. */
+static gpointer
+beside_thread(gpointer data)
+{
+  threads_beside_t *b = data;
+  conf_side_t s;
+  conf_buf_t lb, back;
+  guint64 addr, ctx;
+  unsigned len;
+  open_target(&b->c, &s, &lb, &back, &addr, &ctx, &len);
+  unsigned slots = MIN(len / BESIDE_SLOT, 64u);
+  for (unsigned i = 0; i < BESIDE_OPS; i++) {
+    unsigned k = i % slots;
+    unsigned char *m = lb.data + (size_t) k * BESIDE_SLOT;
+    for (size_t j = 0; j < BESIDE_SLOT; j++)
+      m[j] = beside_byte(b->index, i, j);
+    it_lmr_triplet_t g = conf_seg(&lb, (size_t) k * BESIDE_SLOT, BESIDE_SLOT);
+    it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + (guint64) k * BESIDE_SLOT));
+    conf_ok(it_post_rdma_write(s.ep, &g, 1, i, IT_COMPLETION_FLAG, ra, ctx));
+    conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, i);
+    b->writes++;
+    if (i % 16 == 15) {
+      it_lmr_triplet_t r = conf_seg(&back, 0, BESIDE_SLOT);
+      conf_ok(it_post_rdma_read(s.ep, &r, 1, i, IT_COMPLETION_FLAG, ra, ctx));
+      conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, i);
+      if (memcmp(back.data, m, BESIDE_SLOT) != 0)
+        g_error("threads-beside: thread %u read back slot %u after write %u: other bytes", b->index, k, i);
+      b->reads++;
+    }
+  }
+  it_lmr_triplet_t r = conf_seg(&back, 0, (size_t) slots * BESIDE_SLOT);
+  conf_ok(it_post_rdma_read(s.ep, &r, 1, BESIDE_OPS, IT_COMPLETION_FLAG,
+                            it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, BESIDE_OPS);
+  for (unsigned k = 0; k < slots; k++) {
+    unsigned last = k + slots * ((BESIDE_OPS - 1 - k) / slots);
+    for (size_t j = 0; j < BESIDE_SLOT; j++)
+      if (back.data[(size_t) k * BESIDE_SLOT + j] != beside_byte(b->index, last, j))
+        g_error("threads-beside: thread %u: byte %zu of slot %u is not write %u's", b->index, j, k, last);
+  }
+  conf_buf_check_guards(&lb);
+  conf_buf_check_guards(&back);
+  conf_say(b->c.to, "end\n");
+  close_target(&b->c, &s, &lb, &back, TRUE);
+  return NULL;
+}
+
+static void
+test_threads_beside(void)
+{
+  g_test_summary("xproc: two threads of this process, each connected to a child process of its own "
+                 "whose region is in shared memory, post 20000 RDMA Writes of 64 B each, one after "
+                 "the other, and an RDMA Read of every 16th slot, side by side: every completion "
+                 "comes once, every Read returns the bytes just written, and the regions end with "
+                 "each slot's last Write (threads that drive connections of their own share no "
+                 "state a race could tear)");
+  threads_beside_t b[2];
+  for (unsigned t = 0; t < 2; t++) {
+    b[t] = (threads_beside_t) { .index = t };
+    b[t].c = xproc_spawn("mtarget", FALSE);
+  }
+  GThread *th[2];
+  for (unsigned t = 0; t < 2; t++)
+    th[t] = g_thread_new("threads-beside", beside_thread, &b[t]);
+  for (unsigned t = 0; t < 2; t++) {
+    g_thread_join(th[t]);
+    g_assert_cmpuint(b[t].writes, ==, BESIDE_OPS);
+    g_assert_cmpuint(b[t].reads, ==, BESIDE_OPS / 16);
+    unlink(b[t].c.err);
+  }
+}
+
 /* Does this process map a memfd named @name? */
 static gboolean
 maps_memfd(const char *name)
@@ -2025,6 +2116,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-shared-memory/straddle", test_rdma_straddle);
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/sleep-beside-acks", test_sleep_beside_acks);
+  g_test_add_func("/conformance/xproc/threads-beside", test_threads_beside);
   g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
   g_test_add_func("/conformance/xproc/ud", test_ud);

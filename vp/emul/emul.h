@@ -104,7 +104,7 @@ typedef struct emul_fabric {
   gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
   guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
-  uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 */
+  uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
   GArray *free_mr;        /* free slots of the region table */
   GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
   GHashTable *listeners;  /* port -> emul_listen_t* */

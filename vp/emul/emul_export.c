@@ -52,7 +52,9 @@ emul_ring_export_init(void)
 void
 emul_ring_mr_sync(uint32_t index)
 {
-  emul_fabric.mr_gen++;  /* what x->hot keeps of a local check is stale */
+  /* What x->hot keeps of a local check is stale (read under a link's lock
+   * alone by the latency post: atomic). */
+  __atomic_add_fetch(&emul_fabric.mr_gen, 1, __ATOMIC_RELAXED);
   if (x_mrs == NULL || index >= X_MR_CAP)
     return;
   x_mr_entry_t *e = &x_mrs[index];

@@ -524,7 +524,8 @@ static inline __attribute__((always_inline)) gboolean
 emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
 {
   x_hot_t *h = &x->hot;
-  if (sg->lkey == h->lkey && h->lgen == emul_fabric.mr_gen && (h->laccess & need) == need &&
+  uint64_t gen = __atomic_load_n(&emul_fabric.mr_gen, __ATOMIC_RELAXED);
+  if (sg->lkey == h->lkey && h->lgen == gen && (h->laccess & need) == need &&
       sg->addr >= h->lstart && sg->length <= h->llen && sg->addr - h->lstart <= h->llen - sg->length)
     return TRUE;
   emul_mr_t *mr = emul_sge_region(qp, sg, need);
@@ -534,7 +535,7 @@ emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint
   h->lstart = (uint64_t) (uintptr_t) mr->addr;
   h->llen = mr->length;
   h->laccess = mr->access;
-  h->lgen = emul_fabric.mr_gen;
+  h->lgen = gen;  /* as read before the check: a change since makes it stale */
   return TRUE;
 }
 
