@@ -318,7 +318,9 @@ peer_thread(void *arg)
     if (st == IT_ERR_TIMEOUT_EXPIRED || more == 0) {
       st = it_evd_dequeue(rx->cm_evd, &ev);
       if (st == IT_SUCCESS && ev.event_number != IT_CM_MSG_CONN_DISCONNECT_EVENT)
-        die("%s: %s from the sender", rx->role, itx_event_name(ev.event_number));
+        die("%s: expected the sender's disconnect after %llu receives, got %s (the sending "
+            "process's own error, above, says why)", rx->role, (unsigned long long) rx->data_recvd,
+            itx_event_name(ev.event_number));
       done = st == IT_SUCCESS;
     }
   }
