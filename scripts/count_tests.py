@@ -6,19 +6,34 @@ is a skip, and so is a '# TODO' line: a known deviation the certification
 runner reports without failing); any other test contributes its own result.  An extra failure is
 counted for each argument that is not a log and not "0" (e.g. the doc build).
 Prints 'N passed, N failed, N skipped' and exits 1 if anything failed.
+A failed test of a log outside build/ (the sanitizer builds', whose output
+goes to build-sanitize.log alone) has the end of its output shown first,
+so that a CI log names the cause.
 """
 import json
 import re
 import sys
 
 passed = failed = skipped = 0
+SHOWN_LINES = 60
+
+
+def show_failure(path, t):
+    """Print the end of a failed test's output (stdout, then stderr)."""
+    out = ((t.get("stdout") or "") + (t.get("stderr") or "")).splitlines()
+    print(f"--- {path}: {t.get('name')} {t['result']}, its last {min(len(out), SHOWN_LINES)} lines:")
+    for l in out[-SHOWN_LINES:]:
+        print(f"    {l}")
 
 
 def count(path):
     global passed, failed, skipped
+    show = not path.startswith("build/")
     with open(path) as log:
         for line in log:
             t = json.loads(line)
+            if show and t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP"):
+                show_failure(path, t)
             out = t.get("stdout") or ""
             tap = [l for l in out.splitlines() if re.match(r"^(not )?ok\b", l)]
             if tap:
