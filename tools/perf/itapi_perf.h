@@ -251,6 +251,11 @@ void verify(const unsigned char *p, size_t n, uint64_t it, unsigned who, const c
 
 void check_deadline(side_t *s, uint64_t deadline, const char *what);
 void check_connection(side_t *s);
+/* A busy wait's watch, called on each turn `spin` (from 1): every 4096th
+ * turn, check the connection and the deadline, which the first check sets
+ * to --timeout from then (a clock read per turn would cost a system call
+ * where the clocksource has no vDSO path). */
+void spin_check(side_t *s, unsigned spin, uint64_t *deadline, const char *what);
 bool pump(side_t *s, bool block, bool sleep, const char *what);
 void sq_wait(side_t *s, uint64_t count, const char *what);
 uint64_t sq_post(side_t *s, op_t op, size_t local_off, size_t len, uint64_t remote_addr,

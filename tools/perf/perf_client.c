@@ -96,12 +96,7 @@ client_bw(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint32_t win
         /* Credits arrive by RDMA Write, which raises no event here. */
         while (pump(s, false, false, NULL))
           ;
-        if (spin % 4096 == 0) {
-          if (deadline == 0)
-            deadline = now_ns() + s->timeout_ns;
-          check_connection(s);
-          check_deadline(s, deadline, "receive credits from the server");
-        }
+        spin_check(s, spin, &deadline, "receive credits from the server");
       }
       (*sent)++;
     }

@@ -194,12 +194,8 @@ run_burst(rate_thread_t *rt, const test_desc_t *t, size_t size, uint64_t n, uint
          spin++) {
       reap(rt, size);
       /* A credit comes by RDMA Write, which raises no event here. */
-      if (xproc && spin % 4096 == 0) {
-        if (deadline == 0)
-          deadline = now_ns() + tx->timeout_ns;
-        check_connection(tx);
-        check_deadline(tx, deadline, "receive credits from the peer process");
-      }
+      if (xproc)
+        spin_check(tx, spin, &deadline, "receive credits from the peer process");
     }
     rt->sent += t->op == OP_SEND;
     bool sig = last || (posted + 1) % every == 0;

@@ -132,6 +132,17 @@ check_connection(side_t *s)
 }
 
 void
+spin_check(side_t *s, unsigned spin, uint64_t *deadline, const char *what)
+{
+  if (spin % 4096 != 0)
+    return;
+  check_connection(s);
+  if (*deadline == 0 && s->timeout_ns)
+    *deadline = now_ns() + s->timeout_ns;
+  check_deadline(s, *deadline, what);
+}
+
+void
 account_event(side_t *s, const it_event_t *ev)
 {
   const it_dto_cmpl_event_t *d = &ev->dto_cmpl;
@@ -212,12 +223,7 @@ pump(side_t *s, bool block, bool sleep, const char *what)
         it_die("it_evd_dequeue", st);
       if (!block)
         return false;
-      if (spin % 4096 == 0) {
-        check_connection(s);
-        if (deadline == 0 && s->timeout_ns)
-          deadline = now_ns() + s->timeout_ns;
-        check_deadline(s, deadline, what);
-      }
+      spin_check(s, spin, &deadline, what);
     }
   }
   account_event(s, &ev);
