@@ -656,6 +656,29 @@ emul_range_holds(uint64_t start, uint64_t length, uint64_t addr, uint64_t len)
   return addr >= start && len <= length && addr - start <= length - len;
 }
 
+/* What a key grants one one-sided access at a responder, read from either
+ * table that holds it: the responder's own region table (emul_remote_range,
+ * in its process) or the copy it exports to a peer in another process
+ * (emul_ring_req.c, x_direct).  @access holds the key's rights for this
+ * access, 0 when the key answers not at all (another protection domain, or
+ * a window bound to another QP); @qp_access the responder QP's remote
+ * rights; [@iova, @iova + @length) the key's range. */
+typedef struct emul_grant {
+  uint32_t access;
+  uint32_t qp_access;
+  uint64_t iova;
+  uint64_t length;
+} emul_grant_t;
+
+/* The responder's rule, one for both tables: @g holds the rights @need, in
+ * the key and in the QP, over [@raddr, @raddr + @len). */
+static inline gboolean
+emul_grant_allows(const emul_grant_t *g, uint32_t need, uint64_t raddr, uint64_t len)
+{
+  return (g->access & need) == need && (g->qp_access & need) == need &&
+         emul_range_holds(g->iova, g->length, raddr, len);
+}
+
 /* The region of @qp's domain with rights @need whose memory holds local
  * SGE @s (of any length), or NULL. */
 static inline emul_mr_t *

@@ -25,14 +25,13 @@ uint8_t *
 emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint64_t len, uint32_t need)
 {
   emul_mr_t *mr = emul_mr_lookup(emul_pers_of_qp(resp), rkey);
+  if (mr == NULL)
+    return NULL;
   /* A window's key answers with its own range and rights, only while bound,
    * and a narrow one only through its QP (emul_key_access). */
-  if (mr == NULL || mr->pd != resp->pd || (emul_key_access(mr, resp) & need) != need ||
-      (resp->attr.access & need) != need)
-    return NULL;
-  if (!emul_range_holds(mr->iova, mr->length, raddr, len))
-    return NULL;
-  return mr->addr + (raddr - mr->iova);
+  emul_grant_t g = { .access = mr->pd == resp->pd ? emul_key_access(mr, resp) : 0,
+                     .qp_access = resp->attr.access, .iova = mr->iova, .length = mr->length };
+  return emul_grant_allows(&g, need, raddr, len) ? mr->addr + (raddr - mr->iova) : NULL;
 }
 
 /* The remote rights each one-sided opcode needs at the responder. */

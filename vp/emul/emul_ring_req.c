@@ -299,14 +299,18 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
   if (len == 0 && !cma)
     return XR_NOTDIRECT;
   if (len > 0) {
-    x_mr_entry_t e;
+    x_mr_entry_t e = { 0 };
     uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
     uint32_t index = 0, tag = 0;
-    if (!emul_key_split(pers, wr->rkey, &index, &tag) ||
-        !emul_ring_mr_read(x->peer_mrs, index, &e) ||
-        e.key != tag || e.pd_id != x->peer_pd || (e.qpn != 0 && e.qpn != x->peer_qpn) ||
-        (e.access & rneed) != rneed || (qp_access & rneed) != rneed ||
-        !emul_range_holds(e.iova, e.length, ra, len)) {
+    gboolean found = emul_key_split(pers, wr->rkey, &index, &tag) &&
+                     emul_ring_mr_read(x->peer_mrs, index, &e) && e.key == tag;
+    /* The peer's own rule (emul_remote_range) over its exported entry: a
+     * narrow window answers only through the QP it is bound to. */
+    emul_grant_t g = {
+      .access = found && e.pd_id == x->peer_pd && (e.qpn == 0 || e.qpn == x->peer_qpn) ? e.access : 0,
+      .qp_access = qp_access, .iova = e.iova, .length = e.length,
+    };
+    if (!found || !emul_grant_allows(&g, rneed, ra, len)) {
       if (!cma)
         return XR_NOTDIRECT;
       emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
