@@ -238,7 +238,7 @@ itapi_tsan_once(GOnce *once, GThreadFunc func, gpointer arg)
  * completed its request and let the application write that memory again.
  * That order runs through the kernel, which TSan does not see, so it
  * reported a race that cannot happen: itapi-test-threads-iwarp0, 2 runs
- * in 300, an RDMA Read's response sent by vp/iwarp from a slot that the
+ * in 337, an RDMA Read's response sent by vp/iwarp from a slot that the
  * requester rewrote once its Read had completed.  scripts/sanitize.sh
  * turns the interceptors' late check off (TSAN_OPTIONS intercept_send=0;
  * they still order the descriptor), and our calls record the read before
