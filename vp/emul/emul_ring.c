@@ -200,8 +200,10 @@ __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
 static void
 x_ring_bell(emul_xconn_t *x, guint bell)
 {
-  if (bell & X_BELL_THREAD) {
-    x_msg_t m = { .type = X_DOORBELL };
+  /* One message for both: the peer's socket callback pumps its out queue
+   * after any message (x_conn_ready), a doorbell too. */
+  if (bell & (X_BELL_THREAD | X_BELL_SPACE)) {
+    x_msg_t m = { .type = (bell & X_BELL_THREAD) ? X_DOORBELL : X_SPACE };
     emul_ring_send_msg(x, &m, NULL, 0);
   }
   if (bell & X_BELL_WAITER) {
@@ -415,8 +417,7 @@ x_release(emul_xconn_t *x, uint64_t head)
   __atomic_store_n(&r->head, head, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&r->want_space, __ATOMIC_SEQ_CST)) {
     __atomic_store_n(&r->want_space, 0, __ATOMIC_SEQ_CST);
-    x_msg_t m = { .type = X_SPACE };
-    emul_ring_send_msg(x, &m, NULL, 0);
+    emul_ring_doorbell(x, X_BELL_SPACE);  /* an X_SPACE, sent with the lock let go */
   }
 }
 

@@ -278,9 +278,12 @@ enum {
   X_ARM_THREAD = 1,  /* its progress thread: an X_DOORBELL message */
   X_ARM_WAITER = 2,  /* an application thread in cq_wait_begin: its bell eventfd */
 };
-/* The doorbells a producer owes (x_doorbell), from the armed words it took. */
+/* The doorbells a thread owes the peer (emul_ring_doorbell): a producer's,
+ * from the armed words it took, and a consumer's who released room the
+ * peer's producer waits for (want_space). */
 #define X_BELL_THREAD 1u
 #define X_BELL_WAITER 2u
+#define X_BELL_SPACE 4u
 /* Connections one thread sleeps on in one cq_wait_begin. */
 #define X_WAIT_MAX 8
 
