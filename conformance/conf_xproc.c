@@ -1249,7 +1249,8 @@ test_sleep_beside_acks(void)
   g_unsetenv("ITAPI_EMUL_CMA");
 }
 
-/* threads-beside: one thread's connection to an "mtarget" child. */
+/* threads-beside: one thread's connection to an "mtarget" (or "target")
+ * child. */
 typedef struct {
   child_t c;
   unsigned index;
@@ -1265,8 +1266,8 @@ beside_byte(unsigned t, unsigned i, size_t j)
   return (unsigned char) (t * 101 + i * 7 + j * 3 + 1);
 }
 
-/* BESIDE_OPS RDMA Writes of BESIDE_SLOT bytes into the child's shared
- * region, slot by slot, each completion awaited, and an RDMA Read of the
+/* BESIDE_OPS RDMA Writes of BESIDE_SLOT bytes into the child's region,
+ * slot by slot, each completion awaited, and an RDMA Read of the
  * slot just written every 16th, its bytes checked; then the whole region
  * read back: every slot holds its last Write. */
 static gpointer
@@ -1315,19 +1316,27 @@ beside_thread(gpointer data)
   return NULL;
 }
 
+/* @role: "mtarget" (the child's region in shared memory) or "target" (in
+ * its private memory: vp/emul's Writes and Reads are attach calls). */
 static void
-test_threads_beside(void)
+test_threads_beside(gconstpointer role)
 {
-  g_test_summary("xproc: two threads of this process, each connected to a child process of its own "
-                 "whose region is in shared memory, post 20000 RDMA Writes of 64 B each, one after "
-                 "the other, and an RDMA Read of every 16th slot, side by side: every completion "
-                 "comes once, every Read returns the bytes just written, and the regions end with "
-                 "each slot's last Write (threads that drive connections of their own share no "
-                 "state a race could tear)");
+  if (strcmp(role, "mtarget") == 0)
+    g_test_summary("xproc: two threads of this process, each connected to a child process of its "
+                   "own whose region is in shared memory, post 20000 RDMA Writes of 64 B each, one "
+                   "after the other, and an RDMA Read of every 16th slot, side by side: every "
+                   "completion comes once, every Read returns the bytes just written, and the "
+                   "regions end with each slot's last Write (threads that drive connections of "
+                   "their own share no state a race could tear)");
+  else
+    g_test_summary("xproc: threads-beside with each child's region in its private memory (under "
+                   "vp/emul every Write and Read is a cross-memory attach call): every completion "
+                   "comes once, every Read returns the bytes just written, and the regions end "
+                   "with each slot's last Write");
   threads_beside_t b[2];
   for (unsigned t = 0; t < 2; t++) {
     b[t] = (threads_beside_t) { .index = t };
-    b[t].c = xproc_spawn("mtarget", FALSE);
+    b[t].c = xproc_spawn(role, FALSE);
   }
   GThread *th[2];
   for (unsigned t = 0; t < 2; t++)
@@ -2116,7 +2125,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/rdma-shared-memory/straddle", test_rdma_straddle);
   g_test_add_func("/conformance/xproc/windows", test_windows);
   g_test_add_func("/conformance/xproc/sleep-beside-acks", test_sleep_beside_acks);
-  g_test_add_func("/conformance/xproc/threads-beside", test_threads_beside);
+  g_test_add_data_func("/conformance/xproc/threads-beside", "mtarget", test_threads_beside);
+  g_test_add_data_func("/conformance/xproc/threads-beside/private", "target", test_threads_beside);
   g_test_add_func("/conformance/xproc/read-to-rmr", test_read_to_rmr);
   g_test_add_func("/conformance/xproc/read-to-rmr/rights", test_read_to_rmr_rights);
   g_test_add_func("/conformance/xproc/ud", test_ud);

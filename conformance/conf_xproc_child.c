@@ -209,7 +209,8 @@ target_len(void)
 /* A target region; the application thread then sleeps in read(): RDMA
  * against it must complete without it.  "check SEED" verifies the region,
  * "guards" only the guard bytes (after a refused write), "write ADDR CTX"
- * writes to the parent through a context that must be refused.  With @memfd, the
+ * writes to the parent through a context that must be refused, "end" (the
+ * parent checked the bytes itself) waits for its disconnect.  With @memfd, the
  * region is in shared memory (see memfd_buf_new) and the commands repeat
  * until "guards". */
 static int
@@ -292,8 +293,10 @@ role_target(gboolean memfd)
                                it_make_rdma_addr_absolute((void *) (uintptr_t) waddr), (it_rmr_context_t) wctx));
     conf_write_refused(&s, 7);
     conf_buf_check_guards(&rb);
-  } else if (sscanf(cmd, "check %u", &seed) == 1) {
-    conf_buf_check(&rb, 0, len, seed);
+  } else if (sscanf(cmd, "check %u", &seed) == 1 || strncmp(cmd, "end", 3) == 0) {
+    /* "end": the parent checked the bytes itself, and disconnects. */
+    if (cmd[0] == 'c')
+      conf_buf_check(&rb, 0, len, seed);
     conf_buf_check_guards(&rb);
     printf("ok\n");
     fflush(stdout);

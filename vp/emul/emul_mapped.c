@@ -271,4 +271,5 @@ emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd)
   s->mlen = mlen;
   s->base = (uint8_t *) p + (m->file_off - floor);
   s->state = XM_MAPPED;
+  x->map_gen++;  /* a request the latency path sends by attach meanwhile (x->hot) now maps */
 }

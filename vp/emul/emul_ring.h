@@ -311,8 +311,8 @@ typedef struct x_mr_entry {
 
 typedef struct x_map x_map_t;
 
-/* The peer's region the last one-sided request reached through a mapping,
- * as checked then (emul_ring_req.c, x_direct).  It stands for the full check
+/* The peer's region the last one-sided request reached, through a mapping
+ * or by attach, as checked then (emul_ring_req.c, x_direct).  It stands for the full check
  * while the peer's exported entry keeps its sequence count, the peer QP
  * its inbound rights and the connection its mappings (map_gen).  Every
  * change of a region or window entry of either process passes through
@@ -325,7 +325,8 @@ typedef struct x_hot {
   uint32_t qp_access;           /* the peer QP's inbound rights then */
   uint32_t access;              /* the entry's rights within those */
   uint64_t iova, length;
-  uint8_t *base;                /* where iova is mapped here */
+  uint8_t *base;                /* where iova is mapped here, or NULL: by attach */
+  uint64_t addr;                /* where iova is in the peer (attach) */
   uint64_t map_gen;
   /* The local region the last one passed (emul_sge_region), while no entry of
    * the table changed (emul_fabric.mr_gen). */

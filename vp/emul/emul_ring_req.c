@@ -197,7 +197,12 @@ emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
 /* The latency case of x_direct: one SGE (of a length > 0, shorter than a
  * long copy, which may let the lock go) into the region reached last
  * (x->hot), whose check still stands; the local SGE is checked in full.
- * FALSE, with nothing done, when it does not apply. */
+ * The bytes move by memcpy into a mapped region, else by one attach call,
+ * made under the QP's link alone on the latency path (emul_ring_post_hot):
+ * the process's other connections go on meanwhile.  FALSE, with nothing
+ * done, when it does not apply; FALSE too when the attach call fails, and
+ * x_direct, which copies again, reports it (a copy made twice lands the
+ * same bytes). */
 static inline __attribute__((always_inline)) gboolean
 x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
@@ -207,6 +212,7 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
   const x_hot_t *h = &x->hot;
   const rnicpi_sge_t *sg = wr->sg_list;
   if (!(wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
+        (h->base != NULL || x->cma_out) &&
         (len = sg->length) > 0 && len < EMUL_COPY_UNLOCKED && (h->access & rneed) == rneed &&
         emul_range_holds(h->iova, h->length, ra, len) &&
         __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
@@ -215,9 +221,16 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
         emul_ring_hot_local(qp, x, sg, write ? RNICPI_ACCESS_LOCAL_READ :
                                     emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode))))
     return FALSE;
-  uint8_t *remote = h->base + (ra - h->iova), *local = (uint8_t *) (uintptr_t) sg->addr;
-  emul_place(write ? remote : local, write ? local : remote, len);
-  __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
+  uint8_t *local = (uint8_t *) (uintptr_t) sg->addr;
+  if (h->base != NULL) {
+    uint8_t *remote = h->base + (ra - h->iova);
+    emul_place(write ? remote : local, write ? local : remote, len);
+    __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
+  } else {
+    struct iovec l = { local, len }, r = { (void *) (uintptr_t) (h->addr + (ra - h->iova)), len };
+    if (!emul_ring_vm_copy(x->peer_pid, write, &l, 1, &r, 1))
+      return FALSE;
+  }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return TRUE;
 }
@@ -322,12 +335,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     gboolean unlock = x_may_unlock(len, wr);
     if (emul_ring_copy_owed(x, draining, &unlock))
       return XR_OWED;
+    x->hot = (x_hot_t) {
+      .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
+      .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
+      .addr = e.addr, .map_gen = x->map_gen,
+    };
     if (mapped != NULL) {
-      x->hot = (x_hot_t) {
-        .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
-        .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
-        .map_gen = x->map_gen,
-      };
       if (unlock) {
         emul_xconn_t *held = x_copy_begin(qp);
         emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
