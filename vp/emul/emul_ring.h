@@ -326,12 +326,13 @@ typedef struct x_hot {
   uint32_t access;              /* the entry's rights within those */
   uint64_t iova, length;
   uint8_t *base;                /* where iova is mapped here, or NULL: by attach */
-  uint64_t addr;                /* where iova is in the peer (attach) */
   uint64_t map_gen;
   /* The local region the last one passed (emul_sge_region), while no entry of
    * the table changed (emul_fabric.mr_gen). */
   uint64_t lkey, lstart, llen, lgen;
   uint32_t laccess;
+  /* Where iova is in the peer, for an attach call (base NULL). */
+  uint64_t addr;
 } x_hot_t;
 
 /* A frame (with its whole payload) waiting to enter the ring. */

@@ -194,6 +194,15 @@ emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov)
   return k;
 }
 
+/* x_hot_move's attach call: @len bytes between @local and the peer's
+ * @remote (kept out of line: the mapped case is the one timed in ns). */
+static G_GNUC_NO_INLINE gboolean
+x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, uint64_t len)
+{
+  struct iovec l = { local, len }, r = { (void *) (uintptr_t) remote, len };
+  return emul_ring_vm_copy(x->peer_pid, write, &l, 1, &r, 1);
+}
+
 /* The latency case of x_direct: one SGE (of a length > 0, shorter than a
  * long copy, which may let the lock go) into the region reached last
  * (x->hot), whose check still stands; the local SGE is checked in full.
@@ -222,14 +231,12 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
                                     emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode))))
     return FALSE;
   uint8_t *local = (uint8_t *) (uintptr_t) sg->addr;
-  if (h->base != NULL) {
+  if (G_LIKELY(h->base != NULL)) {
     uint8_t *remote = h->base + (ra - h->iova);
     emul_place(write ? remote : local, write ? local : remote, len);
     __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
-  } else {
-    struct iovec l = { local, len }, r = { (void *) (uintptr_t) (h->addr + (ra - h->iova)), len };
-    if (!emul_ring_vm_copy(x->peer_pid, write, &l, 1, &r, 1))
-      return FALSE;
+  } else if (!x_hot_attach(x, write, local, h->addr + (ra - h->iova), len)) {
+    return FALSE;
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return TRUE;
