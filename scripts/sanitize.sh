@@ -29,7 +29,9 @@ export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_
 # halt_on_error=0: every race of a run is printed; the process still exits 66.
 # intercept_send=0: a send's bytes are recorded as read before the call by
 # our own code (tests/sanitizers/tsan-glib.h, "Sockets"), not after it.
-export TSAN_OPTIONS="halt_on_error=0:second_deadlock_stack=1:print_suppressions=0:intercept_send=0:suppressions=$supp/tsan.supp"
+# atexit_sleep_ms=50: a process waits 50 ms at exit for its threads to race
+# it, not 1 s; the cross-process tests start many children (doc/sanitizers.md).
+export TSAN_OPTIONS="atexit_sleep_ms=50:halt_on_error=0:second_deadlock_stack=1:print_suppressions=0:intercept_send=0:suppressions=$supp/tsan.supp"
 
 # build DIR CC CXX SANITIZERS: set up (once) and build DIR.
 build() {
