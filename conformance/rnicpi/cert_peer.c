@@ -554,7 +554,14 @@ peer_do(peer_t *p, char **w)
 int
 cert_peer_serve(void)
 {
-  peer_t p = { 0 };
+  /* Static: the device stays open when the input ends (no clean-up is
+   * owed then), and the provider's progress thread may still call its
+   * upcalls into p.f (a connection breaking) while the process exits.
+   * On this function's stack, p.f was gone by then: the upcall pushed an
+   * event through whatever the exit left there, and vp/ib's peer on rxe0
+   * and siw0 died in ld.so's exit path (a library's link map overwritten
+   * by a GMutex's lock word). */
+  static peer_t p;
   int fd = dup(STDOUT_FILENO);
   if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     g_printerr("cert-rnicpi --peer: cannot keep its answers apart from its messages: %s\n",
