@@ -285,6 +285,7 @@ role_target(gboolean memfd)
   ssize_t n = read(0, cmd, sizeof(cmd) - 1); /* blocked: one-sided RDMA runs meanwhile */
   g_assert_cmpint(n, >, 0);
   guint64 waddr, wctx;
+  gboolean check = FALSE;
   if (sscanf(cmd, "write %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &waddr, &wctx) == 2) {
     /* The parent's context is dead: this write is refused, breaking the
      * connection. */
@@ -293,9 +294,9 @@ role_target(gboolean memfd)
                                it_make_rdma_addr_absolute((void *) (uintptr_t) waddr), (it_rmr_context_t) wctx));
     conf_write_refused(&s, 7);
     conf_buf_check_guards(&rb);
-  } else if (sscanf(cmd, "check %u", &seed) == 1 || strncmp(cmd, "end", 3) == 0) {
+  } else if ((check = sscanf(cmd, "check %u", &seed) == 1) || strncmp(cmd, "end", 3) == 0) {
     /* "end": the parent checked the bytes itself, and disconnects. */
-    if (cmd[0] == 'c')
+    if (check)
       conf_buf_check(&rb, 0, len, seed);
     conf_buf_check_guards(&rb);
     printf("ok\n");
