@@ -118,6 +118,10 @@ void cert_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access);
 void cert_buf_new_shared(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access);
 /* The region (unless already deregistered: mr NULL), then the memory. */
 void cert_buf_free(cert_buf_t *b);
+/* Whether the buffers made from now on are reached for another process (a
+ * test with a peer, or the peer itself): under ThreadSanitizer, their bytes
+ * are then a benign race, as a DMA target's (cert_peer.c sets it). */
+void cert_buf_peer_reached(gboolean on);
 void cert_buf_fill(cert_buf_t *b, uint8_t seed);
 /* Byte @i of the pattern cert_buf_fill writes for @seed. */
 uint8_t cert_pattern(uint8_t seed, size_t i);

@@ -571,6 +571,7 @@ cert_peer_serve(void)
   /* A test gone away is seen as a write error (say()), not a signal. */
   signal(SIGPIPE, SIG_IGN);
   p.out = fdopen(fd, "w");
+  cert_buf_peer_reached(TRUE);
   cert_setup(&p.f, NULL);
   say(&p, "ok %s", p.f.dev_name);
   char *line = NULL;
@@ -747,6 +748,7 @@ cert_peer_open(cert_t *f, cert_peer_t *pe, uint32_t peer_access)
 gboolean
 cert_peer_start(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *const *env)
 {
+  cert_buf_peer_reached(TRUE);
   memset(pe, 0, sizeof(*pe));
   pe->to_fd = pe->from_fd = -1;
   if (!cert_require(f, RNICPI_CAP_CM_VERBS))
@@ -802,6 +804,7 @@ cert_peer_open_env(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char 
 void
 cert_peer_close(cert_peer_t *pe)
 {
+  cert_buf_peer_reached(FALSE);
   if (pe->pid != 0) {
     cert_peer_do(pe, "quit");
     int status = 0;

@@ -14,6 +14,8 @@
  *   GMutex       __tsan_mutex_create/destroy/pre_lock/post_lock/pre_unlock/
  *                post_unlock: TSan then checks it as a mutex (lock order
  *                included), exactly as a pthread mutex;
+ *   GCond        a wait unlocks its GMutex before the call and locks it
+ *                after, as GLib does inside it;
  *   GAsyncQueue  a push releases the queue, a pop acquires it: what the
  *                queue's internal mutex guarantees; the list node GLib
  *                allocates in push and frees in pop is not checked;
@@ -100,6 +102,31 @@ itapi_tsan_mutex_unlock(GMutex *m)
   __tsan_mutex_post_unlock(m, 0);
 }
 
+/* A GCond wait lets the GMutex go and takes it back inside GLib: told to
+ * TSan as an unlock before the call and a lock after it, else the waiter
+ * holds the mutex all along in TSan's eyes, and the thread that signals it
+ * "locks it twice". */
+static inline void
+itapi_tsan_cond_wait(GCond *c, GMutex *m)
+{
+  __tsan_mutex_pre_unlock(m, 0);
+  __tsan_mutex_post_unlock(m, 0);
+  g_cond_wait(c, m);
+  __tsan_mutex_pre_lock(m, 0);
+  __tsan_mutex_post_lock(m, 0, 0);
+}
+
+static inline gboolean
+itapi_tsan_cond_wait_until(GCond *c, GMutex *m, gint64 end_time)
+{
+  __tsan_mutex_pre_unlock(m, 0);
+  __tsan_mutex_post_unlock(m, 0);
+  gboolean signalled = g_cond_wait_until(c, m, end_time);
+  __tsan_mutex_pre_lock(m, 0);
+  __tsan_mutex_post_lock(m, 0, 0);
+  return signalled;
+}
+
 static inline void
 itapi_tsan_async_queue_push(GAsyncQueue *q, gpointer data)
 {
@@ -174,6 +201,8 @@ itapi_tsan_source_unref(GSource *source)
 #define g_mutex_lock itapi_tsan_mutex_lock
 #define g_mutex_trylock itapi_tsan_mutex_trylock
 #define g_mutex_unlock itapi_tsan_mutex_unlock
+#define g_cond_wait itapi_tsan_cond_wait
+#define g_cond_wait_until itapi_tsan_cond_wait_until
 #define g_async_queue_push itapi_tsan_async_queue_push
 #define g_async_queue_pop itapi_tsan_async_queue_pop
 #define g_async_queue_try_pop itapi_tsan_async_queue_try_pop
