@@ -5,10 +5,12 @@
 #                                   checking on: the unit, conformance and iwarp
 #                                   suites, itapi-test on each provider
 #   bash scripts/sanitize.sh tsan   TSan build (clang) in build-tsan: itapi-test
-#                                   with four threads on each provider, then
-#                                   the CM, race and cross-process areas of the
-#                                   conformance matrix's rows that differ in
-#                                   threads (log: testlog-certify.json)
+#                                   with four threads on each provider, the
+#                                   conformance matrix's emul and iwarp rows
+#                                   whole (log: testlog-certify-whole.json),
+#                                   then the CM, race and cross-process areas
+#                                   of its other rows that differ in threads
+#                                   (log: testlog-certify.json)
 #   bash scripts/sanitize.sh all    both, one after the other
 #
 # Extra arguments go to `meson test` (e.g. a test name).  Each build is
@@ -91,13 +93,16 @@ tsan() {
   mapfile -t names < <(meson test -C build-tsan --no-rebuild --list 2>/dev/null |
     sed -n -E 's@^.* / (itapi-test-(mix|send|fault|threads-.*)|itapi-first-calls-.*)$@\1@p')
   run build-tsan "${names[@]}" || rc=1
-  # ... and the conformance matrix's rows whose threads differ (emul's attach
-  # path and its bounce ring, vp/iwarp's own connect and the host CM's; an
-  # emul personality changes rules, not threads) over the programs where
-  # threads race: the CM, the concurrency (race) and the cross-process ones.
-  # Its own log, which scripts/test.sh counts beside testlog.json.
-  run build-tsan --logbase testlog-certify certify-emul certify-emul-iw-bounce \
-    certify-iwarp certify-iwarp-hostcm --test-args "--level itapi --timeout 240 \
+  # ... the conformance matrix's emul and iwarp rows whole (every level: the
+  # provider's own tests, those with a peer process, the IT-API programs;
+  # about 3 minutes each) ...
+  run build-tsan --logbase testlog-certify-whole certify-emul certify-iwarp --test-args "--timeout 240" || rc=1
+  # ... and its other rows whose threads differ (emul's bounce ring, the host
+  # CM's connect; an emul personality changes rules, not threads) over the
+  # programs where threads race: the CM, the concurrency (race) and the
+  # cross-process ones.  Each run has its own log, which scripts/test.sh
+  # counts beside testlog.json.
+  run build-tsan --logbase testlog-certify certify-emul-iw-bounce certify-iwarp-hostcm --test-args "--level itapi --timeout 240 \
     --filter /conformance/cm/ --filter /conformance/race/ --filter /conformance/xproc/" || rc=1
   return $rc
 }

@@ -48,7 +48,7 @@ test_rc=$?
 san_what=""
 if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
   rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json \
-    build-tsan/meson-logs/testlog-certify.json
+    build-tsan/meson-logs/testlog-certify.json build-tsan/meson-logs/testlog-certify-whole.json
   san_what=all
   command -v clang >/dev/null || san_what=asan
   # Its own process group (setsid), so that an early exit stops all of it.
@@ -105,14 +105,16 @@ if [ -n "$san_pid" ]; then
       echo "sanitizers: $d did not build or run (build-sanitize.log); fix it or run with ITAPI_SANITIZE=0"
     fi
   done
-  # TSan's conformance matrix run (scripts/sanitize.sh tsan) has a log of its own.
+  # TSan's conformance matrix runs (scripts/sanitize.sh tsan) have logs of their own.
   if [ "$san_what" = all ]; then
-    if [ -f build-tsan/meson-logs/testlog-certify.json ]; then
-      logs+=(build-tsan/meson-logs/testlog-certify.json)
-    else
-      san_rc=1
-      echo "sanitizers: build-tsan's conformance matrix run did not run (build-sanitize.log)"
-    fi
+    for l in testlog-certify-whole testlog-certify; do
+      if [ -f "build-tsan/meson-logs/$l.json" ]; then
+        logs+=("build-tsan/meson-logs/$l.json")
+      else
+        san_rc=1
+        echo "sanitizers: build-tsan's conformance matrix run $l did not run (build-sanitize.log)"
+      fi
+    done
   fi
 else
   echo "sanitizers: skipped (ITAPI_SANITIZE=0)"

@@ -286,8 +286,10 @@ test_ref(cert_t *f, gconstpointer data)
   cert_side_t s;
   cert_side_new(f, &s, 0xc0000, 64, NULL);
   cert_buf_t b;
+  cert_buf_peer_reached(TRUE);  /* the peer process writes and reads it */
   cert_buf_new(s.pd, &b, INTEROP_PEER_BUF,
                RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE);
+  cert_buf_peer_reached(FALSE);
   ref_connect(f, &peer, &s, rc);
 
   uint64_t id = 100;
