@@ -17,18 +17,6 @@ const char *xproc_self_exe;
 const unsigned char xproc_cpd[sizeof XPROC_CPD_TEXT] = XPROC_CPD_TEXT;
 const unsigned char xproc_apd[sizeof XPROC_APD_TEXT] = XPROC_APD_TEXT;
 
-#if defined(__SANITIZE_THREAD__)
-#define CONF_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CONF_TSAN 1
-#endif
-#endif
-#ifdef CONF_TSAN
-/* ThreadSanitizer's dynamic annotation (tsan_interface_ann.cpp). */
-void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
-                             const char *desc);
-#endif
 
 /* A child's region that the parent reads and writes with one-sided RDMA
  * while the child's application thread waits for the parent's next line.
@@ -40,9 +28,8 @@ void AnnotateBenignRaceSized(const char *file, int line, const volatile void *me
 void
 xproc_peer_accessed(const conf_buf_t *b)
 {
-#ifdef CONF_TSAN
-  AnnotateBenignRaceSized(__FILE__, __LINE__, b->data, b->len,
-                          "a region the parent process accesses with one-sided RDMA");
+#ifdef ITAPI_TSAN_GLIB_H
+  ITAPI_TSAN_DMA_TARGET(b->data, b->len, "a region the parent process accesses with one-sided RDMA");
 #else
   (void) b;
 #endif

@@ -33,18 +33,6 @@
 #include "rnicpi.h"
 #include "rnicpi_registry.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define PEER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PEER_TSAN 1
-#endif
-#endif
-#ifdef PEER_TSAN
-/* ThreadSanitizer's dynamic annotation (tsan_interface_ann.cpp). */
-void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
-                             const char *desc);
-#endif
 
 #define PEER_WAIT_US (10 * G_USEC_PER_SEC)
 
@@ -321,11 +309,10 @@ main(void)
     .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE,
   };
   buf = g_malloc0(INTEROP_PEER_BUF);
-#ifdef PEER_TSAN
+#ifdef ITAPI_TSAN_GLIB_H
   /* The provider's thread reads and places it for the test's process, in
    * an order that runs through that process (doc/sanitizers.md). */
-  AnnotateBenignRaceSized(__FILE__, __LINE__, buf, INTEROP_PEER_BUF,
-                          "the peer's buffer, reached for the test's process");
+  ITAPI_TSAN_DMA_TARGET(buf, INTEROP_PEER_BUF, "the peer's buffer, reached for the test's process");
 #endif
   rnicpi_mr_attr_t ma = { .addr = buf, .length = INTEROP_PEER_BUF,
                           .iova = (uint64_t) (uintptr_t) buf,

@@ -18,18 +18,6 @@
 #include "cert.h"
 #include "rnicpi_util.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define CERT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CERT_TSAN 1
-#endif
-#endif
-#ifdef CERT_TSAN
-/* ThreadSanitizer's dynamic annotation (tsan_interface_ann.cpp). */
-void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
-                             const char *desc);
-#endif
 
 /* cert_buf_peer_reached: the buffers made now are reached for another process. */
 static gboolean buf_peer_reached;
@@ -380,15 +368,14 @@ buf_register(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
   };
   cert_ok(MEM->mr_reg(pd, &attr, &b->mr));
   g_assert_nonnull(b->mr);
-#ifdef CERT_TSAN
+#ifdef ITAPI_TSAN_GLIB_H
   /* A buffer of a test with a peer process, or of the peer: this process's
    * provider may place into it or read it for the other process, ordered
    * after this thread's accesses by lines on a pipe and frames the other
    * process wrote, where TSan cannot follow; so, as memory a NIC reaches
    * by DMA, its bytes are a benign race (doc/sanitizers.md). */
   if (buf_peer_reached)
-    AnnotateBenignRaceSized(__FILE__, __LINE__, b->data, len,
-                            "a region reached for another process (cert-rnicpi --peer)");
+    ITAPI_TSAN_DMA_TARGET(b->data, len, "a region reached for another process (cert-rnicpi --peer)");
 #endif
 }
 

@@ -16,18 +16,6 @@
 
 #include "cert.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define CERT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CERT_TSAN 1
-#endif
-#endif
-#ifdef CERT_TSAN
-/* ThreadSanitizer's dynamic annotation (tsan_interface_ann.cpp). */
-void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
-                             const char *desc);
-#endif
 
 #define RW (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE)
 #define WAIT_FDS 8
@@ -289,11 +277,10 @@ test_wait_write_alone(cert_t *f, gconstpointer data)
   cert_buf_new(pr.a.pd, &src, LEN, RW);
   cert_buf_new(pr.p.pd, &dst, LEN, RW | RNICPI_ACCESS_REMOTE_WRITE);
   cert_buf_new(pr.p.pd, &rb, 64, RW);
-#ifdef CERT_TSAN
+#ifdef ITAPI_TSAN_GLIB_H
   /* Watched here while the provider places into it, as memory a NIC
    * writes by DMA (doc/sanitizers.md). */
-  AnnotateBenignRaceSized(__FILE__, __LINE__, dst.data, dst.len,
-                          "an RDMA Write target the test polls while it lands");
+  ITAPI_TSAN_DMA_TARGET(dst.data, dst.len, "an RDMA Write target the test polls while it lands");
 #endif
   for (int round = 0; round < 2; round++) {
     uint8_t seed = (uint8_t) (0x90 + round);

@@ -52,6 +52,15 @@ void AnnotateIgnoreReadsBegin(const char *file, int line);
 void AnnotateIgnoreReadsEnd(const char *file, int line);
 void AnnotateIgnoreWritesBegin(const char *file, int line);
 void AnnotateIgnoreWritesEnd(const char *file, int line);
+void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, size_t size,
+                             const char *desc);
+
+/* For the test programs (#ifdef ITAPI_TSAN_GLIB_H): @size bytes at @mem
+ * that a provider places into or reads as a NIC would by DMA, in an order
+ * TSan cannot follow (through another process, or none: a buffer polled
+ * while it lands); their accesses are a benign race (doc/sanitizers.md). */
+#define ITAPI_TSAN_DMA_TARGET(mem, size, desc)                                 \
+  AnnotateBenignRaceSized(__FILE__, __LINE__, (mem), (size), (desc))
 
 /* Inside GAsyncQueue, GLib allocates a list node in the pushing thread and
  * frees it in the popping one, both under the queue's invisible GMutex: the
