@@ -491,9 +491,10 @@ void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 /* emul_ring_req.c */
 gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
 /* Long copies (emul_ring_req.c), of a request's bytes or of a Send's
- * payload pulled (emul_ring_resp.c): a copy of @len bytes long enough to
- * let the fabric lock go, and none waits for the copies to end. */
-gboolean emul_ring_long_copy(uint64_t len);
+ * payload pulled (emul_ring_resp.c): whether a copy of @len bytes lets the
+ * fabric lock go (an attach call, @attach, whatever its length: a system
+ * call; a memcpy when it is long), none waiting for the copies to end. */
+gboolean emul_ring_long_copy(uint64_t len, gboolean attach);
 /* A long copy (*@unlock) found by a drain (@draining): TRUE when it is left
  * to the progress thread for after its drain (x->issue_owed set; the
  * caller returns XR_OWED); in an application thread's drain *@unlock is

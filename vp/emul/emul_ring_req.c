@@ -63,9 +63,10 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 
 /* ---- cross-memory attach ---- */
 
-/* Long copies.  A copy of EMUL_COPY_UNLOCKED bytes or more into the peer's
- * memory, by cross-memory attach or into a region of the peer mapped here,
- * runs with the fabric lock let go: its checks were made under the lock,
+/* Long copies.  A copy into or out of the peer's memory by cross-memory
+ * attach, whatever its length (a system call), and a memcpy of
+ * EMUL_COPY_UNLOCKED bytes or more into a region of the peer mapped here,
+ * run with the fabric lock let go: their checks were made under the lock,
  * the QP is marked (qp->xcopying) and the process's count of such copies
  * raised.  Meanwhile a post on the QP queues behind it (x_issue issues nothing, the
  * latency path steps aside), what would change the QP's state or free it
@@ -88,9 +89,9 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * take it and run beside the copy, which over two cores halved the rate of
  * 16 MiB Sends between two processes (itapi-perf send_bw, --mem private). */
 gboolean
-emul_ring_long_copy(uint64_t len)
+emul_ring_long_copy(uint64_t len, gboolean attach)
 {
-  return len >= EMUL_COPY_UNLOCKED && emul_fabric.copy_waiters == 0;
+  return (attach || len >= EMUL_COPY_UNLOCKED) && emul_fabric.copy_waiters == 0;
 }
 
 gboolean
@@ -136,9 +137,9 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
 }
 
 static gboolean
-x_may_unlock(uint64_t len, const rnicpi_send_wr_t *wr)
+x_may_unlock(uint64_t len, gboolean attach, const rnicpi_send_wr_t *wr)
 {
-  return emul_ring_long_copy(len) && !emul_mw_post_relevant(wr);
+  return emul_ring_long_copy(len, attach) && !emul_mw_post_relevant(wr);
 }
 
 /* Let the fabric lock go for a long copy by @qp (x_may_unlock). */
@@ -339,7 +340,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
     if (mapped == NULL && !cma)
       return XR_NOTDIRECT;
-    gboolean unlock = x_may_unlock(len, wr);
+    gboolean unlock = x_may_unlock(len, mapped == NULL, wr);
     if (emul_ring_copy_owed(x, draining, &unlock))
       return XR_OWED;
     x->hot = (x_hot_t) {

@@ -43,10 +43,10 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
   emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
 }
 
-/* Long pulls.  A Send of EMUL_COPY_UNLOCKED bytes or more whose payload
- * this process pulls from the sender by attach (X_F_CMA) is pulled with
- * the fabric lock let go, as a long copy of a request is (emul_ring_req.c,
- * "Long copies"): the receive is taken and checked under the lock, the QP
+/* Long pulls.  A Send whose payload this process pulls from the sender by
+ * attach (X_F_CMA: one longer than X_INLINE_MAX) is pulled with the fabric
+ * lock let go, as an attach copy of a request is (emul_ring_req.c, "Long
+ * copies"): the receive is taken and checked under the lock, the QP
  * marked (qp->rcopying) and the process's count of copies raised.
  * Meanwhile the peer's later requests queue in qp->xin behind it (a drain
  * executes none in place, emul_ring_run_in runs none), what would change
@@ -84,7 +84,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
-  gboolean unlock = (in->f.flags & X_F_CMA) && emul_ring_long_copy(in->f.byte_len);
+  gboolean unlock = (in->f.flags & X_F_CMA) && emul_ring_long_copy(in->f.byte_len, TRUE);
   if (emul_ring_copy_owed(x, draining, &unlock))
     return XR_OWED;  /* the progress thread pulls it after its drain */
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
