@@ -314,6 +314,8 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     return 0;
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
+  gboolean quiet[X_WAIT_MAX];  /* whose bell to quiet before the arm */
+  uint32_t nquiet = 0;
   emul_fabric_lock();
   x_wait.cq = cq;
   x_wait.all = TRUE;
@@ -327,32 +329,52 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
       x_wait.all = FALSE;
       continue;
     }
-    x->ref++;
+    x->ref++;  /* keeps bell_fd open (closed with the last reference) */
     x->waiters++;
     x_wait.x[x_wait.n] = x;
     fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
-    x_wait.n++;
     x_ring_ctl_t *in = &x->seg->ring[1 - x->side];
     /* Taken (X_ARM_NONE) since a sleeper armed it: a producer rang the
      * bell while nobody slept on it (the grace after a sleep). */
     if (__atomic_load_n(&in->armed, __ATOMIC_SEQ_CST) == X_ARM_NONE && x->armed_by == X_ARM_WAITER)
       x->bell_rung = TRUE;
-    /* The bell that ended the last sleep is quieted here, not when it woke
-     * us (there it would delay the answer the peer waits for), and before
-     * the arm: a producer that takes the arm rings for this sleep, and its
-     * ring must stay.  Read after the arm, it would swallow that ring with
-     * the arm gone, and the look below finding the producer's frame would
-     * not bring the arm back: the sleep would miss every frame after it. */
-    if (x->bell_rung) {
+    quiet[x_wait.n] = x->bell_rung;
+    nquiet += x->bell_rung;
+    x->bell_rung = FALSE;
+    x_wait.n++;
+  }
+  /* The bell that ended the last sleep is quieted here, not when it woke
+   * us (there it would delay the answer the peer waits for), and before
+   * the arm: a producer that takes the arm rings for this sleep, and its
+   * ring must stay.  Read after the arm, it would swallow that ring with
+   * the arm gone, and the look below finding the producer's frame would
+   * not bring the arm back: the sleep would miss every frame after it.
+   * The read is a system call: made with the fabric lock let go (each
+   * connection's reference keeps its bell_fd open). */
+  if (nquiet > 0) {
+    emul_fabric_unlock();
+    for (uint32_t k = 0; k < x_wait.n; k++) {
       uint64_t v;
-      ssize_t r = read(x->bell_fd, &v, sizeof(v));
+      ssize_t r = quiet[k] ? read(x_wait.x[k]->bell_fd, &v, sizeof(v)) : 0;
+      (void) r;  /* EAGAIN: nothing to quiet */
+    }
+    emul_fabric_lock();
+  }
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    if (x->dead || x->seg == NULL) {
+      /* Closed while the lock was let go: the teardown's ring on the bell,
+       * for the sleepers, may be the one just read; ring it again, so that
+       * this sleep ends at once (emul_ring_cq_wait_end lets the reference go). */
+      uint64_t one = 1;
+      ssize_t r = write(x->bell_fd, &one, sizeof(one));
       (void) r;
-      x->bell_rung = FALSE;
+      continue;
     }
     /* A producer that took the arm between the look above and this one
      * rang a bell nobody read: the sleep ends at once, and the wake-up
      * quiets it (emul_ring_cq_wait_end). */
-    __atomic_exchange_n(&in->armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
+    __atomic_exchange_n(&x->seg->ring[1 - x->side].armed, X_ARM_WAITER, __ATOMIC_SEQ_CST);
     x->armed_by = X_ARM_WAITER;
     x->left_at = 0;
   }
