@@ -494,7 +494,7 @@ gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
  * payload pulled (emul_ring_resp.c): whether a copy of @len bytes lets the
  * fabric lock go (an attach call, @attach, whatever its length: a system
  * call; a memcpy when it is long), none waiting for the copies to end. */
-gboolean emul_ring_long_copy(uint64_t len, gboolean attach);
+gboolean emul_ring_copy_unlocks(uint64_t len, gboolean attach);
 /* A long copy (*@unlock) found by a drain (@draining): TRUE when it is left
  * to the progress thread for after its drain (x->issue_owed set; the
  * caller returns XR_OWED); in an application thread's drain *@unlock is

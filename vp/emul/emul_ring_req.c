@@ -89,7 +89,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * take it and run beside the copy, which over two cores halved the rate of
  * 16 MiB Sends between two processes (itapi-perf send_bw, --mem private). */
 gboolean
-emul_ring_long_copy(uint64_t len, gboolean attach)
+emul_ring_copy_unlocks(uint64_t len, gboolean attach)
 {
   return (attach || len >= EMUL_COPY_UNLOCKED) && emul_fabric.copy_waiters == 0;
 }
@@ -139,7 +139,7 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
 static gboolean
 x_may_unlock(uint64_t len, gboolean attach, const rnicpi_send_wr_t *wr)
 {
-  return emul_ring_long_copy(len, attach) && !emul_mw_post_relevant(wr);
+  return emul_ring_copy_unlocks(len, attach) && !emul_mw_post_relevant(wr);
 }
 
 /* Let the fabric lock go for a long copy by @qp (x_may_unlock). */

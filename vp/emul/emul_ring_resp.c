@@ -84,7 +84,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
-  gboolean unlock = (in->f.flags & X_F_CMA) && emul_ring_long_copy(in->f.byte_len, TRUE);
+  gboolean unlock = (in->f.flags & X_F_CMA) && emul_ring_copy_unlocks(in->f.byte_len, TRUE);
   if (emul_ring_copy_owed(x, draining, &unlock))
     return XR_OWED;  /* the progress thread pulls it after its drain */
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
