@@ -23,6 +23,7 @@
 #define STREAM_W 16
 #define STREAM_SLOT (256 * 1024)
 #define STREAM_CREDITS 8
+#define STREAM_SPLIT 24
 
 /* The private data of the parent's connect and of the child's accept. */
 #define XPROC_CPD_TEXT "hello from the parent"
@@ -75,6 +76,14 @@ int xproc_child_main(const char *role);
 /* The patterns and layouts both sides compute. */
 size_t xproc_stream_size(unsigned k);
 unsigned char xproc_stream_byte(unsigned k, size_t j);
+/* The stream's busy-poll variant (CONF_XPROC_STREAM_POLL=1, inherited by
+ * the child): both sides take completions by it_evd_dequeue alone, and
+ * every fourth receive of the child is two SGEs over the slot in swapped order,
+ * the second half first (STREAM_SPLIT bytes at the slot's start last). */
+gboolean xproc_stream_busy(void);
+/* The next completion of @dto within CONF_TIMEOUT_US (busy: polled, never
+ * slept on); FALSE when none came, with the status in *@st. */
+gboolean xproc_stream_next(it_evd_handle_t dto, it_event_t *ev, it_status_t *st);
 unsigned char xproc_burst_byte(unsigned round, unsigned k, size_t j);
 /* Post message @k of @round (@len bytes of xproc_burst_byte, at slot @k of
  * @b, cookie @k, signaled) as a Send on @ep. */

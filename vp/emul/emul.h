@@ -22,11 +22,16 @@
  *    alone, so connections of different threads do not meet; everything
  *    else takes the fabric lock first, then the link's.  The QP of an
  *    established connection to another process has a link of its own
- *    (link->ring): it guards the QP and its connection's ring state, a
- *    latency post (emul_ring_post_hot) takes it alone, and every other
- *    user of the connection (posts, drains, the progress thread,
- *    teardown) takes the fabric lock, then it;
- * 3. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
+ *    (link->ring): it guards the QP and its connection's ring state.  A
+ *    latency post (emul_ring_post_hot), a receive posted with nothing
+ *    waiting for it (emul_ring_recv_alone) and a busy poll's drain of the
+ *    ring's common case (emul_ring_drain_link) take it alone; every other
+ *    user of the connection (other posts and drains, the progress
+ *    thread, teardown) takes the fabric lock, then it;
+ * 3. a CQ's list of those ring links (emul_cq_t.xlock): a busy poll walks
+ *    it holding nothing else and only tries each link's lock, so it is
+ *    taken after a link's where both are held;
+ * 4. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
  * No lock is held across a long payload copy of an in-process connection:
  * the copier lets its link's lock go and marks the link copying, and every
  * other user of the link waits for the mark to clear or, a post, queues its
@@ -83,6 +88,7 @@ struct emul_mr;
 typedef struct emul_link {
   _Alignas(64) rnicpi_spin_t lock;  /* a cache line of its own: it moves between two threads */
   gint ref;               /* QPs that had it (fabric lock) */
+  gint wanted;            /* threads waiting in emul_link_lock_idle (atomic) */
   /* Long copies (emul_qp.c): the rest under the lock. */
   gboolean copying;       /* a copy runs with the lock let go */
   gboolean again;         /* work was queued while it ran: run the queues (emul_link_settle) */
@@ -101,6 +107,7 @@ typedef struct emul_fabric {
   uint32_t mr_cap;        /* its slots (set once) */
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
+  GPtrArray *cqs;         /* every emul_cq_t alive (fabric lock; a fork takes their xlock) */
   gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
   guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
@@ -292,6 +299,12 @@ typedef struct emul_cq {
   rnicpi_cq_t base;
   rnicpi_cq_ring_t ring;   /* rnicpi_util: never drops, reports overflow once */
   gint nqp;
+  /* The links of the QPs connected to another process that complete here
+   * (emul_link_t.ring; added and removed with the fabric lock and the
+   * link's held), under xlock: a busy poll walks it holding no other lock
+   * and only tries each link's (emul_ring_poll_cq). */
+  rnicpi_spin_t xlock;
+  GPtrArray *xlinks;
 } emul_cq_t;
 
 typedef struct emul_conn emul_conn_t;
@@ -598,6 +611,13 @@ static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
 
 /* Completion queues. */
 void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
+/* The link @l of a QP connected to another process joins or leaves the
+ * lists of its CQs (emul_cq_t.xlinks; the fabric lock and @l's held). */
+void emul_cq_ring_join(emul_link_t *l);
+void emul_cq_ring_leave(emul_link_t *l);
+/* Take and let go every CQ's xlock (a fork, after every link's). */
+void emul_cqs_lock_all(void);
+void emul_cqs_unlock_all(void);
 /* Deliver what @w collected (no lock held); nothing to do is the usual case. */
 static inline void
 emul_work_deliver(emul_work_t *w)
@@ -839,6 +859,11 @@ rnicpi_status_t emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, e
 gboolean emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 gboolean emul_ring_outstanding(emul_qp_t *qp);
 void emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w);
+/* Whether a receive posted to @qp (connected to another process, its link
+ * held) needs nothing but that lock: no Send of the peer waits for a
+ * receive, and the connection owes the ring no frame (emul_ring_recv_posted
+ * then does nothing). */
+gboolean emul_ring_recv_alone(const emul_qp_t *qp);
 void emul_ring_access_changed(emul_qp_t *qp);
 void emul_ring_mr_sync(uint32_t index);
 

@@ -22,6 +22,10 @@ emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
   cq->base.al_ctx = ctx;
   rnicpi_notify_t to = { to_emul_dev(d)->up.cq_notify, d->al_ctx, ctx, &to_emul_dev(d)->notifying };
   rnicpi_cq_ring_init(&cq->ring, depth, &to);
+  cq->xlinks = g_ptr_array_new();
+  emul_fabric_lock();
+  g_ptr_array_add(emul_fabric.cqs, cq);
+  emul_fabric_unlock();
   *out = &cq->base;
   return RNICPI_OK;
 }
@@ -32,9 +36,58 @@ emul_cq_destroy(rnicpi_cq_t *c)
   emul_cq_t *cq = to_emul_cq(c);
   if (g_atomic_int_get(&cq->nqp) != 0)
     return RNICPI_EBUSY;
+  emul_fabric_lock();
+  g_ptr_array_remove_fast(emul_fabric.cqs, cq);
+  emul_fabric_unlock();
+  g_ptr_array_free(cq->xlinks, TRUE);  /* empty: its QPs are gone */
   rnicpi_cq_ring_clear(&cq->ring);
   g_free(cq);
   return RNICPI_OK;
+}
+
+/* The CQs @l's QP completes into, each once. */
+static guint
+ring_cqs(const emul_link_t *l, emul_cq_t *cqs[2])
+{
+  cqs[0] = l->qp[0]->scq;
+  cqs[1] = l->qp[0]->rcq;
+  return cqs[1] != cqs[0] ? 2 : 1;
+}
+
+void
+emul_cq_ring_join(emul_link_t *l)
+{
+  emul_cq_t *cqs[2];
+  for (guint i = 0, n = ring_cqs(l, cqs); i < n; i++) {
+    rnicpi_spin_lock(&cqs[i]->xlock);
+    g_ptr_array_add(cqs[i]->xlinks, l);
+    rnicpi_spin_unlock(&cqs[i]->xlock);
+  }
+}
+
+void
+emul_cq_ring_leave(emul_link_t *l)
+{
+  emul_cq_t *cqs[2];
+  for (guint i = 0, n = ring_cqs(l, cqs); i < n; i++) {
+    rnicpi_spin_lock(&cqs[i]->xlock);
+    g_ptr_array_remove_fast(cqs[i]->xlinks, l);
+    rnicpi_spin_unlock(&cqs[i]->xlock);
+  }
+}
+
+void
+emul_cqs_lock_all(void)
+{
+  for (guint i = 0; i < emul_fabric.cqs->len; i++)
+    rnicpi_spin_lock(&((emul_cq_t *) g_ptr_array_index(emul_fabric.cqs, i))->xlock);
+}
+
+void
+emul_cqs_unlock_all(void)
+{
+  for (guint i = 0; i < emul_fabric.cqs->len; i++)
+    rnicpi_spin_unlock(&((emul_cq_t *) g_ptr_array_index(emul_fabric.cqs, i))->xlock);
 }
 
 void

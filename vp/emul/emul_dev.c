@@ -76,6 +76,7 @@ emul_fabric_do_init(gpointer unused)
           "registration will be refused; raise the process's address-space limit (ulimit -v)",
           g_strerror(errno));
   emul_fabric.links = g_ptr_array_new();
+  emul_fabric.cqs = g_ptr_array_new();
   emul_fabric.mr_gen = 1;
   emul_fabric.free_mr = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   emul_fabric.slot_tag = g_array_new(FALSE, TRUE, sizeof(uint32_t));

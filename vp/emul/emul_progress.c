@@ -202,7 +202,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
       continue;
     }
     x->left_at = 0;
-    gint p = x->app_polls;
+    gint p = __atomic_load_n(&x->app_polls, __ATOMIC_RELAXED);
     if (p != x->seen_polls) {
       x->seen_polls = p;
       x->polled_at = now;
@@ -214,7 +214,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
      * poll shows that nobody went to sleep.) */
     gboolean polled = x->polled_at != 0 && now - x->polled_at < X_POLL_GRACE_MS * 1000;
     gboolean waits = (x_cq_is_armed(x->qp->scq) || x_cq_is_armed(x->qp->rcq)) &&
-                     x->poll_arm_seq != g_atomic_int_get(&x_arm_seq);
+                     __atomic_load_n(&x->poll_arm_seq, __ATOMIC_RELAXED) != g_atomic_int_get(&x_arm_seq);
     gboolean bell = !x_app_progress || !polled || waits;
     __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? X_ARM_THREAD : X_ARM_NONE, __ATOMIC_SEQ_CST);
     x->armed_by = X_ARM_THREAD;
@@ -243,37 +243,88 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   return r;
 }
 
-/* Application thread (no lock held): a poll of @cq took @got entries;
- * when it found none, advance the rings that feed it and poll again.
- * Busy-poll mode's whole receive path for a small message. */
-int
-emul_ring_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
+/* Drain and pump, under the fabric lock (held), the rings of @cq's QPs
+ * that have work; TRUE if one had. */
+static gboolean
+x_serve_cq(emul_cq_t *cq, emul_work_t *w)
 {
-  x_polled_empty = got == 0;
-  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_ring_pwant) > 0 ||
-      !emul_fabric_trylock())
-    return got;  /* whoever holds the lock is making progress */
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
   gboolean did = FALSE;
-  gint seq = g_atomic_int_get(&x_arm_seq);
   GList *next;
   for (GList *i = emul_ring_conns; i != NULL; i = next) {
     emul_xconn_t *x = i->data;
     next = i->next;
     if (x->qp == NULL || (x->qp->scq != cq && x->qp->rcq != cq))
       continue;
-    x->app_polls++;  /* read by x_poll_func, under the lock too */
-    x->poll_arm_seq = seq;
     gboolean pending = emul_ring_pending(x);
     if (pending || !emul_queue_empty(&x->out)) {
       x->ref++;  /* emul_ring_conns may change under x_serve; x stays valid */
-      did |= x_serve(x, pending, &w);
+      did |= x_serve(x, pending, w);
       next = x->dead ? emul_ring_conns : i->next;  /* closed: start over (cheap, rare) */
       emul_ring_conn_unref(x);
     }
   }
-  emul_fabric_unlock();
+  return did;
+}
+
+/* The first pass of a poll (@poll: counted as the application's busy
+ * poll) or of a sleeper's wake-up (no lock held): the ring of each QP of
+ * @cq whose link is free is drained under that link alone
+ * (emul_ring_drain_link); a link another thread holds (a post, a drain,
+ * the progress thread) is passed over, as is the whole list while another
+ * poll of @cq walks it: whoever holds them is making progress.  What it
+ * found (X_DRAIN_*). */
+static unsigned
+x_poll_links(emul_cq_t *cq, gboolean poll, emul_work_t *w)
+{
+  gint seq = g_atomic_int_get(&x_arm_seq);
+  if (!rnicpi_spin_trylock(&cq->xlock))
+    return 0;
+  unsigned found = 0;
+  for (guint i = 0; i < cq->xlinks->len; i++) {
+    emul_link_t *l = g_ptr_array_index(cq->xlinks, i);
+    /* Only tried (the order is fabric, link, xlock), and left to a thread
+     * that waits for it (emul_link_lock_idle): it holds the fabric lock. */
+    if (g_atomic_int_get(&l->wanted) > 0 || !rnicpi_spin_trylock(&l->lock))
+      continue;
+    emul_qp_t *qp = l->qp[0];
+    emul_xconn_t *x = qp != NULL ? qp->x : NULL;
+    if (x != NULL && poll) {
+      /* Written under the link alone, read by x_poll_func under the
+       * fabric lock: stores, not read-modify-writes (no bus lock per poll). */
+      __atomic_store_n(&x->app_polls, x->app_polls + 1, __ATOMIC_RELAXED);
+      if (x->poll_arm_seq != seq)
+        __atomic_store_n(&x->poll_arm_seq, seq, __ATOMIC_RELAXED);
+    }
+    if (x != NULL)
+      found |= emul_ring_drain_link(qp, x, w);
+    rnicpi_spin_unlock(&l->lock);
+  }
+  rnicpi_spin_unlock(&cq->xlock);
+  return found;
+}
+
+/* Application thread (no lock held): a poll of @cq took @got entries;
+ * when it found none, advance the rings that feed it and poll again.
+ * Busy-poll mode's whole receive path for a small message: under each
+ * QP's link alone (x_poll_links), and under the fabric lock only for
+ * work that drain leaves (anything but a Send of the latency case and
+ * the ACK word's completions). */
+int
+emul_ring_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
+{
+  x_polled_empty = got == 0;
+  if (got > 0 || !x_app_progress || g_atomic_int_get(&emul_ring_pwant) > 0)
+    return got;  /* the progress thread waits for the lock: it goes first */
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  unsigned found = x_poll_links(cq, TRUE, &w);
+  gboolean did = (found & X_DRAIN_DID) != 0;
+  if (emul_ring_bells_due != 0)
+    emul_ring_bells_ring();  /* rung with no lock held, as emul_fabric_unlock does */
+  if ((found & X_DRAIN_FABRIC) && emul_fabric_trylock()) {
+    did |= x_serve_cq(cq, &w);
+    emul_fabric_unlock();
+  }
   emul_work_deliver(&w);
   return did ? rnicpi_cq_ring_poll(&cq->ring, wc, n) : 0;
 }
@@ -438,17 +489,20 @@ emul_ring_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
       x->armed_by = X_ARM_THREAD;
     }
   }
-  for (uint32_t k = 0; k < x_wait.n; k++) {
-    emul_xconn_t *x = x_wait.x[k];
-    gboolean pending = !x->dead && emul_ring_pending(x);
-    if (!x->dead && (pending || !emul_queue_empty(&x->out)))
-      x_serve(x, pending, &w);
-  }
   for (uint32_t k = 0; k < x_wait.n; k++)
     emul_ring_conn_unref(x_wait.x[k]);
   x_wait.cq = NULL;
   x_wait.n = 0;
   emul_fabric_unlock();
+  /* What woke us is drained here: under each QP's link alone where it can
+   * be (x_poll_links), the rest under the fabric lock. */
+  if (x_poll_links(cq, FALSE, &w) & X_DRAIN_FABRIC) {
+    emul_fabric_lock();
+    x_serve_cq(cq, &w);
+    emul_fabric_unlock();
+  } else if (emul_ring_bells_due != 0) {
+    emul_ring_bells_ring();  /* rung with no lock held, as emul_fabric_unlock does */
+  }
   /* Dekker with x_poll_func: counted, then the thread's state read. */
   if (graced) {
     g_atomic_int_inc(&x_grace_seq);
@@ -460,8 +514,22 @@ emul_ring_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
 
 /* fork() while the progress thread holds the fabric lock would leave it
  * locked for ever in the child: hold it across the fork. */
-static void x_fork_prepare(void) { emul_fabric_lock(); emul_wait_copies(); emul_links_lock_all(); }
-static void x_fork_done(void) { emul_links_unlock_all(); emul_fabric_unlock(); }
+static void
+x_fork_prepare(void)
+{
+  emul_fabric_lock();
+  emul_wait_copies();
+  emul_links_lock_all();
+  emul_cqs_lock_all();  /* a busy poll walks a CQ's list under its xlock */
+}
+
+static void
+x_fork_done(void)
+{
+  emul_cqs_unlock_all();
+  emul_links_unlock_all();
+  emul_fabric_unlock();
+}
 
 /* First cross-process use: the progress thread and the region table,
  * filled with the regions registered so far (emul_ring_export_init). */

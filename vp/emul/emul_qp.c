@@ -37,8 +37,9 @@
  * connected to another process gets a link of its own when established
  * (link->ring): a Send, RDMA Write or Read that emul_ring_post_hot takes
  * (one SGE, the ring's latency case) holds that lock alone while no window
- * exists; anything else on it, and every drain of its ring, takes the
- * fabric lock, then the link's.
+ * exists, and so do a receive that no Send of the peer waits for and a
+ * busy poll's drain of the ring's common case (emul_ring_drain_link);
+ * anything else on it takes the fabric lock, then the link's.
  *
  * Long copies.  A payload copy of EMUL_COPY_UNLOCKED bytes or more runs
  * with the link's lock let go (copy_begin, copy_end), as a NIC moves a
@@ -83,6 +84,7 @@ emul_link_join_ring(emul_qp_t *qp)
   l->qp[0] = qp;
   g_ptr_array_add(emul_fabric.links, l);
   __atomic_store_n(&qp->link, l, __ATOMIC_RELEASE);
+  emul_cq_ring_join(l);  /* the busy poll's drain finds it there (emul_ring_poll_cq) */
 }
 
 /* @qp leaves its link (reset, destroy; fabric lock and the link's held):
@@ -92,6 +94,8 @@ link_leave(emul_qp_t *qp)
 {
   if (qp->link == NULL)
     return;
+  if (qp->link->ring)
+    emul_cq_ring_leave(qp->link);
   for (unsigned i = 0; i < G_N_ELEMENTS(qp->link->qp); i++)
     if (qp->link->qp[i] == qp)
       qp->link->qp[i] = NULL;
@@ -117,7 +121,14 @@ links_release(emul_qp_t *qp)
 void
 emul_link_lock_idle(emul_link_t *l)
 {
-  rnicpi_spin_lock(&l->lock);
+  if (!rnicpi_spin_trylock(&l->lock)) {
+    /* Counted while it waits: a busy poll, which only tries the lock
+     * again and again, passes the link over meanwhile (x_poll_links), so
+     * a thread that holds the fabric lock is not kept waiting here. */
+    g_atomic_int_inc(&l->wanted);
+    rnicpi_spin_lock(&l->lock);
+    g_atomic_int_add(&l->wanted, -1);
+  }
   for (unsigned n = 1; G_UNLIKELY(l->copying); n++) {
     rnicpi_spin_unlock(&l->lock);
     rnicpi_spin_backoff(n);
@@ -898,10 +909,13 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     return RNICPI_EINVAL; /* its receives are the SRQ's */
   /* The fast path: a linked QP whose peer has nothing queued that the
    * receive would let run (a queued request may be a bind: fabric lock),
-   * or one where a long copy runs (the receive only queues). */
+   * or one where a long copy runs (the receive only queues); a QP
+   * connected to another process whose peer sent nothing that waits for
+   * a receive (qp->xin_rnr) and that owes the ring nothing (x->out). */
   emul_link_t *l = fast_lock(qp);
   if (l != NULL) {
-    if (G_LIKELY(!l->ring && (qp->peer == NULL || emul_wq_empty(&qp->peer->sq) || l->copying))) {
+    if (G_LIKELY(l->ring ? emul_ring_recv_alone(qp)
+                         : qp->peer == NULL || emul_wq_empty(&qp->peer->sq) || l->copying)) {
       st = post_recv_locked(qp, wr, &w);
       fast_unlock(qp, l, &w);
       emul_work_deliver(&w);

@@ -18,7 +18,8 @@
  * - nothing read from the peer's ring is trusted: lengths and ops are
  *   checked before use, and a frame that breaks the rules breaks the
  *   connection (emul_ring_peer_break);
- * - the fabric lock is held.
+ * - the QP's link is held, and the fabric lock too but in the busy poll's
+ *   drain of the common case (emul_ring_drain_link).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -333,10 +334,15 @@ emul_ring_pending(emul_xconn_t *x)
   if (x->dead || x->seg == NULL)
     return FALSE;
   const uint8_t *data = ring_data(x, 1 - x->side);
-  uint64_t h = x->rx_head;
+  /* rx_head and acked_seen move under the QP's link, which a busy poll
+   * holds alone (emul_ring_drain_link): a value read here may be one step
+   * old, which only makes a frame already taken look pending; its drain,
+   * under the link, reads them again. */
+  uint64_t h = __atomic_load_n(&x->rx_head, __ATOMIC_RELAXED);
   return __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_SEQ_CST) ==
            (h ^ x->key_in) ||
-         __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_SEQ_CST) != x->acked_seen;
+         __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_SEQ_CST) !=
+           __atomic_load_n(&x->acked_seen, __ATOMIC_RELAXED);
 }
 
 void
@@ -421,6 +427,44 @@ x_release(emul_xconn_t *x, uint64_t head)
   }
 }
 
+/* Consumer: the frame the peer published at @head of its ring @data, if
+ * there is one (FALSE: none yet): its header in @f (a short one as the
+ * Send it is), the header's length in *@hdr. */
+static inline __attribute__((always_inline)) gboolean
+x_frame_at(const emul_xconn_t *x, const uint8_t *data, uint64_t head, x_frame_t *f, uint64_t *hdr)
+{
+  uint64_t at = head & (X_RING_SIZE - 1);
+  if (__atomic_load_n((const uint64_t *) (data + at), __ATOMIC_ACQUIRE) != (head ^ x->key_in))
+    return FALSE;
+  const x_short_t *sh = (const x_short_t *) (data + at);  /* a line start: never wraps */
+  if (__atomic_load_n(&sh->op, __ATOMIC_RELAXED) == X_OP_SEND_SHORT) {
+    uint32_t len = __atomic_load_n(&sh->len, __ATOMIC_RELAXED);
+    *f = (x_frame_t) { .op = X_OP_SEND, .frag_len = len, .byte_len = len, .total = len,
+                       .seq = __atomic_load_n(&sh->seq, __ATOMIC_RELAXED) };
+    *hdr = sizeof(*sh);
+  } else {
+    ring_get(data, head, f, sizeof(*f));
+    *hdr = sizeof(*f);
+  }
+  return TRUE;
+}
+
+/* Consumer: the frames before @head are taken; room goes back to the
+ * producer in quarters of the ring, not frame by frame: a release is a
+ * store the producer's next look for room has to fetch, and a fence.  The
+ * producer waits for room only when more than a quarter is unreleased (a
+ * ring looks full to it with at most one largest frame free), so the
+ * release that frees it always comes. */
+static inline void
+x_taken(emul_xconn_t *x, uint64_t head)
+{
+  __atomic_store_n(&x->rx_head, head, __ATOMIC_RELAXED);  /* emul_ring_pending reads it */
+  if (head - x->rx_published >= X_RING_SIZE / 4) {
+    x_release(x, head);
+    x->rx_published = head;
+  }
+}
+
 /* Consumer: take every frame the peer published, assembling messages and
  * handing each to x_dispatch.  Never stops early (see emul_ring.h). */
 void
@@ -432,22 +476,9 @@ emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
   x_ring_ctl_t *r = &x->seg->ring[s];
   const uint8_t *data = ring_data(x, s);
   uint64_t head = x->rx_head;
-  for (;;) {
-    uint64_t at = head & (X_RING_SIZE - 1);
-    if (__atomic_load_n((const uint64_t *) (data + at), __ATOMIC_ACQUIRE) != (head ^ x->key_in))
-      break;  /* no frame there (yet) */
-    x_frame_t f;
-    uint64_t hdr;
-    const x_short_t *sh = (const x_short_t *) (data + at);  /* a line start: never wraps */
-    if (__atomic_load_n(&sh->op, __ATOMIC_RELAXED) == X_OP_SEND_SHORT) {
-      uint32_t len = __atomic_load_n(&sh->len, __ATOMIC_RELAXED);
-      f = (x_frame_t) { .op = X_OP_SEND, .frag_len = len, .byte_len = len, .total = len,
-                        .seq = __atomic_load_n(&sh->seq, __ATOMIC_RELAXED) };
-      hdr = sizeof(*sh);
-    } else {
-      ring_get(data, head, &f, sizeof(f));
-      hdr = sizeof(f);
-    }
+  x_frame_t f;
+  uint64_t hdr;
+  while (x_frame_at(x, data, head, &f, &hdr)) {
     if (f.frag_len > X_FRAG_MAX)
       goto bad;
     uint64_t need = ROUND_LINE(hdr + f.frag_len);
@@ -460,11 +491,13 @@ emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
       uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
       if (f.frag_len == f.total && pat + f.frag_len <= X_RING_SIZE) {
         /* Whole and contiguous: no copy out (valid until head is published). */
-        head = x->rx_head = head + need;
+        head += need;
+        __atomic_store_n(&x->rx_head, head, __ATOMIC_RELAXED);
         x_dispatch(x, &f, f.total > 0 ? (uint8_t *) data + pat : NULL, FALSE, w);
         if (x->dead)
           return;  /* the ring went with the connection */
-        goto next;
+        x_taken(x, head);
+        continue;
       }
       x->in.f = f;
       x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
@@ -474,7 +507,8 @@ emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
     if (f.frag_len > 0)
       ring_get(data, head + hdr, x->in.buf + x->in_have, f.frag_len);
     x->in_have += f.frag_len;
-    head = x->rx_head = head + need;
+    head += need;
+    __atomic_store_n(&x->rx_head, head, __ATOMIC_RELAXED);
     if (x->in_have == x->in.f.total) {
       x_frame_t whole = x->in.f;
       uint8_t *buf = x->in.buf;
@@ -484,20 +518,54 @@ emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
       if (x->dead)
         return;
     }
-  next:
-    /* Room is given back in quarters of the ring, not frame by frame: a
-     * release is a store the producer's next look for room has to fetch,
-     * and a fence.  The producer waits for room only when more than a
-     * quarter is unreleased (a ring looks full to it with at most one
-     * largest frame free), so the release that frees it always comes. */
-    if (head - x->rx_published >= X_RING_SIZE / 4) {
-      x_release(x, head);
-      x->rx_published = head;
-    }
+    x_taken(x, head);
   }
   if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_ring_take_acks(x->qp, w))
     emul_ring_answered(x->qp, w);
   return;
 bad:
   emul_ring_peer_break(x, NULL, w);
+}
+
+unsigned
+emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
+{
+  if (x->dead || x->seg == NULL)
+    return 0;
+  if (!emul_queue_empty(&x->out))
+    return X_DRAIN_FABRIC;  /* frames owed to the ring: the full drain pumps them */
+  if (qp->state != RNICPI_QPS_RTS)
+    return 0;  /* frames move only in RTS */
+  int s = 1 - x->side;
+  const uint8_t *data = ring_data(x, s);
+  uint64_t head = x->rx_head;
+  unsigned did = 0;
+  x_frame_t f;
+  uint64_t hdr;
+  while (x_frame_at(x, data, head, &f, &hdr)) {
+    uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
+    /* A Send whole in one frame, its bytes contiguous, for the next
+     * receive of the QP's own queue, with nothing ahead of it (a message
+     * half assembled, requests waiting, a pull running) and no window in
+     * the process (whose entry the check would read); anything else is
+     * the full drain's. */
+    if (hdr != sizeof(x_short_t) || f.frag_len > X_FRAG_MAX || pat + f.frag_len > X_RING_SIZE ||
+        x->in_busy || !emul_queue_empty(&qp->xin) || qp->rcopying ||
+        g_atomic_int_get(&emul_fabric.nmutable) != 0 || !emul_ring_recv_short(qp, x, &f, data + pat, w))
+      return did | X_DRAIN_FABRIC;
+    head += ROUND_LINE(hdr + f.frag_len);
+    x_taken(x, head);
+    did = X_DRAIN_DID;
+  }
+  /* The completions the ACK word gives, when nothing waits to be issued
+   * behind them and no disconnect waits for them (the full drain would
+   * issue or close next: emul_ring_answered). */
+  if (__atomic_load_n(&x->seg->ring[s].acked, __ATOMIC_ACQUIRE) != x->acked_seen) {
+    const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
+    if (qp->closing || qp->xcopying || (last != NULL && !last->issued))
+      return did | X_DRAIN_FABRIC;
+    if (emul_ring_take_acks(qp, w))
+      did = X_DRAIN_DID;
+  }
+  return did;
 }

@@ -61,11 +61,16 @@
  * when nothing waits ahead of them (x->out is only the overflow queue).
  *
  * Who drains a ring, and doorbells.  Two consumers may drain the ring a
- * process reads, both under the fabric lock: the application thread, when
+ * process reads, each holding the QP's link: the application thread, when
  * it polls an empty CQ that one of the connection's QPs feeds
  * (emul_ring_poll_cq, called from emul_poll_cq: "busy-poll mode", no thread
  * switch and no system call for a small message), and the progress thread
- * (woken by a doorbell on the socket).  The consumer's ring word `armed`
+ * (woken by a doorbell on the socket).  An application thread's drain (its
+ * busy poll, or its wake-up from a sleep, below) takes the common case,
+ * Sends of the latency case into the QP's own receives and the ACK word's
+ * completions, under the link alone, and leaves the rest to a drain under
+ * the fabric lock (emul_ring_drain_link); the progress thread's always
+ * holds the fabric lock too.  The consumer's ring word `armed`
  * says "nobody here is polling: ring the bell".  The producer publishes
  * a frame's mark (or its ACK word), then reads `armed` (Dekker pair, both
  * sequentially consistent); only a set `armed` costs a doorbell, and the producer
@@ -374,15 +379,17 @@ struct emul_xconn {
   uint64_t in_have;
   gboolean in_busy;
   uint64_t tail;                /* producer: where the next frame goes */
-  uint64_t rx_head;             /* consumer: where the next frame comes */
+  uint64_t rx_head;             /* consumer: where the next frame comes (link; read
+                                 * without it by emul_ring_pending: atomic) */
   uint64_t rx_published;        /* consumer: the head the producer was last given */
   uint64_t key_out, key_in;     /* marks of our ring, of the peer's (seg->key) */
   uint64_t head_seen;           /* producer: the consumer's head, last read */
-  uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on */
-  gint app_polls;               /* the application polled a CQ of this QP (count; lock) */
+  uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on (as rx_head) */
+  gint app_polls;               /* the application polled a CQ of this QP (count; written
+                                 * under the link, read without it: atomic) */
   gint seen_polls;              /* app_polls at the progress thread's last look */
   gint64 polled_at;             /* when it last saw app_polls change (monotonic us) */
-  gint poll_arm_seq;            /* CQ arms of the process as of the last poll */
+  gint poll_arm_seq;            /* CQ arms of the process as of the last poll (as app_polls) */
   int bell_fd;                  /* eventfd the peer writes when our ring's armed is
                                  * X_ARM_WAITER (emul_ring_cq_wait_begin); -1 */
   int peer_bell_fd;             /* the peer's, which we write; -1 until it comes */
@@ -479,6 +486,15 @@ void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 gboolean emul_ring_pending(emul_xconn_t *x);  /* the peer's ring has frames */
 void emul_ring_pump(emul_xconn_t *x);
 void emul_ring_drain(emul_xconn_t *x, emul_work_t *w);
+/* The busy poll's drain of @qp's ring @x under the QP's link alone (the
+ * fabric lock not held): the Sends of the latency case
+ * (emul_ring_recv_short) and the completions of the peer's ACK word with
+ * nothing to issue behind them.  What it found: X_DRAIN_DID (completions
+ * pushed), X_DRAIN_FABRIC (it stopped at work the full drain,
+ * emul_ring_drain, takes under the fabric lock). */
+#define X_DRAIN_DID 1u
+#define X_DRAIN_FABRIC 2u
+unsigned emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w);
 void emul_ring_space(emul_xconn_t *x);
 void emul_ring_free_queues(emul_xconn_t *x);
 gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
@@ -518,6 +534,12 @@ gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, i
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
 /* emul_ring_resp.c */
+/* A Send of the latency case, @f with its payload @buf inline, landed in
+ * the next receive of @qp's own queue when that is one SGE holding it and
+ * passes the check (no SRQ; the QP's link held): completed and
+ * acknowledged.  FALSE, nothing done, when it does not apply. */
+gboolean emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const uint8_t *buf,
+                              emul_work_t *w);
 /* @draining: called from a drain of the ring (a long pull is XR_OWED). */
 xr_t emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w);
 void emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w);

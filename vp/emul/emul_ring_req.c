@@ -48,7 +48,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
   if (x == NULL || x->seg == NULL)
     return FALSE;
   uint64_t a = __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_ACQUIRE);
-  x->acked_seen = a;
+  __atomic_store_n(&x->acked_seen, a, __ATOMIC_RELAXED);  /* emul_ring_pending reads it */
   gboolean any = FALSE;
   emul_swqe_t *s;
   while ((s = emul_wq_peek(&qp->sq)) != NULL && s->issued && s->seq < a &&

@@ -1,9 +1,11 @@
 /*
  * vp/emul responder across processes: the peer's requests (sends; RDMA
  * Write and Read in bounce mode; atomics in both modes), executed in ring
- * order by whoever holds the fabric lock when they become executable: the
- * progress thread, an application thread draining the ring, or the
- * application's post_recv.  Design: emul_ring.h.
+ * order by whoever drains the ring or posts the receive they wait for:
+ * the progress thread, an application thread draining the ring, or the
+ * application's post_recv.  The QP's link is held, and the fabric lock
+ * too, but for a Send of the latency case a busy poll lands
+ * (emul_ring_recv_short).  Design: emul_ring.h.
  *
  * Rules, the same as in-process and written once (emul_resp.c), with how
  * this transport reports them:
@@ -78,6 +80,37 @@ x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean un
   return ok && !*ended;
 }
 
+/* The latency case of a Send: its payload inline, one receive SGE that
+ * holds it, checked from x->hot. */
+static inline __attribute__((always_inline)) gboolean
+x_recv_placed(emul_qp_t *qp, emul_xconn_t *x, const emul_rwqe_t *r, uint64_t len)
+{
+  return r->num_sge == 1 && r->sge[0].length > 0 && len <= r->sge[0].length &&
+         emul_ring_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+}
+
+/* Land a Send of the latency case in receive @r (taken) and complete it. */
+static void
+x_recv_place(emul_qp_t *qp, emul_xconn_t *x, emul_rwqe_t *r, const x_frame_t *f, const uint8_t *buf,
+             emul_work_t *w)
+{
+  emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, buf, f->byte_len);
+  emul_resp_recv_done(qp, r, f->byte_len, (f->flags & X_F_INV) != 0, f->rkey, w);
+  emul_ring_ack(x, f->seq + 1);
+}
+
+gboolean
+emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const uint8_t *buf,
+                     emul_work_t *w)
+{
+  emul_rwqe_t *r = qp->srq == NULL ? emul_wq_peek(&qp->rq) : NULL;
+  if (r == NULL || !x_recv_placed(qp, x, r, f->byte_len))
+    return FALSE;
+  emul_wq_pop(&qp->rq);
+  x_recv_place(qp, x, r, f, buf, w);
+  return TRUE;
+}
+
 static xr_t
 x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
 {
@@ -95,14 +128,12 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     return XR_FAILED;
   }
   uint64_t len = in->f.byte_len;
-  /* The latency case: the payload inline, one receive SGE that holds it,
-   * checked from x->hot; else the general checks and copies below. */
-  gboolean placed = r->num_sge == 1 && r->sge[0].length > 0 && !(in->f.flags & X_F_CMA) &&
-                    in->f.total == len && len <= r->sge[0].length &&
-                    emul_ring_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
-  if (placed) {
-    emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, in->buf, len);
-  } else if (!emul_resp_recv_fits(qp, r, len, &f, w)) {
+  /* The latency case first; else the general checks and copies below. */
+  if (!(in->f.flags & X_F_CMA) && in->f.total == len && x_recv_placed(qp, x, r, len)) {
+    x_recv_place(qp, x, r, &in->f, in->buf, w);
+    return XR_DONE;
+  }
+  if (!emul_resp_recv_fits(qp, r, len, &f, w)) {
     x_fail_req(qp, in->f.seq, f, w);
     return XR_FAILED;
   } else if (in->f.flags & X_F_CMA) {
@@ -224,6 +255,12 @@ emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w)
     emul_ring_run_in(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
+}
+
+gboolean
+emul_ring_recv_alone(const emul_qp_t *qp)
+{
+  return !qp->xin_rnr && (qp->x == NULL || emul_queue_empty(&qp->x->out));
 }
 
 void
