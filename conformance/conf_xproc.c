@@ -126,7 +126,7 @@ stream_with(child_t *c)
     }
     it_event_t ev;
     it_status_t st;
-    if (!xproc_stream_next(s.dto, &ev, &st))
+    if (!xproc_next_event(s.dto, xproc_stream_busy(), &ev, &st))
       g_error("stream: no completion within 5 s (%u of %u sent, %" G_GUINT64_FORMAT " done, credit %"
               G_GUINT64_FORMAT "): %s", k, STREAM_N, done, credit, itx_status_name(st));
     if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS)
@@ -563,6 +563,60 @@ post_beside_transfer_with(beside_t mode)
     conf_say(c->to, "end\n");
   }
   close_target(c, &x.s, &x.lb, &x.back, TRUE);
+  unlink(x.c.err);
+}
+
+/* An RDMA Read posted right behind a Send, while this thread only polls
+ * (it_evd_dequeue): the Read waits for the Send's answer (its peer's ACK),
+ * and the poll that takes that answer must let it go.  Against an
+ * "mtarget" child, whose region is mapped here. */
+static void
+test_read_behind_send_polled(void)
+{
+  g_test_summary("xproc: 64 rounds of an RDMA Read posted right behind a Send to the child, this "
+                 "thread taking completions only by it_evd_dequeue: the Read waits for the Send's "
+                 "answer, then completes, in order, with the child's bytes");
+  enum { ROUNDS = 64, PIECE = 64 };
+  xlong_t x;
+  xlong_open(&x, "mtarget");
+  it_lmr_triplet_t head = conf_seg(&x.lb, 0, 8);
+  for (unsigned r = 0; r < ROUNDS; r++) {
+    size_t off = ((size_t) r * 4099) % (x.len - PIECE);
+    memset(x.back.data + off, 0, PIECE);
+    conf_say(x.c.to, "recv\n");
+    g_autofree char *posted = conf_hear(x.c.from, LINE_TIMEOUT_MS);
+    g_assert_cmpstr(posted, ==, "posted");
+    /* Poll a while first, so that the provider sees this thread polling
+     * (emul leaves the ring to it then, and rings no doorbell for it). */
+    for (gint64 until = g_get_monotonic_time() + 5000; g_get_monotonic_time() < until;) {
+      it_event_t idle;
+      it_status_t st = it_evd_dequeue(x.s.dto, &idle);
+      g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_ERR_QUEUE_EMPTY));
+    }
+    it_lmr_triplet_t t = conf_seg(&x.back, off, PIECE);
+    conf_ok(it_post_send(x.s.ep, &head, 1, 1000 + r, IT_COMPLETION_FLAG));
+    conf_ok(it_post_rdma_read(x.s.ep, &t, 1, 2000 + r, IT_COMPLETION_FLAG, x.ra + off, x.ctx));
+    /* In posting order: the Send, then the Read. */
+    for (unsigned k = 0; k < 2; k++) {
+      it_event_t ev;
+      it_status_t st;
+      if (!xproc_next_event(x.s.dto, TRUE, &ev, &st))
+        g_error("round %u: no %s within 5 s of polling, after an RDMA Read of %u bytes posted behind "
+                "a Send (%s): the Read was never let go once the Send was answered", r,
+                k == 0 ? "Send completion" : "RDMA Read completion", (unsigned) PIECE, itx_status_name(st));
+      g_assert_cmpstr(itx_event_name(ev.event_number), ==,
+                      itx_event_name(k == 0 ? IT_DTO_SEND_CMPL_EVENT : IT_DTO_RDMA_READ_CMPL_EVENT));
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, (k == 0 ? 1000u : 2000u) + r);
+      g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+    }
+    /* The child's region holds what lb holds (xlong_open). */
+    g_assert_cmpmem(x.back.data + off, PIECE, x.lb.data + off, PIECE);
+  }
+  conf_say(x.c.to, "check %u\n", XLONG_SEED);
+  g_autofree char *ok = conf_hear(x.c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_say(x.c.to, "end\n");
+  close_target(&x.c, &x.s, &x.lb, &x.back, TRUE);
   unlink(x.c.err);
 }
 
@@ -2161,6 +2215,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/stream/busy-poll", test_stream_busy_poll);
+  g_test_add_func("/conformance/xproc/read-behind-send/busy-poll", test_read_behind_send_polled);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);

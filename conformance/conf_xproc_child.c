@@ -112,9 +112,9 @@ xproc_stream_busy(void)
 }
 
 gboolean
-xproc_stream_next(it_evd_handle_t dto, it_event_t *ev, it_status_t *st)
+xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t *st)
 {
-  if (!xproc_stream_busy()) {
+  if (!poll) {
     size_t more;
     *st = it_evd_wait(dto, CONF_TIMEOUT_US, ev, &more);
     return *st == IT_SUCCESS;
@@ -183,7 +183,7 @@ role_stream(void)
   for (unsigned k = 0; k < STREAM_N;) {
     it_event_t ev;
     it_status_t st;
-    if (!xproc_stream_next(s.dto, &ev, &st))
+    if (!xproc_next_event(s.dto, xproc_stream_busy(), &ev, &st))
       g_error("stream child: no completion within 5 s after %u of %u messages: %s", k, STREAM_N,
               itx_status_name(st));
     g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
