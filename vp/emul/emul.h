@@ -611,10 +611,10 @@ static inline gboolean emul_is_rd_atomic(rnicpi_wr_opcode_t op)
 
 /* Completion queues. */
 void emul_cq_push(emul_cq_t *cq, const rnicpi_wc_t *wc, emul_work_t *w);
-/* The link @l of a QP connected to another process joins or leaves the
- * lists of its CQs (emul_cq_t.xlinks; the fabric lock and @l's held). */
-void emul_cq_ring_join(emul_link_t *l);
-void emul_cq_ring_leave(emul_link_t *l);
+/* The link @l of a QP connected to another process joins (@join) or
+ * leaves the lists of its CQs (emul_cq_t.xlinks; the fabric lock and @l's
+ * held). */
+void emul_cq_ring_link(emul_link_t *l, gboolean join);
 /* Take and let go every CQ's xlock (a fork, after every link's). */
 void emul_cqs_lock_all(void);
 void emul_cqs_unlock_all(void);

@@ -55,23 +55,15 @@ ring_cqs(const emul_link_t *l, emul_cq_t *cqs[2])
 }
 
 void
-emul_cq_ring_join(emul_link_t *l)
+emul_cq_ring_link(emul_link_t *l, gboolean join)
 {
   emul_cq_t *cqs[2];
   for (guint i = 0, n = ring_cqs(l, cqs); i < n; i++) {
     rnicpi_spin_lock(&cqs[i]->xlock);
-    g_ptr_array_add(cqs[i]->xlinks, l);
-    rnicpi_spin_unlock(&cqs[i]->xlock);
-  }
-}
-
-void
-emul_cq_ring_leave(emul_link_t *l)
-{
-  emul_cq_t *cqs[2];
-  for (guint i = 0, n = ring_cqs(l, cqs); i < n; i++) {
-    rnicpi_spin_lock(&cqs[i]->xlock);
-    g_ptr_array_remove_fast(cqs[i]->xlinks, l);
+    if (join)
+      g_ptr_array_add(cqs[i]->xlinks, l);
+    else
+      g_ptr_array_remove_fast(cqs[i]->xlinks, l);
     rnicpi_spin_unlock(&cqs[i]->xlock);
   }
 }

@@ -84,7 +84,7 @@ emul_link_join_ring(emul_qp_t *qp)
   l->qp[0] = qp;
   g_ptr_array_add(emul_fabric.links, l);
   __atomic_store_n(&qp->link, l, __ATOMIC_RELEASE);
-  emul_cq_ring_join(l);  /* the busy poll's drain finds it there (emul_ring_poll_cq) */
+  emul_cq_ring_link(l, TRUE);  /* the busy poll's drain finds it there (emul_ring_poll_cq) */
 }
 
 /* @qp leaves its link (reset, destroy; fabric lock and the link's held):
@@ -95,7 +95,7 @@ link_leave(emul_qp_t *qp)
   if (qp->link == NULL)
     return;
   if (qp->link->ring)
-    emul_cq_ring_leave(qp->link);
+    emul_cq_ring_link(qp->link, FALSE);
   for (unsigned i = 0; i < G_N_ELEMENTS(qp->link->qp); i++)
     if (qp->link->qp[i] == qp)
       qp->link->qp[i] = NULL;
