@@ -81,8 +81,13 @@ unsigned char xproc_stream_byte(unsigned k, size_t j);
  * every fourth receive of the child is two SGEs over the slot in swapped order,
  * the second half first (STREAM_SPLIT bytes at the slot's start last). */
 gboolean xproc_stream_busy(void);
-/* The next event of @dto within CONF_TIMEOUT_US (@poll: by it_evd_dequeue
- * alone, never slept on); FALSE when none came, with the status in *@st. */
+/* How long the stream tests wait for one event: three times CONF_TIMEOUT_US,
+ * since the lab VM (TCG, two vCPUs shared with the host's suites) can hold
+ * one process of the pair off its CPU for seconds. */
+#define XPROC_EVENT_WAIT_US (3 * CONF_TIMEOUT_US)
+/* The next event of @dto within XPROC_EVENT_WAIT_US (@poll: by
+ * it_evd_dequeue alone, never slept on); FALSE when none came, with the
+ * status in *@st. */
 gboolean xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t *st);
 unsigned char xproc_burst_byte(unsigned round, unsigned k, size_t j);
 /* Post message @k of @round (@len bytes of xproc_burst_byte, at slot @k of

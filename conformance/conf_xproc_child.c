@@ -116,10 +116,10 @@ xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t
 {
   if (!poll) {
     size_t more;
-    *st = it_evd_wait(dto, CONF_TIMEOUT_US, ev, &more);
+    *st = it_evd_wait(dto, XPROC_EVENT_WAIT_US, ev, &more);
     return *st == IT_SUCCESS;
   }
-  gint64 deadline = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  gint64 deadline = g_get_monotonic_time() + XPROC_EVENT_WAIT_US;
   for (unsigned n = 0;; n++) {
     *st = it_evd_dequeue(dto, ev);
     if (*st != IT_ERR_QUEUE_EMPTY)
@@ -184,7 +184,7 @@ role_stream(void)
     it_event_t ev;
     it_status_t st;
     if (!xproc_next_event(s.dto, xproc_stream_busy(), &ev, &st))
-      g_error("stream child: no completion within 5 s after %u of %u messages: %s", k, STREAM_N,
+      g_error("stream child: no completion within 15 s after %u of %u messages: %s", k, STREAM_N,
               itx_status_name(st));
     g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
     if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
