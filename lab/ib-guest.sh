@@ -38,9 +38,23 @@ check() {
   if "$@" >$out 2>&1; then echo "CHECK $name ok"; else echo "CHECK $name FAIL"; tail -25 $out | sed 's/^/    /'; fi
 }
 
-# A client started while its server may still be setting up (the CPU is
-# emulated, and other VMs may share the host): tried again, up to 5 times
-# in 10 s, while the server still runs ($1: its pid).
+# Wait until the server $1 (a pid) listens on port $2: its rdma_cm
+# identifier shows in `rdma resource show cm_id` in state LISTEN.  The CPU
+# is emulated and the host runs other suites meanwhile: a server took more
+# than the 1 s once slept here to listen (stop 44).  Up to 120 s, and not
+# past the server's end.
+await_listen() {
+  i=0
+  until rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [^ ]*:$2 "; do
+    kill -0 "$1" 2>/dev/null || { echo "ib-guest: the server ended before it listened on port $2"; return 1; }
+    i=$((i + 1))
+    [ $i -lt 600 ] || { echo "ib-guest: no listener on port $2 after 120 s"; return 1; }
+    sleep 0.2
+  done
+}
+
+# A client started once its server listens (await_listen): tried again, up
+# to 5 times in 10 s, while the server still runs ($1: its pid).
 client() {
   srv=$1; shift
   for try in 1 2 3 4 5; do
@@ -56,8 +70,7 @@ perf() {
   dev=$1 a=$(addr "$1"); port=$((port + 1))
   timeout 120 "$perf" -s -i "$dev" -p $port >/tmp/perf-server.out 2>&1 &
   srv=$!
-  sleep 1
-  client $srv timeout 120 "$perf" -c "$a" -i "$dev" -p $port -t send_lat,write_lat,read_lat,send_bw,write_bw,read_bw \
+  await_listen $srv $port && client $srv timeout 120 "$perf" -c "$a" -i "$dev" -p $port -t send_lat,write_lat,read_lat,send_bw,write_bw,read_bw \
     -S 8,4K,64K -n 200
   rc=$?
   wait $srv; src=$?
@@ -79,9 +92,8 @@ rping_s() {
   dev=$1 a=$(addr "$1"); port=$((port + 1))
   timeout 60 "$rping_ours" -s -a "$a" -p $port -C 5 -i "$dev" -T 30 >/tmp/ours.out 2>&1 &
   ours=$!
-  sleep 1
-  # rping's client may hang after a refused connect: 20 s, then again.
-  client $ours timeout 20 rping -c -a "$a" -p $port -C 5 -S 64 -V -v
+  # rping's client may hang after a refused connect: 30 s, then again.
+  await_listen $ours $port && client $ours timeout 30 rping -c -a "$a" -p $port -C 5 -S 64 -V -v
   rc=$?
   wait $ours; orc=$?
   cat /tmp/ours.out
@@ -92,8 +104,7 @@ rping_c() {
   dev=$1 a=$(addr "$1"); port=$((port + 1))
   timeout 60 rping -s -a "$a" -p $port -C 5 -S 64 -V -v >/tmp/theirs.out 2>&1 &
   theirs=$!
-  sleep 1
-  client $theirs timeout 60 "$rping_ours" -c -a "$a" -p $port -C 5 -i "$dev" -T 30
+  await_listen $theirs $port && client $theirs timeout 60 "$rping_ours" -c -a "$a" -p $port -C 5 -i "$dev" -T 30
   rc=$?
   wait $theirs; trc=$?
   cat /tmp/theirs.out

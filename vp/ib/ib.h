@@ -375,6 +375,7 @@ void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
 void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
 void ib_sweep_add(ib_qp_t *qp);
 void ib_dev_removed(ib_dev_t *dev);
+gboolean ib_dev_unlisted(ib_dev_t *dev);
 void ib_sweep_add_locked(ib_qp_t *qp);
 void ib_dev_sweep_soon(ib_dev_t *dev);
 ib_qp_t *ib_qp_lookup(ib_dev_t *dev, uint32_t qp_num);

@@ -166,17 +166,21 @@ qp_cm_up(ib_qp_t *qp, struct rdma_cm_id *id)
  * broke rather than ended.  A fault's completion says so; otherwise the
  * device's own state, where it tells (rxe; siw's ibv_query_qp always says
  * RESET).  Flushed receives say nothing: siw flushes them when the peer
- * closes. */
+ * closes.  And the device's removal, which may reach the peer first and
+ * end this connection before this identifier hears of it
+ * (ib_dev_unlisted()). */
 static gboolean
 qp_failed(ib_conn_t *c, ib_qp_t *qp)
 {
   if (c->closing)
     return FALSE;
-  if (qp->err_cause != RNICPI_AE_UNSPECIFIED || g_atomic_int_get(&qp->dev->removed))
+  if (qp->err_cause != RNICPI_AE_UNSPECIFIED)
     return TRUE;
   struct ibv_qp_attr a;
   struct ibv_qp_init_attr ia;
-  return ibv_query_qp(qp->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR;
+  if (ibv_query_qp(qp->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR)
+    return TRUE;
+  return ib_dev_unlisted(qp->dev);
 }
 
 /* The queue pair leaves the connection: ERROR in verbs and here. */

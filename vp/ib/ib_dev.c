@@ -712,6 +712,31 @@ ib_dev_removed(ib_dev_t *dev)
   dev->up.async_event(dev->base.al_ctx, &ev);
 }
 
+/* Whether the kernel has begun to remove @dev's device.  It stops listing
+ * a device (in the netlink enumeration ibv_get_device_list() reads) before
+ * it tells any of its users, and a process holding the device keeps it
+ * until the IA is freed.  So a connection whose peer went because the
+ * removal reached the peer first (both ends on this device, each told on
+ * its own rdma_cm channel) still learns that it broke.  FALSE when it
+ * cannot tell.  A netlink dump: asked only where a connection ended
+ * without a fault of its own. */
+gboolean
+ib_dev_unlisted(ib_dev_t *dev)
+{
+  if (g_atomic_int_get(&dev->removed))
+    return TRUE;
+  int n = 0;
+  struct ibv_device **list = ibv_get_device_list(&n);
+  if (list == NULL)
+    return FALSE;
+  const char *name = ibv_get_device_name(dev->ctx->device);
+  gboolean listed = FALSE;
+  for (int i = 0; i < n && !listed; i++)
+    listed = strcmp(ibv_get_device_name(list[i]), name) == 0;
+  ibv_free_device_list(list);
+  return !listed;
+}
+
 /* ---- sweeping: complete what a device never completes -------------------- */
 
 void
