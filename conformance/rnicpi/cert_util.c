@@ -18,7 +18,6 @@
 #include "cert.h"
 #include "rnicpi_util.h"
 
-
 /* cert_buf_peer_reached: the buffers made now are reached for another process. */
 static gboolean buf_peer_reached;
 

@@ -144,13 +144,20 @@ G_GNUC_INTERNAL extern gint emul_ring_pwant;
  * for a message's wake-up. */
 G_GNUC_INTERNAL extern __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
 void emul_ring_bells_ring(void);
+/* Ring the doorbells this thread owes, with no lock held: after the fabric
+ * lock goes, and after a section under a QP's link alone. */
+static inline void
+emul_ring_bells_flush(void)
+{
+  if (G_UNLIKELY(emul_ring_bells_due != 0))
+    emul_ring_bells_ring();
+}
 static inline void emul_fabric_lock(void) { rnicpi_spin_lock(&emul_fabric.lock); }
 static inline void
 emul_fabric_unlock(void)
 {
   rnicpi_spin_unlock(&emul_fabric.lock);
-  if (G_UNLIKELY(emul_ring_bells_due != 0))
-    emul_ring_bells_ring();
+  emul_ring_bells_flush();
 }
 static inline gboolean emul_fabric_trylock(void) { return rnicpi_spin_trylock(&emul_fabric.lock); }
 

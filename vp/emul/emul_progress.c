@@ -319,8 +319,7 @@ emul_ring_poll_cq(emul_cq_t *cq, rnicpi_wc_t *wc, int n, int got)
   rnicpi_notify_batch_init(&w);
   unsigned found = x_poll_links(cq, TRUE, &w);
   gboolean did = (found & X_DRAIN_DID) != 0;
-  if (emul_ring_bells_due != 0)
-    emul_ring_bells_ring();  /* rung with no lock held, as emul_fabric_unlock does */
+  emul_ring_bells_flush();
   if ((found & X_DRAIN_FABRIC) && emul_fabric_trylock()) {
     did |= x_serve_cq(cq, &w);
     emul_fabric_unlock();
@@ -500,8 +499,8 @@ emul_ring_cq_wait_end(emul_cq_t *cq, const struct pollfd *fds, uint32_t nfds)
     emul_fabric_lock();
     x_serve_cq(cq, &w);
     emul_fabric_unlock();
-  } else if (emul_ring_bells_due != 0) {
-    emul_ring_bells_ring();  /* rung with no lock held, as emul_fabric_unlock does */
+  } else {
+    emul_ring_bells_flush();
   }
   /* Dekker with x_poll_func: counted, then the thread's state read. */
   if (graced) {

@@ -793,8 +793,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     if (l != NULL) {
       if (G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_ring_post_hot(qp, wr_in, &w))) {
         rnicpi_spin_unlock(&l->lock);
-        if (emul_ring_bells_due != 0)
-          emul_ring_bells_ring();  /* what emul_fabric_unlock does */
+        emul_ring_bells_flush();
         emul_work_deliver(&w);
         return RNICPI_OK;
       }
