@@ -724,6 +724,84 @@ test_post_beside_transfer(void)
   conf_pair_close(&p);
 }
 
+static void
+test_other_connection_beside_transfer(void)
+{
+  g_test_summary("With an RMR alive (a provider may take a slower path while memory windows exist), "
+                 "while one thread's 64 MiB RDMA Write is landing on one connection, another posts a "
+                 "receive and a Send on a second connection of the process: both posts return "
+                 "before the Write has landed whole (a transfer in flight holds no lock another "
+                 "connection needs), the Write completes, and the second connection's receive completes "
+                 "with the Send's bytes");
+  conf_pair_t p, q;
+  conf_buf_t dst, src, msg, rcv;
+  conf_pair_open(&p);
+  it_rmr_handle_t rmr;
+  it_status_t st = it_rmr_create20(p.a.pz, IT_RMR_TYPE_DEFAULT, &rmr);
+  if (st != IT_SUCCESS) {
+    conf_pair_close(&p);
+    if (st == IT_ERR_OP_NOT_SUPPORTED)
+      g_test_skip("the IA has no RMRs");
+    else
+      g_error("it_rmr_create20 (IT_RMR_TYPE_DEFAULT) returned %s; expected success, or "
+              "IT_ERR_OP_NOT_SUPPORTED where the IA has none", itx_status_name(st));
+    return;
+  }
+  conf_pair_open(&q);
+  conf_buf_new(&p.p, &dst, LONG_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_pair_connect(&q, NULL, 0, NULL, 0);
+  conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&q.a, &msg, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&q.p, &rcv, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  memset(src.data, LONG_BYTE, LONG_LEN);
+  conf_rdma_post_t lw = {
+    .ep = p.a.ep, .local = conf_seg(&src, 0, LONG_LEN),
+    .remote = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie = 1,
+  };
+  it_lmr_triplet_t ms = conf_seg(&msg, 0, MSG), rs = conf_seg(&rcv, 0, MSG);
+  const unsigned char *first = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
+  unsigned seen = 0, early = 0, n = 8;
+  for (unsigned r = 0; r < n; r++) {
+    memset(dst.data, 0, LONG_LEN);
+    conf_buf_fill(&msg, r + 1);
+    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
+      ;
+    gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
+    conf_ok(it_post_recv(q.p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
+    conf_ok(it_post_send(q.a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
+    if (in_flight) {
+      seen++;
+      early += conf_landing_peek(last) == 0;
+    }
+    g_thread_join(t);
+    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+    conf_dto(q.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+    it_dto_cmpl_event_t d = conf_dto(q.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+    g_assert_cmpuint(d.transferred_length, ==, MSG);
+    conf_buf_check(&rcv, 0, MSG, r + 1);
+    for (size_t i = 0; i < LONG_LEN; i++)
+      if (dst.data[i] != LONG_BYTE)
+        g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once it completed, expected 0x%02x",
+                r + 1, i, dst.data[i], LONG_BYTE);
+  }
+  g_test_message("%u of %u rounds saw the Write landing when the posts on the other connection began; "
+                 "in %u of those both posts returned before its last byte was in place", seen, n, early);
+  if (seen > 0 && early == 0)
+    g_error("in each of %u rounds a receive and a Send posted on one connection, while a 64 MiB RDMA "
+            "Write on another connection of the process was landing (an RMR alive), returned only once "
+            "it had landed whole: a transfer in flight holds a lock every connection needs", seen);
+  conf_ok(it_rmr_free(rmr));
+  conf_buf_free(&rcv);
+  conf_buf_free(&msg);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&q);
+  conf_pair_close(&p);
+}
+
 /* The send queue's depth while a long transfer is in flight. */
 #define SQ_DEPTH 4
 
@@ -1067,6 +1145,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/connections-vs-registration", test_connections_vs_registration);
   g_test_add_func("/conformance/race/lmr-free-beside-transfer", test_lmr_free_beside_transfer);
   g_test_add_func("/conformance/race/post-beside-transfer", test_post_beside_transfer);
+  g_test_add_func("/conformance/race/other-connection-beside-transfer",
+                  test_other_connection_beside_transfer);
   g_test_add_func("/conformance/race/send-queue-beside-transfer", test_send_queue_beside_transfer);
   g_test_add_func("/conformance/race/posts-on-one-connection", test_posts_on_one_connection);
   g_test_add_func("/conformance/race/stale-handles", test_stale_handles);

@@ -33,9 +33,10 @@
  *    taken after a link's where both are held;
  * 4. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
  * No lock is held across a long payload copy of an in-process connection:
- * the copier lets its link's lock go and marks the link copying, and every
- * other user of the link waits for the mark to clear or, a post, queues its
- * work for the copier to run (emul_qp.c, "Long copies").
+ * the copier lets its link's lock go, and the fabric lock too where it
+ * held it, and marks the link copying; every other user of the link waits
+ * for the mark to clear, with the fabric lock let go, or, a post, queues
+ * its work for the copier to run (emul_qp.c, "Long copies").
  * The region table is read without the fabric lock by the fast path: its
  * slots never move (a two-level array), an entry is published whole and,
  * when it leaves, freed only once every link has been taken and released
@@ -91,6 +92,7 @@ typedef struct emul_link {
   gint wanted;            /* threads waiting in emul_link_lock_idle (atomic) */
   /* Long copies (emul_qp.c): the rest under the lock. */
   gboolean copying;       /* a copy runs with the lock let go */
+  gboolean fcopy;         /* ... and with the fabric lock let go too (emul_fabric.lcopies) */
   gboolean again;         /* work was queued while it ran: run the queues (emul_link_settle) */
   gboolean ring;          /* the one QP of a connection to another process (qp[0]) */
   struct emul_qp *qp[2];  /* the connection's QPs, each until it leaves */
@@ -109,6 +111,7 @@ typedef struct emul_fabric {
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
   GPtrArray *cqs;         /* every emul_cq_t alive (fabric lock; a fork takes their xlock) */
   gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
+  gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
   guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
   gint nmutable;          /* windows and fast-registration regions alive (atomic) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
@@ -152,14 +155,30 @@ emul_ring_bells_flush(void)
   if (G_UNLIKELY(emul_ring_bells_due != 0))
     emul_ring_bells_ring();
 }
-static inline void emul_fabric_lock(void) { rnicpi_spin_lock(&emul_fabric.lock); }
+/* Whether this thread holds the fabric lock: a long copy lets it go too
+ * (emul_qp.c, "Long copies"). */
+G_GNUC_INTERNAL extern __thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
+static inline void
+emul_fabric_lock(void)
+{
+  rnicpi_spin_lock(&emul_fabric.lock);
+  emul_fabric_mine = TRUE;
+}
 static inline void
 emul_fabric_unlock(void)
 {
+  emul_fabric_mine = FALSE;
   rnicpi_spin_unlock(&emul_fabric.lock);
   emul_ring_bells_flush();
 }
-static inline gboolean emul_fabric_trylock(void) { return rnicpi_spin_trylock(&emul_fabric.lock); }
+static inline gboolean
+emul_fabric_trylock(void)
+{
+  if (!rnicpi_spin_trylock(&emul_fabric.lock))
+    return FALSE;
+  emul_fabric_mine = TRUE;
+  return TRUE;
+}
 
 /* Whether @q is empty, without a call into GLib: the data path asks it of
  * queues that are almost always empty, once or twice per message. */
@@ -787,21 +806,22 @@ void emul_link_lock_idle(emul_link_t *l);
  * Send's payload pulled, emul_ring_resp.c "Long pulls"): what changes
  * @qp's state or frees it calls this first. */
 void emul_qp_wait_copy(emul_qp_t *qp);
-/* The same for every QP's: a region leaving the table, a fork. */
+/* The same for every QP's, and for every in-process copy that let the
+ * fabric lock go (emul_link_t.fcopy): a region leaving the table, a fork;
+ * afterwards, while the caller holds the fabric lock, a copy still running
+ * is one under its link alone, which needs only that lock back. */
 void emul_wait_copies(void);
 /* Fabric lock held: @wr, whose copy ran while @qp was flushed, completes
  * flushed, then the send queue behind it. */
 void emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
-/* Fabric lock held: take also @qp's link lock, when it has a link; give
- * what it returned back to emul_link_drop. */
-static inline emul_link_t *
-emul_link_take(emul_qp_t *qp)
-{
-  emul_link_t *l = qp->link;
-  if (l != NULL)
-    emul_link_lock_idle(l);
-  return l;
-}
+/* Fabric lock held: take also @qp's link lock, when it has a link, once
+ * no long copy runs with it let go; meanwhile the fabric lock is let go
+ * too (the copier may need it back), so the caller reads nothing it needs
+ * before this call.  Give what it returned back to emul_link_drop. */
+emul_link_t *emul_link_take(emul_qp_t *qp);
+/* The same for a post, which queues its work behind a long copy running
+ * (emul_qp.c, "Long copies"): the link's lock, whether or not a copy runs. */
+emul_link_t *emul_link_take_post(emul_qp_t *qp);
 static inline void emul_link_drop(emul_link_t *l)
 {
   if (l != NULL)
@@ -861,9 +881,13 @@ rnicpi_status_t emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, e
 /* The latency cases of a one-SGE post on a connected cross-process QP: an
  * RDMA Write or Read executed at once when nothing is queued and the
  * target region is the one reached last (x->hot); a send put straight
- * into the ring behind requests already issued.  FALSE, with nothing
- * done, when any of that does not hold (the full path then runs). */
-gboolean emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+ * into the ring behind requests already issued.  @alone: the caller holds
+ * the QP's link and not the fabric lock, under which an attach call is
+ * left to the full path (it lets the fabric lock go for it).  FALSE, with
+ * nothing done, when any of that does not hold (the full path then
+ * runs). */
+gboolean emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone,
+                            emul_work_t *w);
 gboolean emul_ring_outstanding(emul_qp_t *qp);
 void emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w);
 /* Whether a receive posted to @qp (connected to another process, its link

@@ -18,6 +18,7 @@
 #include "emul.h"
 
 emul_fabric_t emul_fabric;
+__thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
 
 typedef struct emul_upcall {
   emul_dev_t *dev;

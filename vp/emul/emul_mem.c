@@ -94,6 +94,7 @@ emul_mr_mutable_enter(void)
 void
 emul_links_quiesce(void)
 {
+  emul_wait_copies();  /* the rest wait with the fabric lock held (emul_link_lock_idle) */
   for (guint i = 0; i < emul_fabric.links->len; i++) {
     emul_link_t *l = g_ptr_array_index(emul_fabric.links, i);
     emul_link_lock_idle(l);

@@ -45,13 +45,21 @@
  * with the link's lock let go (copy_begin, copy_end), as a NIC moves a
  * message while the host posts more: the checks before it and the
  * completions after it are made under the lock, and the link is marked
- * copying meanwhile.  A post on either QP that finds the mark queues its
- * request or receive in order (behind the one being copied) and marks the
- * link again; the copier, on its way out, runs the queues under the fabric
- * lock (emul_link_settle).  Everything else that takes the link (connection
- * management, a region leaving the table, a fork) waits for the mark to
- * clear (emul_link_lock_idle), so the memory being copied stays registered
- * and both QPs stay as they were until the copy is done.
+ * copying meanwhile.  A copy reached under the fabric lock (a post while a
+ * window exists, work run after a receiver was not ready) lets that lock
+ * go too (link->fcopy, counted in emul_fabric.lcopies) unless a thread
+ * waits for such copies to end (copy_waiters), and takes it back first
+ * when done.  A post on either QP that finds the mark, on the fast path
+ * or under the fabric lock (emul_link_take_post), queues its request or
+ * receive in order (behind the one being copied) and marks the link
+ * again; the copier, on its way out, runs the queues under the fabric
+ * lock (emul_link_settle, which leaves them while a copy runs).
+ * Everything else that takes the link (connection management, a state
+ * query) waits for the mark to clear with the fabric lock let go
+ * (emul_link_take); a region leaving the table and a fork first wait for
+ * every copy that let the fabric lock go (emul_wait_copies), then for
+ * each link's mark (emul_link_lock_idle).  So the memory being copied
+ * stays registered and both QPs stay as they were until the copy is done.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -118,8 +126,9 @@ links_release(emul_qp_t *qp)
   qp->old_links = NULL;
 }
 
-void
-emul_link_lock_idle(emul_link_t *l)
+/* Take @l's lock, whether or not a copy runs with it let go. */
+static void
+link_lock(emul_link_t *l)
 {
   if (!rnicpi_spin_trylock(&l->lock)) {
     /* Counted while it waits: a busy poll, which only tries the lock
@@ -129,11 +138,45 @@ emul_link_lock_idle(emul_link_t *l)
     rnicpi_spin_lock(&l->lock);
     g_atomic_int_add(&l->wanted, -1);
   }
+}
+
+/* Only where no copy that let the fabric lock go runs (emul_wait_copies):
+ * the fabric lock, if held, stays held while it waits. */
+void
+emul_link_lock_idle(emul_link_t *l)
+{
+  link_lock(l);
   for (unsigned n = 1; G_UNLIKELY(l->copying); n++) {
     rnicpi_spin_unlock(&l->lock);
     rnicpi_spin_backoff(n);
     rnicpi_spin_lock(&l->lock);
   }
+}
+
+emul_link_t *
+emul_link_take(emul_qp_t *qp)
+{
+  for (unsigned n = 1;; n++) {
+    emul_link_t *l = qp->link;  /* read again: it may change while the fabric lock is let go */
+    if (l == NULL)
+      return NULL;
+    link_lock(l);
+    if (G_LIKELY(!l->copying))
+      return l;
+    rnicpi_spin_unlock(&l->lock);
+    emul_fabric_unlock();
+    rnicpi_spin_backoff(n);
+    emul_lock_data_path();
+  }
+}
+
+emul_link_t *
+emul_link_take_post(emul_qp_t *qp)
+{
+  emul_link_t *l = qp->link;
+  if (l != NULL)
+    link_lock(l);
+  return l;
 }
 
 /* Fabric lock held: let it go and take it back until *@busy is 0.  The
@@ -165,6 +208,7 @@ void
 emul_wait_copies(void)
 {
   copy_wait(&emul_fabric.xcopies);
+  copy_wait(&emul_fabric.lcopies);  /* none lets the lock go while the first wait lasts */
 }
 
 void
@@ -204,7 +248,8 @@ link_copying(const emul_qp_t *qp)
 }
 
 /* Let @qp's link go for a copy of @len bytes, when it is long (its lock
- * held): the link it let go, for copy_end, or NULL. */
+ * held), and the fabric lock too when this thread holds it and nobody
+ * waits for such copies: the link it let go, for copy_end, or NULL. */
 static inline emul_link_t *
 copy_begin(emul_qp_t *qp, uint64_t len)
 {
@@ -212,26 +257,39 @@ copy_begin(emul_qp_t *qp, uint64_t len)
   if (len < EMUL_COPY_UNLOCKED || l == NULL)
     return NULL;
   l->copying = TRUE;
+  l->fcopy = emul_fabric_mine && emul_fabric.copy_waiters == 0;
   qp->lcopying = TRUE;
   rnicpi_spin_unlock(&l->lock);
+  if (l->fcopy) {
+    emul_fabric.lcopies++;
+    emul_fabric_unlock();
+  }
   return l;
 }
 
-/* Take back the link copy_begin let go for @qp's request. */
+/* Take back what copy_begin let go for @qp's request: the fabric lock
+ * first, as everywhere, then the link's (nobody holds that one for long
+ * while it is marked copying). */
 static inline void
 copy_end(emul_qp_t *qp, emul_link_t *l)
 {
   if (l == NULL)
     return;
+  gboolean fabric = l->fcopy;  /* only the copier writes it while the mark stands */
+  if (fabric) {
+    emul_lock_data_path();
+    emul_fabric.lcopies--;
+  }
   rnicpi_spin_lock(&l->lock);
   l->copying = FALSE;
+  l->fcopy = FALSE;
   qp->lcopying = FALSE;
 }
 
 void
 emul_link_settle(emul_link_t *l, emul_work_t *w)
 {
-  while (l != NULL && G_UNLIKELY(l->again)) {
+  while (l != NULL && G_UNLIKELY(l->again) && !l->copying) {
     l->again = FALSE;
     for (unsigned i = 0; i < G_N_ELEMENTS(l->qp); i++)
       if (l->qp[i] != NULL)
@@ -251,7 +309,7 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
   rnicpi_spin_unlock(&l->lock);
   if (G_UNLIKELY(again)) {
     emul_lock_data_path();
-    l = emul_link_take(qp);
+    l = emul_link_take_post(qp);  /* a copy begun meanwhile settles it itself */
     emul_link_settle(l, w);
     emul_link_drop(l);
     emul_fabric_unlock();
@@ -791,7 +849,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (x_hot_candidate(qp, wr_in)) {
     emul_link_t *l = fast_lock(qp);
     if (l != NULL) {
-      if (G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_ring_post_hot(qp, wr_in, &w))) {
+      if (G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_ring_post_hot(qp, wr_in, TRUE, &w))) {
         rnicpi_spin_unlock(&l->lock);
         emul_ring_bells_flush();
         emul_work_deliver(&w);
@@ -801,7 +859,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     }
     emul_lock_data_path();
     l = emul_link_take(qp);
-    if (!emul_ring_post_hot(qp, wr_in, &w))
+    if (!emul_ring_post_hot(qp, wr_in, FALSE, &w))
       st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
     emul_link_drop(l);
     emul_fabric_unlock();
@@ -853,7 +911,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     rnicpi_spin_unlock(&l->lock);
   }
   emul_lock_data_path();
-  l = emul_link_take(qp);
+  l = emul_link_take_post(qp);
   st = post_send_locked(qp, wr, &w);
   emul_link_settle(l, &w);
   emul_link_drop(l);
@@ -923,7 +981,7 @@ emul_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
     rnicpi_spin_unlock(&l->lock);
   }
   emul_lock_data_path();
-  l = emul_link_take(qp);
+  l = emul_link_take_post(qp);
   st = post_recv_locked(qp, wr, &w);
   emul_link_settle(l, &w);
   emul_link_drop(l);

@@ -207,14 +207,16 @@ x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, u
 /* The latency case of x_direct: one SGE (of a length > 0, shorter than a
  * long copy, which may let the lock go) into the region reached last
  * (x->hot), whose check still stands; the local SGE is checked in full.
- * The bytes move by memcpy into a mapped region, else by one attach call,
- * made under the QP's link alone on the latency path (emul_ring_post_hot):
- * the process's other connections go on meanwhile.  FALSE, with nothing
- * done, when it does not apply; FALSE too when the attach call fails, and
- * x_direct, which copies again, reports it (a copy made twice lands the
- * same bytes). */
+ * The bytes move by memcpy into a mapped region, else, when @attach (the
+ * caller holds the QP's link alone, emul_ring_post_hot), by one attach
+ * call: the process's other connections go on meanwhile.  Under the fabric
+ * lock an attach call is x_direct's, which lets that lock go for it
+ * (Long copies).  FALSE, with nothing done, when it does not apply; FALSE
+ * too when the attach call fails, and x_direct, which copies again,
+ * reports it (a copy made twice lands the same bytes). */
 static inline __attribute__((always_inline)) gboolean
-x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work_t *w)
+x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, gboolean attach,
+           emul_work_t *w)
 {
   gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
   uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
@@ -222,7 +224,7 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, emul_work
   const x_hot_t *h = &x->hot;
   const rnicpi_sge_t *sg = wr->sg_list;
   if (!(wr->num_sge == 1 && h->valid && wr->rkey == h->rkey && h->map_gen == x->map_gen &&
-        (h->base != NULL || x->cma_out) &&
+        (h->base != NULL || (attach && x->cma_out)) &&
         (len = sg->length) > 0 && len < EMUL_COPY_UNLOCKED && (h->access & rneed) == rneed &&
         emul_range_holds(h->iova, h->length, ra, len) &&
         __atomic_load_n(&x->peer_mrs[h->index].seq, __ATOMIC_ACQUIRE) == h->seq &&
@@ -267,7 +269,7 @@ x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
 }
 
 gboolean
-emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->xcopying ||
@@ -276,7 +278,7 @@ emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (wr->opcode == RNICPI_WR_SEND)
     return x_hot_send(qp, x, wr);
   return emul_wq_empty(&qp->sq) && (wr->opcode == RNICPI_WR_RDMA_WRITE || qp->ord > 0) &&
-         (x->cma_out || emul_ring_map_on) && x_hot_move(qp, x, wr, w);
+         (x->cma_out || emul_ring_map_on) && x_hot_move(qp, x, wr, alone, w);
 }
 
 /* One-sided RDMA Write or Read by this process into the peer's memory:
@@ -301,7 +303,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
      * ring (a failure of its own here must not leave it half done). */
     if (!cma)
       return XR_NOTDIRECT;
-  } else if (x_hot_move(qp, x, wr, w)) {
+  } else if (x_hot_move(qp, x, wr, FALSE, w)) {
     return XR_DONE;
   }
   const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
