@@ -656,6 +656,66 @@ test_connections_vs_registration(void)
 #define LONG_LEN (64u << 20)
 #define LONG_BYTE 0x5a
 
+/* Rounds of a 64 MiB RDMA Write from @w's active side landing in @dst
+ * while another thread posts a receive on @s's passive side and a 64-byte
+ * Send on its active side (@s is @w, or another connection): the Write
+ * completes before the Send where they share a connection (RC order), the
+ * receive with the Send's bytes, the Write with every byte in place.  It
+ * fails when, in every round that saw the Write landing as the posts
+ * began, they returned only once it had landed whole (@where: where they
+ * were posted, for the message). */
+static void
+posts_beside_write(conf_pair_t *w, conf_buf_t *dst, conf_buf_t *src, conf_pair_t *s, conf_buf_t *msg,
+                   conf_buf_t *rcv, const char *where)
+{
+  memset(src->data, LONG_BYTE, LONG_LEN);
+  conf_rdma_post_t lw = {
+    .ep = w->a.ep, .local = conf_seg(src, 0, LONG_LEN),
+    .remote = it_make_rdma_addr_absolute(dst->data), .ctx = dst->ctx, .cookie = 1,
+  };
+  it_lmr_triplet_t ms = conf_seg(msg, 0, MSG), rs = conf_seg(rcv, 0, MSG);
+  /* A byte a quarter of the way in: a copy may store its first bytes last
+   * (glibc's memcpy keeps them aside to align its loop). */
+  const unsigned char *first = &dst->data[LONG_LEN / 4], *last = &dst->data[LONG_LEN - 1];
+  /* A loaded host may deschedule the poster for a whole transfer: any
+   * round in time shows it. */
+  unsigned seen = 0, early = 0, n = 8;
+  for (unsigned r = 0; r < n; r++) {
+    memset(dst->data, 0, LONG_LEN);
+    conf_buf_fill(msg, r + 1);
+    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
+    /* Part of the Write is in place, its last byte not yet: the posts
+     * below race a transfer in flight. */
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
+      ;
+    gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
+    conf_ok(it_post_recv(s->p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
+    conf_ok(it_post_send(s->a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
+    if (in_flight) {
+      seen++;
+      early += conf_landing_peek(last) == 0;
+    }
+    g_thread_join(t);
+    conf_dto(w->a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+    conf_dto(s->a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+    it_dto_cmpl_event_t d = conf_dto(s->p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+    g_assert_cmpuint(d.transferred_length, ==, MSG);
+    conf_buf_check(rcv, 0, MSG, r + 1);
+    for (size_t i = 0; i < LONG_LEN; i++)
+      if (dst->data[i] != LONG_BYTE)
+        g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once the Write and the Send posted %s "
+                "completed, expected 0x%02x (a Write is placed before it completes, and before a later "
+                "Send on its connection completes)", r + 1, i, dst->data[i], where, LONG_BYTE);
+  }
+  g_test_message("%u of %u rounds saw the Write landing when the posts %s began; in %u of those both "
+                 "posts returned before its last byte was in place", seen, n, where, early);
+  if (seen > 0 && early == 0)
+    g_error("in each of %u rounds a receive and a Send posted %s while a 64 MiB RDMA Write was landing "
+            "returned only once it had landed whole: a post waits for a transfer in flight (a lock held "
+            "across the copy?)", seen, where);
+}
+
 static void
 test_post_beside_transfer(void)
 {
@@ -671,52 +731,7 @@ test_post_beside_transfer(void)
   conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.a, &msg, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&p.p, &rcv, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  memset(src.data, LONG_BYTE, LONG_LEN);
-  conf_rdma_post_t lw = {
-    .ep = p.a.ep, .local = conf_seg(&src, 0, LONG_LEN),
-    .remote = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie = 1,
-  };
-  it_lmr_triplet_t ms = conf_seg(&msg, 0, MSG), rs = conf_seg(&rcv, 0, MSG);
-  /* A byte a quarter of the way in: a copy may store its first bytes last
-   * (glibc's memcpy keeps them aside to align its loop). */
-  const unsigned char *first = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
-  /* A loaded host may deschedule the poster for a whole transfer: any
-   * round in time shows it. */
-  unsigned seen = 0, early = 0, n = 8;
-  for (unsigned r = 0; r < n; r++) {
-    memset(dst.data, 0, LONG_LEN);
-    conf_buf_fill(&msg, r + 1);
-    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
-    /* Part of the Write is in place, its last byte not yet: the posts
-     * below race a transfer in flight. */
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
-      ;
-    gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
-    conf_ok(it_post_recv(p.p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
-    conf_ok(it_post_send(p.a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
-    if (in_flight) {
-      seen++;
-      early += conf_landing_peek(last) == 0;
-    }
-    g_thread_join(t);
-    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
-    conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
-    it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
-    g_assert_cmpuint(d.transferred_length, ==, MSG);
-    conf_buf_check(&rcv, 0, MSG, r + 1);
-    for (size_t i = 0; i < LONG_LEN; i++)
-      if (dst.data[i] != LONG_BYTE)
-        g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once the Send behind it was received, "
-                "expected 0x%02x (RC order: a Write is placed before a later Send completes)",
-                r + 1, i, dst.data[i], LONG_BYTE);
-  }
-  g_test_message("%u of %u rounds saw the Write landing when the posts began; in %u of those both posts "
-                 "returned before its last byte was in place", seen, n, early);
-  if (seen > 0 && early == 0)
-    g_error("in each of %u rounds a receive and a Send posted while a 64 MiB RDMA Write on the same "
-            "connection was landing returned only once it had landed whole: a post waits for a transfer "
-            "in flight (a lock held across the copy?)", seen);
+  posts_beside_write(&p, &dst, &src, &p, &msg, &rcv, "on the same connection");
   conf_buf_free(&rcv);
   conf_buf_free(&msg);
   conf_buf_free(&src);
@@ -754,45 +769,7 @@ test_other_connection_beside_transfer(void)
   conf_buf_new(&p.a, &src, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&q.a, &msg, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&q.p, &rcv, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  memset(src.data, LONG_BYTE, LONG_LEN);
-  conf_rdma_post_t lw = {
-    .ep = p.a.ep, .local = conf_seg(&src, 0, LONG_LEN),
-    .remote = it_make_rdma_addr_absolute(dst.data), .ctx = dst.ctx, .cookie = 1,
-  };
-  it_lmr_triplet_t ms = conf_seg(&msg, 0, MSG), rs = conf_seg(&rcv, 0, MSG);
-  const unsigned char *first = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
-  unsigned seen = 0, early = 0, n = 8;
-  for (unsigned r = 0; r < n; r++) {
-    memset(dst.data, 0, LONG_LEN);
-    conf_buf_fill(&msg, r + 1);
-    GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
-      ;
-    gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
-    conf_ok(it_post_recv(q.p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
-    conf_ok(it_post_send(q.a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
-    if (in_flight) {
-      seen++;
-      early += conf_landing_peek(last) == 0;
-    }
-    g_thread_join(t);
-    conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
-    conf_dto(q.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
-    it_dto_cmpl_event_t d = conf_dto(q.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
-    g_assert_cmpuint(d.transferred_length, ==, MSG);
-    conf_buf_check(&rcv, 0, MSG, r + 1);
-    for (size_t i = 0; i < LONG_LEN; i++)
-      if (dst.data[i] != LONG_BYTE)
-        g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once it completed, expected 0x%02x",
-                r + 1, i, dst.data[i], LONG_BYTE);
-  }
-  g_test_message("%u of %u rounds saw the Write landing when the posts on the other connection began; "
-                 "in %u of those both posts returned before its last byte was in place", seen, n, early);
-  if (seen > 0 && early == 0)
-    g_error("in each of %u rounds a receive and a Send posted on one connection, while a 64 MiB RDMA "
-            "Write on another connection of the process was landing (an RMR alive), returned only once "
-            "it had landed whole: a transfer in flight holds a lock every connection needs", seen);
+  posts_beside_write(&p, &dst, &src, &q, &msg, &rcv, "on another connection (an RMR alive)");
   conf_ok(it_rmr_free(rmr));
   conf_buf_free(&rcv);
   conf_buf_free(&msg);
