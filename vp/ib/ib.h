@@ -181,6 +181,7 @@ typedef struct ib_mw {
   uint32_t prev_key;             /* the key before the last bind posted (dev->mw_lock) */
   gboolean bound;                /* a bind posted, no invalidation since (dev->mw_lock) */
   int queued;                    /* its binds and invalidations not yet completed */
+  struct ib_qp *bind_qp;         /* narrow: the queue pair of its last bind (dev->mw_lock) */
 } ib_mw_t;
 
 typedef struct ib_ah {
@@ -439,6 +440,10 @@ rnicpi_status_t ib_mw_check(ib_qp_t *qp, const rnicpi_send_wr_t *wr);
 int ib_mw_post(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, ib_shadow_t *s);
 void ib_mw_retire(ib_dev_t *dev, ib_shadow_t *s, rnicpi_wc_status_t st);
 void ib_mw_invalidated(ib_dev_t *dev, uint32_t key);
+/* @qp's verbs queue pair is about to be destroyed (its requests are all
+ * complete): the narrow windows last bound through it get a fresh verbs
+ * window (ib_mw.c). */
+void ib_mw_qp_gone(ib_qp_t *qp);
 uint64_t ib_mw_caps(const struct ibv_device_attr_ex *ax);
 
 /* ib_ud.c */

@@ -195,6 +195,8 @@ post_bind(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, ib_sha
   mw->prev_key = mw->key;
   mw_rekey_locked(dev, mw, key);
   mw->bound = legal;
+  if (narrow)
+    mw->bind_qp = qp;
   mw->queued++;
   mw->base.rkey = key;
   s->rkey = key;
@@ -301,6 +303,63 @@ ib_mw_invalidated(ib_dev_t *dev, uint32_t key)
   if (mw != NULL)
     mw->bound = FALSE;
   rnicpi_spin_unlock(&dev->mw_lock);
+}
+
+/* A type 2 window the device bound holds the queue pair it was bound
+ * through until it is invalidated: the kernel's rxe (6.1) then waits for
+ * it as the queue pair is destroyed, warns, and fails the destroy, which
+ * leaves the queue pair behind (and each such destroy costs most of a
+ * second).  An invalidation posted before the end does not help: it may
+ * have been flushed rather than executed.  So a narrow window last bound
+ * through @qp is given a fresh verbs window, and the old one, freed, lets
+ * the queue pair go; the window is free after, as a window of a queue
+ * pair that is gone must be, and its next bind names the fresh one's key.
+ * A window with a request still queued (bound again through another
+ * queue pair meanwhile) is left as it is; one being deallocated meanwhile
+ * is held off (RNICPI_EBUSY) while its verbs window is replaced. */
+void
+ib_mw_qp_gone(ib_qp_t *qp)
+{
+  ib_dev_t *dev = qp->dev;
+  GPtrArray *mine = g_ptr_array_new();
+  rnicpi_spin_lock(&dev->mw_lock);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, dev->mws);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    ib_mw_t *mw = v;
+    if (mw->bind_qp != qp)
+      continue;
+    mw->bind_qp = NULL;  /* the pointer dies with @qp */
+    if (mw->queued == 0) {
+      mw->queued++;  /* held: ib_mw_dealloc waits for it (RNICPI_EBUSY) */
+      g_ptr_array_add(mine, mw);
+    }
+  }
+  rnicpi_spin_unlock(&dev->mw_lock);
+  for (guint i = 0; i < mine->len; i++) {
+    ib_mw_t *mw = g_ptr_array_index(mine, i);
+    struct ibv_mw *fresh = ibv_alloc_mw(to_ib_pd(mw->base.pd)->pd, IBV_MW_TYPE_2), *old = NULL;
+    if (fresh == NULL)
+      g_message("%s: cannot allocate a verbs window to free window 0x%x of QP %u with (%s): the "
+                "device may refuse to destroy the queue pair", dev->name, mw->key, qp->base.qp_num,
+                g_strerror(errno));
+    rnicpi_spin_lock(&dev->mw_lock);
+    if (fresh != NULL) {
+      old = mw->mw;
+      mw->mw = fresh;
+      mw->prev_key = fresh->rkey;
+      mw_rekey_locked(dev, mw, fresh->rkey);
+      mw->bound = FALSE;
+    }
+    mw->queued--;
+    rnicpi_spin_unlock(&dev->mw_lock);
+    int err = old != NULL ? ibv_dealloc_mw(old) : 0;
+    if (err != 0)
+      g_warning("%s: ibv_dealloc_mw(key 0x%x) failed: %s; its kernel object stays until the IA is "
+                "freed", dev->name, old->rkey, g_strerror(err));
+  }
+  g_ptr_array_free(mine, TRUE);
 }
 
 const rnicpi_mw_ops_t ib_mw_ops = {

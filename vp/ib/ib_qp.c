@@ -700,6 +700,7 @@ qp_renew(ib_qp_t *qp)
    * its CQ's cache. */
   ib_cq_forget_qp(qp->scq, qp);
   ib_cq_forget_qp(qp->rcq, qp);
+  ib_mw_qp_gone(qp);
   int err = ibv_destroy_qp(old);
   if (err != 0)
     g_warning("%s: ibv_destroy_qp(QP %u, reset) failed: %s; its kernel resources stay until "
@@ -804,6 +805,7 @@ ib_qp_destroy(rnicpi_qp_t *q)
    * pair from now and are dropped: each request completed once already.
    * ibv_destroy_qp waits for the progress thread to acknowledge the
    * queue pair's asynchronous events. */
+  ib_mw_qp_gone(qp);
   int err = ibv_destroy_qp(qp->qp);
   if (err != 0)
     g_warning("%s: ibv_destroy_qp(QP %u) failed: %s; its kernel resources stay until the IA "
