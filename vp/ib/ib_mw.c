@@ -21,6 +21,9 @@
  *     window bound through another queue pair) is posted as an
  *     invalidation of key 0, which names no object and fails on the
  *     device in queue order, as the rule's violation must;
+ *   - a type 2 window the device bound holds its queue pair, which rxe
+ *     then cannot destroy: a queue pair about to be destroyed frees the
+ *     windows last bound through it first (ib_mw_qp_gone);
  *   - a bind that breaks a rule the device does not check (domains, the
  *     region's own rights, a range whose end wraps past zero) is posted
  *     with a range the region does not hold, so that the device fails it
