@@ -132,14 +132,11 @@ stream_with(child_t *c)
     if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS) {
       /* Most likely the child ended the connection: its account, whole
        * here (where the test runs in a VM, its file is gone afterwards). */
-      g_autofree char *account = NULL;
       xproc_reap(c, LINE_TIMEOUT_MS);
-      g_file_get_contents(c->err, &account, NULL, NULL);
-      size_t alen = account != NULL ? strlen(account) : 0;
+      g_autofree char *account = xproc_child_stderr_line(c, 1500);
       g_error("stream: work request %" G_GUINT64_FORMAT " ended with DTO status %s after %u of %u sends; "
               "the child's account (%s), last part: %s", (guint64) ev.dto_cmpl.cookie,
-              itx_dto_status_name(ev.dto_cmpl.dto_status), k, STREAM_N, c->err,
-              alen == 0 ? "(empty)" : account + (alen > 1500 ? alen - 1500 : 0));
+              itx_dto_status_name(ev.dto_cmpl.dto_status), k, STREAM_N, c->err, account);
     }
     if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
       g_assert_cmpuint(ev.dto_cmpl.cookie, ==, done);  /* in order */

@@ -64,6 +64,10 @@ extern const char *xproc_self_exe;
 child_t xproc_spawn(const char *role, gboolean no_cma);
 int xproc_reap(child_t *c, int ms);
 void xproc_reap_ok(child_t *c);
+/* The last @max bytes of @c's stderr file on one line (its line breaks
+ * shown as " | "): itapi-certify reports the first line of an error only.
+ * "(empty)" when there is none. */
+char *xproc_child_stderr_line(const child_t *c, size_t max);
 void xproc_connect(conf_side_t *s, uint16_t port);
 uint16_t xproc_hear_port(child_t *c);
 void xproc_peer_accessed(const conf_buf_t *b);

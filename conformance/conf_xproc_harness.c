@@ -17,7 +17,6 @@ const char *xproc_self_exe;
 const unsigned char xproc_cpd[sizeof XPROC_CPD_TEXT] = XPROC_CPD_TEXT;
 const unsigned char xproc_apd[sizeof XPROC_APD_TEXT] = XPROC_APD_TEXT;
 
-
 /* A child's region that the parent reads and writes with one-sided RDMA
  * while the child's application thread waits for the parent's next line.
  * The order is real (the child's provider places the data before the
@@ -45,6 +44,39 @@ xproc_spawn(const char *role, gboolean no_cma)
 }
 
 
+/* What each thread of a child that did not exit was doing, as /proc shows
+ * it (name, state, kernel wait channel, system call number and arguments),
+ * appended to the child's stderr file, which the parent's error shows. */
+static void
+note_threads(child_t *c)
+{
+  g_autofree char *dir = g_strdup_printf("/proc/%d/task", (int) c->pid);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  FILE *f = fopen(c->err, "a");
+  if (d == NULL || f == NULL) {
+    if (d != NULL)
+      g_dir_close(d);
+    if (f != NULL)
+      fclose(f);
+    return;
+  }
+  fprintf(f, "[the parent: the child did not exit in time; its threads, from %s:]\n", dir);
+  const char *tid;
+  while ((tid = g_dir_read_name(d)) != NULL) {
+    static const char *const what[] = { "comm", "wchan", "syscall" };
+    fprintf(f, "  thread %s:", tid);
+    for (size_t i = 0; i < G_N_ELEMENTS(what); i++) {
+      g_autofree char *path = g_strdup_printf("%s/%s/%s", dir, tid, what[i]);
+      g_autofree char *text = NULL;
+      if (g_file_get_contents(path, &text, NULL, NULL))
+        fprintf(f, " %s %s;", what[i], g_strstrip(text));
+    }
+    fputc('\n', f);
+  }
+  g_dir_close(d);
+  fclose(f);
+}
+
 /* Wait for the child's exit within @ms; kill it past that.  Its status. */
 int
 xproc_reap(child_t *c, int ms)
@@ -55,6 +87,7 @@ xproc_reap(child_t *c, int ms)
       goto done;
     g_usleep(10000);
   }
+  note_threads(c);
   kill(c->pid, SIGKILL);
   waitpid(c->pid, &st, 0);
   g_printerr("child %d did not exit in time\n", (int) c->pid);
@@ -65,14 +98,28 @@ done:
   return st;
 }
 
+char *
+xproc_child_stderr_line(const child_t *c, size_t max)
+{
+  g_autofree char *err = NULL;
+  g_file_get_contents(c->err, &err, NULL, NULL);
+  size_t len = err != NULL ? strlen(g_strchomp(err)) : 0;
+  if (len == 0)
+    return g_strdup("(empty)");
+  g_auto(GStrv) lines = g_strsplit(err + (len > max ? len - max : 0), "\n", -1);
+  return g_strjoinv(" | ", lines);
+}
+
 void
 xproc_reap_ok(child_t *c)
 {
-  int st = xproc_reap(c, 20000);
+  /* 60 s: a child under ThreadSanitizer, niced beside the other suites,
+   * once took more than 20 s to exit (stop 45). */
+  int st = xproc_reap(c, 60000);
   if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-    g_autofree char *err = NULL;
-    g_file_get_contents(c->err, &err, NULL, NULL);
-    g_error("child failed (status 0x%x); its stderr:\n%s", st, err ? err : "");
+    g_autofree char *err = xproc_child_stderr_line(c, 3000);
+    g_error("child failed (status 0x%x%s); its stderr (%s), last part: %s", st,
+            st == -1 ? ": it did not exit within 60 s and was killed" : "", c->err, err);
   }
 }
 
