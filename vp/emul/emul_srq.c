@@ -97,7 +97,10 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
       if (qp->peer != NULL)
         emul_qp_progress(qp->peer, &w);
       else if (qp->x != NULL) {
-        emul_link_t *l = emul_link_take(qp);  /* its latency posts hold that lock alone */
+        /* Its latency posts hold that lock alone.  Not emul_link_take,
+         * which may let the fabric lock go in the middle of this walk: a
+         * ring link never has a copy running with it let go. */
+        emul_link_t *l = emul_link_take_post(qp);
         emul_ring_recv_posted(qp, &w);
         emul_link_drop(l);
       }
