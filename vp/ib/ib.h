@@ -182,6 +182,7 @@ typedef struct ib_mw {
   gboolean bound;                /* a bind posted, no invalidation since (dev->mw_lock) */
   int queued;                    /* its binds and invalidations not yet completed */
   struct ib_qp *bind_qp;         /* narrow: the queue pair of its last bind (dev->mw_lock) */
+  struct ib_qp *prev_bind_qp;    /* the one before the last bind posted (dev->mw_lock) */
 } ib_mw_t;
 
 typedef struct ib_ah {

@@ -198,8 +198,10 @@ post_bind(ib_qp_t *qp, const rnicpi_send_wr_t *wr, struct ibv_send_wr *v, ib_sha
   mw->prev_key = mw->key;
   mw_rekey_locked(dev, mw, key);
   mw->bound = legal;
-  if (narrow)
+  if (narrow) {
+    mw->prev_bind_qp = mw->bind_qp;
     mw->bind_qp = qp;
+  }
   mw->queued++;
   mw->base.rkey = key;
   s->rkey = key;
@@ -289,6 +291,7 @@ ib_mw_retire(ib_dev_t *dev, ib_shadow_t *s, rnicpi_wc_status_t st)
     if (mw->base.type == RNICPI_MW_NARROW) {
       mw->mw->rkey = mw->prev_key;
       mw_rekey_locked(dev, mw, mw->prev_key);
+      mw->bind_qp = mw->prev_bind_qp;  /* whatever still holds it there holds it */
     }
   }
   mw->queued--;
@@ -317,9 +320,10 @@ ib_mw_invalidated(ib_dev_t *dev, uint32_t key)
  * through @qp is given a fresh verbs window, and the old one, freed, lets
  * the queue pair go; the window is free after, as a window of a queue
  * pair that is gone must be, and its next bind names the fresh one's key.
- * A window with a request still queued (bound again through another
- * queue pair meanwhile) is left as it is; one being deallocated meanwhile
- * is held off (RNICPI_EBUSY) while its verbs window is replaced. */
+ * A window with a request still queued, or bound again through another
+ * queue pair while the fresh one was allocated, is left as it is; one
+ * being deallocated meanwhile is held off (RNICPI_EBUSY) while its verbs
+ * window is replaced. */
 void
 ib_mw_qp_gone(ib_qp_t *qp)
 {
@@ -331,9 +335,11 @@ ib_mw_qp_gone(ib_qp_t *qp)
   g_hash_table_iter_init(&it, dev->mws);
   while (g_hash_table_iter_next(&it, NULL, &v)) {
     ib_mw_t *mw = v;
+    if (mw->prev_bind_qp == qp)
+      mw->prev_bind_qp = NULL;  /* the pointer dies with @qp */
     if (mw->bind_qp != qp)
       continue;
-    mw->bind_qp = NULL;  /* the pointer dies with @qp */
+    mw->bind_qp = NULL;
     if (mw->queued == 0) {
       mw->queued++;  /* held: ib_mw_dealloc waits for it (RNICPI_EBUSY) */
       g_ptr_array_add(mine, mw);
@@ -348,7 +354,11 @@ ib_mw_qp_gone(ib_qp_t *qp)
                 "device may refuse to destroy the queue pair", dev->name, mw->key, qp->base.qp_num,
                 g_strerror(errno));
     rnicpi_spin_lock(&dev->mw_lock);
-    if (fresh != NULL) {
+    if (fresh != NULL && (mw->queued != 1 || mw->bind_qp != NULL)) {
+      /* Bound again meanwhile (through another queue pair): that bind
+       * names the old verbs window, which stays. */
+      old = fresh;
+    } else if (fresh != NULL) {
       old = mw->mw;
       mw->mw = fresh;
       mw->prev_key = fresh->rkey;
