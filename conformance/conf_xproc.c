@@ -132,11 +132,13 @@ stream_with(child_t *c)
     if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS) {
       /* Most likely the child ended the connection: its account, whole
        * here (where the test runs in a VM, its file is gone afterwards). */
-      xproc_reap(c, LINE_TIMEOUT_MS);
+      g_autofree char *here = xproc_broken_account(&s);
+      g_autofree char *ended = xproc_wait_status_text(xproc_reap(c, LINE_TIMEOUT_MS));
       g_autofree char *account = xproc_child_stderr_line(c, 1500);
-      g_error("stream: work request %" G_GUINT64_FORMAT " ended with DTO status %s after %u of %u sends; "
-              "the child's account (%s), last part: %s", (guint64) ev.dto_cmpl.cookie,
-              itx_dto_status_name(ev.dto_cmpl.dto_status), k, STREAM_N, c->err, account);
+      g_error("stream: work request %" G_GUINT64_FORMAT " (%s) ended with DTO status %s after %u of %u sends, "
+              "%" G_GUINT64_FORMAT " completed%s; the child %s; its account (%s), last part: %s",
+              (guint64) ev.dto_cmpl.cookie, itx_event_name(ev.event_number),
+              itx_dto_status_name(ev.dto_cmpl.dto_status), k, STREAM_N, done, here, ended, c->err, account);
     }
     if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
       g_assert_cmpuint(ev.dto_cmpl.cookie, ==, done);  /* in order */
@@ -2197,7 +2199,7 @@ main(int argc, char **argv)
   xproc_self_exe = g_file_read_link("/proc/self/exe", NULL);
   g_log_writer_default_set_use_stderr(TRUE);
   if (argc == 3 && strcmp(argv[1], "--xproc-role") == 0) {
-    alarm(60); /* a child never outlives a stuck parent by much */
+    xproc_child_watchdog_start(); /* a child never outlives a stuck parent by much */
     return xproc_child_main(argv[2]);
   }
   g_test_init(&argc, &argv, NULL);

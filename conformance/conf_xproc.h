@@ -67,6 +67,10 @@ void xproc_reap_ok(child_t *c);
 /* The last @max bytes of @c's stderr file on one line (its line breaks
  * shown as " | "): itapi-certify reports the first line of an error only.
  * "(empty)" when there is none. */
+/* What a wait status xproc_reap() returned says, in words: "exited with
+ * status 0", "was killed by signal 11 (Segmentation fault)", or (-1) "did
+ * not exit in time and was killed". */
+char *xproc_wait_status_text(int st);
 char *xproc_child_stderr_line(const child_t *c, size_t max);
 void xproc_connect(conf_side_t *s, uint16_t port);
 uint16_t xproc_hear_port(child_t *c);
@@ -75,6 +79,18 @@ void xproc_peer_accessed(const conf_buf_t *b);
 /* ---- the child's side (conf_xproc_child.c) ---- */
 
 /* Run the child @role; its exit status (2: no such role). */
+/* A child's watchdog: a child that hears of nothing for this many seconds
+ * takes its parent to be stuck and ends (SIGALRM, with a line on its
+ * stderr saying so).  It counts from the child's start and again from each
+ * event it takes (xproc_child_progress), not from its start alone: a long
+ * stream in the lab VM (TCG, beside the host's suites) ran past 60 s and
+ * its child was killed mid-stream (the lab run of the CI of 82e7631).  CONF_XPROC_WATCHDOG_S
+ * overrides it (the conformance matrix's emul-watchdog row). */
+#define XPROC_CHILD_WATCHDOG_S 60
+void xproc_child_watchdog_start(void);
+/* The child took an event: its watchdog counts again from now (nothing
+ * in the parent, which has none). */
+void xproc_child_progress(void);
 int xproc_child_main(const char *role);
 
 /* The patterns and layouts both sides compute. */
@@ -93,6 +109,12 @@ gboolean xproc_stream_busy(void);
  * it_evd_dequeue alone, never slept on); FALSE when none came, with the
  * status in *@st. */
 gboolean xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t *st);
+/* Why @s's connection broke, for an error message, once a completion
+ * came with an error: what else its DTO EVD gives within 2 s (the first
+ * completion that failed other than by a flush, and how many were
+ * flushed), and the events queued on its affiliated async and connection
+ * EVDs.  Each part begins with "; ". */
+char *xproc_broken_account(conf_side_t *s);
 unsigned char xproc_burst_byte(unsigned round, unsigned k, size_t j);
 /* Post message @k of @round (@len bytes of xproc_burst_byte, at slot @k of
  * @b, cookie @k, signaled) as a Send on @ep. */

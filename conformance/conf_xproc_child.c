@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,16 +118,103 @@ xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t
   if (!poll) {
     size_t more;
     *st = it_evd_wait(dto, XPROC_EVENT_WAIT_US, ev, &more);
+    if (*st == IT_SUCCESS)
+      xproc_child_progress();
     return *st == IT_SUCCESS;
   }
   gint64 deadline = g_get_monotonic_time() + XPROC_EVENT_WAIT_US;
   for (unsigned n = 0;; n++) {
     *st = it_evd_dequeue(dto, ev);
+    if (*st == IT_SUCCESS)
+      xproc_child_progress();
     if (*st != IT_ERR_QUEUE_EMPTY)
       return *st == IT_SUCCESS;
     if (n % 1024 == 0 && g_get_monotonic_time() > deadline)
       return FALSE;
   }
+}
+
+/* ---- the child's watchdog ---- */
+
+static unsigned watchdog_s;    /* 0: not a child, no watchdog */
+static char watchdog_msg[160]; /* written from the signal handler */
+
+static void
+watchdog_fired(int sig)
+{
+  ssize_t n = write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg));
+  (void) n;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void
+xproc_child_watchdog_start(void)
+{
+  const char *env = g_getenv("CONF_XPROC_WATCHDOG_S");
+  watchdog_s = env != NULL && atoi(env) > 0 ? (unsigned) atoi(env) : XPROC_CHILD_WATCHDOG_S;
+  g_snprintf(watchdog_msg, sizeof watchdog_msg,
+             "[the child's watchdog: no event for %u s, so the parent is taken to be stuck: SIGALRM]\n",
+             watchdog_s);
+  signal(SIGALRM, watchdog_fired);
+  alarm(watchdog_s);
+}
+
+void
+xproc_child_progress(void)
+{
+  if (watchdog_s > 0)
+    alarm(watchdog_s);
+}
+
+/* Name one event of @ev's stream in @out: its type, and for a DTO
+ * completion its cookie and status. */
+static void
+account_event(GString *out, const it_event_t *ev)
+{
+  g_string_append(out, itx_event_name(ev->event_number));
+  if (ev->event_number == IT_DTO_SEND_CMPL_EVENT || ev->event_number == IT_DTO_RC_RECV_CMPL_EVENT ||
+      ev->event_number == IT_DTO_RDMA_WRITE_CMPL_EVENT || ev->event_number == IT_DTO_RDMA_READ_CMPL_EVENT)
+    g_string_append_printf(out, " (work request %" G_GUINT64_FORMAT ", %s)", (guint64) ev->dto_cmpl.cookie,
+                           itx_dto_status_name(ev->dto_cmpl.dto_status));
+}
+
+char *
+xproc_broken_account(conf_side_t *s)
+{
+  GString *out = g_string_new(NULL);
+  unsigned ok = 0, flushed = 0, other = 0;
+  it_event_t ev;
+  gint64 until = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < until) {
+    if (it_evd_dequeue(s->dto, &ev) != IT_SUCCESS) {
+      g_usleep(1000);
+      continue;
+    }
+    if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS) {
+      ok++;
+    } else if (ev.dto_cmpl.dto_status == IT_DTO_ERR_FLUSHED) {
+      flushed++;
+    } else if (other++ < 2) {
+      g_string_append(out, "; then ");
+      account_event(out, &ev);
+    }
+  }
+  g_string_append_printf(out, "; in the next 2 s %u more completed, %u flushed, %u failed otherwise", ok,
+                         flushed, other);
+  const struct { it_evd_handle_t evd; const char *what; } more[] = {
+    { s->aff, "affiliated async" }, { s->cm, "connection" } };
+  for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
+    g_string_append_printf(out, "; %s events:", more[i].what);
+    unsigned n = 0;
+    while (more[i].evd != IT_NULL_HANDLE && it_evd_dequeue(more[i].evd, &ev) == IT_SUCCESS && n++ < 4) {
+      g_string_append_c(out, ' ');
+      g_string_append(out, itx_event_name(ev.event_number));
+    }
+    if (n == 0)
+      g_string_append(out, " none");
+  }
+  return g_string_free(out, FALSE);
 }
 
 /* Where byte @j of a message landed in receive @k's slot @m: in the
@@ -186,7 +274,12 @@ role_stream(void)
     if (!xproc_next_event(s.dto, xproc_stream_busy(), &ev, &st))
       g_error("stream child: no completion within 15 s after %u of %u messages: %s", k, STREAM_N,
               itx_status_name(st));
-    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS) {
+      g_autoptr(GString) first = g_string_new(NULL);
+      account_event(first, &ev);
+      g_autofree char *rest = xproc_broken_account(&s);
+      g_error("stream child: %s after %u of %u messages%s", first->str, k, STREAM_N, rest);
+    }
     if (ev.event_number == IT_DTO_SEND_CMPL_EVENT) {
       credits_done++;
     } else {

@@ -99,6 +99,19 @@ done:
 }
 
 char *
+xproc_wait_status_text(int st)
+{
+  if (st == -1)
+    return g_strdup("did not exit in time and was killed");
+  if (WIFEXITED(st))
+    return g_strdup_printf("exited with status %d", WEXITSTATUS(st));
+  if (WIFSIGNALED(st))
+    return g_strdup_printf("was killed by signal %d (%s)%s", WTERMSIG(st), g_strsignal(WTERMSIG(st)),
+                           WCOREDUMP(st) ? ", core dumped" : "");
+  return g_strdup_printf("ended with wait status 0x%x", st);
+}
+
+char *
 xproc_child_stderr_line(const child_t *c, size_t max)
 {
   g_autofree char *err = NULL;
