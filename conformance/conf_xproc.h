@@ -67,30 +67,32 @@ void xproc_reap_ok(child_t *c);
 /* The last @max bytes of @c's stderr file on one line (its line breaks
  * shown as " | "): itapi-certify reports the first line of an error only.
  * "(empty)" when there is none. */
+char *xproc_child_stderr_line(const child_t *c, size_t max);
 /* What a wait status xproc_reap() returned says, in words: "exited with
  * status 0", "was killed by signal 11 (Segmentation fault)", or (-1) "did
  * not exit in time and was killed". */
 char *xproc_wait_status_text(int st);
-char *xproc_child_stderr_line(const child_t *c, size_t max);
 void xproc_connect(conf_side_t *s, uint16_t port);
 uint16_t xproc_hear_port(child_t *c);
 void xproc_peer_accessed(const conf_buf_t *b);
 
 /* ---- the child's side (conf_xproc_child.c) ---- */
 
-/* Run the child @role; its exit status (2: no such role). */
 /* A child's watchdog: a child that hears of nothing for this many seconds
  * takes its parent to be stuck and ends (SIGALRM, with a line on its
  * stderr saying so).  It counts from the child's start and again from each
  * event it takes (xproc_child_progress), not from its start alone: a long
  * stream in the lab VM (TCG, beside the host's suites) ran past 60 s and
- * its child was killed mid-stream (the lab run of the CI of 82e7631).  CONF_XPROC_WATCHDOG_S
- * overrides it (the conformance matrix's emul-watchdog row). */
+ * its child was killed mid-stream (the lab run of the CI of 82e7631).
+ * CONF_XPROC_WATCHDOG_S overrides it (the conformance matrix's
+ * emul-watchdog row). */
 #define XPROC_CHILD_WATCHDOG_S 60
 void xproc_child_watchdog_start(void);
 /* The child took an event: its watchdog counts again from now (nothing
- * in the parent, which has none). */
+ * in the parent, which has none).  alarm() is called at most once a
+ * second: a busy-polling child makes no system call per event. */
 void xproc_child_progress(void);
+/* Run the child @role; its exit status (2: no such role). */
 int xproc_child_main(const char *role);
 
 /* The patterns and layouts both sides compute. */

@@ -163,8 +163,14 @@ xproc_child_watchdog_start(void)
 void
 xproc_child_progress(void)
 {
-  if (watchdog_s > 0)
+  static gint64 armed_at;
+  if (watchdog_s == 0)
+    return;
+  gint64 now = g_get_monotonic_time();  /* vDSO: no system call */
+  if (now - armed_at >= G_USEC_PER_SEC) {
     alarm(watchdog_s);
+    armed_at = now;
+  }
 }
 
 /* Name one event of @ev's stream in @out: its type, and for a DTO

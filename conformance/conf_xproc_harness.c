@@ -131,8 +131,8 @@ xproc_reap_ok(child_t *c)
   int st = xproc_reap(c, 60000);
   if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
     g_autofree char *err = xproc_child_stderr_line(c, 3000);
-    g_error("child failed (status 0x%x%s); its stderr (%s), last part: %s", st,
-            st == -1 ? ": it did not exit within 60 s and was killed" : "", c->err, err);
+    g_autofree char *ended = xproc_wait_status_text(st);
+    g_error("child failed: it %s (within 60 s); its stderr (%s), last part: %s", ended, c->err, err);
   }
 }
 
