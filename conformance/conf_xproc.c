@@ -481,7 +481,35 @@ typedef enum {
   BESIDE_BEHIND_SEND, /* by the test's thread behind a Send to the "mtarget" child: the
                        * Read starts when the Send is answered, at the provider's will */
   BESIDE_RECEIVE,     /* not a Read: a Send of the "mtarget" child's region into a receive */
+  BESIDE_RECEIVE_POLLED, /* as BESIDE_RECEIVE, with a thread of the test polling the DTO EVD
+                          * meanwhile (it_evd_dequeue), which takes both completions */
 } beside_t;
+
+/* BESIDE_RECEIVE_POLLED's poller: it_evd_dequeue on @evd until it has
+ * BESIDE_POLLED_EVENTS events or CONF_TIMEOUT_US have passed. */
+#define BESIDE_POLLED_EVENTS 2
+typedef struct {
+  it_evd_handle_t evd;
+  it_event_t ev[BESIDE_POLLED_EVENTS];
+  unsigned n;
+  it_status_t last;  /* the last status other than an event or IT_ERR_QUEUE_EMPTY */
+} beside_poller_t;
+
+static gpointer
+beside_poll_run(gpointer data)
+{
+  beside_poller_t *p = data;
+  p->last = IT_SUCCESS;
+  for (gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+       p->n < BESIDE_POLLED_EVENTS && g_get_monotonic_time() < end;) {
+    it_status_t st = it_evd_dequeue(p->evd, &p->ev[p->n]);
+    if (st == IT_SUCCESS)
+      p->n++;
+    else if (st != IT_ERR_QUEUE_EMPTY)
+      p->last = st;
+  }
+  return NULL;
+}
 
 /* While an RDMA Read of the child's region is landing here, a small RDMA
  * Write is posted on the same endpoint: the post returns before the Read
@@ -492,6 +520,7 @@ static void
 post_beside_transfer_with(beside_t mode)
 {
   gboolean shared = mode != BESIDE_PRIVATE;
+  gboolean receive = mode == BESIDE_RECEIVE || mode == BESIDE_RECEIVE_POLLED;
   xlong_t x;
   xlong_open(&x, shared ? "mtarget" : "target");
   child_t *c = &x.c;
@@ -506,8 +535,11 @@ post_beside_transfer_with(beside_t mode)
     conf_rdma_post_t lr = { .ep = x.s.ep, .local = conf_seg(&x.back, 0, len), .remote = ra, .ctx = ctx,
                             .cookie = 41, .read = TRUE };
     GThread *t = NULL;
-    if (mode == BESIDE_RECEIVE) {
+    beside_poller_t poller = { .evd = x.s.dto };
+    if (receive) {
       conf_ok(it_post_recv(x.s.ep, &lr.local, 1, 44, IT_COMPLETION_FLAG));
+      if (mode == BESIDE_RECEIVE_POLLED)
+        t = g_thread_new("poller", beside_poll_run, &poller);
       conf_say(c->to, "send\n");
     } else if (mode == BESIDE_BEHIND_SEND) {
       conf_say(c->to, "recv\n");
@@ -519,8 +551,11 @@ post_beside_transfer_with(beside_t mode)
       t = g_thread_new("long-read", conf_rdma_post_run, &lr);
     }
     gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    /* The poller's mode watches in short sleeps: the CPU stays with the
+     * poller, which then drains the connection before anything else does. */
     while (conf_landing_peek(&x.back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
-      ;
+      if (mode == BESIDE_RECEIVE_POLLED)
+        g_usleep(20);
     gboolean in_flight = conf_landing_peek(&x.back.data[part]) == xlong_byte(part) &&
                          conf_landing_peek(&x.back.data[last]) != xlong_byte(last);
     /* The same bytes the region holds: the child's check below stands. */
@@ -533,12 +568,20 @@ post_beside_transfer_with(beside_t mode)
       g_thread_join(t);
     if (mode == BESIDE_BEHIND_SEND)
       conf_dto(x.s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 43);
-    if (mode == BESIDE_RECEIVE) {
+    if (receive) {
       /* Two queues: the Write's completion and the receive's in either order. */
+      if (mode == BESIDE_RECEIVE_POLLED && poller.n < BESIDE_POLLED_EVENTS)
+        g_error("round %u: the thread polling the DTO EVD took %u of the 2 completions (the receive of "
+                "a 32 MiB Send, an RDMA Write) in %d s of polling (last status other than "
+                "IT_ERR_QUEUE_EMPTY: %s)", r, poller.n, CONF_TIMEOUT_US / 1000000,
+                itx_status_name(poller.last));
       for (unsigned k = 0; k < 2; k++) {
         it_event_t ev;
         size_t more;
-        conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
+        if (mode == BESIDE_RECEIVE_POLLED)
+          ev = poller.ev[k];
+        else
+          conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
         gboolean recv = ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT;
         g_assert_cmpstr(itx_event_name(ev.event_number), ==,
                         itx_event_name(recv ? IT_DTO_RC_RECV_CMPL_EVENT : IT_DTO_RDMA_WRITE_CMPL_EVENT));
@@ -555,7 +598,7 @@ post_beside_transfer_with(beside_t mode)
     }
     conf_buf_check(&x.back, 0, len, XLONG_SEED);
   }
-  const char *what = mode == BESIDE_RECEIVE ? "Send" : "RDMA Read";
+  const char *what = receive ? "Send" : "RDMA Read";
   g_test_message("%u of %u rounds saw the %s landing when the Write was posted; in %u of those the post "
                  "returned before its last byte was in place", seen, n, what, early);
   if (seen > 0 && early == 0)
@@ -682,6 +725,12 @@ test_post_beside_transfer(gconstpointer data)
                    "region into a receive (vp/emul, with cross-memory attach: pulled by a thread that "
                    "drains the connection's ring): an RDMA Write posted while it lands returns before it "
                    "landed whole; the receive completes with every byte");
+  else if (mode == BESIDE_RECEIVE_POLLED)
+    g_test_summary("xproc: as post-beside-receive, with a second thread of this process polling the DTO "
+                   "EVD (it_evd_dequeue) while the 32 MiB Send lands (vp/emul: that thread drains the ring "
+                   "and pulls the payload in its poll): an RDMA Write posted meanwhile returns before the "
+                   "Send landed whole; the poller takes the receive's completion, with every byte, and "
+                   "the Write's");
   else if (mode == BESIDE_BEHIND_SEND)
     g_test_summary("xproc: as post-beside-shared-memory, with the 32 MiB Read posted behind a 64-byte Send "
                    "(the child has a receive for it), so that it starts when the provider learns the Send "
@@ -2214,6 +2263,8 @@ main(int argc, char **argv)
   g_test_add_data_func("/conformance/xproc/post-beside-read-behind-send", GINT_TO_POINTER(BESIDE_BEHIND_SEND),
                        test_post_beside_transfer);
   g_test_add_data_func("/conformance/xproc/post-beside-receive", GINT_TO_POINTER(BESIDE_RECEIVE),
+                       test_post_beside_transfer);
+  g_test_add_data_func("/conformance/xproc/post-beside-receive/polled", GINT_TO_POINTER(BESIDE_RECEIVE_POLLED),
                        test_post_beside_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-transfer", test_peer_killed_mid_transfer);
   g_test_add_func("/conformance/xproc/peer-killed-mid-queued-transfer", test_peer_killed_mid_queued_transfer);

@@ -21,7 +21,11 @@
  * - the consumer's ring word `armed` belongs to whoever sleeps on the
  *   ring: the progress thread leaves a connection with a sleeper
  *   (x->waiters) alone, and takes a ring a sleeper left armed back only
- *   after X_POLL_GRACE_MS.
+ *   after X_POLL_GRACE_MS;
+ * - a ring the application polls (within X_POLL_GRACE_MS) is its polls'
+ *   to drain: the progress thread neither drains nor pumps it;
+ * - a long copy a drain finds is made by its drainer after the drain,
+ *   with the locks let go (emul_ring_issue_owed), whoever drains.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -70,20 +74,10 @@ emul_ring_progress_lock(void)
   g_atomic_int_add(&emul_ring_pwant, -1);
 }
 
-/* This thread is the progress thread (initial-exec, as x_polled_empty). */
-static __thread gboolean x_am_progress __attribute__((tls_model("initial-exec")));
-
-gboolean
-emul_ring_drain_defers(void)
-{
-  return x_am_progress;
-}
-
 static gpointer
 x_thread(gpointer unused)
 {
   (void) unused;
-  x_am_progress = TRUE;
   for (;;)
     g_main_context_iteration(x_ctx, TRUE);
   return NULL;
@@ -218,7 +212,14 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     gboolean bell = !x_app_progress || !polled || waits;
     __atomic_store_n(&x->seg->ring[1 - x->side].armed, bell ? X_ARM_THREAD : X_ARM_NONE, __ATOMIC_SEQ_CST);
     x->armed_by = X_ARM_THREAD;
-    unarmed |= !bell;
+    if (!bell) {
+      /* The application polls that ring: its poll drains it, and this
+       * thread keeps away (it would take the link and the lock from it,
+       * and the CPU from a pull it makes with them let go); it looks
+       * again after the grace. */
+      unarmed = TRUE;
+      continue;
+    }
     did |= x_serve(x, emul_ring_pending(x), &w);  /* what came before the flag was set */
   }
   x_snapshot_free(a);

@@ -80,7 +80,10 @@
  * `armed` (then looks at the ring once more) before it sleeps, unless the
  * application polled that connection's CQs within the last X_POLL_GRACE_MS
  * and none of them is armed for a notification: then it leaves it clear,
- * sleeps at most X_POLL_GRACE_MS and looks again.  So busy polling costs
+ * leaves the ring to the application's polls (it neither drains nor pumps
+ * it: it would take the link and the fabric lock from them, and a core
+ * from the pull they make with the locks let go), sleeps at most
+ * X_POLL_GRACE_MS and looks again.  So busy polling costs
  * no doorbell, an application that stops polling gets its ring served
  * again within about 2 * X_POLL_GRACE_MS, and one that arms a CQ to wait for it
  * (emul_ring_cq_armed) wakes the progress thread at once to arm the rings:
@@ -512,9 +515,8 @@ gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
  * call; a memcpy when it is long), none waiting for the copies to end. */
 gboolean emul_ring_copy_unlocks(uint64_t len, gboolean attach);
 /* A long copy (*@unlock) found by a drain (@draining): TRUE when it is left
- * to the progress thread for after its drain (x->issue_owed set; the
- * caller returns XR_OWED); in an application thread's drain *@unlock is
- * cleared (made in place, under the lock). */
+ * to the drainer for after its drain (x->issue_owed set; the caller
+ * returns XR_OWED), whoever drains. */
 gboolean emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock);
 /* Let the fabric lock and @qp's link go for a long copy of @qp, marking it
  * (*@mark: the QP's xcopying or rcopying) and holding its connection and
@@ -524,10 +526,6 @@ emul_xconn_t *emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark);
 void emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
-/* emul_progress.c: whether a long copy a drain by this thread finds is
- * left to it for after the drain, with the lock let go (only the progress
- * thread's; emul_ring_req.c, "Long copies"). */
-gboolean emul_ring_drain_defers(void);
 void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
 gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                         const struct iovec *r, int nr);

@@ -79,15 +79,14 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * The copier holds the connection and its mappings (x->map_pins): a
  * teardown meanwhile leaves their unmapping to it (emul_ring_maps_free).
  * Whoever copies holds nothing else: the thread that posts, or the
- * progress thread once its drain is over.  A drain keeps the ring's
- * position (its frames are read in place) for as long as it holds the
- * lock, so a long copy the progress thread's drain finds (an answer let the
- * request behind it go) is left to it (XR_OWED, x->issue_owed), and made
- * after the drain (emul_ring_issue_owed).  An application thread draining
- * in its poll of a CQ makes the copy in place, under the lock: it is busy
- * in that poll anyway, and leaving the lock there let the progress thread
- * take it and run beside the copy, which over two cores halved the rate of
- * 16 MiB Sends between two processes (itapi-perf send_bw, --mem private). */
+ * thread that drained the ring once its drain is over.  A drain keeps the
+ * ring's position (its frames are read in place) for as long as it holds
+ * the lock, so a long copy a drain finds (an answer let the request
+ * behind it go, a Send to pull) is left to the drainer (XR_OWED,
+ * x->issue_owed) and made after the drain (emul_ring_issue_owed), with
+ * the locks let go: the progress thread's drain and an application
+ * thread's in its poll of a CQ alike, so that no system call runs under
+ * the fabric lock and the process's other connections go on meanwhile. */
 gboolean
 emul_ring_copy_unlocks(uint64_t len, gboolean attach)
 {
@@ -99,12 +98,8 @@ emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock)
 {
   if (!*unlock || !draining)
     return FALSE;
-  if (emul_ring_drain_defers()) {
-    x->issue_owed = TRUE;  /* the progress thread makes it after its drain */
-    return TRUE;
-  }
-  *unlock = FALSE;  /* an application thread's drain: in place, under the lock */
-  return FALSE;
+  x->issue_owed = TRUE;  /* the drainer makes it after its drain */
+  return TRUE;
 }
 
 emul_xconn_t *

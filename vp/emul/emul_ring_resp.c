@@ -21,8 +21,8 @@
  * - IRD: a Read or atomic reaching a QP whose IRD is 0 fails remotely
  *   (REM_OP_ERR);
  * - atomics execute here, under the fabric lock, in both payload modes;
- * - a long Send's payload pulled by attach moves with the lock let go
- *   (Long pulls, below).
+ * - a long Send's payload pulled by attach moves with the locks let go,
+ *   whoever pulls it (Long pulls, below).
  * Limitation: answers still queued for a full ring when the responder
  * breaks are lost; their requests complete flushed at the requester.
  *
@@ -56,14 +56,43 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * leaving the table (emul_wait_copies).  A teardown meanwhile flushes the
  * receive queue without the receive being filled, which goes back to its
  * queue and is flushed with it when the pull ends (an SRQ keeps it).  A
- * drain by the progress thread does not pull such a Send (it keeps the
- * ring's position while it holds the lock): it queues it and leaves it to
- * itself (XR_OWED, x->issue_owed) for after the drain; an application
- * thread's drain pulls it in place, under the lock (why: emul_ring_req.c,
- * "Long copies"). */
+ * drain does not pull such a Send (it keeps the ring's position while it
+ * holds the lock): it queues it and leaves it to the drainer (XR_OWED,
+ * x->issue_owed) for after the drain, the progress thread or an
+ * application thread alike (emul_ring_req.c, "Long copies"). */
 /* Pull @n pieces of the peer's memory @rv into receive @r's SGEs, letting
  * the fabric lock go when @unlock (Long pulls).  FALSE when the peer's
  * memory could not be read, or the connection ended meanwhile (*@ended). */
+/* Copy @n bytes from @src (the bounce mode's assembled payload, owned by
+ * the caller) to @dst, letting the fabric lock go when @unlock (Long
+ * pulls).  FALSE when the connection ended meanwhile. */
+static gboolean
+x_place(emul_qp_t *qp, uint8_t *dst, const uint8_t *src, uint64_t n, gboolean unlock)
+{
+  if (!unlock) {
+    emul_place(dst, src, n);
+    return TRUE;
+  }
+  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
+  emul_place(dst, src, n);
+  emul_ring_copy_end(qp, x, &qp->rcopying);
+  return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
+}
+
+/* As x_place, into receive @r's SGEs. */
+static gboolean
+x_scatter(emul_qp_t *qp, emul_rwqe_t *r, const uint8_t *src, uint64_t n, gboolean unlock)
+{
+  if (!unlock) {
+    emul_scatter(r->sge, r->num_sge, src, n);
+    return TRUE;
+  }
+  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
+  emul_scatter(r->sge, r->num_sge, src, n);
+  emul_ring_copy_end(qp, x, &qp->rcopying);
+  return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
+}
+
 static gboolean
 x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean unlock, gboolean *ended)
 {
@@ -117,7 +146,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
-  gboolean unlock = (in->f.flags & X_F_CMA) && emul_ring_copy_unlocks(in->f.byte_len, TRUE);
+  gboolean unlock = emul_ring_copy_unlocks(in->f.byte_len, (in->f.flags & X_F_CMA) != 0);
   if (emul_ring_copy_owed(x, draining, &unlock))
     return XR_OWED;  /* the progress thread pulls it after its drain */
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
@@ -128,8 +157,9 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     return XR_FAILED;
   }
   uint64_t len = in->f.byte_len;
-  /* The latency case first; else the general checks and copies below. */
-  if (!(in->f.flags & X_F_CMA) && in->f.total == len && x_recv_placed(qp, x, r, len)) {
+  /* The latency case first (a copy short enough to make under the lock);
+   * else the general checks and copies below. */
+  if (!unlock && !(in->f.flags & X_F_CMA) && in->f.total == len && x_recv_placed(qp, x, r, len)) {
     x_recv_place(qp, x, r, &in->f, in->buf, w);
     return XR_DONE;
   }
@@ -166,7 +196,11 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
       emul_ring_peer_break(x, NULL, w);
       return XR_FAILED;
     }
-    emul_scatter(r->sge, r->num_sge, in->buf, len);
+    if (!x_scatter(qp, r, in->buf, len, unlock)) {
+      emul_wq_push_head(emul_qp_rq(qp), r);  /* as a pull's (ended, above) */
+      emul_qp_set_error(qp, w);
+      return XR_FAILED;
+    }
   }
   emul_resp_recv_done(qp, r, len, inv, in->f.rkey, w);
   emul_ring_ack(x, in->f.seq + 1);
@@ -184,13 +218,20 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   switch (f->op) {
   case X_OP_SEND:
     return x_exec_send(qp, in, draining, w);
-  case X_OP_WRITE:
+  case X_OP_WRITE: {
+    gboolean unlock = emul_ring_copy_unlocks(f->total, FALSE);
+    if (emul_ring_copy_owed(x, draining, &unlock))
+      return XR_OWED;  /* its drainer places it after the drain */
     t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
     if (t == NULL)
       break;
-    emul_place(t, in->buf, f->total);
+    if (!x_place(qp, t, in->buf, f->total, unlock)) {
+      emul_qp_set_error(qp, w);  /* the connection ended while the bytes landed */
+      return XR_FAILED;
+    }
     emul_ring_ack(x, f->seq + 1);
     return XR_DONE;
+  }
   case X_OP_READ:
     t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
     if (t == NULL)
