@@ -88,7 +88,7 @@ struct emul_mr;
  * still take that lock after the QP was reset. */
 typedef struct emul_link {
   _Alignas(64) rnicpi_spin_t lock;  /* a cache line of its own: it moves between two threads */
-  gint ref;               /* QPs that had it (fabric lock) */
+  gint ref;               /* QPs that had it, and the progress thread (fabric lock) */
   gint wanted;            /* threads waiting in emul_link_lock_idle (atomic) */
   /* Long copies (emul_qp.c): the rest under the lock. */
   gboolean copying;       /* a copy runs with the lock let go */
@@ -830,6 +830,9 @@ static inline void emul_link_drop(emul_link_t *l)
 /* Fabric lock and @l's held (or @l NULL): run what posts queued on its
  * QPs while a long copy had the lock let go (emul_link_t.again). */
 void emul_link_settle(emul_link_t *l, emul_work_t *w);
+/* Fabric lock held: let a reference to @l go (a QP's, or the progress
+ * thread's while it drains a ring under the link alone); the last frees it. */
+void emul_link_unref(emul_link_t *l);
 /* Give the two QPs of a new in-process connection one link (establish). */
 void emul_link_join(emul_qp_t *a, emul_qp_t *p);
 /* Give the QP of a new connection to another process a link of its own

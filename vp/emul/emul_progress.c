@@ -134,6 +134,24 @@ x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
   return in;
 }
 
+/* The progress thread's drain of @x's ring (referenced) under its QP's
+ * link @l alone (referenced; no lock held): the common case
+ * (emul_ring_drain_link), as an application thread's busy poll drains it.
+ * X_DRAIN_FABRIC when the rest needs the fabric lock (x_serve): frames of
+ * another kind, frames owed to the ring, or the link held by another
+ * thread, which may be a post that leaves the ring alone. */
+static unsigned
+x_drain_alone(emul_link_t *l, emul_xconn_t *x, emul_work_t *w)
+{
+  if (!rnicpi_spin_trylock(&l->lock))
+    return X_DRAIN_FABRIC;
+  emul_qp_t *qp = l->qp[0];
+  unsigned found = qp != NULL && qp->x == x ? emul_ring_drain_link(qp, x, w) : 0;
+  rnicpi_spin_unlock(&l->lock);
+  emul_ring_bells_flush();
+  return found;
+}
+
 /* The progress thread's poll (GMainContext poll function, called without
  * the context's lock): before it sleeps, decide for each ring whether the
  * peer must ring the bell (emul_ring.h, "Who drains a ring").  Work found on
@@ -176,6 +194,8 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     emul_ring_progress_lock();
   }
   gint64 now = g_get_monotonic_time();
+  /* The connections to drain, and their QPs' links (a reference each). */
+  GPtrArray *todo = g_ptr_array_sized_new(a->len), *links = g_ptr_array_sized_new(a->len);
   for (guint i = 0; i < a->len; i++) {
     emul_xconn_t *x = g_ptr_array_index(a, i);
     if (x->dead || x->qp == NULL)
@@ -220,8 +240,38 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
       unarmed = TRUE;
       continue;
     }
-    did |= x_serve(x, emul_ring_pending(x), &w);  /* what came before the flag was set */
+    /* What came before the flag was set: drained below, under the QP's
+     * link alone where it can be. */
+    emul_link_t *l = x->qp->link;
+    if (l != NULL && l->ring) {
+      l->ref++;  /* the link outlives its QP meanwhile */
+      g_ptr_array_add(links, l);
+      g_ptr_array_add(todo, x);
+    } else {
+      did |= x_serve(x, emul_ring_pending(x), &w);
+    }
   }
+  if (todo->len > 0) {
+    emul_fabric_unlock();
+    guint full = 0;  /* todo[0, full): what the drain under the link left */
+    for (guint i = 0; i < todo->len; i++) {
+      emul_xconn_t *x = g_ptr_array_index(todo, i);
+      unsigned found = x_drain_alone(g_ptr_array_index(links, i), x, &w);
+      did |= (found & X_DRAIN_DID) != 0;
+      if (found & X_DRAIN_FABRIC)
+        todo->pdata[full++] = x;
+    }
+    emul_ring_progress_lock();
+    for (guint i = 0; i < full; i++) {
+      emul_xconn_t *x = g_ptr_array_index(todo, i);
+      if (!x->dead && x->qp != NULL)
+        did |= x_serve(x, emul_ring_pending(x), &w);
+    }
+    for (guint i = 0; i < links->len; i++)
+      emul_link_unref(g_ptr_array_index(links, i));
+  }
+  g_ptr_array_free(todo, TRUE);
+  g_ptr_array_free(links, TRUE);
   x_snapshot_free(a);
   emul_fabric_unlock();
   emul_work_deliver(&w);

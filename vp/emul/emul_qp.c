@@ -111,17 +111,21 @@ link_leave(emul_qp_t *qp)
   __atomic_store_n(&qp->link, NULL, __ATOMIC_RELEASE);
 }
 
+void
+emul_link_unref(emul_link_t *l)
+{
+  if (--l->ref == 0) {
+    g_ptr_array_remove_fast(emul_fabric.links, l);
+    g_aligned_free(l);
+  }
+}
+
 /* Drop every reference @qp holds (destroy; fabric lock held). */
 static void
 links_release(emul_qp_t *qp)
 {
-  for (GSList *i = qp->old_links; i != NULL; i = i->next) {
-    emul_link_t *l = i->data;
-    if (--l->ref == 0) {
-      g_ptr_array_remove_fast(emul_fabric.links, l);
-      g_aligned_free(l);
-    }
-  }
+  for (GSList *i = qp->old_links; i != NULL; i = i->next)
+    emul_link_unref(i->data);
   g_slist_free(qp->old_links);
   qp->old_links = NULL;
 }
