@@ -24,10 +24,11 @@
  *    established connection to another process has a link of its own
  *    (link->ring): it guards the QP and its connection's ring state.  A
  *    latency post (emul_ring_post_hot), a receive posted with nothing
- *    waiting for it (emul_ring_recv_alone) and a busy poll's drain of the
- *    ring's common case (emul_ring_drain_link) take it alone; every other
- *    user of the connection (other posts and drains, the progress
- *    thread, teardown) takes the fabric lock, then it;
+ *    waiting for it (emul_ring_recv_alone) and a drain of the ring's
+ *    common case (emul_ring_drain_link: a busy poll's, a woken sleeper's,
+ *    the progress thread's) take it alone; every other user of the
+ *    connection (other posts and drains, teardown) takes the fabric lock,
+ *    then it;
  * 3. a CQ's list of those ring links (emul_cq_t.xlock): a busy poll walks
  *    it holding nothing else and only tries each link's lock, so it is
  *    taken after a link's where both are held;

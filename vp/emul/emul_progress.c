@@ -11,9 +11,11 @@
  * cross-process use (emul_ring_init).
  *
  * Rules:
- * - whoever drains a ring holds the fabric lock; the progress thread takes
- *   it with emul_ring_progress_lock, which an application thread polling
- *   yields to (emul.h);
+ * - whoever drains a ring holds the QP's link; the common case (short
+ *   Sends, the ACK word) is drained under the link alone
+ *   (emul_ring_drain_link), the rest under the fabric lock too, which the
+ *   progress thread takes with emul_ring_progress_lock, which an
+ *   application thread polling yields to (emul.h);
  * - the progress thread's callbacks take the lock, then check that their
  *   source was not destroyed meanwhile (emul_ring_enter,
  *   g_source_is_destroyed): a socket is closed only under the lock, so a

@@ -69,8 +69,8 @@
  * busy poll, or its wake-up from a sleep, below) takes the common case,
  * Sends of the latency case into the QP's own receives and the ACK word's
  * completions, under the link alone, and leaves the rest to a drain under
- * the fabric lock (emul_ring_drain_link); the progress thread's always
- * holds the fabric lock too.  The consumer's ring word `armed`
+ * the fabric lock (emul_ring_drain_link); so does the progress thread's
+ * (x_drain_alone).  The consumer's ring word `armed`
  * says "nobody here is polling: ring the bell".  The producer publishes
  * a frame's mark (or its ACK word), then reads `armed` (Dekker pair, both
  * sequentially consistent); only a set `armed` costs a doorbell, and the producer
@@ -489,7 +489,8 @@ void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 gboolean emul_ring_pending(emul_xconn_t *x);  /* the peer's ring has frames */
 void emul_ring_pump(emul_xconn_t *x);
 void emul_ring_drain(emul_xconn_t *x, emul_work_t *w);
-/* The busy poll's drain of @qp's ring @x under the QP's link alone (the
+/* The drain of @qp's ring @x under the QP's link alone (a busy poll's, a
+ * woken sleeper's, the progress thread's; the
  * fabric lock not held): the Sends of the latency case
  * (emul_ring_recv_short) and the completions of the peer's ACK word with
  * nothing to issue behind them.  What it found: X_DRAIN_DID (completions
