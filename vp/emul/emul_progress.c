@@ -419,6 +419,8 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
   rnicpi_notify_batch_init(&w);
   gboolean quiet[X_WAIT_MAX];  /* whose bell to quiet before the arm */
   uint32_t nquiet = 0;
+  int closed[X_WAIT_MAX];      /* bells to ring again, with the lock let go */
+  uint32_t nclosed = 0;
   emul_fabric_lock();
   x_wait.cq = cq;
   x_wait.all = TRUE;
@@ -467,11 +469,10 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     emul_xconn_t *x = x_wait.x[k];
     if (x->dead || x->seg == NULL) {
       /* Closed while the lock was let go: the teardown's ring on the bell,
-       * for the sleepers, may be the one just read; ring it again, so that
-       * this sleep ends at once (emul_ring_cq_wait_end lets the reference go). */
-      uint64_t one = 1;
-      ssize_t r = write(x->bell_fd, &one, sizeof(one));
-      (void) r;
+       * for the sleepers, may be the one just read; it is rung again below,
+       * so that this sleep ends at once (emul_ring_cq_wait_end lets the
+       * reference go). */
+      closed[nclosed++] = x->bell_fd;
       continue;
     }
     /* A producer that took the arm between the look above and this one
@@ -492,6 +493,11 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     }
   }
   emul_fabric_unlock();
+  for (uint32_t k = 0; k < nclosed; k++) {
+    uint64_t one = 1;  /* each connection's reference keeps its bell open */
+    ssize_t r = write(closed[k], &one, sizeof(one));
+    (void) r;
+  }
   emul_work_deliver(&w);
   return x_wait.n;
 }
