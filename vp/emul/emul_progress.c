@@ -196,8 +196,13 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     emul_ring_progress_lock();
   }
   gint64 now = g_get_monotonic_time();
-  /* The connections to drain, and their QPs' links (a reference each). */
-  GPtrArray *todo = g_ptr_array_sized_new(a->len), *links = g_ptr_array_sized_new(a->len);
+  /* The connections to drain, and their QPs' links (a reference each):
+   * the progress thread's own arrays, kept from poll to poll. */
+  static GPtrArray *todo, *links;
+  if (todo == NULL) {
+    todo = g_ptr_array_new();
+    links = g_ptr_array_new();
+  }
   for (guint i = 0; i < a->len; i++) {
     emul_xconn_t *x = g_ptr_array_index(a, i);
     if (x->dead || x->qp == NULL)
@@ -272,8 +277,8 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     for (guint i = 0; i < links->len; i++)
       emul_link_unref(g_ptr_array_index(links, i));
   }
-  g_ptr_array_free(todo, TRUE);
-  g_ptr_array_free(links, TRUE);
+  g_ptr_array_set_size(todo, 0);
+  g_ptr_array_set_size(links, 0);
   x_snapshot_free(a);
   emul_fabric_unlock();
   emul_work_deliver(&w);

@@ -60,39 +60,26 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * holds the lock): it queues it and leaves it to the drainer (XR_OWED,
  * x->issue_owed) for after the drain, the progress thread or an
  * application thread alike (emul_ring_req.c, "Long copies"). */
+/* Copy @n bytes of the bounce mode's assembled payload @src (the
+ * caller's) into @sge[@nsge], letting the fabric lock go when @unlock
+ * (Long pulls).  FALSE when the connection ended meanwhile. */
+static gboolean
+x_land(emul_qp_t *qp, const rnicpi_sge_t *sge, uint32_t nsge, const uint8_t *src, uint64_t n,
+       gboolean unlock)
+{
+  if (!unlock) {
+    emul_scatter(sge, nsge, src, n);
+    return TRUE;
+  }
+  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
+  emul_scatter(sge, nsge, src, n);
+  emul_ring_copy_end(qp, x, &qp->rcopying);
+  return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
+}
+
 /* Pull @n pieces of the peer's memory @rv into receive @r's SGEs, letting
  * the fabric lock go when @unlock (Long pulls).  FALSE when the peer's
  * memory could not be read, or the connection ended meanwhile (*@ended). */
-/* Copy @n bytes from @src (the bounce mode's assembled payload, owned by
- * the caller) to @dst, letting the fabric lock go when @unlock (Long
- * pulls).  FALSE when the connection ended meanwhile. */
-static gboolean
-x_place(emul_qp_t *qp, uint8_t *dst, const uint8_t *src, uint64_t n, gboolean unlock)
-{
-  if (!unlock) {
-    emul_place(dst, src, n);
-    return TRUE;
-  }
-  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
-  emul_place(dst, src, n);
-  emul_ring_copy_end(qp, x, &qp->rcopying);
-  return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
-}
-
-/* As x_place, into receive @r's SGEs. */
-static gboolean
-x_scatter(emul_qp_t *qp, emul_rwqe_t *r, const uint8_t *src, uint64_t n, gboolean unlock)
-{
-  if (!unlock) {
-    emul_scatter(r->sge, r->num_sge, src, n);
-    return TRUE;
-  }
-  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
-  emul_scatter(r->sge, r->num_sge, src, n);
-  emul_ring_copy_end(qp, x, &qp->rcopying);
-  return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
-}
-
 static gboolean
 x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean unlock, gboolean *ended)
 {
@@ -148,7 +135,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_fault_t f;
   gboolean unlock = emul_ring_copy_unlocks(in->f.byte_len, (in->f.flags & X_F_CMA) != 0);
   if (emul_ring_copy_owed(x, draining, &unlock))
-    return XR_OWED;  /* the progress thread pulls it after its drain */
+    return XR_OWED;  /* its drainer pulls or copies it after the drain */
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
   if (r == NULL) {
     if (blocked)
@@ -196,7 +183,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
       emul_ring_peer_break(x, NULL, w);
       return XR_FAILED;
     }
-    if (!x_scatter(qp, r, in->buf, len, unlock)) {
+    if (!x_land(qp, r->sge, r->num_sge, in->buf, len, unlock)) {
       emul_wq_push_head(emul_qp_rq(qp), r);  /* as a pull's (ended, above) */
       emul_qp_set_error(qp, w);
       return XR_FAILED;
@@ -225,7 +212,9 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
     if (t == NULL)
       break;
-    if (!x_place(qp, t, in->buf, f->total, unlock)) {
+    /* One piece: total is at most 1 GiB and a page (emul_ring_drain). */
+    rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total };
+    if (!x_land(qp, &at, 1, in->buf, f->total, unlock)) {
       emul_qp_set_error(qp, w);  /* the connection ended while the bytes landed */
       return XR_FAILED;
     }
