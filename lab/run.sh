@@ -85,9 +85,14 @@ if [ $inter = 1 ]; then
   "${qemu[@]}" -serial mon:stdio
   exit
 fi
+# Line by line all the way (sed -u reads and writes a line at a time; tee
+# does not hold): a caller waits for a line of the command's (the
+# LAB-LISTENING of lab/siw-interop.sh and lab/ib-interop.sh), and tr's
+# output buffer and mawk's input buffer held it until the VM ended or the
+# caller gave up waiting, 220 s later.
 timeout --foreground "$t" "${qemu[@]}" -serial stdio </dev/null 2>&1 |
-  tr -d '\r' | tee "$log" |
-  if [ $quiet = 1 ]; then awk '/^LAB-EXIT /{ p = 0 } p { print; fflush() } /^LAB-READY /{ p = 1 }'; else cat; fi
+  sed -u 's/\r//g' | tee "$log" |
+  if [ $quiet = 1 ]; then sed -u -n '/^LAB-READY /,/^LAB-EXIT /{ /^LAB-READY /d; /^LAB-EXIT /d; p; }'; else cat; fi
 rc=${PIPESTATUS[0]}
 [ "$rc" = 124 ] && { echo "run.sh: the VM ran longer than $t s (log: $log)" >&2; exit 124; }
 st=$(awk '/^LAB-EXIT /{ print $2 }' "$log" | tail -1)
