@@ -3,11 +3,7 @@
 #
 #   bash scripts/sanitize.sh asan   ASan + UBSan build (gcc) in build-asan, leak
 #                                   checking on: the unit, conformance and iwarp
-#                                   suites, itapi-test on each provider, in
-#                                   two lanes at once (the conformance matrix's
-#                                   rows, which run one at a time in a lane,
-#                                   taken in turn; log of the second lane:
-#                                   testlog-rows.json)
+#                                   suites, itapi-test on each provider
 #   bash scripts/sanitize.sh tsan   TSan build (clang) in build-tsan: itapi-test
 #                                   with four threads on each provider, the
 #                                   conformance matrix's emul and iwarp rows
@@ -15,19 +11,12 @@
 #                                   then the CM, race and cross-process areas
 #                                   of its other rows that differ in threads
 #                                   (log: testlog-certify.json)
-#   bash scripts/sanitize.sh all    both builds, then the three lanes at once
-#   bash scripts/sanitize.sh build asan|tsan|all
-#                                   the builds alone (scripts/test.sh makes them
-#                                   beside the main suite, niced)
-#   bash scripts/sanitize.sh logs asan|tsan|all
-#                                   the Meson logs a run writes, one per line
-#                                   (scripts/test.sh counts them)
+#   bash scripts/sanitize.sh all    both, one after the other
 #
-# Extra arguments go to `meson test` (e.g. a test name), in one lane.  Each
-# build is -Dwerror=true -Ddocs=disabled; each lane leaves Meson's log in
-# build-<san>/meson-logs/ and its output in <log>.out there, printed whole
-# once every lane has ended.  Exits non-zero when a build failed or a test
-# did.
+# Extra arguments go to `meson test` (e.g. a test name).  Each build is
+# -Dwerror=true -Ddocs=disabled; each run leaves Meson's log in
+# build-<san>/meson-logs/testlog.json, which scripts/test.sh counts.  Exits
+# non-zero when a build failed or a test did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -82,66 +71,23 @@ run() {
   rm -f "$dir/meson-logs/$logbase.json"
   nice -n 19 meson test -C "$dir" --no-rebuild --num-processes 2 --timeout-multiplier 4 \
     --logbase "$logbase" --print-errorlogs "$@" || rc=$?
-  echo "sanitize: $dir: $logbase: tests ran in $((SECONDS - t0)) s (exit $rc)"
+  echo "sanitize: $dir: tests ran in $((SECONDS - t0)) s (exit $rc)"
   return $rc
-}
-
-# The lanes that run at once: each is "DIR LOGBASE FUNCTION"; the function
-# runs the lane's tests, its output going to DIR/meson-logs/LOGBASE.out.
-lanes=()
-lane() {
-  local dir=$1 logbase=$2
-  shift 2
-  mkdir -p "$dir/meson-logs"
-  "$@" >"$dir/meson-logs/$logbase.out" 2>&1 &
-  lanes+=("$!:$dir/meson-logs/$logbase.out")
-}
-
-# Wait for every lane, then print each one's output whole (a failure's log
-# in one piece, not interleaved).
-lanes_wait() {
-  local rc=0 l
-  for l in "${lanes[@]}"; do
-    wait "${l%%:*}" || rc=1
-  done
-  for l in "${lanes[@]}"; do
-    cat "${l#*:}"
-  done
-  lanes=()
-  return $rc
-}
-
-asan_suites=(--suite unit --suite conformance --suite iwarp)
-
-# The two ASan lanes: the conformance matrix's rows (certify-*, one at a
-# time in a lane, about 1 to 4 minutes each under ASan) taken in turn, the
-# first lane running every other test too.
-asan_names() {
-  meson test -C build-asan --no-rebuild --list "${asan_suites[@]}" 2>/dev/null |
-    sed -n -E 's@^.* / ([^ ]+)$@\1@p' |
-    awk -v lane="$1" '/^certify-/ { n++; if (n % 2 == lane) print; next } lane == 1 { print }'
-}
-
-asan_lane() {
-  local names
-  mapfile -t names < <(asan_names "$1")
-  if [ ${#names[@]} -eq 0 ]; then
-    echo "sanitize: build-asan lists no tests for lane $1" >&2
-    return 1
-  fi
-  run build-asan --logbase "$2" "${names[@]}"
 }
 
 asan() {
-  if [ $# -gt 0 ]; then
-    run build-asan "$@"
-    return
-  fi
-  lane build-asan testlog asan_lane 1 testlog
-  lane build-asan testlog-rows asan_lane 0 testlog-rows
+  build build-asan gcc g++ address,undefined || return 1
+  # The unit, conformance (every row of the conformance matrix) and iwarp
+  # suites.
+  run build-asan --suite unit --suite conformance --suite iwarp "$@"
 }
 
-tsan_lane() {
+tsan() {
+  build build-tsan clang clang++ thread || return 1
+  if [ $# -gt 0 ]; then
+    run build-tsan "$@"
+    return
+  fi
   # itapi-test (not the 20 s itapi-test-long) ...
   local rc=0
   mapfile -t names < <(meson test -C build-tsan --no-rebuild --list 2>/dev/null |
@@ -161,61 +107,17 @@ tsan_lane() {
   return $rc
 }
 
-tsan() {
-  if [ $# -gt 0 ]; then
-    run build-tsan "$@"
-    return
-  fi
-  lane build-tsan testlog tsan_lane
-}
-
-# logs asan|tsan|all: the Meson logs a run with no extra arguments writes.
-logs() {
-  case $1 in asan | all) echo build-asan/meson-logs/testlog.json build-asan/meson-logs/testlog-rows.json ;; esac
-  case $1 in tsan | all)
-    echo build-tsan/meson-logs/testlog.json build-tsan/meson-logs/testlog-certify-whole.json \
-      build-tsan/meson-logs/testlog-certify.json ;;
-  esac
-}
-
-builds() {
-  case $1 in
-  asan) build build-asan gcc g++ address,undefined ;;
-  tsan) build build-tsan clang clang++ thread ;;
-  all)
-    local rc=0
-    builds asan || rc=1
-    builds tsan || rc=1
-    return $rc ;;
-  *) return 2 ;;
-  esac
-}
-
-usage() {
-  echo "usage: bash scripts/sanitize.sh [build|logs] asan|tsan|all [meson test arguments]" >&2
-  exit 2
-}
-
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  build) builds "${1:-}" || { [ $? = 2 ] && usage; exit 1; } ;;
-  logs) case ${1:-} in asan | tsan | all) logs "$1" | tr ' ' '\n' ;; *) usage ;; esac ;;
-  asan | tsan)
-    builds "$what" || exit 1
-    "$what" "$@" || exit 1
-    lanes_wait ;;
+  asan) asan "$@" ;;
+  tsan) tsan "$@" ;;
   all)
-    rc=0 ran=()
-    # Both builds first: a lane's tests would slow the other's build.
-    builds asan && ran+=(asan) || rc=1
-    builds tsan && ran+=(tsan) || rc=1
-    if [ $# -gt 0 ]; then
-      for s in "${ran[@]}"; do "$s" "$@" || rc=1; done
-    else
-      for s in "${ran[@]}"; do "$s"; done
-      lanes_wait || rc=1
-    fi
+    rc=0
+    asan "$@" || rc=1
+    tsan "$@" || rc=1
     exit $rc ;;
-  *) usage ;;
+  *)
+    echo "usage: bash scripts/sanitize.sh asan|tsan|all [meson test arguments]" >&2
+    exit 2 ;;
 esac

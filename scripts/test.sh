@@ -2,11 +2,10 @@
 # The test command: unit, header and conformance suites, then the doc build
 # (warnings are errors), then, where clang and its libFuzzer runtime are
 # installed, a 60 s libFuzzer run over vp/iwarp's receive path (a second
-# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  The sanitizer builds
-# (scripts/sanitize.sh: ASan+UBSan in build-asan, and with clang TSan in
-# build-tsan) are made beside the main suite, niced, and their tests run
-# after it, in the background (log in build-sanitize.log; ITAPI_SANITIZE=0
-# leaves them out).  Ends with
+# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  After the main suite,
+# in the background and niced, the sanitizer runs (scripts/sanitize.sh: ASan+UBSan
+# in build-asan, and with clang TSan in build-tsan; log in
+# build-sanitize.log; ITAPI_SANITIZE=0 leaves them out).  Ends with
 # "N passed, N failed, N skipped", counted from Meson's test logs (the
 # sanitizer builds' and the lab suite's included) with GTest subtests
 # included.  Run with no arguments, the lab suite (the qemu VM's rxe and siw,
@@ -15,30 +14,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-san_pid="" san_build_pid="" lab_pid=""
+san_pid="" lab_pid=""
 stop_sanitizers() {
-  [ -z "$san_build_pid" ] || kill -- "-$san_build_pid" 2>/dev/null || true
   [ -z "$san_pid" ] || kill -- "-$san_pid" 2>/dev/null || true
   [ -z "$lab_pid" ] || kill -- "-$lab_pid" 2>/dev/null || true
 }
 
 [ -f build/build.ninja ] || meson setup build -Dwerror=true
 meson compile -C build || { stop_sanitizers; echo "0 passed, 1 failed"; exit 1; }
-
-# The sanitizer builds, niced, beside the main suite (a compile's CPU is
-# what the suite's tests, mostly waiting on each other, leave over); their
-# tests wait for the main suite's end (below).  A stale log must not be
-# counted if a build fails.
-san_what=""
-if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
-  san_what=all
-  command -v clang >/dev/null || san_what=asan
-  mapfile -t san_logs < <(bash scripts/sanitize.sh logs $san_what)
-  rm -f "${san_logs[@]}"
-  # Its own process group (setsid), so that an early exit stops all of it.
-  setsid nice -n 19 bash scripts/sanitize.sh build $san_what >build-sanitize.log 2>&1 &
-  san_build_pid=$!
-fi
 
 # With no arguments, the lab suite (rxe and siw in an emulated VM: slow, and
 # mostly waiting on one emulated machine) runs from the start beside
@@ -57,16 +40,19 @@ else
 fi
 test_rc=$?
 
-# The sanitizer tests start once the main suite is done (three lanes at
-# once: they load both cores, and the main suite's tests that time a post
-# beside a transfer must not be the ones to wait), beside the lab suite,
-# the doc build and the fuzz run, at the lowest priority: the lab's
-# emulated VM must not starve (a Write of siw's stalled past its 120 s
-# timeout once when they ran beside it at equal priority).
-if [ -n "$san_what" ]; then
-  wait "$san_build_pid"
-  san_build_pid=""
-  setsid nice -n 19 bash scripts/sanitize.sh $san_what >>build-sanitize.log 2>&1 &
+# The sanitizer runs start once the main suite is done (they load both
+# cores, and the siw lab's emulated VM in the main suite must not starve:
+# a Write of siw's stalled past its 120 s timeout once when they ran
+# beside it), and run beside the doc build and the fuzz run.  A stale log
+# must not be counted if a build fails.
+san_what=""
+if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
+  rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json \
+    build-tsan/meson-logs/testlog-certify.json build-tsan/meson-logs/testlog-certify-whole.json
+  san_what=all
+  command -v clang >/dev/null || san_what=asan
+  # Its own process group (setsid), so that an early exit stops all of it.
+  setsid nice bash scripts/sanitize.sh $san_what >build-sanitize.log 2>&1 &
   san_pid=$!
 fi
 
@@ -109,15 +95,27 @@ if [ -n "$san_pid" ]; then
   grep -E '^sanitize:|^ *[0-9]+/[0-9]+ .* (FAIL|ERROR|TIMEOUT|UNEXPECTEDPASS) ' build-sanitize.log |
     awk '!seen[$0]++'
   [ "$san_what" = asan ] && echo "sanitizers: TSan skipped (no clang: apt-get install clang)"
-  # Every log a run writes (scripts/sanitize.sh logs: one per lane and run).
-  for l in "${san_logs[@]}"; do
-    if [ -f "$l" ]; then
-      logs+=("$l")
+  dirs=(build-asan)
+  [ "$san_what" = all ] && dirs+=(build-tsan)
+  for d in "${dirs[@]}"; do
+    if [ -f "$d/meson-logs/testlog.json" ]; then
+      logs+=("$d/meson-logs/testlog.json")
     else
       san_rc=1
-      echo "sanitizers: $l was not written: its build or run failed (build-sanitize.log); fix it or run with ITAPI_SANITIZE=0"
+      echo "sanitizers: $d did not build or run (build-sanitize.log); fix it or run with ITAPI_SANITIZE=0"
     fi
   done
+  # TSan's conformance matrix runs (scripts/sanitize.sh tsan) have logs of their own.
+  if [ "$san_what" = all ]; then
+    for l in testlog-certify-whole testlog-certify; do
+      if [ -f "build-tsan/meson-logs/$l.json" ]; then
+        logs+=("build-tsan/meson-logs/$l.json")
+      else
+        san_rc=1
+        echo "sanitizers: build-tsan's conformance matrix run $l did not run (build-sanitize.log)"
+      fi
+    done
+  fi
 else
   echo "sanitizers: skipped (ITAPI_SANITIZE=0)"
 fi
