@@ -3,7 +3,8 @@
 #
 #   bash scripts/sanitize.sh asan   ASan + UBSan build (gcc) in build-asan, leak
 #                                   checking on: the unit, conformance and iwarp
-#                                   suites, itapi-test on each provider
+#                                   suites (but asan_skip), itapi-test on each
+#                                   provider
 #   bash scripts/sanitize.sh tsan   TSan build (clang) in build-tsan: itapi-test
 #                                   with four threads on each provider, the
 #                                   conformance matrix's emul and iwarp rows
@@ -75,11 +76,29 @@ run() {
   return $rc
 }
 
+# The conformance matrix's rows ASan leaves out: their code runs under it
+# in another row.  certify-emul-module is emul's own code loaded as a
+# module (the module loader runs under ASan in log-domain-iwarp-module,
+# which loads vp/iwarp so); 2 minutes of the ASan run, the CI's longest
+# part.
+asan_skip=(certify-emul-module)
+
 asan() {
   build build-asan gcc g++ address,undefined || return 1
-  # The unit, conformance (every row of the conformance matrix) and iwarp
+  if [ $# -gt 0 ]; then
+    run build-asan "$@"
+    return
+  fi
+  # The unit, conformance (the conformance matrix but asan_skip) and iwarp
   # suites.
-  run build-asan --suite unit --suite conformance --suite iwarp "$@"
+  local names
+  mapfile -t names < <(meson test -C build-asan --no-rebuild --list --suite unit --suite conformance \
+    --suite iwarp 2>/dev/null | sed -n -E 's@^.* / ([^ ]+)$@\1@p' | grep -vxF -f <(printf '%s\n' "${asan_skip[@]}"))
+  if [ ${#names[@]} -eq 0 ]; then
+    echo "sanitize: build-asan lists no test of the unit, conformance and iwarp suites" >&2
+    return 1
+  fi
+  run build-asan "${names[@]}"
 }
 
 tsan() {
