@@ -607,6 +607,11 @@ void
 iw_tx_drop(iw_qp_t *qp)
 {
   iw_txbatch_t *b = qp->tx.b;
+  /* FPDUs written whole but not accounted yet (a write that failed after
+   * others went out, tx_progress): past them first.  Their messages are
+   * flushed with the rest. */
+  while (b != NULL && b->f_done < b->nf && b->f_end + b->f[b->f_done].len <= b->sent)
+    b->f_end += b->f[b->f_done++].len;
   if (b != NULL && b->f_done < b->nf && b->sent > b->f_end) {
     iw_txf_t *f = &b->f[b->f_done];
     /* Batch bytes [sent, f_end + len): the iovecs may span FPDUs. */
