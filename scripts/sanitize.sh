@@ -95,7 +95,7 @@ asan() {
   mapfile -t names < <(meson test -C build-asan --no-rebuild --list --suite unit --suite conformance \
     --suite iwarp 2>/dev/null | sed -n -E 's@^.* / ([^ ]+)$@\1@p' | grep -vxF -f <(printf '%s\n' "${asan_skip[@]}"))
   if [ ${#names[@]} -eq 0 ]; then
-    echo "sanitize: build-asan lists no test of the unit, conformance and iwarp suites" >&2
+    echo "sanitize: 'meson test -C build-asan --list' names no test of the unit, conformance and iwarp suites: is build-asan set up (build-asan.setup.log)?" >&2
     return 1
   fi
   run build-asan "${names[@]}"

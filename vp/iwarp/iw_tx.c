@@ -561,14 +561,25 @@ tx_written(iw_qp_t *qp, iw_txf_t *f, iw_work_t *w)
   }
 }
 
+/* The next FPDU of @b written whole and not yet accounted, now accounted
+ * (f_done, f_end past it); NULL when there is none. */
+static iw_txf_t *
+tx_whole_next(iw_txbatch_t *b)
+{
+  if (b->f_done >= b->nf || b->f_end + b->f[b->f_done].len > b->sent)
+    return NULL;
+  iw_txf_t *f = &b->f[b->f_done++];
+  b->f_end += f->len;
+  return f;
+}
+
 /* Account for the FPDUs written completely; empty the batch when done. */
 static void
 tx_account(iw_qp_t *qp, iw_work_t *w)
 {
   iw_txbatch_t *b = qp->tx.b;
-  while (b->f_done < b->nf && b->f_end + b->f[b->f_done].len <= b->sent) {
-    iw_txf_t *f = &b->f[b->f_done++];
-    b->f_end += f->len;
+  iw_txf_t *f;
+  while ((f = tx_whole_next(b)) != NULL) {
     if (f->done_kind != IW_TX_NONE)
       tx_written(qp, f, w);
   }
@@ -610,8 +621,9 @@ iw_tx_drop(iw_qp_t *qp)
   /* FPDUs written whole but not accounted yet (a write that failed after
    * others went out, tx_progress): past them first.  Their messages are
    * flushed with the rest. */
-  while (b != NULL && b->f_done < b->nf && b->f_end + b->f[b->f_done].len <= b->sent)
-    b->f_end += b->f[b->f_done++].len;
+  if (b != NULL)
+    while (tx_whole_next(b) != NULL)
+      continue;
   if (b != NULL && b->f_done < b->nf && b->sent > b->f_end) {
     iw_txf_t *f = &b->f[b->f_done];
     /* Batch bytes [sent, f_end + len): the iovecs may span FPDUs. */
