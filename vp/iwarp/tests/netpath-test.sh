@@ -3,8 +3,8 @@
 # joined by a veth pair (10.199.0.1 and 10.199.0.2, inside them only), the
 # link rate-limited with tbf, a fault-injecting TCP relay in the path
 # (netpath_relay.py), and faults: delays, one-byte segments, a stall of 2 s,
-# a reset, a silent black hole (at the relay, and on the link itself with a
-# tbf that drops everything), the link taken down.  iwarp-netpath runs one
+# a reset, a silent black hole (at the relay, and on the link itself: frames
+# sent to a MAC address no one has), the link taken down.  iwarp-netpath runs one
 # end in each namespace, both streaming RDMA Writes and Sends with every
 # round's bytes compared.  While the path works every round is verified;
 # when it fails both ends must see the connection break within
@@ -106,15 +106,24 @@ run() {
     python3 -c 'import time; print("%.6f" % time.clock_gettime(time.CLOCK_BOOTTIME))' >"$ff"
     case $fault in
       linkdown) ip -n "$A" link set "$VA" down ;;
-      blackhole-net) # a tbf whose bucket holds no packet drops every one, silently
-        ip netns exec "$A" tc qdisc replace dev "$VA" root tbf rate 8bit burst 10 limit 10
-        ip netns exec "$B" tc qdisc replace dev "$VB" root tbf rate 8bit burst 10 limit 10 ;;
+      blackhole-net)
+        # Every frame goes on to the wire and is lost there, as in a
+        # network black hole: each end's neighbour entry for the other now
+        # names a MAC address no one has, so the receiver drops the frame
+        # as not its own and the sender's stack sees nothing wrong.  (A
+        # qdisc that drops on the sender instead is local congestion to
+        # TCP: keepalive and the retransmit timer then retry without
+        # counting, and a run here took 34 s to give up.)
+        ip -n "$A" neigh replace 10.199.0.2 lladdr 02:00:00:00:99:02 nud permanent dev "$VA"
+        ip -n "$B" neigh replace 10.199.0.1 lladdr 02:00:00:00:99:01 nud permanent dev "$VB" ;;
     esac
   fi
   wait "$cpid"; local crc=$?
   wait "$spid"; local src=$?
   [ -n "$rpid" ] && { kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null; }
   ip -n "$A" link set "$VA" up
+  ip -n "$A" neigh del 10.199.0.2 dev "$VA" 2>/dev/null
+  ip -n "$B" neigh del 10.199.0.1 dev "$VB" 2>/dev/null
   local verdict=ok
   [ $crc = 0 ] && [ $src = 0 ] || { verdict=FAIL; failed=1; }
   echo "== $name ($expect; relay $rmode, link fault $fault, $rate): $verdict in $((SECONDS - t0)) s"
