@@ -47,7 +47,7 @@ test_rc=$?
 # must not be counted if a build fails.
 san_what=""
 if [ "${ITAPI_SANITIZE:-1}" != 0 ]; then
-  rm -f build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json \
+  rm -f build-asan/meson-logs/testlog*.json build-tsan/meson-logs/testlog.json \
     build-tsan/meson-logs/testlog-certify.json build-tsan/meson-logs/testlog-certify-whole.json
   san_what=all
   command -v clang >/dev/null || san_what=asan
@@ -90,7 +90,7 @@ fi
 san_rc=0
 if [ -n "$san_pid" ]; then
   echo "sanitizers: waiting for scripts/sanitize.sh $san_what (log: build-sanitize.log)"
-  wait "$san_pid"
+  wait "$san_pid"; san_exit=$?
   # Each failure once (Meson repeats them in its summary), and the timings.
   grep -E '^sanitize:|^ *[0-9]+/[0-9]+ .* (FAIL|ERROR|TIMEOUT|UNEXPECTEDPASS) ' build-sanitize.log |
     awk '!seen[$0]++'
@@ -105,7 +105,11 @@ if [ -n "$san_pid" ]; then
       echo "sanitizers: $d did not build or run (build-sanitize.log); fix it or run with ITAPI_SANITIZE=0"
     fi
   done
-  # TSan's conformance matrix runs (scripts/sanitize.sh tsan) have logs of their own.
+  # ASan's narrowed rows (asan_narrow in scripts/sanitize.sh) and TSan's
+  # conformance matrix runs have logs of their own.
+  for l in build-asan/meson-logs/testlog-*.json; do
+    [ -f "$l" ] && logs+=("$l")
+  done
   if [ "$san_what" = all ]; then
     for l in testlog-certify-whole testlog-certify; do
       if [ -f "build-tsan/meson-logs/$l.json" ]; then
@@ -115,6 +119,11 @@ if [ -n "$san_pid" ]; then
         echo "sanitizers: build-tsan's conformance matrix run $l did not run (build-sanitize.log)"
       fi
     done
+  fi
+  if [ "$san_exit" -eq 2 ]; then
+    # A failed test is counted from its log; exit 2 is a run that left none.
+    san_rc=1
+    echo "sanitizers: a run of scripts/sanitize.sh $san_what left no log (build-sanitize.log)"
   fi
 else
   echo "sanitizers: skipped (ITAPI_SANITIZE=0)"
