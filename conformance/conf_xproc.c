@@ -673,6 +673,66 @@ test_read_behind_send_polled(void)
   unlink(x.c.err);
 }
 
+/* Long RDMA Reads, each posted between two Sends, all at once: the Reads
+ * go to the child while the Sends ahead of them are unanswered (long
+ * enough to be, with emul's bounce ring), and the Sends behind them may be
+ * answered while their bytes land.  Against an "mtarget" child (commands
+ * between rounds). */
+static void
+test_reads_between_sends(void)
+{
+  g_test_summary("xproc: 4 rounds of four 8 MiB RDMA Reads from the child's region, each posted behind "
+                 "a 1 MiB Send to it, the eight posted at once: the completions come in posting "
+                 "order, each successful, every Read with the child's bytes (vp/emul's bounce mode "
+                 "scatters each Read Response with its lock let go, while the child may have "
+                 "acknowledged the Send behind it)");
+  enum { ROUNDS = 4, READS = 4, SEND_LEN = 1 << 20 };
+  xlong_t x;
+  xlong_open(&x, "mtarget");
+  size_t piece = x.len / READS;
+  it_lmr_triplet_t head = conf_seg(&x.lb, 0, SEND_LEN);
+  for (unsigned r = 0; r < ROUNDS; r++) {
+    memset(x.back.data, 0, x.len);
+    for (unsigned k = 0; k < READS; k++) {
+      conf_say(x.c.to, "recv %u\n", (unsigned) SEND_LEN);
+      g_autofree char *posted = conf_hear(x.c.from, LINE_TIMEOUT_MS);
+      g_assert_cmpstr(posted, ==, "posted");
+    }
+    for (unsigned k = 0; k < READS; k++) {
+      it_lmr_triplet_t t = conf_seg(&x.back, k * piece, piece);
+      conf_ok(it_post_send(x.s.ep, &head, 1, 1000 + k, IT_COMPLETION_FLAG));
+      conf_ok(it_post_rdma_read(x.s.ep, &t, 1, 2000 + k, IT_COMPLETION_FLAG, x.ra + k * piece, x.ctx));
+    }
+    /* In posting order: Send, Read, Send, Read... */
+    for (unsigned k = 0; k < 2 * READS; k++) {
+      gboolean read = k % 2 == 1;
+      it_event_t ev;
+      it_status_t st;
+      if (!xproc_next_event(x.s.dto, FALSE, &ev, &st))
+        g_error("round %u: completion %u of %u (%s %u) did not come (%s)", r, k + 1, 2 * READS,
+                read ? "the RDMA Read" : "the Send", k / 2, itx_status_name(st));
+      if (ev.event_number != (read ? IT_DTO_RDMA_READ_CMPL_EVENT : IT_DTO_SEND_CMPL_EVENT) ||
+          ev.dto_cmpl.cookie != (read ? 2000u : 1000u) + k / 2)
+        g_error("round %u: completion %u of %u is %s with cookie %" G_GUINT64_FORMAT ", expected %s "
+                "with cookie %u: completions out of posting order", r, k + 1, 2 * READS,
+                itx_event_name(ev.event_number), (guint64) ev.dto_cmpl.cookie,
+                itx_event_name(read ? IT_DTO_RDMA_READ_CMPL_EVENT : IT_DTO_SEND_CMPL_EVENT),
+                (read ? 2000u : 1000u) + k / 2);
+      g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+      if (read)
+        g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, piece);
+    }
+    /* The child's region holds what lb holds (xlong_open). */
+    conf_buf_check(&x.back, 0, x.len, XLONG_SEED);
+  }
+  conf_say(x.c.to, "check %u\n", XLONG_SEED);
+  g_autofree char *ok = conf_hear(x.c.from, LINE_TIMEOUT_MS);
+  g_assert_cmpstr(ok, ==, "ok");
+  conf_say(x.c.to, "end\n");
+  close_target(&x.c, &x.s, &x.lb, &x.back, TRUE);
+  unlink(x.c.err);
+}
+
 /* ---- tests ---- */
 
 /* Spawn a @role child and play the parent's @half (with @arg) against it.
@@ -2277,6 +2337,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/stream/busy-poll", test_stream_busy_poll);
   g_test_add_func("/conformance/xproc/read-behind-send/busy-poll", test_read_behind_send_polled);
+  g_test_add_func("/conformance/xproc/reads-between-sends", test_reads_between_sends);
   g_test_add_func("/conformance/xproc/wait-race", test_wait_race);
   g_test_add_func("/conformance/xproc/rdma-shared-memory", test_rdma_shared_memory);
   g_test_add_func("/conformance/xproc/rdma-after-free", test_rdma_after_free);

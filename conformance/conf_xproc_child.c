@@ -350,6 +350,9 @@ target_len(void)
   return v != NULL ? (size_t) g_ascii_strtoull(v, NULL, 10) : 64 * 1024;
 }
 
+/* The longest receive "recv N" posts (the receives share one buffer). */
+#define TARGET_RECV_MAX (1u << 20)
+
 /* A target region; the application thread then sleeps in read(): RDMA
  * against it must complete without it.  "check SEED" verifies the region,
  * "guards" only the guard bytes (after a refused write), "write ADDR CTX"
@@ -384,13 +387,15 @@ role_target(gboolean memfd)
       conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
       return 0;
     }
-    if (strcmp(l, "recv") == 0) {
-      /* A receive for the parent's next Send of 64 bytes or fewer (left
-       * unread: a Send ahead of the parent's RDMA holds that RDMA back
-       * until it is answered). */
+    unsigned rlen = 64;
+    if (strcmp(l, "recv") == 0 || sscanf(l, "recv %u", &rlen) == 1) {
+      /* A receive for the parent's next Send of 64 bytes or fewer, or of
+       * "recv N" bytes, at most TARGET_RECV_MAX (left unread: a Send ahead
+       * of the parent's RDMA holds that RDMA back until it is answered). */
+      g_assert_cmpuint(rlen, <=, TARGET_RECV_MAX);
       if (sb.lmr == IT_NULL_HANDLE)
-        conf_buf_new(&s, &sb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-      it_lmr_triplet_t t = conf_seg(&sb, 0, 64);
+        conf_buf_new(&s, &sb, TARGET_RECV_MAX, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+      it_lmr_triplet_t t = conf_seg(&sb, 0, rlen);
       conf_ok(it_post_recv(s.ep, &t, 1, 8, IT_COMPLETION_FLAG));
       printf("posted\n");
       fflush(stdout);

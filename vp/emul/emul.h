@@ -365,6 +365,8 @@ typedef struct emul_qp {
   gboolean closing;        /* disconnect waits for outstanding requests */
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
+  GQueue xans;             /* cross-process: the peer's answers queued behind a long
+                            * Read Response's copy, that one first (x_in_t*) */
   gboolean xin_rnr;        /* cross-process: the first of them waits for a receive */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   /* Cross-process: a one-sided RDMA whose copy (attach or into a mapped
@@ -372,6 +374,9 @@ typedef struct emul_qp {
    * copies"). */
   gboolean xcopying;
   gboolean xcopy_flushed;  /* the QP was flushed meanwhile: the copier completes it flushed, then the rest */
+  /* The copy is a Read Response's, for this Read (out of the send queue):
+   * later posts go on into the ring behind it, none may complete first. */
+  struct emul_swqe *xcopy_answered;
   /* Cross-process responder: a Send's payload pulled from the peer by
    * attach with the fabric lock let go (emul_ring_resp.c, "Long pulls"):
    * its receive is out of the queue, the peer's later requests wait. */

@@ -127,8 +127,7 @@ x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
   /* Frames only move in RTS (emul_ring_drain): none is work elsewhere. */
   gboolean in = pending && x->qp->state == RNICPI_QPS_RTS;
   if (in) {
-    emul_ring_drain(x, w);
-    emul_ring_issue_owed(x, w);  /* may let the locks go for a long copy */
+    emul_ring_serve(x, w);  /* may let the locks go for a long copy */
   }
   if (!x->dead && (in || !emul_queue_empty(&x->out)))
     emul_ring_pump(x);

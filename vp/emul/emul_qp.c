@@ -1029,6 +1029,7 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
                    MIN(attr->max_rdma_read_sge, EMUL_MAX_SINK_SGE)));
   emul_wq_init(&qp->rq, sizeof(emul_rwqe_t), attr->max_recv_sge);
   g_queue_init(&qp->xin);
+  g_queue_init(&qp->xans);
   emul_fabric_lock();
   qp->base.qp_num = emul_fabric.next_qpn++;
   if (qp->ud) {

@@ -14,7 +14,8 @@
  *   `armed` costs a doorbell, one per sleep;
  * - a consumer never stops draining: a request it cannot execute yet waits
  *   in qp->xin, so two processes whose rings are full of each other's
- *   requests cannot deadlock;
+ *   requests cannot deadlock (a pause for a long Read Response's copy
+ *   ends with the copy: emul_ring_serve);
  * - nothing read from the peer's ring is trusted: lengths and ops are
  *   checked before use, and a frame that breaks the rules breaks the
  *   connection (emul_ring_peer_break);
@@ -368,6 +369,10 @@ emul_ring_free_queues(emul_xconn_t *x)
       g_free(in->buf);
       g_free(in);
     }
+    while ((in = g_queue_pop_head(&x->qp->xans)) != NULL) {
+      g_free(in->buf);
+      g_free(in);
+    }
   }
 }
 
@@ -402,9 +407,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
   }
   case X_OP_ACK:
   case X_OP_READ_RESP:
-    emul_ring_answer(qp, f, buf, w);
-    if (owned)
-      g_free(buf);
+    emul_ring_answer(qp, f, buf, owned, w);  /* takes @buf when owned */
     break;
   default:
     if (owned)
@@ -466,12 +469,14 @@ x_taken(emul_xconn_t *x, uint64_t head)
 }
 
 /* Consumer: take every frame the peer published, assembling messages and
- * handing each to x_dispatch.  Never stops early (see emul_ring.h). */
-void
-emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
+ * handing each to x_dispatch.  Never stops early (see emul_ring.h), but
+ * with @cut at a long Read Response left to the drainer (qp->xans): TRUE
+ * then, and the caller makes the copy and drains on (emul_ring_serve). */
+gboolean
+emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
 {
   if (x->dead || x->qp == NULL || x->qp->state != RNICPI_QPS_RTS || x->seg == NULL)
-    return;
+    return FALSE;
   int s = 1 - x->side;
   x_ring_ctl_t *r = &x->seg->ring[s];
   const uint8_t *data = ring_data(x, s);
@@ -495,7 +500,7 @@ emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
         __atomic_store_n(&x->rx_head, head, __ATOMIC_RELAXED);
         x_dispatch(x, &f, f.total > 0 ? (uint8_t *) data + pat : NULL, FALSE, w);
         if (x->dead)
-          return;  /* the ring went with the connection */
+          return FALSE;  /* the ring went with the connection */
         x_taken(x, head);
         continue;
       }
@@ -516,15 +521,33 @@ emul_ring_drain(emul_xconn_t *x, emul_work_t *w)
       x->in.buf = NULL;
       x_dispatch(x, &whole, buf, TRUE, w);
       if (x->dead)
-        return;
+        return FALSE;
+      if (cut && x->issue_owed && !emul_queue_empty(&x->qp->xans)) {
+        /* The Reads behind this answer are issued once its copy is made:
+         * made now, not after every frame the peer has sent meanwhile,
+         * it keeps the peer's Read Responses coming. */
+        x_taken(x, head);
+        return TRUE;
+      }
     }
     x_taken(x, head);
   }
   if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_ring_take_acks(x->qp, w))
     emul_ring_answered(x->qp, w);
-  return;
+  return FALSE;
 bad:
   emul_ring_peer_break(x, NULL, w);
+  return FALSE;
+}
+
+void
+emul_ring_serve(emul_xconn_t *x, emul_work_t *w)
+{
+  gboolean more;
+  do {
+    more = emul_ring_drain(x, TRUE, w);
+    emul_ring_issue_owed(x, w);  /* may let the locks go for a long copy */
+  } while (more && !x->dead);
 }
 
 unsigned

@@ -56,7 +56,8 @@
  * requests it cannot execute yet (a send with no receive posted, and every
  * request behind it: RC ordering) wait in the QP's private queue qp->xin.
  * So two processes whose rings are full of each other's requests cannot
- * deadlock.  Frames that arrive whole and contiguous are executed in place
+ * deadlock.  (It pauses only to make a long Read Response's copy, with the
+ * locks let go, and drains on after it: emul_ring_serve.)  Frames that arrive whole and contiguous are executed in place
  * (no copy out, no allocation); answers are pushed straight into the ring
  * when nothing waits ahead of them (x->out is only the overflow queue).
  *
@@ -488,7 +489,12 @@ void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 /* emul_ring.c */
 gboolean emul_ring_pending(emul_xconn_t *x);  /* the peer's ring has frames */
 void emul_ring_pump(emul_xconn_t *x);
-void emul_ring_drain(emul_xconn_t *x, emul_work_t *w);
+gboolean emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w);
+/* A drainer's turn at @x (fabric lock and the QP's link held, a reference
+ * to @x): emul_ring_drain, and after it the long copies it left to its
+ * drainer (emul_ring_issue_owed, which lets the locks go for each); a
+ * drain cut at a long Read Response goes on after its copy. */
+void emul_ring_serve(emul_xconn_t *x, emul_work_t *w);
 /* The drain of @qp's ring @x under the QP's link alone (a busy poll's, a
  * woken sleeper's, the progress thread's; the
  * fabric lock not held): the Sends of the latency case
@@ -527,7 +533,12 @@ emul_xconn_t *emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark);
 void emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
-void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w);
+/* An answer @f found by a drain; @owned: @buf is the caller's to give
+ * (assembled), else it lives in the ring until the drain ends. */
+void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w);
+/* A teardown about to run: the answers queued behind a copy that is not
+ * running (qp->xans) complete now, under the lock, as the peer gave them. */
+void emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w);
 gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                         const struct iovec *r, int nr);
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);

@@ -670,6 +670,8 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
     break;
   case X_DISC:
   case X_BREAK:
+    if (x->qp != NULL && x->qp->x == x && x->conn == NULL)
+      emul_ring_answers_settle(x->qp, w);  /* answers it gave before it ended */
     emul_ring_peer_break(x, m, w);
     break;
   case X_MAP_REQ:
@@ -749,12 +751,15 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
     /* Frames published before this message (or before the EOF) first:
      * teardown must not overtake the answers that preceded it. */
     if (x->qp != NULL && x->seg != NULL)
-      emul_ring_drain(x, &w);
+      emul_ring_drain(x, FALSE, &w);
     if (x->dead) {
       /* closed while draining */
     } else if (n <= 0) {
-      if (x->qp != NULL && x->conn == NULL)
+      if (x->qp != NULL && x->conn == NULL) {
+        if (x->qp->x == x)
+          emul_ring_answers_settle(x->qp, &w);  /* answers it gave before it died */
         emul_ring_peer_break(x, NULL, &w);   /* the peer process died */
+      }
       else
         emul_ring_fail_pending(x, &w);
     } else if ((size_t) n < X_MSG_MIN || m->magic != X_MAGIC ||
@@ -769,8 +774,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   emul_link_drop(l);
   if (!x->dead && x->qp != NULL && x->seg != NULL) {
     l = emul_link_take(x->qp);
-    emul_ring_drain(x, &w);
-    emul_ring_issue_owed(x, &w);  /* may let the locks go for a long copy */
+    emul_ring_serve(x, &w);  /* may let the locks go for a long copy */
     if (!x->dead)
       emul_ring_pump(x);
     emul_link_drop(l);

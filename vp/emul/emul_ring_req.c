@@ -20,7 +20,8 @@
  * - graceful disconnect (iWARP): the DISC goes once every outstanding
  *   request is answered (qp->closing);
  * - flush exactly once: a WR stays in qp->sq until its answer (ACK,
- *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first;
+ *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first
+ *   (out of it only while its answer's copy runs: Long copies);
  *   answers for a closed connection cannot arrive (its ring is unmapped).
  *
  * SPDX-License-Identifier: MIT
@@ -40,12 +41,14 @@ x_acked_by_word(rnicpi_wr_opcode_t op)
 }
 
 /* Requester: complete, in order, the oldest issued requests the peer's ACK
- * word covers.  TRUE when one completed. */
+ * word covers.  TRUE when one completed.  They stop at the first Read or
+ * atomic, whose answer comes as a frame; while a copy runs (qp->xcopying)
+ * its request is out of the queue, and nothing completes. */
 gboolean
 emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  if (x == NULL || x->seg == NULL)
+  if (x == NULL || x->seg == NULL || qp->xcopying)
     return FALSE;
   uint64_t a = __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_ACQUIRE);
   __atomic_store_n(&x->acked_seen, a, __ATOMIC_RELAXED);  /* emul_ring_pending reads it */
@@ -86,7 +89,12 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * x->issue_owed) and made after the drain (emul_ring_issue_owed), with
  * the locks let go: the progress thread's drain and an application
  * thread's in its poll of a CQ alike, so that no system call runs under
- * the fabric lock and the process's other connections go on meanwhile. */
+ * the fabric lock and the process's other connections go on meanwhile.
+ * The bounce mode's Read Response of EMUL_COPY_UNLOCKED bytes or more,
+ * assembled from its frames, is scattered into the sink the same way
+ * (x_answer): a drain queues it (qp->xans), and the answers after it
+ * queue behind it, for its drainer; its Read is out of the send queue
+ * while the copy runs, as a posted request's is. */
 gboolean
 emul_ring_copy_unlocks(uint64_t len, gboolean attach)
 {
@@ -489,9 +497,11 @@ x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
 static void
 x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
 {
-  emul_swqe_t *prev = NULL, *s = emul_wq_peek(&qp->sq);
+  /* A Read whose answer's bytes land is ahead of them all: what would
+   * complete at once (one-sided, local) waits for it. */
+  emul_swqe_t *prev = qp->xcopy_answered, *s = emul_wq_peek(&qp->sq);
   uint32_t reads = 0;  /* Reads and atomics issued and not answered */
-  while (s != NULL && qp->x != NULL && !qp->xcopying) {
+  while (s != NULL && qp->x != NULL && (!qp->xcopying || qp->xcopy_answered != NULL)) {
     emul_xconn_t *x = qp->x;
     rnicpi_send_wr_t *wr = &s->wr;
     if (s->issued) {
@@ -567,8 +577,10 @@ rnicpi_status_t
 emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   if (qp->xcopying) {
-    emul_swqe_keep(qp, wr)->seq = qp->next_seq++;  /* issued when the copy ahead of it ends */
-    return RNICPI_OK;
+    emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
+    if (qp->xcopy_answered != NULL)
+      goto issue;  /* into the ring behind the Read whose answer lands */
+    return RNICPI_OK;  /* issued when the copy ahead of it ends */
   }
   if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode))) {
     xr_t r = x_direct(qp, wr, FALSE, w);
@@ -598,8 +610,10 @@ static void
 x_go_on(emul_qp_t *qp, gboolean draining, emul_work_t *w)
 {
   x_issue(qp, draining, w);
-  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq))
-    emul_ring_break(qp, w, TRUE, NULL, 0);  /* graceful: the last answer is in */
+  /* Graceful: the last answer is in, and its copy done. */
+  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq) && !qp->xcopying &&
+      emul_queue_empty(&qp->xans))
+    emul_ring_break(qp, w, TRUE, NULL, 0);
 }
 
 /* Requests answered, seen by a drain of the ring. */
@@ -609,9 +623,39 @@ emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
   x_go_on(qp, TRUE, w);
 }
 
+static gboolean x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
+                         emul_work_t *w);
+
+/* Run the answers queued behind a Read Response's copy (qp->xans), in
+ * order, each scattering a long one with the locks let go when @unlock
+ * (Long copies); none while a copy runs, whose copier runs them after it.
+ * FALSE when one ended the connection or flushed the QP. */
+static gboolean
+x_run_answers(emul_qp_t *qp, gboolean unlock, emul_work_t *w)
+{
+  x_in_t *a;
+  gboolean any = !emul_queue_empty(&qp->xans);
+  while (qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->xcopying &&
+         (a = g_queue_pop_head(&qp->xans)) != NULL) {
+    gboolean go = x_answer(qp, &a->f, a->buf, unlock, w);
+    g_free(a->buf);
+    g_free(a);
+    if (!go)
+      return FALSE;
+    /* What the answer lets go (ORD, ordering) is issued at once, as a
+     * drain's answer does (emul_ring_answered). */
+    emul_ring_take_acks(qp, w);
+    x_go_on(qp, FALSE, w);
+  }
+  if (any && qp->x != NULL && qp->state == RNICPI_QPS_RTS && emul_queue_empty(&qp->xans))
+    emul_ring_take_acks(qp, w);  /* the Sends and Writes behind them */
+  return TRUE;
+}
+
 /* A drainer (fabric lock held, a reference to @x): its drain is over; a
- * long copy it found, of a request (Long copies) or of a Send's payload
- * (emul_ring_resp.c, "Long pulls"), is made now, letting the lock go. */
+ * long copy it found, of a request or an answer (Long copies) or of a
+ * Send's payload (emul_ring_resp.c, "Long pulls"), is made now, letting
+ * the lock go. */
 void
 emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
 {
@@ -621,6 +665,8 @@ emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
   emul_qp_t *qp = x->qp;
   if (x->dead || qp == NULL || qp->x != x || qp->state != RNICPI_QPS_RTS)
     return;  /* the connection ended: the teardown flushed what was owed */
+  if (!x_run_answers(qp, TRUE, w))
+    return;
   emul_ring_run_in(qp, FALSE, w);
   if (qp->x == x && qp->state == RNICPI_QPS_RTS)
     x_go_on(qp, FALSE, w);
@@ -628,34 +674,67 @@ emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
     emul_ring_pump(qp->x);
 }
 
-/* An answer from the peer: it names the oldest unanswered request. */
 void
-emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_work_t *w)
+emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w)
+{
+  if (qp->xcopying || emul_queue_empty(&qp->xans))
+    return;  /* a copy runs: its copier completes it flushed, and the rest */
+  /* All of them taken first: one that breaks the connection tears it
+   * down, which must not come back here. */
+  GQueue q = qp->xans;
+  g_queue_init(&qp->xans);
+  gboolean go = TRUE;
+  x_in_t *a;
+  while ((a = g_queue_pop_head(&q)) != NULL) {
+    go = go && qp->x != NULL && qp->state == RNICPI_QPS_RTS && x_answer(qp, &a->f, a->buf, FALSE, w);
+    g_free(a->buf);
+    g_free(a);
+  }
+}
+
+/* Complete the oldest unanswered request with its answer @f (@buf: a Read
+ * Response's bytes), scattering a long Read Response into the sink with
+ * the locks let go when @unlock.  FALSE when the connection ended or the
+ * QP was flushed meanwhile. */
+static gboolean
+x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock, emul_work_t *w)
 {
   emul_ring_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
   emul_swqe_t *s = emul_wq_peek(&qp->sq);
   if (s == NULL || !s->issued || s->seq != f->seq ||
       (f->op == X_OP_READ_RESP && (!x_is_read(s->wr.opcode) || f->total != f->byte_len))) {
     emul_ring_peer_break(qp->x, NULL, w);
-    return;
+    return FALSE;
   }
   emul_wq_pop(&qp->sq);
   uint32_t len = f->byte_len;
   if (f->op == X_OP_READ_RESP) {
     /* A sink of windows is translated again now: where the bytes land is
-     * what the windows say when they land. */
+     * what the windows say when they land (under the lock, then). */
     rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-    uint64_t sink_len;
+    uint64_t sink_len, n = MIN((uint64_t) len, f->total);
     const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
     rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
-    if (sg != NULL) {
-      emul_scatter(sg, s->wr.num_sge, buf, MIN((uint64_t) len, f->total));
+    if (sg != NULL && unlock && x_may_unlock(n, FALSE, &s->wr)) {
+      qp->xcopy_answered = s;
+      emul_xconn_t *held = x_copy_begin(qp);
+      emul_scatter(sg, s->wr.num_sge, buf, n);
+      gboolean flushed = x_copy_end(qp, held);
+      qp->xcopy_answered = NULL;
+      if (flushed) {
+        emul_qp_copy_flushed(qp, &s->wr, w);  /* the connection broke meanwhile */
+        emul_wq_put(&qp->sq, s);
+        return FALSE;
+      }
+      bad = RNICPI_WC_MEM_MGT_ERR;
+    } else if (sg != NULL) {
+      emul_scatter(sg, s->wr.num_sge, buf, n);
       bad = RNICPI_WC_MEM_MGT_ERR;
     }
     if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
       emul_req_fail_local(qp, &s->wr, bad, w);
       emul_wq_put(&qp->sq, s);
-      return;
+      return FALSE;
     }
   } else if (rnicpi_wr_is_atomic(s->wr.opcode)) {
     memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
@@ -663,6 +742,30 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, emul_wor
   }
   emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
   emul_wq_put(&qp->sq, s);
+  return TRUE;
+}
+
+/* An answer from the peer, found by a drain: it names the oldest
+ * unanswered request. */
+void
+emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w)
+{
+  if (qp->xcopying || !emul_queue_empty(&qp->xans) ||
+      (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(f->byte_len, FALSE))) {
+    /* Behind a copy, or a long Read Response to scatter with the locks let
+     * go: its drainer runs it after the drain (Long copies). */
+    x_in_t *a = g_new(x_in_t, 1);
+    a->f = *f;
+    a->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
+    g_queue_push_tail(&qp->xans, a);
+    qp->x->issue_owed = TRUE;
+    return;
+  }
+  gboolean go = x_answer(qp, f, buf, FALSE, w);
+  if (owned)
+    g_free(buf);
+  if (!go)
+    return;
   emul_ring_take_acks(qp, w);
   emul_ring_answered(qp, w);
 }
