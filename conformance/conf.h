@@ -202,4 +202,19 @@ void conf_say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
  * of file or timeout (free with g_free). */
 char *conf_hear(int fd, int timeout_ms);
 
+/* A child's watchdog: a child that hears of nothing for this many seconds
+ * takes its parent to be stuck and ends (SIGALRM, with a line on its
+ * stderr saying so).  It counts from conf_child_watchdog_start and again
+ * from each event the child takes (conf_child_progress; conf_wait calls
+ * it), not from the child's start alone: a long stream in the lab VM
+ * (TCG, beside the host's suites) ran past 60 s and its child was killed
+ * mid-stream (the lab run of the CI of 82e7631).  CONF_XPROC_WATCHDOG_S
+ * overrides it (the conformance matrix's emul-watchdog row). */
+#define CONF_CHILD_WATCHDOG_S 60
+void conf_child_watchdog_start(void);
+/* The child took an event: its watchdog counts again from now (nothing
+ * in a process that did not start one).  alarm() is called at most once
+ * a second: a busy-polling child makes no system call per event. */
+void conf_child_progress(void);
+
 #endif

@@ -743,6 +743,7 @@ client_next(conf_side_t *s, unsigned cid, unsigned j, const char *what)
   if (st != IT_SUCCESS)
     g_error("client %u: round %u of %u: no completion in %d ms waiting for %s: %s", cid, j, SRV_ROUNDS,
             CLIENT_TIMEOUT_MS, what, itx_status_name(st));
+  conf_child_progress();
   if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS)
     g_error("client %u: round %u: %s (cookie 0x%" G_GINT64_MODIFIER "x) completed with %s", cid, j,
             itx_event_name(ev.event_number), (guint64) ev.dto_cmpl.cookie,
@@ -1160,7 +1161,7 @@ main(int argc, char **argv)
   self_exe = g_file_read_link("/proc/self/exe", NULL);
   g_log_writer_default_set_use_stderr(TRUE);
   if (argc == 3 && strcmp(argv[1], "--evloop-role") == 0) {
-    alarm(60); /* a child never outlives a stuck parent by much */
+    conf_child_watchdog_start(); /* a child never outlives a stuck parent by much */
     if (strcmp(argv[2], "aevd-client") == 0)
       return role_aevd_client();
     return 2;

@@ -319,7 +319,7 @@ int
 main(int argc, char **argv)
 {
   if (argc == 4 && strcmp(argv[1], "--scale-child") == 0) {
-    alarm(60); /* never outlive a stuck parent by much */
+    conf_child_watchdog_start(); /* never outlive a stuck parent by much */
     return child_accept(atoi(argv[2]), (size_t) g_ascii_strtoull(argv[3], NULL, 10));
   }
   g_test_init(&argc, &argv, NULL);

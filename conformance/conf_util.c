@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,7 @@ conf_wait(it_evd_handle_t evd, it_event_type_t want)
   it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
   if (st != IT_SUCCESS)
     g_error("waiting for %s: %s (%s)", itx_event_name(want), itx_status_name(st), itx_error_detail());
+  conf_child_progress();
   if (ev.event_number != want)
     g_error("expected %s, got %s", itx_event_name(want), itx_event_name(ev.event_number));
   return ev;
@@ -546,4 +548,43 @@ conf_hear(int fd, int timeout_ms)
   }
   g_string_free(s, TRUE);
   return NULL;
+}
+
+/* ---- a child's watchdog ---- */
+
+static unsigned watchdog_s;    /* 0: not a child, no watchdog */
+static char watchdog_msg[160]; /* written from the signal handler */
+
+static void
+watchdog_fired(int sig)
+{
+  ssize_t n = write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg));
+  (void) n;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void
+conf_child_watchdog_start(void)
+{
+  const char *env = g_getenv("CONF_XPROC_WATCHDOG_S");
+  watchdog_s = env != NULL && atoi(env) > 0 ? (unsigned) atoi(env) : CONF_CHILD_WATCHDOG_S;
+  g_snprintf(watchdog_msg, sizeof watchdog_msg,
+             "[the child's watchdog: no event for %u s, so the parent is taken to be stuck: SIGALRM]\n",
+             watchdog_s);
+  signal(SIGALRM, watchdog_fired);
+  alarm(watchdog_s);
+}
+
+void
+conf_child_progress(void)
+{
+  static gint64 armed_at;
+  if (watchdog_s == 0)
+    return;
+  gint64 now = g_get_monotonic_time();  /* vDSO: no system call */
+  if (now - armed_at >= G_USEC_PER_SEC) {
+    alarm(watchdog_s);
+    armed_at = now;
+  }
 }

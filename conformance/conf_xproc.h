@@ -78,20 +78,6 @@ void xproc_peer_accessed(const conf_buf_t *b);
 
 /* ---- the child's side (conf_xproc_child.c) ---- */
 
-/* A child's watchdog: a child that hears of nothing for this many seconds
- * takes its parent to be stuck and ends (SIGALRM, with a line on its
- * stderr saying so).  It counts from the child's start and again from each
- * event it takes (xproc_child_progress), not from its start alone: a long
- * stream in the lab VM (TCG, beside the host's suites) ran past 60 s and
- * its child was killed mid-stream (the lab run of the CI of 82e7631).
- * CONF_XPROC_WATCHDOG_S overrides it (the conformance matrix's
- * emul-watchdog row). */
-#define XPROC_CHILD_WATCHDOG_S 60
-void xproc_child_watchdog_start(void);
-/* The child took an event: its watchdog counts again from now (nothing
- * in the parent, which has none).  alarm() is called at most once a
- * second: a busy-polling child makes no system call per event. */
-void xproc_child_progress(void);
 /* Run the child @role; its exit status (2: no such role). */
 int xproc_child_main(const char *role);
 

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,57 +118,18 @@ xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t
     size_t more;
     *st = it_evd_wait(dto, XPROC_EVENT_WAIT_US, ev, &more);
     if (*st == IT_SUCCESS)
-      xproc_child_progress();
+      conf_child_progress();
     return *st == IT_SUCCESS;
   }
   gint64 deadline = g_get_monotonic_time() + XPROC_EVENT_WAIT_US;
   for (unsigned n = 0;; n++) {
     *st = it_evd_dequeue(dto, ev);
     if (*st == IT_SUCCESS)
-      xproc_child_progress();
+      conf_child_progress();
     if (*st != IT_ERR_QUEUE_EMPTY)
       return *st == IT_SUCCESS;
     if (n % 1024 == 0 && g_get_monotonic_time() > deadline)
       return FALSE;
-  }
-}
-
-/* ---- the child's watchdog ---- */
-
-static unsigned watchdog_s;    /* 0: not a child, no watchdog */
-static char watchdog_msg[160]; /* written from the signal handler */
-
-static void
-watchdog_fired(int sig)
-{
-  ssize_t n = write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg));
-  (void) n;
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-void
-xproc_child_watchdog_start(void)
-{
-  const char *env = g_getenv("CONF_XPROC_WATCHDOG_S");
-  watchdog_s = env != NULL && atoi(env) > 0 ? (unsigned) atoi(env) : XPROC_CHILD_WATCHDOG_S;
-  g_snprintf(watchdog_msg, sizeof watchdog_msg,
-             "[the child's watchdog: no event for %u s, so the parent is taken to be stuck: SIGALRM]\n",
-             watchdog_s);
-  signal(SIGALRM, watchdog_fired);
-  alarm(watchdog_s);
-}
-
-void
-xproc_child_progress(void)
-{
-  static gint64 armed_at;
-  if (watchdog_s == 0)
-    return;
-  gint64 now = g_get_monotonic_time();  /* vDSO: no system call */
-  if (now - armed_at >= G_USEC_PER_SEC) {
-    alarm(watchdog_s);
-    armed_at = now;
   }
 }
 
