@@ -74,7 +74,7 @@ run() {
   rm -f "$dir/meson-logs/$logbase.json"
   nice -n 19 meson test -C "$dir" --no-rebuild --num-processes 2 --timeout-multiplier 4 \
     --logbase "$logbase" --print-errorlogs "$@" || rc=$?
-  echo "sanitize: $dir: tests ran in $((SECONDS - t0)) s (exit $rc)"
+  echo "sanitize: $dir: tests ran in $((SECONDS - t0)) s (exit $rc; log $logbase.json)"
   if [ ! -f "$dir/meson-logs/$logbase.json" ]; then
     echo "sanitize: $dir: 'meson test $*' left no log $logbase.json: it ran nothing (see above)" >&2
     nolog=1
