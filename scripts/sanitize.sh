@@ -76,7 +76,7 @@ run() {
     --logbase "$logbase" --print-errorlogs "$@" || rc=$?
   echo "sanitize: $dir: tests ran in $((SECONDS - t0)) s (exit $rc; log $logbase.json)"
   if [ ! -f "$dir/meson-logs/$logbase.json" ]; then
-    echo "sanitize: $dir: 'meson test $*' left no log $logbase.json: it ran nothing (see above)" >&2
+    echo "sanitize: $dir: 'meson test $*' left no log $logbase.json: it ran nothing (see the lines above; 'meson test -C $dir --list' names the tests there are)" >&2
     nolog=1
   fi
   return $rc

@@ -365,15 +365,27 @@ emul_ring_free_queues(emul_xconn_t *x)
     g_free(x->in.buf);
   x->in_busy = FALSE;
   if (x->qp != NULL) {
-    while ((in = g_queue_pop_head(&x->qp->xin)) != NULL) {
-      g_free(in->buf);
-      g_free(in);
-    }
-    while ((in = g_queue_pop_head(&x->qp->xans)) != NULL) {
-      g_free(in->buf);
-      g_free(in);
-    }
+    while ((in = g_queue_pop_head(&x->qp->xin)) != NULL)
+      emul_ring_in_free(in);
+    while ((in = g_queue_pop_head(&x->qp->xans)) != NULL)
+      emul_ring_in_free(in);
   }
+}
+
+x_in_t *
+emul_ring_in_new(const x_frame_t *f, uint8_t *buf, gboolean owned)
+{
+  x_in_t *in = g_new(x_in_t, 1);
+  in->f = *f;
+  in->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
+  return in;
+}
+
+void
+emul_ring_in_free(x_in_t *in)
+{
+  g_free(in->buf);
+  g_free(in);
 }
 
 /* A whole message from the peer.  @owned: @buf is ours (assembled from
@@ -398,10 +410,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
         break;
       }
     }
-    x_in_t *in = g_new(x_in_t, 1);
-    in->f = *f;
-    in->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
-    g_queue_push_tail(&qp->xin, in);
+    g_queue_push_tail(&qp->xin, emul_ring_in_new(f, buf, owned));
     emul_ring_run_in(qp, TRUE, w);
     break;
   }

@@ -354,11 +354,16 @@ typedef struct x_out {
   gboolean started;
 } x_out_t;
 
-/* A request from the peer, assembled, waiting to execute. */
+/* A request from the peer, assembled, waiting to execute (qp->xin), or
+ * an answer waiting behind a copy (qp->xans). */
 typedef struct x_in {
   x_frame_t f;
   uint8_t *buf;
 } x_in_t;
+/* A queue entry for the frame @f found by a drain: @buf is taken when
+ * @owned (assembled), else copied out of the ring (f->total bytes). */
+x_in_t *emul_ring_in_new(const x_frame_t *f, uint8_t *buf, gboolean owned);
+void emul_ring_in_free(x_in_t *in);
 
 struct emul_xconn {
   gint ref;

@@ -638,8 +638,7 @@ x_run_answers(emul_qp_t *qp, gboolean unlock, emul_work_t *w)
   while (qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->xcopying &&
          (a = g_queue_pop_head(&qp->xans)) != NULL) {
     gboolean go = x_answer(qp, &a->f, a->buf, unlock, w);
-    g_free(a->buf);
-    g_free(a);
+    emul_ring_in_free(a);
     if (!go)
       return FALSE;
     /* What the answer lets go (ORD, ordering) is issued at once, as a
@@ -687,8 +686,7 @@ emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w)
   x_in_t *a;
   while ((a = g_queue_pop_head(&q)) != NULL) {
     go = go && qp->x != NULL && qp->state == RNICPI_QPS_RTS && x_answer(qp, &a->f, a->buf, FALSE, w);
-    g_free(a->buf);
-    g_free(a);
+    emul_ring_in_free(a);
   }
 }
 
@@ -715,20 +713,23 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
     uint64_t sink_len, n = MIN((uint64_t) len, f->total);
     const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
     rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
-    if (sg != NULL && unlock && x_may_unlock(n, FALSE, &s->wr)) {
-      qp->xcopy_answered = s;
-      emul_xconn_t *held = x_copy_begin(qp);
-      emul_scatter(sg, s->wr.num_sge, buf, n);
-      gboolean flushed = x_copy_end(qp, held);
-      qp->xcopy_answered = NULL;
-      if (flushed) {
-        emul_qp_copy_flushed(qp, &s->wr, w);  /* the connection broke meanwhile */
-        emul_wq_put(&qp->sq, s);
-        return FALSE;
+    if (sg != NULL) {
+      gboolean unlocked = unlock && x_may_unlock(n, FALSE, &s->wr);
+      emul_xconn_t *held = NULL;
+      if (unlocked) {
+        qp->xcopy_answered = s;
+        held = x_copy_begin(qp);
       }
-      bad = RNICPI_WC_MEM_MGT_ERR;
-    } else if (sg != NULL) {
       emul_scatter(sg, s->wr.num_sge, buf, n);
+      if (unlocked) {
+        gboolean flushed = x_copy_end(qp, held);  /* the lock back first */
+        qp->xcopy_answered = NULL;
+        if (flushed) {
+          emul_qp_copy_flushed(qp, &s->wr, w);  /* the connection broke meanwhile */
+          emul_wq_put(&qp->sq, s);
+          return FALSE;
+        }
+      }
       bad = RNICPI_WC_MEM_MGT_ERR;
     }
     if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
@@ -754,10 +755,7 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned
       (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(f->byte_len, FALSE))) {
     /* Behind a copy, or a long Read Response to scatter with the locks let
      * go: its drainer runs it after the drain (Long copies). */
-    x_in_t *a = g_new(x_in_t, 1);
-    a->f = *f;
-    a->buf = owned || buf == NULL ? buf : g_memdup2(buf, f->total);
-    g_queue_push_tail(&qp->xans, a);
+    g_queue_push_tail(&qp->xans, emul_ring_in_new(f, buf, owned));
     qp->x->issue_owed = TRUE;
     return;
   }

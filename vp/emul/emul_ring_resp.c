@@ -268,8 +268,7 @@ emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w)
       g_queue_push_head(&qp->xin, in);
       return;
     }
-    g_free(in->buf);
-    g_free(in);
+    emul_ring_in_free(in);
     if (r == XR_FAILED)
       return;
   }
