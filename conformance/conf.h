@@ -216,5 +216,13 @@ void conf_child_watchdog_start(void);
  * in a process that did not start one).  alarm() is called at most once
  * a second: a busy-polling child makes no system call per event. */
 void conf_child_progress(void);
+/* What the child now waits for (a static string; NULL: nothing), which
+ * the watchdog's line names: a child stuck in a call of its own (no
+ * event, but no 5 s timeout either) is then told from a stuck parent.
+ * The watchdog also writes every thread's stack (gdb, when installed). */
+void conf_child_waiting(const char *what);
+/* Every thread's stack of process @pid (gdb attached in batch mode) onto
+ * @fd; a line saying gdb is missing when it is. */
+void conf_gdb_stacks(pid_t pid, int fd);
 
 #endif

@@ -8,8 +8,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -236,7 +240,9 @@ conf_wait(it_evd_handle_t evd, it_event_type_t want)
 {
   it_event_t ev;
   size_t more = 0;
+  conf_child_waiting(itx_event_name(want));
   it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+  conf_child_waiting(NULL);
   if (st != IT_SUCCESS)
     g_error("waiting for %s: %s (%s)", itx_event_name(want), itx_status_name(st), itx_error_detail());
   conf_child_progress();
@@ -554,13 +560,91 @@ conf_hear(int fd, int timeout_ms)
 
 static unsigned watchdog_s;    /* 0: not a child, no watchdog */
 static char watchdog_msg[160]; /* written from the signal handler */
+/* What the child waits for (conf_wait), NULL between waits: the line the
+ * watchdog writes tells a stuck parent (the child waits for a line or an
+ * event within its 5 s) from a stuck child (a call that never returned). */
+static const char *watchdog_waiting;
+/* gdb's command line for this process's threads' stacks, made when the
+ * watchdog starts (the handler only forks and execs); NULL without gdb. */
+static char *watchdog_gdb_argv[16];
+static char watchdog_pid[24];
+
+/* Each thread's stack of process @pid as gdb shows it, onto stderr: the
+ * command line for conf_gdb_stacks and the watchdog.  FALSE without gdb. */
+static gboolean
+gdb_argv(char **argv, size_t n, const char *pid)
+{
+  static char *gdb;
+  if (gdb == NULL && (gdb = g_find_program_in_path("gdb")) == NULL)
+    return FALSE;
+  const char *const a[] = { gdb, "-nx", "-batch", "-p", pid, "-ex", "set print frame-arguments none",
+                            "-ex", "thread apply all bt -frame-info short-location", NULL };
+  g_assert(G_N_ELEMENTS(a) <= n);
+  for (size_t i = 0; i < G_N_ELEMENTS(a); i++)
+    argv[i] = (char *) a[i];
+  return TRUE;
+}
+
+void
+conf_gdb_stacks(pid_t pid, int fd)
+{
+  char *argv[16], p[24];
+  g_snprintf(p, sizeof p, "%d", (int) pid);
+  if (!gdb_argv(argv, G_N_ELEMENTS(argv), p)) {
+    dprintf(fd, "[no gdb here: install it (apt-get install gdb) for the threads' stacks]\n");
+    return;
+  }
+  pid_t g = fork();
+  if (g == 0) {
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    alarm(30); /* a gdb that hangs ends */
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  if (g > 0)
+    waitpid(g, NULL, 0);
+}
+
+/* The watchdog's lines (async-signal-safe). */
+static void
+watchdog_say(void)
+{
+  ssize_t n = write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg));
+  const char *w = __atomic_load_n(&watchdog_waiting, __ATOMIC_RELAXED);
+  static const char was[] = "[it was waiting for ",
+                    notw[] = "[it was in no conf_wait: did a call of its own not return?]\n";
+  if (w != NULL) {
+    n = write(STDERR_FILENO, was, sizeof was - 1);
+    n = write(STDERR_FILENO, w, strlen(w));
+    n = write(STDERR_FILENO, "]\n", 2);
+  } else {
+    n = write(STDERR_FILENO, notw, sizeof notw - 1);
+  }
+  (void) n;
+}
 
 static void
 watchdog_fired(int sig)
 {
-  ssize_t n = write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg));
-  (void) n;
+  watchdog_say();
   signal(sig, SIG_DFL);
+  if (watchdog_gdb_argv[0] != NULL) {
+    /* Raw fork and exec (async-signal-safe; a sanitizer's fork interceptor
+     * may take locks a stuck thread holds); gdb's output onto stderr, not
+     * the stdout the parent reads lines from. */
+    alarm(40); /* a gdb that hangs ends this process all the same */
+    pid_t g = (pid_t) syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    if (g == 0) {
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+      static char *const env[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", NULL };
+      execve(watchdog_gdb_argv[0], watchdog_gdb_argv, env);
+      _exit(127);
+    }
+    if (g > 0)
+      waitpid(g, NULL, 0);
+    watchdog_say(); /* again after the stacks: the parent quotes the end */
+  }
   raise(sig);
 }
 
@@ -572,8 +656,19 @@ conf_child_watchdog_start(void)
   g_snprintf(watchdog_msg, sizeof watchdog_msg,
              "[the child's watchdog: no event for %u s, so the parent is taken to be stuck: SIGALRM]\n",
              watchdog_s);
+  g_snprintf(watchdog_pid, sizeof watchdog_pid, "%d", (int) getpid());
+  if (gdb_argv(watchdog_gdb_argv, G_N_ELEMENTS(watchdog_gdb_argv), watchdog_pid))
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* gdb, a descendant, may attach */
+  else
+    watchdog_gdb_argv[0] = NULL;
   signal(SIGALRM, watchdog_fired);
   alarm(watchdog_s);
+}
+
+void
+conf_child_waiting(const char *what)
+{
+  __atomic_store_n(&watchdog_waiting, what, __ATOMIC_RELAXED);
 }
 
 void

@@ -74,6 +74,8 @@ note_threads(child_t *c)
     fputc('\n', f);
   }
   g_dir_close(d);
+  fflush(f);
+  conf_gdb_stacks(c->pid, fileno(f));
   fclose(f);
 }
 
@@ -130,7 +132,7 @@ xproc_reap_ok(child_t *c)
    * once took more than 20 s to exit (stop 45). */
   int st = xproc_reap(c, 60000);
   if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-    g_autofree char *err = xproc_child_stderr_line(c, 3000);
+    g_autofree char *err = xproc_child_stderr_line(c, 4000);
     g_autofree char *ended = xproc_wait_status_text(st);
     g_error("child failed: it %s (within 60 s); its stderr (%s), last part: %s", ended, c->err, err);
   }
