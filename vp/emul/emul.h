@@ -159,9 +159,15 @@ emul_ring_bells_flush(void)
 /* Whether this thread holds the fabric lock: a long copy lets it go too
  * (emul_qp.c, "Long copies"). */
 G_GNUC_INTERNAL extern __thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
+/* A thread never waits for the fabric lock owing a bell: a teardown under
+ * the lock waits for every bell owed on its connection to be rung before
+ * its descriptors close (emul_ring_bells_quiet), so a bell owed from a
+ * section under a link alone (a sleeper's or a poll's drain) is rung
+ * before the wait, or the two threads would wait for each other. */
 static inline void
 emul_fabric_lock(void)
 {
+  emul_ring_bells_flush();
   rnicpi_spin_lock(&emul_fabric.lock);
   emul_fabric_mine = TRUE;
 }
@@ -188,6 +194,7 @@ static inline gboolean emul_queue_empty(const GQueue *q) { return q->head == NUL
 static inline void
 emul_lock_data_path(void)
 {
+  emul_ring_bells_flush();  /* as emul_fabric_lock: no wait owing a bell */
   /* The waiter may need this CPU to run at all (fewer cores than busy
    * threads): the backoff yields it. */
   for (unsigned n = 1; G_UNLIKELY(g_atomic_int_get(&emul_ring_pwant) > 0); n++)
