@@ -3,7 +3,7 @@
  *
  *   itapi-certify (--provider NAME | --provider-module PATH) [--strict]
  *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING...] [--timeout SEC]
- *                 [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
+ *                 [--jobs N] [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
  *                 [--markdown FILE] [--html FILE] [--list]
  *
  * The catalog is the set of test programs of the suite: cert-rnicpi drives the
@@ -42,6 +42,7 @@ char *opt_rules;
 char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
 int opt_timeout = 60;
+int opt_jobs = 1;
 
 /* The provider under test. */
 const rnicpi_entry_t *prov;
@@ -68,18 +69,31 @@ run_env(void)
   return env;
 }
 
-/* Run argv with env; output to a temp file; kill the process group after
- * the timeout.  Returns the wait status, or -1 on timeout. */
-int
-run_captured(char **argv, char **env, int timeout_s, char **output, double *ms)
+/* A test process running (run_start .. run_finish). */
+typedef struct {
+  pid_t pid;       /* -1: it could not be started */
+  char *tmpl;      /* the file holding its output (NULL: none) */
+  gint64 t0, deadline;
+  int status;      /* its wait status once it ended */
+  gboolean ended, timed_out;
+} run_t;
+
+/* Start argv with env, its output into a temporary file, in a process
+ * group of its own. */
+static void
+run_start(run_t *r, char **argv, char **env, int timeout_s)
 {
-  char *tmpl = NULL;
-  int fd = g_file_open_tmp("itapi-certify-XXXXXX", &tmpl, NULL);
+  memset(r, 0, sizeof(*r));
+  r->pid = -1;
+  int fd = g_file_open_tmp("itapi-certify-XXXXXX", &r->tmpl, NULL);
+  r->t0 = g_get_monotonic_time();
+  r->deadline = r->t0 + (gint64) timeout_s * G_USEC_PER_SEC;
   if (fd < 0) {
-    *output = g_strdup("cannot create a temporary file for the test's output");
-    return 0x7f00;
+    g_clear_pointer(&r->tmpl, g_free);
+    r->status = 0x7f00;
+    r->ended = TRUE;
+    return;
   }
-  gint64 t0 = g_get_monotonic_time();
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -92,38 +106,64 @@ run_captured(char **argv, char **env, int timeout_s, char **output, double *ms)
     _exit(127);
   }
   close(fd);
-  int status = 0;
-  gboolean timed_out = FALSE;
+  r->pid = pid;
   if (pid < 0) {
-    status = 0x7f00;
-  } else {
-    gint64 deadline = t0 + (gint64) timeout_s * G_USEC_PER_SEC;
-    for (;;) {
-      pid_t r = waitpid(pid, &status, WNOHANG);
-      if (r == pid)
-        break;
-      if (r < 0 && errno != EINTR) {
-        status = 0x7f00;
-        break;
-      }
-      if (g_get_monotonic_time() > deadline) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        timed_out = TRUE;
-        break;
-      }
-      g_usleep(2000);
-    }
-    /* Reap anything the test forked and left behind. */
-    kill(-pid, SIGKILL);
+    r->status = 0x7f00;
+    r->ended = TRUE;
   }
-  *ms = (g_get_monotonic_time() - t0) / 1000.0;
-  if (!g_file_get_contents(tmpl, output, NULL, NULL))
+}
+
+/* Whether @r has ended (killed, with its group, once past its deadline);
+ * never blocks. */
+static gboolean
+run_poll(run_t *r)
+{
+  if (r->ended)
+    return TRUE;
+  pid_t w = waitpid(r->pid, &r->status, WNOHANG);
+  if (w == r->pid || (w < 0 && errno != EINTR)) {
+    if (w < 0)
+      r->status = 0x7f00;
+    r->ended = TRUE;
+  } else if (g_get_monotonic_time() > r->deadline) {
+    kill(-r->pid, SIGKILL);
+    kill(r->pid, SIGKILL);
+    while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR) {
+    }
+    r->timed_out = TRUE;
+    r->ended = TRUE;
+  }
+  if (r->ended && r->pid > 0)
+    kill(-r->pid, SIGKILL);  /* reap anything the test forked and left behind */
+  return r->ended;
+}
+
+/* The output and time of @r, which ended; the wait status, or -1 on timeout. */
+static int
+run_finish(run_t *r, char **output, double *ms)
+{
+  *ms = (g_get_monotonic_time() - r->t0) / 1000.0;
+  if (r->tmpl == NULL) {
+    *output = g_strdup("cannot create a temporary file for the test's output");
+    return r->status;
+  }
+  if (!g_file_get_contents(r->tmpl, output, NULL, NULL))
     *output = g_strdup("");
-  g_unlink(tmpl);
-  g_free(tmpl);
-  return timed_out ? -1 : status;
+  g_unlink(r->tmpl);
+  g_clear_pointer(&r->tmpl, g_free);
+  return r->timed_out ? -1 : r->status;
+}
+
+/* Run argv with env; output to a temp file; kill the process group after
+ * the timeout.  Returns the wait status, or -1 on timeout. */
+int
+run_captured(char **argv, char **env, int timeout_s, char **output, double *ms)
+{
+  run_t r;
+  run_start(&r, argv, env, timeout_s);
+  while (!run_poll(&r))
+    g_usleep(2000);
+  return run_finish(&r, output, ms);
 }
 
 /* The lines that say why a GTest program failed. */
@@ -372,6 +412,139 @@ judge_tool(test_t *t, int status, const char *out)
   g_string_free(tail, TRUE);
 }
 
+/* Tests that run by themselves under --jobs: they look at what the whole
+ * host has (segments in /dev/shm, the device list, a memory cap), load it
+ * on purpose, or time what a loaded host would slow. */
+static const char *const alone_prefixes[] = {
+  "/rnicpi/device/", "/conformance/ia/", "/conformance/xproc/no-leak", "/conformance/stress/",
+  "/conformance/scale/", "/conformance/race/pz-limit", "/conformance/evd/fd/",
+  "/conformance/xproc/aevd-server", "/conformance/xproc/stream", "/rnicpi/cm/unanswered-timeout",
+};
+
+static gboolean
+test_alone(const test_t *t)
+{
+  if (t->argv != NULL)
+    return TRUE;  /* a tool test: a peer process of its own */
+  for (size_t i = 0; i < G_N_ELEMENTS(alone_prefixes); i++)
+    if (g_str_has_prefix(t->id, alone_prefixes[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether @t is to run (a test listed as a deviation is not, under
+ * --skip-deviations: its result is set here). */
+static gboolean
+test_prepare(test_t *t, const char *reason)
+{
+  if (reason != NULL && opt_skip_deviations && !opt_strict && t->result == R_PASS &&
+      t->message == NULL) {
+    /* Listed, so any failure of it would be reported as this deviation:
+     * running it can only show that it now passes. */
+    t->result = R_DEVIATION;
+    t->message = g_strdup_printf("%s (not run: --skip-deviations)", reason);
+    return FALSE;
+  }
+  return t->result == R_PASS && t->message == NULL;
+}
+
+/* The end of @t (number @i, from 1), which ran or did not: its deviation,
+ * its TAP line and its console line. */
+static void
+test_report(test_t *t, guint i, const char *reason, FILE *console)
+{
+  if (reason != NULL && t->result == R_FAIL) {
+    if (opt_strict) {
+      g_autofree char *m = t->message;
+      t->message = g_strdup_printf("%s (listed as a known deviation: %s; --strict)", m, reason);
+    } else {
+      g_free(t->message);
+      t->result = R_DEVIATION;
+      t->message = g_strdup(reason);
+    }
+  } else if (reason != NULL && t->result == R_PASS) {
+    t->message = g_strdup_printf("passes although listed as a deviation (%s): remove it from the file", reason);
+  }
+  if (opt_tap) {
+    if (t->result == R_FAIL) {
+      g_autofree char *rl = catalog_rule_line(t);
+      printf("not ok %u %s\n# %s\n# rule broken: %s\n", i, t->id, t->message, rl);
+    }
+    else if (t->result == R_SKIP)
+      printf("ok %u %s # SKIP %s\n", i, t->id, t->message);
+    else if (t->result == R_DEVIATION)
+      printf("not ok %u %s # TODO known deviation: %s\n", i, t->id, t->message);
+    else
+      printf("ok %u %s\n", i, t->id);
+    fflush(stdout);
+  }
+  if (!opt_quiet || t->result == R_FAIL)
+    fprintf(console, "%-9s %s (%.0f ms)%s%s\n", t->result == R_PASS ? "PASS" : t->result == R_FAIL ? "FAIL" :
+            t->result == R_SKIP ? "SKIP" : "DEVIATION", t->id, t->ms,
+            t->message ? ": " : "", t->message ? t->message : "");
+  if (t->result == R_FAIL) {
+    g_autofree char *rl = catalog_rule_line(t);
+    fprintf(console, "          rule broken: %s\n", rl);
+  }
+}
+
+/* Run the catalog @cat, --jobs tests at a time (test_alone ones by
+ * themselves), and report each in catalog order as soon as it and those
+ * before it have ended. */
+static void
+run_pool(GPtrArray *cat, GHashTable *dev, char **env)
+{
+  FILE *console = opt_tap ? stderr : stdout;
+  guint n = cat->len, next_start = 0, next_report = 0, running = 0;
+  gboolean alone_running = FALSE;
+  run_t *runs = g_new0(run_t, MAX(n, 1));
+  guint8 *state = g_new0(guint8, MAX(n, 1));  /* 0 waits, 1 runs, 2 ended */
+  while (next_report < n) {
+    while (next_start < n && running < (guint) opt_jobs && !alone_running) {
+      test_t *t = g_ptr_array_index(cat, next_start);
+      if (!test_prepare(t, g_hash_table_lookup(dev, t->id))) {
+        state[next_start++] = 2;
+        continue;
+      }
+      gboolean alone = opt_jobs > 1 && test_alone(t);
+      if (alone && running > 0)
+        break;  /* it starts once the others have ended */
+      char *targv[] = { t->program, "-p", t->id, "--tap", NULL };
+      run_start(&runs[next_start], t->argv != NULL ? t->argv : targv, env, opt_timeout);
+      state[next_start++] = 1;
+      running++;
+      alone_running = alone;
+    }
+    gboolean moved = FALSE;
+    for (guint i = next_report; i < next_start; i++) {
+      if (state[i] != 1 || !run_poll(&runs[i]))
+        continue;
+      test_t *t = g_ptr_array_index(cat, i);
+      char *out = NULL;
+      int st = run_finish(&runs[i], &out, &t->ms);
+      if (t->argv != NULL)
+        judge_tool(t, st, out);
+      else
+        judge(t, st, out);
+      g_free(out);
+      state[i] = 2;
+      running--;
+      alone_running = FALSE;
+      moved = TRUE;
+    }
+    while (next_report < next_start && state[next_report] == 2) {
+      test_t *t = g_ptr_array_index(cat, next_report);
+      test_report(t, next_report + 1, g_hash_table_lookup(dev, t->id), console);
+      next_report++;
+      moved = TRUE;
+    }
+    if (!moved && running > 0)
+      g_usleep(2000);
+  }
+  g_free(runs);
+  g_free(state);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -386,6 +559,8 @@ main(int argc, char **argv)
     { "filter", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_filter,
       "run only tests whose id contains TEXT (repeated: any of them)", "TEXT" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "seconds each test may take (default 60)", "SEC" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs,
+      "tests run at once (default 1; those that look at or load the whole host run alone)", "N" },
     { "deviations", 0, 0, G_OPTION_ARG_FILENAME, &opt_deviations, "deviation file (default: the provider's)", "FILE" },
     { "tests-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_tests_dir, "where the test programs are", "DIR" },
     { "tap", 0, 0, G_OPTION_ARG_NONE, &opt_tap, "print TAP on standard output", NULL },
@@ -411,6 +586,10 @@ main(int argc, char **argv)
   g_option_context_free(ctx);
   if ((opt_provider == NULL) == (opt_module == NULL)) {
     fprintf(stderr, "itapi-certify: give exactly one of --provider NAME or --provider-module PATH\n");
+    return 2;
+  }
+  if (opt_jobs < 1 || opt_jobs > 64) {
+    fprintf(stderr, "itapi-certify: --jobs must be 1 to 64, not %d\n", opt_jobs);
     return 2;
   }
   if (strcmp(opt_level, "all") != 0 && strcmp(opt_level, "rnicpi") != 0 &&
@@ -443,59 +622,7 @@ main(int argc, char **argv)
   fprintf(console, "certifying provider '%s' (%s), device %s: %u tests\n", prov->name, prov->origin,
           device, cat->len);
   char **env = run_env();
-  for (guint i = 0; i < cat->len; i++) {
-    test_t *t = g_ptr_array_index(cat, i);
-    const char *reason = g_hash_table_lookup(dev, t->id);
-    if (reason != NULL && opt_skip_deviations && !opt_strict && t->result == R_PASS &&
-        t->message == NULL) {
-      /* Listed, so any failure of it would be reported as this deviation:
-       * running it can only show that it now passes. */
-      t->result = R_DEVIATION;
-      t->message = g_strdup_printf("%s (not run: --skip-deviations)", reason);
-    } else if (t->result == R_PASS && t->message == NULL) {
-      char *targv[] = { t->program, "-p", t->id, "--tap", NULL };
-      char *out = NULL;
-      int st = run_captured(t->argv != NULL ? t->argv : targv, env, opt_timeout, &out, &t->ms);
-      if (t->argv != NULL)
-        judge_tool(t, st, out);
-      else
-        judge(t, st, out);
-      g_free(out);
-    }
-    if (reason != NULL && t->result == R_FAIL) {
-      if (opt_strict) {
-        g_autofree char *m = t->message;
-        t->message = g_strdup_printf("%s (listed as a known deviation: %s; --strict)", m, reason);
-      } else {
-        g_free(t->message);
-        t->result = R_DEVIATION;
-        t->message = g_strdup(reason);
-      }
-    } else if (reason != NULL && t->result == R_PASS) {
-      t->message = g_strdup_printf("passes although listed as a deviation (%s): remove it from the file", reason);
-    }
-    if (opt_tap) {
-      if (t->result == R_FAIL) {
-        g_autofree char *rl = catalog_rule_line(t);
-        printf("not ok %u %s\n# %s\n# rule broken: %s\n", i + 1, t->id, t->message, rl);
-      }
-      else if (t->result == R_SKIP)
-        printf("ok %u %s # SKIP %s\n", i + 1, t->id, t->message);
-      else if (t->result == R_DEVIATION)
-        printf("not ok %u %s # TODO known deviation: %s\n", i + 1, t->id, t->message);
-      else
-        printf("ok %u %s\n", i + 1, t->id);
-      fflush(stdout);
-    }
-    if (!opt_quiet || t->result == R_FAIL)
-      fprintf(console, "%-9s %s (%.0f ms)%s%s\n", t->result == R_PASS ? "PASS" : t->result == R_FAIL ? "FAIL" :
-              t->result == R_SKIP ? "SKIP" : "DEVIATION", t->id, t->ms,
-              t->message ? ": " : "", t->message ? t->message : "");
-    if (t->result == R_FAIL) {
-      g_autofree char *rl = catalog_rule_line(t);
-      fprintf(console, "          rule broken: %s\n", rl);
-    }
-  }
+  run_pool(cat, dev, env);
   g_strfreev(env);
 
   counts_t c = report_count(cat, NULL);
