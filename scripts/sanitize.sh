@@ -90,6 +90,13 @@ nolog=0
 # part.
 asan_skip=(certify-emul-module)
 
+# itapi-certify's tests at once (ITAPI_CERTIFY_JOBS, itapi-certify --jobs)
+# in the runs of conformance rows that come after the lab suite has ended
+# (the narrowed ASan rows, TSan's): a row runs alone under meson test, so
+# one core would sit idle.  The ASan run of the whole matrix may still
+# share the host with the lab's emulated VM, and keeps one test at a time.
+certify_jobs=${ITAPI_SANITIZE_CERTIFY_JOBS:-2}
+
 # The rows ASan runs narrowed (row, then itapi-certify arguments added to
 # the row's own): where a row's setting changes one part of the provider,
 # ASan runs that part, and the rest under ASan in the row without the
@@ -126,7 +133,8 @@ asan() {
   # of a run), with a log of its own: testlog-<row>.json, which
   # scripts/test.sh counts beside testlog.json.
   for entry in "${asan_narrow[@]}"; do
-    run build-asan --logbase "testlog-${entry%%|*}" "${entry%%|*}" --test-args "${entry#*|}" || rc=1
+    ITAPI_CERTIFY_JOBS=$certify_jobs run build-asan --logbase "testlog-${entry%%|*}" "${entry%%|*}" \
+      --test-args "${entry#*|}" || rc=1
   done
   return $rc
 }
@@ -145,13 +153,14 @@ tsan() {
   # ... the conformance matrix's emul and iwarp rows whole (every level: the
   # provider's own tests, those with a peer process, the IT-API programs;
   # about 3 minutes each) ...
-  run build-tsan --logbase testlog-certify-whole certify-emul certify-iwarp --test-args "--timeout 240" || rc=1
+  ITAPI_CERTIFY_JOBS=$certify_jobs run build-tsan --logbase testlog-certify-whole certify-emul certify-iwarp \
+    --test-args "--timeout 240" || rc=1
   # ... and its other rows whose threads differ (emul's bounce ring, the host
   # CM's connect; an emul personality changes rules, not threads) over the
   # programs where threads race: the CM, the concurrency (race) and the
   # cross-process ones.  Each run has its own log, which scripts/test.sh
   # counts beside testlog.json.
-  run build-tsan --logbase testlog-certify certify-emul-iw-bounce certify-iwarp-hostcm --test-args "--level itapi --timeout 240 \
+  ITAPI_CERTIFY_JOBS=$certify_jobs run build-tsan --logbase testlog-certify certify-emul-iw-bounce certify-iwarp-hostcm --test-args "--level itapi --timeout 240 \
     --filter /conformance/cm/ --filter /conformance/race/ --filter /conformance/xproc/" || rc=1
   return $rc
 }

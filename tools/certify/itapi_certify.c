@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ char *opt_rules;
 char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
 int opt_timeout = 60;
-int opt_jobs = 1;
+int opt_jobs = INT_MIN; /* not given: ITAPI_CERTIFY_JOBS, else 1 */
 
 /* The provider under test. */
 const rnicpi_entry_t *prov;
@@ -560,7 +561,7 @@ main(int argc, char **argv)
       "run only tests whose id contains TEXT (repeated: any of them)", "TEXT" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "seconds each test may take (default 60)", "SEC" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs,
-      "tests run at once (default 1; those that look at or load the whole host run alone)", "N" },
+      "tests run at once (default: ITAPI_CERTIFY_JOBS, else 1; those that look at or load the whole host run alone)", "N" },
     { "deviations", 0, 0, G_OPTION_ARG_FILENAME, &opt_deviations, "deviation file (default: the provider's)", "FILE" },
     { "tests-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_tests_dir, "where the test programs are", "DIR" },
     { "tap", 0, 0, G_OPTION_ARG_NONE, &opt_tap, "print TAP on standard output", NULL },
@@ -587,6 +588,18 @@ main(int argc, char **argv)
   if ((opt_provider == NULL) == (opt_module == NULL)) {
     fprintf(stderr, "itapi-certify: give exactly one of --provider NAME or --provider-module PATH\n");
     return 2;
+  }
+  const char *jobs_env = g_getenv("ITAPI_CERTIFY_JOBS");
+  if (opt_jobs == INT_MIN && jobs_env != NULL && *jobs_env != '\0') {
+    char *end;
+    long j = strtol(jobs_env, &end, 10);
+    if (*end != '\0' || j < 1 || j > 64) {
+      fprintf(stderr, "itapi-certify: ITAPI_CERTIFY_JOBS must be a number from 1 to 64, not '%s'\n", jobs_env);
+      return 2;
+    }
+    opt_jobs = (int) j;
+  } else if (opt_jobs == INT_MIN) {
+    opt_jobs = 1;
   }
   if (opt_jobs < 1 || opt_jobs > 64) {
     fprintf(stderr, "itapi-certify: --jobs must be 1 to 64, not %d\n", opt_jobs);
