@@ -569,8 +569,9 @@ static const char *watchdog_waiting;
 static char *watchdog_gdb_argv[16];
 static char watchdog_pid[24];
 
-/* Each thread's stack of process @pid as gdb shows it, onto stderr: the
- * command line for conf_gdb_stacks and the watchdog.  FALSE without gdb. */
+/* Fill @argv (room for @n) with the gdb command line that prints each
+ * thread's stack of process @pid (conf_gdb_stacks, the watchdog); FALSE,
+ * @argv untouched, where gdb is not installed. */
 static gboolean
 gdb_argv(char **argv, size_t n, const char *pid)
 {
@@ -659,8 +660,6 @@ conf_child_watchdog_start(void)
   g_snprintf(watchdog_pid, sizeof watchdog_pid, "%d", (int) getpid());
   if (gdb_argv(watchdog_gdb_argv, G_N_ELEMENTS(watchdog_gdb_argv), watchdog_pid))
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* gdb, a descendant, may attach */
-  else
-    watchdog_gdb_argv[0] = NULL;
   signal(SIGALRM, watchdog_fired);
   alarm(watchdog_s);
 }
