@@ -91,10 +91,10 @@ nolog=0
 asan_skip=(certify-emul-module)
 
 # itapi-certify's tests at once (ITAPI_CERTIFY_JOBS, itapi-certify --jobs)
-# in the runs of conformance rows that come after the lab suite has ended
-# (the narrowed ASan rows, TSan's): a row runs alone under meson test, so
-# one core would sit idle.  The ASan run of the whole matrix may still
-# share the host with the lab's emulated VM, and keeps one test at a time.
+# in every run of conformance rows: a row runs alone under meson test, so
+# one core would sit idle.  The lab suite's emulated VM, which may still
+# run beside the first of them, is not starved: these runs are niced to
+# 19 (run), the VM is not.
 certify_jobs=${ITAPI_SANITIZE_CERTIFY_JOBS:-2}
 
 # The rows ASan runs narrowed (row, then itapi-certify arguments added to
@@ -128,7 +128,7 @@ asan() {
     echo "sanitize: 'meson test -C build-asan --list' names no test of the unit, conformance and iwarp suites: is build-asan set up (build-asan.setup.log)?" >&2
     return 1
   fi
-  run build-asan "${names[@]}" || rc=1
+  ITAPI_CERTIFY_JOBS=$certify_jobs run build-asan "${names[@]}" || rc=1
   # Each narrowed row in a run of its own (--test-args reaches every test
   # of a run), with a log of its own: testlog-<row>.json, which
   # scripts/test.sh counts beside testlog.json.
