@@ -1,8 +1,8 @@
 #!/bin/sh
 # lab/ib-guest.sh: the in-VM half of lab/ib-interop.sh.  Runs in the lab VM
 # (lab/run.sh shares the repository at its host path), with the build tree
-# given as $1, and prints one "CHECK name ok|FAIL" line per check, the
-# output of a failed one indented below it:
+# given as $1, and prints one "CHECK name ok|FAIL Ns" line per check (N:
+# the seconds it took), the output of a failed one indented below it:
 #
 #   perf-DEV         itapi-perf over vp/ib between two processes on DEV
 #                    (rxe0, siw0): every latency test checks its data, and
@@ -15,7 +15,8 @@
 #                    the device's deviation file (conformance/deviations/
 #                    DEV.txt), whose tests it does not run unless LAB_FULL=1
 #                    (--skip-deviations: they took 40% of the time); its
-#                    Markdown report goes to BUILD/ib-cert-DEV.md
+#                    Markdown report goes to BUILD/ib-cert-DEV.md, its
+#                    JSON report (each test's time) to BUILD/ib-cert-DEV.json
 #   removal-DEV      the catalog's /conformance/cm/device-removal with
 #                    `rdma link delete DEV` under two connected EPs (events,
 #                    flushes, the removal ending); DEV is added again after
@@ -35,7 +36,10 @@ addr() { case $1 in rxe0) echo 10.9.0.1 ;; siw0) echo 10.0.2.15 ;; esac; }
 
 check() {
   name=$1; shift
-  if "$@" >$out 2>&1; then echo "CHECK $name ok"; else echo "CHECK $name FAIL"; tail -25 $out | sed 's/^/    /'; fi
+  t0=$(date +%s) st=FAIL
+  "$@" >$out 2>&1 && st=ok
+  echo "CHECK $name $st $(($(date +%s) - t0))s"
+  [ $st = ok ] || tail -25 $out | sed 's/^/    /'
 }
 
 # Wait until the server $1 (a pid) listens on port $2: its rdma_cm
@@ -121,7 +125,7 @@ certify() {
   skip=--skip-deviations
   [ "${LAB_FULL:-0}" = 1 ] && skip=
   ITAPI_SCALE_PAIRS=100 ITAPI_PZ_LIMIT_CAP=110000 timeout 1500 "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 600 -q \
-    $skip --markdown "$build/ib-cert-$1.md"
+    $skip --markdown "$build/ib-cert-$1.md" --json "$build/ib-cert-$1.json"
 }
 
 # The device removed under connected EPs, then added again (as lab/run.sh

@@ -77,11 +77,11 @@ result() {
 vm_case() {
   "$lab/run.sh" -q -s "$share" -m 3G -t 3300 "LAB_FULL=${LAB_FULL:-0} sh $lab/ib-guest.sh $build" >"$tmp/vm.out" 2>&1
   local rc=$? seen=0
-  while read -r tag name st; do
+  while read -r tag name st secs; do
     [ "$tag" = CHECK ] || continue
     seen=$((seen + 1))
     [ "$st" = ok ] || awk -v n="$name" '$1 == "CHECK" { p = ($2 == n) ; next } p' "$tmp/vm.out"
-    result "$st" "$name"
+    result "$st" "$name${secs:+ ($secs)}"
   done <"$tmp/vm.out"
   if [ $rc -ne 0 ] || [ $seen -eq 0 ]; then
     echo "  the VM failed (status $rc):"; tail -20 "$tmp/vm.out" | sed 's/^/    /'
