@@ -162,7 +162,13 @@ x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
   return qp->xcopy_flushed;
 }
 
-/* Move @total bytes between local pieces and the peer's pieces. */
+/* Move @total bytes between local pieces and the peer's pieces.  Into
+ * the peer, the last byte goes in a local piece of its own: the kernel
+ * copies each piece with one string instruction, whose stores the CPU may
+ * make visible out of order (Intel SDM vol. 3, "Out-of-Order Stores For
+ * String Operations"), but the stores of one string instruction are
+ * visible before those of the next.  So the peer polling the message's
+ * last byte sees every other byte with it (rnicpi_place's rule). */
 gboolean
 emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                const struct iovec *r, int nr)
@@ -172,10 +178,16 @@ emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
   while (li < nl && ri < nr) {
     size_t n = MIN(l[li].iov_len - lo, r[ri].iov_len - ro);
     if (n > 0) {
-      struct iovec a = { (uint8_t *) l[li].iov_base + lo, n };
+      struct iovec a[2] = { { (uint8_t *) l[li].iov_base + lo, n } };
       struct iovec b = { (uint8_t *) r[ri].iov_base + ro, n };
-      ssize_t k = to_peer ? process_vm_writev(pid, &a, 1, &b, 1, 0)
-                          : process_vm_readv(pid, &a, 1, &b, 1, 0);
+      int na = 1;
+      if (to_peer && n > 1 && lo + n == l[li].iov_len && li == nl - 1) {
+        a[0].iov_len = n - 1;
+        a[1] = (struct iovec) { (uint8_t *) a[0].iov_base + n - 1, 1 };
+        na = 2;
+      }
+      ssize_t k = to_peer ? process_vm_writev(pid, a, (unsigned long) na, &b, 1, 0)
+                          : process_vm_readv(pid, a, 1, &b, 1, 0);
       if (k <= 0)
         return FALSE;
       n = (size_t) k;

@@ -485,20 +485,30 @@ rx_place_staged(iw_qp_t *qp, const uint8_t *src, uint32_t avail)
   return k;
 }
 
-/* recv() the rest of the payload straight into its place, and what follows
- * it into the stage (mr_lock held). */
+/* recv() the rest of the payload but its last byte straight into its
+ * place, and that byte and what follows into the stage (mr_lock held);
+ * *@asked: the bytes the call had room for.  The kernel copies with one
+ * string instruction, whose stores the CPU may make visible out of order
+ * (Intel SDM vol. 3, "Out-of-Order Stores For String Operations"): a
+ * reader polling the last byte could see it before bytes copied ahead of
+ * it.  Placed from the stage (rx_place_staged), the last byte is a store
+ * of its own, after the call: rnicpi_place's rule. */
 static ssize_t
-rx_place(iw_qp_t *qp)
+rx_place(iw_qp_t *qp, size_t *asked)
 {
   iw_rx_t *r = &qp->rx;
   struct iovec iov[IW_MAX_SGE + 1];
   int n = rx_dest(qp, iov);
+  if (n > 0 && --iov[n - 1].iov_len == 0)
+    n--;
+  size_t room = r->payload - r->payload_got - 1;
   iov[n].iov_base = r->stage;
   iov[n].iov_len = sizeof(r->stage);
+  *asked = room + sizeof(r->stage);
   struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n + 1 };
   ssize_t got = recvmsg(qp->fd, &mh, MSG_DONTWAIT);
   if (got > 0) {
-    size_t pay = MIN((size_t) got, (size_t) (r->payload - r->payload_got));
+    size_t pay = MIN((size_t) got, room);
     rx_placed(qp, iov, n, pay);
     r->st_pos = 0;
     r->st_len = (uint32_t) ((size_t) got - pay);
@@ -744,8 +754,7 @@ rx_progress(iw_qp_t *qp, iw_work_t *w)
         rx_target_gone(qp, w);
         return;
       }
-      asked = r->payload - r->payload_got + sizeof(r->stage);
-      n = rx_place(qp);
+      n = rx_place(qp, &asked);
       iw_mr_unlock(qp);
       if (n > 0 && r->payload_got == r->payload)
         r->phase = IW_RX_TRAILER;

@@ -9,6 +9,11 @@
  *   iwarp-pair handoff         connect two TCP sockets ourselves and hand
  *                              them over (rnicpi_sock_ops_t.handoff), then
  *                              the same transfer
+ *   iwarp-pair lastbyte PORT   the transfer, with every recvmsg() watched
+ *                              (built with -Wl,--wrap=recvmsg): payload
+ *                              lands there straight, but never a message's
+ *                              last byte, which a store of its own places
+ *                              after the call (iw_rx.c, rx_place)
  *   iwarp-pair badcrc PORT     with ITAPI_IWARP_CRC=1 and
  *                              ITAPI_IWARP_CORRUPT_CRC=N: the receiver of the
  *                              bad FPDU terminates, both sides end BROKEN and
@@ -31,6 +36,29 @@
 extern const rnicpi_provider_t rnicpi_builtin_iwarp;
 
 static const rnicpi_provider_t *P;
+
+#ifdef IW_PAIR_WRAP_RECVMSG
+/* The last byte of each message transfer() moves (a Send, an RDMA Write,
+ * a Read Response), and what the watched recvmsg() calls did: how many
+ * placed payload (more than the stage in their iovec), how many held a
+ * watched byte. */
+static const uint8_t *watched[3];
+static gint placing_calls, watched_hits;
+ssize_t __real_recvmsg(int fd, struct msghdr *mh, int flags);
+ssize_t
+__wrap_recvmsg(int fd, struct msghdr *mh, int flags)
+{
+  if (mh->msg_iovlen > 1)
+    g_atomic_int_inc(&placing_calls);
+  for (size_t i = 0; i < mh->msg_iovlen; i++) {
+    const uint8_t *b = mh->msg_iov[i].iov_base;
+    for (size_t k = 0; k < G_N_ELEMENTS(watched); k++)
+      if (watched[k] != NULL && watched[k] >= b && watched[k] < b + mh->msg_iov[i].iov_len)
+        g_atomic_int_inc(&watched_hits);
+  }
+  return __real_recvmsg(fd, mh, flags);
+}
+#endif
 
 static GList *pending;
 
@@ -309,7 +337,7 @@ int
 main(int argc, char **argv)
 {
   if (argc < 2)
-    g_error("usage: iwarp-pair transfer PORT | handoff | badcrc PORT");
+    g_error("usage: iwarp-pair transfer PORT | handoff | lastbyte PORT | badcrc PORT");
   P = &rnicpi_builtin_iwarp;
   cmq = g_async_queue_new();
   rnicpi_dev_t *dev;
@@ -332,6 +360,21 @@ main(int argc, char **argv)
     rnicpi_wc_t wc = wc_of(p.rcq);
     g_assert_cmphex(wc.wr_id, ==, 0x30);
     g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  } else if (strcmp(argv[1], "lastbyte") == 0) {
+#ifdef IW_PAIR_WRAP_RECVMSG
+    connect_cm(dev, &a, &p, port);
+    watched[0] = p.buf + LEN - 1;      /* the Send */
+    watched[1] = p.buf + 2 * LEN - 1;  /* the RDMA Write */
+    watched[2] = a.buf + 3 * LEN - 1;  /* the RDMA Read's response */
+    transfer(&a, &p);
+    g_assert_cmpint(g_atomic_int_get(&placing_calls), >, 0);
+    g_assert_cmpint(g_atomic_int_get(&watched_hits), ==, 0);
+    g_assert_cmpint(P->cm->disconnect(a.qp, NULL, 0), ==, RNICPI_OK);
+    g_free(wait_cm(RNICPI_CM_DISCONNECTED, a.ctx));
+    g_free(wait_cm(RNICPI_CM_DISCONNECTED, p.ctx));
+#else
+    g_error("lastbyte: this iwarp-pair was built without -Wl,--wrap=recvmsg (iwarp-pair-lastbyte was)");
+#endif
   } else if (strcmp(argv[1], "badcrc") == 0) {
     connect_cm(dev, &a, &p, port);
     /* FPDU 1 is the RTR; the Send's first FPDU is the one corrupted. */
