@@ -25,7 +25,8 @@
 #   -l       the console log (default: lab/cache/logs/vm-*.log)
 # Several VMs may run at once (publish different host ports).  qemu
 # emulates the CPU (TCG): the nested kvm_pvm flavour of KVM on these
-# machines cannot boot this kernel.  LAB_ACCEL=kvm uses KVM where it works.
+# machines cannot boot this kernel.  LAB_ACCEL=kvm uses KVM where it works;
+# LAB_CPU names the emulated CPU model (default max; host under KVM).
 #
 # SPDX-License-Identifier: MIT
 set -uo pipefail
@@ -72,7 +73,7 @@ fi
 [ $inter = 1 ] && kargs="$kargs lab.keep=1"
 
 accel=${LAB_ACCEL:-tcg}
-cpu=max; [ "$accel" = kvm ] && cpu=host
+cpu=${LAB_CPU:-max}; [ "$accel" = kvm ] && cpu=${LAB_CPU:-host}
 net="user,id=n0,net=10.0.2.0/24,host=10.0.2.2"
 for f in "${fwd[@]}"; do net="$net,$f"; done
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel" -cpu "$cpu"
