@@ -6,7 +6,7 @@
  * visible out of order (Intel SDM vol. 3, "Out-of-Order Stores For String
  * Operations"): a peer polling the last byte of a Write, as
  * itapi-pingpong and perftest's write_lat do, could see it before bytes
- * ahead of it (vp/iwarp's recvmsg() placement did, in stop 48's CI:
+ * ahead of it (vp/iwarp's recvmsg() placement did, in a fresh-clone CI of 6b0f311:
  * example-itapi-pingpong-loaded-iwarp0, byte 576 of a 4 KiB Write stale).
  *
  * Every process_vm_writev() call is watched (-Wl,--wrap); the copy is
