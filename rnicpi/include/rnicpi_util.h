@@ -296,11 +296,13 @@ rnicpi_spin_unlock(rnicpi_spin_t *l)
  * a few KiB), so a provider that copies payload places the final piece of
  * a message with this call.  It costs one byte store more than memcpy().
  * A reader that sees the last byte and then issues an acquire fence sees
- * every other byte.  A kernel copy does not keep that rule either (one
- * string instruction, whose stores the CPU may make visible out of order):
- * a provider that has the kernel place payload (recvmsg(),
- * process_vm_writev()) leaves the last byte out of that copy and places it
- * after it, in a copy of its own.
+ * every other byte.  A kernel copy does not keep that rule either: it is
+ * one string instruction, whose stores the CPU may make visible out of
+ * order (Intel SDM vol. 3, "Out-of-Order Stores For String Operations"),
+ * though never before those of an earlier string instruction or store, nor
+ * after a later one.  So a provider that has the kernel place payload
+ * (recvmsg(), process_vm_writev()) leaves the last byte out of that copy
+ * and places it after it, in a copy of its own.
  * @param dst where the bytes land.
  * @param src the payload.
  * @param n how many bytes (0 does nothing).

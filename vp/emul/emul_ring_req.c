@@ -163,12 +163,8 @@ x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
 }
 
 /* Move @total bytes between local pieces and the peer's pieces.  Into
- * the peer, the last byte goes in a local piece of its own: the kernel
- * copies each piece with one string instruction, whose stores the CPU may
- * make visible out of order (Intel SDM vol. 3, "Out-of-Order Stores For
- * String Operations"), but the stores of one string instruction are
- * visible before those of the next.  So the peer polling the message's
- * last byte sees every other byte with it (rnicpi_place's rule). */
+ * the peer, the last byte goes in a local piece of its own, which the
+ * kernel copies after the rest (rnicpi_place says why). */
 gboolean
 emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
                const struct iovec *r, int nr)

@@ -487,12 +487,10 @@ rx_place_staged(iw_qp_t *qp, const uint8_t *src, uint32_t avail)
 
 /* recv() the rest of the payload but its last byte straight into its
  * place, and that byte and what follows into the stage (mr_lock held);
- * *@asked: the bytes the call had room for.  The kernel copies with one
- * string instruction, whose stores the CPU may make visible out of order
- * (Intel SDM vol. 3, "Out-of-Order Stores For String Operations"): a
- * reader polling the last byte could see it before bytes copied ahead of
- * it.  Placed from the stage (rx_place_staged), the last byte is a store
- * of its own, after the call: rnicpi_place's rule. */
+ * *@asked: the bytes the call had room for.  The kernel's copy may make
+ * the last byte visible before those ahead of it (rnicpi_place says why):
+ * rx_consume places it from the stage after the call, and moves on to the
+ * trailer then. */
 static ssize_t
 rx_place(iw_qp_t *qp, size_t *asked)
 {
@@ -756,8 +754,6 @@ rx_progress(iw_qp_t *qp, iw_work_t *w)
       }
       n = rx_place(qp, &asked);
       iw_mr_unlock(qp);
-      if (n > 0 && r->payload_got == r->payload)
-        r->phase = IW_RX_TRAILER;
     } else {
       asked = sizeof(r->stage);
       n = recv(qp->fd, r->stage, sizeof(r->stage), MSG_DONTWAIT);
