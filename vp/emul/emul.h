@@ -924,7 +924,6 @@ extern const rnicpi_srq_ops_t emul_srq_ops;
 extern const rnicpi_ud_ops_t emul_ud_ops;
 void emul_ud_qp_add_locked(emul_qp_t *qp);
 void emul_ud_qp_gone_locked(emul_qp_t *qp);
-rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 void emul_ud_unlisten_locked(emul_listen_t *l);
 /* A datagram on its way to a UD QP: the GRH and payload (@len bytes in
  * all, in @buf), what the receive completion says of its sender, and what
@@ -937,6 +936,22 @@ typedef struct emul_ud_dgram {
   const uint8_t *buf;
   uint64_t len;
 } emul_ud_dgram_t;
+/* A datagram as a UD post builds it (under the fabric lock), in the
+ * poster's frame: @bytes holds its GRH and payload, @d points into it.
+ * @away: it goes to QP @dst_qpn of another process, by
+ * emul_ring_ud_send() once the fabric lock is let go. */
+typedef struct emul_ud_out {
+  gboolean away;
+  uint32_t dst_qpn;
+  emul_ud_dgram_t d;
+  uint8_t sgid[16];
+  uint8_t bytes[EMUL_UD_GRH_LEN + EMUL_UD_MTU];
+} emul_ud_out_t;
+/* Execute UD send @wr of @qp (fabric lock held): the datagram is built in
+ * @out and delivered in this process, or left in @out (@out->away) for
+ * the caller to send once it has let the lock go. */
+rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
+                                         emul_ud_out_t *out);
 /* Deliver @d to UD QP @dst, or drop it (fabric lock held). */
 void emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
 /* The service reply event for @requester's request @req_ctx to @responder. */
@@ -947,12 +962,17 @@ void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_
  * (owned from here on). */
 void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
 /* Datagrams and service requests across processes (emul_ring_ud.c; fabric
- * lock held).  Open binds UD QP @qp's host-wide name (renumbering the QP
- * if another process's UD QP has its number); send carries @d to QP
- * @dst_qpn of another process, or drops it. */
+ * lock held but by emul_ring_ud_send).  Open binds UD QP @qp's host-wide
+ * name (renumbering the QP if another process's UD QP has its number);
+ * emul_ring_ud_reaches says whether @qp sends to other processes (it has
+ * a name of its own). */
 void emul_ring_ud_open(emul_qp_t *qp);
 void emul_ring_ud_close(emul_qp_t *qp);
-void emul_ring_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d);
+gboolean emul_ring_ud_reaches(const emul_qp_t *qp);
+/* Carry @out's datagram to QP @out->dst_qpn of another process, or drop
+ * it; no lock held (it takes the fabric lock for the table of connected
+ * sockets, never across a system call). */
+void emul_ring_ud_send(const emul_ud_out_t *out);
 gboolean emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
                                uint32_t len, uint64_t req_ctx);
 void emul_ring_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,

@@ -885,10 +885,13 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     /* A datagram executes when posted, like every in-process WR. */
     if (wr->num_sge > qp->attr.max_send_sge)
       return RNICPI_ELIMIT;
+    emul_ud_out_t out;
     emul_fabric_lock();
-    st = emul_ud_post_send_locked(qp, wr, &w);
+    st = emul_ud_post_send_locked(qp, wr, &w, &out);
     emul_fabric_unlock();
     emul_work_deliver(&w);
+    if (out.away)
+      emul_ring_ud_send(&out);
     return st;
   }
   /* No immediate data (the capability record has no RNICPI_CAP_IMMEDIATE). */

@@ -36,7 +36,10 @@
  * listener went, its process died) or a malformed answer is NO_SERVICE.
  *
  * Everything here runs under the fabric lock (the progress thread's
- * callbacks take it with emul_ring_enter, as in emul_ring_cm.c).
+ * callbacks take it with emul_ring_enter, as in emul_ring_cm.c) but the
+ * sending of a datagram: emul_ring_ud_send runs after the post has let
+ * the lock go, and takes it only to look up or add a connected socket
+ * (connect() and sendmsg() are made without it).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -85,11 +88,15 @@ typedef struct x_svc_out {
   rnicpi_addr_t dst;
 } x_svc_out_t;
 
-/* A socket connected to a UD QP of another process, kept for sending. */
+/* A socket connected to a UD QP of another process, kept for sending.
+ * Referenced by the table and by each sender between its look-up and its
+ * sendmsg() (made with no lock held): the descriptor closes with the last
+ * reference, so that a sender never writes to a number reused meanwhile. */
 typedef struct x_ud_out {
   uint32_t qpn;
   int fd;
   GSource *src;        /* watches for the QP's end (HUP) */
+  gint refs;
 } x_ud_out_t;
 
 static GHashTable *x_ud_out;  /* destination QP number -> x_ud_out_t* */
@@ -203,14 +210,24 @@ emul_ring_ud_close(emul_qp_t *qp)
 /* ---- sending ---- */
 
 static void
-ud_out_drop(uint32_t qpn)
+ud_out_unref(x_ud_out_t *o)
 {
-  x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
-  if (o != NULL) {
-    g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(qpn));
-    emul_ring_unwatch(o->src, o->fd);
+  if (o != NULL && g_atomic_int_dec_and_test(&o->refs)) {
+    close(o->fd);
     g_free(o);
   }
+}
+
+/* The table forgets @o, if it still holds it (fabric lock held). */
+static void
+ud_out_forget(x_ud_out_t *o)
+{
+  if (g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(o->qpn)) != o)
+    return;
+  g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(o->qpn));
+  g_source_destroy(o->src);
+  g_source_unref(o->src);
+  ud_out_unref(o);
 }
 
 /* The destination QP is gone (its process closed the socket): forget it. */
@@ -221,60 +238,93 @@ ud_out_hup(gint fd, GIOCondition cond, gpointer data)
   (void) fd;
   (void) cond;
   if (emul_ring_enter())
-    ud_out_drop(o->qpn);
+    ud_out_forget(o);
   emul_fabric_unlock();
   return G_SOURCE_CONTINUE;
 }
 
-/* A socket connected to UD QP @qpn of another process (@fresh: a new
- * one), or -1 when nobody has that number. */
-static int
-ud_out_fd(uint32_t qpn, gboolean fresh)
+/* A reference to the socket connected to UD QP @qpn of another process
+ * (not @stale, found dead), or NULL when nobody has that number.  Takes
+ * the fabric lock for the table only: a new socket is connected without
+ * it. */
+static x_ud_out_t *
+ud_out_get(uint32_t qpn, x_ud_out_t *stale)
 {
+  emul_fabric_lock();
   if (x_ud_out == NULL)
     x_ud_out = g_hash_table_new(NULL, NULL);
   x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
-  if (o != NULL && !fresh)
-    return o->fd;
-  ud_out_drop(qpn);
-  if (g_hash_table_size(x_ud_out) >= X_UD_OUT_MAX) {
-    GHashTableIter it;
-    gpointer k;
-    g_hash_table_iter_init(&it, x_ud_out);
-    if (g_hash_table_iter_next(&it, &k, NULL))
-      ud_out_drop(GPOINTER_TO_UINT(k));
+  if (o != NULL && o != stale) {
+    g_atomic_int_inc(&o->refs);
+    emul_fabric_unlock();
+    return o;
   }
+  emul_fabric_unlock();
   int fd = emul_ring_dial("ud/", qpn);
   if (fd < 0)
-    return -1;
+    return NULL;
+  emul_fabric_lock();
+  o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
+  if (o != NULL && o != stale) {
+    /* Another sender connected it meanwhile. */
+    g_atomic_int_inc(&o->refs);
+    emul_fabric_unlock();
+    close(fd);
+    return o;
+  }
+  if (o != NULL)
+    ud_out_forget(o);
+  if (g_hash_table_size(x_ud_out) >= X_UD_OUT_MAX) {
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, x_ud_out);
+    if (g_hash_table_iter_next(&it, NULL, &v))
+      ud_out_forget(v);
+  }
   o = g_new0(x_ud_out_t, 1);
   o->qpn = qpn;
   o->fd = fd;
+  o->refs = 2;  /* the table's and the caller's */
   o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o);
   g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
-  return fd;
+  emul_fabric_unlock();
+  return o;
+}
+
+gboolean
+emul_ring_ud_reaches(const emul_qp_t *qp)
+{
+  return qp->xud != NULL;  /* without a name (no progress thread), none */
 }
 
 void
-emul_ring_ud_send(emul_qp_t *qp, uint32_t dst_qpn, const emul_ud_dgram_t *d)
+emul_ring_ud_send(const emul_ud_out_t *out)
 {
-  if (qp->xud == NULL)
-    return;  /* not reachable from other processes itself (no progress thread) */
+  const emul_ud_dgram_t *d = &out->d;
   x_ud_hdr_t h = {
-    .magic = X_UD_MAGIC, .dst_qpn = dst_qpn, .src_qpn = d->src_qpn, .qkey = d->qkey,
+    .magic = X_UD_MAGIC, .dst_qpn = out->dst_qpn, .src_qpn = d->src_qpn, .qkey = d->qkey,
     .pers = (uint32_t) d->pers->id, .len = (uint32_t) d->len,
   };
   memcpy(h.sgid, d->sgid, 16);
   struct iovec iov[2] = { { &h, sizeof(h) }, { (void *) (uintptr_t) d->buf, d->len } };
   struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+  x_ud_out_t *stale = NULL;
   for (int attempt = 0; attempt < 2; attempt++) {
-    int fd = ud_out_fd(dst_qpn, attempt > 0);
-    if (fd < 0)
+    x_ud_out_t *o = ud_out_get(out->dst_qpn, stale);
+    ud_out_unref(stale);
+    stale = NULL;
+    if (o == NULL)
       return;  /* nobody has that number: dropped */
-    if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno == EAGAIN)
+    if (sendmsg(o->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno == EAGAIN) {
+      ud_out_unref(o);
       return;  /* sent, or the receiver is behind: dropped */
+    }
+    stale = o;  /* its QP went (the number may be taken again): once more */
   }
-  ud_out_drop(dst_qpn);
+  emul_fabric_lock();
+  ud_out_forget(stale);
+  emul_fabric_unlock();
+  ud_out_unref(stale);
 }
 
 /* ---- service resolution ---- */

@@ -110,8 +110,10 @@ grh_build(uint8_t *g, const rnicpi_ah_attr_t *ah, const uint8_t sgid[16], uint32
 
 
 rnicpi_status_t
-emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
+                         emul_ud_out_t *out)
 {
+  out->away = FALSE;
   if (wr->opcode != RNICPI_WR_SEND || wr->ah == NULL)
     return RNICPI_EINVAL;
   emul_ah_t *ah = to_emul_ah(wr->ah);
@@ -131,11 +133,9 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
     emul_complete(qp->scq, qp, wr->wr_id, RNICPI_WC_SEND, RNICPI_WC_LOC_PROT_ERR, 0, w);
     return RNICPI_OK;
   }
-  uint8_t buf[EMUL_UD_GRH_LEN + EMUL_UD_MTU];
-  uint8_t sgid[16];
-  dev_gid(emul_qp_dev(qp), sgid);
-  grh_build(buf, &ah->attr, sgid, (uint32_t) len);
-  uint8_t *p = buf + EMUL_UD_GRH_LEN;
+  dev_gid(emul_qp_dev(qp), out->sgid);
+  grh_build(out->bytes, &ah->attr, out->sgid, (uint32_t) len);
+  uint8_t *p = out->bytes + EMUL_UD_GRH_LEN;
   for (uint32_t i = 0; i < wr->num_sge; i++) {
     memcpy(p, (const uint8_t *) (uintptr_t) wr->sg_list[i].addr, wr->sg_list[i].length);
     p += wr->sg_list[i].length;
@@ -143,16 +143,19 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
 
   /* From here on the datagram is on the wire: the send succeeds whatever
    * becomes of it. */
-  emul_ud_dgram_t d = {
+  out->d = (emul_ud_dgram_t) {
     .pers = emul_pers_of_qp(qp), .qkey = (wr->remote_qkey & 0x80000000u) ? qp->qkey : wr->remote_qkey,
-    .src_qpn = qp->base.qp_num, .sgid = sgid, .buf = buf, .len = EMUL_UD_GRH_LEN + len,
+    .src_qpn = qp->base.qp_num, .sgid = out->sgid, .buf = out->bytes, .len = EMUL_UD_GRH_LEN + len,
   };
   if (gid_is_ours(ah->attr.dgid)) {
     emul_qp_t *dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(wr->remote_qpn));
-    if (dst != NULL)
-      emul_ud_deliver(dst, &d, w);
-    else
-      emul_ring_ud_send(qp, wr->remote_qpn, &d);
+    if (dst != NULL) {
+      emul_ud_deliver(dst, &out->d, w);
+    } else if (emul_ring_ud_reaches(qp)) {
+      /* Another process's, maybe: its sendmsg() waits for the lock to go. */
+      out->away = TRUE;
+      out->dst_qpn = wr->remote_qpn;
+    }
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return RNICPI_OK;

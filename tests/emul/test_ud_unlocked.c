@@ -1,0 +1,171 @@
+/*
+ * vp/emul's datagram to a UD QP of another process leaves with no lock
+ * held: the post builds it under the fabric lock, completes the send, lets
+ * the lock go and only then makes the sendmsg() (and the connect() of a
+ * first datagram to that QP) (emul_ring_ud.c, "Datagrams").  A system call
+ * under the fabric lock stalls every thread of the process that posts or
+ * polls meanwhile (issue 26, point 5).
+ *
+ * The other process is played by this test: it binds the host-wide name of
+ * a UD QP number no QP of this process has ("itapi-emul/ud/<qpn>") and
+ * reads what arrives there.  Every sendmsg() is watched (-Wl,--wrap): a
+ * datagram's (its header's magic first) must find the fabric lock not held
+ * by the calling thread.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <arpa/inet.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <it_api.h>
+
+#include "emul.h"
+#include "emul_ring.h"
+
+#define UD_MAGIC 0x44554d45u  /* emul_ring_ud.c, X_UD_MAGIC */
+#define HDR_LEN 40            /* emul_ring_ud.c, x_ud_hdr_t */
+#define LEN 1000
+#define QKEY 0x1234u
+
+static gint dgrams, dgrams_locked;
+
+ssize_t __real_sendmsg(int fd, const struct msghdr *m, int flags);
+ssize_t
+__wrap_sendmsg(int fd, const struct msghdr *m, int flags)
+{
+  uint32_t magic = 0;
+  if (m->msg_iovlen > 0 && m->msg_iov[0].iov_len >= sizeof(magic))
+    memcpy(&magic, m->msg_iov[0].iov_base, sizeof(magic));
+  if (magic == UD_MAGIC) {
+    g_atomic_int_inc(&dgrams);
+    if (emul_fabric_mine)
+      g_atomic_int_inc(&dgrams_locked);
+  }
+  return __real_sendmsg(fd, m, flags);
+}
+
+static void
+ok(it_status_t st, const char *what)
+{
+  if (st != IT_SUCCESS)
+    g_error("%s returned %d", what, (int) st);
+}
+
+/* One DTO event of @evd, within 5 s. */
+static it_event_t
+dto_wait(it_evd_handle_t evd)
+{
+  it_event_t ev;
+  for (int i = 0; i < 5000; i++) {
+    it_status_t st = it_evd_dequeue(evd, &ev);
+    if (st == IT_SUCCESS)
+      return ev;
+    g_assert_cmpint(st, ==, IT_ERR_QUEUE_EMPTY);
+    g_usleep(1000);
+  }
+  g_error("no DTO event within 5 s");
+}
+
+static void
+test_sendmsg_unlocked(void)
+{
+  it_ia_handle_t ia;
+  it_pz_handle_t pz;
+  it_evd_handle_t dto;
+  ok(it_ia_create("emul0", 2, 1, &ia), "it_ia_create(emul0)");
+  ok(it_pz_create(ia, &pz), "it_pz_create");
+  ok(it_evd_create(ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &dto, NULL),
+     "it_evd_create");
+  it_ep_attributes_t a;
+  memset(&a, 0, sizeof(a));
+  a.max_dto_payload_size = LEN;
+  a.max_request_dtos = 4;
+  a.max_recv_dtos = 4;
+  a.max_send_segments = 1;
+  a.max_recv_segments = 1;
+  a.srv.ud.ep_info.ud_ep_key = QKEY;
+  it_ep_handle_t ep;
+  ok(it_ep_ud_create(pz, dto, dto, &a, 0, &ep), "it_ep_ud_create");
+
+  /* The "other process": a number no UD QP of the host has, bound here. */
+  uint32_t base = 0xe00000u + ((uint32_t) getpid() & 0xffffu) * 16, qpn = 0;
+  int lfd = -1;
+  for (uint32_t i = 0; lfd < 0 && i < 16; i++) {
+    qpn = base + i;
+    lfd = emul_ring_bind_listen("ud/", qpn);
+  }
+  g_assert_cmpint(lfd, >=, 0);
+
+  /* A path to this host's own address: its GID is emul's, the QP number
+   * none of this process's. */
+  it_ia_info_t *info = NULL;
+  ok(it_ia_query(ia, &info), "it_ia_query");
+  g_assert_cmpuint(info->num_spigots, >, 0);
+  g_assert_cmpuint(info->spigot_info[0].num_net_addr, >, 0);
+  it_net_addr_t self = info->spigot_info[0].net_addr[0];
+  it_ia_info_free(info);
+  it_path_t path;
+  size_t n = 1, total = 0;
+  ok(it_get_pathinfo(ia, 0, &self, &n, &total, &path), "it_get_pathinfo");
+  it_addr_handle_t ah;
+  ok(it_address_handle_create(pz, &path, 0, &ah), "it_address_handle_create");
+  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
+  dst.addr.ud.addr = ah;
+  dst.addr.ud.ep_info.ud_ep_id = qpn;
+  dst.addr.ud.ep_info.ud_ep_key = QKEY;
+
+  uint8_t *buf = g_malloc(LEN);
+  for (int i = 0; i < LEN; i++)
+    buf[i] = (uint8_t) (i * 13 + 5);
+  it_lmr_handle_t lmr;
+  it_rmr_context_t ctx;
+  ok(it_lmr_create(pz, buf, NULL, LEN, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, IT_LMR_FLAG_NONE, 0, &lmr, &ctx),
+     "it_lmr_create");
+  it_lmr_triplet_t t = { .lmr = lmr, .addr.abs = buf, .length = LEN };
+  for (int k = 0; k < 2; k++) {  /* the first connects, the second reuses the socket */
+    ok(it_post_sendto(ep, &t, 1, 7 + k, IT_COMPLETION_FLAG, &dst), "it_post_sendto");
+    it_event_t ev = dto_wait(dto);
+    g_assert_cmpint(ev.event_number, ==, IT_DTO_SEND_CMPL_EVENT);
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 7 + k);
+  }
+
+  /* Both datagrams arrived, whole, on the connection the first one made. */
+  struct pollfd p = { .fd = lfd, .events = POLLIN };
+  g_assert_cmpint(poll(&p, 1, 5000), ==, 1);
+  int c = accept(lfd, NULL, NULL);
+  g_assert_cmpint(c, >=, 0);
+  for (int k = 0; k < 2; k++) {
+    uint8_t msg[HDR_LEN + EMUL_UD_GRH_LEN + LEN + 16];
+    p = (struct pollfd) { .fd = c, .events = POLLIN };
+    g_assert_cmpint(poll(&p, 1, 5000), ==, 1);
+    ssize_t r = recv(c, msg, sizeof(msg), 0);
+    g_assert_cmpint(r, ==, HDR_LEN + EMUL_UD_GRH_LEN + LEN);
+    uint32_t w[2];
+    memcpy(w, msg, sizeof(w));
+    g_assert_cmphex(w[0], ==, UD_MAGIC);
+    g_assert_cmpuint(w[1], ==, qpn);
+    g_assert_cmpmem(msg + HDR_LEN + EMUL_UD_GRH_LEN, LEN, buf, LEN);
+  }
+  g_assert_cmpint(g_atomic_int_get(&dgrams), ==, 2);
+  g_assert_cmpint(g_atomic_int_get(&dgrams_locked), ==, 0);
+
+  close(c);
+  close(lfd);
+  ok(it_ia_free(ia), "it_ia_free");
+  g_free(buf);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_setenv("ITAPI_PROVIDER", "emul", TRUE);
+  g_test_add_func("/emul/ud/sendmsg-unlocked", test_sendmsg_unlocked);
+  return g_test_run();
+}
