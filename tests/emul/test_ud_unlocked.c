@@ -23,6 +23,7 @@
 
 #include <glib.h>
 #include <it_api.h>
+#include <itx.h>
 
 #include "emul.h"
 #include "emul_ring.h"
@@ -53,7 +54,7 @@ static void
 ok(it_status_t st, const char *what)
 {
   if (st != IT_SUCCESS)
-    g_error("%s returned %d", what, (int) st);
+    g_error("%s on emul0 returned %s (%s)", what, itx_status_name(st), itx_error_detail());
 }
 
 /* One DTO event of @evd, within 5 s. */

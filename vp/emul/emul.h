@@ -939,10 +939,13 @@ typedef struct emul_ud_dgram {
 /* A datagram as a UD post builds it (under the fabric lock), in the
  * poster's frame: @bytes holds its GRH and payload, @d points into it.
  * @away: it goes to QP @dst_qpn of another process, by
- * emul_ring_ud_send() once the fabric lock is let go. */
+ * emul_ring_ud_send() once the fabric lock is let go, on @sock (a
+ * reference to the socket connected to it, taken under the lock; NULL
+ * when there is none yet). */
 typedef struct emul_ud_out {
   gboolean away;
   uint32_t dst_qpn;
+  struct x_ud_out *sock;
   emul_ud_dgram_t d;
   uint8_t sgid[16];
   uint8_t bytes[EMUL_UD_GRH_LEN + EMUL_UD_MTU];
@@ -963,16 +966,17 @@ void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_
 void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
 /* Datagrams and service requests across processes (emul_ring_ud.c; fabric
  * lock held but by emul_ring_ud_send).  Open binds UD QP @qp's host-wide
- * name (renumbering the QP if another process's UD QP has its number);
- * emul_ring_ud_reaches says whether @qp sends to other processes (it has
- * a name of its own). */
+ * name (renumbering the QP if another process's UD QP has its number).
+ * emul_ring_ud_away_locked: @qp has a name of its own, so @out goes to
+ * QP @dst_qpn of another process (@out->away, with the socket connected
+ * to it referenced if there is one); FALSE: it cannot send there. */
 void emul_ring_ud_open(emul_qp_t *qp);
 void emul_ring_ud_close(emul_qp_t *qp);
-gboolean emul_ring_ud_reaches(const emul_qp_t *qp);
-/* Carry @out's datagram to QP @out->dst_qpn of another process, or drop
- * it; no lock held (it takes the fabric lock for the table of connected
- * sockets, never across a system call). */
-void emul_ring_ud_send(const emul_ud_out_t *out);
+gboolean emul_ring_ud_away_locked(emul_qp_t *qp, uint32_t dst_qpn, emul_ud_out_t *out);
+/* Carry @out's datagram away, or drop it, and let @out->sock go; no lock
+ * held.  The fabric lock is taken only to add a socket connected to the
+ * destination or forget a dead one, never across a system call. */
+void emul_ring_ud_send(emul_ud_out_t *out);
 gboolean emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
                                uint32_t len, uint64_t req_ctx);
 void emul_ring_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,

@@ -243,37 +243,38 @@ ud_out_hup(gint fd, GIOCondition cond, gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* A reference to the socket connected to UD QP @qpn of another process
- * (not @stale, found dead), or NULL when nobody has that number.  Takes
- * the fabric lock for the table only: a new socket is connected without
- * it. */
+/* A reference to the socket the table holds for UD QP @qpn, unless it is
+ * @stale (found dead), or NULL (fabric lock held). */
 static x_ud_out_t *
-ud_out_get(uint32_t qpn, x_ud_out_t *stale)
+ud_out_ref_locked(uint32_t qpn, const x_ud_out_t *stale)
 {
+  x_ud_out_t *o = x_ud_out != NULL ? g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn)) : NULL;
+  if (o == NULL || o == stale)
+    return NULL;
+  g_atomic_int_inc(&o->refs);
+  return o;
+}
+
+/* A reference to a socket newly connected to UD QP @qpn of another
+ * process, in the table instead of @stale, or to the one another sender
+ * connected meanwhile; NULL when nobody has that number.  connect() is
+ * made with no lock held; the fabric lock is taken for the table. */
+static x_ud_out_t *
+ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
+{
+  int fd = emul_ring_dial("ud/", qpn);
   emul_fabric_lock();
+  if (stale != NULL)
+    ud_out_forget(stale);
+  x_ud_out_t *o = ud_out_ref_locked(qpn, NULL);
+  if (o != NULL || fd < 0) {
+    emul_fabric_unlock();
+    if (fd >= 0)
+      close(fd);  /* another sender connected it meanwhile */
+    return o;
+  }
   if (x_ud_out == NULL)
     x_ud_out = g_hash_table_new(NULL, NULL);
-  x_ud_out_t *o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
-  if (o != NULL && o != stale) {
-    g_atomic_int_inc(&o->refs);
-    emul_fabric_unlock();
-    return o;
-  }
-  emul_fabric_unlock();
-  int fd = emul_ring_dial("ud/", qpn);
-  if (fd < 0)
-    return NULL;
-  emul_fabric_lock();
-  o = g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(qpn));
-  if (o != NULL && o != stale) {
-    /* Another sender connected it meanwhile. */
-    g_atomic_int_inc(&o->refs);
-    emul_fabric_unlock();
-    close(fd);
-    return o;
-  }
-  if (o != NULL)
-    ud_out_forget(o);
   if (g_hash_table_size(x_ud_out) >= X_UD_OUT_MAX) {
     GHashTableIter it;
     gpointer v;
@@ -292,13 +293,18 @@ ud_out_get(uint32_t qpn, x_ud_out_t *stale)
 }
 
 gboolean
-emul_ring_ud_reaches(const emul_qp_t *qp)
+emul_ring_ud_away_locked(emul_qp_t *qp, uint32_t dst_qpn, emul_ud_out_t *out)
 {
-  return qp->xud != NULL;  /* without a name (no progress thread), none */
+  if (qp->xud == NULL)
+    return FALSE;  /* without a name of its own (no progress thread), none */
+  out->away = TRUE;
+  out->dst_qpn = dst_qpn;
+  out->sock = ud_out_ref_locked(dst_qpn, NULL);
+  return TRUE;
 }
 
 void
-emul_ring_ud_send(const emul_ud_out_t *out)
+emul_ring_ud_send(emul_ud_out_t *out)
 {
   const emul_ud_dgram_t *d = &out->d;
   x_ud_hdr_t h = {
@@ -308,23 +314,28 @@ emul_ring_ud_send(const emul_ud_out_t *out)
   memcpy(h.sgid, d->sgid, 16);
   struct iovec iov[2] = { { &h, sizeof(h) }, { (void *) (uintptr_t) d->buf, d->len } };
   struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-  x_ud_out_t *stale = NULL;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    x_ud_out_t *o = ud_out_get(out->dst_qpn, stale);
-    ud_out_unref(stale);
-    stale = NULL;
-    if (o == NULL)
-      return;  /* nobody has that number: dropped */
-    if (sendmsg(o->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno == EAGAIN) {
+  /* The socket the post found (the usual case: no lock taken here), or
+   * one connected now; a socket found dead is connected anew once. */
+  x_ud_out_t *o = out->sock != NULL ? out->sock : ud_out_connect(out->dst_qpn, NULL);
+  out->sock = NULL;
+  for (int attempt = 0; o != NULL; attempt++) {
+    gboolean gone = sendmsg(o->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN;
+    if (!gone || attempt == 1) {
+      /* Sent, or the receiver is behind, or its QP stays gone: dropped. */
+      if (gone) {
+        emul_fabric_lock();
+        ud_out_forget(o);
+        emul_fabric_unlock();
+      }
       ud_out_unref(o);
-      return;  /* sent, or the receiver is behind: dropped */
+      return;
     }
-    stale = o;  /* its QP went (the number may be taken again): once more */
+    /* Its QP went (the number may be taken again). */
+    x_ud_out_t *stale = o;
+    o = ud_out_connect(out->dst_qpn, stale);
+    ud_out_unref(stale);
   }
-  emul_fabric_lock();
-  ud_out_forget(stale);
-  emul_fabric_unlock();
-  ud_out_unref(stale);
+  /* Nobody has that number: dropped. */
 }
 
 /* ---- service resolution ---- */

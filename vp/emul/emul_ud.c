@@ -151,10 +151,9 @@ emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t 
     emul_qp_t *dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(wr->remote_qpn));
     if (dst != NULL) {
       emul_ud_deliver(dst, &out->d, w);
-    } else if (emul_ring_ud_reaches(qp)) {
+    } else {
       /* Another process's, maybe: its sendmsg() waits for the lock to go. */
-      out->away = TRUE;
-      out->dst_qpn = wr->remote_qpn;
+      emul_ring_ud_away_locked(qp, wr->remote_qpn, out);
     }
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
