@@ -42,6 +42,7 @@ typedef struct { int pass, fail, skip, dev; } counts_t;
 /* The options (itapi_certify.c). */
 extern char *opt_provider, *opt_module, *opt_level, *opt_deviations;
 extern char **opt_filter; /* --filter, repeated: a test runs if its id contains any */
+extern char **opt_exclude; /* --exclude, repeated: ... and none of these */
 extern char *opt_rules;
 extern char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 extern gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;

@@ -291,16 +291,24 @@ test_free(gpointer p)
   g_free(t);
 }
 
-/* Whether --filter lets test @id run (no --filter: every test does). */
+/* Whether test @id contains any of @texts (NULL: none given). */
 static gboolean
-filtered_in(const char *id)
+id_contains_any(const char *id, char **texts)
 {
-  if (opt_filter == NULL)
-    return TRUE;
-  for (char **f = opt_filter; *f != NULL; f++)
+  for (char **f = texts; f != NULL && *f != NULL; f++)
     if (strstr(id, *f) != NULL)
       return TRUE;
   return FALSE;
+}
+
+/* Whether --filter and --exclude let test @id run (neither given: every
+ * test does). */
+static gboolean
+filtered_in(const char *id)
+{
+  if (opt_filter != NULL && !id_contains_any(id, opt_filter))
+    return FALSE;
+  return !id_contains_any(id, opt_exclude);
 }
 
 GPtrArray *

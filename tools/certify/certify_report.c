@@ -164,6 +164,24 @@ caps_lines(void)
   return l;
 }
 
+/* What part of the catalog the run took: "whole", or the level and the
+ * --filter and --exclude texts that narrowed it (a report of a narrowed
+ * run says so). */
+static char *
+catalog_scope(void)
+{
+  GString *s = g_string_new(NULL);
+  if (strcmp(opt_level, "all") != 0)
+    g_string_append_printf(s, "level %s", opt_level);
+  for (char **f = opt_filter; f != NULL && *f != NULL; f++)
+    g_string_append_printf(s, "%s%s%s", s->len ? ", " : "", f == opt_filter ? "--filter " : "", *f);
+  for (char **f = opt_exclude; f != NULL && *f != NULL; f++)
+    g_string_append_printf(s, "%s%s%s", s->len ? ", " : "", f == opt_exclude ? "--exclude " : "", *f);
+  if (s->len == 0)
+    g_string_append(s, "whole");
+  return g_string_free(s, FALSE);
+}
+
 void
 report_json(GPtrArray *cat, counts_t c)
 {
@@ -183,7 +201,10 @@ report_json(GPtrArray *cat, counts_t c)
     g_string_append(o, i ? ", " : "");
     json_str(o, g_ptr_array_index(cl, i));
   }
-  g_string_append_printf(o, "]},\n  \"strict\": %s,\n  \"summary\": {\"total\": %u, \"pass\": %d, "
+  g_autofree char *scope = catalog_scope();
+  g_string_append(o, "]},\n  \"catalog\": ");
+  json_str(o, scope);
+  g_string_append_printf(o, ",\n  \"strict\": %s,\n  \"summary\": {\"total\": %u, \"pass\": %d, "
                          "\"fail\": %d, \"skipped\": %d, \"deviation\": %d, \"negative\": %u},\n  \"levels\": [",
                          opt_strict ? "true" : "false", cat->len, c.pass, c.fail, c.skip, c.dev, report_negatives(cat));
   g_autoptr(GPtrArray) ll = report_level_lines(cat);
@@ -293,11 +314,12 @@ void
 report_markdown(GPtrArray *cat, counts_t c)
 {
   GString *o = g_string_new(NULL);
+  g_autofree char *scope = catalog_scope();
   g_string_append_printf(o, "# RNIC-PI certification report: %s\n\n", prov->name);
   g_string_append_printf(o, "| | |\n|---|---|\n| provider | %s %s (%s) |\n| origin | %s |\n"
-                         "| device | %s |\n| strict | %s |\n| result | **%s** |\n\n",
+                         "| device | %s |\n| catalog | %s |\n| strict | %s |\n| result | **%s** |\n\n",
                          prov->name, prov->prov->version, prov->prov->description, prov->origin,
-                         device, opt_strict ? "yes" : "no", c.fail ? "FAILED" : "PASSED");
+                         device, scope, opt_strict ? "yes" : "no", c.fail ? "FAILED" : "PASSED");
   g_string_append_printf(o, "%u tests: %d passed, %d failed, %d skipped, %d known deviations; "
                          "%u check error paths.\n\n", cat->len, c.pass, c.fail, c.skip, c.dev, report_negatives(cat));
   g_autoptr(GPtrArray) ll = report_level_lines(cat);

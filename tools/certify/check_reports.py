@@ -17,6 +17,7 @@ certify, broken = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as tmp:
     out = {k: os.path.join(tmp, "r." + k) for k in ("json", "xml", "md", "html")}
     run = subprocess.run([certify, "--provider", "emul", "--filter", "/cm/",
+                          "--exclude", "/conformance/cm/three-way", "--exclude", "/rnicpi/cm/reject",
                           "--json", out["json"], "--junit", out["xml"],
                           "--markdown", out["md"], "--html", out["html"]],
                          capture_output=True, text=True)
@@ -28,11 +29,19 @@ with tempfile.TemporaryDirectory() as tmp:
     assert {t["level"] for t in doc["tests"]} == {"RNIC-PI", "IT-API"}, "both levels ran"
     assert all(t["summary"] for t in doc["tests"] if t["result"] == "pass"), "summaries"
     assert doc["provider"]["name"] == "emul" and doc["provider"]["capabilities"]
+    # --exclude leaves out what it names, and the reports say how the run
+    # narrowed the catalog.
+    ids = [t["id"] for t in doc["tests"]]
+    assert all("/cm/" in i for i in ids), ids
+    assert not any("/conformance/cm/three-way" in i or "/rnicpi/cm/reject" in i for i in ids), ids
+    scope = "--filter /cm/, --exclude /conformance/cm/three-way, /rnicpi/cm/reject"
+    assert doc["catalog"] == scope, doc["catalog"]
     suites = ET.parse(out["xml"]).getroot()
     assert int(suites.get("tests")) == s["total"]
     md = open(out["md"]).read()
     assert "# RNIC-PI certification report: emul" in md and "PASSED" in md
     assert "IT-API 2.5 connection management" in md
+    assert "| catalog | %s |" % scope in md, md[:1000]
     html = open(out["html"]).read()
     assert html.startswith("<!DOCTYPE html>") and "PASSED" in html
 
@@ -47,6 +56,7 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "Interop level: " in run.stdout, run.stdout
     doc = json.load(open(out["json"]))
     assert {t["level"] for t in doc["tests"]} == {"Interop"}, "only the interop level ran"
+    assert doc["catalog"] == "level interop, --filter /interop/golden/mpa-re", doc["catalog"]
     assert len(doc["tests"]) >= 3 and all(t["result"] == "skipped" and "iwarp-tcp-wire" in t["needs"]
                                           for t in doc["tests"]), doc["tests"]
     assert any(l.startswith("Interop level: ") for l in doc["levels"]), doc["levels"]

@@ -2,7 +2,8 @@
  * itapi-certify: certify an RNIC-PI provider against the conformance catalog.
  *
  *   itapi-certify (--provider NAME | --provider-module PATH) [--strict]
- *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING...] [--timeout SEC]
+ *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING...]
+ *                 [--exclude SUBSTRING...] [--timeout SEC]
  *                 [--jobs N] [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
  *                 [--markdown FILE] [--html FILE] [--list]
  *
@@ -39,6 +40,7 @@
 
 char *opt_provider, *opt_module, *opt_level = "all", *opt_deviations;
 char **opt_filter; /* --filter, repeated: a test runs if its id contains any */
+char **opt_exclude; /* --exclude, repeated: ... and none of these */
 char *opt_rules;
 char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
@@ -559,6 +561,8 @@ main(int argc, char **argv)
     { "level", 0, 0, G_OPTION_ARG_STRING, &opt_level, "rnicpi, itapi, interop or all (default)", "LEVEL" },
     { "filter", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_filter,
       "run only tests whose id contains TEXT (repeated: any of them)", "TEXT" },
+    { "exclude", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_exclude,
+      "leave out the tests whose id contains TEXT (repeated: any of them); the report says so", "TEXT" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "seconds each test may take (default 60)", "SEC" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs,
       "tests run at once (default: ITAPI_CERTIFY_JOBS, else 1; those that look at or load the whole host run alone)", "N" },
