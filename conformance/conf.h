@@ -55,6 +55,14 @@ typedef struct conf_buf {
 #define CONF_TIMEOUT_US (5 * G_USEC_PER_SEC)
 
 const char *conf_ia_name(void);
+/* A count the environment variable @name sets (a decimal number), or @def
+ * where it is unset or empty: the suite's volume knobs (ITAPI_RACE_ROUNDS,
+ * ITAPI_BESIDE_ROUNDS, ITAPI_SCALE_PAIRS...; itapi(7)). */
+size_t conf_env_count(const char *name, size_t def);
+/* Rounds of each test that posts beside a long transfer in flight
+ * (ITAPI_BESIDE_ROUNDS, default 8, at least 1): any round in time shows a
+ * post that waits for the transfer. */
+unsigned conf_beside_rounds(void);
 void conf_default_attr(it_ep_attributes_t *a);
 /* Open an IA with a PZ, a DTO EVD (256 entries), CM_MSG, CM_REQ and
  * affiliated EVDs and one RC EP (attr NULL: conf_default_attr). */

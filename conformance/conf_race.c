@@ -23,16 +23,9 @@
 #define MSG 64
 
 static unsigned
-env_uint(const char *name, unsigned def)
-{
-  const char *v = g_getenv(name);
-  return v != NULL && *v != '\0' ? (unsigned) g_ascii_strtoull(v, NULL, 10) : def;
-}
-
-static unsigned
 rounds(void)
 {
-  return env_uint("ITAPI_RACE_ROUNDS", 40);
+  return (unsigned) conf_env_count("ITAPI_RACE_ROUNDS", 40);
 }
 
 /* A thread that hammers one handle until it is refused. */
@@ -679,7 +672,7 @@ posts_beside_write(conf_pair_t *w, conf_buf_t *dst, conf_buf_t *src, conf_pair_t
   const unsigned char *first = &dst->data[LONG_LEN / 4], *last = &dst->data[LONG_LEN - 1];
   /* A loaded host may deschedule the poster for a whole transfer: any
    * round in time shows it. */
-  unsigned seen = 0, early = 0, n = 8;
+  unsigned seen = 0, early = 0, n = conf_beside_rounds();
   for (unsigned r = 0; r < n; r++) {
     memset(dst->data, 0, LONG_LEN);
     conf_buf_fill(msg, r + 1);
@@ -1082,7 +1075,7 @@ test_pz_limit(void)
                  "(ITAPI_PZ_LIMIT_CAP, default 200000, at most)");
   conf_side_t s;
   conf_side_open(&s, NULL);
-  const unsigned cap = MAX(env_uint("ITAPI_PZ_LIMIT_CAP", 200000), 1);
+  const unsigned cap = MAX((unsigned) conf_env_count("ITAPI_PZ_LIMIT_CAP", 200000), 1);
   GPtrArray *pzs = g_ptr_array_new();
   it_status_t st = IT_SUCCESS;
   while (pzs->len < cap) {

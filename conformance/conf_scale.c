@@ -20,13 +20,6 @@
 
 #define MSG 64
 
-static size_t
-env_count(const char *name, size_t def)
-{
-  const char *v = g_getenv(name);
-  return v != NULL && *v != '\0' ? (size_t) g_ascii_strtoull(v, NULL, 10) : def;
-}
-
 static long
 rss_kib(void)
 {
@@ -119,7 +112,7 @@ index_table(const many_t *m)
 static void
 test_pairs_in_process(void)
 {
-  size_t n = env_count("ITAPI_SCALE_PAIRS", 1000);
+  size_t n = conf_env_count("ITAPI_SCALE_PAIRS", 1000);
   g_test_summary("Scale: many connected endpoint pairs in one process (ITAPI_SCALE_PAIRS, default "
                  "1000), each carrying a verified message; setup time and memory per endpoint "
                  "reported");
@@ -250,7 +243,7 @@ child_accept(int to_parent, size_t n)
 static void
 test_pairs_across_processes(void)
 {
-  size_t n = env_count("ITAPI_SCALE_XPAIRS", 64);
+  size_t n = conf_env_count("ITAPI_SCALE_XPAIRS", 64);
   g_test_summary("Scale: endpoint pairs across two processes (ITAPI_SCALE_XPAIRS, default 64), each "
                  "carrying a verified message, then disconnected");
   int pipefd[2];

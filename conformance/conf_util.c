@@ -36,6 +36,19 @@ conf_ia_name(void)
   return name;
 }
 
+size_t
+conf_env_count(const char *name, size_t def)
+{
+  const char *v = g_getenv(name);
+  return v != NULL && *v != '\0' ? (size_t) g_ascii_strtoull(v, NULL, 10) : def;
+}
+
+unsigned
+conf_beside_rounds(void)
+{
+  return (unsigned) MAX(MIN(conf_env_count("ITAPI_BESIDE_ROUNDS", 8), 1000), 1);
+}
+
 void
 conf_default_attr(it_ep_attributes_t *a)
 {

@@ -549,7 +549,7 @@ post_beside_transfer_with(beside_t mode)
   it_rmr_context_t ctx = x.ctx;
   it_lmr_triplet_t head = conf_seg(&x.lb, 0, 64);
   size_t part = xlong_probe(len / 4, 1), last = xlong_probe(len - 1, -1);
-  unsigned seen = 0, early = 0, n = 8;  /* as in conf-race: any round in time shows it */
+  unsigned seen = 0, early = 0, n = conf_beside_rounds();  /* as in conf-race */
   for (unsigned r = 0; r < n; r++) {
     memset(x.back.data, 0, len);
     conf_rdma_post_t lr = { .ep = x.s.ep, .local = conf_seg(&x.back, 0, len), .remote = ra, .ctx = ctx,
