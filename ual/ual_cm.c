@@ -207,7 +207,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
     port_to_qual(port, conn_qual);
   l->qual = *conn_qual;
   evd->nbound++;
-  ia->children = g_list_prepend(ia->children, l);
+  ual_ia_child_add(ia, &l->obj);
   *listen_handle = UAL_HANDLE(&l->obj, it_listen_handle_t);
 out:
   ual_lock_drop();

@@ -182,7 +182,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   conn->nbound++;
   if (srq != NULL)
     srq->nep++;
-  ia->children = g_list_prepend(ia->children, ep);
+  ual_ia_child_add(ia, &ep->obj);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
 out:
   ual_lock_drop();

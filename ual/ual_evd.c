@@ -556,7 +556,7 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
     ia->aff_evd = e;
   if (event_number == IT_ASYNC_UNAFF_EVENT_STREAM)
     ia->unaff_evd = e;
-  ia->children = g_list_prepend(ia->children, e);
+  ual_ia_child_add(ia, &e->obj);
   *evd_handle = UAL_HANDLE(&e->obj, it_evd_handle_t);
   if (fd != NULL)
     *fd = (evd_flag & IT_EVD_CREATE_FD) ? e->fd : -1;
@@ -638,7 +638,7 @@ it_evd_free(it_evd_handle_t evd_handle)
   } else if (e->waiters > 0) {
     st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p has a thread waiting on it", (void *) evd_handle);
   } else {
-    e->obj.ia->children = g_list_remove(e->obj.ia->children, e);
+    ual_ia_child_remove(e->obj.ia, &e->obj);
     ual_obj_retire(&e->obj);
   }
   ual_lock_drop();

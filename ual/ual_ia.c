@@ -171,7 +171,7 @@ ual_ia_teardown(ual_ia_t *ia)
       ual_obj_t *o = l->data;
       if (o->type == order[k].type &&
           (!order[k].feeding || ((ual_evd_t *) o)->aevd != NULL)) {
-        ia->children = g_list_delete_link(ia->children, l);
+        ual_ia_child_remove(ia, o);
         ual_obj_destroy(o);
         l = ia->children; /* destroy may have unlinked siblings */
         continue;
@@ -183,8 +183,7 @@ ual_ia_teardown(ual_ia_t *ia)
   ual_lock_drop();
   /* Closing waits for upcalls in flight, which take ual_lock. */
   ia->prov->device->close(ia->dev);
-  g_list_free(ia->children);
-  g_free(ia);
+  g_free(ia);  /* its list is empty: each node was its child's own */
 }
 
 /* Destroy a child object of an IA (already off its IA's list). */
@@ -359,7 +358,7 @@ it_pz_create(it_ia_handle_t ia_handle, it_pz_handle_t *pz_handle)
     g_free(pz);
     return hs;
   }
-  ia->children = g_list_prepend(ia->children, pz);
+  ual_ia_child_add(ia, &pz->obj);
   *pz_handle = UAL_HANDLE(&pz->obj, it_pz_handle_t);
   ual_lock_drop();
   return IT_SUCCESS;
@@ -386,7 +385,7 @@ it_pz_free(it_pz_handle_t pz_handle)
     st = ual_fail(IT_ERR_PZ_BUSY, "PZ %p still holds %d endpoints or memory regions; free them first",
                   (void *) pz_handle, pz->nref);
   } else {
-    pz->obj.ia->children = g_list_remove(pz->obj.ia->children, pz);
+    ual_ia_child_remove(pz->obj.ia, &pz->obj);
     ual_obj_retire(&pz->obj);
   }
   ual_lock_drop();

@@ -410,7 +410,7 @@ it_lmr_free(it_lmr_handle_t lmr_handle)
   /* Posts racing this free read lmr->lkey, never lmr->mr: they post a key
    * that no longer exists, and complete with a protection error. */
   lmr->mr = NULL;
-  lmr->obj.ia->children = g_list_remove(lmr->obj.ia->children, lmr);
+  ual_ia_child_remove(lmr->obj.ia, &lmr->obj);
   ual_obj_retire(&lmr->obj);
   ual_lock_drop();
   return IT_SUCCESS;

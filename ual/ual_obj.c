@@ -102,6 +102,19 @@ ual_obj_retire(ual_obj_t *o)
   ia->dying--;
 }
 
+void
+ual_ia_child_add(ual_ia_t *ia, ual_obj_t *obj)
+{
+  obj->sib = (GList) { .data = obj };
+  ia->children = g_list_insert_before_link(ia->children, ia->children, &obj->sib);
+}
+
+void
+ual_ia_child_remove(ual_ia_t *ia, ual_obj_t *obj)
+{
+  ia->children = g_list_remove_link(ia->children, &obj->sib);
+}
+
 it_status_t
 ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const char *what)
 {
@@ -111,7 +124,7 @@ ual_child_free(const void *h, it_handle_type_enum_t type, it_status_t bad, const
     ual_lock_drop();
     return ual_fail(bad, "freeing %p: not a live %s handle", h, what);
   }
-  o->ia->children = g_list_remove(o->ia->children, o);
+  ual_ia_child_remove(o->ia, o);
   ual_obj_retire(o);
   ual_lock_drop();
   return IT_SUCCESS;
@@ -183,7 +196,7 @@ ual_pz_child_add(ual_obj_t *obj, it_handle_type_enum_t type, ual_pz_t *pz)
   if (st != IT_SUCCESS)
     return st;
   pz->nref++;
-  ia->children = g_list_prepend(ia->children, obj);
+  ual_ia_child_add(ia, obj);
   return IT_SUCCESS;
 }
 

@@ -150,7 +150,7 @@ it_rmr_free(it_rmr_handle_t rmr_handle)
                     "completes", (void *) rmr_handle);
   }
   rmr->mw = NULL;
-  rmr->obj.ia->children = g_list_remove(rmr->obj.ia->children, rmr);
+  ual_ia_child_remove(rmr->obj.ia, &rmr->obj);
   ual_obj_retire(&rmr->obj);
   ual_lock_drop();
   return IT_SUCCESS;

@@ -57,7 +57,7 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
     goto out;
   }
   pz->nref++;
-  ia->children = g_list_prepend(ia->children, q);
+  ual_ia_child_add(ia, &q->obj);
   *srq_handle = UAL_HANDLE(&q->obj, it_srq_handle_t);
 out:
   ual_lock_drop();
@@ -86,7 +86,7 @@ it_srq_free(it_srq_handle_t srq_handle)
     st = ual_fail(IT_ERR_SRQ_BUSY, "SRQ %p feeds %d endpoints; free them first", (void *) srq_handle,
                   q->nep);
   } else {
-    q->obj.ia->children = g_list_remove(q->obj.ia->children, q);
+    ual_ia_child_remove(q->obj.ia, &q->obj);
     ual_obj_retire(&q->obj);
   }
   ual_lock_drop();

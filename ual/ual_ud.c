@@ -120,7 +120,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   pz->nref++;
   req->nbound++;
   recv->nbound++;
-  ia->children = g_list_prepend(ia->children, ep);
+  ual_ia_child_add(ia, &ep->obj);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
 out:
   ual_lock_drop();
@@ -494,7 +494,7 @@ it_ud_service_request_handle_create(const it_conn_qual_t *conn_qual, it_evd_hand
     goto out;
   }
   evd->nbound++;
-  ia->children = g_list_prepend(ia->children, svc);
+  ual_ia_child_add(ia, &svc->obj);
   *ud_svc_handle = UAL_HANDLE(&svc->obj, it_ud_svc_req_handle_t);
 out:
   ual_lock_drop();
