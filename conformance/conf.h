@@ -137,6 +137,8 @@ void conf_buf_new(conf_side_t *s, conf_buf_t *b, size_t len, it_mem_priv_t privs
 void conf_buf_free(conf_buf_t *b);
 /* The byte conf_buf_fill(@seed) puts at offset @i (conf_buf_check's too). */
 unsigned char conf_pattern_byte(size_t i, unsigned seed);
+/* The index of the first of the @len bytes at @p that is not @v, or @len. */
+size_t conf_first_not(const unsigned char *p, size_t len, unsigned char v);
 void conf_buf_fill(conf_buf_t *b, unsigned seed);
 void conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed);
 /* One RDMA Write (or, with @read, Read) posted from a thread of its own

@@ -695,11 +695,11 @@ posts_beside_write(conf_pair_t *w, conf_buf_t *dst, conf_buf_t *src, conf_pair_t
     it_dto_cmpl_event_t d = conf_dto(s->p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
     g_assert_cmpuint(d.transferred_length, ==, MSG);
     conf_buf_check(rcv, 0, MSG, r + 1);
-    for (size_t i = 0; i < LONG_LEN; i++)
-      if (dst->data[i] != LONG_BYTE)
-        g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once the Write and the Send posted %s "
-                "completed, expected 0x%02x (a Write is placed before it completes, and before a later "
-                "Send on its connection completes)", r + 1, i, dst->data[i], where, LONG_BYTE);
+    size_t i = conf_first_not(dst->data, LONG_LEN, LONG_BYTE);
+    if (i < LONG_LEN)
+      g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once the Write and the Send posted %s "
+              "completed, expected 0x%02x (a Write is placed before it completes, and before a later "
+              "Send on its connection completes)", r + 1, i, dst->data[i], where, LONG_BYTE);
   }
   g_test_message("%u of %u rounds saw the Write landing when the posts %s began; in %u of those both "
                  "posts returned before its last byte was in place", seen, n, where, early);
