@@ -100,7 +100,7 @@ poll_progress(iw_cq_t *cq, gboolean spinning, gboolean hold)
   gboolean own = spinning && n <= IW_POLL_QPS_MAX, held = FALSE;
   for (guint k = 0; k < todo; k++) {
     iw_qp_t *qp = g_ptr_array_index(cq->qps, (cq->rr + k) % n);
-    if (!g_mutex_trylock(&qp->lock))
+    if (!iw_qp_trylock_io(qp))
       continue;
     if (!qp->dead && qp->fd >= 0 && (qp->cs == IW_CS_RTS || qp->cs == IW_CS_CLOSING)) {
       held |= qp->polled;

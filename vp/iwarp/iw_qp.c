@@ -378,7 +378,7 @@ iw_qp_io_rts(iw_qp_t *qp, uint32_t events, iw_work_t *w)
 void
 iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
 {
-  g_mutex_lock(&qp->lock);
+  iw_qp_lock_io(qp);
   if (qp->dead || qp->fd < 0)
     goto out;
   switch (qp->cs) {
