@@ -610,8 +610,14 @@ post_beside_transfer_with(beside_t mode)
         if (recv)
           g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, len);
       }
-      g_autofree char *sent = conf_hear(c->from, LINE_TIMEOUT_MS);
-      g_assert_cmpstr(sent, ==, "sent");
+      g_autofree char *sent = conf_hear(c->from, LINE_TIMEOUT_MS + XPROC_EVENT_WAIT_US / 1000);
+      if (g_strcmp0(sent, "sent") != 0) {
+        g_autofree char *ended = xproc_wait_status_text(xproc_reap(c, LINE_TIMEOUT_MS));
+        g_autofree char *account = xproc_child_stderr_line(c, 1500);
+        g_error("round %u: the child said '%s', not 'sent', after both completions of its 32 MiB Send "
+                "and the Write came here; the child %s; its stderr (%s), last part: %s", r,
+                sent != NULL ? sent : "(nothing)", ended, c->err, account);
+      }
     } else {
       conf_dto(x.s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 41);
       conf_dto(x.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 42);

@@ -367,7 +367,17 @@ role_target(gboolean memfd)
       /* The whole region, into a receive of the parent's. */
       it_lmr_triplet_t t = conf_seg(&rb, 0, len);
       conf_ok(it_post_send(s.ep, &t, 1, 9, IT_COMPLETION_FLAG));
-      conf_dto(s.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 9);
+      /* Up to XPROC_EVENT_WAIT_US, as the stream: 32 MiB through rxe in
+       * the lab VM's emulated CPU, beside the host's suites, may take
+       * longer than CONF_TIMEOUT_US. */
+      it_event_t ev;
+      it_status_t st;
+      if (!xproc_next_event(s.dto, FALSE, &ev, &st))
+        g_error("target child: no completion of its %zu-byte Send within %d s: %s", len,
+                (int) (XPROC_EVENT_WAIT_US / G_USEC_PER_SEC), itx_status_name(st));
+      g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_SEND_CMPL_EVENT));
+      g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+      g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 9);
       printf("sent\n");
       fflush(stdout);
       continue;
