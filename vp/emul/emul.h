@@ -143,9 +143,11 @@ G_GNUC_INTERNAL extern gint emul_ring_pwant;
  * that finds work takes it, and its release is then a plain store.  Its
  * long sections (a large copy, a cross-memory attach call) make a waiter
  * yield, then sleep. */
-/* Doorbells to other processes this thread owes, rung as it lets the lock
- * go (emul_ring.c, emul_ring_doorbell): never a system call under the lock
- * for a message's wake-up. */
+/* Doorbells to other processes this thread owes, and the socket messages
+ * of connections it queued (their handshake, mapping requests, teardown),
+ * rung and sent as it lets the lock go (emul_ring.c, emul_ring_doorbell;
+ * emul_ring_cm.c, emul_ring_send_msg): never a system call under the lock
+ * for a connection's socket. */
 G_GNUC_INTERNAL extern __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
 void emul_ring_bells_ring(void);
 /* Ring the doorbells this thread owes, with no lock held: after the fabric
@@ -159,11 +161,9 @@ emul_ring_bells_flush(void)
 /* Whether this thread holds the fabric lock: a long copy lets it go too
  * (emul_qp.c, "Long copies"). */
 G_GNUC_INTERNAL extern __thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
-/* A thread never waits for the fabric lock owing a bell: a teardown under
- * the lock waits for every bell owed on its connection to be rung before
- * its descriptors close (emul_ring_bells_quiet), so a bell owed from a
- * section under a link alone (a sleeper's or a poll's drain) is rung
- * before the wait, or the two threads would wait for each other. */
+/* A thread never waits for the fabric lock owing a bell: a bell owed from
+ * a section under a link alone (a sleeper's or a poll's drain) is rung
+ * before the wait, not after the lock's other holders. */
 static inline void
 emul_fabric_lock(void)
 {

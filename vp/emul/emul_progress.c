@@ -100,7 +100,7 @@ x_snapshot(void)
   for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
     if (!x->dead && x->qp != NULL && x->seg != NULL) {
-      x->ref++;
+      g_atomic_int_inc(&x->ref);
       g_ptr_array_add(a, x);
     }
   }
@@ -314,7 +314,7 @@ x_serve_cq(emul_cq_t *cq, emul_work_t *w)
       continue;
     gboolean pending = emul_ring_pending(x);
     if (pending || !emul_queue_empty(&x->out)) {
-      x->ref++;  /* emul_ring_conns may change under x_serve; x stays valid */
+      g_atomic_int_inc(&x->ref);  /* emul_ring_conns may change under x_serve; x stays valid */
       did |= x_serve(x, pending, w);
       next = x->dead ? emul_ring_conns : i->next;  /* closed: start over (cheap, rare) */
       emul_ring_conn_unref(x);
@@ -438,7 +438,7 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
       x_wait.all = FALSE;
       continue;
     }
-    x->ref++;  /* keeps bell_fd open (closed with the last reference) */
+    g_atomic_int_inc(&x->ref);  /* keeps bell_fd open (closed with the last reference) */
     x->waiters++;
     x_wait.x[x_wait.n] = x;
     fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };

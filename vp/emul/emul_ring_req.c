@@ -114,7 +114,7 @@ emul_xconn_t *
 emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
 {
   emul_xconn_t *x = qp->x;
-  x->ref++;
+  g_atomic_int_inc(&x->ref);
   x->map_pins++;
   *mark = TRUE;
   emul_fabric.xcopies++;
