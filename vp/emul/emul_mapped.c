@@ -327,7 +327,7 @@ x_map_take(emul_xconn_t *x, emul_map_io_t *io)
   close(io->fd);
   io->fd = -1;
   gboolean kept = FALSE;
-  emul_fabric_lock();
+  emul_ring_progress_lock();
   emul_link_t *l = !x->dead && x->qp != NULL ? emul_link_take(x->qp) : NULL;
   x_map_t *s = !x->dead && x->maps != NULL ? &x->maps[io->index % X_MAP_SLOTS] : NULL;
   if (s != NULL && s->state == XM_ASKED && s->index == io->index && s->key == io->key &&

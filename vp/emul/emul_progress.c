@@ -583,11 +583,16 @@ x_fork_prepare(void)
   emul_wait_copies();
   emul_links_lock_all();
   emul_cqs_lock_all();  /* a busy poll walks a CQ's list under its xlock */
+  /* A thread sending a connection's messages holds its mlock a moment. */
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next)
+    g_mutex_lock(&((emul_xconn_t *) i->data)->mlock);
 }
 
 static void
 x_fork_done(void)
 {
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next)
+    g_mutex_unlock(&((emul_xconn_t *) i->data)->mlock);
   emul_cqs_unlock_all();
   emul_links_unlock_all();
   emul_fabric_unlock();
