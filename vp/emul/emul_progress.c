@@ -619,10 +619,11 @@ emul_ring_init(void)
 }
 
 GSource *
-emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
+emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                GDestroyNotify notify)
 {
   GSource *src = g_unix_fd_source_new(fd, cond);
-  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, NULL);
+  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, notify);
   g_source_attach(src, x_ctx);
   return src;
 }

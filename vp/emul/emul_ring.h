@@ -435,11 +435,13 @@ struct emul_xconn {
   /* The socket's messages (emul_ring_send_msg, the doorbells): queued in
    * order and sent with the fabric lock let go, by one thread at a time;
    * the socket closes after the last of them (emul_ring_close). */
-  GMutex mlock;                 /* guards the four below; a leaf */
+  GMutex mlock;                 /* guards the five below; a leaf */
   GQueue msgs;                  /* x_sockmsg_t*, in order */
   gboolean msending;            /* a thread sends them now */
+  gboolean sock_reading;        /* the progress thread reads the socket now, with no
+                                 * lock held (x_conn_ready) */
   gboolean sock_close;          /* the connection closed: nothing more joins them,
-                                 * the socket closes after them */
+                                 * the socket closes after them and the read */
   gboolean sock_closed;
   gint map_lost;                /* 1 + the index of an X_MAP_REQ that was not sent,
                                  * asked again (emul_ring_map_lookup); 0 (atomic) */
@@ -471,7 +473,10 @@ void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric 
  * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
  * takes the fabric lock (emul_ring_progress_lock), then TRUE unless the source
  * was unwatched meanwhile (its data may be gone: touch nothing). */
-GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
+/* @notify (or NULL) lets @data go once the source is destroyed and no
+ * callback of it runs. */
+GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                         GDestroyNotify notify);
 void emul_ring_unwatch(GSource *src, int fd);
 gboolean emul_ring_enter(void);
 
@@ -516,6 +521,10 @@ void emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int n
  * none: one already waiting at the tail serves).  One thread sends at a
  * time: another that finds it sending leaves its messages to it. */
 void emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first);
+/* The sender (@sender) or the reader of @x's socket is done with it: TRUE
+ * when the caller is to close it now (the connection closed, and nobody
+ * else uses it or has messages for it). */
+gboolean emul_ring_sock_done(emul_xconn_t *x, gboolean sender);
 gboolean emul_ring_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
 ssize_t emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
 void emul_ring_conn_unref(emul_xconn_t *x);

@@ -154,7 +154,12 @@ x_conn_new(int fd, int side)
   g_queue_init(&x->out);
   g_mutex_init(&x->mlock);
   g_queue_init(&x->msgs);
-  x->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
+  /* The source's reference: its callback reads the socket before it takes
+   * the fabric lock; dropped once the source is destroyed and no callback
+   * runs (emul_ring_close). */
+  g_atomic_int_inc(&x->ref);
+  x->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x,
+                           (GDestroyNotify) emul_ring_conn_unref);
   emul_ring_conns = g_list_prepend(emul_ring_conns, x);
   g_atomic_int_inc(&emul_ring_nconn);
   return x;
@@ -314,12 +319,23 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
       g_free(e);
     g_mutex_lock(&x->mlock);
   }
-  gboolean close_now = x->sock_close && !x->sock_closed;
-  x->sock_closed = x->sock_closed || close_now;
   x->msending = FALSE;
   g_mutex_unlock(&x->mlock);
-  if (close_now)
+  if (emul_ring_sock_done(x, TRUE))
     close(x->fd);
+}
+
+gboolean
+emul_ring_sock_done(emul_xconn_t *x, gboolean sender)
+{
+  g_mutex_lock(&x->mlock);
+  if (!sender)
+    x->sock_reading = FALSE;
+  gboolean close_now = x->sock_close && !x->sock_closed && !x->msending && !x->sock_reading &&
+                       emul_queue_empty(&x->msgs);
+  x->sock_closed = x->sock_closed || close_now;
+  g_mutex_unlock(&x->mlock);
+  return close_now;
 }
 
 gboolean
@@ -391,7 +407,7 @@ emul_ring_listen(emul_listen_t *l)
   }
   l->xfd = fd;
   l->no_cma = x_cma_off();
-  l->xsrc = emul_ring_watch(fd, G_IO_IN, x_listen_ready, l);
+  l->xsrc = emul_ring_watch(fd, G_IO_IN, x_listen_ready, l, NULL);
 }
 
 void
@@ -508,17 +524,19 @@ x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
   emul_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, pdata, len);
 }
 
-/* The peer's bell eventfd, as a descriptor of our own (the message's are
- * closed after it is handled). */
+/* The peer's bell eventfd: the message's descriptor *@fd becomes the
+ * connection's (the others are closed after it is handled). */
 static void
-x_take_peer_bell(emul_xconn_t *x, int fd)
+x_take_peer_bell(emul_xconn_t *x, int *fd)
 {
-  if (fd >= 0 && x->peer_bell_fd < 0)
-    x->peer_bell_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (fd != NULL && *fd >= 0 && x->peer_bell_fd < 0) {
+    x->peer_bell_fd = *fd;
+    *fd = -1;
+  }
 }
 
 static void
-x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t *w)
+x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int *bell_fd, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = x->qp;
@@ -561,7 +579,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t 
 /* ---- passive side ---- */
 
 static void
-x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_t *w)
+x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w)
 {
   emul_listen_t *l = x->listener;
   if (l == NULL || x->conn != NULL || x->seg != NULL || nfds < 2 || nfds > 3) {
@@ -594,7 +612,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   x->peer_qpn = m->qpn;
   x->peer_probe = m->probe_addr;
   x->cma_out = x_probe(x);
-  x_take_peer_bell(x, nfds == 3 ? fds[2] : -1);
+  x_take_peer_bell(x, nfds == 3 ? &fds[2] : NULL);
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -748,7 +766,7 @@ emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w)
 /* What the messages read in one callback leave to be made with the fabric
  * lock let go: the mappings asked and answered (emul_ring_map_io). */
 typedef struct {
-  emul_map_io_t io[4];
+  emul_map_io_t io[8];  /* X_READ_BATCH: one per message read */
   guint n;
 } x_later_t;
 
@@ -767,7 +785,7 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w, 
     break;
   case X_REP:
     if (x->side == 0)
-      x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? fds[1] : -1, w);
+      x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? &fds[1] : NULL, w);
     else
       emul_ring_peer_break(x, NULL, w);
     break;
@@ -845,45 +863,91 @@ emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds)
   return n;
 }
 
+/* Messages read from a connection's socket with no lock held, handled
+ * after under the fabric lock (x_conn_ready); the progress thread's. */
+#define X_READ_BATCH 8
+typedef struct {
+  x_msg_t m;
+  int fds[4];
+  int nfds;
+  ssize_t n;  /* recvmsg's result: 0 is the peer's EOF, < 0 an error */
+} x_rx_t;
+static x_rx_t x_rx[X_READ_BATCH];
+
+/* Read what @x's socket holds, up to @max messages, an EOF or an error
+ * ending the batch (no lock held: the connection's own `reading` keeps the
+ * socket open meanwhile, emul_ring_msgs_flush). */
+static guint
+x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
+{
+  guint k = 0;
+  g_mutex_lock(&x->mlock);
+  gboolean open = !x->sock_close;
+  x->sock_reading = open;
+  g_mutex_unlock(&x->mlock);
+  while (open && k < max) {
+    x_rx_t *r = &rx[k];
+    r->n = emul_ring_recv_msg(x->fd, &r->m, r->fds, &r->nfds);
+    if (r->n < 0 && (errno == EAGAIN || errno == EINTR))
+      break;
+    if (r->n < 0 && errno == ECONNRESET)
+      continue;  /* the peer closed with messages of ours unread: the error
+                  * is reported once, ahead of what it sent before closing
+                  * (its DISC or BREAK); read on, EOF comes after them */
+    k++;
+    if (r->n <= 0)
+      break;
+  }
+  if (open && emul_ring_sock_done(x, FALSE))
+    close(x->fd);
+  return k;
+}
+
+static void
+x_rx_close(x_rx_t *rx, guint k)
+{
+  for (guint i = 0; i < k; i++) {
+    for (int j = 0; j < rx[i].nfds; j++) {
+      if (rx[i].fds[j] >= 0)
+        close(rx[i].fds[j]);
+    }
+  }
+}
+
+/* The progress thread, when the socket has messages (or the peer closed
+ * it): they are read with no lock held, then handled in order under the
+ * fabric lock; what they leave to system calls (the mappings asked and
+ * answered) is made after it.  @x is valid throughout: the source holds a
+ * reference (x_conn_new). */
 static gboolean
 x_conn_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_xconn_t *x = data;
+  (void) fd;
+  (void) cond;
+  guint k = x_conn_read(x, x_rx, X_READ_BATCH);
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
-  (void) cond;
   if (!emul_ring_enter()) {
     emul_fabric_unlock();
+    x_rx_close(x_rx, k);
     return G_SOURCE_REMOVE;
   }
-  g_atomic_int_inc(&x->ref);
-  x_msg_t *m = g_new(x_msg_t, 1);
   emul_link_t *l = NULL;
   x_later_t later = { .n = 0 };
-  /* A mapping message reads no further than the room to make it later:
-   * the next callback reads on (the socket still has it). */
-  while (!x->dead && later.n < G_N_ELEMENTS(later.io)) {
+  for (guint i = 0; i < k && !x->dead; i++) {
     /* The QP's link too (its latency posts hold it alone), taken again
      * each time: the handshake may give the QP its link on the way. */
     emul_link_drop(l);
     l = x->qp != NULL ? emul_link_take(x->qp) : NULL;
-    if (x->dead)
-      break;  /* closed while the link's wait let the lock go */
-    int fds[4], nfds = 0;
-    ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-      break;
-    if (n < 0 && errno == ECONNRESET)
-      continue;  /* the peer closed with messages of ours unread: the error
-                  * is reported once, ahead of what it sent before closing
-                  * (its DISC or BREAK); read on, EOF comes after them */
+    x_rx_t *r = &x_rx[i];
     /* Frames published before this message (or before the EOF) first:
      * teardown must not overtake the answers that preceded it. */
-    if (x->qp != NULL && x->seg != NULL)
+    if (!x->dead && x->qp != NULL && x->seg != NULL)
       emul_ring_drain(x, FALSE, &w);
     if (x->dead) {
-      /* closed while draining */
-    } else if (n <= 0) {
+      /* closed while draining, or while the link's wait let the lock go */
+    } else if (r->n <= 0) {
       if (x->qp != NULL && x->conn == NULL) {
         if (x->qp->x == x)
           emul_ring_answers_settle(x->qp, &w);  /* answers it gave before it died */
@@ -891,15 +955,11 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       }
       else
         emul_ring_fail_pending(x, &w);
-    } else if ((size_t) n < X_MSG_MIN || m->magic != X_MAGIC ||
-               m->pdata_len > (size_t) n - X_MSG_MIN) {
+    } else if ((size_t) r->n < X_MSG_MIN || r->m.magic != X_MAGIC ||
+               r->m.pdata_len > (size_t) r->n - X_MSG_MIN) {
       emul_ring_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
     } else {
-      x_on_msg(x, m, fds, nfds, &w, &later);
-    }
-    for (int i = 0; i < nfds; i++) {
-      if (fds[i] >= 0)
-        close(fds[i]);
+      x_on_msg(x, &r->m, r->fds, r->nfds, &w, &later);
     }
   }
   emul_link_drop(l);
@@ -910,12 +970,11 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       emul_ring_pump(x);
     emul_link_drop(l);
   }
-  g_free(m);
   emul_fabric_unlock();
+  x_rx_close(x_rx, k);
   emul_work_deliver(&w);
   for (guint i = 0; i < later.n; i++)
     emul_ring_map_io(x, &later.io[i]);
-  emul_ring_conn_unref(x);
   return G_SOURCE_CONTINUE;
 }
 

@@ -159,7 +159,7 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
       x_ud_in_t *in = g_new0(x_ud_in_t, 1);
       in->u = u;
       in->fd = c;
-      in->src = emul_ring_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in);
+      in->src = emul_ring_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, NULL);
       u->ins = g_list_prepend(u->ins, in);
     }
   }
@@ -179,7 +179,7 @@ emul_ring_ud_open(emul_qp_t *qp)
       struct emul_xud *u = g_new0(struct emul_xud, 1);
       u->qp = qp;
       u->fd = fd;
-      u->src = emul_ring_watch(fd, G_IO_IN, ud_accept, u);
+      u->src = emul_ring_watch(fd, G_IO_IN, ud_accept, u, NULL);
       qp->xud = u;
       return;
     }
@@ -286,7 +286,7 @@ ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
   o->qpn = qpn;
   o->fd = fd;
   o->refs = 2;  /* the table's and the caller's */
-  o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o);
+  o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o, NULL);
   g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
   emul_fabric_unlock();
   return o;
@@ -402,7 +402,7 @@ emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t por
   o->dev = dev;
   o->req_ctx = req_ctx;
   o->dst = *dst;
-  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o);
+  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o, NULL);
   return TRUE;
 }
 
