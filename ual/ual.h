@@ -36,6 +36,7 @@ typedef struct ual_ia {
   GList *children;            /* ual_obj_t* of every object of the IA, each node the
                                * object's own (ual_obj_t.sib): adding and removing one
                                * is O(1) whatever the IA holds */
+  guint nchildren;            /* their number (ual_ia_teardown) */
   struct ual_evd *aff_evd;
   struct ual_evd *unaff_evd;
   GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */

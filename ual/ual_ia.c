@@ -169,14 +169,19 @@ ual_ia_teardown(ual_ia_t *ia)
     GList *l = ia->children;
     while (l != NULL) {
       ual_obj_t *o = l->data;
+      GList *next = l->next;
       if (o->type == order[k].type &&
           (!order[k].feeding || ((ual_evd_t *) o)->aevd != NULL)) {
+        guint left = ia->nchildren - 1;
         ual_ia_child_remove(ia, o);
         ual_obj_destroy(o);
-        l = ia->children; /* destroy may have unlinked siblings */
+        /* On from the next child, one walk per type, unless the destroy
+         * took siblings too (the next one may be gone): then from the
+         * head again. */
+        l = ia->nchildren == left ? next : ia->children;
         continue;
       }
-      l = l->next;
+      l = next;
     }
   }
   ual_handle_release(&ia->obj);

@@ -107,12 +107,14 @@ ual_ia_child_add(ual_ia_t *ia, ual_obj_t *obj)
 {
   obj->sib = (GList) { .data = obj };
   ia->children = g_list_insert_before_link(ia->children, ia->children, &obj->sib);
+  ia->nchildren++;
 }
 
 void
 ual_ia_child_remove(ual_ia_t *ia, ual_obj_t *obj)
 {
   ia->children = g_list_remove_link(ia->children, &obj->sib);
+  ia->nchildren--;
 }
 
 it_status_t
