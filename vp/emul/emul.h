@@ -125,7 +125,10 @@ typedef struct emul_fabric {
   GAsyncQueue *events;    /* deferred upcalls (emul_upcall_t*) */
   GMutex deliver_lock;    /* held while an upcall is delivered */
   uint64_t next_pd_id;    /* PD identity checked by cross-process peers */
-  GHashTable *ud_qps;     /* QP number -> emul_qp_t* of every UD QP (emul_ud.c) */
+  GHashTable *ud_qps;     /* QP number -> emul_qp_t* of every UD QP (ud_lock; emul_ud.c) */
+  rnicpi_spin_t ud_lock;  /* ud_qps: taken with the fabric lock to change it, or to look
+                           * a QP up and try its link; its holder never waits */
+  guint ud_gen;           /* counts UD QPs destroyed (atomic; emul_qp_t.ud_to) */
   GHashTable *ud_svc;     /* request id -> pending UD service request (emul_ud.c) */
   gint ntimed;            /* connects with a deadline, at least (atomic; emul_cm_expire) */
 } emul_fabric_t;
@@ -396,6 +399,11 @@ typedef struct emul_qp {
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
   struct emul_xud *xud;    /* UD: its name for other processes (emul_ring_ud.c), or NULL */
   uint32_t qkey;           /* UD: the Q_Key datagrams must carry */
+  /* UD: the destination its last datagram found in the table, good while
+   * emul_fabric.ud_gen is still @ud_to_gen (its link) */
+  uint32_t ud_to_qpn;
+  struct emul_qp *ud_to;
+  guint ud_to_gen;
 } emul_qp_t;
 
 typedef struct emul_listen {
@@ -852,6 +860,10 @@ void emul_link_join(emul_qp_t *a, emul_qp_t *p);
  * (emul_ring_cm.c, established): its latency posts take that lock alone
  * (emul_qp.c, "The fast path"). */
 void emul_link_join_ring(emul_qp_t *qp);
+/* Give a UD QP a link of its own (create): its receive queue and state
+ * are guarded by it, so that a datagram's post and delivery and a
+ * receive's post take that lock alone (emul_ud.c, "Locks"). */
+void emul_link_join_ud(emul_qp_t *qp);
 /* Lock and unlock every link (a fork: pthread_atfork). */
 void emul_links_lock_all(void);
 void emul_links_unlock_all(void);
@@ -922,6 +934,9 @@ extern const rnicpi_srq_ops_t emul_srq_ops;
 /* Unreliable datagrams, address handles, UD service resolution (emul_ud.c).
  * The _locked ones run under the fabric lock. */
 extern const rnicpi_ud_ops_t emul_ud_ops;
+/* Remove @qp from the UD table (destroy; fabric lock held, and not its
+ * link): then every link is taken once, so that no sender still holds it
+ * as the destination it found last (emul_qp_t.ud_to). */
 void emul_ud_qp_add_locked(emul_qp_t *qp);
 void emul_ud_qp_gone_locked(emul_qp_t *qp);
 void emul_ud_unlisten_locked(emul_listen_t *l);
@@ -955,8 +970,18 @@ typedef struct emul_ud_out {
  * the caller to send once it has let the lock go. */
 rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
                                          emul_ud_out_t *out);
-/* Deliver @d to UD QP @dst, or drop it (fabric lock held). */
+/* The same under @qp's link @l alone (held; let go before it returns),
+ * no memory window or fast-registered region existing: the datagram is
+ * delivered under its destination's link alone; one that leaves the
+ * process (@out->away, as above), or goes to a QP with a shared receive
+ * queue, takes the fabric lock for that part only. */
+rnicpi_status_t emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr,
+                                       emul_work_t *w, emul_ud_out_t *out);
+/* Deliver @d to UD QP @dst, or drop it: @dst's link held, and the fabric
+ * lock too when it has a shared receive queue (emul_ud_deliver_locked
+ * takes the link under the fabric lock). */
 void emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
+void emul_ud_deliver_locked(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
 /* The service reply event for @requester's request @req_ctx to @responder. */
 void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,
                           rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,

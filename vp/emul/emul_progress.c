@@ -582,6 +582,7 @@ x_fork_prepare(void)
   emul_fabric_lock();
   emul_wait_copies();
   emul_links_lock_all();
+  rnicpi_spin_lock(&emul_fabric.ud_lock);  /* after the links: a sender holding its own waits for it */
   emul_cqs_lock_all();  /* a busy poll walks a CQ's list under its xlock */
   /* A thread sending a connection's messages holds its mlock a moment. */
   for (GList *i = emul_ring_conns; i != NULL; i = i->next)
@@ -594,6 +595,7 @@ x_fork_done(void)
   for (GList *i = emul_ring_conns; i != NULL; i = i->next)
     g_mutex_unlock(&((emul_xconn_t *) i->data)->mlock);
   emul_cqs_unlock_all();
+  rnicpi_spin_unlock(&emul_fabric.ud_lock);
   emul_links_unlock_all();
   emul_fabric_unlock();
 }

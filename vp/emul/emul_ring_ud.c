@@ -171,7 +171,7 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
         .pers = &emul_pers[h->pers], .qkey = h->qkey, .src_qpn = h->src_qpn, .sgid = h->sgid,
         .buf = ud_rx[i].body, .len = h->len,
       };
-      emul_ud_deliver(qp, &d, &w);
+      emul_ud_deliver_locked(qp, &d, &w);
     }
   }
   emul_fabric_unlock();
