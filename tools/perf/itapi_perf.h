@@ -300,6 +300,14 @@ int client_run(const config_t *cfg, const it_net_addr_t *addr, int port);
 int rate_run(const config_t *cfg);
 /* -T --ud: the datagram rate of cfg->threads threads (perf_ud.c). */
 int ud_rate_run(const config_t *cfg);
+/* -T's report (perf_rate.c): the head, naming what each thread has; one
+ * row of a test and size, from each thread's messages and time (all the
+ * messages over the longest time, the slowest and the fastest thread);
+ * the tail. */
+void rate_head(const config_t *cfg, const char *ia_name, const char *what);
+void rate_row(const config_t *cfg, const char *test, size_t bytes, const uint64_t *msgs,
+              const uint64_t *ns, bool first);
+void rate_tail(const config_t *cfg);
 
 /* Results (perf_report.c) */
 

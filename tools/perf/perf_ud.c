@@ -228,41 +228,20 @@ ud_rate_run(const config_t *cfg)
   for (unsigned i = 0; i < nt; i++)
     pthread_join(tids[i], NULL);
 
-  if (cfg->json)
-    printf("{\"interface\": \"%s\", \"threads\": %u, \"window\": %u, \"results\": [",
-           info->ia_name, nt, cfg->window);
-  else if (cfg->csv)
-    printf("test,bytes,threads,msgs,seconds,mmsgps,thread_min_mmsgps,thread_max_mmsgps\n");
-  else
-    printf("# itapi-perf: interface %s, %u thread%s, each with two datagram endpoints of its "
-           "own, busy-poll, window %u\n%-10s %10s %8s %12s %10s %22s\n",
-           info->ia_name, nt, nt == 1 ? "" : "s", cfg->window, "test", "bytes", "threads", "msgs",
-           "Mmsg/s", "per thread (min-max)");
+  rate_head(cfg, info->ia_name, "two datagram endpoints of its own");
+  uint64_t *msgs = calloc(nt, sizeof(*msgs)), *ns = calloc(nt, sizeof(*ns));
+  if (msgs == NULL || ns == NULL)
+    die("out of memory for %u threads", nt);
   for (size_t si = 0; si < cfg->nsizes; si++) {
-    uint64_t msgs = 0, ns = 0;
-    double lo = 0, hi = 0;
     for (unsigned i = 0; i < nt; i++) {
-      double r = us[i].msgs[si] / (us[i].ns[si] / 1e9) / 1e6;
-      lo = i == 0 || r < lo ? r : lo;
-      hi = i == 0 || r > hi ? r : hi;
-      msgs += us[i].msgs[si];
-      ns = us[i].ns[si] > ns ? us[i].ns[si] : ns;
+      msgs[i] = us[i].msgs[si];
+      ns[i] = us[i].ns[si];
     }
-    double sec = ns / 1e9, rate = msgs / sec / 1e6;
-    if (cfg->json)
-      printf("%s{\"test\": \"ud_bw\", \"bytes\": %zu, \"threads\": %u, \"msgs\": %llu, "
-             "\"seconds\": %.6f, \"mmsgps\": %.6f, \"thread_min_mmsgps\": %.6f, "
-             "\"thread_max_mmsgps\": %.6f}",
-             si == 0 ? "" : ", ", cfg->sizes[si], nt, (unsigned long long) msgs, sec, rate, lo, hi);
-    else if (cfg->csv)
-      printf("ud_bw,%zu,%u,%llu,%.6f,%.6f,%.6f,%.6f\n", cfg->sizes[si], nt,
-             (unsigned long long) msgs, sec, rate, lo, hi);
-    else
-      printf("%-10s %10zu %8u %12llu %10.3f %11.3f - %-8.3f\n", "ud_bw", cfg->sizes[si], nt,
-             (unsigned long long) msgs, rate, lo, hi);
+    rate_row(cfg, "ud_bw", cfg->sizes[si], msgs, ns, si == 0);
   }
-  if (cfg->json)
-    printf("]}\n");
+  rate_tail(cfg);
+  free(msgs);
+  free(ns);
   pthread_barrier_destroy(&barrier);
   free(us);
   free(tids);

@@ -14,7 +14,8 @@
  * Locks, in the order they are taken:
  * 1. the fabric lock (emul_fabric.lock): connection management, the region
  *    table's changes, windows and fast registration, every cross-process
- *    and datagram path, and the data path of a QP with no link;
+ *    path, datagrams that leave the process or reach a shared receive
+ *    queue, and the data path of a QP with no link;
  * 2. a link's lock (emul_link_t): the two QPs of an in-process connection
  *    share one; it guards their queues, state, peer pointers and
  *    negotiated limits.  A post or a receive on a linked QP whose work
@@ -28,7 +29,11 @@
  *    common case (emul_ring_drain_link: a busy poll's, a woken sleeper's,
  *    the progress thread's) take it alone; every other user of the
  *    connection (other posts and drains, teardown) takes the fabric lock,
- *    then it;
+ *    then it.  A UD QP has a link of its own too (emul_ud.c, "Locks"): a
+ *    datagram between two UD QPs of the process is delivered under the
+ *    sender's link, the destination's only tried meanwhile; the table of
+ *    UD QPs has a lock of its own (emul_fabric.ud_lock), taken after the
+ *    fabric lock or a link and never held while waiting;
  * 3. a CQ's list of those ring links (emul_cq_t.xlock): a busy poll walks
  *    it holding nothing else and only tries each link's lock, so it is
  *    taken after a link's where both are held;
