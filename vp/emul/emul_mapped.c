@@ -243,12 +243,6 @@ emul_ring_maps_free(emul_xconn_t *x)
 {
   if (x->maps == NULL)
     return;
-  if (x->map_pins > 0) {
-    /* A long copy may be using a mapping now: its copier unmaps them. */
-    x->map_gen++;
-    x->maps_doomed = TRUE;
-    return;
-  }
   for (guint i = 0; i < X_MAP_SLOTS; i++)
     x_map_clear(&x->maps[i]);
   x->map_gen++;

@@ -426,9 +426,6 @@ struct emul_xconn {
   gint64 last_left;             /* when a sleeper last left (monotonic us; lock) */
   x_map_t *maps;                /* the peer's regions mapped here (emul_mapped.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
-  guint map_pins;               /* long copies running with the lock let go, which may
-                                 * use maps (emul_ring_req.c, "Long copies"; lock) */
-  gboolean maps_doomed;         /* torn down while pinned: the last copier unmaps (lock) */
   gboolean issue_owed;          /* a drain left the send queue's next long copy to its
                                  * drainer (emul_ring_issue_owed; lock) */
   x_hot_t hot;                  /* the region one-sided requests reached last */
@@ -653,6 +650,7 @@ gboolean emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_ma
  * answer's pages and put them in @x's table (taking the fabric lock and
  * the link for that alone). */
 void emul_ring_map_io(emul_xconn_t *x, emul_map_io_t *io);
+/* Unmap the peer's regions mapped here (the connection's last reference). */
 void emul_ring_maps_free(emul_xconn_t *x);
 /* The memfd @fd (the application frees it, emul_mem.c) is no longer
  * exported: the descriptor of our own kept for it is closed (no lock held). */

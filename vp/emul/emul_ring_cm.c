@@ -186,6 +186,9 @@ emul_ring_conn_unref(emul_xconn_t *x)
    * still look at the ring's words. */
   if (x->seg != NULL)
     munmap(x->seg, X_SEG_SIZE);
+  if (x->peer_mrs != NULL)
+    munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
+  emul_ring_maps_free(x);
   /* Closed with the last reference too: a thread may sleep on bell_fd. */
   if (x->bell_fd >= 0)
     close(x->bell_fd);
@@ -229,9 +232,11 @@ emul_ring_close(emul_xconn_t *x)
   x->sock_close = TRUE;
   g_mutex_unlock(&x->mlock);
   emul_ring_doorbell(x, X_BELL_MSGS);
-  if (x->peer_mrs != NULL)
-    munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
-  emul_ring_maps_free(x);
+  /* The peer's region table and its regions mapped here stay mapped until
+   * the last reference goes (a long copy may use them; the thread that
+   * owes the close above holds one): unmapped with no lock held, most of
+   * the time. */
+  x->map_gen++;
   emul_ring_conn_unref(x);
 }
 
