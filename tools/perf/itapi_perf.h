@@ -305,6 +305,8 @@ int ud_rate_run(const config_t *cfg);
  * messages over the longest time, the slowest and the fastest thread);
  * the tail. */
 void rate_head(const config_t *cfg, const char *ia_name, const char *what);
+/* The largest of cfg->sizes. */
+size_t max_size_of(const config_t *cfg);
 void rate_row(const config_t *cfg, const char *test, size_t bytes, const uint64_t *msgs,
               const uint64_t *ns, bool first);
 void rate_tail(const config_t *cfg);

@@ -69,7 +69,7 @@ open_end(const config_t *cfg, it_ia_handle_t ia, side_t *s, const char *role, si
   open_ep(s, max_size, cfg->window);
 }
 
-static size_t
+size_t
 max_size_of(const config_t *cfg)
 {
   size_t max_size = 0;

@@ -172,9 +172,7 @@ ud_thread(void *arg)
 {
   ud_thread_t *u = arg;
   const config_t *cfg = u->cfg;
-  size_t max_size = 0;
-  for (size_t i = 0; i < cfg->nsizes; i++)
-    max_size = cfg->sizes[i] > max_size ? cfg->sizes[i] : max_size;
+  size_t max_size = max_size_of(cfg);
   snprintf(u->role, sizeof(u->role), "thread %u", u->index);
   ud_open(u, max_size);
   for (size_t si = 0; si < cfg->nsizes; si++) {
@@ -210,10 +208,10 @@ ud_rate_run(const config_t *cfg)
   if (!(info->supported_service_types & IT_UD_SERVICE))
     die("interface %s offers no unreliable-datagram service: --ud needs one (emul0, emul-ib0; "
         "see itapi-info)", info->ia_name);
-  for (size_t i = 0; i < cfg->nsizes; i++) {
-    if (cfg->sizes[i] > 4096)
-      die("--ud: a datagram carries at most one 4096-byte packet, not %zu bytes", cfg->sizes[i]);
-  }
+  size_t mtu = info->spigot_info[0].max_ud_send_len;
+  if (max_size_of(cfg) > mtu)
+    die("--ud: interface %s carries datagrams of at most %zu bytes (one packet), not %zu; give -S "
+        "sizes up to %zu", info->ia_name, mtu, max_size_of(cfg), mtu);
   pthread_barrier_t barrier;
   pthread_barrier_init(&barrier, NULL, nt);
   ud_thread_t *us = calloc(nt, sizeof(*us));

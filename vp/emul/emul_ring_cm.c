@@ -768,18 +768,16 @@ emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w)
   }
 }
 
+/* Messages one callback reads from a connection's socket (x_conn_ready). */
+#define X_READ_BATCH 8
+
 /* What the messages read in one callback leave to be made with the fabric
- * lock let go: the mappings asked and answered (emul_ring_map_io). */
+ * lock let go: the mappings asked and answered (emul_ring_map_io), at most
+ * one per message. */
 typedef struct {
-  emul_map_io_t io[8];  /* X_READ_BATCH: one per message read */
+  emul_map_io_t io[X_READ_BATCH];
   guint n;
 } x_later_t;
-
-static emul_map_io_t *
-x_later_slot(x_later_t *later)
-{
-  return later->n < G_N_ELEMENTS(later->io) ? &later->io[later->n] : NULL;
-}
 
 static void
 x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w, x_later_t *later)
@@ -818,11 +816,11 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w, 
     emul_ring_peer_break(x, m, w);
     break;
   case X_MAP_REQ:
-    emul_ring_on_map_req(m, x_later_slot(later));
+    emul_ring_on_map_req(m, &later->io[later->n]);
     later->n++;
     break;
   case X_MAP_REP:
-    if (emul_ring_on_map_rep(x, m, nfds == 1 ? fds[0] : -1, x_later_slot(later))) {
+    if (emul_ring_on_map_rep(x, m, nfds == 1 ? fds[0] : -1, &later->io[later->n])) {
       fds[0] = -1;  /* the mapping's now */
       later->n++;
     }
@@ -870,7 +868,6 @@ emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds)
 
 /* Messages read from a connection's socket with no lock held, handled
  * after under the fabric lock (x_conn_ready); the progress thread's. */
-#define X_READ_BATCH 8
 typedef struct {
   x_msg_t m;
   int fds[4];
