@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "conf.h"
@@ -49,21 +50,31 @@ ud_attr(it_ep_attributes_t *a, uint32_t qkey)
   a->srv.ud.ep_info.ud_ep_key = qkey;
 }
 
+/* A side whose DTO EVD holds @depth events and whose EP takes @recvs
+ * receives (ud_attr's otherwise). */
 static void
-ud_side_open(ud_side_t *s, uint32_t qkey)
+ud_side_open_sized(ud_side_t *s, uint32_t qkey, size_t depth, size_t recvs)
 {
   memset(s, 0, sizeof(*s));
   conf_ok(it_ia_create(conf_ia_name(), 2, 1, &s->ia));
   conf_ok(it_pz_create(s->ia, &s->pz));
-  conf_ok(it_evd_create(s->ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 64, 1, IT_NULL_HANDLE, &s->dto, NULL));
+  conf_ok(it_evd_create(s->ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, depth, 1, IT_NULL_HANDLE, &s->dto, NULL));
   conf_ok(it_evd_create(s->ia, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &s->cm, NULL));
   conf_ok(it_evd_create(s->ia, IT_CM_REQ_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &s->req, NULL));
   it_ep_attributes_t a;
   ud_attr(&a, qkey);
+  if (recvs > 0)
+    a.max_recv_dtos = recvs;
   conf_ok(it_ep_ud_create(s->pz, s->dto, s->dto, &a, 0, &s->ep));
   it_ep_param_t p;
   conf_ok(it_ep_query(s->ep, IT_EP_PARAM_ALL, &p));
   s->info = p.attr.srv.ud.ep_info;
+}
+
+static void
+ud_side_open(ud_side_t *s, uint32_t qkey)
+{
+  ud_side_open_sized(s, qkey, 64, 0);
 }
 
 /* The requester (@a, Q_Key QKEY_A) and the responder (@p, QKEY_P) of a
@@ -749,6 +760,237 @@ test_unsupported(void)
   conf_side_close(&s);
 }
 
+/* ---- datagrams from two threads at once ---- */
+
+#define XR_N 500     /* datagrams each way */
+#define XR_LEN 16
+#define XR_WIN 16    /* sends in flight */
+
+/* One thread's side of a race: it sends XR_N datagrams to @peer (each
+ * carrying its sequence number and @tag) and takes every completion of
+ * its own EVD, the datagrams @peer sends it among them (XR_N receives
+ * posted before it starts, receive i in slot i).  What went wrong, in
+ * @why (checked by the main thread). */
+typedef struct {
+  ud_side_t *me;
+  const ud_side_t *peer;
+  it_addr_handle_t ah;
+  conf_buf_t sb, rb;
+  unsigned char tag, peer_tag;
+  guint n;                  /* datagrams to send (0: until @stop) */
+  gint stop;
+  guint posted, sends_done, recvd;
+  gboolean seen[XR_N];
+  char why[200];
+} xr_t;
+
+static void
+xr_open(xr_t *x, ud_side_t *me, const ud_side_t *peer, unsigned char tag, unsigned char peer_tag)
+{
+  memset(x, 0, sizeof(*x));
+  x->me = me;
+  x->peer = peer;
+  x->tag = tag;
+  x->peer_tag = peer_tag;
+  x->n = XR_N;
+  x->ah = ah_to(me);
+  ud_buf(me, &x->sb, XR_WIN * XR_LEN);
+  ud_buf(me, &x->rb, XR_N * (GRH + XR_LEN));
+  for (guint i = 0; i < XR_N; i++) {
+    it_lmr_triplet_t r = conf_seg(&x->rb, i * (GRH + XR_LEN), GRH + XR_LEN);
+    conf_ok(it_post_recvfrom(me->ep, &r, 1, i, IT_COMPLETION_FLAG));
+  }
+}
+
+static void
+xr_fail(xr_t *x, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void
+xr_fail(xr_t *x, const char *fmt, ...)
+{
+  if (x->why[0] != '\0')
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_vsnprintf(x->why, sizeof(x->why), fmt, ap);
+  va_end(ap);
+}
+
+/* A completion of @x's EVD: a send's (in order, successful) or a
+ * datagram's (intact, from the peer, never twice). */
+static void
+xr_take(xr_t *x, const it_event_t *ev)
+{
+  const it_all_dto_cmpl_event_t *d = &ev->all_dto_cmpl;
+  if (ev->event_number == IT_DTO_SEND_CMPL_EVENT) {
+    if (d->dto_status != IT_DTO_SUCCESS || d->cookie != x->sends_done)
+      xr_fail(x, "send %u completed as cookie %" G_GUINT64_FORMAT " with %s", x->sends_done,
+              (guint64) d->cookie, itx_dto_status_name(d->dto_status));
+    x->sends_done++;
+    return;
+  }
+  if (ev->event_number != IT_DTO_UD_RECV_CMPL_EVENT || d->dto_status != IT_DTO_SUCCESS ||
+      d->cookie >= XR_N || d->ud_ep_id != x->peer->info.ud_ep_id) {
+    xr_fail(x, "%s with %s (cookie %" G_GUINT64_FORMAT ") among the datagrams from the peer",
+            itx_event_name(ev->event_number), itx_dto_status_name(d->dto_status), (guint64) d->cookie);
+    return;
+  }
+  size_t off = (d->flags & IT_UD_IB_GRH_PRESENT) ? GRH : 0;
+  const unsigned char *p = x->rb.data + d->cookie * (GRH + XR_LEN) + off;
+  guint32 seq;
+  memcpy(&seq, p, sizeof(seq));
+  gboolean intact = d->transferred_length == off + XR_LEN && seq < XR_N;
+  for (guint k = 4; intact && k < XR_LEN; k++)
+    intact = p[k] == (unsigned char) (x->peer_tag + seq + k);
+  if (!intact)
+    xr_fail(x, "datagram in receive %" G_GUINT64_FORMAT " (%u bytes) is not one the peer sent",
+            (guint64) d->cookie, d->transferred_length);
+  else if (x->seen[seq])
+    xr_fail(x, "datagram %u of the peer arrived twice", seq);
+  else
+    x->seen[seq] = TRUE;
+  x->recvd++;
+}
+
+static gpointer
+xr_run(gpointer data)
+{
+  xr_t *x = data;
+  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
+  dst.addr.ud.addr = x->ah;
+  dst.addr.ud.ep_info = x->peer->info;
+  gint64 end = g_get_monotonic_time() + 4 * CONF_TIMEOUT_US;
+  for (;;) {
+    gboolean sending = x->n > 0 ? x->posted < x->n : !g_atomic_int_get(&x->stop);
+    if (!sending && x->sends_done == x->posted && (x->n == 0 || x->recvd >= XR_N))
+      break;
+    if (g_get_monotonic_time() > end) {
+      xr_fail(x, "after %d s: %u of %u sends completed, %u of %u datagrams arrived",
+              (int) (4 * CONF_TIMEOUT_US / G_USEC_PER_SEC), x->sends_done, x->posted, x->recvd, XR_N);
+      break;
+    }
+    if (sending && x->posted - x->sends_done < XR_WIN) {
+      guint32 seq = x->posted % XR_N;
+      unsigned char *p = x->sb.data + (x->posted % XR_WIN) * XR_LEN;
+      memcpy(p, &seq, sizeof(seq));
+      for (guint k = 4; k < XR_LEN; k++)
+        p[k] = (unsigned char) (x->tag + seq + k);
+      it_lmr_triplet_t t = conf_seg(&x->sb, (x->posted % XR_WIN) * XR_LEN, XR_LEN);
+      it_status_t st = it_post_sendto(x->me->ep, &t, 1, x->posted, IT_COMPLETION_FLAG, &dst);
+      if (st != IT_SUCCESS) {
+        xr_fail(x, "it_post_sendto %u returned %s", x->posted, itx_status_name(st));
+        break;
+      }
+      x->posted++;
+    }
+    it_event_t ev;
+    it_status_t st = it_evd_dequeue(x->me->dto, &ev);
+    if (st == IT_SUCCESS)
+      xr_take(x, &ev);
+    else if (st != IT_ERR_QUEUE_EMPTY)
+      xr_fail(x, "it_evd_dequeue returned %s", itx_status_name(st));
+  }
+  return NULL;
+}
+
+static void
+xr_close(xr_t *x)
+{
+  conf_ok(it_address_handle_free(x->ah));
+  conf_buf_free(&x->sb);
+  conf_buf_free(&x->rb);
+}
+
+static void
+test_race_cross_send(void)
+{
+  g_test_summary("UD from two threads at once: each sends 500 datagrams to the other's EP while "
+                 "taking the other's, every receive posted first; each send completes once, in "
+                 "order and successfully, and each datagram arrives once and intact");
+  if (!ud_available())
+    return;
+  ud_side_t a, p;
+  ud_side_open_sized(&a, QKEY_A, 2 * XR_N + 64, XR_N);
+  ud_side_open_sized(&p, QKEY_P, 2 * XR_N + 64, XR_N);
+  static xr_t xa, xp;
+  xr_open(&xa, &a, &p, 'A', 'P');
+  xr_open(&xp, &p, &a, 'P', 'A');
+  GThread *ta = g_thread_new("ud-race-a", xr_run, &xa);
+  GThread *tp = g_thread_new("ud-race-p", xr_run, &xp);
+  g_thread_join(ta);
+  g_thread_join(tp);
+  g_assert_cmpstr(xa.why, ==, "");
+  g_assert_cmpstr(xp.why, ==, "");
+  g_assert_cmpuint(xa.sends_done, ==, XR_N);
+  g_assert_cmpuint(xp.sends_done, ==, XR_N);
+  g_assert_cmpuint(xa.recvd, ==, XR_N);
+  g_assert_cmpuint(xp.recvd, ==, XR_N);
+  xr_close(&xa);
+  xr_close(&xp);
+  ud_side_close(&a);
+  ud_side_close(&p);
+}
+
+static void
+test_race_free_beside_sendto(void)
+{
+  g_test_summary("UD: an EP freed while another thread sends datagrams to it: every send "
+                 "completes once and successfully (a datagram to an EP that is gone is dropped); "
+                 "then datagrams to a new EP in its place arrive intact");
+  if (!ud_available())
+    return;
+  ud_side_t a, p;
+  ud_side_open_sized(&a, QKEY_A, 2 * XR_N + 64, XR_N);
+  ud_side_open_sized(&p, QKEY_P, 2 * XR_N + 64, XR_N);
+  static xr_t xa;
+  xr_open(&xa, &a, &p, 'A', 'P');
+  xa.n = 0;  /* until stopped */
+  GThread *t = g_thread_new("ud-race-sender", xr_run, &xa);
+  g_usleep(2000);
+  conf_ok(it_ep_free(p.ep));
+  g_usleep(2000);
+  g_atomic_int_set(&xa.stop, 1);
+  g_thread_join(t);
+  g_assert_cmpstr(xa.why, ==, "");
+  g_assert_cmpuint(xa.sends_done, ==, xa.posted);
+  g_assert_cmpuint(xa.posted, >, 0);
+
+  /* A new EP on the same IA: what comes to it now is its own. */
+  it_ep_attributes_t at;
+  ud_attr(&at, QKEY_P);
+  conf_ok(it_ep_ud_create(p.pz, p.dto, p.dto, &at, 0, &p.ep));
+  it_ep_param_t pp;
+  conf_ok(it_ep_query(p.ep, IT_EP_PARAM_ALL, &pp));
+  p.info = pp.attr.srv.ud.ep_info;
+  it_event_t ev;
+  while (it_evd_dequeue(p.dto, &ev) == IT_SUCCESS)
+    ;  /* the old EP's receives, flushed, and what reached it */
+  conf_buf_t rb, sb;
+  ud_buf(&p, &rb, GRH + XR_LEN);
+  ud_buf(&a, &sb, XR_LEN);
+  conf_buf_fill(&sb, 9);
+  it_lmr_triplet_t r = conf_seg(&rb, 0, GRH + XR_LEN);
+  conf_ok(it_post_recvfrom(p.ep, &r, 1, 1, IT_COMPLETION_FLAG));
+  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
+  dst.addr.ud.addr = xa.ah;
+  dst.addr.ud.ep_info = p.info;
+  it_lmr_triplet_t t1 = conf_seg(&sb, 0, XR_LEN);
+  while (it_evd_dequeue(a.dto, &ev) == IT_SUCCESS)
+    ;  /* datagrams the old EP sent back: none; flushed receives of a: none */
+  conf_ok(it_post_sendto(a.ep, &t1, 1, 77, IT_COMPLETION_FLAG, &dst));
+  it_event_t sev = conf_wait(a.dto, IT_DTO_SEND_CMPL_EVENT);
+  g_assert_cmpuint(sev.dto_cmpl.cookie, ==, 77);
+  g_assert_cmpint(sev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  size_t off = wait_recv(&p, 1, &a, XR_LEN);
+  conf_buf_t chk = rb;
+  chk.data = rb.data + off;
+  conf_buf_check(&chk, 0, XR_LEN, 9);
+  conf_buf_free(&sb);
+  conf_buf_free(&rb);
+  xr_close(&xa);
+  ud_side_close(&a);
+  ud_side_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -764,5 +1006,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/ud/svc/reject", test_svc_reject);
   g_test_add_func("/conformance/ud/svc/pdata-limit", test_svc_pdata_limits);
   g_test_add_func("/conformance/ud/unsupported", test_unsupported);
+  g_test_add_func("/conformance/ud/race/cross-send", test_race_cross_send);
+  g_test_add_func("/conformance/ud/race/free-beside-sendto", test_race_free_beside_sendto);
   return g_test_run();
 }

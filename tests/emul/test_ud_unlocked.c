@@ -2,15 +2,18 @@
  * vp/emul's datagram to a UD QP of another process leaves with no lock
  * held: the post builds it under the fabric lock, completes the send, lets
  * the lock go and only then makes the sendmsg() (and the connect() of a
- * first datagram to that QP) (emul_ring_ud.c, "Datagrams").  A system call
- * under the fabric lock stalls every thread of the process that posts or
- * polls meanwhile (issue 26, point 5).
+ * first datagram to that QP) (emul_ring_ud.c, "Datagrams").  A datagram
+ * from another process is read the same way: the progress thread reads it
+ * before it takes the lock to deliver it.  A system call under the fabric
+ * lock stalls every thread of the process that posts or polls meanwhile
+ * (issue 26, point 5).
  *
  * The other process is played by this test: it binds the host-wide name of
  * a UD QP number no QP of this process has ("itapi-emul/ud/<qpn>") and
- * reads what arrives there.  Every sendmsg() is watched (-Wl,--wrap): a
- * datagram's (its header's magic first) must find the fabric lock not held
- * by the calling thread.
+ * reads what arrives there, then sends the last datagram back to the QP.
+ * Every sendmsg() and recv() is watched (-Wl,--wrap): a datagram's (its
+ * header's magic first) must find the fabric lock not held by the calling
+ * thread (with the recv() under the lock, 1 datagram of 1 was read so).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -48,6 +51,24 @@ __wrap_sendmsg(int fd, const struct msghdr *m, int flags)
       g_atomic_int_inc(&dgrams_locked);
   }
   return __real_sendmsg(fd, m, flags);
+}
+
+static gint reads, reads_locked;
+
+ssize_t __real_recv(int fd, void *buf, size_t len, int flags);
+ssize_t
+__wrap_recv(int fd, void *buf, size_t len, int flags)
+{
+  ssize_t n = __real_recv(fd, buf, len, flags);
+  uint32_t magic = 0;
+  if (n >= (ssize_t) sizeof(magic))
+    memcpy(&magic, buf, sizeof(magic));
+  if (magic == UD_MAGIC) {
+    g_atomic_int_inc(&reads);
+    if (emul_fabric_mine)
+      g_atomic_int_inc(&reads_locked);
+  }
+  return n;
 }
 
 static void
@@ -141,6 +162,7 @@ test_sendmsg_unlocked(void)
   g_assert_cmpint(poll(&p, 1, 5000), ==, 1);
   int c = accept(lfd, NULL, NULL);
   g_assert_cmpint(c, >=, 0);
+  uint8_t msg_last[HDR_LEN + EMUL_UD_GRH_LEN + LEN];
   for (int k = 0; k < 2; k++) {
     uint8_t msg[HDR_LEN + EMUL_UD_GRH_LEN + LEN + 16];
     p = (struct pollfd) { .fd = c, .events = POLLIN };
@@ -152,9 +174,40 @@ test_sendmsg_unlocked(void)
     g_assert_cmphex(w[0], ==, UD_MAGIC);
     g_assert_cmpuint(w[1], ==, qpn);
     g_assert_cmpmem(msg + HDR_LEN + EMUL_UD_GRH_LEN, LEN, buf, LEN);
+    memcpy(msg_last, msg, sizeof(msg_last));
   }
   g_assert_cmpint(g_atomic_int_get(&dgrams), ==, 2);
   g_assert_cmpint(g_atomic_int_get(&dgrams_locked), ==, 0);
+
+  /* The "other process" answers: the last datagram back, sender and
+   * destination swapped, to the number it came from.  The progress thread
+   * reads it before it takes the fabric lock, and the receive gets it. */
+  uint8_t *in = g_malloc0(EMUL_UD_GRH_LEN + LEN);
+  it_lmr_handle_t in_lmr;
+  ok(it_lmr_create(pz, in, NULL, EMUL_UD_GRH_LEN + LEN, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
+                   IT_LMR_FLAG_NONE, 0, &in_lmr, &ctx), "it_lmr_create");
+  it_lmr_triplet_t rt = { .lmr = in_lmr, .addr.abs = in, .length = EMUL_UD_GRH_LEN + LEN };
+  ok(it_post_recvfrom(ep, &rt, 1, 9, IT_COMPLETION_FLAG), "it_post_recvfrom");
+  uint8_t back[HDR_LEN + EMUL_UD_GRH_LEN + LEN];
+  uint32_t w[3];
+  memcpy(w, msg_last, sizeof(w));
+  memcpy(back, msg_last, sizeof(back));
+  uint32_t own_qpn = w[2];
+  w[1] = own_qpn;  /* dst: the QP that sent it */
+  w[2] = qpn;      /* src: the "other process" */
+  memcpy(back, w, sizeof(w));
+  int sock = emul_ring_dial("ud/", own_qpn);
+  g_assert_cmpint(sock, >=, 0);
+  g_assert_cmpint(send(sock, back, sizeof(back), 0), ==, (ssize_t) sizeof(back));
+  it_event_t ev = dto_wait(dto);
+  g_assert_cmpint(ev.event_number, ==, IT_DTO_UD_RECV_CMPL_EVENT);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 9);
+  g_assert_cmpmem(in + EMUL_UD_GRH_LEN, LEN, buf, LEN);
+  g_assert_cmpint(g_atomic_int_get(&reads), >=, 1);
+  g_assert_cmpint(g_atomic_int_get(&reads_locked), ==, 0);
+  close(sock);
+  g_free(in);
 
   close(c);
   close(lfd);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode and -T.
+"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T and -T --ud.
 
 Usage: check_perf.py PATH/TO/itapi-perf
 
@@ -100,6 +100,15 @@ def main():
         # The aggregate is all messages over the longest thread's time.
         if abs(r["mmsgps"] - r["msgs"] / r["seconds"] / 1e6) > 1e-3 * r["mmsgps"]:
             sys.exit(f"FAIL: -T 2: the rate is not msgs / seconds: {r}")
+    # -T --ud: two threads, each with two datagram endpoints, two sizes.
+    out = run(perf, "-T", "2", "--ud", "-S", "8,4096", "-D", "0.2", "--json", "-i", "emul0")
+    doc = json.loads(out)
+    res = doc["results"]
+    if [(r["test"], r["bytes"]) for r in res] != [("ud_bw", 8), ("ud_bw", 4096)]:
+        sys.exit(f"FAIL: -T 2 --ud: expected ud_bw of 8 and 4096 bytes:\n{out}")
+    for r in res:
+        if r["threads"] != 2 or r["msgs"] <= 0 or not 0 < r["thread_min_mmsgps"] <= r["thread_max_mmsgps"]:
+            sys.exit(f"FAIL: -T 2 --ud: a thread moved no datagram: {r}")
     p = subprocess.run([perf, "-T", "2", "-t", "send_lat"], capture_output=True, text=True,
                        timeout=30)
     if p.returncode == 0 or "send_bw and write_bw" not in p.stderr:
@@ -109,7 +118,7 @@ def main():
     if p.returncode == 0 or "no_such_test" not in p.stderr:
         sys.exit(f"FAIL: an unknown test name is not refused with a message:\n{p.stderr}")
 
-    print("itapi-perf: JSON, CSV, event mode, -T and argument checks passed")
+    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud and argument checks passed")
 
 
 if __name__ == "__main__":

@@ -95,6 +95,10 @@ usage(FILE *f)
 "                         process (this program run again), which sleeps\n"
 "                         between completions: every connection crosses\n"
 "                         processes; nothing is verified\n"
+"      --ud               with -T: each thread's pair is two unreliable-datagram\n"
+"                         endpoints, and the test ud_bw: datagrams sent through\n"
+"                         an address handle, each received (the interface must\n"
+"                         offer the UD service: emul0, emul-ib0)\n"
 "  -e, --event            wait for completions with it_evd_wait instead of\n"
 "                         busy-polling it_evd_dequeue\n"
 "      --no-verify        latency tests: do not check the data of each iteration\n"
@@ -229,7 +233,7 @@ static void
 parse_args(config_t *cfg, int argc, char **argv)
 {
   enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV, OPT_MEM, OPT_XPROC,
-         OPT_XPROC_PEER };
+         OPT_XPROC_PEER, OPT_UD };
   static const struct option longs[] = {
     { "test", required_argument, NULL, 't' },     { "size", required_argument, NULL, 'S' },
     { "iters", required_argument, NULL, 'n' },    { "duration", required_argument, NULL, 'D' },
@@ -241,7 +245,7 @@ parse_args(config_t *cfg, int argc, char **argv)
     { "timeout", required_argument, NULL, OPT_TIMEOUT }, { "mem", required_argument, NULL, OPT_MEM },
     { "json", no_argument, NULL, OPT_JSON },      { "csv", no_argument, NULL, OPT_CSV },
     { "threads", required_argument, NULL, 'T' },  { "xproc", no_argument, NULL, OPT_XPROC },
-    { "xproc-peer", no_argument, NULL, OPT_XPROC_PEER },
+    { "xproc-peer", no_argument, NULL, OPT_XPROC_PEER }, { "ud", no_argument, NULL, OPT_UD },
     { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
   };
   int opt;
@@ -272,6 +276,7 @@ parse_args(config_t *cfg, int argc, char **argv)
       break;
     case OPT_XPROC: cfg->xproc = true; break;
     case OPT_XPROC_PEER: cfg->xproc_peer = true; break;
+    case OPT_UD: cfg->ud = true; break;
     case OPT_JSON: cfg->json = true; break;
     case OPT_CSV: cfg->csv = true; break;
     case 'h': usage(stdout); exit(0);
@@ -284,15 +289,20 @@ parse_args(config_t *cfg, int argc, char **argv)
     die("--json and --csv exclude each other");
   if ((cfg->xproc || cfg->xproc_peer) && cfg->threads == 0)
     die("--xproc goes with -T: it puts the receiving end of each thread's pair in a second process");
+  if (cfg->ud && (cfg->threads == 0 || cfg->xproc))
+    die("--ud goes with -T (and not --xproc): it makes each thread's pair two datagram endpoints "
+        "of this process");
   if (cfg->threads > 0) {
     if (cfg->mode != MODE_LOOPBACK)
       die("-T runs every endpoint pair in this process: it takes no -s or -c");
     if (cfg->event)
       die("-T measures busy-polled message rates: it takes no -e");
+    if (cfg->ud && tests_given)
+      die("-T --ud runs ud_bw only: it takes no -t");
     if (!tests_given)
       cfg->test_mask = RATE_TESTS;
     else if (cfg->test_mask & ~RATE_TESTS)
-      die("-T runs send_bw and write_bw only");
+      die("-T runs send_bw and write_bw only (and ud_bw with --ud)");
     if (!sizes_given) {
       cfg->sizes[0] = RATE_SIZE;
       cfg->nsizes = 1;
@@ -332,7 +342,7 @@ main(int argc, char **argv)
   }
 
   if (cfg.threads > 0)
-    return rate_run(&cfg);
+    return cfg.ud ? ud_rate_run(&cfg) : rate_run(&cfg);
   if (cfg.mode == MODE_SERVER) {
     server_run(&cfg, NULL);
     return 0;

@@ -65,6 +65,7 @@ typedef struct {
   double timeout;            /* seconds any single wait may take */
   unsigned threads;          /* -T: message-rate mode with this many threads; 0: off */
   bool xproc;                /* -T --xproc: the receiving ends in a second process */
+  bool ud;                   /* -T --ud: datagram endpoint pairs (ud_bw) */
   bool xproc_peer;           /* this process is that second process (internal) */
 } config_t;
 
@@ -297,6 +298,18 @@ int client_run(const config_t *cfg, const it_net_addr_t *addr, int port);
 /* -T: message rate of cfg->threads threads, each with its own endpoint
  * pair (perf_rate.c). */
 int rate_run(const config_t *cfg);
+/* -T --ud: the datagram rate of cfg->threads threads (perf_ud.c). */
+int ud_rate_run(const config_t *cfg);
+/* -T's report (perf_rate.c): the head, naming what each thread has; one
+ * row of a test and size, from each thread's messages and time (all the
+ * messages over the longest time, the slowest and the fastest thread);
+ * the tail. */
+void rate_head(const config_t *cfg, const char *ia_name, const char *what);
+/* The largest of cfg->sizes. */
+size_t max_size_of(const config_t *cfg);
+void rate_row(const config_t *cfg, const char *test, size_t bytes, const uint64_t *msgs,
+              const uint64_t *ns, bool first);
+void rate_tail(const config_t *cfg);
 
 /* Results (perf_report.c) */
 

@@ -69,7 +69,7 @@ open_end(const config_t *cfg, it_ia_handle_t ia, side_t *s, const char *role, si
   open_ep(s, max_size, cfg->window);
 }
 
-static size_t
+size_t
 max_size_of(const config_t *cfg)
 {
   size_t max_size = 0;
@@ -396,6 +396,57 @@ peer_start(const config_t *cfg, rate_thread_t *rts)
   return pid;
 }
 
+void
+rate_head(const config_t *cfg, const char *ia_name, const char *what)
+{
+  unsigned nt = cfg->threads;
+  if (cfg->json)
+    printf("{\"interface\": \"%s\", \"threads\": %u, \"window\": %u, \"results\": [", ia_name, nt,
+           cfg->window);
+  else if (cfg->csv)
+    printf("test,bytes,threads,msgs,seconds,mmsgps,thread_min_mmsgps,thread_max_mmsgps\n");
+  else
+    printf("# itapi-perf: interface %s, %u thread%s, each with %s, busy-poll, window %u\n"
+           "%-10s %10s %8s %12s %10s %22s\n",
+           ia_name, nt, nt == 1 ? "" : "s", what, cfg->window, "test", "bytes", "threads", "msgs",
+           "Mmsg/s", "per thread (min-max)");
+}
+
+void
+rate_row(const config_t *cfg, const char *test, size_t bytes, const uint64_t *msgs,
+         const uint64_t *ns, bool first)
+{
+  unsigned nt = cfg->threads;
+  uint64_t all = 0, longest = 0;
+  double lo = 0, hi = 0;
+  for (unsigned i = 0; i < nt; i++) {
+    double r = msgs[i] / (ns[i] / 1e9) / 1e6;
+    lo = i == 0 || r < lo ? r : lo;
+    hi = i == 0 || r > hi ? r : hi;
+    all += msgs[i];
+    longest = ns[i] > longest ? ns[i] : longest;
+  }
+  double sec = longest / 1e9, rate = all / sec / 1e6;
+  if (cfg->json)
+    printf("%s{\"test\": \"%s\", \"bytes\": %zu, \"threads\": %u, \"msgs\": %llu, "
+           "\"seconds\": %.6f, \"mmsgps\": %.6f, \"thread_min_mmsgps\": %.6f, "
+           "\"thread_max_mmsgps\": %.6f}",
+           first ? "" : ", ", test, bytes, nt, (unsigned long long) all, sec, rate, lo, hi);
+  else if (cfg->csv)
+    printf("%s,%zu,%u,%llu,%.6f,%.6f,%.6f,%.6f\n", test, bytes, nt, (unsigned long long) all, sec,
+           rate, lo, hi);
+  else
+    printf("%-10s %10zu %8u %12llu %10.3f %11.3f - %-8.3f\n", test, bytes, nt,
+           (unsigned long long) all, rate, lo, hi);
+}
+
+void
+rate_tail(const config_t *cfg)
+{
+  if (cfg->json)
+    printf("]}\n");
+}
+
 int
 rate_run(const config_t *cfg)
 {
@@ -426,49 +477,27 @@ rate_run(const config_t *cfg)
   if (peer > 0 && (waitpid(peer, &status, 0) != peer || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
     die("--xproc: the peer process ended with status 0x%x (its errors are above)", (unsigned) status);
 
-  if (cfg->json)
-    printf("{\"interface\": \"%s\", \"threads\": %u, \"window\": %u, \"results\": [",
-           info->ia_name, nt, cfg->window);
-  else if (cfg->csv)
-    printf("test,bytes,threads,msgs,seconds,mmsgps,thread_min_mmsgps,thread_max_mmsgps\n");
-  else
-    printf("# itapi-perf: interface %s, %u thread%s, each with its own endpoint pair%s, busy-poll, "
-           "window %u\n%-10s %10s %8s %12s %10s %22s\n",
-           info->ia_name, nt, nt == 1 ? "" : "s",
-           cfg->xproc ? " whose receiving end is in a second process" : "", cfg->window, "test",
-           "bytes", "threads", "msgs", "Mmsg/s", "per thread (min-max)");
+  rate_head(cfg, info->ia_name, cfg->xproc ? "its own endpoint pair whose receiving end is in a "
+                                             "second process" : "its own endpoint pair");
+  uint64_t *msgs = calloc(nt, sizeof(*msgs)), *ns = calloc(nt, sizeof(*ns));
+  if (msgs == NULL || ns == NULL)
+    die("out of memory for %u threads", nt);
   bool first = true;
   for (unsigned ti = 0; ti < NTESTS; ti++) {
     if (!(cfg->test_mask & (1u << ti)))
       continue;
     for (size_t si = 0; si < cfg->nsizes; si++) {
-      uint64_t msgs = 0, ns = 0;
-      double lo = 0, hi = 0;
       for (unsigned i = 0; i < nt; i++) {
-        double r = rts[i].msgs[ti][si] / (rts[i].ns[ti][si] / 1e9) / 1e6;
-        lo = i == 0 || r < lo ? r : lo;
-        hi = i == 0 || r > hi ? r : hi;
-        msgs += rts[i].msgs[ti][si];
-        ns = rts[i].ns[ti][si] > ns ? rts[i].ns[ti][si] : ns;
+        msgs[i] = rts[i].msgs[ti][si];
+        ns[i] = rts[i].ns[ti][si];
       }
-      double sec = ns / 1e9, rate = msgs / sec / 1e6;
-      if (cfg->json)
-        printf("%s{\"test\": \"%s\", \"bytes\": %zu, \"threads\": %u, \"msgs\": %llu, "
-               "\"seconds\": %.6f, \"mmsgps\": %.6f, \"thread_min_mmsgps\": %.6f, "
-               "\"thread_max_mmsgps\": %.6f}",
-               first ? "" : ", ", tests[ti].name, cfg->sizes[si], nt, (unsigned long long) msgs,
-               sec, rate, lo, hi);
-      else if (cfg->csv)
-        printf("%s,%zu,%u,%llu,%.6f,%.6f,%.6f,%.6f\n", tests[ti].name, cfg->sizes[si], nt,
-               (unsigned long long) msgs, sec, rate, lo, hi);
-      else
-        printf("%-10s %10zu %8u %12llu %10.3f %11.3f - %-8.3f\n", tests[ti].name, cfg->sizes[si],
-               nt, (unsigned long long) msgs, rate, lo, hi);
+      rate_row(cfg, tests[ti].name, cfg->sizes[si], msgs, ns, first);
       first = false;
     }
   }
-  if (cfg->json)
-    printf("]}\n");
+  rate_tail(cfg);
+  free(msgs);
+  free(ns);
   pthread_barrier_destroy(&barrier);
   free(rts);
   free(tids);

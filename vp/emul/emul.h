@@ -14,7 +14,8 @@
  * Locks, in the order they are taken:
  * 1. the fabric lock (emul_fabric.lock): connection management, the region
  *    table's changes, windows and fast registration, every cross-process
- *    and datagram path, and the data path of a QP with no link;
+ *    path, datagrams that leave the process or reach a shared receive
+ *    queue, and the data path of a QP with no link;
  * 2. a link's lock (emul_link_t): the two QPs of an in-process connection
  *    share one; it guards their queues, state, peer pointers and
  *    negotiated limits.  A post or a receive on a linked QP whose work
@@ -28,7 +29,11 @@
  *    common case (emul_ring_drain_link: a busy poll's, a woken sleeper's,
  *    the progress thread's) take it alone; every other user of the
  *    connection (other posts and drains, teardown) takes the fabric lock,
- *    then it;
+ *    then it.  A UD QP has a link of its own too (emul_ud.c, "Locks"): a
+ *    datagram between two UD QPs of the process is delivered under the
+ *    sender's link, the destination's only tried meanwhile; the table of
+ *    UD QPs has a lock of its own (emul_fabric.ud_lock), taken after the
+ *    fabric lock or a link and never held while waiting;
  * 3. a CQ's list of those ring links (emul_cq_t.xlock): a busy poll walks
  *    it holding nothing else and only tries each link's lock, so it is
  *    taken after a link's where both are held;
@@ -125,7 +130,10 @@ typedef struct emul_fabric {
   GAsyncQueue *events;    /* deferred upcalls (emul_upcall_t*) */
   GMutex deliver_lock;    /* held while an upcall is delivered */
   uint64_t next_pd_id;    /* PD identity checked by cross-process peers */
-  GHashTable *ud_qps;     /* QP number -> emul_qp_t* of every UD QP (emul_ud.c) */
+  GHashTable *ud_qps;     /* QP number -> emul_qp_t* of every UD QP (ud_lock; emul_ud.c) */
+  rnicpi_spin_t ud_lock;  /* ud_qps: taken with the fabric lock to change it, or to look
+                           * a QP up and try its link; its holder never waits */
+  guint ud_gen;           /* counts UD QPs destroyed (atomic; emul_qp_t.ud_to) */
   GHashTable *ud_svc;     /* request id -> pending UD service request (emul_ud.c) */
   gint ntimed;            /* connects with a deadline, at least (atomic; emul_cm_expire) */
 } emul_fabric_t;
@@ -143,9 +151,11 @@ G_GNUC_INTERNAL extern gint emul_ring_pwant;
  * that finds work takes it, and its release is then a plain store.  Its
  * long sections (a large copy, a cross-memory attach call) make a waiter
  * yield, then sleep. */
-/* Doorbells to other processes this thread owes, rung as it lets the lock
- * go (emul_ring.c, emul_ring_doorbell): never a system call under the lock
- * for a message's wake-up. */
+/* Doorbells to other processes this thread owes, and the socket messages
+ * of connections it queued (their handshake, mapping requests, teardown),
+ * rung and sent as it lets the lock go (emul_ring.c, emul_ring_doorbell;
+ * emul_ring_cm.c, emul_ring_send_msg): never a system call under the lock
+ * for a connection's socket. */
 G_GNUC_INTERNAL extern __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
 void emul_ring_bells_ring(void);
 /* Ring the doorbells this thread owes, with no lock held: after the fabric
@@ -159,11 +169,9 @@ emul_ring_bells_flush(void)
 /* Whether this thread holds the fabric lock: a long copy lets it go too
  * (emul_qp.c, "Long copies"). */
 G_GNUC_INTERNAL extern __thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
-/* A thread never waits for the fabric lock owing a bell: a teardown under
- * the lock waits for every bell owed on its connection to be rung before
- * its descriptors close (emul_ring_bells_quiet), so a bell owed from a
- * section under a link alone (a sleeper's or a poll's drain) is rung
- * before the wait, or the two threads would wait for each other. */
+/* A thread never waits for the fabric lock owing a bell: a bell owed from
+ * a section under a link alone (a sleeper's or a poll's drain) is rung
+ * before the wait, not after the lock's other holders. */
 static inline void
 emul_fabric_lock(void)
 {
@@ -396,6 +404,11 @@ typedef struct emul_qp {
   gboolean ud;             /* an unreliable-datagram QP (emul_ud.c) */
   struct emul_xud *xud;    /* UD: its name for other processes (emul_ring_ud.c), or NULL */
   uint32_t qkey;           /* UD: the Q_Key datagrams must carry */
+  /* UD: the destination its last datagram found in the table, good while
+   * emul_fabric.ud_gen is still @ud_to_gen (its link) */
+  uint32_t ud_to_qpn;
+  struct emul_qp *ud_to;
+  guint ud_to_gen;
 } emul_qp_t;
 
 typedef struct emul_listen {
@@ -852,6 +865,10 @@ void emul_link_join(emul_qp_t *a, emul_qp_t *p);
  * (emul_ring_cm.c, established): its latency posts take that lock alone
  * (emul_qp.c, "The fast path"). */
 void emul_link_join_ring(emul_qp_t *qp);
+/* Give a UD QP a link of its own (create): its receive queue and state
+ * are guarded by it, so that a datagram's post and delivery and a
+ * receive's post take that lock alone (emul_ud.c, "Locks"). */
+void emul_link_join_ud(emul_qp_t *qp);
 /* Lock and unlock every link (a fork: pthread_atfork). */
 void emul_links_lock_all(void);
 void emul_links_unlock_all(void);
@@ -922,6 +939,9 @@ extern const rnicpi_srq_ops_t emul_srq_ops;
 /* Unreliable datagrams, address handles, UD service resolution (emul_ud.c).
  * The _locked ones run under the fabric lock. */
 extern const rnicpi_ud_ops_t emul_ud_ops;
+/* Remove @qp from the UD table (destroy; fabric lock held, and not its
+ * link): then every link is taken once, so that no sender still holds it
+ * as the destination it found last (emul_qp_t.ud_to). */
 void emul_ud_qp_add_locked(emul_qp_t *qp);
 void emul_ud_qp_gone_locked(emul_qp_t *qp);
 void emul_ud_unlisten_locked(emul_listen_t *l);
@@ -955,8 +975,18 @@ typedef struct emul_ud_out {
  * the caller to send once it has let the lock go. */
 rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
                                          emul_ud_out_t *out);
-/* Deliver @d to UD QP @dst, or drop it (fabric lock held). */
+/* The same under @qp's link @l alone (held; let go before it returns),
+ * no memory window or fast-registered region existing: the datagram is
+ * delivered under its destination's link alone; one that leaves the
+ * process (@out->away, as above), or goes to a QP with a shared receive
+ * queue, takes the fabric lock for that part only. */
+rnicpi_status_t emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr,
+                                       emul_work_t *w, emul_ud_out_t *out);
+/* Deliver @d to UD QP @dst, or drop it: @dst's link held, and the fabric
+ * lock too when it has a shared receive queue (emul_ud_deliver_locked
+ * takes the link under the fabric lock). */
 void emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
+void emul_ud_deliver_locked(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
 /* The service reply event for @requester's request @req_ctx to @responder. */
 void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,
                           rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,

@@ -47,13 +47,32 @@ typedef struct x_share {
   int fd;
 } x_share_t;
 
-static GArray *x_shares; /* x_share_t; under the fabric lock */
+static GArray *x_shares; /* x_share_t (x_shares_lock) */
+/* Held while a share is looked for, opened or forgotten: the answers are
+ * made by the progress thread with the fabric lock let go, the forgetting
+ * by the application's thread. */
+static GMutex x_shares_lock;
+
+static int x_share_open_locked(dev_t dev, ino_t ino);
+
+/* A descriptor for the memfd (dev, ino) the application has open, or -1:
+ * a duplicate of our own one, for an answer to take (ours may be closed
+ * meanwhile, emul_ring_share_forget). */
+static int
+x_share_open(dev_t dev, ino_t ino)
+{
+  g_mutex_lock(&x_shares_lock);
+  int fd = x_share_open_locked(dev, ino);
+  int dup = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  g_mutex_unlock(&x_shares_lock);
+  return dup;
+}
 
 /* An fd of our own for the memfd (dev, ino) the application has open, or
  * -1.  The mapping's path names a memfd; the application's descriptor is
  * found by its inode among /proc/self/fd. */
 static int
-x_share_open(dev_t dev, ino_t ino)
+x_share_open_locked(dev_t dev, ino_t ino)
 {
   if (x_shares == NULL)
     x_shares = g_array_new(FALSE, FALSE, sizeof(x_share_t));
@@ -98,7 +117,7 @@ emul_ring_share_forget(int fd)
   if (fstat(fd, &st) != 0)
     return;
   int mine = -1;
-  emul_fabric_lock();
+  g_mutex_lock(&x_shares_lock);
   for (guint i = 0; x_shares != NULL && i < x_shares->len; i++) {
     x_share_t *s = &g_array_index(x_shares, x_share_t, i);
     if (s->dev == st.st_dev && s->ino == st.st_ino) {
@@ -107,7 +126,7 @@ emul_ring_share_forget(int fd)
       break;
     }
   }
-  emul_fabric_unlock();
+  g_mutex_unlock(&x_shares_lock);
   if (mine >= 0)
     close(mine);
 }
@@ -152,25 +171,48 @@ x_share_find(uint64_t addr, uint64_t len, uint64_t *file_off, const char **why)
   return fd;
 }
 
-/* A peer asks for region m->mr_index: answer with the memfd or refuse. */
+/* A peer asks for region m->mr_index: what the answer needs of it. */
 void
-emul_ring_on_map_req(emul_xconn_t *x, const x_msg_t *q)
+emul_ring_on_map_req(const x_msg_t *q, emul_map_io_t *io)
 {
-  x_msg_t m = { .type = X_MAP_REP, .mr_index = q->mr_index, .mr_key = q->mr_key };
-  int fd = -1;
-  const char *why = "it is not registered";
+  *io = (emul_map_io_t) { .type = X_MAP_REQ, .index = q->mr_index, .key = q->mr_key, .fd = -1,
+                          .why = "it is not registered" };
   emul_mr_t *mr = q->mr_index > 0 ? emul_mr_slot(q->mr_index) : NULL;
   if (mr != NULL && mr->mw == NULL && !mr->fr && mr->key == q->mr_key) {
-    m.mr_addr = (uint64_t) (uintptr_t) mr->addr;
-    m.mr_len = mr->length;
-    fd = x_share_find(m.mr_addr, m.mr_len, &m.file_off, &why);
+    io->addr = (uint64_t) (uintptr_t) mr->addr;
+    io->len = mr->length;
   } else if (mr != NULL && (mr->mw != NULL || mr->fr)) {
-    why = "windows and fast-registered regions are reached by cross-memory attach";
+    io->why = "windows and fast-registered regions are reached by cross-memory attach";
   }
-  if (fd < 0)
+}
+
+/* Answer with the memfd or refuse (no lock held).  A region deregistered
+ * since the question is the peer's to notice: it maps only what its copy
+ * of our region table still names, and checks that table before every
+ * access. */
+static void
+x_map_answer(emul_xconn_t *x, emul_map_io_t *io)
+{
+  x_sockmsg_t e = { .nfds = 0 };
+  e.m.type = X_MAP_REP;
+  e.m.pdata_len = 0;
+  e.m.mr_index = io->index;
+  e.m.mr_key = io->key;
+  int fd = -1;
+  if (io->addr != 0) {
+    e.m.mr_addr = io->addr;
+    e.m.mr_len = io->len;
+    fd = x_share_find(io->addr, io->len, &e.m.file_off, &io->why);
+  }
+  if (fd < 0) {
     g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: region %u stays unmapped for process %d: %s",
-          q->mr_index, (int) x->peer_pid, why);
-  emul_ring_send_msg(x, &m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+          io->index, (int) x->peer_pid, io->why);
+  } else {
+    e.fds[0] = fd;
+    e.nfds = 1;
+    e.given = 1u;
+  }
+  emul_ring_msgs_flush(x, &e);
 }
 
 /* ---- requester ---- */
@@ -201,12 +243,6 @@ emul_ring_maps_free(emul_xconn_t *x)
 {
   if (x->maps == NULL)
     return;
-  if (x->map_pins > 0) {
-    /* A long copy may be using a mapping now: its copier unmaps them. */
-    x->map_gen++;
-    x->maps_doomed = TRUE;
-    return;
-  }
   for (guint i = 0; i < X_MAP_SLOTS; i++)
     x_map_clear(&x->maps[i]);
   x->map_gen++;
@@ -222,6 +258,12 @@ emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
       return NULL;
     x->maps = g_new0(x_map_t, X_MAP_SLOTS);
   }
+  gint lost = g_atomic_int_get(&x->map_lost);
+  if (G_UNLIKELY(lost != 0) && g_atomic_int_compare_and_exchange(&x->map_lost, lost, 0)) {
+    x_map_t *q = &x->maps[(uint32_t) (lost - 1) % X_MAP_SLOTS];
+    if (q->state == XM_ASKED && q->index == (uint32_t) (lost - 1))
+      q->state = XM_EMPTY;  /* the request was not sent: asked again below */
+  }
   x_map_t *s = &x->maps[index % X_MAP_SLOTS];
   if (s->state != XM_EMPTY && s->index == index && s->key == e->key && s->addr == e->addr &&
       s->len == e->length) {
@@ -235,41 +277,76 @@ emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
   s->addr = e->addr;
   s->len = e->length;
   x_msg_t m = { .type = X_MAP_REQ, .mr_index = index, .mr_key = e->key };
-  if (!emul_ring_send_msg(x, &m, NULL, 0))
-    s->state = XM_EMPTY; /* asked again next time */
+  emul_ring_send_msg(x, &m, NULL, 0, 0);  /* not sent: asked again (x->map_lost) */
   return NULL;
 }
 
-/* The peer's answer: map its pages if the region is still the one asked
- * about, and the file can hold it for good (sealed, long enough). */
-void
-emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd)
+/* The peer's answer: taken when the slot still waits for it. */
+gboolean
+emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_map_io_t *io)
 {
   if (x->maps == NULL)
-    return;
+    return FALSE;
   x_map_t *s = &x->maps[m->mr_index % X_MAP_SLOTS];
   if (s->state != XM_ASKED || s->index != m->mr_index || s->key != m->mr_key)
-    return;
-  s->state = XM_REFUSED;
-  if (fd < 0 || m->mr_addr != s->addr || m->mr_len != s->len)
-    return;
-  long page = sysconf(_SC_PAGESIZE);
-  uint64_t floor = m->file_off & ~(uint64_t) (page - 1);
-  struct stat st;
-  int seals = fcntl(fd, F_GET_SEALS);
-  if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) != 0 ||
-      m->file_off + m->mr_len > (uint64_t) st.st_size || m->mr_len > SIZE_MAX / 2)
-    return;
-  size_t mlen = (size_t) (m->file_off - floor + m->mr_len);
-  void *p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t) floor);
-  if (p == MAP_FAILED) {
-    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: cannot map region %u of process %d (%zu bytes): %s",
-          m->mr_index, (int) x->peer_pid, mlen, g_strerror(errno));
-    return;
+    return FALSE;
+  if (fd < 0 || m->mr_addr != s->addr || m->mr_len != s->len) {
+    s->state = XM_REFUSED;
+    return FALSE;
   }
-  s->m = p;
-  s->mlen = mlen;
-  s->base = (uint8_t *) p + (m->file_off - floor);
-  s->state = XM_MAPPED;
-  x->map_gen++;  /* a request the latency path sends by attach meanwhile (x->hot) now maps */
+  *io = (emul_map_io_t) { .type = X_MAP_REP, .index = m->mr_index, .key = m->mr_key,
+                          .addr = m->mr_addr, .len = m->mr_len, .file_off = m->file_off, .fd = fd };
+  return TRUE;
+}
+
+/* Map the answer's pages if the file can hold the region for good (sealed,
+ * long enough), then put them in the slot if it still waits for them. */
+static void
+x_map_take(emul_xconn_t *x, emul_map_io_t *io)
+{
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t floor = io->file_off & ~(uint64_t) (page - 1);
+  struct stat st;
+  int seals = fcntl(io->fd, F_GET_SEALS);
+  void *p = MAP_FAILED;
+  size_t mlen = 0;
+  if (seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(io->fd, &st) == 0 &&
+      io->file_off + io->len <= (uint64_t) st.st_size && io->len <= SIZE_MAX / 2) {
+    mlen = (size_t) (io->file_off - floor + io->len);
+    p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, io->fd, (off_t) floor);
+    if (p == MAP_FAILED)
+      g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: cannot map region %u of process %d (%zu bytes): %s",
+            io->index, (int) x->peer_pid, mlen, g_strerror(errno));
+  }
+  close(io->fd);
+  io->fd = -1;
+  gboolean kept = FALSE;
+  emul_ring_progress_lock();
+  emul_link_t *l = !x->dead && x->qp != NULL ? emul_link_take(x->qp) : NULL;
+  x_map_t *s = !x->dead && x->maps != NULL ? &x->maps[io->index % X_MAP_SLOTS] : NULL;
+  if (s != NULL && s->state == XM_ASKED && s->index == io->index && s->key == io->key &&
+      s->addr == io->addr && s->len == io->len) {
+    s->state = XM_REFUSED;
+    if (p != MAP_FAILED) {
+      s->m = p;
+      s->mlen = mlen;
+      s->base = (uint8_t *) p + (io->file_off - floor);
+      s->state = XM_MAPPED;
+      x->map_gen++;  /* a request the latency path sends by attach meanwhile (x->hot) now maps */
+      kept = TRUE;
+    }
+  }
+  emul_link_drop(l);
+  emul_fabric_unlock();
+  if (!kept && p != MAP_FAILED)
+    munmap(p, mlen);
+}
+
+void
+emul_ring_map_io(emul_xconn_t *x, emul_map_io_t *io)
+{
+  if (io->type == X_MAP_REQ)
+    x_map_answer(x, io);
+  else
+    x_map_take(x, io);
 }

@@ -100,7 +100,7 @@ x_snapshot(void)
   for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
     if (!x->dead && x->qp != NULL && x->seg != NULL) {
-      x->ref++;
+      g_atomic_int_inc(&x->ref);
       g_ptr_array_add(a, x);
     }
   }
@@ -314,7 +314,7 @@ x_serve_cq(emul_cq_t *cq, emul_work_t *w)
       continue;
     gboolean pending = emul_ring_pending(x);
     if (pending || !emul_queue_empty(&x->out)) {
-      x->ref++;  /* emul_ring_conns may change under x_serve; x stays valid */
+      g_atomic_int_inc(&x->ref);  /* emul_ring_conns may change under x_serve; x stays valid */
       did |= x_serve(x, pending, w);
       next = x->dead ? emul_ring_conns : i->next;  /* closed: start over (cheap, rare) */
       emul_ring_conn_unref(x);
@@ -438,7 +438,7 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
       x_wait.all = FALSE;
       continue;
     }
-    x->ref++;  /* keeps bell_fd open (closed with the last reference) */
+    g_atomic_int_inc(&x->ref);  /* keeps bell_fd open (closed with the last reference) */
     x->waiters++;
     x_wait.x[x_wait.n] = x;
     fds[x_wait.n] = (struct pollfd) { .fd = x->bell_fd, .events = POLLIN };
@@ -582,13 +582,20 @@ x_fork_prepare(void)
   emul_fabric_lock();
   emul_wait_copies();
   emul_links_lock_all();
+  rnicpi_spin_lock(&emul_fabric.ud_lock);  /* after the links: a sender holding its own waits for it */
   emul_cqs_lock_all();  /* a busy poll walks a CQ's list under its xlock */
+  /* A thread sending a connection's messages holds its mlock a moment. */
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next)
+    g_mutex_lock(&((emul_xconn_t *) i->data)->mlock);
 }
 
 static void
 x_fork_done(void)
 {
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next)
+    g_mutex_unlock(&((emul_xconn_t *) i->data)->mlock);
   emul_cqs_unlock_all();
+  rnicpi_spin_unlock(&emul_fabric.ud_lock);
   emul_links_unlock_all();
   emul_fabric_unlock();
 }
@@ -614,10 +621,11 @@ emul_ring_init(void)
 }
 
 GSource *
-emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data)
+emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                GDestroyNotify notify)
 {
   GSource *src = g_unix_fd_source_new(fd, cond);
-  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, NULL);
+  g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, notify);
   g_source_attach(src, x_ctx);
   return src;
 }

@@ -95,6 +95,16 @@ emul_link_join_ring(emul_qp_t *qp)
   emul_cq_ring_link(l, TRUE);  /* the busy poll's drain finds it there (emul_ring_poll_cq) */
 }
 
+void
+emul_link_join_ud(emul_qp_t *qp)
+{
+  emul_link_t *l = g_aligned_alloc0(1, sizeof(emul_link_t), _Alignof(emul_link_t));
+  l->ref = 1;
+  l->qp[0] = qp;
+  g_ptr_array_add(emul_fabric.links, l);
+  __atomic_store_n(&qp->link, l, __ATOMIC_RELEASE);
+}
+
 /* @qp leaves its link (reset, destroy; fabric lock and the link's held):
  * it keeps the reference until it is destroyed (emul_link_t). */
 static void
@@ -882,13 +892,21 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
   if (qp->ud) {
-    /* A datagram executes when posted, like every in-process WR. */
+    /* A datagram executes when posted, like every in-process WR: under
+     * the QP's link alone while no window exists (as fast_ok). */
     if (wr->num_sge > qp->attr.max_send_sge)
       return RNICPI_ELIMIT;
     emul_ud_out_t out;
-    emul_fabric_lock();
-    st = emul_ud_post_send_locked(qp, wr, &w, &out);
-    emul_fabric_unlock();
+    emul_link_t *l = fast_lock(qp);
+    if (l != NULL && G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0)) {
+      st = emul_ud_post_send_link(qp, l, wr, &w, &out);
+    } else {
+      if (l != NULL)
+        rnicpi_spin_unlock(&l->lock);
+      emul_lock_data_path();
+      st = emul_ud_post_send_locked(qp, wr, &w, &out);
+      emul_fabric_unlock();
+    }
     emul_work_deliver(&w);
     if (out.away)
       emul_ring_ud_send(&out);
@@ -1037,6 +1055,7 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   qp->base.qp_num = emul_fabric.next_qpn++;
   if (qp->ud) {
     emul_ring_ud_open(qp);  /* may renumber it: UD numbers are unique on the host */
+    emul_link_join_ud(qp);
     emul_ud_qp_add_locked(qp);
   }
   if (attr->srq != NULL) {
@@ -1132,6 +1151,8 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   emul_fabric_lock();
+  if (qp->ud)
+    emul_ud_qp_gone_locked(qp);  /* before its link: a delivery takes the table's lock first */
   emul_qp_wait_copy(qp);
   emul_link_t *l = emul_link_take(qp);
   emul_cm_qp_gone(qp, &w);
@@ -1141,10 +1162,8 @@ emul_qp_destroy(rnicpi_qp_t *q)
     emul_qp_set_error(qp, &w);
   if (qp->srq != NULL)
     qp->srq->qps = g_list_remove(qp->srq->qps, qp);
-  if (qp->ud) {
+  if (qp->ud)
     emul_ring_ud_close(qp);
-    emul_ud_qp_gone_locked(qp);
-  }
   emul_mw_qp_gone(qp);
   emul_wq_clear(&qp->sq);
   emul_wq_clear(&qp->rq);

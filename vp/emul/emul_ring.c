@@ -189,8 +189,10 @@ out_push(emul_xconn_t *x, x_out_t *o, guint *bell)
 /* Doorbells owed by this thread, rung once it lets the fabric lock go
  * (emul_fabric_unlock): a doorbell is a system call (a socket message, an
  * eventfd write), and no thread should wait for the lock while it runs.
- * Each entry holds its connection's bells_out, so the connection keeps its
- * descriptors until the bell is rung (emul_ring_bells_quiet). */
+ * The connection's queued socket messages, and the close of its socket
+ * after them, are owed the same way (X_BELL_MSGS).  Each entry holds a
+ * reference to its connection, so its descriptors stay open until the
+ * bell is rung. */
 #define X_BELLS_MAX 8
 typedef struct {
   emul_xconn_t *x;
@@ -203,10 +205,15 @@ static void
 x_ring_bell(emul_xconn_t *x, guint bell)
 {
   /* One message for both: the peer's socket callback pumps its out queue
-   * after any message (x_conn_ready), a doorbell too. */
+   * after any message (x_conn_ready), a doorbell too.  It goes behind the
+   * connection's queued messages, in their order. */
   if (bell & (X_BELL_THREAD | X_BELL_SPACE)) {
-    x_msg_t m = { .type = (bell & X_BELL_THREAD) ? X_DOORBELL : X_SPACE };
-    emul_ring_send_msg(x, &m, NULL, 0);
+    x_sockmsg_t e = { .nfds = 0 };
+    e.m.type = (bell & X_BELL_THREAD) ? X_DOORBELL : X_SPACE;
+    e.m.pdata_len = 0;
+    emul_ring_msgs_flush(x, &e);
+  } else if (bell & X_BELL_MSGS) {
+    emul_ring_msgs_flush(x, NULL);
   }
   if (bell & X_BELL_WAITER) {
     /* A full counter wakes the sleeper too; a peer gone is its socket's
@@ -215,13 +222,19 @@ x_ring_bell(emul_xconn_t *x, guint bell)
     ssize_t r = write(x->peer_bell_fd, &one, sizeof(one));
     (void) r;
   }
+  if (bell & X_BELL_SELF) {
+    uint64_t one = 1;
+    ssize_t r = write(x->bell_fd, &one, sizeof(one));
+    (void) r;
+  }
 }
 
 /* Wake who sleeps on the peer's side: its progress thread (a socket
  * message) or an application thread asleep on the bell eventfd it gave us
- * (emul_ring_cq_wait_begin), as @bell (X_BELL_*) says.  Fabric lock held:
- * the bell is rung when this thread lets the lock go, at once when this
- * thread owes more connections a bell than it keeps. */
+ * (emul_ring_cq_wait_begin), as @bell (X_BELL_*) says; or send the
+ * connection's queued messages.  Fabric lock held: the bell is rung when
+ * this thread lets the lock go, at once when this thread owes more
+ * connections a bell than it keeps. */
 void
 emul_ring_doorbell(emul_xconn_t *x, guint bell)
 {
@@ -235,7 +248,7 @@ emul_ring_doorbell(emul_xconn_t *x, guint bell)
     x_ring_bell(x, bell);
     return;
   }
-  g_atomic_int_inc(&x->bells_out);
+  g_atomic_int_inc(&x->ref);
   x_bells[emul_ring_bells_due++] = (x_bell_t) { x, bell };
 }
 
@@ -246,26 +259,8 @@ emul_ring_bells_ring(void)
   emul_ring_bells_due = 0;
   for (guint i = 0; i < n; i++) {
     x_ring_bell(x_bells[i].x, x_bells[i].bell);
-    g_atomic_int_add(&x_bells[i].x->bells_out, -1);  /* from here @x may close */
+    emul_ring_conn_unref(x_bells[i].x);  /* the last reference may go here */
   }
-}
-
-/* Fabric lock held: no bell of @x is owed any more, so its descriptors may
- * close.  This thread's own are rung now; another thread's are being rung
- * with the lock let go, which takes a system call's time. */
-void
-emul_ring_bells_quiet(emul_xconn_t *x)
-{
-  for (guint i = 0; i < emul_ring_bells_due; i++) {
-    if (x_bells[i].x == x) {
-      x_ring_bell(x, x_bells[i].bell);
-      g_atomic_int_add(&x->bells_out, -1);
-      x_bells[i] = x_bells[--emul_ring_bells_due];
-      break;
-    }
-  }
-  for (unsigned n = 1; g_atomic_int_get(&x->bells_out) > 0; n++)
-    rnicpi_spin_backoff(n);
 }
 
 /* Responder: the peer's requests below @upto executed and need no answer

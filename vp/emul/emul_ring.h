@@ -228,6 +228,16 @@ typedef struct x_msg {
 
 #define X_MSG_MIN offsetof(x_msg_t, pdata)
 
+/* A socket message waiting to be sent (emul_xconn_t.msgs): @nfds
+ * descriptors ride with it (SCM_RIGHTS), those whose bit is set in @given
+ * closed once it is sent (or dropped). */
+typedef struct x_sockmsg {
+  int fds[4];
+  int nfds;
+  unsigned given;
+  x_msg_t m;  /* X_MSG_MIN + m.pdata_len bytes of it are sent */
+} x_sockmsg_t;
+
 /* Ring frames. */
 typedef enum {
   X_OP_SEND = 1,   /* payload: data, or (X_F_CMA) the sender's x_iov_t list */
@@ -293,6 +303,11 @@ enum {
 #define X_BELL_THREAD 1u
 #define X_BELL_WAITER 2u
 #define X_BELL_SPACE 4u
+/* Not the peer's: the connection's queued socket messages to send, and its
+ * socket to close after them (emul_ring_send_msg, emul_ring_close); and
+ * our own bell eventfd, for a sleeper of ours (the connection closed). */
+#define X_BELL_MSGS 8u
+#define X_BELL_SELF 16u
 /* Connections one thread sleeps on in one cq_wait_begin. */
 #define X_WAIT_MAX 8
 
@@ -411,14 +426,22 @@ struct emul_xconn {
   gint64 last_left;             /* when a sleeper last left (monotonic us; lock) */
   x_map_t *maps;                /* the peer's regions mapped here (emul_mapped.c) */
   uint64_t map_gen;             /* counts the mappings of maps taken down */
-  guint map_pins;               /* long copies running with the lock let go, which may
-                                 * use maps (emul_ring_req.c, "Long copies"; lock) */
-  gboolean maps_doomed;         /* torn down while pinned: the last copier unmaps (lock) */
   gboolean issue_owed;          /* a drain left the send queue's next long copy to its
                                  * drainer (emul_ring_issue_owed; lock) */
   x_hot_t hot;                  /* the region one-sided requests reached last */
-  gint bells_out;               /* doorbells owed to the peer, to be rung with the
-                                 * lock let go (emul_ring_doorbell; atomic) */
+  /* The socket's messages (emul_ring_send_msg, the doorbells): queued in
+   * order and sent with the fabric lock let go, by one thread at a time;
+   * the socket closes after the last of them (emul_ring_close). */
+  GMutex mlock;                 /* guards the five below; a leaf */
+  GQueue msgs;                  /* x_sockmsg_t*, in order */
+  gboolean msending;            /* a thread sends them now */
+  gboolean sock_reading;        /* the progress thread reads the socket now, with no
+                                 * lock held (x_conn_ready) */
+  gboolean sock_close;          /* the connection closed: nothing more joins them,
+                                 * the socket closes after them and the read */
+  gboolean sock_closed;
+  gint map_lost;                /* 1 + the index of an X_MAP_REQ that was not sent,
+                                 * asked again (emul_ring_map_lookup); 0 (atomic) */
 };
 
 /* What executing a request did (emul_ring_req.c, emul_ring_resp.c):
@@ -447,7 +470,10 @@ void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric 
  * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
  * takes the fabric lock (emul_ring_progress_lock), then TRUE unless the source
  * was unwatched meanwhile (its data may be gone: touch nothing). */
-GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data);
+/* @notify (or NULL) lets @data go once the source is destroyed and no
+ * callback of it runs. */
+GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                         GDestroyNotify notify);
 void emul_ring_unwatch(GSource *src, int fd);
 gboolean emul_ring_enter(void);
 
@@ -478,7 +504,24 @@ int emul_ring_dial(const char *kind, uint32_t n);
 /* A SOCK_SEQPACKET socket (non-blocking) listening at emul_ring_addr(@kind,
  * @n), or -1 with errno saying why (EADDRINUSE: another process has it). */
 int emul_ring_bind_listen(const char *kind, uint32_t n);
-gboolean emul_ring_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds);
+/* Queue a socket message to the peer (fabric lock held): the connection's
+ * messages leave in order, with the lock let go (the thread owes them as a
+ * doorbell, X_BELL_MSGS).  @fds ride with it: those whose bit is set in
+ * @given are the message's, closed once it is sent; the others must stay
+ * open as long as @x.  Once @x closed, nothing is queued (the given
+ * descriptors are closed).  A message that cannot be sent is logged (the
+ * peer's EOF tells the rest). */
+void emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, unsigned given);
+/* Send @x's queued messages, and then close its socket if it closed, with
+ * no lock held (a reference to @x); @first (or NULL) is sent first when
+ * nothing waits ahead of it, else it joins the queue (a doorbell joins
+ * none: one already waiting at the tail serves).  One thread sends at a
+ * time: another that finds it sending leaves its messages to it. */
+void emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first);
+/* The sender (@sender) or the reader of @x's socket is done with it: TRUE
+ * when the caller is to close it now (the connection closed, and nobody
+ * else uses it or has messages for it). */
+gboolean emul_ring_sock_done(emul_xconn_t *x, gboolean sender);
 gboolean emul_ring_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
 ssize_t emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
 void emul_ring_conn_unref(emul_xconn_t *x);
@@ -515,7 +558,6 @@ void emul_ring_free_queues(emul_xconn_t *x);
 gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
                                 uint64_t len, guint *bell);
 void emul_ring_doorbell(emul_xconn_t *x, guint bell);  /* rung at emul_fabric_unlock */
-void emul_ring_bells_quiet(emul_xconn_t *x);  /* before @x's descriptors close */
 void emul_ring_ack(emul_xconn_t *x, uint64_t upto);
 void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 
@@ -587,8 +629,28 @@ emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint
  * asks the peer for it, once). */
 G_GNUC_INTERNAL extern gboolean emul_ring_map_on;
 uint8_t *emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e);
-void emul_ring_on_map_req(emul_xconn_t *x, const x_msg_t *m);
-void emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd);
+/* A mapping the peer asked of this process, or answered to it (a message
+ * read under the fabric lock): what its system calls need (reading
+ * /proc/self/maps and opening the memfd to answer; checking and mapping
+ * the answer's), which emul_ring_map_io makes with the lock let go. */
+typedef struct emul_map_io {
+  uint32_t type;        /* X_MAP_REQ or X_MAP_REP */
+  uint32_t index, key;
+  uint64_t addr, len;   /* X_MAP_REQ: 0 when the region cannot be mapped */
+  uint64_t file_off;    /* X_MAP_REP */
+  int fd;               /* X_MAP_REP: the answer's memfd, ours to close; -1 */
+  const char *why;      /* X_MAP_REQ: why it stays unmapped, when it does */
+} emul_map_io_t;
+/* Fabric lock held: the region @m asks for, as it is now. */
+void emul_ring_on_map_req(const x_msg_t *m, emul_map_io_t *io);
+/* Fabric lock and the QP's link held: whether @m answers what @x asked,
+ * in @io (taking @fd, which the caller sets to -1 then). */
+gboolean emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_map_io_t *io);
+/* No lock held (a reference to @x): answer the request, or map the
+ * answer's pages and put them in @x's table (taking the fabric lock and
+ * the link for that alone). */
+void emul_ring_map_io(emul_xconn_t *x, emul_map_io_t *io);
+/* Unmap the peer's regions mapped here (the connection's last reference). */
 void emul_ring_maps_free(emul_xconn_t *x);
 /* The memfd @fd (the application frees it, emul_mem.c) is no longer
  * exported: the descriptor of our own kept for it is closed (no lock held). */

@@ -152,27 +152,57 @@ x_conn_new(int fd, int side)
   x->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   x->peer_bell_fd = -1;
   g_queue_init(&x->out);
-  x->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x);
+  g_mutex_init(&x->mlock);
+  g_queue_init(&x->msgs);
+  /* The source's reference: its callback reads the socket before it takes
+   * the fabric lock; dropped once the source is destroyed and no callback
+   * runs (emul_ring_close). */
+  g_atomic_int_inc(&x->ref);
+  x->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x,
+                           (GDestroyNotify) emul_ring_conn_unref);
   emul_ring_conns = g_list_prepend(emul_ring_conns, x);
   g_atomic_int_inc(&emul_ring_nconn);
   return x;
 }
 
+static void
+x_sockmsg_drop(x_sockmsg_t *e)
+{
+  for (int i = 0; i < e->nfds; i++) {
+    if (e->given & (1u << i))
+      close(e->fds[i]);
+  }
+}
+
+/* The last reference may go with no lock held: the thread that rang a
+ * doorbell or sent the socket's messages (emul_ring_bells_ring) holds one
+ * until then. */
 void
 emul_ring_conn_unref(emul_xconn_t *x)
 {
-  if (--x->ref == 0) {
-    /* Unmapped with the last reference: a spinning progress thread may
-     * still look at the ring's words. */
-    if (x->seg != NULL)
-      munmap(x->seg, X_SEG_SIZE);
-    /* Closed with the last reference too: a thread may sleep on bell_fd. */
-    if (x->bell_fd >= 0)
-      close(x->bell_fd);
-    if (x->peer_bell_fd >= 0)
-      close(x->peer_bell_fd);
-    g_free(x);
+  if (!g_atomic_int_dec_and_test(&x->ref))
+    return;
+  /* Unmapped with the last reference: a spinning progress thread may
+   * still look at the ring's words. */
+  if (x->seg != NULL)
+    munmap(x->seg, X_SEG_SIZE);
+  if (x->peer_mrs != NULL)
+    munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
+  emul_ring_maps_free(x);
+  /* Closed with the last reference too: a thread may sleep on bell_fd. */
+  if (x->bell_fd >= 0)
+    close(x->bell_fd);
+  if (x->peer_bell_fd >= 0)
+    close(x->peer_bell_fd);
+  x_sockmsg_t *e;
+  while ((e = g_queue_pop_head(&x->msgs)) != NULL) {
+    x_sockmsg_drop(e);
+    g_free(e);
   }
+  if (!x->sock_closed)
+    close(x->fd);
+  g_mutex_clear(&x->mlock);
+  g_free(x);
 }
 
 /* Release everything a connection holds; the peer sees EOF. */
@@ -191,24 +221,126 @@ emul_ring_close(emul_xconn_t *x)
     x->conn->x = NULL;
     x->conn = NULL;
   }
-  emul_ring_bells_quiet(x);  /* a bell still owed needs the descriptors below */
-  if (x->waiters > 0 && x->bell_fd >= 0) {
-    /* A thread asleep on the bell: it wakes and lets the connection go. */
-    uint64_t one = 1;
-    ssize_t r = write(x->bell_fd, &one, sizeof(one));
-    (void) r;
-  }
-  emul_ring_unwatch(x->src, x->fd);
-  if (x->peer_mrs != NULL)
-    munmap((void *) x->peer_mrs, X_MR_CAP * sizeof(x_mr_entry_t));
-  emul_ring_maps_free(x);
+  /* A thread asleep on the bell wakes and lets the connection go. */
+  if (x->waiters > 0 && x->bell_fd >= 0)
+    emul_ring_doorbell(x, X_BELL_SELF);
+  g_source_destroy(x->src);
+  g_source_unref(x->src);
+  /* The socket closes (the peer sees EOF) once the messages queued before
+   * this are sent, with the lock let go. */
+  g_mutex_lock(&x->mlock);
+  x->sock_close = TRUE;
+  g_mutex_unlock(&x->mlock);
+  emul_ring_doorbell(x, X_BELL_MSGS);
+  /* The peer's region table and its regions mapped here stay mapped until
+   * the last reference goes (a long copy may use them; the thread that
+   * owes the close above holds one): unmapped with no lock held, most of
+   * the time. */
+  x->map_gen++;
   emul_ring_conn_unref(x);
 }
 
-gboolean
-emul_ring_send_msg(emul_xconn_t *x, x_msg_t *m, const int *fds, int nfds)
+/* ---- the socket's messages ---- */
+
+void
+emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, unsigned given)
 {
-  return emul_ring_send_fd(x->fd, m, fds, nfds);
+  g_assert(nfds >= 0 && nfds <= 4);
+  x_sockmsg_t *e = g_new(x_sockmsg_t, 1);
+  e->nfds = nfds;
+  e->given = given;
+  if (nfds > 0)
+    memcpy(e->fds, fds, (size_t) nfds * sizeof(int));
+  memcpy(&e->m, m, X_MSG_MIN + MIN(m->pdata_len, (uint32_t) RNICPI_MAX_PDATA));
+  g_mutex_lock(&x->mlock);
+  gboolean queued = !x->sock_close;
+  if (queued)
+    g_queue_push_tail(&x->msgs, e);
+  g_mutex_unlock(&x->mlock);
+  if (!queued) {
+    x_sockmsg_drop(e);
+    g_free(e);
+    return;
+  }
+  emul_ring_doorbell(x, X_BELL_MSGS);
+}
+
+static const char *
+x_msg_name(uint32_t type)
+{
+  static const char *const names[] = {
+    [X_REQ] = "connection request", [X_REP] = "connection reply", [X_RTU] = "ready-to-use",
+    [X_REJ] = "rejection", [X_ATTACH] = "attach answer", [X_DOORBELL] = "doorbell",
+    [X_SPACE] = "ring-space doorbell", [X_DISC] = "disconnect", [X_BREAK] = "break",
+    [X_MAP_REQ] = "mapping request", [X_MAP_REP] = "mapping answer",
+  };
+  return type < G_N_ELEMENTS(names) && names[type] != NULL ? names[type] : "message";
+}
+
+static void
+x_sockmsg_send(emul_xconn_t *x, x_sockmsg_t *e)
+{
+  if (!emul_ring_send_fd(x->fd, &e->m, e->fds, e->nfds)) {
+    int err = errno;
+    if (e->m.type == X_MAP_REQ)
+      g_atomic_int_set(&x->map_lost, (gint) e->m.mr_index + 1);  /* asked again */
+    /* A doorbell into a full buffer is not lost: the peer has messages of
+     * ours to read and wakes anyway.  Anything else: the peer went away
+     * (its EOF tells), or reads none of our messages for a long while. */
+    if (e->m.type != X_DOORBELL && e->m.type != X_SPACE)
+      g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: %s to process %d not sent: %s",
+            x_msg_name(e->m.type), (int) x->peer_pid, g_strerror(err));
+  }
+  x_sockmsg_drop(e);
+}
+
+void
+emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
+{
+  g_mutex_lock(&x->mlock);
+  if (first != NULL && x->sock_close) {
+    x_sockmsg_drop(first);
+    first = NULL;
+  } else if (first != NULL && (x->msending || !emul_queue_empty(&x->msgs))) {
+    const x_sockmsg_t *t = g_queue_peek_tail(&x->msgs);
+    gboolean bell = first->m.type == X_DOORBELL || first->m.type == X_SPACE;
+    if (bell && t != NULL && t->m.type == first->m.type)
+      x_sockmsg_drop(first);  /* one waiting wakes the peer as well */
+    else
+      g_queue_push_tail(&x->msgs, g_memdup2(first, sizeof(*first)));
+    first = NULL;
+  }
+  if (x->msending) {
+    g_mutex_unlock(&x->mlock);
+    return;  /* its sender sends ours too: it pops until none is left */
+  }
+  x->msending = TRUE;
+  for (x_sockmsg_t *e = first;; e = NULL) {
+    if (e == NULL && (e = g_queue_pop_head(&x->msgs)) == NULL)
+      break;
+    g_mutex_unlock(&x->mlock);
+    x_sockmsg_send(x, e);
+    if (e != first)
+      g_free(e);
+    g_mutex_lock(&x->mlock);
+  }
+  x->msending = FALSE;
+  g_mutex_unlock(&x->mlock);
+  if (emul_ring_sock_done(x, TRUE))
+    close(x->fd);
+}
+
+gboolean
+emul_ring_sock_done(emul_xconn_t *x, gboolean sender)
+{
+  g_mutex_lock(&x->mlock);
+  if (!sender)
+    x->sock_reading = FALSE;
+  gboolean close_now = x->sock_close && !x->sock_closed && !x->msending && !x->sock_reading &&
+                       emul_queue_empty(&x->msgs);
+  x->sock_closed = x->sock_closed || close_now;
+  g_mutex_unlock(&x->mlock);
+  return close_now;
 }
 
 gboolean
@@ -280,7 +412,7 @@ emul_ring_listen(emul_listen_t *l)
   }
   l->xfd = fd;
   l->no_cma = x_cma_off();
-  l->xsrc = emul_ring_watch(fd, G_IO_IN, x_listen_ready, l);
+  l->xsrc = emul_ring_watch(fd, G_IO_IN, x_listen_ready, l, NULL);
 }
 
 void
@@ -306,7 +438,7 @@ emul_ring_unlisten(emul_listen_t *l, emul_work_t *w)
     }
     if (c != NULL) {
       x_msg_t m = { .type = X_REJ, .reason = RNICPI_CM_REASON_NO_LISTENER };
-      emul_ring_send_msg(x, &m, NULL, 0);
+      emul_ring_send_msg(x, &m, NULL, 0, 0);
       x->conn = NULL;
       c->x = NULL;
       emul_cm_conn_drop(c);
@@ -377,14 +509,10 @@ emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_p
   };
   x_pdata(&m, p->pdata, p->pdata_len);
   int fds[3] = { seg_fd, emul_ring_mr_fd, x->bell_fd };
-  gboolean ok = emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2);
-  close(seg_fd);
-  if (!ok) {
-    /* The listener went away between connect and send: its EOF will say
-     * so from the progress thread. */
-    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: request to port %u not sent: %s", port,
-          g_strerror(errno));
-  }
+  /* The segment's descriptor is the message's (closed once sent).  A
+   * listener gone between connect and send: its EOF says so from the
+   * progress thread. */
+  emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2, 1u);
   return TRUE;
 }
 
@@ -401,17 +529,19 @@ x_established(emul_qp_t *qp, emul_conn_t *c, const void *pdata, uint32_t len)
   emul_qp_cm_event(qp, RNICPI_CM_ESTABLISHED, pdata, len);
 }
 
-/* The peer's bell eventfd, as a descriptor of our own (the message's are
- * closed after it is handled). */
+/* The peer's bell eventfd: the message's descriptor *@fd becomes the
+ * connection's (the others are closed after it is handled). */
 static void
-x_take_peer_bell(emul_xconn_t *x, int fd)
+x_take_peer_bell(emul_xconn_t *x, int *fd)
 {
-  if (fd >= 0 && x->peer_bell_fd < 0)
-    x->peer_bell_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (fd != NULL && *fd >= 0 && x->peer_bell_fd < 0) {
+    x->peer_bell_fd = *fd;
+    *fd = -1;
+  }
 }
 
 static void
-x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t *w)
+x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int *bell_fd, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = x->qp;
@@ -433,7 +563,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t 
   x->cma_out = x_probe(x);
   qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
-  emul_ring_send_msg(x, &a, NULL, 0);
+  emul_ring_send_msg(x, &a, NULL, 0, 0);
   emul_cm_settle(qp, m->ird, m->ord);  /* as in-process (emul_cm.c) */
   if (c->three_way) {
     c->state = CONN_REPLIED;
@@ -454,7 +584,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int bell_fd, emul_work_t 
 /* ---- passive side ---- */
 
 static void
-x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_t *w)
+x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w)
 {
   emul_listen_t *l = x->listener;
   if (l == NULL || x->conn != NULL || x->seg != NULL || nfds < 2 || nfds > 3) {
@@ -464,7 +594,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   if (m->pers != (uint32_t) to_emul_dev(l->base.dev)->pers->id) {
     /* An HCA does not reach an RNIC: refused as by a non-peer. */
     x_msg_t r = { .type = X_REJ, .reason = RNICPI_CM_REASON_BAD_PATH };
-    emul_ring_send_msg(x, &r, NULL, 0);
+    emul_ring_send_msg(x, &r, NULL, 0, 0);
     emul_ring_close(x);
     return;
   }
@@ -487,7 +617,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
   x->peer_qpn = m->qpn;
   x->peer_probe = m->probe_addr;
   x->cma_out = x_probe(x);
-  x_take_peer_bell(x, nfds == 3 ? fds[2] : -1);
+  x_take_peer_bell(x, nfds == 3 ? &fds[2] : NULL);
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -538,7 +668,7 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
     };
     x_pdata(&m, p->pdata, p->pdata_len);
     int fds[2] = { emul_ring_mr_fd, x->bell_fd };
-    emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1);
+    emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1, 0);
     if (c->three_way)
       c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
     else
@@ -548,7 +678,7 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
   if (c->state == CONN_REPLIED && qp == c->active) {
     x_msg_t m = { .type = X_RTU };
     x_pdata(&m, p->pdata, p->pdata_len);
-    emul_ring_send_msg(x, &m, NULL, 0);
+    emul_ring_send_msg(x, &m, NULL, 0, 0);
     x_established(qp, c, NULL, 0);
     return RNICPI_OK;
   }
@@ -561,7 +691,7 @@ emul_ring_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w
   emul_xconn_t *x = c->x;
   x_msg_t m = { .type = X_REJ };
   x_pdata(&m, pdata, len);
-  emul_ring_send_msg(x, &m, NULL, 0);
+  emul_ring_send_msg(x, &m, NULL, 0, 0);
   emul_qp_t *self = c->state == CONN_REPLIED ? c->active : NULL;
   x->conn = NULL;
   c->x = NULL;
@@ -638,8 +768,19 @@ emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w)
   }
 }
 
+/* Messages one callback reads from a connection's socket (x_conn_ready). */
+#define X_READ_BATCH 8
+
+/* What the messages read in one callback leave to be made with the fabric
+ * lock let go: the mappings asked and answered (emul_ring_map_io), at most
+ * one per message. */
+typedef struct {
+  emul_map_io_t io[X_READ_BATCH];
+  guint n;
+} x_later_t;
+
 static void
-x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_t *w)
+x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w, x_later_t *later)
 {
   switch (m->type) {
   case X_REQ:
@@ -647,7 +788,7 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
     break;
   case X_REP:
     if (x->side == 0)
-      x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? fds[1] : -1, w);
+      x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? &fds[1] : NULL, w);
     else
       emul_ring_peer_break(x, NULL, w);
     break;
@@ -675,10 +816,14 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, emul_work_
     emul_ring_peer_break(x, m, w);
     break;
   case X_MAP_REQ:
-    emul_ring_on_map_req(x, m);
+    emul_ring_on_map_req(m, &later->io[later->n]);
+    later->n++;
     break;
   case X_MAP_REP:
-    emul_ring_on_map_rep(x, m, nfds == 1 ? fds[0] : -1);
+    if (emul_ring_on_map_rep(x, m, nfds == 1 ? fds[0] : -1, &later->io[later->n])) {
+      fds[0] = -1;  /* the mapping's now */
+      later->n++;
+    }
     break;
   case X_SIDR_REQ:
     emul_ring_ud_on_svc_req(x, m, w);
@@ -721,40 +866,90 @@ emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds)
   return n;
 }
 
+/* Messages read from a connection's socket with no lock held, handled
+ * after under the fabric lock (x_conn_ready); the progress thread's. */
+typedef struct {
+  x_msg_t m;
+  int fds[4];
+  int nfds;
+  ssize_t n;  /* recvmsg's result: 0 is the peer's EOF, < 0 an error */
+} x_rx_t;
+static x_rx_t x_rx[X_READ_BATCH];
+
+/* Read what @x's socket holds, up to @max messages, an EOF or an error
+ * ending the batch (no lock held: the connection's own `reading` keeps the
+ * socket open meanwhile, emul_ring_msgs_flush). */
+static guint
+x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
+{
+  guint k = 0;
+  g_mutex_lock(&x->mlock);
+  gboolean open = !x->sock_close;
+  x->sock_reading = open;
+  g_mutex_unlock(&x->mlock);
+  while (open && k < max) {
+    x_rx_t *r = &rx[k];
+    r->n = emul_ring_recv_msg(x->fd, &r->m, r->fds, &r->nfds);
+    if (r->n < 0 && (errno == EAGAIN || errno == EINTR))
+      break;
+    if (r->n < 0 && errno == ECONNRESET)
+      continue;  /* the peer closed with messages of ours unread: the error
+                  * is reported once, ahead of what it sent before closing
+                  * (its DISC or BREAK); read on, EOF comes after them */
+    k++;
+    if (r->n <= 0)
+      break;
+  }
+  if (open && emul_ring_sock_done(x, FALSE))
+    close(x->fd);
+  return k;
+}
+
+static void
+x_rx_close(x_rx_t *rx, guint k)
+{
+  for (guint i = 0; i < k; i++) {
+    for (int j = 0; j < rx[i].nfds; j++) {
+      if (rx[i].fds[j] >= 0)
+        close(rx[i].fds[j]);
+    }
+  }
+}
+
+/* The progress thread, when the socket has messages (or the peer closed
+ * it): they are read with no lock held, then handled in order under the
+ * fabric lock; what they leave to system calls (the mappings asked and
+ * answered) is made after it.  @x is valid throughout: the source holds a
+ * reference (x_conn_new). */
 static gboolean
 x_conn_ready(gint fd, GIOCondition cond, gpointer data)
 {
   emul_xconn_t *x = data;
+  (void) fd;
+  (void) cond;
+  guint k = x_conn_read(x, x_rx, X_READ_BATCH);
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
-  (void) cond;
   if (!emul_ring_enter()) {
     emul_fabric_unlock();
+    x_rx_close(x_rx, k);
     return G_SOURCE_REMOVE;
   }
-  x->ref++;
-  x_msg_t *m = g_new(x_msg_t, 1);
   emul_link_t *l = NULL;
-  while (!x->dead) {
+  x_later_t later = { .n = 0 };
+  for (guint i = 0; i < k && !x->dead; i++) {
     /* The QP's link too (its latency posts hold it alone), taken again
      * each time: the handshake may give the QP its link on the way. */
     emul_link_drop(l);
     l = x->qp != NULL ? emul_link_take(x->qp) : NULL;
-    int fds[4], nfds = 0;
-    ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-      break;
-    if (n < 0 && errno == ECONNRESET)
-      continue;  /* the peer closed with messages of ours unread: the error
-                  * is reported once, ahead of what it sent before closing
-                  * (its DISC or BREAK); read on, EOF comes after them */
+    x_rx_t *r = &x_rx[i];
     /* Frames published before this message (or before the EOF) first:
      * teardown must not overtake the answers that preceded it. */
-    if (x->qp != NULL && x->seg != NULL)
+    if (!x->dead && x->qp != NULL && x->seg != NULL)
       emul_ring_drain(x, FALSE, &w);
     if (x->dead) {
-      /* closed while draining */
-    } else if (n <= 0) {
+      /* closed while draining, or while the link's wait let the lock go */
+    } else if (r->n <= 0) {
       if (x->qp != NULL && x->conn == NULL) {
         if (x->qp->x == x)
           emul_ring_answers_settle(x->qp, &w);  /* answers it gave before it died */
@@ -762,14 +957,12 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       }
       else
         emul_ring_fail_pending(x, &w);
-    } else if ((size_t) n < X_MSG_MIN || m->magic != X_MAGIC ||
-               m->pdata_len > (size_t) n - X_MSG_MIN) {
+    } else if ((size_t) r->n < X_MSG_MIN || r->m.magic != X_MAGIC ||
+               r->m.pdata_len > (size_t) r->n - X_MSG_MIN) {
       emul_ring_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
     } else {
-      x_on_msg(x, m, fds, nfds, &w);
+      x_on_msg(x, &r->m, r->fds, r->nfds, &w, &later);
     }
-    for (int i = 0; i < nfds; i++)
-      close(fds[i]);
   }
   emul_link_drop(l);
   if (!x->dead && x->qp != NULL && x->seg != NULL) {
@@ -779,10 +972,11 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       emul_ring_pump(x);
     emul_link_drop(l);
   }
-  g_free(m);
-  emul_ring_conn_unref(x);
   emul_fabric_unlock();
+  x_rx_close(x_rx, k);
   emul_work_deliver(&w);
+  for (guint i = 0; i < later.n; i++)
+    emul_ring_map_io(x, &later.io[i]);
   return G_SOURCE_CONTINUE;
 }
 
@@ -807,7 +1001,7 @@ emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_s
     m.pdata_len = MIN(len, (uint32_t) RNICPI_MAX_PDATA);
     if (m.pdata_len > 0)
       memcpy(m.pdata, pdata, m.pdata_len);
-    emul_ring_send_msg(x, &m, NULL, 0);
+    emul_ring_send_msg(x, &m, NULL, 0, 0);
     emul_ring_close(x);
   }
   emul_qp_end(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0, w);

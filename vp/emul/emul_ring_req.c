@@ -79,8 +79,8 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * death) flushes the receive queue and leaves the send queue to the
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
- * The copier holds the connection and its mappings (x->map_pins): a
- * teardown meanwhile leaves their unmapping to it (emul_ring_maps_free).
+ * The copier holds a reference to the connection, which keeps its
+ * mappings: they are unmapped with the last one (emul_ring_conn_unref).
  * Whoever copies holds nothing else: the thread that posts, or the
  * thread that drained the ring once its drain is over.  A drain keeps the
  * ring's position (its frames are read in place) for as long as it holds
@@ -114,8 +114,7 @@ emul_xconn_t *
 emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
 {
   emul_xconn_t *x = qp->x;
-  x->ref++;
-  x->map_pins++;
+  g_atomic_int_inc(&x->ref);  /* and with it the mappings the copy may use */
   *mark = TRUE;
   emul_fabric.xcopies++;
   emul_link_drop(qp->link);  /* its latency posts step aside meanwhile (qp->xcopying) */
@@ -133,8 +132,6 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
   emul_link_take(qp);
   emul_fabric.xcopies--;
   *mark = FALSE;
-  if (--x->map_pins == 0 && x->maps_doomed)
-    emul_ring_maps_free(x);  /* the teardown left them to us */
   emul_ring_conn_unref(x);
   errno = err;
 }

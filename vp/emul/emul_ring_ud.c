@@ -37,9 +37,12 @@
  *
  * Everything here runs under the fabric lock (the progress thread's
  * callbacks take it with emul_ring_enter, as in emul_ring_cm.c) but the
- * sending of a datagram: emul_ring_ud_send runs after the post has let
- * the lock go, and takes it only to look up or add a connected socket
- * (connect() and sendmsg() are made without it).
+ * sending of a datagram and its reading: emul_ring_ud_send runs after the
+ * post has let the lock go, and takes it only to look up or add a
+ * connected socket (connect() and sendmsg() are made without it); the
+ * progress thread reads what came (up to 8 datagrams) before it takes the
+ * lock to deliver them, the source keeping the connection and its socket
+ * (ud_in_free).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -103,45 +106,73 @@ static GHashTable *x_ud_out;  /* destination QP number -> x_ud_out_t* */
 
 /* ---- receiving ---- */
 
+/* The source owns its connection: the socket closes, and the entry is
+ * freed, once the source is destroyed and no callback of it runs
+ * (ud_in_ready reads before it takes the fabric lock). */
+static void
+ud_in_free(gpointer data)
+{
+  x_ud_in_t *in = data;
+  close(in->fd);
+  g_free(in);
+}
+
+/* Fabric lock held.  @in may be freed by the time this returns. */
 static void
 ud_in_close(x_ud_in_t *in)
 {
+  GSource *src = in->src;
   in->u->ins = g_list_remove(in->u->ins, in);
-  emul_ring_unwatch(in->src, in->fd);
-  g_free(in);
+  in->u = NULL;
+  g_source_destroy(src);
+  g_source_unref(src);
 }
+
+/* Datagrams read with no lock held, delivered after under the fabric lock
+ * (ud_in_ready); the progress thread's. */
+#define UD_READ_BATCH 8
+typedef struct {
+  x_ud_hdr_t h;
+  uint8_t body[EMUL_UD_GRH_LEN + EMUL_UD_MTU + 1];
+} ud_msg_t;
+static ud_msg_t ud_rx[UD_READ_BATCH];
+static ssize_t ud_rx_len[UD_READ_BATCH];
 
 static gboolean
 ud_in_ready(gint fd, GIOCondition cond, gpointer data)
 {
-  x_ud_in_t *in = data;
-  struct {
-    x_ud_hdr_t h;
-    uint8_t body[EMUL_UD_GRH_LEN + EMUL_UD_MTU + 1];
-  } msg;
-  emul_work_t w;
-  rnicpi_notify_batch_init(&w);
+  x_ud_in_t *in = data;  /* the source's: valid, its socket open, while this runs */
   (void) cond;
-  gboolean live = emul_ring_enter();  /* the loop ends by break */
-  while (live) {
-    ssize_t n = recv(fd, &msg, sizeof(msg), MSG_DONTWAIT);
+  guint k = 0;
+  while (k < UD_READ_BATCH) {
+    ssize_t n = recv(fd, &ud_rx[k], sizeof(ud_rx[k]), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && errno == EAGAIN)
       break;
-    const x_ud_hdr_t *h = &msg.h;
-    emul_qp_t *qp = in->u->qp;
-    if (n < (ssize_t) sizeof(*h) || h->magic != X_UD_MAGIC || h->len != (size_t) n - sizeof(*h) ||
-        h->len < EMUL_UD_GRH_LEN || h->len > EMUL_UD_GRH_LEN + EMUL_UD_MTU ||
-        h->dst_qpn != qp->base.qp_num || h->pers >= EMUL_PERS_COUNT) {
-      ud_in_close(in);  /* the sender closed, or is not a peer of ours */
-      break;
+    ud_rx_len[k++] = n;
+    if (n <= 0)
+      break;  /* the sender closed (or an error): nothing after it */
+  }
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  if (emul_ring_enter()) {
+    for (guint i = 0; i < k; i++) {
+      ssize_t n = ud_rx_len[i];
+      const x_ud_hdr_t *h = &ud_rx[i].h;
+      emul_qp_t *qp = in->u->qp;
+      if (n < (ssize_t) sizeof(*h) || h->magic != X_UD_MAGIC || h->len != (size_t) n - sizeof(*h) ||
+          h->len < EMUL_UD_GRH_LEN || h->len > EMUL_UD_GRH_LEN + EMUL_UD_MTU ||
+          h->dst_qpn != qp->base.qp_num || h->pers >= EMUL_PERS_COUNT) {
+        ud_in_close(in);  /* the sender closed, or is not a peer of ours */
+        break;
+      }
+      emul_ud_dgram_t d = {
+        .pers = &emul_pers[h->pers], .qkey = h->qkey, .src_qpn = h->src_qpn, .sgid = h->sgid,
+        .buf = ud_rx[i].body, .len = h->len,
+      };
+      emul_ud_deliver_locked(qp, &d, &w);
     }
-    emul_ud_dgram_t d = {
-      .pers = &emul_pers[h->pers], .qkey = h->qkey, .src_qpn = h->src_qpn, .sgid = h->sgid,
-      .buf = msg.body, .len = h->len,
-    };
-    emul_ud_deliver(qp, &d, &w);
   }
   emul_fabric_unlock();
   emul_work_deliver(&w);
@@ -159,7 +190,7 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
       x_ud_in_t *in = g_new0(x_ud_in_t, 1);
       in->u = u;
       in->fd = c;
-      in->src = emul_ring_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in);
+      in->src = emul_ring_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
       u->ins = g_list_prepend(u->ins, in);
     }
   }
@@ -179,7 +210,7 @@ emul_ring_ud_open(emul_qp_t *qp)
       struct emul_xud *u = g_new0(struct emul_xud, 1);
       u->qp = qp;
       u->fd = fd;
-      u->src = emul_ring_watch(fd, G_IO_IN, ud_accept, u);
+      u->src = emul_ring_watch(fd, G_IO_IN, ud_accept, u, NULL);
       qp->xud = u;
       return;
     }
@@ -286,7 +317,7 @@ ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
   o->qpn = qpn;
   o->fd = fd;
   o->refs = 2;  /* the table's and the caller's */
-  o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o);
+  o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o, NULL);
   g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
   emul_fabric_unlock();
   return o;
@@ -402,7 +433,7 @@ emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t por
   o->dev = dev;
   o->req_ctx = req_ctx;
   o->dst = *dst;
-  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o);
+  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o, NULL);
   return TRUE;
 }
 

@@ -29,6 +29,24 @@
  * for a port nobody here listens on goes to the process listening there,
  * whose answer comes back the same way (emul_ud_svc_reply_to).
  *
+ * Locks.  A UD QP has a link of its own (emul_link_join_ud) that guards
+ * its receive queue and state.  A datagram posted while no memory window
+ * or fast-registered region exists is checked, gathered and delivered
+ * under the sending QP's link (emul_ud_post_send_link): the destination is
+ * the one its last datagram found (emul_qp_t.ud_to), or is looked up in
+ * the table under the table's own lock (emul_fabric.ud_lock, whose holder
+ * never waits), and its link is only tried, never waited for, while the
+ * sender's is held; a busy one is waited for after the sender's link went
+ * (ud_take).  A UD QP's destroy takes it out of the table, counts
+ * (emul_fabric.ud_gen: every remembered destination is looked up again)
+ * and takes every link once before it goes, so none is still in use.
+ * Threads whose QPs are their own share no lock (itapi-perf -T 2 --ud).
+ * What needs more takes the fabric lock: a destination with a shared
+ * receive queue (SRQs are guarded by the fabric lock), a datagram leaving
+ * the process, and every post while a window exists (as on a connected
+ * QP).  The region table is read under a link, as the RC fast path does
+ * (emul_links_quiesce waits for it).
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
@@ -57,13 +75,46 @@ typedef struct emul_ud_svc {
 void
 emul_ud_qp_add_locked(emul_qp_t *qp)
 {
+  rnicpi_spin_lock(&emul_fabric.ud_lock);
   g_hash_table_insert(emul_fabric.ud_qps, GUINT_TO_POINTER(qp->base.qp_num), qp);
+  rnicpi_spin_unlock(&emul_fabric.ud_lock);
 }
 
 void
 emul_ud_qp_gone_locked(emul_qp_t *qp)
 {
+  rnicpi_spin_lock(&emul_fabric.ud_lock);
   g_hash_table_remove(emul_fabric.ud_qps, GUINT_TO_POINTER(qp->base.qp_num));
+  rnicpi_spin_unlock(&emul_fabric.ud_lock);
+  /* A sender that found @qp with its own link held (ud_send_linked) finds
+   * it no more once the count moved, and one still using it holds that
+   * link: every link is taken once. */
+  g_atomic_int_inc(&emul_fabric.ud_gen);
+  emul_links_quiesce();
+}
+
+/* UD QP @qpn of this process with its link taken, or NULL (none, or one
+ * with a shared receive queue when @no_srq: *@srq says so).  Its link is
+ * stable while it is in the table (destroy takes it out first).  The
+ * table's lock is never held while waiting: a thread that holds its own
+ * QP's link takes it (ud_send_linked). */
+static emul_qp_t *
+ud_take(uint32_t qpn, gboolean no_srq, gboolean *srq)
+{
+  for (unsigned n = 1;; n++) {
+    rnicpi_spin_lock(&emul_fabric.ud_lock);
+    emul_qp_t *dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(qpn));
+    *srq = dst != NULL && dst->srq != NULL;
+    if (dst == NULL || (no_srq && *srq)) {
+      rnicpi_spin_unlock(&emul_fabric.ud_lock);
+      return NULL;
+    }
+    gboolean got = rnicpi_spin_trylock(&dst->link->lock);
+    rnicpi_spin_unlock(&emul_fabric.ud_lock);
+    if (got)
+      return dst;
+    rnicpi_spin_backoff(n);
+  }
 }
 
 /* The GID of a device's port 0: its first address, IPv4-mapped. */
@@ -109,55 +160,158 @@ grh_build(uint8_t *g, const rnicpi_ah_attr_t *ah, const uint8_t sgid[16], uint32
 }
 
 
-rnicpi_status_t
-emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
-                         emul_ud_out_t *out)
+/* The sending half of a datagram (under the sending QP's lock: its link,
+ * or the fabric lock): checks, then the GRH and payload gathered into
+ * @out.  FALSE when the WR ended here (*@st, and an error completion
+ * where one is due); else the datagram is on the wire, @len its payload. */
+static gboolean
+ud_build(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w, emul_ud_out_t *out,
+         rnicpi_status_t *st, uint64_t *len)
 {
   out->away = FALSE;
-  if (wr->opcode != RNICPI_WR_SEND || wr->ah == NULL)
-    return RNICPI_EINVAL;
+  *st = RNICPI_OK;
+  if (wr->opcode != RNICPI_WR_SEND || wr->ah == NULL) {
+    *st = RNICPI_EINVAL;
+    return FALSE;
+  }
   emul_ah_t *ah = to_emul_ah(wr->ah);
-  if (ah->base.pd != qp->base.pd)
-    return RNICPI_EACCES; /* IBTA 10.2.3: the AH must be of the QP's domain */
-  uint64_t len = 0;
+  if (ah->base.pd != qp->base.pd) {
+    *st = RNICPI_EACCES; /* IBTA 10.2.3: the AH must be of the QP's domain */
+    return FALSE;
+  }
+  *len = 0;
   for (uint32_t i = 0; i < wr->num_sge; i++)
-    len += wr->sg_list[i].length;
-  if (len > EMUL_UD_MTU)
-    return RNICPI_ERANGE;
+    *len += wr->sg_list[i].length;
+  if (*len > EMUL_UD_MTU) {
+    *st = RNICPI_ERANGE;
+    return FALSE;
+  }
   if (qp->state != RNICPI_QPS_RTS) {
     emul_complete(qp->scq, qp, wr->wr_id, RNICPI_WC_SEND, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    return RNICPI_OK;
+    return FALSE;
   }
-  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, &len)) {
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, RNICPI_ACCESS_LOCAL_READ, len)) {
     /* A local protection error completes the WR; the UD QP stays usable. */
     emul_complete(qp->scq, qp, wr->wr_id, RNICPI_WC_SEND, RNICPI_WC_LOC_PROT_ERR, 0, w);
-    return RNICPI_OK;
+    return FALSE;
   }
   dev_gid(emul_qp_dev(qp), out->sgid);
-  grh_build(out->bytes, &ah->attr, out->sgid, (uint32_t) len);
+  grh_build(out->bytes, &ah->attr, out->sgid, (uint32_t) *len);
   uint8_t *p = out->bytes + EMUL_UD_GRH_LEN;
   for (uint32_t i = 0; i < wr->num_sge; i++) {
     memcpy(p, (const uint8_t *) (uintptr_t) wr->sg_list[i].addr, wr->sg_list[i].length);
     p += wr->sg_list[i].length;
   }
-
-  /* From here on the datagram is on the wire: the send succeeds whatever
-   * becomes of it. */
   out->d = (emul_ud_dgram_t) {
     .pers = emul_pers_of_qp(qp), .qkey = (wr->remote_qkey & 0x80000000u) ? qp->qkey : wr->remote_qkey,
-    .src_qpn = qp->base.qp_num, .sgid = out->sgid, .buf = out->bytes, .len = EMUL_UD_GRH_LEN + len,
+    .src_qpn = qp->base.qp_num, .sgid = out->sgid, .buf = out->bytes, .len = EMUL_UD_GRH_LEN + *len,
   };
-  if (gid_is_ours(ah->attr.dgid)) {
-    emul_qp_t *dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(wr->remote_qpn));
+  return TRUE;
+}
+
+/* Route a datagram built by ud_build (fabric lock held): to a UD QP of
+ * this process, or left in @out for another process's. */
+static void
+ud_route_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_ud_out_t *out, emul_work_t *w)
+{
+  if (!gid_is_ours(to_emul_ah(wr->ah)->attr.dgid))
+    return;
+  gboolean srq;
+  emul_qp_t *dst = ud_take(wr->remote_qpn, FALSE, &srq);
+  if (dst != NULL) {
+    emul_ud_deliver(dst, &out->d, w);
+    rnicpi_spin_unlock(&dst->link->lock);
+  } else {
+    /* Another process's, maybe: its sendmsg() waits for the lock to go. */
+    emul_ring_ud_away_locked(qp, wr->remote_qpn, out);
+  }
+}
+
+rnicpi_status_t
+emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
+                         emul_ud_out_t *out)
+{
+  rnicpi_status_t st;
+  uint64_t len;
+  if (!ud_build(qp, wr, w, out, &st, &len))
+    return st;
+  /* From here on the datagram is on the wire: the send succeeds whatever
+   * becomes of it. */
+  ud_route_locked(qp, wr, out, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return RNICPI_OK;
+}
+
+/* Deliver @out under @qp's link @l (held) when the destination's can be
+ * had without waiting: the QP itself, or one whose link is free; it is
+ * looked up in the table only when @qp's last datagram went elsewhere or
+ * a UD QP was destroyed since (emul_qp_t.ud_to: destroy waits for every
+ * link after it counted, emul_ud_qp_gone_locked, so a destination found
+ * with @l held stays valid while @l is).  FALSE: not delivered. */
+static gboolean
+ud_send_linked(emul_qp_t *qp, emul_link_t *l, uint32_t qpn, emul_ud_out_t *out, emul_work_t *w)
+{
+  guint gen = g_atomic_int_get(&emul_fabric.ud_gen);
+  emul_qp_t *dst = qp->ud_to;
+  if (dst == NULL || qp->ud_to_qpn != qpn || qp->ud_to_gen != gen) {
+    rnicpi_spin_lock(&emul_fabric.ud_lock);  /* its holders never wait */
+    dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(qpn));
+    rnicpi_spin_unlock(&emul_fabric.ud_lock);
+    if (dst == NULL || dst->srq != NULL)
+      return FALSE;
+    qp->ud_to = dst;
+    qp->ud_to_qpn = qpn;
+    qp->ud_to_gen = gen;
+  }
+  if (dst->link == l) {
+    emul_ud_deliver(dst, &out->d, w);
+    return TRUE;
+  }
+  if (!rnicpi_spin_trylock(&dst->link->lock))
+    return FALSE;  /* never wait for a second link holding one */
+  emul_ud_deliver(dst, &out->d, w);
+  rnicpi_spin_unlock(&dst->link->lock);
+  return TRUE;
+}
+
+rnicpi_status_t
+emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr, emul_work_t *w,
+                       emul_ud_out_t *out)
+{
+  rnicpi_status_t st;
+  uint64_t len;
+  gboolean ours = FALSE, done = FALSE;
+  gboolean sent = ud_build(qp, wr, w, out, &st, &len);
+  if (sent && (ours = gid_is_ours(to_emul_ah(wr->ah)->attr.dgid)))
+    done = ud_send_linked(qp, l, wr->remote_qpn, out, w);
+  rnicpi_spin_unlock(&l->lock);
+  if (!sent)
+    return st;
+  if (ours && !done) {
+    /* A busy destination's link (waited for with none held), a shared
+     * receive queue or another process's QP (or none): the latter two
+     * under the fabric lock. */
+    gboolean srq = FALSE;
+    emul_qp_t *dst = ud_take(wr->remote_qpn, TRUE, &srq);
     if (dst != NULL) {
       emul_ud_deliver(dst, &out->d, w);
+      rnicpi_spin_unlock(&dst->link->lock);
     } else {
-      /* Another process's, maybe: its sendmsg() waits for the lock to go. */
-      emul_ring_ud_away_locked(qp, wr->remote_qpn, out);
+      emul_lock_data_path();
+      ud_route_locked(qp, wr, out, w);
+      emul_fabric_unlock();
     }
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return RNICPI_OK;
+}
+
+void
+emul_ud_deliver_locked(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
+{
+  emul_link_t *l = emul_link_take(dst);
+  emul_ud_deliver(dst, d, w);
+  emul_link_drop(l);
 }
 
 void
