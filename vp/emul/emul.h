@@ -500,10 +500,22 @@ void emul_fabric_init(void);
 void emul_dev_ref(emul_dev_t *dev);
 void emul_dev_unref(emul_dev_t *dev);
 
-/* Deferred upcalls (never under the fabric lock). */
+/* Deferred upcalls (never under the fabric lock), raised in order by the
+ * event thread.  While a thread's emul_events_after names a connection to
+ * another process, those it defers wait behind the socket messages queued
+ * for that connection so far and are raised once they are sent
+ * (emul_ring_msgs_then): an application that learns of a teardown from
+ * its event, and exits, has had its message sent to the peer. */
+typedef struct emul_upcall emul_upcall_t;
+G_GNUC_INTERNAL extern __thread emul_xconn_t *emul_events_after __attribute__((tls_model("initial-exec")));
 void emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev);
 void emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx,
                       rnicpi_async_cause_t cause);
+/* Hand @u to the event thread now. */
+void emul_events_raise(emul_upcall_t *u);
+/* @u joins @x's socket messages, raised once those ahead of it are sent
+ * (fabric lock held); FALSE when none wait (raise it now). */
+gboolean emul_ring_msgs_then(emul_xconn_t *x, emul_upcall_t *u);
 void emul_qp_cm_event(emul_qp_t *qp, rnicpi_cm_event_type_t type,
                       const void *pdata, uint32_t pdata_len);
 

@@ -20,12 +20,14 @@
 emul_fabric_t emul_fabric;
 __thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
 
-typedef struct emul_upcall {
+__thread emul_xconn_t *emul_events_after __attribute__((tls_model("initial-exec")));
+
+struct emul_upcall {
   emul_dev_t *dev;
   gboolean is_cm;
   rnicpi_async_event_t async;
   rnicpi_cm_event_t cm;
-} emul_upcall_t;
+};
 
 static gpointer
 emul_event_thread(gpointer unused)
@@ -114,6 +116,19 @@ emul_dev_unref(emul_dev_t *dev)
 }
 
 void
+emul_events_raise(emul_upcall_t *u)
+{
+  g_async_queue_push(emul_fabric.events, u);
+}
+
+static void
+defer(emul_upcall_t *u)
+{
+  if (emul_events_after == NULL || !emul_ring_msgs_then(emul_events_after, u))
+    emul_events_raise(u);
+}
+
+void
 emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev)
 {
   emul_upcall_t *u = g_new0(emul_upcall_t, 1);
@@ -121,7 +136,7 @@ emul_defer_cm(emul_dev_t *dev, const rnicpi_cm_event_t *ev)
   u->dev = dev;
   u->is_cm = TRUE;
   u->cm = *ev;
-  g_async_queue_push(emul_fabric.events, u);
+  defer(u);
 }
 
 void
@@ -138,7 +153,7 @@ emul_defer_async(emul_dev_t *dev, rnicpi_async_type_t type, uint64_t ctx,
   emul_dev_ref(dev);
   u->dev = dev;
   u->async = rnicpi_async_event(type, ctx, cause);
-  g_async_queue_push(emul_fabric.events, u);
+  defer(u);
 }
 
 void

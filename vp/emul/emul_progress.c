@@ -33,6 +33,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -600,6 +601,28 @@ x_fork_done(void)
   emul_fabric_unlock();
 }
 
+static void
+x_fork_child(void)
+{
+  x_fork_done();
+  /* The parent's senders are not here: what they owed is theirs. */
+  g_atomic_int_set(&emul_ring_msgs_owed, 0);
+}
+
+/* The process exits: the socket messages other threads still owe leave
+ * first, for a second at most.  A teardown's message, queued under the
+ * lock and sent by the thread that queued it as it lets the lock go, may
+ * be owed by the progress thread when the application, told by an event
+ * or a completion, returns from main (a BREAK naming a refused request's
+ * status, a DISC with its private data: without them the peer sees the
+ * socket's EOF, a broken connection, its request flushed). */
+static void
+x_exit_drain(void)
+{
+  for (int i = 0; i < 1000 && g_atomic_int_get(&emul_ring_msgs_owed) > 0; i++)
+    g_usleep(1000);
+}
+
 /* First cross-process use: the progress thread and the region table,
  * filled with the regions registered so far (emul_ring_export_init). */
 gboolean
@@ -615,7 +638,8 @@ emul_ring_init(void)
   x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
   x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
   emul_ring_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
-  pthread_atfork(x_fork_prepare, x_fork_done, x_fork_done);
+  pthread_atfork(x_fork_prepare, x_fork_done, x_fork_child);
+  atexit(x_exit_drain);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
   return TRUE;
 }

@@ -230,8 +230,11 @@ typedef struct x_msg {
 
 /* A socket message waiting to be sent (emul_xconn_t.msgs): @nfds
  * descriptors ride with it (SCM_RIGHTS), those whose bit is set in @given
- * closed once it is sent (or dropped). */
+ * closed once it is sent (or dropped).  Or, with @upcall set, no message:
+ * an event raised once the messages ahead of it are sent
+ * (emul_ring_msgs_then). */
 typedef struct x_sockmsg {
+  emul_upcall_t *upcall;
   int fds[4];
   int nfds;
   unsigned given;
@@ -518,6 +521,10 @@ void emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int n
  * none: one already waiting at the tail serves).  One thread sends at a
  * time: another that finds it sending leaves its messages to it. */
 void emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first);
+/* Socket messages (and events behind them) queued and not yet sent, in
+ * every connection (atomic): the process's exit waits for them
+ * (emul_progress.c). */
+G_GNUC_INTERNAL extern gint emul_ring_msgs_owed;
 /* The sender (@sender) or the reader of @x's socket is done with it: TRUE
  * when the caller is to close it now (the connection closed, and nobody
  * else uses it or has messages for it). */

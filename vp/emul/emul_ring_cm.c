@@ -196,8 +196,11 @@ emul_ring_conn_unref(emul_xconn_t *x)
     close(x->peer_bell_fd);
   x_sockmsg_t *e;
   while ((e = g_queue_pop_head(&x->msgs)) != NULL) {
+    if (e->upcall != NULL)
+      emul_events_raise(e->upcall);  /* the messages ahead are dropped, not the event */
     x_sockmsg_drop(e);
     g_free(e);
+    g_atomic_int_add(&emul_ring_msgs_owed, -1);
   }
   if (!x->sock_closed)
     close(x->fd);
@@ -242,11 +245,14 @@ emul_ring_close(emul_xconn_t *x)
 
 /* ---- the socket's messages ---- */
 
+gint emul_ring_msgs_owed;
+
 void
 emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, unsigned given)
 {
   g_assert(nfds >= 0 && nfds <= 4);
   x_sockmsg_t *e = g_new(x_sockmsg_t, 1);
+  e->upcall = NULL;
   e->nfds = nfds;
   e->given = given;
   if (nfds > 0)
@@ -254,8 +260,10 @@ emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, 
   memcpy(&e->m, m, X_MSG_MIN + MIN(m->pdata_len, (uint32_t) RNICPI_MAX_PDATA));
   g_mutex_lock(&x->mlock);
   gboolean queued = !x->sock_close;
-  if (queued)
+  if (queued) {
     g_queue_push_tail(&x->msgs, e);
+    g_atomic_int_inc(&emul_ring_msgs_owed);
+  }
   g_mutex_unlock(&x->mlock);
   if (!queued) {
     x_sockmsg_drop(e);
@@ -263,6 +271,23 @@ emul_ring_send_msg(emul_xconn_t *x, const x_msg_t *m, const int *fds, int nfds, 
     return;
   }
   emul_ring_doorbell(x, X_BELL_MSGS);
+}
+
+gboolean
+emul_ring_msgs_then(emul_xconn_t *x, emul_upcall_t *u)
+{
+  g_mutex_lock(&x->mlock);
+  gboolean queued = !x->sock_closed && (x->msending || !emul_queue_empty(&x->msgs));
+  if (queued) {
+    x_sockmsg_t *e = g_new0(x_sockmsg_t, 1);
+    e->upcall = u;
+    g_queue_push_tail(&x->msgs, e);
+    g_atomic_int_inc(&emul_ring_msgs_owed);
+  }
+  g_mutex_unlock(&x->mlock);
+  if (queued)
+    emul_ring_doorbell(x, X_BELL_MSGS);
+  return queued;
 }
 
 static const char *
@@ -306,8 +331,10 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
     gboolean bell = first->m.type == X_DOORBELL || first->m.type == X_SPACE;
     if (bell && t != NULL && t->m.type == first->m.type)
       x_sockmsg_drop(first);  /* one waiting wakes the peer as well */
-    else
+    else {
       g_queue_push_tail(&x->msgs, g_memdup2(first, sizeof(*first)));
+      g_atomic_int_inc(&emul_ring_msgs_owed);
+    }
     first = NULL;
   }
   if (x->msending) {
@@ -319,9 +346,14 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
     if (e == NULL && (e = g_queue_pop_head(&x->msgs)) == NULL)
       break;
     g_mutex_unlock(&x->mlock);
-    x_sockmsg_send(x, e);
-    if (e != first)
+    if (e->upcall != NULL)
+      emul_events_raise(e->upcall);
+    else
+      x_sockmsg_send(x, e);
+    if (e != first) {
       g_free(e);
+      g_atomic_int_add(&emul_ring_msgs_owed, -1);
+    }
     g_mutex_lock(&x->mlock);
   }
   x->msending = FALSE;
@@ -565,6 +597,8 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int *bell_fd, emul_work_t
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
   emul_ring_send_msg(x, &a, NULL, 0, 0);
   emul_cm_settle(qp, m->ird, m->ord);  /* as in-process (emul_cm.c) */
+  emul_xconn_t *after = emul_events_after;
+  emul_events_after = x;  /* the event leaves after the answer (emul_ring_teardown) */
   if (c->three_way) {
     c->state = CONN_REPLIED;
     rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
@@ -579,6 +613,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int *bell_fd, emul_work_t
   } else {
     x_established(qp, c, m->pdata, m->pdata_len);
   }
+  emul_events_after = after;
 }
 
 /* ---- passive side ---- */
@@ -1002,9 +1037,17 @@ emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_s
     if (m.pdata_len > 0)
       memcpy(m.pdata, pdata, m.pdata_len);
     emul_ring_send_msg(x, &m, NULL, 0, 0);
+    g_atomic_int_inc(&x->ref);
     emul_ring_close(x);
   }
+  /* The events of the end leave after its message: an application that
+   * exits on them has told the peer how the connection ended. */
+  emul_xconn_t *after = emul_events_after;
+  emul_events_after = x;
   emul_qp_end(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0, w);
+  emul_events_after = after;
+  if (x != NULL)
+    emul_ring_conn_unref(x);
 }
 
 void

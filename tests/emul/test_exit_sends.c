@@ -1,0 +1,172 @@
+/*
+ * vp/emul: the message that ends a connection to another process reaches
+ * that process even when the application exits as soon as it learns of
+ * the end.  The message (a BREAK naming the refused request's status, a
+ * DISC with its private data) is queued under the fabric lock and sent
+ * with the lock let go, often by the progress thread (emul_ring_cm.c,
+ * emul_ring_send_msg); the application hears of the end from the event
+ * thread.  So (issue 26, point 5):
+ *
+ *  - the connection's events leave after its message (emul_events_after,
+ *    emul_ring_msgs_then): an application told BROKEN has had its BREAK
+ *    sent;
+ *  - the process's exit waits for the messages other threads still owe
+ *    (emul_progress.c, x_exit_drain): one that exits on the affiliated
+ *    event, raised before the BREAK is queued, still tells the peer.
+ *
+ * Without them the peer sees the socket's EOF and completes its refused
+ * RDMA Write IT_DTO_ERR_FLUSHED instead of IT_DTO_ERR_REMOTE_ACCESS (1 run
+ * in 10 of /conformance/xproc/windows over the bounce ring with three
+ * instances side by side).  Here every BREAK is sent 300 ms late
+ * (sendmsg wrapped, -Wl,--wrap=sendmsg: a sender the scheduler set aside),
+ * which makes each case fail every time without its part.
+ *
+ * The test runs itself as the child (--child MODE): the child accepts a
+ * connection over the bounce ring (ITAPI_EMUL_CMA=0, ITAPI_EMUL_MAP=0:
+ * the child's progress thread executes the parent's RDMA Writes and finds
+ * the fault), says its region, waits for the end (MODE "event": the
+ * connection's BROKEN, then says how many BREAKs this process had sent;
+ * "affiliated": the responder's affiliated event) and returns from main.
+ * The parent writes 16 bytes past the region and expects the completion
+ * REMOTE_ACCESS and the child's line.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "conf.h"
+#include "emul.h"
+#include "emul_ring.h"
+
+#define LEN 4096
+#define BREAK_DELAY_US 300000
+#define LINE_MS 10000
+
+static gint breaks_sent;
+
+ssize_t __real_sendmsg(int fd, const struct msghdr *m, int flags);
+ssize_t
+__wrap_sendmsg(int fd, const struct msghdr *m, int flags)
+{
+  x_msg_t h;
+  gboolean brk = FALSE;
+  if (m->msg_iovlen > 0 && m->msg_iov[0].iov_len >= X_MSG_MIN) {
+    memcpy(&h, m->msg_iov[0].iov_base, X_MSG_MIN);
+    brk = h.magic == X_MAGIC && h.type == X_BREAK;
+  }
+  if (brk)
+    g_usleep(BREAK_DELAY_US);
+  ssize_t n = __real_sendmsg(fd, m, flags);
+  if (brk && n > 0)
+    g_atomic_int_inc(&breaks_sent);
+  return n;
+}
+
+static int
+child(const char *mode)
+{
+  conf_side_t s;
+  it_listen_handle_t lh;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_side_open(&s, NULL);
+  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
+  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
+  fflush(stdout);
+  it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_buf_t rb;
+  conf_buf_new(&s, &rb, LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  conf_ok(it_ep_accept(s.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) rb.data,
+         (guint64) rb.ctx);
+  fflush(stdout);
+  if (strcmp(mode, "event") == 0) {
+    conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+    printf("breaks %d\n", g_atomic_int_get(&breaks_sent));
+  } else {
+    conf_wait(s.aff, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
+    printf("affiliated\n");
+  }
+  fflush(stdout);
+  conf_buf_check_guards(&rb);
+  return 0;  /* at once: whatever the progress thread still owes is at stake */
+}
+
+static const char *self;
+
+static void
+run(const char *mode, const char *last)
+{
+  const char *args[] = { "--child", mode, NULL };
+  conf_child_t c = conf_child_spawn(self, args, "emul-exit-sends", NULL, NULL);
+  g_autofree char *pl = conf_hear(c.from, LINE_MS);
+  unsigned port = 0;
+  g_assert_nonnull(pl);
+  g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) port);
+  conf_ok(conf_connect(&s, s.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_autofree char *ml = conf_hear(c.from, LINE_MS);
+  guint64 addr = 0, ctx = 0;
+  g_assert_nonnull(ml);
+  g_assert_cmpint(sscanf(ml, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &addr, &ctx), ==, 2);
+  conf_buf_t lb;
+  conf_buf_new(&s, &lb, LEN + 16, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&lb, 7);
+  it_lmr_triplet_t g = conf_seg(&lb, 0, LEN + 16);
+  it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) addr);
+  conf_ok(it_post_rdma_write(s.ep, &g, 1, 9, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
+  conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 9);
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  g_autofree char *el = conf_hear(c.from, LINE_MS);
+  g_assert_cmpstr(el, ==, last);
+  int status = 0;
+  g_assert_cmpint(waitpid(c.pid, &status, 0), ==, c.pid);
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+  unlink(c.err);
+  close(c.to);
+  close(c.from);
+  conf_buf_free(&lb);
+  conf_side_close(&s);
+}
+
+static void
+test_event_after_break(void)
+{
+  g_test_summary("The responder's BROKEN event comes after its BREAK was sent (the BREAK held "
+                 "300 ms): the child counts 1 BREAK sent when told, and the parent's refused "
+                 "RDMA Write completes REMOTE_ACCESS though the child exits at once");
+  run("event", "breaks 1");
+}
+
+static void
+test_exit_sends_break(void)
+{
+  g_test_summary("The responder exits as soon as its affiliated event (raised before the BREAK "
+                 "is queued) arrives, the BREAK held 300 ms by the progress thread: the exit "
+                 "waits for it, and the parent's refused RDMA Write completes REMOTE_ACCESS");
+  run("affiliated", "affiliated");
+}
+
+int
+main(int argc, char **argv)
+{
+  if (argc == 3 && strcmp(argv[1], "--child") == 0)
+    return child(argv[2]);
+  self = argv[0];
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/emul/exit-sends/event-after-break", test_event_after_break);
+  g_test_add_func("/emul/exit-sends/exit-waits", test_exit_sends_break);
+  return g_test_run();
+}
