@@ -378,6 +378,8 @@ typedef struct emul_qp {
   uint32_t ird, ord;       /* negotiated */
   gboolean atomics;        /* connected, and both ends execute atomics */
   gboolean closing;        /* disconnect waits for outstanding requests */
+  gboolean dialing;        /* its connect dials another process with the lock let go
+                            * (emul_connect): no other connect or accept takes it */
   emul_xconn_t *x;         /* cross-process: the connection to the peer process */
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   GQueue xans;             /* cross-process: the peer's answers queued behind a long
@@ -414,8 +416,8 @@ typedef struct emul_qp {
 typedef struct emul_listen {
   rnicpi_listen_t base;
   uint32_t port;
-  int xfd;                 /* cross-process endpoint "itapi-emul/<port>", or -1 */
-  GSource *xsrc;
+  struct x_lsock *xsock;   /* cross-process endpoint "itapi-emul/<port>" and the
+                            * progress thread's watch of it, or NULL (emul_ring_cm.c) */
   gboolean no_cma;         /* ITAPI_EMUL_CMA=0 when it started listening */
 } emul_listen_t;
 
@@ -640,6 +642,12 @@ emul_mr_lookup(const emul_pers_t *p, uint64_t key)
 }
 gboolean emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p);
 uint32_t emul_slot_new_tag(const emul_pers_t *p, uint32_t index);
+/* Random bits for the keys this thread is about to make, drawn before it
+ * takes the fabric lock (emul_mem.c). */
+void emul_random_ready(void);
+/* A forked child draws its own (pthread_atfork: the parent's pool is not
+ * its to repeat). */
+void emul_random_forget(void);
 static inline uint64_t emul_key_make(const emul_pers_t *p, uint32_t index, uint32_t tag)
 {
   return ((uint64_t) index << p->index_shift) | ((uint64_t) tag << p->tag_shift);
@@ -909,11 +917,40 @@ gint64 emul_cm_expire(void);
 void emul_events_wake(void);
 void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
 
+/* First cross-process use (emul_progress.c): the region table and the
+ * progress thread, made once; no lock held (a listener, a connect, a UD QP
+ * call it before they take the fabric lock). */
+gboolean emul_ring_init(void);
 /* Cross-process path (emul_ring_cm.c, emul_ring_req.c, emul_ring_resp.c,
  * emul_export.c; fabric lock held). */
-void emul_ring_listen(emul_listen_t *l);
-void emul_ring_unlisten(emul_listen_t *l, emul_work_t *w);
-gboolean emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p);
+/* A listener's socket for other processes is bound before the fabric lock
+ * is taken (emul_ring_listen_open: a descriptor, or -1 where the port is
+ * another process's or there is no cross-process path), becomes @l's under
+ * it (emul_ring_listen) and is watched once it is let go
+ * (emul_ring_listen_start).  Unlisten (lock held) cuts it from @l and
+ * refuses the requests nobody answered; what it returns is closed with the
+ * lock let go (emul_ring_listen_close). */
+int emul_ring_listen_open(uint32_t port);
+void emul_ring_listen(emul_listen_t *l, int fd);
+void emul_ring_listen_start(emul_listen_t *l);
+struct x_lsock *emul_ring_unlisten(emul_listen_t *l, emul_work_t *w);
+void emul_ring_listen_close(struct x_lsock *s);
+/* A connect to another process's listener: its socket dialled, the
+ * connection segment and the bell made with no lock held
+ * (emul_ring_dial_open: FALSE when nobody listens at @port), made a
+ * connection under the fabric lock (emul_ring_connect, which takes them
+ * all); what is left closed with the lock let go (emul_ring_dial_close). */
+typedef struct emul_dial {
+  int fd;
+  int seg_fd;
+  int bell_fd;
+  void *seg;     /* or NULL */
+  int pid;
+} emul_dial_t;
+#define EMUL_DIAL_NONE ((emul_dial_t) { .fd = -1, .seg_fd = -1, .bell_fd = -1 })
+gboolean emul_ring_dial_open(uint32_t port, emul_dial_t *d);
+void emul_ring_dial_close(emul_dial_t *d);
+void emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p);
 rnicpi_status_t emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p);
 void emul_ring_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work_t *w);
 void emul_ring_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);

@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emul.h"
 
@@ -167,20 +168,28 @@ static rnicpi_status_t
 emul_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
 {
   rnicpi_status_t st = RNICPI_OK;
+  emul_listen_t *l = NULL;
+  /* Its socket for other processes first, with no lock held (bound while
+   * this process listens there already, it fails: refused below). */
+  int xfd = emul_ring_listen_open(port);
   emul_fabric_lock();
   if (g_hash_table_contains(emul_fabric.listeners, GUINT_TO_POINTER(port))) {
     st = RNICPI_EEXIST;
   } else {
-    emul_listen_t *l = g_new0(emul_listen_t, 1);
+    l = g_new0(emul_listen_t, 1);
     l->base.dev = d;
     l->base.al_ctx = ctx;
     l->port = port;
-    l->xfd = -1;
     g_hash_table_insert(emul_fabric.listeners, GUINT_TO_POINTER(port), l);
-    emul_ring_listen(l);
+    emul_ring_listen(l, xfd);
+    xfd = -1;
     *out = &l->base;
   }
   emul_fabric_unlock();
+  if (l != NULL)
+    emul_ring_listen_start(l);
+  if (xfd >= 0)
+    close(xfd);
   return st;
 }
 
@@ -191,7 +200,7 @@ emul_unlisten(rnicpi_listen_t *lb)
   emul_work_t w = { .nnotify = 0 };
   emul_fabric_lock();
   g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
-  emul_ring_unlisten(l, &w); /* and the requests of other processes */
+  struct x_lsock *xs = emul_ring_unlisten(l, &w); /* and the requests of other processes */
   emul_ud_unlisten_locked(l); /* UD service requests nobody answered */
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *conns = g_hash_table_get_values(emul_fabric.conns);
@@ -210,6 +219,7 @@ emul_unlisten(rnicpi_listen_t *lb)
   }
   g_list_free(conns);
   emul_fabric_unlock();
+  emul_ring_listen_close(xs);
   emul_work_deliver(&w);
   g_free(l);
   return RNICPI_OK;
@@ -238,6 +248,15 @@ ird_ord_ok(const emul_dev_t *dev, const rnicpi_conn_param_t *p)
   return p->ird <= dev->caps.max_ird && p->ord <= dev->caps.max_ord;
 }
 
+/* Neither connected nor on its way (a linked QP is connected or was: its
+ * state is the link's to read); fabric lock held. */
+static gboolean
+unconnected(const emul_qp_t *qp)
+{
+  return qp->link == NULL && qp->state == RNICPI_QPS_IDLE && qp->conn == NULL &&
+         qp->peer == NULL && !qp->dialing;
+}
+
 static rnicpi_status_t
 emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *p)
 {
@@ -250,17 +269,31 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
     return RNICPI_ELIMIT;
   if (p->three_way && !(dev->caps.features & RNICPI_CAP_THREE_WAY))
     return RNICPI_ENOTSUP;
+  emul_dial_t d = EMUL_DIAL_NONE;
   emul_fabric_lock();
-  /* A linked QP is connected or was (its state is the link's to read). */
-  if (qp->link != NULL || qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL) {
+  if (!unconnected(qp)) {
     st = RNICPI_ESTATE;
     goto out;
   }
   emul_listen_t *l = emul_addr_is_ours(dst) ?
     g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) emul_addr_port(dst))) : NULL;
-  if (l == NULL && emul_addr_is_ours(dst) &&
-      emul_ring_connect(qp, emul_addr_port(dst), dst->sa.ss_family == AF_INET6, p))
-    goto out;
+  if (l == NULL && emul_addr_is_ours(dst)) {
+    /* Another process's listener, perhaps: dialled, and the connection's
+     * segment made, with the lock let go (the QP marked meanwhile). */
+    qp->dialing = TRUE;
+    emul_fabric_unlock();
+    gboolean up = emul_ring_dial_open((uint32_t) emul_addr_port(dst), &d);
+    emul_fabric_lock();
+    qp->dialing = FALSE;
+    if (up && !unconnected(qp)) {
+      st = RNICPI_ESTATE;
+      goto out;
+    }
+    if (up) {
+      emul_ring_connect(qp, &d, dst->sa.ss_family == AF_INET6, p);
+      goto out;
+    }
+  }
   if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
     emul_cm_unreachable(qp, l != NULL ? RNICPI_CM_REASON_BAD_PATH :
                             emul_addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
@@ -294,6 +327,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   g_free(ev);
 out:
   emul_fabric_unlock();
+  emul_ring_dial_close(&d);  /* what a connection did not take */
   emul_work_deliver(&w);
   return st;
 }
@@ -348,8 +382,7 @@ emul_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
     /* Passive accept. */
     if (p->pdata_len > dev->caps.pdata_accept) {
       st = RNICPI_ELIMIT;
-    } else if (qp->link != NULL || qp->state != RNICPI_QPS_IDLE || qp->conn != NULL ||
-               qp->peer != NULL) {
+    } else if (!unconnected(qp)) {
       st = RNICPI_ESTATE;
     } else {
       c->passive = qp;

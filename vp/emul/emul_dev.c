@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -90,6 +91,7 @@ emul_fabric_do_init(gpointer unused)
   emul_fabric.events = g_async_queue_new();
   emul_fabric.ud_qps = g_hash_table_new(g_direct_hash, g_direct_equal);
   emul_fabric.ud_svc = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  pthread_atfork(NULL, NULL, emul_random_forget);
   GThread *t = g_thread_new("emul-events", emul_event_thread, NULL);
   g_thread_unref(t);
   return NULL;

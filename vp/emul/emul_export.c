@@ -24,8 +24,8 @@
 int emul_ring_mr_fd = -1;  /* this process's region table (memfd) */
 static x_mr_entry_t *x_mrs;
 
-/* The table, filled with the regions registered so far (emul_ring_init,
- * once). */
+/* The table, made with no lock held, then filled under the fabric lock
+ * with the regions registered so far (emul_ring_init, once). */
 gboolean
 emul_ring_export_init(void)
 {
@@ -42,10 +42,12 @@ emul_ring_export_init(void)
     close(fd);
     return FALSE;
   }
+  emul_fabric_lock();
   emul_ring_mr_fd = fd;
   x_mrs = m;
   for (guint i = 1; i < emul_fabric.mr_len; i++)
     emul_ring_mr_sync(i);
+  emul_fabric_unlock();
   return TRUE;
 }
 

@@ -38,14 +38,46 @@
 #include "emul.h"
 #include "emul_ring.h"
 
+/* Random key bits: drawn from getrandom 64 words at a time into a pool of
+ * the thread's, which a registration, a window's allocation and a bind or
+ * fast registration's post fill up before they take the fabric lock
+ * (emul_random_ready): no system call under it but once in 64 keys of a
+ * chain of binds. */
+#define RND_POOL 64
+static __thread uint32_t rnd_pool[RND_POOL];
+static __thread guint rnd_left;
+
+static void
+rnd_fill(void)
+{
+  if (getrandom(rnd_pool, sizeof(rnd_pool), 0) != (ssize_t) sizeof(rnd_pool)) {
+    for (guint i = 0; i < RND_POOL; i++)
+      rnd_pool[i] = g_random_int(); /* getrandom cannot fail on a sane kernel */
+  }
+  rnd_left = RND_POOL;
+}
+
+void
+emul_random_forget(void)
+{
+  rnd_left = 0;
+}
+
+void
+emul_random_ready(void)
+{
+  if (rnd_left < 8)
+    rnd_fill();
+}
+
 static uint32_t
 emul_random_key(const emul_pers_t *p)
 {
   uint32_t k = 0;
   while (k == 0) {
-    if (getrandom(&k, sizeof(k), 0) != (ssize_t) sizeof(k))
-      k = g_random_int(); /* getrandom cannot fail on a sane kernel */
-    k &= p->tag_mask;
+    if (rnd_left == 0)
+      rnd_fill();
+    k = rnd_pool[--rnd_left] & p->tag_mask;
   }
   return k;
 }
@@ -126,6 +158,7 @@ emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
 static rnicpi_status_t
 mr_enter(emul_mr_t *mr, emul_dev_t *dev, rnicpi_mr_t **out)
 {
+  emul_random_ready();
   emul_fabric_lock();
   if (!emul_slot_alloc(mr, dev->pers)) {
     emul_fabric_unlock();

@@ -43,6 +43,7 @@ emul_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t type, rnicpi_mw_t **out)
   mw->entry.pd = to_emul_pd(p);
   mw->entry.pers = dev->pers;
   mw->entry.mw = mw;
+  emul_random_ready();
   emul_fabric_lock();
   if (!emul_slot_alloc(&mw->entry, dev->pers)) {
     emul_fabric_unlock();

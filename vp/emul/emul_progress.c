@@ -623,15 +623,12 @@ x_exit_drain(void)
     g_usleep(1000);
 }
 
-/* First cross-process use: the progress thread and the region table,
- * filled with the regions registered so far (emul_ring_export_init). */
-gboolean
-emul_ring_init(void)
+static gpointer
+x_init_once(gpointer unused)
 {
-  if (x_ctx != NULL)
-    return TRUE;
+  (void) unused;
   if (!emul_ring_export_init())
-    return FALSE;
+    return GINT_TO_POINTER(FALSE);
   x_ctx = g_main_context_new();
   g_main_context_set_poll_func(x_ctx, x_poll_func);
   const char *spin = g_getenv("ITAPI_EMUL_SPIN_US");
@@ -641,7 +638,25 @@ emul_ring_init(void)
   pthread_atfork(x_fork_prepare, x_fork_done, x_fork_child);
   atexit(x_exit_drain);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));
-  return TRUE;
+  return GINT_TO_POINTER(TRUE);
+}
+
+/* First cross-process use, once per process: the region table, filled
+ * with the regions registered so far (emul_ring_export_init), and the
+ * progress thread.  Its system calls (the table's memfd and mapping, the
+ * thread) are made with no lock held: the caller holds none. */
+gboolean
+emul_ring_init(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_assert(!emul_fabric_mine);
+  return GPOINTER_TO_INT(g_once(&once, x_init_once, NULL));
+}
+
+gboolean
+emul_ring_ready(void)
+{
+  return x_ctx != NULL;
 }
 
 GSource *

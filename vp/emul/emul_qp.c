@@ -885,8 +885,10 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
    * (emul_mw_post_check): those work on a copy, the rest is only read. */
   gboolean rekey = wr_in->opcode == RNICPI_WR_BIND_MW || wr_in->opcode == RNICPI_WR_FAST_REG;
   rnicpi_send_wr_t wr_copy;
-  if (rekey)
+  if (rekey) {
     wr_copy = *wr_in;
+    emul_random_ready();  /* its key's bits, before the lock */
+  }
   rnicpi_send_wr_t *wr = rekey ? &wr_copy : (rnicpi_send_wr_t *) (uintptr_t) wr_in;
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
@@ -1051,6 +1053,8 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   emul_wq_init(&qp->rq, sizeof(emul_rwqe_t), attr->max_recv_sge);
   g_queue_init(&qp->xin);
   g_queue_init(&qp->xans);
+  if (qp->ud)
+    emul_ring_init();  /* other processes reach it (emul_ring_ud_open) */
   emul_fabric_lock();
   qp->base.qp_num = emul_fabric.next_qpn++;
   if (qp->ud) {
@@ -1120,7 +1124,7 @@ emul_qp_reset(rnicpi_qp_t *q)
   emul_link_t *l = emul_link_take(qp);
   if (qp->ud) {
     qp->state = RNICPI_QPS_RTS; /* back to operational: nothing to connect */
-  } else if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL) {
+  } else if (qp->state == RNICPI_QPS_RTS || qp->conn != NULL || qp->dialing) {
     st = RNICPI_ESTATE;
   } else {
     qp->state = RNICPI_QPS_IDLE;

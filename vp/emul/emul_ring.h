@@ -467,7 +467,8 @@ G_GNUC_INTERNAL extern gint emul_ring_nconn;
 G_GNUC_INTERNAL extern GList *emul_ring_conns;
 
 /* emul_progress.c */
-gboolean emul_ring_init(void);  /* first cross-process use: progress thread, region table */
+/* emul_ring_init (no lock held) is in emul.h.  Ready: it succeeded. */
+gboolean emul_ring_ready(void);
 void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric lock */
 /* Watch @fd from the progress thread: @fn runs there, without the lock.
  * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:

@@ -112,14 +112,14 @@ x_cma_off(void)
 /* May this process read and write the peer's memory?  Asked once per
  * connection; a refusal is said once per process. */
 static gboolean
-x_probe(emul_xconn_t *x)
+x_probe(emul_xconn_t *x, uint64_t probe_addr)
 {
   const char *why = NULL;
   uint64_t v = 0;
   if (x->no_cma) {
     why = "ITAPI_EMUL_CMA=0";
   } else {
-    struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) x->peer_probe, sizeof(v) };
+    struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) probe_addr, sizeof(v) };
     ssize_t n = process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0);
     if (n == (ssize_t) sizeof(v) && v == x_probe_word)
       return TRUE;
@@ -138,18 +138,38 @@ x_probe(emul_xconn_t *x)
   return FALSE;
 }
 
+/* What a handshake message needs of system calls, made by the progress
+ * thread as it reads the message, before it takes the fabric lock
+ * (x_conn_pre): the peer's connection segment (REQ) and region table (REQ,
+ * REP) mapped, its memory probed.  What the handler does not take is
+ * unmapped after the lock (x_pre_drop). */
+typedef struct {
+  void *seg;      /* MAP_FAILED: none */
+  void *table;    /* MAP_FAILED: none */
+  gboolean cma;   /* this process can attach to the peer's memory (x_probe) */
+} x_pre_t;
+
+/* A connection's bell, given to the peer with REQ or REP: an application
+ * thread sleeps on it (emul_ring_cq_wait_begin).  Without one (-1), the
+ * progress thread's doorbell serves. */
+static int
+x_bell_new(void)
+{
+  return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+/* A connection over socket @fd to process @pid, with its bell @bell_fd:
+ * both made with no lock held (x_listen_ready, emul_ring_dial_open); the
+ * connection is made under the fabric lock. */
 static emul_xconn_t *
-x_conn_new(int fd, int side)
+x_conn_new(int fd, int side, pid_t pid, int bell_fd)
 {
   emul_xconn_t *x = g_new0(emul_xconn_t, 1);
   x->ref = 1;
   x->fd = fd;
   x->side = side;
-  x->peer_pid = x_peer_pid(fd);
-  /* Its bell, given to the peer with REQ or REP: an application thread
-   * sleeps on it (emul_ring_cq_wait_begin).  Without one, the progress
-   * thread's doorbell serves. */
-  x->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  x->peer_pid = pid;
+  x->bell_fd = bell_fd;
   x->peer_bell_fd = -1;
   g_queue_init(&x->out);
   g_mutex_init(&x->mlock);
@@ -180,6 +200,11 @@ x_sockmsg_drop(x_sockmsg_t *e)
 void
 emul_ring_conn_unref(emul_xconn_t *x)
 {
+  /* The last reference, dropped under the fabric lock, goes as the lock
+   * does: an owed bell takes it (its unmappings and closes are system
+   * calls).  Nobody else holds one to add to it meanwhile. */
+  if (emul_fabric_mine && g_atomic_int_get(&x->ref) == 1)
+    emul_ring_doorbell(x, 0);
   if (!g_atomic_int_dec_and_test(&x->ref))
     return;
   /* Unmapped with the last reference: a spinning progress thread may
@@ -412,50 +437,135 @@ x_pdata(x_msg_t *m, const void *pdata, uint32_t len)
 
 /* ---- listeners ---- */
 
+/* A listener's socket for other processes, the data of the progress
+ * thread's watch of it: @l is NULL once the listener went (fabric lock).
+ * The socket closes once the watch is destroyed and no callback of it runs
+ * (x_lsock_watch_gone): the callback accepts with no lock held, so the socket
+ * must stay open under it; the unlisten waits for that close (`closed`),
+ * so that the port can be bound again at once. */
+struct x_lsock {
+  emul_listen_t *l;
+  int fd;
+  GSource *src;
+  gint ref;     /* the watch's, and the listener's until its unlisten is done */
+  gint closed;  /* atomic */
+};
+typedef struct x_lsock x_lsock_t;
+
+static void
+x_lsock_unref(gpointer data)
+{
+  x_lsock_t *s = data;
+  if (!g_atomic_int_dec_and_test(&s->ref))
+    return;
+  g_free(s);
+}
+
+static void
+x_lsock_watch_gone(gpointer data)
+{
+  x_lsock_t *s = data;
+  close(s->fd);
+  g_atomic_int_set(&s->closed, 1);
+  x_lsock_unref(s);
+}
+
+#define X_ACCEPT_BATCH 8
+
+/* The progress thread, when connections wait at a listener: accepted, each
+ * with its peer's process and a bell, with no lock held; made connections
+ * under the fabric lock (closed after it if the listener went meanwhile:
+ * the peer sees the EOF of a closed port). */
 static gboolean
 x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 {
-  emul_listen_t *l = data;
+  x_lsock_t *s = data;
   (void) cond;
-  if (emul_ring_enter()) {
-    int c;
-    while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-      emul_xconn_t *x = x_conn_new(c, 1);
-      x->listener = l;
-      x->no_cma = l->no_cma;
+  int c[X_ACCEPT_BATCH], bell[X_ACCEPT_BATCH];
+  pid_t pid[X_ACCEPT_BATCH];
+  guint n = 0;
+  while (n < X_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+    pid[n] = x_peer_pid(c[n]);
+    bell[n] = x_bell_new();
+    n++;
+  }
+  if (emul_ring_enter() && s->l != NULL) {
+    for (guint i = 0; i < n; i++) {
+      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], bell[i]);
+      x->listener = s->l;
+      x->no_cma = s->l->no_cma;
+      c[i] = -1;
     }
   }
   emul_fabric_unlock();
+  for (guint i = 0; i < n; i++) {
+    if (c[i] >= 0) {
+      close(c[i]);
+      if (bell[i] >= 0)
+        close(bell[i]);
+    }
+  }
   return G_SOURCE_CONTINUE;
 }
 
-void
-emul_ring_listen(emul_listen_t *l)
+int
+emul_ring_listen_open(uint32_t port)
 {
   if (!emul_ring_init())
-    return;
-  int fd = emul_ring_bind_listen("", l->port);
+    return -1;
+  int fd = emul_ring_bind_listen("", port);
   if (fd < 0) {
     /* Without the access layer's reservation two processes may pick one
      * port: the second listens for its own process only. */
     g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: port %u not reachable from other processes: %s",
-          l->port, g_strerror(errno));
-    return;
+          port, g_strerror(errno));
   }
-  l->xfd = fd;
-  l->no_cma = x_cma_off();
-  l->xsrc = emul_ring_watch(fd, G_IO_IN, x_listen_ready, l, NULL);
+  return fd;
 }
 
 void
+emul_ring_listen(emul_listen_t *l, int fd)
+{
+  if (fd < 0)
+    return;
+  x_lsock_t *s = g_new0(x_lsock_t, 1);
+  s->l = l;
+  s->fd = fd;
+  s->ref = 2;
+  l->xsock = s;
+  l->no_cma = x_cma_off();
+}
+
+void
+emul_ring_listen_start(emul_listen_t *l)
+{
+  x_lsock_t *s = l->xsock;
+  if (s != NULL)
+    s->src = emul_ring_watch(s->fd, G_IO_IN, x_listen_ready, s, x_lsock_watch_gone);
+}
+
+void
+emul_ring_listen_close(x_lsock_t *s)
+{
+  if (s == NULL)
+    return;
+  g_source_destroy(s->src);
+  g_source_unref(s->src);
+  while (!g_atomic_int_get(&s->closed))
+    g_usleep(50);  /* a callback of the watch runs: it ends without the socket */
+  x_lsock_unref(s);
+}
+
+x_lsock_t *
 emul_ring_unlisten(emul_listen_t *l, emul_work_t *w)
 {
   (void) w;
-  if (l->xsrc != NULL) {
-    emul_ring_unwatch(l->xsrc, l->xfd);
-    l->xsrc = NULL;
-    l->xfd = -1;
-  }
+  /* Its watch is destroyed once the lock is let go: a callback that waits
+   * for the lock meanwhile finds the listener gone (s->l). */
+  x_lsock_t *s = l->xsock;
+  if (s != NULL)
+    s->l = NULL;
+  l->xsock = NULL;
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *all = g_list_copy(emul_ring_conns);
   for (GList *i = all; i != NULL; i = i->next) {
@@ -479,33 +589,58 @@ emul_ring_unlisten(emul_listen_t *l, emul_work_t *w)
       emul_ring_close(x);
   }
   g_list_free(all);
+  return s;
 }
 
 /* ---- active side ---- */
 
 gboolean
-emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_param_t *p)
+emul_ring_dial_open(uint32_t port, emul_dial_t *d)
 {
+  *d = EMUL_DIAL_NONE;
   if (!emul_ring_init())
     return FALSE;
-  int fd = emul_ring_dial("", port);
-  if (fd < 0)
+  d->fd = emul_ring_dial("", port);
+  if (d->fd < 0)
     return FALSE; /* nobody listens there: unreachable, as in-process */
-  int seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC);
+  d->seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC);
   void *seg = MAP_FAILED;
-  if (seg_fd >= 0 && ftruncate(seg_fd, X_SEG_SIZE) == 0)
-    seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd, 0);
-  if (seg == MAP_FAILED) {
+  if (d->seg_fd >= 0 && ftruncate(d->seg_fd, X_SEG_SIZE) == 0)
+    seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d->seg_fd, 0);
+  d->seg = seg != MAP_FAILED ? seg : NULL;
+  if (d->seg == NULL) {
     g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no shared segment for a connection to port %u: %s",
           port, g_strerror(errno));
-    if (seg_fd >= 0)
-      close(seg_fd);
-    close(fd);
+    emul_ring_dial_close(d);
     return FALSE;
   }
-  emul_xconn_t *x = x_conn_new(fd, 0);
+  d->bell_fd = x_bell_new();
+  d->pid = (int) x_peer_pid(d->fd);
+  return TRUE;
+}
+
+void
+emul_ring_dial_close(emul_dial_t *d)
+{
+  if (d->seg != NULL)
+    munmap(d->seg, X_SEG_SIZE);
+  if (d->seg_fd >= 0)
+    close(d->seg_fd);
+  if (d->bell_fd >= 0)
+    close(d->bell_fd);
+  if (d->fd >= 0)
+    close(d->fd);
+  *d = EMUL_DIAL_NONE;
+}
+
+void
+emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p)
+{
+  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->bell_fd);
+  int seg_fd = d->seg_fd;
   x->no_cma = x_cma_off();
-  x->seg = seg;
+  x->seg = d->seg;
+  *d = EMUL_DIAL_NONE;
   x->seg->magic = X_MAGIC;
   x->seg->ring_size = X_RING_SIZE;
   x->seg->ring[0].armed = x->seg->ring[1].armed = 1;  /* until a consumer says it polls */
@@ -545,7 +680,6 @@ emul_ring_connect(emul_qp_t *qp, uint32_t port, gboolean v6, const rnicpi_conn_p
    * listener gone between connect and send: its EOF says so from the
    * progress thread. */
   emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2, 1u);
-  return TRUE;
 }
 
 static void
@@ -573,26 +707,22 @@ x_take_peer_bell(emul_xconn_t *x, int *fd)
 }
 
 static void
-x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int *bell_fd, emul_work_t *w)
+x_on_rep(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, int *bell_fd, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = x->qp;
-  if (c == NULL || qp == NULL || c->state != CONN_REQUESTED || mr_fd < 0) {
+  if (c == NULL || qp == NULL || c->state != CONN_REQUESTED || pre->table == MAP_FAILED) {
     emul_ring_peer_break(x, NULL, w);
     return;
   }
-  void *t = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED, mr_fd, 0);
-  if (t == MAP_FAILED) {
-    emul_ring_peer_break(x, NULL, w);
-    return;
-  }
-  x->peer_mrs = t;
+  x->peer_mrs = pre->table;
+  pre->table = MAP_FAILED;
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
   x->peer_probe = m->probe_addr;
   x->peer_cma = m->attach != 0;
   x_take_peer_bell(x, bell_fd);
-  x->cma_out = x_probe(x);
+  x->cma_out = pre->cma;
   qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
   x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
   emul_ring_send_msg(x, &a, NULL, 0, 0);
@@ -619,7 +749,7 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, int mr_fd, int *bell_fd, emul_work_t
 /* ---- passive side ---- */
 
 static void
-x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w)
+x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, emul_work_t *w)
 {
   emul_listen_t *l = x->listener;
   if (l == NULL || x->conn != NULL || x->seg != NULL || nfds < 2 || nfds > 3) {
@@ -633,25 +763,22 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w)
     emul_ring_close(x);
     return;
   }
-  void *seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-  void *t = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED, fds[1], 0);
-  if (seg == MAP_FAILED || t == MAP_FAILED ||
-      ((x_seg_hdr_t *) seg)->magic != X_MAGIC || ((x_seg_hdr_t *) seg)->ring_size != X_RING_SIZE) {
-    if (seg != MAP_FAILED)
-      munmap(seg, X_SEG_SIZE);
-    if (t != MAP_FAILED)
-      munmap(t, X_MR_CAP * sizeof(x_mr_entry_t));
-    emul_ring_peer_break(x, NULL, w);
+  x_seg_hdr_t *seg = pre->seg;
+  if (seg == MAP_FAILED || pre->table == MAP_FAILED || seg->magic != X_MAGIC ||
+      seg->ring_size != X_RING_SIZE) {
+    emul_ring_peer_break(x, NULL, w);  /* the mappings go after the lock (x_pre_drop) */
     return;
   }
-  x->seg = seg;
+  x->seg = pre->seg;
+  pre->seg = MAP_FAILED;
   x->key_out = x->seg->key[1];  /* read once: the peer cannot change them for us */
   x->key_in = x->seg->key[0];
-  x->peer_mrs = t;
+  x->peer_mrs = pre->table;
+  pre->table = MAP_FAILED;
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
   x->peer_probe = m->probe_addr;
-  x->cma_out = x_probe(x);
+  x->cma_out = pre->cma;
   x_take_peer_bell(x, nfds == 3 ? &fds[2] : NULL);
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
@@ -684,7 +811,8 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
 {
   emul_xconn_t *x = c->x;
   if (c->state == CONN_REQUESTED && c->active == NULL) {
-    if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL || qp->x != NULL)
+    if (qp->state != RNICPI_QPS_IDLE || qp->conn != NULL || qp->peer != NULL || qp->x != NULL ||
+        qp->dialing)
       return RNICPI_ESTATE;
     c->passive = qp;
     qp->conn = c;
@@ -815,15 +943,16 @@ typedef struct {
 } x_later_t;
 
 static void
-x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, emul_work_t *w, x_later_t *later)
+x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, emul_work_t *w,
+         x_later_t *later)
 {
   switch (m->type) {
   case X_REQ:
-    x_on_req(x, m, fds, nfds, w);
+    x_on_req(x, m, fds, nfds, pre, w);
     break;
   case X_REP:
     if (x->side == 0)
-      x_on_rep(x, m, nfds >= 1 ? fds[0] : -1, nfds == 2 ? &fds[1] : NULL, w);
+      x_on_rep(x, m, pre, nfds == 2 ? &fds[1] : NULL, w);
     else
       emul_ring_peer_break(x, NULL, w);
     break;
@@ -908,6 +1037,7 @@ typedef struct {
   int fds[4];
   int nfds;
   ssize_t n;  /* recvmsg's result: 0 is the peer's EOF, < 0 an error */
+  x_pre_t pre;
 } x_rx_t;
 static x_rx_t x_rx[X_READ_BATCH];
 
@@ -940,10 +1070,52 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
   return k;
 }
 
+/* A message of the peer's (as x_conn_ready checks it before it trusts
+ * one). */
+static gboolean
+x_rx_valid(const x_rx_t *r)
+{
+  return r->n >= (ssize_t) X_MSG_MIN && r->m.magic == X_MAGIC &&
+         r->m.pdata_len <= (size_t) r->n - X_MSG_MIN;
+}
+
+/* The system calls of handshake messages, made before the fabric lock: a
+ * REQ's segment and region table (its first two descriptors), a REP's
+ * table (its first), mapped; the peer's memory probed (x_probe). */
+static void
+x_conn_pre(emul_xconn_t *x, x_rx_t *rx, guint k)
+{
+  for (guint i = 0; i < k; i++) {
+    x_rx_t *r = &rx[i];
+    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED };
+    if (!x_rx_valid(r))
+      continue;
+    gboolean req = r->m.type == X_REQ && x->side == 1 && r->nfds >= 2;
+    gboolean rep = r->m.type == X_REP && x->side == 0 && r->nfds >= 1;
+    if (!req && !rep)
+      continue;
+    if (req)
+      r->pre.seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fds[0], 0);
+    r->pre.table = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED,
+                        r->fds[req ? 1 : 0], 0);
+    r->pre.cma = x_probe(x, r->m.probe_addr);
+  }
+}
+
+static void
+x_pre_drop(x_pre_t *pre)
+{
+  if (pre->seg != MAP_FAILED)
+    munmap(pre->seg, X_SEG_SIZE);
+  if (pre->table != MAP_FAILED)
+    munmap(pre->table, X_MR_CAP * sizeof(x_mr_entry_t));
+}
+
 static void
 x_rx_close(x_rx_t *rx, guint k)
 {
   for (guint i = 0; i < k; i++) {
+    x_pre_drop(&rx[i].pre);
     for (int j = 0; j < rx[i].nfds; j++) {
       if (rx[i].fds[j] >= 0)
         close(rx[i].fds[j]);
@@ -963,6 +1135,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   (void) fd;
   (void) cond;
   guint k = x_conn_read(x, x_rx, X_READ_BATCH);
+  x_conn_pre(x, x_rx, k);
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   if (!emul_ring_enter()) {
@@ -992,11 +1165,10 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       }
       else
         emul_ring_fail_pending(x, &w);
-    } else if ((size_t) r->n < X_MSG_MIN || r->m.magic != X_MAGIC ||
-               r->m.pdata_len > (size_t) r->n - X_MSG_MIN) {
+    } else if (!x_rx_valid(r)) {
       emul_ring_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
     } else {
-      x_on_msg(x, &r->m, r->fds, r->nfds, &w, &later);
+      x_on_msg(x, &r->m, r->fds, r->nfds, &r->pre, &w, &later);
     }
   }
   emul_link_drop(l);

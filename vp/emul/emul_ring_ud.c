@@ -201,7 +201,7 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
 void
 emul_ring_ud_open(emul_qp_t *qp)
 {
-  if (!emul_ring_init())
+  if (!emul_ring_ready())
     return;
   int e = 0;
   for (int tries = 1;; tries++) {
@@ -410,7 +410,7 @@ gboolean
 emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
                       uint32_t len, uint64_t req_ctx)
 {
-  if (!emul_ring_init())
+  if (!emul_ring_ready())
     return FALSE;
   int fd = emul_ring_dial("", port);
   if (fd < 0)

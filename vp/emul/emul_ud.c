@@ -444,6 +444,8 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
     return RNICPI_ENOTSUP;
   if (len > dev->caps.pdata_ud_req)
     return RNICPI_ELIMIT;
+  if (emul_addr_is_ours(dst))
+    emul_ring_init();  /* another process may offer it (emul_ring_ud_svc_request) */
   emul_fabric_lock();
   gboolean ours = emul_addr_is_ours(dst);
   uint32_t port = (uint32_t) emul_addr_port(dst);
