@@ -1,29 +1,19 @@
 /*
- * Watches the system calls vp/emul makes, linked into a program with
- * -Wl,--wrap for each (tests/emul/meson.build): none may be made by a
- * thread that holds the fabric lock (issue 26, point 5: "no lock held
- * across a copy or a system call").  Every socket message vp/emul sends a
- * connection's peer process, and every one it reads from it (an x_msg_t:
- * handshake, doorbell, mapping request and answer, teardown), is counted
- * too: they are queued under the lock and leave as it goes
- * (emul_ring_send_msg), and the progress thread reads them before it takes
- * the lock (x_conn_ready); the handshake's other calls (the listener's
- * bind and accept, the connect's socket, segment and bell, the mappings
- * of the peer's segment and table, the probe of its memory) are made
- * before the lock or after it.  At exit it says, on stderr:
+ * Watches the system calls vp/emul makes (tests/emul/syscall_watch.h):
+ * none may be made by a thread that holds the fabric lock (issue 26,
+ * point 5: "no lock held across a copy or a system call").  At exit it
+ * says, on stderr:
  *
- *   emul-msgs: 12 sent, 0 under the fabric lock (types sent: 1 5 6 ...); 9 read, 0 under the fabric lock
  *   emul-syscalls: 0 under the fabric lock ()
  *
  * (the calls made under the lock named with their counts between the
- * parentheses), and the first message sent or read under the lock, and
- * the first call of each kind, are named as they happen.
+ * parentheses), and the first call of each kind made under the lock is
+ * named as it happens.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <dirent.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,71 +23,42 @@
 #include <glib.h>
 
 #include "emul.h"
-#include "emul_ring.h"
+#include "syscall_watch.h"
 
-#define TYPES 32
-static gint sent, locked;
-static gint by_type[TYPES];
-
-ssize_t __real_sendmsg(int fd, const struct msghdr *m, int flags);
-ssize_t
-__wrap_sendmsg(int fd, const struct msghdr *m, int flags)
-{
-  x_msg_t h;
-  if (m->msg_iovlen > 0 && m->msg_iov[0].iov_len >= X_MSG_MIN) {
-    memcpy(&h, m->msg_iov[0].iov_base, X_MSG_MIN);
-    if (h.magic == X_MAGIC) {
-      g_atomic_int_inc(&sent);
-      g_atomic_int_inc(&by_type[h.type % TYPES]);
-      if (emul_fabric_mine && g_atomic_int_add(&locked, 1) == 0)
-        fprintf(stderr, "emul-msgs: socket message of type %u sent under the fabric lock\n",
-                h.type);
-    }
-  }
-  return __real_sendmsg(fd, m, flags);
-}
-
-static gint got, got_locked;
-
-ssize_t __real_recvmsg(int fd, struct msghdr *m, int flags);
-ssize_t
-__wrap_recvmsg(int fd, struct msghdr *m, int flags)
-{
-  ssize_t n = __real_recvmsg(fd, m, flags);
-  x_msg_t h;
-  if (n >= (ssize_t) X_MSG_MIN && m->msg_iovlen > 0 && m->msg_iov[0].iov_len >= X_MSG_MIN) {
-    memcpy(&h, m->msg_iov[0].iov_base, X_MSG_MIN);
-    if (h.magic == X_MAGIC) {
-      g_atomic_int_inc(&got);
-      if (emul_fabric_mine && g_atomic_int_add(&got_locked, 1) == 0)
-        fprintf(stderr, "emul-msgs: socket message of type %u read under the fabric lock\n",
-                h.type);
-    }
-  }
-  return n;
-}
-
-/* Every other call vp/emul makes that enters the kernel (nm of its
- * archive: the large-file names are what its objects call). */
-enum {
-  SC_ACCEPT4, SC_BIND, SC_CLOSE, SC_CLOSEDIR, SC_CONNECT, SC_EVENTFD, SC_FCLOSE, SC_FCNTL,
-  SC_FGETS, SC_FOPEN, SC_FSTAT, SC_FTRUNCATE, SC_GETPID, SC_GETRANDOM, SC_GETSOCKOPT,
-  SC_LISTEN, SC_MMAP, SC_MUNMAP, SC_OPEN, SC_OPENDIR, SC_VM_READ, SC_VM_WRITE, SC_READ,
-  SC_READDIR, SC_RECV, SC_SOCKET, SC_STAT, SC_WRITE, SC_N
-};
+/* Every call vp/emul makes that enters the kernel (nm of its archive: the
+ * large-file names are what its objects call). */
 static const char *const sc_names[SC_N] = {
+  "sendmsg", "recvmsg", "recv",
   "accept4", "bind", "close", "closedir", "connect", "eventfd", "fclose", "fcntl", "fgets",
   "fopen", "fstat", "ftruncate", "getpid", "getrandom", "getsockopt", "listen", "mmap",
   "munmap", "open", "opendir", "process_vm_readv", "process_vm_writev", "read", "readdir",
-  "recv", "socket", "stat", "write",
+  "socket", "stat", "write",
 };
 static gint sc_locked[SC_N];
 
-static void
-sc(int which)
+void
+syscall_watch_hit(int which)
 {
   if (emul_fabric_mine && g_atomic_int_add(&sc_locked[which], 1) == 0)
     fprintf(stderr, "emul-syscalls: %s called under the fabric lock\n", sc_names[which]);
+}
+
+int
+syscall_watch_locked(char **names)
+{
+  GString *t = g_string_new(NULL);
+  int total = 0;
+  for (int i = 0; i < SC_N; i++) {
+    int n = g_atomic_int_get(&sc_locked[i]);
+    if (n > 0)
+      g_string_append_printf(t, "%s%s=%d", total > 0 ? " " : "", sc_names[i], n);
+    total += n;
+  }
+  if (names != NULL)
+    *names = g_string_free(t, FALSE);
+  else
+    g_string_free(t, TRUE);
+  return total;
 }
 
 #define WATCH(ret, name, which, params, args) \
@@ -105,7 +66,7 @@ sc(int which)
   ret __wrap_##name params;                   \
   ret __wrap_##name params                    \
   {                                           \
-    sc(which);                                \
+    syscall_watch_hit(which);                 \
     return __real_##name args;                \
   }
 
@@ -137,7 +98,6 @@ WATCH(ssize_t, process_vm_writev, SC_VM_WRITE,
        unsigned long f), (p, l, nl, r, nr, f))
 WATCH(ssize_t, read, SC_READ, (int fd, void *b, size_t n), (fd, b, n))
 WATCH(struct dirent *, readdir64, SC_READDIR, (DIR *d), (d))
-WATCH(ssize_t, recv, SC_RECV, (int fd, void *b, size_t n, int f), (fd, b, n, f))
 WATCH(int, socket, SC_SOCKET, (int d, int t, int p), (d, t, p))
 WATCH(int, stat64, SC_STAT, (const char *p, struct stat *st), (p, st))
 WATCH(ssize_t, write, SC_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
@@ -145,22 +105,8 @@ WATCH(ssize_t, write, SC_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
 static void __attribute__((destructor))
 report(void)
 {
-  GString *t = g_string_new(NULL);
-  for (int i = 0; i < TYPES; i++) {
-    if (g_atomic_int_get(&by_type[i]) > 0)
-      g_string_append_printf(t, " %d", i);
-  }
-  fprintf(stderr, "emul-msgs: %d sent, %d under the fabric lock (types sent:%s); "
-          "%d read, %d under the fabric lock\n", g_atomic_int_get(&sent),
-          g_atomic_int_get(&locked), t->str, g_atomic_int_get(&got), g_atomic_int_get(&got_locked));
-  g_string_truncate(t, 0);
-  int total = 0;
-  for (int i = 0; i < SC_N; i++) {
-    int n = g_atomic_int_get(&sc_locked[i]);
-    if (n > 0)
-      g_string_append_printf(t, "%s%s=%d", total > 0 ? " " : "", sc_names[i], n);
-    total += n;
-  }
-  fprintf(stderr, "emul-syscalls: %d under the fabric lock (%s)\n", total, t->str);
-  g_string_free(t, TRUE);
+  char *names = NULL;
+  int total = syscall_watch_locked(&names);
+  fprintf(stderr, "emul-syscalls: %d under the fabric lock (%s)\n", total, names);
+  g_free(names);
 }

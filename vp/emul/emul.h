@@ -126,7 +126,7 @@ typedef struct emul_fabric {
   GHashTable *listeners;  /* port -> emul_listen_t* */
   GHashTable *conns;      /* conn id -> emul_conn_t* */
   uint64_t next_conn_id;
-  uint32_t next_qpn;
+  uint32_t next_qpn;       /* atomic (emul_qp_number) */
   GAsyncQueue *events;    /* deferred upcalls (emul_upcall_t*) */
   GMutex deliver_lock;    /* held while an upcall is delivered */
   uint64_t next_pd_id;    /* PD identity checked by cross-process peers */
@@ -139,6 +139,13 @@ typedef struct emul_fabric {
 } emul_fabric_t;
 
 extern emul_fabric_t emul_fabric;
+
+/* A fresh QP number of this process (no lock needed). */
+static inline uint32_t
+emul_qp_number(void)
+{
+  return (uint32_t) g_atomic_int_add((gint *) &emul_fabric.next_qpn, 1);
+}
 
 /* The provider's progress thread is waiting for the fabric lock
  * (emul_progress.c).  The lock is not fair: an application thread that posts
@@ -1044,13 +1051,22 @@ void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_
  * (owned from here on). */
 void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
 /* Datagrams and service requests across processes (emul_ring_ud.c; fabric
- * lock held but by emul_ring_ud_send).  Open binds UD QP @qp's host-wide
- * name (renumbering the QP if another process's UD QP has its number).
+ * lock held but by emul_ring_ud_send and where said).  A UD QP's host-wide
+ * name is bound before the QP takes the lock, with the number the QP gets
+ * (emul_ring_ud_bind, no lock: the next number no UD QP of another process
+ * has; NULL when it could bind none, the QP reachable from its process
+ * only), given to the QP under it (emul_ring_ud_open) and watched once it
+ * is let go (emul_ring_ud_start, no lock); a destroy takes it from the QP
+ * under the lock (emul_ring_ud_close) and closes it after
+ * (emul_ring_ud_free, no lock).
  * emul_ring_ud_away_locked: @qp has a name of its own, so @out goes to
  * QP @dst_qpn of another process (@out->away, with the socket connected
  * to it referenced if there is one); FALSE: it cannot send there. */
-void emul_ring_ud_open(emul_qp_t *qp);
-void emul_ring_ud_close(emul_qp_t *qp);
+struct emul_xud *emul_ring_ud_bind(uint32_t *qpn);
+void emul_ring_ud_open(emul_qp_t *qp, struct emul_xud *u);
+void emul_ring_ud_start(emul_qp_t *qp);
+struct emul_xud *emul_ring_ud_close(emul_qp_t *qp);
+void emul_ring_ud_free(struct emul_xud *u);
 gboolean emul_ring_ud_away_locked(emul_qp_t *qp, uint32_t dst_qpn, emul_ud_out_t *out);
 /* Carry @out's datagram away, or drop it, and let @out->sock go; no lock
  * held.  The fabric lock is taken only to add a socket connected to the

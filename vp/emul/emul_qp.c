@@ -1053,12 +1053,18 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
   emul_wq_init(&qp->rq, sizeof(emul_rwqe_t), attr->max_recv_sge);
   g_queue_init(&qp->xin);
   g_queue_init(&qp->xans);
-  if (qp->ud)
-    emul_ring_init();  /* other processes reach it (emul_ring_ud_open) */
+  /* A UD QP's number is unique on the host: its name for other processes
+   * is bound first, with no lock held. */
+  uint32_t qpn = 0;
+  struct emul_xud *xud = NULL;
+  if (qp->ud && emul_ring_init())
+    xud = emul_ring_ud_bind(&qpn);
+  else
+    qpn = emul_qp_number();
   emul_fabric_lock();
-  qp->base.qp_num = emul_fabric.next_qpn++;
+  qp->base.qp_num = qpn;
   if (qp->ud) {
-    emul_ring_ud_open(qp);  /* may renumber it: UD numbers are unique on the host */
+    emul_ring_ud_open(qp, xud);
     emul_link_join_ud(qp);
     emul_ud_qp_add_locked(qp);
   }
@@ -1067,6 +1073,8 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
     qp->srq->qps = g_list_prepend(qp->srq->qps, qp);
   }
   emul_fabric_unlock();
+  if (qp->ud)
+    emul_ring_ud_start(qp);
   g_atomic_int_inc(&qp->scq->nqp);
   g_atomic_int_inc(&qp->rcq->nqp);
   g_atomic_int_inc(&qp->pd->nobj);
@@ -1166,8 +1174,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
     emul_qp_set_error(qp, &w);
   if (qp->srq != NULL)
     qp->srq->qps = g_list_remove(qp->srq->qps, qp);
-  if (qp->ud)
-    emul_ring_ud_close(qp);
+  struct emul_xud *xud = qp->ud ? emul_ring_ud_close(qp) : NULL;
   emul_mw_qp_gone(qp);
   emul_wq_clear(&qp->sq);
   emul_wq_clear(&qp->rq);
@@ -1175,6 +1182,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_link_drop(l);
   links_release(qp);
   emul_fabric_unlock();
+  emul_ring_ud_free(xud);  /* its sockets, with the lock let go */
   emul_work_deliver(&w);
   g_atomic_int_dec_and_test(&qp->scq->nqp);
   g_atomic_int_dec_and_test(&qp->rcq->nqp);

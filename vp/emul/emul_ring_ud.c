@@ -37,12 +37,16 @@
  *
  * Everything here runs under the fabric lock (the progress thread's
  * callbacks take it with emul_ring_enter, as in emul_ring_cm.c) but the
- * sending of a datagram and its reading: emul_ring_ud_send runs after the
+ * system calls of datagrams and names: emul_ring_ud_send runs after the
  * post has let the lock go, and takes it only to look up or add a
- * connected socket (connect() and sendmsg() are made without it); the
- * progress thread reads what came (up to 8 datagrams) before it takes the
- * lock to deliver them, the source keeping the connection and its socket
- * (ud_in_free).
+ * connected socket (connect() and sendmsg() are made without it, and a
+ * socket the table forgets is closed after it); the progress thread reads
+ * what came (up to 8 datagrams) before it takes the lock to deliver them,
+ * the source keeping the connection and its socket (ud_in_free), and
+ * accepts a sender before it too (ud_accept); a UD QP's name is bound
+ * before the QP takes the lock (emul_ring_ud_bind) and its sockets closed
+ * after its destroy let it go (emul_ring_ud_free).  A service request's
+ * dial and answer are still made under the lock (once per request).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -68,12 +72,18 @@ typedef struct x_ud_hdr {
   uint8_t sgid[16];
 } x_ud_hdr_t;
 
-/* A UD QP's name: its listening socket and the senders connected to it. */
+/* A UD QP's name: its listening socket and the senders connected to it.
+ * @qp is NULL once the QP is destroyed (fabric lock).  The socket closes
+ * once the watch is destroyed and no callback of it runs (ud_watch_gone):
+ * the callback accepts with no lock held; the destroy waits for that close
+ * (emul_ring_ud_free), so that the number can be bound again at once. */
 struct emul_xud {
   emul_qp_t *qp;
   int fd;
   GSource *src;
   GList *ins;          /* x_ud_in_t* */
+  gint ref;            /* the watch's and the QP's */
+  gint closed;         /* atomic */
 };
 
 typedef struct x_ud_in {
@@ -156,7 +166,7 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
   }
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
-  if (emul_ring_enter()) {
+  if (emul_ring_enter() && in->u != NULL) {  /* its QP not destroyed meanwhile */
     for (guint i = 0; i < k; i++) {
       ssize_t n = ud_rx_len[i];
       const x_ud_hdr_t *h = &ud_rx[i].h;
@@ -179,63 +189,126 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+#define UD_ACCEPT_BATCH 8
+
+/* The progress thread, when senders connect to a UD QP's name: accepted
+ * with no lock held, watched under the fabric lock (closed after it if the
+ * QP went meanwhile). */
 static gboolean
 ud_accept(gint fd, GIOCondition cond, gpointer data)
 {
   struct emul_xud *u = data;
   (void) cond;
-  if (emul_ring_enter()) {
-    int c;
-    while ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+  int c[UD_ACCEPT_BATCH];
+  guint n = 0;
+  while (n < UD_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+    n++;
+  if (emul_ring_enter() && u->qp != NULL) {
+    for (guint i = 0; i < n; i++) {
       x_ud_in_t *in = g_new0(x_ud_in_t, 1);
       in->u = u;
-      in->fd = c;
-      in->src = emul_ring_watch(c, G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
+      in->fd = c[i];
+      in->src = emul_ring_watch(c[i], G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
       u->ins = g_list_prepend(u->ins, in);
+      c[i] = -1;
     }
   }
   emul_fabric_unlock();
+  for (guint i = 0; i < n; i++) {
+    if (c[i] >= 0)
+      close(c[i]);
+  }
   return G_SOURCE_CONTINUE;
 }
 
-void
-emul_ring_ud_open(emul_qp_t *qp)
+static void
+ud_unref(struct emul_xud *u)
 {
-  if (!emul_ring_ready())
-    return;
+  if (g_atomic_int_dec_and_test(&u->ref))
+    g_free(u);
+}
+
+static void
+ud_watch_gone(gpointer data)
+{
+  struct emul_xud *u = data;
+  close(u->fd);
+  g_atomic_int_set(&u->closed, 1);
+  ud_unref(u);
+}
+
+struct emul_xud *
+emul_ring_ud_bind(uint32_t *qpn)
+{
   int e = 0;
   for (int tries = 1;; tries++) {
-    int fd = emul_ring_bind_listen("ud/", qp->base.qp_num);
+    *qpn = emul_qp_number();
+    int fd = emul_ring_bind_listen("ud/", *qpn);
     if (fd >= 0) {
       struct emul_xud *u = g_new0(struct emul_xud, 1);
-      u->qp = qp;
       u->fd = fd;
-      u->src = emul_ring_watch(fd, G_IO_IN, ud_accept, u, NULL);
-      qp->xud = u;
-      return;
+      u->ref = 2;
+      return u;
     }
     e = errno;
     if (e != EADDRINUSE || tries == 4096)
       break;
-    qp->base.qp_num = emul_fabric.next_qpn++;  /* another process's UD QP has it */
+    /* another process's UD QP has it: the next one */
   }
   g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: UD QP %u is not reachable from other processes (no socket "
         "itapi-emul/ud/%u: %s%s); datagrams between it and other processes are dropped, in-process ones "
-        "are not", qp->base.qp_num, qp->base.qp_num, g_strerror(e),
+        "are not", *qpn, *qpn, g_strerror(e),
         e == EADDRINUSE ? ", and so were the 4095 numbers before it: destroy unused UD QPs" : "");
+  return NULL;
 }
 
 void
+emul_ring_ud_open(emul_qp_t *qp, struct emul_xud *u)
+{
+  if (u != NULL)
+    u->qp = qp;
+  qp->xud = u;
+}
+
+void
+emul_ring_ud_start(emul_qp_t *qp)
+{
+  struct emul_xud *u = qp->xud;
+  if (u != NULL)
+    u->src = emul_ring_watch(u->fd, G_IO_IN, ud_accept, u, ud_watch_gone);
+}
+
+struct emul_xud *
 emul_ring_ud_close(emul_qp_t *qp)
 {
   struct emul_xud *u = qp->xud;
   if (u == NULL)
-    return;
-  while (u->ins != NULL)
-    ud_in_close(u->ins->data);
-  emul_ring_unwatch(u->src, u->fd);
-  g_free(u);
+    return NULL;
+  /* The senders' callbacks and the accept's find it gone; their watches
+   * are destroyed, their sockets closed, once the lock is let go. */
+  u->qp = NULL;
+  for (GList *i = u->ins; i != NULL; i = i->next)
+    ((x_ud_in_t *) i->data)->u = NULL;
   qp->xud = NULL;
+  return u;
+}
+
+void
+emul_ring_ud_free(struct emul_xud *u)
+{
+  if (u == NULL)
+    return;
+  for (GList *i = u->ins; i != NULL; i = i->next) {
+    GSource *src = ((x_ud_in_t *) i->data)->src;  /* its notify frees the entry */
+    g_source_destroy(src);
+    g_source_unref(src);
+  }
+  g_list_free(u->ins);
+  g_source_destroy(u->src);
+  g_source_unref(u->src);
+  while (!g_atomic_int_get(&u->closed))
+    g_usleep(50);  /* an accept runs: it ends without the socket */
+  ud_unref(u);
 }
 
 /* ---- sending ---- */
@@ -249,16 +322,18 @@ ud_out_unref(x_ud_out_t *o)
   }
 }
 
-/* The table forgets @o, if it still holds it (fabric lock held). */
-static void
+/* The table forgets @o, if it still holds it (fabric lock held): the
+ * table's reference is returned, to be let go (ud_out_unref: it may close
+ * the socket) once the lock is; NULL when the table held none. */
+static x_ud_out_t *
 ud_out_forget(x_ud_out_t *o)
 {
   if (g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(o->qpn)) != o)
-    return;
+    return NULL;
   g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(o->qpn));
   g_source_destroy(o->src);
   g_source_unref(o->src);
-  ud_out_unref(o);
+  return o;
 }
 
 /* The destination QP is gone (its process closed the socket): forget it. */
@@ -268,9 +343,9 @@ ud_out_hup(gint fd, GIOCondition cond, gpointer data)
   x_ud_out_t *o = data;
   (void) fd;
   (void) cond;
-  if (emul_ring_enter())
-    ud_out_forget(o);
+  x_ud_out_t *gone = emul_ring_enter() ? ud_out_forget(o) : NULL;
   emul_fabric_unlock();
+  ud_out_unref(gone);
   return G_SOURCE_CONTINUE;
 }
 
@@ -295,11 +370,11 @@ ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
 {
   int fd = emul_ring_dial("ud/", qpn);
   emul_fabric_lock();
-  if (stale != NULL)
-    ud_out_forget(stale);
+  x_ud_out_t *gone = stale != NULL ? ud_out_forget(stale) : NULL, *evicted = NULL;
   x_ud_out_t *o = ud_out_ref_locked(qpn, NULL);
   if (o != NULL || fd < 0) {
     emul_fabric_unlock();
+    ud_out_unref(gone);
     if (fd >= 0)
       close(fd);  /* another sender connected it meanwhile */
     return o;
@@ -311,7 +386,7 @@ ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
     gpointer v;
     g_hash_table_iter_init(&it, x_ud_out);
     if (g_hash_table_iter_next(&it, NULL, &v))
-      ud_out_forget(v);
+      evicted = ud_out_forget(v);
   }
   o = g_new0(x_ud_out_t, 1);
   o->qpn = qpn;
@@ -320,6 +395,8 @@ ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
   o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o, NULL);
   g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
   emul_fabric_unlock();
+  ud_out_unref(gone);
+  ud_out_unref(evicted);
   return o;
 }
 
@@ -355,8 +432,9 @@ emul_ring_ud_send(emul_ud_out_t *out)
       /* Sent, or the receiver is behind, or its QP stays gone: dropped. */
       if (gone) {
         emul_fabric_lock();
-        ud_out_forget(o);
+        x_ud_out_t *table = ud_out_forget(o);
         emul_fabric_unlock();
+        ud_out_unref(table);
       }
       ud_out_unref(o);
       return;
