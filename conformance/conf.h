@@ -206,6 +206,9 @@ typedef struct conf_child {
  * @env_name (may be NULL): set to @env_value in the child before it runs. */
 conf_child_t conf_child_spawn(const char *exe, const char *const *args, const char *name,
                               const char *env_name, const char *env_value);
+/* A child's listener: @s listens on a port of the IA's choosing (its
+ * requests on @s->req), which it says on stdout as "port N". */
+it_listen_handle_t conf_child_listen(conf_side_t *s);
 /* Write the line @fmt to @fd (the child's stdin, or stdout in a child). */
 void conf_say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* One line from @fd within @timeout_ms, without its newline; NULL at end

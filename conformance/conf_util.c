@@ -574,6 +574,17 @@ conf_child_spawn(const char *exe, const char *const *args, const char *name,
   return c;
 }
 
+it_listen_handle_t
+conf_child_listen(conf_side_t *s)
+{
+  it_listen_handle_t lh;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_ok(it_listen_create(s->ia, 0, s->req, IT_LISTEN_NO_FLAG, &q, &lh));
+  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
+  fflush(stdout);
+  return lh;
+}
+
 void
 conf_say(int fd, const char *fmt, ...)
 {

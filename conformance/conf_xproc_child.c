@@ -26,12 +26,8 @@ const unsigned char xproc_ud_rep_pd[sizeof XPROC_UD_REP_TEXT] = XPROC_UD_REP_TEX
 static void
 role_accept_attr(conf_side_t *s, const it_ep_attributes_t *attr, conf_buf_t *rb, gboolean no_recv)
 {
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
   conf_side_open(s, attr);
-  conf_ok(it_listen_create(s->ia, 0, s->req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
+  conf_child_listen(s);
   it_event_t ev = conf_wait(s->req, IT_CM_REQ_CONN_REQUEST_EVENT);
   g_assert_true(ev.conn_req.private_data_present);
   g_assert_cmpmem(ev.conn_req.private_data, sizeof(xproc_cpd), xproc_cpd, sizeof(xproc_cpd));
@@ -636,11 +632,7 @@ role_ud(void)
     fflush(stdout);
     return 0;
   }
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
+  conf_child_listen(&s);
   it_event_t ev = conf_wait(s.req, IT_CM_REQ_UD_SERVICE_REQUEST_EVENT);
   g_assert_true(ev.ud_svc_request.private_data_present);
   g_assert_cmpmem(ev.ud_svc_request.private_data, sizeof(xproc_ud_req_pd), xproc_ud_req_pd, sizeof(xproc_ud_req_pd));
@@ -735,12 +727,8 @@ static int
 role_keys(gboolean memfd)
 {
   conf_side_t s;
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
   conf_side_open(&s, NULL);
-  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
+  conf_child_listen(&s);
   it_ep_attributes_t attr;
   conf_default_attr(&attr);
   for (;;) {

@@ -73,12 +73,8 @@ static int
 child(const char *mode)
 {
   conf_side_t s;
-  it_listen_handle_t lh;
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
   conf_side_open(&s, NULL);
-  conf_ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &q, &lh));
-  printf("port %u\n", (unsigned) ntohs(q.conn_qual.port));
-  fflush(stdout);
+  conf_child_listen(&s);
   it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
   conf_buf_t rb;
   conf_buf_new(&s, &rb, LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
