@@ -1000,7 +1000,11 @@ extern const rnicpi_ud_ops_t emul_ud_ops;
  * as the destination it found last (emul_qp_t.ud_to). */
 void emul_ud_qp_add_locked(emul_qp_t *qp);
 void emul_ud_qp_gone_locked(emul_qp_t *qp);
-void emul_ud_unlisten_locked(emul_listen_t *l);
+/* A listener goes: its unanswered service requests get "no service", at
+ * once from this process, with the lock let go from another: those are
+ * returned, for emul_ud_svc_refuse (no lock held). */
+GSList *emul_ud_unlisten_locked(emul_listen_t *l);
+void emul_ud_svc_refuse(GSList *away);
 /* A datagram on its way to a UD QP: the GRH and payload (@len bytes in
  * all, in @buf), what the receive completion says of its sender, and what
  * the destination checks (Q_Key, personality). */
@@ -1072,6 +1076,10 @@ gboolean emul_ring_ud_away_locked(emul_qp_t *qp, uint32_t dst_qpn, emul_ud_out_t
  * held.  The fabric lock is taken only to add a socket connected to the
  * destination or forget a dead one, never across a system call. */
 void emul_ring_ud_send(emul_ud_out_t *out);
+/* A service request to another process's listener at @port (no lock
+ * held: dialled and sent, then watched; FALSE when nobody listens there),
+ * and the answer to one on its socket @fd, which then closes (no lock
+ * held). */
 gboolean emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t port, const void *pdata,
                                uint32_t len, uint64_t req_ctx);
 void emul_ring_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,

@@ -201,7 +201,7 @@ emul_unlisten(rnicpi_listen_t *lb)
   emul_fabric_lock();
   g_hash_table_remove(emul_fabric.listeners, GUINT_TO_POINTER(l->port));
   struct x_lsock *xs = emul_ring_unlisten(l, &w); /* and the requests of other processes */
-  emul_ud_unlisten_locked(l); /* UD service requests nobody answered */
+  GSList *refused = emul_ud_unlisten_locked(l); /* UD service requests nobody answered */
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *conns = g_hash_table_get_values(emul_fabric.conns);
   for (GList *i = conns; i != NULL; i = i->next) {
@@ -220,6 +220,7 @@ emul_unlisten(rnicpi_listen_t *lb)
   g_list_free(conns);
   emul_fabric_unlock();
   emul_ring_listen_close(xs);
+  emul_ud_svc_refuse(refused);
   emul_work_deliver(&w);
   g_free(l);
   return RNICPI_OK;

@@ -664,7 +664,10 @@ void emul_ring_maps_free(emul_xconn_t *x);
  * exported: the descriptor of our own kept for it is closed (no lock held). */
 void emul_ring_share_forget(int fd);
 
-/* emul_ring_ud.c: a UD service request arrived on @x (a listener's socket). */
-void emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+/* emul_ring_ud.c: a UD service request arrived on @x (a listener's
+ * socket); *@sock is a duplicate of that socket made as the request was
+ * read (or -1), which the request takes (*@sock set to -1) to be answered
+ * on. */
+void emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, int *sock, emul_work_t *w);
 
 #endif

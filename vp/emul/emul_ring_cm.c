@@ -147,6 +147,8 @@ typedef struct {
   void *seg;      /* MAP_FAILED: none */
   void *table;    /* MAP_FAILED: none */
   gboolean cma;   /* this process can attach to the peer's memory (x_probe) */
+  int sock;       /* a UD service request's: the socket duplicated, to answer on
+                   * (emul_ring_ud_on_svc_req); -1: none */
 } x_pre_t;
 
 /* A connection's bell, given to the peer with REQ or REP: an application
@@ -990,7 +992,7 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
     }
     break;
   case X_SIDR_REQ:
-    emul_ring_ud_on_svc_req(x, m, w);
+    emul_ring_ud_on_svc_req(x, m, &pre->sock, w);
     break;
   default:
     emul_ring_peer_break(x, NULL, w);
@@ -1041,6 +1043,15 @@ typedef struct {
 } x_rx_t;
 static x_rx_t x_rx[X_READ_BATCH];
 
+/* A message of the peer's (as x_conn_ready checks it before it trusts
+ * one). */
+static gboolean
+x_rx_valid(const x_rx_t *r)
+{
+  return r->n >= (ssize_t) X_MSG_MIN && r->m.magic == X_MAGIC &&
+         r->m.pdata_len <= (size_t) r->n - X_MSG_MIN;
+}
+
 /* Read what @x's socket holds, up to @max messages, an EOF or an error
  * ending the batch (no lock held: the connection's own `reading` keeps the
  * socket open meanwhile, emul_ring_msgs_flush). */
@@ -1061,6 +1072,11 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
       continue;  /* the peer closed with messages of ours unread: the error
                   * is reported once, ahead of what it sent before closing
                   * (its DISC or BREAK); read on, EOF comes after them */
+    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED, .sock = -1 };
+    /* A UD service request is answered on the socket after the connection
+     * closed: duplicated while this read keeps it open. */
+    if (x_rx_valid(r) && r->m.type == X_SIDR_REQ && x->side == 1)
+      r->pre.sock = fcntl(x->fd, F_DUPFD_CLOEXEC, 0);
     k++;
     if (r->n <= 0)
       break;
@@ -1068,15 +1084,6 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
   if (open && emul_ring_sock_done(x, FALSE))
     close(x->fd);
   return k;
-}
-
-/* A message of the peer's (as x_conn_ready checks it before it trusts
- * one). */
-static gboolean
-x_rx_valid(const x_rx_t *r)
-{
-  return r->n >= (ssize_t) X_MSG_MIN && r->m.magic == X_MAGIC &&
-         r->m.pdata_len <= (size_t) r->n - X_MSG_MIN;
 }
 
 /* The system calls of handshake messages, made before the fabric lock: a
@@ -1087,7 +1094,6 @@ x_conn_pre(emul_xconn_t *x, x_rx_t *rx, guint k)
 {
   for (guint i = 0; i < k; i++) {
     x_rx_t *r = &rx[i];
-    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED };
     if (!x_rx_valid(r))
       continue;
     gboolean req = r->m.type == X_REQ && x->side == 1 && r->nfds >= 2;
@@ -1105,6 +1111,8 @@ x_conn_pre(emul_xconn_t *x, x_rx_t *rx, guint k)
 static void
 x_pre_drop(x_pre_t *pre)
 {
+  if (pre->sock >= 0)
+    close(pre->sock);  /* no answer: the requester sees the socket's EOF, "no service" */
   if (pre->seg != MAP_FAILED)
     munmap(pre->seg, X_SEG_SIZE);
   if (pre->table != MAP_FAILED)

@@ -45,8 +45,8 @@
  * the source keeping the connection and its socket (ud_in_free), and
  * accepts a sender before it too (ud_accept); a UD QP's name is bound
  * before the QP takes the lock (emul_ring_ud_bind) and its sockets closed
- * after its destroy let it go (emul_ring_ud_free).  A service request's
- * dial and answer are still made under the lock (once per request).
+ * after its destroy let it go (emul_ring_ud_free); a service request is
+ * dialled and sent, its answer read and sent, with no lock held.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -92,7 +92,9 @@ typedef struct x_ud_in {
   GSource *src;
 } x_ud_in_t;
 
-/* A service request of ours waiting for another process's answer. */
+/* A service request of ours waiting for another process's answer: the
+ * data of the progress thread's watch of its socket, which closes with it
+ * (svc_out_free). */
 typedef struct x_svc_out {
   int fd;
   GSource *src;
@@ -450,38 +452,41 @@ emul_ring_ud_send(emul_ud_out_t *out)
 /* ---- service resolution ---- */
 
 static void
-svc_out_done(x_svc_out_t *o, const x_msg_t *m)
+svc_out_free(gpointer data)
 {
-  if (m != NULL)
-    emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, (rnicpi_ud_svc_status_t) m->status, m->qpn,
-                         m->qkey, m->pdata, m->pdata_len);
-  else
-    emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+  x_svc_out_t *o = data;
+  close(o->fd);
   emul_dev_unref(o->dev);
-  emul_ring_unwatch(o->src, o->fd);
   g_free(o);
 }
 
+/* The answer, read with no lock held, the requester told under the fabric
+ * lock; the watch ends with it (its socket closes after the callback). */
 static gboolean
 svc_out_ready(gint fd, GIOCondition cond, gpointer data)
 {
   x_svc_out_t *o = data;
   (void) cond;
-  if (emul_ring_enter()) {
-    x_msg_t *m = g_new(x_msg_t, 1);
-    int fds[4], nfds = 0;
-    ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
-    for (int i = 0; i < nfds; i++)
-      close(fds[i]);
-    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
-      gboolean ok = n >= (ssize_t) X_MSG_MIN && m->magic == X_MAGIC && m->type == X_SIDR_REP &&
-                    m->pdata_len <= (size_t) n - X_MSG_MIN && m->status <= RNICPI_UD_SVC_REDIRECT;
-      svc_out_done(o, ok ? m : NULL);
+  x_msg_t *m = g_new(x_msg_t, 1);
+  int fds[4], nfds = 0;
+  ssize_t n = emul_ring_recv_msg(fd, m, fds, &nfds);
+  for (int i = 0; i < nfds; i++)
+    close(fds[i]);
+  gboolean done = n >= 0 || (errno != EAGAIN && errno != EINTR);
+  if (done) {
+    gboolean ok = n >= (ssize_t) X_MSG_MIN && m->magic == X_MAGIC && m->type == X_SIDR_REP &&
+                  m->pdata_len <= (size_t) n - X_MSG_MIN && m->status <= RNICPI_UD_SVC_REDIRECT;
+    if (emul_ring_enter()) {
+      if (ok)
+        emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, (rnicpi_ud_svc_status_t) m->status, m->qpn,
+                             m->qkey, m->pdata, m->pdata_len);
+      else
+        emul_ud_svc_reply_to(o->dev, o->req_ctx, &o->dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
     }
-    g_free(m);
+    emul_fabric_unlock();
   }
-  emul_fabric_unlock();
-  return G_SOURCE_CONTINUE;
+  g_free(m);
+  return done ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
 }
 
 gboolean
@@ -511,7 +516,8 @@ emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t por
   o->dev = dev;
   o->req_ctx = req_ctx;
   o->dst = *dst;
-  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o, NULL);
+  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o, svc_out_free);
+  g_source_unref(o->src);  /* the context's reference keeps it until the answer */
   return TRUE;
 }
 
@@ -535,7 +541,7 @@ emul_ring_ud_svc_answer(int fd, rnicpi_ud_svc_status_t status, uint32_t qpn, uin
 }
 
 void
-emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
+emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, int *sock, emul_work_t *w)
 {
   if (x->side != 1 || x->qp != NULL || x->conn != NULL) {
     emul_ring_peer_break(x, NULL, w);  /* only as the first message to a listener */
@@ -543,11 +549,12 @@ emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
   }
   emul_listen_t *l = x->listener;
   const emul_dev_t *dev = l != NULL ? to_emul_dev(l->base.dev) : NULL;
-  int fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 0);
-  if (fd >= 0 && dev != NULL && (dev->caps.features & RNICPI_CAP_UD) && (uint32_t) dev->pers->id == m->pers &&
-      m->pdata_len <= dev->caps.pdata_ud_req)
-    emul_ud_svc_remote(l, fd, m->pdata, m->pdata_len);
-  else if (fd >= 0)
-    emul_ring_ud_svc_answer(fd, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
-  emul_ring_close(x);  /* the request lives on in its own socket (fd) */
+  if (*sock >= 0 && dev != NULL && (dev->caps.features & RNICPI_CAP_UD) &&
+      (uint32_t) dev->pers->id == m->pers && m->pdata_len <= dev->caps.pdata_ud_req) {
+    emul_ud_svc_remote(l, *sock, m->pdata, m->pdata_len);
+    *sock = -1;  /* the request's now */
+  }
+  /* Otherwise no service: the duplicate closes after the lock (x_pre_drop)
+   * and the socket with the connection, and the requester reads its EOF. */
+  emul_ring_close(x);  /* the request lives on in its own socket (*sock) */
 }

@@ -422,17 +422,20 @@ svc_incoming(emul_listen_t *l, emul_dev_t *requester, uint64_t req_ctx, int fd, 
   g_free(ev);
 }
 
-/* Answer pending request @s and forget it. */
-static void
+/* Answer pending request @s, taken from the table (fabric lock held): a
+ * requester of this process gets its event now and @s is freed (NULL
+ * returned); another process's answer goes on its socket once the lock is
+ * let go (@s returned: emul_ring_ud_svc_answer, then g_free). */
+static emul_ud_svc_t *
 svc_answer(emul_ud_svc_t *s, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,
            uint32_t len)
 {
-  if (s->requester != NULL) {
-    emul_ud_svc_reply_to(s->requester, s->req_ctx, &s->responder, status, qpn, qkey, pdata, len);
-    emul_dev_unref(s->requester);
-  } else {
-    emul_ring_ud_svc_answer(s->fd, status, qpn, qkey, pdata, len);
-  }
+  if (s->requester == NULL)
+    return s;
+  emul_ud_svc_reply_to(s->requester, s->req_ctx, &s->responder, status, qpn, qkey, pdata, len);
+  emul_dev_unref(s->requester);
+  g_free(s);
+  return NULL;
 }
 
 rnicpi_status_t
@@ -444,20 +447,30 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
     return RNICPI_ENOTSUP;
   if (len > dev->caps.pdata_ud_req)
     return RNICPI_ELIMIT;
-  if (emul_addr_is_ours(dst))
-    emul_ring_init();  /* another process may offer it (emul_ring_ud_svc_request) */
-  emul_fabric_lock();
   gboolean ours = emul_addr_is_ours(dst);
+  if (ours)
+    emul_ring_init();  /* another process may offer it (emul_ring_ud_svc_request) */
   uint32_t port = (uint32_t) emul_addr_port(dst);
+  emul_fabric_lock();
   emul_listen_t *l = ours ? g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER(port)) : NULL;
+  gboolean away = FALSE;
   if (l != NULL && to_emul_dev(l->base.dev)->pers == dev->pers) {
     emul_dev_ref(dev);
     svc_incoming(l, dev, req_ctx, -1, dst, pdata, len);
-  } else if (l != NULL || !ours || !emul_ring_ud_svc_request(dev, dst, port, pdata, len, req_ctx)) {
+  } else if (l != NULL || !ours) {
     /* No one offers the service here (SIDR_REP status 1). */
     emul_ud_svc_reply_to(dev, req_ctx, dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+  } else {
+    away = TRUE;
   }
   emul_fabric_unlock();
+  /* Another process's listener, perhaps: dialled and asked with no lock
+   * held. */
+  if (away && !emul_ring_ud_svc_request(dev, dst, port, pdata, len, req_ctx)) {
+    emul_fabric_lock();
+    emul_ud_svc_reply_to(dev, req_ctx, dst, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+    emul_fabric_unlock();
+  }
   return RNICPI_OK;
 }
 
@@ -479,23 +492,29 @@ emul_ud_svc_reply(rnicpi_dev_t *d, uint64_t req_id, rnicpi_ud_svc_status_t statu
   if ((unsigned) status > RNICPI_UD_SVC_REDIRECT)
     return RNICPI_EINVAL;
   rnicpi_status_t st = RNICPI_OK;
+  emul_ud_svc_t *away = NULL;
   emul_fabric_lock();
   emul_ud_svc_t *s = g_hash_table_lookup(emul_fabric.ud_svc, &req_id);
   if (s == NULL || to_emul_dev(s->listener->base.dev) != dev) {
     st = RNICPI_ENOENT;
   } else {
-    svc_answer(s, status, qpn, qkey, pdata, len);
-    g_hash_table_remove(emul_fabric.ud_svc, &req_id);
+    g_hash_table_steal(emul_fabric.ud_svc, &req_id);
+    away = svc_answer(s, status, qpn, qkey, pdata, len);
   }
   emul_fabric_unlock();
+  if (away != NULL) {
+    emul_ring_ud_svc_answer(away->fd, status, qpn, qkey, pdata, len);
+    g_free(away);
+  }
   return st;
 }
 
 /* A listener goes: its unanswered requests get "no service", so no
  * requester waits forever (a real SIDR requester would time out). */
-void
+GSList *
 emul_ud_unlisten_locked(emul_listen_t *l)
 {
+  GSList *away = NULL;
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init(&it, emul_fabric.ud_svc);
@@ -503,7 +522,21 @@ emul_ud_unlisten_locked(emul_listen_t *l)
     emul_ud_svc_t *s = v;
     if (s->listener != l)
       continue;
-    svc_answer(s, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
-    g_hash_table_iter_remove(&it);
+    g_hash_table_iter_steal(&it);
+    emul_ud_svc_t *a = svc_answer(s, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+    if (a != NULL)
+      away = g_slist_prepend(away, a);
   }
+  return away;
+}
+
+void
+emul_ud_svc_refuse(GSList *away)
+{
+  for (GSList *i = away; i != NULL; i = i->next) {
+    emul_ud_svc_t *s = i->data;
+    emul_ring_ud_svc_answer(s->fd, RNICPI_UD_SVC_NO_SERVICE, 0, 0, NULL, 0);
+    g_free(s);
+  }
+  g_slist_free(away);
 }
