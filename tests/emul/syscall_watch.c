@@ -31,9 +31,9 @@
 static const char *const sc_names[SC_N] = {
   "sendmsg", "recvmsg", "recv",
   "accept4", "bind", "close", "closedir", "connect", "eventfd", "fclose", "fcntl", "fgets",
-  "fopen", "fstat", "ftruncate", "getpid", "getrandom", "getsockopt", "listen", "mmap",
-  "munmap", "open", "opendir", "process_vm_readv", "process_vm_writev", "read", "readdir",
-  "socket", "stat", "write",
+  "fopen", "fstat", "ftruncate", "getpid", "getrandom", "getsockopt", "listen",
+  "memfd_create", "mmap", "munmap", "open", "opendir", "process_vm_readv",
+  "process_vm_writev", "read", "readdir", "socket", "stat", "write",
 };
 static gint sc_locked[SC_N];
 
@@ -87,6 +87,7 @@ WATCH(pid_t, getpid, SC_GETPID, (void), ())
 WATCH(ssize_t, getrandom, SC_GETRANDOM, (void *b, size_t n, unsigned f), (b, n, f))
 WATCH(int, getsockopt, SC_GETSOCKOPT, (int fd, int l, int o, void *v, socklen_t *n), (fd, l, o, v, n))
 WATCH(int, listen, SC_LISTEN, (int fd, int n), (fd, n))
+WATCH(int, memfd_create, SC_MEMFD, (const char *n, unsigned f), (n, f))
 WATCH(void *, mmap64, SC_MMAP, (void *a, size_t l, int p, int f, int fd, off_t o), (a, l, p, f, fd, o))
 WATCH(int, munmap, SC_MUNMAP, (void *a, size_t l), (a, l))
 WATCH(int, open64, SC_OPEN, (const char *p, int f, int m), (p, f, m))

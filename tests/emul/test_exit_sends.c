@@ -21,6 +21,13 @@
  * (sendmsg wrapped, -Wl,--wrap=sendmsg: a sender the scheduler set aside),
  * which makes each case fail every time without its part.
  *
+ * A third case holds the active side's first socket read 300 ms instead
+ * (recvmsg wrapped): the passive child accepts and disconnects at once, so
+ * that the reply and the disconnect are read in one batch; the connection's
+ * ESTABLISHED waits behind the attach answer the reply makes, and its
+ * DISCONNECT must wait behind it (x_conn_ready sets emul_events_after):
+ * without, DISCONNECT came first, in every run.
+ *
  * The test runs itself as the child (--child MODE): the child accepts a
  * connection over the bounce ring (ITAPI_EMUL_CMA=0, ITAPI_EMUL_MAP=0:
  * the child's progress thread executes the parent's RDMA Writes and finds
@@ -69,6 +76,19 @@ __wrap_sendmsg(int fd, const struct msghdr *m, int flags)
   return n;
 }
 
+/* The parent's first socket read (its progress thread's) waits 300 ms. */
+static gint hold_first_read;
+
+ssize_t __real_recvmsg(int fd, struct msghdr *m, int flags);
+ssize_t __wrap_recvmsg(int fd, struct msghdr *m, int flags);
+ssize_t
+__wrap_recvmsg(int fd, struct msghdr *m, int flags)
+{
+  if (g_atomic_int_compare_and_exchange(&hold_first_read, 1, 0))
+    g_usleep(BREAK_DELAY_US);
+  return __real_recvmsg(fd, m, flags);
+}
+
 static int
 child(const char *mode)
 {
@@ -80,6 +100,13 @@ child(const char *mode)
   conf_buf_new(&s, &rb, LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
   conf_ok(it_ep_accept(s.ep, ev.conn_req.cn_est_id, NULL, 0));
   conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  if (strcmp(mode, "disconnect") == 0) {
+    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+    conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+    printf("disconnected\n");
+    fflush(stdout);
+    return 0;
+  }
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) rb.data,
          (guint64) rb.ctx);
   fflush(stdout);
@@ -138,6 +165,39 @@ run(const char *mode, const char *last)
 }
 
 static void
+test_established_first(void)
+{
+  g_test_summary("The passive child accepts and disconnects at once while the active side's first "
+                 "socket read waits 300 ms: the reply and the disconnect are read together, and "
+                 "ESTABLISHED still comes before DISCONNECT");
+  const char *args[] = { "--child", "disconnect", NULL };
+  conf_child_t c = conf_child_spawn(self, args, "emul-exit-sends", NULL, NULL);
+  g_autofree char *pl = conf_hear(c.from, LINE_MS);
+  unsigned port = 0;
+  g_assert_nonnull(pl);
+  g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) port);
+  g_atomic_int_set(&hold_first_read, 1);
+  conf_ok(conf_connect(&s, s.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  g_assert_cmpint(g_atomic_int_get(&hold_first_read), ==, 0);  /* the read was held */
+  g_autofree char *el = conf_hear(c.from, LINE_MS);
+  g_assert_cmpstr(el, ==, "disconnected");
+  int status = 0;
+  g_assert_cmpint(waitpid(c.pid, &status, 0), ==, c.pid);
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+  unlink(c.err);
+  close(c.to);
+  close(c.from);
+  conf_side_close(&s);
+}
+
+static void
 test_event_after_break(void)
 {
   g_test_summary("The responder's BROKEN event comes after its BREAK was sent (the BREAK held "
@@ -164,5 +224,6 @@ main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/emul/exit-sends/event-after-break", test_event_after_break);
   g_test_add_func("/emul/exit-sends/exit-waits", test_exit_sends_break);
+  g_test_add_func("/emul/exit-sends/established-first", test_established_first);
   return g_test_run();
 }

@@ -652,6 +652,8 @@ uint32_t emul_slot_new_tag(const emul_pers_t *p, uint32_t index);
 /* Random bits for the keys this thread is about to make, drawn before it
  * takes the fabric lock (emul_mem.c). */
 void emul_random_ready(void);
+/* 32 random bits from this thread's pool (filled by emul_random_ready). */
+uint32_t emul_random_u32(void);
 /* A forked child draws its own (pthread_atfork: the parent's pool is not
  * its to repeat). */
 void emul_random_forget(void);

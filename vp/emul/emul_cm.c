@@ -286,8 +286,8 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
     gboolean up = emul_ring_dial_open((uint32_t) emul_addr_port(dst), &d);
     emul_fabric_lock();
     qp->dialing = FALSE;
-    if (up && !unconnected(qp)) {
-      st = RNICPI_ESTATE;
+    if (!unconnected(qp)) {
+      st = RNICPI_ESTATE;  /* changed meanwhile (moved to ERROR): not ours to end */
       goto out;
     }
     if (up) {

@@ -39,10 +39,10 @@
 #include "emul_ring.h"
 
 /* Random key bits: drawn from getrandom 64 words at a time into a pool of
- * the thread's, which a registration, a window's allocation and a bind or
- * fast registration's post fill up before they take the fabric lock
- * (emul_random_ready): no system call under it but once in 64 keys of a
- * chain of binds. */
+ * the thread's, which a registration, a window's allocation, a bind or
+ * fast registration's post and a connect's dial fill up before they take
+ * the fabric lock (emul_random_ready): no system call under it but once in
+ * 64 keys of a chain of binds. */
 #define RND_POOL 64
 static __thread uint32_t rnd_pool[RND_POOL];
 static __thread guint rnd_left;
@@ -70,15 +70,20 @@ emul_random_ready(void)
     rnd_fill();
 }
 
+uint32_t
+emul_random_u32(void)
+{
+  if (rnd_left == 0)
+    rnd_fill();
+  return rnd_pool[--rnd_left];
+}
+
 static uint32_t
 emul_random_key(const emul_pers_t *p)
 {
   uint32_t k = 0;
-  while (k == 0) {
-    if (rnd_left == 0)
-      rnd_fill();
-    k = rnd_pool[--rnd_left] & p->tag_mask;
-  }
+  while (k == 0)
+    k = emul_random_u32() & p->tag_mask;
   return k;
 }
 

@@ -1163,6 +1163,13 @@ emul_qp_destroy(rnicpi_qp_t *q)
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
   emul_fabric_lock();
+  /* A connect of another thread dialling with the lock let go comes back
+   * to this QP (emul_connect): it goes first. */
+  for (unsigned n = 1; qp->dialing; n++) {
+    emul_fabric_unlock();
+    rnicpi_spin_backoff(n);
+    emul_fabric_lock();
+  }
   if (qp->ud)
     emul_ud_qp_gone_locked(qp);  /* before its link: a delivery takes the table's lock first */
   emul_qp_wait_copy(qp);

@@ -471,14 +471,13 @@ G_GNUC_INTERNAL extern GList *emul_ring_conns;
 gboolean emul_ring_ready(void);
 void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric lock */
 /* Watch @fd from the progress thread: @fn runs there, without the lock.
- * Unwatch (lock held) stops that and closes @fd.  Enter, first in @fn:
- * takes the fabric lock (emul_ring_progress_lock), then TRUE unless the source
- * was unwatched meanwhile (its data may be gone: touch nothing). */
-/* @notify (or NULL) lets @data go once the source is destroyed and no
- * callback of it runs. */
+ * @notify (or NULL) lets @data go once the source is destroyed and no
+ * callback of it runs: a descriptor @fn reads with no lock held is closed
+ * there, never by whoever destroys the source.  Enter, first in @fn: takes
+ * the fabric lock (emul_ring_progress_lock), then TRUE unless the source
+ * was destroyed meanwhile (its data may be gone: touch nothing). */
 GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
                          GDestroyNotify notify);
-void emul_ring_unwatch(GSource *src, int fd);
 gboolean emul_ring_enter(void);
 
 /* The application's side of progress (emul_cq.c, no lock held).  Poll:

@@ -162,15 +162,18 @@ x_bell_new(void)
 
 /* A connection over socket @fd to process @pid, with its bell @bell_fd:
  * both made with no lock held (x_listen_ready, emul_ring_dial_open); the
- * connection is made under the fabric lock. */
+ * connection is made under the fabric lock.  @no_cma: ITAPI_EMUL_CMA=0
+ * when its listener or connect started (read by the progress thread as
+ * it reads the handshake, x_conn_pre: set before the watch). */
 static emul_xconn_t *
-x_conn_new(int fd, int side, pid_t pid, int bell_fd)
+x_conn_new(int fd, int side, pid_t pid, int bell_fd, gboolean no_cma)
 {
   emul_xconn_t *x = g_new0(emul_xconn_t, 1);
   x->ref = 1;
   x->fd = fd;
   x->side = side;
   x->peer_pid = pid;
+  x->no_cma = no_cma;
   x->bell_fd = bell_fd;
   x->peer_bell_fd = -1;
   g_queue_init(&x->out);
@@ -463,11 +466,17 @@ x_lsock_unref(gpointer data)
   g_free(s);
 }
 
+/* Listeners' sockets cut from their listener and not closed yet: a new
+ * listener of the port may find it bound a moment (emul_ring_listen_start). */
+static gint x_lsocks_closing;
+
 static void
 x_lsock_watch_gone(gpointer data)
 {
   x_lsock_t *s = data;
   close(s->fd);
+  if (s->l == NULL)
+    g_atomic_int_add(&x_lsocks_closing, -1);
   g_atomic_int_set(&s->closed, 1);
   x_lsock_unref(s);
 }
@@ -493,9 +502,8 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
   }
   if (emul_ring_enter() && s->l != NULL) {
     for (guint i = 0; i < n; i++) {
-      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], bell[i]);
+      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], bell[i], s->l->no_cma);
       x->listener = s->l;
-      x->no_cma = s->l->no_cma;
       c[i] = -1;
     }
   }
@@ -541,6 +549,16 @@ emul_ring_listen(emul_listen_t *l, int fd)
 void
 emul_ring_listen_start(emul_listen_t *l)
 {
+  /* The port's socket may still be an earlier listener's of this process,
+   * whose unlisten closes it with no lock held: bound again once it did
+   * (for a second at most; the listener is the caller's alone until this
+   * returns). */
+  for (unsigned n = 0; l->xsock == NULL && g_atomic_int_get(&x_lsocks_closing) > 0 && n < 10000; n++) {
+    g_usleep(100);
+    int fd = emul_ring_bind_listen("", l->port);
+    if (fd >= 0)
+      emul_ring_listen(l, fd);
+  }
   x_lsock_t *s = l->xsock;
   if (s != NULL)
     s->src = emul_ring_watch(s->fd, G_IO_IN, x_listen_ready, s, x_lsock_watch_gone);
@@ -553,8 +571,10 @@ emul_ring_listen_close(x_lsock_t *s)
     return;
   g_source_destroy(s->src);
   g_source_unref(s->src);
-  while (!g_atomic_int_get(&s->closed))
-    g_usleep(50);  /* a callback of the watch runs: it ends without the socket */
+  /* A callback of the watch runs: it ends without the socket (bounded: in
+   * a child forked while one ran, none will). */
+  for (int i = 0; i < 20000 && !g_atomic_int_get(&s->closed); i++)
+    g_usleep(50);
   x_lsock_unref(s);
 }
 
@@ -565,8 +585,10 @@ emul_ring_unlisten(emul_listen_t *l, emul_work_t *w)
   /* Its watch is destroyed once the lock is let go: a callback that waits
    * for the lock meanwhile finds the listener gone (s->l). */
   x_lsock_t *s = l->xsock;
-  if (s != NULL)
+  if (s != NULL) {
     s->l = NULL;
+    g_atomic_int_inc(&x_lsocks_closing);
+  }
   l->xsock = NULL;
   /* Requests nobody answered yet are refused, as a closed port would. */
   GList *all = g_list_copy(emul_ring_conns);
@@ -618,6 +640,7 @@ emul_ring_dial_open(uint32_t port, emul_dial_t *d)
   }
   d->bell_fd = x_bell_new();
   d->pid = (int) x_peer_pid(d->fd);
+  emul_random_ready();  /* the segment's keys (emul_ring_connect) */
   return TRUE;
 }
 
@@ -638,16 +661,15 @@ emul_ring_dial_close(emul_dial_t *d)
 void
 emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p)
 {
-  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->bell_fd);
+  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->bell_fd, x_cma_off());
   int seg_fd = d->seg_fd;
-  x->no_cma = x_cma_off();
   x->seg = d->seg;
   *d = EMUL_DIAL_NONE;
   x->seg->magic = X_MAGIC;
   x->seg->ring_size = X_RING_SIZE;
   x->seg->ring[0].armed = x->seg->ring[1].armed = 1;  /* until a consumer says it polls */
   for (int i = 0; i < 2; i++)  /* the top bit: no mark is ever 0, the ring's first content */
-    x->seg->key[i] = ((uint64_t) g_random_int() << 32 | g_random_int()) | UINT64_C(1) << 63;
+    x->seg->key[i] = ((uint64_t) emul_random_u32() << 32 | emul_random_u32()) | UINT64_C(1) << 63;
   x->key_out = x->seg->key[0];
   x->key_in = x->seg->key[1];
   x->seg->access[0] = qp->attr.access;
@@ -1153,6 +1175,10 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   }
   emul_link_t *l = NULL;
   x_later_t later = { .n = 0 };
+  /* The events of these messages leave after any of this connection's
+   * that wait behind its socket messages (an ESTABLISHED behind the
+   * attach answer, then the peer's DISC read in the same batch). */
+  emul_events_after = x;
   for (guint i = 0; i < k && !x->dead; i++) {
     /* The QP's link too (its latency posts hold it alone), taken again
      * each time: the handshake may give the QP its link on the way. */
@@ -1187,6 +1213,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       emul_ring_pump(x);
     emul_link_drop(l);
   }
+  emul_events_after = NULL;
   emul_fabric_unlock();
   x_rx_close(x_rx, k);
   emul_work_deliver(&w);

@@ -97,7 +97,6 @@ typedef struct x_ud_in {
  * (svc_out_free). */
 typedef struct x_svc_out {
   int fd;
-  GSource *src;
   emul_dev_t *dev;     /* referenced */
   uint64_t req_ctx;
   rnicpi_addr_t dst;
@@ -308,8 +307,10 @@ emul_ring_ud_free(struct emul_xud *u)
   g_list_free(u->ins);
   g_source_destroy(u->src);
   g_source_unref(u->src);
-  while (!g_atomic_int_get(&u->closed))
-    g_usleep(50);  /* an accept runs: it ends without the socket */
+  /* An accept runs: it ends without the socket (bounded: in a child
+   * forked while one ran, none will). */
+  for (int i = 0; i < 20000 && !g_atomic_int_get(&u->closed); i++)
+    g_usleep(50);
   ud_unref(u);
 }
 
@@ -516,8 +517,9 @@ emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t por
   o->dev = dev;
   o->req_ctx = req_ctx;
   o->dst = *dst;
-  o->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o, svc_out_free);
-  g_source_unref(o->src);  /* the context's reference keeps it until the answer */
+  /* The answer may come, and @o go with its watch, before this returns:
+   * the context's reference keeps the watch until then. */
+  g_source_unref(emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, svc_out_ready, o, svc_out_free));
   return TRUE;
 }
 
