@@ -49,6 +49,18 @@ conf_beside_rounds(void)
   return (unsigned) MAX(MIN(conf_env_count("ITAPI_BESIDE_ROUNDS", 8), 1000), 1);
 }
 
+gint64
+conf_wait_us(void)
+{
+  static gsize once;
+  static gint64 us;
+  if (g_once_init_enter(&once)) {
+    us = (gint64) MAX(MIN(conf_env_count("ITAPI_CONF_WAIT_S", 5), 3600), 1) * G_USEC_PER_SEC;
+    g_once_init_leave(&once, 1);
+  }
+  return us;
+}
+
 void
 conf_default_attr(it_ep_attributes_t *a)
 {

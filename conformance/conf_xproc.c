@@ -593,7 +593,7 @@ post_beside_transfer_with(beside_t mode)
       if (mode == BESIDE_RECEIVE_POLLED && poller.n < BESIDE_POLLED_EVENTS)
         g_error("round %u: the thread polling the DTO EVD took %u of the 2 completions (the receive of "
                 "a 32 MiB Send, an RDMA Write) in %d s of polling (last status other than "
-                "IT_ERR_QUEUE_EMPTY: %s)", r, poller.n, BESIDE_POLL_US / 1000000,
+                "IT_ERR_QUEUE_EMPTY: %s)", r, poller.n, (int) (BESIDE_POLL_US / 1000000),
                 itx_status_name(poller.last));
       for (unsigned k = 0; k < 2; k++) {
         it_event_t ev;
