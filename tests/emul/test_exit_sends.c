@@ -124,8 +124,10 @@ child(const char *mode)
 
 static const char *self;
 
-static void
-run(const char *mode, const char *last)
+/* The child in @mode, and @s (opened here) connected to it; with
+ * @hold_read, this process's first socket read waits 300 ms. */
+static conf_child_t
+connect_child(const char *mode, conf_side_t *s, gboolean hold_read)
 {
   const char *args[] = { "--child", mode, NULL };
   conf_child_t c = conf_child_spawn(self, args, "emul-exit-sends", NULL, NULL);
@@ -133,12 +135,35 @@ run(const char *mode, const char *last)
   unsigned port = 0;
   g_assert_nonnull(pl);
   g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
-  conf_side_t s;
-  conf_side_open(&s, NULL);
+  conf_side_open(s, NULL);
   it_conn_qual_t q = { .type = IT_IANA_PORT };
   q.conn_qual.port = htons((uint16_t) port);
-  conf_ok(conf_connect(&s, s.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
-  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_atomic_int_set(&hold_first_read, hold_read);
+  conf_ok(conf_connect(s, s->ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  return c;
+}
+
+/* The child's last line is @last, and it exited 0. */
+static void
+reap_child(conf_child_t *c, const char *last)
+{
+  g_autofree char *el = conf_hear(c->from, LINE_MS);
+  g_assert_cmpstr(el, ==, last);
+  int status = 0;
+  g_assert_cmpint(waitpid(c->pid, &status, 0), ==, c->pid);
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+  unlink(c->err);
+  close(c->to);
+  close(c->from);
+}
+
+static void
+run(const char *mode, const char *last)
+{
+  conf_side_t s;
+  conf_child_t c = connect_child(mode, &s, FALSE);
   g_autofree char *ml = conf_hear(c.from, LINE_MS);
   guint64 addr = 0, ctx = 0;
   g_assert_nonnull(ml);
@@ -151,15 +176,7 @@ run(const char *mode, const char *last)
   conf_ok(it_post_rdma_write(s.ep, &g, 1, 9, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
   conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 9);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  g_autofree char *el = conf_hear(c.from, LINE_MS);
-  g_assert_cmpstr(el, ==, last);
-  int status = 0;
-  g_assert_cmpint(waitpid(c.pid, &status, 0), ==, c.pid);
-  g_assert_true(WIFEXITED(status));
-  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-  unlink(c.err);
-  close(c.to);
-  close(c.from);
+  reap_child(&c, last);
   conf_buf_free(&lb);
   conf_side_close(&s);
 }
@@ -170,30 +187,11 @@ test_established_first(void)
   g_test_summary("The passive child accepts and disconnects at once while the active side's first "
                  "socket read waits 300 ms: the reply and the disconnect are read together, and "
                  "ESTABLISHED still comes before DISCONNECT");
-  const char *args[] = { "--child", "disconnect", NULL };
-  conf_child_t c = conf_child_spawn(self, args, "emul-exit-sends", NULL, NULL);
-  g_autofree char *pl = conf_hear(c.from, LINE_MS);
-  unsigned port = 0;
-  g_assert_nonnull(pl);
-  g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
   conf_side_t s;
-  conf_side_open(&s, NULL);
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons((uint16_t) port);
-  g_atomic_int_set(&hold_first_read, 1);
-  conf_ok(conf_connect(&s, s.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
-  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_child_t c = connect_child("disconnect", &s, TRUE);
   conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   g_assert_cmpint(g_atomic_int_get(&hold_first_read), ==, 0);  /* the read was held */
-  g_autofree char *el = conf_hear(c.from, LINE_MS);
-  g_assert_cmpstr(el, ==, "disconnected");
-  int status = 0;
-  g_assert_cmpint(waitpid(c.pid, &status, 0), ==, c.pid);
-  g_assert_true(WIFEXITED(status));
-  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-  unlink(c.err);
-  close(c.to);
-  close(c.from);
+  reap_child(&c, "disconnected");
   conf_side_close(&s);
 }
 
