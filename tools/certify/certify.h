@@ -30,6 +30,7 @@ typedef struct {
   char *needs;       /* capabilities it uses, comma separated ("" for none) */
   result_t result;
   char *message;     /* why it failed, was skipped, or deviates */
+  char *report;      /* a failure's sanitizer report, its stacks (or NULL) */
   double ms;
   const char *rule_where; /* where the rule it checks is written (rules.txt) */
   const char *rule;       /* that rule, one sentence */

@@ -288,6 +288,7 @@ test_free(gpointer p)
   g_free(t->summary);
   g_free(t->needs);
   g_free(t->message);
+  g_free(t->report);
   g_free(t);
 }
 

@@ -192,6 +192,30 @@ failure_lines(const char *out)
   return g_string_free(msg, FALSE);
 }
 
+/* The first sanitizer report in a test's output (ASan, UBSan, TSan, LSan:
+ * from its "==...Sanitizer" or "WARNING: ThreadSanitizer" line to its
+ * SUMMARY line, at most 80 lines), or NULL: the console shows its stacks
+ * under the failure, which the one-line reason cannot hold. */
+static char *
+sanitizer_report(const char *out)
+{
+  g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+  GString *r = NULL;
+  guint n = 0;
+  for (char **l = lines; *l != NULL && n < 80; l++) {
+    if (r == NULL && strstr(*l, "Sanitizer") != NULL &&
+        (strstr(*l, "WARNING:") != NULL || strstr(*l, "ERROR:") != NULL))
+      r = g_string_new(NULL);
+    if (r == NULL)
+      continue;
+    g_string_append_printf(r, "%s\n", *l);
+    n++;
+    if (g_str_has_prefix(*l, "SUMMARY:"))
+      break;
+  }
+  return r != NULL ? g_string_free(r, FALSE) : NULL;
+}
+
 static void
 add_need(test_t *t, const char *cap)
 {
@@ -247,6 +271,7 @@ judge(test_t *t, int status, const char *out)
     t->result = R_PASS;
   } else {
     t->result = R_FAIL;
+    t->report = sanitizer_report(out);
     g_autofree char *why = failure_lines(out);
     if (WIFSIGNALED(status) && !*why)
       t->message = g_strdup_printf("crashed: killed by signal %d (%s)", WTERMSIG(status),
@@ -488,6 +513,13 @@ test_report(test_t *t, guint i, const char *reason, FILE *console)
   if (t->result == R_FAIL) {
     g_autofree char *rl = catalog_rule_line(t);
     fprintf(console, "          rule broken: %s\n", rl);
+    if (t->report != NULL) {
+      g_auto(GStrv) lines = g_strsplit(t->report, "\n", -1);
+      for (char **l = lines; *l != NULL; l++) {
+        if (**l != '\0')
+          fprintf(console, "          | %s\n", *l);
+      }
+    }
   }
 }
 
