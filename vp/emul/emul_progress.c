@@ -676,6 +676,53 @@ emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
   return src;
 }
 
+static void
+lsock_unref(emul_ring_lsock_t *s)
+{
+  if (g_atomic_int_dec_and_test(&s->ref))
+    g_free(s);  /* the owner's record: @s is its first member */
+}
+
+static void
+lsock_watch_gone(gpointer data)
+{
+  emul_ring_lsock_t *s = data;
+  close(s->fd);
+  if (s->closing != NULL)
+    s->closing(s);
+  g_atomic_int_set(&s->closed, 1);
+  lsock_unref(s);
+}
+
+void
+emul_ring_lsock_init(emul_ring_lsock_t *s, int fd)
+{
+  s->fd = fd;
+  s->ref = 2;
+}
+
+void
+emul_ring_lsock_watch(emul_ring_lsock_t *s, GUnixFDSourceFunc fn)
+{
+  s->src = emul_ring_watch(s->fd, G_IO_IN, fn, s, lsock_watch_gone);
+}
+
+void
+emul_ring_lsock_close(emul_ring_lsock_t *s)
+{
+  if (s->src == NULL) {
+    lsock_watch_gone(s);  /* never watched: the watch's reference is ours too */
+  } else {
+    g_source_destroy(s->src);
+    g_source_unref(s->src);
+    /* A callback of the watch runs: it ends without the socket (bounded:
+     * in a child forked while one ran, none will). */
+    for (int i = 0; i < 20000 && !g_atomic_int_get(&s->closed); i++)
+      g_usleep(50);
+  }
+  lsock_unref(s);
+}
+
 gboolean
 emul_ring_enter(void)
 {

@@ -394,7 +394,6 @@ struct emul_xconn {
   const x_mr_entry_t *peer_mrs; /* the peer's region table, read-only */
   uint64_t peer_pd;
   uint32_t peer_qpn;
-  uint64_t peer_probe;
   gboolean no_cma;              /* ITAPI_EMUL_CMA=0 when the connection began */
   gboolean cma_out;             /* this process can attach to the peer */
   gboolean peer_cma;            /* the peer said it can attach to us */
@@ -479,6 +478,28 @@ void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric 
 GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
                          GDestroyNotify notify);
 gboolean emul_ring_enter(void);
+
+/* A listening socket of this process watched by the progress thread (a
+ * listener's port, a UD QP's name), the first member of its owner's
+ * g_malloc'd record, which goes with it.  Its callback accepts with no lock
+ * held, so the socket closes only once the watch is destroyed and no
+ * callback of it runs; the owner's close waits for that (for a second at
+ * most), so that the name can be bound again at once.  @closing (or NULL)
+ * runs as the socket closes, on the thread that closes it. */
+typedef struct emul_ring_lsock {
+  int fd;
+  GSource *src;
+  gint ref;       /* the watch's and the owner's */
+  gint closed;    /* atomic */
+  void (*closing)(struct emul_ring_lsock *s);
+} emul_ring_lsock_t;
+
+/* Init: @s (zeroed) holds @fd, not watched yet.  Watch: @fn runs on the
+ * progress thread with @s as its data (emul_ring_watch).  Close: the watch
+ * (if any) destroyed, the socket closed, @s let go (no lock held). */
+void emul_ring_lsock_init(emul_ring_lsock_t *s, int fd);
+void emul_ring_lsock_watch(emul_ring_lsock_t *s, GUnixFDSourceFunc fn);
+void emul_ring_lsock_close(emul_ring_lsock_t *s);
 
 /* The application's side of progress (emul_cq.c, no lock held).  Poll:
  * a poll of @cq took @got of @n entries; when none, drain the rings that

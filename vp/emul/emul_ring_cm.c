@@ -443,42 +443,24 @@ x_pdata(x_msg_t *m, const void *pdata, uint32_t len)
 /* ---- listeners ---- */
 
 /* A listener's socket for other processes, the data of the progress
- * thread's watch of it: @l is NULL once the listener went (fabric lock).
- * The socket closes once the watch is destroyed and no callback of it runs
- * (x_lsock_watch_gone): the callback accepts with no lock held, so the socket
- * must stay open under it; the unlisten waits for that close (`closed`),
- * so that the port can be bound again at once. */
+ * thread's watch of it (emul_ring_lsock_t): @l is NULL once the listener
+ * went (fabric lock). */
 struct x_lsock {
+  emul_ring_lsock_t sock;  /* first */
   emul_listen_t *l;
-  int fd;
-  GSource *src;
-  gint ref;     /* the watch's, and the listener's until its unlisten is done */
-  gint closed;  /* atomic */
 };
 typedef struct x_lsock x_lsock_t;
-
-static void
-x_lsock_unref(gpointer data)
-{
-  x_lsock_t *s = data;
-  if (!g_atomic_int_dec_and_test(&s->ref))
-    return;
-  g_free(s);
-}
 
 /* Listeners' sockets cut from their listener and not closed yet: a new
  * listener of the port may find it bound a moment (emul_ring_listen_start). */
 static gint x_lsocks_closing;
 
 static void
-x_lsock_watch_gone(gpointer data)
+x_lsock_closing(emul_ring_lsock_t *sock)
 {
-  x_lsock_t *s = data;
-  close(s->fd);
+  x_lsock_t *s = (x_lsock_t *) sock;
   if (s->l == NULL)
     g_atomic_int_add(&x_lsocks_closing, -1);
-  g_atomic_int_set(&s->closed, 1);
-  x_lsock_unref(s);
 }
 
 #define X_ACCEPT_BATCH 8
@@ -539,9 +521,9 @@ emul_ring_listen(emul_listen_t *l, int fd)
   if (fd < 0)
     return;
   x_lsock_t *s = g_new0(x_lsock_t, 1);
+  emul_ring_lsock_init(&s->sock, fd);
+  s->sock.closing = x_lsock_closing;
   s->l = l;
-  s->fd = fd;
-  s->ref = 2;
   l->xsock = s;
   l->no_cma = x_cma_off();
 }
@@ -559,23 +541,15 @@ emul_ring_listen_start(emul_listen_t *l)
     if (fd >= 0)
       emul_ring_listen(l, fd);
   }
-  x_lsock_t *s = l->xsock;
-  if (s != NULL)
-    s->src = emul_ring_watch(s->fd, G_IO_IN, x_listen_ready, s, x_lsock_watch_gone);
+  if (l->xsock != NULL)
+    emul_ring_lsock_watch(&l->xsock->sock, x_listen_ready);
 }
 
 void
 emul_ring_listen_close(x_lsock_t *s)
 {
-  if (s == NULL)
-    return;
-  g_source_destroy(s->src);
-  g_source_unref(s->src);
-  /* A callback of the watch runs: it ends without the socket (bounded: in
-   * a child forked while one ran, none will). */
-  for (int i = 0; i < 20000 && !g_atomic_int_get(&s->closed); i++)
-    g_usleep(50);
-  x_lsock_unref(s);
+  if (s != NULL)
+    emul_ring_lsock_close(&s->sock);
 }
 
 x_lsock_t *
@@ -743,7 +717,6 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, int *bell_fd, emul_wor
   pre->table = MAP_FAILED;
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
-  x->peer_probe = m->probe_addr;
   x->peer_cma = m->attach != 0;
   x_take_peer_bell(x, bell_fd);
   x->cma_out = pre->cma;
@@ -801,7 +774,6 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
   pre->table = MAP_FAILED;
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
-  x->peer_probe = m->probe_addr;
   x->cma_out = pre->cma;
   x_take_peer_bell(x, nfds == 3 ? &fds[2] : NULL);
 

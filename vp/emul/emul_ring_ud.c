@@ -72,18 +72,12 @@ typedef struct x_ud_hdr {
   uint8_t sgid[16];
 } x_ud_hdr_t;
 
-/* A UD QP's name: its listening socket and the senders connected to it.
- * @qp is NULL once the QP is destroyed (fabric lock).  The socket closes
- * once the watch is destroyed and no callback of it runs (ud_watch_gone):
- * the callback accepts with no lock held; the destroy waits for that close
- * (emul_ring_ud_free), so that the number can be bound again at once. */
+/* A UD QP's name: its listening socket (emul_ring_lsock_t) and the senders
+ * connected to it.  @qp is NULL once the QP is destroyed (fabric lock). */
 struct emul_xud {
+  emul_ring_lsock_t sock;  /* first */
   emul_qp_t *qp;
-  int fd;
-  GSource *src;
   GList *ins;          /* x_ud_in_t* */
-  gint ref;            /* the watch's and the QP's */
-  gint closed;         /* atomic */
 };
 
 typedef struct x_ud_in {
@@ -222,22 +216,6 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-static void
-ud_unref(struct emul_xud *u)
-{
-  if (g_atomic_int_dec_and_test(&u->ref))
-    g_free(u);
-}
-
-static void
-ud_watch_gone(gpointer data)
-{
-  struct emul_xud *u = data;
-  close(u->fd);
-  g_atomic_int_set(&u->closed, 1);
-  ud_unref(u);
-}
-
 struct emul_xud *
 emul_ring_ud_bind(uint32_t *qpn)
 {
@@ -247,8 +225,7 @@ emul_ring_ud_bind(uint32_t *qpn)
     int fd = emul_ring_bind_listen("ud/", *qpn);
     if (fd >= 0) {
       struct emul_xud *u = g_new0(struct emul_xud, 1);
-      u->fd = fd;
-      u->ref = 2;
+      emul_ring_lsock_init(&u->sock, fd);
       return u;
     }
     e = errno;
@@ -276,7 +253,7 @@ emul_ring_ud_start(emul_qp_t *qp)
 {
   struct emul_xud *u = qp->xud;
   if (u != NULL)
-    u->src = emul_ring_watch(u->fd, G_IO_IN, ud_accept, u, ud_watch_gone);
+    emul_ring_lsock_watch(&u->sock, ud_accept);
 }
 
 struct emul_xud *
@@ -305,13 +282,7 @@ emul_ring_ud_free(struct emul_xud *u)
     g_source_unref(src);
   }
   g_list_free(u->ins);
-  g_source_destroy(u->src);
-  g_source_unref(u->src);
-  /* An accept runs: it ends without the socket (bounded: in a child
-   * forked while one ran, none will). */
-  for (int i = 0; i < 20000 && !g_atomic_int_get(&u->closed); i++)
-    g_usleep(50);
-  ud_unref(u);
+  emul_ring_lsock_close(&u->sock);
 }
 
 /* ---- sending ---- */
