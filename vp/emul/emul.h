@@ -47,10 +47,12 @@
  * slots never move (a two-level array), an entry is published whole and,
  * when it leaves, freed only once every link has been taken and released
  * after it left (emul_links_quiesce): the fast path looks keys up only
- * under its link's lock, and a long copy ends before its link is idle.  The fast path never reads a window's or a
- * fast-registered region's entry (their fields change under the fabric
- * lock): while any exists, posts take the fabric lock (emul_fabric.nmutable,
- * read under the link's lock; emul_mr_mutable_enter).
+ * under its link's lock, and a long copy ends before its link is idle.  The
+ * fast path never reads a window's or a fast-registered region's entry
+ * (their fields change under the fabric lock): a request, or the receive
+ * a Send lands in, that names one is left to the fabric lock
+ * (emul_key_fixed); requests that name none go on under their link alone
+ * while such entries exist.
  *
  * Personalities.  Every device has one: InfiniBand HCA (emul0, emul-ib0)
  * or iWARP RNIC (emul-iw0; emul0 too under ITAPI_EMUL_PERSONALITY=iwarp).
@@ -119,7 +121,6 @@ typedef struct emul_fabric {
   gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
   gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
   guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
-  gint nmutable;          /* windows and fast-registration regions alive (atomic) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
   GArray *free_mr;        /* free slots of the region table */
   GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
@@ -622,7 +623,8 @@ static inline uint32_t emul_mr_access(const emul_mr_t *mr)
   return __atomic_load_n(&mr->access, __ATOMIC_RELAXED);
 }
 /* A window or fast-registered region enters the table (fabric lock held):
- * counted in emul_fabric.nmutable before any fast path can see it. */
+ * every link is taken and released first, so a fast path that holds its
+ * link's lock never sees such an entry appear (emul_key_fixed). */
 void emul_mr_mutable_enter(void);
 /* Index and tag of @key in @p's layout; FALSE when it has other bits set. */
 static inline gboolean
@@ -646,6 +648,31 @@ emul_mr_lookup(const emul_pers_t *p, uint64_t key)
   if (mr == NULL || mr->pers != p || mr->key != tag)
     return NULL;
   return mr;
+}
+/* Whether @key names no entry, or one whose fields never change: not a
+ * window's nor a fast-registered region's (a bind, a fast registration, an
+ * invalidation change theirs under the fabric lock).  The fast path, which
+ * holds a link's lock alone, goes on only with such keys and leaves a
+ * request naming any other to the fabric lock: none can appear in the slot
+ * while it holds its link (emul_mr_mutable_enter).  Only fields set before
+ * the entry was published are read, never its tag. */
+static inline gboolean
+emul_key_fixed(const emul_pers_t *p, uint64_t key)
+{
+  uint32_t idx, tag;
+  if (!emul_key_split(p, key, &idx, &tag))
+    return TRUE;
+  const emul_mr_t *mr = emul_mr_slot(idx);
+  return mr == NULL || (mr->mw == NULL && !mr->fr);
+}
+/* emul_key_fixed for the key of every SGE of @s that moves bytes. */
+static inline gboolean
+emul_sges_fixed(const emul_pers_t *p, const rnicpi_sge_t *s, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i].length > 0 && !emul_key_fixed(p, s[i].lkey))
+      return FALSE;
+  return TRUE;
 }
 gboolean emul_slot_alloc(emul_mr_t *mr, const emul_pers_t *p);
 uint32_t emul_slot_new_tag(const emul_pers_t *p, uint32_t index);
@@ -1038,16 +1065,20 @@ typedef struct emul_ud_out {
 rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
                                          emul_ud_out_t *out);
 /* The same under @qp's link @l alone (held; let go before it returns),
- * no memory window or fast-registered region existing: the datagram is
- * delivered under its destination's link alone; one that leaves the
- * process (@out->away, as above), or goes to a QP with a shared receive
- * queue, takes the fabric lock for that part only. */
+ * its SGEs naming no memory window or fast-registered region
+ * (emul_sges_fixed): the datagram is delivered under its destination's
+ * link alone; one that leaves the process (@out->away, as above), goes to
+ * a QP with a shared receive queue or to a receive naming such an entry,
+ * takes the fabric lock for that part only. */
 rnicpi_status_t emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr,
                                        emul_work_t *w, emul_ud_out_t *out);
 /* Deliver @d to UD QP @dst, or drop it: @dst's link held, and the fabric
  * lock too when it has a shared receive queue (emul_ud_deliver_locked
- * takes the link under the fabric lock). */
-void emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
+ * takes the link under the fabric lock).  FALSE, nothing done, only
+ * without the fabric lock: the receive it would take names a window or a
+ * fast-registered region (emul_key_fixed), the fabric lock's to deliver
+ * into. */
+gboolean emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
 void emul_ud_deliver_locked(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w);
 /* The service reply event for @requester's request @req_ctx to @responder. */
 void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_addr_t *responder,

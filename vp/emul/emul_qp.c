@@ -28,16 +28,18 @@
  * (emul_link_t, made when it is established) whose lock guards their
  * queues and state (emul.h, "Locks").  A Send, RDMA Write or RDMA Read on a
  * linked QP, and a receive posted to one, take that lock alone when what
- * they do touches nothing else: no window or fast-registered region exists
- * in the process (their entries change under the fabric lock), the request
- * names no sink window, and neither QP holds work queued behind a receiver
- * not ready (its flush or progress may release a window).  The rest takes
+ * they do touches nothing else: no key they read names a window or a
+ * fast-registered region (their entries change under the fabric lock:
+ * fast_keys_fixed, emul_key_fixed; such entries elsewhere in the process do
+ * not matter), the request names no sink window, and neither QP holds work
+ * queued behind a receiver not ready (its flush or progress may release a
+ * window).  The rest takes
  * the fabric lock, then the link's, and runs the same code.  So two
  * threads, each with its own connection, never share a lock.  A QP
  * connected to another process gets a link of its own when established
  * (link->ring): a Send, RDMA Write or Read that emul_ring_post_hot takes
- * (one SGE, the ring's latency case) holds that lock alone while no window
- * exists, and so do a receive that no Send of the peer waits for and a
+ * (one SGE, the ring's latency case) holds that lock alone when its local
+ * key names no window or fast-registered region, and so do a receive that no Send of the peer waits for and a
  * busy poll's drain of the ring's common case (emul_ring_drain_link);
  * anything else on it takes the fabric lock, then the link's.
  *
@@ -45,8 +47,8 @@
  * with the link's lock let go (copy_begin, copy_end), as a NIC moves a
  * message while the host posts more: the checks before it and the
  * completions after it are made under the lock, and the link is marked
- * copying meanwhile.  A copy reached under the fabric lock (a post while a
- * window exists, work run after a receiver was not ready) lets that lock
+ * copying meanwhile.  A copy reached under the fabric lock (a post naming a
+ * window, work run after a receiver was not ready) lets that lock
  * go too (link->fcopy, counted in emul_fabric.lcopies) unless a thread
  * waits for such copies to end (copy_waiters), and takes it back first
  * when done.  A post on either QP that finds the mark, on the fast path
@@ -330,16 +332,33 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
   }
 }
 
-/* What a post_send on the fast path needs once it holds the link's lock:
- * no window or fast-registered region in the table (read under the lock:
- * emul_mr_mutable_enter), and neither QP holding work queued behind a
- * receiver not ready (its flush or progress may release a window); or a
- * long copy running, behind which the request only queues. */
+/* Whether every key @wr's execution on @qp would read names an entry whose
+ * fields never change (emul_key_fixed; the link's lock held): its own
+ * SGEs', the remote key of a Write or Read, the SGEs' of the receive a
+ * Send lands in (the peer's next, if any: a Send finding none only
+ * waits). */
 static inline gboolean
-fast_ok(emul_qp_t *qp, const emul_link_t *l)
+fast_keys_fixed(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 {
-  return !l->ring && ((g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_wq_empty(&qp->sq) &&
-                       (qp->peer == NULL || emul_wq_empty(&qp->peer->sq))) || l->copying);
+  const emul_pers_t *p = emul_pers_of_qp(qp);
+  if (!emul_sges_fixed(p, wr->sg_list, wr->num_sge))
+    return FALSE;
+  if (wr->opcode != RNICPI_WR_SEND)
+    return emul_key_fixed(p, wr->rkey);
+  const emul_rwqe_t *r = qp->peer != NULL ? emul_wq_peek(&qp->peer->rq) : NULL;
+  return r == NULL || emul_sges_fixed(p, r->sge, r->num_sge);
+}
+
+/* What a post_send on the fast path needs once it holds the link's lock:
+ * no key whose entry changes under the fabric lock (fast_keys_fixed), and
+ * neither QP holding work queued behind a receiver not ready (its flush or
+ * progress may release a window); or a long copy running, behind which
+ * the request only queues. */
+static inline gboolean
+fast_ok(emul_qp_t *qp, const emul_link_t *l, const rnicpi_send_wr_t *wr)
+{
+  return !l->ring && ((emul_wq_empty(&qp->sq) && (qp->peer == NULL || emul_wq_empty(&qp->peer->sq)) &&
+                       fast_keys_fixed(qp, wr)) || l->copying);
 }
 
 /* A request that may take the fast path: one whose every key names a
@@ -857,13 +876,14 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_ring_post_hot), under the QP's link alone while no
-   * window exists (a bind changes what the check read); otherwise the full
+   * an earlier one (emul_ring_post_hot), under the QP's link alone when its
+   * local key names no window or fast-registered region (whose fields
+   * change under the fabric lock: emul_ring_hot_local); otherwise the full
    * path, under the fabric lock and the link's. */
   if (x_hot_candidate(qp, wr_in)) {
     emul_link_t *l = fast_lock(qp);
     if (l != NULL) {
-      if (G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0 && emul_ring_post_hot(qp, wr_in, TRUE, &w))) {
+      if (G_LIKELY(emul_ring_post_hot(qp, wr_in, TRUE, &w))) {
         rnicpi_spin_unlock(&l->lock);
         emul_ring_bells_flush();
         emul_work_deliver(&w);
@@ -895,12 +915,13 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     return RNICPI_EINVAL;
   if (qp->ud) {
     /* A datagram executes when posted, like every in-process WR: under
-     * the QP's link alone while no window exists (as fast_ok). */
+     * the QP's link alone when its SGEs name no window or fast-registered
+     * region (as fast_ok; the receive it lands in: emul_ud_deliver). */
     if (wr->num_sge > qp->attr.max_send_sge)
       return RNICPI_ELIMIT;
     emul_ud_out_t out;
     emul_link_t *l = fast_lock(qp);
-    if (l != NULL && G_LIKELY(g_atomic_int_get(&emul_fabric.nmutable) == 0)) {
+    if (l != NULL && G_LIKELY(emul_sges_fixed(emul_pers_of_qp(qp), wr->sg_list, wr->num_sge))) {
       st = emul_ud_post_send_link(qp, l, wr, &w, &out);
     } else {
       if (l != NULL)
@@ -929,7 +950,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
 
   emul_link_t *l;
   if (fast_candidate(wr) && (l = fast_lock(qp)) != NULL) {
-    if (G_LIKELY(fast_ok(qp, l))) {
+    if (G_LIKELY(fast_ok(qp, l, wr))) {
       st = post_send_locked(qp, wr, &w);
       fast_unlock(qp, l, &w);
       emul_work_deliver(&w);

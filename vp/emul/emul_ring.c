@@ -573,12 +573,13 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
     uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
     /* A Send whole in one frame, its bytes contiguous, for the next
      * receive of the QP's own queue, with nothing ahead of it (a message
-     * half assembled, requests waiting, a pull running) and no window in
-     * the process (whose entry the check would read); anything else is
+     * half assembled, requests waiting, a pull running) and a receive
+     * whose key names no window or fast-registered region (whose fields
+     * change under the fabric lock: emul_ring_hot_local); anything else is
      * the full drain's. */
     if (hdr != sizeof(x_short_t) || f.frag_len > X_FRAG_MAX || pat + f.frag_len > X_RING_SIZE ||
         x->in_busy || !emul_queue_empty(&qp->xin) || qp->rcopying ||
-        g_atomic_int_get(&emul_fabric.nmutable) != 0 || !emul_ring_recv_short(qp, x, &f, data + pat, w))
+        !emul_ring_recv_short(qp, x, &f, data + pat, w))
       return did | X_DRAIN_FABRIC;
     head += ROUND_LINE(hdr + f.frag_len);
     x_taken(x, head);

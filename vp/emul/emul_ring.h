@@ -632,7 +632,10 @@ void emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w);
 /* The requester's and the responder's check of a local SGE (both on the
  * latency path, hence inline here). */
 /* emul_sge_region for @sg, answered from x->hot when it names the region the
- * last one passed and no region changed since. */
+ * last one passed and no region changed since.  FALSE sends the caller to
+ * the full path, which checks again: so does a key whose entry changes
+ * under the fabric lock (emul_key_fixed) when this thread does not hold
+ * it; such an entry is never remembered. */
 static inline __attribute__((always_inline)) gboolean
 emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint32_t need)
 {
@@ -641,9 +644,13 @@ emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint
   if (sg->lkey == h->lkey && h->lgen == gen && (h->laccess & need) == need &&
       sg->addr >= h->lstart && sg->length <= h->llen && sg->addr - h->lstart <= h->llen - sg->length)
     return TRUE;
+  if (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), sg->lkey))
+    return FALSE;
   emul_mr_t *mr = emul_sge_region(qp, sg, need);
   if (mr == NULL)
     return FALSE;
+  if (mr->fr)
+    return TRUE;  /* checked, not remembered: a fast registration changes it */
   h->lkey = sg->lkey;
   h->lstart = (uint64_t) (uintptr_t) mr->addr;
   h->llen = mr->length;

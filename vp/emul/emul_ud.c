@@ -30,9 +30,9 @@
  * whose answer comes back the same way (emul_ud_svc_reply_to).
  *
  * Locks.  A UD QP has a link of its own (emul_link_join_ud) that guards
- * its receive queue and state.  A datagram posted while no memory window
- * or fast-registered region exists is checked, gathered and delivered
- * under the sending QP's link (emul_ud_post_send_link): the destination is
+ * its receive queue and state.  A datagram whose SGEs name no memory window
+ * or fast-registered region (emul_key_fixed) is checked, gathered and
+ * delivered under the sending QP's link (emul_ud_post_send_link): the destination is
  * the one its last datagram found (emul_qp_t.ud_to), or is looked up in
  * the table under the table's own lock (emul_fabric.ud_lock, whose holder
  * never waits), and its link is only tried, never waited for, while the
@@ -42,9 +42,9 @@
  * and takes every link once before it goes, so none is still in use.
  * Threads whose QPs are their own share no lock (itapi-perf -T 2 --ud).
  * What needs more takes the fabric lock: a destination with a shared
- * receive queue (SRQs are guarded by the fabric lock), a datagram leaving
- * the process, and every post while a window exists (as on a connected
- * QP).  The region table is read under a link, as the RC fast path does
+ * receive queue (SRQs are guarded by the fabric lock), a receive naming a
+ * window or a fast-registered region, a datagram leaving the process, and
+ * a post naming one (as on a connected QP).  The region table is read under a link, as the RC fast path does
  * (emul_links_quiesce waits for it).
  *
  * SPDX-License-Identifier: MIT
@@ -263,15 +263,13 @@ ud_send_linked(emul_qp_t *qp, emul_link_t *l, uint32_t qpn, emul_ud_out_t *out, 
     qp->ud_to_qpn = qpn;
     qp->ud_to_gen = gen;
   }
-  if (dst->link == l) {
-    emul_ud_deliver(dst, &out->d, w);
-    return TRUE;
-  }
+  if (dst->link == l)
+    return emul_ud_deliver(dst, &out->d, w);
   if (!rnicpi_spin_trylock(&dst->link->lock))
     return FALSE;  /* never wait for a second link holding one */
-  emul_ud_deliver(dst, &out->d, w);
+  gboolean done = emul_ud_deliver(dst, &out->d, w);
   rnicpi_spin_unlock(&dst->link->lock);
-  return TRUE;
+  return done;
 }
 
 rnicpi_status_t
@@ -289,14 +287,16 @@ emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr
     return st;
   if (ours && !done) {
     /* A busy destination's link (waited for with none held), a shared
-     * receive queue or another process's QP (or none): the latter two
-     * under the fabric lock. */
-    gboolean srq = FALSE;
+     * receive queue, a receive naming a window or fast-registered region,
+     * or another process's QP (or none): the latter three under the
+     * fabric lock. */
+    gboolean srq = FALSE, taken = FALSE;
     emul_qp_t *dst = ud_take(wr->remote_qpn, TRUE, &srq);
     if (dst != NULL) {
-      emul_ud_deliver(dst, &out->d, w);
+      taken = emul_ud_deliver(dst, &out->d, w);
       rnicpi_spin_unlock(&dst->link->lock);
-    } else {
+    }
+    if (!taken) {
       emul_lock_data_path();
       ud_route_locked(qp, wr, out, w);
       emul_fabric_unlock();
@@ -314,12 +314,15 @@ emul_ud_deliver_locked(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
   emul_link_drop(l);
 }
 
-void
+gboolean
 emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
 {
   if (dst->state != RNICPI_QPS_RTS || dst->qkey != d->qkey || emul_qp_dev(dst)->pers != d->pers ||
       emul_wq_empty(emul_qp_rq(dst)))
-    return;  /* dropped without a trace */
+    return TRUE;  /* dropped without a trace */
+  const emul_rwqe_t *next = emul_wq_peek(emul_qp_rq(dst));
+  if (!emul_fabric_mine && !emul_sges_fixed(d->pers, next->sge, next->num_sge))
+    return FALSE;  /* its entries change under the fabric lock (emul_key_fixed) */
   emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(dst));
   if (dst->srq != NULL)
     emul_srq_took(dst->srq);
@@ -342,6 +345,7 @@ emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
   }
   emul_cq_push(dst->rcq, &rwc, w);
   emul_wq_put(emul_qp_rq(dst), r);
+  return TRUE;
 }
 
 /* Address handles. */
