@@ -430,8 +430,9 @@ spawn_long_target(const char *role)
 
 /* A connection to a "target" or "mtarget" child (@role) whose XLONG_LEN
  * bytes hold the XLONG_SEED pattern, written whole from lb (which holds it
- * too); back is a sink as long, ra and ctx name the child's region.  An
- * "mtarget" region is mapped here by vp/emul before xlong_open returns. */
+ * too) and placed there before xlong_open returns; back is a sink as long
+ * (all 0), ra and ctx name the child's region.  An "mtarget" region is
+ * mapped here by vp/emul before xlong_open returns. */
 typedef struct {
   child_t c;
   conf_side_t s;
@@ -454,6 +455,19 @@ xlong_open(xlong_t *t, const char *role)
   it_lmr_triplet_t whole = conf_seg(&t->lb, 0, t->len), head = conf_seg(&t->lb, 0, 64);
   conf_ok(it_post_rdma_write(t->s.ep, &whole, 1, 40, IT_COMPLETION_FLAG, t->ra, t->ctx));
   conf_dto(t->s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
+  /* The Write's completion says only that its source may be reused: on
+   * vp/iwarp it comes once the socket took the last byte, megabytes
+   * before the child placed them.  A child told to use its region then
+   * (a Send of it, "send") sent the 0s still there: post-beside-receive
+   * found byte 29895815 of its 32 MiB receive 0 in one CI run.  A Read
+   * behind the Write comes back once the Write is placed (RC order;
+   * RFC 5040 5.5, as iw_tx.c's delivery fences use it). */
+  size_t tail = t->len - 64;
+  it_lmr_triplet_t sink = conf_seg(&t->back, tail, 64);
+  conf_ok(it_post_rdma_read(t->s.ep, &sink, 1, 39, IT_COMPLETION_FLAG, t->ra + tail, t->ctx));
+  conf_dto(t->s.dto, IT_DTO_RDMA_READ_CMPL_EVENT, IT_DTO_SUCCESS, 39);
+  g_assert_cmpmem(t->back.data + tail, 64, t->lb.data + tail, 64);
+  memset(t->back.data + tail, 0, 64);
   if (strcmp(role, "mtarget") == 0)
     await_mapping(&t->s, &head, t->ra, t->ctx);
 }
