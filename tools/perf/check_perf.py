@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T and -T --ud.
+"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T, -T --ud and -T --rmr.
 
 Usage: check_perf.py PATH/TO/itapi-perf
 
@@ -109,6 +109,17 @@ def main():
     for r in res:
         if r["threads"] != 2 or r["msgs"] <= 0 or not 0 < r["thread_min_mmsgps"] <= r["thread_max_mmsgps"]:
             sys.exit(f"FAIL: -T 2 --ud: a thread moved no datagram: {r}")
+    # -T --rmr: the same run with an RMR allocated beside it, said in the head.
+    out = run(perf, "-T", "2", "--rmr", "-D", "0.2", "--json", "-i", "emul0")
+    doc = json.loads(out)
+    if doc.get("rmr") is not True or [r["test"] for r in doc["results"]] != ["send_bw", "write_bw"]:
+        sys.exit(f"FAIL: -T 2 --rmr: expected rmr true and send_bw, write_bw:\n{out}")
+    for r in doc["results"]:
+        if r["msgs"] <= 0 or not 0 < r["thread_min_mmsgps"] <= r["thread_max_mmsgps"]:
+            sys.exit(f"FAIL: -T 2 --rmr: a thread moved no message: {r}")
+    p = subprocess.run([perf, "--rmr"], capture_output=True, text=True, timeout=30)
+    if p.returncode == 0 or "--rmr goes with -T" not in p.stderr:
+        sys.exit(f"FAIL: --rmr without -T is not refused with a message:\n{p.stderr}")
     p = subprocess.run([perf, "-T", "2", "-t", "send_lat"], capture_output=True, text=True,
                        timeout=30)
     if p.returncode == 0 or "send_bw and write_bw" not in p.stderr:
@@ -118,7 +129,7 @@ def main():
     if p.returncode == 0 or "no_such_test" not in p.stderr:
         sys.exit(f"FAIL: an unknown test name is not refused with a message:\n{p.stderr}")
 
-    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud and argument checks passed")
+    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud, -T --rmr and argument checks passed")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ typedef struct {
   unsigned threads;          /* -T: message-rate mode with this many threads; 0: off */
   bool xproc;                /* -T --xproc: the receiving ends in a second process */
   bool ud;                   /* -T --ud: datagram endpoint pairs (ud_bw) */
+  bool rmr;                  /* -T --rmr: an RMR allocated beside the run */
   bool xproc_peer;           /* this process is that second process (internal) */
 } config_t;
 
@@ -307,6 +308,15 @@ int ud_rate_run(const config_t *cfg);
 void rate_head(const config_t *cfg, const char *ia_name, const char *what);
 /* The largest of cfg->sizes. */
 size_t max_size_of(const config_t *cfg);
+/* -T --rmr: an RMR of a protection zone of its own on @ia, allocated
+ * (unlinked) while the threads run; both handles IT_NULL_HANDLE without
+ * --rmr.  Close frees them. */
+typedef struct {
+  it_pz_handle_t pz;
+  it_rmr_handle_t rmr;
+} rmr_beside_t;
+void rmr_beside_open(const config_t *cfg, it_ia_handle_t ia, rmr_beside_t *b);
+void rmr_beside_close(rmr_beside_t *b);
 void rate_row(const config_t *cfg, const char *test, size_t bytes, const uint64_t *msgs,
               const uint64_t *ns, bool first);
 void rate_tail(const config_t *cfg);

@@ -401,15 +401,38 @@ rate_head(const config_t *cfg, const char *ia_name, const char *what)
 {
   unsigned nt = cfg->threads;
   if (cfg->json)
-    printf("{\"interface\": \"%s\", \"threads\": %u, \"window\": %u, \"results\": [", ia_name, nt,
-           cfg->window);
+    printf("{\"interface\": \"%s\", \"threads\": %u, \"window\": %u, \"rmr\": %s, \"results\": [",
+           ia_name, nt, cfg->window, cfg->rmr ? "true" : "false");
   else if (cfg->csv)
     printf("test,bytes,threads,msgs,seconds,mmsgps,thread_min_mmsgps,thread_max_mmsgps\n");
   else
-    printf("# itapi-perf: interface %s, %u thread%s, each with %s, busy-poll, window %u\n"
+    printf("# itapi-perf: interface %s, %u thread%s, each with %s, busy-poll, window %u%s\n"
            "%-10s %10s %8s %12s %10s %22s\n",
-           ia_name, nt, nt == 1 ? "" : "s", what, cfg->window, "test", "bytes", "threads", "msgs",
-           "Mmsg/s", "per thread (min-max)");
+           ia_name, nt, nt == 1 ? "" : "s", what, cfg->window, cfg->rmr ? ", an RMR allocated beside" : "",
+           "test", "bytes", "threads", "msgs", "Mmsg/s", "per thread (min-max)");
+}
+
+void
+rmr_beside_open(const config_t *cfg, it_ia_handle_t ia, rmr_beside_t *b)
+{
+  b->pz = IT_NULL_HANDLE;
+  b->rmr = IT_NULL_HANDLE;
+  if (!cfg->rmr)
+    return;
+  IT(it_pz_create, ia, &b->pz);
+  it_status_t st = it_rmr_create20(b->pz, IT_RMR_TYPE_DEFAULT, &b->rmr);
+  if (st != IT_SUCCESS)
+    die("--rmr: it_rmr_create20 on the interface returned %s (%s): it offers no RMRs to keep beside "
+        "the run; leave out --rmr", itx_status_name(st), itx_error_detail());
+}
+
+void
+rmr_beside_close(rmr_beside_t *b)
+{
+  if (b->rmr != IT_NULL_HANDLE)
+    IT(it_rmr_free, b->rmr);
+  if (b->pz != IT_NULL_HANDLE)
+    IT(it_pz_free, b->pz);
 }
 
 void
@@ -458,6 +481,8 @@ rate_run(const config_t *cfg)
   it_ia_info_t *info;
   IT(it_ia_query, ia, &info);
   check_size_limits(info, max_size_of(cfg), "-T");
+  rmr_beside_t beside;
+  rmr_beside_open(cfg, ia, &beside);
 
   pthread_barrier_t barrier;
   pthread_barrier_init(&barrier, NULL, nt);
@@ -501,6 +526,7 @@ rate_run(const config_t *cfg)
   pthread_barrier_destroy(&barrier);
   free(rts);
   free(tids);
+  rmr_beside_close(&beside);
   it_ia_info_free(info);
   IT(it_ia_free, ia);
   return 0;

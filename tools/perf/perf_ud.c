@@ -212,6 +212,8 @@ ud_rate_run(const config_t *cfg)
   if (max_size_of(cfg) > mtu)
     die("--ud: interface %s carries datagrams of at most %zu bytes (one packet), not %zu; give -S "
         "sizes up to %zu", info->ia_name, mtu, max_size_of(cfg), mtu);
+  rmr_beside_t beside;
+  rmr_beside_open(cfg, ia, &beside);
   pthread_barrier_t barrier;
   pthread_barrier_init(&barrier, NULL, nt);
   ud_thread_t *us = calloc(nt, sizeof(*us));
@@ -243,6 +245,7 @@ ud_rate_run(const config_t *cfg)
   pthread_barrier_destroy(&barrier);
   free(us);
   free(tids);
+  rmr_beside_close(&beside);
   it_ia_info_free(info);
   IT(it_ia_free, ia);
   return 0;

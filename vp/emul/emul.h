@@ -121,6 +121,7 @@ typedef struct emul_fabric {
   gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
   gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
   guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
+  gint nmutable;          /* windows and fast-registration regions alive (atomic; emul_key_fixed) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
   GArray *free_mr;        /* free slots of the region table */
   GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
@@ -655,12 +656,19 @@ emul_mr_lookup(const emul_pers_t *p, uint64_t key)
  * holds a link's lock alone, goes on only with such keys and leaves a
  * request naming any other to the fabric lock: none can appear in the slot
  * while it holds its link (emul_mr_mutable_enter).  Only fields set before
- * the entry was published are read, never its tag. */
+ * the entry was published are read, never its tag; nothing at all while
+ * no such entry exists in the process (emul_fabric.nmutable, read under
+ * the link's lock: the common case costs one load per request). */
+static inline gboolean
+emul_mutable_none(void)
+{
+  return g_atomic_int_get(&emul_fabric.nmutable) == 0;
+}
 static inline gboolean
 emul_key_fixed(const emul_pers_t *p, uint64_t key)
 {
   uint32_t idx, tag;
-  if (!emul_key_split(p, key, &idx, &tag))
+  if (emul_mutable_none() || !emul_key_split(p, key, &idx, &tag))
     return TRUE;
   const emul_mr_t *mr = emul_mr_slot(idx);
   return mr == NULL || (mr->mw == NULL && !mr->fr);
@@ -669,6 +677,8 @@ emul_key_fixed(const emul_pers_t *p, uint64_t key)
 static inline gboolean
 emul_sges_fixed(const emul_pers_t *p, const rnicpi_sge_t *s, uint32_t n)
 {
+  if (emul_mutable_none())
+    return TRUE;
   for (uint32_t i = 0; i < n; i++)
     if (s[i].length > 0 && !emul_key_fixed(p, s[i].lkey))
       return FALSE;

@@ -113,13 +113,15 @@ emul_mr_slot_set(uint32_t idx, emul_mr_t *mr)
   __atomic_store_n(&emul_fabric.mr_tab[idx], mr, __ATOMIC_RELEASE);
 }
 
-/* Every link is taken and released, then the entry is published: a fast
- * path that took its link's lock before sees no such entry (the
- * publication waits for its release), one that took it after sees it and
- * leaves the request to the fabric lock (emul_key_fixed). */
+/* The count goes up, then every link is taken and released, then the
+ * entry is published: a fast path that took its link's lock before sees
+ * no such entry (the publication waits for its release), one that took it
+ * after sees the count, looks at each key it reads and leaves a request
+ * naming such an entry to the fabric lock (emul_key_fixed). */
 void
 emul_mr_mutable_enter(void)
 {
+  g_atomic_int_inc(&emul_fabric.nmutable);
   emul_links_quiesce();
 }
 
@@ -295,6 +297,8 @@ emul_mr_dereg(rnicpi_mr_t *m)
   emul_ring_mr_sync(mr->index);
   emul_links_quiesce();
   emul_wait_copies();  /* an attach copy from or into its memory ends first */
+  if (mr->fr)
+    g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

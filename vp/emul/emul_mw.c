@@ -90,6 +90,7 @@ emul_mw_dealloc(rnicpi_mw_t *m)
   g_array_append_val(emul_fabric.free_mr, mw->entry.index);
   emul_ring_mr_sync(mw->entry.index);
   emul_links_quiesce();
+  g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mw->entry.pd->nobj);
   g_free(mw);

@@ -340,6 +340,8 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
 static inline gboolean
 fast_keys_fixed(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 {
+  if (G_LIKELY(emul_mutable_none()))
+    return TRUE;
   const emul_pers_t *p = emul_pers_of_qp(qp);
   if (!emul_sges_fixed(p, wr->sg_list, wr->num_sge))
     return FALSE;
