@@ -10,7 +10,9 @@
 #   - itapi-perf -T 1 and -T 2 over emul0 (ITAPI_PROVIDER=emul): send_bw
 #     and write_bw of 8 B messages, each thread with an endpoint pair of its
 #     own driving both ends, busy-polling (Mmsg/s, all threads together);
-#     and -T 1 and -T 2 --ud: ud_bw, 8 B datagrams between two datagram
+#     -T 2 --rmr: the same with an RMR allocated beside the run (a memory
+#     window elsewhere in the process should not cost the threads their
+#     scaling); and -T 1 and -T 2 --ud: ud_bw, 8 B datagrams between two datagram
 #     endpoints of each thread's own;
 #   - ucx_perftest -T 1 and -T 2 -M multi, UCX_TLS=posix,self, server and
 #     client processes on 127.0.0.1: ucp_am_bw (active messages, as Sends)
@@ -40,9 +42,9 @@ fi
 port=$(( 20000 + $$ % 20000 ))
 nextport() { port=$((port + 1)); }
 
-# itapi-perf -T THREADS over emul0; prints "send_mmsgps write_mmsgps".
+# itapi-perf -T THREADS [ARGS] over emul0; prints "send_mmsgps write_mmsgps".
 rate() {
-  ITAPI_PROVIDER=emul "$perf" -T "$1" -D $SEC --csv 2>"$tmp/perf.err" |
+  ITAPI_PROVIDER=emul "$perf" -T "$@" -D $SEC --csv 2>"$tmp/perf.err" |
     awk -F, '$1 == "send_bw" { s = $6 } $1 == "write_bw" { w = $6 } END { print s, w }'
 }
 
@@ -72,6 +74,7 @@ for r in $(seq 1 "$reps"); do
   echo "  repetition $r/$reps (load $(cut -d' ' -f1 /proc/loadavg))" >&2
   read -r s w <<<"$(rate 1)"; put send1 "$r" "$s"; put write1 "$r" "$w"
   read -r s w <<<"$(rate 2)"; put send2 "$r" "$s"; put write2 "$r" "$w"
+  read -r s w <<<"$(rate 2 --rmr)"; put send2m "$r" "$s"; put write2m "$r" "$w"
   put ud1 "$r" "$(ud_rate 1)"; put ud2 "$r" "$(ud_rate 2)"
   if [ $have_ucx = 1 ]; then
     for t in 1 2; do
@@ -85,12 +88,15 @@ noucx="not installed: apt-get install ucx-utils"
 [ $have_ucx = 1 ] && noucx="failed (see ucx_perftest by hand)"
 r1=$(ratio send2 send1); r2=$(ratio write2 write1)
 r3=$(ratio ucx_am2 ucx_am1); r4=$(ratio ucx_put2 ucx_put1); r5=$(ratio ud2 ud1)
+r6=$(ratio send2m send1); r7=$(ratio write2m write1)
 {
   report_head "Message rate of one and two threads: one run of tools/bench/threads.sh"
   echo "| emul send_bw 8 B, 1 thread (itapi-perf -T 1), Mmsg/s | $(fmt send1 -) |"
   echo "| emul send_bw 8 B, 2 threads (itapi-perf -T 2), Mmsg/s | $(fmt send2 -) |"
   echo "| emul write_bw 8 B, 1 thread, Mmsg/s | $(fmt write1 -) |"
   echo "| emul write_bw 8 B, 2 threads, Mmsg/s | $(fmt write2 -) |"
+  echo "| emul send_bw 8 B, 2 threads, an RMR allocated beside (--rmr), Mmsg/s | $(fmt send2m -) |"
+  echo "| emul write_bw 8 B, 2 threads, an RMR allocated beside, Mmsg/s | $(fmt write2m -) |"
   echo "| emul ud_bw 8 B, 1 thread (itapi-perf -T 1 --ud), Mmsg/s | $(fmt ud1 -) |"
   echo "| emul ud_bw 8 B, 2 threads, Mmsg/s | $(fmt ud2 -) |"
   echo "| UCX posix ucp_am_bw 8 B, 1 thread a side, Mmsg/s | $(fmt ucx_am1 "$noucx") |"
@@ -102,6 +108,8 @@ r3=$(ratio ucx_am2 ucx_am1); r4=$(ratio ucx_put2 ucx_put1); r5=$(ratio ud2 ud1)
   echo "|---|---|---|---|"
   echo "| emul send_bw: 2 threads ÷ 1 thread | ${r1:-n/a} | ≥ 1.8 | $(verdict "$r1" '>=' 1.8) |"
   echo "| emul write_bw: 2 threads ÷ 1 thread | ${r2:-n/a} | ≥ 1.8 | $(verdict "$r2" '>=' 1.8) |"
+  echo "| emul send_bw, an RMR beside: 2 threads ÷ 1 thread | ${r6:-n/a} | (no target) | |"
+  echo "| emul write_bw, an RMR beside: 2 threads ÷ 1 thread | ${r7:-n/a} | (no target) | |"
   echo "| emul ud_bw: 2 threads ÷ 1 thread | ${r5:-n/a} | (no target) | |"
   echo "| UCX ucp_am_bw: 2 threads ÷ 1 thread | ${r3:-n/a} | (reference) | |"
   echo "| UCX ucp_put_bw: 2 threads ÷ 1 thread | ${r4:-n/a} | (reference) | |"
