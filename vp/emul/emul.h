@@ -14,8 +14,9 @@
  * Locks, in the order they are taken:
  * 1. the fabric lock (emul_fabric.lock): connection management, the region
  *    table's changes, windows and fast registration, every cross-process
- *    path, datagrams that leave the process or reach a shared receive
- *    queue, and the data path of a QP with no link;
+ *    path, datagrams that leave the process, a receive posted to an SRQ
+ *    while Sends wait for one or that feeds a QP connected to another
+ *    process (emul_srq.c), and the data path of a QP with no link;
  * 2. a link's lock (emul_link_t): the two QPs of an in-process connection
  *    share one; it guards their queues, state, peer pointers and
  *    negotiated limits.  A post or a receive on a linked QP whose work
@@ -37,7 +38,8 @@
  * 3. a CQ's list of those ring links (emul_cq_t.xlock): a busy poll walks
  *    it holding nothing else and only tries each link's lock, so it is
  *    taken after a link's where both are held;
- * 4. a CQ's ring lock (rnicpi_cq_ring_t), a leaf.
+ * 4. a CQ's ring lock (rnicpi_cq_ring_t) and an SRQ's (emul_srq_t.lock),
+ *    leaves: nothing else is taken while one is held.
  * No lock is held across a long payload copy of an in-process connection:
  * the copier lets its link's lock go, and the fabric lock too where it
  * held it, and marks the link copying; every other user of the link waits
@@ -361,13 +363,21 @@ typedef struct emul_cq {
 typedef struct emul_conn emul_conn_t;
 typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_ring.h) */
 
+/* A shared receive queue (emul_srq.c).  Its lock guards rq, max_wr,
+ * limit and starved; it is a leaf but for a CQ's ring lock, taken under a
+ * link's, the fabric lock or none (emul_rq_lock). */
 typedef struct emul_srq {
   rnicpi_srq_t base;
   emul_pd_t *pd;
+  rnicpi_spin_t lock;
   emul_wq_t rq;            /* emul_rwqe_t, shared by every QP that uses it */
-  GList *qps;              /* emul_qp_t* taking receives from it */
+  GList *qps;              /* emul_qp_t* taking receives from it (fabric lock) */
   uint32_t max_wr, max_sge;
   uint32_t limit;          /* armed limit event, 0 when none */
+  gboolean starved;        /* a Send found it empty and waits for a receive (RNR): the next
+                            * post runs the waiting senders (emul_post_srq_recv) */
+  gint xqps;               /* its QPs connected to another process (atomic): a post runs
+                            * their ring's receive work (emul_ring_recv_posted) */
 } emul_srq_t;
 
 typedef struct emul_qp {
@@ -1026,9 +1036,26 @@ gboolean emul_ring_recv_alone(const emul_qp_t *qp);
 void emul_ring_access_changed(emul_qp_t *qp);
 void emul_ring_mr_sync(uint32_t index);
 
-/* Shared receive queues (emul_srq.c; fabric lock held). */
+/* Shared receive queues (emul_srq.c).  A responder's receive queue is its
+ * own (guarded by its link's lock or the fabric lock) or its SRQ's, which
+ * is touched only under the SRQ's lock: emul_rq_lock and emul_rq_unlock
+ * take and let go that lock, and nothing for a QP without an SRQ. */
 static inline emul_wq_t *emul_qp_rq(emul_qp_t *qp) { return qp->srq != NULL ? &qp->srq->rq : &qp->rq; }
-void emul_srq_took(emul_srq_t *srq);
+static inline void emul_rq_lock(emul_qp_t *qp)
+{
+  if (qp->srq != NULL)
+    rnicpi_spin_lock(&qp->srq->lock);
+}
+static inline void emul_rq_unlock(emul_qp_t *qp)
+{
+  if (qp->srq != NULL)
+    rnicpi_spin_unlock(&qp->srq->lock);
+}
+/* A receive was taken from @srq (its lock held): TRUE once when that left
+ * fewer receives than the armed limit, which it disarms; the caller raises
+ * the event (emul_srq_limit) once it let the lock go. */
+gboolean emul_srq_took(emul_srq_t *srq);
+void emul_srq_limit(emul_srq_t *srq);
 extern const rnicpi_srq_ops_t emul_srq_ops;
 
 /* Unreliable datagrams, address handles, UD service resolution (emul_ud.c).
@@ -1077,14 +1104,14 @@ rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *
 /* The same under @qp's link @l alone (held; let go before it returns),
  * its SGEs naming no memory window or fast-registered region
  * (emul_sges_fixed): the datagram is delivered under its destination's
- * link alone; one that leaves the process (@out->away, as above), goes to
- * a QP with a shared receive queue or to a receive naming such an entry,
- * takes the fabric lock for that part only. */
+ * link alone (and its SRQ's lock, if it has one); one that leaves the
+ * process (@out->away, as above) or goes to a receive naming such an
+ * entry takes the fabric lock for that part only. */
 rnicpi_status_t emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr,
                                        emul_work_t *w, emul_ud_out_t *out);
-/* Deliver @d to UD QP @dst, or drop it: @dst's link held, and the fabric
- * lock too when it has a shared receive queue (emul_ud_deliver_locked
- * takes the link under the fabric lock).  FALSE, nothing done, only
+/* Deliver @d to UD QP @dst, or drop it: @dst's link held (its SRQ's lock
+ * is taken here; emul_ud_deliver_locked takes the link under the fabric
+ * lock).  FALSE, nothing done, only
  * without the fabric lock: the receive it would take names a window or a
  * fast-registered region (emul_key_fixed), the fabric lock's to deliver
  * into. */

@@ -352,11 +352,9 @@ establish(emul_conn_t *c, const void *act_pdata, uint32_t act_len,
   emul_cm_settle(p, a->attr.ird, a->attr.ord);
   a->atomics = p->atomics = emul_qp_atomics(a) && emul_qp_atomics(p);
   a->state = p->state = RNICPI_QPS_RTS;
-  /* The data path's own lock (emul_qp.c, "The fast path"); a QP taking
-   * receives from an SRQ shares them with QPs of other connections, so
-   * its connection stays under the fabric lock. */
-  if (a->srq == NULL && p->srq == NULL)
-    emul_link_join(a, p);
+  /* The data path's own lock (emul_qp.c, "The fast path"); the receives
+   * of a QP with an SRQ are the SRQ's, under its own lock (emul_srq.c). */
+  emul_link_join(a, p);
   emul_cm_conn_drop(c);
   emul_qp_cm_event(a, RNICPI_CM_ESTABLISHED, act_pdata, act_len);
   emul_qp_cm_event(p, RNICPI_CM_ESTABLISHED, pas_pdata, pas_len);

@@ -93,6 +93,8 @@ emul_link_join_ring(emul_qp_t *qp)
   l->ring = TRUE;
   l->qp[0] = qp;
   g_ptr_array_add(emul_fabric.links, l);
+  if (qp->srq != NULL)
+    g_atomic_int_inc(&qp->srq->xqps);
   __atomic_store_n(&qp->link, l, __ATOMIC_RELEASE);
   emul_cq_ring_link(l, TRUE);  /* the busy poll's drain finds it there (emul_ring_poll_cq) */
 }
@@ -114,8 +116,11 @@ link_leave(emul_qp_t *qp)
 {
   if (qp->link == NULL)
     return;
-  if (qp->link->ring)
+  if (qp->link->ring) {
     emul_cq_ring_link(qp->link, FALSE);
+    if (qp->srq != NULL)
+      g_atomic_int_add(&qp->srq->xqps, -1);
+  }
   for (unsigned i = 0; i < G_N_ELEMENTS(qp->link->qp); i++)
     if (qp->link->qp[i] == qp)
       qp->link->qp[i] = NULL;
@@ -336,7 +341,8 @@ fast_unlock(emul_qp_t *qp, emul_link_t *l, emul_work_t *w)
  * fields never change (emul_key_fixed; the link's lock held): its own
  * SGEs', the remote key of a Write or Read, the SGEs' of the receive a
  * Send lands in (the peer's next, if any: a Send finding none only
- * waits). */
+ * waits; a peer's SRQ may give any of its receives, so a Send to it is
+ * left to the fabric lock while such entries exist). */
 static inline gboolean
 fast_keys_fixed(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 {
@@ -347,6 +353,8 @@ fast_keys_fixed(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
     return FALSE;
   if (wr->opcode != RNICPI_WR_SEND)
     return emul_key_fixed(p, wr->rkey);
+  if (qp->peer != NULL && qp->peer->srq != NULL)
+    return FALSE;  /* the receive it lands in is whichever the SRQ's head is then */
   const emul_rwqe_t *r = qp->peer != NULL ? emul_wq_peek(&qp->peer->rq) : NULL;
   return r == NULL || emul_sges_fixed(p, r->sge, r->num_sge);
 }

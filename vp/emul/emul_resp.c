@@ -77,23 +77,32 @@ emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *b
 {
   emul_wq_t *rq = emul_qp_rq(resp);
   *blocked = FALSE;
+  emul_rq_lock(resp);
   if (emul_wq_empty(rq)) {
     /* InfiniBand: infinite RNR retry, the Send waits; iWARP: a Terminate,
-     * DDP untagged with no buffer (RFC 5041 7.2). */
+     * DDP untagged with no buffer (RFC 5041 7.2).  A waiting Send of an
+     * SRQ's QP is run by the SRQ's next receive post. */
     *blocked = emul_pers_of_qp(resp)->rnr_wait;
+    if (*blocked && resp->srq != NULL)
+      resp->srq->starved = TRUE;
+    emul_rq_unlock(resp);
     *f = EMUL_FAULT_OP;
     return NULL;
   }
   /* Send with Invalidate (IBTA 9.4.1.1.1, RFC 5040 6.10): the key must name
    * a bound window (or a valid fast-registered region) of the responder
-   * usable through its QP; it dies before the receive completes. */
+   * usable through its QP; it dies before the receive completes (under the
+   * fabric lock: not a request of the fast path, whose link it holds too). */
   if (inv && !emul_mw_invalidate(resp, inv_key)) {
+    emul_rq_unlock(resp);
     *f = EMUL_FAULT_ACCESS;
     return NULL;
   }
   emul_rwqe_t *r = emul_wq_pop(rq);
-  if (resp->srq != NULL)
-    emul_srq_took(resp->srq);
+  gboolean limit = resp->srq != NULL && emul_srq_took(resp->srq);
+  emul_rq_unlock(resp);
+  if (limit)
+    emul_srq_limit(resp->srq);
   return r;
 }
 
@@ -114,7 +123,9 @@ emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t 
   if (st == RNICPI_WC_SUCCESS)
     return TRUE;
   emul_complete(resp->rcq, resp, r->wr_id, RNICPI_WC_RECV, st, 0, w);
+  emul_rq_lock(resp);
   emul_wq_put(emul_qp_rq(resp), r);
+  emul_rq_unlock(resp);
   return FALSE;
 }
 
@@ -131,5 +142,7 @@ emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv,
     rwc.rkey = inv_key;
   }
   emul_cq_push(resp->rcq, &rwc, w);
+  emul_rq_lock(resp);
   emul_wq_put(emul_qp_rq(resp), r);
+  emul_rq_unlock(resp);
 }

@@ -167,24 +167,32 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     if (ended) {
       /* The connection ended while the bytes came: the receive was not
        * filled, and goes the way of its queue (flushed, or kept by an SRQ). */
+      emul_rq_lock(qp);
       emul_wq_push_head(rq, r);
+      emul_rq_unlock(qp);
       emul_qp_set_error(qp, w);
       return XR_FAILED;
     }
     if (!ok) {
       /* The sender's memory cannot be read: it is gone or lying. */
+      emul_rq_lock(qp);
       emul_wq_push_head(rq, r);
+      emul_rq_unlock(qp);
       emul_ring_peer_break(x, NULL, w);
       return XR_FAILED;
     }
   } else {
     if (in->f.total != len) {
+      emul_rq_lock(qp);
       emul_wq_push_head(emul_qp_rq(qp), r);
+      emul_rq_unlock(qp);
       emul_ring_peer_break(x, NULL, w);
       return XR_FAILED;
     }
     if (!x_land(qp, r->sge, r->num_sge, in->buf, len, unlock)) {
+      emul_rq_lock(qp);
       emul_wq_push_head(emul_qp_rq(qp), r);  /* as a pull's (ended, above) */
+      emul_rq_unlock(qp);
       emul_qp_set_error(qp, w);
       return XR_FAILED;
     }

@@ -1,12 +1,22 @@
 /*
  * vp/emul shared receive queues.
  *
- * An SRQ is a queue of receives under the fabric lock that every QP created
- * with it takes from (IBTA 10.2.9.6): a send to such a QP pops the SRQ's
- * head, in-process or across processes, and completes on that QP's receive
- * CQ.  A QP in ERROR flushes its own queues, not the SRQ's, which stays
- * usable by the other QPs.  The limit event is raised once when a take
- * leaves fewer receives than the armed limit, then disarms.
+ * An SRQ is a queue of receives that every QP created with it takes from
+ * (IBTA 10.2.9.6): a send to such a QP pops the SRQ's head, in-process or
+ * across processes, and completes on that QP's receive CQ.  A QP in ERROR
+ * flushes its own queues, not the SRQ's, which stays usable by the other
+ * QPs.  The limit event is raised once when a take leaves fewer receives
+ * than the armed limit, then disarms.
+ *
+ * Locks.  The queue has a lock of its own (emul_srq_t.lock), a leaf taken
+ * under whatever the taker holds: a Send of an in-process connection on
+ * the fast path holds its link's lock alone, so connections whose QPs
+ * share an SRQ meet only there.  A post takes that lock alone, and the
+ * fabric lock after it only when a Send found the queue empty and waits
+ * for a receive (emul_srq_t.starved, InfiniBand's RNR wait), or a QP of
+ * the SRQ is connected to another process (emul_srq_t.xqps): then it runs
+ * the waiting senders of every QP of the SRQ, each under its link, and the
+ * rings' receive work.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -40,7 +50,7 @@ emul_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
 {
   emul_srq_t *srq = to_emul_srq(s);
   rnicpi_status_t st = RNICPI_OK;
-  emul_fabric_lock();
+  rnicpi_spin_lock(&srq->lock);
   if (max_wr != 0 && max_wr < srq->rq.q.len) {
     st = RNICPI_EBUSY;
   } else {
@@ -48,7 +58,7 @@ emul_srq_modify(rnicpi_srq_t *s, uint32_t max_wr, uint32_t limit)
       srq->max_wr = max_wr;
     srq->limit = limit;
   }
-  emul_fabric_unlock();
+  rnicpi_spin_unlock(&srq->lock);
   return st;
 }
 
@@ -67,15 +77,20 @@ emul_srq_destroy(rnicpi_srq_t *s)
   return RNICPI_OK;
 }
 
-/* A take left the queue below its armed limit: say it once. */
-void
+gboolean
 emul_srq_took(emul_srq_t *srq)
 {
-  if (srq->limit != 0 && srq->rq.q.len < srq->limit) {
-    srq->limit = 0;
-    emul_defer_async(to_emul_dev(srq->pd->base.dev), RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx,
-                     RNICPI_AE_UNSPECIFIED);
-  }
+  if (srq->limit == 0 || srq->rq.q.len >= srq->limit)
+    return FALSE;
+  srq->limit = 0;
+  return TRUE;
+}
+
+void
+emul_srq_limit(emul_srq_t *srq)
+{
+  emul_defer_async(to_emul_dev(srq->pd->base.dev), RNICPI_ASYNC_SRQ_LIMIT, srq->base.al_ctx,
+                   RNICPI_AE_UNSPECIFIED);
 }
 
 static rnicpi_status_t
@@ -86,25 +101,40 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
   rnicpi_status_t st = RNICPI_OK;
   if (wr->num_sge > srq->max_sge)
     return RNICPI_ELIMIT;
-  emul_fabric_lock();
+  gboolean starved = FALSE;
+  rnicpi_spin_lock(&srq->lock);
   if (srq->rq.q.len >= srq->max_wr) {
     st = RNICPI_EFULL;
   } else {
     emul_rwqe_keep(&srq->rq, wr);
-    /* Any sender waiting for a receive of one of these QPs may go on. */
-    for (GList *l = srq->qps; l != NULL; l = l->next) {
-      emul_qp_t *qp = l->data;
-      if (qp->peer != NULL)
-        emul_qp_progress(qp->peer, &w);
-      else if (qp->x != NULL) {
-        /* Its latency posts hold that lock alone.  Not emul_link_take,
-         * which may let the fabric lock go in the middle of this walk: a
-         * ring link never has a copy running with it let go. */
-        emul_link_t *l = emul_link_take_post(qp);
-        emul_ring_recv_posted(qp, &w);
-        emul_link_drop(l);
-      }
+    starved = srq->starved;
+    srq->starved = FALSE;
+  }
+  rnicpi_spin_unlock(&srq->lock);
+  if (st != RNICPI_OK || (!starved && g_atomic_int_get(&srq->xqps) == 0))
+    return st;
+  /* A sender waits for a receive of one of these QPs: each may go on.  A
+   * sender that found the queue empty marked it before it let its link
+   * (or the fabric lock) go, with its request queued: taking each link
+   * here finds that request.  A QP connected to another process has its
+   * ring's receive work run at every post, as its own receive queue's
+   * would (emul_ring_recv_posted). */
+  emul_lock_data_path();
+  for (GList *i = srq->qps; i != NULL; i = i->next) {
+    emul_qp_t *qp = i->data;
+    /* Not emul_link_take, which may let the fabric lock go in the middle
+     * of this walk: a link whose copy runs with its lock let go is marked,
+     * and its copier runs the queues when done (emul_link_settle). */
+    emul_link_t *l = emul_link_take_post(qp);
+    if (qp->x != NULL) {
+      emul_ring_recv_posted(qp, &w);  /* its latency posts hold that link alone */
+    } else if (l != NULL) {
+      l->again = TRUE;
+      emul_link_settle(l, &w);
+    } else if (qp->peer != NULL) {
+      emul_qp_progress(qp->peer, &w);
     }
+    emul_link_drop(l);
   }
   emul_fabric_unlock();
   emul_work_deliver(&w);
@@ -114,9 +144,10 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
 static uint32_t
 emul_srq_count(rnicpi_srq_t *s)
 {
-  emul_fabric_lock();
-  uint32_t n = to_emul_srq(s)->rq.q.len;
-  emul_fabric_unlock();
+  emul_srq_t *srq = to_emul_srq(s);
+  rnicpi_spin_lock(&srq->lock);
+  uint32_t n = srq->rq.q.len;
+  rnicpi_spin_unlock(&srq->lock);
   return n;
 }
 

@@ -41,10 +41,11 @@
  * (emul_fabric.ud_gen: every remembered destination is looked up again)
  * and takes every link once before it goes, so none is still in use.
  * Threads whose QPs are their own share no lock (itapi-perf -T 2 --ud).
- * What needs more takes the fabric lock: a destination with a shared
- * receive queue (SRQs are guarded by the fabric lock), a receive naming a
- * window or a fast-registered region, a datagram leaving the process, and
- * a post naming one (as on a connected QP).  The region table is read under a link, as the RC fast path does
+ * A destination with a shared receive queue takes its receive under the
+ * SRQ's lock (emul_srq.c).  What needs more takes the fabric lock: a
+ * receive naming a window or a fast-registered region, a datagram leaving
+ * the process, and a post naming one (as on a connected QP).  The region
+ * table is read under a link, as the RC fast path does
  * (emul_links_quiesce waits for it).
  *
  * SPDX-License-Identifier: MIT
@@ -93,19 +94,17 @@ emul_ud_qp_gone_locked(emul_qp_t *qp)
   emul_links_quiesce();
 }
 
-/* UD QP @qpn of this process with its link taken, or NULL (none, or one
- * with a shared receive queue when @no_srq: *@srq says so).  Its link is
- * stable while it is in the table (destroy takes it out first).  The
- * table's lock is never held while waiting: a thread that holds its own
- * QP's link takes it (ud_send_linked). */
+/* UD QP @qpn of this process with its link taken, or NULL (none).  Its
+ * link is stable while it is in the table (destroy takes it out first).
+ * The table's lock is never held while waiting: a thread that holds its
+ * own QP's link takes it (ud_send_linked). */
 static emul_qp_t *
-ud_take(uint32_t qpn, gboolean no_srq, gboolean *srq)
+ud_take(uint32_t qpn)
 {
   for (unsigned n = 1;; n++) {
     rnicpi_spin_lock(&emul_fabric.ud_lock);
     emul_qp_t *dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(qpn));
-    *srq = dst != NULL && dst->srq != NULL;
-    if (dst == NULL || (no_srq && *srq)) {
+    if (dst == NULL) {
       rnicpi_spin_unlock(&emul_fabric.ud_lock);
       return NULL;
     }
@@ -216,8 +215,7 @@ ud_route_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_ud_out_t *out, e
 {
   if (!gid_is_ours(to_emul_ah(wr->ah)->attr.dgid))
     return;
-  gboolean srq;
-  emul_qp_t *dst = ud_take(wr->remote_qpn, FALSE, &srq);
+  emul_qp_t *dst = ud_take(wr->remote_qpn);
   if (dst != NULL) {
     emul_ud_deliver(dst, &out->d, w);
     rnicpi_spin_unlock(&dst->link->lock);
@@ -257,7 +255,7 @@ ud_send_linked(emul_qp_t *qp, emul_link_t *l, uint32_t qpn, emul_ud_out_t *out, 
     rnicpi_spin_lock(&emul_fabric.ud_lock);  /* its holders never wait */
     dst = g_hash_table_lookup(emul_fabric.ud_qps, GUINT_TO_POINTER(qpn));
     rnicpi_spin_unlock(&emul_fabric.ud_lock);
-    if (dst == NULL || dst->srq != NULL)
+    if (dst == NULL)
       return FALSE;
     qp->ud_to = dst;
     qp->ud_to_qpn = qpn;
@@ -286,12 +284,11 @@ emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr
   if (!sent)
     return st;
   if (ours && !done) {
-    /* A busy destination's link (waited for with none held), a shared
-     * receive queue, a receive naming a window or fast-registered region,
-     * or another process's QP (or none): the latter three under the
-     * fabric lock. */
-    gboolean srq = FALSE, taken = FALSE;
-    emul_qp_t *dst = ud_take(wr->remote_qpn, TRUE, &srq);
+    /* A busy destination's link (waited for with none held), a receive
+     * naming a window or fast-registered region, or another process's QP
+     * (or none): the latter two under the fabric lock. */
+    gboolean taken = FALSE;
+    emul_qp_t *dst = ud_take(wr->remote_qpn);
     if (dst != NULL) {
       taken = emul_ud_deliver(dst, &out->d, w);
       rnicpi_spin_unlock(&dst->link->lock);
@@ -317,15 +314,23 @@ emul_ud_deliver_locked(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
 gboolean
 emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
 {
-  if (dst->state != RNICPI_QPS_RTS || dst->qkey != d->qkey || emul_qp_dev(dst)->pers != d->pers ||
-      emul_wq_empty(emul_qp_rq(dst)))
+  if (dst->state != RNICPI_QPS_RTS || dst->qkey != d->qkey || emul_qp_dev(dst)->pers != d->pers)
     return TRUE;  /* dropped without a trace */
+  emul_rq_lock(dst);
   const emul_rwqe_t *next = emul_wq_peek(emul_qp_rq(dst));
-  if (!emul_fabric_mine && !emul_sges_fixed(d->pers, next->sge, next->num_sge))
+  if (next == NULL) {
+    emul_rq_unlock(dst);
+    return TRUE;  /* no receive: dropped too */
+  }
+  if (!emul_fabric_mine && !emul_sges_fixed(d->pers, next->sge, next->num_sge)) {
+    emul_rq_unlock(dst);
     return FALSE;  /* its entries change under the fabric lock (emul_key_fixed) */
+  }
   emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(dst));
-  if (dst->srq != NULL)
-    emul_srq_took(dst->srq);
+  gboolean limit = dst->srq != NULL && emul_srq_took(dst->srq);
+  emul_rq_unlock(dst);
+  if (limit)
+    emul_srq_limit(dst->srq);
   uint64_t room;
   rnicpi_wc_t rwc = {
     .wr_id = r->wr_id, .qp_ctx = dst->base.al_ctx, .opcode = RNICPI_WC_RECV,
@@ -344,7 +349,9 @@ emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
     memcpy(rwc.src_gid, d->sgid, 16);
   }
   emul_cq_push(dst->rcq, &rwc, w);
+  emul_rq_lock(dst);
   emul_wq_put(emul_qp_rq(dst), r);
+  emul_rq_unlock(dst);
   return TRUE;
 }
 

@@ -1,12 +1,19 @@
 /*
- * vp/emul's fast path beside memory windows and fast-registered regions
- * (issue 26, point 5).  A window's or a fast-registered region's table
- * entry changes under the fabric lock (a bind, a link, an invalidation),
- * so a request that names one runs under that lock; one that names none
- * runs under its connection's link alone, whether or not such entries
- * exist in the process (emul_key_fixed).  Before, a single window or
- * unlinked LMR anywhere in the process sent every post of every thread to
- * the fabric lock.
+ * vp/emul's posts that take no process-wide lock (issue 26, point 5).
+ *
+ * Beside memory windows and fast-registered regions: a window's or a
+ * fast-registered region's table entry changes under the fabric lock (a
+ * bind, a link, an invalidation), so a request that names one runs under
+ * that lock; one that names none runs under its connection's link alone,
+ * whether or not such entries exist in the process (emul_key_fixed).
+ * Before, a single window or unlinked LMR anywhere in the process sent
+ * every post of every thread to the fabric lock.
+ *
+ * Shared receive queues: an SRQ has a lock of its own (emul_srq.c), so a
+ * Send into it and a receive posted to it take no process-wide lock
+ * either (before, every connection with an SRQ ran under the fabric
+ * lock); a Send that finds it empty waits (InfiniBand's RNR retry) until
+ * a receive comes, whichever thread posts it.
  *
  * How it is seen: this thread holds the fabric lock (the internals are
  * linked in) while another posts and takes the completion by
@@ -267,14 +274,183 @@ test_datagram_unlocked(void)
   fixture_close(&f);
 }
 
+/* Two connections into one process whose passive endpoints take their
+ * receives from one SRQ of @depth receives. */
+typedef struct {
+  conf_side_t p, a[2];
+  it_srq_handle_t srq;
+  it_ep_handle_t ep[2];
+  it_listen_handle_t lh;
+  conf_buf_t rb, sb[2];
+} srq_pair_t;
+
+#define SRQ_MSG 256
+
+static void
+srq_pair_open(srq_pair_t *t, size_t depth, size_t msgs)
+{
+  conf_side_open(&t->p, NULL);
+  conf_ok(it_srq_create(t->p.pz, 1, depth, &t->srq));
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  conf_ok(it_listen_create(t->p.ia, 0, t->p.req, IT_LISTEN_NO_FLAG, &q, &t->lh));
+  conf_buf_new(&t->p, &t->rb, msgs * SRQ_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (int i = 0; i < 2; i++) {
+    it_ep_attributes_t a;
+    conf_default_attr(&a);
+    a.max_request_dtos = 64;
+    a.srv.rc.srq = t->srq;
+    conf_ok(it_ep_rc_create(t->p.pz, t->p.dto, t->p.dto, t->p.cm, IT_EP_SRQ, &a, &t->ep[i]));
+    conf_side_open(&t->a[i], NULL);
+    conf_buf_new(&t->a[i], &t->sb[i], SRQ_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+    conf_buf_fill(&t->sb[i], 20 + (unsigned) i);
+    conf_ok(conf_connect(&t->a[i], t->a[i].ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+    it_event_t ev = conf_wait(t->p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+    conf_ok(it_ep_accept(t->ep[i], ev.conn_req.cn_est_id, NULL, 0));
+    conf_wait(t->a[i].cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+    conf_wait(t->p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  }
+}
+
+static void
+srq_pair_close(srq_pair_t *t)
+{
+  for (int i = 0; i < 2; i++) {
+    conf_ok(it_ep_free(t->ep[i]));
+    conf_buf_free(&t->sb[i]);
+    conf_side_close(&t->a[i]);
+  }
+  conf_ok(it_srq_free(t->srq));
+  conf_ok(it_listen_free(t->lh));
+  conf_buf_free(&t->rb);
+  conf_side_close(&t->p);
+}
+
+static void
+srq_post_recv(srq_pair_t *t, size_t slot)
+{
+  it_lmr_triplet_t r = conf_seg(&t->rb, slot * SRQ_MSG, SRQ_MSG);
+  conf_ok(it_post_recv(t->srq, &r, 1, 1000 + slot, IT_COMPLETION_FLAG));
+}
+
+static int
+post_srq_then_send(gpointer data)
+{
+  srq_pair_t *t = data;
+  it_lmr_triplet_t r = conf_seg(&t->rb, 0, SRQ_MSG);
+  it_status_t st = it_post_recv(t->srq, &r, 1, 1000, IT_COMPLETION_FLAG);
+  if (st != IT_SUCCESS)
+    return st;
+  it_lmr_triplet_t s = conf_seg(&t->sb[1], 0, SRQ_MSG);
+  return it_post_send(t->a[1].ep, &s, 1, 7, IT_COMPLETION_FLAG);
+}
+
+static void
+test_srq_unlocked(void)
+{
+  g_test_summary("emul: a receive posted to an SRQ and a Send into it, on the second of two "
+                 "connections sharing it, complete while another thread holds the fabric lock; "
+                 "the message lands in the SRQ's receive, completed on the second endpoint");
+  srq_pair_t t;
+  srq_pair_open(&t, 4, 1);
+  poster_t p = { .evd = t.a[1].dto, .want = IT_DTO_SEND_CMPL_EVENT, .post = post_srq_then_send,
+                 .data = &t };
+  g_assert_true(post_beside_lock(&p));
+  it_dto_cmpl_event_t d = conf_dto(t.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1000);
+  g_assert_true(d.ep == t.ep[1]);
+  g_assert_cmpuint(d.transferred_length, ==, SRQ_MSG);
+  conf_buf_check(&t.rb, 0, SRQ_MSG, 21);
+  srq_pair_close(&t);
+}
+
+/* One connection's sender: ROUNDS Sends, at most 32 outstanding. */
+#define SRQ_ROUNDS 2000
+typedef struct {
+  srq_pair_t *t;
+  int i;
+} srq_sender_t;
+
+static gpointer
+srq_send_run(gpointer data)
+{
+  srq_sender_t *s = data;
+  conf_side_t *a = &s->t->a[s->i];
+  it_lmr_triplet_t seg = conf_seg(&s->t->sb[s->i], 0, SRQ_MSG);
+  unsigned posted = 0, done = 0;
+  while (done < SRQ_ROUNDS) {
+    while (posted < SRQ_ROUNDS && posted - done < 32)
+      conf_ok(it_post_send(a->ep, &seg, 1, posted++, IT_COMPLETION_FLAG));
+    it_event_t ev;
+    size_t more;
+    conf_ok(it_evd_wait(a->dto, conf_wait_us(), &ev, &more));
+    g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+    g_assert_cmpuint(ev.dto_cmpl.cookie, ==, done);
+    done++;
+  }
+  return NULL;
+}
+
+static void
+test_srq_waiting_sends(void)
+{
+  g_test_summary("emul: two threads each send 2000 messages on their own connection into one SRQ "
+                 "that this thread keeps short (8 receives at a time, refilled as they complete): "
+                 "every Send that finds the SRQ empty waits (InfiniBand's RNR retry) and goes on "
+                 "when a receive comes; every message lands whole, each receive once");
+  conf_side_t probe;
+  conf_side_open(&probe, NULL);
+  gboolean rnr = conf_transport(&probe) != IT_IWARP_TCP_TRANSPORT;
+  conf_side_close(&probe);
+  if (!conf_require(rnr, "a Send that finds no receive waits (InfiniBand's RNR retry)"))
+    return;
+  srq_pair_t t;
+  enum { SLOTS = 8 };
+  srq_pair_open(&t, SLOTS, SLOTS);
+  GThread *th[2];
+  srq_sender_t s[2];
+  for (int i = 0; i < 2; i++) {
+    s[i] = (srq_sender_t) { &t, i };
+    th[i] = g_thread_new("sender", srq_send_run, &s[i]);
+  }
+  unsigned got[2] = { 0, 0 };
+  for (size_t k = 0; k < SLOTS; k++)
+    srq_post_recv(&t, k);
+  for (unsigned n = 0; n < 2 * SRQ_ROUNDS; n++) {
+    it_event_t ev;
+    size_t more;
+    it_status_t st = it_evd_wait(t.p.dto, conf_wait_us(), &ev, &more);
+    if (st != IT_SUCCESS)
+      g_error("receive %u of %u: it_evd_wait returned %s with senders waiting (%u and %u messages "
+              "in): a receive posted to the SRQ did not let a waiting Send go on?", n, 2 * SRQ_ROUNDS,
+              itx_status_name(st), got[0], got[1]);
+    g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RC_RECV_CMPL_EVENT));
+    g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), ==, itx_dto_status_name(IT_DTO_SUCCESS));
+    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, SRQ_MSG);
+    int from = ev.dto_cmpl.ep == t.ep[0] ? 0 : 1;
+    size_t slot = (size_t) (ev.dto_cmpl.cookie - 1000);
+    g_assert_cmpuint(slot, <, SLOTS);
+    conf_buf_t one = t.rb;
+    one.data = t.rb.data + slot * SRQ_MSG;
+    conf_buf_check(&one, 0, SRQ_MSG, 20 + (unsigned) from);
+    got[from]++;
+    srq_post_recv(&t, slot);
+  }
+  for (int i = 0; i < 2; i++)
+    g_thread_join(th[i]);
+  g_assert_cmpuint(got[0], ==, SRQ_ROUNDS);
+  g_assert_cmpuint(got[1], ==, SRQ_ROUNDS);
+  srq_pair_close(&t);
+}
+
 int
 main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_setenv("ITAPI_PROVIDER", "emul", TRUE);
   g_setenv("ITAPI_CONF_IA", "emul0", TRUE);
-  g_test_add_func("/emul/fixed-keys/write", test_write_unlocked);
-  g_test_add_func("/emul/fixed-keys/send", test_send_unlocked);
-  g_test_add_func("/emul/fixed-keys/datagram", test_datagram_unlocked);
+  g_test_add_func("/emul/posts-unlocked/write-beside-window", test_write_unlocked);
+  g_test_add_func("/emul/posts-unlocked/send-beside-window", test_send_unlocked);
+  g_test_add_func("/emul/posts-unlocked/datagram-beside-window", test_datagram_unlocked);
+  g_test_add_func("/emul/posts-unlocked/srq", test_srq_unlocked);
+  g_test_add_func("/emul/posts-unlocked/srq-waiting-sends", test_srq_waiting_sends);
   return g_test_run();
 }
