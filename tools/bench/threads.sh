@@ -12,7 +12,8 @@
 #     own driving both ends, busy-polling (Mmsg/s, all threads together);
 #     -T 2 --rmr: the same with an RMR allocated beside the run (a memory
 #     window elsewhere in the process should not cost the threads their
-#     scaling); and -T 1 and -T 2 --ud: ud_bw, 8 B datagrams between two datagram
+#     scaling); -T 1 and -T 2 --srq: each receiving end takes its receives
+#     from an SRQ of its own; and -T 1 and -T 2 --ud: ud_bw, 8 B datagrams between two datagram
 #     endpoints of each thread's own;
 #   - ucx_perftest -T 1 and -T 2 -M multi, UCX_TLS=posix,self, server and
 #     client processes on 127.0.0.1: ucp_am_bw (active messages, as Sends)
@@ -75,6 +76,8 @@ for r in $(seq 1 "$reps"); do
   read -r s w <<<"$(rate 1)"; put send1 "$r" "$s"; put write1 "$r" "$w"
   read -r s w <<<"$(rate 2)"; put send2 "$r" "$s"; put write2 "$r" "$w"
   read -r s w <<<"$(rate 2 --rmr)"; put send2m "$r" "$s"; put write2m "$r" "$w"
+  read -r s w <<<"$(rate 1 --srq)"; put send1q "$r" "$s"; put write1q "$r" "$w"
+  read -r s w <<<"$(rate 2 --srq)"; put send2q "$r" "$s"; put write2q "$r" "$w"
   put ud1 "$r" "$(ud_rate 1)"; put ud2 "$r" "$(ud_rate 2)"
   if [ $have_ucx = 1 ]; then
     for t in 1 2; do
@@ -89,6 +92,7 @@ noucx="not installed: apt-get install ucx-utils"
 r1=$(ratio send2 send1); r2=$(ratio write2 write1)
 r3=$(ratio ucx_am2 ucx_am1); r4=$(ratio ucx_put2 ucx_put1); r5=$(ratio ud2 ud1)
 r6=$(ratio send2m send1); r7=$(ratio write2m write1)
+r8=$(ratio send2q send1q); r9=$(ratio write2q write1q)
 {
   report_head "Message rate of one and two threads: one run of tools/bench/threads.sh"
   echo "| emul send_bw 8 B, 1 thread (itapi-perf -T 1), Mmsg/s | $(fmt send1 -) |"
@@ -97,6 +101,10 @@ r6=$(ratio send2m send1); r7=$(ratio write2m write1)
   echo "| emul write_bw 8 B, 2 threads, Mmsg/s | $(fmt write2 -) |"
   echo "| emul send_bw 8 B, 2 threads, an RMR allocated beside (--rmr), Mmsg/s | $(fmt send2m -) |"
   echo "| emul write_bw 8 B, 2 threads, an RMR allocated beside, Mmsg/s | $(fmt write2m -) |"
+  echo "| emul send_bw 8 B, 1 thread, receiving through an SRQ (--srq), Mmsg/s | $(fmt send1q -) |"
+  echo "| emul send_bw 8 B, 2 threads, each receiving through an SRQ, Mmsg/s | $(fmt send2q -) |"
+  echo "| emul write_bw 8 B, 1 thread, an SRQ at the receiving end, Mmsg/s | $(fmt write1q -) |"
+  echo "| emul write_bw 8 B, 2 threads, an SRQ at each receiving end, Mmsg/s | $(fmt write2q -) |"
   echo "| emul ud_bw 8 B, 1 thread (itapi-perf -T 1 --ud), Mmsg/s | $(fmt ud1 -) |"
   echo "| emul ud_bw 8 B, 2 threads, Mmsg/s | $(fmt ud2 -) |"
   echo "| UCX posix ucp_am_bw 8 B, 1 thread a side, Mmsg/s | $(fmt ucx_am1 "$noucx") |"
@@ -110,6 +118,8 @@ r6=$(ratio send2m send1); r7=$(ratio write2m write1)
   echo "| emul write_bw: 2 threads ÷ 1 thread | ${r2:-n/a} | ≥ 1.8 | $(verdict "$r2" '>=' 1.8) |"
   echo "| emul send_bw, an RMR beside: 2 threads ÷ 1 thread | ${r6:-n/a} | (no target) | |"
   echo "| emul write_bw, an RMR beside: 2 threads ÷ 1 thread | ${r7:-n/a} | (no target) | |"
+  echo "| emul send_bw, through SRQs: 2 threads ÷ 1 thread | ${r8:-n/a} | (no target) | |"
+  echo "| emul write_bw, with SRQs: 2 threads ÷ 1 thread | ${r9:-n/a} | (no target) | |"
   echo "| emul ud_bw: 2 threads ÷ 1 thread | ${r5:-n/a} | (no target) | |"
   echo "| UCX ucp_am_bw: 2 threads ÷ 1 thread | ${r3:-n/a} | (reference) | |"
   echo "| UCX ucp_put_bw: 2 threads ÷ 1 thread | ${r4:-n/a} | (reference) | |"

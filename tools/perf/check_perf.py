@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T, -T --ud and -T --rmr.
+"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T, -T --ud, -T --rmr and --srq.
 
 Usage: check_perf.py PATH/TO/itapi-perf
 
@@ -117,6 +117,17 @@ def main():
     for r in doc["results"]:
         if r["msgs"] <= 0 or not 0 < r["thread_min_mmsgps"] <= r["thread_max_mmsgps"]:
             sys.exit(f"FAIL: -T 2 --rmr: a thread moved no message: {r}")
+    # -T --srq: each receiving end takes its receives from an SRQ.
+    out = run(perf, "-T", "2", "--srq", "-D", "0.2", "--json", "-i", "emul0")
+    doc = json.loads(out)
+    if [r["test"] for r in doc["results"]] != ["send_bw", "write_bw"]:
+        sys.exit(f"FAIL: -T 2 --srq: expected send_bw, write_bw:\n{out}")
+    for r in doc["results"]:
+        if r["msgs"] <= 0 or not 0 < r["thread_min_mmsgps"] <= r["thread_max_mmsgps"]:
+            sys.exit(f"FAIL: -T 2 --srq: a thread moved no message: {r}")
+    p = subprocess.run([perf, "-T", "1", "--srq", "--ud"], capture_output=True, text=True, timeout=30)
+    if p.returncode == 0 or "--srq goes with -T" not in p.stderr:
+        sys.exit(f"FAIL: --srq with --ud is not refused with a message:\n{p.stderr}")
     p = subprocess.run([perf, "--rmr"], capture_output=True, text=True, timeout=30)
     if p.returncode == 0 or "--rmr goes with -T" not in p.stderr:
         sys.exit(f"FAIL: --rmr without -T is not refused with a message:\n{p.stderr}")
@@ -129,7 +140,7 @@ def main():
     if p.returncode == 0 or "no_such_test" not in p.stderr:
         sys.exit(f"FAIL: an unknown test name is not refused with a message:\n{p.stderr}")
 
-    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud, -T --rmr and argument checks passed")
+    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud, -T --rmr, -T --srq and argument checks passed")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,8 @@ usage(FILE *f)
 "                         endpoints, and the test ud_bw: datagrams sent through\n"
 "                         an address handle, each received (the interface must\n"
 "                         offer the UD service: emul0, emul-ib0)\n"
+"      --srq              with -T: the receiving end of each thread's pair takes\n"
+"                         its receives from an SRQ of its own (it_srq_create)\n"
 "      --rmr              with -T: an RMR (it_rmr_create20) of a protection zone\n"
 "                         of its own stays allocated on the interface while the\n"
 "                         threads run: traffic that names no RMR should not pay\n"
@@ -238,7 +240,7 @@ static void
 parse_args(config_t *cfg, int argc, char **argv)
 {
   enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV, OPT_MEM, OPT_XPROC,
-         OPT_XPROC_PEER, OPT_UD, OPT_RMR };
+         OPT_XPROC_PEER, OPT_UD, OPT_RMR, OPT_SRQ };
   static const struct option longs[] = {
     { "test", required_argument, NULL, 't' },     { "size", required_argument, NULL, 'S' },
     { "iters", required_argument, NULL, 'n' },    { "duration", required_argument, NULL, 'D' },
@@ -251,7 +253,7 @@ parse_args(config_t *cfg, int argc, char **argv)
     { "json", no_argument, NULL, OPT_JSON },      { "csv", no_argument, NULL, OPT_CSV },
     { "threads", required_argument, NULL, 'T' },  { "xproc", no_argument, NULL, OPT_XPROC },
     { "xproc-peer", no_argument, NULL, OPT_XPROC_PEER }, { "ud", no_argument, NULL, OPT_UD },
-    { "rmr", no_argument, NULL, OPT_RMR },
+    { "rmr", no_argument, NULL, OPT_RMR },        { "srq", no_argument, NULL, OPT_SRQ },
     { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
   };
   int opt;
@@ -284,6 +286,7 @@ parse_args(config_t *cfg, int argc, char **argv)
     case OPT_XPROC_PEER: cfg->xproc_peer = true; break;
     case OPT_UD: cfg->ud = true; break;
     case OPT_RMR: cfg->rmr = true; break;
+    case OPT_SRQ: cfg->srq = true; break;
     case OPT_JSON: cfg->json = true; break;
     case OPT_CSV: cfg->csv = true; break;
     case 'h': usage(stdout); exit(0);
@@ -296,6 +299,9 @@ parse_args(config_t *cfg, int argc, char **argv)
     die("--json and --csv exclude each other");
   if ((cfg->xproc || cfg->xproc_peer) && cfg->threads == 0)
     die("--xproc goes with -T: it puts the receiving end of each thread's pair in a second process");
+  if (cfg->srq && (cfg->threads == 0 || cfg->xproc || cfg->ud))
+    die("--srq goes with -T (and not --xproc or --ud): it gives the receiving end of each thread's "
+        "pair, in this process, an SRQ of its own");
   if (cfg->rmr && cfg->threads == 0)
     die("--rmr goes with -T: it keeps an RMR allocated while the threads run");
   if (cfg->ud && (cfg->threads == 0 || cfg->xproc))

@@ -67,6 +67,7 @@ typedef struct {
   bool xproc;                /* -T --xproc: the receiving ends in a second process */
   bool ud;                   /* -T --ud: datagram endpoint pairs (ud_bw) */
   bool rmr;                  /* -T --rmr: an RMR allocated beside the run */
+  bool srq;                  /* -T --srq: each receiving end takes receives from an SRQ */
   bool xproc_peer;           /* this process is that second process (internal) */
 } config_t;
 
@@ -148,6 +149,8 @@ typedef struct {
   it_evd_handle_t dto_evd, cm_evd, req_evd;
   it_listen_handle_t listener;
   it_ep_handle_t ep;
+  bool use_srq;              /* open_ep gives the EP an SRQ of its own (-T --srq) */
+  it_srq_handle_t srq;       /* ... or IT_NULL_HANDLE: receives go to the EP */
   it_lmr_handle_t lmr;
   it_rmr_context_t context;
   unsigned char *mem;

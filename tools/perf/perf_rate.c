@@ -147,6 +147,8 @@ static void
 close_end(side_t *s)
 {
   IT(it_ep_free, s->ep);
+  if (s->srq != IT_NULL_HANDLE)
+    IT(it_srq_free, s->srq);
   IT(it_lmr_free, s->lmr);
   if (s->listener != IT_NULL_HANDLE)
     IT(it_listen_free, s->listener);
@@ -224,6 +226,7 @@ rate_thread(void *arg)
   if (cfg->xproc) {
     connect_remote(rt);
   } else {
+    rt->rx.use_srq = cfg->srq;
     open_end(cfg, rt->ia, &rt->rx, rt->role_rx, max_size);
     connect_pair(rt);
   }
@@ -503,7 +506,9 @@ rate_run(const config_t *cfg)
     die("--xproc: the peer process ended with status 0x%x (its errors are above)", (unsigned) status);
 
   rate_head(cfg, info->ia_name, cfg->xproc ? "its own endpoint pair whose receiving end is in a "
-                                             "second process" : "its own endpoint pair");
+                                             "second process" :
+                                 cfg->srq ? "its own endpoint pair whose receiving end takes its "
+                                            "receives from an SRQ of its own" : "its own endpoint pair");
   uint64_t *msgs = calloc(nt, sizeof(*msgs)), *ns = calloc(nt, sizeof(*ns));
   if (msgs == NULL || ns == NULL)
     die("out of memory for %u threads", nt);

@@ -285,11 +285,18 @@ read_credit(side_t *s)
   return it_ntoh64(v);
 }
 
+/* Where @s's receives go: its SRQ, or its EP. */
+static it_handle_t
+recv_handle(const side_t *s)
+{
+  return s->srq != IT_NULL_HANDLE ? (it_handle_t) s->srq : (it_handle_t) s->ep;
+}
+
 void
 post_data_recv(side_t *s, int k, size_t len)
 {
   it_lmr_triplet_t t = { .lmr = s->lmr, .addr.abs = target(s, k), .length = len };
-  IT(it_post_recv, s->ep, &t, 1, COOKIE(CK_DATA_RECV, s->data_recv_posted), IT_COMPLETION_FLAG);
+  IT(it_post_recv, recv_handle(s), &t, 1, COOKIE(CK_DATA_RECV, s->data_recv_posted), IT_COMPLETION_FLAG);
   s->data_recv_posted++;
 }
 
@@ -299,7 +306,7 @@ post_ctrl_recv(side_t *s)
   unsigned slot = s->ctrl_recv_next++ % NCTRL_RECV;
   it_lmr_triplet_t t = { .lmr = s->lmr, .addr.abs = s->mem + OFF_CTRL_RECV + slot * CTRL_SLOT,
                          .length = CTRL_SLOT };
-  IT(it_post_recv, s->ep, &t, 1, COOKIE(CK_CTRL_RECV, slot), IT_COMPLETION_FLAG);
+  IT(it_post_recv, recv_handle(s), &t, 1, COOKIE(CK_CTRL_RECV, slot), IT_COMPLETION_FLAG);
 }
 
 void
@@ -413,12 +420,21 @@ open_ep(side_t *s, size_t max_size, uint32_t window)
 
   it_ep_attributes_t a;
   tool_rc_attr(&a, max_size, s->sq_depth, s->rq_depth);
+  it_ep_rc_creation_flags_t flags = IT_EP_NO_FLAG;
+  if (s->use_srq) {
+    it_status_t st = it_srq_create(s->pz, 1, s->rq_depth, &s->srq);
+    if (st != IT_SUCCESS)
+      die("%s: it_srq_create of %zu receives returned %s (%s): --srq needs an interface with "
+          "shared receive queues (itapi-info: srq_support)", s->role, s->rq_depth,
+          itx_status_name(st), itx_error_detail());
+    a.srv.rc.srq = s->srq;
+    flags = IT_EP_SRQ;
+  }
   /* No attribute publishes the adapter's maximum read depth: start at 16
    * (what RNICs commonly allow) and halve until the adapter accepts. */
   for (uint32_t depth = 16;; depth /= 2) {
     a.srv.rc.rdma_read_ird = a.srv.rc.rdma_read_ord = depth;
-    it_status_t st = it_ep_rc_create(s->pz, s->dto_evd, s->dto_evd, s->cm_evd, IT_EP_NO_FLAG, &a,
-                                     &s->ep);
+    it_status_t st = it_ep_rc_create(s->pz, s->dto_evd, s->dto_evd, s->cm_evd, flags, &a, &s->ep);
     if (st == IT_SUCCESS)
       break;
     if (depth == 1 || (st != IT_ERR_RESOURCE_IRD && st != IT_ERR_RESOURCE_ORD))
