@@ -425,8 +425,10 @@ rmr_beside_open(const config_t *cfg, it_ia_handle_t ia, rmr_beside_t *b)
   IT(it_pz_create, ia, &b->pz);
   it_status_t st = it_rmr_create20(b->pz, IT_RMR_TYPE_DEFAULT, &b->rmr);
   if (st != IT_SUCCESS)
-    die("--rmr: it_rmr_create20 on the interface returned %s (%s): it offers no RMRs to keep beside "
-        "the run; leave out --rmr", itx_status_name(st), itx_error_detail());
+    die("--rmr: it_rmr_create20 on interface %s returned %s (%s): it offers no RMRs to keep beside "
+        "the run (itapi-info shows what it offers); leave out --rmr",
+        cfg->ia_name != NULL ? cfg->ia_name : "(the first of it_interface_list)", itx_status_name(st),
+        itx_error_detail());
 }
 
 void

@@ -125,14 +125,12 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
     /* Not emul_link_take, which may let the fabric lock go in the middle
      * of this walk: a link whose copy runs with its lock let go is marked,
      * and its copier runs the queues when done (emul_link_settle). */
-    emul_link_t *l = emul_link_take_post(qp);
+    emul_link_t *l = emul_link_take_post(qp);  /* NULL: not connected, no sender */
     if (qp->x != NULL) {
       emul_ring_recv_posted(qp, &w);  /* its latency posts hold that link alone */
     } else if (l != NULL) {
       l->again = TRUE;
       emul_link_settle(l, &w);
-    } else if (qp->peer != NULL) {
-      emul_qp_progress(qp->peer, &w);
     }
     emul_link_drop(l);
   }
