@@ -34,8 +34,6 @@
 #include "rnicpi_registry.h"
 
 
-#define PEER_WAIT_US (10 * G_USEC_PER_SEC)
-
 static const rnicpi_provider_t *P;
 static GAsyncQueue *cm_q;
 static rnicpi_dev_t *dev;
@@ -88,7 +86,7 @@ reply(const char *fmt, ...)
 static rnicpi_cm_event_t *
 wait_cm(rnicpi_cm_event_type_t type)
 {
-  gint64 deadline = g_get_monotonic_time() + PEER_WAIT_US;
+  gint64 deadline = g_get_monotonic_time() + (gint64) interop_wait_s() * G_USEC_PER_SEC;
   for (;;) {
     gint64 left = deadline - g_get_monotonic_time();
     if (left <= 0)
@@ -107,7 +105,7 @@ static void
 reply_wc(rnicpi_cq_t *cq)
 {
   rnicpi_wc_t wc;
-  gint64 deadline = g_get_monotonic_time() + PEER_WAIT_US;
+  gint64 deadline = g_get_monotonic_time() + (gint64) interop_wait_s() * G_USEC_PER_SEC;
   for (;;) {
     memset(&wc, 0, sizeof(wc));
     int r = P->data->poll_cq(cq, &wc, 1);
@@ -116,7 +114,7 @@ reply_wc(rnicpi_cq_t *cq)
       return;
     }
     if (r < 0 || g_get_monotonic_time() > deadline) {
-      reply("error no completion within %d s", (int) (PEER_WAIT_US / G_USEC_PER_SEC));
+      reply("error no completion within %u s", interop_wait_s());
       return;
     }
     g_usleep(200);
@@ -175,7 +173,7 @@ do_command(char **w, int n)
     int len = interop_unhex(w[1], pdata, sizeof(pdata));
     g_autofree rnicpi_cm_event_t *req = wait_cm(RNICPI_CM_CONNECT_REQUEST);
     if (len < 0 || req == NULL || req->type != RNICPI_CM_CONNECT_REQUEST) {
-      reply("error no connection request within %d s", (int) (PEER_WAIT_US / G_USEC_PER_SEC));
+      reply("error no connection request within %u s", interop_wait_s());
       return;
     }
     rnicpi_conn_param_t cp = { .pdata = pdata, .pdata_len = (uint32_t) len, .ird = 4, .ord = 4 };
@@ -274,7 +272,7 @@ do_command(char **w, int n)
     else if (ev != NULL && ev->type == RNICPI_CM_BROKEN)
       reply("broken");
     else
-      reply("error no DISCONNECTED within %d s", (int) (PEER_WAIT_US / G_USEC_PER_SEC));
+      reply("error no DISCONNECTED within %u s", interop_wait_s());
   } else {
     reply("error unknown command '%s' with %d words", c, n);
   }
