@@ -94,7 +94,13 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * assembled from its frames, is scattered into the sink the same way
  * (x_answer): a drain queues it (qp->xans), and the answers after it
  * queue behind it, for its drainer; its Read is out of the send queue
- * while the copy runs, as a posted request's is. */
+ * while the copy runs, as a posted request's is.  A sink of windows is
+ * translated under the lock before such a copy, and the copy lands where
+ * the windows pointed then, as in-process (emul_qp.c, "Long copies"): a
+ * bind or invalidation on another QP meanwhile moves the window for the
+ * requests after it, the region the copy writes stays registered until it
+ * ends (emul_wait_copies), and a Read with Invalidate kills its key after
+ * the copy, under the lock (a key changed meanwhile: MEM_MGT_ERR). */
 gboolean
 emul_ring_copy_unlocks(uint64_t len, gboolean attach)
 {
@@ -136,13 +142,7 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
   errno = err;
 }
 
-static gboolean
-x_may_unlock(uint64_t len, gboolean attach, const rnicpi_send_wr_t *wr)
-{
-  return emul_ring_copy_unlocks(len, attach) && !emul_mw_post_relevant(wr);
-}
-
-/* Let the fabric lock go for a long copy by @qp (x_may_unlock). */
+/* Let the fabric lock go for a long copy by @qp (emul_ring_copy_unlocks). */
 static emul_xconn_t *
 x_copy_begin(emul_qp_t *qp)
 {
@@ -350,7 +350,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
     if (mapped == NULL && !cma)
       return XR_NOTDIRECT;
-    gboolean unlock = x_may_unlock(len, mapped == NULL, wr);
+    gboolean unlock = emul_ring_copy_unlocks(len, mapped == NULL);
     if (emul_ring_copy_owed(x, draining, &unlock))
       return XR_OWED;
     x->hot = (x_hot_t) {
@@ -719,7 +719,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
     const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
     rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
     if (sg != NULL) {
-      gboolean unlocked = unlock && x_may_unlock(n, FALSE, &s->wr);
+      gboolean unlocked = unlock && emul_ring_copy_unlocks(n, FALSE);
       emul_xconn_t *held = NULL;
       if (unlocked) {
         qp->xcopy_answered = s;
