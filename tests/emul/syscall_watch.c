@@ -34,6 +34,7 @@ static const char *const sc_names[SC_N] = {
   "fopen", "fstat", "ftruncate", "getpid", "getrandom", "getsockopt", "listen",
   "memfd_create", "mmap", "munmap", "open", "opendir", "process_vm_readv",
   "process_vm_writev", "read", "readdir", "socket", "stat", "write",
+  "g_source_attach", "g_source_destroy", "g_main_context_wakeup",
 };
 static gint sc_locked[SC_N];
 
@@ -103,6 +104,12 @@ WATCH(struct dirent *, readdir64, SC_READDIR, (DIR *d), (d))
 WATCH(int, socket, SC_SOCKET, (int d, int t, int p), (d, t, p))
 WATCH(int, stat64, SC_STAT, (const char *p, struct stat *st), (p, st))
 WATCH(ssize_t, write, SC_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
+/* GLib writes the main context's wake-up eventfd inside these (adding or
+ * removing a watched descriptor, or asked to): system calls vp/emul makes
+ * through GLib. */
+WATCH(guint, g_source_attach, SC_G_ATTACH, (GSource *s, GMainContext *c), (s, c))
+WATCH(void, g_source_destroy, SC_G_DESTROY, (GSource *s), (s))
+WATCH(void, g_main_context_wakeup, SC_G_WAKEUP, (GMainContext *c), (c))
 
 /* The line goes to stderr, and is appended to the file $SYSCALL_WATCH_LOG
  * names, if any (a test whose child processes' stderr is not kept). */

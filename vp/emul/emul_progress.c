@@ -667,12 +667,26 @@ emul_ring_ready(void)
 }
 
 GSource *
-emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
-                GDestroyNotify notify)
+emul_ring_watch_new(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                    GDestroyNotify notify)
 {
   GSource *src = g_unix_fd_source_new(fd, cond);
   g_source_set_callback(src, (GSourceFunc) (void (*)(void)) fn, data, notify);
+  return src;
+}
+
+void
+emul_ring_watch_start(GSource *src)
+{
   g_source_attach(src, x_ctx);
+}
+
+GSource *
+emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                GDestroyNotify notify)
+{
+  GSource *src = emul_ring_watch_new(fd, cond, fn, data, notify);
+  emul_ring_watch_start(src);
   return src;
 }
 

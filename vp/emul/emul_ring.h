@@ -434,7 +434,7 @@ struct emul_xconn {
   /* The socket's messages (emul_ring_send_msg, the doorbells): queued in
    * order and sent with the fabric lock let go, by one thread at a time;
    * the socket closes after the last of them (emul_ring_close). */
-  GMutex mlock;                 /* guards the five below; a leaf */
+  GMutex mlock;                 /* guards the six below; a leaf */
   GQueue msgs;                  /* x_sockmsg_t*, in order */
   gboolean msending;            /* a thread sends them now */
   gboolean sock_reading;        /* the progress thread reads the socket now, with no
@@ -442,6 +442,8 @@ struct emul_xconn {
   gboolean sock_close;          /* the connection closed: nothing more joins them,
                                  * the socket closes after them and the read */
   gboolean sock_closed;
+  gboolean watch_due;           /* src is made, not started: its first sender starts it
+                                 * (emul_ring_msgs_flush), unless the connection closed */
   gint map_lost;                /* 1 + the index of an X_MAP_REQ that was not sent,
                                  * asked again (emul_ring_map_lookup); 0 (atomic) */
 };
@@ -477,6 +479,12 @@ void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric 
  * was destroyed meanwhile (its data may be gone: touch nothing). */
 GSource *emul_ring_watch(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
                          GDestroyNotify notify);
+/* emul_ring_watch in two steps, for a caller that holds the fabric lock:
+ * the watch made (no system call), then started with the lock let go
+ * (GLib writes the progress thread's wake-up eventfd as it attaches). */
+GSource *emul_ring_watch_new(int fd, GIOCondition cond, GUnixFDSourceFunc fn, gpointer data,
+                             GDestroyNotify notify);
+void emul_ring_watch_start(GSource *src);
 gboolean emul_ring_enter(void);
 
 /* A listening socket of this process watched by the progress thread (a

@@ -181,10 +181,13 @@ x_conn_new(int fd, int side, pid_t pid, int bell_fd, gboolean no_cma)
   g_queue_init(&x->msgs);
   /* The source's reference: its callback reads the socket before it takes
    * the fabric lock; dropped once the source is destroyed and no callback
-   * runs (emul_ring_close). */
+   * runs (x_sock_close).  It starts watching once the lock is let go, as
+   * the connection's first messages leave (emul_ring_msgs_flush). */
   g_atomic_int_inc(&x->ref);
-  x->src = emul_ring_watch(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x,
-                           (GDestroyNotify) emul_ring_conn_unref);
+  x->src = emul_ring_watch_new(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x,
+                               (GDestroyNotify) emul_ring_conn_unref);
+  x->watch_due = TRUE;
+  emul_ring_doorbell(x, X_BELL_MSGS);
   emul_ring_conns = g_list_prepend(emul_ring_conns, x);
   g_atomic_int_inc(&emul_ring_nconn);
   return x;
@@ -257,10 +260,8 @@ emul_ring_close(emul_xconn_t *x)
   /* A thread asleep on the bell wakes and lets the connection go. */
   if (x->waiters > 0 && x->bell_fd >= 0)
     emul_ring_doorbell(x, X_BELL_SELF);
-  g_source_destroy(x->src);
-  g_source_unref(x->src);
-  /* The socket closes (the peer sees EOF) once the messages queued before
-   * this are sent, with the lock let go. */
+  /* The socket closes (the peer sees EOF), and its watch goes, once the
+   * messages queued before this are sent, with the lock let go. */
   g_mutex_lock(&x->mlock);
   x->sock_close = TRUE;
   g_mutex_unlock(&x->mlock);
@@ -349,6 +350,23 @@ x_sockmsg_send(emul_xconn_t *x, x_sockmsg_t *e)
   x_sockmsg_drop(e);
 }
 
+/* The socket's last user, its sender or its reader, closes it
+ * (emul_ring_sock_done), with no lock held: its watch goes first, so that
+ * the progress thread never polls the descriptor's number reused.  The
+ * caller holds a reference to @x besides the watch's (a bell's, or the
+ * dispatch's of the watch's own callback). */
+static void
+x_sock_close(emul_xconn_t *x)
+{
+  GSource *src = x->src;
+  x->src = NULL;
+  if (src != NULL) {
+    g_source_destroy(src);
+    g_source_unref(src);
+  }
+  close(x->fd);
+}
+
 void
 emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
 {
@@ -372,6 +390,16 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
     return;  /* its sender sends ours too: it pops until none is left */
   }
   x->msending = TRUE;
+  if (x->watch_due) {
+    /* The watch starts here, as the lock that made it is let go; a
+     * connection closed first never starts it. */
+    x->watch_due = FALSE;
+    if (!x->sock_close) {
+      g_mutex_unlock(&x->mlock);
+      emul_ring_watch_start(x->src);
+      g_mutex_lock(&x->mlock);
+    }
+  }
   for (x_sockmsg_t *e = first;; e = NULL) {
     if (e == NULL && (e = g_queue_pop_head(&x->msgs)) == NULL)
       break;
@@ -389,7 +417,7 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
   x->msending = FALSE;
   g_mutex_unlock(&x->mlock);
   if (emul_ring_sock_done(x, TRUE))
-    close(x->fd);
+    x_sock_close(x);
 }
 
 gboolean
@@ -1076,7 +1104,7 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
       break;
   }
   if (open && emul_ring_sock_done(x, FALSE))
-    close(x->fd);
+    x_sock_close(x);
   return k;
 }
 
@@ -1140,7 +1168,9 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
   x_conn_pre(x, x_rx, k);
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
-  if (!emul_ring_enter()) {
+  /* Closed: its watch goes as the socket closes, with the lock let go
+   * (x_sock_close); a callback meanwhile (the peer's EOF) ends it here. */
+  if (!emul_ring_enter() || x->dead) {
     emul_fabric_unlock();
     x_rx_close(x_rx, k);
     return G_SOURCE_REMOVE;

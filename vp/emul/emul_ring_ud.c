@@ -46,7 +46,10 @@
  * accepts a sender before it too (ud_accept); a UD QP's name is bound
  * before the QP takes the lock (emul_ring_ud_bind) and its sockets closed
  * after its destroy let it go (emul_ring_ud_free); a service request is
- * dialled and sent, its answer read and sent, with no lock held.
+ * dialled and sent, its answer read and sent, with no lock held; and the
+ * progress thread's watches of these sockets are started and destroyed
+ * with no lock held (GLib writes its main context's wake-up eventfd as it
+ * adds or removes a descriptor).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -97,9 +100,12 @@ typedef struct x_svc_out {
 } x_svc_out_t;
 
 /* A socket connected to a UD QP of another process, kept for sending.
- * Referenced by the table and by each sender between its look-up and its
- * sendmsg() (made with no lock held): the descriptor closes with the last
- * reference, so that a sender never writes to a number reused meanwhile. */
+ * Referenced by the table, by its watch and by each sender between its
+ * look-up and its sendmsg() (made with no lock held): the descriptor
+ * closes with the last reference, so that a sender never writes to a
+ * number reused meanwhile.  The watch is started before the entry joins
+ * the table and destroyed after it left it, with no lock held
+ * (ud_out_drop). */
 typedef struct x_ud_out {
   uint32_t qpn;
   int fd;
@@ -122,15 +128,13 @@ ud_in_free(gpointer data)
   g_free(in);
 }
 
-/* Fabric lock held.  @in may be freed by the time this returns. */
+/* Fabric lock held: @in leaves its QP's list; its watch is destroyed by
+ * its own callback once the lock is let go (ud_in_ready). */
 static void
 ud_in_close(x_ud_in_t *in)
 {
-  GSource *src = in->src;
   in->u->ins = g_list_remove(in->u->ins, in);
   in->u = NULL;
-  g_source_destroy(src);
-  g_source_unref(src);
 }
 
 /* Datagrams read with no lock held, delivered after under the fabric lock
@@ -161,6 +165,7 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
   }
   emul_work_t w;
   rnicpi_notify_batch_init(&w);
+  gboolean closed = FALSE;
   if (emul_ring_enter() && in->u != NULL) {  /* its QP not destroyed meanwhile */
     for (guint i = 0; i < k; i++) {
       ssize_t n = ud_rx_len[i];
@@ -170,6 +175,7 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
           h->len < EMUL_UD_GRH_LEN || h->len > EMUL_UD_GRH_LEN + EMUL_UD_MTU ||
           h->dst_qpn != qp->base.qp_num || h->pers >= EMUL_PERS_COUNT) {
         ud_in_close(in);  /* the sender closed, or is not a peer of ours */
+        closed = TRUE;
         break;
       }
       emul_ud_dgram_t d = {
@@ -181,14 +187,22 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
   }
   emul_fabric_unlock();
   emul_work_deliver(&w);
+  if (closed) {
+    /* Out of its QP's list: nobody else destroys it.  Its notify frees
+     * @in once this callback returns. */
+    g_source_destroy(in->src);
+    g_source_unref(in->src);
+  }
   return G_SOURCE_CONTINUE;
 }
 
 #define UD_ACCEPT_BATCH 8
 
 /* The progress thread, when senders connect to a UD QP's name: accepted
- * with no lock held, watched under the fabric lock (closed after it if the
- * QP went meanwhile). */
+ * with no lock held, put in the QP's list under the fabric lock (closed
+ * after it if the QP went meanwhile), and watched once it is let go (a
+ * destroy of the QP waits for this callback before it destroys the
+ * watches of its list: emul_ring_ud_free). */
 static gboolean
 ud_accept(gint fd, GIOCondition cond, gpointer data)
 {
@@ -198,19 +212,23 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
   guint n = 0;
   while (n < UD_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
     n++;
+  GSource *watch[UD_ACCEPT_BATCH] = { NULL };
   if (emul_ring_enter() && u->qp != NULL) {
     for (guint i = 0; i < n; i++) {
       x_ud_in_t *in = g_new0(x_ud_in_t, 1);
       in->u = u;
       in->fd = c[i];
-      in->src = emul_ring_watch(c[i], G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
+      in->src = watch[i] =
+        emul_ring_watch_new(c[i], G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
       u->ins = g_list_prepend(u->ins, in);
       c[i] = -1;
     }
   }
   emul_fabric_unlock();
   for (guint i = 0; i < n; i++) {
-    if (c[i] >= 0)
+    if (watch[i] != NULL)
+      emul_ring_watch_start(watch[i]);
+    else if (c[i] >= 0)
       close(c[i]);
   }
   return G_SOURCE_CONTINUE;
@@ -276,13 +294,17 @@ emul_ring_ud_free(struct emul_xud *u)
 {
   if (u == NULL)
     return;
-  for (GList *i = u->ins; i != NULL; i = i->next) {
+  /* The name first: its close waits for an accept callback still running,
+   * which starts the watches it put in the list (none joins it since the
+   * destroy), and lets @u go. */
+  GList *ins = u->ins;
+  emul_ring_lsock_close(&u->sock);
+  for (GList *i = ins; i != NULL; i = i->next) {
     GSource *src = ((x_ud_in_t *) i->data)->src;  /* its notify frees the entry */
     g_source_destroy(src);
     g_source_unref(src);
   }
-  g_list_free(u->ins);
-  emul_ring_lsock_close(&u->sock);
+  g_list_free(ins);
 }
 
 /* ---- sending ---- */
@@ -297,30 +319,43 @@ ud_out_unref(x_ud_out_t *o)
 }
 
 /* The table forgets @o, if it still holds it (fabric lock held): the
- * table's reference is returned, to be let go (ud_out_unref: it may close
- * the socket) once the lock is; NULL when the table held none. */
+ * table's reference is returned, to be let go with its watch once the
+ * lock is (ud_out_drop); NULL when the table held none. */
 static x_ud_out_t *
 ud_out_forget(x_ud_out_t *o)
 {
   if (g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(o->qpn)) != o)
     return NULL;
   g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(o->qpn));
-  g_source_destroy(o->src);
-  g_source_unref(o->src);
   return o;
 }
 
-/* The destination QP is gone (its process closed the socket): forget it. */
+/* No lock held: the watch of @o (or NULL), which no table holds, is
+ * destroyed (it lets its reference go once no callback of it runs), and
+ * the caller's reference with it. */
+static void
+ud_out_drop(x_ud_out_t *o)
+{
+  if (o == NULL)
+    return;
+  g_source_destroy(o->src);
+  g_source_unref(o->src);
+  ud_out_unref(o);
+}
+
+/* A watch started before the table takes @o, or one the table forgot
+ * meanwhile, watches for nothing once the socket is dead; its owner
+ * destroys it (ud_out_drop). */
 static gboolean
 ud_out_hup(gint fd, GIOCondition cond, gpointer data)
 {
-  x_ud_out_t *o = data;
+  x_ud_out_t *o = data;  /* the watch's reference keeps it */
   (void) fd;
   (void) cond;
   x_ud_out_t *gone = emul_ring_enter() ? ud_out_forget(o) : NULL;
   emul_fabric_unlock();
-  ud_out_unref(gone);
-  return G_SOURCE_CONTINUE;
+  ud_out_drop(gone);
+  return G_SOURCE_REMOVE;  /* the destination QP is gone (its process closed the socket) */
 }
 
 /* A reference to the socket the table holds for UD QP @qpn, unless it is
@@ -343,14 +378,25 @@ static x_ud_out_t *
 ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
 {
   int fd = emul_ring_dial("ud/", qpn);
+  x_ud_out_t *o, *mine = NULL;
+  if (fd >= 0) {
+    mine = g_new0(x_ud_out_t, 1);
+    mine->qpn = qpn;
+    mine->fd = fd;
+    mine->refs = 3;  /* the table's, the caller's and the watch's */
+    mine->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, mine,
+                                (GDestroyNotify) ud_out_unref);
+  }
   emul_fabric_lock();
   x_ud_out_t *gone = stale != NULL ? ud_out_forget(stale) : NULL, *evicted = NULL;
-  x_ud_out_t *o = ud_out_ref_locked(qpn, NULL);
-  if (o != NULL || fd < 0) {
+  o = ud_out_ref_locked(qpn, NULL);
+  if (o != NULL || mine == NULL) {
     emul_fabric_unlock();
-    ud_out_unref(gone);
-    if (fd >= 0)
-      close(fd);  /* another sender connected it meanwhile */
+    ud_out_drop(gone);
+    if (mine != NULL) {
+      ud_out_drop(mine);  /* another sender connected it meanwhile */
+      ud_out_unref(mine);
+    }
     return o;
   }
   if (x_ud_out == NULL)
@@ -362,16 +408,11 @@ ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
     if (g_hash_table_iter_next(&it, NULL, &v))
       evicted = ud_out_forget(v);
   }
-  o = g_new0(x_ud_out_t, 1);
-  o->qpn = qpn;
-  o->fd = fd;
-  o->refs = 2;  /* the table's and the caller's */
-  o->src = emul_ring_watch(fd, G_IO_HUP | G_IO_ERR, ud_out_hup, o, NULL);
-  g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), o);
+  g_hash_table_insert(x_ud_out, GUINT_TO_POINTER(qpn), mine);
   emul_fabric_unlock();
-  ud_out_unref(gone);
-  ud_out_unref(evicted);
-  return o;
+  ud_out_drop(gone);
+  ud_out_drop(evicted);
+  return mine;
 }
 
 gboolean
@@ -408,7 +449,7 @@ emul_ring_ud_send(emul_ud_out_t *out)
         emul_fabric_lock();
         x_ud_out_t *table = ud_out_forget(o);
         emul_fabric_unlock();
-        ud_out_unref(table);
+        ud_out_drop(table);
       }
       ud_out_unref(o);
       return;
