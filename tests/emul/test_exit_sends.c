@@ -8,11 +8,12 @@
  * thread.  So (issue 26, point 5):
  *
  *  - the connection's events leave after its message (emul_events_after,
- *    emul_ring_msgs_then): an application told BROKEN has had its BREAK
- *    sent;
+ *    emul_ring_msgs_then): an application told BROKEN, or given the
+ *    responder's affiliated event, has had its BREAK sent;
  *  - the process's exit waits for the messages other threads still owe
- *    (emul_progress.c, x_exit_drain): one that exits on the affiliated
- *    event, raised before the BREAK is queued, still tells the peer.
+ *    (emul_progress.c, x_exit_drain): one that exits on what no message
+ *    orders, a completion (its receive flushed by the teardown, seen by
+ *    polling its CQ), still tells the peer.
  *
  * Without them the peer sees the socket's EOF and completes its refused
  * RDMA Write IT_DTO_ERR_FLUSHED instead of IT_DTO_ERR_REMOTE_ACCESS (1 run
@@ -32,8 +33,9 @@
  * connection over the bounce ring (ITAPI_EMUL_CMA=0, ITAPI_EMUL_MAP=0:
  * the child's progress thread executes the parent's RDMA Writes and finds
  * the fault), says its region, waits for the end (MODE "event": the
- * connection's BROKEN, then says how many BREAKs this process had sent;
- * "affiliated": the responder's affiliated event) and returns from main.
+ * connection's BROKEN, "affiliated": the responder's affiliated event;
+ * each then says how many BREAKs this process had sent; "flushed": its
+ * posted receive's flushed completion, polled) and returns from main.
  * The parent writes 16 bytes past the region and expects the completion
  * REMOTE_ACCESS and the child's line.
  *
@@ -92,6 +94,12 @@ __wrap_recvmsg(int fd, struct msghdr *m, int flags)
 static int
 child(const char *mode)
 {
+  /* "flushed": only the progress thread drains the ring (its section
+   * queues the BREAK and flushes the receive, and sends the BREAK after
+   * it); a poll of this thread's that drained the parent's Write itself
+   * would send the BREAK before it looked at the completion. */
+  if (strcmp(mode, "flushed") == 0)
+    g_setenv("ITAPI_EMUL_APP_PROGRESS", "0", TRUE);
   conf_side_t s;
   conf_side_open(&s, NULL);
   conf_child_listen(&s);
@@ -107,15 +115,30 @@ child(const char *mode)
     fflush(stdout);
     return 0;
   }
+  conf_buf_t recv;
+  conf_buf_new(&s, &recv, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t rs = conf_seg(&recv, 0, 64);
+  conf_ok(it_post_recv(s.ep, &rs, 1, 5, IT_COMPLETION_FLAG));
   printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) rb.data,
          (guint64) rb.ctx);
   fflush(stdout);
   if (strcmp(mode, "event") == 0) {
     conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     printf("breaks %d\n", g_atomic_int_get(&breaks_sent));
-  } else {
+  } else if (strcmp(mode, "affiliated") == 0) {
     conf_wait(s.aff, IT_ASYNC_AFF_EP_RDMAW_ACCESS_VIOLATION);
-    printf("affiliated\n");
+    printf("affiliated breaks %d\n", g_atomic_int_get(&breaks_sent));
+  } else {
+    /* Polled: a completion waits behind no message. */
+    it_event_t ev;
+    it_status_t st;
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while ((st = it_evd_dequeue(s.dto, &ev)) == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+      g_usleep(100);
+    conf_ok(st);
+    g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_ERR_FLUSHED);
+    printf("flushed breaks %d\n", g_atomic_int_get(&breaks_sent));
   }
   fflush(stdout);
   conf_buf_check_guards(&rb);
@@ -205,12 +228,22 @@ test_event_after_break(void)
 }
 
 static void
+test_affiliated_after_break(void)
+{
+  g_test_summary("The responder's affiliated event comes after its BREAK was sent (the BREAK "
+                 "held 300 ms): the child counts 1 BREAK sent when told, and the parent's "
+                 "refused RDMA Write completes REMOTE_ACCESS though the child exits at once");
+  run("affiliated", "affiliated breaks 1");
+}
+
+static void
 test_exit_sends_break(void)
 {
-  g_test_summary("The responder exits as soon as its affiliated event (raised before the BREAK "
-                 "is queued) arrives, the BREAK held 300 ms by the progress thread: the exit "
-                 "waits for it, and the parent's refused RDMA Write completes REMOTE_ACCESS");
-  run("affiliated", "affiliated");
+  g_test_summary("The responder exits as soon as it polls its receive's flushed completion, "
+                 "which no message orders (the BREAK held 300 ms by the progress thread, not "
+                 "sent yet): the exit waits for the BREAK, and the parent's refused RDMA Write "
+                 "completes REMOTE_ACCESS");
+  run("flushed", "flushed breaks 0");
 }
 
 int
@@ -221,6 +254,7 @@ main(int argc, char **argv)
   self = argv[0];
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/emul/exit-sends/event-after-break", test_event_after_break);
+  g_test_add_func("/emul/exit-sends/affiliated-after-break", test_affiliated_after_break);
   g_test_add_func("/emul/exit-sends/exit-waits", test_exit_sends_break);
   g_test_add_func("/emul/exit-sends/established-first", test_established_first);
   return g_test_run();

@@ -1012,9 +1012,13 @@ void emul_ring_reject(emul_conn_t *c, const void *pdata, uint32_t len, emul_work
 void emul_ring_qp_gone(emul_qp_t *qp, emul_conn_t *c, emul_work_t *w);
 void emul_ring_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
                   const void *pdata, uint32_t pdata_len);
-/* Break @qp's connection for its request's remote failure @f: the peer
- * process's QP gets the responder's affiliated event with its BROKEN. */
+/* Break @qp's connection for its request's remote failure @f: @qp gets
+ * the requester's affiliated event, the peer process's QP the
+ * responder's, each with its BROKEN, after the BREAK is sent. */
 void emul_ring_break_fault(emul_qp_t *qp, emul_work_t *w, emul_fault_t f);
+/* Break @qp's connection for its request's local failure: @qp's
+ * affiliated event @cause with its BROKEN, after the BREAK is sent. */
+void emul_ring_break_local(emul_qp_t *qp, emul_work_t *w, rnicpi_async_cause_t cause);
 rnicpi_status_t emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
 /* The latency cases of a one-SGE post on a connected cross-process QP: an
  * RDMA Write or Read executed at once when nothing is queued and the

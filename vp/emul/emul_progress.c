@@ -619,9 +619,11 @@ x_fork_child(void)
 static void
 x_exit_drain(void)
 {
-  /* A section under the lock that raised an event the application acted
-   * on may not have queued its message yet (a responder's affiliated
-   * event comes before its BREAK): it ends before the count is read. */
+  /* A section under the lock whose completion the application acted on
+   * may not have queued its message yet (a request's failed completion is
+   * pushed before its BREAK is queued): it ends before the count is read.
+   * Events wait behind the message (emul_ring_teardown); completions do
+   * not. */
   if (!emul_fabric_mine) {
     emul_fabric_lock();
     emul_fabric_unlock();

@@ -493,11 +493,11 @@ void
 emul_req_fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
 {
   emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
-  emul_qp_async(qp, emul_fault_requester(f));
   if (qp->x != NULL) {
-    emul_ring_break_fault(qp, w, f);
+    emul_ring_break_fault(qp, w, f);  /* its affiliated event after the BREAK */
     return;
   }
+  emul_qp_async(qp, emul_fault_requester(f));
   if (qp->peer != NULL)
     emul_qp_async(qp->peer, emul_fault_responder(f));
   emul_qp_break(qp, w, FALSE, NULL, 0);
@@ -514,8 +514,12 @@ void
 emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
   emul_complete_send(qp, wr, st, 0, w);
+  if (qp->x != NULL) {
+    emul_ring_break_local(qp, w, emul_local_cause(st));  /* its affiliated event after the BREAK */
+    return;
+  }
   emul_qp_async(qp, emul_local_cause(st));
-  emul_qp_break(qp, w, FALSE, NULL, 0);  /* across processes: emul_ring_break */
+  emul_qp_break(qp, w, FALSE, NULL, 0);
 }
 
 static exec_t

@@ -565,9 +565,11 @@ void emul_ring_close(emul_xconn_t *x);
 void emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w);
 /* This side ends the connection: tell the peer (DISC, or BREAK with the
  * request that failed, and @fault when the peer gets an event), release
- * it, report and flush locally. */
+ * it, report and flush locally.  @local (or NULL): this QP's affiliated
+ * event, raised with the end's events, after the message is sent. */
 void emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
-                     uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len);
+                        uint64_t seq, const x_fault_t *fault, const rnicpi_async_cause_t *local,
+                        const void *pdata, uint32_t len);
 void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
 
 /* emul_ring.c */

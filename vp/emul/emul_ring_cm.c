@@ -1231,7 +1231,8 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
  * it, report and flush locally. */
 void
 emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_status_t st,
-                uint64_t seq, const x_fault_t *fault, const void *pdata, uint32_t len)
+                   uint64_t seq, const x_fault_t *fault, const rnicpi_async_cause_t *local,
+                   const void *pdata, uint32_t len)
 {
   emul_xconn_t *x = qp->x;
   if (x != NULL) {
@@ -1249,10 +1250,13 @@ emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_s
     g_atomic_int_inc(&x->ref);
     emul_ring_close(x);
   }
-  /* The events of the end leave after its message: an application that
-   * exits on them has told the peer how the connection ended. */
+  /* The events of the end leave after its message, the affiliated one
+   * first: an application that exits on them has told the peer how the
+   * connection ended. */
   emul_xconn_t *after = emul_events_after;
   emul_events_after = x;
+  if (local != NULL)
+    emul_qp_async(qp, *local);
   emul_qp_end(qp, type == X_DISC ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN, NULL, 0, w);
   emul_events_after = after;
   if (x != NULL)
@@ -1262,14 +1266,21 @@ emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_s
 void
 emul_ring_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly, const void *pdata, uint32_t len)
 {
-  emul_ring_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, pdata, len);
+  emul_ring_teardown(qp, w, orderly ? X_DISC : X_BREAK, 0, 0, NULL, NULL, pdata, len);
 }
 
 void
 emul_ring_break_fault(emul_qp_t *qp, emul_work_t *w, emul_fault_t f)
 {
   x_fault_t to = { .f = f, .to_responder = TRUE };
-  emul_ring_teardown(qp, w, X_BREAK, 0, 0, &to, NULL, 0);
+  rnicpi_async_cause_t mine = emul_fault_requester(f);
+  emul_ring_teardown(qp, w, X_BREAK, 0, 0, &to, &mine, NULL, 0);
+}
+
+void
+emul_ring_break_local(emul_qp_t *qp, emul_work_t *w, rnicpi_async_cause_t cause)
+{
+  emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, &cause, NULL, 0);
 }
 
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)

@@ -393,7 +393,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
           emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
         } else {
           emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-          emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, 0);
+          emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, NULL, 0);
         }
         return XR_FAILED;
       }

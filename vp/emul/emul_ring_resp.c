@@ -40,9 +40,9 @@
 static void
 x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
 {
-  emul_qp_async(qp, emul_fault_responder(f));
   x_fault_t to = { .f = f, .to_responder = FALSE };
-  emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, NULL, 0);
+  rnicpi_async_cause_t mine = emul_fault_responder(f);
+  emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, &mine, NULL, 0);
 }
 
 /* Long pulls.  A Send whose payload this process pulls from the sender by
