@@ -35,6 +35,13 @@
 
 
 static const rnicpi_provider_t *P;
+
+/* When a wait begun now gives up (interop_wait_s). */
+static gint64
+wait_deadline(void)
+{
+  return g_get_monotonic_time() + (gint64) interop_wait_s() * G_USEC_PER_SEC;
+}
 static GAsyncQueue *cm_q;
 static rnicpi_dev_t *dev;
 static rnicpi_pd_t *pd;
@@ -86,7 +93,7 @@ reply(const char *fmt, ...)
 static rnicpi_cm_event_t *
 wait_cm(rnicpi_cm_event_type_t type)
 {
-  gint64 deadline = g_get_monotonic_time() + (gint64) interop_wait_s() * G_USEC_PER_SEC;
+  gint64 deadline = wait_deadline();
   for (;;) {
     gint64 left = deadline - g_get_monotonic_time();
     if (left <= 0)
@@ -105,7 +112,7 @@ static void
 reply_wc(rnicpi_cq_t *cq)
 {
   rnicpi_wc_t wc;
-  gint64 deadline = g_get_monotonic_time() + (gint64) interop_wait_s() * G_USEC_PER_SEC;
+  gint64 deadline = wait_deadline();
   for (;;) {
     memset(&wc, 0, sizeof(wc));
     int r = P->data->poll_cq(cq, &wc, 1);
@@ -114,7 +121,7 @@ reply_wc(rnicpi_cq_t *cq)
       return;
     }
     if (r < 0 || g_get_monotonic_time() > deadline) {
-      reply("error no completion within %u s", interop_wait_s());
+      reply("error no completion within %u s (ITAPI_CONF_WAIT_S raises the wait)", interop_wait_s());
       return;
     }
     g_usleep(200);
@@ -173,7 +180,8 @@ do_command(char **w, int n)
     int len = interop_unhex(w[1], pdata, sizeof(pdata));
     g_autofree rnicpi_cm_event_t *req = wait_cm(RNICPI_CM_CONNECT_REQUEST);
     if (len < 0 || req == NULL || req->type != RNICPI_CM_CONNECT_REQUEST) {
-      reply("error no connection request within %u s", interop_wait_s());
+      reply("error no connection request within %u s (ITAPI_CONF_WAIT_S raises the wait)",
+            interop_wait_s());
       return;
     }
     rnicpi_conn_param_t cp = { .pdata = pdata, .pdata_len = (uint32_t) len, .ird = 4, .ord = 4 };
@@ -272,7 +280,7 @@ do_command(char **w, int n)
     else if (ev != NULL && ev->type == RNICPI_CM_BROKEN)
       reply("broken");
     else
-      reply("error no DISCONNECTED within %u s", interop_wait_s());
+      reply("error no DISCONNECTED within %u s (ITAPI_CONF_WAIT_S raises the wait)", interop_wait_s());
   } else {
     reply("error unknown command '%s' with %d words", c, n);
   }

@@ -57,8 +57,10 @@ peer_line(peer_t *p)
     if (r < 0 && errno == EINTR)
       continue;
     if (r == 0) {
-      g_autofree char *why = g_strdup_printf("the reference peer answered nothing within %u s",
-                                             interop_wait_s() + INTEROP_REPLY_SLACK_S);
+      g_autofree char *why =
+        g_strdup_printf("the reference peer (cert-iwarp-peer, pid %d) answered nothing within %u s: "
+                        "it hangs (its stderr is above) or the host is slow (ITAPI_CONF_WAIT_S "
+                        "raises its waits)", (int) p->pid, interop_wait_s() + INTEROP_REPLY_SLACK_S);
       g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, why);
     }
     g_assert_cmpint(r, ==, 1);

@@ -63,6 +63,15 @@ syscall_watch_locked(char **names)
   return total;
 }
 
+#define WATCH_VOID(name, which, params, args) \
+  void __real_##name params;                      \
+  void __wrap_##name params;                      \
+  void __wrap_##name params                       \
+  {                                               \
+    syscall_watch_hit(which);                     \
+    __real_##name args;                           \
+  }
+
 #define WATCH(ret, name, which, params, args) \
   ret __real_##name params;                   \
   ret __wrap_##name params;                   \
@@ -108,8 +117,8 @@ WATCH(ssize_t, write, SC_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
  * removing a watched descriptor, or asked to): system calls vp/emul makes
  * through GLib. */
 WATCH(guint, g_source_attach, SC_G_ATTACH, (GSource *s, GMainContext *c), (s, c))
-WATCH(void, g_source_destroy, SC_G_DESTROY, (GSource *s), (s))
-WATCH(void, g_main_context_wakeup, SC_G_WAKEUP, (GMainContext *c), (c))
+WATCH_VOID(g_source_destroy, SC_G_DESTROY, (GSource *s), (s))
+WATCH_VOID(g_main_context_wakeup, SC_G_WAKEUP, (GMainContext *c), (c))
 
 /* The line goes to stderr, and is appended to the file $SYSCALL_WATCH_LOG
  * names, if any (a test whose child processes' stderr is not kept). */

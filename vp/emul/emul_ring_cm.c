@@ -360,7 +360,7 @@ x_sock_close(emul_xconn_t *x)
 {
   GSource *src = x->src;
   x->src = NULL;
-  if (src != NULL) {
+  if (src != NULL) {  /* none on a bare connection of a unit test (emul-bells) */
     g_source_destroy(src);
     g_source_unref(src);
   }
