@@ -13,7 +13,8 @@
  * A connection's socket messages (handshake, mapping requests, teardown)
  * queued under the fabric lock leave only once it is let go, in order,
  * with the descriptors they carry, and the socket closes after the last
- * (issue 26, point 5: no system call under the fabric lock).
+ * (issue 26, point 5: no system call under the fabric lock), however many
+ * connections one section owes.
  *
  * Linked with libitapi's internals (the built-in emul among them): the
  * connection is a bare emul_xconn_t over a socket pair, no device.
@@ -192,6 +193,46 @@ test_msgs_after_lock(void)
   close(peer);
 }
 
+/* Bells owed to more connections in one section than the thread keeps in
+ * its own storage (8): none is rung under the lock, each once after it,
+ * and the references the list held go with it.  Twice, so that the
+ * second section reuses the array the first one grew. */
+#define MANY_CONNS 40
+static void
+test_many_after_lock(void)
+{
+  emul_xconn_t *x[MANY_CONNS];
+  int peer[MANY_CONNS];
+  for (int i = 0; i < MANY_CONNS; i++)
+    x[i] = conn_new(&peer[i]);
+  for (int round = 0; round < 2; round++) {
+    emul_fabric_lock();
+    for (int i = 0; i < MANY_CONNS; i++) {
+      emul_ring_doorbell(x[i], X_BELL_THREAD);
+      emul_ring_doorbell(x[i], X_BELL_THREAD);  /* owed twice, rung once */
+    }
+    int early = 0;
+    for (int i = 0; i < MANY_CONNS; i++) {
+      struct pollfd p = { .fd = peer[i], .events = POLLIN };
+      early += poll(&p, 1, 0) == 1;
+    }
+    emul_fabric_unlock();
+    g_assert_cmpint(early, ==, 0);
+    for (int i = 0; i < MANY_CONNS; i++) {
+      x_msg_t m;
+      int got;
+      g_assert_cmpint(next_msg(peer[i], &m, 5000, &got), ==, (ssize_t) X_MSG_MIN);
+      g_assert_cmpuint(m.type, ==, X_DOORBELL);
+      g_assert_cmpint(next_msg(peer[i], &m, 0, &got), ==, -1);
+      g_assert_cmpint(g_atomic_int_get(&x[i]->ref), ==, 1);
+    }
+  }
+  for (int i = 0; i < MANY_CONNS; i++) {
+    emul_ring_conn_unref(x[i]);
+    close(peer[i]);
+  }
+}
+
 static void
 test_fabric_lock(void)
 {
@@ -211,5 +252,6 @@ main(int argc, char **argv)
   g_test_add_func("/emul/bells/rung-before-fabric-lock", test_fabric_lock);
   g_test_add_func("/emul/bells/rung-before-data-path-lock", test_data_path);
   g_test_add_func("/emul/bells/messages-after-lock", test_msgs_after_lock);
+  g_test_add_func("/emul/bells/many-after-lock", test_many_after_lock);
   return g_test_run();
 }

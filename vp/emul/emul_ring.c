@@ -192,14 +192,46 @@ out_push(emul_xconn_t *x, x_out_t *o, guint *bell)
  * The connection's queued socket messages, and the close of its socket
  * after them, are owed the same way (X_BELL_MSGS).  Each entry holds a
  * reference to its connection, so its descriptors stay open until the
- * bell is rung. */
-#define X_BELLS_MAX 8
+ * bell is rung.  The first X_BELLS_INLINE entries live in the thread's
+ * own storage; a section that owes more connections (a teardown of many,
+ * a drain of a CQ shared by many) grows a heap array, kept for the
+ * thread's next sections and freed when it exits (x_bells_heap).  Only
+ * when that array cannot grow is a bell rung at once, under the lock. */
+#define X_BELLS_INLINE 8
 typedef struct {
   emul_xconn_t *x;
   guint bell;
 } x_bell_t;
-static __thread x_bell_t x_bells[X_BELLS_MAX] __attribute__((tls_model("initial-exec")));
+static __thread x_bell_t x_bells[X_BELLS_INLINE] __attribute__((tls_model("initial-exec")));
+static __thread x_bell_t *x_bells_more;  /* entries X_BELLS_INLINE and on */
+static __thread guint x_bells_room;      /* of x_bells_more */
+static GPrivate x_bells_heap = G_PRIVATE_INIT(g_free);
 __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
+
+static inline x_bell_t *
+x_bell_at(guint i)
+{
+  return i < X_BELLS_INLINE ? &x_bells[i] : &x_bells_more[i - X_BELLS_INLINE];
+}
+
+/* Room for one more owed bell; FALSE when the heap array cannot grow. */
+static gboolean
+x_bells_grow(void)
+{
+  guint due = emul_ring_bells_due;
+  if (due < X_BELLS_INLINE + x_bells_room)
+    return TRUE;
+  guint room = x_bells_room == 0 ? X_BELLS_INLINE : x_bells_room * 2;
+  if (room > G_MAXUINT / 4)
+    return FALSE;
+  x_bell_t *more = g_try_renew(x_bell_t, x_bells_more, room);
+  if (more == NULL)
+    return FALSE;
+  x_bells_more = more;
+  x_bells_room = room;
+  g_private_set(&x_bells_heap, more);  /* freed at the thread's exit */
+  return TRUE;
+}
 
 static void
 x_ring_bell(emul_xconn_t *x, guint bell)
@@ -232,24 +264,25 @@ x_ring_bell(emul_xconn_t *x, guint bell)
 /* Wake who sleeps on the peer's side: its progress thread (a socket
  * message) or an application thread asleep on the bell eventfd it gave us
  * (emul_ring_cq_wait_begin), as @bell (X_BELL_*) says; or send the
- * connection's queued messages.  Fabric lock held: the bell is rung when
- * this thread lets the lock go, at once when this thread owes more
- * connections a bell than it keeps. */
+ * connection's queued messages.  Fabric lock held (or a QP's link alone):
+ * the bell is rung when this thread lets its locks go; at once only when
+ * the thread's list of owed bells cannot grow (no memory). */
 void
 emul_ring_doorbell(emul_xconn_t *x, guint bell)
 {
   for (guint i = 0; i < emul_ring_bells_due; i++) {
-    if (x_bells[i].x == x) {
-      x_bells[i].bell |= bell;
+    x_bell_t *b = x_bell_at(i);
+    if (b->x == x) {
+      b->bell |= bell;
       return;
     }
   }
-  if (emul_ring_bells_due == X_BELLS_MAX) {
+  if (G_UNLIKELY(!x_bells_grow())) {
     x_ring_bell(x, bell);
     return;
   }
   g_atomic_int_inc(&x->ref);
-  x_bells[emul_ring_bells_due++] = (x_bell_t) { x, bell };
+  *x_bell_at(emul_ring_bells_due++) = (x_bell_t) { x, bell };
 }
 
 void
@@ -258,8 +291,9 @@ emul_ring_bells_ring(void)
   guint n = emul_ring_bells_due;
   emul_ring_bells_due = 0;
   for (guint i = 0; i < n; i++) {
-    x_ring_bell(x_bells[i].x, x_bells[i].bell);
-    emul_ring_conn_unref(x_bells[i].x);  /* the last reference may go here */
+    x_bell_t b = *x_bell_at(i);
+    x_ring_bell(b.x, b.bell);
+    emul_ring_conn_unref(b.x);  /* the last reference may go here */
   }
 }
 
