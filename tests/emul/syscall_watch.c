@@ -116,7 +116,19 @@ WATCH(ssize_t, write, SC_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
 /* GLib writes the main context's wake-up eventfd inside these (adding or
  * removing a watched descriptor, or asked to): system calls vp/emul makes
  * through GLib. */
-WATCH(guint, g_source_attach, SC_G_ATTACH, (GSource *s, GMainContext *c), (s, c))
+void (*syscall_watch_attach_hook)(GSource *s);
+
+guint __real_g_source_attach(GSource *s, GMainContext *c);
+guint __wrap_g_source_attach(GSource *s, GMainContext *c);
+guint
+__wrap_g_source_attach(GSource *s, GMainContext *c)
+{
+  syscall_watch_hit(SC_G_ATTACH);
+  void (*hook)(GSource *) = g_atomic_pointer_get(&syscall_watch_attach_hook);
+  if (hook != NULL)
+    hook(s);
+  return __real_g_source_attach(s, c);
+}
 WATCH_VOID(g_source_destroy, SC_G_DESTROY, (GSource *s), (s))
 WATCH_VOID(g_main_context_wakeup, SC_G_WAKEUP, (GMainContext *c), (c))
 

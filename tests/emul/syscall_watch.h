@@ -11,6 +11,8 @@
 #ifndef ITAPI_TESTS_SYSCALL_WATCH_H
 #define ITAPI_TESTS_SYSCALL_WATCH_H
 
+#include <glib.h>
+
 enum {
   SC_SENDMSG, SC_RECVMSG, SC_RECV,
   SC_ACCEPT4, SC_BIND, SC_CLOSE, SC_CLOSEDIR, SC_CONNECT, SC_EVENTFD, SC_FCLOSE, SC_FCNTL,
@@ -25,5 +27,8 @@ void syscall_watch_hit(int which);
 /* The calls made under the fabric lock so far, and (into @names, when
  * not NULL) which, as "name=count ..." (free with g_free). */
 int syscall_watch_locked(char **names);
+/* Called (when set) before each g_source_attach, by the attaching thread,
+ * with no lock of the watch's: a test delays a watch's start with it. */
+extern void (*syscall_watch_attach_hook)(GSource *s);
 
 #endif

@@ -226,11 +226,86 @@ test_sendmsg_unlocked(void)
   g_assert_cmpint(locked, ==, 0);
 }
 
+/* The progress thread's start of an accepted sender's watch, held until
+ * the destroy has given up its wait for the accept callback (a second, or
+ * so) and returned: armed once. */
+static gint slow_armed, slow_in, slow_go, slow_out;
+static GThread *main_thread;
+
+static void
+slow_attach(GSource *s)
+{
+  (void) s;
+  if (g_thread_self() == main_thread || !g_atomic_int_compare_and_exchange(&slow_armed, 1, 0))
+    return;
+  g_atomic_int_set(&slow_in, 1);
+  for (int i = 0; i < 10000 && !g_atomic_int_get(&slow_go); i++)
+    g_usleep(1000);
+  g_atomic_int_set(&slow_out, 1);
+}
+
+/* A UD QP destroyed while the progress thread, having accepted a sender
+ * and let the fabric lock go, has not yet started that sender's watch, and
+ * starts it only after the destroy gave up waiting for it: the watch is
+ * destroyed all the same, once (by the accept's callback), and the
+ * sender's connection closes.  Before, the destroy freed the watch and its
+ * entry, which the callback then started: a use after free (ASan). */
+static void
+test_destroy_beside_accept(void)
+{
+  it_ia_handle_t ia;
+  it_pz_handle_t pz;
+  it_evd_handle_t dto;
+  ok(it_ia_create("emul0", 2, 1, &ia), "it_ia_create(emul0)");
+  ok(it_pz_create(ia, &pz), "it_pz_create");
+  ok(it_evd_create(ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &dto, NULL),
+     "it_evd_create");
+  it_ep_attributes_t a;
+  memset(&a, 0, sizeof(a));
+  a.max_dto_payload_size = LEN;
+  a.max_request_dtos = 4;
+  a.max_recv_dtos = 4;
+  a.max_send_segments = 1;
+  a.max_recv_segments = 1;
+  a.srv.ud.ep_info.ud_ep_key = QKEY;
+  it_ep_handle_t ep;
+  ok(it_ep_ud_create(pz, dto, dto, &a, 0, &ep), "it_ep_ud_create");
+  it_ep_param_t prm;
+  ok(it_ep_query(ep, IT_EP_PARAM_EP_ID, &prm), "it_ep_query(EP_ID)");
+  uint32_t qpn = prm.attr.srv.ud.ep_info.ud_ep_id;
+
+  main_thread = g_thread_self();
+  g_atomic_pointer_set(&syscall_watch_attach_hook, slow_attach);
+  g_atomic_int_set(&slow_armed, 1);
+  int sock = emul_ring_dial("ud/", qpn);  /* the "other process" connects */
+  g_assert_cmpint(sock, >=, 0);
+  for (int i = 0; i < 5000 && !g_atomic_int_get(&slow_in); i++)
+    g_usleep(1000);
+  g_assert_true(g_atomic_int_get(&slow_in));
+  ok(it_ep_free(ep), "it_ep_free");  /* waits a second for the accept, then goes on */
+  g_assert_false(g_atomic_int_get(&slow_out));  /* the destroy went first */
+  g_atomic_int_set(&slow_go, 1);
+  for (int i = 0; i < 15000 && !g_atomic_int_get(&slow_out); i++)
+    g_usleep(1000);
+  g_assert_true(g_atomic_int_get(&slow_out));
+
+  /* The sender's connection closes: its watch was destroyed, its socket
+   * with it. */
+  struct pollfd p = { .fd = sock, .events = POLLIN };
+  g_assert_cmpint(poll(&p, 1, 5000), ==, 1);
+  char c;
+  g_assert_cmpint(recv(sock, &c, 1, MSG_DONTWAIT), ==, 0);
+  close(sock);
+  g_atomic_pointer_set(&syscall_watch_attach_hook, NULL);
+  ok(it_ia_free(ia), "it_ia_free");
+}
+
 int
 main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_setenv("ITAPI_PROVIDER", "emul", TRUE);
   g_test_add_func("/emul/ud/sendmsg-unlocked", test_sendmsg_unlocked);
+  g_test_add_func("/emul/ud/destroy-beside-accept", test_destroy_beside_accept);
   return g_test_run();
 }

@@ -83,10 +83,18 @@ struct emul_xud {
   GList *ins;          /* x_ud_in_t* */
 };
 
+/* A sender's connection to a UD QP's name.  Its watch is made by the
+ * accept under the fabric lock and started after it (ud_accept), which
+ * may be after the QP's destroy let every entry go (emul_ring_ud_free:
+ * the accept's callback may outlast the destroy's wait for it).  Who
+ * destroys the watch is settled by @start, swapped once: the accept, when
+ * the destroy came first (X_IN_DOOMED), else the destroy (X_IN_STARTED). */
+enum { X_IN_NEW, X_IN_STARTED, X_IN_DOOMED };
 typedef struct x_ud_in {
   struct emul_xud *u;
   int fd;
   GSource *src;
+  gint start;          /* X_IN_* (atomic) */
 } x_ud_in_t;
 
 /* A service request of ours waiting for another process's answer: the
@@ -200,9 +208,11 @@ ud_in_ready(gint fd, GIOCondition cond, gpointer data)
 
 /* The progress thread, when senders connect to a UD QP's name: accepted
  * with no lock held, put in the QP's list under the fabric lock (closed
- * after it if the QP went meanwhile), and watched once it is let go (a
- * destroy of the QP waits for this callback before it destroys the
- * watches of its list: emul_ring_ud_free). */
+ * after it if the QP went meanwhile), and watched once it is let go.  A
+ * destroy of the QP waits for this callback (a second at most) before it
+ * destroys the watches of its list; one that comes between the unlock and
+ * a start leaves that watch to this callback (x_ud_in_t.start), which
+ * then destroys it itself once started. */
 static gboolean
 ud_accept(gint fd, GIOCondition cond, gpointer data)
 {
@@ -212,24 +222,33 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
   guint n = 0;
   while (n < UD_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
     n++;
-  GSource *watch[UD_ACCEPT_BATCH] = { NULL };
+  x_ud_in_t *made[UD_ACCEPT_BATCH] = { NULL };
   if (emul_ring_enter() && u->qp != NULL) {
     for (guint i = 0; i < n; i++) {
-      x_ud_in_t *in = g_new0(x_ud_in_t, 1);
+      x_ud_in_t *in = made[i] = g_new0(x_ud_in_t, 1);
       in->u = u;
       in->fd = c[i];
-      in->src = watch[i] =
-        emul_ring_watch_new(c[i], G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
+      in->src = emul_ring_watch_new(c[i], G_IO_IN | G_IO_HUP | G_IO_ERR, ud_in_ready, in, ud_in_free);
       u->ins = g_list_prepend(u->ins, in);
       c[i] = -1;
     }
   }
   emul_fabric_unlock();
   for (guint i = 0; i < n; i++) {
-    if (watch[i] != NULL)
-      emul_ring_watch_start(watch[i]);
-    else if (c[i] >= 0)
+    x_ud_in_t *in = made[i];
+    if (in == NULL) {
       close(c[i]);
+      continue;
+    }
+    /* Started first: a watch destroyed before its start could not be
+     * started.  The entry stays while it is ours or still NEW (its watch,
+     * which frees it, is destroyed by one of us only after the swap). */
+    GSource *src = in->src;
+    emul_ring_watch_start(src);
+    if (!g_atomic_int_compare_and_exchange(&in->start, X_IN_NEW, X_IN_STARTED)) {
+      g_source_destroy(src);  /* the QP's destroy left it to us */
+      g_source_unref(src);
+    }
   }
   return G_SOURCE_CONTINUE;
 }
@@ -296,11 +315,15 @@ emul_ring_ud_free(struct emul_xud *u)
     return;
   /* The name first: its close waits for an accept callback still running,
    * which starts the watches it put in the list (none joins it since the
-   * destroy), and lets @u go. */
+   * destroy), and lets @u go.  A watch that callback has still not started
+   * (the wait is bounded) is left to it (x_ud_in_t.start). */
   GList *ins = u->ins;
   emul_ring_lsock_close(&u->sock);
   for (GList *i = ins; i != NULL; i = i->next) {
-    GSource *src = ((x_ud_in_t *) i->data)->src;  /* its notify frees the entry */
+    x_ud_in_t *in = i->data;
+    GSource *src = in->src;  /* its notify frees the entry */
+    if (g_atomic_int_compare_and_exchange(&in->start, X_IN_NEW, X_IN_DOOMED))
+      continue;
     g_source_destroy(src);
     g_source_unref(src);
   }
