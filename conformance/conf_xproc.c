@@ -1260,8 +1260,9 @@ test_stream_busy_poll(void)
 {
   g_test_summary("xproc: the stream of 2000 sends with both sides polling their event queue "
                  "(it_evd_dequeue, never a wait), every fourth receive of the child and every "
-                 "other credit receive of the parent two SGEs in swapped order: a busy poll's "
-                 "drain takes part of the ring and hands the rest over mid-stream; each message "
+                 "other credit receive of the parent two SGEs in swapped order, messages of 64 KiB "
+                 "and more among the rest: a busy poll's drain takes part of the ring and hands "
+                 "the rest over mid-stream; each message "
                  "checked byte for byte, in order, where its SGEs put it; over cross-memory "
                  "attach, and (emul) again through the bounce ring");
   g_setenv("CONF_XPROC_STREAM_POLL", "1", TRUE);

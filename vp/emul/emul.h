@@ -376,8 +376,6 @@ typedef struct emul_srq {
   uint32_t limit;          /* armed limit event, 0 when none */
   gboolean starved;        /* a Send found it empty and waits for a receive (RNR): the next
                             * post runs the waiting senders (emul_post_srq_recv) */
-  gint xqps;               /* its QPs connected to another process (atomic): a post runs
-                            * their ring's receive work (emul_ring_recv_posted) */
 } emul_srq_t;
 
 typedef struct emul_qp {
@@ -897,8 +895,11 @@ void emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_st
 void emul_req_fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w);
 void emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf);
 /* Scatter @len bytes of @buf over a receive's list (checked), as far as it
- * holds them. */
+ * holds them, the last byte last (emul_place). */
 void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len);
+/* emul_scatter from byte @skip of the list on: the pieces of one message
+ * that does not lie in one place (a ring frame that wraps its end). */
+void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
 /* Links (emul_qp.c).  Take @l's lock once no copy runs with it let go
  * (every taker but the fast path's post waits so). */
@@ -932,6 +933,9 @@ static inline void emul_link_drop(emul_link_t *l)
 /* Fabric lock and @l's held (or @l NULL): run what posts queued on its
  * QPs while a long copy had the lock let go (emul_link_t.again). */
 void emul_link_settle(emul_link_t *l, emul_work_t *w);
+/* Take @l's lock, whether or not a copy runs with it let go; a busy poll
+ * passes the link over while a thread waits here (emul_link_t.wanted). */
+void emul_link_lock(emul_link_t *l);
 /* Fabric lock held: let a reference to @l go (a QP's, or the progress
  * thread's while it drains a ring under the link alone); the last frees it. */
 void emul_link_unref(emul_link_t *l);

@@ -11,8 +11,9 @@
  * cross-process use (emul_ring_init).
  *
  * Rules:
- * - whoever drains a ring holds the QP's link; the common case (short
- *   Sends, the ACK word) is drained under the link alone
+ * - whoever drains a ring holds the QP's link; the common case (Sends
+ *   and bounce-mode RDMA Writes whole in one frame, the ACK word) is
+ *   drained under the link alone
  *   (emul_ring_drain_link), the rest under the fabric lock too, which the
  *   progress thread takes with emul_ring_progress_lock, which an
  *   application thread polling yields to (emul.h);
@@ -136,17 +137,12 @@ x_serve(emul_xconn_t *x, gboolean pending, emul_work_t *w)
   return in;
 }
 
-/* The progress thread's drain of @x's ring (referenced) under its QP's
- * link @l alone (referenced; no lock held): the common case
- * (emul_ring_drain_link), as an application thread's busy poll drains it.
- * X_DRAIN_FABRIC when the rest needs the fabric lock (x_serve): frames of
- * another kind, frames owed to the ring, or the link held by another
- * thread, which may be a post that leaves the ring alone. */
-static unsigned
-x_drain_alone(emul_link_t *l, emul_xconn_t *x, emul_work_t *w)
+unsigned
+emul_ring_drain_alone(emul_link_t *l, emul_xconn_t *x, emul_work_t *w)
 {
-  if (!rnicpi_spin_trylock(&l->lock))
-    return X_DRAIN_FABRIC;
+  /* Waited for: whoever holds it (a post, a poll's drain) holds it
+   * briefly, and waits for nothing of this thread's meanwhile. */
+  emul_link_lock(l);
   emul_qp_t *qp = l->qp[0];
   unsigned found = qp != NULL && qp->x == x ? emul_ring_drain_link(qp, x, w) : 0;
   rnicpi_spin_unlock(&l->lock);
@@ -263,7 +259,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     guint full = 0;  /* todo[0, full): what the drain under the link left */
     for (guint i = 0; i < todo->len; i++) {
       emul_xconn_t *x = g_ptr_array_index(todo, i);
-      unsigned found = x_drain_alone(g_ptr_array_index(links, i), x, &w);
+      unsigned found = emul_ring_drain_alone(g_ptr_array_index(links, i), x, &w);
       did |= (found & X_DRAIN_DID) != 0;
       if (found & X_DRAIN_FABRIC)
         todo->pdata[full++] = x;

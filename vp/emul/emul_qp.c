@@ -93,8 +93,6 @@ emul_link_join_ring(emul_qp_t *qp)
   l->ring = TRUE;
   l->qp[0] = qp;
   g_ptr_array_add(emul_fabric.links, l);
-  if (qp->srq != NULL)
-    g_atomic_int_inc(&qp->srq->xqps);
   __atomic_store_n(&qp->link, l, __ATOMIC_RELEASE);
   emul_cq_ring_link(l, TRUE);  /* the busy poll's drain finds it there (emul_ring_poll_cq) */
 }
@@ -116,11 +114,8 @@ link_leave(emul_qp_t *qp)
 {
   if (qp->link == NULL)
     return;
-  if (qp->link->ring) {
+  if (qp->link->ring)
     emul_cq_ring_link(qp->link, FALSE);
-    if (qp->srq != NULL)
-      g_atomic_int_add(&qp->srq->xqps, -1);
-  }
   for (unsigned i = 0; i < G_N_ELEMENTS(qp->link->qp); i++)
     if (qp->link->qp[i] == qp)
       qp->link->qp[i] = NULL;
@@ -147,9 +142,8 @@ links_release(emul_qp_t *qp)
   qp->old_links = NULL;
 }
 
-/* Take @l's lock, whether or not a copy runs with it let go. */
-static void
-link_lock(emul_link_t *l)
+void
+emul_link_lock(emul_link_t *l)
 {
   if (!rnicpi_spin_trylock(&l->lock)) {
     /* Counted while it waits: a busy poll, which only tries the lock
@@ -166,7 +160,7 @@ link_lock(emul_link_t *l)
 void
 emul_link_lock_idle(emul_link_t *l)
 {
-  link_lock(l);
+  emul_link_lock(l);
   for (unsigned n = 1; G_UNLIKELY(l->copying); n++) {
     rnicpi_spin_unlock(&l->lock);
     rnicpi_spin_backoff(n);
@@ -181,7 +175,7 @@ emul_link_take(emul_qp_t *qp)
     emul_link_t *l = qp->link;  /* read again: it may change while the fabric lock is let go */
     if (l == NULL)
       return NULL;
-    link_lock(l);
+    emul_link_lock(l);
     if (G_LIKELY(!l->copying))
       return l;
     rnicpi_spin_unlock(&l->lock);
@@ -196,7 +190,7 @@ emul_link_take_post(emul_qp_t *qp)
 {
   emul_link_t *l = qp->link;
   if (l != NULL)
-    link_lock(l);
+    emul_link_lock(l);
   return l;
 }
 
@@ -455,17 +449,28 @@ emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
 }
 
 void
-emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
+emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len)
 {
-  for (uint32_t i = 0; i < n && len > 0; i++) {
-    uint64_t k = MIN((uint64_t) s[i].length, len);
+  uint32_t i = 0;
+  while (i < n && skip >= s[i].length)
+    skip -= s[i++].length;
+  for (; i < n && len > 0; i++) {
+    uint64_t k = MIN((uint64_t) s[i].length - skip, len);
+    uint8_t *d = (uint8_t *) (uintptr_t) s[i].addr + skip;
     if (k < len)
-      memcpy((void *) (uintptr_t) s[i].addr, buf, k);
+      memcpy(d, buf, k);
     else
-      emul_place((uint8_t *) (uintptr_t) s[i].addr, buf, k);
+      emul_place(d, buf, k);
     buf += k;
     len -= k;
+    skip = 0;
   }
+}
+
+void
+emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
+{
+  emul_scatter_at(s, n, 0, buf, len);
 }
 
 /* Copy a gather list into a scatter list. */

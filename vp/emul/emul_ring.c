@@ -524,6 +524,7 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
   while (x_frame_at(x, data, head, &f, &hdr)) {
     if (f.frag_len > X_FRAG_MAX)
       goto bad;
+    x->rx_full++;
     uint64_t need = ROUND_LINE(hdr + f.frag_len);
     if (f.op == X_OP_CONT) {
       if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
@@ -604,19 +605,27 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
   x_frame_t f;
   uint64_t hdr;
   while (x_frame_at(x, data, head, &f, &hdr)) {
-    uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
-    /* A Send whole in one frame, its bytes contiguous, for the next
-     * receive of the QP's own queue, with nothing ahead of it (a message
-     * half assembled, requests waiting, a pull running) and a receive
-     * whose key names no window or fast-registered region (whose fields
-     * change under the fabric lock: emul_ring_hot_local); anything else is
+    /* A Send whole in one frame (no Invalidate, no attach) for the next
+     * receive of the QP's queue or SRQ, or the bounce mode's RDMA Write whole
+     * in one frame, with nothing ahead of it (a message half assembled,
+     * requests waiting, a pull running), and keys that name no window or
+     * fast-registered region (whose fields change under the fabric lock:
+     * emul_ring_hot_local, emul_ring_write_short); its bytes read in place,
+     * in two pieces when the frame wraps the ring's end.  Anything else is
      * the full drain's. */
-    if (hdr != sizeof(x_short_t) || f.frag_len > X_FRAG_MAX || pat + f.frag_len > X_RING_SIZE ||
-        x->in_busy || !emul_queue_empty(&qp->xin) || qp->rcopying ||
-        !emul_ring_recv_short(qp, x, &f, data + pat, w))
+    if (f.frag_len > X_FRAG_MAX || f.frag_len != f.total || x->in_busy || !emul_queue_empty(&qp->xin) ||
+        qp->rcopying)
+      return did | X_DRAIN_FABRIC;
+    uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
+    uint64_t na = MIN((uint64_t) f.frag_len, X_RING_SIZE - pat);
+    x_span_t p = { .a = data + pat, .na = na, .b = data, .len = f.frag_len };
+    gboolean send = f.op == X_OP_SEND && f.flags == 0 && f.byte_len == f.total;
+    gboolean write = f.op == X_OP_WRITE && f.flags == 0 && hdr == sizeof(x_frame_t);
+    if (send ? !emul_ring_recv_short(qp, x, &f, &p, w) : !write || !emul_ring_write_short(qp, x, &f, &p))
       return did | X_DRAIN_FABRIC;
     head += ROUND_LINE(hdr + f.frag_len);
     x_taken(x, head);
+    x->rx_link++;
     did = X_DRAIN_DID;
   }
   /* The completions the ACK word gives, when nothing waits to be issued

@@ -68,10 +68,11 @@
  * switch and no system call for a small message), and the progress thread
  * (woken by a doorbell on the socket).  An application thread's drain (its
  * busy poll, or its wake-up from a sleep, below) takes the common case,
- * Sends of the latency case into the QP's own receives and the ACK word's
+ * Sends and bounce-mode RDMA Writes whole in one frame and the ACK word's
  * completions, under the link alone, and leaves the rest to a drain under
- * the fabric lock (emul_ring_drain_link); so does the progress thread's
- * (x_drain_alone).  The consumer's ring word `armed`
+ * the fabric lock (emul_ring_drain_link); so does the progress thread's,
+ * before it sleeps and when a doorbell wakes it (emul_ring_drain_alone).
+ * The consumer's ring word `armed`
  * says "nobody here is polling: ring the bell".  The producer publishes
  * a frame's mark (or its ACK word), then reads `armed` (Dekker pair, both
  * sequentially consistent); only a set `armed` costs a doorbell, and the producer
@@ -408,6 +409,9 @@ struct emul_xconn {
   uint64_t rx_head;             /* consumer: where the next frame comes (link; read
                                  * without it by emul_ring_pending: atomic) */
   uint64_t rx_published;        /* consumer: the head the producer was last given */
+  uint64_t rx_link, rx_full;    /* consumer: frames taken under the QP's link alone
+                                 * (emul_ring_drain_link), and by the full drain under
+                                 * the fabric lock; said at close (debug log) */
   uint64_t key_out, key_in;     /* marks of our ring, of the peer's (seg->key) */
   uint64_t head_seen;           /* producer: the consumer's head, last read */
   uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on (as rx_head) */
@@ -583,14 +587,19 @@ gboolean emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w);
 void emul_ring_serve(emul_xconn_t *x, emul_work_t *w);
 /* The drain of @qp's ring @x under the QP's link alone (a busy poll's, a
  * woken sleeper's, the progress thread's; the
- * fabric lock not held): the Sends of the latency case
- * (emul_ring_recv_short) and the completions of the peer's ACK word with
- * nothing to issue behind them.  What it found: X_DRAIN_DID (completions
+ * fabric lock not held): Sends and the bounce mode's RDMA Writes whole in
+ * one frame (emul_ring_recv_short, emul_ring_write_short) and the
+ * completions of the peer's ACK word with nothing to issue behind them.  What it found: X_DRAIN_DID (completions
  * pushed), X_DRAIN_FABRIC (it stopped at work the full drain,
  * emul_ring_drain, takes under the fabric lock). */
 #define X_DRAIN_DID 1u
 #define X_DRAIN_FABRIC 2u
 unsigned emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w);
+/* emul_progress.c: the progress thread's drain of @x's ring (referenced)
+ * under its QP's link @l alone (referenced; no lock held, the link waited
+ * for), as an application thread's busy poll drains it
+ * (emul_ring_drain_link). */
+unsigned emul_ring_drain_alone(emul_link_t *l, emul_xconn_t *x, emul_work_t *w);
 void emul_ring_space(emul_xconn_t *x);
 void emul_ring_free_queues(emul_xconn_t *x);
 gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
@@ -629,12 +638,24 @@ gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, i
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
 /* emul_ring_resp.c */
-/* A Send of the latency case, @f with its payload @buf inline, landed in
- * the next receive of @qp's own queue when that is one SGE holding it and
- * passes the check (no SRQ; the QP's link held): completed and
- * acknowledged.  FALSE, nothing done, when it does not apply. */
-gboolean emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const uint8_t *buf,
+/* A message's payload read in place: @len bytes, the first @na at @a and
+ * the rest at @b (the ring's start, for a frame that wraps its end). */
+typedef struct x_span {
+  const uint8_t *a, *b;
+  uint64_t na, len;
+} x_span_t;
+/* A Send whole in one frame (@f, its payload @p; no Invalidate, no
+ * attach), landed in the next receive of @qp's queue or SRQ when that
+ * holds it and every SGE of it passes the check (the QP's link held):
+ * completed and acknowledged.  FALSE, nothing done, when it does not
+ * apply. */
+gboolean emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
                               emul_work_t *w);
+/* The bounce mode's RDMA Write whole in one frame (@f, its payload @p),
+ * landed when its key names a region whose entry never changes and the
+ * region takes it (the QP's link held): acknowledged.  FALSE, nothing
+ * done, otherwise: the full drain executes it, or refuses it. */
+gboolean emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p);
 /* @draining: called from a drain of the ring (a long pull is XR_OWED). */
 xr_t emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w);
 void emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w);

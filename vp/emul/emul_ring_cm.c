@@ -248,6 +248,9 @@ emul_ring_close(emul_xconn_t *x)
   if (x->dead)
     return;
   x->dead = TRUE;
+  g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: connection to process %d closed: %" G_GUINT64_FORMAT
+        " frames taken under its QP's link alone, %" G_GUINT64_FORMAT " under the fabric lock",
+        (int) x->peer_pid, x->rx_link, x->rx_full);
   emul_ring_conns = g_list_remove(emul_ring_conns, x);
   g_atomic_int_add(&emul_ring_nconn, -1);
   if (x->qp != NULL && x->qp->x == x)
@@ -1153,11 +1156,46 @@ x_rx_close(x_rx_t *rx, guint k)
   }
 }
 
+/* Whether the @k messages read are doorbells alone: the peer's frames
+ * wait in the ring, and no message asks anything else. */
+static gboolean
+x_rx_bells_only(const x_rx_t *rx, guint k)
+{
+  for (guint i = 0; i < k; i++)
+    if (!x_rx_valid(&rx[i]) || rx[i].m.type != X_DOORBELL || rx[i].nfds != 0)
+      return FALSE;
+  return k > 0;
+}
+
+/* A batch of doorbells (fabric lock held, taken by emul_ring_enter): the
+ * ring is drained under its QP's link alone, as a busy poll drains it,
+ * with the fabric lock let go meanwhile (emul_ring_drain_alone).  TRUE
+ * when that was all (the lock let go), FALSE with the lock held again
+ * when frames of other kinds wait, or the connection went meanwhile: the
+ * full path takes over. */
+static gboolean
+x_bells_alone(emul_xconn_t *x, emul_work_t *w)
+{
+  emul_link_t *l = x->qp != NULL && x->seg != NULL ? x->qp->link : NULL;
+  if (l == NULL || !l->ring)
+    return FALSE;
+  l->ref++;  /* the link outlives its QP meanwhile */
+  emul_fabric_unlock();
+  unsigned found = emul_ring_drain_alone(l, x, w);
+  emul_ring_progress_lock();
+  emul_link_unref(l);
+  if ((found & X_DRAIN_FABRIC) || x->dead)
+    return FALSE;
+  emul_fabric_unlock();
+  return TRUE;
+}
+
 /* The progress thread, when the socket has messages (or the peer closed
  * it): they are read with no lock held, then handled in order under the
  * fabric lock; what they leave to system calls (the mappings asked and
- * answered) is made after it.  @x is valid throughout: the source holds a
- * reference (x_conn_new). */
+ * answered) is made after it.  Doorbells alone are the ring's: drained
+ * under the QP's link as far as it goes (x_bells_alone).  @x is valid
+ * throughout: the source holds a reference (x_conn_new). */
 static gboolean
 x_conn_ready(gint fd, GIOCondition cond, gpointer data)
 {
@@ -1174,6 +1212,11 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
     emul_fabric_unlock();
     x_rx_close(x_rx, k);
     return G_SOURCE_REMOVE;
+  }
+  if (x_rx_bells_only(x_rx, k) && x_bells_alone(x, &w)) {
+    x_rx_close(x_rx, k);
+    emul_work_deliver(&w);
+    return G_SOURCE_CONTINUE;
   }
   emul_link_t *l = NULL;
   x_later_t later = { .n = 0 };

@@ -4,8 +4,9 @@
  * order by whoever drains the ring or posts the receive they wait for:
  * the progress thread, an application thread draining the ring, or the
  * application's post_recv.  The QP's link is held, and the fabric lock
- * too, but for a Send of the latency case a busy poll lands
- * (emul_ring_recv_short).  Design: emul_ring.h.
+ * too, but for a Send or a bounce mode's RDMA Write whole in one frame
+ * that a drain under the link alone lands (emul_ring_recv_short,
+ * emul_ring_write_short).  Design: emul_ring.h.
  *
  * Rules, the same as in-process and written once (emul_resp.c), with how
  * this transport reports them:
@@ -96,34 +97,86 @@ x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean un
   return ok && !*ended;
 }
 
-/* The latency case of a Send: its payload inline, one receive SGE that
- * holds it, checked from x->hot. */
+/* The latency case of a Send: its payload inline, a receive that holds
+ * it whose every SGE that takes bytes is checked from x->hot (or looked up
+ * anew past the first; a key whose entry changes under the fabric lock
+ * sends it to the full path, which checks again). */
 static inline __attribute__((always_inline)) gboolean
 x_recv_placed(emul_qp_t *qp, emul_xconn_t *x, const emul_rwqe_t *r, uint64_t len)
 {
-  return r->num_sge == 1 && r->sge[0].length > 0 && len <= r->sge[0].length &&
-         emul_ring_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+  if (r->num_sge == 1)
+    return r->sge[0].length > 0 && len <= r->sge[0].length &&
+           emul_ring_hot_local(qp, x, &r->sge[0], RNICPI_ACCESS_LOCAL_WRITE);
+  uint64_t room = 0;
+  for (uint32_t i = 0; i < r->num_sge; i++) {
+    if (r->sge[i].length == 0)
+      continue;
+    if (!emul_ring_hot_local(qp, x, &r->sge[i], RNICPI_ACCESS_LOCAL_WRITE))
+      return FALSE;
+    room += r->sge[i].length;
+  }
+  return room > 0 && len <= room;
+}
+
+/* Land payload @p in the scatter list @sge[@n] (which holds it), the
+ * message's last byte last. */
+static void
+x_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p)
+{
+  if (n == 1 && p->na == p->len) {
+    emul_copy((uint8_t *) (uintptr_t) sge[0].addr, p->a, p->len);
+    return;
+  }
+  emul_scatter_at(sge, n, 0, p->a, p->na);
+  emul_scatter_at(sge, n, p->na, p->b, p->len - p->na);
 }
 
 /* Land a Send of the latency case in receive @r (taken) and complete it. */
 static void
-x_recv_place(emul_qp_t *qp, emul_xconn_t *x, emul_rwqe_t *r, const x_frame_t *f, const uint8_t *buf,
+x_recv_place(emul_qp_t *qp, emul_xconn_t *x, emul_rwqe_t *r, const x_frame_t *f, const x_span_t *p,
              emul_work_t *w)
 {
-  emul_copy((uint8_t *) (uintptr_t) r->sge[0].addr, buf, f->byte_len);
+  x_span_scatter(r->sge, r->num_sge, p);
   emul_resp_recv_done(qp, r, f->byte_len, (f->flags & X_F_INV) != 0, f->rkey, w);
   emul_ring_ack(x, f->seq + 1);
 }
 
 gboolean
-emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const uint8_t *buf,
+emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
                      emul_work_t *w)
 {
-  emul_rwqe_t *r = qp->srq == NULL ? emul_wq_peek(&qp->rq) : NULL;
-  if (r == NULL || !x_recv_placed(qp, x, r, f->byte_len))
+  /* The head receive, checked and taken at once under the SRQ's lock when
+   * the QP has one (other QPs take from it meanwhile); an empty SRQ is the
+   * full drain's, which marks it starved. */
+  emul_wq_t *rq = emul_qp_rq(qp);
+  emul_rq_lock(qp);
+  emul_rwqe_t *r = emul_wq_peek(rq);
+  if (r == NULL || !x_recv_placed(qp, x, r, f->byte_len)) {
+    emul_rq_unlock(qp);
     return FALSE;
-  emul_wq_pop(&qp->rq);
-  x_recv_place(qp, x, r, f, buf, w);
+  }
+  emul_wq_pop(rq);
+  gboolean limit = qp->srq != NULL && emul_srq_took(qp->srq);
+  emul_rq_unlock(qp);
+  if (limit)
+    emul_srq_limit(qp->srq);
+  x_recv_place(qp, x, r, f, p, w);
+  return TRUE;
+}
+
+gboolean
+emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
+{
+  emul_fault_t fault;
+  if (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), f->rkey))
+    return FALSE;
+  uint8_t *t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
+  if (t == NULL)
+    return FALSE;  /* refused: the full drain breaks the connection with its fault */
+  rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total };
+  emul_scatter_at(&at, 1, 0, p->a, p->na);
+  emul_scatter_at(&at, 1, p->na, p->b, p->len - p->na);
+  emul_ring_ack(x, f->seq + 1);
   return TRUE;
 }
 
@@ -147,7 +200,8 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   /* The latency case first (a copy short enough to make under the lock);
    * else the general checks and copies below. */
   if (!unlock && !(in->f.flags & X_F_CMA) && in->f.total == len && x_recv_placed(qp, x, r, len)) {
-    x_recv_place(qp, x, r, &in->f, in->buf, w);
+    x_span_t p = { .a = in->buf, .na = len, .len = len };
+    x_recv_place(qp, x, r, &in->f, &p, w);
     return XR_DONE;
   }
   if (!emul_resp_recv_fits(qp, r, len, &f, w)) {

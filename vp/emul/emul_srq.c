@@ -13,10 +13,11 @@
  * the fast path holds its link's lock alone, so connections whose QPs
  * share an SRQ meet only there.  A post takes that lock alone, and the
  * fabric lock after it only when a Send found the queue empty and waits
- * for a receive (emul_srq_t.starved, InfiniBand's RNR wait), or a QP of
- * the SRQ is connected to another process (emul_srq_t.xqps): then it runs
- * the waiting senders of every QP of the SRQ, each under its link, and the
- * rings' receive work.
+ * for a receive (emul_srq_t.starved, InfiniBand's RNR wait), in this
+ * process or from another (a ring's drain marks it too): then it runs the
+ * waiting senders of every QP of the SRQ, each under its link.  (A ring's
+ * frames owed for room, which a QP's own receive post pumps, are pumped
+ * when the peer says there is room: X_SPACE.)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -111,14 +112,15 @@ emul_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr)
     srq->starved = FALSE;
   }
   rnicpi_spin_unlock(&srq->lock);
-  if (st != RNICPI_OK || (!starved && g_atomic_int_get(&srq->xqps) == 0))
+  if (st != RNICPI_OK || !starved)
     return st;
   /* A sender waits for a receive of one of these QPs: each may go on.  A
    * sender that found the queue empty marked it before it let its link
    * (or the fabric lock) go, with its request queued: taking each link
-   * here finds that request.  A QP connected to another process has its
-   * ring's receive work run at every post, as its own receive queue's
-   * would (emul_ring_recv_posted). */
+   * here finds that request.  A QP connected to another process runs its
+   * ring's waiting Send (emul_ring_recv_posted): the drain that found the
+   * queue empty marked it, and held the fabric lock until the Send was
+   * queued. */
   emul_lock_data_path();
   for (GList *i = srq->qps; i != NULL; i = i->next) {
     emul_qp_t *qp = i->data;

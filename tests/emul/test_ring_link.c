@@ -1,0 +1,362 @@
+/*
+ * vp/emul: the frames of a connection to another process that a drain
+ * takes under the QP's link alone, with no process-wide lock (issue 26,
+ * point 5; emul_ring_drain_link).  Over the bounce ring (ITAPI_EMUL_CMA=0,
+ * ITAPI_EMUL_MAP=0: every byte rides a frame) the child process sends
+ * this one SENDS Sends of SEND_LEN bytes, each landing in a receive of
+ * three SGEs, and after every fifth an RDMA Write of WRITE_LEN bytes into
+ * a region of ours; the frames pass the ring's end (more than its 1 MiB in
+ * all).  This process busy-polls its completions, checks every byte, then
+ * reads the connection's count of frames taken under the link alone and
+ * under the fabric lock (emul_xconn_t.rx_link, rx_full): all under the
+ * link.  Whoever drained them: this thread's poll, the progress thread's
+ * look before it sleeps, or its wake-up by the child's doorbell.
+ *
+ * Before, a Send for a receive of more than one SGE, an RDMA Write, a
+ * frame that wraps the ring's end, and every frame a doorbell brought were
+ * the full drain's, under the fabric lock: all SENDS + SENDS / 5 frames.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "conf.h"
+#include "emul.h"
+#include "emul_ring.h"
+
+#define SENDS 200
+#define SEND_LEN 6000
+#define WRITES (SENDS / 5)
+#define WRITE_LEN 4096
+#define SGE_LEN 2048   /* three per receive: 6144 bytes of room */
+#define OUTSTANDING 32
+#define LINE_MS 20000
+#define SRQ_MSG 512
+#define HELD_US (2 * G_USEC_PER_SEC)
+
+/* Byte @i of Send @k (or of Write @k + SENDS). */
+static unsigned char
+byte_of(unsigned k, size_t i)
+{
+  return (unsigned char) (k * 7 + i * 13 + 1);
+}
+
+static void
+await_one(conf_side_t *s, unsigned *outstanding)
+{
+  it_event_t ev;
+  it_status_t st;
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while ((st = it_evd_dequeue(s->dto, &ev)) == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+    ;
+  conf_ok(st);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  (*outstanding)--;
+}
+
+/* The "one" child: one Send of SRQ_MSG bytes once told. */
+static int
+child_one(conf_side_t *s)
+{
+  g_autofree char *go = conf_hear(STDIN_FILENO, LINE_MS);
+  g_assert_cmpstr(go, ==, "go");
+  conf_buf_t sb;
+  conf_buf_new(s, &sb, SRQ_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (size_t i = 0; i < SRQ_MSG; i++)
+    sb.data[i] = byte_of(SENDS + WRITES, i);
+  it_lmr_triplet_t t = conf_seg(&sb, 0, SRQ_MSG);
+  conf_ok(it_post_send(s->ep, &t, 1, 1, IT_COMPLETION_FLAG));
+  conf_dto(s->dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  printf("sent\n");
+  fflush(stdout);
+  g_free(conf_hear(STDIN_FILENO, LINE_MS));  /* "bye", or the parent gone */
+  conf_buf_free(&sb);
+  conf_side_close(s);
+  return 0;
+}
+
+/* The requester: accepts the parent's connection, then in @mode "stream"
+ * hears where to write, sends and writes; in "one", child_one. */
+static int
+child(const char *mode)
+{
+  conf_side_t s;
+  it_ep_attributes_t a;
+  conf_default_attr(&a);
+  a.max_request_dtos = OUTSTANDING;
+  conf_side_open(&s, &a);
+  conf_child_listen(&s);
+  it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(s.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  printf("established\n");
+  fflush(stdout);
+  if (strcmp(mode, "one") == 0)
+    return child_one(&s);
+  g_autofree char *go = conf_hear(STDIN_FILENO, LINE_MS);
+  guint64 addr = 0, ctx = 0;
+  g_assert_nonnull(go);
+  g_assert_cmpint(sscanf(go, "go %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &addr, &ctx), ==, 2);
+
+  conf_buf_t sb, wb;
+  conf_buf_new(&s, &sb, (size_t) SENDS * SEND_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &wb, (size_t) WRITES * WRITE_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned k = 0; k < SENDS; k++)
+    for (size_t i = 0; i < SEND_LEN; i++)
+      sb.data[(size_t) k * SEND_LEN + i] = byte_of(k, i);
+  for (unsigned k = 0; k < WRITES; k++)
+    for (size_t i = 0; i < WRITE_LEN; i++)
+      wb.data[(size_t) k * WRITE_LEN + i] = byte_of(k + SENDS, i);
+  unsigned outstanding = 0;
+  for (unsigned k = 0; k < SENDS; k++) {
+    while (outstanding >= OUTSTANDING - 1)
+      await_one(&s, &outstanding);
+    it_lmr_triplet_t t = conf_seg(&sb, (size_t) k * SEND_LEN, SEND_LEN);
+    conf_ok(it_post_send(s.ep, &t, 1, k, IT_COMPLETION_FLAG));
+    outstanding++;
+    if (k % 5 == 4) {
+      unsigned j = k / 5;
+      it_lmr_triplet_t g = conf_seg(&wb, (size_t) j * WRITE_LEN, WRITE_LEN);
+      it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + (guint64) j * WRITE_LEN));
+      conf_ok(it_post_rdma_write(s.ep, &g, 1, SENDS + j, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
+      outstanding++;
+    }
+  }
+  while (outstanding > 0)
+    await_one(&s, &outstanding);
+  printf("sent\n");
+  fflush(stdout);
+  /* Held open until the parent has counted. */
+  g_free(conf_hear(STDIN_FILENO, LINE_MS));  /* "bye", or the parent gone */
+  conf_buf_free(&sb);
+  conf_buf_free(&wb);
+  conf_side_close(&s);
+  return 0;
+}
+
+static const char *self;
+
+/* The child in @mode, and @ep of @s (open) connected to it. */
+static conf_child_t
+connect_child(const char *mode, conf_side_t *s, it_ep_handle_t ep)
+{
+  const char *args[] = { "--child", mode, NULL };
+  conf_child_t c = conf_child_spawn(self, args, "emul-ring-link", NULL, NULL);
+  g_autofree char *pl = conf_hear(c.from, LINE_MS);
+  unsigned port = 0;
+  g_assert_nonnull(pl);
+  g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) port);
+  conf_ok(conf_connect(s, ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_autofree char *el = conf_hear(c.from, LINE_MS);
+  g_assert_cmpstr(el, ==, "established");
+  return c;
+}
+
+/* Where the frames of this process's one connection to another were
+ * taken: under its QP's link alone (*@link), under the fabric lock
+ * (*@full). */
+static void
+frames_taken(guint64 *link, guint64 *full)
+{
+  guint conns = 0;
+  *link = *full = 0;
+  emul_fabric_lock();
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    *link = x->rx_link;
+    *full = x->rx_full;
+    conns++;
+  }
+  emul_fabric_unlock();
+  g_assert_cmpuint(conns, ==, 1);
+  g_test_message("frames taken under the link alone: %" G_GUINT64_FORMAT ", under the fabric lock: %"
+                 G_GUINT64_FORMAT, *link, *full);
+}
+
+/* Tell the child to go, and reap it: it exited 0. */
+static void
+reap_child(conf_child_t *c)
+{
+  conf_say(c->to, "bye\n");
+  int status = 0;
+  g_assert_cmpint(waitpid(c->pid, &status, 0), ==, c->pid);
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+  unlink(c->err);
+  close(c->to);
+  close(c->from);
+}
+
+static void
+test_frames_under_link(void)
+{
+  conf_side_t s;
+  it_ep_attributes_t a;
+  conf_default_attr(&a);
+  a.max_recv_dtos = SENDS;
+  a.max_recv_segments = 3;
+  conf_side_open(&s, &a);
+  conf_child_t c = connect_child("stream", &s, s.ep);
+
+  /* Every receive posted before the first Send comes, three SGEs each;
+   * the region the Writes land in. */
+  conf_buf_t rb, wb;
+  conf_buf_new(&s, &rb, (size_t) SENDS * 3 * SGE_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&s, &wb, (size_t) WRITES * WRITE_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE,
+               IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned k = 0; k < SENDS; k++) {
+    it_lmr_triplet_t t[3];
+    for (int i = 0; i < 3; i++)
+      t[i] = conf_seg(&rb, ((size_t) k * 3 + i) * SGE_LEN, SGE_LEN);
+    conf_ok(it_post_recv(s.ep, t, 3, k, IT_COMPLETION_FLAG));
+  }
+  /* Polled a while first: the progress thread leaves the ring to the
+   * polls, mostly (its doorbell wake-ups drain under the link too). */
+  it_event_t ev;
+  gint64 end = g_get_monotonic_time() + 50 * 1000;
+  while (g_get_monotonic_time() < end)
+    g_assert_cmpint(it_evd_dequeue(s.dto, &ev), ==, IT_ERR_QUEUE_EMPTY);
+  conf_say(c.to, "go %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) wb.data,
+           (guint64) wb.ctx);
+
+  for (unsigned n = 0; n < SENDS; n++) {
+    it_status_t st;
+    end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while ((st = it_evd_dequeue(s.dto, &ev)) == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+      ;
+    conf_ok(st);
+    g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+    g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+    g_assert_cmpuint(ev.dto_cmpl.cookie, ==, n);  /* in order */
+    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, SEND_LEN);
+  }
+  g_autofree char *sl = conf_hear(c.from, LINE_MS);
+  g_assert_cmpstr(sl, ==, "sent");  /* every Write acknowledged: landed */
+
+  for (unsigned k = 0; k < SENDS; k++) {
+    const unsigned char *p = rb.data + (size_t) k * 3 * SGE_LEN;
+    for (size_t i = 0; i < SEND_LEN; i++)
+      if (p[i] != byte_of(k, i))
+        g_error("Send %u: byte %zu is %u, not %u", k, i, p[i], byte_of(k, i));
+  }
+  for (unsigned k = 0; k < WRITES; k++) {
+    const unsigned char *p = wb.data + (size_t) k * WRITE_LEN;
+    for (size_t i = 0; i < WRITE_LEN; i++)
+      if (p[i] != byte_of(k + SENDS, i))
+        g_error("RDMA Write %u: byte %zu is %u, not %u", k, i, p[i], byte_of(k + SENDS, i));
+  }
+  conf_buf_check_guards(&rb);
+  conf_buf_check_guards(&wb);
+
+  guint64 link, full;
+  frames_taken(&link, &full);
+  g_assert_cmpuint(full, ==, 0);
+  g_assert_cmpuint(link, ==, SENDS + WRITES);
+
+  reap_child(&c);
+  conf_buf_free(&rb);
+  conf_buf_free(&wb);
+  conf_side_close(&s);
+}
+
+/* An SRQ receive posted by another thread while this one holds the
+ * fabric lock. */
+typedef struct {
+  it_srq_handle_t srq;
+  it_lmr_triplet_t t;
+  it_status_t st;
+  gint done;
+} srq_post_t;
+
+static gpointer
+srq_post_run(gpointer data)
+{
+  srq_post_t *p = data;
+  p->st = it_post_recv(p->srq, &p->t, 1, 77, IT_COMPLETION_FLAG);
+  g_atomic_int_set(&p->done, 1);
+  return NULL;
+}
+
+/* A receive posted to an SRQ one of whose QPs is connected to another
+ * process, with no Send waiting for it, takes the SRQ's lock alone: it
+ * returns while another thread holds the fabric lock, and the child's
+ * Send lands in it after, taken under the QP's link alone.  Before, such
+ * a post took the fabric lock (emul_srq_t.xqps): it returned only once the
+ * lock was let go; and a Send into an SRQ was the full drain's. */
+static void
+test_srq_post_unlocked(void)
+{
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_srq_handle_t srq;
+  conf_ok(it_srq_create(s.pz, 1, 16, &srq));
+  it_ep_attributes_t a;
+  conf_default_attr(&a);
+  a.srv.rc.srq = srq;
+  it_ep_handle_t ep;
+  conf_ok(it_ep_rc_create(s.pz, s.dto, s.dto, s.cm, IT_EP_SRQ, &a, &ep));
+  conf_child_t c = connect_child("one", &s, ep);
+
+  conf_buf_t rb;
+  conf_buf_new(&s, &rb, SRQ_MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  srq_post_t p = { .srq = srq, .t = conf_seg(&rb, 0, SRQ_MSG) };
+  emul_fabric_lock();
+  GThread *t = g_thread_new("srq-poster", srq_post_run, &p);
+  gint64 end = g_get_monotonic_time() + HELD_US;
+  while (!g_atomic_int_get(&p.done) && g_get_monotonic_time() < end)
+    g_usleep(1000);
+  gboolean in_time = g_atomic_int_get(&p.done);
+  emul_fabric_unlock();
+  g_thread_join(t);
+  conf_ok(p.st);
+  g_assert_true(in_time);
+
+  /* Polled (a sleeper's last look before it sleeps drains under the
+   * fabric lock): the Send into the SRQ is taken under the link too. */
+  conf_say(c.to, "go\n");
+  it_event_t ev;
+  it_status_t st;
+  end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while ((st = it_evd_dequeue(s.dto, &ev)) == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+    ;
+  conf_ok(st);
+  g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 77);
+  g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, SRQ_MSG);
+  guint64 link, full;
+  frames_taken(&link, &full);
+  g_assert_cmpuint(full, ==, 0);
+  g_assert_cmpuint(link, ==, 1);
+  for (size_t i = 0; i < SRQ_MSG; i++)
+    g_assert_cmpuint(rb.data[i], ==, byte_of(SENDS + WRITES, i));
+  conf_buf_check_guards(&rb);
+  g_autofree char *sl = conf_hear(c.from, LINE_MS);
+  g_assert_cmpstr(sl, ==, "sent");
+  reap_child(&c);
+  conf_ok(it_ep_free(ep));
+  conf_ok(it_srq_free(srq));
+  conf_buf_free(&rb);
+  conf_side_close(&s);
+}
+
+int
+main(int argc, char **argv)
+{
+  if (argc == 3 && strcmp(argv[1], "--child") == 0)
+    return child(argv[2]);
+  self = argv[0];
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/emul/ring-link/frames-under-link", test_frames_under_link);
+  g_test_add_func("/emul/ring-link/srq-post-unlocked", test_srq_post_unlocked);
+  return g_test_run();
+}
