@@ -196,8 +196,23 @@ reap_child(conf_child_t *c)
   close(c->from);
 }
 
+/* The next DTO event of @s: busy-polled (it_evd_dequeue), or, with
+ * @sleep, waited for (it_evd_wait, whose sleep drains the rings as it
+ * begins and ends: emul_ring_cq_wait_begin, _end). */
+static it_status_t
+next_dto(conf_side_t *s, gboolean sleep, it_event_t *ev)
+{
+  if (sleep)
+    return it_evd_wait(s->dto, CONF_TIMEOUT_US, ev, NULL);
+  it_status_t st;
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while ((st = it_evd_dequeue(s->dto, ev)) == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+    ;
+  return st;
+}
+
 static void
-test_frames_under_link(void)
+frames_under_link(gboolean sleep)
 {
   conf_side_t s;
   it_ep_attributes_t a;
@@ -229,11 +244,7 @@ test_frames_under_link(void)
            (guint64) wb.ctx);
 
   for (unsigned n = 0; n < SENDS; n++) {
-    it_status_t st;
-    end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while ((st = it_evd_dequeue(s.dto, &ev)) == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
-      ;
-    conf_ok(st);
+    conf_ok(next_dto(&s, sleep, &ev));
     g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
     g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
     g_assert_cmpuint(ev.dto_cmpl.cookie, ==, n);  /* in order */
@@ -349,6 +360,21 @@ test_srq_post_unlocked(void)
   conf_side_close(&s);
 }
 
+static void
+test_frames_under_link(void)
+{
+  frames_under_link(FALSE);
+}
+
+/* The same, this process sleeping in it_evd_wait for each completion: the
+ * sleep's last look at the rings after it armed them drains under the
+ * link too (before: under the fabric lock, x_serve). */
+static void
+test_frames_under_link_sleep(void)
+{
+  frames_under_link(TRUE);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -357,6 +383,7 @@ main(int argc, char **argv)
   self = argv[0];
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/emul/ring-link/frames-under-link", test_frames_under_link);
+  g_test_add_func("/emul/ring-link/frames-under-link/sleep", test_frames_under_link_sleep);
   g_test_add_func("/emul/ring-link/srq-post-unlocked", test_srq_post_unlocked);
   return g_test_run();
 }

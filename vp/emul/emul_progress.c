@@ -483,15 +483,35 @@ emul_ring_cq_wait_begin(emul_cq_t *cq, struct pollfd *fds, uint32_t room)
     x->armed_by = X_ARM_WAITER;
     x->left_at = 0;
   }
-  /* After every arm, the last look (x_serve may change emul_ring_conns: the
+  /* After every arm, the last look: under each QP's link alone, waited
+   * for (a frame published before the arm rang no bell, and a post that
+   * holds the link does not drain it), the fabric lock let go; what that
+   * leaves under the fabric lock (x_serve may change emul_ring_conns: the
    * references keep each connection valid). */
+  emul_link_t *links[X_WAIT_MAX];
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    emul_xconn_t *x = x_wait.x[k];
+    emul_link_t *l = !x->dead && x->qp != NULL && x->qp->x == x ? x->qp->link : NULL;
+    links[k] = l != NULL && l->ring ? l : NULL;
+    if (links[k] != NULL)
+      links[k]->ref++;  /* the link outlives its QP meanwhile */
+  }
+  emul_fabric_unlock();
+  unsigned found[X_WAIT_MAX];
+  for (uint32_t k = 0; k < x_wait.n; k++) {
+    found[k] = links[k] != NULL ? emul_ring_drain_alone(links[k], x_wait.x[k], &w) : X_DRAIN_FABRIC;
+    x_wait.traffic |= (found[k] & X_DRAIN_DID) != 0;
+  }
+  emul_fabric_lock();
   for (uint32_t k = 0; k < x_wait.n; k++) {
     emul_xconn_t *x = x_wait.x[k];
     gboolean pending = emul_ring_pending(x);
-    if (!x->dead && (pending || !emul_queue_empty(&x->out))) {
+    if ((found[k] & X_DRAIN_FABRIC) && !x->dead && (pending || !emul_queue_empty(&x->out))) {
       x_serve(x, pending, &w);
       x_wait.traffic = TRUE;
     }
+    if (links[k] != NULL)
+      emul_link_unref(links[k]);
   }
   emul_fabric_unlock();
   for (uint32_t k = 0; k < nclosed; k++) {
