@@ -34,6 +34,7 @@
 #define SEND_LEN 6000
 #define WRITES (SENDS / 5)
 #define WRITE_LEN 4096
+#define READS WRITES  /* of what the Writes put */
 #define SGE_LEN 2048   /* three per receive: 6144 bytes of room */
 #define OUTSTANDING 32
 #define LINE_MS 20000
@@ -58,6 +59,25 @@ await_one(conf_side_t *s, unsigned *outstanding)
   conf_ok(st);
   g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
   (*outstanding)--;
+}
+
+/* Where the frames of this process's one connection to another were
+ * taken: under its QP's link alone (*@link), under the fabric lock
+ * (*@full). */
+static void
+frames_taken(guint64 *link, guint64 *full)
+{
+  guint conns = 0;
+  *link = *full = 0;
+  emul_fabric_lock();
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    *link = x->rx_link;
+    *full = x->rx_full;
+    conns++;
+  }
+  emul_fabric_unlock();
+  g_assert_cmpuint(conns, ==, 1);
 }
 
 /* The "one" child: one Send of SRQ_MSG bytes once told. */
@@ -130,10 +150,31 @@ child(const char *mode)
   }
   while (outstanding > 0)
     await_one(&s, &outstanding);
-  printf("sent\n");
+  /* Then READS RDMA Reads of what the Writes put there, one at a time
+   * (none waits for ORD behind another): the parent answers each under its
+   * link, and this process lands each answer under its own. */
+  conf_buf_t rd;
+  conf_buf_new(&s, &rd, (size_t) READS * WRITE_LEN, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned j = 0; j < READS; j++) {
+    it_lmr_triplet_t g = conf_seg(&rd, (size_t) j * WRITE_LEN, WRITE_LEN);
+    it_rdma_addr_t ra = it_make_rdma_addr_absolute((void *) (uintptr_t) (addr + (guint64) j * WRITE_LEN));
+    conf_ok(it_post_rdma_read(s.ep, &g, 1, 2 * SENDS + j, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
+    outstanding = 1;
+    await_one(&s, &outstanding);
+  }
+  for (unsigned j = 0; j < READS; j++)
+    for (size_t i = 0; i < WRITE_LEN; i++)
+      if (rd.data[(size_t) j * WRITE_LEN + i] != byte_of(j + SENDS, i))
+        g_error("RDMA Read %u: byte %zu is %u, not %u", j, i, rd.data[(size_t) j * WRITE_LEN + i],
+                byte_of(j + SENDS, i));
+  conf_buf_check_guards(&rd);
+  guint64 link, full;
+  frames_taken(&link, &full);
+  printf("sent %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", link, full);
   fflush(stdout);
   /* Held open until the parent has counted. */
   g_free(conf_hear(STDIN_FILENO, LINE_MS));  /* "bye", or the parent gone */
+  conf_buf_free(&rd);
   conf_buf_free(&sb);
   conf_buf_free(&wb);
   conf_side_close(&s);
@@ -159,27 +200,6 @@ connect_child(const char *mode, conf_side_t *s, it_ep_handle_t ep)
   g_autofree char *el = conf_hear(c.from, LINE_MS);
   g_assert_cmpstr(el, ==, "established");
   return c;
-}
-
-/* Where the frames of this process's one connection to another were
- * taken: under its QP's link alone (*@link), under the fabric lock
- * (*@full). */
-static void
-frames_taken(guint64 *link, guint64 *full)
-{
-  guint conns = 0;
-  *link = *full = 0;
-  emul_fabric_lock();
-  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
-    emul_xconn_t *x = i->data;
-    *link = x->rx_link;
-    *full = x->rx_full;
-    conns++;
-  }
-  emul_fabric_unlock();
-  g_assert_cmpuint(conns, ==, 1);
-  g_test_message("frames taken under the link alone: %" G_GUINT64_FORMAT ", under the fabric lock: %"
-                 G_GUINT64_FORMAT, *link, *full);
 }
 
 /* Tell the child to go, and reap it: it exited 0. */
@@ -226,7 +246,7 @@ frames_under_link(gboolean sleep)
    * the region the Writes land in. */
   conf_buf_t rb, wb;
   conf_buf_new(&s, &rb, (size_t) SENDS * 3 * SGE_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&s, &wb, (size_t) WRITES * WRITE_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE,
+  conf_buf_new(&s, &wb, (size_t) WRITES * WRITE_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE | IT_PRIV_REMOTE_READ,
                IT_ADDR_MODE_ABSOLUTE);
   for (unsigned k = 0; k < SENDS; k++) {
     it_lmr_triplet_t t[3];
@@ -250,8 +270,13 @@ frames_under_link(gboolean sleep)
     g_assert_cmpuint(ev.dto_cmpl.cookie, ==, n);  /* in order */
     g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, SEND_LEN);
   }
+  /* Every Write acknowledged (landed), every Read answered: the child's
+   * count of the Read Responses it took under its link, and under the
+   * fabric lock. */
   g_autofree char *sl = conf_hear(c.from, LINE_MS);
-  g_assert_cmpstr(sl, ==, "sent");  /* every Write acknowledged: landed */
+  guint64 clink = 0, cfull = 0;
+  g_assert_nonnull(sl);
+  g_assert_cmpint(sscanf(sl, "sent %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &clink, &cfull), ==, 2);
 
   for (unsigned k = 0; k < SENDS; k++) {
     const unsigned char *p = rb.data + (size_t) k * 3 * SGE_LEN;
@@ -270,8 +295,13 @@ frames_under_link(gboolean sleep)
 
   guint64 link, full;
   frames_taken(&link, &full);
+  g_test_message("frames taken under the link alone: %" G_GUINT64_FORMAT ", under the fabric lock: %"
+                 G_GUINT64_FORMAT "; the child's: %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT,
+                 link, full, clink, cfull);
   g_assert_cmpuint(full, ==, 0);
-  g_assert_cmpuint(link, ==, SENDS + WRITES);
+  g_assert_cmpuint(link, ==, SENDS + WRITES + READS);
+  g_assert_cmpuint(cfull, ==, 0);
+  g_assert_cmpuint(clink, ==, READS);
 
   reap_child(&c);
   conf_buf_free(&rb);
@@ -346,6 +376,8 @@ test_srq_post_unlocked(void)
   g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, SRQ_MSG);
   guint64 link, full;
   frames_taken(&link, &full);
+  g_test_message("frames taken under the link alone: %" G_GUINT64_FORMAT ", under the fabric lock: %"
+                 G_GUINT64_FORMAT, link, full);
   g_assert_cmpuint(full, ==, 0);
   g_assert_cmpuint(link, ==, 1);
   for (size_t i = 0; i < SRQ_MSG; i++)

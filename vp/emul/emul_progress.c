@@ -11,9 +11,9 @@
  * cross-process use (emul_ring_init).
  *
  * Rules:
- * - whoever drains a ring holds the QP's link; the common case (Sends
- *   and bounce-mode RDMA Writes whole in one frame, the ACK word) is
- *   drained under the link alone
+ * - whoever drains a ring holds the QP's link; the common case (Sends,
+ *   and bounce-mode RDMA Writes, Reads and Read Responses, whole in one
+ *   frame; the ACK word) is drained under the link alone
  *   (emul_ring_drain_link), the rest under the fabric lock too, which the
  *   progress thread takes with emul_ring_progress_lock, which an
  *   application thread polling yields to (emul.h);

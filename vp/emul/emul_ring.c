@@ -355,6 +355,18 @@ emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
     emul_ring_doorbell(x, bell);
 }
 
+gboolean
+emul_ring_emit_now(emul_xconn_t *x, x_out_t *o)
+{
+  guint bell = 0;
+  if (x->dead || x->seg == NULL || o->f.total > X_FRAG_MAX || !emul_queue_empty(&x->out) ||
+      !out_push(x, o, &bell))
+    return FALSE;  /* one frame: none of it went */
+  if (bell)
+    emul_ring_doorbell(x, bell);
+  return TRUE;
+}
+
 /* The look after an arm: both loads are the consumer's half of the Dekker
  * pair with the producer (its mark or ACK word, then `armed`), so they are
  * sequentially consistent, not merely acquire (a plain load on x86). */
@@ -605,23 +617,40 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
   x_frame_t f;
   uint64_t hdr;
   while (x_frame_at(x, data, head, &f, &hdr)) {
-    /* A Send whole in one frame (no Invalidate, no attach) for the next
-     * receive of the QP's queue or SRQ, or the bounce mode's RDMA Write whole
-     * in one frame, with nothing ahead of it (a message half assembled,
-     * requests waiting, a pull running), and keys that name no window or
-     * fast-registered region (whose fields change under the fabric lock:
-     * emul_ring_hot_local, emul_ring_write_short); its bytes read in place,
-     * in two pieces when the frame wraps the ring's end.  Anything else is
-     * the full drain's. */
+    /* A message whole in one frame, with nothing ahead of it (a message
+     * half assembled, requests waiting, a pull running), and keys that
+     * name no window or fast-registered region (whose fields change under
+     * the fabric lock: emul_ring_hot_local, emul_key_fixed): a Send (no
+     * Invalidate, no attach) for the next receive of the QP's queue or
+     * SRQ; in the bounce mode, an RDMA Write, an RDMA Read answered in one
+     * frame, and a Read Response for the Read at the head of the send
+     * queue.  Its bytes are read in place, in two pieces when the frame
+     * wraps the ring's end.  Anything else is the full drain's. */
     if (f.frag_len > X_FRAG_MAX || f.frag_len != f.total || x->in_busy || !emul_queue_empty(&qp->xin) ||
-        qp->rcopying)
+        qp->rcopying || f.flags != 0)
       return did | X_DRAIN_FABRIC;
     uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
     uint64_t na = MIN((uint64_t) f.frag_len, X_RING_SIZE - pat);
     x_span_t p = { .a = data + pat, .na = na, .b = data, .len = f.frag_len };
-    gboolean send = f.op == X_OP_SEND && f.flags == 0 && f.byte_len == f.total;
-    gboolean write = f.op == X_OP_WRITE && f.flags == 0 && hdr == sizeof(x_frame_t);
-    if (send ? !emul_ring_recv_short(qp, x, &f, &p, w) : !write || !emul_ring_write_short(qp, x, &f, &p))
+    gboolean done;
+    switch (f.op) {
+    case X_OP_SEND:
+      done = f.byte_len == f.total && emul_ring_recv_short(qp, x, &f, &p, w);
+      break;
+    case X_OP_WRITE:
+      done = emul_ring_write_short(qp, x, &f, &p);
+      break;
+    case X_OP_READ:
+      done = emul_ring_read_short(qp, x, &f);
+      break;
+    case X_OP_READ_RESP:
+      done = emul_ring_answer_short(qp, x, &f, &p, w);
+      break;
+    default:
+      done = FALSE;
+      break;
+    }
+    if (!done)
       return did | X_DRAIN_FABRIC;
     head += ROUND_LINE(hdr + f.frag_len);
     x_taken(x, head);

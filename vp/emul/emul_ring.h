@@ -68,8 +68,8 @@
  * switch and no system call for a small message), and the progress thread
  * (woken by a doorbell on the socket).  An application thread's drain (its
  * busy poll, or its wake-up from a sleep, below) takes the common case,
- * Sends and bounce-mode RDMA Writes whole in one frame and the ACK word's
- * completions, under the link alone, and leaves the rest to a drain under
+ * Sends and bounce-mode RDMA Writes, Reads and Read Responses whole in one
+ * frame and the ACK word's completions, under the link alone, and leaves the rest to a drain under
  * the fabric lock (emul_ring_drain_link); so does the progress thread's,
  * before it sleeps and when a doorbell wakes it (emul_ring_drain_alone).
  * The consumer's ring word `armed`
@@ -587,9 +587,11 @@ gboolean emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w);
 void emul_ring_serve(emul_xconn_t *x, emul_work_t *w);
 /* The drain of @qp's ring @x under the QP's link alone (a busy poll's, a
  * woken sleeper's, the progress thread's; the
- * fabric lock not held): Sends and the bounce mode's RDMA Writes whole in
- * one frame (emul_ring_recv_short, emul_ring_write_short) and the
- * completions of the peer's ACK word with nothing to issue behind them.  What it found: X_DRAIN_DID (completions
+ * fabric lock not held): Sends, and the bounce mode's RDMA Writes, Reads
+ * and Read Responses, whole in one frame (emul_ring_recv_short,
+ * emul_ring_write_short, emul_ring_read_short, emul_ring_answer_short)
+ * and the completions of the peer's ACK word with nothing to issue behind
+ * them.  What it found: X_DRAIN_DID (completions
  * pushed), X_DRAIN_FABRIC (it stopped at work the full drain,
  * emul_ring_drain, takes under the fabric lock). */
 #define X_DRAIN_DID 1u
@@ -607,6 +609,10 @@ gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_s
 void emul_ring_doorbell(emul_xconn_t *x, guint bell);  /* rung at emul_fabric_unlock */
 void emul_ring_ack(emul_xconn_t *x, uint64_t upto);
 void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
+/* Push @o (one frame at most; o->buf borrowed) into the ring at once when
+ * nothing waits ahead of it and it fits (the QP's link held): FALSE, with
+ * nothing pushed, otherwise. */
+gboolean emul_ring_emit_now(emul_xconn_t *x, x_out_t *o);
 
 /* emul_ring_req.c */
 gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
@@ -637,13 +643,26 @@ gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, i
                         const struct iovec *r, int nr);
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
-/* emul_ring_resp.c */
 /* A message's payload read in place: @len bytes, the first @na at @a and
  * the rest at @b (the ring's start, for a frame that wraps its end). */
 typedef struct x_span {
   const uint8_t *a, *b;
   uint64_t na, len;
 } x_span_t;
+/* emul_ring_resp.c: land payload @p in the scatter list @sge[@n] (checked;
+ * as far as it holds it), the message's last byte last (emul_place). */
+void emul_ring_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p);
+/* emul_ring_req.c: the bounce mode's Read Response @f (its payload @p,
+ * whole in one frame) for the RDMA Read at the head of @qp's send queue,
+ * landed and completed when that Read is one (not with Invalidate) into
+ * SGEs whose keys name regions whose entries never change and that still
+ * pass, no copy runs, nothing waits behind it to be issued and no
+ * disconnect waits for it (the QP's link held).  FALSE, nothing done,
+ * otherwise: the full drain takes it. */
+gboolean emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
+                                emul_work_t *w);
+
+/* emul_ring_resp.c */
 /* A Send whole in one frame (@f, its payload @p; no Invalidate, no
  * attach), landed in the next receive of @qp's queue or SRQ when that
  * holds it and every SGE of it passes the check (the QP's link held):
@@ -656,6 +675,11 @@ gboolean emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f
  * region takes it (the QP's link held): acknowledged.  FALSE, nothing
  * done, otherwise: the full drain executes it, or refuses it. */
 gboolean emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p);
+/* The bounce mode's RDMA Read @f, answered at once in one Read Response
+ * frame when its key names a region whose entry never changes, the region
+ * gives it and the ring has room (the QP's link held).  FALSE, nothing
+ * done, otherwise: the full drain answers it, or refuses it. */
+gboolean emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f);
 /* @draining: called from a drain of the ring (a long pull is XR_OWED). */
 xr_t emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w);
 void emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w);

@@ -774,6 +774,32 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned
 }
 
 gboolean
+emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
+                       emul_work_t *w)
+{
+  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
+  if (qp->xcopying || qp->closing || !emul_queue_empty(&qp->xans) || last == NULL || !last->issued)
+    return FALSE;
+  emul_ring_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
+  emul_swqe_t *s = emul_wq_peek(&qp->sq);
+  const rnicpi_send_wr_t *wr = s != NULL ? &s->wr : NULL;
+  if (s == NULL || s->seq != f->seq || wr->opcode != RNICPI_WR_RDMA_READ || (wr->flags & RNICPI_WR_SINK_MW) ||
+      f->byte_len != s->len)
+    return FALSE;
+  /* The sink checked again, as the full path does when the bytes land. */
+  uint32_t need = emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode);
+  for (uint32_t i = 0; i < wr->num_sge; i++)
+    if (wr->sg_list[i].length > 0 && !emul_ring_hot_local(qp, x, &wr->sg_list[i], need))
+      return FALSE;
+  emul_wq_pop(&qp->sq);
+  emul_ring_span_scatter(wr->sg_list, wr->num_sge, p);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, f->byte_len, w);
+  emul_wq_put(&qp->sq, s);
+  emul_ring_take_acks(qp, w);  /* the Sends and Writes behind it */
+  return TRUE;
+}
+
+gboolean
 emul_ring_outstanding(emul_qp_t *qp)
 {
   return !emul_wq_empty(&qp->sq) || qp->xcopying;

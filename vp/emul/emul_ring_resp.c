@@ -118,10 +118,8 @@ x_recv_placed(emul_qp_t *qp, emul_xconn_t *x, const emul_rwqe_t *r, uint64_t len
   return room > 0 && len <= room;
 }
 
-/* Land payload @p in the scatter list @sge[@n] (which holds it), the
- * message's last byte last. */
-static void
-x_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p)
+void
+emul_ring_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p)
 {
   if (n == 1 && p->na == p->len) {
     emul_copy((uint8_t *) (uintptr_t) sge[0].addr, p->a, p->len);
@@ -136,7 +134,7 @@ static void
 x_recv_place(emul_qp_t *qp, emul_xconn_t *x, emul_rwqe_t *r, const x_frame_t *f, const x_span_t *p,
              emul_work_t *w)
 {
-  x_span_scatter(r->sge, r->num_sge, p);
+  emul_ring_span_scatter(r->sge, r->num_sge, p);
   emul_resp_recv_done(qp, r, f->byte_len, (f->flags & X_F_INV) != 0, f->rkey, w);
   emul_ring_ack(x, f->seq + 1);
 }
@@ -174,8 +172,7 @@ emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const 
   if (t == NULL)
     return FALSE;  /* refused: the full drain breaks the connection with its fault */
   rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total };
-  emul_scatter_at(&at, 1, 0, p->a, p->na);
-  emul_scatter_at(&at, 1, p->na, p->b, p->len - p->na);
+  emul_ring_span_scatter(&at, 1, p);
   emul_ring_ack(x, f->seq + 1);
   return TRUE;
 }
@@ -254,6 +251,20 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_resp_recv_done(qp, r, len, inv, in->f.rkey, w);
   emul_ring_ack(x, in->f.seq + 1);
   return XR_DONE;
+}
+
+gboolean
+emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f)
+{
+  emul_fault_t fault;
+  if (f->byte_len > X_FRAG_MAX || (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), f->rkey)))
+    return FALSE;
+  uint8_t *t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
+  if (t == NULL)
+    return FALSE;  /* refused: the full drain breaks the connection with its fault */
+  x_out_t o = { .f = { .seq = f->seq, .op = X_OP_READ_RESP, .byte_len = f->byte_len, .total = f->byte_len } };
+  o.buf = f->byte_len > 0 ? t : NULL;
+  return emul_ring_emit_now(x, &o);
 }
 
 xr_t
