@@ -35,6 +35,9 @@
 #define WRITES (SENDS / 5)
 #define WRITE_LEN 4096
 #define READS WRITES  /* of what the Writes put */
+#define LONGS 2
+#define LONG_LEN 200000  /* four frames: 3 of 64 KiB, then the rest */
+#define LONG_FRAMES 4
 #define SGE_LEN 2048   /* three per receive: 6144 bytes of room */
 #define OUTSTANDING 32
 #define LINE_MS 20000
@@ -168,6 +171,18 @@ child(const char *mode)
         g_error("RDMA Read %u: byte %zu is %u, not %u", j, i, rd.data[(size_t) j * WRITE_LEN + i],
                 byte_of(j + SENDS, i));
   conf_buf_check_guards(&rd);
+  /* Then LONGS Sends of several frames, one at a time. */
+  conf_buf_t lb;
+  conf_buf_new(&s, &lb, LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned j = 0; j < LONGS; j++) {
+    for (size_t i = 0; i < LONG_LEN; i++)
+      lb.data[i] = byte_of(SENDS + j, i);
+    it_lmr_triplet_t t = conf_seg(&lb, 0, LONG_LEN);
+    conf_ok(it_post_send(s.ep, &t, 1, 3 * SENDS + j, IT_COMPLETION_FLAG));
+    outstanding = 1;
+    await_one(&s, &outstanding);
+  }
+  conf_buf_free(&lb);
   guint64 link, full;
   frames_taken(&link, &full);
   printf("sent %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", link, full);
@@ -237,7 +252,7 @@ frames_under_link(gboolean sleep)
   conf_side_t s;
   it_ep_attributes_t a;
   conf_default_attr(&a);
-  a.max_recv_dtos = SENDS;
+  a.max_recv_dtos = SENDS + LONGS;
   a.max_recv_segments = 3;
   conf_side_open(&s, &a);
   conf_child_t c = connect_child("stream", &s, s.ep);
@@ -254,6 +269,12 @@ frames_under_link(gboolean sleep)
       t[i] = conf_seg(&rb, ((size_t) k * 3 + i) * SGE_LEN, SGE_LEN);
     conf_ok(it_post_recv(s.ep, t, 3, k, IT_COMPLETION_FLAG));
   }
+  conf_buf_t lb;
+  conf_buf_new(&s, &lb, (size_t) LONGS * LONG_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned j = 0; j < LONGS; j++) {
+    it_lmr_triplet_t t = conf_seg(&lb, (size_t) j * LONG_LEN, LONG_LEN);
+    conf_ok(it_post_recv(s.ep, &t, 1, SENDS + j, IT_COMPLETION_FLAG));
+  }
   /* Polled a while first: the progress thread leaves the ring to the
    * polls, mostly (its doorbell wake-ups drain under the link too). */
   it_event_t ev;
@@ -263,12 +284,12 @@ frames_under_link(gboolean sleep)
   conf_say(c.to, "go %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) wb.data,
            (guint64) wb.ctx);
 
-  for (unsigned n = 0; n < SENDS; n++) {
+  for (unsigned n = 0; n < SENDS + LONGS; n++) {
     conf_ok(next_dto(&s, sleep, &ev));
     g_assert_cmpint(ev.event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
     g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
     g_assert_cmpuint(ev.dto_cmpl.cookie, ==, n);  /* in order */
-    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, SEND_LEN);
+    g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, n < SENDS ? SEND_LEN : LONG_LEN);
   }
   /* Every Write acknowledged (landed), every Read answered: the child's
    * count of the Read Responses it took under its link, and under the
@@ -290,22 +311,32 @@ frames_under_link(gboolean sleep)
       if (p[i] != byte_of(k + SENDS, i))
         g_error("RDMA Write %u: byte %zu is %u, not %u", k, i, p[i], byte_of(k + SENDS, i));
   }
+  for (unsigned j = 0; j < LONGS; j++) {
+    const unsigned char *p = lb.data + (size_t) j * LONG_LEN;
+    for (size_t i = 0; i < LONG_LEN; i++)
+      if (p[i] != byte_of(SENDS + j, i))
+        g_error("long Send %u: byte %zu is %u, not %u", j, i, p[i], byte_of(SENDS + j, i));
+  }
   conf_buf_check_guards(&rb);
   conf_buf_check_guards(&wb);
+  conf_buf_check_guards(&lb);
 
   guint64 link, full;
   frames_taken(&link, &full);
   g_test_message("frames taken under the link alone: %" G_GUINT64_FORMAT ", under the fabric lock: %"
                  G_GUINT64_FORMAT "; the child's: %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT,
                  link, full, clink, cfull);
-  g_assert_cmpuint(full, ==, 0);
-  g_assert_cmpuint(link, ==, SENDS + WRITES + READS);
+  /* The last frame of each long Send is the full drain's, which executes
+   * the message whole. */
+  g_assert_cmpuint(full, ==, LONGS);
+  g_assert_cmpuint(link, ==, SENDS + WRITES + READS + LONGS * (LONG_FRAMES - 1));
   g_assert_cmpuint(cfull, ==, 0);
   g_assert_cmpuint(clink, ==, READS);
 
   reap_child(&c);
   conf_buf_free(&rb);
   conf_buf_free(&wb);
+  conf_buf_free(&lb);
   conf_side_close(&s);
 }
 

@@ -556,7 +556,13 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
         continue;
       }
       x->in.f = f;
-      x->in.buf = f.total > 0 ? g_malloc(f.total) : NULL;
+      x->in.buf = f.total > 0 ? g_try_malloc(f.total) : NULL;
+      if (f.total > 0 && x->in.buf == NULL) {
+        g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no memory to assemble a message of %" G_GUINT64_FORMAT
+              " bytes from process %d: the connection is broken (free memory, or send shorter messages)",
+              (guint64) f.total, (int) x->peer_pid);
+        goto bad;
+      }
       x->in_have = 0;
       x->in_busy = TRUE;
     }
@@ -601,6 +607,34 @@ emul_ring_serve(emul_xconn_t *x, emul_work_t *w)
   } while (more && !x->dead);
 }
 
+/* A drain under the link alone: frame @f (its payload @p) of a message of
+ * several frames joins the message being assembled (x->in), as the full
+ * drain's would; its last is left to the full drain, which executes the
+ * message whole (FALSE, as for a frame out of place, which that drain
+ * refuses). */
+static gboolean
+x_assemble(emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
+{
+  if (f->op == X_OP_CONT) {
+    if (!x->in_busy || x->in_have + f->frag_len >= x->in.f.total)
+      return FALSE;
+  } else {
+    if (x->in_busy || f->frag_len >= f->total || f->total > (UINT64_C(1) << 30) + 4096)
+      return FALSE;
+    uint8_t *buf = g_try_malloc(f->total);
+    if (buf == NULL)
+      return FALSE;  /* the full drain tries again, and breaks the connection */
+    x->in.f = *f;
+    x->in.buf = buf;
+    x->in_have = 0;
+    x->in_busy = TRUE;
+  }
+  memcpy(x->in.buf + x->in_have, p->a, p->na);
+  memcpy(x->in.buf + x->in_have + p->na, p->b, p->len - p->na);
+  x->in_have += f->frag_len;
+  return TRUE;
+}
+
 unsigned
 emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
 {
@@ -617,23 +651,27 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
   x_frame_t f;
   uint64_t hdr;
   while (x_frame_at(x, data, head, &f, &hdr)) {
-    /* A message whole in one frame, with nothing ahead of it (a message
-     * half assembled, requests waiting, a pull running), and keys that
-     * name no window or fast-registered region (whose fields change under
-     * the fabric lock: emul_ring_hot_local, emul_key_fixed): a Send (no
-     * Invalidate, no attach) for the next receive of the QP's queue or
-     * SRQ; in the bounce mode, an RDMA Write, an RDMA Read answered in one
-     * frame, and a Read Response for the Read at the head of the send
-     * queue.  Its bytes are read in place, in two pieces when the frame
-     * wraps the ring's end.  Anything else is the full drain's. */
-    if (f.frag_len > X_FRAG_MAX || f.frag_len != f.total || x->in_busy || !emul_queue_empty(&qp->xin) ||
-        qp->rcopying || f.flags != 0)
+    /* With nothing ahead of it (requests waiting, a pull running): a
+     * message whole in one frame whose keys name no window or
+     * fast-registered region (whose fields change under the fabric lock:
+     * emul_ring_hot_local, emul_key_fixed), a Send (no Invalidate, no
+     * attach) for the next receive of the QP's queue or SRQ, and in the
+     * bounce mode an RDMA Write, an RDMA Read answered in one frame and a
+     * Read Response for the Read at the head of the send queue; or a frame
+     * of a message of several but its last (x_assemble).  Its bytes are
+     * read in place, in two pieces when the frame wraps the ring's end.
+     * Anything else is the full drain's. */
+    if (f.frag_len > X_FRAG_MAX || !emul_queue_empty(&qp->xin) || qp->rcopying)
       return did | X_DRAIN_FABRIC;
     uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
     uint64_t na = MIN((uint64_t) f.frag_len, X_RING_SIZE - pat);
     x_span_t p = { .a = data + pat, .na = na, .b = data, .len = f.frag_len };
     gboolean done;
-    switch (f.op) {
+    if (x->in_busy || f.frag_len != f.total)
+      done = x_assemble(x, &f, &p);  /* a fragment of a message of several frames */
+    else if (f.flags != 0)
+      done = FALSE;
+    else switch (f.op) {
     case X_OP_SEND:
       done = f.byte_len == f.total && emul_ring_recv_short(qp, x, &f, &p, w);
       break;
