@@ -381,7 +381,8 @@ emul_ring_pending(emul_xconn_t *x)
    * old, which only makes a frame already taken look pending; its drain,
    * under the link, reads them again. */
   uint64_t h = __atomic_load_n(&x->rx_head, __ATOMIC_RELAXED);
-  return __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_SEQ_CST) ==
+  return g_atomic_int_get(&x->in_whole) ||
+         __atomic_load_n((const uint64_t *) (data + (h & (X_RING_SIZE - 1))), __ATOMIC_SEQ_CST) ==
            (h ^ x->key_in) ||
          __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_SEQ_CST) !=
            __atomic_load_n(&x->acked_seen, __ATOMIC_RELAXED);
@@ -405,6 +406,7 @@ emul_ring_free_queues(emul_xconn_t *x)
   if (x->in_busy)
     g_free(x->in.buf);
   x->in_busy = FALSE;
+  g_atomic_int_set(&x->in_whole, 0);
   if (x->qp != NULL) {
     while ((in = g_queue_pop_head(&x->qp->xin)) != NULL)
       emul_ring_in_free(in);
@@ -522,6 +524,27 @@ x_taken(emul_xconn_t *x, uint64_t head)
  * handing each to x_dispatch.  Never stops early (see emul_ring.h), but
  * with @cut at a long Read Response left to the drainer (qp->xans): TRUE
  * then, and the caller makes the copy and drains on (emul_ring_serve). */
+/* The message being assembled (x->in) is whole: execute it.  FALSE when
+ * the connection went meanwhile; *@stop when a Read Response's copy is
+ * owed first (emul_ring_drain's @cut). */
+static gboolean
+x_dispatch_whole(emul_xconn_t *x, gboolean cut, gboolean *stop, emul_work_t *w)
+{
+  x_frame_t whole = x->in.f;
+  uint8_t *buf = x->in.buf;
+  x->in_busy = FALSE;
+  x->in.buf = NULL;
+  g_atomic_int_set(&x->in_whole, 0);
+  x_dispatch(x, &whole, buf, TRUE, w);
+  if (x->dead)
+    return FALSE;  /* the ring went with the connection */
+  /* The Reads behind this answer are issued once its copy is made: made
+   * now, not after every frame the peer has sent meanwhile, it keeps the
+   * peer's Read Responses coming. */
+  *stop = cut && x->issue_owed && !emul_queue_empty(&x->qp->xans);
+  return TRUE;
+}
+
 gboolean
 emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
 {
@@ -530,6 +553,11 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
   int s = 1 - x->side;
   x_ring_ctl_t *r = &x->seg->ring[s];
   const uint8_t *data = ring_data(x, s);
+  gboolean stop = FALSE;
+  /* A message a drain under the link alone assembled whole (x_assemble)
+   * goes first. */
+  if (g_atomic_int_get(&x->in_whole) && (!x_dispatch_whole(x, cut, &stop, w) || stop))
+    return stop;
   uint64_t head = x->rx_head;
   x_frame_t f;
   uint64_t hdr;
@@ -572,17 +600,9 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
     head += need;
     __atomic_store_n(&x->rx_head, head, __ATOMIC_RELAXED);
     if (x->in_have == x->in.f.total) {
-      x_frame_t whole = x->in.f;
-      uint8_t *buf = x->in.buf;
-      x->in_busy = FALSE;
-      x->in.buf = NULL;
-      x_dispatch(x, &whole, buf, TRUE, w);
-      if (x->dead)
+      if (!x_dispatch_whole(x, cut, &stop, w))
         return FALSE;
-      if (cut && x->issue_owed && !emul_queue_empty(&x->qp->xans)) {
-        /* The Reads behind this answer are issued once its copy is made:
-         * made now, not after every frame the peer has sent meanwhile,
-         * it keeps the peer's Read Responses coming. */
+      if (stop) {
         x_taken(x, head);
         return TRUE;
       }
@@ -609,14 +629,16 @@ emul_ring_serve(emul_xconn_t *x, emul_work_t *w)
 
 /* A drain under the link alone: frame @f (its payload @p) of a message of
  * several frames joins the message being assembled (x->in), as the full
- * drain's would; its last is left to the full drain, which executes the
- * message whole (FALSE, as for a frame out of place, which that drain
- * refuses). */
+ * drain's would; once whole, the message is left to the full drain, which
+ * executes it before it reads the ring again (emul_ring_drain).  FALSE,
+ * nothing done, for a frame out of place, which that drain refuses. */
 static gboolean
 x_assemble(emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
 {
+  if (g_atomic_int_get(&x->in_whole))
+    return FALSE;  /* whole already: the full drain executes it first */
   if (f->op == X_OP_CONT) {
-    if (!x->in_busy || x->in_have + f->frag_len >= x->in.f.total)
+    if (!x->in_busy || x->in_have + f->frag_len > x->in.f.total)
       return FALSE;
   } else {
     if (x->in_busy || f->frag_len >= f->total || f->total > (UINT64_C(1) << 30) + 4096)
@@ -632,6 +654,8 @@ x_assemble(emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
   memcpy(x->in.buf + x->in_have, p->a, p->na);
   memcpy(x->in.buf + x->in_have + p->na, p->b, p->len - p->na);
   x->in_have += f->frag_len;
+  if (x->in_have == x->in.f.total)
+    g_atomic_int_set(&x->in_whole, 1);  /* the ring looks pending until it is executed */
   return TRUE;
 }
 
@@ -644,6 +668,8 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
     return X_DRAIN_FABRIC;  /* frames owed to the ring: the full drain pumps them */
   if (qp->state != RNICPI_QPS_RTS)
     return 0;  /* frames move only in RTS */
+  if (g_atomic_int_get(&x->in_whole))
+    return X_DRAIN_FABRIC;  /* a message assembled whole: the full drain executes it */
   int s = 1 - x->side;
   const uint8_t *data = ring_data(x, s);
   uint64_t head = x->rx_head;
@@ -690,10 +716,14 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
     }
     if (!done)
       return did | X_DRAIN_FABRIC;
+    /* A message assembled whole is executed by the full drain. */
+    gboolean whole = g_atomic_int_get(&x->in_whole);
     head += ROUND_LINE(hdr + f.frag_len);
     x_taken(x, head);
     x->rx_link++;
     did = X_DRAIN_DID;
+    if (whole)
+      return did | X_DRAIN_FABRIC;
   }
   /* The completions the ACK word gives, when nothing waits to be issued
    * behind them and no disconnect waits for them (the full drain would

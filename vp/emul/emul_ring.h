@@ -405,6 +405,9 @@ struct emul_xconn {
   x_in_t in;                    /* message being assembled */
   uint64_t in_have;
   gboolean in_busy;
+  gint in_whole;                /* x->in is whole, assembled by a drain under the link
+                                 * alone, for the full drain to execute (x_assemble;
+                                 * atomic: emul_ring_pending reads it unlocked) */
   uint64_t tail;                /* producer: where the next frame goes */
   uint64_t rx_head;             /* consumer: where the next frame comes (link; read
                                  * without it by emul_ring_pending: atomic) */
