@@ -112,7 +112,20 @@ WATCH(ssize_t, read, SC_READ, (int fd, void *b, size_t n), (fd, b, n))
 WATCH(struct dirent *, readdir64, SC_READDIR, (DIR *d), (d))
 WATCH(int, socket, SC_SOCKET, (int d, int t, int p), (d, t, p))
 WATCH(int, stat64, SC_STAT, (const char *p, struct stat *st), (p, st))
-WATCH(ssize_t, write, SC_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
+void (*syscall_watch_write_hook)(int fd);
+
+ssize_t __real_write(int fd, const void *b, size_t n);
+ssize_t __wrap_write(int fd, const void *b, size_t n);
+ssize_t
+__wrap_write(int fd, const void *b, size_t n)
+{
+  syscall_watch_hit(SC_WRITE);
+  void (*hook)(int) = g_atomic_pointer_get(&syscall_watch_write_hook);
+  if (hook != NULL)
+    hook(fd);
+  return __real_write(fd, b, n);
+}
+
 /* GLib writes the main context's wake-up eventfd inside these (adding or
  * removing a watched descriptor, or asked to): system calls vp/emul makes
  * through GLib. */

@@ -30,5 +30,8 @@ int syscall_watch_locked(char **names);
 /* Called (when set) before each g_source_attach, by the attaching thread,
  * with no lock of the watch's: a test delays a watch's start with it. */
 extern void (*syscall_watch_attach_hook)(GSource *s);
+/* Called (when set) before each write() vp/emul makes, by the writing
+ * thread: a test holds a thread there. */
+extern void (*syscall_watch_write_hook)(int fd);
 
 #endif

@@ -19,6 +19,7 @@
  */
 #define ITAPI_ENABLE_V21_BINDINGS
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -99,6 +100,11 @@ dto_wait(it_evd_handle_t evd)
 static void
 test_sendmsg_unlocked(void)
 {
+  /* Counted from here: an earlier test may have sent. */
+  g_atomic_int_set(&dgrams, 0);
+  g_atomic_int_set(&dgrams_locked, 0);
+  g_atomic_int_set(&reads, 0);
+  g_atomic_int_set(&reads_locked, 0);
   it_ia_handle_t ia;
   it_pz_handle_t pz;
   it_evd_handle_t dto;
@@ -300,11 +306,131 @@ test_destroy_beside_accept(void)
   ok(it_ia_free(ia), "it_ia_free");
 }
 
+/* A datagram socket whose destination is gone before its sender took the
+ * fabric lock to keep it: the progress thread's callback for its end runs
+ * first.  Played here: as the sender starts the socket's watch, the
+ * attach hook closes the "other process"'s listening socket (the socket
+ * pending there is reset) and owes a bell to a bare connection whose bell
+ * is a pipe; the sender rings it before it takes the lock, and the write
+ * hook holds it there 300 ms, while the progress thread runs the callback.
+ * Before, that callback asked a table that did not exist yet
+ * (g_hash_table_lookup on NULL: a GLib critical; once in the TSan run of
+ * /conformance/ud/race/free-beside-sendto over the bounce ring). */
+static gint hup_armed, hup_held;
+static int hup_lfd = -1, hup_bell[2] = { -1, -1 };
+static emul_xconn_t *hup_x;
+
+static void
+hup_attach(GSource *s)
+{
+  (void) s;
+  if (g_thread_self() != main_thread || !g_atomic_int_compare_and_exchange(&hup_armed, 1, 2))
+    return;
+  close(hup_lfd);  /* the destination's process ends: the pending socket is reset */
+  hup_lfd = -1;
+  emul_ring_doorbell(hup_x, X_BELL_SELF);  /* rung before the sender takes the lock */
+}
+
+static void
+hup_write(int fd)
+{
+  if (fd != hup_bell[1] || g_thread_self() != main_thread)
+    return;
+  g_usleep(300 * 1000);  /* the progress thread takes the socket's end meanwhile */
+  g_atomic_int_set(&hup_held, 1);
+}
+
+static void
+test_hup_before_table(void)
+{
+  it_ia_handle_t ia;
+  it_pz_handle_t pz;
+  it_evd_handle_t dto;
+  ok(it_ia_create("emul0", 2, 1, &ia), "it_ia_create(emul0)");
+  ok(it_pz_create(ia, &pz), "it_pz_create");
+  ok(it_evd_create(ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &dto, NULL),
+     "it_evd_create");
+  it_ep_attributes_t a;
+  memset(&a, 0, sizeof(a));
+  a.max_dto_payload_size = LEN;
+  a.max_request_dtos = 4;
+  a.max_recv_dtos = 4;
+  a.max_send_segments = 1;
+  a.max_recv_segments = 1;
+  a.srv.ud.ep_info.ud_ep_key = QKEY;
+  it_ep_handle_t ep;
+  ok(it_ep_ud_create(pz, dto, dto, &a, 0, &ep), "it_ep_ud_create");
+
+  uint32_t base = 0xe80000u + ((uint32_t) getpid() & 0xffffu) * 16, qpn = 0;
+  for (uint32_t i = 0; hup_lfd < 0 && i < 16; i++) {
+    qpn = base + i;
+    hup_lfd = emul_ring_bind_listen("ud/", qpn);
+  }
+  g_assert_cmpint(hup_lfd, >=, 0);
+  it_ia_info_t *info = NULL;
+  ok(it_ia_query(ia, &info), "it_ia_query");
+  it_net_addr_t self = info->spigot_info[0].net_addr[0];
+  it_ia_info_free(info);
+  it_path_t path;
+  size_t n = 1, total = 0;
+  ok(it_get_pathinfo(ia, 0, &self, &n, &total, &path), "it_get_pathinfo");
+  it_addr_handle_t ah;
+  ok(it_address_handle_create(pz, &path, 0, &ah), "it_address_handle_create");
+  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
+  dst.addr.ud.addr = ah;
+  dst.addr.ud.ep_info.ud_ep_id = qpn;
+  dst.addr.ud.ep_info.ud_ep_key = QKEY;
+  uint8_t *buf = g_malloc0(LEN);
+  it_lmr_handle_t lmr;
+  it_rmr_context_t ctx;
+  ok(it_lmr_create(pz, buf, NULL, LEN, IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, IT_LMR_FLAG_NONE, 0, &lmr, &ctx),
+     "it_lmr_create");
+
+  /* The bare connection the bell is owed to. */
+  g_assert_cmpint(pipe2(hup_bell, O_CLOEXEC | O_NONBLOCK), ==, 0);
+  hup_x = g_new0(emul_xconn_t, 1);
+  hup_x->ref = 1;
+  hup_x->fd = -1;
+  hup_x->sock_closed = TRUE;
+  hup_x->bell_fd = hup_bell[1];
+  hup_x->peer_bell_fd = -1;
+  g_mutex_init(&hup_x->mlock);
+  g_queue_init(&hup_x->msgs);
+
+  main_thread = g_thread_self();
+  g_atomic_pointer_set(&syscall_watch_attach_hook, hup_attach);
+  g_atomic_pointer_set(&syscall_watch_write_hook, hup_write);
+  g_atomic_int_set(&hup_armed, 1);
+  it_lmr_triplet_t t = { .lmr = lmr, .addr.abs = buf, .length = LEN };
+  ok(it_post_sendto(ep, &t, 1, 5, IT_COMPLETION_FLAG, &dst), "it_post_sendto");
+  it_event_t ev = dto_wait(dto);
+  g_atomic_pointer_set(&syscall_watch_attach_hook, NULL);
+  g_atomic_pointer_set(&syscall_watch_write_hook, NULL);
+  /* The hooks ran: the socket's watch started, the sender held. */
+  g_assert_cmpint(g_atomic_int_get(&hup_armed), ==, 2);
+  g_assert_cmpint(g_atomic_int_get(&hup_held), ==, 1);
+  /* A datagram to a QP that is gone is dropped, as a fabric may: the send
+   * completes successfully all the same. */
+  g_assert_cmpint(ev.event_number, ==, IT_DTO_SEND_CMPL_EVENT);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 5);
+  char c;
+  g_assert_cmpint(read(hup_bell[0], &c, 1), ==, 1);  /* the bell was rung */
+
+  ok(it_ia_free(ia), "it_ia_free");
+  g_assert_cmpint(g_atomic_int_get(&hup_x->ref), ==, 1);
+  emul_ring_conn_unref(hup_x);
+  close(hup_bell[0]);
+  g_free(buf);
+}
+
 int
 main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_setenv("ITAPI_PROVIDER", "emul", TRUE);
+  /* First: the sending table is made by the first datagram socket kept. */
+  g_test_add_func("/emul/ud/hup-before-table", test_hup_before_table);
   g_test_add_func("/emul/ud/sendmsg-unlocked", test_sendmsg_unlocked);
   g_test_add_func("/emul/ud/destroy-beside-accept", test_destroy_beside_accept);
   return g_test_run();

@@ -343,11 +343,13 @@ ud_out_unref(x_ud_out_t *o)
 
 /* The table forgets @o, if it still holds it (fabric lock held): the
  * table's reference is returned, to be let go with its watch once the
- * lock is (ud_out_drop); NULL when the table held none. */
+ * lock is (ud_out_drop); NULL when the table held none.  There may be no
+ * table yet: the first socket's watch starts before its sender takes the
+ * lock to make one, and the socket's end may come first. */
 static x_ud_out_t *
 ud_out_forget(x_ud_out_t *o)
 {
-  if (g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(o->qpn)) != o)
+  if (x_ud_out == NULL || g_hash_table_lookup(x_ud_out, GUINT_TO_POINTER(o->qpn)) != o)
     return NULL;
   g_hash_table_remove(x_ud_out, GUINT_TO_POINTER(o->qpn));
   return o;
