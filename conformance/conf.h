@@ -218,6 +218,12 @@ void conf_say(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* One line from @fd within @timeout_ms, without its newline; NULL at end
  * of file or timeout (free with g_free). */
 char *conf_hear(int fd, int timeout_ms);
+/* The listener port child @c said (its "port N" line, conf_child_listen)
+ * within @timeout_ms, as an it_conn_qual_t. */
+it_conn_qual_t conf_child_hear_port(conf_child_t *c, int timeout_ms);
+/* Wait for child @c to end: it must exit 0.  Its stderr file is removed
+ * and its pipes closed. */
+void conf_child_reap(conf_child_t *c);
 
 /* A child's watchdog: a child that hears of nothing for this many seconds
  * takes its parent to be stuck and ends (SIGALRM, with a line on its

@@ -629,6 +629,31 @@ conf_hear(int fd, int timeout_ms)
   return NULL;
 }
 
+it_conn_qual_t
+conf_child_hear_port(conf_child_t *c, int timeout_ms)
+{
+  g_autofree char *pl = conf_hear(c->from, timeout_ms);
+  unsigned port = 0;
+  if (pl == NULL || sscanf(pl, "port %u", &port) != 1 || port == 0 || port > 65535)
+    g_error("child %d said no port within %d ms (line: %s; its stderr: %s)", (int) c->pid, timeout_ms,
+            pl != NULL ? pl : "none", c->err);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) port);
+  return q;
+}
+
+void
+conf_child_reap(conf_child_t *c)
+{
+  int status = 0;
+  g_assert_cmpint(waitpid(c->pid, &status, 0), ==, c->pid);
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+  unlink(c->err);
+  close(c->to);
+  close(c->from);
+}
+
 /* ---- a child's watchdog ---- */
 
 static unsigned watchdog_s;    /* 0: not a child, no watchdog */

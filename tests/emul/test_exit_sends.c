@@ -41,11 +41,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -154,13 +152,8 @@ connect_child(const char *mode, conf_side_t *s, gboolean hold_read)
 {
   const char *args[] = { "--child", mode, NULL };
   conf_child_t c = conf_child_spawn(self, args, "emul-exit-sends", NULL, NULL);
-  g_autofree char *pl = conf_hear(c.from, LINE_MS);
-  unsigned port = 0;
-  g_assert_nonnull(pl);
-  g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
+  it_conn_qual_t q = conf_child_hear_port(&c, LINE_MS);
   conf_side_open(s, NULL);
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons((uint16_t) port);
   g_atomic_int_set(&hold_first_read, hold_read);
   conf_ok(conf_connect(s, s->ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
@@ -173,13 +166,7 @@ reap_child(conf_child_t *c, const char *last)
 {
   g_autofree char *el = conf_hear(c->from, LINE_MS);
   g_assert_cmpstr(el, ==, last);
-  int status = 0;
-  g_assert_cmpint(waitpid(c->pid, &status, 0), ==, c->pid);
-  g_assert_true(WIFEXITED(status));
-  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-  unlink(c->err);
-  close(c->to);
-  close(c->from);
+  conf_child_reap(c);
 }
 
 static void

@@ -18,10 +18,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -204,12 +202,7 @@ connect_child(const char *mode, conf_side_t *s, it_ep_handle_t ep)
 {
   const char *args[] = { "--child", mode, NULL };
   conf_child_t c = conf_child_spawn(self, args, "emul-ring-link", NULL, NULL);
-  g_autofree char *pl = conf_hear(c.from, LINE_MS);
-  unsigned port = 0;
-  g_assert_nonnull(pl);
-  g_assert_cmpint(sscanf(pl, "port %u", &port), ==, 1);
-  it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons((uint16_t) port);
+  it_conn_qual_t q = conf_child_hear_port(&c, LINE_MS);
   conf_ok(conf_connect(s, ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
   conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
   g_autofree char *el = conf_hear(c.from, LINE_MS);
@@ -222,13 +215,7 @@ static void
 reap_child(conf_child_t *c)
 {
   conf_say(c->to, "bye\n");
-  int status = 0;
-  g_assert_cmpint(waitpid(c->pid, &status, 0), ==, c->pid);
-  g_assert_true(WIFEXITED(status));
-  g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-  unlink(c->err);
-  close(c->to);
-  close(c->from);
+  conf_child_reap(c);
 }
 
 /* The next DTO event of @s: busy-polled (it_evd_dequeue), or, with

@@ -97,6 +97,63 @@ dto_wait(it_evd_handle_t evd)
   g_error("no DTO event within 5 s");
 }
 
+/* emul0, a PZ, one DTO EVD and a UD EP on it (Q_Key QKEY). */
+static void
+ud_open(it_ia_handle_t *ia, it_pz_handle_t *pz, it_evd_handle_t *dto, it_ep_handle_t *ep)
+{
+  ok(it_ia_create("emul0", 2, 1, ia), "it_ia_create(emul0)");
+  ok(it_pz_create(*ia, pz), "it_pz_create");
+  ok(it_evd_create(*ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, dto, NULL),
+     "it_evd_create");
+  it_ep_attributes_t a;
+  memset(&a, 0, sizeof(a));
+  a.max_dto_payload_size = LEN;
+  a.max_request_dtos = 4;
+  a.max_recv_dtos = 4;
+  a.max_send_segments = 1;
+  a.max_recv_segments = 1;
+  a.srv.ud.ep_info.ud_ep_key = QKEY;
+  ok(it_ep_ud_create(*pz, *dto, *dto, &a, 0, ep), "it_ep_ud_create");
+}
+
+/* The name of a UD QP of "another process" (this test), bound: a number
+ * from @base on (one of 16 for this pid) that no UD QP of the host has, in
+ * *@qpn; its listening socket returned. */
+static int
+other_bind(uint32_t base, uint32_t *qpn)
+{
+  uint32_t first = base + ((uint32_t) getpid() & 0xffffu) * 16;
+  int lfd = -1;
+  for (uint32_t i = 0; lfd < 0 && i < 16; i++) {
+    *qpn = first + i;
+    lfd = emul_ring_bind_listen("ud/", *qpn);
+  }
+  g_assert_cmpint(lfd, >=, 0);
+  return lfd;
+}
+
+/* The destination UD QP @qpn of this host (its GID is emul's), through an
+ * address handle made in @pz (in *@ah). */
+static it_dg_remote_ep_addr_t
+ud_dest(it_ia_handle_t ia, it_pz_handle_t pz, uint32_t qpn, it_addr_handle_t *ah)
+{
+  it_ia_info_t *info = NULL;
+  ok(it_ia_query(ia, &info), "it_ia_query");
+  g_assert_cmpuint(info->num_spigots, >, 0);
+  g_assert_cmpuint(info->spigot_info[0].num_net_addr, >, 0);
+  it_net_addr_t self = info->spigot_info[0].net_addr[0];
+  it_ia_info_free(info);
+  it_path_t path;
+  size_t n = 1, total = 0;
+  ok(it_get_pathinfo(ia, 0, &self, &n, &total, &path), "it_get_pathinfo");
+  ok(it_address_handle_create(pz, &path, 0, ah), "it_address_handle_create");
+  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
+  dst.addr.ud.addr = *ah;
+  dst.addr.ud.ep_info.ud_ep_id = qpn;
+  dst.addr.ud.ep_info.ud_ep_key = QKEY;
+  return dst;
+}
+
 static void
 test_sendmsg_unlocked(void)
 {
@@ -108,47 +165,17 @@ test_sendmsg_unlocked(void)
   it_ia_handle_t ia;
   it_pz_handle_t pz;
   it_evd_handle_t dto;
-  ok(it_ia_create("emul0", 2, 1, &ia), "it_ia_create(emul0)");
-  ok(it_pz_create(ia, &pz), "it_pz_create");
-  ok(it_evd_create(ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &dto, NULL),
-     "it_evd_create");
-  it_ep_attributes_t a;
-  memset(&a, 0, sizeof(a));
-  a.max_dto_payload_size = LEN;
-  a.max_request_dtos = 4;
-  a.max_recv_dtos = 4;
-  a.max_send_segments = 1;
-  a.max_recv_segments = 1;
-  a.srv.ud.ep_info.ud_ep_key = QKEY;
   it_ep_handle_t ep;
-  ok(it_ep_ud_create(pz, dto, dto, &a, 0, &ep), "it_ep_ud_create");
+  ud_open(&ia, &pz, &dto, &ep);
 
   /* The "other process": a number no UD QP of the host has, bound here. */
-  uint32_t base = 0xe00000u + ((uint32_t) getpid() & 0xffffu) * 16, qpn = 0;
-  int lfd = -1;
-  for (uint32_t i = 0; lfd < 0 && i < 16; i++) {
-    qpn = base + i;
-    lfd = emul_ring_bind_listen("ud/", qpn);
-  }
-  g_assert_cmpint(lfd, >=, 0);
+  uint32_t qpn;
+  int lfd = other_bind(0xe00000u, &qpn);
 
-  /* A path to this host's own address: its GID is emul's, the QP number
-   * none of this process's. */
-  it_ia_info_t *info = NULL;
-  ok(it_ia_query(ia, &info), "it_ia_query");
-  g_assert_cmpuint(info->num_spigots, >, 0);
-  g_assert_cmpuint(info->spigot_info[0].num_net_addr, >, 0);
-  it_net_addr_t self = info->spigot_info[0].net_addr[0];
-  it_ia_info_free(info);
-  it_path_t path;
-  size_t n = 1, total = 0;
-  ok(it_get_pathinfo(ia, 0, &self, &n, &total, &path), "it_get_pathinfo");
+  /* A path to this host's own address, the QP number none of this
+   * process's. */
   it_addr_handle_t ah;
-  ok(it_address_handle_create(pz, &path, 0, &ah), "it_address_handle_create");
-  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
-  dst.addr.ud.addr = ah;
-  dst.addr.ud.ep_info.ud_ep_id = qpn;
-  dst.addr.ud.ep_info.ud_ep_key = QKEY;
+  it_dg_remote_ep_addr_t dst = ud_dest(ia, pz, qpn, &ah);
 
   uint8_t *buf = g_malloc(LEN);
   for (int i = 0; i < LEN; i++)
@@ -262,20 +289,8 @@ test_destroy_beside_accept(void)
   it_ia_handle_t ia;
   it_pz_handle_t pz;
   it_evd_handle_t dto;
-  ok(it_ia_create("emul0", 2, 1, &ia), "it_ia_create(emul0)");
-  ok(it_pz_create(ia, &pz), "it_pz_create");
-  ok(it_evd_create(ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &dto, NULL),
-     "it_evd_create");
-  it_ep_attributes_t a;
-  memset(&a, 0, sizeof(a));
-  a.max_dto_payload_size = LEN;
-  a.max_request_dtos = 4;
-  a.max_recv_dtos = 4;
-  a.max_send_segments = 1;
-  a.max_recv_segments = 1;
-  a.srv.ud.ep_info.ud_ep_key = QKEY;
   it_ep_handle_t ep;
-  ok(it_ep_ud_create(pz, dto, dto, &a, 0, &ep), "it_ep_ud_create");
+  ud_open(&ia, &pz, &dto, &ep);
   it_ep_param_t prm;
   ok(it_ep_query(ep, IT_EP_PARAM_EP_ID, &prm), "it_ep_query(EP_ID)");
   uint32_t qpn = prm.attr.srv.ud.ep_info.ud_ep_id;
@@ -346,40 +361,13 @@ test_hup_before_table(void)
   it_ia_handle_t ia;
   it_pz_handle_t pz;
   it_evd_handle_t dto;
-  ok(it_ia_create("emul0", 2, 1, &ia), "it_ia_create(emul0)");
-  ok(it_pz_create(ia, &pz), "it_pz_create");
-  ok(it_evd_create(ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 16, 1, IT_NULL_HANDLE, &dto, NULL),
-     "it_evd_create");
-  it_ep_attributes_t a;
-  memset(&a, 0, sizeof(a));
-  a.max_dto_payload_size = LEN;
-  a.max_request_dtos = 4;
-  a.max_recv_dtos = 4;
-  a.max_send_segments = 1;
-  a.max_recv_segments = 1;
-  a.srv.ud.ep_info.ud_ep_key = QKEY;
   it_ep_handle_t ep;
-  ok(it_ep_ud_create(pz, dto, dto, &a, 0, &ep), "it_ep_ud_create");
+  ud_open(&ia, &pz, &dto, &ep);
 
-  uint32_t base = 0xe80000u + ((uint32_t) getpid() & 0xffffu) * 16, qpn = 0;
-  for (uint32_t i = 0; hup_lfd < 0 && i < 16; i++) {
-    qpn = base + i;
-    hup_lfd = emul_ring_bind_listen("ud/", qpn);
-  }
-  g_assert_cmpint(hup_lfd, >=, 0);
-  it_ia_info_t *info = NULL;
-  ok(it_ia_query(ia, &info), "it_ia_query");
-  it_net_addr_t self = info->spigot_info[0].net_addr[0];
-  it_ia_info_free(info);
-  it_path_t path;
-  size_t n = 1, total = 0;
-  ok(it_get_pathinfo(ia, 0, &self, &n, &total, &path), "it_get_pathinfo");
+  uint32_t qpn;
+  hup_lfd = other_bind(0xe80000u, &qpn);
   it_addr_handle_t ah;
-  ok(it_address_handle_create(pz, &path, 0, &ah), "it_address_handle_create");
-  it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
-  dst.addr.ud.addr = ah;
-  dst.addr.ud.ep_info.ud_ep_id = qpn;
-  dst.addr.ud.ep_info.ud_ep_key = QKEY;
+  it_dg_remote_ep_addr_t dst = ud_dest(ia, pz, qpn, &ah);
   uint8_t *buf = g_malloc0(LEN);
   it_lmr_handle_t lmr;
   it_rmr_context_t ctx;
