@@ -73,8 +73,8 @@ frames_taken(guint64 *link, guint64 *full)
   emul_fabric_lock();
   for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
     emul_xconn_t *x = i->data;
-    *link = x->rx_link;
-    *full = x->rx_full;
+    *link = __atomic_load_n(&x->rx_link, __ATOMIC_RELAXED);  /* counted under its link */
+    *full = __atomic_load_n(&x->rx_full, __ATOMIC_RELAXED);
     conns++;
   }
   emul_fabric_unlock();
@@ -102,6 +102,51 @@ child_one(conf_side_t *s)
   return 0;
 }
 
+/* The "forge" child: the parent Reads FORGE_LEN bytes of its region; it
+ * holds its QP's link (so that its own answer waits), hears the Read's
+ * sequence number, and puts a Read Response of its own making in the
+ * ring first: FORGE_LEN bytes said (byte_len), FORGE_TOTAL carried
+ * (total), all 0xee. */
+#define FORGE_LEN 4096
+#define FORGE_TOTAL (64u << 10)
+static int
+child_forge(conf_side_t *s)
+{
+  conf_buf_t src;
+  conf_buf_new(s, &src, FORGE_LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_READ, IT_ADDR_MODE_ABSOLUTE);
+  memset(src.data, 0x11, FORGE_LEN);
+  emul_fabric_lock();
+  g_assert_nonnull(emul_ring_conns);
+  emul_xconn_t *x = emul_ring_conns->data;
+  emul_link_t *l = x->qp->link;
+  l->ref++;
+  emul_fabric_unlock();
+  emul_link_lock(l);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) src.data, (guint64) src.ctx);
+  fflush(stdout);
+  g_autofree char *go = conf_hear(STDIN_FILENO, LINE_MS);
+  guint64 seq = 0;
+  g_assert_nonnull(go);
+  g_assert_cmpint(sscanf(go, "go %" G_GUINT64_FORMAT, &seq), ==, 1);
+  uint8_t *junk = g_malloc(FORGE_TOTAL);
+  memset(junk, 0xee, FORGE_TOTAL);
+  x_out_t o = { .f = { .seq = seq, .op = X_OP_READ_RESP, .byte_len = FORGE_LEN, .total = FORGE_TOTAL } };
+  o.buf = junk;
+  gboolean pushed = emul_ring_emit_now(x, &o);
+  rnicpi_spin_unlock(&l->lock);
+  emul_ring_bells_flush();  /* the frame's doorbell */
+  printf("forged %d\n", pushed);
+  fflush(stdout);
+  g_free(conf_hear(STDIN_FILENO, LINE_MS));  /* "bye", or the parent gone */
+  g_free(junk);
+  emul_fabric_lock();
+  emul_link_unref(l);
+  emul_fabric_unlock();
+  conf_buf_free(&src);
+  conf_side_close(s);
+  return 0;
+}
+
 /* The requester: accepts the parent's connection, then in @mode "stream"
  * hears where to write, sends and writes; in "one", child_one. */
 static int
@@ -120,6 +165,8 @@ child(const char *mode)
   fflush(stdout);
   if (strcmp(mode, "one") == 0)
     return child_one(&s);
+  if (strcmp(mode, "forge") == 0)
+    return child_forge(&s);
   g_autofree char *go = conf_hear(STDIN_FILENO, LINE_MS);
   guint64 addr = 0, ctx = 0;
   g_assert_nonnull(go);
@@ -426,6 +473,49 @@ test_frames_under_link_sleep(void)
   frames_under_link(TRUE);
 }
 
+/* A Read Response whose frame carries more than it says (total 64 KiB,
+ * byte_len 4 KiB, for a Read of 4 KiB) is refused: the connection breaks,
+ * the Read does not complete successfully, and not a byte lands past its
+ * sink.  Before, a drain under the link alone took it and copied the
+ * frame's 64 KiB into the 4 KiB sink (the full path checks total against
+ * byte_len, x_answer). */
+static void
+test_forged_read_response(void)
+{
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  conf_child_t c = connect_child("forge", &s, s.ep);
+  g_autofree char *ml = conf_hear(c.from, LINE_MS);
+  guint64 addr = 0, ctx = 0;
+  g_assert_nonnull(ml);
+  g_assert_cmpint(sscanf(ml, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &addr, &ctx), ==, 2);
+  conf_buf_t sink;
+  conf_buf_new(&s, &sink, FORGE_LEN, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
+  memset(sink.data, 0, FORGE_LEN);
+  /* The Read's sequence number: the QP's next. */
+  emul_fabric_lock();
+  g_assert_nonnull(emul_ring_conns);
+  guint64 seq = ((emul_xconn_t *) emul_ring_conns->data)->qp->next_seq;
+  emul_fabric_unlock();
+  it_lmr_triplet_t g = conf_seg(&sink, 0, FORGE_LEN);
+  conf_ok(it_post_rdma_read(s.ep, &g, 1, 9, IT_COMPLETION_FLAG,
+                            it_make_rdma_addr_absolute((void *) (uintptr_t) addr), (it_rmr_context_t) ctx));
+  conf_say(c.to, "go %" G_GUINT64_FORMAT "\n", seq);
+  g_autofree char *fl = conf_hear(c.from, LINE_MS);
+  g_assert_cmpstr(fl, ==, "forged 1");
+  it_event_t ev;
+  conf_ok(next_dto(&s, FALSE, &ev));
+  g_assert_cmpint(ev.event_number, ==, IT_DTO_RDMA_READ_CMPL_EVENT);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 9);
+  g_assert_cmpstr(itx_dto_status_name(ev.dto_cmpl.dto_status), !=, itx_dto_status_name(IT_DTO_SUCCESS));
+  conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
+  conf_buf_check_guards(&sink);
+  conf_say(c.to, "bye\n");
+  conf_child_reap(&c);
+  conf_buf_free(&sink);
+  conf_side_close(&s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -436,5 +526,6 @@ main(int argc, char **argv)
   g_test_add_func("/emul/ring-link/frames-under-link", test_frames_under_link);
   g_test_add_func("/emul/ring-link/frames-under-link/sleep", test_frames_under_link_sleep);
   g_test_add_func("/emul/ring-link/srq-post-unlocked", test_srq_post_unlocked);
+  g_test_add_func("/emul/ring-link/forged-read-response", test_forged_read_response);
   return g_test_run();
 }

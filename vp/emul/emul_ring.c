@@ -205,7 +205,17 @@ typedef struct {
 static __thread x_bell_t x_bells[X_BELLS_INLINE] __attribute__((tls_model("initial-exec")));
 static __thread x_bell_t *x_bells_more;  /* entries X_BELLS_INLINE and on */
 static __thread guint x_bells_room;      /* of x_bells_more */
-static GPrivate x_bells_heap = G_PRIVATE_INIT(g_free);
+
+/* The thread exits: its array goes, and a bell owed later in its exit (by
+ * another destructor) grows a new one. */
+static void
+x_bells_free(gpointer more)
+{
+  g_free(more);
+  x_bells_more = NULL;
+  x_bells_room = 0;
+}
+static GPrivate x_bells_heap = G_PRIVATE_INIT(x_bells_free);
 __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
 
 static inline x_bell_t *
@@ -564,7 +574,7 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
   while (x_frame_at(x, data, head, &f, &hdr)) {
     if (f.frag_len > X_FRAG_MAX)
       goto bad;
-    x->rx_full++;
+    __atomic_store_n(&x->rx_full, x->rx_full + 1, __ATOMIC_RELAXED);
     uint64_t need = ROUND_LINE(hdr + f.frag_len);
     if (f.op == X_OP_CONT) {
       if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
@@ -720,7 +730,7 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
     gboolean whole = g_atomic_int_get(&x->in_whole);
     head += ROUND_LINE(hdr + f.frag_len);
     x_taken(x, head);
-    x->rx_link++;
+    __atomic_store_n(&x->rx_link, x->rx_link + 1, __ATOMIC_RELAXED);  /* read under the fabric lock */
     did = X_DRAIN_DID;
     if (whole)
       return did | X_DRAIN_FABRIC;

@@ -250,7 +250,8 @@ emul_ring_close(emul_xconn_t *x)
   x->dead = TRUE;
   g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: connection to process %d closed: %" G_GUINT64_FORMAT
         " frames taken under its QP's link alone, %" G_GUINT64_FORMAT " under the fabric lock",
-        (int) x->peer_pid, x->rx_link, x->rx_full);
+        (int) x->peer_pid, __atomic_load_n(&x->rx_link, __ATOMIC_RELAXED),
+        __atomic_load_n(&x->rx_full, __ATOMIC_RELAXED));
   emul_ring_conns = g_list_remove(emul_ring_conns, x);
   g_atomic_int_add(&emul_ring_nconn, -1);
   if (x->qp != NULL && x->qp->x == x)

@@ -784,8 +784,8 @@ emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const
   emul_swqe_t *s = emul_wq_peek(&qp->sq);
   const rnicpi_send_wr_t *wr = s != NULL ? &s->wr : NULL;
   if (s == NULL || s->seq != f->seq || wr->opcode != RNICPI_WR_RDMA_READ || (wr->flags & RNICPI_WR_SINK_MW) ||
-      f->byte_len != s->len)
-    return FALSE;
+      f->byte_len != s->len || f->total != f->byte_len)
+    return FALSE;  /* the full path's, which refuses a malformed one (x_answer) */
   /* The sink checked again, as the full path does when the bytes land. */
   uint32_t need = emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode);
   for (uint32_t i = 0; i < wr->num_sge; i++)

@@ -121,8 +121,8 @@ x_recv_placed(emul_qp_t *qp, emul_xconn_t *x, const emul_rwqe_t *r, uint64_t len
 void
 emul_ring_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p)
 {
-  if (n == 1 && p->na == p->len) {
-    emul_copy((uint8_t *) (uintptr_t) sge[0].addr, p->a, p->len);
+  if (n == 1 && p->na == p->len && p->len <= sge[0].length) {
+    emul_place((uint8_t *) (uintptr_t) sge[0].addr, p->a, p->len);
     return;
   }
   emul_scatter_at(sge, n, 0, p->a, p->na);
@@ -166,7 +166,9 @@ gboolean
 emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
 {
   emul_fault_t fault;
-  if (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), f->rkey))
+  /* A long one is the full drain's, which copies it with the locks let go
+   * (emul_ring_copy_unlocks). */
+  if (f->total >= EMUL_COPY_UNLOCKED || (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), f->rkey)))
     return FALSE;
   uint8_t *t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
   if (t == NULL)
