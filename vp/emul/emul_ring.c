@@ -694,9 +694,10 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
      * attach) for the next receive of the QP's queue or SRQ, and in the
      * bounce mode an RDMA Write, an RDMA Read answered in one frame and a
      * Read Response for the Read at the head of the send queue; or a frame
-     * of a message of several but its last (x_assemble).  Its bytes are
-     * read in place, in two pieces when the frame wraps the ring's end.
-     * Anything else is the full drain's. */
+     * of a message of several (x_assemble; once the message is whole, the
+     * full drain executes it).  Its bytes are read in place, in two pieces
+     * when the frame wraps the ring's end.  Anything else is the full
+     * drain's. */
     if (f.frag_len > X_FRAG_MAX || !emul_queue_empty(&qp->xin) || qp->rcopying)
       return did | X_DRAIN_FABRIC;
     uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
