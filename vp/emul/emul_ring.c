@@ -287,7 +287,9 @@ emul_ring_doorbell(emul_xconn_t *x, guint bell)
       return;
     }
   }
-  if (G_UNLIKELY(!x_bells_grow())) {
+  /* The inline entries first: the heap array's pointer and room are
+   * thread-locals of the shared library's dynamic model (a call to reach). */
+  if (G_UNLIKELY(emul_ring_bells_due >= X_BELLS_INLINE) && !x_bells_grow()) {
     x_ring_bell(x, bell);
     return;
   }
@@ -534,6 +536,24 @@ x_taken(emul_xconn_t *x, uint64_t head)
  * handing each to x_dispatch.  Never stops early (see emul_ring.h), but
  * with @cut at a long Read Response left to the drainer (qp->xans): TRUE
  * then, and the caller makes the copy and drains on (emul_ring_serve). */
+/* The longest message a peer may send: 1 GiB and a page. */
+#define X_MSG_MAX ((UINT64_C(1) << 30) + 4096)
+
+/* Start assembling the message whose first frame is @f (x->in): FALSE
+ * when its buffer cannot be allocated. */
+static gboolean
+x_in_start(emul_xconn_t *x, const x_frame_t *f)
+{
+  uint8_t *buf = f->total > 0 ? g_try_malloc(f->total) : NULL;
+  if (f->total > 0 && buf == NULL)
+    return FALSE;
+  x->in.f = *f;
+  x->in.buf = buf;
+  x->in_have = 0;
+  x->in_busy = TRUE;
+  return TRUE;
+}
+
 /* The message being assembled (x->in) is whole: execute it.  FALSE when
  * the connection went meanwhile; *@stop when a Read Response's copy is
  * owed first (emul_ring_drain's @cut). */
@@ -580,7 +600,7 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
       if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
         goto bad;
     } else {
-      if (x->in_busy || f.frag_len > f.total || f.total > (UINT64_C(1) << 30) + 4096)
+      if (x->in_busy || f.frag_len > f.total || f.total > X_MSG_MAX)
         goto bad;
       uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
       if (f.frag_len == f.total && pat + f.frag_len <= X_RING_SIZE) {
@@ -593,16 +613,12 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
         x_taken(x, head);
         continue;
       }
-      x->in.f = f;
-      x->in.buf = f.total > 0 ? g_try_malloc(f.total) : NULL;
-      if (f.total > 0 && x->in.buf == NULL) {
+      if (!x_in_start(x, &f)) {
         g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no memory to assemble a message of %" G_GUINT64_FORMAT
               " bytes from process %d: the connection is broken (free memory, or send shorter messages)",
               (guint64) f.total, (int) x->peer_pid);
         goto bad;
       }
-      x->in_have = 0;
-      x->in_busy = TRUE;
     }
     if (f.frag_len > 0)
       ring_get(data, head + hdr, x->in.buf + x->in_have, f.frag_len);
@@ -651,15 +667,10 @@ x_assemble(emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
     if (!x->in_busy || x->in_have + f->frag_len > x->in.f.total)
       return FALSE;
   } else {
-    if (x->in_busy || f->frag_len >= f->total || f->total > (UINT64_C(1) << 30) + 4096)
+    if (x->in_busy || f->frag_len >= f->total || f->total > X_MSG_MAX)
       return FALSE;
-    uint8_t *buf = g_try_malloc(f->total);
-    if (buf == NULL)
+    if (!x_in_start(x, f))
       return FALSE;  /* the full drain tries again, and breaks the connection */
-    x->in.f = *f;
-    x->in.buf = buf;
-    x->in_have = 0;
-    x->in_busy = TRUE;
   }
   memcpy(x->in.buf + x->in_have, p->a, p->na);
   memcpy(x->in.buf + x->in_have + p->na, p->b, p->len - p->na);

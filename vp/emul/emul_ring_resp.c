@@ -255,6 +255,16 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   return XR_DONE;
 }
 
+/* The answer to RDMA Read @f, its bytes at @t (borrowed: copied into the
+ * ring now, or when it has to wait). */
+static x_out_t
+x_read_resp(const x_frame_t *f, const uint8_t *t)
+{
+  x_out_t o = { .f = { .seq = f->seq, .op = X_OP_READ_RESP, .byte_len = f->byte_len, .total = f->byte_len } };
+  o.buf = f->byte_len > 0 ? (uint8_t *) t : NULL;
+  return o;
+}
+
 gboolean
 emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f)
 {
@@ -264,8 +274,7 @@ emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f)
   uint8_t *t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
   if (t == NULL)
     return FALSE;  /* refused: the full drain breaks the connection with its fault */
-  x_out_t o = { .f = { .seq = f->seq, .op = X_OP_READ_RESP, .byte_len = f->byte_len, .total = f->byte_len } };
-  o.buf = f->byte_len > 0 ? t : NULL;
+  x_out_t o = x_read_resp(f, t);
   return emul_ring_emit_now(x, &o);
 }
 
@@ -300,11 +309,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
     if (t == NULL)
       break;
-    o = (x_out_t) { .f = { .seq = f->seq } };
-    o.f.op = X_OP_READ_RESP;
-    o.f.byte_len = f->byte_len;
-    o.f.total = f->byte_len;
-    o.buf = f->byte_len > 0 ? t : NULL;  /* copied now, or when it has to wait */
+    o = x_read_resp(f, t);
     emul_ring_emit(x, &o, FALSE);
     return XR_DONE;
   case X_OP_ATOMIC: {
