@@ -780,6 +780,7 @@ typedef struct {
   guint n;                  /* datagrams to send (0: until @stop) */
   gint stop;
   guint posted, sends_done, recvd;
+  gint shown;               /* @posted, published for the main thread */
   gboolean seen[XR_N];
   char why[200];
 } xr_t;
@@ -881,6 +882,7 @@ xr_run(gpointer data)
         break;
       }
       x->posted++;
+      g_atomic_int_set(&x->shown, (gint) x->posted);
     }
     it_event_t ev;
     it_status_t st = it_evd_dequeue(x->me->dto, &ev);
@@ -890,6 +892,16 @@ xr_run(gpointer data)
       xr_fail(x, "it_evd_dequeue returned %s", itx_status_name(st));
   }
   return NULL;
+}
+
+/* Waits until @x's sender has posted @n datagrams, or for CONF_TIMEOUT_US
+ * (the caller's checks then say what fell short). */
+static void
+xr_wait_shown(xr_t *x, gint n)
+{
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (g_atomic_int_get(&x->shown) < n && g_get_monotonic_time() < end)
+    g_usleep(200);
 }
 
 static void
@@ -945,9 +957,11 @@ test_race_free_beside_sendto(void)
   xr_open(&xa, &a, &p, 'A', 'P');
   xa.n = 0;  /* until stopped */
   GThread *t = g_thread_new("ud-race-sender", xr_run, &xa);
-  g_usleep(2000);
+  /* The free lands among the sends, however slow the machine: after the
+   * sender's 8th post, and the sender goes on for 8 more after it. */
+  xr_wait_shown(&xa, 8);
   conf_ok(it_ep_free(p.ep));
-  g_usleep(2000);
+  xr_wait_shown(&xa, g_atomic_int_get(&xa.shown) + 8);
   g_atomic_int_set(&xa.stop, 1);
   g_thread_join(t);
   g_assert_cmpstr(xa.why, ==, "");
