@@ -435,6 +435,55 @@ test_evd_free_vs_dequeue(void)
   conf_side_close(&s);
 }
 
+/* it_evd_wait again and again, with a timeout of 200 us (nothing comes),
+ * out of it a varying moment between two waits. */
+static gpointer
+wait_racer(gpointer data)
+{
+  racer_t *r = data;
+  static const it_status_t ok[] = { IT_ERR_TIMEOUT_EXPIRED, IT_ERR_INVALID_EVD };
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 100000; i++) {
+    it_event_t ev;
+    racer_note(r, it_evd_wait(r->evd, 200, &ev, NULL), ok, G_N_ELEMENTS(ok), "it_evd_wait");
+    g_atomic_int_set(&r->started, 1);
+    g_usleep(i % 4 * 40);
+  }
+  return NULL;
+}
+
+static void
+test_evd_free_vs_wait(void)
+{
+  g_test_summary("An EVD (software, DTO) freed while another thread enters and leaves it_evd_wait on it: "
+                 "the free returns IT_ERR_EVD_BUSY while the thread waits, and succeeds between its waits; "
+                 "a wait returns IT_ERR_TIMEOUT_EXPIRED or IT_ERR_INVALID_EVD, the latter once the handle "
+                 "is gone");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  unsigned n = rounds();
+  guint busy = 0;
+  for (unsigned round = 0; round < n; round++) {
+    it_evd_handle_t evd;
+    conf_ok(it_evd_create(s.ia, round % 2 ? IT_DTO_EVENT_STREAM : IT_SOFTWARE_EVENT_STREAM,
+                          IT_EVD_OVERFLOW_DEFAULT, 64, 1, IT_NULL_HANDLE, &evd, NULL));
+    racer_t r = { .evd = evd };
+    GThread *t = racer_start(&r, wait_racer, round);
+    it_status_t st;
+    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    while ((st = it_evd_free(evd)) == IT_ERR_EVD_BUSY && g_get_monotonic_time() < end) {
+      busy++;
+      g_usleep(50);
+    }
+    conf_ok(st);
+    racer_join(&r, t);
+    it_event_t ev;
+    conf_assert_status(it_evd_wait(evd, 0, &ev, NULL), IT_ERR_INVALID_EVD);
+    conf_assert_status(it_evd_free(evd), IT_ERR_INVALID_EVD);
+  }
+  g_test_message("%u frees of %u found a thread waiting (IT_ERR_EVD_BUSY)", busy, n);
+  conf_side_close(&s);
+}
+
 /* Dequeues on an AEVD while an SEVD feeding it is freed. */
 static gpointer
 aevd_racer(gpointer data)
@@ -543,7 +592,9 @@ static void
 test_ia_free_vs_wait(void)
 {
   g_test_summary("it_ia_free while another thread blocks in it_evd_wait on one of its EVDs (no timeout): "
-                 "the free succeeds and the waiter returns IT_ERR_INVALID_EVD within a second");
+                 "the free succeeds and the waiter returns IT_ERR_INVALID_EVD within a second; and while "
+                 "it enters and leaves waits of 200 us: each wait returns IT_ERR_TIMEOUT_EXPIRED or "
+                 "IT_ERR_INVALID_EVD");
   for (unsigned round = 0; round < 8; round++) {
     conf_side_t s;
     conf_side_open(&s, NULL);
@@ -559,6 +610,17 @@ test_ia_free_vs_wait(void)
     if (r.bad != IT_ERR_INVALID_EVD)
       g_error("it_evd_wait returned %s when its IA was freed; expected IT_ERR_INVALID_EVD",
               itx_status_name(r.bad));
+  }
+  /* And while the thread enters and leaves short waits (wait_racer). */
+  for (unsigned round = 0; round < rounds(); round++) {
+    conf_side_t s;
+    conf_side_open(&s, NULL);
+    racer_t r = { .evd = round % 2 ? s.cm : s.dto };
+    GThread *t = racer_start(&r, wait_racer, round);
+    conf_ok(it_ia_free(s.ia));
+    racer_join(&r, t);
+    it_event_t ev;
+    conf_assert_status(it_evd_wait(r.evd, 0, &ev, NULL), IT_ERR_INVALID_EVD);
   }
 }
 
@@ -1109,6 +1171,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/lmr-free-vs-post", test_lmr_free_vs_post);
   g_test_add_func("/conformance/race/rmr-link-vs-free", test_rmr_link_vs_free);
   g_test_add_func("/conformance/race/evd-free-vs-dequeue", test_evd_free_vs_dequeue);
+  g_test_add_func("/conformance/race/evd-free-vs-wait", test_evd_free_vs_wait);
   g_test_add_func("/conformance/race/sevd-free-vs-aevd", test_sevd_free_vs_aevd);
   g_test_add_func("/conformance/race/srq-free-vs-post", test_srq_free_vs_post);
   g_test_add_func("/conformance/race/ia-free-vs-wait", test_ia_free_vs_wait);

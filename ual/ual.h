@@ -65,7 +65,8 @@ typedef struct ual_evd {
   gboolean signaled;          /* fd holds a count */
   gboolean overflowed;
   gboolean in_aevd;           /* queued on its AEVD (AEVD lock) */
-  gint waiters;               /* a thread is in it_evd_wait (one waiter per EVD) */
+  gint waiters;               /* a thread is in it_evd_wait (one waiter per EVD); -1 once
+                               * it_evd_free took the slot for good */
   gint sleepers;              /* ...and about to sleep, or asleep: the CQ must be armed */
   gint wait_ops;              /* the provider's cq_wait_begin (RNIC-PI 1.11) for its CQ:
                                * 0 not asked yet, 1 offered, -1 not offered */

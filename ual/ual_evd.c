@@ -370,9 +370,14 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
 {
   if (event == NULL)
     return ual_fail(IT_ERR_FAULT, "it_evd_wait: event is NULL");
-  /* The waiter slot is claimed under the object lock: it_evd_free checks it
-   * there, so an EVD cannot be freed under a thread that starts waiting. */
-  ual_lock_take();
+  /* The waiter slot is claimed in a read section, not under the object
+   * lock, which a thread may hold across a slow provider call (a
+   * disconnect waiting for a long copy to end).  it_evd_free takes the
+   * slot itself (waiters 0 -> -1) before the EVD goes, so a claim that
+   * wins keeps the EVD; it_ia_free marks it dead and then waits for its
+   * waiters to leave, so a claim that finds it not dead after winning is
+   * seen by that wait (both sides are sequentially consistent). */
+  ual_read_enter();
   ual_evd_t *e = ual_evd_get(evd_handle);
   it_status_t claim = IT_SUCCESS;
   if (e == NULL)
@@ -381,9 +386,15 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
     claim = ual_fail(IT_ERR_EVD_WAIT, "EVD %p feeds AEVD %p; wait on the AEVD instead",
                      (void *) evd_handle, (void *) (uintptr_t) e->aevd->obj.handle);
   else if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, 1))
-    claim = ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
-                     (void *) evd_handle);
-  ual_lock_drop();
+    claim = g_atomic_int_get(&e->waiters) < 0
+              ? ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p is being freed", (void *) evd_handle)
+              : ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
+                         (void *) evd_handle);
+  else if (g_atomic_int_get(&e->dead)) {
+    g_atomic_int_set(&e->waiters, 0);
+    claim = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p was freed with its IA", (void *) evd_handle);
+  }
+  ual_read_exit();
   if (claim != IT_SUCCESS)
     return claim;
   gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
@@ -635,7 +646,9 @@ it_evd_free(it_evd_handle_t evd_handle)
   } else if (e->nsevd > 0) {
     st = ual_fail(IT_ERR_EVD_BUSY, "AEVD %p still has %d SEVDs attached; free them first",
                   (void *) evd_handle, e->nsevd);
-  } else if (e->waiters > 0) {
+  } else if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, -1)) {
+    /* Taken for good on success: a thread that starts it_evd_wait now is
+     * refused (it claims the slot without the object lock). */
     st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p has a thread waiting on it", (void *) evd_handle);
   } else {
     ual_ia_child_remove(e->obj.ia, &e->obj);
