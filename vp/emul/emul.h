@@ -122,7 +122,8 @@ typedef struct emul_fabric {
   GPtrArray *cqs;         /* every emul_cq_t alive (fabric lock; a fork takes their xlock) */
   gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
   gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
-  guint copy_waiters;     /* threads waiting for such a copy to end: none starts meanwhile (fabric lock) */
+  guint copy_waiters;     /* threads waiting for all such copies to end (emul_wait_copies): none starts
+                           * meanwhile (fabric lock); a QP's own waiters are emul_qp_t.copy_waiters */
   gint nmutable;          /* windows and fast-registration regions alive (atomic; emul_key_fixed) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
   GArray *free_mr;        /* free slots of the region table */
@@ -415,6 +416,10 @@ typedef struct emul_qp {
    * attach with the fabric lock let go (emul_ring_resp.c, "Long pulls"):
    * its receive is out of the queue, the peer's later requests wait. */
   gboolean rcopying;
+  /* Threads waiting for this QP's xcopying and rcopying to clear (a reset,
+   * a destroy: emul_qp_wait_copy): no new copy of its lets the fabric lock
+   * go meanwhile (fabric lock). */
+  guint copy_waiters;
   /* In process: a request of this QP, out of its send queue, whose payload
    * is copied with the link's lock let go (emul_qp.c, "Long copies"; link
    * lock).  It still counts against max_send_wr. */

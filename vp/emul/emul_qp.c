@@ -50,7 +50,7 @@
  * copying meanwhile.  A copy reached under the fabric lock (a post naming a
  * window, work run after a receiver was not ready) lets that lock
  * go too (link->fcopy, counted in emul_fabric.lcopies) unless a thread
- * waits for such copies to end (copy_waiters), and takes it back first
+ * waits for such copies to end (emul_fabric.copy_waiters), and takes it back first
  * when done.  A post on either QP that finds the mark, on the fast path
  * or under the fabric lock (emul_link_take_post), queues its request or
  * receive in order (behind the one being copied) and marks the link
@@ -195,35 +195,37 @@ emul_link_take_post(emul_qp_t *qp)
 }
 
 /* Fabric lock held: let it go and take it back until *@busy is 0.  The
- * waiter is counted (emul_fabric.copy_waiters) so that no new copy lets the
- * lock go before it had its turn: a thread posting long Writes one after
- * the other would otherwise keep it waiting for ever. */
+ * waiter is counted in *@waiters (the QP's or the process's copy_waiters)
+ * so that no new copy of those it waits for lets the lock go before it
+ * had its turn: a thread posting long Writes one after the other would
+ * otherwise keep it waiting for ever.  Copies it does not wait for go on
+ * letting the lock go. */
 static void
-copy_wait(const gint *busy)
+copy_wait(const gint *busy, guint *waiters)
 {
   if (G_LIKELY(*busy == 0))
     return;
-  emul_fabric.copy_waiters++;
+  (*waiters)++;
   for (unsigned n = 1; *busy != 0; n++) {
     emul_fabric_unlock();
     rnicpi_spin_backoff(n);
     emul_fabric_lock();
   }
-  emul_fabric.copy_waiters--;
+  (*waiters)--;
 }
 
 void
 emul_qp_wait_copy(emul_qp_t *qp)
 {
-  copy_wait(&qp->xcopying);
-  copy_wait(&qp->rcopying);  /* none starts while the first wait lasts (copy_waiters) */
+  copy_wait(&qp->xcopying, &qp->copy_waiters);
+  copy_wait(&qp->rcopying, &qp->copy_waiters);  /* none of the QP's starts while the first lasts */
 }
 
 void
 emul_wait_copies(void)
 {
-  copy_wait(&emul_fabric.xcopies);
-  copy_wait(&emul_fabric.lcopies);  /* none lets the lock go while the first wait lasts */
+  copy_wait(&emul_fabric.xcopies, &emul_fabric.copy_waiters);
+  copy_wait(&emul_fabric.lcopies, &emul_fabric.copy_waiters);  /* none lets the lock go meanwhile */
 }
 
 void

@@ -622,8 +622,9 @@ gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
 /* Long copies (emul_ring_req.c), of a request's bytes or of a Send's
  * payload pulled (emul_ring_resp.c): whether a copy of @len bytes lets the
  * fabric lock go (an attach call, @attach, whatever its length: a system
- * call; a memcpy when it is long), none waiting for the copies to end. */
-gboolean emul_ring_copy_unlocks(uint64_t len, gboolean attach);
+ * call; a memcpy when it is long), when nobody waits for @qp's copies to
+ * end (emul_qp_wait_copy) nor for the process's (emul_wait_copies). */
+gboolean emul_ring_copy_unlocks(const emul_qp_t *qp, uint64_t len, gboolean attach);
 /* A long copy (*@unlock) found by a drain (@draining): TRUE when it is left
  * to the drainer for after its drain (x->issue_owed set; the caller
  * returns XR_OWED), whoever drains. */

@@ -75,7 +75,8 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * latency path steps aside), what would change the QP's state or free it
  * waits (emul_qp_wait_copy), and so does a region leaving the table, whose
  * memory the copy may be using (emul_wait_copies); while one waits, no new
- * copy lets the lock go.  A teardown meanwhile (the peer's BREAK, its
+ * copy of those it waits for lets the lock go (the QP's, or any), and the
+ * rest still do.  A teardown meanwhile (the peer's BREAK, its
  * death) flushes the receive queue and leaves the send queue to the
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
@@ -102,9 +103,10 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * ends (emul_wait_copies), and a Read with Invalidate kills its key after
  * the copy, under the lock (a key changed meanwhile: MEM_MGT_ERR). */
 gboolean
-emul_ring_copy_unlocks(uint64_t len, gboolean attach)
+emul_ring_copy_unlocks(const emul_qp_t *qp, uint64_t len, gboolean attach)
 {
-  return (attach || len >= EMUL_COPY_UNLOCKED) && emul_fabric.copy_waiters == 0;
+  return (attach || len >= EMUL_COPY_UNLOCKED) && emul_fabric.copy_waiters == 0 &&
+         qp->copy_waiters == 0;
 }
 
 gboolean
@@ -350,7 +352,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
     if (mapped == NULL && !cma)
       return XR_NOTDIRECT;
-    gboolean unlock = emul_ring_copy_unlocks(len, mapped == NULL);
+    gboolean unlock = emul_ring_copy_unlocks(qp, len, mapped == NULL);
     if (emul_ring_copy_owed(x, draining, &unlock))
       return XR_OWED;
     x->hot = (x_hot_t) {
@@ -719,7 +721,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
     const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
     rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
     if (sg != NULL) {
-      gboolean unlocked = unlock && emul_ring_copy_unlocks(n, FALSE);
+      gboolean unlocked = unlock && emul_ring_copy_unlocks(qp, n, FALSE);
       emul_xconn_t *held = NULL;
       if (unlocked) {
         qp->xcopy_answered = s;
@@ -757,7 +759,7 @@ void
 emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w)
 {
   if (qp->xcopying || !emul_queue_empty(&qp->xans) ||
-      (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(f->byte_len, FALSE))) {
+      (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(qp, f->byte_len, FALSE))) {
     /* Behind a copy, or a long Read Response to scatter with the locks let
      * go: its drainer runs it after the drain (Long copies). */
     g_queue_push_tail(&qp->xans, emul_ring_in_new(f, buf, owned));

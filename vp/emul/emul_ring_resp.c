@@ -185,7 +185,7 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   emul_xconn_t *x = qp->x;
   gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
   emul_fault_t f;
-  gboolean unlock = emul_ring_copy_unlocks(in->f.byte_len, (in->f.flags & X_F_CMA) != 0);
+  gboolean unlock = emul_ring_copy_unlocks(qp, in->f.byte_len, (in->f.flags & X_F_CMA) != 0);
   if (emul_ring_copy_owed(x, draining, &unlock))
     return XR_OWED;  /* its drainer pulls or copies it after the drain */
   emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
@@ -290,7 +290,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   case X_OP_SEND:
     return x_exec_send(qp, in, draining, w);
   case X_OP_WRITE: {
-    gboolean unlock = emul_ring_copy_unlocks(f->total, FALSE);
+    gboolean unlock = emul_ring_copy_unlocks(qp, f->total, FALSE);
     if (emul_ring_copy_owed(x, draining, &unlock))
       return XR_OWED;  /* its drainer places it after the drain */
     t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);

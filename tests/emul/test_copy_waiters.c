@@ -1,0 +1,244 @@
+/*
+ * vp/emul: a thread that waits for one QP's long copy to end (a
+ * disconnect, a reset, a destroy: emul_qp_wait_copy) holds back that QP's
+ * next copies alone; the process's other connections go on copying with
+ * the fabric lock let go (issue 26, point 5).
+ *
+ * Two connections, each to a child process of its own, by cross-memory
+ * attach (ITAPI_EMUL_MAP=0: no region is mapped here).  Every
+ * process_vm_writev() call is watched (-Wl,--wrap): the first, of an RDMA
+ * Write of LEN bytes on connection A, is held until the test lets it go.
+ * Meanwhile another thread disconnects A, which waits for that copy; then
+ * an RDMA Write of LEN bytes on connection B must complete, its attach
+ * calls made with no fabric lock held.  Then A's copy is let go, the
+ * disconnect returns, A's Write completes, and each child checks the bytes
+ * that landed in its region.
+ *
+ * Before, any such waiter (emul_fabric.copy_waiters) sent every attach
+ * call of the process under the fabric lock until it had its turn; and
+ * it_evd_wait, which claimed its EVD's waiter slot under the access
+ * layer's object lock, waited behind the disconnect holding that lock.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "conf.h"
+#include "emul.h"
+#include "emul_ring.h"
+
+#define LEN (256u << 10)
+#define LINE_MS 20000
+#define SEED_A 3
+#define SEED_B 5
+
+/* ---- the watch on process_vm_writev ---- */
+
+static gint hold_next;   /* the next call is held (set by the test) */
+static gint held;        /* a call is held now */
+static gint release;     /* let the held call go */
+static gint locked;      /* calls made under the fabric lock since armed */
+static gint calls;
+
+ssize_t __real_process_vm_writev(pid_t pid, const struct iovec *l, unsigned long nl,
+                                 const struct iovec *r, unsigned long nr, unsigned long flags);
+ssize_t
+__wrap_process_vm_writev(pid_t pid, const struct iovec *l, unsigned long nl, const struct iovec *r,
+                         unsigned long nr, unsigned long flags)
+{
+  g_atomic_int_inc(&calls);
+  if (emul_fabric_mine)
+    g_atomic_int_inc(&locked);
+  if (g_atomic_int_compare_and_exchange(&hold_next, 1, 0)) {
+    g_atomic_int_set(&held, 1);
+    gint64 end = g_get_monotonic_time() + 4 * CONF_TIMEOUT_US;
+    while (!g_atomic_int_get(&release) && g_get_monotonic_time() < end)
+      g_usleep(1000);
+    g_atomic_int_set(&held, 0);
+  }
+  return __real_process_vm_writev(pid, l, nl, r, nr, flags);
+}
+
+/* ---- the child: a target region ---- */
+
+static int
+child(void)
+{
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  conf_child_listen(&s);
+  it_event_t ev = conf_wait(s.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(s.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_buf_t t;
+  conf_buf_new(&s, &t, LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  memset(t.data, 0, LEN);
+  printf("mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", (guint64) (uintptr_t) t.data, (guint64) t.ctx);
+  fflush(stdout);
+  g_autofree char *cmd = conf_hear(STDIN_FILENO, 4 * LINE_MS);
+  unsigned seed = 0;
+  g_assert_nonnull(cmd);
+  g_assert_cmpint(sscanf(cmd, "check %u", &seed), ==, 1);
+  conf_buf_check(&t, 0, LEN, seed);
+  conf_buf_check_guards(&t);
+  printf("landed\n");
+  fflush(stdout);
+  g_free(conf_hear(STDIN_FILENO, LINE_MS));  /* "bye", or the parent gone */
+  conf_buf_free(&t);
+  conf_side_close(&s);
+  return 0;
+}
+
+/* ---- the parent ---- */
+
+static const char *self;
+
+typedef struct {
+  conf_side_t s;
+  conf_child_t c;
+  conf_buf_t src;
+  guint64 addr, ctx;
+  emul_qp_t *qp;
+} conn_t;
+
+/* @k connected to a child of its own, its source filled with @seed. */
+static void
+conn_open(conn_t *k, unsigned seed)
+{
+  conf_side_open(&k->s, NULL);
+  const char *args[] = { "--child", NULL };
+  k->c = conf_child_spawn(self, args, "emul-copy-waiters", NULL, NULL);
+  it_conn_qual_t q = conf_child_hear_port(&k->c, LINE_MS);
+  emul_fabric_lock();
+  GList *before = g_list_copy(emul_ring_conns);
+  emul_fabric_unlock();
+  conf_ok(conf_connect(&k->s, k->s.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_wait(k->s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_autofree char *ml = conf_hear(k->c.from, LINE_MS);
+  g_assert_nonnull(ml);
+  g_assert_cmpint(sscanf(ml, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &k->addr, &k->ctx), ==, 2);
+  conf_buf_new(&k->s, &k->src, LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&k->src, seed);
+  /* This connection's QP: the one new in the list. */
+  emul_fabric_lock();
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next)
+    if (g_list_find(before, i->data) == NULL)
+      k->qp = ((emul_xconn_t *) i->data)->qp;
+  gboolean cma = k->qp != NULL && k->qp->x->cma_out;
+  emul_fabric_unlock();
+  g_list_free(before);
+  g_assert_nonnull(k->qp);
+  g_assert_true(cma);
+}
+
+static void
+conn_write(conn_t *k, it_dto_cookie_t cookie)
+{
+  it_lmr_triplet_t t = conf_seg(&k->src, 0, LEN);
+  conf_ok(it_post_rdma_write(k->s.ep, &t, 1, cookie, IT_COMPLETION_FLAG,
+                             it_make_rdma_addr_absolute((void *) (uintptr_t) k->addr),
+                             (it_rmr_context_t) k->ctx));
+}
+
+/* The child checks that its region holds @seed's bytes, and ends. */
+static void
+conn_check_close(conn_t *k, unsigned seed)
+{
+  conf_say(k->c.to, "check %u\n", seed);
+  g_autofree char *ok = conf_hear(k->c.from, 4 * LINE_MS);
+  g_assert_cmpstr(ok, ==, "landed");
+  conf_say(k->c.to, "bye\n");
+  conf_child_reap(&k->c);
+  conf_buf_free(&k->src);
+  conf_side_close(&k->s);
+}
+
+/* A's Write, from a thread of its own: the copy runs in the posting
+ * thread, held in the watch. */
+static gpointer
+write_run(gpointer k)
+{
+  conn_write(k, 1);
+  return NULL;
+}
+
+static gpointer
+disconnect_run(gpointer ep)
+{
+  return GINT_TO_POINTER(it_ep_disconnect(ep, NULL, 0));
+}
+
+/* Until @qp's copy waiters number @n (fabric lock), for up to a timeout. */
+static gboolean
+waiters_reach(emul_qp_t *qp, guint n)
+{
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  for (;;) {
+    emul_fabric_lock();
+    guint w = qp->copy_waiters;
+    emul_fabric_unlock();
+    if (w >= n)
+      return TRUE;
+    if (g_get_monotonic_time() > end)
+      return FALSE;
+    g_usleep(1000);
+  }
+}
+
+static void
+test_other_qp_unlocked(void)
+{
+  conn_t a, b;
+  conn_open(&a, SEED_A);
+  conn_open(&b, SEED_B);
+
+  /* A's Write, its attach call held (in the posting thread). */
+  g_atomic_int_set(&hold_next, 1);
+  GThread *wa = g_thread_new("write-a", write_run, &a);
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (!g_atomic_int_get(&held) && g_get_monotonic_time() < end)
+    g_usleep(1000);
+  g_assert_true(g_atomic_int_get(&held));
+  g_assert_cmpint(g_atomic_int_get(&locked), ==, 0);
+
+  /* A disconnect of A waits for that copy. */
+  GThread *t = g_thread_new("disconnect", disconnect_run, a.s.ep);
+  g_assert_true(waiters_reach(a.qp, 1));
+
+  /* B's Write goes on meanwhile, its attach calls with no fabric lock. */
+  int before = g_atomic_int_get(&calls);
+  conn_write(&b, 2);
+  conf_dto(b.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  g_assert_cmpint(g_atomic_int_get(&calls), >, before);
+  if (!g_atomic_int_get(&held))
+    g_error("connection B's Write completed only once A's copy was let go: a thread that waits "
+            "for A's copy held up B's completion");
+  int under = g_atomic_int_get(&locked);
+  if (under != 0)
+    g_error("%d attach calls of connection B's Write were made under the fabric lock while a "
+            "disconnect of connection A waited for A's copy", under);
+
+  /* A's copy let go: the disconnect returns, A's Write completes. */
+  g_atomic_int_set(&release, 1);
+  g_thread_join(wa);
+  conf_ok((it_status_t) GPOINTER_TO_INT(g_thread_join(t)));
+  conf_dto(a.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conn_check_close(&a, SEED_A);
+  conn_check_close(&b, SEED_B);
+}
+
+int
+main(int argc, char **argv)
+{
+  if (argc == 2 && strcmp(argv[1], "--child") == 0)
+    return child();
+  self = argv[0];
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/emul/copy-waiters/other-qp-unlocked", test_other_qp_unlocked);
+  return g_test_run();
+}
