@@ -8,11 +8,13 @@
  * attach (ITAPI_EMUL_MAP=0: no region is mapped here).  Every
  * process_vm_writev() call is watched (-Wl,--wrap): the first, of an RDMA
  * Write of LEN bytes on connection A, is held until the test lets it go.
- * Meanwhile another thread disconnects A, which waits for that copy; then
- * an RDMA Write of LEN bytes on connection B must complete, its attach
- * calls made with no fabric lock held.  Then A's copy is let go, the
- * disconnect returns, A's Write completes, and each child checks the bytes
- * that landed in its region.
+ * Meanwhile another thread waits for that copy: a disconnect of A
+ * (emul_qp_wait_copy), or the free of a region of this process, which
+ * waits for the copies begun before it took the region out of the table
+ * (emul_wait_copies).  Then an RDMA Write of LEN bytes on connection B
+ * must complete, its attach calls made with no fabric lock held.  Then
+ * A's copy is let go, the waiter returns, A's Write completes, and each
+ * child checks the bytes that landed in its region.
  *
  * Before, any such waiter (emul_fabric.copy_waiters) sent every attach
  * call of the process under the fabric lock until it had its turn; and
@@ -173,16 +175,22 @@ disconnect_run(gpointer ep)
   return GINT_TO_POINTER(it_ep_disconnect(ep, NULL, 0));
 }
 
-/* Until @qp's copy waiters number @n (fabric lock), for up to a timeout. */
+static gpointer
+lmr_free_run(gpointer lmr)
+{
+  return GINT_TO_POINTER(it_lmr_free(lmr));
+}
+
+/* Until *@count (fabric lock) reaches 1, for up to a timeout. */
 static gboolean
-waiters_reach(emul_qp_t *qp, guint n)
+waiting(const guint *count)
 {
   gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
   for (;;) {
     emul_fabric_lock();
-    guint w = qp->copy_waiters;
+    guint w = *count;
     emul_fabric_unlock();
-    if (w >= n)
+    if (w >= 1)
       return TRUE;
     if (g_get_monotonic_time() > end)
       return FALSE;
@@ -190,14 +198,24 @@ waiters_reach(emul_qp_t *qp, guint n)
   }
 }
 
+typedef enum { BY_DISCONNECT, BY_DEREG } wait_kind_t;
+
+/* A's Write held in its attach call; a thread that waits for it (@kind:
+ * a disconnect of A, waiting for A's copies; a region of A's freed,
+ * waiting for the copies begun before it left the table); meanwhile B's
+ * Write must complete with no attach call under the fabric lock. */
 static void
-test_other_qp_unlocked(void)
+other_qp_unlocked(wait_kind_t kind)
 {
+  g_atomic_int_set(&release, 0);
   conn_t a, b;
   conn_open(&a, SEED_A);
   conn_open(&b, SEED_B);
+  conf_buf_t spare;
+  conf_buf_new(&a.s, &spare, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
 
   /* A's Write, its attach call held (in the posting thread). */
+  g_atomic_int_set(&locked, 0);
   g_atomic_int_set(&hold_next, 1);
   GThread *wa = g_thread_new("write-a", write_run, &a);
   gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
@@ -206,9 +224,18 @@ test_other_qp_unlocked(void)
   g_assert_true(g_atomic_int_get(&held));
   g_assert_cmpint(g_atomic_int_get(&locked), ==, 0);
 
-  /* A disconnect of A waits for that copy. */
-  GThread *t = g_thread_new("disconnect", disconnect_run, a.s.ep);
-  g_assert_true(waiters_reach(a.qp, 1));
+  /* The thread that waits for that copy. */
+  GThread *t;
+  const char *who;
+  if (kind == BY_DISCONNECT) {
+    t = g_thread_new("disconnect", disconnect_run, a.s.ep);
+    g_assert_true(waiting(&a.qp->copy_waiters));
+    who = "a disconnect of connection A";
+  } else {
+    t = g_thread_new("lmr-free", lmr_free_run, spare.lmr);
+    g_assert_true(waiting(&emul_fabric.older_waiters));
+    who = "an it_lmr_free of a region of A's";
+  }
 
   /* B's Write goes on meanwhile, its attach calls with no fabric lock. */
   int before = g_atomic_int_get(&calls);
@@ -216,20 +243,35 @@ test_other_qp_unlocked(void)
   conf_dto(b.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 2);
   g_assert_cmpint(g_atomic_int_get(&calls), >, before);
   if (!g_atomic_int_get(&held))
-    g_error("connection B's Write completed only once A's copy was let go: a thread that waits "
-            "for A's copy held up B's completion");
+    g_error("connection B's Write completed only once A's copy was let go: %s, which waits for "
+            "A's copy, held up B's completion", who);
   int under = g_atomic_int_get(&locked);
   if (under != 0)
-    g_error("%d attach calls of connection B's Write were made under the fabric lock while a "
-            "disconnect of connection A waited for A's copy", under);
+    g_error("%d attach calls of connection B's Write were made under the fabric lock while %s "
+            "waited for A's copy", under, who);
 
-  /* A's copy let go: the disconnect returns, A's Write completes. */
+  /* A's copy let go: the waiter returns, A's Write completes. */
   g_atomic_int_set(&release, 1);
   g_thread_join(wa);
   conf_ok((it_status_t) GPOINTER_TO_INT(g_thread_join(t)));
   conf_dto(a.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  if (kind == BY_DEREG)
+    spare.lmr = IT_NULL_HANDLE;  /* freed above */
+  conf_buf_free(&spare);
   conn_check_close(&a, SEED_A);
   conn_check_close(&b, SEED_B);
+}
+
+static void
+test_other_qp_beside_disconnect(void)
+{
+  other_qp_unlocked(BY_DISCONNECT);
+}
+
+static void
+test_other_qp_beside_dereg(void)
+{
+  other_qp_unlocked(BY_DEREG);
 }
 
 int
@@ -239,6 +281,7 @@ main(int argc, char **argv)
     return child();
   self = argv[0];
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/emul/copy-waiters/other-qp-unlocked", test_other_qp_unlocked);
+  g_test_add_func("/emul/copy-waiters/beside-disconnect", test_other_qp_beside_disconnect);
+  g_test_add_func("/emul/copy-waiters/beside-dereg", test_other_qp_beside_dereg);
   return g_test_run();
 }

@@ -120,10 +120,16 @@ typedef struct emul_fabric {
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
   GPtrArray *cqs;         /* every emul_cq_t alive (fabric lock; a fork takes their xlock) */
-  gint xcopies;           /* attach copies running with the fabric lock let go (fabric lock) */
+  /* Cross-process copies running with the fabric lock let go, oldest
+   * first: their QPs' emul_qp_t.copy_node, each holding its ticket
+   * (xticket when it began; fabric lock). */
+  GQueue xrunning;
+  gsize xticket;          /* the last ticket handed out (fabric lock) */
+  guint xcopy_waiters;    /* threads waiting for every such copy to end (a fork): none starts meanwhile */
+  guint older_waiters;    /* threads waiting for the copies begun before their wait (emul_wait_copies) */
   gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
-  guint copy_waiters;     /* threads waiting for all such copies to end (emul_wait_copies): none starts
-                           * meanwhile (fabric lock); a QP's own waiters are emul_qp_t.copy_waiters */
+  guint copy_waiters;     /* threads waiting for those to end (emul_wait_copies): none starts meanwhile
+                           * (fabric lock); a QP's own waiters are emul_qp_t.copy_waiters */
   gint nmutable;          /* windows and fast-registration regions alive (atomic; emul_key_fixed) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
   GArray *free_mr;        /* free slots of the region table */
@@ -420,6 +426,9 @@ typedef struct emul_qp {
    * a destroy: emul_qp_wait_copy): no new copy of its lets the fabric lock
    * go meanwhile (fabric lock). */
   guint copy_waiters;
+  /* The QP's place in emul_fabric.xrunning while xcopying ([0]) or
+   * rcopying ([1]) stands (fabric lock). */
+  GList copy_node[2];
   /* In process: a request of this QP, out of its send queue, whose payload
    * is copied with the link's lock let go (emul_qp.c, "Long copies"; link
    * lock).  It still counts against max_send_wr. */
@@ -914,11 +923,17 @@ void emul_link_lock_idle(emul_link_t *l);
  * Send's payload pulled, emul_ring_resp.c "Long pulls"): what changes
  * @qp's state or frees it calls this first. */
 void emul_qp_wait_copy(emul_qp_t *qp);
-/* The same for every QP's, and for every in-process copy that let the
- * fabric lock go (emul_link_t.fcopy): a region leaving the table, a fork;
- * afterwards, while the caller holds the fabric lock, a copy still running
- * is one under its link alone, which needs only that lock back. */
+/* Fabric lock held: wait, letting it go meanwhile, for every QP's copy
+ * that began before this call (a copy that begins later looked its memory
+ * up in the table after the caller changed it), then for every in-process
+ * copy that let the fabric lock go (emul_link_t.fcopy): a region leaving
+ * the table.  Afterwards, while the caller holds the fabric lock, an
+ * in-process copy still running is one under its link alone, which needs
+ * only that lock back. */
 void emul_wait_copies(void);
+/* The same for every copy whatever its start, none beginning meanwhile:
+ * a fork, whose child must find none running. */
+void emul_wait_all_copies(void);
 /* Fabric lock held: @wr, whose copy ran while @qp was flushed, completes
  * flushed, then the send queue behind it. */
 void emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);

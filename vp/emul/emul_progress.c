@@ -597,7 +597,7 @@ static void
 x_fork_prepare(void)
 {
   emul_fabric_lock();
-  emul_wait_copies();
+  emul_wait_all_copies();
   emul_links_lock_all();
   rnicpi_spin_lock(&emul_fabric.ud_lock);  /* after the links: a sender holding its own waits for it */
   emul_cqs_lock_all();  /* a busy poll walks a CQ's list under its xlock */

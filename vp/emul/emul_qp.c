@@ -59,8 +59,8 @@
  * Everything else that takes the link (connection management, a state
  * query) waits for the mark to clear with the fabric lock let go
  * (emul_link_take); a region leaving the table and a fork first wait for
- * every copy that let the fabric lock go (emul_wait_copies), then for
- * each link's mark (emul_link_lock_idle).  So the memory being copied
+ * every in-process copy that let the fabric lock go (emul_wait_copies,
+ * emul_wait_all_copies), then for each link's mark (emul_link_lock_idle).  So the memory being copied
  * stays registered and both QPs stay as they were until the copy is done.
  *
  * SPDX-License-Identifier: MIT
@@ -221,11 +221,43 @@ emul_qp_wait_copy(emul_qp_t *qp)
   copy_wait(&qp->rcopying, &qp->copy_waiters);  /* none of the QP's starts while the first lasts */
 }
 
+/* The ticket of the oldest cross-process copy running, or G_MAXSIZE. */
+static inline gsize
+oldest_copy(void)
+{
+  GList *h = emul_fabric.xrunning.head;
+  return h != NULL ? GPOINTER_TO_SIZE(h->data) : G_MAXSIZE;
+}
+
 void
 emul_wait_copies(void)
 {
-  copy_wait(&emul_fabric.xcopies, &emul_fabric.copy_waiters);
+  gsize before = emul_fabric.xticket;  /* the copies to wait for: tickets up to this */
+  if (oldest_copy() <= before) {
+    emul_fabric.older_waiters++;
+    for (unsigned n = 1; oldest_copy() <= before; n++) {
+      emul_fabric_unlock();
+      rnicpi_spin_backoff(n);
+      emul_fabric_lock();
+    }
+    emul_fabric.older_waiters--;
+  }
   copy_wait(&emul_fabric.lcopies, &emul_fabric.copy_waiters);  /* none lets the lock go meanwhile */
+}
+
+void
+emul_wait_all_copies(void)
+{
+  if (emul_fabric.xrunning.length > 0) {
+    emul_fabric.xcopy_waiters++;
+    for (unsigned n = 1; emul_fabric.xrunning.length > 0; n++) {
+      emul_fabric_unlock();
+      rnicpi_spin_backoff(n);
+      emul_fabric_lock();
+    }
+    emul_fabric.xcopy_waiters--;
+  }
+  copy_wait(&emul_fabric.lcopies, &emul_fabric.copy_waiters);
 }
 
 void

@@ -70,13 +70,17 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * attach, whatever its length (a system call), and a memcpy of
  * EMUL_COPY_UNLOCKED bytes or more into a region of the peer mapped here,
  * run with the fabric lock let go: their checks were made under the lock,
- * the QP is marked (qp->xcopying) and the process's count of such copies
- * raised.  Meanwhile a post on the QP queues behind it (x_issue issues nothing, the
- * latency path steps aside), what would change the QP's state or free it
- * waits (emul_qp_wait_copy), and so does a region leaving the table, whose
- * memory the copy may be using (emul_wait_copies); while one waits, no new
- * copy of those it waits for lets the lock go (the QP's, or any), and the
- * rest still do.  A teardown meanwhile (the peer's BREAK, its
+ * the QP is marked (qp->xcopying) and the copy takes its place, with a
+ * ticket, at the end of the process's list of such copies
+ * (emul_fabric.xrunning).  Meanwhile a post on the QP queues behind it
+ * (x_issue issues nothing, the latency path steps aside), and what would
+ * change the QP's state or free it waits (emul_qp_wait_copy): while it
+ * waits, no new copy of that QP lets the lock go, and every other QP's
+ * still do.  A region leaving the table, whose memory the copy may be
+ * using, waits for the copies whose tickets are older than its wait (a
+ * later one looked its memory up after the region left: emul_wait_copies),
+ * and new copies go on letting the lock go; a fork waits for every copy,
+ * and none lets the lock go meanwhile (emul_wait_all_copies).  A teardown meanwhile (the peer's BREAK, its
  * death) flushes the receive queue and leaves the send queue to the
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
@@ -105,7 +109,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
 gboolean
 emul_ring_copy_unlocks(const emul_qp_t *qp, uint64_t len, gboolean attach)
 {
-  return (attach || len >= EMUL_COPY_UNLOCKED) && emul_fabric.copy_waiters == 0 &&
+  return (attach || len >= EMUL_COPY_UNLOCKED) && emul_fabric.xcopy_waiters == 0 &&
          qp->copy_waiters == 0;
 }
 
@@ -124,7 +128,9 @@ emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
   emul_xconn_t *x = qp->x;
   g_atomic_int_inc(&x->ref);  /* and with it the mappings the copy may use */
   *mark = TRUE;
-  emul_fabric.xcopies++;
+  GList *node = &qp->copy_node[mark == &qp->rcopying];
+  node->data = GSIZE_TO_POINTER(++emul_fabric.xticket);
+  g_queue_push_tail_link(&emul_fabric.xrunning, node);
   emul_link_drop(qp->link);  /* its latency posts step aside meanwhile (qp->xcopying) */
   emul_fabric_unlock();
   return x;
@@ -138,7 +144,7 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
   /* The same link: a reset or a destroy, which change or free it, waits
    * for the copy (emul_qp_wait_copy). */
   emul_link_take(qp);
-  emul_fabric.xcopies--;
+  g_queue_unlink(&emul_fabric.xrunning, &qp->copy_node[mark == &qp->rcopying]);
   *mark = FALSE;
   emul_ring_conn_unref(x);
   errno = err;

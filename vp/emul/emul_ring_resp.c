@@ -50,7 +50,7 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * attach (X_F_CMA: one longer than X_INLINE_MAX) is pulled with the fabric
  * lock let go, as an attach copy of a request is (emul_ring_req.c, "Long
  * copies"): the receive is taken and checked under the lock, the QP
- * marked (qp->rcopying) and the process's count of copies raised.
+ * marked (qp->rcopying) and the copy listed with a ticket (emul_fabric.xrunning).
  * Meanwhile the peer's later requests queue in qp->xin behind it (a drain
  * executes none in place, emul_ring_run_in runs none), what would change
  * the QP's state or free it waits (emul_qp_wait_copy), and so does a region
