@@ -776,9 +776,14 @@ void
 ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
 {
   /* It may race it_evd_free (rnicpi.h): the EVD is looked up and updated
-   * under the object lock, which freeing it holds. */
+   * in a read section, which a free's grace period waits for; not under
+   * the object lock, which a thread may hold across a slow provider call
+   * while completions go on (a notification is the data path of a thread
+   * that sleeps for its completions).  The callback it may call runs in
+   * that section too, as it_evd_callback_attach's does: a free it makes
+   * goes to the reclaimer. */
   (void) dev_ctx;
-  ual_lock_take();
+  ual_read_enter();
   ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) cq_ctx);
   /* This thread's own wait (evd_wait_begin): it takes the completion next,
    * and that take re-evaluates the level and arms again (sevd_take), so
@@ -786,7 +791,7 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
    * callback attached meanwhile still gets its rising edge. */
   if (e != NULL && !(e == evd_self_wait && e->callback == NULL))
     ual_evd_update(e);
-  ual_lock_drop();
+  ual_read_exit();
 }
 
 /* The IT-API affiliated event of a queue pair's asynchronous event: the
