@@ -295,8 +295,9 @@ emul_mr_dereg(rnicpi_mr_t *m)
   emul_mr_slot_set(mr->index, NULL);
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_ring_mr_sync(mr->index);
+  /* An attach copy from or into its memory ends first: the quiesce waits
+   * for every copy begun before the slot was emptied (emul_wait_copies). */
   emul_links_quiesce();
-  emul_wait_copies();  /* an attach copy from or into its memory ends first */
   if (mr->fr)
     g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_fabric_unlock();

@@ -155,8 +155,9 @@ emul_link_lock(emul_link_t *l)
   }
 }
 
-/* Only where no copy that let the fabric lock go runs (emul_wait_copies):
- * the fabric lock, if held, stays held while it waits. */
+/* Only where no in-process copy that let the fabric lock go runs
+ * (emul_wait_copies; a cross-process copy holds no link and never marks
+ * one): the fabric lock, if held, stays held while it waits. */
 void
 emul_link_lock_idle(emul_link_t *l)
 {
@@ -248,16 +249,17 @@ emul_wait_copies(void)
 void
 emul_wait_all_copies(void)
 {
-  if (emul_fabric.xrunning.length > 0) {
-    emul_fabric.xcopy_waiters++;
-    for (unsigned n = 1; emul_fabric.xrunning.length > 0; n++) {
-      emul_fabric_unlock();
-      rnicpi_spin_backoff(n);
-      emul_fabric_lock();
-    }
-    emul_fabric.xcopy_waiters--;
+  /* Both kinds held back for the whole wait: a cross-process copy begun
+   * while it waits for an in-process one would still run at the fork. */
+  emul_fabric.xcopy_waiters++;
+  emul_fabric.copy_waiters++;
+  for (unsigned n = 1; emul_fabric.xrunning.length > 0 || emul_fabric.lcopies != 0; n++) {
+    emul_fabric_unlock();
+    rnicpi_spin_backoff(n);
+    emul_fabric_lock();
   }
-  copy_wait(&emul_fabric.lcopies, &emul_fabric.copy_waiters);
+  emul_fabric.copy_waiters--;
+  emul_fabric.xcopy_waiters--;
 }
 
 void
