@@ -387,12 +387,14 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
                      (void *) evd_handle, (void *) (uintptr_t) e->aevd->obj.handle);
   else if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, 1))
     claim = g_atomic_int_get(&e->waiters) < 0
-              ? ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p is being freed", (void *) evd_handle)
-              : ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD)",
-                         (void *) evd_handle);
+              ? ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p is being freed by another thread's "
+                         "it_evd_free; stop using its handle", (void *) evd_handle)
+              : ual_fail(IT_ERR_WAITER_LIMIT, "EVD %p already has a waiting thread (one waiter per EVD); "
+                         "wait from one thread, or give each thread an EVD of its own", (void *) evd_handle);
   else if (g_atomic_int_get(&e->dead)) {
     g_atomic_int_set(&e->waiters, 0);
-    claim = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p was freed with its IA", (void *) evd_handle);
+    claim = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p was freed with its IA (it_ia_free); "
+                     "stop using its handle", (void *) evd_handle);
   }
   ual_read_exit();
   if (claim != IT_SUCCESS)
@@ -649,7 +651,8 @@ it_evd_free(it_evd_handle_t evd_handle)
   } else if (!g_atomic_int_compare_and_exchange(&e->waiters, 0, -1)) {
     /* Taken for good on success: a thread that starts it_evd_wait now is
      * refused (it claims the slot without the object lock). */
-    st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p has a thread waiting on it", (void *) evd_handle);
+    st = ual_fail(IT_ERR_EVD_BUSY, "EVD %p has a thread waiting on it in it_evd_wait; free it once "
+                  "that wait has returned", (void *) evd_handle);
   } else {
     ual_ia_child_remove(e->obj.ia, &e->obj);
     ual_obj_retire(&e->obj);

@@ -195,6 +195,16 @@ emul_link_take_post(emul_qp_t *qp)
   return l;
 }
 
+/* Fabric lock held: let it go for the @n-th time of a wait (backing off
+ * the longer, the more), and take it back. */
+static inline void
+fabric_let_go(unsigned n)
+{
+  emul_fabric_unlock();
+  rnicpi_spin_backoff(n);
+  emul_fabric_lock();
+}
+
 /* Fabric lock held: let it go and take it back until *@busy is 0.  The
  * waiter is counted in *@waiters (the QP's or the process's copy_waiters)
  * so that no new copy of those it waits for lets the lock go before it
@@ -208,9 +218,7 @@ copy_wait(const gint *busy, guint *waiters)
     return;
   (*waiters)++;
   for (unsigned n = 1; *busy != 0; n++) {
-    emul_fabric_unlock();
-    rnicpi_spin_backoff(n);
-    emul_fabric_lock();
+    fabric_let_go(n);
   }
   (*waiters)--;
 }
@@ -237,9 +245,7 @@ emul_wait_copies(void)
   if (oldest_copy() <= before) {
     emul_fabric.older_waiters++;
     for (unsigned n = 1; oldest_copy() <= before; n++) {
-      emul_fabric_unlock();
-      rnicpi_spin_backoff(n);
-      emul_fabric_lock();
+      fabric_let_go(n);
     }
     emul_fabric.older_waiters--;
   }
@@ -254,9 +260,7 @@ emul_wait_all_copies(void)
   emul_fabric.xcopy_waiters++;
   emul_fabric.copy_waiters++;
   for (unsigned n = 1; emul_fabric.xrunning.length > 0 || emul_fabric.lcopies != 0; n++) {
-    emul_fabric_unlock();
-    rnicpi_spin_backoff(n);
-    emul_fabric_lock();
+    fabric_let_go(n);
   }
   emul_fabric.copy_waiters--;
   emul_fabric.xcopy_waiters--;
@@ -1242,9 +1246,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   /* A connect of another thread dialling with the lock let go comes back
    * to this QP (emul_connect): it goes first. */
   for (unsigned n = 1; qp->dialing; n++) {
-    emul_fabric_unlock();
-    rnicpi_spin_backoff(n);
-    emul_fabric_lock();
+    fabric_let_go(n);
   }
   if (qp->ud)
     emul_ud_qp_gone_locked(qp);  /* before its link: a delivery takes the table's lock first */

@@ -539,6 +539,17 @@ x_taken(emul_xconn_t *x, uint64_t head)
 /* The longest message a peer may send: 1 GiB and a page. */
 #define X_MSG_MAX ((UINT64_C(1) << 30) + 4096)
 
+/* Whether frame @f may join the message being assembled (x->in): a
+ * continuation that fits what is left of it, or the first frame of a new
+ * one no longer than a peer may send.  The full drain refuses any other. */
+static inline gboolean
+x_frag_fits(const emul_xconn_t *x, const x_frame_t *f)
+{
+  if (f->op == X_OP_CONT)
+    return x->in_busy && x->in_have + f->frag_len <= x->in.f.total;
+  return !x->in_busy && f->frag_len <= f->total && f->total <= X_MSG_MAX;
+}
+
 /* Start assembling the message whose first frame is @f (x->in): FALSE
  * when its buffer cannot be allocated. */
 static gboolean
@@ -596,12 +607,9 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
       goto bad;
     __atomic_store_n(&x->rx_full, x->rx_full + 1, __ATOMIC_RELAXED);
     uint64_t need = ROUND_LINE(hdr + f.frag_len);
-    if (f.op == X_OP_CONT) {
-      if (!x->in_busy || x->in_have + f.frag_len > x->in.f.total)
-        goto bad;
-    } else {
-      if (x->in_busy || f.frag_len > f.total || f.total > X_MSG_MAX)
-        goto bad;
+    if (!x_frag_fits(x, &f))
+      goto bad;
+    if (f.op != X_OP_CONT) {
       uint64_t pat = (head + hdr) & (X_RING_SIZE - 1);
       if (f.frag_len == f.total && pat + f.frag_len <= X_RING_SIZE) {
         /* Whole and contiguous: no copy out (valid until head is published). */
@@ -663,15 +671,12 @@ x_assemble(emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
 {
   if (g_atomic_int_get(&x->in_whole))
     return FALSE;  /* whole already: the full drain executes it first */
-  if (f->op == X_OP_CONT) {
-    if (!x->in_busy || x->in_have + f->frag_len > x->in.f.total)
-      return FALSE;
-  } else {
-    if (x->in_busy || f->frag_len >= f->total || f->total > X_MSG_MAX)
-      return FALSE;
-    if (!x_in_start(x, f))
-      return FALSE;  /* the full drain tries again, and breaks the connection */
-  }
+  /* Out of place: the full drain refuses it.  (A first frame here is
+   * shorter than its message: whole ones are not assembled.) */
+  if (!x_frag_fits(x, f))
+    return FALSE;
+  if (f->op != X_OP_CONT && !x_in_start(x, f))
+    return FALSE;  /* the full drain tries again, and breaks the connection */
   memcpy(x->in.buf + x->in_have, p->a, p->na);
   memcpy(x->in.buf + x->in_have + p->na, p->b, p->len - p->na);
   x->in_have += f->frag_len;

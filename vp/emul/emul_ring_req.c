@@ -122,13 +122,21 @@ emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock)
   return TRUE;
 }
 
+/* @qp's place in emul_fabric.xrunning for the copy @mark stands for
+ * (qp->xcopying or qp->rcopying). */
+static inline GList *
+copy_node_of(emul_qp_t *qp, const gboolean *mark)
+{
+  return &qp->copy_node[mark == &qp->rcopying];
+}
+
 emul_xconn_t *
 emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
 {
   emul_xconn_t *x = qp->x;
   g_atomic_int_inc(&x->ref);  /* and with it the mappings the copy may use */
   *mark = TRUE;
-  GList *node = &qp->copy_node[mark == &qp->rcopying];
+  GList *node = copy_node_of(qp, mark);
   node->data = GSIZE_TO_POINTER(++emul_fabric.xticket);
   g_queue_push_tail_link(&emul_fabric.xrunning, node);
   emul_link_drop(qp->link);  /* its latency posts step aside meanwhile (qp->xcopying) */
@@ -144,7 +152,7 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
   /* The same link: a reset or a destroy, which change or free it, waits
    * for the copy (emul_qp_wait_copy). */
   emul_link_take(qp);
-  g_queue_unlink(&emul_fabric.xrunning, &qp->copy_node[mark == &qp->rcopying]);
+  g_queue_unlink(&emul_fabric.xrunning, copy_node_of(qp, mark));
   *mark = FALSE;
   emul_ring_conn_unref(x);
   errno = err;

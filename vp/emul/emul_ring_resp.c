@@ -162,13 +162,22 @@ emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x
   return TRUE;
 }
 
+/* Whether a drain may look @rkey up here: under the fabric lock, any key;
+ * under the QP's link alone, one whose entry never changes (a window's
+ * or a fast-registered region's changes under the fabric lock). */
+static inline gboolean
+x_rkey_here(emul_qp_t *qp, uint64_t rkey)
+{
+  return emul_fabric_mine || emul_key_fixed(emul_pers_of_qp(qp), rkey);
+}
+
 gboolean
 emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
 {
   emul_fault_t fault;
   /* A long one is the full drain's, which copies it with the locks let go
    * (emul_ring_copy_unlocks). */
-  if (f->total >= EMUL_COPY_UNLOCKED || (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), f->rkey)))
+  if (f->total >= EMUL_COPY_UNLOCKED || !x_rkey_here(qp, f->rkey))
     return FALSE;
   uint8_t *t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
   if (t == NULL)
@@ -269,7 +278,7 @@ gboolean
 emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f)
 {
   emul_fault_t fault;
-  if (f->byte_len > X_FRAG_MAX || (!emul_fabric_mine && !emul_key_fixed(emul_pers_of_qp(qp), f->rkey)))
+  if (f->byte_len > X_FRAG_MAX || !x_rkey_here(qp, f->rkey))
     return FALSE;
   uint8_t *t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
   if (t == NULL)
