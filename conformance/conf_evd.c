@@ -490,8 +490,10 @@ waiter_run(gpointer data)
 {
   waiter_t *w = data;
   size_t more = 0;
-  g_atomic_int_set(&w->started, 1);
+  /* Timed from before it says it started: the main thread's sleep after
+   * it sees that counts in full, however late this thread runs on. */
   gint64 t0 = g_get_monotonic_time();
+  g_atomic_int_set(&w->started, 1);
   w->st = it_evd_wait(w->evd, w->timeout, &w->ev, &more);
   w->took = g_get_monotonic_time() - t0;
   g_atomic_int_set(&w->done, 1);
