@@ -397,6 +397,16 @@ xlong_probe(size_t i, int step)
 
 static gboolean maps_memfd(const char *name);
 
+/* Whether vp/emul maps the child's shared-memory regions here: unless
+ * told not to (ITAPI_EMUL_MAP=0), or told to trust no peer
+ * (ITAPI_EMUL_TRUST=0: the rings alone, as between two users). */
+static gboolean
+emul_maps(void)
+{
+  return g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0 &&
+         g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") != 0;
+}
+
 /* vp/emul maps a region of the child's shared memory here some time after
  * its first access: small RDMA Writes of @seg (the bytes the region holds
  * there) until it has, 10 s at most (on other providers nothing is done).
@@ -406,7 +416,7 @@ static gboolean maps_memfd(const char *name);
 static void
 await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it_rmr_context_t ctx)
 {
-  if (!g_str_has_prefix(conf_ia_name(), "emul") || g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") == 0)
+  if (!emul_maps())
     return;
   gint64 give_up = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
   while (!maps_memfd("conf-xproc-target") && g_get_monotonic_time() < give_up) {
@@ -2285,8 +2295,7 @@ rights_with(child_t *c, gboolean no_write, gboolean memfd)
   static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
   /* Many: a provider may take a faster path once it reached a region
    * (vp/emul: maps a memfd region here, which takes a round trip). */
-  gboolean mapping = memfd && g_str_has_prefix(conf_ia_name(), "emul") &&
-                     g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
+  gboolean mapping = memfd && emul_maps();
   for (it_dto_cookie_t k = 1; k <= 50 || (mapping && k <= 1000 && !maps_memfd("conf-xproc-target")); k++) {
     xpz_post(&s, good, &loc, addr, 8, ctx, k);
     conf_dto(s.dto, type[good], IT_DTO_SUCCESS, k);

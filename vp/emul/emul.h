@@ -408,6 +408,8 @@ typedef struct emul_qp {
   GQueue xin;              /* cross-process: peer's requests not yet executed (x_in_t*) */
   GQueue xans;             /* cross-process: the peer's answers queued behind a long
                             * Read Response's copy, that one first (x_in_t*) */
+  uint64_t xin_bytes;      /* cross-process: the payload bytes xin holds (its bound,
+                            * emul_ring.c x_xin_room) */
   gboolean xin_rnr;        /* cross-process: the first of them waits for a receive */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   /* Cross-process: a one-sided RDMA whose copy (attach or into a mapped
@@ -450,6 +452,7 @@ typedef struct emul_listen {
   struct x_lsock *xsock;   /* cross-process endpoint "itapi-emul/<port>" and the
                             * progress thread's watch of it, or NULL (emul_ring_cm.c) */
   gboolean no_cma;         /* ITAPI_EMUL_CMA=0 when it started listening */
+  gboolean no_trust;       /* ITAPI_EMUL_TRUST=0 when it started listening */
 } emul_listen_t;
 
 typedef enum { CONN_REQUESTED, CONN_REPLIED } emul_conn_state_t;
@@ -854,6 +857,9 @@ gboolean emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t
                       uint64_t *total);
 /* Scatter entries of a Read into windows (the IB personality's maximum). */
 #define EMUL_MAX_SINK_SGE 32
+/* Work requests a queue pair's send queue holds at most (max_qp_wr): also
+ * the most requests a peer process may have waiting to execute here. */
+#define EMUL_MAX_QP_WR (1u << 14)
 /* The requester's local rule, for every request that moves bytes, in
  * process or across (written once): its own list (each SGE in a region of
  * the QP's domain with the rights the personality asks of its opcode; an
@@ -1026,6 +1032,8 @@ typedef struct emul_dial {
   int bell_fd;
   void *seg;     /* or NULL */
   int pid;
+  uid_t uid;     /* the listener's effective user */
+  uint64_t nonce;  /* the connection's (emul_ring_cm.c, Trust) */
 } emul_dial_t;
 #define EMUL_DIAL_NONE ((emul_dial_t) { .fd = -1, .seg_fd = -1, .bell_fd = -1 })
 gboolean emul_ring_dial_open(uint32_t port, emul_dial_t *d);

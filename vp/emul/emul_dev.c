@@ -283,7 +283,7 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   c->max_ird = 16;
   c->max_ord = 16;
   c->max_qp = 1u << 16;
-  c->max_qp_wr = 1u << 14;
+  c->max_qp_wr = EMUL_MAX_QP_WR;
   c->max_cq = 1u << 16;
   c->max_cqe = 1u << 20;
   c->max_mr = MIN(1u << 24, p->index_mask);

@@ -1,8 +1,9 @@
 /*
  * vp/emul exported region table: this process's regions and windows as
  * other processes see them (design: emul_ring.h, "Shared memory").  One
- * memfd of X_MR_CAP entries, made at the first cross-process use, passed
- * with every REQ and REP (emul_ring_cm.c), mapped read-only by each peer.
+ * memfd of X_MR_CAP entries, made at the first cross-process use, given
+ * to trusted peers alone (emul_ring_cm.c, Trust) with ATTACH or REP, and
+ * sealed so that a peer can only read it.
  *
  * Rules:
  * - every change of a region or window entry passes through
@@ -15,6 +16,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,17 +31,22 @@ static x_mr_entry_t *x_mrs;
 gboolean
 emul_ring_export_init(void)
 {
-  int fd = memfd_create("itapi-emul-mrs", MFD_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, (off_t) X_MR_CAP * sizeof(x_mr_entry_t)) != 0) {
-    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no region table for other processes: %s",
+  int fd = memfd_create("itapi-emul-mrs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  void *m = MAP_FAILED;
+  if (fd >= 0 && ftruncate(fd, (off_t) X_MR_CAP * sizeof(x_mr_entry_t)) == 0)
+    m = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  /* Our mapping is the one that writes: sealed after it, the file cannot
+   * be written through any other (a peer's mapping, write(2)), nor grow,
+   * nor shrink under a peer's mapping. */
+  if (m == MAP_FAILED ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no sealed region table for other processes (%s): "
+          "this process cannot connect to other processes (Linux 5.1 or later seals it)",
           g_strerror(errno));
+    if (m != MAP_FAILED)
+      munmap(m, X_MR_CAP * sizeof(x_mr_entry_t));
     if (fd >= 0)
       close(fd);
-    return FALSE;
-  }
-  void *m = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) {
-    close(fd);
     return FALSE;
   }
   emul_fabric_lock();

@@ -3,8 +3,10 @@
  * stores into a peer's region mapped here (design: emul_ring.h, "Mapped
  * regions").
  *
- * Exporter.  A peer asks for region (index, key) once (X_MAP_REQ); this
- * process looks the region up in /proc/self/maps.  It answers with a file
+ * Exporter.  A trusted peer (emul_ring_cm.c, Trust: of our user, and
+ * able to attach to us) asks for region (index, key) once (X_MAP_REQ); a
+ * region that grants remote rights in the domain of the connection's QP
+ * is looked up in /proc/self/maps.  It answers with a file
  * descriptor only when the whole region lies in one MAP_SHARED mapping of
  * a memfd that is (or can be made) sealed against shrinking: then the peer
  * can map the same pages and can never fault on them (a memfd that could
@@ -171,18 +173,27 @@ x_share_find(uint64_t addr, uint64_t len, uint64_t *file_off, const char **why)
   return fd;
 }
 
-/* A peer asks for region m->mr_index: what the answer needs of it. */
+/* A trusted peer asks for region m->mr_index: what the answer needs of
+ * it.  Only a region that grants remote rights, in the domain of the
+ * peer's QP's partner here, is offered. */
 void
-emul_ring_on_map_req(const x_msg_t *q, emul_map_io_t *io)
+emul_ring_on_map_req(emul_xconn_t *x, const x_msg_t *q, emul_map_io_t *io)
 {
   *io = (emul_map_io_t) { .type = X_MAP_REQ, .index = q->mr_index, .key = q->mr_key, .fd = -1,
                           .why = "it is not registered" };
   emul_mr_t *mr = q->mr_index > 0 ? emul_mr_slot(q->mr_index) : NULL;
-  if (mr != NULL && mr->mw == NULL && !mr->fr && mr->key == q->mr_key) {
+  const uint32_t remote = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE | RNICPI_ACCESS_ATOMIC;
+  if (mr == NULL || mr->key != q->mr_key) {
+    /* not registered (any more) */
+  } else if (mr->mw != NULL || mr->fr) {
+    io->why = "windows and fast-registered regions are reached by cross-memory attach";
+  } else if (!(mr->access & remote)) {
+    io->why = "it grants no remote rights";
+  } else if (x->qp == NULL || mr->pd != x->qp->pd) {
+    io->why = "it is not in the domain of the connection's queue pair";
+  } else {
     io->addr = (uint64_t) (uintptr_t) mr->addr;
     io->len = mr->length;
-  } else if (mr != NULL && (mr->mw != NULL || mr->fr)) {
-    io->why = "windows and fast-registered regions are reached by cross-memory attach";
   }
 }
 

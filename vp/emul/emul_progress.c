@@ -54,6 +54,7 @@ static _Alignas(64) gint x_grace_seq;
  * call on the polling path of a shared library). */
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
 static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
+uint64_t emul_ring_xin_max = (uint64_t) 256 << 20;
 /* The progress thread waits for the fabric lock (emul.h). */
 _Alignas(64) gint emul_ring_pwant;
 static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
@@ -660,6 +661,7 @@ x_init_once(gpointer unused)
   x_spin_us = spin != NULL ? (guint) MIN(g_ascii_strtoull(spin, NULL, 10), 1000000) : 0;
   x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
   emul_ring_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
+  emul_ring_xin_max = (uint64_t) rnicpi_env_int("ITAPI_EMUL_INBOUND_MB", 256, 1, 1 << 20) << 20;
   pthread_atfork(x_fork_prepare, x_fork_done, x_fork_child);
   atexit(x_exit_drain);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));

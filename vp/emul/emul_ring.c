@@ -422,6 +422,7 @@ emul_ring_free_queues(emul_xconn_t *x)
   if (x->qp != NULL) {
     while ((in = g_queue_pop_head(&x->qp->xin)) != NULL)
       emul_ring_in_free(in);
+    x->qp->xin_bytes = 0;
     while ((in = g_queue_pop_head(&x->qp->xans)) != NULL)
       emul_ring_in_free(in);
   }
@@ -465,7 +466,23 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
         break;
       }
     }
-    g_queue_push_tail(&qp->xin, emul_ring_in_new(f, buf, owned));
+    /* A peer of ours has no more requests outstanding than its send queue
+     * holds; the payload they may hold here is bounded too (a peer that
+     * sends on and on with no receive posted here). */
+    uint64_t bytes = buf != NULL ? f->total : 0;
+    if (qp->xin.length >= EMUL_MAX_QP_WR || bytes > emul_ring_xin_max - MIN(qp->xin_bytes, emul_ring_xin_max)) {
+      if (owned)
+        g_free(buf);
+      emul_ring_peer_violation(x, w, "more requests than this queue pair holds waiting for receives "
+                               "(%u requests, %" G_GUINT64_FORMAT " bytes of payload: the bound is %u "
+                               "requests and ITAPI_EMUL_INBOUND_MB=%" G_GUINT64_FORMAT ")",
+                               qp->xin.length + 1, qp->xin_bytes + bytes, EMUL_MAX_QP_WR,
+                               emul_ring_xin_max >> 20);
+      break;
+    }
+    x_in_t *in = emul_ring_in_new(f, buf, owned);
+    qp->xin_bytes += bytes;
+    g_queue_push_tail(&qp->xin, in);
     emul_ring_run_in(qp, TRUE, w);
     break;
   }

@@ -34,8 +34,9 @@
  * - a connection segment (created by the active side): the inbound rights
  *   of each side's QP and one SPSC ring per direction (x_seg_hdr_t);
  * - this process's region table (x_mr_entry_t[], created at first
- *   cross-process use, kept for the process's life and passed to every
- *   peer, read-only there): key, domain, bounds and rights of each region,
+ *   cross-process use, kept for the process's life, sealed so that only
+ *   our own mapping writes it, and given to trusted peers alone
+ *   (emul_ring_cm.c, Trust)): key, domain, bounds and rights of each region,
  *   written under the fabric lock with a sequence count (seqlock), so a
  *   requester checks a remote key exactly as the in-process path does.
  *
@@ -115,9 +116,10 @@
  * application-thread draining off (both read once per process, for
  * measurements; see doc/performance.md).
  *
- * Payload.  Where this process may attach to the peer (process_vm_readv of
- * a known word of the peer, tried once per connection; ITAPI_EMUL_CMA=0
- * forbids it), RDMA Write and Read are one-sided: the requester checks the
+ * Payload.  Where this process may attach to the peer (it read the peer's
+ * nonce by process_vm_readv, once per connection; ITAPI_EMUL_CMA=0 forbids
+ * it) and the peer trusts it (gave it its region table), RDMA Write and
+ * Read are one-sided: the requester checks the
  * key in the peer's exported table and moves the bytes itself with
  * process_vm_writev/readv (one copy; the target process need not run).
  * A send over X_INLINE_MAX bytes carries the sender's gather list and the
@@ -130,7 +132,8 @@
  * is not atomic), in both modes.  The choice is per direction and said
  * once per process in the log.
  *
- * Mapped regions.  A region the target registered in a MAP_SHARED memfd
+ * Mapped regions.  A region a target that trusts the requester registered
+ * with remote rights in a MAP_SHARED memfd
  * (sealed against shrinking, or created with MFD_ALLOW_SEALING so that
  * emul can seal it) is mapped by the requester on its first one-sided use
  * (X_MAP_REQ / X_MAP_REP with the fd; emul_mapped.c): from then on RDMA
@@ -165,7 +168,7 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x37584d45u       /* "EMX7" */
+#define X_MAGIC 0x38584d45u       /* "EMX8" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
@@ -184,11 +187,12 @@ G_STATIC_ASSERT(X_RING_SIZE / 4 < X_RING_SIZE - X_FRAG_MAX - 2 * X_LINE);
 
 /* Socket messages (CM, doorbells, teardown). */
 typedef enum {
-  X_REQ = 1,   /* active -> passive, fds: connection segment, region table */
-  X_REP,       /* passive -> active, fd: region table */
+  X_REQ = 1,   /* active -> passive, fd: connection segment */
+  X_REP,       /* passive -> active, fds (trusted peer only): region table, bell */
   X_RTU,       /* active -> passive (three-way) */
   X_REJ,       /* either way; reason != 0: refused by a non-peer */
-  X_ATTACH,    /* active -> passive: whether it can attach to the passive */
+  X_ATTACH,    /* active -> passive: its proof of attach (proof), and to a
+                * trusted peer its region table and bell */
   X_DOORBELL,  /* the sender's ring has frames */
   X_SPACE,     /* the receiver's ring (produced by the other side) has room */
   X_DISC,      /* orderly disconnect, with private data */
@@ -197,7 +201,14 @@ typedef enum {
   X_MAP_REP,   /* target -> requester: fd of its memfd (none: no), file_off */
   X_SIDR_REQ,  /* UD service request to a listener (pers, pdata; emul_ring_ud.c) */
   X_SIDR_REP,  /* its answer: status, qpn, qkey, pdata */
+  X_PROBE,     /* passive -> active: its proof of attach (proof), and its own
+                * word to read (probe_addr) */
 } x_msg_type_t;
+
+/* The descriptors a message carries (x_msg_t.fds), in this order. */
+#define X_FD_SEG 1u     /* the connection segment (REQ) */
+#define X_FD_TABLE 2u   /* the sender's region table (ATTACH, REP) */
+#define X_FD_BELL 4u    /* the sender's bell eventfd (ATTACH, REP) */
 
 typedef struct x_msg {
   uint32_t magic;
@@ -205,7 +216,8 @@ typedef struct x_msg {
   uint32_t qpn;
   uint32_t ird, ord;
   uint32_t three_way;
-  uint32_t attach;       /* REP, ATTACH: the sender can attach to the receiver */
+  uint32_t attach;       /* PROBE, ATTACH: the sender attaches to the receiver
+                          * for payload (it can, and ITAPI_EMUL_CMA allows it) */
   uint32_t reason;       /* REJ */
   uint32_t status;       /* BREAK: rnicpi_wc_status_t of request seq (0: none);
                           * SIDR_REP: rnicpi_ud_svc_status_t */
@@ -217,7 +229,11 @@ typedef struct x_msg {
   uint32_t qkey;         /* SIDR_REP: the Q_Key of the QP named in qpn */
   uint32_t v6;           /* REQ: the connect named an IPv6 address (::1) */
   uint64_t pd_id;        /* REQ, REP: domain of the sender's QP */
-  uint64_t probe_addr;   /* REQ, REP: a word the peer may try to read */
+  uint64_t probe_addr;   /* REQ, PROBE: the sender's nonce, which the peer
+                          * proves it can read by attach (emul_ring_cm.c, Trust) */
+  uint64_t proof;        /* PROBE, ATTACH: what the sender read there (0: nothing) */
+  uint32_t fds;          /* X_FD_* of the descriptors that ride with it */
+  uint32_t pad;
   uint64_t seq;          /* BREAK */
   uint32_t mr_index;     /* MAP_REQ, MAP_REP */
   uint32_t mr_key;
@@ -383,6 +399,15 @@ typedef struct x_in {
  * @owned (assembled), else copied out of the ring (f->total bytes). */
 x_in_t *emul_ring_in_new(const x_frame_t *f, uint8_t *buf, gboolean owned);
 void emul_ring_in_free(x_in_t *in);
+/* The payload bytes @in holds (counted in qp->xin_bytes while it waits). */
+static inline uint64_t
+emul_ring_in_bytes(const x_in_t *in)
+{
+  return in->buf != NULL ? in->f.total : 0;
+}
+/* ITAPI_EMUL_INBOUND_MB, in bytes: the payload a peer's requests may hold
+ * waiting to execute in one QP (qp->xin; read once, emul_progress.c). */
+G_GNUC_INTERNAL extern uint64_t emul_ring_xin_max;
 
 struct emul_xconn {
   gint ref;
@@ -395,9 +420,18 @@ struct emul_xconn {
   const x_mr_entry_t *peer_mrs; /* the peer's region table, read-only */
   uint64_t peer_pd;
   uint32_t peer_qpn;
+  uid_t peer_uid;               /* the peer's effective user (SO_PEERCRED) */
+  uint64_t nonce;               /* the word the peer reads to prove it can attach */
+  gboolean trusted;             /* the peer is of our user and proved it can attach to
+                                 * us: it gets our region table, bell and mappings */
+  gboolean probed;              /* this process read the peer's nonce by attach */
+  gboolean probe_seen;          /* active: the passive's PROBE came */
+  gboolean no_trust;            /* ITAPI_EMUL_TRUST=0 when the connection began */
   gboolean no_cma;              /* ITAPI_EMUL_CMA=0 when the connection began */
-  gboolean cma_out;             /* this process can attach to the peer */
-  gboolean peer_cma;            /* the peer said it can attach to us */
+  gboolean cma_out;             /* this process attaches to the peer for payload: it can,
+                                 * may, and the peer gave it its region table */
+  gboolean peer_cma;            /* the peer attaches to us for payload (it proved it can) */
+  x_msg_t *held_req;            /* passive: the REQ, raised once ATTACH came */
   emul_qp_t *qp;                /* NULL until a passive request is accepted */
   emul_conn_t *conn;            /* the handshake in progress */
   emul_listen_t *listener;      /* passive: the listener that accepted */
@@ -578,6 +612,10 @@ void emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi
                         uint64_t seq, const x_fault_t *fault, const rnicpi_async_cause_t *local,
                         const void *pdata, uint32_t len);
 void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+/* The peer broke the protocol (fabric lock held): said, with the peer's
+ * process and user and what it sent (@fmt), and the connection broken as
+ * for the peer's death; nothing else of this process is touched. */
+void emul_ring_peer_violation(emul_xconn_t *x, emul_work_t *w, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
 /* emul_ring.c */
 gboolean emul_ring_pending(emul_xconn_t *x);  /* the peer's ring has frames */
@@ -735,8 +773,9 @@ typedef struct emul_map_io {
   int fd;               /* X_MAP_REP: the answer's memfd, ours to close; -1 */
   const char *why;      /* X_MAP_REQ: why it stays unmapped, when it does */
 } emul_map_io_t;
-/* Fabric lock held: the region @m asks for, as it is now. */
-void emul_ring_on_map_req(const x_msg_t *m, emul_map_io_t *io);
+/* Fabric lock held: the region @m asks for, as it is now, if @x's peer
+ * (trusted) may map it. */
+void emul_ring_on_map_req(emul_xconn_t *x, const x_msg_t *m, emul_map_io_t *io);
 /* Fabric lock and the QP's link held: whether @m answers what @x asked,
  * in @io (taking @fd, which the caller sets to -1 then). */
 gboolean emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_map_io_t *io);

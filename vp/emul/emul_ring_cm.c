@@ -7,7 +7,24 @@
  *
  * Run-time knobs: ITAPI_EMUL_CMA=0 forbids cross-memory attach; payloads of
  * every connection made afterwards go through the shared-memory bounce
- * ring.  Read at each connection, so a process may change it.
+ * ring.  ITAPI_EMUL_TRUST=0 trusts no peer (below).  Both are read at each
+ * connection, so a process may change them.
+ *
+ * Trust.  A peer gets this process's region table, its bell eventfd and
+ * mappings of its regions (emul_mapped.c) only when it could reach this
+ * process's memory anyway: it runs as our effective user (SO_PEERCRED,
+ * never what it claims) and the kernel lets it attach to us, which it
+ * proves by reading a random nonce of ours (x->nonce, private memory,
+ * never sent) with process_vm_readv and sending back what it read; the
+ * kernel's own rule (ptrace access mode, Yama, dumpability, containers)
+ * decides, not ours.  Any other peer gets the connection segment (its
+ * rings) and nothing else: every payload goes through the rings, and this
+ * process executes the peer's requests itself, checking key, domain,
+ * bounds and rights in its own tables (emul_ring_resp.c).  The proofs
+ * cross before the consumer sees the request: REQ (the active's nonce) ->
+ * PROBE (the passive's proof and nonce) -> ATTACH (the active's proof, and
+ * to a trusted passive its table and bell) -> the request is raised ->
+ * REP (to a trusted active the passive's table and bell).
  *
  * Rules:
  * - everything here runs under the fabric lock; upcalls go through the
@@ -22,6 +39,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <string.h>
@@ -29,6 +47,8 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -43,9 +63,6 @@ GList *emul_ring_conns;                /* every live emul_xconn_t */
 /* g_list_length(emul_ring_conns), read without the lock by every poll of a CQ:
  * alone on its line, written only when a connection comes or goes. */
 _Alignas(64) gint emul_ring_nconn;
-
-/* The word a peer reads to learn whether it may attach to us. */
-static volatile uint64_t x_probe_word = UINT64_C(0x45554d4c50524f42);
 
 static gboolean x_conn_ready(gint fd, GIOCondition cond, gpointer data);
 
@@ -90,14 +107,38 @@ emul_ring_bind_listen(const char *kind, uint32_t n)
 
 /* ---- connections ---- */
 
+/* The peer's process and effective user, as the kernel saw them when the
+ * socket connected; an unknown peer is no user of ours ((uid_t) -1). */
 static pid_t
-x_peer_pid(int fd)
+x_peer_cred(int fd, uid_t *uid)
 {
   struct ucred cr;
   socklen_t len = sizeof(cr);
+  *uid = (uid_t) -1;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
     return 0;
+  *uid = cr.uid;
   return cr.pid;
+}
+
+/* ITAPI_EMUL_TRUST=0?  Read by the application's thread, as x_cma_off. */
+static gboolean
+x_trust_off(void)
+{
+  return g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") == 0;
+}
+
+/* A connection's nonce: random, never 0 (a proof of 0 is "nothing read");
+ * drawn with no lock held (a system call). */
+static uint64_t
+x_nonce_new(void)
+{
+  uint64_t v = 0;
+  while (v == 0) {
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t) sizeof(v))
+      v = (uint64_t) g_random_int() << 32 | g_random_int();
+  }
+  return v;
 }
 
 /* ITAPI_EMUL_CMA=0?  Read by the application's thread when it connects
@@ -109,22 +150,21 @@ x_cma_off(void)
   return g_strcmp0(g_getenv("ITAPI_EMUL_CMA"), "0") == 0;
 }
 
-/* May this process read and write the peer's memory?  Asked once per
- * connection; a refusal is said once per process. */
+/* May this process read and write the peer's memory?  Its nonce at
+ * @probe_addr read by attach, in *@proof (0: not read).  Asked once per
+ * connection (also under ITAPI_EMUL_CMA=0: the proof is what makes this
+ * process trusted by the peer); a refusal is said once per process. */
 static gboolean
-x_probe(emul_xconn_t *x, uint64_t probe_addr)
+x_probe(emul_xconn_t *x, uint64_t probe_addr, uint64_t *proof)
 {
   const char *why = NULL;
   uint64_t v = 0;
-  if (x->no_cma) {
-    why = "ITAPI_EMUL_CMA=0";
-  } else {
-    struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) probe_addr, sizeof(v) };
-    ssize_t n = process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0);
-    if (n == (ssize_t) sizeof(v) && v == x_probe_word)
-      return TRUE;
-    why = n < 0 ? g_strerror(errno) : "the probe word did not match";
-  }
+  struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) probe_addr, sizeof(v) };
+  ssize_t n = process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0);
+  *proof = n == (ssize_t) sizeof(v) ? v : 0;
+  if (*proof != 0 && !x->no_cma)
+    return TRUE;
+  why = x->no_cma ? "ITAPI_EMUL_CMA=0" : n < 0 ? g_strerror(errno) : "it read nothing";
   if (!x_said_bounce) {
     x_said_bounce = TRUE;
     g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE,
@@ -140,13 +180,19 @@ x_probe(emul_xconn_t *x, uint64_t probe_addr)
 
 /* What a handshake message needs of system calls, made by the progress
  * thread as it reads the message, before it takes the fabric lock
- * (x_conn_pre): the peer's connection segment (REQ) and region table (REQ,
- * REP) mapped, its memory probed.  What the handler does not take is
- * unmapped after the lock (x_pre_drop). */
+ * (x_conn_pre): the peer's connection segment (REQ) and region table
+ * (ATTACH, REP) checked and mapped, its bell checked (ATTACH, REP), its
+ * memory probed (REQ, PROBE).  What the handler does not take is unmapped
+ * or closed after the lock (x_pre_drop). */
 typedef struct {
   void *seg;      /* MAP_FAILED: none */
   void *table;    /* MAP_FAILED: none */
+  int bell;       /* the peer's bell eventfd, checked; -1: none */
+  const char *bad;  /* why a descriptor of the message was refused, or NULL */
   gboolean cma;   /* this process can attach to the peer's memory (x_probe) */
+  uint64_t proof; /* what it read there */
+  gboolean trust; /* PROBE, ATTACH: the peer proved it can attach to us, and is
+                   * of our effective user */
   int sock;       /* a UD service request's: the socket duplicated, to answer on
                    * (emul_ring_ud_on_svc_req); -1: none */
 } x_pre_t;
@@ -166,13 +212,17 @@ x_bell_new(void)
  * when its listener or connect started (read by the progress thread as
  * it reads the handshake, x_conn_pre: set before the watch). */
 static emul_xconn_t *
-x_conn_new(int fd, int side, pid_t pid, int bell_fd, gboolean no_cma)
+x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd, gboolean no_cma,
+           gboolean no_trust)
 {
   emul_xconn_t *x = g_new0(emul_xconn_t, 1);
   x->ref = 1;
   x->fd = fd;
   x->side = side;
   x->peer_pid = pid;
+  x->peer_uid = uid;
+  x->no_trust = no_trust;
+  x->nonce = nonce;
   x->no_cma = no_cma;
   x->bell_fd = bell_fd;
   x->peer_bell_fd = -1;
@@ -238,6 +288,7 @@ emul_ring_conn_unref(emul_xconn_t *x)
   if (!x->sock_closed)
     close(x->fd);
   g_mutex_clear(&x->mlock);
+  g_free(x->held_req);
   g_free(x);
 }
 
@@ -508,15 +559,19 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
   (void) cond;
   int c[X_ACCEPT_BATCH], bell[X_ACCEPT_BATCH];
   pid_t pid[X_ACCEPT_BATCH];
+  uid_t uid[X_ACCEPT_BATCH];
+  uint64_t nonce[X_ACCEPT_BATCH];
   guint n = 0;
   while (n < X_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-    pid[n] = x_peer_pid(c[n]);
+    pid[n] = x_peer_cred(c[n], &uid[n]);
     bell[n] = x_bell_new();
+    nonce[n] = x_nonce_new();
     n++;
   }
   if (emul_ring_enter() && s->l != NULL) {
     for (guint i = 0; i < n; i++) {
-      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], bell[i], s->l->no_cma);
+      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], uid[i], nonce[i], bell[i], s->l->no_cma,
+                                   s->l->no_trust);
       x->listener = s->l;
       c[i] = -1;
     }
@@ -558,6 +613,7 @@ emul_ring_listen(emul_listen_t *l, int fd)
   s->l = l;
   l->xsock = s;
   l->no_cma = x_cma_off();
+  l->no_trust = x_trust_off();
 }
 
 void
@@ -633,9 +689,12 @@ emul_ring_dial_open(uint32_t port, emul_dial_t *d)
   d->fd = emul_ring_dial("", port);
   if (d->fd < 0)
     return FALSE; /* nobody listens there: unreachable, as in-process */
-  d->seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC);
+  /* Sealed at its size: the peer maps it, and a file that could shrink
+   * under a mapping would SIGBUS it (the peer checks, x_seg_map). */
+  d->seg_fd = memfd_create("itapi-emul-conn", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   void *seg = MAP_FAILED;
-  if (d->seg_fd >= 0 && ftruncate(d->seg_fd, X_SEG_SIZE) == 0)
+  if (d->seg_fd >= 0 && ftruncate(d->seg_fd, X_SEG_SIZE) == 0 &&
+      fcntl(d->seg_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
     seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d->seg_fd, 0);
   d->seg = seg != MAP_FAILED ? seg : NULL;
   if (d->seg == NULL) {
@@ -645,7 +704,8 @@ emul_ring_dial_open(uint32_t port, emul_dial_t *d)
     return FALSE;
   }
   d->bell_fd = x_bell_new();
-  d->pid = (int) x_peer_pid(d->fd);
+  d->pid = (int) x_peer_cred(d->fd, &d->uid);
+  d->nonce = x_nonce_new();
   emul_random_ready();  /* the segment's keys (emul_ring_connect) */
   return TRUE;
 }
@@ -667,7 +727,8 @@ emul_ring_dial_close(emul_dial_t *d)
 void
 emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p)
 {
-  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->bell_fd, x_cma_off());
+  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->uid, d->nonce, d->bell_fd, x_cma_off(),
+                               x_trust_off());
   int seg_fd = d->seg_fd;
   x->seg = d->seg;
   *d = EMUL_DIAL_NONE;
@@ -701,15 +762,14 @@ emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_
   x_msg_t m = {
     .type = X_REQ, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
     .three_way = p->three_way, .pd_id = qp->pd->id,
-    .probe_addr = (uint64_t) (uintptr_t) &x_probe_word,
+    .probe_addr = (uint64_t) (uintptr_t) &x->nonce, .fds = X_FD_SEG,
     .pers = (uint32_t) emul_pers_of_qp(qp)->id, .atomics = emul_qp_atomics(qp), .v6 = v6,
   };
   x_pdata(&m, p->pdata, p->pdata_len);
-  int fds[3] = { seg_fd, emul_ring_mr_fd, x->bell_fd };
   /* The segment's descriptor is the message's (closed once sent).  A
    * listener gone between connect and send: its EOF says so from the
    * progress thread. */
-  emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 3 : 2, 1u);
+  emul_ring_send_msg(x, &m, &seg_fd, 1, 1u);
 }
 
 static void
@@ -736,25 +796,38 @@ x_take_peer_bell(emul_xconn_t *x, int *fd)
   }
 }
 
+/* What a trusted peer gave with its ATTACH or REP (@pre): its region
+ * table, which makes this process attach to it for payload when it can
+ * (x->probed) and may, and its bell.  An untrusted peer's bell is never
+ * written to: a descriptor shared with the peer could be made to block. */
 static void
-x_on_rep(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, int *bell_fd, emul_work_t *w)
+x_take_gifts(emul_xconn_t *x, x_pre_t *pre)
+{
+  if (pre->table != MAP_FAILED) {
+    x->peer_mrs = pre->table;
+    pre->table = MAP_FAILED;
+  }
+  x->cma_out = x->probed && x->peer_mrs != NULL;
+  if (x->trusted)
+    x_take_peer_bell(x, &pre->bell);
+  if (x->probed && x->peer_mrs == NULL)
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: process %d does not trust process %d: its payloads go "
+          "through the ring", (int) x->peer_pid, (int) getpid());
+}
+
+static void
+x_on_rep(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   emul_qp_t *qp = x->qp;
-  if (c == NULL || qp == NULL || c->state != CONN_REQUESTED || pre->table == MAP_FAILED) {
-    emul_ring_peer_break(x, NULL, w);
+  if (c == NULL || qp == NULL || c->state != CONN_REQUESTED || !x->probe_seen || pre->bad != NULL) {
+    emul_ring_peer_violation(x, w, "a reply %s", pre->bad != NULL ? pre->bad : "out of turn");
     return;
   }
-  x->peer_mrs = pre->table;
-  pre->table = MAP_FAILED;
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
-  x->peer_cma = m->attach != 0;
-  x_take_peer_bell(x, bell_fd);
-  x->cma_out = pre->cma;
+  x_take_gifts(x, pre);
   qp->atomics = emul_qp_atomics(qp) && m->atomics != 0;
-  x_msg_t a = { .type = X_ATTACH, .attach = x->cma_out };
-  emul_ring_send_msg(x, &a, NULL, 0, 0);
   emul_cm_settle(qp, m->ird, m->ord);  /* as in-process (emul_cm.c) */
   emul_xconn_t *after = emul_events_after;
   emul_events_after = x;  /* the event leaves after the answer (emul_ring_teardown) */
@@ -778,11 +851,12 @@ x_on_rep(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, int *bell_fd, emul_wor
 /* ---- passive side ---- */
 
 static void
-x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, emul_work_t *w)
+x_on_req(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, emul_work_t *w)
 {
   emul_listen_t *l = x->listener;
-  if (l == NULL || x->conn != NULL || x->seg != NULL || nfds < 2 || nfds > 3) {
-    emul_ring_peer_break(x, NULL, w);
+  if (l == NULL || x->conn != NULL || x->seg != NULL || pre->bad != NULL) {
+    emul_ring_peer_violation(x, w, "a connection request %s",
+                             pre->bad != NULL ? pre->bad : "out of turn");
     return;
   }
   if (m->pers != (uint32_t) to_emul_dev(l->base.dev)->pers->id) {
@@ -793,21 +867,20 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
     return;
   }
   x_seg_hdr_t *seg = pre->seg;
-  if (seg == MAP_FAILED || pre->table == MAP_FAILED || seg->magic != X_MAGIC ||
-      seg->ring_size != X_RING_SIZE) {
-    emul_ring_peer_break(x, NULL, w);  /* the mappings go after the lock (x_pre_drop) */
+  if (seg == MAP_FAILED || __atomic_load_n(&seg->magic, __ATOMIC_RELAXED) != X_MAGIC ||
+      __atomic_load_n(&seg->ring_size, __ATOMIC_RELAXED) != X_RING_SIZE) {
+    /* the mappings go after the lock (x_pre_drop) */
+    emul_ring_peer_violation(x, w, "a connection segment of another layout (not version %08x)", X_MAGIC);
     return;
   }
   x->seg = pre->seg;
   pre->seg = MAP_FAILED;
-  x->key_out = x->seg->key[1];  /* read once: the peer cannot change them for us */
-  x->key_in = x->seg->key[0];
-  x->peer_mrs = pre->table;
-  pre->table = MAP_FAILED;
+  /* Read once: the peer may change them in the segment, not for us. */
+  x->key_out = __atomic_load_n(&x->seg->key[1], __ATOMIC_RELAXED);
+  x->key_in = __atomic_load_n(&x->seg->key[0], __ATOMIC_RELAXED);
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
-  x->cma_out = pre->cma;
-  x_take_peer_bell(x, nfds == 3 ? &fds[2] : NULL);
+  x->probed = pre->cma;
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -821,6 +894,30 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
   x->conn = c;
   g_hash_table_insert(emul_fabric.conns, &c->id, c);
 
+  /* The consumer sees the request once the proofs crossed (Trust). */
+  x->held_req = g_memdup2(m, sizeof(*m));
+  x_msg_t p = { .type = X_PROBE, .probe_addr = (uint64_t) (uintptr_t) &x->nonce, .proof = pre->proof,
+                .attach = pre->cma };
+  emul_ring_send_msg(x, &p, NULL, 0, 0);
+}
+
+/* The active side's ATTACH: its proof, and a trusted peer's gifts; the
+ * request held since REQ goes to the consumer. */
+static void
+x_on_attach(emul_xconn_t *x, const x_msg_t *a, x_pre_t *pre, emul_work_t *w)
+{
+  emul_conn_t *c = x->conn;
+  emul_listen_t *l = x->listener;
+  if (x->side != 1 || x->held_req == NULL || c == NULL || c->passive != NULL || l == NULL ||
+      pre->bad != NULL) {
+    emul_ring_peer_violation(x, w, "an attach answer %s", pre->bad != NULL ? pre->bad : "out of turn");
+    return;
+  }
+  x->peer_cma = a->proof == x->nonce && a->attach != 0;  /* it can, and it may */
+  x->trusted = pre->trust;
+  x_take_gifts(x, pre);
+  x_msg_t *m = x->held_req;
+  x->held_req = NULL;
   rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
   ev->type = RNICPI_CM_CONNECT_REQUEST;
   ev->listen_ctx = l->base.al_ctx;
@@ -832,6 +929,34 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
   emul_cm_fill_pdata(ev, m->pdata, m->pdata_len);
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);
+  g_free(m);
+}
+
+/* The passive side's PROBE: its proof and its nonce, read before the lock
+ * (@pre); the answer is ATTACH, with our table and bell to a trusted peer. */
+static void
+x_on_probe(emul_xconn_t *x, const x_msg_t *p, x_pre_t *pre, emul_work_t *w)
+{
+  emul_conn_t *c = x->conn;
+  if (x->side != 0 || x->probe_seen || c == NULL || c->state != CONN_REQUESTED || pre->bad != NULL) {
+    emul_ring_peer_violation(x, w, "a probe %s", pre->bad != NULL ? pre->bad : "out of turn");
+    return;
+  }
+  x->probe_seen = TRUE;
+  x->peer_cma = p->proof == x->nonce && p->attach != 0;
+  x->trusted = pre->trust;
+  x->probed = pre->cma;
+  x_msg_t a = { .type = X_ATTACH, .attach = pre->cma, .proof = pre->proof };
+  int fds[2], n = 0;
+  if (x->trusted && emul_ring_mr_fd >= 0) {
+    fds[n++] = emul_ring_mr_fd;
+    a.fds |= X_FD_TABLE;
+  }
+  if (x->trusted && x->bell_fd >= 0) {
+    fds[n++] = x->bell_fd;
+    a.fds |= X_FD_BELL;
+  }
+  emul_ring_send_msg(x, &a, fds, n, 0);
 }
 
 rnicpi_status_t
@@ -854,12 +979,20 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
     x->seg->ird[1] = qp->attr.ird;
     x_msg_t m = {
       .type = X_REP, .qpn = qp->base.qp_num, .ird = p->ird, .ord = p->ord,
-      .three_way = c->three_way, .attach = x->cma_out, .pd_id = qp->pd->id,
-      .probe_addr = (uint64_t) (uintptr_t) &x_probe_word, .atomics = emul_qp_atomics(qp),
+      .three_way = c->three_way, .pd_id = qp->pd->id,
+      .atomics = emul_qp_atomics(qp),
     };
     x_pdata(&m, p->pdata, p->pdata_len);
-    int fds[2] = { emul_ring_mr_fd, x->bell_fd };
-    emul_ring_send_msg(x, &m, fds, x->bell_fd >= 0 ? 2 : 1, 0);
+    int fds[2], n = 0;
+    if (x->trusted && emul_ring_mr_fd >= 0) {
+      fds[n++] = emul_ring_mr_fd;
+      m.fds |= X_FD_TABLE;
+    }
+    if (x->trusted && x->bell_fd >= 0) {
+      fds[n++] = x->bell_fd;
+      m.fds |= X_FD_BELL;
+    }
+    emul_ring_send_msg(x, &m, fds, n, 0);
     if (c->three_way)
       c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
     else
@@ -911,7 +1044,7 @@ x_on_rej(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
 {
   emul_conn_t *c = x->conn;
   if (c == NULL) {
-    emul_ring_peer_break(x, NULL, w);
+    emul_ring_peer_violation(x, w, "a rejection of no connection request");
     return;
   }
   emul_qp_t *to = c->state == CONN_REQUESTED ? c->active : c->passive;
@@ -937,7 +1070,7 @@ emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w)
   gboolean unreachable = FALSE;
   if (c != NULL) {
     if (x->side == 1 && c->state == CONN_REQUESTED) {
-      if (c->listener != NULL)
+      if (c->listener != NULL && x->held_req == NULL)  /* raised: ATTACH came */
         emul_cm_request_cancelled(c);
     } else if (x->side == 0 && c->state == CONN_REQUESTED) {
       qp = c->active;
@@ -974,27 +1107,32 @@ static void
 x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, emul_work_t *w,
          x_later_t *later)
 {
+  (void) fds;
+  (void) nfds;
   switch (m->type) {
   case X_REQ:
-    x_on_req(x, m, fds, nfds, pre, w);
+    x_on_req(x, m, pre, w);
+    break;
+  case X_PROBE:
+    x_on_probe(x, m, pre, w);
+    break;
+  case X_ATTACH:
+    x_on_attach(x, m, pre, w);
     break;
   case X_REP:
     if (x->side == 0)
-      x_on_rep(x, m, pre, nfds == 2 ? &fds[1] : NULL, w);
+      x_on_rep(x, m, pre, w);
     else
-      emul_ring_peer_break(x, NULL, w);
+      emul_ring_peer_violation(x, w, "a reply to a connection it did not request");
     break;
   case X_RTU:
     if (x->side == 1 && x->conn != NULL && x->conn->state == CONN_REPLIED && x->qp != NULL)
       x_established(x->qp, x->conn, m->pdata, m->pdata_len);
     else
-      emul_ring_peer_break(x, NULL, w);
+      emul_ring_peer_violation(x, w, "a ready-to-use out of turn");
     break;
   case X_REJ:
     x_on_rej(x, m, w);
-    break;
-  case X_ATTACH:
-    x->peer_cma = m->attach != 0;
     break;
   case X_DOORBELL:
     break; /* the ring is drained below */
@@ -1008,7 +1146,13 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
     emul_ring_peer_break(x, m, w);
     break;
   case X_MAP_REQ:
-    emul_ring_on_map_req(m, &later->io[later->n]);
+    if (!x->trusted) {
+      /* It never had our table: it names keys it was not given. */
+      emul_ring_peer_violation(x, w, "a request to map region %u, which only a trusted peer may make",
+                               m->mr_index);
+      break;
+    }
+    emul_ring_on_map_req(x, m, &later->io[later->n]);
     later->n++;
     break;
   case X_MAP_REP:
@@ -1021,7 +1165,7 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
     emul_ring_ud_on_svc_req(x, m, &pre->sock, w);
     break;
   default:
-    emul_ring_peer_break(x, NULL, w);
+    emul_ring_peer_violation(x, w, "a socket message of unknown type %u", m->type);
     break;
   }
 }
@@ -1098,7 +1242,7 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
       continue;  /* the peer closed with messages of ours unread: the error
                   * is reported once, ahead of what it sent before closing
                   * (its DISC or BREAK); read on, EOF comes after them */
-    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED, .sock = -1 };
+    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED, .bell = -1, .sock = -1 };
     /* A UD service request is answered on the socket after the connection
      * closed: duplicated while this read keeps it open. */
     if (x_rx_valid(r) && r->m.type == X_SIDR_REQ && x->side == 1)
@@ -1112,9 +1256,64 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
   return k;
 }
 
-/* The system calls of handshake messages, made before the fabric lock: a
- * REQ's segment and region table (its first two descriptors), a REP's
- * table (its first), mapped; the peer's memory probed (x_probe). */
+/* The peer's memfd @fd as @what (a connection segment, a region table):
+ * at least @size bytes, for good (sealed against shrinking: a file that
+ * shrinks under a mapping SIGBUSes whoever touches it), mapped with @prot;
+ * MAP_FAILED with *@bad saying why not. */
+static void *
+x_memfd_map(int fd, size_t size, int prot, const char *what, const char **bad)
+{
+  int seals = fcntl(fd, F_GET_SEALS);
+  struct stat st;
+  if (seals < 0) {
+    *bad = what;  /* not a memfd at all */
+  } else if (!(seals & F_SEAL_SHRINK) && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+    *bad = what;
+  } else if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t) st.st_size < size) {
+    *bad = what;
+  } else {
+    void *m = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+      *bad = what;
+    return m;
+  }
+  return MAP_FAILED;
+}
+
+/* Whether @fd is an eventfd (a bell): the peer's bell is only written to. */
+static gboolean
+x_is_eventfd(int fd)
+{
+  char path[64], link[64];
+  g_snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, link, sizeof(link) - 1);
+  if (n < 0)
+    return FALSE;
+  link[n] = '\0';
+  return strcmp(link, "anon_inode:[eventfd]") == 0;
+}
+
+/* The descriptors each handshake message may carry (X_FD_*). */
+static uint32_t
+x_fds_allowed(uint32_t type)
+{
+  switch (type) {
+  case X_REQ:
+    return X_FD_SEG;
+  case X_ATTACH:
+  case X_REP:
+    return X_FD_TABLE | X_FD_BELL;
+  default:
+    return 0;
+  }
+}
+
+/* The system calls of handshake messages, made before the fabric lock:
+ * the descriptors checked against what the message says it carries
+ * (x_msg_t.fds), a REQ's segment, an ATTACH's or REP's region table
+ * mapped and bell checked; the peer's memory probed (REQ, PROBE) and its
+ * proof checked (PROBE, ATTACH).  A descriptor of the wrong kind, size or
+ * seals is said in pre.bad, for the handler to break the connection. */
 static void
 x_conn_pre(emul_xconn_t *x, x_rx_t *rx, guint k)
 {
@@ -1122,15 +1321,39 @@ x_conn_pre(emul_xconn_t *x, x_rx_t *rx, guint k)
     x_rx_t *r = &rx[i];
     if (!x_rx_valid(r))
       continue;
-    gboolean req = r->m.type == X_REQ && x->side == 1 && r->nfds >= 2;
-    gboolean rep = r->m.type == X_REP && x->side == 0 && r->nfds >= 1;
-    if (!req && !rep)
+    uint32_t type = r->m.type, mask = r->m.fds;
+    gboolean req = type == X_REQ && x->side == 1;
+    gboolean probe = type == X_PROBE && x->side == 0;
+    gboolean attach = type == X_ATTACH && x->side == 1;
+    gboolean rep = type == X_REP && x->side == 0;
+    if (!req && !probe && !attach && !rep)
       continue;
-    if (req)
-      r->pre.seg = mmap(NULL, X_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fds[0], 0);
-    r->pre.table = mmap(NULL, X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ, MAP_SHARED,
-                        r->fds[req ? 1 : 0], 0);
-    r->pre.cma = x_probe(x, r->m.probe_addr);
+    if ((mask & ~x_fds_allowed(type)) != 0 || (req && mask != X_FD_SEG) ||
+        r->nfds != __builtin_popcount(mask)) {
+      r->pre.bad = "with descriptors that do not match what it says it carries";
+      continue;
+    }
+    int at = 0;
+    if (mask & X_FD_SEG)
+      r->pre.seg = x_memfd_map(r->fds[at++], X_SEG_SIZE, PROT_READ | PROT_WRITE,
+                               "with a connection segment that is not a memfd of " G_STRINGIFY(X_SEG_SIZE)
+                               " bytes at least, sealed against shrinking", &r->pre.bad);
+    if (mask & X_FD_TABLE)
+      r->pre.table = x_memfd_map(r->fds[at++], X_MR_CAP * sizeof(x_mr_entry_t), PROT_READ,
+                                 "with a region table that is not a memfd of its size, sealed against "
+                                 "shrinking", &r->pre.bad);
+    if (mask & X_FD_BELL) {
+      int fd = r->fds[at];
+      if (x_is_eventfd(fd) && fcntl(fd, F_SETFL, O_NONBLOCK) == 0) {
+        r->pre.bell = fd;  /* the handler's to take, else closed with pre */
+        r->fds[at] = -1;
+      } else
+        r->pre.bad = "with a bell that is not an eventfd";
+    }
+    if (req || probe)
+      r->pre.cma = x_probe(x, r->m.probe_addr, &r->pre.proof);
+    if (probe || attach)
+      r->pre.trust = !x->no_trust && r->m.proof == x->nonce && x->peer_uid == geteuid();
   }
 }
 
@@ -1143,6 +1366,8 @@ x_pre_drop(x_pre_t *pre)
     munmap(pre->seg, X_SEG_SIZE);
   if (pre->table != MAP_FAILED)
     munmap(pre->table, X_MR_CAP * sizeof(x_mr_entry_t));
+  if (pre->bell >= 0)
+    close(pre->bell);
 }
 
 static void
@@ -1246,7 +1471,8 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
       else
         emul_ring_fail_pending(x, &w);
     } else if (!x_rx_valid(r)) {
-      emul_ring_peer_break(x, NULL, &w);     /* not a peer of ours: never trusted */
+      emul_ring_peer_violation(x, &w, "a malformed socket message (%zd bytes, magic %08x)", r->n,
+                               r->n >= (ssize_t) sizeof(uint32_t) ? r->m.magic : 0);
     } else {
       x_on_msg(x, &r->m, r->fds, r->nfds, &r->pre, &w, &later);
     }
@@ -1325,6 +1551,20 @@ void
 emul_ring_break_local(emul_qp_t *qp, emul_work_t *w, rnicpi_async_cause_t cause)
 {
   emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, &cause, NULL, 0);
+}
+
+void
+emul_ring_peer_violation(emul_xconn_t *x, emul_work_t *w, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: process %d (uid %d) sent %s: its connection to process "
+        "%d is broken (its work requests flush); a peer that runs this library never does",
+        (int) x->peer_pid, (int) x->peer_uid, what, (int) getpid());
+  g_free(what);
+  emul_ring_peer_break(x, NULL, w);
 }
 
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)

@@ -351,10 +351,12 @@ emul_ring_run_in(emul_qp_t *qp, gboolean draining, emul_work_t *w)
   x_in_t *in;
   while (!emul_queue_empty(&qp->xin) && qp->x != NULL && qp->state == RNICPI_QPS_RTS &&
          !qp->rcopying && (in = g_queue_pop_head(&qp->xin)) != NULL) {
+    qp->xin_bytes -= emul_ring_in_bytes(in);
     xr_t r = emul_ring_exec_in(qp, in, draining, w);
     qp->xin_rnr = r == XR_BLOCKED;
     if (r == XR_BLOCKED || r == XR_OWED) {
       g_queue_push_head(&qp->xin, in);
+      qp->xin_bytes += emul_ring_in_bytes(in);
       return;
     }
     emul_ring_in_free(in);
