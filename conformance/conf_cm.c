@@ -9,7 +9,10 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -734,7 +737,9 @@ test_qual_busy(void)
 }
 
 /* Child: an IA of its own tries to listen on @port; exit code says how
- * it went (0 success, 1 busy, 2 anything else). */
+ * it went (0 success, 1 busy, 3 refused for want of CAP_NET_BIND_SERVICE:
+ * IT_ERR_INVALID_CONN_QUAL with a detail naming the capability, 2
+ * anything else). */
 static void G_GNUC_NORETURN
 child_listen(uint16_t port)
 {
@@ -749,6 +754,10 @@ child_listen(uint16_t port)
   it_conn_qual_t q = { .type = IT_IANA_PORT };
   q.conn_qual.port = htons(port);
   it_status_t st = it_listen_create(ia, 0, req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh);
+  if (st == IT_ERR_INVALID_CONN_QUAL && strstr(itx_error_detail(), "CAP_NET_BIND_SERVICE") != NULL)
+    _exit(3);
+  if (st != IT_SUCCESS && st != IT_ERR_CONN_QUAL_BUSY)
+    g_printerr("child: it_listen_create on port %u: %s: %s\n", port, itx_status_name(st), itx_error_detail());
   _exit(st == IT_SUCCESS ? 0 : st == IT_ERR_CONN_QUAL_BUSY ? 1 : 2);
 }
 
@@ -759,7 +768,7 @@ child_listen(uint16_t port)
  * under AddressSanitizer (its allocator lock held by a thread that does
  * not exist in the child), and ThreadSanitizer refuses the new threads. */
 static int
-run_child_listen(uint16_t port)
+run_child_listen_as(uint16_t port, gboolean unprivileged)
 {
   g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
   g_assert_nonnull(self);
@@ -767,6 +776,11 @@ run_child_listen(uint16_t port)
   pid_t pid = fork();
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
+    /* Out of the bounding and ambient sets, the capability cannot come
+     * back at exec, also for root (capabilities(7)). */
+    if (unprivileged && (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_NET_BIND_SERVICE, 0, 0) != 0 ||
+                         prctl(PR_CAPBSET_DROP, CAP_NET_BIND_SERVICE, 0, 0, 0) != 0))
+      _exit(126);
     execl(self, self, "--cm-listen-child", portarg, (char *) NULL);
     _exit(127);
   }
@@ -774,6 +788,12 @@ run_child_listen(uint16_t port)
   g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
   g_assert_true(WIFEXITED(status));
   return WEXITSTATUS(status);
+}
+
+static int
+run_child_listen(uint16_t port)
+{
+  return run_child_listen_as(port, FALSE);
 }
 
 static void
@@ -797,6 +817,67 @@ test_qual_busy_process(void)
   g_assert_cmpuint(ntohs(q.conn_qual.port), ==, port);
   conf_ok(it_listen_free(lh));
   conf_pair_close(&p);
+}
+
+/* The host's first unprivileged port (net.ipv4.ip_unprivileged_port_start). */
+static uint32_t
+unprivileged_start(void)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents("/proc/sys/net/ipv4/ip_unprivileged_port_start", &text, NULL, NULL))
+    return 1024;
+  return (uint32_t) g_ascii_strtoull(text, NULL, 10);
+}
+
+static gboolean
+has_net_bind_service(void)
+{
+  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+  memset(d, 0, sizeof(d));
+  g_assert_cmpint(syscall(SYS_capget, &h, d), ==, 0);
+  return (d[CAP_TO_INDEX(CAP_NET_BIND_SERVICE)].effective & CAP_TO_MASK(CAP_NET_BIND_SERVICE)) != 0;
+}
+
+static void
+test_qual_privileged(void)
+{
+  g_test_summary("CM: a port below net.ipv4.ip_unprivileged_port_start needs CAP_NET_BIND_SERVICE, "
+                 "as a TCP port does, on every interface: a process without it gets "
+                 "IT_ERR_INVALID_CONN_QUAL for port 80, with a detail naming the capability, and "
+                 "listens at the start; a process with it listens on a privileged port");
+  uint32_t start = unprivileged_start();
+  if (!conf_require(start > 80 && start <= 65535, "port 80 below net.ipv4.ip_unprivileged_port_start"))
+    return;
+  g_assert_cmpint(run_child_listen_as(80, TRUE), ==, 3);
+  /* At the start and above the capability is not needed; a port the
+   * host's own stack holds (vp/iwarp listens on real TCP ports) is busy,
+   * not refused: the next one is tried. */
+  int got = 1;
+  for (uint32_t port = start; got == 1 && port < start + 16 && port <= 65535; port++)
+    got = run_child_listen_as((uint16_t) port, TRUE);
+  g_assert_cmpint(got, ==, 0);
+
+  if (!has_net_bind_service()) {
+    g_test_message("this process lacks CAP_NET_BIND_SERVICE: a privileged listen is not tried");
+    return;
+  }
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  static const uint16_t privileged[] = { 80, 1023, 1022, 1021, 1020, 999, 998, 997 };
+  it_status_t st = IT_ERR_CONN_QUAL_BUSY;
+  for (size_t i = 0; i < G_N_ELEMENTS(privileged) && st == IT_ERR_CONN_QUAL_BUSY; i++) {
+    if (privileged[i] >= start)
+      continue;
+    it_conn_qual_t q = { .type = IT_IANA_PORT };
+    q.conn_qual.port = htons(privileged[i]);
+    it_listen_handle_t lh = IT_NULL_HANDLE;
+    st = it_listen_create(s.ia, 0, s.req, IT_LISTEN_CONN_QUAL_INPUT, &q, &lh);
+    if (st == IT_SUCCESS)
+      conf_ok(it_listen_free(lh));
+  }
+  conf_assert_status(st, IT_SUCCESS);
+  conf_side_close(&s);
 }
 
 static void
@@ -1439,6 +1520,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/pdata-limit/disconnect", test_pdata_limit_disconnect);
   g_test_add_func("/conformance/cm/qual/busy", test_qual_busy);
   g_test_add_func("/conformance/cm/qual/busy-process", test_qual_busy_process);
+  g_test_add_func("/conformance/cm/qual/privileged", test_qual_privileged);
   g_test_add_func("/conformance/cm/qual/auto", test_qual_auto);
   g_test_add_func("/conformance/cm/qual/serviceid", test_qual_serviceid);
   g_test_add_func("/conformance/cm/qual/serviceid-listen", test_qual_serviceid_listen);

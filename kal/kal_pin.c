@@ -31,7 +31,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -95,12 +94,7 @@ kal_memlock_parse(const char *text, uint64_t *bytes, char **why)
 bool
 kal_cap_ipc_lock(void)
 {
-  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-  memset(d, 0, sizeof(d));
-  if (syscall(SYS_capget, &h, d) != 0)
-    return false;
-  return (d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK)) != 0;
+  return kal_cap_effective(CAP_IPC_LOCK);
 }
 
 /* The limit in force and where it comes from (for messages); RNICPI_EINVAL

@@ -6,11 +6,27 @@
  * process of the host (network namespace) and frees it when the holder dies,
  * so no lock file can go stale.
  *
+ * A port below the host's unprivileged start (net.ipv4.ip_unprivileged_
+ * port_start, 1024 unless changed) needs CAP_NET_BIND_SERVICE in the
+ * effective set, the rule the kernel's inet_bind() applies to a TCP port.
+ * It is checked here, for every space, so that a qualifier means the same
+ * on every provider: vp/emul binds no TCP port, and vp/iwarp's bind would
+ * only be refused later, by the kernel.  As the kernel does, the capability
+ * counts over the user namespace that owns the network namespace
+ * (ns_capable(net->user_ns)): a process that has it only in a user
+ * namespace of its own (`unshare -U -r`) does not.  A port chosen here is
+ * not checked: the kernel's autobind does not check either, and the range
+ * it is chosen from lies above.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,6 +37,7 @@
 
 #define KAL_EPHEMERAL_LO 49152
 #define KAL_EPHEMERAL_HI 65535
+#define KAL_UNPRIVILEGED_SYSCTL "/proc/sys/net/ipv4/ip_unprivileged_port_start"
 
 struct kal_port {
   int fd;
@@ -46,16 +63,69 @@ try_bind(const char *space, uint32_t port, int *fd_out)
   return RNICPI_OK;
 }
 
+uint32_t
+kal_port_unprivileged_start(void)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(KAL_UNPRIVILEGED_SYSCTL, &text, NULL, NULL))
+    return KAL_PORT_UNPRIVILEGED_DEFAULT;
+  char *end;
+  guint64 v = g_ascii_strtoull(text, &end, 10);
+  if (end == text || v > 65536)
+    return KAL_PORT_UNPRIVILEGED_DEFAULT;
+  return (uint32_t) v;
+}
+
+/* Whether the user namespace that owns this process's network namespace
+ * lies outside its own (an ancestor: NS_GET_USERNS refuses with EPERM), so
+ * that no capability of its effective set counts there.  FALSE when /proc
+ * or the ioctl is missing: the effective set then decides alone. */
+static gboolean
+net_owned_above(void)
+{
+  int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (net < 0)
+    return FALSE;
+  int owner = ioctl(net, NS_GET_USERNS);
+  int err = errno;
+  close(net);
+  if (owner >= 0) {
+    close(owner);
+    return FALSE;
+  }
+  return err == EPERM;
+}
+
 rnicpi_status_t
-kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res)
+kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res, char **why)
 {
   int fd = -1;
-  if (*port > 65535)
+  if (*port > 65535) {
+    if (why != NULL)
+      *why = g_strdup_printf("connection qualifier %u is not a port (1 to 65535)", *port);
     return RNICPI_EINVAL;
+  }
   if (*port != 0) {
+    uint32_t start = kal_port_unprivileged_start();
+    gboolean cap = *port < start && kal_cap_effective(CAP_NET_BIND_SERVICE);
+    if (*port < start && (!cap || net_owned_above())) {
+      if (why != NULL)
+        *why = g_strdup_printf("connection qualifier %u is below the host's unprivileged start %u "
+                               "(net.ipv4.ip_unprivileged_port_start): listening on it needs "
+                               "CAP_NET_BIND_SERVICE, which this process (uid %u) lacks%s; use a "
+                               "qualifier of %u or above, or grant the capability", *port, start,
+                               (unsigned) geteuid(), cap ? " over its network namespace (it has it "
+                               "only in a user namespace of its own)" : "", start);
+      return RNICPI_EACCES;
+    }
     rnicpi_status_t st = try_bind(space, *port, &fd);
-    if (st != RNICPI_OK)
+    if (st != RNICPI_OK) {
+      if (why != NULL)
+        *why = g_strdup_printf("connection qualifier %u cannot be reserved: %s", *port,
+                               st == RNICPI_EEXIST ? "another listener on this host holds it"
+                                                   : rnicpi_status_message(st));
       return st;
+    }
   } else {
     uint32_t span = KAL_EPHEMERAL_HI - KAL_EPHEMERAL_LO + 1;
     uint32_t start = g_random_int_range(0, (gint32) span);
@@ -66,11 +136,18 @@ kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res)
         *port = p;
         break;
       }
-      if (st != RNICPI_EEXIST)
+      if (st != RNICPI_EEXIST) {
+        if (why != NULL)
+          *why = g_strdup_printf("no connection qualifier could be reserved: %s", rnicpi_status_message(st));
         return st;
+      }
     }
-    if (fd < 0)
+    if (fd < 0) {
+      if (why != NULL)
+        *why = g_strdup_printf("every connection qualifier from %u to %u is held by a listener of "
+                               "this host", KAL_EPHEMERAL_LO, KAL_EPHEMERAL_HI);
       return RNICPI_ELIMIT;
+    }
   }
   kal_port_t *r = g_new0(kal_port_t, 1);
   r->fd = fd;

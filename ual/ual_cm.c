@@ -171,11 +171,12 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
   for (int attempt = 0; ; attempt++) {
     kal_port_t *res = NULL;
     uint32_t want = chosen ? 0 : port;
-    rnicpi_status_t rs = kal_port_reserve(ia->prov->name, &want, &res);
+    g_autofree char *why = NULL;
+    rnicpi_status_t rs = kal_port_reserve(ia->prov->name, &want, &res, &why);
     if (rs != RNICPI_OK) {
-      st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : IT_ERR_RESOURCES,
-                    "port %u of IA '%s' cannot be reserved: %s", want, ia->iface->name,
-                    rs == RNICPI_EEXIST ? "another listener on this host holds it" : rnicpi_status_message(rs));
+      st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY :
+                    rs == RNICPI_EACCES ? IT_ERR_INVALID_CONN_QUAL : IT_ERR_RESOURCES,
+                    "IA '%s' cannot listen: %s", ia->iface->name, why);
       goto out;
     }
     port = want;
@@ -196,6 +197,18 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
     kal_port_release(res);
     g_free(l);
     l = NULL;
+    if (rs == RNICPI_EACCES) {
+      /* The kAL let the port through and the host did not: a rule the
+       * kAL does not know (a security module's), or a capability lost
+       * between the two checks.  RNICPI_EACCES of listen is the host's
+       * refusal of the port (rnicpi.h), never a key or an access right. */
+      st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "provider '%s' cannot listen on port %u: the host refused "
+                    "it the port (below net.ipv4.ip_unprivileged_port_start, %u here, a port needs "
+                    "CAP_NET_BIND_SERVICE in the user namespace that owns the network namespace; a "
+                    "security module may refuse others); use another port, or grant the capability",
+                    ia->prov->name, port, kal_port_unprivileged_start());
+      goto out;
+    }
     if (!(chosen && rs == RNICPI_EEXIST && attempt < 64)) {
       st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : ual_map_status(rs),
                     "provider '%s' cannot listen on port %u: %s", ia->prov->name, port,

@@ -1940,7 +1940,10 @@ it_status_t it_ep_free(IN it_ep_handle_t ep_handle);
  * @retval IT_ERR_INVALID_FLAGS @p flags has unknown bits or ::IT_LISTEN_SUPPRESS_IRD_ORD (not
  *          offered)
  * @retval IT_ERR_INVALID_CONN_QUAL @p conn_qual is NULL; or, with ::IT_LISTEN_CONN_QUAL_INPUT, of
- *          an unknown type, a service ID neither IP-based nor at most 65535, or port 0
+ *          an unknown type, a service ID neither IP-based nor at most 65535, or port 0; or a port
+ *          this process may not listen on: one below the host's unprivileged start
+ *          (net.ipv4.ip_unprivileged_port_start, 1024 by default) without CAP_NET_BIND_SERVICE in
+ *          the effective set, on every interface, or one the host refused the provider
  * @retval IT_ERR_CONN_QUAL_BUSY another listen point, of this or any other process on the host,
  *          holds the qualifier
  * @retval IT_ERR_RESOURCES no qualifier could be reserved (no free port, or the host-wide

@@ -67,19 +67,42 @@ const kal_iface_t *kal_iface_find(const char *name);
 /** A reservation of one connection qualifier (port) in a port space. */
 typedef struct kal_port kal_port_t;
 
+/** The unprivileged start kal_port_unprivileged_start() assumes when the
+ *  host's setting cannot be read (the kernel's default). */
+#define KAL_PORT_UNPRIVILEGED_DEFAULT 1024
+
+/**
+ * @brief The first port a process without CAP_NET_BIND_SERVICE may
+ *        listen on: the host's net.ipv4.ip_unprivileged_port_start, read
+ *        at each call.
+ * @return the setting, or #KAL_PORT_UNPRIVILEGED_DEFAULT when it cannot be
+ *         read.
+ */
+uint32_t kal_port_unprivileged_start(void);
+
 /**
  * @brief Reserve a port host-wide: no other process or listener of this
  *        host can hold the same port of the same space until it is released
  *        or the holder dies.
+ *
+ * A port given below kal_port_unprivileged_start() needs CAP_NET_BIND_SERVICE
+ * in the effective set, as the kernel requires of a TCP port, whatever the
+ * space; a port chosen here (0 in) is never below it.
+ *
  * @param space port space, e.g. "emul".
  * @param port in: the port, or 0 to pick a free one; out: the port.
  * @param res set to the reservation.
+ * @param why set on failure to an allocated sentence naming the port, what
+ *        refused it and what to do; free it with g_free().  May be NULL.
  * @retval RNICPI_OK reserved.
+ * @retval RNICPI_EACCES the port is privileged and this process lacks
+ *         CAP_NET_BIND_SERVICE.
  * @retval RNICPI_EEXIST the port is held by another listener.
  * @retval RNICPI_EINVAL the port is out of range (1..65535).
  * @retval RNICPI_ELIMIT no free port was found.
+ * @retval RNICPI_ENOMEM, RNICPI_EIO the socket of the reservation failed.
  */
-rnicpi_status_t kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res);
+rnicpi_status_t kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res, char **why);
 
 /**
  * @brief Release a reservation.
@@ -183,6 +206,15 @@ void kal_pin_usage(uint64_t *pinned, uint64_t *limit);
  *         unit, trailing text, more than 64 bits).
  */
 rnicpi_status_t kal_memlock_parse(const char *text, uint64_t *bytes, char **why);
+
+/**
+ * @brief Whether this process has a capability in its effective set, the
+ *        set the kernel checks.
+ * @param cap the capability, e.g. CAP_NET_BIND_SERVICE (linux/capability.h).
+ * @return true when it has; false when not, for an unknown capability, or
+ *         when capget(2) fails.
+ */
+bool kal_cap_effective(unsigned cap);
 
 /**
  * @brief Whether this process has CAP_IPC_LOCK in its effective set (the

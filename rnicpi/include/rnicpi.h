@@ -898,8 +898,8 @@ typedef struct rnicpi_upcalls {
  *  Each operation lists the statuses it returns and when, as the providers
  *  of this tree answer (vp/emul, vp/iwarp, vp/ib) and as the access layer
  *  reads them.  Where the access layer tells one status from the others
- *  (RNICPI_EEXIST of listen, RNICPI_ENOENT of accept, RNICPI_EBUSY of
- *  mr_dereg...), that status is the contract and a provider must give it
+ *  (RNICPI_EEXIST and RNICPI_EACCES of listen, RNICPI_ENOENT of accept,
+ *  RNICPI_EBUSY of mr_dereg...), that status is the contract and a provider must give it
  *  in that case and no other; the rest of a list says what a caller may
  *  see.  Any other status means the operation failed for a reason of the
  *  device's: vp/ib passes on what its kernel's verbs said, by errno
@@ -1384,8 +1384,10 @@ typedef struct rnicpi_cm_ops {
    *         says IT_ERR_CONN_QUAL_BUSY
    * @retval RNICPI_EINVAL @p port is 0 or above 65535 (vp/iwarp, vp/ib;
    *         vp/emul takes any)
-   * @retval RNICPI_EACCES vp/iwarp: the system refused the port (a
-   *         privileged one)
+   * @retval RNICPI_EACCES the system refused the port (vp/iwarp: the
+   *         kernel's bind); the access layer says IT_ERR_INVALID_CONN_QUAL.
+   *         It has already refused a port below the host's unprivileged
+   *         start to a process without CAP_NET_BIND_SERVICE.
    * @retval RNICPI_EIO vp/iwarp: the socket failed otherwise (vp/ib: other
    *         statuses by errno)
    */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <stdio.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -35,16 +36,16 @@ test_port_busy(void)
   g_test_summary("a reserved port is busy for a second reservation until released");
   uint32_t port = 0;
   kal_port_t *a = NULL, *b = NULL;
-  g_assert_cmpint(kal_port_reserve("kal-test", &port, &a), ==, RNICPI_OK);
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &a, NULL), ==, RNICPI_OK);
   g_assert_cmpuint(port, >=, 49152);
   uint32_t same = port;
-  g_assert_cmpint(kal_port_reserve("kal-test", &same, &b), ==, RNICPI_EEXIST);
+  g_assert_cmpint(kal_port_reserve("kal-test", &same, &b, NULL), ==, RNICPI_EEXIST);
   g_assert_null(b);
   /* Another space does not collide. */
-  g_assert_cmpint(kal_port_reserve("kal-test-other", &same, &b), ==, RNICPI_OK);
+  g_assert_cmpint(kal_port_reserve("kal-test-other", &same, &b, NULL), ==, RNICPI_OK);
   kal_port_release(b);
   kal_port_release(a);
-  g_assert_cmpint(kal_port_reserve("kal-test", &same, &b), ==, RNICPI_OK);
+  g_assert_cmpint(kal_port_reserve("kal-test", &same, &b, NULL), ==, RNICPI_OK);
   kal_port_release(b);
 }
 
@@ -54,12 +55,12 @@ test_port_other_process(void)
   g_test_summary("a port held by one process is busy in another, and free once the holder dies");
   uint32_t port = 0;
   kal_port_t *a = NULL;
-  g_assert_cmpint(kal_port_reserve("kal-test", &port, &a), ==, RNICPI_OK);
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &a, NULL), ==, RNICPI_OK);
   pid_t pid = fork();
   if (pid == 0) {
     kal_port_t *b = NULL;
     uint32_t p = port;
-    _exit(kal_port_reserve("kal-test", &p, &b) == RNICPI_EEXIST ? 0 : 1);
+    _exit(kal_port_reserve("kal-test", &p, &b, NULL) == RNICPI_EEXIST ? 0 : 1);
   }
   int status;
   g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
@@ -74,7 +75,7 @@ test_port_other_process(void)
   if (pid == 0) {
     kal_port_t *b = NULL;
     uint32_t p = port;
-    char ok = kal_port_reserve("kal-test", &p, &b) == RNICPI_OK ? 'y' : 'n';
+    char ok = kal_port_reserve("kal-test", &p, &b, NULL) == RNICPI_OK ? 'y' : 'n';
     if (write(pipefd[1], &ok, 1) != 1)
       _exit(2);
     pause();
@@ -85,10 +86,10 @@ test_port_other_process(void)
   g_assert_cmpint(ok, ==, 'y');
   uint32_t p = port;
   kal_port_t *c = NULL;
-  g_assert_cmpint(kal_port_reserve("kal-test", &p, &c), ==, RNICPI_EEXIST);
+  g_assert_cmpint(kal_port_reserve("kal-test", &p, &c, NULL), ==, RNICPI_EEXIST);
   kill(pid, SIGKILL);
   g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
-  g_assert_cmpint(kal_port_reserve("kal-test", &p, &c), ==, RNICPI_OK);
+  g_assert_cmpint(kal_port_reserve("kal-test", &p, &c, NULL), ==, RNICPI_OK);
   kal_port_release(c);
   close(pipefd[0]);
   close(pipefd[1]);
@@ -100,7 +101,121 @@ test_port_range(void)
   g_test_summary("ports above 65535 are refused");
   uint32_t port = 70000;
   kal_port_t *r = NULL;
-  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r), ==, RNICPI_EINVAL);
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, NULL), ==, RNICPI_EINVAL);
+}
+
+static gboolean set_cap(unsigned cap, gboolean on);
+static gboolean has_cap(unsigned cap);
+
+/* The host's unprivileged start, read here rather than of the code under
+ * test. */
+static uint32_t
+unprivileged_start(void)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents("/proc/sys/net/ipv4/ip_unprivileged_port_start", &text, NULL, NULL))
+    return 1024;
+  return (uint32_t) g_ascii_strtoull(text, NULL, 10);
+}
+
+static void
+test_port_privileged(void)
+{
+  g_test_summary("a port below net.ipv4.ip_unprivileged_port_start needs CAP_NET_BIND_SERVICE "
+                 "(dropped here from the effective set when held): without it port 80 is "
+                 "refused with RNICPI_EACCES and a sentence naming the port, the start and the "
+                 "capability; the start itself and a chosen port are reserved; with it port 80 is");
+  uint32_t start = unprivileged_start();
+  g_assert_cmpuint(kal_port_unprivileged_start(), ==, start);
+  if (start <= 80) {
+    g_test_skip("net.ipv4.ip_unprivileged_port_start is 80 or less here: port 80 is not privileged");
+    return;
+  }
+  if (!g_test_subprocess()) {
+    g_test_trap_subprocess(NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    return;
+  }
+  kal_port_t *r = NULL;
+  char *why = NULL;
+  uint32_t port = 80;
+  if (has_cap(CAP_NET_BIND_SERVICE)) {
+    g_assert_true(kal_cap_effective(CAP_NET_BIND_SERVICE));
+    g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, &why), ==, RNICPI_OK);
+    g_assert_null(why);
+    kal_port_release(r);
+    r = NULL;
+    g_assert_true(set_cap(CAP_NET_BIND_SERVICE, FALSE));
+  } else {
+    g_test_message("this process lacks CAP_NET_BIND_SERVICE: only the refusal is tested");
+  }
+  g_assert_false(has_cap(CAP_NET_BIND_SERVICE));
+  g_assert_false(kal_cap_effective(CAP_NET_BIND_SERVICE));
+
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, &why), ==, RNICPI_EACCES);
+  g_assert_null(r);
+  g_assert_cmpuint(port, ==, 80);
+  g_test_message("why: %s", why);
+  g_autofree char *below = g_strdup_printf("connection qualifier 80 is below the host's unprivileged "
+                                           "start %u (net.ipv4.ip_unprivileged_port_start)", start);
+  g_assert_nonnull(strstr(why, below));
+  g_assert_nonnull(strstr(why, "needs CAP_NET_BIND_SERVICE"));
+  g_autofree char *todo = g_strdup_printf("use a qualifier of %u or above, or grant the capability", start);
+  g_assert_nonnull(strstr(why, todo));
+  g_clear_pointer(&why, g_free);
+  port = start - 1;
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, NULL), ==, RNICPI_EACCES);
+
+  port = start;
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, NULL), ==, RNICPI_OK);
+  kal_port_release(r);
+  port = 0;
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, NULL), ==, RNICPI_OK);
+  g_assert_cmpuint(port, >=, start);
+  kal_port_release(r);
+}
+
+static void
+test_port_privileged_userns(void)
+{
+  g_test_summary("as the kernel does, CAP_NET_BIND_SERVICE counts over the user namespace that "
+                 "owns the network namespace: a process in a user namespace of its own has it "
+                 "in its effective set yet is refused port 80, with a sentence saying so, until "
+                 "it has a network namespace of that user namespace too");
+  if (unprivileged_start() <= 80) {
+    g_test_skip("net.ipv4.ip_unprivileged_port_start is 80 or less here: port 80 is not privileged");
+    return;
+  }
+  if (!g_test_subprocess()) {
+    /* Whether this host lets a process make one (kernel.unprivileged_userns_clone,
+     * user.max_user_namespaces, a seccomp filter of a container). */
+    pid_t pid = fork();
+    g_assert_cmpint(pid, >=, 0);
+    if (pid == 0)
+      _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+    int status = 0;
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      g_test_skip("this host refuses a user namespace (unshare(CLONE_NEWUSER))");
+      return;
+    }
+    g_test_trap_subprocess(NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    return;
+  }
+  g_assert_cmpint(unshare(CLONE_NEWUSER), ==, 0);
+  g_assert_true(kal_cap_effective(CAP_NET_BIND_SERVICE));
+  kal_port_t *r = NULL;
+  char *why = NULL;
+  uint32_t port = 80;
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, &why), ==, RNICPI_EACCES);
+  g_test_message("why: %s", why);
+  g_assert_nonnull(strstr(why, "CAP_NET_BIND_SERVICE, which this process"));
+  g_assert_nonnull(strstr(why, "it has it only in a user namespace of its own"));
+  g_free(why);
+  g_assert_cmpint(unshare(CLONE_NEWNET), ==, 0);
+  g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, NULL), ==, RNICPI_OK);
+  kal_port_release(r);
 }
 
 static uint64_t
@@ -113,10 +228,10 @@ vm_locked_kib(void)
   return g_ascii_strtoull(l + 6, NULL, 10);
 }
 
-/* Set or clear CAP_IPC_LOCK in this process's effective set (it stays
- * permitted, so it can come back).  FALSE when capset(2) refuses. */
+/* Set or clear @cap in this process's effective set (it stays permitted,
+ * so it can come back).  FALSE when capset(2) refuses. */
 static gboolean
-set_ipc_lock(gboolean on)
+set_cap(unsigned cap, gboolean on)
 {
   struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
   struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
@@ -124,22 +239,34 @@ set_ipc_lock(gboolean on)
   if (syscall(SYS_capget, &h, d) != 0)
     return FALSE;
   if (on)
-    d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective |= CAP_TO_MASK(CAP_IPC_LOCK);
+    d[CAP_TO_INDEX(cap)].effective |= CAP_TO_MASK(cap);
   else
-    d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+    d[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
   return syscall(SYS_capset, &h, d) == 0;
 }
 
-/* Whether CAP_IPC_LOCK is in this process's effective set, asked here
- * rather than of the code under test. */
+/* Whether @cap is in this process's effective set, asked here rather than
+ * of the code under test. */
 static gboolean
-has_ipc_lock(void)
+has_cap(unsigned cap)
 {
   struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
   struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
   memset(d, 0, sizeof(d));
   g_assert_cmpint(syscall(SYS_capget, &h, d), ==, 0);
-  return (d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK)) != 0;
+  return (d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
+}
+
+static gboolean
+set_ipc_lock(gboolean on)
+{
+  return set_cap(CAP_IPC_LOCK, on);
+}
+
+static gboolean
+has_ipc_lock(void)
+{
+  return has_cap(CAP_IPC_LOCK);
 }
 
 static void
@@ -672,6 +799,8 @@ main(int argc, char **argv)
   g_test_add_func("/kal/port/busy", test_port_busy);
   g_test_add_func("/kal/port/other-process", test_port_other_process);
   g_test_add_func("/kal/port/range", test_port_range);
+  g_test_add_func("/kal/port/privileged", test_port_privileged);
+  g_test_add_func("/kal/port/privileged-userns", test_port_privileged_userns);
   g_test_add_func("/kal/pin/limit", test_pin_limit);
   g_test_add_func("/kal/pin/overlap", test_pin_overlap);
   g_test_add_func("/kal/pin/parse", test_pin_parse);
