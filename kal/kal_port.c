@@ -6,6 +6,18 @@
  * process of the host (network namespace) and frees it when the holder dies,
  * so no lock file can go stale.
  *
+ * Who holds a port.  While the name is bound nobody else can bind it, of
+ * any user; but any local user may bind any abstract name that is free,
+ * without this layer and without a capability, so a name can be squatted
+ * before its listener takes it (privileged ports included: the namespace
+ * has no permissions).  A reservation therefore listens, and a refused
+ * reservation names its holder by SO_PEERCRED on a connection to it, the
+ * kernel's record of the process that called listen(), never by anything
+ * a peer says; a name that refuses connections is no reservation of this
+ * layer.  The holder never accepts: each refused reservation leaves one
+ * connection in its queue (SOMAXCONN long) until it is released, and past
+ * that the holder is not named.
+ *
  * A port below the host's unprivileged start (net.ipv4.ip_unprivileged_
  * port_start, 1024 unless changed) needs CAP_NET_BIND_SERVICE in the
  * effective set, the rule the kernel's inet_bind() applies to a TCP port.
@@ -25,6 +37,7 @@
 #include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -44,23 +57,84 @@ struct kal_port {
   uint32_t port;
 };
 
+/* The abstract name of @port of @space; its length for bind and connect. */
+static socklen_t
+port_addr(const char *space, uint32_t port, struct sockaddr_un *sa)
+{
+  memset(sa, 0, sizeof(*sa));
+  sa->sun_family = AF_UNIX;
+  int n = g_snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "itapi-conn-qual/%s/%u", space, port);
+  return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n);
+}
+
 static rnicpi_status_t
 try_bind(const char *space, uint32_t port, int *fd_out)
 {
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  int n = g_snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
-                     "itapi-conn-qual/%s/%u", space, port);
+  struct sockaddr_un sa;
+  socklen_t len = port_addr(space, port, &sa);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return RNICPI_ENOMEM;
-  socklen_t len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n);
   if (bind(fd, (struct sockaddr *) &sa, len) != 0) {
     int err = errno;
     close(fd);
     return err == EADDRINUSE ? RNICPI_EEXIST : RNICPI_EIO;
   }
+  if (listen(fd, SOMAXCONN) != 0) {
+    close(fd);
+    return RNICPI_EIO;
+  }
   *fd_out = fd;
   return RNICPI_OK;
+}
+
+/* Whether process @pid has @cap in its effective set now, as
+ * /proc/PID/status says (readable for every process); TRUE when it cannot
+ * be read, so that nothing is said of a process that cannot be seen. */
+static gboolean
+pid_has_cap(pid_t pid, unsigned cap)
+{
+  g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
+  g_autofree char *status = NULL;
+  if (!g_file_get_contents(path, &status, NULL, NULL))
+    return TRUE;
+  const char *l = strstr(status, "\nCapEff:");
+  unsigned long long eff;
+  if (l == NULL || sscanf(l + 8, "%llx", &eff) != 1)
+    return TRUE;
+  return (eff >> cap) & 1;
+}
+
+/* Who holds @port of @space, for a refusal's sentence: "pid N (uid U)"
+ * and, for a port below @start held by a process that lacks
+ * CAP_NET_BIND_SERVICE, that it took the name outside this layer. */
+static char *
+describe_holder(const char *space, uint32_t port, uint32_t start)
+{
+  struct sockaddr_un sa;
+  socklen_t len = port_addr(space, port, &sa);
+  const char *name = sa.sun_path + 1;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return g_strdup_printf("another process holds it (it cannot be named: %s)", g_strerror(errno));
+  struct ucred cr;
+  socklen_t crlen = sizeof(cr);
+  char *d;
+  if (connect(fd, (struct sockaddr *) &sa, len) == 0 &&
+      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0) {
+    gboolean squat = port < start && cr.uid != 0 && !pid_has_cap(cr.pid, CAP_NET_BIND_SERVICE);
+    d = g_strdup_printf("process %d (uid %u) holds it%s%s%s", (int) cr.pid, (unsigned) cr.uid,
+                        squat ? " without CAP_NET_BIND_SERVICE, so it bound the abstract name '" : "",
+                        squat ? name : "", squat ? "' outside this access layer (any local user can)" : "");
+  } else if (errno == ECONNREFUSED) {
+    d = g_strdup_printf("a socket that does not listen holds it, which is no reservation of this access "
+                        "layer: any local user can bind the abstract name '%s' (`ss -xap | grep %s` "
+                        "names its process)", name, name);
+  } else {
+    d = g_strdup_printf("another process holds it (it cannot be named: %s)", g_strerror(errno));
+  }
+  close(fd);
+  return d;
 }
 
 uint32_t
@@ -120,10 +194,12 @@ kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res, char **why
     }
     rnicpi_status_t st = try_bind(space, *port, &fd);
     if (st != RNICPI_OK) {
-      if (why != NULL)
-        *why = g_strdup_printf("connection qualifier %u cannot be reserved: %s", *port,
-                               st == RNICPI_EEXIST ? "another listener on this host holds it"
-                                                   : rnicpi_status_message(st));
+      if (why != NULL) {
+        g_autofree char *holder = st == RNICPI_EEXIST ? describe_holder(space, *port, start) : NULL;
+        *why = g_strdup_printf("connection qualifier %u cannot be reserved: %s%s", *port,
+                               holder != NULL ? holder : rnicpi_status_message(st),
+                               holder != NULL ? "; free it, or use another qualifier" : "");
+      }
       return st;
     }
   } else {

@@ -93,7 +93,8 @@ uint32_t kal_port_unprivileged_start(void);
  * @param port in: the port, or 0 to pick a free one; out: the port.
  * @param res set to the reservation.
  * @param why set on failure to an allocated sentence naming the port, what
- *        refused it and what to do; free it with g_free().  May be NULL.
+ *        refused it (a holder by its pid and uid, as SO_PEERCRED gives
+ *        them) and what to do; free it with g_free().  May be NULL.
  * @retval RNICPI_OK reserved.
  * @retval RNICPI_EACCES the port is privileged and this process lacks
  *         CAP_NET_BIND_SERVICE.

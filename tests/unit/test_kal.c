@@ -13,9 +13,13 @@
 #include <linux/capability.h>
 #include <stdio.h>
 #include <sched.h>
+#include <grp.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +97,93 @@ test_port_other_process(void)
   kal_port_release(c);
   close(pipefd[0]);
   close(pipefd[1]);
+}
+
+/* A child that holds @port of space "kal-test" as uid @uid (when this
+ * process may change it): through kal_port_reserve() when @how is 'k', or by
+ * binding the abstract name itself and listening ('l') or not ('b'), as any
+ * local user can; it says 'y' on @fd once it holds the name, then waits. */
+static pid_t
+spawn_holder(uint32_t port, uid_t uid, char how, int fd)
+{
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid != 0)
+    return pid;
+  if (getuid() == 0 && uid != 0 && (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
+    _exit(2);
+  char ok = 'n';
+  if (how == 'k') {
+    kal_port_t *r = NULL;
+    uint32_t p = port;
+    if (kal_port_reserve("kal-test", &p, &r, NULL) == RNICPI_OK)
+      ok = 'y';
+  } else {
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int n = g_snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "itapi-conn-qual/kal-test/%u", port);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (bind(s, (struct sockaddr *) &sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + n)) == 0 &&
+        (how != 'l' || listen(s, 1) == 0))
+      ok = 'y';
+  }
+  if (write(fd, &ok, 1) != 1)
+    _exit(2);
+  pause();
+  _exit(0);
+}
+
+static void
+test_port_holder(void)
+{
+  g_test_summary("a refused reservation names its holder by SO_PEERCRED (pid and uid, here a "
+                 "child of uid 65534 when run as root); a privileged port held by a process "
+                 "without CAP_NET_BIND_SERVICE, or by a socket that does not listen, is said to "
+                 "be bound outside the access layer");
+  uid_t other = getuid() == 0 ? 65534 : getuid();
+  static const struct {
+    uint32_t port;
+    char how;
+    const char *says;
+  } cases[] = {
+    { 0, 'k', NULL },
+    { 80, 'l', "without CAP_NET_BIND_SERVICE, so it bound the abstract name "
+               "'itapi-conn-qual/kal-test/80' outside this access layer" },
+    { 81, 'b', "a socket that does not listen holds it, which is no reservation of this access layer" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    uint32_t port = cases[i].port;
+    if (port == 0) {
+      kal_port_t *probe = NULL;
+      g_assert_cmpint(kal_port_reserve("kal-test", &port, &probe, NULL), ==, RNICPI_OK);
+      kal_port_release(probe);
+    }
+    int pipefd[2];
+    g_assert_cmpint(pipe(pipefd), ==, 0);
+    pid_t pid = spawn_holder(port, other, cases[i].how, pipefd[1]);
+    char ok = 0;
+    g_assert_cmpint(read(pipefd[0], &ok, 1), ==, 1);
+    g_assert_cmpint(ok, ==, 'y');
+    kal_port_t *r = NULL;
+    char *why = NULL;
+    uint32_t p = port;
+    g_assert_cmpint(kal_port_reserve("kal-test", &p, &r, &why), ==, RNICPI_EEXIST);
+    g_test_message("why: %s", why);
+    g_autofree char *held = g_strdup_printf("connection qualifier %u cannot be reserved: ", port);
+    g_assert_nonnull(strstr(why, held));
+    if (cases[i].how != 'b') {
+      g_autofree char *who = g_strdup_printf("process %d (uid %u) holds it", (int) pid, (unsigned) other);
+      g_assert_nonnull(strstr(why, who));
+    }
+    if (cases[i].says != NULL && (other != 0 || cases[i].how == 'b'))
+      g_assert_nonnull(strstr(why, cases[i].says));
+    g_assert_nonnull(strstr(why, "; free it, or use another qualifier"));
+    g_free(why);
+    kill(pid, SIGKILL);
+    int status;
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    close(pipefd[0]);
+    close(pipefd[1]);
+  }
 }
 
 static void
@@ -798,6 +889,7 @@ main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/kal/port/busy", test_port_busy);
   g_test_add_func("/kal/port/other-process", test_port_other_process);
+  g_test_add_func("/kal/port/holder", test_port_holder);
   g_test_add_func("/kal/port/range", test_port_range);
   g_test_add_func("/kal/port/privileged", test_port_privileged);
   g_test_add_func("/kal/port/privileged-userns", test_port_privileged_userns);
