@@ -245,7 +245,10 @@ typedef enum {
  * exists; with neither, everything is allowed.  Each line is
  * `allow|deny connect|accept|any ADDRESS[/PREFIX]|any [port N[-M]]`; the
  * first rule that matches decides, and a connection no rule matches is
- * allowed.  A file that cannot be read or parsed refuses every connection.
+ * allowed.  A file that cannot be read or parsed refuses every connection,
+ * and so does one another user could rewrite: owned by neither root nor
+ * this process's user, or writable by its group or others, or in a
+ * directory that is (unless sticky).
  * An IPv4-mapped IPv6 peer is matched against the IPv4 rules.
  *
  * @param dir #KAL_POLICY_CONNECT for a connection this host opens,
@@ -256,7 +259,8 @@ typedef enum {
  * @param why set when refused to an allocated sentence naming the rule (file
  *        and line), the peer and the port; free it with g_free().  May be NULL.
  * @retval RNICPI_OK allowed.
- * @retval RNICPI_EACCES refused by a rule, or by a broken policy file.
+ * @retval RNICPI_EACCES refused by a rule, or by a broken or unsafe policy
+ *         file.
  * @retval RNICPI_EINVAL @p peer is not an IP address.
  */
 rnicpi_status_t kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t port,

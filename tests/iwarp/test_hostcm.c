@@ -289,6 +289,8 @@ main(int argc, char **argv)
                                            "deny accept 127.0.0.0/8 port %u\n",
                                            port_conn_denied, port_acc_denied);
   g_assert_true(g_file_set_contents(file, rules, -1, NULL));
+  /* Writable by the owner alone whatever the umask, or the policy is refused. */
+  g_assert_cmpint(g_chmod(file, 0644), ==, 0);
   g_setenv("ITAPI_POLICY", file, TRUE);
   g_test_add_func("/hostcm/policy/connect", test_policy_connect);
   g_test_add_func("/hostcm/policy/accept", test_policy_accept);

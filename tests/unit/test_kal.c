@@ -868,6 +868,7 @@ test_policy_file(void)
   g_autofree char *dir = g_dir_make_tmp("kal-policy-XXXXXX", NULL);
   g_autofree char *file = g_build_filename(dir, "policy", NULL);
   g_assert_true(g_file_set_contents(file, "deny connect 127.0.0.0/8 port 7000\n", -1, NULL));
+  g_assert_cmpint(g_chmod(file, 0644), ==, 0);
   g_autofree char *missing = g_build_filename(dir, "absent", NULL);
   const char *modes[][2] = { { "file", file }, { "missing", missing } };
   for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
@@ -879,6 +880,76 @@ test_policy_file(void)
   }
   g_unsetenv("ITAPI_POLICY");
   g_unsetenv("KAL_TEST_POLICY_MODE");
+  g_unlink(file);
+  g_rmdir(dir);
+}
+
+static void
+test_policy_unsafe(void)
+{
+  g_test_summary("host policy: a file another user could rewrite (writable by its group or "
+                 "others, owned by another user, in a directory writable by others) refuses "
+                 "every connection, naming the file, its owner and mode and the command that "
+                 "mends it; 0644 of this user in a 0700 or a sticky 1777 directory is read");
+  if (g_test_subprocess()) {
+    char *why = NULL;
+    const char *says = g_getenv("KAL_TEST_POLICY_SAYS");
+    rnicpi_status_t st = verdict(KAL_POLICY_CONNECT, "127.0.0.1", 7001, &why);
+    if (*says == '\0') {
+      g_assert_cmpint(st, ==, RNICPI_OK);
+      g_assert_cmpint(verdict(KAL_POLICY_CONNECT, "127.0.0.1", 7000, NULL), ==, RNICPI_EACCES);
+    } else {
+      g_assert_cmpint(st, ==, RNICPI_EACCES);
+      if (strstr(why, says) == NULL)
+        g_error("message '%s' lacks '%s'", why, says);
+      g_assert_nonnull(strstr(why, "so another user could rewrite its rules"));
+      g_assert_nonnull(strstr(why, "every connection is refused until it is mended"));
+    }
+    g_free(why);
+    return;
+  }
+  g_autofree char *dir = g_dir_make_tmp("kal-policy-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "policy", NULL);
+  g_assert_true(g_file_set_contents(file, "deny connect 127.0.0.0/8 port 7000\n", -1, NULL));
+  unsigned me = (unsigned) geteuid();
+  struct {
+    mode_t file_mode, dir_mode;
+    uid_t owner;
+    char *says; /* "" when the file is read */
+  } cases[] = {
+    { 0644, 0700, me, g_strdup("") },
+    { 0644, 01777, me, g_strdup("") },
+    { 0664, 0700, me, g_strdup_printf("host policy %s is refused: it is writable by its group (mode 0664, "
+                                      "owner uid %u)", file, me) },
+    { 0646, 0700, me, g_strdup_printf("it is writable by others (mode 0646, owner uid %u)", me) },
+    { 0666, 0700, me, g_strdup_printf("it is writable by its group and others (mode 0666, owner uid %u), so "
+                                      "another user could rewrite its rules; every connection is refused "
+                                      "until it is mended (`chmod go-w %s`)", me, file) },
+    { 0644, 0777, me, g_strdup_printf("its directory %s is writable by its group and others (mode 0777, owner "
+                                      "uid %u)", dir, me) },
+    { 0644, 0700, 65534, g_strdup_printf("it is owned by uid 65534 (mode 0644), neither root nor this "
+                                         "process's uid %u, so another user could rewrite its rules; every "
+                                         "connection is refused until it is mended (`chown root %s`)", me, file) },
+  };
+  g_setenv("ITAPI_POLICY", file, TRUE);
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    if (cases[i].owner != me && (me != 0 || chown(file, cases[i].owner, (gid_t) -1) != 0)) {
+      g_test_message("case %zu: the file cannot be given to uid %u here", i, (unsigned) cases[i].owner);
+      continue;
+    }
+    g_assert_cmpint(g_chmod(file, (int) cases[i].file_mode), ==, 0);
+    g_assert_cmpint(g_chmod(dir, (int) cases[i].dir_mode), ==, 0);
+    g_setenv("KAL_TEST_POLICY_SAYS", cases[i].says, TRUE);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_passed();
+    if (cases[i].owner != me)
+      g_assert_cmpint(chown(file, me, (gid_t) -1), ==, 0);
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+    g_free(cases[i].says);
+  g_unsetenv("ITAPI_POLICY");
+  g_unsetenv("KAL_TEST_POLICY_SAYS");
+  g_assert_cmpint(g_chmod(dir, 0700), ==, 0);
   g_unlink(file);
   g_rmdir(dir);
 }
@@ -904,6 +975,7 @@ main(int argc, char **argv)
   g_test_add_func("/kal/pin/providers", test_pin_providers);
   /* Before the registry starts provider threads: the file test sets the environment. */
   g_test_add_func("/kal/policy/file", test_policy_file);
+  g_test_add_func("/kal/policy/unsafe", test_policy_unsafe);
   g_test_add_func("/kal/policy/rules", test_policy_rules);
   g_test_add_func("/kal/policy/broken", test_policy_broken);
   g_test_add_func("/kal/iface/registry", test_iface_registry);
