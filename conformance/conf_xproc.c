@@ -396,6 +396,7 @@ xlong_probe(size_t i, int step)
 }
 
 static gboolean maps_memfd(const char *name);
+static guint maps_count(const char *needle);
 
 /* Whether vp/emul maps the child's shared-memory regions here: unless
  * told not to (ITAPI_EMUL_MAP=0), or told to trust no peer
@@ -416,6 +417,13 @@ emul_maps(void)
 static void
 await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it_rmr_context_t ctx)
 {
+  if (g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") == 0) {
+    /* An untrusted peer's memory stays its own: neither its region nor
+     * its region table is mapped here (this process's own table is the
+     * one mapping of that name). */
+    g_assert_false(maps_memfd("conf-xproc-target"));
+    g_assert_cmpuint(maps_count("/memfd:itapi-emul-mrs"), <=, 1);
+  }
   if (!emul_maps())
     return;
   gint64 give_up = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
@@ -1609,6 +1617,18 @@ maps_memfd(const char *name)
   g_autofree char *needle = g_strdup_printf("/memfd:%s", name);
   g_assert_true(g_file_get_contents("/proc/self/maps", &maps, NULL, NULL));
   return strstr(maps, needle) != NULL;
+}
+
+/* The mappings of this process whose line names @needle. */
+static guint
+maps_count(const char *needle)
+{
+  g_autofree char *maps = NULL;
+  g_assert_true(g_file_get_contents("/proc/self/maps", &maps, NULL, NULL));
+  guint n = 0;
+  for (const char *p = strstr(maps, needle); p != NULL; p = strstr(p + 1, needle))
+    n++;
+  return n;
 }
 
 typedef enum { MAPPED_OVERRUN, MAPPED_FREED, MAPPED_STRADDLE } mapped_end_t;

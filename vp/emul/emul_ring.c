@@ -323,6 +323,13 @@ emul_ring_ack(emul_xconn_t *x, uint64_t upto)
     emul_ring_doorbell(x, bell);
 }
 
+/* Whether @o answers the peer's request (it counts against our IRD). */
+static inline guint
+x_is_answer(const x_out_t *o)
+{
+  return o->f.op == X_OP_READ_RESP || o->f.op == X_OP_ACK;
+}
+
 void
 emul_ring_pump(emul_xconn_t *x)
 {
@@ -334,6 +341,7 @@ emul_ring_pump(emul_xconn_t *x)
     if (!out_push(x, o, &bell))
       break;
     g_queue_pop_head(&x->out);
+    x->out_answers -= x_is_answer(o);
     g_free(o->buf);
     g_free(o);
   }
@@ -362,6 +370,7 @@ emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
     if (!owned && o->buf != NULL)
       q->buf = g_memdup2(o->buf, o->f.total);
     g_queue_push_tail(&x->out, q);
+    x->out_answers += x_is_answer(q);
   }
   if (bell)
     emul_ring_doorbell(x, bell);
@@ -415,6 +424,7 @@ emul_ring_free_queues(emul_xconn_t *x)
     g_free(o->buf);
     g_free(o);
   }
+  x->out_answers = 0;
   if (x->in_busy)
     g_free(x->in.buf);
   x->in_busy = FALSE;
@@ -493,7 +503,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
   default:
     if (owned)
       g_free(buf);
-    emul_ring_peer_break(x, NULL, w);
+    emul_ring_peer_violation(x, w, "a frame of unknown op %u", f->op);
     break;
   }
 }
@@ -563,8 +573,31 @@ static inline gboolean
 x_frag_fits(const emul_xconn_t *x, const x_frame_t *f)
 {
   if (f->op == X_OP_CONT)
-    return x->in_busy && x->in_have + f->frag_len <= x->in.f.total;
-  return !x->in_busy && f->frag_len <= f->total && f->total <= X_MSG_MAX;
+    return x->in_busy && f->frag_len > 0 && x->in_have + f->frag_len <= x->in.f.total;
+  if (x->in_busy || f->frag_len > f->total || f->total > X_MSG_MAX)
+    return FALSE;
+  /* What each first frame may say (x_dispatch, emul_ring_exec_in,
+   * emul_ring_answer), checked before anything is allocated for it. */
+  switch (f->op) {
+  case X_OP_SEND:
+    if (f->flags & ~(X_F_CMA | X_F_INV))
+      return FALSE;
+    /* A gather list to pull (emul_ring_resp.c) only where this process
+     * said it attaches to the peer. */
+    if (f->flags & X_F_CMA)
+      return x->probed && f->total % sizeof(x_iov_t) == 0 && f->total <= X_IOV_MAX * sizeof(x_iov_t);
+    return f->byte_len == f->total;
+  case X_OP_WRITE:
+  case X_OP_READ_RESP:
+    return f->flags == 0;
+  case X_OP_READ:
+  case X_OP_ACK:
+    return f->flags == 0 && f->total == 0;
+  case X_OP_ATOMIC:
+    return (f->flags & ~X_F_FETCH_ADD) == 0 && f->total == 0;
+  default:
+    return FALSE;
+  }
 }
 
 /* Start assembling the message whose first frame is @f (x->in): FALSE
@@ -619,7 +652,12 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
   uint64_t head = x->rx_head;
   x_frame_t f;
   uint64_t hdr;
-  while (x_frame_at(x, data, head, &f, &hdr)) {
+  /* One lap of the ring at most: a peer that publishes frames as fast as
+   * they are taken must not hold this thread (and the fabric lock) for
+   * ever.  What is left stays pending: the progress thread's next look
+   * takes it, with the lock let go between (x_poll_func). */
+  uint64_t budget = head + X_RING_SIZE;
+  while (head < budget && x_frame_at(x, data, head, &f, &hdr)) {
     if (f.frag_len > X_FRAG_MAX)
       goto bad;
     __atomic_store_n(&x->rx_full, x->rx_full + 1, __ATOMIC_RELAXED);
@@ -664,7 +702,9 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
     emul_ring_answered(x->qp, w);
   return FALSE;
 bad:
-  emul_ring_peer_break(x, NULL, w);
+  emul_ring_peer_violation(x, w, "a malformed frame at ring position %" G_GUINT64_FORMAT " (op %u, flags "
+                           "%#x, %u of %" G_GUINT64_FORMAT " bytes%s)", (guint64) head, f.op, f.flags,
+                           f.frag_len, (guint64) f.total, x->in_busy ? ", a message being assembled" : "");
   return FALSE;
 }
 
@@ -716,10 +756,11 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
   int s = 1 - x->side;
   const uint8_t *data = ring_data(x, s);
   uint64_t head = x->rx_head;
+  uint64_t budget = head + X_RING_SIZE;  /* one lap at most, as the full drain */
   unsigned did = 0;
   x_frame_t f;
   uint64_t hdr;
-  while (x_frame_at(x, data, head, &f, &hdr)) {
+  while (head < budget && x_frame_at(x, data, head, &f, &hdr)) {
     /* With nothing ahead of it (requests waiting, a pull running): a
      * message whole in one frame whose keys name no window or
      * fast-registered region (whose fields change under the fabric lock:

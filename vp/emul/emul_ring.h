@@ -301,6 +301,8 @@ typedef struct x_iov {
   uint64_t addr;
   uint64_t len;
 } x_iov_t;
+/* Entries of a Send's gather list (X_F_CMA) at most. */
+#define X_IOV_MAX 64
 
 typedef struct x_ring_ctl {
   _Alignas(64) uint64_t acked;      /* written by the producer, as responder:
@@ -436,6 +438,8 @@ struct emul_xconn {
   emul_conn_t *conn;            /* the handshake in progress */
   emul_listen_t *listener;      /* passive: the listener that accepted */
   GQueue out;                   /* x_out_t*, in ring order */
+  guint out_answers;            /* Read Responses and atomics' ACKs among them: no more
+                                 * than the peer may have outstanding (IRD) */
   x_in_t in;                    /* message being assembled */
   uint64_t in_have;
   gboolean in_busy;

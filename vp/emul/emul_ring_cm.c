@@ -1054,8 +1054,9 @@ x_on_rej(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
   emul_ring_close(x);
   if (to == NULL)
     return;
-  if (m->reason != 0)
-    emul_cm_unreachable(to, (rnicpi_cm_reason_t) m->reason);
+  if (m->reason != 0)  /* a reason we do not know is the peer's refusal as a non-peer */
+    emul_cm_unreachable(to, m->reason <= RNICPI_CM_REASON_BAD_PARAMS ? (rnicpi_cm_reason_t) m->reason
+                                                                     : RNICPI_CM_REASON_BAD_PATH);
   else
     emul_qp_cm_event(to, RNICPI_CM_REJECTED, m->pdata, m->pdata_len);
   emul_qp_set_error(to, w);
@@ -1592,8 +1593,12 @@ emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
     }
     emul_swqe_t *s = emul_wq_peek(&qp->sq);
     if (m->status != 0 && s != NULL && s->issued && s->seq == m->seq) {
+      /* A responder's refusal is one of two (emul_fault_status); any other
+       * word of the peer's is its operation error. */
+      rnicpi_wc_status_t st = m->status == RNICPI_WC_REM_ACCESS_ERR ? RNICPI_WC_REM_ACCESS_ERR
+                                                                    : RNICPI_WC_REM_OP_ERR;
       emul_wq_pop(&qp->sq);
-      emul_complete_send(qp, &s->wr, (rnicpi_wc_status_t) m->status, 0, w);
+      emul_complete_send(qp, &s->wr, st, 0, w);
       emul_wq_put(&qp->sq, s);
     }
   }

@@ -720,9 +720,17 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
 {
   emul_ring_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
   emul_swqe_t *s = emul_wq_peek(&qp->sq);
-  if (s == NULL || !s->issued || s->seq != f->seq ||
-      (f->op == X_OP_READ_RESP && (!x_is_read(s->wr.opcode) || f->total != f->byte_len))) {
-    emul_ring_peer_break(qp->x, NULL, w);
+  /* The answer the oldest unanswered request asked for, and no other: a
+   * Read's Response of its length, an atomic's ACK of its 8 bytes. */
+  gboolean fits = s != NULL && s->issued && s->seq == f->seq &&
+                  (f->op == X_OP_READ_RESP ? x_is_read(s->wr.opcode) && f->total == f->byte_len &&
+                                             f->byte_len == s->len
+                                           : rnicpi_wr_is_atomic(s->wr.opcode) && f->byte_len == 8 &&
+                                             f->total == 0 && f->status == 0);
+  if (!fits) {
+    emul_ring_peer_violation(qp->x, w, "an answer (op %u, %u bytes) to request %" G_GUINT64_FORMAT
+                             " that does not match the oldest one it has not answered", f->op,
+                             f->byte_len, (guint64) f->seq);
     return FALSE;
   }
   emul_wq_pop(&qp->sq);

@@ -34,8 +34,6 @@
 
 #include "emul_ring.h"
 
-#define X_MAX_IOV 64
-
 /* Responder side: request @seq failed here with @f; each side gets its
  * affiliated event, the requester completes it with its status. */
 static void
@@ -217,13 +215,15 @@ x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     return XR_FAILED;
   } else if (in->f.flags & X_F_CMA) {
     emul_wq_t *rq = emul_qp_rq(qp);
-    struct iovec rv[X_MAX_IOV];
+    struct iovec rv[X_IOV_MAX];
     uint64_t n = in->f.total / sizeof(x_iov_t), sum = 0;
     const x_iov_t *v = (const x_iov_t *) in->buf;
-    gboolean ok = n <= X_MAX_IOV && in->f.total % sizeof(x_iov_t) == 0, ended = FALSE;
+    gboolean ok = n <= X_IOV_MAX && in->f.total % sizeof(x_iov_t) == 0, ended = FALSE;
     for (uint64_t i = 0; ok && i < n; i++) {
-      rv[i] = (struct iovec) { (void *) (uintptr_t) v[i].addr, v[i].len };
-      sum += v[i].len;
+      x_iov_t e = v[i];  /* read once: it may lie in the ring */
+      rv[i] = (struct iovec) { (void *) (uintptr_t) e.addr, e.len };
+      ok = e.len <= len - sum;  /* no sum that wraps to the message's length */
+      sum += e.len;
     }
     ok = ok && sum == len && x_pull(qp, r, rv, (int) n, unlock, &ended);
     if (ended) {
@@ -295,6 +295,14 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   x_out_t o;  /* an answer: set up by the cases that send one */
   uint8_t *t;
   emul_fault_t fault;
+  /* A Read or an atomic needs an answer: the peer may have no more of
+   * them waiting for one than our IRD (its ORD is at most that), so the
+   * answers that wait for room in the ring are bounded. */
+  if ((f->op == X_OP_READ || f->op == X_OP_ATOMIC) && x->out_answers >= MAX(emul_resp_ird(qp), 1u)) {
+    emul_ring_peer_violation(x, w, "more RDMA Reads and atomics waiting for their answers than the "
+                             "IRD of %u it was granted", emul_resp_ird(qp));
+    return XR_FAILED;
+  }
   switch (f->op) {
   case X_OP_SEND:
     return x_exec_send(qp, in, draining, w);
@@ -338,7 +346,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     return XR_DONE;
   }
   default:
-    emul_ring_peer_break(x, NULL, w);
+    emul_ring_peer_violation(x, w, "a request of unknown op %u", f->op);
     return XR_FAILED;
   }
   x_fail_req(qp, f->seq, fault, w);  /* refused by emul_resp_target */
