@@ -21,7 +21,8 @@
  * (SOCK_SEQPACKET); the kAL reservation "itapi-conn-qual/emul/<port>" taken
  * by the access layer already makes the port unique on the host.  A connect
  * that finds no listener in its own process connects to that socket and
- * sends REQ; REP, REJ, RTU follow on the same socket (x_msg_t).  The socket
+ * sends REQ; PROBE and ATTACH (the proofs of emul_ring_cm.c's Trust), REP,
+ * REJ, RTU follow on the same socket (x_msg_t).  The socket
  * then stays open for the connection's life: it carries doorbells and the
  * teardown messages (DISC with private data, BREAK with the status of the
  * request that broke the connection), and its EOF means the peer process
@@ -55,9 +56,10 @@
  * to it, in order, before it acts on any answer frame (which the responder
  * published after raising the word).  A consumer never stops draining:
  * requests it cannot execute yet (a send with no receive posted, and every
- * request behind it: RC ordering) wait in the QP's private queue qp->xin.
- * So two processes whose rings are full of each other's requests cannot
- * deadlock.  (It pauses only to make a long Read Response's copy, with the
+ * request behind it: RC ordering) wait in the QP's private queue qp->xin
+ * (bounded: no more than a peer's send queue holds, ITAPI_EMUL_INBOUND_MB
+ * of payload; a peer past it broke the protocol).  So two processes whose
+ * rings are full of each other's requests cannot deadlock.  (It pauses only to make a long Read Response's copy, with the
  * locks let go, and drains on after it: emul_ring_serve.)  Frames that arrive whole and contiguous are executed in place
  * (no copy out, no allocation); answers are pushed straight into the ring
  * when nothing waits ahead of them (x->out is only the overflow queue).

@@ -547,6 +547,23 @@ x_lsock_closing(emul_ring_lsock_t *sock)
 }
 
 #define X_ACCEPT_BATCH 8
+/* Connections of one listener not accepted yet by its consumer (or not
+ * through their handshake): a peer that opens more is refused, said
+ * once per process. */
+#define X_PENDING_MAX 1024
+static gboolean x_said_pending;
+
+/* The connections of @l waiting for their consumer's answer. */
+static guint
+x_pending(const emul_listen_t *l)
+{
+  guint n = 0;
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
+    const emul_xconn_t *x = i->data;
+    n += x->listener == l && x->qp == NULL && !x->dead;
+  }
+  return n;
+}
 
 /* The progress thread, when connections wait at a listener: accepted, each
  * with its peer's process and a bell, with no lock held; made connections
@@ -569,7 +586,18 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
     n++;
   }
   if (emul_ring_enter() && s->l != NULL) {
+    guint pending = n > 0 ? x_pending(s->l) : 0;
     for (guint i = 0; i < n; i++) {
+      if (pending >= X_PENDING_MAX) {
+        if (!x_said_pending) {
+          x_said_pending = TRUE;
+          g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: port %u has %u connection requests waiting "
+                "for an answer: refusing process %d's and any more (answer or reject them)",
+                s->l->port, pending, (int) pid[i]);
+        }
+        continue;  /* closed below, as for a listener gone */
+      }
+      pending++;
       emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], uid[i], nonce[i], bell[i], s->l->no_cma,
                                    s->l->no_trust);
       x->listener = s->l;

@@ -783,7 +783,15 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned
   if (qp->xcopying || !emul_queue_empty(&qp->xans) ||
       (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(qp, f->byte_len, FALSE))) {
     /* Behind a copy, or a long Read Response to scatter with the locks let
-     * go: its drainer runs it after the drain (Long copies). */
+     * go: its drainer runs it after the drain (Long copies).  No more
+     * answers wait than Reads and atomics were issued (ORD). */
+    if (qp->xans.length >= MAX(qp->ord, 1u)) {
+      if (owned)
+        g_free(buf);
+      emul_ring_peer_violation(qp->x, w, "more answers than the %u Reads and atomics this side may "
+                               "have outstanding", qp->ord);
+      return;
+    }
     g_queue_push_tail(&qp->xans, emul_ring_in_new(f, buf, owned));
     qp->x->issue_owed = TRUE;
     return;
