@@ -321,8 +321,9 @@ x_map_take(emul_xconn_t *x, emul_map_io_t *io)
   int seals = fcntl(io->fd, F_GET_SEALS);
   void *p = MAP_FAILED;
   size_t mlen = 0;
-  if (seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(io->fd, &st) == 0 &&
-      io->file_off + io->len <= (uint64_t) st.st_size && io->len <= SIZE_MAX / 2) {
+  if (seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(io->fd, &st) == 0 && st.st_size >= 0 &&
+      io->file_off <= (uint64_t) st.st_size && io->len <= (uint64_t) st.st_size - io->file_off &&
+      io->len <= SIZE_MAX / 2) {
     mlen = (size_t) (io->file_off - floor + io->len);
     p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, io->fd, (off_t) floor);
     if (p == MAP_FAILED)

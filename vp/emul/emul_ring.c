@@ -353,27 +353,34 @@ emul_ring_pump(emul_xconn_t *x)
  * nothing waits ahead of it, else (or for what did not fit) a copy joins
  * x->out.  @owned: o->buf is ours to free; otherwise it is borrowed and
  * copied only if the message has to wait. */
-void
+gboolean
 emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
 {
   guint bell = 0;
   if (x->dead || x->seg == NULL) {
     if (owned)
       g_free(o->buf);
-    return;
+    return TRUE;
   }
   if (emul_queue_empty(&x->out) && out_push(x, o, &bell)) {
     if (owned)
       g_free(o->buf);
   } else {
-    x_out_t *q = g_memdup2(o, sizeof(*o));
+    /* A Read Response's bytes are as long as the peer asked (its region's
+     * length at most): their copy may not fit in memory. */
+    uint8_t *copy = !owned && o->buf != NULL ? g_try_malloc(o->f.total) : o->buf;
+    if (copy == NULL && o->buf != NULL && o->f.total > 0)
+      return FALSE;
     if (!owned && o->buf != NULL)
-      q->buf = g_memdup2(o->buf, o->f.total);
+      memcpy(copy, o->buf, o->f.total);
+    x_out_t *q = g_memdup2(o, sizeof(*o));
+    q->buf = copy;
     g_queue_push_tail(&x->out, q);
     x->out_answers += x_is_answer(q);
   }
   if (bell)
     emul_ring_doorbell(x, bell);
+  return TRUE;
 }
 
 gboolean

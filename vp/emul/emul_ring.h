@@ -655,7 +655,9 @@ gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_s
                                 uint64_t len, guint *bell);
 void emul_ring_doorbell(emul_xconn_t *x, guint bell);  /* rung at emul_fabric_unlock */
 void emul_ring_ack(emul_xconn_t *x, uint64_t upto);
-void emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
+/* FALSE when a borrowed payload had to wait and no memory held its copy:
+ * nothing was sent or queued (the caller breaks the connection). */
+gboolean emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 /* Push @o (one frame at most; o->buf borrowed) into the ring at once when
  * nothing waits ahead of it and it fits (the QP's link held): FALSE, with
  * nothing pushed, otherwise. */

@@ -327,7 +327,13 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     if (t == NULL)
       break;
     o = x_read_resp(f, t);
-    emul_ring_emit(x, &o, FALSE);
+    if (!emul_ring_emit(x, &o, FALSE)) {
+      g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no memory to hold a Read Response of %u bytes for "
+            "process %d: its connection is broken (free memory, or read less at a time)", f->byte_len,
+            (int) x->peer_pid);
+      emul_ring_peer_break(x, NULL, w);
+      return XR_FAILED;
+    }
     return XR_DONE;
   case X_OP_ATOMIC: {
     /* Executed here, under the fabric lock, whatever the payload mode:
