@@ -201,12 +201,13 @@ int conf_key_changes(uint64_t key, gboolean key_byte, conf_key_change_t *out);
  * when the child fails. */
 typedef struct conf_child {
   pid_t pid;
-  int to;       /* the child's stdin */
-  int from;     /* the child's stdout */
-  char err[96]; /* the file holding its stderr */
+  int to;        /* the child's stdin */
+  int from;      /* the child's stdout */
+  char err[256]; /* the file holding its stderr */
 } conf_child_t;
 /* Run @exe with the arguments @args (NULL-terminated, after argv[0]) as a
- * child, its stderr into /tmp/<@name>-<this process's pid>.err.
+ * child, its stderr into <@name>-<this process's pid>.err in $TMPDIR
+ * (default /tmp).
  * @env_name (may be NULL): set to @env_value in the child before it runs. */
 conf_child_t conf_child_spawn(const char *exe, const char *const *args, const char *name,
                               const char *env_name, const char *env_value);

@@ -562,7 +562,7 @@ conf_child_spawn(const char *exe, const char *const *args, const char *name,
   int in[2], out[2];
   g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
   g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
-  g_snprintf(c.err, sizeof(c.err), "/tmp/%s-%d.err", name, (int) getpid());
+  g_snprintf(c.err, sizeof(c.err), "%s/%s-%d.err", g_get_tmp_dir(), name, (int) getpid());
   c.pid = fork();
   g_assert_cmpint(c.pid, >=, 0);
   if (c.pid == 0) {
