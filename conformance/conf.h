@@ -225,6 +225,12 @@ it_conn_qual_t conf_child_hear_port(conf_child_t *c, int timeout_ms);
 /* Wait for child @c to end: it must exit 0.  Its stderr file is removed
  * and its pipes closed. */
 void conf_child_reap(conf_child_t *c);
+/* Whether child @c has ended (with @block, wait until it has), its wait
+ * status in *@status; as waitpid() does, whoever started the child
+ * (conf_xuser_start). */
+gboolean conf_child_wait(const conf_child_t *c, gboolean block, int *status);
+/* Send @sig to the child @pid, as kill() does, whoever started it. */
+void conf_child_kill(pid_t pid, int sig);
 
 /* A child's watchdog: a child that hears of nothing for this many seconds
  * takes its parent to be stuck and ends (SIGALRM, with a line on its
@@ -248,5 +254,40 @@ void conf_child_waiting(const char *what);
 /* Every thread's stack of process @pid (gdb attached in batch mode) onto
  * @fd; a line saying gdb is missing when it is. */
 void conf_gdb_stacks(pid_t pid, int fd);
+
+/* ---- across users (conf_xuser.c) ----
+ * With ITAPI_CONF_CHILD_USER=NAME every child runs as the unprivileged user
+ * NAME; with ITAPI_CONF_PARENT_USER=NAME the tests' process runs as NAME
+ * and every child as root.  The root end of each pair checks that neither
+ * process maps a memfd of the other user but the one holding the
+ * connection's rings (conf_xuser_check); ITAPI_CONF_XUSER_MAPS_LOG=FILE
+ * appends what breaks that rule to FILE instead of failing. */
+
+/* First thing in the main() of a program whose tests start children
+ * (before g_test_init(), with its untouched @argv, and in a child's role
+ * too): under ITAPI_CONF_PARENT_USER the program, started as root, leaves
+ * a root spawner behind and runs again as the user; a root child starts
+ * watching its unprivileged parent.  Nothing otherwise. */
+void conf_xuser_start(char **argv);
+/* Fail (g_error) when the root process or an unprivileged peer it watches
+ * maps a memfd the other user created, other than the connection's rings;
+ * @when says what checked ("on a line heard").  Nothing where no peer is
+ * watched, or where the last check ended less than @gap_us ago: conf_hear
+ * and conf_say call it on every line (0), conf_wait on every connection
+ * event (0) and on data completions at most once a millisecond (1000: a
+ * check reads two maps, some 250 us), a thread every 10 ms. */
+void conf_xuser_check(const char *when, gint64 gap_us);
+/* Watch the unprivileged process @pid until it is reaped (conf_child_wait). */
+void conf_xuser_watch(pid_t pid);
+/* For conf_child_spawn: start the child @argv through the spawner of
+ * ITAPI_CONF_PARENT_USER with its stdin, stdout and stderr (its pid; 0
+ * where there is no spawner); else fork (under ITAPI_CONF_CHILD_USER the
+ * parent returns once the child executed a program, and watches it from
+ * then on), and in the fork become ITAPI_CONF_CHILD_USER's user (0, or the
+ * errno that stopped it, on which the parent fails with a g_error). */
+pid_t conf_xuser_fork(void);
+int conf_xuser_child_drop(void);
+pid_t conf_xuser_spawn(const char *const *argv, int in, int out, int err, const char *env_name,
+                       const char *env_value);
 
 #endif

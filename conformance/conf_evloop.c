@@ -718,12 +718,12 @@ children_report(child_t *c, unsigned n)
   GString *s = g_string_new(NULL);
   for (unsigned i = 0; i < n; i++) {
     int st = 0;
-    pid_t r = waitpid(c[i].pid, &st, WNOHANG);
+    gboolean ended = c[i].pid > 0 && conf_child_wait(&c[i], FALSE, &st);
     g_autofree char *err = NULL;
     g_file_get_contents(c[i].err, &err, NULL, NULL);
     g_string_append_printf(s, "\nclient %u (pid %d): %s", i, (int) c[i].pid,
-                           r == 0 ? "running" : r < 0 ? "reaped" : "exited");
-    if (r > 0)
+                           c[i].pid <= 0 ? "reaped" : ended ? "exited" : "running");
+    if (ended)
       c[i].pid = -1;
     if (err != NULL && *err != '\0')
       g_string_append_printf(s, "; its stderr:\n%s", err);
@@ -1139,8 +1139,8 @@ test_aevd_server(gconstpointer data)
     g_autofree char *ok = conf_hear(kids[i].from, LINE_TIMEOUT_MS);
     g_autofree char *want = g_strdup_printf("ok %u %u", i, SRV_ROUNDS);
     int st = 0;
-    pid_t r = waitpid(kids[i].pid, &st, 0);
-    if (g_strcmp0(ok, want) != 0 || r != kids[i].pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    gboolean ended = conf_child_wait(&kids[i], TRUE, &st);
+    if (g_strcmp0(ok, want) != 0 || !ended || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
       g_autofree char *err = NULL;
       g_file_get_contents(kids[i].err, &err, NULL, NULL);
       g_error("client %u said '%s' and ended with status 0x%x; its stderr:\n%s", i, ok != NULL ? ok : "",
@@ -1160,6 +1160,7 @@ main(int argc, char **argv)
 {
   self_exe = g_file_read_link("/proc/self/exe", NULL);
   g_log_writer_default_set_use_stderr(TRUE);
+  conf_xuser_start(argv);
   if (argc == 3 && strcmp(argv[1], "--evloop-role") == 0) {
     conf_child_watchdog_start(); /* a child never outlives a stuck parent by much */
     if (strcmp(argv[2], "aevd-client") == 0)

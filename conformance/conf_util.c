@@ -271,6 +271,9 @@ conf_wait(it_evd_handle_t evd, it_event_type_t want)
   if (st != IT_SUCCESS)
     g_error("waiting for %s: %s (%s)", itx_event_name(want), itx_status_name(st), itx_error_detail());
   conf_child_progress();
+  /* Every connection event, data completions at most once a millisecond. */
+  conf_xuser_check("on an event taken",
+                   (ev.event_number & IT_EVENT_STREAM_MASK) == IT_DTO_EVENT_STREAM ? 1000 : 0);
   if (ev.event_number != want)
     g_error("expected %s, got %s", itx_event_name(want), itx_event_name(ev.event_number));
   return ev;
@@ -563,22 +566,28 @@ conf_child_spawn(const char *exe, const char *const *args, const char *name,
   g_assert_cmpint(pipe2(in, O_CLOEXEC), ==, 0);
   g_assert_cmpint(pipe2(out, O_CLOEXEC), ==, 0);
   g_snprintf(c.err, sizeof(c.err), "%s/%s-%d.err", g_get_tmp_dir(), name, (int) getpid());
-  c.pid = fork();
+  const char *argv[16] = { exe };
+  for (int i = 0; args[i] != NULL && i + 2 < (int) G_N_ELEMENTS(argv); i++)
+    argv[i + 1] = args[i];
+  int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  c.pid = conf_xuser_spawn(argv, in[0], out[1], e, env_name, env_value);
+  if (c.pid == 0)
+    c.pid = conf_xuser_fork();
   g_assert_cmpint(c.pid, >=, 0);
   if (c.pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
-    int e = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (e >= 0)
       dup2(e, 2);
     if (env_name != NULL)
       setenv(env_name, env_value, 1);
-    const char *argv[16] = { exe };
-    for (int i = 0; args[i] != NULL && i + 2 < (int) G_N_ELEMENTS(argv); i++)
-      argv[i + 1] = args[i];
+    if (conf_xuser_child_drop() != 0)
+      _exit(126);
     execv(exe, (char *const *) argv);
     _exit(127);
   }
+  if (e >= 0)
+    close(e);
   close(in[0]);
   close(out[1]);
   c.to = in[1];
@@ -605,6 +614,7 @@ conf_say(int fd, const char *fmt, ...)
   g_autofree char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   size_t n = strlen(s);
+  conf_xuser_check("on a line said", 0);
   g_assert_cmpint(write(fd, s, n), ==, (ssize_t) n);
 }
 
@@ -621,8 +631,10 @@ conf_hear(int fd, int timeout_ms)
     char ch;
     if (read(fd, &ch, 1) != 1)
       break;
-    if (ch == '\n')
+    if (ch == '\n') {
+      conf_xuser_check("on a line heard", 0);
       return g_string_free(s, FALSE);
+    }
     g_string_append_c(s, ch);
   }
   g_string_free(s, TRUE);
@@ -646,7 +658,7 @@ void
 conf_child_reap(conf_child_t *c)
 {
   int status = 0;
-  g_assert_cmpint(waitpid(c->pid, &status, 0), ==, c->pid);
+  g_assert_true(conf_child_wait(c, TRUE, &status));
   g_assert_true(WIFEXITED(status));
   g_assert_cmpint(WEXITSTATUS(status), ==, 0);
   unlink(c->err);

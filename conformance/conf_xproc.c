@@ -862,7 +862,7 @@ kill_after(gpointer data)
 {
   killer_t *k = data;
   g_usleep(k->delay_us);
-  kill(k->pid, SIGKILL);
+  conf_child_kill(k->pid, SIGKILL);
   return NULL;
 }
 
@@ -963,7 +963,7 @@ test_peer_killed_mid_queued_transfer(void)
   it_lmr_triplet_t sink2 = conf_seg(&back2, 0, x.len);
   conf_ok(it_post_rdma_read(x.s.ep, &sink2, 1, 52, IT_COMPLETION_FLAG, x.ra, x.ctx));
   gboolean second_landing = await_landing(&back2, part);
-  kill(x.c.pid, SIGKILL);
+  conf_child_kill(x.c.pid, SIGKILL);
   g_thread_join(t);
 
   /* The second Read was landing: the first had landed whole (RC order). */
@@ -990,7 +990,7 @@ kill_when_landing(gpointer data)
 {
   landing_killer_t *k = data;
   k->landing = await_landing(k->watch, k->at);
-  kill(k->pid, SIGKILL);
+  conf_child_kill(k->pid, SIGKILL);
   return NULL;
 }
 
@@ -1932,7 +1932,7 @@ test_peer_killed(void)
     outstanding = 6;
   }
   g_usleep(50000);
-  kill(c.pid, SIGKILL);
+  conf_child_kill(c.pid, SIGKILL);
   it_event_t cev;
   size_t cmore;
   conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
@@ -2368,6 +2368,7 @@ main(int argc, char **argv)
 {
   xproc_self_exe = g_file_read_link("/proc/self/exe", NULL);
   g_log_writer_default_set_use_stderr(TRUE);
+  conf_xuser_start(argv);
   if (argc == 3 && strcmp(argv[1], "--xproc-role") == 0) {
     conf_child_watchdog_start(); /* a child never outlives a stuck parent by much */
     return xproc_child_main(argv[2]);

@@ -85,13 +85,13 @@ xproc_reap(child_t *c, int ms)
 {
   int st = 0;
   for (int i = 0; i < ms / 10; i++) {
-    if (waitpid(c->pid, &st, WNOHANG) == c->pid)
+    if (conf_child_wait(c, FALSE, &st))
       goto done;
     g_usleep(10000);
   }
   note_threads(c);
-  kill(c->pid, SIGKILL);
-  waitpid(c->pid, &st, 0);
+  conf_child_kill(c->pid, SIGKILL);
+  conf_child_wait(c, TRUE, &st);
   g_printerr("child %d did not exit in time\n", (int) c->pid);
   st = -1;
 done:
