@@ -585,6 +585,7 @@ x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
     gboolean owned = small ? FALSE : x_frame_of(x, s, len, &o);
     s->issued = TRUE;
     s->len = (uint32_t) len;
+    reads += emul_is_rd_atomic(wr->opcode);  /* ORD counts it from now on */
     prev = s;
     s = (emul_swqe_t *) s->link.next;
     if (!small)
