@@ -269,6 +269,8 @@ void conf_gdb_stacks(pid_t pid, int fd);
  * a root spawner behind and runs again as the user; a root child starts
  * watching its unprivileged parent.  Nothing otherwise. */
 void conf_xuser_start(char **argv);
+/* Whether one end of each pair runs as another user (either variable). */
+gboolean conf_xuser_on(void);
 /* Fail (g_error) when the root process or an unprivileged peer it watches
  * maps a memfd the other user created, other than the connection's rings;
  * @when says what checked ("on a line heard").  Nothing where no peer is

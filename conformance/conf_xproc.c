@@ -400,12 +400,13 @@ static guint maps_count(const char *needle);
 
 /* Whether vp/emul maps the child's shared-memory regions here: unless
  * told not to (ITAPI_EMUL_MAP=0), or told to trust no peer
- * (ITAPI_EMUL_TRUST=0: the rings alone, as between two users). */
+ * (ITAPI_EMUL_TRUST=0: the rings alone, as between two users), or the
+ * other end runs as another user (conf_xuser_on: it is not trusted). */
 static gboolean
 emul_maps(void)
 {
   return g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0 &&
-         g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") != 0;
+         g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") != 0 && !conf_xuser_on();
 }
 
 /* vp/emul maps a region of the child's shared memory here some time after

@@ -102,6 +102,12 @@ xuser(void)
   return &x;
 }
 
+gboolean
+conf_xuser_on(void)
+{
+  return xuser()->mode != XUSER_OFF;
+}
+
 /* Become @x's user for good: no supplementary groups, its group, and its
  * uid as the real, effective and saved one.  Raw system calls: in a child
  * of a threaded process only the forking thread exists, and glibc's
