@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: unit, header and conformance suites, then the doc build
 # (warnings are errors), then, where clang and its libFuzzer runtime are
-# installed, a 60 s libFuzzer run over vp/iwarp's receive path (a second
-# build in build-fuzz; ITAPI_FUZZ=0 leaves it out).  After the main suite,
+# installed, 60 s libFuzzer runs over vp/iwarp's receive path and over what
+# a vp/emul target takes from a peer process (a second build in
+# build-fuzz; ITAPI_FUZZ=0 leaves them out).  After the main suite,
 # in the background and niced, the sanitizer runs (scripts/sanitize.sh: ASan+UBSan
 # in build-asan, and with clang TSan in build-tsan; log in
 # build-sanitize.log; ITAPI_SANITIZE=0 leaves them out).  Ends with
@@ -80,12 +81,13 @@ if [ "${ITAPI_FUZZ:-1}" != 0 ] && command -v clang >/dev/null &&
     CC=clang meson setup build-fuzz -Dfuzz=true -Ddocs=disabled -Dwerror=true >build-fuzz.log 2>&1 ||
       { fuzz_rc=1; echo "fuzz: 'CC=clang meson setup build-fuzz -Dfuzz=true' failed (build-fuzz.log below); fix it or run with ITAPI_FUZZ=0"; tail -n 20 build-fuzz.log; }
   fi
-  if [ $fuzz_rc -eq 0 ] && meson compile -C build-fuzz vp/iwarp/fuzz/iwarp-fuzz >build-fuzz.log 2>&1; then
+  if [ $fuzz_rc -eq 0 ] && meson compile -C build-fuzz vp/iwarp/fuzz/iwarp-fuzz tests/emul/fuzz/emul-fuzz \
+       tests/emul/fuzz/emul-fuzz-record >build-fuzz.log 2>&1; then
     rm -f build-fuzz/meson-logs/testlog.json
-    meson test -C build-fuzz --no-rebuild --print-errorlogs --suite slow iwarp-fuzz
+    meson test -C build-fuzz --no-rebuild --print-errorlogs --suite slow iwarp-fuzz emul-fuzz
     logs+=(build-fuzz/meson-logs/testlog.json)
   elif [ $fuzz_rc -eq 0 ]; then
-    fuzz_rc=1; echo "fuzz: building iwarp-fuzz with clang failed (build-fuzz.log below); fix it or run with ITAPI_FUZZ=0"; tail -n 20 build-fuzz.log
+    fuzz_rc=1; echo "fuzz: building iwarp-fuzz and emul-fuzz with clang failed (build-fuzz.log below); fix it or run with ITAPI_FUZZ=0"; tail -n 20 build-fuzz.log
   fi
 elif [ "${ITAPI_FUZZ:-1}" = 0 ]; then
   echo "fuzz: skipped (ITAPI_FUZZ=0)"
