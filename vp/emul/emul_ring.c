@@ -607,6 +607,16 @@ x_frag_fits(const emul_xconn_t *x, const x_frame_t *f)
   }
 }
 
+/* Whether a message of @total bytes may be assembled beside the payload
+ * the QP's requests hold waiting (qp->xin): it counts against the same
+ * bound (ITAPI_EMUL_INBOUND_MB). */
+static inline gboolean
+x_in_fits(const emul_xconn_t *x, uint64_t total)
+{
+  uint64_t held = MIN(x->qp->xin_bytes, emul_ring_xin_max);
+  return total <= emul_ring_xin_max - held;
+}
+
 /* Start assembling the message whose first frame is @f (x->in): FALSE
  * when its buffer cannot be allocated. */
 static gboolean
@@ -683,6 +693,13 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
         x_taken(x, head);
         continue;
       }
+      if (!x_in_fits(x, f.total)) {
+        emul_ring_peer_violation(x, w, "more requests than this queue pair holds waiting: a message "
+                                 "of %" G_GUINT64_FORMAT " bytes beside %" G_GUINT64_FORMAT " waiting, "
+                                 "past ITAPI_EMUL_INBOUND_MB=%" G_GUINT64_FORMAT, (guint64) f.total,
+                                 (guint64) x->qp->xin_bytes, emul_ring_xin_max >> 20);
+        return FALSE;
+      }
       if (!x_in_start(x, &f)) {
         g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no memory to assemble a message of %" G_GUINT64_FORMAT
               " bytes from process %d: the connection is broken (free memory, or send shorter messages)",
@@ -739,7 +756,7 @@ x_assemble(emul_xconn_t *x, const x_frame_t *f, const x_span_t *p)
    * shorter than its message: whole ones are not assembled.) */
   if (!x_frag_fits(x, f))
     return FALSE;
-  if (f->op != X_OP_CONT && !x_in_start(x, f))
+  if (f->op != X_OP_CONT && (!x_in_fits(x, f->total) || !x_in_start(x, f)))
     return FALSE;  /* the full drain tries again, and breaks the connection */
   memcpy(x->in.buf + x->in_have, p->a, p->na);
   memcpy(x->in.buf + x->in_have + p->na, p->b, p->len - p->na);

@@ -583,7 +583,9 @@ void
 emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, int *sock, emul_work_t *w)
 {
   if (x->side != 1 || x->qp != NULL || x->conn != NULL) {
-    emul_ring_peer_break(x, NULL, w);  /* only as the first message to a listener */
+    /* only as the first message to a listener */
+    emul_ring_peer_violation(x, w, "a UD service request on a connection that is not a new one at a "
+                             "listener");
     return;
   }
   emul_listen_t *l = x->listener;
