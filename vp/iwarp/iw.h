@@ -240,6 +240,7 @@ typedef struct iw_rresp {
   uint64_t src_to;
   uint32_t len;
   gboolean atomic;
+  gboolean rtr;              /* the RFC 6581 RTR's answer: outside the IRD */
   uint32_t req_id;           /* atomic: the request's identifier */
   uint64_t orig;             /* atomic: the target's value before it */
 } iw_rresp_t;

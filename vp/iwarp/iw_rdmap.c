@@ -237,13 +237,18 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
 
 /* ---- the responder's actions at the end of a message (called by iw_rx.c) ---- */
 
-/* The IRD is used up: the Reads and atomics queued or being answered
- * (zero-length Reads, RTRs and delivery fences, are not counted by the
- * caller: they take no resources and are always answered). */
+/* The IRD is used up: the Reads and atomics queued or being answered.
+ * Zero-length Reads (a peer's delivery fences) count like any other: RFC
+ * 5040 5.2.3 bounds every outstanding RDMA Read Request by the IRD, and
+ * each holds an entry here until its answer is framed, however slowly the
+ * peer reads.  The RTR's answer alone does not count (RFC 6581 has it
+ * before the stream's Reads begin): it is the oldest entry while queued. */
 static gboolean
 ird_full(iw_qp_t *qp)
 {
-  uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP);
+  const iw_rresp_t *oldest = rnicpi_fifo_peek(&qp->irq);
+  uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP) -
+                      (oldest != NULL && oldest->rtr);
   return inflight >= qp->ird;
 }
 
@@ -449,8 +454,9 @@ iw_rdmap_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *
       iw_rx_term(qp, IW_LAYER_LLP, 0, IW_TERM_MPA_NO_RTR, w);
       return FALSE;
     }
+    rr->rtr = TRUE;
     *rtr_done = TRUE;
-  } else if (rr->len > 0 && ird_full(qp)) {
+  } else if (ird_full(qp)) {
     rnicpi_cache_put(&qp->rresp_cache, rr);
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;

@@ -1322,6 +1322,24 @@ zero_read_build(uint8_t *f, gboolean crc, uint32_t msn, uint32_t sink)
 }
 
 static void
+test_zero_reads_beyond_ird(void)
+{
+  g_test_summary("Two zero-length RDMA Read Requests in one segment to a victim whose IRD is 1: "
+                 "the second is one more Read in flight than the IRD, zero-length or not (RFC "
+                 "5040 5.2.3): RDMAP remote operation, catastrophic for the stream (0/2/7), "
+                 "not a queue that grows while the peer does not read its answers");
+  victim_t v;
+  victim_ready(&v, FALSE);
+  /* One write: the victim reads both before it answers the first. */
+  uint8_t f[128];
+  size_t n = zero_read_build(f, v.crc, 1, 0x5100);
+  n += zero_read_build(f + n, v.crc, 2, 0x5200);
+  peer_write(v.peer, f, n);
+  expect_terminate(&v, RNICPI_AE_PROTOCOL, 0, 2, 0x07, two_ids, two_flushed, 2);
+  victim_free(&v);
+}
+
+static void
 test_byte_by_byte(void)
 {
   g_test_summary("Two Sends and three zero-length RDMA Reads written one byte per TCP segment "
@@ -1598,6 +1616,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
   g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
+  g_test_add_func("/iwarp/hostile/rdmap/zero-read-beyond-ird", test_zero_reads_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
