@@ -338,9 +338,25 @@ iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;
   }
+  uint8_t *target = code == 0xff ? mr->addr + (to - mr->iova) : NULL;
+  if (target != NULL && ((uintptr_t) target & 7) != 0) {
+    /* An aligned TO in a zero-based region (or one whose iova and address
+     * differ mod 8) may still name a misaligned word of memory, where a
+     * CPU atomic is undefined (and a split lock on x86): refused as RFC
+     * 7306 8.2 refuses a misaligned TO.  The peer asked nothing wrong, so
+     * the consumer hears of its own memory (RNICPI_AE_LOCAL). */
+    g_message("QP %u: Atomic Request at TO 0x%" G_GINT64_MODIFIER "x of STag 0x%08x: the "
+              "memory there is not 8-byte aligned (the region's address and its iova 0x%"
+              G_GINT64_MODIFIER "x differ mod 8); Terminate 0/2/0x07",
+              qp->base.qp_num, to, stag, mr->iova);
+    iw_mr_unlock(qp);
+    iw_rx_term_as(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP,
+                  IW_RDMAP_O_CATA_STREAM, w);
+    return FALSE;
+  }
   uint64_t orig = 0;
-  if (code == 0xff)
-    orig = atomic_exec((uint64_t *) (void *) (mr->addr + (to - mr->iova)), &a);
+  if (target != NULL)
+    orig = atomic_exec((uint64_t *) (void *) target, &a);
   iw_mr_unlock(qp);
   if (code != 0xff) {
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);

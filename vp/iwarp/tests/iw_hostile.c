@@ -219,7 +219,8 @@ victim_new(victim_t *v, size_t region)
   rnicpi_qp_attr_t a = { .send_cq = v->scq, .recv_cq = v->rcq, .max_send_wr = 16,
                          .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,
                          .max_rdma_write_sge = 1, .max_rdma_read_sge = 1, .ird = 1, .ord = 1,
-                         .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+                         .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE |
+                                   RNICPI_ACCESS_ATOMIC };
   g_assert_cmpint(P->queue->qp_create(v->pd, &a, 0xc0, &v->qp), ==, RNICPI_OK);
   v->buf = g_malloc0(2 * region);
   rnicpi_mr_attr_t m = { .addr = v->buf, .length = region, .iova = 0,
@@ -245,6 +246,9 @@ victim_free(victim_t *v)
 /* The raw peer's SO_RCVBUF when not 0: a large window, so that the
  * victim's MSS over loopback is not bounded to half a small one. */
 static int peer_rcvbuf;
+/* The raw peer's MPA Reply offers the RFC 7306 extensions (IW_MPA_FLAG_RFC7306),
+ * which a victim on a device opened with ITAPI_IWARP_RFC7306=1 offered. */
+static gboolean peer_rfc7306;
 
 /* What the raw peer's MPA Reply says of peer-to-peer mode (RFC 6581 9). */
 typedef enum {
@@ -286,7 +290,7 @@ victim_dial(victim_t *v, gboolean crc, reply_p2p_t p2p, uint8_t ord)
   v->crc = crc || (req[16] & 0x40) != 0;
   /* Reply: Rev 2, 0x10 (enhanced), then |A|B| IRD 4 |C|D| ORD. */
   uint8_t rep[24] = "MPA ID Rep Frame";
-  rep[16] = 0x10 | (v->crc ? 0x40 : 0);
+  rep[16] = 0x10 | (v->crc ? 0x40 : 0) | (peer_rfc7306 ? 0x04 : 0);
   rep[17] = 2;
   rep[18] = 0;
   rep[19] = 4;
@@ -1408,6 +1412,62 @@ test_unknown_opcode(void)
   bad_frame_terminates(frame_immediate_data, RNICPI_AE_BAD_OPCODE, 0, 2, 0x06);
 }
 
+/* An RFC 7306 Fetch and Add of @add at @stag/@to, Request Identifier @id,
+ * framed at @u; its length. */
+static size_t
+atomic_fetch_add_ulpdu(uint8_t *u, uint32_t msn, uint32_t id, uint32_t stag, uint64_t to,
+                       uint64_t add)
+{
+  size_t n = untagged(u, 0xa, 1, msn, 0, TRUE);
+  uint32_t w[3] = { htonl(0x0), htonl(id), htonl(stag) }; /* opcode 0: Fetch and Add */
+  uint64_t q[5] = { GUINT64_TO_BE(to), GUINT64_TO_BE(add), 0, 0, G_MAXUINT64 };
+  memcpy(u + n, w, sizeof(w));
+  memcpy(u + n + sizeof(w), q, sizeof(q));
+  return n + sizeof(w) + sizeof(q);
+}
+
+static void
+test_atomic_host_misaligned(void)
+{
+  g_test_summary("An RFC 7306 Fetch and Add at TO 8 of a zero-based region registered 4 bytes "
+                 "past an 8-byte boundary: the TO is aligned, the memory it names is not, so "
+                 "no CPU atomic runs there (undefined, a split lock); Terminate RDMAP remote "
+                 "operation, catastrophic for the stream (0/2/7) as for a misaligned TO (RFC "
+                 "7306 8.2), the consumer told of its own memory (LOCAL), the word unchanged");
+  /* A device of its own, opened with the RFC 7306 option. */
+  rnicpi_dev_t *saved = dev;
+  g_setenv("ITAPI_IWARP_RFC7306", "1", TRUE);
+  g_assert_cmpint(P->device->open("iwarp0", &ups, NULL, &dev), ==, RNICPI_OK);
+  g_unsetenv("ITAPI_IWARP_RFC7306");
+  victim_t v;
+  victim_new(&v, REGION);
+  uint8_t *odd = v.buf + REGION + 4; /* g_malloc memory is 8-byte aligned */
+  g_assert_cmpuint((uintptr_t) odd % 8, ==, 4);
+  for (int i = 0; i < 32; i++)
+    odd[i] = (uint8_t) (0xa0 + i);
+  uint8_t before[32];
+  memcpy(before, odd, sizeof(before));
+  rnicpi_mr_t *mr;
+  rnicpi_mr_attr_t ma = { .addr = odd, .length = 32, .iova = 0,
+                          .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                                    RNICPI_ACCESS_ATOMIC };
+  g_assert_cmpint(P->mem->mr_reg(v.pd, &ma, &mr), ==, RNICPI_OK);
+  peer_rfc7306 = TRUE;
+  victim_connect(&v, FALSE);
+  peer_rfc7306 = FALSE;
+  g_assert_true(to_iw_qp(v.qp)->rfc7306);
+  victim_load(&v);
+  uint8_t u[128];
+  size_t n = atomic_fetch_add_ulpdu(u, 1, 0x1234, (uint32_t) mr->rkey, 8, 1);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  expect_terminate(&v, RNICPI_AE_LOCAL, 0, 2, 0x07, two_ids, two_flushed, 2);
+  g_assert_cmpmem(odd, sizeof(before), before, sizeof(before));
+  g_assert_cmpint(P->mem->mr_dereg(mr), ==, RNICPI_OK);
+  victim_free(&v);
+  P->device->close(dev);
+  dev = saved;
+}
+
 /* ---- MPA Requests -------------------------------------------------------- */
 
 static int
@@ -1619,6 +1679,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/zero-read-beyond-ird", test_zero_reads_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
+  g_test_add_func("/iwarp/hostile/rdmap/atomic-host-misaligned", test_atomic_host_misaligned);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
   g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
