@@ -238,6 +238,7 @@ typedef struct iw_rresp {
   uint64_t sink_to;
   uint32_t src_stag;
   uint64_t src_to;
+  uint64_t src_gen;          /* Read: the source region's iw_mr_t.gen when the Request came */
   uint32_t len;
   gboolean atomic;
   gboolean rtr;              /* the RFC 6581 RTR's answer: outside the IRD */
@@ -302,6 +303,13 @@ typedef struct iw_txf {
   uint8_t done_kind;         /* iw_txkind_t of the message it ends, or IW_TX_NONE */
   uint8_t op;
   iw_swqe_t *wqe;            /* the WR it ends (done_kind IW_TX_SQ) */
+  /* A Read Response's payload named in place, in iov[src_iov]: its
+   * region by STag and generation, found again before a later pass
+   * writes it; src_gen 0 when the payload is not in a region (copied
+   * behind the header, or out of it by tx_keep_cut). */
+  int src_iov;
+  uint32_t src_stag;
+  uint64_t src_gen;
 } iw_txf_t;
 
 /* FPDUs framed and handed to the socket together (allocated on first use:
@@ -313,6 +321,8 @@ typedef struct iw_txbatch {
   iw_txf_t f[IW_TX_FPDUS];
   uint32_t lin_len;
   uint8_t lin[IW_TX_LIN];    /* headers, trailers, inline payloads */
+  uint8_t *cut;              /* a half-written Read Response payload, copied (tx_keep_cut) */
+  size_t cut_size;
 } iw_txbatch_t;
 
 /* Transmit state: the message being framed into FPDUs. */
@@ -323,7 +333,7 @@ typedef struct iw_tx {
   uint64_t len, off;         /* message length, bytes framed */
   uint32_t sge_i;            /* gather position */
   uint64_t sge_off;
-  uint8_t *src;              /* contiguous source (read response) */
+  uint8_t *src;              /* the Read Response's source, found again before each piece */
   iw_rresp_t rr;             /* the read being answered (set with kind IW_TX_RRESP) */
   gboolean imm_next;         /* an RDMA Write whose Immediate Data message follows it */
   uint32_t msn, qn;

@@ -482,6 +482,8 @@ iw_rdmap_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *
     iw_mr_lock(qp);
     iw_rx_tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE,
                        &layer, &etype, &code, &mr);
+    if (code == 0xff)
+      rr->src_gen = mr->gen; /* the region the Response must still find */
     iw_mr_unlock(qp);
     if (code != 0xff) {
       rnicpi_cache_put(&qp->rresp_cache, rr);

@@ -181,22 +181,9 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     return TRUE;
   }
   if (rr != NULL) {
+    /* Its source is found again before each piece (tx_src_next). */
     t->rr = *rr;
     rnicpi_cache_put(&qp->rresp_cache, rr);
-    /* The source was checked when the request came; check it again, it
-     * may have been deregistered since. */
-    iw_mr_lock(qp);
-    iw_mr_t *mr = t->rr.len > 0 ? iw_mr_lookup(qp->dev, t->rr.src_stag) : NULL;
-    gboolean ok = t->rr.len == 0 || (mr != NULL && t->rr.src_to >= mr->iova &&
-                                     t->rr.src_to - mr->iova <= mr->length - t->rr.len);
-    if (ok)
-      t->src = mr != NULL ? mr->addr + (t->rr.src_to - mr->iova) : (uint8_t *) "";
-    iw_mr_unlock(qp);
-    if (!ok) {
-      iw_term_send(qp, RNICPI_AE_LOCAL_READ_RESP, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT,
-                   IW_RDMAP_P_INVALID_STAG, NULL, 0, 0, NULL, w);
-      return qp->term_pending ? tx_next(qp, w) : FALSE;
-    }
     t->kind = IW_TX_RRESP;
     t->op = IW_OP_READ_RESP;
     t->len = t->rr.len;
@@ -309,6 +296,68 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   return TRUE;
 }
 
+/* The region a Read Response is read from, found again before each piece
+ * is read and before a later pass writes a piece named in place: the
+ * Request was checked when it came (iw_rdmap_read_req), but the consumer
+ * may have deregistered the region since and freed its memory, or taken
+ * the remote read right from it (it_lmr_modify) or from this QP.  Found by
+ * STag and generation (iw_mr_live), so that a new region at that STag is
+ * not taken for it; the generation pins its memory, bounds and protection
+ * domain.  NULL, with the RDMAP remote protection code in *@code, when the
+ * read may not go on (mr_lock held). */
+static iw_mr_t *
+tx_src_find(iw_qp_t *qp, uint32_t stag, uint64_t gen, uint8_t *code)
+{
+  iw_mr_t *mr = iw_mr_live(qp->dev, stag, gen);
+  if (mr == NULL) {
+    *code = IW_RDMAP_P_INVALID_STAG;
+    return NULL;
+  }
+  if (!(mr->access & RNICPI_ACCESS_REMOTE_READ) ||
+      !(qp->attr.access & RNICPI_ACCESS_REMOTE_READ)) {
+    *code = IW_RDMAP_P_ACCESS;
+    return NULL;
+  }
+  return mr;
+}
+
+/* A Read Response's source failed tx_src_find: the Response ends there.
+ * An error found while creating a message ends the stream with a
+ * Terminate sent in the message's place, copying no header (RFC 5040
+ * 7.2); its code is the remote protection error the peer's STag now earns
+ * (0/1/@code), so that the peer's Read fails as a remote access error,
+ * whatever part of the data it already has. */
+static void
+tx_src_lost(iw_qp_t *qp, uint32_t stag, uint8_t code, iw_work_t *w)
+{
+  g_message("QP %u: the region an RDMA Read Response reads (STag 0x%08x) %s before the "
+            "Response was all sent; Terminate 0/1/0x%02x",
+            qp->base.qp_num, stag,
+            code == IW_RDMAP_P_INVALID_STAG ? "was deregistered" : "lost the remote read right",
+            code);
+  iw_term_send(qp, RNICPI_AE_LOCAL_READ_RESP, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, code,
+               NULL, 0, 0, NULL, w);
+}
+
+/* Whether the message being framed may read its next piece: for a Read
+ * Response, its source found again, t->src pointing into it; 0xff, or the
+ * code tx_src_find gave (mr_lock held). */
+static uint8_t
+tx_src_next(iw_qp_t *qp)
+{
+  iw_tx_t *t = &qp->tx;
+  /* An Atomic Response reads no memory; a zero-length Read Response
+   * names none (RFC 5041 5.2: its STag is not checked). */
+  if (t->kind != IW_TX_RRESP || t->op != IW_OP_READ_RESP || t->len == 0)
+    return 0xff;
+  uint8_t code;
+  iw_mr_t *mr = tx_src_find(qp, t->rr.src_stag, t->rr.src_gen, &code);
+  if (mr == NULL)
+    return code;
+  t->src = mr->addr + (t->rr.src_to - mr->iova);
+  return 0xff;
+}
+
 /* The whole message is framed (not necessarily written yet). */
 static void
 tx_framed(iw_qp_t *qp)
@@ -361,6 +410,7 @@ tx_frame(iw_qp_t *qp)
   iw_txf_t *f = &b->f[b->nf++];
   f->done_kind = IW_TX_NONE;
   f->wqe = NULL;
+  f->src_gen = 0;
   if (t->kind == IW_TX_TERM) {
     if (qp->tail_len > 0)
       tx_iov_add(b, qp->tail, qp->tail_len);
@@ -464,6 +514,14 @@ tx_frame(iw_qp_t *qp)
     if (inline_) {
       memcpy(b->lin + b->lin_len, src, n);
       b->lin_len += n;
+    } else if (t->kind == IW_TX_RRESP) {
+      /* In an iovec of its own, which tx_keep_cut can point at a copy;
+       * its region is found again before a later pass writes it. */
+      f->src_iov = b->niov;
+      f->src_stag = t->rr.src_stag;
+      f->src_gen = t->rr.src_gen;
+      b->iov[b->niov].iov_base = (void *) src;
+      b->iov[b->niov++].iov_len = n;
     } else {
       tx_iov_add(b, src, n);
     }
@@ -535,6 +593,51 @@ tx_write(iw_qp_t *qp)
     b->sent += (size_t) r;
   }
   return 1;
+}
+
+/* The socket took part of an FPDU whose payload is a Read Response's
+ * source, named in place: the payload is copied out (one FPDU at most),
+ * since the region may be deregistered and its memory freed before the
+ * socket takes the rest, and the rest must still go out for a Terminate to
+ * start on an FPDU boundary (RFC 5044 4.1).  Every pass that leaves a
+ * batch half written calls it, so between passes no half-written FPDU
+ * names a region (mr_lock held). */
+static void
+tx_keep_cut(iw_txbatch_t *b)
+{
+  if (b->f_done >= b->nf || b->sent == b->f_end || b->f[b->f_done].src_gen == 0)
+    return;
+  iw_txf_t *f = &b->f[b->f_done];
+  struct iovec *v = &b->iov[f->src_iov];
+  if (b->cut_size < v->iov_len) {
+    /* The iovecs still naming the old copy are written already. */
+    g_free(b->cut);
+    b->cut = g_malloc(v->iov_len);
+    b->cut_size = v->iov_len;
+  }
+  memcpy(b->cut, v->iov_base, v->iov_len);
+  v->iov_base = b->cut;
+  f->src_gen = 0;
+}
+
+/* Pieces of Read Responses framed in an earlier pass and not written yet
+ * name their regions in place: a pass holds mr_lock, so each region stays
+ * while the pass that checked it runs, but not after.  Before this pass
+ * writes them, each is found again; FALSE when one failed and the stream
+ * was terminated (which dropped the batch). */
+static gboolean
+tx_batch_src_ok(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_txbatch_t *b = qp->tx.b;
+  for (int i = b != NULL ? b->f_done : 0; b != NULL && i < b->nf; i++) {
+    const iw_txf_t *f = &b->f[i];
+    uint8_t code;
+    if (f->src_gen != 0 && tx_src_find(qp, f->src_stag, f->src_gen, &code) == NULL) {
+      tx_src_lost(qp, f->src_stag, code, w);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 /* An FPDU that ends a message is written completely. */
@@ -659,6 +762,8 @@ iw_tx_free(iw_qp_t *qp)
   rnicpi_cache_clear(&qp->swqe_cache);
   rnicpi_cache_clear(&qp->rwqe_cache);
   rnicpi_cache_clear(&qp->rresp_cache);
+  if (qp->tx.b != NULL)
+    g_free(qp->tx.b->cut);
   g_free(qp->tx.b);
   qp->tx.b = NULL;
   g_free(qp->tail);
@@ -671,6 +776,8 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
 {
   iw_tx_t *t = &qp->tx;
   size_t moved = 0;
+  if (!tx_batch_src_ok(qp, w))
+    return;
   while (qp->fd >= 0) {
     if (moved >= IW_IO_BURST && iw_qp_posts_waiting(qp) && iw_tx_pending(qp)) {
       /* The rest in the next burst: the progress thread (the socket has
@@ -687,6 +794,14 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
         break;
       if (qp->fd < 0)
         return;
+      uint8_t code = tx_src_next(qp);
+      if (code != 0xff) {
+        /* What is framed (from sources still there) goes out whole first. */
+        if (t->b != NULL && t->b->sent < t->b->len)
+          break;
+        tx_src_lost(qp, t->rr.src_stag, code, w);
+        continue; /* the Terminate is next */
+      }
       if (t->b == NULL)
         t->b = g_new0(iw_txbatch_t, 1);
       iw_mr_lock(qp);
@@ -719,6 +834,7 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
     }
     tx_account(qp, w);
     if (r == 0) {
+      tx_keep_cut(b);
       iw_qp_want_out(qp, TRUE);
       return;
     }

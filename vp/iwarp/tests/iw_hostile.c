@@ -20,6 +20,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -249,6 +250,8 @@ static int peer_rcvbuf;
 /* The raw peer's MPA Reply offers the RFC 7306 extensions (IW_MPA_FLAG_RFC7306),
  * which a victim on a device opened with ITAPI_IWARP_RFC7306=1 offered. */
 static gboolean peer_rfc7306;
+/* The IRD the victim asks for when it connects. */
+static uint32_t victim_ird = 1;
 
 /* What the raw peer's MPA Reply says of peer-to-peer mode (RFC 6581 9). */
 typedef enum {
@@ -275,7 +278,7 @@ victim_dial(victim_t *v, gboolean crc, reply_p2p_t p2p, uint8_t ord)
   g_assert_cmpint(getsockname(lfd, (struct sockaddr *) &sin, &sl), ==, 0);
   rnicpi_addr_t dst = { 0 };
   memcpy(&dst.sa, &sin, sizeof(sin));
-  rnicpi_conn_param_t cp = { .ird = 1, .ord = 1 };
+  rnicpi_conn_param_t cp = { .ird = victim_ird, .ord = 1 };
   g_assert_cmpint(P->cm->connect(v->qp, &dst, &cp), ==, RNICPI_OK);
   v->peer = accept(lfd, NULL, NULL);
   g_assert_cmpint(v->peer, >=, 0);
@@ -384,16 +387,15 @@ expect_recvs(victim_t *v, const uint64_t *ids, const rnicpi_wc_status_t *st, int
   }
 }
 
-/* The peer reads up to the victim's Terminate, checks it, then the FIN;
- * the victim must be BROKEN in ERROR with everything flushed, its
- * consumer told @cause. */
+/* @u holds the victim's Terminate, just read by the peer: its fields are
+ * checked, then the FIN; the victim must be BROKEN in ERROR with
+ * everything flushed, its consumer told @cause.  expect_terminate() reads
+ * up to the Terminate first. */
 static void
-expect_terminate(victim_t *v, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
-                 uint8_t code, const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st,
-                 int nrecv)
+expect_terminate_in(victim_t *v, const uint8_t *u, rnicpi_async_cause_t cause, uint8_t layer,
+                    uint8_t etype, uint8_t code, const uint64_t *recv_ids,
+                    const rnicpi_wc_status_t *recv_st, int nrecv)
 {
-  static uint8_t u[65536];
-  peer_next_terminate(v, u);
   g_test_message("Terminate: layer %u etype %u code 0x%02x", u[18] >> 4, u[18] & 0xf, u[19]);
   g_assert_cmpuint(u[18] >> 4, ==, layer);
   g_assert_cmpuint(u[18] & 0x0f, ==, etype);
@@ -413,6 +415,16 @@ expect_terminate(victim_t *v, rnicpi_async_cause_t cause, uint8_t layer, uint8_t
   g_assert_cmpint(wc.status, ==, placed ? RNICPI_WC_WR_FLUSH_ERR : RNICPI_WC_SUCCESS);
   g_assert_cmpint(P->data->poll_cq(v->rcq, &wc, 1), ==, 0);
   g_assert_cmpint(P->data->poll_cq(v->scq, &wc, 1), ==, 0);
+}
+
+static void
+expect_terminate(victim_t *v, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
+                 uint8_t code, const uint64_t *recv_ids, const rnicpi_wc_status_t *recv_st,
+                 int nrecv)
+{
+  static uint8_t u[65536];
+  peer_next_terminate(v, u);
+  expect_terminate_in(v, u, cause, layer, etype, code, recv_ids, recv_st, nrecv);
 }
 
 /* A connected victim (@crc: CRC32c on) with its work loaded (victim_load). */
@@ -1257,6 +1269,233 @@ test_read_beyond_ird(void)
   victim_free(&v);
 }
 
+/* Wait (5 s at most) until @cond(qp) holds, read under the QP's lock. */
+static gboolean
+wait_qp(iw_qp_t *qp, gboolean (*cond)(iw_qp_t *))
+{
+  for (int i = 0; i < 5000; i++) {
+    g_mutex_lock(&qp->lock);
+    gboolean c = cond(qp);
+    g_mutex_unlock(&qp->lock);
+    if (c)
+      return TRUE;
+    g_usleep(1000);
+  }
+  return FALSE;
+}
+
+/* A Read Response is under way and its socket is full. */
+static gboolean
+qp_rresp_stalled(iw_qp_t *qp)
+{
+  return qp->tx.kind == IW_TX_RRESP && qp->want_out;
+}
+
+/* As qp_rresp_stalled, with another Read Request queued behind. */
+static gboolean
+qp_rresp_queued(iw_qp_t *qp)
+{
+  return qp_rresp_stalled(qp) && qp->irq.len == 1;
+}
+
+/* The socket took part of an FPDU: its rest waits for room. */
+static gboolean
+qp_fpdu_cut(iw_qp_t *qp)
+{
+  const iw_txbatch_t *b = qp->tx.b;
+  return b != NULL && b->sent > b->f_end;
+}
+
+enum { SRC_BIG = 16 << 20, SRC_SMALL = 64 << 10 };
+
+/* @len bytes of fresh anonymous memory holding i % 251 at byte i,
+ * registered in @v's protection domain for remote reads. */
+static uint8_t *
+source_new(victim_t *v, size_t len, rnicpi_mr_t **mr)
+{
+  uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true(src != MAP_FAILED);
+  for (size_t i = 0; i < len; i++)
+    src[i] = (uint8_t) (i % 251);
+  rnicpi_mr_attr_t ma = { .addr = src, .length = len, .iova = 0,
+                          .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                                    RNICPI_ACCESS_REMOTE_READ };
+  g_assert_cmpint(P->mem->mr_reg(v->pd, &ma, mr), ==, RNICPI_OK);
+  return src;
+}
+
+/* The peer reads the victim's Read Response to @sink (past the victim's
+ * Send and, with placed completions, its fence): each FPDU at the TO where
+ * it belongs, every byte the source's (i % 251), up to its last FPDU or to
+ * a Terminate, which is left in @r (*@term).  Returns the bytes it got. */
+static uint64_t
+peer_take_response(victim_t *v, uint8_t *r, uint32_t sink, gboolean *term)
+{
+  uint64_t got = 0;
+  uint32_t nresp = 0;
+  *term = FALSE;
+  for (;;) {
+    int len = peer_next_fpdu(v->peer, r);
+    g_assert_cmpint(len, >=, 14);
+    if ((r[0] & 0x80) == 0 && (r[1] & 0x0f) == 0x7) {
+      *term = TRUE;
+      break;
+    }
+    if ((r[0] & 0x80) == 0 || (r[1] & 0x0f) != 0x2)
+      continue;
+    uint32_t stag;
+    uint64_t to;
+    memcpy(&stag, r + 2, 4);
+    memcpy(&to, r + 6, 8);
+    g_assert_cmphex(ntohl(stag), ==, sink);
+    g_assert_cmpuint(GUINT64_FROM_BE(to), ==, got);
+    for (int i = 14; i < len; i++, got++)
+      if (r[i] != (uint8_t) (got % 251))
+        g_error("Read Response byte %" G_GUINT64_FORMAT " is 0x%02x, not the source's 0x%02x",
+                got, r[i], (uint8_t) (got % 251));
+    nresp++;
+    if (r[0] & 0x40)
+      break; /* L: the last */
+  }
+  g_test_message("the peer got %" G_GUINT64_FORMAT " bytes of a Response in %u FPDUs%s", got,
+                 nresp, *term ? ", then the Terminate" : "");
+  return got;
+}
+
+/* How the source of a Read Response fails while the peer takes it. */
+typedef enum {
+  SRC_FREED,          /* deregistered and unmapped */
+  SRC_FREED_MID_FPDU, /* the same, the socket having taken part of an FPDU */
+  SRC_RIGHT_REMOVED,  /* its remote read right taken away */
+} src_loss_t;
+
+/* The raw peer Reads all of a 16 MiB region of the victim through a small
+ * window and stops reading; with the Response under way and the victim's
+ * socket full, the victim's consumer deregisters the region and unmaps
+ * its memory, or takes its remote read right away (@loss).  Then the peer
+ * reads on: every Read Response byte it gets is the region's, at the TO
+ * it belongs, short of the whole; then the Terminate RDMAP remote
+ * protection 0/1/@code (invalid STag, access rights), its FIN, and the
+ * victim BROKEN with LOCAL_READ_RESP (IRRQ access violation).  Without a
+ * check before each piece the victim's progress thread reads the unmapped
+ * pages (a crash) or sends what the memory holds now. */
+static void
+read_source_lost(src_loss_t loss, uint8_t code)
+{
+  uint32_t saved = iw_config.fpdu_max;
+  /* FPDUs of about 3000 bytes: TCP takes whole segments, which the
+   * path's own FPDUs fill exactly, so with those it stops between two. */
+  if (loss == SRC_FREED_MID_FPDU)
+    iw_config.fpdu_max = 3000;
+  victim_t v;
+  victim_new(&v, REGION);
+  rnicpi_mr_t *mr;
+  uint8_t *src = source_new(&v, SRC_BIG, &mr);
+  peer_rcvbuf = 16384;
+  victim_connect(&v, TRUE); /* CRC: every piece framed is read whole */
+  peer_rcvbuf = 0;
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = read_request_ulpdu(u, 1, 0x77777700, SRC_BIG, (uint32_t) mr->rkey, 0);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  iw_qp_t *qp = to_iw_qp(v.qp);
+  g_assert_true(wait_qp(qp, qp_rresp_stalled));
+  g_mutex_lock(&qp->lock);
+  gboolean cut = qp_fpdu_cut(qp);
+  g_mutex_unlock(&qp->lock);
+  g_test_message("the socket stopped %s an FPDU", cut ? "in the middle of" : "at the end of");
+  if (loss == SRC_FREED_MID_FPDU)
+    g_assert_true(cut);
+  if (loss == SRC_RIGHT_REMOVED) {
+    g_assert_cmpint(P->mem->mr_modify(mr, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE),
+                    ==, RNICPI_OK);
+  } else {
+    g_assert_cmpint(P->mem->mr_dereg(mr), ==, RNICPI_OK);
+    g_assert_cmpint(munmap(src, SRC_BIG), ==, 0);
+  }
+
+  static uint8_t r[65536];
+  gboolean term;
+  g_assert_cmpuint(peer_take_response(&v, r, 0x77777700, &term), <, SRC_BIG);
+  g_assert_true(term);
+  g_assert_cmphex(r[20] & 0xe0, ==, 0); /* no header copied: the Request is long gone */
+  expect_terminate_in(&v, r, RNICPI_AE_LOCAL_READ_RESP, 0, 1, code, two_ids, two_flushed, 2);
+  if (loss == SRC_RIGHT_REMOVED) {
+    g_assert_cmpint(P->mem->mr_dereg(mr), ==, RNICPI_OK);
+    g_assert_cmpint(munmap(src, SRC_BIG), ==, 0);
+  }
+  victim_free(&v);
+  iw_config.fpdu_max = saved;
+}
+
+static void
+test_read_source_freed(void)
+{
+  g_test_summary("The source of an RDMA Read Response the peer reads slowly is deregistered and "
+                 "its pages unmapped halfway: the victim reads nothing more of it (no crash, "
+                 "no byte but the region's), ends the Response with the Terminate RDMAP remote "
+                 "protection, invalid STag (0/1/0), and lives on");
+  read_source_lost(SRC_FREED, 0x00);
+}
+
+static void
+test_read_source_freed_mid_fpdu(void)
+{
+  g_test_summary("The same with the victim's socket full in the middle of an FPDU (3000-byte "
+                 "FPDUs): the rest of that FPDU, copied before the pages went, goes out whole, "
+                 "then the Terminate (0/1/0) on an FPDU boundary");
+  read_source_lost(SRC_FREED_MID_FPDU, 0x00);
+}
+
+static void
+test_read_source_right_removed(void)
+{
+  g_test_summary("The source of an RDMA Read Response the peer reads slowly loses its remote "
+                 "read right halfway (it_lmr_modify): the Response stops there with the "
+                 "Terminate RDMAP remote protection, access rights (0/1/2)");
+  read_source_lost(SRC_RIGHT_REMOVED, 0x02);
+}
+
+static void
+test_read_source_freed_queued(void)
+{
+  g_test_summary("Two RDMA Read Requests (IRD 2): while the first one's 16 MiB Response waits "
+                 "for the peer's window, the second one's source is deregistered and unmapped; "
+                 "the first Response arrives whole (its last FPDUs framed with the second "
+                 "one's start go out first), then, where the second would start, the "
+                 "Terminate RDMAP remote protection, invalid STag (0/1/0)");
+  victim_t v;
+  victim_new(&v, REGION);
+  rnicpi_mr_t *mr1, *mr2;
+  uint8_t *src1 = source_new(&v, SRC_BIG, &mr1), *src2 = source_new(&v, SRC_SMALL, &mr2);
+  peer_rcvbuf = 16384;
+  victim_ird = 2;
+  victim_dial(&v, TRUE, REPLY_RTR_WRITE, 2);
+  victim_ird = 1;
+  peer_rcvbuf = 0;
+  victim_load(&v);
+  uint8_t u[64], f[256];
+  size_t n = fpdu_build(f, v.crc, u,
+                        read_request_ulpdu(u, 1, 0x77777700, SRC_BIG, (uint32_t) mr1->rkey, 0),
+                        FALSE);
+  n += fpdu_build(f + n, v.crc, u,
+                  read_request_ulpdu(u, 2, 0x88888800, SRC_SMALL, (uint32_t) mr2->rkey, 0), FALSE);
+  peer_write(v.peer, f, n);
+  g_assert_true(wait_qp(to_iw_qp(v.qp), qp_rresp_queued));
+  g_assert_cmpint(P->mem->mr_dereg(mr2), ==, RNICPI_OK);
+  g_assert_cmpint(munmap(src2, SRC_SMALL), ==, 0);
+
+  static uint8_t r[65536];
+  gboolean term;
+  g_assert_cmpuint(peer_take_response(&v, r, 0x77777700, &term), ==, SRC_BIG);
+  g_assert_false(term);
+  g_assert_cmpint(peer_next_terminate(&v, r), >=, 18 + 4);
+  expect_terminate_in(&v, r, RNICPI_AE_LOCAL_READ_RESP, 0, 1, 0x00, two_ids, two_flushed, 2);
+  g_assert_cmpint(P->mem->mr_dereg(mr1), ==, RNICPI_OK);
+  g_assert_cmpint(munmap(src1, SRC_BIG), ==, 0);
+  victim_free(&v);
+}
+
 static void
 test_read_source_beyond(void)
 {
@@ -1678,6 +1917,10 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/zero-read-beyond-ird", test_zero_reads_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
+  g_test_add_func("/iwarp/hostile/rdmap/read-source-freed", test_read_source_freed);
+  g_test_add_func("/iwarp/hostile/rdmap/read-source-freed-mid-fpdu", test_read_source_freed_mid_fpdu);
+  g_test_add_func("/iwarp/hostile/rdmap/read-source-freed-queued", test_read_source_freed_queued);
+  g_test_add_func("/iwarp/hostile/rdmap/read-source-right-removed", test_read_source_right_removed);
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
   g_test_add_func("/iwarp/hostile/rdmap/atomic-host-misaligned", test_atomic_host_misaligned);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
