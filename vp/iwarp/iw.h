@@ -86,6 +86,18 @@
 #define IW_TIMEOUT_MS 30000
 /* After a Terminate: how long we read and discard, waiting for the peer to close. */
 #define IW_DRAIN_US 2000000ull
+/* Connection requests one listener holds, each with a socket: reading its
+ * MPA Request (ITAPI_IWARP_MPA_TIMEOUT_MS at most), or waiting for the
+ * consumer's answer.  A connection accepted past it takes the place of the
+ * oldest still reading, which is closed; when every one waits for the
+ * consumer, it is closed at once (iw_cm_listen_io). */
+#define IW_LISTEN_PENDING_MAX 1024u
+/* A listener whose accept() finds the process or the system out of
+ * descriptors (or memory) is left out of the epoll set this long, rather
+ * than woken again at once for the connection still queued. */
+#define IW_ACCEPT_PAUSE_US 100000
+/* A listener reports refused connections at most this often. */
+#define IW_LISTEN_REPORT_US (60 * G_USEC_PER_SEC)
 /* A Terminate FPDU at its largest (RFC 5040 4.8): length, untagged DDP
  * header, control word, segment length, a copied untagged DDP header and
  * a copied Read Request header, pad, CRC. */
@@ -492,6 +504,14 @@ typedef struct iw_listen {
   iw_dev_t *dev;
   uint32_t port;
   int fd;
+  /* Its requests (dev->lock): those reading their MPA Request, oldest
+   * first (iw_creq_t.link), and all it holds, those delivered to the
+   * consumer included (IW_LISTEN_PENDING_MAX at most). */
+  GQueue reading;
+  uint32_t held;
+  gint64 paused_until;       /* out of the epoll set until then (0: watched) */
+  gint64 next_report;        /* the next line about refusals, not before then */
+  uint32_t unreported;       /* refusals and failed accepts since the last line */
 } iw_listen_t;
 
 /* A passive connection before the consumer accepts or rejects it. */
@@ -499,6 +519,7 @@ typedef struct iw_creq {
   iw_pollable_t poll;
   iw_dev_t *dev;
   iw_listen_t *listener;
+  GList link;                /* in listener->reading until delivered */
   uint64_t id;
   int fd;
   gboolean delivered, dead;

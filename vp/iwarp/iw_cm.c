@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -125,6 +126,15 @@ iw_cm_timeouts(iw_dev_t *dev)
   g_mutex_lock(&dev->lock);
   GHashTableIter it;
   gpointer v;
+  /* Listeners that ran out of descriptors watch their socket again. */
+  g_hash_table_iter_init(&it, dev->listeners);
+  while (g_hash_table_iter_next(&it, NULL, &v)) {
+    iw_listen_t *l = v;
+    if (l->paused_until != 0 && l->paused_until <= now) {
+      l->paused_until = 0;
+      iw_epoll_set(dev, l->fd, &l->poll, EPOLLIN, TRUE);
+    }
+  }
   g_hash_table_iter_init(&it, dev->creqs);
   while (g_hash_table_iter_next(&it, NULL, &v)) {
     iw_creq_t *c = v;
@@ -193,6 +203,10 @@ creq_drop(iw_creq_t *c)
   iw_dev_t *dev = c->dev;
   if (c->id != 0)
     g_hash_table_remove(dev->creqs, &c->id);
+  if (c->link.data != NULL)
+    g_queue_unlink(&c->listener->reading, &c->link);
+  c->link.data = NULL;
+  c->listener->held--;
   c->dead = TRUE;
   if (c->fd >= 0) {
     iw_epoll_del(dev, c->fd);
@@ -216,17 +230,94 @@ iw_unmap_v4(struct sockaddr_storage *ss)
   memcpy(ss, &sin, sizeof(sin));
 }
 
+/* A line about a connection @l refuses or cannot take, at most once per
+ * IW_LISTEN_REPORT_US, with the number of them since the last line
+ * (dev->lock held). */
+static void G_GNUC_PRINTF(2, 3)
+listen_report(iw_listen_t *l, const char *fmt, ...)
+{
+  gint64 now = g_get_monotonic_time();
+  l->unreported++;
+  if (now < l->next_report)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_message("iwarp0: TCP port %u: %s (%u time%s since the last report; reported at most once "
+            "a minute)", l->port, what, l->unreported, l->unreported == 1 ? "" : "s");
+  l->unreported = 0;
+  l->next_report = now + IW_LISTEN_REPORT_US;
+}
+
+/* Room for one more request on @l, which holds IW_LISTEN_PENDING_MAX: the
+ * oldest still reading its MPA Request is closed (a peer that connects
+ * and sends nothing cannot keep out one that speaks at once).  FALSE when
+ * every request waits for the consumer (dev->lock held). */
+static gboolean
+listen_make_room(iw_listen_t *l)
+{
+  GList *oldest = g_queue_peek_head_link(&l->reading);
+  if (oldest == NULL)
+    return FALSE;
+  creq_drop(oldest->data);
+  return TRUE;
+}
+
+/* accept() failed for want of descriptors or memory: the connection stays
+ * in the kernel's queue and the socket stays readable.  The oldest request
+ * still reading is closed to free a descriptor if there is one; otherwise
+ * the listener leaves the epoll set for IW_ACCEPT_PAUSE_US
+ * (iw_cm_timeouts brings it back) instead of waking the progress thread
+ * at once, again and again.  TRUE to try again now (dev->lock held). */
+static gboolean
+listen_out_of_fds(iw_listen_t *l, int err)
+{
+  /* Linux takes the descriptor before it looks at the queue: accept()
+   * fails so even when no connection waits (then nothing is to be done). */
+  struct pollfd p = { .fd = l->fd, .events = POLLIN };
+  if (poll(&p, 1, 0) <= 0)
+    return FALSE;
+  if ((err == EMFILE || err == ENFILE) && listen_make_room(l)) {
+    listen_report(l, "out of file descriptors (%s): the oldest connection still reading its "
+                  "MPA Request is closed for the next; raise `ulimit -n`", g_strerror(err));
+    return TRUE;
+  }
+  iw_epoll_del(l->dev, l->fd);
+  l->paused_until = g_get_monotonic_time() + IW_ACCEPT_PAUSE_US;
+  listen_report(l, "cannot accept a connection: %s; accepting again in %d ms (raise `ulimit -n` "
+                "if descriptors ran out)", g_strerror(err), IW_ACCEPT_PAUSE_US / 1000);
+  return FALSE;
+}
+
 void
 iw_cm_listen_io(iw_listen_t *l)
 {
   iw_dev_t *dev = l->dev;
   g_mutex_lock(&dev->lock);
-  while (l->fd >= 0) {
+  while (l->fd >= 0 && l->paused_until == 0) {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     int fd = accept4(l->fd, (struct sockaddr *) &ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0)
-      break;
+    if (fd < 0) {
+      int e = errno;
+      if (e == EINTR || e == ECONNABORTED)
+        continue;
+      if ((e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) && listen_out_of_fds(l, e))
+        continue;
+      break; /* EAGAIN: all taken */
+    }
+    if (l->held >= IW_LISTEN_PENDING_MAX) {
+      if (!listen_make_room(l)) {
+        close(fd);
+        listen_report(l, "%u connection requests wait for the consumer's answer, the most a "
+                      "listener holds; new connections are closed", l->held);
+        continue;
+      }
+      listen_report(l, "%u connection requests held, the most a listener keeps; the oldest "
+                    "still reading its MPA Request is closed for each new one",
+                    IW_LISTEN_PENDING_MAX);
+    }
     iw_sock_tune(fd);
     iw_creq_t *c = g_new0(iw_creq_t, 1);
     c->poll.kind = IW_POLL_CREQ;
@@ -238,6 +329,9 @@ iw_cm_listen_io(iw_listen_t *l)
     iw_unmap_v4(&c->peer);
     c->deadline = g_get_monotonic_time() + (gint64) iw_config.mpa_timeout_us;
     g_hash_table_insert(dev->creqs, &c->id, c);
+    c->link.data = c;
+    g_queue_push_tail_link(&l->reading, &c->link);
+    l->held++;
     iw_epoll_set(dev, fd, &c->poll, EPOLLIN | EPOLLRDHUP, TRUE);
   }
   g_mutex_unlock(&dev->lock);
@@ -286,6 +380,9 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
     goto out;
   }
   c->delivered = TRUE;
+  if (c->link.data != NULL)
+    g_queue_unlink(&c->listener->reading, &c->link);
+  c->link.data = NULL;
   rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
   ev->type = RNICPI_CM_CONNECT_REQUEST;
   ev->listen_ctx = c->listener->base.al_ctx;

@@ -279,6 +279,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->id = dev->next_conn_id++;
     c->fd = sv[0];
     g_hash_table_insert(dev->creqs, &c->id, c);
+    c->link.data = c; /* as iw_cm_listen_io holds it */
+    g_queue_push_tail_link(&l->reading, &c->link);
+    l->held++;
     iw_epoll_set(dev, sv[0], &c->poll, EPOLLIN | EPOLLRDHUP, TRUE);
     break;
   }

@@ -9,18 +9,23 @@
  * to ERROR with a BROKEN event and flushed every work request.
  * Malformed MPA Requests come before framing exists: the victim refuses
  * them (a Reject where one is defined, else it closes) and never reports
- * a connection request.
+ * a connection request.  Other peers break no rule but lean on a bound: a
+ * Read Response taken slowly while its region goes away, Read Requests
+ * past the IRD, connections that never send their MPA Request, a process
+ * with no file descriptor left.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,6 +41,7 @@ static GAsyncQueue *cmq;
 
 enum { REGION = 4096 };
 static uint16_t listen_port = 39311; /* argv[1] when given (one per test run) */
+static rnicpi_listen_t *listener;    /* the victim device's, on listen_port */
 
 static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
 {
@@ -1862,6 +1868,243 @@ test_rtr_wait_terminate(void)
   victim_free(&v);
 }
 
+/* ---- connection requests the listener holds ---------------------------- */
+
+/* The requests the victim's listener holds, read under the device's CM lock. */
+static uint32_t
+listener_held(void)
+{
+  iw_dev_t *d = to_iw_dev(dev);
+  g_mutex_lock(&d->lock);
+  uint32_t n = to_iw_listen(listener)->held;
+  g_mutex_unlock(&d->lock);
+  return n;
+}
+
+/* Wait (5 s at most) until the listener holds @n requests. */
+static void
+wait_held(uint32_t n)
+{
+  for (int i = 0; i < 500 && listener_held() != n; i++)
+    g_usleep(10000);
+  g_assert_cmpuint(listener_held(), ==, n);
+}
+
+/* The CPU time, in milliseconds, that the device's progress thread (named
+ * iwarp0-progress, /proc/self/task/<tid>/comm) has used. */
+static guint64
+progress_cpu_ms(void)
+{
+  guint64 ticks = 0;
+  g_autoptr(GDir) d = g_dir_open("/proc/self/task", 0, NULL);
+  g_assert_nonnull(d);
+  for (const char *t; (t = g_dir_read_name(d)) != NULL;) {
+    g_autofree char *cp = g_strdup_printf("/proc/self/task/%s/comm", t);
+    g_autofree char *sp = g_strdup_printf("/proc/self/task/%s/stat", t);
+    g_autofree char *comm = NULL, *stat = NULL;
+    if (!g_file_get_contents(cp, &comm, NULL, NULL) || !g_str_has_prefix(comm, "iwarp0-progress") ||
+        !g_file_get_contents(sp, &stat, NULL, NULL))
+      continue;
+    /* After "(comm) ": state, then fields 4 to 13; utime and stime are 14 and 15. */
+    g_auto(GStrv) f = g_strsplit(strrchr(stat, ')') + 2, " ", 0);
+    g_assert_cmpuint(g_strv_length(f), >, 13);
+    ticks += g_ascii_strtoull(f[11], NULL, 10) + g_ascii_strtoull(f[12], NULL, 10);
+  }
+  return ticks * 1000 / (guint64) sysconf(_SC_CLK_TCK);
+}
+
+/* A CONNECT_REQUEST comes within @ms (events of earlier tests' victims
+ * are passed over); the request is rejected.  Returns how long it took. */
+static gint64
+expect_request(int ms)
+{
+  gint64 t0 = g_get_monotonic_time(), end = t0 + (gint64) ms * 1000;
+  rnicpi_cm_event_t *ev;
+  while ((ev = g_async_queue_timeout_pop(cmq, (guint64) MAX(end - g_get_monotonic_time(), 1))) !=
+           NULL && ev->type != RNICPI_CM_CONNECT_REQUEST)
+    g_free(ev);
+  gint64 took = g_get_monotonic_time() - t0;
+  g_assert_nonnull(ev);
+  g_assert_cmpint(P->cm->reject(dev, ev->conn_id, NULL, 0), ==, RNICPI_OK);
+  g_free(ev);
+  return took;
+}
+
+enum { FLOOD = IW_LISTEN_PENDING_MAX + 64 };
+
+static void
+test_request_flood(void)
+{
+  g_test_summary("IW_LISTEN_PENDING_MAX + 64 TCP connections that never send an MPA Request: "
+                 "the listener holds 1024 requests and closes the oldest still reading for "
+                 "each one past that (the first 64 connections, at once, not after the MPA "
+                 "timeout), and a client that sends its MPA Request is offered to the consumer "
+                 "within a second");
+  struct rlimit saved, more;
+  g_assert_cmpint(getrlimit(RLIMIT_NOFILE, &saved), ==, 0);
+  more = saved;
+  more.rlim_cur = 2 * FLOOD + 256; /* both ends in this process */
+  if (saved.rlim_max < more.rlim_cur) {
+    g_test_skip("the hard limit on file descriptors is below 2 * 1088 + 256");
+    return;
+  }
+  if (saved.rlim_cur < more.rlim_cur)
+    g_assert_cmpint(setrlimit(RLIMIT_NOFILE, &more), ==, 0);
+  /* No request times out during the test: only the bound closes them. */
+  uint64_t saved_timeout = iw_config.mpa_timeout_us;
+  iw_config.mpa_timeout_us = 60 * G_USEC_PER_SEC;
+  wait_held(0);
+  static int fl[FLOOD];
+  for (int i = 0; i < FLOOD; i++)
+    fl[i] = mpa_connect();
+  /* The oldest 64 see their connection closed, the others not. */
+  int closed = 0;
+  for (int tries = 0; tries < 500 && closed < FLOOD - (int) IW_LISTEN_PENDING_MAX; tries++) {
+    closed = 0;
+    for (int i = 0; i < FLOOD; i++) {
+      uint8_t b;
+      if (recv(fl[i], &b, 1, MSG_DONTWAIT | MSG_PEEK) == 0)
+        closed++;
+    }
+    if (closed < FLOOD - (int) IW_LISTEN_PENDING_MAX)
+      g_usleep(10000);
+  }
+  g_test_message("%d of %d connections closed by the listener", closed, FLOOD);
+  for (int i = 0; i < FLOOD; i++) {
+    uint8_t b;
+    ssize_t r = recv(fl[i], &b, 1, MSG_DONTWAIT | MSG_PEEK);
+    if (i < FLOOD - (int) IW_LISTEN_PENDING_MAX)
+      g_assert_cmpint(r, ==, 0);
+    else
+      g_assert_cmpint(r, ==, -1);
+  }
+  g_assert_cmpuint(listener_held(), ==, IW_LISTEN_PENDING_MAX);
+  int good = mpa_connect();
+  mpa_request(good, "MPA ID Req Frame", 0, 1, 0, 0);
+  gint64 took = expect_request(1000);
+  g_test_message("the well-behaved client's request came after %.1f ms", took / 1e3);
+  close(good);
+  for (int i = 0; i < FLOOD; i++)
+    close(fl[i]);
+  wait_held(0);
+  iw_config.mpa_timeout_us = saved_timeout;
+  g_assert_cmpint(setrlimit(RLIMIT_NOFILE, &saved), ==, 0);
+}
+
+/* Leave this process no file descriptor: a limit just above the highest
+ * in use, the holes below it filled with /dev/null (returned, for
+ * fds_restore); the limit before goes to @saved. */
+static GArray *
+fds_exhaust(struct rlimit *saved)
+{
+  int top = 0;
+  {
+    g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
+    for (const char *n; (n = g_dir_read_name(d)) != NULL;)
+      top = MAX(top, atoi(n));
+  }
+  g_assert_cmpint(getrlimit(RLIMIT_NOFILE, saved), ==, 0);
+  struct rlimit none = *saved;
+  none.rlim_cur = (rlim_t) top + 1;
+  g_assert_cmpint(setrlimit(RLIMIT_NOFILE, &none), ==, 0);
+  GArray *fill = g_array_new(FALSE, FALSE, sizeof(int));
+  for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+    g_array_append_val(fill, fd); /* top + 1 at most */
+  g_assert_cmpint(errno, ==, EMFILE);
+  return fill;
+}
+
+static void
+fds_restore(const struct rlimit *saved, GArray *fill)
+{
+  for (guint i = 0; i < fill->len; i++)
+    close(g_array_index(fill, int, i));
+  g_array_free(fill, TRUE);
+  g_assert_cmpint(setrlimit(RLIMIT_NOFILE, saved), ==, 0);
+}
+
+/* @n TCP sockets, made now (a connect needs no new descriptor). */
+static void
+sockets_new(int *fd, int n)
+{
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint((fd[i] = socket(AF_INET, SOCK_STREAM, 0)), >=, 0);
+}
+
+static void
+sockets_connect(int *fd, int n)
+{
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(listen_port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint(connect(fd[i], (struct sockaddr *) &sin, sizeof(sin)), ==, 0);
+}
+
+enum { QUEUED = 4, SILENT = 8 };
+
+static void
+test_accept_out_of_fds(void)
+{
+  g_test_summary("Connections queued while the process has no file descriptor left and the "
+                 "listener holds no request: accept() fails with EMFILE and the listener rests "
+                 "instead of waking the progress thread again at once (under 200 ms of its "
+                 "CPU in that second, not all of it); once descriptors are free it accepts "
+                 "them, and a request sent on one is offered to the consumer");
+  wait_held(0);
+  int cl[QUEUED];
+  sockets_new(cl, QUEUED);
+  struct rlimit saved;
+  guint64 cpu0 = progress_cpu_ms();
+  GArray *fill = fds_exhaust(&saved);
+  sockets_connect(cl, QUEUED);
+  g_usleep(G_USEC_PER_SEC);
+  fds_restore(&saved, fill);
+  guint64 cpu = progress_cpu_ms() - cpu0;
+  g_test_message("the progress thread used %" G_GUINT64_FORMAT " ms of CPU in the second "
+                 "without descriptors", cpu);
+  g_assert_cmpuint(cpu, <, 200);
+  wait_held(QUEUED);
+  mpa_request(cl[0], "MPA ID Req Frame", 0, 1, 0, 0);
+  gint64 took = expect_request(1000);
+  g_test_message("the request came %.1f ms after it was sent", took / 1e3);
+  for (int i = 0; i < QUEUED; i++)
+    close(cl[i]);
+  wait_held(0);
+}
+
+static void
+test_accept_out_of_fds_evicts(void)
+{
+  g_test_summary("With 8 connections held that never send an MPA Request and no file "
+                 "descriptor left, 4 new connections take the places of the 4 oldest silent "
+                 "ones (closed at once), and a request sent on a new one is offered to the "
+                 "consumer within a second");
+  wait_held(0);
+  int silent[SILENT], cl[QUEUED];
+  for (int i = 0; i < SILENT; i++)
+    silent[i] = mpa_connect();
+  wait_held(SILENT);
+  sockets_new(cl, QUEUED);
+  struct rlimit saved;
+  GArray *fill = fds_exhaust(&saved);
+  sockets_connect(cl, QUEUED);
+  mpa_request(cl[0], "MPA ID Req Frame", 0, 1, 0, 0);
+  gint64 took = expect_request(1000);
+  fds_restore(&saved, fill);
+  g_test_message("the request came %.1f ms after it was sent", took / 1e3);
+  for (int i = 0; i < SILENT; i++) {
+    uint8_t b;
+    struct pollfd p = { .fd = silent[i], .events = POLLIN };
+    g_assert_cmpint(poll(&p, 1, i < QUEUED ? 1000 : 0), ==, i < QUEUED ? 1 : 0);
+    if (i < QUEUED)
+      g_assert_cmpint(recv(silent[i], &b, 1, 0), ==, 0);
+    close(silent[i]);
+  }
+  for (int i = 0; i < QUEUED; i++)
+    close(cl[i]);
+  wait_held(0);
+}
+
 static void
 test_mpa_rev2_no_control(void)
 {
@@ -1891,8 +2134,7 @@ main(int argc, char **argv)
   rnicpi_caps_t caps = { .size = sizeof(caps) };
   g_assert_cmpint(P->device->query(dev, &caps), ==, RNICPI_OK);
   placed = (caps.features & RNICPI_CAP_PLACED_COMPLETION) != 0;
-  rnicpi_listen_t *l;
-  g_assert_cmpint(P->cm->listen(dev, listen_port, 0x77, &l), ==, RNICPI_OK);
+  g_assert_cmpint(P->cm->listen(dev, listen_port, 0x77, &listener), ==, RNICPI_OK);
 
   g_test_add_func("/iwarp/hostile/fpdu/bad-length", test_bad_length);
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);
@@ -1937,8 +2179,11 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/mpa/pdata-beyond-frame", test_mpa_pdata_beyond_frame);
   g_test_add_func("/iwarp/hostile/mpa/pdata-stall", test_mpa_pdata_stall);
   g_test_add_func("/iwarp/hostile/mpa/rev2-no-control-word", test_mpa_rev2_no_control);
+  g_test_add_func("/iwarp/hostile/cm/request-flood", test_request_flood);
+  g_test_add_func("/iwarp/hostile/cm/accept-out-of-fds", test_accept_out_of_fds);
+  g_test_add_func("/iwarp/hostile/cm/accept-out-of-fds-evicts", test_accept_out_of_fds_evicts);
   int r = g_test_run();
-  g_assert_cmpint(P->cm->unlisten(l), ==, RNICPI_OK);
+  g_assert_cmpint(P->cm->unlisten(listener), ==, RNICPI_OK);
   P->device->close(dev);
   return r;
 }
