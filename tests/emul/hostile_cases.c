@@ -525,7 +525,7 @@ case_answer_long(peer_t *p)
   peer_say("check read-len=%u", r.byte_len);
   peer_frame_ring(p, &(x_frame_t) { .op = X_OP_READ_RESP, .seq = r.seq, .frag_len = sizeof(junk),
                                  .byte_len = sizeof(junk), .total = sizeof(junk) }, junk);
-  g_autofree char *l = peer_hear(LINE_MS);  /* "publish": the target looked at its Read */
+  g_free(peer_hear(LINE_MS));  /* "publish": the target looked at its Read */
   peer_finish(p);
 }
 
@@ -537,7 +537,7 @@ case_answer_ack_read(peer_t *p)
   if (!peer_connect(p, FALSE, SEALED) || !target_read(p, &r))
     return;
   peer_frame_ring(p, &(x_frame_t) { .op = X_OP_ACK, .seq = r.seq, .byte_len = r.byte_len }, NULL);
-  g_autofree char *l = peer_hear(LINE_MS);
+  g_free(peer_hear(LINE_MS));
   peer_finish(p);
 }
 
