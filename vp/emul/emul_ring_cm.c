@@ -997,6 +997,23 @@ x_on_attach(emul_xconn_t *x, const x_msg_t *a, x_pre_t *pre, emul_work_t *w)
   g_free(m);
 }
 
+/* Send @m (ATTACH or REP) with, to a trusted peer, our region table and
+ * bell (both stay ours: the message closes neither). */
+static void
+x_send_gifts(emul_xconn_t *x, x_msg_t *m)
+{
+  int fds[2], n = 0;
+  if (x->trusted && emul_ring_mr_fd >= 0) {
+    fds[n++] = emul_ring_mr_fd;
+    m->fds |= X_FD_TABLE;
+  }
+  if (x->trusted && x->bell_fd >= 0) {
+    fds[n++] = x->bell_fd;
+    m->fds |= X_FD_BELL;
+  }
+  emul_ring_send_msg(x, m, fds, n, 0);
+}
+
 /* The passive side's PROBE: its proof and its nonce, read before the lock
  * (@pre); the answer is ATTACH, with our table and bell to a trusted peer. */
 static void
@@ -1012,16 +1029,7 @@ x_on_probe(emul_xconn_t *x, const x_msg_t *p, x_pre_t *pre, emul_work_t *w)
   x->trusted = pre->trust;
   x->probed = pre->cma;
   x_msg_t a = { .type = X_ATTACH, .attach = pre->cma, .proof = pre->proof };
-  int fds[2], n = 0;
-  if (x->trusted && emul_ring_mr_fd >= 0) {
-    fds[n++] = emul_ring_mr_fd;
-    a.fds |= X_FD_TABLE;
-  }
-  if (x->trusted && x->bell_fd >= 0) {
-    fds[n++] = x->bell_fd;
-    a.fds |= X_FD_BELL;
-  }
-  emul_ring_send_msg(x, &a, fds, n, 0);
+  x_send_gifts(x, &a);
 }
 
 rnicpi_status_t
@@ -1048,16 +1056,7 @@ emul_ring_accept(emul_qp_t *qp, emul_conn_t *c, const rnicpi_conn_param_t *p)
       .atomics = emul_qp_atomics(qp),
     };
     x_pdata(&m, p->pdata, p->pdata_len);
-    int fds[2], n = 0;
-    if (x->trusted && emul_ring_mr_fd >= 0) {
-      fds[n++] = emul_ring_mr_fd;
-      m.fds |= X_FD_TABLE;
-    }
-    if (x->trusted && x->bell_fd >= 0) {
-      fds[n++] = x->bell_fd;
-      m.fds |= X_FD_BELL;
-    }
-    emul_ring_send_msg(x, &m, fds, n, 0);
+    x_send_gifts(x, &m);
     if (c->three_way)
       c->state = CONN_REPLIED;  /* the active consumer confirms (RTU) or rejects */
     else
