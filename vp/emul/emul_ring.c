@@ -461,6 +461,16 @@ emul_ring_in_free(x_in_t *in)
   g_free(in);
 }
 
+/* Whether @total more bytes of the peer's may wait beside the payload the
+ * QP's requests hold waiting (qp->xin): a request queued behind a receive,
+ * or a message being assembled, counts against ITAPI_EMUL_INBOUND_MB. */
+static inline gboolean
+x_in_fits(const emul_xconn_t *x, uint64_t total)
+{
+  uint64_t held = MIN(x->qp->xin_bytes, emul_ring_xin_max);
+  return total <= emul_ring_xin_max - held;
+}
+
 /* A whole message from the peer.  @owned: @buf is ours (assembled from
  * several frames); otherwise it lies in the ring, valid until the head
  * moves past it, and is copied only if the request has to wait. */
@@ -487,7 +497,7 @@ x_dispatch(emul_xconn_t *x, const x_frame_t *f, uint8_t *buf, gboolean owned, em
      * holds; the payload they may hold here is bounded too (a peer that
      * sends on and on with no receive posted here). */
     uint64_t bytes = buf != NULL ? f->total : 0;
-    if (qp->xin.length >= EMUL_MAX_QP_WR || bytes > emul_ring_xin_max - MIN(qp->xin_bytes, emul_ring_xin_max)) {
+    if (qp->xin.length >= EMUL_MAX_QP_WR || !x_in_fits(x, bytes)) {
       if (owned)
         g_free(buf);
       emul_ring_peer_violation(x, w, "more requests than this queue pair holds waiting for receives "
@@ -605,16 +615,6 @@ x_frag_fits(const emul_xconn_t *x, const x_frame_t *f)
   default:
     return FALSE;
   }
-}
-
-/* Whether a message of @total bytes may be assembled beside the payload
- * the QP's requests hold waiting (qp->xin): it counts against the same
- * bound (ITAPI_EMUL_INBOUND_MB). */
-static inline gboolean
-x_in_fits(const emul_xconn_t *x, uint64_t total)
-{
-  uint64_t held = MIN(x->qp->xin_bytes, emul_ring_xin_max);
-  return total <= emul_ring_xin_max - held;
 }
 
 /* Start assembling the message whose first frame is @f (x->in): FALSE

@@ -1172,8 +1172,6 @@ static void
 x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, emul_work_t *w,
          x_later_t *later)
 {
-  (void) fds;
-  (void) nfds;
   switch (m->type) {
   case X_REQ:
     x_on_req(x, m, pre, w);
