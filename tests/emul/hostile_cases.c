@@ -149,6 +149,19 @@ case_stall_established(peer_t *p)
     peer_say("stalled");
 }
 
+/* Takes the target's first frame, as a live peer does, then nothing
+ * more, while it lives: the target's timeout breaks the connection. */
+static void
+case_stall_midway(peer_t *p)
+{
+  x_frame_t f;
+  if (!peer_connect(p, FALSE, SEALED))
+    return;
+  peer_say("check took-first=%s", peer_frame_next(p, &f, LINE_MS) ? "yes" : "no");
+  peer_say("stalled");
+  peer_wait_end(p);
+}
+
 /* ---- trust ---- */
 
 static const char *
@@ -784,6 +797,7 @@ const peer_case_t peer_cases[] = {
   { .name = "stall-attach", .run = case_stall_attach },
   { .name = "stall-established", .run = case_stall_established },
   { .name = "stall-established-iwarp", .run = case_stall_established, .iwarp = TRUE },
+  { .name = "stall-midway", .run = case_stall_midway },
   { .name = "trust-sealed", .run = case_trust_sealed },
   { .name = "trust-proof-zero", .run = case_trust_proof_zero },
   { .name = "trust-off", .run = case_trust_off },

@@ -465,6 +465,8 @@ peer_frame_next(peer_t *p, x_frame_t *f, int ms)
     memcpy(f, p->in + at, MIN(sizeof(*f), X_RING_SIZE - at));
     p->in_head += ROUND_LINE(sizeof(*f) + f->frag_len);
   }
+  /* Taken, as the library says it (emul_ring.h, "Timeout"). */
+  __atomic_store_n(&p->seg->ring[1].taken, p->in_head, __ATOMIC_RELAXED);
   return TRUE;
 }
 

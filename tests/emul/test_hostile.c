@@ -59,6 +59,8 @@ typedef enum {
   END_BROKEN,    /* accepted, then broken */
   END_AT_EXIT,   /* accepted; broken when the silent peer exits */
   END_FREED,     /* accepted; the target frees the endpoint itself (a middle) */
+  END_TIMED_OUT, /* accepted; broken by the target's timeout, the oldest Send failed with a
+                  * transport error (a middle waits for it) */
 } end_t;
 
 /* Requests the target posts on the connection once it is established. */
@@ -84,6 +86,7 @@ typedef struct {
   gboolean flood;            /* RSS: the peak grows by less than RSS_MAX */
   gboolean any_status;       /* a receive may complete filled, too short or flushed */
   gboolean trust_off;        /* the listener made under ITAPI_EMUL_TRUST=0 */
+  const char *timeout;       /* ITAPI_EMUL_TIMEOUT_MS as the listener is made (NULL: 0, none) */
   void (*middle)(run_t *r);  /* steps of the case's own once the peer has its go line */
 } hcase_t;
 
@@ -262,6 +265,12 @@ check_dtos(run_t *r)
       check_filled(r, d);
       continue;
     }
+    if (c->end == END_TIMED_OUT && d->cookie == SEND_COOKIE) {
+      /* The oldest request of a connection that timed out failed, as RDMA's
+       * retries exhausted; the others flushed. */
+      g_assert_cmpstr(itx_dto_status_name(d->dto_status), ==, itx_dto_status_name(IT_DTO_ERR_TRANSPORT));
+      continue;
+    }
     if (d->dto_status != IT_DTO_ERR_FLUSHED)
       g_error("%s: request %" G_GUINT64_FORMAT " completed %s, not flushed", c->path, (guint64) d->cookie,
               itx_dto_status_name(d->dto_status));
@@ -401,9 +410,12 @@ run_open(run_t *r)
   r->qual.type = IT_IANA_PORT;
   if (r->c->trust_off)
     g_setenv("ITAPI_EMUL_TRUST", "0", TRUE);
+  /* Read as the listener is made (emul_ring_listen), as the one above. */
+  g_setenv("ITAPI_EMUL_TIMEOUT_MS", r->c->timeout != NULL ? r->c->timeout : "0", TRUE);
   conf_ok(it_listen_create(r->t.ia, 0, r->t.req, IT_LISTEN_NO_FLAG, &r->qual, &r->lh));
+  g_setenv("ITAPI_EMUL_TIMEOUT_MS", "0", TRUE);
   if (r->c->trust_off)
-    g_unsetenv("ITAPI_EMUL_TRUST");  /* read as the listener is made (emul_ring_listen) */
+    g_unsetenv("ITAPI_EMUL_TRUST");
   it_mem_priv_t remote = IT_PRIV_LOCAL | IT_PRIV_REMOTE_READ | IT_PRIV_REMOTE_WRITE;
   conf_buf_new(&r->t, &r->buf, BUF_LEN, remote, IT_ADDR_MODE_ABSOLUTE);
   conf_buf_new(&r->t, &r->rbuf, (size_t) a.max_recv_dtos * RECV_LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
@@ -521,7 +533,7 @@ run_peer(run_t *r)
     wait_broken(r);
   if (!r->peer_gone)
     hear_peer_must(r, "done");
-  if (c->end == END_BROKEN || c->end == END_FREED)
+  if (c->end == END_BROKEN || c->end == END_FREED || c->end == END_TIMED_OUT)
     check_dtos(r);
 }
 
@@ -648,6 +660,27 @@ middle_disconnect(run_t *r)
   g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
 }
 
+/* The peer took the target's first Send and stops: three more Sends wait
+ * in the ring, and the connection breaks once the listener's timeout
+ * passed, not before. */
+#define MIDWAY_MS 1000
+static void
+middle_timeout(run_t *r)
+{
+  hear_peer_must(r, "stalled");
+  it_lmr_triplet_t st = conf_seg(&r->sbuf, 0, 64);
+  gint64 t0 = g_get_monotonic_time();
+  for (unsigned k = 1; k <= 3; k++) {
+    conf_ok(it_post_send(r->t.ep, &st, 1, SEND_COOKIE + k, IT_COMPLETION_FLAG));
+    r->posted++;
+  }
+  wait_broken(r);
+  gint64 took = g_get_monotonic_time() - t0;
+  g_test_message("broken %" G_GINT64_FORMAT " ms after the Sends the peer never took (timeout %d ms)",
+                 took / 1000, MIDWAY_MS);
+  g_assert_cmpint(took, >=, MIDWAY_MS * 1000);
+}
+
 /* ---- the table ---- */
 
 #define SEGMENT_BAD "a connection request with a connection segment that is not a memfd"
@@ -702,6 +735,13 @@ static const hcase_t cases[] = {
     .summary = "the target disconnects from and frees an endpoint whose peer answers nothing (iWARP: a "
                "graceful disconnect waits for answers): freed at once, what was posted flushed",
     .end = END_FREED, .checks = "rep-fds=0/0", .recvs = 2, .posts = POST_SEND, .middle = middle_disconnect },
+
+  { .path = "/emul/hostile/stall/midway-timeout", .peer = "stall-midway",
+    .summary = "a live peer that takes one Send and then nothing: broken after the timeout, no sooner; "
+               "the oldest Send fails with a transport error, the rest flush",
+    .end = END_TIMED_OUT, .timeout = G_STRINGIFY(MIDWAY_MS), .said = "took nothing from QP",
+    .checks = "took-first=yes end=eof break-status=zero", .recvs = 2, .posts = POST_SEND,
+    .middle = middle_timeout },
 
   /* Trust. */
   { .path = "/emul/hostile/trust/sealed", .peer = "trust-sealed",

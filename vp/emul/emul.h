@@ -446,13 +446,21 @@ typedef struct emul_qp {
   guint ud_to_gen;
 } emul_qp_t;
 
+/* The run-time knobs of a connection across processes, read from the
+ * environment by the application's thread as it listens or connects
+ * (emul_ring_cm.c): the progress thread never reads the environment. */
+typedef struct emul_ring_knobs {
+  gboolean no_cma;         /* ITAPI_EMUL_CMA=0 */
+  gboolean no_trust;       /* ITAPI_EMUL_TRUST=0 */
+  uint32_t timeout_ms;     /* ITAPI_EMUL_TIMEOUT_MS (0: never) */
+} emul_ring_knobs_t;
+
 typedef struct emul_listen {
   rnicpi_listen_t base;
   uint32_t port;
   struct x_lsock *xsock;   /* cross-process endpoint "itapi-emul/<port>" and the
                             * progress thread's watch of it, or NULL (emul_ring_cm.c) */
-  gboolean no_cma;         /* ITAPI_EMUL_CMA=0 when it started listening */
-  gboolean no_trust;       /* ITAPI_EMUL_TRUST=0 when it started listening */
+  emul_ring_knobs_t knobs; /* as it started listening */
 } emul_listen_t;
 
 typedef enum { CONN_REQUESTED, CONN_REPLIED } emul_conn_state_t;

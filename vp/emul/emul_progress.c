@@ -151,6 +151,44 @@ emul_ring_drain_alone(emul_link_t *l, emul_xconn_t *x, emul_work_t *w)
   return found;
 }
 
+/* The stall check of the connections in @a (fabric lock held;
+ * emul_ring.h, "Timeout"): a ring whose peer took nothing from it for the
+ * connection's timeout, with frames waiting, breaks its connection.  Every
+ * connection (one whose QP is not yet there too: an accept does not wake
+ * this thread) is looked at again within half its timeout, so a stall is
+ * seen between one and one and a half timeouts after it began.  How long
+ * this thread may sleep before it looks again (ms; -1: no limit). */
+static gint
+x_stalls(GPtrArray *a, emul_work_t *w)
+{
+  gint64 now = g_get_monotonic_time(), next = G_MAXINT64;
+  for (guint i = 0; i < a->len; i++) {
+    emul_xconn_t *x = g_ptr_array_index(a, i);
+    uint64_t taken = 0;
+    if (x->dead || x->qp == NULL || x->qp->x != x || x->conn != NULL || x->timeout_us == 0)
+      continue;
+    if (!emul_ring_waiting(x, &taken)) {
+      x->stall_at = 0;
+    } else if (x->stall_at == 0 || taken != x->stall_taken) {
+      x->stall_taken = taken;
+      x->stall_at = now;
+    } else if (now - x->stall_at >= x->timeout_us) {
+      emul_link_t *l = emul_link_take(x->qp);  /* may let the lock go: looked at again */
+      if (!x->dead && x->qp != NULL && x->qp->x == x)
+        emul_ring_timed_out(x, now - x->stall_at, w);
+      emul_link_drop(l);
+    } else {
+      next = MIN(next, x->stall_at + x->timeout_us - now);
+    }
+  }
+  for (GList *i = emul_ring_conns; i != NULL; i = i->next) {
+    emul_xconn_t *x = i->data;
+    if (!x->dead && x->timeout_us > 0)
+      next = MIN(next, x->timeout_us / 2);
+  }
+  return next == G_MAXINT64 ? -1 : (gint) MIN((next + 999) / 1000, G_MAXINT);
+}
+
 /* The progress thread's poll (GMainContext poll function, called without
  * the context's lock): before it sleeps, decide for each ring whether the
  * peer must ring the bell (emul_ring.h, "Who drains a ring").  Work found on
@@ -276,6 +314,7 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
   }
   g_ptr_array_set_size(todo, 0);
   g_ptr_array_set_size(links, 0);
+  gint look = x_stalls(a, &w);
   x_snapshot_free(a);
   emul_fabric_unlock();
   emul_work_deliver(&w);
@@ -292,6 +331,8 @@ x_poll_func(GPollFD *fds, guint nfds, gint timeout)
     }
     if (unarmed && (timeout < 0 || timeout > X_POLL_GRACE_MS))
       timeout = X_POLL_GRACE_MS;
+    if (look >= 0 && (timeout < 0 || timeout > look))
+      timeout = look;
     r = g_poll(fds, nfds, timeout);
   }
   g_atomic_int_set(&x_pstate, XP_RUNNING);

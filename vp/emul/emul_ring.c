@@ -121,7 +121,7 @@ ring_publish(emul_xconn_t *x, uint64_t need, guint *bell)
   uint8_t *data = ring_data(x, x->side);
   uint64_t pos = x->tail;
   __atomic_store_n((uint64_t *) (data + (pos & (X_RING_SIZE - 1))), pos ^ x->key_out, __ATOMIC_SEQ_CST);
-  x->tail = pos + need;
+  __atomic_store_n(&x->tail, pos + need, __ATOMIC_RELAXED);  /* the stall check reads it */
   *bell |= x_take_armed(&x->seg->ring[x->side]);
 }
 
@@ -416,6 +416,16 @@ emul_ring_pending(emul_xconn_t *x)
            __atomic_load_n(&x->acked_seen, __ATOMIC_RELAXED);
 }
 
+gboolean
+emul_ring_waiting(emul_xconn_t *x, uint64_t *taken)
+{
+  if (x->dead || x->seg == NULL)
+    return FALSE;
+  /* The peer's word, read once: only compared with our own tail. */
+  *taken = __atomic_load_n(&x->seg->ring[x->side].taken, __ATOMIC_RELAXED);
+  return *taken != __atomic_load_n(&x->tail, __ATOMIC_RELAXED);
+}
+
 void
 emul_ring_space(emul_xconn_t *x)
 {
@@ -570,6 +580,9 @@ static inline void
 x_taken(emul_xconn_t *x, uint64_t head)
 {
   __atomic_store_n(&x->rx_head, head, __ATOMIC_RELAXED);  /* emul_ring_pending reads it */
+  /* The producer's stall check reads it; a store to a line nobody else
+   * reads in the common case. */
+  __atomic_store_n(&x->seg->ring[1 - x->side].taken, head, __ATOMIC_RELAXED);
   if (head - x->rx_published >= X_RING_SIZE / 4) {
     x_release(x, head);
     x->rx_published = head;

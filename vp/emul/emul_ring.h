@@ -118,6 +118,21 @@
  * application-thread draining off (both read once per process, for
  * measurements; see doc/performance.md).
  *
+ * Timeout.  A live peer never stops draining (above), so frames that
+ * wait in a ring with its consumer's `taken` word (its head, stored at
+ * every frame) unmoved for ITAPI_EMUL_TIMEOUT_MS (X_TIMEOUT_MS by default,
+ * 0: never) mean the peer stopped: stopped by a signal or a debugger, or
+ * hostile.  The progress thread looks at each connection before it sleeps
+ * (emul_ring_stall_check), and sleeps no longer than half the timeout
+ * while a connection has a QP; a ring found stalled breaks its connection
+ * as RDMA's retry count does: the oldest work request completes with a
+ * transport error, the rest flush, the connection is BROKEN, and the log
+ * names the peer.  What the peer took and holds (a Send waiting for its
+ * receive, a Read behind it: RC order) is no stall: that waits as long as
+ * a receiver that is not ready, for ever.  Only this process's view
+ * counts: the check reads `taken` once, to compare it with our tail, and
+ * a peer that lies about it only keeps its own connection waiting.
+ *
  * Payload.  Where this process may attach to the peer (it read the peer's
  * nonce by process_vm_readv, once per connection; ITAPI_EMUL_CMA=0 forbids
  * it) and the peer trusts it (gave it its region table), RDMA Write and
@@ -170,7 +185,7 @@
 
 #include "emul.h"
 
-#define X_MAGIC 0x38584d45u       /* "EMX8" */
+#define X_MAGIC 0x39584d45u       /* "EMX9" */
 #define X_RING_SIZE (1u << 20)    /* bytes per direction */
 #define X_FRAG_MAX (64u << 10)    /* payload bytes per frame */
 #define X_HDR_SIZE 4096u
@@ -179,6 +194,9 @@
 #define X_MR_CAP (1u << 18)       /* regions a peer can reach (index < cap) */
 #define X_INLINE_MAX (16u << 10)  /* sends up to this size go inline even with CMA */
 #define X_POLL_GRACE_MS 2         /* unarmed sleep while the application polls */
+/* How long a peer may take nothing from a ring with frames waiting
+ * (ITAPI_EMUL_TIMEOUT_MS; emul_ring.h, "Timeout"). */
+#define X_TIMEOUT_MS 10000
 /* While a sleeper of a connection left it this recently, the progress
  * thread keeps looking every X_POLL_GRACE_MS instead of sleeping until a
  * leaving sleeper wakes it (emul_ring_cq_wait_end). */
@@ -313,6 +331,9 @@ typedef struct x_ring_ctl {
   _Alignas(64) uint64_t head;       /* written by the consumer */
   _Alignas(64) uint32_t want_space; /* the producer waits for X_SPACE */
   _Alignas(64) uint32_t armed;      /* the consumer may sleep: doorbell needed (X_ARM_*) */
+  _Alignas(64) uint64_t taken;      /* written by the consumer: its head, at every frame
+                                     * (relaxed; the producer's stall check alone reads
+                                     * it, see "Timeout") */
 } x_ring_ctl_t;
 
 /* Who sleeps on the consumer's side of a ring (x_ring_ctl_t.armed). */
@@ -343,6 +364,7 @@ typedef struct x_seg_hdr {
   uint64_t key[2];         /* frame marks of ring[s] (x_frame_t::mark) */
   x_ring_ctl_t ring[2];    /* ring[s] is produced by side s */
 } x_seg_hdr_t;
+G_STATIC_ASSERT(sizeof(x_seg_hdr_t) <= X_HDR_SIZE);
 
 typedef struct x_mr_entry {
   uint32_t seq;            /* odd while written */
@@ -457,6 +479,9 @@ struct emul_xconn {
                                  * the fabric lock; said at close (debug log) */
   uint64_t key_out, key_in;     /* marks of our ring, of the peer's (seg->key) */
   uint64_t head_seen;           /* producer: the consumer's head, last read */
+  gint64 timeout_us;            /* ITAPI_EMUL_TIMEOUT_MS when the connection began (0: never) */
+  uint64_t stall_taken;         /* producer: the consumer's `taken` when it last moved... */
+  gint64 stall_at;              /* ...seen at this time (monotonic us; 0: nothing waits) */
   uint64_t acked_seen;          /* requester: the peer's ACK word, last acted on (as rx_head) */
   gint app_polls;               /* the application polled a CQ of this QP (count; written
                                  * under the link, read without it: atomic) */
@@ -622,9 +647,17 @@ void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
  * process and user and what it sent (@fmt), and the connection broken as
  * for the peer's death; nothing else of this process is touched. */
 void emul_ring_peer_violation(emul_xconn_t *x, emul_work_t *w, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+/* The peer took nothing from our ring for @stalled_us with frames waiting
+ * (fabric lock and the QP's link held; emul_ring.h, "Timeout"): said, the
+ * oldest work request completed with a transport error, the connection
+ * broken, the rest flushed. */
+void emul_ring_timed_out(emul_xconn_t *x, gint64 stalled_us, emul_work_t *w);
 
 /* emul_ring.c */
 gboolean emul_ring_pending(emul_xconn_t *x);  /* the peer's ring has frames */
+/* Frames we published wait in our ring, not taken by the peer; its
+ * `taken` word, read once, in *@taken (emul_ring.h, "Timeout"). */
+gboolean emul_ring_waiting(emul_xconn_t *x, uint64_t *taken);
 void emul_ring_pump(emul_xconn_t *x);
 gboolean emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w);
 /* A drainer's turn at @x (fabric lock and the QP's link held, a reference

@@ -7,8 +7,10 @@
  *
  * Run-time knobs: ITAPI_EMUL_CMA=0 forbids cross-memory attach; payloads of
  * every connection made afterwards go through the shared-memory bounce
- * ring.  ITAPI_EMUL_TRUST=0 trusts no peer (below).  Both are read at each
- * connection, so a process may change them.
+ * ring.  ITAPI_EMUL_TRUST=0 trusts no peer (below).  ITAPI_EMUL_TIMEOUT_MS
+ * is how long a peer may take nothing from a ring with frames waiting
+ * (emul_ring.h, "Timeout").  All are read at each connection (a listener's
+ * when it starts listening), so a process may change them.
  *
  * Trust.  A peer gets this process's region table, its bell eventfd and
  * mappings of its regions (emul_mapped.c) only when it could reach this
@@ -39,6 +41,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <netinet/in.h>
 #include <stddef.h>
@@ -121,12 +124,6 @@ x_peer_cred(int fd, uid_t *uid)
   return cr.pid;
 }
 
-/* ITAPI_EMUL_TRUST=0?  Read by the application's thread, as x_cma_off. */
-static gboolean
-x_trust_off(void)
-{
-  return g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") == 0;
-}
 
 /* A connection's nonce: random, never 0 (a proof of 0 is "nothing read");
  * drawn with no lock held (a system call). */
@@ -141,13 +138,17 @@ x_nonce_new(void)
   return v;
 }
 
-/* ITAPI_EMUL_CMA=0?  Read by the application's thread when it connects
- * or listens: the progress thread never reads the environment, which the
- * application may change meanwhile (getenv races setenv). */
-static gboolean
-x_cma_off(void)
+/* The knobs of a connection, read by the application's thread when it
+ * connects or listens: the progress thread never reads the environment,
+ * which the application may change meanwhile (getenv races setenv). */
+static emul_ring_knobs_t
+x_knobs_read(void)
 {
-  return g_strcmp0(g_getenv("ITAPI_EMUL_CMA"), "0") == 0;
+  return (emul_ring_knobs_t) {
+    .no_cma = g_strcmp0(g_getenv("ITAPI_EMUL_CMA"), "0") == 0,
+    .no_trust = g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") == 0,
+    .timeout_ms = (uint32_t) rnicpi_env_int("ITAPI_EMUL_TIMEOUT_MS", X_TIMEOUT_MS, 0, INT_MAX),
+  };
 }
 
 /* May this process read and write the peer's memory?  Its nonce at
@@ -208,12 +209,12 @@ x_bell_new(void)
 
 /* A connection over socket @fd to process @pid, with its bell @bell_fd:
  * both made with no lock held (x_listen_ready, emul_ring_dial_open); the
- * connection is made under the fabric lock.  @no_cma: ITAPI_EMUL_CMA=0
- * when its listener or connect started (read by the progress thread as
+ * connection is made under the fabric lock.  @k: the knobs when its
+ * listener or connect started (no_cma is read by the progress thread as
  * it reads the handshake, x_conn_pre: set before the watch). */
 static emul_xconn_t *
-x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd, gboolean no_cma,
-           gboolean no_trust)
+x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd,
+           const emul_ring_knobs_t *k)
 {
   emul_xconn_t *x = g_new0(emul_xconn_t, 1);
   x->ref = 1;
@@ -221,9 +222,10 @@ x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd, 
   x->side = side;
   x->peer_pid = pid;
   x->peer_uid = uid;
-  x->no_trust = no_trust;
+  x->no_trust = k->no_trust;
   x->nonce = nonce;
-  x->no_cma = no_cma;
+  x->no_cma = k->no_cma;
+  x->timeout_us = (gint64) k->timeout_ms * 1000;
   x->bell_fd = bell_fd;
   x->peer_bell_fd = -1;
   g_queue_init(&x->out);
@@ -598,8 +600,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
         continue;  /* closed below, as for a listener gone */
       }
       pending++;
-      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], uid[i], nonce[i], bell[i], s->l->no_cma,
-                                   s->l->no_trust);
+      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], uid[i], nonce[i], bell[i], &s->l->knobs);
       x->listener = s->l;
       c[i] = -1;
     }
@@ -640,8 +641,7 @@ emul_ring_listen(emul_listen_t *l, int fd)
   s->sock.closing = x_lsock_closing;
   s->l = l;
   l->xsock = s;
-  l->no_cma = x_cma_off();
-  l->no_trust = x_trust_off();
+  l->knobs = x_knobs_read();
 }
 
 void
@@ -792,8 +792,8 @@ emul_ring_dial_close(emul_dial_t *d)
 void
 emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p)
 {
-  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->uid, d->nonce, d->bell_fd, x_cma_off(),
-                               x_trust_off());
+  emul_ring_knobs_t k = x_knobs_read();
+  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->uid, d->nonce, d->bell_fd, &k);
   int seg_fd = d->seg_fd;
   x->seg = d->seg;
   *d = EMUL_DIAL_NONE;
@@ -1628,6 +1628,26 @@ emul_ring_peer_violation(emul_xconn_t *x, emul_work_t *w, const char *fmt, ...)
         (int) x->peer_pid, (int) x->peer_uid, what, (int) getpid());
   g_free(what);
   emul_ring_peer_break(x, NULL, w);
+}
+
+void
+emul_ring_timed_out(emul_xconn_t *x, gint64 stalled_us, emul_work_t *w)
+{
+  emul_qp_t *qp = x->qp;
+  g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: process %d (uid %d) took nothing from QP %u's ring "
+        "for %" G_GINT64_FORMAT " ms with frames waiting: its connection to process %d is broken "
+        "(the oldest work request completes with a transport error, the rest flush); a stopped or "
+        "traced peer does this: ITAPI_EMUL_TIMEOUT_MS sets the wait, 0 none",
+        (int) x->peer_pid, (int) x->peer_uid, qp->base.qp_num, stalled_us / 1000, (int) getpid());
+  emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+  /* The oldest request fails, unless its long copy runs with the lock let
+   * go: its copier completes it, flushed (flush_all, emul_qp.c). */
+  emul_swqe_t *s = qp->xcopying ? NULL : emul_wq_pop(&qp->sq);
+  if (s != NULL) {
+    emul_complete_send(qp, &s->wr, RNICPI_WC_TRANSPORT_ERR, 0, w);
+    emul_swqe_done(qp, s);
+  }
+  emul_ring_break(qp, w, FALSE, NULL, 0);
 }
 
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)
