@@ -12,12 +12,12 @@
 #include <linux/capability.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "conf.h"
+#include "rnicpi_util.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
@@ -819,26 +819,6 @@ test_qual_busy_process(void)
   conf_pair_close(&p);
 }
 
-/* The host's first unprivileged port (net.ipv4.ip_unprivileged_port_start). */
-static uint32_t
-unprivileged_start(void)
-{
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents("/proc/sys/net/ipv4/ip_unprivileged_port_start", &text, NULL, NULL))
-    return 1024;
-  return (uint32_t) g_ascii_strtoull(text, NULL, 10);
-}
-
-static gboolean
-has_net_bind_service(void)
-{
-  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-  memset(d, 0, sizeof(d));
-  g_assert_cmpint(syscall(SYS_capget, &h, d), ==, 0);
-  return (d[CAP_TO_INDEX(CAP_NET_BIND_SERVICE)].effective & CAP_TO_MASK(CAP_NET_BIND_SERVICE)) != 0;
-}
-
 static void
 test_qual_privileged(void)
 {
@@ -846,7 +826,7 @@ test_qual_privileged(void)
                  "as a TCP port does, on every interface: a process without it gets "
                  "IT_ERR_INVALID_CONN_QUAL for port 80, with a detail naming the capability, and "
                  "listens at the start; a process with it listens on a privileged port");
-  uint32_t start = unprivileged_start();
+  uint32_t start = rnicpi_unprivileged_port_start();
   if (!conf_require(start > 80 && start <= 65535, "port 80 below net.ipv4.ip_unprivileged_port_start"))
     return;
   g_assert_cmpint(run_child_listen_as(80, TRUE), ==, 3);
@@ -858,7 +838,7 @@ test_qual_privileged(void)
     got = run_child_listen_as((uint16_t) port, TRUE);
   g_assert_cmpint(got, ==, 0);
 
-  if (!has_net_bind_service()) {
+  if (!rnicpi_cap_effective(CAP_NET_BIND_SERVICE)) {
     g_test_message("this process lacks CAP_NET_BIND_SERVICE: a privileged listen is not tried");
     return;
   }

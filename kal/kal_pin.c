@@ -36,6 +36,7 @@
 #include <glib.h>
 
 #include "kal.h"
+#include "rnicpi_util.h"
 
 #define KAL_LOG "itapi-kal"
 #define MEMLOCK_ENV "ITAPI_MEMLOCK_LIMIT"
@@ -94,7 +95,7 @@ kal_memlock_parse(const char *text, uint64_t *bytes, char **why)
 bool
 kal_cap_ipc_lock(void)
 {
-  return kal_cap_effective(CAP_IPC_LOCK);
+  return rnicpi_cap_effective(CAP_IPC_LOCK);
 }
 
 /* The limit in force and where it comes from (for messages); RNICPI_EINVAL

@@ -37,7 +37,6 @@
 #include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -47,10 +46,10 @@
 #include <glib.h>
 
 #include "kal.h"
+#include "rnicpi_util.h"
 
 #define KAL_EPHEMERAL_LO 49152
 #define KAL_EPHEMERAL_HI 65535
-#define KAL_UNPRIVILEGED_SYSCTL "/proc/sys/net/ipv4/ip_unprivileged_port_start"
 
 struct kal_port {
   int fd;
@@ -88,23 +87,6 @@ try_bind(const char *space, uint32_t port, int *fd_out)
   return RNICPI_OK;
 }
 
-/* Whether process @pid has @cap in its effective set now, as
- * /proc/PID/status says (readable for every process); TRUE when it cannot
- * be read, so that nothing is said of a process that cannot be seen. */
-static gboolean
-pid_has_cap(pid_t pid, unsigned cap)
-{
-  g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
-  g_autofree char *status = NULL;
-  if (!g_file_get_contents(path, &status, NULL, NULL))
-    return TRUE;
-  const char *l = strstr(status, "\nCapEff:");
-  unsigned long long eff;
-  if (l == NULL || sscanf(l + 8, "%llx", &eff) != 1)
-    return TRUE;
-  return (eff >> cap) & 1;
-}
-
 /* Who holds @port of @space, for a refusal's sentence: "pid N (uid U)"
  * and, for a port below @start held by a process that lacks
  * CAP_NET_BIND_SERVICE, that it took the name outside this layer. */
@@ -122,7 +104,10 @@ describe_holder(const char *space, uint32_t port, uint32_t start)
   char *d;
   if (connect(fd, (struct sockaddr *) &sa, len) == 0 &&
       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0) {
-    gboolean squat = port < start && cr.uid != 0 && !pid_has_cap(cr.pid, CAP_NET_BIND_SERVICE);
+    /* Nothing is said of a process whose capabilities cannot be seen. */
+    gboolean has = TRUE;
+    gboolean squat = port < start && cr.uid != 0 &&
+                     rnicpi_pid_cap_effective(cr.pid, CAP_NET_BIND_SERVICE, &has) && !has;
     d = g_strdup_printf("process %d (uid %u) holds it%s%s%s", (int) cr.pid, (unsigned) cr.uid,
                         squat ? " without CAP_NET_BIND_SERVICE, so it bound the abstract name '" : "",
                         squat ? name : "", squat ? "' outside this access layer (any local user can)" : "");
@@ -135,19 +120,6 @@ describe_holder(const char *space, uint32_t port, uint32_t start)
   }
   close(fd);
   return d;
-}
-
-uint32_t
-kal_port_unprivileged_start(void)
-{
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents(KAL_UNPRIVILEGED_SYSCTL, &text, NULL, NULL))
-    return KAL_PORT_UNPRIVILEGED_DEFAULT;
-  char *end;
-  guint64 v = g_ascii_strtoull(text, &end, 10);
-  if (end == text || v > 65536)
-    return KAL_PORT_UNPRIVILEGED_DEFAULT;
-  return (uint32_t) v;
 }
 
 /* Whether the user namespace that owns this process's network namespace
@@ -180,8 +152,8 @@ kal_port_reserve(const char *space, uint32_t *port, kal_port_t **res, char **why
     return RNICPI_EINVAL;
   }
   if (*port != 0) {
-    uint32_t start = kal_port_unprivileged_start();
-    gboolean cap = *port < start && kal_cap_effective(CAP_NET_BIND_SERVICE);
+    uint32_t start = rnicpi_unprivileged_port_start();
+    gboolean cap = *port < start && rnicpi_cap_effective(CAP_NET_BIND_SERVICE);
     if (*port < start && (!cap || net_owned_above())) {
       if (why != NULL)
         *why = g_strdup_printf("connection qualifier %u is below the host's unprivileged start %u "

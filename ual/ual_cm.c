@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rnicpi_util.h"
 #include "ual.h"
 
 static GHashTable *cn_table; /* it_cn_est_identifier_t -> ual_cn_t* (ual_lock) */
@@ -206,7 +207,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
                     "it the port (below net.ipv4.ip_unprivileged_port_start, %u here, a port needs "
                     "CAP_NET_BIND_SERVICE in the user namespace that owns the network namespace; a "
                     "security module may refuse others); use another port, or grant the capability",
-                    ia->prov->name, port, kal_port_unprivileged_start());
+                    ia->prov->name, port, rnicpi_unprivileged_port_start());
       goto out;
     }
     if (!(chosen && rs == RNICPI_EEXIST && attempt < 64)) {

@@ -67,25 +67,12 @@ const kal_iface_t *kal_iface_find(const char *name);
 /** A reservation of one connection qualifier (port) in a port space. */
 typedef struct kal_port kal_port_t;
 
-/** The unprivileged start kal_port_unprivileged_start() assumes when the
- *  host's setting cannot be read (the kernel's default). */
-#define KAL_PORT_UNPRIVILEGED_DEFAULT 1024
-
-/**
- * @brief The first port a process without CAP_NET_BIND_SERVICE may
- *        listen on: the host's net.ipv4.ip_unprivileged_port_start, read
- *        at each call.
- * @return the setting, or #KAL_PORT_UNPRIVILEGED_DEFAULT when it cannot be
- *         read.
- */
-uint32_t kal_port_unprivileged_start(void);
-
 /**
  * @brief Reserve a port host-wide: no other process or listener of this
  *        host can hold the same port of the same space until it is released
  *        or the holder dies.
  *
- * A port given below kal_port_unprivileged_start() needs CAP_NET_BIND_SERVICE
+ * A port given below rnicpi_unprivileged_port_start() needs CAP_NET_BIND_SERVICE
  * in the effective set, as the kernel requires of a TCP port, whatever the
  * space; a port chosen here (0 in) is never below it.
  *
@@ -207,15 +194,6 @@ void kal_pin_usage(uint64_t *pinned, uint64_t *limit);
  *         unit, trailing text, more than 64 bits).
  */
 rnicpi_status_t kal_memlock_parse(const char *text, uint64_t *bytes, char **why);
-
-/**
- * @brief Whether this process has a capability in its effective set, the
- *        set the kernel checks.
- * @param cap the capability, e.g. CAP_NET_BIND_SERVICE (linux/capability.h).
- * @return true when it has; false when not, for an unknown capability, or
- *         when capget(2) fails.
- */
-bool kal_cap_effective(unsigned cap);
 
 /**
  * @brief Whether this process has CAP_IPC_LOCK in its effective set (the

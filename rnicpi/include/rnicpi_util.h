@@ -8,8 +8,9 @@
 /**
  * @file rnicpi_util.h
  * @brief Provider helpers: a completion ring that never drops an entry,
- *        intrusive work-queue FIFOs, a cache of freed entries and the
- *        reason of a failed TCP connect.
+ *        intrusive work-queue FIFOs, a cache of freed entries, the
+ *        reason of a failed TCP connect, and what the host lets a
+ *        process do with a privileged port.
  */
 #ifndef RNICPI_UTIL_H
 #define RNICPI_UTIL_H
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "rnicpi.h"
 
@@ -106,6 +108,52 @@ rnicpi_spin_lock(rnicpi_spin_t *l)
  *         about, with the variable, its value and the range).
  */
 int rnicpi_env_int(const char *name, int dflt, int lo, int hi);
+
+/** The unprivileged start rnicpi_unprivileged_port_start() assumes when
+ *  the host's setting cannot be read (the kernel's default). */
+#define RNICPI_UNPRIVILEGED_PORT_DEFAULT 1024
+
+/**
+ * @brief The first port a process without CAP_NET_BIND_SERVICE may listen
+ *        on: the host's `net.ipv4.ip_unprivileged_port_start`
+ *        (/proc/sys/net/ipv4/ip_unprivileged_port_start), read at each call.
+ *
+ * The one reader of the setting for the access layer, the providers and
+ * the tests, so that all of them draw the privileged line at the same
+ * port.
+ *
+ * @return the setting (0 to 65535), or #RNICPI_UNPRIVILEGED_PORT_DEFAULT
+ *         when it cannot be read.
+ */
+uint32_t rnicpi_unprivileged_port_start(void);
+
+/**
+ * @brief Whether the calling thread has a capability in its effective set,
+ *        the set the kernel checks (capget(2)).
+ *
+ * The effective set of the caller's own user namespace: where the network
+ * namespace belongs to an ancestor user namespace, the kernel does not
+ * count it for a port (ns_capable(net->user_ns)).
+ *
+ * @param cap the capability, e.g. CAP_NET_BIND_SERVICE (linux/capability.h).
+ * @return TRUE when it has; FALSE when not, for an unknown capability, or
+ *         when capget(2) fails.
+ */
+gboolean rnicpi_cap_effective(unsigned cap);
+
+/**
+ * @brief Whether another process has a capability in its effective set
+ *        now, as its /proc/PID/status says (readable for every process,
+ *        where capget(2) of another process may be refused): what a
+ *        listener named by SO_PEERCRED may bind.
+ * @param pid the process.
+ * @param cap the capability (0 to 63).
+ * @param has set on success to whether it has it.
+ * @return TRUE when the process's capabilities could be read; FALSE when
+ *         it is gone, cannot be seen, or @p cap is out of range (the caller
+ *         decides what an unknown answer means).
+ */
+gboolean rnicpi_pid_cap_effective(pid_t pid, unsigned cap, gboolean *has);
 
 /**
  * @brief Whether a send-queue opcode is one of the 64-bit atomics.

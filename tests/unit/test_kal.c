@@ -28,6 +28,7 @@
 #include <itx.h>
 
 #include "kal.h"
+#include "rnicpi_util.h"
 
 static void no_cm(void *c, const rnicpi_cm_event_t *e) { (void) c; (void) e; }
 static void no_cq(void *c, uint64_t q) { (void) c; (void) q; }
@@ -198,17 +199,6 @@ test_port_range(void)
 static gboolean set_cap(unsigned cap, gboolean on);
 static gboolean has_cap(unsigned cap);
 
-/* The host's unprivileged start, read here rather than of the code under
- * test. */
-static uint32_t
-unprivileged_start(void)
-{
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents("/proc/sys/net/ipv4/ip_unprivileged_port_start", &text, NULL, NULL))
-    return 1024;
-  return (uint32_t) g_ascii_strtoull(text, NULL, 10);
-}
-
 static void
 test_port_privileged(void)
 {
@@ -216,8 +206,7 @@ test_port_privileged(void)
                  "(dropped here from the effective set when held): without it port 80 is "
                  "refused with RNICPI_EACCES and a sentence naming the port, the start and the "
                  "capability; the start itself and a chosen port are reserved; with it port 80 is");
-  uint32_t start = unprivileged_start();
-  g_assert_cmpuint(kal_port_unprivileged_start(), ==, start);
+  uint32_t start = rnicpi_unprivileged_port_start();
   if (start <= 80) {
     g_test_skip("net.ipv4.ip_unprivileged_port_start is 80 or less here: port 80 is not privileged");
     return;
@@ -231,7 +220,7 @@ test_port_privileged(void)
   char *why = NULL;
   uint32_t port = 80;
   if (has_cap(CAP_NET_BIND_SERVICE)) {
-    g_assert_true(kal_cap_effective(CAP_NET_BIND_SERVICE));
+    g_assert_true(rnicpi_cap_effective(CAP_NET_BIND_SERVICE));
     g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, &why), ==, RNICPI_OK);
     g_assert_null(why);
     kal_port_release(r);
@@ -241,7 +230,7 @@ test_port_privileged(void)
     g_test_message("this process lacks CAP_NET_BIND_SERVICE: only the refusal is tested");
   }
   g_assert_false(has_cap(CAP_NET_BIND_SERVICE));
-  g_assert_false(kal_cap_effective(CAP_NET_BIND_SERVICE));
+  g_assert_false(rnicpi_cap_effective(CAP_NET_BIND_SERVICE));
 
   g_assert_cmpint(kal_port_reserve("kal-test", &port, &r, &why), ==, RNICPI_EACCES);
   g_assert_null(r);
@@ -273,7 +262,7 @@ test_port_privileged_userns(void)
                  "owns the network namespace: a process in a user namespace of its own has it "
                  "in its effective set yet is refused port 80, with a sentence saying so, until "
                  "it has a network namespace of that user namespace too");
-  if (unprivileged_start() <= 80) {
+  if (rnicpi_unprivileged_port_start() <= 80) {
     g_test_skip("net.ipv4.ip_unprivileged_port_start is 80 or less here: port 80 is not privileged");
     return;
   }
@@ -295,7 +284,7 @@ test_port_privileged_userns(void)
     return;
   }
   g_assert_cmpint(unshare(CLONE_NEWUSER), ==, 0);
-  g_assert_true(kal_cap_effective(CAP_NET_BIND_SERVICE));
+  g_assert_true(rnicpi_cap_effective(CAP_NET_BIND_SERVICE));
   kal_port_t *r = NULL;
   char *why = NULL;
   uint32_t port = 80;
@@ -336,16 +325,14 @@ set_cap(unsigned cap, gboolean on)
   return syscall(SYS_capset, &h, d) == 0;
 }
 
-/* Whether @cap is in this process's effective set, asked here rather than
- * of the code under test. */
+/* Whether @cap is in this process's effective set, as /proc/self/status
+ * says: another source than the capget(2) of the code under test. */
 static gboolean
 has_cap(unsigned cap)
 {
-  struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-  memset(d, 0, sizeof(d));
-  g_assert_cmpint(syscall(SYS_capget, &h, d), ==, 0);
-  return (d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
+  gboolean has = FALSE;
+  g_assert_true(rnicpi_pid_cap_effective(getpid(), cap, &has));
+  return has;
 }
 
 static gboolean

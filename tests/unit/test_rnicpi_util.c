@@ -3,13 +3,16 @@
  * spin lock: a notification queued under a provider's lock is delivered by
  * value after it, even when the CQ it came from is freed in between; the
  * ring passes every completion once, in order, between threads; the lock
- * excludes, and a waiter on a long section sleeps instead of spinning.
+ * excludes, and a waiter on a long section sleeps instead of spinning; the
+ * host's port rules are read as the kernel's own tools report them.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <glib.h>
+#include <linux/capability.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rnicpi_util.h"
 
@@ -350,6 +353,54 @@ test_ring_threads(void)
   rnicpi_cq_ring_clear(&r);
 }
 
+static void
+test_host_port_start(void)
+{
+  g_test_summary("rnicpi_unprivileged_port_start() gives the host's "
+                 "net.ipv4.ip_unprivileged_port_start as sysctl(8) reports it");
+  uint32_t start = rnicpi_unprivileged_port_start();
+  g_assert_cmpuint(start, <=, 65535);
+  /* procps installs it in /usr/sbin or /sbin, often off a user's PATH. */
+  g_autofree char *sysctl = g_find_program_in_path("sysctl");
+  for (const char *const *p = (const char *const[]) { "/usr/sbin/sysctl", "/sbin/sysctl", NULL };
+       sysctl == NULL && *p != NULL; p++)
+    if (g_file_test(*p, G_FILE_TEST_IS_EXECUTABLE))
+      sysctl = g_strdup(*p);
+  if (sysctl == NULL) {
+    g_test_skip("no sysctl(8) on PATH to compare with");
+    return;
+  }
+  const char *argv[] = { sysctl, "-n", "net.ipv4.ip_unprivileged_port_start", NULL };
+  g_autofree char *out = NULL;
+  int wait = 0;
+  g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                             &out, NULL, &wait, NULL));
+  if (!g_spawn_check_wait_status(wait, NULL)) {
+    g_test_skip("sysctl(8) cannot read net.ipv4.ip_unprivileged_port_start here");
+    return;
+  }
+  g_assert_cmpuint(g_ascii_strtoull(out, NULL, 10), ==, start);
+}
+
+static void
+test_host_caps(void)
+{
+  g_test_summary("rnicpi_cap_effective() (capget) and rnicpi_pid_cap_effective() of this "
+                 "process (/proc/self/status) agree on every capability; a process that is "
+                 "not there, or a capability past 63, is no answer and leaves the output alone");
+  for (unsigned cap = 0; cap <= CAP_LAST_CAP; cap++) {
+    gboolean has = 2;
+    g_assert_true(rnicpi_pid_cap_effective(getpid(), cap, &has));
+    g_assert_cmpint(has, ==, rnicpi_cap_effective(cap));
+  }
+  g_assert_false(rnicpi_cap_effective(CAP_LAST_CAP + 1));
+  gboolean has = 2;
+  g_assert_false(rnicpi_pid_cap_effective(getpid(), 64, &has));
+  /* Above the kernel's pid_max limit (2^22): no such process. */
+  g_assert_false(rnicpi_pid_cap_effective((pid_t) (1 << 23), CAP_NET_BIND_SERVICE, &has));
+  g_assert_cmpint(has, ==, 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -361,5 +412,7 @@ main(int argc, char **argv)
   g_test_add_func("/rnicpi/util/spin-exclusion", test_spin_exclusion);
   g_test_add_func("/rnicpi/util/spin-long-hold", test_spin_long_hold);
   g_test_add_func("/rnicpi/util/ring-threads", test_ring_threads);
+  g_test_add_func("/rnicpi/util/host/port-start", test_host_port_start);
+  g_test_add_func("/rnicpi/util/host/caps", test_host_caps);
   return g_test_run();
 }

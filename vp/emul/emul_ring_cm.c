@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -708,30 +709,14 @@ emul_ring_unlisten(emul_listen_t *l, emul_work_t *w)
 
 /* ---- active side ---- */
 
-/* The host's first port an unprivileged process may bind (1024 when it
- * cannot be read). */
-static uint32_t
-x_unprivileged_start(void)
-{
-  g_autofree char *s = NULL;
-  if (!g_file_get_contents("/proc/sys/net/ipv4/ip_unprivileged_port_start", &s, NULL, NULL))
-    return 1024;
-  return (uint32_t) g_ascii_strtoull(s, NULL, 10);
-}
-
 /* Whether process @pid (uid @uid, SO_PEERCRED) may listen on a privileged
- * port: root, or CAP_NET_BIND_SERVICE (bit 10) in its effective set. */
+ * port: root, or CAP_NET_BIND_SERVICE in its effective set.  A process
+ * whose capabilities cannot be read is not believed. */
 static gboolean
 x_may_bind_privileged(pid_t pid, uid_t uid)
 {
-  if (uid == 0)
-    return TRUE;
-  g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
-  g_autofree char *st = NULL;
-  if (!g_file_get_contents(path, &st, NULL, NULL))
-    return FALSE;
-  const char *e = strstr(st, "\nCapEff:");
-  return e != NULL && (g_ascii_strtoull(e + 9, NULL, 16) & (UINT64_C(1) << 10)) != 0;
+  gboolean has = FALSE;
+  return uid == 0 || (rnicpi_pid_cap_effective(pid, CAP_NET_BIND_SERVICE, &has) && has);
 }
 
 gboolean
@@ -747,7 +732,7 @@ emul_ring_dial_open(uint32_t port, emul_dial_t *d)
   /* Any process may bind an abstract socket name: below the host's
    * unprivileged start, only a listener that could bind the TCP port is
    * believed (the access layer refuses the others their listen). */
-  if (port < x_unprivileged_start() && !x_may_bind_privileged((pid_t) d->pid, d->uid)) {
+  if (port < rnicpi_unprivileged_port_start() && !x_may_bind_privileged((pid_t) d->pid, d->uid)) {
     g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: process %d (uid %d) answers on privileged port %u "
           "without CAP_NET_BIND_SERVICE: not connecting to it (find who binds the abstract socket "
           "itapi-emul/%u)", d->pid, (int) d->uid, port, port);
