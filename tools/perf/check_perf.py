@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T, -T --ud, -T --rmr and --srq.
+"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T, -T --ud, -T --rmr and --srq,
+and a one-sided test that outlasts --timeout.
 
 Usage: check_perf.py PATH/TO/itapi-perf
 
@@ -17,9 +18,9 @@ CSV_HEADER = ("test,bytes,iters,min_us,median_us,avg_us,stddev_us,p99_us,p999_us
               "gbps,mmsgps")
 
 
-def run(perf, *args):
+def run(perf, *args, timeout="10"):
     # --timeout turns a hang inside the tool into an error within seconds.
-    cmd = [perf, "--timeout", "10", *args]
+    cmd = [perf, "--timeout", timeout, *args]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
@@ -52,6 +53,30 @@ def check_result(r, where):
                 fail(f"{k} is not a positive number")
         if any(r.get(k) is not None for k in LAT_KEYS):
             fail("a bandwidth result carries latency")
+
+
+def check_long_one_sided(perf):
+    """A one-sided test longer than --timeout passes: the server waits for
+    the client's next message without a deadline while the client works
+    alone.  The chunk is sized from a half-second run's rate to last about
+    2.5 times --timeout, whatever the machine's speed and load."""
+    # The sustained rate: chunks of a duration run, not the ramp of a short one.
+    out = run(perf, "-t", "write_bw", "-S", "65536", "-D", "0.5", "--json")
+    secs, iters = 1.0, json.loads(out)["results"][0]["mmsgps"] * 1e6
+    # A second try when the machine sped up (its load fell) and the run was
+    # too short to outlast the timeout.
+    for _ in range(2):
+        iters = max(500, int(iters * 2.5 / secs))
+        out = run(perf, "-t", "write_bw", "-S", "65536", "-n", str(iters), "-w", "0", "--json",
+                  timeout="1")
+        r = json.loads(out)["results"][0]
+        check_result(r, "--timeout 1")
+        if r["iters"] != iters:
+            sys.exit(f"FAIL: --timeout 1: write_bw ran {r['iters']} iterations, not {iters}")
+        secs = iters / (r["mmsgps"] * 1e6)
+        if secs > 1.5:
+            break
+    return secs
 
 
 def main():
@@ -140,7 +165,10 @@ def main():
     if p.returncode == 0 or "no_such_test" not in p.stderr:
         sys.exit(f"FAIL: an unknown test name is not refused with a message:\n{p.stderr}")
 
-    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud, -T --rmr, -T --srq and argument checks passed")
+    secs = check_long_one_sided(perf)
+
+    print("itapi-perf: JSON, CSV, event mode, -T, -T --ud, -T --rmr, -T --srq, argument checks "
+          f"and a write_bw of {secs:.1f} s under --timeout 1 passed")
 
 
 if __name__ == "__main__":

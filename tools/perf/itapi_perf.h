@@ -62,7 +62,7 @@ typedef struct {
   const char *peer;
   int port;                  /* -1: the provider chooses (loopback) or DEFAULT_PORT */
   const char *ia_name;
-  double timeout;            /* seconds any single wait may take */
+  double timeout;            /* seconds a due wait may take (wait_t) */
   unsigned threads;          /* -T: message-rate mode with this many threads; 0: off */
   bool xproc;                /* -T --xproc: the receiving ends in a second process */
   bool ud;                   /* -T --ud: datagram endpoint pairs (ud_bw) */
@@ -254,14 +254,29 @@ void verify(const unsigned char *p, size_t n, uint64_t it, unsigned who, const c
 
 /* Completions, set-up and tear-down (perf_side.c) */
 
+/* What a blocking wait owes --timeout.  A wait is due when the peer owes
+ * an answer to something this side did (a completion, READY, a ping's
+ * pong, credits): no answer for --timeout seconds is a failure.  The
+ * server's wait for the client's next control message is idle: the client
+ * owes it nothing (it reports between tests, and in a one-sided test,
+ * RDMA Write or Read bandwidth or Read latency, it works alone for as long
+ * as the test lasts), so the wait has no deadline and ends with the
+ * message or with the loss of the connection, which it watches. */
+typedef enum {
+  WAIT_DUE,        /* the side's completion mode (-e or busy poll), --timeout */
+  WAIT_IDLE,       /* it_evd_wait, no deadline */
+  WAIT_IDLE_SPIN   /* busy poll (an event-mode side waits), no deadline */
+} wait_t;
+
 void check_deadline(side_t *s, uint64_t deadline, const char *what);
 void check_connection(side_t *s);
 /* A busy wait's watch, called on each turn `spin` (from 1): every 4096th
- * turn, check the connection and the deadline, which the first check sets
- * to --timeout from then (a clock read per turn would cost a system call
- * where the clocksource has no vDSO path). */
+ * turn, check the connection and, unless `deadline` is NULL (an idle
+ * wait), the deadline, which the first check sets to --timeout from then
+ * (a clock read per turn would cost a system call where the clocksource
+ * has no vDSO path). */
 void spin_check(side_t *s, unsigned spin, uint64_t *deadline, const char *what);
-bool pump(side_t *s, bool block, bool sleep, const char *what);
+bool pump(side_t *s, bool block, wait_t how, const char *what);
 void sq_wait(side_t *s, uint64_t count, const char *what);
 uint64_t sq_post(side_t *s, op_t op, size_t local_off, size_t len, uint64_t remote_addr,
                  bool signaled);
@@ -269,7 +284,7 @@ void post_data_recv(side_t *s, int k, size_t len);
 void post_ctrl_recv(side_t *s);
 void send_ctrl(side_t *s, msg_type_t type, unsigned test, unsigned flags, uint64_t size,
                uint64_t iters, uint64_t base);
-ctrl_msg_t wait_ctrl(side_t *s, bool sleep, const char *what);
+ctrl_msg_t wait_ctrl(side_t *s, wait_t how, const char *what);
 /* The receiving side's credit (perf_side.c): its count of data receives
  * posted, RDMA-written into the sender's credit word, which a sender reads
  * before each Send. */

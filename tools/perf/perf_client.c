@@ -34,7 +34,7 @@ client_pingpong(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint64
     }
     if (by_send) {
       while (s->data_recvd < recvd0 + i + 1)
-        pump(s, true, false, "a pong");
+        pump(s, true, WAIT_DUE, "a pong");
     } else {
       volatile unsigned char *lastb = target(s, k) + size - 1;
       uint64_t deadline = 0; /* set at the first check: no clock read inside the sample */
@@ -94,7 +94,7 @@ client_bw(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint32_t win
       uint64_t deadline = 0;
       for (unsigned spin = 1; read_credit(s) <= *sent; spin++) {
         /* Credits arrive by RDMA Write, which raises no event here. */
-        while (pump(s, false, false, NULL))
+        while (pump(s, false, WAIT_DUE, NULL))
           ;
         spin_check(s, spin, &deadline, "receive credits from the server");
       }
@@ -138,7 +138,7 @@ run_chunk(client_t *c, unsigned ti, size_t size, uint64_t n, uint64_t base, samp
   }
   post_ctrl_recv(s);
   send_ctrl(s, MSG_RUN, ti, verify_on ? FLAG_VERIFY : 0, size, n, base);
-  ctrl_msg_t m = wait_ctrl(s, false, "READY from the server");
+  ctrl_msg_t m = wait_ctrl(s, WAIT_DUE, "READY from the server");
   if (m.type != MSG_READY)
     die("client: expected READY from the server, got message type %u", (unsigned) m.type);
   if ((t->op == OP_SEND && !t->bw) || notify_by_send(s, t))

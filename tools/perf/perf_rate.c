@@ -165,11 +165,11 @@ close_end(side_t *s)
 static void
 reap(rate_thread_t *rt, size_t size)
 {
-  while (pump(&rt->tx, false, false, NULL))
+  while (pump(&rt->tx, false, WAIT_DUE, NULL))
     ;
   if (rt->cfg->xproc)
     return;  /* the peer process keeps its receives posted */
-  while (pump(&rt->rx, false, false, NULL))
+  while (pump(&rt->rx, false, WAIT_DUE, NULL))
     ;
   while (rt->rx.data_recv_posted < rt->rx.data_recvd + 2 * (uint64_t) rt->cfg->window)
     post_data_recv(&rt->rx, 0, size);

@@ -45,7 +45,7 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
     uint64_t it = m->base + i;
     if (by_send) {
       while (s->data_recvd < recvd0 + i + 1)
-        pump(s, true, false, "a ping");
+        pump(s, true, WAIT_DUE, "a ping");
     } else {
       volatile unsigned char *lastb = target(s, k) + size - 1;
       uint64_t deadline = 0; /* set at the first check, as the client's */
@@ -85,10 +85,10 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
      * write_lat pong is the only request of its iteration: the responder
      * goes straight back to polling memory, as perftest's does. */
     if (by_send)
-      while (pump(s, false, false, NULL))
+      while (pump(s, false, WAIT_DUE, NULL))
         ;
     else
-      pump(s, false, false, NULL);
+      pump(s, false, WAIT_DUE, NULL);
     /* The pong's completion is usually in by now (the client still has to
      * see the pong, check it and refill before its next ping can arrive). */
     if (i + 1 < m->iters) {
@@ -114,7 +114,7 @@ serve_send_bw(side_t *s, const ctrl_msg_t *m)
   publish_credit(s);
   send_ctrl(s, MSG_READY, 0, 0, 0, 0, 0);
   while (s->data_recvd < end) {
-    pump(s, true, false, "send_bw data");
+    pump(s, true, WAIT_DUE, "send_bw data");
     while (s->data_recv_posted < end && s->data_recv_posted - s->data_recvd < depth) {
       post_data_recv(s, 0, size);
       unpublished++;
@@ -138,8 +138,10 @@ serve(side_t *s)
      * or Read chunk in busy-poll mode: the wait for the next message then
      * spans the data phase, and a provider whose target takes part in
      * placement (vp/iwarp) is driven by polling there, as a busy-polling
-     * receiver of raw TCP would be. */
-    ctrl_msg_t m = wait_ctrl(s, !spin, "the next test");
+     * receiver of raw TCP would be.  Either wait is idle (wait_t): that
+     * data phase lasts as long as the client's test, however much longer
+     * than --timeout, and the connection's loss still ends it. */
+    ctrl_msg_t m = wait_ctrl(s, spin ? WAIT_IDLE_SPIN : WAIT_IDLE, "the next test");
     spin = false;
     if (m.type == MSG_QUIT)
       return;

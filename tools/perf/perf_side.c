@@ -111,7 +111,7 @@ void
 check_deadline(side_t *s, uint64_t deadline, const char *what)
 {
   if (deadline != 0 && now_ns() > deadline)
-    die("%s: timed out after %.0f s waiting for %s (see --timeout)", s->role,
+    die("%s: timed out after %g s waiting for %s (see --timeout)", s->role,
         s->timeout_ns / 1e9, what);
 }
 
@@ -137,6 +137,8 @@ spin_check(side_t *s, unsigned spin, uint64_t *deadline, const char *what)
   if (spin % 4096 != 0)
     return;
   check_connection(s);
+  if (deadline == NULL)
+    return;
   if (*deadline == 0 && s->timeout_ns)
     *deadline = now_ns() + s->timeout_ns;
   check_deadline(s, *deadline, what);
@@ -190,9 +192,11 @@ account_event(side_t *s, const it_event_t *ev)
 }
 
 /* Take one completion and account for it.  Returns false only when
- * !block and none is queued.  `sleep` forces a blocking wait. */
+ * !block and none is queued.  `how` says whether a blocking wait sleeps
+ * and whether --timeout bounds it (wait_t); it does not matter unless
+ * `block`. */
 bool
-pump(side_t *s, bool block, bool sleep, const char *what)
+pump(side_t *s, bool block, wait_t how, const char *what)
 {
   it_event_t ev;
   /* The deadline is taken when a wait turns out long (a blocking wait's
@@ -200,7 +204,8 @@ pump(side_t *s, bool block, bool sleep, const char *what)
    * read inside every sample is the cost of a system call where the
    * clocksource has no vDSO path (hpet, as in the lab VM: ~1 us). */
   uint64_t deadline = 0;
-  if (block && (s->event_mode || sleep)) {
+  bool due = how == WAIT_DUE;
+  if (block && (s->event_mode || how == WAIT_IDLE)) {
     for (;;) {
       size_t more;
       it_status_t st = it_evd_wait(s->dto_evd, WAIT_SLICE_US, &ev, &more);
@@ -211,7 +216,7 @@ pump(side_t *s, bool block, bool sleep, const char *what)
       check_connection(s);
       if (deadline == 0 && s->timeout_ns)
         deadline = now_ns() + s->timeout_ns;
-      if (!sleep)
+      if (due)
         check_deadline(s, deadline, what);
     }
   } else {
@@ -223,7 +228,7 @@ pump(side_t *s, bool block, bool sleep, const char *what)
         it_die("it_evd_dequeue", st);
       if (!block)
         return false;
-      spin_check(s, spin, &deadline, what);
+      spin_check(s, spin, due ? &deadline : NULL, what);
     }
   }
   account_event(s, &ev);
@@ -237,7 +242,7 @@ sq_wait(side_t *s, uint64_t count, const char *what)
     die("internal error: waiting for send-queue WR %llu, but the last signaled one is %llu",
         (unsigned long long) count, (unsigned long long) s->sq_signaled);
   while (s->sq_done < count)
-    pump(s, true, false, what);
+    pump(s, true, WAIT_DUE, what);
 }
 
 /* Post one send-queue WR; returns its sequence number + 1, the count that
@@ -322,10 +327,10 @@ send_ctrl(side_t *s, msg_type_t type, unsigned test, unsigned flags, uint64_t si
 }
 
 ctrl_msg_t
-wait_ctrl(side_t *s, bool sleep, const char *what)
+wait_ctrl(side_t *s, wait_t how, const char *what)
 {
   while (s->ctrl_count == 0)
-    pump(s, true, sleep, what);
+    pump(s, true, how, what);
   ctrl_msg_t m = s->ctrl_q[s->ctrl_head];
   s->ctrl_head = (s->ctrl_head + 1) % NCTRL_RECV;
   s->ctrl_count--;
