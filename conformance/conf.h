@@ -143,6 +143,11 @@ void conf_buf_free(conf_buf_t *b);
 unsigned char conf_pattern_byte(size_t i, unsigned seed);
 /* The index of the first of the @len bytes at @p that is not @v, or @len. */
 size_t conf_first_not(const unsigned char *p, size_t len, unsigned char v);
+/* This process's /proc/self/status @field ("VmRSS:", "VmHWM:"), in KiB. */
+gint64 conf_status_kb(const char *field);
+/* The peak RSS (VmHWM) starts again from the current one (proc(5),
+ * clear_refs). */
+void conf_peak_reset(void);
 void conf_buf_fill(conf_buf_t *b, unsigned seed);
 void conf_buf_check(const conf_buf_t *b, size_t off, size_t len, unsigned seed);
 /* One RDMA Write (or, with @read, Read) posted from a thread of its own

@@ -399,6 +399,25 @@ conf_first_not(const unsigned char *p, size_t len, unsigned char v)
   return len;
 }
 
+gint64
+conf_status_kb(const char *field)
+{
+  g_autofree char *s = NULL;
+  g_assert_true(g_file_get_contents("/proc/self/status", &s, NULL, NULL));
+  const char *p = strstr(s, field);
+  g_assert_nonnull(p);
+  return g_ascii_strtoll(p + strlen(field), NULL, 10);
+}
+
+void
+conf_peak_reset(void)
+{
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  g_assert_nonnull(f);
+  fputs("5\n", f);
+  fclose(f);
+}
+
 void
 conf_buf_fill(conf_buf_t *b, unsigned seed)
 {

@@ -277,28 +277,6 @@ check_dtos(run_t *r)
   }
 }
 
-/* ---- memory ---- */
-
-static gint64
-status_kb(const char *field)
-{
-  g_autofree char *s = NULL;
-  g_assert_true(g_file_get_contents("/proc/self/status", &s, NULL, NULL));
-  const char *p = strstr(s, field);
-  g_assert_nonnull(p);
-  return g_ascii_strtoll(p + strlen(field), NULL, 10);
-}
-
-/* The peak RSS starts again from the current one (proc(5), clear_refs). */
-static void
-peak_reset(void)
-{
-  FILE *f = fopen("/proc/self/clear_refs", "w");
-  g_assert_nonnull(f);
-  fputs("5\n", f);
-  fclose(f);
-}
-
 /* ---- the other connections ---- */
 
 /* The child that runs the real library: it connects to @port of
@@ -582,11 +560,11 @@ run_case(gconstpointer data)
   g_test_summary(c->summary);
   run_t r = { .c = c };
   run_open(&r);
-  gint64 rss0 = status_kb("VmRSS:");
-  peak_reset();
+  gint64 rss0 = conf_status_kb("VmRSS:");
+  conf_peak_reset();
   run_peer(&r);
   if (c->flood) {
-    gint64 grew = status_kb("VmHWM:") - rss0;
+    gint64 grew = conf_status_kb("VmHWM:") - rss0;
     g_test_message("the target's peak RSS grew by %" G_GINT64_FORMAT " KiB", grew);
     holds(&r, grew < RSS_MAX / 1024, "the flood grew the target's memory past the bound");
   }

@@ -410,7 +410,8 @@ typedef struct emul_qp {
                             * Read Response's copy, that one first (x_in_t*) */
   uint64_t xin_bytes;      /* cross-process: the payload bytes xin holds (its bound,
                             * emul_ring.c x_xin_room) */
-  gboolean xin_rnr;        /* cross-process: the first of them waits for a receive */
+  gboolean xin_rnr;        /* cross-process: the first of them waits for a receive, or a
+                            * Read for room for its answer (emul_ring_exec_in) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   /* Cross-process: a one-sided RDMA whose copy (attach or into a mapped
    * region) runs with the fabric lock let go (emul_ring_req.c, "Long

@@ -280,8 +280,11 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
   c->pdata_disconnect = p->pdata_disconnect;
   c->pdata_ud_req = p->pdata_ud_req;
   c->pdata_ud_rep = p->pdata_ud_rep;
-  c->max_ird = 16;
-  c->max_ord = 16;
+  /* Reads in flight cost a work request each at the requester and an
+   * answer at the responder (bounded in bytes: emul_ring_exec_in); rxe
+   * offers 128, and applications written for large HCAs ask up to 256. */
+  c->max_ird = 256;
+  c->max_ord = 256;
   c->max_qp = 1u << 16;
   c->max_qp_wr = EMUL_MAX_QP_WR;
   c->max_cq = 1u << 16;

@@ -342,6 +342,7 @@ emul_ring_pump(emul_xconn_t *x)
       break;
     g_queue_pop_head(&x->out);
     x->out_answers -= x_is_answer(o);
+    x->out_bytes -= o->buf != NULL ? o->f.total : 0;
     g_free(o->buf);
     g_free(o);
   }
@@ -377,6 +378,7 @@ emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned)
     q->buf = copy;
     g_queue_push_tail(&x->out, q);
     x->out_answers += x_is_answer(q);
+    x->out_bytes += copy != NULL ? q->f.total : 0;
   }
   if (bell)
     emul_ring_doorbell(x, bell);
@@ -442,6 +444,7 @@ emul_ring_free_queues(emul_xconn_t *x)
     g_free(o);
   }
   x->out_answers = 0;
+  x->out_bytes = 0;
   if (x->in_busy)
     g_free(x->in.buf);
   x->in_busy = FALSE;

@@ -464,6 +464,8 @@ struct emul_xconn {
   GQueue out;                   /* x_out_t*, in ring order */
   guint out_answers;            /* Read Responses and atomics' ACKs among them: no more
                                  * than the peer may have outstanding (IRD) */
+  uint64_t out_bytes;           /* the payload they hold copied (a peer's Reads wait for
+                                 * room past ITAPI_EMUL_INBOUND_MB: emul_ring_exec_in) */
   x_in_t in;                    /* message being assembled */
   uint64_t in_have;
   gboolean in_busy;

@@ -1186,6 +1186,9 @@ x_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds, x_pre_t *pre, em
     break; /* the ring is drained below */
   case X_SPACE:
     emul_ring_space(x);
+    /* A Read that waited for its answer's room goes on (emul_ring_exec_in). */
+    if (x->qp != NULL && x->qp->x == x && x->qp->xin_rnr)
+      emul_ring_run_in(x->qp, FALSE, w);
     break;
   case X_DISC:
   case X_BREAK:

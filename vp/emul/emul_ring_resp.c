@@ -323,6 +323,14 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     return XR_DONE;
   }
   case X_OP_READ:
+    /* An answer that cannot go into the ring now waits in x->out, copied
+     * (the region may change or go meanwhile).  The copies the peer's
+     * Reads hold are bounded by ITAPI_EMUL_INBOUND_MB, as its requests
+     * waiting for receives are: past it this Read waits, with every
+     * request behind it (RC order), until the ring takes what waits
+     * (X_SPACE runs qp->xin again). */
+    if (!emul_queue_empty(&x->out) && x->out_bytes + f->byte_len > emul_ring_xin_max)
+      return XR_BLOCKED;
     t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
     if (t == NULL)
       break;
