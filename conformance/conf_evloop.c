@@ -1107,8 +1107,12 @@ test_aevd_server(gconstpointer data)
                                            "of group 1's receives" };
       g_autofree char *left = left_behind(S.aevd, sevds, names, G_N_ELEMENTS(sevds));
       GString *rounds = g_string_new(NULL);
+      /* And where each EP stands: a completion that never came (pending),
+       * a disconnect never asked (state), or its event lost (EP state). */
+      static const char *const st_names[] = { "free", "accepted", "up", "closing", "done" };
       for (unsigned i = 0; i < S.accepted; i++)
-        g_string_append_printf(rounds, " %u/%u", S.ep[i].got, S.ep[i].replied);
+        g_string_append_printf(rounds, " %u/%u (%u pending, %s, EP state %d)", S.ep[i].got, S.ep[i].replied,
+                               S.ep[i].pending, st_names[S.ep[i].state], (int) conf_ep_state(S.ep[i].ep));
       g_autofree char *kids_say = children_report(kids, SRV_CLIENTS);
       g_error("server (%s): no wakeup in %d ms with %u of %u clients done, %u accepted (rounds "
               "received/answered:%s); %s%s", watch_name[kind], LOOP_TIMEOUT_MS, S.done, SRV_CLIENTS,
