@@ -1381,6 +1381,56 @@ test_ipv6(void)
   conf_pair_close(&p);
 }
 
+static void
+test_ip_path(void)
+{
+  g_test_summary("An IP path in the iWARP form filled by hand, as applications written for "
+                 "rdma_cm do (IBM's SKV), with no it_get_pathinfo: on every IA, InfiniBand paths "
+                 "too, the connection to the IA's IPv4 address establishes and a Send moves "
+                 "checked bytes");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_net_addr_t addr;
+  gboolean have = conf_self_addr_of(&p.a, IT_IPV4, &addr);
+  if (!have && conf_self_addr_of(&p.a, IT_IB_GID, &addr) && IN6_IS_ADDR_V4MAPPED(&addr.addr.gid)) {
+    struct in_addr a4;
+    memcpy(&a4, &addr.addr.gid.s6_addr[12], 4);
+    addr = (it_net_addr_t) { .addr_type = IT_IPV4, .addr.ipv4 = a4 };
+    have = TRUE;
+  }
+  if (!conf_require(have, "an IPv4 address, or a GID made of one, in spigot_info[0].net_addr")) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_path_t path;
+  memset(&path, 0, sizeof(path));
+  path.timeout = CONF_TIMEOUT_US;
+  path.remote.iwarp.ip_vers = IT_IP_VERS_IPV4;
+  path.remote.iwarp.laddr.ipv4 = addr.addr.ipv4;
+  path.remote.iwarp.raddr.ipv4 = addr.addr.ipv4;
+  conf_buf_t sb, rb;
+  conf_buf_new(&p.a, &sb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&sb, 8);
+  it_lmr_triplet_t rs = conf_seg(&rb, 0, 64), ss = conf_seg(&sb, 0, 64);
+  conf_ok(it_post_recv(p.p.ep, &rs, 1, 1, IT_COMPLETION_FLAG));
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  conf_ok(it_ep_connect(p.a.ep, &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  it_event_t ev = conf_wait(p.p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  conf_ok(it_ep_accept(p.p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  conf_wait(p.a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_wait(p.p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_ok(it_post_send(p.a.ep, &ss, 1, 2, IT_COMPLETION_FLAG));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_dto_cmpl_event_t d = conf_dto(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpuint(d.transferred_length, ==, 64);
+  conf_buf_check(&rb, 0, 64, 8);
+  conf_buf_free(&sb);
+  conf_buf_free(&rb);
+  conf_pair_close(&p);
+}
+
 /* A server that answers the first message arriving on each new endpoint,
  * reading its completions before its connection events. */
 #define BURST 16
@@ -1486,6 +1536,7 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/connect-no-pdata", test_connect_no_pdata);
   g_test_add_func("/conformance/cm/request-fields", test_request_fields);
   g_test_add_func("/conformance/cm/ipv6", test_ipv6);
+  g_test_add_func("/conformance/cm/ip-path", test_ip_path);
   g_test_add_func("/conformance/cm/reject-pdata", test_reject_pdata);
   g_test_add_func("/conformance/cm/nonpeer-reject", test_nonpeer_reject);
   g_test_add_func("/conformance/cm/timeout/infinite", test_timeout_infinite);

@@ -41,6 +41,7 @@ typedef struct ual_ia {
   struct ual_evd *unaff_evd;
   GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */
   gboolean host_cm;           /* connects go through the host stack (ual_hostcm.c) */
+  gboolean said_ip_path;      /* an IP path on this IA of InfiniBand paths was logged (ual_cm.c) */
   int dying;                  /* children freed, waiting for their grace period (ual_obj.c) */
   uint32_t nobj[IT_HANDLE_TYPE_SRQ + 1]; /* live children by type, against the device's limits */
 } ual_ia_t;

@@ -275,7 +275,23 @@ ual_path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr
   struct in6_addr v6;
   gboolean v4 = FALSE;
   struct in_addr a4 = { 0 };
-  if (ia->caps.path_format == RNICPI_PATH_GID) {
+  /* An IP path on an IA of InfiniBand paths (applications written for
+   * rdma_cm fill the iWARP form and never call it_get_pathinfo) is
+   * taken as the address it names, as rdma_cm resolves one: its first
+   * word, ip_vers 1 or 2, is no InfiniBand path (path MTU 0). */
+  gboolean four = path->remote.iwarp.ip_vers == IT_IP_VERS_IPV4;
+  gboolean ip_form = ia->caps.path_format == RNICPI_PATH_GID && path->remote.ib.path_mtu == 0 &&
+                     (four || path->remote.iwarp.ip_vers == IT_IP_VERS_IPV6);
+  if (ip_form && !ia->said_ip_path) {
+    ia->said_ip_path = TRUE;
+    char a[INET6_ADDRSTRLEN];
+    inet_ntop(four ? AF_INET : AF_INET6, four ? (const void *) &path->remote.iwarp.raddr.ipv4
+                                              : (const void *) &path->remote.iwarp.raddr.ipv6, a, sizeof(a));
+    g_message("IA '%s' takes InfiniBand paths (GIDs); a path gives IP address %s (the iWARP form): "
+              "connecting to that address, as it_get_pathinfo to it would (said once per IA)",
+              ia->iface->name, a);
+  }
+  if (ia->caps.path_format == RNICPI_PATH_GID && !ip_form) {
     v6 = path->remote.ib.remote_port_gid;
   } else if (path->remote.iwarp.ip_vers == IT_IP_VERS_IPV4) {
     v4 = TRUE;
