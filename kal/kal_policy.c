@@ -13,26 +13,18 @@
  * A file that cannot be parsed refuses every connection (fail closed) and
  * says where it is wrong, so a typo never opens what the file meant to shut.
  *
- * Rules another user could rewrite are no rules: as sshd's StrictModes
- * does, the file must be owned by root or by this process's user and
- * writable by neither its group nor others, and so must its directory,
- * where a sticky one (/tmp) is let through: nobody else may replace a file
- * in it.  A file that fails refuses every connection too, naming the file,
- * its owner and mode.  The checks are made on the file opened and read
- * (fstat, and its directory through /proc/self/fd), so a rename between
- * check and read changes nothing.
+ * Rules another user could rewrite are no rules: the file is read with
+ * kal_file_read_private() (sshd's StrictModes), and one that fails its
+ * checks refuses every connection too, naming the file, its owner and mode.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <glib.h>
 
@@ -221,81 +213,6 @@ kal_policy_load(const char *text, const char *origin, char **why)
   return st;
 }
 
-static char *
-unreadable(const char *path, int err)
-{
-  return g_strdup_printf("host policy %s cannot be read (%s); every connection is refused until it can be",
-                         path, g_strerror(err));
-}
-
-/* Why @st (of @what, the policy file or its directory @name) lets another
- * user rewrite the rules, with the command that mends it in @fix; NULL
- * when it does not. */
-static char *
-unsafe_why(const struct stat *st, const char *what, const char *name, gboolean dir, char **fix)
-{
-  uid_t me = geteuid();
-  unsigned mode = (unsigned) (st->st_mode & 07777);
-  if (st->st_uid != 0 && st->st_uid != me) {
-    *fix = g_strdup_printf("chown root %s", name);
-    return g_strdup_printf("%s is owned by uid %u (mode %04o), neither root nor this process's uid %u",
-                           what, (unsigned) st->st_uid, mode, (unsigned) me);
-  }
-  if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(dir && (st->st_mode & S_ISVTX))) {
-    *fix = g_strdup_printf("chmod go-w %s", name);
-    return g_strdup_printf("%s is writable by %s (mode %04o, owner uid %u)", what,
-                           !(st->st_mode & S_IWOTH) ? "its group" : !(st->st_mode & S_IWGRP) ? "others"
-                           : "its group and others", mode, (unsigned) st->st_uid);
-  }
-  return NULL;
-}
-
-/* The rules of @path, opened as @fd, into @text; FALSE with @why set when
- * the file or its directory is unsafe, or it cannot be read. */
-static gboolean
-read_checked(const char *path, int fd, char **text, char **why)
-{
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    *why = unreadable(path, errno);
-    return FALSE;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *why = g_strdup_printf("host policy %s is not a regular file; every connection is refused until it "
-                           "is one", path);
-    return FALSE;
-  }
-  g_autofree char *fix = NULL;
-  g_autofree char *bad = unsafe_why(&st, "it", path, FALSE, &fix);
-  if (bad == NULL) {
-    /* The directory of the file opened, wherever a link led. */
-    g_autofree char *self = g_strdup_printf("/proc/self/fd/%d", fd);
-    g_autofree char *real = g_file_read_link(self, NULL);
-    g_autofree char *dir = g_path_get_dirname(real != NULL ? real : path);
-    g_autofree char *what = g_strdup_printf("its directory %s", dir);
-    if (stat(dir, &st) == 0)
-      bad = unsafe_why(&st, what, dir, TRUE, &fix);
-  }
-  if (bad != NULL) {
-    *why = g_strdup_printf("host policy %s is refused: %s, so another user could rewrite its rules; "
-                           "every connection is refused until it is mended (`%s`)", path, bad, fix);
-    return FALSE;
-  }
-  GString *s = g_string_new(NULL);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-    if (n > 0)
-      g_string_append_len(s, buf, n);
-  if (n < 0) {
-    *why = unreadable(path, errno);
-    g_string_free(s, TRUE);
-    return FALSE;
-  }
-  *text = g_string_free(s, FALSE);
-  return TRUE;
-}
-
 /* The file named by ITAPI_POLICY (ignored in a setuid process), else the
  * host's default file when it exists; the caller holds policy.lock. */
 static void
@@ -305,21 +222,21 @@ load_default_locked(void)
   gboolean named = path != NULL && *path != '\0';
   if (!named)
     path = KAL_POLICY_DEFAULT_FILE;
-  g_autofree char *text = NULL, *why = NULL;
-  /* Not blocked by a FIFO: read_checked() refuses anything but a file. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0 && !named && errno == ENOENT) {
+  g_autofree char *text = NULL, *bad = NULL, *fix = NULL;
+  rnicpi_status_t st = kal_file_read_private(path, &text, &bad, &fix);
+  if (st == RNICPI_ENOENT && !named) {
     load_locked(NULL, NULL, NULL);
     return;
   }
-  if (fd < 0)
-    why = unreadable(path, errno);
-  gboolean ok = fd >= 0 && read_checked(path, fd, &text, &why);
-  if (fd >= 0)
-    close(fd);
-  if (!ok) {
+  if (st != RNICPI_OK) {
     load_locked(NULL, path, NULL);
-    policy.broken = g_strdup_printf("%s, or ITAPI_POLICY names another file", why);
+    if (st == RNICPI_EACCES)
+      policy.broken = g_strdup_printf("host policy %s is refused: %s, so another user could rewrite its "
+                                      "rules; every connection is refused until it is mended (`%s`), or "
+                                      "ITAPI_POLICY names another file", path, bad, fix);
+    else
+      policy.broken = g_strdup_printf("host policy %s %s; every connection is refused until it can be, "
+                                      "or ITAPI_POLICY names another file", path, bad);
     return;
   }
   load_locked(text, path, NULL);

@@ -209,6 +209,36 @@ bool kal_cap_ipc_lock(void);
  */
 void kal_pin_check_env(void);
 
+/**
+ * @brief Read a file of host settings that no other user can have written.
+ *
+ * The file must be a regular file owned by root or by this process's
+ * effective user and writable by neither its group nor others, and so
+ * must its directory, unless that is sticky (sshd's StrictModes): settings
+ * another user could rewrite are refused.  The checks are made on the file
+ * opened and read, wherever a link led, so a rename between check and read
+ * changes nothing.
+ *
+ * @param path the file.
+ * @param text set on success to its contents; free it with g_free().
+ * @param bad set on failure to an allocated phrase; free it with g_free().
+ *        With #RNICPI_ENOENT and #RNICPI_EIO it completes "PATH ...":
+ *        "cannot be read (No such file or directory)", "is not a regular
+ *        file".  With #RNICPI_EACCES it names what is unsafe: "it is
+ *        writable by its group (mode 0664, owner uid 1000)", "its directory
+ *        /srv is owned by uid 1001 (mode 0755), neither root nor this
+ *        process's uid 1000".
+ * @param fix set for an unsafe file to the command that mends it
+ *        (`chmod go-w PATH`, `chown root PATH`), else to NULL; free it with
+ *        g_free().
+ * @retval RNICPI_OK read.
+ * @retval RNICPI_ENOENT the file does not exist.
+ * @retval RNICPI_EIO it cannot be opened or read, or is not a regular file.
+ * @retval RNICPI_EACCES it, or its directory, could be rewritten by another
+ *         user.
+ */
+rnicpi_status_t kal_file_read_private(const char *path, char **text, char **bad, char **fix);
+
 /** Which connections a host policy rule governs. */
 typedef enum {
   KAL_POLICY_CONNECT = 1, /**< connections this host's consumers open */
