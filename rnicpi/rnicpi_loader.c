@@ -1,6 +1,7 @@
 /*
  * The provider registry: built-ins, then modules from the install
- * directory and ITAPI_PROVIDER_PATH, filtered by ITAPI_PROVIDER.
+ * directory and ITAPI_PROVIDER_PATH, filtered by ITAPI_PROVIDER (or, when
+ * it is not set, by the selection of the configuration file).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -26,10 +27,28 @@ static GMutex reg_lock;
 static GPtrArray *reg_entries; /* of entry_t* */
 static gboolean reg_loaded;
 
+/* The selection rnicpi_registry_select() set: a default ITAPI_PROVIDER
+ * overrides. */
+static char *sel_default, *sel_origin;
+
+/* The names in force, and a phrase that says where they came from. */
+static const char *
+selection(const char **origin)
+{
+  const char *sel = g_getenv("ITAPI_PROVIDER");
+  if (sel != NULL && *sel != '\0') {
+    *origin = "ITAPI_PROVIDER";
+    return sel;
+  }
+  *origin = sel_origin;
+  return sel_default;
+}
+
 static gboolean
 name_selected(const char *name)
 {
-  const char *sel = g_getenv("ITAPI_PROVIDER");
+  const char *origin;
+  const char *sel = selection(&origin);
   if (sel == NULL || *sel == '\0')
     return TRUE;
   g_auto(GStrv) names = g_strsplit(sel, ",", -1);
@@ -87,8 +106,13 @@ admit(entry_t *e, const rnicpi_provider_t *desc, gboolean explicit_load)
     return refuse(e, TRUE, "descriptor lacks a name, device ops or data ops; "
                   "a provider must fill name, device and data");
   }
-  if (!explicit_load && !name_selected(desc->name))
-    return refuse(e, FALSE, "not selected by ITAPI_PROVIDER=%s", g_getenv("ITAPI_PROVIDER"));
+  if (!explicit_load && !name_selected(desc->name)) {
+    const char *origin;
+    const char *sel = selection(&origin);
+    if (strcmp(origin, "ITAPI_PROVIDER") == 0)
+      return refuse(e, FALSE, "not selected by ITAPI_PROVIDER=%s", sel);
+    return refuse(e, FALSE, "not selected by %s (provider = %s)", origin, sel);
+  }
   if (find_usable(desc->name, e) != NULL)
     return refuse(e, explicit_load, "a provider named '%s' is already registered", desc->name);
   if (desc->probe != NULL) {
@@ -181,6 +205,20 @@ rnicpi_registry_load(void)
     admit(new_entry(rnicpi_builtins[i]->name, "built-in"), rnicpi_builtins[i], FALSE);
   scan_dir(RNICPI_MODULE_DIR);
   reg_loaded = TRUE;
+  g_mutex_unlock(&reg_lock);
+}
+
+void
+rnicpi_registry_select(const char *names, const char *origin)
+{
+  g_mutex_lock(&reg_lock);
+  /* Once built, the registry keeps the providers it admitted. */
+  if (!reg_loaded) {
+    g_free(sel_default);
+    g_free(sel_origin);
+    sel_default = g_strdup(names);
+    sel_origin = g_strdup(origin != NULL ? origin : "the default selection");
+  }
   g_mutex_unlock(&reg_lock);
 }
 

@@ -14,7 +14,8 @@
  * a built-in of the same name; then the built-in providers; then the
  * modules of the install directory.
  * `ITAPI_PROVIDER` (comma separated names) restricts which providers are
- * used.  A provider that is refused (ABI mismatch, missing symbol, probe
+ * used; when it is not set, the selection rnicpi_registry_select() gave
+ * (the `provider` key of itapi.conf(5)) does.  A provider that is refused (ABI mismatch, missing symbol, probe
  * failure) stays in the registry with the reason, and the reason is logged
  * once as a message.
  *
@@ -51,6 +52,20 @@ typedef struct rnicpi_entry {
  * @brief Build the registry once (later calls do nothing).
  */
 void rnicpi_registry_load(void);
+
+/**
+ * @brief Set the providers to use when `ITAPI_PROVIDER` is not set (the
+ *        stack's configuration file, itapi.conf(5), chooses them this way).
+ *
+ * Takes effect only before the registry is built; a later call does
+ * nothing.  `ITAPI_PROVIDER`, when set and not empty, overrides it.
+ * @param names comma separated provider names, as `ITAPI_PROVIDER` takes
+ *        them; NULL or "" for every provider.
+ * @param origin where the names come from, for the reason given to a
+ *        provider left out ("/etc/itapi.conf, line 3" gives "not selected by
+ *        /etc/itapi.conf, line 3 (provider = emul)").
+ */
+void rnicpi_registry_select(const char *names, const char *origin);
 
 /**
  * @brief Number of entries, usable and refused.
