@@ -1,6 +1,7 @@
 /*
- * The provider registry as IT-API consumers see it (itx.h): tools such as
- * itapi-info read it without RNIC-PI's private loader.
+ * The provider registry, the interfaces' capability records and the
+ * settings in force as IT-API consumers see them (itx.h): tools such as
+ * itapi-info read them without RNIC-PI's private loader.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -8,11 +9,13 @@
 #include <string.h>
 
 #include "itx.h"
+#include "kal.h"
 #include "rnicpi_registry.h"
 
 size_t
 itx_provider_count(void)
 {
+  kal_init(); /* the configuration file selects the providers */
   return rnicpi_registry_count();
 }
 
@@ -21,6 +24,7 @@ itx_provider_get(size_t i, itx_provider_info_t *info)
 {
   if (!info)
     return IT_ERR_FAULT;
+  kal_init();
   const rnicpi_entry_t *e = rnicpi_registry_get(i);
   if (!e)
     return IT_ERR_RANGE;
@@ -65,29 +69,45 @@ itx_interface_caps(const char *interface, struct rnicpi_caps *caps)
   static const rnicpi_upcalls_t none;
   if (!interface || !caps)
     return IT_ERR_FAULT;
-  for (size_t i = 0; i < rnicpi_registry_count(); i++) {
-    const rnicpi_entry_t *e = rnicpi_registry_get(i);
-    if (e->refused)
-      continue;
-    char names[16][64];
-    size_t n = G_N_ELEMENTS(names);
-    if (e->prov->device->list(names, &n) != RNICPI_OK)
-      continue;
-    for (size_t d = 0; d < MIN(n, G_N_ELEMENTS(names)); d++) {
-      if (strcmp(names[d], interface) != 0)
-        continue;
-      rnicpi_dev_t *dev = NULL;
-      if (e->prov->device->open(names[d], &none, NULL, &dev) != RNICPI_OK)
-        return IT_ERR_RESOURCES;
-      rnicpi_caps_t rc;
-      gboolean ok = e->prov->device->query(dev, &rc) == RNICPI_OK;
-      e->prov->device->close(dev);
-      if (!ok)
-        return IT_ERR_RESOURCES;
-      rnicpi_caps_complete(e->prov, &rc);  /* the record as the access layer reads it */
-      *caps = rc;
-      return IT_SUCCESS;
-    }
-  }
-  return IT_ERR_INVALID_NAME;
+  const kal_iface_t *f = kal_iface_find(interface);
+  if (f == NULL)
+    return IT_ERR_INVALID_NAME;
+  rnicpi_dev_t *dev = NULL;
+  if (f->prov->device->open(f->device, &none, NULL, &dev) != RNICPI_OK)
+    return IT_ERR_RESOURCES;
+  rnicpi_caps_t rc;
+  gboolean ok = f->prov->device->query(dev, &rc) == RNICPI_OK;
+  f->prov->device->close(dev);
+  if (!ok)
+    return IT_ERR_RESOURCES;
+  rnicpi_caps_complete(f->prov, &rc);  /* the record as the access layer reads it */
+  *caps = rc;
+  return IT_SUCCESS;
+}
+
+size_t
+itx_setting_count(void)
+{
+  return kal_setting_count();
+}
+
+it_status_t
+itx_setting_get(size_t i, itx_setting_t *setting)
+{
+  if (!setting)
+    return IT_ERR_FAULT;
+  const kal_setting_t *k = kal_setting_get(i);
+  if (!k)
+    return IT_ERR_RANGE;
+  setting->scope = k->scope;
+  setting->key = k->key;
+  setting->value = k->value;
+  setting->origin = k->origin;
+  return IT_SUCCESS;
+}
+
+const char *
+itx_conf_error(void)
+{
+  return kal_conf_error();
 }

@@ -43,7 +43,11 @@ ual_hostcm_wanted(const ual_ia_t *ia)
 {
   if (!(ia->caps.features & RNICPI_CAP_SOCKET_HANDOFF))
     return FALSE;
+  /* ITAPI_CM overrides the configuration file, whose values were
+   * checked when it was read. */
   const char *mode = g_getenv("ITAPI_CM");
+  if (mode == NULL || *mode == '\0')
+    mode = ia->iface->cm;
   if (mode != NULL && strcmp(mode, "host") == 0)
     return TRUE;
   if (mode != NULL && strcmp(mode, "provider") == 0)

@@ -56,6 +56,10 @@ it_ia_create(const char *name, uint32_t major_version, uint32_t minor_version,
   if (ia_handle == NULL)
     return ual_fail(IT_ERR_FAULT, "it_ia_create: ia_handle is NULL");
   const kal_iface_t *f = kal_iface_find(name);
+  const char *missing = f == NULL ? kal_iface_missing(name) : NULL;
+  if (missing != NULL)
+    return ual_fail(IT_ERR_INVALID_NAME, "no interface named '%s': %s", name != NULL ? name : "(null)",
+                    missing);
   if (f == NULL)
     return ual_fail(IT_ERR_INVALID_NAME,
                     "no interface named '%s' (%zu interfaces known; list them with it_interface_list or itapi-info)",

@@ -231,6 +231,52 @@ typedef struct itx_refused_device {
  */
 it_status_t itx_provider_refused_devices(size_t i, itx_refused_device_t *devices, size_t *count);
 
+/** One setting of the stack in force, and where its value came from
+ *  (itapi.conf(5)). */
+typedef struct itx_setting {
+  /** "itapi" for the whole stack, "interface NAME" for one interface. */
+  const char *scope;
+  /** "file" (the configuration file read), "provider", "cm" or "device". */
+  const char *key;
+  /** The value in force ("none" for no file, "all" for every provider). */
+  const char *value;
+  /** Where it came from: "FILE, line N", an environment variable
+   *  ("ITAPI_PROVIDER", "ITAPI_CONF", "ITAPI_CM"), or "default". */
+  const char *origin;
+} itx_setting_t;
+
+/**
+ * @brief Number of settings in force: the configuration file read, the
+ *        providers, the connection path, then each key of each interface
+ *        section of the file.
+ *
+ * The first call reads the configuration file and loads the providers
+ * (as it_interface_list() does); the strings of the entries stay valid
+ * until the process exits.
+ * @return the count.
+ */
+size_t itx_setting_count(void);
+
+/**
+ * @brief One setting in force, in the order itx_setting_count() gives.
+ * @param i index below itx_setting_count().
+ * @param setting filled, only on success.
+ * @retval IT_SUCCESS @p setting is filled.
+ * @retval IT_ERR_RANGE @p i is not below itx_setting_count().
+ * @retval IT_ERR_FAULT @p setting is NULL.
+ */
+it_status_t itx_setting_get(size_t i, itx_setting_t *setting);
+
+/**
+ * @brief Why the configuration file was refused when the library started
+ *        (a line that is wrong, a file another user could rewrite, a file
+ *        ITAPI_CONF names that cannot be read); while it is, no interface
+ *        is offered.
+ * @return a sentence naming the file, the line and what to do, valid until
+ *         the process exits; NULL when the file was taken or there is none.
+ */
+const char *itx_conf_error(void);
+
 struct rnicpi_caps;
 
 /**
@@ -240,7 +286,8 @@ struct rnicpi_caps;
  *        (rnicpi_caps_complete()).
  *
  * Opens the device for the query and closes it again.
- * @param interface an interface name of it_interface_list().
+ * @param interface an interface name of it_interface_list() (a device's,
+ *        or an alias's: then the record of the device it names).
  * @param caps filled, only on success.
  * @retval IT_SUCCESS @p caps is filled.
  * @retval IT_ERR_INVALID_NAME no usable provider lists @p interface.

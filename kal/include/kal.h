@@ -31,12 +31,19 @@ extern "C" {
 /** Longest interface name, including the terminating NUL. */
 #define KAL_IFACE_NAME_MAX 64
 
-/** One interface: a device of a usable provider. */
+/** One interface: a device of a usable provider, or an alias of one that
+ *  the configuration file names (itapi.conf(5)). */
 typedef struct kal_iface {
   char name[KAL_IFACE_NAME_MAX];   /**< interface name, input to it_ia_create */
   const rnicpi_provider_t *prov;   /**< provider that serves it */
   char device[64];                 /**< device name within the provider */
   rnicpi_transport_t transport;    /**< wire semantics of the device */
+  /** For an alias, the name of the device's own interface; "" for a device. */
+  char alias_of[KAL_IFACE_NAME_MAX];
+  /** `cm` of the configuration file for this interface (its section, else
+   *  [itapi]): "auto", "host" or "provider"; NULL when the file sets none.
+   *  ITAPI_CM overrides it. */
+  const char *cm;
 } kal_iface_t;
 
 /**
@@ -63,6 +70,138 @@ const kal_iface_t *kal_iface_get(size_t i);
  * @return the interface, or NULL.
  */
 const kal_iface_t *kal_iface_find(const char *name);
+
+/**
+ * @brief Why no interface has this name, when the configuration file
+ *        explains it: the file is broken (every name then fails), or it
+ *        defines the name as an alias of a device no usable provider offers.
+ * @param name the name it_ia_create() was given.
+ * @return a sentence owned by the kAL, or NULL when the file says nothing
+ *         of the name.
+ */
+const char *kal_iface_missing(const char *name);
+
+/** @name Configuration file (itapi.conf(5))
+ *  @{ */
+
+/** Where the configuration file is read when ITAPI_CONF is not set. */
+#define KAL_CONF_DEFAULT_FILE "/etc/itapi.conf"
+
+/** One value of the configuration file. */
+typedef struct kal_conf_value {
+  char *text;     /**< the value, NULL when the key is not set */
+  unsigned line;  /**< the line it is set on, 0 when not set */
+} kal_conf_value_t;
+
+/** One `[interface NAME]` section. */
+typedef struct kal_conf_iface {
+  char *name;                 /**< the interface name it defines */
+  unsigned line;              /**< the line of its header */
+  /** The device the name opens; not set: the name is a device's own and
+   *  the section sets that device's defaults. */
+  kal_conf_value_t device;
+  kal_conf_value_t provider;  /**< the provider that must serve the device */
+  kal_conf_value_t cm;        /**< `auto`, `host` or `provider`, as ITAPI_CM */
+} kal_conf_iface_t;
+
+/** A configuration file, parsed. */
+typedef struct kal_conf {
+  char *origin;               /**< the file, as messages name it */
+  kal_conf_value_t provider;  /**< [itapi] provider: names as ITAPI_PROVIDER takes them */
+  kal_conf_value_t cm;        /**< [itapi] cm: every interface's default */
+  kal_conf_iface_t *ifaces;   /**< the [interface NAME] sections, in file order */
+  size_t n_ifaces;            /**< how many */
+} kal_conf_t;
+
+/**
+ * @brief Parse the text of a configuration file.
+ *
+ * Lines are `[itapi]`, `[interface NAME]`, `KEY = VALUE` (spaces around
+ * the `=` are dropped), blank, or a comment starting with `#`.  [itapi]
+ * takes `provider` and `cm`; [interface NAME] takes `device`, `provider`
+ * and `cm`.  A key set twice, a section given twice, an unknown key or
+ * section, a value out of its set, a key before any section: each is an
+ * error naming the line.
+ *
+ * @param text the file's contents (NULL reads as empty).
+ * @param origin what messages call the file, e.g. its path (NULL: "(text)").
+ * @param conf set on success to the settings; free with kal_conf_free().
+ * @param why set on failure to an allocated sentence "configuration file
+ *        ORIGIN, line N: WHAT IS WRONG"; free it with g_free().  May be NULL.
+ * @retval RNICPI_OK parsed.
+ * @retval RNICPI_EINVAL a line is wrong.
+ */
+rnicpi_status_t kal_conf_parse(const char *text, const char *origin, kal_conf_t **conf, char **why);
+
+/**
+ * @brief Read and parse the configuration file of this process: the one
+ *        ITAPI_CONF names (ignored in a setuid process), none when it is set
+ *        to the empty string or to /dev/null, else #KAL_CONF_DEFAULT_FILE
+ *        when it exists.
+ *
+ * The file is read with kal_file_read_private(): one another user could
+ * rewrite is refused.
+ *
+ * @param conf set to the settings, or to NULL when there is no file (or on
+ *        failure); free with kal_conf_free().
+ * @param path set to the file read (allocated; NULL when none).
+ * @param why set on failure to an allocated sentence naming the file, the
+ *        line and what to do; free it with g_free().  Set to NULL on success.
+ * @retval RNICPI_OK read, or no file.
+ * @retval RNICPI_EINVAL a line is wrong.
+ * @retval RNICPI_EACCES the file or its directory could be rewritten by
+ *         another user.
+ * @retval RNICPI_ENOENT, RNICPI_EIO the file ITAPI_CONF names does not exist
+ *         or cannot be read.
+ */
+rnicpi_status_t kal_conf_read(kal_conf_t **conf, char **path, char **why);
+
+/**
+ * @brief Free a parsed configuration.
+ * @param conf the configuration (NULL is ignored).
+ */
+void kal_conf_free(kal_conf_t *conf);
+
+/**
+ * @brief The section of an interface name.
+ * @param conf a configuration (NULL: none).
+ * @param name an interface name.
+ * @return its section, or NULL.
+ */
+const kal_conf_iface_t *kal_conf_iface(const kal_conf_t *conf, const char *name);
+
+/**
+ * @brief Why the configuration file of this process was refused at
+ *        start-up (kal_init()): the sentence kal_conf_read() gave.
+ * @return the sentence, owned by the kAL, or NULL when the file was taken
+ *         (or there is none).
+ */
+const char *kal_conf_error(void);
+
+/** One setting in force and where its value came from. */
+typedef struct kal_setting {
+  const char *scope;   /**< "itapi" for the stack, else "interface NAME" */
+  const char *key;     /**< "file", "provider", "cm", "device" */
+  const char *value;   /**< the value in force */
+  const char *origin;  /**< "FILE, line N", "ITAPI_PROVIDER" (a variable), or "default" */
+} kal_setting_t;
+
+/**
+ * @brief Number of settings in force.
+ * @return the count.
+ */
+size_t kal_setting_count(void);
+
+/**
+ * @brief One setting in force: first the file, the providers and the
+ *        connection path of the stack, then each key of each [interface]
+ *        section, in file order.
+ * @param i index below kal_setting_count().
+ * @return the setting, or NULL when out of range.
+ */
+const kal_setting_t *kal_setting_get(size_t i);
+
+/** @} */
 
 /** A reservation of one connection qualifier (port) in a port space. */
 typedef struct kal_port kal_port_t;
