@@ -161,6 +161,60 @@ usable_on(const itx_call_info_t *c, const it_ia_info_t *info)
   return TRUE;
 }
 
+/* The device an alias of the configuration file names, or NULL when
+ * @name is a device's own interface. */
+static const char *
+alias_of(const char *name)
+{
+  g_autofree char *scope = g_strdup_printf("interface %s", name);
+  for (size_t i = 0; i < itx_setting_count(); i++) {
+    itx_setting_t st;
+    if (itx_setting_get(i, &st) == IT_SUCCESS && strcmp(st.scope, scope) == 0 &&
+        strcmp(st.key, "device") == 0 && strcmp(st.value, name) != 0)
+      return st.value;
+  }
+  return NULL;
+}
+
+/* Each setting in force and where it came from (itapi.conf(5)). */
+static void
+settings(GString *o)
+{
+  const char *err = itx_conf_error();
+  if (opt_json) {
+    g_string_append(o, "{\n  \"conf_error\": ");
+    if (err != NULL)
+      json_str(o, err);
+    else
+      g_string_append(o, "null");
+    g_string_append(o, ",\n  \"settings\": [");
+  } else {
+    g_string_append(o, "Settings:\n");
+    if (err != NULL)
+      g_string_append_printf(o, "  configuration file refused: %s\n", err);
+  }
+  for (size_t i = 0; i < itx_setting_count(); i++) {
+    itx_setting_t st;
+    itx_setting_get(i, &st);
+    if (opt_json) {
+      g_string_append_printf(o, "%s\n    {\"scope\": ", i ? "," : "");
+      json_str(o, st.scope);
+      g_string_append(o, ", \"key\": ");
+      json_str(o, st.key);
+      g_string_append(o, ", \"value\": ");
+      json_str(o, st.value);
+      g_string_append(o, ", \"origin\": ");
+      json_str(o, st.origin);
+      g_string_append(o, "}");
+    } else {
+      g_autofree char *name = strcmp(st.scope, "itapi") == 0 ? g_strdup(st.key)
+                              : g_strdup_printf("%s %s", st.scope, st.key);
+      g_string_append_printf(o, "  %-34s %s (%s)\n", name, st.value, st.origin);
+    }
+  }
+  g_string_append(o, opt_json ? "\n  ],\n" : "");
+}
+
 static void
 addr_str(const it_net_addr_t *a, char *buf, size_t len)
 {
@@ -188,8 +242,9 @@ main(int argc, char **argv)
   g_option_context_free(ctx);
 
   GString *o = g_string_new(NULL);
+  settings(o);
   if (opt_json)
-    g_string_append(o, "{\n  \"providers\": [");
+    g_string_append(o, "  \"providers\": [");
   else
     g_string_append(o, "Providers:\n");
   for (size_t i = 0; i < itx_provider_count(); i++) {
@@ -226,6 +281,14 @@ main(int argc, char **argv)
   it_interface_list(ifs, &n, &total);
   g_string_append(o, opt_json ? "\n  ],\n  \"interfaces\": [" : "Interfaces:\n");
   for (size_t i = 0; i < n; i++) {
+    const char *alias = alias_of(ifs[i].name);
+    if (alias != NULL && !opt_json) {
+      /* Its device's record is shown under the device's own name. */
+      g_string_append_printf(o, "  %s: alias of %s, %s, IT-API %u.%u\n", ifs[i].name, alias,
+                             transport_name(ifs[i].transport_type), ifs[i].major_version,
+                             ifs[i].minor_version);
+      continue;
+    }
     it_ia_handle_t ia;
     it_ia_info_t *info = NULL;
     it_status_t st = it_ia_create(ifs[i].name, 2, 1, &ia);
@@ -234,6 +297,10 @@ main(int argc, char **argv)
     if (opt_json) {
       g_string_append_printf(o, "%s\n    {\"name\": ", i ? "," : "");
       json_str(o, ifs[i].name);
+      if (alias != NULL) {
+        g_string_append(o, ", \"alias_of\": ");
+        json_str(o, alias);
+      }
       g_string_append_printf(o, ", \"transport\": ");
       json_str(o, transport_name(ifs[i].transport_type));
       g_string_append_printf(o, ", \"it_api_version\": \"%u.%u\"", ifs[i].major_version, ifs[i].minor_version);
