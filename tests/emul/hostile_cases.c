@@ -364,6 +364,23 @@ case_msg_sidr(peer_t *p)
   peer_wait_end(p);
 }
 
+/* The peer process exits while a child it forked keeps the connection's
+ * socket (and reads it to its end): the target must end the connection
+ * at the exit, not at the socket's EOF, which never comes. */
+static void
+case_exit_forked(peer_t *p)
+{
+  if (!peer_connect(p, TRUE, 0))
+    return;
+  fflush(stdout);
+  pid_t c = fork();
+  if (c < 0)
+    peer_die("fork: %s", g_strerror(errno));
+  if (c > 0)
+    _exit(0);
+  peer_wait_end(p);
+}
+
 /* The handshake's messages again, once established. */
 static void
 case_msg_attach(peer_t *p)
@@ -810,6 +827,7 @@ const peer_case_t peer_cases[] = {
   { .name = "msg-req", .run = case_msg_req },
   { .name = "msg-rtu", .run = case_msg_rtu },
   { .name = "msg-sidr", .run = case_msg_sidr },
+  { .name = "exit-forked", .run = case_exit_forked },
   { .name = "msg-attach", .run = case_msg_attach },
   { .name = "msg-probe", .run = case_msg_probe },
   { .name = "frame-frag", .run = case_frame_frag },

@@ -13,6 +13,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <dirent.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -33,7 +34,7 @@ static const char *const sc_names[SC_N] = {
   "accept4", "bind", "close", "closedir", "connect", "eventfd", "fclose", "fcntl", "fgets",
   "fopen", "fstat", "ftruncate", "getpid", "getrandom", "getsockopt", "listen",
   "memfd_create", "mmap", "munmap", "open", "opendir", "process_vm_readv",
-  "process_vm_writev", "read", "readdir", "socket", "stat", "write",
+  "process_vm_writev", "read", "readdir", "socket", "stat", "write", "poll",
   "g_source_attach", "g_source_destroy", "g_main_context_wakeup",
 };
 static gint sc_locked[SC_N];
@@ -112,6 +113,7 @@ WATCH(ssize_t, read, SC_READ, (int fd, void *b, size_t n), (fd, b, n))
 WATCH(struct dirent *, readdir64, SC_READDIR, (DIR *d), (d))
 WATCH(int, socket, SC_SOCKET, (int d, int t, int p), (d, t, p))
 WATCH(int, stat64, SC_STAT, (const char *p, struct stat *st), (p, st))
+WATCH(int, poll, SC_POLL, (struct pollfd *f, nfds_t n, int t), (f, n, t))
 void (*syscall_watch_write_hook)(int fd);
 
 ssize_t __real_write(int fd, const void *b, size_t n);

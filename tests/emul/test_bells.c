@@ -68,6 +68,7 @@ conn_new(int *peer)
   x->fd = sv[0];
   x->bell_fd = -1;
   x->peer_bell_fd = -1;
+  x->peer_pidfd = -1;
   g_mutex_init(&x->mlock);
   g_queue_init(&x->msgs);
   *peer = sv[1];

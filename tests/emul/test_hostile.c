@@ -743,6 +743,12 @@ static const hcase_t cases[] = {
     .end = END_BROKEN, .said = UNKNOWN, .checks = "map-local=0 map-heap=0 map-none=0 end=eof", .recvs = 2,
     .posts = POST_SEND },
 
+  /* The peer's process. */
+  { .path = "/emul/hostile/peer/exits-socket-lives", .peer = "exit-forked",
+    .summary = "the peer process exits while a child it forked keeps the connection's socket open: the "
+               "target ends the connection at the exit (its pidfd), what was posted flushed",
+    .end = END_BROKEN, .checks = "end=eof", .recvs = 2, .posts = POST_SEND },
+
   /* Socket messages of a connected peer. */
   { .path = "/emul/hostile/message/short", .peer = "msg-short",
     .summary = "a socket message of 8 bytes breaks the connection",

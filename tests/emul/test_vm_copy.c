@@ -13,10 +13,20 @@
  * made into this process itself, so the bytes that landed are checked
  * too.
  *
+ * And the copy goes through the peer's pin alone (emul_ring_peer.c): none
+ * without a pidfd, and none into or out of a process ID reused after the
+ * pinned process exited (the reuse made on purpose: a child created with
+ * clone3's set_tid at the dead one's ID, which needs CAP_SYS_ADMIN; the
+ * case is skipped without it).
+ *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -68,7 +78,10 @@ copy_case(const size_t *ll, const size_t *rl, size_t total)
   g_assert_cmpuint(off, ==, total);
   watched = src + total - 1;
   alone = inside = calls = 0;
-  g_assert_true(emul_ring_vm_copy(getpid(), TRUE, l, nl, r, nr));
+  int self = (int) syscall(SYS_pidfd_open, getpid(), 0);
+  g_assert_cmpint(self, >=, 0);
+  g_assert_true(emul_ring_vm_copy(getpid(), self, TRUE, l, nl, r, nr));
+  close(self);
   g_assert_cmpmem(dst, total, src, total);
   for (size_t i = total; i < total + 64; i++)
     g_assert_cmpuint(dst[i], ==, 0);  /* nothing past the pieces */
@@ -97,10 +110,133 @@ test_pieces(void)
   copy_case((const size_t[]) { 65536, 1, 0 }, (const size_t[]) { 65537, 0 }, 65537);
 }
 
+/* ---- the pin ---- */
+
+/* The word a child's copy of this process holds; the tests write it. */
+static volatile uint64_t victim;
+
+/* A child that tells its victim word on pipe @out once pipe @in has a
+ * byte, then exits (also when the test's end of @in closes). */
+static void G_GNUC_NORETURN
+child_body(const int in[2], const int out[2])
+{
+  char c;
+  close(in[1]);
+  close(out[0]);
+  if (read(in[0], &c, 1) == 1) {
+    uint64_t v = victim;
+    if (write(out[1], &v, sizeof(v)) != (ssize_t) sizeof(v))
+      _exit(2);
+  }
+  _exit(0);
+}
+
+/* clone3(2)'s arguments, as far as set_tid (CLONE_ARGS_SIZE_VER1). */
+struct clone_args_v1 {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+      set_tid_size;
+};
+
+/* A child at process ID @want (fork's semantics), running child_body; -1
+ * with errno when the kernel refuses. */
+static pid_t
+child_at(pid_t want, const int in[2], const int out[2])
+{
+  struct clone_args_v1 a = { .exit_signal = SIGCHLD, .set_tid = (uint64_t) (uintptr_t) &want,
+                             .set_tid_size = 1 };
+  pid_t p = (pid_t) syscall(SYS_clone3, &a, sizeof(a));
+  if (p == 0)
+    child_body(in, out);
+  return p;
+}
+
+static uint64_t
+child_tell(int to, int from)
+{
+  uint64_t v = 0;
+  g_assert_cmpint(write(to, "?", 1), ==, 1);
+  g_assert_cmpint(read(from, &v, sizeof(v)), ==, (int) sizeof(v));
+  return v;
+}
+
+static void
+test_pin_none(void)
+{
+  g_test_summary("with no pidfd nothing is attached to, not even this process");
+  uint64_t v = 0x1111, w = 0;
+  struct iovec l = { &v, sizeof(v) }, r = { &w, sizeof(w) };
+  calls = 0;
+  errno = 0;
+  g_assert_false(emul_ring_vm_copy(getpid(), -1, TRUE, &l, 1, &r, 1));
+  g_assert_cmpint(errno, ==, ESRCH);
+  g_assert_false(emul_ring_vm_copy(getpid(), -1, FALSE, &r, 1, &l, 1));
+  g_assert_cmpint(calls, ==, 0);
+  g_assert_cmpuint(w, ==, 0);
+}
+
+static void
+test_pin_reused(void)
+{
+  g_test_summary("a process ID given to another process after the pinned one exited is neither written "
+                 "nor read through the pin");
+  int in[2], out[2];
+  g_assert_cmpint(pipe(in), ==, 0);
+  g_assert_cmpint(pipe(out), ==, 0);
+  /* The peer: pinned, then gone and reaped. */
+  pid_t peer = fork();
+  g_assert_cmpint(peer, >=, 0);
+  if (peer == 0)
+    child_body(in, out);
+  int pin = (int) syscall(SYS_pidfd_open, peer, 0);
+  g_assert_cmpint(pin, >=, 0);
+  g_assert_true(emul_ring_peer_alive(pin));
+  kill(peer, SIGKILL);
+  g_assert_cmpint(waitpid(peer, NULL, 0), ==, peer);
+  g_assert_false(emul_ring_peer_alive(pin));
+  /* Another process at its ID. */
+  pid_t other = child_at(peer, in, out);
+  if (other < 0) {
+    g_autofree char *why = g_strdup_printf("no process can be made at a chosen ID here (clone3 set_tid: %s)",
+                                           g_strerror(errno));
+    g_test_skip(why);
+    close(pin);
+    return;
+  }
+  g_assert_cmpint(other, ==, peer);
+  uint64_t v = 0xaaaaaaaaaaaaaaaa, got = 0;
+  struct iovec mine = { &v, sizeof(v) }, theirs = { (void *) &victim, sizeof(victim) };
+  calls = 0;
+  errno = 0;
+  g_assert_false(emul_ring_vm_copy(peer, pin, TRUE, &mine, 1, &theirs, 1));
+  g_assert_cmpint(errno, ==, ESRCH);
+  g_assert_cmpint(calls, ==, 0);
+  struct iovec into = { &got, sizeof(got) };
+  errno = 0;
+  g_assert_false(emul_ring_vm_copy(peer, pin, FALSE, &into, 1, &theirs, 1));
+  g_assert_cmpint(errno, ==, ESRCH);
+  /* The ID does name a process we may write: through its own pin the word
+   * lands, so a bare ID would have reached it. */
+  int pin2 = (int) syscall(SYS_pidfd_open, other, 0);
+  g_assert_cmpint(pin2, >=, 0);
+  uint64_t mark = 0x5555555555555555;
+  struct iovec m = { &mark, sizeof(mark) };
+  g_assert_true(emul_ring_vm_copy(other, pin2, TRUE, &m, 1, &theirs, 1));
+  g_assert_cmphex(child_tell(in[1], out[0]), ==, mark);
+  g_assert_cmpint(waitpid(other, NULL, 0), ==, other);
+  close(pin);
+  close(pin2);
+  for (int i = 0; i < 2; i++) {
+    close(in[i]);
+    close(out[i]);
+  }
+}
+
 int
 main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/emul/vm-copy/pin/none", test_pin_none);
+  g_test_add_func("/emul/vm-copy/pin/reused-pid", test_pin_reused);
   g_test_add_func("/emul/vm-copy/last-byte-alone/one-piece", test_one_piece);
   g_test_add_func("/emul/vm-copy/last-byte-alone/pieces", test_pieces);
   return g_test_run();

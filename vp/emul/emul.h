@@ -1041,10 +1041,11 @@ typedef struct emul_dial {
   int bell_fd;
   void *seg;     /* or NULL */
   int pid;
+  int pidfd;     /* pins the listener's process (emul_ring_peer.c), or -1 */
   uid_t uid;     /* the listener's effective user */
   uint64_t nonce;  /* the connection's (emul_ring_cm.c, Trust) */
 } emul_dial_t;
-#define EMUL_DIAL_NONE ((emul_dial_t) { .fd = -1, .seg_fd = -1, .bell_fd = -1 })
+#define EMUL_DIAL_NONE ((emul_dial_t) { .fd = -1, .seg_fd = -1, .bell_fd = -1, .pidfd = -1 })
 gboolean emul_ring_dial_open(uint32_t port, emul_dial_t *d);
 void emul_ring_dial_close(emul_dial_t *d);
 void emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p);

@@ -134,7 +134,8 @@
  * a peer that lies about it only keeps its own connection waiting.
  *
  * Payload.  Where this process may attach to the peer (it read the peer's
- * nonce by process_vm_readv, once per connection; ITAPI_EMUL_CMA=0 forbids
+ * nonce by process_vm_readv, once per connection, through a pidfd that
+ * pins the peer process (emul_ring_peer.c); ITAPI_EMUL_CMA=0 forbids
  * it) and the peer trusts it (gave it its region table), RDMA Write and
  * Read are one-sided: the requester checks the
  * key in the peer's exported table and moves the bytes itself with
@@ -442,6 +443,9 @@ struct emul_xconn {
   GSource *src;
   int side;                     /* 0: active, 1: passive */
   pid_t peer_pid;
+  int peer_pidfd;               /* pins the peer process (emul_ring_peer.c); -1: none, and
+                                 * so no attach to it */
+  GSource *pid_src;             /* the progress thread's watch of peer_pidfd, or NULL */
   x_seg_hdr_t *seg;
   const x_mr_entry_t *peer_mrs; /* the peer's region table, read-only */
   uint64_t peer_pd;
@@ -645,6 +649,9 @@ void emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi
                         uint64_t seq, const x_fault_t *fault, const rnicpi_async_cause_t *local,
                         const void *pdata, uint32_t len);
 void emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w);
+/* The peer process died (its socket's EOF, or its pidfd: fabric lock and
+ * the QP's link held): a handshake fails, a connection breaks. */
+void emul_ring_peer_died(emul_xconn_t *x, emul_work_t *w);
 /* The peer broke the protocol (fabric lock held): said, with the peer's
  * process and user and what it sent (@fmt), and the connection broken as
  * for the peer's death; nothing else of this process is touched. */
@@ -724,8 +731,11 @@ void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean 
 /* A teardown about to run: the answers queued behind a copy that is not
  * running (qp->xans) complete now, under the lock, as the peer gave them. */
 void emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w);
-gboolean emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
-                        const struct iovec *r, int nr);
+/* Move bytes between local pieces @l and the pieces @r of process @pid,
+ * pinned by @pidfd (emul_ring_peer.c): FALSE, errno ESRCH, when @pidfd is
+ * -1 or says the process exited (nothing then moved into it). */
+gboolean emul_ring_vm_copy(pid_t pid, int pidfd, gboolean to_peer, const struct iovec *l, int nl,
+                           const struct iovec *r, int nr);
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
 /* A message's payload read in place: @len bytes, the first @na at @a and
@@ -831,6 +841,16 @@ void emul_ring_maps_free(emul_xconn_t *x);
 /* The memfd @fd (the application frees it, emul_mem.c) is no longer
  * exported: the descriptor of our own kept for it is closed (no lock held). */
 void emul_ring_share_forget(int fd);
+
+/* emul_ring_peer.c: the peer process pinned.  Pin: a pidfd of the peer
+ * of socket @sock (process @pid by SO_PEERCRED), made with no lock held,
+ * or -1 (errno).  Alive: @pidfd (-1: FALSE) has not signalled its
+ * process's exit (a system call).  Watch: the progress thread's watch of
+ * x->peer_pidfd, made (x->pid_src; none without one), started and
+ * destroyed with the connection's socket watch (emul_ring_cm.c). */
+int emul_ring_peer_pin(int sock, pid_t pid);
+gboolean emul_ring_peer_alive(int pidfd);
+void emul_ring_peer_watch_new(emul_xconn_t *x);
 
 /* emul_ring_ud.c: a UD service request arrived on @x (a listener's
  * socket); *@sock is a duplicate of that socket made as the request was

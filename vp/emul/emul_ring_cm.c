@@ -162,11 +162,19 @@ x_probe(emul_xconn_t *x, uint64_t probe_addr, uint64_t *proof)
   const char *why = NULL;
   uint64_t v = 0;
   struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) probe_addr, sizeof(v) };
-  ssize_t n = process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0);
-  *proof = n == (ssize_t) sizeof(v) ? v : 0;
+  /* Read through the pin alone, and kept only if the pinned process still
+   * lives after it: then it is the one the word came from (emul_ring_peer.c). */
+  ssize_t n = x->peer_pidfd >= 0 ? process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0) : -1;
+  int err = x->peer_pidfd >= 0 ? errno : 0;
+  gboolean alive = n == (ssize_t) sizeof(v) && emul_ring_peer_alive(x->peer_pidfd);
+  *proof = alive ? v : 0;
   if (*proof != 0 && !x->no_cma)
     return TRUE;
-  why = x->no_cma ? "ITAPI_EMUL_CMA=0" : n < 0 ? g_strerror(errno) : "it read nothing";
+  why = x->no_cma                 ? "ITAPI_EMUL_CMA=0"
+        : x->peer_pidfd < 0       ? "no pidfd pins it"
+        : n < 0                   ? g_strerror(err)
+        : n == (ssize_t) sizeof(v) && !alive ? "it exited"
+                                  : "it read nothing";
   if (!x_said_bounce) {
     x_said_bounce = TRUE;
     g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE,
@@ -208,13 +216,14 @@ x_bell_new(void)
   return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
-/* A connection over socket @fd to process @pid, with its bell @bell_fd:
- * both made with no lock held (x_listen_ready, emul_ring_dial_open); the
- * connection is made under the fabric lock.  @k: the knobs when its
- * listener or connect started (no_cma is read by the progress thread as
- * it reads the handshake, x_conn_pre: set before the watch). */
+/* A connection over socket @fd to process @pid (pinned by @pidfd, or -1),
+ * with its bell @bell_fd: all made with no lock held (x_listen_ready,
+ * emul_ring_dial_open); the connection is made under the fabric lock.
+ * @k: the knobs when its listener or connect started (no_cma is read by
+ * the progress thread as it reads the handshake, x_conn_pre: set before
+ * the watch). */
 static emul_xconn_t *
-x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd,
+x_conn_new(int fd, int side, pid_t pid, int pidfd, uid_t uid, uint64_t nonce, int bell_fd,
            const emul_ring_knobs_t *k)
 {
   emul_xconn_t *x = g_new0(emul_xconn_t, 1);
@@ -222,6 +231,7 @@ x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd,
   x->fd = fd;
   x->side = side;
   x->peer_pid = pid;
+  x->peer_pidfd = pidfd;
   x->peer_uid = uid;
   x->no_trust = k->no_trust;
   x->nonce = nonce;
@@ -240,6 +250,7 @@ x_conn_new(int fd, int side, pid_t pid, uid_t uid, uint64_t nonce, int bell_fd,
   x->src = emul_ring_watch_new(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, x_conn_ready, x,
                                (GDestroyNotify) emul_ring_conn_unref);
   x->watch_due = TRUE;
+  emul_ring_peer_watch_new(x);
   emul_ring_doorbell(x, X_BELL_MSGS);
   emul_ring_conns = g_list_prepend(emul_ring_conns, x);
   g_atomic_int_inc(&emul_ring_nconn);
@@ -280,6 +291,9 @@ emul_ring_conn_unref(emul_xconn_t *x)
     close(x->bell_fd);
   if (x->peer_bell_fd >= 0)
     close(x->peer_bell_fd);
+  /* And the pin: a long attach copy holds a reference. */
+  if (x->peer_pidfd >= 0)
+    close(x->peer_pidfd);
   x_sockmsg_t *e;
   while ((e = g_queue_pop_head(&x->msgs)) != NULL) {
     if (e->upcall != NULL)
@@ -416,11 +430,16 @@ x_sockmsg_send(emul_xconn_t *x, x_sockmsg_t *e)
 static void
 x_sock_close(emul_xconn_t *x)
 {
-  GSource *src = x->src;
+  GSource *src = x->src, *pid_src = x->pid_src;
   x->src = NULL;
+  x->pid_src = NULL;
   if (src != NULL) {  /* none on a bare connection of a unit test (emul-bells) */
     g_source_destroy(src);
     g_source_unref(src);
+  }
+  if (pid_src != NULL) {
+    g_source_destroy(pid_src);
+    g_source_unref(pid_src);
   }
   close(x->fd);
 }
@@ -455,6 +474,8 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
     if (!x->sock_close) {
       g_mutex_unlock(&x->mlock);
       emul_ring_watch_start(x->src);
+      if (x->pid_src != NULL)
+        emul_ring_watch_start(x->pid_src);
       g_mutex_lock(&x->mlock);
     }
   }
@@ -577,13 +598,14 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
 {
   x_lsock_t *s = data;
   (void) cond;
-  int c[X_ACCEPT_BATCH], bell[X_ACCEPT_BATCH];
+  int c[X_ACCEPT_BATCH], bell[X_ACCEPT_BATCH], pidfd[X_ACCEPT_BATCH];
   pid_t pid[X_ACCEPT_BATCH];
   uid_t uid[X_ACCEPT_BATCH];
   uint64_t nonce[X_ACCEPT_BATCH];
   guint n = 0;
   while (n < X_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
     pid[n] = x_peer_cred(c[n], &uid[n]);
+    pidfd[n] = emul_ring_peer_pin(c[n], pid[n]);
     bell[n] = x_bell_new();
     nonce[n] = x_nonce_new();
     n++;
@@ -601,7 +623,7 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
         continue;  /* closed below, as for a listener gone */
       }
       pending++;
-      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], uid[i], nonce[i], bell[i], &s->l->knobs);
+      emul_xconn_t *x = x_conn_new(c[i], 1, pid[i], pidfd[i], uid[i], nonce[i], bell[i], &s->l->knobs);
       x->listener = s->l;
       c[i] = -1;
     }
@@ -612,6 +634,8 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
       close(c[i]);
       if (bell[i] >= 0)
         close(bell[i]);
+      if (pidfd[i] >= 0)
+        close(pidfd[i]);
     }
   }
   return G_SOURCE_CONTINUE;
@@ -729,15 +753,17 @@ emul_ring_dial_open(uint32_t port, emul_dial_t *d)
   if (d->fd < 0)
     return FALSE; /* nobody listens there: unreachable, as in-process */
   d->pid = (int) x_peer_cred(d->fd, &d->uid);
+  d->pidfd = emul_ring_peer_pin(d->fd, (pid_t) d->pid);
   /* Any process may bind an abstract socket name: below the host's
    * unprivileged start, only a listener that could bind the TCP port is
-   * believed (the access layer refuses the others their listen). */
-  if (port < rnicpi_unprivileged_port_start() && !x_may_bind_privileged((pid_t) d->pid, d->uid)) {
+   * believed (the access layer refuses the others their listen), as its
+   * pin, alive after the look, says it was the one looked at. */
+  if (port < rnicpi_unprivileged_port_start() &&
+      (!x_may_bind_privileged((pid_t) d->pid, d->uid) || !emul_ring_peer_alive(d->pidfd))) {
     g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: process %d (uid %d) answers on privileged port %u "
           "without CAP_NET_BIND_SERVICE: not connecting to it (find who binds the abstract socket "
           "itapi-emul/%u)", d->pid, (int) d->uid, port, port);
-    close(d->fd);
-    d->fd = -1;
+    emul_ring_dial_close(d);
     return FALSE;
   }
   /* Sealed at its size: the peer maps it, and a file that could shrink
@@ -769,6 +795,8 @@ emul_ring_dial_close(emul_dial_t *d)
     close(d->seg_fd);
   if (d->bell_fd >= 0)
     close(d->bell_fd);
+  if (d->pidfd >= 0)
+    close(d->pidfd);
   if (d->fd >= 0)
     close(d->fd);
   *d = EMUL_DIAL_NONE;
@@ -778,7 +806,7 @@ void
 emul_ring_connect(emul_qp_t *qp, emul_dial_t *d, gboolean v6, const rnicpi_conn_param_t *p)
 {
   emul_ring_knobs_t k = x_knobs_read();
-  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->uid, d->nonce, d->bell_fd, &k);
+  emul_xconn_t *x = x_conn_new(d->fd, 0, (pid_t) d->pid, d->pidfd, d->uid, d->nonce, d->bell_fd, &k);
   int seg_fd = d->seg_fd;
   x->seg = d->seg;
   *d = EMUL_DIAL_NONE;
@@ -1514,13 +1542,7 @@ x_conn_ready(gint fd, GIOCondition cond, gpointer data)
     if (x->dead) {
       /* closed while draining, or while the link's wait let the lock go */
     } else if (r->n <= 0) {
-      if (x->qp != NULL && x->conn == NULL) {
-        if (x->qp->x == x)
-          emul_ring_answers_settle(x->qp, &w);  /* answers it gave before it died */
-        emul_ring_peer_break(x, NULL, &w);   /* the peer process died */
-      }
-      else
-        emul_ring_fail_pending(x, &w);
+      emul_ring_peer_died(x, &w);
     } else if (!x_rx_valid(r)) {
       emul_ring_peer_violation(x, &w, "a malformed socket message (%zd bytes, magic %08x)", r->n,
                                r->n >= (ssize_t) sizeof(uint32_t) ? r->m.magic : 0);
@@ -1636,6 +1658,18 @@ emul_ring_timed_out(emul_xconn_t *x, gint64 stalled_us, emul_work_t *w)
     emul_swqe_done(qp, s);
   }
   emul_ring_break(qp, w, FALSE, NULL, 0);
+}
+
+void
+emul_ring_peer_died(emul_xconn_t *x, emul_work_t *w)
+{
+  if (x->qp != NULL && x->conn == NULL) {
+    if (x->qp->x == x)
+      emul_ring_answers_settle(x->qp, w);  /* answers it gave before it died */
+    emul_ring_peer_break(x, NULL, w);
+  } else {
+    emul_ring_fail_pending(x, w);
+  }
 }
 
 /* The peer ended the connection (m: its DISC or BREAK), died (m NULL, EOF)

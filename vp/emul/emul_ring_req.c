@@ -175,15 +175,20 @@ x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
   return qp->xcopy_flushed;
 }
 
-/* Move @total bytes between local pieces and the peer's pieces.  Into
- * the peer, the last byte goes in a local piece of its own, which the
- * kernel copies after the rest (rnicpi_place says why). */
+/* Into the peer, the last byte goes in a local piece of its own, which
+ * the kernel copies after the rest (rnicpi_place says why).  The pin is
+ * looked at before each call into the peer and after each call out of it
+ * (emul_ring_peer.c). */
 gboolean
-emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
-               const struct iovec *r, int nr)
+emul_ring_vm_copy(pid_t pid, int pidfd, gboolean to_peer, const struct iovec *l, int nl,
+                  const struct iovec *r, int nr)
 {
   int li = 0, ri = 0;
   size_t lo = 0, ro = 0;
+  if (pidfd < 0) {
+    errno = ESRCH;  /* never by a bare process ID */
+    return FALSE;
+  }
   while (li < nl && ri < nr) {
     size_t n = MIN(l[li].iov_len - lo, r[ri].iov_len - ro);
     if (n > 0) {
@@ -195,10 +200,18 @@ emul_ring_vm_copy(pid_t pid, gboolean to_peer, const struct iovec *l, int nl,
         a[1] = (struct iovec) { (uint8_t *) a[0].iov_base + n - 1, 1 };
         na = 2;
       }
+      if (to_peer && !emul_ring_peer_alive(pidfd)) {
+        errno = ESRCH;
+        return FALSE;
+      }
       ssize_t k = to_peer ? process_vm_writev(pid, a, (unsigned long) na, &b, 1, 0)
                           : process_vm_readv(pid, a, 1, &b, 1, 0);
       if (k <= 0)
         return FALSE;
+      if (!to_peer && !emul_ring_peer_alive(pidfd)) {
+        errno = ESRCH;  /* what was read may be another process's */
+        return FALSE;
+      }
       n = (size_t) k;
     }
     lo += n;
@@ -225,7 +238,7 @@ static G_GNUC_NO_INLINE gboolean
 x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, uint64_t len)
 {
   struct iovec l = { local, len }, r = { (void *) (uintptr_t) remote, len };
-  return emul_ring_vm_copy(x->peer_pid, write, &l, 1, &r, 1);
+  return emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, write, &l, 1, &r, 1);
 }
 
 /* The latency case of x_direct: one SGE (of a length > 0, shorter than a
@@ -392,11 +405,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
       gboolean flushed = FALSE, ok;
       if (unlock) {
         pid_t pid = x->peer_pid;
+        int pidfd = x->peer_pidfd;  /* open while the copy holds the connection */
         emul_xconn_t *held = x_copy_begin(qp);
-        ok = emul_ring_vm_copy(pid, write, l, nl, &r, 1);
+        ok = emul_ring_vm_copy(pid, pidfd, write, l, nl, &r, 1);
         flushed = x_copy_end(qp, held);
       } else {
-        ok = emul_ring_vm_copy(x->peer_pid, write, l, nl, &r, 1);
+        ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, write, l, nl, &r, 1);
       }
       if (flushed) {
         emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */
