@@ -23,8 +23,11 @@
  * reads the message, checks it (magic, lengths, that it names this QP;
  * anything else closes that sender's socket) and delivers it under the
  * fabric lock by the in-process rules (emul_ud_deliver: Q_Key,
- * personality, a receive posted, its room).  The sender's QP number comes
- * from the header: as on InfiniBand, what a receiver checks is the Q_Key.
+ * personality, a receive posted, its room): one that finds no receive is
+ * dropped, never queued, so what waits for a receive is what the socket
+ * buffers hold, and a UD QP takes at most X_UD_IN_MAX senders at once.
+ * The sender's QP number comes from the header: as on InfiniBand, what a
+ * receiver checks is the Q_Key.
  * Latency is the progress thread's wake-up (the application's CQ poll
  * does not read these sockets).
  *
@@ -64,6 +67,13 @@
 
 #define X_UD_MAGIC 0x44554d45u  /* "EMUD" */
 #define X_UD_OUT_MAX 64         /* connected sockets kept for sending */
+/* Senders connected to one UD QP's name at once: a sending process keeps
+ * one socket per destination (X_UD_OUT_MAX), so this is how many
+ * processes may send to the QP together.  One past it is refused (its
+ * datagrams are dropped, as a fabric may), said once per process: a
+ * local process cannot make this one hold a descriptor per connect. */
+#define X_UD_IN_MAX 256
+static gboolean x_said_ud_in;
 
 typedef struct x_ud_hdr {
   uint32_t magic;
@@ -81,6 +91,7 @@ struct emul_xud {
   emul_ring_lsock_t sock;  /* first */
   emul_qp_t *qp;
   GList *ins;          /* x_ud_in_t* */
+  guint nins;          /* their number */
 };
 
 /* A sender's connection to a UD QP's name.  Its watch is made by the
@@ -142,6 +153,7 @@ static void
 ud_in_close(x_ud_in_t *in)
 {
   in->u->ins = g_list_remove(in->u->ins, in);
+  in->u->nins--;
   in->u = NULL;
 }
 
@@ -225,6 +237,15 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
   x_ud_in_t *made[UD_ACCEPT_BATCH] = { NULL };
   if (emul_ring_enter() && u->qp != NULL) {
     for (guint i = 0; i < n; i++) {
+      if (u->nins >= X_UD_IN_MAX) {
+        if (!x_said_ud_in) {
+          x_said_ud_in = TRUE;
+          g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: UD QP %u has %u sending processes connected: "
+                "refusing any more (their datagrams to it are dropped)", u->qp->base.qp_num, u->nins);
+        }
+        continue;  /* closed below, as for a QP gone */
+      }
+      u->nins++;
       x_ud_in_t *in = made[i] = g_new0(x_ud_in_t, 1);
       in->u = u;
       in->fd = c[i];
