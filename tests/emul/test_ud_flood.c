@@ -264,11 +264,92 @@ test_senders(void)
   side_close(&s);
 }
 
+/* A UD service request to @port as another process sends it, on a socket
+ * of its own (returned). */
+static int
+svc_ask(uint16_t port)
+{
+  int sock = emul_ring_dial("", port);
+  g_assert_cmpint(sock, >=, 0);
+  x_msg_t m = { .type = X_SIDR_REQ, .pers = EMUL_PERS_IB };
+  g_assert_true(emul_ring_send_fd(sock, &m, NULL, 0));
+  return sock;
+}
+
+/* The requests waiting at @s's listener, answered (@st); how many. */
+static int
+svc_answer_all(side_t *s, it_ud_svc_req_status_t st, it_remote_ep_info_t info)
+{
+  int n = 0;
+  it_event_t ev;
+  for (;;) {
+    it_status_t r = it_evd_dequeue(s->req, &ev);
+    if (r == IT_ERR_QUEUE_EMPTY)
+      return n;
+    ok(r, "it_evd_dequeue(req)");
+    g_assert_cmpint(ev.event_number, ==, IT_CM_REQ_UD_SERVICE_REQUEST_EVENT);
+    ok(it_ud_service_reply(ev.ud_svc_request.ud_svc_req_id, st, info, NULL, 0), "it_ud_service_reply");
+    n++;
+  }
+}
+
+static void
+test_service_requests(void)
+{
+  g_test_summary("a process that sends thousands of UD service requests to a listener whose consumer does not "
+                 "answer yet makes the target hold at most SVC_PENDING_MAX of them; once they are answered a "
+                 "new request is");
+  side_t s;
+  side_open(&s);
+  uint32_t qpn;
+  it_ep_handle_t ep = ud_ep(&s, &qpn);
+  it_conn_qual_t qual = { .type = IT_IANA_PORT };
+  it_listen_handle_t lh;
+  ok(it_listen_create(s.ia, 0, s.req, IT_LISTEN_NO_FLAG, &qual, &lh), "it_listen_create");
+  uint16_t port = ntohs(qual.conn_qual.port);
+  it_remote_ep_info_t info = { .ud_ep_id = qpn, .ud_ep_key = QKEY };
+  close(svc_ask(port));  /* the progress thread runs */
+  g_usleep(100000);
+  svc_answer_all(&s, IT_UD_SVC_REQ_REJECTED, info);
+  int before = fd_count_settled();
+  x_msg_t m = { .type = X_SIDR_REQ, .pers = EMUL_PERS_IB };
+  flood_t f = flood_start("", port, &m);
+  int during = fd_count_settled();
+  g_test_message("the target's descriptors: %d before the flood, %d during it", before, during);
+  g_assert_cmpint(during - before, <=, HELD_MAX + SLACK);
+  int held = svc_answer_all(&s, IT_UD_SVC_REQ_REJECTED, info);
+  g_test_message("the listener held %d requests", held);
+  g_assert_cmpint(held, <=, HELD_MAX);
+  g_assert_cmpint(fd_count_settled() - before, <=, SLACK);
+  /* Served again: a new request is raised and its answer comes back. */
+  int sock = svc_ask(port);
+  it_event_t ev;
+  for (int i = 0; i < 5000 && it_evd_dequeue(s.req, &ev) == IT_ERR_QUEUE_EMPTY; i++)
+    g_usleep(1000);
+  g_assert_cmpint(ev.event_number, ==, IT_CM_REQ_UD_SERVICE_REQUEST_EVENT);
+  ok(it_ud_service_reply(ev.ud_svc_request.ud_svc_req_id, IT_UD_SVC_EP_INFO_VALID, info, NULL, 0),
+     "it_ud_service_reply");
+  struct pollfd p = { .fd = sock, .events = POLLIN };
+  g_assert_cmpint(poll(&p, 1, 5000), ==, 1);
+  x_msg_t rep;
+  int fds[4], nfds = 0;
+  g_assert_cmpint(emul_ring_recv_msg(sock, &rep, fds, &nfds), >=, (ssize_t) X_MSG_MIN);
+  g_assert_cmpuint(rep.type, ==, X_SIDR_REP);
+  g_assert_cmpuint(rep.status, ==, RNICPI_UD_SVC_OK);
+  g_assert_cmpuint(rep.qpn, ==, qpn);
+  close(sock);
+  flood_end(&f);
+  ok(it_listen_free(lh), "it_listen_free");
+  ok(it_ep_free(ep), "it_ep_free");
+  side_close(&s);
+}
+
 int
 main(int argc, char **argv)
 {
   g_setenv("ITAPI_PROVIDER", "emul", FALSE);
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/emul/ud-flood/senders", test_senders);
+  g_test_add_func("/emul/ud-flood/service-requests", test_service_requests);
   return g_test_run();
 }

@@ -1168,8 +1168,9 @@ void emul_ud_svc_reply_to(emul_dev_t *requester, uint64_t req_ctx, const rnicpi_
                           rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey, const void *pdata,
                           uint32_t len);
 /* Another process asks listener @l for its service, to be answered on @fd
- * (owned from here on). */
-void emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
+ * (owned from here on); FALSE, @fd not taken, when @l has as many requests
+ * of other processes unanswered as it holds (emul_ud.c). */
+gboolean emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len);
 /* Datagrams and service requests across processes (emul_ring_ud.c; fabric
  * lock held but by emul_ring_ud_send and where said).  A UD QP's host-wide
  * name is bound before the QP takes the lock, with the number the QP gets

@@ -36,7 +36,9 @@
  * another process (emul_ring_cm.c), as X_SIDR_REQ.  That listener's consumer
  * gets the request event; its answer goes back as X_SIDR_REP on the same
  * socket, which then closes.  A socket that closes unanswered (the
- * listener went, its process died) or a malformed answer is NO_SERVICE.
+ * listener went, its process died, or it holds as many requests of other
+ * processes unanswered as it may: emul_ud_svc_remote) or a malformed
+ * answer is NO_SERVICE.
  *
  * Everything here runs under the fabric lock (the progress thread's
  * callbacks take it with emul_ring_enter, as in emul_ring_cm.c) but the
@@ -612,10 +614,9 @@ emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, int *sock, emul_work_
   emul_listen_t *l = x->listener;
   const emul_dev_t *dev = l != NULL ? to_emul_dev(l->base.dev) : NULL;
   if (*sock >= 0 && dev != NULL && (dev->caps.features & RNICPI_CAP_UD) &&
-      (uint32_t) dev->pers->id == m->pers && m->pdata_len <= dev->caps.pdata_ud_req) {
-    emul_ud_svc_remote(l, *sock, m->pdata, m->pdata_len);
+      (uint32_t) dev->pers->id == m->pers && m->pdata_len <= dev->caps.pdata_ud_req &&
+      emul_ud_svc_remote(l, *sock, m->pdata, m->pdata_len))
     *sock = -1;  /* the request's now */
-  }
   /* Otherwise no service: the duplicate closes after the lock (x_pre_drop)
    * and the socket with the connection, and the requester reads its EOF. */
   emul_ring_close(x);  /* the request lives on in its own socket (*sock) */

@@ -485,12 +485,35 @@ emul_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata
   return RNICPI_OK;
 }
 
-void
+/* Requests of other processes one listener holds unanswered: each holds
+ * a descriptor (the socket to answer on) and an event for the consumer.
+ * One past it is refused unanswered (its requester reads the socket's
+ * EOF: no service), said once per process: a local process cannot make
+ * this one hold a descriptor per request its consumer is slow to answer. */
+#define SVC_PENDING_MAX 256
+static gboolean svc_said_pending;
+
+gboolean
 emul_ud_svc_remote(emul_listen_t *l, int fd, const void *pdata, uint32_t len)
 {
+  guint pending = 0;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, emul_fabric.ud_svc);
+  while (g_hash_table_iter_next(&it, NULL, &v))
+    pending += ((emul_ud_svc_t *) v)->listener == l && ((emul_ud_svc_t *) v)->requester == NULL;
+  if (pending >= SVC_PENDING_MAX) {
+    if (!svc_said_pending) {
+      svc_said_pending = TRUE;
+      g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: port %u has %u UD service requests of other processes "
+            "waiting for an answer: refusing any more (answer them)", l->port, pending);
+    }
+    return FALSE;
+  }
   rnicpi_addr_t none;  /* the requester is in the other process */
   memset(&none, 0, sizeof(none));
   svc_incoming(l, NULL, 0, fd, &none, pdata, len);
+  return TRUE;
 }
 
 rnicpi_status_t
