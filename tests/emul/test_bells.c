@@ -69,6 +69,7 @@ conn_new(int *peer)
   x->bell_fd = -1;
   x->peer_bell_fd = -1;
   x->peer_pidfd = -1;
+  x->peer_mem = -1;
   g_mutex_init(&x->mlock);
   g_queue_init(&x->msgs);
   *peer = sv[1];

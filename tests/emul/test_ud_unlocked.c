@@ -383,6 +383,7 @@ test_hup_before_table(void)
   hup_x->bell_fd = hup_bell[1];
   hup_x->peer_bell_fd = -1;
   hup_x->peer_pidfd = -1;
+  hup_x->peer_mem = -1;
   g_mutex_init(&hup_x->mlock);
   g_queue_init(&hup_x->msgs);
 

@@ -80,7 +80,7 @@ copy_case(const size_t *ll, const size_t *rl, size_t total)
   alone = inside = calls = 0;
   int self = (int) syscall(SYS_pidfd_open, getpid(), 0);
   g_assert_cmpint(self, >=, 0);
-  g_assert_true(emul_ring_vm_copy(getpid(), self, TRUE, l, nl, r, nr));
+  g_assert_true(emul_ring_vm_copy(getpid(), self, -1, TRUE, l, nl, r, nr));
   close(self);
   g_assert_cmpmem(dst, total, src, total);
   for (size_t i = total; i < total + 64; i++)
@@ -167,9 +167,9 @@ test_pin_none(void)
   struct iovec l = { &v, sizeof(v) }, r = { &w, sizeof(w) };
   calls = 0;
   errno = 0;
-  g_assert_false(emul_ring_vm_copy(getpid(), -1, TRUE, &l, 1, &r, 1));
+  g_assert_false(emul_ring_vm_copy(getpid(), -1, -1, TRUE, &l, 1, &r, 1));
   g_assert_cmpint(errno, ==, ESRCH);
-  g_assert_false(emul_ring_vm_copy(getpid(), -1, FALSE, &r, 1, &l, 1));
+  g_assert_false(emul_ring_vm_copy(getpid(), -1, -1, FALSE, &r, 1, &l, 1));
   g_assert_cmpint(calls, ==, 0);
   g_assert_cmpuint(w, ==, 0);
 }
@@ -189,6 +189,8 @@ test_pin_reused(void)
     child_body(in, out);
   int pin = (int) syscall(SYS_pidfd_open, peer, 0);
   g_assert_cmpint(pin, >=, 0);
+  int mem = emul_ring_peer_mem_open(peer);  /* as x_probe opens it, under the pin */
+  g_assert_cmpint(mem, >=, 0);
   g_assert_true(emul_ring_peer_alive(pin));
   kill(peer, SIGKILL);
   g_assert_cmpint(waitpid(peer, NULL, 0), ==, peer);
@@ -200,6 +202,7 @@ test_pin_reused(void)
                                            g_strerror(errno));
     g_test_skip(why);
     close(pin);
+    close(mem);
     return;
   }
   g_assert_cmpint(other, ==, peer);
@@ -207,24 +210,40 @@ test_pin_reused(void)
   struct iovec mine = { &v, sizeof(v) }, theirs = { (void *) &victim, sizeof(victim) };
   calls = 0;
   errno = 0;
-  g_assert_false(emul_ring_vm_copy(peer, pin, TRUE, &mine, 1, &theirs, 1));
+  g_assert_false(emul_ring_vm_copy(peer, pin, -1, TRUE, &mine, 1, &theirs, 1));
   g_assert_cmpint(errno, ==, ESRCH);
   g_assert_cmpint(calls, ==, 0);
   struct iovec into = { &got, sizeof(got) };
   errno = 0;
-  g_assert_false(emul_ring_vm_copy(peer, pin, FALSE, &into, 1, &theirs, 1));
+  g_assert_false(emul_ring_vm_copy(peer, pin, -1, FALSE, &into, 1, &theirs, 1));
   g_assert_cmpint(errno, ==, ESRCH);
+  /* The memory file of the pinned process holds its address space, gone
+   * with it: nothing through it either. */
+  errno = 0;
+  g_assert_false(emul_ring_vm_copy(peer, pin, mem, TRUE, &mine, 1, &theirs, 1));
+  g_assert_cmpint(errno, ==, ESRCH);
+  errno = 0;
+  g_assert_false(emul_ring_vm_copy(peer, pin, mem, FALSE, &into, 1, &theirs, 1));
+  g_assert_cmpint(errno, ==, ESRCH);
+  g_assert_cmpint(calls, ==, 0);
   /* The ID does name a process we may write: through its own pin the word
    * lands, so a bare ID would have reached it. */
   int pin2 = (int) syscall(SYS_pidfd_open, other, 0);
   g_assert_cmpint(pin2, >=, 0);
-  uint64_t mark = 0x5555555555555555;
-  struct iovec m = { &mark, sizeof(mark) };
-  g_assert_true(emul_ring_vm_copy(other, pin2, TRUE, &m, 1, &theirs, 1));
-  g_assert_cmphex(child_tell(in[1], out[0]), ==, mark);
+  int mem2 = emul_ring_peer_mem_open(other);
+  g_assert_cmpint(mem2, >=, 0);
+  uint64_t mark = 0x5555555555555555, mark2 = 0x6666666666666666;
+  struct iovec m = { &mark, sizeof(mark) }, m2 = { &mark2, sizeof(mark2) };
+  g_assert_true(emul_ring_vm_copy(other, pin2, -1, TRUE, &m, 1, &theirs, 1));
+  g_assert_true(emul_ring_vm_copy(other, pin2, mem2, FALSE, &into, 1, &theirs, 1));
+  g_assert_cmphex(got, ==, mark);
+  g_assert_true(emul_ring_vm_copy(other, pin2, mem2, TRUE, &m2, 1, &theirs, 1));
+  g_assert_cmphex(child_tell(in[1], out[0]), ==, mark2);
   g_assert_cmpint(waitpid(other, NULL, 0), ==, other);
   close(pin);
   close(pin2);
+  close(mem);
+  close(mem2);
   for (int i = 0; i < 2; i++) {
     close(in[i]);
     close(out[i]);

@@ -446,6 +446,8 @@ struct emul_xconn {
   int peer_pidfd;               /* pins the peer process (emul_ring_peer.c); -1: none, and
                                  * so no attach to it */
   GSource *pid_src;             /* the progress thread's watch of peer_pidfd, or NULL */
+  int peer_mem;                 /* the peer's /proc/PID/mem, opened under the pin: short
+                                 * attach copies (emul_ring_vm_copy); -1: none */
   x_seg_hdr_t *seg;
   const x_mr_entry_t *peer_mrs; /* the peer's region table, read-only */
   uint64_t peer_pd;
@@ -734,7 +736,7 @@ void emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w);
 /* Move bytes between local pieces @l and the pieces @r of process @pid,
  * pinned by @pidfd (emul_ring_peer.c): FALSE, errno ESRCH, when @pidfd is
  * -1 or says the process exited (nothing then moved into it). */
-gboolean emul_ring_vm_copy(pid_t pid, int pidfd, gboolean to_peer, const struct iovec *l, int nl,
+gboolean emul_ring_vm_copy(pid_t pid, int pidfd, int mem, gboolean to_peer, const struct iovec *l, int nl,
                            const struct iovec *r, int nr);
 int emul_ring_sge_iov(const rnicpi_sge_t *s, uint32_t n, struct iovec *iov);
 
@@ -845,11 +847,14 @@ void emul_ring_share_forget(int fd);
 /* emul_ring_peer.c: the peer process pinned.  Pin: a pidfd of the peer
  * of socket @sock (process @pid by SO_PEERCRED), made with no lock held,
  * or -1 (errno).  Alive: @pidfd (-1: FALSE) has not signalled its
- * process's exit (a system call).  Watch: the progress thread's watch of
+ * process's exit (a system call).  Mem open: process @pid's memory file
+ * for short attach copies, opened before the look at the pin that makes
+ * it the pinned process's (x_probe), or -1.  Watch: the progress thread's watch of
  * x->peer_pidfd, made (x->pid_src; none without one), started and
  * destroyed with the connection's socket watch (emul_ring_cm.c). */
 int emul_ring_peer_pin(int sock, pid_t pid);
 gboolean emul_ring_peer_alive(int pidfd);
+int emul_ring_peer_mem_open(pid_t pid);
 void emul_ring_peer_watch_new(emul_xconn_t *x);
 
 /* emul_ring_ud.c: a UD service request arrived on @x (a listener's

@@ -157,19 +157,24 @@ x_knobs_read(void)
  * connection (also under ITAPI_EMUL_CMA=0: the proof is what makes this
  * process trusted by the peer); a refusal is said once per process. */
 static gboolean
-x_probe(emul_xconn_t *x, uint64_t probe_addr, uint64_t *proof)
+x_probe(emul_xconn_t *x, uint64_t probe_addr, uint64_t *proof, int *mem)
 {
   const char *why = NULL;
   uint64_t v = 0;
   struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) probe_addr, sizeof(v) };
   /* Read through the pin alone, and kept only if the pinned process still
-   * lives after it: then it is the one the word came from (emul_ring_peer.c). */
+   * lives after it: then it is the one the word came from (emul_ring_peer.c).
+   * Its memory file, opened before that look, is the same process's too. */
+  *mem = x->peer_pidfd >= 0 ? emul_ring_peer_mem_open(x->peer_pid) : -1;
   ssize_t n = x->peer_pidfd >= 0 ? process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0) : -1;
   int err = x->peer_pidfd >= 0 ? errno : 0;
   gboolean alive = n == (ssize_t) sizeof(v) && emul_ring_peer_alive(x->peer_pidfd);
   *proof = alive ? v : 0;
   if (*proof != 0 && !x->no_cma)
     return TRUE;
+  if (*mem >= 0)
+    close(*mem);
+  *mem = -1;
   why = x->no_cma                 ? "ITAPI_EMUL_CMA=0"
         : x->peer_pidfd < 0       ? "no pidfd pins it"
         : n < 0                   ? g_strerror(err)
@@ -201,11 +206,23 @@ typedef struct {
   const char *bad;  /* why a descriptor of the message was refused, or NULL */
   gboolean cma;   /* this process can attach to the peer's memory (x_probe) */
   uint64_t proof; /* what it read there */
+  int mem;        /* the peer's memory file (x_probe), or -1 */
   gboolean trust; /* PROBE, ATTACH: the peer proved it can attach to us, and is
                    * of our effective user */
   int sock;       /* a UD service request's: the socket duplicated, to answer on
                    * (emul_ring_ud_on_svc_req); -1: none */
 } x_pre_t;
+
+/* The peer's memory file x_probe opened, taken by the connection (fabric
+ * lock held; one per connection: a second probe's is closed with @pre). */
+static void
+x_take_mem(emul_xconn_t *x, x_pre_t *pre)
+{
+  if (x->peer_mem < 0 && pre->mem >= 0) {
+    x->peer_mem = pre->mem;
+    pre->mem = -1;
+  }
+}
 
 /* A connection's bell, given to the peer with REQ or REP: an application
  * thread sleeps on it (emul_ring_cq_wait_begin).  Without one (-1), the
@@ -232,6 +249,7 @@ x_conn_new(int fd, int side, pid_t pid, int pidfd, uid_t uid, uint64_t nonce, in
   x->side = side;
   x->peer_pid = pid;
   x->peer_pidfd = pidfd;
+  x->peer_mem = -1;
   x->peer_uid = uid;
   x->no_trust = k->no_trust;
   x->nonce = nonce;
@@ -294,6 +312,8 @@ emul_ring_conn_unref(emul_xconn_t *x)
   /* And the pin: a long attach copy holds a reference. */
   if (x->peer_pidfd >= 0)
     close(x->peer_pidfd);
+  if (x->peer_mem >= 0)
+    close(x->peer_mem);
   x_sockmsg_t *e;
   while ((e = g_queue_pop_head(&x->msgs)) != NULL) {
     if (e->upcall != NULL)
@@ -959,6 +979,7 @@ x_on_req(emul_xconn_t *x, const x_msg_t *m, x_pre_t *pre, emul_work_t *w)
   x->peer_pd = m->pd_id;
   x->peer_qpn = m->qpn;
   x->probed = pre->cma;
+  x_take_mem(x, pre);
 
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -1041,6 +1062,7 @@ x_on_probe(emul_xconn_t *x, const x_msg_t *p, x_pre_t *pre, emul_work_t *w)
   x->peer_cma = p->proof == x->nonce && p->attach != 0;
   x->trusted = pre->trust;
   x->probed = pre->cma;
+  x_take_mem(x, pre);
   x_msg_t a = { .type = X_ATTACH, .attach = pre->cma, .proof = pre->proof };
   x_send_gifts(x, &a);
 }
@@ -1321,7 +1343,7 @@ x_conn_read(emul_xconn_t *x, x_rx_t *rx, guint max)
       continue;  /* the peer closed with messages of ours unread: the error
                   * is reported once, ahead of what it sent before closing
                   * (its DISC or BREAK); read on, EOF comes after them */
-    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED, .bell = -1, .sock = -1 };
+    r->pre = (x_pre_t) { .seg = MAP_FAILED, .table = MAP_FAILED, .bell = -1, .sock = -1, .mem = -1 };
     /* A UD service request is answered on the socket after the connection
      * closed: duplicated while this read keeps it open. */
     if (x_rx_valid(r) && r->m.type == X_SIDR_REQ && x->side == 1)
@@ -1430,7 +1452,7 @@ x_conn_pre(emul_xconn_t *x, x_rx_t *rx, guint k)
         r->pre.bad = "with a bell that is not an eventfd";
     }
     if (req || probe)
-      r->pre.cma = x_probe(x, r->m.probe_addr, &r->pre.proof);
+      r->pre.cma = x_probe(x, r->m.probe_addr, &r->pre.proof, &r->pre.mem);
     if (probe || attach)
       r->pre.trust = !x->no_trust && r->m.proof == x->nonce && x->peer_uid == geteuid();
   }
@@ -1447,6 +1469,8 @@ x_pre_drop(x_pre_t *pre)
     munmap(pre->table, X_MR_CAP * sizeof(x_mr_entry_t));
   if (pre->bell >= 0)
     close(pre->bell);
+  if (pre->mem >= 0)
+    close(pre->mem);
 }
 
 static void

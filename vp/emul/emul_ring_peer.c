@@ -10,7 +10,11 @@
  * socket's accept or connect), before the proof of attach is read
  * (x_probe): a pidfd opened before that read and not signalled after it
  * names the process the proof came from.  Then:
- * - no attach call is made with a pidfd that signalled the process's exit:
+ * - a short copy goes through the peer's /proc/PID/mem, opened before the
+ *   proof was read and so the pinned process's: that file holds the
+ *   process's address space itself, not its ID, and reads and writes
+ *   nothing once the process exited (one system call, no look at the pin);
+ * - no other attach call is made with a pidfd that signalled the process's exit:
  *   it is looked at just before each call into the peer (a Write) and just
  *   after each call out of it (a Read, whose bytes are then thrown away),
  *   so what a call touched is the pinned process's (a write is left the
@@ -27,6 +31,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -61,6 +66,14 @@ emul_ring_peer_pin(int sock, pid_t pid)
   errno = ENOSYS;
   return -1;
 #endif
+}
+
+int
+emul_ring_peer_mem_open(pid_t pid)
+{
+  char path[32];
+  g_snprintf(path, sizeof(path), "/proc/%d/mem", (int) pid);
+  return open(path, O_RDWR | O_CLOEXEC);
 }
 
 gboolean

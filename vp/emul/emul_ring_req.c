@@ -175,12 +175,38 @@ x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
   return qp->xcopy_flushed;
 }
 
+/* A piece up to this long goes through the peer's memory file when there
+ * is one (x->peer_mem): one system call that needs no look at the pin, and
+ * cheaper than cross-memory attach up to some KiB (it copies through a
+ * kernel page; measured on Linux 6.1 to 6.18: 1.8 against 2.2 us for 8 B,
+ * 6.0 against 4.7 us for 64 KiB, 90 against 49 us for 1 MiB). */
+#define X_MEM_MAX (16u << 10)
+
+/* One piece through the memory file @mem at the peer's address @at: its
+ * bytes, or -1 with errno EFAULT (the peer has nothing mapped there, as
+ * cross-memory attach says it) or ESRCH (the process exited: the file
+ * reads and writes nothing then). */
+static ssize_t
+x_mem_copy(int mem, gboolean to_peer, const struct iovec *a, int na, uint64_t at)
+{
+  ssize_t k = to_peer ? pwritev(mem, a, na, (off_t) at) : preadv(mem, a, na, (off_t) at);
+  if (k == 0) {
+    errno = ESRCH;
+    return -1;
+  }
+  if (k < 0 && errno == EIO)
+    errno = EFAULT;
+  return k;
+}
+
 /* Into the peer, the last byte goes in a local piece of its own, which
- * the kernel copies after the rest (rnicpi_place says why).  The pin is
- * looked at before each call into the peer and after each call out of it
+ * the kernel copies after the rest (rnicpi_place says why).  A short piece
+ * goes through the peer's memory file @mem (or -1), the process's address
+ * space itself; another by cross-memory attach, with the pin looked at
+ * before each call into the peer and after each call out of it
  * (emul_ring_peer.c). */
 gboolean
-emul_ring_vm_copy(pid_t pid, int pidfd, gboolean to_peer, const struct iovec *l, int nl,
+emul_ring_vm_copy(pid_t pid, int pidfd, int mem, gboolean to_peer, const struct iovec *l, int nl,
                   const struct iovec *r, int nr)
 {
   int li = 0, ri = 0;
@@ -200,18 +226,23 @@ emul_ring_vm_copy(pid_t pid, int pidfd, gboolean to_peer, const struct iovec *l,
         a[1] = (struct iovec) { (uint8_t *) a[0].iov_base + n - 1, 1 };
         na = 2;
       }
-      if (to_peer && !emul_ring_peer_alive(pidfd)) {
-        errno = ESRCH;
-        return FALSE;
+      ssize_t k;
+      if (mem >= 0 && n <= X_MEM_MAX) {
+        k = x_mem_copy(mem, to_peer, a, na, (uint64_t) (uintptr_t) b.iov_base);
+      } else {
+        if (to_peer && !emul_ring_peer_alive(pidfd)) {
+          errno = ESRCH;
+          return FALSE;
+        }
+        k = to_peer ? process_vm_writev(pid, a, (unsigned long) na, &b, 1, 0)
+                    : process_vm_readv(pid, a, 1, &b, 1, 0);
+        if (k > 0 && !to_peer && !emul_ring_peer_alive(pidfd)) {
+          errno = ESRCH;  /* what was read may be another process's */
+          return FALSE;
+        }
       }
-      ssize_t k = to_peer ? process_vm_writev(pid, a, (unsigned long) na, &b, 1, 0)
-                          : process_vm_readv(pid, a, 1, &b, 1, 0);
       if (k <= 0)
         return FALSE;
-      if (!to_peer && !emul_ring_peer_alive(pidfd)) {
-        errno = ESRCH;  /* what was read may be another process's */
-        return FALSE;
-      }
       n = (size_t) k;
     }
     lo += n;
@@ -238,7 +269,7 @@ static G_GNUC_NO_INLINE gboolean
 x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, uint64_t len)
 {
   struct iovec l = { local, len }, r = { (void *) (uintptr_t) remote, len };
-  return emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, write, &l, 1, &r, 1);
+  return emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, x->peer_mem, write, &l, 1, &r, 1);
 }
 
 /* The latency case of x_direct: one SGE (of a length > 0, shorter than a
@@ -405,12 +436,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
       gboolean flushed = FALSE, ok;
       if (unlock) {
         pid_t pid = x->peer_pid;
-        int pidfd = x->peer_pidfd;  /* open while the copy holds the connection */
+        int pidfd = x->peer_pidfd, mem = x->peer_mem;  /* open while the copy holds the connection */
         emul_xconn_t *held = x_copy_begin(qp);
-        ok = emul_ring_vm_copy(pid, pidfd, write, l, nl, &r, 1);
+        ok = emul_ring_vm_copy(pid, pidfd, mem, write, l, nl, &r, 1);
         flushed = x_copy_end(qp, held);
       } else {
-        ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, write, l, nl, &r, 1);
+        ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, x->peer_mem, write, l, nl, &r, 1);
       }
       if (flushed) {
         emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */

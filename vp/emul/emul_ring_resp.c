@@ -85,12 +85,12 @@ x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean un
   struct iovec l[32];
   int nl = emul_ring_sge_iov(r->sge, r->num_sge, l);
   pid_t pid = qp->x->peer_pid;
-  int pidfd = qp->x->peer_pidfd;  /* open while the copy holds the connection */
+  int pidfd = qp->x->peer_pidfd, mem = qp->x->peer_mem;  /* open while the copy holds the connection */
   *ended = FALSE;
   if (!unlock)
-    return emul_ring_vm_copy(pid, pidfd, FALSE, l, nl, rv, n);
+    return emul_ring_vm_copy(pid, pidfd, mem, FALSE, l, nl, rv, n);
   emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
-  gboolean ok = emul_ring_vm_copy(pid, pidfd, FALSE, l, nl, rv, n);
+  gboolean ok = emul_ring_vm_copy(pid, pidfd, mem, FALSE, l, nl, rv, n);
   emul_ring_copy_end(qp, x, &qp->rcopying);
   *ended = qp->state != RNICPI_QPS_RTS || qp->x == NULL;
   return ok && !*ended;
