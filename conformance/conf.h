@@ -200,6 +200,9 @@ typedef struct conf_key_change {
  * above 31).  Fills @out (64 entries) and returns how many. */
 int conf_key_changes(uint64_t key, gboolean key_byte, conf_key_change_t *out);
 
+/* conf-dto's RDMA Read scatter tests (conf_dto_scatter.c): add them. */
+void conf_dto_scatter_register(void);
+
 /* ---- child processes (the cross-process tests) ----
  * A child is this program run again with a role flag: its stdin and
  * stdout are line pipes to the parent, its stderr a file the parent shows

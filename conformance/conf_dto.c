@@ -814,5 +814,6 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/atomics/no-right", test_atomics_no_right);
   g_test_add_func("/conformance/dto/atomics/not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/dto/unconnected", test_unconnected);
+  conf_dto_scatter_register();
   return g_test_run();
 }

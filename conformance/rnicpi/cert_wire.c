@@ -59,6 +59,74 @@ sge_pair(cert_t *f, cert_pair_t *pr, uint32_t send, uint32_t write, uint32_t rea
   return cert_pair_open(f, pr, &a);
 }
 
+/* A record claiming more scatter elements per Read than this is taken at
+ * this many (the test's arrays). */
+#define READ_SGE_TESTED 64
+
+/* The Read scatter limit the record claims is honoured: an RDMA Read into
+ * max_rdma_read_sge segments of uneven lengths, apart from each other in
+ * one region (a device whose wire Read names one sink, as iWARP's does,
+ * must issue one wire Read per segment), lands each segment's bytes from
+ * the matching offset of the source, touches nothing between them, and
+ * completes once with the whole length. */
+static void
+test_read_sge_at_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read posted with as many scatter elements as the capability record's "
+                 "max_rdma_read_sge (up to 64), of uneven lengths with gaps between them, "
+                 "completes once (its wr_id, RNICPI_WC_SUCCESS, byte_len the sum) with each "
+                 "element's bytes from its offset of the source and nothing between them");
+  uint32_t n = MIN(f->caps.max_rdma_read_sge, READ_SGE_TESTED);
+  cert_pair_t pr;
+  if (!sge_pair(f, &pr, 0, 0, n, 0))
+    return;
+  uint32_t acc = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                 RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE;
+  rnicpi_sge_t sg[READ_SGE_TESTED];
+  size_t off[READ_SGE_TESTED], at = 5, total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t len = 1 + (i * 397u + 13u) % 1500u;
+    off[i] = at;
+    at += len + 3 + i % 5; /* a gap after each */
+    total += len;
+    sg[i].length = len;
+  }
+  cert_buf_t b, rb;
+  cert_buf_new(pr.a.pd, &b, at, cert_sink_access(f) | acc);
+  cert_buf_new(pr.p.pd, &rb, total + 16, acc);
+  memset(b.data, 0, b.len);
+  cert_buf_fill(&rb, 0x6b);
+  for (uint32_t i = 0; i < n; i++)
+    sg[i] = cert_sge(&b, off[i], sg[i].length);
+  rnicpi_send_wr_t wr = { .wr_id = 0x5ca7, .opcode = RNICPI_WR_RDMA_READ,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = sg, .num_sge = n,
+                          .remote_addr = cert_raddr(&rb, 7), .rkey = rb.mr->rkey };
+  g_assert_cmpint(DAT->post_send(pr.a.qp, &wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x5ca7);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  g_assert_cmpuint(wc.byte_len, ==, total);
+  size_t src = 7;
+  for (uint32_t i = 0; i < n; i++) {
+    g_assert_cmpmem(b.data + off[i], sg[i].length, rb.data + src, sg[i].length);
+    src += sg[i].length;
+    size_t gap_end = i + 1 < n ? off[i + 1] : b.len;
+    for (size_t k = off[i] + sg[i].length; k < gap_end; k++)
+      g_assert_cmphex(b.data[k], ==, 0);
+  }
+  for (size_t k = 0; k < off[0]; k++)
+    g_assert_cmphex(b.data[k], ==, 0);
+  cert_buf_check_guards(&b);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_assert_cq_quiet(pr.p.scq);
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  cert_buf_free(&rb);
+  cert_buf_free(&b);
+  cert_pair_free(&pr);
+}
+
 /* A legal Send of 8 bytes from @b then reaches the peer's receive on
  * @rb: the refused post left the queue pair usable and sent nothing. */
 static void
@@ -561,6 +629,7 @@ cert_register_wire(void)
   cert_add("/rnicpi/qp/send-sge-over-limit", test_send_sge_over_limit);
   cert_add("/rnicpi/qp/write-sge-over-limit", test_write_sge_over_limit);
   cert_add("/rnicpi/qp/read-sge-over-limit", test_read_sge_over_limit);
+  cert_add("/rnicpi/data/read-sge-at-limit", test_read_sge_at_limit);
   cert_add("/rnicpi/qp/recv-sge-over-limit", test_recv_sge_over_limit);
   cert_add("/rnicpi/cq/create-zero-refused", test_cq_depth_zero);
   cert_add("/rnicpi/protect-local/recv-sge-past-region", test_recv_sge_past_region);
