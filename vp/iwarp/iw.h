@@ -232,6 +232,16 @@ typedef struct iw_swqe {
   uint64_t sink_to;
   uint8_t *sink;
   uint64_t got;
+  /* A scattered RDMA Read (iw_tx.c, tx_read_part): RFC 5040 6.1 gives a
+   * Read Request one Data Sink STag and TO, so a Read whose sink is more
+   * than one run of contiguous segments goes out as one wire Read per
+   * run.  Each part is an internal entry with @parent the consumer's
+   * Read; the consumer's Read has part_sge and part_off (the next run,
+   * and its offset in the remote range) and parts_out (parts issued and
+   * not answered).  It completes once, when its last part is answered. */
+  struct iw_swqe *parent;
+  uint32_t part_sge, parts_out;
+  uint64_t part_off;
 } iw_swqe_t;
 
 typedef struct iw_rwqe {
@@ -426,6 +436,7 @@ typedef struct iw_qp {
   rnicpi_fifo_t irq;              /* iw_rresp_t: inbound reads and atomics to answer */
   rnicpi_cache_t swqe_cache, rwqe_cache, rresp_cache;
   uint32_t ord_used;
+  iw_swqe_t *rd_split;         /* a scattered Read whose parts are being issued (in sq_out) */
   uint32_t sq_used;            /* consumer WRs posted and not completed */
   uint32_t unfenced;          /* Sends/Writes sent since the last fence */
   gboolean fence_out;

@@ -272,7 +272,11 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
   c->max_send_sge = IW_MAX_SGE;
   c->max_recv_sge = IW_MAX_SGE;
   c->max_rdma_write_sge = IW_MAX_SGE;
-  c->max_rdma_read_sge = 1; /* RDMAP: one Data Sink STag/TO per Read */
+  /* RFC 5040 6.1 gives a Read Request one Data Sink STag and TO; a Read
+   * into several segments goes out as one wire Read per run of contiguous
+   * segments (iw_tx.c, tx_read_part), so the consumer may scatter as far
+   * as it may gather. */
+  c->max_rdma_read_sge = IW_MAX_SGE;
   c->max_inline = 0;
   c->max_msg_size = UINT32_MAX;
   c->max_mr_size = UINT64_C(1) << 40;

@@ -59,12 +59,15 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
   rnicpi_cache_put(&qp->swqe_cache, s);
 }
 
-/* Complete the finished head of the send queue, in posting order. */
+/* Complete the finished head of the send queue, in posting order.  A
+ * scattered Read that failed waits for its parts still in flight (they
+ * name it): the flush that follows its failure frees them and completes
+ * it, once, with its own status. */
 void
 iw_qp_sq_reap(iw_qp_t *qp, iw_work_t *w)
 {
   iw_swqe_t *s;
-  while ((s = rnicpi_fifo_peek(&qp->sq_out)) != NULL && s->done) {
+  while ((s = rnicpi_fifo_peek(&qp->sq_out)) != NULL && s->done && s->parts_out == 0) {
     rnicpi_fifo_pop(&qp->sq_out);
     complete_swqe(qp, s, s->status, w);
   }
@@ -86,6 +89,7 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
   while ((s = rnicpi_fifo_pop(&qp->sq)) != NULL)
     complete_swqe(qp, s, RNICPI_WC_WR_FLUSH_ERR, w);
   rnicpi_fifo_init(&qp->orq, offsetof(iw_swqe_t, or_next)); /* its entries were in sq_out */
+  qp->rd_split = NULL; /* it was in sq_out too */
   qp->ord_used = 0;
   qp->unfenced = 0;
   qp->fence_out = FALSE;
@@ -460,6 +464,9 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->sink = NULL;
     s->sink_stag = 0;
     s->sink_to = 0;
+    s->parent = NULL;
+    s->parts_out = s->part_sge = 0;
+    s->part_off = 0;
     s->req_id = 0;
     s->qn = s->msn = 0;
     gboolean tx_idle = !iw_tx_pending(qp);

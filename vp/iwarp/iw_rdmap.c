@@ -172,9 +172,12 @@ term_named_wr(iw_qp_t *qp, const uint8_t *body, uint32_t len)
   if (!(tc.hdrct & IW_TERM_D) || (u.ctrl & IW_DDP_TAGGED))
     return NULL;
   uint32_t qn = iw_be32(u.qn_be), msn = iw_be32(u.msn_be);
-  for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL; e = e->q_next)
-    if (!e->internal && !e->done && e->msn != 0 && e->qn == qn && e->msn == msn)
-      return e;
+  for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL; e = e->q_next) {
+    /* A part of a scattered Read answers for the consumer's Read. */
+    iw_swqe_t *wr = e->parent != NULL ? e->parent : e;
+    if (!wr->internal && !wr->done && e->msn != 0 && e->qn == qn && e->msn == msn)
+      return wr;
+  }
   return NULL;
 }
 
@@ -211,8 +214,8 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
   /* Without a copy that names one: the oldest Read if it names a Read,
    * else the oldest Send or Write not yet known placed. */
   for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->orq); names_read && e != NULL && blame == NULL; e = e->or_next)
-    if (!e->internal)
-      blame = e;
+    if (!e->internal || e->parent != NULL)
+      blame = e->parent != NULL ? e->parent : e;
   for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL && blame == NULL; e = e->q_next) {
     if (!e->done && !e->internal)
       blame = e;

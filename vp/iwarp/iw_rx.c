@@ -110,6 +110,11 @@ rx_sink_lost(iw_qp_t *qp, iw_swqe_t *s, uint8_t layer, uint8_t etype, uint8_t co
 {
   s->done = TRUE;
   s->status = RNICPI_WC_LOC_PROT_ERR;
+  if (s->parent != NULL) {
+    /* A part of a scattered Read: the consumer's Read fails. */
+    s->parent->done = TRUE;
+    s->parent->status = RNICPI_WC_LOC_PROT_ERR;
+  }
   iw_rx_term_as(qp, RNICPI_AE_LOCAL, layer, etype, code, w);
 }
 
@@ -536,8 +541,15 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
         return FALSE;
       }
       rnicpi_fifo_pop(&qp->orq);
-      if ((s->fence || !s->internal) && qp->ord_used > 0)
+      if ((s->fence || !s->internal || s->parent != NULL) && qp->ord_used > 0)
         qp->ord_used--;
+      iw_swqe_t *app = s->parent;
+      if (app != NULL && --app->parts_out == 0 && qp->rd_split != app && !app->done) {
+        /* The last part of a scattered Read: the consumer's Read is
+         * complete, all of its bytes placed. */
+        app->done = TRUE;
+        app->status = RNICPI_WC_SUCCESS;
+      }
       if (s->fence) {
         /* Everything sent before the fence is placed. */
         for (iw_swqe_t *e = rnicpi_fifo_peek(&qp->sq_out); e != NULL && e != s; e = e->q_next) {

@@ -77,6 +77,8 @@ internal_read(iw_qp_t *qp, gboolean fence)
   s->sink_stag = 1;
   s->sink_to = 0;
   s->sink = NULL;
+  s->parent = NULL;
+  s->parts_out = 0;
   rnicpi_fifo_push(&qp->sq_out, s);
   rnicpi_fifo_push(&qp->orq, s);
   return s;
@@ -156,6 +158,126 @@ tx_imm_start(iw_qp_t *qp, iw_tx_t *t)
   t->imm_next = FALSE;
 }
 
+/* The end (one past) of the run of a Read's sink segments that starts at
+ * its segment @i (of non-zero length): the segments after it that follow
+ * it in memory in the same region, zero-length ones skipped, up to the
+ * 32-bit size a Read Request carries.  One run is one Data Sink STag and
+ * TO, so one wire Read (RFC 5040 6.1); *@len is its bytes. */
+static uint32_t
+read_run_end(const iw_swqe_t *s, uint32_t i, uint64_t *len)
+{
+  const rnicpi_sge_t *head = &s->sge[i];
+  uint64_t end = head->addr + head->length;
+  *len = head->length;
+  for (i++; i < s->wr.num_sge; i++) {
+    const rnicpi_sge_t *e = &s->sge[i];
+    if (e->length == 0)
+      continue;
+    if (e->lkey != head->lkey || e->addr != end || *len + e->length > UINT32_MAX)
+      break;
+    end += e->length;
+    *len += e->length;
+  }
+  return i;
+}
+
+/* The first segment of non-zero length of @s at or after @i (num_sge when
+ * there is none). */
+static uint32_t
+read_run_next(const iw_swqe_t *s, uint32_t i)
+{
+  while (i < s->wr.num_sge && s->sge[i].length == 0)
+    i++;
+  return i;
+}
+
+/* The sink of one run of a Read (its first segment @e, @len bytes) may
+ * take the Read Response: a local region of this protection domain
+ * writable locally and, RFC 5040 4.4 and the RDMAC verbs, remotely (the
+ * Response is a tagged write into it).  Its region, or NULL (mr_lock
+ * held). */
+static iw_mr_t *
+read_sink_region(iw_qp_t *qp, const rnicpi_sge_t *e, uint64_t len)
+{
+  rnicpi_sge_t run = *e;
+  run.length = (uint32_t) len;
+  if (run.length != len || !iw_local_ok(qp, &run, RNICPI_ACCESS_LOCAL_WRITE))
+    return NULL;
+  iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) e->lkey);
+  return (mr->access & RNICPI_ACCESS_REMOTE_WRITE) ? mr : NULL;
+}
+
+/* Issue the next part of the scattered Read qp->rd_split: one wire Read
+ * Request into its next run of segments, from the remote range at the
+ * run's offset.  Each part takes an ORD credit of its own (RFC 5040 6.1
+ * counts Read Requests, not consumer requests): the caller issues it only
+ * with one free, and the parts beyond the ORD wait for earlier answers.
+ * Earlier WRs are all started and later ones wait behind it (the send
+ * queue is in order).  FALSE, the Read completed with a local protection
+ * error and the stream terminated, when the run's sink no longer takes
+ * the Response (deregistered since the first part went out). */
+static gboolean
+tx_read_part(iw_qp_t *qp, iw_work_t *w)
+{
+  iw_tx_t *t = &qp->tx;
+  iw_swqe_t *s = qp->rd_split;
+  uint32_t first = read_run_next(s, s->part_sge);
+  uint64_t len;
+  uint32_t end = read_run_end(s, first, &len);
+  iw_mr_lock(qp);
+  iw_mr_t *mr = read_sink_region(qp, &s->sge[first], len);
+  iw_swqe_t *p = NULL;
+  if (mr != NULL) {
+    p = rnicpi_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
+    p->sink = (uint8_t *) (uintptr_t) s->sge[first].addr;
+    p->sink_stag = mr->stag;
+    p->sink_to = mr->iova + (s->sge[first].addr - (uint64_t) (uintptr_t) mr->addr);
+  }
+  iw_mr_unlock(qp);
+  if (p == NULL) {
+    qp->rd_split = NULL;
+    s->done = TRUE;
+    s->status = RNICPI_WC_LOC_PROT_ERR;
+    iw_qp_sq_reap(qp, w);
+    iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0,
+                 NULL, w);
+    return FALSE;
+  }
+  p->wr.opcode = RNICPI_WR_RDMA_READ;
+  p->wr.flags = 0;
+  p->wr.num_sge = 0;
+  p->wr.wr_id = s->wr.wr_id;
+  p->wr.rkey = s->wr.rkey;
+  p->wr.remote_addr = s->wr.remote_addr + s->part_off;
+  p->total = len;
+  p->got = 0;
+  p->done = p->sent = FALSE;
+  p->status = RNICPI_WC_SUCCESS;
+  p->internal = TRUE;
+  p->fence = FALSE;
+  p->parent = s;
+  p->parts_out = 0;
+  s->parts_out++;
+  s->part_off += len;
+  s->part_sge = read_run_next(s, end);
+  if (s->part_sge == s->wr.num_sge)
+    qp->rd_split = NULL; /* its last part */
+
+  t->kind = IW_TX_SQ;
+  t->wqe = p;
+  t->op = IW_OP_READ_REQ;
+  t->qn = IW_QN_READ_REQ;
+  t->msn = ++qp->msn_tx[IW_QN_READ_REQ];
+  t->len = 0;
+  p->req_id = t->msn;
+  p->qn = t->qn;
+  p->msn = t->msn;
+  rnicpi_fifo_push(&qp->sq_out, p);
+  rnicpi_fifo_push(&qp->orq, p);
+  qp->ord_used++;
+  return TRUE;
+}
+
 /* Start the next message; FALSE when there is none to send now. */
 static gboolean
 tx_next(iw_qp_t *qp, iw_work_t *w)
@@ -191,7 +313,9 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     t->to = t->rr.sink_to;
     return TRUE;
   }
-  iw_swqe_t *s = rnicpi_fifo_peek(&qp->sq);
+  /* A scattered Read with parts still to issue goes first: it is the
+   * oldest WR not yet started. */
+  iw_swqe_t *s = qp->rd_split != NULL ? qp->rd_split : rnicpi_fifo_peek(&qp->sq);
   if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
       (s == NULL || qp->unfenced >= 16)) {
     iw_swqe_t *f = internal_read(qp, TRUE);
@@ -207,6 +331,13 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   if (s == NULL)
     return FALSE;
+  if (s == qp->rd_split) {
+    if (qp->ord_used >= qp->ord)
+      return FALSE; /* its next part waits for an answer */
+    if (tx_read_part(qp, w))
+      return TRUE;
+    return qp->term_pending ? tx_next(qp, w) : FALSE;
+  }
   gboolean is_read = s->wr.opcode == RNICPI_WR_RDMA_READ;
   gboolean is_atomic = rnicpi_wr_is_atomic(s->wr.opcode);
   /* ORD: no more Reads and atomics in flight than negotiated; a fence
@@ -223,17 +354,22 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   iw_mr_lock(qp);
   for (uint32_t i = 0; i < s->wr.num_sge && ok; i++)
     ok = iw_local_ok(qp, &s->sge[i], need);
-  if (ok && is_read && s->wr.num_sge == 1 && s->sge[0].length > 0) {
-    /* RFC 5040 4.4 / RDMAC verbs: the Read Response is a tagged write into
-     * the sink, so the sink must take remote writes. */
-    iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) s->sge[0].lkey);
-    ok = (mr->access & RNICPI_ACCESS_REMOTE_WRITE) != 0;
-    if (ok) {
+  /* A Read's sink: each run of contiguous segments in one region is one
+   * wire Read; every run is checked before the first goes out. */
+  uint32_t first = is_read ? read_run_next(s, 0) : 0, runs = 0;
+  for (uint32_t i = first; ok && is_read && i < s->wr.num_sge; runs++) {
+    uint64_t len;
+    uint32_t end = read_run_end(s, i, &len);
+    iw_mr_t *mr = read_sink_region(qp, &s->sge[i], len);
+    ok = mr != NULL;
+    if (ok && i == first) {
       s->sink_stag = mr->stag;
-      s->sink_to = mr->iova + (s->sge[0].addr - (uint64_t) (uintptr_t) mr->addr);
-      s->sink = (uint8_t *) (uintptr_t) s->sge[0].addr;
+      s->sink_to = mr->iova + (s->sge[i].addr - (uint64_t) (uintptr_t) mr->addr);
+      s->sink = (uint8_t *) (uintptr_t) s->sge[i].addr;
     }
-  } else if (is_read) {
+    i = read_run_next(s, end);
+  }
+  if (is_read && runs == 0) {
     s->sink_stag = 1; /* zero-length: no sink */
   } else if (ok && is_atomic) {
     s->sink = (uint8_t *) (uintptr_t) s->sge[0].addr;
@@ -248,6 +384,17 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     return qp->term_pending ? tx_next(qp, w) : FALSE;
   }
 
+  if (is_read && runs > 1) {
+    /* Scattered: one wire Read per run (tx_read_part); the first goes now
+     * (the ORD was checked above). */
+    s->part_sge = first;
+    s->part_off = 0;
+    s->parts_out = 0;
+    qp->rd_split = s;
+    if (tx_read_part(qp, w))
+      return TRUE;
+    return qp->term_pending ? tx_next(qp, w) : FALSE;
+  }
   t->kind = IW_TX_SQ;
   t->wqe = s;
   t->len = s->total;
@@ -696,7 +843,8 @@ tx_account(iw_qp_t *qp, iw_work_t *w)
 static gboolean
 tx_fin_due(const iw_qp_t *qp)
 {
-  return qp->closing && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) && qp->unfenced == 0 &&
+  return qp->closing && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) &&
+         qp->rd_split == NULL && qp->unfenced == 0 &&
          rnicpi_fifo_empty(&qp->orq) && rnicpi_fifo_empty(&qp->irq);
 }
 
@@ -710,6 +858,7 @@ iw_tx_pending(iw_qp_t *qp)
 {
   return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
          qp->term_pending || !rnicpi_fifo_empty(&qp->irq) || !rnicpi_fifo_empty(&qp->sq) ||
+         qp->rd_split != NULL ||
          (qp->unfenced > 0 && !qp->fence_out) || tx_fin_due(qp);
 }
 
