@@ -252,6 +252,10 @@ typedef struct emul_pers {
   gboolean tag_bump;            /* a slot's next tag is its last + 1 (else random) */
   /* execution rules */
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
+  /* A wire Read names one sink STag and TO (iWARP, RFC 5040 6.1): a Read
+   * scattered over several runs of contiguous segments is as many wire
+   * Reads, each an ORD credit (emul_ring_req.c, x_ord_cost); else one. */
+  gboolean read_sink_per_run;
   gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
   gboolean drain_on_disconnect; /* disconnect once outstanding requests are answered */
 } emul_pers_t;

@@ -240,9 +240,15 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .pdata_connect = RNICPI_MAX_PDATA - 4, .pdata_accept = RNICPI_MAX_PDATA - 4,
     .pdata_reject = RNICPI_MAX_PDATA - 4, .pdata_disconnect = 0,
     .pdata_ud_req = 0, .pdata_ud_rep = 0,
-    .max_rdma_read_sge = 1,
+    /* One sink STag and TO per wire Read (RFC 5040 6.1); the Read is
+     * scattered here as an RNIC-PI provider splits it over wire Reads:
+     * each segment needs read_sink_need, each run of contiguous segments
+     * counts against the ORD (read_sink_per_run).  32, as the send
+     * limit and the InfiniBand row. */
+    .max_rdma_read_sge = 32,
     EMUL_KEY_LAYOUT(8, 24, 0, 8), .tag_bump = TRUE,
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
+    .read_sink_per_run = TRUE,
     .rnr_wait = FALSE,
     .drain_on_disconnect = TRUE,
   },

@@ -558,6 +558,33 @@ x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
   return owned;
 }
 
+/* The ORD credits @wr takes until its answer: none for what is not a Read
+ * or atomic; one for a Read, or, where a wire Read names one sink
+ * (read_sink_per_run: iWARP), one per run of its sink segments that follow
+ * each other in memory in one region, as the wire Reads an iWARP RNIC
+ * splits it into.  Those parts beyond the ORD would wait for the earlier
+ * ones' answers: a Read of more runs than the ORD takes the whole ORD,
+ * and is issued only when nothing else holds any of it. */
+static uint32_t
+x_ord_cost(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  if (!emul_is_rd_atomic(wr->opcode))
+    return 0;
+  if (!emul_pers_of_qp(qp)->read_sink_per_run || rnicpi_wr_is_atomic(wr->opcode))
+    return 1;
+  uint32_t runs = 0;
+  const rnicpi_sge_t *last = NULL;
+  for (uint32_t i = 0; i < wr->num_sge; i++) {
+    const rnicpi_sge_t *e = &wr->sg_list[i];
+    if (e->length == 0)
+      continue;
+    if (last == NULL || e->lkey != last->lkey || e->addr != last->addr + last->length)
+      runs++;
+    last = e;
+  }
+  return MIN(MAX(runs, 1u), MAX(qp->ord, 1u));
+}
+
 /* Issue the WRs of the send queue not yet issued, in order, as far as RC
  * ordering allows.  @draining: from a drain of the ring (x_direct). */
 static void
@@ -571,12 +598,13 @@ x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
     emul_xconn_t *x = qp->x;
     rnicpi_send_wr_t *wr = &s->wr;
     if (s->issued) {
-      reads += emul_is_rd_atomic(wr->opcode);
+      reads += x_ord_cost(qp, wr);
       prev = s;
       s = (emul_swqe_t *) s->link.next;
       continue;
     }
-    if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) && reads >= qp->ord)
+    if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) &&
+        reads + x_ord_cost(qp, wr) > qp->ord)
       return;  /* ORD: wait for an answer */
     if (x_is_direct(x, wr->opcode) || (x_may_map(x, wr->opcode) && prev == NULL)) {
       if (prev != NULL)
@@ -630,7 +658,7 @@ x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
     gboolean owned = small ? FALSE : x_frame_of(x, s, len, &o);
     s->issued = TRUE;
     s->len = (uint32_t) len;
-    reads += emul_is_rd_atomic(wr->opcode);  /* ORD counts it from now on */
+    reads += x_ord_cost(qp, wr);  /* ORD counts it from now on */
     prev = s;
     s = (emul_swqe_t *) s->link.next;
     if (!small)
