@@ -32,7 +32,11 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -55,6 +59,7 @@ static _Alignas(64) gint x_grace_seq;
 static __thread gboolean x_polled_empty __attribute__((tls_model("initial-exec")));
 static guint x_spin_us;             /* ITAPI_EMUL_SPIN_US */
 uint64_t emul_ring_xin_max = (uint64_t) 256 << 20;
+guint emul_ring_pending_max = 1024;  /* a listener's connection requests held (emul_ring_init) */
 /* The progress thread waits for the fabric lock (emul.h). */
 _Alignas(64) gint emul_ring_pwant;
 static gboolean x_app_progress = TRUE; /* ITAPI_EMUL_APP_PROGRESS */
@@ -690,6 +695,41 @@ x_exit_drain(void)
     g_usleep(1000);
 }
 
+/* A descriptor kept in reserve, so that a listening socket whose accept
+ * fails for want of descriptors can still take the connection waiting on
+ * it and close it (emul_ring_accept_refuse): else the socket stays
+ * readable and the progress thread, woken by it again and again, spins. */
+static int x_spare = -1;
+static gint64 x_refused_said;  /* when a refusal was last logged (monotonic us) */
+static guint x_refused;        /* refusals since */
+
+gboolean
+emul_ring_accept_refuse(int fd, int err, const char *what)
+{
+  if (err != EMFILE && err != ENFILE)
+    return FALSE;
+  /* Linux takes the descriptor before it looks at the queue: accept fails
+   * so even when nothing waits. */
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  if (x_spare < 0 || poll(&p, 1, 0) <= 0)
+    return FALSE;
+  close(x_spare);
+  int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+  if (c >= 0)
+    close(c);
+  x_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  x_refused += c >= 0;
+  gint64 now = g_get_monotonic_time();
+  if (c >= 0 && now - x_refused_said >= 60 * G_USEC_PER_SEC) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: process %d is out of file descriptors (%s): %u %s "
+          "refused since the last line; raise `ulimit -n`", (int) getpid(), g_strerror(err),
+          x_refused, what);
+    x_refused_said = now;
+    x_refused = 0;
+  }
+  return c >= 0;
+}
+
 static gpointer
 x_init_once(gpointer unused)
 {
@@ -703,6 +743,13 @@ x_init_once(gpointer unused)
   x_app_progress = g_strcmp0(g_getenv("ITAPI_EMUL_APP_PROGRESS"), "0") != 0;
   emul_ring_map_on = g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0;
   emul_ring_xin_max = (uint64_t) rnicpi_env_int("ITAPI_EMUL_INBOUND_MB", 256, 1, 1 << 20) << 20;
+  x_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  /* Each connection request held costs three descriptors (its socket,
+   * bell and pidfd): a listener holds no more than an eighth of what the
+   * process may open, so that a flood leaves the application its own. */
+  struct rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+    emul_ring_pending_max = (guint) CLAMP(nofile.rlim_cur / 8, 16, emul_ring_pending_max);
   pthread_atfork(x_fork_prepare, x_fork_done, x_fork_child);
   atexit(x_exit_drain);
   g_thread_unref(g_thread_new("emul-xproc", x_thread, NULL));

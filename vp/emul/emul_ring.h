@@ -551,6 +551,14 @@ G_GNUC_INTERNAL extern GList *emul_ring_conns;
 /* emul_ring_init (no lock held) is in emul.h.  Ready: it succeeded. */
 gboolean emul_ring_ready(void);
 void emul_ring_progress_lock(void);  /* the progress thread's way to the fabric lock */
+/* A listening socket @fd (the progress thread's) whose accept failed with
+ * @err: when that is EMFILE or ENFILE and a connection waits, it is taken
+ * with the reserve descriptor and closed (logged at most once a minute,
+ * counted as @what), so the socket does not stay readable; TRUE then. */
+gboolean emul_ring_accept_refuse(int fd, int err, const char *what);
+/* The connection requests one listener holds (an eighth of RLIMIT_NOFILE,
+ * 16 to 1024; set by emul_ring_init). */
+G_GNUC_INTERNAL extern guint emul_ring_pending_max;
 /* Watch @fd from the progress thread: @fn runs there, without the lock.
  * @notify (or NULL) lets @data go once the source is destroyed and no
  * callback of it runs: a descriptor @fn reads with no lock held is closed

@@ -594,7 +594,6 @@ x_lsock_closing(emul_ring_lsock_t *sock)
 /* Connections of one listener not accepted yet by its consumer (or not
  * through their handshake): a peer that opens more is refused, said
  * once per process. */
-#define X_PENDING_MAX 1024
 static gboolean x_said_pending;
 
 /* The connections of @l waiting for their consumer's answer. */
@@ -630,10 +629,12 @@ x_listen_ready(gint fd, GIOCondition cond, gpointer data)
     nonce[n] = x_nonce_new();
     n++;
   }
+  if (n == 0)
+    emul_ring_accept_refuse(fd, errno, "connection requests");
   if (emul_ring_enter() && s->l != NULL) {
     guint pending = n > 0 ? x_pending(s->l) : 0;
     for (guint i = 0; i < n; i++) {
-      if (pending >= X_PENDING_MAX) {
+      if (pending >= emul_ring_pending_max) {
         if (!x_said_pending) {
           x_said_pending = TRUE;
           g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: port %u has %u connection requests waiting "

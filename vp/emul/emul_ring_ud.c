@@ -236,6 +236,8 @@ ud_accept(gint fd, GIOCondition cond, gpointer data)
   guint n = 0;
   while (n < UD_ACCEPT_BATCH && (c[n] = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
     n++;
+  if (n == 0)
+    emul_ring_accept_refuse(fd, errno, "senders to UD QPs");
   x_ud_in_t *made[UD_ACCEPT_BATCH] = { NULL };
   if (emul_ring_enter() && u->qp != NULL) {
     for (guint i = 0; i < n; i++) {
