@@ -325,6 +325,227 @@ aevd_new(conf_side_t *s, it_evd_flags_t flags)
   return a;
 }
 
+/* Take @n events from @evd with itx_evd_dequeue_n, at most @max a call,
+ * into @evs; fail if they do not come within the test's wait. */
+static void
+dequeue_n_all(it_evd_handle_t evd, size_t max, it_event_t *evs, size_t n)
+{
+  gint64 end = g_get_monotonic_time() + conf_wait_us();
+  size_t got = 0;
+  while (got < n) {
+    size_t k = 999;
+    it_status_t st = itx_evd_dequeue_n(evd, MIN(max, n - got), evs + got, &k);
+    if (st == IT_ERR_QUEUE_EMPTY) {
+      g_assert_cmpuint(k, ==, 999);
+      if (g_get_monotonic_time() > end)
+        g_error("itx_evd_dequeue_n: %zu of %zu events after the wait", got, n);
+      g_usleep(100);
+      continue;
+    }
+    conf_ok(st);
+    g_assert_cmpuint(k, >=, 1);
+    g_assert_cmpuint(k, <=, MIN(max, n - got));
+    got += k;
+  }
+}
+
+static void
+test_dequeue_n_software(void)
+{
+  g_test_summary("itx_evd_dequeue_n on a software EVD: the events it_evd_dequeue would give, in "
+                 "posting order, at most max a call; the fd falls when the EVD is drained; then "
+                 "IT_ERR_QUEUE_EMPTY with count untouched");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  int fd = -1;
+  it_evd_handle_t evd = sw_evd(&s, 16, 1, IT_EVD_CREATE_FD, IT_NULL_HANDLE, &fd);
+  int tokens[8];
+  for (int i = 0; i < 8; i++)
+    conf_ok(it_evd_post_se(evd, &tokens[i]));
+  g_assert_true(readable(fd, 0));
+  it_event_t evs[16];
+  size_t k = 0;
+  conf_ok(itx_evd_dequeue_n(evd, 3, evs, &k));
+  g_assert_cmpuint(k, ==, 3);
+  conf_ok(itx_evd_dequeue_n(evd, 16, evs + 3, &k));
+  g_assert_cmpuint(k, ==, 5);
+  for (int i = 0; i < 8; i++) {
+    g_assert_cmpint(evs[i].event_number, ==, IT_SOFTWARE_EVENT);
+    assert_handle_eq(evs[i].sw.evd, evd);
+    g_assert_true(evs[i].sw.data == &tokens[i]);
+  }
+  g_assert_false(readable(fd, 0));
+  k = 77;
+  conf_assert_status(itx_evd_dequeue_n(evd, 16, evs, &k), IT_ERR_QUEUE_EMPTY);
+  g_assert_cmpuint(k, ==, 77);
+  conf_ok(it_evd_free(evd));
+  conf_side_close(&s);
+}
+
+static void
+test_dequeue_n_dto(void)
+{
+  g_test_summary("itx_evd_dequeue_n on a DTO EVD: a burst of 40 RDMA Writes taken 16 at a time gives "
+                 "the events, field by field, that it_evd_dequeue gives for the same burst (event, "
+                 "EVD, EP, status, length, cookies in posting order)");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 64, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  enum { N = 40 };
+  it_event_t one[N], many[N];
+  post_writes(&p, &src, &dst, N, 1000);
+  for (unsigned i = 0; i < N; i++)
+    one[i] = conf_wait(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT);
+  /* More than one call's max: the calls continue each other's order. */
+  post_writes(&p, &src, &dst, N, 2000);
+  dequeue_n_all(p.a.dto, 16, many, N);
+  for (unsigned i = 0; i < N; i++) {
+    const it_dto_cmpl_event_t *a = &one[i].dto_cmpl, *b = &many[i].dto_cmpl;
+    g_assert_cmpint(b->event_number, ==, a->event_number);
+    assert_handle_eq(b->evd, a->evd);
+    assert_handle_eq(b->ep, a->ep);
+    g_assert_cmpint(b->dto_status, ==, a->dto_status);
+    g_assert_cmpint(b->dto_status, ==, IT_DTO_SUCCESS);
+    g_assert_cmpuint(b->transferred_length, ==, a->transferred_length);
+    assert_handle_eq(b->unlinked_mr_handle, a->unlinked_mr_handle);
+    g_assert_cmpuint(a->cookie, ==, 1000 + i);
+    g_assert_cmpuint(b->cookie, ==, 2000 + i);
+  }
+  conf_assert_empty(p.a.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_dequeue_n_flushed(void)
+{
+  g_test_summary("itx_evd_dequeue_n on a DTO EVD takes error completions as it_evd_dequeue does: "
+                 "receives flushed by a disconnect come as IT_DTO_RC_RECV_CMPL_EVENT with "
+                 "IT_DTO_ERR_FLUSHED, in posting order");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t buf;
+  conf_buf_new(&p.p, &buf, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  for (unsigned i = 0; i < 6; i++) {
+    it_lmr_triplet_t seg = conf_seg(&buf, 0, 64);
+    conf_ok(it_post_recv(p.p.ep, &seg, 1, 300 + i, IT_COMPLETION_FLAG));
+  }
+  conf_ok(it_ep_disconnect(p.p.ep, NULL, 0));
+  it_event_t evs[6];
+  dequeue_n_all(p.p.dto, 4, evs, 6);
+  for (unsigned i = 0; i < 6; i++) {
+    g_assert_cmpint(evs[i].event_number, ==, IT_DTO_RC_RECV_CMPL_EVENT);
+    g_assert_cmpint(evs[i].dto_cmpl.dto_status, ==, IT_DTO_ERR_FLUSHED);
+    g_assert_cmpuint(evs[i].dto_cmpl.cookie, ==, 300 + i);
+  }
+  conf_buf_free(&buf);
+  conf_pair_close(&p);
+}
+
+static void
+test_dequeue_n_overflow(void)
+{
+  g_test_summary("itx_evd_dequeue_n on an overflowed DTO EVD (size 4, 8 completions) takes all 8 in "
+                 "order, as it_evd_dequeue does: nothing is dropped");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_evd_handle_t small;
+  conf_ok(it_evd_create(p.a.ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE, &small, NULL));
+  replace_ep(&p.a, small);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 64, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  post_writes(&p, &src, &dst, 8, 100);
+  conf_wait(p.a.aff, IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE);
+  it_event_t evs[8];
+  dequeue_n_all(small, 8, evs, 8);
+  for (unsigned i = 0; i < 8; i++) {
+    g_assert_cmpint(evs[i].event_number, ==, IT_DTO_RDMA_WRITE_CMPL_EVENT);
+    g_assert_cmpuint(evs[i].dto_cmpl.cookie, ==, 100 + i);
+  }
+  conf_assert_empty(small);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_pair_close(&p);
+}
+
+static void
+test_dequeue_n_aevd(void)
+{
+  g_test_summary("itx_evd_dequeue_n on an AEVD gives its SEVDs' events, each SEVD's in order, and "
+                 "then IT_ERR_QUEUE_EMPTY");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_evd_handle_t a = aevd_new(&s, IT_EVD_OVERFLOW_DEFAULT);
+  it_evd_handle_t s1 = sw_evd(&s, 8, 1, IT_EVD_OVERFLOW_DEFAULT, a, NULL);
+  it_evd_handle_t s2 = sw_evd(&s, 8, 1, IT_EVD_OVERFLOW_DEFAULT, a, NULL);
+  int t1[3], t2[3];
+  for (int i = 0; i < 3; i++) {
+    conf_ok(it_evd_post_se(s1, &t1[i]));
+    conf_ok(it_evd_post_se(s2, &t2[i]));
+  }
+  it_event_t evs[8];
+  size_t k = 0;
+  conf_ok(itx_evd_dequeue_n(a, 8, evs, &k));
+  g_assert_cmpuint(k, ==, 6);
+  int n1 = 0, n2 = 0;
+  for (size_t i = 0; i < k; i++) {
+    g_assert_cmpint(evs[i].event_number, ==, IT_SOFTWARE_EVENT);
+    if (evs[i].sw.evd == s1) {
+      g_assert_true(evs[i].sw.data == &t1[n1++]);
+    } else {
+      assert_handle_eq(evs[i].sw.evd, s2);
+      g_assert_true(evs[i].sw.data == &t2[n2++]);
+    }
+  }
+  g_assert_cmpint(n1, ==, 3);
+  g_assert_cmpint(n2, ==, 3);
+  conf_assert_status(itx_evd_dequeue_n(a, 8, evs, &k), IT_ERR_QUEUE_EMPTY);
+  conf_ok(it_evd_free(s1));
+  conf_ok(it_evd_free(s2));
+  conf_ok(it_evd_free(a));
+  conf_side_close(&s);
+}
+
+static void
+test_dequeue_n_errors(void)
+{
+  g_test_summary("itx_evd_dequeue_n: max 0 takes nothing and returns IT_SUCCESS with count 0; an "
+                 "empty EVD (software, DTO, CM, affiliated) is IT_ERR_QUEUE_EMPTY; a null, freed or "
+                 "non-EVD handle IT_ERR_INVALID_EVD; a NULL events or count IT_ERR_FAULT");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  it_evd_handle_t sw = sw_evd(&s, 4, 1, IT_EVD_OVERFLOW_DEFAULT, IT_NULL_HANDLE, NULL);
+  it_event_t evs[4];
+  size_t k = 55;
+  it_evd_handle_t evds[] = { sw, s.dto, s.cm, s.aff };
+  for (size_t i = 0; i < G_N_ELEMENTS(evds); i++)
+    conf_assert_status(itx_evd_dequeue_n(evds[i], 4, evs, &k), IT_ERR_QUEUE_EMPTY);
+  g_assert_cmpuint(k, ==, 55);
+  int token;
+  conf_ok(it_evd_post_se(sw, &token));
+  conf_ok(itx_evd_dequeue_n(sw, 0, evs, &k));
+  g_assert_cmpuint(k, ==, 0);
+  conf_assert_status(itx_evd_dequeue_n(sw, 4, NULL, &k), IT_ERR_FAULT);
+  conf_assert_status(itx_evd_dequeue_n(sw, 4, evs, NULL), IT_ERR_FAULT);
+  /* None of these took the event. */
+  conf_ok(itx_evd_dequeue_n(sw, 4, evs, &k));
+  g_assert_cmpuint(k, ==, 1);
+  g_assert_true(evs[0].sw.data == &token);
+  conf_assert_status(itx_evd_dequeue_n(IT_NULL_HANDLE, 4, evs, &k), IT_ERR_INVALID_EVD);
+  conf_assert_status(itx_evd_dequeue_n((it_evd_handle_t) s.pz, 4, evs, &k), IT_ERR_INVALID_EVD);
+  conf_ok(it_evd_free(sw));
+  conf_assert_status(itx_evd_dequeue_n(sw, 4, evs, &k), IT_ERR_INVALID_EVD);
+  conf_assert_status(itx_evd_dequeue_n(sw, 0, evs, &k), IT_ERR_INVALID_EVD);
+  conf_side_close(&s);
+}
+
 static void
 test_aevd_events(void)
 {
@@ -695,6 +916,12 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/evd/aevd/events", test_aevd_events);
   g_test_add_func("/conformance/evd/aevd/notifications", test_aevd_notifications);
   g_test_add_func("/conformance/evd/aevd/rules", test_aevd_rules);
+  g_test_add_func("/conformance/evd/dequeue-n/software", test_dequeue_n_software);
+  g_test_add_func("/conformance/evd/dequeue-n/dto", test_dequeue_n_dto);
+  g_test_add_func("/conformance/evd/dequeue-n/flushed", test_dequeue_n_flushed);
+  g_test_add_func("/conformance/evd/dequeue-n/overflow", test_dequeue_n_overflow);
+  g_test_add_func("/conformance/evd/dequeue-n/aevd", test_dequeue_n_aevd);
+  g_test_add_func("/conformance/evd/dequeue-n/errors", test_dequeue_n_errors);
   g_test_add_func("/conformance/evd/create-errors", test_create_errors);
   g_test_add_func("/conformance/evd/free-busy", test_free_busy);
   g_test_add_func("/conformance/evd/wait/waiter-limit", test_waiter_limit);

@@ -435,6 +435,143 @@ test_evd_free_vs_dequeue(void)
   conf_side_close(&s);
 }
 
+/* Software events posted and taken in batches on an EVD while it is freed. */
+static gpointer
+evd_batch_racer(gpointer data)
+{
+  racer_t *r = data;
+  static const it_status_t ok[] = { IT_SUCCESS, IT_ERR_QUEUE_EMPTY, IT_ERR_EVD_QUEUE_FULL, IT_ERR_INVALID_EVD };
+  it_evd_handle_t evd = (it_evd_handle_t) r->target;
+  for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 500000; i++) {
+    it_status_t st = IT_SUCCESS;
+    for (unsigned j = 0; j < 3 && st == IT_SUCCESS; j++)
+      racer_note(r, st = it_evd_post_se(evd, GUINT_TO_POINTER(i + 1)), ok, G_N_ELEMENTS(ok), "it_evd_post_se");
+    g_atomic_int_set(&r->started, 1);
+    it_event_t ev[4];
+    size_t k = 0;
+    it_status_t d = itx_evd_dequeue_n(evd, G_N_ELEMENTS(ev), ev, &k);
+    racer_note(r, d, ok, G_N_ELEMENTS(ok), "itx_evd_dequeue_n");
+    for (size_t j = 0; d == IT_SUCCESS && j < k; j++)
+      if (ev[j].event_number != IT_SOFTWARE_EVENT)
+        g_error("a software EVD gave event 0x%x", (unsigned) ev[j].event_number);
+    if (st == IT_ERR_INVALID_EVD && d == IT_ERR_INVALID_EVD)
+      break;
+  }
+  return NULL;
+}
+
+static void
+test_evd_free_vs_dequeue_n(void)
+{
+  g_test_summary("A software EVD freed while another thread posts to it and takes its events with "
+                 "itx_evd_dequeue_n: every call returns a status, IT_ERR_INVALID_EVD once the handle "
+                 "is gone");
+  conf_side_t s;
+  conf_side_open(&s, NULL);
+  unsigned n = rounds() * 4;
+  for (unsigned round = 0; round < n; round++) {
+    it_evd_handle_t evd;
+    conf_ok(it_evd_create(s.ia, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 64, 1, IT_NULL_HANDLE,
+                          &evd, NULL));
+    racer_t r = { .target = (it_handle_t) evd };
+    GThread *t = racer_start(&r, evd_batch_racer, round);
+    conf_ok(it_evd_free(evd));
+    racer_join(&r, t);
+    it_event_t ev;
+    size_t k;
+    conf_assert_status(itx_evd_dequeue_n(evd, 1, &ev, &k), IT_ERR_INVALID_EVD);
+  }
+  conf_side_close(&s);
+}
+
+/* One of two threads draining one DTO EVD: the cookies it took, in order. */
+typedef struct {
+  it_evd_handle_t evd;
+  gboolean batch;
+  volatile gint *taken;        /* both threads' count, against the total */
+  guint total;
+  GArray *cookies;
+} drainer_t;
+
+static gpointer
+drainer(gpointer data)
+{
+  drainer_t *d = data;
+  gint64 end = g_get_monotonic_time() + conf_wait_us() * 4;
+  while ((guint) g_atomic_int_get(d->taken) < d->total) {
+    it_event_t ev[8];
+    size_t k = 1;
+    it_status_t st = d->batch ? itx_evd_dequeue_n(d->evd, G_N_ELEMENTS(ev), ev, &k)
+                              : it_evd_dequeue(d->evd, ev);
+    if (st == IT_ERR_QUEUE_EMPTY) {
+      if (g_get_monotonic_time() > end)
+        g_error("%u of %u completions taken by the two threads after the wait",
+                (guint) g_atomic_int_get(d->taken), d->total);
+      continue;
+    }
+    conf_ok(st);
+    for (size_t j = 0; j < k; j++) {
+      g_assert_cmpint(ev[j].event_number, ==, IT_DTO_RDMA_WRITE_CMPL_EVENT);
+      g_assert_cmpint(ev[j].dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+      g_array_append_val(d->cookies, ev[j].dto_cmpl.cookie);
+    }
+    g_atomic_int_add(d->taken, (gint) k);
+  }
+  return NULL;
+}
+
+static void
+test_dequeue_n_beside_dequeue(void)
+{
+  g_test_summary("Two threads drain one DTO EVD while Writes are posted, one with it_evd_dequeue and "
+                 "one with itx_evd_dequeue_n: every completion is taken once, by one of them, and each "
+                 "thread sees its cookies in posting order");
+  write_pair_t w;
+  write_pair_open(&w);
+  conf_buf_t src;
+  conf_buf_new(&w.p.a, &src, MSG, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  const guint total = 2000 * MAX(rounds() / 40, 1u);
+  volatile gint taken = 0;
+  drainer_t d[2];
+  GThread *t[2];
+  for (int i = 0; i < 2; i++) {
+    d[i] = (drainer_t) { .evd = w.p.a.dto, .batch = i == 1, .taken = &taken, .total = total,
+                         .cookies = g_array_new(FALSE, FALSE, sizeof(it_dto_cookie_t)) };
+    t[i] = g_thread_new("drainer", drainer, &d[i]);
+  }
+  it_lmr_triplet_t seg = conf_seg(&src, 0, 8);
+  for (guint i = 0; i < total; i++) {
+    it_status_t st;
+    /* The send queue is full until the drainers take completions. */
+    while ((st = it_post_rdma_write(w.p.a.ep, &seg, 1, i, IT_COMPLETION_FLAG,
+                                    it_make_rdma_addr_absolute(w.dst.data), w.dst.ctx)) == IT_ERR_TOO_MANY_POSTS)
+      g_thread_yield();
+    conf_ok(st);
+  }
+  for (int i = 0; i < 2; i++)
+    g_thread_join(t[i]);
+  guint8 *seen = g_new0(guint8, total);
+  for (int i = 0; i < 2; i++) {
+    it_dto_cookie_t *c = (it_dto_cookie_t *) (void *) d[i].cookies->data;
+    for (guint j = 0; j < d[i].cookies->len; j++) {
+      g_assert_cmpuint(c[j], <, total);
+      g_assert_cmpuint(seen[c[j]], ==, 0);
+      seen[c[j]] = 1;
+      if (j > 0)
+        g_assert_cmpuint(c[j], >, c[j - 1]);
+    }
+    g_test_message("%s took %u completions", d[i].batch ? "itx_evd_dequeue_n" : "it_evd_dequeue",
+                   d[i].cookies->len);
+  }
+  g_assert_cmpuint(d[0].cookies->len + d[1].cookies->len, ==, total);
+  for (int i = 0; i < 2; i++)
+    g_array_free(d[i].cookies, TRUE);
+  g_free(seen);
+  conf_assert_empty(w.p.a.dto);
+  conf_buf_free(&src);
+  write_pair_close(&w);
+}
+
 /* it_evd_wait again and again, with a timeout of 200 us (nothing comes),
  * out of it a varying moment between two waits. */
 static gpointer
@@ -1171,6 +1308,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/race/lmr-free-vs-post", test_lmr_free_vs_post);
   g_test_add_func("/conformance/race/rmr-link-vs-free", test_rmr_link_vs_free);
   g_test_add_func("/conformance/race/evd-free-vs-dequeue", test_evd_free_vs_dequeue);
+  g_test_add_func("/conformance/race/evd-free-vs-dequeue-n", test_evd_free_vs_dequeue_n);
+  g_test_add_func("/conformance/race/dequeue-n-beside-dequeue", test_dequeue_n_beside_dequeue);
   g_test_add_func("/conformance/race/evd-free-vs-wait", test_evd_free_vs_wait);
   g_test_add_func("/conformance/race/sevd-free-vs-aevd", test_sevd_free_vs_aevd);
   g_test_add_func("/conformance/race/srq-free-vs-post", test_srq_free_vs_post);

@@ -116,6 +116,41 @@ typedef struct itx_ep_error {
 it_status_t itx_ep_error(it_ep_handle_t ep_handle, itx_ep_error_t *error);
 
 /**
+ * @brief Remove up to @p max of the oldest events from an event dispatcher
+ *        in one call, without waiting (IBM's it_evd_dequeue_n, libibverbs'
+ *        ibv_poll_cq).
+ *
+ * The events, their order and every field are those @p max calls of
+ * it_evd_dequeue() would return, one after the other, stopping at the
+ * first ::IT_ERR_QUEUE_EMPTY; so are the dispatcher's state afterwards
+ * (its overflow flag, its file descriptor's level, its aggregate's
+ * notifications).  What it saves is per call: a DTO dispatcher's
+ * completion queue is polled for many entries at once, the handle looked
+ * up once.  Any dispatcher is accepted, simple or aggregate; an aggregate
+ * one gives its members' events in the rotation it_evd_dequeue() follows.
+ * Like every call, it may race any other on the same dispatcher: each
+ * event goes to one caller, and a dispatcher freed by another thread is
+ * refused (::IT_ERR_INVALID_EVD) or, when the free comes later, the
+ * events taken before it are returned.
+ * @param evd_handle the dispatcher.
+ * @param max room in @p events; 0 takes nothing and returns ::IT_SUCCESS
+ *        with @p count 0.
+ * @param events room for @p max events, filled from the first, oldest
+ *        first.
+ * @param count set to how many events were taken, from 1 to @p max (0
+ *        only when @p max is 0); set only on success.
+ * @retval IT_SUCCESS @p count events are in @p events.
+ * @retval IT_ERR_QUEUE_EMPTY no event is queued (and @p max is not 0).
+ * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher.
+ * @retval IT_ERR_FAULT @p events or @p count is NULL.
+ * @note As after it_evd_dequeue(): a loop that dequeues until
+ *       ::IT_ERR_QUEUE_EMPTY before it waits on the dispatcher's file
+ *       descriptor never leaves an event behind.
+ */
+it_status_t itx_evd_dequeue_n(it_evd_handle_t evd_handle, size_t max, it_event_t *events,
+                              size_t *count);
+
+/**
  * @brief Allocate memory for RDMA buffers of the kind the IA's provider
  *        reaches at its best speed.
  *
