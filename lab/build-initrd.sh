@@ -60,8 +60,19 @@ user=(libibverbs1 ibverbs-providers librdmacm1 libibumad3 ibverbs-utils rdmacm-u
       libbpf1 libelf1 zlib1g libmnl0 libselinux1 libpcre2-8-0 libcap2 libdb5.3 libtirpc3
       libgssapi-krb5-2 libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 libkeyutils1
       libxtables12 liblzma5 libzstd1 libssl3 libbsd0 libmd0 libatm1)
+# linux-kbuild (the build tools siw.ko is made with, not the kernel's
+# ABI) may be replaced in the archive by a rebuild of the same upstream
+# release before the image is (bookworm-security held linux-kbuild-6.1
+# 6.1.192-3 beside linux-image 6.1.192-2 alone): the image's version, else
+# the newest of the same upstream version.
+kbuild_deb=$kdeb
+if ! apt-cache madison "linux-kbuild-$kser" | awk -v v="$kdeb" '$3 == v { f = 1 } END { exit !f }'; then
+  kbuild_deb=$(apt-cache madison "linux-kbuild-$kser" | awk -v u="${kdeb%-*}-" 'index($3, u) == 1 { print $3; exit }')
+  [ -n "$kbuild_deb" ] || kbuild_deb=$kdeb
+  echo "build-initrd.sh: linux-kbuild-$kser $kdeb is gone from the archive; using $kbuild_deb" >&2
+fi
 build=("linux-source-$kser=$kdeb" "linux-headers-$kver=$kdeb" "linux-headers-$kabi-common=$kdeb"
-       "linux-kbuild-$kser=$kdeb")
+       "linux-kbuild-$kser=$kbuild_deb")
 
 fetch() {
   local want=() p
