@@ -5,7 +5,11 @@
 #   wire_capture PORT PCAP   start dumpcap on lo for tcp port PORT into
 #                            PCAP; sets wire_cap (its pid); returns 1 (with
 #                            dumpcap's words on stdout) when it cannot
-#   wire_stop                stop that capture and wait for the file
+#   wire_stop                stop that capture and wait for the file;
+#                            sets wire_dropped: the packets dumpcap says it
+#                            dropped (a capture that dropped one may miss
+#                            an MPA Request, and then a whole stream goes
+#                            undecoded: it judges nothing)
 #   wire_decode PCAP CRC OPS...
 #                            decode PCAP: the MPA Request and Reply, each
 #                            RDMAP opcode of OPS ("0x03:Send"...), no
@@ -14,8 +18,8 @@
 #                            counts (and what is missing); returns 1 on a
 #                            fault.  Sets wire_fpdus and wire_good.
 #
-# POSIX sh has no local variables: wire_cap, wire_fpdus, wire_good and
-# the names starting with _ are the library's.
+# POSIX sh has no local variables: wire_cap, wire_file, wire_dropped,
+# wire_fpdus, wire_good and the names starting with _ are the library's.
 #
 # SPDX-License-Identifier: MIT
 
@@ -23,7 +27,10 @@
 wire_noheur="--disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp"
 
 wire_capture() {
-  dumpcap -q -i lo -f "tcp port $1" -w "$2" 2>"$2.dumpcap" &
+  wire_file=$2
+  # A 64 MiB buffer: on a loaded host the default (2 MiB) fills while
+  # dumpcap waits for the CPU, and packets are dropped.
+  dumpcap -q -B 64 -i lo -f "tcp port $1" -w "$2" 2>"$2.dumpcap" &
   wire_cap=$!
   for _ in $(seq 1 50); do
     grep -q Capturing "$2.dumpcap" 2>/dev/null && break
@@ -39,6 +46,8 @@ wire_stop() {
   sleep 0.5 # the last segments and FINs
   kill -INT $wire_cap 2>/dev/null
   wait $wire_cap 2>/dev/null
+  wire_dropped=$(sed -n 's|.*received/dropped on interface.*: [0-9]*/\([0-9]*\) .*|\1|p' "$wire_file.dumpcap" | head -n 1)
+  wire_dropped=${wire_dropped:-0}
 }
 
 wire_decode() {
