@@ -284,20 +284,30 @@ test_software_full(void)
   conf_side_close(&s);
 }
 
+/* A connected pair whose active EP completes on a DTO EVD of 4 entries
+ * (returned), and a 64-byte source and remote-writable sink for the
+ * Writes that overflow it. */
+static it_evd_handle_t
+overflow_pair(conf_pair_t *p, conf_buf_t *src, conf_buf_t *dst)
+{
+  it_evd_handle_t small;
+  conf_pair_open(p);
+  conf_ok(it_evd_create(p->a.ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE, &small, NULL));
+  replace_ep(&p->a, small);
+  conf_pair_connect(p, NULL, 0, NULL, 0);
+  conf_buf_new(&p->a, src, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p->p, dst, 64, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  return small;
+}
+
 static void
 test_overflow(void)
 {
   g_test_summary("IT-API EVD: a DTO EVD of size 4 given 8 completions drops none, reports "
                  "evd_overflowed and raises IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE naming it");
   conf_pair_t p;
-  conf_pair_open(&p);
-  it_evd_handle_t small;
-  conf_ok(it_evd_create(p.a.ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE, &small, NULL));
-  replace_ep(&p.a, small);
-  conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t src, dst;
-  conf_buf_new(&p.a, &src, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&p.p, &dst, 64, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  it_evd_handle_t small = overflow_pair(&p, &src, &dst);
   it_evd_param_t prm;
   conf_ok(it_evd_query(small, IT_EVD_PARAM_ALL, &prm));
   g_assert_false(prm.evd_overflowed);
@@ -453,14 +463,8 @@ test_dequeue_n_overflow(void)
   g_test_summary("itx_evd_dequeue_n on an overflowed DTO EVD (size 4, 8 completions) takes all 8 in "
                  "order, as it_evd_dequeue does: nothing is dropped");
   conf_pair_t p;
-  conf_pair_open(&p);
-  it_evd_handle_t small;
-  conf_ok(it_evd_create(p.a.ia, IT_DTO_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE, &small, NULL));
-  replace_ep(&p.a, small);
-  conf_pair_connect(&p, NULL, 0, NULL, 0);
   conf_buf_t src, dst;
-  conf_buf_new(&p.a, &src, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
-  conf_buf_new(&p.p, &dst, 64, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
+  it_evd_handle_t small = overflow_pair(&p, &src, &dst);
   post_writes(&p, &src, &dst, 8, 100);
   conf_wait(p.a.aff, IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE);
   it_event_t evs[8];
