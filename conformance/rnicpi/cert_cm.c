@@ -498,6 +498,48 @@ test_cm_pdata_limit(cert_t *f, gconstpointer data)
 }
 
 static void
+test_cm_pdata_at_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect/accept/reject with exactly caps.pdata_connect, pdata_accept and "
+                 "pdata_reject bytes of private data (each limit its own: InfiniBand's REQ holds "
+                 "92, its REP 196, its REJ 148): each call succeeds and the other side's event "
+                 "carries every byte");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  const rnicpi_caps_t *c = &f->caps;
+  uint8_t req_pd[RNICPI_MAX_PDATA], acc_pd[RNICPI_MAX_PDATA], rej_pd[RNICPI_MAX_PDATA];
+  cert_pdata_fill(req_pd, c->pdata_connect, 0x13);
+  cert_pdata_fill(acc_pd, c->pdata_accept, 0x57);
+  cert_pdata_fill(rej_pd, c->pdata_reject, 0x6b);
+
+  /* Rejected at the reject's limit first: the passive QP stays unused. */
+  rnicpi_conn_param_t act = { .pdata = req_pd, .pdata_len = c->pdata_connect, .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req1 = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  pdata_check(req1, c->pdata_connect, 0x13);
+  cert_ok(CMV->reject(f->dev, req1->conn_id, rej_pd, c->pdata_reject));
+  g_autofree rnicpi_cm_event_t *rej = cert_wait_cm(f, RNICPI_CM_REJECTED, A_CTX);
+  pdata_check(rej, c->pdata_reject, 0x6b);
+
+  /* A fresh active QP, accepted at the accept's limit. */
+  cert_side_free(&s.a);
+  cert_side_new(f, &s.a, A_CTX, 64, NULL);
+  cert_ok(CMV->connect(s.a.qp, &s.dst, &act));
+  g_autofree rnicpi_cm_event_t *req2 = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  pdata_check(req2, c->pdata_connect, 0x13);
+  rnicpi_conn_param_t pas = { .pdata = acc_pd, .pdata_len = c->pdata_accept, .ird = 1, .ord = 1 };
+  cert_ok(CMV->accept(s.p.qp, req2->conn_id, &pas));
+  g_autofree rnicpi_cm_event_t *ea = cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX));
+  pdata_check(ea, c->pdata_accept, 0x57);
+  g_assert_cmpint(QUE->qp_state(s.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(s.p.qp), ==, RNICPI_QPS_RTS);
+  cm_close(&s);
+}
+
+static void
 test_cm_pdata_limit_disconnect(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -955,6 +997,7 @@ cert_register_cm(void)
   cert_add("/rnicpi/cm/three-way-ird-ord", test_cm_three_way_ird_ord);
   cert_add("/rnicpi/cm/three-way-reply-rejected", test_cm_three_way_reply_rejected);
   cert_add("/rnicpi/cm/pdata-limit", test_cm_pdata_limit);
+  cert_add("/rnicpi/cm/pdata-at-limit", test_cm_pdata_at_limit);
   cert_add("/rnicpi/cm/pdata-limit-disconnect", test_cm_pdata_limit_disconnect);
   cert_add("/rnicpi/cm/no-event-after-end", test_cm_no_event_after_end);
   cert_add("/rnicpi/cm/ird-ord-limit", test_cm_ird_ord_limit);

@@ -2,8 +2,10 @@
  * cert-rnicpi: shared receive queues (rnicpi_srq_ops_t, ABI 1.1,
  * RNICPI_CAP_SRQ).  Two passive queue pairs of one domain take their
  * receives from one SRQ; each is connected to an active queue pair of its
- * own.  A receive taken from the SRQ completes on the receive CQ of the
- * queue pair the message arrived on, with that QP's context.
+ * own, and each has a receive CQ of its own.  A receive taken from the
+ * SRQ completes on the receive CQ of the queue pair the message arrived
+ * on, with that QP's context: the SRQ has no CQ, and which queue pair took
+ * the receive is known only when the message arrives.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,7 +21,7 @@
 
 typedef struct {
   rnicpi_pd_t *pd;
-  rnicpi_cq_t *scq, *rcq;
+  rnicpi_cq_t *scq, *rcq[2]; /* rcq[i]: passive QP i's receive CQ */
   rnicpi_srq_t *srq;
   rnicpi_qp_t *p[2];  /* passive QPs on the SRQ, contexts P_CTX + 0x1000 * (i + 1) */
   cert_side_t a[2];   /* their active peers (when connected) */
@@ -45,14 +47,15 @@ srq_open(cert_t *f, srq_setup_t *s, uint32_t max_wr, gboolean connect)
     return FALSE;
   cert_ok(DEV->pd_alloc(f->dev, &s->pd));
   cert_ok(QUE->cq_create(f->dev, 64, P_CTX | 1, &s->scq));
-  cert_ok(QUE->cq_create(f->dev, 64, P_CTX | 2, &s->rcq));
+  for (int i = 0; i < 2; i++)
+    cert_ok(QUE->cq_create(f->dev, 64, P_CTX | (uint64_t) (2 + i), &s->rcq[i]));
   cert_ok(SRQ->srq_create(s->pd, max_wr, 1, SRQ_CTX, &s->srq));
   g_assert_nonnull(s->srq);
   g_assert_true(s->srq->pd == s->pd);
   g_assert_cmphex(s->srq->al_ctx, ==, SRQ_CTX);
   cert_buf_new(s->pd, &s->rb, SLOT * 16, RW);
   for (int i = 0; i < 2; i++) {
-    rnicpi_qp_attr_t a = cert_qp_attr(f, s->scq, s->rcq);
+    rnicpi_qp_attr_t a = cert_qp_attr(f, s->scq, s->rcq[i]);
     a.srq = s->srq;
     cert_ok(QUE->qp_create(s->pd, &a, p_ctx(i), &s->p[i]));
   }
@@ -87,7 +90,8 @@ srq_close(srq_setup_t *s)
     cert_ok(SRQ->srq_destroy(s->srq));
   cert_buf_free(&s->rb);
   cert_ok(QUE->cq_destroy(s->scq));
-  cert_ok(QUE->cq_destroy(s->rcq));
+  for (int i = 0; i < 2; i++)
+    cert_ok(QUE->cq_destroy(s->rcq[i]));
   cert_ok(DEV->pd_free(s->pd));
   if (s->connected)
     for (int i = 0; i < 2; i++)
@@ -113,18 +117,26 @@ srq_send(srq_setup_t *s, int i, uint32_t len, uint8_t seed, cert_buf_t *src)
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
 }
 
-/* The next receive completion: @id, arrived on passive QP @i, @len bytes
- * of pattern @seed in slot @slot. */
+/* The next receive completion: @id, arrived on passive QP @i (so on its
+ * receive CQ), @len bytes of pattern @seed in slot @slot. */
 static void
 srq_expect_recv(srq_setup_t *s, uint64_t id, int i, int slot, uint32_t len, uint8_t seed)
 {
-  rnicpi_wc_t r = cert_wc(s->rcq);
+  rnicpi_wc_t r = cert_wc(s->rcq[i]);
   g_assert_cmphex(r.wr_id, ==, id);
   g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(r.opcode, ==, RNICPI_WC_RECV);
   g_assert_cmphex(r.qp_ctx, ==, p_ctx(i));
   g_assert_cmpuint(r.byte_len, ==, len);
   cert_buf_check(&s->rb, (size_t) slot * SLOT, len, seed);
+}
+
+/* Nothing more on either receive CQ. */
+static void
+srq_assert_quiet(srq_setup_t *s)
+{
+  for (int i = 0; i < 2; i++)
+    cert_assert_cq_quiet(s->rcq[i]);
 }
 
 static void
@@ -150,7 +162,7 @@ test_srq_post_count(cert_t *f, gconstpointer data)
     cert_ok(srq_post(&s, i, 0x100 + (uint64_t) i));
   g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 8);
   cert_cmpst(srq_post(&s, 8, 0x108), RNICPI_EFULL);
-  cert_assert_cq_quiet(s.rcq);
+  srq_assert_quiet(&s);
   srq_close(&s);
 }
 
@@ -174,7 +186,7 @@ test_srq_destroy_busy(cert_t *f, gconstpointer data)
   s.p[1] = NULL;
   cert_ok(SRQ->srq_destroy(s.srq));
   s.srq = NULL;
-  cert_assert_cq_quiet(s.rcq);
+  srq_assert_quiet(&s);
   srq_close(&s);
 }
 
@@ -192,11 +204,11 @@ test_srq_qp_error_keeps(cert_t *f, gconstpointer data)
     cert_ok(srq_post(&s, i, 0x200 + (uint64_t) i));
   cert_ok(QUE->qp_to_error(s.p[0]));
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, s.a[0].ctx));
-  cert_assert_cq_quiet(s.rcq);
+  srq_assert_quiet(&s);
   g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 3);
   cert_ok(QUE->qp_destroy(s.p[0]));
   s.p[0] = NULL;
-  cert_assert_cq_quiet(s.rcq);
+  srq_assert_quiet(&s);
   g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 3);
 
   cert_buf_t src;
@@ -204,7 +216,7 @@ test_srq_qp_error_keeps(cert_t *f, gconstpointer data)
   srq_send(&s, 1, 40, 61, &src);
   srq_expect_recv(&s, 0x200, 1, 0, 40, 61);
   g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 2);
-  cert_assert_cq_quiet(s.rcq);
+  srq_assert_quiet(&s);
   cert_buf_free(&src);
   srq_close(&s);
 }
@@ -215,7 +227,7 @@ test_srq_shared_order(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("Sends from two connections into two queue pairs on one SRQ take its receives "
                  "in the order they were posted, whichever QP they arrive on; each completes on "
-                 "that QP's receive CQ with its context and the bytes in that receive's buffer, "
+                 "the receive CQ of the QP it arrived on (each QP has its own) with its context and the bytes in that receive's buffer, "
                  "and srq_count falls by one each time");
   srq_setup_t s;
   if (!srq_open(f, &s, 8, TRUE))
@@ -233,7 +245,7 @@ test_srq_shared_order(cert_t *f, gconstpointer data)
   }
   for (size_t i = 3 * SLOT; i < s.rb.len; i++)
     g_assert_cmphex(s.rb.data[i], ==, 0);
-  cert_assert_cq_quiet(s.rcq);
+  srq_assert_quiet(&s);
   cert_assert_cq_quiet(s.a[0].rcq);
   cert_buf_free(&src[0]);
   cert_buf_free(&src[1]);

@@ -384,8 +384,8 @@ test_xproc_srq_send(cert_t *f, gconstpointer data)
                  "bytes: "
                  "each Send completes successfully there and takes the SRQ's receives in "
                  "posting "
-                 "order, completing on this QP's receive CQ with its context, opcode "
-                 "RECV, the "
+                 "order, completing on this QP's receive CQ (not on that of a QP put "
+                 "on the SRQ before it) with its context, opcode RECV, the "
                  "Send's length and bytes, nothing written past them; "
                  "RNICPI_ASYNC_SRQ_LIMIT "
                  "comes once, with the SRQ's context, at the Send that leaves 2");
@@ -398,8 +398,15 @@ test_xproc_srq_send(cert_t *f, gconstpointer data)
   cert_ok(QUE->qp_destroy(pe.a.qp));
   rnicpi_srq_t *srq = NULL;
   cert_ok(SRQ->srq_create(pe.a.pd, 8, 1, XSRQ_CTX, &srq));
-  rnicpi_qp_attr_t a = cert_qp_attr(f, pe.a.scq, pe.a.rcq);
+  /* A queue pair on the SRQ before this side's, with a receive CQ of its
+   * own: a receive taken for this side's QP must not complete there. */
+  rnicpi_cq_t *decoy_rcq = NULL;
+  rnicpi_qp_t *decoy = NULL;
+  cert_ok(QUE->cq_create(f->dev, 16, XSRQ_CTX | 0xd, &decoy_rcq));
+  rnicpi_qp_attr_t a = cert_qp_attr(f, pe.a.scq, decoy_rcq);
   a.srq = srq;
+  cert_ok(QUE->qp_create(pe.a.pd, &a, XSRQ_CTX | 0xd, &decoy));
+  a.recv_cq = pe.a.rcq;
   cert_ok(QUE->qp_create(pe.a.pd, &a, pe.a.ctx, &pe.a.qp));
   rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird),
                              .ord = cert_min(4, f->caps.max_ord) };
@@ -446,9 +453,12 @@ test_xproc_srq_send(cert_t *f, gconstpointer data)
   }
   g_assert_cmpuint(SRQ->srq_count(srq), ==, 1);
   cert_assert_cq_quiet(pe.a.rcq);
+  cert_assert_cq_quiet(decoy_rcq);
   g_assert_cmpint(QUE->qp_state(pe.a.qp), ==, RNICPI_QPS_RTS);
   cert_ok(QUE->qp_destroy(pe.a.qp));
   pe.a.qp = NULL;
+  cert_ok(QUE->qp_destroy(decoy));
+  cert_ok(QUE->cq_destroy(decoy_rcq));
   cert_ok(SRQ->srq_destroy(srq));
   cert_buf_free(&rb);
   cert_peer_close(&pe);
