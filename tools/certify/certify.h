@@ -7,6 +7,11 @@
  *   certify_catalog.c   the catalog: the test programs and their tests,
  *                       spec areas, deviation files, rules
  *   certify_report.c    the reports: counts, JSON, JUnit, Markdown, HTML
+ *   certify_provenance.c
+ *                       what a report certified and with what: command,
+ *                       digests of the catalog, module and deviation
+ *                       files, kernel, rdma-core, configuration, environment
+ *   certify_compare.c   --compare: what changed between two JSON reports
  *
  * SPDX-License-Identifier: MIT
  */
@@ -34,6 +39,12 @@ typedef struct {
   double ms;
   const char *rule_where; /* where the rule it checks is written (rules.txt) */
   const char *rule;       /* that rule, one sentence */
+  /* --repeat: the verdict of each run ('P', 'F', 'S', 'D'), the first
+   * failure's message, and what the catalog set before any run */
+  GString *runs;
+  char *fail_message;
+  result_t start_result;
+  char *start_message;
 } test_t;
 
 /* Spec areas by path prefix; the first match wins. */
@@ -48,6 +59,7 @@ extern char *opt_rules;
 extern char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 extern gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
 extern int opt_timeout;
+extern int opt_repeat; /* --repeat: runs of each test (1: no repetition) */
 
 /* The provider under test, its device and that device's capability record. */
 extern const rnicpi_entry_t *prov;
@@ -66,6 +78,22 @@ GHashTable *catalog_load_rules(void);
 void catalog_attach_rules(GPtrArray *cat, GHashTable *rules);
 char *catalog_rule_line(const test_t *t);
 GPtrArray *catalog_build(const char *dir);
+
+/* Provenance (certify_provenance.c): started before the options are
+ * parsed, fed as the catalog is read, and listed once the run is over. */
+typedef struct {
+  const char *name; /* "command", "catalog digest", "kernel", ... */
+  char *value;
+} provenance_item_t;
+void provenance_start(int argc, char **argv);
+void provenance_deviation_file(const char *path);
+void provenance_program(const char *name, const char *path);
+const GPtrArray *provenance_items(void);
+const GPtrArray *provenance_environment(void);
+
+/* --compare OLD NEW (certify_compare.c): prints what changed; 0 when no
+ * test newly fails, 1 when one does, 2 when a report cannot be read. */
+int compare_reports(const char *old_path, const char *new_path);
 
 /* The reports (certify_report.c). */
 guint report_negatives(GPtrArray *cat);

@@ -153,6 +153,7 @@ read_deviations(GHashTable *dev, const char *path)
     fprintf(stderr, "itapi-certify: cannot read the deviation file %s: %s\n", path, err->message);
     exit(2);
   }
+  provenance_deviation_file(path);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l != NULL; l++) {
     char *s = g_strstrip(*l);
@@ -289,6 +290,10 @@ test_free(gpointer p)
   g_free(t->needs);
   g_free(t->message);
   g_free(t->report);
+  if (t->runs != NULL)
+    g_string_free(t->runs, TRUE);
+  g_free(t->fail_message);
+  g_free(t->start_message);
   g_free(t);
 }
 
@@ -334,6 +339,7 @@ catalog_build(const char *dir)
       g_ptr_array_add(cat, t);
       continue;
     }
+    provenance_program(programs[p], path);
     char *argv[] = { path, "-l", NULL };
     char *out = NULL;
     double ms;
@@ -381,6 +387,7 @@ catalog_build(const char *dir)
                                      CERT_BINDIR);
       } else {
         t->program = g_strdup(tool);
+        provenance_program(tool_tests[i].tool, tool);
         g_autofree char *cmd = g_strdup_printf("%s -i %s %s", tool, device, tool_tests[i].args);
         t->argv = g_strsplit(cmd, " ", -1);
       }

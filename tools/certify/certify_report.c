@@ -204,6 +204,26 @@ report_json(GPtrArray *cat, counts_t c)
   g_autofree char *scope = catalog_scope();
   g_string_append(o, "]},\n  \"catalog\": ");
   json_str(o, scope);
+  g_string_append_printf(o, ",\n  \"repeat\": %d,\n  \"certified_with\": {", opt_repeat);
+  const GPtrArray *pv = provenance_items();
+  for (guint i = 0; i < pv->len; i++) {
+    const provenance_item_t *it = g_ptr_array_index(pv, i);
+    g_string_append(o, i ? ",\n    " : "\n    ");
+    json_str(o, it->name);
+    g_string_append(o, ": ");
+    json_str(o, it->value);
+  }
+  g_string_append(o, "},\n  \"environment\": {");
+  const GPtrArray *env = provenance_environment();
+  for (guint i = 0; i < env->len; i++) {
+    const char *e = g_ptr_array_index(env, i);
+    g_autofree char *name = g_strndup(e, strcspn(e, "="));
+    g_string_append(o, i ? ", " : "");
+    json_str(o, name);
+    g_string_append(o, ": ");
+    json_str(o, e + strlen(name) + (e[strlen(name)] == '=' ? 1 : 0));
+  }
+  g_string_append(o, "}");
   g_string_append_printf(o, ",\n  \"strict\": %s,\n  \"summary\": {\"total\": %u, \"pass\": %d, "
                          "\"fail\": %d, \"skipped\": %d, \"deviation\": %d, \"negative\": %u},\n  \"levels\": [",
                          opt_strict ? "true" : "false", cat->len, c.pass, c.fail, c.skip, c.dev, report_negatives(cat));
@@ -243,6 +263,8 @@ report_json(GPtrArray *cat, counts_t c)
     g_string_append_printf(o, ", \"negative\": %s, \"result\": \"%s\", \"ms\": %.1f, \"message\": ",
                            t->negative ? "true" : "false", result_name[t->result], t->ms);
     json_str(o, t->message);
+    g_string_append(o, ", \"runs\": ");
+    json_str(o, t->runs != NULL ? t->runs->str : "");
     g_string_append(o, "}");
   }
   g_string_append(o, "\n  ]\n}\n");
@@ -325,6 +347,14 @@ report_markdown(GPtrArray *cat, counts_t c)
   g_autoptr(GPtrArray) ll = report_level_lines(cat);
   for (guint i = 0; i < ll->len; i++)
     g_string_append_printf(o, "- %s\n", (char *) g_ptr_array_index(ll, i));
+  g_string_append(o, "\n## Certified with\n\n| | |\n|---|---|\n");
+  const GPtrArray *pv = provenance_items();
+  for (guint i = 0; i < pv->len; i++) {
+    const provenance_item_t *it = g_ptr_array_index(pv, i);
+    g_string_append_printf(o, "| %s | ", it->name);
+    md_cell(o, it->value);
+    g_string_append(o, " |\n");
+  }
   g_string_append(o, "\n## Capability record\n\n");
   g_autoptr(GPtrArray) cl = caps_lines();
   for (guint i = 0; i < cl->len; i++)
@@ -395,7 +425,17 @@ report_html(GPtrArray *cat, counts_t c)
     xml_escape(o, g_ptr_array_index(ll, i));
     g_string_append(o, "</li>\n");
   }
-  g_string_append(o, "</ul>\n<h2>Capability record</h2>\n<ul>\n");
+  g_string_append(o, "</ul>\n<h2>Certified with</h2>\n<table>\n");
+  const GPtrArray *pv = provenance_items();
+  for (guint i = 0; i < pv->len; i++) {
+    const provenance_item_t *it = g_ptr_array_index(pv, i);
+    g_string_append(o, "<tr><th>");
+    xml_escape(o, it->name);
+    g_string_append(o, "</th><td><code>");
+    xml_escape(o, it->value);
+    g_string_append(o, "</code></td></tr>\n");
+  }
+  g_string_append(o, "</table>\n<h2>Capability record</h2>\n<ul>\n");
   g_autoptr(GPtrArray) cl = caps_lines();
   for (guint i = 0; i < cl->len; i++) {
     g_string_append(o, "<li>");

@@ -3,9 +3,13 @@
 
 Runs a slice of the catalog at both levels over emul, then a slice of the
 interop level alone, and checks the JSON
-counts, the JUnit XML, the Markdown and HTML reports; then known deviations
-of a broken module (normal and --strict), and a refused module.
+counts, the JUnit XML, the Markdown and HTML reports and what each names
+it certified with (digests of the catalog, module and deviation files, the
+environment); then known deviations of a broken module (normal and
+--strict), --compare between two of its reports, --repeat over a catalog
+with a test whose verdict changes, and a refused module.
 """
+import hashlib
 import json
 import os
 import subprocess
@@ -20,7 +24,8 @@ with tempfile.TemporaryDirectory() as tmp:
                           "--exclude", "/conformance/cm/three-way", "--exclude", "/rnicpi/cm/reject",
                           "--json", out["json"], "--junit", out["xml"],
                           "--markdown", out["md"], "--html", out["html"]],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True,
+                         env=dict(os.environ, ITAPI_EMUL_TIMEOUT_MS="12345"))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr
     doc = json.load(open(out["json"]))
     s = doc["summary"]
@@ -44,6 +49,29 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "| catalog | %s |" % scope in md, md[:1000]
     html = open(out["html"]).read()
     assert html.startswith("<!DOCTYPE html>") and "PASSED" in html
+
+    # What the report certified with: each file by its SHA-256, so that two
+    # reports can be told apart and a run repeated.
+    def sha(path):
+        return "sha256:" + hashlib.sha256(open(path, "rb").read()).hexdigest()
+    cw = doc["certified_with"]
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(certify))))
+    assert "--filter /cm/" in cw["command"] and "--exclude /rnicpi/cm/reject" in cw["command"], cw
+    progs = dict(p.split(" ") for p in cw["catalog programs"].split(", "))
+    assert progs["cert-rnicpi"] == sha(os.path.join(build, "conformance", "rnicpi", "cert-rnicpi")), cw
+    assert progs["conf-cm"] == sha(os.path.join(build, "conformance", "conf-cm")), cw
+    assert cw["catalog digest"].startswith("sha256:") and "(17 programs)" in cw["catalog digest"], cw
+    lib = os.path.realpath(os.path.join(build, "libitapi.so.0"))
+    assert cw["provider module"] == "built-in: %s (%s)" % (lib, sha(lib)), cw
+    devs = cw["deviation files"]
+    assert devs.endswith("emul.txt (%s)" % sha(devs.split(" ")[0])), devs
+    assert cw["kernel"].startswith("Linux ") and cw["rdma-core"], cw
+    assert doc["environment"].get("ITAPI_EMUL_TIMEOUT_MS") == "12345", doc["environment"]
+    assert "ITAPI_EMUL_TIMEOUT_MS=12345" in cw["environment"], cw
+    assert "ITAPI_PROVIDER" not in doc["environment"], "set by itapi-certify itself"
+    assert "## Certified with" in md and "| catalog digest | sha256:" in md, md[:3000]
+    assert "<h2>Certified with</h2>" in html and sha(lib) in html
+    assert doc["repeat"] == 1 and all(len(t["runs"]) == 1 for t in doc["tests"]), doc["repeat"]
 
     # The interop level, alone: its own level and areas in every format, and
     # on emul0 (no iWARP wire) skips that name the capability.
@@ -106,6 +134,78 @@ with tempfile.TemporaryDirectory() as tmp:
     other = next(t for t in doc["tests"] if t["id"].endswith("straddle-end"))
     assert other["rule"]["text"] is None
     assert "no rule listed for this test" in md
+
+    # --compare: the same module with and without its deviation file.
+    # Without it the two faults are new failures (exit 1) and the
+    # deviation files differ; the other way they are deviations again.
+    with_dev, without = os.path.join(tmp, "with.json"), os.path.join(tmp, "without.json")
+    empty = os.path.join(tmp, "none.txt")
+    open(empty, "w").close()
+    for dfile, rep in ((dev, with_dev), (empty, without)):
+        subprocess.run([certify, "--provider-module", broken, "--level", "itapi", "--filter",
+                        "rdma-write/", "--deviations", dfile, "--json", rep], capture_output=True, text=True)
+    run = subprocess.run([certify, "--compare", with_dev, without], capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    o = run.stdout
+    assert "new failures (2):" in o and "/conformance/neg/rdma-write/past-end: was deviation" in o, o
+    assert "deviation files:" in o and empty in o and "provider module:" not in o, o
+    assert o.rstrip().endswith("2 new failures, 0 fixed, 0 deviations changed, 0 other changes, "
+                               "0 tests added, 0 removed; 1 of what they certified with changed"), o
+    run = subprocess.run([certify, "--compare", without, with_dev], capture_output=True, text=True)
+    assert run.returncode == 0 and "known deviations changed (2):" in run.stdout, run.stdout
+    # Tests added and removed: a narrower slice of the catalog against it.
+    part = os.path.join(tmp, "part.json")
+    subprocess.run([certify, "--provider-module", broken, "--level", "itapi", "--filter",
+                    "rdma-write/past-end", "--deviations", dev, "--json", part], capture_output=True, text=True)
+    n = len(json.load(open(with_dev))["tests"]) - len(json.load(open(part))["tests"])
+    assert n > 0, n
+    run = subprocess.run([certify, "--compare", part, with_dev], capture_output=True, text=True)
+    assert run.returncode == 0 and "tests added (%d):" % n in run.stdout, run.stdout
+    run = subprocess.run([certify, "--compare", with_dev, part], capture_output=True, text=True)
+    assert run.returncode == 0 and "tests removed (%d):" % n in run.stdout, run.stdout
+    for bad in (empty, "/nonexistent.json"):
+        run = subprocess.run([certify, "--compare", bad, with_dev], capture_output=True, text=True)
+        assert run.returncode == 2 and bad in run.stderr, run.stderr
+
+    # --repeat: a catalog (a stand-in cert-rnicpi) with a test that fails
+    # every second run and one that always passes.  The first fails, naming
+    # its runs; the report keeps each test's verdicts.
+    fake = os.path.join(tmp, "fake")
+    os.mkdir(fake)
+    prog = os.path.join(fake, "cert-rnicpi")
+    with open(prog, "w") as f:
+        f.write("""#!/usr/bin/env python3
+import os, sys
+if "-l" in sys.argv:
+    print("/rnicpi/fake/steady")
+    print("/rnicpi/fake/flaky")
+    sys.exit(0)
+tid = sys.argv[sys.argv.index("-p") + 1]
+state = os.path.join(os.path.dirname(sys.argv[0]), "runs")
+n = int(open(state).read()) if os.path.exists(state) else 0
+if tid.endswith("flaky"):
+    open(state, "w").write(str(n + 1))
+    if n % 2 == 1:
+        print("not ok 1 %s" % tid)
+        print("# ERROR: it fails every second run")
+        sys.exit(1)
+print("ok 1 %s" % tid)
+""")
+    os.chmod(prog, 0o755)
+    run = subprocess.run([certify, "--provider", "emul", "--tests-dir", fake, "--level", "rnicpi",
+                          "--repeat", "3", "--json", out["json"], "--tap"], capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.startswith("1..6\n"), run.stdout
+    assert "PFP /rnicpi/fake/flaky" in run.stderr and "1 of 2 tests changed verdict over 3 runs" in run.stderr, run.stderr
+    doc = json.load(open(out["json"]))
+    t = {t["id"]: t for t in doc["tests"]}
+    assert doc["repeat"] == 3 and t["/rnicpi/fake/steady"]["runs"] == "PPP", doc
+    assert t["/rnicpi/fake/flaky"]["runs"] == "PFP" and t["/rnicpi/fake/flaky"]["result"] == "fail", t
+    assert "verdict changed over 3 runs (PFP" in t["/rnicpi/fake/flaky"]["message"], t
+    assert "fails every second run" in t["/rnicpi/fake/flaky"]["message"], t
+    assert doc["summary"]["fail"] == 1 and doc["summary"]["pass"] == 1, doc["summary"]
+    run = subprocess.run([certify, "--provider", "emul", "--repeat", "0"], capture_output=True, text=True)
+    assert run.returncode == 2 and "--repeat" in run.stderr, run.stderr
 
     # A module that is not a provider is refused with a reason and exit 2.
     run = subprocess.run([certify, "--provider-module", "/nonexistent.so"], capture_output=True, text=True)

@@ -5,7 +5,8 @@
  *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING...]
  *                 [--exclude SUBSTRING...] [--timeout SEC]
  *                 [--jobs N] [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
- *                 [--markdown FILE] [--html FILE] [--list]
+ *                 [--markdown FILE] [--html FILE] [--list] [--repeat N]
+ *   itapi-certify --compare OLD.json NEW.json
  *
  * The catalog is the set of test programs of the suite: cert-rnicpi drives the
  * provider's verbs directly (RNIC-PI level), the conf-* programs drive the
@@ -16,7 +17,9 @@
  * test ends as pass, fail, skipped (naming the capability the provider's
  * record lacks) or known deviation (listed with a reason in the provider's
  * deviation file; --strict makes those failures).  Nothing is silently not
- * run: a test that produced no result is a failure.
+ * run: a test that produced no result is a failure.  --repeat N runs the
+ * catalog N times and fails every test whose verdict changed between runs
+ * (a flaky test is no evidence either way).
  *
  * The runner (this file), the catalog (certify_catalog.c) and the report
  * writers (certify_report.c) share certify.h.
@@ -45,6 +48,8 @@ char *opt_rules;
 char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
 int opt_timeout = 60;
+int opt_repeat = 1;
+static gboolean opt_compare;
 int opt_jobs = INT_MIN; /* not given: ITAPI_CERTIFY_JOBS, else 1 */
 
 /* The provider under test. */
@@ -527,7 +532,7 @@ test_report(test_t *t, guint i, const char *reason, FILE *console)
  * themselves), and report each in catalog order as soon as it and those
  * before it have ended. */
 static void
-run_pool(GPtrArray *cat, GHashTable *dev, char **env)
+run_pool(GPtrArray *cat, GHashTable *dev, char **env, guint tap_base)
 {
   FILE *console = opt_tap ? stderr : stdout;
   guint n = cat->len, next_start = 0, next_report = 0, running = 0;
@@ -569,7 +574,7 @@ run_pool(GPtrArray *cat, GHashTable *dev, char **env)
     }
     while (next_report < next_start && state[next_report] == 2) {
       test_t *t = g_ptr_array_index(cat, next_report);
-      test_report(t, next_report + 1, g_hash_table_lookup(dev, t->id), console);
+      test_report(t, tap_base + next_report + 1, g_hash_table_lookup(dev, t->id), console);
       next_report++;
       moved = TRUE;
     }
@@ -580,9 +585,74 @@ run_pool(GPtrArray *cat, GHashTable *dev, char **env)
   g_free(state);
 }
 
+static const char verdict_char[] = { [R_PASS] = 'P', [R_FAIL] = 'F', [R_SKIP] = 'S',
+                                      [R_DEVIATION] = 'D' };
+
+/* Before run @round (from 0): each test back to what the catalog set, and
+ * the verdicts of the runs before it kept. */
+static void
+round_reset(GPtrArray *cat, int round)
+{
+  for (guint i = 0; i < cat->len; i++) {
+    test_t *t = g_ptr_array_index(cat, i);
+    if (round == 0) {
+      t->runs = g_string_new(NULL);
+      t->start_result = t->result;
+      t->start_message = g_strdup(t->message);
+      continue;
+    }
+    t->result = t->start_result;
+    g_free(t->message);
+    t->message = g_strdup(t->start_message);
+    g_clear_pointer(&t->report, g_free);
+    t->ms = 0;
+  }
+}
+
+/* After a run: its verdict of each test noted, with the first failure. */
+static void
+round_note(GPtrArray *cat)
+{
+  for (guint i = 0; i < cat->len; i++) {
+    test_t *t = g_ptr_array_index(cat, i);
+    g_string_append_c(t->runs, verdict_char[t->result]);
+    if (t->result == R_FAIL && t->fail_message == NULL)
+      t->fail_message = g_strdup(t->message);
+  }
+}
+
+/* After every run: a test whose verdict changed fails, naming its runs;
+ * returns how many did. */
+static guint
+rounds_judge(GPtrArray *cat, FILE *console)
+{
+  guint changed = 0;
+  for (guint i = 0; i < cat->len; i++) {
+    test_t *t = g_ptr_array_index(cat, i);
+    const char *r = t->runs->str;
+    if (strspn(r, (const char[]) { r[0], '\0' }) == t->runs->len)
+      continue;  /* one verdict throughout */
+    if (changed++ == 0)
+      fprintf(console, "\nverdicts that changed between the %d runs (P pass, F fail, S skipped, "
+              "D deviation):\n", opt_repeat);
+    fprintf(console, "  %s %s%s%s\n", r, t->id, t->fail_message ? ": " : "",
+            t->fail_message ? t->fail_message : "");
+    g_autofree char *m = t->message;
+    t->message = g_strdup_printf("verdict changed over %d runs (%s: P pass, F fail, S skipped, "
+                                 "D deviation)%s%s", opt_repeat, r,
+                                 t->fail_message ? "; the first failure: " : "",
+                                 t->fail_message ? t->fail_message : "");
+    t->result = R_FAIL;
+  }
+  if (opt_repeat > 1)
+    fprintf(console, "\n%u of %u tests changed verdict over %d runs\n", changed, cat->len, opt_repeat);
+  return changed;
+}
+
 int
 main(int argc, char **argv)
 {
+  provenance_start(argc, argv);
   GOptionEntry entries[] = {
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &opt_provider, "certify the registered provider NAME", "NAME" },
     { "provider-module", 'm', 0, G_OPTION_ARG_FILENAME, &opt_module, "certify the provider module at PATH", "PATH" },
@@ -608,6 +678,11 @@ main(int argc, char **argv)
     { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, "list the catalog and exit", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "print only failures and the summary", NULL },
     { "rules", 0, 0, G_OPTION_ARG_FILENAME, &opt_rules, "the rules file (default: the catalog's rules.txt)", "FILE" },
+    { "repeat", 0, 0, G_OPTION_ARG_INT, &opt_repeat,
+      "run the catalog N times; a test whose verdict changes between runs fails (default 1)", "N" },
+    { "compare", 0, 0, G_OPTION_ARG_NONE, &opt_compare,
+      "compare two JSON reports given as OLD NEW: new failures, fixed tests, changed deviations, "
+      "tests added or removed, and what they certified with", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GError *err = NULL;
@@ -621,6 +696,21 @@ main(int argc, char **argv)
     return 2;
   }
   g_option_context_free(ctx);
+  if (opt_compare) {
+    if (argc != 3) {
+      fprintf(stderr, "itapi-certify: --compare takes two JSON reports (--json FILE): OLD NEW\n");
+      return 2;
+    }
+    return compare_reports(argv[1], argv[2]);
+  }
+  if (argc > 1) {
+    fprintf(stderr, "itapi-certify: '%s' is not an option; --help lists them\n", argv[1]);
+    return 2;
+  }
+  if (opt_repeat < 1 || opt_repeat > 1000) {
+    fprintf(stderr, "itapi-certify: --repeat must be 1 to 1000, not %d\n", opt_repeat);
+    return 2;
+  }
   if ((opt_provider == NULL) == (opt_module == NULL)) {
     fprintf(stderr, "itapi-certify: give exactly one of --provider NAME or --provider-module PATH\n");
     return 2;
@@ -667,11 +757,18 @@ main(int argc, char **argv)
 
   FILE *console = opt_tap ? stderr : stdout;
   if (opt_tap)
-    printf("1..%u\n", cat->len);
+    printf("1..%u\n", cat->len * (guint) opt_repeat);
   fprintf(console, "certifying provider '%s' (%s), device %s: %u tests\n", prov->name, prov->origin,
           device, cat->len);
   char **env = run_env();
-  run_pool(cat, dev, env);
+  for (int r = 0; r < opt_repeat; r++) {
+    round_reset(cat, r);
+    if (opt_repeat > 1)
+      fprintf(console, "%srun %d of %d\n", r ? "\n" : "", r + 1, opt_repeat);
+    run_pool(cat, dev, env, cat->len * (guint) r);
+    round_note(cat);
+  }
+  rounds_judge(cat, console);
   g_strfreev(env);
 
   counts_t c = report_count(cat, NULL);
