@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""itapi-info --json parses and says what the build has: emul0, 83 calls."""
+"""itapi-info --json parses and says what the build has: emul0, 83 calls;
+its text gives each interface's per-endpoint limits."""
 import json
 import subprocess
 import sys
@@ -35,5 +36,14 @@ if len(sys.argv) > 2 and sys.argv[2] == "--ib":
     refused = ib[0].get("refused_devices", [])
     assert ib_ifaces or refused, ib[0]
     assert all(r["reason"] for r in refused), refused
+# The text shows what an application sizes its endpoints by, per
+# interface, as the JSON's limits give it.
+text = subprocess.run([sys.argv[1]], check=True, capture_output=True, text=True).stdout
+lim = emul["rnicpi_limits"]
+want = ("per endpoint: IRD %d, ORD %d, RDMA Read segments %d, RDMA Write segments %d, "
+        "Send segments %d, receive segments %d" % (lim["max_ird"], lim["max_ord"],
+        lim["max_rdma_read_sge"], lim["max_rdma_write_sge"], lim["max_send_sge"], lim["max_recv_sge"]))
+assert want in text.split("emul0:", 1)[1], text
+assert lim["max_ird"] >= 32 and lim["max_rdma_read_sge"] >= 8, lim
 print("itapi-info --json: %d providers, %d interfaces, %d calls" %
       (len(doc["providers"]), len(names), len(calls)))

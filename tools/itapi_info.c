@@ -397,6 +397,14 @@ main(int argc, char **argv)
             g_string_append_printf(o, "%s %s %llu", k ? "," : "", x->name, x->value);
         }
         g_string_append_c(o, '\n');
+        /* What an application sizes its endpoints by: the numbers an
+         * application written for a big InfiniBand HCA asks for. */
+        const rnicpi_caps_t *c = &rc;
+        g_string_append_printf(o, "    per endpoint: IRD %u, ORD %u, RDMA Read segments %u, "
+                               "RDMA Write segments %u, Send segments %u, receive segments %u, "
+                               "inline %u bytes\n", c->max_ird, c->max_ord,
+                               c->max_rdma_read_sge, c->max_rdma_write_sge, c->max_send_sge,
+                               c->max_recv_sge, c->max_inline);
       }
       g_string_append_printf(o, "    IT-API calls usable on this interface: %zu of %zu\n", usable,
                              itx_call_count());
