@@ -1151,11 +1151,12 @@ typedef struct rnicpi_queue_ops {
    *         queue pair that large, or a CQ that cannot grow has no room
    *         left for its depth
    * @retval RNICPI_EINVAL a CQ missing (vp/emul, vp/iwarp), or (vp/emul) a
-   *         type that is neither RC nor UD
+   *         type that is neither RC nor UD, or (vp/iwarp) an SRQ of
+   *         another domain than @p pd
    * @retval RNICPI_ENOTSUP a UD queue pair on a device without
    *         RNICPI_CAP_UD (vp/ib: also a type neither RC nor UD).  An SRQ
    *         is given only where RNICPI_CAP_SRQ says (the access layer
-   *         checks; vp/iwarp, without it, ignores attr->srq)
+   *         checks)
    * @retval RNICPI_ENOMEM the provider ran out of memory (vp/ib: other
    *         statuses by errno, and what moving it to INIT or RTS met)
    */
@@ -1269,8 +1270,9 @@ typedef struct rnicpi_data_ops {
    * @retval RNICPI_OK taken; it completes
    * @retval RNICPI_EFULL max_recv_wr receives are outstanding
    * @retval RNICPI_ELIMIT more SGEs than the queue pair's max_recv_sge
-   * @retval RNICPI_EINVAL vp/emul: the queue pair receives from an SRQ
-   *         (vp/ib says RNICPI_ESTATE; the access layer never asks)
+   * @retval RNICPI_EINVAL vp/emul, vp/iwarp: the queue pair receives
+   *         from an SRQ (vp/ib says RNICPI_ESTATE; the access layer never
+   *         asks)
    */
   rnicpi_status_t (*post_recv)(rnicpi_qp_t *qp, const rnicpi_recv_wr_t *wr);
   /**

@@ -6,7 +6,7 @@
  *   dev->lock (CM: listeners, pending requests)
  *   -> qp->lock (one connection: its queues, socket, rx and tx state)
  *   -> dev->mr_lock (read: placing into or gathering from a region)
- *   -> cq->lock, dev->ev_lock (leaves).
+ *   -> srq->lock, cq->lock, dev->ev_lock (leaves).
  * Upcalls are never made with any of them held: completions mark CQs to
  * notify in an iw_work_t delivered after unlocking; CM and async events go
  * to the device's event queue, delivered by its progress thread.
@@ -252,6 +252,19 @@ typedef struct iw_rwqe {
   rnicpi_sge_t sge[IW_MAX_SGE];
 } iw_rwqe_t;
 
+/* A shared receive queue (iw_srq.c): receives any of its QPs takes. */
+typedef struct iw_srq {
+  rnicpi_srq_t base;
+  iw_dev_t *dev;
+  iw_pd_t *pd;
+  GMutex lock;               /* a leaf: under a QP's lock in its receive pass */
+  rnicpi_fifo_t rq;          /* iw_rwqe_t, posted and not taken */
+  rnicpi_cache_t cache;      /* entries its QPs gave back */
+  uint32_t max_wr, max_sge;
+  uint32_t limit;            /* armed limit, 0 when disarmed */
+  gint nqp;                  /* QPs taking from it (atomic) */
+} iw_srq_t;
+
 /* An inbound RDMA Read being answered, or an executed RFC 7306 atomic
  * whose response is due (the two are answered in the order they came). */
 typedef struct iw_rresp {
@@ -403,6 +416,7 @@ typedef struct iw_qp {
   iw_dev_t *dev;
   iw_pd_t *pd;
   iw_cq_t *scq, *rcq;
+  iw_srq_t *srq;             /* its receives come from this SRQ (rq stays empty), or NULL */
   GMutex lock;
   gint posts_waiting;        /* posts waiting for lock (atomic; iw_qp_lock_post) */
   rnicpi_qp_attr_t attr;
@@ -556,7 +570,8 @@ static inline iw_listen_t *to_iw_listen(rnicpi_listen_t *l) { return G_STRUCT_ME
 
 /* The provider object (iw_dev.c) and its tables, each beside the
  * functions it lists: device (iw_dev.c), memory (iw_mem.c), queues
- * (iw_qp.c), data path (iw_cq.c), CM and socket handoff (iw_cm.c). */
+ * (iw_qp.c), data path (iw_cq.c), CM and socket handoff (iw_cm.c),
+ * shared receive queues (iw_srq.c). */
 extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(iwarp);
 extern const rnicpi_device_ops_t iw_device_ops;
 extern const rnicpi_mem_ops_t iw_mem_ops;
@@ -564,6 +579,7 @@ extern const rnicpi_queue_ops_t iw_queue_ops;
 extern const rnicpi_data_ops_t iw_data_ops;
 extern const rnicpi_cm_ops_t iw_cm_ops;
 extern const rnicpi_sock_ops_t iw_sock_ops;
+extern const rnicpi_srq_ops_t iw_srq_ops;
 
 /* iw_dev.c: events and the progress thread. */
 /* A device with its capabilities, locks, tables and descriptors, but no
@@ -601,6 +617,15 @@ iw_mr_live(iw_dev_t *dev, uint32_t stag, uint64_t gen)
 gboolean iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag);
 /* Free the table's pages (device close). */
 void iw_mr_table_free(iw_dev_t *dev);
+
+/* iw_srq.c.  Take the SRQ's head receive (NULL when it is empty), raising
+ * the armed limit event; give an entry back once its message completed;
+ * a QP of domain @pd starts (iw_srq_attach, RNICPI_EINVAL for another
+ * domain's SRQ) or stops taking from it. */
+iw_rwqe_t *iw_srq_take(iw_srq_t *srq);
+void iw_srq_put(iw_srq_t *srq, iw_rwqe_t *r);
+rnicpi_status_t iw_srq_attach(iw_srq_t *srq, iw_pd_t *pd);
+void iw_srq_detach(iw_srq_t *srq);
 
 /* iw_cq.c */
 rnicpi_status_t iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out);
@@ -672,6 +697,26 @@ static inline gboolean
 iw_op_answered(uint8_t op)
 {
   return op == IW_OP_READ_REQ || op == IW_OP_ATOMIC_REQ;
+}
+
+/* The receive the next untagged Send-queue message of @qp lands in: the
+ * head of its own queue or of its SRQ; NULL when there is none (qp->lock
+ * held). */
+static inline iw_rwqe_t *
+iw_qp_recv_take(iw_qp_t *qp)
+{
+  return qp->srq != NULL ? iw_srq_take(qp->srq) : rnicpi_fifo_pop(&qp->rq);
+}
+
+/* A receive of @qp that completed: its entry goes back where it came from
+ * (qp->lock held). */
+static inline void
+iw_qp_recv_put(iw_qp_t *qp, iw_rwqe_t *r)
+{
+  if (qp->srq != NULL)
+    iw_srq_put(qp->srq, r);
+  else
+    rnicpi_cache_put(&qp->rwqe_cache, r);
 }
 
 /* Whether the consumer gets BROKEN when @qp fails: it is in RTS, or has

@@ -240,7 +240,7 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
   c->features = RNICPI_CAP_RC | RNICPI_CAP_CM_VERBS | RNICPI_CAP_SOCKET_HANDOFF |
                 RNICPI_CAP_IRD_ORD_NEGOTIATED | RNICPI_CAP_READ_SINK_REMOTE_WRITE |
                 RNICPI_CAP_ZERO_BASED | RNICPI_CAP_FLUSH_ON_ERROR |
-                RNICPI_CAP_CQ_OVERFLOW_DETECT |
+                RNICPI_CAP_CQ_OVERFLOW_DETECT | RNICPI_CAP_SRQ |
                 /* Data moves through sockets and CPU copies: nothing to pin. */
                 RNICPI_CAP_NO_PIN |
                 /* RDMAC verbs 7.2.7, for the windows an iWARP RNIC has (this
@@ -269,6 +269,8 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
   c->max_cqe = 1u << 20;
   c->max_mr = 1u << 24;
   c->max_pd = 1u << 16;
+  /* An SRQ holds up to max_qp_wr receives of max_recv_sge entries each. */
+  c->max_srq = 1u << 16;
   c->max_send_sge = IW_MAX_SGE;
   c->max_recv_sge = IW_MAX_SGE;
   c->max_rdma_write_sge = IW_MAX_SGE;
@@ -441,4 +443,5 @@ RNICPI_PROVIDER_DEFINE(iwarp) = {
   .data = &iw_data_ops,
   .cm = &iw_cm_ops,
   .sock = &iw_sock_ops,
+  .srq = &iw_srq_ops,
 };

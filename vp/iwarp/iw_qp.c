@@ -6,7 +6,9 @@
  * Every work request lives in exactly one queue (sq, sq_out, rq, or the
  * receive in progress) until it completes, so a flush completes each one
  * exactly once (RDMAC verbs 8.2: WRs complete in order; in ERROR every
- * outstanding WR completes flushed).
+ * outstanding WR completes flushed).  A receive of an SRQ is the SRQ's
+ * until a message takes it (iw_srq.c), then the QP's receive in progress:
+ * a flush completes that one and leaves the SRQ's to its other QPs.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -96,7 +98,7 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
   qp->rx.rdwqe = NULL;
   if (qp->rx.rwqe != NULL) {
     iw_qp_complete(qp, qp->rcq, qp->rx.rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-    rnicpi_cache_put(&qp->rwqe_cache, qp->rx.rwqe);
+    iw_qp_recv_put(qp, qp->rx.rwqe);
     qp->rx.rwqe = NULL;
   }
   iw_rwqe_t *r;
@@ -501,6 +503,8 @@ iw_post_recv(rnicpi_qp_t *q, const rnicpi_recv_wr_t *wr)
   rnicpi_notify_batch_init(&w);
   rnicpi_status_t st = RNICPI_OK;
 
+  if (qp->srq != NULL)
+    return RNICPI_EINVAL; /* its receives are the SRQ's (post_srq_recv) */
   if (wr->num_sge > qp->attr.max_recv_sge || wr->num_sge > IW_MAX_SGE)
     return RNICPI_ELIMIT;
   iw_qp_lock_post(qp);
@@ -538,6 +542,12 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
       attr->max_rdma_write_sge > dev->caps.max_rdma_write_sge ||
       attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
     return RNICPI_ELIMIT;
+  iw_srq_t *srq = (iw_srq_t *) attr->srq;
+  if (srq != NULL) {
+    rnicpi_status_t st = iw_srq_attach(srq, to_iw_pd(p));
+    if (st != RNICPI_OK)
+      return st;
+  }
   iw_qp_t *qp = g_new0(iw_qp_t, 1);
   qp->poll.kind = IW_POLL_QP;
   qp->base.pd = p;
@@ -546,6 +556,7 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
   qp->pd = to_iw_pd(p);
   qp->scq = to_iw_cq(attr->send_cq);
   qp->rcq = to_iw_cq(attr->recv_cq);
+  qp->srq = srq;
   qp->attr = *attr;
   qp->state = RNICPI_QPS_IDLE;
   qp->fd = -1;
@@ -685,6 +696,9 @@ iw_qp_destroy(rnicpi_qp_t *q)
   g_atomic_int_dec_and_test(&qp->scq->nqp);
   g_atomic_int_dec_and_test(&qp->rcq->nqp);
   g_atomic_int_dec_and_test(&qp->pd->nobj);
+  /* Dead under its lock, it takes nothing more from its SRQ. */
+  if (qp->srq != NULL)
+    iw_srq_detach(qp->srq);
   /* The progress thread may hold it in its current batch: it frees it. */
   iw_dev_bury(qp->dev, qp);
   return RNICPI_OK;

@@ -432,7 +432,7 @@ iw_rdmap_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     r->niov = 0;
     if (!ok) {
       iw_qp_complete(qp, qp->rcq, q->wr_id, RNICPI_WC_RECV, RNICPI_WC_LOC_PROT_ERR, 0, w);
-      rnicpi_cache_put(&qp->rwqe_cache, q);
+      iw_qp_recv_put(qp, q);
       iw_rx_term_as(qp, RNICPI_AE_LOCAL_RECV, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP,
                     IW_RDMAP_O_CATA_STREAM, w);
       return FALSE;
@@ -447,7 +447,7 @@ iw_rdmap_imm(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
     .imm_data = iw_be64(be),
   };
   iw_cq_push(qp->rcq, &wc, w);
-  rnicpi_cache_put(&qp->rwqe_cache, q);
+  iw_qp_recv_put(qp, q);
   return TRUE;
 }
 

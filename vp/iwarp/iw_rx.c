@@ -95,7 +95,7 @@ rx_recv_fail(iw_qp_t *qp, rnicpi_wc_status_t st, uint8_t etype, uint8_t code, iw
 {
   iw_rx_t *r = &qp->rx;
   iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, st, 0, w);
-  rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
+  iw_qp_recv_put(qp, r->rwqe);
   r->rwqe = NULL;
   iw_rx_term_as(qp, st == RNICPI_WC_LOC_PROT_ERR ? RNICPI_AE_LOCAL_RECV : RNICPI_AE_PROTOCOL,
                 IW_LAYER_DDP, etype, code, w);
@@ -396,7 +396,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
           iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_UNTAGGED, IW_DDP_U_INVALID_MO, w);
           return FALSE;
         }
-        r->rwqe = rnicpi_fifo_pop(&qp->rq);
+        r->rwqe = iw_qp_recv_take(qp);
         r->msg_off = 0;
         if (r->rwqe == NULL) {
           /* RFC 5040 7.1: iWARP has no receiver-not-ready retry. */
@@ -580,7 +580,7 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       qp->msn_rx[IW_QN_SEND]++;
       iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS,
                      (uint32_t) r->msg_off, w);
-      rnicpi_cache_put(&qp->rwqe_cache, r->rwqe);
+      iw_qp_recv_put(qp, r->rwqe);
       r->rwqe = NULL;
       r->msg_off = 0;
     }

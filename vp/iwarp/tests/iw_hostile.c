@@ -1232,6 +1232,148 @@ test_too_long(void)
   victim_free(&v);
 }
 
+/* ---- a shared receive queue ----------------------------------------- */
+
+#define SRQ_CTX 0x5e0
+
+/* Victim @v's QP again, taking its receives from a new SRQ of its domain
+ * (returned) that holds @n receives of 64 bytes, at 64 * (i + 1) in its
+ * buffer, ids 0x31 + i. */
+static rnicpi_srq_t *
+victim_on_srq(victim_t *v, int n)
+{
+  rnicpi_srq_t *srq = NULL;
+  g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
+  g_assert_cmpint(P->srq->srq_create(v->pd, 8, 1, SRQ_CTX, &srq), ==, RNICPI_OK);
+  rnicpi_qp_attr_t a = { .send_cq = v->scq, .recv_cq = v->rcq, .max_send_wr = 16,
+                         .max_send_sge = 1, .max_rdma_write_sge = 1, .max_rdma_read_sge = 1,
+                         .ird = 1, .ord = 1, .srq = srq,
+                         .access = RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE };
+  g_assert_cmpint(P->queue->qp_create(v->pd, &a, 0xc0, &v->qp), ==, RNICPI_OK);
+  for (int i = 0; i < n; i++) {
+    rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (v->buf + 64 * (i + 1)), .length = 64,
+                         .lkey = v->mr->lkey };
+    rnicpi_recv_wr_t wr = { .wr_id = 0x31 + (uint64_t) i, .sg_list = &sge, .num_sge = 1 };
+    g_assert_cmpint(P->srq->post_srq_recv(srq, &wr), ==, RNICPI_OK);
+  }
+  /* Its own queue is the SRQ's. */
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) v->buf, .length = 64, .lkey = v->mr->lkey };
+  rnicpi_recv_wr_t wr = { .wr_id = 0xbad, .sg_list = &sge, .num_sge = 1 };
+  g_assert_cmpint(P->data->post_recv(v->qp, &wr), ==, RNICPI_EINVAL);
+  return srq;
+}
+
+/* victim_free() for a victim on @srq: the SRQ goes after the QP, before
+ * the domain; nothing completes meanwhile. */
+static void
+victim_free_srq(victim_t *v, rnicpi_srq_t *srq)
+{
+  if (v->peer >= 0)
+    close(v->peer);
+  v->peer = -1;
+  g_assert_cmpint(P->srq->srq_destroy(srq), ==, RNICPI_EBUSY);
+  g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
+  rnicpi_wc_t wc;
+  g_assert_cmpint(P->data->poll_cq(v->rcq, &wc, 1), ==, 0);
+  g_assert_cmpint(P->srq->srq_destroy(srq), ==, RNICPI_OK);
+  g_assert_cmpint(P->mem->mr_dereg(v->mr), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_destroy(v->scq), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_destroy(v->rcq), ==, RNICPI_OK);
+  g_assert_cmpint(P->device->pd_free(v->pd), ==, RNICPI_OK);
+  g_free(v->buf);
+}
+
+/* The peer's Send number @msn, @len bytes of @seed, in one FPDU (@last)
+ * or as the first segment of a longer message. */
+static void
+peer_send(victim_t *v, uint32_t msn, uint8_t seed, size_t len, gboolean last)
+{
+  uint8_t u[128];
+  size_t n = untagged(u, 0x3, 0, msn, 0, last);
+  memset(u + n, seed, len);
+  peer_fpdu(v->peer, v->crc, u, n + len, FALSE);
+}
+
+/* The victim's next receive: @id, successful, @len bytes of @seed at
+ * 64 * @slot. */
+static void
+expect_srq_recv(victim_t *v, uint64_t id, int slot, uint32_t len, uint8_t seed)
+{
+  rnicpi_wc_t wc = wc_of(v->rcq);
+  g_assert_cmphex(wc.wr_id, ==, id);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RECV);
+  g_assert_cmphex(wc.qp_ctx, ==, 0xc0);
+  g_assert_cmpuint(wc.byte_len, ==, len);
+  for (uint32_t i = 0; i < 64; i++)
+    g_assert_cmphex(v->buf[64 * slot + i], ==, i < len ? seed : 0);
+}
+
+static void
+test_srq_empty(void)
+{
+  g_test_summary("A QP on an SRQ of 2 receives, limit armed at 2: the peer's first Send takes "
+                 "the first (the limit event, once), the second the other; the third finds the "
+                 "SRQ empty and is a Terminate DDP untagged, no buffer (1/2/0x02): BROKEN, "
+                 "nothing more completes on the receive CQ, and the SRQ takes new receives");
+  victim_t v;
+  victim_new(&v, REGION);
+  rnicpi_srq_t *srq = victim_on_srq(&v, 2);
+  g_assert_cmpint(P->srq->srq_modify(srq, 0, 2), ==, RNICPI_OK);
+  victim_connect(&v, FALSE);
+  send_post(&v, 0x21);
+
+  peer_send(&v, 1, 0xa1, 20, TRUE);
+  expect_srq_recv(&v, 0x31, 1, 20, 0xa1);
+  g_autofree rnicpi_async_event_t *lim = g_async_queue_timeout_pop(asyncq, 5 * G_USEC_PER_SEC);
+  g_assert_nonnull(lim);
+  g_assert_cmpint(lim->type, ==, RNICPI_ASYNC_SRQ_LIMIT);
+  g_assert_cmphex(lim->ctx, ==, SRQ_CTX);
+  peer_send(&v, 2, 0xa2, 30, TRUE);
+  expect_srq_recv(&v, 0x32, 2, 30, 0xa2);
+  g_assert_cmpuint(P->srq->srq_count(srq), ==, 0);
+
+  peer_send(&v, 3, 0xa3, 40, TRUE);
+  /* No receive completes (expect_terminate: 0 of them), none is flushed. */
+  expect_terminate(&v, RNICPI_AE_PROTOCOL, 1, 2, 0x02, NULL, NULL, 0);
+  for (size_t i = 3 * 64; i < 2 * REGION; i++)
+    g_assert_cmpuint(v.buf[i], ==, 0);
+
+  /* The SRQ outlives the connection: it takes receives, and keeps them. */
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (v.buf + 192), .length = 64,
+                       .lkey = v.mr->lkey };
+  rnicpi_recv_wr_t wr = { .wr_id = 0x33, .sg_list = &sge, .num_sge = 1 };
+  g_assert_cmpint(P->srq->post_srq_recv(srq, &wr), ==, RNICPI_OK);
+  g_assert_cmpuint(P->srq->srq_count(srq), ==, 1);
+  victim_free_srq(&v, srq);
+  g_assert_null(g_async_queue_try_pop(asyncq));
+}
+
+static void
+test_srq_flush_own(void)
+{
+  g_test_summary("A QP on an SRQ of 3 receives moved to ERROR in the middle of a Send (its "
+                 "first segment placed) flushes the one receive that Send took, once, and "
+                 "leaves the SRQ's other 2 receives in it");
+  victim_t v;
+  victim_new(&v, REGION);
+  rnicpi_srq_t *srq = victim_on_srq(&v, 3);
+  victim_connect(&v, FALSE);
+  peer_send(&v, 1, 0xb1, 16, FALSE);
+  /* The segment is taken when the SRQ's count falls. */
+  for (int i = 0; i < 5000 && P->srq->srq_count(srq) != 2; i++)
+    g_usleep(1000);
+  g_assert_cmpuint(P->srq->srq_count(srq), ==, 2);
+  g_assert_cmpint(P->queue->qp_to_error(v.qp), ==, RNICPI_OK);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x31);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  g_assert_cmpint(P->data->poll_cq(v.rcq, &wc, 1), ==, 0);
+  g_assert_cmpuint(P->srq->srq_count(srq), ==, 2);
+  victim_free_srq(&v, srq);
+}
+
 /* The ULPDU of an RDMA Read Request into @u (64 bytes); its length. */
 static size_t
 read_request_ulpdu(uint8_t *u, uint32_t msn, uint32_t sink, uint32_t size, uint32_t src_stag,
@@ -2156,6 +2298,8 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/write-region-reused-mid", test_write_region_reused_mid);
   g_test_add_func("/iwarp/hostile/ddp/to-beyond-region", test_to_beyond);
   g_test_add_func("/iwarp/hostile/ddp/message-too-long", test_too_long);
+  g_test_add_func("/iwarp/hostile/ddp/srq-empty", test_srq_empty);
+  g_test_add_func("/iwarp/hostile/ddp/srq-flush-own", test_srq_flush_own);
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/zero-read-beyond-ird", test_zero_reads_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
