@@ -34,8 +34,8 @@
  * STags.  The server also checks the data it read, since it knows rping's
  * pattern; both sides print one line when all pings were verified.
  *
- *   itapi-rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]
- *   itapi-rping -c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]
+ *   itapi-rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVdQ] [-i IA] [-T SECONDS]
+ *   itapi-rping -c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVdQ] [-i IA] [-T SECONDS]
  *
  * The client connects to -a (IPv4 or IPv6); without it, to its own
  * interface's first address (tool_self_addr; 127.0.0.1 only when the
@@ -46,8 +46,11 @@
  * traces each step on stderr, -i names the IT-API interface (default: the
  * first of it_interface_list), -T sets how long any one wait may take
  * (default 10 s; a client also retries its connect for that long, so it can
- * start before the server listens).  Exit status 0 when every ping was
- * verified, 1 on any failure, 2 on bad usage.
+ * start before the server listens).  -Q (--srq) takes this side's receives
+ * from a shared receive queue (IT_EP_SRQ) instead of the endpoint's own
+ * queue: the peer sees no difference on the wire, and each message must
+ * complete on the endpoint with the SRQ's one receive.  Exit status 0 when
+ * every ping was verified, 1 on any failure, 2 on bad usage.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -56,6 +59,7 @@
 #include <itx.h>
 
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -125,6 +129,7 @@ typedef struct {
   unsigned count;
   size_t size;
   bool verbose, debug;
+  bool srq;             /* -Q: receives from a shared receive queue */
   const char *ia_name;
   uint64_t timeout_us;
 } config_t;
@@ -147,6 +152,8 @@ typedef struct {
   it_listen_handle_t listener;
   it_evd_handle_t dto_evd, cm_evd;  /* per endpoint, so a failed attempt leaves nothing behind */
   it_ep_handle_t ep;
+  it_srq_handle_t srq;       /* -Q: the endpoints' receives, else IT_NULL_HANDLE */
+  unsigned srq_held;         /* receives posted to it and not completed */
   region_t ctrl;             /* [0, 16): the message we send; [64, 128): the receive */
   region_t rdma;             /* client: the sink; server: where the Read lands */
   region_t start;            /* client: the ping data the server reads */
@@ -245,6 +252,9 @@ rping_open(rping_t *r)
   const config_t *cfg = r->cfg;
   IT(it_ia_create, cfg->ia_name, 2, 1, &r->ia);
   IT(it_pz_create, r->ia, &r->pz);
+  /* One receive at a time, as without -Q; room for one more. */
+  if (cfg->srq)
+    IT(it_srq_create, r->pz, 1, 2, &r->srq);
   region_open(r, &r->ctrl, "control", 2 * RPING_RECV_LEN, IT_PRIV_LOCAL);
   /* An iWARP Read sink needs remote write too (it_ia_info_t::
    * rdma_read_requires_remote_write); the client's sink is written. */
@@ -266,7 +276,9 @@ ep_open(rping_t *r)
   /* rping's responder_resources and initiator_depth */
   a.srv.rc.rdma_read_ird = 1;
   a.srv.rc.rdma_read_ord = 1;
-  IT(it_ep_rc_create, r->pz, r->dto_evd, r->dto_evd, r->cm_evd, IT_EP_NO_FLAG, &a, &r->ep);
+  a.srv.rc.srq = r->srq;
+  IT(it_ep_rc_create, r->pz, r->dto_evd, r->dto_evd, r->cm_evd,
+     r->srq != IT_NULL_HANDLE ? IT_EP_SRQ : IT_EP_NO_FLAG, &a, &r->ep);
   memset(r->stashed, 0, sizeof(r->stashed));
 }
 
@@ -285,6 +297,8 @@ static void
 rping_close(rping_t *r)
 {
   ep_close(r);
+  if (r->srq != IT_NULL_HANDLE)
+    IT(it_srq_free, r->srq); /* a receive it still holds goes with it */
   if (r->listener != IT_NULL_HANDLE)
     IT(it_listen_free, r->listener);
   region_close(&r->start);
@@ -307,7 +321,22 @@ static void
 post_recv(rping_t *r)
 {
   it_lmr_triplet_t t = { .lmr = r->ctrl.lmr, .addr.abs = recv_slot(r), .length = RPING_RECV_LEN };
-  IT(it_post_recv, r->ep, &t, 1, r->next_cookie++, IT_COMPLETION_FLAG);
+  if (r->srq == IT_NULL_HANDLE) {
+    IT(it_post_recv, r->ep, &t, 1, r->next_cookie++, IT_COMPLETION_FLAG);
+    return;
+  }
+  IT(it_post_recv, r->srq, &t, 1, r->next_cookie++, IT_COMPLETION_FLAG);
+  r->srq_held++;
+}
+
+/* The receive posted before a connection exists, as rping does.  An SRQ
+ * keeps the one an endpoint of a refused attempt left in it (only the
+ * endpoint's own receives are flushed when it is freed). */
+static void
+post_first_recv(rping_t *r)
+{
+  if (r->srq == IT_NULL_HANDLE || r->srq_held == 0)
+    post_recv(r);
 }
 
 static void
@@ -419,6 +448,13 @@ recv_msg(rping_t *r, const char *what)
     die("received a %u-byte message where rping's %zu-byte %s belongs (ping %u); the %s does "
         "not speak rping's protocol", d.transferred_length, sizeof(m), what, r->ping + 1,
         r->peer);
+  if (r->srq != IT_NULL_HANDLE) {
+    r->srq_held--;
+    if (d.ep != r->ep)
+      die("a receive of the shared receive queue completed on endpoint %p, not on %p, the one "
+          "the %s's message arrived on (ping %u)", (void *) d.ep, (void *) r->ep, r->peer,
+          r->ping + 1);
+  }
   memcpy(&m, recv_slot(r), sizeof(m));
   post_recv(r);
   dbg("received %s: buf 0x%llx rkey 0x%x size %u", what, (unsigned long long) rping_msg_buf(&m),
@@ -492,7 +528,7 @@ server_accept(rping_t *r)
       ev.conn_req.private_data_present ? "with" : "no");
 
   ep_open(r);
-  post_recv(r);
+  post_first_recv(r);
   IT(it_ep_accept, r->ep, ev.conn_req.cn_est_id, NULL, 0);
   ev = cm_wait(r, r->cm_evd, IT_CM_MSG_CONN_ESTABLISHED_EVENT, "the accepted connection");
   dbg("connected: IRD %u ORD %u", ev.conn.rdma_read_ird, ev.conn.rdma_read_ord);
@@ -518,7 +554,7 @@ client_connect(rping_t *r)
   uint64_t deadline = now_us() + cfg->timeout_us;
   for (unsigned attempt = 1;; attempt++) {
     ep_open(r);
-    post_recv(r); /* as rping: a receive is posted before the connection exists */
+    post_first_recv(r);
     dbg("connecting to %s port %u (attempt %u)", cfg->addr, cfg->port, attempt);
     IT(it_ep_connect, r->ep, &path, &ca, &qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0);
     uint64_t now = now_us(), left = deadline > now ? deadline - now : 0;
@@ -687,8 +723,8 @@ static void
 usage(FILE *f)
 {
   fprintf(f,
-"usage: " PROG " -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]\n"
-"       " PROG " -c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVd] [-i IA] [-T SECONDS]\n"
+"usage: " PROG " -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVdQ] [-i IA] [-T SECONDS]\n"
+"       " PROG " -c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVdQ] [-i IA] [-T SECONDS]\n"
 "rdma-core's rping over IT-API: pings a real rping, or is pinged by one.\n"
 "  -s          server: serve one connection, then exit\n"
 "  -c          client: connect to ADDR, retrying for up to -T seconds\n"
@@ -700,6 +736,7 @@ usage(FILE *f)
 "  -v          print each ping's data\n"
 "  -V          validate (accepted: the data is always checked)\n"
 "  -d          trace each step on stderr\n"
+"  -Q, --srq   receive through a shared receive queue (the interface's srq_support)\n"
 "  -i IA       IT-API interface (default: the first of it_interface_list; see itapi-info)\n"
 "  -T SECONDS  longest wait for any one event, and the client's connect window (default 10)\n",
           RPING_PORT, RPING_MIN_SIZE, RPING_MAX_SIZE);
@@ -720,8 +757,13 @@ parse_num(const char *opt, const char *s, unsigned long min, unsigned long max)
 static void
 parse_args(int argc, char **argv, config_t *cfg)
 {
+  static const struct option longopts[] = {
+    { "srq", no_argument, NULL, 'Q' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
   int mode = 0, opt;
-  while ((opt = getopt(argc, argv, "sca:p:C:S:vVdi:T:h")) != -1) {
+  while ((opt = getopt_long(argc, argv, "sca:p:C:S:vVdQi:T:h", longopts, NULL)) != -1) {
     switch (opt) {
     case 's':
     case 'c':
@@ -738,6 +780,7 @@ parse_args(int argc, char **argv, config_t *cfg)
     case 'v': cfg->verbose = true; break;
     case 'V': break;
     case 'd': cfg->debug = true; break;
+    case 'Q': cfg->srq = true; break;
     case 'i': cfg->ia_name = optarg; break;
     case 'T': cfg->timeout_us = parse_num("-T", optarg, 1, 86400) * 1000000u; break;
     case 'h': usage(stdout); exit(0);
@@ -784,7 +827,8 @@ main(int argc, char **argv)
           "refused");
     cfg.ia_name = ifs[0].name;
   }
-  dbg("interface %s, %u pings of %zu bytes, port %u", cfg.ia_name, cfg.count, cfg.size, cfg.port);
+  dbg("interface %s, %u pings of %zu bytes, port %u%s", cfg.ia_name, cfg.count, cfg.size, cfg.port,
+      cfg.srq ? ", receives from a shared receive queue" : "");
 
   rping_t r = { .cfg = &cfg, .role = role, .peer = cfg.server ? "client" : "server" };
   rping_open(&r);
