@@ -12,6 +12,8 @@
 #   ...-big          60,000-byte pings: siw cuts its Writes and Read
 #                    Responses to FPDUs of its 1460-byte MSS, ours are up
 #                    to 64 KiB and qemu cuts them again
+#   ...-srq          our side takes its receives from a shared receive
+#                    queue (itapi-rping --srq): siw's Sends land in it
 #
 # The host's loopback is captured (dumpcap) and decoded with tshark: the
 # MPA Request and Reply, the four RDMAP opcodes, no malformed frame, no bad
@@ -42,13 +44,14 @@ while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2; shift 2 ;;
   -C) count=$2; shift 2 ;;
-  -*) sed -n '2,23p' "$0" >&2; exit 2 ;;
+  -*) sed -n '2,25p' "$0" >&2; exit 2 ;;
   *) break ;;
   esac
 done
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] ||
-  cases=(siw-passive siw-active siw-passive-crc siw-active-crc siw-passive-big siw-active-big)
+  cases=(siw-passive siw-active siw-passive-crc siw-active-crc siw-passive-big siw-active-big
+         siw-passive-srq siw-active-srq)
 rping=$build/tools/rping/itapi-rping
 . "$root/vp/iwarp/tests/wire_lib.sh"
 skip() { echo "siw-interop: skipped: $*"; exit 77; }
@@ -73,12 +76,13 @@ hport=$(( 21000 + $$ % 8000 ))
 # part; only the capture can have failed).
 one_case() {
   c=$1
-  hport=$((hport + 1)); size=64 crc=0
+  hport=$((hport + 1)); size=64 crc=0 srq=()
   case $c in *-crc) crc=1 ;; esac
+  case $c in *-srq) srq=(--srq) ;; esac
   case $c in *-big) size=60000 ;; esac
   wire_capture $hport "$tmp/$c.pcapng" >"$tmp/$c.dumpcap.err" ||
     skip "dumpcap cannot capture on lo: $(cat "$tmp/$c.dumpcap.err")"
-  echo "  $c: $count pings of $size bytes, CRC $crc"
+  echo "  $c: $count pings of $size bytes, CRC $crc${srq:+, our receives from an SRQ}"
   case $c in
   siw-passive*)
     # The host connects through qemu's forward only once rping listens
@@ -99,12 +103,12 @@ one_case() {
       grep -q '^LAB-LISTENING' "$tmp/$c.vm" 2>/dev/null || ! kill -0 $vm 2>/dev/null && break
       sleep 1
     done
-    ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold ITAPI_IWARP_CRC=$crc "$rping" -c -a 127.0.0.1 -p $hport -C $count -S $size -v -T 60 \
+    ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold ITAPI_IWARP_CRC=$crc "$rping" -c -a 127.0.0.1 -p $hport -C $count -S $size -v -T 60 "${srq[@]}" \
       >"$tmp/$c.host" 2>&1 &
     host=$!
     wait $vm; vm=$? ;;
   siw-active*)
-    ITAPI_IWARP_CRC=$crc "$rping" -s -a 127.0.0.1 -p $hport -C $count -S $size -v -T 240 \
+    ITAPI_IWARP_CRC=$crc "$rping" -s -a 127.0.0.1 -p $hport -C $count -S $size -v -T 240 "${srq[@]}" \
       >"$tmp/$c.host" 2>&1 &
     host=$!
     "$lab/run.sh" "${vmargs[@]}" -q -t 240 "rping -c -a 10.0.2.2 -p $hport -C $count -S $size -V -v" >"$tmp/$c.vm" 2>&1
