@@ -210,6 +210,7 @@ typedef struct victim {
   rnicpi_qp_t *qp;
   uint8_t *buf;        /* REGION registered, as much again unregistered after it */
   rnicpi_mr_t *mr;
+  rnicpi_srq_t *srq;   /* the QP's receives come from it (victim_on_srq), or NULL */
   int peer;            /* the raw peer's socket */
   gboolean crc;
 } victim_t;
@@ -242,7 +243,15 @@ victim_free(victim_t *v)
 {
   if (v->peer >= 0)
     close(v->peer);
+  if (v->srq != NULL) /* its QP still takes from it */
+    g_assert_cmpint(P->srq->srq_destroy(v->srq), ==, RNICPI_EBUSY);
   g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
+  if (v->srq != NULL) {
+    /* The QP's end flushed none of the SRQ's receives. */
+    rnicpi_wc_t wc;
+    g_assert_cmpint(P->data->poll_cq(v->rcq, &wc, 1), ==, 0);
+    g_assert_cmpint(P->srq->srq_destroy(v->srq), ==, RNICPI_OK);
+  }
   g_assert_cmpint(P->mem->mr_dereg(v->mr), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_destroy(v->scq), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_destroy(v->rcq), ==, RNICPI_OK);
@@ -1237,14 +1246,15 @@ test_too_long(void)
 #define SRQ_CTX 0x5e0
 
 /* Victim @v's QP again, taking its receives from a new SRQ of its domain
- * (returned) that holds @n receives of 64 bytes, at 64 * (i + 1) in its
- * buffer, ids 0x31 + i. */
+ * (v->srq, returned) that holds @n receives of 64 bytes, at 64 * (i + 1)
+ * in its buffer, ids 0x31 + i. */
 static rnicpi_srq_t *
 victim_on_srq(victim_t *v, int n)
 {
   rnicpi_srq_t *srq = NULL;
   g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
   g_assert_cmpint(P->srq->srq_create(v->pd, 8, 1, SRQ_CTX, &srq), ==, RNICPI_OK);
+  v->srq = srq;
   rnicpi_qp_attr_t a = { .send_cq = v->scq, .recv_cq = v->rcq, .max_send_wr = 16,
                          .max_send_sge = 1, .max_rdma_write_sge = 1, .max_rdma_read_sge = 1,
                          .ird = 1, .ord = 1, .srq = srq,
@@ -1261,26 +1271,6 @@ victim_on_srq(victim_t *v, int n)
   rnicpi_recv_wr_t wr = { .wr_id = 0xbad, .sg_list = &sge, .num_sge = 1 };
   g_assert_cmpint(P->data->post_recv(v->qp, &wr), ==, RNICPI_EINVAL);
   return srq;
-}
-
-/* victim_free() for a victim on @srq: the SRQ goes after the QP, before
- * the domain; nothing completes meanwhile. */
-static void
-victim_free_srq(victim_t *v, rnicpi_srq_t *srq)
-{
-  if (v->peer >= 0)
-    close(v->peer);
-  v->peer = -1;
-  g_assert_cmpint(P->srq->srq_destroy(srq), ==, RNICPI_EBUSY);
-  g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
-  rnicpi_wc_t wc;
-  g_assert_cmpint(P->data->poll_cq(v->rcq, &wc, 1), ==, 0);
-  g_assert_cmpint(P->srq->srq_destroy(srq), ==, RNICPI_OK);
-  g_assert_cmpint(P->mem->mr_dereg(v->mr), ==, RNICPI_OK);
-  g_assert_cmpint(P->queue->cq_destroy(v->scq), ==, RNICPI_OK);
-  g_assert_cmpint(P->queue->cq_destroy(v->rcq), ==, RNICPI_OK);
-  g_assert_cmpint(P->device->pd_free(v->pd), ==, RNICPI_OK);
-  g_free(v->buf);
 }
 
 /* The peer's Send number @msn, @len bytes of @seed, in one FPDU (@last)
@@ -1345,7 +1335,7 @@ test_srq_empty(void)
   rnicpi_recv_wr_t wr = { .wr_id = 0x33, .sg_list = &sge, .num_sge = 1 };
   g_assert_cmpint(P->srq->post_srq_recv(srq, &wr), ==, RNICPI_OK);
   g_assert_cmpuint(P->srq->srq_count(srq), ==, 1);
-  victim_free_srq(&v, srq);
+  victim_free(&v);
   g_assert_null(g_async_queue_try_pop(asyncq));
 }
 
@@ -1371,7 +1361,7 @@ test_srq_flush_own(void)
   g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
   g_assert_cmpint(P->data->poll_cq(v.rcq, &wc, 1), ==, 0);
   g_assert_cmpuint(P->srq->srq_count(srq), ==, 2);
-  victim_free_srq(&v, srq);
+  victim_free(&v);
 }
 
 /* The ULPDU of an RDMA Read Request into @u (64 bytes); its length. */
