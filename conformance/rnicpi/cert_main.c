@@ -56,5 +56,6 @@ main(int argc, char **argv)
   cert_register_xproc();
   cert_register_xmore();
   cert_register_wait();
+  cert_register_rules();
   return g_test_run();
 }
