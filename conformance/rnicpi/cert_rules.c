@@ -773,6 +773,77 @@ test_ud_absent(cert_t *f, gconstpointer data)
   cert_ok(DEV->pd_free(pd));
 }
 
+static void
+test_ud_post_refused(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("post_send on a UD queue pair refuses a datagram without an address handle or "
+                 "with one of another domain with RNICPI_EACCES and one longer than ud_mtu with "
+                 "RNICPI_ERANGE (the access layer's IT_ERR_PAYLOAD_SIZE): none completes or is "
+                 "delivered, and a good datagram then arrives");
+  if (!cert_require(f, RNICPI_CAP_UD))
+    return;
+  rnicpi_qp_attr_t a = cert_qp_attr(f, NULL, NULL);
+  a.type = RNICPI_QPT_UD;
+  a.qkey = 0x1234;
+  a.access = 0;
+  cert_side_t s, r;
+  cert_side_new(f, &s, 0xd5000, 16, &a);
+  cert_side_new(f, &r, 0xd6000, 16, &a);
+  uint32_t big = f->caps.ud_mtu + 1;
+  cert_buf_t src, dst;
+  cert_buf_new(s.pd, &src, big, RW);
+  cert_buf_new(r.pd, &dst, 2 * (big + 40), RW);
+  cert_buf_fill(&src, 0x2b);
+  rnicpi_ah_attr_t aa = { .port = 0 };
+  cert_self_gid(f, aa.dgid);
+  rnicpi_ah_t *ah = NULL, *other = NULL;
+  cert_ok(UDO->ah_create(s.pd, &aa, &ah));
+  cert_ok(UDO->ah_create(r.pd, &aa, &other));
+  cert_post_recv(r.qp, &dst, 0, big + 40, 0xd51);
+  const struct {
+    rnicpi_ah_t *ah;
+    uint32_t len;
+    rnicpi_status_t want;
+    const char *what;
+  } bad[] = {
+    { NULL, 16, RNICPI_EACCES, "no address handle" },
+    { other, 16, RNICPI_EACCES, "an address handle of another domain" },
+    { ah, big, RNICPI_ERANGE, "ud_mtu + 1 bytes" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    rnicpi_sge_t sg = cert_sge(&src, 0, bad[i].len);
+    rnicpi_send_wr_t wr = { .wr_id = 0xd60 + i, .opcode = RNICPI_WR_SEND,
+                            .flags = RNICPI_WR_SIGNALED, .sg_list = &sg, .num_sge = 1,
+                            .ah = bad[i].ah, .remote_qpn = r.qp->qp_num, .remote_qkey = 0x1234 };
+    g_test_message("%s", bad[i].what);
+    cert_cmpst(DAT->post_send(s.qp, &wr), bad[i].want);
+  }
+  cert_assert_cq_quiet(s.scq);
+  cert_assert_cq_quiet(r.rcq);
+  g_assert_cmpint(QUE->qp_state(s.qp), ==, RNICPI_QPS_RTS);
+  rnicpi_sge_t sg = cert_sge(&src, 0, 16);
+  rnicpi_send_wr_t wr = { .wr_id = 0xd70, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sg, .num_sge = 1, .ah = ah, .remote_qpn = r.qp->qp_num,
+                          .remote_qkey = 0x1234 };
+  cert_ok(DAT->post_send(s.qp, &wr));
+  rnicpi_wc_t wc = cert_wc(s.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xd70);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc = cert_wc(r.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0xd51);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  uint32_t off = (wc.flags & RNICPI_WC_GRH) ? 40 : 0;
+  g_assert_cmpuint(wc.byte_len, ==, off + 16);
+  cert_buf_check(&dst, off, 16, 0x2b);
+  cert_ok(UDO->ah_destroy(ah));
+  cert_ok(UDO->ah_destroy(other));
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_side_free(&s);
+  cert_side_free(&r);
+}
+
 /* ---- Windows and fast registrations posted without their objects ------- */
 
 static void
@@ -1456,6 +1527,7 @@ cert_register_rules(void)
   cert_add("/rnicpi/ud/svc-refused", test_ud_svc_refused);
   cert_add("/rnicpi/ud/qp-rules", test_ud_qp_rules);
   cert_add("/rnicpi/ud/absent-refused", test_ud_absent);
+  cert_add("/rnicpi/ud/post-refused", test_ud_post_refused);
   cert_add("/rnicpi/errors/terminate-fields", test_terminate_fields);
   cert_add("/rnicpi/data/bind-fast-reg-malformed", test_bind_fast_reg_malformed);
   cert_add("/rnicpi/mw/zero-based-window", test_zero_based_window);

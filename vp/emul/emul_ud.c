@@ -169,13 +169,14 @@ ud_build(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w, emul_ud_out_
 {
   out->away = FALSE;
   *st = RNICPI_OK;
-  if (wr->opcode != RNICPI_WR_SEND || wr->ah == NULL) {
+  if (wr->opcode != RNICPI_WR_SEND) {
     *st = RNICPI_EINVAL;
     return FALSE;
   }
-  emul_ah_t *ah = to_emul_ah(wr->ah);
-  if (ah->base.pd != qp->base.pd) {
-    *st = RNICPI_EACCES; /* IBTA 10.2.3: the AH must be of the QP's domain */
+  /* IBTA 10.2.3: a datagram names an AH of the QP's domain (rnicpi.h
+   * post_send: RNICPI_EACCES for none or another domain's). */
+  if (wr->ah == NULL || wr->ah->pd != qp->base.pd) {
+    *st = RNICPI_EACCES;
     return FALSE;
   }
   *len = 0;
@@ -195,7 +196,7 @@ ud_build(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w, emul_ud_out_
     return FALSE;
   }
   dev_gid(emul_qp_dev(qp), out->sgid);
-  grh_build(out->bytes, &ah->attr, out->sgid, (uint32_t) *len);
+  grh_build(out->bytes, &to_emul_ah(wr->ah)->attr, out->sgid, (uint32_t) *len);
   uint8_t *p = out->bytes + EMUL_UD_GRH_LEN;
   for (uint32_t i = 0; i < wr->num_sge; i++) {
     memcpy(p, (const uint8_t *) (uintptr_t) wr->sg_list[i].addr, wr->sg_list[i].length);
