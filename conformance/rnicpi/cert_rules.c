@@ -1294,6 +1294,27 @@ test_handoff_limits(cert_t *f, gconstpointer data)
   cert_side_free(&q);
 }
 
+/* ---- Limits of absent features ----------------------------------------- */
+
+static void
+test_absent_limits_zero(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("rnicpi_caps_t: a limit of a feature the device lacks is 0 (ud_mtu, "
+                 "pdata_ud_req and pdata_ud_rep without ud, max_srq without srq), and ud_mtu of "
+                 "a device with ud is not");
+  const rnicpi_caps_t *c = &f->caps;
+  if (c->features & RNICPI_CAP_UD) {
+    g_assert_cmpuint(c->ud_mtu, >, 0);
+  } else {
+    g_assert_cmpuint(c->ud_mtu, ==, 0);
+    g_assert_cmpuint(c->pdata_ud_req, ==, 0);
+    g_assert_cmpuint(c->pdata_ud_rep, ==, 0);
+  }
+  if (!(c->features & RNICPI_CAP_SRQ))
+    g_assert_cmpuint(c->max_srq, ==, 0);
+}
+
 /* ---- Device table: cap_advice and list_refused ------------------------ */
 
 static void
@@ -1537,6 +1558,7 @@ cert_register_rules(void)
   cert_add("/rnicpi/mr/fast-reg-zero-based", test_fast_reg_zero_based);
   cert_add("/rnicpi/cq/destroy-holding-completions", test_cq_destroy_holding);
   cert_add("/rnicpi/device/cap-advice", test_cap_advice);
+  cert_add("/rnicpi/device/absent-limits-zero", test_absent_limits_zero);
   cert_add("/rnicpi/device/list-refused", test_list_refused);
   cert_add("/rnicpi/upcalls/reenter", test_upcall_reenter);
 }
