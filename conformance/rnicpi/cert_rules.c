@@ -1315,6 +1315,90 @@ test_absent_limits_zero(cert_t *f, gconstpointer data)
     g_assert_cmpuint(c->max_srq, ==, 0);
 }
 
+/* ---- mr_modify refused ------------------------------------------------- */
+
+static void
+test_mr_modify_refused(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mr_modify asking for the atomic right on a device without atomics either "
+                 "grants the rights (an RDMA Read then succeeds through the unchanged key) or is "
+                 "refused and changes nothing: the keys stay, the Read it would have allowed is "
+                 "refused and fills nothing, and the Write the old rights allowed still lands");
+  if (f->caps.features & RNICPI_CAP_ATOMICS) {
+    g_test_skip("the device has atomics: mr_modify has nothing to refuse here");
+    return;
+  }
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t src, sink, tgt;
+  cert_buf_new(pr.a.pd, &src, 64, RW);
+  cert_buf_new(pr.a.pd, &sink, 64, cert_sink_access(f));
+  cert_buf_new(pr.p.pd, &tgt, 64, RW | RNICPI_ACCESS_REMOTE_WRITE);
+  cert_buf_fill(&src, 0x7a);
+  memset(tgt.data, 0, 64);
+  memset(sink.data, 0, 64);
+  uint64_t lkey = tgt.mr->lkey, rkey = tgt.mr->rkey;
+  rnicpi_status_t st = MEM->mr_modify(tgt.mr, RW | RNICPI_ACCESS_REMOTE_WRITE
+                                                | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_ATOMIC);
+  g_test_message("mr_modify adding REMOTE_READ and ATOMIC: %s", rnicpi_status_name(st));
+  g_assert_cmphex(tgt.mr->lkey, ==, lkey);
+  g_assert_cmphex(tgt.mr->rkey, ==, rkey);
+  cert_write_ok(f, &pr, &src, 0, 64, cert_raddr(&tgt, 0), rkey);
+  cert_buf_check(&tgt, 0, 64, 0x7a);
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &sink, 0, 64, 0xc61, RNICPI_WR_SIGNALED,
+                 cert_raddr(&tgt, 0), rkey);
+  if (st == RNICPI_OK) {
+    rnicpi_wc_t wc = cert_wc(pr.a.scq);
+    g_assert_cmphex(wc.wr_id, ==, 0xc61);
+    g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+    cert_buf_check(&sink, 0, 64, 0x7a);
+  } else {
+    cert_expect_refused(f, &pr, 0xc61, FALSE);
+    for (size_t i = 0; i < 64; i++)
+      g_assert_cmphex(sink.data[i], ==, 0);
+  }
+  cert_buf_free(&src);
+  cert_buf_free(&sink);
+  cert_buf_free(&tgt);
+  cert_pair_free(&pr);
+}
+
+/* ---- cq_wait_end never blocks ----------------------------------------- */
+
+static void
+test_wait_end_never_blocks(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cq_wait_end never blocks: told that every descriptor cq_wait_begin named is "
+                 "ready although nothing arrived, it returns at once (well within a second), "
+                 "completes nothing, and the CQ then takes a Send as before");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  struct pollfd fds[8];
+  uint32_t n = G_N_ELEMENTS(fds);
+  rnicpi_status_t st = DAT->cq_wait_begin(pr.p.rcq, fds, &n);
+  if (st == RNICPI_ENOTSUP) {
+    g_test_skip("the provider has no descriptors to sleep on (cq_wait_begin RNICPI_ENOTSUP)");
+    cert_pair_free(&pr);
+    return;
+  }
+  cert_ok(st);
+  g_assert_cmpuint(n, <=, G_N_ELEMENTS(fds));
+  for (uint32_t i = 0; i < n; i++)
+    fds[i].revents = fds[i].events;
+  gint64 t0 = g_get_monotonic_time();
+  DAT->cq_wait_end(pr.p.rcq, fds, n);
+  gint64 took = g_get_monotonic_time() - t0;
+  g_test_message("%u descriptors; cq_wait_end took %" G_GINT64_FORMAT " us", n, took);
+  g_assert_cmpint(took, <, G_USEC_PER_SEC);
+  g_assert_cmpuint(DAT->cq_count(pr.p.rcq), ==, 0);
+  send_still_lands(f, &pr, 0xc70);
+  cert_pair_free(&pr);
+}
+
 /* ---- Device table: cap_advice and list_refused ------------------------ */
 
 static void
@@ -1558,6 +1642,8 @@ cert_register_rules(void)
   cert_add("/rnicpi/mr/fast-reg-zero-based", test_fast_reg_zero_based);
   cert_add("/rnicpi/cq/destroy-holding-completions", test_cq_destroy_holding);
   cert_add("/rnicpi/device/cap-advice", test_cap_advice);
+  cert_add("/rnicpi/mr/modify-refused-unchanged", test_mr_modify_refused);
+  cert_add("/rnicpi/wait/end-never-blocks", test_wait_end_never_blocks);
   cert_add("/rnicpi/device/absent-limits-zero", test_absent_limits_zero);
   cert_add("/rnicpi/device/list-refused", test_list_refused);
   cert_add("/rnicpi/upcalls/reenter", test_upcall_reenter);
