@@ -536,6 +536,11 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
   iw_dev_t *dev = to_iw_dev(p->dev);
   if (attr->send_cq == NULL || attr->recv_cq == NULL)
     return RNICPI_EINVAL;
+  /* iWARP is connected only (RFC 5040): no datagram service to give. */
+  if (attr->type == RNICPI_QPT_UD)
+    return RNICPI_ENOTSUP;
+  if (attr->type != RNICPI_QPT_RC)
+    return RNICPI_EINVAL;
   if (attr->max_send_wr > dev->caps.max_qp_wr || attr->max_recv_wr > dev->caps.max_qp_wr ||
       attr->max_send_sge > dev->caps.max_send_sge || attr->max_recv_sge > dev->caps.max_recv_sge ||
       attr->max_rdma_read_sge > dev->caps.max_rdma_read_sge ||
