@@ -9,14 +9,17 @@
  * @file rnicpi_util.h
  * @brief Provider helpers: a completion ring that never drops an entry,
  *        intrusive work-queue FIFOs, a cache of freed entries, the
- *        reason of a failed TCP connect, and what the host lets a
- *        process do with a privileged port.
+ *        reason of a failed TCP connect, what a loopback destination
+ *        means on a device, and what the host lets a process do with a
+ *        privileged port.
  */
 #ifndef RNICPI_UTIL_H
 #define RNICPI_UTIL_H
 
 #include <errno.h>
 #include <glib.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -308,6 +311,75 @@ rnicpi_cm_reason_of_errno(int err)
   default:
     return RNICPI_CM_REASON_BAD_PATH;
   }
+}
+
+/**
+ * @brief Whether @p sa names this host's loopback: 127.0.0.0/8, ::1, or an
+ *        IPv4-mapped 127.x.y.z (the form a GID path carries).  The
+ *        wildcards 0.0.0.0 and :: are not.
+ * @param sa an AF_INET or AF_INET6 address; any other family is not
+ *        loopback.
+ * @return TRUE for a loopback address.
+ */
+static inline gboolean
+rnicpi_addr_is_loopback(const struct sockaddr *sa)
+{
+  /* Read by copy: callers fill a sockaddr_storage through other types. */
+  sa_family_t family;
+  memcpy(&family, (const char *) sa + offsetof(struct sockaddr, sa_family), sizeof(family));
+  if (family == AF_INET) {
+    struct sockaddr_in s4;
+    memcpy(&s4, sa, sizeof(s4));
+    return (ntohl(s4.sin_addr.s_addr) >> 24) == IN_LOOPBACKNET;
+  }
+  if (family != AF_INET6)
+    return FALSE;
+  struct sockaddr_in6 s6;
+  memcpy(&s6, sa, sizeof(s6));
+  return IN6_IS_ADDR_LOOPBACK(&s6.sin6_addr) ||
+         (IN6_IS_ADDR_V4MAPPED(&s6.sin6_addr) && s6.sin6_addr.s6_addr[12] == IN_LOOPBACKNET);
+}
+
+/**
+ * @brief The address a loopback destination stands for on a device that
+ *        cannot reach the loopback itself (rdma_cm on rxe and siw: its
+ *        devices are bound to real netdevs, and 127.0.0.1 belongs to
+ *        `lo`): the device's own first address of @p family, else its
+ *        first of the other family.  "Loopback" means "this host"; the
+ *        host's listeners on the device listen on the device's addresses.
+ * @param caps the device's capability record.
+ * @param family AF_INET or AF_INET6: the destination's family.
+ * @param out the address, port 0; written only when the answer is TRUE.
+ * @retval TRUE @p caps lists addresses and none of them is a loopback
+ *         one: connect to @p out (with the destination's port)
+ * @retval FALSE the device lists a loopback address (it reaches the
+ *         loopback as it is) or none at all: leave the destination alone
+ */
+static inline gboolean
+rnicpi_caps_loopback_target(const rnicpi_caps_t *caps, int family, struct sockaddr_storage *out)
+{
+  uint32_t n = MIN(caps->num_addrs, (uint32_t) G_N_ELEMENTS(caps->addrs));
+  const struct sockaddr_storage *same = NULL, *other = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct sockaddr_storage *a = &caps->addrs[i];
+    if (rnicpi_addr_is_loopback((const struct sockaddr *) a))
+      return FALSE;
+    if (a->ss_family == family) {
+      if (same == NULL)
+        same = a;
+    } else if ((a->ss_family == AF_INET || a->ss_family == AF_INET6) && other == NULL) {
+      other = a;
+    }
+  }
+  const struct sockaddr_storage *pick = same != NULL ? same : other;
+  if (pick == NULL)
+    return FALSE;
+  *out = *pick;
+  if (out->ss_family == AF_INET)
+    ((struct sockaddr_in *) out)->sin_port = 0;
+  else
+    ((struct sockaddr_in6 *) out)->sin6_port = 0;
+  return TRUE;
 }
 
 /**

@@ -4,10 +4,13 @@
  * value after it, even when the CQ it came from is freed in between; the
  * ring passes every completion once, in order, between threads; the lock
  * excludes, and a waiter on a long section sleeps instead of spinning; the
- * host's port rules are read as the kernel's own tools report them.
+ * host's port rules are read as the kernel's own tools report them; a
+ * loopback destination is recognised, and mapped to a device's own address
+ * only where the device lists no loopback address.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <arpa/inet.h>
 #include <glib.h>
 #include <linux/capability.h>
 #include <string.h>
@@ -401,6 +404,120 @@ test_host_caps(void)
   g_assert_cmpint(has, ==, 2);
 }
 
+/* @text ("10.9.0.1", "::1") as a socket address, port 0. */
+static struct sockaddr_storage
+sa_of(const char *text)
+{
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof(ss));
+  struct sockaddr_in *s4 = (struct sockaddr_in *) &ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) &ss;
+  if (inet_pton(AF_INET, text, &s4->sin_addr) == 1) {
+    s4->sin_family = AF_INET;
+  } else {
+    g_assert_cmpint(inet_pton(AF_INET6, text, &s6->sin6_addr), ==, 1);
+    s6->sin6_family = AF_INET6;
+  }
+  return ss;
+}
+
+static void
+test_addr_loopback(void)
+{
+  g_test_summary("rnicpi_addr_is_loopback: 127.0.0.0/8, ::1 and IPv4-mapped 127.x.y.z are this "
+                 "host's loopback; a device address, the wildcards and a mapped other address "
+                 "are not");
+  static const char *const yes[] = { "127.0.0.1", "127.1.2.3", "127.255.255.254", "::1",
+                                     "::ffff:127.0.0.1", "::ffff:127.9.8.7" };
+  static const char *const no[] = { "10.9.0.1", "0.0.0.0", "128.0.0.1", "126.255.255.255", "::",
+                                    "::ffff:10.0.0.1", "::2", "fe80::1", "::127.0.0.1" };
+  for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
+    struct sockaddr_storage ss = sa_of(yes[i]);
+    g_test_message("%s", yes[i]);
+    g_assert_true(rnicpi_addr_is_loopback((const struct sockaddr *) &ss));
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(no); i++) {
+    struct sockaddr_storage ss = sa_of(no[i]);
+    g_test_message("%s", no[i]);
+    g_assert_false(rnicpi_addr_is_loopback((const struct sockaddr *) &ss));
+  }
+  struct sockaddr_storage unix_ss = { .ss_family = AF_UNIX };
+  g_assert_false(rnicpi_addr_is_loopback((const struct sockaddr *) &unix_ss));
+}
+
+/* A capability record listing @n addresses, in text. */
+static rnicpi_caps_t
+caps_listing(const char *const *addrs, unsigned n)
+{
+  rnicpi_caps_t c;
+  memset(&c, 0, sizeof(c));
+  g_assert_cmpuint(n, <=, G_N_ELEMENTS(c.addrs));
+  for (unsigned i = 0; i < n; i++) {
+    c.addrs[i] = sa_of(addrs[i]);
+    /* A listed address may carry a port: the target never does. */
+    ((struct sockaddr_in *) &c.addrs[i])->sin_port = htons(4791);
+  }
+  c.num_addrs = n;
+  return c;
+}
+
+/* rnicpi_caps_loopback_target's answer for @family on @c: its address in
+ * text, or "" when FALSE (and @out then untouched). */
+static char *
+target_of(const rnicpi_caps_t *c, int family)
+{
+  struct sockaddr_storage out;
+  memset(&out, 0xee, sizeof(out));
+  if (!rnicpi_caps_loopback_target(c, family, &out)) {
+    g_assert_cmphex(((unsigned char *) &out)[0], ==, 0xee);
+    return g_strdup("");
+  }
+  char buf[INET6_ADDRSTRLEN];
+  if (out.ss_family == AF_INET) {
+    g_assert_cmpuint(((struct sockaddr_in *) &out)->sin_port, ==, 0);
+    return g_strdup(inet_ntop(AF_INET, &((struct sockaddr_in *) &out)->sin_addr, buf, sizeof(buf)));
+  }
+  g_assert_cmpint(out.ss_family, ==, AF_INET6);
+  g_assert_cmpuint(((struct sockaddr_in6 *) &out)->sin6_port, ==, 0);
+  return g_strdup(inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &out)->sin6_addr, buf, sizeof(buf)));
+}
+
+static void
+test_loopback_target(void)
+{
+  g_test_summary("rnicpi_caps_loopback_target: on a device that lists no loopback address, a "
+                 "loopback destination stands for its first address of the same family, else "
+                 "of the other, port 0; a device listing a loopback address, or none, keeps it");
+  static const char *const v4_only[] = { "10.9.0.1", "10.9.0.2" };
+  static const char *const both[] = { "10.0.2.15", "fd00::15", "fd00::16" };
+  static const char *const v6_only[] = { "fd00::1" };
+  static const char *const with_lo[] = { "127.0.0.1", "192.168.1.2", "::1" };
+  static const char *const with_lo6[] = { "10.1.1.1", "::1" };
+  struct {
+    const char *const *addrs;
+    unsigned n;
+    int family;
+    const char *want;
+  } rows[] = {
+    { v4_only, 2, AF_INET, "10.9.0.1" },   { v4_only, 2, AF_INET6, "10.9.0.1" },
+    { both, 3, AF_INET, "10.0.2.15" },     { both, 3, AF_INET6, "fd00::15" },
+    { v6_only, 1, AF_INET, "fd00::1" },    { v6_only, 1, AF_INET6, "fd00::1" },
+    { with_lo, 3, AF_INET, "" },           { with_lo, 3, AF_INET6, "" },
+    { with_lo6, 2, AF_INET, "" },          { NULL, 0, AF_INET, "" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    rnicpi_caps_t c = caps_listing(rows[i].addrs, rows[i].n);
+    g_autofree char *got = target_of(&c, rows[i].family);
+    g_test_message("row %zu: %s", i, got);
+    g_assert_cmpstr(got, ==, rows[i].want);
+  }
+  /* A count past the array is read no further than the array. */
+  rnicpi_caps_t c = caps_listing(v4_only, 2);
+  c.num_addrs = 99;
+  g_autofree char *got = target_of(&c, AF_INET);
+  g_assert_cmpstr(got, ==, "10.9.0.1");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -414,5 +531,7 @@ main(int argc, char **argv)
   g_test_add_func("/rnicpi/util/ring-threads", test_ring_threads);
   g_test_add_func("/rnicpi/util/host/port-start", test_host_port_start);
   g_test_add_func("/rnicpi/util/host/caps", test_host_caps);
+  g_test_add_func("/rnicpi/util/addr/loopback", test_addr_loopback);
+  g_test_add_func("/rnicpi/util/addr/loopback-target", test_loopback_target);
   return g_test_run();
 }
