@@ -1431,6 +1431,260 @@ test_ip_path(void)
   conf_pair_close(&p);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The loopback                                                            */
+/* ---------------------------------------------------------------------- */
+
+/* @a as a plain IP address: a GID, or an IPv4-mapped IPv6 address, as the
+ * IPv4 or IPv6 address it is. */
+static it_net_addr_t
+plain_addr(const it_net_addr_t *a)
+{
+  it_net_addr_t out = *a;
+  const struct in6_addr *v6 = a->addr_type == IT_IB_GID ? &a->addr.gid : &a->addr.ipv6;
+  if (a->addr_type == IT_IPV4)
+    return out;
+  if (IN6_IS_ADDR_V4MAPPED(v6)) {
+    out.addr_type = IT_IPV4;
+    memcpy(&out.addr.ipv4, &v6->s6_addr[12], 4);
+  } else {
+    out.addr_type = IT_IPV6;
+    out.addr.ipv6 = *v6;
+  }
+  return out;
+}
+
+/* Whether @a is this host's loopback (rnicpi_addr_is_loopback). */
+static gboolean
+is_loopback(const it_net_addr_t *a)
+{
+  it_net_addr_t p = plain_addr(a);
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof(ss));
+  if (p.addr_type == IT_IPV4) {
+    ((struct sockaddr_in *) &ss)->sin_family = AF_INET;
+    ((struct sockaddr_in *) &ss)->sin_addr = p.addr.ipv4;
+  } else {
+    ((struct sockaddr_in6 *) &ss)->sin6_family = AF_INET6;
+    ((struct sockaddr_in6 *) &ss)->sin6_addr = p.addr.ipv6;
+  }
+  return rnicpi_addr_is_loopback((const struct sockaddr *) &ss);
+}
+
+/* Whether @a is this host's loopback or one of the addresses @s's IA lists
+ * for spigot 0. */
+static gboolean
+loopback_or_listed(conf_side_t *s, const it_net_addr_t *a)
+{
+  if (is_loopback(a))
+    return TRUE;
+  it_net_addr_t p = plain_addr(a);
+  it_ia_info_t *info = conf_info(s);
+  gboolean found = FALSE;
+  for (size_t i = 0; !found && info->num_spigots > 0 && i < info->spigot_info[0].num_net_addr; i++) {
+    it_net_addr_t l = plain_addr(&info->spigot_info[0].net_addr[i]);
+    found = conf_addr_equal(&l, &p);
+  }
+  it_ia_info_free(info);
+  return found;
+}
+
+/* The two ends of @path, as IP addresses. */
+static void
+path_ends(conf_side_t *s, const it_path_t *path, it_net_addr_t *local, it_net_addr_t *remote)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean iwarp = info->transport_type == IT_IWARP_TCP_TRANSPORT;
+  it_ia_info_free(info);
+  if (iwarp) {
+    const it_iwarp_net_endpoint_t *iw = &path->remote.iwarp;
+    g_assert_true(iw->ip_vers == IT_IP_VERS_IPV4 || iw->ip_vers == IT_IP_VERS_IPV6);
+    gboolean v4 = iw->ip_vers == IT_IP_VERS_IPV4;
+    *local = (it_net_addr_t) { .addr_type = v4 ? IT_IPV4 : IT_IPV6 };
+    *remote = *local;
+    if (v4) {
+      local->addr.ipv4 = iw->laddr.ipv4;
+      remote->addr.ipv4 = iw->raddr.ipv4;
+    } else {
+      local->addr.ipv6 = iw->laddr.ipv6;
+      remote->addr.ipv6 = iw->raddr.ipv6;
+    }
+  } else {
+    *local = (it_net_addr_t) { .addr_type = IT_IB_GID, .addr.gid = path->remote.ib.local_port_gid };
+    *remote = (it_net_addr_t) { .addr_type = IT_IB_GID, .addr.gid = path->remote.ib.remote_port_gid };
+  }
+  *local = plain_addr(local);
+  *remote = plain_addr(remote);
+}
+
+/* A path from @s to @to by it_get_pathinfo: it goes where the loopback is
+ * for this IA, from an address it lists. */
+static void
+loopback_path(conf_side_t *s, const it_net_addr_t *to, it_path_t *path)
+{
+  conf_path_to(s, to, path);
+  it_net_addr_t local, remote;
+  path_ends(s, path, &local, &remote);
+  g_autofree char *to_s = conf_addr_str(to), *l_s = conf_addr_str(&local), *r_s = conf_addr_str(&remote);
+  g_test_message("the path to %s goes from %s to %s", to_s, l_s, r_s);
+  if (!loopback_or_listed(s, &remote) || !loopback_or_listed(s, &local))
+    g_error("it_get_pathinfo on IA '%s' to %s gave a path from %s to %s: a path to the loopback "
+            "must stay on this host (the loopback, or an address the IA lists)",
+            conf_ia_name(), to_s, l_s, r_s);
+}
+
+/* Connect @p over @path with private data, accept, then one Send of 64
+ * checked bytes (@seed): the request comes from the loopback or an address
+ * the IA lists. */
+static void
+loopback_connect(conf_pair_t *p, const it_path_t *path, unsigned seed)
+{
+  conf_buf_t sb, rb;
+  conf_buf_new(&p->a, &sb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p->p, &rb, 64, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&sb, seed);
+  it_lmr_triplet_t rs = conf_seg(&rb, 0, 64), ss = conf_seg(&sb, 0, 64);
+  conf_ok(it_post_recv(p->p.ep, &rs, 1, 1, IT_COMPLETION_FLAG));
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  static const unsigned char cpd[] = "to the loopback";
+  it_ia_info_t *info = conf_info(&p->a);
+  size_t clen = small_len(info->connect_private_data_len, sizeof(cpd));
+  it_ia_info_free(info);
+  conf_ok(it_ep_connect(p->a.ep, path, &ca, &p->qual, IT_CONNECT_FLAG_TWO_WAY, clen > 0 ? cpd : NULL,
+                        clen));
+  it_event_t ev = conf_wait(p->p.req, IT_CM_REQ_CONN_REQUEST_EVENT);
+  g_autofree char *src = conf_addr_str(&ev.conn_req.source_addr);
+  g_test_message("the request comes from %s", src);
+  if (!loopback_or_listed(&p->p, &ev.conn_req.source_addr))
+    g_error("a connection from IA '%s' to the loopback comes from %s: neither the loopback nor an "
+            "address the IA lists", conf_ia_name(), src);
+  if (clen > 0) {
+    g_assert_true(ev.conn_req.private_data_present);
+    g_assert_cmpmem(ev.conn_req.private_data, clen, cpd, clen);
+  }
+  conf_ok(it_ep_accept(p->p.ep, ev.conn_req.cn_est_id, NULL, 0));
+  ev = conf_wait(p->a.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_assert_true(ev.conn.ep == p->a.ep);
+  conf_wait(p->p.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  conf_ok(it_post_send(p->a.ep, &ss, 1, 2, IT_COMPLETION_FLAG));
+  conf_dto(p->a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  it_dto_cmpl_event_t d = conf_dto(p->p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  g_assert_cmpuint(d.transferred_length, ==, 64);
+  conf_buf_check(&rb, 0, 64, seed);
+  conf_buf_free(&sb);
+  conf_buf_free(&rb);
+}
+
+static it_net_addr_t
+loopback_v4(void)
+{
+  it_net_addr_t a = { .addr_type = IT_IPV4 };
+  a.addr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+static void
+test_loopback(void)
+{
+  g_test_summary("A connection to 127.0.0.1 reaches this host's listener on the IA, on every "
+                 "IA (rdma_cm devices, which cannot reach the loopback, included): "
+                 "it_get_pathinfo gives a path between the loopback or the IA's own addresses, "
+                 "the request comes from one of them with the private data, and a Send moves "
+                 "checked bytes");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_net_addr_t lo = loopback_v4();
+  it_path_t path;
+  loopback_path(&p.a, &lo, &path);
+  loopback_connect(&p, &path, 11);
+  conf_pair_close(&p);
+}
+
+static void
+test_loopback_ip_path(void)
+{
+  g_test_summary("An IP path to 127.0.0.1 filled by hand in the iWARP form (no it_get_pathinfo), "
+                 "as applications written for rdma_cm give it: on every IA the connection "
+                 "reaches this host's listener and a Send moves checked bytes");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  it_path_t path;
+  memset(&path, 0, sizeof(path));
+  path.remote.iwarp.ip_vers = IT_IP_VERS_IPV4;
+  path.remote.iwarp.laddr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  path.remote.iwarp.raddr.ipv4.s_addr = htonl(INADDR_LOOPBACK);
+  loopback_connect(&p, &path, 12);
+  conf_pair_close(&p);
+}
+
+/* Whether @s's IA lists ::1, or no loopback address at all (then ::1 is
+ * its own address, ual_ia_map_loopback). */
+static gboolean
+reaches_v6_loopback(conf_side_t *s)
+{
+  it_ia_info_t *info = conf_info(s);
+  gboolean v6_lo = FALSE, any_lo = FALSE;
+  for (size_t i = 0; info->num_spigots > 0 && i < info->spigot_info[0].num_net_addr; i++) {
+    it_net_addr_t a = plain_addr(&info->spigot_info[0].net_addr[i]);
+    gboolean lo = is_loopback(&a);
+    any_lo |= lo;
+    v6_lo |= lo && a.addr_type == IT_IPV6;
+  }
+  it_ia_info_free(info);
+  return v6_lo || !any_lo;
+}
+
+static void
+test_loopback_v6(void)
+{
+  g_test_summary("A connection to ::1 reaches this host's listener on the IA where the IA lists ::1 "
+                 "or no loopback address at all (an rdma_cm device: there it goes to the IA's own "
+                 "address, IPv4 where it has no IPv6 one); a Send moves checked bytes");
+  conf_pair_t p;
+  conf_pair_open(&p);
+  if (!conf_require(reaches_v6_loopback(&p.a), "::1 in spigot_info[0].net_addr, or no loopback "
+                    "address there")) {
+    conf_pair_close(&p);
+    return;
+  }
+  it_net_addr_t lo = { .addr_type = IT_IPV6 };
+  lo.addr.ipv6 = in6addr_loopback;
+  it_path_t path;
+  loopback_path(&p.a, &lo, &path);
+  loopback_connect(&p, &path, 13);
+  conf_pair_close(&p);
+}
+
+static void
+test_loopback_no_listener(void)
+{
+  g_test_summary("A connect to 127.0.0.1 on a port nobody listens on, with no path timeout, is "
+                 "refused within 1 s: IT_CM_MSG_CONN_NONPEER_REJECT_EVENT, not the CM's retries "
+                 "(98 s on rxe, where 127.0.0.1 leaves by the device's netdev)");
+  conf_side_t a;
+  conf_side_open(&a, NULL);
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(free_port(&a));
+  it_net_addr_t lo = loopback_v4();
+  it_path_t path;
+  loopback_path(&a, &lo, &path);
+  g_assert_cmpuint(path.timeout, ==, 0);
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  gint64 start = g_get_monotonic_time();
+  conf_ok(it_ep_connect(a.ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  it_event_t ev = conf_wait(a.cm, IT_CM_MSG_CONN_NONPEER_REJECT_EVENT);
+  gint64 took_ms = (g_get_monotonic_time() - start) / 1000;
+  g_test_message("non-peer reject, reason %d, after %" G_GINT64_FORMAT " ms",
+                 (int) ev.conn.reject_reason_code, took_ms);
+  g_assert_true(ev.conn.ep == a.ep);
+  g_assert_cmpint(took_ms, <, 1000);
+  g_assert_cmpint(conf_ep_state(a.ep), ==, IT_EP_STATE_NONOPERATIONAL);
+  conf_assert_empty(a.cm);
+  conf_side_close(&a);
+}
+
 /* A server that answers the first message arriving on each new endpoint,
  * reading its completions before its connection events. */
 #define BURST 16
@@ -1537,6 +1791,10 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/cm/request-fields", test_request_fields);
   g_test_add_func("/conformance/cm/ipv6", test_ipv6);
   g_test_add_func("/conformance/cm/ip-path", test_ip_path);
+  g_test_add_func("/conformance/cm/loopback", test_loopback);
+  g_test_add_func("/conformance/cm/loopback-ip-path", test_loopback_ip_path);
+  g_test_add_func("/conformance/cm/loopback-v6", test_loopback_v6);
+  g_test_add_func("/conformance/cm/loopback-no-listener", test_loopback_no_listener);
   g_test_add_func("/conformance/cm/reject-pdata", test_reject_pdata);
   g_test_add_func("/conformance/cm/nonpeer-reject", test_nonpeer_reject);
   g_test_add_func("/conformance/cm/timeout/infinite", test_timeout_infinite);

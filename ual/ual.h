@@ -42,6 +42,8 @@ typedef struct ual_ia {
   GList *maps;                /* ual_map_t*: ranges of it_mem_map (ual_lmr.c) */
   gboolean host_cm;           /* connects go through the host stack (ual_hostcm.c) */
   gboolean said_ip_path;      /* an IP path on this IA of InfiniBand paths was logged (ual_cm.c) */
+  gint said_loopback;         /* a loopback destination taken to the IA's address was logged
+                               * (ual_ia_map_loopback; atomic: it_get_pathinfo reads) */
   int dying;                  /* children freed, waiting for their grace period (ual_obj.c) */
   uint32_t nobj[IT_HANDLE_TYPE_SRQ + 1]; /* live children by type, against the device's limits */
 } ual_ia_t;
@@ -377,6 +379,12 @@ void ual_ia_teardown(ual_ia_t *ia);
 /* The port GID a path from @ia starts at: its first address (an IPv4 one
  * IPv4-mapped), or the mapped 127.0.0.1 when it lists none. */
 void ual_ia_local_gid(const ual_ia_t *ia, struct in6_addr *gid);
+/* A loopback destination @sa (rnicpi_addr_is_loopback) on an IA that lists
+ * addresses, none of them loopback (rdma_cm devices cannot reach 127.0.0.1),
+ * becomes the IA's own address (rnicpi_caps_loopback_target), its port
+ * kept: this host's listeners on the IA listen there.  TRUE when @sa was
+ * replaced; said once per IA, naming both addresses. */
+gboolean ual_ia_map_loopback(ual_ia_t *ia, struct sockaddr_storage *sa);
 /* Unpublish @o: its handle finds nothing, and it leaves every list a
  * lookup could reach it by (an SEVD its AEVD's queue) (object lock held). */
 void ual_obj_unpublish(ual_obj_t *o);

@@ -317,6 +317,9 @@ ual_path_to_addr(ual_ia_t *ia, const it_path_t *path, uint32_t port, rnicpi_addr
     s->sin6_addr = v6;
     s->sin6_port = htons((uint16_t) port);
   }
+  /* A hand-built path to the loopback (an IP path naming 127.0.0.1, a GID
+   * ::ffff:127.0.0.1) goes where it_get_pathinfo would send it. */
+  ual_ia_map_loopback(ia, &out->sa);
   return IT_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rnicpi_registry.h"
+#include "rnicpi_util.h"
 #include "ual.h"
 
 const char *
@@ -453,6 +454,62 @@ ual_ia_local_gid(const ual_ia_t *ia, struct in6_addr *gid)
   v4_to_gid(a4, gid);
 }
 
+/* @sa's address, no port, for messages. */
+static const char *
+sa_text(const struct sockaddr_storage *sa, char buf[INET6_ADDRSTRLEN])
+{
+  const void *a = sa->ss_family == AF_INET6 ? (const void *) &((const struct sockaddr_in6 *) sa)->sin6_addr
+                                            : (const void *) &((const struct sockaddr_in *) sa)->sin_addr;
+  if (inet_ntop(sa->ss_family, a, buf, INET6_ADDRSTRLEN) == NULL)
+    g_strlcpy(buf, "?", INET6_ADDRSTRLEN);
+  return buf;
+}
+
+gboolean
+ual_ia_map_loopback(ual_ia_t *ia, struct sockaddr_storage *sa)
+{
+  struct sockaddr_storage to;
+  if (!rnicpi_addr_is_loopback((const struct sockaddr *) sa) ||
+      !rnicpi_caps_loopback_target(&ia->caps, sa->ss_family, &to))
+    return FALSE;
+  if (g_atomic_int_compare_and_exchange(&ia->said_loopback, 0, 1)) {
+    char from[INET6_ADDRSTRLEN], own[INET6_ADDRSTRLEN];
+    g_message("IA '%s': %s is this host, and the IA cannot reach the loopback (it lists no "
+              "loopback address): a connection to it goes to the IA's own address %s, where this "
+              "host's listeners on the IA are; a listener on another interface is reached by "
+              "that interface's address (said once per IA)",
+              ia->iface->name, sa_text(sa, from), sa_text(&to, own));
+  }
+  in_port_t port = sa->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *) sa)->sin6_port
+                                             : ((const struct sockaddr_in *) sa)->sin_port;
+  *sa = to;
+  if (sa->ss_family == AF_INET6)
+    ((struct sockaddr_in6 *) sa)->sin6_port = port;
+  else
+    ((struct sockaddr_in *) sa)->sin_port = port;
+  return TRUE;
+}
+
+/* @a as a socket address, port 0: a GID as IPv6, an IPv4-mapped one as
+ * the IPv4 address it carries. */
+static void
+net_addr_to_sa(const it_net_addr_t *a, struct sockaddr_storage *sa)
+{
+  memset(sa, 0, sizeof(*sa));
+  const struct in6_addr *v6 = a->addr_type == IT_IPV6 ? &a->addr.ipv6 : &a->addr.gid;
+  if (a->addr_type == IT_IPV4 || IN6_IS_ADDR_V4MAPPED(v6)) {
+    struct sockaddr_in *s4 = (struct sockaddr_in *) sa;
+    s4->sin_family = AF_INET;
+    if (a->addr_type == IT_IPV4)
+      s4->sin_addr = a->addr.ipv4;
+    else
+      memcpy(&s4->sin_addr, &v6->s6_addr[12], 4);
+  } else {
+    ((struct sockaddr_in6 *) sa)->sin6_family = AF_INET6;
+    ((struct sockaddr_in6 *) sa)->sin6_addr = *v6;
+  }
+}
+
 it_status_t
 it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t *net_addr,
                 size_t *num_paths, size_t *total_paths, it_path_t *paths)
@@ -474,6 +531,22 @@ it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t 
   if (*num_paths < 1 || paths == NULL) {
     *num_paths = 0;
     return IT_SUCCESS;
+  }
+  /* The path names what is really connected to: a loopback destination
+   * the IA cannot reach is its own address (ual_ia_map_loopback). */
+  it_net_addr_t mapped;
+  struct sockaddr_storage sa;
+  net_addr_to_sa(net_addr, &sa);
+  if (ual_ia_map_loopback(ia, &sa)) {
+    memset(&mapped, 0, sizeof(mapped));
+    if (sa.ss_family == AF_INET) {
+      mapped.addr_type = IT_IPV4;
+      mapped.addr.ipv4 = ((const struct sockaddr_in *) &sa)->sin_addr;
+    } else {
+      mapped.addr_type = IT_IPV6;
+      mapped.addr.ipv6 = ((const struct sockaddr_in6 *) &sa)->sin6_addr;
+    }
+    net_addr = &mapped;
   }
   it_path_t *p = &paths[0];
   memset(p, 0, sizeof(*p));
