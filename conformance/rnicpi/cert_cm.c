@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cert.h"
+#include "rnicpi_util.h"
 
 #define LISTEN_CTX 0x11570
 #define A_CTX 0xa0000
@@ -158,6 +159,80 @@ test_cm_connect_accept(cert_t *f, gconstpointer data)
   }
   cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, A_CTX);
   cert_assert_no_cm(f, RNICPI_CM_ESTABLISHED, P_CTX);
+  cm_close(&s);
+}
+
+/* Whether @sa is one of @f's device's addresses (the port aside). */
+static gboolean
+device_lists(cert_t *f, const struct sockaddr_storage *sa)
+{
+  for (uint32_t i = 0; i < MIN(f->caps.num_addrs, (uint32_t) G_N_ELEMENTS(f->caps.addrs)); i++) {
+    const struct sockaddr_storage *a = &f->caps.addrs[i];
+    if (a->ss_family != sa->ss_family)
+      continue;
+    if (a->ss_family == AF_INET && ((const struct sockaddr_in *) a)->sin_addr.s_addr ==
+                                       ((const struct sockaddr_in *) sa)->sin_addr.s_addr)
+      return TRUE;
+    if (a->ss_family == AF_INET6 && memcmp(&((const struct sockaddr_in6 *) a)->sin6_addr,
+                                           &((const struct sockaddr_in6 *) sa)->sin6_addr,
+                                           sizeof(struct in6_addr)) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static void
+test_cm_loopback(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("cm_ops.connect to 127.0.0.1 and the listener's port: this host's listener on "
+                 "the device gets CONNECT_REQUEST, from 127.0.0.1 or one of the device's "
+                 "addresses, with the private data; after accept both QPs are ESTABLISHED and a "
+                 "Send lands (a device that cannot reach the loopback connects to its own "
+                 "address)");
+  cm_setup_t s;
+  if (!cm_open(f, &s))
+    return;
+  rnicpi_addr_t lo;
+  memset(&lo, 0, sizeof(lo));
+  struct sockaddr_in *lo4 = (struct sockaddr_in *) &lo.sa;
+  lo4->sin_family = AF_INET;
+  lo4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  lo4->sin_port = htons((uint16_t) s.port);
+  uint8_t req_pd[RNICPI_MAX_PDATA];
+  uint32_t req_len = cert_min(16, f->caps.pdata_connect);
+  cert_pdata_fill(req_pd, req_len, 0x7f);
+  rnicpi_conn_param_t act = { .pdata = req_pd, .pdata_len = req_len, .ird = 1, .ord = 1 };
+  cert_ok(CMV->connect(s.a.qp, &lo, &act));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, LISTEN_CTX);
+  g_assert_cmpuint(req->port, ==, s.port);
+  pdata_check(req, req_len, 0x7f);
+  if (!rnicpi_addr_is_loopback((const struct sockaddr *) &req->src.sa) && !device_lists(f, &req->src.sa)) {
+    char got[INET6_ADDRSTRLEN + 32];
+    g_error("CONNECT_REQUEST of a connect to 127.0.0.1 comes from %s: neither the loopback nor an "
+            "address of device '%s'", addr_text(&req->src.sa, got, sizeof(got)), f->dev_name);
+  }
+  rnicpi_conn_param_t pas = { .ird = 1, .ord = 1 };
+  cert_ok(CMV->accept(s.p.qp, req->conn_id, &pas));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, A_CTX));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, P_CTX));
+
+  cert_buf_t src, dst;
+  cert_buf_new(s.a.pd, &src, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_new(s.p.pd, &dst, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_fill(&src, 0x7e);
+  cert_post_recv(s.p.qp, &dst, 0, 64, 0x7e0);
+  cert_post_send(s.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0x7e1, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(s.p.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x7e0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 64);
+  cert_buf_check(&dst, 0, 64, 0x7e);
+  wc = cert_wc(s.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x7e1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
   cm_close(&s);
 }
 
@@ -987,6 +1062,7 @@ cert_register_cm(void)
 {
   cert_add("/rnicpi/cm/listen-twice", test_cm_listen_twice);
   cert_add("/rnicpi/cm/connect-accept", test_cm_connect_accept);
+  cert_add("/rnicpi/cm/loopback", test_cm_loopback);
   cert_add("/rnicpi/cm/reject", test_cm_reject);
   cert_add("/rnicpi/cm/unreachable", test_cm_unreachable);
   cert_add("/rnicpi/cm/request-cancelled", test_cm_request_cancelled);

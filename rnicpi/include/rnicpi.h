@@ -1405,7 +1405,12 @@ typedef struct rnicpi_cm_ops {
   /**
    * Start connecting an IDLE queue pair to @p dst.
    * @param qp the queue pair, IDLE.
-   * @param dst the listener's address and port.
+   * @param dst the listener's address and port.  A loopback address
+   *        (rnicpi_addr_is_loopback()) means this host: it reaches this
+   *        host's listeners on the device, also where the device cannot
+   *        reach the loopback itself (it lists no loopback address): the
+   *        connect then goes to the device's own address
+   *        (rnicpi_caps_loopback_target()).
    * @param param private data, IRD, ORD, three-way and the timeout.
    * @retval RNICPI_OK started: one of #RNICPI_CM_ESTABLISHED,
    *         #RNICPI_CM_CONNECT_REPLY (three-way), #RNICPI_CM_REJECTED,
@@ -1484,7 +1489,8 @@ typedef struct rnicpi_cm_ops {
    * reply, or RNICPI_UD_SVC_NO_SERVICE when nothing listens there or the
    * listener goes away unanswered.
    * @param dev the device.
-   * @param dst the listener's address and port.
+   * @param dst the listener's address and port; a loopback address
+   *        reaches this host's listeners on the device, as for connect.
    * @param pdata private data, or NULL.
    * @param pdata_len bytes of @p pdata.
    * @param req_ctx the access layer's context of the request.

@@ -153,6 +153,7 @@ struct ib_dev {
   gboolean have_sgid4, have_sgid6;
   gboolean roce;                 /* Ethernet link layer: every address handle has a GRH */
   gint removed;                  /* the device is gone (ib_dev_removed) */
+  gint said_loopback;            /* a loopback destination taken to its address was logged */
 };
 
 typedef struct ib_pd {

@@ -107,6 +107,43 @@ source_addr(ib_dev_t *dev, const rnicpi_addr_t *dst, struct sockaddr_storage *sr
   return TRUE;
 }
 
+/* The address @dst stands for on @dev: a loopback destination, which
+ * rdma_cm cannot reach through a device bound to a real netdev (to rxe the
+ * kernel routes 127.0.0.1 out of that netdev, where no one answers: the IB
+ * CM retries for 98 s; siw's TCP connect goes through lo, where nothing
+ * listens), is the device's own address, where this host's listeners on
+ * the device listen (ib_listen), its port kept, in @buf; else @dst.  The
+ * access layer maps such a destination already (ual_ia_map_loopback):
+ * this serves RNIC-PI callers that come without it. */
+static const rnicpi_addr_t *
+peer_addr(ib_dev_t *dev, const rnicpi_addr_t *dst, rnicpi_addr_t *buf)
+{
+  struct sockaddr_storage own;
+  if (!rnicpi_addr_is_loopback((const struct sockaddr *) &dst->sa) ||
+      !rnicpi_caps_loopback_target(&dev->caps, dst->sa.ss_family, &own))
+    return dst;
+  in_port_t port = dst->sa.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *) &dst->sa)->sin6_port
+                                                 : ((const struct sockaddr_in *) &dst->sa)->sin_port;
+  buf->sa = own;
+  if (own.ss_family == AF_INET6)
+    ((struct sockaddr_in6 *) &buf->sa)->sin6_port = port;
+  else
+    ((struct sockaddr_in *) &buf->sa)->sin_port = port;
+  if (g_atomic_int_compare_and_exchange(&dev->said_loopback, 0, 1)) {
+    char from[INET6_ADDRSTRLEN] = "?", to[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(dst->sa.ss_family, dst->sa.ss_family == AF_INET6
+              ? (const void *) &((const struct sockaddr_in6 *) &dst->sa)->sin6_addr
+              : (const void *) &((const struct sockaddr_in *) &dst->sa)->sin_addr, from, sizeof(from));
+    inet_ntop(own.ss_family, own.ss_family == AF_INET6
+              ? (const void *) &((const struct sockaddr_in6 *) &own)->sin6_addr
+              : (const void *) &((const struct sockaddr_in *) &own)->sin_addr, to, sizeof(to));
+    g_message("%s: %s is this host, and rdma_cm cannot reach the loopback through the device: "
+              "connecting to the device's own address %s instead, where this host's listeners "
+              "on %s are (said once per device)", dev->name, from, to, dev->name);
+  }
+  return buf;
+}
+
 /* A new connection with an identifier of its own in port space @ps
  * (dev->lock held); NULL, with errno set, when rdma_cm gives none. */
 static ib_conn_t *
@@ -947,6 +984,8 @@ ib_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
     return st;
   if (qp->state != IB_QP_IDLE || qp->conn != NULL)
     return RNICPI_ESTATE;
+  rnicpi_addr_t own;
+  dst = peer_addr(dev, dst, &own);
   struct sockaddr_storage src;
   if (!source_addr(dev, dst, &src))
     return RNICPI_EINVAL; /* the device has no address of the peer's family */
@@ -1238,6 +1277,8 @@ ib_ud_svc_request(rnicpi_dev_t *d, const rnicpi_addr_t *dst, const void *pdata, 
     return RNICPI_ENOTSUP;
   if (len > dev->caps.pdata_ud_req || (len > 0 && pdata == NULL))
     return RNICPI_ELIMIT;
+  rnicpi_addr_t own;
+  dst = peer_addr(dev, dst, &own);
   struct sockaddr_storage src;
   if (!source_addr(dev, dst, &src))
     return RNICPI_EINVAL;

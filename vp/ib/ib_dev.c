@@ -118,8 +118,10 @@ device_of_addr(const struct sockaddr *a, char name[64])
 }
 
 /* Fill caps->addrs with the addresses rdma_cm binds to device @name: IPv4
- * first, then IPv6 (link-local ones need a scope no IT-API path carries,
- * and rdma_cm cannot reach the loopback on soft devices). */
+ * first, then IPv6.  Link-local ones need a scope no IT-API path carries.
+ * Loopback ones are never the device's: rdma_cm cannot reach 127.0.0.1
+ * through rxe or siw, so a loopback destination goes to the first address
+ * listed here instead (peer_addr in ib_cm.c; ual_ia_map_loopback). */
 static void
 device_addrs(const char *name, rnicpi_caps_t *caps)
 {
