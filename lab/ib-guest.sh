@@ -20,6 +20,12 @@
 #   removal-DEV      the catalog's /conformance/cm/device-removal with
 #                    `rdma link delete DEV` under two connected EPs (events,
 #                    flushes, the removal ending); DEV is added again after
+#   loopback-DEV     127.0.0.1 through vp/ib on DEV, which goes to the
+#                    device's own address: itapi-rping -c -a 127.0.0.1
+#                    against itapi-rping -s and against rdma-core's rping -s
+#                    on that address (5 pings each, data checked), and with
+#                    no server refused at once (under 3 s with -T 1, not the
+#                    IB CM's 98 s of retries), the log naming the address
 #
 #   lab/ib-guest.sh BUILD [check...]
 #
@@ -115,6 +121,46 @@ rping_c() {
   [ $rc -eq 0 ] && [ $trc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' /tmp/theirs.out)" -eq 5 ]
 }
 
+# Milliseconds since boot, to 10 ms (busybox's date has no %N).
+uptime_ms() {
+  read -r up _ </proc/uptime
+  echo $((${up%.*} * 1000 + 1${up#*.} * 10 - 1000))
+}
+
+# A connect to 127.0.0.1 reaches the servers on the device's own address;
+# with none, it is refused at once and the output names that address.
+loopback() {
+  dev=$1 a=$(addr "$1"); port=$((port + 1))
+  timeout 60 "$rping_ours" -s -a "$a" -p $port -C 5 -i "$dev" -T 30 >/tmp/ours.out 2>&1 &
+  ours=$!
+  await_listen $ours $port && client $ours timeout 60 "$rping_ours" -c -a 127.0.0.1 -p $port -C 5 -i "$dev" -T 30 -v
+  rc=$?
+  wait $ours; orc=$?
+  echo "-- itapi-rping -s:"; cat /tmp/ours.out
+  [ $rc -eq 0 ] && [ $orc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' $out)" -eq 5 ] ||
+    { echo "ib-guest: itapi-rping to 127.0.0.1 against itapi-rping -s on $a failed"; return 1; }
+
+  port=$((port + 1))
+  timeout 60 rping -s -a "$a" -p $port -C 5 -S 64 -V -v >/tmp/theirs.out 2>&1 &
+  theirs=$!
+  await_listen $theirs $port && client $theirs timeout 60 "$rping_ours" -c -a 127.0.0.1 -p $port -C 5 -i "$dev" -T 30
+  rc=$?
+  wait $theirs; trc=$?
+  echo "-- rping -s:"; cat /tmp/theirs.out
+  [ $rc -eq 0 ] && [ $trc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' /tmp/theirs.out)" -eq 5 ] ||
+    { echo "ib-guest: itapi-rping to 127.0.0.1 against rping -s on $a failed"; return 1; }
+
+  # No server: one refusal, then -T 1 ends the retries.  A connect that
+  # hung (the IB CM's retries) would say "no answer" instead.
+  port=$((port + 1))
+  began=$(uptime_ms)
+  "$rping_ours" -c -a 127.0.0.1 -p $port -C 1 -i "$dev" -T 1 >/tmp/none.out 2>&1 && rc=0 || rc=$?
+  ms=$(($(uptime_ms) - began))
+  echo "-- no server: status $rc after $ms ms:"; cat /tmp/none.out
+  [ $rc -ne 0 ] && [ $ms -lt 3000 ] && grep -q 'refused the connection' /tmp/none.out &&
+    grep -q "own address $a" /tmp/none.out
+}
+
 # Every level of the catalog.  The CPU is emulated here: the scale test
 # connects 100 pairs, not 1000 (ITAPI_SCALE_PAIRS), and a test may take
 # 600 s.  Each test that posts beside a long transfer in flight (a 32 or
@@ -155,13 +201,14 @@ removal() {
 }
 
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
-  rping-siw0-s rping-siw0-c removal-rxe0 removal-siw0
+  rping-siw0-s rping-siw0-c loopback-rxe0 loopback-siw0 removal-rxe0 removal-siw0
 for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
   pingpong-*) check "$c" pingpong "${c#pingpong-}" ;;
   certify-*) check "$c" certify "${c#certify-}" ;;
   removal-*) check "$c" removal "${c#removal-}" ;;
+  loopback-*) check "$c" loopback "${c#loopback-}" ;;
   rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
   rping-*-c) d=${c#rping-}; check "$c" rping_c "${d%-c}" ;;
   *) echo "CHECK $c FAIL"; echo "    unknown check" ;;
