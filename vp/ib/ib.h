@@ -60,6 +60,15 @@
 #define IB_SIW_VENDOR_ID 0x626d74u
 #define IB_SIW_SHORT_TX 32u
 
+/* Local segments of an RDMA Read offered where the device takes fewer
+ * (siw: max_sge_rd 1, an iWARP Read Response landing in one tagged sink,
+ * RFC 5040 6.1): the Read goes out as one verbs Read per run of contiguous
+ * segments (ib_qp.c, read_pieces), as vp/iwarp does; and the verbs
+ * requests one such Read may take at most, each run cut once more at a
+ * page for siw's short copy. */
+#define IB_READ_SPLIT_SGE 16u
+#define IB_READ_PIECES_MAX (2u * IB_READ_SPLIT_SGE)
+
 /* A verbs wr_id names the shadow entry of a work request: the serial of
  * its queue pair (or SRQ) incarnation, the kind of queue and the entry's
  * sequence number.  A completion whose serial is not its queue pair's
@@ -124,6 +133,8 @@ struct ib_dev {
   gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
   gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
   gboolean short_split;          /* siw: no short payload across a page (ib_qp.c) */
+  uint32_t read_sge_dev;         /* sink segments of one verbs Read: more are split (ib_qp.c) */
+  uint32_t verbs_max_qp_wr;      /* the device's own limit on a verbs queue */
   uint32_t inline_max;           /* inline bytes a queue pair takes (probe_inline) */
   gboolean quirked;              /* ib_quirk_open() was called for ctx */
   uint8_t port;                  /* the port that holds the address */
@@ -228,6 +239,8 @@ typedef struct ib_shadow {
                                   * its completion's error once done) */
   uint8_t status;                /* send queue: its completion's status once done */
   uint8_t nsge;                  /* UD receives: entries in the queue pair's rq_sge */
+  uint8_t pieces;                /* send queue: verbs requests it took in the device's
+                                  * queue (a split Read, a narrow bind), until retired */
   uint32_t len;                  /* bytes the request moves */
   uint64_t rkey;                 /* a bind's or an invalidation's key */
   ib_mw_t *mw;                   /* the window a bind or an invalidation is about */
@@ -269,6 +282,7 @@ struct ib_qp {
   ib_wq_t sq, rq;
   uint32_t sq_max, rq_max;       /* depths asked for: the shadows hold no more */
   uint32_t sq_need;              /* verbs send requests it may hold (its room in the CQ) */
+  uint32_t sq_verbs;             /* of which taken by the shadows not yet retired (sq_lock) */
   gboolean flush_due;            /* in ERROR with work the sweep must finish */
   gboolean break_due;            /* an error of its own: break the connection */
   gboolean held;                 /* a fault found at post waits for its turn: later

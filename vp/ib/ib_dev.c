@@ -1011,10 +1011,16 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   /* siw (its vendor id spells "bmt"): a short request across a page
    * boundary is posted in two parts (ib_qp.c), so a queue pair gets twice
    * the verbs requests it promises, and offers half the device's. */
+  dev->verbs_max_qp_wr = dev->caps.max_qp_wr;
   if (dev->caps.vendor_id == IB_SIW_VENDOR_ID) {
     dev->short_split = TRUE;
     dev->caps.max_qp_wr /= 2;
   }
+  /* Applications written for InfiniBand scatter a Read over several
+   * segments (IBM's SKV: 8); a device that takes fewer per verbs Read
+   * (siw: 1) gets them as one Read per run of contiguous segments. */
+  dev->read_sge_dev = MAX(dev->caps.max_rdma_read_sge, 1u);
+  dev->caps.max_rdma_read_sge = MAX(dev->caps.max_rdma_read_sge, IB_READ_SPLIT_SGE);
   dev->inline_max = dev->caps.max_inline = probe_inline(dev->ctx);
   /* Whether its CQs can grow (siw's cannot): a CQ then starts large
    * enough for many queue pairs (ib_cq.c). */

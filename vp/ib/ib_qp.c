@@ -94,6 +94,8 @@ wc_from_shadow(ib_qp_t *qp, const ib_shadow_t *s, rnicpi_wc_status_t st, rnicpi_
 static inline void
 sq_retire(ib_qp_t *qp, ib_shadow_t *s, rnicpi_wc_status_t st)
 {
+  qp->sq_verbs -= s->pieces;
+  s->pieces = 0;
   if (G_UNLIKELY(s->mw != NULL))
     ib_mw_retire(qp->dev, s, st);
 }
@@ -506,8 +508,10 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->access = attr->access;
   qp->ird = attr->ird;
   qp->ord = attr->ord;
-  qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge),
-                         MAX(attr->max_rdma_read_sge, 1u));
+  /* A Read of more segments than the device takes goes out in pieces of
+   * one segment each (read_pieces). */
+  uint32_t read_sge = attr->max_rdma_read_sge > dev->read_sge_dev ? 1u : attr->max_rdma_read_sge;
+  qp->max_send_sge = MAX(MAX(attr->max_send_sge, attr->max_rdma_write_sge), MAX(read_sge, 1u));
   qp->max_recv_sge = MAX(attr->max_recv_sge, 1u);
   qp->lim_send_sge = attr->max_send_sge;
   qp->lim_write_sge = attr->max_rdma_write_sge;
@@ -515,14 +519,21 @@ ib_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t al_ctx, rnic
   qp->max_inline = dev->inline_max;
   qp->qkey = attr->qkey;
 
-  /* A bind of a bound narrow window is two verbs requests (ib_mw.c), and
-   * so is a short Read across a page on siw (short_split below; its
-   * capability record offers half the device's requests). */
-  uint32_t send_need = attr->max_send_wr;
+  /* A bind of a bound narrow window is two verbs requests (ib_mw.c), a
+   * Read of more segments than the device takes one per segment at most
+   * (read_pieces), and on siw a short Read across a page two (short_split
+   * below; its capability record offers half the device's requests).  The
+   * verbs queue holds the most that many requests take, as far as the
+   * device goes; past that a post waits for room (ib_post_send). */
+  uint64_t per = 1;
   if (attr->type == RNICPI_QPT_RC && (c->features & RNICPI_CAP_MW_NARROW))
-    send_need = MIN(2 * attr->max_send_wr, c->max_qp_wr);
+    per = 2;
+  if (attr->type == RNICPI_QPT_RC && attr->max_rdma_read_sge > dev->read_sge_dev)
+    per = MAX(per, attr->max_rdma_read_sge);
   if (attr->type == RNICPI_QPT_RC && dev->short_split)
-    send_need = 2 * attr->max_send_wr;
+    per *= 2;
+  uint32_t send_need = (uint32_t) MIN(per * attr->max_send_wr, (uint64_t) dev->verbs_max_qp_wr);
+  send_need = MAX(send_need, attr->max_send_wr);
   uint32_t recv_need = qp->srq != NULL ? 0 : attr->max_recv_wr;
   rnicpi_status_t st = cq_reserve(qp->scq, send_need, attr->max_send_wr);
   if (st == RNICPI_OK && (st = cq_reserve(qp->rcq, recv_need, recv_need)) != RNICPI_OK)
@@ -724,6 +735,9 @@ ib_qp_reset(rnicpi_qp_t *q)
   /* A new incarnation: completions of the old one are dropped. */
   qp->serial = ib_dev_serial(qp->dev);
   qp->sq.head = qp->sq.tail = qp->sq.seen = 0;
+  qp->sq_verbs = 0;
+  for (uint32_t i = 0; i < qp->sq.size; i++)
+    qp->sq.e[i].pieces = 0;
   qp->rq.head = qp->rq.tail = 0;
   qp->held = FALSE;
   qp->err_cause = RNICPI_AE_UNSPECIFIED;
@@ -924,21 +938,70 @@ short_split_sge(struct ibv_send_wr *v, struct ibv_sge *sge, uint32_t cut)
   v->num_sge = 2;
 }
 
-/* Make @v (a Read of one segment cut at @cut) the first of two Reads,
- * @second the rest: the first unsignaled and unsolicited, so it completes
- * only in error, under the same shadow (as a window's invalidation does,
- * ib_mw.c); the second carries the request's own flags but its fence. */
-static void
-short_split_read(struct ibv_send_wr *v, struct ibv_send_wr *second, struct ibv_sge *sge,
-                 uint32_t cut)
+/* Make the Read @v of @n segments @sge (mapped, checked) the pieces the
+ * device takes, in @piece and @psge, chained from @v: one Read per run of
+ * segments that follow each other in one region (zero-length ones
+ * skipped), each reading the next bytes of the remote range, as the
+ * device takes one sink segment per Read (RFC 5040 6.1; siw's max_sge_rd
+ * is 1); and on siw a short run across a page cut there (short_cut).
+ * The first piece keeps the fence, the last the request's signal and
+ * solicitation; the others complete only in error, under the same shadow
+ * and wr_id, as a window's invalidation does (ib_mw.c): the request
+ * completes once, when its last piece does, or with the first error.
+ * Each piece takes an ORD credit; the device holds those beyond the ORD
+ * until answers come.  Returns the number of pieces (1: @v as it was). */
+static uint32_t
+read_pieces(const ib_dev_t *dev, struct ibv_send_wr *v, const struct ibv_sge *sge, int n,
+            struct ibv_send_wr piece[IB_READ_PIECES_MAX], struct ibv_sge psge[IB_READ_PIECES_MAX])
 {
-  *second = *v;
-  cut_sge(sge, cut);
-  second->sg_list = &sge[1];
-  second->wr.rdma.remote_addr += cut;
-  second->send_flags &= ~(unsigned) IBV_SEND_FENCE;
-  v->send_flags &= ~(unsigned) (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
-  v->next = second;
+  /* The runs. */
+  struct ibv_sge run[IB_READ_SPLIT_SGE];
+  uint32_t nrun = 0;
+  for (int i = 0; i < n; i++) {
+    if (sge[i].length == 0)
+      continue;
+    struct ibv_sge *last = nrun > 0 ? &run[nrun - 1] : NULL;
+    if (last != NULL && last->lkey == sge[i].lkey && last->addr + last->length == sge[i].addr &&
+        (uint64_t) last->length + sge[i].length <= UINT32_MAX)
+      last->length += sge[i].length;
+    else if (nrun < G_N_ELEMENTS(run))
+      run[nrun++] = sge[i];
+    else
+      return 1; /* more than the capability record offers: map_sges refused it */
+  }
+  if (nrun == 0) {
+    v->num_sge = MIN(n, 1); /* a zero-length Read */
+    return 1;
+  }
+  /* The pieces: each run, cut once at a page where siw needs it. */
+  uint32_t np = 0;
+  uint64_t raddr = v->wr.rdma.remote_addr;
+  for (uint32_t r = 0; r < nrun; r++) {
+    uint32_t cut = dev->short_split ? short_cut(raddr, run[r].length) : 0;
+    for (int part = 0; part < (cut != 0 ? 2 : 1); part++) {
+      psge[np] = run[r];
+      if (cut != 0 && part == 0) {
+        psge[np].length = cut;
+      } else if (cut != 0) {
+        psge[np].addr += cut;
+        psge[np].length -= cut;
+      }
+      piece[np] = *v;
+      piece[np].sg_list = &psge[np];
+      piece[np].num_sge = 1;
+      piece[np].wr.rdma.remote_addr = raddr;
+      piece[np].send_flags &= ~(unsigned) (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE);
+      piece[np].next = NULL;
+      if (np > 0)
+        piece[np - 1].next = &piece[np];
+      raddr += psge[np].length;
+      np++;
+    }
+  }
+  piece[0].send_flags |= v->send_flags & IBV_SEND_FENCE;
+  piece[np - 1].send_flags |= v->send_flags & (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
+  *v = piece[0];
+  return np;
 }
 
 static rnicpi_status_t
@@ -1058,19 +1121,21 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     for (uint32_t i = 0; i < wr->num_sge; i++)
       sge[i].addr = wr->sg_list[i].addr;
   }
-  struct ibv_send_wr second;
-  uint32_t cut;
-  if (qp->dev->short_split && fail == 0 && wr->num_sge == 1 && qp->type == RNICPI_QPT_RC) {
-    if (wr->opcode == RNICPI_WR_RDMA_READ) {
-      if ((cut = short_cut(wr->remote_addr, len)) != 0)
-        short_split_read(&v, &second, sge, cut);
-    } else if (!(v.send_flags & IBV_SEND_INLINE) &&
-               (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
-                wr->opcode == RNICPI_WR_SEND_INV)) {
-      if ((cut = short_cut(wr->sg_list[0].addr, len)) != 0)
-        short_split_sge(&v, sge, cut);
-    }
+  struct ibv_send_wr piece[IB_READ_PIECES_MAX];
+  struct ibv_sge psge[IB_READ_PIECES_MAX];
+  uint32_t pieces = 1, cut;
+  if (fail == 0 && qp->type == RNICPI_QPT_RC && wr->opcode == RNICPI_WR_RDMA_READ &&
+      (wr->num_sge > qp->dev->read_sge_dev || (qp->dev->short_split && wr->num_sge == 1))) {
+    pieces = read_pieces(qp->dev, &v, sge, (int) wr->num_sge, piece, psge);
+  } else if (qp->dev->short_split && fail == 0 && wr->num_sge == 1 && qp->type == RNICPI_QPT_RC &&
+             !(v.send_flags & IBV_SEND_INLINE) &&
+             (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+              wr->opcode == RNICPI_WR_SEND_INV)) {
+    if ((cut = short_cut(wr->sg_list[0].addr, len)) != 0)
+      short_split_sge(&v, sge, cut);
   }
+  if (mw_op && (qp->dev->caps.features & RNICPI_CAP_MW_NARROW))
+    pieces = 2; /* a bind of a bound narrow window: two (ib_mw.c) */
 
   rnicpi_spin_lock(&qp->sq_lock);
   if (qp->state == IB_QP_IDLE || qp->state == IB_QP_CONNECTING || qp->state == IB_QP_ACCEPTING) {
@@ -1078,6 +1143,12 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     return RNICPI_ESTATE;
   }
   if (qp->sq.tail - qp->sq.head >= qp->sq_max) {
+    rnicpi_spin_unlock(&qp->sq_lock);
+    return RNICPI_EFULL;
+  }
+  /* Room in the verbs queue: short only where the device's limit capped
+   * it below what the shadows' requests may take (ib_qp_create). */
+  if (qp->state != IB_QP_ERROR && !qp->held && qp->sq_verbs + pieces > qp->sq_need) {
     rnicpi_spin_unlock(&qp->sq_lock);
     return RNICPI_EFULL;
   }
@@ -1115,20 +1186,22 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     }
   }
   s->given = !keep; /* given to the device */
+  s->pieces = keep ? 0 : (uint8_t) (fail != 0 ? 1 : pieces);
+  qp->sq_verbs += s->pieces;
   qp->sq.tail = seq + 1;
   int err = 0;
   if (!keep) {
-    v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
-    second.wr_id = v.wr_id; /* when cut (short_split_read) */
+    for (struct ibv_send_wr *w = &v; w != NULL; w = w->next)
+      w->wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq); /* every piece (read_pieces) */
     err = mw_op && fail == 0 ? ib_mw_post(qp, wr, &v, s) : ibv_post_send(qp->qp, &v, &bad);
-    if (err != 0 && bad == &second) {
-      /* The first half of a cut Read went in, its second not: the verbs
-       * queue has room for both (ib_qp_create), so only a failed device
+    if (err != 0 && bad != NULL && bad != &v) {
+      /* Some pieces of a split Read went in, the rest not: the verbs
+       * queue has room for all (ib_qp_create), so only a failed device
        * does this.  The request fails in its turn, with the queue pair. */
-      g_warning("%s: QP %u took the first half of a short RDMA Read (request %" G_GUINT64_FORMAT
-                ") and refused the second (%s): the queue pair is failed and the Read completes "
+      g_warning("%s: QP %u took part of an RDMA Read split in %u (request %" G_GUINT64_FORMAT
+                ") and refused the rest (%s): the queue pair is failed and the Read completes "
                 "flushed; ibv_devinfo -d %s shows whether the device still answers",
-                qp->dev->name, qp->base.qp_num, seq, g_strerror(err), qp->dev->name);
+                qp->dev->name, qp->base.qp_num, pieces, seq, g_strerror(err), qp->dev->name);
       err = 0;
       s->signaled = 1;
       s->given = 0;
@@ -1136,6 +1209,8 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     }
     if (err != 0) {
       qp->sq.tail = seq; /* not taken */
+      qp->sq_verbs -= s->pieces;
+      s->pieces = 0;
       if (fail != 0)
         qp->held = FALSE;
     }
