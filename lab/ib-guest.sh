@@ -20,6 +20,12 @@
 #   removal-DEV      the catalog's /conformance/cm/device-removal with
 #                    `rdma link delete DEV` under two connected EPs (events,
 #                    flushes, the removal ending); DEV is added again after
+#   ib-app-DEV       tests/app/ib-app, written as applications for
+#                    InfiniBand are (IRD and ORD 32, RDMA Reads of 8
+#                    segments, an IP path filled by hand, the interface by
+#                    the name "vp_softrdma"), server and client on DEV, the
+#                    name an alias of DEV in an itapi.conf of its own
+#                    (tests/app/ib-app-test.sh)
 #   loopback-DEV     127.0.0.1 through vp/ib on DEV, which goes to the
 #                    device's own address: itapi-rping -c -a 127.0.0.1
 #                    against itapi-rping -s and against rdma-core's rping -s
@@ -31,6 +37,7 @@
 #
 # SPDX-License-Identifier: MIT
 build=$1; shift
+root=$(cd "$(dirname "$0")/.." && pwd)
 export ITAPI_PROVIDER_PATH="$build/vp/ib/libitapi-ib.so" ITAPI_PROVIDER=ib
 perf=$build/tools/perf/itapi-perf
 rping_ours=$build/tools/rping/itapi-rping
@@ -121,6 +128,10 @@ rping_c() {
   [ $rc -eq 0 ] && [ $trc -eq 0 ] && [ "$(grep -c 'ping data: rdma-ping-' /tmp/theirs.out)" -eq 5 ]
 }
 
+ib_app() {
+  timeout 300 sh "$root/tests/app/ib-app-test.sh" "$build/tests/app/ib-app" "$1"
+}
+
 # Milliseconds since boot, to 10 ms (busybox's date has no %N).
 uptime_ms() {
   read -r up _ </proc/uptime
@@ -201,7 +212,7 @@ removal() {
 }
 
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
-  rping-siw0-s rping-siw0-c loopback-rxe0 loopback-siw0 removal-rxe0 removal-siw0
+  rping-siw0-s rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 removal-rxe0 removal-siw0
 for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
@@ -209,6 +220,7 @@ for c in "$@"; do
   certify-*) check "$c" certify "${c#certify-}" ;;
   removal-*) check "$c" removal "${c#removal-}" ;;
   loopback-*) check "$c" loopback "${c#loopback-}" ;;
+  ib-app-*) check "$c" ib_app "${c#ib-app-}" ;;
   rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
   rping-*-c) d=${c#rping-}; check "$c" rping_c "${d%-c}" ;;
   *) echo "CHECK $c FAIL"; echo "    unknown check" ;;
