@@ -14,8 +14,15 @@
  * Latencies are printed as half a round trip (send, write) or one read.
  * The buffers come from itx_mem_alloc(): the memory the provider reaches
  * at its best speed (on vp/emul, one its peer can map for one-sided RDMA).
+ * The client disconnects as soon as its last transfer has completed.
  *
- *   itapi-pingpong [-i interface] [-n iterations] [-s bytes]
+ *   itapi-pingpong [-i interface] [-n iterations] [-s bytes] [-t send|all]
+ *                  [-l | -c address] [-p port]
+ *
+ * -t send runs the send/receive ping-pong only.  -l runs the server alone
+ * (it listens on -p port and serves one client), -c the client alone,
+ * connecting to a server at that IPv4 address: the two sides may then use
+ * different interfaces, providers and hosts.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -59,7 +66,8 @@ typedef struct {
   const char *ia_name;
   size_t iters;
   size_t size;
-  uint16_t port;             /* network order, set by the server */
+  int send_only;             /* -t send */
+  uint16_t port;             /* network order: -p, else set by the server */
   pthread_mutex_t lock;
   pthread_cond_t cond;
   int listening;
@@ -282,7 +290,10 @@ server_main(void *arg)
   it_conn_qual_t qual = { .type = IT_IANA_PORT };
   CHECK(it_evd_create(s.ia, IT_CM_REQ_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1,
                       IT_NULL_HANDLE, &s.req_evd, NULL));
-  CHECK(it_listen_create(s.ia, 0, s.req_evd, IT_LISTEN_NO_FLAG, &qual, &lh));
+  /* -p: this port; otherwise the adapter chooses one. */
+  qual.conn_qual.port = sh->port;
+  CHECK(it_listen_create(s.ia, 0, s.req_evd,
+                         sh->port != 0 ? IT_LISTEN_CONN_QUAL_INPUT : IT_LISTEN_NO_FLAG, &qual, &lh));
   pthread_mutex_lock(&sh->lock);
   sh->port = qual.conn_qual.port;
   sh->listening = 1;
@@ -313,7 +324,7 @@ server_main(void *arg)
     early = poll_send_or_next_recv(&s, i);
   }
   /* RDMA Write: answer each landed write with one of ours. */
-  for (size_t i = 0; i < sh->iters; i++) {
+  for (size_t i = 0; i < sh->iters && !sh->send_only; i++) {
     wait_landed(&s, sh->size, i, 3);
     verify(s.buf, sh->size, i, 3, "RDMA Write at the server");
     fill(s.buf + sh->size, sh->size, i, 4);
@@ -321,9 +332,11 @@ server_main(void *arg)
     poll_dto(&s, IT_DTO_RDMA_WRITE_CMPL_EVENT, i);
   }
   /* RDMA Read: the client reads our source half; say when it is ready. */
-  fill(s.buf + sh->size, sh->size, 0, 5);
-  send_buf(&s, 1, 0);
-  poll_dto(&s, IT_DTO_SEND_CMPL_EVENT, 0);
+  if (!sh->send_only) {
+    fill(s.buf + sh->size, sh->size, 0, 5);
+    send_buf(&s, 1, 0);
+    poll_dto(&s, IT_DTO_SEND_CMPL_EVENT, 0);
+  }
 
   wait_event(s.cm_evd, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   CHECK(it_listen_free(lh));
@@ -355,19 +368,31 @@ main(int argc, char **argv)
   shared_t sh = { .iters = 1000, .size = 64 };
   pthread_mutex_init(&sh.lock, NULL);
   pthread_cond_init(&sh.cond, NULL);
-  int opt;
-  while ((opt = getopt(argc, argv, "i:n:s:h")) != -1) {
+  int opt, listen_only = 0;
+  const char *server_addr = NULL;
+  while ((opt = getopt(argc, argv, "i:n:s:t:lc:p:h")) != -1) {
     switch (opt) {
     case 'i': sh.ia_name = optarg; break;
     case 'n': sh.iters = strtoul(optarg, NULL, 10); break;
     case 's': sh.size = strtoul(optarg, NULL, 10); break;
+    case 't':
+      if (strcmp(optarg, "send") != 0 && strcmp(optarg, "all") != 0)
+        FAIL("-t %s: the tests are 'send' (send/receive only) or 'all'", optarg);
+      sh.send_only = strcmp(optarg, "send") == 0;
+      break;
+    case 'l': listen_only = 1; break;
+    case 'c': server_addr = optarg; break;
+    case 'p': sh.port = htons((uint16_t) strtoul(optarg, NULL, 10)); break;
     default:
-      fprintf(stderr, "usage: %s [-i interface] [-n iterations] [-s bytes]\n", argv[0]);
+      fprintf(stderr, "usage: %s [-i interface] [-n iterations] [-s bytes] [-t send|all] "
+                      "[-l | -c address] [-p port]\n", argv[0]);
       return opt == 'h' ? 0 : 2;
     }
   }
   if (sh.iters == 0 || sh.size < 8)
     FAIL("need at least 1 iteration and 8 bytes (got -n %zu -s %zu)", sh.iters, sh.size);
+  if ((listen_only || server_addr != NULL) && sh.port == 0)
+    FAIL("-l and -c need the server's port (-p)");
 
   it_interface_t ifs[8];
   size_t n = 8, total = 0;
@@ -380,17 +405,29 @@ main(int argc, char **argv)
          sh.ia_name, (int) ifs[0].transport_type, ifs[0].major_version, ifs[0].minor_version,
          sh.iters, sh.size);
 
+  if (listen_only) {
+    server_main(&sh);
+    printf("all data verified: the server's part of the exchange is done\n");
+    return 0;
+  }
   pthread_t server;
-  pthread_create(&server, NULL, server_main, &sh);
-  pthread_mutex_lock(&sh.lock);
-  while (!sh.listening)
-    pthread_cond_wait(&sh.cond, &sh.lock);
-  pthread_mutex_unlock(&sh.lock);
+  if (server_addr == NULL) {
+    pthread_create(&server, NULL, server_main, &sh);
+    pthread_mutex_lock(&sh.lock);
+    while (!sh.listening)
+      pthread_cond_wait(&sh.cond, &sh.lock);
+    pthread_mutex_unlock(&sh.lock);
+  }
 
   side_t c;
   memset(&c, 0, sizeof(c));
   open_side(&c, &sh);
   it_net_addr_t addr = self_addr(c.ia);
+  if (server_addr != NULL) {
+    addr.addr_type = IT_IPV4;
+    if (inet_pton(AF_INET, server_addr, &addr.addr.ipv4) != 1)
+      FAIL("-c %s is not an IPv4 address", server_addr);
+  }
   it_path_t path;
   size_t npaths = 1, tpaths = 0;
   CHECK(it_get_pathinfo(c.ia, 0, &addr, &npaths, &tpaths, &path));
@@ -432,36 +469,40 @@ main(int argc, char **argv)
   }
   report("send/recv", lat, sh.iters, sh.size);
 
-  for (size_t i = 0; i < sh.iters; i++) {
-    fill(c.buf + sh.size, sh.size, i, 3);
-    double t0 = now_us();
-    write_peer(&c, sh.size, i);
-    poll_dto(&c, IT_DTO_RDMA_WRITE_CMPL_EVENT, i);
-    wait_landed(&c, sh.size, i, 4);
-    lat[i] = (now_us() - t0) / 2;
-    verify(c.buf, sh.size, i, 4, "RDMA Write at the client");
-  }
-  report("rdma_write", lat, sh.iters, sh.size);
+  if (!sh.send_only) {
+    for (size_t i = 0; i < sh.iters; i++) {
+      fill(c.buf + sh.size, sh.size, i, 3);
+      double t0 = now_us();
+      write_peer(&c, sh.size, i);
+      poll_dto(&c, IT_DTO_RDMA_WRITE_CMPL_EVENT, i);
+      wait_landed(&c, sh.size, i, 4);
+      lat[i] = (now_us() - t0) / 2;
+      verify(c.buf, sh.size, i, 4, "RDMA Write at the client");
+    }
+    report("rdma_write", lat, sh.iters, sh.size);
 
-  poll_dto(&c, IT_DTO_RC_RECV_CMPL_EVENT, sh.iters);
-  for (size_t i = 0; i < sh.iters; i++) {
-    memset(c.buf, 0, sh.size);
-    it_lmr_triplet_t t = { .lmr = c.lmr, .addr.abs = c.buf, .length = sh.size };
-    double t0 = now_us();
-    CHECK(it_post_rdma_read(c.ep, &t, 1, i, IT_COMPLETION_FLAG,
-                            it_ntoh64(c.peer.addr) + sh.size, it_ntoh64(c.peer.context)));
-    poll_dto(&c, IT_DTO_RDMA_READ_CMPL_EVENT, i);
-    lat[i] = now_us() - t0;
-    verify(c.buf, sh.size, 0, 5, "RDMA Read at the client");
+    poll_dto(&c, IT_DTO_RC_RECV_CMPL_EVENT, sh.iters);
+    for (size_t i = 0; i < sh.iters; i++) {
+      memset(c.buf, 0, sh.size);
+      it_lmr_triplet_t t = { .lmr = c.lmr, .addr.abs = c.buf, .length = sh.size };
+      double t0 = now_us();
+      CHECK(it_post_rdma_read(c.ep, &t, 1, i, IT_COMPLETION_FLAG,
+                              it_ntoh64(c.peer.addr) + sh.size, it_ntoh64(c.peer.context)));
+      poll_dto(&c, IT_DTO_RDMA_READ_CMPL_EVENT, i);
+      lat[i] = now_us() - t0;
+      verify(c.buf, sh.size, 0, 5, "RDMA Read at the client");
+    }
+    report("rdma_read", lat, sh.iters, sh.size);
   }
-  report("rdma_read", lat, sh.iters, sh.size);
 
   CHECK(it_ep_disconnect(c.ep, NULL, 0));
   wait_event(c.cm_evd, IT_CM_MSG_CONN_DISCONNECT_EVENT);
-  pthread_join(server, NULL);
+  if (server_addr == NULL)
+    pthread_join(server, NULL);
   close_side(&c);
   free(lat);
+  size_t one_sided = sh.send_only ? 0 : sh.iters;
   printf("all data verified: %zu send/recv, %zu RDMA Write and %zu RDMA Read transfers of %zu bytes\n",
-         2 * sh.iters, 2 * sh.iters, sh.iters, sh.size);
+         2 * sh.iters, 2 * one_sided, one_sided, sh.size);
   return 0;
 }
