@@ -188,6 +188,16 @@ typedef struct iw_mr {
   uint32_t access;
   uint32_t stag;
   uint64_t gen;      /* the device's mr_gen when registered: unique per region */
+  /* Fast registration (RNIC-PI 1.4, iw_mem.c).  A region of mr_reg is
+   * valid from birth to deregistration; one of mr_alloc (fr) is invalid
+   * (its STag answers nothing) until a FAST_REG work request executes,
+   * and again once its STag is invalidated.  Every change of validity
+   * draws a new gen (mr_lock held for writing), so a placement checked
+   * against the old one stops (iw_mr_live). */
+  gboolean fr;
+  gboolean valid;
+  uint32_t max_pages;    /* fr: the most pages one FAST_REG may name */
+  gint queued;           /* fr: FAST_REGs posted naming it, not completed (atomic) */
 } iw_mr_t;
 
 typedef struct iw_cq {
@@ -606,7 +616,7 @@ iw_mr_lookup(iw_dev_t *dev, uint32_t stag)
   uint32_t idx = stag >> 8;
   struct iw_mr **page = dev->mr_pages[idx / IW_MR_PAGE];
   iw_mr_t *mr = page != NULL ? page[idx % IW_MR_PAGE] : NULL;
-  return mr != NULL && mr->stag == stag ? mr : NULL;
+  return mr != NULL && mr->stag == stag && mr->valid ? mr : NULL;
 }
 /* The region of STag @stag if it is still the one registered as
  * generation @gen (mr_lock held): NULL once that region was deregistered,
@@ -622,6 +632,17 @@ iw_mr_live(iw_dev_t *dev, uint32_t stag, uint64_t gen)
 gboolean iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag);
 /* Free the table's pages (device close). */
 void iw_mr_table_free(iw_dev_t *dev);
+/* The STag work requests of the send queue (RNIC-PI 1.4: FAST_REG,
+ * LOCAL_INV), taken by post_send (qp->lock held; a FAST_REG names a
+ * region of mr_alloc): a FAST_REG's new STag is written into the
+ * region's keys and into @wr->rkey (the queued copy). */
+void iw_mem_post(rnicpi_send_wr_t *wr);
+/* Undo what iw_mem_post counted, when the request completes. */
+void iw_mem_post_done(const rnicpi_send_wr_t *wr);
+/* Execute a FAST_REG or LOCAL_INV at its turn in the send queue (qp->lock
+ * held; mr_lock may be held for reading by this QP's pass, and is let go
+ * meanwhile): its completion status. */
+rnicpi_wc_status_t iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr);
 
 /* iw_srq.c.  Take the SRQ's head receive (NULL when it is empty), raising
  * the armed limit event; give an entry back once its message completed;

@@ -8,6 +8,23 @@
  * key per region).  Index 0 is never used: STag 0 is the privileged STag
  * and STag 1 is what RFC 6581 zero-length RTRs carry.
  *
+ * Fast registration (RNIC-PI 1.4; RDMAC verbs "Fast-Register", RFC 5040
+ * 2.1's STag model): mr_alloc takes an index for an invalid region, whose
+ * STag answers nothing.  A FAST_REG work request gets a new key byte at
+ * post (written into the region's keys, as rnicpi.h says) and, at its turn
+ * in the send queue, makes the region valid with that STag, its memory and
+ * rights.  A Local Invalidate, or a peer's Send with Invalidate, of that
+ * STag makes it invalid again; the next FAST_REG gives it a new key.  A
+ * region of mr_reg can be invalidated by neither (RFC 5040 6.10 leaves it
+ * to the RNIC which STags may be; the RDMAC verbs allow it for fast-
+ * registered regions and windows only, as vp/emul does).
+ *
+ * Placement holds mr_lock for reading for a whole pass and checks a
+ * region again by STag and generation (iw_mr_live) before each recv()
+ * into it; every change of a region's validity takes the lock for
+ * writing and draws a new generation, so no recv() writes into memory
+ * after the call that invalidated or re-registered its STag returned.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <sys/random.h>
@@ -60,6 +77,8 @@ iw_mr_table_free(iw_dev_t *dev)
     g_clear_pointer(&dev->mr_pages[i], g_free);
 }
 
+static rnicpi_status_t mr_enter(iw_dev_t *dev, iw_mr_t *mr, rnicpi_mr_t **out);
+
 static rnicpi_status_t
 iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
@@ -78,7 +97,14 @@ iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->length = attr->length;
   mr->iova = attr->iova;
   mr->access = attr->access;
+  mr->valid = TRUE;
+  return mr_enter(dev, mr, out);
+}
 
+/* Give @mr an index and a random key, and enter it into the table. */
+static rnicpi_status_t
+mr_enter(iw_dev_t *dev, iw_mr_t *mr, rnicpi_mr_t **out)
+{
   g_rw_lock_writer_lock(&dev->mr_lock);
   /* Index 0 is never handed out, so at most 2^24 - 1 regions. */
   if (dev->mr_count >= MIN(dev->caps.max_mr, (1u << 24) - 1)) {
@@ -107,6 +133,171 @@ iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   return RNICPI_OK;
 }
 
+/* RNIC-PI 1.4: an invalid region for fast registration.  Its STag is
+ * drawn now, so that its index is its own; it answers nothing until a
+ * FAST_REG executes. */
+static rnicpi_status_t
+iw_mr_alloc(rnicpi_pd_t *p, uint32_t max_pages, rnicpi_mr_t **out)
+{
+  iw_dev_t *dev = to_iw_dev(p->dev);
+  if (max_pages == 0)
+    return RNICPI_EINVAL;
+  iw_mr_t *mr = g_new0(iw_mr_t, 1);
+  mr->base.pd = p;
+  mr->pd = to_iw_pd(p);
+  mr->fr = TRUE;
+  mr->max_pages = max_pages;
+  return mr_enter(dev, mr, out);
+}
+
+/* Take mr_lock for writing from @qp's pass, which may hold it for reading
+ * (qp->mr_depth times): GRWLock cannot upgrade, so the read hold goes
+ * first.  The pass keeps no region across it: every segment and piece
+ * looks its region up again (rx_segment_start, iw_mr_live).  Returns the
+ * depth mr_write_end gives back. */
+static uint32_t
+mr_write_begin(iw_qp_t *qp)
+{
+  uint32_t depth = qp->mr_depth;
+  if (depth > 0) {
+    qp->mr_depth = 0;
+    g_rw_lock_reader_unlock(&qp->dev->mr_lock);
+  }
+  g_rw_lock_writer_lock(&qp->dev->mr_lock);
+  return depth;
+}
+
+static void
+mr_write_end(iw_qp_t *qp, uint32_t depth)
+{
+  g_rw_lock_writer_unlock(&qp->dev->mr_lock);
+  if (depth > 0) {
+    g_rw_lock_reader_lock(&qp->dev->mr_lock);
+    qp->mr_depth = depth;
+  }
+}
+
+void
+iw_mem_post(rnicpi_send_wr_t *wr)
+{
+  if (wr->opcode != RNICPI_WR_FAST_REG)
+    return;
+  iw_mr_t *mr = to_iw_mr(wr->fast_reg.mr);
+  /* A new key byte for the same index (RDMAC verbs: the consumer's key
+   * changes at every fast registration), never the one the region has
+   * now, nor the one of the last FAST_REG posted. */
+  uint8_t old = (uint8_t) mr->base.rkey, key;
+  do
+    key = random_key();
+  while (key == old || key == (uint8_t) mr->stag);
+  uint32_t stag = (mr->stag & ~0xffu) | key;
+  mr->base.lkey = mr->base.rkey = stag;
+  wr->rkey = stag;
+  g_atomic_int_inc(&mr->queued);
+}
+
+void
+iw_mem_post_done(const rnicpi_send_wr_t *wr)
+{
+  if (wr->opcode == RNICPI_WR_FAST_REG)
+    g_atomic_int_dec_and_test(&to_iw_mr(wr->fast_reg.mr)->queued);
+}
+
+/* A FAST_REG's rules (rnicpi_fast_reg_t), against the region as it is at
+ * execution (mr_lock held for writing). */
+static gboolean
+fast_reg_ok(iw_qp_t *qp, const iw_mr_t *mr, const rnicpi_send_wr_t *wr)
+{
+  const rnicpi_fast_reg_t *f = &wr->fast_reg;
+  uint64_t feats = qp->dev->caps.features;
+  uint64_t start = (uint64_t) (uintptr_t) f->addr;
+  if (mr->pd != qp->pd || mr->valid || (uint32_t) wr->rkey >> 8 != mr->stag >> 8)
+    return FALSE;
+  if (f->addr == NULL || f->length == 0 || f->length > qp->dev->caps.max_mr_size ||
+      f->num_pages == 0 || f->num_pages > mr->max_pages || f->page_size == 0 ||
+      f->num_pages > UINT64_MAX / f->page_size)
+    return FALSE;
+  /* [addr, addr + length) inside the pages: from the first page's start
+   * when the list is given; without one (this device asks for none:
+   * RNICPI_CAP_PAGE_LIST clear), page_size is the bytes per element of
+   * the consumer's list, whose offset into its first element is not
+   * told, so only the length is held to the elements' bytes. */
+  uint64_t span = (uint64_t) f->num_pages * f->page_size;
+  uint64_t first = f->pages != NULL ? f->pages[0] : start;
+  if (start < first || start - first > span || f->length > span - (start - first))
+    return FALSE;
+  if (f->iova != start && f->iova != 0)
+    return FALSE;
+  if (f->iova > UINT64_MAX - f->length || start > UINT64_MAX - f->length)
+    return FALSE;
+  if ((f->access & RNICPI_ACCESS_ATOMIC) && !(feats & RNICPI_CAP_ATOMICS))
+    return FALSE;
+  if (f->access & RNICPI_ACCESS_MW_BIND)
+    return FALSE; /* no windows here */
+  return TRUE;
+}
+
+/* Invalidate @mr (mr_lock held for writing): its STag answers nothing
+ * from now on, and placement checked against it stops (a new gen). */
+static void
+mr_invalidate(iw_dev_t *dev, iw_mr_t *mr)
+{
+  mr->valid = FALSE;
+  mr->access = 0;
+  mr->length = 0;
+  mr->gen = ++dev->mr_gen;
+}
+
+/* The region @qp may invalidate by @stag: a valid fast-registered region
+ * of its protection domain (mr_lock held). */
+static iw_mr_t *
+mr_invalidatable(iw_qp_t *qp, uint32_t stag)
+{
+  iw_mr_t *mr = iw_mr_lookup(qp->dev, stag);
+  return mr != NULL && mr->fr && mr->pd == qp->pd ? mr : NULL;
+}
+
+rnicpi_wc_status_t
+iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  iw_dev_t *dev = qp->dev;
+  rnicpi_wc_status_t st = RNICPI_WC_SUCCESS;
+  uint32_t depth = mr_write_begin(qp);
+  if (wr->opcode == RNICPI_WR_FAST_REG) {
+    iw_mr_t *mr = to_iw_mr(wr->fast_reg.mr);
+    const rnicpi_fast_reg_t *f = &wr->fast_reg;
+    if (fast_reg_ok(qp, mr, wr)) {
+      mr->addr = f->addr;
+      mr->length = f->length;
+      mr->iova = f->iova;
+      mr->access = f->access;
+      mr->stag = (uint32_t) wr->rkey;
+      mr->gen = ++dev->mr_gen;
+      mr->valid = TRUE;
+    } else {
+      st = RNICPI_WC_MEM_MGT_ERR;
+    }
+  } else {
+    iw_mr_t *mr = wr->invalidate_rkey <= UINT32_MAX ?
+                  mr_invalidatable(qp, (uint32_t) wr->invalidate_rkey) : NULL;
+    if (mr != NULL)
+      mr_invalidate(dev, mr);
+    else
+      st = RNICPI_WC_MEM_MGT_ERR;
+  }
+  mr_write_end(qp, depth);
+  if (st != RNICPI_WC_SUCCESS)
+    g_message("QP %u: %s of STag 0x%08" G_GINT64_MODIFIER "x refused: %s", qp->base.qp_num,
+              wr->opcode == RNICPI_WR_FAST_REG ? "a fast registration" : "a local invalidation",
+              wr->opcode == RNICPI_WR_FAST_REG ? wr->rkey : wr->invalidate_rkey,
+              wr->opcode == RNICPI_WR_FAST_REG ?
+              "the region must be of mr_alloc, of this QP's protection domain, invalid, and "
+              "the memory inside its pages (rnicpi_fast_reg_t)" :
+              "only a valid fast-registered region of this QP's protection domain can be "
+              "invalidated");
+  return st;
+}
+
 static rnicpi_status_t
 iw_mr_modify(rnicpi_mr_t *m, uint32_t access)
 {
@@ -125,6 +316,12 @@ iw_mr_dereg(rnicpi_mr_t *m)
   /* Placement holds the lock for reading: once we have it, no recv() is
    * writing into the region any more. */
   g_rw_lock_writer_lock(&dev->mr_lock);
+  if (g_atomic_int_get(&mr->queued) > 0) {
+    /* A FAST_REG posted naming it has not completed: it reads the region
+     * when it executes (rnicpi.h: RNICPI_EBUSY, as vp/emul). */
+    g_rw_lock_writer_unlock(&dev->mr_lock);
+    return RNICPI_EBUSY;
+  }
   *slot_of(dev, mr->stag >> 8, FALSE) = NULL;
   dev->mr_count--;
   g_rw_lock_writer_unlock(&dev->mr_lock);
@@ -138,4 +335,5 @@ const rnicpi_mem_ops_t iw_mem_ops = {
   .mr_reg = iw_mr_reg,
   .mr_modify = iw_mr_modify,
   .mr_dereg = iw_mr_dereg,
+  .mr_alloc = iw_mr_alloc,
 };

@@ -31,6 +31,8 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
   [RNICPI_WR_IMM_DATA] = RNICPI_WC_SEND,
   [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_WC_RDMA_WRITE,
+  [RNICPI_WR_LOCAL_INV] = RNICPI_WC_LOCAL_INV,
+  [RNICPI_WR_FAST_REG] = RNICPI_WC_FAST_REG,
 };
 
 /* What RFC 7306 adds: on a connection only when both ends offered it. */
@@ -55,9 +57,20 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
 {
   if (!s->internal)
     qp->sq_used--;
-  if (!s->internal && (st != RNICPI_WC_SUCCESS || (s->wr.flags & RNICPI_WR_SIGNALED)))
-    iw_qp_complete(qp, qp->scq, s->wr.wr_id, wc_opcode_of[s->wr.opcode], st,
-                   st == RNICPI_WC_SUCCESS ? (uint32_t) s->total : 0, w);
+  if (!s->internal && (st != RNICPI_WC_SUCCESS || (s->wr.flags & RNICPI_WR_SIGNALED))) {
+    rnicpi_wc_t wc = {
+      .wr_id = s->wr.wr_id, .qp_ctx = qp->base.al_ctx, .status = st,
+      .opcode = wc_opcode_of[s->wr.opcode],
+      .byte_len = st == RNICPI_WC_SUCCESS ? (uint32_t) s->total : 0,
+      /* rnicpi_wc_t::rkey: a fast registration's new STag, the one a
+       * local invalidation named. */
+      .rkey = s->wr.opcode == RNICPI_WR_FAST_REG ? s->wr.rkey :
+              s->wr.opcode == RNICPI_WR_LOCAL_INV ? s->wr.invalidate_rkey : 0,
+    };
+    iw_cq_push(qp->scq, &wc, w);
+  }
+  if (!s->internal)
+    iw_mem_post_done(&s->wr);
   rnicpi_cache_put(&qp->swqe_cache, s);
 }
 
@@ -420,15 +433,18 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
-  /* No memory windows or fast registration here (the capability record
-   * says so). */
-  if (wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_LOCAL_INV ||
-      wr->opcode == RNICPI_WR_FAST_REG || wr->opcode == RNICPI_WR_RDMA_READ_INV)
+  /* No memory windows here (the capability record says so). */
+  if (wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_RDMA_READ_INV ||
+      (wr->flags & RNICPI_WR_SINK_MW))
     return RNICPI_ENOTSUP;
+  gboolean stag_op = wr->opcode == RNICPI_WR_FAST_REG || wr->opcode == RNICPI_WR_LOCAL_INV;
+  if (wr->opcode == RNICPI_WR_FAST_REG &&
+      (wr->fast_reg.mr == NULL || !to_iw_mr(wr->fast_reg.mr)->fr))
+    return RNICPI_EINVAL;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
                      wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM ?
                      qp->attr.max_rdma_write_sge :
-                     wr->opcode == RNICPI_WR_IMM_DATA ? 0 : qp->attr.max_send_sge;
+                     wr->opcode == RNICPI_WR_IMM_DATA || stag_op ? 0 : qp->attr.max_send_sge;
   if (wr->num_sge > max_sge || wr->num_sge > IW_MAX_SGE)
     return RNICPI_ELIMIT;
 
@@ -472,6 +488,8 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->part_off = 0;
     s->req_id = 0;
     s->qn = s->msn = 0;
+    if (stag_op)
+      iw_mem_post(&s->wr);
     gboolean tx_idle = !iw_tx_pending(qp);
     rnicpi_fifo_push(&qp->sq, s);
     qp->sq_used++;

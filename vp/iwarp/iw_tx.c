@@ -278,6 +278,41 @@ tx_read_part(iw_qp_t *qp, iw_work_t *w)
   return TRUE;
 }
 
+static gboolean
+tx_is_stag_op(const iw_swqe_t *s)
+{
+  return s->wr.opcode == RNICPI_WR_FAST_REG || s->wr.opcode == RNICPI_WR_LOCAL_INV;
+}
+
+/* Execute the fast registration or local invalidation @s at the head of
+ * the send queue: it sends nothing and completes in its place.  It waits
+ * for the batch to be written (its pieces of Read Responses name regions
+ * in place, which the table's writer must not change under them:
+ * iw_mem_exec lets this pass's read hold of mr_lock go) and, with
+ * RNICPI_WR_LOCAL_FENCE, for the Reads and atomics before it, the only
+ * earlier requests still acting on local memory once started.  FALSE
+ * when it waits, or failed: MEM_MGT_ERR, and the QP goes to ERROR as for
+ * any local fault (RDMAP catastrophic Terminate). */
+static gboolean
+tx_stag_op(iw_qp_t *qp, iw_swqe_t *s, iw_work_t *w)
+{
+  const iw_txbatch_t *b = qp->tx.b;
+  if ((b != NULL && b->sent < b->len) ||
+      ((s->wr.flags & (RNICPI_WR_LOCAL_FENCE | RNICPI_WR_FENCE)) && !rnicpi_fifo_empty(&qp->orq)))
+    return FALSE;
+  rnicpi_fifo_pop(&qp->sq);
+  rnicpi_fifo_push(&qp->sq_out, s);
+  rnicpi_wc_status_t st = iw_mem_exec(qp, &s->wr);
+  s->status = st;
+  s->done = TRUE;
+  iw_qp_sq_reap(qp, w);
+  if (st == RNICPI_WC_SUCCESS)
+    return TRUE;
+  iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0, 0,
+               NULL, w);
+  return FALSE;
+}
+
 /* Start the next message; FALSE when there is none to send now. */
 static gboolean
 tx_next(iw_qp_t *qp, iw_work_t *w)
@@ -316,6 +351,11 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   /* A scattered Read with parts still to issue goes first: it is the
    * oldest WR not yet started. */
   iw_swqe_t *s = qp->rd_split != NULL ? qp->rd_split : rnicpi_fifo_peek(&qp->sq);
+  while (s != NULL && s != qp->rd_split && tx_is_stag_op(s)) {
+    if (!tx_stag_op(qp, s, w))
+      return qp->term_pending ? tx_next(qp, w) : FALSE;
+    s = rnicpi_fifo_peek(&qp->sq);
+  }
   /* The fence of an orderly close goes behind the last WR, once every
    * Read has its answer (iw_disconnect). */
   gboolean fin_fence = qp->fin_fence && s == NULL && rnicpi_fifo_empty(&qp->orq);

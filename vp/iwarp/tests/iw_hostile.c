@@ -1656,13 +1656,92 @@ frame_send_invalidate(const victim_t *v, uint8_t *u)
   return n + 8;
 }
 
+/* Whether STag @stag answers (a valid region) on the victim's device. */
+static gboolean
+stag_valid(uint32_t stag)
+{
+  iw_dev_t *d = to_iw_dev(dev);
+  g_rw_lock_reader_lock(&d->mr_lock);
+  gboolean ok = iw_mr_lookup(d, stag) != NULL;
+  g_rw_lock_reader_unlock(&d->mr_lock);
+  return ok;
+}
+
 static void
 test_send_invalidate(void)
 {
-  g_test_summary("A Send with Invalidate naming the victim's region: nothing here can be "
-                 "invalidated, so RFC 5040 5.3's Terminate, RDMAP remote protection, STag "
-                 "cannot be invalidated (0/1/9); the receive it used is flushed, not completed");
-  bad_frame_terminates(frame_send_invalidate, RNICPI_AE_ACCESS, 0, 1, 0x09);
+  g_test_summary("A Send with Invalidate naming the victim's region of mr_reg, which no peer "
+                 "may invalidate: RFC 5040 5.3's Terminate, RDMAP remote protection, STag "
+                 "cannot be invalidated (0/1/9); the receive it used is flushed, not "
+                 "completed, and the region's STag still answers");
+  victim_t v;
+  victim_ready(&v, FALSE);
+  uint8_t u[64];
+  size_t n = frame_send_invalidate(&v, u);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  expect_terminate(&v, RNICPI_AE_ACCESS, 0, 1, 0x09, two_ids, two_flushed, 2);
+  g_assert_true(stag_valid((uint32_t) v.mr->rkey));
+  victim_free(&v);
+}
+
+enum { FR_LEN = 256, FR_PAGE = 4096 };
+
+/* A region of @v's domain fast-registered over @mem (FR_LEN bytes) with
+ * every right, by a FAST_REG on @v's connected QP: its STag. */
+static uint32_t
+fr_new(victim_t *v, uint8_t *mem, rnicpi_mr_t **mr)
+{
+  g_assert_cmpint(P->mem->mr_alloc(v->pd, 2, mr), ==, RNICPI_OK);
+  g_assert_false(stag_valid((uint32_t) (*mr)->rkey)); /* invalid until registered */
+  rnicpi_send_wr_t wr = { .wr_id = 0xf0, .opcode = RNICPI_WR_FAST_REG,
+                          .flags = RNICPI_WR_SIGNALED };
+  wr.fast_reg = (rnicpi_fast_reg_t) {
+    .mr = *mr, .addr = mem, .length = FR_LEN, .iova = (uint64_t) (uintptr_t) mem,
+    .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+              RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE,
+    .page_size = FR_PAGE, .num_pages = 2,
+  };
+  g_assert_cmpint(P->data->post_send(v->qp, &wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(v->scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xf0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FAST_REG);
+  g_assert_cmphex(wc.rkey, ==, (*mr)->rkey);
+  g_assert_true(stag_valid((uint32_t) wc.rkey));
+  return (uint32_t) wc.rkey;
+}
+
+static void
+test_write_invalidated(void)
+{
+  g_test_summary("An RDMA Write to the STag of a fast-registered region after a Local "
+                 "Invalidate of it: DDP tagged, invalid STag (1/1/0); nothing written");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  uint8_t *mem = g_malloc0(FR_LEN);
+  rnicpi_mr_t *fr;
+  uint32_t stag = fr_new(&v, mem, &fr);
+  rnicpi_send_wr_t inv = { .wr_id = 0xf1, .opcode = RNICPI_WR_LOCAL_INV,
+                           .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = stag };
+  g_assert_cmpint(P->data->post_send(v.qp, &inv), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xf1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_LOCAL_INV);
+  g_assert_cmphex(wc.rkey, ==, stag);
+  g_assert_false(stag_valid(stag));
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = tagged(u, 0x0, stag, (uint64_t) (uintptr_t) mem);
+  memset(u + n, 0xee, 16);
+  peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x00, two_ids, two_flushed, 2);
+  for (size_t i = 0; i < FR_LEN; i++)
+    g_assert_cmpuint(mem[i], ==, 0);
+  g_assert_cmpint(P->mem->mr_dereg(fr), ==, RNICPI_OK);
+  g_free(mem);
+  victim_free(&v);
 }
 
 static void
@@ -2386,6 +2465,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
   g_test_add_func("/iwarp/hostile/rdmap/atomic-host-misaligned", test_atomic_host_misaligned);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
+  g_test_add_func("/iwarp/hostile/ddp/write-invalidated-stag", test_write_invalidated);
   g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/cm/close-fence", test_close_fence);
