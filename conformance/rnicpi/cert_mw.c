@@ -932,6 +932,57 @@ test_mr_fast_reg_valid(cert_t *f, gconstpointer data)
 }
 
 static void
+test_mr_fast_reg_send_inv(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("SEND_INV naming the key of the peer's valid fast-registered region: the "
+                 "peer's receive completes with the bytes, flag RNICPI_WC_WITH_INV and that key "
+                 "in rkey; an RDMA Write through the key afterwards is refused and writes "
+                 "nothing");
+  if (!cert_require(f, RNICPI_CAP_FAST_REGISTER) || !cert_require(f, RNICPI_CAP_REMOTE_INVALIDATE))
+    return;
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  fr_page_t fr;
+  fr_page_reg(&pr, &fr, 0xf7);
+  uint64_t key = fr.mr->rkey;
+  cert_buf_t rb, src;
+  cert_buf_new(pr.p.pd, &rb, 64, RW);
+  cert_buf_new(pr.a.pd, &src, 64, RW);
+  cert_post_recv(pr.p.qp, &rb, 0, 64, 0x4ee);
+  cert_buf_fill(&src, 25);
+  rnicpi_sge_t sge = cert_sge(&src, 0, 32);
+  rnicpi_send_wr_t wr = { .wr_id = 0x5e2, .opcode = RNICPI_WR_SEND_INV,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .invalidate_rkey = key };
+  cert_ok(DAT->post_send(pr.a.qp, &wr));
+  rnicpi_wc_t r = cert_wc(pr.p.rcq);
+  g_assert_cmphex(r.wr_id, ==, 0x4ee);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(r.opcode, ==, RNICPI_WC_RECV);
+  g_assert_cmpuint(r.byte_len, ==, 32);
+  g_assert_cmphex(r.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
+  g_assert_cmphex(r.rkey, ==, key);
+  cert_buf_check(&rb, 0, 32, 25);
+  rnicpi_wc_t s = cert_wc(pr.a.scq);
+  g_assert_cmphex(s.wr_id, ==, 0x5e2);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  cert_assert_cq_quiet(pr.p.rcq);
+
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED,
+                 fr.page, key);
+  cert_expect_refused(f, &pr, BAD_ID, TRUE);
+  for (size_t i = 0; i < FR_PAGE; i++)
+    g_assert_cmphex(fr.buf[i], ==, 0);
+  cert_ok(MEM->mr_dereg(fr.mr));
+  g_free(fr.mem);
+  cert_buf_free(&rb);
+  cert_buf_free(&src);
+  cert_pair_free(&pr);
+}
+
+static void
 test_mw_read_sink_inv(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -1039,4 +1090,5 @@ cert_register_mw(void)
   cert_add("/rnicpi/mr/fast-reg-invalidate-other-pd", test_mr_fast_reg_inv_other_pd);
   cert_add("/rnicpi/mr/fast-reg-invalidate", test_mr_fast_reg);
   cert_add("/rnicpi/mr/fast-reg-valid", test_mr_fast_reg_valid);
+  cert_add("/rnicpi/mr/fast-reg-send-invalidate", test_mr_fast_reg_send_inv);
 }

@@ -643,6 +643,11 @@ void iw_mem_post_done(const rnicpi_send_wr_t *wr);
  * held; mr_lock may be held for reading by this QP's pass, and is let go
  * meanwhile): its completion status. */
 rnicpi_wc_status_t iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr);
+/* Invalidate STag @stag for a Send with Invalidate received on @qp (RFC
+ * 5040 5.3, 6.10), before its receive completes; FALSE when @stag names
+ * nothing @qp may invalidate: a valid fast-registered region of its
+ * protection domain (same locking as iw_mem_exec). */
+gboolean iw_mem_invalidate(iw_qp_t *qp, uint32_t stag);
 
 /* iw_srq.c.  Take the SRQ's head receive (NULL when it is empty), raising
  * the armed limit event; give an entry back once its message completed;

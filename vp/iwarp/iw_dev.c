@@ -245,6 +245,7 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
                 RNICPI_CAP_NO_PIN |
                 /* The STag model of RFC 5040 2.1 (iw_mem.c). */
                 RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_LOCAL_INVALIDATE |
+                RNICPI_CAP_REMOTE_INVALIDATE |
                 /* RDMAC verbs 7.2.7, for the windows an iWARP RNIC has (this
                  * provider has none: RNICPI_CAP_MW_* clear). */
                 RNICPI_CAP_MW_NEEDS_VA_REGION;

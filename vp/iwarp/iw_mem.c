@@ -298,6 +298,17 @@ iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr)
   return st;
 }
 
+gboolean
+iw_mem_invalidate(iw_qp_t *qp, uint32_t stag)
+{
+  uint32_t depth = mr_write_begin(qp);
+  iw_mr_t *mr = mr_invalidatable(qp, stag);
+  if (mr != NULL)
+    mr_invalidate(qp->dev, mr);
+  mr_write_end(qp, depth);
+  return mr != NULL;
+}
+
 static rnicpi_status_t
 iw_mr_modify(rnicpi_mr_t *m, uint32_t access)
 {

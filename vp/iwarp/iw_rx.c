@@ -581,17 +581,32 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
   case IW_OP_SEND_SE:
   case IW_OP_SEND_SE_INV:
     r->msg_off += r->payload;
-    if (last && (r->op == IW_OP_SEND_INV || r->op == IW_OP_SEND_SE_INV)) {
-      /* RFC 5040 5.3: the STag must be invalidated or the stream
-       * terminated.  Nothing here can be invalidated (no memory windows
-       * or fast registration: the capability record says so). */
-      iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_CANT_INVALIDATE, w);
-      return FALSE;
-    }
     if (last) {
+      rnicpi_wc_t wc = {
+        .wr_id = r->rwqe->wr_id, .qp_ctx = qp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+        .opcode = RNICPI_WC_RECV, .byte_len = (uint32_t) r->msg_off,
+      };
+      if (r->op == IW_OP_SEND_INV || r->op == IW_OP_SEND_SE_INV) {
+        /* RFC 5040 5.3, 6.10: the STag is invalidated before the
+         * receive completes, or the stream terminated: only a valid
+         * fast-registered region of this QP's domain may be
+         * (iw_mem_invalidate), never a region of mr_reg. */
+        iw_ddp_untagged_t u;
+        memcpy(&u, d, sizeof(u));
+        uint32_t stag = iw_be32(u.inv_stag_be);
+        if (!iw_mem_invalidate(qp, stag)) {
+          g_message("QP %u: a Send with Invalidate names STag 0x%08x, which is no valid "
+                    "fast-registered region of this QP's protection domain; Terminate 0/1/0x09",
+                    qp->base.qp_num, stag);
+          iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, IW_RDMAP_P_CANT_INVALIDATE,
+                     w);
+          return FALSE;
+        }
+        wc.flags = RNICPI_WC_WITH_INV;
+        wc.rkey = stag;
+      }
       qp->msn_rx[IW_QN_SEND]++;
-      iw_qp_complete(qp, qp->rcq, r->rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_SUCCESS,
-                     (uint32_t) r->msg_off, w);
+      iw_cq_push(qp->rcq, &wc, w);
       iw_qp_recv_put(qp, r->rwqe);
       r->rwqe = NULL;
       r->msg_off = 0;

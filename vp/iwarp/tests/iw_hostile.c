@@ -1686,17 +1686,15 @@ test_send_invalidate(void)
 
 enum { FR_LEN = 256, FR_PAGE = 4096 };
 
-/* A region of @v's domain fast-registered over @mem (FR_LEN bytes) with
- * every right, by a FAST_REG on @v's connected QP: its STag. */
+/* Fast-register @mr (of mr_alloc) over @mem (FR_LEN bytes) with every
+ * right, by a FAST_REG on @v's connected QP: its new STag. */
 static uint32_t
-fr_new(victim_t *v, uint8_t *mem, rnicpi_mr_t **mr)
+fr_post(victim_t *v, rnicpi_mr_t *mr, uint8_t *mem)
 {
-  g_assert_cmpint(P->mem->mr_alloc(v->pd, 2, mr), ==, RNICPI_OK);
-  g_assert_false(stag_valid((uint32_t) (*mr)->rkey)); /* invalid until registered */
   rnicpi_send_wr_t wr = { .wr_id = 0xf0, .opcode = RNICPI_WR_FAST_REG,
                           .flags = RNICPI_WR_SIGNALED };
   wr.fast_reg = (rnicpi_fast_reg_t) {
-    .mr = *mr, .addr = mem, .length = FR_LEN, .iova = (uint64_t) (uintptr_t) mem,
+    .mr = mr, .addr = mem, .length = FR_LEN, .iova = (uint64_t) (uintptr_t) mem,
     .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
               RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE,
     .page_size = FR_PAGE, .num_pages = 2,
@@ -1706,10 +1704,50 @@ fr_new(victim_t *v, uint8_t *mem, rnicpi_mr_t **mr)
   g_assert_cmphex(wc.wr_id, ==, 0xf0);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FAST_REG);
-  g_assert_cmphex(wc.rkey, ==, (*mr)->rkey);
+  g_assert_cmphex(wc.rkey, ==, mr->rkey);
   g_assert_true(stag_valid((uint32_t) wc.rkey));
   return (uint32_t) wc.rkey;
 }
+
+/* A region of @v's domain fast-registered over @mem (fr_post): its STag. */
+static uint32_t
+fr_new(victim_t *v, uint8_t *mem, rnicpi_mr_t **mr)
+{
+  g_assert_cmpint(P->mem->mr_alloc(v->pd, 2, mr), ==, RNICPI_OK);
+  g_assert_false(stag_valid((uint32_t) (*mr)->rkey)); /* invalid until registered */
+  return fr_post(v, *mr, mem);
+}
+
+/* A Local Invalidate of @stag on @v's QP, which succeeds. */
+static void
+local_inv(victim_t *v, uint32_t stag)
+{
+  rnicpi_send_wr_t inv = { .wr_id = 0xf1, .opcode = RNICPI_WR_LOCAL_INV,
+                           .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = stag };
+  g_assert_cmpint(P->data->post_send(v->qp, &inv), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(v->scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xf1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_LOCAL_INV);
+  g_assert_cmphex(wc.rkey, ==, stag);
+  g_assert_false(stag_valid(stag));
+}
+
+/* The peer of @v sends a Send with Invalidate (MSN @msn, 8 bytes) naming
+ * @stag. */
+static void
+peer_send_inv(victim_t *v, uint32_t msn, uint32_t stag)
+{
+  uint8_t u[64];
+  size_t n = untagged(u, 0x4, 0, msn, 0, TRUE);
+  uint32_t inv = htonl(stag);
+  memcpy(u + 2, &inv, 4);
+  memset(u + n, 0x5a, 8);
+  peer_fpdu(v->peer, v->crc, u, n + 8, FALSE);
+}
+
+static const uint64_t second_id[] = { 0x12 };
+static const rnicpi_wc_status_t one_flushed[] = { RNICPI_WC_WR_FLUSH_ERR };
 
 static void
 test_write_invalidated(void)
@@ -1722,15 +1760,7 @@ test_write_invalidated(void)
   uint8_t *mem = g_malloc0(FR_LEN);
   rnicpi_mr_t *fr;
   uint32_t stag = fr_new(&v, mem, &fr);
-  rnicpi_send_wr_t inv = { .wr_id = 0xf1, .opcode = RNICPI_WR_LOCAL_INV,
-                           .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = stag };
-  g_assert_cmpint(P->data->post_send(v.qp, &inv), ==, RNICPI_OK);
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0xf1);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
-  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_LOCAL_INV);
-  g_assert_cmphex(wc.rkey, ==, stag);
-  g_assert_false(stag_valid(stag));
+  local_inv(&v, stag);
   victim_load(&v);
   uint8_t u[64];
   size_t n = tagged(u, 0x0, stag, (uint64_t) (uintptr_t) mem);
@@ -1742,6 +1772,80 @@ test_write_invalidated(void)
   g_assert_cmpint(P->mem->mr_dereg(fr), ==, RNICPI_OK);
   g_free(mem);
   victim_free(&v);
+}
+
+static void
+test_read_remote_invalidated(void)
+{
+  g_test_summary("A Send with Invalidate naming a fast-registered region of the victim's "
+                 "domain: the receive completes with RNICPI_WC_WITH_INV and that STag; an RDMA "
+                 "Read Request of it afterwards gets RDMAP remote protection, invalid STag "
+                 "(0/1/0) and no Read Response");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  uint8_t *mem = g_malloc0(FR_LEN);
+  memset(mem, 0x3c, FR_LEN);
+  rnicpi_mr_t *fr;
+  uint32_t stag = fr_new(&v, mem, &fr);
+  victim_load(&v);
+  peer_send_inv(&v, 1, stag);
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, 8);
+  g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
+  g_assert_cmphex(wc.rkey, ==, stag);
+  g_assert_false(stag_valid(stag));
+  uint8_t u[64];
+  size_t n = read_request_ulpdu(u, 1, 0x77777700, 64, stag, (uint64_t) (uintptr_t) mem);
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  /* peer_next_terminate skips nothing but a Read Response would be
+   * refused here: the first FPDU after the Send's is the Terminate. */
+  static uint8_t t[65536];
+  int len;
+  do {
+    len = peer_next_fpdu(v.peer, t);
+    g_assert_cmpint(len, >=, 14);
+    g_assert_false((t[0] & 0x80) != 0 && (t[1] & 0x0f) == 0x2); /* no Read Response */
+  } while ((t[0] & 0x80) != 0 || (t[1] & 0x0f) != 0x7);
+  expect_terminate_in(&v, t, RNICPI_AE_READ_ACCESS, 0, 1, 0x00, second_id, one_flushed, 1);
+  g_assert_cmpint(P->mem->mr_dereg(fr), ==, RNICPI_OK);
+  g_free(mem);
+  victim_free(&v);
+}
+
+static void
+test_send_invalidate_other_pd(void)
+{
+  g_test_summary("A Send with Invalidate naming a valid fast-registered region of another "
+                 "protection domain than the receiving QP's: Terminate 0/1/9, the receive "
+                 "flushed, and the region is untouched: its STag still answers and an RDMA "
+                 "Write through its own QP lands");
+  victim_t o;
+  victim_new(&o, REGION);
+  victim_connect(&o, FALSE);
+  uint8_t *mem = g_malloc0(FR_LEN);
+  rnicpi_mr_t *fr;
+  uint32_t stag = fr_new(&o, mem, &fr);
+
+  victim_t v;
+  victim_ready(&v, FALSE);
+  peer_send_inv(&v, 1, stag);
+  expect_terminate(&v, RNICPI_AE_ACCESS, 0, 1, 0x09, two_ids, two_flushed, 2);
+  g_assert_true(stag_valid(stag));
+  victim_free(&v);
+
+  uint8_t u[64], want[16];
+  size_t n = tagged(u, 0x0, stag, (uint64_t) (uintptr_t) mem + 32);
+  memset(u + n, 0xee, 16);
+  memset(want, 0xee, 16);
+  peer_fpdu(o.peer, o.crc, u, n + 16, FALSE);
+  wait_landed(to_iw_qp(o.qp), mem + 32, want, 16);
+  g_assert_cmpint(P->queue->qp_to_error(o.qp), ==, RNICPI_OK);
+  g_assert_cmpint(P->mem->mr_dereg(fr), ==, RNICPI_OK);
+  g_free(mem);
+  victim_free(&o);
 }
 
 static void
@@ -2465,7 +2569,9 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/unknown-opcode", test_unknown_opcode);
   g_test_add_func("/iwarp/hostile/rdmap/atomic-host-misaligned", test_atomic_host_misaligned);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
+  g_test_add_func("/iwarp/hostile/rdmap/send-invalidate-other-pd", test_send_invalidate_other_pd);
   g_test_add_func("/iwarp/hostile/ddp/write-invalidated-stag", test_write_invalidated);
+  g_test_add_func("/iwarp/hostile/rdmap/read-remote-invalidated-stag", test_read_remote_invalidated);
   g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/cm/close-fence", test_close_fence);
