@@ -1774,6 +1774,70 @@ test_write_invalidated(void)
   victim_free(&v);
 }
 
+/* A Write FPDU into a fast-registered region comes in two pieces; between
+ * them, once the first half has landed, the consumer invalidates the
+ * region's STag and, with @refast, fast-registers the same memory again
+ * (the same index, a new key).  The second half is refused with DDP
+ * tagged, invalid STag (1/1/0) and not a byte of it is written: the old
+ * STag reaches neither the invalid region nor the new registration. */
+static void
+write_invalidated_mid(gboolean refast)
+{
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  uint8_t *mem = g_malloc0(FR_LEN);
+  rnicpi_mr_t *fr;
+  uint32_t stag = fr_new(&v, mem, &fr);
+  static uint8_t u[FR_LEN + 64], f[FR_LEN + 64];
+  size_t n = tagged(u, 0x0, stag, (uint64_t) (uintptr_t) mem);
+  uint8_t hdr[14];
+  memcpy(hdr, u, n);
+  for (size_t i = 0; i < FR_LEN; i++)
+    u[n + i] = (uint8_t) (i * 7 + 1);
+  size_t flen = fpdu_build(f, v.crc, u, n + FR_LEN, FALSE);
+  size_t cut = 2 + n + FR_LEN / 2;
+  peer_write(v.peer, f, cut);
+  wait_landed(to_iw_qp(v.qp), mem, u + n, FR_LEN / 2);
+  local_inv(&v, stag);
+  if (refast)
+    g_assert_cmphex(fr_post(&v, fr, mem), !=, stag);
+  peer_write(v.peer, f + cut, flen - cut);
+
+  static uint8_t t[65536];
+  g_assert_cmpint(peer_next_terminate(&v, t), >=, 18 + 4 + 2 + (int) n);
+  g_test_message("Terminate: layer %u etype %u code 0x%02x", t[18] >> 4, t[18] & 0xf, t[19]);
+  g_assert_cmphex(t[18], ==, 0x11);
+  g_assert_cmphex(t[19], ==, 0x00);
+  g_assert_cmpmem(t + 24, n, hdr, n);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  expect_async(RNICPI_AE_WRITE_ACCESS, 1, 1, 0x00);
+  static const uint8_t zero[FR_LEN / 2];
+  g_assert_cmpmem(mem + FR_LEN / 2, FR_LEN / 2, zero, FR_LEN / 2);
+  g_assert_cmpint(P->mem->mr_dereg(fr), ==, RNICPI_OK);
+  g_free(mem);
+  victim_free(&v);
+}
+
+static void
+test_write_invalidated_mid(void)
+{
+  g_test_summary("A Local Invalidate between the two halves of a Write FPDU into a "
+                 "fast-registered region: the second half is refused (1/1/0), not written");
+  write_invalidated_mid(FALSE);
+}
+
+static void
+test_write_refast_mid(void)
+{
+  g_test_summary("A Local Invalidate and a new fast registration of the same memory between "
+                 "the two halves of a Write FPDU: the old STag's second half is refused "
+                 "(1/1/0), not written into the new registration");
+  write_invalidated_mid(TRUE);
+}
+
 static void
 test_read_remote_invalidated(void)
 {
@@ -2571,6 +2635,8 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate", test_send_invalidate);
   g_test_add_func("/iwarp/hostile/rdmap/send-invalidate-other-pd", test_send_invalidate_other_pd);
   g_test_add_func("/iwarp/hostile/ddp/write-invalidated-stag", test_write_invalidated);
+  g_test_add_func("/iwarp/hostile/ddp/write-invalidated-mid", test_write_invalidated_mid);
+  g_test_add_func("/iwarp/hostile/ddp/write-refast-registered-mid", test_write_refast_mid);
   g_test_add_func("/iwarp/hostile/rdmap/read-remote-invalidated-stag", test_read_remote_invalidated);
   g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
