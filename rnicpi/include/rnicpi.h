@@ -1058,10 +1058,9 @@ typedef struct rnicpi_mem_ops {
    * Deregister; remote accesses in flight complete with an access error.
    * @param mr the region.
    * @retval RNICPI_OK the region is gone; its keys answer no more
-   * @retval RNICPI_EBUSY a memory window is bound to it, or (vp/emul) a
-   *         queued fast registration names it: nothing changed (the access
-   *         layer's IT_ERR_LMR_BUSY).  vp/iwarp, without windows, always
-   *         succeeds
+   * @retval RNICPI_EBUSY a memory window is bound to it, or (vp/emul,
+   *         vp/iwarp) a queued fast registration names it: nothing changed
+   *         (the access layer's IT_ERR_LMR_BUSY)
    */
   rnicpi_status_t (*mr_dereg)(rnicpi_mr_t *mr);
   /**
@@ -1075,7 +1074,7 @@ typedef struct rnicpi_mem_ops {
    * @retval RNICPI_OK @p *mr is set
    * @retval RNICPI_EINVAL @p max_pages is 0
    * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_FAST_REGISTER (the
-   *         loader's stub for vp/iwarp and vp/ib, which have no mr_alloc)
+   *         loader's stub for vp/ib, which has no mr_alloc)
    * @retval RNICPI_ELIMIT max_mr regions exist
    */
   rnicpi_status_t (*mr_alloc)(rnicpi_pd_t *pd, uint32_t max_pages, rnicpi_mr_t **mr);
