@@ -637,7 +637,7 @@ rounds_judge(GPtrArray *cat, FILE *console)
               "D deviation):\n", opt_repeat);
     fprintf(console, "  %s %s%s%s\n", r, t->id, t->fail_message ? ": " : "",
             t->fail_message ? t->fail_message : "");
-    g_autofree char *m = t->message;
+    g_free(t->message);
     t->message = g_strdup_printf("verdict changed over %d runs (%s: P pass, F fail, S skipped, "
                                  "D deviation)%s%s", opt_repeat, r,
                                  t->fail_message ? "; the first failure: " : "",
