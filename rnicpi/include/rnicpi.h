@@ -1459,7 +1459,6 @@ typedef struct rnicpi_cm_ops {
    * @retval RNICPI_ENOENT no such request pending: the requester went
    *         away or it was answered (the access layer takes it as done)
    * @retval RNICPI_ELIMIT @p pdata_len over pdata_reject
-   * @retval RNICPI_ESTATE vp/ib: the request is no longer one to refuse
    */
   rnicpi_status_t (*reject)(rnicpi_dev_t *dev, uint64_t conn_id,
                             const void *pdata, uint32_t pdata_len);

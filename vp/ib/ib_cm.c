@@ -1159,9 +1159,12 @@ ib_reject(rnicpi_dev_t *d, uint64_t conn_id, const void *pdata, uint32_t len)
     return RNICPI_ELIMIT;
   g_mutex_lock(&dev->lock);
   ib_conn_t *c = conn_lookup_locked(dev, conn_id);
+  /* A request accepted keeps its conn_id as the connection's; as one
+   * rejected or withdrawn, it is no request pending any more (rnicpi.h:
+   * RNICPI_ENOENT, which the access layer takes as answered). */
   if (c == NULL || (c->state != IB_CONN_REQUEST && c->state != IB_CONN_REPLIED)) {
     g_mutex_unlock(&dev->lock);
-    return c == NULL ? RNICPI_ENOENT : RNICPI_ESTATE;
+    return RNICPI_ENOENT;
   }
   rdma_reject(c->id, pdata, (uint8_t) len);
   if (c->state == IB_CONN_REPLIED) {
