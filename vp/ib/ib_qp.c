@@ -1004,10 +1004,29 @@ read_pieces(const ib_dev_t *dev, struct ibv_send_wr *v, const struct ibv_sge *sg
   return np;
 }
 
+/* The capabilities an opcode needs, every bit of them: without them
+ * post_send refuses it with RNICPI_ENOTSUP (rnicpi.h) before the device's
+ * library sees it, which answers in its own way (libsiw: -EINVAL, a
+ * negative errno, for an atomic or immediate data).  A bind needs either
+ * kind of window: ib_mw_check's. */
+static const uint64_t op_needs[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND_INV] = RNICPI_CAP_REMOTE_INVALIDATE,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_CAP_ATOMICS,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_CAP_ATOMICS,
+  [RNICPI_WR_LOCAL_INV] = RNICPI_CAP_LOCAL_INVALIDATE,
+  [RNICPI_WR_FAST_REG] = RNICPI_CAP_FAST_REGISTER,
+  [RNICPI_WR_RDMA_READ_INV] = RNICPI_CAP_READ_SINK_MW | RNICPI_CAP_LOCAL_INVALIDATE,
+  [RNICPI_WR_IMM_DATA] = RNICPI_CAP_IMMEDIATE,
+  [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_CAP_IMMEDIATE,
+};
+
 static rnicpi_status_t
 ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 {
   ib_qp_t *qp = to_ib_qp(q);
+  if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT ||
+      (qp->dev->caps.features & op_needs[wr->opcode]) != op_needs[wr->opcode])
+    return RNICPI_ENOTSUP;
   if (!(wr->flags & RNICPI_WR_SIGNALED) && qp->type == RNICPI_QPT_RC &&
       !__atomic_load_n(&qp->scq->watch_unsignaled, __ATOMIC_ACQUIRE) &&
       !__atomic_exchange_n(&qp->scq->watch_unsignaled, TRUE, __ATOMIC_ACQ_REL))
@@ -1068,9 +1087,7 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     break;
   case RNICPI_WR_SEND_INV:
     /* Left off (doc/provider-ib.md): rxe oopses when a peer invalidates a
-     * window that is not bound. */
-    if (!(qp->dev->caps.features & RNICPI_CAP_REMOTE_INVALIDATE))
-      return RNICPI_ENOTSUP;
+     * window that is not bound, so no device has remote-invalidate. */
     v.opcode = IBV_WR_SEND_WITH_INV;
     v.invalidate_rkey = (uint32_t) wr->invalidate_rkey;
     break;
@@ -1100,9 +1117,6 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   default:
     return RNICPI_ENOTSUP;
   }
-  if ((wr->opcode == RNICPI_WR_RDMA_WRITE_IMM || wr->opcode == RNICPI_WR_IMM_DATA) &&
-      !(qp->dev->caps.features & RNICPI_CAP_IMMEDIATE))
-    return RNICPI_ENOTSUP;
   if (qp->type == RNICPI_QPT_UD && wr->opcode != RNICPI_WR_SEND)
     return RNICPI_EINVAL; /* a UD queue pair takes Sends only */
   uint8_t cause = RNICPI_AE_UNSPECIFIED;
