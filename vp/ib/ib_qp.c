@@ -1343,12 +1343,13 @@ ib_srq_create(rnicpi_pd_t *p, uint32_t max_wr, uint32_t max_sge, uint64_t al_ctx
               rnicpi_srq_t **out)
 {
   ib_dev_t *dev = to_ib_dev(p->dev);
-  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge > dev->caps.max_recv_sge)
+  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge == 0 ||
+      max_sge > dev->caps.max_recv_sge)
     return RNICPI_ELIMIT;
   ib_srq_t *srq = g_new0(ib_srq_t, 1);
   struct ibv_srq_init_attr ia = {
     .srq_context = srq,
-    .attr = { .max_wr = max_wr, .max_sge = MAX(max_sge, 1u) },
+    .attr = { .max_wr = max_wr, .max_sge = max_sge },
   };
   srq->srq = ibv_create_srq(to_ib_pd(p)->pd, &ia);
   if (srq->srq == NULL) {
@@ -1360,7 +1361,7 @@ ib_srq_create(rnicpi_pd_t *p, uint32_t max_wr, uint32_t max_sge, uint64_t al_ctx
   srq->base.al_ctx = al_ctx;
   srq->dev = dev;
   srq->serial = ib_dev_serial(dev);
-  srq->max_sge = MAX(max_sge, 1u);
+  srq->max_sge = max_sge;
   srq->nslots = max_wr;
   srq->slot = g_new0(ib_shadow_t, max_wr);
   srq->free = g_new(uint32_t, max_wr);
