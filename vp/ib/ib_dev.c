@@ -238,6 +238,14 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
   c->max_pd = (uint32_t) a->max_pd;
   c->max_srq = (uint32_t) a->max_srq;
   c->max_send_sge = c->max_recv_sge = c->max_rdma_write_sge = (uint32_t) a->max_sge;
+  if (c->features & RNICPI_CAP_SRQ) {
+    /* The record has one receive limit for a queue pair and an SRQ
+     * (srq_create takes up to max_qp_wr receives of max_recv_sge each):
+     * the lesser of the device's two (rxe: 27 segments per SRQ receive,
+     * 32 per queue pair's). */
+    c->max_qp_wr = MIN(c->max_qp_wr, (uint32_t) a->max_srq_wr);
+    c->max_recv_sge = MIN(c->max_recv_sge, (uint32_t) a->max_srq_sge);
+  }
   c->max_rdma_read_sge = (uint32_t) (a->max_sge_rd > 0 ? a->max_sge_rd : a->max_sge);
   c->max_inline = 0;
   c->max_msg_size = pa.max_msg_sz;
