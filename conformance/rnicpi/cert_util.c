@@ -209,9 +209,16 @@ rnicpi_cm_event_t *
 cert_wait_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
 {
   rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_TIMEOUT_MS);
-  if (ev == NULL)
+  if (ev == NULL) {
     g_test_message("no %s CM event for context 0x%" G_GINT64_MODIFIER "x within %d ms",
                    cm_type_name(type), ctx, CERT_TIMEOUT_MS);
+    /* What came instead tells a late event from another one. */
+    for (GList *l = f->cm_seen; l != NULL; l = l->next) {
+      const rnicpi_cm_event_t *o = l->data;
+      if (o->qp_ctx == ctx || o->listen_ctx == ctx)
+        g_test_message("came for that context, not yet taken: %s", cm_type_name(o->type));
+    }
+  }
   g_assert_nonnull(ev);
   return ev;
 }
@@ -237,9 +244,16 @@ cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx)
 {
   rnicpi_async_event_t *ev =
     wait_match(f->async_q, &f->async_seen, match_async, type, ctx, CERT_TIMEOUT_MS);
-  if (ev == NULL)
+  if (ev == NULL) {
     g_test_message("no asynchronous event %d for context 0x%" G_GINT64_MODIFIER "x within %d ms",
                    type, ctx, CERT_TIMEOUT_MS);
+    for (GList *l = f->async_seen; l != NULL; l = l->next) {
+      const rnicpi_async_event_t *o = l->data;
+      if (o->ctx == ctx)
+        g_test_message("came for that context, not yet taken: asynchronous event %d, cause %d",
+                       o->type, o->cause);
+    }
+  }
   g_assert_nonnull(ev);
   return ev;
 }
