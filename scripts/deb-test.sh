@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The Debian packages (debian/): build them from a copy of the source tree
+# with dpkg-buildpackage, check them with lintian, install them on this
+# machine, run itapi-info, the ping-pong, a certification row and a
+# program compiled against libitapi-dev from the installed files only, and
+# remove them.
+#
+#   scripts/deb-test.sh [SRCDIR]
+#
+# Exit 77 (skipped) without root (dpkg -i), without dpkg-buildpackage or
+# debhelper, or when a package of this name is installed already: this
+# test never replaces what the machine's owner installed.
+set -uo pipefail
+src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+pkgs=(libitapi0 libitapi-dev itapi-tools itapi-provider-ib)
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "not root: installing the packages needs dpkg -i"
+command -v dpkg-buildpackage >/dev/null || skip "no dpkg-buildpackage (apt-get install dpkg-dev)"
+command -v dh >/dev/null || skip "no debhelper (apt-get install debhelper)"
+for p in "${pkgs[@]}"; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    skip "$p is installed already; this test does not replace it"
+  fi
+done
+
+work=$(mktemp -d /tmp/itapi-deb.XXXXXX)
+installed=0
+cleanup() {
+  if [ "$installed" = 1 ]; then
+    dpkg --purge "${pkgs[@]}" >"$work/purge.log" 2>&1 || { echo "FAIL: dpkg --purge"; cat "$work/purge.log"; }
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The tracked and untracked (not ignored) files, as a release would have.
+version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
+tree="$work/itapi-$version"
+mkdir -p "$tree"
+(cd "$src" && git ls-files -z --cached --others --exclude-standard 2>/dev/null |
+   xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+   tar --null -T - -cf -) | tar -xf - -C "$tree" || fail "copying the source tree from $src"
+[ -f "$tree/debian/control" ] || fail "no debian/control in the copy of $src (is it a git tree?)"
+
+echo "# dpkg-buildpackage -us -uc -b in $tree"
+start=$(date +%s)
+if ! (cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
+        dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1); then
+  tail -60 "$work/build.log"
+  fail "dpkg-buildpackage failed (the whole log: rerun scripts/deb-test.sh by hand)"
+fi
+echo "# built in $(( $(date +%s) - start )) s"
+# From here on only the installed files exist: itapi-certify would prefer
+# the test programs of the build tree it was built in.
+rm -rf "$tree"
+changes=$(ls "$work"/itapi_*.changes)
+debs=()
+for p in "${pkgs[@]}"; do
+  d=$(ls "$work/${p}_${version}_"*.deb 2>/dev/null) || fail "no $p package was built"
+  debs+=("$d")
+  echo "# $(basename "$d"): $(dpkg-deb -c "$d" | grep -vc '/$') files"
+done
+
+if command -v lintian >/dev/null; then
+  if ! lintian --fail-on error,warning "$changes" >"$work/lintian.log" 2>&1; then
+    cat "$work/lintian.log"
+    fail "lintian found errors or warnings in the packages"
+  fi
+  echo "# lintian: no error, no warning"
+else
+  echo "# lintian not installed: not run (apt-get install lintian)"
+fi
+
+dpkg -i "${debs[@]}" >"$work/install.log" 2>&1 || { cat "$work/install.log"; installed=1; fail "dpkg -i"; }
+installed=1
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+
+# Only what the packages installed: no build tree, no provider path.
+run() { env -u LD_LIBRARY_PATH -u ITAPI_PROVIDER_PATH -u ITAPI_PROVIDER -u ITAPI_CONF \
+          -C / "$@"; }
+lib=$(run ldd /usr/bin/itapi-info | awk '/libitapi\.so/ { print $3 }')
+# (/lib is /usr/lib on a merged-/usr system)
+[ -n "$lib" ] && [ "$(readlink -f "$lib")" = "$(readlink -f "/usr/lib/$multiarch/libitapi.so.0")" ] ||
+  fail "/usr/bin/itapi-info loads libitapi from '$lib', not /usr/lib/$multiarch"
+info=$(run /usr/bin/itapi-info 2>&1) || { echo "$info"; fail "itapi-info exited $?"; }
+for want in "emul0:" "iwarp0:" "(/usr/lib/$multiarch/itapi/providers/libitapi-ib.so)"; do
+  grep -qF "$want" <<<"$info" || { echo "$info"; fail "itapi-info does not show '$want'"; }
+done
+echo "# itapi-info: emul0, iwarp0 and the installed vp/ib module"
+
+for ia in emul0 iwarp0; do
+  out=$(run /usr/bin/itapi-pingpong -i "$ia" -n 200 -s 4096 2>&1) ||
+    { echo "$out"; fail "itapi-pingpong -i $ia"; }
+  grep -q "^all data verified" <<<"$out" || { echo "$out"; fail "itapi-pingpong -i $ia verified nothing"; }
+  echo "# itapi-pingpong -i $ia: $(grep '^all data verified' <<<"$out")"
+done
+
+# A certification row from the installed test programs and rules.
+out=$(run /usr/bin/itapi-certify -p emul --filter /conformance/ia/ --filter /rnicpi/device/ --timeout 60 -q 2>&1) ||
+  { echo "$out"; fail "itapi-certify -p emul --filter /conformance/ia/ --filter /rnicpi/device/ from the installed files"; }
+grep -q "passed" <<<"$out" || { echo "$out"; fail "itapi-certify printed no summary"; }
+echo "# itapi-certify: $(grep -m1 'CERTIFIED' <<<"$out")"
+
+# libitapi-dev: a program built with pkg-config against the installed
+# headers and library opens an interface.
+cat >"$work/open.c" <<'C'
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <stdio.h>
+int main(void)
+{
+  it_ia_handle_t ia;
+  it_status_t st = it_ia_create("iwarp0", 2, 0, &ia);
+  if (st != IT_SUCCESS) {
+    fprintf(stderr, "it_ia_create(iwarp0) failed with %d\n", (int) st);
+    return 1;
+  }
+  st = it_ia_free(ia);
+  printf("opened and freed iwarp0: %d\n", (int) st);
+  return st != IT_SUCCESS;
+}
+C
+cc -o "$work/open" "$work/open.c" $(pkg-config --cflags --libs itapi) ||
+  fail "compiling against libitapi-dev (pkg-config itapi)"
+run "$work/open" || fail "the program built against libitapi-dev"
+echo "# libitapi-dev: a program built with pkg-config opened iwarp0"
+echo "PASS: the packages build, install, run and are removed"
