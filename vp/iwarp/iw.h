@@ -440,7 +440,7 @@ typedef struct iw_qp {
   uint8_t rev;
   iw_rtr_t rtr;
   uint32_t ird, ord;
-  uint32_t peer_ird;          /* the IRD the peer announced: room for fences */
+  uint32_t peer_ird;          /* the IRD the peer announced (iw_qp_read_room) */
   gboolean rfc7306;           /* both ends offered RFC 7306 (IW_MPA_FLAG_RFC7306): atomics, immediate data */
   gint64 deadline;
   GList timed_link;           /* in dev->timed when data == qp */
@@ -753,13 +753,24 @@ iw_qp_connected(const iw_qp_t *qp)
   return qp->state == RNICPI_QPS_RTS || qp->cs == IW_CS_RTR_WAIT;
 }
 
+/* How many Reads @qp may have outstanding, its own zero-length ones (the
+ * fences of iw_tx.c) included: the IRD the peer announced, and never more
+ * than our ORD.  RFC 6581 has the peer size its IRD to our ORD, and a
+ * peer may announce more than it then takes: vp/iwarp announces an IRD of
+ * 1 at least, yet its IRD is 0 toward an ORD of 0 (iw_cep.c). */
+static inline uint32_t
+iw_qp_read_room(const iw_qp_t *qp)
+{
+  return MIN(qp->peer_ird, qp->ord);
+}
+
 /* Whether @qp's Sends and Writes complete when a delivery fence comes back
- * (ITAPI_IWARP_COMPLETION=placed, toward a peer with an IRD to answer it)
- * rather than at transmission. */
+ * (ITAPI_IWARP_COMPLETION=placed, with room for a Read to carry it) rather
+ * than at transmission. */
 static inline gboolean
 iw_qp_fenced(const iw_qp_t *qp)
 {
-  return iw_config.placed && qp->peer_ird > 0;
+  return iw_config.placed && iw_qp_read_room(qp) > 0;
 }
 
 /* iw_rdmap.c */

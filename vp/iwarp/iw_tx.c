@@ -356,7 +356,8 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
       return qp->term_pending ? tx_next(qp, w) : FALSE;
     s = rnicpi_fifo_peek(&qp->sq);
   }
-  if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < qp->peer_ird &&
+  /* A fence is a Read: it takes an ORD credit like the consumer's. */
+  if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < iw_qp_read_room(qp) &&
       (s == NULL || qp->unfenced >= 16)) {
     iw_swqe_t *f = internal_read(qp, TRUE);
     qp->ord_used++;

@@ -265,8 +265,8 @@ static int peer_rcvbuf;
 /* The raw peer's MPA Reply offers the RFC 7306 extensions (IW_MPA_FLAG_RFC7306),
  * which a victim on a device opened with ITAPI_IWARP_RFC7306=1 offered. */
 static gboolean peer_rfc7306;
-/* The IRD the victim asks for when it connects. */
-static uint32_t victim_ird = 1;
+/* The IRD and ORD the victim asks for when it connects. */
+static uint32_t victim_ird = 1, victim_ord = 1;
 
 /* What the raw peer's MPA Reply says of peer-to-peer mode (RFC 6581 9). */
 typedef enum {
@@ -293,7 +293,7 @@ victim_dial(victim_t *v, gboolean crc, reply_p2p_t p2p, uint8_t ord)
   g_assert_cmpint(getsockname(lfd, (struct sockaddr *) &sin, &sl), ==, 0);
   rnicpi_addr_t dst = { 0 };
   memcpy(&dst.sa, &sin, sizeof(sin));
-  rnicpi_conn_param_t cp = { .ird = victim_ird, .ord = 1 };
+  rnicpi_conn_param_t cp = { .ird = victim_ird, .ord = victim_ord };
   g_assert_cmpint(P->cm->connect(v->qp, &dst, &cp), ==, RNICPI_OK);
   v->peer = accept(lfd, NULL, NULL);
   g_assert_cmpint(v->peer, >=, 0);
@@ -1941,6 +1941,105 @@ test_zero_length_read_response(void)
   victim_free(&v);
 }
 
+/* The peer reads the victim's next FPDU, which must be an RDMA Read
+ * Request (queue 1) of @size bytes; its Data Sink STag and TO. */
+static void
+peer_read_request(victim_t *v, uint32_t size, uint32_t *sink, uint64_t *sink_to)
+{
+  static uint8_t u[65536];
+  g_assert_cmpint(peer_next_fpdu(v->peer, u), ==, 18 + 28);
+  g_assert_cmphex(u[0] & 0x80, ==, 0);
+  g_assert_cmphex(u[1] & 0x0f, ==, 0x1);
+  uint32_t qn, st, sz;
+  uint64_t to;
+  memcpy(&qn, u + 6, 4);
+  memcpy(&st, u + 18, 4);
+  memcpy(&to, u + 22, 8);
+  memcpy(&sz, u + 30, 4);
+  g_assert_cmpuint(ntohl(qn), ==, 1);
+  g_assert_cmpuint(ntohl(sz), ==, size);
+  *sink = ntohl(st);
+  *sink_to = GUINT64_FROM_BE(to);
+}
+
+/* The peer reads the victim's 8-byte Send, then nothing comes for 300 ms. */
+static void
+peer_send_then_quiet(victim_t *v)
+{
+  static uint8_t u[65536];
+  g_assert_cmpint(peer_next_fpdu(v->peer, u), ==, 18 + 8);
+  g_assert_cmphex(u[1] & 0x0f, ==, 0x3);
+  struct pollfd p = { .fd = v->peer, .events = POLLIN };
+  g_assert_cmpint(poll(&p, 1, 300), ==, 0);
+}
+
+static void
+test_fence_within_ord(void)
+{
+  g_test_summary("A delivery fence is a Read and waits for an ORD credit: with ORD 1 (the peer "
+                 "announced IRD 4 but, as RFC 6581 has it, takes no more Reads than our ORD) "
+                 "and the consumer's Read unanswered, the fence of a Send goes only once that "
+                 "Read's Response came; the Read and the Send complete successfully");
+  if (!placed) {
+    g_test_skip("needs delivery fences (ITAPI_IWARP_COMPLETION=placed, iwarp-hostile-placed)");
+    return;
+  }
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  rnicpi_sge_t sge = { .addr = (uint64_t) (uintptr_t) (v.buf + 256), .length = 64,
+                       .lkey = v.mr->lkey };
+  rnicpi_send_wr_t wr = { .wr_id = 0x31, .opcode = RNICPI_WR_RDMA_READ,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
+                          .remote_addr = 0x5000, .rkey = 0x4242 };
+  g_assert_cmpint(P->data->post_send(v.qp, &wr), ==, RNICPI_OK);
+  send_post(&v, 0x21);
+  uint32_t sink;
+  uint64_t sink_to;
+  peer_read_request(&v, 64, &sink, &sink_to);
+  peer_send_then_quiet(&v); /* no fence: the Read holds the one credit */
+  uint8_t u[128];
+  size_t n = tagged(u, 0x2, sink, sink_to);
+  for (size_t i = 0; i < 64; i++)
+    u[n + i] = (uint8_t) (0xa0 + i);
+  peer_fpdu(v.peer, v.crc, u, n + 64, FALSE);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x31);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpmem(v.buf + 256, 64, u + n, 64);
+  peer_read_request(&v, 0, &sink, &sink_to); /* now the fence */
+  peer_fpdu(v.peer, v.crc, u, tagged(u, 0x2, sink, sink_to), FALSE);
+  wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x21);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
+  victim_free(&v);
+}
+
+static void
+test_fence_no_ord(void)
+{
+  g_test_summary("With ORD 0 the victim sends no delivery fence, a Read the peer (its IRD "
+                 "sized to our ORD, RFC 6581) would refuse although it announced IRD 4: a Send "
+                 "completes at transmission, as it would without placed completions");
+  if (!placed) {
+    g_test_skip("needs delivery fences (ITAPI_IWARP_COMPLETION=placed, iwarp-hostile-placed)");
+    return;
+  }
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_ord = 0;
+  victim_connect(&v, FALSE);
+  victim_ord = 1;
+  send_post(&v, 0x21);
+  peer_send_then_quiet(&v);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x21);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
+  victim_free(&v);
+}
+
 /* A zero-length Read Request naming @sink as its Data Sink, framed at @f. */
 static size_t
 zero_read_build(uint8_t *f, gboolean crc, uint32_t msn, uint32_t sink)
@@ -2554,6 +2653,8 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/rdmap/read-remote-invalidated-stag", test_read_remote_invalidated);
   g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
+  g_test_add_func("/iwarp/hostile/rdmap/fence-within-ord", test_fence_within_ord);
+  g_test_add_func("/iwarp/hostile/rdmap/fence-no-ord", test_fence_no_ord);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
   g_test_add_func("/iwarp/hostile/mpa/insufficient-ird", test_mpa_insufficient_ird);
