@@ -240,19 +240,22 @@ iw_term_received(iw_qp_t *qp, const uint8_t *body, uint32_t len, iw_work_t *w)
 
 /* ---- the responder's actions at the end of a message (called by iw_rx.c) ---- */
 
-/* The IRD is used up: the Reads and atomics queued or being answered.
- * Zero-length Reads (a peer's delivery fences) count like any other: RFC
+/* The IRD is used up for one more Read (@zero_length: of no bytes) or
+ * atomic: the Reads and atomics queued or being answered.  Zero-length
+ * Reads (a peer's delivery and close fences) count like any other: RFC
  * 5040 5.2.3 bounds every outstanding RDMA Read Request by the IRD, and
  * each holds an entry here until its answer is framed, however slowly the
- * peer reads.  The RTR's answer alone does not count (RFC 6581 has it
+ * peer reads.  But the IRD we announce is 1 at least (iw_cep.c), so that a
+ * peer may fence toward a consumer that set none: one zero-length Read is
+ * taken at IRD 0.  The RTR's answer alone does not count (RFC 6581 has it
  * before the stream's Reads begin): it is the oldest entry while queued. */
 static gboolean
-ird_full(iw_qp_t *qp)
+ird_full(iw_qp_t *qp, gboolean zero_length)
 {
   const iw_rresp_t *oldest = rnicpi_fifo_peek(&qp->irq);
   uint32_t inflight = qp->irq.len + (qp->tx.kind == IW_TX_RRESP) -
                       (oldest != NULL && oldest->rtr);
-  return inflight >= qp->ird;
+  return inflight >= (zero_length ? MAX(qp->ird, 1u) : qp->ird);
 }
 
 /* A Data Source or atomic target the tagged checks refused: RFC 5040
@@ -317,7 +320,7 @@ gboolean
 iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
 {
   qp->msn_rx[IW_QN_READ_REQ]++;
-  if (ird_full(qp)) {
+  if (ird_full(qp, FALSE)) {
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;
   }
@@ -475,7 +478,7 @@ iw_rdmap_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *
     }
     rr->rtr = TRUE;
     *rtr_done = TRUE;
-  } else if (ird_full(qp)) {
+  } else if (ird_full(qp, rr->len == 0)) {
     rnicpi_cache_put(&qp->rresp_cache, rr);
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;

@@ -2067,6 +2067,40 @@ test_zero_reads_beyond_ird(void)
 }
 
 static void
+test_zero_read_ird_zero(void)
+{
+  g_test_summary("A victim whose consumer set IRD 0 announces IRD 1 (so that a peer may "
+                 "fence): a zero-length RDMA Read Request is answered by a zero-length Read "
+                 "Response, nothing terminates; a 16-byte Read Request after it gets RDMAP "
+                 "remote operation, catastrophic for the stream (0/2/7)");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_ird = 0;
+  victim_connect(&v, FALSE);
+  victim_ird = 1;
+  uint8_t f[128], u[64];
+  peer_write(v.peer, f, zero_read_build(f, v.crc, 1, 0x5100));
+  static uint8_t r[65536];
+  g_assert_cmpint(peer_next_fpdu(v.peer, r), ==, 14);
+  g_assert_cmphex(r[0] & 0xc0, ==, 0xc0); /* tagged, last */
+  g_assert_cmphex(r[1] & 0x0f, ==, 0x2);  /* Read Response */
+  uint32_t stag;
+  memcpy(&stag, r + 2, 4);
+  g_assert_cmphex(ntohl(stag), ==, 0x5100);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
+  peer_write(v.peer, f,
+             fpdu_build(f, v.crc, u, read_request_ulpdu(u, 2, 0x5200, 16, (uint32_t) v.mr->rkey, 0),
+                        FALSE));
+  peer_next_terminate(&v, r);
+  g_assert_cmphex(r[18], ==, 0x02);
+  g_assert_cmphex(r[19], ==, 0x07);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  victim_free(&v);
+}
+
+static void
 test_byte_by_byte(void)
 {
   g_test_summary("Two Sends and three zero-length RDMA Reads written one byte per TCP segment "
@@ -2638,6 +2672,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/srq-flush-own", test_srq_flush_own);
   g_test_add_func("/iwarp/hostile/rdmap/read-beyond-ird", test_read_beyond_ird);
   g_test_add_func("/iwarp/hostile/rdmap/zero-read-beyond-ird", test_zero_reads_beyond_ird);
+  g_test_add_func("/iwarp/hostile/rdmap/zero-read-ird-zero", test_zero_read_ird_zero);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-beyond-region", test_read_source_beyond);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-freed", test_read_source_freed);
   g_test_add_func("/iwarp/hostile/rdmap/read-source-freed-mid-fpdu", test_read_source_freed_mid_fpdu);
