@@ -195,6 +195,27 @@ raw_read_out(cert_side_t *s, int fd, const cert_buf_t *sink, uint64_t id, uint8_
   g_assert_cmphex(wire_get64(req + 38), ==, RD_SRC_TO);
 }
 
+/* After an orderly disconnect: a provider may send a close fence, a
+ * zero-length Read Request, before its FIN (vp/iwarp does, for Linux siw:
+ * doc/provider-iwarp.md, "Disconnect").  Answers it with a zero-length
+ * Read Response and returns TRUE (the FIN is still to come); FALSE when
+ * the provider's stream ended first. */
+gboolean
+raw_close_fence(int fd)
+{
+  uint8_t req[65536], hdr[14];
+  int len = raw_fpdu_read(fd, req);
+  if (len < 0)
+    return FALSE;
+  g_assert_cmpint(len, ==, 18 + 28);
+  g_assert_cmphex(req[0], ==, 0x41);
+  g_assert_cmphex(req[1], ==, 0x41);
+  g_assert_cmpuint(wire_get32(req + 6), ==, 1);
+  g_assert_cmpuint(wire_get32(req + 30), ==, 0);
+  raw_read_resp(fd, wire_get32(req + 18), wire_get64(req + 22), 0, TRUE, hdr);
+  return TRUE;
+}
+
 /* A Read Response segment (RFC 5040 4.3: tagged, opcode 2) of @len
  * pattern bytes to @stag/@to, L as @last. */
 void

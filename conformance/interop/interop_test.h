@@ -86,6 +86,10 @@ void raw_read_out(cert_side_t *s, int fd, const cert_buf_t *sink, uint64_t id, u
 /* A Read Response segment of @len pattern bytes to @stag/@to, L as @last;
  * its 14-byte header in @hdr. */
 void raw_read_resp(int fd, uint32_t stag, uint64_t to, uint32_t len, gboolean last, uint8_t *hdr);
+/* After an orderly disconnect: answers the provider's close fence (a
+ * zero-length Read Request) if it sends one first: TRUE, the FIN is still
+ * to come; FALSE when its stream ended. */
+gboolean raw_close_fence(int fd);
 
 void interop_register_golden(void);
 void interop_register_golden2(void);

@@ -86,6 +86,9 @@
 #define IW_TIMEOUT_MS 30000
 /* After a Terminate: how long we read and discard, waiting for the peer to close. */
 #define IW_DRAIN_US 2000000ull
+/* How long an orderly close waits for its close fence to come back before
+ * it sends its FIN anyway (iw_disconnect). */
+#define IW_FIN_FENCE_US 5000000ull
 /* Connection requests one listener holds, each with a socket: reading its
  * MPA Request (ITAPI_IWARP_MPA_TIMEOUT_MS at most), or waiting for the
  * consumer's answer.  A connection accepted past it takes the place of the
@@ -338,6 +341,7 @@ typedef struct iw_rx {
   /* bytes read ahead of the FPDU being parsed: stage[st_pos, st_len) */
   uint32_t st_pos, st_len;
   uint8_t stage[IW_RX_STAGE];
+  uint8_t *junk;    /* where a payload that answers our own zero-length Read goes */
 } iw_rx_t;
 
 typedef enum { IW_TX_NONE = 0, IW_TX_SQ, IW_TX_RRESP, IW_TX_TERM, IW_TX_RTR } iw_txkind_t;
@@ -464,6 +468,7 @@ typedef struct iw_qp {
   uint32_t sq_used;            /* consumer WRs posted and not completed */
   uint32_t unfenced;          /* Sends/Writes sent since the last fence */
   gboolean fence_out;
+  gboolean fin_fence;         /* an orderly close owes a fence before its FIN */
   uint32_t msn_tx[IW_QN_COUNT];
   uint32_t msn_rx[IW_QN_COUNT];
   iw_tx_t tx;
@@ -693,6 +698,7 @@ void iw_tx_progress(iw_qp_t *qp, iw_work_t *w);
 void iw_tx_drop(iw_qp_t *qp);
 void iw_tx_free(iw_qp_t *qp);
 gboolean iw_tx_pending(iw_qp_t *qp);
+gboolean iw_tx_fin_cut_short(iw_qp_t *qp);
 int iw_tx_rtr(iw_qp_t *qp);
 
 /* A local gather/scatter element within a region of @qp's protection zone

@@ -170,6 +170,11 @@ iw_cm_timeouts(iw_dev_t *dev)
       case IW_CS_MPA_REQ:
         iw_cep_unreachable(qp, RNICPI_CM_REASON_TIMEOUT, &w);
         break;
+      case IW_CS_RTS:
+        /* A close fence still unanswered: the FIN goes anyway. */
+        if (iw_tx_fin_cut_short(qp))
+          iw_timed_add(qp, 5000000);
+        break;
       case IW_CS_CLOSING:
         iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, &w);
         iw_qp_close_fd(qp);
@@ -633,8 +638,15 @@ iw_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
   g_mutex_lock(&qp->lock);
   switch (qp->cs) {
   case IW_CS_RTS:
-    /* FIN once the send queue has drained (iw_tx_progress). */
+    /* FIN once the send queue has drained and a last zero-length Read
+     * has come back (iw_tx_progress): the peer answers it only after the
+     * message it may still be transmitting, and Linux siw fails that
+     * message if our FIN arrives first, although we received all of it
+     * (siw_qp_sq_proc_tx checks for a peer close before the last-segment
+     * flag).  The fence is a Read: with no room for one (our ORD or the
+     * peer's IRD 0, iw_qp_read_room) the FIN goes alone. */
     qp->closing = TRUE;
+    qp->fin_fence = iw_qp_read_room(qp) > 0;
     iw_tx_progress(qp, &w);
     break;
   case IW_CS_TCP_CONNECT:

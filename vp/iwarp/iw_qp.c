@@ -108,6 +108,7 @@ iw_qp_flush(iw_qp_t *qp, iw_work_t *w)
   qp->ord_used = 0;
   qp->unfenced = 0;
   qp->fence_out = FALSE;
+  qp->fin_fence = FALSE;
   qp->rx.rdwqe = NULL;
   if (qp->rx.rwqe != NULL) {
     iw_qp_complete(qp, qp->rcq, qp->rx.rwqe->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
@@ -699,7 +700,9 @@ iw_qp_destroy(rnicpi_qp_t *q)
   iw_work_t w;
   rnicpi_notify_batch_init(&w);
   g_mutex_lock(&qp->lock);
-  if (qp->state != RNICPI_QPS_ERROR || qp->cs != IW_CS_NONE)
+  if (qp->fd >= 0 && iw_tx_fin_cut_short(qp))
+    iw_qp_fail(qp, RNICPI_CM_DISCONNECTED, &w);
+  else if (qp->state != RNICPI_QPS_ERROR || qp->cs != IW_CS_NONE)
     qp_abort(qp, &w);
   if (qp->fd >= 0) {
     iw_tx_progress(qp, &w); /* one try to get the Terminate out */
@@ -709,6 +712,8 @@ iw_qp_destroy(rnicpi_qp_t *q)
   iw_timed_del(qp);
   iw_qp_set_polled(qp, FALSE);
   iw_tx_free(qp);
+  g_free(qp->rx.junk);
+  qp->rx.junk = NULL;
   iw_cep_put(qp);
   qp->dead = TRUE;
   g_mutex_unlock(&qp->lock);

@@ -356,13 +356,20 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
       return qp->term_pending ? tx_next(qp, w) : FALSE;
     s = rnicpi_fifo_peek(&qp->sq);
   }
-  /* A fence is a Read: it takes an ORD credit like the consumer's. */
-  if (qp->unfenced > 0 && !qp->fence_out && qp->ord_used < iw_qp_read_room(qp) &&
+  /* The fence of an orderly close goes behind the last WR, once every
+   * Read has its answer (iw_disconnect).  A fence is a Read: it takes an
+   * ORD credit like the consumer's. */
+  gboolean fin_fence = qp->fin_fence && s == NULL && rnicpi_fifo_empty(&qp->orq);
+  if ((qp->unfenced > 0 || fin_fence) && !qp->fence_out && qp->ord_used < iw_qp_read_room(qp) &&
       (s == NULL || qp->unfenced >= 16)) {
     iw_swqe_t *f = internal_read(qp, TRUE);
     qp->ord_used++;
     qp->fence_out = TRUE;
     qp->unfenced = 0;
+    if (fin_fence) {
+      qp->fin_fence = FALSE;
+      iw_timed_add(qp, IW_FIN_FENCE_US);
+    }
     t->kind = IW_TX_SQ;
     t->wqe = f;
     t->op = IW_OP_READ_REQ;
@@ -879,12 +886,13 @@ tx_account(iw_qp_t *qp, iw_work_t *w)
 }
 
 /* An orderly close owes its FIN now: asked for (iw_disconnect), still
- * connected, and nothing left to send or to be answered (RDMAC verbs
- * 8.3.1: graceful close once the send queue and reads are done). */
+ * connected, and nothing left to send or to be answered, its own fence
+ * included (RDMAC verbs 8.3.1: graceful close once the send queue and
+ * reads are done). */
 static gboolean
 tx_fin_due(const iw_qp_t *qp)
 {
-  return qp->closing && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) &&
+  return qp->closing && !qp->fin_fence && qp->cs == IW_CS_RTS && rnicpi_fifo_empty(&qp->sq) &&
          qp->rd_split == NULL && qp->unfenced == 0 &&
          rnicpi_fifo_empty(&qp->orq) && rnicpi_fifo_empty(&qp->irq);
 }
@@ -899,8 +907,28 @@ iw_tx_pending(iw_qp_t *qp)
 {
   return qp->tx.kind != IW_TX_NONE || (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len) ||
          qp->term_pending || !rnicpi_fifo_empty(&qp->irq) || !rnicpi_fifo_empty(&qp->sq) ||
-         qp->rd_split != NULL ||
+         qp->rd_split != NULL || (qp->fin_fence && rnicpi_fifo_empty(&qp->orq)) ||
          (qp->unfenced > 0 && !qp->fence_out) || tx_fin_due(qp);
+}
+
+/* @qp's orderly close waits for nothing but its own fence (iw_disconnect),
+ * and the consumer frees @qp or the fence's time is up: the FIN goes now,
+ * as it would have without the fence (not the Terminate of an abort).
+ * FALSE: something of the consumer's is still outstanding. */
+gboolean
+iw_tx_fin_cut_short(iw_qp_t *qp)
+{
+  if (!qp->closing || qp->cs != IW_CS_RTS || !rnicpi_fifo_empty(&qp->sq) || qp->rd_split != NULL ||
+      !rnicpi_fifo_empty(&qp->irq) || qp->tx.kind != IW_TX_NONE ||
+      (qp->tx.b != NULL && qp->tx.b->sent < qp->tx.b->len))
+    return FALSE;
+  for (const iw_swqe_t *s = rnicpi_fifo_peek(&qp->orq); s != NULL; s = s->or_next) {
+    if (!s->internal)
+      return FALSE;
+  }
+  shutdown(qp->fd, SHUT_WR);
+  qp->cs = IW_CS_CLOSING;
+  return TRUE;
 }
 
 /* The stream is dead for data (flush): forget the batch and the message.

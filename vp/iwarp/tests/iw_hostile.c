@@ -2040,6 +2040,105 @@ test_fence_no_ord(void)
   victim_free(&v);
 }
 
+/* The victim disconnects; the peer reads its close fence, a zero-length
+ * RDMA Read Request, and checks that no FIN came with it.  Returns the
+ * Read's Data Sink STag. */
+static uint32_t
+peer_close_fence(victim_t *v)
+{
+  g_assert_cmpint(P->cm->disconnect(v->qp, NULL, 0), ==, RNICPI_OK);
+  uint32_t sink;
+  uint64_t sink_to;
+  peer_read_request(v, 0, &sink, &sink_to);
+  /* Nothing else, the FIN included, before the peer answers. */
+  struct pollfd p = { .fd = v->peer, .events = POLLIN };
+  g_assert_cmpint(poll(&p, 1, 300), ==, 0);
+  return sink;
+}
+
+static void
+test_close_fence(void)
+{
+  g_test_summary("An orderly close: the victim's FIN waits for the answer to a zero-length "
+                 "RDMA Read sent behind its last message, since the peer answers it only once "
+                 "it has sent what it was sending (Linux siw fails a Send whose last FPDU is "
+                 "out when a FIN comes in before it completes); then FIN, DISCONNECTED");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  uint32_t sink = peer_close_fence(&v);
+  uint8_t u[64];
+  peer_fpdu(v.peer, v.crc, u, tagged(u, 0x2, sink, 0), FALSE);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN */
+  shutdown(v.peer, SHUT_WR);
+  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
+  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_ERROR);
+  victim_free(&v);
+}
+
+static void
+test_close_fence_no_ord(void)
+{
+  g_test_summary("An orderly close with ORD 0: no close fence, a Read the peer (its IRD sized "
+                 "to our ORD, RFC 6581) would refuse with a Terminate although it announced "
+                 "IRD 4; the FIN comes first, then DISCONNECTED, no Terminate");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_ord = 0;
+  victim_connect(&v, FALSE);
+  victim_ord = 1;
+  g_assert_cmpint(P->cm->disconnect(v.qp, NULL, 0), ==, RNICPI_OK);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN, nothing before it */
+  shutdown(v.peer, SHUT_WR);
+  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
+  g_assert_null(g_async_queue_try_pop(asyncq));
+  victim_free(&v);
+}
+
+static void
+test_close_fence_stale(void)
+{
+  g_test_summary("The close fence answered as Linux siw answers a zero-length Read when its "
+                 "last request had data: a Read Response carrying 16 bytes of that request's; "
+                 "they are dropped, and the close ends in FIN and DISCONNECTED, no Terminate");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  uint32_t sink = peer_close_fence(&v);
+  uint8_t u[64];
+  size_t n = tagged(u, 0x2, sink, 0);
+  memset(u + n, 0x5a, 16);
+  peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN, no Terminate */
+  shutdown(v.peer, SHUT_WR);
+  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
+  g_assert_null(g_async_queue_try_pop(asyncq));
+  victim_free(&v);
+}
+
+static void
+test_close_fence_freed(void)
+{
+  g_test_summary("The consumer frees a QP whose orderly close waits for nothing but its "
+                 "close fence: its FIN goes at once, with no Terminate");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  peer_close_fence(&v);
+  g_assert_cmpint(P->queue->qp_destroy(v.qp), ==, RNICPI_OK);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* a FIN, no Terminate first */
+  close(v.peer);
+  g_assert_cmpint(P->mem->mr_dereg(v.mr), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_destroy(v.scq), ==, RNICPI_OK);
+  g_assert_cmpint(P->queue->cq_destroy(v.rcq), ==, RNICPI_OK);
+  g_assert_cmpint(P->device->pd_free(v.pd), ==, RNICPI_OK);
+  g_free(v.buf);
+}
+
 /* A zero-length Read Request naming @sink as its Data Sink, framed at @f. */
 static size_t
 zero_read_build(uint8_t *f, gboolean crc, uint32_t msn, uint32_t sink)
@@ -2690,6 +2789,10 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/rdmap/fence-within-ord", test_fence_within_ord);
   g_test_add_func("/iwarp/hostile/rdmap/fence-no-ord", test_fence_no_ord);
+  g_test_add_func("/iwarp/hostile/cm/close-fence", test_close_fence);
+  g_test_add_func("/iwarp/hostile/cm/close-fence-no-ord", test_close_fence_no_ord);
+  g_test_add_func("/iwarp/hostile/cm/close-fence-stale", test_close_fence_stale);
+  g_test_add_func("/iwarp/hostile/cm/close-fence-freed", test_close_fence_freed);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
   g_test_add_func("/iwarp/hostile/mpa/insufficient-ird", test_mpa_insufficient_ird);
