@@ -63,15 +63,26 @@ link_window(conf_pair_t *p, it_rmr_handle_t rmr, conf_buf_t *b, it_mem_priv_t pr
   return link_on(&p->p, rmr, b, privs, cookie);
 }
 
-/* RDMA Write @len bytes from the active side to @off of @dst through @ctx. */
+/* RDMA Write @len bytes from the active side to @off of @dst through @ctx.
+ * @want IT_DTO_SUCCESS: the bytes are placed when it returns (conf_placed:
+ * a completion may mean transmission only).  Otherwise the Write is
+ * refused (conf_write_refused): where a completion means transmission it
+ * may complete before the responder's refusal breaks the connection, which
+ * it waits for, so that nothing can land after it returns. */
 static void
 write_through(conf_pair_t *p, conf_buf_t *src, conf_buf_t *dst, it_rmr_context_t ctx, size_t off, size_t len,
               it_dto_status_t want, it_dto_cookie_t cookie)
 {
   it_lmr_triplet_t s = conf_seg(src, 0, len);
-  conf_ok(it_post_rdma_write(p->a.ep, &s, 1, cookie, IT_COMPLETION_FLAG,
-                             it_make_rdma_addr_absolute(dst->data + off), ctx));
-  conf_dto(p->a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, want, cookie);
+  it_rdma_addr_t addr = it_make_rdma_addr_absolute(dst->data + off);
+  conf_ok(it_post_rdma_write(p->a.ep, &s, 1, cookie, IT_COMPLETION_FLAG, addr, ctx));
+  if (want == IT_DTO_SUCCESS) {
+    conf_dto(p->a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, want, cookie);
+    conf_placed(&p->a, addr, ctx);
+    return;
+  }
+  g_assert_cmpint(want, ==, IT_DTO_ERR_REMOTE_ACCESS);
+  conf_write_refused(&p->a, cookie);
 }
 
 static void
@@ -512,7 +523,7 @@ test_read_to_rmr(void)
   it_lmr_triplet_t ws = conf_seg(&wsrc, 0, 16);
   conf_ok(it_post_rdma_write(p.p.ep, &ws, 1, 5, IT_COMPLETION_FLAG,
                              it_make_rdma_addr_absolute(sink.data + WIN_OFF), ctx));
-  conf_dto(p.p.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 5);
+  conf_write_refused(&p.p, 5);
   conf_ok(it_rmr_free(rmr));
   conf_buf_free(&src);
   conf_buf_free(&sink);
