@@ -894,6 +894,11 @@ posts_beside_write(conf_pair_t *w, conf_buf_t *dst, conf_buf_t *src, conf_pair_t
     it_dto_cmpl_event_t d = conf_dto(s->p.dto, IT_DTO_RC_RECV_CMPL_EVENT, IT_DTO_SUCCESS, 3);
     g_assert_cmpuint(d.transferred_length, ==, MSG);
     conf_buf_check(rcv, 0, MSG, r + 1);
+    /* On another connection nothing orders the Send after the Write: where
+     * a completion means transmission, the Write is placed once a later
+     * Read of its own connection returns (conf_placed). */
+    if (s != w)
+      conf_placed(&w->a, lw.remote, lw.ctx);
     size_t i = conf_first_not(dst->data, LONG_LEN, LONG_BYTE);
     if (i < LONG_LEN)
       g_error("round %u: byte %zu of the 64 MiB Write is 0x%02x once the Write and the Send posted %s "
