@@ -198,7 +198,27 @@ typedef struct iw_mr {
   gboolean valid;
   uint32_t max_pages;    /* fr: the most pages one FAST_REG may name */
   gint queued;           /* fr: FAST_REGs posted naming it, not completed (atomic) */
+  /* Memory windows (RNIC-PI 1.2, iw_mw.c).  A window's STag is an entry
+   * of the same table: @mw names the window, valid while it is bound, its
+   * addr, length, iova and access those of the bind.  A region counts the
+   * windows bound to it in @nmw: it can be neither deregistered nor
+   * invalidated while one is (mr_lock held for writing to change). */
+  struct iw_mw *mw;
+  uint32_t nmw;
 } iw_mr_t;
+
+/* A memory window (iw_mw.c).  Narrow only: the RDMAC verbs' window is
+ * bound to the queue pair it was bound through (7.2.7), which alone may
+ * reach it, use it as a Read sink or invalidate it locally. */
+typedef struct iw_mw {
+  rnicpi_mw_t base;
+  iw_mr_t entry;             /* its STag in the region table (entry.mw points back) */
+  iw_mr_t *parent;           /* the region it is bound to, or NULL (mr_lock) */
+  struct iw_qp *qp;          /* the QP it was bound through, or NULL (mr_lock); compared, never
+                              * followed: iw_mw_qp_gone unbinds before the QP goes */
+  GList qp_link;             /* in qp->mws while bound (mr_lock held for writing) */
+  gint queued;               /* binds posted naming it, not completed (atomic) */
+} iw_mw_t;
 
 typedef struct iw_cq {
   rnicpi_cq_t base;
@@ -240,6 +260,10 @@ typedef struct iw_swqe {
    * Terminate's copy of its DDP header names (RFC 5040 4.8).  MSN 0: none
    * yet (MSNs start at 1, RFC 5041 4.3). */
   uint32_t qn, msn;
+  /* BIND_MW: the STag index of the region it names, read at post, so
+   * that its execution finds the region in the table (or finds it gone)
+   * without following a pointer to a region deregistered meanwhile. */
+  uint32_t bind_index;
   /* RDMA Read: the local sink */
   uint32_t sink_stag;
   uint64_t sink_to;
@@ -453,6 +477,7 @@ typedef struct iw_qp {
   gboolean slept;             /* ...the lease a sleeper took (iw_cq_wait_begin), which no
                                * spinning poller has renewed since */
   uint32_t mr_depth;          /* nested holds of dev->mr_lock by this QP's pass (iw_mr_lock) */
+  GQueue mws;                 /* iw_mw_t bound through it (mr_lock held for writing) */
   uint32_t fpdu_max;          /* largest FPDU sent (MULPDU of the path) */
   uint32_t mss_bytes;         /* payload sent in non-final FPDUs since TCP_MAXSEG was read */
   iw_cep_t *cep;               /* while the connection is set up (see iw_cep_t) */
@@ -595,6 +620,7 @@ extern const rnicpi_data_ops_t iw_data_ops;
 extern const rnicpi_cm_ops_t iw_cm_ops;
 extern const rnicpi_sock_ops_t iw_sock_ops;
 extern const rnicpi_srq_ops_t iw_srq_ops;
+extern const rnicpi_mw_ops_t iw_mw_ops;
 
 /* iw_dev.c: events and the progress thread. */
 /* A device with its capabilities, locks, tables and descriptors, but no
@@ -610,12 +636,17 @@ void iw_epoll_set(iw_dev_t *dev, int fd, iw_pollable_t *p, uint32_t events, gboo
 void iw_epoll_del(iw_dev_t *dev, int fd);
 
 /* iw_mem.c (mr_lock held by the caller). */
+/* The entry at STag index @idx, valid or not, or NULL. */
+static inline iw_mr_t *
+iw_mr_at(iw_dev_t *dev, uint32_t idx)
+{
+  struct iw_mr **page = dev->mr_pages[idx / IW_MR_PAGE];
+  return page != NULL ? page[idx % IW_MR_PAGE] : NULL;
+}
 static inline iw_mr_t *
 iw_mr_lookup(iw_dev_t *dev, uint32_t stag)
 {
-  uint32_t idx = stag >> 8;
-  struct iw_mr **page = dev->mr_pages[idx / IW_MR_PAGE];
-  iw_mr_t *mr = page != NULL ? page[idx % IW_MR_PAGE] : NULL;
+  iw_mr_t *mr = iw_mr_at(dev, stag >> 8);
   return mr != NULL && mr->stag == stag && mr->valid ? mr : NULL;
 }
 /* The region of STag @stag if it is still the one registered as
@@ -633,21 +664,56 @@ gboolean iw_mr_set_stag(iw_dev_t *dev, iw_mr_t *mr, uint32_t stag);
 /* Free the table's pages (device close). */
 void iw_mr_table_free(iw_dev_t *dev);
 /* The STag work requests of the send queue (RNIC-PI 1.4: FAST_REG,
- * LOCAL_INV), taken by post_send (qp->lock held; a FAST_REG names a
- * region of mr_alloc): a FAST_REG's new STag is written into the
- * region's keys and into @wr->rkey (the queued copy). */
-void iw_mem_post(rnicpi_send_wr_t *wr);
+ * LOCAL_INV; 1.2: BIND_MW), taken by post_send (qp->lock held; a
+ * FAST_REG names a region of mr_alloc, a BIND_MW a window and a region):
+ * a FAST_REG's or a bind's new STag is written into the region's or the
+ * window's keys and into the queued copy's wr.rkey. */
+void iw_mem_post(iw_qp_t *qp, iw_swqe_t *s);
 /* Undo what iw_mem_post counted, when the request completes. */
 void iw_mem_post_done(const rnicpi_send_wr_t *wr);
-/* Execute a FAST_REG or LOCAL_INV at its turn in the send queue (qp->lock
- * held; mr_lock may be held for reading by this QP's pass, and is let go
- * meanwhile): its completion status. */
-rnicpi_wc_status_t iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr);
+/* Whether @op is one of those, executed in its turn without a message. */
+static inline gboolean
+iw_mem_is_stag_op(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_FAST_REG || op == RNICPI_WR_LOCAL_INV || op == RNICPI_WR_BIND_MW;
+}
+/* Execute a FAST_REG, LOCAL_INV or BIND_MW at its turn in the send queue
+ * (qp->lock held; mr_lock may be held for reading by this QP's pass, and
+ * is let go meanwhile): its completion status. */
+rnicpi_wc_status_t iw_mem_exec(iw_qp_t *qp, const iw_swqe_t *s);
 /* Invalidate STag @stag for a Send with Invalidate received on @qp (RFC
  * 5040 5.3, 6.10), before its receive completes; FALSE when @stag names
  * nothing @qp may invalidate: a valid fast-registered region of its
- * protection domain (same locking as iw_mem_exec). */
+ * protection domain with no window bound to it, or a window bound
+ * through @qp (same locking as iw_mem_exec). */
 gboolean iw_mem_invalidate(iw_qp_t *qp, uint32_t stag);
+/* Enter @mr (a region or a window's entry) into the table with a fresh
+ * index and a random key: RNICPI_ELIMIT when the table is full (takes
+ * mr_lock). */
+rnicpi_status_t iw_mr_table_add(iw_dev_t *dev, iw_mr_t *mr);
+/* Take @mr out of the table (mr_lock held for writing). */
+void iw_mr_table_remove(iw_dev_t *dev, iw_mr_t *mr);
+/* A region's entry (not a window's) that may gather or scatter locally:
+ * @s inside it, of @qp's protection domain, with the rights @need
+ * (mr_lock held). */
+iw_mr_t *iw_mr_local(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need);
+
+/* iw_mw.c: memory windows (mr_lock held for writing, but mw_alloc and
+ * mw_dealloc, which take it).  Bind @s (a BIND_MW, iw_mem_exec): its
+ * completion status, RNICPI_WC_MW_BIND_ERR when a rule of rnicpi_bind_t
+ * is broken. */
+rnicpi_wc_status_t iw_mw_bind(iw_qp_t *qp, const iw_swqe_t *s);
+/* Unbind @mw: its STag answers nothing from now on and placement checked
+ * against it stops (a new gen). */
+void iw_mw_unbind(iw_dev_t *dev, iw_mw_t *mw);
+/* Whether @qp may reach window entry @mr: bound, and bound through @qp. */
+static inline gboolean
+iw_mw_reachable(const iw_mr_t *mr, const iw_qp_t *qp)
+{
+  return mr->mw == NULL || mr->mw->qp == qp;
+}
+/* @qp goes away: the windows bound through it are unbound (takes mr_lock). */
+void iw_mw_qp_gone(iw_qp_t *qp);
 
 /* iw_srq.c.  Take the SRQ's head receive (NULL when it is empty), raising
  * the armed limit event; give an entry back once its message completed;

@@ -246,9 +246,9 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
                 /* The STag model of RFC 5040 2.1 (iw_mem.c). */
                 RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_LOCAL_INVALIDATE |
                 RNICPI_CAP_REMOTE_INVALIDATE |
-                /* RDMAC verbs 7.2.7, for the windows an iWARP RNIC has (this
-                 * provider has none: RNICPI_CAP_MW_* clear). */
-                RNICPI_CAP_MW_NEEDS_VA_REGION;
+                /* RDMAC verbs 7.2.7: the window of an iWARP RNIC, bound to
+                 * a queue pair, never to a zero-based region (iw_mw.c). */
+                RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_NEEDS_VA_REGION;
   /* Sends and Writes complete at transmission, as on siw and iWARP RNICs,
    * unless delivery fences are asked for. */
   if (iw_config.placed)
@@ -447,4 +447,5 @@ RNICPI_PROVIDER_DEFINE(iwarp) = {
   .cm = &iw_cm_ops,
   .sock = &iw_sock_ops,
   .srq = &iw_srq_ops,
+  .mw = &iw_mw_ops,
 };

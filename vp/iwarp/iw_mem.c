@@ -17,7 +17,14 @@
  * STag makes it invalid again; the next FAST_REG gives it a new key.  A
  * region of mr_reg can be invalidated by neither (RFC 5040 6.10 leaves it
  * to the RNIC which STags may be; the RDMAC verbs allow it for fast-
- * registered regions and windows only, as vp/emul does).
+ * registered regions and windows only, as vp/emul does), nor a region
+ * with a window bound to it: the window would outlive its memory.
+ *
+ * Memory windows (iw_mw.c) take entries of the same table: a window's STag
+ * is invalidated by the same work requests and by a peer's Send with
+ * Invalidate, but only through the queue pair it was bound through.  A
+ * window's STag is a remote key only: no local gather or scatter names it
+ * (iw_mr_local).
  *
  * Placement holds mr_lock for reading for a whole pass and checks a
  * region again by STag and generation (iw_mr_live) before each recv()
@@ -79,6 +86,18 @@ iw_mr_table_free(iw_dev_t *dev)
 
 static rnicpi_status_t mr_enter(iw_dev_t *dev, iw_mr_t *mr, rnicpi_mr_t **out);
 
+iw_mr_t *
+iw_mr_local(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
+{
+  iw_mr_t *mr = s->lkey <= UINT32_MAX ? iw_mr_lookup(qp->dev, (uint32_t) s->lkey) : NULL;
+  if (mr == NULL || mr->mw != NULL || mr->pd != qp->pd || (mr->access & need) != need)
+    return NULL;
+  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
+  if (s->addr < start || s->length > mr->length || s->addr - start > mr->length - s->length)
+    return NULL;
+  return mr;
+}
+
 static rnicpi_status_t
 iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
 {
@@ -101,15 +120,13 @@ iw_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   return mr_enter(dev, mr, out);
 }
 
-/* Give @mr an index and a random key, and enter it into the table. */
-static rnicpi_status_t
-mr_enter(iw_dev_t *dev, iw_mr_t *mr, rnicpi_mr_t **out)
+rnicpi_status_t
+iw_mr_table_add(iw_dev_t *dev, iw_mr_t *mr)
 {
   g_rw_lock_writer_lock(&dev->mr_lock);
-  /* Index 0 is never handed out, so at most 2^24 - 1 regions. */
+  /* Index 0 is never handed out, so at most 2^24 - 1 regions and windows. */
   if (dev->mr_count >= MIN(dev->caps.max_mr, (1u << 24) - 1)) {
     g_rw_lock_writer_unlock(&dev->mr_lock);
-    g_free(mr);
     return RNICPI_ELIMIT;
   }
   iw_mr_t **slot;
@@ -126,7 +143,26 @@ mr_enter(iw_dev_t *dev, iw_mr_t *mr, rnicpi_mr_t **out)
   dev->mr_count++;
   mr->gen = ++dev->mr_gen;
   g_rw_lock_writer_unlock(&dev->mr_lock);
+  return RNICPI_OK;
+}
 
+void
+iw_mr_table_remove(iw_dev_t *dev, iw_mr_t *mr)
+{
+  *slot_of(dev, mr->stag >> 8, FALSE) = NULL;
+  dev->mr_count--;
+}
+
+/* Give region @mr an index and a random key, and enter it into the table;
+ * frees it when the table is full. */
+static rnicpi_status_t
+mr_enter(iw_dev_t *dev, iw_mr_t *mr, rnicpi_mr_t **out)
+{
+  rnicpi_status_t st = iw_mr_table_add(dev, mr);
+  if (st != RNICPI_OK) {
+    g_free(mr);
+    return st;
+  }
   mr->base.lkey = mr->base.rkey = mr->stag;
   g_atomic_int_inc(&mr->pd->nobj);
   *out = &mr->base;
@@ -177,23 +213,39 @@ mr_write_end(iw_qp_t *qp, uint32_t depth)
   }
 }
 
-void
-iw_mem_post(rnicpi_send_wr_t *wr)
+/* A new key byte for the STag of @mr (RDMAC verbs 7.2.7: the consumer's
+ * key changes at every fast registration and every bind), never the one
+ * it has now, nor the one of the last request posted (@last). */
+static uint32_t
+new_stag(const iw_mr_t *mr, uint64_t last)
 {
-  if (wr->opcode != RNICPI_WR_FAST_REG)
-    return;
-  iw_mr_t *mr = to_iw_mr(wr->fast_reg.mr);
-  /* A new key byte for the same index (RDMAC verbs: the consumer's key
-   * changes at every fast registration), never the one the region has
-   * now, nor the one of the last FAST_REG posted. */
-  uint8_t old = (uint8_t) mr->base.rkey, key;
+  uint8_t key;
   do
     key = random_key();
-  while (key == old || key == (uint8_t) mr->stag);
-  uint32_t stag = (mr->stag & ~0xffu) | key;
-  mr->base.lkey = mr->base.rkey = stag;
-  wr->rkey = stag;
-  g_atomic_int_inc(&mr->queued);
+  while (key == (uint8_t) last || key == (uint8_t) mr->stag);
+  return (mr->stag & ~0xffu) | key;
+}
+
+void
+iw_mem_post(iw_qp_t *qp, iw_swqe_t *s)
+{
+  rnicpi_send_wr_t *wr = &s->wr;
+  if (wr->opcode == RNICPI_WR_FAST_REG) {
+    iw_mr_t *mr = to_iw_mr(wr->fast_reg.mr);
+    uint32_t stag = new_stag(mr, mr->base.rkey);
+    mr->base.lkey = mr->base.rkey = stag;
+    wr->rkey = stag;
+    g_atomic_int_inc(&mr->queued);
+  } else if (wr->opcode == RNICPI_WR_BIND_MW) {
+    iw_mw_t *mw = (iw_mw_t *) wr->bind.mw;
+    /* The window's index is its own for its life; the region's is read
+     * under the lock (a FAST_REG may be changing its key byte). */
+    iw_mr_lock(qp);
+    mw->base.rkey = wr->rkey = new_stag(&mw->entry, mw->base.rkey);
+    s->bind_index = to_iw_mr(wr->bind.mr)->stag >> 8;
+    iw_mr_unlock(qp);
+    g_atomic_int_inc(&mw->queued);
+  }
 }
 
 void
@@ -201,6 +253,8 @@ iw_mem_post_done(const rnicpi_send_wr_t *wr)
 {
   if (wr->opcode == RNICPI_WR_FAST_REG)
     g_atomic_int_dec_and_test(&to_iw_mr(wr->fast_reg.mr)->queued);
+  else if (wr->opcode == RNICPI_WR_BIND_MW)
+    g_atomic_int_dec_and_test(&((iw_mw_t *) wr->bind.mw)->queued);
 }
 
 /* A FAST_REG's rules (rnicpi_fast_reg_t), against the region as it is at
@@ -232,8 +286,6 @@ fast_reg_ok(iw_qp_t *qp, const iw_mr_t *mr, const rnicpi_send_wr_t *wr)
     return FALSE;
   if ((f->access & RNICPI_ACCESS_ATOMIC) && !(feats & RNICPI_CAP_ATOMICS))
     return FALSE;
-  if (f->access & RNICPI_ACCESS_MW_BIND)
-    return FALSE; /* no windows here */
   return TRUE;
 }
 
@@ -248,21 +300,55 @@ mr_invalidate(iw_dev_t *dev, iw_mr_t *mr)
   mr->gen = ++dev->mr_gen;
 }
 
-/* The region @qp may invalidate by @stag: a valid fast-registered region
- * of its protection domain (mr_lock held). */
+/* The entry @qp may invalidate by @stag: a valid fast-registered region
+ * of its protection domain with no window bound to it, or a window bound
+ * through @qp (mr_lock held). */
 static iw_mr_t *
 mr_invalidatable(iw_qp_t *qp, uint32_t stag)
 {
   iw_mr_t *mr = iw_mr_lookup(qp->dev, stag);
-  return mr != NULL && mr->fr && mr->pd == qp->pd ? mr : NULL;
+  if (mr == NULL || mr->pd != qp->pd)
+    return NULL;
+  if (mr->mw != NULL)
+    return iw_mw_reachable(mr, qp) ? mr : NULL;
+  return mr->fr && mr->nmw == 0 ? mr : NULL;
+}
+
+/* Invalidate entry @mr found by mr_invalidatable (mr_lock held for
+ * writing). */
+static void
+entry_invalidate(iw_dev_t *dev, iw_mr_t *mr)
+{
+  if (mr->mw != NULL)
+    iw_mw_unbind(dev, mr->mw);
+  else
+    mr_invalidate(dev, mr);
+}
+
+/* Whether STag index @stag >> 8 holds a window (mr_lock held): a refused
+ * invalidation of a window's STag is a window error, RNICPI_WC_MW_BIND_ERR
+ * as vp/emul says, a region's a memory management one. */
+static gboolean
+names_window(iw_dev_t *dev, uint64_t stag)
+{
+  if (stag > UINT32_MAX)
+    return FALSE;
+  iw_mr_t *mr = iw_mr_at(dev, (uint32_t) stag >> 8);
+  return mr != NULL && mr->mw != NULL;
 }
 
 rnicpi_wc_status_t
-iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr)
+iw_mem_exec(iw_qp_t *qp, const iw_swqe_t *s)
 {
   iw_dev_t *dev = qp->dev;
+  const rnicpi_send_wr_t *wr = &s->wr;
   rnicpi_wc_status_t st = RNICPI_WC_SUCCESS;
   uint32_t depth = mr_write_begin(qp);
+  if (wr->opcode == RNICPI_WR_BIND_MW) {
+    st = iw_mw_bind(qp, s);
+    mr_write_end(qp, depth);
+    return st;
+  }
   if (wr->opcode == RNICPI_WR_FAST_REG) {
     iw_mr_t *mr = to_iw_mr(wr->fast_reg.mr);
     const rnicpi_fast_reg_t *f = &wr->fast_reg;
@@ -281,9 +367,9 @@ iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr)
     iw_mr_t *mr = wr->invalidate_rkey <= UINT32_MAX ?
                   mr_invalidatable(qp, (uint32_t) wr->invalidate_rkey) : NULL;
     if (mr != NULL)
-      mr_invalidate(dev, mr);
+      entry_invalidate(dev, mr);
     else
-      st = RNICPI_WC_MEM_MGT_ERR;
+      st = names_window(dev, wr->invalidate_rkey) ? RNICPI_WC_MW_BIND_ERR : RNICPI_WC_MEM_MGT_ERR;
   }
   mr_write_end(qp, depth);
   if (st != RNICPI_WC_SUCCESS)
@@ -293,8 +379,8 @@ iw_mem_exec(iw_qp_t *qp, const rnicpi_send_wr_t *wr)
               wr->opcode == RNICPI_WR_FAST_REG ?
               "the region must be of mr_alloc, of this QP's protection domain, invalid, and "
               "the memory inside its pages (rnicpi_fast_reg_t)" :
-              "only a valid fast-registered region of this QP's protection domain can be "
-              "invalidated");
+              "only a valid fast-registered region of this QP's protection domain with no "
+              "window bound to it, or a window bound through this QP, can be invalidated");
   return st;
 }
 
@@ -304,7 +390,7 @@ iw_mem_invalidate(iw_qp_t *qp, uint32_t stag)
   uint32_t depth = mr_write_begin(qp);
   iw_mr_t *mr = mr_invalidatable(qp, stag);
   if (mr != NULL)
-    mr_invalidate(qp->dev, mr);
+    entry_invalidate(qp->dev, mr);
   mr_write_end(qp, depth);
   return mr != NULL;
 }
@@ -327,14 +413,14 @@ iw_mr_dereg(rnicpi_mr_t *m)
   /* Placement holds the lock for reading: once we have it, no recv() is
    * writing into the region any more. */
   g_rw_lock_writer_lock(&dev->mr_lock);
-  if (g_atomic_int_get(&mr->queued) > 0) {
+  if (g_atomic_int_get(&mr->queued) > 0 || mr->nmw > 0) {
     /* A FAST_REG posted naming it has not completed: it reads the region
-     * when it executes (rnicpi.h: RNICPI_EBUSY, as vp/emul). */
+     * when it executes; or a window is bound to it (rnicpi.h:
+     * RNICPI_EBUSY, as vp/emul; IBTA 10.6.7.2.3). */
     g_rw_lock_writer_unlock(&dev->mr_lock);
     return RNICPI_EBUSY;
   }
-  *slot_of(dev, mr->stag >> 8, FALSE) = NULL;
-  dev->mr_count--;
+  iw_mr_table_remove(dev, mr);
   g_rw_lock_writer_unlock(&dev->mr_lock);
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

@@ -33,6 +33,7 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_WC_RDMA_WRITE,
   [RNICPI_WR_LOCAL_INV] = RNICPI_WC_LOCAL_INV,
   [RNICPI_WR_FAST_REG] = RNICPI_WC_FAST_REG,
+  [RNICPI_WR_BIND_MW] = RNICPI_WC_BIND_MW,
 };
 
 /* What RFC 7306 adds: on a connection only when both ends offered it. */
@@ -62,9 +63,9 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
       .wr_id = s->wr.wr_id, .qp_ctx = qp->base.al_ctx, .status = st,
       .opcode = wc_opcode_of[s->wr.opcode],
       .byte_len = st == RNICPI_WC_SUCCESS ? (uint32_t) s->total : 0,
-      /* rnicpi_wc_t::rkey: a fast registration's new STag, the one a
-       * local invalidation named. */
-      .rkey = s->wr.opcode == RNICPI_WR_FAST_REG ? s->wr.rkey :
+      /* rnicpi_wc_t::rkey: a fast registration's or a bind's new STag,
+       * the one a local invalidation named. */
+      .rkey = s->wr.opcode == RNICPI_WR_FAST_REG || s->wr.opcode == RNICPI_WR_BIND_MW ? s->wr.rkey :
               s->wr.opcode == RNICPI_WR_LOCAL_INV ? s->wr.invalidate_rkey : 0,
     };
     iw_cq_push(qp->scq, &wc, w);
@@ -433,13 +434,14 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
-  /* No memory windows here (the capability record says so). */
-  if (wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_RDMA_READ_INV ||
-      (wr->flags & RNICPI_WR_SINK_MW))
+  /* No Read into windows here yet (the capability record says so). */
+  if (wr->opcode == RNICPI_WR_RDMA_READ_INV || (wr->flags & RNICPI_WR_SINK_MW))
     return RNICPI_ENOTSUP;
-  gboolean stag_op = wr->opcode == RNICPI_WR_FAST_REG || wr->opcode == RNICPI_WR_LOCAL_INV;
+  gboolean stag_op = iw_mem_is_stag_op(wr->opcode);
   if (wr->opcode == RNICPI_WR_FAST_REG &&
       (wr->fast_reg.mr == NULL || !to_iw_mr(wr->fast_reg.mr)->fr))
+    return RNICPI_EINVAL;
+  if (wr->opcode == RNICPI_WR_BIND_MW && (wr->bind.mw == NULL || wr->bind.mr == NULL))
     return RNICPI_EINVAL;
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
                      wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM ?
@@ -489,7 +491,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     s->req_id = 0;
     s->qn = s->msn = 0;
     if (stag_op)
-      iw_mem_post(&s->wr);
+      iw_mem_post(qp, s);
     gboolean tx_idle = !iw_tx_pending(qp);
     rnicpi_fifo_push(&qp->sq, s);
     qp->sq_used++;
@@ -709,6 +711,7 @@ iw_qp_destroy(rnicpi_qp_t *q)
     iw_qp_close_fd(qp);
   }
   iw_qp_flush(qp, &w);
+  iw_mw_qp_gone(qp);
   iw_timed_del(qp);
   iw_qp_set_polled(qp, FALSE);
   iw_tx_free(qp);

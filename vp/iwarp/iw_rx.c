@@ -237,11 +237,7 @@ iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
       off -= s->length;
       continue;
     }
-    iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) s->lkey);
-    uint64_t start = mr != NULL ? (uint64_t) (uintptr_t) mr->addr : 0;
-    if (mr == NULL || s->lkey > UINT32_MAX || mr->pd != qp->pd ||
-        !(mr->access & RNICPI_ACCESS_LOCAL_WRITE) || s->addr < start ||
-        s->length > mr->length || s->addr - start > mr->length - s->length)
+    if (iw_mr_local(qp, s, RNICPI_ACCESS_LOCAL_WRITE) == NULL)
       return FALSE;
     uint32_t n = (uint32_t) MIN((uint64_t) len, s->length - off);
     r->iov[r->niov].iov_base = (uint8_t *) (uintptr_t) (s->addr + off);
@@ -252,8 +248,9 @@ iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
   return TRUE;
 }
 
-/* Validate a tagged segment against the region it names (RFC 5041 7.2,
- * RFC 5040 7.1): code 0xff when it may be placed. */
+/* Validate a tagged segment against the region or window it names (RFC
+ * 5041 7.2, RFC 5040 7.1): code 0xff when it may be placed.  A window
+ * bound through another queue pair is not associated with this stream. */
 void
 iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
                    gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code, iw_mr_t **out)
@@ -264,7 +261,7 @@ iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32
   *code = 0xff;
   if (mr == NULL)
     *code = IW_DDP_T_INVALID_STAG;
-  else if (mr->pd != qp->pd)
+  else if (mr->pd != qp->pd || !iw_mw_reachable(mr, qp))
     *code = IW_DDP_T_STAG_NOT_ASSOC;
   else if (to > UINT64_MAX - len)
     *code = IW_DDP_T_TO_WRAP;

@@ -118,13 +118,7 @@ iw_tx_rtr(iw_qp_t *qp)
 gboolean
 iw_local_ok(iw_qp_t *qp, const rnicpi_sge_t *s, uint32_t need)
 {
-  if (s->length == 0)
-    return TRUE;
-  iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) s->lkey);
-  if (mr == NULL || s->lkey > UINT32_MAX || mr->pd != qp->pd || (mr->access & need) != need)
-    return FALSE;
-  uint64_t start = (uint64_t) (uintptr_t) mr->addr;
-  return s->addr >= start && s->length <= mr->length && s->addr - start <= mr->length - s->length;
+  return s->length == 0 || iw_mr_local(qp, s, need) != NULL;
 }
 
 /* Forget the message being framed; the batch stays allocated.  Field by
@@ -281,10 +275,10 @@ tx_read_part(iw_qp_t *qp, iw_work_t *w)
 static gboolean
 tx_is_stag_op(const iw_swqe_t *s)
 {
-  return s->wr.opcode == RNICPI_WR_FAST_REG || s->wr.opcode == RNICPI_WR_LOCAL_INV;
+  return iw_mem_is_stag_op(s->wr.opcode);
 }
 
-/* Execute the fast registration or local invalidation @s at the head of
+/* Execute the fast registration, bind or local invalidation @s at the head of
  * the send queue: it sends nothing and completes in its place.  It waits
  * for the batch to be written (its pieces of Read Responses name regions
  * in place, which the table's writer must not change under them:
@@ -302,7 +296,7 @@ tx_stag_op(iw_qp_t *qp, iw_swqe_t *s, iw_work_t *w)
     return FALSE;
   rnicpi_fifo_pop(&qp->sq);
   rnicpi_fifo_push(&qp->sq_out, s);
-  rnicpi_wc_status_t st = iw_mem_exec(qp, &s->wr);
+  rnicpi_wc_status_t st = iw_mem_exec(qp, s);
   s->status = st;
   s->done = TRUE;
   iw_qp_sq_reap(qp, w);

@@ -213,15 +213,21 @@ typedef struct victim {
   rnicpi_srq_t *srq;   /* the QP's receives come from it (victim_on_srq), or NULL */
   int peer;            /* the raw peer's socket */
   gboolean crc;
+  gboolean own_pd;     /* the domain is its own (victim_new), not another victim's */
 } victim_t;
 
+/* A victim in domain @pd, or in a domain of its own when @pd is NULL. */
 static void
-victim_new(victim_t *v, size_t region)
+victim_new_in(victim_t *v, size_t region, rnicpi_pd_t *pd)
 {
   memset(v, 0, sizeof(*v));
   for (gpointer e; (e = g_async_queue_try_pop(asyncq)) != NULL;)
     g_free(e); /* an earlier victim's */
-  g_assert_cmpint(P->device->pd_alloc(dev, &v->pd), ==, RNICPI_OK);
+  v->own_pd = pd == NULL;
+  if (v->own_pd)
+    g_assert_cmpint(P->device->pd_alloc(dev, &v->pd), ==, RNICPI_OK);
+  else
+    v->pd = pd;
   g_assert_cmpint(P->queue->cq_create(dev, 64, 1, &v->scq), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_create(dev, 64, 2, &v->rcq), ==, RNICPI_OK);
   rnicpi_qp_attr_t a = { .send_cq = v->scq, .recv_cq = v->rcq, .max_send_wr = 16,
@@ -239,13 +245,20 @@ victim_new(victim_t *v, size_t region)
 }
 
 static void
+victim_new(victim_t *v, size_t region)
+{
+  victim_new_in(v, region, NULL);
+}
+
+static void
 victim_free(victim_t *v)
 {
   if (v->peer >= 0)
     close(v->peer);
   if (v->srq != NULL) /* its QP still takes from it */
     g_assert_cmpint(P->srq->srq_destroy(v->srq), ==, RNICPI_EBUSY);
-  g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
+  if (v->qp != NULL) /* NULL: the test destroyed it */
+    g_assert_cmpint(P->queue->qp_destroy(v->qp), ==, RNICPI_OK);
   if (v->srq != NULL) {
     /* The QP's end flushed none of the SRQ's receives. */
     rnicpi_wc_t wc;
@@ -255,7 +268,8 @@ victim_free(victim_t *v)
   g_assert_cmpint(P->mem->mr_dereg(v->mr), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_destroy(v->scq), ==, RNICPI_OK);
   g_assert_cmpint(P->queue->cq_destroy(v->rcq), ==, RNICPI_OK);
-  g_assert_cmpint(P->device->pd_free(v->pd), ==, RNICPI_OK);
+  if (v->own_pd)
+    g_assert_cmpint(P->device->pd_free(v->pd), ==, RNICPI_OK);
   g_free(v->buf);
 }
 
@@ -1912,6 +1926,251 @@ test_send_invalidate_other_pd(void)
   victim_free(&o);
 }
 
+/* ---- memory windows (iw_mw.c) -------------------------------------------- */
+
+enum { MW_REGION = 4096, MW_OFF = 1024, MW_LEN = 512 };
+
+/* A VA-based region of a victim's domain over fresh memory (iWARP binds
+ * windows to no other: RNICPI_CAP_MW_NEEDS_VA_REGION), and a window on it. */
+typedef struct {
+  uint8_t *mem;
+  rnicpi_mr_t *mr;
+  rnicpi_mw_t *mw;
+  uint32_t stag;     /* of the last bind */
+} win_t;
+
+/* Bind @w's window through @v's QP over [MW_OFF, MW_OFF + MW_LEN) of its
+ * region with @access: the bind completes with the STag post_send gave,
+ * which answers from then on. */
+static uint32_t
+win_bind(victim_t *v, win_t *w, uint32_t access)
+{
+  rnicpi_send_wr_t wr = { .wr_id = 0xb1, .opcode = RNICPI_WR_BIND_MW, .flags = RNICPI_WR_SIGNALED };
+  wr.bind = (rnicpi_bind_t) { .mw = w->mw, .mr = w->mr,
+                              .addr = (uint64_t) (uintptr_t) (w->mem + MW_OFF), .length = MW_LEN,
+                              .access = access };
+  g_assert_cmpint(P->data->post_send(v->qp, &wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = wc_of(v->scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xb1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_BIND_MW);
+  g_assert_cmphex(wc.rkey, ==, w->mw->rkey);
+  g_assert_cmphex(wc.rkey >> 8, !=, w->mr->rkey >> 8);
+  g_assert_true(stag_valid((uint32_t) wc.rkey));
+  w->stag = (uint32_t) wc.rkey;
+  return w->stag;
+}
+
+/* A region of @v's domain and a window of it bound through @v's QP with
+ * @access; the region's bytes are @fill. */
+static void
+win_new(victim_t *v, win_t *w, uint32_t access, uint8_t fill)
+{
+  w->mem = g_malloc(MW_REGION);
+  memset(w->mem, fill, MW_REGION);
+  rnicpi_mr_attr_t m = { .addr = w->mem, .length = MW_REGION,
+                         .iova = (uint64_t) (uintptr_t) w->mem,
+                         .access = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                                   RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE |
+                                   RNICPI_ACCESS_MW_BIND };
+  g_assert_cmpint(P->mem->mr_reg(v->pd, &m, &w->mr), ==, RNICPI_OK);
+  g_assert_cmpint(P->mw->mw_alloc(v->pd, RNICPI_MW_NARROW, &w->mw), ==, RNICPI_OK);
+  win_bind(v, w, access);
+}
+
+/* The window goes (bound or not), then its region. */
+static void
+win_free(win_t *w)
+{
+  g_assert_cmpint(P->mw->mw_dealloc(w->mw), ==, RNICPI_OK);
+  g_assert_false(stag_valid(w->stag));
+  g_assert_cmpint(P->mem->mr_dereg(w->mr), ==, RNICPI_OK);
+  g_free(w->mem);
+}
+
+/* Every byte of @w's region is @fill but [@off, @off + @len), which
+ * holds @want. */
+static void
+win_check(const win_t *w, uint8_t fill, size_t off, size_t len, const uint8_t *want)
+{
+  for (size_t i = 0; i < MW_REGION; i++)
+    if (i < off || i >= off + len)
+      g_assert_cmphex(w->mem[i], ==, fill);
+  if (len > 0)
+    g_assert_cmpmem(w->mem + off, len, want, len);
+}
+
+/* The peer writes @len bytes of 0xee at @to through @stag. */
+static void
+peer_write_at(victim_t *v, uint32_t stag, uint64_t to, size_t len)
+{
+  uint8_t u[64 + 64];
+  g_assert_cmpuint(len, <=, 64);
+  size_t n = tagged(u, 0x0, stag, to);
+  memset(u + n, 0xee, len);
+  peer_fpdu(v->peer, v->crc, u, n + len, FALSE);
+}
+
+static void
+test_mw_write_past_window(void)
+{
+  g_test_summary("A window bound over part of a region: the region refuses mr_dereg "
+                 "(RNICPI_EBUSY); the peer's RDMA Write through the window's STag lands at "
+                 "the window's place; one that starts inside the window and ends past it, "
+                 "still inside the region, gets DDP tagged base or bounds (1/1/1) and writes "
+                 "nothing");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  win_t w;
+  win_new(&v, &w, RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE, 0);
+  g_assert_cmpint(P->mem->mr_dereg(w.mr), ==, RNICPI_EBUSY);
+  victim_load(&v);
+  uint8_t want[16];
+  memset(want, 0xee, sizeof(want));
+  uint64_t base = (uint64_t) (uintptr_t) (w.mem + MW_OFF);
+  peer_write_at(&v, w.stag, base, 16);
+  wait_landed(to_iw_qp(v.qp), w.mem + MW_OFF, want, 16);
+  peer_write_at(&v, w.stag, base + MW_LEN - 8, 16);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x01, two_ids, two_flushed, 2);
+  win_check(&w, 0, MW_OFF, 16, want);
+  win_free(&w);
+  victim_free(&v);
+}
+
+static void
+test_mw_read_only_window(void)
+{
+  g_test_summary("A window bound with REMOTE_READ only over a region that grants remote "
+                 "Write: the peer's RDMA Read Request through its STag is answered with the "
+                 "window's bytes; an RDMA Write through it gets RDMAP remote protection, "
+                 "access violation (0/1/2), and writes nothing");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  win_t w;
+  win_new(&v, &w, RNICPI_ACCESS_REMOTE_READ, 0x3c);
+  for (size_t i = 0; i < 64; i++)
+    w.mem[MW_OFF + 100 + i] = (uint8_t) i;
+  victim_load(&v);
+  uint8_t u[64];
+  size_t n = read_request_ulpdu(u, 1, 0x77777700, 64, w.stag,
+                                (uint64_t) (uintptr_t) (w.mem + MW_OFF + 100));
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  static uint8_t t[65536];
+  int len;
+  do { /* past the victim's Send */
+    len = peer_next_fpdu(v.peer, t);
+    g_assert_cmpint(len, >=, 14);
+  } while ((t[0] & 0x80) == 0 || (t[1] & 0x0f) != 0x2);
+  g_assert_cmpint(len, ==, 14 + 64);
+  uint32_t sink;
+  memcpy(&sink, t + 2, 4);
+  g_assert_cmphex(ntohl(sink), ==, 0x77777700);
+  g_assert_cmpmem(t + 14, 64, w.mem + MW_OFF + 100, 64);
+  peer_write_at(&v, w.stag, (uint64_t) (uintptr_t) (w.mem + MW_OFF), 16);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 0, 1, 0x02, two_ids, two_flushed, 2);
+  for (size_t i = 0; i < 64; i++)
+    w.mem[MW_OFF + 100 + i] = 0x3c;
+  win_check(&w, 0x3c, 0, 0, NULL);
+  win_free(&w);
+  victim_free(&v);
+}
+
+static void
+test_mw_write_invalidated(void)
+{
+  g_test_summary("A Local Invalidate of a bound window's STag completes with that STag; the "
+                 "peer's RDMA Write through it afterwards gets DDP tagged, invalid STag "
+                 "(1/1/0), nothing written, and the region (no window bound) deregisters");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  win_t w;
+  win_new(&v, &w, RNICPI_ACCESS_REMOTE_WRITE, 0);
+  local_inv(&v, w.stag);
+  victim_load(&v);
+  peer_write_at(&v, w.stag, (uint64_t) (uintptr_t) (w.mem + MW_OFF), 16);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x00, two_ids, two_flushed, 2);
+  win_check(&w, 0, 0, 0, NULL);
+  win_free(&w);
+  victim_free(&v);
+}
+
+static void
+test_mw_read_remote_invalidated(void)
+{
+  g_test_summary("A Send with Invalidate naming a window bound through the receiving QP: the "
+                 "receive completes with RNICPI_WC_WITH_INV and that STag, the window is "
+                 "unbound; an RDMA Read Request of it afterwards gets RDMAP remote protection, "
+                 "invalid STag (0/1/0) and no Read Response");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  win_t w;
+  win_new(&v, &w, RNICPI_ACCESS_REMOTE_READ, 0x5a);
+  victim_load(&v);
+  peer_send_inv(&v, 1, w.stag);
+  rnicpi_wc_t wc = wc_of(v.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0x11);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
+  g_assert_cmphex(wc.rkey, ==, w.stag);
+  g_assert_false(stag_valid(w.stag));
+  uint8_t u[64];
+  size_t n = read_request_ulpdu(u, 1, 0x77777700, 64, w.stag,
+                                (uint64_t) (uintptr_t) (w.mem + MW_OFF));
+  peer_fpdu(v.peer, v.crc, u, n, FALSE);
+  static uint8_t t[65536];
+  int len;
+  do {
+    len = peer_next_fpdu(v.peer, t);
+    g_assert_cmpint(len, >=, 14);
+    g_assert_false((t[0] & 0x80) != 0 && (t[1] & 0x0f) == 0x2); /* no Read Response */
+  } while ((t[0] & 0x80) != 0 || (t[1] & 0x0f) != 0x7);
+  expect_terminate_in(&v, t, RNICPI_AE_READ_ACCESS, 0, 1, 0x00, second_id, one_flushed, 1);
+  win_free(&w);
+  victim_free(&v);
+}
+
+static void
+test_mw_other_qp(void)
+{
+  g_test_summary("A window bound through one QP (the RDMAC verbs' window: bound to its QP): "
+                 "its STag arriving on another connection of the same protection domain gets "
+                 "DDP tagged, STag not associated with the stream (1/1/2) and writes nothing, "
+                 "while through the binding QP's connection a Write lands; destroying the "
+                 "binding QP unbinds the window, so its region deregisters");
+  victim_t o;
+  victim_new(&o, REGION);
+  victim_connect(&o, FALSE);
+  win_t w;
+  win_new(&o, &w, RNICPI_ACCESS_REMOTE_WRITE, 0);
+  uint64_t base = (uint64_t) (uintptr_t) (w.mem + MW_OFF);
+
+  victim_t v;
+  victim_new_in(&v, REGION, o.pd);
+  victim_connect(&v, FALSE);
+  victim_load(&v);
+  peer_write_at(&v, w.stag, base, 16);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x02, two_ids, two_flushed, 2);
+  win_check(&w, 0, 0, 0, NULL);
+  victim_free(&v);
+
+  uint8_t want[16];
+  memset(want, 0xee, sizeof(want));
+  peer_write_at(&o, w.stag, base + 32, 16);
+  wait_landed(to_iw_qp(o.qp), w.mem + MW_OFF + 32, want, 16);
+  g_assert_cmpint(P->mem->mr_dereg(w.mr), ==, RNICPI_EBUSY);
+  g_assert_cmpint(P->queue->qp_destroy(o.qp), ==, RNICPI_OK);
+  o.qp = NULL;
+  g_assert_false(stag_valid(w.stag));
+  g_assert_cmpint(P->mem->mr_dereg(w.mr), ==, RNICPI_OK);
+  g_assert_cmpint(P->mw->mw_dealloc(w.mw), ==, RNICPI_OK);
+  g_free(w.mem);
+  victim_free(&o);
+}
+
 static void
 test_zero_length_read_response(void)
 {
@@ -2786,6 +3045,11 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/ddp/write-refast-registered-mid", test_write_refast_mid);
   g_test_add_func("/iwarp/hostile/rdmap/read-remote-invalidated-stag", test_read_remote_invalidated);
   g_test_add_func("/iwarp/hostile/rdmap/post-no-segments", test_post_no_segments);
+  g_test_add_func("/iwarp/hostile/mw/write-past-window", test_mw_write_past_window);
+  g_test_add_func("/iwarp/hostile/mw/read-only-window", test_mw_read_only_window);
+  g_test_add_func("/iwarp/hostile/mw/write-invalidated", test_mw_write_invalidated);
+  g_test_add_func("/iwarp/hostile/mw/read-remote-invalidated", test_mw_read_remote_invalidated);
+  g_test_add_func("/iwarp/hostile/mw/other-qp", test_mw_other_qp);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/rdmap/fence-within-ord", test_fence_within_ord);
   g_test_add_func("/iwarp/hostile/rdmap/fence-no-ord", test_fence_no_ord);
