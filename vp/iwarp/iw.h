@@ -714,6 +714,19 @@ iw_mw_reachable(const iw_mr_t *mr, const iw_qp_t *qp)
 }
 /* @qp goes away: the windows bound through it are unbound (takes mr_lock). */
 void iw_mw_qp_gone(iw_qp_t *qp);
+/* RNIC-PI 1.4 (RNICPI_WR_SINK_MW): the window entry segment @s of a Read
+ * on @qp names, if it may take the Read Response: a window of @qp's
+ * domain bound through @qp, @s inside it (in its address space), the
+ * window granting remote write and its region local write (the iWARP
+ * read-sink rights, split as vp/emul splits them); NULL otherwise
+ * (mr_lock held). */
+iw_mr_t *iw_mw_sink(iw_qp_t *qp, const rnicpi_sge_t *s);
+/* A Read: RNICPI_WR_RDMA_READ or, RNIC-PI 1.4, RNICPI_WR_RDMA_READ_INV. */
+static inline gboolean
+iw_wr_is_read(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
+}
 
 /* iw_srq.c.  Take the SRQ's head receive (NULL when it is empty), raising
  * the armed limit event; give an entry back once its message completed;

@@ -248,7 +248,11 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
                 RNICPI_CAP_REMOTE_INVALIDATE |
                 /* RDMAC verbs 7.2.7: the window of an iWARP RNIC, bound to
                  * a queue pair, never to a zero-based region (iw_mw.c). */
-                RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_NEEDS_VA_REGION;
+                RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_NEEDS_VA_REGION |
+                /* RDMA Reads into windows and Read with Invalidate
+                 * (RNIC-PI 1.4; the RDMAC verbs' "Read with Invalidate
+                 * Local STag"). */
+                RNICPI_CAP_READ_SINK_MW;
   /* Sends and Writes complete at transmission, as on siw and iWARP RNICs,
    * unless delivery fences are asked for. */
   if (iw_config.placed)

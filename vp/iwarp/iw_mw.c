@@ -151,6 +151,20 @@ iw_mw_bind(iw_qp_t *qp, const iw_swqe_t *s)
   return RNICPI_WC_SUCCESS;
 }
 
+iw_mr_t *
+iw_mw_sink(iw_qp_t *qp, const rnicpi_sge_t *s)
+{
+  iw_mr_t *w = s->lkey <= UINT32_MAX ? iw_mr_lookup(qp->dev, (uint32_t) s->lkey) : NULL;
+  if (w == NULL || w->mw == NULL || w->pd != qp->pd || !iw_mw_reachable(w, qp))
+    return NULL;
+  if (!(w->access & RNICPI_ACCESS_REMOTE_WRITE) ||
+      !(w->mw->parent->access & RNICPI_ACCESS_LOCAL_WRITE))
+    return NULL;
+  if (s->addr < w->iova || s->length > w->length || s->addr - w->iova > w->length - s->length)
+    return NULL;
+  return w;
+}
+
 void
 iw_mw_qp_gone(iw_qp_t *qp)
 {

@@ -27,6 +27,7 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_SEND_INV] = RNICPI_WC_SEND,
   [RNICPI_WR_RDMA_WRITE] = RNICPI_WC_RDMA_WRITE,
   [RNICPI_WR_RDMA_READ] = RNICPI_WC_RDMA_READ,
+  [RNICPI_WR_RDMA_READ_INV] = RNICPI_WC_RDMA_READ,
   [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_WC_CMP_SWP,
   [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
   [RNICPI_WR_IMM_DATA] = RNICPI_WC_SEND,
@@ -59,6 +60,7 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
   if (!s->internal)
     qp->sq_used--;
   if (!s->internal && (st != RNICPI_WC_SUCCESS || (s->wr.flags & RNICPI_WR_SIGNALED))) {
+    gboolean killed = s->wr.opcode == RNICPI_WR_RDMA_READ_INV && st == RNICPI_WC_SUCCESS;
     rnicpi_wc_t wc = {
       .wr_id = s->wr.wr_id, .qp_ctx = qp->base.al_ctx, .status = st,
       .opcode = wc_opcode_of[s->wr.opcode],
@@ -66,7 +68,9 @@ complete_swqe(iw_qp_t *qp, iw_swqe_t *s, rnicpi_wc_status_t st, iw_work_t *w)
       /* rnicpi_wc_t::rkey: a fast registration's or a bind's new STag,
        * the one a local invalidation named. */
       .rkey = s->wr.opcode == RNICPI_WR_FAST_REG || s->wr.opcode == RNICPI_WR_BIND_MW ? s->wr.rkey :
-              s->wr.opcode == RNICPI_WR_LOCAL_INV ? s->wr.invalidate_rkey : 0,
+              s->wr.opcode == RNICPI_WR_LOCAL_INV || killed ? s->wr.invalidate_rkey : 0,
+      /* A Read with Invalidate killed its sink key (iw_rx.c). */
+      .flags = killed ? RNICPI_WC_WITH_INV : 0,
     };
     iw_cq_push(qp->scq, &wc, w);
   }
@@ -434,16 +438,16 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT)
     return RNICPI_EINVAL;
-  /* No Read into windows here yet (the capability record says so). */
-  if (wr->opcode == RNICPI_WR_RDMA_READ_INV || (wr->flags & RNICPI_WR_SINK_MW))
-    return RNICPI_ENOTSUP;
+  /* RNIC-PI 1.4: windows are Read sinks only. */
+  if ((wr->flags & RNICPI_WR_SINK_MW) && !iw_wr_is_read(wr->opcode))
+    return RNICPI_EINVAL;
   gboolean stag_op = iw_mem_is_stag_op(wr->opcode);
   if (wr->opcode == RNICPI_WR_FAST_REG &&
       (wr->fast_reg.mr == NULL || !to_iw_mr(wr->fast_reg.mr)->fr))
     return RNICPI_EINVAL;
   if (wr->opcode == RNICPI_WR_BIND_MW && (wr->bind.mw == NULL || wr->bind.mr == NULL))
     return RNICPI_EINVAL;
-  uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge :
+  uint32_t max_sge = iw_wr_is_read(wr->opcode) ? qp->attr.max_rdma_read_sge :
                      wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM ?
                      qp->attr.max_rdma_write_sge :
                      wr->opcode == RNICPI_WR_IMM_DATA || stag_op ? 0 : qp->attr.max_send_sge;
@@ -460,7 +464,7 @@ iw_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   } else if (qp->state == RNICPI_QPS_ERROR || qp->closing) {
     iw_qp_complete(qp, qp->scq, wr->wr_id, wc_opcode_of[wr->opcode], RNICPI_WC_WR_FLUSH_ERR,
                    0, &w);
-  } else if ((wr->opcode == RNICPI_WR_RDMA_READ || rnicpi_wr_is_atomic(wr->opcode)) &&
+  } else if ((iw_wr_is_read(wr->opcode) || rnicpi_wr_is_atomic(wr->opcode)) &&
              qp->ord == 0) {
     st = RNICPI_ELIMIT; /* ORD 0: no Read or atomic may ever be outstanding */
   } else if (qp->sq_used >= qp->attr.max_send_wr) {

@@ -133,6 +133,30 @@ rx_target_gone(iw_qp_t *qp, iw_work_t *w)
     rx_recv_fail(qp, RNICPI_WC_LOC_PROT_ERR, IW_DDP_ET_CATASTROPHIC, 0, w);
 }
 
+/* A consumer's Read @s has every byte placed: it completes successfully,
+ * but a Read with Invalidate first invalidates its sink key (RDMAC verbs,
+ * "RDMA Read with Invalidate Local STag": once the data landed, before the
+ * completion), under the rule of a Local Invalidate (iw_mem_invalidate);
+ * a key it may not invalidate completes it RNICPI_WC_MEM_MGT_ERR and ends
+ * the stream as any local fault (FALSE). */
+static gboolean
+rx_read_done(iw_qp_t *qp, iw_swqe_t *s)
+{
+  s->done = TRUE;
+  s->status = RNICPI_WC_SUCCESS;
+  if (s->wr.opcode != RNICPI_WR_RDMA_READ_INV)
+    return TRUE;
+  uint64_t key = s->wr.invalidate_rkey;
+  if (key <= UINT32_MAX && iw_mem_invalidate(qp, (uint32_t) key))
+    return TRUE;
+  g_message("QP %u: the RDMA Read with Invalidate of STag 0x%08" G_GINT64_MODIFIER "x "
+            "landed, but that STag is no valid fast-registered region of this QP's protection "
+            "domain without a window, nor a window bound through this QP; it completes "
+            "MEM_MGT_ERR", qp->base.qp_num, key);
+  s->status = RNICPI_WC_MEM_MGT_ERR;
+  return FALSE;
+}
+
 /* The peer closed its half of the stream. */
 static void
 rx_eof(iw_qp_t *qp, iw_work_t *w)
@@ -553,11 +577,11 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
       if ((s->fence || !s->internal || s->parent != NULL) && qp->ord_used > 0)
         qp->ord_used--;
       iw_swqe_t *app = s->parent;
+      gboolean ok = TRUE;
       if (app != NULL && --app->parts_out == 0 && qp->rd_split != app && !app->done) {
         /* The last part of a scattered Read: the consumer's Read is
          * complete, all of its bytes placed. */
-        app->done = TRUE;
-        app->status = RNICPI_WC_SUCCESS;
+        ok = rx_read_done(qp, app);
       }
       if (s->fence) {
         /* Everything sent before the fence is placed. */
@@ -567,9 +591,15 @@ rx_segment_end(iw_qp_t *qp, iw_work_t *w)
         }
         qp->fence_out = FALSE;
       }
+      if (!s->internal)
+        ok = rx_read_done(qp, s);
       s->done = TRUE;
-      s->status = RNICPI_WC_SUCCESS;
       iw_qp_sq_reap(qp, w);
+      if (!ok) {
+        iw_term_send(qp, RNICPI_AE_LOCAL, IW_LAYER_RDMAP, IW_RDMAP_ET_CATASTROPHIC, 0, NULL, 0,
+                     0, NULL, w);
+        return FALSE;
+      }
     }
     break;
   }

@@ -185,20 +185,37 @@ read_run_next(const iw_swqe_t *s, uint32_t i)
   return i;
 }
 
-/* The sink of one run of a Read (its first segment @e, @len bytes) may
- * take the Read Response: a local region of this protection domain
- * writable locally and, RFC 5040 4.4 and the RDMAC verbs, remotely (the
- * Response is a tagged write into it).  Its region, or NULL (mr_lock
- * held). */
-static iw_mr_t *
-read_sink_region(iw_qp_t *qp, const rnicpi_sge_t *e, uint64_t len)
+/* Whether the sink of one run of Read @s (its first segment @e, @len
+ * bytes) may take the Read Response: a local region of this protection
+ * domain writable locally and, RFC 5040 4.4 and the RDMAC verbs, remotely
+ * (the Response is a tagged write into it); with RNICPI_WR_SINK_MW, a
+ * window of this QP (iw_mw_sink).  Where it lands (*@at) and the Data
+ * Sink STag and TO the Read Request names (mr_lock held). */
+static gboolean
+read_sink(iw_qp_t *qp, const iw_swqe_t *s, const rnicpi_sge_t *e, uint64_t len, uint8_t **at,
+          uint32_t *stag, uint64_t *to)
 {
   rnicpi_sge_t run = *e;
   run.length = (uint32_t) len;
-  if (run.length != len || !iw_local_ok(qp, &run, RNICPI_ACCESS_LOCAL_WRITE))
-    return NULL;
-  iw_mr_t *mr = iw_mr_lookup(qp->dev, (uint32_t) e->lkey);
-  return (mr->access & RNICPI_ACCESS_REMOTE_WRITE) ? mr : NULL;
+  if (run.length != len)
+    return FALSE;
+  if (s->wr.flags & RNICPI_WR_SINK_MW) {
+    /* The segment is in the window's address space, which is the TO. */
+    iw_mr_t *w = iw_mw_sink(qp, &run);
+    if (w == NULL)
+      return FALSE;
+    *at = w->addr + (run.addr - w->iova);
+    *stag = w->stag;
+    *to = run.addr;
+    return TRUE;
+  }
+  iw_mr_t *mr = iw_mr_local(qp, &run, RNICPI_ACCESS_LOCAL_WRITE);
+  if (mr == NULL || !(mr->access & RNICPI_ACCESS_REMOTE_WRITE))
+    return FALSE;
+  *at = (uint8_t *) (uintptr_t) run.addr;
+  *stag = mr->stag;
+  *to = mr->iova + (run.addr - (uint64_t) (uintptr_t) mr->addr);
+  return TRUE;
 }
 
 /* Issue the next part of the scattered Read qp->rd_split: one wire Read
@@ -219,13 +236,15 @@ tx_read_part(iw_qp_t *qp, iw_work_t *w)
   uint64_t len;
   uint32_t end = read_run_end(s, first, &len);
   iw_mr_lock(qp);
-  iw_mr_t *mr = read_sink_region(qp, &s->sge[first], len);
+  uint8_t *at;
+  uint32_t stag;
+  uint64_t to;
   iw_swqe_t *p = NULL;
-  if (mr != NULL) {
+  if (read_sink(qp, s, &s->sge[first], len, &at, &stag, &to)) {
     p = rnicpi_cache_get(&qp->swqe_cache, sizeof(iw_swqe_t));
-    p->sink = (uint8_t *) (uintptr_t) s->sge[first].addr;
-    p->sink_stag = mr->stag;
-    p->sink_to = mr->iova + (s->sge[first].addr - (uint64_t) (uintptr_t) mr->addr);
+    p->sink = at;
+    p->sink_stag = stag;
+    p->sink_to = to;
   }
   iw_mr_unlock(qp);
   if (p == NULL) {
@@ -380,7 +399,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
       return TRUE;
     return qp->term_pending ? tx_next(qp, w) : FALSE;
   }
-  gboolean is_read = s->wr.opcode == RNICPI_WR_RDMA_READ;
+  gboolean is_read = iw_wr_is_read(s->wr.opcode);
   gboolean is_atomic = rnicpi_wr_is_atomic(s->wr.opcode);
   /* ORD: no more Reads and atomics in flight than negotiated; a fence
    * waits for them all. */
@@ -394,20 +413,23 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
   /* An atomic's result goes to one 8-byte element. */
   gboolean ok = !is_atomic || (s->wr.num_sge == 1 && s->sge[0].length == 8);
   iw_mr_lock(qp);
-  for (uint32_t i = 0; i < s->wr.num_sge && ok; i++)
+  /* A Read's segments are checked by runs below (window keys are no
+   * local keys: RNICPI_WR_SINK_MW). */
+  for (uint32_t i = 0; i < s->wr.num_sge && ok && !is_read; i++)
     ok = iw_local_ok(qp, &s->sge[i], need);
-  /* A Read's sink: each run of contiguous segments in one region is one
-   * wire Read; every run is checked before the first goes out. */
+  /* A Read's sink: each run of contiguous segments in one region (or
+   * window) is one wire Read; every run is checked before the first goes
+   * out. */
   uint32_t first = is_read ? read_run_next(s, 0) : 0, runs = 0;
   for (uint32_t i = first; ok && is_read && i < s->wr.num_sge; runs++) {
-    uint64_t len;
-    uint32_t end = read_run_end(s, i, &len);
-    iw_mr_t *mr = read_sink_region(qp, &s->sge[i], len);
-    ok = mr != NULL;
+    uint64_t len, to;
+    uint32_t end = read_run_end(s, i, &len), stag;
+    uint8_t *at;
+    ok = read_sink(qp, s, &s->sge[i], len, &at, &stag, &to);
     if (ok && i == first) {
-      s->sink_stag = mr->stag;
-      s->sink_to = mr->iova + (s->sge[i].addr - (uint64_t) (uintptr_t) mr->addr);
-      s->sink = (uint8_t *) (uintptr_t) s->sge[i].addr;
+      s->sink_stag = stag;
+      s->sink_to = to;
+      s->sink = at;
     }
     i = read_run_next(s, end);
   }
@@ -466,6 +488,7 @@ tx_next(iw_qp_t *qp, iw_work_t *w)
     tx_imm_start(qp, t);
     break;
   case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV:
   case RNICPI_WR_ATOMIC_CMP_SWP:
   case RNICPI_WR_ATOMIC_FETCH_ADD:
     /* RFC 7306: Atomic Requests share QN 1 (and its MSNs) with Reads. */

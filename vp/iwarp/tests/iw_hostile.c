@@ -2171,6 +2171,135 @@ test_mw_other_qp(void)
   victim_free(&o);
 }
 
+/* The victim's Read of @len bytes (@op: RNICPI_WR_RDMA_READ or _INV, the
+ * latter killing @w's STag) into @w's window at window offset @off: the
+ * peer takes its Read Request, which must name the window's STag and the
+ * window address as its Data Sink, and answers it with @len bytes of
+ * 0xab. */
+static void
+read_into_window(victim_t *v, win_t *w, rnicpi_wr_opcode_t op, size_t off, uint32_t len)
+{
+  uint64_t at = (uint64_t) (uintptr_t) (w->mem + MW_OFF + off);
+  rnicpi_sge_t sge = { .addr = at, .length = len, .lkey = w->stag };
+  rnicpi_send_wr_t rd = { .wr_id = 0x4e, .opcode = op,
+                          .flags = RNICPI_WR_SIGNALED | RNICPI_WR_SINK_MW, .sg_list = &sge,
+                          .num_sge = 1, .remote_addr = 0x9000, .rkey = 0x4400,
+                          .invalidate_rkey = w->stag };
+  g_assert_cmpint(P->data->post_send(v->qp, &rd), ==, RNICPI_OK);
+  static uint8_t t[65536];
+  int n;
+  do
+    n = peer_next_fpdu(v->peer, t);
+  while ((t[0] & 0x80) != 0 || (t[1] & 0x0f) != 0x1);
+  g_assert_cmpint(n, ==, 18 + 28);
+  uint32_t sink, size;
+  uint64_t sink_to;
+  memcpy(&sink, t + 18, 4);
+  memcpy(&sink_to, t + 22, 8);
+  memcpy(&size, t + 30, 4);
+  g_assert_cmphex(ntohl(sink), ==, w->stag);
+  g_assert_cmphex(GUINT64_FROM_BE(sink_to), ==, at);
+  g_assert_cmpuint(ntohl(size), ==, len);
+  uint8_t u[14 + 64];
+  g_assert_cmpuint(len, <=, 64);
+  size_t h = tagged(u, 0x2, w->stag, at);
+  memset(u + h, 0xab, len);
+  peer_fpdu(v->peer, v->crc, u, h + len, FALSE);
+}
+
+static void
+test_mw_read_into_window(void)
+{
+  g_test_summary("An RDMA Read into a window of the victim's (RNICPI_WR_SINK_MW) names the "
+                 "window's STag and address as its Data Sink and lands at the window's place; "
+                 "a Read with Invalidate of the window's STag lands too, completes with "
+                 "RNICPI_WC_WITH_INV and that STag, and leaves it dead: the peer's RDMA Write "
+                 "through it then gets DDP tagged, invalid STag (1/1/0), nothing written");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  win_t w;
+  win_new(&v, &w, RNICPI_ACCESS_REMOTE_WRITE, 0);
+  uint8_t want[64];
+  memset(want, 0xab, sizeof(want));
+
+  read_into_window(&v, &w, RNICPI_WR_RDMA_READ, 16, 32);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x4e);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  g_assert_cmpuint(wc.byte_len, ==, 32);
+  g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, 0);
+  win_check(&w, 0, MW_OFF + 16, 32, want);
+  g_assert_true(stag_valid(w.stag));
+
+  read_into_window(&v, &w, RNICPI_WR_RDMA_READ_INV, 48, 16);
+  wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x4e);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
+  g_assert_cmphex(wc.rkey, ==, w.stag);
+  win_check(&w, 0, MW_OFF + 16, 48, want);
+  g_assert_false(stag_valid(w.stag));
+
+  victim_load(&v);
+  peer_write_at(&v, w.stag, (uint64_t) (uintptr_t) (w.mem + MW_OFF), 16);
+  expect_terminate(&v, RNICPI_AE_WRITE_ACCESS, 1, 1, 0x00, two_ids, two_flushed, 2);
+  win_check(&w, 0, MW_OFF + 16, 48, want);
+  win_free(&w);
+  victim_free(&v);
+}
+
+static void
+test_mw_read_sink_unbound(void)
+{
+  g_test_summary("A Local Invalidate (no fence) of a window whose Read is outstanding unbinds "
+                 "it before the Read Response comes: the Response is refused as ours to answer, "
+                 "DDP tagged, invalid STag (1/1/0), the Read completes "
+                 "RNICPI_WC_LOC_PROT_ERR and not a byte lands in the window");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  win_t w;
+  win_new(&v, &w, RNICPI_ACCESS_REMOTE_WRITE, 0);
+  rnicpi_send_wr_t inv = { .wr_id = 0xf1, .opcode = RNICPI_WR_LOCAL_INV,
+                           .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = w.stag };
+  uint64_t at = (uint64_t) (uintptr_t) (w.mem + MW_OFF);
+  rnicpi_sge_t sge = { .addr = at, .length = 32, .lkey = w.stag };
+  rnicpi_send_wr_t rd = { .wr_id = 0x4e, .opcode = RNICPI_WR_RDMA_READ,
+                          .flags = RNICPI_WR_SIGNALED | RNICPI_WR_SINK_MW, .sg_list = &sge,
+                          .num_sge = 1, .remote_addr = 0x9000, .rkey = 0x4400 };
+  g_assert_cmpint(P->data->post_send(v.qp, &rd), ==, RNICPI_OK);
+  g_assert_cmpint(P->data->post_send(v.qp, &inv), ==, RNICPI_OK);
+  static uint8_t t[65536];
+  do
+    peer_next_fpdu(v.peer, t);
+  while ((t[0] & 0x80) != 0 || (t[1] & 0x0f) != 0x1);
+  for (int i = 0; i < 5000 && stag_valid(w.stag); i++)
+    g_usleep(1000);
+  g_assert_false(stag_valid(w.stag));
+  uint8_t u[14 + 32];
+  size_t h = tagged(u, 0x2, w.stag, at);
+  memset(u + h, 0xab, 32);
+  peer_fpdu(v.peer, v.crc, u, h + 32, FALSE);
+  g_assert_cmpint(peer_next_terminate(&v, t), >=, 18 + 4);
+  g_assert_cmphex(t[18], ==, 0x11);
+  g_assert_cmphex(t[19], ==, 0x00);
+  wait_cm(RNICPI_CM_BROKEN, 0xc0);
+  expect_async(RNICPI_AE_LOCAL, 1, 1, 0x00);
+  rnicpi_wc_t wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x4e);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+  wc = wc_of(v.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xf1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_LOCAL_INV);
+  win_check(&w, 0, 0, 0, NULL);
+  win_free(&w);
+  victim_free(&v);
+}
+
 static void
 test_zero_length_read_response(void)
 {
@@ -3050,6 +3179,8 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/mw/write-invalidated", test_mw_write_invalidated);
   g_test_add_func("/iwarp/hostile/mw/read-remote-invalidated", test_mw_read_remote_invalidated);
   g_test_add_func("/iwarp/hostile/mw/other-qp", test_mw_other_qp);
+  g_test_add_func("/iwarp/hostile/mw/read-into-window", test_mw_read_into_window);
+  g_test_add_func("/iwarp/hostile/mw/read-sink-unbound", test_mw_read_sink_unbound);
   g_test_add_func("/iwarp/hostile/ddp/zero-length-read-response", test_zero_length_read_response);
   g_test_add_func("/iwarp/hostile/rdmap/fence-within-ord", test_fence_within_ord);
   g_test_add_func("/iwarp/hostile/rdmap/fence-no-ord", test_fence_no_ord);
