@@ -31,6 +31,7 @@
 
 #include "rnicpi.h"
 #include "iw.h" /* iw_config, changed between tests */
+#include "iw_test_port.h"
 
 extern const rnicpi_provider_t rnicpi_builtin_iwarp;
 
@@ -40,7 +41,7 @@ static gboolean placed; /* Sends complete at placement (ITAPI_IWARP_COMPLETION=p
 static GAsyncQueue *cmq;
 
 enum { REGION = 4096 };
-static uint16_t listen_port = 39311; /* argv[1] when given (one per test run) */
+static uint16_t listen_port; /* argv[1] when given, else a free one */
 static rnicpi_listen_t *listener;    /* the victim device's, on listen_port */
 
 static void up_cm(void *ctx, const rnicpi_cm_event_t *ev)
@@ -3133,7 +3134,10 @@ main(int argc, char **argv)
   rnicpi_caps_t caps = { .size = sizeof(caps) };
   g_assert_cmpint(P->device->query(dev, &caps), ==, RNICPI_OK);
   placed = (caps.features & RNICPI_CAP_PLACED_COMPLETION) != 0;
-  g_assert_cmpint(P->cm->listen(dev, listen_port, 0x77, &listener), ==, RNICPI_OK);
+  if (listen_port != 0)
+    g_assert_cmpint(P->cm->listen(dev, listen_port, 0x77, &listener), ==, RNICPI_OK);
+  else
+    listen_port = (uint16_t) iw_test_listen_any(P, dev, 0x77, &listener);
 
   g_test_add_func("/iwarp/hostile/fpdu/bad-length", test_bad_length);
   g_test_add_func("/iwarp/hostile/fpdu/bad-crc", test_bad_crc);

@@ -1,20 +1,21 @@
 /*
  * iwarp-pair: drives vp/iwarp at the RNIC-PI level for the iWARP tests.
  *
- *   iwarp-pair transfer PORT   connect over the CM verbs on PORT, move a Send,
- *                              an RDMA Write and an RDMA Read (with
+ *   iwarp-pair transfer [PORT] connect over the CM verbs on PORT (without
+ *                              it, a free one), move a Send, an RDMA
+ *                              Write and an RDMA Read (with
  *                              ITAPI_IWARP_RFC7306=1 also atomics and
  *                              immediate data), check every byte,
  *                              disconnect (the wire test captures it)
  *   iwarp-pair handoff         connect two TCP sockets ourselves and hand
  *                              them over (rnicpi_sock_ops_t.handoff), then
  *                              the same transfer
- *   iwarp-pair lastbyte PORT   the transfer, with every recvmsg() watched
+ *   iwarp-pair lastbyte [PORT] the transfer, with every recvmsg() watched
  *                              (built with -Wl,--wrap=recvmsg): payload
  *                              lands there straight, but never a message's
  *                              last byte, which a store of its own places
  *                              after the call (iw_rx.c, rx_place)
- *   iwarp-pair badcrc PORT     with ITAPI_IWARP_CRC=1 and
+ *   iwarp-pair badcrc [PORT]   with ITAPI_IWARP_CRC=1 and
  *                              ITAPI_IWARP_CORRUPT_CRC=N: the receiver of the
  *                              bad FPDU terminates, both sides end BROKEN and
  *                              every posted receive is flushed
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "rnicpi.h"
+#include "iw_test_port.h"
 #include "iw_test_up.h"
 
 /* Linked with the provider's sources (built-in flavour): no loader. */
@@ -293,7 +295,10 @@ static void
 connect_cm(rnicpi_dev_t *dev, side_t *a, side_t *p, uint32_t port)
 {
   rnicpi_listen_t *l;
-  g_assert_cmpint(P->cm->listen(dev, port, 0x77, &l), ==, RNICPI_OK);
+  if (port == 0)
+    port = iw_test_listen_any(P, dev, 0x77, &l);
+  else
+    g_assert_cmpint(P->cm->listen(dev, port, 0x77, &l), ==, RNICPI_OK);
   rnicpi_addr_t dst = { 0 };
   struct sockaddr_in *sin = (struct sockaddr_in *) &dst.sa;
   sin->sin_family = AF_INET;
@@ -337,7 +342,7 @@ int
 main(int argc, char **argv)
 {
   if (argc < 2)
-    g_error("usage: iwarp-pair transfer PORT | handoff | lastbyte PORT | badcrc PORT");
+    g_error("usage: iwarp-pair transfer|lastbyte|badcrc [PORT] | handoff (no PORT: a free one)");
   P = &rnicpi_builtin_iwarp;
   cmq = g_async_queue_new();
   rnicpi_dev_t *dev;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "rnicpi.h"
+#include "iw_test_port.h"
 #include "iw_test_up.h"
 
 extern const rnicpi_provider_t rnicpi_builtin_iwarp;
@@ -82,14 +83,7 @@ static void
 race_connect(race_t *r, int i)
 {
   rnicpi_listen_t *l = NULL;
-  uint32_t port = 0;
-  for (int attempt = 0; attempt < 32 && l == NULL; attempt++) {
-    port = (uint32_t) g_random_int_range(20000, 60000);
-    rnicpi_status_t st = P->cm->listen(dev, port, 0x77, &l);
-    if (st != RNICPI_OK)
-      g_assert_cmpint(st, ==, RNICPI_EEXIST);
-  }
-  g_assert_nonnull(l);
+  uint32_t port = iw_test_listen_any(P, dev, 0x77, &l);
   rnicpi_addr_t dst = { 0 };
   struct sockaddr_in *sin = (struct sockaddr_in *) &dst.sa;
   sin->sin_family = AF_INET;
