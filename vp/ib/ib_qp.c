@@ -1208,6 +1208,8 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     for (struct ibv_send_wr *w = &v; w != NULL; w = w->next)
       w->wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq); /* every piece (read_pieces) */
     err = mw_op && fail == 0 ? ib_mw_post(qp, wr, &v, s) : ibv_post_send(qp->qp, &v, &bad);
+    if (err < 0)
+      err = -err; /* libsiw returns -errno (siw_post_send, rdma-core 44) */
     if (err != 0 && bad != NULL && bad != &v) {
       /* Some pieces of a split Read went in, the rest not: the verbs
        * queue has room for all (ib_qp_create), so only a failed device
