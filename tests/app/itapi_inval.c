@@ -14,8 +14,12 @@
  *                the bytes it says "go", and the invalidator accesses the
  *                dead STag again (-x read or -x write), which must fail.
  *
- * Every message is a Send of 24 bytes, big-endian: a magic, a kind (AD,
- * DONE, GO), the STag, the length and the address.  The owner checks:
+ * Every message is a Send of 24 bytes, big-endian: a magic, a kind (HELLO,
+ * AD, DONE, GO), the STag, the length and the address.  The side that
+ * connected sends HELLO first: an MPA responder sends nothing before the
+ * initiator's first FPDU when no RTR was negotiated (RFC 5044 7.1.2, rule
+ * 4; siw as the initiator offers none), so a listening owner would wait
+ * for ever to advertise.  The owner checks:
  * the bytes that landed, the receive completion of the Send with
  * Invalidate (its length, and that unlinked_mr_handle names the region;
  * -u accepts an interface that does not report it), that a linked
@@ -63,8 +67,9 @@
 #define NRECV 4
 #define SLICE_US 100000
 #define PAGE 4096
+#define NSTASH 4
 
-enum { KIND_AD = 1, KIND_DONE = 2, KIND_GO = 3 };
+enum { KIND_AD = 1, KIND_DONE = 2, KIND_GO = 3, KIND_HELLO = 4 };
 
 typedef struct {
   uint32_t magic, kind, stag, len;
@@ -97,6 +102,8 @@ typedef struct {
   it_dto_cookie_t cookie;
   unsigned recvs;                     /* receives posted and not completed */
   bool end_seen, async_seen;
+  it_dto_cmpl_event_t stash[NSTASH]; /* completions that came before their wait */
+  unsigned nstash;
 } inval_t;
 
 static const char *role = "";
@@ -211,15 +218,29 @@ dto_next(inval_t *t, const char *what)
   }
 }
 
-/* Wait for a successful completion of @kind. */
+/* Wait for a successful completion of @kind.  A successful one of
+ * another kind is kept for its own wait: a Send's completion and the
+ * peer's answer come in either order (siw completes a Send after the
+ * peer's answer may have landed). */
 static it_dto_cmpl_event_t
 dto_wait(inval_t *t, it_event_type_t kind, const char *what)
 {
-  it_dto_cmpl_event_t d = dto_next(t, what);
-  if (d.event_number != kind || d.dto_status != IT_DTO_SUCCESS)
-    die("%s completed as %s with %s (expected %s, IT_DTO_SUCCESS)", what,
-        itx_event_name(d.event_number), itx_dto_status_name(d.dto_status), itx_event_name(kind));
-  return d;
+  for (unsigned i = 0; i < t->nstash; i++) {
+    if (t->stash[i].event_number == kind) {
+      it_dto_cmpl_event_t d = t->stash[i];
+      t->stash[i] = t->stash[--t->nstash];
+      return d;
+    }
+  }
+  for (;;) {
+    it_dto_cmpl_event_t d = dto_next(t, what);
+    if (d.event_number == kind && d.dto_status == IT_DTO_SUCCESS)
+      return d;
+    if (d.dto_status != IT_DTO_SUCCESS || t->nstash == NSTASH)
+      die("%s: %s completed with %s (expected %s, IT_DTO_SUCCESS)", what,
+          itx_event_name(d.event_number), itx_dto_status_name(d.dto_status), itx_event_name(kind));
+    t->stash[t->nstash++] = d;
+  }
 }
 
 static void
@@ -684,6 +705,11 @@ main(int argc, char **argv)
       cfg.addr = tool_addr_str(&cfg.target, cfg.self_text, sizeof(cfg.self_text));
     }
     inval_connect(&t);
+    send_msg(&t, KIND_HELLO, false, "the Send of \"hello\"");
+  }
+  if (cfg.server) {
+    it_dto_cmpl_event_t d;
+    recv_msg(&t, KIND_HELLO, "the client's \"hello\"", &d);
   }
   if (cfg.owner)
     owner_run(&t);
