@@ -23,11 +23,24 @@
 #                    failed 1 run in 2 when our FIN could reach siw while it
 #                    still sent that Send (doc/provider-iwarp.md, "A FIN
 #                    while siw still sends")
+#   siw-inval-ours   vp/iwarp fast-registers a region and advertises its
+#                    STag; siw (vp/ib in the VM, siw active) RDMA-Writes it
+#                    and sends a Send with Invalidate naming it; a later
+#                    RDMA Read of it by siw fails (tests/app/itapi_inval.c)
+#   siw-inval-theirs siw's region (registered: siw has no fast
+#                    registration from user space) is invalidated by our
+#                    Send with Invalidate (siw passive); a later RDMA Write
+#                    of ours to it fails
 #
 # The host's loopback is captured (dumpcap) and decoded with tshark: the
 # MPA Request and Reply, the four RDMAP opcodes (ib-pingpong: Sends, and
 # the Read Request and Response of each close), no malformed frame, no bad
-# CRC, and in the CRC cases a good CRC on every FPDU.
+# CRC, and in the CRC cases a good CRC on every FPDU.  The siw-inval cases
+# run our IT-API program on both sides (the VM shares the build tree) and
+# check on the wire the Send with Invalidate's Invalidate STag, the one
+# advertised, and the one Terminate the dead access draws: RDMAP remote
+# protection, invalid STag (0/1/0x00) from us for siw's Read; DDP tagged
+# buffer, invalid STag (1/1/0x00) from siw for our Write.
 #
 #   lab/siw-interop.sh [--build DIR] [-C pings] [case...]
 #
@@ -62,8 +75,9 @@ done
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] ||
   cases=(siw-passive siw-active siw-passive-crc siw-active-crc siw-passive-big siw-active-big
-         siw-passive-srq siw-active-srq ib-pingpong)
+         siw-passive-srq siw-active-srq ib-pingpong siw-inval-ours siw-inval-theirs)
 rping=$build/tools/rping/itapi-rping pingpong=$build/doc/itapi-pingpong
+inval=$build/tests/app/itapi-inval
 runs=${LAB_PINGPONG_RUNS:-20}
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "siw-interop: skipped: no build directory $build"; exit 77; }
 # ib-pingpong shares the tree with the VM (vp/ib and the example run there).
@@ -71,6 +85,18 @@ case $build/ in "$root"/*) share=$root ;; *) share=$build ;; esac
 . "$root/vp/iwarp/tests/wire_lib.sh"
 skip() { echo "siw-interop: skipped: $*"; exit 77; }
 [ -x "$rping" ] || skip "no $rping (build the project first)"
+# The siw-inval cases need vp/ib (libibverbs-dev, librdmacm-dev) and
+# itapi-inval: without them they are left out, and said so.
+if [ ! -f "$build/vp/ib/libitapi-ib.so" ] || [ ! -x "$inval" ]; then
+  kept=()
+  for c in "${cases[@]}"; do
+    case $c in
+    siw-inval-*) echo "siw-interop: $c left out: no vp/ib module or itapi-inval in $build" ;;
+    *) kept+=("$c") ;;
+    esac
+  done
+  cases=("${kept[@]}")
+fi
 [ -f "$cache/initrd.img" ] || skip "no lab VM image: run lab/build-initrd.sh"
 for t in qemu-system-x86_64 tshark dumpcap; do command -v $t >/dev/null || skip "$t is missing"; done
 
@@ -116,6 +142,68 @@ pingpong_runs() {
   cat "$tmp/$c.host".* >"$tmp/$c.host" 2>/dev/null
 }
 
+# The Send with Invalidate and the Terminate of a siw-inval capture:
+# every Send with Invalidate names STAG (hex), and exactly one Terminate
+# says TERM (layer/type/code in hex).
+inval_wire() {
+  local f=$1 stag=$((16#${2#0x})) term=$3 got bad=0
+  got=$(tshark -r "$f" $wire_noheur -Y 'iwarp_rdma.opcode == 0x04' -T fields -E occurrence=a \
+    -E aggregator=' ' -e iwarp_rdma.inval_stag 2>/dev/null | tr ' ' '\n' | grep . | sort | uniq -c |
+    awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')
+  echo "  Send with Invalidate: Invalidate STag ${got:-none} (decimal), advertised $stag"
+  [ "$got" = "$stag x1" ] || bad=1
+  # One field per layer in tshark: the empty ones go.
+  got=$(tshark -r "$f" $wire_noheur -Y 'iwarp_rdma.opcode == 0x07' -T fields -E separator=, \
+    -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype_rdma -e iwarp_rdma.term_etype_ddp \
+    -e iwarp_rdma.term_errcode_rdma -e iwarp_rdma.term_errcode_ddp_tagged 2>/dev/null |
+    sed 's/,,*/,/g; s/,$//; s|,|/|g; s/0x0*\([0-9a-f]\)/0x\1/g')
+  echo "  Terminate (layer/type/code): ${got:-none}, expected $term"
+  [ "$got" = "$term" ] || bad=1
+  return $bad
+}
+
+# A siw-inval case: itapi-inval on both sides, vp/ib on siw0 in the VM.
+inval_case() {
+  local c=$1 share vmenv i
+  vmenv="ITAPI_PROVIDER_PATH=$build/vp/ib/libitapi-ib.so ITAPI_PROVIDER=ib"
+  case $build/ in "$root"/*) share=$root ;; *) share=$build ;; esac
+  case $c in
+  siw-inval-ours)
+    # siw's Read of the dead STag draws our Terminate; siw then reports
+    # the connection's end as an orderly DISCONNECTED (siw0.txt) and
+    # flushes the Read.
+    "$inval" -s -r owner -p $hport -i iwarp0 -A IT_ASYNC_AFF_EP_RDMAR_ACCESS_VIOLATION -T 240 \
+      >"$tmp/$c.host" 2>&1 &
+    host=$!
+    "$lab/run.sh" -q -s "$share" -t 240 -k lab.rdma=siw0:eth0 \
+      "$vmenv $inval -c -r invalidator -a 10.0.2.2 -p $hport -i siw0 -x read \
+       -E IT_DTO_ERR_FLUSHED -X IT_CM_MSG_CONN_DISCONNECT_EVENT -T 120" >"$tmp/$c.vm" 2>&1
+    vm=$?
+    term=0x0/0x1/0x0 ;;
+  siw-inval-theirs)
+    # siw invalidates any region of the queue pair's domain
+    # (siw_invalidate_stag), but libsiw's poll_cq clears wc_flags, so the
+    # owner's receive cannot name it (-u).  Our Write waits for placement
+    # (ITAPI_IWARP_COMPLETION=placed) so that siw's Terminate fails it.
+    "$lab/run.sh" -q -s "$share" -t 240 -k lab.rdma=siw0:eth0 -f "tcp:127.0.0.1:$hport-:7175" \
+      "$vmenv $inval -s -r owner -p 7175 -i siw0 -u -X IT_CM_MSG_CONN_DISCONNECT_EVENT -T 120 & s=\$!;
+       i=0; until rdma res show cm_id | grep -q 'LISTEN.*src-addr 10.0.2.15:7175 '; do
+         i=\$((i + 1)); [ \$i -lt 120 ] && kill -0 \$s || break; sleep 1; done;
+       echo LAB-LISTENING; wait \$s" >"$tmp/$c.vm" 2>&1 &
+    vm=$!
+    for ((i = 0; i < 220; i++)); do
+      grep -q '^LAB-LISTENING' "$tmp/$c.vm" 2>/dev/null || ! kill -0 $vm 2>/dev/null && break
+      sleep 1
+    done
+    ITAPI_IWARP_FIRST_FPDU_DELAY_MS=$hold ITAPI_IWARP_COMPLETION=placed \
+      "$inval" -c -r invalidator -a 127.0.0.1 -p $hport -i iwarp0 -x write \
+      -A IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION -T 60 >"$tmp/$c.host" 2>&1 &
+    host=$!
+    wait $vm; vm=$?
+    term=0x1/0x1/0x0 ;;
+  esac
+}
+
 # One case: sets ok (1: passed) and sides (1: both programs did their
 # part; only the capture can have failed).
 one_case() {
@@ -128,6 +216,7 @@ one_case() {
     skip "dumpcap cannot capture on lo: $(cat "$tmp/$c.dumpcap.err")"
   case $c in
   ib-pingpong) echo "  $c: $runs runs of 40 round trips of 65536 bytes" ;;
+  siw-inval-*) echo "  $c: itapi-inval on both sides, vp/ib on siw0" ;;
   *) echo "  $c: $count pings of $size bytes, CRC $crc${srq:+, our receives from an SRQ}" ;;
   esac
   case $c in
@@ -139,6 +228,8 @@ one_case() {
       >"$tmp/$c.decode" || ok=0
     sed 's/^/  /' "$tmp/$c.decode"
     return ;;
+  siw-inval-*)
+    inval_case "$c" ;;
   siw-passive*)
     # The host connects through qemu's forward only once rping listens
     # (`rdma res show cm_id` in the VM lists siw's listener, and the VM
@@ -174,6 +265,20 @@ one_case() {
   wait $host; hrc=$?
   wire_stop
   ok=1
+  case $c in
+  siw-inval-*)
+    [ $vm -eq 0 ] || { echo "    siw side (itapi-inval, vp/ib) failed with status $vm:"; sed 's/^/      /' "$tmp/$c.vm" | tail -12; ok=0; }
+    [ $hrc -eq 0 ] || { echo "    our side (itapi-inval) failed with status $hrc:"; sed 's/^/      /' "$tmp/$c.host" | tail -12; ok=0; }
+    grep -h '^itapi-inval: [a-z]*: ' "$tmp/$c.host" "$tmp/$c.vm" | grep -v listening | sed 's/^/    /'
+    sides=$ok
+    local stag
+    stag=$(sed -n 's/^itapi-inval: stag \(0x[0-9a-f]*\)$/\1/p' "$tmp/$c.host" | head -1)
+    wire_decode "$tmp/$c.pcapng" 0 0x03:Send 0x00:Write 0x04:"Send with Invalidate" \
+      0x07:Terminate >"$tmp/$c.decode" || ok=0
+    inval_wire "$tmp/$c.pcapng" "${stag:-0x0}" "$term" >>"$tmp/$c.decode" || ok=0
+    sed 's/^/  /' "$tmp/$c.decode"
+    return ;;
+  esac
   [ $vm -eq 0 ] || { echo "    siw side (rping) failed with status $vm:"; sed 's/^/      /' "$tmp/$c.vm" | tail -8; ok=0; }
   [ $hrc -eq 0 ] || { echo "    our side (itapi-rping) failed with status $hrc:"; sed 's/^/      /' "$tmp/$c.host" | tail -8; ok=0; }
   pings=$(grep -c 'ping data: rdma-ping-' "$tmp/$c.vm")
