@@ -285,6 +285,21 @@ recv_msg(inval_t *t, uint32_t kind, const char *what, it_dto_cmpl_event_t *d)
 
 /* ---- set-up and connection ------------------------------------------------- */
 
+/* The endpoint with its receives posted: two Reads each way (the dead
+ * Read and a fence), privileged operations where the region is linked. */
+static void
+ep_open(inval_t *t)
+{
+  it_ep_attributes_t a;
+  tool_rc_attr(&a, t->cfg->size, 8, NRECV);
+  a.srv.rc.rdma_read_ird = 2;
+  a.srv.rc.rdma_read_ord = 2;
+  a.priv_ops_enable = t->fast ? IT_TRUE : IT_FALSE;
+  IT(it_ep_rc_create, t->pz, t->dto_evd, t->dto_evd, t->cm_evd, IT_EP_NO_FLAG, &a, &t->ep);
+  for (unsigned i = 0; i < NRECV; i++)
+    post_recv(t);
+}
+
 static void
 inval_open(inval_t *t)
 {
@@ -326,14 +341,7 @@ inval_open(inval_t *t)
        IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_LMR_FLAG_NONE, 0, &t->sink_lmr, &unused);
   }
 
-  it_ep_attributes_t a;
-  tool_rc_attr(&a, cfg->size, 8, NRECV);
-  a.srv.rc.rdma_read_ird = 2;
-  a.srv.rc.rdma_read_ord = 2;
-  a.priv_ops_enable = t->fast ? IT_TRUE : IT_FALSE;
-  IT(it_ep_rc_create, t->pz, t->dto_evd, t->dto_evd, t->cm_evd, IT_EP_NO_FLAG, &a, &t->ep);
-  for (unsigned i = 0; i < NRECV; i++)
-    post_recv(t);
+  ep_open(t);
 }
 
 static void
@@ -397,15 +405,8 @@ inval_connect(inval_t *t)
     IT(it_ep_free, t->ep);
     while (it_evd_dequeue(t->dto_evd, &ev) == IT_SUCCESS)
       ;
-    it_ep_attributes_t a;
-    tool_rc_attr(&a, cfg->size, 8, NRECV);
-    a.srv.rc.rdma_read_ird = 2;
-    a.srv.rc.rdma_read_ord = 2;
-    a.priv_ops_enable = t->fast ? IT_TRUE : IT_FALSE;
-    IT(it_ep_rc_create, t->pz, t->dto_evd, t->dto_evd, t->cm_evd, IT_EP_NO_FLAG, &a, &t->ep);
     t->recvs = 0;
-    for (unsigned i = 0; i < NRECV; i++)
-      post_recv(t);
+    ep_open(t);
     struct timespec pause = { 0, 200000000 };
     nanosleep(&pause, NULL);
   }
