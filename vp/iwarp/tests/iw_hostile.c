@@ -376,6 +376,16 @@ wc_of(rnicpi_cq_t *cq)
   g_error("no completion within 10 s");
 }
 
+/* The next completion of @cq, which must be @wr_id's with @status. */
+static rnicpi_wc_t
+wc_expect(rnicpi_cq_t *cq, uint64_t wr_id, rnicpi_wc_status_t status)
+{
+  rnicpi_wc_t wc = wc_of(cq);
+  g_assert_cmphex(wc.wr_id, ==, wr_id);
+  g_assert_cmpint(wc.status, ==, status);
+  return wc;
+}
+
 /* Work the victim has when the bad frame comes: two receives and a Send
  * (which, when completions wait for placement, waits for its delivery
  * fence, never answered; otherwise it completed at transmission). */
@@ -575,9 +585,7 @@ reply_refused(reply_p2p_t p2p, uint8_t ord, uint8_t code, rnicpi_cm_reason_t why
   g_assert_cmpuint(ev->ord, ==, eord);
   g_free(ev);
   g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_ERROR);
-  rnicpi_wc_t wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x11);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  wc_expect(v.rcq, 0x11, RNICPI_WC_WR_FLUSH_ERR);
   /* The peer closes too: nothing more is reported. */
   close(v.peer);
   v.peer = -1;
@@ -632,12 +640,8 @@ test_recv_outside_region(void)
   g_assert_cmphex(t[20] & 0xe0, ==, 0xc0); /* M and D: the Send's DDP header follows */
   g_assert_cmpmem(t + 24, 18, u, 18);
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
-  rnicpi_wc_t wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x11);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
-  wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x12);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  wc_expect(v.rcq, 0x11, RNICPI_WC_LOC_PROT_ERR);
+  wc_expect(v.rcq, 0x12, RNICPI_WC_WR_FLUSH_ERR);
   for (int i = 0; i < 64; i++)
     g_assert_cmphex(v.buf[4096 + i], ==, 0x5a);
   victim_free(&v);
@@ -766,9 +770,8 @@ region_gone(gone_kind_t kind, gboolean mid, gboolean reuse)
     /* Our own memory failed: the Read's sink, or the receive's buffer. */
     expect_async(kind == GONE_READ ? RNICPI_AE_LOCAL : RNICPI_AE_LOCAL_RECV, 1,
                  kind == GONE_READ ? 1 : 0, 0x00);
-    rnicpi_wc_t wc = wc_of(kind == GONE_READ ? v.scq : v.rcq);
-    g_assert_cmphex(wc.wr_id, ==, kind == GONE_READ ? 0x31 : 0x11);
-    g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
+    wc_expect(kind == GONE_READ ? v.scq : v.rcq, kind == GONE_READ ? 0x31 : 0x11,
+              RNICPI_WC_LOC_PROT_ERR);
   }
   /* Nothing after the deregistration: the first half or nothing at all. */
   static const uint8_t zero[GONE_LEN];
@@ -830,9 +833,7 @@ write_fpdus(victim_t *v, uint32_t len, uint32_t *first)
     size_t k = tagged(u, 0x2, ntohl(sink), 0);
     peer_fpdu(v->peer, v->crc, u, k, FALSE);
   }
-  rnicpi_wc_t wc = wc_of(v->scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x41);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc_expect(v->scq, 0x41, RNICPI_WC_SUCCESS);
   return largest;
 }
 
@@ -1091,14 +1092,10 @@ test_post_no_segments(void)
     size_t k = tagged(u, 0x2, ntohl(sink), 0);
     peer_fpdu(v.peer, v.crc, u, k, FALSE);
   }
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x52);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v.scq, 0x52, RNICPI_WC_SUCCESS);
   size_t n = untagged(u, 0x3, 0, 1, 0, TRUE);
   peer_fpdu(v.peer, v.crc, u, n, FALSE);
-  wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x51);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc = wc_expect(v.rcq, 0x51, RNICPI_WC_SUCCESS);
   g_assert_cmpuint(wc.byte_len, ==, 0);
   victim_free(&v);
 }
@@ -1304,9 +1301,7 @@ peer_send(victim_t *v, uint32_t msn, uint8_t seed, size_t len, gboolean last)
 static void
 expect_srq_recv(victim_t *v, uint64_t id, int slot, uint32_t len, uint8_t seed)
 {
-  rnicpi_wc_t wc = wc_of(v->rcq);
-  g_assert_cmphex(wc.wr_id, ==, id);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v->rcq, id, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RECV);
   g_assert_cmphex(wc.qp_ctx, ==, 0xc0);
   g_assert_cmpuint(wc.byte_len, ==, len);
@@ -1371,9 +1366,7 @@ test_srq_flush_own(void)
   g_assert_cmpuint(P->srq->srq_count(srq), ==, 2);
   g_assert_cmpint(P->queue->qp_to_error(v.qp), ==, RNICPI_OK);
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
-  rnicpi_wc_t wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x31);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_WR_FLUSH_ERR);
+  rnicpi_wc_t wc = wc_expect(v.rcq, 0x31, RNICPI_WC_WR_FLUSH_ERR);
   g_assert_cmpint(P->data->poll_cq(v.rcq, &wc, 1), ==, 0);
   g_assert_cmpuint(P->srq->srq_count(srq), ==, 2);
   victim_free(&v);
@@ -1715,9 +1708,7 @@ fr_post(victim_t *v, rnicpi_mr_t *mr, uint8_t *mem)
     .page_size = FR_PAGE, .num_pages = 2,
   };
   g_assert_cmpint(P->data->post_send(v->qp, &wr), ==, RNICPI_OK);
-  rnicpi_wc_t wc = wc_of(v->scq);
-  g_assert_cmphex(wc.wr_id, ==, 0xf0);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v->scq, 0xf0, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_FAST_REG);
   g_assert_cmphex(wc.rkey, ==, mr->rkey);
   g_assert_true(stag_valid((uint32_t) wc.rkey));
@@ -1740,9 +1731,7 @@ local_inv(victim_t *v, uint32_t stag)
   rnicpi_send_wr_t inv = { .wr_id = 0xf1, .opcode = RNICPI_WR_LOCAL_INV,
                            .flags = RNICPI_WR_SIGNALED, .invalidate_rkey = stag };
   g_assert_cmpint(P->data->post_send(v->qp, &inv), ==, RNICPI_OK);
-  rnicpi_wc_t wc = wc_of(v->scq);
-  g_assert_cmphex(wc.wr_id, ==, 0xf1);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v->scq, 0xf1, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_LOCAL_INV);
   g_assert_cmphex(wc.rkey, ==, stag);
   g_assert_false(stag_valid(stag));
@@ -1869,9 +1858,7 @@ test_read_remote_invalidated(void)
   uint32_t stag = fr_new(&v, mem, &fr);
   victim_load(&v);
   peer_send_inv(&v, 1, stag);
-  rnicpi_wc_t wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x11);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v.rcq, 0x11, RNICPI_WC_SUCCESS);
   g_assert_cmpuint(wc.byte_len, ==, 8);
   g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
   g_assert_cmphex(wc.rkey, ==, stag);
@@ -1951,9 +1938,7 @@ win_bind(victim_t *v, win_t *w, uint32_t access)
                               .addr = (uint64_t) (uintptr_t) (w->mem + MW_OFF), .length = MW_LEN,
                               .access = access };
   g_assert_cmpint(P->data->post_send(v->qp, &wr), ==, RNICPI_OK);
-  rnicpi_wc_t wc = wc_of(v->scq);
-  g_assert_cmphex(wc.wr_id, ==, 0xb1);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v->scq, 0xb1, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_BIND_MW);
   g_assert_cmphex(wc.rkey, ==, w->mw->rkey);
   g_assert_cmphex(wc.rkey >> 8, !=, w->mr->rkey >> 8);
@@ -2112,9 +2097,7 @@ test_mw_read_remote_invalidated(void)
   win_new(&v, &w, RNICPI_ACCESS_REMOTE_READ, 0x5a);
   victim_load(&v);
   peer_send_inv(&v, 1, w.stag);
-  rnicpi_wc_t wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x11);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v.rcq, 0x11, RNICPI_WC_SUCCESS);
   g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
   g_assert_cmphex(wc.rkey, ==, w.stag);
   g_assert_false(stag_valid(w.stag));
@@ -2225,9 +2208,7 @@ test_mw_read_into_window(void)
   memset(want, 0xab, sizeof(want));
 
   read_into_window(&v, &w, RNICPI_WR_RDMA_READ, 16, 32);
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x4e);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v.scq, 0x4e, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
   g_assert_cmpuint(wc.byte_len, ==, 32);
   g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, 0);
@@ -2235,9 +2216,7 @@ test_mw_read_into_window(void)
   g_assert_true(stag_valid(w.stag));
 
   read_into_window(&v, &w, RNICPI_WR_RDMA_READ_INV, 48, 16);
-  wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x4e);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc = wc_expect(v.scq, 0x4e, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
   g_assert_cmphex(wc.flags & RNICPI_WC_WITH_INV, ==, RNICPI_WC_WITH_INV);
   g_assert_cmphex(wc.rkey, ==, w.stag);
@@ -2289,12 +2268,8 @@ test_mw_read_sink_unbound(void)
   g_assert_cmphex(t[19], ==, 0x00);
   wait_cm(RNICPI_CM_BROKEN, 0xc0);
   expect_async(RNICPI_AE_LOCAL, 1, 1, 0x00);
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x4e);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
-  wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0xf1);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v.scq, 0x4e, RNICPI_WC_LOC_PROT_ERR);
+  wc = wc_expect(v.scq, 0xf1, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_LOCAL_INV);
   win_check(&w, 0, 0, 0, NULL);
   win_free(&w);
@@ -2323,9 +2298,7 @@ test_zero_length_read_response(void)
   } while ((u[0] & 0x80) != 0 || (u[1] & 0x0f) != 0x1);
   size_t n = tagged(u, 0x2, 0xdead00, 12345);
   peer_fpdu(v.peer, v.crc, u, n, FALSE);
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x21);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc_expect(v.scq, 0x21, RNICPI_WC_SUCCESS);
   g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
   victim_free(&v);
 }
@@ -2392,15 +2365,11 @@ test_fence_within_ord(void)
   for (size_t i = 0; i < 64; i++)
     u[n + i] = (uint8_t) (0xa0 + i);
   peer_fpdu(v.peer, v.crc, u, n + 64, FALSE);
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x31);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc_expect(v.scq, 0x31, RNICPI_WC_SUCCESS);
   g_assert_cmpmem(v.buf + 256, 64, u + n, 64);
   peer_read_request(&v, 0, &sink, &sink_to); /* now the fence */
   peer_fpdu(v.peer, v.crc, u, tagged(u, 0x2, sink, sink_to), FALSE);
-  wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x21);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc_expect(v.scq, 0x21, RNICPI_WC_SUCCESS);
   g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
   victim_free(&v);
 }
@@ -2422,9 +2391,7 @@ test_fence_no_ord(void)
   victim_ord = 1;
   send_post(&v, 0x21);
   peer_send_then_quiet(&v);
-  rnicpi_wc_t wc = wc_of(v.scq);
-  g_assert_cmphex(wc.wr_id, ==, 0x21);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc_expect(v.scq, 0x21, RNICPI_WC_SUCCESS);
   g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_RTS);
   victim_free(&v);
 }
@@ -2616,14 +2583,10 @@ test_byte_by_byte(void)
     peer_write(v.peer, f + i, 1);
     g_usleep(100);
   }
-  rnicpi_wc_t wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x11);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t wc = wc_expect(v.rcq, 0x11, RNICPI_WC_SUCCESS);
   g_assert_cmpuint(wc.byte_len, ==, 8);
   g_assert_cmpmem(v.buf, 8, "eight b.", 8);
-  wc = wc_of(v.rcq);
-  g_assert_cmphex(wc.wr_id, ==, 0x12);
-  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  wc = wc_expect(v.rcq, 0x12, RNICPI_WC_SUCCESS);
   g_assert_cmpuint(wc.byte_len, ==, 13);
   g_assert_cmpmem(v.buf + 64, 13, "thirteen byte", 13);
   static uint8_t r[65536];
