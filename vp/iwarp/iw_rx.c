@@ -457,6 +457,18 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
   return TRUE;
 }
 
+/* TRUE when the segment's places are a receive's elements, which
+ * rx_targets_live finds again from the payload already placed
+ * (iw_rx_scatter starts them there).  Any other segment's places (a
+ * region's, or the buffer that takes bytes to drop) start at its first
+ * payload byte, and rx_dest skips what is placed.  A receive may be open
+ * under a tagged segment. */
+static gboolean
+rx_rescatters(const iw_rx_t *r)
+{
+  return !iw_op_rules[r->op].tagged && r->rwqe != NULL;
+}
+
 /* Still the same regions as when the header was checked? */
 static gboolean
 rx_targets_live(iw_qp_t *qp)
@@ -467,9 +479,9 @@ rx_targets_live(iw_qp_t *qp)
    * segment's STag and compare generations, never read through r->mr. */
   if (r->mr != NULL)
     return iw_mr_live(qp->dev, r->stag, r->mr_gen) == r->mr;
-  if (r->rwqe != NULL)
+  if (rx_rescatters(r))
     return iw_rx_scatter(qp, r->rwqe, r->msg_off + r->payload_got, r->payload - r->payload_got);
-  return TRUE;
+  return TRUE; /* nothing to place, or bytes to drop */
 }
 
 /* The places the rest of the payload goes to; returns the iovec count. */
@@ -478,7 +490,7 @@ rx_dest(iw_qp_t *qp, struct iovec *iov)
 {
   iw_rx_t *r = &qp->rx;
   int n = 0;
-  uint32_t skip = r->mr != NULL ? r->payload_got : 0; /* iw_rx_scatter restarted at the offset */
+  uint32_t skip = rx_rescatters(r) ? 0 : r->payload_got;
   for (int i = 0; i < r->niov; i++) {
     if (skip >= r->iov[i].iov_len) {
       skip -= (uint32_t) r->iov[i].iov_len;

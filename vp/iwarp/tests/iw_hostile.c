@@ -2476,6 +2476,41 @@ test_close_fence_stale(void)
 }
 
 static void
+test_close_fence_stale_pieces(void)
+{
+  g_test_summary("The close fence answered as Linux siw answered it in the lab: three Read "
+                 "Response FPDUs of 1,436 stale bytes each, the last one last, the first cut "
+                 "in two by a pause so the victim places its payload in two receives; the "
+                 "dropped bytes keep their place in the stream (a second receive that took "
+                 "the whole payload again took the next FPDU's header as payload and junk as "
+                 "a header, and sent a Terminate), and "
+                 "the close ends in FIN and DISCONNECTED, no Terminate");
+  victim_t v;
+  victim_new(&v, REGION);
+  victim_connect(&v, FALSE);
+  uint32_t sink = peer_close_fence(&v);
+  enum { STALE = 1436 };
+  static uint8_t f[3 * (STALE + 64)], u[STALE + 64];
+  size_t n = 0;
+  for (int i = 0; i < 3; i++) {
+    size_t h = tagged(u, 0x2, sink, 0);
+    if (i < 2)
+      u[0] &= (uint8_t) ~0x40; /* not last */
+    memset(u + h, 0x30 + i, STALE);
+    n += fpdu_build(f + n, v.crc, u, h + STALE, FALSE);
+  }
+  peer_write(v.peer, f, 700);
+  g_usleep(100 * 1000); /* the victim takes the first 700 bytes alone */
+  peer_write(v.peer, f + 700, n - 700);
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN, no Terminate */
+  shutdown(v.peer, SHUT_WR);
+  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
+  g_assert_null(g_async_queue_try_pop(asyncq));
+  victim_free(&v);
+}
+
+static void
 test_close_fence_freed(void)
 {
   g_test_summary("The consumer frees a QP whose orderly close waits for nothing but its "
@@ -3154,6 +3189,7 @@ main(int argc, char **argv)
   g_test_add_func("/iwarp/hostile/cm/close-fence", test_close_fence);
   g_test_add_func("/iwarp/hostile/cm/close-fence-no-ord", test_close_fence_no_ord);
   g_test_add_func("/iwarp/hostile/cm/close-fence-stale", test_close_fence_stale);
+  g_test_add_func("/iwarp/hostile/cm/close-fence-stale-pieces", test_close_fence_stale_pieces);
   g_test_add_func("/iwarp/hostile/cm/close-fence-freed", test_close_fence_freed);
   g_test_add_func("/iwarp/hostile/mpa/terminate-for-rtr", test_rtr_wait_terminate);
   g_test_add_func("/iwarp/hostile/mpa/first-fpdu-hold", test_first_fpdu_hold);
