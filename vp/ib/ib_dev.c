@@ -192,6 +192,11 @@ fill_caps(struct ibv_context *ctx, rnicpi_caps_t *c, uint8_t *port_out, gboolean
     /* RDMAC verbs 7.2.7: an iWARP RNIC binds no window to a zero-based
      * region. */
     c->features |= RNICPI_CAP_MW_NEEDS_VA_REGION;
+    /* RFC 5040 6.10: a Send with Invalidate names the peer's STag.  On
+     * InfiniBand it stays off (ib_mw.c: rxe oopses on the invalidation of
+     * a window that is not bound); an iWARP peer answers a key it cannot
+     * invalidate with a Terminate (siw_invalidate_stag, siw_mem.c). */
+    c->features |= RNICPI_CAP_REMOTE_INVALIDATE;
   } else {
     /* IB RC: REQ/REP/RTU, and a Send or Write completes after its ACK. */
     c->features |= RNICPI_CAP_THREE_WAY | RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_IMMEDIATE;

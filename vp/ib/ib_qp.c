@@ -1086,10 +1086,14 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
     mw_op = TRUE;
     break;
   case RNICPI_WR_SEND_INV:
-    /* Left off (doc/provider-ib.md): rxe oopses when a peer invalidates a
-     * window that is not bound, so no device has remote-invalidate. */
+    /* Offered on iWARP devices only (fill_caps, doc/provider-ib.md);
+     * elsewhere the opcode's capability refused it above. */
     v.opcode = IBV_WR_SEND_WITH_INV;
     v.invalidate_rkey = (uint32_t) wr->invalidate_rkey;
+    /* libsiw (rdma-core 44, push_send_wqe) takes every key from
+     * wr.rdma.rkey, and siw sends that as the Invalidate STag
+     * (siw_qp_tx.c); other providers read invalidate_rkey alone. */
+    v.wr.rdma.rkey = (uint32_t) wr->invalidate_rkey;
     break;
   case RNICPI_WR_RDMA_WRITE:
   case RNICPI_WR_RDMA_WRITE_IMM:
@@ -1126,11 +1130,13 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
    * segment has passed map_sges, the check the device would have made
    * with the key (a UD queue pair's faults go to the device, so a bad
    * segment there is never inline).  The library copies the bytes from
-   * the process's own addresses, not a zero-based region's. */
+   * the process's own addresses, not a zero-based region's.  Never a
+   * Send with Invalidate: siw takes inline data for a Send or Write only
+   * (siw_activate_tx_from_sq, siw_qp.c, 6.1), refuses the doorbell with
+   * EINVAL and leaves the request at the head of its queue. */
   if (sges == IB_SGE_OK && fail == 0 && len > 0 && len <= qp->max_inline &&
-      (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_SEND_INV ||
-       wr->opcode == RNICPI_WR_IMM_DATA || wr->opcode == RNICPI_WR_RDMA_WRITE ||
-       wr->opcode == RNICPI_WR_RDMA_WRITE_IMM)) {
+      (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_IMM_DATA ||
+       wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM)) {
     v.send_flags |= IBV_SEND_INLINE;
     for (uint32_t i = 0; i < wr->num_sge; i++)
       sge[i].addr = wr->sg_list[i].addr;
