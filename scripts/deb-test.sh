@@ -53,9 +53,6 @@ if ! (cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
   fail "dpkg-buildpackage failed (the whole log: rerun scripts/deb-test.sh by hand)"
 fi
 echo "# built in $(( $(date +%s) - start )) s"
-# From here on only the installed files exist: itapi-certify would prefer
-# the test programs of the build tree it was built in.
-rm -rf "$tree"
 changes=$(ls "$work"/itapi_*.changes)
 debs=()
 for p in "${pkgs[@]}"; do
@@ -98,10 +95,24 @@ for ia in emul0 iwarp0; do
   echo "# itapi-pingpong -i $ia: $(grep '^all data verified' <<<"$out")"
 done
 
-# A certification row from the installed test programs and rules.
-out=$(run /usr/bin/itapi-certify -p emul --filter /conformance/ia/ --filter /rnicpi/device/ --timeout 60 -q 2>&1) ||
+# A certification row from the installed test programs and rules, with
+# the tree the packages were built in still there: the report names no
+# file of that tree (rules, deviation files), and the digest it gives each
+# test program is that of the installed one.
+out=$(run /usr/bin/itapi-certify -p emul --filter /conformance/ia/ --filter /rnicpi/device/ --timeout 60 -q \
+        --json "$work/certify.json" 2>&1) ||
   { echo "$out"; fail "itapi-certify -p emul --filter /conformance/ia/ --filter /rnicpi/device/ from the installed files"; }
 grep -q "passed" <<<"$out" || { echo "$out"; fail "itapi-certify printed no summary"; }
+if grep -F "$tree/" "$work/certify.json"; then
+  fail "the installed itapi-certify used the build tree $tree"
+fi
+programs=$(grep -o '"catalog programs": "[^"]*"' "$work/certify.json" | cut -d'"' -f4 | tr ',' '\n')
+[ -n "$programs" ] || fail "the itapi-certify report lists no test program"
+while read -r name digest; do
+  want="sha256:$(sha256sum "/usr/libexec/itapi/cert/$name" | cut -d' ' -f1)"
+  [ "$digest" = "$want" ] ||
+    fail "itapi-certify ran a $name other than /usr/libexec/itapi/cert/$name ($digest, not $want)"
+done <<<"$programs"
 echo "# itapi-certify: $(grep -m1 'CERTIFIED' <<<"$out")"
 
 # libitapi-dev: a program built with pkg-config against the installed

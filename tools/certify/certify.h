@@ -72,8 +72,10 @@ char **run_env(void);
 int run_captured(char **argv, char **env, int timeout_s, char **output, double *ms);
 
 /* The catalog (certify_catalog.c). */
+gboolean catalog_in_build_tree(void);
 char *catalog_tests_dir(void);
 GHashTable *catalog_load_deviations(void);
+const char *catalog_rules_file(void);
 GHashTable *catalog_load_rules(void);
 void catalog_attach_rules(GPtrArray *cat, GHashTable *rules);
 char *catalog_rule_line(const test_t *t);

@@ -115,6 +115,23 @@ area_of(test_t *t)
     }
 }
 
+/* Whether this is the itapi-certify of a build tree (meson test, a hand run
+ * of build/tools/certify/itapi-certify): Meson gives the real path of its
+ * build directory, as /proc/self/exe does.  Only that binary takes its test
+ * programs from the build tree and its deviation files and rules from the
+ * source tree; any other copy, installed or staged under a DESTDIR, takes
+ * them from the install prefix alone and never looks into either tree. */
+gboolean
+catalog_in_build_tree(void)
+{
+  static gsize in_tree; /* 0: not known yet, 1: no, 2: yes */
+  if (g_once_init_enter(&in_tree)) {
+    g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+    g_once_init_leave(&in_tree, self != NULL && strcmp(self, CERT_BUILD_EXE) == 0 ? 2 : 1);
+  }
+  return in_tree == 2;
+}
+
 char *
 catalog_tests_dir(void)
 {
@@ -123,10 +140,7 @@ catalog_tests_dir(void)
   const char *env = g_getenv("ITAPI_CERT_DIR");
   if (env != NULL)
     return g_strdup(env);
-  g_autofree char *probe = g_build_filename(CERT_BUILD_DIR, "conformance", "conf-ia", NULL);
-  if (g_file_test(probe, G_FILE_TEST_IS_EXECUTABLE))
-    return g_strdup(CERT_BUILD_DIR);
-  return g_strdup(CERT_INSTALL_DIR);
+  return g_strdup(catalog_in_build_tree() ? CERT_BUILD_DIR : CERT_INSTALL_DIR);
 }
 
 static char *
@@ -172,7 +186,9 @@ read_deviations(GHashTable *dev, const char *path)
 
 /* Deviation files: "<test id> <reason>" per line; '#' starts a comment.
  * The provider's (<provider>.txt) and, for a device with semantics of its
- * own, the device's (<device>.txt), or the one --deviations names. */
+ * own, the device's (<device>.txt), from the source tree for the build
+ * tree's itapi-certify, the installed data directory for any other; or the
+ * one --deviations names. */
 GHashTable *
 catalog_load_deviations(void)
 {
@@ -181,56 +197,58 @@ catalog_load_deviations(void)
     read_deviations(dev, opt_deviations);
     return dev;
   }
+  const char *dir = catalog_in_build_tree() ? CERT_DEVIATIONS_SRC : CERT_DEVIATIONS_INSTALL;
   const char *stems[] = { prov->name, device };
   for (size_t k = 0; k < G_N_ELEMENTS(stems); k++) {
     g_autofree char *name = g_strdup_printf("%s.txt", stems[k]);
-    const char *dirs[] = { CERT_DEVIATIONS_SRC, CERT_DEVIATIONS_INSTALL };
-    for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
-      g_autofree char *p = g_build_filename(dirs[i], name, NULL);
-      if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) {
-        read_deviations(dev, p);
-        break;
-      }
-    }
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+      read_deviations(dev, p);
   }
   return dev;
 }
 
-/* The rule each test checks: conformance/rules.txt, "<id> TAB <where> TAB
- * <rule>" per line, '#' starting a comment; from the source tree or the
- * installed data directory, or the file --rules names.  The table maps an
- * id to "<where>\t<rule>". */
+/* The rules file: the one --rules names, else the source tree's
+ * conformance/rules.txt for the build tree's itapi-certify, the installed
+ * data directory's for any other. */
+const char *
+catalog_rules_file(void)
+{
+  if (opt_rules != NULL)
+    return opt_rules;
+  return catalog_in_build_tree() ? CERT_RULES_SRC : CERT_RULES_INSTALL;
+}
+
+/* The rule each test checks: "<id> TAB <where> TAB <rule>" per line, '#'
+ * starting a comment.  The table maps an id to "<where>\t<rule>"; it is
+ * empty when the default file is missing, and a --rules file that cannot
+ * be read is an error. */
 GHashTable *
 catalog_load_rules(void)
 {
   GHashTable *rules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  const char *paths[] = { opt_rules, CERT_RULES_SRC, CERT_RULES_INSTALL };
-  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
-    g_autofree char *text = NULL;
-    GError *err = NULL;
-    if (paths[i] == NULL)
-      continue;
-    if (!g_file_get_contents(paths[i], &text, NULL, &err)) {
-      if (paths[i] == opt_rules) {
-        fprintf(stderr, "itapi-certify: cannot read the rules file %s: %s\n", paths[i], err->message);
-        exit(2);
-      }
-      g_error_free(err);
-      continue;
+  const char *path = catalog_rules_file();
+  g_autofree char *text = NULL;
+  GError *err = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &err)) {
+    if (opt_rules != NULL) {
+      fprintf(stderr, "itapi-certify: cannot read the rules file %s: %s\n", path, err->message);
+      exit(2);
     }
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    for (char **l = lines; *l != NULL; l++) {
-      if (**l == '#' || **l == '\0')
-        continue;
-      g_auto(GStrv) f = g_strsplit(*l, "\t", 3);
-      if (g_strv_length(f) != 3 || *f[1] == '\0' || *f[2] == '\0') {
-        fprintf(stderr, "itapi-certify: %s: '%s' is not '<test id> TAB <where> TAB <rule>'\n",
-                paths[i], *l);
-        exit(2);
-      }
-      g_hash_table_replace(rules, g_strdup(f[0]), g_strdup_printf("%s\t%s", f[1], f[2]));
+    g_error_free(err);
+    return rules;
+  }
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l != NULL; l++) {
+    if (**l == '#' || **l == '\0')
+      continue;
+    g_auto(GStrv) f = g_strsplit(*l, "\t", 3);
+    if (g_strv_length(f) != 3 || *f[1] == '\0' || *f[2] == '\0') {
+      fprintf(stderr, "itapi-certify: %s: '%s' is not '<test id> TAB <where> TAB <rule>'\n",
+              path, *l);
+      exit(2);
     }
-    break;
+    g_hash_table_replace(rules, g_strdup(f[0]), g_strdup_printf("%s\t%s", f[1], f[2]));
   }
   return rules;
 }
@@ -383,8 +401,8 @@ catalog_build(const char *dir)
       if (tool == NULL) {
         t->program = g_strdup(tool_tests[i].tool);
         t->result = R_FAIL;
-        t->message = g_strdup_printf("tool %s not found in the build tree or %s", tool_tests[i].tool,
-                                     CERT_BINDIR);
+        t->message = g_strdup_printf("tool %s not found under %s or in %s", tool_tests[i].tool,
+                                     dir, CERT_BINDIR);
       } else {
         t->program = g_strdup(tool);
         provenance_program(tool_tests[i].tool, tool);

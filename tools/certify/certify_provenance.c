@@ -188,10 +188,7 @@ provenance_items(void)
                                         programs->len));
   g_checksum_free(all);
   add("catalog programs", g_string_free(each, FALSE));
-  const char *rules = opt_rules != NULL ? opt_rules : CERT_RULES_SRC;
-  if (!g_file_test(rules, G_FILE_TEST_IS_REGULAR))
-    rules = CERT_RULES_INSTALL;
-  add("rules", file_and_digest(rules));
+  add("rules", file_and_digest(catalog_rules_file()));
 
   if (opt_module != NULL) {
     add("provider module", file_and_digest(opt_module));
