@@ -1035,6 +1035,14 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->read_sge_dev = MAX(dev->caps.max_rdma_read_sge, 1u);
   dev->caps.max_rdma_read_sge = MAX(dev->caps.max_rdma_read_sge, IB_READ_SPLIT_SGE);
   dev->inline_max = dev->caps.max_inline = probe_inline(dev->ctx);
+  /* siw answers a zero-length RDMA Read that waited behind its transmit
+   * (an iWARP peer's fence or RTR) with the first element of the request
+   * before it (siw_activate_tx leaves it, siw_qp_sq_proc_tx sends one)
+   * and checks that element's key: an inline request's has none, and the
+   * Read Response fails with a Terminate that ends the connection.  Posted
+   * from a region, the element is one the peer drops (doc/provider-ib.md). */
+  if (dev->caps.vendor_id == IB_SIW_VENDOR_ID)
+    dev->inline_max = dev->caps.max_inline = 0;
   /* Whether its CQs can grow (siw's cannot): a CQ then starts large
    * enough for many queue pairs (ib_cq.c). */
   struct ibv_cq *probe = ibv_create_cq(dev->ctx, 1, NULL, NULL, 0);
