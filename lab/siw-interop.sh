@@ -19,10 +19,12 @@
 #                    (itapi-pingpong -c): 40 round trips of 64 KiB Sends,
 #                    after which our side disconnects at once; both check
 #                    every byte, and siw's last Send must complete without
-#                    error.  Run LAB_PINGPONG_RUNS times (20) in one boot: it
+#                    error.  Run LAB_PINGPONG_RUNS times (10) in one boot: it
 #                    failed 1 run in 2 when our FIN could reach siw while it
 #                    still sent that Send (doc/provider-iwarp.md, "A FIN
-#                    while siw still sends")
+#                    while siw still sends"), and 1 run in 60 when siw's
+#                    stale answer to our close fence came in pieces
+#                    (/iwarp/hostile/cm/close-fence-stale-pieces)
 #   siw-inval-ours   vp/iwarp fast-registers a region and advertises its
 #                    STag; siw (vp/ib in the VM, siw active) RDMA-Writes it
 #                    and sends a Send with Invalidate naming it; a later
@@ -46,14 +48,8 @@
 #
 # A case that fails is run once more (said on its own line) and fails
 # only if it fails again: see the loop below for why.  ib-pingpong is not:
-# it counts a flake.  ib-pingpong runs only when named: with the close
-# fence, 1 run of 20 failed on our side, with one Terminate in the
-# capture (the merged tree of 2026-11-28, issue 57), and that is not
-# understood yet.  The siw-inval cases run only when named too: vp/ib
-# does not offer Send with Invalidate on siw0 (its offer failed
-# /rnicpi/mw/send-invalidate-region-key there), which siw-inval-ours needs,
-# and siw-inval-theirs failed twice in a row in CI (our first Write drew
-# siw's DDP Terminate before any Send with Invalidate).
+# it counts a flake.  LAB_KEEP=DIR keeps every case's captures and both
+# sides' output in DIR.
 #
 # Needs lab/build-initrd.sh run once, qemu-system-x86, tshark.  Prints a
 # TAP line per case ("ok 1 - siw-passive") and "siw-interop: N passed, N
@@ -82,10 +78,10 @@ done
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] ||
   cases=(siw-passive siw-active siw-passive-crc siw-active-crc siw-passive-big siw-active-big
-         siw-passive-srq siw-active-srq)
+         siw-passive-srq siw-active-srq ib-pingpong siw-inval-ours siw-inval-theirs)
 rping=$build/tools/rping/itapi-rping pingpong=$build/doc/itapi-pingpong
 inval=$build/tests/app/itapi-inval
-runs=${LAB_PINGPONG_RUNS:-20}
+runs=${LAB_PINGPONG_RUNS:-10}
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "siw-interop: skipped: no build directory $build"; exit 77; }
 # ib-pingpong shares the tree with the VM (vp/ib and the example run there).
 case $build/ in "$root"/*) share=$root ;; *) share=$build ;; esac
@@ -112,7 +108,11 @@ for t in qemu-system-x86_64 tshark dumpcap; do command -v $t >/dev/null || skip 
 exec 9>"$cache/interop.lock"
 flock 9 || echo "siw-interop: cannot lock $cache/interop.lock; running beside the other lab test" >&2
 
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+# LAB_KEEP=DIR keeps each case's captures and both programs' output
+# there (a failure's evidence); without it they go with the run.
+tmp=$(mktemp -d)
+trap 'if [ -n "${LAB_KEEP:-}" ]; then mkdir -p "$LAB_KEEP" && cp -a "$tmp"/. "$LAB_KEEP"/; fi
+      rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
 # The VM as this test was written for: siw0 on eth0 only, no shared tree
 # (the lab's default adds rxe0 and 9p, which only lengthen the boot).
 vmargs=(-S -k lab.rdma=siw0:eth0)
@@ -191,9 +191,12 @@ inval_case() {
     # siw invalidates any region of the queue pair's domain
     # (siw_invalidate_stag), but libsiw's poll_cq clears wc_flags, so the
     # owner's receive cannot name it (-u).  Our Write waits for placement
-    # (ITAPI_IWARP_COMPLETION=placed) so that siw's Terminate fails it.
+    # (ITAPI_IWARP_COMPLETION=placed) so that siw's Terminate fails it;
+    # siw's own consumer learns of the dead access as verbs' QP_ACCESS_ERR,
+    # which names no operation (LOCAL_ACCESS_VIOLATION through vp/ib).
     "$lab/run.sh" -q -s "$share" -t 240 -k lab.rdma=siw0:eth0 -f "tcp:127.0.0.1:$hport-:7175" \
-      "$vmenv $inval -s -r owner -p 7175 -i siw0 -u -X IT_CM_MSG_CONN_DISCONNECT_EVENT -T 120 & s=\$!;
+      "$vmenv $inval -s -r owner -p 7175 -i siw0 -u -A IT_ASYNC_AFF_EP_LOCAL_ACCESS_VIOLATION \
+       -X IT_CM_MSG_CONN_DISCONNECT_EVENT,IT_CM_MSG_CONN_BROKEN_EVENT -T 120 & s=\$!;
        i=0; until rdma res show cm_id | grep -q 'LISTEN.*src-addr 10.0.2.15:7175 '; do
          i=\$((i + 1)); [ \$i -lt 120 ] && kill -0 \$s || break; sleep 1; done;
        echo LAB-LISTENING; wait \$s" >"$tmp/$c.vm" 2>&1 &
@@ -297,6 +300,15 @@ one_case() {
   sed 's/^/  /' "$tmp/$c.decode"
 }
 
+# With LAB_KEEP, each run of a case keeps its files in a directory of its
+# own (a retry would overwrite the failure's).
+keep_n=0
+keep_run() {
+  [ -n "${LAB_KEEP:-}" ] || return 0
+  keep_n=$((keep_n + 1))
+  mkdir -p "$tmp/$keep_n-$1" && mv "$tmp/$1".* "$tmp/$keep_n-$1"/ 2>/dev/null
+}
+
 for c in "${cases[@]}"; do
   if [ "$c" = ib-pingpong ] && [ ! -f "$build/vp/ib/libitapi-ib.so" ]; then
     n=$((n + 1)) pass=$((pass + 1))
@@ -304,6 +316,7 @@ for c in "${cases[@]}"; do
     continue
   fi
   one_case "$c"
+  keep_run "$c"
   # A case that failed runs once more, and fails only if it fails again.
   # Two failures seen on a loaded host (CI's suites beside the VM, or
   # busy loops) were not the protocol's: both sides moved and checked
@@ -317,6 +330,7 @@ for c in "${cases[@]}"; do
     echo "    $c failed: once more"
     retried=$((retried + 1))
     one_case "$c"
+    keep_run "$c"
   fi
   n=$((n + 1))
   if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok $n - $c"; else fail=$((fail + 1)); echo "not ok $n - $c"; fi
