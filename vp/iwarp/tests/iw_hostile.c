@@ -2412,6 +2412,21 @@ peer_close_fence(victim_t *v)
   return sink;
 }
 
+/* The close ends orderly: the victim's FIN and nothing before it (no
+ * Terminate), then DISCONNECTED once the peer closes too, with no
+ * asynchronous event; the victim is freed. */
+static void
+close_ends_orderly(victim_t *v)
+{
+  uint8_t b;
+  g_assert_cmpuint(peer_read(v->peer, &b, 1), ==, 0);
+  shutdown(v->peer, SHUT_WR);
+  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
+  g_assert_cmpint(P->queue->qp_state(v->qp), ==, RNICPI_QPS_ERROR);
+  g_assert_null(g_async_queue_try_pop(asyncq));
+  victim_free(v);
+}
+
 static void
 test_close_fence(void)
 {
@@ -2425,12 +2440,7 @@ test_close_fence(void)
   uint32_t sink = peer_close_fence(&v);
   uint8_t u[64];
   peer_fpdu(v.peer, v.crc, u, tagged(u, 0x2, sink, 0), FALSE);
-  uint8_t b;
-  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN */
-  shutdown(v.peer, SHUT_WR);
-  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
-  g_assert_cmpint(P->queue->qp_state(v.qp), ==, RNICPI_QPS_ERROR);
-  victim_free(&v);
+  close_ends_orderly(&v);
 }
 
 static void
@@ -2467,12 +2477,7 @@ test_close_fence_stale(void)
   size_t n = tagged(u, 0x2, sink, 0);
   memset(u + n, 0x5a, 16);
   peer_fpdu(v.peer, v.crc, u, n + 16, FALSE);
-  uint8_t b;
-  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN, no Terminate */
-  shutdown(v.peer, SHUT_WR);
-  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
-  g_assert_null(g_async_queue_try_pop(asyncq));
-  victim_free(&v);
+  close_ends_orderly(&v);
 }
 
 static void
@@ -2502,12 +2507,7 @@ test_close_fence_stale_pieces(void)
   peer_write(v.peer, f, 700);
   g_usleep(100 * 1000); /* the victim takes the first 700 bytes alone */
   peer_write(v.peer, f + 700, n - 700);
-  uint8_t b;
-  g_assert_cmpuint(peer_read(v.peer, &b, 1), ==, 0); /* the FIN, no Terminate */
-  shutdown(v.peer, SHUT_WR);
-  wait_cm(RNICPI_CM_DISCONNECTED, 0xc0);
-  g_assert_null(g_async_queue_try_pop(asyncq));
-  victim_free(&v);
+  close_ends_orderly(&v);
 }
 
 static void
