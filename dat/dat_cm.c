@@ -1,0 +1,280 @@
+/*
+ * dat/: connection management.  A PSP is an IT-API listen point on spigot
+ * 0 whose connection qualifier is an IANA port (DAT conn_qual 0..65535);
+ * a connection request arriving on its CR EVD becomes a CR object holding
+ * IT-API's cn_est_id and a writable copy of the private data (dtest edits
+ * it and accepts with it).  dat_ep_connect resolves the remote address with
+ * it_get_pathinfo() and connects with the two-way handshake.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+static DAT_RETURN
+net_addr_of(DAT_IA_ADDRESS_PTR sa, it_net_addr_t *out, struct sockaddr_in *copy)
+{
+  memset(out, 0, sizeof(*out));
+  if (sa == NULL)
+    return DATX_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_MALFORMED);
+  if (sa->sa_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+    out->addr_type = IT_IPV4;
+    out->addr.ipv4 = in->sin_addr;
+    *copy = *in;
+    return DAT_SUCCESS;
+  }
+  if (sa->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+    out->addr_type = IT_IPV6;
+    out->addr.ipv6 = in6->sin6_addr;
+    memset(copy, 0, sizeof(*copy));
+    return DAT_SUCCESS;
+  }
+  return DATX_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
+}
+
+DAT_RETURN
+datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
+                DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos,
+                DAT_CONNECT_FLAGS flags)
+{
+  (void) qos;
+  (void) flags;
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (qual > UINT16_MAX)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (pdata_size < 0 || (size_t) pdata_size > ep->ia->connect_pdata_len ||
+      (pdata_size > 0 && pdata == NULL))
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  it_net_addr_t addr;
+  struct sockaddr_in copy;
+  DAT_RETURN ret = net_addr_of(remote, &addr, &copy);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  it_path_t path;
+  size_t npaths = 1, total = 0;
+  it_status_t st = it_get_pathinfo(ep->ia->it, 0, &addr, &npaths, &total, &path);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  if (npaths == 0)
+    return DATX_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE);
+  if (timeout != DAT_TIMEOUT_INFINITE)
+    path.timeout = timeout;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) qual);
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  ep->remote = copy;
+  ep->remote.sin_port = htons((uint16_t) qual);
+  ep->remote_qual = qual;
+  ep->active = TRUE;
+  st = it_ep_connect(ep->it, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, pdata, (size_t) pdata_size);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
+{
+  (void) flags; /* IT-API's disconnect is graceful where the transport has one, else abrupt */
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  it_status_t st = it_ep_disconnect(ep->it, NULL, 0);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_handle,
+                DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (qual > UINT16_MAX)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL || evd->ia != ia || evd->sevd[DATX_S_CR] == IT_NULL_HANDLE)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+  if (flags != DAT_PSP_CONSUMER_FLAG)
+    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0); /* provider-made EPs: a later step */
+  if (psp_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  datx_psp_t *psp = g_new0(datx_psp_t, 1);
+  psp->ia = ia;
+  psp->evd = evd;
+  psp->qual = qual;
+  psp->flags = flags;
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons((uint16_t) qual);
+  it_status_t st = it_listen_create(ia->it, 0, evd->sevd[DATX_S_CR], IT_LISTEN_CONN_QUAL_INPUT, &q,
+                                    &psp->it);
+  if (st != IT_SUCCESS) {
+    g_free(psp);
+    if (st == IT_ERR_CONN_QUAL_BUSY)
+      return DATX_ERR(DAT_CONN_QUAL_IN_USE, 0);
+    return datx_status(st, DAT_INVALID_HANDLE_IA);
+  }
+  psp->cell = datx_cell_new(&ia->provider->dat, DATX_PSP, psp, ia);
+  if (psp->cell == NULL) {
+    it_listen_free(psp->it);
+    g_free(psp);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  }
+  g_atomic_int_inc(&evd->users);
+  g_mutex_lock(&ia->lock);
+  ia->psps = g_list_prepend(ia->psps, psp);
+  g_mutex_unlock(&ia->lock);
+  *psp_handle = psp->cell;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param)
+{
+  datx_psp_t *psp = datx_cell_get(psp_handle, DATX_PSP);
+  if (psp == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_PSP_FIELD_IA_HANDLE)
+    param->ia_handle = psp->ia->cell;
+  if (mask & DAT_PSP_FIELD_CONN_QUAL)
+    param->conn_qual = psp->qual;
+  if (mask & DAT_PSP_FIELD_EVD_HANDLE)
+    param->evd_handle = psp->evd->cell;
+  if (mask & DAT_PSP_FIELD_PSP_FLAGS)
+    param->psp_flags = psp->flags;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_psp_free(DAT_PSP_HANDLE psp_handle)
+{
+  datx_psp_t *psp = datx_cell_get(psp_handle, DATX_PSP);
+  if (psp == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+  it_status_t st = it_listen_free(psp->it);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_PSP);
+  datx_ia_t *ia = psp->ia;
+  g_mutex_lock(&ia->lock);
+  ia->psps = g_list_remove(ia->psps, psp);
+  g_mutex_unlock(&ia->lock);
+  g_atomic_int_dec_and_test(&psp->evd->users);
+  datx_cell_kill(psp->cell, ia);
+  g_free(psp);
+  return DAT_SUCCESS;
+}
+
+datx_cell_t *
+datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, datx_psp_t **sp)
+{
+  DAT_CONN_QUAL qual = ntohs(req->conn_qual.conn_qual.port);
+  datx_psp_t *psp = NULL;
+  g_mutex_lock(&ia->lock);
+  for (GList *l = ia->psps; l != NULL; l = l->next)
+    if (((datx_psp_t *) l->data)->qual == qual) {
+      psp = l->data;
+      break;
+    }
+  g_mutex_unlock(&ia->lock);
+  if (psp == NULL) {
+    g_message("DAT IA %s: a connection request for qualifier %llu, which no PSP serves, is rejected",
+              ia->provider->info.ia_name, (unsigned long long) qual);
+    it_reject(req->cn_est_id, NULL, 0);
+    return NULL;
+  }
+  datx_cr_t *cr = g_new0(datx_cr_t, 1);
+  cr->ia = ia;
+  cr->psp = psp;
+  cr->qual = qual;
+  cr->cn_est_id = req->cn_est_id;
+  cr->remote.sin_family = AF_INET;
+  if (req->source_addr.addr_type == IT_IPV4)
+    cr->remote.sin_addr = req->source_addr.addr.ipv4;
+  if (req->private_data_present)
+    memcpy(cr->pdata, req->private_data, sizeof(cr->pdata));
+  cr->pdata_size = req->private_data_present ? ia->connect_pdata_len : 0;
+  cr->cell = datx_cell_new(&ia->provider->dat, DATX_CR, cr, ia);
+  if (cr->cell == NULL) {
+    it_reject(req->cn_est_id, NULL, 0);
+    g_free(cr);
+    return NULL;
+  }
+  *sp = psp;
+  return cr->cell;
+}
+
+DAT_RETURN
+datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param)
+{
+  datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
+  if (cr == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_CR_FIELD_REMOTE_IA_ADDRESS_PTR)
+    param->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR) &cr->remote;
+  if (mask & DAT_CR_FIELD_REMOTE_PORT_QUAL)
+    param->remote_port_qual = 0; /* IT-API does not deliver the requester's port */
+  if (mask & DAT_CR_FIELD_PRIVATE_DATA_SIZE)
+    param->private_data_size = (DAT_COUNT) cr->pdata_size;
+  if (mask & DAT_CR_FIELD_PRIVATE_DATA)
+    param->private_data = cr->pdata;
+  if (mask & DAT_CR_FIELD_LOCAL_EP_HANDLE)
+    param->local_ep_handle = DAT_HANDLE_NULL;
+  return DAT_SUCCESS;
+}
+
+static void
+cr_done(datx_cr_t *cr)
+{
+  datx_cell_kill(cr->cell, cr->ia);
+  g_free(cr);
+}
+
+DAT_RETURN
+datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata_size,
+               const DAT_PVOID pdata)
+{
+  datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
+  if (cr == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL || ep->ia != cr->ia)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (pdata_size < 0 || (size_t) pdata_size > cr->ia->accept_pdata_len ||
+      (pdata_size > 0 && pdata == NULL))
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  ep->remote = cr->remote;
+  ep->local_qual = cr->qual;
+  ep->active = FALSE;
+  it_status_t st = it_ep_accept(ep->it, cr->cn_est_id, pdata, (size_t) pdata_size);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  cr_done(cr);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pdata)
+{
+  datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
+  if (cr == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  if (pdata_size < 0 || (size_t) pdata_size > cr->ia->reject_pdata_len ||
+      (pdata_size > 0 && pdata == NULL))
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  it_status_t st = it_reject(cr->cn_est_id, pdata, (size_t) pdata_size);
+  cr_done(cr);
+  return datx_status(st, DAT_INVALID_HANDLE_CR);
+}

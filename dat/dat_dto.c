@@ -1,0 +1,130 @@
+/*
+ * dat/: data transfers.  DAT's LMR triplets name a region by lmr_context
+ * (the LMR's cell number) and an absolute virtual address; IT-API's name
+ * the region's handle and the same address.  A zero-length DAT segment
+ * names nothing (DAT 2.0 6.6.x) and is left out.  The consumer's DTO cookie
+ * is IT-API's cookie, returned as it is in the completion.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#define DATX_MAX_SEGS 32
+
+static DAT_RETURN
+segments_of(const datx_ep_t *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, it_lmr_triplet_t *out,
+            size_t *nout, uint64_t *total)
+{
+  if (n < 0 || n > DATX_MAX_SEGS || (n > 0 && iov == NULL))
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  size_t k = 0;
+  *total = 0;
+  for (DAT_COUNT i = 0; i < n; i++) {
+    if (iov[i].segment_length == 0)
+      continue;
+    datx_lmr_t *lmr = datx_lmr_from_context(iov[i].lmr_context);
+    if (lmr == NULL || lmr->ia != ep->ia)
+      return DATX_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ);
+    out[k].lmr = lmr->it;
+    out[k].addr.abs = (void *) (uintptr_t) iov[i].virtual_address;
+    out[k].length = iov[i].segment_length;
+    *total += iov[i].segment_length;
+    k++;
+  }
+  *nout = k;
+  return DAT_SUCCESS;
+}
+
+static it_dto_flags_t
+flags_of(DAT_COMPLETION_FLAGS f)
+{
+  it_dto_flags_t out = 0;
+  if (!(f & DAT_COMPLETION_SUPPRESS_FLAG))
+    out |= IT_COMPLETION_FLAG;
+  if (f & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
+    out |= IT_SOLICITED_WAIT_FLAG;
+  if (f & DAT_COMPLETION_BARRIER_FENCE_FLAG)
+    out |= IT_BARRIER_FENCE_FLAG;
+  return out;
+}
+
+DAT_RETURN
+datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                  DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  it_lmr_triplet_t seg[DATX_MAX_SEGS];
+  size_t k;
+  uint64_t total;
+  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  return datx_status(it_post_send(ep->it, seg, k, cookie.as_64, flags_of(flags)),
+                     DAT_INVALID_HANDLE_EP);
+}
+
+DAT_RETURN
+datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                  DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+  (void) flags; /* a receive always completes with an event (DAT 2.0 6.6.2) */
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  it_lmr_triplet_t seg[DATX_MAX_SEGS];
+  size_t k;
+  uint64_t total;
+  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  return datx_status(it_post_recv(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG),
+                     DAT_INVALID_HANDLE_EP);
+}
+
+DAT_RETURN
+datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                       DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                       DAT_COMPLETION_FLAGS flags)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (remote == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  it_lmr_triplet_t seg[DATX_MAX_SEGS];
+  size_t k;
+  uint64_t total;
+  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  if (total > remote->segment_length)
+    return DATX_ERR(DAT_LENGTH_ERROR, 0);
+  return datx_status(it_post_rdma_read(ep->it, seg, k, cookie.as_64, flags_of(flags),
+                                       remote->virtual_address, remote->rmr_context),
+                     DAT_INVALID_HANDLE_EP);
+}
+
+DAT_RETURN
+datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                        DAT_COMPLETION_FLAGS flags)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (remote == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  it_lmr_triplet_t seg[DATX_MAX_SEGS];
+  size_t k;
+  uint64_t total;
+  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  if (total > remote->segment_length)
+    return DATX_ERR(DAT_LENGTH_ERROR, 0);
+  return datx_status(it_post_rdma_write(ep->it, seg, k, cookie.as_64, flags_of(flags),
+                                        remote->virtual_address, remote->rmr_context),
+                     DAT_INVALID_HANDLE_EP);
+}

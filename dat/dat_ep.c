@@ -1,0 +1,266 @@
+/*
+ * dat/: endpoints.  A DAT EP is an IT-API RC endpoint; its DAT EVDs give
+ * it their DTO and connection SEVDs, and its consumer context on the IT-API
+ * side is its DAT handle, which is how completions name it.  An EP created
+ * without a receive, request or connection EVD (DAT 2.0 6.5.1 allows
+ * DAT_HANDLE_NULL) gets a private IT-API dispatcher whose events no one
+ * reads.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <string.h>
+
+static DAT_EP_STATE
+state_of(it_ep_state_rc_t st)
+{
+  switch (st) {
+  case IT_EP_STATE_UNCONNECTED: return DAT_EP_STATE_UNCONNECTED;
+  case IT_EP_STATE_ACTIVE1_CONNECTION_PENDING:
+  case IT_EP_STATE_ACTIVE2_CONNECTION_PENDING: return DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+  case IT_EP_STATE_PASSIVE_CONNECTION_PENDING:
+  case IT_EP_STATE_PASSIVE_WAIT_RDMA_TRANS_REQ: return DAT_EP_STATE_PASSIVE_CONNECTION_PENDING;
+  case IT_EP_STATE_CONNECTED: return DAT_EP_STATE_CONNECTED;
+  case IT_EP_STATE_NONOPERATIONAL: return DAT_EP_STATE_DISCONNECTED;
+  }
+  return DAT_EP_STATE_DISCONNECTED;
+}
+
+/* The DAT default attributes (DAT 2.0 6.5.1: the provider chooses them when
+ * the consumer gives none). */
+static void
+default_attr(const datx_ia_t *ia, DAT_EP_ATTR *a)
+{
+  memset(a, 0, sizeof(*a));
+  a->service_type = DAT_SERVICE_TYPE_RC;
+  a->max_message_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_send_len, (size_t) UINT32_MAX);
+  a->max_rdma_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_rdma_len, (size_t) UINT32_MAX);
+  a->max_recv_dtos = 64;
+  a->max_request_dtos = 64;
+  a->max_recv_iov = 4;
+  a->max_request_iov = 4;
+  a->max_rdma_read_in = 4;
+  a->max_rdma_read_out = 4;
+  a->max_rdma_read_iov = 4;
+  a->max_rdma_write_iov = 4;
+}
+
+/* The IT-API dispatcher of @p stream behind DAT EVD @p handle; NULL handle:
+ * a private one made on @p ia (stored in @p own). */
+static DAT_RETURN
+it_evd_for(datx_ia_t *ia, DAT_EVD_HANDLE handle, int stream, DAT_RETURN_SUBTYPE sub,
+           datx_evd_t **evd, it_evd_handle_t *own, it_evd_handle_t *out)
+{
+  *evd = NULL;
+  if (handle == DAT_HANDLE_NULL) {
+    if (*own == IT_NULL_HANDLE) {
+      it_event_type_t s = stream == DATX_S_DTO ? IT_DTO_EVENT_STREAM : IT_CM_MSG_EVENT_STREAM;
+      it_status_t st = it_evd_create(ia->it, s, IT_EVD_OVERFLOW_DEFAULT, 64, 1, IT_NULL_HANDLE,
+                                     own, NULL);
+      if (st != IT_SUCCESS)
+        return datx_status(st, sub);
+    }
+    *out = *own;
+    return DAT_SUCCESS;
+  }
+  datx_evd_t *e = datx_cell_get(handle, DATX_EVD);
+  if (e == NULL || e->ia != ia || e->sevd[stream] == IT_NULL_HANDLE)
+    return DATX_ERR(DAT_INVALID_HANDLE, sub);
+  *evd = e;
+  *out = e->sevd[stream];
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
+               DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, const DAT_EP_ATTR *attr,
+               DAT_EP_HANDLE *ep_handle)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
+  if (pz == NULL || pz->ia != ia)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  if (ep_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+  if (attr != NULL && attr->service_type != DAT_SERVICE_TYPE_RC)
+    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+
+  datx_ep_t *ep = g_new0(datx_ep_t, 1);
+  ep->ia = ia;
+  ep->pz = pz;
+  if (attr != NULL)
+    ep->attr = *attr;
+  else
+    default_attr(ia, &ep->attr);
+  DAT_EP_ATTR *a = &ep->attr;
+  a->ep_transport_specific_count = 0;
+  a->ep_transport_specific = NULL;
+  a->ep_provider_specific_count = 0;
+  a->ep_provider_specific = NULL;
+
+  it_evd_handle_t it_recv, it_req, it_conn;
+  DAT_RETURN ret = it_evd_for(ia, recv_evd, DATX_S_DTO, DAT_INVALID_HANDLE_EVD_RECV, &ep->recv_evd,
+                              &ep->own_dto, &it_recv);
+  if (ret == DAT_SUCCESS)
+    ret = it_evd_for(ia, req_evd, DATX_S_DTO, DAT_INVALID_HANDLE_EVD_REQUEST, &ep->req_evd,
+                     &ep->own_dto, &it_req);
+  if (ret == DAT_SUCCESS)
+    ret = it_evd_for(ia, conn_evd, DATX_S_CONN, DAT_INVALID_HANDLE_EVD_CONN, &ep->conn_evd,
+                     &ep->own_conn, &it_conn);
+  if (ret != DAT_SUCCESS)
+    goto err_free;
+
+  it_ep_attributes_t it_attr;
+  memset(&it_attr, 0, sizeof(it_attr));
+  it_attr.max_dto_payload_size = a->max_message_size != 0 ? a->max_message_size : ia->max_rc_send_len;
+  it_attr.max_request_dtos = (size_t) MAX(a->max_request_dtos, 1);
+  it_attr.max_recv_dtos = (size_t) MAX(a->max_recv_dtos, 1);
+  it_attr.max_send_segments = (size_t) MAX(a->max_request_iov, 1);
+  it_attr.max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
+  it_attr.srv.rc.rdma_read_enable = IT_TRUE;
+  it_attr.srv.rc.rdma_write_enable = IT_TRUE;
+  /* DAT 2.0 leaves RDMA iovs at 0 to mean "as for requests". */
+  it_attr.srv.rc.max_rdma_read_segments =
+      (size_t) MAX(a->max_rdma_read_iov > 0 ? a->max_rdma_read_iov : a->max_request_iov, 1);
+  it_attr.srv.rc.max_rdma_write_segments =
+      (size_t) MAX(a->max_rdma_write_iov > 0 ? a->max_rdma_write_iov : a->max_request_iov, 1);
+  it_attr.srv.rc.rdma_read_ird = (uint32_t) MAX(a->max_rdma_read_in, 0);
+  it_attr.srv.rc.rdma_read_ord = (uint32_t) MAX(a->max_rdma_read_out, 0);
+  it_status_t st = it_ep_rc_create(pz->it, it_req, it_recv, it_conn, IT_EP_NO_FLAG, &it_attr, &ep->it);
+  if (st != IT_SUCCESS) {
+    g_message("DAT EP on %s: it_ep_rc_create failed: %s", ia->provider->it_name,
+              itx_status_name(st));
+    ret = datx_status(st, DAT_INVALID_HANDLE_EP);
+    goto err_free;
+  }
+  a->max_rdma_read_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_read_segments;
+  a->max_rdma_write_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_write_segments;
+  ep->cell = datx_cell_new(&ia->provider->dat, DATX_EP, ep, ia);
+  if (ep->cell == NULL) {
+    ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    goto err_ep;
+  }
+  it_context_t ctx = { .ptr = ep->cell };
+  it_set_consumer_context(ep->it, ctx);
+  g_atomic_int_inc(&pz->users);
+  if (ep->recv_evd != NULL)
+    g_atomic_int_inc(&ep->recv_evd->users);
+  if (ep->req_evd != NULL)
+    g_atomic_int_inc(&ep->req_evd->users);
+  if (ep->conn_evd != NULL)
+    g_atomic_int_inc(&ep->conn_evd->users);
+  *ep_handle = ep->cell;
+  return DAT_SUCCESS;
+
+err_ep:
+  it_ep_free(ep->it);
+err_free:
+  if (ep->own_dto != IT_NULL_HANDLE)
+    it_evd_free(ep->own_dto);
+  if (ep->own_conn != IT_NULL_HANDLE)
+    it_evd_free(ep->own_conn);
+  g_free(ep);
+  return ret;
+}
+
+DAT_RETURN
+datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_EP_FIELD_IA_HANDLE)
+    param->ia_handle = ep->ia->cell;
+  if (mask & DAT_EP_FIELD_EP_STATE) {
+    DAT_RETURN ret = datx_ep_get_status(ep_handle, &param->ep_state, NULL, NULL);
+    if (ret != DAT_SUCCESS)
+      return ret;
+  }
+  if (mask & DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR)
+    param->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR) &ep->ia->addr;
+  if (mask & DAT_EP_FIELD_LOCAL_PORT_QUAL)
+    param->local_port_qual = ep->local_qual;
+  if (mask & DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR)
+    param->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR) &ep->remote;
+  if (mask & DAT_EP_FIELD_REMOTE_PORT_QUAL)
+    param->remote_port_qual = ep->remote_qual;
+  if (mask & DAT_EP_FIELD_PZ_HANDLE)
+    param->pz_handle = ep->pz->cell;
+  if (mask & DAT_EP_FIELD_RECV_EVD_HANDLE)
+    param->recv_evd_handle = ep->recv_evd != NULL ? ep->recv_evd->cell : DAT_HANDLE_NULL;
+  if (mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE)
+    param->request_evd_handle = ep->req_evd != NULL ? ep->req_evd->cell : DAT_HANDLE_NULL;
+  if (mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE)
+    param->connect_evd_handle = ep->conn_evd != NULL ? ep->conn_evd->cell : DAT_HANDLE_NULL;
+  if (mask & DAT_EP_FIELD_SRQ_HANDLE)
+    param->srq_handle = DAT_HANDLE_NULL;
+  if (mask & DAT_EP_FIELD_EP_ATTR_ALL)
+    param->ep_attr = ep->attr;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (mask != 0 && param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask == 0)
+    return DAT_SUCCESS;
+  /* Changing an EP's EVDs, zone or queue sizes is the next step's work. */
+  return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
+}
+
+DAT_RETURN
+datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+                   DAT_BOOLEAN *request_idle)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (state == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  it_ep_param_t p;
+  it_status_t st = it_ep_query(ep->it, IT_EP_PARAM_STATE, &p);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  *state = state_of(p.ep_state.rc);
+  /* IT-API does not say whether work is outstanding. */
+  if (recv_idle != NULL)
+    *recv_idle = DAT_FALSE;
+  if (request_idle != NULL)
+    *request_idle = DAT_FALSE;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_free(DAT_EP_HANDLE ep_handle)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  it_status_t st = it_ep_free(ep->it);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  if (ep->own_dto != IT_NULL_HANDLE)
+    it_evd_free(ep->own_dto);
+  if (ep->own_conn != IT_NULL_HANDLE)
+    it_evd_free(ep->own_conn);
+  g_atomic_int_dec_and_test(&ep->pz->users);
+  if (ep->recv_evd != NULL)
+    g_atomic_int_dec_and_test(&ep->recv_evd->users);
+  if (ep->req_evd != NULL)
+    g_atomic_int_dec_and_test(&ep->req_evd->users);
+  if (ep->conn_evd != NULL)
+    g_atomic_int_dec_and_test(&ep->conn_evd->users);
+  datx_cell_kill(ep->cell, ep->ia);
+  g_free(ep);
+  return DAT_SUCCESS;
+}

@@ -1,0 +1,409 @@
+/*
+ * dat/: event dispatchers.
+ *
+ * A DAT EVD may serve several streams (DAT 2.0 6.3.2: the DTO, CR,
+ * connection, asynchronous and software flags combine); an IT-API simple
+ * dispatcher serves one.  So a DAT EVD holds one IT-API SEVD per stream and,
+ * when it has several, an aggregate (AEVD) they feed: wait and dequeue go to
+ * the aggregate, which hands out the underlying events.  With one stream the
+ * SEVD is used directly, and dat_evd_wait's threshold becomes the SEVD's
+ * (an aggregate has none: there a threshold above 1 waits for one event).
+ * Each event is translated when it is dequeued: the IT-API endpoint's
+ * consumer context names the DAT endpoint, a connection request becomes a
+ * CR object, a software event carries a copy of the consumer's DAT_EVENT.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <string.h>
+
+/* An IT-API event that has no DAT counterpart (a request for no PSP). */
+#define DATX_DROPPED ((DAT_RETURN) 1)
+
+static const it_event_type_t stream_of[DATX_S_COUNT] = {
+  [DATX_S_DTO] = IT_DTO_EVENT_STREAM,
+  [DATX_S_CR] = IT_CM_REQ_EVENT_STREAM,
+  [DATX_S_CONN] = IT_CM_MSG_EVENT_STREAM,
+  [DATX_S_ASYNC] = IT_ASYNC_AFF_EVENT_STREAM,
+  [DATX_S_SW] = IT_SOFTWARE_EVENT_STREAM,
+};
+
+static void
+evd_release_it(datx_evd_t *evd)
+{
+  for (int s = 0; s < DATX_S_COUNT; s++)
+    if (evd->sevd[s] != IT_NULL_HANDLE) {
+      it_evd_free(evd->sevd[s]);
+      evd->sevd[s] = IT_NULL_HANDLE;
+    }
+  if (evd->aevd != IT_NULL_HANDLE) {
+    it_evd_free(evd->aevd);
+    evd->aevd = IT_NULL_HANDLE;
+  }
+}
+
+DAT_RETURN
+datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
+                DAT_EVD_HANDLE *evd_handle)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (qlen <= 0)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (cno != DAT_HANDLE_NULL)
+    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0); /* CNOs come with the next step */
+  if (evd_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  const DAT_EVD_FLAGS known = DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG |
+                              DAT_EVD_CONNECTION_FLAG | DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG;
+  if (flags == 0 || (flags & ~known) != 0)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+
+  datx_evd_t *evd = g_new0(datx_evd_t, 1);
+  evd->ia = ia;
+  evd->flags = flags;
+  evd->qlen = qlen;
+  evd->state = DAT_EVD_STATE_ENABLED | DAT_EVD_STATE_WAITABLE;
+  gboolean want[DATX_S_COUNT] = {
+    [DATX_S_DTO] = (flags & (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG)) != 0,
+    [DATX_S_CR] = (flags & DAT_EVD_CR_FLAG) != 0,
+    [DATX_S_CONN] = (flags & DAT_EVD_CONNECTION_FLAG) != 0,
+    [DATX_S_ASYNC] = (flags & DAT_EVD_ASYNC_FLAG) != 0,
+    [DATX_S_SW] = (flags & DAT_EVD_SOFTWARE_FLAG) != 0,
+  };
+  /* One IT-API dispatcher per adapter carries its affiliated asynchronous
+   * events: a second async EVD of the IA is served by a software stream. */
+  int n = 0;
+  for (int s = 0; s < DATX_S_COUNT; s++)
+    n += want[s];
+  it_status_t st = IT_SUCCESS;
+  if (n > 1) {
+    st = it_evd_create(ia->it, IT_AEVD_NOTIFICATION_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT,
+                       (size_t) qlen * n, 1, IT_NULL_HANDLE, &evd->aevd, NULL);
+    if (st != IT_SUCCESS)
+      goto err_free;
+  }
+  evd->cell = datx_cell_new(&ia->provider->dat, DATX_EVD, evd, ia);
+  if (evd->cell == NULL) {
+    st = IT_ERR_RESOURCES;
+    goto err_free;
+  }
+  for (int s = 0; s < DATX_S_COUNT; s++) {
+    if (!want[s])
+      continue;
+    st = it_evd_create(ia->it, stream_of[s], IT_EVD_OVERFLOW_DEFAULT, (size_t) qlen, 1, evd->aevd,
+                       &evd->sevd[s], NULL);
+    if (st == IT_ERR_ASYNC_AFF_EVD_EXISTS && s == DATX_S_ASYNC && !want[DATX_S_SW]) {
+      st = it_evd_create(ia->it, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, (size_t) qlen,
+                         1, evd->aevd, &evd->sevd[DATX_S_SW], NULL);
+      if (st == IT_SUCCESS)
+        continue;
+    }
+    if (st != IT_SUCCESS)
+      goto err_kill;
+    it_context_t ctx = { .ptr = evd->cell };
+    it_set_consumer_context(evd->sevd[s], ctx);
+  }
+  for (int s = 0; s < DATX_S_COUNT; s++)
+    if (evd->sevd[s] != IT_NULL_HANDLE && evd->waitable == IT_NULL_HANDLE)
+      evd->waitable = evd->aevd != IT_NULL_HANDLE ? evd->aevd : evd->sevd[s];
+  evd->threshold = 1;
+  *evd_handle = evd->cell;
+  return DAT_SUCCESS;
+
+err_kill:
+  datx_cell_kill(evd->cell, ia);
+err_free:
+  evd_release_it(evd);
+  g_free(evd);
+  return datx_status(st, DAT_INVALID_HANDLE_IA);
+}
+
+DAT_RETURN
+datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_EVD_FIELD_IA_HANDLE)
+    param->ia_handle = evd->ia->cell;
+  if (mask & DAT_EVD_FIELD_EVD_QLEN)
+    param->evd_qlen = evd->qlen;
+  if (mask & DAT_EVD_FIELD_EVD_STATE)
+    param->evd_state = evd->state;
+  if (mask & DAT_EVD_FIELD_CNO)
+    param->cno_handle = DAT_HANDLE_NULL;
+  if (mask & DAT_EVD_FIELD_EVD_FLAGS)
+    param->evd_flags = evd->flags;
+  return DAT_SUCCESS;
+}
+
+void
+datx_evd_destroy(datx_evd_t *evd)
+{
+  evd_release_it(evd);
+  datx_cell_kill(evd->cell, evd->ia);
+  g_free(evd);
+}
+
+DAT_RETURN
+datx_evd_free(DAT_EVD_HANDLE evd_handle)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (g_atomic_int_get(&evd->users) > 0)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+  if (evd->ia->async_evd == evd->cell)
+    evd->ia->async_evd = DAT_HANDLE_NULL;
+  /* Software events still queued own a copy of the consumer's event. */
+  if (evd->sevd[DATX_S_SW] != IT_NULL_HANDLE) {
+    it_event_t ev;
+    while (it_evd_dequeue(evd->sevd[DATX_S_SW], &ev) == IT_SUCCESS)
+      g_free(ev.sw.data);
+  }
+  datx_evd_destroy(evd);
+  return DAT_SUCCESS;
+}
+
+static datx_cell_t *
+ep_cell_of(it_ep_handle_t ep)
+{
+  it_context_t ctx;
+  if (ep == IT_NULL_HANDLE || it_get_consumer_context(ep, &ctx) != IT_SUCCESS)
+    return NULL;
+  return ctx.ptr;
+}
+
+static DAT_RETURN
+translate_dto(const it_dto_cmpl_event_t *in, DAT_EVENT *out)
+{
+  DAT_DTO_COMPLETION_EVENT_DATA *d = &out->event_data.dto_completion_event_data;
+  out->event_number = DAT_DTO_COMPLETION_EVENT;
+  d->ep_handle = ep_cell_of(in->ep);
+  d->user_cookie.as_64 = in->cookie;
+  d->status = datx_dto_status(in->dto_status);
+  d->transfered_length = in->transferred_length;
+  d->rmr_context = 0;
+  switch (in->event_number) {
+  case IT_DTO_SEND_CMPL_EVENT: d->operation = DAT_DTO_SEND; break;
+  case IT_DTO_RC_RECV_CMPL_EVENT: d->operation = DAT_DTO_RECEIVE; break;
+  case IT_DTO_RDMA_WRITE_CMPL_EVENT: d->operation = DAT_DTO_RDMA_WRITE; break;
+  case IT_DTO_RDMA_READ_CMPL_EVENT: d->operation = DAT_DTO_RDMA_READ; break;
+  default:
+    g_debug("IT-API completion %s has no DAT counterpart yet: dropped",
+            itx_event_name(in->event_number));
+    return DATX_DROPPED;
+  }
+  return DAT_SUCCESS;
+}
+
+static DAT_RETURN
+translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
+{
+  DAT_CONNECTION_EVENT_DATA *d = &out->event_data.connect_event_data;
+  datx_cell_t *cell = ep_cell_of(in->ep);
+  datx_ep_t *ep = datx_cell_get(cell, DATX_EP);
+  d->ep_handle = cell;
+  d->private_data_size = 0;
+  d->private_data = NULL;
+  size_t limit = 0;
+  switch (in->event_number) {
+  case IT_CM_MSG_CONN_ESTABLISHED_EVENT:
+    out->event_number = DAT_CONNECTION_EVENT_ESTABLISHED;
+    /* The active side gets the accept's private data; IT-API delivers no
+     * length, so the size is the accept's limit (as DAPL reports it). */
+    limit = ep != NULL && ep->active ? ep->ia->accept_pdata_len : 0;
+    break;
+  case IT_CM_MSG_CONN_PEER_REJECT_EVENT:
+    out->event_number = DAT_CONNECTION_EVENT_PEER_REJECTED;
+    limit = ep != NULL ? ep->ia->reject_pdata_len : 0;
+    break;
+  case IT_CM_MSG_CONN_NONPEER_REJECT_EVENT:
+    out->event_number = in->reject_reason_code == IT_CN_REJ_TIMEOUT    ? DAT_CONNECTION_EVENT_TIMED_OUT
+                        : in->reject_reason_code == IT_CN_REJ_BAD_PATH ? DAT_CONNECTION_EVENT_UNREACHABLE
+                                                                       : DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
+    break;
+  case IT_CM_MSG_CONN_DISCONNECT_EVENT:
+    out->event_number = DAT_CONNECTION_EVENT_DISCONNECTED;
+    break;
+  case IT_CM_MSG_CONN_BROKEN_EVENT:
+    out->event_number = DAT_CONNECTION_EVENT_BROKEN;
+    break;
+  default:
+    g_debug("IT-API connection event %s has no DAT counterpart yet: dropped",
+            itx_event_name(in->event_number));
+    return DATX_DROPPED;
+  }
+  if (ep != NULL && in->private_data_present && limit > 0) {
+    memcpy(ep->pdata, in->private_data, MIN(limit, sizeof(ep->pdata)));
+    d->private_data = ep->pdata;
+    d->private_data_size = (DAT_COUNT) MIN(limit, sizeof(ep->pdata));
+  }
+  return DAT_SUCCESS;
+}
+
+static DAT_RETURN
+translate_async(const it_affiliated_event_t *in, DAT_EVENT *out)
+{
+  DAT_ASYNCH_ERROR_EVENT_DATA *d = &out->event_data.asynch_error_event_data;
+  d->reason = 0;
+  if (in->event_number == IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE) {
+    it_context_t ctx;
+    out->event_number = DAT_ASYNC_ERROR_EVD_OVERFLOW;
+    d->dat_handle = it_get_consumer_context(in->cause.sevd, &ctx) == IT_SUCCESS ? ctx.ptr : NULL;
+    d->reason = DAT_EVD_OVERFLOW_ERROR;
+  } else if (in->event_number >= IT_ASYNC_AFF_EP_FAILURE &&
+             in->event_number <= IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR) {
+    out->event_number = DAT_ASYNC_ERROR_EP_BROKEN;
+    d->dat_handle = ep_cell_of(in->cause.ep);
+    d->reason = DAT_EP_OTHER_ERROR;
+  } else {
+    out->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+    d->dat_handle = NULL;
+  }
+  return DAT_SUCCESS;
+}
+
+static DAT_RETURN
+translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
+{
+  memset(out, 0, sizeof(*out));
+  out->evd_handle = evd->cell;
+  /* An event's stream is its number with the low 12 bits cleared. */
+  switch (in->event_number & ~(it_event_type_t) 0xfff) {
+  case IT_DTO_EVENT_STREAM:
+    return translate_dto(&in->dto_cmpl, out);
+  case IT_CM_REQ_EVENT_STREAM: {
+    datx_psp_t *psp = NULL;
+    datx_cell_t *cr = datx_cr_arrive(evd->ia, &in->conn_req, &psp);
+    if (cr == NULL)
+      return DATX_DROPPED;
+    DAT_CR_ARRIVAL_EVENT_DATA *d = &out->event_data.cr_arrival_event_data;
+    out->event_number = DAT_CONNECTION_REQUEST_EVENT;
+    d->sp_handle.psp_handle = psp->cell;
+    d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR) &evd->ia->addr;
+    d->conn_qual = psp->qual;
+    d->cr_handle = cr;
+    d->truncate_flag = DAT_FALSE;
+    return DAT_SUCCESS;
+  }
+  case IT_CM_MSG_EVENT_STREAM:
+    return translate_conn(&in->conn, out);
+  case IT_ASYNC_AFF_EVENT_STREAM:
+    return translate_async(&in->aff_async, out);
+  case IT_SOFTWARE_EVENT_STREAM: {
+    DAT_EVENT *copy = in->sw.data;
+    *out = *copy;
+    out->evd_handle = evd->cell;
+    g_free(copy);
+    return DAT_SUCCESS;
+  }
+  default:
+    g_debug("IT-API event %s has no DAT counterpart: dropped", itx_event_name(in->event_number));
+    return DATX_DROPPED;
+  }
+}
+
+DAT_RETURN
+datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (event == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  for (;;) {
+    it_event_t ev;
+    it_status_t st = it_evd_dequeue(evd->waitable, &ev);
+    if (st != IT_SUCCESS)
+      return datx_status(st, 0);
+    DAT_RETURN ret = translate(evd, &ev, event);
+    if (ret != DATX_DROPPED)
+      return ret;
+  }
+}
+
+DAT_RETURN
+datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshold,
+              DAT_EVENT *event, DAT_COUNT *nmore)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (threshold <= 0 || threshold > evd->qlen)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (event == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  if (evd->state & DAT_EVD_STATE_UNWAITABLE)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+  if (evd->aevd == IT_NULL_HANDLE && (size_t) threshold != evd->threshold) {
+    it_evd_param_t p = { .sevd_threshold = (size_t) threshold };
+    it_status_t st = it_evd_modify(evd->waitable, IT_EVD_PARAM_THRESHOLD, &p);
+    if (st != IT_SUCCESS)
+      return datx_status(st, 0);
+    evd->threshold = (size_t) threshold;
+  }
+  gint64 deadline = timeout == DAT_TIMEOUT_INFINITE ? -1 : g_get_monotonic_time() + timeout;
+  for (;;) {
+    uint64_t left = IT_TIMEOUT_INFINITE;
+    if (deadline >= 0) {
+      gint64 now = g_get_monotonic_time();
+      left = now >= deadline ? 0 : (uint64_t) (deadline - now);
+    }
+    it_event_t ev;
+    size_t more = 0;
+    it_status_t st = it_evd_wait(evd->waitable, left, &ev, &more);
+    if (st != IT_SUCCESS)
+      return datx_status(st, 0);
+    DAT_RETURN ret = translate(evd, &ev, event);
+    if (ret == DATX_DROPPED)
+      continue;
+    if (nmore != NULL)
+      *nmore = (DAT_COUNT) more;
+    return ret;
+  }
+}
+
+DAT_RETURN
+datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (event == NULL || event->event_number != DAT_SOFTWARE_EVENT)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (!(evd->flags & DAT_EVD_SOFTWARE_FLAG) || evd->sevd[DATX_S_SW] == IT_NULL_HANDLE)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+  DAT_EVENT *copy = g_memdup2(event, sizeof(*event));
+  it_status_t st = it_evd_post_se(evd->sevd[DATX_S_SW], copy);
+  if (st != IT_SUCCESS) {
+    g_free(copy);
+    return st == IT_ERR_EVD_QUEUE_FULL ? DATX_ERR(DAT_QUEUE_FULL, 0) : datx_status(st, 0);
+  }
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_enable(DAT_EVD_HANDLE evd_handle)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  evd->state = (evd->state & ~DAT_EVD_STATE_DISABLED) | DAT_EVD_STATE_ENABLED;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_disable(DAT_EVD_HANDLE evd_handle)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  evd->state = (evd->state & ~DAT_EVD_STATE_ENABLED) | DAT_EVD_STATE_DISABLED;
+  return DAT_SUCCESS;
+}

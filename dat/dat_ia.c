@@ -1,0 +1,321 @@
+/*
+ * dat/: interface adapters, protection zones, consumer contexts and handle
+ * types.  An IA is an IT-API adapter; its attributes come from
+ * it_ia_query() (spigot 0's address and sizes, the private-data limits).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+/* What the IT-API capability record does not say: generous counts, as a
+ * software provider has no table of its own to run out of. */
+#define DATX_MAX_OBJECTS 65536
+#define DATX_MAX_QLEN 65536
+#define DATX_MAX_IOV 32
+#define DATX_MAX_RD 16
+
+static void
+ia_describe(datx_ia_t *ia)
+{
+  ia->addr.sin_family = AF_INET;
+  ia->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ia->max_rc_send_len = 1u << 30;
+  ia->max_rc_rdma_len = 1u << 30;
+  it_ia_info_t *info = NULL;
+  if (it_ia_query(ia->it, &info) != IT_SUCCESS)
+    return;
+  ia->connect_pdata_len = MIN(info->connect_private_data_len, (size_t) IT_MAX_PRIV_DATA);
+  ia->accept_pdata_len = MIN(info->accept_private_data_len, (size_t) IT_MAX_PRIV_DATA);
+  ia->reject_pdata_len = MIN(info->reject_private_data_len, (size_t) IT_MAX_PRIV_DATA);
+  ia->transport = info->transport_type;
+  if (info->num_spigots > 0) {
+    const it_spigot_info_t *sp = &info->spigot_info[0];
+    ia->max_rc_send_len = sp->max_rc_send_len;
+    ia->max_rc_rdma_len = sp->max_rc_rdma_len;
+    /* DAT consumers (dtest) print and pass on an AF_INET address. */
+    for (size_t i = 0; i < sp->num_net_addr; i++)
+      if (sp->net_addr[i].addr_type == IT_IPV4) {
+        ia->addr.sin_addr = sp->net_addr[i].addr.ipv4;
+        break;
+      }
+  }
+  it_ia_info_free(info);
+}
+
+DAT_RETURN
+datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *async_evd,
+             DAT_IA_HANDLE *ia_handle)
+{
+  if (name == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+  if (ia_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  if (async_evd == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  datx_provider_t *prov = datx_provider_find(name);
+  if (prov == NULL)
+    return DATX_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+  datx_ia_t *ia = g_new0(datx_ia_t, 1);
+  g_mutex_init(&ia->lock);
+  ia->provider = prov;
+  it_status_t st = it_ia_create(prov->it_name, 2, 1, &ia->it);
+  if (st != IT_SUCCESS) {
+    g_message("DAT IA %s: opening IT-API interface %s failed: %s", name, prov->it_name,
+              itx_error_detail() != NULL ? itx_error_detail() : "");
+    DAT_RETURN ret = datx_status(st, DAT_INVALID_HANDLE_IA);
+    g_free(ia);
+    return ret;
+  }
+  ia_describe(ia);
+  ia->pattrs[0].name = "DAT_IB_RDMA_READ";
+  ia->pattrs[0].value = "TRUE";
+  ia->pattrs[1].name = "DAT_ITAPI_INTERFACE";
+  ia->pattrs[1].value = prov->it_name;
+  ia->cell = datx_cell_new(&prov->dat, DATX_IA, ia, NULL);
+  if (ia->cell == NULL) {
+    it_ia_free(ia->it);
+    g_free(ia);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  }
+  if (*async_evd == DAT_HANDLE_NULL) {
+    DAT_EVD_HANDLE evd;
+    DAT_RETURN ret = datx_evd_create(ia->cell, async_qlen > 0 ? async_qlen : 8, DAT_HANDLE_NULL,
+                                     DAT_EVD_ASYNC_FLAG, &evd);
+    if (ret != DAT_SUCCESS) {
+      datx_ia_close(ia->cell, DAT_CLOSE_ABRUPT_FLAG);
+      return ret;
+    }
+    ia->async_evd = evd;
+    *async_evd = evd;
+  } else {
+    /* A consumer's EVD of another IA cannot serve this one. */
+    datx_evd_t *evd = datx_cell_get(*async_evd, DATX_EVD);
+    if (evd == NULL || !(evd->flags & DAT_EVD_ASYNC_FLAG)) {
+      datx_ia_close(ia->cell, DAT_CLOSE_ABRUPT_FLAG);
+      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
+    }
+    ia->async_evd = *async_evd;
+  }
+  *ia_handle = ia->cell;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
+              DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK pr_mask, DAT_PROVIDER_ATTR *pr_attr)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (ia_mask != 0 && ia_attr == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  if (pr_mask != 0 && pr_attr == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+  if (async_evd != NULL)
+    *async_evd = ia->async_evd;
+  if (ia_mask != 0) {
+    memset(ia_attr, 0, sizeof(*ia_attr));
+    g_strlcpy(ia_attr->adapter_name, ia->provider->it_name, sizeof(ia_attr->adapter_name));
+    g_strlcpy(ia_attr->vendor_name, "itapi", sizeof(ia_attr->vendor_name));
+    ia_attr->hardware_version_major = 0;
+    ia_attr->firmware_version_major = 0;
+    ia_attr->firmware_version_minor = 1;
+    ia_attr->ia_address_ptr = (DAT_IA_ADDRESS_PTR) &ia->addr;
+    ia_attr->max_eps = DATX_MAX_OBJECTS;
+    ia_attr->max_dto_per_ep = 16384;
+    ia_attr->max_rdma_read_per_ep_in = DATX_MAX_RD;
+    ia_attr->max_rdma_read_per_ep_out = DATX_MAX_RD;
+    ia_attr->max_evds = DATX_MAX_OBJECTS;
+    ia_attr->max_evd_qlen = DATX_MAX_QLEN;
+    ia_attr->max_iov_segments_per_dto = DATX_MAX_IOV;
+    ia_attr->max_lmrs = DATX_MAX_OBJECTS;
+    ia_attr->max_lmr_block_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_rdma_len, (size_t) UINT32_MAX);
+    ia_attr->max_lmr_virtual_address = UINT64_MAX;
+    ia_attr->max_pzs = DATX_MAX_OBJECTS;
+    ia_attr->max_message_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_send_len, (size_t) UINT32_MAX);
+    ia_attr->max_rdma_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_rdma_len, (size_t) UINT32_MAX);
+    ia_attr->max_rmrs = 0;
+    ia_attr->max_rmr_target_address = UINT64_MAX;
+    ia_attr->max_iov_segments_per_rdma_read = DATX_MAX_IOV;
+    ia_attr->max_iov_segments_per_rdma_write = DATX_MAX_IOV;
+    ia_attr->max_rdma_read_in = DATX_MAX_RD;
+    ia_attr->max_rdma_read_out = DATX_MAX_RD;
+    ia_attr->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
+    ia_attr->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+    ia_attr->zb_supported = DAT_FALSE;
+    ia_attr->extension_supported = DAT_EXTENSION_NONE;
+  }
+  if (pr_mask != 0) {
+    memset(pr_attr, 0, sizeof(*pr_attr));
+    g_strlcpy(pr_attr->provider_name, ia->provider->info.ia_name, sizeof(pr_attr->provider_name));
+    pr_attr->provider_version_major = 0;
+    pr_attr->provider_version_minor = 1;
+    /* libdat2's dat_ia_close finds the registry entry by these three. */
+    pr_attr->dapl_version_major = ia->provider->info.dapl_version_major;
+    pr_attr->dapl_version_minor = ia->provider->info.dapl_version_minor;
+    pr_attr->lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL;
+    pr_attr->iov_ownership_on_return = DAT_IOV_CONSUMER;
+    pr_attr->dat_qos_supported = DAT_QOS_BEST_EFFORT;
+    pr_attr->completion_flags_supported = DAT_COMPLETION_DEFAULT_FLAG;
+    pr_attr->is_thread_safe = ia->provider->info.is_thread_safe;
+    pr_attr->max_private_data_size = (DAT_COUNT) ia->connect_pdata_len;
+    pr_attr->supports_multipath = DAT_FALSE;
+    pr_attr->ep_creator = DAT_PSP_CREATES_EP_NEVER;
+    pr_attr->pz_support = DAT_PZ_UNIQUE;
+    pr_attr->optimal_buffer_alignment = 64;
+    pr_attr->srq_supported = DAT_FALSE;
+    pr_attr->lmr_sync_req = DAT_FALSE;
+    pr_attr->dto_async_return_guaranteed = DAT_FALSE;
+    pr_attr->rdma_write_for_rdma_read_req = DAT_FALSE;
+    pr_attr->rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
+    pr_attr->rmr_scope_supported = DAT_RMR_SCOPE_PZ;
+    pr_attr->is_signal_safe = DAT_FALSE;
+    pr_attr->ha_supported = DAT_FALSE;
+    pr_attr->num_provider_specific_attr = G_N_ELEMENTS(ia->pattrs);
+    pr_attr->provider_specific_attr = ia->pattrs;
+  }
+  return DAT_SUCCESS;
+}
+
+/* Frees what a child cell holds, on an abrupt close: it_ia_free() frees
+ * the IT-API objects themselves. */
+static void
+child_forget(gpointer data, gpointer user)
+{
+  datx_cell_t *cell = data;
+  (void) user;
+  void *obj = cell->object;
+  datx_cell_kill(cell, NULL);
+  g_free(obj);
+}
+
+DAT_RETURN
+datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  g_mutex_lock(&ia->lock);
+  /* A graceful close leaves the consumer's objects to the consumer; the
+   * async EVD made at open goes with the IA. */
+  guint others = g_list_length(ia->children) - (g_list_find(ia->children, ia->async_evd) ? 1 : 0);
+  GList *children = ia->children;
+  if (flags == DAT_CLOSE_GRACEFUL_FLAG && others > 0) {
+    g_mutex_unlock(&ia->lock);
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
+  }
+  ia->children = NULL;
+  g_list_free(ia->psps);
+  ia->psps = NULL;
+  g_mutex_unlock(&ia->lock);
+  it_status_t st = it_ia_free(ia->it);
+  if (st != IT_SUCCESS)
+    g_warning("DAT IA %s: it_ia_free failed: %s", ia->provider->info.ia_name, itx_status_name(st));
+  g_list_foreach(children, child_forget, NULL);
+  g_list_free(children);
+  datx_cell_kill(ia->cell, NULL);
+  g_mutex_clear(&ia->lock);
+  g_free(ia);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (pz_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  datx_pz_t *pz = g_new0(datx_pz_t, 1);
+  pz->ia = ia;
+  it_status_t st = it_pz_create(ia->it, &pz->it);
+  if (st != IT_SUCCESS) {
+    g_free(pz);
+    return datx_status(st, DAT_INVALID_HANDLE_IA);
+  }
+  pz->cell = datx_cell_new(&ia->provider->dat, DATX_PZ, pz, ia);
+  if (pz->cell == NULL) {
+    it_pz_free(pz->it);
+    g_free(pz);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  }
+  *pz_handle = pz->cell;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
+{
+  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
+  if (pz == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_PZ_FIELD_IA_HANDLE)
+    param->ia_handle = pz->ia->cell;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_pz_free(DAT_PZ_HANDLE pz_handle)
+{
+  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
+  if (pz == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  if (g_atomic_int_get(&pz->users) > 0)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
+  it_status_t st = it_pz_free(pz->it);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_PZ);
+  datx_cell_kill(pz->cell, pz->ia);
+  g_free(pz);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context)
+{
+  if (datx_cell_type(handle) == 0)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  datx_cell_t *cell = handle;
+  cell->context = context;
+  cell->has_context = DAT_TRUE;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT *context)
+{
+  if (datx_cell_type(handle) == 0)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (context == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  datx_cell_t *cell = handle;
+  if (cell->has_context)
+    *context = cell->context;
+  else
+    memset(context, 0, sizeof(*context));
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
+{
+  static const DAT_HANDLE_TYPE types[DATX_TYPE_COUNT] = {
+    [DATX_IA] = DAT_HANDLE_TYPE_IA,   [DATX_PZ] = DAT_HANDLE_TYPE_PZ,
+    [DATX_EVD] = DAT_HANDLE_TYPE_EVD, [DATX_EP] = DAT_HANDLE_TYPE_EP,
+    [DATX_LMR] = DAT_HANDLE_TYPE_LMR, [DATX_PSP] = DAT_HANDLE_TYPE_PSP,
+    [DATX_CR] = DAT_HANDLE_TYPE_CR,
+  };
+  datx_type_t t = datx_cell_type(handle);
+  if (t == 0)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (type == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  *type = types[t];
+  return DAT_SUCCESS;
+}

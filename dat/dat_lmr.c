@@ -1,0 +1,143 @@
+/*
+ * dat/: local memory regions (virtual memory).  The lmr_context a DAT
+ * consumer puts in its LMR triplets is the LMR's cell number, so a post
+ * finds the IT-API region in one step and refuses a freed one; the
+ * rmr_context is IT-API's, which must fit DAT's 32 bits (it is an STag or an
+ * rkey on every IT-API provider of this stack).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <string.h>
+
+static it_mem_priv_t
+privs_of(DAT_MEM_PRIV_FLAGS p)
+{
+  it_mem_priv_t out = IT_PRIV_NONE;
+  if (p & DAT_MEM_PRIV_LOCAL_READ_FLAG)
+    out |= IT_PRIV_LOCAL_READ;
+  if (p & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+    out |= IT_PRIV_LOCAL_WRITE;
+  if (p & DAT_MEM_PRIV_REMOTE_READ_FLAG)
+    out |= IT_PRIV_REMOTE_READ;
+  if (p & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+    out |= IT_PRIV_REMOTE_WRITE;
+  /* DAT 2.0 6.7.1: local read is always granted. */
+  return out | IT_PRIV_LOCAL_READ;
+}
+
+DAT_RETURN
+datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
+                DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
+                DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle, DAT_LMR_CONTEXT *lmr_context,
+                DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *registered_length,
+                DAT_VADDR *registered_address)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (mem_type != DAT_MEM_TYPE_VIRTUAL)
+    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0); /* shared and LMR-based regions: a later step */
+  if (va_type != DAT_VA_TYPE_VA)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
+  if (pz == NULL || pz->ia != ia)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  if (region.for_va == NULL || length == 0 || length > UINT32_MAX)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  if (lmr_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+
+  datx_lmr_t *lmr = g_new0(datx_lmr_t, 1);
+  lmr->ia = ia;
+  lmr->pz = pz;
+  lmr->region = region;
+  lmr->length = length;
+  lmr->privs = privs;
+  it_rmr_context_t ctx = 0;
+  it_status_t st = it_lmr_create(pz->it, region.for_va, NULL, (it_length_t) length,
+                                 IT_ADDR_MODE_ABSOLUTE, privs_of(privs), IT_LMR_FLAG_NONE, 0,
+                                 &lmr->it, &ctx);
+  if (st != IT_SUCCESS) {
+    g_message("DAT LMR of %llu bytes at %p on %s: it_lmr_create failed: %s (%s)",
+              (unsigned long long) length, region.for_va, ia->provider->it_name,
+              itx_status_name(st), itx_error_detail() != NULL ? itx_error_detail() : "");
+    g_free(lmr);
+    return datx_status(st, DAT_INVALID_HANDLE_PZ);
+  }
+  if (ctx > UINT32_MAX) {
+    g_warning("IT-API interface %s gave region context 0x%llx, wider than DAT's 32-bit "
+              "rmr_context: the region is refused", ia->provider->it_name,
+              (unsigned long long) ctx);
+    it_lmr_free(lmr->it);
+    g_free(lmr);
+    return DATX_ERR(DAT_INTERNAL_ERROR, 0);
+  }
+  lmr->rmr_context = (DAT_RMR_CONTEXT) ctx;
+  lmr->cell = datx_cell_new(&ia->provider->dat, DATX_LMR, lmr, ia);
+  if (lmr->cell == NULL) {
+    it_lmr_free(lmr->it);
+    g_free(lmr);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  }
+  g_atomic_int_inc(&pz->users);
+  *lmr_handle = lmr->cell;
+  if (lmr_context != NULL)
+    *lmr_context = lmr->cell->id;
+  if (rmr_context != NULL)
+    *rmr_context = lmr->rmr_context;
+  if (registered_length != NULL)
+    *registered_length = length;
+  if (registered_address != NULL)
+    *registered_address = (DAT_VADDR) (uintptr_t) region.for_va;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param)
+{
+  datx_lmr_t *lmr = datx_cell_get(lmr_handle, DATX_LMR);
+  if (lmr == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_LMR_FIELD_IA_HANDLE)
+    param->ia_handle = lmr->ia->cell;
+  if (mask & DAT_LMR_FIELD_MEM_TYPE)
+    param->mem_type = DAT_MEM_TYPE_VIRTUAL;
+  if (mask & DAT_LMR_FIELD_REGION_DESC)
+    param->region_desc = lmr->region;
+  if (mask & DAT_LMR_FIELD_LENGTH)
+    param->length = lmr->length;
+  if (mask & DAT_LMR_FIELD_PZ_HANDLE)
+    param->pz_handle = lmr->pz->cell;
+  if (mask & DAT_LMR_FIELD_MEM_PRIV)
+    param->mem_priv = lmr->privs;
+  if (mask & DAT_LMR_FIELD_VA_TYPE)
+    param->va_type = DAT_VA_TYPE_VA;
+  if (mask & DAT_LMR_FIELD_LMR_CONTEXT)
+    param->lmr_context = lmr->cell->id;
+  if (mask & DAT_LMR_FIELD_RMR_CONTEXT)
+    param->rmr_context = lmr->rmr_context;
+  if (mask & DAT_LMR_FIELD_REGISTERED_SIZE)
+    param->registered_size = lmr->length;
+  if (mask & DAT_LMR_FIELD_REGISTERED_ADDRESS)
+    param->registered_address = (DAT_VADDR) (uintptr_t) lmr->region.for_va;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_lmr_free(DAT_LMR_HANDLE lmr_handle)
+{
+  datx_lmr_t *lmr = datx_cell_get(lmr_handle, DATX_LMR);
+  if (lmr == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
+  it_status_t st = it_lmr_free(lmr->it);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_LMR);
+  g_atomic_int_dec_and_test(&lmr->pz->users);
+  datx_cell_kill(lmr->cell, lmr->ia);
+  g_free(lmr);
+  return DAT_SUCCESS;
+}

@@ -1,0 +1,361 @@
+/*
+ * dat/: a DAT 2.0 (uDAPL) provider for libdat2 over the public IT-API.
+ *
+ * Objects and handles.  Every handle the consumer sees is a cell
+ * (datx_cell_t) whose first member is the DAT_PROVIDER pointer, as libdat2's
+ * redirection (DAT_HANDLE_TO_PROVIDER) requires.  Cells live in chunks that
+ * are never given back: a freed object's cell stays a tombstone (magic
+ * DATX_MAGIC_DEAD) and is never handed out again, so a stale handle is
+ * refused with DAT_INVALID_HANDLE and its subtype, and a handle is only
+ * dereferenced after it was found inside a chunk (datx_cell_get()).  The
+ * price is one cell (48 bytes) per object ever freed.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef DATX_PRIV_H
+#define DATX_PRIV_H
+
+#define ITAPI_ENABLE_V21_BINDINGS
+#include <it_api.h>
+#include <itx.h>
+
+#ifndef DAT_EXTENSIONS
+#define DAT_EXTENSIONS 1
+#endif
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include <glib.h>
+#include <netinet/in.h>
+#include <stdint.h>
+
+#ifndef G_LOG_DOMAIN
+#define G_LOG_DOMAIN "itapi-dat"
+#endif
+
+/** @brief A DAT error status: the error class bit, a type and a subtype. */
+#define DATX_ERR(type, subtype) ((DAT_RETURN) (DAT_CLASS_ERROR | (type) | (subtype)))
+
+/** @brief Kinds of object behind a handle. */
+typedef enum {
+  DATX_IA = 1,
+  DATX_PZ,
+  DATX_EVD,
+  DATX_EP,
+  DATX_LMR,
+  DATX_PSP,
+  DATX_CR,
+  DATX_TYPE_COUNT
+} datx_type_t;
+
+/** @brief Magic of a live cell. */
+#define DATX_MAGIC_LIVE 0x44415458u /* "DATX" */
+/** @brief Magic of a freed cell (a tombstone). */
+#define DATX_MAGIC_DEAD 0x44454144u /* "DEAD" */
+
+/** @brief What a DAT handle points at. */
+typedef struct datx_cell {
+  DAT_PROVIDER *provider; /**< first: libdat2 finds the provider here */
+  uint32_t magic;         /**< ::DATX_MAGIC_LIVE or ::DATX_MAGIC_DEAD */
+  uint32_t type;          /**< a ::datx_type_t */
+  uint32_t id;            /**< cell number (an LMR's lmr_context) */
+  uint32_t pad;           /**< keeps @c object aligned */
+  void *object;           /**< the live object, NULL in a tombstone */
+  DAT_CONTEXT context;    /**< consumer context (dat_set_consumer_context) */
+  DAT_BOOLEAN has_context; /**< whether @c context was set */
+} datx_cell_t;
+
+/** @brief One DAT_PROVIDER per IT-API interface named in dat.conf. */
+typedef struct datx_provider {
+  DAT_PROVIDER dat;          /**< the table libdat2 calls through */
+  DAT_PROVIDER_INFO info;    /**< as registered */
+  char it_name[64];          /**< the IT-API interface it opens */
+  struct datx_provider *next; /**< the process's list of providers */
+} datx_provider_t;
+
+typedef struct datx_ia datx_ia_t;
+typedef struct datx_evd datx_evd_t;
+
+/** @brief An interface adapter. */
+struct datx_ia {
+  datx_cell_t *cell;          /**< its handle */
+  datx_provider_t *provider;  /**< the provider it was opened through */
+  it_ia_handle_t it;          /**< the IT-API adapter */
+  GMutex lock;                /**< guards @c children and @c psps */
+  GList *children;            /**< cells of the objects made on it */
+  GList *psps;                /**< its public service points (datx_psp_t) */
+  datx_cell_t *async_evd;     /**< the asynchronous EVD (made at open, or the consumer's) */
+  struct sockaddr_in addr;    /**< its address: spigot 0's first IPv4 address */
+  size_t connect_pdata_len;   /**< it_ia_info_t::connect_private_data_len */
+  size_t accept_pdata_len;    /**< it_ia_info_t::accept_private_data_len */
+  size_t reject_pdata_len;    /**< it_ia_info_t::reject_private_data_len */
+  size_t max_rc_send_len;     /**< spigot 0's largest send */
+  size_t max_rc_rdma_len;     /**< spigot 0's largest RDMA transfer */
+  it_transport_type_t transport; /**< the adapter's transport */
+  DAT_NAMED_ATTR pattrs[2];   /**< provider-specific attributes (dtest's DAT_IB_RDMA_READ) */
+};
+
+/** @brief A protection zone. */
+typedef struct {
+  datx_cell_t *cell; /**< its handle */
+  datx_ia_t *ia;     /**< its adapter */
+  it_pz_handle_t it; /**< the IT-API zone */
+  gint users;        /**< LMRs and EPs made on it */
+} datx_pz_t;
+
+/** @brief The IT-API streams a DAT EVD may serve, one IT-API dispatcher each. */
+enum { DATX_S_DTO, DATX_S_CR, DATX_S_CONN, DATX_S_ASYNC, DATX_S_SW, DATX_S_COUNT };
+
+/** @brief An event dispatcher: one IT-API SEVD per stream, behind an AEVD when several. */
+struct datx_evd {
+  datx_cell_t *cell;                 /**< its handle */
+  datx_ia_t *ia;                     /**< its adapter */
+  DAT_EVD_FLAGS flags;               /**< the streams asked for */
+  DAT_COUNT qlen;                    /**< queue length of each stream */
+  it_evd_handle_t sevd[DATX_S_COUNT]; /**< per stream, or IT_NULL_HANDLE */
+  it_evd_handle_t aevd;              /**< the aggregate when several streams, else IT_NULL_HANDLE */
+  it_evd_handle_t waitable;          /**< what wait and dequeue use: the aggregate or the one SEVD */
+  size_t threshold;                  /**< threshold set on @c waitable */
+  gint users;                        /**< EPs and PSPs that deliver to it */
+  DAT_EVD_STATE state;               /**< enabled/disabled, waitable/unwaitable */
+};
+
+/** @brief An endpoint. */
+typedef struct {
+  datx_cell_t *cell;            /**< its handle */
+  datx_ia_t *ia;                /**< its adapter */
+  datx_pz_t *pz;                /**< its zone */
+  datx_evd_t *recv_evd, *req_evd, *conn_evd; /**< its dispatchers (NULL when none) */
+  it_ep_handle_t it;            /**< the IT-API endpoint */
+  it_evd_handle_t own_dto;      /**< private DTO dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
+  it_evd_handle_t own_conn;     /**< private connection dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
+  DAT_EP_ATTR attr;             /**< attributes as granted */
+  struct sockaddr_in remote;    /**< the peer, once connecting or accepted */
+  DAT_CONN_QUAL local_qual;     /**< PSP's qualifier on the passive side */
+  DAT_CONN_QUAL remote_qual;    /**< qualifier connected to on the active side */
+  gboolean active;              /**< it connected (rather than accepted) */
+  unsigned char pdata[IT_MAX_PRIV_DATA]; /**< private data of the last connection event */
+} datx_ep_t;
+
+/** @brief A local memory region. */
+typedef struct {
+  datx_cell_t *cell;         /**< its handle; cell id is the lmr_context */
+  datx_ia_t *ia;             /**< its adapter */
+  datx_pz_t *pz;             /**< its zone */
+  it_lmr_handle_t it;        /**< the IT-API region */
+  DAT_REGION_DESCRIPTION region; /**< as given */
+  DAT_VLEN length;           /**< as given */
+  DAT_MEM_PRIV_FLAGS privs;  /**< as given */
+  DAT_RMR_CONTEXT rmr_context; /**< the IT-API context, 32 bits */
+} datx_lmr_t;
+
+/** @brief A public service point: an IT-API listen point. */
+typedef struct {
+  datx_cell_t *cell;       /**< its handle */
+  datx_ia_t *ia;           /**< its adapter */
+  datx_evd_t *evd;         /**< the CR EVD */
+  DAT_CONN_QUAL qual;      /**< the connection qualifier (an IANA port) */
+  DAT_PSP_FLAGS flags;     /**< as given */
+  it_listen_handle_t it;   /**< the IT-API listen point */
+} datx_psp_t;
+
+/** @brief A connection request, from its CR event until accepted or rejected. */
+typedef struct {
+  datx_cell_t *cell;          /**< its handle */
+  datx_ia_t *ia;              /**< its adapter */
+  datx_psp_t *psp;            /**< the service point it came to (NULL if freed since) */
+  DAT_CONN_QUAL qual;         /**< the qualifier it asked for */
+  it_cn_est_identifier_t cn_est_id; /**< IT-API's identifier of it */
+  struct sockaddr_in remote;  /**< the requester */
+  unsigned char pdata[IT_MAX_PRIV_DATA]; /**< its private data (writable by the consumer) */
+  size_t pdata_size;          /**< bytes of @c pdata reported (IT-API delivers no length: the limit) */
+} datx_cr_t;
+
+/* dat_handle.c */
+/**
+ * @brief Makes a live cell for @p object of @p type, listed on @p ia's children.
+ * @param provider the provider the handle dispatches to
+ * @param type a ::datx_type_t
+ * @param object the object behind the handle
+ * @param ia the adapter whose close frees it, or NULL (the adapter itself)
+ * @return the cell, or NULL when out of cells
+ */
+datx_cell_t *datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t *ia);
+/**
+ * @brief Makes @p cell a tombstone: refused from now on, never reused.
+ * @param cell a live cell
+ * @param ia the adapter whose children list holds it, or NULL
+ */
+void datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia);
+/**
+ * @brief The object behind a handle, after checking it is one of ours, live and of @p type.
+ * @param handle what the consumer passed
+ * @param type the ::datx_type_t expected
+ * @return the object, or NULL for a NULL, foreign, freed or other-typed handle
+ */
+void *datx_cell_get(DAT_HANDLE handle, datx_type_t type);
+/**
+ * @brief The LMR whose lmr_context is @p context, or NULL.
+ * @param context an lmr_context returned by dat_lmr_create
+ * @return the live LMR, or NULL
+ */
+datx_lmr_t *datx_lmr_from_context(DAT_LMR_CONTEXT context);
+/**
+ * @brief The type of a live handle of ours.
+ * @param handle what the consumer passed
+ * @return its ::datx_type_t, or 0
+ */
+datx_type_t datx_cell_type(DAT_HANDLE handle);
+
+/* dat_status.c */
+/**
+ * @brief The DAT status for an IT-API status.
+ * @param st the IT-API status
+ * @param handle_subtype the DAT_INVALID_HANDLE subtype for an invalid handle of the call's object
+ * @return the DAT status
+ */
+DAT_RETURN datx_status(it_status_t st, DAT_RETURN_SUBTYPE handle_subtype);
+/**
+ * @brief The DAT completion status of an IT-API DTO status.
+ * @param st the IT-API DTO status
+ * @return the DAT DTO status
+ */
+DAT_DTO_COMPLETION_STATUS datx_dto_status(it_dto_status_t st);
+
+/* dat_provider.c */
+/**
+ * @brief Fills @p p's function table: every entry set, the missing ones to stubs
+ *        returning DAT_NOT_IMPLEMENTED.
+ * @param p the provider table to fill
+ */
+void datx_provider_fill(DAT_PROVIDER *p);
+/**
+ * @brief The provider registered under @p ia_name.
+ * @param ia_name a DAT IA name from dat.conf
+ * @return the provider, or NULL
+ */
+datx_provider_t *datx_provider_find(const char *ia_name);
+
+/* The DAT_PROVIDER entries, by object. */
+/* dat_ia.c */
+/** @brief DAT_PROVIDER::ia_open_func (dat_ia_open). */
+DAT_RETURN datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *async_evd,
+                        DAT_IA_HANDLE *ia_handle);
+/** @brief DAT_PROVIDER::ia_query_func (dat_ia_query). */
+DAT_RETURN datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
+                         DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK pr_mask,
+                         DAT_PROVIDER_ATTR *pr_attr);
+/** @brief DAT_PROVIDER::ia_close_func (dat_ia_close). */
+DAT_RETURN datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags);
+/** @brief DAT_PROVIDER::pz_create_func (dat_pz_create). */
+DAT_RETURN datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle);
+/** @brief DAT_PROVIDER::pz_query_func (dat_pz_query). */
+DAT_RETURN datx_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param);
+/** @brief DAT_PROVIDER::pz_free_func (dat_pz_free). */
+DAT_RETURN datx_pz_free(DAT_PZ_HANDLE pz_handle);
+/** @brief DAT_PROVIDER::set_consumer_context_func (dat_set_consumer_context). */
+DAT_RETURN datx_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context);
+/** @brief DAT_PROVIDER::get_consumer_context_func (dat_get_consumer_context). */
+DAT_RETURN datx_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT *context);
+/** @brief DAT_PROVIDER::get_handle_type_func (dat_get_handle_type). */
+DAT_RETURN datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type);
+
+/* dat_lmr.c */
+/** @brief DAT_PROVIDER::lmr_create_func (dat_lmr_create, virtual memory). */
+DAT_RETURN datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
+                           DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
+                           DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle,
+                           DAT_LMR_CONTEXT *lmr_context, DAT_RMR_CONTEXT *rmr_context,
+                           DAT_VLEN *registered_length, DAT_VADDR *registered_address);
+/** @brief DAT_PROVIDER::lmr_query_func (dat_lmr_query). */
+DAT_RETURN datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param);
+/** @brief DAT_PROVIDER::lmr_free_func (dat_lmr_free). */
+DAT_RETURN datx_lmr_free(DAT_LMR_HANDLE lmr_handle);
+
+/* dat_evd.c */
+/** @brief DAT_PROVIDER::evd_create_func (dat_evd_create). */
+DAT_RETURN datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+                           DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *evd_handle);
+/** @brief DAT_PROVIDER::evd_query_func (dat_evd_query). */
+DAT_RETURN datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param);
+/** @brief DAT_PROVIDER::evd_free_func (dat_evd_free). */
+DAT_RETURN datx_evd_free(DAT_EVD_HANDLE evd_handle);
+/** @brief DAT_PROVIDER::evd_wait_func (dat_evd_wait). */
+DAT_RETURN datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshold,
+                         DAT_EVENT *event, DAT_COUNT *nmore);
+/** @brief DAT_PROVIDER::evd_dequeue_func (dat_evd_dequeue). */
+DAT_RETURN datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event);
+/** @brief DAT_PROVIDER::evd_post_se_func (dat_evd_post_se). */
+DAT_RETURN datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event);
+/** @brief DAT_PROVIDER::evd_enable_func (dat_evd_enable). */
+DAT_RETURN datx_evd_enable(DAT_EVD_HANDLE evd_handle);
+/** @brief DAT_PROVIDER::evd_disable_func (dat_evd_disable). */
+DAT_RETURN datx_evd_disable(DAT_EVD_HANDLE evd_handle);
+/**
+ * @brief Frees an EVD's IT-API dispatchers and its cell (adapter close).
+ * @param evd the EVD
+ */
+void datx_evd_destroy(datx_evd_t *evd);
+
+/* dat_ep.c */
+/** @brief DAT_PROVIDER::ep_create_func (dat_ep_create). */
+DAT_RETURN datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
+                          DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, const DAT_EP_ATTR *attr,
+                          DAT_EP_HANDLE *ep_handle);
+/** @brief DAT_PROVIDER::ep_query_func (dat_ep_query). */
+DAT_RETURN datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param);
+/** @brief DAT_PROVIDER::ep_modify_func (dat_ep_modify). */
+DAT_RETURN datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param);
+/** @brief DAT_PROVIDER::ep_free_func (dat_ep_free). */
+DAT_RETURN datx_ep_free(DAT_EP_HANDLE ep_handle);
+/** @brief DAT_PROVIDER::ep_get_status_func (dat_ep_get_status). */
+DAT_RETURN datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+                              DAT_BOOLEAN *request_idle);
+
+/* dat_cm.c */
+/** @brief DAT_PROVIDER::ep_connect_func (dat_ep_connect). */
+DAT_RETURN datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
+                           DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata,
+                           DAT_QOS qos, DAT_CONNECT_FLAGS flags);
+/** @brief DAT_PROVIDER::ep_disconnect_func (dat_ep_disconnect). */
+DAT_RETURN datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags);
+/** @brief DAT_PROVIDER::psp_create_func (dat_psp_create). */
+DAT_RETURN datx_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_handle,
+                           DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle);
+/** @brief DAT_PROVIDER::psp_query_func (dat_psp_query). */
+DAT_RETURN datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param);
+/** @brief DAT_PROVIDER::psp_free_func (dat_psp_free). */
+DAT_RETURN datx_psp_free(DAT_PSP_HANDLE psp_handle);
+/** @brief DAT_PROVIDER::cr_query_func (dat_cr_query). */
+DAT_RETURN datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param);
+/** @brief DAT_PROVIDER::cr_accept_func (dat_cr_accept). */
+DAT_RETURN datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata_size,
+                          const DAT_PVOID pdata);
+/** @brief DAT_PROVIDER::cr_reject_func (dat_cr_reject). */
+DAT_RETURN datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pdata);
+/**
+ * @brief Makes a CR for an IT-API connection request, for the CR event.
+ * @param ia the adapter
+ * @param req the IT-API event
+ * @param[out] sp the PSP that matches the request's qualifier
+ * @return the CR's cell, or NULL when no PSP matches (the request is then rejected)
+ */
+datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, datx_psp_t **sp);
+
+/* dat_dto.c */
+/** @brief DAT_PROVIDER::ep_post_send_func (dat_ep_post_send). */
+DAT_RETURN datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                             DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags);
+/** @brief DAT_PROVIDER::ep_post_recv_func (dat_ep_post_recv). */
+DAT_RETURN datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                             DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags);
+/** @brief DAT_PROVIDER::ep_post_rdma_read_func (dat_ep_post_rdma_read). */
+DAT_RETURN datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                  DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                  DAT_COMPLETION_FLAGS flags);
+/** @brief DAT_PROVIDER::ep_post_rdma_write_func (dat_ep_post_rdma_write). */
+DAT_RETURN datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                   DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                   DAT_COMPLETION_FLAGS flags);
+
+#endif /* DATX_PRIV_H */

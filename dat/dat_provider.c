@@ -1,0 +1,250 @@
+/*
+ * dat/: registration with libdat2 and the DAT_PROVIDER function table.
+ *
+ * libdat2 reads dat.conf and, for each line naming this library, calls
+ * dat_provider_init() with the line's IA name and its ia_params ("emul0 0":
+ * the first word is the IT-API interface; without it the IA name is).  Each
+ * line gets a DAT_PROVIDER of its own, registered under the IA name.  The
+ * providers are never freed, not even by dat_provider_fini(): a stale handle
+ * still names its provider, and libdat2 reads that pointer before we can
+ * refuse the handle.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <string.h>
+
+static GMutex providers_lock;
+static datx_provider_t *providers;
+
+datx_provider_t *
+datx_provider_find(const char *ia_name)
+{
+  g_mutex_lock(&providers_lock);
+  datx_provider_t *p = providers;
+  while (p != NULL && strcmp(p->info.ia_name, ia_name) != 0)
+    p = p->next;
+  g_mutex_unlock(&providers_lock);
+  return p;
+}
+
+/* The calls this provider does not offer yet: DAT_NOT_IMPLEMENTED, typed as
+ * libdat2 calls them. */
+#define NOT_IMPLEMENTED(name, ...)                                                                 \
+  static DAT_RETURN DAT_API name(__VA_ARGS__)                                                      \
+  {                                                                                                \
+    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);                                                       \
+  }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+NOT_IMPLEMENTED(ni_cno_create, DAT_IA_HANDLE a, DAT_OS_WAIT_PROXY_AGENT b, DAT_CNO_HANDLE *c)
+NOT_IMPLEMENTED(ni_cno_modify_agent, DAT_CNO_HANDLE a, DAT_OS_WAIT_PROXY_AGENT b)
+NOT_IMPLEMENTED(ni_cno_query, DAT_CNO_HANDLE a, DAT_CNO_PARAM_MASK b, DAT_CNO_PARAM *c)
+NOT_IMPLEMENTED(ni_cno_free, DAT_CNO_HANDLE a)
+NOT_IMPLEMENTED(ni_cno_wait, DAT_CNO_HANDLE a, DAT_TIMEOUT b, DAT_EVD_HANDLE *c)
+NOT_IMPLEMENTED(ni_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
+NOT_IMPLEMENTED(ni_evd_modify_cno, DAT_EVD_HANDLE a, DAT_CNO_HANDLE b)
+NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
+NOT_IMPLEMENTED(ni_ep_dup_connect, DAT_EP_HANDLE a, DAT_EP_HANDLE b, DAT_TIMEOUT c, DAT_COUNT d,
+                const DAT_PVOID e, DAT_QOS f)
+NOT_IMPLEMENTED(ni_rmr_create, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
+NOT_IMPLEMENTED(ni_rmr_query, DAT_RMR_HANDLE a, DAT_RMR_PARAM_MASK b, DAT_RMR_PARAM *c)
+NOT_IMPLEMENTED(ni_rmr_bind, DAT_RMR_HANDLE a, DAT_LMR_HANDLE b, const DAT_LMR_TRIPLET *c,
+                DAT_MEM_PRIV_FLAGS d, DAT_VA_TYPE e, DAT_EP_HANDLE f, DAT_RMR_COOKIE g,
+                DAT_COMPLETION_FLAGS h, DAT_RMR_CONTEXT *i)
+NOT_IMPLEMENTED(ni_rmr_free, DAT_RMR_HANDLE a)
+NOT_IMPLEMENTED(ni_rsp_create, DAT_IA_HANDLE a, DAT_CONN_QUAL b, DAT_EP_HANDLE c, DAT_EVD_HANDLE d,
+                DAT_RSP_HANDLE *e)
+NOT_IMPLEMENTED(ni_rsp_query, DAT_RSP_HANDLE a, DAT_RSP_PARAM_MASK b, DAT_RSP_PARAM *c)
+NOT_IMPLEMENTED(ni_rsp_free, DAT_RSP_HANDLE a)
+NOT_IMPLEMENTED(ni_psp_create_any, DAT_IA_HANDLE a, DAT_CONN_QUAL *b, DAT_EVD_HANDLE c,
+                DAT_PSP_FLAGS d, DAT_PSP_HANDLE *e)
+NOT_IMPLEMENTED(ni_ep_reset, DAT_EP_HANDLE a)
+NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
+NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
+NOT_IMPLEMENTED(ni_lmr_sync_rdma_read, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
+NOT_IMPLEMENTED(ni_lmr_sync_rdma_write, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
+NOT_IMPLEMENTED(ni_ep_create_with_srq, DAT_IA_HANDLE a, DAT_PZ_HANDLE b, DAT_EVD_HANDLE c,
+                DAT_EVD_HANDLE d, DAT_EVD_HANDLE e, DAT_SRQ_HANDLE f, const DAT_EP_ATTR *g,
+                DAT_EP_HANDLE *h)
+NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
+NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
+NOT_IMPLEMENTED(ni_srq_create, DAT_IA_HANDLE a, DAT_PZ_HANDLE b, DAT_SRQ_ATTR *c, DAT_SRQ_HANDLE *d)
+NOT_IMPLEMENTED(ni_srq_free, DAT_SRQ_HANDLE a)
+NOT_IMPLEMENTED(ni_srq_post_recv, DAT_SRQ_HANDLE a, DAT_COUNT b, DAT_LMR_TRIPLET *c, DAT_DTO_COOKIE d)
+NOT_IMPLEMENTED(ni_srq_query, DAT_SRQ_HANDLE a, DAT_SRQ_PARAM_MASK b, DAT_SRQ_PARAM *c)
+NOT_IMPLEMENTED(ni_srq_resize, DAT_SRQ_HANDLE a, DAT_COUNT b)
+NOT_IMPLEMENTED(ni_srq_set_lw, DAT_SRQ_HANDLE a, DAT_COUNT b)
+NOT_IMPLEMENTED(ni_csp_create, DAT_IA_HANDLE a, DAT_COMM *b, DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d,
+                DAT_CSP_HANDLE *e)
+NOT_IMPLEMENTED(ni_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b, DAT_CSP_PARAM *c)
+NOT_IMPLEMENTED(ni_csp_free, DAT_CSP_HANDLE a)
+NOT_IMPLEMENTED(ni_ep_common_connect, DAT_EP_HANDLE a, DAT_IA_ADDRESS_PTR b, DAT_TIMEOUT c,
+                DAT_COUNT d, const DAT_PVOID e)
+NOT_IMPLEMENTED(ni_rmr_create_for_ep, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
+NOT_IMPLEMENTED(ni_ep_post_send_with_invalidate, DAT_EP_HANDLE a, DAT_COUNT b, DAT_LMR_TRIPLET *c,
+                DAT_DTO_COOKIE d, DAT_COMPLETION_FLAGS e, DAT_BOOLEAN f, DAT_RMR_CONTEXT g)
+NOT_IMPLEMENTED(ni_ep_post_rdma_read_to_rmr, DAT_EP_HANDLE a, const DAT_RMR_TRIPLET *b,
+                DAT_DTO_COOKIE c, const DAT_RMR_TRIPLET *d, DAT_COMPLETION_FLAGS e)
+NOT_IMPLEMENTED(ni_cno_fd_create, DAT_IA_HANDLE a, DAT_FD *b, DAT_CNO_HANDLE *c)
+NOT_IMPLEMENTED(ni_cno_trigger, DAT_CNO_HANDLE a, DAT_EVD_HANDLE *b)
+NOT_IMPLEMENTED(ni_ia_ha_related, DAT_IA_HANDLE a, const DAT_NAME_PTR b, DAT_BOOLEAN *c)
+NOT_IMPLEMENTED(ni_handle_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
+#pragma GCC diagnostic pop
+
+void
+datx_provider_fill(DAT_PROVIDER *p)
+{
+  p->ia_open_func = datx_ia_open;
+  p->ia_query_func = datx_ia_query;
+  p->ia_close_func = datx_ia_close;
+  p->set_consumer_context_func = datx_set_consumer_context;
+  p->get_consumer_context_func = datx_get_consumer_context;
+  p->get_handle_type_func = datx_get_handle_type;
+  p->cno_create_func = ni_cno_create;
+  p->cno_modify_agent_func = ni_cno_modify_agent;
+  p->cno_query_func = ni_cno_query;
+  p->cno_free_func = ni_cno_free;
+  p->cno_wait_func = ni_cno_wait;
+  p->cr_query_func = datx_cr_query;
+  p->cr_accept_func = datx_cr_accept;
+  p->cr_reject_func = datx_cr_reject;
+  p->cr_handoff_func = ni_cr_handoff;
+  p->evd_create_func = datx_evd_create;
+  p->evd_query_func = datx_evd_query;
+  p->evd_modify_cno_func = ni_evd_modify_cno;
+  p->evd_enable_func = datx_evd_enable;
+  p->evd_disable_func = datx_evd_disable;
+  p->evd_wait_func = datx_evd_wait;
+  p->evd_resize_func = ni_evd_resize;
+  p->evd_post_se_func = datx_evd_post_se;
+  p->evd_dequeue_func = datx_evd_dequeue;
+  p->evd_free_func = datx_evd_free;
+  p->ep_create_func = datx_ep_create;
+  p->ep_query_func = datx_ep_query;
+  p->ep_modify_func = datx_ep_modify;
+  p->ep_connect_func = datx_ep_connect;
+  p->ep_dup_connect_func = ni_ep_dup_connect;
+  p->ep_disconnect_func = datx_ep_disconnect;
+  p->ep_post_send_func = datx_ep_post_send;
+  p->ep_post_recv_func = datx_ep_post_recv;
+  p->ep_post_rdma_read_func = datx_ep_post_rdma_read;
+  p->ep_post_rdma_write_func = datx_ep_post_rdma_write;
+  p->ep_get_status_func = datx_ep_get_status;
+  p->ep_free_func = datx_ep_free;
+  p->lmr_create_func = datx_lmr_create;
+  p->lmr_query_func = datx_lmr_query;
+  p->lmr_free_func = datx_lmr_free;
+  p->rmr_create_func = ni_rmr_create;
+  p->rmr_query_func = ni_rmr_query;
+  p->rmr_bind_func = ni_rmr_bind;
+  p->rmr_free_func = ni_rmr_free;
+  p->psp_create_func = datx_psp_create;
+  p->psp_query_func = datx_psp_query;
+  p->psp_free_func = datx_psp_free;
+  p->rsp_create_func = ni_rsp_create;
+  p->rsp_query_func = ni_rsp_query;
+  p->rsp_free_func = ni_rsp_free;
+  p->pz_create_func = datx_pz_create;
+  p->pz_query_func = datx_pz_query;
+  p->pz_free_func = datx_pz_free;
+  p->psp_create_any_func = ni_psp_create_any;
+  p->ep_reset_func = ni_ep_reset;
+  p->evd_set_unwaitable_func = ni_evd_set_unwaitable;
+  p->evd_clear_unwaitable_func = ni_evd_clear_unwaitable;
+  p->lmr_sync_rdma_read_func = ni_lmr_sync_rdma_read;
+  p->lmr_sync_rdma_write_func = ni_lmr_sync_rdma_write;
+  p->ep_create_with_srq_func = ni_ep_create_with_srq;
+  p->ep_recv_query_func = ni_ep_recv_query;
+  p->ep_set_watermark_func = ni_ep_set_watermark;
+  p->srq_create_func = ni_srq_create;
+  p->srq_free_func = ni_srq_free;
+  p->srq_post_recv_func = ni_srq_post_recv;
+  p->srq_query_func = ni_srq_query;
+  p->srq_resize_func = ni_srq_resize;
+  p->srq_set_lw_func = ni_srq_set_lw;
+  p->csp_create_func = ni_csp_create;
+  p->csp_query_func = ni_csp_query;
+  p->csp_free_func = ni_csp_free;
+  p->ep_common_connect_func = ni_ep_common_connect;
+  p->rmr_create_for_ep_func = ni_rmr_create_for_ep;
+  p->ep_post_send_with_invalidate_func = ni_ep_post_send_with_invalidate;
+  p->ep_post_rdma_read_to_rmr_func = ni_ep_post_rdma_read_to_rmr;
+  p->cno_fd_create_func = ni_cno_fd_create;
+  p->cno_trigger_func = ni_cno_trigger;
+  p->ia_ha_related_func = ni_ia_ha_related;
+  p->handle_extendedop_func = ni_handle_extendedop;
+}
+
+/* The IT-API interface of a dat.conf line: the first word of its ia_params,
+ * quotes stripped, or else its IA name. */
+static void
+it_name_of(const char *ia_name, const char *params, char *out, size_t size)
+{
+  const char *s = params != NULL ? params : "";
+  while (*s == ' ' || *s == '\t' || *s == '"')
+    s++;
+  size_t n = strcspn(s, " \t\"");
+  if (n == 0) {
+    g_strlcpy(out, ia_name, size);
+    return;
+  }
+  if (n >= size)
+    n = size - 1;
+  memcpy(out, s, n);
+  out[n] = '\0';
+}
+
+/**
+ * @brief libdat2's entry point: registers a DAT provider for one dat.conf line.
+ *
+ * @param info the line's IA name, DAT version and thread safety
+ * @param instance_data the line's ia_params: the IT-API interface name first
+ *        (e.g. "emul0 0"); empty to use the IA name
+ */
+__attribute__((visibility("default"))) DAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
+                                                                   const char *instance_data);
+DAT_API void
+dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
+{
+  if (info == NULL || datx_provider_find(info->ia_name) != NULL)
+    return;
+  datx_provider_t *p = g_new0(datx_provider_t, 1);
+  p->info = *info;
+  it_name_of(info->ia_name, instance_data, p->it_name, sizeof(p->it_name));
+  p->dat.device_name = p->info.ia_name;
+  p->dat.extension = p;
+  datx_provider_fill(&p->dat);
+  DAT_RETURN st = dat_registry_add_provider(&p->dat, &p->info);
+  if (st != DAT_SUCCESS) {
+    g_warning("libdat2 refused to register DAT provider %s (IT-API interface %s): status 0x%x",
+              info->ia_name, p->it_name, (unsigned) st);
+    g_free(p);
+    return;
+  }
+  g_mutex_lock(&providers_lock);
+  p->next = providers;
+  providers = p;
+  g_mutex_unlock(&providers_lock);
+  g_debug("DAT provider %s registered over IT-API interface %s", info->ia_name, p->it_name);
+}
+
+/**
+ * @brief libdat2's exit point: unregisters the provider of one dat.conf line.
+ *
+ * The provider's memory is kept: handles made through it still point at it.
+ *
+ * @param info the line's IA name, as given to dat_provider_init()
+ */
+__attribute__((visibility("default"))) DAT_API void dat_provider_fini(const DAT_PROVIDER_INFO *info);
+DAT_API void
+dat_provider_fini(const DAT_PROVIDER_INFO *info)
+{
+  if (info == NULL)
+    return;
+  datx_provider_t *p = datx_provider_find(info->ia_name);
+  if (p != NULL)
+    dat_registry_remove_provider(&p->dat, &p->info);
+}

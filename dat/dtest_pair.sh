@@ -1,0 +1,61 @@
+#!/bin/sh
+# Debian's dtest (dapl2-utils), unchanged, over libdaplitapi: a server and a
+# client in two processes on one IT-API interface, first the default run
+# (RDMA Write, RDMA Read and a Send ping-pong, each checked by dtest) and
+# then the data-validation run (-D: an RDMA Write ping-pong whose every
+# byte the client compares).  Each side must exit 0 and print dtest's pass
+# line; the -D run must also say it checked data.  Exit 77 (skipped) when
+# dtest is not installed.
+#
+#   dtest_pair.sh DAT_CONF INTERFACE
+#
+# dtest's server listens on TCP port 15828 for the client's first contact
+# and on DAT connection qualifier 45248: runs of this script must not
+# overlap (the Meson test is not parallel).
+#
+# SPDX-License-Identifier: MIT
+set -u
+conf=$1
+ia=$2
+dtest=$(command -v dtest) || { echo "dtest is not installed (Debian package dapl2-utils): skipped"; exit 77; }
+export DAT_OVERRIDE="$conf"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+fail=0
+run() {
+  name=$1; shift
+  timeout 120 "$dtest" -s -P "itapi-$ia" "$@" > "$dir/server" 2>&1 &
+  spid=$!
+  # The client's first step is a TCP connection to the server's port
+  # 15828, which the server opens once its IA is up: try again until then.
+  tries=0
+  while :; do
+    timeout 120 "$dtest" -h 127.0.0.1 -P "itapi-$ia" "$@" > "$dir/client" 2>&1
+    crc=$?
+    grep -q "Could not connect to" "$dir/client" || break
+    tries=$((tries + 1))
+    [ $tries -lt 100 ] || break
+    sleep 0.1
+  done
+  wait $spid
+  src=$?
+  for side in server client; do
+    rc=$src; [ $side = client ] && rc=$crc
+    if [ $rc -ne 0 ] || ! grep -q "DAPL Test Complete. PASSED" "$dir/$side"; then
+      echo "dtest $name over $ia: the $side exited with $rc without its pass line:"
+      sed 's/^/  | /' "$dir/$side"
+      fail=1
+    else
+      echo "dtest $name over $ia, $side: $(grep -h 'DAPL Test Complete' "$dir/$side" | sed 's/^[0-9]*: //')"
+    fi
+  done
+  if [ "$name" = "-D" ] && ! grep -q "RDMA WRITE PINGPONG with DATA CHECK" "$dir/client"; then
+    echo "dtest -D over $ia: the client did not run its data check"
+    fail=1
+  fi
+}
+
+run default -b 4096
+run -D -D -b 65536
+exit $fail
