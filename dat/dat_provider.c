@@ -209,9 +209,20 @@ __attribute__((visibility("default"))) DAT_API void dat_provider_init(const DAT_
 DAT_API void
 dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
 {
-  if (info == NULL || datx_provider_find(info->ia_name) != NULL)
+  if (info == NULL)
     return;
-  datx_provider_t *p = g_new0(datx_provider_t, 1);
+  /* libdat2 calls fini when its last IA of the provider closes and init
+   * again at the next open: the provider kept from before is registered
+   * again. */
+  datx_provider_t *p = datx_provider_find(info->ia_name);
+  if (p != NULL) {
+    DAT_RETURN st = dat_registry_add_provider(&p->dat, &p->info);
+    if (st != DAT_SUCCESS && DAT_GET_TYPE(st) != DAT_PROVIDER_ALREADY_REGISTERED)
+      g_warning("libdat2 refused to register DAT provider %s again: status 0x%x", info->ia_name,
+                (unsigned) st);
+    return;
+  }
+  p = g_new0(datx_provider_t, 1);
   p->info = *info;
   it_name_of(info->ia_name, instance_data, p->it_name, sizeof(p->it_name));
   p->dat.device_name = p->info.ia_name;

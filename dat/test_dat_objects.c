@@ -1,0 +1,206 @@
+/*
+ * Unit tests of libdaplitapi through libdat2, as a DAT consumer sees it:
+ * the handle model (a freed, forged or other-typed handle is refused with
+ * DAT_INVALID_HANDLE and the right subtype; a freed handle is never handed
+ * out again), a stale lmr_context, software events and dat_evd_wait's
+ * timeout, and DAT_NOT_IMPLEMENTED for what the provider does not offer.
+ *
+ *   DAT_OVERRIDE=build/dat/dat.conf test-dat-objects [interface]
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dat2/udat.h>
+
+#include <glib.h>
+#include <stdint.h>
+#include <string.h>
+
+static char provider[DAT_NAME_MAX_LENGTH] = "itapi-emul-iw0";
+
+#define assert_dat(ret, want) g_assert_cmphex((guint) (ret), ==, (guint) (want))
+#define DAT_ERR(t, s) (DAT_CLASS_ERROR | (t) | (s))
+
+typedef struct {
+  DAT_IA_HANDLE ia;
+  DAT_EVD_HANDLE async;
+  DAT_PZ_HANDLE pz;
+} fixture_t;
+
+static void
+open_ia(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  f->async = DAT_HANDLE_NULL;
+  assert_dat(dat_ia_open(provider, 8, &f->async, &f->ia), DAT_SUCCESS);
+  g_assert_nonnull(f->async);
+  assert_dat(dat_pz_create(f->ia, &f->pz), DAT_SUCCESS);
+}
+
+static void
+close_ia(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  assert_dat(dat_ia_close(f->ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+
+static void
+test_ia_query(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ia_query gives an AF_INET address and the interface's private-data limit");
+  DAT_IA_ATTR ia_attr;
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr,
+                          DAT_PROVIDER_FIELD_ALL, &pr_attr), DAT_SUCCESS);
+  g_assert_nonnull(ia_attr.ia_address_ptr);
+  g_assert_cmpint(ia_attr.ia_address_ptr->sa_family, ==, AF_INET);
+  g_assert_cmpint(pr_attr.max_private_data_size, >=, 48);
+  g_assert_cmpstr(pr_attr.provider_name, ==, provider);
+}
+
+static void
+test_stale_handle(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a freed PZ is refused as DAT_INVALID_HANDLE_PZ and its handle is not reused");
+  DAT_PZ_HANDLE pz, pz2;
+  assert_dat(dat_pz_create(f->ia, &pz), DAT_SUCCESS);
+  assert_dat(dat_pz_free(pz), DAT_SUCCESS);
+  assert_dat(dat_pz_free(pz), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ));
+  DAT_PZ_PARAM param;
+  assert_dat(dat_pz_query(pz, DAT_PZ_FIELD_ALL, &param),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ));
+  for (int i = 0; i < 64; i++) {
+    assert_dat(dat_pz_create(f->ia, &pz2), DAT_SUCCESS);
+    g_assert_true(pz2 != pz);
+    assert_dat(dat_pz_free(pz2), DAT_SUCCESS);
+  }
+}
+
+static void
+test_forged_handle(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a handle that is not one of ours, or of another type, is refused");
+  /* Readable memory whose first word is the provider, as libdat2 needs to
+   * reach it: the provider must still refuse it. */
+  void *forged[8];
+  memset(forged, 0, sizeof(forged));
+  forged[0] = *(void **) f->pz;
+  assert_dat(dat_pz_free((DAT_PZ_HANDLE) forged), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ));
+  assert_dat(dat_pz_free((DAT_PZ_HANDLE) f->async),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ));
+  DAT_HANDLE_TYPE type;
+  assert_dat(dat_get_handle_type(f->pz, &type), DAT_SUCCESS);
+  g_assert_cmpint(type, ==, DAT_HANDLE_TYPE_PZ);
+  assert_dat(dat_get_handle_type(f->async, &type), DAT_SUCCESS);
+  g_assert_cmpint(type, ==, DAT_HANDLE_TYPE_EVD);
+}
+
+static void
+test_stale_lmr_context(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a post naming a freed LMR's lmr_context is refused before it reaches IT-API");
+  static char buf[4096];
+  DAT_REGION_DESCRIPTION region = { .for_va = buf };
+  DAT_LMR_HANDLE lmr;
+  DAT_LMR_CONTEXT lctx;
+  DAT_RMR_CONTEXT rctx;
+  DAT_VLEN len;
+  DAT_VADDR addr;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(buf), f->pz,
+                            DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &len, &addr),
+             DAT_SUCCESS);
+  g_assert_cmpuint(len, ==, sizeof(buf));
+  g_assert_cmpuint(addr, ==, (DAT_VADDR) (uintptr_t) buf);
+  DAT_LMR_PARAM lp;
+  assert_dat(dat_lmr_query(lmr, DAT_LMR_FIELD_ALL, &lp), DAT_SUCCESS);
+  g_assert_cmpuint(lp.lmr_context, ==, lctx);
+  g_assert_cmpuint(lp.rmr_context, ==, rctx);
+
+  DAT_EVD_HANDLE dto, conn;
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
+  assert_dat(dat_evd_free(dto), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
+  DAT_LMR_TRIPLET iov = { .virtual_address = (DAT_VADDR) (uintptr_t) buf, .segment_length = 64,
+                          .lmr_context = lctx };
+  DAT_DTO_COOKIE cookie = { .as_64 = 1 };
+  assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
+  assert_dat(dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ));
+  assert_dat(dat_lmr_free(lmr), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR));
+  DAT_EP_STATE state;
+  DAT_BOOLEAN idle1, idle2;
+  assert_dat(dat_ep_get_status(ep, &state, &idle1, &idle2), DAT_SUCCESS);
+  g_assert_cmpint(state, ==, DAT_EP_STATE_UNCONNECTED);
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(ep), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(conn), DAT_SUCCESS);
+}
+
+static void
+test_software_events(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("software events come back as posted; an empty EVD times out in dat_evd_wait");
+  DAT_EVD_HANDLE evd;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  DAT_EVENT ev, out;
+  DAT_COUNT nmore;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  ev.event_data.software_event_data.pointer = &ev;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  g_assert_cmpint(out.event_number, ==, DAT_SOFTWARE_EVENT);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev);
+  g_assert_true(out.evd_handle == evd);
+  assert_dat(dat_evd_wait(evd, 1000, 1, &out, &nmore), DAT_SUCCESS);
+  g_assert_cmpint(nmore, ==, 0);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_QUEUE_EMPTY);
+  gint64 t0 = g_get_monotonic_time();
+  DAT_RETURN ret = dat_evd_wait(evd, 20000, 1, &out, &nmore);
+  g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_TIMEOUT_EXPIRED);
+  g_assert_cmpint(g_get_monotonic_time() - t0, >=, 15000);
+  assert_dat(dat_evd_wait(evd, 1000, 5, &out, &nmore),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_ERR(DAT_INVALID_HANDLE, 0));
+}
+
+static void
+test_not_implemented(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a call the provider does not offer yet returns DAT_NOT_IMPLEMENTED");
+  DAT_RMR_HANDLE rmr;
+  g_assert_cmphex(DAT_GET_TYPE(dat_rmr_create(f->pz, &rmr)), ==, DAT_NOT_IMPLEMENTED);
+  DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+  DAT_SRQ_HANDLE srq;
+  g_assert_cmphex(DAT_GET_TYPE(dat_srq_create(f->ia, f->pz, &sa, &srq)), ==, DAT_NOT_IMPLEMENTED);
+}
+
+int
+main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (argc > 1)
+    g_strlcpy(provider, argv[1], sizeof(provider));
+  if (g_getenv("DAT_OVERRIDE") == NULL) {
+    g_printerr("DAT_OVERRIDE must name the build tree's dat.conf\n");
+    return 77;
+  }
+#define ADD(path, fn) g_test_add(path, fixture_t, NULL, open_ia, fn, close_ia)
+  ADD("/dat/ia/query", test_ia_query);
+  ADD("/dat/handle/stale", test_stale_handle);
+  ADD("/dat/handle/forged", test_forged_handle);
+  ADD("/dat/lmr/stale-context", test_stale_lmr_context);
+  ADD("/dat/evd/software", test_software_events);
+  ADD("/dat/not-implemented", test_not_implemented);
+  return g_test_run();
+}
