@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "dat_priv.h"
+#include "dat_itapi.h"
 
 #include <string.h>
 
@@ -197,16 +198,7 @@ it_name_of(const char *ia_name, const char *params, char *out, size_t size)
   out[n] = '\0';
 }
 
-/**
- * @brief libdat2's entry point: registers a DAT provider for one dat.conf line.
- *
- * @param info the line's IA name, DAT version and thread safety
- * @param instance_data the line's ia_params: the IT-API interface name first
- *        (e.g. "emul0 0"); empty to use the IA name
- */
-__attribute__((visibility("default"))) DAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
-                                                                   const char *instance_data);
-DAT_API void
+__attribute__((visibility("default"))) void
 dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
 {
   if (info == NULL)
@@ -242,15 +234,7 @@ dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
   g_debug("DAT provider %s registered over IT-API interface %s", info->ia_name, p->it_name);
 }
 
-/**
- * @brief libdat2's exit point: unregisters the provider of one dat.conf line.
- *
- * The provider's memory is kept: handles made through it still point at it.
- *
- * @param info the line's IA name, as given to dat_provider_init()
- */
-__attribute__((visibility("default"))) DAT_API void dat_provider_fini(const DAT_PROVIDER_INFO *info);
-DAT_API void
+__attribute__((visibility("default"))) void
 dat_provider_fini(const DAT_PROVIDER_INFO *info)
 {
   if (info == NULL)
