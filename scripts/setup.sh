@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# libibverbs-dev and librdmacm-dev: the vp/ib module (rdma-core devices).
+# libibverbs-dev and librdmacm-dev: the vp/ib module (rdma-core devices);
+# libdapl-dev: dat/, the DAT 2.0 provider for libdat2.
 pkgs=(meson ninja-build pkg-config gcc g++ libglib2.0-dev doxygen graphviz python3
-      libibverbs-dev librdmacm-dev)
+      libibverbs-dev librdmacm-dev libdapl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
