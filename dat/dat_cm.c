@@ -87,6 +87,15 @@ datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
   if (ep == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   it_status_t st = it_ep_disconnect(ep->it, NULL, 0);
+  if (st == IT_ERR_INVALID_EP_STATE) {
+    /* The peer disconnected first (or the connection broke): the EP is
+     * already where a disconnect leads, and its event is on its way or
+     * queued; DAT 2.0 6.5.7 makes that a no-op, as DAPL does. */
+    it_ep_param_t p;
+    if (it_ep_query(ep->it, IT_EP_PARAM_STATE, &p) == IT_SUCCESS &&
+        p.ep_state.rc == IT_EP_STATE_NONOPERATIONAL)
+      return DAT_SUCCESS;
+  }
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_EP);
   return DAT_SUCCESS;

@@ -241,6 +241,32 @@ datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *re
 }
 
 DAT_RETURN
+datx_ep_reset(DAT_EP_HANDLE ep_handle)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  it_ep_param_t p;
+  it_status_t st = it_ep_query(ep->it, IT_EP_PARAM_STATE, &p);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  /* DAT 2.0 6.5.12: a reset of an Unconnected EP does nothing; a
+   * Disconnected one becomes Unconnected, its queues flushed. */
+  if (p.ep_state.rc == IT_EP_STATE_UNCONNECTED)
+    return DAT_SUCCESS;
+  if (p.ep_state.rc != IT_EP_STATE_NONOPERATIONAL)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
+  st = it_ep_reset(ep->it);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  memset(&ep->remote, 0, sizeof(ep->remote));
+  ep->local_qual = 0;
+  ep->remote_qual = 0;
+  ep->active = FALSE;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
 datx_ep_free(DAT_EP_HANDLE ep_handle)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);

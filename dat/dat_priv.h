@@ -306,6 +306,8 @@ DAT_RETURN datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_
 DAT_RETURN datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param);
 /** @brief DAT_PROVIDER::ep_modify_func (dat_ep_modify). */
 DAT_RETURN datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param);
+/** @brief DAT_PROVIDER::ep_reset_func (dat_ep_reset). */
+DAT_RETURN datx_ep_reset(DAT_EP_HANDLE ep_handle);
 /** @brief DAT_PROVIDER::ep_free_func (dat_ep_free). */
 DAT_RETURN datx_ep_free(DAT_EP_HANDLE ep_handle);
 /** @brief DAT_PROVIDER::ep_get_status_func (dat_ep_get_status). */

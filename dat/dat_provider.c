@@ -62,7 +62,6 @@ NOT_IMPLEMENTED(ni_rsp_query, DAT_RSP_HANDLE a, DAT_RSP_PARAM_MASK b, DAT_RSP_PA
 NOT_IMPLEMENTED(ni_rsp_free, DAT_RSP_HANDLE a)
 NOT_IMPLEMENTED(ni_psp_create_any, DAT_IA_HANDLE a, DAT_CONN_QUAL *b, DAT_EVD_HANDLE c,
                 DAT_PSP_FLAGS d, DAT_PSP_HANDLE *e)
-NOT_IMPLEMENTED(ni_ep_reset, DAT_EP_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_lmr_sync_rdma_read, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
@@ -152,7 +151,7 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->pz_query_func = datx_pz_query;
   p->pz_free_func = datx_pz_free;
   p->psp_create_any_func = ni_psp_create_any;
-  p->ep_reset_func = ni_ep_reset;
+  p->ep_reset_func = datx_ep_reset;
   p->evd_set_unwaitable_func = ni_evd_set_unwaitable;
   p->evd_clear_unwaitable_func = ni_evd_clear_unwaitable;
   p->lmr_sync_rdma_read_func = ni_lmr_sync_rdma_read;

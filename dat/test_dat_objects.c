@@ -136,6 +136,7 @@ test_stale_lmr_context(fixture_t *f, gconstpointer data)
   DAT_BOOLEAN idle1, idle2;
   assert_dat(dat_ep_get_status(ep, &state, &idle1, &idle2), DAT_SUCCESS);
   g_assert_cmpint(state, ==, DAT_EP_STATE_UNCONNECTED);
+  assert_dat(dat_ep_reset(ep), DAT_SUCCESS); /* an Unconnected EP: nothing to do */
   assert_dat(dat_ep_free(ep), DAT_SUCCESS);
   assert_dat(dat_ep_free(ep), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
   assert_dat(dat_evd_free(dto), DAT_SUCCESS);
