@@ -10,6 +10,9 @@
  * dereferenced after it was found inside a chunk (datx_cell_get()).  The
  * price is one cell (48 bytes) per object ever freed.
  *
+ * Names: dat_* are libdat2's and the DAT standard's; this provider's own
+ * are datx_<object>_<verb>.
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef DATX_PRIV_H
