@@ -6,8 +6,12 @@
  * dispatcher serves one.  So a DAT EVD holds one IT-API SEVD per stream and,
  * when it has several, an aggregate (AEVD) they feed: wait and dequeue go to
  * the aggregate, which hands out the underlying events.  With one stream the
- * SEVD is used directly, and dat_evd_wait's threshold becomes the SEVD's
- * (an aggregate has none: there a threshold above 1 waits for one event).
+ * SEVD is used directly.  dat_evd_wait's threshold (DAT 2.0 6.3.2.8: return
+ * once that many events are queued, else DAT_TIMEOUT_EXPIRED with none
+ * taken) is counted here, as IT-API's aggregate has no threshold and a
+ * SEVD's would hand out an event at the timeout: events taken while
+ * waiting are held, oldest first, and come out of the EVD before newer
+ * ones.
  * Each event is translated when it is dequeued: the IT-API endpoint's
  * consumer context names the DAT endpoint, a connection request becomes a
  * CR object, a software event carries a copy of the consumer's DAT_EVENT.
@@ -109,7 +113,8 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
   for (int s = 0; s < DATX_S_COUNT; s++)
     if (evd->sevd[s] != IT_NULL_HANDLE && evd->waitable == IT_NULL_HANDLE)
       evd->waitable = evd->aevd != IT_NULL_HANDLE ? evd->aevd : evd->sevd[s];
-  evd->threshold = 1;
+  g_mutex_init(&evd->held_lock);
+  g_queue_init(&evd->held);
   *evd_handle = evd->cell;
   return DAT_SUCCESS;
 
@@ -146,6 +151,8 @@ void
 datx_evd_destroy(datx_evd_t *evd)
 {
   evd_release_it(evd);
+  g_queue_clear_full(&evd->held, g_free);
+  g_mutex_clear(&evd->held_lock);
   datx_cell_kill(evd->cell, evd->ia);
   g_free(evd);
 }
@@ -309,6 +316,22 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
   }
 }
 
+/* The oldest held event into @p event; @p nmore: how many stay held. */
+static gboolean
+pop_held(datx_evd_t *evd, DAT_EVENT *event, DAT_COUNT *nmore)
+{
+  g_mutex_lock(&evd->held_lock);
+  DAT_EVENT *e = g_queue_pop_head(&evd->held);
+  if (nmore != NULL)
+    *nmore = (DAT_COUNT) evd->held.length;
+  g_mutex_unlock(&evd->held_lock);
+  if (e == NULL)
+    return FALSE;
+  *event = *e;
+  g_free(e);
+  return TRUE;
+}
+
 DAT_RETURN
 datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 {
@@ -317,6 +340,8 @@ datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
   if (event == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (pop_held(evd, event, NULL))
+    return DAT_SUCCESS;
   for (;;) {
     it_event_t ev;
     it_status_t st = it_evd_dequeue(evd->waitable, &ev);
@@ -341,15 +366,15 @@ datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshol
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
   if (evd->state & DAT_EVD_STATE_UNWAITABLE)
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
-  if (evd->aevd == IT_NULL_HANDLE && (size_t) threshold != evd->threshold) {
-    it_evd_param_t p = { .sevd_threshold = (size_t) threshold };
-    it_status_t st = it_evd_modify(evd->waitable, IT_EVD_PARAM_THRESHOLD, &p);
-    if (st != IT_SUCCESS)
-      return datx_status(st, 0);
-    evd->threshold = (size_t) threshold;
-  }
   gint64 deadline = timeout == DAT_TIMEOUT_INFINITE ? -1 : g_get_monotonic_time() + timeout;
   for (;;) {
+    g_mutex_lock(&evd->held_lock);
+    guint held = evd->held.length;
+    g_mutex_unlock(&evd->held_lock);
+    if (held >= (guint) threshold) {
+      pop_held(evd, event, nmore);
+      return DAT_SUCCESS;
+    }
     uint64_t left = IT_TIMEOUT_INFINITE;
     if (deadline >= 0) {
       gint64 now = g_get_monotonic_time();
@@ -358,14 +383,25 @@ datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshol
     it_event_t ev;
     size_t more = 0;
     it_status_t st = it_evd_wait(evd->waitable, left, &ev, &more);
-    if (st != IT_SUCCESS)
+    if (st != IT_SUCCESS) {
+      if (nmore != NULL)
+        *nmore = (DAT_COUNT) held;
       return datx_status(st, 0);
-    DAT_RETURN ret = translate(evd, &ev, event);
+    }
+    DAT_EVENT out;
+    DAT_RETURN ret = translate(evd, &ev, &out);
     if (ret == DATX_DROPPED)
       continue;
-    if (nmore != NULL)
-      *nmore = (DAT_COUNT) more;
-    return ret;
+    if (held == 0 && (threshold == 1 || more + 1 >= (size_t) threshold)) {
+      /* The common case: nothing held, and the threshold is met. */
+      *event = out;
+      if (nmore != NULL)
+        *nmore = (DAT_COUNT) more;
+      return ret;
+    }
+    g_mutex_lock(&evd->held_lock);
+    g_queue_push_tail(&evd->held, g_memdup2(&out, sizeof(out)));
+    g_mutex_unlock(&evd->held_lock);
   }
 }
 

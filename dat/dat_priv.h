@@ -118,7 +118,8 @@ struct datx_evd {
   it_evd_handle_t sevd[DATX_S_COUNT]; /**< per stream, or IT_NULL_HANDLE */
   it_evd_handle_t aevd;              /**< the aggregate when several streams, else IT_NULL_HANDLE */
   it_evd_handle_t waitable;          /**< what wait and dequeue use: the aggregate or the one SEVD */
-  size_t threshold;                  /**< threshold set on @c waitable */
+  GMutex held_lock;                  /**< guards @c held */
+  GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
   gint users;                        /**< EPs and PSPs that deliver to it */
   DAT_EVD_STATE state;               /**< enabled/disabled, waitable/unwaitable */
 };

@@ -170,6 +170,21 @@ test_software_events(fixture_t *f, gconstpointer data)
   g_assert_cmpint(g_get_monotonic_time() - t0, >=, 15000);
   assert_dat(dat_evd_wait(evd, 1000, 5, &out, &nmore),
              DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+
+  /* A threshold not met by the timeout takes no event (DAT 2.0 6.3.2.8);
+   * the events come out in the order they were posted. */
+  DAT_EVENT ev2 = ev;
+  ev2.event_data.software_event_data.pointer = &ev2;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  ret = dat_evd_wait(evd, 20000, 2, &out, &nmore);
+  g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_TIMEOUT_EXPIRED);
+  assert_dat(dat_evd_post_se(evd, &ev2), DAT_SUCCESS);
+  assert_dat(dat_evd_wait(evd, 20000, 2, &out, &nmore), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev);
+  g_assert_cmpint(nmore, ==, 1);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev2);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_QUEUE_EMPTY);
   assert_dat(dat_evd_free(evd), DAT_SUCCESS);
   assert_dat(dat_evd_dequeue(evd, &out), DAT_ERR(DAT_INVALID_HANDLE, 0));
 }
