@@ -56,8 +56,12 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
   if (qlen <= 0)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-  if (cno != DAT_HANDLE_NULL)
-    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0); /* CNOs come with the next step */
+  datx_cno_t *c = NULL;
+  if (cno != DAT_HANDLE_NULL) {
+    c = datx_cell_get(cno, DATX_CNO);
+    if (c == NULL || c->ia != ia)
+      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  }
   if (evd_handle == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
   const DAT_EVD_FLAGS known = DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG |
@@ -70,6 +74,9 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
   evd->flags = flags;
   evd->qlen = qlen;
   evd->state = DAT_EVD_STATE_ENABLED | DAT_EVD_STATE_WAITABLE;
+  evd->fd = -1;
+  /* With a CNO, the dispatcher waited on gets a descriptor for dat_cno_wait. */
+  it_evd_flags_t wflags = IT_EVD_OVERFLOW_DEFAULT | (c != NULL ? IT_EVD_CREATE_FD : 0);
   gboolean want[DATX_S_COUNT] = {
     [DATX_S_DTO] = (flags & (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG)) != 0,
     [DATX_S_CR] = (flags & DAT_EVD_CR_FLAG) != 0,
@@ -84,8 +91,8 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
     n += want[s];
   it_status_t st = IT_SUCCESS;
   if (n > 1) {
-    st = it_evd_create(ia->it, IT_AEVD_NOTIFICATION_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT,
-                       (size_t) qlen * n, 1, IT_NULL_HANDLE, &evd->aevd, NULL);
+    st = it_evd_create(ia->it, IT_AEVD_NOTIFICATION_EVENT_STREAM, wflags, (size_t) qlen * n, 1,
+                       IT_NULL_HANDLE, &evd->aevd, c != NULL ? &evd->fd : NULL);
     if (st != IT_SUCCESS)
       goto err_free;
   }
@@ -97,11 +104,12 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
   for (int s = 0; s < DATX_S_COUNT; s++) {
     if (!want[s])
       continue;
-    st = it_evd_create(ia->it, stream_of[s], IT_EVD_OVERFLOW_DEFAULT, (size_t) qlen, 1, evd->aevd,
-                       &evd->sevd[s], NULL);
+    it_evd_flags_t f = n == 1 ? wflags : IT_EVD_OVERFLOW_DEFAULT;
+    int *fd = n == 1 && c != NULL ? &evd->fd : NULL;
+    st = it_evd_create(ia->it, stream_of[s], f, (size_t) qlen, 1, evd->aevd, &evd->sevd[s], fd);
     if (st == IT_ERR_ASYNC_AFF_EVD_EXISTS && s == DATX_S_ASYNC && !want[DATX_S_SW]) {
-      st = it_evd_create(ia->it, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, (size_t) qlen,
-                         1, evd->aevd, &evd->sevd[DATX_S_SW], NULL);
+      st = it_evd_create(ia->it, IT_SOFTWARE_EVENT_STREAM, f, (size_t) qlen, 1, evd->aevd,
+                         &evd->sevd[DATX_S_SW], fd);
       if (st == IT_SUCCESS)
         continue;
     }
@@ -115,6 +123,8 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
       evd->waitable = evd->aevd != IT_NULL_HANDLE ? evd->aevd : evd->sevd[s];
   g_mutex_init(&evd->held_lock);
   g_queue_init(&evd->held);
+  if (c != NULL)
+    datx_cno_attach(evd, c);
   *evd_handle = evd->cell;
   return DAT_SUCCESS;
 
@@ -141,7 +151,7 @@ datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM
   if (mask & DAT_EVD_FIELD_EVD_STATE)
     param->evd_state = evd->state;
   if (mask & DAT_EVD_FIELD_CNO)
-    param->cno_handle = DAT_HANDLE_NULL;
+    param->cno_handle = evd->cno != NULL ? evd->cno->cell : DAT_HANDLE_NULL;
   if (mask & DAT_EVD_FIELD_EVD_FLAGS)
     param->evd_flags = evd->flags;
   return DAT_SUCCESS;
@@ -150,6 +160,7 @@ datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM
 void
 datx_evd_destroy(datx_evd_t *evd)
 {
+  datx_cno_attach(evd, NULL);
   evd_release_it(evd);
   g_queue_clear_full(&evd->held, g_free);
   g_mutex_clear(&evd->held_lock);
@@ -314,6 +325,34 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
     g_debug("IT-API event %s has no DAT counterpart: dropped", itx_event_name(in->event_number));
     return DATX_DROPPED;
   }
+}
+
+gboolean
+datx_evd_has_held(datx_evd_t *evd)
+{
+  g_mutex_lock(&evd->held_lock);
+  gboolean any = evd->held.length > 0;
+  g_mutex_unlock(&evd->held_lock);
+  return any;
+}
+
+DAT_RETURN
+datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  datx_cno_t *cno = NULL;
+  if (cno_handle != DAT_HANDLE_NULL) {
+    cno = datx_cell_get(cno_handle, DATX_CNO);
+    if (cno == NULL || cno->ia != evd->ia)
+      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+    /* The descriptor is made with the IT-API dispatcher, at dat_evd_create. */
+    if (evd->fd < 0)
+      return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
+  }
+  datx_cno_attach(evd, cno);
+  return DAT_SUCCESS;
 }
 
 /* The oldest held event into @p event; @p nmore: how many stay held. */

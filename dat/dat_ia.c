@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What the IT-API capability record does not say: generous counts, as a
  * software provider has no table of its own to run out of. */
@@ -188,7 +189,18 @@ child_forget(gpointer data, gpointer user)
   datx_cell_t *cell = data;
   (void) user;
   void *obj = cell->object;
+  datx_type_t type = (datx_type_t) cell->type;
   datx_cell_kill(cell, NULL);
+  if (type == DATX_EVD) {
+    datx_evd_t *evd = obj;
+    g_queue_clear_full(&evd->held, g_free);
+    g_mutex_clear(&evd->held_lock);
+  } else if (type == DATX_CNO) {
+    datx_cno_t *cno = obj;
+    close(cno->epfd);
+    g_ptr_array_free(cno->evds, TRUE);
+    g_mutex_clear(&cno->lock);
+  }
   g_free(obj);
 }
 
@@ -309,7 +321,7 @@ datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
     [DATX_IA] = DAT_HANDLE_TYPE_IA,   [DATX_PZ] = DAT_HANDLE_TYPE_PZ,
     [DATX_EVD] = DAT_HANDLE_TYPE_EVD, [DATX_EP] = DAT_HANDLE_TYPE_EP,
     [DATX_LMR] = DAT_HANDLE_TYPE_LMR, [DATX_PSP] = DAT_HANDLE_TYPE_PSP,
-    [DATX_CR] = DAT_HANDLE_TYPE_CR,
+    [DATX_CR] = DAT_HANDLE_TYPE_CR,   [DATX_CNO] = DAT_HANDLE_TYPE_CNO,
   };
   datx_type_t t = datx_cell_type(handle);
   if (t == 0)

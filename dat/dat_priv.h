@@ -48,6 +48,7 @@ typedef enum {
   DATX_LMR,
   DATX_PSP,
   DATX_CR,
+  DATX_CNO,
   DATX_TYPE_COUNT
 } datx_type_t;
 
@@ -78,6 +79,7 @@ typedef struct datx_provider {
 
 typedef struct datx_ia datx_ia_t;
 typedef struct datx_evd datx_evd_t;
+typedef struct datx_cno datx_cno_t;
 
 /** @brief An interface adapter. */
 struct datx_ia {
@@ -118,10 +120,22 @@ struct datx_evd {
   it_evd_handle_t sevd[DATX_S_COUNT]; /**< per stream, or IT_NULL_HANDLE */
   it_evd_handle_t aevd;              /**< the aggregate when several streams, else IT_NULL_HANDLE */
   it_evd_handle_t waitable;          /**< what wait and dequeue use: the aggregate or the one SEVD */
+  datx_cno_t *cno;                   /**< the CNO it notifies, or NULL */
+  int fd;                            /**< @c waitable's descriptor when it has a CNO, else -1 */
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
   gint users;                        /**< EPs and PSPs that deliver to it */
   DAT_EVD_STATE state;               /**< enabled/disabled, waitable/unwaitable */
+};
+
+/** @brief A consumer notification object: the descriptors of the EVDs attached to it. */
+struct datx_cno {
+  datx_cell_t *cell;              /**< its handle */
+  datx_ia_t *ia;                  /**< its adapter */
+  DAT_OS_WAIT_PROXY_AGENT agent;  /**< as given (kept for dat_cno_query) */
+  GMutex lock;                    /**< guards @c evds */
+  GPtrArray *evds;                /**< the EVDs attached (datx_evd_t *) */
+  int epfd;                       /**< edge-triggered epoll set of the EVDs' descriptors */
 };
 
 /** @brief An endpoint. */
@@ -291,6 +305,8 @@ DAT_RETURN datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COU
 DAT_RETURN datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event);
 /** @brief DAT_PROVIDER::evd_post_se_func (dat_evd_post_se). */
 DAT_RETURN datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event);
+/** @brief DAT_PROVIDER::evd_modify_cno_func (dat_evd_modify_cno). */
+DAT_RETURN datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle);
 /** @brief DAT_PROVIDER::evd_enable_func (dat_evd_enable). */
 DAT_RETURN datx_evd_enable(DAT_EVD_HANDLE evd_handle);
 /** @brief DAT_PROVIDER::evd_disable_func (dat_evd_disable). */
@@ -300,6 +316,31 @@ DAT_RETURN datx_evd_disable(DAT_EVD_HANDLE evd_handle);
  * @param evd the EVD
  */
 void datx_evd_destroy(datx_evd_t *evd);
+
+/* dat_cno.c */
+/** @brief DAT_PROVIDER::cno_create_func (dat_cno_create). */
+DAT_RETURN datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent,
+                           DAT_CNO_HANDLE *cno_handle);
+/** @brief DAT_PROVIDER::cno_modify_agent_func (dat_cno_modify_agent). */
+DAT_RETURN datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent);
+/** @brief DAT_PROVIDER::cno_query_func (dat_cno_query). */
+DAT_RETURN datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param);
+/** @brief DAT_PROVIDER::cno_free_func (dat_cno_free). */
+DAT_RETURN datx_cno_free(DAT_CNO_HANDLE cno_handle);
+/** @brief DAT_PROVIDER::cno_wait_func (dat_cno_wait). */
+DAT_RETURN datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle);
+/**
+ * @brief Attaches @p evd to @p cno, or detaches it from its CNO when @p cno is NULL.
+ * @param evd the EVD (its @c fd set when @p cno is not NULL)
+ * @param cno the CNO, or NULL
+ */
+void datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno);
+/**
+ * @brief Whether @p evd holds events taken while waiting for a threshold.
+ * @param evd the EVD
+ * @return TRUE when dat_evd_dequeue would return a held event
+ */
+gboolean datx_evd_has_held(datx_evd_t *evd);
 
 /* dat_ep.c */
 /** @brief DAT_PROVIDER::ep_create_func (dat_ep_create). */

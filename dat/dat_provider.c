@@ -40,13 +40,7 @@ datx_provider_find(const char *ia_name)
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-NOT_IMPLEMENTED(ni_cno_create, DAT_IA_HANDLE a, DAT_OS_WAIT_PROXY_AGENT b, DAT_CNO_HANDLE *c)
-NOT_IMPLEMENTED(ni_cno_modify_agent, DAT_CNO_HANDLE a, DAT_OS_WAIT_PROXY_AGENT b)
-NOT_IMPLEMENTED(ni_cno_query, DAT_CNO_HANDLE a, DAT_CNO_PARAM_MASK b, DAT_CNO_PARAM *c)
-NOT_IMPLEMENTED(ni_cno_free, DAT_CNO_HANDLE a)
-NOT_IMPLEMENTED(ni_cno_wait, DAT_CNO_HANDLE a, DAT_TIMEOUT b, DAT_EVD_HANDLE *c)
 NOT_IMPLEMENTED(ni_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
-NOT_IMPLEMENTED(ni_evd_modify_cno, DAT_EVD_HANDLE a, DAT_CNO_HANDLE b)
 NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
 NOT_IMPLEMENTED(ni_ep_dup_connect, DAT_EP_HANDLE a, DAT_EP_HANDLE b, DAT_TIMEOUT c, DAT_COUNT d,
                 const DAT_PVOID e, DAT_QOS f)
@@ -103,18 +97,18 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->set_consumer_context_func = datx_set_consumer_context;
   p->get_consumer_context_func = datx_get_consumer_context;
   p->get_handle_type_func = datx_get_handle_type;
-  p->cno_create_func = ni_cno_create;
-  p->cno_modify_agent_func = ni_cno_modify_agent;
-  p->cno_query_func = ni_cno_query;
-  p->cno_free_func = ni_cno_free;
-  p->cno_wait_func = ni_cno_wait;
+  p->cno_create_func = datx_cno_create;
+  p->cno_modify_agent_func = datx_cno_modify_agent;
+  p->cno_query_func = datx_cno_query;
+  p->cno_free_func = datx_cno_free;
+  p->cno_wait_func = datx_cno_wait;
   p->cr_query_func = datx_cr_query;
   p->cr_accept_func = datx_cr_accept;
   p->cr_reject_func = datx_cr_reject;
   p->cr_handoff_func = ni_cr_handoff;
   p->evd_create_func = datx_evd_create;
   p->evd_query_func = datx_evd_query;
-  p->evd_modify_cno_func = ni_evd_modify_cno;
+  p->evd_modify_cno_func = datx_evd_modify_cno;
   p->evd_enable_func = datx_evd_enable;
   p->evd_disable_func = datx_evd_disable;
   p->evd_wait_func = datx_evd_wait;

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Debian's dtest (dapl2-utils), unchanged, over libdaplitapi: a server and a
 # client in two processes on one IT-API interface, first the default run
-# (RDMA Write, RDMA Read and a Send ping-pong, each checked by dtest) and
-# then the data-validation run (-D: an RDMA Write ping-pong whose every
-# byte the client compares).  Each side must exit 0 and print dtest's pass
+# (RDMA Write, RDMA Read and a Send ping-pong, each checked by dtest), then
+# the data-validation run (-D: an RDMA Write ping-pong whose every byte
+# the client compares), then the default run with completions through a
+# CNO (-c).  Each side must exit 0 and print dtest's pass
 # line; the -D run must also say it checked data.  Exit 77 (skipped) when
 # dtest is not installed.
 #
@@ -58,4 +59,5 @@ run() {
 
 run default -b 4096
 run -D -D -b 65536
+run -c -c -b 4096
 exit $fail

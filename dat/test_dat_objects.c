@@ -190,6 +190,36 @@ test_software_events(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_cno(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a CNO wakes for an EVD's new events once, times out, and is in use while EVDs have it");
+  DAT_CNO_HANDLE cno;
+  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+  DAT_EVD_HANDLE evd, found = DAT_HANDLE_NULL;
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  DAT_EVD_PARAM param;
+  assert_dat(dat_evd_query(evd, DAT_EVD_FIELD_CNO, &param), DAT_SUCCESS);
+  g_assert_true(param.cno_handle == cno);
+  DAT_RETURN ret = dat_cno_wait(cno, 10000, &found);
+  g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_TIMEOUT_EXPIRED);
+  DAT_EVENT ev, out;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  assert_dat(dat_cno_wait(cno, 1000000, &found), DAT_SUCCESS);
+  g_assert_true(found == evd);
+  /* Notified once: the event left queued does not wake it again. */
+  ret = dat_cno_wait(cno, 10000, &found);
+  g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_TIMEOUT_EXPIRED);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
+  assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
+}
+
+static void
 test_not_implemented(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -217,6 +247,7 @@ main(int argc, char **argv)
   ADD("/dat/handle/forged", test_forged_handle);
   ADD("/dat/lmr/stale-context", test_stale_lmr_context);
   ADD("/dat/evd/software", test_software_events);
+  ADD("/dat/cno/wait", test_cno);
   ADD("/dat/not-implemented", test_not_implemented);
   return g_test_run();
 }

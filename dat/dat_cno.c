@@ -1,0 +1,158 @@
+/*
+ * dat/: consumer notification objects.  A CNO is the set of EVDs created
+ * with it; each such EVD's IT-API dispatcher (the aggregate, or the one
+ * SEVD) is made with a descriptor (IT_EVD_CREATE_FD), readable exactly
+ * while it has events.  The CNO watches them edge-triggered (an epoll set):
+ * dat_cno_wait names an EVD that went from empty to having events since
+ * the last wait, as DAT 2.0 6.3.1 has a CNO triggered by an EVD's
+ * notification rather than by events the consumer left queued (a level
+ * would wake a waiter for one EVD again and again on another's leftovers).
+ * As DAT allows, a wakeup whose event another thread took finds the EVD
+ * empty.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "dat_priv.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+DAT_RETURN
+datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE *cno_handle)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (cno_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  datx_cno_t *cno = g_new0(datx_cno_t, 1);
+  cno->ia = ia;
+  cno->agent = agent;
+  g_mutex_init(&cno->lock);
+  cno->evds = g_ptr_array_new();
+  cno->epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (cno->epfd < 0) {
+    g_message("DAT CNO on %s: epoll_create1 failed: %s", ia->provider->it_name, g_strerror(errno));
+    g_ptr_array_free(cno->evds, TRUE);
+    g_free(cno);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  }
+  cno->cell = datx_cell_new(&ia->provider->dat, DATX_CNO, cno, ia);
+  if (cno->cell == NULL) {
+    close(cno->epfd);
+    g_ptr_array_free(cno->evds, TRUE);
+    g_free(cno);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  }
+  *cno_handle = cno->cell;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent)
+{
+  datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
+  if (cno == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  cno->agent = agent;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param)
+{
+  datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
+  if (cno == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  (void) mask; /* every field is cheap: all are filled */
+  param->ia_handle = cno->ia->cell;
+  param->proxy_type = DAT_PROXY_TYPE_AGENT;
+  param->proxy.agent = cno->agent;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_cno_free(DAT_CNO_HANDLE cno_handle)
+{
+  datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
+  if (cno == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  g_mutex_lock(&cno->lock);
+  guint n = cno->evds->len;
+  g_mutex_unlock(&cno->lock);
+  if (n > 0)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+  datx_cell_kill(cno->cell, cno->ia);
+  close(cno->epfd);
+  g_ptr_array_free(cno->evds, TRUE);
+  g_mutex_clear(&cno->lock);
+  g_free(cno);
+  return DAT_SUCCESS;
+}
+
+void
+datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
+{
+  datx_cno_t *old = evd->cno;
+  if (old != NULL) {
+    g_mutex_lock(&old->lock);
+    g_ptr_array_remove(old->evds, evd);
+    epoll_ctl(old->epfd, EPOLL_CTL_DEL, evd->fd, NULL);
+    g_mutex_unlock(&old->lock);
+  }
+  evd->cno = cno;
+  if (cno != NULL) {
+    /* The event names the EVD's cell, which outlives the EVD. */
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = evd->cell };
+    g_mutex_lock(&cno->lock);
+    g_ptr_array_add(cno->evds, evd);
+    if (epoll_ctl(cno->epfd, EPOLL_CTL_ADD, evd->fd, &ev) != 0)
+      g_warning("DAT CNO: watching the descriptor of an EVD failed: %s", g_strerror(errno));
+    g_mutex_unlock(&cno->lock);
+  }
+}
+
+DAT_RETURN
+datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
+{
+  datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
+  if (cno == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  if (evd_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  g_mutex_lock(&cno->lock);
+  for (guint i = 0; i < cno->evds->len; i++) {
+    datx_evd_t *evd = g_ptr_array_index(cno->evds, i);
+    if (datx_evd_has_held(evd)) {
+      *evd_handle = evd->cell;
+      g_mutex_unlock(&cno->lock);
+      return DAT_SUCCESS;
+    }
+  }
+  g_mutex_unlock(&cno->lock);
+  int ms = timeout == DAT_TIMEOUT_INFINITE ? -1 : (int) MIN((timeout + 999) / 1000, (DAT_TIMEOUT) G_MAXINT);
+  gint64 deadline = ms < 0 ? -1 : g_get_monotonic_time() + timeout;
+  for (;;) {
+    struct epoll_event ev;
+    int r = epoll_wait(cno->epfd, &ev, 1, ms);
+    if (r < 0)
+      return errno == EINTR ? DATX_ERR(DAT_INTERRUPTED_CALL, DAT_SUB_INTERRUPTED)
+                            : DATX_ERR(DAT_INTERNAL_ERROR, 0);
+    if (r == 0) {
+      *evd_handle = DAT_HANDLE_NULL;
+      return DATX_ERR(DAT_TIMEOUT_EXPIRED, 0);
+    }
+    /* An EVD freed since its edge: wait on for the time left. */
+    if (datx_cell_get(ev.data.ptr, DATX_EVD) != NULL) {
+      *evd_handle = ev.data.ptr;
+      return DAT_SUCCESS;
+    }
+    if (deadline >= 0) {
+      gint64 left = deadline - g_get_monotonic_time();
+      ms = left <= 0 ? 0 : (int) MIN((left + 999) / 1000, G_MAXINT);
+    }
+  }
+}
