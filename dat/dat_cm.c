@@ -1,6 +1,8 @@
 /*
- * dat/: connection management.  A PSP is an IT-API listen point on spigot
- * 0 whose connection qualifier is an IANA port (DAT conn_qual 0..65535);
+ * dat/: connection management.  A PSP or an RSP is an IT-API listen point
+ * on spigot 0 whose connection qualifier is an IANA port (qual_port():
+ * DAT's 64-bit qualifier as DAPL maps it; dat_psp_create_any lets IT-API
+ * choose one);
  * a connection request arriving on its CR EVD becomes a CR object holding
  * IT-API's cn_est_id and a writable copy of the private data (dtest edits
  * it and accepts with it).  dat_ep_connect resolves the remote address with
@@ -12,6 +14,18 @@
 
 #include <arpa/inet.h>
 #include <string.h>
+
+/* The IANA port of a DAT connection qualifier.  DAT's is 64 bits, an IANA
+ * port 16: a qualifier above 0xffff maps onto ports 33534..65534 as DAPL's
+ * rdma_cm provider maps it (qualifier modulo 32001, plus 65535 - 32001), so
+ * that both providers listen and connect on the same port for it. */
+static uint16_t
+qual_port(DAT_CONN_QUAL qual)
+{
+  if (qual <= UINT16_MAX)
+    return (uint16_t) qual;
+  return (uint16_t) (qual % 32001u + (65535u - 32001u));
+}
 
 static DAT_RETURN
 net_addr_of(DAT_IA_ADDRESS_PTR sa, it_net_addr_t *out, struct sockaddr_in *copy)
@@ -46,8 +60,6 @@ datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUA
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  if (qual > UINT16_MAX)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
   if (pdata_size < 0 || (size_t) pdata_size > ep->ia->connect_pdata_len ||
       (pdata_size > 0 && pdata == NULL))
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
@@ -66,11 +78,11 @@ datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUA
   if (timeout != DAT_TIMEOUT_INFINITE)
     path.timeout = timeout;
   it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons((uint16_t) qual);
+  q.conn_qual.port = htons(qual_port(qual));
   it_conn_attributes_t ca;
   memset(&ca, 0, sizeof(ca));
   ep->remote = copy;
-  ep->remote.sin_port = htons((uint16_t) qual);
+  ep->remote.sin_port = q.conn_qual.port;
   ep->remote_qual = qual;
   ep->active = TRUE;
   st = it_ep_connect(ep->it, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, pdata, (size_t) pdata_size);
@@ -101,38 +113,53 @@ datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
   return DAT_SUCCESS;
 }
 
-DAT_RETURN
-datx_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_handle,
-                DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle)
+/* A PSP (@p ep NULL) or an RSP on @p qual; @p qual_inout NULL: the
+ * qualifier is given, else IT-API chooses it and it is returned there. */
+static DAT_RETURN
+sp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
+          DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags, DAT_EP_HANDLE ep_handle,
+          DAT_HANDLE *sp_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-  if (qual > UINT16_MAX)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL || evd->ia != ia || evd->sevd[DATX_S_CR] == IT_NULL_HANDLE)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
   if (flags != DAT_PSP_CONSUMER_FLAG)
     return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0); /* provider-made EPs: a later step */
-  if (psp_handle == NULL)
+  if (sp_handle == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  datx_ep_t *ep = NULL;
+  if (ep_handle != DAT_HANDLE_NULL) {
+    ep = datx_cell_get(ep_handle, DATX_EP);
+    if (ep == NULL || ep->ia != ia)
+      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+    DAT_EP_STATE state;
+    DAT_RETURN ret = datx_ep_get_status(ep_handle, &state, NULL, NULL);
+    if (ret != DAT_SUCCESS)
+      return ret;
+    if (state != DAT_EP_STATE_UNCONNECTED)
+      return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
+  }
   datx_psp_t *psp = g_new0(datx_psp_t, 1);
   psp->ia = ia;
   psp->evd = evd;
-  psp->qual = qual;
   psp->flags = flags;
+  psp->ep = ep != NULL ? ep->cell : NULL;
   it_conn_qual_t q = { .type = IT_IANA_PORT };
-  q.conn_qual.port = htons((uint16_t) qual);
-  it_status_t st = it_listen_create(ia->it, 0, evd->sevd[DATX_S_CR], IT_LISTEN_CONN_QUAL_INPUT, &q,
-                                    &psp->it);
+  q.conn_qual.port = qual_out == NULL ? htons(qual_port(qual)) : 0;
+  it_status_t st = it_listen_create(ia->it, 0, evd->sevd[DATX_S_CR],
+                                    qual_out == NULL ? IT_LISTEN_CONN_QUAL_INPUT : IT_LISTEN_NO_FLAG,
+                                    &q, &psp->it);
   if (st != IT_SUCCESS) {
     g_free(psp);
     if (st == IT_ERR_CONN_QUAL_BUSY)
       return DATX_ERR(DAT_CONN_QUAL_IN_USE, 0);
     return datx_status(st, DAT_INVALID_HANDLE_IA);
   }
-  psp->cell = datx_cell_new(&ia->provider->dat, DATX_PSP, psp, ia);
+  psp->qual = qual_out == NULL ? qual : ntohs(q.conn_qual.port);
+  psp->cell = datx_cell_new(&ia->provider->dat, ep != NULL ? DATX_RSP : DATX_PSP, psp, ia);
   if (psp->cell == NULL) {
     it_listen_free(psp->it);
     g_free(psp);
@@ -142,8 +169,35 @@ datx_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_
   g_mutex_lock(&ia->lock);
   ia->psps = g_list_prepend(ia->psps, psp);
   g_mutex_unlock(&ia->lock);
-  *psp_handle = psp->cell;
+  if (qual_out != NULL)
+    *qual_out = psp->qual;
+  *sp_handle = psp->cell;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_handle,
+                DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle)
+{
+  return sp_create(ia_handle, qual, NULL, evd_handle, flags, DAT_HANDLE_NULL, psp_handle);
+}
+
+DAT_RETURN
+datx_psp_create_any(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL *qual, DAT_EVD_HANDLE evd_handle,
+                    DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle)
+{
+  if (qual == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  return sp_create(ia_handle, 0, qual, evd_handle, flags, DAT_HANDLE_NULL, psp_handle);
+}
+
+DAT_RETURN
+datx_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_handle,
+                DAT_EVD_HANDLE evd_handle, DAT_RSP_HANDLE *rsp_handle)
+{
+  if (ep_handle == DAT_HANDLE_NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  return sp_create(ia_handle, qual, NULL, evd_handle, DAT_PSP_CONSUMER_FLAG, ep_handle, rsp_handle);
 }
 
 DAT_RETURN
@@ -165,6 +219,18 @@ datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM
   return DAT_SUCCESS;
 }
 
+static void
+sp_destroy(datx_psp_t *psp)
+{
+  datx_ia_t *ia = psp->ia;
+  g_mutex_lock(&ia->lock);
+  ia->psps = g_list_remove(ia->psps, psp);
+  g_mutex_unlock(&ia->lock);
+  g_atomic_int_dec_and_test(&psp->evd->users);
+  datx_cell_kill(psp->cell, ia);
+  g_free(psp);
+}
+
 DAT_RETURN
 datx_psp_free(DAT_PSP_HANDLE psp_handle)
 {
@@ -174,38 +240,66 @@ datx_psp_free(DAT_PSP_HANDLE psp_handle)
   it_status_t st = it_listen_free(psp->it);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_PSP);
-  datx_ia_t *ia = psp->ia;
-  g_mutex_lock(&ia->lock);
-  ia->psps = g_list_remove(ia->psps, psp);
-  g_mutex_unlock(&ia->lock);
-  g_atomic_int_dec_and_test(&psp->evd->users);
-  datx_cell_kill(psp->cell, ia);
-  g_free(psp);
+  sp_destroy(psp);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *param)
+{
+  datx_psp_t *rsp = datx_cell_get(rsp_handle, DATX_RSP);
+  if (rsp == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_RSP_FIELD_IA_HANDLE)
+    param->ia_handle = rsp->ia->cell;
+  if (mask & DAT_RSP_FIELD_CONN_QUAL)
+    param->conn_qual = rsp->qual;
+  if (mask & DAT_RSP_FIELD_EVD_HANDLE)
+    param->evd_handle = rsp->evd->cell;
+  if (mask & DAT_RSP_FIELD_EP_HANDLE)
+    param->ep_handle = rsp->ep;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_rsp_free(DAT_RSP_HANDLE rsp_handle)
+{
+  datx_psp_t *rsp = datx_cell_get(rsp_handle, DATX_RSP);
+  if (rsp == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP);
+  it_status_t st = it_listen_free(rsp->it);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_RSP);
+  sp_destroy(rsp);
   return DAT_SUCCESS;
 }
 
 datx_cell_t *
-datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, datx_psp_t **sp)
+datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp,
+               DAT_CONN_QUAL *qual_out)
 {
-  DAT_CONN_QUAL qual = ntohs(req->conn_qual.conn_qual.port);
+  uint16_t port = ntohs(req->conn_qual.conn_qual.port);
   datx_psp_t *psp = NULL;
   g_mutex_lock(&ia->lock);
   for (GList *l = ia->psps; l != NULL; l = l->next)
-    if (((datx_psp_t *) l->data)->qual == qual) {
+    if (qual_port(((datx_psp_t *) l->data)->qual) == port) {
       psp = l->data;
       break;
     }
   g_mutex_unlock(&ia->lock);
   if (psp == NULL) {
-    g_message("DAT IA %s: a connection request for qualifier %llu, which no PSP serves, is rejected",
-              ia->provider->info.ia_name, (unsigned long long) qual);
+    g_message("DAT IA %s: a connection request for port %u, which no service point serves, is "
+              "rejected", ia->provider->info.ia_name, port);
     it_reject(req->cn_est_id, NULL, 0);
     return NULL;
   }
   datx_cr_t *cr = g_new0(datx_cr_t, 1);
+  DAT_CONN_QUAL qual = psp->qual;
   cr->ia = ia;
-  cr->psp = psp;
   cr->qual = qual;
+  cr->local_ep = psp->ep;
   cr->cn_est_id = req->cn_est_id;
   cr->remote.sin_family = AF_INET;
   if (req->source_addr.addr_type == IT_IPV4)
@@ -219,7 +313,14 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, datx_psp_t **s
     g_free(cr);
     return NULL;
   }
-  *sp = psp;
+  *qual_out = qual;
+  *sp = psp->cell;
+  if (psp->ep != NULL) {
+    /* A reserved service point serves one request (DAT 2.0 6.4.3). */
+    *sp = DAT_HANDLE_NULL;
+    it_listen_free(psp->it);
+    sp_destroy(psp);
+  }
   return cr->cell;
 }
 
@@ -240,7 +341,7 @@ datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *par
   if (mask & DAT_CR_FIELD_PRIVATE_DATA)
     param->private_data = cr->pdata;
   if (mask & DAT_CR_FIELD_LOCAL_EP_HANDLE)
-    param->local_ep_handle = DAT_HANDLE_NULL;
+    param->local_ep_handle = cr->local_ep;
   return DAT_SUCCESS;
 }
 
@@ -258,7 +359,8 @@ datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata
   datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
   if (cr == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
-  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  /* An RSP's request is accepted on the RSP's endpoint when none is named. */
+  datx_ep_t *ep = datx_cell_get(ep_handle != DAT_HANDLE_NULL ? ep_handle : cr->local_ep, DATX_EP);
   if (ep == NULL || ep->ia != cr->ia)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   if (pdata_size < 0 || (size_t) pdata_size > cr->ia->accept_pdata_len ||

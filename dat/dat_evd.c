@@ -297,15 +297,16 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
   case IT_DTO_EVENT_STREAM:
     return translate_dto(&in->dto_cmpl, out);
   case IT_CM_REQ_EVENT_STREAM: {
-    datx_psp_t *psp = NULL;
-    datx_cell_t *cr = datx_cr_arrive(evd->ia, &in->conn_req, &psp);
+    DAT_HANDLE sp = NULL;
+    DAT_CONN_QUAL qual = 0;
+    datx_cell_t *cr = datx_cr_arrive(evd->ia, &in->conn_req, &sp, &qual);
     if (cr == NULL)
       return DATX_DROPPED;
     DAT_CR_ARRIVAL_EVENT_DATA *d = &out->event_data.cr_arrival_event_data;
     out->event_number = DAT_CONNECTION_REQUEST_EVENT;
-    d->sp_handle.psp_handle = psp->cell;
+    d->sp_handle.psp_handle = sp;
     d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR) &evd->ia->addr;
-    d->conn_qual = psp->qual;
+    d->conn_qual = qual;
     d->cr_handle = cr;
     d->truncate_flag = DAT_FALSE;
     return DAT_SUCCESS;

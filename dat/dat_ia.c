@@ -322,6 +322,7 @@ datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
     [DATX_EVD] = DAT_HANDLE_TYPE_EVD, [DATX_EP] = DAT_HANDLE_TYPE_EP,
     [DATX_LMR] = DAT_HANDLE_TYPE_LMR, [DATX_PSP] = DAT_HANDLE_TYPE_PSP,
     [DATX_CR] = DAT_HANDLE_TYPE_CR,   [DATX_CNO] = DAT_HANDLE_TYPE_CNO,
+    [DATX_RSP] = DAT_HANDLE_TYPE_RSP,
   };
   datx_type_t t = datx_cell_type(handle);
   if (t == 0)

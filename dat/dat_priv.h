@@ -49,6 +49,7 @@ typedef enum {
   DATX_PSP,
   DATX_CR,
   DATX_CNO,
+  DATX_RSP,
   DATX_TYPE_COUNT
 } datx_type_t;
 
@@ -167,13 +168,14 @@ typedef struct {
   DAT_RMR_CONTEXT rmr_context; /**< the IT-API context, 32 bits */
 } datx_lmr_t;
 
-/** @brief A public service point: an IT-API listen point. */
+/** @brief A public or reserved service point: an IT-API listen point. */
 typedef struct {
-  datx_cell_t *cell;       /**< its handle */
+  datx_cell_t *cell;       /**< its handle (a PSP's or an RSP's) */
   datx_ia_t *ia;           /**< its adapter */
   datx_evd_t *evd;         /**< the CR EVD */
   DAT_CONN_QUAL qual;      /**< the connection qualifier (an IANA port) */
-  DAT_PSP_FLAGS flags;     /**< as given */
+  DAT_PSP_FLAGS flags;     /**< as given (a PSP) */
+  datx_cell_t *ep;         /**< an RSP's endpoint, NULL for a PSP */
   it_listen_handle_t it;   /**< the IT-API listen point */
 } datx_psp_t;
 
@@ -181,8 +183,8 @@ typedef struct {
 typedef struct {
   datx_cell_t *cell;          /**< its handle */
   datx_ia_t *ia;              /**< its adapter */
-  datx_psp_t *psp;            /**< the service point it came to (NULL if freed since) */
   DAT_CONN_QUAL qual;         /**< the qualifier it asked for */
+  datx_cell_t *local_ep;      /**< the RSP's endpoint it came to, or NULL (a PSP) */
   it_cn_est_identifier_t cn_est_id; /**< IT-API's identifier of it */
   struct sockaddr_in remote;  /**< the requester */
   unsigned char pdata[IT_MAX_PRIV_DATA]; /**< its private data (writable by the consumer) */
@@ -369,6 +371,16 @@ DAT_RETURN datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags);
 /** @brief DAT_PROVIDER::psp_create_func (dat_psp_create). */
 DAT_RETURN datx_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_handle,
                            DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle);
+/** @brief DAT_PROVIDER::psp_create_any_func (dat_psp_create_any). */
+DAT_RETURN datx_psp_create_any(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL *qual, DAT_EVD_HANDLE evd_handle,
+                               DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp_handle);
+/** @brief DAT_PROVIDER::rsp_create_func (dat_rsp_create). */
+DAT_RETURN datx_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_handle,
+                           DAT_EVD_HANDLE evd_handle, DAT_RSP_HANDLE *rsp_handle);
+/** @brief DAT_PROVIDER::rsp_query_func (dat_rsp_query). */
+DAT_RETURN datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *param);
+/** @brief DAT_PROVIDER::rsp_free_func (dat_rsp_free). */
+DAT_RETURN datx_rsp_free(DAT_RSP_HANDLE rsp_handle);
 /** @brief DAT_PROVIDER::psp_query_func (dat_psp_query). */
 DAT_RETURN datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param);
 /** @brief DAT_PROVIDER::psp_free_func (dat_psp_free). */
@@ -382,12 +394,18 @@ DAT_RETURN datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_
 DAT_RETURN datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pdata);
 /**
  * @brief Makes a CR for an IT-API connection request, for the CR event.
+ *
+ * An RSP that the request came to is freed with it (DAT 2.0: a reserved
+ * service point serves one request; the event then names no SP).
+ *
  * @param ia the adapter
  * @param req the IT-API event
- * @param[out] sp the PSP that matches the request's qualifier
- * @return the CR's cell, or NULL when no PSP matches (the request is then rejected)
+ * @param[out] sp the PSP that matches the request's qualifier (NULL for an RSP)
+ * @param[out] qual the qualifier of the service point
+ * @return the CR's cell, or NULL when no service point matches (the request is then rejected)
  */
-datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, datx_psp_t **sp);
+datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp,
+                            DAT_CONN_QUAL *qual);
 
 /* dat_dto.c */
 /** @brief DAT_PROVIDER::ep_post_send_func (dat_ep_post_send). */

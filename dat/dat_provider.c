@@ -50,12 +50,6 @@ NOT_IMPLEMENTED(ni_rmr_bind, DAT_RMR_HANDLE a, DAT_LMR_HANDLE b, const DAT_LMR_T
                 DAT_MEM_PRIV_FLAGS d, DAT_VA_TYPE e, DAT_EP_HANDLE f, DAT_RMR_COOKIE g,
                 DAT_COMPLETION_FLAGS h, DAT_RMR_CONTEXT *i)
 NOT_IMPLEMENTED(ni_rmr_free, DAT_RMR_HANDLE a)
-NOT_IMPLEMENTED(ni_rsp_create, DAT_IA_HANDLE a, DAT_CONN_QUAL b, DAT_EP_HANDLE c, DAT_EVD_HANDLE d,
-                DAT_RSP_HANDLE *e)
-NOT_IMPLEMENTED(ni_rsp_query, DAT_RSP_HANDLE a, DAT_RSP_PARAM_MASK b, DAT_RSP_PARAM *c)
-NOT_IMPLEMENTED(ni_rsp_free, DAT_RSP_HANDLE a)
-NOT_IMPLEMENTED(ni_psp_create_any, DAT_IA_HANDLE a, DAT_CONN_QUAL *b, DAT_EVD_HANDLE c,
-                DAT_PSP_FLAGS d, DAT_PSP_HANDLE *e)
 NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_lmr_sync_rdma_read, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
@@ -138,13 +132,13 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->psp_create_func = datx_psp_create;
   p->psp_query_func = datx_psp_query;
   p->psp_free_func = datx_psp_free;
-  p->rsp_create_func = ni_rsp_create;
-  p->rsp_query_func = ni_rsp_query;
-  p->rsp_free_func = ni_rsp_free;
+  p->rsp_create_func = datx_rsp_create;
+  p->rsp_query_func = datx_rsp_query;
+  p->rsp_free_func = datx_rsp_free;
   p->pz_create_func = datx_pz_create;
   p->pz_query_func = datx_pz_query;
   p->pz_free_func = datx_pz_free;
-  p->psp_create_any_func = ni_psp_create_any;
+  p->psp_create_any_func = datx_psp_create_any;
   p->ep_reset_func = datx_ep_reset;
   p->evd_set_unwaitable_func = ni_evd_set_unwaitable;
   p->evd_clear_unwaitable_func = ni_evd_clear_unwaitable;

@@ -220,6 +220,54 @@ test_cno(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_service_points(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("PSPs on wide and chosen qualifiers, an RSP with its EP; a qualifier above 0xffff "
+                 "takes DAPL's port for it");
+  DAT_EVD_HANDLE cr_evd, dto, conn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  /* 184527646 is dapltest's; DAPL's rdma_cm provider listens on port
+   * 184527646 % 32001 + 33534 for it. */
+  const DAT_CONN_QUAL wide = 184527646;
+  const DAT_CONN_QUAL port = wide % 32001 + 33534;
+  DAT_PSP_HANDLE psp, psp2, any;
+  assert_dat(dat_psp_create(f->ia, wide, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  DAT_RETURN ret = dat_psp_create(f->ia, port, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp2);
+  g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_CONN_QUAL_IN_USE);
+  DAT_PSP_PARAM pp;
+  assert_dat(dat_psp_query(psp, DAT_PSP_FIELD_ALL, &pp), DAT_SUCCESS);
+  g_assert_cmpuint(pp.conn_qual, ==, wide);
+  DAT_CONN_QUAL chosen = 0;
+  assert_dat(dat_psp_create_any(f->ia, &chosen, cr_evd, DAT_PSP_CONSUMER_FLAG, &any), DAT_SUCCESS);
+  g_assert_cmpuint(chosen, >, 0);
+  g_assert_cmpuint(chosen, <=, 0xffff);
+
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
+  DAT_RSP_HANDLE rsp;
+  assert_dat(dat_rsp_create(f->ia, wide + 1, ep, cr_evd, &rsp), DAT_SUCCESS);
+  DAT_RSP_PARAM rp;
+  assert_dat(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rp), DAT_SUCCESS);
+  g_assert_true(rp.ep_handle == ep);
+  g_assert_cmpuint(rp.conn_qual, ==, wide + 1);
+  DAT_HANDLE_TYPE type;
+  assert_dat(dat_get_handle_type(rsp, &type), DAT_SUCCESS);
+  g_assert_cmpint(type, ==, DAT_HANDLE_TYPE_RSP);
+  assert_dat(dat_psp_free(rsp), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP));
+  assert_dat(dat_rsp_free(rsp), DAT_SUCCESS);
+  assert_dat(dat_rsp_free(rsp), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP));
+  assert_dat(dat_psp_free(any), DAT_SUCCESS);
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_evd_free(cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(conn), DAT_SUCCESS);
+}
+
+static void
 test_not_implemented(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -248,6 +296,7 @@ main(int argc, char **argv)
   ADD("/dat/lmr/stale-context", test_stale_lmr_context);
   ADD("/dat/evd/software", test_software_events);
   ADD("/dat/cno/wait", test_cno);
+  ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/not-implemented", test_not_implemented);
   return g_test_run();
 }
