@@ -21,7 +21,23 @@
 
 #include <rnicpi.h>
 
-static gboolean opt_json, opt_verbose;
+static gboolean opt_json, opt_verbose, opt_dat_conf;
+static char *opt_dat_lib;
+
+/* --dat-conf: one dat.conf line per interface, in DAPL's format, for the
+ * DAT provider libdaplitapi (doc/dat.md): the IA name itapi-<interface>,
+ * the library, and the interface as the first word of ia_params. */
+static void
+print_dat_conf(void)
+{
+  it_interface_t ifs[64];
+  size_t n = G_N_ELEMENTS(ifs), total = 0;
+  it_interface_list(ifs, &n, &total);
+  const char *lib = opt_dat_lib != NULL ? opt_dat_lib : ITAPI_DAT_MODULE;
+  for (size_t i = 0; i < n; i++)
+    printf("itapi-%s u2.0 nonthreadsafe default %s dapl.2.0 \"%s 0\" \"\"\n", ifs[i].name, lib,
+           ifs[i].name);
+}
 
 static void
 json_str(GString *o, const char *s)
@@ -230,6 +246,10 @@ main(int argc, char **argv)
   GOptionEntry entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "print JSON for scripts", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "print every capability and call", NULL },
+    { "dat-conf", 0, 0, G_OPTION_ARG_NONE, &opt_dat_conf,
+      "print a dat.conf line per interface for the DAT provider", NULL },
+    { "dat-lib", 0, 0, G_OPTION_ARG_FILENAME, &opt_dat_lib,
+      "the DAT provider library the lines name", "PATH" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GError *err = NULL;
@@ -240,6 +260,10 @@ main(int argc, char **argv)
     return 2;
   }
   g_option_context_free(ctx);
+  if (opt_dat_conf) {
+    print_dat_conf();
+    return 0;
+  }
 
   GString *o = g_string_new(NULL);
   settings(o);
