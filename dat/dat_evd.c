@@ -33,18 +33,26 @@ static const it_event_type_t stream_of[DATX_S_COUNT] = {
   [DATX_S_SW] = IT_SOFTWARE_EVENT_STREAM,
 };
 
-static void
+/* Frees the IT-API dispatchers, the SEVDs before the aggregate they feed;
+ * the first failure is returned, and the rest are still freed. */
+static it_status_t
 evd_release_it(datx_evd_t *evd)
 {
+  it_status_t first = IT_SUCCESS;
   for (int s = 0; s < DATX_S_COUNT; s++)
     if (evd->sevd[s] != IT_NULL_HANDLE) {
-      it_evd_free(evd->sevd[s]);
+      it_status_t st = it_evd_free(evd->sevd[s]);
+      if (st != IT_SUCCESS && first == IT_SUCCESS)
+        first = st;
       evd->sevd[s] = IT_NULL_HANDLE;
     }
   if (evd->aevd != IT_NULL_HANDLE) {
-    it_evd_free(evd->aevd);
+    it_status_t st = it_evd_free(evd->aevd);
+    if (st != IT_SUCCESS && first == IT_SUCCESS)
+      first = st;
     evd->aevd = IT_NULL_HANDLE;
   }
+  return first;
 }
 
 DAT_RETURN
@@ -161,7 +169,10 @@ void
 datx_evd_destroy(datx_evd_t *evd)
 {
   datx_cno_attach(evd, NULL);
-  evd_release_it(evd);
+  it_status_t st = evd_release_it(evd);
+  if (st != IT_SUCCESS)
+    g_warning("DAT EVD %u: freeing its IT-API dispatchers failed: %s", evd->cell->id,
+              itx_status_name(st));
   g_queue_clear_full(&evd->held, g_free);
   g_mutex_clear(&evd->held_lock);
   datx_cell_kill(evd->cell, evd->ia);
@@ -176,6 +187,16 @@ datx_evd_free(DAT_EVD_HANDLE evd_handle)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
   if (g_atomic_int_get(&evd->users) > 0)
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+  /* A thread inside dat_evd_wait or dat_evd_dequeue holds the EVD: it is
+   * kept, as DAT 2.0 6.3.2.2 has dat_evd_free refuse an EVD in use. */
+  switch (datx_cell_retire(evd->cell)) {
+  case DATX_BUSY:
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+  case DATX_GONE:
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  case DATX_RETIRED:
+    break;
+  }
   if (evd->ia->async_evd == evd->cell)
     evd->ia->async_evd = DAT_HANDLE_NULL;
   /* Software events still queued own a copy of the consumer's event. */
@@ -372,12 +393,9 @@ pop_held(datx_evd_t *evd, DAT_EVENT *event, DAT_COUNT *nmore)
   return TRUE;
 }
 
-DAT_RETURN
-datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
+static DAT_RETURN
+evd_dequeue(datx_evd_t *evd, DAT_EVENT *event)
 {
-  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
-  if (evd == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, 0);
   if (event == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   if (pop_held(evd, event, NULL))
@@ -394,12 +412,20 @@ datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 }
 
 DAT_RETURN
-datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshold,
-              DAT_EVENT *event, DAT_COUNT *nmore)
+datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 {
-  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
-  if (evd == NULL)
+  datx_cell_t *cell = datx_cell_hold(evd_handle, DATX_EVD);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  DAT_RETURN ret = evd_dequeue(cell->object, event);
+  datx_cell_put(cell);
+  return ret;
+}
+
+static DAT_RETURN
+evd_wait(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
+         DAT_COUNT *nmore)
+{
   if (threshold <= 0 || threshold > evd->qlen)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
   if (event == NULL)
@@ -443,6 +469,18 @@ datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshol
     g_queue_push_tail(&evd->held, g_memdup2(&out, sizeof(out)));
     g_mutex_unlock(&evd->held_lock);
   }
+}
+
+DAT_RETURN
+datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshold,
+              DAT_EVENT *event, DAT_COUNT *nmore)
+{
+  datx_cell_t *cell = datx_cell_hold(evd_handle, DATX_EVD);
+  if (cell == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  DAT_RETURN ret = evd_wait(cell->object, timeout, threshold, event, nmore);
+  datx_cell_put(cell);
+  return ret;
 }
 
 DAT_RETURN

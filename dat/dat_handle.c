@@ -19,6 +19,9 @@ static datx_cell_t *chunks[DATX_MAX_CHUNKS];
 static guint nchunks;        /* published chunks (atomic) */
 static guint next_in_chunk;  /* cells used in the last chunk, under lock */
 static GMutex cells_lock;
+/* Orders datx_cell_hold() against datx_cell_retire() and datx_cell_kill():
+ * a hold sees a live cell and counts itself, or sees the tombstone. */
+static GMutex holds_lock;
 
 datx_cell_t *
 datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t *ia)
@@ -62,8 +65,10 @@ datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia)
     ia->children = g_list_remove(ia->children, cell);
     g_mutex_unlock(&ia->lock);
   }
+  g_mutex_lock(&holds_lock);
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
   cell->object = NULL;
+  g_mutex_unlock(&holds_lock);
 }
 
 static datx_cell_t *
@@ -92,6 +97,45 @@ datx_cell_get(DAT_HANDLE handle, datx_type_t type)
       cell->type != (uint32_t) type)
     return NULL;
   return cell->object;
+}
+
+datx_cell_t *
+datx_cell_hold(DAT_HANDLE handle, datx_type_t type)
+{
+  datx_cell_t *cell = find_cell(handle);
+  if (cell == NULL)
+    return NULL;
+  g_mutex_lock(&holds_lock);
+  gboolean live = (guint) g_atomic_int_get((gint *) &cell->magic) == DATX_MAGIC_LIVE &&
+                  cell->type == (uint32_t) type;
+  if (live)
+    cell->refs++;
+  g_mutex_unlock(&holds_lock);
+  return live ? cell : NULL;
+}
+
+void
+datx_cell_put(datx_cell_t *cell)
+{
+  g_mutex_lock(&holds_lock);
+  g_assert(cell->refs > 0);
+  cell->refs--;
+  g_mutex_unlock(&holds_lock);
+}
+
+datx_retire_t
+datx_cell_retire(datx_cell_t *cell)
+{
+  datx_retire_t r = DATX_RETIRED;
+  g_mutex_lock(&holds_lock);
+  if ((guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE)
+    r = DATX_GONE;
+  else if (cell->refs > 0)
+    r = DATX_BUSY;
+  else
+    g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
+  g_mutex_unlock(&holds_lock);
+  return r;
 }
 
 datx_type_t

@@ -64,7 +64,7 @@ typedef struct datx_cell {
   uint32_t magic;         /**< ::DATX_MAGIC_LIVE or ::DATX_MAGIC_DEAD */
   uint32_t type;          /**< a ::datx_type_t */
   uint32_t id;            /**< cell number (an LMR's lmr_context) */
-  uint32_t pad;           /**< keeps @c object aligned */
+  uint32_t refs;          /**< calls inside the object (datx_cell_hold), under the holds lock */
   void *object;           /**< the live object, NULL in a tombstone */
   DAT_CONTEXT context;    /**< consumer context (dat_set_consumer_context) */
   DAT_BOOLEAN has_context; /**< whether @c context was set */
@@ -214,6 +214,39 @@ void datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia);
  * @return the object, or NULL for a NULL, foreign, freed or other-typed handle
  */
 void *datx_cell_get(DAT_HANDLE handle, datx_type_t type);
+/**
+ * @brief Takes a reference on a live handle of @p type for the length of a call.
+ *
+ * While a call holds its object, the object's free is refused as in use
+ * (datx_cell_retire()), so a thread blocked in dat_evd_wait or
+ * dat_cno_wait never finds its object freed under it.
+ *
+ * @param handle what the consumer passed
+ * @param type the ::datx_type_t expected
+ * @return the cell, or NULL for a NULL, foreign, freed or other-typed handle
+ */
+datx_cell_t *datx_cell_hold(DAT_HANDLE handle, datx_type_t type);
+/**
+ * @brief Drops a reference taken by datx_cell_hold().
+ * @param cell the cell held
+ */
+void datx_cell_put(datx_cell_t *cell);
+/** @brief What datx_cell_retire() found. */
+typedef enum {
+  DATX_RETIRED, /**< the handle is dead now: the caller frees the object */
+  DATX_BUSY,    /**< a call holds it: the free is refused as in use */
+  DATX_GONE,    /**< another thread retired it first: an invalid handle */
+} datx_retire_t;
+/**
+ * @brief Kills @p cell's handle unless a call holds it, atomically with datx_cell_hold().
+ *
+ * The one thread that gets ::DATX_RETIRED owns the object's teardown; it
+ * still calls datx_cell_kill() to take the cell off its adapter's list.
+ *
+ * @param cell a cell found by datx_cell_get()
+ * @return ::DATX_RETIRED, ::DATX_BUSY or ::DATX_GONE
+ */
+datx_retire_t datx_cell_retire(datx_cell_t *cell);
 /**
  * @brief The LMR whose lmr_context is @p context, or NULL.
  * @param context an lmr_context returned by dat_lmr_create

@@ -219,6 +219,51 @@ test_cno(fixture_t *f, gconstpointer data)
   assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
 }
 
+/* A thread blocked in dat_evd_wait, and what it got. */
+typedef struct {
+  DAT_HANDLE handle;  /* the EVD waited on */
+  DAT_TIMEOUT timeout;
+  DAT_RETURN ret;
+  DAT_EVENT event;    /* dat_evd_wait's */
+} waiter_t;
+
+static gpointer
+evd_waiter(gpointer data)
+{
+  waiter_t *w = data;
+  DAT_COUNT nmore;
+  w->ret = dat_evd_wait(w->handle, w->timeout, 1, &w->event, &nmore);
+  return NULL;
+}
+
+/* Long enough for the waiter to be blocked inside the provider. */
+#define WAITER_SETTLE_US (200 * 1000)
+
+static void
+test_evd_free_waited(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_evd_free of an EVD another thread waits on is refused as in use, and the "
+                 "waiter still gets its event");
+  DAT_EVD_HANDLE evd;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  waiter_t w = { .handle = evd, .timeout = 30 * 1000 * 1000 };
+  GThread *t = g_thread_new("evd-waiter", evd_waiter, &w);
+  g_usleep(WAITER_SETTLE_US);
+  assert_dat(dat_evd_free(evd), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
+  DAT_EVENT ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  ev.event_data.software_event_data.pointer = &w;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  g_thread_join(t);
+  assert_dat(w.ret, DAT_SUCCESS);
+  g_assert_cmpint(w.event.event_number, ==, DAT_SOFTWARE_EVENT);
+  g_assert_true(w.event.event_data.software_event_data.pointer == &w);
+  assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+  assert_dat(dat_evd_free(evd), DAT_ERR(DAT_INVALID_HANDLE, 0));
+}
+
 static void
 test_service_points(fixture_t *f, gconstpointer data)
 {
@@ -296,6 +341,7 @@ main(int argc, char **argv)
   ADD("/dat/lmr/stale-context", test_stale_lmr_context);
   ADD("/dat/evd/software", test_software_events);
   ADD("/dat/cno/wait", test_cno);
+  ADD("/dat/evd/free-waited", test_evd_free_waited);
   ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/not-implemented", test_not_implemented);
   return g_test_run();
