@@ -85,6 +85,16 @@ datx_cno_free(DAT_CNO_HANDLE cno_handle)
   g_mutex_unlock(&cno->lock);
   if (n > 0)
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+  /* A thread in dat_cno_wait holds the CNO, and closing the epoll set
+   * would not wake it: the free is refused (DAT 2.0 6.3.1.4, in use). */
+  switch (datx_cell_retire(cno->cell)) {
+  case DATX_BUSY:
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+  case DATX_GONE:
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  case DATX_RETIRED:
+    break;
+  }
   datx_cell_kill(cno->cell, cno->ia);
   close(cno->epfd);
   g_ptr_array_free(cno->evds, TRUE);
@@ -115,12 +125,16 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
   }
 }
 
-DAT_RETURN
-datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
+/* Milliseconds for epoll_wait, rounded up, from microseconds. */
+static int
+ms_of_us(uint64_t us)
 {
-  datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
-  if (cno == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  return (int) MIN((us + 999) / 1000, (uint64_t) G_MAXINT);
+}
+
+static DAT_RETURN
+cno_wait(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
+{
   if (evd_handle == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
   g_mutex_lock(&cno->lock);
@@ -133,8 +147,8 @@ datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *ev
     }
   }
   g_mutex_unlock(&cno->lock);
-  int ms = timeout == DAT_TIMEOUT_INFINITE ? -1 : (int) MIN((timeout + 999) / 1000, (DAT_TIMEOUT) G_MAXINT);
-  gint64 deadline = ms < 0 ? -1 : g_get_monotonic_time() + timeout;
+  int ms = timeout == DAT_TIMEOUT_INFINITE ? -1 : ms_of_us(timeout);
+  gint64 deadline = ms < 0 ? -1 : g_get_monotonic_time() + (gint64) timeout;
   for (;;) {
     struct epoll_event ev;
     int r = epoll_wait(cno->epfd, &ev, 1, ms);
@@ -152,7 +166,18 @@ datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *ev
     }
     if (deadline >= 0) {
       gint64 left = deadline - g_get_monotonic_time();
-      ms = left <= 0 ? 0 : (int) MIN((left + 999) / 1000, G_MAXINT);
+      ms = left <= 0 ? 0 : ms_of_us((uint64_t) left);
     }
   }
+}
+
+DAT_RETURN
+datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
+{
+  datx_cell_t *cell = datx_cell_hold(cno_handle, DATX_CNO);
+  if (cell == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  DAT_RETURN ret = cno_wait(cell->object, timeout, evd_handle);
+  datx_cell_put(cell);
+  return ret;
 }

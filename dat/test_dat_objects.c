@@ -219,12 +219,13 @@ test_cno(fixture_t *f, gconstpointer data)
   assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
 }
 
-/* A thread blocked in dat_evd_wait, and what it got. */
+/* A thread blocked in dat_evd_wait or dat_cno_wait, and what it got. */
 typedef struct {
-  DAT_HANDLE handle;  /* the EVD waited on */
+  DAT_HANDLE handle;  /* the EVD or CNO waited on */
   DAT_TIMEOUT timeout;
   DAT_RETURN ret;
   DAT_EVENT event;    /* dat_evd_wait's */
+  DAT_EVD_HANDLE evd; /* dat_cno_wait's */
 } waiter_t;
 
 static gpointer
@@ -233,6 +234,14 @@ evd_waiter(gpointer data)
   waiter_t *w = data;
   DAT_COUNT nmore;
   w->ret = dat_evd_wait(w->handle, w->timeout, 1, &w->event, &nmore);
+  return NULL;
+}
+
+static gpointer
+cno_waiter(gpointer data)
+{
+  waiter_t *w = data;
+  w->ret = dat_cno_wait(w->handle, w->timeout, &w->evd);
   return NULL;
 }
 
@@ -262,6 +271,33 @@ test_evd_free_waited(fixture_t *f, gconstpointer data)
   g_assert_true(w.event.event_data.software_event_data.pointer == &w);
   assert_dat(dat_evd_free(evd), DAT_SUCCESS);
   assert_dat(dat_evd_free(evd), DAT_ERR(DAT_INVALID_HANDLE, 0));
+}
+
+static void
+test_cno_free_waited(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_cno_free of a CNO another thread waits on is refused as in use; a timeout "
+                 "near 2^32 us does not wrap to an immediate expiry");
+  DAT_CNO_HANDLE cno;
+  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+  /* About 71 minutes: timeout + 999 overflows 32 bits. */
+  waiter_t w = { .handle = cno, .timeout = DAT_TIMEOUT_INFINITE - 1 };
+  GThread *t = g_thread_new("cno-waiter", cno_waiter, &w);
+  g_usleep(WAITER_SETTLE_US);
+  assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
+  DAT_EVD_HANDLE evd;
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  DAT_EVENT ev, out;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  g_thread_join(t);
+  assert_dat(w.ret, DAT_SUCCESS);
+  g_assert_true(w.evd == evd);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
 }
 
 static void
@@ -342,6 +378,7 @@ main(int argc, char **argv)
   ADD("/dat/evd/software", test_software_events);
   ADD("/dat/cno/wait", test_cno);
   ADD("/dat/evd/free-waited", test_evd_free_waited);
+  ADD("/dat/cno/free-waited", test_cno_free_waited);
   ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/not-implemented", test_not_implemented);
   return g_test_run();
