@@ -234,12 +234,17 @@ sp_destroy(datx_psp_t *psp)
 DAT_RETURN
 datx_psp_free(DAT_PSP_HANDLE psp_handle)
 {
-  datx_psp_t *psp = datx_cell_get(psp_handle, DATX_PSP);
-  if (psp == NULL)
+  datx_cell_t *cell = datx_cell_hold(psp_handle, DATX_PSP);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+  datx_psp_t *psp = cell->object;
   it_status_t st = it_listen_free(psp->it);
+  datx_cell_put(cell);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_PSP);
+  /* A request being turned into a CR holds the PSP: wait it out. */
+  if (datx_cell_retire_wait(psp->cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
   sp_destroy(psp);
   return DAT_SUCCESS;
 }
@@ -266,12 +271,23 @@ datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM
 DAT_RETURN
 datx_rsp_free(DAT_RSP_HANDLE rsp_handle)
 {
-  datx_psp_t *rsp = datx_cell_get(rsp_handle, DATX_RSP);
-  if (rsp == NULL)
+  /* The request that consumes the RSP frees it too (datx_cr_arrive):
+   * whichever retires the cell first frees it, under the adapter's lock
+   * that the request's lookup takes; held until then, the RSP cannot go
+   * away under us. */
+  datx_cell_t *cell = datx_cell_hold(rsp_handle, DATX_RSP);
+  if (cell == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP);
+  datx_psp_t *rsp = cell->object;
+  g_mutex_lock(&rsp->ia->lock);
+  datx_cell_put(cell);
+  datx_retire_t r = datx_cell_retire(cell);
+  g_mutex_unlock(&rsp->ia->lock);
+  if (r != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP);
   it_status_t st = it_listen_free(rsp->it);
   if (st != IT_SUCCESS)
-    return datx_status(st, DAT_INVALID_HANDLE_RSP);
+    g_warning("DAT RSP %u: it_listen_free failed: %s", rsp->cell->id, itx_status_name(st));
   sp_destroy(rsp);
   return DAT_SUCCESS;
 }
@@ -282,12 +298,19 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
 {
   uint16_t port = ntohs(req->conn_qual.conn_qual.port);
   datx_psp_t *psp = NULL;
+  /* Under the adapter's lock, a PSP found is held (dat_psp_free waits for
+   * it), and an RSP is retired here, so that dat_rsp_free cannot free it
+   * too: a service point being freed is not found. */
   g_mutex_lock(&ia->lock);
-  for (GList *l = ia->psps; l != NULL; l = l->next)
-    if (qual_port(((datx_psp_t *) l->data)->qual) == port) {
-      psp = l->data;
-      break;
-    }
+  for (GList *l = ia->psps; l != NULL; l = l->next) {
+    datx_psp_t *p = l->data;
+    if (qual_port(p->qual) != port)
+      continue;
+    if (p->ep != NULL ? datx_cell_retire(p->cell) == DATX_RETIRED
+                      : datx_cell_hold(p->cell, DATX_PSP) != NULL)
+      psp = p;
+    break;
+  }
   g_mutex_unlock(&ia->lock);
   if (psp == NULL) {
     g_message("DAT IA %s: a connection request for port %u, which no service point serves, is "
@@ -311,7 +334,7 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
   if (cr->cell == NULL) {
     it_reject(req->cn_est_id, NULL, 0);
     g_free(cr);
-    return NULL;
+    cr = NULL;
   }
   *qual_out = qual;
   *sp = psp->cell;
@@ -320,8 +343,10 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
     *sp = DAT_HANDLE_NULL;
     it_listen_free(psp->it);
     sp_destroy(psp);
+  } else {
+    datx_cell_put(psp->cell);
   }
-  return cr->cell;
+  return cr != NULL ? cr->cell : NULL;
 }
 
 DAT_RETURN

@@ -269,12 +269,18 @@ datx_ep_reset(DAT_EP_HANDLE ep_handle)
 DAT_RETURN
 datx_ep_free(DAT_EP_HANDLE ep_handle)
 {
-  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
-  if (ep == NULL)
+  datx_cell_t *cell = datx_cell_hold(ep_handle, DATX_EP);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  datx_ep_t *ep = cell->object;
   it_status_t st = it_ep_free(ep->it);
+  datx_cell_put(cell);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_EP);
+  /* An event of the EP being translated holds it (its private data is
+   * copied into the EP): wait it out. */
+  if (datx_cell_retire_wait(ep->cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   if (ep->own_dto != IT_NULL_HANDLE)
     it_evd_free(ep->own_dto);
   if (ep->own_conn != IT_NULL_HANDLE)

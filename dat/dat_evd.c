@@ -246,7 +246,9 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
 {
   DAT_CONNECTION_EVENT_DATA *d = &out->event_data.connect_event_data;
   datx_cell_t *cell = ep_cell_of(in->ep);
-  datx_ep_t *ep = datx_cell_get(cell, DATX_EP);
+  /* Held: dat_ep_free waits for the copy of the private data to finish. */
+  datx_cell_t *held = datx_cell_hold(cell, DATX_EP);
+  datx_ep_t *ep = held != NULL ? held->object : NULL;
   d->ep_handle = cell;
   d->private_data_size = 0;
   d->private_data = NULL;
@@ -276,6 +278,8 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
   default:
     g_debug("IT-API connection event %s has no DAT counterpart yet: dropped",
             itx_event_name(in->event_number));
+    if (held != NULL)
+      datx_cell_put(held);
     return DATX_DROPPED;
   }
   if (ep != NULL && in->private_data_present && limit > 0) {
@@ -283,6 +287,8 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
     d->private_data = ep->pdata;
     d->private_data_size = (DAT_COUNT) MIN(limit, sizeof(ep->pdata));
   }
+  if (held != NULL)
+    datx_cell_put(held);
   return DAT_SUCCESS;
 }
 

@@ -22,6 +22,7 @@ static GMutex cells_lock;
 /* Orders datx_cell_hold() against datx_cell_retire() and datx_cell_kill():
  * a hold sees a live cell and counts itself, or sees the tombstone. */
 static GMutex holds_lock;
+static GCond holds_done; /* a cell's last hold was dropped */
 
 datx_cell_t *
 datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t *ia)
@@ -119,7 +120,8 @@ datx_cell_put(datx_cell_t *cell)
 {
   g_mutex_lock(&holds_lock);
   g_assert(cell->refs > 0);
-  cell->refs--;
+  if (--cell->refs == 0)
+    g_cond_broadcast(&holds_done);
   g_mutex_unlock(&holds_lock);
 }
 
@@ -136,6 +138,21 @@ datx_cell_retire(datx_cell_t *cell)
     g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
   g_mutex_unlock(&holds_lock);
   return r;
+}
+
+datx_retire_t
+datx_cell_retire_wait(datx_cell_t *cell)
+{
+  g_mutex_lock(&holds_lock);
+  if ((guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE) {
+    g_mutex_unlock(&holds_lock);
+    return DATX_GONE;
+  }
+  g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
+  while (cell->refs > 0)
+    g_cond_wait(&holds_done, &holds_lock);
+  g_mutex_unlock(&holds_lock);
+  return DATX_RETIRED;
 }
 
 datx_type_t

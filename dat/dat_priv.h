@@ -248,6 +248,16 @@ typedef enum {
  */
 datx_retire_t datx_cell_retire(datx_cell_t *cell);
 /**
+ * @brief Kills @p cell's handle, then waits until no call holds it.
+ *
+ * For objects whose holders are short (an event being translated names an
+ * EP or a PSP): the free waits them out rather than failing.
+ *
+ * @param cell a cell found by datx_cell_get()
+ * @return ::DATX_RETIRED, or ::DATX_GONE when another thread retired it first
+ */
+datx_retire_t datx_cell_retire_wait(datx_cell_t *cell);
+/**
  * @brief The LMR whose lmr_context is @p context, or NULL.
  * @param context an lmr_context returned by dat_lmr_create
  * @return the live LMR, or NULL
