@@ -116,9 +116,9 @@ datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
 /* A PSP (@p ep NULL) or an RSP on @p qual; @p qual_inout NULL: the
  * qualifier is given, else IT-API chooses it and it is returned there. */
 static DAT_RETURN
-sp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
-          DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags, DAT_EP_HANDLE ep_handle,
-          DAT_HANDLE *sp_handle)
+sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
+                  DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags, DAT_EP_HANDLE ep_handle,
+                  DAT_HANDLE *sp_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -173,6 +173,19 @@ sp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
     *qual_out = psp->qual;
   *sp_handle = psp->cell;
   return DAT_SUCCESS;
+}
+
+static DAT_RETURN
+sp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
+          DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags, DAT_EP_HANDLE ep_handle,
+          DAT_HANDLE *sp_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = sp_create_on_held(ia_handle, qual, qual_out, evd_handle, flags, ep_handle, sp_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN

@@ -16,10 +16,11 @@
 
 #include <errno.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
-DAT_RETURN
-datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE *cno_handle)
+static DAT_RETURN
+cno_create_on_held(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE *cno_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -32,21 +33,39 @@ datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_
   g_mutex_init(&cno->lock);
   cno->evds = g_ptr_array_new();
   cno->epfd = epoll_create1(EPOLL_CLOEXEC);
-  if (cno->epfd < 0) {
-    g_message("DAT CNO on %s: epoll_create1 failed: %s", ia->provider->it_name, g_strerror(errno));
-    g_ptr_array_free(cno->evds, TRUE);
-    g_free(cno);
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+  cno->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  /* The wake descriptor names no EVD (data.ptr NULL); closing an epoll
+   * set does not wake epoll_wait, so an abrupt close writes it instead. */
+  struct epoll_event wev = { .events = EPOLLIN, .data.ptr = NULL };
+  if (cno->epfd < 0 || cno->wake < 0 || epoll_ctl(cno->epfd, EPOLL_CTL_ADD, cno->wake, &wev) != 0) {
+    g_message("DAT CNO on %s: making its epoll set failed: %s", ia->provider->it_name, g_strerror(errno));
+    goto err_close;
   }
   cno->cell = datx_cell_new(&ia->provider->dat, DATX_CNO, cno, ia);
-  if (cno->cell == NULL) {
-    close(cno->epfd);
-    g_ptr_array_free(cno->evds, TRUE);
-    g_free(cno);
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-  }
+  if (cno->cell == NULL)
+    goto err_close;
   *cno_handle = cno->cell;
   return DAT_SUCCESS;
+
+err_close:
+  if (cno->wake >= 0)
+    close(cno->wake);
+  if (cno->epfd >= 0)
+    close(cno->epfd);
+  g_ptr_array_free(cno->evds, TRUE);
+  g_free(cno);
+  return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+}
+
+DAT_RETURN
+datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE *cno_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = cno_create_on_held(ia_handle, agent, cno_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN
@@ -96,11 +115,26 @@ datx_cno_free(DAT_CNO_HANDLE cno_handle)
     break;
   }
   datx_cell_kill(cno->cell, cno->ia);
+  datx_cno_destroy(cno);
+  return DAT_SUCCESS;
+}
+
+void
+datx_cno_destroy(datx_cno_t *cno)
+{
+  close(cno->wake);
   close(cno->epfd);
   g_ptr_array_free(cno->evds, TRUE);
   g_mutex_clear(&cno->lock);
   g_free(cno);
-  return DAT_SUCCESS;
+}
+
+void
+datx_cno_wake_dead(datx_cno_t *cno)
+{
+  uint64_t one = 1;
+  if (write(cno->wake, &one, sizeof(one)) != (ssize_t) sizeof(one))
+    g_warning("DAT CNO %u: waking its waiters failed: %s", cno->cell->id, g_strerror(errno));
 }
 
 void
@@ -158,6 +192,11 @@ cno_wait(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
     if (r == 0) {
       *evd_handle = DAT_HANDLE_NULL;
       return DATX_ERR(DAT_TIMEOUT_EXPIRED, 0);
+    }
+    if (ev.data.ptr == NULL) {
+      /* The IA is closing abruptly (datx_cno_wake_dead). */
+      *evd_handle = DAT_HANDLE_NULL;
+      return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_DEAD);
     }
     /* An EVD freed since its edge: wait on for the time left. */
     if (datx_cell_get(ev.data.ptr, DATX_EVD) != NULL) {

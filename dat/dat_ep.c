@@ -72,10 +72,10 @@ it_evd_for(datx_ia_t *ia, DAT_EVD_HANDLE handle, int stream, DAT_RETURN_SUBTYPE 
   return DAT_SUCCESS;
 }
 
-DAT_RETURN
-datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
-               DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, const DAT_EP_ATTR *attr,
-               DAT_EP_HANDLE *ep_handle)
+static DAT_RETURN
+ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
+                  DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, const DAT_EP_ATTR *attr,
+                  DAT_EP_HANDLE *ep_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -163,6 +163,19 @@ err_free:
   if (ep->own_conn != IT_NULL_HANDLE)
     it_evd_free(ep->own_conn);
   g_free(ep);
+  return ret;
+}
+
+DAT_RETURN
+datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
+               DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, const DAT_EP_ATTR *attr,
+               DAT_EP_HANDLE *ep_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = ep_create_on_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, attr, ep_handle);
+  if (held != NULL)
+    datx_cell_put(held);
   return ret;
 }
 

@@ -55,9 +55,9 @@ evd_release_it(datx_evd_t *evd)
   return first;
 }
 
-DAT_RETURN
-datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
-                DAT_EVD_HANDLE *evd_handle)
+static DAT_RETURN
+evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
+                   DAT_EVD_HANDLE *evd_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -142,6 +142,18 @@ err_free:
   evd_release_it(evd);
   g_free(evd);
   return datx_status(st, DAT_INVALID_HANDLE_IA);
+}
+
+DAT_RETURN
+datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
+                DAT_EVD_HANDLE *evd_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = evd_create_on_held(ia_handle, qlen, cno, flags, evd_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN

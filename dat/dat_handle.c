@@ -155,6 +155,14 @@ datx_cell_retire_wait(datx_cell_t *cell)
   return DATX_RETIRED;
 }
 
+void
+datx_cell_revive(datx_cell_t *cell)
+{
+  g_mutex_lock(&holds_lock);
+  g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_LIVE);
+  g_mutex_unlock(&holds_lock);
+}
+
 datx_type_t
 datx_cell_type(DAT_HANDLE handle)
 {

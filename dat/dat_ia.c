@@ -104,9 +104,9 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
   return DAT_SUCCESS;
 }
 
-DAT_RETURN
-datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
-              DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK pr_mask, DAT_PROVIDER_ATTR *pr_attr)
+static DAT_RETURN
+ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
+                 DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK pr_mask, DAT_PROVIDER_ATTR *pr_attr)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -181,8 +181,41 @@ datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MA
   return DAT_SUCCESS;
 }
 
-/* Frees what a child cell holds, on an abrupt close: it_ia_free() frees
- * the IT-API objects themselves. */
+DAT_RETURN
+datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
+              DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK pr_mask, DAT_PROVIDER_ATTR *pr_attr)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = ia_query_on_held(ia_handle, async_evd, ia_mask, ia_attr, pr_mask, pr_attr);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+/* Before it_ia_free, on an abrupt close: wakes a child's waiters that
+ * it_ia_free does not (a CNO's), and frees the consumer's event copies
+ * still queued on an EVD's software stream, which it_ia_free would drop
+ * with the SEVD. */
+static void
+child_wake(gpointer data, gpointer user)
+{
+  datx_cell_t *cell = data;
+  (void) user;
+  if (cell->type == DATX_CNO) {
+    datx_cno_wake_dead(cell->object);
+  } else if (cell->type == DATX_EVD) {
+    datx_evd_t *evd = cell->object;
+    it_event_t ev;
+    if (evd->sevd[DATX_S_SW] != IT_NULL_HANDLE)
+      while (it_evd_dequeue(evd->sevd[DATX_S_SW], &ev) == IT_SUCCESS)
+        g_free(ev.sw.data);
+  }
+}
+
+/* Frees what a child cell holds, on an abrupt close, once the calls inside
+ * it have left: it_ia_free() has freed the IT-API objects and woken the
+ * threads waiting on its EVDs, child_wake() those on CNOs. */
 static void
 child_forget(gpointer data, gpointer user)
 {
@@ -190,16 +223,17 @@ child_forget(gpointer data, gpointer user)
   (void) user;
   void *obj = cell->object;
   datx_type_t type = (datx_type_t) cell->type;
+  /* GONE: a free running in another thread owns the object. */
+  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+    return;
   datx_cell_kill(cell, NULL);
   if (type == DATX_EVD) {
     datx_evd_t *evd = obj;
     g_queue_clear_full(&evd->held, g_free);
     g_mutex_clear(&evd->held_lock);
   } else if (type == DATX_CNO) {
-    datx_cno_t *cno = obj;
-    close(cno->epfd);
-    g_ptr_array_free(cno->evds, TRUE);
-    g_mutex_clear(&cno->lock);
+    datx_cno_destroy(obj);
+    return;
   }
   g_free(obj);
 }
@@ -210,12 +244,17 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  /* The IA's handle dies first, once the creates and queries inside it
+   * have left: no child can be added to it from here. */
+  if (datx_cell_retire_wait(ia->cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
   g_mutex_lock(&ia->lock);
   /* A graceful close leaves the consumer's objects to the consumer; the
    * async EVD made at open goes with the IA. */
   guint others = g_list_length(ia->children) - (g_list_find(ia->children, ia->async_evd) ? 1 : 0);
   GList *children = ia->children;
   if (flags == DAT_CLOSE_GRACEFUL_FLAG && others > 0) {
+    datx_cell_revive(ia->cell);
     g_mutex_unlock(&ia->lock);
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
   }
@@ -223,6 +262,7 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
   g_list_free(ia->psps);
   ia->psps = NULL;
   g_mutex_unlock(&ia->lock);
+  g_list_foreach(children, child_wake, NULL);
   it_status_t st = it_ia_free(ia->it);
   if (st != IT_SUCCESS)
     g_warning("DAT IA %s: it_ia_free failed: %s", ia->provider->info.ia_name, itx_status_name(st));
@@ -234,8 +274,8 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
   return DAT_SUCCESS;
 }
 
-DAT_RETURN
-datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
+static DAT_RETURN
+pz_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -257,6 +297,17 @@ datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
   }
   *pz_handle = pz->cell;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = pz_create_on_held(ia_handle, pz_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN

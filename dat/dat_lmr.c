@@ -27,12 +27,12 @@ privs_of(DAT_MEM_PRIV_FLAGS p)
   return out | IT_PRIV_LOCAL_READ;
 }
 
-DAT_RETURN
-datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
-                DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
-                DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle, DAT_LMR_CONTEXT *lmr_context,
-                DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *registered_length,
-                DAT_VADDR *registered_address)
+static DAT_RETURN
+lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
+                   DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
+                   DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle, DAT_LMR_CONTEXT *lmr_context,
+                   DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *registered_length,
+                   DAT_VADDR *registered_address)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -92,6 +92,21 @@ datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCR
   if (registered_address != NULL)
     *registered_address = (DAT_VADDR) (uintptr_t) region.for_va;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
+                DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
+                DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle, DAT_LMR_CONTEXT *lmr_context,
+                DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *registered_length,
+                DAT_VADDR *registered_address)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
+  DAT_RETURN ret = lmr_create_on_held(ia_handle, mem_type, region, length, pz_handle, privs, va_type, lmr_handle, lmr_context, rmr_context, registered_length, registered_address);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN

@@ -137,6 +137,7 @@ struct datx_cno {
   GMutex lock;                    /**< guards @c evds */
   GPtrArray *evds;                /**< the EVDs attached (datx_evd_t *) */
   int epfd;                       /**< edge-triggered epoll set of the EVDs' descriptors */
+  int wake;                       /**< eventfd in @c epfd, level-triggered: written when the IA closes */
 };
 
 /** @brief An endpoint. */
@@ -258,6 +259,11 @@ datx_retire_t datx_cell_retire(datx_cell_t *cell);
  */
 datx_retire_t datx_cell_retire_wait(datx_cell_t *cell);
 /**
+ * @brief Makes a cell retired by datx_cell_retire_wait() live again, when the free is refused.
+ * @param cell the cell, dead and not freed
+ */
+void datx_cell_revive(datx_cell_t *cell);
+/**
  * @brief The LMR whose lmr_context is @p context, or NULL.
  * @param context an lmr_context returned by dat_lmr_create
  * @return the live LMR, or NULL
@@ -374,6 +380,16 @@ DAT_RETURN datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DA
 DAT_RETURN datx_cno_free(DAT_CNO_HANDLE cno_handle);
 /** @brief DAT_PROVIDER::cno_wait_func (dat_cno_wait). */
 DAT_RETURN datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle);
+/**
+ * @brief Wakes every thread in dat_cno_wait on @p cno for good (an abrupt IA close).
+ * @param cno the CNO
+ */
+void datx_cno_wake_dead(datx_cno_t *cno);
+/**
+ * @brief Frees a CNO whose handle is dead and that no call holds.
+ * @param cno the CNO
+ */
+void datx_cno_destroy(datx_cno_t *cno);
 /**
  * @brief Attaches @p evd to @p cno, or detaches it from its CNO when @p cno is NULL.
  * @param evd the EVD (its @c fd set when @p cno is not NULL)

@@ -301,6 +301,42 @@ test_cno_free_waited(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_ia_close_waited(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ia_close(ABRUPT) while threads wait in dat_evd_wait and dat_cno_wait on its "
+                 "objects wakes them with an error, and frees nothing under them");
+  DAT_EVD_HANDLE evd, cevd;
+  DAT_CNO_HANDLE cno;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &cevd), DAT_SUCCESS);
+  /* A queued software event owns a copy, freed with the EVD (LeakSanitizer). */
+  DAT_EVENT ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  assert_dat(dat_evd_post_se(cevd, &ev), DAT_SUCCESS);
+  DAT_EVD_HANDLE found;
+  assert_dat(dat_cno_wait(cno, 1000000, &found), DAT_SUCCESS);
+  waiter_t we = { .handle = evd, .timeout = 30 * 1000 * 1000 };
+  waiter_t wc = { .handle = cno, .timeout = 30 * 1000 * 1000 };
+  GThread *te = g_thread_new("evd-waiter", evd_waiter, &we);
+  GThread *tc = g_thread_new("cno-waiter", cno_waiter, &wc);
+  g_usleep(WAITER_SETTLE_US);
+  gint64 start = g_get_monotonic_time();
+  assert_dat(dat_ia_close(f->ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  g_thread_join(te);
+  g_thread_join(tc);
+  g_assert_cmpint(g_get_monotonic_time() - start, <, 10 * G_USEC_PER_SEC);
+  g_assert_cmphex(DAT_GET_TYPE(we.ret), !=, DAT_SUCCESS);
+  assert_dat(wc.ret, DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_DEAD));
+  assert_dat(dat_evd_free(evd), DAT_ERR(DAT_INVALID_HANDLE, 0));
+  assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
+  /* For the fixture's close. */
+  open_ia(f, NULL);
+}
+
+static void
 test_service_points(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -379,6 +415,7 @@ main(int argc, char **argv)
   ADD("/dat/cno/wait", test_cno);
   ADD("/dat/evd/free-waited", test_evd_free_waited);
   ADD("/dat/cno/free-waited", test_cno_free_waited);
+  ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/not-implemented", test_not_implemented);
   return g_test_run();
