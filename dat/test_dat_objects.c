@@ -336,6 +336,22 @@ test_ia_close_waited(fixture_t *f, gconstpointer data)
   open_ia(f, NULL);
 }
 
+/* A PSP on a qualifier above 0xffff whose port nobody holds: ports are the
+ * host's, shared with tests running in parallel, so a fixed one may be
+ * taken.  Starts at a random one of the 32001 ports DAPL's mapping covers. */
+static DAT_CONN_QUAL
+psp_create_wide(DAT_IA_HANDLE ia, DAT_EVD_HANDLE evd, DAT_PSP_HANDLE *psp)
+{
+  DAT_CONN_QUAL q = 184527646 + (DAT_CONN_QUAL) g_random_int_range(0, 32001 - 128);
+  for (int i = 0; i < 64; i++, q++) {
+    DAT_RETURN ret = dat_psp_create(ia, q, evd, DAT_PSP_CONSUMER_FLAG, psp);
+    if (ret == DAT_SUCCESS)
+      return q;
+    g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_CONN_QUAL_IN_USE);
+  }
+  g_error("no free port among 64 qualifiers from %" G_GUINT64_FORMAT, (guint64) (q - 64));
+}
+
 static void
 test_service_points(fixture_t *f, gconstpointer data)
 {
@@ -346,12 +362,11 @@ test_service_points(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
   assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
   assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
-  /* 184527646 is dapltest's; DAPL's rdma_cm provider listens on port
-   * 184527646 % 32001 + 33534 for it. */
-  const DAT_CONN_QUAL wide = 184527646;
-  const DAT_CONN_QUAL port = wide % 32001 + 33534;
+  /* DAPL's rdma_cm provider listens on port q % 32001 + 33534 for a
+   * qualifier q above 0xffff (dapltest's is 184527646). */
   DAT_PSP_HANDLE psp, psp2, any;
-  assert_dat(dat_psp_create(f->ia, wide, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  const DAT_CONN_QUAL wide = psp_create_wide(f->ia, cr_evd, &psp);
+  const DAT_CONN_QUAL port = wide % 32001 + 33534;
   DAT_RETURN ret = dat_psp_create(f->ia, port, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp2);
   g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_CONN_QUAL_IN_USE);
   DAT_PSP_PARAM pp;
@@ -365,11 +380,17 @@ test_service_points(fixture_t *f, gconstpointer data)
   DAT_EP_HANDLE ep;
   assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
   DAT_RSP_HANDLE rsp;
-  assert_dat(dat_rsp_create(f->ia, wide + 1, ep, cr_evd, &rsp), DAT_SUCCESS);
+  DAT_CONN_QUAL rq = wide + 1;
+  DAT_RETURN rret;
+  while ((rret = dat_rsp_create(f->ia, rq, ep, cr_evd, &rsp)) != DAT_SUCCESS && rq < wide + 64) {
+    g_assert_cmphex(DAT_GET_TYPE(rret), ==, DAT_CONN_QUAL_IN_USE);
+    rq++;
+  }
+  assert_dat(rret, DAT_SUCCESS);
   DAT_RSP_PARAM rp;
   assert_dat(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rp), DAT_SUCCESS);
   g_assert_true(rp.ep_handle == ep);
-  g_assert_cmpuint(rp.conn_qual, ==, wide + 1);
+  g_assert_cmpuint(rp.conn_qual, ==, rq);
   DAT_HANDLE_TYPE type;
   assert_dat(dat_get_handle_type(rsp, &type), DAT_SUCCESS);
   g_assert_cmpint(type, ==, DAT_HANDLE_TYPE_RSP);
