@@ -11,6 +11,10 @@
 
 #define DATX_MAX_SEGS 32
 
+/* The 64-bit total of a post's segment lengths cannot wrap: at most
+ * DATX_MAX_SEGS segments of 32 bits each (DAT_SEG_LENGTH). */
+G_STATIC_ASSERT(sizeof(DAT_SEG_LENGTH) <= 4 && DATX_MAX_SEGS <= 1u << 31);
+
 static DAT_RETURN
 segments_of(const datx_ep_t *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, it_lmr_triplet_t *out,
             size_t *nout, uint64_t *total)
