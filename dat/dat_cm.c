@@ -50,10 +50,10 @@ net_addr_of(DAT_IA_ADDRESS_PTR sa, it_net_addr_t *out, struct sockaddr_in *copy)
   return DATX_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
 }
 
-DAT_RETURN
-datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
-                DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos,
-                DAT_CONNECT_FLAGS flags)
+static DAT_RETURN
+ep_connect_on_held(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
+                   DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos,
+                   DAT_CONNECT_FLAGS flags)
 {
   (void) qos;
   (void) flags;
@@ -92,7 +92,19 @@ datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUA
 }
 
 DAT_RETURN
-datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
+datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
+                DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos,
+                DAT_CONNECT_FLAGS flags)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_connect_on_held(ep_handle, remote, qual, timeout, pdata_size, pdata, qos, flags);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_disconnect_on_held(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
 {
   (void) flags; /* IT-API's disconnect is graceful where the transport has one, else abrupt */
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
@@ -111,6 +123,16 @@ datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_EP);
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_disconnect_on_held(ep_handle, flags);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 /* A PSP (@p ep NULL) or an RSP on @p qual; @p qual_inout NULL: the
@@ -213,8 +235,8 @@ datx_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_ha
   return sp_create(ia_handle, qual, NULL, evd_handle, DAT_PSP_CONSUMER_FLAG, ep_handle, rsp_handle);
 }
 
-DAT_RETURN
-datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param)
+static DAT_RETURN
+psp_query_on_held(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param)
 {
   datx_psp_t *psp = datx_cell_get(psp_handle, DATX_PSP);
   if (psp == NULL)
@@ -230,6 +252,16 @@ datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM
   if (mask & DAT_PSP_FIELD_PSP_FLAGS)
     param->psp_flags = psp->flags;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(psp_handle, DATX_PSP);
+  DAT_RETURN ret = psp_query_on_held(psp_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 static void

@@ -68,8 +68,8 @@ datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_
   return ret;
 }
 
-DAT_RETURN
-datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent)
+static DAT_RETURN
+cno_modify_agent_on_held(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent)
 {
   datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
   if (cno == NULL)
@@ -79,7 +79,17 @@ datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent)
 }
 
 DAT_RETURN
-datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param)
+datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent)
+{
+  datx_cell_t *held = datx_cell_hold(cno_handle, DATX_CNO);
+  DAT_RETURN ret = cno_modify_agent_on_held(cno_handle, agent);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+cno_query_on_held(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param)
 {
   datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
   if (cno == NULL)
@@ -91,6 +101,16 @@ datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM
   param->proxy_type = DAT_PROXY_TYPE_AGENT;
   param->proxy.agent = cno->agent;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(cno_handle, DATX_CNO);
+  DAT_RETURN ret = cno_query_on_held(cno_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN

@@ -52,9 +52,9 @@ flags_of(DAT_COMPLETION_FLAGS f)
   return out;
 }
 
-DAT_RETURN
-datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                  DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+static DAT_RETURN
+ep_post_send_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                     DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -70,8 +70,19 @@ datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 }
 
 DAT_RETURN
-datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                   DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_post_send_on_held(ep_handle, n, iov, cookie, flags);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_post_recv_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                     DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
   (void) flags; /* a receive always completes with an event (DAT 2.0 6.6.2) */
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
@@ -88,9 +99,20 @@ datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 }
 
 DAT_RETURN
-datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                       DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                       DAT_COMPLETION_FLAGS flags)
+datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                  DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_post_recv_on_held(ep_handle, n, iov, cookie, flags);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_post_rdma_read_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                          DAT_COMPLETION_FLAGS flags)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -111,9 +133,21 @@ datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *io
 }
 
 DAT_RETURN
-datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                        DAT_COMPLETION_FLAGS flags)
+datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                       DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                       DAT_COMPLETION_FLAGS flags)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_post_rdma_read_on_held(ep_handle, n, iov, cookie, remote, flags);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_post_rdma_write_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                           DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                           DAT_COMPLETION_FLAGS flags)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -131,4 +165,16 @@ datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *i
   return datx_status(it_post_rdma_write(ep->it, seg, k, cookie.as_64, flags_of(flags),
                                         remote->virtual_address, remote->rmr_context),
                      DAT_INVALID_HANDLE_EP);
+}
+
+DAT_RETURN
+datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                        DAT_COMPLETION_FLAGS flags)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_post_rdma_write_on_held(ep_handle, n, iov, cookie, remote, flags);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }

@@ -179,8 +179,8 @@ datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE 
   return ret;
 }
 
-DAT_RETURN
-datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param)
+static DAT_RETURN
+ep_query_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -218,7 +218,17 @@ datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *par
 }
 
 DAT_RETURN
-datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
+datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_query_on_held(ep_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_modify_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -232,8 +242,18 @@ datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PAR
 }
 
 DAT_RETURN
-datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
-                   DAT_BOOLEAN *request_idle)
+datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_modify_on_held(ep_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_get_status_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+                      DAT_BOOLEAN *request_idle)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -254,7 +274,18 @@ datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *re
 }
 
 DAT_RETURN
-datx_ep_reset(DAT_EP_HANDLE ep_handle)
+datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+                   DAT_BOOLEAN *request_idle)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_get_status_on_held(ep_handle, state, recv_idle, request_idle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+ep_reset_on_held(DAT_EP_HANDLE ep_handle)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
@@ -277,6 +308,16 @@ datx_ep_reset(DAT_EP_HANDLE ep_handle)
   ep->remote_qual = 0;
   ep->active = FALSE;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_reset(DAT_EP_HANDLE ep_handle)
+{
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  DAT_RETURN ret = ep_reset_on_held(ep_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN

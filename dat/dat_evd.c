@@ -156,8 +156,8 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
   return ret;
 }
 
-DAT_RETURN
-datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param)
+static DAT_RETURN
+evd_query_on_held(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param)
 {
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
@@ -175,6 +175,16 @@ datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM
   if (mask & DAT_EVD_FIELD_EVD_FLAGS)
     param->evd_flags = evd->flags;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
+  DAT_RETURN ret = evd_query_on_held(evd_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 void
@@ -376,8 +386,8 @@ datx_evd_has_held(datx_evd_t *evd)
   return any;
 }
 
-DAT_RETURN
-datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
+static DAT_RETURN
+evd_modify_cno_on_held(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
 {
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
@@ -393,6 +403,16 @@ datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
   }
   datx_cno_attach(evd, cno);
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
+{
+  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
+  DAT_RETURN ret = evd_modify_cno_on_held(evd_handle, cno_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
 
 /* The oldest held event into @p event; @p nmore: how many stay held. */
@@ -501,8 +521,8 @@ datx_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshol
   return ret;
 }
 
-DAT_RETURN
-datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
+static DAT_RETURN
+evd_post_se_on_held(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
 {
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
@@ -521,7 +541,17 @@ datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
 }
 
 DAT_RETURN
-datx_evd_enable(DAT_EVD_HANDLE evd_handle)
+datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
+{
+  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
+  DAT_RETURN ret = evd_post_se_on_held(evd_handle, event);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+evd_enable_on_held(DAT_EVD_HANDLE evd_handle)
 {
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
@@ -531,11 +561,31 @@ datx_evd_enable(DAT_EVD_HANDLE evd_handle)
 }
 
 DAT_RETURN
-datx_evd_disable(DAT_EVD_HANDLE evd_handle)
+datx_evd_enable(DAT_EVD_HANDLE evd_handle)
+{
+  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
+  DAT_RETURN ret = evd_enable_on_held(evd_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+static DAT_RETURN
+evd_disable_on_held(DAT_EVD_HANDLE evd_handle)
 {
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
   evd->state = (evd->state & ~DAT_EVD_STATE_ENABLED) | DAT_EVD_STATE_DISABLED;
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_disable(DAT_EVD_HANDLE evd_handle)
+{
+  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
+  DAT_RETURN ret = evd_disable_on_held(evd_handle);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
 }
