@@ -226,6 +226,7 @@ typedef struct {
   DAT_RETURN ret;
   DAT_EVENT event;    /* dat_evd_wait's */
   DAT_EVD_HANDLE evd; /* dat_cno_wait's */
+  gint started;       /* set just before the call */
 } waiter_t;
 
 static gpointer
@@ -233,6 +234,7 @@ evd_waiter(gpointer data)
 {
   waiter_t *w = data;
   DAT_COUNT nmore;
+  g_atomic_int_set(&w->started, 1);
   w->ret = dat_evd_wait(w->handle, w->timeout, 1, &w->event, &nmore);
   return NULL;
 }
@@ -241,12 +243,22 @@ static gpointer
 cno_waiter(gpointer data)
 {
   waiter_t *w = data;
+  g_atomic_int_set(&w->started, 1);
   w->ret = dat_cno_wait(w->handle, w->timeout, &w->evd);
   return NULL;
 }
 
-/* Long enough for the waiter to be blocked inside the provider. */
+/* Once the thread is about to call, long enough for it to be blocked
+ * inside the provider. */
 #define WAITER_SETTLE_US (200 * 1000)
+
+static void
+waiter_settle(waiter_t *w)
+{
+  while (!g_atomic_int_get(&w->started))
+    g_usleep(1000);
+  g_usleep(WAITER_SETTLE_US);
+}
 
 static void
 test_evd_free_waited(fixture_t *f, gconstpointer data)
@@ -258,7 +270,7 @@ test_evd_free_waited(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
   waiter_t w = { .handle = evd, .timeout = 30 * 1000 * 1000 };
   GThread *t = g_thread_new("evd-waiter", evd_waiter, &w);
-  g_usleep(WAITER_SETTLE_US);
+  waiter_settle(&w);
   assert_dat(dat_evd_free(evd), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
   DAT_EVENT ev;
   memset(&ev, 0, sizeof(ev));
@@ -284,7 +296,7 @@ test_cno_free_waited(fixture_t *f, gconstpointer data)
   /* About 71 minutes: timeout + 999 overflows 32 bits. */
   waiter_t w = { .handle = cno, .timeout = DAT_TIMEOUT_INFINITE - 1 };
   GThread *t = g_thread_new("cno-waiter", cno_waiter, &w);
-  g_usleep(WAITER_SETTLE_US);
+  waiter_settle(&w);
   assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
   DAT_EVD_HANDLE evd;
   assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
@@ -322,7 +334,8 @@ test_ia_close_waited(fixture_t *f, gconstpointer data)
   waiter_t wc = { .handle = cno, .timeout = 30 * 1000 * 1000 };
   GThread *te = g_thread_new("evd-waiter", evd_waiter, &we);
   GThread *tc = g_thread_new("cno-waiter", cno_waiter, &wc);
-  g_usleep(WAITER_SETTLE_US);
+  waiter_settle(&we);
+  waiter_settle(&wc);
   gint64 start = g_get_monotonic_time();
   assert_dat(dat_ia_close(f->ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
   g_thread_join(te);
