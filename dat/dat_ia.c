@@ -268,6 +268,18 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
     g_warning("DAT IA %s: it_ia_free failed: %s", ia->provider->info.ia_name, itx_status_name(st));
   g_list_foreach(children, child_forget, NULL);
   g_list_free(children);
+  /* A CR made by an event being translated while the EVD was forgotten
+   * joined the list after it was taken (datx_cr_arrive): forget it too. */
+  for (;;) {
+    g_mutex_lock(&ia->lock);
+    GList *late = ia->children;
+    ia->children = NULL;
+    g_mutex_unlock(&ia->lock);
+    if (late == NULL)
+      break;
+    g_list_foreach(late, child_forget, NULL);
+    g_list_free(late);
+  }
   datx_cell_kill(ia->cell, NULL);
   g_mutex_clear(&ia->lock);
   g_free(ia);
