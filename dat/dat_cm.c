@@ -394,8 +394,8 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
   return cr != NULL ? cr->cell : NULL;
 }
 
-DAT_RETURN
-datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param)
+static DAT_RETURN
+cr_query_on_held(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param)
 {
   datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
   if (cr == NULL)
@@ -415,6 +415,16 @@ datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *par
   return DAT_SUCCESS;
 }
 
+DAT_RETURN
+datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(cr_handle, DATX_CR);
+  DAT_RETURN ret = cr_query_on_held(cr_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
 static void
 cr_done(datx_cr_t *cr)
 {
@@ -426,35 +436,56 @@ DAT_RETURN
 datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata_size,
                const DAT_PVOID pdata)
 {
-  datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
-  if (cr == NULL)
+  datx_cell_t *cr_cell = datx_cell_hold(cr_handle, DATX_CR);
+  if (cr_cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  datx_cr_t *cr = cr_cell->object;
   /* An RSP's request is accepted on the RSP's endpoint when none is named. */
-  datx_ep_t *ep = datx_cell_get(ep_handle != DAT_HANDLE_NULL ? ep_handle : cr->local_ep, DATX_EP);
+  datx_cell_t *ep_cell = datx_cell_hold(ep_handle != DAT_HANDLE_NULL ? ep_handle : cr->local_ep, DATX_EP);
+  datx_ep_t *ep = ep_cell != NULL ? ep_cell->object : NULL;
+  DAT_RETURN ret = DAT_SUCCESS;
   if (ep == NULL || ep->ia != cr->ia)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  if (pdata_size < 0 || (size_t) pdata_size > cr->ia->accept_pdata_len ||
-      (pdata_size > 0 && pdata == NULL))
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  else if (pdata_size < 0 || (size_t) pdata_size > cr->ia->accept_pdata_len ||
+           (pdata_size > 0 && pdata == NULL))
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  datx_cell_put(cr_cell);
+  /* One of a racing accept and reject takes the CR; the other finds it gone. */
+  if (ret == DAT_SUCCESS && datx_cell_retire_wait(cr_cell) != DATX_RETIRED)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  if (ret != DAT_SUCCESS)
+    goto out_put_ep;
   ep->remote = cr->remote;
   ep->local_qual = cr->qual;
   ep->active = FALSE;
   it_status_t st = it_ep_accept(ep->it, cr->cn_est_id, pdata, (size_t) pdata_size);
-  if (st != IT_SUCCESS)
-    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  if (st != IT_SUCCESS) {
+    /* Not accepted: the CR stays for another accept or a reject. */
+    datx_cell_revive(cr_cell);
+    ret = datx_status(st, DAT_INVALID_HANDLE_EP);
+    goto out_put_ep;
+  }
   cr_done(cr);
-  return DAT_SUCCESS;
+out_put_ep:
+  if (ep_cell != NULL)
+    datx_cell_put(ep_cell);
+  return ret;
 }
 
 DAT_RETURN
 datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pdata)
 {
-  datx_cr_t *cr = datx_cell_get(cr_handle, DATX_CR);
-  if (cr == NULL)
+  datx_cell_t *cell = datx_cell_hold(cr_handle, DATX_CR);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
-  if (pdata_size < 0 || (size_t) pdata_size > cr->ia->reject_pdata_len ||
-      (pdata_size > 0 && pdata == NULL))
+  datx_cr_t *cr = cell->object;
+  gboolean ok = pdata_size >= 0 && (size_t) pdata_size <= cr->ia->reject_pdata_len &&
+                (pdata_size == 0 || pdata != NULL);
+  datx_cell_put(cell);
+  if (!ok)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
   it_status_t st = it_reject(cr->cn_est_id, pdata, (size_t) pdata_size);
   cr_done(cr);
   return datx_status(st, DAT_INVALID_HANDLE_CR);

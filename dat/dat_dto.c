@@ -26,10 +26,16 @@ segments_of(const datx_ep_t *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, it_lmr
   for (DAT_COUNT i = 0; i < n; i++) {
     if (iov[i].segment_length == 0)
       continue;
-    datx_lmr_t *lmr = datx_lmr_from_context(iov[i].lmr_context);
-    if (lmr == NULL || lmr->ia != ep->ia)
+    /* Held while read: dat_lmr_free waits for it. */
+    datx_cell_t *cell = datx_lmr_hold_context(iov[i].lmr_context);
+    datx_lmr_t *lmr = cell != NULL ? cell->object : NULL;
+    gboolean ours = lmr != NULL && lmr->ia == ep->ia;
+    if (ours)
+      out[k].lmr = lmr->it;
+    if (cell != NULL)
+      datx_cell_put(cell);
+    if (!ours)
       return DATX_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ);
-    out[k].lmr = lmr->it;
     out[k].addr.abs = (void *) (uintptr_t) iov[i].virtual_address;
     out[k].length = iov[i].segment_length;
     *total += iov[i].segment_length;

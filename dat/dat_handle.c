@@ -172,12 +172,11 @@ datx_cell_type(DAT_HANDLE handle)
   return (datx_type_t) cell->type;
 }
 
-datx_lmr_t *
-datx_lmr_from_context(DAT_LMR_CONTEXT context)
+datx_cell_t *
+datx_lmr_hold_context(DAT_LMR_CONTEXT context)
 {
   guint chunk = context / DATX_CHUNK_CELLS;
   if (chunk >= (guint) g_atomic_int_get(&nchunks))
     return NULL;
-  datx_cell_t *cell = &chunks[chunk][context % DATX_CHUNK_CELLS];
-  return datx_cell_get(cell, DATX_LMR);
+  return datx_cell_hold(&chunks[chunk][context % DATX_CHUNK_CELLS], DATX_LMR);
 }

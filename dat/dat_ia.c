@@ -322,8 +322,8 @@ datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
   return ret;
 }
 
-DAT_RETURN
-datx_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
+static DAT_RETURN
+pz_query_on_held(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
 {
   datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
   if (pz == NULL)
@@ -336,16 +336,30 @@ datx_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *par
 }
 
 DAT_RETURN
+datx_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(pz_handle, DATX_PZ);
+  DAT_RETURN ret = pz_query_on_held(pz_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+DAT_RETURN
 datx_pz_free(DAT_PZ_HANDLE pz_handle)
 {
-  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
-  if (pz == NULL)
+  datx_cell_t *cell = datx_cell_hold(pz_handle, DATX_PZ);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-  if (g_atomic_int_get(&pz->users) > 0)
+  datx_pz_t *pz = cell->object;
+  it_status_t st = g_atomic_int_get(&pz->users) > 0 ? IT_ERR_PZ_BUSY : it_pz_free(pz->it);
+  datx_cell_put(cell);
+  if (st == IT_ERR_PZ_BUSY)
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
-  it_status_t st = it_pz_free(pz->it);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_PZ);
+  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
   datx_cell_kill(pz->cell, pz->ia);
   g_free(pz);
   return DAT_SUCCESS;

@@ -109,8 +109,8 @@ datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCR
   return ret;
 }
 
-DAT_RETURN
-datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param)
+static DAT_RETURN
+lmr_query_on_held(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param)
 {
   datx_lmr_t *lmr = datx_cell_get(lmr_handle, DATX_LMR);
   if (lmr == NULL)
@@ -143,14 +143,29 @@ datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM
 }
 
 DAT_RETURN
+datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(lmr_handle, DATX_LMR);
+  DAT_RETURN ret = lmr_query_on_held(lmr_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+DAT_RETURN
 datx_lmr_free(DAT_LMR_HANDLE lmr_handle)
 {
-  datx_lmr_t *lmr = datx_cell_get(lmr_handle, DATX_LMR);
-  if (lmr == NULL)
+  datx_cell_t *cell = datx_cell_hold(lmr_handle, DATX_LMR);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
+  datx_lmr_t *lmr = cell->object;
   it_status_t st = it_lmr_free(lmr->it);
+  datx_cell_put(cell);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_LMR);
+  /* A post resolving its lmr_context holds the LMR: wait it out. */
+  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
   g_atomic_int_dec_and_test(&lmr->pz->users);
   datx_cell_kill(lmr->cell, lmr->ia);
   g_free(lmr);

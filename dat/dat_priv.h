@@ -10,11 +10,12 @@
  * dereferenced after it was found inside a chunk (datx_cell_get()).  The
  * price is one cell (48 bytes) per object ever freed.
  *
- * A call on an IA, EVD, CNO, EP or PSP holds its cell for the call
- * (datx_cell_hold(), the public entry wrapping a static *_on_held body), and
- * a free retires the cell atomically with the holds: an EVD's or CNO's
- * free is refused as in use while held (a wait may last), an IA's, EP's or
- * PSP's waits the short holders out (datx_cell_retire_wait()).
+ * A call on an IA, PZ, EVD, CNO, EP, PSP, LMR or CR holds its cell for
+ * the call (datx_cell_hold(), the public entry wrapping a static *_on_held
+ * body), and a free retires the cell atomically with the holds: an EVD's
+ * or CNO's free is refused as in use while held (a wait may last); the
+ * others wait the short holders out (datx_cell_retire_wait()).  An RSP's
+ * query and free are not held yet.
  *
  * Names: dat_* are libdat2's and the DAT standard's; this provider's own
  * are datx_<object>_<verb>.
@@ -270,11 +271,11 @@ datx_retire_t datx_cell_retire_wait(datx_cell_t *cell);
  */
 void datx_cell_revive(datx_cell_t *cell);
 /**
- * @brief The LMR whose lmr_context is @p context, or NULL.
+ * @brief Holds the LMR whose lmr_context is @p context (datx_cell_put() after).
  * @param context an lmr_context returned by dat_lmr_create
- * @return the live LMR, or NULL
+ * @return the live LMR's cell, held, or NULL
  */
-datx_lmr_t *datx_lmr_from_context(DAT_LMR_CONTEXT context);
+datx_cell_t *datx_lmr_hold_context(DAT_LMR_CONTEXT context);
 /**
  * @brief The type of a live handle of ours.
  * @param handle what the consumer passed
