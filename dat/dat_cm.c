@@ -294,8 +294,8 @@ datx_psp_free(DAT_PSP_HANDLE psp_handle)
   return DAT_SUCCESS;
 }
 
-DAT_RETURN
-datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *param)
+static DAT_RETURN
+rsp_query_on_held(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *param)
 {
   datx_psp_t *rsp = datx_cell_get(rsp_handle, DATX_RSP);
   if (rsp == NULL)
@@ -314,6 +314,16 @@ datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM
 }
 
 DAT_RETURN
+datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *param)
+{
+  datx_cell_t *held = datx_cell_hold(rsp_handle, DATX_RSP);
+  DAT_RETURN ret = rsp_query_on_held(rsp_handle, mask, param);
+  if (held != NULL)
+    datx_cell_put(held);
+  return ret;
+}
+
+DAT_RETURN
 datx_rsp_free(DAT_RSP_HANDLE rsp_handle)
 {
   /* The request that consumes the RSP frees it too (datx_cr_arrive):
@@ -326,7 +336,8 @@ datx_rsp_free(DAT_RSP_HANDLE rsp_handle)
   datx_psp_t *rsp = cell->object;
   g_mutex_lock(&rsp->ia->lock);
   datx_cell_put(cell);
-  datx_retire_t r = datx_cell_retire(cell);
+  /* Waits out a dat_rsp_query; neither it nor this takes the lock. */
+  datx_retire_t r = datx_cell_retire_wait(cell);
   g_mutex_unlock(&rsp->ia->lock);
   if (r != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP);

@@ -10,12 +10,11 @@
  * dereferenced after it was found inside a chunk (datx_cell_get()).  The
  * price is one cell (48 bytes) per object ever freed.
  *
- * A call on an IA, PZ, EVD, CNO, EP, PSP, LMR or CR holds its cell for
+ * A call on an IA, PZ, EVD, CNO, EP, PSP, RSP, LMR or CR holds its cell for
  * the call (datx_cell_hold(), the public entry wrapping a static *_on_held
  * body), and a free retires the cell atomically with the holds: an EVD's
  * or CNO's free is refused as in use while held (a wait may last); the
- * others wait the short holders out (datx_cell_retire_wait()).  An RSP's
- * query and free are not held yet.
+ * others wait the short holders out (datx_cell_retire_wait()).
  *
  * Names: dat_* are libdat2's and the DAT standard's; this provider's own
  * are datx_<object>_<verb>.
