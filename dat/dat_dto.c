@@ -58,84 +58,64 @@ flags_of(DAT_COMPLETION_FLAGS f)
   return out;
 }
 
+typedef enum { POST_SEND, POST_RECV, POST_READ, POST_WRITE } post_op_t;
+
+/* One post on the EP held for the call (dat_ep_free waits for it): its
+ * segments, then the IT-API call of @op.  @remote only for a Read or a
+ * Write, whose local total may not exceed the remote segment. */
 static DAT_RETURN
-ep_post_send_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                     DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags)
 {
-  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
-  if (ep == NULL)
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  if (held == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  const datx_ep_t *ep = held->object;
+  gboolean rdma = op == POST_READ || op == POST_WRITE;
   it_lmr_triplet_t seg[DATX_MAX_SEGS];
   size_t k;
   uint64_t total;
-  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
-  if (ret != DAT_SUCCESS)
-    return ret;
-  return datx_status(it_post_send(ep->it, seg, k, cookie.as_64, flags_of(flags)),
-                     DAT_INVALID_HANDLE_EP);
+  DAT_RETURN ret = rdma && remote == NULL ? DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5)
+                                          : segments_of(ep, n, iov, seg, &k, &total);
+  if (ret == DAT_SUCCESS && rdma && total > remote->segment_length)
+    ret = DATX_ERR(DAT_LENGTH_ERROR, 0);
+  if (ret == DAT_SUCCESS) {
+    it_status_t st;
+    switch (op) {
+    case POST_SEND:
+      st = it_post_send(ep->it, seg, k, cookie.as_64, flags_of(flags));
+      break;
+    case POST_RECV:
+      /* A receive always completes with an event (DAT 2.0 6.6.2). */
+      st = it_post_recv(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG);
+      break;
+    case POST_READ:
+      st = it_post_rdma_read(ep->it, seg, k, cookie.as_64, flags_of(flags),
+                             remote->virtual_address, remote->rmr_context);
+      break;
+    default:
+      st = it_post_rdma_write(ep->it, seg, k, cookie.as_64, flags_of(flags),
+                              remote->virtual_address, remote->rmr_context);
+      break;
+    }
+    ret = datx_status(st, DAT_INVALID_HANDLE_EP);
+  }
+  datx_cell_put(held);
+  return ret;
 }
 
 DAT_RETURN
 datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                   DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_post_send_on_held(ep_handle, n, iov, cookie, flags);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
-}
-
-static DAT_RETURN
-ep_post_recv_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                     DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
-{
-  (void) flags; /* a receive always completes with an event (DAT 2.0 6.6.2) */
-  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
-  if (ep == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  it_lmr_triplet_t seg[DATX_MAX_SEGS];
-  size_t k;
-  uint64_t total;
-  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
-  if (ret != DAT_SUCCESS)
-    return ret;
-  return datx_status(it_post_recv(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG),
-                     DAT_INVALID_HANDLE_EP);
+  return ep_post(ep_handle, POST_SEND, n, iov, cookie, NULL, flags);
 }
 
 DAT_RETURN
 datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                   DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_post_recv_on_held(ep_handle, n, iov, cookie, flags);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
-}
-
-static DAT_RETURN
-ep_post_rdma_read_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                          DAT_COMPLETION_FLAGS flags)
-{
-  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
-  if (ep == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  if (remote == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-  it_lmr_triplet_t seg[DATX_MAX_SEGS];
-  size_t k;
-  uint64_t total;
-  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
-  if (ret != DAT_SUCCESS)
-    return ret;
-  if (total > remote->segment_length)
-    return DATX_ERR(DAT_LENGTH_ERROR, 0);
-  return datx_status(it_post_rdma_read(ep->it, seg, k, cookie.as_64, flags_of(flags),
-                                       remote->virtual_address, remote->rmr_context),
-                     DAT_INVALID_HANDLE_EP);
+  return ep_post(ep_handle, POST_RECV, n, iov, cookie, NULL, flags);
 }
 
 DAT_RETURN
@@ -143,34 +123,7 @@ datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *io
                        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                        DAT_COMPLETION_FLAGS flags)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_post_rdma_read_on_held(ep_handle, n, iov, cookie, remote, flags);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
-}
-
-static DAT_RETURN
-ep_post_rdma_write_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                           DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                           DAT_COMPLETION_FLAGS flags)
-{
-  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
-  if (ep == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  if (remote == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-  it_lmr_triplet_t seg[DATX_MAX_SEGS];
-  size_t k;
-  uint64_t total;
-  DAT_RETURN ret = segments_of(ep, n, iov, seg, &k, &total);
-  if (ret != DAT_SUCCESS)
-    return ret;
-  if (total > remote->segment_length)
-    return DATX_ERR(DAT_LENGTH_ERROR, 0);
-  return datx_status(it_post_rdma_write(ep->it, seg, k, cookie.as_64, flags_of(flags),
-                                        remote->virtual_address, remote->rmr_context),
-                     DAT_INVALID_HANDLE_EP);
+  return ep_post(ep_handle, POST_READ, n, iov, cookie, remote, flags);
 }
 
 DAT_RETURN
@@ -178,9 +131,5 @@ datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *i
                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                         DAT_COMPLETION_FLAGS flags)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_post_rdma_write_on_held(ep_handle, n, iov, cookie, remote, flags);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  return ep_post(ep_handle, POST_WRITE, n, iov, cookie, remote, flags);
 }
