@@ -96,11 +96,8 @@ datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUA
                 DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos,
                 DAT_CONNECT_FLAGS flags)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_connect_on_held(ep_handle, remote, qual, timeout, pdata_size, pdata, qos, flags);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ep_handle, DATX_EP,
+                   ep_connect_on_held(ep_handle, remote, qual, timeout, pdata_size, pdata, qos, flags));
 }
 
 static DAT_RETURN
@@ -128,11 +125,7 @@ ep_disconnect_on_held(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
 DAT_RETURN
 datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_disconnect_on_held(ep_handle, flags);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ep_handle, DATX_EP, ep_disconnect_on_held(ep_handle, flags));
 }
 
 /* A PSP (@p ep NULL) or an RSP on @p qual; @p qual_inout NULL: the
@@ -203,11 +196,8 @@ sp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
           DAT_HANDLE *sp_handle)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = sp_create_on_held(ia_handle, qual, qual_out, evd_handle, flags, ep_handle, sp_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA,
+                   sp_create_on_held(ia_handle, qual, qual_out, evd_handle, flags, ep_handle, sp_handle));
 }
 
 DAT_RETURN
@@ -257,11 +247,7 @@ psp_query_on_held(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PA
 DAT_RETURN
 datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(psp_handle, DATX_PSP);
-  DAT_RETURN ret = psp_query_on_held(psp_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(psp_handle, DATX_PSP, psp_query_on_held(psp_handle, mask, param));
 }
 
 static void
@@ -316,11 +302,7 @@ rsp_query_on_held(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PA
 DAT_RETURN
 datx_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(rsp_handle, DATX_RSP);
-  DAT_RETURN ret = rsp_query_on_held(rsp_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(rsp_handle, DATX_RSP, rsp_query_on_held(rsp_handle, mask, param));
 }
 
 DAT_RETURN
@@ -429,11 +411,7 @@ cr_query_on_held(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *
 DAT_RETURN
 datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(cr_handle, DATX_CR);
-  DAT_RETURN ret = cr_query_on_held(cr_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(cr_handle, DATX_CR, cr_query_on_held(cr_handle, mask, param));
 }
 
 static void

@@ -61,11 +61,7 @@ DAT_RETURN
 datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE *cno_handle)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = cno_create_on_held(ia_handle, agent, cno_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA, cno_create_on_held(ia_handle, agent, cno_handle));
 }
 
 static DAT_RETURN
@@ -81,11 +77,7 @@ cno_modify_agent_on_held(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agen
 DAT_RETURN
 datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent)
 {
-  datx_cell_t *held = datx_cell_hold(cno_handle, DATX_CNO);
-  DAT_RETURN ret = cno_modify_agent_on_held(cno_handle, agent);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(cno_handle, DATX_CNO, cno_modify_agent_on_held(cno_handle, agent));
 }
 
 static DAT_RETURN
@@ -106,11 +98,7 @@ cno_query_on_held(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PA
 DAT_RETURN
 datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(cno_handle, DATX_CNO);
-  DAT_RETURN ret = cno_query_on_held(cno_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(cno_handle, DATX_CNO, cno_query_on_held(cno_handle, mask, param));
 }
 
 DAT_RETURN

@@ -172,11 +172,8 @@ datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE 
                DAT_EP_HANDLE *ep_handle)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = ep_create_on_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, attr, ep_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA,
+                   ep_create_on_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, attr, ep_handle));
 }
 
 static DAT_RETURN
@@ -220,11 +217,7 @@ ep_query_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *
 DAT_RETURN
 datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_query_on_held(ep_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ep_handle, DATX_EP, ep_query_on_held(ep_handle, mask, param));
 }
 
 static DAT_RETURN
@@ -244,11 +237,7 @@ ep_modify_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_
 DAT_RETURN
 datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_modify_on_held(ep_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ep_handle, DATX_EP, ep_modify_on_held(ep_handle, mask, param));
 }
 
 static DAT_RETURN
@@ -277,11 +266,8 @@ DAT_RETURN
 datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
                    DAT_BOOLEAN *request_idle)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_get_status_on_held(ep_handle, state, recv_idle, request_idle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ep_handle, DATX_EP,
+                   ep_get_status_on_held(ep_handle, state, recv_idle, request_idle));
 }
 
 static DAT_RETURN
@@ -313,11 +299,7 @@ ep_reset_on_held(DAT_EP_HANDLE ep_handle)
 DAT_RETURN
 datx_ep_reset(DAT_EP_HANDLE ep_handle)
 {
-  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
-  DAT_RETURN ret = ep_reset_on_held(ep_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ep_handle, DATX_EP, ep_reset_on_held(ep_handle));
 }
 
 DAT_RETURN

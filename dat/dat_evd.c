@@ -149,11 +149,7 @@ datx_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, DAT
                 DAT_EVD_HANDLE *evd_handle)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = evd_create_on_held(ia_handle, qlen, cno, flags, evd_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA, evd_create_on_held(ia_handle, qlen, cno, flags, evd_handle));
 }
 
 static DAT_RETURN
@@ -180,11 +176,7 @@ evd_query_on_held(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PA
 DAT_RETURN
 datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
-  DAT_RETURN ret = evd_query_on_held(evd_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_query_on_held(evd_handle, mask, param));
 }
 
 void
@@ -408,11 +400,7 @@ evd_modify_cno_on_held(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
 DAT_RETURN
 datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
 {
-  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
-  DAT_RETURN ret = evd_modify_cno_on_held(evd_handle, cno_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_modify_cno_on_held(evd_handle, cno_handle));
 }
 
 /* The oldest held event into @p event; @p nmore: how many stay held. */
@@ -543,11 +531,7 @@ evd_post_se_on_held(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
 DAT_RETURN
 datx_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
 {
-  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
-  DAT_RETURN ret = evd_post_se_on_held(evd_handle, event);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_post_se_on_held(evd_handle, event));
 }
 
 static DAT_RETURN
@@ -563,11 +547,7 @@ evd_enable_on_held(DAT_EVD_HANDLE evd_handle)
 DAT_RETURN
 datx_evd_enable(DAT_EVD_HANDLE evd_handle)
 {
-  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
-  DAT_RETURN ret = evd_enable_on_held(evd_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_enable_on_held(evd_handle));
 }
 
 static DAT_RETURN
@@ -583,9 +563,5 @@ evd_disable_on_held(DAT_EVD_HANDLE evd_handle)
 DAT_RETURN
 datx_evd_disable(DAT_EVD_HANDLE evd_handle)
 {
-  datx_cell_t *held = datx_cell_hold(evd_handle, DATX_EVD);
-  DAT_RETURN ret = evd_disable_on_held(evd_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_disable_on_held(evd_handle));
 }

@@ -186,11 +186,8 @@ datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MA
               DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK pr_mask, DAT_PROVIDER_ATTR *pr_attr)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = ia_query_on_held(ia_handle, async_evd, ia_mask, ia_attr, pr_mask, pr_attr);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA,
+                   ia_query_on_held(ia_handle, async_evd, ia_mask, ia_attr, pr_mask, pr_attr));
 }
 
 /* Before it_ia_free, on an abrupt close: wakes a child's waiters that
@@ -315,11 +312,7 @@ DAT_RETURN
 datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = pz_create_on_held(ia_handle, pz_handle);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA, pz_create_on_held(ia_handle, pz_handle));
 }
 
 static DAT_RETURN
@@ -338,11 +331,7 @@ pz_query_on_held(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *
 DAT_RETURN
 datx_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(pz_handle, DATX_PZ);
-  DAT_RETURN ret = pz_query_on_held(pz_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(pz_handle, DATX_PZ, pz_query_on_held(pz_handle, mask, param));
 }
 
 DAT_RETURN

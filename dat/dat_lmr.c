@@ -102,11 +102,8 @@ datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCR
                 DAT_VADDR *registered_address)
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
-  datx_cell_t *held = datx_cell_hold(ia_handle, DATX_IA);
-  DAT_RETURN ret = lmr_create_on_held(ia_handle, mem_type, region, length, pz_handle, privs, va_type, lmr_handle, lmr_context, rmr_context, registered_length, registered_address);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(ia_handle, DATX_IA,
+                   lmr_create_on_held(ia_handle, mem_type, region, length, pz_handle, privs, va_type, lmr_handle, lmr_context, rmr_context, registered_length, registered_address));
 }
 
 static DAT_RETURN
@@ -145,11 +142,7 @@ lmr_query_on_held(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PA
 DAT_RETURN
 datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param)
 {
-  datx_cell_t *held = datx_cell_hold(lmr_handle, DATX_LMR);
-  DAT_RETURN ret = lmr_query_on_held(lmr_handle, mask, param);
-  if (held != NULL)
-    datx_cell_put(held);
-  return ret;
+  DATX_RETURN_HELD(lmr_handle, DATX_LMR, lmr_query_on_held(lmr_handle, mask, param));
 }
 
 DAT_RETURN

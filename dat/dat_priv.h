@@ -238,6 +238,19 @@ datx_cell_t *datx_cell_hold(DAT_HANDLE handle, datx_type_t type);
  * @param cell the cell held
  */
 void datx_cell_put(datx_cell_t *cell);
+/**
+ * @brief Returns @p call's status with @p handle's object held while it
+ * runs (the object's free waits for it, or refuses as in use); @p call
+ * looks the handle up itself and refuses a dead one.
+ */
+#define DATX_RETURN_HELD(handle, type, call)                                                    \
+  do {                                                                                          \
+    datx_cell_t *held_ = datx_cell_hold((handle), (type));                                      \
+    DAT_RETURN ret_ = (call);                                                                   \
+    if (held_ != NULL)                                                                          \
+      datx_cell_put(held_);                                                                     \
+    return ret_;                                                                                \
+  } while (0)
 /** @brief What datx_cell_retire() found. */
 typedef enum {
   DATX_RETIRED, /**< the handle is dead now: the caller frees the object */
