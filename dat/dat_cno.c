@@ -38,7 +38,9 @@ cno_create_on_held(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_C
    * set does not wake epoll_wait, so an abrupt close writes it instead. */
   struct epoll_event wev = { .events = EPOLLIN, .data.ptr = NULL };
   if (cno->epfd < 0 || cno->wake < 0 || epoll_ctl(cno->epfd, EPOLL_CTL_ADD, cno->wake, &wev) != 0) {
-    g_message("DAT CNO on %s: making its epoll set failed: %s", ia->provider->it_name, g_strerror(errno));
+    g_message("DAT CNO on %s: making its epoll set and wake descriptor failed: %s (the "
+              "process's descriptor limit, ulimit -n, may be reached)",
+              ia->provider->it_name, g_strerror(errno));
     goto err_close;
   }
   cno->cell = datx_cell_new(&ia->provider->dat, DATX_CNO, cno, ia);
@@ -142,7 +144,8 @@ datx_cno_wake_dead(datx_cno_t *cno)
 {
   uint64_t one = 1;
   if (write(cno->wake, &one, sizeof(one)) != (ssize_t) sizeof(one))
-    g_warning("DAT CNO %u: waking its waiters failed: %s", cno->cell->id, g_strerror(errno));
+    g_warning("DAT CNO %u: waking its waiters failed: %s; they return only when their "
+              "timeout expires", cno->cell->id, g_strerror(errno));
 }
 
 void
@@ -162,7 +165,9 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
     g_mutex_lock(&cno->lock);
     g_ptr_array_add(cno->evds, evd);
     if (epoll_ctl(cno->epfd, EPOLL_CTL_ADD, evd->fd, &ev) != 0)
-      g_warning("DAT CNO: watching the descriptor of an EVD failed: %s", g_strerror(errno));
+      g_warning("DAT CNO %u: watching EVD %u (IT-API descriptor %d) failed: %s; dat_cno_wait "
+                "will not wake for that EVD's events: wait on the EVD itself (dat_evd_wait)",
+                cno->cell->id, evd->cell->id, evd->fd, g_strerror(errno));
     g_mutex_unlock(&cno->lock);
   }
 }

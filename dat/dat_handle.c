@@ -32,7 +32,8 @@ datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t 
   if (n == 0 || next_in_chunk == DATX_CHUNK_CELLS) {
     if (n == DATX_MAX_CHUNKS) {
       g_mutex_unlock(&cells_lock);
-      g_warning("no DAT handle left: %u handles were made in this process, the most it can hold",
+      g_warning("no DAT handle left: %u handles were made in this process, the most it can "
+                "hold; a freed object's handle is never reused, so start a new process",
                 DATX_MAX_CHUNKS * DATX_CHUNK_CELLS);
       return NULL;
     }

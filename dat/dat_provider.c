@@ -197,8 +197,9 @@ dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
   if (p != NULL) {
     DAT_RETURN st = dat_registry_add_provider(&p->dat, &p->info);
     if (st != DAT_SUCCESS && DAT_GET_TYPE(st) != DAT_PROVIDER_ALREADY_REGISTERED)
-      g_warning("libdat2 refused to register DAT provider %s again: status 0x%x", info->ia_name,
-                (unsigned) st);
+      g_warning("libdat2 refused to register DAT provider %s again: status 0x%x; "
+                "dat_ia_open of %s will fail until the process restarts", info->ia_name,
+                (unsigned) st, info->ia_name);
     return;
   }
   p = g_new0(datx_provider_t, 1);
@@ -209,7 +210,8 @@ dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
   datx_provider_fill(&p->dat);
   DAT_RETURN st = dat_registry_add_provider(&p->dat, &p->info);
   if (st != DAT_SUCCESS) {
-    g_warning("libdat2 refused to register DAT provider %s (IT-API interface %s): status 0x%x",
+    g_warning("libdat2 refused to register DAT provider %s (IT-API interface %s): status 0x%x; "
+              "check that the dat.conf in use (DAT_OVERRIDE, /etc/dat.conf) names it once",
               info->ia_name, p->it_name, (unsigned) st);
     g_free(p);
     return;
