@@ -21,7 +21,9 @@
  *                allocates in push and frees in pop is not checked;
  *   GSource      attach, destroy and unref from any thread: what GLib
  *                allocates and frees inside them is not checked (the
- *                main context's GMutex orders it);
+ *                main context's GMutex orders it); a callback's data is
+ *                counted here, not in GLib, so that its destroy notify
+ *                is ordered after every dispatch of the callback;
  *   GOnce        g_once_init_leave releases the location, and a
  *                g_once_init_enter that finds it initialised acquires it:
  *                what GLib's release store and acquire load guarantee;
@@ -205,6 +207,61 @@ itapi_tsan_source_unref(GSource *source)
   ITAPI_TSAN_GLIB_END();
 }
 
+/* A source's callback data: GLib counts references to it (GSourceCallback)
+ * inside libglib, one for the source and one for each dispatch in flight,
+ * and calls its destroy notify on whichever thread lets the last one go.
+ * A dispatch that ended on the progress thread, then a destroy on another
+ * that runs the notify (which may free what the callback used), are
+ * ordered by that count alone.  The same count kept here, with atomics
+ * TSan sees, through GLib's public g_source_set_callback_indirect. */
+typedef struct {
+  gint ref;
+  GSourceFunc func;
+  gpointer data;
+  GDestroyNotify notify;
+} itapi_tsan_callback_t;
+
+static void
+itapi_tsan_callback_ref(gpointer p)
+{
+  g_atomic_int_inc(&((itapi_tsan_callback_t *) p)->ref);
+}
+
+static void
+itapi_tsan_callback_unref(gpointer p)
+{
+  itapi_tsan_callback_t *c = p;
+  if (!g_atomic_int_dec_and_test(&c->ref))
+    return;
+  if (c->notify != NULL)
+    c->notify(c->data);
+  g_free(c);
+}
+
+static void
+itapi_tsan_callback_get(gpointer p, GSource *source, GSourceFunc *func, gpointer *data)
+{
+  itapi_tsan_callback_t *c = p;
+  (void) source;
+  *func = c->func;
+  *data = c->data;
+}
+
+static inline void
+itapi_tsan_source_set_callback(GSource *source, GSourceFunc func, gpointer data,
+                               GDestroyNotify notify)
+{
+  static GSourceCallbackFuncs funcs = {
+    itapi_tsan_callback_ref, itapi_tsan_callback_unref, itapi_tsan_callback_get,
+  };
+  itapi_tsan_callback_t *c = g_new(itapi_tsan_callback_t, 1);
+  c->ref = 1;
+  c->func = func;
+  c->data = data;
+  c->notify = notify;
+  g_source_set_callback_indirect(source, c, &funcs);
+}
+
 #define g_mutex_init itapi_tsan_mutex_init
 #define g_mutex_clear itapi_tsan_mutex_clear
 #define g_mutex_lock itapi_tsan_mutex_lock
@@ -219,6 +276,7 @@ itapi_tsan_source_unref(GSource *source)
 #define g_source_attach itapi_tsan_source_attach
 #define g_source_destroy itapi_tsan_source_destroy
 #define g_source_unref itapi_tsan_source_unref
+#define g_source_set_callback itapi_tsan_source_set_callback
 
 #undef g_once_init_enter
 #define g_once_init_enter(location)                                            \
