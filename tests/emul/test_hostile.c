@@ -920,6 +920,25 @@ static const hcase_t cases[] = {
     .fill = 0x41, .middle = middle_wait },
 };
 
+/* The harness itself: a message the target sent before closing reaches
+ * the peer even when the close reset the socket (messages of the peer's
+ * unread), as every case's "break-status" check needs. */
+static void
+harness_reset(void)
+{
+  const char *exe = g_getenv("HOSTILE_PEER");
+  g_autofree char *dir = g_path_get_dirname(self);
+  g_autofree char *near = g_build_filename(dir, "hostile-peer", NULL);
+  const char *argv[] = { exe != NULL ? exe : near, "--check-reset", NULL };
+  g_autofree char *out = NULL;
+  int status = 0;
+  g_autoptr(GError) err = NULL;
+  g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                             &status, &err));
+  g_test_message("hostile-peer --check-reset: %s", out);
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -934,5 +953,6 @@ main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
     g_test_add_data_func(cases[i].path, &cases[i], run_case);
+  g_test_add_func("/emul/hostile/harness/message-before-reset", harness_reset);
   return g_test_run();
 }
