@@ -99,9 +99,44 @@ def check_imports(mapfile, lib, modules):
                       f'exported: {", ".join(sorted(used)) or "none"}')
 
 
+def read_symbols(path):
+    """({name: node}, {node}) of a dpkg symbols file's lines name@node."""
+    names, nodes = {}, set()
+    for n, line in enumerate(open(path), 1):
+        if not line.startswith(' '):
+            continue  # a comment, the library's header or a field
+        m = re.match(r'\s+([A-Za-z0-9_.]+)@([A-Za-z0-9_.]+)\s+\S+', line)
+        if not m:
+            sys.exit(f'{path}:{n}: not "name@NODE version": {line.strip()}')
+        name, node = m.group(1), m.group(2)
+        if name == node:
+            nodes.add(node)  # the version node's own symbol
+        else:
+            names[name] = node
+    return names, nodes
+
+
+def check_symbols(mapfile, symfile):
+    listed, (got, nodes) = read_map(mapfile), read_symbols(symfile)
+    problems = []
+    for name in sorted(set(listed) - set(got)):
+        problems.append(f'{mapfile} lists {name} ({listed[name]}), which {symfile} does not: add '
+                        f'" {name}@{listed[name]} <version>" (the upload that exports it first)')
+    for name in sorted(set(got) - set(listed)):
+        problems.append(f'{symfile} lists {name}@{got[name]}, which {mapfile} does not export')
+    for name in sorted(set(listed) & set(got)):
+        if got[name] != listed[name]:
+            problems.append(f'{symfile} lists {name} under {got[name]}, {mapfile} under {listed[name]}')
+    for node in sorted(set(listed.values()) ^ nodes):
+        problems.append(f'version node {node} is in one of {mapfile} and {symfile} only')
+    return problems, f'{len(got)} names in {len(nodes)} version nodes, as the map has them'
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == 'exports':
         problems, ok = check_exports(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 4 and sys.argv[1] == 'symbols':
+        problems, ok = check_symbols(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 5 and sys.argv[1] == 'imports':
         problems, ok = check_imports(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:
