@@ -19,10 +19,23 @@ static datx_cell_t *chunks[DATX_MAX_CHUNKS];
 static guint nchunks;        /* published chunks (atomic) */
 static guint next_in_chunk;  /* cells used in the last chunk, under lock */
 static GMutex cells_lock;
-/* Orders datx_cell_hold() against datx_cell_retire() and datx_cell_kill():
- * a hold sees a live cell and counts itself, or sees the tombstone. */
+/* A cell's `hold` word: the number of calls inside the object, with
+ * DATX_HOLD_DEAD set once the handle is killed.  One word, so that a hold
+ * (an increment of a word without the bit) and a retire (setting the bit on
+ * a word without holds) exclude each other with no lock: a hold sees a live
+ * cell and counts itself, or sees the tombstone.  Every call takes and drops
+ * a hold, so a lock here would be taken four times by a one-segment post. */
+#define DATX_HOLD_DEAD 0x80000000u
+/* Where datx_cell_retire_wait() sleeps until a killed cell's last hold is
+ * dropped. */
 static GMutex holds_lock;
-static GCond holds_done; /* a cell's last hold was dropped */
+static GCond holds_done;
+
+static guint
+hold_word(datx_cell_t *cell)
+{
+  return (guint) g_atomic_int_get((gint *) &cell->hold);
+}
 
 datx_cell_t *
 datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t *ia)
@@ -67,10 +80,9 @@ datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia)
     ia->children = g_list_remove(ia->children, cell);
     g_mutex_unlock(&ia->lock);
   }
-  g_mutex_lock(&holds_lock);
+  g_atomic_int_or(&cell->hold, DATX_HOLD_DEAD);
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
-  cell->object = NULL;
-  g_mutex_unlock(&holds_lock);
+  g_atomic_pointer_set(&cell->object, NULL);
 }
 
 static datx_cell_t *
@@ -105,63 +117,66 @@ datx_cell_t *
 datx_cell_hold(DAT_HANDLE handle, datx_type_t type)
 {
   datx_cell_t *cell = find_cell(handle);
-  if (cell == NULL)
+  /* A cell not yet published (magic) has a hold word of 0 too. */
+  if (cell == NULL || (guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE ||
+      cell->type != (uint32_t) type)
     return NULL;
-  g_mutex_lock(&holds_lock);
-  gboolean live = (guint) g_atomic_int_get((gint *) &cell->magic) == DATX_MAGIC_LIVE &&
-                  cell->type == (uint32_t) type;
-  if (live)
-    cell->refs++;
-  g_mutex_unlock(&holds_lock);
-  return live ? cell : NULL;
+  guint v = hold_word(cell);
+  do {
+    if (v & DATX_HOLD_DEAD)
+      return NULL;
+  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v + 1, TRUE, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED));
+  return cell;
 }
 
 void
 datx_cell_put(datx_cell_t *cell)
 {
-  g_mutex_lock(&holds_lock);
-  g_assert(cell->refs > 0);
-  if (--cell->refs == 0)
+  guint was = (guint) __atomic_fetch_sub(&cell->hold, 1u, __ATOMIC_RELEASE);
+  g_assert((was & ~DATX_HOLD_DEAD) > 0);
+  if (was == (DATX_HOLD_DEAD | 1u)) {
+    /* The last hold of a killed cell: its free may be waiting.  Taken
+     * under the lock the waiter checks under, so that it is not lost. */
+    g_mutex_lock(&holds_lock);
     g_cond_broadcast(&holds_done);
-  g_mutex_unlock(&holds_lock);
+    g_mutex_unlock(&holds_lock);
+  }
 }
 
 datx_retire_t
 datx_cell_retire(datx_cell_t *cell)
 {
-  datx_retire_t r = DATX_RETIRED;
-  g_mutex_lock(&holds_lock);
-  if ((guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE)
-    r = DATX_GONE;
-  else if (cell->refs > 0)
-    r = DATX_BUSY;
-  else
+  guint v = 0;
+  if (__atomic_compare_exchange_n(&cell->hold, &v, DATX_HOLD_DEAD, FALSE, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
     g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
-  g_mutex_unlock(&holds_lock);
-  return r;
+    return DATX_RETIRED;
+  }
+  return (v & DATX_HOLD_DEAD) ? DATX_GONE : DATX_BUSY;
 }
 
 datx_retire_t
 datx_cell_retire_wait(datx_cell_t *cell)
 {
-  g_mutex_lock(&holds_lock);
-  if ((guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE) {
-    g_mutex_unlock(&holds_lock);
+  guint was = (guint) __atomic_fetch_or(&cell->hold, DATX_HOLD_DEAD, __ATOMIC_ACQ_REL);
+  if (was & DATX_HOLD_DEAD)
     return DATX_GONE;
-  }
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
-  while (cell->refs > 0)
-    g_cond_wait(&holds_done, &holds_lock);
-  g_mutex_unlock(&holds_lock);
+  if (was != 0) {
+    g_mutex_lock(&holds_lock);
+    while (hold_word(cell) != DATX_HOLD_DEAD)
+      g_cond_wait(&holds_done, &holds_lock);
+    g_mutex_unlock(&holds_lock);
+  }
   return DATX_RETIRED;
 }
 
 void
 datx_cell_revive(datx_cell_t *cell)
 {
-  g_mutex_lock(&holds_lock);
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_LIVE);
-  g_mutex_unlock(&holds_lock);
+  g_atomic_int_and(&cell->hold, ~DATX_HOLD_DEAD);
 }
 
 datx_type_t

@@ -70,7 +70,7 @@ typedef struct datx_cell {
   uint32_t magic;         /**< ::DATX_MAGIC_LIVE or ::DATX_MAGIC_DEAD */
   uint32_t type;          /**< a ::datx_type_t */
   uint32_t id;            /**< cell number (an LMR's lmr_context) */
-  uint32_t refs;          /**< calls inside the object (datx_cell_hold), under the holds lock */
+  guint hold;             /**< calls inside the object (datx_cell_hold), and whether it is dead: atomic */
   void *object;           /**< the live object, NULL in a tombstone */
   DAT_CONTEXT context;    /**< consumer context (dat_set_consumer_context) */
   DAT_BOOLEAN has_context; /**< whether @c context was set */
