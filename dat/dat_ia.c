@@ -235,6 +235,27 @@ child_forget(gpointer data, gpointer user)
   g_free(obj);
 }
 
+/* The order an abrupt close forgets an IA's children in: a call inside
+ * one object may read those it names without holding them (a CNO's wait
+ * reads its EVDs), so each goes only once the calls inside the objects
+ * that name it have left.  CNOs first, EVDs and PZs last. */
+static gint
+forget_rank(gconstpointer a)
+{
+  switch (((const datx_cell_t *) a)->type) {
+  case DATX_CNO: return 0;
+  case DATX_EVD: return 2;
+  case DATX_PZ: return 3;
+  default: return 1;
+  }
+}
+
+static gint
+forget_order(gconstpointer a, gconstpointer b)
+{
+  return forget_rank(a) - forget_rank(b);
+}
+
 DAT_RETURN
 datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
 {
@@ -256,6 +277,7 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
   }
   ia->children = NULL;
+  children = g_list_sort(children, forget_order);
   g_list_free(ia->psps);
   ia->psps = NULL;
   g_mutex_unlock(&ia->lock);

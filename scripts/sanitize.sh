@@ -8,7 +8,8 @@
 #                                   testlog-<row>.json), itapi-test on each
 #                                   provider
 #   bash scripts/sanitize.sh tsan   TSan build (clang) in build-tsan: itapi-test
-#                                   with four threads on each provider, the
+#                                   with four threads on each provider,
+#                                   dat-objects, unit-source-notify, the
 #                                   conformance matrix's emul and iwarp rows
 #                                   whole (log: testlog-certify-whole.json),
 #                                   then the CM, race and cross-process areas
@@ -154,10 +155,11 @@ tsan() {
     return
   fi
   # itapi-test (not the 20 s itapi-test-long), unit-source-notify (the
-  # callback order tsan-glib.h keeps visible) ...
+  # callback order tsan-glib.h keeps visible), dat-objects (the DAT
+  # provider's handles, waits and abrupt close racing) ...
   local rc=0
   mapfile -t names < <(meson test -C build-tsan --no-rebuild --list 2>/dev/null |
-    sed -n -E 's@^.* / (itapi-test-(mix|send|fault|threads-.*)|itapi-first-calls-.*|unit-source-notify)$@\1@p')
+    sed -n -E 's@^.* / (itapi-test-(mix|send|fault|threads-.*)|itapi-first-calls-.*|unit-source-notify|dat-objects)$@\1@p')
   run build-tsan "${names[@]}" || rc=1
   # ... the conformance matrix's emul and iwarp rows whole (every level: the
   # provider's own tests, those with a peer process, the IT-API programs;
