@@ -9,14 +9,12 @@
  */
 #include "dat_priv.h"
 
-#define DATX_MAX_SEGS 32
-
 /* The 64-bit total of a post's segment lengths cannot wrap: at most
  * DATX_MAX_SEGS segments of 32 bits each (DAT_SEG_LENGTH). */
 G_STATIC_ASSERT(sizeof(DAT_SEG_LENGTH) <= 4 && DATX_MAX_SEGS <= 1u << 31);
 
-static DAT_RETURN
-segments_of(const datx_ep_t *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, it_lmr_triplet_t *out,
+DAT_RETURN
+datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, it_lmr_triplet_t *out,
             size_t *nout, uint64_t *total)
 {
   if (n < 0 || n > DATX_MAX_SEGS || (n > 0 && iov == NULL))
@@ -29,7 +27,7 @@ segments_of(const datx_ep_t *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, it_lmr
     /* Held while read: dat_lmr_free waits for it. */
     datx_cell_t *cell = datx_lmr_hold_context(iov[i].lmr_context);
     datx_lmr_t *lmr = cell != NULL ? cell->object : NULL;
-    gboolean ours = lmr != NULL && lmr->ia == ep->ia;
+    gboolean ours = lmr != NULL && lmr->ia == ia;
     if (ours)
       out[k].lmr = lmr->it;
     if (cell != NULL)
@@ -76,9 +74,13 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
   size_t k;
   uint64_t total;
   DAT_RETURN ret = rdma && remote == NULL ? DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5)
-                                          : segments_of(ep, n, iov, seg, &k, &total);
+                                          : datx_segments_of(ep->ia, n, iov, seg, &k, &total);
   if (ret == DAT_SUCCESS && rdma && total > remote->segment_length)
     ret = DATX_ERR(DAT_LENGTH_ERROR, 0);
+  /* DAT 2.0 dat_ep_create_with_srq: an EP with an SRQ takes its receives from the SRQ
+   * alone; none can be posted to it. */
+  if (ret == DAT_SUCCESS && op == POST_RECV && ep->srq != NULL)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
   if (ret == DAT_SUCCESS) {
     it_status_t st;
     switch (op) {

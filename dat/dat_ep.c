@@ -4,7 +4,9 @@
  * side is its DAT handle, which is how completions name it.  An EP created
  * without a receive, request or connection EVD (DAT 2.0 6.5.1 allows
  * DAT_HANDLE_NULL) gets a private IT-API dispatcher whose events no one
- * reads.
+ * reads.  An EP made by dat_ep_create_with_srq is an IT-API endpoint made
+ * with IT_EP_SRQ: it takes its receives from the SRQ, which it holds as a
+ * user until it is freed.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -72,10 +74,12 @@ it_evd_for(datx_ia_t *ia, DAT_EVD_HANDLE handle, int stream, DAT_RETURN_SUBTYPE 
   return DAT_SUCCESS;
 }
 
+/* @p srq: the SRQ's cell, held by the caller, or NULL for an EP that
+ * receives on its own queue. */
 static DAT_RETURN
 ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
-                  DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, const DAT_EP_ATTR *attr,
-                  DAT_EP_HANDLE *ep_handle)
+                  DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, datx_cell_t *srq_cell,
+                  const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -83,14 +87,23 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
   if (pz == NULL || pz->ia != ia)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  datx_srq_t *srq = srq_cell != NULL ? srq_cell->object : NULL;
+  if (srq != NULL && srq->ia != ia)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+  /* DAT 2.0 dat_ep_create_with_srq: the zones must match where the
+   * provider says srq_ep_pz_difference_supported is false (IT-API's SRQ
+   * serves the EPs of its own zone only). */
+  if (srq != NULL && srq->pz != pz)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   if (ep_handle == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+    return DATX_ERR(DAT_INVALID_PARAMETER, srq != NULL ? DAT_INVALID_ARG8 : DAT_INVALID_ARG7);
   if (attr != NULL && attr->service_type != DAT_SERVICE_TYPE_RC)
     return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 
   datx_ep_t *ep = g_new0(datx_ep_t, 1);
   ep->ia = ia;
   ep->pz = pz;
+  ep->srq = srq;
   if (attr != NULL)
     ep->attr = *attr;
   else
@@ -129,11 +142,16 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
       (size_t) MAX(a->max_rdma_write_iov > 0 ? a->max_rdma_write_iov : a->max_request_iov, 1);
   it_attr.srv.rc.rdma_read_ird = (uint32_t) MAX(a->max_rdma_read_in, 0);
   it_attr.srv.rc.rdma_read_ord = (uint32_t) MAX(a->max_rdma_read_out, 0);
-  it_status_t st = it_ep_rc_create(pz->it, it_req, it_recv, it_conn, IT_EP_NO_FLAG, &it_attr, &ep->it);
+  it_ep_rc_creation_flags_t flags = IT_EP_NO_FLAG;
+  if (srq != NULL) {
+    flags |= IT_EP_SRQ;
+    it_attr.srv.rc.srq = srq->it;
+  }
+  it_status_t st = it_ep_rc_create(pz->it, it_req, it_recv, it_conn, flags, &it_attr, &ep->it);
   if (st != IT_SUCCESS) {
     g_message("DAT EP on %s: it_ep_rc_create failed: %s", ia->provider->it_name,
               itx_status_name(st));
-    ret = datx_status(st, DAT_INVALID_HANDLE_EP);
+    ret = datx_status(st, st == IT_ERR_INVALID_SRQ ? DAT_INVALID_HANDLE_SRQ : DAT_INVALID_HANDLE_EP);
     goto err_free;
   }
   a->max_rdma_read_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_read_segments;
@@ -146,6 +164,8 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   it_context_t ctx = { .ptr = ep->cell };
   it_set_consumer_context(ep->it, ctx);
   g_atomic_int_inc(&pz->users);
+  if (srq != NULL)
+    g_atomic_int_inc(&srq->users);
   if (ep->recv_evd != NULL)
     g_atomic_int_inc(&ep->recv_evd->users);
   if (ep->req_evd != NULL)
@@ -173,7 +193,37 @@ datx_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE 
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
   DATX_RETURN_HELD(ia_handle, DATX_IA,
-                   ep_create_on_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, attr, ep_handle));
+                   ep_create_on_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, NULL, attr,
+                                     ep_handle));
+}
+
+static DAT_RETURN
+ep_create_with_srq_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
+                        DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, datx_cell_t *srq,
+                        const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep_handle)
+{
+  DATX_RETURN_HELD(ia_handle, DATX_IA,
+                   ep_create_on_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, srq, attr,
+                                     ep_handle));
+}
+
+DAT_RETURN
+datx_ep_create_with_srq(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd,
+                        DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, DAT_SRQ_HANDLE srq_handle,
+                        const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep_handle)
+{
+  /* The SRQ is held too: dat_srq_free waits for the EP to count as its user. */
+  datx_cell_t *srq = datx_cell_hold(srq_handle, DATX_SRQ);
+  if (srq == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+  DAT_RETURN ret;
+  if (attr == NULL) /* DAT 2.0 dat_ep_create_with_srq: attributes are required */
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+  else
+    ret = ep_create_with_srq_held(ia_handle, pz_handle, recv_evd, req_evd, conn_evd, srq, attr,
+                                  ep_handle);
+  datx_cell_put(srq);
+  return ret;
 }
 
 static DAT_RETURN
@@ -208,7 +258,7 @@ ep_query_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *
   if (mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE)
     param->connect_evd_handle = ep->conn_evd != NULL ? ep->conn_evd->cell : DAT_HANDLE_NULL;
   if (mask & DAT_EP_FIELD_SRQ_HANDLE)
-    param->srq_handle = DAT_HANDLE_NULL;
+    param->srq_handle = ep->srq != NULL ? ep->srq->cell : DAT_HANDLE_NULL;
   if (mask & DAT_EP_FIELD_EP_ATTR_ALL)
     param->ep_attr = ep->attr;
   return DAT_SUCCESS;
@@ -322,6 +372,8 @@ datx_ep_free(DAT_EP_HANDLE ep_handle)
   if (ep->own_conn != IT_NULL_HANDLE)
     it_evd_free(ep->own_conn);
   g_atomic_int_dec_and_test(&ep->pz->users);
+  if (ep->srq != NULL)
+    g_atomic_int_dec_and_test(&ep->srq->users);
   if (ep->recv_evd != NULL)
     g_atomic_int_dec_and_test(&ep->recv_evd->users);
   if (ep->req_evd != NULL)

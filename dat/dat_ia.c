@@ -7,6 +7,8 @@
  */
 #include "dat_priv.h"
 
+#include <rnicpi.h>
+
 #include <arpa/inet.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,26 @@
 #define DATX_MAX_QLEN 65536
 #define DATX_MAX_IOV 32
 #define DATX_MAX_RD 16
+
+/* The SRQ limits IT-API's capability record does not give: the device's
+ * (RNIC-PI's), through itx_interface_caps(). */
+static void
+ia_describe_srq(datx_ia_t *ia)
+{
+  if (!ia->srq_support)
+    return;
+  struct rnicpi_caps caps;
+  it_status_t st = itx_interface_caps(ia->provider->it_name, &caps);
+  if (st != IT_SUCCESS) {
+    g_message("DAT IA %s: reading the SRQ limits of %s failed (%s): dat_ia_query reports 0 "
+              "for them, and IT-API alone checks dat_srq_create's sizes",
+              ia->provider->info.ia_name, ia->provider->it_name, itx_status_name(st));
+    return;
+  }
+  ia->max_srqs = (DAT_COUNT) MIN(caps.max_srq, (uint32_t) G_MAXINT32);
+  ia->max_recv_per_srq = (DAT_COUNT) MIN(caps.max_qp_wr, (uint32_t) G_MAXINT32);
+  ia->max_ep_per_srq = (DAT_COUNT) MIN(caps.max_qp, (uint32_t) G_MAXINT32);
+}
 
 static void
 ia_describe(datx_ia_t *ia)
@@ -32,6 +54,8 @@ ia_describe(datx_ia_t *ia)
   ia->accept_pdata_len = MIN(info->accept_private_data_len, (size_t) IT_MAX_PRIV_DATA);
   ia->reject_pdata_len = MIN(info->reject_private_data_len, (size_t) IT_MAX_PRIV_DATA);
   ia->transport = info->transport_type;
+  ia->srq_support = info->srq_support;
+  ia->srq_resizable = info->srq_resizable;
   if (info->num_spigots > 0) {
     const it_spigot_info_t *sp = &info->spigot_info[0];
     ia->max_rc_send_len = sp->max_rc_send_len;
@@ -44,6 +68,7 @@ ia_describe(datx_ia_t *ia)
       }
   }
   it_ia_info_free(info);
+  ia_describe_srq(ia);
 }
 
 DAT_RETURN
@@ -146,6 +171,9 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     ia_attr->max_rdma_read_out = DATX_MAX_RD;
     ia_attr->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
     ia_attr->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+    ia_attr->max_srqs = ia->max_srqs;
+    ia_attr->max_ep_per_srq = ia->max_ep_per_srq;
+    ia_attr->max_recv_per_srq = ia->max_recv_per_srq;
     ia_attr->zb_supported = DAT_FALSE;
     ia_attr->extension_supported = DAT_EXTENSION_NONE;
   }
@@ -167,7 +195,11 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     pr_attr->ep_creator = DAT_PSP_CREATES_EP_NEVER;
     pr_attr->pz_support = DAT_PZ_UNIQUE;
     pr_attr->optimal_buffer_alignment = 64;
-    pr_attr->srq_supported = DAT_FALSE;
+    pr_attr->srq_supported = ia->srq_support ? DAT_TRUE : DAT_FALSE;
+    /* IT-API arms a low watermark on an SRQ (1), no high watermark on an EP. */
+    pr_attr->srq_watermarks_supported = ia->srq_support ? 1 : 0;
+    pr_attr->srq_ep_pz_difference_supported = DAT_FALSE;
+    pr_attr->srq_info_supported = 0;
     pr_attr->lmr_sync_req = DAT_FALSE;
     pr_attr->dto_async_return_guaranteed = DAT_FALSE;
     pr_attr->rdma_write_for_rdma_read_req = DAT_FALSE;
@@ -410,7 +442,7 @@ datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
     [DATX_EVD] = DAT_HANDLE_TYPE_EVD, [DATX_EP] = DAT_HANDLE_TYPE_EP,
     [DATX_LMR] = DAT_HANDLE_TYPE_LMR, [DATX_PSP] = DAT_HANDLE_TYPE_PSP,
     [DATX_CR] = DAT_HANDLE_TYPE_CR,   [DATX_CNO] = DAT_HANDLE_TYPE_CNO,
-    [DATX_RSP] = DAT_HANDLE_TYPE_RSP,
+    [DATX_RSP] = DAT_HANDLE_TYPE_RSP, [DATX_SRQ] = DAT_HANDLE_TYPE_SRQ,
   };
   datx_type_t t = datx_cell_type(handle);
   if (t == 0)

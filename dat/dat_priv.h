@@ -10,7 +10,7 @@
  * dereferenced after it was found inside a chunk (datx_cell_get()).  The
  * price is one cell (48 bytes) per object ever freed.
  *
- * A call on an IA, PZ, EVD, CNO, EP, PSP, RSP, LMR or CR holds its cell for
+ * A call on an IA, PZ, EVD, CNO, EP, PSP, RSP, LMR, CR or SRQ holds its cell for
  * the call (datx_cell_hold(), the public entry wrapping a static *_on_held
  * body), and a free retires the cell atomically with the holds: an EVD's
  * or CNO's free is refused as in use while held (a wait may last); the
@@ -56,6 +56,7 @@ typedef enum {
   DATX_CR,
   DATX_CNO,
   DATX_RSP,
+  DATX_SRQ,
   DATX_TYPE_COUNT
 } datx_type_t;
 
@@ -104,6 +105,11 @@ struct datx_ia {
   size_t max_rc_send_len;     /**< spigot 0's largest send */
   size_t max_rc_rdma_len;     /**< spigot 0's largest RDMA transfer */
   it_transport_type_t transport; /**< the adapter's transport */
+  gboolean srq_support;       /**< it_ia_info_t::srq_support */
+  gboolean srq_resizable;     /**< it_ia_info_t::srq_resizable */
+  DAT_COUNT max_srqs;         /**< the device's SRQs (0 without SRQs) */
+  DAT_COUNT max_recv_per_srq; /**< the device's SRQ depth (0 without SRQs) */
+  DAT_COUNT max_ep_per_srq;   /**< EPs an SRQ may serve (0 without SRQs) */
   DAT_NAMED_ATTR pattrs[2];   /**< provider-specific attributes (dtest's DAT_IB_RDMA_READ) */
 };
 
@@ -146,12 +152,22 @@ struct datx_cno {
   int wake;                       /**< eventfd in @c epfd, level-triggered: written when the IA closes */
 };
 
+/** @brief A shared receive queue. */
+typedef struct {
+  datx_cell_t *cell;     /**< its handle */
+  datx_ia_t *ia;         /**< its adapter */
+  datx_pz_t *pz;         /**< its zone (its EPs' zone too: IT-API wants the same) */
+  it_srq_handle_t it;    /**< the IT-API queue */
+  gint users;            /**< EPs that take their receives from it */
+} datx_srq_t;
+
 /** @brief An endpoint. */
 typedef struct {
   datx_cell_t *cell;            /**< its handle */
   datx_ia_t *ia;                /**< its adapter */
   datx_pz_t *pz;                /**< its zone */
   datx_evd_t *recv_evd, *req_evd, *conn_evd; /**< its dispatchers (NULL when none) */
+  datx_srq_t *srq;              /**< the SRQ it receives through, or NULL */
   it_ep_handle_t it;            /**< the IT-API endpoint */
   it_evd_handle_t own_dto;      /**< private DTO dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   it_evd_handle_t own_conn;     /**< private connection dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
@@ -439,6 +455,28 @@ DAT_RETURN datx_ep_free(DAT_EP_HANDLE ep_handle);
 DAT_RETURN datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
                               DAT_BOOLEAN *request_idle);
 
+/** @brief DAT_PROVIDER::ep_create_with_srq_func (dat_ep_create_with_srq). */
+DAT_RETURN datx_ep_create_with_srq(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle,
+                                   DAT_EVD_HANDLE recv_evd, DAT_EVD_HANDLE req_evd,
+                                   DAT_EVD_HANDLE conn_evd, DAT_SRQ_HANDLE srq_handle,
+                                   const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep_handle);
+
+/* dat_srq.c */
+/** @brief DAT_PROVIDER::srq_create_func (dat_srq_create). */
+DAT_RETURN datx_srq_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
+                           DAT_SRQ_HANDLE *srq_handle);
+/** @brief DAT_PROVIDER::srq_free_func (dat_srq_free). */
+DAT_RETURN datx_srq_free(DAT_SRQ_HANDLE srq_handle);
+/** @brief DAT_PROVIDER::srq_post_recv_func (dat_srq_post_recv). */
+DAT_RETURN datx_srq_post_recv(DAT_SRQ_HANDLE srq_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                              DAT_DTO_COOKIE cookie);
+/** @brief DAT_PROVIDER::srq_query_func (dat_srq_query). */
+DAT_RETURN datx_srq_query(DAT_SRQ_HANDLE srq_handle, DAT_SRQ_PARAM_MASK mask, DAT_SRQ_PARAM *param);
+/** @brief DAT_PROVIDER::srq_resize_func (dat_srq_resize). */
+DAT_RETURN datx_srq_resize(DAT_SRQ_HANDLE srq_handle, DAT_COUNT max_recv_dtos);
+/** @brief DAT_PROVIDER::srq_set_lw_func (dat_srq_set_lw). */
+DAT_RETURN datx_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark);
+
 /* dat_cm.c */
 /** @brief DAT_PROVIDER::ep_connect_func (dat_ep_connect). */
 DAT_RETURN datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
@@ -486,6 +524,23 @@ datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, D
                             DAT_CONN_QUAL *qual);
 
 /* dat_dto.c */
+/**
+ * @brief IT-API segments for a post's DAT LMR triplets.
+ *
+ * Zero-length segments are left out; each LMR is held while read.
+ *
+ * @param ia the adapter the LMRs must belong to
+ * @param n the number of triplets
+ * @param iov the triplets
+ * @param[out] out the IT-API segments (at least ::DATX_MAX_SEGS)
+ * @param[out] nout the segments used
+ * @param[out] total their total length
+ * @return DAT_SUCCESS, or the status of a bad count or a foreign or stale LMR
+ */
+DAT_RETURN datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                            it_lmr_triplet_t *out, size_t *nout, uint64_t *total);
+/** @brief The most segments of one post. */
+#define DATX_MAX_SEGS 32
 /** @brief DAT_PROVIDER::ep_post_send_func (dat_ep_post_send). */
 DAT_RETURN datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags);

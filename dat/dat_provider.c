@@ -54,17 +54,8 @@ NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_lmr_sync_rdma_read, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
 NOT_IMPLEMENTED(ni_lmr_sync_rdma_write, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
-NOT_IMPLEMENTED(ni_ep_create_with_srq, DAT_IA_HANDLE a, DAT_PZ_HANDLE b, DAT_EVD_HANDLE c,
-                DAT_EVD_HANDLE d, DAT_EVD_HANDLE e, DAT_SRQ_HANDLE f, const DAT_EP_ATTR *g,
-                DAT_EP_HANDLE *h)
 NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
 NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
-NOT_IMPLEMENTED(ni_srq_create, DAT_IA_HANDLE a, DAT_PZ_HANDLE b, DAT_SRQ_ATTR *c, DAT_SRQ_HANDLE *d)
-NOT_IMPLEMENTED(ni_srq_free, DAT_SRQ_HANDLE a)
-NOT_IMPLEMENTED(ni_srq_post_recv, DAT_SRQ_HANDLE a, DAT_COUNT b, DAT_LMR_TRIPLET *c, DAT_DTO_COOKIE d)
-NOT_IMPLEMENTED(ni_srq_query, DAT_SRQ_HANDLE a, DAT_SRQ_PARAM_MASK b, DAT_SRQ_PARAM *c)
-NOT_IMPLEMENTED(ni_srq_resize, DAT_SRQ_HANDLE a, DAT_COUNT b)
-NOT_IMPLEMENTED(ni_srq_set_lw, DAT_SRQ_HANDLE a, DAT_COUNT b)
 NOT_IMPLEMENTED(ni_csp_create, DAT_IA_HANDLE a, DAT_COMM *b, DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d,
                 DAT_CSP_HANDLE *e)
 NOT_IMPLEMENTED(ni_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b, DAT_CSP_PARAM *c)
@@ -144,15 +135,15 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->evd_clear_unwaitable_func = ni_evd_clear_unwaitable;
   p->lmr_sync_rdma_read_func = ni_lmr_sync_rdma_read;
   p->lmr_sync_rdma_write_func = ni_lmr_sync_rdma_write;
-  p->ep_create_with_srq_func = ni_ep_create_with_srq;
+  p->ep_create_with_srq_func = datx_ep_create_with_srq;
   p->ep_recv_query_func = ni_ep_recv_query;
   p->ep_set_watermark_func = ni_ep_set_watermark;
-  p->srq_create_func = ni_srq_create;
-  p->srq_free_func = ni_srq_free;
-  p->srq_post_recv_func = ni_srq_post_recv;
-  p->srq_query_func = ni_srq_query;
-  p->srq_resize_func = ni_srq_resize;
-  p->srq_set_lw_func = ni_srq_set_lw;
+  p->srq_create_func = datx_srq_create;
+  p->srq_free_func = datx_srq_free;
+  p->srq_post_recv_func = datx_srq_post_recv;
+  p->srq_query_func = datx_srq_query;
+  p->srq_resize_func = datx_srq_resize;
+  p->srq_set_lw_func = datx_srq_set_lw;
   p->csp_create_func = ni_csp_create;
   p->csp_query_func = ni_csp_query;
   p->csp_free_func = ni_csp_free;

@@ -425,9 +425,6 @@ test_not_implemented(fixture_t *f, gconstpointer data)
   g_test_summary("a call the provider does not offer yet returns DAT_NOT_IMPLEMENTED");
   DAT_RMR_HANDLE rmr;
   g_assert_cmphex(DAT_GET_TYPE(dat_rmr_create(f->pz, &rmr)), ==, DAT_NOT_IMPLEMENTED);
-  DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
-  DAT_SRQ_HANDLE srq;
-  g_assert_cmphex(DAT_GET_TYPE(dat_srq_create(f->ia, f->pz, &sa, &srq)), ==, DAT_NOT_IMPLEMENTED);
 }
 
 int
