@@ -10,7 +10,11 @@
 #include <rnicpi.h>
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* What the IT-API capability record does not say: generous counts, as a
@@ -19,6 +23,53 @@
 #define DATX_MAX_QLEN 65536
 #define DATX_MAX_IOV 32
 #define DATX_MAX_RD 16
+
+/* The MTU of the network interface that holds @p addr, or 0. */
+static unsigned
+link_mtu_of(struct in_addr addr)
+{
+  struct ifaddrs *ifs;
+  if (getifaddrs(&ifs) != 0)
+    return 0;
+  unsigned mtu = 0;
+  for (struct ifaddrs *i = ifs; i != NULL && mtu == 0; i = i->ifa_next) {
+    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+        ((struct sockaddr_in *) (void *) i->ifa_addr)->sin_addr.s_addr != addr.s_addr)
+      continue;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      break;
+    struct ifreq req;
+    memset(&req, 0, sizeof(req));
+    g_strlcpy(req.ifr_name, i->ifa_name, sizeof(req.ifr_name));
+    if (ioctl(fd, SIOCGIFMTU, &req) == 0 && req.ifr_mtu > 0)
+      mtu = (unsigned) req.ifr_mtu;
+    close(fd);
+  }
+  freeifaddrs(ifs);
+  return mtu;
+}
+
+/* DAT_IB_TRANSPORT_MTU, as DAPL's providers give it: an InfiniBand MTU
+ * (256 to 4096) in decimal.  Over InfiniBand it is the spigot's datagram
+ * size, its path MTU; over iWARP and other transports without datagrams,
+ * the MTU of the link that holds the spigot's address rounded down to the
+ * InfiniBand scale, as iWARP verbs devices report theirs (siw). */
+static void
+ia_describe_mtu(datx_ia_t *ia, size_t ud_mtu)
+{
+  size_t mtu = ud_mtu > 0 ? ud_mtu : link_mtu_of(ia->addr.sin_addr);
+  ia->mtu[0] = '\0';
+  if (mtu < 256) {
+    g_debug("DAT IA %s: no MTU found for %s (no datagrams, no link holds its address): "
+            "DAT_IB_TRANSPORT_MTU left out", ia->provider->info.ia_name, ia->provider->it_name);
+    return;
+  }
+  size_t ib = 256;
+  while (ib < 4096 && ib * 2 <= mtu)
+    ib *= 2;
+  g_snprintf(ia->mtu, sizeof(ia->mtu), "%zu", ib);
+}
 
 /* The SRQ limits IT-API's capability record does not give: the device's
  * (RNIC-PI's), through itx_interface_caps(). */
@@ -56,10 +107,12 @@ ia_describe(datx_ia_t *ia)
   ia->transport = info->transport_type;
   ia->srq_support = info->srq_support;
   ia->srq_resizable = info->srq_resizable;
+  size_t ud_mtu = 0;
   if (info->num_spigots > 0) {
     const it_spigot_info_t *sp = &info->spigot_info[0];
     ia->max_rc_send_len = sp->max_rc_send_len;
     ia->max_rc_rdma_len = sp->max_rc_rdma_len;
+    ud_mtu = sp->max_ud_send_len;
     /* DAT consumers (dtest) print and pass on an AF_INET address. */
     for (size_t i = 0; i < sp->num_net_addr; i++)
       if (sp->net_addr[i].addr_type == IT_IPV4) {
@@ -68,6 +121,7 @@ ia_describe(datx_ia_t *ia)
       }
   }
   it_ia_info_free(info);
+  ia_describe_mtu(ia, ud_mtu);
   ia_describe_srq(ia);
 }
 
@@ -96,10 +150,15 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
     return ret;
   }
   ia_describe(ia);
-  ia->pattrs[0].name = "DAT_IB_RDMA_READ";
-  ia->pattrs[0].value = "TRUE";
-  ia->pattrs[1].name = "DAT_ITAPI_INTERFACE";
-  ia->pattrs[1].value = prov->it_name;
+  ia->pattrs[ia->npattrs].name = "DAT_IB_RDMA_READ";
+  ia->pattrs[ia->npattrs++].value = "TRUE";
+  ia->pattrs[ia->npattrs].name = "DAT_ITAPI_INTERFACE";
+  ia->pattrs[ia->npattrs++].value = prov->it_name;
+  /* dtestsrq sizes its messages by it when not told (-b). */
+  if (ia->mtu[0] != '\0') {
+    ia->pattrs[ia->npattrs].name = "DAT_IB_TRANSPORT_MTU";
+    ia->pattrs[ia->npattrs++].value = ia->mtu;
+  }
   ia->cell = datx_cell_new(&prov->dat, DATX_IA, ia, NULL);
   if (ia->cell == NULL) {
     it_ia_free(ia->it);
@@ -207,7 +266,7 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     pr_attr->rmr_scope_supported = DAT_RMR_SCOPE_PZ;
     pr_attr->is_signal_safe = DAT_FALSE;
     pr_attr->ha_supported = DAT_FALSE;
-    pr_attr->num_provider_specific_attr = G_N_ELEMENTS(ia->pattrs);
+    pr_attr->num_provider_specific_attr = (DAT_COUNT) ia->npattrs;
     pr_attr->provider_specific_attr = ia->pattrs;
   }
   return DAT_SUCCESS;

@@ -110,7 +110,9 @@ struct datx_ia {
   DAT_COUNT max_srqs;         /**< the device's SRQs (0 without SRQs) */
   DAT_COUNT max_recv_per_srq; /**< the device's SRQ depth (0 without SRQs) */
   DAT_COUNT max_ep_per_srq;   /**< EPs an SRQ may serve (0 without SRQs) */
-  DAT_NAMED_ATTR pattrs[2];   /**< provider-specific attributes (dtest's DAT_IB_RDMA_READ) */
+  char mtu[16];               /**< DAT_IB_TRANSPORT_MTU's value, decimal */
+  DAT_NAMED_ATTR pattrs[3];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
+  guint npattrs;              /**< entries of @c pattrs in use */
 };
 
 /** @brief A protection zone. */
