@@ -90,10 +90,13 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
     [DATX_S_CR] = (flags & DAT_EVD_CR_FLAG) != 0,
     [DATX_S_CONN] = (flags & DAT_EVD_CONNECTION_FLAG) != 0,
     [DATX_S_ASYNC] = (flags & DAT_EVD_ASYNC_FLAG) != 0,
-    [DATX_S_SW] = (flags & DAT_EVD_SOFTWARE_FLAG) != 0,
+    /* An async EVD also carries the events the provider raises itself
+     * (srq_drained()), on a software stream the consumer cannot post to. */
+    [DATX_S_SW] = (flags & (DAT_EVD_SOFTWARE_FLAG | DAT_EVD_ASYNC_FLAG)) != 0,
   };
   /* One IT-API dispatcher per adapter carries its affiliated asynchronous
-   * events: a second async EVD of the IA is served by a software stream. */
+   * events: a second async EVD of the IA is served by its software stream
+   * alone. */
   int n = 0;
   for (int s = 0; s < DATX_S_COUNT; s++)
     n += want[s];
@@ -115,12 +118,8 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
     it_evd_flags_t f = n == 1 ? wflags : IT_EVD_OVERFLOW_DEFAULT;
     int *fd = n == 1 && c != NULL ? &evd->fd : NULL;
     st = it_evd_create(ia->it, stream_of[s], f, (size_t) qlen, 1, evd->aevd, &evd->sevd[s], fd);
-    if (st == IT_ERR_ASYNC_AFF_EVD_EXISTS && s == DATX_S_ASYNC && !want[DATX_S_SW]) {
-      st = it_evd_create(ia->it, IT_SOFTWARE_EVENT_STREAM, f, (size_t) qlen, 1, evd->aevd,
-                         &evd->sevd[DATX_S_SW], fd);
-      if (st == IT_SUCCESS)
-        continue;
-    }
+    if (st == IT_ERR_ASYNC_AFF_EVD_EXISTS && s == DATX_S_ASYNC)
+      continue;
     if (st != IT_SUCCESS)
       goto err_kill;
     it_context_t ctx = { .ptr = evd->cell };
@@ -255,6 +254,35 @@ translate_dto(const it_dto_cmpl_event_t *in, DAT_EVENT *out)
   return DAT_SUCCESS;
 }
 
+/* InfiniBand raises Last WQE Reached once an EP with an SRQ is in error
+ * and takes no more receives from it, and DAPL reports it on the IA's
+ * async EVD as DAT_ASYNC_ERROR_EP_BROKEN naming the EP (Debian's dtestsrq
+ * waits for it after each disconnection).  IT-API has no such event: the
+ * provider raises it when it hands out the end of @p ep's connection. */
+static void
+srq_drained(datx_ep_t *ep)
+{
+  datx_cell_t *held = datx_cell_hold(ep->ia->async_evd, DATX_EVD);
+  if (held == NULL)
+    return;
+  datx_evd_t *evd = held->object;
+  DAT_EVENT *ev = g_new0(DAT_EVENT, 1);
+  ev->event_number = DAT_ASYNC_ERROR_EP_BROKEN;
+  ev->evd_handle = evd->cell;
+  ev->event_data.asynch_error_event_data.dat_handle = ep->cell;
+  ev->event_data.asynch_error_event_data.reason = DAT_EP_TRANSFER_TO_ERROR;
+  it_status_t st = evd->sevd[DATX_S_SW] != IT_NULL_HANDLE ? it_evd_post_se(evd->sevd[DATX_S_SW], ev)
+                                                          : IT_ERR_INVALID_EVD;
+  if (st != IT_SUCCESS) {
+    g_warning("DAT EP %u: reporting that its SRQ receives ended on async EVD %u failed: %s; "
+              "a consumer waiting for DAT_ASYNC_ERROR_EP_BROKEN will not get it: give the "
+              "async EVD a longer queue (dat_ia_open's async_evd_qlen)",
+              ep->cell->id, evd->cell->id, itx_status_name(st));
+    g_free(ev);
+  }
+  datx_cell_put(held);
+}
+
 static DAT_RETURN
 translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
 {
@@ -296,6 +324,9 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
       datx_cell_put(held);
     return DATX_DROPPED;
   }
+  if (ep != NULL && ep->srq != NULL && (out->event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+                                        out->event_number == DAT_CONNECTION_EVENT_BROKEN))
+    srq_drained(ep);
   if (ep != NULL && in->private_data_present && limit > 0) {
     memcpy(ep->pdata, in->private_data, MIN(limit, sizeof(ep->pdata)));
     d->private_data = ep->pdata;
