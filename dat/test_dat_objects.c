@@ -3,7 +3,9 @@
  * the handle model (a freed, forged or other-typed handle is refused with
  * DAT_INVALID_HANDLE and the right subtype; a freed handle is never handed
  * out again), a stale lmr_context, software events and dat_evd_wait's
- * timeout, and DAT_NOT_IMPLEMENTED for what the provider does not offer.
+ * timeout, shared receive queues (stale handles, an SRQ in use, a Send
+ * landing through one), and DAT_NOT_IMPLEMENTED for what the provider does
+ * not offer.
  *
  *   DAT_OVERRIDE=build/dat/dat.conf test-dat-objects [interface]
  *
@@ -13,6 +15,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static char provider[DAT_NAME_MAX_LENGTH] = "itapi-emul-iw0";
@@ -427,6 +430,234 @@ test_not_implemented(fixture_t *f, gconstpointer data)
   g_assert_cmphex(DAT_GET_TYPE(dat_rmr_create(f->pz, &rmr)), ==, DAT_NOT_IMPLEMENTED);
 }
 
+#define SRQ_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ)
+
+static void
+test_srq_stale(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a freed SRQ's handle is refused by every SRQ call and by "
+                 "dat_ep_create_with_srq, and is not handed out again");
+  DAT_PROVIDER_ATTR pr_attr;
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, DAT_PROVIDER_FIELD_ALL, &pr_attr),
+             DAT_SUCCESS);
+  g_assert_cmpint(pr_attr.srq_supported, ==, DAT_TRUE);
+  g_assert_cmpint(ia_attr.max_srqs, >, 0);
+  g_assert_cmpint(ia_attr.max_recv_per_srq, >=, 8);
+  gboolean mtu = FALSE;
+  for (int i = 0; i < pr_attr.num_provider_specific_attr; i++)
+    if (strcmp(pr_attr.provider_specific_attr[i].name, "DAT_IB_TRANSPORT_MTU") == 0) {
+      int v = atoi(pr_attr.provider_specific_attr[i].value);
+      g_assert_true(v == 256 || v == 512 || v == 1024 || v == 2048 || v == 4096);
+      mtu = TRUE;
+    }
+  g_assert_true(mtu);
+
+  DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1, .low_watermark = DAT_SRQ_LW_DEFAULT };
+  DAT_SRQ_HANDLE srq, srq2;
+  assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq), DAT_SUCCESS);
+  DAT_HANDLE_TYPE type;
+  assert_dat(dat_get_handle_type(srq, &type), DAT_SUCCESS);
+  g_assert_cmpint(type, ==, DAT_HANDLE_TYPE_SRQ);
+  DAT_SRQ_PARAM sp;
+  assert_dat(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp), DAT_SUCCESS);
+  g_assert_true(sp.pz_handle == f->pz);
+  g_assert_cmpint(sp.max_recv_dtos, >=, 8);
+  g_assert_cmpint(sp.max_recv_iov, >=, 1);
+  g_assert_cmpint(sp.low_watermark, ==, 0);
+  assert_dat(dat_srq_set_lw(srq, sp.max_recv_dtos + 1), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_srq_set_lw(srq, 2), DAT_SUCCESS);
+  assert_dat(dat_srq_resize(srq, 1), DAT_ERR(DAT_INVALID_STATE, 0)); /* below the watermark */
+  assert_dat(dat_srq_resize(srq, 16), DAT_SUCCESS);
+  assert_dat(dat_srq_query(srq, DAT_SRQ_FIELD_MAX_RECV_DTO, &sp), DAT_SUCCESS);
+  g_assert_cmpint(sp.max_recv_dtos, >=, 16);
+  /* An SRQ holds its zone. */
+  assert_dat(dat_pz_free(f->pz), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE));
+
+  assert_dat(dat_srq_free(srq), DAT_SUCCESS);
+  assert_dat(dat_srq_free(srq), SRQ_STALE);
+  assert_dat(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp), SRQ_STALE);
+  assert_dat(dat_srq_resize(srq, 4), SRQ_STALE);
+  assert_dat(dat_srq_set_lw(srq, 1), SRQ_STALE);
+  DAT_DTO_COOKIE cookie = { .as_64 = 1 };
+  assert_dat(dat_srq_post_recv(srq, 0, NULL, cookie), SRQ_STALE);
+  g_assert_cmphex(DAT_GET_TYPE(dat_get_handle_type(srq, &type)), ==, DAT_INVALID_HANDLE);
+  DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_request_dtos = 4,
+                     .max_recv_dtos = 4, .max_request_iov = 1, .max_recv_iov = 1 };
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL,
+                                    srq, &ea, &ep), SRQ_STALE);
+  /* An SRQ's handle is not one of another type either. */
+  assert_dat(dat_srq_free(f->pz), SRQ_STALE);
+  for (int i = 0; i < 16; i++) {
+    assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq2), DAT_SUCCESS);
+    g_assert_true(srq2 != srq);
+    assert_dat(dat_srq_free(srq2), DAT_SUCCESS);
+  }
+  sa.max_recv_dtos = 0;
+  assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq2), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+}
+
+static void
+test_srq_in_use(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an SRQ an EP receives through refuses to be freed; the EP names it and takes "
+                 "no receive of its own");
+  DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+  DAT_SRQ_HANDLE srq;
+  assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq), DAT_SUCCESS);
+  DAT_EVD_HANDLE dto, conn;
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_request_dtos = 4,
+                     .max_recv_dtos = 4, .max_request_iov = 1, .max_recv_iov = 1 };
+  DAT_EP_HANDLE ep, ep2;
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, dto, dto, conn, srq, NULL, &ep),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7));
+  DAT_PZ_HANDLE pz2;
+  assert_dat(dat_pz_create(f->ia, &pz2), DAT_SUCCESS);
+  assert_dat(dat_ep_create_with_srq(f->ia, pz2, dto, dto, conn, srq, &ea, &ep),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_pz_free(pz2), DAT_SUCCESS);
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, dto, dto, conn, srq, &ea, &ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, dto, dto, conn, srq, &ea, &ep2), DAT_SUCCESS);
+  DAT_EP_PARAM ep_param;
+  assert_dat(dat_ep_query(ep, DAT_EP_FIELD_SRQ_HANDLE, &ep_param), DAT_SUCCESS);
+  g_assert_true(ep_param.srq_handle == srq);
+  assert_dat(dat_srq_free(srq), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE));
+  static char buf[64];
+  DAT_REGION_DESCRIPTION region = { .for_va = buf };
+  DAT_LMR_HANDLE lmr;
+  DAT_LMR_CONTEXT lctx;
+  DAT_RMR_CONTEXT rctx;
+  DAT_VLEN len;
+  DAT_VADDR addr;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(buf), f->pz,
+                            DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &len, &addr),
+             DAT_SUCCESS);
+  DAT_LMR_TRIPLET iov = { .virtual_address = (DAT_VADDR) (uintptr_t) buf,
+                          .segment_length = sizeof(buf), .lmr_context = lctx };
+  DAT_DTO_COOKIE cookie = { .as_64 = 7 };
+  assert_dat(dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1));
+  assert_dat(dat_srq_post_recv(srq, 1, &iov, cookie), DAT_SUCCESS);
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_srq_free(srq), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE));
+  assert_dat(dat_ep_free(ep2), DAT_SUCCESS);
+  assert_dat(dat_srq_free(srq), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(conn), DAT_SUCCESS);
+}
+
+/* The next event of @p evd, within 10 s. */
+static void
+wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
+{
+  DAT_COUNT nmore;
+  assert_dat(dat_evd_wait(evd, 10 * 1000 * 1000, 1, ev, &nmore), DAT_SUCCESS);
+}
+
+static void
+test_srq_recv(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a Send lands in a receive posted to the SRQ and completes on the receiving EP's "
+                 "EVD, naming that EP; its disconnection is reported on the async EVD");
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+  DAT_SRQ_HANDLE srq;
+  assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq), DAT_SUCCESS);
+  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_message_size = 4096,
+                     .max_request_dtos = 4, .max_recv_dtos = 4, .max_request_iov = 1,
+                     .max_recv_iov = 1 };
+  DAT_EP_HANDLE s_ep, c_ep;
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, s_dto, s_dto, s_conn, srq, &ea, &s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &ea, &c_ep), DAT_SUCCESS);
+
+  static char rbuf[2][256], sbuf[256];
+  DAT_REGION_DESCRIPTION rreg = { .for_va = rbuf }, sreg = { .for_va = sbuf };
+  DAT_LMR_HANDLE rlmr, slmr;
+  DAT_LMR_CONTEXT rctx, sctx;
+  DAT_RMR_CONTEXT rmr;
+  DAT_VLEN len;
+  DAT_VADDR addr;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, rreg, sizeof(rbuf), f->pz,
+                            DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &rlmr, &rctx, &rmr, &len, &addr),
+             DAT_SUCCESS);
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, sreg, sizeof(sbuf), f->pz,
+                            DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &slmr, &sctx, &rmr, &len, &addr),
+             DAT_SUCCESS);
+  for (int i = 0; i < 2; i++) {
+    DAT_LMR_TRIPLET iov = { .virtual_address = (DAT_VADDR) (uintptr_t) rbuf[i],
+                            .segment_length = sizeof(rbuf[i]), .lmr_context = rctx };
+    DAT_DTO_COOKIE cookie = { .as_64 = 100 + (DAT_UINT64) i };
+    assert_dat(dat_srq_post_recv(srq, 1, &iov, cookie), DAT_SUCCESS);
+  }
+
+  DAT_PSP_HANDLE psp;
+  DAT_CONN_QUAL qual = 0;
+  assert_dat(dat_psp_create_any(f->ia, &qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(cr_evd, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_REQUEST_EVENT);
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s_ep, 0, NULL), DAT_SUCCESS);
+  wait_event(s_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+  wait_event(c_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+
+  memset(sbuf, 0x5a, sizeof(sbuf));
+  DAT_LMR_TRIPLET siov = { .virtual_address = (DAT_VADDR) (uintptr_t) sbuf, .segment_length = 200,
+                           .lmr_context = sctx };
+  DAT_DTO_COOKIE scookie = { .as_64 = 1 };
+  assert_dat(dat_ep_post_send(c_ep, 1, &siov, scookie, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event(c_dto, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  wait_event(s_dto, &ev);
+  const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+  g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+  g_assert_cmpint(d->status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpint(d->operation, ==, DAT_DTO_RECEIVE);
+  g_assert_true(d->ep_handle == s_ep);
+  g_assert_cmpuint(d->transfered_length, ==, 200);
+  g_assert_true(d->user_cookie.as_64 == 100 || d->user_cookie.as_64 == 101);
+  const char *got = rbuf[d->user_cookie.as_64 - 100];
+  for (int i = 0; i < 200; i++)
+    g_assert_cmpint((unsigned char) got[i], ==, 0x5a);
+  /* The SRQ serves an EP: it stays. */
+  assert_dat(dat_srq_free(srq), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE));
+
+  assert_dat(dat_ep_disconnect(c_ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+  wait_event(s_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_DISCONNECTED);
+  /* As DAPL reports InfiniBand's Last WQE Reached (dtestsrq waits for it). */
+  wait_event(f->async, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_ASYNC_ERROR_EP_BROKEN);
+  g_assert_true(ev.event_data.asynch_error_event_data.dat_handle == s_ep);
+  wait_event(c_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_DISCONNECTED);
+
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(c_ep), DAT_SUCCESS);
+  assert_dat(dat_srq_free(srq), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(rlmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(slmr), DAT_SUCCESS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -449,5 +680,8 @@ main(int argc, char **argv)
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/not-implemented", test_not_implemented);
+  ADD("/dat/srq/stale-handle", test_srq_stale);
+  ADD("/dat/srq/free-in-use", test_srq_in_use);
+  ADD("/dat/srq/recv", test_srq_recv);
   return g_test_run();
 }
