@@ -6,7 +6,9 @@
  * a connection request arriving on its CR EVD becomes a CR object holding
  * IT-API's cn_est_id and a writable copy of the private data (dtest edits
  * it and accepts with it).  dat_ep_connect resolves the remote address with
- * it_get_pathinfo() and connects with the two-way handshake.
+ * it_get_pathinfo() and connects with the two-way handshake;
+ * dat_ep_dup_connect does the same to the address and qualifier another
+ * EP connected to.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -98,6 +100,37 @@ datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUA
 {
   DATX_RETURN_HELD(ep_handle, DATX_EP,
                    ep_connect_on_held(ep_handle, remote, qual, timeout, pdata_size, pdata, qos, flags));
+}
+
+/* DAT 2.0 dat_ep_dup_connect: to the remote IA and qualifier
+ * @p dup_handle connected to; an EP that accepted its connection (or
+ * never connected) names no remote service point. */
+static DAT_RETURN
+ep_dup_connect_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE dup_handle, DAT_TIMEOUT timeout,
+                       DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos)
+{
+  if (datx_cell_get(ep_handle, DATX_EP) == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  datx_cell_t *held = datx_cell_hold(dup_handle, DATX_EP);
+  if (held == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  const datx_ep_t *dup = held->object;
+  struct sockaddr_in remote = dup->remote;
+  DAT_CONN_QUAL qual = dup->remote_qual;
+  gboolean active = dup->active;
+  datx_cell_put(held);
+  if (!active)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+  return ep_connect_on_held(ep_handle, (DAT_IA_ADDRESS_PTR) &remote, qual, timeout, pdata_size,
+                            pdata, qos, DAT_CONNECT_DEFAULT_FLAG);
+}
+
+DAT_RETURN
+datx_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE dup_handle, DAT_TIMEOUT timeout,
+                    DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos)
+{
+  DATX_RETURN_HELD(ep_handle, DATX_EP,
+                   ep_dup_connect_on_held(ep_handle, dup_handle, timeout, pdata_size, pdata, qos));
 }
 
 static DAT_RETURN

@@ -484,6 +484,10 @@ DAT_RETURN datx_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark);
 DAT_RETURN datx_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_QUAL qual,
                            DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata,
                            DAT_QOS qos, DAT_CONNECT_FLAGS flags);
+/** @brief DAT_PROVIDER::ep_dup_connect_func (dat_ep_dup_connect). */
+DAT_RETURN datx_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE dup_handle,
+                               DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata,
+                               DAT_QOS qos);
 /** @brief DAT_PROVIDER::ep_disconnect_func (dat_ep_disconnect). */
 DAT_RETURN datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags);
 /** @brief DAT_PROVIDER::psp_create_func (dat_psp_create). */

@@ -42,8 +42,6 @@ datx_provider_find(const char *ia_name)
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 NOT_IMPLEMENTED(ni_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
 NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
-NOT_IMPLEMENTED(ni_ep_dup_connect, DAT_EP_HANDLE a, DAT_EP_HANDLE b, DAT_TIMEOUT c, DAT_COUNT d,
-                const DAT_PVOID e, DAT_QOS f)
 NOT_IMPLEMENTED(ni_rmr_create, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
 NOT_IMPLEMENTED(ni_rmr_query, DAT_RMR_HANDLE a, DAT_RMR_PARAM_MASK b, DAT_RMR_PARAM *c)
 NOT_IMPLEMENTED(ni_rmr_bind, DAT_RMR_HANDLE a, DAT_LMR_HANDLE b, const DAT_LMR_TRIPLET *c,
@@ -105,7 +103,7 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->ep_query_func = datx_ep_query;
   p->ep_modify_func = datx_ep_modify;
   p->ep_connect_func = datx_ep_connect;
-  p->ep_dup_connect_func = ni_ep_dup_connect;
+  p->ep_dup_connect_func = datx_ep_dup_connect;
   p->ep_disconnect_func = datx_ep_disconnect;
   p->ep_post_send_func = datx_ep_post_send;
   p->ep_post_recv_func = datx_ep_post_recv;

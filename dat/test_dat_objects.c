@@ -658,6 +658,67 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   assert_dat(dat_lmr_free(slmr), DAT_SUCCESS);
 }
 
+static void
+test_dup_connect(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_dup_connect connects to the service point another EP connected to; a "
+                 "passive or freed EP names none");
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  DAT_EVD_HANDLE cr_evd, dto, s_conn, c_conn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  DAT_EP_HANDLE s_ep[2], c_ep[2], gone;
+  for (int i = 0; i < 2; i++) {
+    assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, s_conn, NULL, &s_ep[i]), DAT_SUCCESS);
+    assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, c_conn, NULL, &c_ep[i]), DAT_SUCCESS);
+  }
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, c_conn, NULL, &gone), DAT_SUCCESS);
+  assert_dat(dat_ep_free(gone), DAT_SUCCESS);
+  DAT_PSP_HANDLE psp;
+  DAT_CONN_QUAL qual = 0;
+  assert_dat(dat_psp_create_any(f->ia, &qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  /* Not connected yet: no remote service point to duplicate. */
+  assert_dat(dat_ep_dup_connect(c_ep[1], c_ep[0], 1000000, 0, NULL, DAT_QOS_BEST_EFFORT),
+             DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED));
+  assert_dat(dat_ep_dup_connect(c_ep[1], gone, 1000000, 0, NULL, DAT_QOS_BEST_EFFORT),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  DAT_EVENT ev;
+  for (int i = 0; i < 2; i++) {
+    if (i == 0)
+      assert_dat(dat_ep_connect(c_ep[0], ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, 0, NULL,
+                                DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+    else
+      assert_dat(dat_ep_dup_connect(c_ep[1], c_ep[0], 10 * 1000 * 1000, 0, NULL,
+                                    DAT_QOS_BEST_EFFORT), DAT_SUCCESS);
+    wait_event(cr_evd, &ev);
+    g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_REQUEST_EVENT);
+    g_assert_cmpuint(ev.event_data.cr_arrival_event_data.conn_qual, ==, qual);
+    assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s_ep[i], 0, NULL),
+               DAT_SUCCESS);
+    wait_event(s_conn, &ev);
+    g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+    wait_event(c_conn, &ev);
+    g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+    g_assert_true(ev.event_data.connect_event_data.ep_handle == c_ep[i]);
+  }
+  DAT_EP_PARAM p0, p1;
+  assert_dat(dat_ep_query(c_ep[0], DAT_EP_FIELD_ALL, &p0), DAT_SUCCESS);
+  assert_dat(dat_ep_query(c_ep[1], DAT_EP_FIELD_ALL, &p1), DAT_SUCCESS);
+  g_assert_cmpint(p1.ep_state, ==, DAT_EP_STATE_CONNECTED);
+  g_assert_cmpuint(p1.remote_port_qual, ==, p0.remote_port_qual);
+  /* The passive side connected to no service point of its peer. */
+  DAT_EP_HANDLE extra;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, c_conn, NULL, &extra), DAT_SUCCESS);
+  assert_dat(dat_ep_dup_connect(extra, s_ep[0], 1000000, 0, NULL, DAT_QOS_BEST_EFFORT),
+             DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED));
+  assert_dat(dat_ep_free(extra), DAT_SUCCESS);
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -683,5 +744,6 @@ main(int argc, char **argv)
   ADD("/dat/srq/stale-handle", test_srq_stale);
   ADD("/dat/srq/free-in-use", test_srq_in_use);
   ADD("/dat/srq/recv", test_srq_recv);
+  ADD("/dat/cm/dup-connect", test_dup_connect);
   return g_test_run();
 }
