@@ -270,18 +270,110 @@ datx_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *par
   DATX_RETURN_HELD(ep_handle, DATX_EP, ep_query_on_held(ep_handle, mask, param));
 }
 
+/* The EP's value of each field dat_ep_modify may name but IT-API fixes at
+ * creation, against @p want: TRUE when they all match. */
+static gboolean
+ep_fixed_fields_match(const datx_ep_t *ep, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *want,
+                      const char **which)
+{
+  const DAT_EP_ATTR *h = &ep->attr, *w = &want->ep_attr;
+#define FIELD(bit, same)                                                                           \
+  do {                                                                                             \
+    if ((mask & (bit)) && !(same)) {                                                               \
+      *which = #bit;                                                                               \
+      return FALSE;                                                                                \
+    }                                                                                              \
+  } while (0)
+  FIELD(DAT_EP_FIELD_PZ_HANDLE, want->pz_handle == ep->pz->cell);
+  FIELD(DAT_EP_FIELD_RECV_EVD_HANDLE,
+        want->recv_evd_handle == (ep->recv_evd != NULL ? ep->recv_evd->cell : DAT_HANDLE_NULL));
+  FIELD(DAT_EP_FIELD_REQUEST_EVD_HANDLE,
+        want->request_evd_handle == (ep->req_evd != NULL ? ep->req_evd->cell : DAT_HANDLE_NULL));
+  FIELD(DAT_EP_FIELD_CONNECT_EVD_HANDLE,
+        want->connect_evd_handle == (ep->conn_evd != NULL ? ep->conn_evd->cell : DAT_HANDLE_NULL));
+  FIELD(DAT_EP_FIELD_SRQ_HANDLE,
+        want->srq_handle == (ep->srq != NULL ? ep->srq->cell : DAT_HANDLE_NULL));
+  FIELD(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, w->service_type == h->service_type);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, w->max_message_size == h->max_message_size);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE, w->max_rdma_size == h->max_rdma_size);
+  FIELD(DAT_EP_FIELD_EP_ATTR_QOS, w->qos == h->qos);
+  FIELD(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS,
+        w->recv_completion_flags == h->recv_completion_flags);
+  FIELD(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS,
+        w->request_completion_flags == h->request_completion_flags);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, w->max_recv_dtos == h->max_recv_dtos);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, w->max_request_dtos == h->max_request_dtos);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, w->max_recv_iov == h->max_recv_iov);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV, w->max_request_iov == h->max_request_iov);
+  FIELD(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW, w->srq_soft_hw == h->srq_soft_hw);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, w->max_rdma_read_iov == h->max_rdma_read_iov);
+  FIELD(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV, w->max_rdma_write_iov == h->max_rdma_write_iov);
+  FIELD(DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR, w->ep_transport_specific_count == 0);
+  FIELD(DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR, w->ep_transport_specific_count == 0);
+  FIELD(DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR, w->ep_provider_specific_count == 0);
+  FIELD(DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR, w->ep_provider_specific_count == 0);
+#undef FIELD
+  return TRUE;
+}
+
+/* What it_ep_modify changes of an RC endpoint: the RDMA Read depths (IRD
+ * and ORD, in the Unconnected state) and the RDMA enables, which DAT does
+ * not expose.  A field named with the value it has is accepted; a change
+ * of any other field is refused, as DAT 2.0 dat_ep_modify allows for a
+ * parameter the provider cannot modify (DAT_INVALID_PARAMETER). */
 static DAT_RETURN
 ep_modify_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 {
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  if (mask != 0 && param == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  /* Never modifiable (DAT 2.0 dat_ep_modify): the IA, the state, the addresses. */
+  const DAT_EP_PARAM_MASK never = DAT_EP_FIELD_IA_HANDLE | DAT_EP_FIELD_EP_STATE | DAT_EP_FIELD_COMM |
+                                  DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR | DAT_EP_FIELD_LOCAL_PORT_QUAL |
+                                  DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR | DAT_EP_FIELD_REMOTE_PORT_QUAL;
+  if ((mask & ~DAT_EP_FIELD_ALL) != 0 || (mask & never) != 0)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   if (mask == 0)
     return DAT_SUCCESS;
-  /* Changing an EP's EVDs, zone or queue sizes is the next step's work. */
-  return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  const char *which = NULL;
+  if (!ep_fixed_fields_match(ep, mask, param, &which)) {
+    g_debug("DAT EP %u: dat_ep_modify of %s refused: IT-API fixes it when the EP is made "
+            "(it_ep_modify changes only the RDMA Read depths); create the EP with it",
+            ep->cell->id, which);
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  }
+  const DAT_EP_ATTR *w = &param->ep_attr;
+  it_ep_attributes_t a;
+  memset(&a, 0, sizeof(a));
+  it_ep_param_mask_t im = 0;
+  if ((mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN) && w->max_rdma_read_in != ep->attr.max_rdma_read_in) {
+    if (w->max_rdma_read_in < 0)
+      return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    im |= IT_EP_PARAM_MAX_IRD;
+    a.srv.rc.rdma_read_ird = (uint32_t) w->max_rdma_read_in;
+  }
+  if ((mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT) && w->max_rdma_read_out != ep->attr.max_rdma_read_out) {
+    if (w->max_rdma_read_out < 0)
+      return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    im |= IT_EP_PARAM_MAX_ORD;
+    a.srv.rc.rdma_read_ord = (uint32_t) w->max_rdma_read_out;
+  }
+  if (im == 0)
+    return DAT_SUCCESS;
+  it_status_t st = it_ep_modify(ep->it, im, &a);
+  if (st == IT_ERR_INVALID_EP_STATE)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+  if (st == IT_ERR_RESOURCE_IRD || st == IT_ERR_RESOURCE_ORD)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
+  if (im & IT_EP_PARAM_MAX_IRD)
+    ep->attr.max_rdma_read_in = w->max_rdma_read_in;
+  if (im & IT_EP_PARAM_MAX_ORD)
+    ep->attr.max_rdma_read_out = w->max_rdma_read_out;
+  return DAT_SUCCESS;
 }
 
 DAT_RETURN

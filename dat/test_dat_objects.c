@@ -719,6 +719,49 @@ test_dup_connect(fixture_t *f, gconstpointer data)
   assert_dat(dat_psp_free(psp), DAT_SUCCESS);
 }
 
+static void
+test_ep_modify(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_modify changes the RDMA Read depths, accepts fields named unchanged and "
+                 "refuses what IT-API cannot change");
+  DAT_EVD_HANDLE dto, conn;
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  DAT_EP_HANDLE ep, gone;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &gone), DAT_SUCCESS);
+  assert_dat(dat_ep_free(gone), DAT_SUCCESS);
+  DAT_EP_PARAM p;
+  assert_dat(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p), DAT_SUCCESS);
+  const DAT_EP_PARAM_MASK settable = DAT_EP_FIELD_ALL & ~(DAT_EP_FIELD_IA_HANDLE |
+    DAT_EP_FIELD_EP_STATE | DAT_EP_FIELD_COMM | DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR |
+    DAT_EP_FIELD_LOCAL_PORT_QUAL | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR |
+    DAT_EP_FIELD_REMOTE_PORT_QUAL);
+  assert_dat(dat_ep_modify(ep, settable, &p), DAT_SUCCESS);
+  assert_dat(dat_ep_modify(ep, DAT_EP_FIELD_EP_STATE, &p),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  DAT_EP_PARAM want = p;
+  want.ep_attr.max_rdma_read_in = 2;
+  want.ep_attr.max_rdma_read_out = 1;
+  assert_dat(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
+                                   DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, &want), DAT_SUCCESS);
+  assert_dat(dat_ep_query(ep, DAT_EP_FIELD_EP_ATTR_ALL, &p), DAT_SUCCESS);
+  g_assert_cmpint(p.ep_attr.max_rdma_read_in, ==, 2);
+  g_assert_cmpint(p.ep_attr.max_rdma_read_out, ==, 1);
+  want.ep_attr.max_recv_dtos = p.ep_attr.max_recv_dtos + 1;
+  assert_dat(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &want),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  want.recv_evd_handle = conn;
+  assert_dat(dat_ep_modify(ep, DAT_EP_FIELD_RECV_EVD_HANDLE, &want),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ep_modify(gone, DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, &want),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(conn), DAT_SUCCESS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -745,5 +788,6 @@ main(int argc, char **argv)
   ADD("/dat/srq/free-in-use", test_srq_in_use);
   ADD("/dat/srq/recv", test_srq_recv);
   ADD("/dat/cm/dup-connect", test_dup_connect);
+  ADD("/dat/ep/modify", test_ep_modify);
   return g_test_run();
 }
