@@ -82,6 +82,10 @@ typedef struct datx_provider {
   DAT_PROVIDER dat;          /**< the table libdat2 calls through */
   DAT_PROVIDER_INFO info;    /**< as registered */
   char it_name[64];          /**< the IT-API interface it opens */
+  gsize srq_limits_read;     /**< g_once_init_enter() guard of the three below */
+  DAT_COUNT max_srqs;        /**< the device's SRQs, read once (0: unknown) */
+  DAT_COUNT max_recv_per_srq; /**< the device's SRQ depth, read once (0: unknown) */
+  DAT_COUNT max_ep_per_srq;  /**< EPs an SRQ may serve, read once (0: unknown) */
   struct datx_provider *next; /**< the process's list of providers */
 } datx_provider_t;
 
