@@ -352,6 +352,15 @@ translate_async(const it_affiliated_event_t *in, DAT_EVENT *out)
     out->event_number = DAT_ASYNC_ERROR_EP_BROKEN;
     d->dat_handle = ep_cell_of(in->cause.ep);
     d->reason = DAT_EP_OTHER_ERROR;
+  } else if (in->event_number == IT_ASYNC_AFF_SRQ_LOW_WATERMARK ||
+             in->event_number == IT_ASYNC_AFF_SRQ_CATASTROPHIC) {
+    /* DAT 2.0 names the SRQ as dat_handle and gives SRQ reasons, but no
+     * event number of its own: the catch-all one, the reason says which. */
+    it_context_t ctx;
+    out->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+    d->dat_handle = it_get_consumer_context(in->cause.srq, &ctx) == IT_SUCCESS ? ctx.ptr : NULL;
+    d->reason = in->event_number == IT_ASYNC_AFF_SRQ_LOW_WATERMARK ? DAT_SRQ_LOW_WATERMARK_EVENT
+                                                                  : DAT_SRQ_TRANSFER_TO_ERROR;
   } else {
     out->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
     d->dat_handle = NULL;

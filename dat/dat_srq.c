@@ -62,6 +62,9 @@ srq_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, const DAT_S
     g_free(srq);
     return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
   }
+  /* Its asynchronous events (low watermark) name it by this. */
+  it_context_t ctx = { .ptr = srq->cell };
+  it_set_consumer_context(srq->it, ctx);
   g_atomic_int_inc(&pz->users);
   *srq_handle = srq->cell;
   return DAT_SUCCESS;

@@ -565,7 +565,8 @@ test_srq_recv(fixture_t *f, gconstpointer data)
 {
   (void) data;
   g_test_summary("a Send lands in a receive posted to the SRQ and completes on the receiving EP's "
-                 "EVD, naming that EP; its disconnection is reported on the async EVD");
+                 "EVD, naming that EP; the low watermark and the EP's disconnection are reported "
+                 "on the async EVD");
   DAT_IA_ATTR ia_attr;
   assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
   DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
@@ -618,6 +619,8 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   wait_event(c_conn, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
 
+  /* Armed at 2 with 2 receives held: the Send's receive brings it under. */
+  assert_dat(dat_srq_set_lw(srq, 2), DAT_SUCCESS);
   memset(sbuf, 0x5a, sizeof(sbuf));
   DAT_LMR_TRIPLET siov = { .virtual_address = (DAT_VADDR) (uintptr_t) sbuf, .segment_length = 200,
                            .lmr_context = sctx };
@@ -637,6 +640,13 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   const char *got = rbuf[d->user_cookie.as_64 - 100];
   for (int i = 0; i < 200; i++)
     g_assert_cmpint((unsigned char) got[i], ==, 0x5a);
+  wait_event(f->async, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR);
+  g_assert_true(ev.event_data.asynch_error_event_data.dat_handle == srq);
+  g_assert_cmpint(ev.event_data.asynch_error_event_data.reason, ==, DAT_SRQ_LOW_WATERMARK_EVENT);
+  DAT_SRQ_PARAM sp;
+  assert_dat(dat_srq_query(srq, DAT_SRQ_FIELD_LOW_WATERMARK, &sp), DAT_SUCCESS);
+  g_assert_cmpint(sp.low_watermark, ==, 0); /* fired: disarmed */
   /* The SRQ serves an EP: it stays. */
   assert_dat(dat_srq_free(srq), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE));
 
