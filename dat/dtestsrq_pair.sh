@@ -4,8 +4,9 @@
 # taking their receives from one shared receive queue.  First the default
 # run (one connection, three ping-pong bursts, buffers of the interface's
 # DAT_IB_TRANSPORT_MTU), then four connections sharing the SRQ with bursts
-# of four messages.  Each side must exit 0 and print dtestsrq's pass line
-# (it exits 0 on most failures too, so the line is what counts).  Exit 77
+# of four messages, then dtestsrq's run without an SRQ (-S 0: receives
+# posted to each EP).  Each side must exit 0 and print dtestsrq's pass
+# line (it exits 0 on most failures too, so the line is what counts).  Exit 77
 # (skipped) when dtestsrq is not installed.
 #
 #   dtestsrq_pair.sh DAT_CONF INTERFACE
@@ -24,11 +25,12 @@ export DAT_OVERRIDE="$conf"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 port=45260
-pass="DAPL RC SRQ Test Complete."
 
 fail=0
 run() {
   name=$1; shift
+  pass="DAPL RC SRQ Test Complete."
+  case " $* " in *" -S 0 "*) pass="DAPL RC none SRQ Test Complete." ;; esac
   : > "$dir/server"
   timeout 120 "$dtestsrq" -s -P "itapi-$ia" -p $port "$@" > "$dir/server" 2>&1 &
   spid=$!
@@ -58,4 +60,5 @@ run() {
 
 run default
 run "-c 4 -B 4 -t 8" -c 4 -B 4 -t 8
+run "-S 0 -c 4 -B 2" -S 0 -c 4 -B 2
 exit $fail
