@@ -336,13 +336,15 @@ child_forget(gpointer data, gpointer user)
 
 /* The order an abrupt close forgets an IA's children in: a call inside
  * one object may read those it names without holding them (a CNO's wait
- * reads its EVDs), so each goes only once the calls inside the objects
- * that name it have left.  CNOs first, EVDs and PZs last. */
+ * reads its EVDs, an EP's its SRQ), so each goes only once the calls
+ * inside the objects that name it have left.  CNOs first, then EPs and
+ * the rest, then SRQs and EVDs, PZs last. */
 static gint
 forget_rank(gconstpointer a)
 {
   switch (((const datx_cell_t *) a)->type) {
   case DATX_CNO: return 0;
+  case DATX_SRQ:
   case DATX_EVD: return 2;
   case DATX_PZ: return 3;
   default: return 1;
