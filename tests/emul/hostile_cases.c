@@ -212,8 +212,8 @@ attack_table(peer_t *p, int fd)
   r = mprotect((void *) t, size, PROT_READ | PROT_WRITE);
   peer_say("check table-mprotect=%s", CALL_ERRNO(r));
   /* The entry of the target's buffer says what the go line said. */
-  const x_mr_entry_t *e = &t[(uint32_t) p->rkey];
-  peer_say("check table-entry=%s", e->valid && e->key == (uint32_t) (p->rkey >> 32) && e->addr == p->addr &&
+  const x_mr_entry_t *e = &t[KEY_INDEX(p->rkey)];
+  peer_say("check table-entry=%s", e->valid && e->key == KEY_TAG(p->rkey) && e->addr == p->addr &&
                               e->length == p->len ? "ok" : "wrong");
   munmap((void *) t, size);
 }
@@ -235,7 +235,7 @@ static void
 map_ask(peer_t *p, const uint64_t *keys, int n)
 {
   for (int i = 0; i < n; i++) {
-    x_msg_t m = { .type = X_MAP_REQ, .mr_index = (uint32_t) keys[i], .mr_key = (uint32_t) (keys[i] >> 32) };
+    x_msg_t m = { .type = X_MAP_REQ, .mr_index = KEY_INDEX(keys[i]), .mr_key = KEY_TAG(keys[i]) };
     peer_send_msg(p, &m, NULL, 0);
   }
 }
@@ -249,7 +249,7 @@ case_trust_untrusted(peer_t *p, gboolean prove)
   if (!peer_connect(p, prove, 0))
     return;
   attack_segment(p);
-  uint64_t guessed[] = { p->rkey, (uint64_t) 7 << 32 | 1 };
+  uint64_t guessed[] = { p->rkey, KEY_MAKE(1, 7) };
   map_ask(p, guessed, G_N_ELEMENTS(guessed));
   peer_wait_end(p);
 }
@@ -275,15 +275,15 @@ case_map_refused(peer_t *p)
   if (!peer_connect(p, TRUE, SEALED))
     return;
   static const char *const what[] = { "local", "heap", "none" };
-  uint64_t keys[] = { p->local, p->rkey, (uint64_t) 3 << 32 | 0xfffffu };
+  uint64_t keys[] = { p->local, p->rkey, KEY_MAKE(0xfffffu, 3) };
   map_ask(p, keys, 3);
   for (int i = 0; i < 3; i++) {
     x_msg_t m;
     int fds[4], nfds;
     if (!peer_expect_msg(p, X_MAP_REP, &m, fds, &nfds))
       break;
-    const char *w = m.mr_index == (uint32_t) keys[0] ? what[0] : m.mr_index == (uint32_t) keys[1] ? what[1] :
-                    m.mr_index == (uint32_t) keys[2] ? what[2] : "other";
+    const char *w = m.mr_index == KEY_INDEX(keys[0]) ? what[0] : m.mr_index == KEY_INDEX(keys[1]) ? what[1] :
+                    m.mr_index == KEY_INDEX(keys[2]) ? what[2] : "other";
     peer_say("check map-%s=%d", w, nfds);
     for (int j = 0; j < nfds; j++)
       close(fds[j]);
@@ -870,7 +870,7 @@ const peer_case_t *peer_the_case;
 static void
 aim(peer_t *p, x_frame_t *f)
 {
-  uint64_t far = (p->rkey & ~(uint64_t) 0xffffffffu) | 0x7fffffffu;  /* the key's tag, index 2^31 - 1 */
+  uint64_t far = KEY_MAKE(0xffffffu, KEY_TAG(p->rkey));  /* the key's tag, an index past X_MR_CAP */
   const uint64_t keys[] = { p->rkey, far, p->stale, p->foreign };
   uint64_t n = f->op == X_OP_READ ? f->byte_len : f->total;
   f->rkey = keys[peer_the_case->key];

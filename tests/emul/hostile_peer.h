@@ -22,6 +22,13 @@
 /* The seals the library's active side puts on a segment (emul_ring_dial_open). */
 #define SEALED (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
+/* A key's fields, in the layout of both of emul's personalities
+ * (vp/emul/emul_dev.c, EMUL_KEY_LAYOUT): a 24-bit table index above an
+ * 8-bit tag.  The table entries and mapping requests carry them apart. */
+#define KEY_INDEX(key) ((uint32_t) ((key) >> 8) & 0xffffffu)
+#define KEY_TAG(key) ((uint32_t) (key) & 0xffu)
+#define KEY_MAKE(index, tag) ((uint64_t) (index) << 8 | (uint64_t) (tag))
+
 typedef struct peer {
   int sock;
   pid_t target;

@@ -113,6 +113,13 @@ typedef struct emul_link {
  * lock go and taking it back. */
 #define EMUL_COPY_UNLOCKED (64u << 10)
 
+/* The tags of one slot's keys (emul_slot_new_tag): the last one handed
+ * out, 0 before the first, and the stride to the next, 0 until drawn. */
+typedef struct emul_slot_tag {
+  uint32_t last;
+  uint32_t stride;
+} emul_slot_tag_t;
+
 typedef struct emul_fabric {
   rnicpi_spin_t lock;     /* see "Locks" above (emul_fabric_lock) */
   struct emul_mr **mr_tab; /* the region table */
@@ -133,7 +140,7 @@ typedef struct emul_fabric {
   gint nmutable;          /* windows and fast-registration regions alive (atomic; emul_key_fixed) */
   uint64_t mr_gen;        /* counts changes of table entries (emul_ring_mr_sync); from 1 (atomic) */
   GArray *free_mr;        /* free slots of the region table */
-  GArray *slot_tag;       /* index -> tag of the slot's last key (uint32_t) */
+  GArray *slot_tag;       /* index -> the slot's last tag and stride (emul_slot_tag_t) */
   GHashTable *listeners;  /* port -> emul_listen_t* */
   GHashTable *conns;      /* conn id -> emul_conn_t* */
   uint64_t next_conn_id;
@@ -245,11 +252,11 @@ typedef struct emul_pers {
   uint32_t pdata_ud_req, pdata_ud_rep;
   uint32_t max_rdma_read_sge;
   /* keys: key = index << index_shift | tag << tag_shift, each field at
-   * most 32 bits wide (EMUL_KEY_LAYOUT); the tag is drawn at random */
+   * most 32 bits wide (EMUL_KEY_LAYOUT); tags: emul_slot_new_tag */
   uint8_t index_shift, tag_shift;
   uint32_t index_mask, tag_mask;
   uint64_t key_bits;            /* every bit a key may have set */
-  gboolean tag_bump;            /* a slot's next tag is its last + 1 (else random) */
+  gboolean tag_step_random;     /* a slot's tags step by a random stride (else by 1) */
   /* execution rules */
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
   /* A wire Read names one sink STag and TO (iWARP, RFC 5040 6.1): a Read

@@ -83,7 +83,7 @@ emul_fabric_do_init(gpointer unused)
   emul_fabric.cqs = g_ptr_array_new();
   emul_fabric.mr_gen = 1;
   emul_fabric.free_mr = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  emul_fabric.slot_tag = g_array_new(FALSE, TRUE, sizeof(uint32_t));
+  emul_fabric.slot_tag = g_array_new(FALSE, TRUE, sizeof(emul_slot_tag_t));
   emul_fabric.listeners = g_hash_table_new(g_direct_hash, g_direct_equal);
   emul_fabric.conns = g_hash_table_new(g_int64_hash, g_int64_equal);
   emul_fabric.next_conn_id = 1;
@@ -170,9 +170,9 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
  *
  * InfiniBand: IBTA CM private data (REQ 92, REP 196, REJ 148, DREQ 220,
  * SIDR REQ 216, SIDR REP 136 bytes), REQ/REP/RTU, atomics, a read sink
- * needs local write only, multi-SGE read sinks, 64-bit keys (table index
- * and 32 random bits), a Send with no receive waits (RNR retry without
- * limit), disconnect (DREQ) flushes what is outstanding.
+ * needs local write only, multi-SGE read sinks, 32-bit keys as an R_Key
+ * (24-bit index, 8-bit key, below), a Send with no receive waits (RNR
+ * retry without limit), disconnect (DREQ) flushes what is outstanding.
  *
  * iWARP, as vp/iwarp and siw (RFC 5040/5041/5044/6581): MPA private data
  * 512 bytes minus the RFC 6581 IRD/ORD word on connect, accept and reject
@@ -211,7 +211,18 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
                           RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_NO_PIN)
 
 /* A key layout: the index field @ibits wide at @ishift, the tag @tbits
- * wide at @tshift (each at most 32 bits). */
+ * wide at @tshift (each at most 32 bits).
+ *
+ * Both personalities' keys are 32 bits, as an R_Key (IBTA) and an STag
+ * (RFC 5040) are, and as DAT's DAT_RMR_CONTEXT must hold: a
+ * 24-bit index above an 8-bit key, the layout of rxe (index << 8 | key)
+ * and of the RDMAC verbs' STag.  The index field must reach every slot of
+ * the region table, which regions and windows share across the process's
+ * devices (EMUL_MR_MAX, 2^24 slots, the max_mr the record advertises):
+ * 24 bits, which leaves 8 for the part a peer cannot derive from the
+ * index.  A narrower index would buy random bits only by advertising, and
+ * reserving, fewer regions than a large HCA offers (mlx5: 2^24).  What
+ * tags a slot's keys take: emul_slot_new_tag. */
 #define EMUL_FIELD_MASK32(bits) ((uint32_t) ((UINT64_C(1) << (bits)) - 1))
 #define EMUL_KEY_LAYOUT(ishift, ibits, tshift, tbits)                                     \
   .index_shift = (ishift), .tag_shift = (tshift),                                         \
@@ -228,7 +239,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .pdata_connect = 92, .pdata_accept = 196, .pdata_reject = 148, .pdata_disconnect = 220,
     .pdata_ud_req = 216, .pdata_ud_rep = 136,
     .max_rdma_read_sge = 32,
-    EMUL_KEY_LAYOUT(0, 32, 32, 32), .tag_bump = FALSE,
+    EMUL_KEY_LAYOUT(8, 24, 0, 8), .tag_step_random = TRUE,
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE,
     .rnr_wait = TRUE,
     .drain_on_disconnect = FALSE,
@@ -246,7 +257,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
      * counts against the ORD (read_sink_per_run).  32, as the send
      * limit and the InfiniBand row. */
     .max_rdma_read_sge = 32,
-    EMUL_KEY_LAYOUT(8, 24, 0, 8), .tag_bump = TRUE,
+    EMUL_KEY_LAYOUT(8, 24, 0, 8), .tag_step_random = FALSE,
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
     .read_sink_per_run = TRUE,
     .rnr_wait = FALSE,

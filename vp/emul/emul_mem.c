@@ -1,15 +1,19 @@
 /*
  * vp/emul memory regions.
  *
- * A key is an index into the fabric's region table and a tag drawn from the
- * OS's random source at each registration, so a peer cannot guess a live
- * key from a stale one or from its index.  The layout is the personality's
- * (emul_pers_t): InfiniBand, 64 bits (index in the low 32, tag in the high
- * 32); iWARP, a 32-bit STag (24-bit index, 8-bit key in the low byte,
- * RDMAC verbs 7.2), equal in lkey and rkey as on every iWARP RNIC.  STag 0
- * never names a region (index 0 is never used).  An 8-bit key is bumped
- * at each reuse of its slot, as consumers of iWARP RNICs do, so a stale
- * STag stays refused for the next 255 registrations of the slot.
+ * A key is an index into the fabric's region table and a tag, both
+ * personalities' keys 32 bits wide (emul_dev.c, EMUL_KEY_LAYOUT): a 24-bit
+ * index above an 8-bit tag, equal in lkey and rkey as on rxe and every
+ * iWARP RNIC (RDMAC verbs 7.2).  Key 0 never names a region (index 0 is
+ * never used).  A slot's first tag is drawn from the OS's random source;
+ * each later key of the slot (a registration reusing it, a bind, a fast
+ * registration) takes the last tag plus the slot's stride, modulo the 255
+ * tags: 1 on iWARP, as consumers of iWARP RNICs bump the key byte; on
+ * InfiniBand a stride drawn at random for the slot, prime to 255.  Either
+ * way a slot goes through all 255 tags before one comes back, so a stale
+ * key stays refused for the next 254 keys of its slot, and on InfiniBand a
+ * peer that kept one stale key cannot tell the live one from it, nor a
+ * fresh slot's from its index.
  * Every change is mirrored into the table this process exports to the
  * processes it is connected to (emul_ring_mr_sync, emul_export.c).
  *
@@ -140,22 +144,54 @@ emul_links_quiesce(void)
   }
 }
 
-/* A fresh tag for slot @index: random, or the slot's last + 1 where the
- * personality bumps (never 0); remembered as the slot's last. */
+static uint32_t
+gcd32(uint32_t a, uint32_t b)
+{
+  while (b != 0) {
+    uint32_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/* A stride for a slot's tags under @p: prime to the number of tags, so
+ * that stepping by it visits every tag before one comes back. */
+static uint32_t
+slot_stride(const emul_pers_t *p)
+{
+  uint32_t n = p->tag_mask;
+  if (!p->tag_step_random || n < 3)
+    return 1;
+  uint32_t s;
+  do
+    s = emul_random_u32() % (n - 1) + 1;
+  while (gcd32(s, n) != 1);
+  return s;
+}
+
+/* A fresh tag for slot @index (never 0): a random one for the slot's
+ * first key, else the last plus the slot's stride (the head of this
+ * file); remembered as the slot's last. */
 uint32_t
 emul_slot_new_tag(const emul_pers_t *p, uint32_t index)
 {
-  uint32_t tag = emul_random_key(p);
   GArray *st = emul_fabric.slot_tag;
   if (st->len <= index)
     g_array_set_size(st, index + 1);
-  uint32_t *last = &g_array_index(st, uint32_t, index);
-  if (p->tag_bump && *last != 0) {
-    tag = (*last + 1) & p->tag_mask;
-    if (tag == 0)
-      tag = 1;
+  emul_slot_tag_t *t = &g_array_index(st, emul_slot_tag_t, index);
+  uint32_t tag;
+  if (t->last == 0) {
+    tag = emul_random_key(p);
+  } else {
+    if (p->tag_step_random && t->stride == 0)
+      t->stride = slot_stride(p);
+    uint64_t n = p->tag_mask;
+    uint64_t step = p->tag_step_random ? t->stride : 1;
+    /* tags 1..n as 0..n-1, stepped modulo n */
+    tag = (uint32_t) (((uint64_t) (t->last - 1) % n + step) % n + 1);
   }
-  *last = tag;
+  t->last = tag;
   return tag;
 }
 

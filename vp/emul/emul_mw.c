@@ -2,10 +2,9 @@
  * vp/emul memory windows (RNIC-PI 1.2).
  *
  * A window owns a slot of the region table for its whole life: its key is
- * that slot's index and a tag drawn anew at every bind (the personality's
- * key layout: a random 32-bit tag on InfiniBand, an 8-bit key bumped at
- * each bind on iWARP, RDMAC verbs 7.2.7), so a stale window key stays
- * refused.  Binding and invalidation are send-queue work requests and
+ * that slot's index and a tag that changes at every bind (emul_mem.c: the
+ * slot's next tag, by a random stride on InfiniBand, the 8-bit key bumped
+ * on iWARP, RDMAC verbs 7.2.7), so a stale window key stays refused.  Binding and invalidation are send-queue work requests and
  * execute in order with the rest of the queue (emul_qp.c); the rules of a
  * bind are IBTA 10.6.7.2 and RDMAC verbs 7.2.7 as rnicpi.h lists them.
  *
