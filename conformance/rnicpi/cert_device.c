@@ -206,6 +206,33 @@ test_mr_distinct_keys(cert_t *f, gconstpointer data)
   cert_ok(DEV->pd_free(pd));
 }
 
+/* An R_Key (the RETH's field, IBTA) and an STag (RFC 5040, RFC 5041) are
+ * 32 bits on the wire, and so are the keys of verbs (ibv_mr.rkey) and of
+ * DAT (DAT_RMR_CONTEXT): a device of either transport whose keys were
+ * wider could not be driven by a consumer of those interfaces. */
+static void
+test_mr_key_width(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mem_ops.mr_reg: on an InfiniBand or iWARP device every region's lkey and rkey "
+                 "fit in 32 bits, the width of an R_Key and of an STag");
+  enum { N = 16 };
+  rnicpi_pd_t *pd;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  cert_buf_t b[N];
+  for (int i = 0; i < N; i++) {
+    cert_buf_new(pd, &b[i], 4096, RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE |
+                                  RNICPI_ACCESS_REMOTE_READ);
+    g_test_message("region %d: lkey 0x%" G_GINT64_MODIFIER "x, rkey 0x%" G_GINT64_MODIFIER "x",
+                   i, b[i].mr->lkey, b[i].mr->rkey);
+    g_assert_cmphex(b[i].mr->lkey, <=, UINT32_MAX);
+    g_assert_cmphex(b[i].mr->rkey, <=, UINT32_MAX);
+  }
+  for (int i = 0; i < N; i++)
+    cert_buf_free(&b[i]);
+  cert_ok(DEV->pd_free(pd));
+}
+
 static void
 test_mr_invalid(cert_t *f, gconstpointer data)
 {
@@ -336,6 +363,7 @@ cert_register_device(void)
   cert_add("/rnicpi/mr/reg-dereg", test_mr_reg_dereg);
   cert_add("/rnicpi/mr/distinct-keys", test_mr_distinct_keys);
   cert_add("/rnicpi/mr/invalid", test_mr_invalid);
+  cert_add("/rnicpi/mr/key-width", test_mr_key_width);
   cert_add("/rnicpi/mr/no-key-reuse", test_mr_no_key_reuse);
   cert_add("/rnicpi/mr/size-limit", test_mr_size_limit);
   cert_add("/rnicpi/mem/alloc", test_mem_alloc);

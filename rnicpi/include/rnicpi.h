@@ -359,7 +359,10 @@ typedef struct rnicpi_cq {
   uint64_t al_ctx;   /**< access-layer context, passed back in cq_notify */
 } rnicpi_cq_t;
 
-/** A memory region. */
+/** A memory region.  Its keys are 64-bit fields; on a device of
+ *  RNICPI_TRANSPORT_IB or RNICPI_TRANSPORT_IWARP they fit in 32 bits, the
+ *  width of an R_Key and of an STag on the wire, which consumers of
+ *  32-bit key interfaces (verbs, DAT) depend on. */
 typedef struct rnicpi_mr {
   rnicpi_pd_t *pd; /**< domain of the region */
   uint64_t lkey;   /**< key for local access (gather/scatter lists) */
