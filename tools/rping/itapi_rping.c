@@ -27,11 +27,11 @@
  *
  * IT-API mapping.  Buffers are registered with IT_ADDR_MODE_ABSOLUTE, so an
  * advertised address is the buffer's virtual address, and the advertised key
- * is the it_rmr_context_t of its LMR.  rping's key field has 32 bits: an
- * interface whose contexts need more (emul0, whose InfiniBand keys carry a
- * 32-bit tag above the index) cannot speak rping, and the tool says so
- * before it connects.  iWARP interfaces (iwarp0, emul-iw0) have 32-bit
- * STags.  The server also checks the data it read, since it knows rping's
+ * is the it_rmr_context_t of its LMR.  rping's key field has 32 bits, as
+ * an R_Key and an STag have, and RNIC-PI keeps the keys of InfiniBand and
+ * iWARP devices in them (rnicpi_mr_t); an interface whose contexts needed
+ * more could not speak rping, and the tool would say so before it
+ * connects.  The server also checks the data it read, since it knows rping's
  * pattern; both sides print one line when all pings were verified.
  *
  *   itapi-rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-vVdQ] [-i IA] [-T SECONDS]
@@ -229,8 +229,7 @@ region_open(rping_t *r, region_t *reg, const char *name, size_t len, it_mem_priv
      0, &reg->lmr, &reg->context);
   if ((privs & IT_PRIV_REMOTE) && reg->context > UINT32_MAX)
     die("interface %s gave the %s buffer the remote key 0x%llx, which does not fit the 32-bit "
-        "rkey of rping's messages; use an interface with 32-bit keys (-i iwarp0 or -i emul-iw0, "
-        "see itapi-info)", r->cfg->ia_name, name, (unsigned long long) reg->context);
+        "rkey of rping's messages; use an interface with 32-bit keys (itapi-info lists them)", r->cfg->ia_name, name, (unsigned long long) reg->context);
   dbg("%s buffer: %zu bytes at 0x%llx, rkey 0x%llx", name, len,
       (unsigned long long) it_make_rdma_addr_absolute(reg->mem),
       (unsigned long long) reg->context);
