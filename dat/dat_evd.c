@@ -243,9 +243,16 @@ translate_dto(const it_dto_cmpl_event_t *in, DAT_EVENT *out)
   d->rmr_context = 0;
   switch (in->event_number) {
   case IT_DTO_SEND_CMPL_EVENT: d->operation = DAT_DTO_SEND; break;
-  case IT_DTO_RC_RECV_CMPL_EVENT: d->operation = DAT_DTO_RECEIVE; break;
+  case IT_DTO_RC_RECV_CMPL_EVENT:
+    d->operation = DAT_DTO_RECEIVE;
+    /* A peer's Send with Invalidate unlinked one of our RMRs. */
+    if (in->unlinked_mr_handle != IT_NULL_HANDLE &&
+        datx_rmr_context_of(in->unlinked_mr_handle, &d->rmr_context))
+      d->operation = DAT_DTO_RECEIVE_WITH_INVALIDATE;
+    break;
   case IT_DTO_RDMA_WRITE_CMPL_EVENT: d->operation = DAT_DTO_RDMA_WRITE; break;
   case IT_DTO_RDMA_READ_CMPL_EVENT: d->operation = DAT_DTO_RDMA_READ; break;
+  case IT_RMR_LINK_CMPL_EVENT: return datx_rmr_translate_bind(in, out);
   default:
     g_debug("IT-API completion %s has no DAT counterpart yet: dropped",
             itx_event_name(in->event_number));

@@ -10,7 +10,7 @@
  * dereferenced after it was found inside a chunk (datx_cell_get()).  The
  * price is one cell (48 bytes) per object ever freed.
  *
- * A call on an IA, PZ, EVD, CNO, EP, PSP, RSP, LMR, CR or SRQ holds its cell for
+ * A call on an IA, PZ, EVD, CNO, EP, PSP, RSP, LMR, RMR, CR or SRQ holds its cell for
  * the call (datx_cell_hold(), the public entry wrapping a static *_on_held
  * body), and a free retires the cell atomically with the holds: an EVD's
  * or CNO's free is refused as in use while held (a wait may last); the
@@ -57,6 +57,7 @@ typedef enum {
   DATX_CNO,
   DATX_RSP,
   DATX_SRQ,
+  DATX_RMR,
   DATX_TYPE_COUNT
 } datx_type_t;
 
@@ -196,6 +197,20 @@ typedef struct {
   DAT_MEM_PRIV_FLAGS privs;  /**< as given */
   DAT_RMR_CONTEXT rmr_context; /**< the IT-API context, 32 bits */
 } datx_lmr_t;
+
+/** @brief A remote memory region (a memory window). */
+typedef struct {
+  datx_cell_t *cell;         /**< its handle; also the IT-API cookie of its binds */
+  datx_ia_t *ia;             /**< its adapter */
+  datx_pz_t *pz;             /**< its zone */
+  it_rmr_handle_t it;        /**< the IT-API region (its consumer context is @c cell) */
+  DAT_RMR_SCOPE scope;       /**< DAT_RMR_SCOPE_PZ (wide) or DAT_RMR_SCOPE_EP (narrow) */
+  GMutex lock;               /**< guards the four below */
+  DAT_RMR_COOKIE cookie;     /**< the consumer's cookie of the last bind or unbind */
+  DAT_LMR_TRIPLET triplet;   /**< the range of the last bind */
+  DAT_MEM_PRIV_FLAGS privs;  /**< the privileges of the last bind */
+  DAT_RMR_CONTEXT context;   /**< the context of the last bind (IT-API's, 32 bits) */
+} datx_rmr_t;
 
 /** @brief A public or reserved service point: an IT-API listen point. */
 typedef struct {
@@ -381,6 +396,44 @@ DAT_RETURN datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_R
 DAT_RETURN datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param);
 /** @brief DAT_PROVIDER::lmr_free_func (dat_lmr_free). */
 DAT_RETURN datx_lmr_free(DAT_LMR_HANDLE lmr_handle);
+
+/* dat_rmr.c */
+/** @brief DAT_PROVIDER::rmr_create_func (dat_rmr_create: a wide IT-API RMR). */
+DAT_RETURN datx_rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_HANDLE *rmr_handle);
+/** @brief DAT_PROVIDER::rmr_create_for_ep_func (dat_rmr_create_for_ep: a narrow IT-API RMR). */
+DAT_RETURN datx_rmr_create_for_ep(DAT_PZ_HANDLE pz_handle, DAT_RMR_HANDLE *rmr_handle);
+/** @brief DAT_PROVIDER::rmr_query_func (dat_rmr_query). */
+DAT_RETURN datx_rmr_query(DAT_RMR_HANDLE rmr_handle, DAT_RMR_PARAM_MASK mask, DAT_RMR_PARAM *param);
+/** @brief DAT_PROVIDER::rmr_bind_func (dat_rmr_bind: it_rmr_link, or it_rmr_unlink for a zero-length triplet). */
+DAT_RETURN datx_rmr_bind(DAT_RMR_HANDLE rmr_handle, DAT_LMR_HANDLE lmr_handle,
+                         const DAT_LMR_TRIPLET *triplet, DAT_MEM_PRIV_FLAGS privs,
+                         DAT_VA_TYPE va_type, DAT_EP_HANDLE ep_handle, DAT_RMR_COOKIE cookie,
+                         DAT_COMPLETION_FLAGS flags, DAT_RMR_CONTEXT *rmr_context);
+/** @brief DAT_PROVIDER::rmr_free_func (dat_rmr_free). */
+DAT_RETURN datx_rmr_free(DAT_RMR_HANDLE rmr_handle);
+/** @brief DAT_PROVIDER::ep_post_send_with_invalidate_func (it_post_send_and_unlink). */
+DAT_RETURN datx_ep_post_send_with_invalidate(DAT_EP_HANDLE ep_handle, DAT_COUNT n,
+                                             DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+                                             DAT_COMPLETION_FLAGS flags, DAT_BOOLEAN invalidate,
+                                             DAT_RMR_CONTEXT context);
+/** @brief DAT_PROVIDER::ep_post_rdma_read_to_rmr_func (it_post_rdma_read_to_rmr). */
+DAT_RETURN datx_ep_post_rdma_read_to_rmr(DAT_EP_HANDLE ep_handle, const DAT_RMR_TRIPLET *local,
+                                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                         DAT_COMPLETION_FLAGS flags);
+/**
+ * @brief Translates the completion of an RMR bind or unbind (::IT_RMR_LINK_CMPL_EVENT).
+ * @param in the IT-API completion, its cookie the RMR's cell
+ * @param[out] out DAT_RMR_BIND_COMPLETION_EVENT naming the RMR and the consumer's cookie
+ * @return DAT_SUCCESS
+ */
+DAT_RETURN datx_rmr_translate_bind(const it_dto_cmpl_event_t *in, DAT_EVENT *out);
+/**
+ * @brief The rmr_context of the RMR a peer's Send with Invalidate unlinked.
+ * @param unlinked it_dto_cmpl_event_t::unlinked_mr_handle of a receive
+ * @param[out] context its context, set only on success
+ * @return TRUE when @p unlinked is a live RMR of ours
+ */
+gboolean datx_rmr_context_of(it_handle_t unlinked, DAT_RMR_CONTEXT *context);
 
 /* dat_evd.c */
 /** @brief DAT_PROVIDER::evd_create_func (dat_evd_create). */

@@ -42,12 +42,6 @@ datx_provider_find(const char *ia_name)
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 NOT_IMPLEMENTED(ni_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
 NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
-NOT_IMPLEMENTED(ni_rmr_create, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
-NOT_IMPLEMENTED(ni_rmr_query, DAT_RMR_HANDLE a, DAT_RMR_PARAM_MASK b, DAT_RMR_PARAM *c)
-NOT_IMPLEMENTED(ni_rmr_bind, DAT_RMR_HANDLE a, DAT_LMR_HANDLE b, const DAT_LMR_TRIPLET *c,
-                DAT_MEM_PRIV_FLAGS d, DAT_VA_TYPE e, DAT_EP_HANDLE f, DAT_RMR_COOKIE g,
-                DAT_COMPLETION_FLAGS h, DAT_RMR_CONTEXT *i)
-NOT_IMPLEMENTED(ni_rmr_free, DAT_RMR_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_lmr_sync_rdma_read, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
@@ -60,11 +54,6 @@ NOT_IMPLEMENTED(ni_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b, DAT_CSP_PA
 NOT_IMPLEMENTED(ni_csp_free, DAT_CSP_HANDLE a)
 NOT_IMPLEMENTED(ni_ep_common_connect, DAT_EP_HANDLE a, DAT_IA_ADDRESS_PTR b, DAT_TIMEOUT c,
                 DAT_COUNT d, const DAT_PVOID e)
-NOT_IMPLEMENTED(ni_rmr_create_for_ep, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
-NOT_IMPLEMENTED(ni_ep_post_send_with_invalidate, DAT_EP_HANDLE a, DAT_COUNT b, DAT_LMR_TRIPLET *c,
-                DAT_DTO_COOKIE d, DAT_COMPLETION_FLAGS e, DAT_BOOLEAN f, DAT_RMR_CONTEXT g)
-NOT_IMPLEMENTED(ni_ep_post_rdma_read_to_rmr, DAT_EP_HANDLE a, const DAT_RMR_TRIPLET *b,
-                DAT_DTO_COOKIE c, const DAT_RMR_TRIPLET *d, DAT_COMPLETION_FLAGS e)
 NOT_IMPLEMENTED(ni_cno_fd_create, DAT_IA_HANDLE a, DAT_FD *b, DAT_CNO_HANDLE *c)
 NOT_IMPLEMENTED(ni_cno_trigger, DAT_CNO_HANDLE a, DAT_EVD_HANDLE *b)
 NOT_IMPLEMENTED(ni_ia_ha_related, DAT_IA_HANDLE a, const DAT_NAME_PTR b, DAT_BOOLEAN *c)
@@ -114,10 +103,10 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->lmr_create_func = datx_lmr_create;
   p->lmr_query_func = datx_lmr_query;
   p->lmr_free_func = datx_lmr_free;
-  p->rmr_create_func = ni_rmr_create;
-  p->rmr_query_func = ni_rmr_query;
-  p->rmr_bind_func = ni_rmr_bind;
-  p->rmr_free_func = ni_rmr_free;
+  p->rmr_create_func = datx_rmr_create;
+  p->rmr_query_func = datx_rmr_query;
+  p->rmr_bind_func = datx_rmr_bind;
+  p->rmr_free_func = datx_rmr_free;
   p->psp_create_func = datx_psp_create;
   p->psp_query_func = datx_psp_query;
   p->psp_free_func = datx_psp_free;
@@ -146,9 +135,9 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->csp_query_func = ni_csp_query;
   p->csp_free_func = ni_csp_free;
   p->ep_common_connect_func = ni_ep_common_connect;
-  p->rmr_create_for_ep_func = ni_rmr_create_for_ep;
-  p->ep_post_send_with_invalidate_func = ni_ep_post_send_with_invalidate;
-  p->ep_post_rdma_read_to_rmr_func = ni_ep_post_rdma_read_to_rmr;
+  p->rmr_create_for_ep_func = datx_rmr_create_for_ep;
+  p->ep_post_send_with_invalidate_func = datx_ep_post_send_with_invalidate;
+  p->ep_post_rdma_read_to_rmr_func = datx_ep_post_rdma_read_to_rmr;
   p->cno_fd_create_func = ni_cno_fd_create;
   p->cno_trigger_func = ni_cno_trigger;
   p->ia_ha_related_func = ni_ia_ha_related;

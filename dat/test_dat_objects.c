@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <dat2/udat.h>
+#include <dat2/dat_registry.h>
 
 #include <glib.h>
 #include <stdint.h>
@@ -22,6 +23,16 @@ static char provider[DAT_NAME_MAX_LENGTH] = "itapi-emul-iw0";
 
 #define assert_dat(ret, want) g_assert_cmphex((guint) (ret), ==, (guint) (want))
 #define DAT_ERR(t, s) (DAT_CLASS_ERROR | (t) | (s))
+
+/* libdat2 2.1.10 exports no dat_rmr_create_for_ep, dat_ep_post_send_with_invalidate,
+ * dat_ep_post_rdma_read_to_rmr, dat_cno_fd_create or dat_cno_trigger: a
+ * consumer reaches them through the provider's table, as libdat2's own
+ * redirection does (DAT_HANDLE_TO_PROVIDER). */
+static DAT_PROVIDER *
+prov_of(DAT_HANDLE handle)
+{
+  return *(DAT_PROVIDER **) handle;
+}
 
 typedef struct {
   DAT_IA_HANDLE ia;
@@ -426,8 +437,14 @@ test_not_implemented(fixture_t *f, gconstpointer data)
 {
   (void) data;
   g_test_summary("a call the provider does not offer yet returns DAT_NOT_IMPLEMENTED");
-  DAT_RMR_HANDLE rmr;
-  g_assert_cmphex(DAT_GET_TYPE(dat_rmr_create(f->pz, &rmr)), ==, DAT_NOT_IMPLEMENTED);
+  DAT_COUNT a, b;
+  DAT_EVD_HANDLE dto, conn;
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
+  g_assert_cmphex(DAT_GET_TYPE(dat_ep_recv_query(ep, &a, &b)), ==, DAT_NOT_IMPLEMENTED);
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
 }
 
 #define SRQ_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ)
@@ -668,6 +685,323 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   assert_dat(dat_lmr_free(slmr), DAT_SUCCESS);
 }
 
+/* Two EPs of one IA connected to each other, with their EVDs. */
+typedef struct {
+  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
+  DAT_EP_HANDLE s_ep, c_ep;
+  DAT_PSP_HANDLE psp;
+} pair_t;
+
+static void
+pair_connect(fixture_t *f, pair_t *p)
+{
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &p->cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG,
+                            &p->s_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->s_conn),
+             DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &p->c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->c_conn),
+             DAT_SUCCESS);
+  DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_message_size = 4096,
+                     .max_rdma_size = 4096, .max_request_dtos = 8, .max_recv_dtos = 4,
+                     .max_request_iov = 1, .max_recv_iov = 1, .max_rdma_read_in = 2,
+                     .max_rdma_read_out = 2, .max_rdma_read_iov = 1, .max_rdma_write_iov = 1 };
+  assert_dat(dat_ep_create(f->ia, f->pz, p->s_dto, p->s_dto, p->s_conn, &ea, &p->s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p->c_dto, p->c_dto, p->c_conn, &ea, &p->c_ep), DAT_SUCCESS);
+  DAT_CONN_QUAL qual = 0;
+  assert_dat(dat_psp_create_any(f->ia, &qual, p->cr_evd, DAT_PSP_CONSUMER_FLAG, &p->psp),
+             DAT_SUCCESS);
+  assert_dat(dat_ep_connect(p->c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(p->cr_evd, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_REQUEST_EVENT);
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, p->s_ep, 0, NULL),
+             DAT_SUCCESS);
+  wait_event(p->s_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+  wait_event(p->c_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+}
+
+/* A registered buffer: its LMR, its triplet. */
+typedef struct {
+  DAT_LMR_HANDLE lmr;
+  DAT_LMR_TRIPLET iov;
+} reg_t;
+
+static void
+reg_make(fixture_t *f, void *buf, DAT_VLEN len, reg_t *r)
+{
+  DAT_REGION_DESCRIPTION region = { .for_va = buf };
+  DAT_LMR_CONTEXT lctx;
+  DAT_RMR_CONTEXT rctx;
+  DAT_VLEN rlen;
+  DAT_VADDR addr;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, len, f->pz, DAT_MEM_PRIV_ALL_FLAG,
+                            DAT_VA_TYPE_VA, &r->lmr, &lctx, &rctx, &rlen, &addr), DAT_SUCCESS);
+  r->iov = (DAT_LMR_TRIPLET) { .virtual_address = (DAT_VADDR) (uintptr_t) buf,
+                               .segment_length = (DAT_VLEN) len, .lmr_context = lctx };
+}
+
+/* An RMR for @p ep: for the zone where the interface has wide ones, else narrow. */
+static void
+rmr_make(fixture_t *f, DAT_RMR_HANDLE *rmr, DAT_RMR_SCOPE *scope)
+{
+  DAT_RETURN ret = dat_rmr_create(f->pz, rmr);
+  *scope = DAT_RMR_SCOPE_PZ;
+  if (DAT_GET_TYPE(ret) == DAT_MODEL_NOT_SUPPORTED) {
+    ret = prov_of(f->pz)->rmr_create_for_ep_func(f->pz, rmr);
+    *scope = DAT_RMR_SCOPE_EP;
+  }
+  assert_dat(ret, DAT_SUCCESS);
+}
+
+/* Binds (or, with a zero-length @p iov, unbinds) @p rmr through @p ep and
+ * waits for the bind completion. */
+static DAT_RMR_CONTEXT
+rmr_bind_wait(DAT_RMR_HANDLE rmr, DAT_LMR_HANDLE lmr, const DAT_LMR_TRIPLET *iov, DAT_EP_HANDLE ep,
+              DAT_EVD_HANDLE dto, DAT_UINT64 cookie)
+{
+  DAT_RMR_CONTEXT ctx = 0;
+  DAT_RMR_COOKIE rc = { .as_64 = cookie };
+  assert_dat(dat_rmr_bind(rmr, lmr, iov, DAT_MEM_PRIV_REMOTE_READ_FLAG |
+                          DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA, ep, rc,
+                          DAT_COMPLETION_DEFAULT_FLAG, &ctx), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(dto, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_RMR_BIND_COMPLETION_EVENT);
+  g_assert_true(ev.event_data.rmr_completion_event_data.rmr_handle == rmr);
+  g_assert_cmpuint(ev.event_data.rmr_completion_event_data.user_cookie.as_64, ==, cookie);
+  g_assert_cmpint(ev.event_data.rmr_completion_event_data.status, ==, DAT_RMR_BIND_SUCCESS);
+  return ctx;
+}
+
+/* Posts an RDMA Write of @p src to @p ctx at @p addr and returns its completion status. */
+static DAT_DTO_COMPLETION_STATUS
+write_status(DAT_EP_HANDLE ep, DAT_EVD_HANDLE dto, DAT_LMR_TRIPLET *src, DAT_RMR_CONTEXT ctx,
+             DAT_VADDR addr)
+{
+  DAT_RMR_TRIPLET remote = { .rmr_context = ctx, .virtual_address = addr,
+                             .segment_length = src->segment_length };
+  DAT_DTO_COOKIE cookie = { .as_64 = 0x77 };
+  assert_dat(dat_ep_post_rdma_write(ep, 1, src, cookie, &remote, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(dto, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 0x77);
+  return ev.event_data.dto_completion_event_data.status;
+}
+
+/* The peer's Write into an unbound or invalidated RMR (@p st its
+ * completion) was refused: it completes with DAT_DTO_ERR_REMOTE_ACCESS
+ * where the transport reports the responder's refusal to the requester
+ * (InfiniBand, emul); over iWARP an RDMA Write completes once sent (RFC
+ * 5040 has no Write response), so the refusal arrives as the responder's
+ * Terminate: the connection breaks on both sides. */
+static void
+assert_write_refused(pair_t *p, DAT_DTO_COMPLETION_STATUS st)
+{
+  if (st == DAT_DTO_ERR_REMOTE_ACCESS)
+    return;
+  g_assert_cmpint(st, ==, DAT_DTO_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(p->c_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_BROKEN);
+  wait_event(p->s_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_BROKEN);
+}
+
+static void
+test_rmr_bind(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RMR bound through an EP takes the peer's RDMA Write and Read (the bytes "
+                 "land); its LMR is in use while bound; unbound, the peer's Write is refused "
+                 "(DAT_DTO_ERR_REMOTE_ACCESS, or over iWARP a broken connection)");
+  pair_t p;
+  pair_connect(f, &p);
+  static unsigned char sbuf[256], cbuf[256], cback[256];
+  reg_t s, c, cb;
+  reg_make(f, sbuf, sizeof(sbuf), &s);
+  reg_make(f, cbuf, sizeof(cbuf), &c);
+  reg_make(f, cback, sizeof(cback), &cb);
+  DAT_RMR_HANDLE rmr;
+  DAT_RMR_SCOPE scope;
+  rmr_make(f, &rmr, &scope);
+  DAT_RMR_CONTEXT ctx = rmr_bind_wait(rmr, s.lmr, &s.iov, p.s_ep, p.s_dto, 42);
+  g_assert_cmpuint(ctx, !=, 0);
+  DAT_RMR_PARAM rp;
+  assert_dat(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rp), DAT_SUCCESS);
+  g_assert_cmpuint(rp.rmr_context, ==, ctx);
+  g_assert_cmpint(rp.rmr_scope, ==, scope);
+  g_assert_true(rp.pz_handle == f->pz);
+  g_assert_cmpuint(rp.lmr_triplet.segment_length, ==, sizeof(sbuf));
+  DAT_HANDLE_TYPE ht;
+  assert_dat(dat_get_handle_type(rmr, &ht), DAT_SUCCESS);
+  g_assert_cmpint(ht, ==, DAT_HANDLE_TYPE_RMR);
+  /* Bound, the LMR is in use (DAT 2.0 dat_lmr_free). */
+  assert_dat(dat_lmr_free(s.lmr), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_LMR_IN_USE));
+
+  memset(cbuf, 0xa5, sizeof(cbuf));
+  g_assert_cmpint(write_status(p.c_ep, p.c_dto, &c.iov, ctx, s.iov.virtual_address), ==,
+                  DAT_DTO_SUCCESS);
+  for (size_t i = 0; i < sizeof(sbuf); i++)
+    g_assert_cmpint(sbuf[i], ==, 0xa5);
+  memset(sbuf, 0x3c, sizeof(sbuf));
+  DAT_RMR_TRIPLET remote = { .rmr_context = ctx, .virtual_address = s.iov.virtual_address,
+                             .segment_length = sizeof(sbuf) };
+  DAT_DTO_COOKIE cookie = { .as_64 = 0x88 };
+  assert_dat(dat_ep_post_rdma_read(p.c_ep, 1, &cb.iov, cookie, &remote,
+                                   DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(p.c_dto, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.operation, ==, DAT_DTO_RDMA_READ);
+  for (size_t i = 0; i < sizeof(cback); i++)
+    g_assert_cmpint(cback[i], ==, 0x3c);
+
+  /* DAT 2.0 dat_rmr_bind: a zero-length triplet unbinds. */
+  DAT_LMR_TRIPLET none = { 0 };
+  rmr_bind_wait(rmr, DAT_HANDLE_NULL, &none, p.s_ep, p.s_dto, 43);
+  assert_dat(dat_rmr_query(rmr, DAT_RMR_FIELD_RMR_CONTEXT, &rp), DAT_SUCCESS);
+  g_assert_cmpuint(rp.rmr_context, ==, 0);
+  memset(sbuf, 0, sizeof(sbuf));
+  assert_write_refused(&p, write_status(p.c_ep, p.c_dto, &c.iov, ctx, s.iov.virtual_address));
+  for (size_t i = 0; i < sizeof(sbuf); i++)
+    g_assert_cmpint(sbuf[i], ==, 0);
+  assert_dat(dat_rmr_free(rmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(s.lmr), DAT_SUCCESS);
+}
+
+static void
+test_rmr_send_invalidate(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a Send with Invalidate unbinds the peer's RMR: the receive completes as "
+                 "DAT_DTO_RECEIVE_WITH_INVALIDATE naming its context, and a Write to it is then "
+                 "refused");
+  pair_t p;
+  pair_connect(f, &p);
+  static unsigned char sbuf[128], rbuf[64], msg[64], cbuf[128];
+  reg_t s, r, m, c;
+  reg_make(f, sbuf, sizeof(sbuf), &s);
+  reg_make(f, rbuf, sizeof(rbuf), &r);
+  reg_make(f, msg, sizeof(msg), &m);
+  reg_make(f, cbuf, sizeof(cbuf), &c);
+  DAT_RMR_HANDLE rmr;
+  DAT_RMR_SCOPE scope;
+  rmr_make(f, &rmr, &scope);
+  DAT_RMR_CONTEXT ctx = rmr_bind_wait(rmr, s.lmr, &s.iov, p.s_ep, p.s_dto, 7);
+  DAT_DTO_COOKIE rc = { .as_64 = 0x99 };
+  assert_dat(dat_ep_post_recv(p.s_ep, 1, &r.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  g_assert_cmpint(write_status(p.c_ep, p.c_dto, &c.iov, ctx, s.iov.virtual_address), ==,
+                  DAT_DTO_SUCCESS);
+  memset(msg, 0x42, sizeof(msg));
+  DAT_DTO_COOKIE sc = { .as_64 = 0x55 };
+  assert_dat(prov_of(p.c_ep)->ep_post_send_with_invalidate_func(p.c_ep, 1, &m.iov, sc, DAT_COMPLETION_DEFAULT_FLAG,
+                                              DAT_TRUE, ctx), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(p.c_dto, &ev);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 0x55);
+  wait_event(p.s_dto, &ev);
+  const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+  g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+  g_assert_cmpint(d->status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpint(d->operation, ==, DAT_DTO_RECEIVE_WITH_INVALIDATE);
+  g_assert_cmpuint(d->rmr_context, ==, ctx);
+  g_assert_cmpuint(d->transfered_length, ==, sizeof(msg));
+  for (size_t i = 0; i < sizeof(rbuf); i++)
+    g_assert_cmpint(rbuf[i], ==, 0x42);
+  DAT_RMR_PARAM rp;
+  assert_dat(dat_rmr_query(rmr, DAT_RMR_FIELD_RMR_CONTEXT, &rp), DAT_SUCCESS);
+  g_assert_cmpuint(rp.rmr_context, ==, 0);
+  memset(sbuf, 0, sizeof(sbuf));
+  assert_write_refused(&p, write_status(p.c_ep, p.c_dto, &c.iov, ctx, s.iov.virtual_address));
+  for (size_t i = 0; i < sizeof(sbuf); i++)
+    g_assert_cmpint(sbuf[i], ==, 0);
+}
+
+static void
+test_rmr_read_to_rmr(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read to RMR lands the peer's bytes in a local RMR's range");
+  pair_t p;
+  pair_connect(f, &p);
+  static unsigned char src[128], sink[128];
+  reg_t s, k;
+  reg_make(f, src, sizeof(src), &s);
+  reg_make(f, sink, sizeof(sink), &k);
+  DAT_RMR_HANDLE srmr, krmr;
+  DAT_RMR_SCOPE scope;
+  rmr_make(f, &srmr, &scope);
+  rmr_make(f, &krmr, &scope);
+  DAT_RMR_CONTEXT sctx = rmr_bind_wait(srmr, s.lmr, &s.iov, p.s_ep, p.s_dto, 1);
+  DAT_RMR_CONTEXT kctx = rmr_bind_wait(krmr, k.lmr, &k.iov, p.c_ep, p.c_dto, 2);
+  memset(src, 0x6b, sizeof(src));
+  DAT_RMR_TRIPLET local = { .rmr_context = kctx, .virtual_address = k.iov.virtual_address,
+                            .segment_length = sizeof(sink) };
+  DAT_RMR_TRIPLET remote = { .rmr_context = sctx, .virtual_address = s.iov.virtual_address,
+                             .segment_length = sizeof(src) };
+  DAT_DTO_COOKIE cookie = { .as_64 = 0x31 };
+  DAT_RETURN ret = prov_of(p.c_ep)->ep_post_rdma_read_to_rmr_func(p.c_ep, &local, cookie, &remote,
+                                                DAT_COMPLETION_DEFAULT_FLAG);
+  if (DAT_GET_TYPE(ret) == DAT_MODEL_NOT_SUPPORTED) {
+    g_test_skip("the interface cannot read into RMRs (rdma_read_local_extensions)");
+    return;
+  }
+  assert_dat(ret, DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(p.c_dto, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 0x31);
+  for (size_t i = 0; i < sizeof(sink); i++)
+    g_assert_cmpint(sink[i], ==, 0x6b);
+  /* A context that names no RMR of ours. */
+  local.rmr_context = kctx + 1;
+  assert_dat(prov_of(p.c_ep)->ep_post_rdma_read_to_rmr_func(p.c_ep, &local, cookie, &remote,
+                                          DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_RDMA_READ));
+}
+
+#define RMR_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR)
+
+static void
+test_rmr_stale(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a freed RMR's handle is refused by every RMR call and is not handed out again");
+  DAT_RMR_HANDLE rmr, again;
+  DAT_RMR_SCOPE scope;
+  rmr_make(f, &rmr, &scope);
+  assert_dat(dat_rmr_free(rmr), DAT_SUCCESS);
+  DAT_RMR_PARAM rp;
+  assert_dat(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rp), RMR_STALE);
+  assert_dat(dat_rmr_free(rmr), RMR_STALE);
+  DAT_LMR_TRIPLET none = { 0 };
+  DAT_RMR_COOKIE rc = { .as_64 = 1 };
+  DAT_RMR_CONTEXT ctx;
+  assert_dat(dat_rmr_bind(rmr, DAT_HANDLE_NULL, &none, 0, DAT_VA_TYPE_VA, DAT_HANDLE_NULL, rc,
+                          DAT_COMPLETION_DEFAULT_FLAG, &ctx), RMR_STALE);
+  DAT_HANDLE_TYPE ht;
+  g_assert_cmphex(DAT_GET_TYPE(dat_get_handle_type(rmr, &ht)), ==, DAT_INVALID_HANDLE);
+  /* Another type's handle is no RMR. */
+  assert_dat(dat_rmr_free(f->pz), RMR_STALE);
+  rmr_make(f, &again, &scope);
+  g_assert_true(again != rmr);
+  /* An RMR made on the zone keeps it. */
+  assert_dat(dat_pz_free(f->pz), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE));
+  assert_dat(dat_rmr_free(again), DAT_SUCCESS);
+}
+
 static void
 test_dup_connect(fixture_t *f, gconstpointer data)
 {
@@ -799,5 +1133,9 @@ main(int argc, char **argv)
   ADD("/dat/srq/recv", test_srq_recv);
   ADD("/dat/cm/dup-connect", test_dup_connect);
   ADD("/dat/ep/modify", test_ep_modify);
+  ADD("/dat/rmr/bind-write-read", test_rmr_bind);
+  ADD("/dat/rmr/send-with-invalidate", test_rmr_send_invalidate);
+  ADD("/dat/rmr/read-to-rmr", test_rmr_read_to_rmr);
+  ADD("/dat/rmr/stale-handle", test_rmr_stale);
   return g_test_run();
 }
