@@ -233,3 +233,41 @@ datx_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *ev
   datx_cell_put(cell);
   return ret;
 }
+
+/* DAT 2.0 dat_cno_fd_create: a CNO whose descriptor becomes readable when
+ * it is triggered.  The CNO's epoll set is that descriptor: an epoll set
+ * polls readable while an EVD's edge (or the abrupt close's wake) waits in
+ * it, and dat_cno_trigger takes the edge. */
+static DAT_RETURN
+cno_fd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_FD *fd, DAT_CNO_HANDLE *cno_handle)
+{
+  if (fd == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  DAT_OS_WAIT_PROXY_AGENT none = DAT_OS_WAIT_PROXY_AGENT_NULL;
+  DAT_RETURN ret = cno_create_on_held(ia_handle, none, cno_handle);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  *fd = ((datx_cno_t *) ((datx_cell_t *) *cno_handle)->object)->epfd;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_cno_fd_create(DAT_IA_HANDLE ia_handle, DAT_FD *fd, DAT_CNO_HANDLE *cno_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  DATX_RETURN_HELD(ia_handle, DATX_IA, cno_fd_create_on_held(ia_handle, fd, cno_handle));
+}
+
+DAT_RETURN
+datx_cno_trigger(DAT_CNO_HANDLE cno_handle, DAT_EVD_HANDLE *evd_handle)
+{
+  datx_cell_t *cell = datx_cell_hold(cno_handle, DATX_CNO);
+  if (cell == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  /* The wait of no time: the EVD that triggered the CNO, or none. */
+  DAT_RETURN ret = cno_wait(cell->object, 0, evd_handle);
+  if (DAT_GET_TYPE(ret) == DAT_TIMEOUT_EXPIRED)
+    ret = DAT_SUCCESS;
+  datx_cell_put(cell);
+  return ret;
+}

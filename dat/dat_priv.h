@@ -470,6 +470,10 @@ DAT_RETURN datx_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agen
 DAT_RETURN datx_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent);
 /** @brief DAT_PROVIDER::cno_query_func (dat_cno_query). */
 DAT_RETURN datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param);
+/** @brief DAT_PROVIDER::cno_fd_create_func (dat_cno_fd_create: the descriptor is the CNO's epoll set). */
+DAT_RETURN datx_cno_fd_create(DAT_IA_HANDLE ia_handle, DAT_FD *fd, DAT_CNO_HANDLE *cno_handle);
+/** @brief DAT_PROVIDER::cno_trigger_func (dat_cno_trigger: the EVD that triggered, without waiting). */
+DAT_RETURN datx_cno_trigger(DAT_CNO_HANDLE cno_handle, DAT_EVD_HANDLE *evd_handle);
 /** @brief DAT_PROVIDER::cno_free_func (dat_cno_free). */
 DAT_RETURN datx_cno_free(DAT_CNO_HANDLE cno_handle);
 /** @brief DAT_PROVIDER::cno_wait_func (dat_cno_wait). */

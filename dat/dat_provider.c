@@ -54,8 +54,6 @@ NOT_IMPLEMENTED(ni_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b, DAT_CSP_PA
 NOT_IMPLEMENTED(ni_csp_free, DAT_CSP_HANDLE a)
 NOT_IMPLEMENTED(ni_ep_common_connect, DAT_EP_HANDLE a, DAT_IA_ADDRESS_PTR b, DAT_TIMEOUT c,
                 DAT_COUNT d, const DAT_PVOID e)
-NOT_IMPLEMENTED(ni_cno_fd_create, DAT_IA_HANDLE a, DAT_FD *b, DAT_CNO_HANDLE *c)
-NOT_IMPLEMENTED(ni_cno_trigger, DAT_CNO_HANDLE a, DAT_EVD_HANDLE *b)
 NOT_IMPLEMENTED(ni_ia_ha_related, DAT_IA_HANDLE a, const DAT_NAME_PTR b, DAT_BOOLEAN *c)
 NOT_IMPLEMENTED(ni_handle_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
 #pragma GCC diagnostic pop
@@ -138,8 +136,8 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->rmr_create_for_ep_func = datx_rmr_create_for_ep;
   p->ep_post_send_with_invalidate_func = datx_ep_post_send_with_invalidate;
   p->ep_post_rdma_read_to_rmr_func = datx_ep_post_rdma_read_to_rmr;
-  p->cno_fd_create_func = ni_cno_fd_create;
-  p->cno_trigger_func = ni_cno_trigger;
+  p->cno_fd_create_func = datx_cno_fd_create;
+  p->cno_trigger_func = datx_cno_trigger;
   p->ia_ha_related_func = ni_ia_ha_related;
   p->handle_extendedop_func = ni_handle_extendedop;
 }

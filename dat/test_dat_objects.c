@@ -15,6 +15,7 @@
 #include <dat2/dat_registry.h>
 
 #include <glib.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,52 @@ test_cno(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(evd), DAT_SUCCESS);
   assert_dat(dat_cno_free(cno), DAT_SUCCESS);
   assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
+}
+
+static gboolean
+fd_readable(int fd, int ms)
+{
+  struct pollfd pfd = { .fd = fd, .events = POLLIN };
+  return poll(&pfd, 1, ms) == 1 && (pfd.revents & POLLIN);
+}
+
+static void
+test_cno_fd(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a CNO made by dat_cno_fd_create has a descriptor readable when an EVD of it "
+                 "gets an event; dat_cno_trigger names that EVD without waiting and rearms it");
+  DAT_CNO_HANDLE cno;
+  DAT_FD fd = -1;
+  /* libdat2 hands out IA handles of its own: the provider's is the PZ's IA. */
+  DAT_PZ_PARAM pp;
+  assert_dat(dat_pz_query(f->pz, DAT_PZ_FIELD_ALL, &pp), DAT_SUCCESS);
+  assert_dat(prov_of(pp.ia_handle)->cno_fd_create_func(pp.ia_handle, &fd, &cno), DAT_SUCCESS);
+  g_assert_cmpint(fd, >=, 0);
+  DAT_EVD_HANDLE evd, found = DAT_HANDLE_NULL;
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  g_assert_false(fd_readable(fd, 0));
+  assert_dat(prov_of(cno)->cno_trigger_func(cno, &found), DAT_SUCCESS);
+  g_assert_true(found == DAT_HANDLE_NULL);
+  DAT_EVENT ev, out;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  g_assert_true(fd_readable(fd, 5000));
+  assert_dat(prov_of(cno)->cno_trigger_func(cno, &found), DAT_SUCCESS);
+  g_assert_true(found == evd);
+  /* Taken: the descriptor is quiet until the next notification. */
+  g_assert_false(fd_readable(fd, 0));
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  g_assert_cmphex(out.event_number, ==, DAT_SOFTWARE_EVENT);
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  g_assert_true(fd_readable(fd, 5000));
+  assert_dat(dat_cno_wait(cno, 1000000, &found), DAT_SUCCESS);
+  g_assert_true(found == evd);
+  assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
+  assert_dat(prov_of(cno)->cno_trigger_func(cno, &found),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
 }
 
 /* A thread blocked in dat_evd_wait or dat_cno_wait, and what it got. */
@@ -1123,6 +1170,7 @@ main(int argc, char **argv)
   ADD("/dat/lmr/stale-context", test_stale_lmr_context);
   ADD("/dat/evd/software", test_software_events);
   ADD("/dat/cno/wait", test_cno);
+  ADD("/dat/cno/fd", test_cno_fd);
   ADD("/dat/evd/free-waited", test_evd_free_waited);
   ADD("/dat/cno/free-waited", test_cno_free_waited);
   ADD("/dat/ia/close-waited", test_ia_close_waited);
