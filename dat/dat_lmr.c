@@ -164,3 +164,45 @@ datx_lmr_free(DAT_LMR_HANDLE lmr_handle)
   g_free(lmr);
   return DAT_SUCCESS;
 }
+
+/* DAT 2.0 dat_lmr_sync_rdma_read/write: make the memory of the triplets
+ * coherent between the consumer and RDMA.  Every IT-API interface of this
+ * stack registers memory coherent with the CPU (no LMR is made with
+ * IT_LMR_FLAG_NONCOHERENT), so there is nothing to flush: the call checks
+ * the triplets and returns. */
+static DAT_RETURN
+lmr_sync_on_held(DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *iov, DAT_VLEN n)
+{
+  datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (n > 0 && iov == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  for (DAT_VLEN i = 0; i < n; i++) {
+    if (iov[i].segment_length == 0)
+      continue;
+    datx_cell_t *cell = datx_lmr_hold_context(iov[i].lmr_context);
+    const datx_lmr_t *lmr = cell != NULL ? cell->object : NULL;
+    uintptr_t start = lmr != NULL ? (uintptr_t) lmr->region.for_va : 0;
+    gboolean inside = lmr != NULL && lmr->ia == ia && iov[i].virtual_address >= start &&
+                      iov[i].virtual_address - start <= lmr->length &&
+                      iov[i].segment_length <= lmr->length - (iov[i].virtual_address - start);
+    if (cell != NULL)
+      datx_cell_put(cell);
+    if (!inside)
+      return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  }
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_lmr_sync_rdma_read(DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *iov, DAT_VLEN n)
+{
+  DATX_RETURN_HELD(ia_handle, DATX_IA, lmr_sync_on_held(ia_handle, iov, n));
+}
+
+DAT_RETURN
+datx_lmr_sync_rdma_write(DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *iov, DAT_VLEN n)
+{
+  DATX_RETURN_HELD(ia_handle, DATX_IA, lmr_sync_on_held(ia_handle, iov, n));
+}

@@ -396,6 +396,10 @@ DAT_RETURN datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_R
 DAT_RETURN datx_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *param);
 /** @brief DAT_PROVIDER::lmr_free_func (dat_lmr_free). */
 DAT_RETURN datx_lmr_free(DAT_LMR_HANDLE lmr_handle);
+/** @brief DAT_PROVIDER::lmr_sync_rdma_read_func (dat_lmr_sync_rdma_read: coherent memory, the triplets checked). */
+DAT_RETURN datx_lmr_sync_rdma_read(DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *iov, DAT_VLEN n);
+/** @brief DAT_PROVIDER::lmr_sync_rdma_write_func (dat_lmr_sync_rdma_write: coherent memory, the triplets checked). */
+DAT_RETURN datx_lmr_sync_rdma_write(DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *iov, DAT_VLEN n);
 
 /* dat_rmr.c */
 /** @brief DAT_PROVIDER::rmr_create_func (dat_rmr_create: a wide IT-API RMR). */

@@ -44,8 +44,6 @@ NOT_IMPLEMENTED(ni_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
 NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
 NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
-NOT_IMPLEMENTED(ni_lmr_sync_rdma_read, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
-NOT_IMPLEMENTED(ni_lmr_sync_rdma_write, DAT_IA_HANDLE a, const DAT_LMR_TRIPLET *b, DAT_VLEN c)
 NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
 NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
 NOT_IMPLEMENTED(ni_csp_create, DAT_IA_HANDLE a, DAT_COMM *b, DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d,
@@ -118,8 +116,8 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->ep_reset_func = datx_ep_reset;
   p->evd_set_unwaitable_func = ni_evd_set_unwaitable;
   p->evd_clear_unwaitable_func = ni_evd_clear_unwaitable;
-  p->lmr_sync_rdma_read_func = ni_lmr_sync_rdma_read;
-  p->lmr_sync_rdma_write_func = ni_lmr_sync_rdma_write;
+  p->lmr_sync_rdma_read_func = datx_lmr_sync_rdma_read;
+  p->lmr_sync_rdma_write_func = datx_lmr_sync_rdma_write;
   p->ep_create_with_srq_func = datx_ep_create_with_srq;
   p->ep_recv_query_func = ni_ep_recv_query;
   p->ep_set_watermark_func = ni_ep_set_watermark;

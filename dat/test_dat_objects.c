@@ -1019,6 +1019,28 @@ test_rmr_read_to_rmr(fixture_t *f, gconstpointer data)
              DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_RDMA_READ));
 }
 
+static void
+test_lmr_sync(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_lmr_sync_rdma_read and _write accept triplets inside live LMRs and refuse "
+                 "a range past the LMR, a freed lmr_context and a stale IA");
+  static char buf[128];
+  reg_t r;
+  reg_make(f, buf, sizeof(buf), &r);
+  assert_dat(dat_lmr_sync_rdma_read(f->ia, &r.iov, 1), DAT_SUCCESS);
+  assert_dat(dat_lmr_sync_rdma_write(f->ia, &r.iov, 1), DAT_SUCCESS);
+  DAT_LMR_TRIPLET past = r.iov;
+  past.virtual_address += 64;
+  assert_dat(dat_lmr_sync_rdma_write(f->ia, &past, 1),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_lmr_free(r.lmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_sync_rdma_read(f->ia, &r.iov, 1),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_lmr_sync_rdma_read(f->pz, &r.iov, 1),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
+}
+
 #define RMR_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR)
 
 static void
@@ -1185,5 +1207,6 @@ main(int argc, char **argv)
   ADD("/dat/rmr/send-with-invalidate", test_rmr_send_invalidate);
   ADD("/dat/rmr/read-to-rmr", test_rmr_read_to_rmr);
   ADD("/dat/rmr/stale-handle", test_rmr_stale);
+  ADD("/dat/lmr/sync", test_lmr_sync);
   return g_test_run();
 }
