@@ -3,9 +3,12 @@
  * the handle model (a freed, forged or other-typed handle is refused with
  * DAT_INVALID_HANDLE and the right subtype; a freed handle is never handed
  * out again), a stale lmr_context, software events and dat_evd_wait's
- * timeout, shared receive queues (stale handles, an SRQ in use, a Send
- * landing through one), and DAT_NOT_IMPLEMENTED for what the provider does
- * not offer.
+ * timeout, CNOs and their descriptor (dat_cno_fd_create, dat_cno_trigger),
+ * shared receive queues (stale handles, an SRQ in use, a Send landing
+ * through one), RMRs (bound and used by the peer's RDMA Write and Read,
+ * unbound and refused, invalidated by a Send with Invalidate, a sink of
+ * RDMA Read to RMR, stale handles), and DAT_NOT_IMPLEMENTED for what the
+ * provider does not offer.
  *
  *   DAT_OVERRIDE=build/dat/dat.conf test-dat-objects [interface]
  *
