@@ -330,6 +330,8 @@ child_forget(gpointer data, gpointer user)
   } else if (type == DATX_CNO) {
     datx_cno_destroy(obj);
     return;
+  } else if (type == DATX_RMR) {
+    g_mutex_clear(&((datx_rmr_t *) obj)->lock);
   }
   g_free(obj);
 }
