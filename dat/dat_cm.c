@@ -161,12 +161,13 @@ datx_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
   DATX_RETURN_HELD(ep_handle, DATX_EP, ep_disconnect_on_held(ep_handle, flags));
 }
 
-/* A PSP (@p ep NULL) or an RSP on @p qual; @p qual_inout NULL: the
- * qualifier is given, else IT-API chooses it and it is returned there. */
+/* A PSP (@p ep NULL), an RSP, or a CSP (@p csp) on @p qual; @p qual_inout
+ * NULL: the qualifier is given, else IT-API chooses it and it is returned
+ * there. */
 static DAT_RETURN
 sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
                   DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags, DAT_EP_HANDLE ep_handle,
-                  DAT_HANDLE *sp_handle)
+                  gboolean csp, DAT_HANDLE *sp_handle)
 {
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
@@ -207,7 +208,8 @@ sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qu
     return datx_status(st, DAT_INVALID_HANDLE_IA);
   }
   psp->qual = qual_out == NULL ? qual : ntohs(q.conn_qual.port);
-  psp->cell = datx_cell_new(&ia->provider->dat, ep != NULL ? DATX_RSP : DATX_PSP, psp, ia);
+  psp->cell = datx_cell_new(&ia->provider->dat, ep != NULL ? DATX_RSP : csp ? DATX_CSP : DATX_PSP,
+                            psp, ia);
   if (psp->cell == NULL) {
     it_listen_free(psp->it);
     g_free(psp);
@@ -230,7 +232,8 @@ sp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qual_out,
 {
   /* Held: dat_ia_close waits for a call on the IA to finish. */
   DATX_RETURN_HELD(ia_handle, DATX_IA,
-                   sp_create_on_held(ia_handle, qual, qual_out, evd_handle, flags, ep_handle, sp_handle));
+                   sp_create_on_held(ia_handle, qual, qual_out, evd_handle, flags, ep_handle, FALSE,
+                                     sp_handle));
 }
 
 DAT_RETURN
@@ -295,22 +298,122 @@ sp_destroy(datx_psp_t *psp)
   g_free(psp);
 }
 
-DAT_RETURN
-datx_psp_free(DAT_PSP_HANDLE psp_handle)
+/* The free of a PSP or a CSP (@p type), refused with @p subtype. */
+static DAT_RETURN
+sp_free(DAT_HANDLE handle, datx_type_t type, DAT_RETURN_SUBTYPE subtype)
 {
-  datx_cell_t *cell = datx_cell_hold(psp_handle, DATX_PSP);
+  datx_cell_t *cell = datx_cell_hold(handle, type);
   if (cell == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+    return DATX_ERR(DAT_INVALID_HANDLE, subtype);
   datx_psp_t *psp = cell->object;
   it_status_t st = it_listen_free(psp->it);
   datx_cell_put(cell);
   if (st != IT_SUCCESS)
-    return datx_status(st, DAT_INVALID_HANDLE_PSP);
-  /* A request being turned into a CR holds the PSP: wait it out. */
+    return datx_status(st, subtype);
+  /* A request being turned into a CR holds the service point: wait it out. */
   if (datx_cell_retire_wait(psp->cell) != DATX_RETIRED)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+    return DATX_ERR(DAT_INVALID_HANDLE, subtype);
   sp_destroy(psp);
   return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_psp_free(DAT_PSP_HANDLE psp_handle)
+{
+  return sp_free(psp_handle, DATX_PSP, DAT_INVALID_HANDLE_PSP);
+}
+
+/* DAT 2.0 6.4.4: a common service point listens on an IP address and
+ * port for dat_ep_common_connect, its communicator naming the protocol.
+ * It is an IT-API listen point on spigot 0 whose IANA port is the
+ * address's; the IA listens on its own address whatever IP the consumer
+ * names.  Its requests arrive on its EVD as a PSP's do, the event naming
+ * the CSP (DAT_SP_HANDLE::csp_handle). */
+static DAT_RETURN
+csp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COMM *comm, DAT_IA_ADDRESS_PTR addr,
+                   DAT_EVD_HANDLE evd_handle, DAT_CSP_HANDLE *csp_handle)
+{
+  if (comm == NULL || (comm->domain != AF_INET && comm->domain != AF_UNSPEC) ||
+      (comm->type != SOCK_STREAM && comm->type != 0) ||
+      (comm->protocol != IPPROTO_TCP && comm->protocol != 0))
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (addr == NULL || addr->sa_family != AF_INET ||
+      ((const struct sockaddr_in *) addr)->sin_port == 0)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (csp_handle == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  const struct sockaddr_in *in = (const struct sockaddr_in *) addr;
+  DAT_HANDLE h;
+  DAT_RETURN ret = sp_create_on_held(ia_handle, ntohs(in->sin_port), NULL, evd_handle,
+                                     DAT_PSP_CONSUMER_FLAG, DAT_HANDLE_NULL, TRUE, &h);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  datx_psp_t *csp = ((datx_cell_t *) h)->object;
+  csp->comm = *comm;
+  csp->csp_addr = *in;
+  *csp_handle = h;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_csp_create(DAT_IA_HANDLE ia_handle, DAT_COMM *comm, DAT_IA_ADDRESS_PTR addr,
+                DAT_EVD_HANDLE evd_handle, DAT_CSP_HANDLE *csp_handle)
+{
+  /* Held: dat_ia_close waits for a call on the IA to finish. */
+  DATX_RETURN_HELD(ia_handle, DATX_IA,
+                   csp_create_on_held(ia_handle, comm, addr, evd_handle, csp_handle));
+}
+
+static DAT_RETURN
+csp_query_on_held(DAT_CSP_HANDLE csp_handle, DAT_CSP_PARAM_MASK mask, DAT_CSP_PARAM *param)
+{
+  datx_psp_t *csp = datx_cell_get(csp_handle, DATX_CSP);
+  if (csp == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CSP);
+  if (param == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (mask & DAT_CSP_FIELD_IA_HANDLE)
+    param->ia_handle = csp->ia->cell;
+  if (mask & DAT_CSP_FIELD_COMM)
+    param->comm = &csp->comm;
+  if (mask & DAT_CSP_FIELD_IA_ADDRESS)
+    param->address_ptr = (DAT_IA_ADDRESS_PTR) &csp->csp_addr;
+  if (mask & DAT_CSP_FIELD_EVD_HANDLE)
+    param->evd_handle = csp->evd->cell;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_csp_query(DAT_CSP_HANDLE csp_handle, DAT_CSP_PARAM_MASK mask, DAT_CSP_PARAM *param)
+{
+  DATX_RETURN_HELD(csp_handle, DATX_CSP, csp_query_on_held(csp_handle, mask, param));
+}
+
+DAT_RETURN
+datx_csp_free(DAT_CSP_HANDLE csp_handle)
+{
+  return sp_free(csp_handle, DATX_CSP, DAT_INVALID_HANDLE_CSP);
+}
+
+/* DAT 2.0 dat_ep_common_connect: to the IP address and port of a CSP. */
+static DAT_RETURN
+ep_common_connect_on_held(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_TIMEOUT timeout,
+                          DAT_COUNT pdata_size, const DAT_PVOID pdata)
+{
+  if (remote == NULL || remote->sa_family != AF_INET ||
+      ((const struct sockaddr_in *) remote)->sin_port == 0)
+    return DATX_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_MALFORMED);
+  DAT_CONN_QUAL qual = ntohs(((const struct sockaddr_in *) remote)->sin_port);
+  return ep_connect_on_held(ep_handle, remote, qual, timeout, pdata_size, pdata,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
+}
+
+DAT_RETURN
+datx_ep_common_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_TIMEOUT timeout,
+                       DAT_COUNT pdata_size, const DAT_PVOID pdata)
+{
+  DATX_RETURN_HELD(ep_handle, DATX_EP,
+                   ep_common_connect_on_held(ep_handle, remote, timeout, pdata_size, pdata));
 }
 
 static DAT_RETURN
@@ -378,7 +481,7 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
     if (qual_port(p->qual) != port)
       continue;
     if (p->ep != NULL ? datx_cell_retire(p->cell) == DATX_RETIRED
-                      : datx_cell_hold(p->cell, DATX_PSP) != NULL)
+                      : datx_cell_hold(p->cell, (datx_type_t) p->cell->type) != NULL)
       psp = p;
     break;
   }

@@ -514,7 +514,7 @@ datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
     [DATX_LMR] = DAT_HANDLE_TYPE_LMR, [DATX_PSP] = DAT_HANDLE_TYPE_PSP,
     [DATX_CR] = DAT_HANDLE_TYPE_CR,   [DATX_CNO] = DAT_HANDLE_TYPE_CNO,
     [DATX_RSP] = DAT_HANDLE_TYPE_RSP, [DATX_SRQ] = DAT_HANDLE_TYPE_SRQ,
-    [DATX_RMR] = DAT_HANDLE_TYPE_RMR,
+    [DATX_RMR] = DAT_HANDLE_TYPE_RMR, [DATX_CSP] = DAT_HANDLE_TYPE_CSP,
   };
   datx_type_t t = datx_cell_type(handle);
   if (t == 0)

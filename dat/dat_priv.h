@@ -58,6 +58,7 @@ typedef enum {
   DATX_RSP,
   DATX_SRQ,
   DATX_RMR,
+  DATX_CSP,
   DATX_TYPE_COUNT
 } datx_type_t;
 
@@ -212,7 +213,7 @@ typedef struct {
   DAT_RMR_CONTEXT context;   /**< the context of the last bind (IT-API's, 32 bits) */
 } datx_rmr_t;
 
-/** @brief A public or reserved service point: an IT-API listen point. */
+/** @brief A public, reserved or common service point: an IT-API listen point. */
 typedef struct {
   datx_cell_t *cell;       /**< its handle (a PSP's or an RSP's) */
   datx_ia_t *ia;           /**< its adapter */
@@ -221,6 +222,8 @@ typedef struct {
   DAT_PSP_FLAGS flags;     /**< as given (a PSP) */
   datx_cell_t *ep;         /**< an RSP's endpoint, NULL for a PSP */
   it_listen_handle_t it;   /**< the IT-API listen point */
+  DAT_COMM comm;           /**< a CSP's communicator, as given */
+  struct sockaddr_in csp_addr; /**< a CSP's address, as given */
 } datx_psp_t;
 
 /** @brief A connection request, from its CR event until accepted or rejected. */
@@ -572,6 +575,16 @@ DAT_RETURN datx_rsp_free(DAT_RSP_HANDLE rsp_handle);
 DAT_RETURN datx_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *param);
 /** @brief DAT_PROVIDER::psp_free_func (dat_psp_free). */
 DAT_RETURN datx_psp_free(DAT_PSP_HANDLE psp_handle);
+/** @brief DAT_PROVIDER::csp_create_func (dat_csp_create: a listen point on the address's port). */
+DAT_RETURN datx_csp_create(DAT_IA_HANDLE ia_handle, DAT_COMM *comm, DAT_IA_ADDRESS_PTR addr,
+                           DAT_EVD_HANDLE evd_handle, DAT_CSP_HANDLE *csp_handle);
+/** @brief DAT_PROVIDER::csp_query_func (dat_csp_query). */
+DAT_RETURN datx_csp_query(DAT_CSP_HANDLE csp_handle, DAT_CSP_PARAM_MASK mask, DAT_CSP_PARAM *param);
+/** @brief DAT_PROVIDER::csp_free_func (dat_csp_free). */
+DAT_RETURN datx_csp_free(DAT_CSP_HANDLE csp_handle);
+/** @brief DAT_PROVIDER::ep_common_connect_func (dat_ep_common_connect: to a CSP's address and port). */
+DAT_RETURN datx_ep_common_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote,
+                                  DAT_TIMEOUT timeout, DAT_COUNT pdata_size, const DAT_PVOID pdata);
 /** @brief DAT_PROVIDER::cr_query_func (dat_cr_query). */
 DAT_RETURN datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param);
 /** @brief DAT_PROVIDER::cr_accept_func (dat_cr_accept). */

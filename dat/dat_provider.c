@@ -46,12 +46,6 @@ NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
 NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
-NOT_IMPLEMENTED(ni_csp_create, DAT_IA_HANDLE a, DAT_COMM *b, DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d,
-                DAT_CSP_HANDLE *e)
-NOT_IMPLEMENTED(ni_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b, DAT_CSP_PARAM *c)
-NOT_IMPLEMENTED(ni_csp_free, DAT_CSP_HANDLE a)
-NOT_IMPLEMENTED(ni_ep_common_connect, DAT_EP_HANDLE a, DAT_IA_ADDRESS_PTR b, DAT_TIMEOUT c,
-                DAT_COUNT d, const DAT_PVOID e)
 NOT_IMPLEMENTED(ni_ia_ha_related, DAT_IA_HANDLE a, const DAT_NAME_PTR b, DAT_BOOLEAN *c)
 NOT_IMPLEMENTED(ni_handle_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
 #pragma GCC diagnostic pop
@@ -127,10 +121,10 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->srq_query_func = datx_srq_query;
   p->srq_resize_func = datx_srq_resize;
   p->srq_set_lw_func = datx_srq_set_lw;
-  p->csp_create_func = ni_csp_create;
-  p->csp_query_func = ni_csp_query;
-  p->csp_free_func = ni_csp_free;
-  p->ep_common_connect_func = ni_ep_common_connect;
+  p->csp_create_func = datx_csp_create;
+  p->csp_query_func = datx_csp_query;
+  p->csp_free_func = datx_csp_free;
+  p->ep_common_connect_func = datx_ep_common_connect;
   p->rmr_create_for_ep_func = datx_rmr_create_for_ep;
   p->ep_post_send_with_invalidate_func = datx_ep_post_send_with_invalidate;
   p->ep_post_rdma_read_to_rmr_func = datx_ep_post_rdma_read_to_rmr;

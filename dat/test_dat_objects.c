@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
 
 static char provider[DAT_NAME_MAX_LENGTH] = "itapi-emul-iw0";
 
@@ -1074,6 +1076,66 @@ test_rmr_stale(fixture_t *f, gconstpointer data)
   assert_dat(dat_rmr_free(again), DAT_SUCCESS);
 }
 
+#define CSP_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CSP)
+
+static void
+test_csp(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_common_connect reaches a CSP listening on the IA's address and a port: "
+                 "the request names the CSP, is accepted, and both EPs connect; a freed CSP is "
+                 "refused");
+  DAT_PZ_PARAM pp;
+  assert_dat(dat_pz_query(f->pz, DAT_PZ_FIELD_ALL, &pp), DAT_SUCCESS);
+  DAT_IA_HANDLE ia = pp.ia_handle; /* the provider's (libdat2 wraps IA handles) */
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  DAT_EVD_HANDLE cr_evd, dto, s_conn, c_conn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  DAT_EP_HANDLE s_ep, c_ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, s_conn, NULL, &s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, c_conn, NULL, &c_ep), DAT_SUCCESS);
+  struct sockaddr_in addr;
+  memcpy(&addr, ia_attr.ia_address_ptr, sizeof(addr));
+  addr.sin_port = htons((uint16_t) (20000 + getpid() % 20000));
+  DAT_COMM comm = { .domain = AF_INET, .type = SOCK_STREAM, .protocol = 0 };
+  DAT_COMM bad = { .domain = AF_UNIX, .type = SOCK_STREAM, .protocol = 0 };
+  DAT_CSP_HANDLE csp;
+  assert_dat(prov_of(ia)->csp_create_func(ia, &bad, (DAT_IA_ADDRESS_PTR) &addr, cr_evd, &csp),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(prov_of(ia)->csp_create_func(ia, &comm, (DAT_IA_ADDRESS_PTR) &addr, cr_evd, &csp),
+             DAT_SUCCESS);
+  DAT_HANDLE_TYPE ht;
+  assert_dat(dat_get_handle_type(csp, &ht), DAT_SUCCESS);
+  g_assert_cmpint(ht, ==, DAT_HANDLE_TYPE_CSP);
+  DAT_CSP_PARAM cp;
+  assert_dat(prov_of(csp)->csp_query_func(csp, DAT_CSP_FIELD_ALL, &cp), DAT_SUCCESS);
+  g_assert_true(cp.evd_handle == cr_evd);
+  g_assert_cmpint(cp.comm->domain, ==, AF_INET);
+  g_assert_cmpuint(((struct sockaddr_in *) cp.address_ptr)->sin_port, ==, addr.sin_port);
+  /* A CSP is no PSP. */
+  assert_dat(dat_psp_free(csp), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP));
+  assert_dat(prov_of(c_ep)->ep_common_connect_func(c_ep, (DAT_IA_ADDRESS_PTR) &addr,
+                                                    10 * 1000 * 1000, 0, NULL), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event(cr_evd, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_REQUEST_EVENT);
+  g_assert_true(ev.event_data.cr_arrival_event_data.sp_handle.csp_handle == csp);
+  g_assert_cmpuint(ev.event_data.cr_arrival_event_data.conn_qual, ==, ntohs(addr.sin_port));
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s_ep, 0, NULL),
+             DAT_SUCCESS);
+  wait_event(s_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+  wait_event(c_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
+  assert_dat(prov_of(csp)->csp_free_func(csp), DAT_SUCCESS);
+  assert_dat(prov_of(csp)->csp_free_func(csp), CSP_STALE);
+  assert_dat(prov_of(csp)->csp_query_func(csp, DAT_CSP_FIELD_ALL, &cp), CSP_STALE);
+}
+
 static void
 test_dup_connect(fixture_t *f, gconstpointer data)
 {
@@ -1205,6 +1267,7 @@ main(int argc, char **argv)
   ADD("/dat/srq/free-in-use", test_srq_in_use);
   ADD("/dat/srq/recv", test_srq_recv);
   ADD("/dat/cm/dup-connect", test_dup_connect);
+  ADD("/dat/cm/csp", test_csp);
   ADD("/dat/ep/modify", test_ep_modify);
   ADD("/dat/rmr/bind-write-read", test_rmr_bind);
   ADD("/dat/rmr/send-with-invalidate", test_rmr_send_invalidate);
