@@ -1,5 +1,5 @@
 /*
- * dat/: local memory regions (virtual memory).  The lmr_context a DAT
+ * dat/: local memory regions (virtual and shared virtual memory).  The lmr_context a DAT
  * consumer puts in its LMR triplets is the LMR's cell number, so a post
  * finds the IT-API region in one step and refuses a freed one; the
  * rmr_context is IT-API's, which must fit DAT's 32 bits (it is an STag or an
@@ -37,14 +37,31 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-  if (mem_type != DAT_MEM_TYPE_VIRTUAL)
-    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0); /* shared and LMR-based regions: a later step */
+  if (mem_type != DAT_MEM_TYPE_VIRTUAL && mem_type != DAT_MEM_TYPE_SHARED_VIRTUAL)
+    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0); /* LMR-based regions: a later step */
+  /* DAT 2.0 6.7.1.1: shared virtual memory is named by its address in this
+   * process and a cookie every process sharing it gives.  IT-API's shared
+   * registration id is 32 bits: the cookie's 40 bytes are folded into it
+   * (FNV-1a).  An id is a hint to share a registration of the same pages;
+   * every IT-API provider here registers each LMR on its own, so two
+   * cookies folding alike cost nothing. */
+  void *addr = mem_type == DAT_MEM_TYPE_SHARED_VIRTUAL ? region.for_shared_memory.virtual_address
+                                                      : region.for_va;
+  uint32_t shared_id = 0;
+  if (mem_type == DAT_MEM_TYPE_SHARED_VIRTUAL) {
+    if (region.for_shared_memory.shared_memory_id == NULL)
+      return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    shared_id = 2166136261u;
+    for (size_t i = 0; i < DAT_LMR_COOKIE_SIZE; i++)
+      shared_id = (shared_id ^ (unsigned char) (*region.for_shared_memory.shared_memory_id)[i]) *
+                  16777619u;
+  }
   if (va_type != DAT_VA_TYPE_VA)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
   datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
   if (pz == NULL || pz->ia != ia)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-  if (region.for_va == NULL || length == 0 || length > UINT32_MAX)
+  if (addr == NULL || length == 0 || length > UINT32_MAX)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
   if (lmr_handle == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
@@ -53,15 +70,18 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
   lmr->ia = ia;
   lmr->pz = pz;
   lmr->region = region;
+  lmr->mem_type = mem_type;
+  lmr->addr = addr;
   lmr->length = length;
   lmr->privs = privs;
   it_rmr_context_t ctx = 0;
-  it_status_t st = it_lmr_create(pz->it, region.for_va, NULL, (it_length_t) length,
-                                 IT_ADDR_MODE_ABSOLUTE, privs_of(privs), IT_LMR_FLAG_NONE, 0,
-                                 &lmr->it, &ctx);
+  it_lmr_flag_t flags = mem_type == DAT_MEM_TYPE_SHARED_VIRTUAL ? IT_LMR_FLAG_SHARED
+                                                                : IT_LMR_FLAG_NONE;
+  it_status_t st = it_lmr_create(pz->it, addr, NULL, (it_length_t) length, IT_ADDR_MODE_ABSOLUTE,
+                                 privs_of(privs), flags, shared_id, &lmr->it, &ctx);
   if (st != IT_SUCCESS) {
     g_message("DAT LMR of %llu bytes at %p on %s: it_lmr_create failed: %s (%s)",
-              (unsigned long long) length, region.for_va, ia->provider->it_name,
+              (unsigned long long) length, addr, ia->provider->it_name,
               itx_status_name(st), itx_error_detail() != NULL ? itx_error_detail() : "");
     g_free(lmr);
     return datx_status(st, DAT_INVALID_HANDLE_PZ);
@@ -90,7 +110,7 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
   if (registered_length != NULL)
     *registered_length = length;
   if (registered_address != NULL)
-    *registered_address = (DAT_VADDR) (uintptr_t) region.for_va;
+    *registered_address = (DAT_VADDR) (uintptr_t) addr;
   return DAT_SUCCESS;
 }
 
@@ -117,7 +137,7 @@ lmr_query_on_held(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PA
   if (mask & DAT_LMR_FIELD_IA_HANDLE)
     param->ia_handle = lmr->ia->cell;
   if (mask & DAT_LMR_FIELD_MEM_TYPE)
-    param->mem_type = DAT_MEM_TYPE_VIRTUAL;
+    param->mem_type = lmr->mem_type;
   if (mask & DAT_LMR_FIELD_REGION_DESC)
     param->region_desc = lmr->region;
   if (mask & DAT_LMR_FIELD_LENGTH)
@@ -135,7 +155,7 @@ lmr_query_on_held(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask, DAT_LMR_PA
   if (mask & DAT_LMR_FIELD_REGISTERED_SIZE)
     param->registered_size = lmr->length;
   if (mask & DAT_LMR_FIELD_REGISTERED_ADDRESS)
-    param->registered_address = (DAT_VADDR) (uintptr_t) lmr->region.for_va;
+    param->registered_address = (DAT_VADDR) (uintptr_t) lmr->addr;
   return DAT_SUCCESS;
 }
 
@@ -183,7 +203,7 @@ lmr_sync_on_held(DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *iov, DAT_VLEN n
       continue;
     datx_cell_t *cell = datx_lmr_hold_context(iov[i].lmr_context);
     const datx_lmr_t *lmr = cell != NULL ? cell->object : NULL;
-    uintptr_t start = lmr != NULL ? (uintptr_t) lmr->region.for_va : 0;
+    uintptr_t start = lmr != NULL ? (uintptr_t) lmr->addr : 0;
     gboolean inside = lmr != NULL && lmr->ia == ia && iov[i].virtual_address >= start &&
                       iov[i].virtual_address - start <= lmr->length &&
                       iov[i].segment_length <= lmr->length - (iov[i].virtual_address - start);

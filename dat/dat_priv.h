@@ -194,6 +194,8 @@ typedef struct {
   datx_pz_t *pz;             /**< its zone */
   it_lmr_handle_t it;        /**< the IT-API region */
   DAT_REGION_DESCRIPTION region; /**< as given */
+  DAT_MEM_TYPE mem_type;     /**< DAT_MEM_TYPE_VIRTUAL or DAT_MEM_TYPE_SHARED_VIRTUAL */
+  void *addr;                /**< its start in this process (for_va, or the shared memory's address) */
   DAT_VLEN length;           /**< as given */
   DAT_MEM_PRIV_FLAGS privs;  /**< as given */
   DAT_RMR_CONTEXT rmr_context; /**< the IT-API context, 32 bits */
@@ -389,7 +391,7 @@ DAT_RETURN datx_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT *context);
 DAT_RETURN datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type);
 
 /* dat_lmr.c */
-/** @brief DAT_PROVIDER::lmr_create_func (dat_lmr_create, virtual memory). */
+/** @brief DAT_PROVIDER::lmr_create_func (dat_lmr_create, virtual and shared virtual memory). */
 DAT_RETURN datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
                            DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
                            DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle,

@@ -1046,6 +1046,48 @@ test_lmr_sync(fixture_t *f, gconstpointer data)
              DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
 }
 
+static void
+test_lmr_shared(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("shared virtual memory registers under its cookie, twice over the same pages, "
+                 "is queried as shared and its triplets are accepted; a missing cookie is refused");
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pr_attr), DAT_SUCCESS);
+  g_assert_cmphex(pr_attr.lmr_mem_types_supported & DAT_MEM_TYPE_SHARED_VIRTUAL, !=, 0);
+  static char buf[256];
+  static char cookie[DAT_LMR_COOKIE_SIZE] = "itapi-dat shared test";
+  DAT_REGION_DESCRIPTION region = { .for_shared_memory = { .virtual_address = buf,
+                                                           .shared_memory_id = &cookie } };
+  DAT_LMR_HANDLE lmr[2];
+  DAT_LMR_CONTEXT lctx[2];
+  DAT_RMR_CONTEXT rctx;
+  DAT_VLEN len;
+  DAT_VADDR addr;
+  for (int i = 0; i < 2; i++) {
+    assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_SHARED_VIRTUAL, region, sizeof(buf), f->pz,
+                              DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr[i], &lctx[i], &rctx,
+                              &len, &addr), DAT_SUCCESS);
+    g_assert_cmpuint(addr, ==, (DAT_VADDR) (uintptr_t) buf);
+    g_assert_cmpuint(len, ==, sizeof(buf));
+  }
+  DAT_LMR_PARAM lp;
+  assert_dat(dat_lmr_query(lmr[1], DAT_LMR_FIELD_ALL, &lp), DAT_SUCCESS);
+  g_assert_cmpint(lp.mem_type, ==, DAT_MEM_TYPE_SHARED_VIRTUAL);
+  g_assert_true(lp.region_desc.for_shared_memory.shared_memory_id == &cookie);
+  g_assert_cmpuint(lp.registered_address, ==, (DAT_VADDR) (uintptr_t) buf);
+  DAT_LMR_TRIPLET iov = { .virtual_address = (DAT_VADDR) (uintptr_t) buf,
+                          .segment_length = sizeof(buf), .lmr_context = lctx[0] };
+  assert_dat(dat_lmr_sync_rdma_read(f->ia, &iov, 1), DAT_SUCCESS);
+  DAT_REGION_DESCRIPTION nocookie = { .for_shared_memory = { .virtual_address = buf } };
+  DAT_LMR_HANDLE none;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_SHARED_VIRTUAL, nocookie, sizeof(buf), f->pz,
+                            DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &none, &lctx[0], &rctx, &len,
+                            &addr), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  for (int i = 0; i < 2; i++)
+    assert_dat(dat_lmr_free(lmr[i]), DAT_SUCCESS);
+}
+
 #define RMR_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR)
 
 static void
@@ -1274,5 +1316,6 @@ main(int argc, char **argv)
   ADD("/dat/rmr/read-to-rmr", test_rmr_read_to_rmr);
   ADD("/dat/rmr/stale-handle", test_rmr_stale);
   ADD("/dat/lmr/sync", test_lmr_sync);
+  ADD("/dat/lmr/shared", test_lmr_shared);
   return g_test_run();
 }
