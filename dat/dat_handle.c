@@ -189,10 +189,16 @@ datx_cell_type(DAT_HANDLE handle)
 }
 
 datx_cell_t *
-datx_lmr_hold_context(DAT_LMR_CONTEXT context)
+datx_cell_hold_id(uint32_t id, datx_type_t type)
 {
-  guint chunk = context / DATX_CHUNK_CELLS;
+  guint chunk = id / DATX_CHUNK_CELLS;
   if (chunk >= (guint) g_atomic_int_get(&nchunks))
     return NULL;
-  return datx_cell_hold(&chunks[chunk][context % DATX_CHUNK_CELLS], DATX_LMR);
+  return datx_cell_hold(&chunks[chunk][id % DATX_CHUNK_CELLS], type);
+}
+
+datx_cell_t *
+datx_lmr_hold_context(DAT_LMR_CONTEXT context)
+{
+  return datx_cell_hold_id(context, DATX_LMR);
 }

@@ -201,15 +201,22 @@ typedef struct {
   DAT_RMR_CONTEXT rmr_context; /**< the IT-API context, 32 bits */
 } datx_lmr_t;
 
+/** @brief Binds of one RMR whose consumer cookies are kept until their completion. */
+#define DATX_RMR_BINDS 16
+
 /** @brief A remote memory region (a memory window). */
 typedef struct {
-  datx_cell_t *cell;         /**< its handle; also the IT-API cookie of its binds */
+  datx_cell_t *cell;         /**< its handle; its number is in the IT-API cookie of its binds */
   datx_ia_t *ia;             /**< its adapter */
   datx_pz_t *pz;             /**< its zone */
   it_rmr_handle_t it;        /**< the IT-API region (its consumer context is @c cell) */
   DAT_RMR_SCOPE scope;       /**< DAT_RMR_SCOPE_PZ (wide) or DAT_RMR_SCOPE_EP (narrow) */
-  GMutex lock;               /**< guards the four below */
-  DAT_RMR_COOKIE cookie;     /**< the consumer's cookie of the last bind or unbind */
+  GMutex lock;               /**< guards the five below */
+  uint32_t seq;              /**< number of the last bind or unbind posted */
+  struct {
+    uint32_t seq;            /**< the bind's number (0: none) */
+    DAT_RMR_COOKIE cookie;   /**< the consumer's cookie of it */
+  } binds[DATX_RMR_BINDS];   /**< the consumer's cookies of the last binds, by number */
   DAT_LMR_TRIPLET triplet;   /**< the range of the last bind */
   DAT_MEM_PRIV_FLAGS privs;  /**< the privileges of the last bind */
   DAT_RMR_CONTEXT context;   /**< the context of the last bind (IT-API's, 32 bits) */
@@ -324,6 +331,13 @@ datx_retire_t datx_cell_retire_wait(datx_cell_t *cell);
  * @param cell the cell, dead and not freed
  */
 void datx_cell_revive(datx_cell_t *cell);
+/**
+ * @brief Holds the live cell of number @p id and type @p type (datx_cell_put() after).
+ * @param id a cell number (datx_cell_t::id)
+ * @param type the type it must have
+ * @return the cell, held, or NULL
+ */
+datx_cell_t *datx_cell_hold_id(uint32_t id, datx_type_t type);
 /**
  * @brief Holds the LMR whose lmr_context is @p context (datx_cell_put() after).
  * @param context an lmr_context returned by dat_lmr_create

@@ -8,8 +8,10 @@
  * it_rmr_link, absolute addressing; a bind of a zero-length triplet unbinds
  * (DAT 2.0 dat_rmr_bind), it_rmr_unlink.  Both complete on the EP's request
  * EVD as DAT_RMR_BIND_COMPLETION_EVENT naming the RMR: the IT-API cookie of
- * a link or unlink is the RMR's cell (cells are never freed), and the
- * consumer's cookie waits in the RMR until its completion is translated.
+ * a link or unlink is the RMR's cell number and the bind's number, and the
+ * consumer's cookie waits in the RMR, by number, until its completion is
+ * translated (the last DATX_RMR_BINDS binds of an RMR are kept: a
+ * suppressed completion that never comes holds no memory).
  * The IT-API RMR's consumer context is its cell too, so that a receive that
  * invalidated one (it_dto_cmpl_event_t::unlinked_mr_handle) names its
  * rmr_context.
@@ -139,6 +141,21 @@ datx_rmr_query(DAT_RMR_HANDLE rmr_handle, DAT_RMR_PARAM_MASK mask, DAT_RMR_PARAM
   DATX_RETURN_HELD(rmr_handle, DATX_RMR, rmr_query_on_held(rmr_handle, mask, param));
 }
 
+/* Keeps @p cookie for the next bind of @p rmr and returns that bind's
+ * IT-API cookie. */
+static it_dto_cookie_t
+bind_cookie(datx_rmr_t *rmr, DAT_RMR_COOKIE cookie)
+{
+  g_mutex_lock(&rmr->lock);
+  if (++rmr->seq == 0)
+    rmr->seq = 1;
+  uint32_t seq = rmr->seq;
+  rmr->binds[seq % DATX_RMR_BINDS].seq = seq;
+  rmr->binds[seq % DATX_RMR_BINDS].cookie = cookie;
+  g_mutex_unlock(&rmr->lock);
+  return ((it_dto_cookie_t) rmr->cell->id << 32) | seq;
+}
+
 /* The bind of @p rmr (held) through the EP and LMR, both held for the call. */
 static DAT_RETURN
 rmr_bind_on_held(datx_rmr_t *rmr, DAT_LMR_HANDLE lmr_handle, const DAT_LMR_TRIPLET *triplet,
@@ -153,14 +170,10 @@ rmr_bind_on_held(datx_rmr_t *rmr, DAT_LMR_HANDLE lmr_handle, const DAT_LMR_TRIPL
   /* Binds are ordered only through the send queue of the EP: IT-API's
    * flags for a link are completion, notify and fence. */
   it_dto_flags_t itf = dto_flags_of(flags) & (IT_COMPLETION_FLAG | IT_BARRIER_FENCE_FLAG);
-  it_dto_cookie_t itc = (it_dto_cookie_t) (uintptr_t) rmr->cell;
   it_status_t st;
   if (triplet->segment_length == 0) {
     /* DAT 2.0 dat_rmr_bind: a zero-length triplet unbinds the RMR. */
-    g_mutex_lock(&rmr->lock);
-    rmr->cookie = cookie;
-    g_mutex_unlock(&rmr->lock);
-    st = it_rmr_unlink(rmr->it, ep->it, itc, itf);
+    st = it_rmr_unlink(rmr->it, ep->it, bind_cookie(rmr, cookie), itf);
     if (st != IT_SUCCESS) {
       g_message("DAT RMR %u on %s: unbinding it through EP %u failed: %s (%s)", rmr->cell->id,
                 rmr->ia->provider->it_name, ep->cell->id, itx_status_name(st),
@@ -184,10 +197,8 @@ rmr_bind_on_held(datx_rmr_t *rmr, DAT_LMR_HANDLE lmr_handle, const DAT_LMR_TRIPL
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
   if (rmr->pz != lmr->pz || rmr->pz != ep->pz)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-  g_mutex_lock(&rmr->lock);
-  rmr->cookie = cookie;
-  g_mutex_unlock(&rmr->lock);
   it_rmr_context_t ctx = 0;
+  it_dto_cookie_t itc = bind_cookie(rmr, cookie);
   st = it_rmr_link(rmr->it, lmr->it, (void *) (uintptr_t) triplet->virtual_address,
                    triplet->segment_length, IT_ADDR_MODE_ABSOLUTE, remote_privs_of(privs), ep->it,
                    itc, itf, &ctx);
@@ -282,22 +293,31 @@ datx_rmr_free(DAT_RMR_HANDLE rmr_handle)
 DAT_RETURN
 datx_rmr_translate_bind(const it_dto_cmpl_event_t *in, DAT_EVENT *out)
 {
-  datx_cell_t *cell = (datx_cell_t *) (uintptr_t) in->cookie;
+  uint32_t id = (uint32_t) (in->cookie >> 32), seq = (uint32_t) in->cookie;
   DAT_RMR_BIND_COMPLETION_EVENT_DATA *d = &out->event_data.rmr_completion_event_data;
   out->event_number = DAT_RMR_BIND_COMPLETION_EVENT;
-  d->rmr_handle = cell;
+  d->rmr_handle = DAT_HANDLE_NULL;
   d->user_cookie.as_64 = 0;
   d->status = datx_dto_status(in->dto_status);
-  /* The cookie is a cell of ours (it_rmr_link's); a freed RMR's consumer
-   * cookie went with it. */
-  datx_cell_t *held = datx_cell_hold(cell, DATX_RMR);
-  if (held != NULL) {
-    datx_rmr_t *rmr = held->object;
-    g_mutex_lock(&rmr->lock);
-    d->user_cookie = rmr->cookie;
-    g_mutex_unlock(&rmr->lock);
-    datx_cell_put(held);
+  /* A freed RMR's consumer cookies went with it: the event names no RMR
+   * and no cookie. */
+  datx_cell_t *held = datx_cell_hold_id(id, DATX_RMR);
+  if (held == NULL) {
+    g_message("the completion of a bind of RMR %u, freed since, names no consumer cookie", id);
+    return DAT_SUCCESS;
   }
+  datx_rmr_t *rmr = held->object;
+  d->rmr_handle = held;
+  g_mutex_lock(&rmr->lock);
+  if (rmr->binds[seq % DATX_RMR_BINDS].seq == seq) {
+    d->user_cookie = rmr->binds[seq % DATX_RMR_BINDS].cookie;
+    rmr->binds[seq % DATX_RMR_BINDS].seq = 0;
+  } else {
+    g_message("DAT RMR %u: bind %u completed after %d later binds; its consumer cookie is no "
+              "longer kept (the last %d are): report 0", id, seq, DATX_RMR_BINDS, DATX_RMR_BINDS);
+  }
+  g_mutex_unlock(&rmr->lock);
+  datx_cell_put(held);
   return DAT_SUCCESS;
 }
 

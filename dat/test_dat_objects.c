@@ -924,8 +924,23 @@ test_rmr_bind(fixture_t *f, gconstpointer data)
   rmr_bind_wait(rmr, DAT_HANDLE_NULL, &none, p.s_ep, p.s_dto, 43);
   assert_dat(dat_rmr_query(rmr, DAT_RMR_FIELD_RMR_CONTEXT, &rp), DAT_SUCCESS);
   g_assert_cmpuint(rp.rmr_context, ==, 0);
+  /* A bind and an unbind posted back to back complete in order, each with
+   * its own cookie. */
+  DAT_RMR_COOKIE rc44 = { .as_64 = 44 }, rc45 = { .as_64 = 45 };
+  DAT_RMR_CONTEXT ctx2 = 0, ignored;
+  assert_dat(dat_rmr_bind(rmr, s.lmr, &s.iov, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+                          p.s_ep, rc44, DAT_COMPLETION_DEFAULT_FLAG, &ctx2), DAT_SUCCESS);
+  assert_dat(dat_rmr_bind(rmr, DAT_HANDLE_NULL, &none, 0, DAT_VA_TYPE_VA, p.s_ep, rc45,
+                          DAT_COMPLETION_DEFAULT_FLAG, &ignored), DAT_SUCCESS);
+  for (DAT_UINT64 want = 44; want <= 45; want++) {
+    wait_event(p.s_dto, &ev);
+    g_assert_cmphex(ev.event_number, ==, DAT_RMR_BIND_COMPLETION_EVENT);
+    g_assert_true(ev.event_data.rmr_completion_event_data.rmr_handle == rmr);
+    g_assert_cmpuint(ev.event_data.rmr_completion_event_data.user_cookie.as_64, ==, want);
+    g_assert_cmpint(ev.event_data.rmr_completion_event_data.status, ==, DAT_RMR_BIND_SUCCESS);
+  }
   memset(sbuf, 0, sizeof(sbuf));
-  assert_write_refused(&p, write_status(p.c_ep, p.c_dto, &c.iov, ctx, s.iov.virtual_address));
+  assert_write_refused(&p, write_status(p.c_ep, p.c_dto, &c.iov, ctx2, s.iov.virtual_address));
   for (size_t i = 0; i < sizeof(sbuf); i++)
     g_assert_cmpint(sbuf[i], ==, 0);
   assert_dat(dat_rmr_free(rmr), DAT_SUCCESS);
