@@ -461,7 +461,8 @@ datx_rsp_free(DAT_RSP_HANDLE rsp_handle)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP);
   it_status_t st = it_listen_free(rsp->it);
   if (st != IT_SUCCESS)
-    g_warning("DAT RSP %u: it_listen_free failed: %s", rsp->cell->id, itx_status_name(st));
+    g_warning("DAT RSP %u: it_listen_free of its listen point failed (%s): its port may stay "
+              "taken until the IA closes", rsp->cell->id, itx_status_name(st));
   sp_destroy(rsp);
   return DAT_SUCCESS;
 }
@@ -471,32 +472,40 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
                DAT_CONN_QUAL *qual_out)
 {
   uint16_t port = ntohs(req->conn_qual.conn_qual.port);
-  datx_psp_t *psp = NULL;
+  datx_cell_t *sp_cell = NULL, *rsp_ep = NULL;
+  DAT_CONN_QUAL qual = 0;
   /* Under the adapter's lock, a PSP found is held (dat_psp_free waits for
-   * it), and an RSP is retired here, so that dat_rsp_free cannot free it
-   * too: a service point being freed is not found. */
+   * it).  An RSP serves one request (DAT 2.0 6.4.3): the first marks it
+   * served, a later one finds no service point.  It keeps its IT-API
+   * listen point, whose freeing would take the pending request with it,
+   * until dat_rsp_free; the event names it, as DAPL's does and dapltest -r
+   * checks (dat.h says the event names none, the RSP being destroyed with
+   * the request; here the consumer frees it). */
   g_mutex_lock(&ia->lock);
   for (GList *l = ia->psps; l != NULL; l = l->next) {
     datx_psp_t *p = l->data;
     if (qual_port(p->qual) != port)
       continue;
-    if (p->ep != NULL ? datx_cell_retire(p->cell) == DATX_RETIRED
-                      : datx_cell_hold(p->cell, (datx_type_t) p->cell->type) != NULL)
-      psp = p;
+    if (p->ep != NULL ? !p->served && datx_cell_get(p->cell, DATX_RSP) != NULL
+                      : datx_cell_hold(p->cell, (datx_type_t) p->cell->type) != NULL) {
+      sp_cell = p->cell;
+      qual = p->qual;
+      rsp_ep = p->ep;
+      p->served = p->ep != NULL;
+    }
     break;
   }
   g_mutex_unlock(&ia->lock);
-  if (psp == NULL) {
+  if (sp_cell == NULL) {
     g_message("DAT IA %s: a connection request for port %u, which no service point serves, is "
               "rejected", ia->provider->info.ia_name, port);
     it_reject(req->cn_est_id, NULL, 0);
     return NULL;
   }
   datx_cr_t *cr = g_new0(datx_cr_t, 1);
-  DAT_CONN_QUAL qual = psp->qual;
   cr->ia = ia;
   cr->qual = qual;
-  cr->local_ep = psp->ep;
+  cr->local_ep = rsp_ep;
   cr->cn_est_id = req->cn_est_id;
   cr->remote.sin_family = AF_INET;
   if (req->source_addr.addr_type == IT_IPV4)
@@ -511,15 +520,9 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
     cr = NULL;
   }
   *qual_out = qual;
-  *sp = psp->cell;
-  if (psp->ep != NULL) {
-    /* A reserved service point serves one request (DAT 2.0 6.4.3). */
-    *sp = DAT_HANDLE_NULL;
-    it_listen_free(psp->it);
-    sp_destroy(psp);
-  } else {
-    datx_cell_put(psp->cell);
-  }
+  *sp = sp_cell;
+  if (rsp_ep == NULL)
+    datx_cell_put(sp_cell);
   return cr != NULL ? cr->cell : NULL;
 }
 

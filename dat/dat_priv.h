@@ -230,6 +230,7 @@ typedef struct {
   DAT_CONN_QUAL qual;      /**< the connection qualifier (an IANA port) */
   DAT_PSP_FLAGS flags;     /**< as given (a PSP) */
   datx_cell_t *ep;         /**< an RSP's endpoint, NULL for a PSP */
+  gboolean served;         /**< an RSP that took its one request, under the adapter's lock */
   it_listen_handle_t it;   /**< the IT-API listen point */
   DAT_COMM comm;           /**< a CSP's communicator, as given */
   struct sockaddr_in csp_addr; /**< a CSP's address, as given */
@@ -611,12 +612,12 @@ DAT_RETURN datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const D
 /**
  * @brief Makes a CR for an IT-API connection request, for the CR event.
  *
- * An RSP that the request came to is freed with it (DAT 2.0: a reserved
- * service point serves one request; the event then names no SP).
+ * An RSP serves one request, then rejects the others; it stays, named
+ * by the event, until dat_rsp_free (as DAPL's does).
  *
  * @param ia the adapter
  * @param req the IT-API event
- * @param[out] sp the PSP that matches the request's qualifier (NULL for an RSP)
+ * @param[out] sp the PSP or RSP that matches the request's qualifier
  * @param[out] qual the qualifier of the service point
  * @return the CR's cell, or NULL when no service point matches (the request is then rejected)
  */

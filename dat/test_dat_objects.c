@@ -484,6 +484,74 @@ test_service_points(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
 
+/* The next event on @p evd within 5 s, of number @p want. */
+static void
+wait_event_of(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want, DAT_EVENT *event)
+{
+  DAT_COUNT nmore;
+  assert_dat(dat_evd_wait(evd, 5000000, 1, event, &nmore), DAT_SUCCESS);
+  g_assert_cmphex(event->event_number, ==, want);
+}
+
+static void
+test_rsp_request(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a request to an RSP names it in its CR event; the RSP serves that one request "
+                 "and stays until dat_rsp_free, as DAPL's does (dapltest -r frees it after "
+                 "accepting)");
+  DAT_EVD_HANDLE cr_evd, dto, sconn, cconn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &sconn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &cconn), DAT_SUCCESS);
+  DAT_EP_HANDLE sep, cep, cep2;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, sconn, NULL, &sep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, cconn, NULL, &cep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, cconn, NULL, &cep2), DAT_SUCCESS);
+  DAT_RSP_HANDLE rsp;
+  DAT_CONN_QUAL q = (DAT_CONN_QUAL) g_random_int_range(20000, 40000);
+  DAT_RETURN ret;
+  while ((ret = dat_rsp_create(f->ia, q, sep, cr_evd, &rsp)) != DAT_SUCCESS) {
+    g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_CONN_QUAL_IN_USE);
+    q++;
+  }
+  DAT_IA_ATTR attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &attr, 0, NULL), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(cep, attr.ia_address_ptr, q, DAT_TIMEOUT_INFINITE, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  const DAT_CR_ARRIVAL_EVENT_DATA *cr = &ev.event_data.cr_arrival_event_data;
+  g_assert_true(cr->sp_handle.rsp_handle == rsp);
+  g_assert_cmpuint(cr->conn_qual, ==, q);
+  DAT_CR_PARAM cp;
+  assert_dat(dat_cr_query(cr->cr_handle, DAT_CR_FIELD_LOCAL_EP_HANDLE, &cp), DAT_SUCCESS);
+  g_assert_true(cp.local_ep_handle == sep);
+  assert_dat(dat_cr_accept(cr->cr_handle, DAT_HANDLE_NULL, 0, NULL), DAT_SUCCESS);
+  wait_event_of(sconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  wait_event_of(cconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  /* Used, the RSP listens no more: a second request finds no one. */
+  assert_dat(dat_ep_connect(cep2, attr.ia_address_ptr, q, DAT_TIMEOUT_INFINITE, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  DAT_COUNT nmore;
+  /* The request is turned down when the CR EVD is read: no event. */
+  g_assert_cmphex(DAT_GET_TYPE(dat_evd_wait(cr_evd, 1000000, 1, &ev, &nmore)), ==,
+                  DAT_TIMEOUT_EXPIRED);
+  assert_dat(dat_evd_wait(cconn, 5000000, 1, &ev, &nmore), DAT_SUCCESS);
+  g_assert_true(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
+                ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED ||
+                ev.event_number == DAT_CONNECTION_EVENT_UNREACHABLE);
+  assert_dat(dat_rsp_free(rsp), DAT_SUCCESS);
+  assert_dat(dat_rsp_free(rsp), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RSP));
+  assert_dat(dat_ep_disconnect(cep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  wait_event_of(cconn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  wait_event_of(sconn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  /* The fixture's abrupt close frees the rest. */
+}
+
 static void
 test_not_implemented(fixture_t *f, gconstpointer data)
 {
@@ -1320,6 +1388,7 @@ main(int argc, char **argv)
   ADD("/dat/cno/free-waited", test_cno_free_waited);
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
+  ADD("/dat/cm/rsp-request", test_rsp_request);
   ADD("/dat/not-implemented", test_not_implemented);
   ADD("/dat/srq/stale-handle", test_srq_stale);
   ADD("/dat/srq/free-in-use", test_srq_in_use);
