@@ -14,11 +14,12 @@
 #    4 threads of 4 endpoints each (-t 4 -w 4), with data validation (-V),
 #    first with completions waited for on EVDs, then polled (-P), then
 #    DAPL's man-page mix of multi-segment transfers and sends reaped on
-#    receives (-f).  A client thread counts its bytes into the totals only
-#    when it has run all its iterations, so the client must print its
-#    "----- Stats ----" block with every total (Send, Recv, RDMA Read,
-#    RDMA Write) equal to what the op list moves in all threads, and no
-#    warning, error or validation failure.
+#    receives (-f), then with the server accepting through reserved
+#    service points (-r).  A client thread counts its bytes into the
+#    totals only when it has run all its iterations, so the client must
+#    print its "----- Stats ----" block with every total (Send, Recv,
+#    RDMA Read, RDMA Write) equal to what the op list moves in all
+#    threads, and no warning, error or validation failure.
 #  - The same with completions through a CNO (-Q) when this dapltest
 #    offers it: dapltest 2.1.10 lists Q in its option string but its
 #    parser has no case for it ("Invalid Transaction Test Parameter: Q";
@@ -184,6 +185,7 @@ transaction evd -t 4 -w 4 -V -i 500 $ops
 transaction poll -t 4 -w 4 -V -P -i 500 $ops
 transaction mix -t 4 -w 4 -V -i 300 client RW 4096 1 server RW 2048 4 client SR 1024 4 \
   server SR 4096 2 client SR 1024 3 -f server SR 2048 1 -f
+transaction rsp -t 4 -w 4 -V -r -i 300 $ops
 transaction cno -t 4 -w 4 -V -Q -i 500 $ops
 for op in RW RR; do
   for mode in b p; do
