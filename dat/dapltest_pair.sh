@@ -84,7 +84,7 @@ report_fail() {
 start_server() {
   for try in 1 2 3 4 5; do
     port=$((20000 + ($$ * 7 + try * 1031) % 20000))
-    timeout 600 "$dapltest" -T S -D "$dev" -n "$port" > "$dir/server" 2>&1 &
+    timeout 240 "$dapltest" -T S -D "$dev" -n "$port" > "$dir/server" 2>&1 &
     spid=$!
     # The server says it is ready once its service point listens.
     for i in $(seq 1 100); do
@@ -144,7 +144,7 @@ transaction() {
   name=$1; shift
   out="$dir/t-$name"
   step_start
-  timeout 120 "$dapltest" -T T -s 127.0.0.1 -D "$dev" -n "$port" "$@" > "$out" 2>&1
+  timeout 60 "$dapltest" -T T -s 127.0.0.1 -D "$dev" -n "$port" "$@" > "$out" 2>&1
   rc=$?
   if grep -q "Invalid Transaction Test Parameter: Q" "$out"; then
     echo "dapltest -T T $name over $ia: this dapltest refuses -Q (its parser has no CNO mode): not run"
@@ -167,7 +167,7 @@ performance() {
   mode=$1; op=$2
   out="$dir/p-$op-$mode"
   step_start
-  timeout 120 "$dapltest" -T P -s 127.0.0.1 -D "$dev" -n "$port" -m "$mode" -i 5000 "$op" 4096 > "$out" 2>&1
+  timeout 60 "$dapltest" -T P -s 127.0.0.1 -D "$dev" -n "$port" -m "$mode" -i 5000 "$op" 4096 > "$out" 2>&1
   rc=$?
   word=blocking; [ "$mode" = p ] && word=polling
   if [ $rc -ne 0 ] || ! grep -Eq "^ *Mode +: $word" "$out" ||
@@ -200,7 +200,7 @@ done
 # (10 s instead of 0.3 s), so it runs without.
 out="$dir/limit"
 step_start
-env -u MALLOC_PERTURB_ timeout 120 "$dapltest" -T L -D "$dev" > "$out" 2>&1
+env -u MALLOC_PERTURB_ timeout 60 "$dapltest" -T L -D "$dev" > "$out" 2>&1
 rc=$?
 missing=
 for t in ia pz cno evd ep rsp psp lmr rpost size_lmr; do
