@@ -6,7 +6,9 @@
 # module) and siw (soft-iWARP, built here: Debian's kernel does not ship
 # it), the verbs and rdma_cm modules, 9p for the host's build tree, and
 # rdma-core's user space: libibverbs and librdmacm with their providers,
-# ibv_devinfo, rping, ucmatose, perftest, the `rdma` tool, plus GLib, so
+# ibv_devinfo, rping, ucmatose, perftest, the `rdma` tool, DAPL (libdat2,
+# its own providers and the DAT test tools, for lab/ib-guest.sh's dat-*
+# and plugfest-* checks), plus GLib, so
 # that the project's programs built on the host run there (lab/run.sh,
 # doc/lab.md).  vp/iwarp on the host also speaks iWARP to siw through
 # qemu's user-mode network (lab/siw-interop.sh).
@@ -49,11 +51,13 @@ kabi=${kver%-amd64}                # 6.1.0-56
 kdeb=$(apt-cache show "$kpkg" | awk '/^Version:/ { print $2; exit }')
 kser=${kver%%-*}; kser=${kser%.*}  # 6.1
 
-# The VM's user space: rdma-core and what it links to, perftest, GLib (the
-# project's programs link it), a shell, kmod and iproute2 (for `rdma link
-# add`), strace.  The build fails below, with a list, if a needed shared
+# The VM's user space: rdma-core and what it links to, perftest, DAPL
+# (libdapl2: libdat2 and DAPL's providers, libdaplofa among them;
+# dapl2-utils: dtest, dapltest), GLib (the project's programs link it), a
+# shell, kmod and iproute2 (for `rdma link add`), strace.  The build fails below, with a list, if a needed shared
 # library is missing from these.
 user=(libibverbs1 ibverbs-providers librdmacm1 libibumad3 ibverbs-utils rdmacm-utils perftest
+      libdapl2 dapl2-utils
       iproute2 libnl-3-200 libnl-route-3-200 libc6 libgcc-s1 busybox-static dash bash libtinfo6
       kmod libkmod2 strace libunwind8
       libglib2.0-0 libffi8 libmount1 libblkid1 libpci3 libudev1
