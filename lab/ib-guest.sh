@@ -32,6 +32,19 @@
 #                    on that address (5 pings each, data checked), and with
 #                    no server refused at once (under 3 s with -T 1, not the
 #                    IB CM's 98 s of retries), the log naming the address
+#   dat-DEV          Debian's dtest (dapl2-utils), unchanged, through our
+#                    DAT provider (build/dat/libdaplitapi.so) over vp/ib on
+#                    DEV, server and client processes: the default run and
+#                    the data-checking run (-D); each side must exit 0 and
+#                    print "DAPL Test Complete. PASSED", the -D client its
+#                    data check
+#   plugfest-DEV-ofa-ours
+#                    the same dtest runs between DAPL's own provider
+#                    (libdaplofa, rdma_cm on DEV's netdev, as DAPL's
+#                    dat.conf names it: ofa-v2-NETDEV "NETDEV 0") as the
+#                    server and ours as the client
+#   plugfest-DEV-ours-ofa
+#                    the reverse: ours serves, DAPL's provider connects
 #
 #   lab/ib-guest.sh BUILD [check...]
 #
@@ -197,6 +210,72 @@ certify() {
     $skip --markdown "$build/ib-cert-$1.md" --json "$build/ib-cert-$1.json"
 }
 
+# DAT: one dat.conf naming our provider on each device (by the build
+# tree's absolute path, which the VM shares) and DAPL's rdma_cm provider
+# on each device's netdev, as DAPL's own dat.conf names it.
+dat_conf=/tmp/dat.conf
+netdev() { case $1 in rxe0) echo dummy0 ;; siw0) echo eth0 ;; esac; }
+for d in rxe0 siw0; do
+  n=$(netdev $d)
+  echo "itapi-$d u2.0 nonthreadsafe default $build/dat/libdaplitapi.so dapl.2.0 \"$d 0\" \"\""
+  echo "ofa-v2-$n u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$n 0\" \"\""
+done >$dat_conf
+
+# One dtest run: the server through DAT provider $1, the client through
+# $2, to the address $3, with dtest's options after.  The client's first
+# step is a TCP connection to the server's port 15828, open once the
+# server's IA is up: it tries again until then.
+dtest_run() {
+  sia=$1 cia=$2 a=$3; shift 3
+  DAT_OVERRIDE=$dat_conf timeout 180 dtest -s -P "$sia" "$@" >/tmp/dtest-s.out 2>&1 &
+  srv=$!
+  tries=0
+  while :; do
+    DAT_OVERRIDE=$dat_conf timeout 180 dtest -h "$a" -P "$cia" "$@" >/tmp/dtest-c.out 2>&1
+    crc=$?
+    grep -q "Could not connect to" /tmp/dtest-c.out || break
+    tries=$((tries + 1))
+    [ $tries -lt 300 ] && kill -0 $srv 2>/dev/null || break
+    sleep 0.2
+  done
+  wait $srv; src=$?
+  ok=1
+  for side in s c; do
+    rc=$src who="server dtest -s -P $sia $*"
+    [ $side = c ] && rc=$crc who="client dtest -h $a -P $cia $*"
+    if [ $rc -ne 0 ] || ! grep -q "DAPL Test Complete. PASSED" /tmp/dtest-$side.out; then
+      echo "ib-guest: the $who exited with status $rc without its pass line:"
+      tail -12 /tmp/dtest-$side.out | sed 's/^/  | /'
+      ok=0
+    else
+      echo "ib-guest: $who: passed"
+    fi
+  done
+  case " $* " in
+  *" -D "*) grep -q "RDMA WRITE PINGPONG with DATA CHECK" /tmp/dtest-c.out ||
+    { echo "ib-guest: the client dtest -P $cia $* did not run its data check"; ok=0; } ;;
+  esac
+  [ $ok = 1 ]
+}
+
+# dtest's default run and its data-checking run, server on $2, client on $3.
+dtest_pair() {
+  a=$(addr "$1")
+  dtest_run "$2" "$3" "$a" -b 4096 && dtest_run "$2" "$3" "$a" -D -b 65536
+}
+
+dat() {
+  dtest_pair "$1" "itapi-$1" "itapi-$1"
+}
+
+plugfest() {
+  dev=$1 ofa=ofa-v2-$(netdev "$1") ours=itapi-$1
+  case $2 in
+  ofa-ours) dtest_pair "$dev" "$ofa" "$ours" ;;
+  ours-ofa) dtest_pair "$dev" "$ours" "$ofa" ;;
+  esac
+}
+
 # The device removed under connected EPs, then added again (as lab/run.sh
 # makes it) for what runs next.
 removal() {
@@ -221,6 +300,9 @@ for c in "$@"; do
   removal-*) check "$c" removal "${c#removal-}" ;;
   loopback-*) check "$c" loopback "${c#loopback-}" ;;
   ib-app-*) check "$c" ib_app "${c#ib-app-}" ;;
+  dat-*) check "$c" dat "${c#dat-}" ;;
+  plugfest-*-ofa-ours) d=${c#plugfest-}; check "$c" plugfest "${d%-ofa-ours}" ofa-ours ;;
+  plugfest-*-ours-ofa) d=${c#plugfest-}; check "$c" plugfest "${d%-ours-ofa}" ours-ofa ;;
   rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
   rping-*-c) d=${c#rping-}; check "$c" rping_c "${d%-c}" ;;
   *) echo "CHECK $c FAIL"; echo "    unknown check" ;;
