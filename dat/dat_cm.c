@@ -144,10 +144,14 @@ ep_disconnect_on_held(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
   if (st == IT_ERR_INVALID_EP_STATE) {
     /* The peer disconnected first (or the connection broke): the EP is
      * already where a disconnect leads, and its event is on its way or
-     * queued; DAT 2.0 6.5.7 makes that a no-op, as DAPL does. */
+     * queued; DAT 2.0 6.5.7 makes that a no-op, as DAPL does.  The EP may
+     * still read CONNECTED: the provider refused because it has the
+     * connection down already, and the event saying so has not reached
+     * the EP yet (vp/ib, when DAPL's provider on the other side
+     * disconnected a moment before). */
     it_ep_param_t p;
     if (it_ep_query(ep->it, IT_EP_PARAM_STATE, &p) == IT_SUCCESS &&
-        p.ep_state.rc == IT_EP_STATE_NONOPERATIONAL)
+        (p.ep_state.rc == IT_EP_STATE_NONOPERATIONAL || p.ep_state.rc == IT_EP_STATE_CONNECTED))
       return DAT_SUCCESS;
   }
   if (st != IT_SUCCESS)
