@@ -611,14 +611,21 @@ datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pd
   if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
   datx_cr_t *cr = cell->object;
-  gboolean ok = pdata_size >= 0 && (size_t) pdata_size <= cr->ia->reject_pdata_len &&
+  /* DAPL's framing (DATX_REJECT_HDR_LEN), where the interface has room. */
+  size_t hdr = cr->ia->reject_pdata_len >= DATX_REJECT_HDR_LEN ? DATX_REJECT_HDR_LEN : 0;
+  gboolean ok = pdata_size >= 0 && (size_t) pdata_size + hdr <= cr->ia->reject_pdata_len &&
                 (pdata_size == 0 || pdata != NULL);
   datx_cell_put(cell);
   if (!ok)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   if (datx_cell_retire_wait(cell) != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
-  it_status_t st = it_reject(cr->cn_est_id, pdata, (size_t) pdata_size);
+  unsigned char buf[IT_MAX_PRIV_DATA];
+  const unsigned char version[DATX_REJECT_HDR_LEN] = { DAT_VERSION_MAJOR, DAT_VERSION_MINOR, 2, 0 };
+  memcpy(buf, version, hdr);
+  if (pdata_size > 0)
+    memcpy(buf + hdr, pdata, (size_t) pdata_size);
+  it_status_t st = it_reject(cr->cn_est_id, buf, hdr + (size_t) pdata_size);
   cr_done(cr);
   return datx_status(st, DAT_INVALID_HANDLE_CR);
 }

@@ -338,6 +338,14 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
     memcpy(ep->pdata, in->private_data, MIN(limit, sizeof(ep->pdata)));
     d->private_data = ep->pdata;
     d->private_data_size = (DAT_COUNT) MIN(limit, sizeof(ep->pdata));
+    /* A refusal framed as DAPL's providers and this one frame it
+     * (DATX_REJECT_HDR_LEN): the consumer's bytes follow the header. */
+    if (out->event_number == DAT_CONNECTION_EVENT_PEER_REJECTED &&
+        d->private_data_size >= (DAT_COUNT) DATX_REJECT_HDR_LEN &&
+        ep->pdata[0] == DAT_VERSION_MAJOR && ep->pdata[1] == DAT_VERSION_MINOR) {
+      d->private_data = ep->pdata + DATX_REJECT_HDR_LEN;
+      d->private_data_size -= (DAT_COUNT) DATX_REJECT_HDR_LEN;
+    }
   }
   if (held != NULL)
     datx_cell_put(held);

@@ -45,6 +45,17 @@
 /** @brief A DAT error status: the error class bit, a type and a subtype. */
 #define DATX_ERR(type, subtype) ((DAT_RETURN) (DAT_CLASS_ERROR | (type) | (subtype)))
 
+/* The header DAPL's rdma_cm provider (openib_cma in dapl 2.1.10) puts in
+ * front of the private data of every refusal it sends: 4 bytes, the DAT
+ * and provider versions big-endian (DAT major << 24 | DAT minor << 16 |
+ * provider major << 8 | provider minor).  Its requester takes a refusal
+ * with private data for the consumer's (DAT_CONNECTION_EVENT_PEER_REJECTED)
+ * and skips those 4 bytes; one without any, for the stack's.  This
+ * provider frames its refusals the same way (dat_cr_reject) and strips the
+ * header from those it receives, so that DAPL's provider and this one each
+ * hand the other's consumer exactly what the rejecting consumer gave. */
+#define DATX_REJECT_HDR_LEN 4u
+
 /** @brief Kinds of object behind a handle. */
 typedef enum {
   DATX_IA = 1,
