@@ -42,9 +42,21 @@
 #                    the same dtest runs between DAPL's own provider
 #                    (libdaplofa, rdma_cm on DEV's netdev, as DAPL's
 #                    dat.conf names it: ofa-v2-NETDEV "NETDEV 0") as the
-#                    server and ours as the client
+#                    server and ours as the client, then a refusal with
+#                    private data (build/lab/lab-dat-reject): the client
+#                    must get PEER_REJECTED and the server's bytes, the
+#                    server the client's
 #   plugfest-DEV-ours-ofa
 #                    the reverse: ours serves, DAPL's provider connects
+#                    (no refusal on siw0: DAPL's requester reports any
+#                    refusal over iWARP as NON_PEER_REJECTED)
+#   plugfest-dapltest-DEV-ofa-ours, plugfest-dapltest-DEV-ours-ofa
+#                    dapltest, server (-T S) on the first provider named,
+#                    a transaction test (-T T -V: SR, RR and RW from both
+#                    sides, 2 threads of 2 EPs, 100 iterations) and quit
+#                    (-T Q) through the second; the client must print the
+#                    byte totals those move, the server "Exiting.",
+#                    neither a warning or an error
 #
 #   lab/ib-guest.sh BUILD [check...]
 #
@@ -260,6 +272,8 @@ dtest_run() {
 
 # dtest's default run and its data-checking run, server on $2, client on $3.
 dtest_pair() {
+  [ -f "$build/dat/libdaplitapi.so" ] ||
+    { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
   a=$(addr "$1")
   dtest_run "$2" "$3" "$a" -b 4096 && dtest_run "$2" "$3" "$a" -D -b 65536
 }
@@ -268,11 +282,100 @@ dat() {
   dtest_pair "$1" "itapi-$1" "itapi-$1"
 }
 
+# dapltest: a server on DAT provider $2 and a transaction test with data
+# validation, then quit, from a client on $3, to DEV $1's address.
+# dapltest's exit status says little (the low byte of a DAT_RETURN): the
+# client must print the totals its op list moves (per op 4096 bytes x 2
+# threads x 2 EPs x 100 iterations = 1.64 MB; -V adds a client and two
+# server Sends), and no side a warning or an error.
+dapltest_pair() {
+  [ -f "$build/dat/libdaplitapi.so" ] ||
+    { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
+  a=$(addr "$1") sia=$2 cia=$3 port=$((port + 100))
+  bad='[Ww]arning|[Ee]rror|FAIL|[Mm]ismatch|[Cc]annot|[Cc]ould not'
+  DAT_OVERRIDE=$dat_conf timeout 240 dapltest -T S -D "$sia" -n $port >/tmp/dapltest-s.out 2>&1 &
+  srv=$!
+  i=0
+  until grep -q "Service Point Ready" /tmp/dapltest-s.out; do
+    i=$((i + 1))
+    [ $i -lt 600 ] && kill -0 $srv 2>/dev/null ||
+      { echo "ib-guest: the dapltest server on $sia did not start:"; cat /tmp/dapltest-s.out; return 1; }
+    sleep 0.2
+  done
+  ok=1
+  DAT_OVERRIDE=$dat_conf timeout 120 dapltest -T T -s "$a" -D "$cia" -n $port -t 2 -w 2 -V -i 100 \
+    client SR 4096 server SR 4096 client RR 4096 server RR 4096 client RW 4096 server RW 4096 \
+    >/tmp/dapltest-c.out 2>&1
+  crc=$?
+  got=$(awk '/^Total Send /{s=$4} /^Total Recv /{r=$4} /^Total RDMA Read /{rr=$5}
+             /^Total RDMA Write /{rw=$5} END {print s, r, rr, rw}' /tmp/dapltest-c.out)
+  if [ $crc -ne 0 ] || [ "$got" != "3.27 4.91 3.27 3.27" ] || grep -Eq "$bad" /tmp/dapltest-c.out; then
+    echo "ib-guest: the dapltest -T T client on $cia (status $crc) moved (send recv rdma-read rdma-write, MB)"
+    echo "  '$got', not '3.27 4.91 3.27 3.27', or printed an error:"
+    tail -15 /tmp/dapltest-c.out | sed 's/^/  | /'
+    ok=0
+  else
+    echo "ib-guest: dapltest -T T -V, server $sia, client $cia: $(grep -h '^Total Time' /tmp/dapltest-c.out | sed 's/  */ /g')"
+  fi
+  DAT_OVERRIDE=$dat_conf timeout 60 dapltest -T Q -s "$a" -D "$cia" -n $port >/tmp/dapltest-q.out 2>&1
+  wait $srv; src=$?
+  if [ $src -ne 0 ] || ! grep -q "Exiting\.$" /tmp/dapltest-s.out || grep -Eq "$bad" /tmp/dapltest-s.out; then
+    echo "ib-guest: the dapltest server on $sia exited with status $src, without \"Exiting.\" or after an error:"
+    tail -15 /tmp/dapltest-s.out | sed 's/^/  | /'
+    ok=0
+  fi
+  [ $ok = 1 ]
+}
+
+# A refusal with private data (lab-dat-reject): the server on DAT provider
+# $2 refuses the request of a client on $3, to DEV $1's address; the
+# client must get DAT_CONNECTION_EVENT_PEER_REJECTED with the server's
+# bytes first, the server the client's.
+reject_pair() {
+  a=$(addr "$1") sia=$2 cia=$3 port=$((port + 1))
+  DAT_OVERRIDE=$dat_conf timeout 60 "$build/lab/lab-dat-reject" -s "$sia" $port >/tmp/reject-s.out 2>&1 &
+  srv=$!
+  i=0
+  until grep -q "listening" /tmp/reject-s.out; do
+    i=$((i + 1))
+    [ $i -lt 300 ] && kill -0 $srv 2>/dev/null ||
+      { echo "ib-guest: lab-dat-reject -s on $sia did not listen:"; cat /tmp/reject-s.out; return 1; }
+    sleep 0.2
+  done
+  DAT_OVERRIDE=$dat_conf timeout 60 "$build/lab/lab-dat-reject" -c "$cia" "$a" $port
+  crc=$?
+  wait $srv; src=$?
+  cat /tmp/reject-s.out
+  [ $crc -eq 0 ] && [ $src -eq 0 ] ||
+    { echo "ib-guest: the refusal from $sia to $cia: client status $crc, server $src"; return 1; }
+}
+
+# dtest both runs, then a refusal, server on provider $2, client on $3.
+# DAPL's requester takes a refusal for its peer consumer's only with the
+# IB CM's reason 28 (consumer defined): over iWARP (siw0) it reports every
+# refusal as NON_PEER_REJECTED, its own provider's too, so there the
+# refusal runs only with ours as the requester.
+plugfest_pair() {
+  dtest_pair "$@" || return 1
+  case $1:$3 in
+  siw0:ofa-*) echo "ib-guest: no refusal check with DAPL's requester on $1 (iWARP)" ;;
+  *) reject_pair "$@" ;;
+  esac
+}
+
 plugfest() {
   dev=$1 ofa=ofa-v2-$(netdev "$1") ours=itapi-$1
   case $2 in
-  ofa-ours) dtest_pair "$dev" "$ofa" "$ours" ;;
-  ours-ofa) dtest_pair "$dev" "$ours" "$ofa" ;;
+  ofa-ours) plugfest_pair "$dev" "$ofa" "$ours" ;;
+  ours-ofa) plugfest_pair "$dev" "$ours" "$ofa" ;;
+  esac
+}
+
+plugfest_dapltest() {
+  dev=$1 ofa=ofa-v2-$(netdev "$1") ours=itapi-$1
+  case $2 in
+  ofa-ours) dapltest_pair "$dev" "$ofa" "$ours" ;;
+  ours-ofa) dapltest_pair "$dev" "$ours" "$ofa" ;;
   esac
 }
 
@@ -301,6 +404,8 @@ for c in "$@"; do
   loopback-*) check "$c" loopback "${c#loopback-}" ;;
   ib-app-*) check "$c" ib_app "${c#ib-app-}" ;;
   dat-*) check "$c" dat "${c#dat-}" ;;
+  plugfest-dapltest-*-ofa-ours) d=${c#plugfest-dapltest-}; check "$c" plugfest_dapltest "${d%-ofa-ours}" ofa-ours ;;
+  plugfest-dapltest-*-ours-ofa) d=${c#plugfest-dapltest-}; check "$c" plugfest_dapltest "${d%-ours-ofa}" ours-ofa ;;
   plugfest-*-ofa-ours) d=${c#plugfest-}; check "$c" plugfest "${d%-ofa-ours}" ofa-ours ;;
   plugfest-*-ours-ofa) d=${c#plugfest-}; check "$c" plugfest "${d%-ours-ofa}" ours-ofa ;;
   rping-*-s) d=${c#rping-}; check "$c" rping_s "${d%-s}" ;;
