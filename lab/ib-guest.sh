@@ -42,21 +42,32 @@
 #                    the same dtest runs between DAPL's own provider
 #                    (libdaplofa, rdma_cm on DEV's netdev, as DAPL's
 #                    dat.conf names it: ofa-v2-NETDEV "NETDEV 0") as the
-#                    server and ours as the client, then a refusal with
-#                    private data (build/lab/lab-dat-reject): the client
-#                    must get PEER_REJECTED and the server's bytes, the
-#                    server the client's
+#                    server and ours as the client, each side's output
+#                    showing which provider served it
 #   plugfest-DEV-ours-ofa
 #                    the reverse: ours serves, DAPL's provider connects
-#                    (no refusal on siw0: DAPL's requester reports any
-#                    refusal over iWARP as NON_PEER_REJECTED)
+#   plugfest-reject-DEV-ofa-ours, plugfest-reject-DEV-ours-ofa
+#                    a refusal with private data (build/lab/lab-dat-reject)
+#                    from the first provider named to the second: the
+#                    client must get PEER_REJECTED and the server's bytes,
+#                    the server the client's.  Not in the default list:
+#                    plugfest-reject-rxe0-ours-ofa (DAPL's client once got
+#                    "no listener", IB CM reason 8, from our listening
+#                    server), plugfest-reject-siw0-ours-ofa (cannot pass:
+#                    DAPL's requester reports any refusal over iWARP as
+#                    NON_PEER_REJECTED, its own provider's too)
 #   plugfest-dapltest-DEV-ofa-ours, plugfest-dapltest-DEV-ours-ofa
 #                    dapltest, server (-T S) on the first provider named,
 #                    a transaction test (-T T -V: SR, RR and RW from both
 #                    sides, 2 threads of 2 EPs, 100 iterations) and quit
 #                    (-T Q) through the second; the client must print the
 #                    byte totals those move, the server "Exiting.",
-#                    neither a warning or an error
+#                    neither a warning or an error.  Not in the default
+#                    list: plugfest-dapltest-siw0-ours-ofa, which fails
+#                    now and then (DAPL's client finds a transaction port
+#                    of our server not yet listening: over iWARP its
+#                    rdma_connect is refused at once, it reports BROKEN,
+#                    and dapltest does not retry that)
 #
 #   lab/ib-guest.sh BUILD [check...]
 #
@@ -222,28 +233,53 @@ certify() {
     $skip --markdown "$build/ib-cert-$1.md" --json "$build/ib-cert-$1.json"
 }
 
-# DAT: one dat.conf naming our provider on each device (by the build
-# tree's absolute path, which the VM shares) and DAPL's rdma_cm provider
-# on each device's netdev, as DAPL's own dat.conf names it.
-dat_conf=/tmp/dat.conf
+# DAT: two dat.conf files, one per provider, each naming the same IA
+# plugfest-DEV for every device (and itapi-DEV or ofa-v2-NETDEV besides):
+# dtest's client opens the IA the server names (its -P is replaced by the
+# name the server sends it over TCP), so the two sides of a plugfest run
+# must find different providers under one name, each in its own
+# DAT_OVERRIDE.  Ours by the build tree's absolute path, which the VM
+# shares; DAPL's rdma_cm provider on each device's netdev, as DAPL's own
+# dat.conf names it.  G_MESSAGES_DEBUG makes ours say that it registered
+# (dat_provider.c), the proof of which provider served a side.
+ours_conf=/tmp/dat-ours.conf ofa_conf=/tmp/dat-ofa.conf
 netdev() { case $1 in rxe0) echo dummy0 ;; siw0) echo eth0 ;; esac; }
 for d in rxe0 siw0; do
+  for ia in itapi-$d plugfest-$d; do
+    echo "$ia u2.0 nonthreadsafe default $build/dat/libdaplitapi.so dapl.2.0 \"$d 0\" \"\""
+  done
+done >$ours_conf
+for d in rxe0 siw0; do
   n=$(netdev $d)
-  echo "itapi-$d u2.0 nonthreadsafe default $build/dat/libdaplitapi.so dapl.2.0 \"$d 0\" \"\""
-  echo "ofa-v2-$n u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$n 0\" \"\""
-done >$dat_conf
+  for ia in ofa-v2-$n plugfest-$d; do
+    echo "$ia u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$n 0\" \"\""
+  done
+done >$ofa_conf
+conf_of() { case $1 in ours) echo $ours_conf ;; ofa) echo $ofa_conf ;; esac; }
 
-# One dtest run: the server through DAT provider $1, the client through
-# $2, to the address $3, with dtest's options after.  The client's first
-# step is a TCP connection to the server's port 15828, open once the
+# Whether the output $2 of a side on provider $1 (ours, ofa) came from it.
+served_by() {
+  if grep -q "DAT provider .* registered over IT-API interface" "$2"; then
+    [ "$1" = ours ] && return 0
+    echo "ib-guest: $2: our provider served a side meant for DAPL's"
+  else
+    [ "$1" = ofa ] && return 0
+    echo "ib-guest: $2: our provider did not serve a side meant for it"
+  fi
+  return 1
+}
+
+# One dtest run: the server on provider $1 (ours, ofa), the client on $2,
+# the IA $3, to the address $4, with dtest's options after.  The client's
+# first step is a TCP connection to the server's port 15828, open once the
 # server's IA is up: it tries again until then.
 dtest_run() {
-  sia=$1 cia=$2 a=$3; shift 3
-  DAT_OVERRIDE=$dat_conf timeout 180 dtest -s -P "$sia" "$@" >/tmp/dtest-s.out 2>&1 &
+  sp=$1 cp=$2 ia=$3 a=$4; shift 4
+  G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $sp) timeout 180 dtest -s -P "$ia" "$@" >/tmp/dtest-s.out 2>&1 &
   srv=$!
   tries=0
   while :; do
-    DAT_OVERRIDE=$dat_conf timeout 180 dtest -h "$a" -P "$cia" "$@" >/tmp/dtest-c.out 2>&1
+    G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $cp) timeout 180 dtest -h "$a" -P "$ia" "$@" >/tmp/dtest-c.out 2>&1
     crc=$?
     grep -q "Could not connect to" /tmp/dtest-c.out || break
     tries=$((tries + 1))
@@ -253,8 +289,8 @@ dtest_run() {
   wait $srv; src=$?
   ok=1
   for side in s c; do
-    rc=$src who="server dtest -s -P $sia $*"
-    [ $side = c ] && rc=$crc who="client dtest -h $a -P $cia $*"
+    rc=$src who="server dtest -s -P $ia $* ($sp)"
+    [ $side = c ] && rc=$crc who="client dtest -h $a -P $ia $* ($cp)"
     if [ $rc -ne 0 ] || ! grep -q "DAPL Test Complete. PASSED" /tmp/dtest-$side.out; then
       echo "ib-guest: the $who exited with status $rc without its pass line:"
       tail -12 /tmp/dtest-$side.out | sed 's/^/  | /'
@@ -263,27 +299,30 @@ dtest_run() {
       echo "ib-guest: $who: passed"
     fi
   done
+  served_by $sp /tmp/dtest-s.out && served_by $cp /tmp/dtest-c.out || ok=0
   case " $* " in
   *" -D "*) grep -q "RDMA WRITE PINGPONG with DATA CHECK" /tmp/dtest-c.out ||
-    { echo "ib-guest: the client dtest -P $cia $* did not run its data check"; ok=0; } ;;
+    { echo "ib-guest: the client dtest -P $ia $* did not run its data check"; ok=0; } ;;
   esac
   [ $ok = 1 ]
 }
 
-# dtest's default run and its data-checking run, server on $2, client on $3.
+# dtest's default run and its data-checking run on DEV $1, the server on
+# provider $2 (ours, ofa), the client on $3, the IA $4.
 dtest_pair() {
   [ -f "$build/dat/libdaplitapi.so" ] ||
     { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
   a=$(addr "$1")
-  dtest_run "$2" "$3" "$a" -b 4096 && dtest_run "$2" "$3" "$a" -D -b 65536
+  dtest_run "$2" "$3" "$4" "$a" -b 4096 && dtest_run "$2" "$3" "$4" "$a" -D -b 65536
 }
 
 dat() {
-  dtest_pair "$1" "itapi-$1" "itapi-$1"
+  dtest_pair "$1" ours ours "itapi-$1"
 }
 
-# dapltest: a server on DAT provider $2 and a transaction test with data
-# validation, then quit, from a client on $3, to DEV $1's address.
+# dapltest on DEV $1: a server on provider $2 (ours, ofa) and a
+# transaction test with data validation, then quit, from a client on $3,
+# both opening the IA plugfest-DEV.
 # dapltest's exit status says little (the low byte of a DAT_RETURN): the
 # client must print the totals its op list moves (per op 4096 bytes x 2
 # threads x 2 EPs x 100 iterations = 1.64 MB; -V adds a client and two
@@ -291,92 +330,96 @@ dat() {
 dapltest_pair() {
   [ -f "$build/dat/libdaplitapi.so" ] ||
     { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
-  a=$(addr "$1") sia=$2 cia=$3 port=$((port + 100))
+  a=$(addr "$1") sp=$2 cp=$3 ia=plugfest-$1 port=$((port + 100))
   bad='[Ww]arning|[Ee]rror|FAIL|[Mm]ismatch|[Cc]annot|[Cc]ould not'
-  DAT_OVERRIDE=$dat_conf timeout 240 dapltest -T S -D "$sia" -n $port >/tmp/dapltest-s.out 2>&1 &
+  G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $sp) timeout 240 dapltest -T S -D $ia -n $port \
+    >/tmp/dapltest-s.out 2>&1 &
   srv=$!
   i=0
   until grep -q "Service Point Ready" /tmp/dapltest-s.out; do
     i=$((i + 1))
     [ $i -lt 600 ] && kill -0 $srv 2>/dev/null ||
-      { echo "ib-guest: the dapltest server on $sia did not start:"; cat /tmp/dapltest-s.out; return 1; }
+      { echo "ib-guest: the dapltest server on $sp did not start:"; cat /tmp/dapltest-s.out; return 1; }
     sleep 0.2
   done
   ok=1
-  DAT_OVERRIDE=$dat_conf timeout 120 dapltest -T T -s "$a" -D "$cia" -n $port -t 2 -w 2 -V -i 100 \
+  G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $cp) timeout 120 dapltest -T T -s "$a" -D $ia -n $port \
+    -t 2 -w 2 -V -i 100 \
     client SR 4096 server SR 4096 client RR 4096 server RR 4096 client RW 4096 server RW 4096 \
     >/tmp/dapltest-c.out 2>&1
   crc=$?
   got=$(awk '/^Total Send /{s=$4} /^Total Recv /{r=$4} /^Total RDMA Read /{rr=$5}
              /^Total RDMA Write /{rw=$5} END {print s, r, rr, rw}' /tmp/dapltest-c.out)
   if [ $crc -ne 0 ] || [ "$got" != "3.27 4.91 3.27 3.27" ] || grep -Eq "$bad" /tmp/dapltest-c.out; then
-    echo "ib-guest: the dapltest -T T client on $cia (status $crc) moved (send recv rdma-read rdma-write, MB)"
+    echo "ib-guest: the dapltest -T T client on $cp (status $crc) moved (send recv rdma-read rdma-write, MB)"
     echo "  '$got', not '3.27 4.91 3.27 3.27', or printed an error:"
     tail -15 /tmp/dapltest-c.out | sed 's/^/  | /'
     ok=0
   else
-    echo "ib-guest: dapltest -T T -V, server $sia, client $cia: $(grep -h '^Total Time' /tmp/dapltest-c.out | sed 's/  */ /g')"
+    echo "ib-guest: dapltest -T T -V, server $sp, client $cp: $(grep -h '^Total Time' /tmp/dapltest-c.out | sed 's/  */ /g')"
   fi
-  DAT_OVERRIDE=$dat_conf timeout 60 dapltest -T Q -s "$a" -D "$cia" -n $port >/tmp/dapltest-q.out 2>&1
+  DAT_OVERRIDE=$(conf_of $cp) timeout 60 dapltest -T Q -s "$a" -D $ia -n $port >/tmp/dapltest-q.out 2>&1
   wait $srv; src=$?
   if [ $src -ne 0 ] || ! grep -q "Exiting\.$" /tmp/dapltest-s.out || grep -Eq "$bad" /tmp/dapltest-s.out; then
-    echo "ib-guest: the dapltest server on $sia exited with status $src, without \"Exiting.\" or after an error:"
+    echo "ib-guest: the dapltest server on $sp exited with status $src, without \"Exiting.\" or after an error:"
     tail -15 /tmp/dapltest-s.out | sed 's/^/  | /'
     ok=0
   fi
+  served_by $sp /tmp/dapltest-s.out && served_by $cp /tmp/dapltest-c.out || ok=0
   [ $ok = 1 ]
 }
 
-# A refusal with private data (lab-dat-reject): the server on DAT provider
-# $2 refuses the request of a client on $3, to DEV $1's address; the
+# A refusal with private data (lab-dat-reject) on DEV $1: the server on
+# provider $2 (ours, ofa) refuses the request of a client on $3; the
 # client must get DAT_CONNECTION_EVENT_PEER_REJECTED with the server's
 # bytes first, the server the client's.
 reject_pair() {
-  a=$(addr "$1") sia=$2 cia=$3 port=$((port + 1))
-  DAT_OVERRIDE=$dat_conf timeout 60 "$build/lab/lab-dat-reject" -s "$sia" $port >/tmp/reject-s.out 2>&1 &
+  a=$(addr "$1") sp=$2 cp=$3 ia=plugfest-$1 port=$((port + 1))
+  G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $sp) timeout 60 "$build/lab/lab-dat-reject" -s $ia $port \
+    >/tmp/reject-s.out 2>&1 &
   srv=$!
   i=0
   until grep -q "listening" /tmp/reject-s.out; do
     i=$((i + 1))
     [ $i -lt 300 ] && kill -0 $srv 2>/dev/null ||
-      { echo "ib-guest: lab-dat-reject -s on $sia did not listen:"; cat /tmp/reject-s.out; return 1; }
+      { echo "ib-guest: lab-dat-reject -s on $sp did not listen:"; cat /tmp/reject-s.out; return 1; }
     sleep 0.2
   done
-  DAT_OVERRIDE=$dat_conf timeout 60 "$build/lab/lab-dat-reject" -c "$cia" "$a" $port
+  G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $cp) timeout 60 "$build/lab/lab-dat-reject" -c $ia "$a" $port \
+    >/tmp/reject-c.out 2>&1
   crc=$?
   wait $srv; src=$?
-  cat /tmp/reject-s.out
+  cat /tmp/reject-s.out /tmp/reject-c.out
   [ $crc -eq 0 ] && [ $src -eq 0 ] ||
-    { echo "ib-guest: the refusal from $sia to $cia: client status $crc, server $src"; return 1; }
+    { echo "ib-guest: the refusal from $sp to $cp: client status $crc, server $src"; return 1; }
+  served_by $sp /tmp/reject-s.out && served_by $cp /tmp/reject-c.out
 }
 
-# dtest both runs, then a refusal, server on provider $2, client on $3.
-# DAPL's requester takes a refusal for its peer consumer's only with the
-# IB CM's reason 28 (consumer defined): over iWARP (siw0) it reports every
-# refusal as NON_PEER_REJECTED, its own provider's too, so there the
-# refusal runs only with ours as the requester.
-plugfest_pair() {
-  dtest_pair "$@" || return 1
-  case $1:$3 in
-  siw0:ofa-*) echo "ib-guest: no refusal check with DAPL's requester on $1 (iWARP)" ;;
-  *) reject_pair "$@" ;;
-  esac
-}
-
+# dtest both runs on DEV $1, the server on provider $2 (ours, ofa), the
+# client on the other, both opening the IA plugfest-DEV.
 plugfest() {
-  dev=$1 ofa=ofa-v2-$(netdev "$1") ours=itapi-$1
-  case $2 in
-  ofa-ours) plugfest_pair "$dev" "$ofa" "$ours" ;;
-  ours-ofa) plugfest_pair "$dev" "$ours" "$ofa" ;;
+  dtest_pair "$1" "${2%-*}" "${2#*-}" "plugfest-$1"
+}
+
+# A refusal, the server on provider $2, the client on the other.  DAPL's
+# requester takes a refusal for its peer consumer's only with the IB CM's
+# reason 28 (consumer defined): over iWARP (siw0) it reports every
+# refusal as NON_PEER_REJECTED, its own provider's too, so that check
+# cannot pass.
+plugfest_reject() {
+  [ -f "$build/lab/lab-dat-reject" ] ||
+    { echo "ib-guest: no $build/lab/lab-dat-reject: install libdapl-dev, then reconfigure"; return 1; }
+  case $1:${2#*-} in
+  siw0:ofa) echo "ib-guest: DAPL's requester reports any refusal over iWARP as NON_PEER_REJECTED"
+            return 1 ;;
   esac
+  reject_pair "$1" "${2%-*}" "${2#*-}"
 }
 
 plugfest_dapltest() {
-  dev=$1 ofa=ofa-v2-$(netdev "$1") ours=itapi-$1
-  case $2 in
-  ofa-ours) dapltest_pair "$dev" "$ofa" "$ours" ;;
-  ours-ofa) dapltest_pair "$dev" "$ours" "$ofa" ;;
-  esac
+  [ -f "$build/dat/libdaplitapi.so" ] ||
+    { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
+  dapltest_pair "$1" "${2%-*}" "${2#*-}"
 }
 
 # The device removed under connected EPs, then added again (as lab/run.sh
@@ -394,7 +437,10 @@ removal() {
 }
 
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
-  rping-siw0-s rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 removal-rxe0 removal-siw0
+  rping-siw0-s rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 dat-rxe0 dat-siw0 \
+  plugfest-rxe0-ofa-ours plugfest-rxe0-ours-ofa plugfest-siw0-ofa-ours plugfest-siw0-ours-ofa \
+  plugfest-reject-rxe0-ofa-ours plugfest-reject-siw0-ofa-ours plugfest-dapltest-rxe0-ofa-ours \
+  plugfest-dapltest-rxe0-ours-ofa plugfest-dapltest-siw0-ofa-ours removal-rxe0 removal-siw0
 for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
@@ -404,6 +450,8 @@ for c in "$@"; do
   loopback-*) check "$c" loopback "${c#loopback-}" ;;
   ib-app-*) check "$c" ib_app "${c#ib-app-}" ;;
   dat-*) check "$c" dat "${c#dat-}" ;;
+  plugfest-reject-*-ofa-ours) d=${c#plugfest-reject-}; check "$c" plugfest_reject "${d%-ofa-ours}" ofa-ours ;;
+  plugfest-reject-*-ours-ofa) d=${c#plugfest-reject-}; check "$c" plugfest_reject "${d%-ours-ofa}" ours-ofa ;;
   plugfest-dapltest-*-ofa-ours) d=${c#plugfest-dapltest-}; check "$c" plugfest_dapltest "${d%-ofa-ours}" ofa-ours ;;
   plugfest-dapltest-*-ours-ofa) d=${c#plugfest-dapltest-}; check "$c" plugfest_dapltest "${d%-ours-ofa}" ours-ofa ;;
   plugfest-*-ofa-ours) d=${c#plugfest-}; check "$c" plugfest "${d%-ofa-ours}" ofa-ours ;;

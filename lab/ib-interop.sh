@@ -6,8 +6,10 @@
 #                  levels) on rxe0 and siw0 (deviation files
 #                  conformance/deviations/rxe0.txt, siw0.txt; reports in
 #                  BUILD/ib-cert-DEV.md), itapi-perf between two processes
-#                  and itapi-pingpong on both, and rdma-core's rping
-#                  against itapi-rping both ways on both
+#                  and itapi-pingpong on both, rdma-core's rping
+#                  against itapi-rping both ways on both, and Debian's
+#                  dtest through our DAT provider and against DAPL's own
+#                  provider (the plugfest) on both
 #   cross-passive  vp/ib on siw0 in the VM listens (itapi-rping -s), vp/iwarp
 #                  on this host connects through qemu's forward once it listens
 #   cross-active   vp/iwarp on this host listens, vp/ib on siw0 connects
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2; shift 2 ;;
   -C) count=$2; shift 2 ;;
-  -*) sed -n '2,31p' "$0" >&2; exit 2 ;;
+  -*) sed -n '2,33p' "$0" >&2; exit 2 ;;
   *) break ;;
   esac
 done
