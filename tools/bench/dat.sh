@@ -19,9 +19,12 @@
 # taken per repetition and then the median.  dtest listens on the fixed
 # TCP port 15828: nothing else may run dtest meanwhile (the Meson suite
 # dat does).  It installs nothing: without dtest the DAT rows show "not
-# installed".  It needs both cores and takes about 20 s per repetition: not
+# installed".  It needs both cores and takes about 10 s per repetition: not
 # a CI test; --smoke (short runs, one repetition) only checks that
 # everything runs.
+# The two sides do not yet do quite the same work: dtest takes a completion
+# for each of its Writes and Sends, itapi-perf's write_lat only polls the
+# target's last byte (doc/dat.md, "Speed").
 #
 # SPDX-License-Identifier: MIT
 set -u -o pipefail
