@@ -468,7 +468,16 @@ test_protect_window_key(cert_t *f, gconstpointer data)
       g_test_message("window key 0x%" G_GINT64_MODIFIER "x, %s: 0x%" G_GINT64_MODIFIER "x", key,
                      ch[i].what, bad);
     }
-    bad_op(f, &pr, PROT_WRITE, &loc, &tgt, cert_raddr(&tgt, 8), bad, i == n - 1);
+    if (bad == tgt.mr->rkey) {
+      /* The changed key is the window's region's own, live in the same
+       * domain with the same rights: it names memory, and the access
+       * rightly succeeds.  A device that draws its key bytes at random
+       * gives a neighbouring slot the same byte now and then. */
+      g_test_message("that is the key of the window's region, which grants the access: "
+                     "not a key that names no memory, so not tried");
+    } else {
+      bad_op(f, &pr, PROT_WRITE, &loc, &tgt, cert_raddr(&tgt, 8), bad, i == n - 1);
+    }
     cert_ok(cert_prov->mw->mw_dealloc(mw));
     cert_buf_free(&loc);
     cert_buf_free(&tgt);
