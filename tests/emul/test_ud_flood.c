@@ -86,7 +86,7 @@ flood_child(const char *kind, uint32_t num, x_msg_t *m, int go, int done)
 {
   int made = 0;
   for (int tries = 0; made < FLOOD && tries < FLOOD * 100; tries++) {
-    int fd = emul_ring_dial(kind, num);
+    int fd = emul_ring_dial(kind, num, 0);
     if (fd < 0) {
       g_usleep(200);  /* the backlog is full: the target accepts on */
       continue;
@@ -224,7 +224,7 @@ datagram_arrives(side_t *s, it_ep_handle_t ep, uint32_t qpn, uint8_t fill)
   uint32_t w[6] = { UD_MAGIC, qpn, 0xe0000du, QKEY, EMUL_PERS_IB, EMUL_UD_GRH_LEN + LEN };
   memcpy(msg, w, sizeof(w));
   memset(msg + HDR_LEN + EMUL_UD_GRH_LEN, fill, LEN);
-  int sock = emul_ring_dial("ud/", qpn);
+  int sock = emul_ring_dial("ud/", qpn, 0);
   g_assert_cmpint(sock, >=, 0);
   g_assert_cmpint(send(sock, msg, sizeof(msg), 0), ==, (ssize_t) sizeof(msg));
   it_event_t ev;
@@ -269,7 +269,7 @@ test_senders(void)
 static int
 svc_ask(uint16_t port)
 {
-  int sock = emul_ring_dial("", port);
+  int sock = emul_ring_dial("", port, 0);
   g_assert_cmpint(sock, >=, 0);
   x_msg_t m = { .type = X_SIDR_REQ, .pers = EMUL_PERS_IB };
   g_assert_true(emul_ring_send_fd(sock, &m, NULL, 0));

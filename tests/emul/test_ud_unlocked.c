@@ -232,7 +232,7 @@ test_sendmsg_unlocked(void)
   w[1] = own_qpn;  /* dst: the QP that sent it */
   w[2] = qpn;      /* src: the "other process" */
   memcpy(back, w, sizeof(w));
-  int sock = emul_ring_dial("ud/", own_qpn);
+  int sock = emul_ring_dial("ud/", own_qpn, 0);
   g_assert_cmpint(sock, >=, 0);
   g_assert_cmpint(send(sock, back, sizeof(back), 0), ==, (ssize_t) sizeof(back));
   it_event_t ev = dto_wait(dto);
@@ -298,7 +298,7 @@ test_destroy_beside_accept(void)
   main_thread = g_thread_self();
   g_atomic_pointer_set(&syscall_watch_attach_hook, slow_attach);
   g_atomic_int_set(&slow_armed, 1);
-  int sock = emul_ring_dial("ud/", qpn);  /* the "other process" connects */
+  int sock = emul_ring_dial("ud/", qpn, 0);  /* the "other process" connects */
   g_assert_cmpint(sock, >=, 0);
   for (int i = 0; i < 5000 && !g_atomic_int_get(&slow_in); i++)
     g_usleep(1000);

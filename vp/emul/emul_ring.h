@@ -619,8 +619,9 @@ gboolean emul_ring_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry
 /* The abstract socket address "itapi-emul/<kind><n>". */
 socklen_t emul_ring_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
 /* A SOCK_SEQPACKET socket (non-blocking) connected to emul_ring_addr(@kind,
- * @n), or -1: nobody listens there. */
-int emul_ring_dial(const char *kind, uint32_t n);
+ * @n), or -1: nobody listens there, or its backlog stayed full for
+ * @wait_ms (0: not waited for; no lock may be held when @wait_ms > 0). */
+int emul_ring_dial(const char *kind, uint32_t n, uint32_t wait_ms);
 /* A SOCK_SEQPACKET socket (non-blocking) listening at emul_ring_addr(@kind,
  * @n), or -1 with errno saying why (EADDRINUSE: another process has it). */
 int emul_ring_bind_listen(const char *kind, uint32_t n);

@@ -82,14 +82,41 @@ emul_ring_addr(const char *kind, uint32_t n, struct sockaddr_un *sa)
 }
 
 int
-emul_ring_dial(const char *kind, uint32_t n)
+emul_ring_dial(const char *kind, uint32_t n, uint32_t wait_ms)
 {
   struct sockaddr_un sa;
   socklen_t len = emul_ring_addr(kind, n, &sa);
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, len) != 0) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | (wait_ms == 0 ? SOCK_NONBLOCK : 0), 0);
+  if (fd < 0)
+    return -1;
+  if (wait_ms > 0) {
+    /* A blocking connect waits while the listener's backlog is full (a
+     * burst of requests its progress thread has not taken yet), as a TCP
+     * SYN is sent again; SO_SNDTIMEO bounds the wait. */
+    struct timeval tv = { .tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000 };
+    (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  }
+  int r;
+  do
+    r = connect(fd, (struct sockaddr *) &sa, len);
+  while (r != 0 && errno == EINTR);
+  int e = r != 0 ? errno : 0;
+  if (e == EAGAIN && wait_ms > 0)
+    g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: the listener at itapi-emul/%s%u took no connection "
+          "request in %u ms (its backlog full, its process stopped or starved): refused; "
+          "ITAPI_EMUL_TIMEOUT_MS sets the wait", kind, n, wait_ms);
+  if (e != 0 && e != EISCONN) {
     close(fd);
-    fd = -1;
+    return -1;
+  }
+  if (wait_ms > 0) {
+    struct timeval none = { 0 };
+    (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+      close(fd);
+      return -1;
+    }
   }
   return fd;
 }
@@ -100,7 +127,7 @@ emul_ring_bind_listen(const char *kind, uint32_t n)
   struct sockaddr_un sa;
   socklen_t len = emul_ring_addr(kind, n, &sa);
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd >= 0 && (bind(fd, (struct sockaddr *) &sa, len) != 0 || listen(fd, 64) != 0)) {
+  if (fd >= 0 && (bind(fd, (struct sockaddr *) &sa, len) != 0 || listen(fd, SOMAXCONN) != 0)) {
     int e = errno;
     close(fd);
     errno = e;
@@ -770,7 +797,10 @@ emul_ring_dial_open(uint32_t port, emul_dial_t *d)
   *d = EMUL_DIAL_NONE;
   if (!emul_ring_init())
     return FALSE;
-  d->fd = emul_ring_dial("", port);
+  /* A listener's backlog may be full for a moment (a burst of requests):
+   * wait for it as long as for a stalled peer, 0 (never) meaning 60 s. */
+  uint32_t wait_ms = x_knobs_read().timeout_ms;
+  d->fd = emul_ring_dial("", port, wait_ms != 0 ? wait_ms : 60000);
   if (d->fd < 0)
     return FALSE; /* nobody listens there: unreachable, as in-process */
   d->pid = (int) x_peer_cred(d->fd, &d->uid);

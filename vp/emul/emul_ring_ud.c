@@ -427,7 +427,7 @@ ud_out_ref_locked(uint32_t qpn, const x_ud_out_t *stale)
 static x_ud_out_t *
 ud_out_connect(uint32_t qpn, x_ud_out_t *stale)
 {
-  int fd = emul_ring_dial("ud/", qpn);
+  int fd = emul_ring_dial("ud/", qpn, 0);  /* a datagram never waits */
   x_ud_out_t *o, *mine = NULL;
   if (fd >= 0) {
     mine = g_new0(x_ud_out_t, 1);
@@ -558,7 +558,7 @@ emul_ring_ud_svc_request(emul_dev_t *dev, const rnicpi_addr_t *dst, uint32_t por
 {
   if (!emul_ring_ready())
     return FALSE;
-  int fd = emul_ring_dial("", port);
+  int fd = emul_ring_dial("", port, 0);
   if (fd < 0)
     return FALSE;  /* nobody listens there */
   x_msg_t *m = g_new0(x_msg_t, 1);
