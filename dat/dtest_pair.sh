@@ -23,34 +23,15 @@ export DAT_OVERRIDE="$conf"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-fail=0
+. "$(dirname "$0")/pair_lib.sh"
+
+# The client's first step is a TCP connection to the server's port 15828,
+# which the server opens once its IA is up: tried again until then.
+pass="DAPL Test Complete. PASSED"
+retry="Could not connect to"
 run() {
   name=$1; shift
-  timeout 120 "$dtest" -s -P "itapi-$ia" "$@" > "$dir/server" 2>&1 &
-  spid=$!
-  # The client's first step is a TCP connection to the server's port
-  # 15828, which the server opens once its IA is up: try again until then.
-  tries=0
-  while :; do
-    timeout 120 "$dtest" -h 127.0.0.1 -P "itapi-$ia" "$@" > "$dir/client" 2>&1
-    crc=$?
-    grep -q "Could not connect to" "$dir/client" || break
-    tries=$((tries + 1))
-    [ $tries -lt 100 ] || break
-    sleep 0.1
-  done
-  wait $spid
-  src=$?
-  for side in server client; do
-    rc=$src; [ $side = client ] && rc=$crc
-    if [ $rc -ne 0 ] || ! grep -q "DAPL Test Complete. PASSED" "$dir/$side"; then
-      echo "dtest $name over $ia: the $side exited with $rc without its pass line:"
-      sed 's/^/  | /' "$dir/$side"
-      fail=1
-    else
-      echo "dtest $name over $ia, $side: $(grep -h 'DAPL Test Complete' "$dir/$side" | sed 's/^[0-9]*: //')"
-    fi
-  done
+  pair_run "$dtest" "$name" "$pass" "" "$retry" "$@"
   if [ "$name" = "-D" ] && ! grep -q "RDMA WRITE PINGPONG with DATA CHECK" "$dir/client"; then
     echo "dtest -D over $ia: the client did not run its data check"
     fail=1

@@ -26,36 +26,15 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 port=45260
 
-fail=0
+. "$(dirname "$0")/pair_lib.sh"
+
+# dtestsrq's client connects at once and gives up on a refusal: it starts
+# once the server says it listens.
 run() {
   name=$1; shift
   pass="DAPL RC SRQ Test Complete."
   case " $* " in *" -S 0 "*) pass="DAPL RC none SRQ Test Complete." ;; esac
-  : > "$dir/server"
-  timeout 120 "$dtestsrq" -s -P "itapi-$ia" -p $port "$@" > "$dir/server" 2>&1 &
-  spid=$!
-  # dtestsrq's client connects at once and gives up on a refusal: start it
-  # once the server says it listens.
-  tries=0
-  while ! grep -q "server ready on port" "$dir/server" && kill -0 $spid 2>/dev/null; do
-    tries=$((tries + 1))
-    [ $tries -lt 300 ] || break
-    sleep 0.1
-  done
-  timeout 120 "$dtestsrq" -h 127.0.0.1 -P "itapi-$ia" -p $port "$@" > "$dir/client" 2>&1
-  crc=$?
-  wait $spid
-  src=$?
-  for side in server client; do
-    rc=$src; [ $side = client ] && rc=$crc
-    if [ $rc -ne 0 ] || ! grep -q "$pass" "$dir/$side"; then
-      echo "dtestsrq $name over $ia: the $side exited with $rc without its pass line:"
-      sed 's/^/  | /' "$dir/$side"
-      fail=1
-    else
-      echo "dtestsrq $name over $ia, $side: $(grep -h "$pass" "$dir/$side" | sed 's/^ *//')"
-    fi
-  done
+  pair_run "$dtestsrq" "$name" "$pass" "server ready on port" "" -p $port "$@"
 }
 
 run default
