@@ -8,6 +8,8 @@
  */
 #include <string.h>
 
+#include <rnicpi.h>
+
 #include "conf.h"
 
 #define assert_handle_eq(a, b) \
@@ -669,6 +671,133 @@ test_atomics(void)
   conf_pair_close(&p);
 }
 
+/* Whether the IA under test offers immediate data (RNIC-PI capability
+ * "immediate-data"); skips the test otherwise. */
+static gboolean
+require_immediate(void)
+{
+  struct rnicpi_caps caps;
+  conf_ok(itx_interface_caps(conf_ia_name(), &caps));
+  return conf_require((caps.features & RNICPI_CAP_IMMEDIATE) != 0, "immediate-data");
+}
+
+/* The receive completion @d of immediate data @sent: the value as the
+ * transport carries it (the low 32 bits on InfiniBand, 64 on iWARP), and
+ * on iWARP its 8 bytes placed in network order at the start of the
+ * receive buffer @rb (@off, 64 bytes), which hold @fill past them. */
+static void
+check_imm_recv(const it_event_t *ev, gboolean iwarp, uint64_t sent, uint32_t ib_len, const conf_buf_t *rb,
+               size_t off, unsigned char fill)
+{
+  uint64_t got = 0;
+  g_assert_true(itx_dto_imm_data(ev, &got));
+  g_assert_cmphex(got, ==, iwarp ? sent : (sent & 0xffffffffu));
+  if (iwarp) {
+    g_assert_cmpuint(ev->dto_cmpl.transferred_length, ==, 8);
+    for (unsigned i = 0; i < 8; i++)
+      g_assert_cmphex(rb->data[off + i], ==, (unsigned char) (sent >> (56 - 8 * i)));
+    g_assert_cmpuint(conf_first_not(rb->data + off + 8, 56, fill), ==, 56);
+  } else {
+    g_assert_cmpuint(ev->dto_cmpl.transferred_length, ==, ib_len);
+    g_assert_cmpuint(conf_first_not(rb->data + off, 64, fill), ==, 64);
+  }
+}
+
+static void
+test_immediate(void)
+{
+  g_test_summary("itx_post_rdma_write_imm: the Write's bytes land, then the peer's receive "
+                 "completes carrying the immediate value (itx_dto_imm_data; the low 32 bits on "
+                 "InfiniBand, where the length is the Write's, all 64 on iWARP, also placed in "
+                 "network order, length 8); itx_post_imm_data consumes a receive with the value "
+                 "alone (length 0 on InfiniBand); a plain Send's receive carries none");
+  if (!require_immediate())
+    return;
+  conf_pair_t p;
+  pair_up(&p);
+  gboolean iwarp = conf_transport(&p.a) == IT_IWARP_TCP_TRANSPORT;
+  conf_buf_t src, dst, rb;
+  conf_buf_new(&p.a, &src, 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, 64, PRIV_TARGET, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &rb, 3 * 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, 21);
+  memset(rb.data, 0xee, rb.len);
+  for (unsigned k = 0; k < 3; k++) {
+    it_lmr_triplet_t r = conf_seg(&rb, (size_t) k * 64, 64);
+    conf_ok(it_post_recv(p.p.ep, &r, 1, 10 + k, IT_COMPLETION_FLAG));
+  }
+
+  const uint64_t v1 = UINT64_C(0x1122334455667788), v2 = UINT64_C(0x0badcafe8badf00d);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 32);
+  conf_ok(itx_post_rdma_write_imm(p.a.ep, &s, 1, 1, IT_COMPLETION_FLAG,
+                                  it_make_rdma_addr_absolute(dst.data + 16), dst.ctx, v1));
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  it_event_t ev = conf_wait(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 10);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  assert_handle_eq(ev.dto_cmpl.ep, p.p.ep);
+  /* The written bytes are placed before the receive completes. */
+  conf_buf_check(&src, 0, 32, 21);
+  g_assert_cmpmem(dst.data + 16, 32, src.data, 32);
+  check_zero(&dst, 0, 16);
+  check_zero(&dst, 48, 16);
+  check_imm_recv(&ev, iwarp, v1, 32, &rb, 0, 0xee);
+
+  conf_ok(itx_post_imm_data(p.a.ep, 2, IT_COMPLETION_FLAG, v2));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 2);
+  ev = conf_wait(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT);
+  g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 11);
+  g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
+  check_imm_recv(&ev, iwarp, v2, 0, &rb, 64, 0xee);
+
+  /* A Send's receive carries no immediate data. */
+  conf_ok(it_post_send(p.a.ep, &s, 1, 3, IT_COMPLETION_FLAG));
+  conf_dto(p.a.dto, IT_DTO_SEND_CMPL_EVENT, IT_DTO_SUCCESS, 3);
+  ev = conf_wait(p.p.dto, IT_DTO_RC_RECV_CMPL_EVENT);
+  g_assert_cmpuint(ev.dto_cmpl.transferred_length, ==, 32);
+  g_assert_false(itx_dto_imm_data(&ev, NULL));
+  g_assert_false(itx_dto_imm_data(NULL, NULL));
+  g_assert_cmpmem(rb.data + 128, 32, src.data, 32);
+
+  conf_buf_check_guards(&dst);
+  conf_buf_check_guards(&rb);
+  conf_assert_empty(p.a.dto);
+  conf_assert_empty(p.p.dto);
+  conf_buf_free(&src);
+  conf_buf_free(&dst);
+  conf_buf_free(&rb);
+  conf_pair_close(&p);
+}
+
+static void
+test_immediate_refused(void)
+{
+  g_test_summary("itx_post_rdma_write_imm and itx_post_imm_data on a stale EP handle fail "
+                 "IT_ERR_INVALID_EP; on an IA without immediate data IT_ERR_OP_NOT_SUPPORTED, "
+                 "and nothing reaches the peer");
+  conf_pair_t p;
+  pair_up(&p);
+  conf_buf_t src;
+  conf_buf_new(&p.a, &src, 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  it_lmr_triplet_t s = conf_seg(&src, 0, 8);
+  struct rnicpi_caps caps;
+  conf_ok(itx_interface_caps(conf_ia_name(), &caps));
+  if (!(caps.features & RNICPI_CAP_IMMEDIATE)) {
+    g_assert_cmpint(itx_post_rdma_write_imm(p.a.ep, &s, 1, 1, IT_COMPLETION_FLAG, 0, 0, 1), ==,
+                    IT_ERR_OP_NOT_SUPPORTED);
+    g_assert_cmpint(itx_post_imm_data(p.a.ep, 2, IT_COMPLETION_FLAG, 2), ==, IT_ERR_OP_NOT_SUPPORTED);
+    g_test_message("%s", itx_error_detail());
+    conf_assert_empty(p.a.dto);
+    conf_assert_empty(p.p.dto);
+  }
+  conf_buf_free(&src);
+  it_ep_handle_t stale = p.a.ep;
+  conf_pair_close(&p);
+  g_assert_cmpint(itx_post_rdma_write_imm(stale, NULL, 0, 1, IT_COMPLETION_FLAG, 0, 0, 1), ==,
+                  IT_ERR_INVALID_EP);
+  g_assert_cmpint(itx_post_imm_data(stale, 2, IT_COMPLETION_FLAG, 2), ==, IT_ERR_INVALID_EP);
+}
+
 static void
 test_atomics_no_right(void)
 {
@@ -814,6 +943,8 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/dto/atomics/no-right", test_atomics_no_right);
   g_test_add_func("/conformance/dto/atomics/not-negotiated", test_atomics_not_negotiated);
   g_test_add_func("/conformance/dto/unconnected", test_unconnected);
+  g_test_add_func("/conformance/dto/immediate/basic", test_immediate);
+  g_test_add_func("/conformance/dto/immediate/refused", test_immediate_refused);
   conf_dto_scatter_register();
   return g_test_run();
 }

@@ -492,6 +492,19 @@ void ual_srq_destroy(ual_srq_t *srq);
 it_status_t ual_srq_post_recv(ual_srq_t *srq, const it_lmr_triplet_t *segs, size_t n,
                               it_dto_cookie_t cookie);
 
+/* A receive completion with what it_dto_cmpl_event_t has no member for,
+ * kept in the it_event_t beyond it (wc_to_event, itx_dto_imm_data): the
+ * peer's immediate data.  Only an IT_DTO_RC_RECV_CMPL_EVENT has it; other
+ * events use those bytes for their own members (a datagram receive's
+ * sender). */
+typedef struct ual_dto_ext {
+  it_dto_cmpl_event_t dto;
+  uint32_t with_imm;  /* the receive was consumed by immediate data */
+  uint32_t pad;
+  uint64_t imm_data;
+} ual_dto_ext_t;
+G_STATIC_ASSERT(sizeof(ual_dto_ext_t) <= sizeof(it_event_t));
+
 /* Gather/scatter lists (ual_dto.c). */
 #define UAL_MAX_SGE 64
 it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);

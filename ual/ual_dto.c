@@ -200,7 +200,9 @@ ual_post_sq(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet
   size_t max;
   switch (wr->opcode) {
   case RNICPI_WR_RDMA_READ: max = MAX(ep->attr.srv.rc.max_rdma_read_segments, 1); break;
-  case RNICPI_WR_RDMA_WRITE: max = MAX(ep->attr.srv.rc.max_rdma_write_segments, 1); break;
+  case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM: max = MAX(ep->attr.srv.rc.max_rdma_write_segments, 1); break;
+  case RNICPI_WR_IMM_DATA: max = 0; break;
   case RNICPI_WR_ATOMIC_CMP_SWP:
   case RNICPI_WR_ATOMIC_FETCH_ADD: max = 1; break; /* the one 8-byte result segment */
   default: max = ep->attr.max_send_segments; break;
@@ -316,6 +318,49 @@ it_post_atomic(it_ep_handle_t ep_handle, it_atomic_op_t op, uint64_t swap_or_add
     .swap = swap_or_add,
   };
   return ual_post_sq(ep_handle, &wr, result, 1, dto_flags, 0, "it_post_atomic");
+}
+
+/* Immediate data needs the capability, which a provider of an ABI minor
+ * before 5 never has (rnicpi_caps_complete): checked before the opcode
+ * reaches it.  A connection that does not use it (RFC 7306 not offered by
+ * the peer) is refused by the provider. */
+static it_status_t
+post_imm(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triplet_t *segs, size_t n,
+         it_dto_flags_t flags, const char *fn)
+{
+  ual_ep_t *ep = ual_ep_get(ep_handle);
+  if (ep == NULL)
+    return ual_fail(IT_ERR_INVALID_EP, "%s: %p is not a live EP handle", fn, (void *) ep_handle);
+  if (!(ep->obj.ia->caps.features & RNICPI_CAP_IMMEDIATE)) {
+    char advice[UAL_ADVICE_LEN];
+    return ual_fail(IT_ERR_OP_NOT_SUPPORTED, "%s: IA '%s' has no immediate data (RNIC-PI capability "
+                    "\"immediate-data\")%s", fn, ep->obj.ia->iface->name,
+                    ual_cap_advice(ep->obj.ia, RNICPI_CAP_IMMEDIATE, advice));
+  }
+  return ual_post_sq(ep_handle, wr, segs, n, flags, 0, fn);
+}
+
+it_status_t
+itx_post_rdma_write_imm(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
+                        size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+                        it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context, uint64_t imm_data)
+{
+  UAL_READ_SCOPE();
+  rnicpi_send_wr_t wr;
+  wr_set(&wr, cookie, RNICPI_WR_RDMA_WRITE_IMM, rdma_addr, rmr_context);
+  wr.imm_data = imm_data;
+  return post_imm(ep_handle, &wr, local_segments, num_segments, dto_flags, "itx_post_rdma_write_imm");
+}
+
+it_status_t
+itx_post_imm_data(it_ep_handle_t ep_handle, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+                  uint64_t imm_data)
+{
+  UAL_READ_SCOPE();
+  rnicpi_send_wr_t wr;
+  wr_set(&wr, cookie, RNICPI_WR_IMM_DATA, 0, 0);
+  wr.imm_data = imm_data;
+  return post_imm(ep_handle, &wr, NULL, 0, dto_flags, "itx_post_imm_data");
 }
 
 it_status_t

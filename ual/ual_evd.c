@@ -208,8 +208,9 @@ static const it_dto_status_t dto_status_of[] = {
 static void
 wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
 {
-  memset(ev, 0, sizeof(it_dto_cmpl_event_t));
-  it_dto_cmpl_event_t *d = &ev->dto_cmpl;
+  ual_dto_ext_t *x = (ual_dto_ext_t *) ev;
+  memset(x, 0, sizeof(*x));
+  it_dto_cmpl_event_t *d = &x->dto;
   d->event_number = (unsigned) wc->opcode < G_N_ELEMENTS(dto_event_of) ?
                     dto_event_of[wc->opcode] : IT_DTO_SEND_CMPL_EVENT;
   d->evd = UAL_HANDLE(&e->obj, it_evd_handle_t);
@@ -229,6 +230,10 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
    * (RNIC-PI 1.4 reports it) tells an LMR's from an RMR's. */
   if (wc->opcode == RNICPI_WC_LOCAL_INV && wc->rkey != 0 && ual_lmr_is_link_key(e->obj.ia, wc->rkey))
     d->event_number = IT_LMR_LINK_CMPL_EVENT;
+  if (wc->opcode == RNICPI_WC_RECV && (wc->flags & RNICPI_WC_WITH_IMM)) {
+    x->with_imm = 1;
+    x->imm_data = wc->imm_data;
+  }
   /* A datagram receive takes the all_dto_cmpl form (sender, path, GRH). */
   if (G_UNLIKELY(wc->flags & RNICPI_WC_UD))
     ual_ud_recv_event(e->obj.ia, wc, &ev->all_dto_cmpl);
@@ -363,6 +368,18 @@ sevd_take_n(ual_evd_t *e, size_t max, it_event_t *ev)
                   g_atomic_int_get(&e->sleepers) > 0 || g_atomic_int_get(&e->signaled)))
     ual_evd_update(e);
   return got;
+}
+
+it_boolean_t
+itx_dto_imm_data(const it_event_t *event, uint64_t *imm_data)
+{
+  const ual_dto_ext_t *x = (const ual_dto_ext_t *) event;
+  if (event == NULL || x->dto.event_number != IT_DTO_RC_RECV_CMPL_EVENT ||
+      x->dto.dto_status != IT_DTO_SUCCESS || !x->with_imm)
+    return IT_FALSE;
+  if (imm_data != NULL)
+    *imm_data = x->imm_data;
+  return IT_TRUE;
 }
 
 it_status_t

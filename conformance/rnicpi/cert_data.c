@@ -360,8 +360,9 @@ test_data_immediate(cert_t *f, gconstpointer data)
                  "zero-length receive the same way; the senders complete as RDMA_WRITE and SEND. "
                  "On iWARP (RFC 7306) the 8 bytes also land, in network order, in a receive "
                  "buffer of 8 bytes or more (exactly 8 included, byte_len 8), and a smaller one "
-                 "is left untouched; an IMM_DATA "
-                 "with a gather list is refused");
+                 "is left untouched; on InfiniBand 32 bits travel, nothing lands in the receive "
+                 "buffer and byte_len is the Write's length; an IMM_DATA with a gather list is "
+                 "refused");
   if (!cert_require(f, RNICPI_CAP_IMMEDIATE))
     return;
   cert_pair_t pr;
@@ -395,6 +396,12 @@ test_data_immediate(cert_t *f, gconstpointer data)
     g_assert_cmpuint(r.byte_len, ==, 8);
     g_assert_cmpmem(slot.data, 8, be, 8);
     for (size_t i = 8; i < 32; i++)
+      g_assert_cmphex(slot.data[i], ==, 0xee);
+  } else {
+    /* InfiniBand: 32 bits travel, the length is the Write's. */
+    g_assert_cmphex(r.imm_data, ==, 0x55667788u);
+    g_assert_cmpuint(r.byte_len, ==, 2000);
+    for (size_t i = 0; i < 32; i++)
       g_assert_cmphex(slot.data[i], ==, 0xee);
   }
   rnicpi_wc_t s = cert_wc(pr.a.scq);

@@ -312,6 +312,78 @@ it_status_t itx_setting_get(size_t i, itx_setting_t *setting);
  */
 const char *itx_conf_error(void);
 
+/**
+ * @brief Post an RDMA Write followed by immediate data, which consumes one
+ *        receive of the peer once the written bytes are placed there
+ *        (InfiniBand's RDMA Write with Immediate, RFC 7306's Immediate
+ *        Data after an RDMA Write on iWARP).
+ *
+ * The request completes on the EP's request EVD as
+ * ::IT_DTO_RDMA_WRITE_CMPL_EVENT.  The peer's receive completes as
+ * ::IT_DTO_RC_RECV_CMPL_EVENT, for which itx_dto_imm_data() gives the value.
+ * Its @c transferred_length is the Write's length on InfiniBand; on iWARP
+ * it is 8 when the receive holds 8 bytes or more, where the value is also
+ * placed in network byte order, else 0.  The IA offers this when its
+ * device has the RNIC-PI capability "immediate-data" (itx_interface_caps();
+ * an iWARP connection uses it only when both ends offered RFC 7306).
+ * @param ep_handle a connected RC endpoint.
+ * @param local_segments the bytes to write, as for it_post_rdma_write().
+ * @param num_segments how many segments (at most the EP's
+ *        @c max_rdma_write_segments).
+ * @param cookie given back in the completion.
+ * @param dto_flags as for it_post_rdma_write().
+ * @param rdma_addr where the bytes go in the peer's memory.
+ * @param rmr_context the peer's RMR context for @p rdma_addr.
+ * @param imm_data the value the peer's receive completion carries: its low
+ *        32 bits on InfiniBand, all 64 on iWARP.
+ * @retval IT_SUCCESS the request is posted.
+ * @retval IT_ERR_OP_NOT_SUPPORTED the IA, or this connection, has no
+ *         immediate data (itx_error_detail() says which and what to set).
+ * @retval IT_ERR_INVALID_EP, IT_ERR_INVALID_EP_STATE, IT_ERR_INVALID_DTO_FLAGS,
+ *         IT_ERR_INVALID_LMR, IT_ERR_INVALID_NUM_SEGMENTS, IT_ERR_TOO_MANY_POSTS
+ *         as for it_post_rdma_write().
+ */
+it_status_t itx_post_rdma_write_imm(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
+                                    size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+                                    it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context,
+                                    uint64_t imm_data);
+
+/**
+ * @brief Post immediate data alone: no payload, one receive of the peer
+ *        consumed (InfiniBand's Send with Immediate of no bytes, RFC 7306's
+ *        Immediate Data on iWARP).
+ *
+ * The request completes as ::IT_DTO_SEND_CMPL_EVENT; the peer's receive
+ * as ::IT_DTO_RC_RECV_CMPL_EVENT with itx_dto_imm_data() giving the value
+ * (@c transferred_length 0 on InfiniBand; on iWARP as for
+ * itx_post_rdma_write_imm()).
+ * @param ep_handle a connected RC endpoint.
+ * @param cookie given back in the completion.
+ * @param dto_flags as for it_post_send().
+ * @param imm_data the value: its low 32 bits on InfiniBand, all 64 on iWARP.
+ * @retval IT_SUCCESS the request is posted.
+ * @retval IT_ERR_OP_NOT_SUPPORTED the IA, or this connection, has no
+ *         immediate data.
+ * @retval IT_ERR_INVALID_EP, IT_ERR_INVALID_EP_STATE, IT_ERR_INVALID_DTO_FLAGS,
+ *         IT_ERR_TOO_MANY_POSTS as for it_post_send().
+ */
+it_status_t itx_post_imm_data(it_ep_handle_t ep_handle, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+                              uint64_t imm_data);
+
+/**
+ * @brief Whether a receive completion was consumed by the peer's immediate
+ *        data (itx_post_rdma_write_imm(), itx_post_imm_data(), or another
+ *        stack's equivalent), and its value.
+ * @param event an event as it_evd_dequeue(), it_evd_wait() or
+ *        itx_evd_dequeue_n() returned it, whole (the value is kept in the
+ *        it_event_t beyond it_dto_cmpl_event_t).
+ * @param imm_data filled with the value when the result is IT_TRUE (the
+ *        low 32 bits on InfiniBand); may be NULL.
+ * @return IT_TRUE for a successful ::IT_DTO_RC_RECV_CMPL_EVENT that carries
+ *         immediate data; IT_FALSE for any other event, or NULL.
+ */
+it_boolean_t itx_dto_imm_data(const it_event_t *event, uint64_t *imm_data);
+
 struct rnicpi_caps;
 
 /**

@@ -629,7 +629,10 @@ enum rnicpi_wc_flags {
    *  #RNICPI_WR_RDMA_WRITE_IMM): rnicpi_wc_t::imm_data holds the value.
    *  On iWARP the 8 bytes are also placed at the start of the receive
    *  buffer when it holds 8 bytes or more (byte_len 8), and nothing is
-   *  placed otherwise (byte_len 0). */
+   *  placed otherwise (byte_len 0).  On InfiniBand nothing is placed in
+   *  the receive buffer, imm_data holds the 32 bits that travelled, and
+   *  byte_len is the RDMA Write's length (0 for immediate data alone), as
+   *  a verbs work completion of IBV_WC_RECV_RDMA_WITH_IMM gives it. */
   RNICPI_WC_WITH_IMM = 1u << 3,
 };
 
