@@ -3,7 +3,9 @@
  * (the LMR's cell number) and an absolute virtual address; IT-API's name
  * the region's handle and the same address.  A zero-length DAT segment
  * names nothing (DAT 2.0 6.6.x) and is left out.  The consumer's DTO cookie
- * is IT-API's cookie, returned as it is in the completion.
+ * is IT-API's cookie, returned as it is in the completion.  DAT's IB
+ * extensions (dat_ib_extensions.h) post an RDMA Write with immediate data
+ * (itx_post_rdma_write_imm) and the atomics (it_post_atomic).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -56,20 +58,74 @@ flags_of(DAT_COMPLETION_FLAGS f)
   return out;
 }
 
-typedef enum { POST_SEND, POST_RECV, POST_READ, POST_WRITE } post_op_t;
+typedef enum { POST_SEND, POST_RECV, POST_READ, POST_WRITE, POST_WRITE_IMM } post_op_t;
+
+/* Keep @cookie of a signaled RDMA Write with immediate data of @ep until
+ * its completion (datx_ep_imm_done), so that the completion is reported
+ * as the extension's; before the post, which may complete at once. */
+static void
+imm_keep(datx_ep_t *ep, uint64_t cookie)
+{
+  g_mutex_lock(&ep->imm_lock);
+  if (ep->imm_cookies == NULL)
+    ep->imm_cookies = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_array_append_val(ep->imm_cookies, cookie);
+  g_atomic_int_inc(&ep->imm_pending);
+  g_mutex_unlock(&ep->imm_lock);
+}
+
+/* Forget the latest kept entry of @cookie (from the end: a post that
+ * failed), or the oldest (from the start: a completion).  Send-queue
+ * completions come in posting order, so the oldest entry of a cookie is
+ * the one completing; two posts racing in two threads may have kept their
+ * cookies in the other order, which matching by cookie does not mind. */
+static gboolean
+imm_forget(datx_ep_t *ep, uint64_t cookie, gboolean latest)
+{
+  gboolean found = FALSE;
+  g_mutex_lock(&ep->imm_lock);
+  GArray *a = ep->imm_cookies;
+  guint n = a != NULL ? a->len : 0;
+  for (guint k = 0; k < n && !found; k++) {
+    guint i = latest ? n - 1 - k : k;
+    if (g_array_index(a, uint64_t, i) == cookie) {
+      g_array_remove_index(a, i);
+      g_atomic_int_dec_and_test(&ep->imm_pending);
+      found = TRUE;
+    }
+  }
+  g_mutex_unlock(&ep->imm_lock);
+  return found;
+}
+
+gboolean
+datx_ep_imm_done(datx_ep_t *ep, uint64_t cookie)
+{
+  return g_atomic_int_get(&ep->imm_pending) > 0 && imm_forget(ep, cookie, FALSE);
+}
+
+void
+datx_ep_imm_clear(datx_ep_t *ep)
+{
+  if (ep->imm_cookies != NULL)
+    g_array_free(ep->imm_cookies, TRUE);
+  ep->imm_cookies = NULL;
+  g_mutex_clear(&ep->imm_lock);
+}
 
 /* One post on the EP held for the call (dat_ep_free waits for it): its
  * segments, then the IT-API call of @op.  @remote only for a Read or a
- * Write, whose local total may not exceed the remote segment. */
+ * Write, whose local total may not exceed the remote segment; @imm only
+ * for a Write with immediate data. */
 static DAT_RETURN
 ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags)
+        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags, uint32_t imm)
 {
   datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
   if (held == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  const datx_ep_t *ep = held->object;
-  gboolean rdma = op == POST_READ || op == POST_WRITE;
+  datx_ep_t *ep = held->object;
+  gboolean rdma = op == POST_READ || op == POST_WRITE || op == POST_WRITE_IMM;
   it_lmr_triplet_t seg[DATX_MAX_SEGS];
   size_t k;
   uint64_t total;
@@ -95,10 +151,20 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
       st = it_post_rdma_read(ep->it, seg, k, cookie.as_64, flags_of(flags),
                              remote->virtual_address, remote->rmr_context);
       break;
-    default:
+    case POST_WRITE:
       st = it_post_rdma_write(ep->it, seg, k, cookie.as_64, flags_of(flags),
                               remote->virtual_address, remote->rmr_context);
       break;
+    default: {
+      gboolean signaled = (flags_of(flags) & IT_COMPLETION_FLAG) != 0;
+      if (signaled)
+        imm_keep(ep, cookie.as_64);
+      st = itx_post_rdma_write_imm(ep->it, seg, k, cookie.as_64, flags_of(flags),
+                                   remote->virtual_address, remote->rmr_context, imm);
+      if (st != IT_SUCCESS && signaled)
+        imm_forget(ep, cookie.as_64, TRUE);
+      break;
+    }
     }
     ret = datx_status(st, DAT_INVALID_HANDLE_EP);
   }
@@ -110,14 +176,14 @@ DAT_RETURN
 datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                   DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
-  return ep_post(ep_handle, POST_SEND, n, iov, cookie, NULL, flags);
+  return ep_post(ep_handle, POST_SEND, n, iov, cookie, NULL, flags, 0);
 }
 
 DAT_RETURN
 datx_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                   DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
-  return ep_post(ep_handle, POST_RECV, n, iov, cookie, NULL, flags);
+  return ep_post(ep_handle, POST_RECV, n, iov, cookie, NULL, flags, 0);
 }
 
 DAT_RETURN
@@ -125,7 +191,7 @@ datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *io
                        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                        DAT_COMPLETION_FLAGS flags)
 {
-  return ep_post(ep_handle, POST_READ, n, iov, cookie, remote, flags);
+  return ep_post(ep_handle, POST_READ, n, iov, cookie, remote, flags, 0);
 }
 
 DAT_RETURN
@@ -133,5 +199,97 @@ datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *i
                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                         DAT_COMPLETION_FLAGS flags)
 {
-  return ep_post(ep_handle, POST_WRITE, n, iov, cookie, remote, flags);
+  return ep_post(ep_handle, POST_WRITE, n, iov, cookie, remote, flags, 0);
+}
+
+/* dat_ib_post_rdma_write_immed: the arguments after the EP and the op. */
+static DAT_RETURN
+ext_write_imm(DAT_EP_HANDLE ep_handle, va_list args)
+{
+  DAT_COUNT n = va_arg(args, DAT_COUNT);
+  const DAT_LMR_TRIPLET *iov = va_arg(args, const DAT_LMR_TRIPLET *);
+  DAT_DTO_COOKIE cookie = va_arg(args, DAT_DTO_COOKIE);
+  const DAT_RMR_TRIPLET *remote = va_arg(args, const DAT_RMR_TRIPLET *);
+  DAT_UINT32 imm = va_arg(args, DAT_UINT32);
+  DAT_COMPLETION_FLAGS flags = va_arg(args, DAT_COMPLETION_FLAGS);
+  return ep_post(ep_handle, POST_WRITE_IMM, n, iov, cookie, remote, flags, imm);
+}
+
+/* dat_ib_post_fetch_and_add and dat_ib_post_cmp_and_swap: it_post_atomic
+ * on the 8 bytes the remote triplet names, the old value into the one
+ * local segment (8 bytes). */
+static DAT_RETURN
+ext_atomic(DAT_EP_HANDLE ep_handle, it_atomic_op_t aop, va_list args)
+{
+  uint64_t compare = 0;
+  if (aop == IT_COMPARE_AND_SWAP)
+    compare = va_arg(args, DAT_UINT64);
+  uint64_t swap_or_add = va_arg(args, DAT_UINT64);
+  const DAT_LMR_TRIPLET *local = va_arg(args, const DAT_LMR_TRIPLET *);
+  DAT_DTO_COOKIE cookie = va_arg(args, DAT_DTO_COOKIE);
+  const DAT_RMR_TRIPLET *remote = va_arg(args, const DAT_RMR_TRIPLET *);
+  DAT_COMPLETION_FLAGS flags = va_arg(args, DAT_COMPLETION_FLAGS);
+  datx_cell_t *held = datx_cell_hold(ep_handle, DATX_EP);
+  if (held == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  datx_ep_t *ep = held->object;
+  it_lmr_triplet_t seg[DATX_MAX_SEGS];
+  size_t k = 0;
+  uint64_t total = 0;
+  DAT_RETURN ret = remote == NULL ? DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6)
+                                  : datx_segments_of(ep->ia, local != NULL ? 1 : 0, local, seg, &k, &total);
+  if (ret == DAT_SUCCESS && (k != 1 || total < 8 || remote->segment_length < 8))
+    ret = DATX_ERR(DAT_LENGTH_ERROR, 0);
+  if (ret == DAT_SUCCESS) {
+    seg[0].length = 8;  /* the old value's 8 bytes */
+    it_status_t st = it_post_atomic(ep->it, aop, swap_or_add, compare, &seg[0], cookie.as_64, flags_of(flags),
+                                    remote->virtual_address, remote->rmr_context);
+    ret = datx_status(st, DAT_INVALID_HANDLE_EP);
+  }
+  datx_cell_put(held);
+  return ret;
+}
+
+/* dat_ib_open_query: an IA opened for its attributes alone. */
+static DAT_RETURN
+ext_open_query(const char *name, va_list args)
+{
+  DAT_IA_HANDLE *ia = va_arg(args, DAT_IA_HANDLE *);
+  DAT_IA_ATTR_MASK ia_mask = va_arg(args, DAT_IA_ATTR_MASK);
+  DAT_IA_ATTR *ia_attr = va_arg(args, DAT_IA_ATTR *);
+  DAT_PROVIDER_ATTR_MASK pr_mask = va_arg(args, DAT_PROVIDER_ATTR_MASK);
+  DAT_PROVIDER_ATTR *pr_attr = va_arg(args, DAT_PROVIDER_ATTR *);
+  if (ia == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+  DAT_RETURN ret = datx_ia_open((const DAT_NAME_PTR) name, 8, &async, ia);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  ret = datx_ia_query(*ia, &async, ia_mask, ia_attr, pr_mask, pr_attr);
+  if (ret != DAT_SUCCESS) {
+    datx_ia_close(*ia, DAT_CLOSE_ABRUPT_FLAG);
+    *ia = DAT_HANDLE_NULL;
+  }
+  return ret;
+}
+
+DAT_RETURN
+datx_handle_extendedop(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list args)
+{
+  switch ((int) op) {
+  case DAT_IB_RDMA_WRITE_IMMED_OP:
+    return ext_write_imm(handle, args);
+  case DAT_IB_FETCH_AND_ADD_OP:
+    return ext_atomic(handle, IT_FETCH_AND_ADD, args);
+  case DAT_IB_CMP_AND_SWAP_OP:
+    return ext_atomic(handle, IT_COMPARE_AND_SWAP, args);
+  case DAT_IB_OPEN_QUERY_OP:
+    return handle == NULL ? DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1)
+                          : ext_open_query((const char *) handle, args);
+  case DAT_IB_CLOSE_QUERY_OP:
+    return datx_ia_close(handle, DAT_CLOSE_ABRUPT_FLAG);
+  default:
+    /* Datagrams, counters and collectives are not offered (doc/dat.md). */
+    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
+  }
 }

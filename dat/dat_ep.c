@@ -101,6 +101,7 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
     return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 
   datx_ep_t *ep = g_new0(datx_ep_t, 1);
+  g_mutex_init(&ep->imm_lock);
   ep->ia = ia;
   ep->pz = pz;
   ep->srq = srq;
@@ -135,6 +136,9 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   it_attr.max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
   it_attr.srv.rc.rdma_read_enable = IT_TRUE;
   it_attr.srv.rc.rdma_write_enable = IT_TRUE;
+  /* DAT's IB extension has no EP attribute for atomics: an interface
+   * with them takes them on every EP, as DAPL's does. */
+  it_attr.srv.rc.atomics_enable = ia->atomics ? IT_TRUE : IT_FALSE;
   /* DAT 2.0 leaves RDMA iovs at 0 to mean "as for requests". */
   it_attr.srv.rc.max_rdma_read_segments =
       (size_t) MAX(a->max_rdma_read_iov > 0 ? a->max_rdma_read_iov : a->max_request_iov, 1);
@@ -182,6 +186,7 @@ err_free:
     it_evd_free(ep->own_dto);
   if (ep->own_conn != IT_NULL_HANDLE)
     it_evd_free(ep->own_conn);
+  datx_ep_imm_clear(ep);
   g_free(ep);
   return ret;
 }
@@ -473,6 +478,7 @@ datx_ep_free(DAT_EP_HANDLE ep_handle)
   if (ep->conn_evd != NULL)
     g_atomic_int_dec_and_test(&ep->conn_evd->users);
   datx_cell_kill(ep->cell, ep->ia);
+  datx_ep_imm_clear(ep);
   g_free(ep);
   return DAT_SUCCESS;
 }

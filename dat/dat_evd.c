@@ -231,9 +231,38 @@ ep_cell_of(it_ep_handle_t ep)
   return ctx.ptr;
 }
 
+/* A completion of DAT's IB extension (dat_ib_extensions.h): the
+ * DAT_IB_DTO_EVENT, its operation, and the extension data's type. */
 static DAT_RETURN
-translate_dto(const it_dto_cmpl_event_t *in, DAT_EVENT *out)
+ext_dto(DAT_EVENT *out, DAT_IB_DTOS op, DAT_IB_EXT_TYPE type)
 {
+  DAT_DTO_COMPLETION_EVENT_DATA *d = &out->event_data.dto_completion_event_data;
+  DAT_IB_EXTENSION_EVENT_DATA *x = (DAT_IB_EXTENSION_EVENT_DATA *) out->event_extension_data;
+  G_STATIC_ASSERT(sizeof(DAT_IB_EXTENSION_EVENT_DATA) <= sizeof(out->event_extension_data));
+  out->event_number = (DAT_EVENT_NUMBER) DAT_IB_DTO_EVENT;
+  d->operation = (DAT_DTOS) op;
+  x->type = type;
+  x->status = d->status == DAT_DTO_SUCCESS ? DAT_OP_SUCCESS : DAT_IB_OP_ERR;
+  return DAT_SUCCESS;
+}
+
+/* Whether @in, an RDMA Write's completion, is that of an RDMA Write with
+ * immediate data its EP keeps (datx_ep_imm_done). */
+static gboolean
+write_had_imm(const it_dto_cmpl_event_t *in)
+{
+  datx_cell_t *held = datx_cell_hold(ep_cell_of(in->ep), DATX_EP);
+  if (held == NULL)
+    return FALSE;
+  gboolean imm = datx_ep_imm_done(held->object, in->cookie);
+  datx_cell_put(held);
+  return imm;
+}
+
+static DAT_RETURN
+translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
+{
+  const it_dto_cmpl_event_t *in = &ev->dto_cmpl;
   DAT_DTO_COMPLETION_EVENT_DATA *d = &out->event_data.dto_completion_event_data;
   out->event_number = DAT_DTO_COMPLETION_EVENT;
   d->ep_handle = ep_cell_of(in->ep);
@@ -243,14 +272,28 @@ translate_dto(const it_dto_cmpl_event_t *in, DAT_EVENT *out)
   d->rmr_context = 0;
   switch (in->event_number) {
   case IT_DTO_SEND_CMPL_EVENT: d->operation = DAT_DTO_SEND; break;
-  case IT_DTO_RC_RECV_CMPL_EVENT:
+  case IT_DTO_RC_RECV_CMPL_EVENT: {
+    uint64_t imm;
+    if (itx_dto_imm_data(ev, &imm)) {
+      /* The peer's RDMA Write with immediate data: its length (InfiniBand)
+       * and the 32 bits DAT carries. */
+      ((DAT_IB_EXTENSION_EVENT_DATA *) out->event_extension_data)->val.immed.data = (DAT_UINT32) imm;
+      return ext_dto(out, DAT_IB_DTO_RECV_IMMED, DAT_IB_RDMA_WRITE_IMMED_DATA);
+    }
     d->operation = DAT_DTO_RECEIVE;
     /* A peer's Send with Invalidate unlinked one of our RMRs. */
     if (in->unlinked_mr_handle != IT_NULL_HANDLE &&
         datx_rmr_context_of(in->unlinked_mr_handle, &d->rmr_context))
       d->operation = DAT_DTO_RECEIVE_WITH_INVALIDATE;
     break;
-  case IT_DTO_RDMA_WRITE_CMPL_EVENT: d->operation = DAT_DTO_RDMA_WRITE; break;
+  }
+  case IT_DTO_RDMA_WRITE_CMPL_EVENT:
+    if (evd->ia->immediate && write_had_imm(in))
+      return ext_dto(out, DAT_IB_DTO_RDMA_WRITE_IMMED, DAT_IB_RDMA_WRITE_IMMED);
+    d->operation = DAT_DTO_RDMA_WRITE;
+    break;
+  case IT_DTO_FETCH_ADD_CMPL_EVENT: return ext_dto(out, DAT_IB_DTO_FETCH_ADD, DAT_IB_FETCH_AND_ADD);
+  case IT_DTO_CMP_SWAP_CMPL_EVENT: return ext_dto(out, DAT_IB_DTO_CMP_SWAP, DAT_IB_CMP_AND_SWAP);
   case IT_DTO_RDMA_READ_CMPL_EVENT: d->operation = DAT_DTO_RDMA_READ; break;
   case IT_RMR_LINK_CMPL_EVENT: return datx_rmr_translate_bind(in, out);
   default:
@@ -391,7 +434,7 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
   /* An event's stream is its number with the low 12 bits cleared. */
   switch (in->event_number & ~(it_event_type_t) 0xfff) {
   case IT_DTO_EVENT_STREAM:
-    return translate_dto(&in->dto_cmpl, out);
+    return translate_dto(evd, in, out);
   case IT_CM_REQ_EVENT_STREAM: {
     DAT_HANDLE sp = NULL;
     DAT_CONN_QUAL qual = 0;

@@ -114,6 +114,7 @@ ia_describe(datx_ia_t *ia)
   ia->reject_pdata_len = MIN(info->reject_private_data_len, (size_t) IT_MAX_PRIV_DATA);
   ia->transport = info->transport_type;
   ia->srq_support = info->srq_support;
+  ia->atomics = info->atomic_support;
   ia->srq_resizable = info->srq_resizable;
   size_t ud_mtu = 0;
   if (info->num_spigots > 0) {
@@ -162,6 +163,18 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
   ia->pattrs[ia->npattrs++].value = "TRUE";
   ia->pattrs[ia->npattrs].name = "DAT_ITAPI_INTERFACE";
   ia->pattrs[ia->npattrs++].value = prov->it_name;
+  struct rnicpi_caps caps;
+  ia->immediate = itx_interface_caps(prov->it_name, &caps) == IT_SUCCESS &&
+                  (caps.features & RNICPI_CAP_IMMEDIATE) != 0;
+  /* DAT's IB extension (dat_ib_extensions.h): dtestx reads these. */
+  ia->pattrs[ia->npattrs].name = "DAT_EXTENSION_INTERFACE";
+  ia->pattrs[ia->npattrs++].value = "TRUE";
+  ia->pattrs[ia->npattrs].name = DAT_IB_ATTR_FETCH_AND_ADD;
+  ia->pattrs[ia->npattrs++].value = ia->atomics ? "TRUE" : "FALSE";
+  ia->pattrs[ia->npattrs].name = DAT_IB_ATTR_CMP_AND_SWAP;
+  ia->pattrs[ia->npattrs++].value = ia->atomics ? "TRUE" : "FALSE";
+  ia->pattrs[ia->npattrs].name = DAT_IB_ATTR_IMMED_DATA;
+  ia->pattrs[ia->npattrs++].value = ia->immediate ? "TRUE" : "FALSE";
   /* dtestsrq sizes its messages by it when not told (-b). */
   if (ia->mtu[0] != '\0') {
     ia->pattrs[ia->npattrs].name = "DAT_IB_TRANSPORT_MTU";
@@ -242,7 +255,8 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     ia_attr->max_ep_per_srq = ia->max_ep_per_srq;
     ia_attr->max_recv_per_srq = ia->max_recv_per_srq;
     ia_attr->zb_supported = DAT_FALSE;
-    ia_attr->extension_supported = DAT_EXTENSION_NONE;
+    ia_attr->extension_supported = DAT_EXTENSION_IB;
+    ia_attr->extension_version = DAT_IB_EXTENSION_VERSION;
   }
   if (pr_mask != 0) {
     memset(pr_attr, 0, sizeof(*pr_attr));
@@ -332,6 +346,8 @@ child_forget(gpointer data, gpointer user)
     return;
   } else if (type == DATX_RMR) {
     g_mutex_clear(&((datx_rmr_t *) obj)->lock);
+  } else if (type == DATX_EP) {
+    datx_ep_imm_clear(obj);
   }
   g_free(obj);
 }

@@ -23,6 +23,8 @@ privs_of(DAT_MEM_PRIV_FLAGS p)
     out |= IT_PRIV_REMOTE_READ;
   if (p & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
     out |= IT_PRIV_REMOTE_WRITE;
+  if (p & DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+    out |= IT_PRIV_ATOMIC;
   /* DAT 2.0 6.7.1: local read is always granted. */
   return out | IT_PRIV_LOCAL_READ;
 }

@@ -32,6 +32,7 @@
 #define DAT_EXTENSIONS 1
 #endif
 #include <dat2/udat.h>
+#include <dat2/dat_ib_extensions.h>
 #include <dat2/dat_registry.h>
 
 #include <glib.h>
@@ -128,7 +129,9 @@ struct datx_ia {
   DAT_COUNT max_recv_per_srq; /**< the device's SRQ depth (0 without SRQs) */
   DAT_COUNT max_ep_per_srq;   /**< EPs an SRQ may serve (0 without SRQs) */
   char mtu[16];               /**< DAT_IB_TRANSPORT_MTU's value, decimal */
-  DAT_NAMED_ATTR pattrs[3];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
+  gboolean atomics;           /**< it_ia_info_t::atomic_support: EPs take atomics, LMRs may allow them */
+  gboolean immediate;         /**< the device has immediate data (RNIC-PI capability "immediate-data") */
+  DAT_NAMED_ATTR pattrs[8];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
   guint npattrs;              /**< entries of @c pattrs in use */
 };
 
@@ -196,6 +199,9 @@ typedef struct {
   DAT_CONN_QUAL remote_qual;    /**< qualifier connected to on the active side */
   gboolean active;              /**< it connected (rather than accepted) */
   unsigned char pdata[IT_MAX_PRIV_DATA]; /**< private data of the last connection event */
+  GMutex imm_lock;              /**< guards @c imm_cookies */
+  GArray *imm_cookies;          /**< cookies of its signaled RDMA Writes with immediate data not yet completed (NULL: none yet) */
+  gint imm_pending;             /**< entries of @c imm_cookies: read without the lock first */
 } datx_ep_t;
 
 /** @brief A local memory region. */
@@ -664,6 +670,33 @@ DAT_RETURN datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_
                                   DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                                   DAT_COMPLETION_FLAGS flags);
 /** @brief DAT_PROVIDER::ep_post_rdma_write_func (dat_ep_post_rdma_write). */
+/**
+ * @brief DAT's IB extensions (dat_ib_extensions.h): RDMA Write with
+ *        immediate data, the atomics, the attribute query; the others are
+ *        DAT_NOT_IMPLEMENTED.  The provider's handle_extendedop_func.
+ * @param handle the EP, IA or other handle the operation names (for
+ *        DAT_IB_OPEN_QUERY_OP the IA name)
+ * @param op a DAT_IB_OP
+ * @param args the operation's arguments, as dat_ib_extensions.h's macros pass them
+ * @return DAT_SUCCESS or the DAT status of what failed
+ */
+DAT_RETURN datx_handle_extendedop(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list args);
+
+/**
+ * @brief Whether the signaled RDMA Write of @p ep with @p cookie that just
+ *        completed carried immediate data; forgets it.
+ * @param ep the EP (held)
+ * @param cookie the completion's cookie
+ * @return TRUE for an RDMA Write with immediate data
+ */
+gboolean datx_ep_imm_done(datx_ep_t *ep, uint64_t cookie);
+
+/**
+ * @brief Releases what an EP's RDMA Writes with immediate data kept (its free).
+ * @param ep the EP
+ */
+void datx_ep_imm_clear(datx_ep_t *ep);
+
 DAT_RETURN datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                                    DAT_COMPLETION_FLAGS flags);

@@ -30,6 +30,8 @@ remote_privs_of(DAT_MEM_PRIV_FLAGS p)
     out |= IT_PRIV_REMOTE_READ;
   if (p & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
     out |= IT_PRIV_REMOTE_WRITE;
+  if (p & DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+    out |= IT_PRIV_ATOMIC;
   return out;
 }
 

@@ -7,14 +7,18 @@
  * shared receive queues (stale handles, an SRQ in use, a Send landing
  * through one), RMRs (bound and used by the peer's RDMA Write and Read,
  * unbound and refused, invalidated by a Send with Invalidate, a sink of
- * RDMA Read to RMR, stale handles), and DAT_NOT_IMPLEMENTED for what the
- * provider does not offer.
+ * RDMA Read to RMR, stale handles), DAT's IB extensions (atomics, RDMA
+ * Write with immediate data, the attribute query) where the interface has
+ * them, and DAT_NOT_IMPLEMENTED for what the provider does not offer.
  *
  *   DAT_OVERRIDE=build/dat/dat.conf test-dat-objects [interface]
  *
  * SPDX-License-Identifier: MIT
  */
+#include <netinet/in.h>
+
 #include <dat2/udat.h>
+#include <dat2/dat_ib_extensions.h>
 #include <dat2/dat_registry.h>
 
 #include <glib.h>
@@ -485,11 +489,19 @@ test_service_points(fixture_t *f, gconstpointer data)
 }
 
 /* The next event on @p evd within 5 s, of number @p want. */
+/* The next event of @p evd, within 10 s. */
+static void
+wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
+{
+  DAT_COUNT nmore;
+  assert_dat(dat_evd_wait(evd, 10 * 1000 * 1000, 1, ev, &nmore), DAT_SUCCESS);
+}
+
+/* The next event of @p evd, which must be @p want. */
 static void
 wait_event_of(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want, DAT_EVENT *event)
 {
-  DAT_COUNT nmore;
-  assert_dat(dat_evd_wait(evd, 5000000, 1, event, &nmore), DAT_SUCCESS);
+  wait_event(evd, event);
   g_assert_cmphex(event->event_number, ==, want);
 }
 
@@ -687,14 +699,6 @@ test_srq_in_use(fixture_t *f, gconstpointer data)
   assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
   assert_dat(dat_evd_free(dto), DAT_SUCCESS);
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
-}
-
-/* The next event of @p evd, within 10 s. */
-static void
-wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
-{
-  DAT_COUNT nmore;
-  assert_dat(dat_evd_wait(evd, 10 * 1000 * 1000, 1, ev, &nmore), DAT_SUCCESS);
 }
 
 static void
@@ -1108,6 +1112,151 @@ test_rmr_read_to_rmr(fixture_t *f, gconstpointer data)
              DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_RDMA_READ));
 }
 
+/* The value of provider attribute @p name of @p ia ("" when it has none). */
+static const char *
+prov_attr(fixture_t *f, const char *name)
+{
+  DAT_PROVIDER_ATTR pa;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa), DAT_SUCCESS);
+  for (DAT_COUNT i = 0; i < pa.num_provider_specific_attr; i++)
+    if (strcmp(pa.provider_specific_attr[i].name, name) == 0)
+      return pa.provider_specific_attr[i].value;
+  return "";
+}
+
+/* The next completion on @p dto: an extension's (DAT_IB_DTO_EVENT) of
+ * operation @p op, extension type @p type, cookie @p cookie, successful. */
+static DAT_IB_EXTENSION_EVENT_DATA
+wait_ext(DAT_EVD_HANDLE dto, int op, DAT_IB_EXT_TYPE type, DAT_UINT64 cookie, DAT_EVENT *ev)
+{
+  wait_event_of(dto, (DAT_EVENT_NUMBER) DAT_IB_DTO_EVENT, ev);
+  const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev->event_data.dto_completion_event_data;
+  DAT_IB_EXTENSION_EVENT_DATA x;
+  memcpy(&x, ev->event_extension_data, sizeof(x));
+  g_assert_cmpint(d->status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpint(d->operation, ==, op);
+  g_assert_cmpuint(d->user_cookie.as_64, ==, cookie);
+  g_assert_cmpint(x.type, ==, type);
+  g_assert_cmpint(x.status, ==, DAT_OP_SUCCESS);
+  return x;
+}
+
+static void
+test_ib_extensions(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("DAT's IB extension: the IA says DAT_EXTENSION_IB and which operations it has; "
+                 "where the interface has atomics, fetch-and-add and compare-and-swap on the "
+                 "peer's word return the old value and change the word (DAT_IB_DTO_EVENT); "
+                 "where it has immediate data, an RDMA Write with immediate data lands and "
+                 "completes the peer's receive carrying the value, and a plain Write after it "
+                 "completes as a plain one; without them the posts are refused; an operation "
+                 "not offered is DAT_NOT_IMPLEMENTED; dat_ib_open_query opens an IA for its "
+                 "attributes");
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  g_assert_cmpint(ia_attr.extension_supported, ==, DAT_EXTENSION_IB);
+  g_assert_cmpint(ia_attr.extension_version, ==, DAT_IB_EXTENSION_VERSION);
+  gboolean atomics = strcmp(prov_attr(f, DAT_IB_ATTR_FETCH_AND_ADD), "TRUE") == 0;
+  g_assert_cmpstr(prov_attr(f, DAT_IB_ATTR_CMP_AND_SWAP), ==, atomics ? "TRUE" : "FALSE");
+  gboolean imm = strcmp(prov_attr(f, DAT_IB_ATTR_IMMED_DATA), "TRUE") == 0;
+  g_test_message("%s: atomics %s, immediate data %s", provider, atomics ? "yes" : "no", imm ? "yes" : "no");
+
+  pair_t p;
+  pair_connect(f, &p);
+  static DAT_UINT64 word[4], old[2];
+  static unsigned char src[64], dst[64], rbuf[64];
+  DAT_REGION_DESCRIPTION region = { .for_va = word };
+  DAT_LMR_HANDLE wlmr;
+  DAT_LMR_CONTEXT wl;
+  DAT_RMR_CONTEXT wr;
+  DAT_VLEN vlen;
+  DAT_VADDR vaddr;
+  DAT_MEM_PRIV_FLAGS privs = DAT_MEM_PRIV_ALL_FLAG | (atomics ? DAT_IB_MEM_PRIV_REMOTE_ATOMIC : 0);
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(word), f->pz, privs,
+                            DAT_VA_TYPE_VA, &wlmr, &wl, &wr, &vlen, &vaddr), DAT_SUCCESS);
+  reg_t o, s, r;
+  reg_make(f, old, sizeof(old), &o);
+  reg_make(f, src, sizeof(src), &s);
+  reg_make(f, rbuf, sizeof(rbuf), &r);
+  DAT_LMR_HANDLE dlmr;
+  DAT_LMR_CONTEXT dl;
+  DAT_RMR_CONTEXT dr;
+  region.for_va = dst;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(dst), f->pz, DAT_MEM_PRIV_ALL_FLAG,
+                            DAT_VA_TYPE_VA, &dlmr, &dl, &dr, &vlen, &vaddr), DAT_SUCCESS);
+  DAT_RMR_TRIPLET at = { .rmr_context = wr, .virtual_address = (DAT_VADDR) (uintptr_t) &word[1],
+                         .segment_length = 8 };
+  DAT_LMR_TRIPLET o0 = o.iov, o1 = o.iov;
+  o0.segment_length = o1.segment_length = 8;
+  o1.virtual_address += 8;
+  DAT_EVENT ev;
+  DAT_DTO_COOKIE c1 = { .as_64 = 1 }, c2 = { .as_64 = 2 }, c3 = { .as_64 = 3 }, c4 = { .as_64 = 4 };
+  word[1] = 100;
+  if (atomics) {
+    assert_dat(dat_ib_post_fetch_and_add(p.c_ep, 5, &o0, c1, &at, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    wait_ext(p.c_dto, DAT_IB_DTO_FETCH_ADD, DAT_IB_FETCH_AND_ADD, 1, &ev);
+    g_assert_cmpuint(old[0], ==, 100);
+    g_assert_cmpuint(word[1], ==, 105);
+    assert_dat(dat_ib_post_cmp_and_swap(p.c_ep, 105, 7, &o1, c2, &at, DAT_COMPLETION_DEFAULT_FLAG),
+               DAT_SUCCESS);
+    wait_ext(p.c_dto, DAT_IB_DTO_CMP_SWAP, DAT_IB_CMP_AND_SWAP, 2, &ev);
+    g_assert_cmpuint(old[1], ==, 105);
+    g_assert_cmpuint(word[1], ==, 7);
+    g_assert_cmpuint(word[0], ==, 0);
+    g_assert_cmpuint(word[2], ==, 0);
+  } else {
+    g_assert_cmphex(dat_ib_post_fetch_and_add(p.c_ep, 5, &o0, c1, &at, DAT_COMPLETION_DEFAULT_FLAG), !=,
+                    DAT_SUCCESS);
+    g_assert_cmpuint(word[1], ==, 100);
+  }
+
+  DAT_RMR_TRIPLET to = { .rmr_context = dr, .virtual_address = (DAT_VADDR) (uintptr_t) dst,
+                         .segment_length = sizeof(dst) };
+  DAT_LMR_TRIPLET s32 = s.iov;
+  s32.segment_length = 32;
+  for (size_t i = 0; i < sizeof(src); i++)
+    src[i] = (unsigned char) (i + 1);
+  if (imm) {
+    DAT_DTO_COOKIE rc = { .as_64 = 9 };
+    assert_dat(dat_ep_post_recv(p.s_ep, 1, &r.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    assert_dat(dat_ib_post_rdma_write_immed(p.c_ep, 1, &s32, c3, &to, 0x1234, DAT_COMPLETION_DEFAULT_FLAG),
+               DAT_SUCCESS);
+    wait_ext(p.c_dto, DAT_IB_DTO_RDMA_WRITE_IMMED, DAT_IB_RDMA_WRITE_IMMED, 3, &ev);
+    DAT_IB_EXTENSION_EVENT_DATA x = wait_ext(p.s_dto, DAT_IB_DTO_RECV_IMMED, DAT_IB_RDMA_WRITE_IMMED_DATA, 9, &ev);
+    g_assert_cmphex(x.val.immed.data, ==, 0x1234);
+    g_assert_cmpmem(dst, 32, src, 32);
+    /* The Write's length on InfiniBand; RFC 7306 carries none (8: the value's bytes). */
+    g_test_message("receive length %u", (unsigned) ev.event_data.dto_completion_event_data.transfered_length);
+    /* A plain Write with the same cookie is a plain one. */
+    assert_dat(dat_ep_post_rdma_write(p.c_ep, 1, &s32, c3, &to, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    wait_event_of(p.c_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+    g_assert_cmpint(ev.event_data.dto_completion_event_data.operation, ==, DAT_DTO_RDMA_WRITE);
+    g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 3);
+  } else {
+    g_assert_cmphex(dat_ib_post_rdma_write_immed(p.c_ep, 1, &s32, c4, &to, 0x1234, DAT_COMPLETION_DEFAULT_FLAG),
+                    !=, DAT_SUCCESS);
+  }
+  DAT_RETURN nr = dat_extension_op(p.c_ep, (DAT_EXTENDED_OP) DAT_IB_UD_SEND_OP, 1, &s32, NULL, c4,
+                                   DAT_COMPLETION_DEFAULT_FLAG);
+  g_assert_cmphex(DAT_GET_TYPE(nr), ==, DAT_NOT_IMPLEMENTED);
+
+  DAT_IA_HANDLE qia = DAT_HANDLE_NULL;
+  DAT_IA_ATTR qa;
+  DAT_PROVIDER_ATTR qp;
+  assert_dat(dat_ib_open_query(provider, &qia, DAT_IA_FIELD_ALL, &qa, DAT_PROVIDER_FIELD_ALL, &qp),
+             DAT_SUCCESS);
+  g_assert_cmpint(qa.extension_supported, ==, DAT_EXTENSION_IB);
+  g_assert_cmpstr(qp.provider_name, ==, provider);
+  assert_dat(dat_ib_close_query(qia), DAT_SUCCESS);
+
+  assert_dat(dat_lmr_free(wlmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(dlmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(o.lmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(s.lmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(r.lmr), DAT_SUCCESS);
+}
+
 static void
 test_lmr_sync(fixture_t *f, gconstpointer data)
 {
@@ -1402,5 +1551,6 @@ main(int argc, char **argv)
   ADD("/dat/rmr/stale-handle", test_rmr_stale);
   ADD("/dat/lmr/sync", test_lmr_sync);
   ADD("/dat/lmr/shared", test_lmr_shared);
+  ADD("/dat/ib-extensions", test_ib_extensions);
   return g_test_run();
 }
