@@ -87,10 +87,42 @@ ep_connect_on_held(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_
   ep->remote.sin_port = q.conn_qual.port;
   ep->remote_qual = qual;
   ep->active = TRUE;
+  /* Kept for a retry while nobody listens yet (datx_ep_connect_retry). */
+  ep->conn_path = path;
+  ep->conn_qual = q;
+  ep->conn_pdata_len = (size_t) pdata_size;
+  if (pdata_size > 0)
+    memcpy(ep->conn_pdata, pdata, (size_t) pdata_size);
+  const char *env = g_getenv("ITAPI_DAT_CONNECT_RETRY_MS");
+  gint64 window = (env != NULL ? CLAMP(g_ascii_strtoll(env, NULL, 10), 0, 3600000) : DATX_CONNECT_RETRY_MS) * 1000;
+  if (timeout != DAT_TIMEOUT_INFINITE)
+    window = MIN(window, (gint64) timeout);
+  ep->conn_deadline = window > 0 ? g_get_monotonic_time() + window : 0;
+  ep->conn_tries = 0;
   st = it_ep_connect(ep->it, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, pdata, (size_t) pdata_size);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_EP);
   return DAT_SUCCESS;
+}
+
+gboolean
+datx_ep_connect_retry(datx_ep_t *ep)
+{
+  if (!ep->active || ep->conn_deadline == 0 || g_get_monotonic_time() >= ep->conn_deadline)
+    return FALSE;
+  if (ep->conn_tries++ == 0)
+    g_debug("DAT EP %u: nobody listens at qualifier %" G_GUINT64_FORMAT " yet: trying again "
+            "until the connect's timeout or ITAPI_DAT_CONNECT_RETRY_MS", ep->cell->id,
+            (guint64) ep->remote_qual);
+  /* 1, 2, 4 ... ms, then every 32 ms: a listener a moment late. */
+  g_usleep(1000u << MIN(ep->conn_tries - 1, 5u));
+  if (it_ep_reset(ep->it) != IT_SUCCESS)
+    return FALSE;
+  datx_ep_recvs_again(ep);
+  it_conn_attributes_t ca;
+  memset(&ca, 0, sizeof(ca));
+  return it_ep_connect(ep->it, &ep->conn_path, &ca, &ep->conn_qual, IT_CONNECT_FLAG_TWO_WAY,
+                       ep->conn_pdata_len > 0 ? ep->conn_pdata : NULL, ep->conn_pdata_len) == IT_SUCCESS;
 }
 
 DAT_RETURN

@@ -66,12 +66,12 @@ typedef enum { POST_SEND, POST_RECV, POST_READ, POST_WRITE, POST_WRITE_IMM } pos
 static void
 imm_keep(datx_ep_t *ep, uint64_t cookie)
 {
-  g_mutex_lock(&ep->imm_lock);
+  g_mutex_lock(&ep->lock);
   if (ep->imm_cookies == NULL)
     ep->imm_cookies = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   g_array_append_val(ep->imm_cookies, cookie);
   g_atomic_int_inc(&ep->imm_pending);
-  g_mutex_unlock(&ep->imm_lock);
+  g_mutex_unlock(&ep->lock);
 }
 
 /* Forget the latest kept entry of @cookie (from the end: a post that
@@ -83,7 +83,7 @@ static gboolean
 imm_forget(datx_ep_t *ep, uint64_t cookie, gboolean latest)
 {
   gboolean found = FALSE;
-  g_mutex_lock(&ep->imm_lock);
+  g_mutex_lock(&ep->lock);
   GArray *a = ep->imm_cookies;
   guint n = a != NULL ? a->len : 0;
   for (guint k = 0; k < n && !found; k++) {
@@ -94,7 +94,7 @@ imm_forget(datx_ep_t *ep, uint64_t cookie, gboolean latest)
       found = TRUE;
     }
   }
-  g_mutex_unlock(&ep->imm_lock);
+  g_mutex_unlock(&ep->lock);
   return found;
 }
 
@@ -110,7 +110,75 @@ datx_ep_imm_clear(datx_ep_t *ep)
   if (ep->imm_cookies != NULL)
     g_array_free(ep->imm_cookies, TRUE);
   ep->imm_cookies = NULL;
-  g_mutex_clear(&ep->imm_lock);
+  if (ep->early_recvs != NULL)
+    g_ptr_array_free(ep->early_recvs, TRUE);
+  ep->early_recvs = NULL;
+  if (ep->swallow != NULL)
+    g_array_free(ep->swallow, TRUE);
+  ep->swallow = NULL;
+  g_mutex_clear(&ep->lock);
+}
+
+/* A receive posted before the connection was established: kept, to be
+ * posted again if a connect try fails for want of a listener
+ * (datx_ep_connect_retry).  An EP with an SRQ posts none of its own. */
+static void
+early_recv_keep(datx_ep_t *ep, uint64_t cookie, const it_lmr_triplet_t *seg, size_t n)
+{
+  datx_early_recv_t *r = g_malloc(sizeof(*r) + n * sizeof(seg[0]));
+  r->cookie = cookie;
+  r->n = n;
+  memcpy(r->seg, seg, n * sizeof(seg[0]));
+  g_mutex_lock(&ep->lock);
+  if (ep->early_recvs == NULL)
+    ep->early_recvs = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(ep->early_recvs, r);
+  g_mutex_unlock(&ep->lock);
+}
+
+void
+datx_ep_established(datx_ep_t *ep)
+{
+  g_atomic_int_set(&ep->established, 1);
+  g_mutex_lock(&ep->lock);
+  if (ep->early_recvs != NULL)
+    g_ptr_array_set_size(ep->early_recvs, 0);
+  g_mutex_unlock(&ep->lock);
+}
+
+gboolean
+datx_ep_swallow(datx_ep_t *ep, uint64_t cookie)
+{
+  if (g_atomic_int_get(&ep->nswallow) == 0)
+    return FALSE;
+  gboolean found = FALSE;
+  g_mutex_lock(&ep->lock);
+  for (guint i = 0; ep->swallow != NULL && i < ep->swallow->len && !found; i++)
+    if (g_array_index(ep->swallow, uint64_t, i) == cookie) {
+      g_array_remove_index(ep->swallow, i);
+      g_atomic_int_dec_and_test(&ep->nswallow);
+      found = TRUE;
+    }
+  g_mutex_unlock(&ep->lock);
+  return found;
+}
+
+/* Post the early receives of @ep again after a failed try flushed them,
+ * each flush to be kept from the consumer (datx_ep_swallow). */
+void
+datx_ep_recvs_again(datx_ep_t *ep)
+{
+  g_mutex_lock(&ep->lock);
+  for (guint i = 0; ep->early_recvs != NULL && i < ep->early_recvs->len; i++) {
+    const datx_early_recv_t *r = g_ptr_array_index(ep->early_recvs, i);
+    if (it_post_recv(ep->it, r->seg, r->n, r->cookie, IT_COMPLETION_FLAG) != IT_SUCCESS)
+      continue;  /* its flush then reaches the consumer */
+    if (ep->swallow == NULL)
+      ep->swallow = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    g_array_append_val(ep->swallow, r->cookie);
+    g_atomic_int_inc(&ep->nswallow);
+  }
+  g_mutex_unlock(&ep->lock);
 }
 
 /* One post on the EP held for the call (dat_ep_free waits for it): its
@@ -146,6 +214,8 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
     case POST_RECV:
       /* A receive always completes with an event (DAT 2.0 6.6.2). */
       st = it_post_recv(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG);
+      if (st == IT_SUCCESS && !g_atomic_int_get(&ep->established))
+        early_recv_keep(ep, cookie.as_64, seg, k);
       break;
     case POST_READ:
       st = it_post_rdma_read(ep->it, seg, k, cookie.as_64, flags_of(flags),

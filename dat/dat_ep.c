@@ -101,7 +101,7 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
     return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 
   datx_ep_t *ep = g_new0(datx_ep_t, 1);
-  g_mutex_init(&ep->imm_lock);
+  g_mutex_init(&ep->lock);
   ep->ia = ia;
   ep->pz = pz;
   ep->srq = srq;
@@ -439,6 +439,8 @@ ep_reset_on_held(DAT_EP_HANDLE ep_handle)
   memset(&ep->remote, 0, sizeof(ep->remote));
   ep->local_qual = 0;
   ep->remote_qual = 0;
+  g_atomic_int_set(&ep->established, 0);
+  ep->conn_deadline = 0;
   ep->active = FALSE;
   return DAT_SUCCESS;
 }

@@ -259,6 +259,18 @@ write_had_imm(const it_dto_cmpl_event_t *in)
   return imm;
 }
 
+/* Whether the flushed receive @in is one datx_ep_swallow keeps from the consumer. */
+static gboolean
+recv_swallowed(const it_dto_cmpl_event_t *in)
+{
+  datx_cell_t *held = datx_cell_hold(ep_cell_of(in->ep), DATX_EP);
+  if (held == NULL)
+    return FALSE;
+  gboolean mine = datx_ep_swallow(held->object, in->cookie);
+  datx_cell_put(held);
+  return mine;
+}
+
 static DAT_RETURN
 translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
 {
@@ -273,6 +285,9 @@ translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
   switch (in->event_number) {
   case IT_DTO_SEND_CMPL_EVENT: d->operation = DAT_DTO_SEND; break;
   case IT_DTO_RC_RECV_CMPL_EVENT: {
+    /* A receive a failed connect try flushed and a retry posted again. */
+    if (G_UNLIKELY(in->dto_status == IT_DTO_ERR_FLUSHED) && recv_swallowed(in))
+      return DATX_DROPPED;
     uint64_t imm;
     if (itx_dto_imm_data(ev, &imm)) {
       /* The peer's RDMA Write with immediate data: its length (InfiniBand)
@@ -348,6 +363,8 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
   switch (in->event_number) {
   case IT_CM_MSG_CONN_ESTABLISHED_EVENT:
     out->event_number = DAT_CONNECTION_EVENT_ESTABLISHED;
+    if (ep != NULL)
+      datx_ep_established(ep);
     /* The active side gets the accept's private data; IT-API delivers no
      * length, so the size is the accept's limit (as DAPL reports it). */
     limit = ep != NULL && ep->active ? ep->ia->accept_pdata_len : 0;
@@ -357,6 +374,12 @@ translate_conn(const it_connection_event_t *in, DAT_EVENT *out)
     limit = ep != NULL ? ep->ia->reject_pdata_len : 0;
     break;
   case IT_CM_MSG_CONN_NONPEER_REJECT_EVENT:
+    /* Nobody listens there (yet): a listener a moment late is waited
+     * for, as DAPL's slower address and route resolution would. */
+    if (ep != NULL && in->reject_reason_code == IT_CN_REJ_OTHER && datx_ep_connect_retry(ep)) {
+      datx_cell_put(held);
+      return DATX_DROPPED;
+    }
     out->event_number = in->reject_reason_code == IT_CN_REJ_TIMEOUT    ? DAT_CONNECTION_EVENT_TIMED_OUT
                         : in->reject_reason_code == IT_CN_REJ_BAD_PATH ? DAT_CONNECTION_EVENT_UNREACHABLE
                                                                        : DAT_CONNECTION_EVENT_NON_PEER_REJECTED;

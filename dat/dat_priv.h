@@ -199,10 +199,29 @@ typedef struct {
   DAT_CONN_QUAL remote_qual;    /**< qualifier connected to on the active side */
   gboolean active;              /**< it connected (rather than accepted) */
   unsigned char pdata[IT_MAX_PRIV_DATA]; /**< private data of the last connection event */
-  GMutex imm_lock;              /**< guards @c imm_cookies */
+  GMutex lock;                  /**< guards @c imm_cookies, @c early_recvs and @c swallow */
   GArray *imm_cookies;          /**< cookies of its signaled RDMA Writes with immediate data not yet completed (NULL: none yet) */
   gint imm_pending;             /**< entries of @c imm_cookies: read without the lock first */
+  /* The connect being made, tried again while nobody listens yet
+   * (datx_ep_connect_retry). */
+  it_path_t conn_path;          /**< its path */
+  it_conn_qual_t conn_qual;     /**< its qualifier */
+  unsigned char conn_pdata[IT_MAX_PRIV_DATA]; /**< its private data */
+  size_t conn_pdata_len;        /**< bytes of @c conn_pdata */
+  gint64 conn_deadline;         /**< monotonic time (µs) until which it is tried again; 0: not */
+  guint conn_tries;             /**< tries made after the first */
+  gint established;             /**< a connection was established since the EP was made or reset */
+  GPtrArray *early_recvs;       /**< receives posted before that (datx_early_recv_t), posted again on a retry */
+  GArray *swallow;              /**< cookies of receives a failed try flushed, which the consumer posted once */
+  gint nswallow;                /**< entries of @c swallow: read without the lock first */
 } datx_ep_t;
+
+/** @brief A receive posted on an EP before its connection was established. */
+typedef struct {
+  uint64_t cookie;              /**< its cookie */
+  size_t n;                     /**< its segments */
+  it_lmr_triplet_t seg[];       /**< the segments */
+} datx_early_recv_t;
 
 /** @brief A local memory region. */
 typedef struct {
@@ -659,6 +678,11 @@ DAT_RETURN datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIP
                             it_lmr_triplet_t *out, size_t *nout, uint64_t *total);
 /** @brief The most segments of one post. */
 #define DATX_MAX_SEGS 32
+
+/** @brief How long (ms) a connect refused for want of a listener is tried
+ *  again by default (ITAPI_DAT_CONNECT_RETRY_MS; at most the connect's
+ *  timeout). */
+#define DATX_CONNECT_RETRY_MS 2000
 /** @brief DAT_PROVIDER::ep_post_send_func (dat_ep_post_send). */
 DAT_RETURN datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags);
@@ -692,10 +716,43 @@ DAT_RETURN datx_handle_extendedop(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list
 gboolean datx_ep_imm_done(datx_ep_t *ep, uint64_t cookie);
 
 /**
- * @brief Releases what an EP's RDMA Writes with immediate data kept (its free).
+ * @brief Releases what an EP's RDMA Writes with immediate data, early
+ *        receives and retries kept (its free).
  * @param ep the EP
  */
 void datx_ep_imm_clear(datx_ep_t *ep);
+
+/**
+ * @brief Tries @p ep's connect again when nobody listened at its qualifier
+ *        yet (a non-peer reject of no reason), within the connect's timeout
+ *        and ITAPI_DAT_CONNECT_RETRY_MS: the receives posted before are
+ *        posted again, and their flushes kept from the consumer.
+ * @param ep the EP (held), active, its connect just refused
+ * @return TRUE when a new try is under way (the refusal is not reported)
+ */
+gboolean datx_ep_connect_retry(datx_ep_t *ep);
+
+/**
+ * @brief Posts the receives @p ep had before a failed connect try again,
+ *        their flushes kept from the consumer (datx_ep_swallow).
+ * @param ep the EP (held), reset to Unconnected
+ */
+void datx_ep_recvs_again(datx_ep_t *ep);
+
+/**
+ * @brief Whether a flushed receive of @p ep with @p cookie is one a failed
+ *        connect try flushed and a retry posted again; forgets it.
+ * @param ep the EP (held)
+ * @param cookie the receive's cookie
+ * @return TRUE: the completion is not the consumer's
+ */
+gboolean datx_ep_swallow(datx_ep_t *ep, uint64_t cookie);
+
+/**
+ * @brief The EP's connection was established: forgets its early receives.
+ * @param ep the EP (held)
+ */
+void datx_ep_established(datx_ep_t *ep);
 
 DAT_RETURN datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,

@@ -1112,6 +1112,100 @@ test_rmr_read_to_rmr(fixture_t *f, gconstpointer data)
              DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_RDMA_READ));
 }
 
+typedef struct {
+  DAT_IA_HANDLE ia;
+  DAT_CONN_QUAL qual;
+  DAT_EVD_HANDLE cr_evd, s_conn;
+  DAT_EP_HANDLE s_ep;
+  DAT_PSP_HANDLE psp;
+} late_listen_t;
+
+/* The server side, in another thread: a listener made 100 ms late, which
+ * accepts the request with its EP. */
+static gpointer
+listen_late(gpointer data)
+{
+  late_listen_t *l = data;
+  g_usleep(100 * 1000);
+  assert_dat(dat_psp_create(l->ia, l->qual, l->cr_evd, DAT_PSP_CONSUMER_FLAG, &l->psp), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(l->cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, l->s_ep, 0, NULL), DAT_SUCCESS);
+  wait_event_of(l->s_conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  return NULL;
+}
+
+static void
+test_connect_before_listen(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_connect to a qualifier whose PSP is made 100 ms later is tried again "
+                 "until it is there (a consumer that tells its peer to connect before it "
+                 "listens, as dtestx's server does): the connection is established, the "
+                 "receive posted before the connect is not flushed but takes the peer's Send; "
+                 "with a 50 ms connect timeout and nobody listening, the connect is refused");
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  DAT_EP_HANDLE s_ep, c_ep, x_ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, NULL, &s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, NULL, &c_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, NULL, &x_ep), DAT_SUCCESS);
+  /* A qualifier nobody listens on: one the IA chose, let go. */
+  late_listen_t l = { .ia = f->ia, .cr_evd = cr_evd, .s_conn = s_conn, .s_ep = s_ep };
+  assert_dat(dat_psp_create_any(f->ia, &l.qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &l.psp), DAT_SUCCESS);
+  assert_dat(dat_psp_free(l.psp), DAT_SUCCESS);
+
+  static char rbuf[64], sbuf[64] = "sent once the listener came";
+  reg_t r, sb;
+  reg_make(f, rbuf, sizeof(rbuf), &r);
+  reg_make(f, sbuf, sizeof(sbuf), &sb);
+  DAT_DTO_COOKIE rc = { .as_64 = 5 }, sc = { .as_64 = 6 };
+  assert_dat(dat_ep_post_recv(c_ep, 1, &r.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  GThread *t = g_thread_new("listen-late", listen_late, &l);
+  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, l.qual, 10 * 1000 * 1000, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  /* The refusals are tried again as this side takes them from its
+   * connection EVD, as a client waiting for its connection does. */
+  DAT_EVENT ev;
+  wait_event_of(c_conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  g_thread_join(t);
+  assert_dat(dat_ep_post_send(s_ep, 1, &sb.iov, sc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event_of(s_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  /* The first completion the consumer sees is its receive's, taking the Send. */
+  wait_event_of(c_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 5);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.operation, ==, DAT_DTO_RECEIVE);
+  g_assert_cmpstr(rbuf, ==, sbuf);
+  assert_dat(dat_evd_dequeue(c_dto, &ev), DAT_QUEUE_EMPTY);
+
+  /* Nobody listening and a 50 ms timeout: refused within it (and tries). */
+  DAT_CONN_QUAL none;
+  DAT_PSP_HANDLE psp2;
+  assert_dat(dat_psp_create_any(f->ia, &none, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp2), DAT_SUCCESS);
+  assert_dat(dat_psp_free(psp2), DAT_SUCCESS);
+  gint64 t0 = g_get_monotonic_time();
+  assert_dat(dat_ep_connect(x_ep, ia_attr.ia_address_ptr, none, 50 * 1000, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event(c_conn, &ev);
+  g_assert_true(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
+                ev.event_number == DAT_CONNECTION_EVENT_UNREACHABLE);
+  g_test_message("refused after %" G_GINT64_FORMAT " ms", (g_get_monotonic_time() - t0) / 1000);
+
+  assert_dat(dat_ep_disconnect(c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_psp_free(l.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(x_ep), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(r.lmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(sb.lmr), DAT_SUCCESS);
+}
+
 /* The value of provider attribute @p name of @p ia ("" when it has none). */
 static const char *
 prov_attr(fixture_t *f, const char *name)
@@ -1552,5 +1646,6 @@ main(int argc, char **argv)
   ADD("/dat/lmr/sync", test_lmr_sync);
   ADD("/dat/lmr/shared", test_lmr_shared);
   ADD("/dat/ib-extensions", test_ib_extensions);
+  ADD("/dat/cm/connect-before-listen", test_connect_before_listen);
   return g_test_run();
 }
