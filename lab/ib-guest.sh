@@ -30,8 +30,9 @@
 #                    device's own address: itapi-rping -c -a 127.0.0.1
 #                    against itapi-rping -s and against rdma-core's rping -s
 #                    on that address (5 pings each, data checked), and with
-#                    no server refused at once (under 3 s with -T 1, not the
-#                    IB CM's 98 s of retries), the log naming the address
+#                    no server refused at once (the client's run under 20 s
+#                    with -T 1, not the IB CM's 98 s of retries), the log
+#                    naming the address
 #   dat-DEV          Debian's dtest (dapl2-utils), unchanged, through our
 #                    DAT provider (build/dat/libdaplitapi.so) over vp/ib on
 #                    DEV, server and client processes: the default run and
@@ -201,13 +202,16 @@ loopback() {
     { echo "ib-guest: itapi-rping to 127.0.0.1 against rping -s on $a failed"; return 1; }
 
   # No server: one refusal, then -T 1 ends the retries.  A connect that
-  # hung (the IB CM's retries) would say "no answer" instead.
+  # hung (the IB CM's retries, 98 s) would say "no answer" instead.  The
+  # bound is the process's whole run under an emulated CPU (its start and
+  # the IA's open take seconds when the host is loaded: 5.8 s once), far
+  # from the 98 s it tells apart.
   port=$((port + 1))
   began=$(uptime_ms)
   "$rping_ours" -c -a 127.0.0.1 -p $port -C 1 -i "$dev" -T 1 >/tmp/none.out 2>&1 && rc=0 || rc=$?
   ms=$(($(uptime_ms) - began))
   echo "-- no server: status $rc after $ms ms:"; cat /tmp/none.out
-  [ $rc -ne 0 ] && [ $ms -lt 3000 ] && grep -q 'refused the connection' /tmp/none.out &&
+  [ $rc -ne 0 ] && [ $ms -lt 20000 ] && grep -q 'refused the connection' /tmp/none.out &&
     grep -q "own address $a" /tmp/none.out
 }
 
