@@ -68,7 +68,7 @@ def calls_listed(src, pages):
 def variables_documented(src, pages):
     text = "\n".join(plain(p.read_text()) for p in pages)
     seen = {}
-    dirs = ["rnicpi", "kal", "ual", "itapi", "tools", "vp/emul", "vp/iwarp", "vp/ib"]
+    dirs = ["rnicpi", "kal", "ual", "itapi", "tools", "vp/emul", "vp/iwarp", "vp/ib", "dat"]
     for d in dirs:
         for f in sorted((src / d).glob("*.[ch]")) + sorted((src / d).glob("*/*.[ch]")):
             if "/tests/" in str(f) or "/fuzz/" in str(f) or "/bench/" in str(f):
