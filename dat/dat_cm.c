@@ -208,50 +208,60 @@ sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qu
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
-  if (evd == NULL || evd->ia != ia || evd->sevd[DATX_S_CR] == IT_NULL_HANDLE)
+  /* The service point uses its EVD until freed: a racing dat_evd_free is
+   * refused, or retired the EVD first and this create is refused. */
+  datx_evd_t *evd = datx_cell_use(evd_handle, DATX_EVD);
+  if (evd == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
-  if (flags != DAT_PSP_CONSUMER_FLAG)
-    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0); /* provider-made EPs: a later step */
-  if (sp_handle == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-  datx_ep_t *ep = NULL;
+  DAT_RETURN ret = DAT_SUCCESS;
+  if (evd->ia != ia || evd->sevd[DATX_S_CR] == IT_NULL_HANDLE)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+  else if (flags != DAT_PSP_CONSUMER_FLAG)
+    ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0); /* provider-made EPs: a later step */
+  else if (sp_handle == NULL)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  if (ret != DAT_SUCCESS)
+    goto err_unuse;
+  /* An RSP's EP is held while read; the RSP keeps its handle, held again
+   * by each use (dat_cr_accept). */
+  datx_cell_t *ep_cell = NULL;
   if (ep_handle != DAT_HANDLE_NULL) {
-    ep = datx_cell_get(ep_handle, DATX_EP);
-    if (ep == NULL || ep->ia != ia)
-      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+    ep_cell = datx_cell_hold(ep_handle, DATX_EP);
     DAT_EP_STATE state;
-    DAT_RETURN ret = datx_ep_get_status(ep_handle, &state, NULL, NULL);
+    if (ep_cell == NULL || ((datx_ep_t *) ep_cell->object)->ia != ia)
+      ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+    else
+      ret = datx_ep_get_status(ep_handle, &state, NULL, NULL);
+    if (ret == DAT_SUCCESS && state != DAT_EP_STATE_UNCONNECTED)
+      ret = DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
+    if (ep_cell != NULL)
+      datx_cell_put(ep_cell);
     if (ret != DAT_SUCCESS)
-      return ret;
-    if (state != DAT_EP_STATE_UNCONNECTED)
-      return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
+      goto err_unuse;
   }
   datx_psp_t *psp = g_new0(datx_psp_t, 1);
   psp->ia = ia;
   psp->evd = evd;
   psp->flags = flags;
-  psp->ep = ep != NULL ? ep->cell : NULL;
+  psp->ep = ep_cell;
   it_conn_qual_t q = { .type = IT_IANA_PORT };
   q.conn_qual.port = qual_out == NULL ? htons(qual_port(qual)) : 0;
   it_status_t st = it_listen_create(ia->it, 0, evd->sevd[DATX_S_CR],
                                     qual_out == NULL ? IT_LISTEN_CONN_QUAL_INPUT : IT_LISTEN_NO_FLAG,
                                     &q, &psp->it);
   if (st != IT_SUCCESS) {
-    g_free(psp);
-    if (st == IT_ERR_CONN_QUAL_BUSY)
-      return DATX_ERR(DAT_CONN_QUAL_IN_USE, 0);
-    return datx_status(st, DAT_INVALID_HANDLE_IA);
+    ret = st == IT_ERR_CONN_QUAL_BUSY ? DATX_ERR(DAT_CONN_QUAL_IN_USE, 0)
+                                      : datx_status(st, DAT_INVALID_HANDLE_IA);
+    goto err_free;
   }
   psp->qual = qual_out == NULL ? qual : ntohs(q.conn_qual.port);
-  psp->cell = datx_cell_new(&ia->provider->dat, ep != NULL ? DATX_RSP : csp ? DATX_CSP : DATX_PSP,
-                            psp, ia);
+  psp->cell = datx_cell_new(&ia->provider->dat,
+                            ep_cell != NULL ? DATX_RSP : csp ? DATX_CSP : DATX_PSP, psp, ia);
   if (psp->cell == NULL) {
     it_listen_free(psp->it);
-    g_free(psp);
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    goto err_free;
   }
-  g_atomic_int_inc(&evd->users);
   g_mutex_lock(&ia->lock);
   ia->psps = g_list_prepend(ia->psps, psp);
   g_mutex_unlock(&ia->lock);
@@ -259,6 +269,12 @@ sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qu
     *qual_out = psp->qual;
   *sp_handle = psp->cell;
   return DAT_SUCCESS;
+
+err_free:
+  g_free(psp);
+err_unuse:
+  datx_cell_unuse(evd->cell);
+  return ret;
 }
 
 static DAT_RETURN
@@ -329,7 +345,7 @@ sp_destroy(datx_psp_t *psp)
   g_mutex_lock(&ia->lock);
   ia->psps = g_list_remove(ia->psps, psp);
   g_mutex_unlock(&ia->lock);
-  g_atomic_int_dec_and_test(&psp->evd->users);
+  datx_cell_unuse(psp->evd->cell);
   datx_cell_kill(psp->cell, ia);
   g_free(psp);
 }

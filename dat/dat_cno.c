@@ -106,17 +106,15 @@ datx_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM
 DAT_RETURN
 datx_cno_free(DAT_CNO_HANDLE cno_handle)
 {
-  datx_cno_t *cno = datx_cell_get(cno_handle, DATX_CNO);
-  if (cno == NULL)
+  datx_cell_t *cell = datx_cell_hold(cno_handle, DATX_CNO);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-  g_mutex_lock(&cno->lock);
-  guint n = cno->evds->len;
-  g_mutex_unlock(&cno->lock);
-  if (n > 0)
-    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
-  /* A thread in dat_cno_wait holds the CNO, and closing the epoll set
-   * would not wake it: the free is refused (DAT 2.0 6.3.1.4, in use). */
-  switch (datx_cell_retire(cno->cell)) {
+  datx_cno_t *cno = cell->object;
+  datx_cell_put(cell);
+  /* The EVDs attached use the CNO (datx_cno_attach()); a thread in
+   * dat_cno_wait holds it, and closing the epoll set would not wake it:
+   * the free is refused (DAT 2.0 6.3.1.4, in use). */
+  switch (datx_cell_retire(cell)) {
   case DATX_BUSY:
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
   case DATX_GONE:
@@ -157,6 +155,7 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
     g_ptr_array_remove(old->evds, evd);
     epoll_ctl(old->epfd, EPOLL_CTL_DEL, evd->fd, NULL);
     g_mutex_unlock(&old->lock);
+    datx_cell_unuse(old->cell);
   }
   evd->cno = cno;
   if (cno != NULL) {

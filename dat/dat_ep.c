@@ -5,8 +5,9 @@
  * without a receive, request or connection EVD (DAT 2.0 6.5.1 allows
  * DAT_HANDLE_NULL) gets a private IT-API dispatcher whose events no one
  * reads.  An EP made by dat_ep_create_with_srq is an IT-API endpoint made
- * with IT_EP_SRQ: it takes its receives from the SRQ, which it holds as a
- * user until it is freed.
+ * with IT_EP_SRQ: it takes its receives from the SRQ.  An EP uses its PZ,
+ * EVDs and SRQ (datx_cell_use()) until it is freed: their frees refuse
+ * them as in use, and a create naming one already freed is refused.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -48,8 +49,9 @@ default_attr(const datx_ia_t *ia, DAT_EP_ATTR *a)
   a->max_rdma_write_iov = 4;
 }
 
-/* The IT-API dispatcher of @p stream behind DAT EVD @p handle; NULL handle:
- * a private one made on @p ia (stored in @p own). */
+/* The IT-API dispatcher of @p stream behind DAT EVD @p handle, the EVD
+ * used (@p evd, datx_cell_unuse() when the EP goes); NULL handle: a
+ * private one made on @p ia (stored in @p own). */
 static DAT_RETURN
 it_evd_for(datx_ia_t *ia, DAT_EVD_HANDLE handle, int stream, DAT_RETURN_SUBTYPE sub,
            datx_evd_t **evd, it_evd_handle_t *own, it_evd_handle_t *out)
@@ -66,12 +68,31 @@ it_evd_for(datx_ia_t *ia, DAT_EVD_HANDLE handle, int stream, DAT_RETURN_SUBTYPE 
     *out = *own;
     return DAT_SUCCESS;
   }
-  datx_evd_t *e = datx_cell_get(handle, DATX_EVD);
-  if (e == NULL || e->ia != ia || e->sevd[stream] == IT_NULL_HANDLE)
+  datx_evd_t *e = datx_cell_use(handle, DATX_EVD);
+  if (e == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, sub);
+  if (e->ia != ia || e->sevd[stream] == IT_NULL_HANDLE) {
+    datx_cell_unuse(e->cell);
+    return DATX_ERR(DAT_INVALID_HANDLE, sub);
+  }
   *evd = e;
   *out = e->sevd[stream];
   return DAT_SUCCESS;
+}
+
+/* Drops the uses an EP made (or failed to make) takes of its PZ, EVDs and SRQ. */
+static void
+ep_unuse(datx_ep_t *ep)
+{
+  datx_cell_unuse(ep->pz->cell);
+  if (ep->srq != NULL)
+    datx_cell_unuse(ep->srq->cell);
+  if (ep->recv_evd != NULL)
+    datx_cell_unuse(ep->recv_evd->cell);
+  if (ep->req_evd != NULL)
+    datx_cell_unuse(ep->req_evd->cell);
+  if (ep->conn_evd != NULL)
+    datx_cell_unuse(ep->conn_evd->cell);
 }
 
 /* @p srq: the SRQ's cell, held by the caller, or NULL for an EP that
@@ -84,21 +105,32 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
-  if (pz == NULL || pz->ia != ia)
+  /* Used from here: a free of the zone racing this create is refused as
+   * in use, or retired it first and this create is refused. */
+  datx_pz_t *pz = datx_cell_use(pz_handle, DATX_PZ);
+  if (pz == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
   datx_srq_t *srq = srq_cell != NULL ? srq_cell->object : NULL;
-  if (srq != NULL && srq->ia != ia)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+  DAT_RETURN ret = DAT_SUCCESS;
+  if (pz->ia != ia)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  else if (srq != NULL && srq->ia != ia)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
   /* DAT 2.0 dat_ep_create_with_srq: the zones must match where the
    * provider says srq_ep_pz_difference_supported is false (IT-API's SRQ
    * serves the EPs of its own zone only). */
-  if (srq != NULL && srq->pz != pz)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-  if (ep_handle == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, srq != NULL ? DAT_INVALID_ARG8 : DAT_INVALID_ARG7);
-  if (attr != NULL && attr->service_type != DAT_SERVICE_TYPE_RC)
-    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+  else if (srq != NULL && srq->pz != pz)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  else if (ep_handle == NULL)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, srq != NULL ? DAT_INVALID_ARG8 : DAT_INVALID_ARG7);
+  else if (attr != NULL && attr->service_type != DAT_SERVICE_TYPE_RC)
+    ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+  else if (srq != NULL && datx_cell_use(srq_cell, DATX_SRQ) == NULL)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+  if (ret != DAT_SUCCESS) {
+    datx_cell_unuse(pz->cell);
+    return ret;
+  }
 
   datx_ep_t *ep = g_new0(datx_ep_t, 1);
   g_mutex_init(&ep->lock);
@@ -116,7 +148,7 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   a->ep_provider_specific = NULL;
 
   it_evd_handle_t it_recv, it_req, it_conn;
-  DAT_RETURN ret = it_evd_for(ia, recv_evd, DATX_S_DTO, DAT_INVALID_HANDLE_EVD_RECV, &ep->recv_evd,
+  ret = it_evd_for(ia, recv_evd, DATX_S_DTO, DAT_INVALID_HANDLE_EVD_RECV, &ep->recv_evd,
                               &ep->own_dto, &it_recv);
   if (ret == DAT_SUCCESS)
     ret = it_evd_for(ia, req_evd, DATX_S_DTO, DAT_INVALID_HANDLE_EVD_REQUEST, &ep->req_evd,
@@ -167,15 +199,6 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   }
   it_context_t ctx = { .ptr = ep->cell };
   it_set_consumer_context(ep->it, ctx);
-  g_atomic_int_inc(&pz->users);
-  if (srq != NULL)
-    g_atomic_int_inc(&srq->users);
-  if (ep->recv_evd != NULL)
-    g_atomic_int_inc(&ep->recv_evd->users);
-  if (ep->req_evd != NULL)
-    g_atomic_int_inc(&ep->req_evd->users);
-  if (ep->conn_evd != NULL)
-    g_atomic_int_inc(&ep->conn_evd->users);
   *ep_handle = ep->cell;
   return DAT_SUCCESS;
 
@@ -186,6 +209,7 @@ err_free:
     it_evd_free(ep->own_dto);
   if (ep->own_conn != IT_NULL_HANDLE)
     it_evd_free(ep->own_conn);
+  ep_unuse(ep);
   datx_ep_imm_clear(ep);
   g_free(ep);
   return ret;
@@ -217,7 +241,7 @@ datx_ep_create_with_srq(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EV
                         DAT_EVD_HANDLE req_evd, DAT_EVD_HANDLE conn_evd, DAT_SRQ_HANDLE srq_handle,
                         const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep_handle)
 {
-  /* The SRQ is held too: dat_srq_free waits for the EP to count as its user. */
+  /* The SRQ is held too, until the EP counts as its user. */
   datx_cell_t *srq = datx_cell_hold(srq_handle, DATX_SRQ);
   if (srq == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
@@ -472,15 +496,7 @@ datx_ep_free(DAT_EP_HANDLE ep_handle)
     it_evd_free(ep->own_dto);
   if (ep->own_conn != IT_NULL_HANDLE)
     it_evd_free(ep->own_conn);
-  g_atomic_int_dec_and_test(&ep->pz->users);
-  if (ep->srq != NULL)
-    g_atomic_int_dec_and_test(&ep->srq->users);
-  if (ep->recv_evd != NULL)
-    g_atomic_int_dec_and_test(&ep->recv_evd->users);
-  if (ep->req_evd != NULL)
-    g_atomic_int_dec_and_test(&ep->req_evd->users);
-  if (ep->conn_evd != NULL)
-    g_atomic_int_dec_and_test(&ep->conn_evd->users);
+  ep_unuse(ep);
   datx_cell_kill(ep->cell, ep->ia);
   datx_ep_imm_clear(ep);
   g_free(ep);

@@ -64,18 +64,29 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
   if (qlen <= 0)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  /* The EVD uses its CNO until detached (datx_cno_attach()): a racing
+   * dat_cno_free is refused, or retired the CNO first and this create is
+   * refused. */
   datx_cno_t *c = NULL;
   if (cno != DAT_HANDLE_NULL) {
-    c = datx_cell_get(cno, DATX_CNO);
-    if (c == NULL || c->ia != ia)
+    c = datx_cell_use(cno, DATX_CNO);
+    if (c == NULL)
       return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
   }
-  if (evd_handle == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
   const DAT_EVD_FLAGS known = DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG |
                               DAT_EVD_CONNECTION_FLAG | DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG;
-  if (flags == 0 || (flags & ~known) != 0)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  DAT_RETURN ret = DAT_SUCCESS;
+  if (c != NULL && c->ia != ia)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+  else if (evd_handle == NULL)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  else if (flags == 0 || (flags & ~known) != 0)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  if (ret != DAT_SUCCESS) {
+    if (c != NULL)
+      datx_cell_unuse(c->cell);
+    return ret;
+  }
 
   datx_evd_t *evd = g_new0(datx_evd_t, 1);
   evd->ia = ia;
@@ -140,6 +151,8 @@ err_kill:
 err_free:
   evd_release_it(evd);
   g_free(evd);
+  if (c != NULL)
+    datx_cell_unuse(c->cell);
   return datx_status(st, DAT_INVALID_HANDLE_IA);
 }
 
@@ -195,14 +208,15 @@ datx_evd_destroy(datx_evd_t *evd)
 DAT_RETURN
 datx_evd_free(DAT_EVD_HANDLE evd_handle)
 {
-  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
-  if (evd == NULL)
+  datx_cell_t *cell = datx_cell_hold(evd_handle, DATX_EVD);
+  if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
-  if (g_atomic_int_get(&evd->users) > 0)
-    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
-  /* A thread inside dat_evd_wait or dat_evd_dequeue holds the EVD: it is
-   * kept, as DAT 2.0 6.3.2.2 has dat_evd_free refuse an EVD in use. */
-  switch (datx_cell_retire(evd->cell)) {
+  datx_evd_t *evd = cell->object;
+  datx_cell_put(cell);
+  /* A thread inside dat_evd_wait or dat_evd_dequeue holds the EVD, and
+   * the EPs and service points that deliver to it use it: it is kept, as
+   * DAT 2.0 6.3.2.2 has dat_evd_free refuse an EVD in use. */
+  switch (datx_cell_retire(cell)) {
   case DATX_BUSY:
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
   case DATX_GONE:
@@ -507,12 +521,20 @@ evd_modify_cno_on_held(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
   datx_cno_t *cno = NULL;
   if (cno_handle != DAT_HANDLE_NULL) {
-    cno = datx_cell_get(cno_handle, DATX_CNO);
-    if (cno == NULL || cno->ia != evd->ia)
+    /* Used as dat_evd_create's CNO is. */
+    cno = datx_cell_use(cno_handle, DATX_CNO);
+    if (cno == NULL)
       return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+    DAT_RETURN ret = DAT_SUCCESS;
+    if (cno->ia != evd->ia)
+      ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
     /* The descriptor is made with the IT-API dispatcher, at dat_evd_create. */
-    if (evd->fd < 0)
-      return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
+    else if (evd->fd < 0)
+      ret = DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
+    if (ret != DAT_SUCCESS) {
+      datx_cell_unuse(cno->cell);
+      return ret;
+    }
   }
   datx_cno_attach(evd, cno);
   return DAT_SUCCESS;

@@ -19,22 +19,29 @@ static datx_cell_t *chunks[DATX_MAX_CHUNKS];
 static guint nchunks;        /* published chunks (atomic) */
 static guint next_in_chunk;  /* cells used in the last chunk, under lock */
 static GMutex cells_lock;
-/* A cell's `hold` word: the number of calls inside the object, with
- * DATX_HOLD_DEAD set once the handle is killed.  One word, so that a hold
- * (an increment of a word without the bit) and a retire (setting the bit on
- * a word without holds) exclude each other with no lock: a hold sees a live
- * cell and counts itself, or sees the tombstone.  Every call takes and drops
- * a hold, so a lock here would be taken four times by a one-segment post. */
-#define DATX_HOLD_DEAD 0x80000000u
+/* A cell's `hold` word: the number of calls inside the object (low 32
+ * bits), the number of objects that use it (an EP its PZ: the next 31
+ * bits), with DATX_HOLD_DEAD set once the handle is killed.  One word, so
+ * that a hold or a use (an increment of a word without the bit) and a
+ * retire (setting the bit on a word without users, or without holds
+ * either) exclude each other with no lock: a hold or a use sees a live cell
+ * and counts itself, or sees the tombstone; a retire sees the count, or
+ * makes every later one fail.  Every call takes and drops a hold, so a lock
+ * here would be taken four times by a one-segment post. */
+#define DATX_HOLD_DEAD (G_GUINT64_CONSTANT(1) << 63)
+#define DATX_HOLD_ONE G_GUINT64_CONSTANT(1)
+#define DATX_HOLD_CALLS G_GUINT64_CONSTANT(0xffffffff)
+#define DATX_HOLD_USER (G_GUINT64_CONSTANT(1) << 32)
+#define DATX_HOLD_USERS (~DATX_HOLD_DEAD & ~DATX_HOLD_CALLS)
 /* Where datx_cell_retire_wait() sleeps until a killed cell's last hold is
  * dropped. */
 static GMutex holds_lock;
 static GCond holds_done;
 
-static guint
+static guint64
 hold_word(datx_cell_t *cell)
 {
-  return (guint) g_atomic_int_get((gint *) &cell->hold);
+  return __atomic_load_n(&cell->hold, __ATOMIC_ACQUIRE);
 }
 
 datx_cell_t *
@@ -80,7 +87,7 @@ datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia)
     ia->children = g_list_remove(ia->children, cell);
     g_mutex_unlock(&ia->lock);
   }
-  g_atomic_int_or(&cell->hold, DATX_HOLD_DEAD);
+  __atomic_fetch_or(&cell->hold, DATX_HOLD_DEAD, __ATOMIC_ACQ_REL);
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
   g_atomic_pointer_set(&cell->object, NULL);
 }
@@ -113,29 +120,50 @@ datx_cell_get(DAT_HANDLE handle, datx_type_t type)
   return cell->object;
 }
 
-datx_cell_t *
-datx_cell_hold(DAT_HANDLE handle, datx_type_t type)
+/* Adds @p one to the hold word of @p handle's cell unless it is dead. */
+static datx_cell_t *
+hold_add(DAT_HANDLE handle, datx_type_t type, guint64 one)
 {
   datx_cell_t *cell = find_cell(handle);
   /* A cell not yet published (magic) has a hold word of 0 too. */
   if (cell == NULL || (guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE ||
       cell->type != (uint32_t) type)
     return NULL;
-  guint v = hold_word(cell);
+  guint64 v = hold_word(cell);
   do {
     if (v & DATX_HOLD_DEAD)
       return NULL;
-  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v + 1, TRUE, __ATOMIC_ACQUIRE,
+  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v + one, TRUE, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED));
   return cell;
+}
+
+datx_cell_t *
+datx_cell_hold(DAT_HANDLE handle, datx_type_t type)
+{
+  return hold_add(handle, type, DATX_HOLD_ONE);
+}
+
+void *
+datx_cell_use(DAT_HANDLE handle, datx_type_t type)
+{
+  datx_cell_t *cell = hold_add(handle, type, DATX_HOLD_USER);
+  return cell != NULL ? cell->object : NULL;
+}
+
+void
+datx_cell_unuse(datx_cell_t *cell)
+{
+  guint64 was = __atomic_fetch_sub(&cell->hold, DATX_HOLD_USER, __ATOMIC_RELEASE);
+  g_assert((was & DATX_HOLD_USERS) != 0);
 }
 
 void
 datx_cell_put(datx_cell_t *cell)
 {
-  guint was = (guint) __atomic_fetch_sub(&cell->hold, 1u, __ATOMIC_RELEASE);
-  g_assert((was & ~DATX_HOLD_DEAD) > 0);
-  if (was == (DATX_HOLD_DEAD | 1u)) {
+  guint64 was = __atomic_fetch_sub(&cell->hold, DATX_HOLD_ONE, __ATOMIC_RELEASE);
+  g_assert((was & DATX_HOLD_CALLS) > 0);
+  if ((was & DATX_HOLD_DEAD) && (was & DATX_HOLD_CALLS) == 1) {
     /* The last hold of a killed cell: its free may be waiting.  Taken
      * under the lock the waiter checks under, so that it is not lost. */
     g_mutex_lock(&holds_lock);
@@ -147,7 +175,7 @@ datx_cell_put(datx_cell_t *cell)
 datx_retire_t
 datx_cell_retire(datx_cell_t *cell)
 {
-  guint v = 0;
+  guint64 v = 0;
   if (__atomic_compare_exchange_n(&cell->hold, &v, DATX_HOLD_DEAD, FALSE, __ATOMIC_ACQ_REL,
                                   __ATOMIC_ACQUIRE)) {
     g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
@@ -156,27 +184,46 @@ datx_cell_retire(datx_cell_t *cell)
   return (v & DATX_HOLD_DEAD) ? DATX_GONE : DATX_BUSY;
 }
 
-datx_retire_t
-datx_cell_retire_wait(datx_cell_t *cell)
+/* Sets the dead bit unless the cell has users (and @p even_used is FALSE),
+ * then waits for the calls inside it to leave. */
+static datx_retire_t
+retire_wait(datx_cell_t *cell, gboolean even_used)
 {
-  guint was = (guint) __atomic_fetch_or(&cell->hold, DATX_HOLD_DEAD, __ATOMIC_ACQ_REL);
-  if (was & DATX_HOLD_DEAD)
-    return DATX_GONE;
+  guint64 v = hold_word(cell);
+  do {
+    if (v & DATX_HOLD_DEAD)
+      return DATX_GONE;
+    if ((v & DATX_HOLD_USERS) != 0 && !even_used)
+      return DATX_BUSY;
+  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v | DATX_HOLD_DEAD, TRUE,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
-  if (was != 0) {
+  if ((v & DATX_HOLD_CALLS) != 0) {
     g_mutex_lock(&holds_lock);
-    while (hold_word(cell) != DATX_HOLD_DEAD)
+    while ((hold_word(cell) & DATX_HOLD_CALLS) != 0)
       g_cond_wait(&holds_done, &holds_lock);
     g_mutex_unlock(&holds_lock);
   }
   return DATX_RETIRED;
 }
 
+datx_retire_t
+datx_cell_retire_wait(datx_cell_t *cell)
+{
+  return retire_wait(cell, FALSE);
+}
+
+datx_retire_t
+datx_cell_retire_close(datx_cell_t *cell)
+{
+  return retire_wait(cell, TRUE);
+}
+
 void
 datx_cell_revive(datx_cell_t *cell)
 {
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_LIVE);
-  g_atomic_int_and(&cell->hold, ~DATX_HOLD_DEAD);
+  __atomic_fetch_and(&cell->hold, ~DATX_HOLD_DEAD, __ATOMIC_ACQ_REL);
 }
 
 datx_type_t

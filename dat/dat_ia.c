@@ -197,9 +197,14 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
     ia->async_evd = evd;
     *async_evd = evd;
   } else {
-    /* A consumer's EVD of another IA cannot serve this one. */
-    datx_evd_t *evd = datx_cell_get(*async_evd, DATX_EVD);
-    if (evd == NULL || !(evd->flags & DAT_EVD_ASYNC_FLAG)) {
+    /* A consumer's EVD of another IA cannot serve this one.  Held while
+     * its flags are read: the IA keeps its handle, which is held again
+     * for each event (a freed one is found dead). */
+    datx_cell_t *held = datx_cell_hold(*async_evd, DATX_EVD);
+    gboolean async = held != NULL && (((datx_evd_t *) held->object)->flags & DAT_EVD_ASYNC_FLAG);
+    if (held != NULL)
+      datx_cell_put(held);
+    if (!async) {
       datx_ia_close(ia->cell, DAT_CLOSE_ABRUPT_FLAG);
       return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
     }
@@ -333,8 +338,9 @@ child_forget(gpointer data, gpointer user)
   (void) user;
   void *obj = cell->object;
   datx_type_t type = (datx_type_t) cell->type;
-  /* GONE: a free running in another thread owns the object. */
-  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+  /* GONE: a free running in another thread owns the object.  The objects
+   * that use it are forgotten with it. */
+  if (datx_cell_retire_close(cell) != DATX_RETIRED)
     return;
   datx_cell_kill(cell, NULL);
   if (type == DATX_EVD) {
@@ -482,14 +488,23 @@ datx_pz_free(DAT_PZ_HANDLE pz_handle)
   if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
   datx_pz_t *pz = cell->object;
-  it_status_t st = g_atomic_int_get(&pz->users) > 0 ? IT_ERR_PZ_BUSY : it_pz_free(pz->it);
   datx_cell_put(cell);
-  if (st == IT_ERR_PZ_BUSY)
+  /* The LMRs, RMRs, SRQs and EPs made on it use it (datx_cell_use()): a
+   * zone with users stays, and a create that comes after is refused. */
+  switch (datx_cell_retire_wait(cell)) {
+  case DATX_BUSY:
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
-  if (st != IT_SUCCESS)
-    return datx_status(st, DAT_INVALID_HANDLE_PZ);
-  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+  case DATX_GONE:
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  case DATX_RETIRED:
+    break;
+  }
+  it_status_t st = it_pz_free(pz->it);
+  if (st != IT_SUCCESS) {
+    datx_cell_revive(cell);
+    return st == IT_ERR_PZ_BUSY ? DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE)
+                                : datx_status(st, DAT_INVALID_HANDLE_PZ);
+  }
   datx_cell_kill(pz->cell, pz->ia);
   g_free(pz);
   return DAT_SUCCESS;

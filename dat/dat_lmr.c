@@ -60,13 +60,20 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
   }
   if (va_type != DAT_VA_TYPE_VA)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
-  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
-  if (pz == NULL || pz->ia != ia)
+  /* The LMR uses its zone until freed: a racing dat_pz_free is refused,
+   * or retired the zone first and this create is refused. */
+  datx_pz_t *pz = datx_cell_use(pz_handle, DATX_PZ);
+  if (pz == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-  if (addr == NULL || length == 0 || length > UINT32_MAX)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
-  if (lmr_handle == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+  DAT_RETURN ret = DAT_SUCCESS;
+  if (pz->ia != ia)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  else if (addr == NULL || length == 0 || length > UINT32_MAX)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  else if (lmr_handle == NULL)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+  if (ret != DAT_SUCCESS)
+    goto err_unuse;
 
   datx_lmr_t *lmr = g_new0(datx_lmr_t, 1);
   lmr->ia = ia;
@@ -85,25 +92,22 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
     g_message("DAT LMR of %llu bytes at %p on %s: it_lmr_create failed: %s (%s)",
               (unsigned long long) length, addr, ia->provider->it_name,
               itx_status_name(st), itx_error_detail() != NULL ? itx_error_detail() : "");
-    g_free(lmr);
-    return datx_status(st, DAT_INVALID_HANDLE_PZ);
+    ret = datx_status(st, DAT_INVALID_HANDLE_PZ);
+    goto err_free;
   }
   if (ctx > UINT32_MAX) {
     g_warning("IT-API interface %s gave region context 0x%llx, wider than DAT's 32-bit "
               "rmr_context: the region is refused", ia->provider->it_name,
               (unsigned long long) ctx);
-    it_lmr_free(lmr->it);
-    g_free(lmr);
-    return DATX_ERR(DAT_INTERNAL_ERROR, 0);
+    ret = DATX_ERR(DAT_INTERNAL_ERROR, 0);
+    goto err_lmr;
   }
   lmr->rmr_context = (DAT_RMR_CONTEXT) ctx;
   lmr->cell = datx_cell_new(&ia->provider->dat, DATX_LMR, lmr, ia);
   if (lmr->cell == NULL) {
-    it_lmr_free(lmr->it);
-    g_free(lmr);
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    goto err_lmr;
   }
-  g_atomic_int_inc(&pz->users);
   *lmr_handle = lmr->cell;
   if (lmr_context != NULL)
     *lmr_context = lmr->cell->id;
@@ -114,6 +118,14 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
   if (registered_address != NULL)
     *registered_address = (DAT_VADDR) (uintptr_t) addr;
   return DAT_SUCCESS;
+
+err_lmr:
+  it_lmr_free(lmr->it);
+err_free:
+  g_free(lmr);
+err_unuse:
+  datx_cell_unuse(pz->cell);
+  return ret;
 }
 
 DAT_RETURN
@@ -181,7 +193,7 @@ datx_lmr_free(DAT_LMR_HANDLE lmr_handle)
   /* A post resolving its lmr_context holds the LMR: wait it out. */
   if (datx_cell_retire_wait(cell) != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
-  g_atomic_int_dec_and_test(&lmr->pz->users);
+  datx_cell_unuse(lmr->pz->cell);
   datx_cell_kill(lmr->cell, lmr->ia);
   g_free(lmr);
   return DAT_SUCCESS;

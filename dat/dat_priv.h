@@ -14,7 +14,13 @@
  * the call (datx_cell_hold(), the public entry wrapping a static *_on_held
  * body), and a free retires the cell atomically with the holds: an EVD's
  * or CNO's free is refused as in use while held (a wait may last); the
- * others wait the short holders out (datx_cell_retire_wait()).
+ * others wait the short holders out (datx_cell_retire_wait()).  A call
+ * that names a second object holds it too, or, when the object it makes
+ * keeps it (an EP its PZ, EVDs and SRQ; an LMR, RMR or SRQ its PZ; a
+ * service point its EVD; an EVD its CNO), counts as its user
+ * (datx_cell_use()) in the same word: the free of a PZ, EVD, SRQ or CNO
+ * with users is refused as in use, and a free that retired the cell first
+ * has a later use refused as an invalid handle.
  *
  * Names: dat_* are libdat2's and the DAT standard's; this provider's own
  * are datx_<object>_<verb>.
@@ -84,11 +90,12 @@ typedef struct datx_cell {
   DAT_PROVIDER *provider; /**< first: libdat2 finds the provider here */
   uint32_t magic;         /**< ::DATX_MAGIC_LIVE or ::DATX_MAGIC_DEAD */
   uint32_t type;          /**< a ::datx_type_t */
+  guint64 hold;           /**< calls inside the object (datx_cell_hold), objects that use it
+                               (datx_cell_use), and whether it is dead: atomic */
   uint32_t id;            /**< cell number (an LMR's lmr_context) */
-  guint hold;             /**< calls inside the object (datx_cell_hold), and whether it is dead: atomic */
+  DAT_BOOLEAN has_context; /**< whether @c context was set */
   void *object;           /**< the live object, NULL in a tombstone */
   DAT_CONTEXT context;    /**< consumer context (dat_set_consumer_context) */
-  DAT_BOOLEAN has_context; /**< whether @c context was set */
 } datx_cell_t;
 
 /** @brief One DAT_PROVIDER per IT-API interface named in dat.conf. */
@@ -140,7 +147,6 @@ typedef struct {
   datx_cell_t *cell; /**< its handle */
   datx_ia_t *ia;     /**< its adapter */
   it_pz_handle_t it; /**< the IT-API zone */
-  gint users;        /**< LMRs and EPs made on it */
 } datx_pz_t;
 
 /** @brief The IT-API streams a DAT EVD may serve, one IT-API dispatcher each. */
@@ -159,7 +165,6 @@ struct datx_evd {
   int fd;                            /**< @c waitable's descriptor when it has a CNO, else -1 */
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
-  gint users;                        /**< EPs and PSPs that deliver to it */
   DAT_EVD_STATE state;               /**< enabled/disabled, waitable/unwaitable */
 };
 
@@ -180,7 +185,6 @@ typedef struct {
   datx_ia_t *ia;         /**< its adapter */
   datx_pz_t *pz;         /**< its zone (its EPs' zone too: IT-API wants the same) */
   it_srq_handle_t it;    /**< the IT-API queue */
-  gint users;            /**< EPs that take their receives from it */
 } datx_srq_t;
 
 /** @brief An endpoint. */
@@ -337,14 +341,33 @@ void datx_cell_put(datx_cell_t *cell);
       datx_cell_put(held_);                                                                     \
     return ret_;                                                                                \
   } while (0)
+/**
+ * @brief Counts an object that keeps @p handle's object (an EP its PZ) as
+ *        its user, atomically with the frees: datx_cell_retire() and
+ *        datx_cell_retire_wait() refuse a cell with users.
+ *
+ * No hold is needed to read the object afterwards: a user keeps it until
+ * datx_cell_unuse().
+ *
+ * @param handle what the consumer passed
+ * @param type the ::datx_type_t expected
+ * @return the object, or NULL for a NULL, foreign, freed or other-typed handle
+ */
+void *datx_cell_use(DAT_HANDLE handle, datx_type_t type);
+/**
+ * @brief Drops a use taken by datx_cell_use().
+ * @param cell the cell used
+ */
+void datx_cell_unuse(datx_cell_t *cell);
 /** @brief What datx_cell_retire() found. */
 typedef enum {
   DATX_RETIRED, /**< the handle is dead now: the caller frees the object */
-  DATX_BUSY,    /**< a call holds it: the free is refused as in use */
+  DATX_BUSY,    /**< a call holds it, or an object uses it: the free is refused as in use */
   DATX_GONE,    /**< another thread retired it first: an invalid handle */
 } datx_retire_t;
 /**
- * @brief Kills @p cell's handle unless a call holds it, atomically with datx_cell_hold().
+ * @brief Kills @p cell's handle unless a call holds it or an object uses it,
+ *        atomically with datx_cell_hold() and datx_cell_use().
  *
  * The one thread that gets ::DATX_RETIRED owns the object's teardown; it
  * still calls datx_cell_kill() to take the cell off its adapter's list.
@@ -354,15 +377,24 @@ typedef enum {
  */
 datx_retire_t datx_cell_retire(datx_cell_t *cell);
 /**
- * @brief Kills @p cell's handle, then waits until no call holds it.
+ * @brief Kills @p cell's handle unless an object uses it, then waits until
+ *        no call holds it.
  *
  * For objects whose holders are short (an event being translated names an
  * EP or a PSP): the free waits them out rather than failing.
  *
  * @param cell a cell found by datx_cell_get()
- * @return ::DATX_RETIRED, or ::DATX_GONE when another thread retired it first
+ * @return ::DATX_RETIRED, ::DATX_BUSY when an object uses it (datx_cell_use()),
+ *         or ::DATX_GONE when another thread retired it first
  */
 datx_retire_t datx_cell_retire_wait(datx_cell_t *cell);
+/**
+ * @brief Kills @p cell's handle whatever uses it, then waits until no call
+ *        holds it: an adapter's abrupt close, which forgets the users too.
+ * @param cell a cell on the adapter's list
+ * @return ::DATX_RETIRED, or ::DATX_GONE when another thread retired it first
+ */
+datx_retire_t datx_cell_retire_close(datx_cell_t *cell);
 /**
  * @brief Makes a cell retired by datx_cell_retire_wait() live again, when the free is refused.
  * @param cell the cell, dead and not freed
@@ -550,8 +582,12 @@ void datx_cno_wake_dead(datx_cno_t *cno);
 void datx_cno_destroy(datx_cno_t *cno);
 /**
  * @brief Attaches @p evd to @p cno, or detaches it from its CNO when @p cno is NULL.
+ *
+ * The EVD keeps the caller's use of @p cno (datx_cell_use()) and drops its
+ * use of the CNO it leaves.
+ *
  * @param evd the EVD (its @c fd set when @p cno is not NULL)
- * @param cno the CNO, or NULL
+ * @param cno the CNO, used by the caller, or NULL
  */
 void datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno);
 /**

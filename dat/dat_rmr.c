@@ -51,11 +51,15 @@ dto_flags_of(DAT_COMPLETION_FLAGS f)
 static DAT_RETURN
 rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_SCOPE scope, DAT_RMR_HANDLE *rmr_handle)
 {
-  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
-  if (pz == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
   if (rmr_handle == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  /* Held by the caller, and used by the RMR until freed: a racing
+   * dat_pz_free is refused, or retired the zone first and this create is
+   * refused. */
+  datx_pz_t *pz = datx_cell_use(pz_handle, DATX_PZ);
+  if (pz == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  DAT_RETURN ret;
   datx_ia_t *ia = pz->ia;
   datx_rmr_t *rmr = g_new0(datx_rmr_t, 1);
   rmr->ia = ia;
@@ -69,25 +73,30 @@ rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_SCOPE scope, DAT_RMR_HANDLE *rmr_han
               type == IT_RMR_TYPE_NARROW ? "for one EP, narrow" : "for the zone, wide",
               ia->provider->it_name, itx_status_name(st),
               itx_error_detail() != NULL ? itx_error_detail() : "");
-    g_mutex_clear(&rmr->lock);
-    g_free(rmr);
     /* An interface without memory windows of the type: the model is not offered. */
     if (st == IT_ERR_OP_NOT_SUPPORTED || st == IT_ERR_INVALID_RMR_TYPE)
-      return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
-    return datx_status(st, DAT_INVALID_HANDLE_PZ);
+      ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+    else
+      ret = datx_status(st, DAT_INVALID_HANDLE_PZ);
+    goto err_free;
   }
   rmr->cell = datx_cell_new(&ia->provider->dat, DATX_RMR, rmr, ia);
   if (rmr->cell == NULL) {
-    it_rmr_free(rmr->it);
-    g_mutex_clear(&rmr->lock);
-    g_free(rmr);
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    goto err_rmr;
   }
   it_context_t ctx = { .ptr = rmr->cell };
   it_set_consumer_context((it_handle_t) rmr->it, ctx);
-  g_atomic_int_inc(&pz->users);
   *rmr_handle = rmr->cell;
   return DAT_SUCCESS;
+
+err_rmr:
+  it_rmr_free(rmr->it);
+err_free:
+  g_mutex_clear(&rmr->lock);
+  g_free(rmr);
+  datx_cell_unuse(pz->cell);
+  return ret;
 }
 
 DAT_RETURN
@@ -285,7 +294,7 @@ datx_rmr_free(DAT_RMR_HANDLE rmr_handle)
   /* A bind or query holding it: wait it out. */
   if (datx_cell_retire_wait(cell) != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-  g_atomic_int_dec_and_test(&rmr->pz->users);
+  datx_cell_unuse(rmr->pz->cell);
   datx_cell_kill(rmr->cell, rmr->ia);
   g_mutex_clear(&rmr->lock);
   g_free(rmr);

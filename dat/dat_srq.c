@@ -19,19 +19,26 @@ srq_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, const DAT_S
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-  datx_pz_t *pz = datx_cell_get(pz_handle, DATX_PZ);
-  if (pz == NULL || pz->ia != ia)
+  /* The SRQ uses its zone until freed: a racing dat_pz_free is refused,
+   * or retired the zone first and this create is refused. */
+  datx_pz_t *pz = datx_cell_use(pz_handle, DATX_PZ);
+  if (pz == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-  if (attr == NULL || attr->max_recv_dtos <= 0 || attr->max_recv_iov <= 0 ||
-      attr->low_watermark < 0 || attr->low_watermark > attr->max_recv_dtos)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-  if (srq_handle == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  DAT_RETURN ret = DAT_SUCCESS;
+  if (pz->ia != ia)
+    ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+  else if (attr == NULL || attr->max_recv_dtos <= 0 || attr->max_recv_iov <= 0 ||
+           attr->low_watermark < 0 || attr->low_watermark > attr->max_recv_dtos)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  else if (srq_handle == NULL)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
   /* DAT 2.0 dat_srq_create: an IA without SRQs does not support the model. */
-  if (!ia->srq_support)
-    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
-  if (ia->max_recv_per_srq > 0 && attr->max_recv_dtos > ia->max_recv_per_srq)
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+  else if (!ia->srq_support)
+    ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+  else if (ia->max_recv_per_srq > 0 && attr->max_recv_dtos > ia->max_recv_per_srq)
+    ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+  if (ret != DAT_SUCCESS)
+    goto err_unuse;
 
   datx_srq_t *srq = g_new0(datx_srq_t, 1);
   srq->ia = ia;
@@ -42,32 +49,38 @@ srq_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, const DAT_S
     g_message("DAT SRQ on %s: it_srq_create of %d receives of %d segments failed: %s; "
               "dat_ia_query gives the interface's limits (max_recv_per_srq)",
               ia->provider->it_name, attr->max_recv_dtos, attr->max_recv_iov, itx_status_name(st));
-    g_free(srq);
     if (st == IT_ERR_INVALID_SRQ_SIZE || st == IT_ERR_RESOURCE_RSEG)
-      return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
-    return datx_status(st, DAT_INVALID_HANDLE_PZ);
+      ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+    else
+      ret = datx_status(st, DAT_INVALID_HANDLE_PZ);
+    goto err_free;
   }
   if (attr->low_watermark > 0) {
     it_srq_param_t p = { .low_watermark = (size_t) attr->low_watermark };
     st = it_srq_modify(srq->it, IT_SRQ_PARAM_LOW_WATERMARK, &p);
     if (st != IT_SUCCESS) {
-      it_srq_free(srq->it);
-      g_free(srq);
-      return datx_status(st, DAT_INVALID_HANDLE_SRQ);
+      ret = datx_status(st, DAT_INVALID_HANDLE_SRQ);
+      goto err_srq;
     }
   }
   srq->cell = datx_cell_new(&ia->provider->dat, DATX_SRQ, srq, ia);
   if (srq->cell == NULL) {
-    it_srq_free(srq->it);
-    g_free(srq);
-    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    goto err_srq;
   }
   /* Its asynchronous events (low watermark) name it by this. */
   it_context_t ctx = { .ptr = srq->cell };
   it_set_consumer_context(srq->it, ctx);
-  g_atomic_int_inc(&pz->users);
   *srq_handle = srq->cell;
   return DAT_SUCCESS;
+
+err_srq:
+  it_srq_free(srq->it);
+err_free:
+  g_free(srq);
+err_unuse:
+  datx_cell_unuse(pz->cell);
+  return ret;
 }
 
 DAT_RETURN
@@ -85,15 +98,23 @@ datx_srq_free(DAT_SRQ_HANDLE srq_handle)
   if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
   datx_srq_t *srq = cell->object;
-  /* DAT 2.0 dat_srq_free: an SRQ that EPs still use stays. */
-  it_status_t st = g_atomic_int_get(&srq->users) > 0 ? IT_ERR_SRQ_BUSY : it_srq_free(srq->it);
   datx_cell_put(cell);
-  if (st != IT_SUCCESS)
-    return datx_status(st, DAT_INVALID_HANDLE_SRQ);
-  /* A post or a query inside it is short: wait it out. */
-  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+  /* DAT 2.0 dat_srq_free: an SRQ that EPs still use stays.  A post or a
+   * query inside it is short: wait it out. */
+  switch (datx_cell_retire_wait(cell)) {
+  case DATX_BUSY:
+    return datx_status(IT_ERR_SRQ_BUSY, DAT_INVALID_HANDLE_SRQ);
+  case DATX_GONE:
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-  g_atomic_int_dec_and_test(&srq->pz->users);
+  case DATX_RETIRED:
+    break;
+  }
+  it_status_t st = it_srq_free(srq->it);
+  if (st != IT_SUCCESS) {
+    datx_cell_revive(cell);
+    return datx_status(st, DAT_INVALID_HANDLE_SRQ);
+  }
+  datx_cell_unuse(srq->pz->cell);
   datx_cell_kill(srq->cell, srq->ia);
   g_free(srq);
   return DAT_SUCCESS;

@@ -1615,6 +1615,144 @@ test_ep_modify(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
 
+/* The objects one round of /dat/handle/free-race races: a PZ, an EVD and
+ * a CNO that the freeing thread frees while the creating thread makes
+ * objects on them. */
+typedef struct {
+  DAT_IA_HANDLE ia;
+  DAT_PZ_HANDLE pz;
+  DAT_EVD_HANDLE evd;
+  DAT_CNO_HANDLE cno;
+  gint creates;  /* iterations of the creating thread (atomic) */
+  gint freed;    /* the freeing thread is done: all three are freed (atomic) */
+} race_t;
+
+#define PZ_GONE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ)
+
+/* @p ret is DAT_SUCCESS or @p refused; TRUE on success. */
+static gboolean
+race_ok(DAT_RETURN ret, DAT_RETURN refused)
+{
+  if (ret != DAT_SUCCESS)
+    assert_dat(ret, refused);
+  return ret == DAT_SUCCESS;
+}
+
+/* Makes and frees objects that use the PZ, the EVD or the CNO until all
+ * three are freed, then once more, every create then refused. */
+static gpointer
+race_create(gpointer data)
+{
+  race_t *r = data;
+  static char buf[4096];
+  DAT_REGION_DESCRIPTION region = { .for_va = buf };
+  DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_request_dtos = 4,
+                     .max_recv_dtos = 4, .max_request_iov = 1, .max_recv_iov = 1 };
+  DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1, .low_watermark = DAT_SRQ_LW_DEFAULT };
+  gboolean last = FALSE;
+  do {
+    last = g_atomic_int_get(&r->freed);
+    DAT_EP_HANDLE ep;
+    DAT_RETURN ret = dat_ep_create(r->ia, r->pz, r->evd, r->evd, r->evd, &ea, &ep);
+    /* The PZ is looked at first, then the receive EVD. */
+    if (ret != DAT_SUCCESS && ret != PZ_GONE)
+      assert_dat(ret, DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV));
+    if (ret == DAT_SUCCESS)
+      assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lctx;
+    DAT_RMR_CONTEXT rctx;
+    if (race_ok(dat_lmr_create(r->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(buf), r->pz,
+                               DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, NULL,
+                               NULL), PZ_GONE))
+      assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
+    DAT_SRQ_HANDLE srq;
+    if (race_ok(dat_srq_create(r->ia, r->pz, &sa, &srq), PZ_GONE))
+      assert_dat(dat_srq_free(srq), DAT_SUCCESS);
+    DAT_RMR_HANDLE rmr;
+    ret = dat_rmr_create(r->pz, &rmr);
+    if (ret != DAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0) && race_ok(ret, PZ_GONE))
+      assert_dat(dat_rmr_free(rmr), DAT_SUCCESS);
+    DAT_PSP_HANDLE psp;
+    DAT_CONN_QUAL qual;
+    if (race_ok(dat_psp_create_any(r->ia, &qual, r->evd, DAT_PSP_CONSUMER_FLAG, &psp),
+                DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR)))
+      assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+    DAT_EVD_HANDLE evd;
+    if (race_ok(dat_evd_create(r->ia, 4, r->cno, DAT_EVD_DTO_FLAG, &evd),
+                DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO)))
+      assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+    g_atomic_int_inc(&r->creates);
+  } while (!last);
+  return NULL;
+}
+
+/* Frees the PZ, the EVD and the CNO as soon as their users let it. */
+static gpointer
+race_free(gpointer data)
+{
+  race_t *r = data;
+  gboolean pz = FALSE, evd = FALSE, cno = FALSE;
+  while (g_atomic_int_get(&r->creates) < 1)
+    g_thread_yield();
+  while (!pz || !evd || !cno) {
+    if (!pz)
+      pz = race_ok(dat_pz_free(r->pz), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE));
+    if (!evd)
+      evd = race_ok(dat_evd_free(r->evd),
+                    DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
+    if (!cno)
+      cno = race_ok(dat_cno_free(r->cno),
+                    DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
+  }
+  g_atomic_int_set(&r->freed, 1);
+  return NULL;
+}
+
+static void
+test_free_race(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a PZ, EVD or CNO freed while another thread makes objects on it is either "
+                 "refused as in use or freed, the create then refused as an invalid handle: "
+                 "never read after its free");
+  DAT_OS_WAIT_PROXY_AGENT agent = DAT_OS_WAIT_PROXY_AGENT_NULL;
+  gint64 end = g_get_monotonic_time() + G_USEC_PER_SEC * 3 / 2;
+  guint rounds = 0, creates = 0;
+  do {
+    race_t r = { .ia = f->ia };
+    assert_dat(dat_pz_create(f->ia, &r.pz), DAT_SUCCESS);
+    assert_dat(dat_evd_create(f->ia, 16, DAT_HANDLE_NULL,
+                              DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG | DAT_EVD_CR_FLAG, &r.evd),
+               DAT_SUCCESS);
+    assert_dat(dat_cno_create(f->ia, agent, &r.cno), DAT_SUCCESS);
+    GThread *creator = g_thread_new("race-create", race_create, &r);
+    GThread *freer = g_thread_new("race-free", race_free, &r);
+    g_thread_join(freer);
+    g_thread_join(creator);
+    creates += (guint) r.creates;
+    rounds++;
+    /* Freed, and refused from now on. */
+    DAT_PZ_PARAM pp;
+    assert_dat(dat_pz_query(r.pz, DAT_PZ_FIELD_ALL, &pp), PZ_GONE);
+    assert_dat(dat_pz_free(r.pz), PZ_GONE);
+    DAT_EVD_PARAM ep;
+    assert_dat(dat_evd_query(r.evd, DAT_EVD_FIELD_ALL, &ep), DAT_ERR(DAT_INVALID_HANDLE, 0));
+    assert_dat(dat_cno_free(r.cno), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO));
+  } while (g_get_monotonic_time() < end);
+  g_test_message("%u rounds, %u create iterations", rounds, creates);
+  /* The adapter is whole: the fixture's zone still takes an LMR. */
+  static char buf[64];
+  DAT_REGION_DESCRIPTION region = { .for_va = buf };
+  DAT_LMR_HANDLE lmr;
+  DAT_LMR_CONTEXT lctx;
+  DAT_RMR_CONTEXT rctx;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(buf), f->pz,
+                            DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, NULL, NULL),
+             DAT_SUCCESS);
+  assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1629,6 +1767,7 @@ main(int argc, char **argv)
   ADD("/dat/ia/query", test_ia_query);
   ADD("/dat/handle/stale", test_stale_handle);
   ADD("/dat/handle/forged", test_forged_handle);
+  ADD("/dat/handle/free-race", test_free_race);
   ADD("/dat/lmr/stale-context", test_stale_lmr_context);
   ADD("/dat/evd/software", test_software_events);
   ADD("/dat/cno/wait", test_cno);
