@@ -537,6 +537,12 @@ iw_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
     goto out;
   }
   iw_sock_tune(fd);
+  /* The kernel picks this socket's port from the ephemeral range, where
+   * applications also listen (dtestcm's qualifiers start at 45248): with
+   * SO_REUSEADDR on both sides, a listener may bind a port this socket
+   * holds, even in TIME_WAIT after it closed. */
+  int one = 1;
+  (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   iw_cep_set_param(qp, p);
   qp->active = TRUE;
   qp->fd = fd;
