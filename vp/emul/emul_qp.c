@@ -640,8 +640,12 @@ emul_req_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win, uin
     return NULL;
   if (wr->flags & RNICPI_WR_SINK_MW)
     return sink_windows(qp, wr, win, len) ? win : NULL;
-  return emul_sges_ok(qp, wr->sg_list, wr->num_sge, emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode),
-                      len) ? wr->sg_list : NULL;
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode),
+                    len))
+    return NULL;
+  /* A request with no segments may carry sg_list NULL (immediate data
+   * alone always may): an empty list, not a failure. */
+  return wr->sg_list != NULL ? wr->sg_list : win;
 }
 
 gboolean
