@@ -264,6 +264,12 @@ typedef struct emul_pers {
    * Reads, each an ORD credit (emul_ring_req.c, x_ord_cost); else one. */
   gboolean read_sink_per_run;
   gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
+  /* Immediate data (RNIC-PI 1.5): the bits that travel (InfiniBand: the
+   * low 32, its ImmDt header; iWARP: 64, RFC 7306 6.3), and whether they
+   * are also placed in a receive buffer that holds them, its byte_len 8
+   * (iWARP; else byte_len is the length of the Write they follow). */
+  uint64_t imm_mask;
+  gboolean imm_placed;
   gboolean drain_on_disconnect; /* disconnect once outstanding requests are answered */
 } emul_pers_t;
 
@@ -928,6 +934,11 @@ gboolean emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul
 /* Receive @r holds the Send's @len bytes: its completion. */
 void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv, uint64_t inv_key,
                          emul_work_t *w);
+/* Receive @r (taken, and checked by emul_resp_recv_fits for 0 bytes) is
+ * consumed by immediate data @imm (RNIC-PI 1.5; the bits the personality
+ * carries) after an RDMA Write of @len bytes (0: alone): placed in it
+ * where the personality does, and completed. */
+void emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w);
 /* The requester's failures (emul_qp.c), for both transports: a local one
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
  * by the requester in the peer's memory) also tells the responder. */

@@ -176,9 +176,9 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
  *
  * iWARP, as vp/iwarp and siw (RFC 5040/5041/5044/6581): MPA private data
  * 512 bytes minus the RFC 6581 IRD/ORD word on connect, accept and reject
- * and none on disconnect (a TCP FIN), two-way only, no atomics, UD or
- * immediate data (unless ITAPI_EMUL_RFC7306 turns on the RFC 7306 atomics,
- * used where both ends have it), the Read Response is a tagged
+ * and none on disconnect (a TCP FIN), two-way only, no atomics or UD
+ * (unless ITAPI_EMUL_RFC7306 turns on the RFC 7306 atomics, used where
+ * both ends have it), the Read Response is a tagged
  * write into the sink (RFC 5040 4.4: the sink region needs remote write),
  * one sink SGE per Read, 32-bit STags (24-bit index, 8-bit key), a Send
  * with no receive posted ends the stream with a Terminate (RFC 5041 7.2),
@@ -187,6 +187,11 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
  * UD (IBTA 9.8, 10.2.4, 12.11 SIDR) on the InfiniBand personality only, in
  * one process (emul_ud.c): RDMAC verbs and RFC 5040 define no datagram
  * service, so the iWARP personality leaves RNICPI_CAP_UD clear.
+ *
+ * Immediate data (RNIC-PI 1.5) on both: InfiniBand's 32 bits (the ImmDt
+ * header), in the completion alone; iWARP's 8 bytes (RFC 7306 6.3: always
+ * on here, as every emul peer has it), also placed in a receive buffer
+ * that holds them.
  *
  * Common to both: RC, CM verbs, IRD/ORD negotiated and enforced (ORD 0
  * refuses Reads and atomics at post, IRD 0 at the responder fails them
@@ -208,7 +213,8 @@ emul_qp_async(emul_qp_t *qp, rnicpi_async_cause_t cause)
                           RNICPI_CAP_CQ_OVERFLOW_DETECT | RNICPI_CAP_MW_NARROW |          \
                           RNICPI_CAP_LOCAL_INVALIDATE | RNICPI_CAP_REMOTE_INVALIDATE |    \
                           RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_READ_SINK_MW |           \
-                          RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_NO_PIN)
+                          RNICPI_CAP_PLACED_COMPLETION | RNICPI_CAP_NO_PIN |             \
+                          RNICPI_CAP_IMMEDIATE)
 
 /* A key layout: the index field @ibits wide at @ishift, the tag @tbits
  * wide at @tshift (each at most 32 bits).
@@ -242,6 +248,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     EMUL_KEY_LAYOUT(8, 24, 0, 8), .tag_step_random = TRUE,
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE,
     .rnr_wait = TRUE,
+    .imm_mask = UINT32_MAX, .imm_placed = FALSE,
     .drain_on_disconnect = FALSE,
   },
   [EMUL_PERS_IWARP] = {
@@ -261,6 +268,7 @@ const emul_pers_t emul_pers[EMUL_PERS_COUNT] = {
     .read_sink_need = RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_WRITE,
     .read_sink_per_run = TRUE,
     .rnr_wait = FALSE,
+    .imm_mask = UINT64_MAX, .imm_placed = TRUE,
     .drain_on_disconnect = TRUE,
   },
 };
@@ -325,8 +333,8 @@ emul_fill_caps(rnicpi_caps_t *c, const emul_pers_t *p)
 }
 
 /* ITAPI_EMUL_RFC7306=1: devices of the iWARP personality opened from now
- * on offer the RFC 7306 extensions IT-API can use (atomics: Atomic Request
- * and Response; IT-API has no immediate data).  A connection uses them
+ * on offer the RFC 7306 atomics (Atomic Request and Response; its
+ * Immediate Data is always offered).  A connection uses them
  * only when both ends offer them, as an RNIC negotiates the option with
  * its peer; toward one that does not, an atomic is refused at post. */
 static gboolean

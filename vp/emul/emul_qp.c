@@ -425,6 +425,8 @@ static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_LOCAL_INV] = RNICPI_WC_LOCAL_INV,
   [RNICPI_WR_FAST_REG] = RNICPI_WC_FAST_REG,
   [RNICPI_WR_RDMA_READ_INV] = RNICPI_WC_RDMA_READ,
+  [RNICPI_WR_IMM_DATA] = RNICPI_WC_SEND,
+  [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_WC_RDMA_WRITE,
 };
 
 void
@@ -597,6 +599,40 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   return EXEC_DONE;
 }
 
+/* Immediate data (RNIC-PI 1.5), alone or after an RDMA Write: the Write's
+ * target is checked first, then the receive is taken (none: a Send's
+ * fate, so an InfiniBand Write waits with nothing placed), the bytes are
+ * placed, and only then does the receive complete (IBTA 9.4.3; RFC 7306
+ * 6.3: the Immediate Data message follows its Write). */
+static exec_t
+exec_imm(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_qp_t *peer = qp->peer;
+  uint64_t len;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_req_local(qp, wr, win, &len) == NULL)
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  emul_fault_t f;
+  uint8_t *remote = (uint8_t *) "";
+  if (wr->opcode == RNICPI_WR_RDMA_WRITE_IMM &&
+      (remote = emul_resp_target(peer, RNICPI_WR_RDMA_WRITE, wr->remote_addr, wr->rkey, len, &f)) == NULL)
+    return fail_remote(qp, wr, f, w);
+  gboolean blocked;
+  emul_rwqe_t *r = emul_resp_recv_take(peer, FALSE, 0, &blocked, &f);
+  if (r == NULL)
+    return blocked ? EXEC_BLOCKED : fail_remote(qp, wr, f, w);
+  if (!emul_resp_recv_fits(peer, r, 0, &f, w))
+    return fail_remote(qp, wr, f, w);
+  if (len > 0) {
+    emul_link_t *l = copy_begin(qp, len);
+    emul_sg_copy(wr->sg_list, wr->num_sge, remote, TRUE);
+    copy_end(qp, l);
+  }
+  emul_resp_recv_imm(peer, r, emul_pers_of_qp(qp)->imm_mask & wr->imm_data, len, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EXEC_DONE;
+}
+
 /* RNIC-PI 1.4 (#RNICPI_WR_SINK_MW): translate a read sink of window keys
  * into our addresses.  Each window must be bound, of the QP's domain and,
  * narrow, bound through this QP; the personality's read-sink rights are
@@ -749,6 +785,8 @@ static const exec_fn exec_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_LOCAL_INV] = exec_local_inv,
   [RNICPI_WR_FAST_REG] = exec_fast_reg,
   [RNICPI_WR_RDMA_READ_INV] = exec_rdma,
+  [RNICPI_WR_IMM_DATA] = exec_imm,
+  [RNICPI_WR_RDMA_WRITE_IMM] = exec_imm,
 };
 
 /* A local request (bind, Local Invalidate, fast registration) reaching
@@ -998,16 +1036,15 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
       emul_ring_ud_send(&out);
     return st;
   }
-  /* No immediate data (the capability record has no RNICPI_CAP_IMMEDIATE). */
-  if (wr->opcode == RNICPI_WR_IMM_DATA || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM)
-    return RNICPI_ENOTSUP;
   /* RFC 5040 has no atomics: as vp/iwarp, unless ITAPI_EMUL_RFC7306. */
   if (rnicpi_wr_is_atomic(wr->opcode) && !emul_qp_atomics(qp))
     return RNICPI_ENOTSUP;
+  /* Immediate data alone carries no gather list (RNIC-PI 1.5). */
   uint32_t max_sge = wr->opcode == RNICPI_WR_RDMA_READ || wr->opcode == RNICPI_WR_RDMA_READ_INV ?
                      MIN(qp->attr.max_rdma_read_sge, EMUL_MAX_SINK_SGE) :
-                     wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
-                     qp->attr.max_send_sge;
+                     wr->opcode == RNICPI_WR_RDMA_WRITE || wr->opcode == RNICPI_WR_RDMA_WRITE_IMM ?
+                     qp->attr.max_rdma_write_sge :
+                     wr->opcode == RNICPI_WR_IMM_DATA ? 0 : qp->attr.max_send_sge;
   if (wr->num_sge > max_sge)
     return RNICPI_ELIMIT;
 

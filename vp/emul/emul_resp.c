@@ -146,3 +146,31 @@ emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv,
   emul_wq_put(emul_qp_rq(resp), r);
   emul_rq_unlock(resp);
 }
+
+void
+emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w)
+{
+  const emul_pers_t *p = emul_pers_of_qp(resp);
+  /* InfiniBand places nothing: the value is in the completion alone, whose
+   * length is the Write's (IBTA 9.4.3, as verbs' IBV_WC_RECV_RDMA_WITH_IMM). */
+  rnicpi_wc_t rwc = {
+    .wr_id = r->wr_id, .qp_ctx = resp->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .flags = RNICPI_WC_WITH_IMM, .imm_data = imm & p->imm_mask,
+    .byte_len = p->imm_placed ? 0 : (uint32_t) len,
+  };
+  /* RFC 7306 6.3: the Immediate Data message's 8 bytes are its payload,
+   * placed in network order in a buffer that holds them, and nothing in
+   * one that does not (RNIC-PI 1.5). */
+  uint64_t room = 0;
+  for (uint32_t i = 0; i < r->num_sge; i++)
+    room += r->sge[i].length;
+  if (p->imm_placed && room >= sizeof(imm)) {
+    uint64_t be = GUINT64_TO_BE(rwc.imm_data);
+    emul_scatter(r->sge, r->num_sge, (const uint8_t *) &be, sizeof(be));
+    rwc.byte_len = sizeof(be);
+  }
+  emul_cq_push(resp->rcq, &rwc, w);
+  emul_rq_lock(resp);
+  emul_wq_put(emul_qp_rq(resp), r);
+  emul_rq_unlock(resp);
+}

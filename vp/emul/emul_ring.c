@@ -610,10 +610,16 @@ x_frag_fits(const emul_xconn_t *x, const x_frame_t *f)
   if (x->in_busy || f->frag_len > f->total || f->total > X_MSG_MAX)
     return FALSE;
   /* What each first frame may say (x_dispatch, emul_ring_exec_in,
-   * emul_ring_answer), checked before anything is allocated for it. */
+   * emul_ring_answer), checked before anything is allocated for it.
+   * Immediate data: no more bits than the personality carries, on a Write
+   * or alone (a Send of no payload and no other flag). */
+  if ((f->flags & X_F_IMM) &&
+      ((f->cmp & ~emul_pers_of_qp(x->qp)->imm_mask) != 0 ||
+       (f->op == X_OP_SEND && (f->flags != X_F_IMM || f->byte_len != 0 || f->total != 0))))
+    return FALSE;
   switch (f->op) {
   case X_OP_SEND:
-    if (f->flags & ~(X_F_CMA | X_F_INV))
+    if (f->flags & ~(X_F_CMA | X_F_INV | X_F_IMM))
       return FALSE;
     /* A gather list to pull (emul_ring_resp.c) only where this process
      * said it attaches to the peer. */
@@ -621,6 +627,7 @@ x_frag_fits(const emul_xconn_t *x, const x_frame_t *f)
       return x->probed && f->total % sizeof(x_iov_t) == 0 && f->total <= X_IOV_MAX * sizeof(x_iov_t);
     return f->byte_len == f->total;
   case X_OP_WRITE:
+    return (f->flags & ~X_F_IMM) == 0;
   case X_OP_READ_RESP:
     return f->flags == 0;
   case X_OP_READ:

@@ -294,6 +294,12 @@ typedef enum {
 #define X_F_CMA 1u
 #define X_F_FETCH_ADD 2u
 #define X_F_INV 4u        /* SEND: Send with Invalidate of key rkey */
+/* Immediate data (RNIC-PI 1.5), its value in cmp (the bits the
+ * personality carries): a SEND of no payload (RNICPI_WR_IMM_DATA), or a
+ * WRITE whose receive completes once its bytes are placed
+ * (RNICPI_WR_RDMA_WRITE_IMM, always through the ring: it needs the
+ * responder's receive).  Both consume a receive as a Send does. */
+#define X_F_IMM 8u
 
 typedef struct x_frame {
   uint64_t mark;         /* the frame's ring position ^ the ring's key: written last */
@@ -306,7 +312,7 @@ typedef struct x_frame {
   uint64_t seq;          /* request: requester's WR; answer: the request's */
   uint64_t total;        /* payload bytes of the whole message */
   uint64_t raddr, rkey;
-  uint64_t cmp, swap;
+  uint64_t cmp, swap;     /* ATOMIC; cmp: ACK's old value, X_F_IMM's immediate data */
 } x_frame_t;
 
 /* The header of X_OP_SEND_SHORT: the payload (len bytes, at most

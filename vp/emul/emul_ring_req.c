@@ -37,7 +37,8 @@
 static gboolean
 x_acked_by_word(rnicpi_wr_opcode_t op)
 {
-  return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV || op == RNICPI_WR_RDMA_WRITE;
+  return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV || op == RNICPI_WR_RDMA_WRITE ||
+         op == RNICPI_WR_IMM_DATA || op == RNICPI_WR_RDMA_WRITE_IMM;
 }
 
 /* Requester: complete, in order, the oldest issued requests the peer's ACK
@@ -503,10 +504,10 @@ x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
   return !x->cma_out && emul_ring_map_on && x_is_rdma(op);
 }
 
-/* The frame that carries issued request @s (@len bytes) into the ring;
+/* The frame that carries issued request @s of @qp (@len bytes) into the ring;
  * TRUE when o->buf is allocated for it (owned). */
 static gboolean
-x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
+x_frame_of(emul_qp_t *qp, emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
 {
   const rnicpi_send_wr_t *wr = &s->wr;
   gboolean owned = FALSE;
@@ -535,11 +536,21 @@ x_frame_of(emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
       o->f.total = len;
     }
     break;
+  case RNICPI_WR_IMM_DATA:
+    o->f.op = X_OP_SEND;
+    o->f.flags = X_F_IMM;
+    o->f.cmp = wr->imm_data & emul_pers_of_qp(qp)->imm_mask;
+    break;
   case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM:
     o->f.op = X_OP_WRITE;
     o->sg = wr->sg_list;
     o->nsg = wr->num_sge;
     o->f.total = len;
+    if (wr->opcode == RNICPI_WR_RDMA_WRITE_IMM) {
+      o->f.flags = X_F_IMM;
+      o->f.cmp = wr->imm_data & emul_pers_of_qp(qp)->imm_mask;
+    }
     break;
   case RNICPI_WR_RDMA_READ:
   case RNICPI_WR_RDMA_READ_INV:
@@ -655,7 +666,7 @@ x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
     gboolean small = wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) &&
                      !x->dead && emul_ring_ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
     x_out_t o;
-    gboolean owned = small ? FALSE : x_frame_of(x, s, len, &o);
+    gboolean owned = small ? FALSE : x_frame_of(qp, x, s, len, &o);
     s->issued = TRUE;
     s->len = (uint32_t) len;
     reads += x_ord_cost(qp, wr);  /* ORD counts it from now on */

@@ -187,6 +187,55 @@ emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const 
   return TRUE;
 }
 
+/* Immediate data (X_F_IMM, checked by the drain: emul_ring.c): alone, or
+ * after the bounce mode's RDMA Write whose bytes are @in's payload.  The
+ * Write's target is checked first, then the receive taken (none: a Send's
+ * fate; an InfiniBand Write waits, nothing placed, and runs again whole
+ * when a receive comes), the bytes placed, and only then does the receive
+ * complete, as in-process (emul_qp.c, exec_imm). */
+static xr_t
+x_exec_imm(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  const x_frame_t *f = &in->f;
+  emul_fault_t fault;
+  uint8_t *t = (uint8_t *) "";
+  gboolean unlock = FALSE, blocked;
+  if (f->op == X_OP_WRITE) {
+    unlock = emul_ring_copy_unlocks(qp, f->total, FALSE);
+    if (emul_ring_copy_owed(x, draining, &unlock))
+      return XR_OWED;  /* its drainer places it after the drain */
+    t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
+    if (t == NULL) {
+      x_fail_req(qp, f->seq, fault, w);
+      return XR_FAILED;
+    }
+  }
+  emul_rwqe_t *r = emul_resp_recv_take(qp, FALSE, 0, &blocked, &fault);
+  if (r == NULL) {
+    if (blocked)
+      return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
+    x_fail_req(qp, f->seq, fault, w);
+    return XR_FAILED;
+  }
+  if (!emul_resp_recv_fits(qp, r, 0, &fault, w)) {
+    x_fail_req(qp, f->seq, fault, w);
+    return XR_FAILED;
+  }
+  /* One piece: total is at most 1 GiB and a page (emul_ring_drain). */
+  rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total };
+  if (f->op == X_OP_WRITE && f->total > 0 && !x_land(qp, &at, 1, in->buf, f->total, unlock)) {
+    emul_rq_lock(qp);
+    emul_wq_push_head(emul_qp_rq(qp), r);  /* not consumed: as a Send's (x_exec_send) */
+    emul_rq_unlock(qp);
+    emul_qp_set_error(qp, w);  /* the connection ended while the bytes landed */
+    return XR_FAILED;
+  }
+  emul_resp_recv_imm(qp, r, f->cmp, f->op == X_OP_WRITE ? f->total : 0, w);
+  emul_ring_ack(x, f->seq + 1);
+  return XR_DONE;
+}
+
 static xr_t
 x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
 {
@@ -304,6 +353,8 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
                              "IRD of %u it was granted", emul_resp_ird(qp));
     return XR_FAILED;
   }
+  if (f->flags & X_F_IMM)
+    return x_exec_imm(qp, in, draining, w);
   switch (f->op) {
   case X_OP_SEND:
     return x_exec_send(qp, in, draining, w);
