@@ -509,6 +509,51 @@ case_frame_length(peer_t *p)
   peer_wait_end(p);
 }
 
+/* Immediate data (X_F_IMM) as a well-formed peer never sends it: with a
+ * payload, with a Send's other flags, on a Read, or wider than the
+ * InfiniBand personality's 32 bits. */
+static void
+case_imm_payload(peer_t *p)
+{
+  uint8_t junk[64] = { 0 };
+  if (!peer_connect(p, FALSE, SEALED))
+    return;
+  peer_frame_ring(p, &(x_frame_t) { .op = X_OP_SEND, .flags = X_F_IMM, .frag_len = 64, .byte_len = 64,
+                                 .total = 64, .cmp = 7 }, junk);
+  peer_wait_end(p);
+}
+
+static void
+case_imm_inv(peer_t *p)
+{
+  bad_frame(p, &(x_frame_t) { .op = X_OP_SEND, .flags = X_F_IMM | X_F_INV, .rkey = p->rkey, .cmp = 7 });
+}
+
+static void
+case_imm_read(peer_t *p)
+{
+  bad_frame(p, &(x_frame_t) { .op = X_OP_READ, .flags = X_F_IMM, .byte_len = 64, .raddr = p->addr,
+                              .rkey = p->rkey, .cmp = 7 });
+}
+
+static void
+case_imm_wide(peer_t *p)
+{
+  bad_frame(p, &(x_frame_t) { .op = X_OP_SEND, .flags = X_F_IMM, .cmp = UINT64_C(1) << 32 });
+}
+
+static void
+case_imm_write_wide(peer_t *p)
+{
+  uint8_t junk[64];
+  memset(junk, 0xee, sizeof(junk));  /* the target's buffer must not hold it */
+  if (!peer_connect(p, FALSE, SEALED))
+    return;
+  peer_frame_ring(p, &(x_frame_t) { .op = X_OP_WRITE, .flags = X_F_IMM, .frag_len = 64, .total = 64,
+                                 .raddr = p->addr, .rkey = p->rkey, .cmp = UINT64_MAX }, junk);
+  peer_wait_end(p);
+}
+
 /* ---- answers to requests the target never issued, or not so ---- */
 
 static void
@@ -838,6 +883,11 @@ const peer_case_t peer_cases[] = {
   { .name = "frame-overrun", .run = case_frame_overrun },
   { .name = "frame-interleave", .run = case_frame_interleave },
   { .name = "frame-length", .run = case_frame_length },
+  { .name = "imm-payload", .run = case_imm_payload },
+  { .name = "imm-inv", .run = case_imm_inv },
+  { .name = "imm-read", .run = case_imm_read },
+  { .name = "imm-wide", .run = case_imm_wide },
+  { .name = "imm-write-wide", .run = case_imm_write_wide },
   { .name = "answer-ack", .run = case_answer_ack },
   { .name = "answer-read-resp", .run = case_answer_read_resp },
   { .name = "answer-long", .run = case_answer_long },

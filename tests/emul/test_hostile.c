@@ -813,6 +813,23 @@ static const hcase_t cases[] = {
   { .path = "/emul/hostile/frame/length-mismatch", .peer = "frame-length",
     .summary = "a Send whose byte_len is not the payload it carries breaks the connection, said",
     .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
+  { .path = "/emul/hostile/frame/imm-with-payload", .peer = "imm-payload",
+    .summary = "immediate data alone that carries a payload breaks the connection, said",
+    .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
+  { .path = "/emul/hostile/frame/imm-with-invalidate", .peer = "imm-inv",
+    .summary = "immediate data that also names a key to invalidate breaks the connection, said",
+    .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
+  { .path = "/emul/hostile/frame/imm-on-read", .peer = "imm-read",
+    .summary = "an RDMA Read that says it carries immediate data breaks the connection, said",
+    .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
+  { .path = "/emul/hostile/frame/imm-wider-than-ib", .peer = "imm-wide",
+    .summary = "immediate data past the InfiniBand personality's 32 bits breaks the connection, said; "
+               "no receive completes with it",
+    .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
+  { .path = "/emul/hostile/frame/write-imm-wider-than-ib", .peer = "imm-write-wide",
+    .summary = "an RDMA Write with immediate data past the InfiniBand personality's 32 bits breaks "
+               "the connection before a byte lands, said",
+    .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
 
   /* Answers. */
   { .path = "/emul/hostile/answer/ack-for-nothing", .peer = "answer-ack",
