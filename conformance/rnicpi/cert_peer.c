@@ -336,7 +336,8 @@ peer_ud(peer_t *p, char **w)
 }
 
 /* wc s|r|ur MS: one completion of the send, receive or datagram receive
- * CQ, or "none". */
+ * CQ (id, status, opcode, byte_len, flags, rkey, and with
+ * RNICPI_WC_WITH_IMM imm_data), or "none". */
 static void
 peer_wc(peer_t *p, char **w)
 {
@@ -348,8 +349,12 @@ peer_wc(peer_t *p, char **w)
     say(p, "ok none");
     return;
   }
-  say(p, "ok 0x%" G_GINT64_MODIFIER "x %d %d %u 0x%x 0x%" G_GINT64_MODIFIER "x", wc.wr_id,
-      wc.status, wc.opcode, wc.byte_len, wc.flags, wc.rkey);
+  if (wc.flags & RNICPI_WC_WITH_IMM)
+    say(p, "ok 0x%" G_GINT64_MODIFIER "x %d %d %u 0x%x 0x%" G_GINT64_MODIFIER "x 0x%" G_GINT64_MODIFIER "x",
+        wc.wr_id, wc.status, wc.opcode, wc.byte_len, wc.flags, wc.rkey, wc.imm_data);
+  else
+    say(p, "ok 0x%" G_GINT64_MODIFIER "x %d %d %u 0x%x 0x%" G_GINT64_MODIFIER "x", wc.wr_id,
+        wc.status, wc.opcode, wc.byte_len, wc.flags, wc.rkey);
 }
 
 /* async TYPE MS: the cause of the first event of TYPE on the peer's QP. */

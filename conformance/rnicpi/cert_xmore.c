@@ -464,6 +464,134 @@ test_xproc_srq_send(cert_t *f, gconstpointer data)
   cert_peer_close(&pe);
 }
 
+/* ---- Immediate data to another process -------------------------------- */
+
+#define XI_WRITE (70u << 10) /* past a ring frame and the inline limit of a Send */
+#define XI_VALUE 0x1122334455667788ull
+
+/* The peer's next receive completion: @id, successful, consumed by
+ * immediate data @imm (the low 32 bits on InfiniBand) with @len bytes. */
+static void
+xi_peer_recv(cert_t *f, cert_peer_t *pe, uint64_t id, uint64_t imm, uint32_t len)
+{
+  gboolean iw = f->caps.transport == RNICPI_TRANSPORT_IWARP;
+  g_autofree char *r = cert_peer_call(pe, "wc r %d", CERT_TIMEOUT_MS);
+  uint64_t got_id = 0, rkey = 0, got_imm = 0;
+  int st = -1, op = -1;
+  unsigned got_len = 0, flags = 0;
+  g_test_message("the peer's receive completion: %s", r);
+  g_assert_cmpint(sscanf(r, "%" SCNx64 " %d %d %u %x %" SCNx64 " %" SCNx64, &got_id, &st, &op,
+                         &got_len, &flags, &rkey, &got_imm), ==, 7);
+  g_assert_cmphex(got_id, ==, id);
+  g_assert_cmpint(st, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(op, ==, RNICPI_WC_RECV);
+  g_assert_cmphex(flags & RNICPI_WC_WITH_IMM, ==, RNICPI_WC_WITH_IMM);
+  g_assert_cmphex(got_imm, ==, iw ? imm : imm & UINT32_MAX);
+  g_assert_cmpuint(got_len, ==, len);
+}
+
+static void
+test_xproc_immediate(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the passive side in another process: an RDMA Write with immediate data "
+                 "of 70 KiB places every byte, then completes one receive there with "
+                 "RNICPI_WC_WITH_IMM and the value (the low 32 bits on InfiniBand, byte_len the "
+                 "Write's length, nothing placed; "
+                 "on iWARP the 8 bytes in network order at the receive's start, byte_len 8, "
+                 "nothing past them); immediate data alone into a receive of 4 bytes completes "
+                 "with byte_len 0, nothing placed; a Send, immediate data and a Send complete "
+                 "their receives in posting order; on InfiniBand, a Write with immediate data "
+                 "posted before the receive waits for it, nothing completing meanwhile");
+  if (!cert_require(f, RNICPI_CAP_IMMEDIATE))
+    return;
+  cert_peer_t pe;
+  if (!cert_peer_open(f, &pe, cert_peer_rights(f)))
+    return;
+  gboolean iw = f->caps.transport == RNICPI_TRANSPORT_IWARP;
+  cert_buf_t src;
+  cert_buf_new(pe.a.pd, &src, XI_WRITE, RW);
+  cert_buf_fill(&src, 41);
+  cert_xreg_t dst = cert_peer_reg(&pe, 0, 0, XI_WRITE, RW | RNICPI_ACCESS_REMOTE_WRITE, FALSE);
+  cert_peer_reg(&pe, 1, 0, 256, RW, FALSE);
+  cert_peer_do(&pe, "fill 1 9");
+
+  /* RDMA Write with immediate data into a receive of 32 bytes. */
+  cert_peer_do(&pe, "recv 1 0 32 0x4f1");
+  rnicpi_sge_t g = cert_sge(&src, 0, XI_WRITE);
+  rnicpi_send_wr_t wr = { .wr_id = 0x5f1, .opcode = RNICPI_WR_RDMA_WRITE_IMM,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &g, .num_sge = 1,
+                          .remote_addr = dst.addr, .rkey = dst.rkey, .imm_data = XI_VALUE };
+  cert_ok(DAT->post_send(pe.a.qp, &wr));
+  rnicpi_wc_t s = cert_wc(pe.a.scq);
+  g_assert_cmphex(s.wr_id, ==, 0x5f1);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(s.opcode, ==, RNICPI_WC_RDMA_WRITE);
+  xi_peer_recv(f, &pe, 0x4f1, XI_VALUE, iw ? 8 : XI_WRITE);
+  cert_peer_do(&pe, "check 0 0 %u 41 0", XI_WRITE);
+  if (iw) {
+    uint64_t v = cert_peer_u64(&pe, "get64 1 0");
+    g_assert_cmphex(GUINT64_FROM_BE(v), ==, XI_VALUE);
+    cert_peer_do(&pe, "check 1 8 248 9 8");
+  } else {
+    cert_peer_do(&pe, "check 1 0 256 9 0");
+  }
+
+  /* Immediate data alone, into a receive too small to hold it. */
+  cert_peer_do(&pe, "recv 1 32 4 0x4f2");
+  rnicpi_send_wr_t imm = { .wr_id = 0x5f2, .opcode = RNICPI_WR_IMM_DATA,
+                           .flags = RNICPI_WR_SIGNALED, .imm_data = 0xabcd };
+  cert_ok(DAT->post_send(pe.a.qp, &imm));
+  s = cert_wc(pe.a.scq);
+  g_assert_cmphex(s.wr_id, ==, 0x5f2);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(s.opcode, ==, RNICPI_WC_SEND);
+  xi_peer_recv(f, &pe, 0x4f2, 0xabcd, 0);
+  cert_peer_do(&pe, "check 1 8 248 9 8");
+
+  /* In order with the Sends around it. */
+  cert_peer_do(&pe, "recv 1 64 64 0x4f3");
+  cert_peer_do(&pe, "recv 1 128 64 0x4f4");
+  cert_peer_do(&pe, "recv 1 192 64 0x4f5");
+  cert_post_send(pe.a.qp, RNICPI_WR_SEND, &src, 0, 16, 0x5f3, RNICPI_WR_SIGNALED, 0, 0);
+  imm.wr_id = 0x5f4;
+  imm.imm_data = 0xfeedface00000001ull;
+  cert_ok(DAT->post_send(pe.a.qp, &imm));
+  cert_post_send(pe.a.qp, RNICPI_WR_SEND, &src, 16, 16, 0x5f5, RNICPI_WR_SIGNALED, 0, 0);
+  for (uint64_t id = 0x5f3; id <= 0x5f5; id++) {
+    s = cert_wc(pe.a.scq);
+    g_assert_cmphex(s.wr_id, ==, id);
+    g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  }
+  xo_peer_recv(&pe, 0x4f3, 16);
+  xi_peer_recv(f, &pe, 0x4f4, 0xfeedface00000001ull, iw ? 8 : 0);
+  xo_peer_recv(&pe, 0x4f5, 16);
+  cert_peer_do(&pe, "check 1 64 16 41 0");
+  cert_peer_do(&pe, "check 1 192 16 41 16");
+
+  /* InfiniBand: posted before the receive, it waits for one (RNR). */
+  if (!iw) {
+    cert_peer_do(&pe, "zero 0 0 64");
+    g.length = 64;
+    wr.wr_id = 0x5f6;
+    wr.imm_data = 0x600d;
+    cert_ok(DAT->post_send(pe.a.qp, &wr));
+    g_autofree char *none = cert_peer_call(&pe, "wc r %d", CERT_QUIET_MS);
+    g_assert_cmpstr(none, ==, "none");
+    cert_assert_cq_quiet(pe.a.scq);
+    cert_peer_do(&pe, "check 0 0 64 zero");  /* nothing placed while it waits */
+    cert_peer_do(&pe, "recv 1 0 32 0x4f6");
+    s = cert_wc(pe.a.scq);
+    g_assert_cmphex(s.wr_id, ==, 0x5f6);
+    g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+    xi_peer_recv(f, &pe, 0x4f6, 0x600d, 64);
+    cert_peer_do(&pe, "check 0 0 64 41 0");
+  }
+  g_assert_cmpint(QUE->qp_state(pe.a.qp), ==, RNICPI_QPS_RTS);
+  cert_buf_free(&src);
+  cert_peer_close(&pe);
+}
+
 /* ---- A receive the Send cannot use ------------------------------------- */
 
 typedef enum {
@@ -628,6 +756,7 @@ cert_register_xmore(void)
   g_test_add("/rnicpi/xproc/order-local-error-warm", cert_t, &warm, cert_setup,
              test_xproc_order_local_error, cert_teardown);
   cert_add("/rnicpi/xproc/srq-send", test_xproc_srq_send);
+  cert_add("/rnicpi/xproc/immediate", test_xproc_immediate);
   g_test_add("/rnicpi/xproc/recv-bad-buffer/key", cert_t, GINT_TO_POINTER(XB_KEY), cert_setup,
              test_xproc_recv_bad_buffer, cert_teardown);
   g_test_add("/rnicpi/xproc/recv-bad-buffer/no-local-write", cert_t, GINT_TO_POINTER(XB_NO_WRITE),
