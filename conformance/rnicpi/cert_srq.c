@@ -294,6 +294,96 @@ test_srq_limit(cert_t *f, gconstpointer data)
   srq_close(&s);
 }
 
+/* The next receive completion of passive QP @i: @id, consumed by
+ * immediate data @imm after a Write of @wlen bytes (0: alone), per
+ * transport (rnicpi.h, RNICPI_WC_WITH_IMM): 32 bits on InfiniBand, nothing
+ * placed, byte_len @wlen; 64 on iWARP, also in network order at the start
+ * of slot @slot, byte_len 8. */
+static void
+srq_expect_imm(cert_t *f, srq_setup_t *s, uint64_t id, int i, int slot, uint64_t imm, uint32_t wlen)
+{
+  gboolean iw = f->caps.transport == RNICPI_TRANSPORT_IWARP;
+  rnicpi_wc_t r = cert_wc(s->rcq[i]);
+  g_assert_cmphex(r.wr_id, ==, id);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(r.opcode, ==, RNICPI_WC_RECV);
+  g_assert_cmphex(r.qp_ctx, ==, p_ctx(i));
+  g_assert_cmphex(r.flags & RNICPI_WC_WITH_IMM, ==, RNICPI_WC_WITH_IMM);
+  g_assert_cmphex(r.imm_data, ==, iw ? imm : imm & UINT32_MAX);
+  g_assert_cmpuint(r.byte_len, ==, iw ? 8 : wlen);
+  uint64_t be = GUINT64_TO_BE(imm);
+  const uint8_t *at = s->rb.data + (size_t) slot * SLOT;
+  if (iw)
+    g_assert_cmpmem(at, 8, &be, 8);
+  for (size_t k = iw ? 8 : 0; k < SLOT; k++)
+    g_assert_cmphex(at[k], ==, 0);
+}
+
+static void
+test_srq_immediate(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("immediate data into queue pairs on one SRQ: an RDMA Write with immediate data "
+                 "places its bytes and takes the SRQ's next receive, immediate data alone the "
+                 "one after, each completing on the receive CQ of the QP it arrived on with "
+                 "RNICPI_WC_WITH_IMM and the value (iWARP: also placed, byte_len 8; InfiniBand: "
+                 "nothing placed, byte_len the Write's length); on InfiniBand, immediate data "
+                 "finding the SRQ empty waits for its next receive");
+  if (!cert_require(f, RNICPI_CAP_IMMEDIATE))
+    return;
+  srq_setup_t s;
+  if (!srq_open(f, &s, 8, TRUE))
+    return;
+  gboolean iw = f->caps.transport == RNICPI_TRANSPORT_IWARP;
+  cert_buf_t src, dst;
+  cert_buf_new(s.a[0].pd, &src, 100, RW);
+  cert_buf_fill(&src, 61);
+  cert_buf_new(s.pd, &dst, 100,
+               RW | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE);
+  cert_ok(srq_post(&s, 0, 0x600));
+  cert_ok(srq_post(&s, 1, 0x601));
+
+  rnicpi_sge_t g = cert_sge(&src, 0, 100);
+  rnicpi_send_wr_t wr = { .wr_id = 0x6a0, .opcode = RNICPI_WR_RDMA_WRITE_IMM,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = &g, .num_sge = 1,
+                          .remote_addr = cert_raddr(&dst, 0), .rkey = dst.mr->rkey,
+                          .imm_data = 0x0102030405060708ull };
+  cert_ok(DAT->post_send(s.a[0].qp, &wr));
+  srq_expect_imm(f, &s, 0x600, 0, 0, wr.imm_data, 100);
+  cert_buf_check(&dst, 0, 100, 61);
+  rnicpi_wc_t wc = cert_wc(s.a[0].scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x6a0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_WRITE);
+
+  rnicpi_send_wr_t imm = { .wr_id = 0x6a1, .opcode = RNICPI_WR_IMM_DATA,
+                           .flags = RNICPI_WR_SIGNALED, .imm_data = 0xa1b2c3d4e5f60718ull };
+  cert_ok(DAT->post_send(s.a[1].qp, &imm));
+  srq_expect_imm(f, &s, 0x601, 1, 1, imm.imm_data, 0);
+  wc = cert_wc(s.a[1].scq);
+  g_assert_cmphex(wc.wr_id, ==, 0x6a1);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_SEND);
+  g_assert_cmpuint(SRQ->srq_count(s.srq), ==, 0);
+
+  if (!iw) {
+    /* The SRQ is empty: it waits (RNR) until the next receive. */
+    imm.wr_id = 0x6a2;
+    imm.imm_data = 0x77;
+    cert_ok(DAT->post_send(s.a[0].qp, &imm));
+    cert_assert_cq_quiet(s.a[0].scq);
+    srq_assert_quiet(&s);
+    cert_ok(srq_post(&s, 2, 0x602));
+    srq_expect_imm(f, &s, 0x602, 0, 2, 0x77, 0);
+    g_assert_cmphex(cert_wc(s.a[0].scq).wr_id, ==, 0x6a2);
+  }
+  srq_assert_quiet(&s);
+  cert_buf_check_guards(&dst);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  srq_close(&s);
+}
+
 void
 cert_register_srq(void)
 {
@@ -302,4 +392,5 @@ cert_register_srq(void)
   cert_add("/rnicpi/srq/qp-error-keeps-receives", test_srq_qp_error_keeps);
   cert_add("/rnicpi/srq/shared-order", test_srq_shared_order);
   cert_add("/rnicpi/srq/limit-event", test_srq_limit);
+  cert_add("/rnicpi/srq/immediate", test_srq_immediate);
 }
