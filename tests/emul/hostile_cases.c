@@ -554,6 +554,38 @@ case_imm_write_wide(peer_t *p)
   peer_wait_end(p);
 }
 
+/* Well-formed immediate data (seq 0) to an iWARP target with no receive
+ * posted: a Terminate (RFC 5041 7.2), a BREAK naming it; a Write's bytes
+ * (0xee) land nowhere, its receive being checked first. */
+static void
+imm_no_recv(peer_t *p, gboolean write)
+{
+  uint8_t junk[64];
+  memset(junk, 0xee, sizeof(junk));
+  if (!peer_connect(p, FALSE, SEALED))
+    return;
+  x_frame_t f = { .op = X_OP_SEND, .flags = X_F_IMM, .cmp = UINT64_MAX };
+  if (write)
+    f = (x_frame_t) { .op = X_OP_WRITE, .flags = X_F_IMM, .frag_len = 64, .total = 64, .raddr = p->addr,
+                      .rkey = p->rkey, .cmp = UINT64_MAX };
+  peer_frame_ring(p, &f, write ? junk : NULL);
+  peer_wait_end(p);
+  if (p->broke)
+    peer_say("check break-seq=%s", p->break_seq == 0 ? "match" : "other");
+}
+
+static void
+case_imm_no_recv(peer_t *p)
+{
+  imm_no_recv(p, FALSE);
+}
+
+static void
+case_imm_write_no_recv(peer_t *p)
+{
+  imm_no_recv(p, TRUE);
+}
+
 /* ---- answers to requests the target never issued, or not so ---- */
 
 static void
@@ -888,6 +920,8 @@ const peer_case_t peer_cases[] = {
   { .name = "imm-read", .run = case_imm_read },
   { .name = "imm-wide", .run = case_imm_wide },
   { .name = "imm-write-wide", .run = case_imm_write_wide },
+  { .name = "imm-no-recv-iwarp", .run = case_imm_no_recv, .iwarp = TRUE },
+  { .name = "imm-write-no-recv-iwarp", .run = case_imm_write_no_recv, .iwarp = TRUE },
   { .name = "answer-ack", .run = case_answer_ack },
   { .name = "answer-read-resp", .run = case_answer_read_resp },
   { .name = "answer-long", .run = case_answer_long },

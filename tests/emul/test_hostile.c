@@ -830,6 +830,17 @@ static const hcase_t cases[] = {
     .summary = "an RDMA Write with immediate data past the InfiniBand personality's 32 bits breaks "
                "the connection before a byte lands, said",
     .end = END_BROKEN, .said = "frame", .checks = FLUSH_ALL, .recvs = 2, .posts = POST_SEND },
+  /* Well-formed immediate data with no receive posted, on iWARP: a
+   * Terminate, as for a Send. */
+  { .path = "/emul/hostile/imm/no-receive-iwarp", .peer = "imm-no-recv-iwarp", .ia = "emul-iw0",
+    .summary = "immediate data alone finding no receive on iWARP is refused by a BREAK naming it",
+    .end = END_BROKEN, .checks = "end=eof break-status=nonzero break-seq=match", .posts = POST_SEND,
+    .aff = IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR },
+  { .path = "/emul/hostile/imm/write-no-receive-iwarp", .peer = "imm-write-no-recv-iwarp", .ia = "emul-iw0",
+    .summary = "an RDMA Write with immediate data finding no receive on iWARP is refused by a BREAK "
+               "naming it, and none of its bytes lands",
+    .end = END_BROKEN, .checks = "end=eof break-status=nonzero break-seq=match", .posts = POST_SEND,
+    .aff = IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR },
 
   /* Answers. */
   { .path = "/emul/hostile/answer/ack-for-nothing", .peer = "answer-ack",
