@@ -71,6 +71,7 @@ imm_keep(datx_ep_t *ep, uint64_t cookie)
     ep->imm_cookies = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   g_array_append_val(ep->imm_cookies, cookie);
   g_atomic_int_inc(&ep->imm_pending);
+  g_atomic_int_inc(&ep->ia->imm_pending);
   g_mutex_unlock(&ep->lock);
 }
 
@@ -91,6 +92,7 @@ imm_forget(datx_ep_t *ep, uint64_t cookie, gboolean latest)
     if (g_array_index(a, uint64_t, i) == cookie) {
       g_array_remove_index(a, i);
       g_atomic_int_dec_and_test(&ep->imm_pending);
+      g_atomic_int_dec_and_test(&ep->ia->imm_pending);
       found = TRUE;
     }
   }

@@ -260,29 +260,17 @@ ext_dto(DAT_EVENT *out, DAT_IB_DTOS op, DAT_IB_EXT_TYPE type)
   return DAT_SUCCESS;
 }
 
-/* Whether @in, an RDMA Write's completion, is that of an RDMA Write with
- * immediate data its EP keeps (datx_ep_imm_done). */
+/* @test (datx_ep_imm_done, datx_ep_swallow) of @in's cookie on its EP,
+ * held for the call; FALSE when the EP is gone. */
 static gboolean
-write_had_imm(const it_dto_cmpl_event_t *in)
+ep_cookie_test(const it_dto_cmpl_event_t *in, gboolean (*test)(datx_ep_t *, uint64_t))
 {
   datx_cell_t *held = datx_cell_hold(ep_cell_of(in->ep), DATX_EP);
   if (held == NULL)
     return FALSE;
-  gboolean imm = datx_ep_imm_done(held->object, in->cookie);
+  gboolean yes = test(held->object, in->cookie);
   datx_cell_put(held);
-  return imm;
-}
-
-/* Whether the flushed receive @in is one datx_ep_swallow keeps from the consumer. */
-static gboolean
-recv_swallowed(const it_dto_cmpl_event_t *in)
-{
-  datx_cell_t *held = datx_cell_hold(ep_cell_of(in->ep), DATX_EP);
-  if (held == NULL)
-    return FALSE;
-  gboolean mine = datx_ep_swallow(held->object, in->cookie);
-  datx_cell_put(held);
-  return mine;
+  return yes;
 }
 
 static DAT_RETURN
@@ -300,7 +288,7 @@ translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
   case IT_DTO_SEND_CMPL_EVENT: d->operation = DAT_DTO_SEND; break;
   case IT_DTO_RC_RECV_CMPL_EVENT: {
     /* A receive a failed connect try flushed and a retry posted again. */
-    if (G_UNLIKELY(in->dto_status == IT_DTO_ERR_FLUSHED) && recv_swallowed(in))
+    if (G_UNLIKELY(in->dto_status == IT_DTO_ERR_FLUSHED) && ep_cookie_test(in, datx_ep_swallow))
       return DATX_DROPPED;
     uint64_t imm;
     if (itx_dto_imm_data(ev, &imm)) {
@@ -317,7 +305,8 @@ translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
     break;
   }
   case IT_DTO_RDMA_WRITE_CMPL_EVENT:
-    if (evd->ia->immediate && write_had_imm(in))
+    /* No EP of the IA waits for one: no hold of the EP per completion. */
+    if (g_atomic_int_get(&evd->ia->imm_pending) > 0 && ep_cookie_test(in, datx_ep_imm_done))
       return ext_dto(out, DAT_IB_DTO_RDMA_WRITE_IMMED, DAT_IB_RDMA_WRITE_IMMED);
     d->operation = DAT_DTO_RDMA_WRITE;
     break;

@@ -138,6 +138,7 @@ struct datx_ia {
   char mtu[16];               /**< DAT_IB_TRANSPORT_MTU's value, decimal */
   gboolean atomics;           /**< it_ia_info_t::atomic_support: EPs take atomics, LMRs may allow them */
   gboolean immediate;         /**< the device has immediate data (RNIC-PI capability "immediate-data") */
+  gint imm_pending;           /**< its EPs' signaled RDMA Writes with immediate data not yet completed (datx_ep_t::imm_pending summed; may stay above when an EP is freed with some) */
   DAT_NAMED_ATTR pattrs[8];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
   guint npattrs;              /**< entries of @c pattrs in use */
 };
