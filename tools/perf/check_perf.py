@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, -T, -T --ud, -T --rmr and --srq,
+"""Smoke test of itapi-perf in loopback: JSON, CSV, event mode, --complete-first, -T, -T --ud, -T --rmr and --srq,
 and a one-sided test that outlasts --timeout.
 
 Usage: check_perf.py PATH/TO/itapi-perf
@@ -110,6 +110,15 @@ def main():
     if doc.get("completion") != "event" or len(doc["results"]) != 1:
         sys.exit(f"FAIL: -e: expected one event-mode result:\n{out}")
     check_result(doc["results"][0], "-e")
+
+    # --complete-first (the order of dtest's ping-pong) over private memory.
+    out = run(perf, "--complete-first", "--mem", "private", "-t", "send_lat,write_lat", "-S", "64",
+              "-n", "200", "--json")
+    doc = json.loads(out)
+    if doc.get("complete_first") is not True or [r["test"] for r in doc["results"]] != ["send_lat", "write_lat"]:
+        sys.exit(f"FAIL: --complete-first: expected send_lat and write_lat, said in the head:\n{out}")
+    for r in doc["results"]:
+        check_result(r, "--complete-first")
 
     # -T: two threads, each with its own endpoint pair, side by side.
     out = run(perf, "-T", "2", "-D", "0.2", "--json")

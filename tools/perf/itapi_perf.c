@@ -108,6 +108,10 @@ usage(FILE *f)
 "                         process-wide lock)\n"
 "  -e, --event            wait for completions with it_evd_wait instead of\n"
 "                         busy-polling it_evd_dequeue\n"
+"      --complete-first   send_lat and write_lat: take each ping's (and pong's)\n"
+"                         completion before waiting for the answer, as Debian's\n"
+"                         dtest does in its RDMA Write ping-pong; by default the\n"
+"                         completion is taken after the answer has come\n"
 "      --no-verify        latency tests: do not check the data of each iteration\n"
 "                         (bandwidth tests never check, it would distort them)\n"
 "  -s, --server           server mode\n"
@@ -246,7 +250,7 @@ static void
 parse_args(config_t *cfg, int argc, char **argv)
 {
   enum { OPT_SIGNAL = 256, OPT_NO_VERIFY, OPT_TIMEOUT, OPT_JSON, OPT_CSV, OPT_MEM, OPT_XPROC,
-         OPT_XPROC_PEER, OPT_UD, OPT_RMR, OPT_SRQ };
+         OPT_XPROC_PEER, OPT_UD, OPT_RMR, OPT_SRQ, OPT_COMPLETE_FIRST };
   static const struct option longs[] = {
     { "test", required_argument, NULL, 't' },     { "size", required_argument, NULL, 'S' },
     { "iters", required_argument, NULL, 'n' },    { "duration", required_argument, NULL, 'D' },
@@ -260,6 +264,7 @@ parse_args(config_t *cfg, int argc, char **argv)
     { "threads", required_argument, NULL, 'T' },  { "xproc", no_argument, NULL, OPT_XPROC },
     { "xproc-peer", no_argument, NULL, OPT_XPROC_PEER }, { "ud", no_argument, NULL, OPT_UD },
     { "rmr", no_argument, NULL, OPT_RMR },        { "srq", no_argument, NULL, OPT_SRQ },
+    { "complete-first", no_argument, NULL, OPT_COMPLETE_FIRST },
     { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
   };
   int opt;
@@ -276,6 +281,7 @@ parse_args(config_t *cfg, int argc, char **argv)
     case OPT_SIGNAL: cfg->signal_every = (uint32_t) parse_count(optarg, "--signal", 1, 4096); break;
     case 'e': cfg->event = true; break;
     case OPT_NO_VERIFY: cfg->verify = false; break;
+    case OPT_COMPLETE_FIRST: cfg->complete_first = true; break;
     case 's': cfg->mode = MODE_SERVER; break;
     case 'c': cfg->mode = MODE_CLIENT; cfg->peer = optarg; break;
     case 'p': cfg->port = (int) parse_count(optarg, "--port", 1, 65535); break;
@@ -308,6 +314,8 @@ parse_args(config_t *cfg, int argc, char **argv)
   if (cfg->srq && (cfg->threads == 0 || cfg->xproc || cfg->ud))
     die("--srq goes with -T (and not --xproc or --ud): it gives the receiving end of each thread's "
         "pair, in this process, an SRQ of its own");
+  if (cfg->complete_first && cfg->threads > 0)
+    die("--complete-first goes with the latency tests send_lat and write_lat, not -T");
   if (cfg->rmr && cfg->threads == 0)
     die("--rmr goes with -T: it keeps an RMR allocated while the threads run");
   if (cfg->ud && (cfg->threads == 0 || cfg->xproc))

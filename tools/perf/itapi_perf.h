@@ -57,6 +57,7 @@ typedef struct {
   double duration;           /* seconds; 0: run by iterations */
   uint32_t window, signal_every;
   bool event, verify, json, csv, progress;
+  bool complete_first;       /* --complete-first */
   mem_kind_t mem;            /* --mem */
   run_mode_t mode;
   const char *peer;
@@ -88,6 +89,7 @@ typedef struct {
 #define WIRE_VERSION 1
 #define FLAG_EVENT 0x1
 #define FLAG_VERIFY 0x2
+#define FLAG_COMPLETE_FIRST 0x4 /* ctrl_msg_t: each ping and pong completes before the wait for the answer */
 
 typedef struct {            /* it_ep_connect() private data */
   uint32_t magic;

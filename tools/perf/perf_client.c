@@ -13,7 +13,7 @@
 
 static void
 client_pingpong(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint64_t base,
-                bool verify_on, samples_t *sm, progress_t *pg)
+                bool verify_on, bool complete_first, samples_t *sm, progress_t *pg)
 {
   uint64_t last_ping = 0, recvd0 = s->data_recvd;
   bool by_send = t->op == OP_SEND || notify_by_send(s, t);
@@ -32,6 +32,8 @@ client_pingpong(side_t *s, const test_desc_t *t, size_t size, uint64_t n, uint64
     } else {
       last_ping = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
     }
+    if (complete_first)
+      sq_wait(s, last_ping, "a ping to complete");
     if (by_send) {
       while (s->data_recvd < recvd0 + i + 1)
         pump(s, true, WAIT_DUE, "a pong");
@@ -137,7 +139,10 @@ run_chunk(client_t *c, unsigned ti, size_t size, uint64_t n, uint64_t base, samp
       fill(source(s), size, base, WHO_CLIENT);
   }
   post_ctrl_recv(s);
-  send_ctrl(s, MSG_RUN, ti, verify_on ? FLAG_VERIFY : 0, size, n, base);
+  bool complete_first = c->cfg->complete_first && !t->bw && t->op != OP_READ;
+  send_ctrl(s, MSG_RUN, ti,
+            (verify_on ? FLAG_VERIFY : 0) | (complete_first ? FLAG_COMPLETE_FIRST : 0), size, n,
+            base);
   ctrl_msg_t m = wait_ctrl(s, WAIT_DUE, "READY from the server");
   if (m.type != MSG_READY)
     die("client: expected READY from the server, got message type %u", (unsigned) m.type);
@@ -150,7 +155,7 @@ run_chunk(client_t *c, unsigned ti, size_t size, uint64_t n, uint64_t base, samp
   else if (t->op == OP_READ)
     client_read_lat(s, t, size, n, base, verify_on, sm, pg);
   else
-    client_pingpong(s, t, size, n, base, verify_on, sm, pg);
+    client_pingpong(s, t, size, n, base, verify_on, complete_first, sm, pg);
   /* Every WR of the chunk must be accounted for before the next. */
   sq_wait(s, s->sq_signaled, "the chunk's completions");
   if (s->sq_done != s->sq_posted)
@@ -282,10 +287,11 @@ client_run(const config_t *cfg, const it_net_addr_t *addr, int port)
   s->connected = true;
 
   if (!cfg->json && !cfg->csv) {
-    printf("# itapi-perf: interface %s, %s, %s completions, window %u, %s buffers, %s, "
+    printf("# itapi-perf: interface %s, %s, %s completions%s, window %u, %s buffers, %s, "
            "latency clock %s\n",
            info->ia_name, cfg->mode == MODE_LOOPBACK ? "loopback" : "client",
-           cfg->event ? "event (it_evd_wait)" : "busy-poll", cfg->window,
+           cfg->event ? "event (it_evd_wait)" : "busy-poll",
+           cfg->complete_first ? " (each ping's before its answer)" : "", cfg->window,
            mem_kind_names[cfg->mem], cfg->verify ? "latency data verified" :
            "no verification", lat_use_tsc ? "TSC" : "CLOCK_MONOTONIC");
     print_table_header();

@@ -165,8 +165,9 @@ print_json(const config_t *cfg, const char *ia, const result_t *res, size_t n)
   static const char *modes[] = { "loopback", "server", "client" };
   printf("{\n  \"tool\": \"itapi-perf\",\n  \"interface\": \"%s\",\n  \"mode\": \"%s\",\n"
          "  \"completion\": \"%s\",\n  \"window\": %u,\n  \"signal_every\": %u,\n"
-         "  \"verify\": %s,\n  \"results\": [", ia, modes[cfg->mode], cfg->event ? "event" : "poll",
-         cfg->window, cfg->signal_every, cfg->verify ? "true" : "false");
+         "  \"verify\": %s,\n  \"complete_first\": %s,\n  \"results\": [", ia, modes[cfg->mode],
+         cfg->event ? "event" : "poll", cfg->window, cfg->signal_every,
+         cfg->verify ? "true" : "false", cfg->complete_first ? "true" : "false");
   for (size_t i = 0; i < n; i++) {
     const result_t *r = &res[i];
     printf("%s\n    {\"test\": \"%s\", \"kind\": \"%s\", \"bytes\": %zu, \"iters\": %llu, ",

@@ -17,7 +17,9 @@
  * a Send or Write when the answer to its delivery fence comes back, and
  * the client sends that answer with its next ping), the refill waits for
  * that ping instead of the responder waiting for the completion before it
- * polls for the ping: the responder answers a ping straight away. */
+ * polls for the ping: the responder answers a ping straight away.  With
+ * --complete-first (FLAG_COMPLETE_FIRST) it takes each pong's completion
+ * before it polls for the next ping, as dtest's responder does. */
 static void
 serve_pingpong(side_t *s, const ctrl_msg_t *m)
 {
@@ -25,6 +27,7 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
   size_t size = m->size;
   uint64_t last_pong = 0;
   bool verify_on = m->flags & FLAG_VERIFY, refill = false;
+  bool complete_first = m->flags & FLAG_COMPLETE_FIRST;
   /* Pings that arrive as a receive: send_lat, and write_lat -e (a
    * zero-length Send behind each Write). */
   bool by_send = t->op == OP_SEND || notify_by_send(s, t);
@@ -79,6 +82,8 @@ serve_pingpong(side_t *s, const ctrl_msg_t *m)
     } else {
       last_pong = sq_post(s, OP_WRITE, source_off(s), size, peer_target(s, k), true);
     }
+    if (complete_first)
+      sq_wait(s, last_pong, "a pong to complete");
     if (verify_on)
       verify(target(s, k), size, it, WHO_CLIENT, t->name, "server", it, t->op == OP_WRITE);
     /* Reap completions as we go so the send queue never fills.  A
