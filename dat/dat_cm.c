@@ -168,10 +168,19 @@ datx_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE dup_handle, DAT_TIMEO
 static DAT_RETURN
 ep_disconnect_on_held(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
 {
-  (void) flags; /* IT-API's disconnect is graceful where the transport has one, else abrupt */
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  /* Both flags lead to it_ep_disconnect: IT-API's disconnect is graceful
+   * where the transport has one, and flushes what is outstanding. */
+  if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  it_ep_param_t p;
+  if (it_ep_query(ep->it, IT_EP_PARAM_STATE, &p) == IT_SUCCESS &&
+      p.ep_state.rc == IT_EP_STATE_UNCONNECTED)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+  /* A connect given up: no retry after this (datx_ep_connect_retry). */
+  ep->conn_deadline = 0;
   it_status_t st = it_ep_disconnect(ep->it, NULL, 0);
   if (st == IT_ERR_INVALID_EP_STATE) {
     /* The peer disconnected first (or the connection broke): the EP is
@@ -181,7 +190,6 @@ ep_disconnect_on_held(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
      * connection down already, and the event saying so has not reached
      * the EP yet (vp/ib, when DAPL's provider on the other side
      * disconnected a moment before). */
-    it_ep_param_t p;
     if (it_ep_query(ep->it, IT_EP_PARAM_STATE, &p) == IT_SUCCESS &&
         (p.ep_state.rc == IT_EP_STATE_NONOPERATIONAL || p.ep_state.rc == IT_EP_STATE_CONNECTED))
       return DAT_SUCCESS;
@@ -674,6 +682,15 @@ datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pd
   if (pdata_size > 0)
     memcpy(buf + hdr, pdata, (size_t) pdata_size);
   it_status_t st = it_reject(cr->cn_est_id, buf, hdr + (size_t) pdata_size);
+  DAT_CONN_QUAL qual = cr->qual;
   cr_done(cr);
+  if (st == IT_ERR_INVALID_CN_EST_ID) {
+    /* The CR was valid until now: its requester gave the request up
+     * (dat_ep_disconnect while pending, or its end went away).  What the
+     * reject was for is done, and the handle is consumed as usual. */
+    g_debug("DAT CR on qualifier %" G_GUINT64_FORMAT ": the requester withdrew the request "
+            "before the reject", (guint64) qual);
+    return DAT_SUCCESS;
+  }
   return datx_status(st, DAT_INVALID_HANDLE_CR);
 }

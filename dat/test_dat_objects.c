@@ -857,6 +857,58 @@ pair_connect(fixture_t *f, pair_t *p)
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
 }
 
+static void
+test_disconnect_states(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_disconnect in each state, as DAT 2.0 and DAPL give it: unknown flags "
+                 "are DAT_INVALID_PARAMETER; an EP never connected is DAT_INVALID_STATE; a "
+                 "connect still pending is abandoned and its connection EVD gets "
+                 "DISCONNECTED; a connected EP disconnects once, and again is a no-op");
+  pair_t p;
+  pair_connect(f, &p);
+  DAT_EVENT ev;
+  assert_dat(dat_ep_disconnect(p.c_ep, 0x55), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+  wait_event_of(p.c_conn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  g_assert_true(ev.event_data.connect_event_data.ep_handle == p.c_ep);
+  wait_event_of(p.s_conn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_ep_disconnect(p.s_ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+  assert_dat(dat_evd_dequeue(p.c_conn, &ev), DAT_QUEUE_EMPTY);
+  assert_dat(dat_evd_dequeue(p.s_conn, &ev), DAT_QUEUE_EMPTY);
+
+  /* Never connected. */
+  DAT_EP_HANDLE x_ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, NULL, &x_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_disconnect(x_ep, DAT_CLOSE_ABRUPT_FLAG),
+             DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED));
+
+  /* Pending: the request reaches the PSP and is never accepted. */
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  DAT_PSP_PARAM pp;
+  assert_dat(dat_psp_query(p.psp, DAT_PSP_FIELD_ALL, &pp), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(x_ep, ia_attr.ia_address_ptr, pp.conn_qual, 10 * 1000 * 1000, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event_of(p.cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+  assert_dat(dat_ep_disconnect(x_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  wait_event(p.c_conn, &ev);
+  g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_DISCONNECTED);
+  g_assert_true(ev.event_data.connect_event_data.ep_handle == x_ep);
+  DAT_EP_PARAM ep_param;
+  assert_dat(dat_ep_query(x_ep, DAT_EP_FIELD_EP_STATE, &ep_param), DAT_SUCCESS);
+  g_assert_cmpint(ep_param.ep_state, ==, DAT_EP_STATE_DISCONNECTED);
+  assert_dat(dat_cr_reject(cr, 0, NULL), DAT_SUCCESS);
+  assert_dat(dat_evd_dequeue(p.c_conn, &ev), DAT_QUEUE_EMPTY);
+
+  assert_dat(dat_ep_free(x_ep), DAT_SUCCESS);
+  assert_dat(dat_psp_free(p.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.c_ep), DAT_SUCCESS);
+}
+
 /* A registered buffer: its LMR, its triplet. */
 typedef struct {
   DAT_LMR_HANDLE lmr;
@@ -1792,5 +1844,6 @@ main(int argc, char **argv)
   ADD("/dat/lmr/shared", test_lmr_shared);
   ADD("/dat/ib-extensions", test_ib_extensions);
   ADD("/dat/cm/connect-before-listen", test_connect_before_listen);
+  ADD("/dat/cm/disconnect-states", test_disconnect_states);
   return g_test_run();
 }
