@@ -7,7 +7,7 @@
  * a consumer opens that line's IA name.  A line for this provider reads, in
  * DAPL's format:
  *
- *     itapi-emul-iw0 u2.0 nonthreadsafe default /usr/lib/x86_64-linux-gnu/libdaplitapi.so dapl.2.0 "emul-iw0 0" ""
+ *     itapi-emul-iw0 u2.0 nonthreadsafe default /usr/lib/x86_64-linux-gnu/itapi/dat/libdaplitapi.so dapl.2.0 "emul-iw0 0" ""
  *
  * The first word of the quoted ia_params is the IT-API interface the IA
  * opens (as `itapi-info` lists them); without it the IA name is used.
