@@ -308,6 +308,29 @@ datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MA
                    ia_query_on_held(ia_handle, async_evd, ia_mask, ia_attr, pr_mask, pr_attr));
 }
 
+static DAT_RETURN
+ia_ha_related_on_held(DAT_IA_HANDLE ia_handle, const DAT_NAME_PTR name, DAT_BOOLEAN *answer)
+{
+  if (datx_cell_get(ia_handle, DATX_IA) == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+  if (name == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (answer == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  /* DAT 2.0 (dat_ia_ha_related): two IAs are HA-related when the
+   * provider can move a connection from one to the other.  IT-API has no
+   * failover between interfaces (ha_supported is false): no IA is related
+   * to another, and an IA to itself has nowhere to fail over to. */
+  *answer = DAT_FALSE;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ia_ha_related(DAT_IA_HANDLE ia_handle, const DAT_NAME_PTR name, DAT_BOOLEAN *answer)
+{
+  DATX_RETURN_HELD(ia_handle, DATX_IA, ia_ha_related_on_held(ia_handle, name, answer));
+}
+
 /* Before it_ia_free, on an abrupt close: wakes a child's waiters that
  * it_ia_free does not (a CNO's), and frees the consumer's event copies
  * still queued on an EVD's software stream, which it_ia_free would drop

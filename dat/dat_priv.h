@@ -461,6 +461,20 @@ DAT_RETURN datx_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT
                          DAT_PROVIDER_ATTR *pr_attr);
 /** @brief DAT_PROVIDER::ia_close_func (dat_ia_close). */
 DAT_RETURN datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags);
+/**
+ * @brief DAT_PROVIDER::ia_ha_related_func (dat_ia_ha_related).
+ *
+ * No IA of this provider is HA-related to any other, nor to itself
+ * (ha_supported is false): the answer is DAT_FALSE for every name.
+ *
+ * @param ia_handle the IA
+ * @param name the IA name asked about
+ * @param[out] answer DAT_FALSE
+ * @retval DAT_SUCCESS the answer is set
+ * @retval DAT_INVALID_HANDLE @p ia_handle is not a live IA
+ * @retval DAT_INVALID_PARAMETER @p name or @p answer is NULL
+ */
+DAT_RETURN datx_ia_ha_related(DAT_IA_HANDLE ia_handle, const DAT_NAME_PTR name, DAT_BOOLEAN *answer);
 /** @brief DAT_PROVIDER::pz_create_func (dat_pz_create). */
 DAT_RETURN datx_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE *pz_handle);
 /** @brief DAT_PROVIDER::pz_query_func (dat_pz_query). */

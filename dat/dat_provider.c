@@ -46,7 +46,6 @@ NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
 NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
-NOT_IMPLEMENTED(ni_ia_ha_related, DAT_IA_HANDLE a, const DAT_NAME_PTR b, DAT_BOOLEAN *c)
 #pragma GCC diagnostic pop
 
 void
@@ -129,7 +128,7 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->ep_post_rdma_read_to_rmr_func = datx_ep_post_rdma_read_to_rmr;
   p->cno_fd_create_func = datx_cno_fd_create;
   p->cno_trigger_func = datx_cno_trigger;
-  p->ia_ha_related_func = ni_ia_ha_related;
+  p->ia_ha_related_func = datx_ia_ha_related;
   p->handle_extendedop_func = datx_handle_extendedop;
 }
 

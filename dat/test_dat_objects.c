@@ -82,6 +82,41 @@ test_ia_query(fixture_t *f, gconstpointer data)
   g_assert_cmpstr(pr_attr.provider_name, ==, provider);
 }
 
+/* The provider's own IA handle (libdat2 hands out IA handles of its own). */
+static DAT_IA_HANDLE
+provider_ia(fixture_t *f)
+{
+  DAT_PZ_PARAM pp;
+  assert_dat(dat_pz_query(f->pz, DAT_PZ_FIELD_IA_HANDLE, &pp), DAT_SUCCESS);
+  return pp.ia_handle;
+}
+
+static void
+test_ia_ha_related(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ia_ha_related answers DAT_FALSE for the IA's own name and any other, as "
+                 "ha_supported says; a NULL name or answer is refused");
+  DAT_IA_HANDLE ia = provider_ia(f);
+  DAT_IA_ATTR ia_attr;
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, &ia_attr, DAT_PROVIDER_FIELD_HA_SUPPORTED, &pr_attr),
+             DAT_SUCCESS);
+  g_assert_cmpint(pr_attr.ha_supported, ==, DAT_FALSE);
+  DAT_BOOLEAN answer = DAT_TRUE;
+  assert_dat(prov_of(ia)->ia_ha_related_func(ia, provider, &answer), DAT_SUCCESS);
+  g_assert_cmpint(answer, ==, DAT_FALSE);
+  answer = DAT_TRUE;
+  assert_dat(prov_of(ia)->ia_ha_related_func(ia, "no-such-ia0", &answer), DAT_SUCCESS);
+  g_assert_cmpint(answer, ==, DAT_FALSE);
+  assert_dat(prov_of(ia)->ia_ha_related_func(ia, NULL, &answer),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(prov_of(ia)->ia_ha_related_func(ia, provider, NULL),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(prov_of(ia)->ia_ha_related_func(f->pz, provider, &answer),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
+}
+
 static void
 test_stale_handle(fixture_t *f, gconstpointer data)
 {
@@ -1817,6 +1852,7 @@ main(int argc, char **argv)
   }
 #define ADD(path, fn) g_test_add(path, fixture_t, NULL, open_ia, fn, close_ia)
   ADD("/dat/ia/query", test_ia_query);
+  ADD("/dat/ia/ha-related", test_ia_ha_related);
   ADD("/dat/handle/stale", test_stale_handle);
   ADD("/dat/handle/forged", test_forged_handle);
   ADD("/dat/handle/free-race", test_free_race);
