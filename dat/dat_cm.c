@@ -694,3 +694,35 @@ datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pd
   }
   return datx_status(st, DAT_INVALID_HANDLE_CR);
 }
+
+DAT_RETURN
+datx_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff)
+{
+  datx_cell_t *cell = datx_cell_hold(cr_handle, DATX_CR);
+  if (cell == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  datx_cr_t *cr = cell->object;
+  datx_cell_put(cell);
+  /* One of a racing accept, reject and handoff takes the CR. */
+  if (datx_cell_retire_wait(cell) != DATX_RETIRED)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  /* IT-API hands the request to the listen point on the qualifier's port,
+   * whose CR EVD then gets it as a new request (datx_cr_arrive): a new CR
+   * naming that service point. */
+  it_conn_qual_t q = { .type = IT_IANA_PORT };
+  q.conn_qual.port = htons(qual_port(handoff));
+  it_status_t st = it_handoff(&q, 0, cr->cn_est_id);
+  if (st == IT_ERR_INVALID_CONN_QUAL) {
+    /* DAT 2.0 (dat_cr_handoff): a qualifier no service point of the IA
+     * serves, or the one holding the request, is an invalid parameter;
+     * the CR stays for an accept, a reject or another handoff. */
+    g_message("DAT CR %u on %s: no other service point listens on qualifier %llu (port %u) to "
+              "hand the request to", cell->id, cr->ia->provider->info.ia_name,
+              (unsigned long long) handoff, qual_port(handoff));
+    datx_cell_revive(cell);
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  }
+  /* Handed over, or gone (withdrawn by the peer): the CR is used up. */
+  cr_done(cr);
+  return datx_status(st, DAT_INVALID_HANDLE_CR);
+}

@@ -697,6 +697,21 @@ DAT_RETURN datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_
 /** @brief DAT_PROVIDER::cr_reject_func (dat_cr_reject). */
 DAT_RETURN datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pdata);
 /**
+ * @brief DAT_PROVIDER::cr_handoff_func (dat_cr_handoff): it_handoff to the
+ *        service point of the IA on @p handoff.
+ *
+ * The request arrives on that service point's CR EVD as a
+ * DAT_CONNECTION_REQUEST_EVENT with a new CR; @p cr_handle is used up.
+ *
+ * @param cr_handle the CR
+ * @param handoff the qualifier of another PSP or RSP of the same IA
+ * @retval DAT_SUCCESS handed over
+ * @retval DAT_INVALID_HANDLE @p cr_handle is not a live CR (accepted, rejected or handed off)
+ * @retval DAT_INVALID_PARAMETER no other service point of the IA listens on
+ *         @p handoff (DAT_INVALID_ARG2); the CR stays usable
+ */
+DAT_RETURN datx_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff);
+/**
  * @brief Makes a CR for an IT-API connection request, for the CR event.
  *
  * An RSP serves one request, then rejects the others; it stays, named

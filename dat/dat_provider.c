@@ -40,7 +40,6 @@ datx_provider_find(const char *ia_name)
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-NOT_IMPLEMENTED(ni_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
 NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
 NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
@@ -65,7 +64,7 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->cr_query_func = datx_cr_query;
   p->cr_accept_func = datx_cr_accept;
   p->cr_reject_func = datx_cr_reject;
-  p->cr_handoff_func = ni_cr_handoff;
+  p->cr_handoff_func = datx_cr_handoff;
   p->evd_create_func = datx_evd_create;
   p->evd_query_func = datx_evd_query;
   p->evd_modify_cno_func = datx_evd_modify_cno;

@@ -606,6 +606,71 @@ test_rsp_request(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_cr_handoff(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_cr_handoff moves a request to another PSP of the IA: a new CR event on that "
+                 "PSP's EVD, with its qualifier and the requester's private data; the old CR is "
+                 "refused; a qualifier nobody else serves is DAT_INVALID_PARAMETER and keeps the CR");
+  DAT_EVD_HANDLE cr_a, cr_b, dto, sconn, cconn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_a), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_b), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &sconn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &cconn), DAT_SUCCESS);
+  DAT_EP_HANDLE sep, cep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, sconn, NULL, &sep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, cconn, NULL, &cep), DAT_SUCCESS);
+  DAT_PSP_HANDLE psp_a, psp_b, psp_gone;
+  DAT_CONN_QUAL qa = 0, qgone = 0;
+  assert_dat(dat_psp_create_any(f->ia, &qa, cr_a, DAT_PSP_CONSUMER_FLAG, &psp_a), DAT_SUCCESS);
+  const DAT_CONN_QUAL qb = psp_create_wide(f->ia, cr_b, &psp_b);
+  /* A qualifier nobody listens on any more. */
+  assert_dat(dat_psp_create_any(f->ia, &qgone, cr_b, DAT_PSP_CONSUMER_FLAG, &psp_gone), DAT_SUCCESS);
+  assert_dat(dat_psp_free(psp_gone), DAT_SUCCESS);
+
+  DAT_IA_ATTR attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &attr, 0, NULL), DAT_SUCCESS);
+  char hello[] = "handed off";
+  assert_dat(dat_ep_connect(cep, attr.ia_address_ptr, qa, DAT_TIMEOUT_INFINITE, sizeof(hello),
+                            hello, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(cr_a, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  DAT_CR_HANDLE old = ev.event_data.cr_arrival_event_data.cr_handle;
+  g_assert_true(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == psp_a);
+  assert_dat(dat_cr_handoff(old, qgone), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_cr_handoff(old, qa), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  DAT_CR_PARAM cp;
+  assert_dat(dat_cr_query(old, DAT_CR_FIELD_ALL, &cp), DAT_SUCCESS);
+
+  assert_dat(dat_cr_handoff(old, qb), DAT_SUCCESS);
+  const DAT_RETURN stale = DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  assert_dat(dat_cr_query(old, DAT_CR_FIELD_ALL, &cp), stale);
+  assert_dat(dat_cr_accept(old, sep, 0, NULL), stale);
+  assert_dat(dat_cr_reject(old, 0, NULL), stale);
+  assert_dat(dat_cr_handoff(old, qb), stale);
+  DAT_COUNT nmore;
+  g_assert_cmphex(DAT_GET_TYPE(dat_evd_wait(cr_a, 100000, 1, &ev, &nmore)), ==, DAT_TIMEOUT_EXPIRED);
+
+  wait_event_of(cr_b, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  const DAT_CR_ARRIVAL_EVENT_DATA *cr = &ev.event_data.cr_arrival_event_data;
+  g_assert_true(cr->sp_handle.psp_handle == psp_b);
+  g_assert_cmpuint(cr->conn_qual, ==, qb);
+  g_assert_true(cr->cr_handle != old);
+  assert_dat(dat_cr_query(cr->cr_handle, DAT_CR_FIELD_ALL, &cp), DAT_SUCCESS);
+  g_assert_cmpint(cp.private_data_size, >=, (DAT_COUNT) sizeof(hello));
+  g_assert_cmpmem(cp.private_data, sizeof(hello), hello, sizeof(hello));
+  assert_dat(dat_cr_accept(cr->cr_handle, sep, 0, NULL), DAT_SUCCESS);
+  wait_event_of(sconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  wait_event_of(cconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  assert_dat(dat_ep_disconnect(cep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  wait_event_of(cconn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  wait_event_of(sconn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  /* The fixture's abrupt close frees the rest. */
+}
+
+static void
 test_not_implemented(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -1865,6 +1930,7 @@ main(int argc, char **argv)
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/cm/rsp-request", test_rsp_request);
+  ADD("/dat/cm/cr-handoff", test_cr_handoff);
   ADD("/dat/not-implemented", test_not_implemented);
   ADD("/dat/srq/stale-handle", test_srq_stale);
   ADD("/dat/srq/free-in-use", test_srq_in_use);
