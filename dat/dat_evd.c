@@ -177,7 +177,7 @@ evd_query_on_held(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PA
   if (mask & DAT_EVD_FIELD_EVD_QLEN)
     param->evd_qlen = evd->qlen;
   if (mask & DAT_EVD_FIELD_EVD_STATE)
-    param->evd_state = evd->state;
+    param->evd_state = (DAT_EVD_STATE) g_atomic_int_get(&evd->state);
   if (mask & DAT_EVD_FIELD_CNO)
     param->cno_handle = evd->cno != NULL ? evd->cno->cell : DAT_HANDLE_NULL;
   if (mask & DAT_EVD_FIELD_EVD_FLAGS)
@@ -580,21 +580,23 @@ datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
   return ret;
 }
 
+/* The wait of the one thread that claimed the EVD (evd_wait()). */
 static DAT_RETURN
-evd_wait(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
-         DAT_COUNT *nmore)
+evd_wait_claimed(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
+                 DAT_COUNT *nmore)
 {
-  if (threshold <= 0 || threshold > evd->qlen)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-  if (event == NULL)
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
-  if (evd->state & DAT_EVD_STATE_UNWAITABLE)
-    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
   gint64 deadline = timeout == DAT_TIMEOUT_INFINITE ? -1 : g_get_monotonic_time() + timeout;
   for (;;) {
     g_mutex_lock(&evd->held_lock);
     guint held = evd->held.length;
     g_mutex_unlock(&evd->held_lock);
+    /* DAT 2.0 (dat_evd_set_unwaitable): a waiter is woken and returns
+     * DAT_INVALID_STATE; what it held stays for dat_evd_dequeue. */
+    if (g_atomic_int_get(&evd->state) & DAT_EVD_STATE_UNWAITABLE) {
+      if (nmore != NULL)
+        *nmore = (DAT_COUNT) held;
+      return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+    }
     if (held >= (guint) threshold) {
       pop_held(evd, event, nmore);
       return DAT_SUCCESS;
@@ -604,9 +606,14 @@ evd_wait(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *e
       gint64 now = g_get_monotonic_time();
       left = now >= deadline ? 0 : (uint64_t) (deadline - now);
     }
+    /* IT-API cannot wake a waiter: sleep in slices, so that
+     * dat_evd_set_unwaitable is seen.  An event ends a slice at once. */
+    uint64_t slice = MIN(left, (uint64_t) DATX_WAIT_SLICE_US);
     it_event_t ev;
     size_t more = 0;
-    it_status_t st = it_evd_wait(evd->waitable, left, &ev, &more);
+    it_status_t st = it_evd_wait(evd->waitable, slice, &ev, &more);
+    if (st == IT_ERR_TIMEOUT_EXPIRED && slice < left)
+      continue;
     if (st != IT_SUCCESS) {
       if (nmore != NULL)
         *nmore = (DAT_COUNT) held;
@@ -627,6 +634,25 @@ evd_wait(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *e
     g_queue_push_tail(&evd->held, g_memdup2(&out, sizeof(out)));
     g_mutex_unlock(&evd->held_lock);
   }
+}
+
+static DAT_RETURN
+evd_wait(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
+         DAT_COUNT *nmore)
+{
+  if (threshold <= 0 || threshold > evd->qlen)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (event == NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  if (g_atomic_int_get(&evd->state) & DAT_EVD_STATE_UNWAITABLE)
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+  /* One waiter per EVD, as IT-API has one per dispatcher; its slot is let
+   * go between slices, so the claim is made here, for the whole wait. */
+  if (!g_atomic_int_compare_and_exchange(&evd->waiting, 0, 1))
+    return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);
+  DAT_RETURN ret = evd_wait_claimed(evd, timeout, threshold, event, nmore);
+  g_atomic_int_set(&evd->waiting, 0);
+  return ret;
 }
 
 DAT_RETURN
@@ -672,7 +698,8 @@ evd_enable_on_held(DAT_EVD_HANDLE evd_handle)
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
-  evd->state = (evd->state & ~DAT_EVD_STATE_DISABLED) | DAT_EVD_STATE_ENABLED;
+  g_atomic_int_and(&evd->state, ~(guint) DAT_EVD_STATE_DISABLED);
+  g_atomic_int_or(&evd->state, DAT_EVD_STATE_ENABLED);
   return DAT_SUCCESS;
 }
 
@@ -688,7 +715,8 @@ evd_disable_on_held(DAT_EVD_HANDLE evd_handle)
   datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
   if (evd == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
-  evd->state = (evd->state & ~DAT_EVD_STATE_ENABLED) | DAT_EVD_STATE_DISABLED;
+  g_atomic_int_and(&evd->state, ~(guint) DAT_EVD_STATE_ENABLED);
+  g_atomic_int_or(&evd->state, DAT_EVD_STATE_DISABLED);
   return DAT_SUCCESS;
 }
 
@@ -696,4 +724,29 @@ DAT_RETURN
 datx_evd_disable(DAT_EVD_HANDLE evd_handle)
 {
   DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_disable_on_held(evd_handle));
+}
+
+/* The EVD's waitable/unwaitable bits made @p set. */
+static DAT_RETURN
+evd_waitable_on_held(DAT_EVD_HANDLE evd_handle, DAT_EVD_STATE set)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  const guint both = DAT_EVD_STATE_WAITABLE | DAT_EVD_STATE_UNWAITABLE;
+  g_atomic_int_or(&evd->state, set);
+  g_atomic_int_and(&evd->state, ~(both & ~(guint) set));
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_waitable_on_held(evd_handle, DAT_EVD_STATE_UNWAITABLE));
+}
+
+DAT_RETURN
+datx_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_waitable_on_held(evd_handle, DAT_EVD_STATE_WAITABLE));
 }

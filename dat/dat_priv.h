@@ -166,7 +166,8 @@ struct datx_evd {
   int fd;                            /**< @c waitable's descriptor when it has a CNO, else -1 */
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
-  DAT_EVD_STATE state;               /**< enabled/disabled, waitable/unwaitable */
+  guint state;                       /**< a DAT_EVD_STATE: enabled/disabled, waitable/unwaitable; atomic */
+  gint waiting;                      /**< a thread is in dat_evd_wait: atomic */
 };
 
 /** @brief A consumer notification object: the descriptors of the EVDs attached to it. */
@@ -563,6 +564,32 @@ DAT_RETURN datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_han
 DAT_RETURN datx_evd_enable(DAT_EVD_HANDLE evd_handle);
 /** @brief DAT_PROVIDER::evd_disable_func (dat_evd_disable). */
 DAT_RETURN datx_evd_disable(DAT_EVD_HANDLE evd_handle);
+/**
+ * @brief DAT_PROVIDER::evd_set_unwaitable_func (dat_evd_set_unwaitable).
+ *
+ * dat_evd_wait on the EVD returns DAT_INVALID_STATE with
+ * DAT_INVALID_STATE_EVD_UNWAITABLE from now on, a thread already waiting
+ * within ::DATX_WAIT_SLICE_US; events still arrive, notify the CNO and
+ * are dequeued.
+ *
+ * @param evd_handle the EVD
+ * @retval DAT_SUCCESS the EVD is unwaitable
+ * @retval DAT_INVALID_HANDLE @p evd_handle is not a live EVD
+ */
+DAT_RETURN datx_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle);
+/**
+ * @brief DAT_PROVIDER::evd_clear_unwaitable_func (dat_evd_clear_unwaitable).
+ * @param evd_handle the EVD
+ * @retval DAT_SUCCESS the EVD is waitable
+ * @retval DAT_INVALID_HANDLE @p evd_handle is not a live EVD
+ */
+DAT_RETURN datx_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle);
+/**
+ * @brief The longest a thread in dat_evd_wait sleeps in IT-API at a time
+ *        (µs): IT-API has no call that wakes a waiter, so the wait looks at
+ *        dat_evd_set_unwaitable between sleeps.
+ */
+#define DATX_WAIT_SLICE_US 50000
 /**
  * @brief Frees an EVD's IT-API dispatchers and its cell (adapter close).
  * @param evd the EVD

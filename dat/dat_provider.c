@@ -41,8 +41,6 @@ datx_provider_find(const char *ia_name)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
-NOT_IMPLEMENTED(ni_evd_set_unwaitable, DAT_EVD_HANDLE a)
-NOT_IMPLEMENTED(ni_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
 NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
 #pragma GCC diagnostic pop
@@ -105,8 +103,8 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->pz_free_func = datx_pz_free;
   p->psp_create_any_func = datx_psp_create_any;
   p->ep_reset_func = datx_ep_reset;
-  p->evd_set_unwaitable_func = ni_evd_set_unwaitable;
-  p->evd_clear_unwaitable_func = ni_evd_clear_unwaitable;
+  p->evd_set_unwaitable_func = datx_evd_set_unwaitable;
+  p->evd_clear_unwaitable_func = datx_evd_clear_unwaitable;
   p->lmr_sync_rdma_read_func = datx_lmr_sync_rdma_read;
   p->lmr_sync_rdma_write_func = datx_lmr_sync_rdma_write;
   p->ep_create_with_srq_func = datx_ep_create_with_srq;

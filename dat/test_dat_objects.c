@@ -397,6 +397,71 @@ test_evd_free_waited(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_evd_unwaitable(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_evd_set_unwaitable wakes a thread waiting on the EVD with DAT_INVALID_STATE, "
+                 "refuses later waits at once, and leaves events to dat_evd_dequeue; "
+                 "dat_evd_clear_unwaitable makes waits work again");
+  DAT_EVD_HANDLE dto, sw;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &sw), DAT_SUCCESS);
+  const DAT_RETURN unwaitable = DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+  DAT_EVD_HANDLE evds[] = { dto, sw };
+  for (size_t i = 0; i < G_N_ELEMENTS(evds); i++) {
+    /* A waiter with no timeout, on an EVD nothing will post to. */
+    waiter_t w = { .handle = evds[i], .timeout = DAT_TIMEOUT_INFINITE };
+    GThread *t = g_thread_new("evd-waiter", evd_waiter, &w);
+    waiter_settle(&w);
+    DAT_EVENT ev;
+    DAT_COUNT nmore;
+    /* One waiter per EVD. */
+    assert_dat(dat_evd_wait(evds[i], 1000, 1, &ev, &nmore),
+               DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER));
+    gint64 t0 = g_get_monotonic_time();
+    assert_dat(dat_evd_set_unwaitable(evds[i]), DAT_SUCCESS);
+    g_thread_join(t);
+    assert_dat(w.ret, unwaitable);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * 1000 * 1000);
+    DAT_EVD_PARAM param;
+    assert_dat(dat_evd_query(evds[i], DAT_EVD_FIELD_EVD_STATE, &param), DAT_SUCCESS);
+    g_assert_cmphex(param.evd_state & (DAT_EVD_STATE_WAITABLE | DAT_EVD_STATE_UNWAITABLE), ==,
+                    DAT_EVD_STATE_UNWAITABLE);
+    g_assert_cmphex(param.evd_state & DAT_EVD_STATE_ENABLED, ==, DAT_EVD_STATE_ENABLED);
+    t0 = g_get_monotonic_time();
+    assert_dat(dat_evd_wait(evds[i], DAT_TIMEOUT_INFINITE, 1, &ev, &nmore), unwaitable);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 1000 * 1000);
+  }
+
+  /* Unwaitable, the EVD still takes events, and dequeue hands them out. */
+  DAT_EVENT ev, out;
+  DAT_COUNT nmore;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  ev.event_data.software_event_data.pointer = &ev;
+  assert_dat(dat_evd_post_se(sw, &ev), DAT_SUCCESS);
+  assert_dat(dat_evd_post_se(sw, &ev), DAT_SUCCESS);
+  assert_dat(dat_evd_wait(sw, 1000, 1, &out, &nmore), unwaitable);
+  assert_dat(dat_evd_dequeue(sw, &out), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev);
+  assert_dat(dat_evd_clear_unwaitable(sw), DAT_SUCCESS);
+  DAT_EVD_PARAM param;
+  assert_dat(dat_evd_query(sw, DAT_EVD_FIELD_EVD_STATE, &param), DAT_SUCCESS);
+  g_assert_cmphex(param.evd_state & (DAT_EVD_STATE_WAITABLE | DAT_EVD_STATE_UNWAITABLE), ==,
+                  DAT_EVD_STATE_WAITABLE);
+  assert_dat(dat_evd_wait(sw, 1000 * 1000, 1, &out, &nmore), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev);
+  g_assert_cmphex(DAT_GET_TYPE(dat_evd_wait(sw, 1000, 1, &out, &nmore)), ==, DAT_TIMEOUT_EXPIRED);
+  assert_dat(dat_evd_clear_unwaitable(dto), DAT_SUCCESS);
+  g_assert_cmphex(DAT_GET_TYPE(dat_evd_wait(dto, 1000, 1, &out, &nmore)), ==, DAT_TIMEOUT_EXPIRED);
+
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(sw), DAT_SUCCESS);
+  assert_dat(dat_evd_set_unwaitable(sw), DAT_ERR(DAT_INVALID_HANDLE, 0));
+  assert_dat(dat_evd_clear_unwaitable(sw), DAT_ERR(DAT_INVALID_HANDLE, 0));
+}
+
+static void
 test_cno_free_waited(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -1926,6 +1991,7 @@ main(int argc, char **argv)
   ADD("/dat/cno/wait", test_cno);
   ADD("/dat/cno/fd", test_cno_fd);
   ADD("/dat/evd/free-waited", test_evd_free_waited);
+  ADD("/dat/evd/unwaitable", test_evd_unwaitable);
   ADD("/dat/cno/free-waited", test_cno_free_waited);
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
