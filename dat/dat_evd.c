@@ -92,6 +92,7 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
   evd->ia = ia;
   evd->flags = flags;
   evd->qlen = qlen;
+  evd->capacity = qlen;
   evd->state = DAT_EVD_STATE_ENABLED | DAT_EVD_STATE_WAITABLE;
   evd->fd = -1;
   /* With a CNO, the dispatcher waited on gets a descriptor for dat_cno_wait. */
@@ -175,7 +176,7 @@ evd_query_on_held(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PA
   if (mask & DAT_EVD_FIELD_IA_HANDLE)
     param->ia_handle = evd->ia->cell;
   if (mask & DAT_EVD_FIELD_EVD_QLEN)
-    param->evd_qlen = evd->qlen;
+    param->evd_qlen = g_atomic_int_get(&evd->qlen);
   if (mask & DAT_EVD_FIELD_EVD_STATE)
     param->evd_state = (DAT_EVD_STATE) g_atomic_int_get(&evd->state);
   if (mask & DAT_EVD_FIELD_CNO)
@@ -640,7 +641,7 @@ static DAT_RETURN
 evd_wait(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
          DAT_COUNT *nmore)
 {
-  if (threshold <= 0 || threshold > evd->qlen)
+  if (threshold <= 0 || threshold > g_atomic_int_get(&evd->qlen))
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
   if (event == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
@@ -749,4 +750,50 @@ DAT_RETURN
 datx_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
 {
   DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_waitable_on_held(evd_handle, DAT_EVD_STATE_WAITABLE));
+}
+
+static DAT_RETURN
+evd_resize_on_held(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen)
+{
+  datx_evd_t *evd = datx_cell_get(evd_handle, DATX_EVD);
+  if (evd == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, 0);
+  if (qlen <= 0)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (qlen > evd->capacity) {
+    g_message("DAT EVD %u: resizing its queue to %d events exceeds the %d it was created with; "
+              "IT-API cannot enlarge a dispatcher: create the EVD with the largest queue it needs",
+              evd->cell->id, (int) qlen, (int) evd->capacity);
+    return DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
+  }
+  /* IT-API does not say how many events a dispatcher holds: they are
+   * taken into the held queue, in order, and counted there. */
+  for (;;) {
+    it_event_t ev;
+    if (it_evd_dequeue(evd->waitable, &ev) != IT_SUCCESS)
+      break;
+    DAT_EVENT out;
+    if (translate(evd, &ev, &out) == DATX_DROPPED)
+      continue;
+    g_mutex_lock(&evd->held_lock);
+    g_queue_push_tail(&evd->held, g_memdup2(&out, sizeof(out)));
+    g_mutex_unlock(&evd->held_lock);
+  }
+  /* DAT 2.0 (dat_evd_resize): no queued event may be lost, so a queue
+   * holding more than the new length keeps its length. */
+  g_mutex_lock(&evd->held_lock);
+  guint queued = evd->held.length;
+  gboolean fits = queued <= (guint) qlen;
+  if (fits)
+    g_atomic_int_set(&evd->qlen, qlen);
+  g_mutex_unlock(&evd->held_lock);
+  if (!fits)
+    return DATX_ERR(DAT_INVALID_STATE, 0);
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen)
+{
+  DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_resize_on_held(evd_handle, qlen));
 }

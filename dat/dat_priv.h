@@ -158,7 +158,8 @@ struct datx_evd {
   datx_cell_t *cell;                 /**< its handle */
   datx_ia_t *ia;                     /**< its adapter */
   DAT_EVD_FLAGS flags;               /**< the streams asked for */
-  DAT_COUNT qlen;                    /**< queue length of each stream */
+  DAT_COUNT qlen;                    /**< queue length the consumer asked for (dat_evd_resize): atomic */
+  DAT_COUNT capacity;                /**< queue length of each IT-API dispatcher, fixed at creation */
   it_evd_handle_t sevd[DATX_S_COUNT]; /**< per stream, or IT_NULL_HANDLE */
   it_evd_handle_t aevd;              /**< the aggregate when several streams, else IT_NULL_HANDLE */
   it_evd_handle_t waitable;          /**< what wait and dequeue use: the aggregate or the one SEVD */
@@ -564,6 +565,24 @@ DAT_RETURN datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_han
 DAT_RETURN datx_evd_enable(DAT_EVD_HANDLE evd_handle);
 /** @brief DAT_PROVIDER::evd_disable_func (dat_evd_disable). */
 DAT_RETURN datx_evd_disable(DAT_EVD_HANDLE evd_handle);
+/**
+ * @brief DAT_PROVIDER::evd_resize_func (dat_evd_resize).
+ *
+ * IT-API cannot change a dispatcher's queue size: the EVD's queue length
+ * may shrink, and grow back up to what it was created with.  The events
+ * waiting in IT-API are taken (translated and held, oldest first, as
+ * dat_evd_wait holds them) to be counted.
+ *
+ * @param evd_handle the EVD
+ * @param qlen the new queue length
+ * @retval DAT_SUCCESS the EVD's queue length is @p qlen
+ * @retval DAT_INVALID_HANDLE @p evd_handle is not a live EVD
+ * @retval DAT_INVALID_PARAMETER @p qlen is not positive (DAT_INVALID_ARG2)
+ * @retval DAT_INVALID_STATE more than @p qlen events are queued
+ * @retval DAT_INSUFFICIENT_RESOURCES @p qlen exceeds the queue length the EVD
+ *         was created with (DAT_RESOURCE_TEVD)
+ */
+DAT_RETURN datx_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen);
 /**
  * @brief DAT_PROVIDER::evd_set_unwaitable_func (dat_evd_set_unwaitable).
  *

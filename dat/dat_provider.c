@@ -40,7 +40,6 @@ datx_provider_find(const char *ia_name)
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-NOT_IMPLEMENTED(ni_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
 NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
 NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
 #pragma GCC diagnostic pop
@@ -69,7 +68,7 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->evd_enable_func = datx_evd_enable;
   p->evd_disable_func = datx_evd_disable;
   p->evd_wait_func = datx_evd_wait;
-  p->evd_resize_func = ni_evd_resize;
+  p->evd_resize_func = datx_evd_resize;
   p->evd_post_se_func = datx_evd_post_se;
   p->evd_dequeue_func = datx_evd_dequeue;
   p->evd_free_func = datx_evd_free;

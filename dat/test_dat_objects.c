@@ -462,6 +462,53 @@ test_evd_unwaitable(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_evd_resize(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_evd_resize shrinks an EVD's queue and grows it back to its size at creation; "
+                 "below the events queued it is DAT_INVALID_STATE and nothing is lost; beyond its "
+                 "creation size DAT_INSUFFICIENT_RESOURCES");
+  DAT_EVD_HANDLE evd;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+  DAT_EVENT ev[3], out;
+  DAT_COUNT nmore;
+  for (int i = 0; i < 3; i++) {
+    memset(&ev[i], 0, sizeof(ev[i]));
+    ev[i].event_number = DAT_SOFTWARE_EVENT;
+    ev[i].event_data.software_event_data.pointer = &ev[i];
+    assert_dat(dat_evd_post_se(evd, &ev[i]), DAT_SUCCESS);
+  }
+  DAT_EVD_PARAM param;
+  assert_dat(dat_evd_resize(evd, 2), DAT_ERR(DAT_INVALID_STATE, 0));
+  assert_dat(dat_evd_query(evd, DAT_EVD_FIELD_EVD_QLEN, &param), DAT_SUCCESS);
+  g_assert_cmpint(param.evd_qlen, ==, 4);
+  assert_dat(dat_evd_resize(evd, 3), DAT_SUCCESS);
+  assert_dat(dat_evd_query(evd, DAT_EVD_FIELD_EVD_QLEN, &param), DAT_SUCCESS);
+  g_assert_cmpint(param.evd_qlen, ==, 3);
+  /* The new length bounds dat_evd_wait's threshold. */
+  assert_dat(dat_evd_wait(evd, 1000, 4, &out, &nmore), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_evd_wait(evd, 1000, 3, &out, &nmore), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev[0]);
+  g_assert_cmpint(nmore, ==, 2);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev[1]);
+  assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
+  g_assert_true(out.event_data.software_event_data.pointer == &ev[2]);
+  g_assert_cmphex(DAT_GET_TYPE(dat_evd_dequeue(evd, &out)), ==, DAT_QUEUE_EMPTY);
+
+  assert_dat(dat_evd_resize(evd, 1), DAT_SUCCESS);
+  assert_dat(dat_evd_resize(evd, 4), DAT_SUCCESS);
+  assert_dat(dat_evd_query(evd, DAT_EVD_FIELD_EVD_QLEN, &param), DAT_SUCCESS);
+  g_assert_cmpint(param.evd_qlen, ==, 4);
+  assert_dat(dat_evd_resize(evd, 5), DAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD));
+  assert_dat(dat_evd_resize(evd, 0), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_evd_query(evd, DAT_EVD_FIELD_EVD_QLEN, &param), DAT_SUCCESS);
+  g_assert_cmpint(param.evd_qlen, ==, 4);
+  assert_dat(dat_evd_free(evd), DAT_SUCCESS);
+  assert_dat(dat_evd_resize(evd, 4), DAT_ERR(DAT_INVALID_HANDLE, 0));
+}
+
+static void
 test_cno_free_waited(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -1992,6 +2039,7 @@ main(int argc, char **argv)
   ADD("/dat/cno/fd", test_cno_fd);
   ADD("/dat/evd/free-waited", test_evd_free_waited);
   ADD("/dat/evd/unwaitable", test_evd_unwaitable);
+  ADD("/dat/evd/resize", test_evd_resize);
   ADD("/dat/cno/free-waited", test_cno_free_waited);
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
