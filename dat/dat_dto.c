@@ -214,9 +214,13 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
       st = it_post_send(ep->it, seg, k, cookie.as_64, flags_of(flags));
       break;
     case POST_RECV:
-      /* A receive always completes with an event (DAT 2.0 6.6.2). */
+      /* A receive always completes with an event (DAT 2.0 6.6.2).
+       * Counted before the post, which its completion may overtake. */
+      g_atomic_int_inc(&ep->recv_posted);
       st = it_post_recv(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG);
-      if (st == IT_SUCCESS && !g_atomic_int_get(&ep->established))
+      if (st != IT_SUCCESS)
+        g_atomic_int_dec_and_test(&ep->recv_posted);
+      else if (!g_atomic_int_get(&ep->established))
         early_recv_keep(ep, cookie.as_64, seg, k);
       break;
     case POST_READ:

@@ -47,6 +47,7 @@ default_attr(const datx_ia_t *ia, DAT_EP_ATTR *a)
   a->max_rdma_read_out = 4;
   a->max_rdma_read_iov = 4;
   a->max_rdma_write_iov = 4;
+  a->srq_soft_hw = DAT_HW_DEFAULT;
 }
 
 /* The IT-API dispatcher of @p stream behind DAT EVD @p handle, the EVD
@@ -409,6 +410,62 @@ DAT_RETURN
 datx_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 {
   DATX_RETURN_HELD(ep_handle, DATX_EP, ep_modify_on_held(ep_handle, mask, param));
+}
+
+static DAT_RETURN
+ep_recv_query_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT *nbufs_allocated, DAT_COUNT *bufs_alloc_span)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  /* DAT 2.0 (dat_ep_recv_query): without an SRQ a buffer is allocated to
+   * the EP when posted, and an RC EP consumes its receives in order, so
+   * the span is the count.  With an SRQ the EP takes a buffer as a message
+   * arrives, which IT-API does not report: DAT_VALUE_UNKNOWN, as the
+   * standard has a provider answer a count it cannot obtain cheaply. */
+  DAT_COUNT n = ep->srq != NULL ? DAT_VALUE_UNKNOWN : MAX(g_atomic_int_get(&ep->recv_posted), 0);
+  if (nbufs_allocated != NULL)
+    *nbufs_allocated = n;
+  if (bufs_alloc_span != NULL)
+    *bufs_alloc_span = n;
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_recv_query(DAT_EP_HANDLE ep_handle, DAT_COUNT *nbufs_allocated, DAT_COUNT *bufs_alloc_span)
+{
+  DATX_RETURN_HELD(ep_handle, DATX_EP,
+                   ep_recv_query_on_held(ep_handle, nbufs_allocated, bufs_alloc_span));
+}
+
+static DAT_RETURN
+ep_set_watermark_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT soft, DAT_COUNT hard)
+{
+  datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
+  if (ep == NULL)
+    return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  if (soft < 0 && soft != DAT_WATERMARK_INFINITE)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (hard < 0 && hard != DAT_WATERMARK_INFINITE)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  /* DAT 2.0 (dat_ep_set_watermark) lets a provider without EP high
+   * watermarks return DAT_MODEL_NOT_SUPPORTED.  A soft one counts the
+   * buffers an EP takes from its SRQ as messages arrive, which IT-API
+   * does not report, and a hard one breaks the connection with a
+   * broken-connection event, which IT-API gives a consumer no way to
+   * raise: a finite watermark would be taken and never honoured. */
+  if (soft != DAT_WATERMARK_INFINITE || hard != DAT_WATERMARK_INFINITE)
+    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+  ep->attr.srq_soft_hw = soft; /* DAT_EP_ATTR has no hard one */
+  return DAT_SUCCESS;
+}
+
+DAT_RETURN
+datx_ep_set_watermark(DAT_EP_HANDLE ep_handle, DAT_COUNT soft_high_watermark,
+                      DAT_COUNT hard_high_watermark)
+{
+  DATX_RETURN_HELD(ep_handle, DATX_EP,
+                   ep_set_watermark_on_held(ep_handle, soft_high_watermark, hard_high_watermark));
 }
 
 static DAT_RETURN

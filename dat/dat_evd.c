@@ -274,6 +274,20 @@ ep_cookie_test(const it_dto_cmpl_event_t *in, gboolean (*test)(datx_ep_t *, uint
   return yes;
 }
 
+/* A receive of @p in's EP completed to the consumer: one less at the EP
+ * (dat_ep_recv_query). */
+static void
+recv_done(const it_dto_cmpl_event_t *in)
+{
+  datx_cell_t *held = datx_cell_hold(ep_cell_of(in->ep), DATX_EP);
+  if (held == NULL)
+    return;
+  datx_ep_t *ep = held->object;
+  if (ep->srq == NULL)
+    g_atomic_int_dec_and_test(&ep->recv_posted);
+  datx_cell_put(held);
+}
+
 static DAT_RETURN
 translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
 {
@@ -291,6 +305,7 @@ translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
     /* A receive a failed connect try flushed and a retry posted again. */
     if (G_UNLIKELY(in->dto_status == IT_DTO_ERR_FLUSHED) && ep_cookie_test(in, datx_ep_swallow))
       return DATX_DROPPED;
+    recv_done(in);
     uint64_t imm;
     if (itx_dto_imm_data(ev, &imm)) {
       /* The peer's RDMA Write with immediate data: its length (InfiniBand)

@@ -286,6 +286,9 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     pr_attr->srq_watermarks_supported = ia->srq_support ? 1 : 0;
     pr_attr->srq_ep_pz_difference_supported = DAT_FALSE;
     pr_attr->srq_info_supported = 0;
+    /* dat_ep_recv_query: nbufs_allocated (0x01) and bufs_alloc_span
+     * (0x10), for EPs without an SRQ. */
+    pr_attr->ep_recv_info_supported = 0x11;
     pr_attr->lmr_sync_req = DAT_FALSE;
     pr_attr->dto_async_return_guaranteed = DAT_FALSE;
     pr_attr->rdma_write_for_rdma_read_req = DAT_FALSE;

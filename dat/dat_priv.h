@@ -221,6 +221,7 @@ typedef struct {
   GPtrArray *early_recvs;       /**< receives posted before that (datx_early_recv_t), posted again on a retry */
   GArray *swallow;              /**< cookies of receives a failed try flushed, which the consumer posted once */
   gint nswallow;                /**< entries of @c swallow: read without the lock first */
+  gint recv_posted;             /**< receives posted and not yet completed to the consumer (without an SRQ): atomic */
 } datx_ep_t;
 
 /** @brief A receive posted on an EP before its connection was established. */
@@ -674,6 +675,42 @@ DAT_RETURN datx_ep_free(DAT_EP_HANDLE ep_handle);
 /** @brief DAT_PROVIDER::ep_get_status_func (dat_ep_get_status). */
 DAT_RETURN datx_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
                               DAT_BOOLEAN *request_idle);
+
+/**
+ * @brief DAT_PROVIDER::ep_recv_query_func (dat_ep_recv_query).
+ *
+ * An EP without an SRQ has each receive posted to it allocated at the
+ * post and consumed in order: both counts are the receives posted whose
+ * completion the consumer has not yet dequeued.  An EP with an SRQ takes
+ * buffers as messages arrive, which IT-API does not report: both are
+ * DAT_VALUE_UNKNOWN.
+ *
+ * @param ep_handle the EP
+ * @param[out] nbufs_allocated the receives at the EP not yet completed, or NULL
+ * @param[out] bufs_alloc_span the span of those receives, or NULL
+ * @retval DAT_SUCCESS the counts are set
+ * @retval DAT_INVALID_HANDLE @p ep_handle is not a live EP
+ */
+DAT_RETURN datx_ep_recv_query(DAT_EP_HANDLE ep_handle, DAT_COUNT *nbufs_allocated,
+                              DAT_COUNT *bufs_alloc_span);
+/**
+ * @brief DAT_PROVIDER::ep_set_watermark_func (dat_ep_set_watermark).
+ *
+ * IT-API tells neither when an EP takes a buffer from its SRQ nor lets a
+ * consumer break a connection with a broken-connection event: only
+ * DAT_WATERMARK_INFINITE (no event, the default) is taken, the soft one
+ * kept in the EP's attributes (srq_soft_hw).
+ *
+ * @param ep_handle the EP
+ * @param soft_high_watermark DAT_WATERMARK_INFINITE
+ * @param hard_high_watermark DAT_WATERMARK_INFINITE
+ * @retval DAT_SUCCESS both are DAT_WATERMARK_INFINITE
+ * @retval DAT_INVALID_HANDLE @p ep_handle is not a live EP
+ * @retval DAT_INVALID_PARAMETER a watermark is negative and not DAT_WATERMARK_INFINITE
+ * @retval DAT_MODEL_NOT_SUPPORTED a watermark is finite
+ */
+DAT_RETURN datx_ep_set_watermark(DAT_EP_HANDLE ep_handle, DAT_COUNT soft_high_watermark,
+                                 DAT_COUNT hard_high_watermark);
 
 /** @brief DAT_PROVIDER::ep_create_with_srq_func (dat_ep_create_with_srq). */
 DAT_RETURN datx_ep_create_with_srq(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle,

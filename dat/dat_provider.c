@@ -30,20 +30,6 @@ datx_provider_find(const char *ia_name)
   return p;
 }
 
-/* The calls this provider does not offer yet: DAT_NOT_IMPLEMENTED, typed as
- * libdat2 calls them. */
-#define NOT_IMPLEMENTED(name, ...)                                                                 \
-  static DAT_RETURN DAT_API name(__VA_ARGS__)                                                      \
-  {                                                                                                \
-    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);                                                       \
-  }
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-NOT_IMPLEMENTED(ni_ep_recv_query, DAT_EP_HANDLE a, DAT_COUNT *b, DAT_COUNT *c)
-NOT_IMPLEMENTED(ni_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b, DAT_COUNT c)
-#pragma GCC diagnostic pop
-
 void
 datx_provider_fill(DAT_PROVIDER *p)
 {
@@ -107,8 +93,8 @@ datx_provider_fill(DAT_PROVIDER *p)
   p->lmr_sync_rdma_read_func = datx_lmr_sync_rdma_read;
   p->lmr_sync_rdma_write_func = datx_lmr_sync_rdma_write;
   p->ep_create_with_srq_func = datx_ep_create_with_srq;
-  p->ep_recv_query_func = ni_ep_recv_query;
-  p->ep_set_watermark_func = ni_ep_set_watermark;
+  p->ep_recv_query_func = datx_ep_recv_query;
+  p->ep_set_watermark_func = datx_ep_set_watermark;
   p->srq_create_func = datx_srq_create;
   p->srq_free_func = datx_srq_free;
   p->srq_post_recv_func = datx_srq_post_recv;

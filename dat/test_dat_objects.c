@@ -786,15 +786,16 @@ static void
 test_not_implemented(fixture_t *f, gconstpointer data)
 {
   (void) data;
-  g_test_summary("a call the provider does not offer yet returns DAT_NOT_IMPLEMENTED");
-  DAT_COUNT a, b;
-  DAT_EVD_HANDLE dto, conn;
+  g_test_summary("a call the provider does not offer yet returns DAT_NOT_IMPLEMENTED: "
+                 "dat_evd_modify_cno attaching a CNO to an EVD created without one (its "
+                 "descriptor is made with the IT-API dispatcher)");
+  DAT_EVD_HANDLE dto;
+  DAT_CNO_HANDLE cno;
   assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
-  DAT_EP_HANDLE ep;
-  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
-  g_assert_cmphex(DAT_GET_TYPE(dat_ep_recv_query(ep, &a, &b)), ==, DAT_NOT_IMPLEMENTED);
-  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+  g_assert_cmphex(DAT_GET_TYPE(dat_evd_modify_cno(dto, cno)), ==, DAT_NOT_IMPLEMENTED);
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
 }
 
 #define SRQ_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ)
@@ -1836,6 +1837,113 @@ test_dup_connect(fixture_t *f, gconstpointer data)
   assert_dat(dat_psp_free(psp), DAT_SUCCESS);
 }
 
+/* The counts of dat_ep_recv_query, both of which must be @p want. */
+static void
+assert_recvs(DAT_EP_HANDLE ep, DAT_COUNT want)
+{
+  DAT_COUNT n = -7, span = -7;
+  assert_dat(dat_ep_recv_query(ep, &n, &span), DAT_SUCCESS);
+  g_assert_cmpint(n, ==, want);
+  g_assert_cmpint(span, ==, want);
+}
+
+static void
+test_ep_recv_query(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_recv_query counts the receives posted to an EP and not yet completed: up "
+                 "with each post, down with the completion of the peer's Send and with each "
+                 "flush; an EP with an SRQ answers DAT_VALUE_UNKNOWN");
+  DAT_PROVIDER_ATTR pr_attr;
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, &ia_attr, DAT_PROVIDER_FIELD_EP_RECV_INFO_SUPPORTED,
+                          &pr_attr), DAT_SUCCESS);
+  g_assert_cmphex(pr_attr.ep_recv_info_supported, ==, 0x11);
+  pair_t p;
+  pair_connect(f, &p);
+  static char rbuf[3][64], sbuf[64] = "counted";
+  reg_t r[3], sr;
+  for (int i = 0; i < 3; i++)
+    reg_make(f, rbuf[i], sizeof(rbuf[i]), &r[i]);
+  reg_make(f, sbuf, sizeof(sbuf), &sr);
+  assert_recvs(p.s_ep, 0);
+  for (int i = 0; i < 3; i++) {
+    DAT_DTO_COOKIE c = { .as_64 = 100 + (DAT_UINT64) i };
+    assert_dat(dat_ep_post_recv(p.s_ep, 1, &r[i].iov, c, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    assert_recvs(p.s_ep, i + 1);
+  }
+  /* NULL outputs are allowed. */
+  assert_dat(dat_ep_recv_query(p.s_ep, NULL, NULL), DAT_SUCCESS);
+  assert_recvs(p.c_ep, 0);
+
+  DAT_DTO_COOKIE sc = { .as_64 = 7 };
+  assert_dat(dat_ep_post_send(p.c_ep, 1, &sr.iov, sc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(p.s_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.operation, ==, DAT_DTO_RECEIVE);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 100);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  assert_recvs(p.s_ep, 2);
+  wait_event_of(p.c_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+
+  /* The disconnect flushes the other two. */
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  wait_event_of(p.s_conn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  for (int i = 1; i < 3; i++) {
+    wait_event_of(p.s_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+    g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_ERR_FLUSHED);
+    assert_recvs(p.s_ep, 2 - i);
+  }
+
+  /* An EP taking its receives from an SRQ cannot tell. */
+  DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1, .low_watermark = DAT_SRQ_LW_DEFAULT };
+  DAT_SRQ_HANDLE srq;
+  assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq), DAT_SUCCESS);
+  DAT_EP_HANDLE sep;
+  DAT_EP_PARAM ep_param;
+  assert_dat(dat_ep_query(p.s_ep, DAT_EP_FIELD_EP_ATTR_ALL, &ep_param), DAT_SUCCESS);
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, p.s_dto, p.s_dto, p.s_conn, srq,
+                                    &ep_param.ep_attr, &sep), DAT_SUCCESS);
+  assert_recvs(sep, DAT_VALUE_UNKNOWN);
+  assert_dat(dat_ep_free(sep), DAT_SUCCESS);
+  assert_dat(dat_ep_recv_query(sep, NULL, NULL), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  /* The fixture's abrupt close frees the rest. */
+}
+
+static void
+test_ep_set_watermark(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ep_set_watermark takes DAT_WATERMARK_INFINITE, the default, and refuses a "
+                 "finite watermark as DAT_MODEL_NOT_SUPPORTED: IT-API reports no buffer taken from "
+                 "an SRQ and raises no broken connection for a consumer");
+  DAT_EVD_HANDLE dto, conn;
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, NULL, &ep), DAT_SUCCESS);
+  DAT_EP_PARAM p;
+  const DAT_EP_PARAM_MASK hw = DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW;
+  assert_dat(dat_ep_query(ep, hw, &p), DAT_SUCCESS);
+  g_assert_cmpint(p.ep_attr.srq_soft_hw, ==, DAT_WATERMARK_INFINITE);
+  assert_dat(dat_ep_set_watermark(ep, DAT_WATERMARK_INFINITE, DAT_WATERMARK_INFINITE), DAT_SUCCESS);
+  g_assert_cmphex(DAT_GET_TYPE(dat_ep_set_watermark(ep, 4, DAT_WATERMARK_INFINITE)), ==,
+                  DAT_MODEL_NOT_SUPPORTED);
+  g_assert_cmphex(DAT_GET_TYPE(dat_ep_set_watermark(ep, DAT_WATERMARK_INFINITE, 8)), ==,
+                  DAT_MODEL_NOT_SUPPORTED);
+  assert_dat(dat_ep_set_watermark(ep, -5, DAT_WATERMARK_INFINITE),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+  assert_dat(dat_ep_set_watermark(ep, DAT_WATERMARK_INFINITE, -5),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ep_query(ep, hw, &p), DAT_SUCCESS);
+  g_assert_cmpint(p.ep_attr.srq_soft_hw, ==, DAT_WATERMARK_INFINITE);
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_ep_set_watermark(ep, DAT_WATERMARK_INFINITE, DAT_WATERMARK_INFINITE),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(conn), DAT_SUCCESS);
+}
+
 static void
 test_ep_modify(fixture_t *f, gconstpointer data)
 {
@@ -2052,6 +2160,8 @@ main(int argc, char **argv)
   ADD("/dat/cm/dup-connect", test_dup_connect);
   ADD("/dat/cm/csp", test_csp);
   ADD("/dat/ep/modify", test_ep_modify);
+  ADD("/dat/ep/recv-query", test_ep_recv_query);
+  ADD("/dat/ep/set-watermark", test_ep_set_watermark);
   ADD("/dat/rmr/bind-write-read", test_rmr_bind);
   ADD("/dat/rmr/send-with-invalidate", test_rmr_send_invalidate);
   ADD("/dat/rmr/read-to-rmr", test_rmr_read_to_rmr);
