@@ -271,7 +271,8 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     /* libdat2's dat_ia_close finds the registry entry by these three. */
     pr_attr->dapl_version_major = ia->provider->info.dapl_version_major;
     pr_attr->dapl_version_minor = ia->provider->info.dapl_version_minor;
-    pr_attr->lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_SHARED_VIRTUAL;
+    pr_attr->lmr_mem_types_supported =
+        DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_SHARED_VIRTUAL | DAT_MEM_TYPE_LMR;
     pr_attr->iov_ownership_on_return = DAT_IOV_CONSUMER;
     pr_attr->dat_qos_supported = DAT_QOS_BEST_EFFORT;
     pr_attr->completion_flags_supported = DAT_COMPLETION_DEFAULT_FLAG;

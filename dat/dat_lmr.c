@@ -1,9 +1,10 @@
 /*
- * dat/: local memory regions (virtual and shared virtual memory).  The lmr_context a DAT
- * consumer puts in its LMR triplets is the LMR's cell number, so a post
- * finds the IT-API region in one step and refuses a freed one; the
- * rmr_context is IT-API's, which must fit DAT's 32 bits (it is an STag or an
- * rkey on every IT-API provider of this stack).
+ * dat/: local memory regions (virtual and shared virtual memory, and
+ * another LMR's memory).  The lmr_context a DAT consumer puts in its LMR
+ * triplets is the LMR's cell number, so a post finds the IT-API region in
+ * one step and refuses a freed one; the rmr_context is IT-API's, which
+ * must fit DAT's 32 bits (it is an STag or an rkey on every IT-API provider
+ * of this stack).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -39,8 +40,9 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
   datx_ia_t *ia = datx_cell_get(ia_handle, DATX_IA);
   if (ia == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-  if (mem_type != DAT_MEM_TYPE_VIRTUAL && mem_type != DAT_MEM_TYPE_SHARED_VIRTUAL)
-    return DATX_ERR(DAT_NOT_IMPLEMENTED, 0); /* LMR-based regions: a later step */
+  if (mem_type != DAT_MEM_TYPE_VIRTUAL && mem_type != DAT_MEM_TYPE_SHARED_VIRTUAL &&
+      mem_type != DAT_MEM_TYPE_LMR)
+    return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
   /* DAT 2.0 6.7.1.1: shared virtual memory is named by its address in this
    * process and a cookie every process sharing it gives.  IT-API's shared
    * registration id is 32 bits: the cookie's 40 bytes are folded into it
@@ -49,6 +51,23 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
    * cookies folding alike cost nothing. */
   void *addr = mem_type == DAT_MEM_TYPE_SHARED_VIRTUAL ? region.for_shared_memory.virtual_address
                                                       : region.for_va;
+  /* DAT 2.0 6.7.1.1: an LMR's memory registered again, in another zone
+   * or with other privileges, its length ignored.  IT-API has no call
+   * that registers a region from another: the same pages are registered
+   * anew, so the new LMR has keys of its own and outlives the first. */
+  if (mem_type == DAT_MEM_TYPE_LMR) {
+    datx_cell_t *held = datx_cell_hold(region.for_lmr_handle, DATX_LMR);
+    const datx_lmr_t *from = held != NULL ? held->object : NULL;
+    gboolean ours = from != NULL && from->ia == ia;
+    if (ours) {
+      addr = from->addr;
+      length = from->length;
+    }
+    if (held != NULL)
+      datx_cell_put(held);
+    if (!ours)
+      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
+  }
   uint32_t shared_id = 0;
   if (mem_type == DAT_MEM_TYPE_SHARED_VIRTUAL) {
     if (region.for_shared_memory.shared_memory_id == NULL)

@@ -238,9 +238,9 @@ typedef struct {
   datx_pz_t *pz;             /**< its zone */
   it_lmr_handle_t it;        /**< the IT-API region */
   DAT_REGION_DESCRIPTION region; /**< as given */
-  DAT_MEM_TYPE mem_type;     /**< DAT_MEM_TYPE_VIRTUAL or DAT_MEM_TYPE_SHARED_VIRTUAL */
-  void *addr;                /**< its start in this process (for_va, or the shared memory's address) */
-  DAT_VLEN length;           /**< as given */
+  DAT_MEM_TYPE mem_type;     /**< DAT_MEM_TYPE_VIRTUAL, DAT_MEM_TYPE_SHARED_VIRTUAL or DAT_MEM_TYPE_LMR */
+  void *addr;                /**< its start in this process (for_va, the shared memory's address, or the other LMR's) */
+  DAT_VLEN length;           /**< as given (the other LMR's for DAT_MEM_TYPE_LMR) */
   DAT_MEM_PRIV_FLAGS privs;  /**< as given */
   DAT_RMR_CONTEXT rmr_context; /**< the IT-API context, 32 bits */
 } datx_lmr_t;
@@ -492,7 +492,14 @@ DAT_RETURN datx_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT *context);
 DAT_RETURN datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type);
 
 /* dat_lmr.c */
-/** @brief DAT_PROVIDER::lmr_create_func (dat_lmr_create, virtual and shared virtual memory). */
+/**
+ * @brief DAT_PROVIDER::lmr_create_func (dat_lmr_create): virtual and shared
+ *        virtual memory, and another LMR's memory (DAT_MEM_TYPE_LMR:
+ *        registered anew, with keys of its own; the length is the other
+ *        LMR's), on it_lmr_create.  Another memory type is
+ *        DAT_MODEL_NOT_SUPPORTED; an LMR of another IA, or not an LMR,
+ *        DAT_INVALID_HANDLE with DAT_INVALID_HANDLE_LMR.
+ */
 DAT_RETURN datx_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
                            DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privs,
                            DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_handle,

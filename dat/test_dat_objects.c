@@ -1686,6 +1686,80 @@ test_lmr_shared(fixture_t *f, gconstpointer data)
     assert_dat(dat_lmr_free(lmr[i]), DAT_SUCCESS);
 }
 
+static void
+test_lmr_of_lmr(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an LMR made from another (DAT_MEM_TYPE_LMR) covers the same memory in its own "
+                 "zone with its own privileges and keys, outlives the first, and takes the peer's "
+                 "RDMA Write; a freed or non-LMR handle is refused");
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_LMR_MEM_TYPE_SUPPORTED,
+                          &pr_attr), DAT_SUCCESS);
+  g_assert_cmphex(pr_attr.lmr_mem_types_supported & DAT_MEM_TYPE_LMR, ==, DAT_MEM_TYPE_LMR);
+  static char buf[128];
+  DAT_PZ_HANDLE pz2;
+  assert_dat(dat_pz_create(f->ia, &pz2), DAT_SUCCESS);
+  DAT_REGION_DESCRIPTION region = { .for_va = buf };
+  DAT_LMR_HANDLE first, second;
+  DAT_LMR_CONTEXT lctx1, lctx2;
+  DAT_RMR_CONTEXT rctx1, rctx2;
+  DAT_VLEN len;
+  DAT_VADDR addr;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(buf), pz2,
+                            DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+                            DAT_VA_TYPE_VA, &first, &lctx1, &rctx1, &len, &addr), DAT_SUCCESS);
+  /* The length is the first LMR's, whatever is given. */
+  DAT_REGION_DESCRIPTION of_first = { .for_lmr_handle = first };
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_LMR, of_first, 1, f->pz, DAT_MEM_PRIV_ALL_FLAG,
+                            DAT_VA_TYPE_VA, &second, &lctx2, &rctx2, &len, &addr), DAT_SUCCESS);
+  g_assert_true(second != first);
+  g_assert_cmpuint(lctx2, !=, lctx1);
+  g_assert_cmpuint(rctx2, !=, rctx1);
+  g_assert_cmpuint(len, ==, sizeof(buf));
+  g_assert_cmpuint(addr, ==, (DAT_VADDR) (uintptr_t) buf);
+  DAT_LMR_PARAM lp;
+  assert_dat(dat_lmr_query(second, DAT_LMR_FIELD_ALL, &lp), DAT_SUCCESS);
+  g_assert_cmpint(lp.mem_type, ==, DAT_MEM_TYPE_LMR);
+  g_assert_true(lp.region_desc.for_lmr_handle == first);
+  g_assert_true(lp.pz_handle == f->pz);
+  g_assert_cmphex(lp.mem_priv, ==, DAT_MEM_PRIV_ALL_FLAG);
+  g_assert_cmpuint(lp.length, ==, sizeof(buf));
+  g_assert_cmpuint(lp.rmr_context, ==, rctx2);
+
+  /* The second LMR stays when the first goes, and the peer writes
+   * through its rmr_context. */
+  assert_dat(dat_lmr_free(first), DAT_SUCCESS);
+  DAT_LMR_HANDLE none;
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_LMR, of_first, 0, f->pz, DAT_MEM_PRIV_ALL_FLAG,
+                            DAT_VA_TYPE_VA, &none, &lctx1, &rctx1, &len, &addr),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR));
+  DAT_REGION_DESCRIPTION of_pz = { .for_lmr_handle = (DAT_LMR_HANDLE) pz2 };
+  assert_dat(dat_lmr_create(f->ia, DAT_MEM_TYPE_LMR, of_pz, 0, f->pz, DAT_MEM_PRIV_ALL_FLAG,
+                            DAT_VA_TYPE_VA, &none, &lctx1, &rctx1, &len, &addr),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR));
+  pair_t p;
+  pair_connect(f, &p);
+  static char src[16] = "through LMR 2";
+  reg_t sr;
+  reg_make(f, src, sizeof(src), &sr);
+  memset(buf, 0, sizeof(buf));
+  g_assert_cmpint(write_status(p.c_ep, p.c_dto, &sr.iov, rctx2, (DAT_VADDR) (uintptr_t) (buf + 8)),
+                  ==, DAT_DTO_SUCCESS);
+  /* Over iWARP a Write completes once sent: it lands a moment later. */
+  for (int i = 0; i < 1000 && memcmp(buf + 8, src, sizeof(src)) != 0; i++)
+    g_usleep(1000);
+  g_assert_cmpmem(buf + 8, sizeof(src), src, sizeof(src));
+  /* Its lmr_context serves a local post too. */
+  DAT_LMR_TRIPLET iov = { .virtual_address = (DAT_VADDR) (uintptr_t) buf,
+                          .segment_length = sizeof(buf), .lmr_context = lctx2 };
+  assert_dat(dat_lmr_sync_rdma_read(f->ia, &iov, 1), DAT_SUCCESS);
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(p.c_conn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  /* The fixture's abrupt close frees the rest. */
+}
+
 #define RMR_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR)
 
 static void
@@ -2168,6 +2242,7 @@ main(int argc, char **argv)
   ADD("/dat/rmr/stale-handle", test_rmr_stale);
   ADD("/dat/lmr/sync", test_lmr_sync);
   ADD("/dat/lmr/shared", test_lmr_shared);
+  ADD("/dat/lmr/of-lmr", test_lmr_of_lmr);
   ADD("/dat/ib-extensions", test_ib_extensions);
   ADD("/dat/cm/connect-before-listen", test_connect_before_listen);
   ADD("/dat/cm/disconnect-states", test_disconnect_states);
