@@ -224,8 +224,15 @@ sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qu
   DAT_RETURN ret = DAT_SUCCESS;
   if (evd->ia != ia || evd->sevd[DATX_S_CR] == IT_NULL_HANDLE)
     ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
-  else if (flags != DAT_PSP_CONSUMER_FLAG)
-    ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0); /* provider-made EPs: a later step */
+  else if (flags != DAT_PSP_CONSUMER_FLAG && flags != DAT_PSP_PROVIDER_FLAG)
+    ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+  /* DAT 2.0 (dat_psp_create): a provider whose ep_creator is
+   * DAT_PSP_CREATES_EP_NEVER refuses DAT_PSP_PROVIDER_FLAG.  The EP the
+   * provider would make gets its zone and EVDs from dat_ep_modify before
+   * the accept, and an IT-API endpoint takes them at it_ep_rc_create for
+   * good (doc/dat.md). */
+  else if (flags == DAT_PSP_PROVIDER_FLAG)
+    ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
   else if (sp_handle == NULL)
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
   if (ret != DAT_SUCCESS)

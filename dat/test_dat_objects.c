@@ -641,6 +641,40 @@ test_service_points(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
 
+static void
+test_psp_provider_flag(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("the provider says it never makes EPs for a PSP (ep_creator NEVER): "
+                 "DAT_PSP_PROVIDER_FLAG is DAT_MODEL_NOT_SUPPORTED for dat_psp_create and "
+                 "dat_psp_create_any and leaves no listener; an unknown flag is "
+                 "DAT_INVALID_PARAMETER");
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_EP_CREATOR, &pr_attr),
+             DAT_SUCCESS);
+  g_assert_cmpint(pr_attr.ep_creator, ==, DAT_PSP_CREATES_EP_NEVER);
+  DAT_EVD_HANDLE cr_evd;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+  DAT_CONN_QUAL q = 0;
+  assert_dat(dat_psp_create_any(f->ia, &q, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+  psp = DAT_HANDLE_NULL;
+  g_assert_cmphex(DAT_GET_TYPE(dat_psp_create(f->ia, q, cr_evd, DAT_PSP_PROVIDER_FLAG, &psp)), ==,
+                  DAT_MODEL_NOT_SUPPORTED);
+  g_assert_null(psp);
+  DAT_CONN_QUAL any = 0;
+  g_assert_cmphex(DAT_GET_TYPE(dat_psp_create_any(f->ia, &any, cr_evd, DAT_PSP_PROVIDER_FLAG,
+                                                  &psp)), ==, DAT_MODEL_NOT_SUPPORTED);
+  g_assert_null(psp);
+  assert_dat(dat_psp_create(f->ia, q, cr_evd, (DAT_PSP_FLAGS) 0x80, &psp),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+  /* Nothing was left listening on the qualifier. */
+  assert_dat(dat_psp_create(f->ia, q, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+  assert_dat(dat_evd_free(cr_evd), DAT_SUCCESS);
+}
+
 /* The next event on @p evd within 5 s, of number @p want. */
 /* The next event of @p evd, within 10 s. */
 static void
@@ -2225,6 +2259,7 @@ main(int argc, char **argv)
   ADD("/dat/cno/free-waited", test_cno_free_waited);
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
+  ADD("/dat/cm/psp-provider-flag", test_psp_provider_flag);
   ADD("/dat/cm/rsp-request", test_rsp_request);
   ADD("/dat/cm/cr-handoff", test_cr_handoff);
   ADD("/dat/not-implemented", test_not_implemented);
