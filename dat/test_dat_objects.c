@@ -9,7 +9,10 @@
  * unbound and refused, invalidated by a Send with Invalidate, a sink of
  * RDMA Read to RMR, stale handles), DAT's IB extensions (atomics, RDMA
  * Write with immediate data, the attribute query) where the interface has
- * them, and DAT_NOT_IMPLEMENTED for what the provider does not offer.
+ * them, a connection request handed to another PSP, EVDs resized and made
+ * unwaitable, an EP's receive count and watermarks, an LMR made from
+ * another, dat_ia_ha_related's answer, and DAT_NOT_IMPLEMENTED or
+ * DAT_MODEL_NOT_SUPPORTED for what the provider does not offer.
  *
  *   DAT_OVERRIDE=build/dat/dat.conf test-dat-objects [interface]
  *
