@@ -5,7 +5,8 @@
  * choose one);
  * a connection request arriving on its CR EVD becomes a CR object holding
  * IT-API's cn_est_id and a writable copy of the private data (dtest edits
- * it and accepts with it).  dat_ep_connect resolves the remote address with
+ * it and accepts with it), and for a PSP with DAT_PSP_PROVIDER_FLAG an EP
+ * the provider makes (datx_ep_new_tentative()).  dat_ep_connect resolves the remote address with
  * it_get_pathinfo() and connects with the two-way handshake;
  * dat_ep_dup_connect does the same to the address and qualifier another
  * EP connected to.
@@ -226,13 +227,6 @@ sp_create_on_held(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL qual, DAT_CONN_QUAL *qu
     ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
   else if (flags != DAT_PSP_CONSUMER_FLAG && flags != DAT_PSP_PROVIDER_FLAG)
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
-  /* DAT 2.0 (dat_psp_create): a provider whose ep_creator is
-   * DAT_PSP_CREATES_EP_NEVER refuses DAT_PSP_PROVIDER_FLAG.  The EP the
-   * provider would make gets its zone and EVDs from dat_ep_modify before
-   * the accept, and an IT-API endpoint takes them at it_ep_rc_create for
-   * good (doc/dat.md). */
-  else if (flags == DAT_PSP_PROVIDER_FLAG)
-    ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
   else if (sp_handle == NULL)
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
   if (ret != DAT_SUCCESS)
@@ -541,6 +535,7 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
   uint16_t port = ntohs(req->conn_qual.conn_qual.port);
   datx_cell_t *sp_cell = NULL, *rsp_ep = NULL;
   DAT_CONN_QUAL qual = 0;
+  gboolean make_ep = FALSE;
   /* Under the adapter's lock, a PSP found is held (dat_psp_free waits for
    * it).  An RSP serves one request (DAT 2.0 6.4.3): the first marks it
    * served, a later one finds no service point.  It keeps its IT-API
@@ -559,6 +554,7 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
       qual = p->qual;
       rsp_ep = p->ep;
       p->served = p->ep != NULL;
+      make_ep = p->ep == NULL && p->flags == DAT_PSP_PROVIDER_FLAG;
     }
     break;
   }
@@ -580,9 +576,20 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
   if (req->private_data_present)
     memcpy(cr->pdata, req->private_data, sizeof(cr->pdata));
   cr->pdata_size = req->private_data_present ? ia->connect_pdata_len : 0;
-  cr->cell = datx_cell_new(&ia->provider->dat, DATX_CR, cr, ia);
+  /* DAT 2.0 (DAT_PSP_PROVIDER_FLAG): the provider makes the EP the
+   * request is accepted on; the CR names it (dat_cr_query's
+   * local_ep_handle) until the consumer configures it (dat_ep_modify). */
+  if (make_ep) {
+    cr->local_ep = datx_ep_new_tentative(ia);
+    cr->provider_ep = cr->local_ep != NULL;
+  }
+  cr->cell = make_ep && cr->local_ep == NULL ? NULL : datx_cell_new(&ia->provider->dat, DATX_CR, cr, ia);
   if (cr->cell == NULL) {
+    g_message("DAT IA %s: no handle left for a connection request to port %u (or its EP): "
+              "it is rejected", ia->provider->info.ia_name, port);
     it_reject(req->cn_est_id, NULL, 0);
+    if (cr->provider_ep)
+      datx_ep_free(cr->local_ep);
     g_free(cr);
     cr = NULL;
   }
@@ -620,9 +627,13 @@ datx_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *par
   DATX_RETURN_HELD(cr_handle, DATX_CR, cr_query_on_held(cr_handle, mask, param));
 }
 
+/* The CR is answered or handed off: its handle dies, and the EP the
+ * provider made for it goes unless @p kept names it (the EP accepted on). */
 static void
-cr_done(datx_cr_t *cr)
+cr_done(datx_cr_t *cr, DAT_EP_HANDLE kept)
 {
+  if (cr->provider_ep && cr->local_ep != kept)
+    datx_ep_free(cr->local_ep);
   datx_cell_kill(cr->cell, cr->ia);
   g_free(cr);
 }
@@ -641,6 +652,8 @@ datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata
   DAT_RETURN ret = DAT_SUCCESS;
   if (ep == NULL || ep->ia != cr->ia)
     ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  else if (ep->it == IT_NULL_HANDLE)
+    ret = DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFTENTATIVE);
   else if (pdata_size < 0 || (size_t) pdata_size > cr->ia->accept_pdata_len ||
            (pdata_size > 0 && pdata == NULL))
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
@@ -660,7 +673,7 @@ datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata
     ret = datx_status(st, DAT_INVALID_HANDLE_EP);
     goto out_put_ep;
   }
-  cr_done(cr);
+  cr_done(cr, ep->cell);
 out_put_ep:
   if (ep_cell != NULL)
     datx_cell_put(ep_cell);
@@ -690,7 +703,7 @@ datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pd
     memcpy(buf + hdr, pdata, (size_t) pdata_size);
   it_status_t st = it_reject(cr->cn_est_id, buf, hdr + (size_t) pdata_size);
   DAT_CONN_QUAL qual = cr->qual;
-  cr_done(cr);
+  cr_done(cr, DAT_HANDLE_NULL);
   if (st == IT_ERR_INVALID_CN_EST_ID) {
     /* The CR was valid until now: its requester gave the request up
      * (dat_ep_disconnect while pending, or its end went away).  What the
@@ -730,6 +743,6 @@ datx_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   }
   /* Handed over, or gone (withdrawn by the peer): the CR is used up. */
-  cr_done(cr);
+  cr_done(cr, DAT_HANDLE_NULL);
   return datx_status(st, DAT_INVALID_HANDLE_CR);
 }

@@ -207,6 +207,9 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
    * alone; none can be posted to it. */
   if (ret == DAT_SUCCESS && op == POST_RECV && ep->srq != NULL)
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+  /* A provider-made EP not configured yet has no IT-API endpoint. */
+  if (ret == DAT_SUCCESS && ep->it == IT_NULL_HANDLE)
+    ret = DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFTENTATIVE);
   if (ret == DAT_SUCCESS) {
     it_status_t st;
     switch (op) {

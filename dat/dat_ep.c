@@ -85,7 +85,8 @@ it_evd_for(datx_ia_t *ia, DAT_EVD_HANDLE handle, int stream, DAT_RETURN_SUBTYPE 
 static void
 ep_unuse(datx_ep_t *ep)
 {
-  datx_cell_unuse(ep->pz->cell);
+  if (ep->pz != NULL)
+    datx_cell_unuse(ep->pz->cell);
   if (ep->srq != NULL)
     datx_cell_unuse(ep->srq->cell);
   if (ep->recv_evd != NULL)
@@ -280,7 +281,7 @@ ep_query_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *
   if (mask & DAT_EP_FIELD_REMOTE_PORT_QUAL)
     param->remote_port_qual = ep->remote_qual;
   if (mask & DAT_EP_FIELD_PZ_HANDLE)
-    param->pz_handle = ep->pz->cell;
+    param->pz_handle = ep->pz != NULL ? ep->pz->cell : DAT_HANDLE_NULL;
   if (mask & DAT_EP_FIELD_RECV_EVD_HANDLE)
     param->recv_evd_handle = ep->recv_evd != NULL ? ep->recv_evd->cell : DAT_HANDLE_NULL;
   if (mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE)
@@ -346,6 +347,90 @@ ep_fixed_fields_match(const datx_ep_t *ep, DAT_EP_PARAM_MASK mask, const DAT_EP_
   return TRUE;
 }
 
+datx_cell_t *
+datx_ep_new_tentative(datx_ia_t *ia)
+{
+  datx_ep_t *ep = g_new0(datx_ep_t, 1);
+  g_mutex_init(&ep->lock);
+  ep->ia = ia;
+  default_attr(ia, &ep->attr);
+  ep->cell = datx_cell_new(&ia->provider->dat, DATX_EP, ep, ia);
+  if (ep->cell == NULL) {
+    g_mutex_clear(&ep->lock);
+    g_free(ep);
+    return NULL;
+  }
+  return ep->cell;
+}
+
+/* DAT 2.0 (dat_psp_create, DAT_PSP_PROVIDER_FLAG): the consumer gives the
+ * EP the provider made its zone and EVDs with dat_ep_modify.  An IT-API
+ * endpoint takes them at it_ep_rc_create, so it is made now, as
+ * dat_ep_create would make it, and moved under the provider EP's handle:
+ * one dat_ep_modify names the zone, the EVDs (a NULL EVD is a private
+ * one, as for dat_ep_create) and any attributes; a later one changes
+ * what any EP's does. */
+static DAT_RETURN
+ep_configure(datx_ep_t *ep, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
+{
+  if (!(mask & DAT_EP_FIELD_PZ_HANDLE) || param->pz_handle == DAT_HANDLE_NULL) {
+    g_debug("DAT EP %u: made by the provider for a PSP, it needs its protection zone "
+            "(DAT_EP_FIELD_PZ_HANDLE) in its first dat_ep_modify", ep->cell->id);
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  }
+  if ((mask & DAT_EP_FIELD_SRQ_HANDLE) && param->srq_handle != DAT_HANDLE_NULL)
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  DAT_EP_ATTR attr = ep->attr;
+  const DAT_EP_ATTR *w = &param->ep_attr;
+#define TAKE(bit, field)                                                                           \
+  do {                                                                                             \
+    if (mask & (bit))                                                                              \
+      attr.field = w->field;                                                                       \
+  } while (0)
+  TAKE(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, service_type);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, max_message_size);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE, max_rdma_size);
+  TAKE(DAT_EP_FIELD_EP_ATTR_QOS, qos);
+  TAKE(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, recv_completion_flags);
+  TAKE(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, request_completion_flags);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, max_recv_dtos);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, max_request_dtos);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, max_recv_iov);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV, max_request_iov);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, max_rdma_read_in);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, max_rdma_read_out);
+  TAKE(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW, srq_soft_hw);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, max_rdma_read_iov);
+  TAKE(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV, max_rdma_write_iov);
+#undef TAKE
+  DAT_EVD_HANDLE recv = (mask & DAT_EP_FIELD_RECV_EVD_HANDLE) ? param->recv_evd_handle : DAT_HANDLE_NULL;
+  DAT_EVD_HANDLE req = (mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE) ? param->request_evd_handle
+                                                                : DAT_HANDLE_NULL;
+  DAT_EVD_HANDLE conn = (mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE) ? param->connect_evd_handle
+                                                                 : DAT_HANDLE_NULL;
+  DAT_EP_HANDLE made;
+  DAT_RETURN ret = datx_ep_create(ep->ia->cell, param->pz_handle, recv, req, conn, &attr, &made);
+  if (ret != DAT_SUCCESS)
+    return ret;
+  /* The new EP's zone, EVDs and IT-API endpoint, with their uses, move to
+   * this one; its handle, never handed out, dies. */
+  datx_ep_t *from = ((datx_cell_t *) made)->object;
+  ep->pz = from->pz;
+  ep->recv_evd = from->recv_evd;
+  ep->req_evd = from->req_evd;
+  ep->conn_evd = from->conn_evd;
+  ep->own_dto = from->own_dto;
+  ep->own_conn = from->own_conn;
+  ep->attr = from->attr;
+  it_context_t ctx = { .ptr = ep->cell };
+  it_set_consumer_context(from->it, ctx);
+  ep->it = from->it;
+  datx_cell_kill(from->cell, from->ia);
+  g_mutex_clear(&from->lock);
+  g_free(from);
+  return DAT_SUCCESS;
+}
+
 /* What it_ep_modify changes of an RC endpoint: the RDMA Read depths (IRD
  * and ORD, in the Unconnected state) and the RDMA enables, which DAT does
  * not expose.  A field named with the value it has is accepted; a change
@@ -367,6 +452,15 @@ ep_modify_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK mask, const DAT_EP_
     return DAT_SUCCESS;
   if (param == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+  if (ep->it == IT_NULL_HANDLE) {
+    /* Under the EP's lock: one of two racing configurations makes the
+     * IT-API endpoint. */
+    g_mutex_lock(&ep->lock);
+    DAT_RETURN ret = ep->it == IT_NULL_HANDLE ? ep_configure(ep, mask, param)
+                                              : DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    g_mutex_unlock(&ep->lock);
+    return ret;
+  }
   const char *which = NULL;
   if (!ep_fixed_fields_match(ep, mask, param, &which)) {
     g_debug("DAT EP %u: dat_ep_modify of %s refused: IT-API fixes it when the EP is made "
@@ -477,7 +571,10 @@ ep_get_status_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN 
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   /* Each output is optional, as DAPL's provider has it (dtestx asks for
    * the idle flags alone). */
-  if (state != NULL) {
+  if (state != NULL && ep->it == IT_NULL_HANDLE) {
+    /* Made by the provider for a PSP's request, not configured yet. */
+    *state = DAT_EP_STATE_UNCONFIGURED_TENTATIVE;
+  } else if (state != NULL) {
     it_ep_param_t p;
     it_status_t st = it_ep_query(ep->it, IT_EP_PARAM_STATE, &p);
     if (st != IT_SUCCESS)
@@ -541,7 +638,7 @@ datx_ep_free(DAT_EP_HANDLE ep_handle)
   if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   datx_ep_t *ep = cell->object;
-  it_status_t st = it_ep_free(ep->it);
+  it_status_t st = ep->it != IT_NULL_HANDLE ? it_ep_free(ep->it) : IT_SUCCESS;
   datx_cell_put(cell);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_EP);

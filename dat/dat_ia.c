@@ -279,7 +279,7 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     pr_attr->is_thread_safe = ia->provider->info.is_thread_safe;
     pr_attr->max_private_data_size = (DAT_COUNT) ia->connect_pdata_len;
     pr_attr->supports_multipath = DAT_FALSE;
-    pr_attr->ep_creator = DAT_PSP_CREATES_EP_NEVER;
+    pr_attr->ep_creator = DAT_PSP_CREATES_EP_IFASKED;
     pr_attr->pz_support = DAT_PZ_UNIQUE;
     pr_attr->optimal_buffer_alignment = 64;
     pr_attr->srq_supported = ia->srq_support ? DAT_TRUE : DAT_FALSE;

@@ -194,10 +194,10 @@ typedef struct {
 typedef struct {
   datx_cell_t *cell;            /**< its handle */
   datx_ia_t *ia;                /**< its adapter */
-  datx_pz_t *pz;                /**< its zone */
+  datx_pz_t *pz;                /**< its zone (NULL: made by the provider, not configured yet) */
   datx_evd_t *recv_evd, *req_evd, *conn_evd; /**< its dispatchers (NULL when none) */
   datx_srq_t *srq;              /**< the SRQ it receives through, or NULL */
-  it_ep_handle_t it;            /**< the IT-API endpoint */
+  it_ep_handle_t it;            /**< the IT-API endpoint (IT_NULL_HANDLE: made by the provider, not configured yet) */
   it_evd_handle_t own_dto;      /**< private DTO dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   it_evd_handle_t own_conn;     /**< private connection dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   DAT_EP_ATTR attr;             /**< attributes as granted */
@@ -285,7 +285,8 @@ typedef struct {
   datx_cell_t *cell;          /**< its handle */
   datx_ia_t *ia;              /**< its adapter */
   DAT_CONN_QUAL qual;         /**< the qualifier it asked for */
-  datx_cell_t *local_ep;      /**< the RSP's endpoint it came to, or NULL (a PSP) */
+  datx_cell_t *local_ep;      /**< the RSP's endpoint it came to, the EP the provider made for it (a PSP with DAT_PSP_PROVIDER_FLAG), or NULL */
+  gboolean provider_ep;       /**< @c local_ep was made by the provider: freed unless accepted on */
   it_cn_est_identifier_t cn_est_id; /**< IT-API's identifier of it */
   struct sockaddr_in remote;  /**< the requester */
   unsigned char pdata[IT_MAX_PRIV_DATA]; /**< its private data (writable by the consumer) */
@@ -718,6 +719,16 @@ DAT_RETURN datx_ep_recv_query(DAT_EP_HANDLE ep_handle, DAT_COUNT *nbufs_allocate
  */
 DAT_RETURN datx_ep_set_watermark(DAT_EP_HANDLE ep_handle, DAT_COUNT soft_high_watermark,
                                  DAT_COUNT hard_high_watermark);
+
+/**
+ * @brief Makes the EP a PSP with DAT_PSP_PROVIDER_FLAG gives a request:
+ *        default attributes, no zone, EVDs or IT-API endpoint until the
+ *        consumer's dat_ep_modify names its zone (DAT 2.0
+ *        DAT_EP_STATE_UNCONFIGURED_TENTATIVE until then).
+ * @param ia the adapter
+ * @return the EP's cell, or NULL when out of cells
+ */
+datx_cell_t *datx_ep_new_tentative(datx_ia_t *ia);
 
 /** @brief DAT_PROVIDER::ep_create_with_srq_func (dat_ep_create_with_srq). */
 DAT_RETURN datx_ep_create_with_srq(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle,

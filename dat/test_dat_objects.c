@@ -9,7 +9,8 @@
  * unbound and refused, invalidated by a Send with Invalidate, a sink of
  * RDMA Read to RMR, stale handles), DAT's IB extensions (atomics, RDMA
  * Write with immediate data, the attribute query) where the interface has
- * them, a connection request handed to another PSP, EVDs resized and made
+ * them, a connection request handed to another PSP or accepted on the EP
+ * the provider made for it, EVDs resized and made
  * unwaitable, an EP's receive count and watermarks, an LMR made from
  * another, dat_ia_ha_related's answer, and DAT_NOT_IMPLEMENTED or
  * DAT_MODEL_NOT_SUPPORTED for what the provider does not offer.
@@ -642,40 +643,6 @@ test_service_points(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(cr_evd), DAT_SUCCESS);
   assert_dat(dat_evd_free(dto), DAT_SUCCESS);
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
-}
-
-static void
-test_psp_provider_flag(fixture_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("the provider says it never makes EPs for a PSP (ep_creator NEVER): "
-                 "DAT_PSP_PROVIDER_FLAG is DAT_MODEL_NOT_SUPPORTED for dat_psp_create and "
-                 "dat_psp_create_any and leaves no listener; an unknown flag is "
-                 "DAT_INVALID_PARAMETER");
-  DAT_PROVIDER_ATTR pr_attr;
-  assert_dat(dat_ia_query(f->ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_EP_CREATOR, &pr_attr),
-             DAT_SUCCESS);
-  g_assert_cmpint(pr_attr.ep_creator, ==, DAT_PSP_CREATES_EP_NEVER);
-  DAT_EVD_HANDLE cr_evd;
-  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
-  DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
-  DAT_CONN_QUAL q = 0;
-  assert_dat(dat_psp_create_any(f->ia, &q, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
-  psp = DAT_HANDLE_NULL;
-  g_assert_cmphex(DAT_GET_TYPE(dat_psp_create(f->ia, q, cr_evd, DAT_PSP_PROVIDER_FLAG, &psp)), ==,
-                  DAT_MODEL_NOT_SUPPORTED);
-  g_assert_null(psp);
-  DAT_CONN_QUAL any = 0;
-  g_assert_cmphex(DAT_GET_TYPE(dat_psp_create_any(f->ia, &any, cr_evd, DAT_PSP_PROVIDER_FLAG,
-                                                  &psp)), ==, DAT_MODEL_NOT_SUPPORTED);
-  g_assert_null(psp);
-  assert_dat(dat_psp_create(f->ia, q, cr_evd, (DAT_PSP_FLAGS) 0x80, &psp),
-             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
-  /* Nothing was left listening on the qualifier. */
-  assert_dat(dat_psp_create(f->ia, q, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
-  assert_dat(dat_evd_free(cr_evd), DAT_SUCCESS);
 }
 
 /* The next event on @p evd within 5 s, of number @p want. */
@@ -1946,6 +1913,117 @@ test_dup_connect(fixture_t *f, gconstpointer data)
              DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED));
   assert_dat(dat_ep_free(extra), DAT_SUCCESS);
   assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+}
+
+static void
+test_psp_provider_flag(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a PSP with DAT_PSP_PROVIDER_FLAG gives each request an EP the provider made, "
+                 "named by the CR and unconfigured until dat_ep_modify gives it a zone and EVDs; "
+                 "accepted on, it carries the connection; a rejected request's EP is freed; an "
+                 "unknown flag is DAT_INVALID_PARAMETER");
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_EP_CREATOR, &pr_attr),
+             DAT_SUCCESS);
+  g_assert_cmpint(pr_attr.ep_creator, ==, DAT_PSP_CREATES_EP_IFASKED);
+  DAT_EVD_HANDLE cr_evd, sdto, sconn, cdto, cconn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &sdto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &sconn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &cdto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &cconn), DAT_SUCCESS);
+  DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+  DAT_CONN_QUAL q = 0;
+  assert_dat(dat_psp_create(f->ia, 1, cr_evd, (DAT_PSP_FLAGS) 0x80, &psp),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+  assert_dat(dat_psp_create_any(f->ia, &q, cr_evd, DAT_PSP_PROVIDER_FLAG, &psp), DAT_SUCCESS);
+  DAT_PSP_PARAM pp;
+  assert_dat(dat_psp_query(psp, DAT_PSP_FIELD_ALL, &pp), DAT_SUCCESS);
+  g_assert_cmpint(pp.psp_flags, ==, DAT_PSP_PROVIDER_FLAG);
+
+  DAT_IA_ATTR attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &attr, 0, NULL), DAT_SUCCESS);
+  DAT_EP_HANDLE cep, cep2;
+  assert_dat(dat_ep_create(f->ia, f->pz, cdto, cdto, cconn, NULL, &cep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, cdto, cdto, cconn, NULL, &cep2), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(cep, attr.ia_address_ptr, q, DAT_TIMEOUT_INFINITE, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+  g_assert_true(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == psp);
+  DAT_CR_PARAM cp;
+  assert_dat(dat_cr_query(cr, DAT_CR_FIELD_LOCAL_EP_HANDLE, &cp), DAT_SUCCESS);
+  DAT_EP_HANDLE sep = cp.local_ep_handle;
+  g_assert_nonnull(sep);
+  DAT_HANDLE_TYPE type;
+  assert_dat(dat_get_handle_type(sep, &type), DAT_SUCCESS);
+  g_assert_cmpint(type, ==, DAT_HANDLE_TYPE_EP);
+  DAT_EP_STATE state;
+  assert_dat(dat_ep_get_status(sep, &state, NULL, NULL), DAT_SUCCESS);
+  g_assert_cmpint(state, ==, DAT_EP_STATE_UNCONFIGURED_TENTATIVE);
+
+  /* Unconfigured, it takes no receive and no accept; the CR stays. */
+  static char rbuf[64], sbuf[64] = "on the provider's EP";
+  reg_t rr, sr;
+  reg_make(f, rbuf, sizeof(rbuf), &rr);
+  reg_make(f, sbuf, sizeof(sbuf), &sr);
+  DAT_DTO_COOKIE rc = { .as_64 = 5 };
+  assert_dat(dat_ep_post_recv(sep, 1, &rr.iov, rc, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFTENTATIVE));
+  assert_dat(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, NULL),
+             DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFTENTATIVE));
+  DAT_EP_PARAM epp;
+  memset(&epp, 0, sizeof(epp));
+  assert_dat(dat_ep_modify(sep, DAT_EP_FIELD_RECV_EVD_HANDLE, &epp),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  epp.pz_handle = f->pz;
+  epp.recv_evd_handle = sdto;
+  epp.request_evd_handle = sdto;
+  epp.connect_evd_handle = sconn;
+  epp.ep_attr.max_recv_dtos = 4;
+  assert_dat(dat_ep_modify(sep, DAT_EP_FIELD_PZ_HANDLE | DAT_EP_FIELD_RECV_EVD_HANDLE |
+                                DAT_EP_FIELD_REQUEST_EVD_HANDLE | DAT_EP_FIELD_CONNECT_EVD_HANDLE |
+                                DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &epp), DAT_SUCCESS);
+  assert_dat(dat_ep_query(sep, DAT_EP_FIELD_ALL, &epp), DAT_SUCCESS);
+  g_assert_true(epp.pz_handle == f->pz);
+  g_assert_true(epp.recv_evd_handle == sdto);
+  g_assert_true(epp.connect_evd_handle == sconn);
+  g_assert_cmpint(epp.ep_attr.max_recv_dtos, ==, 4);
+  g_assert_cmpint(epp.ep_state, ==, DAT_EP_STATE_UNCONNECTED);
+  /* The zone and EVDs are used: their frees are refused. */
+  assert_dat(dat_evd_free(sconn), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
+  assert_dat(dat_ep_post_recv(sep, 1, &rr.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, NULL), DAT_SUCCESS);
+  wait_event_of(sconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  g_assert_true(ev.event_data.connect_event_data.ep_handle == sep);
+  wait_event_of(cconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  DAT_DTO_COOKIE sc = { .as_64 = 6 };
+  assert_dat(dat_ep_post_send(cep, 1, &sr.iov, sc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event_of(sdto, DAT_DTO_COMPLETION_EVENT, &ev);
+  g_assert_true(ev.event_data.dto_completion_event_data.ep_handle == sep);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 5);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpstr(rbuf, ==, sbuf);
+
+  /* A rejected request takes its EP with it. */
+  assert_dat(dat_ep_connect(cep2, attr.ia_address_ptr, q, DAT_TIMEOUT_INFINITE, 0, NULL,
+                            DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event_of(cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev);
+  cr = ev.event_data.cr_arrival_event_data.cr_handle;
+  assert_dat(dat_cr_query(cr, DAT_CR_FIELD_LOCAL_EP_HANDLE, &cp), DAT_SUCCESS);
+  DAT_EP_HANDLE sep2 = cp.local_ep_handle;
+  g_assert_true(sep2 != sep);
+  assert_dat(dat_cr_reject(cr, 0, NULL), DAT_SUCCESS);
+  assert_dat(dat_ep_get_status(sep2, &state, NULL, NULL),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  wait_event(cconn, &ev);
+  g_assert_true(ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED ||
+                ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+  assert_dat(dat_ep_disconnect(cep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  wait_event_of(cconn, DAT_CONNECTION_EVENT_DISCONNECTED, &ev);
+  /* The fixture's abrupt close frees the rest. */
 }
 
 /* The counts of dat_ep_recv_query, both of which must be @p want. */
