@@ -22,7 +22,7 @@ pair_run() {
   tool=$1 name=$2 pass=$3 ready=$4 retry=$5
   shift 5
   : > "$dir/server"
-  timeout 120 "$tool" -s -P "itapi-$ia" "$@" > "$dir/server" 2>&1 &
+  timeout 120 stdbuf -oL "$tool" -s -P "itapi-$ia" "$@" > "$dir/server" 2>&1 &
   spid=$!
   if [ -n "$ready" ]; then
     tries=0
@@ -34,7 +34,7 @@ pair_run() {
   fi
   tries=0
   while :; do
-    timeout 120 "$tool" -h 127.0.0.1 -P "itapi-$ia" "$@" > "$dir/client" 2>&1
+    timeout 120 stdbuf -oL "$tool" -h 127.0.0.1 -P "itapi-$ia" "$@" > "$dir/client" 2>&1
     crc=$?
     [ -n "$retry" ] && grep -Eq "$retry" "$dir/client" || break
     tries=$((tries + 1))
