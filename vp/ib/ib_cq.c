@@ -120,9 +120,13 @@ ib_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t al_ctx, rnicpi_cq_t **out
   cq->base.al_ctx = al_ctx;
   cq->dev = dev;
   /* A CQ that cannot grow later starts with room for the queue pairs an
-   * application usually puts on one (cq_reserve() refuses the rest). */
-  uint32_t floor = dev->cq_fixed ? MAX((uint32_t) ib_config.cq_min, IB_CQ_FIXED_MIN)
-                                 : (uint32_t) ib_config.cq_min;
+   * application usually puts on one, and at least for one queue pair of
+   * the most requests the device offers: a DAT consumer (dapltest) gives
+   * each EP the IA's largest queues and EVDs of its own (cq_reserve()
+   * refuses the rest). */
+  uint32_t floor = dev->cq_fixed
+                       ? MAX(MAX((uint32_t) ib_config.cq_min, IB_CQ_FIXED_MIN), dev->verbs_max_qp_wr)
+                       : (uint32_t) ib_config.cq_min;
   int want = (int) MIN(dev->caps.max_cqe, MAX(depth, floor));
   cq->cq = ibv_create_cq(dev->ctx, want, cq, dev->comp, 0);
   if (cq->cq == NULL) {
