@@ -37,6 +37,12 @@
 #  - Quit (-T Q): the server must then print "Exiting." and exit 0, and
 #    nothing it printed may be a warning or an error.
 #
+# DAT_PAIR_ADDR names the server's address for the clients (default
+# 127.0.0.1; the lab gives a device's own address), DAT_PAIR_ITERS the
+# transaction iterations (default 1000; the mix and the RSP runs make
+# half), DAT_PAIR_TIMEOUT each client's limit in seconds (default 60):
+# the lab's emulated CPU runs fewer, for longer.
+#
 # Iteration counts keep one interface's whole run near 10 s on a 2-core
 # machine, and under 60 s when other work loads it 3 times over
 # (measured: 1000 transaction iterations over the 16 endpoints take about
@@ -58,6 +64,9 @@ ia=$2
 dapltest=$(command -v dapltest) || { echo "dapltest is not installed (Debian package dapl2-utils): skipped"; exit 77; }
 export DAT_OVERRIDE="$conf"
 dev="itapi-$ia"
+addr=${DAT_PAIR_ADDR:-127.0.0.1}
+iters=${DAT_PAIR_ITERS:-1000}
+limit=${DAT_PAIR_TIMEOUT:-60}
 dir=$(mktemp -d)
 spid=
 cleanup() {
@@ -144,7 +153,7 @@ transaction() {
   name=$1; shift
   out="$dir/t-$name"
   step_start
-  timeout 60 "$dapltest" -T T -s 127.0.0.1 -D "$dev" -n "$port" "$@" > "$out" 2>&1
+  timeout "$limit" "$dapltest" -T T -s "$addr" -D "$dev" -n "$port" "$@" > "$out" 2>&1
   rc=$?
   if grep -q "Invalid Transaction Test Parameter: Q" "$out"; then
     echo "dapltest -T T $name over $ia: this dapltest refuses -Q (its parser has no CNO mode): not run"
@@ -167,7 +176,7 @@ performance() {
   mode=$1; op=$2
   out="$dir/p-$op-$mode"
   step_start
-  timeout 60 "$dapltest" -T P -s 127.0.0.1 -D "$dev" -n "$port" -m "$mode" -i 5000 "$op" 4096 > "$out" 2>&1
+  timeout "$limit" "$dapltest" -T P -s "$addr" -D "$dev" -n "$port" -m "$mode" -i 5000 "$op" 4096 > "$out" 2>&1
   rc=$?
   word=blocking; [ "$mode" = p ] && word=polling
   if [ $rc -ne 0 ] || ! grep -Eq "^ *Mode +: $word" "$out" ||
@@ -183,12 +192,12 @@ start_server
 echo "dapltest server over $ia on port $port ($(took))"
 
 ops="client SR 4096 server SR 4096 client RR 4096 server RR 4096 client RW 4096 server RW 4096"
-transaction evd -t 4 -w 4 -V -i 1000 $ops
-transaction poll -t 4 -w 4 -V -P -i 1000 $ops
-transaction mix -t 4 -w 4 -V -i 500 client RW 4096 1 server RW 2048 4 client SR 1024 4 \
+transaction evd -t 4 -w 4 -V -i "$iters" $ops
+transaction poll -t 4 -w 4 -V -P -i "$iters" $ops
+transaction mix -t 4 -w 4 -V -i $((iters / 2)) client RW 4096 1 server RW 2048 4 client SR 1024 4 \
   server SR 4096 2 client SR 1024 3 -f server SR 2048 1 -f
-transaction rsp -t 4 -w 4 -V -r -i 500 $ops
-transaction cno -t 4 -w 4 -V -Q -i 1000 $ops
+transaction rsp -t 4 -w 4 -V -r -i $((iters / 2)) $ops
+transaction cno -t 4 -w 4 -V -Q -i "$iters" $ops
 for op in RW RR; do
   for mode in b p; do
     performance $mode $op
@@ -200,7 +209,7 @@ done
 # (10 s instead of 0.3 s), so it runs without.
 out="$dir/limit"
 step_start
-env -u MALLOC_PERTURB_ timeout 60 "$dapltest" -T L -D "$dev" > "$out" 2>&1
+env -u MALLOC_PERTURB_ timeout "$limit" "$dapltest" -T L -D "$dev" > "$out" 2>&1
 rc=$?
 missing=
 for t in ia pz cno evd ep rsp psp lmr rpost size_lmr; do
@@ -216,7 +225,7 @@ fi
 
 out="$dir/quit"
 step_start
-timeout 60 "$dapltest" -T Q -s 127.0.0.1 -D "$dev" -n "$port" > "$out" 2>&1
+timeout "$limit" "$dapltest" -T Q -s "$addr" -D "$dev" -n "$port" > "$out" 2>&1
 rc=$?
 if [ $rc -ne 0 ] || ! grep -q "End of Work" "$out"; then
   report_fail "-T Q" "the client exited with $rc without its end line" "$out"

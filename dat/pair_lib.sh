@@ -11,7 +11,8 @@
 fail=0
 
 # pair_run TOOL NAME PASS READY RETRY [ARG...]
-#   Run TOOL -s (the server) and then TOOL -h 127.0.0.1 (the client), both
+#   Run TOOL -s (the server) and then TOOL -h ADDR (the client; ADDR is
+#   $DAT_PAIR_ADDR, default 127.0.0.1: the lab gives a device's), both
 #   with -P itapi-$ia and ARGs, each for at most 120 s.  The client starts
 #   once the server printed a line matching READY (an extended regular
 #   expression; empty: at once), and starts again while what it printed
@@ -20,9 +21,13 @@ fail=0
 #   PASS; NAME names the run in what is printed.
 pair_run() {
   tool=$1 name=$2 pass=$3 ready=$4 retry=$5
+  # Line-buffered where stdbuf is there (the lab VM has none): the READY
+  # line shows when printed, not at the server's exit.
+  lb=
+  command -v stdbuf >/dev/null && lb="stdbuf -oL"
   shift 5
   : > "$dir/server"
-  timeout 120 stdbuf -oL "$tool" -s -P "itapi-$ia" "$@" > "$dir/server" 2>&1 &
+  timeout 120 $lb "$tool" -s -P "itapi-$ia" "$@" > "$dir/server" 2>&1 &
   spid=$!
   if [ -n "$ready" ]; then
     tries=0
@@ -34,7 +39,7 @@ pair_run() {
   fi
   tries=0
   while :; do
-    timeout 120 stdbuf -oL "$tool" -h 127.0.0.1 -P "itapi-$ia" "$@" > "$dir/client" 2>&1
+    timeout 120 $lb "$tool" -h "${DAT_PAIR_ADDR:-127.0.0.1}" -P "itapi-$ia" "$@" > "$dir/client" 2>&1
     crc=$?
     [ -n "$retry" ] && grep -Eq "$retry" "$dir/client" || break
     tries=$((tries + 1))
