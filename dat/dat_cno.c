@@ -8,7 +8,9 @@
  * notification rather than by events the consumer left queued (a level
  * would wake a waiter for one EVD again and again on another's leftovers).
  * As DAT allows, a wakeup whose event another thread took finds the EVD
- * empty.
+ * empty.  When the last EVD of a CNO is freed (or moved to another CNO)
+ * while threads wait on it, they return with no EVD, as DAT 2.0 6.3.2.3
+ * has them unblocked.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,6 +20,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+/* What the gone descriptor's epoll event carries: no EVD's cell. */
+static const char gone_tag;
 
 static DAT_RETURN
 cno_create_on_held(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE *cno_handle)
@@ -34,10 +39,15 @@ cno_create_on_held(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_C
   cno->evds = g_ptr_array_new();
   cno->epfd = epoll_create1(EPOLL_CLOEXEC);
   cno->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  cno->gone = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   /* The wake descriptor names no EVD (data.ptr NULL); closing an epoll
-   * set does not wake epoll_wait, so an abrupt close writes it instead. */
+   * set does not wake epoll_wait, so an abrupt close writes it instead.
+   * The gone descriptor says the last EVD left while threads waited. */
   struct epoll_event wev = { .events = EPOLLIN, .data.ptr = NULL };
-  if (cno->epfd < 0 || cno->wake < 0 || epoll_ctl(cno->epfd, EPOLL_CTL_ADD, cno->wake, &wev) != 0) {
+  struct epoll_event gev = { .events = EPOLLIN, .data.ptr = (void *) &gone_tag };
+  if (cno->epfd < 0 || cno->wake < 0 || cno->gone < 0 ||
+      epoll_ctl(cno->epfd, EPOLL_CTL_ADD, cno->wake, &wev) != 0 ||
+      epoll_ctl(cno->epfd, EPOLL_CTL_ADD, cno->gone, &gev) != 0) {
     g_message("DAT CNO on %s: making its epoll set and wake descriptor failed: %s (the "
               "process's descriptor limit, ulimit -n, may be reached)",
               ia->provider->it_name, g_strerror(errno));
@@ -50,6 +60,8 @@ cno_create_on_held(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_C
   return DAT_SUCCESS;
 
 err_close:
+  if (cno->gone >= 0)
+    close(cno->gone);
   if (cno->wake >= 0)
     close(cno->wake);
   if (cno->epfd >= 0)
@@ -130,6 +142,7 @@ datx_cno_free(DAT_CNO_HANDLE cno_handle)
 void
 datx_cno_destroy(datx_cno_t *cno)
 {
+  close(cno->gone);
   close(cno->wake);
   close(cno->epfd);
   g_ptr_array_free(cno->evds, TRUE);
@@ -154,6 +167,12 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
     g_mutex_lock(&old->lock);
     g_ptr_array_remove(old->evds, evd);
     epoll_ctl(old->epfd, EPOLL_CTL_DEL, evd->fd, NULL);
+    /* Its waiters have nothing left to wait for. */
+    uint64_t one = 1;
+    if (old->evds->len == 0 && g_atomic_int_get(&old->waiters) > 0 &&
+        write(old->gone, &one, sizeof(one)) != (ssize_t) sizeof(one))
+      g_warning("DAT CNO %u: waking its waiters as its last EVD left failed: %s; they return "
+                "only when their timeout expires", old->cell->id, g_strerror(errno));
     g_mutex_unlock(&old->lock);
     datx_cell_unuse(old->cell);
   }
@@ -162,6 +181,10 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
     /* The event names the EVD's cell, which outlives the EVD. */
     struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = evd->cell };
     g_mutex_lock(&cno->lock);
+    /* An EVD again: a wake for the last one's leaving is past. */
+    uint64_t n;
+    if (cno->evds->len == 0 && read(cno->gone, &n, sizeof(n)) < 0 && errno != EAGAIN)
+      g_debug("DAT CNO %u: reading its gone descriptor: %s", cno->cell->id, g_strerror(errno));
     g_ptr_array_add(cno->evds, evd);
     if (epoll_ctl(cno->epfd, EPOLL_CTL_ADD, evd->fd, &ev) != 0)
       g_warning("DAT CNO %u: watching EVD %u (IT-API descriptor %d) failed: %s; dat_cno_wait "
@@ -179,7 +202,7 @@ ms_of_us(uint64_t us)
 }
 
 static DAT_RETURN
-cno_wait(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
+cno_wait_counted(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
 {
   if (evd_handle == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
@@ -210,6 +233,10 @@ cno_wait(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
       *evd_handle = DAT_HANDLE_NULL;
       return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_DEAD);
     }
+    if (ev.data.ptr == &gone_tag) {
+      *evd_handle = DAT_HANDLE_NULL;
+      return DAT_SUCCESS;
+    }
     /* An EVD freed since its edge: wait on for the time left. */
     if (datx_cell_get(ev.data.ptr, DATX_EVD) != NULL) {
       *evd_handle = ev.data.ptr;
@@ -220,6 +247,21 @@ cno_wait(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
       ms = left <= 0 ? 0 : ms_of_us((uint64_t) left);
     }
   }
+}
+
+/* A wait, counted: the last waiter out takes back the wake for a last
+ * EVD's leaving, so that it wakes only the threads that waited then. */
+static DAT_RETURN
+cno_wait(datx_cno_t *cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle)
+{
+  g_atomic_int_inc(&cno->waiters);
+  DAT_RETURN ret = cno_wait_counted(cno, timeout, evd_handle);
+  if (g_atomic_int_dec_and_test(&cno->waiters)) {
+    uint64_t n;
+    if (read(cno->gone, &n, sizeof(n)) < 0 && errno != EAGAIN)
+      g_debug("DAT CNO %u: reading its gone descriptor: %s", cno->cell->id, g_strerror(errno));
+  }
+  return ret;
 }
 
 DAT_RETURN

@@ -180,6 +180,8 @@ struct datx_cno {
   GPtrArray *evds;                /**< the EVDs attached (datx_evd_t *) */
   int epfd;                       /**< edge-triggered epoll set of the EVDs' descriptors */
   int wake;                       /**< eventfd in @c epfd, level-triggered: written when the IA closes */
+  int gone;                       /**< eventfd in @c epfd, level-triggered: written when its last EVD left */
+  gint waiters;                   /**< threads in dat_cno_wait */
 };
 
 /** @brief A shared receive queue. */

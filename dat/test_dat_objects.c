@@ -540,6 +540,39 @@ test_cno_free_waited(fixture_t *f, gconstpointer data)
 }
 
 static void
+test_cno_last_evd_freed(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a thread waiting on a CNO returns with no EVD when the CNO's last EVD is freed "
+                 "(DAT 2.0 6.3.2.3); a CNO that keeps an EVD keeps its waiter; once an EVD is "
+                 "attached again, a wait times out as usual");
+  DAT_CNO_HANDLE cno;
+  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+  DAT_EVD_HANDLE e1, e2;
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &e1), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &e2), DAT_SUCCESS);
+  waiter_t w = { .handle = cno, .timeout = 30 * 1000 * 1000, .evd = (DAT_EVD_HANDLE) &w };
+  GThread *t = g_thread_new("cno-waiter", cno_waiter, &w);
+  waiter_settle(&w);
+  assert_dat(dat_evd_free(e1), DAT_SUCCESS);
+  g_usleep(WAITER_SETTLE_US);
+  g_assert_true(w.evd == (DAT_EVD_HANDLE) &w); /* e2 is left: still waiting */
+  gint64 t0 = g_get_monotonic_time();
+  assert_dat(dat_evd_free(e2), DAT_SUCCESS);
+  g_thread_join(t);
+  assert_dat(w.ret, DAT_SUCCESS);
+  g_assert_true(w.evd == DAT_HANDLE_NULL);
+  g_assert_cmpint(g_get_monotonic_time() - t0, <, 10 * 1000 * 1000);
+
+  DAT_EVD_HANDLE e3, found = (DAT_EVD_HANDLE) &w;
+  assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &e3), DAT_SUCCESS);
+  assert_dat(dat_cno_wait(cno, 50 * 1000, &found), DAT_ERR(DAT_TIMEOUT_EXPIRED, 0));
+  g_assert_true(found == DAT_HANDLE_NULL);
+  assert_dat(dat_evd_free(e3), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
+}
+
+static void
 test_ia_close_waited(fixture_t *f, gconstpointer data)
 {
   (void) data;
@@ -2338,6 +2371,7 @@ main(int argc, char **argv)
   ADD("/dat/evd/unwaitable", test_evd_unwaitable);
   ADD("/dat/evd/resize", test_evd_resize);
   ADD("/dat/cno/free-waited", test_cno_free_waited);
+  ADD("/dat/cno/last-evd-freed", test_cno_last_evd_freed);
   ADD("/dat/ia/close-waited", test_ia_close_waited);
   ADD("/dat/cm/service-points", test_service_points);
   ADD("/dat/cm/psp-provider-flag", test_psp_provider_flag);
