@@ -581,9 +581,11 @@ ep_get_status_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN 
       return datx_status(st, DAT_INVALID_HANDLE_EP);
     *state = state_of(p.ep_state.rc);
   }
-  /* IT-API does not say whether work is outstanding. */
+  /* Receives are counted until their completion is taken (an EP without
+   * an SRQ: dat_ep_recv_query); requests are not (an unsignaled one
+   * completes unseen), so they may be outstanding. */
   if (recv_idle != NULL)
-    *recv_idle = DAT_FALSE;
+    *recv_idle = ep->srq == NULL && g_atomic_int_get(&ep->recv_posted) <= 0 ? DAT_TRUE : DAT_FALSE;
   if (request_idle != NULL)
     *request_idle = DAT_FALSE;
   return DAT_SUCCESS;

@@ -2067,6 +2067,11 @@ assert_recvs(DAT_EP_HANDLE ep, DAT_COUNT want)
   assert_dat(dat_ep_recv_query(ep, &n, &span), DAT_SUCCESS);
   g_assert_cmpint(n, ==, want);
   g_assert_cmpint(span, ==, want);
+  /* dat_ep_get_status's receive side says the same. */
+  DAT_BOOLEAN recv_idle = 7, request_idle = 7;
+  assert_dat(dat_ep_get_status(ep, NULL, &recv_idle, &request_idle), DAT_SUCCESS);
+  g_assert_cmpint(recv_idle, ==, want == 0 ? DAT_TRUE : DAT_FALSE);
+  g_assert_cmpint(request_idle, ==, DAT_FALSE);
 }
 
 static void
@@ -2075,7 +2080,8 @@ test_ep_recv_query(fixture_t *f, gconstpointer data)
   (void) data;
   g_test_summary("dat_ep_recv_query counts the receives posted to an EP and not yet completed: up "
                  "with each post, down with the completion of the peer's Send and with each "
-                 "flush; an EP with an SRQ answers DAT_VALUE_UNKNOWN");
+                 "flush, and dat_ep_get_status says the receive side is idle when none is left; "
+                 "an EP with an SRQ answers DAT_VALUE_UNKNOWN");
   DAT_PROVIDER_ATTR pr_attr;
   DAT_IA_ATTR ia_attr;
   assert_dat(dat_ia_query(f->ia, NULL, 0, &ia_attr, DAT_PROVIDER_FIELD_EP_RECV_INFO_SUPPORTED,
