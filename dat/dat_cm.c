@@ -9,7 +9,8 @@
  * the provider makes (datx_ep_new_tentative()).  dat_ep_connect resolves the remote address with
  * it_get_pathinfo() and connects with the two-way handshake;
  * dat_ep_dup_connect does the same to the address and qualifier another
- * EP connected to.
+ * EP connected to.  On a datagram EP, connect, accept and reject are the
+ * datagram service exchange of dat_ud.c.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -63,8 +64,9 @@ ep_connect_on_held(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-  if (pdata_size < 0 || (size_t) pdata_size > ep->ia->connect_pdata_len ||
-      (pdata_size > 0 && pdata == NULL))
+  size_t limit = ep->ud ? MIN(ep->ia->ud_req_pdata_len, (size_t) IT_MAX_PRIV_DATA) - DATX_UD_HDR_LEN
+                       : ep->ia->connect_pdata_len;
+  if (pdata_size < 0 || (size_t) pdata_size > limit || (pdata_size > 0 && pdata == NULL))
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
   it_net_addr_t addr;
   struct sockaddr_in copy;
@@ -98,7 +100,11 @@ ep_connect_on_held(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote, DAT_CONN_
   gint64 window = (env != NULL ? CLAMP(g_ascii_strtoll(env, NULL, 10), 0, 3600000) : DATX_CONNECT_RETRY_MS) * 1000;
   if (timeout != DAT_TIMEOUT_INFINITE)
     window = MIN(window, (gint64) timeout);
-  ep->conn_deadline = window > 0 ? g_get_monotonic_time() + window : 0;
+  gint64 deadline = window > 0 ? g_get_monotonic_time() + window : 0;
+  /* A datagram EP may ask several peers, or one several times, at once. */
+  if (ep->ud)
+    return datx_ud_connect(ep, &path, &q, &ep->remote, pdata, (size_t) pdata_size, deadline);
+  ep->conn_deadline = deadline;
   ep->conn_tries = 0;
   st = it_ep_connect(ep->it, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, pdata, (size_t) pdata_size);
   if (st != IT_SUCCESS)
@@ -176,6 +182,8 @@ ep_disconnect_on_held(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS flags)
    * where the transport has one, and flushes what is outstanding. */
   if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+  if (ep->ud)
+    return DAT_SUCCESS; /* a datagram EP has no connection */
   it_ep_param_t p;
   if (it_ep_query(ep->it, IT_EP_PARAM_STATE, &p) == IT_SUCCESS &&
       p.ep_state.rc == IT_EP_STATE_UNCONNECTED)
@@ -528,11 +536,26 @@ datx_rsp_free(DAT_RSP_HANDLE rsp_handle)
   return DAT_SUCCESS;
 }
 
-datx_cell_t *
-datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp,
-               DAT_CONN_QUAL *qual_out)
+/* Refuses a request no service point takes: a connection request with a
+ * reject, a datagram one with a reply naming no EP. */
+static void
+cr_refuse(const it_event_t *ev)
 {
-  uint16_t port = ntohs(req->conn_qual.conn_qual.port);
+  if (ev->event_number == IT_CM_REQ_UD_SERVICE_REQUEST_EVENT) {
+    it_remote_ep_info_t none = { 0 };
+    it_ud_service_reply(ev->ud_svc_request.ud_svc_req_id, IT_UD_SVC_ID_NOT_SUPPORTED, none, NULL, 0);
+  } else {
+    it_reject(ev->conn_req.cn_est_id, NULL, 0);
+  }
+}
+
+datx_cell_t *
+datx_cr_arrive(datx_ia_t *ia, const it_event_t *ev, DAT_HANDLE *sp, DAT_CONN_QUAL *qual_out)
+{
+  gboolean ud = ev->event_number == IT_CM_REQ_UD_SERVICE_REQUEST_EVENT;
+  const it_conn_qual_t *cq = ud ? &ev->ud_svc_request.conn_qual : &ev->conn_req.conn_qual;
+  const it_net_addr_t *source = ud ? &ev->ud_svc_request.source_addr : &ev->conn_req.source_addr;
+  uint16_t port = ntohs(cq->conn_qual.port);
   datx_cell_t *sp_cell = NULL, *rsp_ep = NULL;
   DAT_CONN_QUAL qual = 0;
   gboolean make_ep = FALSE;
@@ -560,34 +583,43 @@ datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp
   }
   g_mutex_unlock(&ia->lock);
   if (sp_cell == NULL) {
-    g_message("DAT IA %s: a connection request for port %u, which no service point serves, is "
-              "rejected", ia->provider->info.ia_name, port);
-    it_reject(req->cn_est_id, NULL, 0);
+    g_message("DAT IA %s: a %s request for port %u, which no service point serves, is "
+              "rejected", ia->provider->info.ia_name, ud ? "datagram service" : "connection", port);
+    cr_refuse(ev);
     return NULL;
   }
   datx_cr_t *cr = g_new0(datx_cr_t, 1);
   cr->ia = ia;
   cr->qual = qual;
   cr->local_ep = rsp_ep;
-  cr->cn_est_id = req->cn_est_id;
   cr->remote.sin_family = AF_INET;
-  if (req->source_addr.addr_type == IT_IPV4)
-    cr->remote.sin_addr = req->source_addr.addr.ipv4;
-  if (req->private_data_present)
-    memcpy(cr->pdata, req->private_data, sizeof(cr->pdata));
-  cr->pdata_size = req->private_data_present ? ia->connect_pdata_len : 0;
+  if (source->addr_type == IT_IPV4)
+    cr->remote.sin_addr = source->addr.ipv4;
+  gboolean ok = TRUE;
+  if (ud) {
+    ok = datx_ud_request_parse(&ev->ud_svc_request, cr);
+  } else {
+    const it_conn_request_event_t *req = &ev->conn_req;
+    cr->cn_est_id = req->cn_est_id;
+    if (req->private_data_present)
+      memcpy(cr->pdata, req->private_data, sizeof(cr->pdata));
+    cr->pdata_size = req->private_data_present ? ia->connect_pdata_len : 0;
+  }
   /* DAT 2.0 (DAT_PSP_PROVIDER_FLAG): the provider makes the EP the
    * request is accepted on; the CR names it (dat_cr_query's
-   * local_ep_handle) until the consumer configures it (dat_ep_modify). */
-  if (make_ep) {
+   * local_ep_handle) until the consumer configures it (dat_ep_modify).
+   * A connection's EP only: a datagram exchange has none. */
+  if (ok && make_ep && !ud) {
     cr->local_ep = datx_ep_new_tentative(ia);
     cr->provider_ep = cr->local_ep != NULL;
+    ok = cr->provider_ep;
   }
-  cr->cell = make_ep && cr->local_ep == NULL ? NULL : datx_cell_new(&ia->provider->dat, DATX_CR, cr, ia);
+  cr->cell = ok ? datx_cell_new(&ia->provider->dat, DATX_CR, cr, ia) : NULL;
   if (cr->cell == NULL) {
-    g_message("DAT IA %s: no handle left for a connection request to port %u (or its EP): "
-              "it is rejected", ia->provider->info.ia_name, port);
-    it_reject(req->cn_est_id, NULL, 0);
+    g_message("DAT IA %s: a request to port %u is rejected: it is not framed as a DAT "
+              "provider frames it, or no handle is left for it (or its EP)",
+              ia->provider->info.ia_name, port);
+    cr_refuse(ev);
     if (cr->provider_ep)
       datx_ep_free(cr->local_ep);
     g_free(cr);
@@ -650,12 +682,14 @@ datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata
   datx_cell_t *ep_cell = datx_cell_hold(ep_handle != DAT_HANDLE_NULL ? ep_handle : cr->local_ep, DATX_EP);
   datx_ep_t *ep = ep_cell != NULL ? ep_cell->object : NULL;
   DAT_RETURN ret = DAT_SUCCESS;
-  if (ep == NULL || ep->ia != cr->ia)
+  size_t limit = cr->ud ? MIN(cr->ia->ud_rep_pdata_len, (size_t) IT_MAX_PRIV_DATA) - DATX_UD_HDR_LEN
+                       : cr->ia->accept_pdata_len;
+  /* A datagram request is served by a datagram EP, a connection by an RC one. */
+  if (ep == NULL || ep->ia != cr->ia || ep->ud != cr->ud)
     ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   else if (ep->it == IT_NULL_HANDLE)
     ret = DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFTENTATIVE);
-  else if (pdata_size < 0 || (size_t) pdata_size > cr->ia->accept_pdata_len ||
-           (pdata_size > 0 && pdata == NULL))
+  else if (pdata_size < 0 || (size_t) pdata_size > limit || (pdata_size > 0 && pdata == NULL))
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
   datx_cell_put(cr_cell);
   /* One of a racing accept and reject takes the CR; the other finds it gone. */
@@ -663,6 +697,14 @@ datx_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT pdata
     ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
   if (ret != DAT_SUCCESS)
     goto out_put_ep;
+  if (cr->ud) {
+    ret = datx_ud_accept(cr, ep, pdata, (size_t) pdata_size);
+    if (ret != DAT_SUCCESS)
+      datx_cell_revive(cr_cell);
+    else
+      cr_done(cr, ep_cell);
+    goto out_put_ep;
+  }
   ep->remote = cr->remote;
   ep->local_qual = cr->qual;
   ep->active = FALSE;
@@ -689,13 +731,23 @@ datx_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT pdata_size, const DAT_PVOID pd
   datx_cr_t *cr = cell->object;
   /* DAPL's framing (DATX_REJECT_HDR_LEN), where the interface has room. */
   size_t hdr = cr->ia->reject_pdata_len >= DATX_REJECT_HDR_LEN ? DATX_REJECT_HDR_LEN : 0;
-  gboolean ok = pdata_size >= 0 && (size_t) pdata_size + hdr <= cr->ia->reject_pdata_len &&
+  size_t limit = cr->ia->reject_pdata_len;
+  if (cr->ud) {
+    hdr = DATX_UD_HDR_LEN;
+    limit = MIN(cr->ia->ud_rep_pdata_len, (size_t) IT_MAX_PRIV_DATA);
+  }
+  gboolean ok = pdata_size >= 0 && (size_t) pdata_size + hdr <= limit &&
                 (pdata_size == 0 || pdata != NULL);
   datx_cell_put(cell);
   if (!ok)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   if (datx_cell_retire_wait(cell) != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+  if (cr->ud) {
+    it_status_t st = datx_ud_reject(cr, pdata, (size_t) pdata_size);
+    cr_done(cr, DAT_HANDLE_NULL);
+    return datx_status(st, DAT_INVALID_HANDLE_CR);
+  }
   unsigned char buf[IT_MAX_PRIV_DATA];
   const unsigned char version[DATX_REJECT_HDR_LEN] = { DAT_VERSION_MAJOR, DAT_VERSION_MINOR, 2, 0 };
   memcpy(buf, version, hdr);
@@ -722,7 +774,15 @@ datx_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff)
   if (cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
   datx_cr_t *cr = cell->object;
+  gboolean ud = cr->ud;
   datx_cell_put(cell);
+  /* IT-API hands off connection requests only: a datagram service
+   * request cannot be, and the CR stays. */
+  if (ud) {
+    g_message("DAT CR %u on %s: a datagram service request cannot be handed off; accept or "
+              "reject it", cell->id, cr->ia->provider->info.ia_name);
+    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+  }
   /* One of a racing accept, reject and handoff takes the CR. */
   if (datx_cell_retire_wait(cell) != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);

@@ -5,7 +5,8 @@
  * names nothing (DAT 2.0 6.6.x) and is left out.  The consumer's DTO cookie
  * is IT-API's cookie, returned as it is in the completion.  DAT's IB
  * extensions (dat_ib_extensions.h) post an RDMA Write with immediate data
- * (itx_post_rdma_write_imm) and the atomics (it_post_atomic).
+ * (itx_post_rdma_write_imm) and the atomics (it_post_atomic); its
+ * datagram operations are dat_ud.c's.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -45,8 +46,8 @@ datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, i
   return DAT_SUCCESS;
 }
 
-static it_dto_flags_t
-flags_of(DAT_COMPLETION_FLAGS f)
+it_dto_flags_t
+datx_dto_flags_of(DAT_COMPLETION_FLAGS f)
 {
   it_dto_flags_t out = 0;
   if (!(f & DAT_COMPLETION_SUPPRESS_FLAG))
@@ -111,6 +112,12 @@ datx_ep_imm_clear(datx_ep_t *ep)
 {
   if (ep->imm_cookies != NULL)
     g_array_free(ep->imm_cookies, TRUE);
+  if (ep->ud_reqs != NULL)
+    g_ptr_array_free(ep->ud_reqs, TRUE);
+  ep->ud_reqs = NULL;
+  if (ep->ud_ahs != NULL)
+    g_ptr_array_free(ep->ud_ahs, TRUE);
+  ep->ud_ahs = NULL;
   ep->imm_cookies = NULL;
   if (ep->early_recvs != NULL)
     g_ptr_array_free(ep->early_recvs, TRUE);
@@ -214,11 +221,15 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
     it_status_t st;
     switch (op) {
     case POST_SEND:
-      st = it_post_send(ep->it, seg, k, cookie.as_64, flags_of(flags));
+      st = it_post_send(ep->it, seg, k, cookie.as_64, datx_dto_flags_of(flags));
       break;
     case POST_RECV:
-      /* A receive always completes with an event (DAT 2.0 6.6.2).
-       * Counted before the post, which its completion may overtake. */
+      /* A receive always completes with an event (DAT 2.0 6.6.2). */
+      if (ep->ud) {
+        st = it_post_recvfrom(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG);
+        break;
+      }
+      /* Counted before the post, which its completion may overtake. */
       g_atomic_int_inc(&ep->recv_posted);
       st = it_post_recv(ep->it, seg, k, cookie.as_64, IT_COMPLETION_FLAG);
       if (st != IT_SUCCESS)
@@ -227,18 +238,18 @@ ep_post(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLE
         early_recv_keep(ep, cookie.as_64, seg, k);
       break;
     case POST_READ:
-      st = it_post_rdma_read(ep->it, seg, k, cookie.as_64, flags_of(flags),
+      st = it_post_rdma_read(ep->it, seg, k, cookie.as_64, datx_dto_flags_of(flags),
                              remote->virtual_address, remote->rmr_context);
       break;
     case POST_WRITE:
-      st = it_post_rdma_write(ep->it, seg, k, cookie.as_64, flags_of(flags),
+      st = it_post_rdma_write(ep->it, seg, k, cookie.as_64, datx_dto_flags_of(flags),
                               remote->virtual_address, remote->rmr_context);
       break;
     default: {
-      gboolean signaled = (flags_of(flags) & IT_COMPLETION_FLAG) != 0;
+      gboolean signaled = (datx_dto_flags_of(flags) & IT_COMPLETION_FLAG) != 0;
       if (signaled)
         imm_keep(ep, cookie.as_64);
-      st = itx_post_rdma_write_imm(ep->it, seg, k, cookie.as_64, flags_of(flags),
+      st = itx_post_rdma_write_imm(ep->it, seg, k, cookie.as_64, datx_dto_flags_of(flags),
                                    remote->virtual_address, remote->rmr_context, imm);
       if (st != IT_SUCCESS && signaled)
         imm_forget(ep, cookie.as_64, TRUE);
@@ -321,7 +332,7 @@ ext_atomic(DAT_EP_HANDLE ep_handle, it_atomic_op_t aop, va_list args)
     ret = DATX_ERR(DAT_LENGTH_ERROR, 0);
   if (ret == DAT_SUCCESS) {
     seg[0].length = 8;  /* the old value's 8 bytes */
-    it_status_t st = it_post_atomic(ep->it, aop, swap_or_add, compare, &seg[0], cookie.as_64, flags_of(flags),
+    it_status_t st = it_post_atomic(ep->it, aop, swap_or_add, compare, &seg[0], cookie.as_64, datx_dto_flags_of(flags),
                                     remote->virtual_address, remote->rmr_context);
     ret = datx_status(st, DAT_INVALID_HANDLE_EP);
   }
@@ -362,13 +373,19 @@ datx_handle_extendedop(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list args)
     return ext_atomic(handle, IT_FETCH_AND_ADD, args);
   case DAT_IB_CMP_AND_SWAP_OP:
     return ext_atomic(handle, IT_COMPARE_AND_SWAP, args);
+  case DAT_IB_UD_SEND_OP:
+    return datx_ud_post_send(handle, args);
+  case DAT_IB_UD_AH_FREE_OP:
+    return datx_ud_ah_free(handle, args);
+  case DAT_IB_UD_CM_FREE_OP:
+    return datx_ud_cm_free(handle, args);
   case DAT_IB_OPEN_QUERY_OP:
     return handle == NULL ? DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1)
                           : ext_open_query((const char *) handle, args);
   case DAT_IB_CLOSE_QUERY_OP:
     return datx_ia_close(handle, DAT_CLOSE_ABRUPT_FLAG);
   default:
-    /* Datagrams, counters and collectives are not offered (doc/dat.md). */
+    /* Counters and collectives are not offered (doc/dat.md). */
     return DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
   }
 }

@@ -1,5 +1,6 @@
 /*
- * dat/: endpoints.  A DAT EP is an IT-API RC endpoint; its DAT EVDs give
+ * dat/: endpoints.  A DAT EP is an IT-API RC endpoint, or a UD one for
+ * DAT_IB_SERVICE_TYPE_UD (dat_ud.c); its DAT EVDs give
  * it their DTO and connection SEVDs, and its consumer context on the IT-API
  * side is its DAT handle, which is how completions name it.  An EP created
  * without a receive, request or connection EVD (DAT 2.0 6.5.1 allows
@@ -97,6 +98,47 @@ ep_unuse(datx_ep_t *ep)
     datx_cell_unuse(ep->conn_evd->cell);
 }
 
+/* The IT-API RC endpoint of @p ep (DAT_SERVICE_TYPE_RC). */
+static DAT_RETURN
+ep_rc_create(datx_ep_t *ep, it_evd_handle_t it_req, it_evd_handle_t it_recv, it_evd_handle_t it_conn)
+{
+  datx_ia_t *ia = ep->ia;
+  DAT_EP_ATTR *a = &ep->attr;
+  it_ep_attributes_t it_attr;
+  memset(&it_attr, 0, sizeof(it_attr));
+  it_attr.max_dto_payload_size = a->max_message_size != 0 ? a->max_message_size : ia->max_rc_send_len;
+  it_attr.max_request_dtos = (size_t) MAX(a->max_request_dtos, 1);
+  it_attr.max_recv_dtos = (size_t) MAX(a->max_recv_dtos, 1);
+  it_attr.max_send_segments = (size_t) MAX(a->max_request_iov, 1);
+  it_attr.max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
+  it_attr.srv.rc.rdma_read_enable = IT_TRUE;
+  it_attr.srv.rc.rdma_write_enable = IT_TRUE;
+  /* DAT's IB extension has no EP attribute for atomics: an interface
+   * with them takes them on every EP, as DAPL's does. */
+  it_attr.srv.rc.atomics_enable = ia->atomics ? IT_TRUE : IT_FALSE;
+  /* DAT 2.0 leaves RDMA iovs at 0 to mean "as for requests". */
+  it_attr.srv.rc.max_rdma_read_segments =
+      (size_t) MAX(a->max_rdma_read_iov > 0 ? a->max_rdma_read_iov : a->max_request_iov, 1);
+  it_attr.srv.rc.max_rdma_write_segments =
+      (size_t) MAX(a->max_rdma_write_iov > 0 ? a->max_rdma_write_iov : a->max_request_iov, 1);
+  it_attr.srv.rc.rdma_read_ird = (uint32_t) MAX(a->max_rdma_read_in, 0);
+  it_attr.srv.rc.rdma_read_ord = (uint32_t) MAX(a->max_rdma_read_out, 0);
+  it_ep_rc_creation_flags_t flags = IT_EP_NO_FLAG;
+  if (ep->srq != NULL) {
+    flags |= IT_EP_SRQ;
+    it_attr.srv.rc.srq = ep->srq->it;
+  }
+  it_status_t st = it_ep_rc_create(ep->pz->it, it_req, it_recv, it_conn, flags, &it_attr, &ep->it);
+  if (st != IT_SUCCESS) {
+    g_message("DAT EP on %s: it_ep_rc_create failed: %s", ia->provider->it_name,
+              itx_status_name(st));
+    return datx_status(st, st == IT_ERR_INVALID_SRQ ? DAT_INVALID_HANDLE_SRQ : DAT_INVALID_HANDLE_EP);
+  }
+  a->max_rdma_read_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_read_segments;
+  a->max_rdma_write_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_write_segments;
+  return DAT_SUCCESS;
+}
+
 /* @p srq: the SRQ's cell, held by the caller, or NULL for an EP that
  * receives on its own queue. */
 static DAT_RETURN
@@ -125,7 +167,8 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
     ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
   else if (ep_handle == NULL)
     ret = DATX_ERR(DAT_INVALID_PARAMETER, srq != NULL ? DAT_INVALID_ARG8 : DAT_INVALID_ARG7);
-  else if (attr != NULL && attr->service_type != DAT_SERVICE_TYPE_RC)
+  else if (attr != NULL && attr->service_type != DAT_SERVICE_TYPE_RC &&
+           attr->service_type != (DAT_SERVICE_TYPE) DAT_IB_SERVICE_TYPE_UD)
     ret = DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
   else if (srq != NULL && datx_cell_use(srq_cell, DATX_SRQ) == NULL)
     ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
@@ -161,39 +204,12 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   if (ret != DAT_SUCCESS)
     goto err_free;
 
-  it_ep_attributes_t it_attr;
-  memset(&it_attr, 0, sizeof(it_attr));
-  it_attr.max_dto_payload_size = a->max_message_size != 0 ? a->max_message_size : ia->max_rc_send_len;
-  it_attr.max_request_dtos = (size_t) MAX(a->max_request_dtos, 1);
-  it_attr.max_recv_dtos = (size_t) MAX(a->max_recv_dtos, 1);
-  it_attr.max_send_segments = (size_t) MAX(a->max_request_iov, 1);
-  it_attr.max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
-  it_attr.srv.rc.rdma_read_enable = IT_TRUE;
-  it_attr.srv.rc.rdma_write_enable = IT_TRUE;
-  /* DAT's IB extension has no EP attribute for atomics: an interface
-   * with them takes them on every EP, as DAPL's does. */
-  it_attr.srv.rc.atomics_enable = ia->atomics ? IT_TRUE : IT_FALSE;
-  /* DAT 2.0 leaves RDMA iovs at 0 to mean "as for requests". */
-  it_attr.srv.rc.max_rdma_read_segments =
-      (size_t) MAX(a->max_rdma_read_iov > 0 ? a->max_rdma_read_iov : a->max_request_iov, 1);
-  it_attr.srv.rc.max_rdma_write_segments =
-      (size_t) MAX(a->max_rdma_write_iov > 0 ? a->max_rdma_write_iov : a->max_request_iov, 1);
-  it_attr.srv.rc.rdma_read_ird = (uint32_t) MAX(a->max_rdma_read_in, 0);
-  it_attr.srv.rc.rdma_read_ord = (uint32_t) MAX(a->max_rdma_read_out, 0);
-  it_ep_rc_creation_flags_t flags = IT_EP_NO_FLAG;
-  if (srq != NULL) {
-    flags |= IT_EP_SRQ;
-    it_attr.srv.rc.srq = srq->it;
-  }
-  it_status_t st = it_ep_rc_create(pz->it, it_req, it_recv, it_conn, flags, &it_attr, &ep->it);
-  if (st != IT_SUCCESS) {
-    g_message("DAT EP on %s: it_ep_rc_create failed: %s", ia->provider->it_name,
-              itx_status_name(st));
-    ret = datx_status(st, st == IT_ERR_INVALID_SRQ ? DAT_INVALID_HANDLE_SRQ : DAT_INVALID_HANDLE_EP);
+  ret = a->service_type == (DAT_SERVICE_TYPE) DAT_IB_SERVICE_TYPE_UD
+            ? datx_ud_ep_create(ep, it_req, it_recv)
+            : ep_rc_create(ep, it_req, it_recv, it_conn);
+  if (ret != DAT_SUCCESS)
     goto err_free;
-  }
-  a->max_rdma_read_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_read_segments;
-  a->max_rdma_write_iov = (DAT_COUNT) it_attr.srv.rc.max_rdma_write_segments;
+  ep->conn_sevd = it_conn;
   ep->cell = datx_cell_new(&ia->provider->dat, DATX_EP, ep, ia);
   if (ep->cell == NULL) {
     ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -517,7 +533,8 @@ ep_recv_query_on_held(DAT_EP_HANDLE ep_handle, DAT_COUNT *nbufs_allocated, DAT_C
    * the span is the count.  With an SRQ the EP takes a buffer as a message
    * arrives, which IT-API does not report: DAT_VALUE_UNKNOWN, as the
    * standard has a provider answer a count it cannot obtain cheaply. */
-  DAT_COUNT n = ep->srq != NULL ? DAT_VALUE_UNKNOWN : MAX(g_atomic_int_get(&ep->recv_posted), 0);
+  DAT_COUNT n = ep->srq != NULL || ep->ud ? DAT_VALUE_UNKNOWN
+                                          : MAX(g_atomic_int_get(&ep->recv_posted), 0);
   if (nbufs_allocated != NULL)
     *nbufs_allocated = n;
   if (bufs_alloc_span != NULL)
@@ -574,6 +591,10 @@ ep_get_status_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN 
   if (state != NULL && ep->it == IT_NULL_HANDLE) {
     /* Made by the provider for a PSP's request, not configured yet. */
     *state = DAT_EP_STATE_UNCONFIGURED_TENTATIVE;
+  } else if (state != NULL && ep->ud) {
+    /* A datagram EP is operational from its creation: DAT's state says
+     * whether an exchange gave it a peer. */
+    *state = g_atomic_int_get(&ep->established) ? DAT_EP_STATE_CONNECTED : DAT_EP_STATE_UNCONNECTED;
   } else if (state != NULL) {
     it_ep_param_t p;
     it_status_t st = it_ep_query(ep->it, IT_EP_PARAM_STATE, &p);
@@ -585,7 +606,8 @@ ep_get_status_on_held(DAT_EP_HANDLE ep_handle, DAT_EP_STATE *state, DAT_BOOLEAN 
    * an SRQ: dat_ep_recv_query); requests are not (an unsignaled one
    * completes unseen), so they may be outstanding. */
   if (recv_idle != NULL)
-    *recv_idle = ep->srq == NULL && g_atomic_int_get(&ep->recv_posted) <= 0 ? DAT_TRUE : DAT_FALSE;
+    *recv_idle = ep->srq == NULL && !ep->ud && g_atomic_int_get(&ep->recv_posted) <= 0 ? DAT_TRUE
+                                                                                  : DAT_FALSE;
   if (request_idle != NULL)
     *request_idle = DAT_FALSE;
   return DAT_SUCCESS;
@@ -605,6 +627,12 @@ ep_reset_on_held(DAT_EP_HANDLE ep_handle)
   datx_ep_t *ep = datx_cell_get(ep_handle, DATX_EP);
   if (ep == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  /* A datagram EP has no connection to reset: it forgets its peer. */
+  if (ep->ud) {
+    memset(&ep->remote, 0, sizeof(ep->remote));
+    g_atomic_int_set(&ep->established, 0);
+    return DAT_SUCCESS;
+  }
   it_ep_param_t p;
   it_status_t st = it_ep_query(ep->it, IT_EP_PARAM_STATE, &p);
   if (st != IT_SUCCESS)
@@ -648,6 +676,7 @@ datx_ep_free(DAT_EP_HANDLE ep_handle)
    * copied into the EP): wait it out. */
   if (datx_cell_retire_wait(ep->cell) != DATX_RETIRED)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  datx_ud_ep_clear(ep);
   if (ep->own_dto != IT_NULL_HANDLE)
     it_evd_free(ep->own_dto);
   if (ep->own_conn != IT_NULL_HANDLE)

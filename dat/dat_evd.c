@@ -22,9 +22,6 @@
 
 #include <string.h>
 
-/* An IT-API event that has no DAT counterpart (a request for no PSP). */
-#define DATX_DROPPED ((DAT_RETURN) 1)
-
 static const it_event_type_t stream_of[DATX_S_COUNT] = {
   [DATX_S_DTO] = IT_DTO_EVENT_STREAM,
   [DATX_S_CR] = IT_CM_REQ_EVENT_STREAM,
@@ -103,8 +100,11 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
     [DATX_S_CONN] = (flags & DAT_EVD_CONNECTION_FLAG) != 0,
     [DATX_S_ASYNC] = (flags & DAT_EVD_ASYNC_FLAG) != 0,
     /* An async EVD also carries the events the provider raises itself
-     * (srq_drained()), on a software stream the consumer cannot post to. */
-    [DATX_S_SW] = (flags & (DAT_EVD_SOFTWARE_FLAG | DAT_EVD_ASYNC_FLAG)) != 0,
+     * (srq_drained()), on a software stream the consumer cannot post to;
+     * so does a connection EVD of an IA with datagrams (a datagram
+     * accept's event, dat_ud.c). */
+    [DATX_S_SW] = (flags & (DAT_EVD_SOFTWARE_FLAG | DAT_EVD_ASYNC_FLAG)) != 0 ||
+                  ((flags & DAT_EVD_CONNECTION_FLAG) && ia->ud),
   };
   /* One IT-API dispatcher per adapter carries its affiliated asynchronous
    * events: a second async EVD of the IA is served by its software stream
@@ -330,6 +330,7 @@ translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
   case IT_DTO_CMP_SWAP_CMPL_EVENT: return ext_dto(out, DAT_IB_DTO_CMP_SWAP, DAT_IB_CMP_AND_SWAP);
   case IT_DTO_RDMA_READ_CMPL_EVENT: d->operation = DAT_DTO_RDMA_READ; break;
   case IT_RMR_LINK_CMPL_EVENT: return datx_rmr_translate_bind(in, out);
+  case IT_DTO_UD_RECV_CMPL_EVENT: return datx_ud_translate_recv(&ev->all_dto_cmpl, out);
   default:
     g_debug("IT-API completion %s has no DAT counterpart yet: dropped",
             itx_event_name(in->event_number));
@@ -480,11 +481,13 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
   case IT_CM_REQ_EVENT_STREAM: {
     DAT_HANDLE sp = NULL;
     DAT_CONN_QUAL qual = 0;
-    datx_cell_t *cr = datx_cr_arrive(evd->ia, &in->conn_req, &sp, &qual);
+    datx_cell_t *cr = datx_cr_arrive(evd->ia, in, &sp, &qual);
     if (cr == NULL)
       return DATX_DROPPED;
     DAT_CR_ARRIVAL_EVENT_DATA *d = &out->event_data.cr_arrival_event_data;
-    out->event_number = DAT_CONNECTION_REQUEST_EVENT;
+    out->event_number = in->event_number == IT_CM_REQ_UD_SERVICE_REQUEST_EVENT
+                            ? (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT
+                            : DAT_CONNECTION_REQUEST_EVENT;
     d->sp_handle.psp_handle = sp;
     d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR) &evd->ia->addr;
     d->conn_qual = qual;
@@ -493,6 +496,8 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
     return DAT_SUCCESS;
   }
   case IT_CM_MSG_EVENT_STREAM:
+    if (in->event_number == IT_CM_MSG_UD_SERVICE_REPLY_EVENT)
+      return datx_ud_translate_reply(&in->ud_svc_reply, out);
     return translate_conn(&in->conn, out);
   case IT_ASYNC_AFF_EVENT_STREAM:
     return translate_async(&in->aff_async, out);

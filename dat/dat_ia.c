@@ -116,12 +116,18 @@ ia_describe(datx_ia_t *ia)
   ia->srq_support = info->srq_support;
   ia->atomics = info->atomic_support;
   ia->srq_resizable = info->srq_resizable;
+  ia->ud = (info->supported_service_types & IT_UD_SERVICE) != 0 &&
+           info->ud_req_private_data_len >= DATX_UD_HDR_LEN &&
+           info->ud_rep_private_data_len >= DATX_UD_HDR_LEN;
+  ia->ud_req_pdata_len = info->ud_req_private_data_len;
+  ia->ud_rep_pdata_len = info->ud_rep_private_data_len;
   size_t ud_mtu = 0;
   if (info->num_spigots > 0) {
     const it_spigot_info_t *sp = &info->spigot_info[0];
     ia->max_rc_send_len = sp->max_rc_send_len;
     ia->max_rc_rdma_len = sp->max_rc_rdma_len;
     ud_mtu = sp->max_ud_send_len;
+    ia->max_ud_send_len = sp->max_ud_send_len;
     /* DAT consumers (dtest) print and pass on an AF_INET address. */
     for (size_t i = 0; i < sp->num_net_addr; i++)
       if (sp->net_addr[i].addr_type == IT_IPV4) {
@@ -175,6 +181,8 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
   ia->pattrs[ia->npattrs++].value = ia->atomics ? "TRUE" : "FALSE";
   ia->pattrs[ia->npattrs].name = DAT_IB_ATTR_IMMED_DATA;
   ia->pattrs[ia->npattrs++].value = ia->immediate ? "TRUE" : "FALSE";
+  ia->pattrs[ia->npattrs].name = DAT_IB_ATTR_UD;
+  ia->pattrs[ia->npattrs++].value = ia->ud ? "TRUE" : "FALSE";
   /* dtestsrq sizes its messages by it when not told (-b). */
   if (ia->mtu[0] != '\0') {
     ia->pattrs[ia->npattrs].name = "DAT_IB_TRANSPORT_MTU";
@@ -573,6 +581,7 @@ datx_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
     [DATX_CR] = DAT_HANDLE_TYPE_CR,   [DATX_CNO] = DAT_HANDLE_TYPE_CNO,
     [DATX_RSP] = DAT_HANDLE_TYPE_RSP, [DATX_SRQ] = DAT_HANDLE_TYPE_SRQ,
     [DATX_RMR] = DAT_HANDLE_TYPE_RMR, [DATX_CSP] = DAT_HANDLE_TYPE_CSP,
+    [DATX_AH] = (DAT_HANDLE_TYPE) DAT_IB_HANDLE_TYPE_EXT,
   };
   datx_type_t t = datx_cell_type(handle);
   if (t == 0)

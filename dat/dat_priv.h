@@ -77,6 +77,7 @@ typedef enum {
   DATX_SRQ,
   DATX_RMR,
   DATX_CSP,
+  DATX_AH,
   DATX_TYPE_COUNT
 } datx_type_t;
 
@@ -138,10 +139,16 @@ struct datx_ia {
   char mtu[16];               /**< DAT_IB_TRANSPORT_MTU's value, decimal */
   gboolean atomics;           /**< it_ia_info_t::atomic_support: EPs take atomics, LMRs may allow them */
   gboolean immediate;         /**< the device has immediate data (RNIC-PI capability "immediate-data") */
+  gboolean ud;                /**< it_ia_info_t::supported_service_types has IT_UD_SERVICE (DAT's IB UD extension) */
+  size_t ud_req_pdata_len;    /**< it_ia_info_t::ud_req_private_data_len */
+  size_t ud_rep_pdata_len;    /**< it_ia_info_t::ud_rep_private_data_len */
+  size_t max_ud_send_len;     /**< spigot 0's largest datagram */
   gint imm_pending;           /**< its EPs' signaled RDMA Writes with immediate data not yet completed (datx_ep_t::imm_pending summed; may stay above when an EP is freed with some) */
-  DAT_NAMED_ATTR pattrs[8];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
+  DAT_NAMED_ATTR pattrs[10];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
   guint npattrs;              /**< entries of @c pattrs in use */
 };
+
+typedef struct datx_ep datx_ep_t;
 
 /** @brief A protection zone. */
 typedef struct {
@@ -193,13 +200,18 @@ typedef struct {
 } datx_srq_t;
 
 /** @brief An endpoint. */
-typedef struct {
+struct datx_ep {
   datx_cell_t *cell;            /**< its handle */
   datx_ia_t *ia;                /**< its adapter */
   datx_pz_t *pz;                /**< its zone (NULL: made by the provider, not configured yet) */
   datx_evd_t *recv_evd, *req_evd, *conn_evd; /**< its dispatchers (NULL when none) */
   datx_srq_t *srq;              /**< the SRQ it receives through, or NULL */
   it_ep_handle_t it;            /**< the IT-API endpoint (IT_NULL_HANDLE: made by the provider, not configured yet) */
+  gboolean ud;                  /**< a datagram EP (DAT_IB_SERVICE_TYPE_UD): an IT-API UD endpoint */
+  uint32_t ud_id;               /**< a datagram EP's identifier (the IB QPN) */
+  it_evd_handle_t conn_sevd;    /**< the IT-API connection dispatcher (a datagram EP's service replies) */
+  GPtrArray *ud_reqs;           /**< a datagram EP's service requests awaiting their reply (datx_ud_req_t), under @c lock */
+  GPtrArray *ud_ahs;            /**< cells of the AHs its UD events gave, freed with it (as DAPL's), under @c lock */
   it_evd_handle_t own_dto;      /**< private DTO dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   it_evd_handle_t own_conn;     /**< private connection dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   DAT_EP_ATTR attr;             /**< attributes as granted */
@@ -223,8 +235,8 @@ typedef struct {
   GPtrArray *early_recvs;       /**< receives posted before that (datx_early_recv_t), posted again on a retry */
   GArray *swallow;              /**< cookies of receives a failed try flushed, which the consumer posted once */
   gint nswallow;                /**< entries of @c swallow: read without the lock first */
-  gint recv_posted;             /**< receives posted and not yet completed to the consumer (without an SRQ): atomic */
-} datx_ep_t;
+  gint recv_posted;             /**< receives posted and not yet completed to the consumer (an RC EP without an SRQ): atomic */
+};
 
 /** @brief A receive posted on an EP before its connection was established. */
 typedef struct {
@@ -293,7 +305,22 @@ typedef struct {
   struct sockaddr_in remote;  /**< the requester */
   unsigned char pdata[IT_MAX_PRIV_DATA]; /**< its private data (writable by the consumer) */
   size_t pdata_size;          /**< bytes of @c pdata reported (IT-API delivers no length: the limit) */
+  gboolean ud;                /**< a datagram service request (DAT_IB_UD_CONNECTION_REQUEST_EVENT) */
+  it_ud_svc_req_identifier_t ud_svc_req_id; /**< IT-API's identifier of a datagram request */
+  uint32_t ud_qpn;            /**< the requesting datagram EP's identifier */
 } datx_cr_t;
+
+/** @brief A datagram address handle (DAT_IB_ADDR_HANDLE::ah): an IT-API one. */
+typedef struct {
+  datx_cell_t *cell;          /**< its handle, what DAT_IB_ADDR_HANDLE::ah holds */
+  datx_ia_t *ia;              /**< its adapter */
+  datx_pz_t *pz;              /**< its zone (used: the zone's free is refused while it lives) */
+  datx_ep_t *ep;              /**< the EP whose event gave it, which frees it when freed */
+  it_addr_handle_t it;        /**< the IT-API address handle */
+} datx_ah_t;
+
+/** @brief An IT-API event with no DAT counterpart, dropped by the translation. */
+#define DATX_DROPPED ((DAT_RETURN) 1)
 
 /* dat_handle.c */
 /**
@@ -821,12 +848,12 @@ DAT_RETURN datx_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff);
  * by the event, until dat_rsp_free (as DAPL's does).
  *
  * @param ia the adapter
- * @param req the IT-API event
+ * @param req the IT-API event (a connection or a datagram service request)
  * @param[out] sp the PSP or RSP that matches the request's qualifier
  * @param[out] qual the qualifier of the service point
  * @return the CR's cell, or NULL when no service point matches (the request is then rejected)
  */
-datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, DAT_HANDLE *sp,
+datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_event_t *req, DAT_HANDLE *sp,
                             DAT_CONN_QUAL *qual);
 
 /* dat_dto.c */
@@ -845,6 +872,12 @@ datx_cell_t *datx_cr_arrive(datx_ia_t *ia, const it_conn_request_event_t *req, D
  */
 DAT_RETURN datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                             it_lmr_triplet_t *out, size_t *nout, uint64_t *total);
+/**
+ * @brief IT-API's flags for DAT's completion flags of a post.
+ * @param f DAT_COMPLETION_* flags
+ * @return the IT-API DTO flags
+ */
+it_dto_flags_t datx_dto_flags_of(DAT_COMPLETION_FLAGS f);
 /** @brief The most segments of one post. */
 #define DATX_MAX_SEGS 32
 
@@ -926,5 +959,87 @@ void datx_ep_established(datx_ep_t *ep);
 DAT_RETURN datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                                    DAT_COMPLETION_FLAGS flags);
+
+/* dat_ud.c */
+/** @brief The Q_Key of every datagram EP (DAPL's, DAT_UD_QKEY). */
+#define DATX_UD_QKEY 0x78654321u
+/** @brief Bytes this provider puts in front of the consumer's private data of a datagram
+ *  service request and reply (datx_ud_hdr_t). */
+#define DATX_UD_HDR_LEN 8u
+/**
+ * @brief Makes @p ep an IT-API datagram endpoint (DAT_IB_SERVICE_TYPE_UD).
+ * @param ep the EP being made: its IA, PZ and attributes set
+ * @param req the request dispatcher
+ * @param recv the receive dispatcher
+ * @return DAT_SUCCESS, or the status of what IT-API refused
+ */
+DAT_RETURN datx_ud_ep_create(datx_ep_t *ep, it_evd_handle_t req, it_evd_handle_t recv);
+/**
+ * @brief Frees a datagram EP's pending service requests (its free).
+ * @param ep the EP, retired
+ */
+void datx_ud_ep_clear(datx_ep_t *ep);
+/**
+ * @brief dat_ep_connect on a datagram EP: a datagram service request to
+ *        the qualifier, carrying the EP's identifier and @p pdata.
+ * @param ep the EP (held)
+ * @param path the path to the remote IA
+ * @param q the qualifier
+ * @param remote the remote IA's address (for the event's DAT_IB_ADDR_HANDLE::ia_addr)
+ * @param pdata the consumer's private data
+ * @param len its bytes
+ * @param deadline monotonic time (µs) until which a request nobody serves is sent again; 0: never
+ * @return DAT_SUCCESS or the status of what failed
+ */
+DAT_RETURN datx_ud_connect(datx_ep_t *ep, const it_path_t *path, const it_conn_qual_t *q,
+                           const struct sockaddr_in *remote, const void *pdata, size_t len,
+                           gint64 deadline);
+/**
+ * @brief The DAT event of a datagram service reply: DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED
+ *        with the remote AH, or the reject or error event.
+ * @param in the IT-API event
+ * @param out the DAT event (its EVD set)
+ * @return DAT_SUCCESS, or ::DATX_DROPPED (sent again, or its EP gone)
+ */
+DAT_RETURN datx_ud_translate_reply(const it_ud_svc_reply_event_t *in, DAT_EVENT *out);
+/**
+ * @brief Reads a datagram service request into @p cr: the requester's
+ *        identifier and the consumer's private data.
+ * @param in the IT-API event
+ * @param cr the CR being made
+ * @return FALSE when the request was not framed by this provider
+ */
+gboolean datx_ud_request_parse(const it_ud_svc_request_event_t *in, datx_cr_t *cr);
+/**
+ * @brief dat_cr_accept of a datagram request: the reply, the AH to the
+ *        requester, and the passive DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED.
+ * @param cr the CR (retired)
+ * @param ep the datagram EP (held)
+ * @param pdata the consumer's private data
+ * @param len its bytes
+ * @return DAT_SUCCESS or the status of what failed
+ */
+DAT_RETURN datx_ud_accept(datx_cr_t *cr, datx_ep_t *ep, const void *pdata, size_t len);
+/**
+ * @brief dat_cr_reject of a datagram request.
+ * @param cr the CR (retired)
+ * @param pdata the consumer's private data
+ * @param len its bytes
+ * @return the IT-API status of the reply
+ */
+it_status_t datx_ud_reject(datx_cr_t *cr, const void *pdata, size_t len);
+/**
+ * @brief The DAT event of a datagram receive (DAT_IB_DTO_EVENT, DAT_IB_DTO_RECV_UD).
+ * @param in the IT-API completion
+ * @param out the DAT event, its DTO data filled
+ * @return DAT_SUCCESS
+ */
+DAT_RETURN datx_ud_translate_recv(const it_all_dto_cmpl_event_t *in, DAT_EVENT *out);
+/** @brief dat_ib_post_send_ud: the arguments after the EP and the op. */
+DAT_RETURN datx_ud_post_send(DAT_EP_HANDLE ep_handle, va_list args);
+/** @brief dat_ib_ud_ah_free: the arguments after the EP and the op. */
+DAT_RETURN datx_ud_ah_free(DAT_EP_HANDLE ep_handle, va_list args);
+/** @brief dat_ib_ud_cm_free: the arguments after the EP and the op. */
+DAT_RETURN datx_ud_cm_free(DAT_EP_HANDLE ep_handle, va_list args);
 
 #endif /* DATX_PRIV_H */

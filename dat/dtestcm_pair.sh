@@ -9,8 +9,8 @@
 #
 #   dtestcm_pair.sh DAT_CONF INTERFACE
 #
-# dtestcm's UD run (-u) is not made: it asks for DAT's IB extension of
-# unreliable-datagram EPs, which libdaplitapi does not offer yet (doc/dat.md).
+# dtestcm's UD run (-u), DAT's IB extension of unreliable-datagram EPs
+# (doc/dat.md), is not made here yet.
 #
 # Like dtest, dtestcm's server listens on TCP port 15828 for the client's
 # first contact and on DAT connection qualifiers from 45248: runs of this

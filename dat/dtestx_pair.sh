@@ -13,7 +13,7 @@
 # Run over InfiniBand interfaces only: over iWARP, RFC 7306's Immediate
 # Data carries no Write length (the receive's length is 8, the value's
 # bytes), so dtestx's check of it cannot pass there (doc/dat.md).  The UD
-# run (-u) needs DAT's IB UD extension, not offered yet.
+# run (-u) is not made here yet.
 #
 # dtestx's server listens on TCP port 15828 for the client's first contact,
 # as dtest does: runs of this script and of the other dtest scripts must

@@ -1639,8 +1639,11 @@ test_ib_extensions(fixture_t *f, gconstpointer data)
     g_assert_cmphex(dat_ib_post_rdma_write_immed(p.c_ep, 1, &s32, c4, &to, 0x1234, DAT_COMPLETION_DEFAULT_FLAG),
                     !=, DAT_SUCCESS);
   }
+  /* A datagram send on a connected EP is refused; counters are not offered. */
   DAT_RETURN nr = dat_extension_op(p.c_ep, (DAT_EXTENDED_OP) DAT_IB_UD_SEND_OP, 1, &s32, NULL, c4,
                                    DAT_COMPLETION_DEFAULT_FLAG);
+  g_assert_cmphex(DAT_GET_TYPE(nr), ==, DAT_INVALID_PARAMETER);
+  nr = dat_extension_op(p.c_ep, (DAT_EXTENDED_OP) DAT_IB_QUERY_COUNTERS_OP, 0, NULL, 0);
   g_assert_cmphex(DAT_GET_TYPE(nr), ==, DAT_NOT_IMPLEMENTED);
 
   DAT_IA_HANDLE qia = DAT_HANDLE_NULL;
@@ -2353,6 +2356,161 @@ test_free_race(fixture_t *f, gconstpointer data)
   assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
 }
 
+/* The next UD connection event on @p conn: @p want, its extension data of @p type. */
+static DAT_IB_EXTENSION_EVENT_DATA
+wait_ud_conn(DAT_EVD_HANDLE conn, int want, DAT_IB_EXT_TYPE type, DAT_EP_HANDLE ep, DAT_EVENT *ev)
+{
+  wait_event_of(conn, (DAT_EVENT_NUMBER) want, ev);
+  DAT_IB_EXTENSION_EVENT_DATA x;
+  memcpy(&x, ev->event_extension_data, sizeof(x));
+  g_assert_true(ev->event_data.connect_event_data.ep_handle == ep);
+  g_assert_cmpint(x.type, ==, type);
+  return x;
+}
+
+/* A datagram of @p len bytes of @p fill from @p from to @p ah, checked
+ * where it lands: @p rbuf, the GRH's 40 bytes in front, the receive's
+ * length counting them; returns the sender's QPN the receive names. */
+static DAT_UINT32
+ud_exchange(DAT_EP_HANDLE from, DAT_EVD_HANDLE from_dto, DAT_IB_ADDR_HANDLE *ah, reg_t *src,
+            DAT_EVD_HANDLE to_dto, DAT_UINT64 rcookie, const unsigned char *rbuf, DAT_VLEN len,
+            unsigned char fill)
+{
+  memset((void *) (uintptr_t) src->iov.virtual_address, fill, len);
+  DAT_LMR_TRIPLET iov = src->iov;
+  iov.segment_length = len;
+  DAT_DTO_COOKIE ck = { .as_64 = 7 };
+  assert_dat(dat_ib_post_send_ud(from, 1, &iov, ah, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(from_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 7);
+  DAT_IB_EXTENSION_EVENT_DATA x = wait_ext(to_dto, DAT_IB_DTO_RECV_UD, DAT_IB_UD_RECV, rcookie, &ev);
+  g_assert_cmpuint(ev.event_data.dto_completion_event_data.transfered_length, ==, 40 + len);
+  for (DAT_VLEN i = 0; i < len; i++)
+    g_assert_cmphex(rbuf[40 + i], ==, fill);
+  return x.remote_ah.qpn;
+}
+
+static void
+test_ud(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("DAT's IB UD extension: a datagram EP's connect is a service request whose "
+                 "reply gives DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED with the remote AH and the "
+                 "accept's private data; the accepting EP gets one with the AH back; datagrams "
+                 "go both ways, the GRH's 40 bytes in front of the payload; a reject arrives "
+                 "with its private data; a forged, freed or other EP's AH is refused, those not "
+                 "freed go with their EP; an interface without "
+                 "datagrams refuses the EP as DAT_MODEL_NOT_SUPPORTED");
+  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  DAT_EP_ATTR ea = { .service_type = (DAT_SERVICE_TYPE) DAT_IB_SERVICE_TYPE_UD,
+                     .max_message_size = 256, .max_request_dtos = 8, .max_recv_dtos = 4,
+                     .max_request_iov = 1, .max_recv_iov = 1 };
+  DAT_EP_HANDLE s_ep, c_ep;
+  if (strcmp(prov_attr(f, DAT_IB_ATTR_UD), "TRUE") != 0) {
+    g_test_message("%s has no datagrams", provider);
+    DAT_RETURN ret = dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, &ea, &s_ep);
+    g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_MODEL_NOT_SUPPORTED);
+    goto out_evds;
+  }
+  assert_dat(dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, &ea, &s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &ea, &c_ep), DAT_SUCCESS);
+  static unsigned char sbuf[256], rbuf[2][40 + 256];
+  reg_t src, rcv;
+  reg_make(f, sbuf, sizeof(sbuf), &src);
+  reg_make(f, rbuf, sizeof(rbuf), &rcv);
+  DAT_LMR_TRIPLET r0 = rcv.iov, r1 = rcv.iov;
+  r0.segment_length = r1.segment_length = sizeof(rbuf[0]);
+  r1.virtual_address += sizeof(rbuf[0]);
+  DAT_DTO_COOKIE k0 = { .as_64 = 100 }, k1 = { .as_64 = 101 };
+  assert_dat(dat_ep_post_recv(s_ep, 1, &r0, k0, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_ep_post_recv(c_ep, 1, &r1, k1, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+
+  DAT_IA_ATTR ia_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
+  DAT_CONN_QUAL qual = 0;
+  DAT_PSP_HANDLE psp;
+  assert_dat(dat_psp_create_any(f->ia, &qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  const unsigned char req[4] = { 0xab, 0xcd, 0x12, 0x34 };
+  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
+                            (DAT_PVOID) req, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  DAT_EVENT ev;
+  wait_event_of(cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
+  g_assert_true(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == psp);
+  DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+  DAT_CR_PARAM cp;
+  assert_dat(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp), DAT_SUCCESS);
+  g_assert_cmpint(cp.private_data_size, ==, sizeof(req));
+  g_assert_cmpmem(cp.private_data, sizeof(req), req, sizeof(req));
+  assert_dat(dat_cr_accept(cr, s_ep, 3, (DAT_PVOID) "xyz"), DAT_SUCCESS);
+  DAT_IB_EXTENSION_EVENT_DATA sx = wait_ud_conn(s_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED,
+                                                DAT_IB_UD_PASSIVE_REMOTE_AH, s_ep, &ev);
+  g_assert_nonnull(sx.remote_ah.ah);
+  DAT_IB_EXTENSION_EVENT_DATA cx = wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED,
+                                                DAT_IB_UD_REMOTE_AH, c_ep, &ev);
+  g_assert_nonnull(cx.remote_ah.ah);
+  g_assert_cmpint(ev.event_data.connect_event_data.private_data_size, ==, 3);
+  g_assert_cmpmem(ev.event_data.connect_event_data.private_data, 3, "xyz", 3);
+  assert_dat(dat_ib_ud_cm_free(c_ep, cx.context.as_ptr), DAT_SUCCESS);
+  DAT_EP_STATE state;
+  assert_dat(dat_ep_get_status(c_ep, &state, NULL, NULL), DAT_SUCCESS);
+  g_assert_cmpint(state, ==, DAT_EP_STATE_CONNECTED);
+
+  /* Both ways: the serving EP answers the QPN the receive names. */
+  DAT_UINT32 c_qpn = ud_exchange(c_ep, c_dto, &cx.remote_ah, &src, s_dto, 100, rbuf[0], 100, 0x5a);
+  g_assert_cmpuint(c_qpn, ==, sx.remote_ah.qpn);
+  DAT_UINT32 s_qpn = ud_exchange(s_ep, s_dto, &sx.remote_ah, &src, c_dto, 101, rbuf[1], 50, 0xa5);
+  g_assert_cmpuint(s_qpn, ==, cx.remote_ah.qpn);
+
+  /* The AH uses the zone; a forged one and a freed one are refused unread. */
+  g_assert_cmphex(DAT_GET_TYPE(dat_pz_free(f->pz)), ==, DAT_INVALID_STATE);
+  DAT_IB_ADDR_HANDLE forged = sx.remote_ah;
+  forged.ah = (struct ibv_ah *) sbuf;
+  DAT_DTO_COOKIE k2 = { .as_64 = 2 };
+  assert_dat(dat_ib_post_send_ud(s_ep, 1, &src.iov, &forged, k2, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+  assert_dat(dat_ib_ud_ah_free(s_ep, &cx.remote_ah), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ib_ud_ah_free(s_ep, &sx.remote_ah), DAT_SUCCESS);
+  assert_dat(dat_ib_post_send_ud(s_ep, 1, &src.iov, &sx.remote_ah, k2, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+  assert_dat(dat_ib_ud_ah_free(s_ep, &sx.remote_ah), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+
+  /* A refusal reaches the requester with its private data. */
+  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
+                            (DAT_PVOID) req, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  wait_event_of(cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
+  assert_dat(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, 2, (DAT_PVOID) "no"),
+             DAT_SUCCESS);
+  wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_REJECT_EVENT, DAT_IB_UD_CONNECT_REJECT, c_ep, &ev);
+  g_assert_cmpint(ev.event_data.connect_event_data.private_data_size, ==, 2);
+  g_assert_cmpmem(ev.event_data.connect_event_data.private_data, 2, "no", 2);
+
+  /* The client's AH goes with its EP, as DAPL's (dtestcm -u frees none):
+   * then the zone is free. */
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(c_ep), DAT_SUCCESS);
+  assert_dat(dat_ib_ud_ah_free(c_ep, &cx.remote_ah), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  assert_dat(dat_lmr_free(src.lmr), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(rcv.lmr), DAT_SUCCESS);
+  assert_dat(dat_pz_free(f->pz), DAT_SUCCESS);
+  assert_dat(dat_pz_create(f->ia, &f->pz), DAT_SUCCESS);
+out_evds:
+  assert_dat(dat_evd_free(cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_free(s_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_free(c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(c_conn), DAT_SUCCESS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2400,6 +2558,7 @@ main(int argc, char **argv)
   ADD("/dat/lmr/shared", test_lmr_shared);
   ADD("/dat/lmr/of-lmr", test_lmr_of_lmr);
   ADD("/dat/ib-extensions", test_ib_extensions);
+  ADD("/dat/ib-extensions/ud", test_ud);
   ADD("/dat/cm/connect-before-listen", test_connect_before_listen);
   ADD("/dat/cm/disconnect-states", test_disconnect_states);
   return g_test_run();
