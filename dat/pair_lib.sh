@@ -4,16 +4,19 @@
 # when it passed.
 #
 # The sourcing script sets ia (the interface) and dir (a scratch
-# directory); pair_run sets fail=1 when a side failed.
+# directory), and may set client_args (arguments for the client alone);
+# pair_run sets fail=1 when a side failed.
 #
 # SPDX-License-Identifier: MIT
 
 fail=0
+client_args=${client_args:-}
 
 # pair_run TOOL NAME PASS READY RETRY [ARG...]
-#   Run TOOL -s (the server) and then TOOL -h ADDR (the client; ADDR is
-#   $DAT_PAIR_ADDR, default 127.0.0.1: the lab gives a device's), both
-#   with -P itapi-$ia and ARGs, each for at most 120 s.  The client starts
+#   Run TOOL -s (the server) and then TOOL -h ADDR $client_args (the
+#   client; ADDR is $DAT_PAIR_ADDR, default 127.0.0.1: the lab gives a
+#   device's), both with -P itapi-$ia and ARGs, each for at most 120 s.
+#   The client starts
 #   once the server printed a line matching READY (an extended regular
 #   expression; empty: at once), and starts again while what it printed
 #   matches RETRY (the server not listening yet; empty: never), up to 100
@@ -39,7 +42,8 @@ pair_run() {
   fi
   tries=0
   while :; do
-    timeout 120 $lb "$tool" -h "${DAT_PAIR_ADDR:-127.0.0.1}" -P "itapi-$ia" "$@" > "$dir/client" 2>&1
+    # shellcheck disable=SC2086 # client_args: words
+    timeout 120 $lb "$tool" -h "${DAT_PAIR_ADDR:-127.0.0.1}" $client_args -P "itapi-$ia" "$@" > "$dir/client" 2>&1
     crc=$?
     [ -n "$retry" ] && grep -Eq "$retry" "$dir/client" || break
     tries=$((tries + 1))
