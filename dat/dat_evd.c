@@ -288,6 +288,13 @@ recv_done(const it_dto_cmpl_event_t *in)
   datx_cell_put(held);
 }
 
+static gboolean
+ep_is_ud(datx_ep_t *ep, uint64_t cookie)
+{
+  (void) cookie;
+  return ep->ud;
+}
+
 static DAT_RETURN
 translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
 {
@@ -300,7 +307,13 @@ translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
   d->transfered_length = in->transferred_length;
   d->rmr_context = 0;
   switch (in->event_number) {
-  case IT_DTO_SEND_CMPL_EVENT: d->operation = DAT_DTO_SEND; break;
+  case IT_DTO_SEND_CMPL_EVENT:
+    /* dat_ib_extensions.h: a datagram send completes as the extension's.
+     * No EP of the IA is one: no hold of the EP per completion. */
+    if (g_atomic_int_get(&evd->ia->ud_eps) > 0 && ep_cookie_test(in, ep_is_ud))
+      return ext_dto(out, DAT_IB_DTO_SEND_UD, DAT_IB_UD_SEND);
+    d->operation = DAT_DTO_SEND;
+    break;
   case IT_DTO_RC_RECV_CMPL_EVENT: {
     /* A receive a failed connect try flushed and a retry posted again. */
     if (G_UNLIKELY(in->dto_status == IT_DTO_ERR_FLUSHED) && ep_cookie_test(in, datx_ep_swallow))

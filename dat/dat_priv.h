@@ -143,6 +143,7 @@ struct datx_ia {
   size_t ud_req_pdata_len;    /**< it_ia_info_t::ud_req_private_data_len */
   size_t ud_rep_pdata_len;    /**< it_ia_info_t::ud_rep_private_data_len */
   size_t max_ud_send_len;     /**< spigot 0's largest datagram */
+  gint ud_eps;                /**< its datagram EPs (atomic): send completions are checked for them only then */
   gint imm_pending;           /**< its EPs' signaled RDMA Writes with immediate data not yet completed (datx_ep_t::imm_pending summed; may stay above when an EP is freed with some) */
   DAT_NAMED_ATTR pattrs[10];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
   guint npattrs;              /**< entries of @c pattrs in use */

@@ -17,8 +17,9 @@
  * dat_ib_ud_ah_free refuse one that is not live, without reading it.  An
  * AH belongs to the EP whose event gave it, as DAPL's: the EP's free
  * frees those the consumer did not.
- * Receives complete as DAT_IB_DTO_EVENT / DAT_IB_DTO_RECV_UD, the 40-byte
- * GRH in front of the payload and counted in the length, as on InfiniBand.
+ * Sends complete as DAT_IB_DTO_EVENT / DAT_IB_DTO_SEND_UD, receives as
+ * DAT_IB_DTO_RECV_UD, the 40-byte GRH in front of the payload and
+ * counted in the length, as on InfiniBand.
  *
  * IT-API's request event names no requesting endpoint and neither the
  * request nor the reply carries the private data's length, so both carry
@@ -124,6 +125,7 @@ datx_ud_ep_create(datx_ep_t *ep, it_evd_handle_t req, it_evd_handle_t recv)
   }
   ep->ud = TRUE;
   ep->ud_id = p.attr.srv.ud.ep_info.ud_ep_id;
+  g_atomic_int_inc(&ia->ud_eps);
   a->max_message_size = (DAT_SEG_LENGTH) it_attr.max_dto_payload_size;
   a->max_rdma_size = 0;
   a->max_rdma_read_in = a->max_rdma_read_out = 0;
@@ -156,6 +158,8 @@ ud_ah_unlist(datx_ep_t *ep, datx_cell_t *cell)
 void
 datx_ud_ep_clear(datx_ep_t *ep)
 {
+  if (ep->ud)
+    g_atomic_int_dec_and_test(&ep->ia->ud_eps);
   if (ep->ud_reqs != NULL) {
     for (guint i = 0; i < ep->ud_reqs->len; i++)
       it_ud_service_request_handle_free(((datx_ud_req_t *) g_ptr_array_index(ep->ud_reqs, i))->it);

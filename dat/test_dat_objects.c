@@ -2382,9 +2382,7 @@ ud_exchange(DAT_EP_HANDLE from, DAT_EVD_HANDLE from_dto, DAT_IB_ADDR_HANDLE *ah,
   DAT_DTO_COOKIE ck = { .as_64 = 7 };
   assert_dat(dat_ib_post_send_ud(from, 1, &iov, ah, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
   DAT_EVENT ev;
-  wait_event_of(from_dto, DAT_DTO_COMPLETION_EVENT, &ev);
-  g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
-  g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 7);
+  wait_ext(from_dto, DAT_IB_DTO_SEND_UD, DAT_IB_UD_SEND, 7, &ev);
   DAT_IB_EXTENSION_EVENT_DATA x = wait_ext(to_dto, DAT_IB_DTO_RECV_UD, DAT_IB_UD_RECV, rcookie, &ev);
   g_assert_cmpuint(ev.event_data.dto_completion_event_data.transfered_length, ==, 40 + len);
   for (DAT_VLEN i = 0; i < len; i++)
@@ -2469,6 +2467,10 @@ test_ud(fixture_t *f, gconstpointer data)
   DAT_UINT32 s_qpn = ud_exchange(s_ep, s_dto, &sx.remote_ah, &src, c_dto, 101, rbuf[1], 50, 0xa5);
   g_assert_cmpuint(s_qpn, ==, cx.remote_ah.qpn);
 
+  /* A UD EP sends datagrams only. */
+  DAT_DTO_COOKIE k3 = { .as_64 = 3 };
+  g_assert_cmphex(DAT_GET_TYPE(dat_ep_post_send(s_ep, 1, &src.iov, k3, DAT_COMPLETION_DEFAULT_FLAG)), ==,
+                  DAT_INVALID_PARAMETER);
   /* The AH uses the zone; a forged one and a freed one are refused unread. */
   g_assert_cmphex(DAT_GET_TYPE(dat_pz_free(f->pz)), ==, DAT_INVALID_STATE);
   DAT_IB_ADDR_HANDLE forged = sx.remote_ah;
