@@ -118,6 +118,9 @@ datx_ep_imm_clear(datx_ep_t *ep)
   if (ep->ud_ahs != NULL)
     g_ptr_array_free(ep->ud_ahs, TRUE);
   ep->ud_ahs = NULL;
+  if (ep->ud_cms != NULL)
+    g_ptr_array_free(ep->ud_cms, TRUE);
+  ep->ud_cms = NULL;
   ep->imm_cookies = NULL;
   if (ep->early_recvs != NULL)
     g_ptr_array_free(ep->early_recvs, TRUE);

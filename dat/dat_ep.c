@@ -209,7 +209,6 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
             : ep_rc_create(ep, it_req, it_recv, it_conn);
   if (ret != DAT_SUCCESS)
     goto err_free;
-  ep->conn_sevd = it_conn;
   ep->cell = datx_cell_new(&ia->provider->dat, DATX_EP, ep, ia);
   if (ep->cell == NULL) {
     ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);

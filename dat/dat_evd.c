@@ -509,8 +509,6 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
     return DAT_SUCCESS;
   }
   case IT_CM_MSG_EVENT_STREAM:
-    if (in->event_number == IT_CM_MSG_UD_SERVICE_REPLY_EVENT)
-      return datx_ud_translate_reply(&in->ud_svc_reply, out);
     return translate_conn(&in->conn, out);
   case IT_ASYNC_AFF_EVENT_STREAM:
     return translate_async(&in->aff_async, out);

@@ -442,6 +442,7 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
   ia->psps = NULL;
   g_mutex_unlock(&ia->lock);
   g_list_foreach(children, child_wake, NULL);
+  datx_ud_ia_close(ia);
   it_status_t st = it_ia_free(ia->it);
   if (st != IT_SUCCESS)
     g_warning("DAT IA %s: it_ia_free failed: %s", ia->provider->info.ia_name, itx_status_name(st));

@@ -144,6 +144,9 @@ struct datx_ia {
   size_t ud_rep_pdata_len;    /**< it_ia_info_t::ud_rep_private_data_len */
   size_t max_ud_send_len;     /**< spigot 0's largest datagram */
   gint ud_eps;                /**< its datagram EPs (atomic): send completions are checked for them only then */
+  it_evd_handle_t ud_reply_evd; /**< the service replies of its datagram EPs' connects (made at the first), under @c lock */
+  GThread *ud_thread;         /**< takes them from @c ud_reply_evd (datx_ud_connect), or NULL */
+  gint ud_closing;            /**< set by the IA's close: the thread ends */
   gint imm_pending;           /**< its EPs' signaled RDMA Writes with immediate data not yet completed (datx_ep_t::imm_pending summed; may stay above when an EP is freed with some) */
   DAT_NAMED_ATTR pattrs[10];   /**< provider-specific attributes (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU, ...) */
   guint npattrs;              /**< entries of @c pattrs in use */
@@ -210,9 +213,9 @@ struct datx_ep {
   it_ep_handle_t it;            /**< the IT-API endpoint (IT_NULL_HANDLE: made by the provider, not configured yet) */
   gboolean ud;                  /**< a datagram EP (DAT_IB_SERVICE_TYPE_UD): an IT-API UD endpoint */
   uint32_t ud_id;               /**< a datagram EP's identifier (the IB QPN) */
-  it_evd_handle_t conn_sevd;    /**< the IT-API connection dispatcher (a datagram EP's service replies) */
   GPtrArray *ud_reqs;           /**< a datagram EP's service requests awaiting their reply (datx_ud_req_t), under @c lock */
   GPtrArray *ud_ahs;            /**< cells of the AHs its UD events gave, freed with it (as DAPL's), under @c lock */
+  GPtrArray *ud_cms;            /**< private data of its active UD events until dat_ib_ud_cm_free (DAPL's CM objects), under @c lock */
   it_evd_handle_t own_dto;      /**< private DTO dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   it_evd_handle_t own_conn;     /**< private connection dispatcher for a NULL DAT EVD, or IT_NULL_HANDLE */
   DAT_EP_ATTR attr;             /**< attributes as granted */
@@ -996,13 +999,11 @@ DAT_RETURN datx_ud_connect(datx_ep_t *ep, const it_path_t *path, const it_conn_q
                            const struct sockaddr_in *remote, const void *pdata, size_t len,
                            gint64 deadline);
 /**
- * @brief The DAT event of a datagram service reply: DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED
- *        with the remote AH, or the reject or error event.
- * @param in the IT-API event
- * @param out the DAT event (its EVD set)
- * @return DAT_SUCCESS, or ::DATX_DROPPED (sent again, or its EP gone)
+ * @brief Ends the IA's thread taking datagram service replies (its close,
+ *        before it_ia_free).
+ * @param ia the adapter
  */
-DAT_RETURN datx_ud_translate_reply(const it_ud_svc_reply_event_t *in, DAT_EVENT *out);
+void datx_ud_ia_close(datx_ia_t *ia);
 /**
  * @brief Reads a datagram service request into @p cr: the requester's
  *        identifier and the consumer's private data.

@@ -23,9 +23,12 @@
  *
  * IT-API's request event names no requesting endpoint and neither the
  * request nor the reply carries the private data's length, so both carry
- * a frame (datx_ud_hdr_t) before the consumer's bytes.  DAPL's UD "CM"
- * object has no counterpart: nothing is kept once the event is out, and
- * dat_ib_ud_cm_free has nothing to free.
+ * a frame (datx_ud_hdr_t) before the consumer's bytes.  The replies go to
+ * a dispatcher of the IA that a thread of the provider reads
+ * (ud_thread_main), which sends again a request nobody serves yet and
+ * posts each reply's event on the EP's connection EVD.  DAPL's UD "CM"
+ * object is the reply's private data, which the event's context names
+ * until dat_ib_ud_cm_free or the EP's free.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -160,6 +163,9 @@ datx_ud_ep_clear(datx_ep_t *ep)
 {
   if (ep->ud)
     g_atomic_int_dec_and_test(&ep->ia->ud_eps);
+  if (ep->ud_cms != NULL)
+    g_ptr_array_free(ep->ud_cms, TRUE);
+  ep->ud_cms = NULL;
   if (ep->ud_reqs != NULL) {
     for (guint i = 0; i < ep->ud_reqs->len; i++)
       it_ud_service_request_handle_free(((datx_ud_req_t *) g_ptr_array_index(ep->ud_reqs, i))->it);
@@ -182,19 +188,53 @@ datx_ud_ep_clear(datx_ep_t *ep)
     g_ptr_array_free(ahs, TRUE);
 }
 
+static gpointer ud_thread_main(gpointer data);
+
+/* The IA's reply dispatcher and the thread taking its replies, made at
+ * its first datagram connect. */
+static it_status_t
+ud_replies_start(datx_ia_t *ia)
+{
+  it_status_t st = IT_SUCCESS;
+  g_mutex_lock(&ia->lock);
+  if (ia->ud_reply_evd == IT_NULL_HANDLE) {
+    st = it_evd_create(ia->it, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4096, 1,
+                       IT_NULL_HANDLE, &ia->ud_reply_evd, NULL);
+    if (st == IT_SUCCESS)
+      ia->ud_thread = g_thread_new("dat-ud-replies", ud_thread_main, ia);
+    else
+      g_message("DAT IA %s: the dispatcher of datagram service replies: it_evd_create failed: %s",
+                ia->provider->info.ia_name, itx_status_name(st));
+  }
+  g_mutex_unlock(&ia->lock);
+  return st;
+}
+
+void
+datx_ud_ia_close(datx_ia_t *ia)
+{
+  g_atomic_int_set(&ia->ud_closing, 1);
+  if (ia->ud_thread != NULL)
+    g_thread_join(ia->ud_thread);
+  ia->ud_thread = NULL;
+}
+
 DAT_RETURN
 datx_ud_connect(datx_ep_t *ep, const it_path_t *path, const it_conn_qual_t *q,
                 const struct sockaddr_in *remote, const void *pdata, size_t len, gint64 deadline)
 {
   if (len + DATX_UD_HDR_LEN > MIN(ep->ia->ud_req_pdata_len, (size_t) IT_MAX_PRIV_DATA))
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+  it_status_t st = ud_replies_start(ep->ia);
+  if (st != IT_SUCCESS)
+    return datx_status(st, DAT_INVALID_HANDLE_EP);
   unsigned char buf[IT_MAX_PRIV_DATA];
   size_t n = ud_hdr_put(buf, ep->ud_id, pdata, len);
   datx_ud_req_t *r = g_new0(datx_ud_req_t, 1);
   r->remote = *remote;
   r->qual = ep->remote_qual;
   r->deadline = deadline;
-  it_status_t st = it_ud_service_request_handle_create(q, ep->conn_sevd, path, buf, n, &r->it);
+  st = it_ud_service_request_handle_create(q, ep->ia->ud_reply_evd, path, buf, n, &r->it);
   if (st != IT_SUCCESS) {
     g_free(r);
     return datx_status(st, DAT_INVALID_HANDLE_EP);
@@ -268,8 +308,11 @@ ud_conn_ext(DAT_EVENT *out, DAT_IB_EXT_TYPE type, datx_cell_t *ah, uint32_t qpn,
   x->context.as_ptr = NULL;
 }
 
-DAT_RETURN
-datx_ud_translate_reply(const it_ud_svc_reply_event_t *in, DAT_EVENT *out)
+/* The DAT event of a datagram service reply, for @p ep's connection EVD:
+ * DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED with the remote AH, or the
+ * reject or error event; DATX_DROPPED when sent again or its EP is gone. */
+static DAT_RETURN
+ud_reply_translate(const it_ud_svc_reply_event_t *in, DAT_EVENT *out)
 {
   it_context_t ctx;
   if (it_get_consumer_context(in->ud_svc, &ctx) != IT_SUCCESS)
@@ -330,17 +373,78 @@ datx_ud_translate_reply(const it_ud_svc_reply_event_t *in, DAT_EVENT *out)
     out->event_number = (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_ERROR_EVENT;
     ud_conn_ext(out, DAT_IB_UD_CONNECT_ERROR, NULL, 0, &remote);
   }
+  /* The private data stays until dat_ib_ud_cm_free or the EP's free
+   * (DAPL's CM object): several replies may wait in the EVD at once. */
   uint32_t qpn;
   size_t len;
   if (in->private_data_present &&
       ud_hdr_get(in->private_data, MIN(ep->ia->ud_rep_pdata_len, (size_t) IT_MAX_PRIV_DATA), &qpn, &len) &&
       len > 0) {
-    memcpy(ep->pdata, in->private_data + DATX_UD_HDR_LEN, len);
-    d->private_data = ep->pdata;
+    void *cm = g_memdup2(in->private_data + DATX_UD_HDR_LEN, len);
+    g_mutex_lock(&ep->lock);
+    if (ep->ud_cms == NULL)
+      ep->ud_cms = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(ep->ud_cms, cm);
+    g_mutex_unlock(&ep->lock);
+    d->private_data = cm;
     d->private_data_size = (DAT_COUNT) len;
+    ((DAT_IB_EXTENSION_EVENT_DATA *) out->event_extension_data)->context.as_ptr = cm;
   }
   datx_cell_put(held);
   return DAT_SUCCESS;
+}
+
+/* Posts @p ev, translated, on its EP's connection EVD's software stream. */
+static void
+ud_post_conn(DAT_EVENT *ev)
+{
+  datx_cell_t *held = datx_cell_hold(ev->event_data.connect_event_data.ep_handle, DATX_EP);
+  datx_ep_t *ep = held != NULL ? held->object : NULL;
+  datx_evd_t *evd = ep != NULL ? ep->conn_evd : NULL; /* used by the EP */
+  it_status_t st = IT_ERR_INVALID_EVD;
+  if (evd != NULL && evd->sevd[DATX_S_SW] != IT_NULL_HANDLE) {
+    ev->evd_handle = evd->cell;
+    st = it_evd_post_se(evd->sevd[DATX_S_SW], ev);
+  }
+  if (st != IT_SUCCESS) {
+    if (evd != NULL)
+      g_warning("DAT EP %u: reporting the reply to its datagram connect on EVD %u failed: %s; "
+                "give the connection EVD a longer queue", ep->cell->id, evd->cell->id,
+                itx_status_name(st));
+    g_free(ev);
+  }
+  if (held != NULL)
+    datx_cell_put(held);
+}
+
+/* The IA's thread taking its datagram service replies, so that a request
+ * nobody serves yet is sent again whether or not the consumer reads its
+ * connection EVD meanwhile (dtestx -u waits for the peer's request
+ * first); each reply's DAT event goes to the EP's connection EVD. */
+static gpointer
+ud_thread_main(gpointer data)
+{
+  datx_ia_t *ia = data;
+  while (!g_atomic_int_get(&ia->ud_closing)) {
+    it_event_t ev;
+    size_t more;
+    it_status_t st = it_evd_wait(ia->ud_reply_evd, 50000, &ev, &more);
+    if (st == IT_ERR_TIMEOUT_EXPIRED || st == IT_ERR_INTERRUPT)
+      continue;
+    if (st != IT_SUCCESS) {
+      g_warning("DAT IA %s: waiting for datagram service replies failed: %s; datagram connects "
+                "get no answer from now on", ia->provider->info.ia_name, itx_status_name(st));
+      break;
+    }
+    if (ev.event_number != IT_CM_MSG_UD_SERVICE_REPLY_EVENT)
+      continue;
+    DAT_EVENT *out = g_new0(DAT_EVENT, 1);
+    if (ud_reply_translate(&ev.ud_svc_reply, out) == DAT_SUCCESS)
+      ud_post_conn(out);
+    else
+      g_free(out);
+  }
+  return NULL;
 }
 
 gboolean
@@ -513,11 +617,20 @@ datx_ud_ah_free(DAT_EP_HANDLE ep_handle, va_list args)
 DAT_RETURN
 datx_ud_cm_free(DAT_EP_HANDLE ep_handle, va_list args)
 {
-  (void) va_arg(args, DAT_CONTEXT);
-  /* Nothing of a UD exchange outlives its event (the file's head). */
+  DAT_CONTEXT cm = va_arg(args, DAT_CONTEXT);
   datx_cell_t *ep_cell = datx_cell_hold(ep_handle, DATX_EP);
   if (ep_cell == NULL)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+  datx_ep_t *ep = ep_cell->object;
+  /* NULL: an event that kept nothing (no private data, the passive side).
+   * Anything else must be one of the EP's, found before it is freed. */
+  DAT_RETURN ret = DAT_SUCCESS;
+  if (cm.as_ptr != NULL) {
+    g_mutex_lock(&ep->lock);
+    if (ep->ud_cms == NULL || !g_ptr_array_remove_fast(ep->ud_cms, cm.as_ptr))
+      ret = DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    g_mutex_unlock(&ep->lock);
+  }
   datx_cell_put(ep_cell);
-  return DAT_SUCCESS;
+  return ret;
 }

@@ -2398,7 +2398,8 @@ test_ud(fixture_t *f, gconstpointer data)
                  "reply gives DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED with the remote AH and the "
                  "accept's private data; the accepting EP gets one with the AH back; datagrams "
                  "go both ways, the GRH's 40 bytes in front of the payload; a reject arrives "
-                 "with its private data; a forged, freed or other EP's AH is refused, those not "
+                 "with its private data; a connect before the listener is asked again; a "
+                 "forged, freed or other EP's AH is refused, those not "
                  "freed go with their EP; an interface without "
                  "datagrams refuses the EP as DAT_MODEL_NOT_SUPPORTED");
   DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
@@ -2456,7 +2457,11 @@ test_ud(fixture_t *f, gconstpointer data)
   g_assert_nonnull(cx.remote_ah.ah);
   g_assert_cmpint(ev.event_data.connect_event_data.private_data_size, ==, 3);
   g_assert_cmpmem(ev.event_data.connect_event_data.private_data, 3, "xyz", 3);
+  /* The private data stays until the consumer frees the "CM" that names it. */
+  g_assert_true(cx.context.as_ptr == ev.event_data.connect_event_data.private_data);
   assert_dat(dat_ib_ud_cm_free(c_ep, cx.context.as_ptr), DAT_SUCCESS);
+  assert_dat(dat_ib_ud_cm_free(c_ep, cx.context.as_ptr), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ib_ud_cm_free(s_ep, sx.context.as_ptr), DAT_SUCCESS);
   DAT_EP_STATE state;
   assert_dat(dat_ep_get_status(c_ep, &state, NULL, NULL), DAT_SUCCESS);
   g_assert_cmpint(state, ==, DAT_EP_STATE_CONNECTED);
@@ -2494,6 +2499,20 @@ test_ud(fixture_t *f, gconstpointer data)
   wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_REJECT_EVENT, DAT_IB_UD_CONNECT_REJECT, c_ep, &ev);
   g_assert_cmpint(ev.event_data.connect_event_data.private_data_size, ==, 2);
   g_assert_cmpmem(ev.event_data.connect_event_data.private_data, 2, "no", 2);
+
+  /* A connect to a qualifier nobody serves yet is asked again until one
+   * does, while the consumer reads no connection event (dtestx -u waits
+   * for the peer's request first). */
+  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
+                            (DAT_PVOID) req, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  g_usleep(100 * 1000);
+  assert_dat(dat_psp_create(f->ia, qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  wait_event_of(cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s_ep, 0, NULL), DAT_SUCCESS);
+  wait_ud_conn(s_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, DAT_IB_UD_PASSIVE_REMOTE_AH, s_ep, &ev);
+  wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, DAT_IB_UD_REMOTE_AH, c_ep, &ev);
 
   /* The client's AH goes with its EP, as DAPL's (dtestcm -u frees none):
    * then the zone is free. */
