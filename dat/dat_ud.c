@@ -197,7 +197,10 @@ ud_replies_start(datx_ia_t *ia)
 {
   it_status_t st = IT_SUCCESS;
   g_mutex_lock(&ia->lock);
-  if (ia->ud_reply_evd == IT_NULL_HANDLE) {
+  /* An abrupt close racing a connect: no thread after its join. */
+  if (ia->ud_closing)
+    st = IT_ERR_INVALID_IA;
+  else if (ia->ud_reply_evd == IT_NULL_HANDLE) {
     st = it_evd_create(ia->it, IT_CM_MSG_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4096, 1,
                        IT_NULL_HANDLE, &ia->ud_reply_evd, NULL);
     if (st == IT_SUCCESS)
@@ -213,10 +216,13 @@ ud_replies_start(datx_ia_t *ia)
 void
 datx_ud_ia_close(datx_ia_t *ia)
 {
+  g_mutex_lock(&ia->lock);
   g_atomic_int_set(&ia->ud_closing, 1);
-  if (ia->ud_thread != NULL)
-    g_thread_join(ia->ud_thread);
+  GThread *t = ia->ud_thread;
   ia->ud_thread = NULL;
+  g_mutex_unlock(&ia->lock);
+  if (t != NULL)
+    g_thread_join(t);
 }
 
 DAT_RETURN
