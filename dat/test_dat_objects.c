@@ -1786,9 +1786,23 @@ test_lmr_of_lmr(fixture_t *f, gconstpointer data)
   memset(buf, 0, sizeof(buf));
   g_assert_cmpint(write_status(p.c_ep, p.c_dto, &sr.iov, rctx2, (DAT_VADDR) (uintptr_t) (buf + 8)),
                   ==, DAT_DTO_SUCCESS);
-  /* Over iWARP a Write completes once sent: it lands a moment later. */
-  for (int i = 0; i < 1000 && memcmp(buf + 8, src, sizeof(src)) != 0; i++)
-    g_usleep(1000);
+  /* Over iWARP the Write completes once sent (RFC 5040): the Read behind
+   * it on the same connection completes only after it was placed (and
+   * orders the placement before the checks, where polling the memory
+   * would race the progress thread's write). */
+  static char back[16];
+  reg_t bk;
+  reg_make(f, back, sizeof(back), &bk);
+  DAT_RMR_TRIPLET remote = { .rmr_context = rctx2, .virtual_address = (DAT_VADDR) (uintptr_t) (buf + 8),
+                             .segment_length = sizeof(back) };
+  DAT_DTO_COOKIE rc = { .as_64 = 0x99 };
+  assert_dat(dat_ep_post_rdma_read(p.c_ep, 1, &bk.iov, rc, &remote, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_SUCCESS);
+  DAT_EVENT rev;
+  wait_event(p.c_dto, &rev);
+  g_assert_cmpint(rev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
+  g_assert_cmpint(rev.event_data.dto_completion_event_data.operation, ==, DAT_DTO_RDMA_READ);
+  g_assert_cmpmem(back, sizeof(src), src, sizeof(src));
   g_assert_cmpmem(buf + 8, sizeof(src), src, sizeof(src));
   /* Its lmr_context serves a local post too. */
   DAT_LMR_TRIPLET iov = { .virtual_address = (DAT_VADDR) (uintptr_t) buf,
