@@ -614,11 +614,17 @@ datx_cr_arrive(datx_ia_t *ia, const it_event_t *ev, DAT_HANDLE *sp, DAT_CONN_QUA
     cr->provider_ep = cr->local_ep != NULL;
     ok = cr->provider_ep;
   }
+  gboolean framed = !ud || cr->ud;
   cr->cell = ok ? datx_cell_new(&ia->provider->dat, DATX_CR, cr, ia) : NULL;
   if (cr->cell == NULL) {
-    g_message("DAT IA %s: a request to port %u is rejected: it is not framed as a DAT "
-              "provider frames it, or no handle is left for it (or its EP)",
-              ia->provider->info.ia_name, port);
+    if (!framed)
+      g_message("DAT IA %s: a datagram service request for port %u carries no DAT provider's "
+                "header (no requesting EP named): rejected; the requester must be a DAT "
+                "provider over IT-API", ia->provider->info.ia_name, port);
+    else
+      g_message("DAT IA %s: no handle left for a connection request to port %u (or for its "
+                "provider-made EP): rejected; free unused DAT objects", ia->provider->info.ia_name,
+                port);
     cr_refuse(ev);
     if (cr->provider_ep)
       datx_ep_free(cr->local_ep);
