@@ -29,6 +29,12 @@
  * DISCONNECT must wait behind it (x_conn_ready sets emul_events_after):
  * without, DISCONNECT came first, in every run.
  *
+ * A fourth case refuses the child's DISC three times as a full socket does
+ * (EAGAIN: the buffer holds doorbells the parent has not read yet): the
+ * DISC waits for room rather than being dropped, which the parent would
+ * see as the socket's EOF, its connection BROKEN (1 run in 40 of
+ * itapi-perf across users with the machine loaded).
+ *
  * The test runs itself as the child (--child MODE): the child accepts a
  * connection over the bounce ring (ITAPI_EMUL_CMA=0, ITAPI_EMUL_MAP=0:
  * the child's progress thread executes the parent's RDMA Writes and finds
@@ -41,6 +47,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -57,6 +64,7 @@
 #define LINE_MS 10000
 
 static gint breaks_sent;
+static gint disc_refusals;  /* sends of a DISC refused as into a full buffer, to come */
 
 ssize_t __real_sendmsg(int fd, const struct msghdr *m, int flags);
 ssize_t
@@ -70,6 +78,12 @@ __wrap_sendmsg(int fd, const struct msghdr *m, int flags)
   }
   if (brk)
     g_usleep(BREAK_DELAY_US);
+  if (m->msg_iovlen > 0 && m->msg_iov[0].iov_len >= X_MSG_MIN && h.magic == X_MAGIC &&
+      h.type == X_DISC && g_atomic_int_get(&disc_refusals) > 0) {
+    g_atomic_int_add(&disc_refusals, -1);
+    errno = EAGAIN;
+    return -1;
+  }
   ssize_t n = __real_sendmsg(fd, m, flags);
   if (brk && n > 0)
     g_atomic_int_inc(&breaks_sent);
@@ -106,9 +120,12 @@ child(const char *mode)
   conf_buf_new(&s, &rb, LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE, IT_ADDR_MODE_ABSOLUTE);
   conf_ok(it_ep_accept(s.ep, ev.conn_req.cn_est_id, NULL, 0));
   conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
-  if (strcmp(mode, "disconnect") == 0) {
+  if (strcmp(mode, "disconnect-full") == 0)
+    g_atomic_int_set(&disc_refusals, 3);
+  if (g_str_has_prefix(mode, "disconnect")) {
     conf_ok(it_ep_disconnect(s.ep, NULL, 0));
     conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+    g_assert_cmpint(g_atomic_int_get(&disc_refusals), ==, 0);
     printf("disconnected\n");
     fflush(stdout);
     return 0;
@@ -206,6 +223,20 @@ test_established_first(void)
 }
 
 static void
+test_disc_waits_room(void)
+{
+  g_test_summary("The passive child's disconnect finds the socket full three times (its sendmsg "
+                 "refused EAGAIN, as when the buffer holds doorbells the parent has not read): it "
+                 "waits for room, the child's DISCONNECT after it, and the parent gets "
+                 "DISCONNECT, not the BROKEN of the socket's EOF");
+  conf_side_t s;
+  conf_child_t c = connect_child("disconnect-full", &s, FALSE);
+  conf_wait(s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  reap_child(&c, "disconnected");
+  conf_side_close(&s);
+}
+
+static void
 test_event_after_break(void)
 {
   g_test_summary("The responder's BROKEN event comes after its BREAK was sent (the BREAK held "
@@ -244,5 +275,6 @@ main(int argc, char **argv)
   g_test_add_func("/emul/exit-sends/affiliated-after-break", test_affiliated_after_break);
   g_test_add_func("/emul/exit-sends/exit-waits", test_exit_sends_break);
   g_test_add_func("/emul/exit-sends/established-first", test_established_first);
+  g_test_add_func("/emul/exit-sends/disconnect-waits-room", test_disc_waits_room);
   return g_test_run();
 }

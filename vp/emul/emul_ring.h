@@ -530,6 +530,9 @@ struct emul_xconn {
   gboolean sock_closed;
   gboolean watch_due;           /* src is made, not started: its first sender starts it
                                  * (emul_ring_msgs_flush), unless the connection closed */
+  gint64 room_since;            /* the message at the head of msgs has waited for room in
+                                 * the socket since (monotonic us; 0: none waits): the
+                                 * sender's (x_sockmsg_send) */
   gint map_lost;                /* 1 + the index of an X_MAP_REQ that was not sent,
                                  * asked again (emul_ring_map_lookup); 0 (atomic) */
 };

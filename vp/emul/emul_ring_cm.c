@@ -452,21 +452,44 @@ x_msg_name(uint32_t type)
   return type < G_N_ELEMENTS(names) && names[type] != NULL ? names[type] : "message";
 }
 
-static void
+/* Send @e, or say it must wait for room (FALSE): a message that is not a
+ * doorbell, into a full socket.  A full buffer holds doorbells the peer
+ * has not read yet (each sends one when it finds the ring empty); it
+ * wakes for them anyway, so a doorbell that does not fit is dropped.
+ * Anything else waits for the peer to read: a disconnect dropped here
+ * would reach the peer as the socket's EOF, its connection BROKEN where
+ * it was closed in order.  It waits the connection's timeout at most
+ * (ITAPI_EMUL_TIMEOUT_MS, 0: for ever), then goes, said: a peer that
+ * reads nothing for so long is stopped or traced.  The sender's alone
+ * (msending). */
+static gboolean
 x_sockmsg_send(emul_xconn_t *x, x_sockmsg_t *e)
 {
-  if (!emul_ring_send_fd(x->fd, &e->m, e->fds, e->nfds)) {
+  gboolean bell = e->m.type == X_DOORBELL || e->m.type == X_SPACE;
+  if (emul_ring_send_fd(x->fd, &e->m, e->fds, e->nfds)) {
+    x->room_since = 0;
+  } else {
     int err = errno;
+    gint64 now = g_get_monotonic_time();
+    gboolean full = err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS;
+    if (full && !bell && x->room_since == 0)
+      x->room_since = now;
+    if (full && !bell && (x->timeout_us == 0 || now - x->room_since < x->timeout_us))
+      return FALSE;
     if (e->m.type == X_MAP_REQ)
       g_atomic_int_set(&x->map_lost, (gint) e->m.mr_index + 1);  /* asked again */
-    /* A doorbell into a full buffer is not lost: the peer has messages of
-     * ours to read and wakes anyway.  Anything else: the peer went away
-     * (its EOF tells), or reads none of our messages for a long while. */
-    if (e->m.type != X_DOORBELL && e->m.type != X_SPACE)
+    if (full && !bell)
+      g_log(EMUL_LOG, G_LOG_LEVEL_MESSAGE, "emul: %s to process %d (uid %d) not sent: its socket "
+            "stayed full for %" G_GINT64_FORMAT " ms (the process reads none of its messages: "
+            "stopped or traced); ITAPI_EMUL_TIMEOUT_MS sets the wait, 0 none",
+            x_msg_name(e->m.type), (int) x->peer_pid, (int) x->peer_uid, (now - x->room_since) / 1000);
+    else if (!bell)  /* the peer went away: its EOF tells */
       g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: %s to process %d not sent: %s",
             x_msg_name(e->m.type), (int) x->peer_pid, g_strerror(err));
+    x->room_since = 0;
   }
   x_sockmsg_drop(e);
+  return TRUE;
 }
 
 /* The socket's last user, its sender or its reader, closes it
@@ -489,6 +512,62 @@ x_sock_close(emul_xconn_t *x)
     g_source_unref(pid_src);
   }
   close(x->fd);
+}
+
+static void x_msgs_pump(emul_xconn_t *x, x_sockmsg_t *first);
+
+/* The progress thread, when the socket a message waited on has room (or
+ * its wait ran out, or the peer closed): the sender goes on. */
+static gboolean
+x_msgs_room(gint fd, GIOCondition cond, gpointer data)
+{
+  emul_xconn_t *x = data;  /* the watch's reference keeps it */
+  (void) fd;
+  (void) cond;
+  g_mutex_lock(&x->mlock);
+  x_msgs_pump(x, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+/* Send the queued messages (@first, the caller's own doorbell, before
+ * them), with mlock held and msending set; it returns with mlock let go.
+ * A message that waits for room goes back to the head of the queue, and
+ * msending stays set: the watch of the socket's room sends on
+ * (x_msgs_room), and meanwhile others only queue theirs, the events
+ * among them, so that nothing overtakes it. */
+static void
+x_msgs_pump(emul_xconn_t *x, x_sockmsg_t *first)
+{
+  for (x_sockmsg_t *e = first;; e = NULL) {
+    if (e == NULL && (e = g_queue_pop_head(&x->msgs)) == NULL)
+      break;
+    g_mutex_unlock(&x->mlock);
+    if (e->upcall != NULL) {
+      emul_events_raise(e->upcall);
+    } else if (!x_sockmsg_send(x, e)) {
+      g_assert(e != first);  /* a doorbell never waits */
+      g_atomic_int_inc(&x->ref);  /* the watch's */
+      GSource *src = emul_ring_watch_new(x->fd, G_IO_OUT | G_IO_ERR | G_IO_HUP, x_msgs_room, x,
+                                         (GDestroyNotify) emul_ring_conn_unref);
+      if (x->timeout_us > 0)
+        g_source_set_ready_time(src, x->room_since + x->timeout_us);
+      g_mutex_lock(&x->mlock);
+      g_queue_push_head(&x->msgs, e);
+      g_mutex_unlock(&x->mlock);
+      emul_ring_watch_start(src);
+      g_source_unref(src);
+      return;
+    }
+    if (e != first) {
+      g_free(e);
+      g_atomic_int_add(&emul_ring_msgs_owed, -1);
+    }
+    g_mutex_lock(&x->mlock);
+  }
+  x->msending = FALSE;
+  g_mutex_unlock(&x->mlock);
+  if (emul_ring_sock_done(x, TRUE))
+    x_sock_close(x);
 }
 
 void
@@ -526,24 +605,7 @@ emul_ring_msgs_flush(emul_xconn_t *x, x_sockmsg_t *first)
       g_mutex_lock(&x->mlock);
     }
   }
-  for (x_sockmsg_t *e = first;; e = NULL) {
-    if (e == NULL && (e = g_queue_pop_head(&x->msgs)) == NULL)
-      break;
-    g_mutex_unlock(&x->mlock);
-    if (e->upcall != NULL)
-      emul_events_raise(e->upcall);
-    else
-      x_sockmsg_send(x, e);
-    if (e != first) {
-      g_free(e);
-      g_atomic_int_add(&emul_ring_msgs_owed, -1);
-    }
-    g_mutex_lock(&x->mlock);
-  }
-  x->msending = FALSE;
-  g_mutex_unlock(&x->mlock);
-  if (emul_ring_sock_done(x, TRUE))
-    x_sock_close(x);
+  x_msgs_pump(x, first);
 }
 
 gboolean
