@@ -4,7 +4,7 @@
  * request and answer, teardown), linked into a program with
  * tests/emul/syscall_watch.c: they are queued under the fabric lock and
  * leave as it goes (emul_ring_send_msg), and the progress thread reads them
- * before it takes the lock (x_conn_ready).  At exit it says, on stderr,
+ * before it takes the lock (emul_ring_conn_ready).  At exit it says, on stderr,
  *
  *   emul-msgs: 12 sent, 0 under the fabric lock (types sent: 1 5 6 ...); 9 read, 0 under the fabric lock
  *

@@ -3,7 +3,7 @@
  * that process even when the application exits as soon as it learns of
  * the end.  The message (a BREAK naming the refused request's status, a
  * DISC with its private data) is queued under the fabric lock and sent
- * with the lock let go, often by the progress thread (emul_ring_cm.c,
+ * with the lock let go, often by the progress thread (emul_ring_msg.c,
  * emul_ring_send_msg); the application hears of the end from the event
  * thread.  So (issue 26, point 5):
  *
@@ -26,7 +26,7 @@
  * (recvmsg wrapped): the passive child accepts and disconnects at once, so
  * that the reply and the disconnect are read in one batch; the connection's
  * ESTABLISHED waits behind the attach answer the reply makes, and its
- * DISCONNECT must wait behind it (x_conn_ready sets emul_events_after):
+ * DISCONNECT must wait behind it (emul_ring_conn_ready sets emul_events_after):
  * without, DISCONNECT came first, in every run.
  *
  * A fourth case refuses the child's DISC three times as a full socket does

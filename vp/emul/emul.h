@@ -179,7 +179,7 @@ G_GNUC_INTERNAL extern gint emul_ring_pwant;
 /* Doorbells to other processes this thread owes, and the socket messages
  * of connections it queued (their handshake, mapping requests, teardown),
  * rung and sent as it lets the lock go (emul_ring.c, emul_ring_doorbell;
- * emul_ring_cm.c, emul_ring_send_msg): never a system call under the lock
+ * emul_ring_msg.c, emul_ring_send_msg): never a system call under the lock
  * for a connection's socket. */
 G_GNUC_INTERNAL extern __thread guint emul_ring_bells_due __attribute__((tls_model("initial-exec")));
 void emul_ring_bells_ring(void);
@@ -477,7 +477,7 @@ typedef struct emul_listen {
   rnicpi_listen_t base;
   uint32_t port;
   struct x_lsock *xsock;   /* cross-process endpoint "itapi-emul/<port>" and the
-                            * progress thread's watch of it, or NULL (emul_ring_cm.c) */
+                            * progress thread's watch of it, or NULL (emul_ring_listen.c) */
   emul_ring_knobs_t knobs; /* as it started listening */
 } emul_listen_t;
 
@@ -1038,8 +1038,8 @@ void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
  * progress thread, made once; no lock held (a listener, a connect, a UD QP
  * call it before they take the fabric lock). */
 gboolean emul_ring_init(void);
-/* Cross-process path (emul_ring_cm.c, emul_ring_req.c, emul_ring_resp.c,
- * emul_export.c; fabric lock held). */
+/* Cross-process path (emul_ring_listen.c, emul_ring_cm.c, emul_ring_req.c,
+ * emul_ring_resp.c, emul_export.c; fabric lock held). */
 /* A listener's socket for other processes is bound before the fabric lock
  * is taken (emul_ring_listen_open: a descriptor, or -1 where the port is
  * another process's or there is no cross-process path), becomes @l's under

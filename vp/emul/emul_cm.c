@@ -5,7 +5,7 @@
  * fabric's event thread, never from inside a verb.
  *
  * A listener is also reachable from the other processes of the host: it
- * binds "itapi-emul/<port>" (emul_ring_cm.c).  A connect looks in this
+ * binds "itapi-emul/<port>" (emul_ring_listen.c).  A connect looks in this
  * process's listener table first (the direct path), then at that socket;
  * a pending connection with c->x set is a cross-process handshake and its
  * accept, reject and teardown go to emul_ring_cm.c.

@@ -247,7 +247,7 @@ static void
 x_ring_bell(emul_xconn_t *x, guint bell)
 {
   /* One message for both: the peer's socket callback pumps its out queue
-   * after any message (x_conn_ready), a doorbell too.  It goes behind the
+   * after any message (emul_ring_conn_ready), a doorbell too.  It goes behind the
    * connection's queued messages, in their order. */
   if (bell & (X_BELL_THREAD | X_BELL_SPACE)) {
     x_sockmsg_t e = { .nfds = 0 };

@@ -9,8 +9,10 @@
  *   ring order, by the rules of emul_resp.c that in-process requests
  *   follow too);
  * - emul_progress.c: the progress thread, and who drains a ring;
- * - emul_ring_cm.c: listener sockets, the CM handshake, the connection
- *   and its socket messages, teardown and peer death;
+ * - emul_ring_cm.c: the connection, the CM handshake, teardown and peer
+ *   death;
+ * - emul_ring_listen.c: listener sockets;
+ * - emul_ring_msg.c: a connection's socket and its messages, sent and read;
  * - emul_export.c: this process's exported region table;
  * - emul_mapped.c: mapped regions (exporter and requester sides);
  * - emul_ring_ud.c: datagrams and UD service resolution.
@@ -524,7 +526,7 @@ struct emul_xconn {
   GQueue msgs;                  /* x_sockmsg_t*, in order */
   gboolean msending;            /* a thread sends them now */
   gboolean sock_reading;        /* the progress thread reads the socket now, with no
-                                 * lock held (x_conn_ready) */
+                                 * lock held (emul_ring_conn_ready) */
   gboolean sock_close;          /* the connection closed: nothing more joins them,
                                  * the socket closes after them and the read */
   gboolean sock_closed;
@@ -624,7 +626,7 @@ G_GNUC_INTERNAL extern int emul_ring_mr_fd;
 gboolean emul_ring_export_init(void);
 gboolean emul_ring_mr_read(const x_mr_entry_t *table, uint32_t index, x_mr_entry_t *out);
 
-/* emul_ring_cm.c */
+/* emul_ring_msg.c */
 /* The abstract socket address "itapi-emul/<kind><n>". */
 socklen_t emul_ring_addr(const char *kind, uint32_t n, struct sockaddr_un *sa);
 /* A SOCK_SEQPACKET socket (non-blocking) connected to emul_ring_addr(@kind,
@@ -658,6 +660,32 @@ G_GNUC_INTERNAL extern gint emul_ring_msgs_owed;
 gboolean emul_ring_sock_done(emul_xconn_t *x, gboolean sender);
 gboolean emul_ring_send_fd(int fd, x_msg_t *m, const int *fds, int nfds);
 ssize_t emul_ring_recv_msg(int fd, x_msg_t *m, int *fds, int *nfds);
+/* Close the descriptors @e gives away (its @given bits): once it is sent,
+ * or dropped. */
+G_GNUC_INTERNAL void emul_ring_sockmsg_drop(x_sockmsg_t *e);
+/* The progress thread's watch of a connection's socket (@data: the
+ * connection, referenced by the watch; made by emul_ring_conn_new): the
+ * messages read with no lock held, then handled in order under the fabric
+ * lock (emul_ring_on_msg). */
+G_GNUC_INTERNAL gboolean emul_ring_conn_ready(gint fd, GIOCondition cond, gpointer data);
+
+/* emul_ring_cm.c */
+/* What a new connection needs, made with no lock held (emul_ring_listen.c,
+ * emul_ring_dial_open): the peer's process and effective user by
+ * SO_PEERCRED (0 and (uid_t) -1 when unknown), a random nonce (never 0),
+ * the connection's bell (an eventfd, or -1), and the knobs of the
+ * environment (read by the application's thread, never the progress
+ * thread's). */
+G_GNUC_INTERNAL pid_t emul_ring_peer_cred(int fd, uid_t *uid);
+G_GNUC_INTERNAL uint64_t emul_ring_nonce_new(void);
+G_GNUC_INTERNAL int emul_ring_bell_new(void);
+G_GNUC_INTERNAL emul_ring_knobs_t emul_ring_knobs_read(void);
+/* A connection over socket @fd (fabric lock held), on @side (0 active, 1
+ * passive), with what the calls above made; its socket is watched once
+ * the lock is let go. */
+G_GNUC_INTERNAL emul_xconn_t *emul_ring_conn_new(int fd, int side, pid_t pid, int pidfd, uid_t uid,
+                                                 uint64_t nonce, int bell_fd,
+                                                 const emul_ring_knobs_t *k);
 void emul_ring_conn_unref(emul_xconn_t *x);
 void emul_ring_close(emul_xconn_t *x);
 void emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w);
@@ -869,7 +897,8 @@ void emul_ring_share_forget(int fd);
  * for short attach copies, opened before the look at the pin that makes
  * it the pinned process's (x_probe), or -1.  Watch: the progress thread's watch of
  * x->peer_pidfd, made (x->pid_src; none without one), started and
- * destroyed with the connection's socket watch (emul_ring_cm.c). */
+ * destroyed with the connection's socket watch (emul_ring_cm.c,
+ * emul_ring_msg.c). */
 int emul_ring_peer_pin(int sock, pid_t pid);
 gboolean emul_ring_peer_alive(int pidfd);
 int emul_ring_peer_mem_open(pid_t pid);
@@ -880,5 +909,47 @@ void emul_ring_peer_watch_new(emul_xconn_t *x);
  * read (or -1), which the request takes (*@sock set to -1) to be answered
  * on. */
 void emul_ring_ud_on_svc_req(emul_xconn_t *x, const x_msg_t *m, int *sock, emul_work_t *w);
+
+/* emul_ring_msg.c to emul_ring_cm.c: what the progress thread read from a
+ * connection's socket (emul_ring_conn_ready), handed over. */
+
+/* What a handshake message needs of system calls, made by the progress
+ * thread as it reads the message, before it takes the fabric lock
+ * (x_conn_pre): the peer's connection segment (REQ) and region table
+ * (ATTACH, REP) checked and mapped, its bell checked (ATTACH, REP), its
+ * memory probed (REQ, PROBE).  What the handler does not take is unmapped
+ * or closed after the lock (x_pre_drop). */
+typedef struct {
+  void *seg;      /* MAP_FAILED: none */
+  void *table;    /* MAP_FAILED: none */
+  int bell;       /* the peer's bell eventfd, checked; -1: none */
+  const char *bad;  /* why a descriptor of the message was refused, or NULL */
+  gboolean cma;   /* this process can attach to the peer's memory (x_probe) */
+  uint64_t proof; /* what it read there */
+  int mem;        /* the peer's memory file (x_probe), or -1 */
+  gboolean trust; /* PROBE, ATTACH: the peer proved it can attach to us, and is
+                   * of our effective user */
+  int sock;       /* a UD service request's: the socket duplicated, to answer on
+                   * (emul_ring_ud_on_svc_req); -1: none */
+} x_pre_t;
+
+/* Messages one callback reads from a connection's socket
+ * (emul_ring_conn_ready). */
+#define X_READ_BATCH 8
+
+/* What the messages read in one callback leave to be made with the fabric
+ * lock let go: the mappings asked and answered (emul_ring_map_io), at most
+ * one per message. */
+typedef struct {
+  emul_map_io_t io[X_READ_BATCH];
+  guint n;
+} x_later_t;
+
+/* Handle message @m read from @x's socket, in order (fabric lock held):
+ * @fds, the @nfds descriptors that came with it (a handler that keeps one
+ * sets it to -1; the rest are closed after the lock), @pre what its system
+ * calls made before the lock; a mapping asked or answered joins @later. */
+G_GNUC_INTERNAL void emul_ring_on_msg(emul_xconn_t *x, const x_msg_t *m, int *fds, int nfds,
+                                      x_pre_t *pre, emul_work_t *w, x_later_t *later);
 
 #endif

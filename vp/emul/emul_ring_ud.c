@@ -33,7 +33,7 @@
  *
  * Service resolution.  A request for a port no listener of this process
  * has goes to "itapi-emul/<port>", the socket of that port's listener in
- * another process (emul_ring_cm.c), as X_SIDR_REQ.  That listener's consumer
+ * another process (emul_ring_listen.c), as X_SIDR_REQ.  That listener's consumer
  * gets the request event; its answer goes back as X_SIDR_REP on the same
  * socket, which then closes.  A socket that closes unanswered (the
  * listener went, its process died, or it holds as many requests of other
@@ -41,7 +41,7 @@
  * answer is NO_SERVICE.
  *
  * Everything here runs under the fabric lock (the progress thread's
- * callbacks take it with emul_ring_enter, as in emul_ring_cm.c) but the
+ * callbacks take it with emul_ring_enter, as in emul_ring_msg.c) but the
  * system calls of datagrams and names: emul_ring_ud_send runs after the
  * post has let the lock go, and takes it only to look up or add a
  * connected socket (connect() and sendmsg() are made without it, and a
