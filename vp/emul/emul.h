@@ -1038,8 +1038,9 @@ void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
  * progress thread, made once; no lock held (a listener, a connect, a UD QP
  * call it before they take the fabric lock). */
 gboolean emul_ring_init(void);
-/* Cross-process path (emul_ring_listen.c, emul_ring_cm.c, emul_ring_req.c,
- * emul_ring_resp.c, emul_export.c; fabric lock held). */
+/* Cross-process path (emul_ring_listen.c, emul_ring_cm.c,
+ * emul_ring_teardown.c, emul_ring_req.c, emul_ring_resp.c, emul_export.c;
+ * fabric lock held). */
 /* A listener's socket for other processes is bound before the fabric lock
  * is taken (emul_ring_listen_open: a descriptor, or -1 where the port is
  * another process's or there is no cross-process path), becomes @l's under

@@ -8,7 +8,8 @@
  * binds "itapi-emul/<port>" (emul_ring_listen.c).  A connect looks in this
  * process's listener table first (the direct path), then at that socket;
  * a pending connection with c->x set is a cross-process handshake and its
- * accept, reject and teardown go to emul_ring_cm.c.
+ * accept and reject go to emul_ring_cm.c, its teardown to
+ * emul_ring_teardown.c.
  *
  * Personalities: private-data limits are the device's capability record;
  * a device without RNICPI_CAP_THREE_WAY (iWARP: MPA is two-way) refuses a

@@ -9,8 +9,8 @@
  *   ring order, by the rules of emul_resp.c that in-process requests
  *   follow too);
  * - emul_progress.c: the progress thread, and who drains a ring;
- * - emul_ring_cm.c: the connection, the CM handshake, teardown and peer
- *   death;
+ * - emul_ring_cm.c: the connection and the CM handshake;
+ * - emul_ring_teardown.c: teardown and peer death;
  * - emul_ring_listen.c: listener sockets;
  * - emul_ring_msg.c: a connection's socket and its messages, sent and read;
  * - emul_export.c: this process's exported region table;
@@ -689,6 +689,8 @@ G_GNUC_INTERNAL emul_xconn_t *emul_ring_conn_new(int fd, int side, pid_t pid, in
 void emul_ring_conn_unref(emul_xconn_t *x);
 void emul_ring_close(emul_xconn_t *x);
 void emul_ring_fail_pending(emul_xconn_t *x, emul_work_t *w);
+
+/* emul_ring_teardown.c */
 /* This side ends the connection: tell the peer (DISC, or BREAK with the
  * request that failed, and @fault when the peer gets an event), release
  * it, report and flush locally.  @local (or NULL): this QP's affiliated
