@@ -480,7 +480,7 @@ xlong_open(xlong_t *t, const char *role)
    * (a Send of it, "send") sent the 0s still there: post-beside-receive
    * found byte 29895815 of its 32 MiB receive 0 in one CI run.  A Read
    * behind the Write comes back once the Write is placed (RC order;
-   * RFC 5040 5.5, as iw_tx.c's delivery fences use it). */
+   * RFC 5040 5.5, as iw_sq.c's delivery fences use it). */
   size_t tail = t->len - 64;
   it_lmr_triplet_t sink = conf_seg(&t->back, tail, 64);
   conf_ok(it_post_rdma_read(t->s.ep, &sink, 1, 39, IT_COMPLETION_FLAG, t->ra + tail, t->ctx));

@@ -269,7 +269,7 @@ typedef struct iw_swqe {
   uint64_t sink_to;
   uint8_t *sink;
   uint64_t got;
-  /* A scattered RDMA Read (iw_tx.c, tx_read_part): RFC 5040 6.1 gives a
+  /* A scattered RDMA Read (iw_sq.c, tx_read_part): RFC 5040 6.1 gives a
    * Read Request one Data Sink STag and TO, so a Read whose sink is more
    * than one run of contiguous segments goes out as one wire Read per
    * run.  Each part is an internal entry with @parent the consumer's
@@ -772,13 +772,26 @@ void iw_qp_set_polled(iw_qp_t *qp, gboolean on);
 void iw_dev_poll_leases(iw_dev_t *dev);
 void iw_qp_unpoll(iw_qp_t *qp, iw_work_t *w);
 
-/* iw_tx.c: the requester and the read responder's transmit side. */
+/* iw_tx.c: the requester and the read responder's transmit side: messages
+ * framed into FPDUs, written, accounted. */
 void iw_tx_progress(iw_qp_t *qp, iw_work_t *w);
 void iw_tx_drop(iw_qp_t *qp);
 void iw_tx_free(iw_qp_t *qp);
 gboolean iw_tx_pending(iw_qp_t *qp);
 gboolean iw_tx_fin_cut_short(iw_qp_t *qp);
 int iw_tx_rtr(iw_qp_t *qp);
+/* Forget the message being framed in @t (its batch stays). */
+G_GNUC_INTERNAL void iw_tx_reset(iw_tx_t *t);
+
+/* iw_sq.c: which message the transmit side sends next.  Next: start it in
+ * qp->tx (iw_tx_progress frames it); FALSE when there is none to send
+ * now.  Imm start: @t's WR goes on with its Immediate Data message (RFC
+ * 7306 6.3), after its RDMA Write.  Internal read: a zero-length Read of
+ * our own queued to be answered (an RTR; @fence: a delivery fence), which
+ * completes nothing. */
+G_GNUC_INTERNAL gboolean iw_tx_next(iw_qp_t *qp, iw_work_t *w);
+G_GNUC_INTERNAL void iw_tx_imm_start(iw_qp_t *qp, iw_tx_t *t);
+G_GNUC_INTERNAL iw_swqe_t *iw_tx_internal_read(iw_qp_t *qp, gboolean fence);
 
 /* A local gather/scatter element within a region of @qp's protection zone
  * that has the rights @need (mr_lock held for reading). */
@@ -839,7 +852,7 @@ iw_qp_connected(const iw_qp_t *qp)
 }
 
 /* How many Reads @qp may have outstanding, its own zero-length ones (the
- * fences of iw_tx.c) included: the IRD the peer announced, and never more
+ * fences of iw_sq.c) included: the IRD the peer announced, and never more
  * than our ORD.  RFC 6581 has the peer size its IRD to our ORD, and a
  * peer may announce more than it then takes: vp/iwarp announces an IRD of
  * 1 at least, yet its IRD is 0 toward an ORD of 0 (iw_cep.c). */

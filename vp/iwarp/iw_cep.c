@@ -114,7 +114,7 @@ iw_cep_passive_reply(iw_qp_t *qp, const iw_mpa_msg_t *req, const rnicpi_conn_par
   rep.rtr_write = qp->rtr == IW_RTR_WRITE;
   rep.rtr_read = qp->rtr == IW_RTR_READ;
   /* We always answer one Read (zero-length ones at least, which the
-   * delivery fences of iw_tx.c need), so never announce an IRD of 0. */
+   * delivery fences of iw_sq.c need), so never announce an IRD of 0. */
   rep.ird = MAX(qp->ird, 1u);
   rep.ord = qp->ord;
   /* RFC 6581 9.2: 0x3FFF (the ULP negotiates) is answered with 0x3FFF. */

@@ -283,7 +283,7 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
   c->max_rdma_write_sge = IW_MAX_SGE;
   /* RFC 5040 6.1 gives a Read Request one Data Sink STag and TO; a Read
    * into several segments goes out as one wire Read per run of contiguous
-   * segments (iw_tx.c, tx_read_part), so the consumer may scatter as far
+   * segments (iw_sq.c, tx_read_part), so the consumer may scatter as far
    * as it may gather. */
   c->max_rdma_read_sge = IW_MAX_SGE;
   c->max_inline = 0;
