@@ -19,8 +19,10 @@
  *   application thread polling yields to (emul.h);
  * - the progress thread's callbacks take the lock, then check that their
  *   source was not destroyed meanwhile (emul_ring_enter,
- *   g_source_is_destroyed): a socket is closed only under the lock, so a
- *   callback never sees a freed xconn;
+ *   g_source_is_destroyed): a socket's watches are destroyed before it
+ *   closes, with no lock held (emul_ring_sock_done), and each watch holds
+ *   a reference to its connection, so a callback never sees a freed
+ *   xconn;
  * - the consumer's ring word `armed` belongs to whoever sleeps on the
  *   ring: the progress thread leaves a connection with a sleeper
  *   (x->waiters) alone, and takes a ring a sleeper left armed back only
