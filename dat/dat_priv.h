@@ -143,6 +143,7 @@ struct datx_ia {
   size_t ud_req_pdata_len;    /**< it_ia_info_t::ud_req_private_data_len */
   size_t ud_rep_pdata_len;    /**< it_ia_info_t::ud_rep_private_data_len */
   size_t max_ud_send_len;     /**< spigot 0's largest datagram */
+  gint ud_clamp_said;         /**< a datagram EP's max_message_size was cut to max_ud_send_len, said once (atomic) */
   gint ud_eps;                /**< its datagram EPs (atomic): send completions are checked for them only then */
   it_evd_handle_t ud_reply_evd; /**< the service replies of its datagram EPs' connects (made at the first), under @c lock */
   GThread *ud_thread;         /**< takes them from @c ud_reply_evd (datx_ud_connect), or NULL */

@@ -100,11 +100,17 @@ datx_ud_ep_create(datx_ep_t *ep, it_evd_handle_t req, it_evd_handle_t recv)
     g_message("DAT EP on %s: IT-API's datagram EPs take no SRQ", ia->provider->info.ia_name);
     return DATX_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
   }
+  /* An application written for a larger path MTU (dtestcm -u asks 2048
+   * bytes; rxe on a 1500-byte link carries 1024) runs with what one
+   * datagram holds: the EP is made with that, dat_ep_query says so, and
+   * a longer Send completes in error. */
   if (a->max_message_size > ia->max_ud_send_len) {
-    g_message("DAT EP on %s: a datagram EP's max_message_size of %u exceeds the %zu bytes of one "
-              "datagram of %s", ia->provider->info.ia_name, (unsigned) a->max_message_size,
-              ia->max_ud_send_len, ia->provider->it_name);
-    return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+    if (g_atomic_int_compare_and_exchange(&ia->ud_clamp_said, 0, 1))
+      g_message("DAT EP on %s: a datagram EP's max_message_size of %u is more than the %zu bytes "
+                "of one datagram of %s: its EPs get %zu (said once per IA)",
+                ia->provider->info.ia_name, (unsigned) a->max_message_size, ia->max_ud_send_len,
+                ia->provider->it_name, ia->max_ud_send_len);
+    a->max_message_size = ia->max_ud_send_len;
   }
   it_ep_attributes_t it_attr;
   memset(&it_attr, 0, sizeof(it_attr));

@@ -2414,7 +2414,8 @@ test_ud(fixture_t *f, gconstpointer data)
                  "go both ways, the GRH's 40 bytes in front of the payload; a reject arrives "
                  "with its private data; a connect before the listener is asked again; a "
                  "forged, freed or other EP's AH is refused, those not "
-                 "freed go with their EP; an interface without "
+                 "freed go with their EP; a max_message_size past one datagram is cut to "
+                 "it; an interface without "
                  "datagrams refuses the EP as DAT_MODEL_NOT_SUPPORTED");
   DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
   assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
@@ -2434,6 +2435,16 @@ test_ud(fixture_t *f, gconstpointer data)
   }
   assert_dat(dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, &ea, &s_ep), DAT_SUCCESS);
   assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &ea, &c_ep), DAT_SUCCESS);
+  /* More than one datagram holds is cut to what it holds, not refused. */
+  DAT_EP_ATTR big = ea;
+  big.max_message_size = 1u << 20;
+  DAT_EP_HANDLE big_ep;
+  DAT_EP_PARAM bp;
+  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &big, &big_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_query(big_ep, DAT_EP_FIELD_ALL, &bp), DAT_SUCCESS);
+  g_assert_cmpuint(bp.ep_attr.max_message_size, >=, 256);
+  g_assert_cmpuint(bp.ep_attr.max_message_size, <, 1u << 20);
+  assert_dat(dat_ep_free(big_ep), DAT_SUCCESS);
   static unsigned char sbuf[256], rbuf[2][40 + 256];
   reg_t src, rcv;
   reg_make(f, sbuf, sizeof(sbuf), &src);
