@@ -51,8 +51,10 @@
 #                    dat/dapltest_pair.sh (-T T with EVDs, polling, the
 #                    mix and RSPs; -T P; -T L; -T Q), dat/dtestsrq_pair.sh,
 #                    and on rxe0 dat/dtestx_pair.sh (immediate data and
-#                    atomics: siw has neither), each with its own pass
-#                    criteria.  Not in the default list: dat-tools-siw0
+#                    atomics: siw has neither) and the UD runs of
+#                    dtestx_pair.sh and dtestcm_pair.sh (1000 datagram
+#                    "connections": iWARP has no datagrams), each with its
+#                    own pass criteria.  Not in the default list: dat-tools-siw0
 #                    (once, in CI, a dapltest client of ours got
 #                    NON_PEER_REJECTED from our server on siw0, as if
 #                    its transaction port did not listen yet, past the
@@ -364,12 +366,17 @@ dat_tools() {
   [ -f "$build/dat/libdaplitapi.so" ] ||
     { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
   rc=0
+  # SCRIPT or SCRIPT:MODE (its third argument)
   scripts="dapltest_pair.sh dtestsrq_pair.sh"
-  [ "$1" = rxe0 ] && scripts="$scripts dtestx_pair.sh"
+  [ "$1" = rxe0 ] && scripts="$scripts dtestx_pair.sh dtestx_pair.sh:ud dtestcm_pair.sh:ud"
   for s in $scripts; do
+    mode=${s#*:}
+    [ "$mode" = "$s" ] && mode=
+    s=${s%%:*}
+    # shellcheck disable=SC2086 # $mode: a word or none
     DAT_PAIR_ADDR=$(addr "$1") DAT_PAIR_ITERS=100 DAT_PAIR_TIMEOUT=300 \
-      timeout 900 sh "$root/dat/$s" "$ours_conf" "$1" || {
-      echo "ib-guest: dat/$s over $1 failed (status $?)"; rc=1; }
+      timeout 900 sh "$root/dat/$s" "$ours_conf" "$1" $mode || {
+      echo "ib-guest: dat/$s${mode:+ $mode} over $1 failed (status $?)"; rc=1; }
   done
   return $rc
 }
