@@ -361,8 +361,9 @@ emul_ring_send_fd(int fd, x_msg_t *m, const int *fds, int nfds)
     h->cmsg_len = CMSG_LEN((size_t) nfds * sizeof(int));
     memcpy(CMSG_DATA(h), fds, (size_t) nfds * sizeof(int));
   }
-  /* Non-blocking: a full buffer means the peer has doorbells queued and
-   * will wake anyway; other messages fit in a fresh socket's buffer. */
+  /* Non-blocking: a full buffer holds doorbells the peer has yet to
+   * read; the queue's sender decides what waits for room and what is
+   * dropped (x_sockmsg_send). */
   ssize_t n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
   return n == (ssize_t) iov.iov_len;
 }
