@@ -9,6 +9,21 @@
 #                                         nextport)
 #   put NAME REP VALUE                     record a figure of a repetition
 #   stat / ratio / fmt / verdict           the statistics of the tables
+#   verdict_word RATIO OP LIMIT            PASS, MISS or n/a for a table row
+#
+# The lab-VM scripts (ib.sh, dat-ib.sh) boot the lab VM and run themselves
+# in it with --guest; the VM prints its figures as "FIG name rep value":
+#   lab_args NAME "$@"                     bench_args, plus --guest and
+#                                         --dev DEV[,DEV] (sets guest, devs)
+#   lab_guest_run                          in the VM: pins (srv_cpu, cli_cpu),
+#                                         prints the VM's own figures, runs
+#                                         the script's lab_rep DEV REP per
+#                                         repetition and device
+#   addr DEV / fig NAME REP VALUE          in the VM: DEV's address; print a
+#                                         figure if it is a positive number
+#   lab_host_run SECONDS                   on the host: boot the VM (SECONDS
+#                                         per repetition and device), read
+#                                         its figures into V (sets loads)
 #
 # SPDX-License-Identifier: MIT
 
@@ -127,6 +142,9 @@ verdict() {  # RATIO OP LIMIT
   if echo "$1 $2 $3" | awk '{ exit !(($2 == "<=" && $1 <= $3) || ($2 == ">=" && $1 >= $3)) }'; then
     echo "met"; else echo "not met"; fi
 }
+verdict_word() {  # RATIO OP LIMIT -> PASS / MISS / n/a
+  case $(verdict "$@") in met) echo PASS ;; "not met") echo MISS ;; *) echo n/a ;; esac
+}
 
 report_head() {  # TITLE -> the report's heading, command, machine and the figure table's head
   echo "## $1"
@@ -138,4 +156,79 @@ report_head() {  # TITLE -> the report's heading, command, machine and the figur
   echo
   echo "| figure | value |"
   echo "|---|---|"
+}
+
+# ---- the lab-VM scripts ----
+
+lab_args() {  # NAME "$@"
+  local name=$1 rest=()
+  shift
+  guest=0
+  devs=rxe0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --guest) guest=1; shift ;;
+      --dev) devs=$2; shift 2 ;;
+      *) rest+=("$1"); shift ;;
+    esac
+  done
+  lab_script=$name.sh
+  bench_args "$name" "${rest[@]}"
+  invocation="tools/bench/$lab_script${rest[*]:+ ${rest[*]}}${devs:+ --dev $devs}"
+}
+
+# The addresses lab/run.sh gives the VM's devices.
+addr() { case $1 in rxe0) echo 10.9.0.1 ;; siw0) echo 10.0.2.15 ;; *) lab-ipof "$1" ;; esac; }
+
+# A figure of a run that failed, or that is no positive number (perftest
+# prints a bandwidth of 0.00 or a latency of inf when its run went wrong),
+# is left out: the pair has no ratio.
+fig() {  # NAME REP VALUE
+  case $3 in '' | *[!0-9.]* | *.*.* | .) return ;; esac
+  awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"
+}
+
+# Server and client are pinned to CPUs of their own where there are two:
+# two busy pollers left to the scheduler on two vCPUs sometimes share one,
+# and a run then takes milliseconds per round trip.
+lab_guest_run() {  # calls the script's lab_rep DEV REP
+  local r dev
+  srv_cpu=(); cli_cpu=()
+  if [ "$(nproc)" -ge 2 ]; then srv_cpu=(taskset -c 0); cli_cpu=(taskset -c 1); fi
+  echo "FIG vm.kernel 0 $(uname -r)"
+  echo "FIG vm.cpus 0 $(nproc)"
+  for r in $(seq 1 "$reps"); do
+    echo "FIG vm.load $r $(cut -d' ' -f1 /proc/loadavg)"
+    for dev in ${devs//,/ }; do
+      echo "$lab_script: repetition $r/$reps on $dev (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+      lab_rep "$dev" "$r"
+    done
+  done
+}
+
+# The VM shares this repository (lab/run.sh -s), so the build tree must lie
+# inside it.  The VM's lines that start with the script's name are its
+# progress, passed on to stderr.
+lab_host_run() {  # SECONDS per repetition and device, on top of 240 for the boot
+  local cache=${LAB_CACHE:-$root/lab/cache} ndev limit gargs rc tag name rep val r
+  [ -f "$cache/initrd.img" ] || { echo "$lab_script: no lab VM image: run lab/build-initrd.sh" >&2; exit 2; }
+  case $build/ in "$root"/*) ;; *) echo "$lab_script: $build is outside $root, which the VM shares" >&2; exit 2 ;; esac
+  ndev=$(echo "$devs" | tr ',' '\n' | grep -c .)
+  limit=$(( 240 + reps * ndev * $1 ))
+  gargs=(--guest --build "$build" --reps "$reps" --dev "$devs")
+  [ "$smoke" = 1 ] && gargs+=(--smoke)
+  echo "$lab_script: $reps repetition(s) on $devs in the lab VM (at most $limit s), build $build, results to $out" >&2
+  LAB_CACHE=$cache "$root/lab/run.sh" -q -s "$root" -m 2G -t $limit "bash $here/$lab_script ${gargs[*]}" 2>&1 |
+    tr -d '\r' | tee "$tmp/vm.out" | grep --line-buffered "^$lab_script:" >&2
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" != 0 ] || ! grep -q '^FIG ' "$tmp/vm.out"; then
+    echo "$lab_script: the VM failed (status $rc):" >&2
+    tail -30 "$tmp/vm.out" | sed 's/^/  /' >&2
+    exit 1
+  fi
+  while read -r tag name rep val; do
+    [ "$tag" = FIG ] && V["$name.$rep"]=$val
+  done <"$tmp/vm.out"
+  loads=""
+  for r in $(seq 1 "$reps"); do loads="$loads ${V[vm.load.$r]:-?}"; done
 }

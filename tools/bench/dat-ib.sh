@@ -36,19 +36,8 @@ set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 reps=3
-guest=0
-devs=rxe0
-args=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --guest) guest=1; shift ;;
-    --dev) devs=$2; shift 2 ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
 . "$here/bench_lib.sh"
-bench_args dat-ib "${args[@]}"
-invocation="tools/bench/dat-ib.sh${args[*]:+ ${args[*]}}${devs:+ --dev $devs}"
+lab_args dat-ib "$@"
 
 if [ $smoke = 1 ]; then
   N_P=200; N_LAT=200
@@ -60,9 +49,6 @@ fi
 if [ $guest = 1 ]; then
   export ITAPI_PROVIDER_PATH="$build/vp/ib/libitapi-ib.so" ITAPI_PROVIDER=ib
   port=7600
-  srv_cpu=(); cli_cpu=()
-  if [ "$(nproc)" -ge 2 ]; then srv_cpu=(taskset -c 0); cli_cpu=(taskset -c 1); fi
-  addr() { case $1 in rxe0) echo 10.9.0.1 ;; siw0) echo 10.0.2.15 ;; *) lab-ipof "$1" ;; esac; }
   netdev() { case $1 in rxe0) echo dummy0 ;; siw0) echo eth0 ;; esac; }
   for d in ${devs//,/ }; do
     echo "bench-$d u2.0 nonthreadsafe default $build/dat/libdaplitapi.so dapl.2.0 \"$d 0\" \"\""
@@ -70,10 +56,6 @@ if [ $guest = 1 ]; then
   for d in ${devs//,/ }; do
     echo "bench-$d u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$(netdev "$d") 0\" \"\""
   done >"$tmp/ofa.conf"
-  fig() {  # NAME REP VALUE: only a positive number is a figure
-    case $3 in '' | *[!0-9.]* | *.*.* | .) return ;; esac
-    awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"
-  }
   # dapltest prints a hundredth of 5 as ".5" (%d.%d): field FIELD of its
   # "raw:" line, read back as a number.
   raw_field() {
@@ -120,51 +102,27 @@ if [ $guest = 1 ]; then
     fig "$2.$1_wlat" "$3" "$(sed -n 's/.*RDMA write PingPong.*latency \([0-9.]*\) us.*/\1/p' "$tmp/dc.out" | tail -1)"
   }
 
-  echo "FIG vm.kernel 0 $(uname -r)"
-  echo "FIG vm.cpus 0 $(nproc)"
-  for r in $(seq 1 "$reps"); do
-    echo "FIG vm.load $r $(cut -d' ' -f1 /proc/loadavg)"
-    for dev in ${devs//,/ }; do
-      echo "dat-ib.sh: repetition $r/$reps on $dev (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-      for prov in $(if [ $((r % 2)) = 1 ]; then echo ofa ours; else echo ours ofa; fi); do
-        dapltest_perf "$prov" "$dev" "$r"
-        dtest_lat "$prov" "$dev" "$r"
-      done
+  lab_rep() {  # DEV REP
+    local prov
+    for prov in $(if [ $(($2 % 2)) = 1 ]; then echo ofa ours; else echo ours ofa; fi); do
+      dapltest_perf "$prov" "$1" "$2"
+      dtest_lat "$prov" "$1" "$2"
     done
-  done
+  }
+
+  lab_guest_run
   exit 0
 fi
 
 # ---- on the host: boot the VM, collect, tabulate ----
-cache=${LAB_CACHE:-$root/lab/cache}
-[ -f "$cache/initrd.img" ] || { echo "dat-ib.sh: no lab VM image: run lab/build-initrd.sh" >&2; exit 2; }
 [ -f "$build/vp/ib/libitapi-ib.so" ] && [ -f "$build/dat/libdaplitapi.so" ] ||
   { echo "dat-ib.sh: no vp/ib module or DAT provider in $build (libibverbs-dev, librdmacm-dev, libdapl-dev)" >&2; exit 2; }
-case $build/ in "$root"/*) ;; *) echo "dat-ib.sh: $build is outside $root, which the VM shares" >&2; exit 2 ;; esac
-ndev=$(echo "$devs" | tr ',' '\n' | grep -c .)
-limit=$(( 240 + reps * ndev * 240 ))
-gargs=(--guest --build "$build" --reps "$reps" --dev "$devs")
-[ $smoke = 1 ] && gargs+=(--smoke)
-echo "dat-ib.sh: $reps repetition(s) on $devs in the lab VM (at most $limit s), build $build, results to $out" >&2
-LAB_CACHE=$cache "$root/lab/run.sh" -q -s "$root" -m 2G -t $limit "bash $here/dat-ib.sh ${gargs[*]}" 2>&1 |
-  tr -d '\r' | tee "$tmp/vm.out" | grep --line-buffered '^dat-ib.sh:' >&2
-rc=${PIPESTATUS[0]}
-if [ "$rc" != 0 ] || ! grep -q '^FIG ' "$tmp/vm.out"; then
-  echo "dat-ib.sh: the VM failed (status $rc):" >&2
-  tail -30 "$tmp/vm.out" | sed 's/^/  /' >&2
-  exit 1
-fi
-while read -r tag name rep val; do
-  [ "$tag" = FIG ] && V["$name.$rep"]=$val
-done <"$tmp/vm.out"
-loads=""
-for r in $(seq 1 "$reps"); do loads="$loads ${V[vm.load.$r]:-?}"; done
+lab_host_run 240
 
 row() {  # DEV NAME WHAT UNIT OP LIMIT
-  local r v
+  local r
   r=$(ratio "$1.ours_$2" "$1.ofa_$2")
-  case $(verdict "$r" "$5" "$6") in met) v=PASS ;; "not met") v=MISS ;; *) v=n/a ;; esac
-  echo "| $1 | $3 | $4 | $(fmt "$1.ofa_$2" failed) | $(fmt "$1.ours_$2" failed) | ${r:-n/a} | $5 $6 | $v |"
+  echo "| $1 | $3 | $4 | $(fmt "$1.ofa_$2" failed) | $(fmt "$1.ours_$2" failed) | ${r:-n/a} | $5 $6 | $(verdict_word "$r" "$5" "$6") |"
 }
 {
   echo "## Our DAT provider over vp/ib against DAPL's own: one run of tools/bench/dat-ib.sh"

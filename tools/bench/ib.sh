@@ -43,19 +43,8 @@ set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 reps=3
-guest=0
-devs=rxe0
-args=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --guest) guest=1; shift ;;
-    --dev) devs=$2; shift 2 ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
 . "$here/bench_lib.sh"
-bench_args ib "${args[@]}"
-invocation="tools/bench/ib.sh${args[*]:+ ${args[*]}}${devs:+ --dev $devs}"
+lab_args ib "$@"
 
 if [ $smoke = 1 ]; then
   N_LAT=300; N_BW4K=300; N_BW64K=100
@@ -68,9 +57,6 @@ if [ $guest = 1 ]; then
   export ITAPI_PROVIDER_PATH="$build/vp/ib/libitapi-ib.so" ITAPI_PROVIDER=ib ITAPI_PERF_CLOCK=tsc
   port=7400
   nextport() { port=$((port + 1)); }
-  srv_cpu=(); cli_cpu=()
-  if [ "$(nproc)" -ge 2 ]; then srv_cpu=(taskset -c 0); cli_cpu=(taskset -c 1); fi
-  addr() { case $1 in rxe0) echo 10.9.0.1 ;; siw0) echo 10.0.2.15 ;; *) lab-ipof "$1" ;; esac; }
 
   # perftest TOOL DEV SIZE ITERS: the client's result row; its output in
   # $tmp/pt.out (rdma_cm has no retry: the server gets a second to listen).
@@ -97,13 +83,6 @@ if [ $guest = 1 ]; then
     "${cli_cpu[@]}" timeout 300 "$perf" -c "$(addr "$dev")" -i "$dev" -p $port -t "$t" -S "$size" \
       -n "$n" --csv "$@" 2>"$tmp/itc.err" | grep "^$t," || { sleep 2; kill $s 2>/dev/null; }
     wait $s
-  }
-  # A figure of a run that failed, or that is no positive number (perftest
-  # prints a bandwidth of 0.00 or a latency of inf when its run went
-  # wrong), is left out: the pair has no ratio.
-  fig() {
-    case $3 in '' | *[!0-9.]* | *.*.* | .) return ;; esac
-    awk -v v="$3" 'BEGIN { exit !(v + 0 > 0) }' && echo "FIG $1 $2 $3"
   }
   lat_pair() {  # DEV REP TEST SIZE NAME
     local tool=ib_$3 a b
@@ -141,52 +120,25 @@ if [ $guest = 1 ]; then
     echo "FIG $1.window $2 ${depth:-128}/${every:-1}"
   }
 
-  echo "FIG vm.kernel 0 $(uname -r)"
-  echo "FIG vm.cpus 0 $(nproc)"
+  lab_rep() {  # DEV REP
+    lat_pair "$1" "$2" send_lat 8 send8
+    lat_pair "$1" "$2" send_lat 4096 send4k
+    lat_pair "$1" "$2" write_lat 8 write8
+    lat_pair "$1" "$2" write_lat 4096 write4k
+    bw_pair "$1" "$2" 4096 $N_BW4K wbw4k
+    bw_pair "$1" "$2" 65536 $N_BW64K wbw64k
+  }
+
   echo "FIG vm.clocksource 0 $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-  for r in $(seq 1 "$reps"); do
-    echo "FIG vm.load $r $(cut -d' ' -f1 /proc/loadavg)"
-    for dev in ${devs//,/ }; do
-      echo "ib.sh: repetition $r/$reps on $dev (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-      lat_pair "$dev" "$r" send_lat 8 send8
-      lat_pair "$dev" "$r" send_lat 4096 send4k
-      lat_pair "$dev" "$r" write_lat 8 write8
-      lat_pair "$dev" "$r" write_lat 4096 write4k
-      bw_pair "$dev" "$r" 4096 $N_BW4K wbw4k
-      bw_pair "$dev" "$r" 65536 $N_BW64K wbw64k
-    done
-  done
+  lab_guest_run
   exit 0
 fi
 
 # ---- on the host: boot the VM, collect, tabulate ----
-cache=${LAB_CACHE:-$root/lab/cache}
-[ -f "$cache/initrd.img" ] || { echo "ib.sh: no lab VM image: run lab/build-initrd.sh" >&2; exit 2; }
 [ -f "$build/vp/ib/libitapi-ib.so" ] ||
   { echo "ib.sh: no vp/ib module in $build (libibverbs-dev, librdmacm-dev)" >&2; exit 2; }
-case $build/ in "$root"/*) ;; *) echo "ib.sh: $build is outside $root, which the VM shares" >&2; exit 2 ;; esac
-ndev=$(echo "$devs" | tr ',' '\n' | grep -c .)
-limit=$(( 240 + reps * ndev * 150 ))
-gargs=(--guest --build "$build" --reps "$reps" --dev "$devs")
-[ $smoke = 1 ] && gargs+=(--smoke)
-echo "ib.sh: $reps repetition(s) on $devs in the lab VM (at most $limit s), build $build, results to $out" >&2
-"$root/lab/run.sh" -q -s "$root" -m 2G -t $limit "bash $here/ib.sh ${gargs[*]}" 2>&1 |
-  tr -d '\r' | tee "$tmp/vm.out" | grep --line-buffered '^ib.sh:' >&2
-rc=${PIPESTATUS[0]}
-if [ "$rc" != 0 ] || ! grep -q '^FIG ' "$tmp/vm.out"; then
-  echo "ib.sh: the VM failed (status $rc):" >&2
-  tail -30 "$tmp/vm.out" | sed 's/^/  /' >&2
-  exit 1
-fi
-while read -r tag name rep val; do
-  [ "$tag" = FIG ] && V["$name.$rep"]=$val
-done <"$tmp/vm.out"
-loads=""
-for r in $(seq 1 "$reps"); do loads="$loads ${V[vm.load.$r]:-?}"; done
+lab_host_run 150
 
-verdict2() {  # RATIO OP LIMIT -> PASS / MISS / n/a
-  case $(verdict "$@") in met) echo PASS ;; "not met") echo MISS ;; *) echo n/a ;; esac
-}
 rtx() {  # DEV NAME -> "a,b,c / x,y,z": retry timeouts per repetition, perftest / itapi
   local p="" i="" r
   for r in $(seq 1 "$reps"); do
@@ -196,7 +148,7 @@ rtx() {  # DEV NAME -> "a,b,c / x,y,z": retry timeouts per repetition, perftest 
 }
 row() {  # DEV NAME TEST SIZE UNIT OP LIMIT
   local r; r=$(ratio "$1.it_$2" "$1.pt_$2")
-  echo "| $1 | $3 | $4 | $(fmt "$1.pt_$2" failed) | $(fmt "$1.it_$2" failed) | ${r:-n/a} | $6 $7 | $(verdict2 "$r" "$6" "$7") |"
+  echo "| $1 | $3 | $4 | $(fmt "$1.pt_$2" failed) | $(fmt "$1.it_$2" failed) | ${r:-n/a} | $6 $7 | $(verdict_word "$r" "$6" "$7") |"
 }
 {
   echo "## itapi-perf over vp/ib against perftest: one run of tools/bench/ib.sh"
