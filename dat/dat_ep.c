@@ -98,6 +98,18 @@ ep_unuse(datx_ep_t *ep)
     datx_cell_unuse(ep->conn_evd->cell);
 }
 
+void
+datx_ep_it_attr_init(const datx_ep_t *ep, size_t max_payload, it_ep_attributes_t *it_attr)
+{
+  const DAT_EP_ATTR *a = &ep->attr;
+  memset(it_attr, 0, sizeof(*it_attr));
+  it_attr->max_dto_payload_size = a->max_message_size != 0 ? a->max_message_size : max_payload;
+  it_attr->max_request_dtos = (size_t) MAX(a->max_request_dtos, 1);
+  it_attr->max_recv_dtos = (size_t) MAX(a->max_recv_dtos, 1);
+  it_attr->max_send_segments = (size_t) MAX(a->max_request_iov, 1);
+  it_attr->max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
+}
+
 /* The IT-API RC endpoint of @p ep (DAT_SERVICE_TYPE_RC). */
 static DAT_RETURN
 ep_rc_create(datx_ep_t *ep, it_evd_handle_t it_req, it_evd_handle_t it_recv, it_evd_handle_t it_conn)
@@ -105,12 +117,7 @@ ep_rc_create(datx_ep_t *ep, it_evd_handle_t it_req, it_evd_handle_t it_recv, it_
   datx_ia_t *ia = ep->ia;
   DAT_EP_ATTR *a = &ep->attr;
   it_ep_attributes_t it_attr;
-  memset(&it_attr, 0, sizeof(it_attr));
-  it_attr.max_dto_payload_size = a->max_message_size != 0 ? a->max_message_size : ia->max_rc_send_len;
-  it_attr.max_request_dtos = (size_t) MAX(a->max_request_dtos, 1);
-  it_attr.max_recv_dtos = (size_t) MAX(a->max_recv_dtos, 1);
-  it_attr.max_send_segments = (size_t) MAX(a->max_request_iov, 1);
-  it_attr.max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
+  datx_ep_it_attr_init(ep, ia->max_rc_send_len, &it_attr);
   it_attr.srv.rc.rdma_read_enable = IT_TRUE;
   it_attr.srv.rc.rdma_write_enable = IT_TRUE;
   /* DAT's IB extension has no EP attribute for atomics: an interface

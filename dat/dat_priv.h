@@ -764,6 +764,17 @@ DAT_RETURN datx_ep_set_watermark(DAT_EP_HANDLE ep_handle, DAT_COUNT soft_high_wa
  */
 datx_cell_t *datx_ep_new_tentative(datx_ia_t *ia);
 
+/**
+ * @brief The IT-API attributes every service type shares, from the EP's
+ *        DAT attributes: a max_message_size of 0 asks for @p max_payload,
+ *        and a count of DTOs or segments below 1 is 1; the rest is zero,
+ *        for the caller's service type to fill.
+ * @param ep the EP being made: its IA and attributes set
+ * @param max_payload the largest message of the EP's service type on its IA
+ * @param[out] it_attr the attributes
+ */
+void datx_ep_it_attr_init(const datx_ep_t *ep, size_t max_payload, it_ep_attributes_t *it_attr);
+
 /** @brief DAT_PROVIDER::ep_create_with_srq_func (dat_ep_create_with_srq). */
 DAT_RETURN datx_ep_create_with_srq(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle,
                                    DAT_EVD_HANDLE recv_evd, DAT_EVD_HANDLE req_evd,

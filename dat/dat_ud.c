@@ -113,12 +113,7 @@ datx_ud_ep_create(datx_ep_t *ep, it_evd_handle_t req, it_evd_handle_t recv)
     a->max_message_size = ia->max_ud_send_len;
   }
   it_ep_attributes_t it_attr;
-  memset(&it_attr, 0, sizeof(it_attr));
-  it_attr.max_dto_payload_size = a->max_message_size != 0 ? a->max_message_size : ia->max_ud_send_len;
-  it_attr.max_request_dtos = (size_t) MAX(a->max_request_dtos, 1);
-  it_attr.max_recv_dtos = (size_t) MAX(a->max_recv_dtos, 1);
-  it_attr.max_send_segments = (size_t) MAX(a->max_request_iov, 1);
-  it_attr.max_recv_segments = (size_t) MAX(a->max_recv_iov, 1);
+  datx_ep_it_attr_init(ep, ia->max_ud_send_len, &it_attr);
   it_attr.srv.ud.ep_info.ud_ep_key = DATX_UD_QKEY;
   it_status_t st = it_ep_ud_create(ep->pz->it, req, recv, &it_attr, 0, &ep->it);
   if (st != IT_SUCCESS) {
