@@ -212,6 +212,17 @@ test_stale_lmr_context(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
 
+/* Posts to @p evd a software event carrying @p pointer. */
+static void
+post_software_event(DAT_EVD_HANDLE evd, void *pointer)
+{
+  DAT_EVENT ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.event_number = DAT_SOFTWARE_EVENT;
+  ev.event_data.software_event_data.pointer = pointer;
+  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+}
+
 static void
 test_software_events(fixture_t *f, gconstpointer data)
 {
@@ -272,15 +283,13 @@ test_cno(fixture_t *f, gconstpointer data)
   g_assert_true(param.cno_handle == cno);
   DAT_RETURN ret = dat_cno_wait(cno, 10000, &found);
   g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_TIMEOUT_EXPIRED);
-  DAT_EVENT ev, out;
-  memset(&ev, 0, sizeof(ev));
-  ev.event_number = DAT_SOFTWARE_EVENT;
-  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  post_software_event(evd, NULL);
   assert_dat(dat_cno_wait(cno, 1000000, &found), DAT_SUCCESS);
   g_assert_true(found == evd);
   /* Notified once: the event left queued does not wake it again. */
   ret = dat_cno_wait(cno, 10000, &found);
   g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_TIMEOUT_EXPIRED);
+  DAT_EVENT out;
   assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
   assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
   assert_dat(dat_evd_free(evd), DAT_SUCCESS);
@@ -313,18 +322,16 @@ test_cno_fd(fixture_t *f, gconstpointer data)
   g_assert_false(fd_readable(fd, 0));
   assert_dat(prov_of(cno)->cno_trigger_func(cno, &found), DAT_SUCCESS);
   g_assert_true(found == DAT_HANDLE_NULL);
-  DAT_EVENT ev, out;
-  memset(&ev, 0, sizeof(ev));
-  ev.event_number = DAT_SOFTWARE_EVENT;
-  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  post_software_event(evd, NULL);
   g_assert_true(fd_readable(fd, 5000));
   assert_dat(prov_of(cno)->cno_trigger_func(cno, &found), DAT_SUCCESS);
   g_assert_true(found == evd);
   /* Taken: the descriptor is quiet until the next notification. */
   g_assert_false(fd_readable(fd, 0));
+  DAT_EVENT out;
   assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
   g_assert_cmphex(out.event_number, ==, DAT_SOFTWARE_EVENT);
-  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  post_software_event(evd, NULL);
   g_assert_true(fd_readable(fd, 5000));
   assert_dat(dat_cno_wait(cno, 1000000, &found), DAT_SUCCESS);
   g_assert_true(found == evd);
@@ -387,11 +394,7 @@ test_evd_free_waited(fixture_t *f, gconstpointer data)
   GThread *t = g_thread_new("evd-waiter", evd_waiter, &w);
   waiter_settle(&w);
   assert_dat(dat_evd_free(evd), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
-  DAT_EVENT ev;
-  memset(&ev, 0, sizeof(ev));
-  ev.event_number = DAT_SOFTWARE_EVENT;
-  ev.event_data.software_event_data.pointer = &w;
-  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  post_software_event(evd, &w);
   g_thread_join(t);
   assert_dat(w.ret, DAT_SUCCESS);
   g_assert_cmpint(w.event.event_number, ==, DAT_SOFTWARE_EVENT);
@@ -438,23 +441,21 @@ test_evd_unwaitable(fixture_t *f, gconstpointer data)
   }
 
   /* Unwaitable, the EVD still takes events, and dequeue hands them out. */
-  DAT_EVENT ev, out;
+  DAT_EVENT out;
   DAT_COUNT nmore;
-  memset(&ev, 0, sizeof(ev));
-  ev.event_number = DAT_SOFTWARE_EVENT;
-  ev.event_data.software_event_data.pointer = &ev;
-  assert_dat(dat_evd_post_se(sw, &ev), DAT_SUCCESS);
-  assert_dat(dat_evd_post_se(sw, &ev), DAT_SUCCESS);
+  int mark;
+  post_software_event(sw, &mark);
+  post_software_event(sw, &mark);
   assert_dat(dat_evd_wait(sw, 1000, 1, &out, &nmore), unwaitable);
   assert_dat(dat_evd_dequeue(sw, &out), DAT_SUCCESS);
-  g_assert_true(out.event_data.software_event_data.pointer == &ev);
+  g_assert_true(out.event_data.software_event_data.pointer == &mark);
   assert_dat(dat_evd_clear_unwaitable(sw), DAT_SUCCESS);
   DAT_EVD_PARAM param;
   assert_dat(dat_evd_query(sw, DAT_EVD_FIELD_EVD_STATE, &param), DAT_SUCCESS);
   g_assert_cmphex(param.evd_state & (DAT_EVD_STATE_WAITABLE | DAT_EVD_STATE_UNWAITABLE), ==,
                   DAT_EVD_STATE_WAITABLE);
   assert_dat(dat_evd_wait(sw, 1000 * 1000, 1, &out, &nmore), DAT_SUCCESS);
-  g_assert_true(out.event_data.software_event_data.pointer == &ev);
+  g_assert_true(out.event_data.software_event_data.pointer == &mark);
   g_assert_cmphex(DAT_GET_TYPE(dat_evd_wait(sw, 1000, 1, &out, &nmore)), ==, DAT_TIMEOUT_EXPIRED);
   assert_dat(dat_evd_clear_unwaitable(dto), DAT_SUCCESS);
   g_assert_cmphex(DAT_GET_TYPE(dat_evd_wait(dto, 1000, 1, &out, &nmore)), ==, DAT_TIMEOUT_EXPIRED);
@@ -474,14 +475,11 @@ test_evd_resize(fixture_t *f, gconstpointer data)
                  "creation size DAT_INSUFFICIENT_RESOURCES");
   DAT_EVD_HANDLE evd;
   assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
-  DAT_EVENT ev[3], out;
+  DAT_EVENT out;
   DAT_COUNT nmore;
-  for (int i = 0; i < 3; i++) {
-    memset(&ev[i], 0, sizeof(ev[i]));
-    ev[i].event_number = DAT_SOFTWARE_EVENT;
-    ev[i].event_data.software_event_data.pointer = &ev[i];
-    assert_dat(dat_evd_post_se(evd, &ev[i]), DAT_SUCCESS);
-  }
+  int mark[3];
+  for (int i = 0; i < 3; i++)
+    post_software_event(evd, &mark[i]);
   DAT_EVD_PARAM param;
   assert_dat(dat_evd_resize(evd, 2), DAT_ERR(DAT_INVALID_STATE, 0));
   assert_dat(dat_evd_query(evd, DAT_EVD_FIELD_EVD_QLEN, &param), DAT_SUCCESS);
@@ -492,12 +490,12 @@ test_evd_resize(fixture_t *f, gconstpointer data)
   /* The new length bounds dat_evd_wait's threshold. */
   assert_dat(dat_evd_wait(evd, 1000, 4, &out, &nmore), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
   assert_dat(dat_evd_wait(evd, 1000, 3, &out, &nmore), DAT_SUCCESS);
-  g_assert_true(out.event_data.software_event_data.pointer == &ev[0]);
+  g_assert_true(out.event_data.software_event_data.pointer == &mark[0]);
   g_assert_cmpint(nmore, ==, 2);
   assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
-  g_assert_true(out.event_data.software_event_data.pointer == &ev[1]);
+  g_assert_true(out.event_data.software_event_data.pointer == &mark[1]);
   assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
-  g_assert_true(out.event_data.software_event_data.pointer == &ev[2]);
+  g_assert_true(out.event_data.software_event_data.pointer == &mark[2]);
   g_assert_cmphex(DAT_GET_TYPE(dat_evd_dequeue(evd, &out)), ==, DAT_QUEUE_EMPTY);
 
   assert_dat(dat_evd_resize(evd, 1), DAT_SUCCESS);
@@ -527,13 +525,11 @@ test_cno_free_waited(fixture_t *f, gconstpointer data)
   assert_dat(dat_cno_free(cno), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
   DAT_EVD_HANDLE evd;
   assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
-  DAT_EVENT ev, out;
-  memset(&ev, 0, sizeof(ev));
-  ev.event_number = DAT_SOFTWARE_EVENT;
-  assert_dat(dat_evd_post_se(evd, &ev), DAT_SUCCESS);
+  post_software_event(evd, NULL);
   g_thread_join(t);
   assert_dat(w.ret, DAT_SUCCESS);
   g_assert_true(w.evd == evd);
+  DAT_EVENT out;
   assert_dat(dat_evd_dequeue(evd, &out), DAT_SUCCESS);
   assert_dat(dat_evd_free(evd), DAT_SUCCESS);
   assert_dat(dat_cno_free(cno), DAT_SUCCESS);
@@ -584,10 +580,7 @@ test_ia_close_waited(fixture_t *f, gconstpointer data)
   assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
   assert_dat(dat_evd_create(f->ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &cevd), DAT_SUCCESS);
   /* A queued software event owns a copy, freed with the EVD (LeakSanitizer). */
-  DAT_EVENT ev;
-  memset(&ev, 0, sizeof(ev));
-  ev.event_number = DAT_SOFTWARE_EVENT;
-  assert_dat(dat_evd_post_se(cevd, &ev), DAT_SUCCESS);
+  post_software_event(cevd, NULL);
   DAT_EVD_HANDLE found;
   assert_dat(dat_cno_wait(cno, 1000000, &found), DAT_SUCCESS);
   waiter_t we = { .handle = evd, .timeout = 30 * 1000 * 1000 };
