@@ -950,6 +950,28 @@ test_srq_in_use(fixture_t *f, gconstpointer data)
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
 
+/* A server EP and a client EP of one IA, their EVDs and the server's PSP. */
+typedef struct {
+  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
+  DAT_EP_HANDLE s_ep, c_ep;
+  DAT_PSP_HANDLE psp;
+} pair_t;
+
+/* The EVDs of @p p: a CR EVD of 4 events, and a DTO and a connection EVD
+ * of 8 for each side; the server's DTO EVD takes @p s_dto_flags too. */
+static void
+pair_evds_create(fixture_t *f, DAT_EVD_FLAGS s_dto_flags, pair_t *p)
+{
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &p->cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG | s_dto_flags, &p->s_dto),
+             DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->s_conn),
+             DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &p->c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->c_conn),
+             DAT_SUCCESS);
+}
+
 static void
 test_srq_recv(fixture_t *f, gconstpointer data)
 {
@@ -962,18 +984,14 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
   DAT_SRQ_HANDLE srq;
   assert_dat(dat_srq_create(f->ia, f->pz, &sa, &srq), DAT_SUCCESS);
-  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
-  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &c_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  pair_t p;
+  pair_evds_create(f, 0, &p);
   DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_message_size = 4096,
                      .max_request_dtos = 4, .max_recv_dtos = 4, .max_request_iov = 1,
                      .max_recv_iov = 1 };
-  DAT_EP_HANDLE s_ep, c_ep;
-  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, s_dto, s_dto, s_conn, srq, &ea, &s_ep), DAT_SUCCESS);
-  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &ea, &c_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create_with_srq(f->ia, f->pz, p.s_dto, p.s_dto, p.s_conn, srq, &ea, &p.s_ep),
+             DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, &ea, &p.c_ep), DAT_SUCCESS);
 
   static char rbuf[2][256], sbuf[256];
   DAT_REGION_DESCRIPTION rreg = { .for_va = rbuf }, sreg = { .for_va = sbuf };
@@ -995,18 +1013,17 @@ test_srq_recv(fixture_t *f, gconstpointer data)
     assert_dat(dat_srq_post_recv(srq, 1, &iov, cookie), DAT_SUCCESS);
   }
 
-  DAT_PSP_HANDLE psp;
   DAT_CONN_QUAL qual = 0;
-  assert_dat(dat_psp_create_any(f->ia, &qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, 0, NULL,
+  assert_dat(dat_psp_create_any(f->ia, &qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &p.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(p.c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, 0, NULL,
                             DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
   DAT_EVENT ev;
-  wait_event(cr_evd, &ev);
+  wait_event(p.cr_evd, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_REQUEST_EVENT);
-  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s_ep, 0, NULL), DAT_SUCCESS);
-  wait_event(s_conn, &ev);
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, p.s_ep, 0, NULL), DAT_SUCCESS);
+  wait_event(p.s_conn, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
-  wait_event(c_conn, &ev);
+  wait_event(p.c_conn, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_ESTABLISHED);
 
   /* Armed at 2 with 2 receives held: the Send's receive brings it under. */
@@ -1015,16 +1032,16 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   DAT_LMR_TRIPLET siov = { .virtual_address = (DAT_VADDR) (uintptr_t) sbuf, .segment_length = 200,
                            .lmr_context = sctx };
   DAT_DTO_COOKIE scookie = { .as_64 = 1 };
-  assert_dat(dat_ep_post_send(c_ep, 1, &siov, scookie, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-  wait_event(c_dto, &ev);
+  assert_dat(dat_ep_post_send(p.c_ep, 1, &siov, scookie, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event(p.c_dto, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
   g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
-  wait_event(s_dto, &ev);
+  wait_event(p.s_dto, &ev);
   const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
   g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
   g_assert_cmpint(d->status, ==, DAT_DTO_SUCCESS);
   g_assert_cmpint(d->operation, ==, DAT_DTO_RECEIVE);
-  g_assert_true(d->ep_handle == s_ep);
+  g_assert_true(d->ep_handle == p.s_ep);
   g_assert_cmpuint(d->transfered_length, ==, 200);
   g_assert_true(d->user_cookie.as_64 == 100 || d->user_cookie.as_64 == 101);
   const char *got = rbuf[d->user_cookie.as_64 - 100];
@@ -1040,44 +1057,30 @@ test_srq_recv(fixture_t *f, gconstpointer data)
   /* The SRQ serves an EP: it stays. */
   assert_dat(dat_srq_free(srq), DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE));
 
-  assert_dat(dat_ep_disconnect(c_ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
-  wait_event(s_conn, &ev);
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+  wait_event(p.s_conn, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_DISCONNECTED);
   /* As DAPL reports InfiniBand's Last WQE Reached (dtestsrq waits for it). */
   wait_event(f->async, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_ASYNC_ERROR_EP_BROKEN);
-  g_assert_true(ev.event_data.asynch_error_event_data.dat_handle == s_ep);
-  wait_event(c_conn, &ev);
+  g_assert_true(ev.event_data.asynch_error_event_data.dat_handle == p.s_ep);
+  wait_event(p.c_conn, &ev);
   g_assert_cmphex(ev.event_number, ==, DAT_CONNECTION_EVENT_DISCONNECTED);
 
-  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
-  assert_dat(dat_ep_free(s_ep), DAT_SUCCESS);
-  assert_dat(dat_ep_free(c_ep), DAT_SUCCESS);
+  assert_dat(dat_psp_free(p.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.c_ep), DAT_SUCCESS);
   assert_dat(dat_srq_free(srq), DAT_SUCCESS);
   assert_dat(dat_lmr_free(rlmr), DAT_SUCCESS);
   assert_dat(dat_lmr_free(slmr), DAT_SUCCESS);
 }
-
-/* Two EPs of one IA connected to each other, with their EVDs. */
-typedef struct {
-  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
-  DAT_EP_HANDLE s_ep, c_ep;
-  DAT_PSP_HANDLE psp;
-} pair_t;
 
 static void
 pair_connect(fixture_t *f, pair_t *p)
 {
   DAT_IA_ATTR ia_attr;
   assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &p->cr_evd), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG,
-                            &p->s_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->s_conn),
-             DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &p->c_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->c_conn),
-             DAT_SUCCESS);
+  pair_evds_create(f, DAT_EVD_RMR_BIND_FLAG, p);
   DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_message_size = 4096,
                      .max_rdma_size = 4096, .max_request_dtos = 8, .max_recv_dtos = 4,
                      .max_request_iov = 1, .max_recv_iov = 1, .max_rdma_read_in = 2,
@@ -1447,19 +1450,15 @@ test_connect_before_listen(fixture_t *f, gconstpointer data)
                  "with a 50 ms connect timeout and nobody listening, the connect is refused");
   DAT_IA_ATTR ia_attr;
   assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
-  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
-  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &c_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
-  DAT_EP_HANDLE s_ep, c_ep, x_ep;
-  assert_dat(dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, NULL, &s_ep), DAT_SUCCESS);
-  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, NULL, &c_ep), DAT_SUCCESS);
-  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, NULL, &x_ep), DAT_SUCCESS);
+  pair_t p;
+  pair_evds_create(f, 0, &p);
+  DAT_EP_HANDLE x_ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, p.s_dto, p.s_dto, p.s_conn, NULL, &p.s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, NULL, &p.c_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, NULL, &x_ep), DAT_SUCCESS);
   /* A qualifier nobody listens on: one the IA chose, let go. */
-  late_listen_t l = { .ia = f->ia, .cr_evd = cr_evd, .s_conn = s_conn, .s_ep = s_ep };
-  assert_dat(dat_psp_create_any(f->ia, &l.qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &l.psp), DAT_SUCCESS);
+  late_listen_t l = { .ia = f->ia, .cr_evd = p.cr_evd, .s_conn = p.s_conn, .s_ep = p.s_ep };
+  assert_dat(dat_psp_create_any(f->ia, &l.qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &l.psp), DAT_SUCCESS);
   assert_dat(dat_psp_free(l.psp), DAT_SUCCESS);
 
   static char rbuf[64], sbuf[64] = "sent once the listener came";
@@ -1467,40 +1466,40 @@ test_connect_before_listen(fixture_t *f, gconstpointer data)
   reg_make(f, rbuf, sizeof(rbuf), &r);
   reg_make(f, sbuf, sizeof(sbuf), &sb);
   DAT_DTO_COOKIE rc = { .as_64 = 5 }, sc = { .as_64 = 6 };
-  assert_dat(dat_ep_post_recv(c_ep, 1, &r.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_ep_post_recv(p.c_ep, 1, &r.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
   GThread *t = g_thread_new("listen-late", listen_late, &l);
-  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, l.qual, 10 * 1000 * 1000, 0, NULL,
+  assert_dat(dat_ep_connect(p.c_ep, ia_attr.ia_address_ptr, l.qual, 10 * 1000 * 1000, 0, NULL,
                             DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
   /* The refusals are tried again as this side takes them from its
    * connection EVD, as a client waiting for its connection does. */
   DAT_EVENT ev;
-  wait_event_of(c_conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+  wait_event_of(p.c_conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
   g_thread_join(t);
-  assert_dat(dat_ep_post_send(s_ep, 1, &sb.iov, sc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-  wait_event_of(s_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+  assert_dat(dat_ep_post_send(p.s_ep, 1, &sb.iov, sc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  wait_event_of(p.s_dto, DAT_DTO_COMPLETION_EVENT, &ev);
   g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
   /* The first completion the consumer sees is its receive's, taking the Send. */
-  wait_event_of(c_dto, DAT_DTO_COMPLETION_EVENT, &ev);
+  wait_event_of(p.c_dto, DAT_DTO_COMPLETION_EVENT, &ev);
   g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, 5);
   g_assert_cmpint(ev.event_data.dto_completion_event_data.status, ==, DAT_DTO_SUCCESS);
   g_assert_cmpint(ev.event_data.dto_completion_event_data.operation, ==, DAT_DTO_RECEIVE);
   g_assert_cmpstr(rbuf, ==, sbuf);
-  assert_dat(dat_evd_dequeue(c_dto, &ev), DAT_QUEUE_EMPTY);
+  assert_dat(dat_evd_dequeue(p.c_dto, &ev), DAT_QUEUE_EMPTY);
 
   /* Nobody listening and a 50 ms timeout: refused within it (and tries). */
   DAT_CONN_QUAL none;
   DAT_PSP_HANDLE psp2;
-  assert_dat(dat_psp_create_any(f->ia, &none, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp2), DAT_SUCCESS);
+  assert_dat(dat_psp_create_any(f->ia, &none, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp2), DAT_SUCCESS);
   assert_dat(dat_psp_free(psp2), DAT_SUCCESS);
   gint64 t0 = g_get_monotonic_time();
   assert_dat(dat_ep_connect(x_ep, ia_attr.ia_address_ptr, none, 50 * 1000, 0, NULL,
                             DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
-  wait_event(c_conn, &ev);
+  wait_event(p.c_conn, &ev);
   g_assert_true(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
                 ev.event_number == DAT_CONNECTION_EVENT_UNREACHABLE);
   g_test_message("refused after %" G_GINT64_FORMAT " ms", (g_get_monotonic_time() - t0) / 1000);
 
-  assert_dat(dat_ep_disconnect(c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
   assert_dat(dat_psp_free(l.psp), DAT_SUCCESS);
   assert_dat(dat_ep_free(x_ep), DAT_SUCCESS);
   assert_dat(dat_lmr_free(r.lmr), DAT_SUCCESS);
@@ -2410,30 +2409,25 @@ test_ud(fixture_t *f, gconstpointer data)
                  "freed go with their EP; a max_message_size past one datagram is cut to "
                  "it; an interface without "
                  "datagrams refuses the EP as DAT_MODEL_NOT_SUPPORTED");
-  DAT_EVD_HANDLE cr_evd, s_dto, s_conn, c_dto, c_conn;
-  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s_conn), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &c_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c_conn), DAT_SUCCESS);
+  pair_t p;
+  pair_evds_create(f, 0, &p);
   DAT_EP_ATTR ea = { .service_type = (DAT_SERVICE_TYPE) DAT_IB_SERVICE_TYPE_UD,
                      .max_message_size = 256, .max_request_dtos = 8, .max_recv_dtos = 4,
                      .max_request_iov = 1, .max_recv_iov = 1 };
-  DAT_EP_HANDLE s_ep, c_ep;
   if (strcmp(prov_attr(f, DAT_IB_ATTR_UD), "TRUE") != 0) {
     g_test_message("%s has no datagrams", provider);
-    DAT_RETURN ret = dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, &ea, &s_ep);
+    DAT_RETURN ret = dat_ep_create(f->ia, f->pz, p.s_dto, p.s_dto, p.s_conn, &ea, &p.s_ep);
     g_assert_cmphex(DAT_GET_TYPE(ret), ==, DAT_MODEL_NOT_SUPPORTED);
     goto out_evds;
   }
-  assert_dat(dat_ep_create(f->ia, f->pz, s_dto, s_dto, s_conn, &ea, &s_ep), DAT_SUCCESS);
-  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &ea, &c_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p.s_dto, p.s_dto, p.s_conn, &ea, &p.s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, &ea, &p.c_ep), DAT_SUCCESS);
   /* More than one datagram holds is cut to what it holds, not refused. */
   DAT_EP_ATTR big = ea;
   big.max_message_size = 1u << 20;
   DAT_EP_HANDLE big_ep;
   DAT_EP_PARAM bp;
-  assert_dat(dat_ep_create(f->ia, f->pz, c_dto, c_dto, c_conn, &big, &big_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, &big, &big_ep), DAT_SUCCESS);
   assert_dat(dat_ep_query(big_ep, DAT_EP_FIELD_ALL, &bp), DAT_SUCCESS);
   g_assert_cmpuint(bp.ep_attr.max_message_size, >=, 256);
   g_assert_cmpuint(bp.ep_attr.max_message_size, <, 1u << 20);
@@ -2446,108 +2440,107 @@ test_ud(fixture_t *f, gconstpointer data)
   r0.segment_length = r1.segment_length = sizeof(rbuf[0]);
   r1.virtual_address += sizeof(rbuf[0]);
   DAT_DTO_COOKIE k0 = { .as_64 = 100 }, k1 = { .as_64 = 101 };
-  assert_dat(dat_ep_post_recv(s_ep, 1, &r0, k0, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-  assert_dat(dat_ep_post_recv(c_ep, 1, &r1, k1, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_ep_post_recv(p.s_ep, 1, &r0, k0, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_ep_post_recv(p.c_ep, 1, &r1, k1, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
 
   DAT_IA_ATTR ia_attr;
   assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL), DAT_SUCCESS);
   DAT_CONN_QUAL qual = 0;
-  DAT_PSP_HANDLE psp;
-  assert_dat(dat_psp_create_any(f->ia, &qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+  assert_dat(dat_psp_create_any(f->ia, &qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &p.psp), DAT_SUCCESS);
   const unsigned char req[4] = { 0xab, 0xcd, 0x12, 0x34 };
-  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
+  assert_dat(dat_ep_connect(p.c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
                             (DAT_PVOID) req, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
              DAT_SUCCESS);
   DAT_EVENT ev;
-  wait_event_of(cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
-  g_assert_true(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == psp);
+  wait_event_of(p.cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
+  g_assert_true(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == p.psp);
   DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
   DAT_CR_PARAM cp;
   assert_dat(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp), DAT_SUCCESS);
   g_assert_cmpint(cp.private_data_size, ==, sizeof(req));
   g_assert_cmpmem(cp.private_data, sizeof(req), req, sizeof(req));
-  assert_dat(dat_cr_accept(cr, s_ep, 3, (DAT_PVOID) "xyz"), DAT_SUCCESS);
-  DAT_IB_EXTENSION_EVENT_DATA sx = wait_ud_conn(s_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED,
-                                                DAT_IB_UD_PASSIVE_REMOTE_AH, s_ep, &ev);
+  assert_dat(dat_cr_accept(cr, p.s_ep, 3, (DAT_PVOID) "xyz"), DAT_SUCCESS);
+  DAT_IB_EXTENSION_EVENT_DATA sx = wait_ud_conn(p.s_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED,
+                                                DAT_IB_UD_PASSIVE_REMOTE_AH, p.s_ep, &ev);
   g_assert_nonnull(sx.remote_ah.ah);
-  DAT_IB_EXTENSION_EVENT_DATA cx = wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED,
-                                                DAT_IB_UD_REMOTE_AH, c_ep, &ev);
+  DAT_IB_EXTENSION_EVENT_DATA cx = wait_ud_conn(p.c_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED,
+                                                DAT_IB_UD_REMOTE_AH, p.c_ep, &ev);
   g_assert_nonnull(cx.remote_ah.ah);
   g_assert_cmpint(ev.event_data.connect_event_data.private_data_size, ==, 3);
   g_assert_cmpmem(ev.event_data.connect_event_data.private_data, 3, "xyz", 3);
   /* The private data stays until the consumer frees the "CM" that names it. */
   g_assert_true(cx.context.as_ptr == ev.event_data.connect_event_data.private_data);
-  assert_dat(dat_ib_ud_cm_free(c_ep, cx.context.as_ptr), DAT_SUCCESS);
-  assert_dat(dat_ib_ud_cm_free(c_ep, cx.context.as_ptr), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
-  assert_dat(dat_ib_ud_cm_free(s_ep, sx.context.as_ptr), DAT_SUCCESS);
+  assert_dat(dat_ib_ud_cm_free(p.c_ep, cx.context.as_ptr), DAT_SUCCESS);
+  assert_dat(dat_ib_ud_cm_free(p.c_ep, cx.context.as_ptr), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ib_ud_cm_free(p.s_ep, sx.context.as_ptr), DAT_SUCCESS);
   DAT_EP_STATE state;
-  assert_dat(dat_ep_get_status(c_ep, &state, NULL, NULL), DAT_SUCCESS);
+  assert_dat(dat_ep_get_status(p.c_ep, &state, NULL, NULL), DAT_SUCCESS);
   g_assert_cmpint(state, ==, DAT_EP_STATE_CONNECTED);
 
   /* Both ways: the serving EP answers the QPN the receive names. */
-  DAT_UINT32 c_qpn = ud_exchange(c_ep, c_dto, &cx.remote_ah, &src, s_dto, 100, rbuf[0], 100, 0x5a);
+  DAT_UINT32 c_qpn = ud_exchange(p.c_ep, p.c_dto, &cx.remote_ah, &src, p.s_dto, 100, rbuf[0], 100, 0x5a);
   g_assert_cmpuint(c_qpn, ==, sx.remote_ah.qpn);
-  DAT_UINT32 s_qpn = ud_exchange(s_ep, s_dto, &sx.remote_ah, &src, c_dto, 101, rbuf[1], 50, 0xa5);
+  DAT_UINT32 s_qpn = ud_exchange(p.s_ep, p.s_dto, &sx.remote_ah, &src, p.c_dto, 101, rbuf[1], 50, 0xa5);
   g_assert_cmpuint(s_qpn, ==, cx.remote_ah.qpn);
 
   /* A UD EP sends datagrams only. */
   DAT_DTO_COOKIE k3 = { .as_64 = 3 };
-  g_assert_cmphex(DAT_GET_TYPE(dat_ep_post_send(s_ep, 1, &src.iov, k3, DAT_COMPLETION_DEFAULT_FLAG)), ==,
+  g_assert_cmphex(DAT_GET_TYPE(dat_ep_post_send(p.s_ep, 1, &src.iov, k3, DAT_COMPLETION_DEFAULT_FLAG)), ==,
                   DAT_INVALID_PARAMETER);
   /* The AH uses the zone; a forged one and a freed one are refused unread. */
   g_assert_cmphex(DAT_GET_TYPE(dat_pz_free(f->pz)), ==, DAT_INVALID_STATE);
   DAT_IB_ADDR_HANDLE forged = sx.remote_ah;
   forged.ah = (struct ibv_ah *) sbuf;
   DAT_DTO_COOKIE k2 = { .as_64 = 2 };
-  assert_dat(dat_ib_post_send_ud(s_ep, 1, &src.iov, &forged, k2, DAT_COMPLETION_DEFAULT_FLAG),
+  assert_dat(dat_ib_post_send_ud(p.s_ep, 1, &src.iov, &forged, k2, DAT_COMPLETION_DEFAULT_FLAG),
              DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
-  assert_dat(dat_ib_ud_ah_free(s_ep, &cx.remote_ah), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
-  assert_dat(dat_ib_ud_ah_free(s_ep, &sx.remote_ah), DAT_SUCCESS);
-  assert_dat(dat_ib_post_send_ud(s_ep, 1, &src.iov, &sx.remote_ah, k2, DAT_COMPLETION_DEFAULT_FLAG),
+  assert_dat(dat_ib_ud_ah_free(p.s_ep, &cx.remote_ah), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ib_ud_ah_free(p.s_ep, &sx.remote_ah), DAT_SUCCESS);
+  assert_dat(dat_ib_post_send_ud(p.s_ep, 1, &src.iov, &sx.remote_ah, k2, DAT_COMPLETION_DEFAULT_FLAG),
              DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
-  assert_dat(dat_ib_ud_ah_free(s_ep, &sx.remote_ah), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+  assert_dat(dat_ib_ud_ah_free(p.s_ep, &sx.remote_ah), DAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
 
   /* A refusal reaches the requester with its private data. */
-  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
+  assert_dat(dat_ep_connect(p.c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
                             (DAT_PVOID) req, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
              DAT_SUCCESS);
-  wait_event_of(cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
+  wait_event_of(p.cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
   assert_dat(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, 2, (DAT_PVOID) "no"),
              DAT_SUCCESS);
-  wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_REJECT_EVENT, DAT_IB_UD_CONNECT_REJECT, c_ep, &ev);
+  wait_ud_conn(p.c_conn, DAT_IB_UD_CONNECTION_REJECT_EVENT, DAT_IB_UD_CONNECT_REJECT, p.c_ep, &ev);
   g_assert_cmpint(ev.event_data.connect_event_data.private_data_size, ==, 2);
   g_assert_cmpmem(ev.event_data.connect_event_data.private_data, 2, "no", 2);
 
   /* A connect to a qualifier nobody serves yet is asked again until one
    * does, while the consumer reads no connection event (dtestx -u waits
    * for the peer's request first). */
-  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
-  assert_dat(dat_ep_connect(c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
+  assert_dat(dat_psp_free(p.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_connect(p.c_ep, ia_attr.ia_address_ptr, qual, 10 * 1000 * 1000, sizeof(req),
                             (DAT_PVOID) req, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
              DAT_SUCCESS);
   g_usleep(100 * 1000);
-  assert_dat(dat_psp_create(f->ia, qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-  wait_event_of(cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
-  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s_ep, 0, NULL), DAT_SUCCESS);
-  wait_ud_conn(s_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, DAT_IB_UD_PASSIVE_REMOTE_AH, s_ep, &ev);
-  wait_ud_conn(c_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, DAT_IB_UD_REMOTE_AH, c_ep, &ev);
+  assert_dat(dat_psp_create(f->ia, qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &p.psp), DAT_SUCCESS);
+  wait_event_of(p.cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT, &ev);
+  assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, p.s_ep, 0, NULL), DAT_SUCCESS);
+  wait_ud_conn(p.s_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, DAT_IB_UD_PASSIVE_REMOTE_AH, p.s_ep, &ev);
+  wait_ud_conn(p.c_conn, DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, DAT_IB_UD_REMOTE_AH, p.c_ep, &ev);
 
   /* The client's AH goes with its EP, as DAPL's (dtestcm -u frees none):
    * then the zone is free. */
-  assert_dat(dat_psp_free(psp), DAT_SUCCESS);
-  assert_dat(dat_ep_free(s_ep), DAT_SUCCESS);
-  assert_dat(dat_ep_free(c_ep), DAT_SUCCESS);
-  assert_dat(dat_ib_ud_ah_free(c_ep, &cx.remote_ah), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  assert_dat(dat_psp_free(p.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.c_ep), DAT_SUCCESS);
+  assert_dat(dat_ib_ud_ah_free(p.c_ep, &cx.remote_ah), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
   assert_dat(dat_lmr_free(src.lmr), DAT_SUCCESS);
   assert_dat(dat_lmr_free(rcv.lmr), DAT_SUCCESS);
   assert_dat(dat_pz_free(f->pz), DAT_SUCCESS);
   assert_dat(dat_pz_create(f->ia, &f->pz), DAT_SUCCESS);
 out_evds:
-  assert_dat(dat_evd_free(cr_evd), DAT_SUCCESS);
-  assert_dat(dat_evd_free(s_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_free(s_conn), DAT_SUCCESS);
-  assert_dat(dat_evd_free(c_dto), DAT_SUCCESS);
-  assert_dat(dat_evd_free(c_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_free(p.cr_evd), DAT_SUCCESS);
+  assert_dat(dat_evd_free(p.s_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(p.s_conn), DAT_SUCCESS);
+  assert_dat(dat_evd_free(p.c_dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(p.c_conn), DAT_SUCCESS);
 }
 
 int
