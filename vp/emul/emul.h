@@ -44,7 +44,7 @@
  * the copier lets its link's lock go, and the fabric lock too where it
  * held it, and marks the link copying; every other user of the link waits
  * for the mark to clear, with the fabric lock let go, or, a post, queues
- * its work for the copier to run (emul_qp.c, "Long copies").
+ * its work for the copier to run (emul_link.c, "Long copies").
  * The region table is read without the fabric lock by the fast path: its
  * slots never move (a two-level array), an entry is published whole and,
  * when it leaves, freed only once every link has been taken and released
@@ -100,7 +100,7 @@ typedef struct emul_link {
   _Alignas(64) rnicpi_spin_t lock;  /* a cache line of its own: it moves between two threads */
   gint ref;               /* QPs that had it, and the progress thread (fabric lock) */
   gint wanted;            /* threads waiting in emul_link_lock_idle (atomic) */
-  /* Long copies (emul_qp.c): the rest under the lock. */
+  /* Long copies (emul_link.c): the rest under the lock. */
   gboolean copying;       /* a copy runs with the lock let go */
   gboolean fcopy;         /* ... and with the fabric lock let go too (emul_fabric.lcopies) */
   gboolean again;         /* work was queued while it ran: run the queues (emul_link_settle) */
@@ -109,7 +109,7 @@ typedef struct emul_link {
 } emul_link_t;
 
 /* A payload copy of at least this many bytes runs with the link's lock let
- * go (emul_qp.c, "Long copies"); a shorter one costs less than letting the
+ * go (emul_link.c, "Long copies"); a shorter one costs less than letting the
  * lock go and taking it back. */
 #define EMUL_COPY_UNLOCKED (64u << 10)
 
@@ -192,7 +192,7 @@ emul_ring_bells_flush(void)
     emul_ring_bells_ring();
 }
 /* Whether this thread holds the fabric lock: a long copy lets it go too
- * (emul_qp.c, "Long copies"). */
+ * (emul_link.c, "Long copies"). */
 G_GNUC_INTERNAL extern __thread gboolean emul_fabric_mine __attribute__((tls_model("initial-exec")));
 /* A thread never waits for the fabric lock owing a bell: a bell owed from
  * a section under a link alone (a sleeper's or a poll's drain) is rung
@@ -450,7 +450,7 @@ typedef struct emul_qp {
    * rcopying ([1]) stands (fabric lock). */
   GList copy_node[2];
   /* In process: a request of this QP, out of its send queue, whose payload
-   * is copied with the link's lock let go (emul_qp.c, "Long copies"; link
+   * is copied with the link's lock let go (emul_link.c, "Long copies"; link
    * lock).  It still counts against max_send_wr. */
   gboolean lcopying;
   GList *mws;              /* emul_mw_t* narrow windows bound through it */
@@ -952,9 +952,23 @@ void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_
  * that does not lie in one place (a ring frame that wraps its end). */
 void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
-/* Links (emul_qp.c).  Take @l's lock once no copy runs with it let go
+/* Links (emul_link.c).  Take @l's lock once no copy runs with it let go
  * (every taker but the fast path's post waits so). */
 void emul_link_lock_idle(emul_link_t *l);
+/* @qp leaves its link (reset, destroy; fabric lock and the link's held),
+ * keeping the reference; at destroy it drops every reference it holds
+ * (fabric lock held). */
+G_GNUC_INTERNAL void emul_link_leave(emul_qp_t *qp);
+G_GNUC_INTERNAL void emul_links_release(emul_qp_t *qp);
+/* Fabric lock held: let it go for the @n-th time of a wait (backing off
+ * the longer, the more), and take it back. */
+G_GNUC_INTERNAL void emul_fabric_let_go(unsigned n);
+/* A request's payload copy of @len bytes (emul_exec.c; @qp's link held):
+ * when it is long, the link's lock is let go, and the fabric lock too
+ * when this thread holds it and nobody waits for such copies; begin
+ * returns the link it let go (NULL: nothing), for end to take back. */
+G_GNUC_INTERNAL emul_link_t *emul_link_copy_begin(emul_qp_t *qp, uint64_t len);
+G_GNUC_INTERNAL void emul_link_copy_end(emul_qp_t *qp, emul_link_t *l);
 /* Fabric lock held: wait, letting it go meanwhile, until no copy of @qp
  * runs with it let go (a request's, emul_ring_req.c "Long copies"; a
  * Send's payload pulled, emul_ring_resp.c "Long pulls"): what changes
@@ -980,7 +994,7 @@ void emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t
  * before this call.  Give what it returned back to emul_link_drop. */
 emul_link_t *emul_link_take(emul_qp_t *qp);
 /* The same for a post, which queues its work behind a long copy running
- * (emul_qp.c, "Long copies"): the link's lock, whether or not a copy runs. */
+ * (emul_link.c, "Long copies"): the link's lock, whether or not a copy runs. */
 emul_link_t *emul_link_take_post(emul_qp_t *qp);
 static inline void emul_link_drop(emul_link_t *l)
 {

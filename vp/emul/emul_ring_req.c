@@ -102,7 +102,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * queue behind it, for its drainer; its Read is out of the send queue
  * while the copy runs, as a posted request's is.  A sink of windows is
  * translated under the lock before such a copy, and the copy lands where
- * the windows pointed then, as in-process (emul_qp.c, "Long copies"): a
+ * the windows pointed then, as in-process (emul_link.c, "Long copies"): a
  * bind or invalidation on another QP meanwhile moves the window for the
  * requests after it, the region the copy writes stays registered until it
  * ends (emul_wait_copies), and a Read with Invalidate kills its key after
