@@ -4,12 +4,12 @@
  * Two paths, chosen per connection when it is set up:
  * - in-process (both QPs in this process): one process-wide fabric under
  *   one lock; a work request executes against the peer's memory when it is
- *   posted (emul_qp.c, emul_cm.c);
+ *   posted (emul_qp.c, emul_exec.c, emul_cm.c);
  * - cross-process (the listener lives in another process of the host): the
  *   CM exchange runs over a Unix socket, work requests over shared-memory
  *   rings, payloads by cross-memory attach or a bounce path (emul_ring.h
  *   lists its files by role).  A QP with qp->x != NULL is on this path.
- * The same rules cover both (emul_qp.c).
+ * The same rules cover both (emul_exec.c).
  *
  * Locks, in the order they are taken:
  * 1. the fabric lock (emul_fabric.lock): connection management, the region
@@ -939,7 +939,7 @@ void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean
  * carries) after an RDMA Write of @len bytes (0: alone): placed in it
  * where the personality does, and completed. */
 void emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w);
-/* The requester's failures (emul_qp.c), for both transports: a local one
+/* The requester's failures (emul_exec.c), for both transports: a local one
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
  * by the requester in the peer's memory) also tells the responder. */
 void emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w);
@@ -952,6 +952,14 @@ void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_
  * that does not lie in one place (a ring frame that wraps its end). */
 void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
+/* How a request's execution ended (emul_exec.c): completed; blocked (a
+ * Send finding no receive waits, queued, and so does every request behind
+ * it); or failed (completed with its error, the connection broken).  The
+ * executor of each opcode: a post runs it at once when nothing is queued
+ * (emul_qp.c), emul_qp_progress when what blocked it came. */
+typedef enum { EMUL_EXEC_DONE, EMUL_EXEC_BLOCKED, EMUL_EXEC_FAILED } emul_exec_t;
+typedef emul_exec_t (*emul_exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
+G_GNUC_INTERNAL extern const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT];
 /* Links (emul_link.c).  Take @l's lock once no copy runs with it let go
  * (every taker but the fast path's post waits so). */
 void emul_link_lock_idle(emul_link_t *l);

@@ -5,7 +5,7 @@
  * that slot's index and a tag that changes at every bind (emul_mem.c: the
  * slot's next tag, by a random stride on InfiniBand, the 8-bit key bumped
  * on iWARP, RDMAC verbs 7.2.7), so a stale window key stays refused.  Binding and invalidation are send-queue work requests and
- * execute in order with the rest of the queue (emul_qp.c); the rules of a
+ * execute in order with the rest of the queue (emul_exec.c); the rules of a
  * bind are IBTA 10.6.7.2 and RDMAC verbs 7.2.7 as rnicpi.h lists them.
  *
  * Across processes: binds, Local Invalidates and fast registrations on a

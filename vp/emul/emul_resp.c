@@ -1,12 +1,12 @@
 /*
  * vp/emul: the responder's rules, whichever way a request came to it:
- * executed in process when it is posted (emul_qp.c), or taken from the
+ * executed in process when it is posted (emul_exec.c), or taken from the
  * ring of a connection to another process (emul_ring_resp.c).
  *
  * Each function checks what a responder checks (IBTA vol 1, 9.4 and 10.6;
  * RFC 5040, 5041 and 7306) and names a refusal by its fault (emul_fault_t);
  * the caller reports the fault the way its transport does (in process: both
- * QPs at once, emul_qp.c; across processes: a Terminate-like teardown
+ * QPs at once, emul_exec.c; across processes: a Terminate-like teardown
  * message, emul_ring_resp.c).  Caller holds the QP's lock (emul.h, "Locks").
  *
  * SPDX-License-Identifier: MIT

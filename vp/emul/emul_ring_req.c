@@ -5,7 +5,7 @@
  * here: emul_mapped.c), and the peer's answers (its ACK word, ACK and
  * READ_RESP frames).  Design: emul_ring.h.
  *
- * Rules, the same as in-process (emul_qp.c), with how they are kept here:
+ * Rules, the same as in-process (emul_exec.c), with how they are kept here:
  * - local key, domain, bounds, rights: checked when a WR is issued;
  *   failure: LOC_PROT_ERR, QP_FATAL, both sides BROKEN;
  * - remote ones, for one-sided RDMA by attach: checked here against the

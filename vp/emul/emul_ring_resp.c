@@ -192,7 +192,7 @@ emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const 
  * Write's target is checked first, then the receive taken (none: a Send's
  * fate; an InfiniBand Write waits, nothing placed, and runs again whole
  * when a receive comes), the bytes placed, and only then does the receive
- * complete, as in-process (emul_qp.c, exec_imm). */
+ * complete, as in-process (emul_exec.c, exec_imm). */
 static xr_t
 x_exec_imm(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
 {

@@ -1,0 +1,498 @@
+/*
+ * vp/emul's in-process requester: a work request executes against the
+ * peer's memory when it is posted (emul_qp.c), or when what it waited for
+ * came, by the responder's rules of emul_resp.c (which the ring's
+ * responder follows too); its completion, the requester's failures, and
+ * the flush of a QP that goes to ERROR.
+ *
+ * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them, and
+ * RFC 5040/5041 for an iWARP QP):
+ * - a local key, domain, bounds or rights failure completes the WR with a
+ *   local protection error and breaks the connection; the rights a local
+ *   list needs are the personality's (emul_pers_local_need: an iWARP Read
+ *   sink also needs remote write, RFC 5040 4.4);
+ * - a remote failure completes the WR with a remote access error on the
+ *   requester, and the responder's QP breaks with an affiliated event;
+ * - a send finding no receive waits (InfiniBand: infinite RNR retry), and
+ *   so does every WR behind it, preserving RC ordering; on iWARP it is a
+ *   Terminate (RFC 5041 7.2): remote operation error, both sides BROKEN;
+ * - IRD/ORD: a Read or atomic on a QP whose negotiated ORD is 0 is refused
+ *   at post (RNICPI_ELIMIT); one reaching a responder whose IRD is 0 fails
+ *   remotely (remote operation error, both sides BROKEN).  In-process, a
+ *   Read completes when posted, so none is ever in flight beyond that;
+ * - once in ERROR, every outstanding and every new WR completes flushed.
+ * What differs by personality comes from the device's row of emul_pers[].
+ * A QP connected to another process (qp->x) follows the same rules through
+ * emul_ring_req.c and emul_ring_resp.c; the branches to it are the only cost on this path.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "emul.h"
+
+static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = RNICPI_WC_SEND,
+  [RNICPI_WR_SEND_INV] = RNICPI_WC_SEND,
+  [RNICPI_WR_RDMA_WRITE] = RNICPI_WC_RDMA_WRITE,
+  [RNICPI_WR_RDMA_READ] = RNICPI_WC_RDMA_READ,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = RNICPI_WC_CMP_SWP,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = RNICPI_WC_FETCH_ADD,
+  [RNICPI_WR_BIND_MW] = RNICPI_WC_BIND_MW,
+  [RNICPI_WR_LOCAL_INV] = RNICPI_WC_LOCAL_INV,
+  [RNICPI_WR_FAST_REG] = RNICPI_WC_FAST_REG,
+  [RNICPI_WR_RDMA_READ_INV] = RNICPI_WC_RDMA_READ,
+  [RNICPI_WR_IMM_DATA] = RNICPI_WC_SEND,
+  [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_WC_RDMA_WRITE,
+};
+
+void
+emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
+         rnicpi_wc_status_t st, uint32_t len, emul_work_t *w)
+{
+  rnicpi_wc_t wc = {
+    .wr_id = wr_id, .qp_ctx = qp->base.al_ctx, .status = st, .opcode = op,
+    .byte_len = len, .flags = qp->ud && op == RNICPI_WC_RECV ? RNICPI_WC_UD : 0,
+  };
+  emul_cq_push(cq, &wc, w);
+}
+
+void
+emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
+              uint32_t len, emul_work_t *w)
+{
+  if (st != RNICPI_WC_SUCCESS || (wr->flags & RNICPI_WR_SIGNALED)) {
+    /* RNIC-PI 1.2: a bind's completion repeats the window's new key;
+     * 1.4: a fast registration's the region's, a Local Invalidate names
+     * the key it was for, a Read with Invalidate the sink key it killed. */
+    rnicpi_wc_t wc = {
+      .wr_id = wr->wr_id, .qp_ctx = qp->base.al_ctx, .status = st,
+      .opcode = wc_opcode_of[wr->opcode], .byte_len = len,
+      .rkey = wr->opcode == RNICPI_WR_BIND_MW || wr->opcode == RNICPI_WR_FAST_REG ? wr->rkey :
+              wr->opcode == RNICPI_WR_LOCAL_INV ? wr->invalidate_rkey : 0,
+    };
+    if (wr->opcode == RNICPI_WR_RDMA_READ_INV && st == RNICPI_WC_SUCCESS) {
+      wc.flags = RNICPI_WC_WITH_INV;
+      wc.rkey = wr->invalidate_rkey;
+    }
+    emul_cq_push(qp->scq, &wc, w);
+  }
+}
+
+gboolean
+emul_sges_ok(emul_qp_t *qp, const rnicpi_sge_t *s, uint32_t n, uint32_t need, uint64_t *total)
+{
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (s[i].length > 0 && emul_sge_region(qp, &s[i], need) == NULL)
+      return FALSE;
+    t += s[i].length;
+  }
+  *total = t;
+  return TRUE;
+}
+
+/* Copy between a gather list and a contiguous buffer, either direction;
+ * the last byte lands last (emul_place). */
+void
+emul_sg_copy(const rnicpi_sge_t *s, uint32_t n, uint8_t *buf, gboolean to_buf)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    uint8_t *p = (uint8_t *) (uintptr_t) s[i].addr;
+    if (i + 1 < n)
+      memcpy(to_buf ? buf : p, to_buf ? p : buf, s[i].length);
+    else
+      emul_place(to_buf ? buf : p, to_buf ? p : buf, s[i].length);
+    buf += s[i].length;
+  }
+}
+
+void
+emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len)
+{
+  uint32_t i = 0;
+  while (i < n && skip >= s[i].length)
+    skip -= s[i++].length;
+  for (; i < n && len > 0; i++) {
+    uint64_t k = MIN((uint64_t) s[i].length - skip, len);
+    uint8_t *d = (uint8_t *) (uintptr_t) s[i].addr + skip;
+    if (k < len)
+      memcpy(d, buf, k);
+    else
+      emul_place(d, buf, k);
+    buf += k;
+    len -= k;
+    skip = 0;
+  }
+}
+
+void
+emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len)
+{
+  emul_scatter_at(s, n, 0, buf, len);
+}
+
+/* Copy a gather list into a scatter list. */
+static void
+sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
+{
+  uint32_t gi = 0, si = 0;
+  uint64_t go = 0, so = 0;
+  while (gi < ng && si < ns) {
+    uint64_t n = MIN(g[gi].length - go, s[si].length - so);
+    if (n > 0)
+      memcpy((uint8_t *) (uintptr_t) (s[si].addr + so),
+             (const uint8_t *) (uintptr_t) (g[gi].addr + go), n);
+    go += n;
+    so += n;
+    if (go == g[gi].length) { gi++; go = 0; }
+    if (si < ns && so == s[si].length) { si++; so = 0; }
+  }
+}
+
+/* Remote failure @f: the requester completes with its status, both sides
+ * break, each gets its affiliated event (emul_fault_t); across processes
+ * the responder's goes in the teardown message (emul_ring_break_fault). */
+void
+emul_req_fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, emul_fault_status(f), 0, w);
+  if (qp->x != NULL) {
+    emul_ring_break_fault(qp, w, f);  /* its affiliated event after the BREAK */
+    return;
+  }
+  emul_qp_async(qp, emul_fault_requester(f));
+  if (qp->peer != NULL)
+    emul_qp_async(qp->peer, emul_fault_responder(f));
+  emul_qp_break(qp, w, FALSE, NULL, 0);
+}
+
+static emul_exec_t
+fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
+{
+  emul_req_fail_remote(qp, wr, f, w);
+  return EMUL_EXEC_FAILED;
+}
+
+void
+emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, st, 0, w);
+  if (qp->x != NULL) {
+    emul_ring_break_local(qp, w, emul_local_cause(st));  /* its affiliated event after the BREAK */
+    return;
+  }
+  emul_qp_async(qp, emul_local_cause(st));
+  emul_qp_break(qp, w, FALSE, NULL, 0);
+}
+
+static emul_exec_t
+fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
+{
+  emul_req_fail_local(qp, wr, st, w);
+  return EMUL_EXEC_FAILED;
+}
+
+static emul_exec_t
+exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_qp_t *peer = qp->peer;
+  uint64_t len;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_req_local(qp, wr, win, &len) == NULL)
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  gboolean inv = wr->opcode == RNICPI_WR_SEND_INV, blocked;
+  emul_fault_t f;
+  emul_rwqe_t *r = emul_resp_recv_take(peer, inv, wr->invalidate_rkey, &blocked, &f);
+  if (r == NULL)
+    return blocked ? EMUL_EXEC_BLOCKED : fail_remote(qp, wr, f, w);
+  if (!emul_resp_recv_fits(peer, r, len, &f, w))
+    return fail_remote(qp, wr, f, w);
+  emul_link_t *l = emul_link_copy_begin(qp, len);
+  sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
+  emul_link_copy_end(qp, l);
+  emul_resp_recv_done(peer, r, len, inv, wr->invalidate_rkey, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EMUL_EXEC_DONE;
+}
+
+/* Immediate data (RNIC-PI 1.5), alone or after an RDMA Write: the Write's
+ * target is checked first, then the receive is taken (none: a Send's
+ * fate, so an InfiniBand Write waits with nothing placed), the bytes are
+ * placed, and only then does the receive complete (IBTA 9.4.3; RFC 7306
+ * 6.3: the Immediate Data message follows its Write). */
+static emul_exec_t
+exec_imm(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_qp_t *peer = qp->peer;
+  uint64_t len;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_req_local(qp, wr, win, &len) == NULL)
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  emul_fault_t f;
+  uint8_t *remote = (uint8_t *) "";
+  if (wr->opcode == RNICPI_WR_RDMA_WRITE_IMM &&
+      (remote = emul_resp_target(peer, RNICPI_WR_RDMA_WRITE, wr->remote_addr, wr->rkey, len, &f)) == NULL)
+    return fail_remote(qp, wr, f, w);
+  gboolean blocked;
+  emul_rwqe_t *r = emul_resp_recv_take(peer, FALSE, 0, &blocked, &f);
+  if (r == NULL)
+    return blocked ? EMUL_EXEC_BLOCKED : fail_remote(qp, wr, f, w);
+  if (!emul_resp_recv_fits(peer, r, 0, &f, w))
+    return fail_remote(qp, wr, f, w);
+  if (len > 0) {
+    emul_link_t *l = emul_link_copy_begin(qp, len);
+    emul_sg_copy(wr->sg_list, wr->num_sge, remote, TRUE);
+    emul_link_copy_end(qp, l);
+  }
+  emul_resp_recv_imm(peer, r, emul_pers_of_qp(qp)->imm_mask & wr->imm_data, len, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EMUL_EXEC_DONE;
+}
+
+/* RNIC-PI 1.4 (#RNICPI_WR_SINK_MW): translate a read sink of window keys
+ * into our addresses.  Each window must be bound, of the QP's domain and,
+ * narrow, bound through this QP; the personality's read-sink rights are
+ * split: the local ones from the window's region, the remote ones (iWARP:
+ * the sink STag is written by the Read Response) from the window. */
+static gboolean
+sink_windows(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *out, uint64_t *total)
+{
+  const emul_pers_t *p = emul_pers_of_qp(qp);
+  uint32_t need = emul_pers_local_need(p, wr->opcode);
+  uint32_t lneed = need & (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  uint32_t rneed = need & ~lneed;
+  uint64_t t = 0;
+  if (wr->num_sge > EMUL_MAX_SINK_SGE)
+    return FALSE;
+  for (uint32_t i = 0; i < wr->num_sge; i++) {
+    const rnicpi_sge_t *s = &wr->sg_list[i];
+    out[i] = *s;
+    t += s->length;
+    if (s->length == 0)
+      continue;
+    emul_mr_t *e = emul_mr_lookup(p, s->lkey);
+    if (e == NULL || e->mw == NULL || e->pd != qp->pd)
+      return FALSE;
+    const emul_mw_t *mw = e->mw;
+    if (mw->parent == NULL || (mw->qp != NULL && mw->qp != qp) ||
+        (emul_key_access(e, qp) & rneed) != rneed || (mw->parent->access & lneed) != lneed)
+      return FALSE;
+    if (!emul_range_holds(e->iova, e->length, s->addr, s->length))
+      return FALSE;
+    out[i].addr = (uint64_t) (uintptr_t) (e->addr + (s->addr - e->iova));
+  }
+  *total = t;
+  return TRUE;
+}
+
+const rnicpi_sge_t *
+emul_req_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_sge_t *win, uint64_t *len)
+{
+  if (rnicpi_wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || wr->sg_list[0].length != 8))
+    return NULL;
+  if (wr->flags & RNICPI_WR_SINK_MW)
+    return sink_windows(qp, wr, win, len) ? win : NULL;
+  if (!emul_sges_ok(qp, wr->sg_list, wr->num_sge, emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode),
+                    len))
+    return NULL;
+  /* A request with no segments may carry sg_list NULL (immediate data
+   * alone always may): an empty list, not a failure. */
+  return wr->sg_list != NULL ? wr->sg_list : win;
+}
+
+gboolean
+emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  return wr->opcode != RNICPI_WR_RDMA_READ_INV || emul_mw_invalidate(qp, wr->invalidate_rkey);
+}
+
+/* RDMA Write and Read differ only in the rights each side needs (the
+ * local ones the personality's: emul_req_local; the remote ones the
+ * responder's: emul_resp_target) and the direction of the copy (IBTA
+ * 9.4.3-9.4.4; RFC 5040 4.3, 4.4). */
+static emul_exec_t
+exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  uint64_t len;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
+  if (sg == NULL)
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  emul_fault_t f;
+  uint8_t *remote = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, len, &f);
+  if (remote == NULL)
+    return fail_remote(qp, wr, f, w);
+  emul_link_t *l = emul_link_copy_begin(qp, len);
+  if (len > 0)
+    emul_sg_copy(sg, wr->num_sge, remote, wr->opcode == RNICPI_WR_RDMA_WRITE);
+  emul_link_copy_end(qp, l);
+  if (!emul_read_inv_done(qp, wr))
+    return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  return EMUL_EXEC_DONE;
+}
+
+static emul_exec_t
+exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  uint64_t len;
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  if (emul_req_local(qp, wr, win, &len) == NULL)
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  emul_fault_t f;
+  uint8_t *t = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, 8, &f);
+  if (t == NULL)
+    return fail_remote(qp, wr, f, w);
+  /* Atomic against other emul requesters: the fabric lock serialises them
+   * (an atomic never takes the fast path). */
+  uint64_t old = emul_resp_atomic(t, wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD, wr->compare_add, wr->swap);
+  memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &old, 8);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 8, w);
+  return EMUL_EXEC_DONE;
+}
+
+/* A request executed here alone (bind, invalidate, fast registration)
+ * ended with @st: it completes, or fails and breaks the QP. */
+static emul_exec_t
+local_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
+{
+  if (st != RNICPI_WC_SUCCESS)
+    return fail_local(qp, wr, st, w);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 0, w);
+  return EMUL_EXEC_DONE;
+}
+
+/* Bind a window; a failed bind breaks the QP (IBTA 10.6.7.2.4). */
+static emul_exec_t
+exec_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  return local_done(qp, wr, emul_mw_bind(qp, wr), w);
+}
+
+static emul_exec_t
+exec_local_inv(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  rnicpi_wc_status_t st = RNICPI_WC_SUCCESS;
+  if (!emul_mw_invalidate(qp, wr->invalidate_rkey)) {
+    /* A region's key (RNIC-PI 1.4) fails as memory management. */
+    emul_mr_t *e = emul_mr_lookup(emul_pers_of_qp(qp), wr->invalidate_rkey);
+    st = e != NULL && e->mw == NULL ? RNICPI_WC_MEM_MGT_ERR : RNICPI_WC_MW_BIND_ERR;
+  }
+  return local_done(qp, wr, st, w);
+}
+
+/* Fast registration (RNIC-PI 1.4); a failure breaks the QP. */
+static emul_exec_t
+exec_fast_reg(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  return local_done(qp, wr, emul_fr_exec(qp, wr), w);
+}
+
+const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = exec_send,
+  [RNICPI_WR_SEND_INV] = exec_send,
+  [RNICPI_WR_RDMA_WRITE] = exec_rdma,
+  [RNICPI_WR_RDMA_READ] = exec_rdma,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = exec_atomic,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
+  [RNICPI_WR_BIND_MW] = exec_bind,
+  [RNICPI_WR_LOCAL_INV] = exec_local_inv,
+  [RNICPI_WR_FAST_REG] = exec_fast_reg,
+  [RNICPI_WR_RDMA_READ_INV] = exec_rdma,
+  [RNICPI_WR_IMM_DATA] = exec_imm,
+  [RNICPI_WR_RDMA_WRITE_IMM] = exec_imm,
+};
+
+/* A local request (bind, Local Invalidate, fast registration) reaching
+ * the head of a cross-process QP's send queue executes here, as
+ * in-process (emul_ring_req.c); FALSE: it failed, completed with its error,
+ * and the connection is broken. */
+gboolean
+emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  return emul_exec_of[wr->opcode](qp, wr, w) == EMUL_EXEC_DONE;
+}
+
+/* Run the blocked head of the send queue as far as the peer allows.  The
+ * head leaves the queue before it runs: a failure completes it and flushes
+ * the rest, so it must not be in the queue to be flushed a second time. */
+void
+emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
+{
+  while (qp->state == RNICPI_QPS_RTS && !emul_wq_empty(&qp->sq)) {
+    emul_swqe_t *s = emul_wq_pop(&qp->sq);
+    emul_exec_t r = emul_exec_of[s->wr.opcode](qp, &s->wr, w);
+    if (r == EMUL_EXEC_BLOCKED) {
+      emul_wq_push_head(&qp->sq, s);
+      return;
+    }
+    emul_swqe_done(qp, s);
+    if (r == EMUL_EXEC_FAILED)
+      return;
+  }
+}
+
+static void
+flush_all(emul_qp_t *qp, emul_work_t *w)
+{
+  emul_swqe_t *s;
+  emul_rwqe_t *r;
+  if (qp->xcopying) {
+    /* The oldest request's copy still runs (emul_ring_req.c, "Long
+     * copies"): it completes first, flushed, once the copy ended (its
+     * bytes may land until then), and its copier flushes the rest of the
+     * send queue behind it (emul_qp_copy_flushed). */
+    qp->xcopy_flushed = TRUE;
+  } else {
+    while ((s = emul_wq_pop(&qp->sq)) != NULL) {
+      emul_complete_send(qp, &s->wr, RNICPI_WC_WR_FLUSH_ERR, 0, w); /* keys as documented */
+      emul_swqe_done(qp, s);
+    }
+  }
+  while ((r = emul_wq_pop(&qp->rq)) != NULL) {
+    emul_complete(qp->rcq, qp, r->wr_id, RNICPI_WC_RECV, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+    emul_wq_put(&qp->rq, r);
+  }
+}
+
+void
+emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+  flush_all(qp, w);
+}
+
+void
+emul_qp_set_error(emul_qp_t *qp, emul_work_t *w)
+{
+  qp->state = RNICPI_QPS_ERROR;
+  flush_all(qp, w);
+}
+
+void
+emul_qp_end(emul_qp_t *qp, rnicpi_cm_event_type_t t, const void *pdata, uint32_t len, emul_work_t *w)
+{
+  if (qp->state == RNICPI_QPS_RTS)
+    emul_qp_cm_event(qp, t, pdata, len);
+  emul_qp_set_error(qp, w);
+}
+
+/* Tear a connection down: both sides to ERROR and flushed, each told. */
+void
+emul_qp_break(emul_qp_t *qp, emul_work_t *w, gboolean orderly,
+              const void *pdata, uint32_t pdata_len)
+{
+  emul_qp_t *peer = qp->peer;
+  rnicpi_cm_event_type_t t = orderly ? RNICPI_CM_DISCONNECTED : RNICPI_CM_BROKEN;
+  if (qp->x != NULL) {
+    emul_ring_break(qp, w, orderly, pdata, pdata_len);
+    return;
+  }
+  qp->peer = NULL;
+  emul_qp_end(qp, t, NULL, 0, w);
+  if (peer != NULL) {
+    peer->peer = NULL;
+    emul_qp_end(peer, t, pdata, pdata_len, w);
+  }
+}
