@@ -314,10 +314,12 @@ iw_tx_next(iw_qp_t *qp, iw_work_t *w)
   }
   gboolean is_read = iw_wr_is_read(s->wr.opcode);
   gboolean is_atomic = rnicpi_wr_is_atomic(s->wr.opcode);
-  /* ORD: no more Reads and atomics in flight than negotiated; a fence
-   * waits for them all. */
+  /* ORD: no more Reads and atomics in flight than negotiated.  A fence
+   * waits for them all; so does a local fence, since their answers are
+   * the earlier requests still writing local memory this one may read (a
+   * Send from a Read's sink carries the bytes the Read fetched). */
   if (((is_read || is_atomic) && qp->ord_used >= qp->ord) ||
-      ((s->wr.flags & RNICPI_WR_FENCE) && !rnicpi_fifo_empty(&qp->orq)))
+      ((s->wr.flags & (RNICPI_WR_FENCE | RNICPI_WR_LOCAL_FENCE)) && !rnicpi_fifo_empty(&qp->orq)))
     return FALSE;
   rnicpi_fifo_pop(&qp->sq);
   rnicpi_fifo_push(&qp->sq_out, s);
