@@ -324,7 +324,9 @@ x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
   const rnicpi_sge_t *sg = wr->sg_list;
   const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
   guint bell = 0;
-  if ((last != NULL && !last->issued) || x->dead || (x->peer_cma && sg->length > X_INLINE_MAX) ||
+  /* A local fence waits for the requests ahead of it (x_issue). */
+  if ((last != NULL && (!last->issued || (wr->flags & RNICPI_WR_LOCAL_FENCE))) || x->dead ||
+      (x->peer_cma && sg->length > X_INLINE_MAX) ||
       (sg->length > 0 && !emul_ring_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
       !emul_ring_ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
     return FALSE;
@@ -617,6 +619,10 @@ x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
     if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) &&
         reads + x_ord_cost(qp, wr) > qp->ord)
       return;  /* ORD: wait for an answer */
+    /* A local fence waits for every earlier request: a Read's answer may
+     * still be writing what this one reads (a Send from its sink). */
+    if ((wr->flags & RNICPI_WR_LOCAL_FENCE) && prev != NULL)
+      return;
     if (x_is_direct(x, wr->opcode) || (x_may_map(x, wr->opcode) && prev == NULL)) {
       if (prev != NULL)
         return;  /* behind a request the peer has not answered */
