@@ -57,5 +57,6 @@ main(int argc, char **argv)
   cert_register_xmore();
   cert_register_wait();
   cert_register_rules();
+  cert_register_fence();
   return g_test_run();
 }
