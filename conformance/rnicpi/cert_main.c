@@ -58,5 +58,6 @@ main(int argc, char **argv)
   cert_register_wait();
   cert_register_rules();
   cert_register_fence();
+  cert_register_close();
   return g_test_run();
 }
