@@ -59,5 +59,6 @@ main(int argc, char **argv)
   cert_register_rules();
   cert_register_fence();
   cert_register_close();
+  cert_register_status();
   return g_test_run();
 }
