@@ -60,5 +60,6 @@ main(int argc, char **argv)
   cert_register_fence();
   cert_register_close();
   cert_register_status();
+  cert_register_negotiate();
   return g_test_run();
 }
