@@ -969,8 +969,11 @@ typedef struct rnicpi_device_ops {
    * @param dev the device.
    * @param pd set to the domain on RNICPI_OK.
    * @retval RNICPI_OK @p *pd is set
+   * @retval RNICPI_ELIMIT max_pd domains exist (vp/emul, vp/iwarp: made
+   *         through this opened device; vp/ib: the kernel's refusal at its
+   *         limit comes by errno, below)
    * @retval RNICPI_ENOMEM vp/ib: the kernel refused (other statuses by its
-   *         errno); vp/emul and vp/iwarp always succeed
+   *         errno)
    */
   rnicpi_status_t (*pd_alloc)(rnicpi_dev_t *dev, rnicpi_pd_t **pd);
   /**
@@ -1130,7 +1133,8 @@ typedef struct rnicpi_queue_ops {
    * @param al_ctx the access layer's context (rnicpi_cq_t::al_ctx).
    * @param cq set to the CQ on RNICPI_OK.
    * @retval RNICPI_OK @p *cq is set
-   * @retval RNICPI_ELIMIT @p depth is 0 or above the device's max_cqe
+   * @retval RNICPI_ELIMIT @p depth is 0 or above the device's max_cqe, or
+   *         max_cq CQs exist (as pd_alloc counts domains)
    * @retval RNICPI_ENOMEM the provider ran out of memory (vp/ib: the
    *         kernel's refusal, other statuses by errno)
    */
@@ -1152,7 +1156,8 @@ typedef struct rnicpi_queue_ops {
    * @param qp set to the queue pair on RNICPI_OK.
    * @retval RNICPI_OK @p *qp is set
    * @retval RNICPI_ELIMIT a depth, an SGE count, IRD or ORD above the
-   *         capability record; vp/ib also: the kernel would not make a
+   *         capability record, or max_qp queue pairs exist (as pd_alloc
+   *         counts domains); vp/ib also: the kernel would not make a
    *         queue pair that large, or a CQ that cannot grow has no room
    *         left for its depth
    * @retval RNICPI_EINVAL a CQ missing (vp/emul, vp/iwarp), or (vp/emul) a
@@ -1544,7 +1549,8 @@ typedef struct rnicpi_srq_ops {
    * @param srq set to the SRQ on RNICPI_OK.
    * @retval RNICPI_OK @p *srq is set
    * @retval RNICPI_ELIMIT @p max_wr or @p max_sge 0 or above the
-   *         capability record (vp/ib: also what the kernel would not make;
+   *         capability record, or max_srq SRQs exist (as pd_alloc counts
+   *         domains) (vp/ib: also what the kernel would not make;
    *         other statuses by errno)
    */
   rnicpi_status_t (*srq_create)(rnicpi_pd_t *pd, uint32_t max_wr, uint32_t max_sge,

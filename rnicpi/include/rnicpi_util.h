@@ -159,6 +159,34 @@ gboolean rnicpi_cap_effective(unsigned cap);
 gboolean rnicpi_pid_cap_effective(pid_t pid, unsigned cap, gboolean *has);
 
 /**
+ * @brief Count one more object of a kind a device holds, within its limit.
+ * @param count the device's count of that kind (read and changed atomically).
+ * @param max the capability record's limit of that kind (max_pd, max_cq,
+ *        max_qp, max_srq).
+ * @return TRUE when counted; FALSE, nothing changed, when @p max objects
+ *         exist already: the operation answers RNICPI_ELIMIT.
+ */
+static inline gboolean
+rnicpi_count_take(gint *count, uint32_t max)
+{
+  if ((uint32_t) g_atomic_int_add(count, 1) < max)
+    return TRUE;
+  g_atomic_int_add(count, -1);
+  return FALSE;
+}
+
+/**
+ * @brief Count one object of a kind less (it was destroyed, or its
+ *        creation failed after rnicpi_count_take()).
+ * @param count the device's count of that kind.
+ */
+static inline void
+rnicpi_count_put(gint *count)
+{
+  g_atomic_int_add(count, -1);
+}
+
+/**
  * @brief Whether a send-queue opcode is one of the 64-bit atomics.
  * @param op the opcode.
  * @return TRUE for #RNICPI_WR_ATOMIC_CMP_SWP and #RNICPI_WR_ATOMIC_FETCH_ADD.

@@ -281,6 +281,8 @@ typedef struct emul_dev {
   gint ref;
   gboolean closed;
   gint notifying;               /* CQ notifications queued, not delivered */
+  /* Objects it holds, each kind within its max_* (rnicpi_count_take). */
+  gint npd, ncq, nqp, nsrq;
   const emul_pers_t *pers;
   rnicpi_caps_t caps;
 } emul_dev_t;

@@ -15,7 +15,8 @@
 rnicpi_status_t
 emul_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
 {
-  if (depth == 0 || depth > to_emul_dev(d)->caps.max_cqe)
+  emul_dev_t *dev = to_emul_dev(d);
+  if (depth == 0 || depth > dev->caps.max_cqe || !rnicpi_count_take(&dev->ncq, dev->caps.max_cq))
     return RNICPI_ELIMIT;
   emul_cq_t *cq = g_new0(emul_cq_t, 1);
   cq->base.dev = d;
@@ -41,6 +42,7 @@ emul_cq_destroy(rnicpi_cq_t *c)
   emul_fabric_unlock();
   g_ptr_array_free(cq->xlinks, TRUE);  /* empty: its QPs are gone */
   rnicpi_cq_ring_clear(&cq->ring);
+  rnicpi_count_put(&to_emul_dev(c->dev)->ncq);
   g_free(cq);
   return RNICPI_OK;
 }

@@ -420,6 +420,9 @@ emul_query(rnicpi_dev_t *d, rnicpi_caps_t *caps)
 static rnicpi_status_t
 emul_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **out)
 {
+  emul_dev_t *dev = to_emul_dev(d);
+  if (!rnicpi_count_take(&dev->npd, dev->caps.max_pd))
+    return RNICPI_ELIMIT;
   emul_pd_t *pd = g_new0(emul_pd_t, 1);
   pd->base.dev = d;
   emul_fabric_lock();
@@ -435,6 +438,7 @@ emul_pd_free(rnicpi_pd_t *p)
   emul_pd_t *pd = to_emul_pd(p);
   if (g_atomic_int_get(&pd->nobj) != 0)
     return RNICPI_EBUSY;
+  rnicpi_count_put(&to_emul_dev(p->dev)->npd);
   g_free(pd);
   return RNICPI_OK;
 }

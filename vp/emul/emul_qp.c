@@ -382,7 +382,8 @@ emul_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicp
       attr->max_send_sge > dev->caps.max_send_sge || attr->max_recv_sge > dev->caps.max_recv_sge ||
       attr->max_rdma_read_sge > dev->caps.max_rdma_read_sge ||
       attr->max_rdma_write_sge > dev->caps.max_rdma_write_sge ||
-      attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
+      attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord ||
+      !rnicpi_count_take(&dev->nqp, dev->caps.max_qp))
     return RNICPI_ELIMIT;
   emul_qp_t *qp = g_new0(emul_qp_t, 1);
   qp->base.pd = p;
@@ -543,6 +544,7 @@ emul_qp_destroy(rnicpi_qp_t *q)
   g_atomic_int_dec_and_test(&qp->scq->nqp);
   g_atomic_int_dec_and_test(&qp->rcq->nqp);
   g_atomic_int_dec_and_test(&qp->pd->nobj);
+  rnicpi_count_put(&to_emul_dev(q->pd->dev)->nqp);
   g_free(qp);
   return RNICPI_OK;
 }

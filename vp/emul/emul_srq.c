@@ -32,7 +32,8 @@ static rnicpi_status_t
 emul_srq_create(rnicpi_pd_t *p, uint32_t max_wr, uint32_t max_sge, uint64_t ctx, rnicpi_srq_t **out)
 {
   emul_dev_t *dev = to_emul_dev(p->dev);
-  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge == 0 || max_sge > dev->caps.max_recv_sge)
+  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge == 0 ||
+      max_sge > dev->caps.max_recv_sge || !rnicpi_count_take(&dev->nsrq, dev->caps.max_srq))
     return RNICPI_ELIMIT;
   emul_srq_t *srq = g_new0(emul_srq_t, 1);
   srq->base.pd = p;
@@ -74,6 +75,7 @@ emul_srq_destroy(rnicpi_srq_t *s)
     return RNICPI_EBUSY;
   emul_wq_clear(&srq->rq);
   g_atomic_int_dec_and_test(&srq->pd->nobj);
+  rnicpi_count_put(&to_emul_dev(s->pd->dev)->nsrq);
   g_free(srq);
   return RNICPI_OK;
 }

@@ -136,6 +136,8 @@ typedef struct iw_dev {
   rnicpi_dev_t base;
   rnicpi_upcalls_t up;
   gint notifying;            /* CQ notifications queued, not delivered */
+  /* Objects it holds, each kind within its max_* (rnicpi_count_take). */
+  gint npd, ncq, nqp, nsrq;
   rnicpi_caps_t caps;
   iw_pollable_t wake_poll;
   GMutex lock;               /* CM state */

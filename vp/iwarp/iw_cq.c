@@ -15,7 +15,8 @@
 rnicpi_status_t
 iw_cq_create(rnicpi_dev_t *d, uint32_t depth, uint64_t ctx, rnicpi_cq_t **out)
 {
-  if (depth == 0 || depth > to_iw_dev(d)->caps.max_cqe)
+  iw_dev_t *dev = to_iw_dev(d);
+  if (depth == 0 || depth > dev->caps.max_cqe || !rnicpi_count_take(&dev->ncq, dev->caps.max_cq))
     return RNICPI_ELIMIT;
   iw_cq_t *cq = g_new0(iw_cq_t, 1);
   cq->base.dev = d;
@@ -37,6 +38,7 @@ iw_cq_destroy(rnicpi_cq_t *c)
   rnicpi_cq_ring_clear(&cq->ring);
   g_ptr_array_free(cq->qps, TRUE);
   g_mutex_clear(&cq->qps_lock);
+  rnicpi_count_put(&to_iw_dev(c->dev)->ncq);
   g_free(cq);
   return RNICPI_OK;
 }

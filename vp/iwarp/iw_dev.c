@@ -388,6 +388,9 @@ iw_query(rnicpi_dev_t *d, rnicpi_caps_t *caps)
 static rnicpi_status_t
 iw_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **out)
 {
+  iw_dev_t *dev = to_iw_dev(d);
+  if (!rnicpi_count_take(&dev->npd, dev->caps.max_pd))
+    return RNICPI_ELIMIT;
   iw_pd_t *pd = g_new0(iw_pd_t, 1);
   pd->base.dev = d;
   *out = &pd->base;
@@ -400,6 +403,7 @@ iw_pd_free(rnicpi_pd_t *p)
   iw_pd_t *pd = to_iw_pd(p);
   if (g_atomic_int_get(&pd->nobj) != 0)
     return RNICPI_EBUSY;
+  rnicpi_count_put(&to_iw_dev(p->dev)->npd);
   g_free(pd);
   return RNICPI_OK;
 }

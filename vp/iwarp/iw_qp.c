@@ -570,13 +570,16 @@ iw_qp_create(rnicpi_pd_t *p, const rnicpi_qp_attr_t *attr, uint64_t ctx, rnicpi_
       attr->max_send_sge > dev->caps.max_send_sge || attr->max_recv_sge > dev->caps.max_recv_sge ||
       attr->max_rdma_read_sge > dev->caps.max_rdma_read_sge ||
       attr->max_rdma_write_sge > dev->caps.max_rdma_write_sge ||
-      attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord)
+      attr->ird > dev->caps.max_ird || attr->ord > dev->caps.max_ord ||
+      !rnicpi_count_take(&dev->nqp, dev->caps.max_qp))
     return RNICPI_ELIMIT;
   iw_srq_t *srq = (iw_srq_t *) attr->srq;
   if (srq != NULL) {
     rnicpi_status_t st = iw_srq_attach(srq, to_iw_pd(p));
-    if (st != RNICPI_OK)
+    if (st != RNICPI_OK) {
+      rnicpi_count_put(&dev->nqp);
       return st;
+    }
   }
   iw_qp_t *qp = g_new0(iw_qp_t, 1);
   qp->poll.kind = IW_POLL_QP;
@@ -731,6 +734,7 @@ iw_qp_destroy(rnicpi_qp_t *q)
   g_atomic_int_dec_and_test(&qp->scq->nqp);
   g_atomic_int_dec_and_test(&qp->rcq->nqp);
   g_atomic_int_dec_and_test(&qp->pd->nobj);
+  rnicpi_count_put(&qp->dev->nqp);
   /* Dead under its lock, it takes nothing more from its SRQ. */
   if (qp->srq != NULL)
     iw_srq_detach(qp->srq);

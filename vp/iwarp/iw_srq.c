@@ -31,7 +31,8 @@ static rnicpi_status_t
 iw_srq_create(rnicpi_pd_t *p, uint32_t max_wr, uint32_t max_sge, uint64_t ctx, rnicpi_srq_t **out)
 {
   iw_dev_t *dev = to_iw_dev(p->dev);
-  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge == 0 || max_sge > dev->caps.max_recv_sge)
+  if (max_wr == 0 || max_wr > dev->caps.max_qp_wr || max_sge == 0 ||
+      max_sge > dev->caps.max_recv_sge || !rnicpi_count_take(&dev->nsrq, dev->caps.max_srq))
     return RNICPI_ELIMIT;
   iw_srq_t *srq = g_new0(iw_srq_t, 1);
   srq->base.pd = p;
@@ -76,6 +77,7 @@ iw_srq_destroy(rnicpi_srq_t *s)
   rnicpi_cache_clear(&srq->cache);
   g_mutex_clear(&srq->lock);
   g_atomic_int_dec_and_test(&srq->pd->nobj);
+  rnicpi_count_put(&srq->dev->nsrq);
   g_free(srq);
   return RNICPI_OK;
 }
