@@ -262,6 +262,7 @@ void cert_register_fence(void);
 void cert_register_close(void);
 void cert_register_status(void);
 void cert_register_negotiate(void);
+void cert_register_count(void);
 
 /* Shared by cert_mw.c, cert_srq.c, cert_ud.c and cert_more.c (defined in
  * cert_more.c). */

@@ -61,5 +61,6 @@ main(int argc, char **argv)
   cert_register_close();
   cert_register_status();
   cert_register_negotiate();
+  cert_register_count();
   return g_test_run();
 }
