@@ -2,9 +2,9 @@
  * cert-rnicpi: what a connection settled stays settled.  qp_modify's IRD
  * and ORD are what a queue pair offers when it next connects: a connected
  * one keeps its connection's values (never a higher IRD, as InfiniBand
- * allows no change of them in RTS).  And a connect asking for the
- * three-way handshake on a device without it is refused, or the flag is
- * ignored: it never brings a CONNECT_REPLY.
+ * allows no change of them in RTS), and an IRD of 0 settles as 0.  And a
+ * connect asking for the three-way handshake on a device without it is
+ * refused, or the flag is ignored: it never brings a CONNECT_REPLY.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -148,9 +148,45 @@ test_three_way_absent(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+static void
+test_ird_zero(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an IRD of 0 is settled as offered: the active side connects with IRD 0, the "
+                 "passive side accepts with ORD 4; the passive side's ORD is within the active "
+                 "side's IRD (0: with ird-ord-negotiated the lesser of 4 and 0), so an RDMA Read "
+                 "posted there is RNICPI_ELIMIT and both queue pairs stay in RTS");
+  const rnicpi_caps_t *c = &f->caps;
+  if (c->max_ird == 0 || c->max_ord == 0) {
+    g_test_skip("the device offers no outstanding RDMA Read (max_ird or max_ord 0)");
+    return;
+  }
+  rnicpi_conn_param_t act = { .ird = 0, .ord = cert_min(4, c->max_ord) };
+  rnicpi_conn_param_t pas = { .ird = cert_min(4, c->max_ird), .ord = cert_min(4, c->max_ord) };
+  cert_pair_t pr;
+  if (!cert_pair_open_cp(f, &pr, NULL, &act, &pas))
+    return;
+  g_test_message("settled: active IRD %u ORD %u, passive IRD %u ORD %u", pr.a.ird, pr.a.ord,
+                 pr.p.ird, pr.p.ord);
+  /* CM-20: no end may have more Reads out than the other takes in. */
+  g_assert_cmpuint(pr.p.ord, <=, pr.a.ird);
+  g_assert_cmpuint(pr.a.ird, ==, 0);
+  cert_buf_t src, sink;
+  cert_buf_new(pr.a.pd, &src, 64, RW | REMOTE);
+  cert_buf_new(pr.p.pd, &sink, 64, cert_sink_access(f));
+  cert_cmpst(post_read(&pr.p, &sink, &src, 0x9c1), RNICPI_ELIMIT);
+  cert_assert_cq_quiet(pr.p.scq);
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  g_assert_cmpint(QUE->qp_state(pr.p.qp), ==, RNICPI_QPS_RTS);
+  cert_buf_free(&sink);
+  cert_buf_free(&src);
+  cert_pair_free(&pr);
+}
+
 void
 cert_register_negotiate(void)
 {
   cert_add("/rnicpi/qp/modify-connected-ird-ord", test_modify_connected_ird_ord);
+  cert_add("/rnicpi/cm/ird-zero", test_ird_zero);
   cert_add("/rnicpi/cm/three-way-absent", test_three_way_absent);
 }
