@@ -6,9 +6,10 @@
  * access layer frees what its context points to right after.  The test
  * opens a device of its own with an upcall table that counts, keeps
  * traffic, armed CQs and connection events going up to the teardown, and
- * makes each upcall of the teardown that comes from a provider's thread
- * slow, so that what a provider queued is still queued when close is
- * called, and one that delivers it after close has time to show it.
+ * holds each upcall of the teardown that comes from a provider's thread
+ * until the test is about to call close, then makes it slow, so that what
+ * a provider queued is still queued when close is called, and one that
+ * delivers it after close has time to show it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -20,15 +21,20 @@
 
 #define QUIET_PAIRS 4
 #define QUIET_CQS (4 * QUIET_PAIRS)
-/* How long a teardown upcall takes, and how long to watch after close. */
+/* How long a teardown upcall takes once close is near, how long it waits
+ * for that at most (a provider whose teardown waits for its upcalls then
+ * goes on), and how long to watch after close. */
 #define QUIET_SLOW_US 20000
+#define QUIET_HOLD_US 1000000
 #define QUIET_AFTER_MS 500
 
 /** A device opened by the test, its upcalls counted. */
 typedef struct quiet {
   cert_t c;               /* its queues, as the fixture's */
   GMutex lock;            /* guards what follows */
-  gboolean slow;          /* the teardown: each upcall sleeps QUIET_SLOW_US */
+  GCond near;             /* closing was set */
+  gboolean slow;          /* the teardown: each upcall is held, then slow */
+  gboolean closing;       /* the test is about to call close */
   GThread *test;          /* the test's thread, whose calls may upcall at once */
   gboolean closed;        /* close returned */
   int after_close;        /* upcalls that came after that */
@@ -47,6 +53,12 @@ quiet_count(quiet_t *q, const char *what, uint64_t ctx, gboolean notify)
 {
   g_mutex_lock(&q->lock);
   gboolean closed = q->closed, slow = q->slow && g_thread_self() != q->test;
+  /* A provider thread's upcall of the teardown waits for the test to
+   * reach close, so that what the provider queued behind it is still
+   * queued then. */
+  gint64 until = g_get_monotonic_time() + QUIET_HOLD_US;
+  while (slow && !q->closing && g_cond_wait_until(&q->near, &q->lock, until))
+    ;
   if (closed && q->after_close++ == 0)
     g_snprintf(q->first_late, sizeof(q->first_late), "%s for context 0x%" G_GINT64_MODIFIER "x",
                what, ctx);
@@ -136,13 +148,15 @@ test_none_after_close(cert_t *f, gconstpointer data)
   g_test_summary("no upcall comes once close returned, and cq_notify names a destroyed CQ at "
                  "most once after cq_destroy returned: four connected pairs on a device of the "
                  "test's own, every CQ armed, Sends each way, then, with receives outstanding, "
-                 "CQs re-armed and each upcall taking 20 ms, every queue pair destroyed (its "
+                 "CQs re-armed and each upcall from a provider's thread held until close is "
+                 "near, then 20 ms long, every queue pair destroyed (its "
                  "peer's connection breaks, its receives flush), every CQ, domain, and the "
                  "device closed; for 500 ms after close nothing comes");
   if (!cert_require(f, RNICPI_CAP_CM_VERBS))
     return;
   quiet_t *q = g_new0(quiet_t, 1);
   g_mutex_init(&q->lock);
+  g_cond_init(&q->near);
   cert_t *g = &q->c;
   g->cm_q = g_async_queue_new_full(g_free);
   g->notify_q = g_async_queue_new_full(g_free);
@@ -184,7 +198,7 @@ test_none_after_close(cert_t *f, gconstpointer data)
   }
   g_assert_cmpint(q->notifies, >=, 4 * QUIET_PAIRS);
 
-  /* The teardown, with upcalls slow: what a provider queued meanwhile is
+  /* The teardown, with upcalls held: what a provider queued meanwhile is
    * still queued when close is called. */
   g_mutex_lock(&q->lock);
   q->slow = TRUE;
@@ -203,6 +217,10 @@ test_none_after_close(cert_t *f, gconstpointer data)
       cert_ok(DEV->pd_free(side[s]->pd));
     }
   }
+  g_mutex_lock(&q->lock);
+  q->closing = TRUE;
+  g_cond_broadcast(&q->near);
+  g_mutex_unlock(&q->lock);
   DEV->close(g->dev);
   g_mutex_lock(&q->lock);
   q->closed = TRUE;
@@ -230,6 +248,7 @@ test_none_after_close(cert_t *f, gconstpointer data)
   g_list_free_full(g->cm_seen, g_free);
   g_list_free_full(g->notify_seen, g_free);
   g_list_free_full(g->async_seen, g_free);
+  g_cond_clear(&q->near);
   g_mutex_clear(&q->lock);
   g_free(q);
 }
