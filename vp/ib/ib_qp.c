@@ -630,8 +630,13 @@ ib_qp_modify(rnicpi_qp_t *q, const rnicpi_qp_attr_t *attr)
       return ib_status_of_errno(err);
   }
   qp->access = attr->access;
-  qp->ird = attr->ird;
-  qp->ord = attr->ord;
+  /* IRD and ORD are offered at the next connect or accept; a connection
+   * keeps what it settled (IBTA: no change of them in RTS), and the post's
+   * ORD 0 check reads the settled one. */
+  if (qp->state == IB_QP_IDLE || qp->state == IB_QP_ERROR) {
+    qp->ird = attr->ird;
+    qp->ord = attr->ord;
+  }
   return RNICPI_OK;
 }
 
@@ -1070,7 +1075,10 @@ ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
   v.num_sge = (int) wr->num_sge;
   v.send_flags = ((wr->flags & RNICPI_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
                  ((wr->flags & RNICPI_WR_SOLICITED) ? IBV_SEND_SOLICITED : 0) |
-                 ((wr->flags & RNICPI_WR_FENCE) ? IBV_SEND_FENCE : 0);
+                 /* The verbs fence waits for the Reads and atomics before
+                  * it to complete: a local fence too, whose source may be
+                  * their sink. */
+                 ((wr->flags & (RNICPI_WR_FENCE | RNICPI_WR_LOCAL_FENCE)) ? IBV_SEND_FENCE : 0);
   rnicpi_status_t st;
   gboolean mw_op = FALSE;
   if (qp->type == RNICPI_QPT_UD && (st = ib_ud_prepare(qp, wr, len, &v)) != RNICPI_OK)
