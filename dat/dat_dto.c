@@ -193,6 +193,61 @@ datx_ep_recvs_again(datx_ep_t *ep)
   g_mutex_unlock(&ep->lock);
 }
 
+/* The data path of a Send, an RDMA Read or an RDMA Write: the EP's and
+ * the LMRs' cells are read, their objects neither read nor held
+ * (datx_cell_peek()), so a post costs no atomic operation of this layer.
+ * The checks are ep_post's, in the same order.  Only a post IT-API took
+ * returns TRUE; anything else, a refusal or a race with a free, is made
+ * again by ep_post, which holds each object and says what is wrong (a
+ * refused post left nothing behind). */
+static inline gboolean
+ep_post_fast(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags)
+{
+  datx_cell_t *cell = datx_cell_peek(ep_handle, DATX_EP);
+  it_ep_handle_t it = cell != NULL ? (it_ep_handle_t) (uintptr_t) datx_cell_it(cell) : IT_NULL_HANDLE;
+  if (it == IT_NULL_HANDLE || n < 0 || n > DATX_MAX_SEGS || (n > 0 && iov == NULL) ||
+      (op != POST_SEND && remote == NULL))
+    return FALSE;
+  it_lmr_triplet_t seg[DATX_MAX_SEGS];
+  size_t k = 0;
+  uint64_t total = 0;
+  for (DAT_COUNT i = 0; i < n; i++) {
+    if (iov[i].segment_length == 0)
+      continue;
+    datx_cell_t *lmr = datx_cell_peek_id(iov[i].lmr_context, DATX_LMR);
+    uint64_t lmr_it = lmr != NULL && lmr->ia == cell->ia ? datx_cell_it(lmr) : 0;
+    if (lmr_it == 0)
+      return FALSE;
+    seg[k].lmr = (it_lmr_handle_t) (uintptr_t) lmr_it;
+    seg[k].addr.abs = (void *) (uintptr_t) iov[i].virtual_address;
+    seg[k].length = iov[i].segment_length;
+    total += iov[i].segment_length;
+    k++;
+  }
+  it_status_t st;
+  switch (op) {
+  case POST_SEND:
+    st = it_post_send(it, seg, k, cookie.as_64, datx_dto_flags_of(flags));
+    break;
+  case POST_READ:
+    if (total > remote->segment_length)
+      return FALSE;
+    st = it_post_rdma_read(it, seg, k, cookie.as_64, datx_dto_flags_of(flags),
+                           remote->virtual_address, remote->rmr_context);
+    break;
+  case POST_WRITE:
+    if (total > remote->segment_length)
+      return FALSE;
+    st = it_post_rdma_write(it, seg, k, cookie.as_64, datx_dto_flags_of(flags),
+                            remote->virtual_address, remote->rmr_context);
+    break;
+  default:
+    return FALSE;
+  }
+  return st == IT_SUCCESS;
+}
+
 /* One post on the EP held for the call (dat_ep_free waits for it): its
  * segments, then the IT-API call of @op.  @remote only for a Read or a
  * Write, whose local total may not exceed the remote segment; @imm only
@@ -269,6 +324,8 @@ DAT_RETURN
 datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                   DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
+  if (G_LIKELY(ep_post_fast(ep_handle, POST_SEND, n, iov, cookie, NULL, flags)))
+    return DAT_SUCCESS;
   return ep_post(ep_handle, POST_SEND, n, iov, cookie, NULL, flags, 0);
 }
 
@@ -284,6 +341,8 @@ datx_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *io
                        DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                        DAT_COMPLETION_FLAGS flags)
 {
+  if (G_LIKELY(ep_post_fast(ep_handle, POST_READ, n, iov, cookie, remote, flags)))
+    return DAT_SUCCESS;
   return ep_post(ep_handle, POST_READ, n, iov, cookie, remote, flags, 0);
 }
 
@@ -292,6 +351,8 @@ datx_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *i
                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                         DAT_COMPLETION_FLAGS flags)
 {
+  if (G_LIKELY(ep_post_fast(ep_handle, POST_WRITE, n, iov, cookie, remote, flags)))
+    return DAT_SUCCESS;
   return ep_post(ep_handle, POST_WRITE, n, iov, cookie, remote, flags, 0);
 }
 

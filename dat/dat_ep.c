@@ -223,6 +223,7 @@ ep_create_on_held(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HAND
   }
   it_context_t ctx = { .ptr = ep->cell };
   it_set_consumer_context(ep->it, ctx);
+  datx_cell_set_it(ep->cell, (uint64_t) (uintptr_t) ep->it);
   *ep_handle = ep->cell;
   return DAT_SUCCESS;
 
@@ -448,6 +449,7 @@ ep_configure(datx_ep_t *ep, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
   it_set_consumer_context(from->it, ctx);
   ep->it = from->it;
   datx_cell_kill(from->cell, from->ia);
+  datx_cell_set_it(ep->cell, (uint64_t) (uintptr_t) ep->it);
   g_mutex_clear(&from->lock);
   g_free(from);
   return DAT_SUCCESS;
@@ -675,6 +677,8 @@ datx_ep_free(DAT_EP_HANDLE ep_handle)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
   datx_ep_t *ep = cell->object;
   it_status_t st = ep->it != IT_NULL_HANDLE ? it_ep_free(ep->it) : IT_SUCCESS;
+  if (st == IT_SUCCESS)
+    datx_cell_set_it(cell, 0);
   datx_cell_put(cell);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_EP);

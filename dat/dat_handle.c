@@ -2,37 +2,23 @@
  * dat/: handle cells (dat_priv.h says why cells are never reused).
  *
  * Cells come from chunks of DATX_CHUNK_CELLS; a chunk's address is
- * published in `chunks` before the chunk count that makes it visible, so a
- * lookup reads the count and then only published chunks, with no lock.
- * A handle is a cell only if it lies inside a published chunk on a cell
- * boundary: anything else is refused before its bytes are read (libdat2
- * itself has read its first word, the provider, to reach us).
+ * published in `datx_chunks` before the chunk count that makes it
+ * visible, so a lookup (datx_cell_find(), inline for the data path) reads
+ * the count and then only published chunks, with no lock.  A handle is a
+ * cell only if it lies inside a published chunk on a cell boundary:
+ * anything else is refused before its bytes are read (libdat2 itself has
+ * read its first word, the provider, to reach us).
  *
  * SPDX-License-Identifier: MIT
  */
 #include "dat_priv.h"
 
-#define DATX_CHUNK_CELLS 4096u
 #define DATX_MAX_CHUNKS 16384u
 
-static datx_cell_t *chunks[DATX_MAX_CHUNKS];
-static guint nchunks;        /* published chunks (atomic) */
+datx_cell_t *datx_chunks[DATX_MAX_CHUNKS];
+guint datx_nchunks;          /* published chunks (atomic) */
 static guint next_in_chunk;  /* cells used in the last chunk, under lock */
 static GMutex cells_lock;
-/* A cell's `hold` word: the number of calls inside the object (low 32
- * bits), the number of objects that use it (an EP its PZ: the next 31
- * bits), with DATX_HOLD_DEAD set once the handle is killed.  One word, so
- * that a hold or a use (an increment of a word without the bit) and a
- * retire (setting the bit on a word without users, or without holds
- * either) exclude each other with no lock: a hold or a use sees a live cell
- * and counts itself, or sees the tombstone; a retire sees the count, or
- * makes every later one fail.  Every call takes and drops a hold, so a lock
- * here would be taken four times by a one-segment post. */
-#define DATX_HOLD_DEAD (G_GUINT64_CONSTANT(1) << 63)
-#define DATX_HOLD_ONE G_GUINT64_CONSTANT(1)
-#define DATX_HOLD_CALLS G_GUINT64_CONSTANT(0xffffffff)
-#define DATX_HOLD_USER (G_GUINT64_CONSTANT(1) << 32)
-#define DATX_HOLD_USERS (~DATX_HOLD_DEAD & ~DATX_HOLD_CALLS)
 /* Where datx_cell_retire_wait() sleeps until a killed cell's last hold is
  * dropped. */
 static GMutex holds_lock;
@@ -48,7 +34,7 @@ datx_cell_t *
 datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t *ia)
 {
   g_mutex_lock(&cells_lock);
-  guint n = g_atomic_int_get(&nchunks);
+  guint n = g_atomic_int_get(&datx_nchunks);
   if (n == 0 || next_in_chunk == DATX_CHUNK_CELLS) {
     if (n == DATX_MAX_CHUNKS) {
       g_mutex_unlock(&cells_lock);
@@ -57,17 +43,18 @@ datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *object, datx_ia_t 
                 DATX_MAX_CHUNKS * DATX_CHUNK_CELLS);
       return NULL;
     }
-    chunks[n] = g_new0(datx_cell_t, DATX_CHUNK_CELLS);
-    g_atomic_int_set(&nchunks, n + 1);
+    datx_chunks[n] = g_new0(datx_cell_t, DATX_CHUNK_CELLS);
+    g_atomic_int_set(&datx_nchunks, n + 1);
     n++;
     next_in_chunk = 0;
   }
-  datx_cell_t *cell = &chunks[n - 1][next_in_chunk];
+  datx_cell_t *cell = &datx_chunks[n - 1][next_in_chunk];
   cell->id = (n - 1) * DATX_CHUNK_CELLS + next_in_chunk;
   next_in_chunk++;
   cell->provider = provider;
   cell->type = type;
   cell->object = object;
+  cell->ia = ia;
   /* Published last: a concurrent lookup sees either nothing or a whole cell. */
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_LIVE);
   g_mutex_unlock(&cells_lock);
@@ -90,65 +77,32 @@ datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia)
   __atomic_fetch_or(&cell->hold, DATX_HOLD_DEAD, __ATOMIC_ACQ_REL);
   g_atomic_int_set((gint *) &cell->magic, (gint) DATX_MAGIC_DEAD);
   g_atomic_pointer_set(&cell->object, NULL);
-}
-
-static datx_cell_t *
-find_cell(DAT_HANDLE handle)
-{
-  if (handle == NULL)
-    return NULL;
-  uintptr_t p = (uintptr_t) handle;
-  guint n = g_atomic_int_get(&nchunks);
-  for (guint i = n; i-- > 0;) {
-    uintptr_t base = (uintptr_t) chunks[i];
-    if (p >= base && p < base + DATX_CHUNK_CELLS * sizeof(datx_cell_t)) {
-      if ((p - base) % sizeof(datx_cell_t) != 0)
-        return NULL;
-      return (datx_cell_t *) handle;
-    }
-  }
-  return NULL;
+  datx_cell_set_it(cell, 0);
 }
 
 void *
 datx_cell_get(DAT_HANDLE handle, datx_type_t type)
 {
-  datx_cell_t *cell = find_cell(handle);
+  datx_cell_t *cell = datx_cell_find(handle);
   if (cell == NULL || (guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE ||
       cell->type != (uint32_t) type)
     return NULL;
   return cell->object;
 }
 
-/* Adds @p one to the hold word of @p handle's cell unless it is dead. */
-static datx_cell_t *
-hold_add(DAT_HANDLE handle, datx_type_t type, guint64 one)
+void *
+datx_cell_use(DAT_HANDLE handle, datx_type_t type)
 {
-  datx_cell_t *cell = find_cell(handle);
-  /* A cell not yet published (magic) has a hold word of 0 too. */
-  if (cell == NULL || (guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE ||
-      cell->type != (uint32_t) type)
+  datx_cell_t *cell = datx_cell_peek(handle, type);
+  if (cell == NULL)
     return NULL;
   guint64 v = hold_word(cell);
   do {
     if (v & DATX_HOLD_DEAD)
       return NULL;
-  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v + one, TRUE, __ATOMIC_ACQUIRE,
+  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v + DATX_HOLD_USER, TRUE, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED));
-  return cell;
-}
-
-datx_cell_t *
-datx_cell_hold(DAT_HANDLE handle, datx_type_t type)
-{
-  return hold_add(handle, type, DATX_HOLD_ONE);
-}
-
-void *
-datx_cell_use(DAT_HANDLE handle, datx_type_t type)
-{
-  datx_cell_t *cell = hold_add(handle, type, DATX_HOLD_USER);
-  return cell != NULL ? cell->object : NULL;
+  return cell->object;
 }
 
 void
@@ -159,11 +113,11 @@ datx_cell_unuse(datx_cell_t *cell)
 }
 
 void
-datx_cell_put(datx_cell_t *cell)
+datx_cell_put_dead(datx_cell_t *cell, guint64 was)
 {
-  guint64 was = __atomic_fetch_sub(&cell->hold, DATX_HOLD_ONE, __ATOMIC_RELEASE);
+  (void) cell;
   g_assert((was & DATX_HOLD_CALLS) > 0);
-  if ((was & DATX_HOLD_DEAD) && (was & DATX_HOLD_CALLS) == 1) {
+  if ((was & DATX_HOLD_CALLS) == 1) {
     /* The last hold of a killed cell: its free may be waiting.  Taken
      * under the lock the waiter checks under, so that it is not lost. */
     g_mutex_lock(&holds_lock);
@@ -229,7 +183,7 @@ datx_cell_revive(datx_cell_t *cell)
 datx_type_t
 datx_cell_type(DAT_HANDLE handle)
 {
-  datx_cell_t *cell = find_cell(handle);
+  datx_cell_t *cell = datx_cell_find(handle);
   if (cell == NULL || (guint) g_atomic_int_get((gint *) &cell->magic) != DATX_MAGIC_LIVE)
     return 0;
   return (datx_type_t) cell->type;
@@ -239,9 +193,9 @@ datx_cell_t *
 datx_cell_hold_id(uint32_t id, datx_type_t type)
 {
   guint chunk = id / DATX_CHUNK_CELLS;
-  if (chunk >= (guint) g_atomic_int_get(&nchunks))
+  if (chunk >= (guint) g_atomic_int_get(&datx_nchunks))
     return NULL;
-  return datx_cell_hold(&chunks[chunk][id % DATX_CHUNK_CELLS], type);
+  return datx_cell_hold(&datx_chunks[chunk][id % DATX_CHUNK_CELLS], type);
 }
 
 datx_cell_t *

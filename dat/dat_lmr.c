@@ -127,6 +127,7 @@ lmr_create_on_held(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_REGION_DE
     ret = DATX_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
     goto err_lmr;
   }
+  datx_cell_set_it(lmr->cell, (uint64_t) (uintptr_t) lmr->it);
   *lmr_handle = lmr->cell;
   if (lmr_context != NULL)
     *lmr_context = lmr->cell->id;
@@ -206,6 +207,8 @@ datx_lmr_free(DAT_LMR_HANDLE lmr_handle)
     return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
   datx_lmr_t *lmr = cell->object;
   it_status_t st = it_lmr_free(lmr->it);
+  if (st == IT_SUCCESS)
+    datx_cell_set_it(cell, 0);
   datx_cell_put(cell);
   if (st != IT_SUCCESS)
     return datx_status(st, DAT_INVALID_HANDLE_LMR);

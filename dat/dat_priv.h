@@ -8,7 +8,7 @@
  * DATX_MAGIC_DEAD) and is never handed out again, so a stale handle is
  * refused with DAT_INVALID_HANDLE and its subtype, and a handle is only
  * dereferenced after it was found inside a chunk (datx_cell_get()).  The
- * price is one cell (48 bytes) per object ever freed.
+ * price is one cell (64 bytes) per object ever freed.
  *
  * A call on an IA, PZ, EVD, CNO, EP, PSP, RSP, LMR, RMR, CR or SRQ holds its cell for
  * the call (datx_cell_hold(), the public entry wrapping a static *_on_held
@@ -97,7 +97,14 @@ typedef struct datx_cell {
   DAT_BOOLEAN has_context; /**< whether @c context was set */
   void *object;           /**< the live object, NULL in a tombstone */
   DAT_CONTEXT context;    /**< consumer context (dat_set_consumer_context) */
+  struct datx_ia *ia;     /**< the adapter the object was made on (NULL for an IA) */
+  uint64_t it;            /**< an EP's IT-API endpoint, an LMR's IT-API region, for the data
+                               path (datx_cell_peek()); 0 when none: atomic */
 } datx_cell_t;
+
+/* A cell fills one cache line, and a handle's offset in its chunk is
+ * checked with a mask. */
+G_STATIC_ASSERT(sizeof(void *) != 8 || sizeof(datx_cell_t) == 64);
 
 /** @brief One DAT_PROVIDER per IT-API interface named in dat.conf. */
 typedef struct datx_provider {
@@ -343,6 +350,111 @@ datx_cell_t *datx_cell_new(DAT_PROVIDER *provider, datx_type_t type, void *objec
  * @param ia the adapter whose children list holds it, or NULL
  */
 void datx_cell_kill(datx_cell_t *cell, datx_ia_t *ia);
+/* The chunks of cells (dat_handle.c), read by the lookups below with no
+ * lock: a chunk's address is published before the count that makes it
+ * visible. */
+#define DATX_CHUNK_CELLS 4096u
+extern datx_cell_t *datx_chunks[];
+extern guint datx_nchunks;
+
+/**
+ * @brief The cell @p handle is, if it lies inside a published chunk on a
+ *        cell boundary: anything else is refused before its bytes are read
+ *        (libdat2 itself has read its first word, the provider, to reach us).
+ * @param handle what the consumer passed
+ * @return the cell, live or dead, or NULL
+ */
+static inline datx_cell_t *
+datx_cell_find(DAT_HANDLE handle)
+{
+  if (handle == NULL)
+    return NULL;
+  uintptr_t p = (uintptr_t) handle;
+  guint n = __atomic_load_n(&datx_nchunks, __ATOMIC_ACQUIRE);
+  for (guint i = n; i-- > 0;) {
+    uintptr_t base = (uintptr_t) datx_chunks[i];
+    if (p - base < DATX_CHUNK_CELLS * sizeof(datx_cell_t))
+      return (p - base) % sizeof(datx_cell_t) == 0 ? (datx_cell_t *) handle : NULL;
+  }
+  return NULL;
+}
+/**
+ * @brief The live cell of @p handle and @p type, without a hold: for the
+ *        data path, which reads the cell's own fields (datx_cell_it(),
+ *        datx_cell_t::ia) and never its object.
+ *
+ * A cell outlives its object (it is never freed), so reading it is safe
+ * whatever races; the object may be freed at any moment.  The IT-API
+ * handle the cell gives is then refused by IT-API (its handles are
+ * generation-checked and never name another object), so a post through it
+ * fails, and the caller makes it again with holds to say why.
+ *
+ * @param handle what the consumer passed
+ * @param type the ::datx_type_t expected
+ * @return the cell, or NULL for a NULL, foreign, freed or other-typed handle
+ */
+static inline datx_cell_t *
+datx_cell_peek(DAT_HANDLE handle, datx_type_t type)
+{
+  datx_cell_t *cell = datx_cell_find(handle);
+  if (cell == NULL || (guint) __atomic_load_n(&cell->magic, __ATOMIC_ACQUIRE) != DATX_MAGIC_LIVE ||
+      cell->type != (uint32_t) type)
+    return NULL;
+  return cell;
+}
+/**
+ * @brief datx_cell_peek() of the cell of number @p id (an lmr_context).
+ * @param id a cell number (datx_cell_t::id)
+ * @param type the type it must have
+ * @return the live cell, not held, or NULL
+ */
+static inline datx_cell_t *
+datx_cell_peek_id(uint32_t id, datx_type_t type)
+{
+  guint chunk = id / DATX_CHUNK_CELLS;
+  if (chunk >= __atomic_load_n(&datx_nchunks, __ATOMIC_ACQUIRE))
+    return NULL;
+  datx_cell_t *cell = &datx_chunks[chunk][id % DATX_CHUNK_CELLS];
+  if ((guint) __atomic_load_n(&cell->magic, __ATOMIC_ACQUIRE) != DATX_MAGIC_LIVE ||
+      cell->type != (uint32_t) type)
+    return NULL;
+  return cell;
+}
+/**
+ * @brief Sets the IT-API handle the data path finds in @p cell (datx_cell_t::it).
+ * @param cell an EP's or an LMR's cell
+ * @param it the IT-API endpoint or region, or 0 once freed
+ */
+static inline void
+datx_cell_set_it(datx_cell_t *cell, uint64_t it)
+{
+  __atomic_store_n(&cell->it, it, __ATOMIC_RELEASE);
+}
+/**
+ * @brief The IT-API handle of @p cell's object (datx_cell_t::it), 0 when none.
+ * @param cell a cell found by datx_cell_peek()
+ * @return the handle, or 0
+ */
+static inline uint64_t
+datx_cell_it(const datx_cell_t *cell)
+{
+  return __atomic_load_n(&cell->it, __ATOMIC_ACQUIRE);
+}
+/* A cell's `hold` word: the number of calls inside the object (low 32
+ * bits), the number of objects that use it (an EP its PZ: the next 31
+ * bits), with DATX_HOLD_DEAD set once the handle is killed.  One word, so
+ * that a hold or a use (an increment of a word without the bit) and a
+ * retire (setting the bit on a word without users, or without holds
+ * either) exclude each other with no lock: a hold or a use sees a live cell
+ * and counts itself, or sees the tombstone; a retire sees the count, or
+ * makes every later one fail.  Every call takes and drops a hold, so a lock
+ * here would be taken four times by a one-segment post. */
+#define DATX_HOLD_DEAD (G_GUINT64_CONSTANT(1) << 63)
+#define DATX_HOLD_ONE G_GUINT64_CONSTANT(1)
+#define DATX_HOLD_CALLS G_GUINT64_CONSTANT(0xffffffff)
+#define DATX_HOLD_USER (G_GUINT64_CONSTANT(1) << 32)
+#define DATX_HOLD_USERS (~DATX_HOLD_DEAD & ~DATX_HOLD_CALLS)
+
 /**
  * @brief The object behind a handle, after checking it is one of ours, live and of @p type.
  * @param handle what the consumer passed
@@ -361,12 +473,39 @@ void *datx_cell_get(DAT_HANDLE handle, datx_type_t type);
  * @param type the ::datx_type_t expected
  * @return the cell, or NULL for a NULL, foreign, freed or other-typed handle
  */
-datx_cell_t *datx_cell_hold(DAT_HANDLE handle, datx_type_t type);
+static inline datx_cell_t *
+datx_cell_hold(DAT_HANDLE handle, datx_type_t type)
+{
+  /* A cell not yet published (magic) has a hold word of 0 too. */
+  datx_cell_t *cell = datx_cell_peek(handle, type);
+  if (cell == NULL)
+    return NULL;
+  guint64 v = __atomic_load_n(&cell->hold, __ATOMIC_ACQUIRE);
+  do {
+    if (v & DATX_HOLD_DEAD)
+      return NULL;
+  } while (!__atomic_compare_exchange_n(&cell->hold, &v, v + DATX_HOLD_ONE, TRUE, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED));
+  return cell;
+}
+/**
+ * @brief What datx_cell_put() does when it dropped the last hold of a killed
+ *        cell (or found no hold to drop): wakes the free waiting for it.
+ * @param cell the cell
+ * @param was its hold word before the drop
+ */
+void datx_cell_put_dead(datx_cell_t *cell, guint64 was);
 /**
  * @brief Drops a reference taken by datx_cell_hold().
  * @param cell the cell held
  */
-void datx_cell_put(datx_cell_t *cell);
+static inline void
+datx_cell_put(datx_cell_t *cell)
+{
+  guint64 was = __atomic_fetch_sub(&cell->hold, DATX_HOLD_ONE, __ATOMIC_RELEASE);
+  if (G_UNLIKELY((was & DATX_HOLD_DEAD) || (was & DATX_HOLD_CALLS) == 0))
+    datx_cell_put_dead(cell, was);
+}
 /**
  * @brief Returns @p call's status with @p handle's object held while it
  * runs (the object's free waits for it, or refuses as in use); @p call

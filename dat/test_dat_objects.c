@@ -164,7 +164,8 @@ static void
 test_stale_lmr_context(fixture_t *f, gconstpointer data)
 {
   (void) data;
-  g_test_summary("a post naming a freed LMR's lmr_context is refused before it reaches IT-API");
+  g_test_summary("a post naming a freed LMR's lmr_context, or on a freed EP, is refused with "
+                 "its status, a Send or an RDMA Write (which hold nothing) as a receive");
   static char buf[4096];
   DAT_REGION_DESCRIPTION region = { .for_va = buf };
   DAT_LMR_HANDLE lmr;
@@ -194,6 +195,12 @@ test_stale_lmr_context(fixture_t *f, gconstpointer data)
   assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
   assert_dat(dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG),
              DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ));
+  DAT_RMR_TRIPLET remote = { .virtual_address = (DAT_VADDR) (uintptr_t) buf, .segment_length = 64,
+                             .rmr_context = rctx };
+  assert_dat(dat_ep_post_send(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ));
+  assert_dat(dat_ep_post_rdma_write(ep, 1, &iov, cookie, &remote, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ));
   assert_dat(dat_lmr_free(lmr), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR));
   DAT_EP_STATE state;
   DAT_BOOLEAN idle1, idle2;
@@ -208,6 +215,11 @@ test_stale_lmr_context(fixture_t *f, gconstpointer data)
   assert_dat(dat_ep_reset(ep), DAT_SUCCESS); /* an Unconnected EP: nothing to do */
   assert_dat(dat_ep_free(ep), DAT_SUCCESS);
   assert_dat(dat_ep_free(ep), DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  iov.segment_length = 0; /* names no LMR: the EP alone is checked */
+  assert_dat(dat_ep_post_send(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+  assert_dat(dat_ep_post_rdma_write(ep, 1, &iov, cookie, &remote, DAT_COMPLETION_DEFAULT_FLAG),
+             DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
   assert_dat(dat_evd_free(dto), DAT_SUCCESS);
   assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
