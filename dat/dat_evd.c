@@ -528,10 +528,17 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
 gboolean
 datx_evd_has_held(datx_evd_t *evd)
 {
+  return g_atomic_int_get(&evd->nheld) > 0;
+}
+
+/* Keeps a copy of @p event, translated while waiting, after the others held. */
+static void
+push_held(datx_evd_t *evd, const DAT_EVENT *event)
+{
   g_mutex_lock(&evd->held_lock);
-  gboolean any = evd->held.length > 0;
+  g_queue_push_tail(&evd->held, g_memdup2(event, sizeof(*event)));
+  g_atomic_int_set(&evd->nheld, (gint) evd->held.length);
   g_mutex_unlock(&evd->held_lock);
-  return any;
 }
 
 static DAT_RETURN
@@ -567,12 +574,16 @@ datx_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
   DATX_RETURN_HELD(evd_handle, DATX_EVD, evd_modify_cno_on_held(evd_handle, cno_handle));
 }
 
-/* The oldest held event into @p event; @p nmore: how many stay held. */
+/* The oldest held event into @p event; @p nmore: how many stay held.
+ * Events are held by a wait or a resize, and a dequeue racing either may
+ * as well have come first: an empty queue is seen without the lock
+ * (datx_evd_t::nheld). */
 static gboolean
 pop_held(datx_evd_t *evd, DAT_EVENT *event, DAT_COUNT *nmore)
 {
   g_mutex_lock(&evd->held_lock);
   DAT_EVENT *e = g_queue_pop_head(&evd->held);
+  g_atomic_int_set(&evd->nheld, (gint) evd->held.length);
   if (nmore != NULL)
     *nmore = (DAT_COUNT) evd->held.length;
   g_mutex_unlock(&evd->held_lock);
@@ -583,16 +594,20 @@ pop_held(datx_evd_t *evd, DAT_EVENT *event, DAT_COUNT *nmore)
   return TRUE;
 }
 
-static DAT_RETURN
+/* The data path: a busy poller calls it in a loop, mostly on an empty
+ * queue, so that case takes no lock and calls nothing but IT-API. */
+static inline __attribute__((always_inline)) DAT_RETURN
 evd_dequeue(datx_evd_t *evd, DAT_EVENT *event)
 {
   if (event == NULL)
     return DATX_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-  if (pop_held(evd, event, NULL))
+  if (G_UNLIKELY(g_atomic_int_get(&evd->nheld) > 0) && pop_held(evd, event, NULL))
     return DAT_SUCCESS;
   for (;;) {
     it_event_t ev;
     it_status_t st = it_evd_dequeue(evd->waitable, &ev);
+    if (st == IT_ERR_QUEUE_EMPTY)
+      return DAT_QUEUE_EMPTY;
     if (st != IT_SUCCESS)
       return datx_status(st, 0);
     DAT_RETURN ret = translate(evd, &ev, event);
@@ -619,9 +634,7 @@ evd_wait_claimed(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_
 {
   gint64 deadline = timeout == DAT_TIMEOUT_INFINITE ? -1 : g_get_monotonic_time() + timeout;
   for (;;) {
-    g_mutex_lock(&evd->held_lock);
-    guint held = evd->held.length;
-    g_mutex_unlock(&evd->held_lock);
+    guint held = (guint) g_atomic_int_get(&evd->nheld);
     /* DAT 2.0 (dat_evd_set_unwaitable): a waiter is woken and returns
      * DAT_INVALID_STATE; what it held stays for dat_evd_dequeue. */
     if (g_atomic_int_get(&evd->state) & DAT_EVD_STATE_UNWAITABLE) {
@@ -662,9 +675,7 @@ evd_wait_claimed(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_
         *nmore = (DAT_COUNT) more;
       return ret;
     }
-    g_mutex_lock(&evd->held_lock);
-    g_queue_push_tail(&evd->held, g_memdup2(&out, sizeof(out)));
-    g_mutex_unlock(&evd->held_lock);
+    push_held(evd, &out);
   }
 }
 
@@ -806,9 +817,7 @@ evd_resize_on_held(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen)
     DAT_EVENT out;
     if (translate(evd, &ev, &out) == DATX_DROPPED)
       continue;
-    g_mutex_lock(&evd->held_lock);
-    g_queue_push_tail(&evd->held, g_memdup2(&out, sizeof(out)));
-    g_mutex_unlock(&evd->held_lock);
+    push_held(evd, &out);
   }
   /* DAT 2.0 (dat_evd_resize): no queued event may be lost, so a queue
    * holding more than the new length keeps its length. */

@@ -186,6 +186,7 @@ struct datx_evd {
   int fd;                            /**< @c waitable's descriptor when it has a CNO, else -1 */
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
+  gint nheld;                        /**< entries of @c held, set under @c held_lock: read without it first (atomic) */
   guint state;                       /**< a DAT_EVD_STATE: enabled/disabled, waitable/unwaitable; atomic */
   gint waiting;                      /**< a thread is in dat_evd_wait: atomic */
 };
