@@ -246,6 +246,23 @@ ep_cell_of(it_ep_handle_t ep)
   return ctx.ptr;
 }
 
+/* ep_cell_of() for a completion of @p evd, through the EVD's last answer:
+ * completions mostly name the EP of the one before.  An IT-API handle
+ * never names another object once freed, and an EP's cell gives its
+ * endpoint while the endpoint lives (datx_cell_it()), so a cell giving
+ * @p ep is the one its consumer context names. */
+static datx_cell_t *
+evd_ep_cell_of(datx_evd_t *evd, it_ep_handle_t ep)
+{
+  datx_cell_t *last = g_atomic_pointer_get(&evd->last_ep);
+  if (last != NULL && ep != IT_NULL_HANDLE && datx_cell_it(last) == (uint64_t) (uintptr_t) ep)
+    return last;
+  datx_cell_t *cell = ep_cell_of(ep);
+  if (cell != NULL)
+    g_atomic_pointer_set(&evd->last_ep, cell);
+  return cell;
+}
+
 /* A completion of DAT's IB extension (dat_ib_extensions.h): the
  * DAT_IB_DTO_EVENT, its operation, and the extension data's type. */
 static DAT_RETURN
@@ -296,12 +313,12 @@ ep_is_ud(datx_ep_t *ep, uint64_t cookie)
 }
 
 static DAT_RETURN
-translate_dto(const datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
+translate_dto(datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
 {
   const it_dto_cmpl_event_t *in = &ev->dto_cmpl;
   DAT_DTO_COMPLETION_EVENT_DATA *d = &out->event_data.dto_completion_event_data;
   out->event_number = DAT_DTO_COMPLETION_EVENT;
-  d->ep_handle = ep_cell_of(in->ep);
+  d->ep_handle = evd_ep_cell_of(evd, in->ep);
   d->user_cookie.as_64 = in->cookie;
   d->status = datx_dto_status(in->dto_status);
   d->transfered_length = in->transferred_length;

@@ -187,6 +187,8 @@ struct datx_evd {
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
   gint nheld;                        /**< entries of @c held, set under @c held_lock: read without it first (atomic) */
+  datx_cell_t *last_ep;              /**< the EP the last completion translated named: the cell whose
+                                          datx_cell_it() is that IT-API endpoint (atomic) */
   guint state;                       /**< a DAT_EVD_STATE: enabled/disabled, waitable/unwaitable; atomic */
   gint waiting;                      /**< a thread is in dat_evd_wait: atomic */
 };
