@@ -2374,6 +2374,105 @@ test_free_race(fixture_t *f, gconstpointer data)
   assert_dat(dat_lmr_free(lmr), DAT_SUCCESS);
 }
 
+/* A thread posting RDMA Writes while another frees what they name. */
+typedef struct {
+  DAT_EP_HANDLE ep;
+  DAT_EVD_HANDLE dto;     /* the EP's request EVD, or DAT_HANDLE_NULL: no completion to take */
+  DAT_LMR_TRIPLET iov;
+  DAT_RMR_TRIPLET remote;
+  DAT_RETURN gone;        /* the status of a post once the free returned */
+  gint freed;             /* the free returned (atomic) */
+  guint posted, refused;
+} post_race_t;
+
+/* Posts until a post begun after the free is refused with r->gone; a
+ * post taken completes. */
+static gpointer
+race_post(gpointer data)
+{
+  post_race_t *r = data;
+  for (guint64 n = 1;; n++) {
+    gboolean after = g_atomic_int_get(&r->freed);
+    DAT_DTO_COOKIE cookie = { .as_64 = n };
+    DAT_RETURN ret = dat_ep_post_rdma_write(r->ep, 1, &r->iov, cookie, &r->remote,
+                                            DAT_COMPLETION_DEFAULT_FLAG);
+    if (ret == DAT_SUCCESS) {
+      g_assert_false(after);
+      g_assert_true(r->dto != DAT_HANDLE_NULL);
+      r->posted++;
+      /* Its completion, successful or not: the LMR may be freed under it. */
+      DAT_EVENT ev;
+      DAT_COUNT nmore;
+      assert_dat(dat_evd_wait(r->dto, 5 * 1000 * 1000, 1, &ev, &nmore), DAT_SUCCESS);
+      g_assert_cmphex(ev.event_number, ==, DAT_DTO_COMPLETION_EVENT);
+      g_assert_true(ev.event_data.dto_completion_event_data.ep_handle == r->ep);
+      g_assert_cmpuint(ev.event_data.dto_completion_event_data.user_cookie.as_64, ==, n);
+      continue;
+    }
+    r->refused++;
+    if (after) {
+      assert_dat(ret, r->gone);
+      return NULL;
+    }
+  }
+}
+
+/* Runs race_post() on @p r, frees @p obj with @p free_obj after a few
+ * posts, tried again while it answers @p busy (DAT_SUCCESS: never). */
+static void
+post_race_run(post_race_t *r, DAT_RETURN (*free_obj)(DAT_HANDLE), DAT_HANDLE obj, DAT_RETURN busy)
+{
+  GThread *poster = g_thread_new("race-post", race_post, r);
+  g_usleep(2000);
+  DAT_RETURN ret;
+  while ((ret = free_obj(obj)) == busy && busy != DAT_SUCCESS)
+    g_thread_yield();
+  assert_dat(ret, DAT_SUCCESS);
+  g_atomic_int_set(&r->freed, 1);
+  g_thread_join(poster);
+}
+
+static void
+test_post_free_race(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Write posted while another thread frees its LMR or its EP is taken "
+                 "and completes, or is refused: with DAT_PROTECTION_VIOLATION and "
+                 "DAT_INVALID_HANDLE_EP once the free returned");
+  pair_t p;
+  pair_connect(f, &p);
+  static char src[4096], dst[4096];
+  reg_t s, d;
+  reg_make(f, src, sizeof(src), &s);
+  reg_make(f, dst, sizeof(dst), &d);
+  DAT_LMR_PARAM lp;
+  assert_dat(dat_lmr_query(d.lmr, DAT_LMR_FIELD_RMR_CONTEXT, &lp), DAT_SUCCESS);
+  DAT_RMR_TRIPLET remote = { .rmr_context = lp.rmr_context,
+                             .virtual_address = (DAT_VADDR) (uintptr_t) dst, .segment_length = 64 };
+  s.iov.segment_length = 64;
+
+  post_race_t lmr_race = { .ep = p.c_ep, .dto = p.c_dto, .iov = s.iov, .remote = remote,
+                           .gone = DAT_ERR(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_READ) };
+  post_race_run(&lmr_race, dat_lmr_free, s.lmr, DAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_LMR_IN_USE));
+  g_test_message("LMR freed: %u Writes taken, %u refused", lmr_race.posted, lmr_race.refused);
+
+  /* An EP never connected: each post is refused, by IT-API until the free
+   * and by this layer after. */
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, p.c_dto, p.c_dto, p.c_conn, NULL, &ep), DAT_SUCCESS);
+  d.iov.segment_length = 64;
+  post_race_t ep_race = { .ep = ep, .dto = DAT_HANDLE_NULL, .iov = d.iov, .remote = remote,
+                          .gone = DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP) };
+  post_race_run(&ep_race, dat_ep_free, ep, DAT_SUCCESS);
+  g_test_message("EP freed: %u posts refused", ep_race.refused);
+  g_assert_cmpuint(ep_race.posted, ==, 0);
+
+  assert_dat(dat_psp_free(p.psp), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.s_ep), DAT_SUCCESS);
+  assert_dat(dat_ep_free(p.c_ep), DAT_SUCCESS);
+  assert_dat(dat_lmr_free(d.lmr), DAT_SUCCESS);
+}
+
 /* The next UD connection event on @p conn: @p want, its extension data of @p type. */
 static DAT_IB_EXTENSION_EVENT_DATA
 wait_ud_conn(DAT_EVD_HANDLE conn, int want, DAT_IB_EXT_TYPE type, DAT_EP_HANDLE ep, DAT_EVENT *ev)
@@ -2572,6 +2671,7 @@ main(int argc, char **argv)
   ADD("/dat/handle/forged", test_forged_handle);
   ADD("/dat/handle/free-race", test_free_race);
   ADD("/dat/lmr/stale-context", test_stale_lmr_context);
+  ADD("/dat/dto/post-free-race", test_post_free_race);
   ADD("/dat/evd/software", test_software_events);
   ADD("/dat/cno/wait", test_cno);
   ADD("/dat/cno/fd", test_cno_fd);
