@@ -106,6 +106,19 @@ typedef struct ib_config {
 } ib_config_t;
 extern ib_config_t ib_config;
 
+/* Bumped, under a device's mr_lock held for writing, at every change of
+ * any device's regions (their table, a region's rights) and when a device
+ * is freed: a copy of a region taken at one value is still the region
+ * while the value stays (map_sges' memo, ib_qp.c).  Atomic. */
+extern guint64 ib_mr_gen;
+
+/* One more change of the regions (ib_mr_gen). */
+static inline void
+ib_mr_changed(void)
+{
+  __atomic_fetch_add(&ib_mr_gen, 1, __ATOMIC_RELEASE);
+}
+
 typedef struct ib_dev ib_dev_t;
 
 /* What an rdma_cm identifier's context points to: a listener's or a

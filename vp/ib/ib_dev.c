@@ -21,6 +21,7 @@
 #include "ib.h"
 
 ib_config_t ib_config;
+guint64 ib_mr_gen;
 
 static gpointer
 config_load(gpointer unused)
@@ -961,6 +962,8 @@ dev_free(ib_dev_t *dev)
     g_hash_table_destroy(dev->qps);
   if (dev->mrs != NULL)
     g_hash_table_destroy(dev->mrs);
+  /* A device opened later at the same address is not this one. */
+  ib_mr_changed();
   g_rw_lock_clear(&dev->mr_lock);
   drop_events(dev);
   if (dev->mws != NULL)

@@ -59,6 +59,7 @@ ib_mr_reg(rnicpi_pd_t *p, const rnicpi_mr_attr_t *attr, rnicpi_mr_t **out)
   mr->asked = access;
   g_rw_lock_writer_lock(&dev->mr_lock);
   g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->base.lkey), mr);
+  ib_mr_changed();
   g_rw_lock_writer_unlock(&dev->mr_lock);
   *out = &mr->base;
   return RNICPI_OK;
@@ -85,6 +86,7 @@ ib_mr_modify(rnicpi_mr_t *m, uint32_t access)
     g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
     g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(mr->mr->lkey), mr);
   }
+  ib_mr_changed();
   g_rw_lock_writer_unlock(&dev->mr_lock);
   if (mr->mr->lkey != lkey || mr->mr->rkey != rkey) {
     g_warning("%s: ibv_rereg_mr changed the keys of a region (lkey 0x%x -> 0x%x, rkey 0x%x -> "
@@ -107,6 +109,7 @@ ib_mr_dereg(rnicpi_mr_t *m)
    * next region registered. */
   g_rw_lock_writer_lock(&dev->mr_lock);
   g_hash_table_remove(dev->mrs, GUINT_TO_POINTER(lkey));
+  ib_mr_changed();
   g_rw_lock_writer_unlock(&dev->mr_lock);
   int err = ibv_dereg_mr(mr->mr);
   /* IBTA 10.6.7.2.6: no deregistration while windows are bound to the
@@ -116,6 +119,7 @@ ib_mr_dereg(rnicpi_mr_t *m)
   if (err != 0) {
     g_rw_lock_writer_lock(&dev->mr_lock);
     g_hash_table_insert(dev->mrs, GUINT_TO_POINTER(lkey), mr);
+    ib_mr_changed();
     g_rw_lock_writer_unlock(&dev->mr_lock);
     return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
   }

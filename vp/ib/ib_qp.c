@@ -852,12 +852,46 @@ ib_qp_destroy(rnicpi_qp_t *q)
  * than @max; IB_SGE_FAULT: one is outside (it is passed on as given). */
 enum { IB_SGE_OK, IB_SGE_LIMIT, IB_SGE_FAULT };
 
+/* What a segment needs of its region, from the region's fields. */
+static inline gboolean
+sge_fits(const rnicpi_sge_t *s, const rnicpi_pd_t *pd, uint32_t need, uint64_t lkey,
+         const rnicpi_pd_t *mr_pd, uint64_t addr, uint64_t length, uint32_t asked)
+{
+  return s->lkey == lkey && mr_pd == pd && s->addr >= addr && s->length <= length &&
+         s->addr - addr <= length - s->length && (asked & need) == need;
+}
+
+/* The region of this thread's last one-segment post, copied at
+ * ib_mr_gen's value then: while no region of any device changed, a post
+ * naming it again needs neither the table's lock nor its lookup.  A
+ * region deregistered meanwhile is a race the table's lock does not
+ * close either (it is let go before the device sees the request). */
+typedef struct {
+  const ib_dev_t *dev;
+  guint64 gen;
+  uint64_t lkey;
+  const rnicpi_pd_t *pd;
+  uint64_t addr, length, iova;
+  uint32_t asked;
+} mr_memo_t;
+static __thread mr_memo_t mr_memo __attribute__((tls_model("initial-exec")));
+
 static int
 map_sges(ib_dev_t *dev, const rnicpi_pd_t *pd, const rnicpi_sge_t *in, uint32_t n,
          struct ibv_sge *out, uint32_t max, uint32_t need, uint32_t *len)
 {
   if (n > max)
     return IB_SGE_LIMIT;
+  if (n == 1 && mr_memo.dev == dev && mr_memo.lkey == in[0].lkey &&
+      mr_memo.gen == __atomic_load_n(&ib_mr_gen, __ATOMIC_ACQUIRE) &&
+      sge_fits(&in[0], pd, need, mr_memo.lkey, mr_memo.pd, mr_memo.addr, mr_memo.length,
+               mr_memo.asked)) {
+    out[0].addr = in[0].addr - mr_memo.addr + mr_memo.iova;
+    out[0].length = in[0].length;
+    out[0].lkey = (uint32_t) in[0].lkey;
+    *len = in[0].length;
+    return IB_SGE_OK;
+  }
   int r = IB_SGE_OK;
   uint32_t total = 0;
   g_rw_lock_reader_lock(&dev->mr_lock);
@@ -867,12 +901,15 @@ map_sges(ib_dev_t *dev, const rnicpi_pd_t *pd, const rnicpi_sge_t *in, uint32_t 
     out[i].lkey = (uint32_t) in[i].lkey;
     total += in[i].length;
     const ib_mr_t *mr = g_hash_table_lookup(dev->mrs, GUINT_TO_POINTER((uint32_t) in[i].lkey));
-    if (mr != NULL && in[i].lkey == mr->base.lkey && mr->base.pd == pd &&
-        in[i].addr >= mr->addr && in[i].length <= mr->length &&
-        in[i].addr - mr->addr <= mr->length - in[i].length && (mr->asked & need) == need)
+    if (mr != NULL && sge_fits(&in[i], pd, need, mr->base.lkey, mr->base.pd, mr->addr, mr->length,
+                               mr->asked)) {
       out[i].addr = in[i].addr - mr->addr + mr->iova;
-    else if (in[i].length > 0)
+      if (n == 1)
+        mr_memo = (mr_memo_t) { dev, __atomic_load_n(&ib_mr_gen, __ATOMIC_RELAXED), mr->base.lkey,
+                                mr->base.pd, mr->addr, mr->length, mr->iova, mr->asked };
+    } else if (in[i].length > 0) {
       r = IB_SGE_FAULT;
+    }
   }
   g_rw_lock_reader_unlock(&dev->mr_lock);
   *len = total;
