@@ -1062,10 +1062,92 @@ static const uint64_t op_needs[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_RDMA_WRITE_IMM] = RNICPI_CAP_IMMEDIATE,
 };
 
+/* The common post: a Send, RDMA Write or RDMA Read of one good segment
+ * on an RC queue pair in RTS, signaled or on a send CQ already watched,
+ * which the device takes as it is (no split, no fault, nothing held back
+ * before it).  ib_post_send's steps for that case alone, with the same
+ * outcome, without testing for all the others: TRUE and the status in
+ * @p st when it was that case, else FALSE having changed nothing, and
+ * ib_post_send does it all. */
+static inline gboolean
+post_send_common(ib_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_status_t *st)
+{
+  rnicpi_wr_opcode_t op = wr->opcode;
+  gboolean read = op == RNICPI_WR_RDMA_READ, write = op == RNICPI_WR_RDMA_WRITE;
+  if ((op != RNICPI_WR_SEND && !write && !read) || qp->type != RNICPI_QPT_RC || wr->num_sge != 1 ||
+      qp->dev->short_split || ((read || write) && wr->rkey > UINT32_MAX) || (read && qp->ord == 0) ||
+      (!(wr->flags & RNICPI_WR_SIGNALED) && !__atomic_load_n(&qp->scq->watch_unsignaled, __ATOMIC_ACQUIRE)))
+    return FALSE;
+  uint32_t need = !read ? 0
+                  : RNICPI_ACCESS_LOCAL_WRITE | ((qp->dev->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE)
+                                                     ? RNICPI_ACCESS_REMOTE_WRITE : 0);
+  struct ibv_sge sge;
+  uint32_t len = 0;
+  if (map_sges(qp->dev, qp->base.pd, wr->sg_list, 1, &sge, 1, need, &len) != IB_SGE_OK)
+    return FALSE;
+  struct ibv_send_wr v, *bad = NULL;
+  memset(&v, 0, sizeof(v));
+  v.sg_list = &sge;
+  v.num_sge = 1;
+  v.send_flags = ((wr->flags & RNICPI_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+                 ((wr->flags & RNICPI_WR_SOLICITED) ? IBV_SEND_SOLICITED : 0) |
+                 ((wr->flags & (RNICPI_WR_FENCE | RNICPI_WR_LOCAL_FENCE)) ? IBV_SEND_FENCE : 0);
+  v.opcode = read ? IBV_WR_RDMA_READ : write ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
+  if (read || write) {
+    v.wr.rdma.remote_addr = wr->remote_addr;
+    v.wr.rdma.rkey = (uint32_t) wr->rkey;
+  }
+  /* Inline as ib_post_send decides it, from the process's own address. */
+  if (!read && len > 0 && len <= qp->max_inline) {
+    v.send_flags |= IBV_SEND_INLINE;
+    sge.addr = wr->sg_list[0].addr;
+  }
+  rnicpi_spin_lock(&qp->sq_lock);
+  if (qp->state != IB_QP_RTS || qp->held || qp->sq.tail - qp->sq.head >= qp->sq_max ||
+      qp->sq_verbs + 1 > qp->sq_need) {
+    rnicpi_spin_unlock(&qp->sq_lock);
+    return FALSE;
+  }
+  uint64_t seq = qp->sq.tail;
+  ib_shadow_t *s = wq_at(&qp->sq, seq);
+  s->wr_id = wr->wr_id;
+  s->opcode = (uint8_t) (read ? RNICPI_WC_RDMA_READ : write ? RNICPI_WC_RDMA_WRITE : RNICPI_WC_SEND);
+  s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
+  s->len = len;
+  s->rkey = 0;
+  s->mw = NULL;
+  s->done = 0;
+  s->status = RNICPI_WC_SUCCESS;
+  s->fail = 0;
+  s->fail_cause = RNICPI_AE_UNSPECIFIED;
+  s->given = 1;
+  s->pieces = 1;
+  qp->sq_verbs += 1;
+  qp->sq.tail = seq + 1;
+  v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
+  int err = ibv_post_send(qp->qp, &v, &bad);
+  if (err < 0)
+    err = -err; /* libsiw returns -errno (siw_post_send, rdma-core 44) */
+  if (err != 0) {
+    qp->sq.tail = seq; /* not taken */
+    qp->sq_verbs -= 1;
+    s->pieces = 0;
+  }
+  rnicpi_spin_unlock(&qp->sq_lock);
+  *st = err == 0        ? RNICPI_OK
+        : err == ENOMEM ? RNICPI_EFULL
+        : err == EINVAL ? RNICPI_EINVAL
+                        : ib_status_of_errno(err);
+  return TRUE;
+}
+
 static rnicpi_status_t
 ib_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr)
 {
   ib_qp_t *qp = to_ib_qp(q);
+  rnicpi_status_t common;
+  if (post_send_common(qp, wr, &common))
+    return common;
   if ((unsigned) wr->opcode >= RNICPI_WR_OPCODE_COUNT ||
       (qp->dev->caps.features & op_needs[wr->opcode]) != op_needs[wr->opcode])
     return RNICPI_ENOTSUP;
