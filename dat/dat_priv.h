@@ -1041,8 +1041,10 @@ it_dto_flags_t datx_dto_flags_of(DAT_COMPLETION_FLAGS f);
 
 /** @brief How long (ms) a connect refused for want of a listener is tried
  *  again by default (ITAPI_DAT_CONNECT_RETRY_MS; at most the connect's
- *  timeout). */
-#define DATX_CONNECT_RETRY_MS 2000
+ *  timeout).  Long enough for a peer that announces its address before it
+ *  listens and then registers its memory first (dtest's server) on a
+ *  loaded or emulated host. */
+#define DATX_CONNECT_RETRY_MS 10000
 /** @brief DAT_PROVIDER::ep_post_send_func (dat_ep_post_send). */
 DAT_RETURN datx_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags);

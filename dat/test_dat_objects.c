@@ -739,8 +739,9 @@ test_rsp_request(fixture_t *f, gconstpointer data)
   assert_dat(dat_cr_accept(cr->cr_handle, DAT_HANDLE_NULL, 0, NULL), DAT_SUCCESS);
   wait_event_of(sconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
   wait_event_of(cconn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
-  /* Used, the RSP listens no more: a second request finds no one. */
-  assert_dat(dat_ep_connect(cep2, attr.ia_address_ptr, q, DAT_TIMEOUT_INFINITE, 0, NULL,
+  /* Used, the RSP listens no more: a second request finds no one (tried
+   * again for the connect's 1 s, then refused). */
+  assert_dat(dat_ep_connect(cep2, attr.ia_address_ptr, q, 1000 * 1000, 0, NULL,
                             DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
              DAT_SUCCESS);
   DAT_COUNT nmore;
@@ -1436,13 +1437,15 @@ typedef struct {
   DAT_PSP_HANDLE psp;
 } late_listen_t;
 
-/* The server side, in another thread: a listener made 100 ms late, which
- * accepts the request with its EP. */
+/* The server side, in another thread: a listener made 3 s late (longer
+ * than a peer registering its memory before it listens takes on a loaded
+ * emulated host, where 2 s was seen to be too short), which accepts the
+ * request with its EP. */
 static gpointer
 listen_late(gpointer data)
 {
   late_listen_t *l = data;
-  g_usleep(100 * 1000);
+  g_usleep(3000 * 1000);
   assert_dat(dat_psp_create(l->ia, l->qual, l->cr_evd, DAT_PSP_CONSUMER_FLAG, &l->psp), DAT_SUCCESS);
   DAT_EVENT ev;
   wait_event_of(l->cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev);
@@ -1455,7 +1458,7 @@ static void
 test_connect_before_listen(fixture_t *f, gconstpointer data)
 {
   (void) data;
-  g_test_summary("dat_ep_connect to a qualifier whose PSP is made 100 ms later is tried again "
+  g_test_summary("dat_ep_connect to a qualifier whose PSP is made 3 s later is tried again "
                  "until it is there (a consumer that tells its peer to connect before it "
                  "listens, as dtestx's server does): the connection is established, the "
                  "receive posted before the connect is not flushed but takes the peer's Send; "
