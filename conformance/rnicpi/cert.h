@@ -85,7 +85,21 @@ const rnicpi_provider_t *cert_select_provider(int *argc, char **argv);
 void cert_setup(cert_t *f, gconstpointer data);
 void cert_teardown(cert_t *f, gconstpointer data);
 void cert_add(const char *path, void (*fn)(cert_t *, gconstpointer));
+/* vp/emul's paths between processes, chosen by its knobs at the connect
+ * (other providers ignore them): "attach" (cross-memory attach), "mapped"
+ * (the peer's region mapped here: it needs shared memory) or "bounce"
+ * (neither: the ring).  The environment that selects @p mode: name, value,
+ * ..., NULL. */
+const char *const *cert_xproc_env(const char *mode);
+/* Register @p fn as PATH/attach, PATH/mapped and PATH/bounce, with the
+ * mode's name as its data. */
+void cert_add_xproc(const char *path, void (*fn)(cert_t *, gconstpointer));
 gboolean cert_require(cert_t *f, uint64_t cap);
+/* FALSE, the test skipped, where the device offers no outstanding RDMA
+ * Read (max_ird or max_ord 0). */
+gboolean cert_require_reads(cert_t *f);
+/* g_test_skip with a message made as printf makes it. */
+void cert_skipf(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 uint32_t cert_min(uint32_t a, uint32_t b);
 
 /* Upcalls. */

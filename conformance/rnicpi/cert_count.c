@@ -146,10 +146,8 @@ test_object_limits(cert_t *f, gconstpointer data)
   gboolean srq = (c->features & RNICPI_CAP_SRQ) != 0;
   if (c->max_pd > COUNT_MAX && c->max_cq > COUNT_MAX && c->max_qp > COUNT_MAX &&
       (!srq || c->max_srq > COUNT_MAX)) {
-    g_autofree char *why = g_strdup_printf("max_pd %u, max_cq %u, max_qp %u, max_srq %u: each "
-                                           "above the %u objects a test makes", c->max_pd,
-                                           c->max_cq, c->max_qp, c->max_srq, COUNT_MAX);
-    g_test_skip(why);
+    cert_skipf("max_pd %u, max_cq %u, max_qp %u, max_srq %u: each above the %u objects a test "
+               "makes", c->max_pd, c->max_cq, c->max_qp, c->max_srq, COUNT_MAX);
     return;
   }
   count_ctx_t ctx = { 0 };
@@ -181,9 +179,7 @@ test_mr_count_limit(cert_t *f, gconstpointer data)
                  "skipped where max_mr is above 100,000");
   uint32_t max = f->caps.max_mr;
   if (max > COUNT_MAX) {
-    g_autofree char *why = g_strdup_printf("max_mr is %u, above the %u regions a test makes",
-                                           max, COUNT_MAX);
-    g_test_skip(why);
+    cert_skipf("max_mr is %u, above the %u regions a test makes", max, COUNT_MAX);
     return;
   }
   rnicpi_pd_t *pd = NULL;
@@ -232,9 +228,7 @@ test_max_message(cert_t *f, gconstpointer data)
                  "with that length and every byte; skipped where max_msg_size is above 64 MiB");
   uint64_t len = f->caps.max_msg_size;
   if (len > MSG_MAX) {
-    g_autofree char *why = g_strdup_printf("max_msg_size is %" G_GUINT64_FORMAT " bytes, above "
-                                           "the 64 MiB a test moves", len);
-    g_test_skip(why);
+    cert_skipf("max_msg_size is %" G_GUINT64_FORMAT " bytes, above the 64 MiB a test moves", len);
     return;
   }
   if (len > f->caps.max_mr_size) {

@@ -124,12 +124,7 @@ test_xproc_local_fence(cert_t *f, gconstpointer data)
     "in the peer's region each time: the peer receives, and its target holds, the bytes each "
     "Read fetched; the three complete successfully in order", mode);
   g_test_summary(summary);
-  const char *env_attach[] = { NULL };
-  const char *env_mapped[] = { "ITAPI_EMUL_CMA", "0", NULL };
-  const char *env_bounce[] = { "ITAPI_EMUL_CMA", "0", "ITAPI_EMUL_MAP", "0", NULL };
-  const char *const *env = strcmp(mode, "mapped") == 0   ? env_mapped
-                           : strcmp(mode, "bounce") == 0 ? env_bounce
-                                                         : env_attach;
+  const char *const *env = cert_xproc_env(mode);
   if (FENCE_READ > f->caps.max_mr_size || FENCE_READ > f->caps.max_msg_size) {
     g_test_skip("max_mr_size or max_msg_size below the test's 1 MiB Read");
     return;
@@ -143,7 +138,7 @@ test_xproc_local_fence(cert_t *f, gconstpointer data)
     g_unsetenv(env[i]);
   if (!up)
     return;
-  gboolean shared = env == env_mapped;
+  gboolean shared = strcmp(mode, "mapped") == 0;
   cert_xreg_t src = cert_peer_reg(&pe, 0, 0, FENCE_READ, TGT, shared);
   cert_peer_reg(&pe, 1, 0, FENCE_TAIL, RW, FALSE); /* the receives */
   cert_xreg_t tgt = cert_peer_reg(&pe, 2, 0, FENCE_TAIL, TGT, shared);
@@ -194,10 +189,5 @@ void
 cert_register_fence(void)
 {
   cert_add("/rnicpi/data/local-fence-after-read", test_local_fence);
-  g_test_add("/rnicpi/xproc/local-fence-after-read/attach", cert_t, "attach", cert_setup,
-             test_xproc_local_fence, cert_teardown);
-  g_test_add("/rnicpi/xproc/local-fence-after-read/mapped", cert_t, "mapped", cert_setup,
-             test_xproc_local_fence, cert_teardown);
-  g_test_add("/rnicpi/xproc/local-fence-after-read/bounce", cert_t, "bounce", cert_setup,
-             test_xproc_local_fence, cert_teardown);
+  cert_add_xproc("/rnicpi/xproc/local-fence-after-read", test_xproc_local_fence);
 }

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -115,6 +116,45 @@ void
 cert_add(const char *path, void (*fn)(cert_t *, gconstpointer))
 {
   g_test_add(path, cert_t, NULL, cert_setup, fn, cert_teardown);
+}
+
+static const char *const cert_xproc_modes[] = { "attach", "mapped", "bounce" };
+
+const char *const *
+cert_xproc_env(const char *mode)
+{
+  static const char *const attach[] = { NULL };
+  static const char *const mapped[] = { "ITAPI_EMUL_CMA", "0", NULL };
+  static const char *const bounce[] = { "ITAPI_EMUL_CMA", "0", "ITAPI_EMUL_MAP", "0", NULL };
+  return strcmp(mode, "mapped") == 0 ? mapped : strcmp(mode, "bounce") == 0 ? bounce : attach;
+}
+
+void
+cert_add_xproc(const char *path, void (*fn)(cert_t *, gconstpointer))
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(cert_xproc_modes); i++) {
+    g_autofree char *p = g_strdup_printf("%s/%s", path, cert_xproc_modes[i]);
+    g_test_add(p, cert_t, cert_xproc_modes[i], cert_setup, fn, cert_teardown);
+  }
+}
+
+gboolean
+cert_require_reads(cert_t *f)
+{
+  if (f->caps.max_ird != 0 && f->caps.max_ord != 0)
+    return TRUE;
+  g_test_skip("the device offers no outstanding RDMA Read (max_ird or max_ord 0)");
+  return FALSE;
+}
+
+void
+cert_skipf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *why = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_test_skip(why);
 }
 
 gboolean

@@ -873,13 +873,7 @@ static void
 test_xproc_peer_requester(cert_t *f, gconstpointer data)
 {
   const char *mode = data;
-  /* vp/emul's cross-process paths; other providers ignore the variables. */
-  const char *env_attach[] = { NULL };
-  const char *env_mapped[] = { "ITAPI_EMUL_CMA", "0", NULL };
-  const char *env_bounce[] = { "ITAPI_EMUL_CMA", "0", "ITAPI_EMUL_MAP", "0", NULL };
-  const char *const *env = strcmp(mode, "mapped") == 0   ? env_mapped
-                           : strcmp(mode, "bounce") == 0 ? env_bounce
-                                                         : env_attach;
+  const char *const *env = cert_xproc_env(mode);
   g_autofree char *summary = g_strdup_printf(
     "the process of the passive side as requester (vp/emul: %s), towards regions of this side "
     "(in shared memory for the mapped path): "
@@ -894,7 +888,7 @@ test_xproc_peer_requester(cert_t *f, gconstpointer data)
   cert_buf_t wo, ro;
   /* The mapped path needs memory the peer can map. */
   void (*buf_new)(rnicpi_pd_t *, cert_buf_t *, size_t, uint32_t) =
-    env == env_mapped ? cert_buf_new_shared : cert_buf_new;
+    strcmp(mode, "mapped") == 0 ? cert_buf_new_shared : cert_buf_new;
   buf_new(pe.a.pd, &wo, LEN, RW | RNICPI_ACCESS_REMOTE_WRITE);
   buf_new(pe.a.pd, &ro, LEN, RW | RNICPI_ACCESS_REMOTE_READ);
   xreg(&pe, 0, 0, LEN, cert_sink_access(f));
@@ -990,10 +984,5 @@ cert_register_xproc(void)
   cert_add("/rnicpi/xproc/ird-ord", test_xproc_ird_ord);
   cert_add("/rnicpi/xproc/cm-reject", test_xproc_cm_reject);
   cert_add("/rnicpi/xproc/request-cancelled", test_xproc_request_cancelled);
-  g_test_add("/rnicpi/xproc/peer-requester/attach", cert_t, "attach", cert_setup,
-             test_xproc_peer_requester, cert_teardown);
-  g_test_add("/rnicpi/xproc/peer-requester/mapped", cert_t, "mapped", cert_setup,
-             test_xproc_peer_requester, cert_teardown);
-  g_test_add("/rnicpi/xproc/peer-requester/bounce", cert_t, "bounce", cert_setup,
-             test_xproc_peer_requester, cert_teardown);
+  cert_add_xproc("/rnicpi/xproc/peer-requester", test_xproc_peer_requester);
 }
