@@ -25,6 +25,9 @@
 #   removal-DEV      the catalog's /conformance/cm/device-removal with
 #                    `rdma link delete DEV` under two connected EPs (events,
 #                    flushes, the removal ending); DEV is added again after
+#   port-events-DEV  the catalog's /rnicpi/device/port-events with DEV's
+#                    netdev taken down and up again (dummy0 for rxe0, eth0
+#                    for siw0): PORT_DOWN, then PORT_ACTIVE, each within 5 s
 #   ib-app-DEV       tests/app/ib-app, written as applications for
 #                    InfiniBand are (IRD and ORD 32, RDMA Reads of 8
 #                    segments, an IP path filled by hand, the interface by
@@ -522,18 +525,34 @@ removal() {
   return $rc
 }
 
+# The port of DEV's netdev taken down and up again under an open device:
+# the catalog's /rnicpi/device/port-events.  Taking a link down drops its
+# routes; they are put back after.
+port_events() {
+  n=$(netdev "$1")
+  routes=$(ip route show dev "$n")
+  RNICPI_CERT_PORT_DOWN_CMD="ip link set $n down" RNICPI_CERT_PORT_UP_CMD="ip link set $n up" \
+    timeout 200 "$build/tools/certify/itapi-certify" -p ib -d "$1" --level rnicpi --timeout 120 \
+    --filter /rnicpi/device/port-events --deviations /dev/null
+  rc=$?
+  ip link set "$n" up
+  echo "$routes" | while read -r r; do [ -z "$r" ] || ip route replace $r dev "$n"; done
+  return $rc
+}
+
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
   rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 dat-rxe0 dat-siw0 dat-tools-rxe0 \
   plugfest-rxe0-ofa-ours plugfest-rxe0-ours-ofa plugfest-siw0-ours-ofa \
   plugfest-reject-rxe0-ofa-ours plugfest-reject-siw0-ofa-ours plugfest-dapltest-rxe0-ofa-ours \
   plugfest-dapltest-rxe0-ours-ofa plugfest-dapltest-siw0-ofa-ours plugfest-dapltest-perf-rxe0-ofa-ours \
-  plugfest-dapltest-perf-rxe0-ours-ofa removal-rxe0 removal-siw0
+  plugfest-dapltest-perf-rxe0-ours-ofa removal-rxe0 removal-siw0 port-events-rxe0 port-events-siw0
 for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
   pingpong-*) check "$c" pingpong "${c#pingpong-}" ;;
   certify-*) check "$c" certify "${c#certify-}" ;;
   removal-*) check "$c" removal "${c#removal-}" ;;
+  port-events-*) check "$c" port_events "${c#port-events-}" ;;
   loopback-*) check "$c" loopback "${c#loopback-}" ;;
   ib-app-*) check "$c" ib_app "${c#ib-app-}" ;;
   dat-tools-*) check "$c" dat_tools "${c#dat-tools-}" ;;

@@ -1,7 +1,7 @@
 /*
  * cert-rnicpi: device discovery and the capability record, protection
  * domains, memory registration and memory for buffers (rnicpi_device_ops_t,
- * rnicpi_mem_ops_t).
+ * rnicpi_mem_ops_t), and the port's events.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -352,12 +352,74 @@ test_mem_alloc(cert_t *f, gconstpointer data)
   g_assert_cmpint(errno, !=, 0);
 }
 
+/* ---- port events ------------------------------------------------------- */
+
+/* Run @p cmd (a shell command line) to completion: TRUE when it exited 0,
+ * else FALSE having said what it printed. */
+static gboolean
+port_cmd(const char *what, const char *cmd)
+{
+  g_autofree char *out = NULL, *err_out = NULL;
+  g_autoptr(GError) err = NULL;
+  int status = 0;
+  g_autofree char *argv0 = g_strdup("/bin/sh");
+  char *argv[] = { argv0, (char *) "-c", (char *) cmd, NULL };
+  if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err_out, &status, &err)) {
+    g_test_message("%s: cannot run \"%s\": %s", what, cmd, err->message);
+    return FALSE;
+  }
+  if (!g_spawn_check_wait_status(status, &err)) {
+    g_test_message("%s: \"%s\" failed (%s): %s%s", what, cmd, err->message, out, err_out);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+test_port_events(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("async_event upcall: RNICPI_ASYNC_PORT_DOWN when the device's port goes down "
+                 "($RNICPI_CERT_PORT_DOWN_CMD, e.g. `ip link set dummy0 down` for an rxe device "
+                 "on dummy0) and RNICPI_ASYNC_PORT_ACTIVE when it comes up again "
+                 "($RNICPI_CERT_PORT_UP_CMD), each within 5 s; the device still makes a "
+                 "protection domain and a CQ after; skipped without both commands");
+  const char *down = g_getenv("RNICPI_CERT_PORT_DOWN_CMD"), *up = g_getenv("RNICPI_CERT_PORT_UP_CMD");
+  if (down == NULL || up == NULL || *down == '\0' || *up == '\0') {
+    g_test_skip("set RNICPI_CERT_PORT_DOWN_CMD and RNICPI_CERT_PORT_UP_CMD to commands that take "
+                "the device's port down and up again");
+    return;
+  }
+  /* Up again whatever came, so that the tests after this one have their
+   * port; the events are asserted once it is. */
+  gboolean downed = port_cmd("port down", down);
+  g_autofree rnicpi_async_event_t *ev_down =
+    downed ? cert_poll_async(f, RNICPI_ASYNC_PORT_DOWN, 0, CERT_TIMEOUT_MS) : NULL;
+  gboolean upped = port_cmd("port up", up);
+  g_autofree rnicpi_async_event_t *ev_up =
+    upped ? cert_poll_async(f, RNICPI_ASYNC_PORT_ACTIVE, 0, CERT_TIMEOUT_MS) : NULL;
+  g_assert_true(downed && upped);
+  if (ev_down == NULL)
+    g_test_message("no RNICPI_ASYNC_PORT_DOWN within %d ms of \"%s\"", CERT_TIMEOUT_MS, down);
+  if (ev_up == NULL)
+    g_test_message("no RNICPI_ASYNC_PORT_ACTIVE within %d ms of \"%s\"", CERT_TIMEOUT_MS, up);
+  g_assert_nonnull(ev_down);
+  g_assert_nonnull(ev_up);
+  rnicpi_pd_t *pd = NULL;
+  rnicpi_cq_t *cq = NULL;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  cert_ok(QUE->cq_create(f->dev, 4, 0xc1, &cq));
+  cert_ok(QUE->cq_destroy(cq));
+  cert_ok(DEV->pd_free(pd));
+}
+
 void
 cert_register_device(void)
 {
   cert_add("/rnicpi/device/list", test_device_list);
   cert_add("/rnicpi/device/open", test_device_open);
   cert_add("/rnicpi/device/query", test_device_query);
+  cert_add("/rnicpi/device/port-events", test_port_events);
   cert_add("/rnicpi/pd/alloc-free", test_pd_alloc_free);
   cert_add("/rnicpi/pd/free-busy", test_pd_free_busy);
   cert_add("/rnicpi/mr/reg-dereg", test_mr_reg_dereg);
