@@ -57,7 +57,9 @@ typedef struct ual_pz {
 typedef struct ual_evd {
   ual_obj_t obj;
   it_event_type_t stream;
-  it_evd_flags_t flags;
+  it_evd_flags_t flags;       /* as created */
+  gint fd_on;                 /* the consumer watches fd: IT_EVD_CREATE_FD, or
+                               * itx_evd_fd_enable() since (atomic) */
   size_t qsize;
   size_t threshold;
   struct ual_evd *aevd;       /* the AEVD this SEVD feeds, or NULL */

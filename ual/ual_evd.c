@@ -106,7 +106,7 @@ ual_evd_update(ual_evd_t *e)
      * next completion (an fd, an AEVD, a callback, a thread asleep in
      * it_evd_wait); a busy poller would pay a notify per completion, and
      * so would a waiter re-arming as it takes the event it returns. */
-    if (!(e->flags & IT_EVD_CREATE_FD) && e->aevd == NULL && e->callback == NULL &&
+    if (!g_atomic_int_get(&e->fd_on) && e->aevd == NULL && e->callback == NULL &&
         g_atomic_int_get(&e->sleepers) == 0)
       break;
     /* Arm, then look again to close the race. */
@@ -267,7 +267,7 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
   /* Whoever may be watching the level (fd, AEVD, callback, waiter) must see
    * it fall again.  A notify racing this take may have raised it after the
    * entry left the CQ, so the level is re-read under the lock here. */
-  if (got && ((e->flags & IT_EVD_CREATE_FD) || e->aevd != NULL || e->callback != NULL ||
+  if (got && (g_atomic_int_get(&e->fd_on) || e->aevd != NULL || e->callback != NULL ||
               g_atomic_int_get(&e->sleepers) > 0 || g_atomic_int_get(&e->signaled)))
     ual_evd_update(e);
   return got;
@@ -364,7 +364,7 @@ sevd_take_n(ual_evd_t *e, size_t max, it_event_t *ev)
     g_mutex_unlock(&e->lock);
   }
   /* As sevd_take: watchers must see the level fall. */
-  if (got > 0 && ((e->flags & IT_EVD_CREATE_FD) || e->aevd != NULL || e->callback != NULL ||
+  if (got > 0 && (g_atomic_int_get(&e->fd_on) || e->aevd != NULL || e->callback != NULL ||
                   g_atomic_int_get(&e->sleepers) > 0 || g_atomic_int_get(&e->signaled)))
     ual_evd_update(e);
   return got;
@@ -626,6 +626,7 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
   ual_evd_t *e = g_new0(ual_evd_t, 1);
   e->stream = event_number;
   e->flags = evd_flag;
+  e->fd_on = (evd_flag & IT_EVD_CREATE_FD) != 0;
   e->qsize = sevd_queue_size;
   e->threshold = aevd_kind ? 1 : sevd_threshold;
   e->aevd = aevd;
@@ -767,11 +768,11 @@ it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_
   memset(params, 0, sizeof(*params));
   params->ia = UAL_HANDLE(&e->obj.ia->obj, it_ia_handle_t);
   params->event_number = e->stream;
-  params->evd_flag = e->flags;
+  params->evd_flag = e->flags | (g_atomic_int_get(&e->fd_on) ? IT_EVD_CREATE_FD : 0);
   params->sevd_queue_size = e->qsize;
   params->sevd_threshold = e->threshold;
   params->aevd = e->aevd ? UAL_HANDLE(&e->aevd->obj, it_evd_handle_t) : IT_NULL_HANDLE;
-  params->fd = (e->flags & IT_EVD_CREATE_FD) ? e->fd : -1;
+  params->fd = g_atomic_int_get(&e->fd_on) ? e->fd : -1;
   params->evd_bound = e->nbound > 0 || e->nsevd > 0 ? IT_TRUE : IT_FALSE;
   params->evd_enabled = IT_TRUE;
   params->evd_overflowed = e->overflowed ? IT_TRUE : IT_FALSE;

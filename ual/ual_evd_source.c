@@ -1,5 +1,7 @@
 /*
- * An EVD as a GLib main-loop source (itx_glib.h has the contract).
+ * An EVD's descriptor for an event loop: given to an EVD made without one
+ * (itx_evd_fd_enable, itx.h), and an EVD as a GLib main-loop source
+ * (itx_glib.h has the contract).
  *
  * The source holds the EVD's handle value, never a pointer to it, and a
  * duplicate of its eventfd: the EVD's own descriptor is closed when it is
@@ -74,6 +76,26 @@ static GSourceFuncs evd_source_funcs = {
 };
 
 it_status_t
+itx_evd_fd_enable(it_evd_handle_t evd_handle, int *fd)
+{
+  if (fd == NULL)
+    return ual_fail(IT_ERR_FAULT, "itx_evd_fd_enable: fd is NULL; pass an int * to receive the "
+                    "descriptor");
+  UAL_READ_SCOPE();
+  ual_evd_t *e = ual_evd_get(evd_handle);
+  if (e == NULL)
+    return ual_fail(IT_ERR_INVALID_EVD, "itx_evd_fd_enable: %p is not a live EVD handle",
+                    (void *) evd_handle);
+  /* Set before the update's locked section: a take that empties the
+   * dispatcher after it sees the flag and lowers the level itself, one
+   * before it is seen by the update. */
+  g_atomic_int_set(&e->fd_on, TRUE);
+  ual_evd_update(e);
+  *fd = e->fd;
+  return IT_SUCCESS;
+}
+
+it_status_t
 itx_evd_source_new(it_evd_handle_t evd_handle, GSource **source)
 {
   if (source == NULL)
@@ -88,9 +110,10 @@ itx_evd_source_new(it_evd_handle_t evd_handle, GSource **source)
     if (e == NULL)
       return ual_fail(IT_ERR_INVALID_EVD, "itx_evd_source_new: %p is not a live EVD handle",
                       (void *) evd_handle);
-    if (!(e->flags & IT_EVD_CREATE_FD))
+    if (!g_atomic_int_get(&e->fd_on))
       return ual_fail(IT_ERR_MISMATCH_FD, "itx_evd_source_new: EVD %p was created without "
-                      "IT_EVD_CREATE_FD and has no descriptor to poll; create it with the flag",
+                      "IT_EVD_CREATE_FD and has no descriptor to poll; create it with the flag or "
+                      "give it one with itx_evd_fd_enable()",
                       (void *) evd_handle);
     if (e->aevd != NULL)
       return ual_fail(IT_ERR_EVD_WAIT, "itx_evd_source_new: EVD %p feeds AEVD %p; make a source "

@@ -151,6 +151,30 @@ it_status_t itx_evd_dequeue_n(it_evd_handle_t evd_handle, size_t max, it_event_t
                               size_t *count);
 
 /**
+ * @brief Give an event dispatcher created without ::IT_EVD_CREATE_FD its
+ *        file descriptor, as if it had been created with the flag.
+ *
+ * For a consumer that decides to watch a dispatcher only after making it
+ * (DAT's dat_evd_modify_cno attaching a CNO to an EVD made without one,
+ * an event loop added later).  From the call on the descriptor is what
+ * it_evd_create() gives with the flag: readable while the dispatcher
+ * holds at least its threshold of events (an aggregate: while a member
+ * has notified it), at once if it does now; a DTO dispatcher's completion
+ * queue is watched for the next completion from now on, which costs a
+ * notification per completion that finds it below its threshold, as for
+ * a dispatcher created with the flag.  it_evd_query() then reports the
+ * flag and the descriptor.  Calling it again returns the same
+ * descriptor.  The descriptor belongs to the dispatcher: do not close it;
+ * it_evd_free() does.
+ * @param evd_handle the dispatcher.
+ * @param fd set to the descriptor.
+ * @retval IT_SUCCESS @p fd is set.
+ * @retval IT_ERR_INVALID_EVD @p evd_handle is not a live event dispatcher.
+ * @retval IT_ERR_FAULT @p fd is NULL.
+ */
+it_status_t itx_evd_fd_enable(it_evd_handle_t evd_handle, int *fd);
+
+/**
  * @brief Allocate memory for RDMA buffers of the kind the IA's provider
  *        reaches at its best speed.
  *

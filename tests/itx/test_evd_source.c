@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <string.h>
 
 #include "conf.h"
@@ -339,6 +340,73 @@ on_aevd(it_evd_handle_t evd, const it_event_t *ev, gpointer data)
   else
     g_error("an event of EVD %p, which is neither SEVD", (void *) ev->sw.evd);
   return G_SOURCE_CONTINUE;
+}
+
+/* Whether @p fd is readable now. */
+static gboolean
+readable(int fd)
+{
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static void
+test_fd_enable(void)
+{
+  g_test_summary("itx_evd_fd_enable gives an EVD made without IT_EVD_CREATE_FD its descriptor: "
+                 "readable at once when an event waits, not once it is taken, again at the "
+                 "next; it_evd_query reports the flag and the same descriptor, a second call "
+                 "gives it again, itx_evd_source_new accepts the EVD; an aggregate's is "
+                 "readable while a member has notified it; a stale handle and a NULL fd are "
+                 "refused");
+  it_ia_handle_t ia;
+  conf_ok(it_ia_create(conf_ia_name(), 2, 1, &ia));
+  it_evd_handle_t evd;
+  conf_ok(it_evd_create(ia, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, IT_NULL_HANDLE,
+                        &evd, NULL));
+  post_sw(evd, 0, 1);
+  int fd = -1, again = -1;
+  conf_ok(itx_evd_fd_enable(evd, &fd));
+  g_assert_cmpint(fd, >=, 0);
+  g_assert_true(readable(fd));
+  it_evd_param_t prm;
+  conf_ok(it_evd_query(evd, IT_EVD_PARAM_ALL, &prm));
+  g_assert_true(prm.evd_flag & IT_EVD_CREATE_FD);
+  g_assert_cmpint(prm.fd, ==, fd);
+  conf_ok(itx_evd_fd_enable(evd, &again));
+  g_assert_cmpint(again, ==, fd);
+  it_event_t ev;
+  conf_ok(it_evd_dequeue(evd, &ev));
+  g_assert_false(readable(fd));
+  post_sw(evd, 1, 1);
+  g_assert_true(readable(fd));
+  GSource *g = NULL;
+  conf_ok(itx_evd_source_new(evd, &g));
+  g_source_unref(g);
+  conf_ok(it_evd_dequeue(evd, &ev));
+  g_assert_false(readable(fd));
+
+  /* An aggregate made without a descriptor, its member posted to first. */
+  it_evd_handle_t aevd, member;
+  conf_ok(it_evd_create(ia, IT_AEVD_NOTIFICATION_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 0, 0,
+                        IT_NULL_HANDLE, &aevd, NULL));
+  conf_ok(it_evd_create(ia, IT_SOFTWARE_EVENT_STREAM, IT_EVD_OVERFLOW_DEFAULT, 4, 1, aevd,
+                        &member, NULL));
+  post_sw(member, 0, 1);
+  int afd = -1;
+  conf_ok(itx_evd_fd_enable(aevd, &afd));
+  g_assert_true(readable(afd));
+  conf_ok(it_evd_dequeue(aevd, &ev));
+  g_assert_false(readable(afd));
+  post_sw(member, 1, 1);
+  g_assert_true(readable(afd));
+
+  conf_assert_status(itx_evd_fd_enable(evd, NULL), IT_ERR_FAULT);
+  conf_ok(it_evd_free(evd));
+  fd = -1;
+  conf_assert_status(itx_evd_fd_enable(evd, &fd), IT_ERR_INVALID_EVD);
+  g_assert_cmpint(fd, ==, -1);
+  conf_ok(it_ia_free(ia));
 }
 
 static void
@@ -730,6 +798,7 @@ main(int argc, char **argv)
   g_test_add_func("/itx/evd-source/freed", test_freed);
   g_test_add_func("/itx/evd-source/refused", test_refused);
   g_test_add_func("/itx/evd-source/aevd", test_aevd);
+  g_test_add_func("/itx/evd-source/fd-enable", test_fd_enable);
   g_test_add_func("/itx/evd-source/pingpong", test_pingpong);
   return g_test_run();
 }
