@@ -570,15 +570,20 @@ evd_modify_cno_on_held(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle)
     cno = datx_cell_use(cno_handle, DATX_CNO);
     if (cno == NULL)
       return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-    DAT_RETURN ret = DAT_SUCCESS;
-    if (cno->ia != evd->ia)
-      ret = DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-    /* The descriptor is made with the IT-API dispatcher, at dat_evd_create. */
-    else if (evd->fd < 0)
-      ret = DATX_ERR(DAT_NOT_IMPLEMENTED, 0);
-    if (ret != DAT_SUCCESS) {
+    if (cno->ia != evd->ia) {
       datx_cell_unuse(cno->cell);
-      return ret;
+      return DATX_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+    }
+    /* An EVD made without a CNO has no descriptor yet: its dispatcher gets
+     * one now, watched as if it had been made with it (and kept so). */
+    if (g_atomic_int_get(&evd->fd) < 0) {
+      int fd = -1;
+      it_status_t st = itx_evd_fd_enable(evd->waitable, &fd);
+      if (st != IT_SUCCESS) {
+        datx_cell_unuse(cno->cell);
+        return datx_status(st, 0);
+      }
+      g_atomic_int_set(&evd->fd, fd);
     }
   }
   datx_cno_attach(evd, cno);

@@ -183,7 +183,7 @@ struct datx_evd {
   it_evd_handle_t aevd;              /**< the aggregate when several streams, else IT_NULL_HANDLE */
   it_evd_handle_t waitable;          /**< what wait and dequeue use: the aggregate or the one SEVD */
   datx_cno_t *cno;                   /**< the CNO it notifies, or NULL */
-  int fd;                            /**< @c waitable's descriptor when it has a CNO, else -1 */
+  int fd;                            /**< @c waitable's descriptor once it has had a CNO, else -1 (atomic) */
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */
   gint nheld;                        /**< entries of @c held, set under @c held_lock: read without it first (atomic) */

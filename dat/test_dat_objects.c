@@ -825,22 +825,6 @@ test_cr_handoff(fixture_t *f, gconstpointer data)
   /* The fixture's abrupt close frees the rest. */
 }
 
-static void
-test_not_implemented(fixture_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a call the provider does not offer yet returns DAT_NOT_IMPLEMENTED: "
-                 "dat_evd_modify_cno attaching a CNO to an EVD created without one (its "
-                 "descriptor is made with the IT-API dispatcher)");
-  DAT_EVD_HANDLE dto;
-  DAT_CNO_HANDLE cno;
-  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
-  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
-  g_assert_cmphex(DAT_GET_TYPE(dat_evd_modify_cno(dto, cno)), ==, DAT_NOT_IMPLEMENTED);
-  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
-  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
-}
-
 #define SRQ_STALE DAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ)
 
 static void
@@ -1452,6 +1436,64 @@ listen_late(gpointer data)
   assert_dat(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, l->s_ep, 0, NULL), DAT_SUCCESS);
   wait_event_of(l->s_conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
   return NULL;
+}
+
+static void
+test_cno_modify_late(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_evd_modify_cno gives a CNO to EVDs created without one: a software EVD "
+                 "holding an event is named by the next dat_cno_wait at once; the two DTO "
+                 "EVDs of a connected pair, given the CNO before a Send, are each named by a "
+                 "wait (the receive's carrying the bytes); with nothing new the wait times "
+                 "out; the EVDs given no CNO again, the CNO frees");
+  DAT_CNO_HANDLE cno;
+  DAT_EVD_HANDLE found = DAT_HANDLE_NULL, sw;
+  assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &sw), DAT_SUCCESS);
+  post_software_event(sw, &found);
+  assert_dat(dat_evd_modify_cno(sw, cno), DAT_SUCCESS);
+  assert_dat(dat_cno_wait(cno, 5000000, &found), DAT_SUCCESS);
+  g_assert_true(found == sw);
+  DAT_EVENT ev;
+  assert_dat(dat_evd_dequeue(sw, &ev), DAT_SUCCESS);
+  g_assert_cmphex(DAT_GET_TYPE(dat_cno_wait(cno, 10000, &found)), ==, DAT_TIMEOUT_EXPIRED);
+
+  pair_t p;
+  pair_connect(f, &p);
+  static char rbuf[32], sbuf[32] = "through a CNO given late";
+  reg_t r, sb;
+  reg_make(f, rbuf, sizeof(rbuf), &r);
+  reg_make(f, sbuf, sizeof(sbuf), &sb);
+  DAT_DTO_COOKIE rc = { .as_64 = 7 }, sc = { .as_64 = 8 };
+  assert_dat(dat_ep_post_recv(p.s_ep, 1, &r.iov, rc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  assert_dat(dat_evd_modify_cno(p.s_dto, cno), DAT_SUCCESS);
+  assert_dat(dat_evd_modify_cno(p.c_dto, cno), DAT_SUCCESS);
+  assert_dat(dat_ep_post_send(p.c_ep, 1, &sb.iov, sc, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+  gboolean s_seen = FALSE, c_seen = FALSE;
+  for (int i = 0; i < 2; i++) {
+    assert_dat(dat_cno_wait(cno, 5000000, &found), DAT_SUCCESS);
+    g_assert_true(found == p.s_dto || found == p.c_dto);
+    assert_dat(dat_evd_dequeue(found, &ev), DAT_SUCCESS);
+    const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+    g_assert_cmpint(d->status, ==, DAT_DTO_SUCCESS);
+    if (found == p.s_dto) {
+      g_assert_false(s_seen);
+      s_seen = TRUE;
+      g_assert_cmpuint(d->user_cookie.as_64, ==, 7);
+      g_assert_cmpstr(rbuf, ==, sbuf);
+    } else {
+      g_assert_false(c_seen);
+      c_seen = TRUE;
+      g_assert_cmpuint(d->user_cookie.as_64, ==, 8);
+    }
+  }
+  g_assert_cmphex(DAT_GET_TYPE(dat_cno_wait(cno, 10000, &found)), ==, DAT_TIMEOUT_EXPIRED);
+  for (DAT_EVD_HANDLE *e = (DAT_EVD_HANDLE[]) { sw, p.s_dto, p.c_dto, NULL }; *e != NULL; e++)
+    assert_dat(dat_evd_modify_cno(*e, DAT_HANDLE_NULL), DAT_SUCCESS);
+  assert_dat(dat_cno_free(cno), DAT_SUCCESS);
+  assert_dat(dat_ep_disconnect(p.c_ep, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+  /* The fixture's abrupt close frees the rest. */
 }
 
 static void
@@ -2688,7 +2730,7 @@ main(int argc, char **argv)
   ADD("/dat/cm/psp-provider-flag", test_psp_provider_flag);
   ADD("/dat/cm/rsp-request", test_rsp_request);
   ADD("/dat/cm/cr-handoff", test_cr_handoff);
-  ADD("/dat/not-implemented", test_not_implemented);
+  ADD("/dat/cno/modify-late", test_cno_modify_late);
   ADD("/dat/srq/stale-handle", test_srq_stale);
   ADD("/dat/srq/free-in-use", test_srq_in_use);
   ADD("/dat/srq/recv", test_srq_recv);
