@@ -5,15 +5,17 @@
  * interface.  Objects, locks and the functions its files share.
  *
  * Files, by role:
- *   ib_dev.c  devices (discovery, addresses, capability record), protection
- *             domains, the progress thread and asynchronous events
- *   ib_mem.c  memory regions
- *   ib_cq.c   completion queues: the verbs CQ drained into an RNIC-PI ring
- *   ib_qp.c   queue pairs, shared receive queues and the data path
- *   ib_mw.c   memory windows (IB type 2 narrow, type 1 wide)
- *   ib_ud.c   address handles and what datagrams add to the data path
- *   ib_cm.c   connection management through rdma_cm, and UD service
- *             resolution (IB SIDR through rdma_cm's UDP port space)
+ *   ib_dev.c       devices (discovery, addresses, capability record,
+ *                  removal), opening and closing one, protection domains
+ *   ib_progress.c  the progress thread: upcalls, the completion channel,
+ *                  asynchronous and rdma_cm events, the sweep
+ *   ib_mem.c       memory regions
+ *   ib_cq.c        completion queues: the verbs CQ drained into an RNIC-PI ring
+ *   ib_qp.c        queue pairs, shared receive queues and the data path
+ *   ib_mw.c        memory windows (IB type 2 narrow, type 1 wide)
+ *   ib_ud.c        address handles and what datagrams add to the data path
+ *   ib_cm.c        connection management through rdma_cm, and UD service
+ *                  resolution (IB SIDR through rdma_cm's UDP port space)
  *
  * What the adapter adds to verbs, and why (doc/provider-ib.md):
  *   - each work request is shadowed in its queue pair (its caller's wr_id
@@ -399,15 +401,8 @@ static inline ib_ah_t *to_ib_ah(rnicpi_ah_t *a) { return (ib_ah_t *) a; }
 
 /* ib_dev.c */
 rnicpi_status_t ib_status_of_errno(int err);
-void ib_dev_wake(ib_dev_t *dev);
-void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
-void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
-void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
-void ib_sweep_add(ib_qp_t *qp);
 void ib_dev_removed(ib_dev_t *dev);
 gboolean ib_dev_unlisted(ib_dev_t *dev);
-void ib_sweep_add_locked(ib_qp_t *qp);
-void ib_dev_sweep_soon(ib_dev_t *dev);
 ib_qp_t *ib_qp_lookup(ib_dev_t *dev, uint32_t qp_num);
 uint32_t ib_dev_serial(ib_dev_t *dev);
 /* The rights a region gets: verbs grants local write with remote write
@@ -415,6 +410,25 @@ uint32_t ib_dev_serial(ib_dev_t *dev);
 uint32_t ib_access_granted(uint32_t access);
 int ib_access_to_verbs(uint32_t access);
 int ib_qp_access_to_verbs(uint32_t access);
+
+/* ib_progress.c */
+void ib_dev_wake(ib_dev_t *dev);
+void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
+void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
+void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
+void ib_sweep_add(ib_qp_t *qp);
+void ib_sweep_add_locked(ib_qp_t *qp);
+void ib_dev_sweep_soon(ib_dev_t *dev);
+/* What the progress thread's epoll reports, by the tag ib_open gave each
+ * descriptor. */
+enum { POLL_WAKE = 1, POLL_CM, POLL_COMP, POLL_ASYNC };
+/* The progress thread of the ib_dev_t @data: ib_open starts it, and it
+ * returns once dev->stop is set and the thread woken (ib_close). */
+gpointer progress_thread(gpointer data);
+/* The open devices, under open_lock: ib_open adds one, ib_close takes it
+ * out, and the progress threads find a verbs context's others there. */
+extern GMutex open_lock;
+extern GList *open_devs;
 
 /* ib_quirk.c: siw's mmap key SIW_INVAL_UOBJ_KEY covered while a context
  * is open (once per context and process; each open has its close). */

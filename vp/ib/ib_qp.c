@@ -8,7 +8,7 @@
  * still says what completed.  A request posted to a queue pair known to be
  * in ERROR is not given to the device (siw would never complete it): it
  * stays in the shadow, and once the device has had its time to flush what
- * it holds, the sweep (ib_dev.c) completes the rest as flushed.  Sends
+ * it holds, the sweep (ib_progress.c) completes the rest as flushed.  Sends
  * complete in order on an RC queue pair, so a completion for entry s also
  * retires the unsignaled entries before it.
  *
