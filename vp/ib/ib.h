@@ -11,7 +11,10 @@
  *                  asynchronous and rdma_cm events, the sweep
  *   ib_mem.c       memory regions
  *   ib_cq.c        completion queues: the verbs CQ drained into an RNIC-PI ring
- *   ib_qp.c        queue pairs, shared receive queues and the data path
+ *   ib_qp.c        queue pairs: creation, state, modify, reset, destruction
+ *   ib_post.c      posting work requests (send, receive, SRQ receive)
+ *   ib_comp.c      completions translated through the shadows, flushes
+ *   ib_srq.c       shared receive queues
  *   ib_mw.c        memory windows (IB type 2 narrow, type 1 wide)
  *   ib_ud.c        address handles and what datagrams add to the data path
  *   ib_cm.c        connection management through rdma_cm, and UD service
@@ -65,7 +68,7 @@
 /* Local segments of an RDMA Read offered where the device takes fewer
  * (siw: max_sge_rd 1, an iWARP Read Response landing in one tagged sink,
  * RFC 5040 6.1): the Read goes out as one verbs Read per run of contiguous
- * segments (ib_qp.c, read_pieces), as vp/iwarp does; and the verbs
+ * segments (ib_post.c, read_pieces), as vp/iwarp does; and the verbs
  * requests one such Read may take at most, each run cut once more at a
  * page for siw's short copy. */
 #define IB_READ_SPLIT_SGE 16u
@@ -111,7 +114,7 @@ extern ib_config_t ib_config;
 /* Bumped, under a device's mr_lock held for writing, at every change of
  * any device's regions (their table, a region's rights) and when a device
  * is freed: a copy of a region taken at one value is still the region
- * while the value stays (map_sges' memo, ib_qp.c).  Atomic. */
+ * while the value stays (map_sges' memo, ib_post.c).  Atomic. */
 extern guint64 ib_mr_gen;
 
 /* One more change of the regions (ib_mr_gen). */
@@ -147,8 +150,8 @@ struct ib_dev {
   rnicpi_caps_t caps;
   gboolean iwarp;                /* transport: iWARP (else IB or RoCE) */
   gboolean cq_fixed;             /* its CQs cannot be resized (siw) */
-  gboolean short_split;          /* siw: no short payload across a page (ib_qp.c) */
-  uint32_t read_sge_dev;         /* sink segments of one verbs Read: more are split (ib_qp.c) */
+  gboolean short_split;          /* siw: no short payload across a page (ib_post.c) */
+  uint32_t read_sge_dev;         /* sink segments of one verbs Read: more are split (ib_post.c) */
   uint32_t verbs_max_qp_wr;      /* the device's own limit on a verbs queue */
   uint32_t inline_max;           /* inline bytes a queue pair takes (probe_inline) */
   gboolean quirked;              /* ib_quirk_open() was called for ctx */
@@ -268,6 +271,13 @@ typedef struct ib_wq {
   uint64_t head, tail;           /* sequence numbers: oldest outstanding, next */
   uint64_t seen;                 /* one past the latest the device completed */
 } ib_wq_t;
+
+/* The shadow of sequence number @seq in @q. */
+static inline ib_shadow_t *
+wq_at(ib_wq_t *q, uint64_t seq)
+{
+  return &q->e[seq & (q->size - 1)];
+}
 
 /* IB_QP_ACCEPTING: iWARP's passive side between rdma_accept and its
  * ESTABLISHED event (the kernel's QP is in RTS already). */
@@ -471,12 +481,21 @@ void ib_qp_set_error(ib_qp_t *qp);
 void ib_qp_torn_down(ib_qp_t *qp);
 void ib_qp_set_state(ib_qp_t *qp, ib_qp_state_t s);
 rnicpi_status_t ib_qp_modify_verbs(ib_qp_t *qp, enum ibv_qp_state to);
+/* @qp failed with @cause, or was flushed (UNSPECIFIED): ERROR, and the
+ * sweep completes what the device leaves; a first fault of its own breaks
+ * the connection. */
+void qp_fault(ib_qp_t *qp, rnicpi_async_cause_t cause);
+
+/* ib_comp.c */
 void ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *vwc, ib_sink_t *out);
 void ib_qp_received(rnicpi_wc_t *wc, const struct ibv_wc *v);
 void ib_qp_flush_rest(ib_qp_t *qp, rnicpi_notify_batch_t *b);
 void ib_qp_fatal_settle(ib_qp_t *qp);
 gboolean ib_qp_outstanding(ib_qp_t *qp);
 gboolean ib_srq_complete(ib_qp_t *qp, const struct ibv_wc *vwc, rnicpi_wc_t *out);
+
+/* ib_post.c: a receive posted to an SRQ (ib_srq_ops' post_srq_recv). */
+rnicpi_status_t ib_post_srq_recv(rnicpi_srq_t *s, const rnicpi_recv_wr_t *wr);
 
 /* ib_mw.c */
 rnicpi_status_t ib_mw_check(ib_qp_t *qp, const rnicpi_send_wr_t *wr);

@@ -1,6 +1,6 @@
 /*
  * vp/ib completion queues.  Each RNIC-PI CQ is a verbs CQ whose entries
- * are translated (through the shadows of ib_qp.c) into an RNIC-PI ring.
+ * are translated (through the shadows of ib_comp.c) into an RNIC-PI ring.
  * The ring is what the access layer polls and counts: it never drops an
  * entry, reports going past its depth, and also receives the completions
  * the adapter makes itself (requests a device never flushed).  The verbs

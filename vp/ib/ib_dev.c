@@ -583,7 +583,7 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   ib_quirk_open(dev->ctx, dev->caps.vendor_id, name);
   dev->quirked = TRUE;
   /* siw (its vendor id spells "bmt"): a short request across a page
-   * boundary is posted in two parts (ib_qp.c), so a queue pair gets twice
+   * boundary is posted in two parts (ib_post.c), so a queue pair gets twice
    * the verbs requests it promises, and offers half the device's. */
   dev->verbs_max_qp_wr = dev->caps.max_qp_wr;
   if (dev->caps.vendor_id == IB_SIW_VENDOR_ID) {
