@@ -18,7 +18,9 @@
  *   ib_mw.c        memory windows (IB type 2 narrow, type 1 wide)
  *   ib_ud.c        address handles and what datagrams add to the data path
  *   ib_cm.c        connection management through rdma_cm, and UD service
- *                  resolution (IB SIDR through rdma_cm's UDP port space)
+ *                  resolution (IB SIDR through rdma_cm's UDP port space):
+ *                  listen, connect, accept, reject, disconnect, deadlines
+ *   ib_cm_event.c  rdma_cm's events, handled on the progress thread
  *
  * What the adapter adds to verbs, and why (doc/provider-ib.md):
  *   - each work request is shadowed in its queue pair (its caller's wr_id
@@ -93,11 +95,11 @@ ib_wrid(uint32_t serial, unsigned kind, uint64_t seq)
 #define IB_WRID_KIND(w) ((unsigned) (((w) >> IB_WRID_SEQ_BITS) & 3))
 #define IB_WRID_SEQ(w) ((w) & IB_WRID_SEQ_MASK)
 
-/* UD service resolution through rdma_cm (ib_cm.c): IB SIDR_REQ private
- * data (216 bytes) less rdma_cm's 36-byte header, and SIDR_REP's (136),
- * each less the adapter's own header (the exact length, which the IB CM
- * pads away, and in the reply the status and Q_Key rdma_cm cannot carry
- * over IP). */
+/* UD service resolution through rdma_cm (ib_cm.c, ib_cm_event.c): IB
+ * SIDR_REQ private data (216 bytes) less rdma_cm's 36-byte header, and
+ * SIDR_REP's (136), each less the adapter's own header (the exact length,
+ * which the IB CM pads away, and in the reply the status and Q_Key rdma_cm
+ * cannot carry over IP). */
 #define IB_UD_REQ_HDR 5
 #define IB_UD_PDATA_REQ (180 - IB_UD_REQ_HDR)
 #define IB_UD_REP_HDR 12
@@ -517,12 +519,47 @@ rnicpi_status_t ib_ud_qp_up(ib_qp_t *qp);
 void ib_ud_find_gids(ib_dev_t *dev);
 
 /* ib_cm.c */
-void ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e);
 void ib_cm_qp_gone(ib_qp_t *qp);
 void ib_cm_qp_error(ib_qp_t *qp);
 void ib_cm_close_dev(ib_dev_t *dev);
 void ib_cm_expire(ib_dev_t *dev);
+/* A new connection in the table (dev->lock held). */
+ib_conn_t *conn_new_locked(ib_dev_t *dev);
+/* Take @c out of the table and off its queue pair (dev->lock held); FALSE if taken already. */
+gboolean conn_take_locked(ib_conn_t *c);
+/* Destroy a taken connection's identifier and free it, with no lock held. */
+void conn_free(ib_conn_t *c);
+/* The queue pair leaves the connection: ERROR in verbs and here. */
+void qp_down(ib_qp_t *qp);
+/* Active side, the route known: prepare the QP and send the request; an errno. */
+int active_connect(ib_conn_t *c);
+/* Active side, IB, the reply come: RTR, RTS and the RTU; an errno. */
+int active_establish(ib_conn_t *c);
+
+/* ib_cm_event.c */
+void ib_cm_handle(ib_dev_t *dev, struct rdma_cm_event *e);
 gboolean ib_cm_break_locked(ib_qp_t *qp, rnicpi_cm_event_t *ev);
+/* What handling an event decided under dev->lock, done once the lock is let go. */
+typedef struct {
+  gboolean have;
+  rnicpi_cm_event_t ev;
+  ib_conn_t *destroy;     /* a connection taken, to destroy after the ack */
+  ib_conn_t *reject;      /* a request to refuse after the ack (its listener is gone) */
+} ib_cm_out_t;
+/* @ev zeroed, then of @type for the queue pair of @qp_ctx. */
+void cm_ev_init(rnicpi_cm_event_t *ev, rnicpi_cm_event_type_t type, uint64_t qp_ctx);
+/* Refuse the request of @id as no listener's: a vp/ib requester reports UNREACHABLE. */
+void reject_no_listener(struct rdma_cm_id *id);
+/* @c's queue pair leaves the connection, @o getting its event @type (dev->lock held). */
+void fail_active(ib_conn_t *c, rnicpi_cm_event_type_t type, rnicpi_cm_reason_t why,
+                 const struct rdma_cm_event *e, ib_cm_out_t *o);
+/* The mark in front of the adapter's header in a UD service request. */
+extern const uint8_t ud_req_mark[4];
+/* Answer a UD service request's identifier, with no lock held; an errno. */
+int ud_answer(struct rdma_cm_id *id, rnicpi_ud_svc_status_t status, uint32_t qpn, uint32_t qkey,
+              const void *pdata, uint32_t len);
+/* The answer (@e; NULL: none) to our UD service request @c into @o (dev->lock held). */
+void ud_reply_event(ib_conn_t *c, struct rdma_cm_event *e, ib_cm_out_t *o);
 
 /* The provider object (ib_dev.c) and its tables. */
 extern const rnicpi_provider_t RNICPI_PROVIDER_SELF(ib);

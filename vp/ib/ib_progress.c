@@ -1,10 +1,10 @@
 /*
  * vp/ib progress: the per-device thread that owns the rdma_cm event
- * channel (its events handled in ib_cm.c), the completion channel and the
- * asynchronous event descriptor, and makes the upcalls queued for it with
- * no lock held; verbs asynchronous events, and the devices that share a
- * verbs context; and the sweep, which completes as flushed what a device
- * leaves of a queue pair in ERROR.
+ * channel (its events handled in ib_cm_event.c), the completion channel
+ * and the asynchronous event descriptor, and makes the upcalls queued for
+ * it with no lock held; verbs asynchronous events, and the devices that
+ * share a verbs context; and the sweep, which completes as flushed what a
+ * device leaves of a queue pair in ERROR.
  *
  * SPDX-License-Identifier: MIT
  */
