@@ -234,11 +234,13 @@ typedef enum {
   /** capability "completes-at-placement" (ABI 1.6): a successful Send or
    *  RDMA Write completion means the peer placed the data, and a fault the
    *  peer finds in the message completes that work request in error (IB
-   *  RC, whose completion follows the ACK; the emulated RNIC; vp/iwarp with
-   *  ITAPI_IWARP_COMPLETION=placed, except toward a peer that announces an
-   *  IRD of 0, which cannot answer the delivery fence).  Without
+   *  RC, whose completion follows the ACK; a device that moves the data
+   *  itself into the peer's memory; an iWARP device that fences each Send
+   *  and Write with a zero-length RDMA Read, except toward a peer that
+   *  announces an IRD of 0, which cannot answer the fence).  Without
    *  it, the completion means the transport took the message (iWARP: RFC
-   *  5040 has no acknowledgement; siw and iWARP RNICs): the data is
+   *  5040 has no acknowledgement, so an iWARP RNIC completes at
+   *  transmission): the data is
    *  defined at the peer once a later RDMA Read of the same QP completes
    *  or a later Send arrives there, and a fault the peer finds comes back
    *  as a Terminate that breaks the connection, so the work request may
@@ -247,7 +249,7 @@ typedef enum {
   /** capability "no-pinning-needed" (ABI 1.8): the access layer need not
    *  lock a region's pages in memory, nor account them against the
    *  memory-lock limit: the device reaches memory by the CPU (copies,
-   *  sockets, cross-memory attach: vp/emul, vp/iwarp), or its kernel driver
+   *  sockets, cross-memory attach), or its kernel driver
    *  pins and accounts the pages itself (rdma-core's ib_umem).  The access
    *  layer still checks, at every registration, that the pages are mapped,
    *  and writable when a write right is granted.  Without it (every
@@ -262,8 +264,9 @@ typedef enum {
    *  binds windows to either).  The access layer refuses it_rmr_link on a
    *  relatively addressed LMR of such a device before anything is posted;
    *  the provider still refuses such a bind itself (::rnicpi_bind_t).  A
-   *  provider sets it on its iWARP devices (vp/iwarp, vp/ib on an iWARP
-   *  RNIC, vp/emul's iWARP personality); rnicpi_caps_complete() sets it on
+   *  provider sets it on each of its devices of iWARP semantics (an iWARP
+   *  RNIC it drives, an iWARP personality it emulates);
+   *  rnicpi_caps_complete() sets it on
    *  the iWARP devices of a provider older than 1.12, whose record could
    *  not say so. */ \
   X(RNICPI_CAP_MW_NEEDS_VA_REGION, 23, "mw-needs-va-region")
@@ -337,7 +340,7 @@ typedef struct rnicpi_caps {
  *  @brief Base structures that a provider embeds in its own objects.
  *
  *  A provider allocates its objects and embeds one of these as a member;
- *  it converts back with container_of (e.g. `to_emul_qp()`).
+ *  it converts back with container_of (e.g. `to_<provider>_qp()`).
  *  @{ */
 
 struct rnicpi_provider;
@@ -901,15 +904,15 @@ typedef struct rnicpi_upcalls {
 /** @defgroup rnicpi_ops Operations tables
  *  @brief One table per area, each starting with its size.
  *
- *  Each operation lists the statuses it returns and when, as the providers
- *  of this tree answer (vp/emul, vp/iwarp, vp/ib) and as the access layer
- *  reads them.  Where the access layer tells one status from the others
+ *  Each operation lists the statuses it returns and when, as the access
+ *  layer reads them.  Where the access layer tells one status from the others
  *  (RNICPI_EEXIST and RNICPI_EACCES of listen, RNICPI_ENOENT of accept,
  *  RNICPI_EBUSY of mr_dereg...), that status is the contract and a provider must give it
  *  in that case and no other; the rest of a list says what a caller may
- *  see.  Any other status means the operation failed for a reason of the
- *  device's: vp/ib passes on what its kernel's verbs said, by errno
- *  (EINVAL RNICPI_EINVAL, ENOMEM RNICPI_ENOMEM, EAGAIN RNICPI_EFULL,
+ *  see, and a case listed under two statuses may come as either.  Any
+ *  other status means the operation failed for a reason of the device's:
+ *  a provider over a kernel's verbs passes on what the kernel said, by
+ *  errno (EINVAL RNICPI_EINVAL, ENOMEM RNICPI_ENOMEM, EAGAIN RNICPI_EFULL,
  *  EBUSY RNICPI_EBUSY, EPERM RNICPI_EACCES, anything unknown RNICPI_EIO),
  *  and the access layer maps every status it does not single out to an
  *  IT-API status once (IT_ERR_RESOURCES for a creation, otherwise by one
@@ -927,8 +930,8 @@ typedef struct rnicpi_device_ops {
    *        the first min(in, out) entries are set.
    * @param count in: the room in @p names; out: how many devices there
    *        are (possibly more than the room, or 0).
-   * @retval RNICPI_OK always (every provider of this tree; the loader's
-   *         stub says RNICPI_ENOTSUP and a count of 0)
+   * @retval RNICPI_OK always (the loader's stub alone says RNICPI_ENOTSUP,
+   *         and a count of 0)
    */
   rnicpi_status_t (*list)(char (*names)[64], size_t *count);
   /**
@@ -939,12 +942,12 @@ typedef struct rnicpi_device_ops {
    *        upcall (also rnicpi_dev_t::al_ctx).
    * @param dev set to the device on RNICPI_OK.
    * @retval RNICPI_OK @p *dev is set; its capability record is ready
-   * @retval RNICPI_ENOENT no device of that name (vp/ib also: the device
-   *         has no IP address to be reached at)
+   * @retval RNICPI_ENOENT no device of that name, or one the provider does
+   *         not offer (a device with no IP address to be reached at, which
+   *         list_refused names)
    * @retval RNICPI_EIO the device or the system refused what the provider
    *         needs to run it (its threads' descriptors, the kernel's event
-   *         channels), said once in the log; vp/ib also passes on its
-   *         query's errno
+   *         channels, the query of the device), said once in the log
    */
   rnicpi_status_t (*open)(const char *name, const rnicpi_upcalls_t *up,
                           void *dev_ctx, rnicpi_dev_t **dev);
@@ -959,9 +962,9 @@ typedef struct rnicpi_device_ops {
    * rnicpi_caps_complete().
    * @param dev the device.
    * @param caps set whole: its size first, every field not offered 0.
-   * @retval RNICPI_OK always (every provider of this tree copies the record
-   *         it made at open); a device that cannot describe itself is no
-   *         interface (the loader's stub: RNICPI_ENOTSUP)
+   * @retval RNICPI_OK always (the record is the one the provider made at
+   *         open); a device that cannot describe itself is no interface
+   *         (the loader's stub: RNICPI_ENOTSUP)
    */
   rnicpi_status_t (*query)(rnicpi_dev_t *dev, rnicpi_caps_t *caps);
   /**
@@ -969,11 +972,11 @@ typedef struct rnicpi_device_ops {
    * @param dev the device.
    * @param pd set to the domain on RNICPI_OK.
    * @retval RNICPI_OK @p *pd is set
-   * @retval RNICPI_ELIMIT max_pd domains exist (vp/emul, vp/iwarp: made
-   *         through this opened device; vp/ib: the kernel's refusal at its
-   *         limit comes by errno, below)
-   * @retval RNICPI_ENOMEM vp/ib: the kernel refused (other statuses by its
-   *         errno)
+   * @retval RNICPI_ELIMIT max_pd domains exist, made through this opened
+   *         device (where the kernel keeps the count instead, its refusal
+   *         at the limit comes by its errno)
+   * @retval RNICPI_ENOMEM the provider ran out of memory, or the kernel
+   *         refused the domain
    */
   rnicpi_status_t (*pd_alloc)(rnicpi_dev_t *dev, rnicpi_pd_t **pd);
   /**
@@ -995,8 +998,8 @@ typedef struct rnicpi_device_ops {
    * @param count in: the room; out: how many there are.
    * @retval RNICPI_OK the list was made (possibly empty)
    * @retval RNICPI_ENOTSUP the provider keeps no such list (the loader's
-   *         stub, for providers older than 1.9, and vp/emul and vp/iwarp,
-   *         which offer every device they have)
+   *         stub, for providers older than 1.9 and for one that offers
+   *         every device it has)
    */
   rnicpi_status_t (*list_refused)(char (*names)[64], char (*reasons)[256], size_t *count);
   /**
@@ -1004,10 +1007,10 @@ typedef struct rnicpi_device_ops {
    * its connections, where a setting of the provider's own decides it (an
    * environment variable read when the device opens), as one sentence the
    * access layer appends to its error message when the application asked
-   * for what the device or a connection lacks ("IA 'iwarp0' has no
+   * for what the device or a connection lacks ("IA '<name>' has no
    * atomics; <advice>").  The sentence names the setting and where it must
-   * hold, e.g. "set ITAPI_IWARP_RFC7306=1 in the processes at both ends
-   * before they open the interface"; it covers both the device that lacks
+   * hold, e.g. "set ITAPI_<PROVIDER>_ATOMICS=1 in the processes at both
+   * ends before they open the interface"; it covers both the device that lacks
    * @p cap and a connection that did not negotiate it, as the access layer
    * asks in either case.  The access layer names no provider's settings
    * itself: this is where that knowledge lives.
@@ -1037,38 +1040,39 @@ typedef struct rnicpi_mem_ops {
    * @param attr the memory, the address it answers to and the rights.
    * @param mr set to the region on RNICPI_OK.
    * @retval RNICPI_OK @p *mr is set
-   * @retval RNICPI_EINVAL no address, a length of 0, or (vp/iwarp) an iova
-   *         whose range wraps the 64-bit tagged offset
+   * @retval RNICPI_EINVAL no address, a length of 0, or an iova whose
+   *         range wraps the device's address space (iWARP's 64-bit tagged
+   *         offset)
    * @retval RNICPI_ELIMIT longer than max_mr_size, or max_mr regions exist
-   * @retval RNICPI_ENOTSUP vp/emul: #RNICPI_ACCESS_ATOMIC on a device
-   *         without RNICPI_CAP_ATOMICS (vp/iwarp keeps the right, which no
-   *         request can use then)
-   * @retval RNICPI_ERANGE vp/ib: the kernel found a page not mapped
-   *         (EFAULT)
-   * @retval RNICPI_ENOMEM vp/ib: the kernel's memory or the memory-lock
-   *         limit it checks itself (other statuses by errno)
+   * @retval RNICPI_ENOTSUP #RNICPI_ACCESS_ATOMIC on a device without
+   *         RNICPI_CAP_ATOMICS (a provider may instead keep the right,
+   *         which no request can use then)
+   * @retval RNICPI_ERANGE the kernel found a page not mapped (EFAULT)
+   * @retval RNICPI_ENOMEM the kernel ran out of memory, or the region
+   *         passes the memory-lock limit a kernel driver checks itself
    */
   rnicpi_status_t (*mr_reg)(rnicpi_pd_t *pd, const rnicpi_mr_attr_t *attr,
                             rnicpi_mr_t **mr);
   /**
-   * Change the access rights of a region; its keys stay (vp/ib: unless
-   * the kernel re-registers the region, which it says in the log; vp/emul
-   * and vp/iwarp keep them always).
+   * Change the access rights of a region; its keys stay (but where the
+   * device's call re-registers the region and gives it new keys, the
+   * provider sets them in the region and says so in the log: a peer
+   * holding the old key fails).
    * @param mr the region.
    * @param access the new rights: OR of ::rnicpi_access.
    * @retval RNICPI_OK the rights bind every access from now on
-   * @retval RNICPI_ENOTSUP the device cannot change rights in place (vp/ib
-   *         on rxe and siw, without the kernel's rereg), or vp/emul:
-   *         #RNICPI_ACCESS_ATOMIC without RNICPI_CAP_ATOMICS: nothing changed
-   * @retval RNICPI_EINVAL vp/ib: the kernel refused the rights
+   * @retval RNICPI_ENOTSUP the device cannot change rights in place (a
+   *         kernel driver without rereg), or #RNICPI_ACCESS_ATOMIC without
+   *         RNICPI_CAP_ATOMICS, as mr_reg: nothing changed
+   * @retval RNICPI_EINVAL the kernel refused the rights
    */
   rnicpi_status_t (*mr_modify)(rnicpi_mr_t *mr, uint32_t access);
   /**
    * Deregister; remote accesses in flight complete with an access error.
    * @param mr the region.
    * @retval RNICPI_OK the region is gone; its keys answer no more
-   * @retval RNICPI_EBUSY a memory window is bound to it, or (vp/emul,
-   *         vp/iwarp) a queued fast registration names it: nothing changed
+   * @retval RNICPI_EBUSY a memory window is bound to it, or a queued fast
+   *         registration names it: nothing changed
    *         (the access layer's IT_ERR_LMR_BUSY)
    */
   rnicpi_status_t (*mr_dereg)(rnicpi_mr_t *mr);
@@ -1082,8 +1086,8 @@ typedef struct rnicpi_mem_ops {
    * @param mr set to the region on RNICPI_OK.
    * @retval RNICPI_OK @p *mr is set
    * @retval RNICPI_EINVAL @p max_pages is 0
-   * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_FAST_REGISTER (the
-   *         loader's stub for vp/ib, which has no mr_alloc)
+   * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_FAST_REGISTER (also
+   *         the loader's stub, for a provider without mr_alloc)
    * @retval RNICPI_ELIMIT max_mr regions exist
    */
   rnicpi_status_t (*mr_alloc)(rnicpi_pd_t *pd, uint32_t max_pages, rnicpi_mr_t **mr);
@@ -1093,9 +1097,9 @@ typedef struct rnicpi_mem_ops {
    * bytes, a whole number of pages and never 0, zero-filled, page-aligned,
    * readable and writable, at @p *addr, with a word of the provider's own
    * in @p *ctx that mem_free gets back.  The memory belongs to the process,
-   * not to @p dev: it stays valid after the device is closed.  vp/emul
-   * answers with a sealed memfd mapped MAP_SHARED, which it maps into a
-   * peer process for one-sided RDMA by memcpy.
+   * not to @p dev: it stays valid after the device is closed.  A provider
+   * whose peer processes map registered memory to reach it by memcpy
+   * answers, for instance, with a sealed memfd mapped MAP_SHARED.
    * @param dev an open device of the provider.
    * @param length bytes, a multiple of the page size.
    * @param addr set to the memory on RNICPI_OK.
@@ -1135,8 +1139,8 @@ typedef struct rnicpi_queue_ops {
    * @retval RNICPI_OK @p *cq is set
    * @retval RNICPI_ELIMIT @p depth is 0 or above the device's max_cqe, or
    *         max_cq CQs exist (as pd_alloc counts domains)
-   * @retval RNICPI_ENOMEM the provider ran out of memory (vp/ib: the
-   *         kernel's refusal, other statuses by errno)
+   * @retval RNICPI_ENOMEM the provider ran out of memory, or the kernel
+   *         refused the CQ
    */
   rnicpi_status_t (*cq_create)(rnicpi_dev_t *dev, uint32_t depth,
                                uint64_t al_ctx, rnicpi_cq_t **cq);
@@ -1157,18 +1161,16 @@ typedef struct rnicpi_queue_ops {
    * @retval RNICPI_OK @p *qp is set
    * @retval RNICPI_ELIMIT a depth, an SGE count, IRD or ORD above the
    *         capability record, or max_qp queue pairs exist (as pd_alloc
-   *         counts domains); vp/ib also: the kernel would not make a
-   *         queue pair that large, or a CQ that cannot grow has no room
-   *         left for its depth
-   * @retval RNICPI_EINVAL a CQ missing (vp/emul, vp/iwarp), or (vp/emul) a
-   *         type that is neither RC nor UD, or (vp/iwarp) an SRQ of
-   *         another domain than @p pd
+   *         counts domains); also a queue pair larger than the device
+   *         would make, or a CQ that cannot grow with no room left for its
+   *         depth
+   * @retval RNICPI_EINVAL a CQ missing, a type that is neither RC nor UD,
+   *         or an SRQ of another domain than @p pd
    * @retval RNICPI_ENOTSUP a UD queue pair on a device without
-   *         RNICPI_CAP_UD (vp/ib: also a type neither RC nor UD).  An SRQ
-   *         is given only where RNICPI_CAP_SRQ says (the access layer
-   *         checks)
-   * @retval RNICPI_ENOMEM the provider ran out of memory (vp/ib: other
-   *         statuses by errno, and what moving it to INIT or RTS met)
+   *         RNICPI_CAP_UD, or a type neither RC nor UD.  An SRQ is given
+   *         only where RNICPI_CAP_SRQ says (the access layer checks)
+   * @retval RNICPI_ENOMEM the provider ran out of memory, or the kernel
+   *         refused the queue pair or its first state change
    */
   rnicpi_status_t (*qp_create)(rnicpi_pd_t *pd, const rnicpi_qp_attr_t *attr,
                                uint64_t al_ctx, rnicpi_qp_t **qp);
@@ -1185,8 +1187,7 @@ typedef struct rnicpi_queue_ops {
    * @param attr access, ird and ord are read.
    * @retval RNICPI_OK the change is made
    * @retval RNICPI_ELIMIT IRD or ORD above the capability record: nothing changed
-   * @retval RNICPI_EINVAL vp/ib: the kernel refused the rights (other
-   *         statuses by errno)
+   * @retval RNICPI_EINVAL the kernel refused the rights
    */
   rnicpi_status_t (*qp_modify)(rnicpi_qp_t *qp, const rnicpi_qp_attr_t *attr);
   /**
@@ -1200,16 +1201,15 @@ typedef struct rnicpi_queue_ops {
    * Move an ERROR queue pair back to IDLE for reuse (a UD one back to
    * RTS): nothing of its work requests remains in its CQs afterwards.  The
    * access layer resets only a queue pair in ERROR (it_ep_reset of a
-   * NONOPERATIONAL endpoint), which is the contract; vp/emul and vp/iwarp
-   * also reset one that never connected, vp/ib refuses it with
-   * RNICPI_ESTATE.
+   * NONOPERATIONAL endpoint), which is the contract; a provider may also
+   * reset one that never connected, or refuse it with RNICPI_ESTATE.
    * @param qp the queue pair.
    * @retval RNICPI_OK the queue pair is IDLE
    * @retval RNICPI_ESTATE it is connected or connecting: move it to ERROR
    *         first (the access layer's IT_ERR_CANNOT_RESET)
-   * @retval RNICPI_EIO vp/ib: the device would not take the queue pair
-   *         back to INIT, or make a new one on iWARP (other statuses by
-   *         errno); the queue pair stays in ERROR
+   * @retval RNICPI_EIO the device would not take the queue pair back to
+   *         its first state, or make it anew where the device cannot reset
+   *         one (iWARP verbs); the queue pair stays in ERROR
    */
   rnicpi_status_t (*qp_reset)(rnicpi_qp_t *qp);
   /**
@@ -1249,9 +1249,9 @@ typedef struct rnicpi_data_ops {
    *        at ::rnicpi_send_wr_t).
    * @retval RNICPI_OK taken; it completes (a queue pair in ERROR completes
    *         it flushed)
-   * @retval RNICPI_ESTATE the queue pair is IDLE, never connected (vp/ib:
-   *         also while it connects): the access layer's
-   *         IT_ERR_INVALID_EP_STATE
+   * @retval RNICPI_ESTATE the queue pair is IDLE, never connected, or
+   *         (where the device takes no request before it) still connecting:
+   *         the access layer's IT_ERR_INVALID_EP_STATE
    * @retval RNICPI_EFULL max_send_wr requests are outstanding
    * @retval RNICPI_ELIMIT more SGEs than the queue pair's limit for the
    *         opcode, or an RDMA Read or atomic on a queue pair whose ORD is 0
@@ -1261,11 +1261,11 @@ typedef struct rnicpi_data_ops {
    *         not negotiate (iWARP's RFC 7306 atomics and immediate data,
    *         toward a peer without them).  The access layer names the
    *         capability the opcode needs and quotes cap_advice
-   * @retval RNICPI_EINVAL an opcode out of range (vp/ib says
-   *         RNICPI_ENOTSUP), a bind
-   *         without its window or region, a fast registration of a region
-   *         not of mr_alloc, #RNICPI_WR_SINK_MW on anything but a Read
-   *         (vp/emul), anything but a Send on a UD queue pair
+   * @retval RNICPI_EINVAL an opcode out of range (or RNICPI_ENOTSUP), a
+   *         bind without its window or region, a fast registration of a
+   *         region not of mr_alloc, #RNICPI_WR_SINK_MW on anything but a
+   *         Read (a provider may ignore the flag there), anything but a
+   *         Send on a UD queue pair
    * @retval RNICPI_EACCES UD: no address handle, or one of another domain
    * @retval RNICPI_ERANGE UD: a datagram longer than ud_mtu (the access
    *         layer's IT_ERR_PAYLOAD_SIZE)
@@ -1280,9 +1280,8 @@ typedef struct rnicpi_data_ops {
    * @retval RNICPI_OK taken; it completes
    * @retval RNICPI_EFULL max_recv_wr receives are outstanding
    * @retval RNICPI_ELIMIT more SGEs than the queue pair's max_recv_sge
-   * @retval RNICPI_EINVAL vp/emul, vp/iwarp: the queue pair receives
-   *         from an SRQ (vp/ib says RNICPI_ESTATE; the access layer never
-   *         asks)
+   * @retval RNICPI_EINVAL the queue pair receives from an SRQ (or
+   *         RNICPI_ESTATE; the access layer never asks)
    */
   rnicpi_status_t (*post_recv)(rnicpi_qp_t *qp, const rnicpi_recv_wr_t *wr);
   /**
@@ -1297,7 +1296,7 @@ typedef struct rnicpi_data_ops {
   int (*poll_cq)(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n);
   /**
    * Completions the CQ holds now, which poll_cq would take (a poll_cq that
-   * makes the provider's progress, as vp/iwarp's reads its sockets, may
+   * makes the provider's progress, reading its sockets say, may
    * find more; cq_wait_begin says when that matters).
    * @param cq the CQ.
    * @return the count (the loader's stub: 0).
@@ -1308,9 +1307,8 @@ typedef struct rnicpi_data_ops {
    * counts the CQ after arming, so a completion that came in between is
    * never missed, and reads no status from it.
    * @param cq the CQ.
-   * @retval RNICPI_OK armed (vp/emul and vp/iwarp: always)
-   * @retval RNICPI_EIO vp/ib: the device refused to arm its CQ (other
-   *         statuses by errno)
+   * @retval RNICPI_OK armed (always, for a provider that arms in software)
+   * @retval RNICPI_EIO the device refused to arm its CQ
    */
   rnicpi_status_t (*arm_cq)(rnicpi_cq_t *cq);
   /**
@@ -1394,14 +1392,14 @@ typedef struct rnicpi_cm_ops {
    * @retval RNICPI_EEXIST something listens on @p port already: the access
    *         layer tries another port when it chose this one, and otherwise
    *         says IT_ERR_CONN_QUAL_BUSY
-   * @retval RNICPI_EINVAL @p port is 0 or above 65535 (vp/iwarp, vp/ib;
-   *         vp/emul takes any)
-   * @retval RNICPI_EACCES the system refused the port (vp/iwarp: the
-   *         kernel's bind); the access layer says IT_ERR_INVALID_CONN_QUAL.
+   * @retval RNICPI_EINVAL @p port is 0 or above 65535 (a provider with a
+   *         port space of its own may take any)
+   * @retval RNICPI_EACCES the system refused the port (the kernel's bind
+   *         of a TCP port); the access layer says IT_ERR_INVALID_CONN_QUAL.
    *         It has already refused a port below the host's unprivileged
    *         start to a process without CAP_NET_BIND_SERVICE.
-   * @retval RNICPI_EIO vp/iwarp: the socket failed otherwise (vp/ib: other
-   *         statuses by errno)
+   * @retval RNICPI_EIO the socket or the device's connection manager
+   *         failed otherwise
    */
   rnicpi_status_t (*listen)(rnicpi_dev_t *dev, uint32_t port, uint64_t al_ctx,
                             rnicpi_listen_t **lst);
@@ -1429,12 +1427,11 @@ typedef struct rnicpi_cm_ops {
    *         above the capability record
    * @retval RNICPI_ESTATE the queue pair is not IDLE or connects already
    * @retval RNICPI_ENOTSUP three_way on a device without
-   *         RNICPI_CAP_THREE_WAY (vp/emul; the access layer asks for it
-   *         only where the capability says so, and vp/iwarp does not look)
-   * @retval RNICPI_EINVAL vp/iwarp, vp/ib: the device has no address of
-   *         @p dst's family
-   * @retval RNICPI_EIO vp/iwarp: no socket (vp/ib: other statuses by errno
-   *         of rdma_cm)
+   *         RNICPI_CAP_THREE_WAY (the access layer asks for it only where
+   *         the capability says so; a provider may ignore it then)
+   * @retval RNICPI_EINVAL the device has no address of @p dst's family
+   * @retval RNICPI_EIO no socket, or the device's connection manager
+   *         failed
    */
   rnicpi_status_t (*connect)(rnicpi_qp_t *qp, const rnicpi_addr_t *dst,
                              const rnicpi_conn_param_t *param);
@@ -1449,13 +1446,14 @@ typedef struct rnicpi_cm_ops {
    *         the active side of a three-way connect, #RNICPI_CM_CONNECT_REPLY)
    * @retval RNICPI_ENOENT no such request pending: it was withdrawn, or
    *         already answered (the access layer's IT_ERR_INVALID_CN_EST_ID)
-   * @retval RNICPI_ELIMIT private data over pdata_accept (vp/ib: any on the
-   *         answer to a reply), or IRD or ORD above the capability record
+   * @retval RNICPI_ELIMIT private data over pdata_accept (or any at all in
+   *         the answer to a three-way reply, where the transport's RTU
+   *         carries none), or IRD or ORD above the capability record
    * @retval RNICPI_ESTATE the queue pair is not IDLE, or the request is
    *         not in a state to be accepted by it
-   * @retval RNICPI_EINVAL vp/emul: a queue pair of the other personality;
-   *         vp/ib: a reply confirmed on another queue pair than its own
-   *         (other statuses by errno of rdma_cm)
+   * @retval RNICPI_EINVAL a queue pair of another transport than the
+   *         request's, or a reply confirmed on another queue pair than its
+   *         own
    */
   rnicpi_status_t (*accept)(rnicpi_qp_t *qp, uint64_t conn_id,
                             const rnicpi_conn_param_t *param);
@@ -1475,19 +1473,17 @@ typedef struct rnicpi_cm_ops {
                             const void *pdata, uint32_t pdata_len);
   /**
    * Orderly disconnect: both sides see DISCONNECTED and flush.  On a queue
-   * pair still connecting, the attempt ends (vp/emul, vp/iwarp:
-   * DISCONNECTED to this side).
+   * pair still connecting, the attempt ends.
    * The access layer calls it only for a connected or connecting endpoint.
    * @param qp the queue pair.
    * @param pdata private data, or NULL.
    * @param pdata_len bytes of @p pdata.
-   * @retval RNICPI_OK the disconnect is under way (or, vp/emul and
-   *         vp/iwarp, the queue pair is in ERROR already and its event on
-   *         its way)
+   * @retval RNICPI_OK the disconnect is under way (or the queue pair is in
+   *         ERROR already and its event on its way)
    * @retval RNICPI_ELIMIT @p pdata_len over pdata_disconnect (0 on iWARP,
-   *         whose FIN carries none, and on vp/ib)
-   * @retval RNICPI_ESTATE no connection to end (vp/ib: also one already
-   *         down)
+   *         whose FIN carries none, and where the connection manager's
+   *         disconnect carries none, as rdma_cm's)
+   * @retval RNICPI_ESTATE no connection to end (or one already down)
    */
   rnicpi_status_t (*disconnect)(rnicpi_qp_t *qp, const void *pdata,
                                 uint32_t pdata_len);
@@ -1507,8 +1503,7 @@ typedef struct rnicpi_cm_ops {
    * @retval RNICPI_ELIMIT @p pdata_len over pdata_ud_req (the access
    *         layer's IT_ERR_INVALID_PDATA_LENGTH)
    * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_UD
-   * @retval RNICPI_EINVAL vp/ib: the device has no address of @p dst's
-   *         family (other statuses by errno of rdma_cm)
+   * @retval RNICPI_EINVAL the device has no address of @p dst's family
    */
   rnicpi_status_t (*ud_svc_request)(rnicpi_dev_t *dev, const rnicpi_addr_t *dst,
                                     const void *pdata, uint32_t pdata_len, uint64_t req_ctx);
@@ -1550,8 +1545,7 @@ typedef struct rnicpi_srq_ops {
    * @retval RNICPI_OK @p *srq is set
    * @retval RNICPI_ELIMIT @p max_wr or @p max_sge 0 or above the
    *         capability record, or max_srq SRQs exist (as pd_alloc counts
-   *         domains) (vp/ib: also what the kernel would not make;
-   *         other statuses by errno)
+   *         domains), or larger than the device would make
    */
   rnicpi_status_t (*srq_create)(rnicpi_pd_t *pd, uint32_t max_wr, uint32_t max_sge,
                                 uint64_t al_ctx, rnicpi_srq_t **srq);
@@ -1634,17 +1628,17 @@ typedef struct rnicpi_ud_ops {
    * @param ah set to the handle on RNICPI_OK.
    * @retval RNICPI_OK @p *ah is set
    * @retval RNICPI_ENOTSUP the device lacks RNICPI_CAP_UD
-   * @retval RNICPI_EINVAL the port is out of range, or (vp/ib) no GID of
-   *         the port can reach the destination's family, or the device
-   *         refused the address
-   * @retval RNICPI_ENOMEM vp/ib: the device ran out of memory
+   * @retval RNICPI_EINVAL the port is out of range, no GID of the port can
+   *         reach the destination's family, or the device refused the
+   *         address
+   * @retval RNICPI_ENOMEM the provider or the device ran out of memory
    */
   rnicpi_status_t (*ah_create)(rnicpi_pd_t *pd, const rnicpi_ah_attr_t *attr, rnicpi_ah_t **ah);
   /**
    * Destroy an address handle.
    * @param ah the handle.
-   * @retval RNICPI_OK the handle is gone (vp/ib: other statuses by errno,
-   *         which the access layer does not read)
+   * @retval RNICPI_OK the handle is gone (a device's refusal comes as
+   *         another status, which the access layer does not read)
    */
   rnicpi_status_t (*ah_destroy)(rnicpi_ah_t *ah);
 } rnicpi_ud_ops_t;
@@ -1682,14 +1676,14 @@ typedef struct rnicpi_sock_ops {
 typedef struct rnicpi_provider {
   uint32_t abi_major;               /**< #RNICPI_ABI_MAJOR it was built with */
   uint32_t abi_minor;               /**< #RNICPI_ABI_MINOR it was built with */
-  const char *name;                 /**< short name, e.g. "emul" */
+  const char *name;                 /**< short name, as ITAPI_PROVIDER gives it */
   const char *version;              /**< provider version string */
   const char *description;          /**< one line for itapi-info */
   /**
    * Called once when loaded, before any other operation; NULL: nothing to
    * check.
-   * @retval RNICPI_OK the provider is usable (vp/ib's probe always says
-   *         so: a host without devices is told by list_refused)
+   * @retval RNICPI_OK the provider is usable; a host without its devices
+   *         is better told by list_refused, which gives the reason
    * @retval RNICPI_ENOTSUP the provider cannot run here; any status but
    *         RNICPI_OK does the same: the loader keeps the provider in the
    *         registry as refused, the status named in the reason, and calls
