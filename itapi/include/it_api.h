@@ -2301,8 +2301,8 @@ it_status_t it_srq_query(IN it_srq_handle_t srq_handle,
  *          mapped read-only; itx_error_detail() names the address and the right
  * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
  *          not register the memory
- * @note Memory is pinned only for a provider that needs it (not vp/emul, vp/iwarp), and
- *       accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
+ * @note Memory is pinned only for a provider that needs it (an IA without the capability
+ *       no-pinning-needed, which itapi-info(1) lists), and accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
  *       RLIMIT_MEMLOCK; ITAPI_MEMLOCK_LIMIT, when set, replaces it.  Past it the call fails with
  *       ::IT_ERR_RESOURCES and itx_error_detail() gives the bytes asked, already pinned and
  *       allowed.
@@ -2348,8 +2348,8 @@ it_status_t it_lmr_create10(IN it_pz_handle_t pz_handle,
  *          mapped read-only; itx_error_detail() names the address and the right
  * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
  *          not register the memory
- * @note Memory is pinned only for a provider that needs it (not vp/emul, vp/iwarp), and
- *       accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
+ * @note Memory is pinned only for a provider that needs it (an IA without the capability
+ *       no-pinning-needed, which itapi-info(1) lists), and accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
  *       RLIMIT_MEMLOCK; ITAPI_MEMLOCK_LIMIT, when set, replaces it.  Past it the call fails with
  *       ::IT_ERR_RESOURCES and itx_error_detail() gives the bytes asked, already pinned and
  *       allowed.
@@ -2399,8 +2399,8 @@ it_status_t it_lmr_create20(IN it_pz_handle_t pz_handle,
  *          mapped read-only; itx_error_detail() names the address and the right
  * @retval IT_ERR_RESOURCES pinning would pass the memlock limit or failed, or the provider could
  *          not register the memory
- * @note Memory is pinned only for a provider that needs it (not vp/emul, vp/iwarp), and
- *       accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
+ * @note Memory is pinned only for a provider that needs it (an IA without the capability
+ *       no-pinning-needed, which itapi-info(1) lists), and accounted per process by the kernel's rule: no limit with CAP_IPC_LOCK, else
  *       RLIMIT_MEMLOCK; ITAPI_MEMLOCK_LIMIT, when set, replaces it.  Past it the call fails with
  *       ::IT_ERR_RESOURCES and itx_error_detail() gives the bytes asked, already pinned and
  *       allowed.
@@ -2500,8 +2500,7 @@ it_status_t it_lmr_create_unlinked(IN it_pz_handle_t pz_handle,
  * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a datagram endpoint
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
  * @retval IT_ERR_TOO_MANY_POSTS the endpoint's request queue is full
- * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute the link on this endpoint (emul:
- *          an endpoint connected to another process)
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute the link on this endpoint
  * @ingroup lmr
  */
 it_status_t it_lmr_link(IN it_lmr_handle_t lmr_handle,
@@ -2540,8 +2539,7 @@ it_status_t it_lmr_link(IN it_lmr_handle_t lmr_handle,
  * @retval IT_ERR_INVALID_EP_TYPE the endpoint is a datagram endpoint
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
  * @retval IT_ERR_TOO_MANY_POSTS the endpoint's request queue is full
- * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute the unlink on this endpoint (emul:
- *          an endpoint connected to another process)
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute the unlink on this endpoint
  * @ingroup lmr
  */
 it_status_t it_lmr_unlink(IN it_lmr_handle_t lmr_handle,
@@ -2790,8 +2788,7 @@ it_status_t it_rmr_query(IN it_rmr_handle_t rmr_handle,
  * @retval IT_ERR_RANGE the range does not lie inside the local memory region
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute it on this endpoint (emul: an
- *          endpoint connected to another process)
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute it on this endpoint
  * @note The region answers only through @p ep_handle when narrow, through any endpoint of its
  *       protection zone when wide.  A provider-side bind failure completes with
  *       ::IT_RMR_OPERATION_FAILED; a request posted on a NONOPERATIONAL endpoint completes
@@ -2848,8 +2845,7 @@ it_status_t it_rmr_bind10(IN it_rmr_handle_t rmr_handle,
  * @retval IT_ERR_RANGE the range does not lie inside the local memory region
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
  * @retval IT_ERR_TOO_MANY_POSTS the request queue of the endpoint is full
- * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute it on this endpoint (emul: an
- *          endpoint connected to another process)
+ * @retval IT_ERR_OP_NOT_SUPPORTED the provider cannot execute it on this endpoint
  * @note The region answers only through @p ep_handle when narrow, through any endpoint of its
  *       protection zone when wide.  A provider-side bind failure completes with
  *       ::IT_RMR_OPERATION_FAILED; a request posted on a NONOPERATIONAL endpoint completes
@@ -2882,7 +2878,7 @@ it_status_t it_rmr_link(IN it_rmr_handle_t rmr_handle,
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
  * @retval IT_ERR_OP_NOT_SUPPORTED the IA cannot unlink regions of this type
  *          (narrow_/wide_rmr_unlink_support), or the provider cannot execute it on this
- *          endpoint (emul: an endpoint connected to another process)
+ *          endpoint
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has bits other than ::IT_COMPLETION_FLAG,
  *          ::IT_NOTIFY_FLAG, ::IT_BARRIER_FENCE_FLAG and ::IT_UNLINK_FENCE_FLAG
  * @retval IT_ERR_INVALID_PZ the endpoint is in another protection zone
@@ -2966,7 +2962,7 @@ it_status_t it_post_send(IN it_ep_handle_t ep_handle,
  * @retval IT_SUCCESS the request was posted
  * @retval IT_ERR_INVALID_EP @p ep_handle is not a live endpoint
  * @retval IT_ERR_OP_NOT_SUPPORTED the IA has no post_send_unlink_remote_support, or the provider
- *          cannot execute it on this endpoint (emul: an endpoint connected to another process)
+ *          cannot execute it on this endpoint
  * @retval IT_ERR_INVALID_DTO_FLAGS @p dto_flags has unknown bits, or ::IT_UNLINK_LOCAL_SINK or
  *          ::IT_UNLINK_FENCE_FLAG
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is neither CONNECTED nor NONOPERATIONAL
@@ -3085,7 +3081,7 @@ it_status_t it_post_rdma_read(IN it_ep_handle_t ep_handle,
  * @retval IT_ERR_INVALID_EP_STATE the endpoint is not connected
  * @retval IT_ERR_OP_NOT_SUPPORTED the adapter cannot read into RMRs
  *          (it_ia_info_t::rdma_read_local_extensions is IT_FALSE), or the provider cannot on this
- *          endpoint (emul: an endpoint connected to another process)
+ *          endpoint
  * @retval IT_ERR_INVALID_NUM_SEGMENTS @p num_segments exceeds the endpoint's RDMA Read segments,
  *          the list is NULL, ::IT_UNLINK_LOCAL_SINK is given with other than one segment, or the
  *          provider refuses the Read at post (the endpoint's negotiated ORD is 0)
