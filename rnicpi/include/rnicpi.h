@@ -8,44 +8,8 @@
  * @file rnicpi.h
  * @brief RNIC-PI v1: the ABI between the access layers and a verbs provider.
  *
- * Minor versions: 1.1 added shared receive queues (::rnicpi_srq_ops_t);
- * 1.2 added memory windows (::rnicpi_mw_ops_t, #RNICPI_WR_BIND_MW,
- * #RNICPI_WR_LOCAL_INV, remote invalidation reported in ::rnicpi_wc_t);
- * 1.3 added unreliable datagrams (RNICPI_CAP_UD): the queue pair type and
- * Q_Key of ::rnicpi_qp_attr_t, address handles (::rnicpi_ud_ops_t), the
- * datagram fields at the end of ::rnicpi_send_wr_t and ::rnicpi_wc_t, the
- * datagram MTU of ::rnicpi_caps_t and UD service resolution (IB SIDR) at
- * the end of ::rnicpi_cm_ops_t.
- * 1.4 added fast registration and reads into windows: mr_alloc at the end
- * of ::rnicpi_mem_ops_t, #RNICPI_WR_FAST_REG (::rnicpi_fast_reg_t at the
- * end of ::rnicpi_send_wr_t), #RNICPI_WR_LOCAL_INV of a fast-registered
- * region's key, #RNICPI_WR_RDMA_READ_INV and the #RNICPI_WR_SINK_MW flag
- * (RNICPI_CAP_READ_SINK_MW), #RNICPI_WC_FAST_REG and #RNICPI_WC_MEM_MGT_ERR.
- * 1.5 added immediate data, 1.6 the capability "completes-at-placement".
- * 1.7 added the cause and Terminate detail at the end of
- * ::rnicpi_async_event_t (::rnicpi_async_cause_t) and
- * ::RNICPI_ASYNC_QP_REMOTE_ERR.
- * 1.8 added the capability "no-pinning-needed" (RNICPI_CAP_NO_PIN): the
- * access layer locks and accounts registered memory only for a provider
- * without it.
- * 1.9 added list_refused at the end of ::rnicpi_device_ops_t: the devices a
- * provider found and does not offer, each with the reason, for itapi-info.
- * 1.10 added mem_alloc and mem_free at the end of ::rnicpi_mem_ops_t: memory
- * the provider reaches at its best speed (itx_mem_alloc()); a provider
- * without them gets ordinary page-aligned memory from the access layer.
- * 1.11 added cq_wait_begin and cq_wait_end at the end of
- * ::rnicpi_data_ops_t: a thread about to sleep until a CQ has a completion
- * sleeps on the provider's own descriptors and makes the progress itself
- * when woken (it_evd_wait: one wake-up per event, where a provider thread
- * woken first and then notifying makes two); a provider without them is
- * waited for through its cq_notify upcalls, as before.
- * 1.12 added the capability "mw-needs-va-region" (RNICPI_CAP_MW_NEEDS_VA_REGION),
- * which names the rule the access layer had read from the transport (no
- * window on a zero-based region of an iWARP RNIC; rnicpi_caps_complete()
- * reads a provider older than 1.12 so), and cap_advice at the end of
- * ::rnicpi_device_ops_t: the provider's own sentence on what a user can
- * set to get a capability (its environment variables), which the access
- * layer's error messages quote instead of naming any provider's knobs.
+ * Minor versions only add.  Each member says the version it came in
+ * ("ABI 1.4: ..."); @ref rnicpi_changes says what each version brought.
  *
  * A provider is a shared module (or a built-in) that exports one const
  * descriptor, ::rnicpi_provider_t, under the symbol named by
