@@ -22,6 +22,10 @@
 #                    (--skip-deviations: they took 40% of the time); its
 #                    Markdown report goes to BUILD/ib-cert-DEV.md, its
 #                    JSON report (each test's time) to BUILD/ib-cert-DEV.json
+#   certify-repeat-DEV  the catalog as certify-DEV, run LAB_REPEAT times
+#                    (default 5) by itapi-certify --repeat: fails when a
+#                    test's verdict changes between the runs (report in
+#                    BUILD/ib-cert-repeat-DEV.md).  Not in the default list
 #   removal-DEV      the catalog's /conformance/cm/device-removal with
 #                    `rdma link delete DEV` under two connected EPs (events,
 #                    flushes, the removal ending); DEV is added again after
@@ -274,6 +278,21 @@ certify() {
   ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
     timeout 1500 "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 600 -q \
     $skip --markdown "$build/ib-cert-$1.md" --json "$build/ib-cert-$1.json"
+}
+
+# The whole catalog LAB_REPEAT times (default 5) in one itapi-certify run
+# (--repeat): a test whose verdict changes between the runs fails, and the
+# report names its runs.  Not in the default list: about 4 minutes of the
+# VM per repetition.
+certify_repeat() {
+  skip=--skip-deviations
+  [ "${LAB_FULL:-0}" = 1 ] && skip=
+  pz_cap=110000
+  [ "$1" = rxe0 ] && pz_cap=20000
+  n=${LAB_REPEAT:-5}
+  ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
+    timeout $((1500 * n)) "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 600 -q \
+    --repeat "$n" $skip --markdown "$build/ib-cert-repeat-$1.md" --json "$build/ib-cert-repeat-$1.json"
 }
 
 # DAT: two dat.conf files, one per provider, each naming the same IA
@@ -550,6 +569,7 @@ for c in "$@"; do
   case $c in
   perf-*) check "$c" perf "${c#perf-}" ;;
   pingpong-*) check "$c" pingpong "${c#pingpong-}" ;;
+  certify-repeat-*) check "$c" certify_repeat "${c#certify-repeat-}" ;;
   certify-*) check "$c" certify "${c#certify-}" ;;
   removal-*) check "$c" removal "${c#removal-}" ;;
   port-events-*) check "$c" port_events "${c#port-events-}" ;;

@@ -22,8 +22,9 @@
 # capture the host's loopback and decode it: the MPA Request and Reply,
 # the four RDMAP opcodes, no malformed frame.
 #
-#   [LAB_FULL=1] lab/ib-interop.sh [--build DIR] [-C pings] [case...]
+#   [LAB_FULL=1] [LAB_REPEAT=N] lab/ib-interop.sh [--build DIR] [-C pings] [case...]
 #
+# LAB_REPEAT=N: the repetitions of certify-repeat-DEV (default 5).
 # LAB_FULL=1 also runs the tests the devices' deviation files list (CI
 # leaves them out: any failure of theirs is the listed deviation).
 #
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2; shift 2 ;;
   -C) count=$2; shift 2 ;;
-  -*) sed -n '2,33p' "$0" >&2; exit 2 ;;
+  -*) sed -n '2,34p' "$0" >&2; exit 2 ;;
   *) break ;;
   esac
 done
@@ -81,7 +82,12 @@ result() {
 
 # The guest's checks: all of them, or those given.
 vm_case() {
-  "$lab/run.sh" -q -s "$share" -m 3G -t 3300 "LAB_FULL=${LAB_FULL:-0} sh $lab/ib-guest.sh $build $*" >"$tmp/vm.out" 2>&1
+  # A repeated catalog (certify-repeat-DEV) takes about 4 minutes of the
+  # VM per repetition and device.
+  local vm_s=3300
+  case " $* " in *" certify-repeat-"*) vm_s=$((3300 + 1200 * ${LAB_REPEAT:-5})) ;; esac
+  "$lab/run.sh" -q -s "$share" -m 3G -t $vm_s \
+    "LAB_FULL=${LAB_FULL:-0} LAB_REPEAT=${LAB_REPEAT:-5} sh $lab/ib-guest.sh $build $*" >"$tmp/vm.out" 2>&1
   local rc=$? seen=0
   while read -r tag name st secs; do
     [ "$tag" = CHECK ] || continue
