@@ -105,6 +105,10 @@ ib_wrid(uint32_t serial, unsigned kind, uint64_t seq)
 #define IB_UD_REP_HDR 12
 #define IB_UD_PDATA_REP (136 - IB_UD_REP_HDR)
 
+/* How long (ms) a CQ watched for its unsignaled requests stays unarmed
+ * after the progress thread last saw its consumer poll it (comp_events). */
+#define IB_REARM_IDLE_MS 50
+
 /* Knobs, read once from the environment (ib_dev.c). */
 typedef struct ib_config {
   int resolve_ms;       /* ITAPI_IB_RESOLVE_MS: address and route resolution */
@@ -169,6 +173,9 @@ struct ib_dev {
   GQueue timed;                  /* ib_conn_t connects with a deadline (ib_cm_expire) */
   gint64 timed_next;             /* the nearest deadline in timed; G_MAXINT64: none */
   GList *sweep;                  /* ib_qp_t in ERROR with requests still outstanding */
+  GList *rearm;                  /* ib_cq_t watched for unsignaled requests, left unarmed
+                                  * while their consumer polls (comp_events) */
+  gint64 rearm_at;               /* when to look at them again; G_MAXINT64: none */
   GMutex ev_lock;                /* a leaf: guards events alone */
   GQueue events;                 /* ib_event_t to deliver from the progress thread */
   rnicpi_spin_t qp_lock;
@@ -244,6 +251,10 @@ struct ib_cq {
                                   * it: watched for good, so that its failure (an error
                                   * completion, with no asynchronous event from rxe or
                                   * siw) ends the connection without anyone polling */
+  guint polls;                   /* bumped by each ib_poll_cq (relaxed): the consumer
+                                  * polls, and finds such a failure itself */
+  guint polls_seen;              /* polls when the progress thread last looked (dev->lock) */
+  gboolean rearm_due;            /* on dev->rearm: armed again once nobody polls (dev->lock) */
 };
 
 /* One shadowed work request. */

@@ -159,6 +159,10 @@ ib_cq_destroy(rnicpi_cq_t *c)
     g_mutex_unlock(&dev->lock);
     return err == EBUSY ? RNICPI_EBUSY : ib_status_of_errno(err);
   }
+  g_mutex_lock(&dev->lock);
+  if (cq->rearm_due)
+    dev->rearm = g_list_remove(dev->rearm, cq);
+  g_mutex_unlock(&dev->lock);
   rnicpi_cq_ring_clear(&cq->ring);
   g_free(cq);
   return RNICPI_OK;
@@ -174,6 +178,8 @@ int
 ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
 {
   ib_cq_t *cq = to_ib_cq(c);
+  /* The progress thread needs to know that someone polls, not how often. */
+  __atomic_store_n(&cq->polls, __atomic_load_n(&cq->polls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
   int got = rnicpi_cq_ring_poll(&cq->ring, wc, n);
   if (got >= n)
     return got;

@@ -547,6 +547,7 @@ ib_open(const char *name, const rnicpi_upcalls_t *up, void *al_ctx, rnicpi_dev_t
   dev->conns = g_hash_table_new(g_int64_hash, g_int64_equal);
   g_queue_init(&dev->timed);
   dev->timed_next = G_MAXINT64;
+  dev->rearm_at = G_MAXINT64;
   dev->qps = g_hash_table_new(g_direct_hash, g_direct_equal);
   g_rw_lock_init(&dev->mr_lock);
   dev->mrs = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -101,10 +101,26 @@ comp_events(ib_dev_t *dev)
     rnicpi_notify_batch_init(&b);
     g_mutex_lock(&dev->lock);
     if (!cq->dead && (cq->watch || __atomic_load_n(&cq->watch_unsignaled, __ATOMIC_ACQUIRE))) {
-      /* Re-armed first, then drained: a completion between the two is
-       * either taken now or raises the next event. */
-      ibv_req_notify_cq(cq->cq, 0);
-      ib_cq_drain(cq, &b);
+      guint polls = __atomic_load_n(&cq->polls, __ATOMIC_RELAXED);
+      if (!cq->watch && polls != cq->polls_seen) {
+        /* Watched for its unsignaled requests alone, and its consumer
+         * polls it: the consumer takes what comes, a failure too.  Left
+         * unarmed, so that its completions wake no thread (a progress
+         * thread woken beside a polling consumer costs it more than its
+         * own poll), and armed again once it stops polling. */
+        cq->polls_seen = polls;
+        if (!cq->rearm_due) {
+          cq->rearm_due = TRUE;
+          dev->rearm = g_list_prepend(dev->rearm, cq);
+        }
+        if (dev->rearm_at == G_MAXINT64)
+          dev->rearm_at = g_get_monotonic_time() + IB_REARM_IDLE_MS * 1000;
+      } else {
+        /* Re-armed first, then drained: a completion between the two is
+         * either taken now or raises the next event. */
+        ibv_req_notify_cq(cq->cq, 0);
+        ib_cq_drain(cq, &b);
+      }
     }
     if (!cq->dead && __atomic_exchange_n(&cq->ring.armed, FALSE, __ATOMIC_SEQ_CST)) {
       to = cq->ring.to;
@@ -118,6 +134,41 @@ comp_events(ib_dev_t *dev)
       g_atomic_int_dec_and_test(&dev->inflight);
     }
   }
+}
+
+/* The CQs comp_events left unarmed while their consumer polled: one it
+ * has not polled since the last look is armed and drained again, one it
+ * still polls is looked at again later.  A CQ being destroyed stays on
+ * the list, untouched (its destroy takes it off, or leaves it there when
+ * the destroy fails). */
+static void
+rearm_idle(ib_dev_t *dev)
+{
+  gint64 now = g_get_monotonic_time();
+  rnicpi_notify_batch_t b;
+  rnicpi_notify_batch_init(&b);
+  g_mutex_lock(&dev->lock);
+  if (now < dev->rearm_at) {
+    g_mutex_unlock(&dev->lock);
+    return;
+  }
+  dev->rearm_at = G_MAXINT64;
+  for (GList *l = dev->rearm, *next; l != NULL; l = next) {
+    next = l->next;
+    ib_cq_t *cq = l->data;
+    guint polls = __atomic_load_n(&cq->polls, __ATOMIC_RELAXED);
+    if (cq->dead || polls != cq->polls_seen) {
+      cq->polls_seen = polls;
+      dev->rearm_at = now + IB_REARM_IDLE_MS * 1000;
+      continue;
+    }
+    ibv_req_notify_cq(cq->cq, 0);
+    ib_cq_drain(cq, &b);
+    cq->rearm_due = FALSE;
+    dev->rearm = g_list_delete_link(dev->rearm, l);
+  }
+  g_mutex_unlock(&dev->lock);
+  rnicpi_notify_batch_deliver(&b);
 }
 
 /* ---- devices sharing a verbs context ------------------------------------ */
@@ -418,7 +469,14 @@ progress_thread(gpointer data)
       timeout = MAX(1, ib_config.sweep_ms / 4);
     /* A deadline armed after this wakes the thread (conn_time_locked). */
     gint64 due = dev->timed_next;
+    /* Set only by this thread (comp_events). */
+    gint64 rearm_at = dev->rearm_at;
     g_mutex_unlock(&dev->lock);
+    if (rearm_at != G_MAXINT64) {
+      gint64 left = rearm_at - g_get_monotonic_time();
+      int ms = left <= 0 ? 0 : (int) MIN((left + 999) / 1000, (gint64) G_MAXINT);
+      timeout = timeout < 0 ? ms : MIN(timeout, ms);
+    }
     if (due != G_MAXINT64) {
       /* Rounded up: a wake-up before the deadline would only wait again. */
       gint64 left = due - g_get_monotonic_time();
@@ -448,6 +506,8 @@ progress_thread(gpointer data)
     /* After this round's CM events: a reply read already wins over the deadline. */
     if (due != G_MAXINT64 && g_get_monotonic_time() >= due)
       ib_cm_expire(dev);
+    if (rearm_at != G_MAXINT64)
+      rearm_idle(dev);
     deliver_events(dev);
     sweep_collect(dev);
     sweep(dev);
