@@ -162,6 +162,8 @@ datx_cno_wake_dead(datx_cno_t *cno)
 void
 datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
 {
+  /* Two dat_evd_modify_cno calls on one EVD may race: one at a time. */
+  g_mutex_lock(&evd->cno_lock);
   datx_cno_t *old = evd->cno;
   if (old != NULL) {
     g_mutex_lock(&old->lock);
@@ -192,6 +194,7 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
                 cno->cell->id, evd->cell->id, evd->fd, g_strerror(errno));
     g_mutex_unlock(&cno->lock);
   }
+  g_mutex_unlock(&evd->cno_lock);
 }
 
 /* Milliseconds for epoll_wait, rounded up, from microseconds. */

@@ -141,6 +141,7 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
     if (evd->sevd[s] != IT_NULL_HANDLE && evd->waitable == IT_NULL_HANDLE)
       evd->waitable = evd->aevd != IT_NULL_HANDLE ? evd->aevd : evd->sevd[s];
   g_mutex_init(&evd->held_lock);
+  g_mutex_init(&evd->cno_lock);
   g_queue_init(&evd->held);
   if (c != NULL)
     datx_cno_attach(evd, c);
@@ -179,8 +180,11 @@ evd_query_on_held(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PA
     param->evd_qlen = g_atomic_int_get(&evd->qlen);
   if (mask & DAT_EVD_FIELD_EVD_STATE)
     param->evd_state = (DAT_EVD_STATE) g_atomic_int_get(&evd->state);
-  if (mask & DAT_EVD_FIELD_CNO)
+  if (mask & DAT_EVD_FIELD_CNO) {
+    g_mutex_lock(&evd->cno_lock);
     param->cno_handle = evd->cno != NULL ? evd->cno->cell : DAT_HANDLE_NULL;
+    g_mutex_unlock(&evd->cno_lock);
+  }
   if (mask & DAT_EVD_FIELD_EVD_FLAGS)
     param->evd_flags = evd->flags;
   return DAT_SUCCESS;
@@ -202,6 +206,7 @@ datx_evd_destroy(datx_evd_t *evd)
               itx_status_name(st));
   g_queue_clear_full(&evd->held, g_free);
   g_mutex_clear(&evd->held_lock);
+  g_mutex_clear(&evd->cno_lock);
   datx_cell_kill(evd->cell, evd->ia);
   g_free(evd);
 }

@@ -182,7 +182,8 @@ struct datx_evd {
   it_evd_handle_t sevd[DATX_S_COUNT]; /**< per stream, or IT_NULL_HANDLE */
   it_evd_handle_t aevd;              /**< the aggregate when several streams, else IT_NULL_HANDLE */
   it_evd_handle_t waitable;          /**< what wait and dequeue use: the aggregate or the one SEVD */
-  datx_cno_t *cno;                   /**< the CNO it notifies, or NULL */
+  datx_cno_t *cno;                   /**< the CNO it notifies, or NULL (@c cno_lock) */
+  GMutex cno_lock;                   /**< guards @c cno; taken before a CNO's lock */
   int fd;                            /**< @c waitable's descriptor once it has had a CNO, else -1 (atomic) */
   GMutex held_lock;                  /**< guards @c held */
   GQueue held;                       /**< translated events taken while waiting for a threshold (DAT_EVENT *), oldest first */

@@ -1496,6 +1496,56 @@ test_cno_modify_late(fixture_t *f, gconstpointer data)
   /* The fixture's abrupt close frees the rest. */
 }
 
+/* One side of /dat/cno/modify-race: the EVD given to each CNO in turn
+ * and to none, and its CNO read back. */
+typedef struct {
+  DAT_EVD_HANDLE evd;
+  DAT_CNO_HANDLE cno[2];
+  int rounds;
+} modify_race_t;
+
+static gpointer
+modify_race_side(gpointer data)
+{
+  modify_race_t *m = data;
+  for (int i = 0; i < m->rounds; i++) {
+    DAT_CNO_HANDLE to = i % 3 == 2 ? DAT_HANDLE_NULL : m->cno[i % 3];
+    assert_dat(dat_evd_modify_cno(m->evd, to), DAT_SUCCESS);
+    DAT_EVD_PARAM prm;
+    assert_dat(dat_evd_query(m->evd, DAT_EVD_FIELD_CNO, &prm), DAT_SUCCESS);
+    g_assert_true(prm.cno_handle == DAT_HANDLE_NULL || prm.cno_handle == m->cno[0] ||
+                  prm.cno_handle == m->cno[1]);
+  }
+  return NULL;
+}
+
+static void
+test_cno_modify_race(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("two threads give one EVD (made without a CNO) to two CNOs and to none, 300 "
+                 "times each, while reading its CNO back: every call succeeds; given to the "
+                 "first CNO at the end, an event on it is named by that CNO's wait, and both "
+                 "CNOs then free (neither is left used by the EVD)");
+  modify_race_t m = { .rounds = 300 };
+  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &m.evd), DAT_SUCCESS);
+  for (int i = 0; i < 2; i++)
+    assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &m.cno[i]), DAT_SUCCESS);
+  GThread *t = g_thread_new("modify-race", modify_race_side, &m);
+  modify_race_side(&m);
+  g_thread_join(t);
+  assert_dat(dat_evd_modify_cno(m.evd, m.cno[0]), DAT_SUCCESS);
+  DAT_EVD_HANDLE found = DAT_HANDLE_NULL;
+  post_software_event(m.evd, &found);
+  assert_dat(dat_cno_wait(m.cno[0], 5000000, &found), DAT_SUCCESS);
+  g_assert_true(found == m.evd);
+  DAT_EVENT ev;
+  assert_dat(dat_evd_dequeue(m.evd, &ev), DAT_SUCCESS);
+  assert_dat(dat_cno_free(m.cno[1]), DAT_SUCCESS);
+  assert_dat(dat_evd_free(m.evd), DAT_SUCCESS);
+  assert_dat(dat_cno_free(m.cno[0]), DAT_SUCCESS);
+}
+
 static void
 test_connect_before_listen(fixture_t *f, gconstpointer data)
 {
@@ -2731,6 +2781,7 @@ main(int argc, char **argv)
   ADD("/dat/cm/rsp-request", test_rsp_request);
   ADD("/dat/cm/cr-handoff", test_cr_handoff);
   ADD("/dat/cno/modify-late", test_cno_modify_late);
+  ADD("/dat/cno/modify-race", test_cno_modify_race);
   ADD("/dat/srq/stale-handle", test_srq_stale);
   ADD("/dat/srq/free-in-use", test_srq_in_use);
   ADD("/dat/srq/recv", test_srq_recv);
