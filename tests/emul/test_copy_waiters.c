@@ -85,6 +85,14 @@ child(void)
   g_autofree char *cmd = conf_hear(STDIN_FILENO, 4 * LINE_MS);
   unsigned seed = 0;
   g_assert_nonnull(cmd);
+  if (strcmp(cmd, "disc") == 0) {
+    /* The parent's Write is still copying into t: end the connection
+     * under it, then check what landed all the same. */
+    conf_ok(it_ep_disconnect(s.ep, NULL, 0));
+    g_free(cmd);
+    cmd = conf_hear(STDIN_FILENO, 4 * LINE_MS);
+    g_assert_nonnull(cmd);
+  }
   g_assert_cmpint(sscanf(cmd, "check %u", &seed), ==, 1);
   conf_buf_check(&t, 0, LEN, seed);
   conf_buf_check_guards(&t);
@@ -274,6 +282,43 @@ test_other_qp_beside_dereg(void)
   other_qp_unlocked(BY_DEREG);
 }
 
+/* The peer ends the connection while A's Write is in its attach call:
+ * the copy ends whole, so the Write completes successfully. */
+static void
+test_peer_disconnect_during_copy(void)
+{
+  g_test_summary("the peer process disconnects while an RDMA Write's attach call is held, and "
+                 "its DISC is taken meanwhile (the QP flushed under the copy); once the copy "
+                 "ends whole, the Write completes successfully, not flushed, and the peer finds "
+                 "every byte in its region");
+  g_atomic_int_set(&release, 0);
+  conn_t a;
+  conn_open(&a, SEED_A);
+  g_atomic_int_set(&hold_next, 1);
+  GThread *wa = g_thread_new("write-a", write_run, &a);
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (!g_atomic_int_get(&held) && g_get_monotonic_time() < end)
+    g_usleep(1000);
+  g_assert_true(g_atomic_int_get(&held));
+  conf_say(a.c.to, "disc\n");
+  /* Until the peer's DISC has flushed the QP under the held copy. */
+  gboolean flushed = FALSE;
+  end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (!flushed && g_get_monotonic_time() < end) {
+    emul_fabric_lock();
+    flushed = a.qp->xcopy_flushed;
+    emul_fabric_unlock();
+    if (!flushed)
+      g_usleep(1000);
+  }
+  g_atomic_int_set(&release, 1);
+  g_thread_join(wa);
+  g_assert_true(flushed);
+  conf_dto(a.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conf_wait(a.s.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
+  conn_check_close(&a, SEED_A);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -283,5 +328,6 @@ main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/emul/copy-waiters/beside-disconnect", test_other_qp_beside_disconnect);
   g_test_add_func("/emul/copy-waiters/beside-dereg", test_other_qp_beside_dereg);
+  g_test_add_func("/emul/copy-waiters/peer-disconnect", test_peer_disconnect_during_copy);
   return g_test_run();
 }

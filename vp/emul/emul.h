@@ -998,6 +998,10 @@ void emul_wait_all_copies(void);
 /* Fabric lock held: @wr, whose copy ran while @qp was flushed, completes
  * flushed, then the send queue behind it. */
 void emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
+/* The same for a request whose long copy ended whole although the QP was
+ * flushed meanwhile (its bytes are where it sent or fetched them): it
+ * completes successfully with @len, then the rest of the queues flush. */
+void emul_qp_copy_whole(emul_qp_t *qp, const rnicpi_send_wr_t *wr, uint32_t len, emul_work_t *w);
 /* Fabric lock held: take also @qp's link lock, when it has a link, once
  * no long copy runs with it let go; meanwhile the fabric lock is let go
  * too (the copier may need it back), so the caller reads nothing it needs

@@ -464,6 +464,13 @@ emul_qp_copy_flushed(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 void
+emul_qp_copy_whole(emul_qp_t *qp, const rnicpi_send_wr_t *wr, uint32_t len, emul_work_t *w)
+{
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, len, w);
+  flush_all(qp, w);
+}
+
+void
 emul_qp_set_error(emul_qp_t *qp, emul_work_t *w)
 {
   qp->state = RNICPI_QPS_ERROR;

@@ -426,7 +426,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
         emul_xconn_t *held = x_copy_begin(qp);
         emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
         if (x_copy_end(qp, held)) {
-          emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */
+          /* The connection broke meanwhile, after every byte moved (a
+           * Read with Invalidate invalidated nothing: flushed). */
+          if (wr->opcode == RNICPI_WR_RDMA_READ_INV)
+            emul_qp_copy_flushed(qp, wr, w);
+          else
+            emul_qp_copy_whole(qp, wr, (uint32_t) len, w);
           return XR_FAILED;
         }
       } else {
@@ -447,7 +452,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
         ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, x->peer_mem, write, l, nl, &r, 1);
       }
       if (flushed) {
-        emul_qp_copy_flushed(qp, wr, w);  /* the connection broke meanwhile */
+        /* The connection broke meanwhile: a copy that ended whole moved
+         * every byte (the peer may have seen them and closed). */
+        if (ok && wr->opcode != RNICPI_WR_RDMA_READ_INV)
+          emul_qp_copy_whole(qp, wr, (uint32_t) len, w);
+        else
+          emul_qp_copy_flushed(qp, wr, w);
         return XR_FAILED;
       }
       if (!ok) {
