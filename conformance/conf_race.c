@@ -907,7 +907,9 @@ posts_beside_write(conf_pair_t *w, conf_buf_t *dst, conf_buf_t *src, conf_pair_t
   }
   g_test_message("%u of %u rounds saw the Write landing when the posts %s began; in %u of those both "
                  "posts returned before its last byte was in place", seen, n, where, early);
-  if (seen > 0 && early == 0)
+  /* One round proves nothing: a poster descheduled between its look and
+   * its posts (a loaded host, a sanitizer) finds the transfer whole. */
+  if (seen > 1 && early == 0)
     g_error("in each of %u rounds a receive and a Send posted %s while a 64 MiB RDMA Write was landing "
             "returned only once it had landed whole: a post waits for a transfer in flight (a lock held "
             "across the copy?)", seen, where);

@@ -660,7 +660,9 @@ post_beside_transfer_with(beside_t mode)
   const char *what = receive ? "Send" : "RDMA Read";
   g_test_message("%u of %u rounds saw the %s landing when the Write was posted; in %u of those the post "
                  "returned before its last byte was in place", seen, n, what, early);
-  if (seen > 0 && early == 0)
+  /* One round proves nothing: a poster descheduled between its look and
+   * its post (a loaded host, a sanitizer) finds the transfer whole. */
+  if (seen > 1 && early == 0)
     g_error("in each of %u rounds an RDMA Write posted while a %u MiB %s from another process on "
             "the same endpoint was landing returned only once the %s had landed whole: a post waits for "
             "a transfer in flight (a lock held across the copy?)", seen, len >> 20, what, what);
