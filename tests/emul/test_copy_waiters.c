@@ -177,6 +177,20 @@ write_run(gpointer k)
   return NULL;
 }
 
+/* @k's Write from a thread of its own, its attach call held in the watch
+ * (asserted within a timeout); join the thread once the call is let go. */
+static GThread *
+write_held(conn_t *k)
+{
+  g_atomic_int_set(&hold_next, 1);
+  GThread *t = g_thread_new("write-held", write_run, k);
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (!g_atomic_int_get(&held) && g_get_monotonic_time() < end)
+    g_usleep(1000);
+  g_assert_true(g_atomic_int_get(&held));
+  return t;
+}
+
 static gpointer
 disconnect_run(gpointer ep)
 {
@@ -224,12 +238,7 @@ other_qp_unlocked(wait_kind_t kind)
 
   /* A's Write, its attach call held (in the posting thread). */
   g_atomic_int_set(&locked, 0);
-  g_atomic_int_set(&hold_next, 1);
-  GThread *wa = g_thread_new("write-a", write_run, &a);
-  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-  while (!g_atomic_int_get(&held) && g_get_monotonic_time() < end)
-    g_usleep(1000);
-  g_assert_true(g_atomic_int_get(&held));
+  GThread *wa = write_held(&a);
   g_assert_cmpint(g_atomic_int_get(&locked), ==, 0);
 
   /* The thread that waits for that copy. */
@@ -294,16 +303,11 @@ test_peer_disconnect_during_copy(void)
   g_atomic_int_set(&release, 0);
   conn_t a;
   conn_open(&a, SEED_A);
-  g_atomic_int_set(&hold_next, 1);
-  GThread *wa = g_thread_new("write-a", write_run, &a);
-  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-  while (!g_atomic_int_get(&held) && g_get_monotonic_time() < end)
-    g_usleep(1000);
-  g_assert_true(g_atomic_int_get(&held));
+  GThread *wa = write_held(&a);
   conf_say(a.c.to, "disc\n");
   /* Until the peer's DISC has flushed the QP under the held copy. */
   gboolean flushed = FALSE;
-  end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
   while (!flushed && g_get_monotonic_time() < end) {
     emul_fabric_lock();
     flushed = a.qp->xcopy_flushed;
