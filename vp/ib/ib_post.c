@@ -276,8 +276,18 @@ post_send_common(ib_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_status_t *st)
   uint32_t len = 0;
   if (map_sges(qp->dev, qp->base.pd, wr->sg_list, 1, &sge, 1, need, &len) != IB_SGE_OK)
     return FALSE;
+  /* Every member a device reads for a Send, Write or Read on an RC queue
+   * pair is set; the window-bind and TSO members are left alone (clearing
+   * the whole request is a string store, the dearest part of it under an
+   * emulated CPU). */
   struct ibv_send_wr v, *bad = NULL;
-  memset(&v, 0, sizeof(v));
+  v.next = NULL;
+  v.imm_data = 0;
+  v.wr.atomic.remote_addr = 0;
+  v.wr.atomic.compare_add = 0;
+  v.wr.atomic.swap = 0;
+  v.wr.atomic.rkey = 0;
+  v.qp_type.xrc.remote_srqn = 0;
   v.sg_list = &sge;
   v.num_sge = 1;
   v.send_flags = ((wr->flags & RNICPI_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
