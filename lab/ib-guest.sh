@@ -72,11 +72,7 @@
 #                    (libdaplofa, rdma_cm on DEV's netdev, as DAPL's
 #                    dat.conf names it: ofa-v2-NETDEV "NETDEV 0") as the
 #                    server and ours as the client, each side's output
-#                    showing which provider served it.  Not in the
-#                    default list: plugfest-siw0-ofa-ours (once our client
-#                    got UNREACHABLE while DAPL's server saw the
-#                    connection established, then its receive flushed;
-#                    11 runs of 11 passed since, not understood)
+#                    showing which provider served it
 #   plugfest-DEV-ours-ofa
 #                    the reverse: ours serves, DAPL's provider connects
 #   plugfest-reject-DEV-ofa-ours, plugfest-reject-DEV-ours-ofa
@@ -84,10 +80,8 @@
 #                    from the first provider named to the second: the
 #                    client must get PEER_REJECTED and the server's bytes,
 #                    the server the client's.  Not in the default list:
-#                    plugfest-reject-rxe0-ours-ofa (DAPL's client once got
-#                    "no listener", IB CM reason 8, from our listening
-#                    server; 11 runs of 11 passed since, not understood), plugfest-reject-siw0-ours-ofa (cannot pass:
-#                    DAPL's requester reports any refusal over iWARP as
+#                    plugfest-reject-siw0-ours-ofa (cannot pass: DAPL's
+#                    requester reports any refusal over iWARP as
 #                    NON_PEER_REJECTED, its own provider's too)
 #   plugfest-dapltest-DEV-ofa-ours, plugfest-dapltest-DEV-ours-ofa
 #                    dapltest, server (-T S) on the first provider named,
@@ -561,8 +555,9 @@ port_events() {
 
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
   rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 dat-rxe0 dat-siw0 dat-tools-rxe0 \
-  plugfest-rxe0-ofa-ours plugfest-rxe0-ours-ofa plugfest-siw0-ours-ofa \
-  plugfest-reject-rxe0-ofa-ours plugfest-reject-siw0-ofa-ours plugfest-dapltest-rxe0-ofa-ours \
+  plugfest-rxe0-ofa-ours plugfest-rxe0-ours-ofa plugfest-siw0-ofa-ours plugfest-siw0-ours-ofa \
+  plugfest-reject-rxe0-ofa-ours plugfest-reject-rxe0-ours-ofa plugfest-reject-siw0-ofa-ours \
+  plugfest-dapltest-rxe0-ofa-ours \
   plugfest-dapltest-rxe0-ours-ofa plugfest-dapltest-siw0-ofa-ours plugfest-dapltest-perf-rxe0-ofa-ours \
   plugfest-dapltest-perf-rxe0-ours-ofa removal-rxe0 removal-siw0 port-events-rxe0 port-events-siw0
 for c in "$@"; do
