@@ -26,7 +26,8 @@ explains the defect file format and how to read the figures.
 defects, so the host builds the tree once and each defect's module
 (WORK/mutants/ID.so), and one VM boot certifies the baseline and every
 module on each device (lab/mutate-guest.sh), the devices side by side; a
-second boot certifies the lone catches again.
+further boot certifies the lone catches again (and under --first each
+defect not caught yet on its next device), until every defect is decided.
 
 Exit status: 0 when the run completed (whatever the rate), 2 when it could
 not (a defect whose text is not found exactly once in its file, a build of
@@ -94,7 +95,8 @@ class Defect:
             else:
                 names.update(chosen)
         if self.only is not None:
-            names &= set(self.only)
+            # In the order its line names them (--first takes the first).
+            return [c for c in self.only if c in names and c in chosen]
         return [c for c in chosen if c in names]
 
 
