@@ -84,6 +84,7 @@ const rnicpi_provider_t *cert_select_provider(int *argc, char **argv);
 /* Fixture. */
 void cert_setup(cert_t *f, gconstpointer data);
 void cert_teardown(cert_t *f, gconstpointer data);
+void cert_open_again(cert_t *f, cert_t *b);
 void cert_add(const char *path, void (*fn)(cert_t *, gconstpointer));
 /* vp/emul's paths between processes, chosen by its knobs at the connect
  * (other providers ignore them): "attach" (cross-memory attach), "mapped"

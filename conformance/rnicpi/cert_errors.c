@@ -258,6 +258,64 @@ test_errors_local_lkey(cert_t *f, gconstpointer data)
 }
 
 static void
+test_errors_local_lkey_high_bits(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a SEND whose SGE's lkey equals the region's in its low 32 bits but has bit 40 "
+                 "set names no region: requester RNICPI_WC_LOC_PROT_ERR and ERROR, no receive "
+                 "of the responder is consumed with data, every outstanding WR on both sides "
+                 "completes once, flushed");
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, 64))
+    return;
+  rnicpi_sge_t sge = cert_sge(&e.src, 0, 64);
+  if (sge.lkey > UINT32_MAX) {
+    g_test_skip("the device's local keys use more than 32 bits");
+    err_close(&e);
+    return;
+  }
+  /* Verbs keys are 32 bits: an adapter that hands the device the low 32
+   * bits alone must not let the rest name the region. */
+  sge.lkey |= UINT64_C(1) << 40;
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1 };
+  cert_ok(DAT->post_send(e.pr.a.qp, &wr));
+  expect_failed_wr(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
+  wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
+  if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
+    cert_ok(QUE->qp_to_error(e.pr.p.qp));
+  expect_flushed_both(f, &e, 0);
+  for (size_t i = 0; i < e.rp.len; i++)
+    g_assert_cmphex(e.rp.data[i], ==, 0);
+  err_close(&e);
+}
+
+/* The receiver's half of recv-too-small alone: a device may tell the
+ * requester nothing (siw: no completion in error, no event), and the
+ * receiver's status still says what happened. */
+static void
+test_errors_recv_too_small_receiver(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a 64-byte SEND into a 16-byte receive, the receiver's side: its receive "
+                 "completes RNICPI_WC_LOC_LEN_ERR, its queue pair enters ERROR and each of its "
+                 "other receives completes once, flushed, with nothing written past the receive");
+  err_setup_t e;
+  if (!err_open(f, &e, TARGET, 16))
+    return;
+  cert_post_send(e.pr.a.qp, RNICPI_WR_SEND, &e.src, 0, 64, BAD_ID, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t r = cert_wc(e.pr.p.rcq);
+  g_assert_cmphex(r.wr_id, ==, e.idp[0]);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_LOC_LEN_ERR);
+  g_assert_cmphex(r.qp_ctx, ==, e.pr.p.ctx);
+  wait_state(e.pr.p.qp, RNICPI_QPS_ERROR);
+  cert_expect_flushed(e.pr.p.rcq, e.pr.p.ctx, e.idp + 1, NRECV - 1);
+  cert_assert_cq_quiet(e.pr.p.scq);
+  cert_buf_check_guards(&e.rp);
+  err_close(&e);
+}
+
+static void
 test_errors_recv_too_small(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -507,6 +565,8 @@ cert_register_errors(void)
   cert_add("/rnicpi/errors/no-remote-write", test_errors_no_remote_write);
   cert_add("/rnicpi/errors/read-no-remote-read", test_errors_read_no_remote_read);
   cert_add("/rnicpi/errors/local-lkey", test_errors_local_lkey);
+  cert_add("/rnicpi/errors/local-lkey-high-bits", test_errors_local_lkey_high_bits);
+  cert_add("/rnicpi/errors/recv-too-small-receiver", test_errors_recv_too_small_receiver);
   cert_add("/rnicpi/errors/recv-too-small", test_errors_recv_too_small);
   cert_add("/rnicpi/errors/send-too-long-after-good-sends",
            test_errors_send_too_long_after_good_sends);

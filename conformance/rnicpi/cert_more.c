@@ -646,6 +646,36 @@ test_qp_post_in_error(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+static void
+test_qp_post_in_error_later(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("a queue pair in ERROR for a while, whose earlier work has all completed "
+                 "flushed, still completes a Send and a receive posted then, each exactly once, "
+                 "flushed (a provider that finishes the device's flush itself must do it for "
+                 "requests that come late too)");
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t src;
+  cert_buf_new(pr.a.pd, &src, 64, RW);
+  cert_post_recv(pr.a.qp, &src, 0, 64, 0xa4);
+  cert_ok(QUE->qp_to_error(pr.a.qp));
+  uint64_t early = 0xa4;
+  cert_expect_flushed(pr.a.rcq, pr.a.ctx, &early, 1);
+  g_usleep(500 * 1000);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, 64, 0xa5, RNICPI_WR_SIGNALED, 0, 0);
+  uint64_t sid = 0xa5, rid = 0xa6;
+  cert_expect_flushed(pr.a.scq, pr.a.ctx, &sid, 1);
+  g_usleep(500 * 1000);
+  cert_post_recv(pr.a.qp, &src, 0, 64, rid);
+  cert_expect_flushed(pr.a.rcq, pr.a.ctx, &rid, 1);
+  cert_assert_cq_quiet(pr.a.scq);
+  cert_assert_cq_quiet(pr.a.rcq);
+  cert_buf_free(&src);
+  cert_pair_free(&pr);
+}
+
 /* ---- socket handoff --------------------------------------------------- */
 
 static void
@@ -808,6 +838,7 @@ cert_register_more(void)
   cert_add("/rnicpi/qp/modify-rts-access", test_qp_modify_rts_access);
   cert_add("/rnicpi/qp/modify-rts-limits", test_qp_modify_rts_limits);
   cert_add("/rnicpi/qp/post-in-error", test_qp_post_in_error);
+  cert_add("/rnicpi/qp/post-in-error-later", test_qp_post_in_error_later);
   cert_add("/rnicpi/handoff/send-recv", test_handoff_send_recv);
   cert_add("/rnicpi/data/large-message", test_data_large_message);
 }

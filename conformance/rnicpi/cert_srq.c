@@ -294,6 +294,60 @@ test_srq_limit(cert_t *f, gconstpointer data)
   srq_close(&s);
 }
 
+/* Four rounds of the SRQ limit event on @s, whose device is @owner's:
+ * each comes to @owner, none to the devices of @other. */
+static void
+srq_limit_rounds(cert_t *owner, srq_setup_t *s, cert_t *const *other, int nother)
+{
+  cert_buf_t src;
+  cert_buf_new(s->a[0].pd, &src, SLOT, RW);
+  cert_ok(srq_post(s, 0, 0x600));
+  for (int round = 0; round < 4; round++) {
+    /* Two held, armed at 2: the Send that takes one raises the event. */
+    cert_ok(srq_post(s, round + 1, 0x601 + (uint64_t) round));
+    cert_ok(SRQ->srq_modify(s->srq, 0, 2));
+    srq_send(s, 0, 8, (uint8_t) (90 + round), &src);
+    srq_expect_recv(s, 0x600 + (uint64_t) round, 0, round, 8, (uint8_t) (90 + round));
+    g_free(cert_wait_async(owner, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX));
+    for (int i = 0; i < nother; i++)
+      g_assert_null(cert_poll_async(other[i], RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX, 0));
+  }
+  cert_buf_free(&src);
+}
+
+static void
+test_srq_limit_owner(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("with the device opened three more times in the process (three more IAs on "
+                 "it), an SRQ's limit event comes to the open device that holds the SRQ and to "
+                 "none of the others, four times for an SRQ of the first open and four for one "
+                 "of the last");
+  if (!cert_require(f, RNICPI_CAP_SRQ))
+    return;
+  /* A provider may read the device's events in one place for all the
+   * process's opens of it (rdma-core: one verbs context per device and
+   * process): whichever open reads an event must hand it to the owner's.
+   * Which one reads first may follow the order of the opens: an SRQ of
+   * the first and one of the last. */
+  cert_t o[3];
+  for (int i = 0; i < 3; i++)
+    cert_open_again(f, &o[i]);
+  srq_setup_t s;
+  if (srq_open(f, &s, 8, TRUE)) {
+    cert_t *const by[3] = { &o[0], &o[1], &o[2] };
+    srq_limit_rounds(f, &s, by, 3);
+    srq_close(&s);
+  }
+  if (srq_open(&o[2], &s, 8, TRUE)) {
+    cert_t *const by[3] = { f, &o[0], &o[1] };
+    srq_limit_rounds(&o[2], &s, by, 3);
+    srq_close(&s);
+  }
+  for (int i = 0; i < 3; i++)
+    cert_teardown(&o[i], NULL);
+}
+
 /* The next receive completion of passive QP @i: @id, consumed by
  * immediate data @imm after a Write of @wlen bytes (0: alone), per
  * transport (rnicpi.h, RNICPI_WC_WITH_IMM): 32 bits on InfiniBand, nothing
@@ -392,5 +446,6 @@ cert_register_srq(void)
   cert_add("/rnicpi/srq/qp-error-keeps-receives", test_srq_qp_error_keeps);
   cert_add("/rnicpi/srq/shared-order", test_srq_shared_order);
   cert_add("/rnicpi/srq/limit-event", test_srq_limit);
+  cert_add("/rnicpi/srq/limit-event-owner", test_srq_limit_owner);
   cert_add("/rnicpi/srq/immediate", test_srq_immediate);
 }

@@ -89,6 +89,23 @@ cert_setup(cert_t *f, gconstpointer data)
   rnicpi_caps_complete(cert_prov, &f->caps);
 }
 
+/* Open @f's device once more into @b, with upcall queues of its own, as
+ * another IA of the process on the same device; cert_teardown(@b) closes
+ * it. */
+void
+cert_open_again(cert_t *f, cert_t *b)
+{
+  memset(b, 0, sizeof(*b));
+  b->cm_q = g_async_queue_new_full(g_free);
+  b->notify_q = g_async_queue_new_full(g_free);
+  b->async_q = g_async_queue_new_full(g_free);
+  g_strlcpy(b->dev_name, f->dev_name, sizeof(b->dev_name));
+  cert_ok(DEV->open(b->dev_name, &cert_upcalls, b, &b->dev));
+  g_assert_nonnull(b->dev);
+  cert_ok(DEV->query(b->dev, &b->caps));
+  rnicpi_caps_complete(cert_prov, &b->caps);
+}
+
 static void
 drain(GAsyncQueue *q, GList **seen)
 {

@@ -127,6 +127,54 @@ test_read_sge_at_limit(cert_t *f, gconstpointer data)
   cert_pair_free(&pr);
 }
 
+/* An RDMA Read's completion means every byte of it is placed (RNIC-PI
+ * post_send; RFC 5040 7.1), also when the Read scatters over elements a
+ * device takes one per Read (an adapter splits it, and must complete it
+ * with its last piece). */
+static void
+test_read_sge_large(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an RDMA Read of 512 KiB into each of four scatter elements apart from each "
+                 "other completes once, and at its completion every element already holds "
+                 "its bytes, the last one's last byte included");
+  enum { N = 4, LEN = 512 * 1024, GAP = 4096 };
+  cert_pair_t pr;
+  if (!sge_pair(f, &pr, 0, 0, N, 0))
+    return;
+  uint32_t acc = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                 RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE;
+  cert_buf_t b, rb;
+  cert_buf_new(pr.a.pd, &b, N * (LEN + GAP), cert_sink_access(f) | acc);
+  cert_buf_new(pr.p.pd, &rb, N * LEN, acc);
+  memset(b.data, 0, b.len);
+  cert_buf_fill(&rb, 0x6c);
+  rnicpi_sge_t sg[N];
+  for (uint32_t i = 0; i < N; i++)
+    sg[i] = cert_sge(&b, (size_t) i * (LEN + GAP), LEN);
+  rnicpi_send_wr_t wr = { .wr_id = 0x5ca8, .opcode = RNICPI_WR_RDMA_READ,
+                          .flags = RNICPI_WR_SIGNALED, .sg_list = sg, .num_sge = N,
+                          .remote_addr = cert_raddr(&rb, 0), .rkey = rb.mr->rkey };
+  g_assert_cmpint(DAT->post_send(pr.a.qp, &wr), ==, RNICPI_OK);
+  rnicpi_wc_t wc = cert_wc(pr.a.scq);
+  /* At once: the last bytes first, which a completion made early lacks. */
+  for (int i = N - 1; i >= 0; i--)
+    g_assert_cmpmem(b.data + (size_t) i * (LEN + GAP), LEN, rb.data + (size_t) i * LEN, LEN);
+  g_assert_cmphex(wc.wr_id, ==, 0x5ca8);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(wc.opcode, ==, RNICPI_WC_RDMA_READ);
+  g_assert_cmpuint(wc.byte_len, ==, N * LEN);
+  for (uint32_t i = 0; i < N; i++)
+    for (size_t k = (size_t) i * (LEN + GAP) + LEN; k < (size_t) (i + 1) * (LEN + GAP); k++)
+      g_assert_cmphex(b.data[k], ==, 0);
+  cert_buf_check_guards(&b);
+  cert_assert_cq_quiet(pr.a.scq);
+  g_assert_cmpint(QUE->qp_state(pr.a.qp), ==, RNICPI_QPS_RTS);
+  cert_buf_free(&rb);
+  cert_buf_free(&b);
+  cert_pair_free(&pr);
+}
+
 /* A legal Send of 8 bytes from @b then reaches the peer's receive on
  * @rb: the refused post left the queue pair usable and sent nothing. */
 static void
@@ -506,6 +554,74 @@ test_connect_pending(cert_t *f, gconstpointer data)
 }
 
 static void
+test_post_send_connecting(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("data_ops.post_send on a queue pair whose connect is pending (the listener "
+                 "holds its request) is RNICPI_ESTATE, or takes the Send, which then arrives "
+                 "and completes once the request is accepted; any other status fails, and the "
+                 "connection then carries a Send");
+  if (!cert_require(f, RNICPI_CAP_CM_VERBS))
+    return;
+  cert_side_t c, q;
+  cert_side_new(f, &c, 0xc0000, 16, NULL);
+  cert_side_new(f, &q, 0xd0000, 16, NULL);
+  cert_buf_t src, dst;
+  cert_buf_new(c.pd, &src, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_buf_new(q.pd, &dst, 128, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  rnicpi_listen_t *lst = NULL;
+  uint32_t port = cert_listen(f, 0x1154, &lst);
+  rnicpi_addr_t dst_addr;
+  cert_addr(f, port, &dst_addr);
+  rnicpi_conn_param_t cp = { .ird = cert_min(4, f->caps.max_ird), .ord = cert_min(4, f->caps.max_ord) };
+  cert_ok(CMV->connect(c.qp, &dst_addr, &cp));
+  g_autofree rnicpi_cm_event_t *req = cert_wait_cm(f, RNICPI_CM_CONNECT_REQUEST, 0x1154);
+  /* The request is at the listener: the queue pair is still connecting. */
+  cert_buf_fill(&src, 41);
+  rnicpi_sge_t sge = cert_sge(&src, 0, 16);
+  rnicpi_send_wr_t wr = { .wr_id = 0x5c1, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1 };
+  rnicpi_status_t st = DAT->post_send(c.qp, &wr);
+  g_test_message("post_send while connecting: %s", rnicpi_status_name(st));
+  if (st != RNICPI_OK)
+    cert_cmpst(st, RNICPI_ESTATE);
+  cert_post_recv(q.qp, &dst, 0, 64, 0x5d1);
+  cert_post_recv(q.qp, &dst, 64, 64, 0x5d2);
+  cert_ok(CMV->accept(q.qp, req->conn_id, &cp));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, c.ctx));
+  g_free(cert_wait_cm(f, RNICPI_CM_ESTABLISHED, q.ctx));
+  cert_ok(CMV->unlisten(lst));
+  uint64_t next = 0x5d1;
+  if (st == RNICPI_OK) {
+    rnicpi_wc_t s = cert_wc(c.scq);
+    g_assert_cmphex(s.wr_id, ==, 0x5c1);
+    g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+    rnicpi_wc_t r = cert_wc(q.rcq);
+    g_assert_cmphex(r.wr_id, ==, 0x5d1);
+    g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+    g_assert_cmpuint(r.byte_len, ==, 16);
+    cert_buf_check(&dst, 0, 16, 41);
+    next = 0x5d2;
+  }
+  cert_assert_cq_quiet(c.scq);
+  /* Connected, a Send goes as always. */
+  cert_buf_fill(&src, 42);
+  cert_post_send(c.qp, RNICPI_WR_SEND, &src, 0, 24, 0x5c2, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t s = cert_wc(c.scq);
+  g_assert_cmphex(s.wr_id, ==, 0x5c2);
+  g_assert_cmpint(s.status, ==, RNICPI_WC_SUCCESS);
+  rnicpi_wc_t r = cert_wc(q.rcq);
+  g_assert_cmphex(r.wr_id, ==, next);
+  g_assert_cmpint(r.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(r.byte_len, ==, 24);
+  cert_buf_check(&dst, next == 0x5d1 ? 0 : 64, 24, 42);
+  cert_buf_free(&src);
+  cert_buf_free(&dst);
+  cert_side_free(&q);
+  cert_side_free(&c);
+}
+
+static void
 test_accept_busy_qp(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -630,6 +746,7 @@ cert_register_wire(void)
   cert_add("/rnicpi/qp/write-sge-over-limit", test_write_sge_over_limit);
   cert_add("/rnicpi/qp/read-sge-over-limit", test_read_sge_over_limit);
   cert_add("/rnicpi/data/read-sge-at-limit", test_read_sge_at_limit);
+  cert_add("/rnicpi/data/read-sge-large", test_read_sge_large);
   cert_add("/rnicpi/qp/recv-sge-over-limit", test_recv_sge_over_limit);
   cert_add("/rnicpi/cq/create-zero-refused", test_cq_depth_zero);
   cert_add("/rnicpi/protect-local/recv-sge-past-region", test_recv_sge_past_region);
@@ -638,6 +755,7 @@ cert_register_wire(void)
   cert_add("/rnicpi/data/read-then-fenced-write", test_read_then_fenced_write);
   cert_add("/rnicpi/cm/connect-connected-refused", test_connect_connected);
   cert_add("/rnicpi/cm/connect-pending-refused", test_connect_pending);
+  cert_add("/rnicpi/qp/post-send-connecting", test_post_send_connecting);
   cert_add("/rnicpi/cm/accept-busy-qp-refused", test_accept_busy_qp);
   cert_add("/rnicpi/cm/disconnect-idle-refused", test_disconnect_idle);
   cert_add("/rnicpi/cm/connect-timeout", test_connect_timeout);
