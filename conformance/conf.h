@@ -13,6 +13,8 @@
 #include <itx.h>
 #include <glib.h>
 
+#include "cert_limit.h"
+
 /* Assert an IT-API status by name, printing the detail on mismatch. */
 #define conf_assert_status(call, want)                                          \
   do {                                                                          \

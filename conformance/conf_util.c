@@ -266,7 +266,10 @@ conf_wait(it_evd_handle_t evd, it_event_type_t want)
   it_event_t ev;
   size_t more = 0;
   conf_child_waiting(itx_event_name(want));
+  cert_limit_t w;
+  cert_limit_beginf(&w, CONF_TIMEOUT_US, "%s (it_evd_wait)", itx_event_name(want));
   it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+  cert_limit_end(&w);
   conf_child_waiting(NULL);
   if (st != IT_SUCCESS)
     g_error("waiting for %s: %s (%s)", itx_event_name(want), itx_status_name(st), itx_error_detail());
@@ -641,21 +644,24 @@ char *
 conf_hear(int fd, int timeout_ms)
 {
   GString *s = g_string_new(NULL);
-  gint64 end = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  cert_limit_t w;
+  cert_limit_beginf(&w, (gint64) timeout_ms * 1000, "a line from the peer process (descriptor %d)", fd);
   for (;;) {
     struct pollfd p = { fd, POLLIN, 0 };
-    int left = (int) ((end - g_get_monotonic_time()) / 1000);
+    int left = (int) (cert_limit_left(&w) / 1000);
     if (left <= 0 || poll(&p, 1, left) <= 0)
       break;
     char ch;
     if (read(fd, &ch, 1) != 1)
       break;
     if (ch == '\n') {
+      cert_limit_end(&w);
       conf_xuser_check("on a line heard", 0);
       return g_string_free(s, FALSE);
     }
     g_string_append_c(s, ch);
   }
+  cert_limit_end(&w);
   g_string_free(s, TRUE);
   return NULL;
 }

@@ -13,6 +13,8 @@
 #include "rnicpi.h"
 #include "rnicpi_registry.h"
 
+#include "cert_limit.h"
+
 /* How long an upcall or a completion may take to arrive. */
 #define CERT_TIMEOUT_MS 5000
 /* How long to watch for something that must not arrive. */

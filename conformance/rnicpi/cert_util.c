@@ -202,7 +202,7 @@ typedef gboolean (*match_fn)(gconstpointer ev, uint32_t type, uint64_t ctx);
  * arrive; events that do not match are kept for a later wait. */
 static gpointer
 wait_match(GAsyncQueue *q, GList **seen, match_fn match, uint32_t type, uint64_t ctx,
-           guint timeout_ms)
+           guint timeout_ms, const char *what)
 {
   for (GList *l = *seen; l != NULL; l = l->next)
     if (match(l->data, type, ctx)) {
@@ -210,16 +210,18 @@ wait_match(GAsyncQueue *q, GList **seen, match_fn match, uint32_t type, uint64_t
       *seen = g_list_delete_link(*seen, l);
       return ev;
     }
-  gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  cert_limit_t w;
+  cert_limit_beginf(&w, (gint64) timeout_ms * 1000, "%s for context 0x%" G_GINT64_MODIFIER "x",
+                    what, ctx);
   for (;;) {
-    gint64 left = deadline - g_get_monotonic_time();
+    gint64 left = cert_limit_left(&w);
     /* Past the deadline, still look at what has already arrived. */
     gpointer ev = left > 0 ? g_async_queue_timeout_pop(q, (guint64) left)
                            : g_async_queue_try_pop(q);
-    if (ev == NULL)
-      return NULL;
-    if (match(ev, type, ctx))
+    if (ev == NULL || match(ev, type, ctx)) {
+      cert_limit_end(&w);
       return ev;
+    }
     *seen = g_list_append(*seen, ev);
   }
 }
@@ -262,10 +264,25 @@ cm_type_name(rnicpi_cm_event_type_t t)
   return (unsigned) t < G_N_ELEMENTS(names) && names[t] != NULL ? names[t] : "unknown";
 }
 
+/* What a wait for a CM event of type @t names (a static string). */
+static const char *
+cm_what(rnicpi_cm_event_type_t t)
+{
+  static char what[16][48];
+  static gsize once;
+  if (g_once_init_enter(&once)) {
+    for (unsigned i = 0; i < G_N_ELEMENTS(what); i++)
+      g_snprintf(what[i], sizeof what[i], "a %s CM event", cm_type_name((rnicpi_cm_event_type_t) i));
+    g_once_init_leave(&once, 1);
+  }
+  return (unsigned) t < G_N_ELEMENTS(what) ? what[t] : "a CM event";
+}
+
 rnicpi_cm_event_t *
 cert_wait_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
 {
-  rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_TIMEOUT_MS);
+  rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_TIMEOUT_MS,
+                                     cm_what(type));
   if (ev == NULL) {
     g_test_message("no %s CM event for context 0x%" G_GINT64_MODIFIER "x within %d ms",
                    cm_type_name(type), ctx, CERT_TIMEOUT_MS);
@@ -283,7 +300,8 @@ cert_wait_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
 void
 cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
 {
-  rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_QUIET_MS);
+  rnicpi_cm_event_t *ev = wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, CERT_QUIET_MS,
+                                     cm_what(type));
   if (ev != NULL)
     g_test_message("unexpected second %s CM event for context 0x%" G_GINT64_MODIFIER "x",
                    cm_type_name(type), ctx);
@@ -293,14 +311,15 @@ cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx)
 rnicpi_cm_event_t *
 cert_poll_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx, guint timeout_ms)
 {
-  return wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, timeout_ms);
+  return wait_match(f->cm_q, &f->cm_seen, match_cm, type, ctx, timeout_ms, cm_what(type));
 }
 
 rnicpi_async_event_t *
 cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx)
 {
   rnicpi_async_event_t *ev =
-    wait_match(f->async_q, &f->async_seen, match_async, type, ctx, CERT_TIMEOUT_MS);
+    wait_match(f->async_q, &f->async_seen, match_async, type, ctx, CERT_TIMEOUT_MS,
+               "an asynchronous event (cert_wait_async)");
   if (ev == NULL) {
     g_test_message("no asynchronous event %d for context 0x%" G_GINT64_MODIFIER "x within %d ms",
                    type, ctx, CERT_TIMEOUT_MS);
@@ -318,7 +337,8 @@ cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx)
 rnicpi_async_event_t *
 cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx, guint timeout_ms)
 {
-  return wait_match(f->async_q, &f->async_seen, match_async, type, ctx, timeout_ms);
+  return wait_match(f->async_q, &f->async_seen, match_async, type, ctx, timeout_ms,
+                    "an asynchronous event (cert_poll_async)");
 }
 
 void
@@ -345,7 +365,8 @@ cert_wait_qp_async(cert_t *f, rnicpi_async_cause_t cause, uint64_t ctx)
 gboolean
 cert_wait_notify(cert_t *f, uint64_t cq_ctx, guint timeout_ms)
 {
-  gpointer ev = wait_match(f->notify_q, &f->notify_seen, match_notify, 0, cq_ctx, timeout_ms);
+  gpointer ev = wait_match(f->notify_q, &f->notify_seen, match_notify, 0, cq_ctx, timeout_ms,
+                           "a completion notification (cert_wait_notify)");
   g_free(ev);
   return ev != NULL;
 }
@@ -355,18 +376,21 @@ cert_wait_notify(cert_t *f, uint64_t cq_ctx, guint timeout_ms)
 int
 cert_poll(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n, guint timeout_ms)
 {
-  gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+  cert_limit_t w;
+  cert_limit_beginf(&w, (gint64) timeout_ms * 1000, "%d completion%s on a CQ (cert_poll)", n,
+                    n == 1 ? "" : "s");
   int got = 0;
   while (got < n) {
     int r = DAT->poll_cq(cq, wc + got, n - got);
     g_assert_cmpint(r, >=, 0);
     g_assert_cmpint(r, <=, n - got);
     got += r;
-    if (got == n || g_get_monotonic_time() > deadline)
+    if (got == n || cert_limit_over(&w))
       break;
     if (r == 0)
       g_usleep(500);
   }
+  cert_limit_end(&w);
   return got;
 }
 
