@@ -2,8 +2,8 @@
  * itapi-certify: what its parts share.
  *
  *   itapi_certify.c     the runner: options, the provider and its device,
- *                       each test in its own process with a timeout, the
- *                       verdict of each
+ *                       the pool of tests, the verdict of each
+ *   certify_run.c       one test process, killed past its timeout
  *   certify_catalog.c   the catalog: the test programs and their tests,
  *                       spec areas, deviation files, rules
  *   certify_report.c    the reports: counts, JSON, JUnit, Markdown, HTML
@@ -19,6 +19,7 @@
 #define CERTIFY_H
 
 #include <glib.h>
+#include <sys/types.h>
 
 #include <rnicpi_registry.h>
 
@@ -69,6 +70,26 @@ extern gboolean have_caps;
 
 /* The runner (itapi_certify.c). */
 char **run_env(void);
+
+/* A test process running (certify_run.c: run_start .. run_finish). */
+typedef struct {
+  pid_t pid;       /* -1: it could not be started */
+  char *tmpl;      /* the file holding its output (NULL: none) */
+  gint64 t0, deadline;
+  int status;      /* its wait status once it ended */
+  gboolean ended, timed_out;
+} run_t;
+
+/* Start @argv with @env, its output to a temporary file, in a process
+ * group of its own. */
+void run_start(run_t *r, char **argv, char **env, int timeout_s);
+/* Whether @r has ended (killed, with its group, once past its deadline);
+ * never blocks. */
+gboolean run_poll(run_t *r);
+/* The output and time of @r, which ended; the wait status, or -1 on timeout. */
+int run_finish(run_t *r, char **output, double *ms);
+/* Run argv with env; output to a temp file; kill the process group after
+ * the timeout.  Returns the wait status, or -1 on timeout. */
 int run_captured(char **argv, char **env, int timeout_s, char **output, double *ms);
 
 /* The catalog (certify_catalog.c). */
