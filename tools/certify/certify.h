@@ -3,7 +3,8 @@
  *
  *   itapi_certify.c     the runner: options, the provider and its device,
  *                       the pool of tests, the verdict of each
- *   certify_run.c       one test process, killed past its timeout
+ *   certify_run.c       one test process, killed when a wait it told of
+ *                       outlasts its limit, or past the ceiling
  *   certify_catalog.c   the catalog: the test programs and their tests,
  *                       spec areas, deviation files, rules
  *   certify_report.c    the reports: counts, JSON, JUnit, Markdown, HTML
@@ -59,7 +60,8 @@ extern char **opt_exclude; /* --exclude, repeated: ... and none of these */
 extern char *opt_rules;
 extern char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 extern gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
-extern int opt_timeout;
+extern int opt_timeout;    /* --timeout: the ceiling on one test, in seconds */
+extern int opt_wait_grace; /* --wait-grace: how long a wait may outlast its limit */
 extern int opt_repeat; /* --repeat: runs of each test (1: no repetition) */
 
 /* The provider under test, its device and that device's capability record. */
@@ -73,23 +75,28 @@ char **run_env(void);
 
 /* A test process running (certify_run.c: run_start .. run_finish). */
 typedef struct {
-  pid_t pid;       /* -1: it could not be started */
-  char *tmpl;      /* the file holding its output (NULL: none) */
+  pid_t pid;          /* -1: it could not be started */
+  char *tmpl;         /* the file holding its output (NULL: none) */
   gint64 t0, deadline;
-  int status;      /* its wait status once it ended */
-  gboolean ended, timed_out;
+  int status;         /* its wait status once it ended */
+  gboolean ended;
+  int sock;           /* where its processes tell their waits (-1: none) */
+  GHashTable *waits;  /* "PID ID" -> the waits open now */
+  char *last_what;    /* what the last wait to end waited for */
+  gint64 last_end;
+  char *killed;       /* why it was killed (NULL: it ended) */
 } run_t;
 
-/* Start @argv with @env, its output to a temporary file, in a process
- * group of its own. */
+/* Start @argv with @env, its output to a temporary file, its waits told
+ * on a socket, under the ceiling @timeout_s. */
 void run_start(run_t *r, char **argv, char **env, int timeout_s);
-/* Whether @r has ended (killed, with its group, once past its deadline);
- * never blocks. */
+/* Whether @r has ended: killed once a wait has overrun its limit plus
+ * --wait-grace, or past the ceiling; never blocks. */
 gboolean run_poll(run_t *r);
-/* The output and time of @r, which ended; the wait status, or -1 on timeout. */
-int run_finish(run_t *r, char **output, double *ms);
-/* Run argv with env; output to a temp file; kill the process group after
- * the timeout.  Returns the wait status, or -1 on timeout. */
+/* The output and time of @r, which ended, and why it was killed (NULL: it
+ * was not; the caller frees it); the wait status, or -1 when killed. */
+int run_finish(run_t *r, char **output, double *ms, char **killed);
+/* run_start, run_poll until it ends, run_finish. */
 int run_captured(char **argv, char **env, int timeout_s, char **output, double *ms);
 
 /* The catalog (certify_catalog.c). */

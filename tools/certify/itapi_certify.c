@@ -3,7 +3,7 @@
  *
  *   itapi-certify (--provider NAME | --provider-module PATH) [--strict]
  *                 [--level rnicpi|itapi|interop|all] [--filter SUBSTRING...]
- *                 [--exclude SUBSTRING...] [--timeout SEC]
+ *                 [--exclude SUBSTRING...] [--timeout SEC] [--wait-grace SEC]
  *                 [--jobs N] [--deviations FILE] [--tap] [--junit FILE] [--json FILE]
  *                 [--markdown FILE] [--html FILE] [--list] [--repeat N]
  *   itapi-certify --compare OLD.json NEW.json
@@ -12,8 +12,9 @@
  * provider's verbs directly (RNIC-PI level), the conf-* programs drive the
  * whole stack over it (IT-API level), and cert-interop puts the provider's
  * wire against a reference peer (vp/iwarp in another process) and golden
- * frames from the RFCs (Interop level).  Every test runs in its own process
- * with a timeout, so a crash or a hang is a failure of that test only.  Each
+ * frames from the RFCs (Interop level).  Every test runs in its own process,
+ * so a crash or a hang is a failure of that test only; a hang is found from
+ * the limits of what the test waits for (certify_run.c).  Each
  * test ends as pass, fail, skipped (naming the capability the provider's
  * record lacks) or known deviation (listed with a reason in the provider's
  * deviation file; --strict makes those failures).  Nothing is silently not
@@ -49,6 +50,7 @@ char *opt_rules;
 char *opt_junit, *opt_json, *opt_markdown, *opt_html, *opt_tests_dir, *opt_device;
 gboolean opt_strict, opt_tap, opt_list, opt_quiet, opt_skip_deviations;
 int opt_timeout = 60;
+int opt_wait_grace = 5;
 int opt_repeat = 1;
 static gboolean opt_compare;
 int opt_jobs = INT_MIN; /* not given: ITAPI_CERTIFY_JOBS, else 1 */
@@ -143,7 +145,7 @@ add_need(test_t *t, const char *cap)
 }
 
 static void
-judge(test_t *t, int status, const char *out)
+judge(test_t *t, int status, const char *out, const char *killed)
 {
   g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
   g_autofree char *summary_tag = g_strdup_printf("# %s summary: ", t->id);
@@ -174,8 +176,7 @@ judge(test_t *t, int status, const char *out)
   if (status == -1) {
     t->result = R_FAIL;
     g_autofree char *why = failure_lines(out);
-    t->message = g_strdup_printf("timed out after %d s and was killed%s%s", opt_timeout,
-                                 *why ? ": " : "", why);
+    t->message = g_strdup_printf("%s%s%s", killed, *why ? "; it said: " : "", why);
   } else if (ok && !not_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     t->result = R_PASS;
   } else {
@@ -327,7 +328,7 @@ select_provider(void)
 
 /* A tool test passes when the tool exits 0; its last lines say why not. */
 static void
-judge_tool(test_t *t, int status, const char *out)
+judge_tool(test_t *t, int status, const char *out, const char *killed)
 {
   if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     t->result = R_PASS;
@@ -341,7 +342,7 @@ judge_tool(test_t *t, int status, const char *out)
     if (*lines[i] != '\0')
       g_string_append_printf(tail, "%s%s", tail->len ? "; " : "", lines[i]);
   if (status == -1)
-    t->message = g_strdup_printf("timed out after %d s and was killed: %s", opt_timeout, tail->str);
+    t->message = g_strdup_printf("%s: %s", killed, tail->str);
   else if (WIFSIGNALED(status))
     t->message = g_strdup_printf("crashed: killed by signal %d: %s", WTERMSIG(status), tail->str);
   else
@@ -464,13 +465,14 @@ run_pool(GPtrArray *cat, GHashTable *dev, char **env, guint tap_base)
       if (state[i] != 1 || !run_poll(&runs[i]))
         continue;
       test_t *t = g_ptr_array_index(cat, i);
-      char *out = NULL;
-      int st = run_finish(&runs[i], &out, &t->ms);
+      char *out = NULL, *killed = NULL;
+      int st = run_finish(&runs[i], &out, &t->ms, &killed);
       if (t->argv != NULL)
-        judge_tool(t, st, out);
+        judge_tool(t, st, out, killed);
       else
-        judge(t, st, out);
+        judge(t, st, out, killed);
       g_free(out);
+      g_free(killed);
       state[i] = 2;
       running--;
       alone_running = FALSE;
@@ -569,7 +571,11 @@ main(int argc, char **argv)
       "run only tests whose id contains TEXT (repeated: any of them)", "TEXT" },
     { "exclude", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_exclude,
       "leave out the tests whose id contains TEXT (repeated: any of them); the report says so", "TEXT" },
-    { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "seconds each test may take (default 60)", "SEC" },
+    { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout,
+      "the ceiling: seconds each test may take in all (default 60); a test is killed sooner when "
+      "one of its waits outlasts its own limit plus --wait-grace", "SEC" },
+    { "wait-grace", 0, 0, G_OPTION_ARG_INT, &opt_wait_grace,
+      "seconds a test's wait may outlast its own limit before the test is killed (default 5)", "SEC" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs,
       "tests run at once (default: ITAPI_CERTIFY_JOBS, else 1; those that look at or load the whole host run alone)", "N" },
     { "deviations", 0, 0, G_OPTION_ARG_FILENAME, &opt_deviations, "deviation file (default: the provider's)", "FILE" },
@@ -613,6 +619,11 @@ main(int argc, char **argv)
   }
   if (opt_repeat < 1 || opt_repeat > 1000) {
     fprintf(stderr, "itapi-certify: --repeat must be 1 to 1000, not %d\n", opt_repeat);
+    return 2;
+  }
+  if (opt_timeout < 1 || opt_wait_grace < 0 || opt_wait_grace > 3600) {
+    fprintf(stderr, "itapi-certify: --timeout must be at least 1 and --wait-grace 0 to 3600, "
+            "not %d and %d\n", opt_timeout, opt_wait_grace);
     return 2;
   }
   if ((opt_provider == NULL) == (opt_module == NULL)) {
