@@ -96,6 +96,9 @@ gboolean run_poll(run_t *r);
 /* The output and time of @r, which ended, and why it was killed (NULL: it
  * was not; the caller frees it); the wait status, or -1 when killed. */
 int run_finish(run_t *r, char **output, double *ms, char **killed);
+/* Sleep @ms, or less once a record comes from one of the @n @runs: a test
+ * telling many waits is never held up by a full socket. */
+void run_sleep(run_t *const *runs, guint n, int ms);
 /* run_start, run_poll until it ends, run_finish. */
 int run_captured(char **argv, char **env, int timeout_s, char **output, double *ms);
 

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -106,6 +107,12 @@ waits_read(run_t *r)
     ssize_t n = r->sock >= 0 ? recv(r->sock, rec, sizeof rec - 1, 0) : -1;
     if (n < 0 && errno == EINTR)
       continue;
+    if (n == 0) {
+      /* Every process that held it has closed it: no more records, and
+       * no end-of-file to wake run_sleep for ever. */
+      close(r->sock);
+      r->sock = -1;
+    }
     if (n <= 0)
       return;
     rec[n] = '\0';
@@ -265,13 +272,25 @@ run_finish(run_t *r, char **output, double *ms, char **killed)
   return *killed != NULL ? -1 : r->status;
 }
 
+void
+run_sleep(run_t *const *runs, guint n, int ms)
+{
+  struct pollfd fds[64];
+  nfds_t k = 0;
+  for (guint i = 0; i < n && k < G_N_ELEMENTS(fds); i++)
+    if (!runs[i]->ended && runs[i]->sock >= 0)
+      fds[k++] = (struct pollfd) { .fd = runs[i]->sock, .events = POLLIN };
+  if (k == 0 || poll(fds, k, ms) < 0)
+    g_usleep((gulong) ms * 1000);
+}
+
 int
 run_captured(char **argv, char **env, int timeout_s, char **output, double *ms)
 {
-  run_t r;
+  run_t r, *rp = &r;
   run_start(&r, argv, env, timeout_s);
   while (!run_poll(&r))
-    g_usleep(2000);
+    run_sleep(&rp, 1, 2);
   g_autofree char *killed = NULL;
   return run_finish(&r, output, ms, &killed);
 }

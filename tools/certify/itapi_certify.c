@@ -484,8 +484,14 @@ run_pool(GPtrArray *cat, GHashTable *dev, char **env, guint tap_base)
       next_report++;
       moved = TRUE;
     }
-    if (!moved && running > 0)
-      g_usleep(2000);
+    if (!moved && running > 0) {
+      run_t *live[64];
+      guint k = 0;
+      for (guint i = next_report; i < next_start && k < G_N_ELEMENTS(live); i++)
+        if (state[i] == 1)
+          live[k++] = &runs[i];
+      run_sleep(live, k, 2);
+    }
   }
   g_free(runs);
   g_free(state);
