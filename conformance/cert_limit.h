@@ -66,6 +66,16 @@ gboolean cert_limit_over(const cert_limit_t *w);
 gint64 cert_limit_left(const cert_limit_t *w);
 
 /**
+ * @brief The harness's socket in this process, or -1 where there is none.
+ *
+ * A spawner that closes the descriptors a child would inherit
+ * (g_spawn_async_with_pipes) passes this one on under the same number
+ * (g_spawn_async_with_pipes_and_fds), so that the child's waits count too.
+ * @return The descriptor, or -1.
+ */
+int cert_limit_channel(void);
+
+/**
  * @brief End the wait @p w, telling the harness; @p w may be ended again.
  * @param w The wait.
  */

@@ -94,9 +94,10 @@ cm_name(rnicpi_cm_event_type_t t)
 static rnicpi_cm_event_t *
 expect_cm(cert_t *f, rnicpi_cm_event_type_t want, uint64_t ctx, const char *after)
 {
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  cert_limit_t w;
+  cert_limit_beginf(&w, (gint64) CERT_TIMEOUT_MS * 1000, "%s after %s", cm_name(want), after);
   for (;;) {
-    gint64 left = deadline - g_get_monotonic_time();
+    gint64 left = cert_limit_left(&w);
     rnicpi_cm_event_t *ev = left > 0 ? g_async_queue_timeout_pop(f->cm_q, (guint64) left) : NULL;
     if (ev == NULL) {
       g_autofree char *msg = g_strdup_printf("no CM event within %d ms after %s; expected %s",
@@ -113,6 +114,7 @@ expect_cm(cert_t *f, rnicpi_cm_event_type_t want, uint64_t ctx, const char *afte
       g_free(ev);
       g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
     }
+    cert_limit_end(&w);
     return ev;
   }
 }
@@ -169,10 +171,11 @@ answer_fence(int fd, const uint8_t *u, int len)
 static void
 wait_send_done(cert_side_t *s, int fd, uint64_t id)
 {
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  cert_limit_t w;
+  cert_limit_begin(&w, "a Send's completion, answering delivery fences", (gint64) CERT_TIMEOUT_MS * 1000);
   rnicpi_wc_t wc;
   while (cert_poll(s->scq, &wc, 1, 20) == 0) {
-    g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+    g_assert_false(cert_limit_over(&w));
     struct pollfd pf = { .fd = fd, .events = POLLIN };
     if (poll(&pf, 1, 20) == 1) {
       uint8_t u[65536];
@@ -185,6 +188,7 @@ wait_send_done(cert_side_t *s, int fd, uint64_t id)
       g_assert_true(fence);
     }
   }
+  cert_limit_end(&w);
   g_assert_cmphex(wc.wr_id, ==, id);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
   g_assert_cmpint(wc.opcode, ==, RNICPI_WC_SEND);
@@ -279,8 +283,9 @@ static rnicpi_cm_event_t *
 wait_request(cert_t *f, int fd, uint64_t lctx)
 {
   rnicpi_cm_event_t *ev = NULL;
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
-  while (ev == NULL && g_get_monotonic_time() < deadline) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "a CONNECT_REQUEST for the golden MPA Request", (gint64) CERT_TIMEOUT_MS * 1000);
+  while (ev == NULL && !cert_limit_over(&w)) {
     ev = g_async_queue_timeout_pop(f->cm_q, 50000);
     if (ev != NULL && (ev->type != RNICPI_CM_CONNECT_REQUEST || ev->listen_ctx != lctx)) {
       f->cm_seen = g_list_append(f->cm_seen, ev);
@@ -297,6 +302,7 @@ wait_request(cert_t *f, int fd, uint64_t lctx)
       g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
     }
   }
+  cert_limit_end(&w);
   if (ev == NULL)
     g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC,
                         "no CONNECT_REQUEST for the golden MPA Request within the timeout");

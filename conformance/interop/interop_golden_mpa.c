@@ -43,13 +43,15 @@ mpa_try(cert_t *f, uint64_t lctx, const uint8_t *req, size_t len, int *fd_out)
   /* A provider that refuses answers or closes at once; one that takes the
    * Request raises CONNECT_REQUEST. */
   rnicpi_cm_event_t *ev = NULL;
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
-  while (ev == NULL && g_get_monotonic_time() < deadline) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "a CONNECT_REQUEST, or an answer on the socket", (gint64) CERT_TIMEOUT_MS * 1000);
+  while (ev == NULL && !cert_limit_over(&w)) {
     ev = raw_poll_request(f, lctx, 50);
     struct pollfd pf = { .fd = fd, .events = POLLIN };
     if (ev == NULL && poll(&pf, 1, 0) == 1)
       break;
   }
+  cert_limit_end(&w);
   cert_ok(CMV->unlisten(lst));
   *fd_out = fd;
   return ev;
@@ -175,14 +177,17 @@ test_mpa_reply_revision(cert_t *f, gconstpointer data)
   wire_write(fd, rep, sizeof(rep));
   /* The first CM event of the queue pair ends the connect. */
   rnicpi_cm_event_t *ev = NULL;
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
-  while (ev == NULL && g_get_monotonic_time() < deadline) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "a CM event ending the connect after a Rev 0 Reply",
+                   (gint64) CERT_TIMEOUT_MS * 1000);
+  while (ev == NULL && !cert_limit_over(&w)) {
     ev = g_async_queue_timeout_pop(f->cm_q, 50000);
     if (ev != NULL && ev->qp_ctx != s.ctx) {
       f->cm_seen = g_list_append(f->cm_seen, ev);
       ev = NULL;
     }
   }
+  cert_limit_end(&w);
   if (ev == NULL)
     g_test_message("no CM event within %d ms after the Rev 0 Reply", CERT_TIMEOUT_MS);
   g_assert_nonnull(ev);
@@ -364,18 +369,19 @@ term_async(cert_t *f, uint64_t ctx)
       return ev;
     }
   }
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
+  cert_limit_t w;
+  cert_limit_begin(&w, "a QP_FATAL or QP_ACCESS_ERR asynchronous event", (gint64) CERT_TIMEOUT_MS * 1000);
+  rnicpi_async_event_t *ev;
   for (;;) {
-    gint64 left = deadline - g_get_monotonic_time();
-    rnicpi_async_event_t *ev = left > 0 ? g_async_queue_timeout_pop(f->async_q, (guint64) left)
-                                        : NULL;
-    if (ev == NULL)
-      return NULL;
-    if (ev->ctx == ctx &&
-        (ev->type == RNICPI_ASYNC_QP_FATAL || ev->type == RNICPI_ASYNC_QP_ACCESS_ERR))
-      return ev;
+    gint64 left = cert_limit_left(&w);
+    ev = left > 0 ? g_async_queue_timeout_pop(f->async_q, (guint64) left) : NULL;
+    if (ev == NULL || (ev->ctx == ctx && (ev->type == RNICPI_ASYNC_QP_FATAL ||
+                                          ev->type == RNICPI_ASYNC_QP_ACCESS_ERR)))
+      break;
     f->async_seen = g_list_append(f->async_seen, ev);
   }
+  cert_limit_end(&w);
+  return ev;
 }
 
 static void

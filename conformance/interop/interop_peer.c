@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cert_limit.h"
 #include "interop.h"
 #include "rnicpi.h"
 #include "rnicpi_registry.h"
@@ -36,11 +37,12 @@
 
 static const rnicpi_provider_t *P;
 
-/* When a wait begun now gives up (interop_wait_s). */
-static gint64
-wait_deadline(void)
+/* Begin a wait for @what that gives up after interop_wait_s(), told to
+ * itapi-certify: the peer is a process of the test. */
+static void
+wait_begin(cert_limit_t *w, const char *what)
 {
-  return g_get_monotonic_time() + (gint64) interop_wait_s() * G_USEC_PER_SEC;
+  cert_limit_beginf(w, (gint64) interop_wait_s() * G_USEC_PER_SEC, "the reference peer: %s", what);
 }
 static GAsyncQueue *cm_q;
 static rnicpi_dev_t *dev;
@@ -93,39 +95,41 @@ reply(const char *fmt, ...)
 static rnicpi_cm_event_t *
 wait_cm(rnicpi_cm_event_type_t type)
 {
-  gint64 deadline = wait_deadline();
+  cert_limit_t w;
+  wait_begin(&w, "a CM event");
+  rnicpi_cm_event_t *ev;
   for (;;) {
-    gint64 left = deadline - g_get_monotonic_time();
-    if (left <= 0)
-      return NULL;
-    rnicpi_cm_event_t *ev = g_async_queue_timeout_pop(cm_q, (guint64) left);
-    if (ev == NULL)
-      return NULL;
-    if (ev->type == type || ev->type == RNICPI_CM_BROKEN || ev->type == RNICPI_CM_REJECTED ||
-        ev->type == RNICPI_CM_UNREACHABLE || ev->type == RNICPI_CM_DISCONNECTED)
-      return ev;
+    gint64 left = cert_limit_left(&w);
+    ev = left > 0 ? g_async_queue_timeout_pop(cm_q, (guint64) left) : NULL;
+    if (ev == NULL || ev->type == type || ev->type == RNICPI_CM_BROKEN ||
+        ev->type == RNICPI_CM_REJECTED || ev->type == RNICPI_CM_UNREACHABLE ||
+        ev->type == RNICPI_CM_DISCONNECTED)
+      break;
     g_free(ev);
   }
+  cert_limit_end(&w);
+  return ev;
 }
 
 static void
 reply_wc(rnicpi_cq_t *cq)
 {
   rnicpi_wc_t wc;
-  gint64 deadline = wait_deadline();
+  cert_limit_t w;
+  wait_begin(&w, "a completion");
+  int r;
   for (;;) {
     memset(&wc, 0, sizeof(wc));
-    int r = P->data->poll_cq(cq, &wc, 1);
-    if (r == 1) {
-      reply("wc %" G_GUINT64_FORMAT " %d %d %u", wc.wr_id, wc.status, wc.opcode, wc.byte_len);
-      return;
-    }
-    if (r < 0 || g_get_monotonic_time() > deadline) {
-      reply("error no completion within %u s (ITAPI_CONF_WAIT_S raises the wait)", interop_wait_s());
-      return;
-    }
+    r = P->data->poll_cq(cq, &wc, 1);
+    if (r != 0 || cert_limit_over(&w))
+      break;
     g_usleep(200);
   }
+  cert_limit_end(&w);
+  if (r == 1)
+    reply("wc %" G_GUINT64_FORMAT " %d %d %u", wc.wr_id, wc.status, wc.opcode, wc.byte_len);
+  else
+    reply("error no completion within %u s (ITAPI_CONF_WAIT_S raises the wait)", interop_wait_s());
 }
 
 static gboolean

@@ -53,16 +53,18 @@ raw_fpdu_read(int fd, uint8_t *ulpdu)
 rnicpi_cm_event_t *
 raw_poll_request(cert_t *f, uint64_t lctx, guint ms)
 {
-  gint64 deadline = g_get_monotonic_time() + (gint64) ms * 1000;
+  cert_limit_t w;
+  cert_limit_begin(&w, "a CONNECT_REQUEST from the raw peer", (gint64) ms * 1000);
+  rnicpi_cm_event_t *ev;
   for (;;) {
-    gint64 left = deadline - g_get_monotonic_time();
-    rnicpi_cm_event_t *ev = left > 0 ? g_async_queue_timeout_pop(f->cm_q, (guint64) left) : NULL;
-    if (ev == NULL)
-      return NULL;
-    if (ev->type == RNICPI_CM_CONNECT_REQUEST && ev->listen_ctx == lctx)
-      return ev;
+    gint64 left = cert_limit_left(&w);
+    ev = left > 0 ? g_async_queue_timeout_pop(f->cm_q, (guint64) left) : NULL;
+    if (ev == NULL || (ev->type == RNICPI_CM_CONNECT_REQUEST && ev->listen_ctx == lctx))
+      break;
     f->cm_seen = g_list_append(f->cm_seen, ev);
   }
+  cert_limit_end(&w);
+  return ev;
 }
 
 /* The test connects with the golden Request and the provider accepts (it

@@ -113,8 +113,11 @@ peer_start(peer_t *p, gboolean crc)
   env = g_environ_unsetenv(env, "ITAPI_IWARP_MPA_REV");
   env = g_environ_setenv(env, "ITAPI_IWARP_CRC", crc ? "1" : "0", TRUE);
   GError *err = NULL;
-  gboolean ok = g_spawn_async_with_pipes(NULL, argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                         &p->pid, &p->in, &p->out, NULL, &err);
+  /* The peer's waits are the test's: it gets the harness's socket. */
+  int ch = cert_limit_channel();
+  gboolean ok = g_spawn_async_with_pipes_and_fds(NULL, (const char *const *) argv, (const char *const *) env,
+                                                 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, -1, -1, -1, &ch, &ch,
+                                                 ch >= 0 ? 1 : 0, &p->pid, &p->in, &p->out, NULL, &err);
   if (!ok)
     g_test_message("cannot start the reference peer %s: %s", path, err->message);
   g_assert_true(ok);
@@ -137,8 +140,11 @@ peer_stop(peer_t *p)
     g_test_message("the reference peer is gone: %s", g_strerror(errno));
   close(p->in);
   int status = 0;
+  cert_limit_t w;
+  cert_limit_begin(&w, "the reference peer to exit", 500 * 10000);
   for (int i = 0; i < 500 && waitpid(p->pid, &status, WNOHANG) == 0; i++)
     g_usleep(10000);
+  cert_limit_end(&w);
   if (waitpid(p->pid, &status, WNOHANG) == 0) {
     kill(p->pid, SIGKILL);
     waitpid(p->pid, &status, 0);

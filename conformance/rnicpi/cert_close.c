@@ -56,9 +56,11 @@ quiet_count(quiet_t *q, const char *what, uint64_t ctx, gboolean notify)
   /* A provider thread's upcall of the teardown waits for the test to
    * reach close, so that what the provider queued behind it is still
    * queued then. */
-  gint64 until = g_get_monotonic_time() + QUIET_HOLD_US;
-  while (slow && !q->closing && g_cond_wait_until(&q->near, &q->lock, until))
+  cert_limit_t w;
+  cert_limit_begin(&w, "the test to reach close (an upcall held)", QUIET_HOLD_US);
+  while (slow && !q->closing && g_cond_wait_until(&q->near, &q->lock, w.end))
     ;
+  cert_limit_end(&w);
   if (closed && q->after_close++ == 0)
     g_snprintf(q->first_late, sizeof(q->first_late), "%s for context 0x%" G_GINT64_MODIFIER "x",
                what, ctx);

@@ -688,9 +688,11 @@ test_data_dereg_beside_write(cert_t *f, gconstpointer data)
      * last (glibc's memcpy keeps them aside to align its loop). */
     const uint8_t *part = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
     GThread *t = g_thread_new("long-write", long_write, &lw);
-    gint64 end = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
-    while (landing_peek(part) == 0 && g_get_monotonic_time() < end)
+    cert_limit_t w;
+    cert_limit_begin(&w, "a long RDMA Write to start landing", (gint64) CERT_TIMEOUT_MS * 1000);
+    while (landing_peek(part) == 0 && !cert_limit_over(&w))
       ;
+    cert_limit_end(&w);
     seen += landing_peek(part) != 0 && landing_peek(last) == 0;
     cert_ok(MEM->mr_dereg(dst.mr));
     dst.mr = NULL;

@@ -62,15 +62,6 @@ err_close(err_setup_t *e)
   cert_pair_free(&e->pr);
 }
 
-static void
-wait_state(rnicpi_qp_t *qp, rnicpi_qp_state_t want)
-{
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (QUE->qp_state(qp) != want && g_get_monotonic_time() < deadline)
-    g_usleep(1000);
-  g_assert_cmpint(QUE->qp_state(qp), ==, want);
-}
-
 /* Post a good signaled RDMA Write behind the failing WR: it must complete
  * once, flushed, after the failing one.  @remote: the responder refuses the
  * failing WR; where completions mean transmission that shows as the
@@ -80,7 +71,7 @@ static void
 post_next(err_setup_t *e, gboolean remote)
 {
   if (remote && e->at_sent)
-    wait_state(e->pr.a.qp, RNICPI_QPS_ERROR);
+    cert_wait_state(e->pr.a.qp, RNICPI_QPS_ERROR);
   rnicpi_sge_t sge = cert_sge(&e->src, 0, 8);
   rnicpi_send_wr_t wr = { .wr_id = NEXT_ID, .opcode = RNICPI_WR_RDMA_WRITE,
                           .flags = RNICPI_WR_SIGNALED, .sg_list = &sge, .num_sge = 1,
@@ -129,8 +120,8 @@ static void
 expect_flushed_both(cert_t *f, err_setup_t *e, int p_consumed)
 {
   (void) f;
-  wait_state(e->pr.a.qp, RNICPI_QPS_ERROR);
-  wait_state(e->pr.p.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(e->pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(e->pr.p.qp, RNICPI_QPS_ERROR);
   cert_expect_flushed(e->pr.a.rcq, e->pr.a.ctx, e->ida, NRECV);
   cert_expect_flushed(e->pr.p.rcq, e->pr.p.ctx, e->idp + p_consumed, NRECV - p_consumed);
   cert_assert_cq_quiet(e->pr.p.scq);
@@ -247,7 +238,7 @@ test_errors_local_lkey(cert_t *f, gconstpointer data)
                           .sg_list = &sge, .num_sge = 1 };
   cert_ok(DAT->post_send(e.pr.a.qp, &wr));
   expect_failed_wr(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
-  wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
   /* A local error need not reach the responder at once; take it down. */
   if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
     cert_ok(QUE->qp_to_error(e.pr.p.qp));
@@ -281,7 +272,7 @@ test_errors_local_lkey_high_bits(cert_t *f, gconstpointer data)
                           .sg_list = &sge, .num_sge = 1 };
   cert_ok(DAT->post_send(e.pr.a.qp, &wr));
   expect_failed_wr(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
-  wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
   if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
     cert_ok(QUE->qp_to_error(e.pr.p.qp));
   expect_flushed_both(f, &e, 0);
@@ -308,7 +299,7 @@ test_errors_recv_too_small_receiver(cert_t *f, gconstpointer data)
   g_assert_cmphex(r.wr_id, ==, e.idp[0]);
   g_assert_cmpint(r.status, ==, RNICPI_WC_LOC_LEN_ERR);
   g_assert_cmphex(r.qp_ctx, ==, e.pr.p.ctx);
-  wait_state(e.pr.p.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(e.pr.p.qp, RNICPI_QPS_ERROR);
   cert_expect_flushed(e.pr.p.rcq, e.pr.p.ctx, e.idp + 1, NRECV - 1);
   cert_assert_cq_quiet(e.pr.p.scq);
   cert_buf_check_guards(&e.rp);
@@ -463,9 +454,11 @@ test_cq_overflow_exact(cert_t *f, gconstpointer data)
 
   /* Exactly DEPTH: full, not overflowed. */
   cert_ok(QUE->qp_to_error(q1));
-  gint64 deadline = g_get_monotonic_time() + (gint64) CERT_TIMEOUT_MS * 1000;
-  while (DAT->cq_count(rcq) < DEPTH && g_get_monotonic_time() < deadline)
+  cert_limit_t w;
+  cert_limit_begin(&w, "a full receive CQ (cq_count)", (gint64) CERT_TIMEOUT_MS * 1000);
+  while (DAT->cq_count(rcq) < DEPTH && !cert_limit_over(&w))
     g_usleep(1000);
+  cert_limit_end(&w);
   g_assert_cmpuint(DAT->cq_count(rcq), ==, DEPTH);
   rnicpi_async_event_t *ev = cert_poll_async(f, RNICPI_ASYNC_CQ_OVERFLOW, 0xd1002, 300);
   if (ev != NULL)

@@ -115,15 +115,6 @@ check_same(const cert_buf_t *dst, const cert_buf_t *src, size_t off, size_t len)
     }
 }
 
-static void
-wait_state(rnicpi_qp_t *qp, rnicpi_qp_state_t want)
-{
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (QUE->qp_state(qp) != want && g_get_monotonic_time() < deadline)
-    g_usleep(1000);
-  g_assert_cmpint(QUE->qp_state(qp), ==, want);
-}
-
 /* Connect @pr's two (IDLE) queue pairs again, as cert_pair_open does. */
 static void
 connect_again(cert_t *f, cert_pair_t *pr)
@@ -235,7 +226,7 @@ test_flush_reset_reconnect(cert_t *f, gconstpointer data)
   take_each_once(pr.a.scq, pr.a.ctx, old_s, 2, done_or_flushed, NULL);
   take_each_once(pr.a.rcq, pr.a.ctx, old_r, 3, flushed_only, NULL);
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
-  wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.p.qp, RNICPI_QPS_ERROR);
 
   cert_ok(QUE->qp_reset(pr.a.qp));
   cert_ok(QUE->qp_reset(pr.p.qp));
@@ -409,7 +400,7 @@ test_flush_unsignaled_error(cert_t *f, gconstpointer data)
    * transmission a request posted meanwhile would be sent and could
    * complete successfully: wait for ERROR first (as cert_errors.c does). */
   if (remote)
-    wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+    cert_wait_state(pr.a.qp, RNICPI_QPS_ERROR);
 
   /* Behind it: signaled and unsignaled Writes and Sends. */
   uint64_t next[4] = { 0xa700, 0xa701, 0xa702, 0xa703 };
@@ -445,7 +436,7 @@ test_flush_unsignaled_error(cert_t *f, gconstpointer data)
     g_assert_cmpint(first.status, ==, RNICPI_WC_WR_FLUSH_ERR);
   }
   assert_quiet_late(pr.a.scq);
-  wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.a.qp, RNICPI_QPS_ERROR);
   take_each_once(pr.a.rcq, pr.a.ctx, rids, 2, flushed_only, NULL);
 
   /* Nothing of the failing request landed: not in the sink, not at the
@@ -528,16 +519,18 @@ test_flush_in_flight(cert_t *f, gconstpointer data)
    * caught mid-transfer on a device that has to move their bytes (where
    * everything completes at once, nothing is left in flight: still a
    * valid run).  The outcome is checked whatever the timing. */
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (DAT->cq_count(pr.a.scq) == 0 && g_get_monotonic_time() < deadline)
+  cert_limit_t w;
+  cert_limit_begin(&w, "a first send completion (cq_count)", CERT_TIMEOUT_MS * 1000);
+  while (DAT->cq_count(pr.a.scq) == 0 && !cert_limit_over(&w))
     g_usleep(100);
+  cert_limit_end(&w);
   cert_ok(QUE->qp_to_error(pr.a.qp));
 
   rnicpi_wc_t wc[NFLIGHT];
   take_each_once_in(pr.a.scq, pr.a.ctx, sids, NFLIGHT, done_or_flushed, wc, TRUE);
   take_each_once(pr.a.rcq, pr.a.ctx, &aid, 1, flushed_only, NULL);
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
-  wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.p.qp, RNICPI_QPS_ERROR);
   int ok = 0;
   for (int i = 0; i < NFLIGHT; i++) {
     if (wc[i].status != RNICPI_WC_SUCCESS)

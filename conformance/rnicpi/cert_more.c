@@ -26,9 +26,11 @@
 void
 cert_wait_state(rnicpi_qp_t *qp, rnicpi_qp_state_t want)
 {
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (QUE->qp_state(qp) != want && g_get_monotonic_time() < deadline)
+  cert_limit_t w;
+  cert_limit_beginf(&w, CERT_TIMEOUT_MS * 1000, "a QP to enter state %d (cert_wait_state)", want);
+  while (QUE->qp_state(qp) != want && !cert_limit_over(&w))
     g_usleep(1000);
+  cert_limit_end(&w);
   g_assert_cmpint(QUE->qp_state(qp), ==, want);
 }
 
@@ -242,9 +244,11 @@ test_cq_notify_once(cert_t *f, gconstpointer data)
   cert_ok(DAT->arm_cq(s.rcq));
   cert_ok(QUE->qp_to_error(s.qp));
   g_assert_true(cert_wait_notify(f, s.rcq->al_ctx, CERT_TIMEOUT_MS));
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (DAT->cq_count(s.rcq) < 3 && g_get_monotonic_time() < deadline)
+  cert_limit_t lim;
+  cert_limit_begin(&lim, "3 completions counted on the receive CQ", CERT_TIMEOUT_MS * 1000);
+  while (DAT->cq_count(s.rcq) < 3 && !cert_limit_over(&lim))
     g_usleep(1000);
+  cert_limit_end(&lim);
   g_assert_cmpuint(DAT->cq_count(s.rcq), ==, 3);
   g_assert_false(cert_wait_notify(f, s.rcq->al_ctx, CERT_QUIET_MS));
   g_assert_cmpint(DAT->poll_cq(s.rcq, wc, 1), ==, 1);

@@ -627,12 +627,11 @@ peer_fail(cert_peer_t *pe, const char *what, const char *why)
   g_assertion_message(G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
 }
 
-/* One answer line, as long as it is (g_free it); NULL after @ms, or at the
- * end of the input (*@eof set). */
+/* One answer line, as long as it is (g_free it); NULL once @w is over,
+ * or at the end of the input (*@eof set). */
 static char *
-read_line(cert_peer_t *pe, int ms, gboolean *eof)
+read_line_until(cert_peer_t *pe, const cert_limit_t *w, gboolean *eof)
 {
-  gint64 deadline = g_get_monotonic_time() + (gint64) ms * 1000;
   *eof = FALSE;
   for (;;) {
     const char *nl = memchr(pe->in->str, '\n', pe->in->len);
@@ -642,7 +641,7 @@ read_line(cert_peer_t *pe, int ms, gboolean *eof)
       g_string_erase(pe->in, 0, (gssize) (n + 1));
       return line;
     }
-    gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+    gint64 left = cert_limit_left(w) / 1000;
     if (left <= 0)
       return NULL;
     struct pollfd pf = { .fd = pe->from_fd, .events = POLLIN };
@@ -661,6 +660,17 @@ read_line(cert_peer_t *pe, int ms, gboolean *eof)
     }
     g_string_append_len(pe->in, buf, k);
   }
+}
+
+/* One answer line within @ms, as read_line_until, the wait told. */
+static char *
+read_line(cert_peer_t *pe, int ms, gboolean *eof)
+{
+  cert_limit_t w;
+  cert_limit_begin(&w, "a line from the peer process", (gint64) ms * 1000);
+  char *line = read_line_until(pe, &w, eof);
+  cert_limit_end(&w);
+  return line;
 }
 
 void
@@ -767,8 +777,11 @@ cert_peer_start(cert_t *f, cert_peer_t *pe, uint32_t peer_access, const char *co
   g_auto(GStrv) envp = g_get_environ();
   for (int i = 0; env != NULL && env[i] != NULL && env[i + 1] != NULL; i += 2)
     envp = g_environ_setenv(envp, env[i], env[i + 1], TRUE);
-  if (!g_spawn_async_with_pipes(NULL, (char **) argv, envp, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                &pe->pid, &pe->to_fd, &pe->from_fd, NULL, &err))
+  /* The peer's waits are the test's: it gets the harness's socket. */
+  int ch = cert_limit_channel();
+  if (!g_spawn_async_with_pipes_and_fds(NULL, argv, (const char *const *) envp, G_SPAWN_DO_NOT_REAP_CHILD,
+                                        NULL, NULL, -1, -1, -1, &ch, &ch, ch >= 0 ? 1 : 0, &pe->pid,
+                                        &pe->to_fd, &pe->from_fd, NULL, &err))
     g_error("cannot start the peer process (%s --peer %s): %s", argv[0], cert_prov_option,
             err->message);
   g_strlcpy(pe->last, "(its start)", sizeof(pe->last));
@@ -855,11 +868,12 @@ cert_peer_broken(cert_peer_t *pe, rnicpi_async_type_t type)
       g_test_message("the peer process got no asynchronous event %d", type);
     g_assert_cmpstr(ev, !=, "none");
   }
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
+  cert_limit_t w;
+  cert_limit_begin(&w, "the peer's QP to enter ERROR", CERT_TIMEOUT_MS * 1000);
   uint64_t st;
-  while ((st = cert_peer_u64(pe, "state")) != RNICPI_QPS_ERROR &&
-         g_get_monotonic_time() < deadline)
+  while ((st = cert_peer_u64(pe, "state")) != RNICPI_QPS_ERROR && !cert_limit_over(&w))
     g_usleep(1000);
+  cert_limit_end(&w);
   g_assert_cmpint(st, ==, RNICPI_QPS_ERROR);
 }
 

@@ -72,15 +72,6 @@ prot_pair_open(cert_t *f, cert_pair_t *pr, uint64_t ctx, uint32_t ird, uint32_t 
   cert_ok(CMV->unlisten(lst));
 }
 
-static void
-wait_state(rnicpi_qp_t *qp, rnicpi_qp_state_t want)
-{
-  gint64 deadline = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (QUE->qp_state(qp) != want && g_get_monotonic_time() < deadline)
-    g_usleep(1000);
-  g_assert_cmpint(QUE->qp_state(qp), ==, want);
-}
-
 /* Whether the device offers @op (a skip with the capability's name when
  * not). */
 static gboolean
@@ -183,8 +174,8 @@ bad_op(cert_t *f, cert_pair_t *pr, prot_op_t op, cert_buf_t *loc, cert_buf_t *tg
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr->p.ctx));
   cert_wait_qp_async(f, op_cause[op], pr->p.ctx);
   cert_wait_qp_async(f, RNICPI_AE_REMOTE_ACCESS, pr->a.ctx);
-  wait_state(pr->a.qp, RNICPI_QPS_ERROR);
-  wait_state(pr->p.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr->a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr->p.qp, RNICPI_QPS_ERROR);
   g_assert_cmpmem(tgt->data, tgt->len, tgt_was, tgt->len);
   g_assert_cmpmem(loc->data, loc->len, loc_was, loc->len);
   cert_buf_check_guards(tgt);
@@ -365,7 +356,7 @@ test_protect_key_high_bits(cert_t *f, gconstpointer data)
       if (at_sent && (wc.status == RNICPI_WC_SUCCESS || wc.status == RNICPI_WC_WR_FLUSH_ERR)) {
         /* Its bytes went out: the responder must refuse them. */
         g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
-        wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+        cert_wait_state(pr.p.qp, RNICPI_QPS_ERROR);
       } else {
         g_assert_cmpint(wc.status, ==, RNICPI_WC_REM_ACCESS_ERR);
       }
@@ -595,7 +586,7 @@ test_protect_pz_local(cert_t *f, gconstpointer data)
   g_assert_cmphex(wc.wr_id, ==, BAD_ID);
   g_assert_cmphex(wc.qp_ctx, ==, pr.a.ctx);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_LOC_PROT_ERR);
-  wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.a.qp, RNICPI_QPS_ERROR);
   /* A local error need not reach the responder at once; take it down. */
   if (QUE->qp_state(pr.p.qp) != RNICPI_QPS_ERROR)
     cert_ok(QUE->qp_to_error(pr.p.qp));
@@ -654,8 +645,8 @@ test_protect_pz_local_recv(cert_t *f, gconstpointer data)
   g_free(cert_wait_cm(f, RNICPI_CM_BROKEN, pr.p.ctx));
   cert_wait_qp_async(f, RNICPI_AE_LOCAL_RECV, pr.p.ctx);
   cert_wait_qp_async(f, RNICPI_AE_REMOTE_RECV, pr.a.ctx);
-  wait_state(pr.a.qp, RNICPI_QPS_ERROR);
-  wait_state(pr.p.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.a.qp, RNICPI_QPS_ERROR);
+  cert_wait_state(pr.p.qp, RNICPI_QPS_ERROR);
   cert_assert_cq_quiet(pr.a.scq);
   cert_assert_cq_quiet(pr.p.rcq);
   g_assert_cmpmem(foreign.data, foreign.len, was, foreign.len);

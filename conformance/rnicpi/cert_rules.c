@@ -1223,9 +1223,11 @@ test_cq_destroy_holding(cert_t *f, gconstpointer data)
   for (int i = 0; i < 4; i++)
     cert_post_recv(qp, &b, 64 * (size_t) i, 64, 0xcd10 + (uint64_t) i);
   cert_ok(QUE->qp_to_error(qp));
-  gint64 end = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-  while (DAT->cq_count(cq) < 4 && g_get_monotonic_time() < end)
+  cert_limit_t w;
+  cert_limit_begin(&w, "4 completions counted on the CQ", CERT_TIMEOUT_MS * 1000);
+  while (DAT->cq_count(cq) < 4 && !cert_limit_over(&w))
     g_usleep(1000);
+  cert_limit_end(&w);
   g_assert_cmpuint(DAT->cq_count(cq), ==, 4);
   cert_ok(QUE->qp_destroy(qp));
   cert_ok(QUE->cq_destroy(cq));
@@ -1521,13 +1523,16 @@ re_async_event(void *dev_ctx, const rnicpi_async_event_t *ev)
 static rnicpi_cm_event_t *
 re_wait(reenter_t *r, rnicpi_cm_event_type_t type)
 {
-  gint64 end = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
+  cert_limit_t w;
+  cert_limit_beginf(&w, CERT_TIMEOUT_MS * 1000, "CM event %d (re-entering upcalls)", type);
   for (;;) {
-    gint64 left = end - g_get_monotonic_time();
+    gint64 left = cert_limit_left(&w);
     rnicpi_cm_event_t *ev = left > 0 ? g_async_queue_timeout_pop(r->q, (guint64) left) : NULL;
     g_assert_nonnull(ev);
-    if (ev->type == type)
+    if (ev->type == type) {
+      cert_limit_end(&w);
       return ev;
+    }
     g_free(ev);
   }
 }
@@ -1593,9 +1598,11 @@ test_upcall_reenter(cert_t *f, gconstpointer data)
     rnicpi_wc_t wc = cert_wc(cqp);
     g_assert_cmphex(wc.wr_id, ==, 0xf30 + (uint64_t) i);
     g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
-    gint64 end = g_get_monotonic_time() + CERT_TIMEOUT_MS * 1000;
-    while (g_atomic_int_get(&r.notified) < i + 1 && g_get_monotonic_time() < end)
+    cert_limit_t w;
+    cert_limit_begin(&w, "a completion notification (re-armed in its upcall)", CERT_TIMEOUT_MS * 1000);
+    while (g_atomic_int_get(&r.notified) < i + 1 && !cert_limit_over(&w))
       g_usleep(1000);
+    cert_limit_end(&w);
     /* The upcall re-armed the CQ: the second completion is notified too. */
     g_assert_cmpint(g_atomic_int_get(&r.notified), >=, i + 1);
     g_assert_cmpint(cert_wc(cqa).status, ==, RNICPI_WC_SUCCESS);

@@ -272,7 +272,7 @@ cm_what(rnicpi_cm_event_type_t t)
   static gsize once;
   if (g_once_init_enter(&once)) {
     for (unsigned i = 0; i < G_N_ELEMENTS(what); i++)
-      g_snprintf(what[i], sizeof what[i], "a %s CM event", cm_type_name((rnicpi_cm_event_type_t) i));
+      g_snprintf(what[i], sizeof what[i], "the CM event %s", cm_type_name((rnicpi_cm_event_type_t) i));
     g_once_init_leave(&once, 1);
   }
   return (unsigned) t < G_N_ELEMENTS(what) ? what[t] : "a CM event";

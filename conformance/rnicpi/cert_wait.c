@@ -54,8 +54,9 @@ sleep_on(cert_t *f, rnicpi_cq_t *cq, guint ms, woke_t *woke, uint32_t *nfds)
   *woke = WOKE_NONE;
   if (DAT->cq_count(cq) > 0)
     *woke = WOKE_READY;
-  gint64 deadline = g_get_monotonic_time() + (gint64) ms * 1000;
-  while (*woke == WOKE_NONE && g_get_monotonic_time() < deadline) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "a CQ's descriptor or notification (cq_wait_begin)", (gint64) ms * 1000);
+  while (*woke == WOKE_NONE && !cert_limit_over(&w)) {
     /* Slices of 10 ms: the notification reaches this test through a queue,
      * not a descriptor. */
     int r = poll(fds, n, 10);
@@ -65,6 +66,7 @@ sleep_on(cert_t *f, rnicpi_cq_t *cq, guint ms, woke_t *woke, uint32_t *nfds)
     else if (cert_wait_notify(f, cq->al_ctx, 0))
       *woke = WOKE_NOTIFY;
   }
+  cert_limit_end(&w);
   DAT->cq_wait_end(cq, fds, n);
   return TRUE;
 }
@@ -303,9 +305,12 @@ test_wait_write_alone(cert_t *f, gconstpointer data)
     cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, 64, 0x3600 + (uint64_t) round, 0,
                    cert_raddr(&dst, 0), dst.mr->rkey);
     /* Nothing more from this side: the bytes must come anyway. */
-    gint64 t0 = g_get_monotonic_time(), deadline = t0 + (gint64) CERT_TIMEOUT_MS * 1000;
-    while (memcmp(dst.data + 63, src.data + 63, 1) != 0 && g_get_monotonic_time() < deadline)
+    gint64 t0 = g_get_monotonic_time();
+    cert_limit_t w;
+    cert_limit_begin(&w, "an RDMA Write's last byte to land", (gint64) CERT_TIMEOUT_MS * 1000);
+    while (memcmp(dst.data + 63, src.data + 63, 1) != 0 && !cert_limit_over(&w))
       g_usleep(200);
+    cert_limit_end(&w);
     g_test_message("round %d: the Write landed within %" G_GINT64_FORMAT " us", round,
                    g_get_monotonic_time() - t0);
     g_usleep(1000);  /* the rest may land after the last byte (iWARP: any order) */
