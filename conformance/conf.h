@@ -108,6 +108,12 @@ void conf_path_to(conf_side_t *s, const it_net_addr_t *addr, it_path_t *path);
 void conf_path(conf_side_t *s, it_path_t *path);
 /* The RC state of @ep (it_ep_query). */
 it_ep_state_rc_t conf_ep_state(it_ep_handle_t ep);
+/* it_evd_wait, the wait told to itapi-certify (cert_limit.h) as "an event
+ * (it_evd_wait at @where)"; one of IT_TIMEOUT_INFINITE is not told (the
+ * ceiling, --timeout, limits it). */
+it_status_t conf_evd_wait_at(it_evd_handle_t evd, uint64_t timeout, it_event_t *ev, size_t *more,
+                             const char *where);
+#define conf_evd_wait(evd, timeout, ev, more) conf_evd_wait_at((evd), (timeout), (ev), (more), G_STRLOC)
 /* Wait for one event; fail unless it is @want. */
 it_event_t conf_wait(it_evd_handle_t evd, it_event_type_t want);
 /* Fail if @evd holds any event (after a short grace period). */

@@ -386,7 +386,7 @@ test_timeout_unanswered(void)
   if (st == IT_SUCCESS) {
     it_event_t end;
     size_t more;
-    conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
+    conf_ok(conf_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
     g_assert_cmpint(end.event_number, !=, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
     g_assert_cmpint(conf_ep_state(p.p.ep), ==, IT_EP_STATE_NONOPERATIONAL);
   } else {
@@ -1112,7 +1112,7 @@ wait_long(it_evd_handle_t evd, it_event_type_t want, unsigned secs)
 {
   it_event_t ev;
   size_t more = 0;
-  it_status_t st = it_evd_wait(evd, (uint64_t) secs * G_USEC_PER_SEC, &ev, &more);
+  it_status_t st = conf_evd_wait(evd, (uint64_t) secs * G_USEC_PER_SEC, &ev, &more);
   if (st != IT_SUCCESS)
     g_error("waiting %u s for %s after the device's removal: %s (%s)", secs, itx_event_name(want),
             itx_status_name(st), itx_error_detail());
@@ -1252,7 +1252,8 @@ test_withdrawn_request(void)
    * a transport whose withdrawal is a TCP close (iWARP), an accept may still
    * win the race; the connection then ends at once and the EP is reset. */
   it_status_t st = IT_SUCCESS;
-  gint64 deadline = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
+  cert_limit_t w;
+  cert_limit_begin(&w, "an accept to find the request withdrawn", 2 * G_USEC_PER_SEC);
   gboolean ib = conf_transport(&p.p) == IT_IB_TRANSPORT;
   do {
     st = it_ep_accept(p.p.ep, id, NULL, 0);
@@ -1260,16 +1261,17 @@ test_withdrawn_request(void)
       break;
     g_assert_cmpstr(itx_status_name(st), ==, itx_status_name(IT_ERR_INVALID_CN_EST_ID));
     g_usleep(10000);
-  } while (g_get_monotonic_time() < deadline);
+  } while (!cert_limit_over(&w));
+  cert_limit_end(&w);
   if (st == IT_SUCCESS && !ib) {
     /* The accept won: the connection may come up first (ESTABLISHED, where
      * the RNIC sends its MPA Reply before it sees the requester's close),
      * and then ends. */
     it_event_t end;
     size_t more;
-    conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
+    conf_ok(conf_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
     if (end.event_number == IT_CM_MSG_CONN_ESTABLISHED_EVENT)
-      conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
+      conf_ok(conf_evd_wait(p.p.cm, CONF_TIMEOUT_US, &end, &more));
     if (end.event_number != IT_CM_MSG_CONN_BROKEN_EVENT &&
         end.event_number != IT_CM_MSG_CONN_DISCONNECT_EVENT)
       g_error("the accept of a withdrawn request succeeded, and the passive EP then got %s, "
@@ -1744,9 +1746,11 @@ test_reply_before_established(void)
       conf_ok(it_ep_connect(cl[i], &path, &ca, &p.qual, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
     }
     unsigned accepted = 0, replied = 0, answered = 0;
-    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    cert_limit_t w;
+    cert_limit_beginf(&w, 10 * G_USEC_PER_SEC, "round %u: %d connections' request and reply", round,
+                      BURST);
     while (answered < BURST) {
-      if (g_get_monotonic_time() > deadline)
+      if (cert_limit_over(&w))
         g_error("round %u: %u of %d connections accepted, %u replies sent, %u answered in 10 s", round,
                 accepted, BURST, replied, answered);
       it_event_t ev;
@@ -1789,6 +1793,7 @@ test_reply_before_established(void)
           answered++;
       }
     }
+    cert_limit_end(&w);
     g_assert_cmpuint(replied, ==, BURST);
     /* Requests are accepted in the order they come, so server EP i may
      * serve any client: every client's byte landed once. */

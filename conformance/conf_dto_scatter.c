@@ -340,7 +340,7 @@ test_scatter_flush(void)
    * still to answer. */
   it_event_t cm;
   size_t more = 0;
-  conf_ok(it_evd_wait(p.a.cm, CONF_TIMEOUT_US, &cm, &more));
+  conf_ok(conf_evd_wait(p.a.cm, CONF_TIMEOUT_US, &cm, &more));
   g_assert_true(cm.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT ||
                 cm.event_number == IT_CM_MSG_CONN_BROKEN_EVENT);
   sc_post(&p, &late, 0x5c3f, src.data, src.ctx);

@@ -66,7 +66,7 @@ test_empty(void)
     size_t more = 0;
     conf_assert_status(it_evd_dequeue(evds[i], &ev), IT_ERR_QUEUE_EMPTY);
     gint64 t0 = g_get_monotonic_time();
-    conf_assert_status(it_evd_wait(evds[i], 10000, &ev, &more), IT_ERR_TIMEOUT_EXPIRED);
+    conf_assert_status(conf_evd_wait(evds[i], 10000, &ev, &more), IT_ERR_TIMEOUT_EXPIRED);
     gint64 took = g_get_monotonic_time() - t0;
     g_assert_cmpint(took, >=, 9500);
     g_assert_cmpint(took, <, 2 * G_USEC_PER_SEC);
@@ -233,7 +233,7 @@ test_software_order(void)
     if (i % 2 == 0) {
       conf_ok(it_evd_dequeue(evd, &ev));
     } else {
-      conf_ok(it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more));
+      conf_ok(conf_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more));
       g_assert_cmpuint(more, ==, 7 - i);
     }
     g_assert_cmpint(ev.event_number, ==, IT_SOFTWARE_EVENT);
@@ -340,14 +340,15 @@ aevd_new(conf_side_t *s, it_evd_flags_t flags)
 static void
 dequeue_n_all(it_evd_handle_t evd, size_t max, it_event_t *evs, size_t n)
 {
-  gint64 end = g_get_monotonic_time() + conf_wait_us();
+  cert_limit_t w;
+  cert_limit_beginf(&w, conf_wait_us(), "%zu events (itx_evd_dequeue_n)", n);
   size_t got = 0;
   while (got < n) {
     size_t k = 999;
     it_status_t st = itx_evd_dequeue_n(evd, MIN(max, n - got), evs + got, &k);
     if (st == IT_ERR_QUEUE_EMPTY) {
       g_assert_cmpuint(k, ==, 999);
-      if (g_get_monotonic_time() > end)
+      if (cert_limit_over(&w))
         g_error("itx_evd_dequeue_n: %zu of %zu events after the wait", got, n);
       g_usleep(100);
       continue;
@@ -357,6 +358,7 @@ dequeue_n_all(it_evd_handle_t evd, size_t max, it_event_t *evs, size_t n)
     g_assert_cmpuint(k, <=, MIN(max, n - got));
     got += k;
   }
+  cert_limit_end(&w);
 }
 
 static void
@@ -569,7 +571,7 @@ test_aevd_events(void)
   for (int i = 0; i < 4; i++) {
     it_event_t ev;
     size_t more = 0;
-    conf_ok(it_evd_wait(a, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(conf_evd_wait(a, CONF_TIMEOUT_US, &ev, &more));
     g_assert_cmpint(ev.event_number, ==, IT_SOFTWARE_EVENT);
     if (ev.sw.evd == s1) {
       g_assert_cmpint(n1, <, 2);
@@ -584,7 +586,7 @@ test_aevd_events(void)
   g_assert_cmpint(n2, ==, 2);
   it_event_t ev;
   size_t more = 0;
-  conf_assert_status(it_evd_wait(a, 10000, &ev, &more), IT_ERR_TIMEOUT_EXPIRED);
+  conf_assert_status(conf_evd_wait(a, 10000, &ev, &more), IT_ERR_TIMEOUT_EXPIRED);
   conf_assert_status(it_evd_dequeue(a, &ev), IT_ERR_QUEUE_EMPTY);
   conf_ok(it_evd_free(s1));
   conf_ok(it_evd_free(s2));
@@ -606,7 +608,7 @@ test_aevd_notifications(void)
   conf_ok(it_evd_post_se(s2, &token));
   it_event_t ev;
   size_t more = 0;
-  conf_ok(it_evd_wait(a, CONF_TIMEOUT_US, &ev, &more));
+  conf_ok(conf_evd_wait(a, CONF_TIMEOUT_US, &ev, &more));
   g_assert_cmpint(ev.event_number, ==, IT_AEVD_NOTIFICATION_EVENT);
   assert_handle_eq(ev.aevd_notify.aevd, a);
   assert_handle_eq(ev.aevd_notify.sevd, s2);
@@ -634,11 +636,11 @@ test_aevd_rules(void)
   int token;
   it_event_t ev;
   size_t more = 0;
-  conf_assert_status(it_evd_wait(s1, 10000, &ev, &more), IT_ERR_EVD_WAIT);
+  conf_assert_status(conf_evd_wait(s1, 10000, &ev, &more), IT_ERR_EVD_WAIT);
   conf_ok(it_evd_post_se(s1, &token));
-  conf_assert_status(it_evd_wait(s1, 10000, &ev, &more), IT_ERR_EVD_WAIT);
+  conf_assert_status(conf_evd_wait(s1, 10000, &ev, &more), IT_ERR_EVD_WAIT);
   conf_assert_status(it_evd_free(a), IT_ERR_EVD_BUSY);
-  conf_ok(it_evd_wait(a, CONF_TIMEOUT_US, &ev, &more)); /* the AEVD still works */
+  conf_ok(conf_evd_wait(a, CONF_TIMEOUT_US, &ev, &more)); /* the AEVD still works */
   g_assert_true(ev.sw.data == &token);
   conf_ok(it_evd_free(s1));
   conf_ok(it_evd_free(a));
@@ -719,7 +721,7 @@ waiter_run(gpointer data)
    * it sees that counts in full, however late this thread runs on. */
   gint64 t0 = g_get_monotonic_time();
   g_atomic_int_set(&w->started, 1);
-  w->st = it_evd_wait(w->evd, w->timeout, &w->ev, &more);
+  w->st = conf_evd_wait(w->evd, w->timeout, &w->ev, &more);
   w->took = g_get_monotonic_time() - t0;
   g_atomic_int_set(&w->done, 1);
   return NULL;
@@ -751,8 +753,8 @@ test_waiter_limit(void)
   g_assert_cmpint(g_atomic_int_get(&w.done), ==, 0);
   it_event_t ev;
   size_t more = 0;
-  conf_assert_status(it_evd_wait(evd, 0, &ev, &more), IT_ERR_WAITER_LIMIT);
-  conf_assert_status(it_evd_wait(evd, 10000, &ev, &more), IT_ERR_WAITER_LIMIT);
+  conf_assert_status(conf_evd_wait(evd, 0, &ev, &more), IT_ERR_WAITER_LIMIT);
+  conf_assert_status(conf_evd_wait(evd, 10000, &ev, &more), IT_ERR_WAITER_LIMIT);
   int token;
   conf_ok(it_evd_post_se(evd, &token));
   g_thread_join(t);
@@ -761,7 +763,7 @@ test_waiter_limit(void)
   g_assert_true(w.ev.sw.data == &token);
   g_assert_cmpint(w.took, >=, 90000);
   /* With the waiter gone, waiting is allowed again. */
-  conf_assert_status(it_evd_wait(evd, 1000, &ev, &more), IT_ERR_TIMEOUT_EXPIRED);
+  conf_assert_status(conf_evd_wait(evd, 1000, &ev, &more), IT_ERR_TIMEOUT_EXPIRED);
   conf_side_close(&s);
 }
 
@@ -838,9 +840,11 @@ test_callback(void)
   g_usleep(20000);
   g_assert_cmpint(g_atomic_int_get(&rec.calls), ==, 0);
   conf_ok(it_evd_post_se(evd, &t[1]));
-  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-  while (g_atomic_int_get(&rec.calls) == 0 && g_get_monotonic_time() < end)
+  cert_limit_t w;
+  cert_limit_begin(&w, "the EVD's callback", CONF_TIMEOUT_US);
+  while (g_atomic_int_get(&rec.calls) == 0 && !cert_limit_over(&w))
     g_usleep(1000);
+  cert_limit_end(&w);
   g_assert_cmpint(g_atomic_int_get(&rec.calls), ==, 1);
   assert_handle_eq(rec.evd, evd);
   conf_ok(it_evd_callback_detach(evd));

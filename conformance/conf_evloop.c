@@ -470,11 +470,14 @@ stress_send(gpointer data)
       g_mutex_lock(&e->lock);
       /* Twice the receiver's wait: a receiver stuck in epoll_wait says
        * first, and says why. */
-      gint64 end = g_get_monotonic_time() + 2 * LOOP_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+      cert_limit_t w;
+      cert_limit_beginf(&w, 2 * LOOP_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND,
+                        "sender %u: a receive posted for message %u", e->idx, k);
       while (e->granted <= k)
-        if (!g_cond_wait_until(&e->cond, &e->lock, end))
+        if (!g_cond_wait_until(&e->cond, &e->lock, w.end))
           g_error("sender %u: no receive posted for message %u of %u in %d ms", e->idx, k, STRESS_N,
                   2 * LOOP_TIMEOUT_MS);
+      cert_limit_end(&w);
       g_mutex_unlock(&e->lock);
       size_t len = stress_size(k), off = (size_t) (k % STRESS_W) * STRESS_SLOT;
       pattern_fill(e->sb.data + off, len, e->idx, k, 0);
@@ -485,7 +488,7 @@ stress_send(gpointer data)
     }
     it_event_t ev;
     size_t more;
-    it_status_t st = it_evd_wait(e->cli.dto, LOOP_TIMEOUT_MS * 1000ull, &ev, &more);
+    it_status_t st = conf_evd_wait(e->cli.dto, LOOP_TIMEOUT_MS * 1000ull, &ev, &more);
     if (st != IT_SUCCESS)
       g_error("sender %u: no Send completion in %d ms after %u of %u completed: %s", e->idx,
               LOOP_TIMEOUT_MS, done, STRESS_N, itx_status_name(st));
@@ -739,7 +742,7 @@ client_next(conf_side_t *s, unsigned cid, unsigned j, const char *what)
 {
   it_event_t ev;
   size_t more;
-  it_status_t st = it_evd_wait(s->dto, CLIENT_TIMEOUT_MS * 1000ull, &ev, &more);
+  it_status_t st = conf_evd_wait(s->dto, CLIENT_TIMEOUT_MS * 1000ull, &ev, &more);
   if (st != IT_SUCCESS)
     g_error("client %u: round %u of %u: no completion in %d ms waiting for %s: %s", cid, j, SRV_ROUNDS,
             CLIENT_TIMEOUT_MS, what, itx_status_name(st));
@@ -779,7 +782,7 @@ role_aevd_client(void)
   conf_ok(it_ep_connect(s.ep, &path, &ca, &q, IT_CONNECT_FLAG_TWO_WAY, (const unsigned char *) &h, sizeof(h)));
   it_event_t ev;
   size_t more;
-  it_status_t st = it_evd_wait(s.cm, CLIENT_TIMEOUT_MS * 1000ull, &ev, &more);
+  it_status_t st = conf_evd_wait(s.cm, CLIENT_TIMEOUT_MS * 1000ull, &ev, &more);
   if (st != IT_SUCCESS || ev.event_number != IT_CM_MSG_CONN_ESTABLISHED_EVENT)
     g_error("client %u: %s instead of ESTABLISHED", cid,
             st == IT_SUCCESS ? itx_event_name(ev.event_number) : itx_status_name(st));
@@ -838,7 +841,7 @@ role_aevd_client(void)
   }
   /* The server ends the connection once its last reply completed. */
   it_event_t last;
-  st = it_evd_wait(s.cm, CLIENT_TIMEOUT_MS * 1000ull, &last, &more);
+  st = conf_evd_wait(s.cm, CLIENT_TIMEOUT_MS * 1000ull, &last, &more);
   if (st != IT_SUCCESS || last.event_number != IT_CM_MSG_CONN_DISCONNECT_EVENT)
     g_error("client %u: after %u rounds, %s instead of the server's DISCONNECT", cid, SRV_ROUNDS,
             st == IT_SUCCESS ? itx_event_name(last.event_number) : itx_status_name(st));

@@ -96,7 +96,7 @@ take_one(it_evd_handle_t evd, it_ep_handle_t ep, want_t *w, size_t n, unsigned *
 {
   it_event_t ev;
   size_t more = 0;
-  it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+  it_status_t st = conf_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
   if (st != IT_SUCCESS) {
     size_t missing = 0, first = n;
     for (size_t i = 0; i < n; i++)
@@ -545,7 +545,7 @@ test_in_flight(gconstpointer data)
   /* However the peer learnt of it, its connection ended. */
   it_event_t ev;
   size_t more = 0;
-  conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &ev, &more));
+  conf_ok(conf_evd_wait(p.p.cm, CONF_TIMEOUT_US, &ev, &more));
   g_assert_true(ev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT ||
                 ev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT);
 
@@ -620,14 +620,16 @@ test_disconnect_poll_then_sleep(void)
   conf_ok(it_ep_disconnect(p.a.ep, NULL, 0));
   g_usleep(500);
   unsigned order = 0;
-  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  cert_limit_t lim;
+  cert_limit_begin(&lim, "the first two completions after the disconnect", CONF_TIMEOUT_US);
   while (!(w[1].seen && w[2].seen)) {
     it_status_t st = it_evd_dequeue(p.a.dto, &ev);
-    if (st == IT_ERR_QUEUE_EMPTY && g_get_monotonic_time() < end)
+    if (st == IT_ERR_QUEUE_EMPTY && !cert_limit_over(&lim))
       continue;
     conf_ok(st);
     match_event(&ev, p.a.ep, w, 3, &order);
   }
+  cert_limit_end(&lim);
   /* Now asleep until the rest comes. */
   take_all(p.a.dto, p.a.ep, w, 3);
   for (unsigned i = 0; i < 2; i++)
@@ -636,7 +638,7 @@ test_disconnect_poll_then_sleep(void)
   conf_wait(p.a.cm, IT_CM_MSG_CONN_DISCONNECT_EVENT);
   it_event_t pev;
   size_t more = 0;
-  conf_ok(it_evd_wait(p.p.cm, CONF_TIMEOUT_US, &pev, &more));
+  conf_ok(conf_evd_wait(p.p.cm, CONF_TIMEOUT_US, &pev, &more));
   g_assert_true(pev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT ||
                 pev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT);
   conf_buf_check_guards(&dst);

@@ -377,7 +377,7 @@ test_stale_pz_evd_lmr(void)
   conf_assert_status(it_evd_query(evd, IT_EVD_PARAM_ALL, &ep_), IT_ERR_INVALID_EVD);
   conf_assert_status(it_evd_free(evd), IT_ERR_INVALID_EVD);
   conf_assert_status(it_evd_dequeue(evd, &ev), IT_ERR_INVALID_EVD);
-  conf_assert_status(it_evd_wait(evd, 0, &ev, &more), IT_ERR_INVALID_EVD);
+  conf_assert_status(conf_evd_wait(evd, 0, &ev, &more), IT_ERR_INVALID_EVD);
   conf_assert_status(it_evd_post_se(evd, NULL), IT_ERR_INVALID_EVD);
 
   /* LMR */

@@ -39,7 +39,7 @@ expect_set(conf_side_t *side, want_t *w, size_t n)
   for (size_t k = 0; k < n; k++) {
     it_event_t ev;
     size_t more = 0;
-    it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+    it_status_t st = conf_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
     if (st != IT_SUCCESS)
       g_error("waiting for completion %zu of %zu: %s", k + 1, n, itx_status_name(st));
     size_t i;
@@ -632,7 +632,7 @@ kf_bad(kf_t *k, kf_op_t op, conf_buf_t *tgt, it_rmr_context_t ctx, gboolean full
   if (op == KF_ATOMIC) {
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(k->p.p.aff, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(conf_evd_wait(k->p.p.aff, CONF_TIMEOUT_US, &ev, &more));
     g_test_message("responder's affiliated event: %s", itx_event_name(ev.event_number));
     assert_handle_eq(ev.aff_async.cause.ep, k->p.p.ep);
   } else {

@@ -328,22 +328,24 @@ test_rmr_link_vs_free(void)
     conf_ok(it_rmr_create20(p.a.pz, type, &m.rmr));
     unsigned what = round % 3;
     GThread *t = racer_start(&m.r, rmr_racer, round);
-    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    cert_limit_t w;
+    cert_limit_beginf(&w, 10 * G_USEC_PER_SEC, "round %u: a free during links to succeed", round);
     it_status_t st;
     /* An RMR with a link in flight, an LMR with a window linked or being
      * linked: the free says so, and a later one succeeds. */
     if (what == RMR_FREE_RMR)
-      while ((st = it_rmr_free(m.rmr)) == IT_ERR_INVALID_RMR && g_get_monotonic_time() < deadline) {
+      while ((st = it_rmr_free(m.rmr)) == IT_ERR_INVALID_RMR && !cert_limit_over(&w)) {
         refusals++;
         g_thread_yield();
       }
     else if (what == RMR_FREE_LMR)
-      while ((st = it_lmr_free(m.lmr)) == IT_ERR_LMR_BUSY && g_get_monotonic_time() < deadline) {
+      while ((st = it_lmr_free(m.lmr)) == IT_ERR_LMR_BUSY && !cert_limit_over(&w)) {
         refusals++;
         g_thread_yield();
       }
     else
       st = it_ep_free(m.ep);
+    cert_limit_end(&w);
     if (st != IT_SUCCESS)
       g_error("round %u: freeing the %s during links returned %s for 10 s", round,
               what == RMR_FREE_RMR ? "RMR" : what == RMR_FREE_LMR ? "LMR" : "EP", itx_status_name(st));
@@ -351,10 +353,14 @@ test_rmr_link_vs_free(void)
     posted += m.posted;
     refused_posts += m.r.calls - m.posted;
     /* Every posted request completes once. */
-    while (m.completed < m.posted && g_get_monotonic_time() < deadline + CONF_TIMEOUT_US) {
+    cert_limit_t drain;
+    cert_limit_begin(&drain, "every posted link and unlink to complete",
+                     w.end + CONF_TIMEOUT_US - g_get_monotonic_time());
+    while (m.completed < m.posted && !cert_limit_over(&drain)) {
       rmr_race_drain(&m);
       g_usleep(100);
     }
+    cert_limit_end(&drain);
     rmr_race_drain(&m);
     if (m.completed != m.posted || m.unexpected > 0)
       g_error("round %u: %" G_GUINT64_FORMAT " links and unlinks posted, %" G_GUINT64_FORMAT " completed, %"
@@ -497,14 +503,15 @@ static gpointer
 drainer(gpointer data)
 {
   drainer_t *d = data;
-  gint64 end = g_get_monotonic_time() + conf_wait_us() * 4;
+  cert_limit_t w;
+  cert_limit_beginf(&w, conf_wait_us() * 4, "%u completions taken by two threads", d->total);
   while ((guint) g_atomic_int_get(d->taken) < d->total) {
     it_event_t ev[8];
     size_t k = 1;
     it_status_t st = d->batch ? itx_evd_dequeue_n(d->evd, G_N_ELEMENTS(ev), ev, &k)
                               : it_evd_dequeue(d->evd, ev);
     if (st == IT_ERR_QUEUE_EMPTY) {
-      if (g_get_monotonic_time() > end)
+      if (cert_limit_over(&w))
         g_error("%u of %u completions taken by the two threads after the wait",
                 (guint) g_atomic_int_get(d->taken), d->total);
       continue;
@@ -517,6 +524,7 @@ drainer(gpointer data)
     }
     g_atomic_int_add(d->taken, (gint) k);
   }
+  cert_limit_end(&w);
   return NULL;
 }
 
@@ -581,7 +589,7 @@ wait_racer(gpointer data)
   static const it_status_t ok[] = { IT_ERR_TIMEOUT_EXPIRED, IT_ERR_INVALID_EVD };
   for (unsigned i = 0; !g_atomic_int_get(&r->stop) && i < 100000; i++) {
     it_event_t ev;
-    racer_note(r, it_evd_wait(r->evd, 200, &ev, NULL), ok, G_N_ELEMENTS(ok), "it_evd_wait");
+    racer_note(r, conf_evd_wait(r->evd, 200, &ev, NULL), ok, G_N_ELEMENTS(ok), "it_evd_wait");
     g_atomic_int_set(&r->started, 1);
     g_usleep(i % 4 * 40);
   }
@@ -606,15 +614,17 @@ test_evd_free_vs_wait(void)
     racer_t r = { .evd = evd };
     GThread *t = racer_start(&r, wait_racer, round);
     it_status_t st;
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while ((st = it_evd_free(evd)) == IT_ERR_EVD_BUSY && g_get_monotonic_time() < end) {
+    cert_limit_t w;
+    cert_limit_begin(&w, "it_evd_free to find no thread waiting", CONF_TIMEOUT_US);
+    while ((st = it_evd_free(evd)) == IT_ERR_EVD_BUSY && !cert_limit_over(&w)) {
       busy++;
       g_usleep(50);
     }
+    cert_limit_end(&w);
     conf_ok(st);
     racer_join(&r, t);
     it_event_t ev;
-    conf_assert_status(it_evd_wait(evd, 0, &ev, NULL), IT_ERR_INVALID_EVD);
+    conf_assert_status(conf_evd_wait(evd, 0, &ev, NULL), IT_ERR_INVALID_EVD);
     conf_assert_status(it_evd_free(evd), IT_ERR_INVALID_EVD);
   }
   g_test_message("%u frees of %u found a thread waiting (IT_ERR_EVD_BUSY)", busy, n);
@@ -721,7 +731,7 @@ waiter(gpointer data)
   it_event_t ev;
   size_t more;
   g_atomic_int_set(&r->started, 1);
-  r->bad = it_evd_wait(r->evd, IT_TIMEOUT_INFINITE, &ev, &more);
+  r->bad = conf_evd_wait(r->evd, IT_TIMEOUT_INFINITE, &ev, &more);
   return NULL;
 }
 
@@ -757,7 +767,7 @@ test_ia_free_vs_wait(void)
     conf_ok(it_ia_free(s.ia));
     racer_join(&r, t);
     it_event_t ev;
-    conf_assert_status(it_evd_wait(r.evd, 0, &ev, NULL), IT_ERR_INVALID_EVD);
+    conf_assert_status(conf_evd_wait(r.evd, 0, &ev, NULL), IT_ERR_INVALID_EVD);
   }
 }
 
@@ -878,9 +888,11 @@ posts_beside_write(conf_pair_t *w, conf_buf_t *dst, conf_buf_t *src, conf_pair_t
     GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
     /* Part of the Write is in place, its last byte not yet: the posts
      * below race a transfer in flight. */
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
+    cert_limit_t lim;
+    cert_limit_begin(&lim, "a long RDMA Write to start landing", CONF_TIMEOUT_US);
+    while (conf_landing_peek(first) == 0 && !cert_limit_over(&lim))
       ;
+    cert_limit_end(&lim);
     gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
     conf_ok(it_post_recv(s->p.ep, &rs, 1, 3, IT_COMPLETION_FLAG));
     conf_ok(it_post_send(s->a.ep, &ms, 1, 2, IT_COMPLETION_FLAG));
@@ -1016,9 +1028,11 @@ test_send_queue_beside_transfer(void)
   for (unsigned r = 0; r < n; r++) {
     memset(dst.data, 0, LONG_LEN);
     GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (conf_landing_peek(first) == 0 && g_get_monotonic_time() < end)
+    cert_limit_t lim;
+    cert_limit_begin(&lim, "a long RDMA Write to start landing", CONF_TIMEOUT_US);
+    while (conf_landing_peek(first) == 0 && !cert_limit_over(&lim))
       ;
+    cert_limit_end(&lim);
     gboolean in_flight = conf_landing_peek(first) != 0 && conf_landing_peek(last) == 0;
     unsigned k = 0;
     it_status_t st = IT_SUCCESS;
@@ -1090,9 +1104,11 @@ test_lmr_free_beside_transfer(void)
     };
     const unsigned char *part = &dst.data[LONG_LEN / 4], *last = &dst.data[LONG_LEN - 1];
     GThread *t = g_thread_new("long-write", conf_rdma_post_run, &lw);
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-    while (conf_landing_peek(part) == 0 && g_get_monotonic_time() < end)
+    cert_limit_t lim;
+    cert_limit_begin(&lim, "a long RDMA Write to start landing", CONF_TIMEOUT_US);
+    while (conf_landing_peek(part) == 0 && !cert_limit_over(&lim))
       ;
+    cert_limit_end(&lim);
     seen += conf_landing_peek(part) != 0 && conf_landing_peek(last) == 0;
     conf_ok(it_lmr_free(dst.lmr));
     dst.lmr = IT_NULL_HANDLE;
@@ -1165,7 +1181,7 @@ collect_in_order(it_evd_handle_t evd, unsigned n, const char *side)
   for (unsigned k = 0; k < n; k++) {
     it_event_t ev;
     size_t more = 0;
-    it_status_t st = it_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
+    it_status_t st = conf_evd_wait(evd, CONF_TIMEOUT_US, &ev, &more);
     if (st != IT_SUCCESS)
       g_error("%s: completion %u of %u: it_evd_wait returned %s (%s)", side, k + 1, n, itx_status_name(st),
               itx_error_detail());

@@ -859,12 +859,13 @@ xr_run(gpointer data)
   it_dg_remote_ep_addr_t dst = { .type = IT_DG_TYPE_IB_UD };
   dst.addr.ud.addr = x->ah;
   dst.addr.ud.ep_info = x->peer->info;
-  gint64 end = g_get_monotonic_time() + 4 * CONF_TIMEOUT_US;
+  cert_limit_t w;
+  cert_limit_begin(&w, "a datagram stream's sends and receives", 4 * CONF_TIMEOUT_US);
   for (;;) {
     gboolean sending = x->n > 0 ? x->posted < x->n : !g_atomic_int_get(&x->stop);
     if (!sending && x->sends_done == x->posted && (x->n == 0 || x->recvd >= XR_N))
       break;
-    if (g_get_monotonic_time() > end) {
+    if (cert_limit_over(&w)) {
       xr_fail(x, "after %d s: %u of %u sends completed, %u of %u datagrams arrived",
               (int) (4 * CONF_TIMEOUT_US / G_USEC_PER_SEC), x->sends_done, x->posted, x->recvd, XR_N);
       break;
@@ -891,6 +892,7 @@ xr_run(gpointer data)
     else if (st != IT_ERR_QUEUE_EMPTY)
       xr_fail(x, "it_evd_dequeue returned %s", itx_status_name(st));
   }
+  cert_limit_end(&w);
   return NULL;
 }
 
@@ -899,9 +901,11 @@ xr_run(gpointer data)
 static void
 xr_wait_shown(xr_t *x, gint n)
 {
-  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-  while (g_atomic_int_get(&x->shown) < n && g_get_monotonic_time() < end)
+  cert_limit_t w;
+  cert_limit_beginf(&w, CONF_TIMEOUT_US, "the datagram sender to post %d", n);
+  while (g_atomic_int_get(&x->shown) < n && !cert_limit_over(&w))
     g_usleep(200);
+  cert_limit_end(&w);
 }
 
 static void

@@ -260,6 +260,18 @@ conf_ep_state(it_ep_handle_t ep)
   return p.ep_state.rc;
 }
 
+it_status_t
+conf_evd_wait_at(it_evd_handle_t evd, uint64_t timeout, it_event_t *ev, size_t *more, const char *where)
+{
+  if (timeout == IT_TIMEOUT_INFINITE || timeout == 0)
+    return it_evd_wait(evd, timeout, ev, more);
+  cert_limit_t w;
+  cert_limit_beginf(&w, (gint64) MIN(timeout, (uint64_t) G_MAXINT64), "an event (it_evd_wait at %s)", where);
+  it_status_t st = it_evd_wait(evd, timeout, ev, more);
+  cert_limit_end(&w);
+  return st;
+}
+
 it_event_t
 conf_wait(it_evd_handle_t evd, it_event_type_t want)
 {

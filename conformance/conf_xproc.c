@@ -52,7 +52,7 @@ send_recv_with(child_t *c, gboolean bad_send)
   for (int i = 0; i < 4; i++) {
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(conf_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
     g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_SUCCESS);
     if (ev.event_number == IT_DTO_SEND_CMPL_EVENT)
       sends++;
@@ -427,12 +427,14 @@ await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it
   }
   if (!emul_maps())
     return;
-  gint64 give_up = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
-  while (!maps_memfd("conf-xproc-target") && g_get_monotonic_time() < give_up) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "the target's region to be mapped here", 10 * G_USEC_PER_SEC);
+  while (!maps_memfd("conf-xproc-target") && !cert_limit_over(&w)) {
     conf_ok(it_post_rdma_write(s->ep, seg, 1, 40, IT_COMPLETION_FLAG, ra, ctx));
     conf_dto(s->dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 40);
     g_usleep(1000);
   }
+  cert_limit_end(&w);
   g_assert_true(maps_memfd("conf-xproc-target"));
 }
 
@@ -511,7 +513,7 @@ xlong_killed_close(xlong_t *t)
 {
   it_event_t cev;
   size_t cmore;
-  conf_ok(it_evd_wait(t->s.cm, CONF_TIMEOUT_US, &cev, &cmore));
+  conf_ok(conf_evd_wait(t->s.cm, CONF_TIMEOUT_US, &cev, &cmore));
   g_assert_true(cev.event_number == IT_CM_MSG_CONN_BROKEN_EVENT ||
                 cev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT);
   g_usleep(100000);  /* a second completion of anything would come now */
@@ -553,14 +555,16 @@ beside_poll_run(gpointer data)
 {
   beside_poller_t *p = data;
   p->last = IT_SUCCESS;
-  for (gint64 end = g_get_monotonic_time() + BESIDE_POLL_US;
-       p->n < BESIDE_POLLED_EVENTS && g_get_monotonic_time() < end;) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "events polled beside a transfer", BESIDE_POLL_US);
+  while (p->n < BESIDE_POLLED_EVENTS && !cert_limit_over(&w)) {
     it_status_t st = it_evd_dequeue(p->evd, &p->ev[p->n]);
     if (st == IT_SUCCESS)
       p->n++;
     else if (st != IT_ERR_QUEUE_EMPTY)
       p->last = st;
   }
+  cert_limit_end(&w);
   return NULL;
 }
 
@@ -603,12 +607,14 @@ post_beside_transfer_with(beside_t mode)
     } else {
       t = g_thread_new("long-read", conf_rdma_post_run, &lr);
     }
-    gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+    cert_limit_t lim;
+    cert_limit_begin(&lim, "a long RDMA Read to start landing", CONF_TIMEOUT_US);
     /* The poller's mode watches in short sleeps: the CPU stays with the
      * poller, which then drains the connection before anything else does. */
-    while (conf_landing_peek(&x.back.data[part]) != xlong_byte(part) && g_get_monotonic_time() < end)
+    while (conf_landing_peek(&x.back.data[part]) != xlong_byte(part) && !cert_limit_over(&lim))
       if (mode == BESIDE_RECEIVE_POLLED)
         g_usleep(20);
+    cert_limit_end(&lim);
     gboolean in_flight = conf_landing_peek(&x.back.data[part]) == xlong_byte(part) &&
                          conf_landing_peek(&x.back.data[last]) != xlong_byte(last);
     /* The same bytes the region holds: the child's check below stands. */
@@ -634,7 +640,7 @@ post_beside_transfer_with(beside_t mode)
         if (mode == BESIDE_RECEIVE_POLLED)
           ev = poller.ev[k];
         else
-          conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
+          conf_ok(conf_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
         gboolean recv = ev.event_number == IT_DTO_RC_RECV_CMPL_EVENT;
         g_assert_cmpstr(itx_event_name(ev.event_number), ==,
                         itx_event_name(recv ? IT_DTO_RC_RECV_CMPL_EVENT : IT_DTO_RDMA_WRITE_CMPL_EVENT));
@@ -892,7 +898,7 @@ test_peer_killed_mid_transfer(void)
     conf_ok(it_post_rdma_read(x.s.ep, &sink, 1, 1000 + n, IT_COMPLETION_FLAG, x.ra, x.ctx));
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(conf_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
     g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RDMA_READ_CMPL_EVENT));
     g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 1000 + n);
     n++;
@@ -916,11 +922,13 @@ test_peer_killed_mid_transfer(void)
 static gboolean
 await_landing(const conf_buf_t *b, size_t i)
 {
-  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
-  while (conf_landing_peek(&b->data[i]) != xlong_byte(i))
-    if (g_get_monotonic_time() > end)
-      return FALSE;
-  return TRUE;
+  cert_limit_t w;
+  cert_limit_beginf(&w, CONF_TIMEOUT_US, "byte %zu of a transfer to land", i);
+  gboolean landed = TRUE;
+  while (landed && conf_landing_peek(&b->data[i]) != xlong_byte(i))
+    landed = !cert_limit_over(&w);
+  cert_limit_end(&w);
+  return landed;
 }
 
 /* The next completion is the RDMA Read @cookie, successful with every
@@ -930,7 +938,7 @@ read_done(conf_side_t *s, it_dto_cookie_t cookie, const conf_buf_t *sink)
 {
   it_event_t ev;
   size_t more;
-  conf_ok(it_evd_wait(s->dto, CONF_TIMEOUT_US, &ev, &more));
+  conf_ok(conf_evd_wait(s->dto, CONF_TIMEOUT_US, &ev, &more));
   g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RDMA_READ_CMPL_EVENT));
   g_assert_cmpuint(ev.dto_cmpl.cookie, ==, cookie);
   if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS)
@@ -1025,7 +1033,7 @@ test_peer_killed_mid_receive(void)
   g_thread_join(t);
   it_event_t ev;
   size_t more;
-  conf_ok(it_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
+  conf_ok(conf_evd_wait(x.s.dto, CONF_TIMEOUT_US, &ev, &more));
   g_assert_cmpstr(itx_event_name(ev.event_number), ==, itx_event_name(IT_DTO_RC_RECV_CMPL_EVENT));
   g_assert_cmpuint(ev.dto_cmpl.cookie, ==, 44);
   if (ev.dto_cmpl.dto_status == IT_DTO_SUCCESS) {
@@ -1341,7 +1349,8 @@ static gpointer
 burst_dequeuer(gpointer data)
 {
   burst_t *bu = data;
-  gint64 deadline = g_get_monotonic_time() + 3 * CONF_TIMEOUT_US;
+  cert_limit_t w;
+  cert_limit_beginf(&w, 3 * CONF_TIMEOUT_US, "wait-race: round %u's %u messages", bu->round, BURST_N);
   while (!burst_done(bu)) {
     it_event_t ev;
     it_status_t st = it_evd_dequeue(bu->dto, &ev);
@@ -1351,9 +1360,10 @@ burst_dequeuer(gpointer data)
       g_usleep(20);
     else
       g_error("wait-race: it_evd_dequeue: %s", itx_status_name(st));
-    if (g_get_monotonic_time() > deadline)
+    if (cert_limit_over(&w))
       g_error("wait-race: round %u: only %u of %u messages in 15 s", bu->round, bu->got, BURST_N);
   }
+  cert_limit_end(&w);
   return NULL;
 }
 
@@ -1388,7 +1398,7 @@ wait_race_with(child_t *c)
     while (!burst_done(&bu)) {
       it_event_t ev;
       size_t more;
-      it_status_t st = it_evd_wait(s.dto, bu.race ? 20000 : CONF_TIMEOUT_US, &ev, &more);
+      it_status_t st = conf_evd_wait(s.dto, bu.race ? 20000 : CONF_TIMEOUT_US, &ev, &more);
       if (st == IT_SUCCESS)
         burst_take(&bu, &ev, TRUE);
       else if (!(bu.race && st == IT_ERR_TIMEOUT_EXPIRED))
@@ -1462,7 +1472,7 @@ acks_with(child_t *c)
     for (unsigned k = 0; k < ACKS_B; k++)
       xproc_burst_send(s.ep, &sb, r, k, ACKS_LEN);
     it_event_t ev;
-    it_status_t st = it_evd_wait(rq, CONF_TIMEOUT_US, &ev, NULL);
+    it_status_t st = conf_evd_wait(rq, CONF_TIMEOUT_US, &ev, NULL);
     if (st != IT_SUCCESS)
       g_error("sleep-beside-acks: round %u of %u: no answer within 5 s: %s (the child's account is in "
               "%s)", r, rounds, itx_status_name(st), c->err);
@@ -1938,7 +1948,7 @@ test_peer_killed(void)
   conf_child_kill(c.pid, SIGKILL);
   it_event_t cev;
   size_t cmore;
-  conf_ok(it_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
+  conf_ok(conf_evd_wait(s.cm, CONF_TIMEOUT_US, &cev, &cmore));
   if (conf_transport(&s) == IT_IB_TRANSPORT) {
     if (cev.event_number != IT_CM_MSG_CONN_BROKEN_EVENT)
       g_error("expected IT_CM_MSG_CONN_BROKEN_EVENT, got %s", itx_event_name(cev.event_number));
@@ -1955,7 +1965,7 @@ test_peer_killed(void)
   for (int i = 0; i < outstanding; i++) {
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(conf_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, &more));
     g_assert_cmpint(ev.dto_cmpl.dto_status, ==, IT_DTO_ERR_FLUSHED);
     int k = ev.dto_cmpl.cookie >= 200 ? 4 + (int) (ev.dto_cmpl.cookie - 200)
                                       : (int) (ev.dto_cmpl.cookie - 100);

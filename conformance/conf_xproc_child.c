@@ -107,8 +107,10 @@ xproc_stream_busy(void)
   return g_strcmp0(g_getenv("CONF_XPROC_STREAM_POLL"), "1") == 0;
 }
 
-gboolean
-xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t *st)
+/* xproc_next_event within @w. */
+static gboolean
+next_event_until(it_evd_handle_t dto, gboolean poll, const cert_limit_t *w, it_event_t *ev,
+                 it_status_t *st)
 {
   if (!poll) {
     size_t more;
@@ -117,16 +119,26 @@ xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t
       conf_child_progress();
     return *st == IT_SUCCESS;
   }
-  gint64 deadline = g_get_monotonic_time() + XPROC_EVENT_WAIT_US;
   for (unsigned n = 0;; n++) {
     *st = it_evd_dequeue(dto, ev);
     if (*st == IT_SUCCESS)
       conf_child_progress();
     if (*st != IT_ERR_QUEUE_EMPTY)
       return *st == IT_SUCCESS;
-    if (n % 1024 == 0 && g_get_monotonic_time() > deadline)
+    if (n % 1024 == 0 && cert_limit_over(w))
       return FALSE;
   }
+}
+
+gboolean
+xproc_next_event(it_evd_handle_t dto, gboolean poll, it_event_t *ev, it_status_t *st)
+{
+  cert_limit_t w;
+  cert_limit_begin(&w, poll ? "the next event of a stream (it_evd_dequeue)"
+                            : "the next event of a stream (it_evd_wait)", XPROC_EVENT_WAIT_US);
+  gboolean got = next_event_until(dto, poll, &w, ev, st);
+  cert_limit_end(&w);
+  return got;
 }
 
 /* Name one event of @ev's stream in @out: its type, and for a DTO
@@ -147,8 +159,9 @@ xproc_broken_account(conf_side_t *s)
   GString *out = g_string_new(NULL);
   unsigned ok = 0, flushed = 0, other = 0;
   it_event_t ev;
-  gint64 until = g_get_monotonic_time() + 2 * G_USEC_PER_SEC;
-  while (g_get_monotonic_time() < until) {
+  cert_limit_t w;
+  cert_limit_begin(&w, "2 s of completions after a broken connection", 2 * G_USEC_PER_SEC);
+  while (!cert_limit_over(&w)) {
     if (it_evd_dequeue(s->dto, &ev) != IT_SUCCESS) {
       g_usleep(1000);
       continue;
@@ -162,6 +175,7 @@ xproc_broken_account(conf_side_t *s)
       account_event(out, &ev);
     }
   }
+  cert_limit_end(&w);
   g_string_append_printf(out, "; in the next 2 s %u more completed, %u flushed, %u failed otherwise", ok,
                          flushed, other);
   const struct { it_evd_handle_t evd; const char *what; } more[] = {
@@ -435,7 +449,7 @@ role_target(gboolean memfd)
     it_event_t ev;
     size_t more;
     if (!local)
-      conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+      conf_ok(conf_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
   }
   printf("ok\n");
   fflush(stdout);
@@ -709,7 +723,7 @@ role_pz(gboolean memfd)
   if (strcmp(l, "check remote") == 0) {
     it_event_t ev;
     size_t more;
-    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+    conf_ok(conf_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
     g_assert_true(ev.aff_async.cause.ep == s.ep);
   }
   printf("ok\n");
@@ -760,7 +774,7 @@ role_keys(gboolean memfd)
     ev = conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
     g_assert_true(ev.conn.ep == ep);
     size_t more;
-    conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more));
+    conf_ok(conf_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more));
     g_assert_true(ev.aff_async.cause.ep == ep);
     conf_ok(it_lmr_free(rb.lmr));
     rb.lmr = IT_NULL_HANDLE;
@@ -876,7 +890,7 @@ role_rights(gboolean memfd)
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
   it_event_t ev;
   size_t more;
-  conf_ok(it_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
+  conf_ok(conf_evd_wait(s.aff, CONF_TIMEOUT_US, &ev, &more)); /* the responder is told */
   g_assert_true(ev.aff_async.cause.ep == s.ep);
   printf("ok\n");
   fflush(stdout);
@@ -984,7 +998,7 @@ role_acks(void)
   unsigned r = 0, k = 0, answered = 0;
   while (answered < rounds) {
     it_event_t ev;
-    it_status_t st = it_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, NULL);
+    it_status_t st = conf_evd_wait(s.dto, CONF_TIMEOUT_US, &ev, NULL);
     if (st != IT_SUCCESS)
       g_error("acks child: no completion within 5 s in round %u (%u of %u messages, %u answers "
               "complete): %s", r, k, ACKS_B, answered, itx_status_name(st));

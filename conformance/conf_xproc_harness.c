@@ -84,11 +84,16 @@ int
 xproc_reap(child_t *c, int ms)
 {
   int st = 0;
+  cert_limit_t w;
+  cert_limit_beginf(&w, (gint64) ms * 1000, "child %d to exit", (int) c->pid);
   for (int i = 0; i < ms / 10; i++) {
-    if (conf_child_wait(c, FALSE, &st))
+    if (conf_child_wait(c, FALSE, &st)) {
+      cert_limit_end(&w);
       goto done;
+    }
     g_usleep(10000);
   }
+  cert_limit_end(&w);
   note_threads(c);
   conf_child_kill(c->pid, SIGKILL);
   conf_child_wait(c, TRUE, &st);
