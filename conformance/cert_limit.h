@@ -12,7 +12,9 @@
  *
  * The harness kills a test whose open wait, in the test's process or any
  * process it started, has lasted past its limit plus a grace: the test's
- * own timeout did not end it.  A process where the variable is unset (a
+ * own timeout did not end it.  Waits may nest (a loop with a limit whose
+ * rounds wait) and run in several threads at once: an overrun wait counts
+ * only while its process has no newer wait still in time.  A process where the variable is unset (a
  * test run by hand or by meson) or whose socket is not open under that
  * number (a child that closed it) sends nothing; the calls cost one test.
  *

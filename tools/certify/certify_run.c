@@ -7,8 +7,10 @@
  * (conformance/cert_limit.h).  A test is killed when one of its waits has
  * lasted past its own limit plus --wait-grace: its own timeout should have
  * ended that wait, so the test hangs where the wait is, and the message
- * names the wait.  --timeout stays as the ceiling on the whole test, for a
- * hang outside any wait (a call that never returns).
+ * names the wait.  A wait whose process has ended, or has a newer wait
+ * still in time (nested in it, or in another thread), does not count.
+ * --timeout stays as the ceiling on the whole test, for a hang outside
+ * any wait (a call that never returns).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -155,8 +157,27 @@ process_alive(int pid)
   return paren == NULL || paren[1] != ' ' || (paren[2] != 'Z' && paren[2] != 'X');
 }
 
+/* Whether process @w->pid has a wait begun after @w that is still within
+ * its limit plus the grace: a wait nested in @w (a loop whose every round
+ * waits) or one beside it in another thread.  The process moves, and @w
+ * counts once that stops. */
+static gboolean
+waits_newer_in_time(run_t *r, const wait_t *w, gint64 now)
+{
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, r->waits);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    const wait_t *o = v;
+    if (o->pid == w->pid && o->start > w->start &&
+        now <= o->start + o->limit + (gint64) opt_wait_grace * G_USEC_PER_SEC)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 /* The open wait of a live process that has overrun its limit plus the
- * grace by the most, or NULL. */
+ * grace by the most, with nothing newer in time in its process, or NULL. */
 static wait_t *
 waits_overrun(run_t *r, gint64 now)
 {
@@ -174,6 +195,8 @@ waits_overrun(run_t *r, gint64 now)
       g_hash_table_iter_remove(&it);
       continue;
     }
+    if (waits_newer_in_time(r, w, now))
+      continue;
     worst = w;
     worst_by = by;
   }

@@ -10,7 +10,11 @@ With a ceiling (--timeout) of 60 s and a grace of 2 s:
   killed after about 3 s, and the message names the wait, its process, its
   limit and the grace;
 - a test that waits 8 times 0.5 s (limit 1 s each, 4 s in all) passes, and
-  so does one whose child died in a wait it never ended;
+  so does one whose child died in a wait it never ended, and one whose 8
+  such waits are nested in a wait of 1 s (its loop's);
+- a test that hangs in that outer wait after 2 steps (1 s) is killed
+  after about 3 s (the outer wait's limit and grace: no step is open to
+  excuse it), naming the outer wait;
 - with a ceiling of 4 s, a test that hangs outside any wait is killed at
   the ceiling, and the message names the last wait it made.
 
@@ -51,7 +55,8 @@ with tempfile.TemporaryDirectory() as tmp:
     os.symlink(os.path.abspath(os.path.join(build, "conformance")), os.path.join(tmp, "conformance"))
 
     rc, out, took = run(tmp, 60, "/conformance/ia/limit-hang", "/conformance/ia/limit-child-hang",
-                        "/conformance/ia/limit-steady", "/conformance/ia/limit-dead-child")
+                        "/conformance/ia/limit-steady", "/conformance/ia/limit-dead-child",
+                        "/conformance/ia/limit-nested")
     assert rc == 1, f"expected exit 1 (the hangs fail), got {rc}"
     for test, what, whose in (("limit-hang", "a reply that never comes", "the test"),
                               ("limit-child-hang", "the child's reply that never comes",
@@ -61,11 +66,16 @@ with tempfile.TemporaryDirectory() as tmp:
         assert 2.5 <= secs <= 15, f"{test} was killed after {secs} s, not about 1 s + 2 s of grace"
         assert f"waited for {what} (process " in msg and whose in msg, f"{test}: the wait is not named"
         assert "past its limit of 1.0 s and a grace of 2 s" in msg, f"{test}: no limit and grace"
-    for test in ("limit-steady", "limit-dead-child"):
+    for test in ("limit-steady", "limit-dead-child", "limit-nested"):
         verdict, secs, msg = line(out, "/conformance/ia/" + test)
         assert verdict == "PASS", f"{test}, which made steady progress, was killed: {msg}"
         assert secs >= 2.9, f"{test} took {secs} s: it did not outlast one wait limit"
     assert took < 45, f"the run took {took:.0f} s: the ceiling, not the waits, ended the hangs"
+
+    rc, out, took = run(tmp, 60, "/conformance/ia/limit-stuck-loop")
+    verdict, secs, msg = line(out, "/conformance/ia/limit-stuck-loop")
+    assert verdict == "FAIL" and 2.5 <= secs <= 15, f"a hang in a loop's wait: {verdict} after {secs} s"
+    assert "waited for a loop of steps (process " in msg, "the loop's wait is not named"
 
     rc, out, took = run(tmp, 4, "/conformance/ia/limit-outside")
     verdict, secs, msg = line(out, "/conformance/ia/limit-outside")

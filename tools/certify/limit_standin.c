@@ -10,6 +10,10 @@
  *                                     test then takes 4 s and passes
  *   /conformance/ia/limit-outside     one short wait, then a hang outside
  *                                     any wait
+ *   /conformance/ia/limit-nested      a wait of 1 s holding 8 waits of 0.5
+ *                                     s each (limit 1 s): 4 s, and passes
+ *   /conformance/ia/limit-stuck-loop  a wait of 1 s holding 2 waits of 0.5
+ *                                     s, then a hang in it
  *
  * SPDX-License-Identifier: MIT
  */
@@ -23,7 +27,8 @@
 
 static const char *const ids[] = {
   "/conformance/ia/limit-hang", "/conformance/ia/limit-child-hang", "/conformance/ia/limit-steady",
-  "/conformance/ia/limit-dead-child", "/conformance/ia/limit-outside",
+  "/conformance/ia/limit-dead-child", "/conformance/ia/limit-outside", "/conformance/ia/limit-nested",
+  "/conformance/ia/limit-stuck-loop",
 };
 
 static void
@@ -79,6 +84,15 @@ main(int argc, char **argv)
     waitpid(c, NULL, 0);
     for (int i = 0; i < 8; i++)
       wait_for("one step after the child died", G_USEC_PER_SEC, G_USEC_PER_SEC / 2);
+  } else if (strcmp(id, "/conformance/ia/limit-nested") == 0 ||
+             strcmp(id, "/conformance/ia/limit-stuck-loop") == 0) {
+    gboolean hangs = strcmp(id, "/conformance/ia/limit-stuck-loop") == 0;
+    cert_limit_begin(&w, "a loop of steps", G_USEC_PER_SEC);
+    for (int i = 0; i < (hangs ? 2 : 8); i++)
+      wait_for("one step of the loop", G_USEC_PER_SEC, G_USEC_PER_SEC / 2);
+    if (hangs)
+      hang();
+    cert_limit_end(&w);
   } else if (strcmp(id, "/conformance/ia/limit-outside") == 0) {
     wait_for("a short step", G_USEC_PER_SEC, G_USEC_PER_SEC / 10);
     hang();
