@@ -114,6 +114,9 @@ it_ep_state_rc_t conf_ep_state(it_ep_handle_t ep);
 it_status_t conf_evd_wait_at(it_evd_handle_t evd, uint64_t timeout, it_event_t *ev, size_t *more,
                              const char *where);
 #define conf_evd_wait(evd, timeout, ev, more) conf_evd_wait_at((evd), (timeout), (ev), (more), G_STRLOC)
+/* Spin (yielding) until *@flag is set by another thread, at most
+ * CONF_TIMEOUT_US, the wait told as "@what"; fail naming @what past that. */
+void conf_await_flag(const volatile gint *flag, const char *what);
 /* Wait for one event; fail unless it is @want. */
 it_event_t conf_wait(it_evd_handle_t evd, it_event_type_t want);
 /* Fail if @evd holds any event (after a short grace period). */

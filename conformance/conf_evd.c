@@ -734,8 +734,7 @@ waiter_start(waiter_t *w, it_evd_handle_t evd, uint64_t timeout)
   w->evd = evd;
   w->timeout = timeout;
   GThread *t = g_thread_new("conf-waiter", waiter_run, w);
-  while (!g_atomic_int_get(&w->started))
-    g_usleep(1000);
+  conf_await_flag(&w->started, "the waiter thread to start");
   g_usleep(100000); /* into it_evd_wait and blocked */
   return t;
 }

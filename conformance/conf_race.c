@@ -70,8 +70,7 @@ static GThread *
 racer_start(racer_t *r, GThreadFunc fn, unsigned round)
 {
   GThread *t = g_thread_new("racer", fn, r);
-  while (!g_atomic_int_get(&r->started))
-    g_thread_yield();
+  conf_await_flag(&r->started, "the racing thread to start");
   g_usleep((round % 8) * 150);
   return t;
 }
@@ -747,8 +746,7 @@ test_ia_free_vs_wait(void)
     conf_side_open(&s, NULL);
     racer_t r = { .evd = round % 2 ? s.cm : s.dto };
     GThread *t = g_thread_new("waiter", waiter, &r);
-    while (!g_atomic_int_get(&r.started))
-      g_thread_yield();
+    conf_await_flag(&r.started, "the waiting thread to start");
     g_usleep(2000);
     gint64 t0 = g_get_monotonic_time();
     conf_ok(it_ia_free(s.ia));

@@ -532,8 +532,7 @@ test_ah_race(void)
     r.dst.addr.ud.addr = ah;
     r.dst.addr.ud.ep_info = p.info;
     GThread *t = g_thread_new("ah-sender", ah_sender, &r);
-    while (!g_atomic_int_get(&r.started))
-      g_thread_yield();
+    conf_await_flag(&r.started, "the sending thread to start");
     for (unsigned k = 0; k < 50 + round * 10; k++) {
       ap.path.remote.ib.sl = (uint8_t) (k % 8);
       conf_ok(it_address_handle_modify(ah, IT_ADDR_PARAM_PATH, &ap));

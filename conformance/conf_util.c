@@ -272,6 +272,18 @@ conf_evd_wait_at(it_evd_handle_t evd, uint64_t timeout, it_event_t *ev, size_t *
   return st;
 }
 
+void
+conf_await_flag(const volatile gint *flag, const char *what)
+{
+  cert_limit_t w;
+  cert_limit_begin(&w, what, CONF_TIMEOUT_US);
+  while (!g_atomic_int_get(flag) && !cert_limit_over(&w))
+    g_thread_yield();
+  cert_limit_end(&w);
+  if (!g_atomic_int_get(flag))
+    g_error("%s: not within %" G_GINT64_FORMAT " ms", what, CONF_TIMEOUT_US / 1000);
+}
+
 it_event_t
 conf_wait(it_evd_handle_t evd, it_event_type_t want)
 {
