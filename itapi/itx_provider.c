@@ -10,13 +10,11 @@
 
 #include "itx.h"
 #include "kal.h"
-#include "rnicpi_registry.h"
 
 size_t
 itx_provider_count(void)
 {
-  kal_init(); /* the configuration file selects the providers */
-  return rnicpi_registry_count();
+  return kal_provider_count();
 }
 
 it_status_t
@@ -24,8 +22,7 @@ itx_provider_get(size_t i, itx_provider_info_t *info)
 {
   if (!info)
     return IT_ERR_FAULT;
-  kal_init();
-  const rnicpi_entry_t *e = rnicpi_registry_get(i);
+  const rnicpi_entry_t *e = kal_provider_get(i);
   if (!e)
     return IT_ERR_RANGE;
   info->name = e->name;
@@ -42,7 +39,7 @@ itx_provider_refused_devices(size_t i, itx_refused_device_t *devices, size_t *co
 {
   if (!devices || !count)
     return IT_ERR_FAULT;
-  const rnicpi_entry_t *e = rnicpi_registry_get(i);
+  const rnicpi_entry_t *e = kal_provider_get(i);
   if (!e)
     return IT_ERR_RANGE;
   if (e->refused)
@@ -66,22 +63,13 @@ itx_provider_refused_devices(size_t i, itx_refused_device_t *devices, size_t *co
 it_status_t
 itx_interface_caps(const char *interface, struct rnicpi_caps *caps)
 {
-  static const rnicpi_upcalls_t none;
   if (!interface || !caps)
     return IT_ERR_FAULT;
   const kal_iface_t *f = kal_iface_find(interface);
   if (f == NULL)
     return IT_ERR_INVALID_NAME;
-  rnicpi_dev_t *dev = NULL;
-  if (f->prov->device->open(f->device, &none, NULL, &dev) != RNICPI_OK)
+  if (kal_iface_caps(f, caps) != RNICPI_OK)
     return IT_ERR_RESOURCES;
-  rnicpi_caps_t rc;
-  gboolean ok = f->prov->device->query(dev, &rc) == RNICPI_OK;
-  f->prov->device->close(dev);
-  if (!ok)
-    return IT_ERR_RESOURCES;
-  rnicpi_caps_complete(f->prov, &rc);  /* the record as the access layer reads it */
-  *caps = rc;
   return IT_SUCCESS;
 }
 

@@ -142,6 +142,25 @@ conf_apply(void)
   return TRUE;
 }
 
+/* Open a device to read its record: the one way the registry's devices
+ * are queried outside an IA. */
+static rnicpi_status_t
+device_caps(const rnicpi_provider_t *prov, const char *device, rnicpi_caps_t *caps)
+{
+  rnicpi_dev_t *dev = NULL;
+  rnicpi_caps_t rc;
+  rnicpi_status_t st = prov->device->open(device, &no_upcalls, NULL, &dev);
+  if (st != RNICPI_OK)
+    return st;
+  st = prov->device->query(dev, &rc);
+  prov->device->close(dev);
+  if (st != RNICPI_OK)
+    return st;
+  rnicpi_caps_complete(prov, &rc);
+  *caps = rc;
+  return RNICPI_OK;
+}
+
 static gpointer
 kal_do_init(gpointer unused)
 {
@@ -165,13 +184,8 @@ kal_do_init(gpointer unused)
       g_strlcpy(f.device, names[d], sizeof(f.device));
       /* Open once to learn the transport; a device that will not open or
        * describe itself is left out, with the reason logged. */
-      rnicpi_dev_t *dev = NULL;
       rnicpi_caps_t caps;
-      rnicpi_status_t st = e->prov->device->open(f.device, &no_upcalls, NULL, &dev);
-      if (st == RNICPI_OK) {
-        st = e->prov->device->query(dev, &caps);
-        e->prov->device->close(dev);
-      }
+      rnicpi_status_t st = device_caps(e->prov, f.device, &caps);
       if (st != RNICPI_OK) {
         g_log("itapi-kal", G_LOG_LEVEL_MESSAGE, "interface '%s' of provider '%s' left out: "
               "it could not be opened and queried (%s)", f.name, e->prov->name,
@@ -228,6 +242,28 @@ kal_iface_missing(const char *name)
   if (conf_error != NULL)
     return conf_error;
   return name != NULL ? g_hash_table_lookup(missing, name) : NULL;
+}
+
+size_t
+kal_provider_count(void)
+{
+  kal_init();
+  return rnicpi_registry_count();
+}
+
+const rnicpi_entry_t *
+kal_provider_get(size_t i)
+{
+  kal_init();
+  return rnicpi_registry_get(i);
+}
+
+rnicpi_status_t
+kal_iface_caps(const kal_iface_t *iface, rnicpi_caps_t *caps)
+{
+  if (iface == NULL || caps == NULL)
+    return RNICPI_EINVAL;
+  return device_caps(iface->prov, iface->device, caps);
 }
 
 const char *

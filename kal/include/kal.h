@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "rnicpi.h"
+#include "rnicpi_registry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +81,37 @@ const kal_iface_t *kal_iface_find(const char *name);
  *         of the name.
  */
 const char *kal_iface_missing(const char *name);
+
+/**
+ * @brief Number of providers the registry holds, usable and refused, once
+ *        the configuration file has selected them (kal_init()).
+ *
+ * Every reader of the registry goes through these calls, so that none
+ * builds it before the file's `provider` key has been applied.
+ * @return the count.
+ */
+size_t kal_provider_count(void);
+
+/**
+ * @brief One provider of the registry, usable or refused.
+ * @param i index below kal_provider_count().
+ * @return the entry, or NULL when @p i is out of range.
+ */
+const rnicpi_entry_t *kal_provider_get(size_t i);
+
+/**
+ * @brief The capability record of the device behind an interface, as the
+ *        access layer reads it: the provider's query, completed for its
+ *        ABI minor (rnicpi_caps_complete()).
+ *
+ * Opens the device without upcalls for the query and closes it again.
+ * @param iface an interface of kal_iface_get() or kal_iface_find().
+ * @param caps filled, only on success.
+ * @retval RNICPI_OK @p caps is filled.
+ * @retval RNICPI_EINVAL @p iface or @p caps is NULL.
+ * @retval other the provider's status from `open` or `query`.
+ */
+rnicpi_status_t kal_iface_caps(const kal_iface_t *iface, rnicpi_caps_t *caps);
 
 /** @name Configuration file (itapi.conf(5))
  *  @{ */

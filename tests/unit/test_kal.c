@@ -628,11 +628,8 @@ test_pin_providers(void)
     const kal_iface_t *f = kal_iface_get(i);
     if (strcmp(f->prov->name, "emul") != 0 && strcmp(f->prov->name, "iwarp") != 0)
       continue;
-    rnicpi_dev_t *dev = NULL;
     rnicpi_caps_t caps;
-    g_assert_cmpint(f->prov->device->open(f->device, &no_upcalls, NULL, &dev), ==, RNICPI_OK);
-    g_assert_cmpint(f->prov->device->query(dev, &caps), ==, RNICPI_OK);
-    f->prov->device->close(dev);
+    g_assert_cmpint(kal_iface_caps(f, &caps), ==, RNICPI_OK);
     g_assert_cmphex(caps.features & RNICPI_CAP_NO_PIN, ==, RNICPI_CAP_NO_PIN);
 
     it_ia_handle_t ia;
@@ -740,6 +737,53 @@ test_iface_registry(void)
   g_assert_null(kal_iface_find("emul9"));
   g_assert_null(kal_iface_find(NULL));
   g_assert_null(kal_iface_get(kal_iface_count()));
+}
+
+static void
+test_iface_providers(void)
+{
+  g_test_summary("kal_provider_get() walks the registry the interfaces came from: every "
+                 "interface's provider is one of its usable entries, and the index past "
+                 "kal_provider_count() is NULL");
+  size_t n = kal_provider_count();
+  g_assert_cmpuint(n, >=, 1);
+  g_assert_null(kal_provider_get(n));
+  for (size_t i = 0; i < kal_iface_count(); i++) {
+    const kal_iface_t *f = kal_iface_get(i);
+    size_t k = 0;
+    while (k < n && (kal_provider_get(k)->refused || kal_provider_get(k)->prov != f->prov))
+      k++;
+    g_assert_cmpuint(k, <, n);
+    g_assert_cmpstr(kal_provider_get(k)->name, ==, f->prov->name);
+  }
+}
+
+static void
+test_iface_caps(void)
+{
+  g_test_summary("kal_iface_caps() gives each interface's record as the device's own query, "
+                 "completed for the provider's minor, with the transport the registry took; "
+                 "a NULL argument is RNICPI_EINVAL");
+  rnicpi_caps_t caps;
+  g_assert_cmpuint(kal_iface_count(), >=, 1);
+  g_assert_cmpint(kal_iface_caps(NULL, &caps), ==, RNICPI_EINVAL);
+  g_assert_cmpint(kal_iface_caps(kal_iface_get(0), NULL), ==, RNICPI_EINVAL);
+  for (size_t i = 0; i < kal_iface_count(); i++) {
+    const kal_iface_t *f = kal_iface_get(i);
+    rnicpi_dev_t *dev = NULL;
+    rnicpi_caps_t own;
+    g_assert_cmpint(f->prov->device->open(f->device, &no_upcalls, NULL, &dev), ==, RNICPI_OK);
+    g_assert_cmpint(f->prov->device->query(dev, &own), ==, RNICPI_OK);
+    f->prov->device->close(dev);
+    rnicpi_caps_complete(f->prov, &own);
+    memset(&caps, 0, sizeof(caps));
+    g_assert_cmpint(kal_iface_caps(f, &caps), ==, RNICPI_OK);
+    g_assert_cmpint(caps.transport, ==, f->transport);
+    g_assert_cmpint(caps.transport, ==, own.transport);
+    g_assert_cmphex(caps.features, ==, own.features);
+    g_assert_cmpuint(caps.max_qp, ==, own.max_qp);
+    g_assert_cmpuint(caps.max_qp, >, 0);
+  }
 }
 
 /* A verdict of the policy for one peer, with the reason when refused. */
@@ -966,5 +1010,7 @@ main(int argc, char **argv)
   g_test_add_func("/kal/policy/rules", test_policy_rules);
   g_test_add_func("/kal/policy/broken", test_policy_broken);
   g_test_add_func("/kal/iface/registry", test_iface_registry);
+  g_test_add_func("/kal/iface/providers", test_iface_providers);
+  g_test_add_func("/kal/iface/caps", test_iface_caps);
   return g_test_run();
 }
