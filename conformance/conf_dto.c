@@ -8,8 +8,6 @@
  */
 #include <string.h>
 
-#include <rnicpi.h>
-
 #include "conf.h"
 
 #define assert_handle_eq(a, b) \
@@ -671,14 +669,14 @@ test_atomics(void)
   conf_pair_close(&p);
 }
 
-/* Whether the IA under test offers immediate data (RNIC-PI capability
+/* Whether the IA under test offers immediate data (ITX_FEATURE_IMMEDIATE,
  * "immediate-data"); skips the test otherwise. */
 static gboolean
 require_immediate(void)
 {
-  struct rnicpi_caps caps;
+  itx_caps_t caps;
   conf_ok(itx_interface_caps(conf_ia_name(), &caps));
-  return conf_require((caps.features & RNICPI_CAP_IMMEDIATE) != 0, "immediate-data");
+  return conf_require((caps.features & ITX_FEATURE_IMMEDIATE) != 0, "immediate-data");
 }
 
 /* The receive completion @d of immediate data @sent: the value as the
@@ -780,9 +778,9 @@ test_immediate_refused(void)
   conf_buf_t src;
   conf_buf_new(&p.a, &src, 64, PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   it_lmr_triplet_t s = conf_seg(&src, 0, 8);
-  struct rnicpi_caps caps;
+  itx_caps_t caps;
   conf_ok(itx_interface_caps(conf_ia_name(), &caps));
-  if (!(caps.features & RNICPI_CAP_IMMEDIATE)) {
+  if (!(caps.features & ITX_FEATURE_IMMEDIATE)) {
     g_assert_cmpint(itx_post_rdma_write_imm(p.a.ep, &s, 1, 1, IT_COMPLETION_FLAG, 0, 0, 1), ==,
                     IT_ERR_OP_NOT_SUPPORTED);
     g_assert_cmpint(itx_post_imm_data(p.a.ep, 2, IT_COMPLETION_FLAG, 2), ==, IT_ERR_OP_NOT_SUPPORTED);

@@ -16,8 +16,6 @@
  */
 #include <string.h>
 
-#include <rnicpi.h>
-
 #include "conf.h"
 
 #define SC_SEGS_MAX 8
@@ -41,7 +39,7 @@ typedef struct sc_plan {
 static size_t
 sc_segments(void)
 {
-  struct rnicpi_caps caps;
+  itx_caps_t caps;
   conf_ok(itx_interface_caps(conf_ia_name(), &caps));
   size_t n = MIN((size_t) caps.max_rdma_read_sge, (size_t) SC_SEGS_MAX);
   if (n < 2) {

@@ -7,8 +7,6 @@
  */
 #include "dat_priv.h"
 
-#include <rnicpi.h>
-
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -71,8 +69,8 @@ ia_describe_mtu(datx_ia_t *ia, size_t ud_mtu)
   g_snprintf(ia->mtu, sizeof(ia->mtu), "%zu", ib);
 }
 
-/* The SRQ limits IT-API's capability record does not give: the device's
- * (RNIC-PI's), through itx_interface_caps(), which opens the device again
+/* The SRQ limits IT-API's capability record does not give: the device's,
+ * through itx_interface_caps(), which opens the device again
  * (0.2 ms for iwarp0): read once per provider, not at each dat_ia_open. */
 static void
 ia_describe_srq(datx_ia_t *ia)
@@ -81,7 +79,7 @@ ia_describe_srq(datx_ia_t *ia)
     return;
   datx_provider_t *p = ia->provider;
   if (g_once_init_enter(&p->srq_limits_read)) {
-    struct rnicpi_caps caps;
+    itx_caps_t caps;
     it_status_t st = itx_interface_caps(p->it_name, &caps);
     if (st == IT_SUCCESS) {
       p->max_srqs = (DAT_COUNT) MIN(caps.max_srq, (uint32_t) G_MAXINT32);
@@ -169,9 +167,9 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
   ia->pattrs[ia->npattrs++].value = "TRUE";
   ia->pattrs[ia->npattrs].name = "DAT_ITAPI_INTERFACE";
   ia->pattrs[ia->npattrs++].value = prov->it_name;
-  struct rnicpi_caps caps;
+  itx_caps_t caps;
   ia->immediate = itx_interface_caps(prov->it_name, &caps) == IT_SUCCESS &&
-                  (caps.features & RNICPI_CAP_IMMEDIATE) != 0;
+                  (caps.features & ITX_FEATURE_IMMEDIATE) != 0;
   /* DAT's IB extension (dat_ib_extensions.h): dtestx reads these. */
   ia->pattrs[ia->npattrs].name = "DAT_EXTENSION_INTERFACE";
   ia->pattrs[ia->npattrs++].value = "TRUE";

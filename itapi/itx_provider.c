@@ -60,16 +60,48 @@ itx_provider_refused_devices(size_t i, itx_refused_device_t *devices, size_t *co
   return st == RNICPI_OK ? IT_SUCCESS : IT_ERR_OP_NOT_SUPPORTED;
 }
 
+/* itx_caps_t::features carries the device's bits as they are: a bit of
+ * itx.h is the RNIC-PI bit of the same meaning, and names come from one
+ * list (RNICPI_CAP_LIST). */
+G_STATIC_ASSERT(ITX_FEATURE_IMMEDIATE == RNICPI_CAP_IMMEDIATE);
+
+const char *
+itx_feature_name(uint64_t feature)
+{
+  return rnicpi_cap_name(feature);
+}
+
 it_status_t
-itx_interface_caps(const char *interface, struct rnicpi_caps *caps)
+itx_interface_caps(const char *interface, itx_caps_t *caps)
 {
   if (!interface || !caps)
     return IT_ERR_FAULT;
   const kal_iface_t *f = kal_iface_find(interface);
   if (f == NULL)
     return IT_ERR_INVALID_NAME;
-  if (kal_iface_caps(f, caps) != RNICPI_OK)
+  rnicpi_caps_t rc;
+  if (kal_iface_caps(f, &rc) != RNICPI_OK)
     return IT_ERR_RESOURCES;
+  *caps = (itx_caps_t) {
+    .features = rc.features,
+    .max_qp = rc.max_qp,
+    .max_qp_wr = rc.max_qp_wr,
+    .max_cq = rc.max_cq,
+    .max_cqe = rc.max_cqe,
+    .max_mr = rc.max_mr,
+    .max_pd = rc.max_pd,
+    .max_srq = rc.max_srq,
+    .max_send_sge = rc.max_send_sge,
+    .max_recv_sge = rc.max_recv_sge,
+    .max_rdma_write_sge = rc.max_rdma_write_sge,
+    .max_rdma_read_sge = rc.max_rdma_read_sge,
+    .max_inline = rc.max_inline,
+    .max_ird = rc.max_ird,
+    .max_ord = rc.max_ord,
+    .max_msg_size = rc.max_msg_size,
+    .max_mr_size = rc.max_mr_size,
+    .num_ports = rc.num_ports,
+  };
   return IT_SUCCESS;
 }
 

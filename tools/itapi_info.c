@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rnicpi.h>
 
 static gboolean opt_json, opt_verbose, opt_dat_conf;
 static char *opt_dat_lib;
@@ -131,7 +130,7 @@ refused_devices(GString *o, size_t prov)
 typedef struct { const char *name; unsigned long long value; } limit_t;
 
 static GArray *
-caps_limits(const rnicpi_caps_t *c)
+caps_limits(const itx_caps_t *c)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(limit_t));
 #define L(f) do { limit_t x = { #f, (unsigned long long) c->f }; g_array_append_val(a, x); } while (0)
@@ -344,13 +343,13 @@ main(int argc, char **argv)
       continue;
     }
     GArray *f = info_fields(info);
-    rnicpi_caps_t rc;
+    itx_caps_t rc;
     gboolean have_rc = itx_interface_caps(ifs[i].name, &rc) == IT_SUCCESS;
     GArray *lim = have_rc ? caps_limits(&rc) : g_array_new(FALSE, FALSE, sizeof(limit_t));
     GString *feat = g_string_new(NULL);
     for (int b = 0; have_rc && b < 64; b++)
       if (rc.features & (1ull << b))
-        g_string_append_printf(feat, "%s%s", feat->len ? " " : "", rnicpi_cap_name(1ull << b));
+        g_string_append_printf(feat, "%s%s", feat->len ? " " : "", itx_feature_name(1ull << b));
     size_t usable = 0;
     for (size_t k = 0; k < itx_call_count(); k++)
       usable += usable_on(itx_call_get(k), info) ? 1 : 0;
@@ -423,7 +422,7 @@ main(int argc, char **argv)
         g_string_append_c(o, '\n');
         /* What an application sizes its endpoints by: the numbers an
          * application written for a big InfiniBand HCA asks for. */
-        const rnicpi_caps_t *c = &rc;
+        const itx_caps_t *c = &rc;
         g_string_append_printf(o, "    per endpoint: IRD %u, ORD %u, RDMA Read segments %u, "
                                "RDMA Write segments %u, Send segments %u, receive segments %u, "
                                "inline %u bytes\n", c->max_ird, c->max_ord,

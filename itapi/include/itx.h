@@ -348,8 +348,8 @@ const char *itx_conf_error(void);
  * Its @c transferred_length is the Write's length on InfiniBand; on iWARP
  * it is 8 when the receive holds 8 bytes or more, where the value is also
  * placed in network byte order, else 0.  The IA offers this when its
- * device has the RNIC-PI capability "immediate-data" (itx_interface_caps();
- * an iWARP connection uses it only when both ends offered RFC 7306).
+ * device has ::ITX_FEATURE_IMMEDIATE (itx_interface_caps(); an iWARP
+ * connection uses it only when both ends offered RFC 7306).
  * @param ep_handle a connected RC endpoint.
  * @param local_segments the bytes to write, as for it_post_rdma_write().
  * @param num_segments how many segments (at most the EP's
@@ -408,24 +408,72 @@ it_status_t itx_post_imm_data(it_ep_handle_t ep_handle, it_dto_cookie_t cookie, 
  */
 it_boolean_t itx_dto_imm_data(const it_event_t *event, uint64_t *imm_data);
 
-struct rnicpi_caps;
+/**
+ * @brief The device of an interface offers immediate data: a receive
+ *        completion can carry a value of the sender's
+ *        (itx_post_rdma_write_imm(), itx_post_imm_data()).  On a transport
+ *        where a connection may lack it, such a post can still say
+ *        ::IT_ERR_OP_NOT_SUPPORTED.
+ */
+#define ITX_FEATURE_IMMEDIATE (UINT64_C(1) << 13)
 
 /**
- * @brief The RNIC-PI capability record (rnicpi.h) of the device behind an
- *        interface, as the access layer reads it: queried from the
- *        provider, then completed for the provider's ABI minor
- *        (rnicpi_caps_complete()).
+ * @brief What the device behind an interface offers: its features and its
+ *        limits, as the access layer reads them (itx_interface_caps()).
+ *
+ * Limits are maxima for the whole device, or per queue where said; 0 means
+ * the feature is absent.  An endpoint's own limits come from it_ep_query()
+ * and it_ia_query(); these are the device's, for an application that sizes
+ * its objects before it creates them.
+ */
+typedef struct itx_caps {
+  /** Features, one bit each: ITX_FEATURE_IMMEDIATE and the bits that
+   *  itx_feature_name() names (a bit keeps its number and its name from one
+   *  release to the next). */
+  uint64_t features;
+  uint32_t max_qp;                 /**< endpoints (queue pairs) per device */
+  uint32_t max_qp_wr;              /**< work requests per queue */
+  uint32_t max_cq;                 /**< completion queues per device */
+  uint32_t max_cqe;                /**< entries per completion queue */
+  uint32_t max_mr;                 /**< memory regions per device */
+  uint32_t max_pd;                 /**< protection zones per device */
+  uint32_t max_srq;                /**< shared receive queues per device */
+  uint32_t max_send_sge;           /**< gather entries per send */
+  uint32_t max_recv_sge;           /**< scatter entries per receive */
+  uint32_t max_rdma_write_sge;     /**< gather entries per RDMA Write */
+  uint32_t max_rdma_read_sge;      /**< scatter entries per RDMA Read sink */
+  uint32_t max_inline;             /**< bytes of inline data per send */
+  uint32_t max_ird;                /**< inbound RDMA Reads in flight per endpoint */
+  uint32_t max_ord;                /**< outbound RDMA Reads in flight per endpoint */
+  uint64_t max_msg_size;           /**< largest message of any operation */
+  uint64_t max_mr_size;            /**< largest region */
+  uint32_t num_ports;              /**< ports (IT-API spigots) */
+} itx_caps_t;
+
+/**
+ * @brief The name of one feature bit of itx_caps_t::features, e.g.
+ *        "immediate-data" for ::ITX_FEATURE_IMMEDIATE (what itapi-info
+ *        prints).
+ * @param feature exactly one bit.
+ * @return a static string; "unknown" for a bit without a name, or a value
+ *         that is not one bit.
+ */
+const char *itx_feature_name(uint64_t feature);
+
+/**
+ * @brief The features and limits of the device behind an interface, as the
+ *        access layer reads them.
  *
  * Opens the device for the query and closes it again.
  * @param interface an interface name of it_interface_list() (a device's,
- *        or an alias's: then the record of the device it names).
+ *        or an alias's: then the device it names).
  * @param caps filled, only on success.
  * @retval IT_SUCCESS @p caps is filled.
  * @retval IT_ERR_INVALID_NAME no usable provider lists @p interface.
  * @retval IT_ERR_RESOURCES the provider could not open or query the device.
  * @retval IT_ERR_FAULT @p interface or @p caps is NULL.
  */
-it_status_t itx_interface_caps(const char *interface, struct rnicpi_caps *caps);
+it_status_t itx_interface_caps(const char *interface, itx_caps_t *caps);
 
 /** @} */
 

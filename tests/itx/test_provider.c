@@ -10,7 +10,6 @@
 #include <glib.h>
 #include <it_api.h>
 #include <itx.h>
-#include <rnicpi.h>
 
 /* Every entry reads back whole: a usable one with its version, a refused
  * one with its reason. */
@@ -47,7 +46,7 @@ test_bad_args(void)
   itx_provider_info_t p;
   itx_refused_device_t d[4];
   size_t n = G_N_ELEMENTS(d);
-  rnicpi_caps_t caps;
+  itx_caps_t caps;
   g_assert_cmpint(itx_provider_get(itx_provider_count(), &p), ==, IT_ERR_RANGE);
   g_assert_cmpint(itx_provider_get(0, NULL), ==, IT_ERR_FAULT);
   g_assert_cmpint(itx_provider_refused_devices(itx_provider_count(), d, &n), ==, IT_ERR_RANGE);
@@ -63,7 +62,8 @@ test_bad_args(void)
 static void
 test_caps(void)
 {
-  g_test_summary("itx: itx_interface_caps() gives each listed interface's RNIC-PI record");
+  g_test_summary("itx: itx_interface_caps() gives each listed interface's features and limits, "
+                 "every feature bit with its name");
   it_interface_t ifs[32];
   size_t n = G_N_ELEMENTS(ifs), total = 0;
   it_interface_list(ifs, &n, &total);
@@ -72,11 +72,29 @@ test_caps(void)
     return;
   }
   for (size_t i = 0; i < n; i++) {
-    rnicpi_caps_t caps;
+    itx_caps_t caps;
     memset(&caps, 0, sizeof(caps));
     g_assert_cmpint(itx_interface_caps(ifs[i].name, &caps), ==, IT_SUCCESS);
     g_assert_cmpuint(caps.max_qp, >, 0);
+    g_assert_cmpuint(caps.max_qp_wr, >, 0);
+    g_assert_cmpuint(caps.max_cqe, >, 0);
+    g_assert_cmpuint(caps.max_msg_size, >, 0);
+    g_assert_cmpuint(caps.num_ports, >, 0);
+    for (int b = 0; b < 64; b++)
+      if (caps.features & (UINT64_C(1) << b))
+        g_assert_cmpstr(itx_feature_name(UINT64_C(1) << b), !=, "unknown");
   }
+}
+
+static void
+test_feature_names(void)
+{
+  g_test_summary("itx: itx_feature_name() names ITX_FEATURE_IMMEDIATE \"immediate-data\", and "
+                 "answers \"unknown\" for no bit, two bits and a bit without a name");
+  g_assert_cmpstr(itx_feature_name(ITX_FEATURE_IMMEDIATE), ==, "immediate-data");
+  g_assert_cmpstr(itx_feature_name(0), ==, "unknown");
+  g_assert_cmpstr(itx_feature_name(ITX_FEATURE_IMMEDIATE | 1), ==, "unknown");
+  g_assert_cmpstr(itx_feature_name(UINT64_C(1) << 63), ==, "unknown");
 }
 
 int
@@ -86,5 +104,6 @@ main(int argc, char **argv)
   g_test_add_func("/itx/provider/list", test_list);
   g_test_add_func("/itx/provider/bad-args", test_bad_args);
   g_test_add_func("/itx/provider/interface-caps", test_caps);
+  g_test_add_func("/itx/provider/feature-names", test_feature_names);
   return g_test_run();
 }
