@@ -7,10 +7,11 @@
  * a consumer opens that line's IA name.  A line for this provider reads, in
  * DAPL's format:
  *
- *     itapi-emul-iw0 u2.0 nonthreadsafe default /usr/lib/x86_64-linux-gnu/itapi/dat/libdaplitapi.so dapl.2.0 "emul-iw0 0" ""
+ *     itapi-IFACE u2.0 nonthreadsafe default /usr/lib/x86_64-linux-gnu/itapi/dat/libdaplitapi.so dapl.2.0 "IFACE 0" ""
  *
- * The first word of the quoted ia_params is the IT-API interface the IA
- * opens (as `itapi-info` lists them); without it the IA name is used.
+ * where IFACE is an IT-API interface as `itapi-info` lists them: the first
+ * word of the quoted ia_params is the interface the IA opens; without it
+ * the IA name is used.
  * The build tree holds such a file, `build/dat/dat.conf`, with one line per
  * built-in interface (doc/dat.md).
  *
@@ -38,7 +39,7 @@ extern "C" {
  *
  * @param info the line's IA name, DAT version and thread safety
  * @param instance_data the line's ia_params: the IT-API interface name
- *        first (e.g. "emul-iw0 0"); NULL or empty to use the IA name
+ *        first (e.g. "IFACE 0"); NULL or empty to use the IA name
  */
 void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data);
 

@@ -73,9 +73,13 @@ typedef enum itx_completion {
    *  already have completed successfully, or completes flushed. */
   ITX_COMPLETION_SENT = 0,
   /** The peer placed the data, and a fault the peer finds completes the
-   *  request in error (InfiniBand RC, the emulated RNIC, vp/iwarp with
-   *  ITAPI_IWARP_COMPLETION=placed except on a connection whose peer
-   *  announced an IRD of 0, or none with an ORD of 0 here). */
+   *  request in error (InfiniBand RC, whose completion follows the
+   *  acknowledgement; a device that moves the data into the peer's memory
+   *  itself; an iWARP device that fences each Send and Write with a
+   *  zero-length RDMA Read).  A device that places by such a fence keeps
+   *  the promise only on a connection where the fence can go (an ORD here
+   *  and an IRD at the peer above 0); its page, `itapi-<provider>(7)`, says
+   *  so, and the settings that choose the mode. */
   ITX_COMPLETION_PLACED = 1
 } itx_completion_t;
 
@@ -179,15 +183,14 @@ it_status_t itx_evd_fd_enable(it_evd_handle_t evd_handle, int *fd);
  *        reaches at its best speed.
  *
  * Register it with it_lmr_create() as any memory.  What it is depends on
- * the provider, which says so through RNIC-PI (`mem_alloc`): on vp/emul a
- * MAP_SHARED mapping of a sealed memfd, which a peer process maps to move
- * one-sided RDMA by memcpy, several times faster than memory from malloc
- * (which it reaches by cross-memory attach); on vp/iwarp and vp/ib,
- * ordinary anonymous pages.  The memory is zero-filled and page-aligned,
- * its length rounded up to whole pages; it belongs to the process, not to
- * the IA, and stays valid after it_ia_free() until itx_mem_free().  Memory
- * from vp/emul stays shared with a child made by fork() (it is a
- * MAP_SHARED mapping), and holds one file descriptor until freed.
+ * the provider, which says so through RNIC-PI (`mem_alloc`): ordinary
+ * anonymous pages, or memory a peer process can map to move one-sided RDMA
+ * by memcpy (a MAP_SHARED mapping, which then stays shared with a child
+ * made by fork() and holds one file descriptor until freed).
+ * itx_mem_alloc(3) and each provider's page, `itapi-<provider>(7)`, say
+ * which.  The memory is zero-filled and page-aligned, its length rounded
+ * up to whole pages; it belongs to the process, not to the IA, and stays
+ * valid after it_ia_free() until itx_mem_free().
  *
  * @param ia_handle the IA whose provider will reach the memory; use the
  *        memory with IAs of that provider.
@@ -208,8 +211,9 @@ it_status_t itx_mem_alloc(it_ia_handle_t ia_handle, size_t length, void **addr);
  *
  * Free the LMRs that register it first (it_lmr_free()), as for memory of
  * malloc(): a provider may still reach registered memory.  A peer process
- * that mapped it (vp/emul) keeps its own view of the pages until it lets
- * them go; this process's pages and descriptor are released here.
+ * that mapped it keeps its own view of the pages until it lets them go;
+ * this process's pages, and its descriptor if it holds one, are released
+ * here.
  * @param addr the address itx_mem_alloc() set; NULL does nothing.
  * @retval IT_SUCCESS the memory is freed (or @p addr is NULL).
  * @retval IT_ERR_INVALID_ADDRESS @p addr is not an address itx_mem_alloc()

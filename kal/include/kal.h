@@ -247,7 +247,8 @@ typedef struct kal_port kal_port_t;
  * in the effective set, as the kernel requires of a TCP port, whatever the
  * space; a port chosen here (0 in) is never below it.
  *
- * @param space port space, e.g. "emul".
+ * @param space port space: the name of the provider whose connection
+ *        qualifiers it holds (each provider has a space of its own).
  * @param port in: the port, or 0 to pick a free one; out: the port.
  * @param res set to the reservation.
  * @param why set on failure to an allocated sentence naming the port, what

@@ -63,7 +63,7 @@ void rnicpi_registry_load(void);
  *        them; NULL or "" for every provider.
  * @param origin where the names come from, for the reason given to a
  *        provider left out ("/etc/itapi.conf, line 3" gives "not selected by
- *        /etc/itapi.conf, line 3 (provider = emul)").
+ *        /etc/itapi.conf, line 3 (provider = NAMES)", with @p names).
  */
 void rnicpi_registry_select(const char *names, const char *origin);
 

@@ -370,11 +370,11 @@ rnicpi_addr_is_loopback(const struct sockaddr *sa)
 
 /**
  * @brief The address a loopback destination stands for on a device that
- *        cannot reach the loopback itself (rdma_cm on rxe and siw: its
- *        devices are bound to real netdevs, and 127.0.0.1 belongs to
- *        `lo`): the device's own first address of @p family, else its
- *        first of the other family.  "Loopback" means "this host"; the
- *        host's listeners on the device listen on the device's addresses.
+ *        cannot reach the loopback itself (a device bound to a network
+ *        interface other than `lo`, which holds 127.0.0.1): the device's
+ *        own first address of @p family, else its first of the other
+ *        family.  "Loopback" means "this host"; the host's listeners on
+ *        the device listen on the device's addresses.
  * @param caps the device's capability record.
  * @param family AF_INET or AF_INET6: the destination's family.
  * @param out the address, port 0; written only when the answer is TRUE.
@@ -532,8 +532,8 @@ rnicpi_cq_ring_push(rnicpi_cq_ring_t *r, const rnicpi_wc_t *wc)
     r->overflowed = TRUE;
     out |= RNICPI_CQ_PUSH_OVERFLOW;
   }
-  /* armed is written under the lock but read without it elsewhere (vp/emul's
-   * progress thread): atomic on both sides. */
+  /* armed is written under the lock but may be read without it (by a
+   * provider's progress thread): atomic on both sides. */
   if (G_UNLIKELY(__atomic_load_n(&r->armed, __ATOMIC_RELAXED))) {
     __atomic_store_n(&r->armed, FALSE, __ATOMIC_SEQ_CST);
     out |= RNICPI_CQ_PUSH_NOTIFY;
