@@ -241,6 +241,12 @@ char *conf_hear(int fd, int timeout_ms);
 /* The listener port child @c said (its "port N" line, conf_child_listen)
  * within @timeout_ms, as an it_conn_qual_t. */
 it_conn_qual_t conf_child_hear_port(conf_child_t *c, int timeout_ms);
+/* Open @s (with @attr, NULL for the defaults) and connect it to child
+ * @c's listener (its "port N" line), within @timeout_ms for each line; once
+ * established, the region the child offers from its next line, "mr ADDR
+ * CTX", in *@addr and *@ctx. */
+void conf_child_connect_mr(conf_child_t *c, conf_side_t *s, const it_ep_attributes_t *attr,
+                           int timeout_ms, guint64 *addr, guint64 *ctx);
 /* Wait for child @c to end: it must exit 0.  Its stderr file is removed
  * and its pipes closed. */
 void conf_child_reap(conf_child_t *c);

@@ -704,6 +704,19 @@ conf_child_hear_port(conf_child_t *c, int timeout_ms)
 }
 
 void
+conf_child_connect_mr(conf_child_t *c, conf_side_t *s, const it_ep_attributes_t *attr,
+                      int timeout_ms, guint64 *addr, guint64 *ctx)
+{
+  it_conn_qual_t q = conf_child_hear_port(c, timeout_ms);
+  conf_side_open(s, attr);
+  conf_ok(conf_connect(s, s->ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
+  conf_wait(s->cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
+  g_autofree char *ml = conf_hear(c->from, timeout_ms);
+  g_assert_nonnull(ml);
+  g_assert_cmpint(sscanf(ml, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, addr, ctx), ==, 2);
+}
+
+void
 conf_child_reap(conf_child_t *c)
 {
   int status = 0;

@@ -444,7 +444,7 @@ spawn_long_target(const char *role)
 {
   g_autofree char *len = g_strdup_printf("%u", XLONG_LEN);
   g_setenv("CONF_XPROC_TARGET_LEN", len, TRUE);
-  child_t c = xproc_spawn(role, FALSE);
+  child_t c = xproc_spawn(role);
   g_unsetenv("CONF_XPROC_TARGET_LEN");
   return c;
 }
@@ -790,18 +790,14 @@ test_reads_between_sends(void)
 /* ---- tests ---- */
 
 /* Spawn a @role child and play the parent's @half (with @arg) against it.
- * @no_cma: both processes without cross-memory attach (ITAPI_EMUL_CMA=0,
- * emul's bounce ring). */
+ * The child moves data the way the row's settings choose (the conformance
+ * matrix runs this area once per transfer path of a provider). */
 static void
-with_child(const char *role, gboolean no_cma, void (*half)(child_t *, gboolean), gboolean arg)
+with_child(const char *role, void (*half)(child_t *, gboolean), gboolean arg)
 {
-  if (no_cma)
-    g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t c = xproc_spawn(role, no_cma);
+  child_t c = xproc_spawn(role);
   half(&c, arg);
   unlink(c.err);
-  if (no_cma)
-    g_unsetenv("ITAPI_EMUL_CMA");
 }
 
 static void
@@ -810,7 +806,7 @@ test_send_recv(void)
   g_test_summary("xproc: a child process listens; the parent connects with private data both "
                  "ways, sends 1 KiB and 1 MiB, the child verifies and echoes them; DISCONNECT "
                  "on both sides");
-  with_child("echo", FALSE, send_recv_with, FALSE);
+  with_child("echo", send_recv_with, FALSE);
 }
 
 static void
@@ -822,7 +818,7 @@ test_send_local_protection(void)
                  "sides see CONN_BROKEN (what the provider kept of the earlier checks does not "
                  "stand for it)");
   g_setenv("CONF_XPROC_ECHO_END", "broken", TRUE);
-  child_t c = xproc_spawn("echo", FALSE);
+  child_t c = xproc_spawn("echo");
   g_unsetenv("CONF_XPROC_ECHO_END");
   send_recv_with(&c, TRUE);
   unlink(c.err);
@@ -1084,7 +1080,7 @@ test_rdma_write_read(void)
 {
   g_test_summary("xproc: RDMA Write into the child's region and RDMA Read back while the "
                  "child's application thread is blocked in read()");
-  with_child("target", FALSE, rdma_with, FALSE);
+  with_child("target", rdma_with, FALSE);
 }
 
 /* Connect to an "atomic" child with atomics_enable; its word's address and
@@ -1124,7 +1120,7 @@ start_atomic(child_t *c, conf_side_t *s, conf_buf_t *res, size_t len, guint64 *a
   it_ep_attributes_t attr;
   if (!conf_require(conf_probe_atomics(&attr, NULL), "atomics"))
     return FALSE;
-  *c = xproc_spawn("atomic", FALSE);
+  *c = xproc_spawn("atomic");
   open_atomic(c, s, &attr, addr, ctx);
   conf_buf_new(s, res, len, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
   memset(res->data, 0xee, len);
@@ -1207,7 +1203,7 @@ test_atomics_not_negotiated(void)
                     "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
     return;
   g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);
-  child_t c = xproc_spawn("atomic", FALSE);
+  child_t c = xproc_spawn("atomic");
   g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
   conf_side_t s;
   conf_buf_t res;
@@ -1225,63 +1221,21 @@ test_atomics_not_negotiated(void)
   unlink(c.err);
 }
 
-static int
-count_in(const char *path, const char *needle)
-{
-  g_autofree char *s = NULL;
-  int n = 0;
-  if (!g_file_get_contents(path, &s, NULL, NULL))
-    return -1;
-  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
-    n++;
-  return n;
-}
-
+/* The stream against a "stream" child. */
 static void
-test_bounce(void)
+stream_against_child(void)
 {
-  g_test_summary("xproc: both transfers with ITAPI_EMUL_CMA=0 in both processes: payloads go "
-                 "through the shared-memory bounce ring, said once in the child's log");
-  const char *needle = "moving payloads through a shared-memory bounce ring";
-  /* A knob of the emul provider's: other interfaces have no bounce ring. */
-  if (!conf_require(g_str_has_prefix(conf_ia_name(), "emul"), "emul's ITAPI_EMUL_CMA knob"))
-    return;
-  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t c = xproc_spawn("echo", TRUE);
-  send_recv_with(&c, FALSE);
-  g_assert_cmpint(count_in(c.err, needle), ==, 1);
-  unlink(c.err);
-  child_t t = xproc_spawn("target", TRUE);
-  rdma_with(&t, FALSE);
-  g_assert_cmpint(count_in(t.err, needle), ==, 1);
-  unlink(t.err);
-  g_unsetenv("ITAPI_EMUL_CMA");
-}
-
-/* The stream against a "stream" child over cross-memory attach, and (emul)
- * again through the bounce ring. */
-static void
-stream_rows(void)
-{
-  child_t c = xproc_spawn("stream", FALSE);
+  child_t c = xproc_spawn("stream");
   stream_with(&c);
   unlink(c.err);
-  if (!g_str_has_prefix(conf_ia_name(), "emul"))
-    return;  /* the bounce ring is emul's */
-  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t b = xproc_spawn("stream", TRUE);
-  stream_with(&b);
-  unlink(b.err);
-  g_unsetenv("ITAPI_EMUL_CMA");
 }
 
 static void
 test_stream(void)
 {
   g_test_summary("xproc: 2000 sends of 0 B to 256 KiB (every frame and page boundary) under "
-                 "receive credits, each checked byte for byte and in order at the child; over "
-                 "cross-memory attach, and (emul) again through the bounce ring");
-  stream_rows();
+                 "receive credits, each checked byte for byte and in order at the child");
+  stream_against_child();
 }
 
 static void
@@ -1292,10 +1246,9 @@ test_stream_busy_poll(void)
                  "other credit receive of the parent two SGEs in swapped order, messages of 64 KiB "
                  "and more among the rest: a busy poll's drain takes part of the ring and hands "
                  "the rest over mid-stream; each message "
-                 "checked byte for byte, in order, where its SGEs put it; over cross-memory "
-                 "attach, and (emul) again through the bounce ring");
+                 "checked byte for byte, in order, where its SGEs put it");
   g_setenv("CONF_XPROC_STREAM_POLL", "1", TRUE);
-  stream_rows();
+  stream_against_child();
   g_unsetenv("CONF_XPROC_STREAM_POLL");
 }
 
@@ -1431,7 +1384,7 @@ test_wait_race(void)
                  "taken by a thread in it_evd_wait alone (each wait bounded: none stranded) and "
                  "with a second thread dequeuing from the same EVD at the same time: every "
                  "message is taken exactly once, whole, and nothing is left over");
-  child_t c = xproc_spawn("burst", FALSE);
+  child_t c = xproc_spawn("burst");
   wait_race_with(&c);
   unlink(c.err);
 }
@@ -1508,18 +1461,10 @@ test_sleep_beside_acks(void)
   g_test_summary("xproc: 10000 rounds (1000 on a device) of 8 Sends of 64 B to a child, each round's 8-byte answer "
                  "waited for in it_evd_wait on an EVD of receives alone, while the child's "
                  "acknowledgements of the Sends (completions of another EVD) wake the sleeper: "
-                 "every answer wakes it within 5 s, every byte and completion checked; over "
-                 "cross-memory attach and (emul) the bounce ring");
-  child_t c = xproc_spawn("acks", FALSE);
+                 "every answer wakes it within 5 s, every byte and completion checked");
+  child_t c = xproc_spawn("acks");
   acks_with(&c);
   unlink(c.err);
-  if (!g_str_has_prefix(conf_ia_name(), "emul"))
-    return;
-  g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-  child_t b = xproc_spawn("acks", TRUE);
-  acks_with(&b);
-  unlink(b.err);
-  g_unsetenv("ITAPI_EMUL_CMA");
 }
 
 /* threads-beside: one thread's connection to an "mtarget" (or "target")
@@ -1609,7 +1554,7 @@ test_threads_beside(gconstpointer role)
   threads_beside_t b[2];
   for (unsigned t = 0; t < 2; t++) {
     b[t] = (threads_beside_t) { .index = t };
-    b[t].c = xproc_spawn(role, FALSE);
+    b[t].c = xproc_spawn(role);
   }
   GThread *th[2];
   for (unsigned t = 0; t < 2; t++)
@@ -1731,14 +1676,9 @@ static void
 test_rdma_shared_memory(void)
 {
   g_test_summary("xproc: the child's region lives in a sealable memfd (MAP_SHARED): 200 RDMA "
-                 "Writes each read back and checked, the child checks too while blocked, "
-                 "over attach and over the bounce ring (vp/emul maps the region and moves "
-                 "bytes by memcpy); an overrun is still refused with REMOTE_ACCESS, guards "
-                 "intact");
-  with_child("mtarget", FALSE, rdma_mapped_with, FALSE);
-  if (!g_str_has_prefix(conf_ia_name(), "emul"))
-    return;
-  with_child("mtarget", TRUE, rdma_mapped_with, FALSE);
+                 "Writes each read back and checked, the child checks too while blocked; an "
+                 "overrun is still refused with REMOTE_ACCESS, guards intact");
+  with_child("mtarget", rdma_mapped_with, FALSE);
 }
 
 static void
@@ -1747,11 +1687,8 @@ test_rdma_straddle(void)
   g_test_summary("xproc: 200 checked RDMA Writes and Reads to the child's shared-memory region, "
                  "then a 32-byte RDMA Write whose last 16 bytes lie past the region's end "
                  "completes REMOTE_ACCESS, the connection breaks and the child finds its last "
-                 "pattern and guards intact; over attach and, on emul, the bounce ring");
-  with_child("mtarget", FALSE, rdma_straddle_with, FALSE);
-  if (!g_str_has_prefix(conf_ia_name(), "emul"))
-    return;
-  with_child("mtarget", TRUE, rdma_straddle_with, FALSE);
+                 "pattern and guards intact");
+  with_child("mtarget", rdma_straddle_with, FALSE);
 }
 
 static void
@@ -1761,7 +1698,7 @@ test_rdma_after_free(void)
                  "then the child frees the region's LMR: the same write completes REMOTE_ACCESS, "
                  "the connection breaks and the child finds its last pattern intact (what a "
                  "provider keeps of an earlier check of that key must not outlive the region)");
-  with_child("mtarget", FALSE, rdma_mapped_with, TRUE);
+  with_child("mtarget", rdma_mapped_with, TRUE);
 }
 
 static void
@@ -1771,7 +1708,7 @@ test_windows(void)
                  "RDMA-Writes and Reads through its context, then it_post_send_and_unlink "
                  "invalidates it (the child's receive names the RMR, it_rmr_query says unlinked); "
                  "a write through the dead context completes REMOTE_ACCESS, nothing lands");
-  child_t c = xproc_spawn("window", FALSE);
+  child_t c = xproc_spawn("window");
   uint16_t port = xproc_hear_port(&c);
   conf_side_t s;
   conf_buf_t lb, back;
@@ -1828,11 +1765,8 @@ test_read_to_rmr(void)
   g_test_summary("xproc: it_post_rdma_read_to_rmr from the child's region (its application thread "
                  "blocked in read()) into a window of ours: the bytes land in the window's range and "
                  "nowhere else; with IT_UNLINK_LOCAL_SINK (Read with Invalidate) the completion names "
-                 "the RMR, it is unlinked and refused after; over attach and (emul) the bounce ring");
-  with_child("target", FALSE, read_to_rmr_with, FALSE);
-  if (!g_str_has_prefix(conf_ia_name(), "emul"))
-    return;
-  with_child("target", TRUE, read_to_rmr_with, FALSE);
+                 "the RMR, it is unlinked and refused after");
+  with_child("target", read_to_rmr_with, FALSE);
 }
 
 static void
@@ -1840,12 +1774,8 @@ test_read_to_rmr_rights(void)
 {
   g_test_summary("xproc: a Read into a window without what a Read sink needs (iWARP: the window's "
                  "remote write; InfiniBand: its LMR's local write) completes "
-                 "IT_DTO_ERR_LOCAL_PROTECTION, the connection breaks, nothing lands on either side; "
-                 "over attach and (emul) the bounce ring");
-  with_child("target", FALSE, read_to_rmr_with, TRUE);
-  if (!g_str_has_prefix(conf_ia_name(), "emul"))
-    return;
-  with_child("target", TRUE, read_to_rmr_with, TRUE);
+                 "IT_DTO_ERR_LOCAL_PROTECTION, the connection breaks, nothing lands on either side");
+  with_child("target", read_to_rmr_with, TRUE);
 }
 
 static void
@@ -1855,7 +1785,7 @@ test_ud(void)
                  "(private data both ways), sends it 8 datagrams (a first one with a wrong Q_Key, "
                  "dropped), the child checks each after its GRH and the sender's ud_ep_id, and "
                  "echoes 8 back to the address its receive completion named");
-  child_t c = xproc_spawn("ud", FALSE);
+  child_t c = xproc_spawn("ud");
   g_autofree char *l = conf_hear(c.from, LINE_TIMEOUT_MS);
   g_assert_nonnull(l);
   if (g_strcmp0(l, "skip") == 0) {
@@ -1925,7 +1855,7 @@ test_peer_killed(void)
                  "process's kernel closing the stream), every posted WR flushed exactly once");
   conf_side_t s;
   conf_buf_t b;
-  child_t c = xproc_spawn("sleeper", FALSE);
+  child_t c = xproc_spawn("sleeper");
   uint16_t port = xproc_hear_port(&c);
   conf_side_open(&s, NULL);
   conf_buf_new(&s, &b, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
@@ -1986,7 +1916,7 @@ test_protection(void)
 {
   g_test_summary("xproc: an RDMA Write past the end of the child's region completes "
                  "IT_DTO_ERR_REMOTE_ACCESS, both sides BROKEN, the child's guard bytes intact");
-  with_child("target", FALSE, rdma_with, TRUE);
+  with_child("target", rdma_with, TRUE);
 }
 
 static int
@@ -2021,16 +1951,16 @@ test_no_leak(void)
 {
   g_test_summary("xproc: connections that closed leave no segment in /dev/shm and no fd open "
                  "(the provider's per-process region table and thread stay after first use)");
-  child_t c = xproc_spawn("echo", FALSE);
+  child_t c = xproc_spawn("echo");
   send_recv_with(&c, FALSE);  /* first use: the provider's lasting objects exist now */
   unlink(c.err);
   g_usleep(100000);
   int fds = count_fds();
   for (int i = 0; i < 2; i++) {
-    child_t e = xproc_spawn("echo", FALSE);
+    child_t e = xproc_spawn("echo");
     send_recv_with(&e, FALSE);
     unlink(e.err);
-    child_t t = xproc_spawn("target", FALSE);
+    child_t t = xproc_spawn("target");
     rdma_with(&t, i == 1);
     unlink(t.err);
   }
@@ -2132,22 +2062,15 @@ test_pz(gconstpointer data)
                  "atomic to the first succeeded, the same request to the second completes "
                  "IT_DTO_ERR_REMOTE_ACCESS (pz-local: a write from an LMR of another PZ of the "
                  "parent's IA completes IT_DTO_ERR_LOCAL_PROTECTION), the connection breaks and "
-                 "the child finds both regions unchanged; over cross-memory attach and, on emul, "
-                 "over the bounce ring (ITAPI_EMUL_CMA=0) too");
+                 "the child finds both regions unchanged; private and memfd memory");
   if (op == XPZ_ATOMIC && !conf_require(conf_probe_atomics(NULL, NULL), "atomics"))
     return;
-  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
-  for (int no_cma = 0; no_cma < modes; no_cma++)
-    for (int memfd = 0; memfd < 2; memfd++) {
-      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
-      if (no_cma)
-        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = xproc_spawn(memfd ? "pzm" : "pz", no_cma);
-      pz_with(&c, op);
-      unlink(c.err);
-      if (no_cma)
-        g_unsetenv("ITAPI_EMUL_CMA");
-    }
+  for (int memfd = 0; memfd < 2; memfd++) {
+    g_test_message("%s memory", memfd ? "memfd" : "private");
+    child_t c = xproc_spawn(memfd ? "pzm" : "pz");
+    pz_with(&c, op);
+    unlink(c.err);
+  }
 }
 
 /* Against a "keys" child: per change of the key, a fresh connection and
@@ -2218,19 +2141,13 @@ test_key_field(gconstpointer data)
                  "processes: after the RDMA Write or Read with the right context succeeded, the "
                  "one with the changed context completes IT_DTO_ERR_REMOTE_ACCESS, the "
                  "connection breaks and the child's region is unchanged; private and memfd "
-                 "memory over attach and, on emul, the bounce ring");
-  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
-  for (int no_cma = 0; no_cma < modes; no_cma++)
-    for (int memfd = 0; memfd < 2; memfd++) {
-      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
-      if (no_cma)
-        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = xproc_spawn(memfd ? "keysm" : "keys", no_cma);
-      keys_with(&c, op);
-      unlink(c.err);
-      if (no_cma)
-        g_unsetenv("ITAPI_EMUL_CMA");
-    }
+                 "memory");
+  for (int memfd = 0; memfd < 2; memfd++) {
+    g_test_message("%s memory", memfd ? "memfd" : "private");
+    child_t c = xproc_spawn(memfd ? "keysm" : "keys");
+    keys_with(&c, op);
+    unlink(c.err);
+  }
 }
 
 
@@ -2285,23 +2202,16 @@ test_recv_length(void)
                  "IT_DTO_ERR_LOCAL_LENGTH and the send IT_DTO_ERR_REMOTE_RESPONDER, each once, "
                  "nothing is written outside the receive segments, both sides break (sender "
                  "IT_ASYNC_AFF_EP_R_RECV_LENGTH_ERROR, receiver IT_ASYNC_AFF_EP_L_TRANSPORT_ERROR); "
-                 "n = 64 and 64 KiB, over attach and, on emul, the bounce ring");
+                 "n = 64 and 64 KiB");
   static const char *const params[] = { "64 1", "64 2", "65536 1", "65536 2" };
-  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
-  for (int no_cma = 0; no_cma < modes; no_cma++)
-    for (size_t i = 0; i < G_N_ELEMENTS(params); i++) {
-      g_test_message("n, segments of the third receive: %s; %s", params[i],
-                     no_cma ? "bounce ring" : "attach");
-      g_setenv("CONF_XPROC_RECV", params[i], TRUE);
-      if (no_cma)
-        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = xproc_spawn("recvlen", no_cma);
-      recvlen_with(&c);
-      unlink(c.err);
-      g_unsetenv("CONF_XPROC_RECV");
-      if (no_cma)
-        g_unsetenv("ITAPI_EMUL_CMA");
-    }
+  for (size_t i = 0; i < G_N_ELEMENTS(params); i++) {
+    g_test_message("n, segments of the third receive: %s", params[i]);
+    g_setenv("CONF_XPROC_RECV", params[i], TRUE);
+    child_t c = xproc_spawn("recvlen");
+    recvlen_with(&c);
+    unlink(c.err);
+    g_unsetenv("CONF_XPROC_RECV");
+  }
 }
 
 /* Against a "rights" child whose EP refuses incoming RDMA Writes (@no_write)
@@ -2358,21 +2268,14 @@ test_rdma_disabled(gconstpointer data)
   g_test_summary("xproc: the child's EP accepts with incoming RDMA Writes (or Reads) disabled and "
                  "registers a region with every remote right: RDMA Reads (Writes) succeed many times, "
                  "then an RDMA Write (Read) completes IT_DTO_ERR_REMOTE_ACCESS, the connection "
-                 "breaks and the child's region is unchanged; private and memfd memory, over "
-                 "attach and, on emul, the bounce ring");
-  int modes = g_str_has_prefix(conf_ia_name(), "emul") ? 2 : 1;
+                 "breaks and the child's region is unchanged; private and memfd memory");
   g_setenv("CONF_XPROC_RIGHTS", no_write ? "w" : "r", TRUE);
-  for (int no_cma = 0; no_cma < modes; no_cma++)
-    for (int memfd = 0; memfd < 2; memfd++) {
-      g_test_message("%s memory, %s", memfd ? "memfd" : "private", no_cma ? "bounce ring" : "attach");
-      if (no_cma)
-        g_setenv("ITAPI_EMUL_CMA", "0", TRUE);
-      child_t c = xproc_spawn(memfd ? "rightsm" : "rights", no_cma);
-      rights_with(&c, no_write, memfd);
-      unlink(c.err);
-      if (no_cma)
-        g_unsetenv("ITAPI_EMUL_CMA");
-    }
+  for (int memfd = 0; memfd < 2; memfd++) {
+    g_test_message("%s memory", memfd ? "memfd" : "private");
+    child_t c = xproc_spawn(memfd ? "rightsm" : "rights");
+    rights_with(&c, no_write, memfd);
+    unlink(c.err);
+  }
   g_unsetenv("CONF_XPROC_RIGHTS");
 }
 
@@ -2405,7 +2308,6 @@ main(int argc, char **argv)
   g_test_add_func("/conformance/xproc/peer-killed-mid-queued-transfer", test_peer_killed_mid_queued_transfer);
   g_test_add_func("/conformance/xproc/disconnect-mid-read-behind-send", test_disconnect_mid_read_behind_send);
   g_test_add_func("/conformance/xproc/peer-killed-mid-receive", test_peer_killed_mid_receive);
-  g_test_add_func("/conformance/xproc/bounce", test_bounce);
   g_test_add_func("/conformance/xproc/stream", test_stream);
   g_test_add_func("/conformance/xproc/stream/busy-poll", test_stream_busy_poll);
   g_test_add_func("/conformance/xproc/read-behind-send/busy-poll", test_read_behind_send_polled);

@@ -61,7 +61,7 @@ typedef conf_child_t child_t;
 /* This program's path, for xproc_spawn (set by main). */
 extern const char *xproc_self_exe;
 
-child_t xproc_spawn(const char *role, gboolean no_cma);
+child_t xproc_spawn(const char *role);
 int xproc_reap(child_t *c, int ms);
 void xproc_reap_ok(child_t *c);
 /* The last @max bytes of @c's stderr file on one line (its line breaks

@@ -34,13 +34,14 @@ xproc_peer_accessed(const conf_buf_t *b)
 #endif
 }
 
-/* This program again as @role (ITAPI_EMUL_CMA=0 with @no_cma). */
+/* This program again as @role, in this process's environment: the child
+ * moves data the way the row's settings choose. */
 child_t
-xproc_spawn(const char *role, gboolean no_cma)
+xproc_spawn(const char *role)
 {
   g_autofree char *name = g_strdup_printf("conf-xproc-%s", role);
   const char *args[] = { "--xproc-role", role, NULL };
-  return conf_child_spawn(xproc_self_exe, args, name, no_cma ? "ITAPI_EMUL_CMA" : NULL, "0");
+  return conf_child_spawn(xproc_self_exe, args, name, NULL, NULL);
 }
 
 

@@ -78,17 +78,11 @@ test_deep_reads(void)
                  "ITAPI_EMUL_INBOUND_MB of its answers copied");
   const char *args[] = { "--child", NULL };
   conf_child_t c = conf_child_spawn(self, args, "emul-read-depth", NULL, NULL);
-  it_conn_qual_t q = conf_child_hear_port(&c, LINE_MS);
   it_ep_attributes_t a;
   depth_attr(&a);
   conf_side_t s;
-  conf_side_open(&s, &a);
-  conf_ok(conf_connect(&s, s.ep, &q, IT_CONNECT_FLAG_TWO_WAY, NULL, 0));
-  conf_wait(s.cm, IT_CM_MSG_CONN_ESTABLISHED_EVENT);
-  g_autofree char *ml = conf_hear(c.from, LINE_MS);
   guint64 addr = 0, ctx = 0;
-  g_assert_nonnull(ml);
-  g_assert_cmpint(sscanf(ml, "mr %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &addr, &ctx), ==, 2);
+  conf_child_connect_mr(&c, &s, &a, LINE_MS, &addr, &ctx);
   conf_buf_t sink;
   conf_buf_new(&s, &sink, (size_t) READS * LEN, conf_sink_privs(&s), IT_ADDR_MODE_ABSOLUTE);
   for (unsigned k = 0; k < READS; k++) {
