@@ -1187,24 +1187,30 @@ test_atomic_misaligned(void)
   unlink(c.err);
 }
 
+/* The provider's setting that offers RFC 7306 in a process is named by
+ * CONF_XPROC_RFC7306_VAR (the conformance matrix sets it on the row that
+ * turns the option on): the child runs with it 0. */
 static void
 test_atomics_not_negotiated(void)
 {
-  g_test_summary("xproc, emul iWARP personality: with the RFC 7306 option here "
-                 "(ITAPI_EMUL_RFC7306=1) and not in the child, the connection does not use it: "
-                 "it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED, its detail quoting the "
-                 "provider's advice (ITAPI_EMUL_RFC7306=1 at both ends), no completion comes and the "
+  g_test_summary("xproc, iWARP: with the RFC 7306 option here (the provider's setting that "
+                 "CONF_XPROC_RFC7306_VAR names, at 1) and not in the child, the connection does not "
+                 "use it: it_post_atomic is refused with IT_ERR_OP_NOT_SUPPORTED, its detail quoting "
+                 "the provider's advice (that setting at 1 at both ends), no completion comes and the "
                  "child's word keeps its value");
   it_ep_attributes_t attr;
   gboolean iw;
   gboolean at = conf_probe_atomics(&attr, &iw);
-  const char *opt = g_getenv("ITAPI_EMUL_RFC7306");
+  const char *var = g_getenv("CONF_XPROC_RFC7306_VAR");
+  const char *opt = var != NULL && *var != '\0' ? g_getenv(var) : NULL;
   if (!conf_require(at && iw && opt != NULL && strcmp(opt, "1") == 0,
-                    "emul's iWARP personality with ITAPI_EMUL_RFC7306=1"))
+                    "an iWARP device with RFC 7306 offered by the setting CONF_XPROC_RFC7306_VAR names"))
     return;
-  g_setenv("ITAPI_EMUL_RFC7306", "0", TRUE);
+  g_autofree char *on = g_strdup_printf("%s=1", var);
+  g_autofree char *kept = g_strdup(opt);
+  g_setenv(var, "0", TRUE);
   child_t c = xproc_spawn("atomic");
-  g_setenv("ITAPI_EMUL_RFC7306", opt, TRUE);
+  g_setenv(var, kept, TRUE);
   conf_side_t s;
   conf_buf_t res;
   guint64 addr, ctx;
@@ -1214,7 +1220,7 @@ test_atomics_not_negotiated(void)
   g_assert_cmpint(it_post_atomic(s.ep, IT_FETCH_AND_ADD, 5, 0, &r, 1, IT_COMPLETION_FLAG,
                                  it_make_rdma_addr_absolute((void *) (uintptr_t) addr), ctx),
                   ==, IT_ERR_OP_NOT_SUPPORTED);
-  g_assert_nonnull(strstr(itx_error_detail(), "ITAPI_EMUL_RFC7306=1"));
+  g_assert_nonnull(strstr(itx_error_detail(), on));
   conf_assert_empty(s.dto);
   conf_buf_free(&res);
   close_atomic(&c, &s, WORD0);
