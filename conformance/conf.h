@@ -63,7 +63,7 @@ gint64 conf_wait_us(void);
 const char *conf_ia_name(void);
 /* A count the environment variable @name sets (a decimal number), or @def
  * where it is unset or empty: the suite's volume knobs (ITAPI_RACE_ROUNDS,
- * ITAPI_BESIDE_ROUNDS, ITAPI_SCALE_PAIRS...; itapi(7)). */
+ * ITAPI_BESIDE_ROUNDS, ITAPI_ACKS_ROUNDS, ITAPI_SCALE_PAIRS...; itapi(7)). */
 size_t conf_env_count(const char *name, size_t def);
 /* Rounds of each test that posts beside a long transfer in flight
  * (ITAPI_BESIDE_ROUNDS, default 8, at least 1): any round in time shows a

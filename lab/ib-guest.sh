@@ -255,7 +255,9 @@ loopback() {
 # 64 MiB Read, Write or Send) runs 3 rounds, not 8 (ITAPI_BESIDE_ROUNDS:
 # under TCG every round sees the transfer landing); what they check is
 # vp/ib's own (a post never waits for a transfer), the same code on both
-# devices, and the host's rows run them whole.  race/pz-limit stops at
+# devices, and the host's rows run them whole; xproc/sleep-beside-acks
+# runs 1000 rounds, not 10000 (ITAPI_ACKS_ROUNDS: a round may cost a
+# millisecond here).  race/pz-limit stops at
 # 110,000 protection zones on siw0, which refuses the 102,401st
 # (SIW_MAX_PD); rxe0's limit (max_pd 1048576) is out
 # of reach either way, so there it stops at 20,000 (110,000 took 62 s of
@@ -269,7 +271,7 @@ certify() {
   [ "${LAB_FULL:-0}" = 1 ] && skip=
   pz_cap=110000
   [ "$1" = rxe0 ] && pz_cap=20000
-  ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
+  ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_ACKS_ROUNDS=1000 ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
     timeout 1500 "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 600 -q \
     $skip --markdown "$build/ib-cert-$1.md" --json "$build/ib-cert-$1.json"
 }
@@ -284,7 +286,7 @@ certify_repeat() {
   pz_cap=110000
   [ "$1" = rxe0 ] && pz_cap=20000
   n=${LAB_REPEAT:-5}
-  ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
+  ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_ACKS_ROUNDS=1000 ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
     timeout $((1500 * n)) "$build/tools/certify/itapi-certify" -p ib -d "$1" --timeout 600 -q \
     --repeat "$n" $skip --markdown "$build/ib-cert-repeat-$1.md" --json "$build/ib-cert-repeat-$1.json"
 }

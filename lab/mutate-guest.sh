@@ -33,7 +33,7 @@ one() {
   done
   t0=$(date +%s)
   # shellcheck disable=SC2086 # $filter: none or pairs of words
-  ITAPI_PROVIDER=ib ITAPI_PROVIDER_PATH=$module ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 \
+  ITAPI_PROVIDER=ib ITAPI_PROVIDER_PATH=$module ITAPI_SCALE_PAIRS=100 ITAPI_BESIDE_ROUNDS=3 ITAPI_ACKS_ROUNDS=1000 \
     ITAPI_PZ_LIMIT_CAP=$pz_cap ITAPI_CONF_WAIT_S=30 \
     timeout 1500 "$certify" -p ib -d "$dev" --level "$level" --timeout "$timeout" -q \
     --skip-deviations $filter --json "$out/$tag-$dev.json" </dev/null >"$out/$tag-$dev.log" 2>&1
