@@ -398,34 +398,47 @@ xlong_probe(size_t i, int step)
 static gboolean maps_memfd(const char *name);
 static guint maps_count(const char *needle);
 
-/* Whether vp/emul maps the child's shared-memory regions here: unless
- * told not to (ITAPI_EMUL_MAP=0), or told to trust no peer
- * (ITAPI_EMUL_TRUST=0: the rings alone, as between two users), or the
- * other end runs as another user (conf_xuser_on: it is not trusted). */
-static gboolean
-emul_maps(void)
+/* What the provider does with a child's region in a sealable memfd once it
+ * has reached it, as the matrix row says (CONF_XPROC_PEER_MAPPED): 1, it
+ * maps the region here and moves bytes by memcpy, and the tests wait for
+ * that mapping; 0, it must not (a peer it does not trust), nor map the
+ * mapping CONF_XPROC_OWN_MAPPING names more than once (the process's own);
+ * unset, neither is looked at. */
+static int
+peer_mapped(void)
 {
-  return g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_MAP"), "0") != 0 &&
-         g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") != 0 && !conf_xuser_on();
+  const char *v = g_getenv("CONF_XPROC_PEER_MAPPED");
+  return v == NULL || *v == '\0' ? -1 : strcmp(v, "0") != 0;
 }
 
-/* vp/emul maps a region of the child's shared memory here some time after
- * its first access: small RDMA Writes of @seg (the bytes the region holds
- * there) until it has, 10 s at most (on other providers nothing is done).
- * The mapping comes with the child's answer to a message, which its
- * progress thread sends and this process's takes: on a loaded host (the
- * CI) that may take longer than any count of writes. */
+/* Whether the child's region is mapped here: the row says the provider
+ * does, and the child runs as this user (conf_xuser_on: a peer of another
+ * user is not trusted). */
+static gboolean
+peer_maps(void)
+{
+  return peer_mapped() == 1 && !conf_xuser_on();
+}
+
+/* A provider that maps a region of the child's shared memory here does so
+ * some time after its first access: small RDMA Writes of @seg (the bytes
+ * the region holds there) until it has, 10 s at most (where it does not,
+ * nothing is done).  The mapping comes with the child's answer to a
+ * message, which its progress thread sends and this process's takes: on a
+ * loaded host (the CI) that may take longer than any count of writes. */
 static void
 await_mapping(conf_side_t *s, const it_lmr_triplet_t *seg, it_rdma_addr_t ra, it_rmr_context_t ctx)
 {
-  if (g_str_has_prefix(conf_ia_name(), "emul") && g_strcmp0(g_getenv("ITAPI_EMUL_TRUST"), "0") == 0) {
+  if (peer_mapped() == 0) {
     /* An untrusted peer's memory stays its own: neither its region nor
      * its region table is mapped here (this process's own table is the
      * one mapping of that name). */
+    const char *own = g_getenv("CONF_XPROC_OWN_MAPPING");
     g_assert_false(maps_memfd("conf-xproc-target"));
-    g_assert_cmpuint(maps_count("/memfd:itapi-emul-mrs"), <=, 1);
+    if (own != NULL && *own != '\0')
+      g_assert_cmpuint(maps_count(own), <=, 1);
   }
-  if (!emul_maps())
+  if (!peer_maps())
     return;
   cert_limit_t w;
   cert_limit_begin(&w, "the target's region to be mapped here", 10 * G_USEC_PER_SEC);
@@ -2243,7 +2256,7 @@ rights_with(child_t *c, gboolean no_write, gboolean memfd)
   static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
   /* Many: a provider may take a faster path once it reached a region
    * (vp/emul: maps a memfd region here, which takes a round trip). */
-  gboolean mapping = memfd && emul_maps();
+  gboolean mapping = memfd && peer_maps();
   for (it_dto_cookie_t k = 1; k <= 50 || (mapping && k <= 1000 && !maps_memfd("conf-xproc-target")); k++) {
     xpz_post(&s, good, &loc, addr, 8, ctx, k);
     conf_dto(s.dto, type[good], IT_DTO_SUCCESS, k);

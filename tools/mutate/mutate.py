@@ -49,10 +49,13 @@ SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # The configurations CI certifies (rows of conformance/matrix/meson.build): name ->
 # (itapi-certify arguments, environment).  All are whole but emul-bounce, the
 # cross-process area over emul's bounce ring, where a defect of that path shows.
+# emul maps a peer's memfd region here, which the cross-process area waits
+# for and requires when told (CONF_XPROC_PEER_MAPPED, as the matrix's rows).
+EMUL_MAPS = {"CONF_XPROC_PEER_MAPPED": "1"}
 CONFIGS = {
-    "emul": (["-p", "emul"], {}),
-    "emul-iw0": (["-p", "emul", "-d", "emul-iw0"], {}),
-    "emul-bounce": (["-p", "emul", "--filter", "/conformance/xproc/"], {"ITAPI_EMUL_CMA": "0"}),
+    "emul": (["-p", "emul"], dict(EMUL_MAPS)),
+    "emul-iw0": (["-p", "emul", "-d", "emul-iw0"], dict(EMUL_MAPS)),
+    "emul-bounce": (["-p", "emul", "--filter", "/conformance/xproc/"], dict(EMUL_MAPS, ITAPI_EMUL_CMA="0")),
     "iwarp": (["-p", "iwarp"], {}),
     "iwarp-placed": (["-p", "iwarp"], {"ITAPI_IWARP_COMPLETION": "placed"}),
     "iwarp-rfc7306": (["-p", "iwarp"], {"ITAPI_IWARP_RFC7306": "1"}),
