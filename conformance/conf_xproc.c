@@ -466,7 +466,8 @@ spawn_long_target(const char *role)
  * bytes hold the XLONG_SEED pattern, written whole from lb (which holds it
  * too) and placed there before xlong_open returns; back is a sink as long
  * (all 0), ra and ctx name the child's region.  An "mtarget" region is
- * mapped here by vp/emul before xlong_open returns. */
+ * mapped here before xlong_open returns where the provider maps a peer's
+ * region (peer_maps). */
 typedef struct {
   child_t c;
   conf_side_t s;
@@ -584,8 +585,8 @@ beside_poll_run(gpointer data)
 /* While an RDMA Read of the child's region is landing here, a small RDMA
  * Write is posted on the same endpoint: the post returns before the Read
  * has landed whole, and completes after it.  @mode: beside_t.  A shared
- * region is one vp/emul maps here (its first accesses go another way
- * while it sets that up). */
+ * region is one a provider may map here (its first accesses then go
+ * another way while it sets that up). */
 static void
 post_beside_transfer_with(beside_t mode)
 {
@@ -717,7 +718,8 @@ test_read_behind_send_polled(void)
     g_autofree char *posted = conf_hear(x.c.from, LINE_TIMEOUT_MS);
     g_assert_cmpstr(posted, ==, "posted");
     /* Poll a while first, so that the provider sees this thread polling
-     * (emul leaves the ring to it then, and rings no doorbell for it). */
+     * (a provider may then leave its queue to the poller, and ring no
+     * doorbell for it). */
     for (gint64 until = g_get_monotonic_time() + 5000; g_get_monotonic_time() < until;) {
       it_event_t idle;
       it_status_t st = it_evd_dequeue(x.s.dto, &idle);
@@ -747,7 +749,8 @@ test_read_behind_send_polled(void)
 
 /* Long RDMA Reads, each posted between two Sends, all at once: the Reads
  * go to the child while the Sends ahead of them are unanswered (long
- * enough to be, with emul's bounce ring), and the Sends behind them may be
+ * enough to be where the target's provider answers every Read itself), and
+ * the Sends behind them may be
  * answered while their bytes land.  Against an "mtarget" child (commands
  * between rounds). */
 static void
@@ -755,9 +758,8 @@ test_reads_between_sends(void)
 {
   g_test_summary("xproc: 4 rounds of four 8 MiB RDMA Reads from the child's region, each posted behind "
                  "a 1 MiB Send to it, the eight posted at once: the completions come in posting "
-                 "order, each successful, every Read with the child's bytes (vp/emul's bounce mode "
-                 "scatters each Read Response with its lock let go, while the child may have "
-                 "acknowledged the Send behind it)");
+                 "order, each successful, every Read with the child's bytes (a Read Response may "
+                 "still be landing while the child acknowledged the Send behind it)");
   enum { ROUNDS = 4, READS = 4, SEND_LEN = 1 << 20 };
   xlong_t x;
   xlong_open(&x, "mtarget");
@@ -844,23 +846,23 @@ test_post_beside_transfer(gconstpointer data)
   beside_t mode = (beside_t) GPOINTER_TO_INT(data);
   if (mode == BESIDE_SHARED)
     g_test_summary("xproc: as post-beside-transfer, with the child's region in a sealable memfd "
-                   "(MAP_SHARED), which vp/emul maps here and reads with memcpy: the post returns before "
+                   "(MAP_SHARED), which a provider may map here and read with memcpy: the post returns before "
                    "the 32 MiB Read has landed whole, the Read completes first, with every byte");
   else if (mode == BESIDE_RECEIVE)
     g_test_summary("xproc: as post-beside-shared-memory, with the 32 MiB coming as a Send from the child's "
-                   "region into a receive (vp/emul, with cross-memory attach: pulled by a thread that "
-                   "drains the connection's ring): an RDMA Write posted while it lands returns before it "
+                   "region into a receive (a provider may pull it with a thread that drains the "
+                   "connection's queue): an RDMA Write posted while it lands returns before it "
                    "landed whole; the receive completes with every byte");
   else if (mode == BESIDE_RECEIVE_POLLED)
     g_test_summary("xproc: as post-beside-receive, with a second thread of this process polling the DTO "
-                   "EVD (it_evd_dequeue) while the 32 MiB Send lands (vp/emul: that thread drains the ring "
-                   "and pulls the payload in its poll): an RDMA Write posted meanwhile returns before the "
+                   "EVD (it_evd_dequeue) while the 32 MiB Send lands (the poll may be where the payload "
+                   "is pulled): an RDMA Write posted meanwhile returns before the "
                    "Send landed whole; the poller takes the receive's completion, with every byte, and "
                    "the Write's");
   else if (mode == BESIDE_BEHIND_SEND)
     g_test_summary("xproc: as post-beside-shared-memory, with the 32 MiB Read posted behind a 64-byte Send "
                    "(the child has a receive for it), so that it starts when the provider learns the Send "
-                   "arrived (vp/emul: a thread that drains the connection's ring): the Write's post returns "
+                   "arrived (perhaps in a thread that drains the connection's queue): the Write's post returns "
                    "before the Read has landed whole; the Send, the Read, the Write complete in that order");
   else
     g_test_summary("xproc: while one thread's 32 MiB RDMA Read from the child's region (private memory) "
@@ -890,8 +892,8 @@ test_peer_killed_mid_transfer(void)
   g_test_summary("xproc: 32 MiB RDMA Reads from the child's shared-memory region, one after the "
                  "other, while the child is killed: each Read completes exactly once, in order, "
                  "successfully with every byte or flushed, the last one flushed, the connection "
-                 "ends BROKEN (or, over TCP, DISCONNECT), and the parent goes on unharmed (vp/emul "
-                 "keeps the child's region mapped while a copy runs out of the lock)");
+                 "ends BROKEN (or, over TCP, DISCONNECT), and the parent goes on unharmed (a provider "
+                 "that maps the child's region keeps it mapped while a copy runs)");
   xlong_t x;
   xlong_open(&x, "mtarget");
   it_lmr_triplet_t sink = conf_seg(&x.back, 0, x.len);
@@ -970,9 +972,9 @@ test_peer_killed_mid_queued_transfer(void)
   conf_buf_t back2;
   conf_buf_new(&x.s, &back2, x.len, conf_sink_privs(&x.s), IT_ADDR_MODE_ABSOLUTE);
 
-  /* vp/emul: the second post finds the first one's copy running and
-   * queues behind it; the first one's poster issues it when its copy is
-   * done, and the death comes while that second copy runs. */
+  /* Where a post copies the bytes itself, the second post finds the first
+   * one's copy running and queues behind it, and the death comes while
+   * that second copy runs. */
   size_t part = xlong_probe(x.len / 4, 1);
   memset(x.back.data, 0, x.len);
   memset(back2.data, 0, x.len);
@@ -1026,9 +1028,9 @@ test_peer_killed_mid_receive(void)
   it_lmr_triplet_t into = conf_seg(&x.back, 0, x.len);
   memset(x.back.data, 0, x.len);
 
-  /* vp/emul: with the receive posted after the Send arrived, the post
-   * pulls the bytes from the child, with its lock let go, while the
-   * provider's thread learns of the death. */
+  /* With the receive posted after the Send arrived, a provider that
+   * pulls the bytes from the child does so in the post, while its thread
+   * learns of the death. */
   gboolean waits = conf_transport(&x.s) == IT_IB_TRANSPORT;
   if (!waits)
     conf_ok(it_post_recv(x.s.ep, &into, 1, 44, IT_COMPLETION_FLAG));
@@ -1553,7 +1555,7 @@ beside_thread(gpointer data)
 }
 
 /* @role: "mtarget" (the child's region in shared memory) or "target" (in
- * its private memory: vp/emul's Writes and Reads are attach calls). */
+ * its private memory, which a provider reaches without mapping it). */
 static void
 test_threads_beside(gconstpointer role)
 {
@@ -1566,9 +1568,9 @@ test_threads_beside(gconstpointer role)
                    "their own share no state a race could tear)");
   else
     g_test_summary("xproc: threads-beside with each child's region in its private memory (under "
-                   "vp/emul every Write and Read is a cross-memory attach call): every completion "
-                   "comes once, every Read returns the bytes just written, and the regions end "
-                   "with each slot's last Write");
+                   "a provider that copies between processes, every Write and Read is a system "
+                   "call): every completion comes once, every Read returns the bytes just written, "
+                   "and the regions end with each slot's last Write");
   threads_beside_t b[2];
   for (unsigned t = 0; t < 2; t++) {
     b[t] = (threads_beside_t) { .index = t };
@@ -1643,14 +1645,14 @@ rdma_mapped_run(child_t *c, mapped_end_t end)
     g_assert_cmpstr(ok, ==, "ok");
   }
   conf_buf_check_guards(&back);
-  /* vp/emul maps such a region here and moves the bytes with memcpy: by
-   * now, or after a few more of the same writes (await_mapping; in a CI
-   * run it had not come after the 200 round trips above, 76 ms). */
+  /* A provider that maps such a region here and moves the bytes with
+   * memcpy has mapped it by now, or after a few more of the same writes
+   * (await_mapping: the mapping may come after 200 round trips). */
   await_mapping(&s, &g, ra, ctx);
   if (end == MAPPED_FREED) {
     /* The same write as every round's, after the region's LMR is freed:
-     * whatever the provider kept from the earlier checks (vp/emul: the
-     * mapping, the last region reached), the key is dead and nothing of
+     * whatever the provider kept from the earlier checks (a mapping, the
+     * last region reached), the key is dead and nothing of
      * the new pattern may land (the child checks the old one). */
     conf_say(c->to, "free\n");
     g_autofree char *fr = conf_hear(c->from, LINE_TIMEOUT_MS);
@@ -1949,6 +1951,8 @@ count_fds(void)
   return n;
 }
 
+/* Segments in /dev/shm whose names hold "itapi", as this stack names the
+ * shared memory it makes. */
 static int
 count_shm(void)
 {
@@ -1958,7 +1962,7 @@ count_shm(void)
   if (d == NULL)
     return 0;
   while ((e = readdir(d)) != NULL)
-    if (strstr(e->d_name, "itapi") != NULL || strstr(e->d_name, "emul") != NULL)
+    if (strstr(e->d_name, "itapi") != NULL)
       n++;
   closedir(d);
   return n;
@@ -2255,7 +2259,7 @@ rights_with(child_t *c, gboolean no_write, gboolean memfd)
   xpz_op_t good = no_write ? XPZ_READ : XPZ_WRITE, bad = no_write ? XPZ_WRITE : XPZ_READ;
   static const it_event_type_t type[] = { IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_RDMA_READ_CMPL_EVENT };
   /* Many: a provider may take a faster path once it reached a region
-   * (vp/emul: maps a memfd region here, which takes a round trip). */
+   * (mapping a memfd region here takes a round trip: peer_maps). */
   gboolean mapping = memfd && peer_maps();
   for (it_dto_cookie_t k = 1; k <= 50 || (mapping && k <= 1000 && !maps_memfd("conf-xproc-target")); k++) {
     xpz_post(&s, good, &loc, addr, 8, ctx, k);
