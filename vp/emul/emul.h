@@ -48,7 +48,9 @@
  * The region table is read without the fabric lock by the fast path: its
  * slots never move (a two-level array), an entry is published whole and,
  * when it leaves, freed only once every link has been taken and released
- * after it left (emul_links_quiesce): the fast path looks keys up only
+ * after it left (emul_links_quiesce) and every reference to it was put
+ * (emul_mr_release; a long copy holds its regions so, emul_hold_t): the
+ * fast path looks keys up only
  * under its link's lock, and a long copy ends before its link is idle.  The
  * fast path never reads a window's or a fast-registered region's entry
  * (their fields change under the fabric lock): a request, or the receive
@@ -293,8 +295,15 @@ typedef struct emul_pd {
   uint64_t id;
 } emul_pd_t;
 
+/* A region, or a window's key (emul_mw_t.entry): an object of the region
+ * table counted by reference, as rxe's pool elements are.  The table holds
+ * one reference from publication until the entry leaves (emul_mr_release);
+ * a copy in flight with the locks let go holds one on every region its
+ * bytes touch (emul_hold_t), and the removal waits for those before it
+ * frees the entry. */
 typedef struct emul_mr {
   rnicpi_mr_t base;
+  gint ref;                /* the table's while published, and each holder's (atomic) */
   emul_pd_t *pd;
   const emul_pers_t *pers; /* of its device: the format of its key */
   uint8_t *addr;
@@ -670,6 +679,33 @@ void emul_mr_slot_set(uint32_t idx, emul_mr_t *mr);
 /* Wait until no fast path can still hold an entry taken out of the table
  * before this call (fabric lock held). */
 void emul_links_quiesce(void);
+/* References to regions (emul_mr_t.ref).  emul_mr_get and emul_mr_put
+ * count a holder; a get is made only where the entry cannot leave the
+ * table under the caller: the fabric lock held, or the link's lock (its
+ * removal quiesces every link before it lets the table's reference go). */
+static inline void emul_mr_get(emul_mr_t *mr) { g_atomic_int_inc(&mr->ref); }
+static inline void emul_mr_put(emul_mr_t *mr) { (void) g_atomic_int_dec_and_test(&mr->ref); }
+/* @mr left the table and its quiesce is over (fabric lock held): the
+ * table's reference goes, then this waits, letting the fabric lock go,
+ * until no holder is left (rxe's cleanup waits for its completion); the
+ * caller then frees it.  No new holder comes once the slot is empty. */
+void emul_mr_release(emul_mr_t *mr);
+/* The regions one long copy touches, each held by reference while it runs
+ * with the locks let go (emul_exec.c): its local list, the receive's list
+ * a Send lands in, the target of an RDMA Write or Read.  A window's key
+ * holds the region the window is bound to. */
+#define EMUL_HOLD_MAX 80
+typedef struct emul_hold {
+  guint n;
+  emul_mr_t *mr[EMUL_HOLD_MAX];
+} emul_hold_t;
+/* Hold the region behind each SGE of @s that moves bytes, or behind @key;
+ * FALSE, with what it held so far kept in @h, when an entry is no longer
+ * in the table (it left since the caller checked it) or @h is full. */
+gboolean emul_hold_sges(emul_hold_t *h, const emul_pers_t *p, const rnicpi_sge_t *s, uint32_t n);
+gboolean emul_hold_key(emul_hold_t *h, const emul_pers_t *p, uint64_t key);
+/* Put every reference @h holds (no lock needed). */
+void emul_hold_drop(emul_hold_t *h);
 /* The rights of a region (emul_mr_modify changes them under the fabric
  * lock while the fast path reads them). */
 static inline uint32_t emul_mr_access(const emul_mr_t *mr)

@@ -193,6 +193,36 @@ fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emu
   return EMUL_EXEC_FAILED;
 }
 
+/* A long copy of @len bytes by @qp (emul_link.c, "Long copies") holds the
+ * regions it touches by reference, taken here under the lock that its
+ * checks were made under: the lists @a and @b, and the entry of @rkey at
+ * the responder when @remote.  The locks are let go only when every one
+ * is held; an entry that left the table since the checks keeps the copy
+ * under the lock, which its removal waits for. */
+static emul_link_t *
+copy_begin(emul_qp_t *qp, uint64_t len, emul_hold_t *h, const rnicpi_sge_t *a, uint32_t na,
+           const rnicpi_sge_t *b, uint32_t nb, gboolean remote, uint64_t rkey)
+{
+  h->n = 0;
+  if (len < EMUL_COPY_UNLOCKED || qp->link == NULL)
+    return NULL;
+  const emul_pers_t *p = emul_pers_of_qp(qp);
+  if (!emul_hold_sges(h, p, a, na) || !emul_hold_sges(h, p, b, nb) ||
+      (remote && !emul_hold_key(h, p, rkey))) {
+    emul_hold_drop(h);
+    return NULL;
+  }
+  return emul_link_copy_begin(qp, len);
+}
+
+/* The copy is over: its references go before any lock is taken back. */
+static void
+copy_end(emul_qp_t *qp, emul_link_t *l, emul_hold_t *h)
+{
+  emul_hold_drop(h);
+  emul_link_copy_end(qp, l);
+}
+
 static emul_exec_t
 exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
@@ -208,9 +238,10 @@ exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
     return blocked ? EMUL_EXEC_BLOCKED : fail_remote(qp, wr, f, w);
   if (!emul_resp_recv_fits(peer, r, len, &f, w))
     return fail_remote(qp, wr, f, w);
-  emul_link_t *l = emul_link_copy_begin(qp, len);
+  emul_hold_t h;
+  emul_link_t *l = copy_begin(qp, len, &h, wr->sg_list, wr->num_sge, r->sge, r->num_sge, FALSE, 0);
   sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
-  emul_link_copy_end(qp, l);
+  copy_end(qp, l, &h);
   emul_resp_recv_done(peer, r, len, inv, wr->invalidate_rkey, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return EMUL_EXEC_DONE;
@@ -241,9 +272,10 @@ exec_imm(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   if (!emul_resp_recv_fits(peer, r, 0, &f, w))
     return fail_remote(qp, wr, f, w);
   if (len > 0) {
-    emul_link_t *l = emul_link_copy_begin(qp, len);
+    emul_hold_t h;
+    emul_link_t *l = copy_begin(qp, len, &h, wr->sg_list, wr->num_sge, NULL, 0, TRUE, wr->rkey);
     emul_sg_copy(wr->sg_list, wr->num_sge, remote, TRUE);
-    emul_link_copy_end(qp, l);
+    copy_end(qp, l, &h);
   }
   emul_resp_recv_imm(peer, r, emul_pers_of_qp(qp)->imm_mask & wr->imm_data, len, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
@@ -323,10 +355,11 @@ exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
   uint8_t *remote = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, len, &f);
   if (remote == NULL)
     return fail_remote(qp, wr, f, w);
-  emul_link_t *l = emul_link_copy_begin(qp, len);
+  emul_hold_t h;
+  emul_link_t *l = copy_begin(qp, len, &h, sg, wr->num_sge, NULL, 0, TRUE, wr->rkey);
   if (len > 0)
     emul_sg_copy(sg, wr->num_sge, remote, wr->opcode == RNICPI_WR_RDMA_WRITE);
-  emul_link_copy_end(qp, l);
+  copy_end(qp, l, &h);
   if (!emul_read_inv_done(qp, wr))
     return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);

@@ -24,6 +24,9 @@
  * every in-process copy that let the fabric lock go (emul_wait_copies,
  * emul_wait_all_copies), then for each link's mark (emul_link_lock_idle).  So the memory being copied
  * stays registered and both QPs stay as they were until the copy is done.
+ * The copy also holds the regions it touches by reference (emul_exec.c,
+ * copy_begin), put before it takes a lock back, and a region's removal
+ * waits for those (emul_mr_release).
  *
  * SPDX-License-Identifier: MIT
  */

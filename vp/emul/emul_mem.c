@@ -144,6 +144,47 @@ emul_links_quiesce(void)
   }
 }
 
+void
+emul_mr_release(emul_mr_t *mr)
+{
+  if (g_atomic_int_dec_and_test(&mr->ref))
+    return;
+  for (unsigned n = 1; g_atomic_int_get(&mr->ref) != 0; n++)
+    emul_fabric_let_go(n);
+}
+
+/* Hold the region behind entry @key names: a region's own, a window's
+ * bound parent (whose windows keep it in the table: dereg is EBUSY). */
+gboolean
+emul_hold_key(emul_hold_t *h, const emul_pers_t *p, uint64_t key)
+{
+  emul_mr_t *mr = emul_mr_lookup(p, key);
+  if (mr != NULL && mr->mw != NULL)
+    mr = mr->mw->parent;
+  if (mr == NULL || h->n == EMUL_HOLD_MAX)
+    return FALSE;
+  emul_mr_get(mr);
+  h->mr[h->n++] = mr;
+  return TRUE;
+}
+
+gboolean
+emul_hold_sges(emul_hold_t *h, const emul_pers_t *p, const rnicpi_sge_t *s, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i].length > 0 && !emul_hold_key(h, p, s[i].lkey))
+      return FALSE;
+  return TRUE;
+}
+
+void
+emul_hold_drop(emul_hold_t *h)
+{
+  for (guint i = 0; i < h->n; i++)
+    emul_mr_put(h->mr[i]);
+  h->n = 0;
+}
+
 static uint32_t
 gcd32(uint32_t a, uint32_t b)
 {
@@ -208,6 +249,7 @@ mr_enter(emul_mr_t *mr, emul_dev_t *dev, rnicpi_mr_t **out)
     return RNICPI_ELIMIT;
   }
   mr->key = emul_slot_new_tag(dev->pers, mr->index);
+  mr->ref = 1;  /* the table's */
   if (mr->fr)
     emul_mr_mutable_enter();
   emul_mr_slot_set(mr->index, mr);
@@ -336,6 +378,7 @@ emul_mr_dereg(rnicpi_mr_t *m)
   emul_links_quiesce();
   if (mr->fr)
     g_atomic_int_add(&emul_fabric.nmutable, -1);
+  emul_mr_release(mr);  /* and every holder's reference */
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

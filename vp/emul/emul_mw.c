@@ -50,6 +50,7 @@ emul_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t type, rnicpi_mw_t **out)
     return RNICPI_ELIMIT;
   }
   mw->entry.key = emul_slot_new_tag(dev->pers, mw->entry.index);
+  mw->entry.ref = 1;  /* the table's */
   emul_mr_mutable_enter();
   emul_mr_slot_set(mw->entry.index, &mw->entry);
   emul_ring_mr_sync(mw->entry.index);
@@ -90,6 +91,7 @@ emul_mw_dealloc(rnicpi_mw_t *m)
   emul_ring_mr_sync(mw->entry.index);
   emul_links_quiesce();
   g_atomic_int_add(&emul_fabric.nmutable, -1);
+  emul_mr_release(&mw->entry);
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mw->entry.pd->nobj);
   g_free(mw);
