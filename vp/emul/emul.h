@@ -48,10 +48,10 @@
  * The region table is read without the fabric lock by the fast path: its
  * slots never move (a two-level array), an entry is published whole and,
  * when it leaves, freed only once every link has been taken and released
- * after it left (emul_links_quiesce) and every reference to it was put
- * (emul_mr_release; a long copy holds its regions so, emul_hold_t): the
- * fast path looks keys up only
- * under its link's lock, and a long copy ends before its link is idle.  The
+ * after it left (emul_links_pass) and every reference to it was put
+ * (emul_mr_release): the fast path looks keys up only under its link's
+ * lock, and a long copy, which lets that lock go, holds the regions it
+ * uses by reference (emul_hold_t).  The
  * fast path never reads a window's or a fast-registered region's entry
  * (their fields change under the fabric lock): a request, or the receive
  * a Send lands in, that names one is left to the fabric lock
@@ -135,7 +135,7 @@ typedef struct emul_fabric {
   GQueue xrunning;
   gsize xticket;          /* the last ticket handed out (fabric lock) */
   guint xcopy_waiters;    /* threads waiting for every such copy to end (a fork): none starts meanwhile */
-  guint older_waiters;    /* threads waiting for the copies begun before their wait (emul_wait_copies) */
+  guint older_waiters;    /* threads waiting for the copies begun before their wait (emul_wait_xcopies) */
   gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
   guint copy_waiters;     /* threads waiting for those to end (emul_wait_copies): none starts meanwhile
                            * (fabric lock); a QP's own waiters are emul_qp_t.copy_waiters */
@@ -674,11 +674,18 @@ emul_mr_slot(uint32_t idx)
   return idx < emul_fabric.mr_cap ? __atomic_load_n(&emul_fabric.mr_tab[idx], __ATOMIC_ACQUIRE) : NULL;
 }
 /* Publish @mr (whole) in its slot, or empty slot @idx (@mr NULL); fabric
- * lock held.  An emptied entry is freed only after emul_links_quiesce. */
+ * lock held.  An emptied entry is freed only after emul_links_pass and
+ * emul_mr_release. */
 void emul_mr_slot_set(uint32_t idx, emul_mr_t *mr);
 /* Wait until no fast path can still hold an entry taken out of the table
- * before this call (fabric lock held). */
+ * before this call, and no long copy runs that began before it (fabric
+ * lock held): a window or fast-registration region enters the table. */
 void emul_links_quiesce(void);
+/* An entry left the table (fabric lock held): wait until no fast path
+ * still looks at it, and no cross-process copy that may use its memory
+ * runs; an in-process copy holds the regions it uses by reference
+ * instead, which emul_mr_release waits for. */
+void emul_links_pass(void);
 /* References to regions (emul_mr_t.ref).  emul_mr_get and emul_mr_put
  * count a holder; a get is made only where the entry cannot leave the
  * table under the caller: the fabric lock held, or the link's lock (its
@@ -1023,11 +1030,15 @@ void emul_qp_wait_copy(emul_qp_t *qp);
 /* Fabric lock held: wait, letting it go meanwhile, for every QP's copy
  * that began before this call (a copy that begins later looked its memory
  * up in the table after the caller changed it), then for every in-process
- * copy that let the fabric lock go (emul_link_t.fcopy): a region leaving
- * the table.  Afterwards, while the caller holds the fabric lock, an
+ * copy that let the fabric lock go (emul_link_t.fcopy): a window or
+ * fast-registration region entering the table.  Afterwards, while the caller holds the fabric lock, an
  * in-process copy still running is one under its link alone, which needs
  * only that lock back. */
 void emul_wait_copies(void);
+/* Its first half: every cross-process copy that began before this call
+ * (a region leaving the table, emul_links_pass: those hold none of its
+ * references). */
+void emul_wait_xcopies(void);
 /* The same for every copy whatever its start, none beginning meanwhile:
  * a fork, whose child must find none running. */
 void emul_wait_all_copies(void);

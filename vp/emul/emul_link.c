@@ -20,13 +20,15 @@
  * lock (emul_link_settle, which leaves them while a copy runs).
  * Everything else that takes the link (connection management, a state
  * query) waits for the mark to clear with the fabric lock let go
- * (emul_link_take); a region leaving the table and a fork first wait for
- * every in-process copy that let the fabric lock go (emul_wait_copies,
- * emul_wait_all_copies), then for each link's mark (emul_link_lock_idle).  So the memory being copied
- * stays registered and both QPs stay as they were until the copy is done.
- * The copy also holds the regions it touches by reference (emul_exec.c,
- * copy_begin), put before it takes a lock back, and a region's removal
- * waits for those (emul_mr_release).
+ * (emul_link_take); a window or fast-registration region entering the
+ * table and a fork first wait for every in-process copy that let the
+ * fabric lock go (emul_wait_copies, emul_wait_all_copies), then for each
+ * link's mark (emul_link_lock_idle), so both QPs stay as they were until
+ * the copy is done.  The copy holds the regions it touches by reference
+ * (emul_exec.c, copy_begin), put before it takes a lock back: a region
+ * leaving the table waits for those (emul_mr_release), not for the
+ * process's other copies, so the memory being copied stays registered
+ * until the copy is done.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -200,7 +202,7 @@ oldest_copy(void)
 }
 
 void
-emul_wait_copies(void)
+emul_wait_xcopies(void)
 {
   gsize before = emul_fabric.xticket;  /* the copies to wait for: tickets up to this */
   if (oldest_copy() <= before) {
@@ -210,6 +212,12 @@ emul_wait_copies(void)
     }
     emul_fabric.older_waiters--;
   }
+}
+
+void
+emul_wait_copies(void)
+{
+  emul_wait_xcopies();
   copy_wait(&emul_fabric.lcopies, &emul_fabric.copy_waiters);  /* none lets the lock go meanwhile */
 }
 

@@ -129,10 +129,11 @@ emul_mr_mutable_enter(void)
   emul_links_quiesce();
 }
 
-/* The fast path looks a key up and uses its entry only while it holds its
- * link's lock, or copies from its memory while the link is marked copying:
- * once each link was taken idle and released after an entry left the
- * table, no thread still uses it. */
+/* The fast path reads a key's entry only while it holds its link's lock,
+ * and copies with the lock let go while the link is marked copying: once
+ * each link was taken idle and released, no fast path and no long copy
+ * that began before still runs (a window or fast-registration region
+ * entering the table, a UD QP leaving its table). */
 void
 emul_links_quiesce(void)
 {
@@ -183,6 +184,23 @@ emul_hold_drop(emul_hold_t *h)
   for (guint i = 0; i < h->n; i++)
     emul_mr_put(h->mr[i]);
   h->n = 0;
+}
+
+/* A fast path looks a key up only under its link's lock, and a long
+ * in-process copy holds its regions by reference: once each link was
+ * taken and released after an entry left the table, no fast path looks
+ * at it any more, and every copy that uses it holds a reference
+ * (emul_mr_release waits for those).  Cross-process copies hold no
+ * reference yet: those begun before the entry left end first. */
+void
+emul_links_pass(void)
+{
+  emul_wait_xcopies();
+  for (guint i = 0; i < emul_fabric.links->len; i++) {
+    emul_link_t *l = g_ptr_array_index(emul_fabric.links, i);
+    emul_link_lock(l);
+    rnicpi_spin_unlock(&l->lock);
+  }
 }
 
 static uint32_t
@@ -373,12 +391,13 @@ emul_mr_dereg(rnicpi_mr_t *m)
   emul_mr_slot_set(mr->index, NULL);
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_ring_mr_sync(mr->index);
-  /* An attach copy from or into its memory ends first: the quiesce waits
-   * for every copy begun before the slot was emptied (emul_wait_copies). */
-  emul_links_quiesce();
+  /* A copy from or into its memory ends first: an attach copy begun
+   * before the slot was emptied (emul_links_pass), an in-process one
+   * holding a reference (emul_mr_release). */
+  emul_links_pass();
   if (mr->fr)
     g_atomic_int_add(&emul_fabric.nmutable, -1);
-  emul_mr_release(mr);  /* and every holder's reference */
+  emul_mr_release(mr);
   emul_fabric_unlock();
   g_atomic_int_dec_and_test(&mr->pd->nobj);
   g_free(mr);

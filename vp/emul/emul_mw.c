@@ -89,7 +89,7 @@ emul_mw_dealloc(rnicpi_mw_t *m)
   emul_mr_slot_set(mw->entry.index, NULL);
   g_array_append_val(emul_fabric.free_mr, mw->entry.index);
   emul_ring_mr_sync(mw->entry.index);
-  emul_links_quiesce();
+  emul_links_pass();
   g_atomic_int_add(&emul_fabric.nmutable, -1);
   emul_mr_release(&mw->entry);
   emul_fabric_unlock();

@@ -79,7 +79,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * waits, no new copy of that QP lets the lock go, and every other QP's
  * still do.  A region leaving the table, whose memory the copy may be
  * using, waits for the copies whose tickets are older than its wait (a
- * later one looked its memory up after the region left: emul_wait_copies),
+ * later one looked its memory up after the region left: emul_wait_xcopies),
  * and new copies go on letting the lock go; a fork waits for every copy,
  * and none lets the lock go meanwhile (emul_wait_all_copies).  A teardown meanwhile (the peer's BREAK, its
  * death) flushes the receive queue and leaves the send queue to the
@@ -105,7 +105,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * the windows pointed then, as in-process (emul_link.c, "Long copies"): a
  * bind or invalidation on another QP meanwhile moves the window for the
  * requests after it, the region the copy writes stays registered until it
- * ends (emul_wait_copies), and a Read with Invalidate kills its key after
+ * ends (emul_wait_xcopies), and a Read with Invalidate kills its key after
  * the copy, under the lock (a key changed meanwhile: MEM_MGT_ERR). */
 gboolean
 emul_ring_copy_unlocks(const emul_qp_t *qp, uint64_t len, gboolean attach)

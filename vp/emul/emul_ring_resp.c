@@ -52,7 +52,7 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * Meanwhile the peer's later requests queue in qp->xin behind it (a drain
  * executes none in place, emul_ring_run_in runs none), what would change
  * the QP's state or free it waits (emul_qp_wait_copy), and so does a region
- * leaving the table (emul_wait_copies).  A teardown meanwhile flushes the
+ * leaving the table (emul_wait_xcopies).  A teardown meanwhile flushes the
  * receive queue without the receive being filled, which goes back to its
  * queue and is flushed with it when the pull ends (an SRQ keeps it).  A
  * drain does not pull such a Send (it keeps the ring's position while it
