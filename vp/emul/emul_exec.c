@@ -215,10 +215,13 @@ copy_begin(emul_qp_t *qp, uint64_t len, emul_hold_t *h, const rnicpi_sge_t *a, u
   return emul_link_copy_begin(qp, len);
 }
 
-/* The copy is over: its references go before any lock is taken back. */
-static void
+/* The copy is over: its references go before any lock is taken back
+ * (@l NULL: nothing was let go, and nothing is held). */
+static inline void
 copy_end(emul_qp_t *qp, emul_link_t *l, emul_hold_t *h)
 {
+  if (l == NULL)
+    return;
   emul_hold_drop(h);
   emul_link_copy_end(qp, l);
 }
