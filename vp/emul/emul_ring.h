@@ -773,6 +773,11 @@ gboolean emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unloc
  * (errno kept). */
 emul_xconn_t *emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark);
 void emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark);
+/* Hold by reference the regions of this process that list @s of @qp
+ * names (fabric lock held), for a long copy into or out of them: FALSE,
+ * nothing held, when one cannot be (the copy then keeps the lock).  The
+ * copier puts them (emul_hold_drop) before it takes the lock back. */
+gboolean emul_ring_copy_hold(emul_qp_t *qp, emul_hold_t *h, const rnicpi_sge_t *s, uint32_t n);
 void emul_ring_answered(emul_qp_t *qp, emul_work_t *w);
 void emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w);
 /* An answer @f found by a drain; @owned: @buf is the caller's to give

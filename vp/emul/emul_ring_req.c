@@ -86,7 +86,10 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
  * The copier holds a reference to the connection, which keeps its
- * mappings: they are unmapped with the last one (emul_ring_conn_unref).
+ * mappings: they are unmapped with the last one (emul_ring_conn_unref),
+ * and one to each region of this process it copies into or out of
+ * (emul_ring_copy_hold: its list, a Send's receive, a bounce-mode Write's
+ * target, a Read's sink), put before it takes the lock back.
  * Whoever copies holds nothing else: the thread that posts, or the
  * thread that drained the ring once its drain is over.  A drain keeps the
  * ring's position (its frames are read in place) for as long as it holds
@@ -157,6 +160,16 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
   *mark = FALSE;
   emul_ring_conn_unref(x);
   errno = err;
+}
+
+gboolean
+emul_ring_copy_hold(emul_qp_t *qp, emul_hold_t *h, const rnicpi_sge_t *s, uint32_t n)
+{
+  h->n = 0;
+  if (emul_hold_sges(h, emul_pers_of_qp(qp), s, n))
+    return TRUE;
+  emul_hold_drop(h);
+  return FALSE;
 }
 
 /* Let the fabric lock go for a long copy by @qp (emul_ring_copy_unlocks). */
@@ -421,10 +434,13 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
       .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
       .addr = e.addr, .map_gen = x->map_gen,
     };
+    emul_hold_t h;
+    unlock = unlock && emul_ring_copy_hold(qp, &h, sg, wr->num_sge);
     if (mapped != NULL) {
       if (unlock) {
         emul_xconn_t *held = x_copy_begin(qp);
         emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
+        emul_hold_drop(&h);
         if (x_copy_end(qp, held)) {
           /* The connection broke meanwhile, after every byte moved (a
            * Read with Invalidate invalidated nothing: flushed). */
@@ -447,6 +463,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
         int pidfd = x->peer_pidfd, mem = x->peer_mem;  /* open while the copy holds the connection */
         emul_xconn_t *held = x_copy_begin(qp);
         ok = emul_ring_vm_copy(pid, pidfd, mem, write, l, nl, &r, 1);
+        emul_hold_drop(&h);
         flushed = x_copy_end(qp, held);
       } else {
         ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, x->peer_mem, write, l, nl, &r, 1);
@@ -844,7 +861,9 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
     const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
     rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
     if (sg != NULL) {
-      gboolean unlocked = unlock && emul_ring_copy_unlocks(qp, n, FALSE);
+      emul_hold_t h;
+      gboolean unlocked = unlock && emul_ring_copy_unlocks(qp, n, FALSE) &&
+                          emul_ring_copy_hold(qp, &h, sg, s->wr.num_sge);
       emul_xconn_t *held = NULL;
       if (unlocked) {
         qp->xcopy_answered = s;
@@ -852,6 +871,7 @@ x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
       }
       emul_scatter(sg, s->wr.num_sge, buf, n);
       if (unlocked) {
+        emul_hold_drop(&h);
         gboolean flushed = x_copy_end(qp, held);  /* the lock back first */
         qp->xcopy_answered = NULL;
         if (flushed) {

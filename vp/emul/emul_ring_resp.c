@@ -66,12 +66,14 @@ static gboolean
 x_land(emul_qp_t *qp, const rnicpi_sge_t *sge, uint32_t nsge, const uint8_t *src, uint64_t n,
        gboolean unlock)
 {
-  if (!unlock) {
+  emul_hold_t h;
+  if (!unlock || !emul_ring_copy_hold(qp, &h, sge, nsge)) {
     emul_scatter(sge, nsge, src, n);
     return TRUE;
   }
   emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
   emul_scatter(sge, nsge, src, n);
+  emul_hold_drop(&h);
   emul_ring_copy_end(qp, x, &qp->rcopying);
   return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
 }
@@ -87,10 +89,12 @@ x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean un
   pid_t pid = qp->x->peer_pid;
   int pidfd = qp->x->peer_pidfd, mem = qp->x->peer_mem;  /* open while the copy holds the connection */
   *ended = FALSE;
-  if (!unlock)
+  emul_hold_t h;
+  if (!unlock || !emul_ring_copy_hold(qp, &h, r->sge, r->num_sge))
     return emul_ring_vm_copy(pid, pidfd, mem, FALSE, l, nl, rv, n);
   emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
   gboolean ok = emul_ring_vm_copy(pid, pidfd, mem, FALSE, l, nl, rv, n);
+  emul_hold_drop(&h);
   emul_ring_copy_end(qp, x, &qp->rcopying);
   *ended = qp->state != RNICPI_QPS_RTS || qp->x == NULL;
   return ok && !*ended;
@@ -223,7 +227,7 @@ x_exec_imm(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     return XR_FAILED;
   }
   /* One piece: total is at most 1 GiB and a page (emul_ring_drain). */
-  rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total };
+  rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total, .lkey = f->rkey };
   if (f->op == X_OP_WRITE && f->total > 0 && !x_land(qp, &at, 1, in->buf, f->total, unlock)) {
     emul_rq_lock(qp);
     emul_wq_push_head(emul_qp_rq(qp), r);  /* not consumed: as a Send's (x_exec_send) */
@@ -366,7 +370,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     if (t == NULL)
       break;
     /* One piece: total is at most 1 GiB and a page (emul_ring_drain). */
-    rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total };
+    rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total, .lkey = f->rkey };
     if (!x_land(qp, &at, 1, in->buf, f->total, unlock)) {
       emul_qp_set_error(qp, w);  /* the connection ended while the bytes landed */
       return XR_FAILED;
