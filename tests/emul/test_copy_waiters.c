@@ -9,9 +9,9 @@
  * process_vm_writev() call is watched (-Wl,--wrap): the first, of an RDMA
  * Write of LEN bytes on connection A, is held until the test lets it go.
  * Meanwhile another thread waits for that copy: a disconnect of A
- * (emul_qp_wait_copy), or the free of a region of this process, which
- * waits for the copies begun before it took the region out of the table
- * (emul_wait_copies).  Then an RDMA Write of LEN bytes on connection B
+ * (emul_qp_wait_copy), or the free of the region A's Write reads from,
+ * which waits for the reference the copy holds on it (emul_mr_release).
+ * Then an RDMA Write of LEN bytes on connection B
  * must complete, its attach calls made with no fabric lock held.  Then
  * A's copy is let go, the waiter returns, A's Write completes, and each
  * child checks the bytes that landed in its region.
@@ -203,6 +203,70 @@ lmr_free_run(gpointer lmr)
   return GINT_TO_POINTER(it_lmr_free(lmr));
 }
 
+/* The region of this process whose memory holds @at (fabric lock held). */
+static emul_mr_t *
+region_of(const void *at)
+{
+  const uint8_t *p = at;
+  for (uint32_t i = 1; i < emul_fabric.mr_len; i++) {
+    emul_mr_t *mr = emul_fabric.mr_tab[i];
+    if (mr != NULL && mr->mw == NULL && !mr->fr && p >= mr->addr && p < mr->addr + mr->length)
+      return mr;
+  }
+  return NULL;
+}
+
+/* A region being freed, watched from outside: its slot, and its PD's
+ * object count, which mr_dereg lowers once it no longer waits, just
+ * before it frees the region (the access layer's it_lmr_free returns
+ * later still, after posts in flight). */
+typedef struct {
+  emul_mr_t *mr;
+  uint32_t idx;
+  emul_pd_t *pd;
+  gint nobj;
+} watch_t;
+
+static void
+watch_set(watch_t *v, emul_mr_t *mr)
+{
+  v->mr = mr;
+  v->idx = mr->index;
+  v->pd = mr->pd;
+  v->nobj = g_atomic_int_get(&mr->pd->nobj);
+}
+
+/* The references left to @v's region, or -1 once mr_dereg has returned
+ * (fabric lock held: it reads the region only while the dereg still
+ * waits under or for that lock). */
+static gint
+watch_ref(const watch_t *v)
+{
+  if (g_atomic_int_get(&v->pd->nobj) != v->nobj)
+    return -1;
+  return g_atomic_int_get(&v->mr->ref);
+}
+
+/* Until @v's region has left the table and its dereg either waits for
+ * the one reference left (the table's was put) or returned, for up to a
+ * timeout: the references left, -1 (returned), or -2 (neither came). */
+static gint
+watch_released(const watch_t *v)
+{
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  for (;;) {
+    emul_fabric_lock();
+    gboolean gone = emul_fabric.mr_tab[v->idx] != v->mr;
+    gint ref = watch_ref(v);
+    emul_fabric_unlock();
+    if (gone && ref <= 1)
+      return ref;
+    if (g_get_monotonic_time() > end)
+      return -2;
+    g_usleep(1000);
+  }
+}
+
 /* Until *@count (fabric lock) reaches 1, for up to a timeout. */
 static gboolean
 waiting(const guint *count)
@@ -223,9 +287,9 @@ waiting(const guint *count)
 typedef enum { BY_DISCONNECT, BY_DEREG } wait_kind_t;
 
 /* A's Write held in its attach call; a thread that waits for it (@kind:
- * a disconnect of A, waiting for A's copies; a region of A's freed,
- * waiting for the copies begun before it left the table); meanwhile B's
- * Write must complete with no attach call under the fabric lock. */
+ * a disconnect of A, waiting for A's copies; the free of the region A's
+ * Write reads from, waiting for the copy's reference to it); meanwhile
+ * B's Write must complete with no attach call under the fabric lock. */
 static void
 other_qp_unlocked(wait_kind_t kind)
 {
@@ -233,8 +297,13 @@ other_qp_unlocked(wait_kind_t kind)
   conn_t a, b;
   conn_open(&a, SEED_A);
   conn_open(&b, SEED_B);
-  conf_buf_t spare;
-  conf_buf_new(&a.s, &spare, 4096, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  watch_t src = { 0 };
+  emul_fabric_lock();
+  emul_mr_t *mr = region_of(a.src.data);
+  if (mr != NULL)
+    watch_set(&src, mr);
+  emul_fabric_unlock();
+  g_assert_nonnull(mr);
 
   /* A's Write, its attach call held (in the posting thread). */
   g_atomic_int_set(&locked, 0);
@@ -249,9 +318,15 @@ other_qp_unlocked(wait_kind_t kind)
     g_assert_true(waiting(&a.qp->copy_waiters));
     who = "a disconnect of connection A";
   } else {
-    t = g_thread_new("lmr-free", lmr_free_run, spare.lmr);
-    g_assert_true(waiting(&emul_fabric.older_waiters));
-    who = "an it_lmr_free of a region of A's";
+    /* The copy holds the region (the table's reference and its own);
+     * the free waits for the copy's. */
+    emul_fabric_lock();
+    gint ref = watch_ref(&src);
+    emul_fabric_unlock();
+    g_assert_cmpint(ref, ==, 2);
+    t = g_thread_new("lmr-free", lmr_free_run, a.src.lmr);
+    g_assert_cmpint(watch_released(&src), ==, 1);
+    who = "an it_lmr_free of the region A's Write reads from";
   }
 
   /* B's Write goes on meanwhile, its attach calls with no fabric lock. */
@@ -267,14 +342,21 @@ other_qp_unlocked(wait_kind_t kind)
     g_error("%d attach calls of connection B's Write were made under the fabric lock while %s "
             "waited for A's copy", under, who);
 
+  if (kind == BY_DEREG) {
+    emul_fabric_lock();
+    gint ref = watch_ref(&src);
+    emul_fabric_unlock();
+    if (ref != 1)
+      g_error("the region A's held copy reads from was deregistered before the copy ended");
+  }
+
   /* A's copy let go: the waiter returns, A's Write completes. */
   g_atomic_int_set(&release, 1);
   g_thread_join(wa);
   conf_ok((it_status_t) GPOINTER_TO_INT(g_thread_join(t)));
   conf_dto(a.s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
   if (kind == BY_DEREG)
-    spare.lmr = IT_NULL_HANDLE;  /* freed above */
-  conf_buf_free(&spare);
+    a.src.lmr = IT_NULL_HANDLE;  /* freed above */
   conn_check_close(&a, SEED_A);
   conn_check_close(&b, SEED_B);
 }

@@ -129,13 +129,11 @@ typedef struct emul_fabric {
   uint32_t mr_len;        /* slots handed out so far (fabric lock); slot 0 unused */
   GPtrArray *links;       /* every emul_link_t alive (fabric lock) */
   GPtrArray *cqs;         /* every emul_cq_t alive (fabric lock; a fork takes their xlock) */
-  /* Cross-process copies running with the fabric lock let go, oldest
-   * first: their QPs' emul_qp_t.copy_node, each holding its ticket
-   * (xticket when it began; fabric lock). */
-  GQueue xrunning;
-  gsize xticket;          /* the last ticket handed out (fabric lock) */
+  /* Cross-process copies running with the fabric lock let go (fabric
+   * lock; emul_ring_copy_begin).  Each holds the regions it uses by
+   * reference, so only a fork waits for them. */
+  guint xcopies;
   guint xcopy_waiters;    /* threads waiting for every such copy to end (a fork): none starts meanwhile */
-  guint older_waiters;    /* threads waiting for the copies begun before their wait (emul_wait_xcopies) */
   gint lcopies;           /* in-process copies running with it let go (fabric lock; emul_link_t.fcopy) */
   guint copy_waiters;     /* threads waiting for those to end (emul_wait_copies): none starts meanwhile
                            * (fabric lock); a QP's own waiters are emul_qp_t.copy_waiters */
@@ -457,9 +455,6 @@ typedef struct emul_qp {
    * a destroy: emul_qp_wait_copy): no new copy of its lets the fabric lock
    * go meanwhile (fabric lock). */
   guint copy_waiters;
-  /* The QP's place in emul_fabric.xrunning while xcopying ([0]) or
-   * rcopying ([1]) stands (fabric lock). */
-  GList copy_node[2];
   /* In process: a request of this QP, out of its send queue, whose payload
    * is copied with the link's lock let go (emul_link.c, "Long copies"; link
    * lock).  It still counts against max_send_wr. */
@@ -678,13 +673,13 @@ emul_mr_slot(uint32_t idx)
  * emul_mr_release. */
 void emul_mr_slot_set(uint32_t idx, emul_mr_t *mr);
 /* Wait until no fast path can still hold an entry taken out of the table
- * before this call, and no long copy runs that began before it (fabric
- * lock held): a window or fast-registration region enters the table. */
+ * before this call, and no in-process long copy runs that began before it
+ * (fabric lock held): a window or fast-registration region enters the
+ * table. */
 void emul_links_quiesce(void);
 /* An entry left the table (fabric lock held): wait until no fast path
- * still looks at it, and no cross-process copy that may use its memory
- * runs; an in-process copy holds the regions it uses by reference
- * instead, which emul_mr_release waits for. */
+ * still looks at it.  A long copy, in-process or cross-process, holds the
+ * regions it uses by reference instead, which emul_mr_release waits for. */
 void emul_links_pass(void);
 /* References to regions (emul_mr_t.ref).  emul_mr_get and emul_mr_put
  * count a holder; a get is made only where the entry cannot leave the
@@ -1027,20 +1022,16 @@ G_GNUC_INTERNAL void emul_link_copy_end(emul_qp_t *qp, emul_link_t *l);
  * Send's payload pulled, emul_ring_resp.c "Long pulls"): what changes
  * @qp's state or frees it calls this first. */
 void emul_qp_wait_copy(emul_qp_t *qp);
-/* Fabric lock held: wait, letting it go meanwhile, for every QP's copy
- * that began before this call (a copy that begins later looked its memory
- * up in the table after the caller changed it), then for every in-process
- * copy that let the fabric lock go (emul_link_t.fcopy): a window or
- * fast-registration region entering the table.  Afterwards, while the caller holds the fabric lock, an
- * in-process copy still running is one under its link alone, which needs
- * only that lock back. */
+/* Fabric lock held: wait, letting it go meanwhile, for every in-process
+ * copy that let the fabric lock go (emul_link_t.fcopy), none beginning
+ * meanwhile: a window or fast-registration region entering the table.
+ * Afterwards, while the caller holds the fabric lock, an in-process copy
+ * still running is one under its link alone, which needs only that lock
+ * back.  A cross-process copy reads no key once its checks are made under
+ * the lock, and holds the regions it uses by reference: none is waited for. */
 void emul_wait_copies(void);
-/* Its first half: every cross-process copy that began before this call
- * (a region leaving the table, emul_links_pass: those hold none of its
- * references). */
-void emul_wait_xcopies(void);
-/* The same for every copy whatever its start, none beginning meanwhile:
- * a fork, whose child must find none running. */
+/* The same for every copy, in-process or cross-process (emul_fabric.xcopies),
+ * none beginning meanwhile: a fork, whose child must find none running. */
 void emul_wait_all_copies(void);
 /* Fabric lock held: @wr, whose copy ran while @qp was flushed, completes
  * flushed, then the send queue behind it. */

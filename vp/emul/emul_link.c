@@ -193,31 +193,9 @@ emul_qp_wait_copy(emul_qp_t *qp)
   copy_wait(&qp->rcopying, &qp->copy_waiters);  /* none of the QP's starts while the first lasts */
 }
 
-/* The ticket of the oldest cross-process copy running, or G_MAXSIZE. */
-static inline gsize
-oldest_copy(void)
-{
-  GList *h = emul_fabric.xrunning.head;
-  return h != NULL ? GPOINTER_TO_SIZE(h->data) : G_MAXSIZE;
-}
-
-void
-emul_wait_xcopies(void)
-{
-  gsize before = emul_fabric.xticket;  /* the copies to wait for: tickets up to this */
-  if (oldest_copy() <= before) {
-    emul_fabric.older_waiters++;
-    for (unsigned n = 1; oldest_copy() <= before; n++) {
-      emul_fabric_let_go(n);
-    }
-    emul_fabric.older_waiters--;
-  }
-}
-
 void
 emul_wait_copies(void)
 {
-  emul_wait_xcopies();
   copy_wait(&emul_fabric.lcopies, &emul_fabric.copy_waiters);  /* none lets the lock go meanwhile */
 }
 
@@ -228,7 +206,7 @@ emul_wait_all_copies(void)
    * while it waits for an in-process one would still run at the fork. */
   emul_fabric.xcopy_waiters++;
   emul_fabric.copy_waiters++;
-  for (unsigned n = 1; emul_fabric.xrunning.length > 0 || emul_fabric.lcopies != 0; n++) {
+  for (unsigned n = 1; emul_fabric.xcopies != 0 || emul_fabric.lcopies != 0; n++) {
     emul_fabric_let_go(n);
   }
   emul_fabric.copy_waiters--;

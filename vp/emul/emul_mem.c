@@ -187,15 +187,13 @@ emul_hold_drop(emul_hold_t *h)
 }
 
 /* A fast path looks a key up only under its link's lock, and a long
- * in-process copy holds its regions by reference: once each link was
- * taken and released after an entry left the table, no fast path looks
- * at it any more, and every copy that uses it holds a reference
- * (emul_mr_release waits for those).  Cross-process copies hold no
- * reference yet: those begun before the entry left end first. */
+ * copy, in-process or cross-process, holds its regions by reference: once
+ * each link was taken and released after an entry left the table, no
+ * fast path looks at it any more, and every copy that uses it holds a
+ * reference (emul_mr_release waits for those). */
 void
 emul_links_pass(void)
 {
-  emul_wait_xcopies();
   for (guint i = 0; i < emul_fabric.links->len; i++) {
     emul_link_t *l = g_ptr_array_index(emul_fabric.links, i);
     emul_link_lock(l);
@@ -391,9 +389,9 @@ emul_mr_dereg(rnicpi_mr_t *m)
   emul_mr_slot_set(mr->index, NULL);
   g_array_append_val(emul_fabric.free_mr, mr->index);
   emul_ring_mr_sync(mr->index);
-  /* A copy from or into its memory ends first: an attach copy begun
-   * before the slot was emptied (emul_links_pass), an in-process one
-   * holding a reference (emul_mr_release). */
+  /* A copy from or into its memory ends first: every such copy holds a
+   * reference (emul_mr_release), and no fast path looks at the entry
+   * after emul_links_pass. */
   emul_links_pass();
   if (mr->fr)
     g_atomic_int_add(&emul_fabric.nmutable, -1);

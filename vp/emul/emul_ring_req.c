@@ -71,17 +71,14 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * attach, whatever its length (a system call), and a memcpy of
  * EMUL_COPY_UNLOCKED bytes or more into a region of the peer mapped here,
  * run with the fabric lock let go: their checks were made under the lock,
- * the QP is marked (qp->xcopying) and the copy takes its place, with a
- * ticket, at the end of the process's list of such copies
- * (emul_fabric.xrunning).  Meanwhile a post on the QP queues behind it
- * (x_issue issues nothing, the latency path steps aside), and what would
- * change the QP's state or free it waits (emul_qp_wait_copy): while it
- * waits, no new copy of that QP lets the lock go, and every other QP's
- * still do.  A region leaving the table, whose memory the copy may be
- * using, waits for the copies whose tickets are older than its wait (a
- * later one looked its memory up after the region left: emul_wait_xcopies),
- * and new copies go on letting the lock go; a fork waits for every copy,
- * and none lets the lock go meanwhile (emul_wait_all_copies).  A teardown meanwhile (the peer's BREAK, its
+ * the QP is marked (qp->xcopying) and counted (emul_fabric.xcopies).
+ * Meanwhile a post on the QP queues behind it (x_issue issues nothing,
+ * the latency path steps aside), and what would change the QP's state or
+ * free it waits (emul_qp_wait_copy): while it waits, no new copy of that
+ * QP lets the lock go, and every other QP's still do.  A region leaving
+ * the table waits for the copies that hold it (emul_mr_release), and no
+ * other; a fork waits for every copy, and none lets the lock go meanwhile
+ * (emul_wait_all_copies).  A teardown meanwhile (the peer's BREAK, its
  * death) flushes the receive queue and leaves the send queue to the
  * copier, which completes its request flushed, then the rest, in order
  * (the bytes may land until the copy ends, never after the completion).
@@ -108,7 +105,7 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
  * the windows pointed then, as in-process (emul_link.c, "Long copies"): a
  * bind or invalidation on another QP meanwhile moves the window for the
  * requests after it, the region the copy writes stays registered until it
- * ends (emul_wait_xcopies), and a Read with Invalidate kills its key after
+ * ends (its reference), and a Read with Invalidate kills its key after
  * the copy, under the lock (a key changed meanwhile: MEM_MGT_ERR). */
 gboolean
 emul_ring_copy_unlocks(const emul_qp_t *qp, uint64_t len, gboolean attach)
@@ -126,23 +123,13 @@ emul_ring_copy_owed(emul_xconn_t *x, gboolean draining, gboolean *unlock)
   return TRUE;
 }
 
-/* @qp's place in emul_fabric.xrunning for the copy @mark stands for
- * (qp->xcopying or qp->rcopying). */
-static inline GList *
-copy_node_of(emul_qp_t *qp, const gboolean *mark)
-{
-  return &qp->copy_node[mark == &qp->rcopying];
-}
-
 emul_xconn_t *
 emul_ring_copy_begin(emul_qp_t *qp, gboolean *mark)
 {
   emul_xconn_t *x = qp->x;
   g_atomic_int_inc(&x->ref);  /* and with it the mappings the copy may use */
   *mark = TRUE;
-  GList *node = copy_node_of(qp, mark);
-  node->data = GSIZE_TO_POINTER(++emul_fabric.xticket);
-  g_queue_push_tail_link(&emul_fabric.xrunning, node);
+  emul_fabric.xcopies++;
   emul_link_drop(qp->link);  /* its latency posts step aside meanwhile (qp->xcopying) */
   emul_fabric_unlock();
   return x;
@@ -156,7 +143,7 @@ emul_ring_copy_end(emul_qp_t *qp, emul_xconn_t *x, gboolean *mark)
   /* The same link: a reset or a destroy, which change or free it, waits
    * for the copy (emul_qp_wait_copy). */
   emul_link_take(qp);
-  g_queue_unlink(&emul_fabric.xrunning, copy_node_of(qp, mark));
+  emul_fabric.xcopies--;
   *mark = FALSE;
   emul_ring_conn_unref(x);
   errno = err;

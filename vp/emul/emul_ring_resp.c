@@ -48,11 +48,12 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * attach (X_F_CMA: one longer than X_INLINE_MAX) is pulled with the fabric
  * lock let go, as an attach copy of a request is (emul_ring_req.c, "Long
  * copies"): the receive is taken and checked under the lock, the QP
- * marked (qp->rcopying) and the copy listed with a ticket (emul_fabric.xrunning).
+ * marked (qp->rcopying) and the copy counted (emul_fabric.xcopies).
  * Meanwhile the peer's later requests queue in qp->xin behind it (a drain
  * executes none in place, emul_ring_run_in runs none), what would change
- * the QP's state or free it waits (emul_qp_wait_copy), and so does a region
- * leaving the table (emul_wait_xcopies).  A teardown meanwhile flushes the
+ * the QP's state or free it waits (emul_qp_wait_copy), and a region the
+ * receive names, held by reference, waits to leave the table
+ * (emul_mr_release).  A teardown meanwhile flushes the
  * receive queue without the receive being filled, which goes back to its
  * queue and is flushed with it when the pull ends (an SRQ keeps it).  A
  * drain does not pull such a Send (it keeps the ring's position while it
