@@ -16,6 +16,10 @@
  * A's copy is let go, the waiter returns, A's Write completes, and each
  * child checks the bytes that landed in its region.
  *
+ * In process, a Write's copy is held on a page of its source made
+ * inaccessible (a fault, with the locks let go) while the region it
+ * writes into is freed: the free waits for the copy's reference.
+ *
  * Before, any such waiter (emul_fabric.copy_waiters) sent every attach
  * call of the process under the fabric lock until it had its turn; and
  * it_evd_wait, which claimed its EVD's waiter slot under the access
@@ -23,9 +27,12 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -405,6 +412,116 @@ test_peer_disconnect_during_copy(void)
   conn_check_close(&a, SEED_A);
 }
 
+/* ---- an in-process copy held ---- */
+
+/* A page of the source of an in-process Write is made inaccessible: the
+ * copy, with its locks let go, faults on it, and the handler holds it
+ * there until the test lets it go, then gives the page back and the copy
+ * goes on from where it stopped. */
+static uint8_t *fault_page;
+static gint fault_held;
+static struct sigaction fault_old;
+
+static void
+fault_hold(int sig, siginfo_t *si, void *uc)
+{
+  (void) uc;
+  uint8_t *at = si->si_addr;
+  if (at < fault_page || at >= fault_page + 4096) {
+    sigaction(sig, &fault_old, NULL);  /* not ours: fault again, as without the watch */
+    return;
+  }
+  g_atomic_int_set(&fault_held, 1);
+  struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
+  for (int n = 0; !g_atomic_int_get(&release) && n < 4 * LINE_MS; n++)
+    nanosleep(&ms, NULL);
+  mprotect(fault_page, 4096, PROT_READ | PROT_WRITE);
+  g_atomic_int_set(&fault_held, 0);
+}
+
+typedef struct {
+  conf_pair_t *p;
+  conf_buf_t *src, *dst;
+} local_write_t;
+
+static gpointer
+local_write_run(gpointer arg)
+{
+  local_write_t *lw = arg;
+  it_lmr_triplet_t t = conf_seg(lw->src, 0, LEN);
+  return GINT_TO_POINTER(it_post_rdma_write(lw->p->a.ep, &t, 1, 1, IT_COMPLETION_FLAG,
+                                            it_make_rdma_addr_absolute(lw->dst->data),
+                                            (it_rmr_context_t) lw->dst->ctx));
+}
+
+/* seeded defect E43 (the removal's wait for references taken out) fails
+ * this at once: the dereg returns while the copy still writes. */
+static void
+test_dereg_beside_local_copy(void)
+{
+  g_test_summary("an in-process RDMA Write of 256 KiB is held in its copy (a fault on a page "
+                 "of its source, with the locks let go) while the region it writes into is "
+                 "freed: the region leaves the table, its dereg waits for the copy's reference "
+                 "to it and returns only after the copy ended; the Write completes successfully "
+                 "with every byte in place");
+  g_atomic_int_set(&release, 0);
+  conf_pair_t p;
+  conf_pair_open(&p);
+  conf_pair_connect(&p, NULL, 0, NULL, 0);
+  conf_buf_t src, dst;
+  conf_buf_new(&p.a, &src, LEN, IT_PRIV_LOCAL, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_new(&p.p, &dst, LEN, IT_PRIV_LOCAL | IT_PRIV_REMOTE_WRITE, IT_ADDR_MODE_ABSOLUTE);
+  conf_buf_fill(&src, SEED_A);
+  watch_t w = { 0 };
+  emul_fabric_lock();
+  emul_mr_t *mr = region_of(dst.data);
+  if (mr != NULL)
+    watch_set(&w, mr);
+  emul_fabric_unlock();
+  g_assert_nonnull(mr);
+
+  /* The Write, held in its copy on a page in the middle of its source. */
+  fault_page = src.mem + CONF_GUARD + LEN / 2;  /* page-aligned: src.mem is */
+  struct sigaction sa = { .sa_sigaction = fault_hold, .sa_flags = SA_SIGINFO };
+  sigemptyset(&sa.sa_mask);
+  g_assert_cmpint(sigaction(SIGSEGV, &sa, &fault_old), ==, 0);
+  g_assert_cmpint(mprotect(fault_page, 4096, PROT_NONE), ==, 0);
+  local_write_t lw = { .p = &p, .src = &src, .dst = &dst };
+  GThread *wt = g_thread_new("local-write", local_write_run, &lw);
+  gint64 end = g_get_monotonic_time() + CONF_TIMEOUT_US;
+  while (!g_atomic_int_get(&fault_held) && g_get_monotonic_time() < end)
+    g_usleep(1000);
+  g_assert_cmpint(g_atomic_int_get(&fault_held), ==, 1);
+
+  /* The copy holds the target (the table's reference and its own); its
+   * free waits for the copy's, and still does a while later. */
+  emul_fabric_lock();
+  gint ref = watch_ref(&w);
+  emul_fabric_unlock();
+  g_assert_cmpint(ref, ==, 2);
+  GThread *ft = g_thread_new("lmr-free", lmr_free_run, dst.lmr);
+  g_assert_cmpint(watch_released(&w), ==, 1);
+  g_usleep(50000);
+  emul_fabric_lock();
+  ref = watch_ref(&w);
+  emul_fabric_unlock();
+  if (ref != 1)
+    g_error("the region a held in-process copy writes into was deregistered before the copy "
+            "ended (references left: %d, -1: mr_dereg returned)", ref);
+
+  /* The copy let go: it ends, the dereg returns, the Write completes. */
+  g_atomic_int_set(&release, 1);
+  conf_ok((it_status_t) GPOINTER_TO_INT(g_thread_join(wt)));
+  conf_ok((it_status_t) GPOINTER_TO_INT(g_thread_join(ft)));
+  g_assert_cmpint(sigaction(SIGSEGV, &fault_old, NULL), ==, 0);
+  conf_dto(p.a.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_SUCCESS, 1);
+  conf_buf_check(&dst, 0, LEN, SEED_A);
+  dst.lmr = IT_NULL_HANDLE;  /* freed above */
+  conf_buf_free(&dst);
+  conf_buf_free(&src);
+  conf_pair_close(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -415,5 +532,6 @@ main(int argc, char **argv)
   g_test_add_func("/emul/copy-waiters/beside-disconnect", test_other_qp_beside_disconnect);
   g_test_add_func("/emul/copy-waiters/beside-dereg", test_other_qp_beside_dereg);
   g_test_add_func("/emul/copy-waiters/peer-disconnect", test_peer_disconnect_during_copy);
+  g_test_add_func("/emul/copy-waiters/dereg-beside-local-copy", test_dereg_beside_local_copy);
   return g_test_run();
 }
