@@ -301,7 +301,8 @@ typedef struct emul_pd {
  * frees the entry. */
 typedef struct emul_mr {
   rnicpi_mr_t base;
-  gint ref;                /* the table's while published, and each holder's (atomic) */
+  gint ref;                /* the table's while published, each window's bound to it, and
+                            * each holder's (atomic) */
   emul_pd_t *pd;
   const emul_pers_t *pers; /* of its device: the format of its key */
   uint8_t *addr;
@@ -331,7 +332,7 @@ typedef struct emul_mr {
 typedef struct emul_mw {
   rnicpi_mw_t base;
   emul_mr_t entry;
-  emul_mr_t *parent;       /* bound region, or NULL */
+  emul_mr_t *parent;       /* bound region (a reference to it), or NULL */
   struct emul_qp *qp;      /* narrow and bound: the QP it answers through */
   uint32_t access;         /* rights while bound */
   gint queued;             /* WRs naming it still queued on a send queue */
@@ -682,7 +683,8 @@ void emul_links_quiesce(void);
  * regions it uses by reference instead, which emul_mr_release waits for. */
 void emul_links_pass(void);
 /* References to regions (emul_mr_t.ref).  emul_mr_get and emul_mr_put
- * count a holder; a get is made only where the entry cannot leave the
+ * count a holder (a long copy in flight, a window bound to the region,
+ * emul_mw.c); a get is made only where the entry cannot leave the
  * table under the caller: the fabric lock held, or the link's lock (its
  * removal quiesces every link before it lets the table's reference go). */
 static inline void emul_mr_get(emul_mr_t *mr) { g_atomic_int_inc(&mr->ref); }

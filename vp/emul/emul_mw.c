@@ -64,8 +64,10 @@ emul_mw_alloc(rnicpi_pd_t *p, rnicpi_mw_type_t type, rnicpi_mw_t **out)
 static void
 mw_unbind(emul_mw_t *mw)
 {
-  if (mw->parent != NULL)
+  if (mw->parent != NULL) {
     mw->parent->nmw--;
+    emul_mr_put(mw->parent);
+  }
   if (mw->qp != NULL)
     mw->qp->mws = g_list_remove(mw->qp->mws, mw);
   mw->parent = NULL;
@@ -183,6 +185,9 @@ emul_mw_bind(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   if (!emul_key_split(p, wr->rkey, &index, &tag) || index != mw->entry.index)
     return RNICPI_WC_MW_BIND_ERR;
   mw_unbind(mw);
+  /* A bound window holds its region, as rxe's does (rxe_mw.c); nmw keeps
+   * IBTA 10.6.7.2.3's rule that such a region cannot be deregistered. */
+  emul_mr_get(mr);
   mw->parent = mr;
   mr->nmw++;
   if (mw->base.type == RNICPI_MW_NARROW) {
