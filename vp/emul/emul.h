@@ -837,7 +837,7 @@ emul_work_deliver(emul_work_t *w)
     rnicpi_notify_batch_deliver(w);
 }
 
-/* Queue pairs (fabric lock held). */
+/* Completions (emul_comp.c). */
 void emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
                    rnicpi_wc_status_t st, uint32_t len, emul_work_t *w);
 void emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
@@ -981,7 +981,7 @@ void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean
  * carries) after an RDMA Write of @len bytes (0: alone): placed in it
  * where the personality does, and completed. */
 void emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w);
-/* The requester's failures (emul_exec.c), for both transports: a local one
+/* The requester's failures (emul_comp.c), for both transports: a local one
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
  * by the requester in the peer's memory) also tells the responder. */
 void emul_req_fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w);

@@ -2,8 +2,9 @@
  * vp/emul requester across processes: the send queue's WRs issued in
  * order into the ring, one-sided RDMA Write and Read by this process into
  * the peer's memory (cross-memory attach, or a region of the peer mapped
- * here: emul_mapped.c), and the peer's answers (its ACK word, ACK and
- * READ_RESP frames).  Design: emul_ring.h.
+ * here: emul_mapped.c), and the peer's answers (ACK and READ_RESP
+ * frames; its ACK word is the completer's, emul_comp.c).  Design:
+ * emul_ring.h.
  *
  * Rules, the same as in-process (emul_exec.c), with how they are kept here:
  * - local key, domain, bounds, rights: checked when a WR is issued;
@@ -32,38 +33,6 @@
 #include <unistd.h>
 
 #include "emul_ring.h"
-
-/* Requests the peer answers with its ACK word rather than a frame. */
-static gboolean
-x_acked_by_word(rnicpi_wr_opcode_t op)
-{
-  return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV || op == RNICPI_WR_RDMA_WRITE ||
-         op == RNICPI_WR_IMM_DATA || op == RNICPI_WR_RDMA_WRITE_IMM;
-}
-
-/* Requester: complete, in order, the oldest issued requests the peer's ACK
- * word covers.  TRUE when one completed.  They stop at the first Read or
- * atomic, whose answer comes as a frame; while a copy runs (qp->xcopying)
- * its request is out of the queue, and nothing completes. */
-gboolean
-emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
-{
-  emul_xconn_t *x = qp->x;
-  if (x == NULL || x->seg == NULL || qp->xcopying)
-    return FALSE;
-  uint64_t a = __atomic_load_n(&x->seg->ring[1 - x->side].acked, __ATOMIC_ACQUIRE);
-  __atomic_store_n(&x->acked_seen, a, __ATOMIC_RELAXED);  /* emul_ring_pending reads it */
-  gboolean any = FALSE;
-  emul_swqe_t *s;
-  while ((s = emul_wq_peek(&qp->sq)) != NULL && s->issued && s->seq < a &&
-         x_acked_by_word(s->wr.opcode)) {
-    emul_wq_pop(&qp->sq);
-    emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, s->len, w);
-    emul_wq_put(&qp->sq, s);
-    any = TRUE;
-  }
-  return any;
-}
 
 /* ---- cross-memory attach ---- */
 

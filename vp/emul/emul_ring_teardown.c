@@ -101,7 +101,7 @@ emul_ring_timed_out(emul_xconn_t *x, gint64 stalled_us, emul_work_t *w)
         (int) x->peer_pid, (int) x->peer_uid, qp->base.qp_num, stalled_us / 1000, (int) getpid());
   emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
   /* The oldest request fails, unless its long copy runs with the lock let
-   * go: its copier completes it, flushed (flush_all, emul_exec.c). */
+   * go: its copier completes it, flushed (flush_all, emul_comp.c). */
   emul_swqe_t *s = qp->xcopying ? NULL : emul_wq_pop(&qp->sq);
   if (s != NULL) {
     emul_complete_send(qp, &s->wr, RNICPI_WC_TRANSPORT_ERR, 0, w);
