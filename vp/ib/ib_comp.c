@@ -204,6 +204,26 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
   } else {
     rnicpi_spin_lock(&qp->sq_lock);
     ib_wq_t *q = &qp->sq;
+    ib_shadow_t *s0 = wq_at(q, seq);
+    /* The usual completion, retired here as the loop below would retire
+     * it: the head's own success, of a request that failed at nothing
+     * when posted and binds no window, with nothing the device completed
+     * past it (q->seen), so that it is the only one delivered. */
+    if (G_LIKELY(seq == q->head && seq < q->tail && q->seen <= seq + 1 && v->status == IBV_WC_SUCCESS &&
+                 !s0->done && s0->fail == 0 && s0->mw == NULL)) {
+      s0->status = RNICPI_WC_SUCCESS;
+      s0->fail_cause = RNICPI_AE_UNSPECIFIED;
+      s0->done = 1;
+      q->seen = seq + 1;
+      sq_retire(qp, s0, RNICPI_WC_SUCCESS);
+      if (s0->signaled) {
+        wc_from_shadow(qp, s0, RNICPI_WC_SUCCESS, &wc);
+        ib_sink_put(out, &wc);
+      }
+      q->head = seq + 1;
+      rnicpi_spin_unlock(&qp->sq_lock);
+      return;
+    }
     /* A sequence behind the head, or one marked done, was completed
      * already (the sweep). */
     if (seq >= q->head && seq < q->tail && !wq_at(q, seq)->done) {

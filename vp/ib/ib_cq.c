@@ -200,7 +200,8 @@ ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n)
     if (taken > 0)
       got += rnicpi_cq_ring_poll(&cq->ring, wc + got, n - got);
   }
-  ib_cq_defer(cq->dev, &b);
+  if (rnicpi_notify_batch_pending(&b)) /* seldom: no call otherwise */
+    ib_cq_defer(cq->dev, &b);
   return got;
 }
 
