@@ -222,6 +222,26 @@ test_errors_read_no_remote_read(cert_t *f, gconstpointer data)
   err_close(&e);
 }
 
+/* A signaled SEND of @sge, whose key names no region: the requester's
+ * completion is RNICPI_WC_LOC_PROT_ERR and its queue pair enters ERROR;
+ * every outstanding request on both sides completes once, flushed, and
+ * the responder's receive buffers stay untouched. */
+static void
+send_bad_lkey(cert_t *f, err_setup_t *e, rnicpi_sge_t sge)
+{
+  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
+                          .sg_list = &sge, .num_sge = 1 };
+  cert_ok(DAT->post_send(e->pr.a.qp, &wr));
+  expect_failed_wr(e, RNICPI_WC_LOC_PROT_ERR, FALSE);
+  cert_wait_state(e->pr.a.qp, RNICPI_QPS_ERROR);
+  /* A local error need not reach the responder at once; take it down. */
+  if (QUE->qp_state(e->pr.p.qp) != RNICPI_QPS_ERROR)
+    cert_ok(QUE->qp_to_error(e->pr.p.qp));
+  expect_flushed_both(f, e, 0);
+  for (size_t i = 0; i < e->rp.len; i++)
+    g_assert_cmphex(e->rp.data[i], ==, 0);
+}
+
 static void
 test_errors_local_lkey(cert_t *f, gconstpointer data)
 {
@@ -234,17 +254,7 @@ test_errors_local_lkey(cert_t *f, gconstpointer data)
     return;
   rnicpi_sge_t sge = cert_sge(&e.src, 0, 64);
   sge.lkey ^= 0xff0000ffull;
-  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
-                          .sg_list = &sge, .num_sge = 1 };
-  cert_ok(DAT->post_send(e.pr.a.qp, &wr));
-  expect_failed_wr(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
-  cert_wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
-  /* A local error need not reach the responder at once; take it down. */
-  if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
-    cert_ok(QUE->qp_to_error(e.pr.p.qp));
-  expect_flushed_both(f, &e, 0);
-  for (size_t i = 0; i < e.rp.len; i++)
-    g_assert_cmphex(e.rp.data[i], ==, 0);
+  send_bad_lkey(f, &e, sge);
   err_close(&e);
 }
 
@@ -268,16 +278,7 @@ test_errors_local_lkey_high_bits(cert_t *f, gconstpointer data)
   /* Verbs keys are 32 bits: an adapter that hands the device the low 32
    * bits alone must not let the rest name the region. */
   sge.lkey |= UINT64_C(1) << 40;
-  rnicpi_send_wr_t wr = { .wr_id = BAD_ID, .opcode = RNICPI_WR_SEND, .flags = RNICPI_WR_SIGNALED,
-                          .sg_list = &sge, .num_sge = 1 };
-  cert_ok(DAT->post_send(e.pr.a.qp, &wr));
-  expect_failed_wr(&e, RNICPI_WC_LOC_PROT_ERR, FALSE);
-  cert_wait_state(e.pr.a.qp, RNICPI_QPS_ERROR);
-  if (QUE->qp_state(e.pr.p.qp) != RNICPI_QPS_ERROR)
-    cert_ok(QUE->qp_to_error(e.pr.p.qp));
-  expect_flushed_both(f, &e, 0);
-  for (size_t i = 0; i < e.rp.len; i++)
-    g_assert_cmphex(e.rp.data[i], ==, 0);
+  send_bad_lkey(f, &e, sge);
   err_close(&e);
 }
 
