@@ -1,7 +1,8 @@
 /*
  * cert-rnicpi: the limits of the capability record that count objects
  * (max_pd, max_cq, max_qp, max_srq, max_mr) and the largest message
- * (max_msg_size), at the limit.  A device holds max_* objects of a kind
+ * (max_msg_size), at the limit, and the windows a device can key (the
+ * record has no count of them).  A device holds max_* objects of a kind
  * and refuses one more with RNICPI_ELIMIT; a message of max_msg_size
  * bytes moves whole.  Where a limit is beyond what a test can make in a
  * few seconds (more than 100,000 objects, or 64 MiB), the test says so
@@ -16,6 +17,7 @@
 #define RW (RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE)
 #define REMOTE (RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE)
 #define SRQ (cert_prov->srq)
+#define MW (cert_prov->mw)
 
 /* The most objects of a kind, and the longest message, a test makes. */
 #define COUNT_MAX 100000u
@@ -220,6 +222,45 @@ test_mr_count_limit(cert_t *f, gconstpointer data)
 }
 
 static void
+test_mw_count_limit(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("mw_alloc with no window key left is RNICPI_ELIMIT, and once one window is "
+                 "freed one more can be allocated; skipped where 100,000 windows are allocated "
+                 "without a refusal (the record has no count of windows to aim at)");
+  rnicpi_mw_type_t type = (f->caps.features & RNICPI_CAP_MW_NARROW) ? RNICPI_MW_NARROW : RNICPI_MW_WIDE;
+  if (!cert_require(f, type == RNICPI_MW_NARROW ? RNICPI_CAP_MW_NARROW : RNICPI_CAP_MW_WIDE))
+    return;
+  rnicpi_pd_t *pd = NULL;
+  cert_ok(DEV->pd_alloc(f->dev, &pd));
+  GPtrArray *mws = g_ptr_array_new();
+  rnicpi_status_t st = RNICPI_OK;
+  while (mws->len < COUNT_MAX) {
+    rnicpi_mw_t *mw = NULL;
+    st = MW->mw_alloc(pd, type, &mw);
+    if (st != RNICPI_OK)
+      break;
+    g_ptr_array_add(mws, mw);
+  }
+  guint made = mws->len;
+  if (st != RNICPI_OK) {
+    g_test_message("window %u was refused with %s", made + 1, rnicpi_status_name(st));
+    cert_cmpst(st, RNICPI_ELIMIT);
+    /* A freed window's key is the device's again. */
+    g_assert_cmpuint(made, >, 0);
+    cert_ok(MW->mw_dealloc(g_ptr_array_index(mws, made - 1)));
+    cert_ok(MW->mw_alloc(pd, type, (rnicpi_mw_t **) &g_ptr_array_index(mws, made - 1)));
+  }
+  for (guint i = made; i-- > 0;)
+    cert_ok(MW->mw_dealloc(g_ptr_array_index(mws, i)));
+  g_ptr_array_free(mws, TRUE);
+  cert_ok(DEV->pd_free(pd));
+  if (st == RNICPI_OK)
+    cert_skipf("%u windows were allocated without a refusal: the limit is beyond what a test "
+               "makes", COUNT_MAX);
+}
+
+static void
 test_max_message(cert_t *f, gconstpointer data)
 {
   (void) data;
@@ -285,5 +326,6 @@ cert_register_count(void)
 {
   cert_add("/rnicpi/device/object-limits", test_object_limits);
   cert_add("/rnicpi/mr/count-limit", test_mr_count_limit);
+  cert_add("/rnicpi/mw/count-limit", test_mw_count_limit);
   cert_add("/rnicpi/data/max-message", test_max_message);
 }
