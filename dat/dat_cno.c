@@ -162,13 +162,16 @@ datx_cno_wake_dead(datx_cno_t *cno)
 void
 datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
 {
-  /* Two dat_evd_modify_cno calls on one EVD may race: one at a time. */
+  /* Two dat_evd_modify_cno calls on one EVD may race: one at a time.  The
+   * descriptor is read once, atomically: a racing call on an EVD made
+   * without a CNO sets it (to the same descriptor) outside this lock. */
   g_mutex_lock(&evd->cno_lock);
+  int fd = g_atomic_int_get(&evd->fd);
   datx_cno_t *old = evd->cno;
   if (old != NULL) {
     g_mutex_lock(&old->lock);
     g_ptr_array_remove(old->evds, evd);
-    epoll_ctl(old->epfd, EPOLL_CTL_DEL, evd->fd, NULL);
+    epoll_ctl(old->epfd, EPOLL_CTL_DEL, fd, NULL);
     /* Its waiters have nothing left to wait for. */
     uint64_t one = 1;
     if (old->evds->len == 0 && g_atomic_int_get(&old->waiters) > 0 &&
@@ -188,10 +191,10 @@ datx_cno_attach(datx_evd_t *evd, datx_cno_t *cno)
     if (cno->evds->len == 0 && read(cno->gone, &n, sizeof(n)) < 0 && errno != EAGAIN)
       g_debug("DAT CNO %u: reading its gone descriptor: %s", cno->cell->id, g_strerror(errno));
     g_ptr_array_add(cno->evds, evd);
-    if (epoll_ctl(cno->epfd, EPOLL_CTL_ADD, evd->fd, &ev) != 0)
+    if (epoll_ctl(cno->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
       g_warning("DAT CNO %u: watching EVD %u (IT-API descriptor %d) failed: %s; dat_cno_wait "
                 "will not wake for that EVD's events: wait on the EVD itself (dat_evd_wait)",
-                cno->cell->id, evd->cell->id, evd->fd, g_strerror(errno));
+                cno->cell->id, evd->cell->id, fd, g_strerror(errno));
     g_mutex_unlock(&cno->lock);
   }
   g_mutex_unlock(&evd->cno_lock);
