@@ -246,8 +246,10 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
   gboolean got = FALSE;
   if (e->cq != NULL) {
     rnicpi_wc_t wc;
-    /* Zeroed: a provider of an older minor leaves the newer fields alone. */
-    memset(&wc, 0, sizeof(wc));
+    /* Zeroed for a provider of a minor before 5, which leaves the fields
+     * of later minors alone; one of 5 on writes every field (rnicpi.h). */
+    if (G_UNLIKELY(e->obj.ia->prov->abi_minor < 5))
+      memset(&wc, 0, sizeof(wc));
     if (e->obj.ia->prov->data->poll_cq(e->cq, &wc, 1) == 1) {
       wc_to_event(e, &wc, ev);
       got = TRUE;

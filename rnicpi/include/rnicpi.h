@@ -617,9 +617,10 @@ typedef struct rnicpi_wc {
    * ABI 1.4: the region's new key (RNICPI_WC_FAST_REG); the key the request
    * named (RNICPI_WC_LOCAL_INV, any status); the sink key invalidated
    * (RNICPI_WC_RDMA_READ of #RNICPI_WR_RDMA_READ_INV, flag #RNICPI_WC_WITH_INV).
-   * The access layer polls one entry at a time into a zeroed entry, so a
-   * provider of an older minor, which writes only up to flags, is still
-   * read correctly.
+   * A provider writes every field its minor knows, zero where it does not
+   * apply (/rnicpi/data/wc-zero-fields); the access layer polls a
+   * provider of a minor before 5, which knows fewer fields than the
+   * entry has, one entry at a time into a zeroed entry.
    */
   uint64_t rkey;
   /* ABI 1.3, UD receives (#RNICPI_WC_UD): the sender.  Zero otherwise. */
