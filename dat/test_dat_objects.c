@@ -1496,10 +1496,16 @@ test_cno_modify_late(fixture_t *f, gconstpointer data)
   /* The fixture's abrupt close frees the rest. */
 }
 
-/* One side of /dat/cno/modify-race: the EVD given to each CNO in turn
- * and to none, and its CNO read back. */
+/* EVDs made without a CNO whose first dat_evd_modify_cno both threads of
+ * /dat/cno/modify-race make at once: that first call gives the EVD its
+ * descriptor, the step a racing attach must not read half-done. */
+#define MODIFY_RACE_FRESH 24
+
+/* One side of /dat/cno/modify-race: each fresh EVD given its first CNO,
+ * then the first EVD given to each CNO in turn and to none, and its CNO
+ * read back. */
 typedef struct {
-  DAT_EVD_HANDLE evd;
+  DAT_EVD_HANDLE evd[MODIFY_RACE_FRESH];
   DAT_CNO_HANDLE cno[2];
   int rounds;
 } modify_race_t;
@@ -1508,11 +1514,13 @@ static gpointer
 modify_race_side(gpointer data)
 {
   modify_race_t *m = data;
+  for (int k = 0; k < MODIFY_RACE_FRESH; k++)
+    assert_dat(dat_evd_modify_cno(m->evd[k], m->cno[k % 2]), DAT_SUCCESS);
   for (int i = 0; i < m->rounds; i++) {
     DAT_CNO_HANDLE to = i % 3 == 2 ? DAT_HANDLE_NULL : m->cno[i % 3];
-    assert_dat(dat_evd_modify_cno(m->evd, to), DAT_SUCCESS);
+    assert_dat(dat_evd_modify_cno(m->evd[0], to), DAT_SUCCESS);
     DAT_EVD_PARAM prm;
-    assert_dat(dat_evd_query(m->evd, DAT_EVD_FIELD_CNO, &prm), DAT_SUCCESS);
+    assert_dat(dat_evd_query(m->evd[0], DAT_EVD_FIELD_CNO, &prm), DAT_SUCCESS);
     g_assert_true(prm.cno_handle == DAT_HANDLE_NULL || prm.cno_handle == m->cno[0] ||
                   prm.cno_handle == m->cno[1]);
   }
@@ -1523,26 +1531,32 @@ static void
 test_cno_modify_race(fixture_t *f, gconstpointer data)
 {
   (void) data;
-  g_test_summary("two threads give one EVD (made without a CNO) to two CNOs and to none, 300 "
-                 "times each, while reading its CNO back: every call succeeds; given to the "
-                 "first CNO at the end, an event on it is named by that CNO's wait, and both "
-                 "CNOs then free (neither is left used by the EVD)");
+  g_test_summary("two threads give 24 EVDs made without a CNO their first CNO at once, then "
+                 "one of them to two CNOs and to none, 300 times each, while reading its CNO "
+                 "back: every call succeeds; given to the first CNO at the end, an event on it "
+                 "is named by that CNO's wait, and once the EVDs leave them both CNOs free");
   modify_race_t m = { .rounds = 300 };
-  assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &m.evd), DAT_SUCCESS);
+  for (int k = 0; k < MODIFY_RACE_FRESH; k++)
+    assert_dat(dat_evd_create(f->ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &m.evd[k]),
+               DAT_SUCCESS);
   for (int i = 0; i < 2; i++)
     assert_dat(dat_cno_create(f->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &m.cno[i]), DAT_SUCCESS);
   GThread *t = g_thread_new("modify-race", modify_race_side, &m);
   modify_race_side(&m);
   g_thread_join(t);
-  assert_dat(dat_evd_modify_cno(m.evd, m.cno[0]), DAT_SUCCESS);
+  assert_dat(dat_evd_modify_cno(m.evd[0], m.cno[0]), DAT_SUCCESS);
   DAT_EVD_HANDLE found = DAT_HANDLE_NULL;
-  post_software_event(m.evd, &found);
+  post_software_event(m.evd[0], &found);
   assert_dat(dat_cno_wait(m.cno[0], 5000000, &found), DAT_SUCCESS);
-  g_assert_true(found == m.evd);
+  g_assert_true(found == m.evd[0]);
   DAT_EVENT ev;
-  assert_dat(dat_evd_dequeue(m.evd, &ev), DAT_SUCCESS);
+  assert_dat(dat_evd_dequeue(m.evd[0], &ev), DAT_SUCCESS);
+  for (int k = 1; k < MODIFY_RACE_FRESH; k++) {
+    assert_dat(dat_evd_modify_cno(m.evd[k], DAT_HANDLE_NULL), DAT_SUCCESS);
+    assert_dat(dat_evd_free(m.evd[k]), DAT_SUCCESS);
+  }
   assert_dat(dat_cno_free(m.cno[1]), DAT_SUCCESS);
-  assert_dat(dat_evd_free(m.evd), DAT_SUCCESS);
+  assert_dat(dat_evd_free(m.evd[0]), DAT_SUCCESS);
   assert_dat(dat_cno_free(m.cno[0]), DAT_SUCCESS);
 }
 
