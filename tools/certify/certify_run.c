@@ -100,6 +100,9 @@ run_start(run_t *r, char **argv, char **env, int timeout_s)
   }
 }
 
+/* The longest limit a wait may tell: a day. */
+#define WAIT_LIMIT_MAX_US ((gint64) 86400 * G_USEC_PER_SEC)
+
 /* Take what the test's processes told of their waits. */
 static void
 waits_read(run_t *r)
@@ -123,6 +126,11 @@ waits_read(run_t *r)
     gint64 start = 0, limit = 0;
     if (sscanf(rec, "B %d %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %n", &pid,
                &id, &start, &limit, &off) == 4 && off > 0) {
+      /* A record is the test process's word, read once: a start or limit
+       * outside a day's reach would overflow the sums below, and such a
+       * wait is left to --timeout. */
+      if (start < 0 || start > G_MAXINT64 / 4 || limit < 0 || limit > WAIT_LIMIT_MAX_US)
+        continue;
       wait_t *w = g_new0(wait_t, 1);
       w->pid = pid;
       w->start = start;
