@@ -67,19 +67,30 @@ typedef struct {
 } mr_memo_t;
 static __thread mr_memo_t mr_memo __attribute__((tls_model("initial-exec")));
 
+/* map_sges for one segment in the region of this thread's last
+ * one-segment post (mr_memo): TRUE with @out set, FALSE having changed
+ * nothing when the memo does not cover it. */
+static inline gboolean
+map_sge_memo(const ib_dev_t *dev, const rnicpi_pd_t *pd, const rnicpi_sge_t *in, uint32_t need,
+             struct ibv_sge *out)
+{
+  if (mr_memo.dev != dev || mr_memo.lkey != in->lkey ||
+      mr_memo.gen != __atomic_load_n(&ib_mr_gen, __ATOMIC_ACQUIRE) ||
+      !sge_fits(in, pd, need, mr_memo.lkey, mr_memo.pd, mr_memo.addr, mr_memo.length, mr_memo.asked))
+    return FALSE;
+  out->addr = in->addr - mr_memo.addr + mr_memo.iova;
+  out->length = in->length;
+  out->lkey = (uint32_t) in->lkey;
+  return TRUE;
+}
+
 static int
 map_sges(ib_dev_t *dev, const rnicpi_pd_t *pd, const rnicpi_sge_t *in, uint32_t n,
          struct ibv_sge *out, uint32_t max, uint32_t need, uint32_t *len)
 {
   if (n > max)
     return IB_SGE_LIMIT;
-  if (n == 1 && mr_memo.dev == dev && mr_memo.lkey == in[0].lkey &&
-      mr_memo.gen == __atomic_load_n(&ib_mr_gen, __ATOMIC_ACQUIRE) &&
-      sge_fits(&in[0], pd, need, mr_memo.lkey, mr_memo.pd, mr_memo.addr, mr_memo.length,
-               mr_memo.asked)) {
-    out[0].addr = in[0].addr - mr_memo.addr + mr_memo.iova;
-    out[0].length = in[0].length;
-    out[0].lkey = (uint32_t) in[0].lkey;
+  if (n == 1 && map_sge_memo(dev, pd, &in[0], need, &out[0])) {
     *len = in[0].length;
     return IB_SGE_OK;
   }
@@ -273,8 +284,9 @@ post_send_common(ib_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_status_t *st)
                   : RNICPI_ACCESS_LOCAL_WRITE | ((qp->dev->caps.features & RNICPI_CAP_READ_SINK_REMOTE_WRITE)
                                                      ? RNICPI_ACCESS_REMOTE_WRITE : 0);
   struct ibv_sge sge;
-  uint32_t len = 0;
-  if (map_sges(qp->dev, qp->base.pd, wr->sg_list, 1, &sge, 1, need, &len) != IB_SGE_OK)
+  uint32_t len = wr->sg_list[0].length;
+  if (!map_sge_memo(qp->dev, qp->base.pd, &wr->sg_list[0], need, &sge) &&
+      map_sges(qp->dev, qp->base.pd, wr->sg_list, 1, &sge, 1, need, &len) != IB_SGE_OK)
     return FALSE;
   /* Every member a device reads for a Send, Write or Read on an RC queue
    * pair is set; the window-bind and TSO members are left alone (clearing
@@ -309,30 +321,30 @@ post_send_common(ib_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_status_t *st)
     rnicpi_spin_unlock(&qp->sq_lock);
     return FALSE;
   }
+  /* The doorbell first, the shadow after it: every reader of the shadow
+   * (a completion, the sweep, a flush) takes the queue's lock, held until
+   * both are done, and the device starts on the request sooner. */
   uint64_t seq = qp->sq.tail;
-  ib_shadow_t *s = wq_at(&qp->sq, seq);
-  s->wr_id = wr->wr_id;
-  s->opcode = (uint8_t) (read ? RNICPI_WC_RDMA_READ : write ? RNICPI_WC_RDMA_WRITE : RNICPI_WC_SEND);
-  s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
-  s->len = len;
-  s->rkey = 0;
-  s->mw = NULL;
-  s->done = 0;
-  s->status = RNICPI_WC_SUCCESS;
-  s->fail = 0;
-  s->fail_cause = RNICPI_AE_UNSPECIFIED;
-  s->given = 1;
-  s->pieces = 1;
-  qp->sq_verbs += 1;
-  qp->sq.tail = seq + 1;
   v.wr_id = ib_wrid(qp->serial, IB_KIND_SEND, seq);
   int err = ibv_post_send(qp->qp, &v, &bad);
   if (err < 0)
     err = -err; /* libsiw returns -errno (siw_post_send, rdma-core 44) */
-  if (err != 0) {
-    qp->sq.tail = seq; /* not taken */
-    qp->sq_verbs -= 1;
-    s->pieces = 0;
+  if (err == 0) {
+    ib_shadow_t *s = wq_at(&qp->sq, seq);
+    s->wr_id = wr->wr_id;
+    s->opcode = (uint8_t) (read ? RNICPI_WC_RDMA_READ : write ? RNICPI_WC_RDMA_WRITE : RNICPI_WC_SEND);
+    s->signaled = (wr->flags & RNICPI_WR_SIGNALED) != 0;
+    s->len = len;
+    s->rkey = 0;
+    s->mw = NULL;
+    s->done = 0;
+    s->status = RNICPI_WC_SUCCESS;
+    s->fail = 0;
+    s->fail_cause = RNICPI_AE_UNSPECIFIED;
+    s->given = 1;
+    s->pieces = 1;
+    qp->sq_verbs += 1;
+    qp->sq.tail = seq + 1;
   }
   rnicpi_spin_unlock(&qp->sq_lock);
   *st = err == 0        ? RNICPI_OK
