@@ -489,6 +489,25 @@ ib_sink_put(ib_sink_t *s, const rnicpi_wc_t *wc)
     ib_cq_push(s->cq, wc, s->b);
 }
 
+/* Where to write the next completion for @s, to be handed over by
+ * ib_sink_commit: the poller's own entry while it has room (no copy),
+ * else @spare. */
+static inline rnicpi_wc_t *
+ib_sink_slot(ib_sink_t *s, rnicpi_wc_t *spare)
+{
+  return s->got < s->room ? &s->wc[s->got] : spare;
+}
+
+/* Hand over @wc, written where ib_sink_slot said. */
+static inline void
+ib_sink_commit(ib_sink_t *s, rnicpi_wc_t *wc, const rnicpi_wc_t *spare)
+{
+  if (wc != spare)
+    s->got++;
+  else
+    ib_cq_push(s->cq, wc, s->b);
+}
+
 /* ib_qp.c */
 void ib_qp_set_error(ib_qp_t *qp);
 void ib_qp_torn_down(ib_qp_t *qp);

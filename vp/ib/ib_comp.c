@@ -217,8 +217,9 @@ ib_qp_complete(ib_qp_t *qp, const struct ibv_wc *v, ib_sink_t *out)
       q->seen = seq + 1;
       sq_retire(qp, s0, RNICPI_WC_SUCCESS);
       if (s0->signaled) {
-        wc_from_shadow(qp, s0, RNICPI_WC_SUCCESS, &wc);
-        ib_sink_put(out, &wc);
+        rnicpi_wc_t *dst = ib_sink_slot(out, &wc);
+        wc_from_shadow(qp, s0, RNICPI_WC_SUCCESS, dst);
+        ib_sink_commit(out, dst, &wc);
       }
       q->head = seq + 1;
       rnicpi_spin_unlock(&qp->sq_lock);
