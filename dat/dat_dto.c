@@ -46,19 +46,6 @@ datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIPLET *iov, i
   return DAT_SUCCESS;
 }
 
-it_dto_flags_t
-datx_dto_flags_of(DAT_COMPLETION_FLAGS f)
-{
-  it_dto_flags_t out = 0;
-  if (!(f & DAT_COMPLETION_SUPPRESS_FLAG))
-    out |= IT_COMPLETION_FLAG;
-  if (f & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
-    out |= IT_SOLICITED_WAIT_FLAG;
-  if (f & DAT_COMPLETION_BARRIER_FENCE_FLAG)
-    out |= IT_BARRIER_FENCE_FLAG;
-  return out;
-}
-
 typedef enum { POST_SEND, POST_RECV, POST_READ, POST_WRITE, POST_WRITE_IMM } post_op_t;
 
 /* Keep @cookie of a signaled RDMA Write with immediate data of @ep until
@@ -200,7 +187,7 @@ datx_ep_recvs_again(datx_ep_t *ep)
  * returns TRUE; anything else, a refusal or a race with a free, is made
  * again by ep_post, which holds each object and says what is wrong (a
  * refused post left nothing behind). */
-static inline gboolean
+static inline __attribute__((always_inline)) gboolean
 ep_post_fast(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
              DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags)
 {

@@ -325,7 +325,7 @@ translate_dto(datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
   out->event_number = DAT_DTO_COMPLETION_EVENT;
   d->ep_handle = evd_ep_cell_of(evd, in->ep);
   d->user_cookie.as_64 = in->cookie;
-  d->status = datx_dto_status(in->dto_status);
+  d->status = G_LIKELY(in->dto_status == IT_DTO_SUCCESS) ? DAT_DTO_SUCCESS : datx_dto_status(in->dto_status);
   d->transfered_length = in->transferred_length;
   d->rmr_context = 0;
   switch (in->event_number) {

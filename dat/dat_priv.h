@@ -1036,7 +1036,17 @@ DAT_RETURN datx_segments_of(const datx_ia_t *ia, DAT_COUNT n, const DAT_LMR_TRIP
  * @param f DAT_COMPLETION_* flags
  * @return the IT-API DTO flags
  */
-it_dto_flags_t datx_dto_flags_of(DAT_COMPLETION_FLAGS f);
+static inline it_dto_flags_t
+datx_dto_flags_of(DAT_COMPLETION_FLAGS f)
+{
+  /* Bit for bit, with no branch (a post's): suppressed is not
+   * IT_COMPLETION_FLAG, solicited moves up one, the fence stays. */
+  G_STATIC_ASSERT((int) DAT_COMPLETION_SUPPRESS_FLAG == (int) IT_COMPLETION_FLAG &&
+                  (int) DAT_COMPLETION_SOLICITED_WAIT_FLAG << 1 == (int) IT_SOLICITED_WAIT_FLAG &&
+                  (int) DAT_COMPLETION_BARRIER_FENCE_FLAG == (int) IT_BARRIER_FENCE_FLAG);
+  return (it_dto_flags_t) ((~f & DAT_COMPLETION_SUPPRESS_FLAG) | ((f & DAT_COMPLETION_SOLICITED_WAIT_FLAG) << 1) |
+                           (f & DAT_COMPLETION_BARRIER_FENCE_FLAG));
+}
 /** @brief The most segments of one post. */
 #define DATX_MAX_SEGS 32
 

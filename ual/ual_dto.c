@@ -126,15 +126,18 @@ ual_post_fail(ual_ep_t *ep, rnicpi_status_t rs, const rnicpi_send_wr_t *wr)
   }
 }
 
-static uint32_t
+/* The request flags of DTO flags, bit for bit with no branch (a post's):
+ * the completion flag stays, the solicited and the two fences move down
+ * one (IT_NOTIFY_FLAG, between them, is left out). */
+static inline uint32_t
 wr_flags(it_dto_flags_t f)
 {
-  uint32_t w = 0;
-  if (f & IT_COMPLETION_FLAG) w |= RNICPI_WR_SIGNALED;
-  if (f & IT_SOLICITED_WAIT_FLAG) w |= RNICPI_WR_SOLICITED;
-  if (f & IT_BARRIER_FENCE_FLAG) w |= RNICPI_WR_FENCE;
-  if (f & IT_UNLINK_FENCE_FLAG) w |= RNICPI_WR_LOCAL_FENCE;
-  return w;
+  G_STATIC_ASSERT((int) IT_COMPLETION_FLAG == (int) RNICPI_WR_SIGNALED &&
+                  (int) IT_SOLICITED_WAIT_FLAG >> 1 == (int) RNICPI_WR_SOLICITED &&
+                  (int) IT_BARRIER_FENCE_FLAG >> 1 == (int) RNICPI_WR_FENCE &&
+                  (int) IT_UNLINK_FENCE_FLAG >> 1 == (int) RNICPI_WR_LOCAL_FENCE);
+  return ((uint32_t) f & IT_COMPLETION_FLAG) |
+         (((uint32_t) f >> 1) & (RNICPI_WR_SOLICITED | RNICPI_WR_FENCE | RNICPI_WR_LOCAL_FENCE));
 }
 
 gboolean
