@@ -61,12 +61,7 @@
 #                    atomics: siw has neither) and the UD runs of
 #                    dtestx_pair.sh and dtestcm_pair.sh (1000 datagram
 #                    "connections": iWARP has no datagrams), each with its
-#                    own pass criteria.  Not in the default list: dat-tools-siw0
-#                    (once, in CI, a dapltest client of ours got
-#                    NON_PEER_REJECTED from our server on siw0, as if
-#                    its transaction port did not listen yet, past the
-#                    provider's 2 s of connect retries; passed in four
-#                    other runs)
+#                    own pass criteria
 #   plugfest-DEV-ofa-ours
 #                    the same dtest runs between DAPL's own provider
 #                    (libdaplofa, rdma_cm on DEV's netdev, as DAPL's
@@ -556,7 +551,7 @@ port_events() {
 }
 
 [ $# -gt 0 ] || set -- certify-rxe0 certify-siw0 perf-rxe0 perf-siw0 pingpong-rxe0 pingpong-siw0 rping-rxe0-s rping-rxe0-c \
-  rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 dat-rxe0 dat-siw0 dat-tools-rxe0 \
+  rping-siw0-c loopback-rxe0 loopback-siw0 ib-app-rxe0 ib-app-siw0 dat-rxe0 dat-siw0 dat-tools-rxe0 dat-tools-siw0 \
   plugfest-rxe0-ofa-ours plugfest-rxe0-ours-ofa plugfest-siw0-ofa-ours plugfest-siw0-ours-ofa \
   plugfest-reject-rxe0-ofa-ours plugfest-reject-rxe0-ours-ofa plugfest-reject-siw0-ofa-ours \
   plugfest-dapltest-rxe0-ofa-ours \
