@@ -49,6 +49,11 @@ typedef struct cert {
   GAsyncQueue *notify_q; /* uint64_t * (cq context) */
   GAsyncQueue *async_q;  /* rnicpi_async_event_t * */
   GList *cm_seen, *notify_seen, *async_seen; /* popped, not yet matched */
+  /* cert_gate_async(): the state of the gate on async_event upcalls
+   * (CERT_GATE_*), under gate_lock; gate_cond signals each change. */
+  GMutex gate_lock;
+  GCond gate_cond;
+  int gate_state;
 } cert_t;
 
 /** One end of a connection: its own domain, CQs and queue pair. */
@@ -112,6 +117,20 @@ void cert_assert_no_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx);
 rnicpi_cm_event_t *cert_poll_cm(cert_t *f, rnicpi_cm_event_type_t type, uint64_t ctx,
                                 guint timeout_ms);
 rnicpi_async_event_t *cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx);
+/* The gate on @f's async_event upcall.  Armed (cert_gate_async), the next
+ * such upcall queues its event as always, then holds the provider's thread
+ * that made it until the test opens the gate (cert_gate_open) or
+ * CERT_GATE_HOLD_MS have passed, whichever comes first: a test learns what
+ * the provider does with that thread busy.  rnicpi_upcalls_t lets an upcall
+ * call provider operations, which may block; a provider that moves no data
+ * while one of its upcalls waits is only slowed, for at most that long. */
+#define CERT_GATE_HOLD_MS 3000
+void cert_gate_async(cert_t *f);
+/* Whether an upcall is held by the gate within @timeout_ms. */
+gboolean cert_gate_wait_held(cert_t *f, guint timeout_ms);
+/* Open the gate (the held upcall returns) and disarm it; FALSE when the
+ * hold had lapsed first (CERT_GATE_HOLD_MS). */
+gboolean cert_gate_open(cert_t *f);
 rnicpi_async_event_t *cert_poll_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx,
                                       guint timeout_ms);
 gboolean cert_wait_notify(cert_t *f, uint64_t cq_ctx, guint timeout_ms);

@@ -294,23 +294,92 @@ test_srq_limit(cert_t *f, gconstpointer data)
   srq_close(&s);
 }
 
-/* Four rounds of the SRQ limit event on @s, whose device is @owner's:
- * each comes to @owner, none to the devices of @other. */
+/* How long a round of test_srq_limit_owner lets the receive complete
+ * while the owner's upcall is held, and how long it then watches the
+ * other opens for the event the receive raised. */
+#define OWNER_MOVE_MS 1000
+#define OWNER_QUIET_MS 500
+
+/* Post receive number @n into slot @n, arm the SRQ's limit at 2, and have
+ * active side 0 send 8 bytes of pattern 90 + @n: with two receives held,
+ * the one the Send takes raises the limit event. */
+static void
+owner_raise(srq_setup_t *s, int n, cert_buf_t *src)
+{
+  cert_ok(srq_post(s, n, 0x600 + (uint64_t) n));
+  cert_ok(SRQ->srq_modify(s->srq, 0, 2));
+  cert_buf_fill(src, (uint8_t) (90 + n));
+  cert_post_send(s->a[0].qp, RNICPI_WR_SEND, src, 0, 8, 0x5e4d, RNICPI_WR_SIGNALED, 0, 0);
+}
+
+/* The receive that owner_raise's Send took, receive number @n (posted
+ * one earlier), and the Send's own completion. */
+static void
+owner_check_recv(srq_setup_t *s, const rnicpi_wc_t *r, int n)
+{
+  g_assert_cmphex(r->wr_id, ==, 0x600 + (uint64_t) n);
+  g_assert_cmpint(r->status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpint(r->opcode, ==, RNICPI_WC_RECV);
+  g_assert_cmphex(r->qp_ctx, ==, p_ctx(0));
+  g_assert_cmpuint(r->byte_len, ==, 8);
+  cert_buf_check(&s->rb, (size_t) n * SLOT, 8, (uint8_t) (90 + n + 1));
+  rnicpi_wc_t wc = cert_wc(s->a[0].scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+}
+
+/* No open of @other has the SRQ's limit event, within @quiet_ms. */
+static void
+owner_assert_none(cert_t *const *other, int nother, guint quiet_ms)
+{
+  for (int i = 0; i < nother; i++) {
+    g_autofree rnicpi_async_event_t *ev =
+      cert_poll_async(other[i], RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX, i == 0 ? quiet_ms : 0);
+    if (ev != NULL)
+      g_test_message("the SRQ's limit event came to another open of the device (%d of %d)",
+                     i + 1, nother);
+    g_assert_null(ev);
+  }
+}
+
+/* Two rounds on @s, whose device is @owner's, of two limit events each,
+ * the second raised while @owner's upcall of the first is held: both come
+ * to @owner, none to the devices of @other. */
 static void
 srq_limit_rounds(cert_t *owner, srq_setup_t *s, cert_t *const *other, int nother)
 {
   cert_buf_t src;
   cert_buf_new(s->a[0].pd, &src, SLOT, RW);
-  cert_ok(srq_post(s, 0, 0x600));
-  for (int round = 0; round < 4; round++) {
-    /* Two held, armed at 2: the Send that takes one raises the event. */
-    cert_ok(srq_post(s, round + 1, 0x601 + (uint64_t) round));
-    cert_ok(SRQ->srq_modify(s->srq, 0, 2));
-    srq_send(s, 0, 8, (uint8_t) (90 + round), &src);
-    srq_expect_recv(s, 0x600 + (uint64_t) round, 0, round, 8, (uint8_t) (90 + round));
+  int n = 0; /* receives posted; the next Send takes receive n - 1 */
+  cert_ok(srq_post(s, n++, 0x600));
+  for (int round = 0; round < 2; round++) {
+    /* The first event: the owner's upcall of it is held. */
+    cert_gate_async(owner);
+    owner_raise(s, n++, &src);
+    rnicpi_wc_t r = cert_wc(s->rcq[0]);
+    owner_check_recv(s, &r, n - 2);
+    if (!cert_gate_wait_held(owner, CERT_TIMEOUT_MS))
+      owner_assert_none(other, nother, 0);
     g_free(cert_wait_async(owner, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX));
-    for (int i = 0; i < nother; i++)
-      g_assert_null(cert_poll_async(other[i], RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX, 0));
+
+    /* The second, while the owner's thread that made that upcall is held
+     * in it: only another open's thread can take it, and must hand it to
+     * the owner's, held too. */
+    owner_raise(s, n++, &src);
+    gboolean moved = cert_poll(s->rcq[0], &r, 1, OWNER_MOVE_MS) == 1;
+    if (moved)
+      owner_assert_none(other, nother, OWNER_QUIET_MS);
+    else
+      g_test_message("round %d: the receive did not complete while the owner's upcall was "
+                     "held: this provider moves the data in the thread that makes that upcall, "
+                     "so no other open's thread could read the event first", round);
+    if (!cert_gate_open(owner))
+      g_test_message("round %d: the upcall was held for the full %d ms", round,
+                     CERT_GATE_HOLD_MS);
+    if (!moved)
+      r = cert_wc(s->rcq[0]);
+    owner_check_recv(s, &r, n - 2);
+    g_free(cert_wait_async(owner, RNICPI_ASYNC_SRQ_LIMIT, SRQ_CTX));
+    owner_assert_none(other, nother, 0);
   }
   cert_buf_free(&src);
 }
@@ -321,15 +390,18 @@ test_srq_limit_owner(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("with the device opened three more times in the process (three more IAs on "
                  "it), an SRQ's limit event comes to the open device that holds the SRQ and to "
-                 "none of the others, four times for an SRQ of the first open and four for one "
-                 "of the last");
+                 "none of the others, also while the owner's thread is held in its upcall of "
+                 "the one before: two rounds of two events for an SRQ of the first open and "
+                 "two for one of the last");
   if (!cert_require(f, RNICPI_CAP_SRQ))
     return;
   /* A provider may read the device's events in one place for all the
    * process's opens of it (rdma-core: one verbs context per device and
-   * process): whichever open reads an event must hand it to the owner's.
-   * Which one reads first may follow the order of the opens: an SRQ of
-   * the first and one of the last. */
+   * process, each open's thread reading it): whichever open reads an event
+   * must hand it to the owner's.  Which reads first is the provider's
+   * affair, so the test decides it: the owner's thread is held in its
+   * upcall of one event (cert_gate_async) while the next is raised, which
+   * then only another open's thread can read. */
   cert_t o[3];
   for (int i = 0; i < 3; i++)
     cert_open_again(f, &o[i]);

@@ -38,6 +38,33 @@ up_cq_notify(void *dev_ctx, uint64_t cq_ctx)
   g_async_queue_push(f->notify_q, g_memdup2(&cq_ctx, sizeof(cq_ctx)));
 }
 
+/* The states of cert_t.gate_state. */
+enum {
+  GATE_OFF,    /* upcalls pass */
+  GATE_ARMED,  /* the next async_event upcall is held */
+  GATE_HELD,   /* one is held */
+  GATE_LAPSED, /* one was held for CERT_GATE_HOLD_MS and went on */
+};
+
+/* Hold this async_event upcall if the gate is armed: until the test opens
+ * it, or for CERT_GATE_HOLD_MS at most. */
+static void
+gate_pass(cert_t *f)
+{
+  g_mutex_lock(&f->gate_lock);
+  if (f->gate_state == GATE_ARMED) {
+    f->gate_state = GATE_HELD;
+    g_cond_broadcast(&f->gate_cond);
+    gint64 end = g_get_monotonic_time() + CERT_GATE_HOLD_MS * G_TIME_SPAN_MILLISECOND;
+    while (f->gate_state == GATE_HELD)
+      if (!g_cond_wait_until(&f->gate_cond, &f->gate_lock, end) && f->gate_state == GATE_HELD) {
+        f->gate_state = GATE_LAPSED;
+        g_cond_broadcast(&f->gate_cond);
+      }
+  }
+  g_mutex_unlock(&f->gate_lock);
+}
+
 static void
 up_async_event(void *dev_ctx, const rnicpi_async_event_t *ev)
 {
@@ -46,6 +73,7 @@ up_async_event(void *dev_ctx, const rnicpi_async_event_t *ev)
   rnicpi_async_event_t copy = cert_prov->abi_minor >= 7
                                ? *ev : rnicpi_async_event(ev->type, ev->ctx, RNICPI_AE_UNSPECIFIED);
   g_async_queue_push(f->async_q, g_memdup2(&copy, sizeof(copy)));
+  gate_pass(f);
 }
 
 static const rnicpi_upcalls_t cert_upcalls = {
@@ -61,6 +89,8 @@ cert_setup(cert_t *f, gconstpointer data)
 {
   (void) data;
   memset(f, 0, sizeof(*f));
+  g_mutex_init(&f->gate_lock);
+  g_cond_init(&f->gate_cond);
   f->cm_q = g_async_queue_new_full(g_free);
   f->notify_q = g_async_queue_new_full(g_free);
   f->async_q = g_async_queue_new_full(g_free);
@@ -96,6 +126,8 @@ void
 cert_open_again(cert_t *f, cert_t *b)
 {
   memset(b, 0, sizeof(*b));
+  g_mutex_init(&b->gate_lock);
+  g_cond_init(&b->gate_cond);
   b->cm_q = g_async_queue_new_full(g_free);
   b->notify_q = g_async_queue_new_full(g_free);
   b->async_q = g_async_queue_new_full(g_free);
@@ -121,12 +153,16 @@ void
 cert_teardown(cert_t *f, gconstpointer data)
 {
   (void) data;
-  /* After close the provider makes no more upcalls into this fixture. */
+  /* An upcall a failed test left held returns; after close the provider
+   * makes no more upcalls into this fixture. */
+  cert_gate_open(f);
   if (f->dev != NULL)
     DEV->close(f->dev);
   drain(f->cm_q, &f->cm_seen);
   drain(f->notify_q, &f->notify_seen);
   drain(f->async_q, &f->async_seen);
+  g_cond_clear(&f->gate_cond);
+  g_mutex_clear(&f->gate_lock);
 }
 
 void
@@ -332,6 +368,41 @@ cert_wait_async(cert_t *f, rnicpi_async_type_t type, uint64_t ctx)
   }
   g_assert_nonnull(ev);
   return ev;
+}
+
+void
+cert_gate_async(cert_t *f)
+{
+  g_mutex_lock(&f->gate_lock);
+  f->gate_state = GATE_ARMED;
+  g_mutex_unlock(&f->gate_lock);
+}
+
+gboolean
+cert_gate_wait_held(cert_t *f, guint timeout_ms)
+{
+  cert_limit_t w;
+  cert_limit_begin(&w, "an async_event upcall to reach the gate (cert_gate_wait_held)",
+                   (gint64) timeout_ms * 1000);
+  gint64 end = g_get_monotonic_time() + (gint64) timeout_ms * G_TIME_SPAN_MILLISECOND;
+  g_mutex_lock(&f->gate_lock);
+  while (f->gate_state == GATE_ARMED && g_cond_wait_until(&f->gate_cond, &f->gate_lock, end))
+    ;
+  gboolean held = f->gate_state == GATE_HELD || f->gate_state == GATE_LAPSED;
+  g_mutex_unlock(&f->gate_lock);
+  cert_limit_end(&w);
+  return held;
+}
+
+gboolean
+cert_gate_open(cert_t *f)
+{
+  g_mutex_lock(&f->gate_lock);
+  gboolean lapsed = f->gate_state == GATE_LAPSED;
+  f->gate_state = GATE_OFF;
+  g_cond_broadcast(&f->gate_cond);
+  g_mutex_unlock(&f->gate_lock);
+  return !lapsed;
 }
 
 rnicpi_async_event_t *
