@@ -6,8 +6,12 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cert.h"
@@ -413,6 +417,141 @@ test_port_events(cert_t *f, gconstpointer data)
   cert_ok(DEV->pd_free(pd));
 }
 
+/* ---- no-pinning-needed -------------------------------------------------- */
+
+/* A file in @dir whose pages the kernel can reclaim without swap (a disk's
+ * page cache, not tmpfs or ramfs), unlinked; -1 where there is none. */
+static int
+reclaim_file(const char *dir)
+{
+  struct statfs st;
+  if (statfs(dir, &st) != 0 || st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC)
+    return -1;
+  return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
+/* A region of @len bytes (whole pages) of a shared mapping of such a
+ * file, registered; FALSE, the test skipped, where no file can be made. */
+static gboolean
+reclaim_buf_new(rnicpi_pd_t *pd, cert_buf_t *b, size_t len, uint32_t access)
+{
+  memset(b, 0, sizeof(*b));
+  b->fd = reclaim_file(g_get_tmp_dir());
+  if (b->fd < 0)
+    b->fd = reclaim_file(".");
+  if (b->fd < 0) {
+    cert_skipf("no file on a disk to map in %s or the working directory (tmpfs and ramfs "
+               "pages are reclaimed only to swap)", g_get_tmp_dir());
+    return FALSE;
+  }
+  g_assert_cmpint(ftruncate(b->fd, (off_t) len), ==, 0);
+  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+  if (m == MAP_FAILED)
+    g_error("a shared mapping of %zu bytes of a file: mmap: %s", len, g_strerror(errno));
+  b->mem = b->data = m;
+  b->len = b->map_len = len;
+  rnicpi_mr_attr_t attr = { .addr = b->data, .length = len,
+                            .iova = (uint64_t) (uintptr_t) b->data, .access = access };
+  cert_ok(MEM->mr_reg(pd, &attr, &b->mr));
+  return TRUE;
+}
+
+/* Fill @b with the pattern of @seed, write it back to its file and have
+ * the kernel reclaim its pages, as it may reclaim any page nobody locked:
+ * the next touch reads the same bytes into other pages.  Returns how many
+ * pages stayed resident. */
+static size_t
+reclaim_fill(cert_buf_t *b, uint8_t seed)
+{
+  cert_buf_fill(b, seed);
+  g_assert_cmpint(msync(b->data, b->len, MS_SYNC), ==, 0);
+  g_assert_cmpint(madvise(b->data, b->len, MADV_PAGEOUT), ==, 0);
+  size_t page = (size_t) sysconf(_SC_PAGESIZE), resident = 0;
+  unsigned char vec[8];
+  g_assert_cmpuint(b->len / page, <=, G_N_ELEMENTS(vec));
+  g_assert_cmpint(mincore(b->data, b->len, vec), ==, 0);
+  for (size_t i = 0; i < b->len / page; i++)
+    resident += vec[i] & 1;
+  return resident;
+}
+
+static void
+test_mr_no_pin_reclaim(cert_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("no-pinning-needed: the provider keeps registered memory reachable that "
+                 "nobody locked: with the pages of two registered regions (shared mappings "
+                 "of a file on a disk) reclaimed by the kernel (madvise MADV_PAGEOUT) before "
+                 "each transfer, a Send, an RDMA Write and an RDMA Read move the bytes the "
+                 "process sees there, and the bytes they place are the ones it then reads");
+  /* cert-rnicpi locks no pages, as the access layer does not where the bit
+   * is set.  A device that reaches memory through the pages it found at
+   * registration, pinned by nobody, goes on using those once the kernel
+   * has reclaimed them and the process reads its bytes into others: it
+   * sends stale bytes and places into pages the process no longer sees.
+   * A driver's pin (ib_umem) keeps the kernel from reclaiming them. */
+  if (!cert_require(f, RNICPI_CAP_NO_PIN) || !cert_require_reads(f))
+    return;
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  uint32_t len = (uint32_t) MIN(page, f->caps.max_msg_size);
+  cert_pair_t pr;
+  if (!cert_pair_open(f, &pr, NULL))
+    return;
+  cert_buf_t src, dst;
+  if (!reclaim_buf_new(pr.a.pd, &src, 2 * page,
+                       RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | cert_sink_access(f)))
+    goto out;
+  if (!reclaim_buf_new(pr.p.pd, &dst, 2 * page,
+                       RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
+                         RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE))
+    goto out_src;
+
+  /* A Send from reclaimed pages into a receive of reclaimed pages. */
+  size_t resident = reclaim_fill(&src, 21) + reclaim_fill(&dst, 22);
+  cert_post_recv(pr.p.qp, &dst, 0, len, 0xd0);
+  cert_post_send(pr.a.qp, RNICPI_WR_SEND, &src, 0, len, 0xd1, RNICPI_WR_SIGNALED, 0, 0);
+  rnicpi_wc_t wc = cert_wc(pr.p.rcq);
+  g_assert_cmphex(wc.wr_id, ==, 0xd0);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  g_assert_cmpuint(wc.byte_len, ==, len);
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  cert_buf_check(&dst, 0, len, 21);
+
+  /* An RDMA Write of them into the peer's reclaimed second page. */
+  resident += reclaim_fill(&src, 23) + reclaim_fill(&dst, 24);
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_WRITE, &src, 0, len, 0xd2, RNICPI_WR_SIGNALED,
+                 cert_raddr(&dst, page), dst.mr->rkey);
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xd2);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  cert_placed(f, &pr, cert_raddr(&dst, 0), dst.mr->rkey);
+  cert_buf_check(&dst, page, len, 23);
+  cert_buf_check(&dst, 0, len, 24);
+
+  /* An RDMA Read of the peer's reclaimed pages into reclaimed ones here. */
+  resident += reclaim_fill(&src, 25) + reclaim_fill(&dst, 26);
+  cert_post_send(pr.a.qp, RNICPI_WR_RDMA_READ, &src, page, len, 0xd3, RNICPI_WR_SIGNALED,
+                 cert_raddr(&dst, 0), dst.mr->rkey);
+  wc = cert_wc(pr.a.scq);
+  g_assert_cmphex(wc.wr_id, ==, 0xd3);
+  g_assert_cmpint(wc.status, ==, RNICPI_WC_SUCCESS);
+  for (size_t i = 0; i < len; i++)
+    g_assert_cmphex(src.data[page + i], ==, cert_pattern(26, i));
+  cert_buf_check(&src, 0, len, 25);
+  cert_assert_cq_quiet(pr.p.rcq);
+  if (resident != 0)
+    g_test_message("%zu of the %zu pages the test had reclaimed stayed resident (pinned by "
+                   "the device's driver, or kept by the kernel): the transfers from and into "
+                   "those did not meet other pages", resident, (size_t) 12);
+
+  cert_buf_free(&dst);
+out_src:
+  cert_buf_free(&src);
+out:
+  cert_pair_free(&pr);
+}
+
 void
 cert_register_device(void)
 {
@@ -428,5 +567,6 @@ cert_register_device(void)
   cert_add("/rnicpi/mr/key-width", test_mr_key_width);
   cert_add("/rnicpi/mr/no-key-reuse", test_mr_no_key_reuse);
   cert_add("/rnicpi/mr/size-limit", test_mr_size_limit);
+  cert_add("/rnicpi/mr/no-pin-reclaim", test_mr_no_pin_reclaim);
   cert_add("/rnicpi/mem/alloc", test_mem_alloc);
 }
