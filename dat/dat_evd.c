@@ -317,7 +317,7 @@ ep_is_ud(datx_ep_t *ep, uint64_t cookie)
   return ep->ud;
 }
 
-static DAT_RETURN
+static inline __attribute__((always_inline)) DAT_RETURN
 translate_dto(datx_evd_t *evd, const it_event_t *ev, DAT_EVENT *out)
 {
   const it_dto_cmpl_event_t *in = &ev->dto_cmpl;

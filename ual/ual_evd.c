@@ -220,6 +220,9 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
                   dto_status_of[wc->status] : IT_DTO_ERR_TRANSPORT;
   d->transferred_length = wc->byte_len;
   d->unlinked_mr_handle = IT_NULL_HANDLE;
+  /* The usual completion: no flag, no key, nothing more to say. */
+  if (G_LIKELY(wc->flags == 0 && wc->opcode != RNICPI_WC_LOCAL_INV))
+    return;
   /* A receive of it_post_send_and_unlink names the RMR the peer unlinked. */
   if (wc->opcode == RNICPI_WC_RECV && (wc->flags & RNICPI_WC_WITH_INV))
     d->unlinked_mr_handle = ual_rmr_invalidated(e->obj.ia, wc->rkey);
