@@ -93,6 +93,10 @@ void cert_setup(cert_t *f, gconstpointer data);
 void cert_teardown(cert_t *f, gconstpointer data);
 void cert_open_again(cert_t *f, cert_t *b);
 void cert_add(const char *path, void (*fn)(cert_t *, gconstpointer));
+/* Register @p fn as @p path with @p data, a case of the caller's table: one
+ * test body for variants of one check, each under its own path (the case
+ * outlives the run: a static table). */
+void cert_add_data(const char *path, gconstpointer data, void (*fn)(cert_t *, gconstpointer));
 /* vp/emul's paths between processes, chosen by its knobs at the connect
  * (other providers ignore them): "attach" (cross-memory attach), "mapped"
  * (the peer's region mapped here: it needs shared memory) or "bounce"

@@ -746,85 +746,59 @@ sink_refused(cert_side_t *s, cert_side_t *peer, const cert_buf_t *tgt, uint64_t 
   edge_zero(sink, 0, sink->len);
 }
 
-static void
-test_read_sink_past_window(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("an RDMA Read into a window (RNICPI_WR_SINK_MW) whose scatter entry starts at "
-                 "the window's last 100 bytes and is 101 bytes long, still inside the region, "
-                 "completes with RNICPI_WC_LOC_PROT_ERR and writes no byte of the region");
-  rnicpi_mw_type_t type;
-  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !edge_mw_type(f, FALSE, &type))
-    return;
-  cert_pair_t pr;
-  if (!cert_pair_open(f, &pr, NULL))
-    return;
-  cert_buf_t sink, tgt;
-  cert_buf_new(pr.a.pd, &sink, 4096, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
-  cert_buf_new(pr.p.pd, &tgt, 4096, RW | REMOTE);
-  cert_buf_fill(&tgt, 24);
-  rnicpi_mw_t *mw = NULL;
-  cert_ok(MW->mw_alloc(pr.a.pd, type, &mw));
-  uint64_t key = edge_bind_ok(&pr.a, mw, &sink, SINK_OFF, SINK_LEN, RNICPI_ACCESS_REMOTE_WRITE);
-  sink_refused(&pr.a, &pr.p, &tgt, key, cert_raddr(&sink, SINK_OFF + SINK_LEN - 100), 101, &sink);
-  cert_ok(MW->mw_dealloc(mw));
-  cert_buf_free(&sink);
-  cert_buf_free(&tgt);
-  cert_pair_free(&pr);
-}
+/* Read sinks a window refuses: its region's rights, whose domain it is
+ * in, and the scatter entry [@off, @off + @len) of the sink. */
+typedef struct {
+  const char *path, *summary;
+  uint32_t sink_access;
+  gboolean other_pd;  /* the sink window in the passive side's domain (wide if it can be) */
+  uint8_t fill;
+  size_t off;
+  uint32_t len;
+} sink_case_t;
+
+static const sink_case_t sink_cases[] = {
+  { "/rnicpi/mw/read-sink-past-window",
+    "an RDMA Read into a window (RNICPI_WR_SINK_MW) whose scatter entry starts at "
+    "the window's last 100 bytes and is 101 bytes long, still inside the region, "
+    "completes with RNICPI_WC_LOC_PROT_ERR and writes no byte of the region",
+    RW | REMOTE | RNICPI_ACCESS_MW_BIND, FALSE, 24, SINK_OFF + SINK_LEN - 100, 101 },
+  { "/rnicpi/mw/read-sink-no-local-write",
+    "an RDMA Read into a window (RNICPI_WR_SINK_MW) whose region was registered "
+    "without RNICPI_ACCESS_LOCAL_WRITE completes with RNICPI_WC_LOC_PROT_ERR and "
+    "writes no byte of the region: the window's rights do not replace the local "
+    "ones its region must grant a Read sink",
+    RNICPI_ACCESS_LOCAL_READ | REMOTE | RNICPI_ACCESS_MW_BIND, FALSE, 32, SINK_OFF, 64 },
+  { "/rnicpi/mw/read-sink-other-pd",
+    "an RDMA Read into a window (RNICPI_WR_SINK_MW) of another protection domain "
+    "than the reading queue pair's completes with RNICPI_WC_LOC_PROT_ERR and writes "
+    "no byte of the window's region",
+    RW | REMOTE | RNICPI_ACCESS_MW_BIND, TRUE, 25, SINK_OFF, 64 },
+};
 
 static void
-test_read_sink_window_no_local_write(cert_t *f, gconstpointer data)
+test_read_sink_refused(cert_t *f, gconstpointer data)
 {
-  (void) data;
-  g_test_summary("an RDMA Read into a window (RNICPI_WR_SINK_MW) whose region was registered "
-                 "without RNICPI_ACCESS_LOCAL_WRITE completes with RNICPI_WC_LOC_PROT_ERR and "
-                 "writes no byte of the region: the window's rights do not replace the local "
-                 "ones its region must grant a Read sink");
+  const sink_case_t *c = data;
+  g_test_summary(c->summary);
   rnicpi_mw_type_t type;
-  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !edge_mw_type(f, FALSE, &type))
+  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !edge_mw_type(f, c->other_pd, &type))
     return;
   cert_pair_t pr;
   if (!cert_pair_open(f, &pr, NULL))
     return;
+  /* The active side reads, into a window of its own domain or of the
+   * passive side's, from a region of the other domain. */
+  cert_side_t *own = c->other_pd ? &pr.p : &pr.a;
+  cert_side_t *other = c->other_pd ? &pr.a : &pr.p;
   cert_buf_t sink, tgt;
-  cert_buf_new(pr.a.pd, &sink, 4096,
-               RNICPI_ACCESS_LOCAL_READ | REMOTE | RNICPI_ACCESS_MW_BIND);
-  cert_buf_new(pr.p.pd, &tgt, 4096, RW | REMOTE);
-  cert_buf_fill(&tgt, 32);
+  cert_buf_new(own->pd, &sink, 4096, c->sink_access);
+  cert_buf_new(other->pd, &tgt, 4096, RW | REMOTE);
+  cert_buf_fill(&tgt, c->fill);
   rnicpi_mw_t *mw = NULL;
-  cert_ok(MW->mw_alloc(pr.a.pd, type, &mw));
-  uint64_t key = edge_bind_ok(&pr.a, mw, &sink, SINK_OFF, SINK_LEN, RNICPI_ACCESS_REMOTE_WRITE);
-  sink_refused(&pr.a, &pr.p, &tgt, key, cert_raddr(&sink, SINK_OFF), 64, &sink);
-  cert_ok(MW->mw_dealloc(mw));
-  cert_buf_free(&sink);
-  cert_buf_free(&tgt);
-  cert_pair_free(&pr);
-}
-
-static void
-test_read_sink_other_pd(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("an RDMA Read into a window (RNICPI_WR_SINK_MW) of another protection domain "
-                 "than the reading queue pair's completes with RNICPI_WC_LOC_PROT_ERR and writes "
-                 "no byte of the window's region");
-  rnicpi_mw_type_t type;
-  if (!cert_require(f, RNICPI_CAP_READ_SINK_MW) || !edge_mw_type(f, TRUE, &type))
-    return;
-  cert_pair_t pr;
-  if (!cert_pair_open(f, &pr, NULL))
-    return;
-  /* The sink window belongs to the passive side's domain; the active
-   * side reads from its own region into it. */
-  cert_buf_t sink, tgt;
-  cert_buf_new(pr.p.pd, &sink, 4096, RW | REMOTE | RNICPI_ACCESS_MW_BIND);
-  cert_buf_new(pr.a.pd, &tgt, 4096, RW | REMOTE);
-  cert_buf_fill(&tgt, 25);
-  rnicpi_mw_t *mw = NULL;
-  cert_ok(MW->mw_alloc(pr.p.pd, type, &mw));
-  uint64_t key = edge_bind_ok(&pr.p, mw, &sink, SINK_OFF, SINK_LEN, RNICPI_ACCESS_REMOTE_WRITE);
-  sink_refused(&pr.a, &pr.p, &tgt, key, cert_raddr(&sink, SINK_OFF), 64, &sink);
+  cert_ok(MW->mw_alloc(own->pd, type, &mw));
+  uint64_t key = edge_bind_ok(own, mw, &sink, SINK_OFF, SINK_LEN, RNICPI_ACCESS_REMOTE_WRITE);
+  sink_refused(&pr.a, &pr.p, &tgt, key, cert_raddr(&sink, c->off), c->len, &sink);
   cert_ok(MW->mw_dealloc(mw));
   cert_buf_free(&sink);
   cert_buf_free(&tgt);
@@ -1066,9 +1040,8 @@ cert_register_edge(void)
   cert_add("/rnicpi/mw/window-key-as-lkey", test_window_key_as_lkey);
   cert_add("/rnicpi/mr/local-inv-with-window", test_local_inv_region_with_window);
   cert_add("/rnicpi/mw/local-inv-narrow-other-qp", test_local_inv_narrow_other_qp);
-  cert_add("/rnicpi/mw/read-sink-past-window", test_read_sink_past_window);
-  cert_add("/rnicpi/mw/read-sink-no-local-write", test_read_sink_window_no_local_write);
-  cert_add("/rnicpi/mw/read-sink-other-pd", test_read_sink_other_pd);
+  for (size_t i = 0; i < G_N_ELEMENTS(sink_cases); i++)
+    cert_add_data(sink_cases[i].path, &sink_cases[i], test_read_sink_refused);
   cert_add("/rnicpi/mw/read-sink-narrow-other-qp", test_read_sink_narrow_other_qp);
   cert_add("/rnicpi/ud/recv-no-room-for-grh", test_ud_recv_no_room_for_grh);
   cert_add("/rnicpi/ud/ah-other-pd", test_ud_ah_other_pd);

@@ -223,15 +223,52 @@ test_mw_window_rights(cert_t *f, gconstpointer data)
   mw_close(&m);
 }
 
-/* A bind that breaks one of rnicpi_bind_t's rules completes with
- * RNICPI_WC_MW_BIND_ERR and takes the binding queue pair to ERROR. */
+/* A bind that breaks one of rnicpi_bind_t's rules: the region's rights,
+ * the window's range (@off, @len) and the rights the bind asks. */
+typedef struct {
+  const char *path, *summary;
+  uint32_t tgt_access;
+  size_t off;
+  uint64_t len;
+  uint32_t access;
+} bind_case_t;
+
+static const bind_case_t bind_cases[] = {
+  { "/rnicpi/mw/bind-rights-exceed-region",
+    "a bind asking REMOTE_WRITE of a region registered without it completes with "
+    "RNICPI_WC_MW_BIND_ERR and the binding queue pair enters ERROR",
+    RW | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_MW_BIND, WIN_OFF, WIN_LEN, REMOTE },
+  { "/rnicpi/mw/bind-no-mw-bind",
+    "a bind to a region registered without RNICPI_ACCESS_MW_BIND completes with "
+    "RNICPI_WC_MW_BIND_ERR and the binding queue pair enters ERROR",
+    RW | REMOTE, WIN_OFF, WIN_LEN, RNICPI_ACCESS_REMOTE_READ },
+  { "/rnicpi/mw/bind-past-region",
+    "a bind whose range ends one byte past the region's last byte completes with "
+    "RNICPI_WC_MW_BIND_ERR and the binding queue pair enters ERROR",
+    RW | REMOTE | RNICPI_ACCESS_MW_BIND, 1, TGT_LEN, RNICPI_ACCESS_REMOTE_READ },
+  { "/rnicpi/mw/bind-longer-than-region",
+    "a bind that starts at the region's first byte and is one byte longer than the "
+    "region completes with RNICPI_WC_MW_BIND_ERR and the binding queue pair enters "
+    "ERROR",
+    RW | REMOTE | RNICPI_ACCESS_MW_BIND, 0, TGT_LEN + 1, RNICPI_ACCESS_REMOTE_READ },
+  { "/rnicpi/mw/bind-length-wraps",
+    "a bind of length 2^64-1 that starts one byte into the region (its end wraps "
+    "past zero, below the region's end) completes with RNICPI_WC_MW_BIND_ERR and the "
+    "binding queue pair enters ERROR",
+    RW | REMOTE | RNICPI_ACCESS_MW_BIND, 1, UINT64_MAX, RNICPI_ACCESS_REMOTE_READ },
+};
+
+/* Each completes with RNICPI_WC_MW_BIND_ERR and takes the binding queue
+ * pair to ERROR. */
 static void
-mw_bind_refused(cert_t *f, uint32_t tgt_access, size_t off, uint64_t len, uint32_t access)
+test_mw_bind_refused(cert_t *f, gconstpointer data)
 {
+  const bind_case_t *c = data;
+  g_test_summary(c->summary);
   mw_setup_t m;
-  if (!mw_open(f, &m, tgt_access))
+  if (!mw_open(f, &m, c->tgt_access))
     return;
-  mw_post_bind(&m, BAD_ID, off, len, access);
+  mw_post_bind(&m, BAD_ID, c->off, c->len, c->access);
   rnicpi_wc_t wc = cert_wc(m.pr.p.scq);
   g_assert_cmphex(wc.wr_id, ==, BAD_ID);
   g_assert_cmpint(wc.status, ==, RNICPI_WC_MW_BIND_ERR);
@@ -243,54 +280,6 @@ mw_bind_refused(cert_t *f, uint32_t tgt_access, size_t off, uint64_t len, uint32
     cert_ok(QUE->qp_to_error(m.pr.a.qp));
   tgt_only(&m, 0, 0, 0);
   mw_close(&m);
-}
-
-static void
-test_mw_bind_rights_exceed(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a bind asking REMOTE_WRITE of a region registered without it completes with "
-                 "RNICPI_WC_MW_BIND_ERR and the binding queue pair enters ERROR");
-  mw_bind_refused(f, RW | RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_MW_BIND, WIN_OFF, WIN_LEN,
-                  REMOTE);
-}
-
-static void
-test_mw_bind_no_mw_bind(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a bind to a region registered without RNICPI_ACCESS_MW_BIND completes with "
-                 "RNICPI_WC_MW_BIND_ERR and the binding queue pair enters ERROR");
-  mw_bind_refused(f, RW | REMOTE, WIN_OFF, WIN_LEN, RNICPI_ACCESS_REMOTE_READ);
-}
-
-static void
-test_mw_bind_past_region(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a bind whose range ends one byte past the region's last byte completes with "
-                 "RNICPI_WC_MW_BIND_ERR and the binding queue pair enters ERROR");
-  mw_bind_refused(f, RW | REMOTE | RNICPI_ACCESS_MW_BIND, 1, TGT_LEN, RNICPI_ACCESS_REMOTE_READ);
-}
-
-static void
-test_mw_bind_longer_than_region(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a bind that starts at the region's first byte and is one byte longer than the "
-                 "region completes with RNICPI_WC_MW_BIND_ERR and the binding queue pair enters "
-                 "ERROR");
-  mw_bind_refused(f, RW | REMOTE | RNICPI_ACCESS_MW_BIND, 0, TGT_LEN + 1, RNICPI_ACCESS_REMOTE_READ);
-}
-
-static void
-test_mw_bind_length_wraps(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a bind of length 2^64-1 that starts one byte into the region (its end wraps "
-                 "past zero, below the region's end) completes with RNICPI_WC_MW_BIND_ERR and the "
-                 "binding queue pair enters ERROR");
-  mw_bind_refused(f, RW | REMOTE | RNICPI_ACCESS_MW_BIND, 1, UINT64_MAX, RNICPI_ACCESS_REMOTE_READ);
 }
 
 static void
@@ -1067,11 +1056,8 @@ cert_register_mw(void)
   cert_add("/rnicpi/mw/write-past-window", test_mw_write_past_window);
   cert_add("/rnicpi/mw/write-before-window", test_mw_write_before_window);
   cert_add("/rnicpi/mw/window-rights", test_mw_window_rights);
-  cert_add("/rnicpi/mw/bind-rights-exceed-region", test_mw_bind_rights_exceed);
-  cert_add("/rnicpi/mw/bind-no-mw-bind", test_mw_bind_no_mw_bind);
-  cert_add("/rnicpi/mw/bind-past-region", test_mw_bind_past_region);
-  cert_add("/rnicpi/mw/bind-longer-than-region", test_mw_bind_longer_than_region);
-  cert_add("/rnicpi/mw/bind-length-wraps", test_mw_bind_length_wraps);
+  for (size_t i = 0; i < G_N_ELEMENTS(bind_cases); i++)
+    cert_add_data(bind_cases[i].path, &bind_cases[i], test_mw_bind_refused);
   cert_add("/rnicpi/mw/bind-zero-based-region", test_mw_bind_zero_based_region);
   cert_add("/rnicpi/mw/local-invalidate", test_mw_local_invalidate);
   cert_add("/rnicpi/mw/send-invalidate", test_mw_send_invalidate);

@@ -166,9 +166,15 @@ cert_teardown(cert_t *f, gconstpointer data)
 }
 
 void
+cert_add_data(const char *path, gconstpointer data, void (*fn)(cert_t *, gconstpointer))
+{
+  g_test_add(path, cert_t, data, cert_setup, fn, cert_teardown);
+}
+
+void
 cert_add(const char *path, void (*fn)(cert_t *, gconstpointer))
 {
-  g_test_add(path, cert_t, NULL, cert_setup, fn, cert_teardown);
+  cert_add_data(path, NULL, fn);
 }
 
 static const char *const cert_xproc_modes[] = { "attach", "mapped", "bounce" };

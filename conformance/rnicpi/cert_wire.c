@@ -195,21 +195,48 @@ send_still_works(cert_pair_t *pr, cert_buf_t *b, cert_buf_t *rb)
   cert_assert_cq_quiet(pr->p.rcq);
 }
 
-/* Post a send-queue request of @op with two elements on a queue pair whose
- * limit for @op is one: refused, nothing happens. */
+/* A send-queue request of @op with two elements on a queue pair whose
+ * limit for @op is one (@send, @write, @read: max_send_sge,
+ * max_rdma_write_sge, max_rdma_read_sge): refused, nothing happens. */
+typedef struct {
+  const char *path, *summary;
+  rnicpi_wr_opcode_t op;
+  uint32_t send, write, read;
+} sge_case_t;
+
+static const sge_case_t sge_cases[] = {
+  { "/rnicpi/qp/send-sge-over-limit",
+    "post_send of a Send with two gather elements on a queue pair created with "
+    "max_send_sge 1 is refused (RNICPI_ELIMIT or RNICPI_EINVAL): no completion, the "
+    "queue pair stays RTS and a one-element Send then arrives",
+    RNICPI_WR_SEND, 1, 2, 0 },
+  { "/rnicpi/qp/write-sge-over-limit",
+    "post_send of an RDMA Write with two gather elements on a queue pair created "
+    "with max_rdma_write_sge 1 (max_send_sge 2) is refused: the Write's own limit "
+    "applies, not the Send's; nothing lands at the peer",
+    RNICPI_WR_RDMA_WRITE, 2, 1, 0 },
+  { "/rnicpi/qp/read-sge-over-limit",
+    "post_send of an RDMA Read with two scatter elements on a queue pair created "
+    "with max_rdma_read_sge 1 (max_send_sge 2) is refused: the Read's own limit "
+    "applies, not the Send's",
+    RNICPI_WR_RDMA_READ, 2, 2, 1 },
+};
+
 static void
-two_sges_refused(cert_t *f, rnicpi_wr_opcode_t op, uint32_t send, uint32_t write, uint32_t read)
+test_sge_over_limit(cert_t *f, gconstpointer data)
 {
+  const sge_case_t *c = data;
+  g_test_summary(c->summary);
   cert_pair_t pr;
-  if (!sge_pair(f, &pr, send, write, read, 0))
+  if (!sge_pair(f, &pr, c->send, c->write, c->read, 0))
     return;
   uint32_t acc = RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | RNICPI_ACCESS_REMOTE_READ |
                  RNICPI_ACCESS_REMOTE_WRITE;
   cert_buf_t b, rb;
-  cert_buf_new(pr.a.pd, &b, 64, op == RNICPI_WR_RDMA_READ ? cert_sink_access(f) | acc : acc);
+  cert_buf_new(pr.a.pd, &b, 64, c->op == RNICPI_WR_RDMA_READ ? cert_sink_access(f) | acc : acc);
   cert_buf_new(pr.p.pd, &rb, 64, acc);
   rnicpi_sge_t sg[2] = { cert_sge(&b, 0, 8), cert_sge(&b, 32, 8) };
-  rnicpi_send_wr_t wr = { .wr_id = 0xbad5, .opcode = op, .flags = RNICPI_WR_SIGNALED,
+  rnicpi_send_wr_t wr = { .wr_id = 0xbad5, .opcode = c->op, .flags = RNICPI_WR_SIGNALED,
                           .sg_list = sg, .num_sge = 2, .remote_addr = cert_raddr(&rb, 0),
                           .rkey = rb.mr->rkey };
   expect_post_refused(DAT->post_send(pr.a.qp, &wr), "two elements over a limit of one");
@@ -221,36 +248,6 @@ two_sges_refused(cert_t *f, rnicpi_wr_opcode_t op, uint32_t send, uint32_t write
   cert_buf_free(&rb);
   cert_buf_free(&b);
   cert_pair_free(&pr);
-}
-
-static void
-test_send_sge_over_limit(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("post_send of a Send with two gather elements on a queue pair created with "
-                 "max_send_sge 1 is refused (RNICPI_ELIMIT or RNICPI_EINVAL): no completion, the "
-                 "queue pair stays RTS and a one-element Send then arrives");
-  two_sges_refused(f, RNICPI_WR_SEND, 1, 2, 0);
-}
-
-static void
-test_write_sge_over_limit(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("post_send of an RDMA Write with two gather elements on a queue pair created "
-                 "with max_rdma_write_sge 1 (max_send_sge 2) is refused: the Write's own limit "
-                 "applies, not the Send's; nothing lands at the peer");
-  two_sges_refused(f, RNICPI_WR_RDMA_WRITE, 2, 1, 0);
-}
-
-static void
-test_read_sge_over_limit(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("post_send of an RDMA Read with two scatter elements on a queue pair created "
-                 "with max_rdma_read_sge 1 (max_send_sge 2) is refused: the Read's own limit "
-                 "applies, not the Send's");
-  two_sges_refused(f, RNICPI_WR_RDMA_READ, 2, 2, 1);
 }
 
 static void
@@ -742,9 +739,8 @@ test_connect_timeout(cert_t *f, gconstpointer data)
 void
 cert_register_wire(void)
 {
-  cert_add("/rnicpi/qp/send-sge-over-limit", test_send_sge_over_limit);
-  cert_add("/rnicpi/qp/write-sge-over-limit", test_write_sge_over_limit);
-  cert_add("/rnicpi/qp/read-sge-over-limit", test_read_sge_over_limit);
+  for (size_t i = 0; i < G_N_ELEMENTS(sge_cases); i++)
+    cert_add_data(sge_cases[i].path, &sge_cases[i], test_sge_over_limit);
   cert_add("/rnicpi/data/read-sge-at-limit", test_read_sge_at_limit);
   cert_add("/rnicpi/data/read-sge-large", test_read_sge_large);
   cert_add("/rnicpi/qp/recv-sge-over-limit", test_recv_sge_over_limit);
