@@ -97,81 +97,72 @@ expect_recv_refused(cert_side_t *s, const cert_buf_t *b, uint64_t id, size_t kep
   cert_assert_cq_quiet(s->rcq);
 }
 
-/* One Send segment of "Hello, iWARP!" with the header fields given sent to
- * a provider with one 64-byte receive posted: refused with @layer/@etype/
- * @code, nothing placed. */
-static void
-send_refused(cert_t *f, uint64_t ctx, uint8_t ddp_ctrl, uint8_t rdmap_ctrl, uint32_t qn,
-             uint32_t msn, uint32_t mo, uint8_t layer, uint8_t etype, uint8_t code)
-{
-  if (!interop_require_wire(f))
-    return;
-  cert_side_t s;
-  cert_side_new(f, &s, ctx, 16, NULL);
-  cert_buf_t b;
-  cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
-  cert_post_recv(s.qp, &b, 0, 64, ctx | 0x7e);
-  int fd = raw_passive(f, &s, ctx | 0x1d);
-  uint8_t u[18 + 13];
-  raw_untagged_hdr(u, ddp_ctrl, rdmap_ctrl, qn, msn, mo);
-  memcpy(u + 18, wire_hello, 13);
-  raw_fpdu(fd, u, sizeof(u));
-  /* A segment read as tagged has its 14-byte header copied. */
-  expect_terminate(fd, layer, etype, code, u, (ddp_ctrl & 0x80) ? 14 : 18);
-  expect_recv_refused(&s, &b, ctx | 0x7e, 0);
-  close(fd);
-  cert_buf_free(&b);
-  cert_side_free(&s);
-}
+/* One Send segment of "Hello, iWARP!" with the header fields of a case
+ * sent to a provider with one 64-byte receive posted: refused with the
+ * case's Terminate, nothing placed. */
+typedef struct {
+  const char *path, *summary;
+  uint64_t ctx;
+  uint8_t ddp_ctrl, rdmap_ctrl;
+  uint32_t qn, msn, mo;
+  uint8_t layer, etype, code; /* the Terminate's */
+} send_case_t;
 
 /* ---- Tests: untagged Sends -------------------------------------------- */
 
-static void
-test_ddp_version(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a Send with DDP version 0 (DV=00) is not placed: the receive does not "
-                 "complete successfully, and the Terminate is DDP / untagged buffer / 0x06 "
-                 "(invalid DDP version)");
-  send_refused(f, 0xe1000, 0x40, 0x43, 0, 1, 0, 1, 2, 0x06);
-}
-
-static void
-test_rdmap_version(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a Send with RDMAP version 0 (RV=00) is not delivered: the Terminate is RDMAP "
-                 "/ remote operation / 0x05 (invalid RDMAP version)");
-  send_refused(f, 0xe2000, 0x41, 0x03, 0, 1, 0, 0, 2, 0x05);
-}
-
-static void
-test_send_tagged(cert_t *f, gconstpointer data)
-{
-  (void) data;
+static const send_case_t send_cases[] = {
+  { "/interop/golden/bad-ddp-version",
+    "a Send with DDP version 0 (DV=00) is not placed: the receive does not "
+    "complete successfully, and the Terminate is DDP / untagged buffer / 0x06 "
+    "(invalid DDP version)",
+    0xe1000, 0x40, 0x43, 0, 1, 0, 1, 2, 0x06 },
+  { "/interop/golden/bad-rdmap-version",
+    "a Send with RDMAP version 0 (RV=00) is not delivered: the Terminate is RDMAP "
+    "/ remote operation / 0x05 (invalid RDMAP version)",
+    0xe2000, 0x41, 0x03, 0, 1, 0, 0, 2, 0x05 },
   /* The tagged header is 4 bytes shorter: the 18 bytes read as a tagged
    * header plus payload still name opcode 3 with T=1. */
-  g_test_summary("a segment with T=1 (tagged) and the Send opcode is refused: Send is an untagged "
-                 "message; the Terminate is RDMAP / remote operation / 0x06 (unexpected opcode)");
-  send_refused(f, 0xe3000, 0xc1, 0x43, 0, 1, 0, 0, 2, 0x06);
-}
+  { "/interop/golden/bad-send-tagged",
+    "a segment with T=1 (tagged) and the Send opcode is refused: Send is an untagged "
+    "message; the Terminate is RDMAP / remote operation / 0x06 (unexpected opcode)",
+    0xe3000, 0xc1, 0x43, 0, 1, 0, 0, 2, 0x06 },
+  { "/interop/golden/bad-send-qn",
+    "a Send on untagged queue 1 (the Read Request queue) instead of queue 0 is "
+    "refused: the Terminate is DDP / untagged buffer / 0x01 (invalid QN)",
+    0xe4000, 0x41, 0x43, 1, 1, 0, 1, 2, 0x01 },
+  { "/interop/golden/bad-send-msn",
+    "the first Send of a connection with MSN 2 (the next expected is 1) is not "
+    "placed: the Terminate is DDP / untagged buffer / 0x03 (MSN out of range)",
+    0xe5000, 0x41, 0x43, 0, 2, 0, 1, 2, 0x03 },
+  { "/interop/golden/bad-send-first-mo",
+    "a one-segment Send whose Message Offset is 4, not 0, is not placed: the "
+    "Terminate is DDP / untagged buffer / 0x04 (invalid MO)",
+    0xe6000, 0x41, 0x43, 0, 1, 4, 1, 2, 0x04 },
+};
 
 static void
-test_send_wrong_qn(cert_t *f, gconstpointer data)
+test_send_refused(cert_t *f, gconstpointer data)
 {
-  (void) data;
-  g_test_summary("a Send on untagged queue 1 (the Read Request queue) instead of queue 0 is "
-                 "refused: the Terminate is DDP / untagged buffer / 0x01 (invalid QN)");
-  send_refused(f, 0xe4000, 0x41, 0x43, 1, 1, 0, 1, 2, 0x01);
-}
-
-static void
-test_send_msn_ahead(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("the first Send of a connection with MSN 2 (the next expected is 1) is not "
-                 "placed: the Terminate is DDP / untagged buffer / 0x03 (MSN out of range)");
-  send_refused(f, 0xe5000, 0x41, 0x43, 0, 2, 0, 1, 2, 0x03);
+  const send_case_t *c = data;
+  g_test_summary(c->summary);
+  if (!interop_require_wire(f))
+    return;
+  cert_side_t s;
+  cert_side_new(f, &s, c->ctx, 16, NULL);
+  cert_buf_t b;
+  cert_buf_new(s.pd, &b, 64, RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE);
+  cert_post_recv(s.qp, &b, 0, 64, c->ctx | 0x7e);
+  int fd = raw_passive(f, &s, c->ctx | 0x1d);
+  uint8_t u[18 + 13];
+  raw_untagged_hdr(u, c->ddp_ctrl, c->rdmap_ctrl, c->qn, c->msn, c->mo);
+  memcpy(u + 18, wire_hello, 13);
+  raw_fpdu(fd, u, sizeof(u));
+  /* A segment read as tagged has its 14-byte header copied. */
+  expect_terminate(fd, c->layer, c->etype, c->code, u, (c->ddp_ctrl & 0x80) ? 14 : 18);
+  expect_recv_refused(&s, &b, c->ctx | 0x7e, 0);
+  close(fd);
+  cert_buf_free(&b);
+  cert_side_free(&s);
 }
 
 static void
@@ -213,15 +204,6 @@ test_send_half_flushed(cert_t *f, gconstpointer data)
   close(fd);
   cert_buf_free(&b);
   cert_side_free(&s);
-}
-
-static void
-test_send_first_mo(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a one-segment Send whose Message Offset is 4, not 0, is not placed: the "
-                 "Terminate is DDP / untagged buffer / 0x04 (invalid MO)");
-  send_refused(f, 0xe6000, 0x41, 0x43, 0, 1, 4, 1, 2, 0x04);
 }
 
 static void
@@ -275,12 +257,51 @@ expect_read_failed(cert_side_t *s, const cert_buf_t *b, uint64_t id, size_t from
   cert_buf_check_guards(b);
 }
 
-/* The four Read Response cases: which rule the raw peer's answer breaks. */
-typedef enum { RR_GOOD, RR_OTHER_STAG, RR_WRONG_TO, RR_TOO_LONG, RR_SHORT } rr_case_t;
+/* The Read Response cases: which rule the raw peer's answer breaks. */
+typedef enum { RR_GOOD, RR_OTHER_STAG, RR_WRONG_TO, RR_TOO_LONG, RR_SHORT } rr_kind_t;
+
+typedef struct {
+  const char *path, *summary;
+  uint64_t ctx;
+  rr_kind_t kind;
+} rr_case_t;
+
+static const rr_case_t rr_cases[] = {
+  { "/interop/golden/read-response",
+    "the provider's RDMA Read to the raw peer goes out as the RFC's Read Request "
+    "(QN 1, MSN 1, MO 0, its sink STag and TO, the size, the source STag and TO), and "
+    "the golden Read Response to that STag and TO places the bytes there and "
+    "completes the Read successfully",
+    0xe8000, RR_GOOD },
+  { "/interop/golden/bad-read-response-stag",
+    "a Read Response naming another region of the provider (valid, remote write "
+    "allowed) instead of the Read's sink is refused: the Read does not complete "
+    "successfully, neither region changes, and the Terminate is DDP / tagged buffer "
+    "/ 0x00 (invalid STag)",
+    0xe9000, RR_OTHER_STAG },
+  { "/interop/golden/bad-read-response-to",
+    "a Read Response whose Tagged Offset is 8 bytes past the sink TO the Read "
+    "Request gave is refused: the Read does not complete successfully, nothing "
+    "lands, and the Terminate is DDP / tagged buffer / 0x01 (base or bounds)",
+    0xea000, RR_WRONG_TO },
+  { "/interop/golden/bad-read-response-long",
+    "a Read Response 16 bytes longer than the Read asked for is refused: the Read "
+    "does not complete successfully, nothing lands outside the Read's sink, and the "
+    "Terminate is DDP / tagged buffer / 0x01 (base or bounds)",
+    0xeb000, RR_TOO_LONG },
+  { "/interop/golden/bad-read-response-short",
+    "a Read Response whose last segment (L=1) ends 16 bytes short of the size the "
+    "Read asked for does not complete the Read successfully: the provider "
+    "terminates the stream",
+    0xec000, RR_SHORT },
+};
 
 static void
-read_case(cert_t *f, uint64_t ctx, rr_case_t c)
+test_read_response(cert_t *f, gconstpointer data)
 {
+  const rr_case_t *c = data;
+  uint64_t ctx = c->ctx;
+  g_test_summary(c->summary);
   if (!interop_require_wire(f))
     return;
   cert_side_t s;
@@ -296,7 +317,7 @@ read_case(cert_t *f, uint64_t ctx, rr_case_t c)
   raw_read_out(&s, fd, &sink, ctx | 0x5d, req);
   uint32_t stag = wire_get32(req + 18);
   uint64_t to = wire_get64(req + 22);
-  switch (c) {
+  switch (c->kind) {
   case RR_GOOD: {
     raw_read_resp(fd, stag, to, RD_LEN, TRUE, hdr);
     rnicpi_wc_t wc = cert_wc(s.scq);
@@ -349,58 +370,6 @@ read_case(cert_t *f, uint64_t ctx, rr_case_t c)
   cert_buf_free(&other);
   cert_buf_free(&sink);
   cert_side_free(&s);
-}
-
-static void
-test_read_response(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("the provider's RDMA Read to the raw peer goes out as the RFC's Read Request "
-                 "(QN 1, MSN 1, MO 0, its sink STag and TO, the size, the source STag and TO), and "
-                 "the golden Read Response to that STag and TO places the bytes there and "
-                 "completes the Read successfully");
-  read_case(f, 0xe8000, RR_GOOD);
-}
-
-static void
-test_read_response_stag(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a Read Response naming another region of the provider (valid, remote write "
-                 "allowed) instead of the Read's sink is refused: the Read does not complete "
-                 "successfully, neither region changes, and the Terminate is DDP / tagged buffer "
-                 "/ 0x00 (invalid STag)");
-  read_case(f, 0xe9000, RR_OTHER_STAG);
-}
-
-static void
-test_read_response_to(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a Read Response whose Tagged Offset is 8 bytes past the sink TO the Read "
-                 "Request gave is refused: the Read does not complete successfully, nothing "
-                 "lands, and the Terminate is DDP / tagged buffer / 0x01 (base or bounds)");
-  read_case(f, 0xea000, RR_WRONG_TO);
-}
-
-static void
-test_read_response_long(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a Read Response 16 bytes longer than the Read asked for is refused: the Read "
-                 "does not complete successfully, nothing lands outside the Read's sink, and the "
-                 "Terminate is DDP / tagged buffer / 0x01 (base or bounds)");
-  read_case(f, 0xeb000, RR_TOO_LONG);
-}
-
-static void
-test_read_response_short(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("a Read Response whose last segment (L=1) ends 16 bytes short of the size the "
-                 "Read asked for does not complete the Read successfully: the provider "
-                 "terminates the stream");
-  read_case(f, 0xec000, RR_SHORT);
 }
 
 static void
@@ -508,9 +477,33 @@ test_send_inv_fpdu(cert_t *f, gconstpointer data)
  * provider's readable region to sink STag 0x11111100 TO 0x2000) with DDP
  * control @ctrl and @extra bytes after its header: refused, no Read
  * Response, the stream terminated (any Terminate) or closed. */
+typedef struct {
+  const char *path, *summary;
+  uint64_t ctx;
+  uint8_t ctrl;
+  uint32_t extra;
+} rreq_case_t;
+
+static const rreq_case_t rreq_cases[] = {
+  { "/interop/golden/bad-read-request-not-last",
+    "an RDMA Read Request whose one segment has L=0 (a Read Request is a single "
+    "segment, RFC 5040 4.4) is refused: no Read Response, the provider terminates "
+    "the stream (a DDP or RDMAP error, not an LLP one) or closes it",
+    0xe6100, 0x01, 0 },
+  { "/interop/golden/bad-read-request-length",
+    "an RDMA Read Request with 4 bytes after its 28-byte header (its length is "
+    "fixed, RFC 5040 4.4) is refused: no Read Response, the provider terminates the "
+    "stream (a DDP or RDMAP error: the framing and CRC were right) or closes it",
+    0xe6200, 0x41, 4 },
+};
+
 static void
-read_request_refused(cert_t *f, uint64_t ctx, uint8_t ctrl, uint32_t extra)
+test_read_request_refused(cert_t *f, gconstpointer data)
 {
+  const rreq_case_t *c = data;
+  uint64_t ctx = c->ctx;
+  uint32_t extra = c->extra;
+  g_test_summary(c->summary);
   if (!interop_require_wire(f))
     return;
   cert_side_t s;
@@ -521,7 +514,7 @@ read_request_refused(cert_t *f, uint64_t ctx, uint8_t ctrl, uint32_t extra)
   int fd = raw_passive(f, &s, ctx | 0x1d);
   uint8_t u[46 + 8];
   memset(u, 0, sizeof(u));
-  raw_untagged_hdr(u, ctrl, 0x41, 1, 1, 0);
+  raw_untagged_hdr(u, c->ctrl, 0x41, 1, 1, 0);
   wire_put32(u + 18, 0x11111100);
   wire_put64(u + 22, 0x2000);
   wire_put32(u + 30, 64);
@@ -548,45 +541,18 @@ read_request_refused(cert_t *f, uint64_t ctx, uint8_t ctrl, uint32_t extra)
   cert_side_free(&s);
 }
 
-static void
-test_read_request_not_last(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("an RDMA Read Request whose one segment has L=0 (a Read Request is a single "
-                 "segment, RFC 5040 4.4) is refused: no Read Response, the provider terminates "
-                 "the stream (a DDP or RDMAP error, not an LLP one) or closes it");
-  read_request_refused(f, 0xe6100, 0x01, 0);
-}
-
-static void
-test_read_request_length(cert_t *f, gconstpointer data)
-{
-  (void) data;
-  g_test_summary("an RDMA Read Request with 4 bytes after its 28-byte header (its length is "
-                 "fixed, RFC 5040 4.4) is refused: no Read Response, the provider terminates the "
-                 "stream (a DDP or RDMAP error: the framing and CRC were right) or closes it");
-  read_request_refused(f, 0xe6200, 0x41, 4);
-}
-
 void
 interop_register_golden2(void)
 {
-  cert_add("/interop/golden/bad-ddp-version", test_ddp_version);
-  cert_add("/interop/golden/bad-rdmap-version", test_rdmap_version);
-  cert_add("/interop/golden/bad-send-tagged", test_send_tagged);
-  cert_add("/interop/golden/bad-send-qn", test_send_wrong_qn);
-  cert_add("/interop/golden/bad-send-msn", test_send_msn_ahead);
+  for (size_t i = 0; i < G_N_ELEMENTS(send_cases); i++)
+    cert_add_data(send_cases[i].path, &send_cases[i], test_send_refused);
   cert_add("/interop/golden/send-half-flushed", test_send_half_flushed);
-  cert_add("/interop/golden/bad-send-first-mo", test_send_first_mo);
   cert_add("/interop/golden/bad-send-mo-gap", test_send_mo_gap);
-  cert_add("/interop/golden/read-response", test_read_response);
-  cert_add("/interop/golden/bad-read-response-stag", test_read_response_stag);
-  cert_add("/interop/golden/bad-read-response-to", test_read_response_to);
-  cert_add("/interop/golden/bad-read-response-long", test_read_response_long);
-  cert_add("/interop/golden/bad-read-response-short", test_read_response_short);
+  for (size_t i = 0; i < G_N_ELEMENTS(rr_cases); i++)
+    cert_add_data(rr_cases[i].path, &rr_cases[i], test_read_response);
   cert_add("/interop/golden/bad-read-response-unasked", test_read_response_unasked);
   cert_add("/interop/golden/send-se-fpdu", test_send_se_fpdu);
   cert_add("/interop/golden/send-inv-fpdu", test_send_inv_fpdu);
-  cert_add("/interop/golden/bad-read-request-not-last", test_read_request_not_last);
-  cert_add("/interop/golden/bad-read-request-length", test_read_request_length);
+  for (size_t i = 0; i < G_N_ELEMENTS(rreq_cases); i++)
+    cert_add_data(rreq_cases[i].path, &rreq_cases[i], test_read_request_refused);
 }
