@@ -97,8 +97,9 @@ next_msg(int fd, x_msg_t *m, int ms, int *got)
 }
 
 static void
-check_rung_before_wait(gboolean data_path)
+test_rung_before_wait(gconstpointer data)
 {
+  gboolean data_path = GPOINTER_TO_INT(data);
   int peer;
   emul_xconn_t *x = conn_new(&peer);
   owner_t o = { .x = x, .data_path = data_path };
@@ -235,24 +236,14 @@ test_many_after_lock(void)
   }
 }
 
-static void
-test_fabric_lock(void)
-{
-  check_rung_before_wait(FALSE);
-}
-
-static void
-test_data_path(void)
-{
-  check_rung_before_wait(TRUE);
-}
-
 int
 main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/emul/bells/rung-before-fabric-lock", test_fabric_lock);
-  g_test_add_func("/emul/bells/rung-before-data-path-lock", test_data_path);
+  g_test_add_data_func("/emul/bells/rung-before-fabric-lock", GINT_TO_POINTER(FALSE),
+                       test_rung_before_wait);
+  g_test_add_data_func("/emul/bells/rung-before-data-path-lock", GINT_TO_POINTER(TRUE),
+                       test_rung_before_wait);
   g_test_add_func("/emul/bells/messages-after-lock", test_msgs_after_lock);
   g_test_add_func("/emul/bells/many-after-lock", test_many_after_lock);
   return g_test_run();

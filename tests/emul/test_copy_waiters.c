@@ -298,8 +298,9 @@ typedef enum { BY_DISCONNECT, BY_DEREG } wait_kind_t;
  * Write reads from, waiting for the copy's reference to it); meanwhile
  * B's Write must complete with no attach call under the fabric lock. */
 static void
-other_qp_unlocked(wait_kind_t kind)
+test_other_qp_unlocked(gconstpointer data)
 {
+  wait_kind_t kind = GPOINTER_TO_INT(data);
   g_atomic_int_set(&release, 0);
   conn_t a, b;
   conn_open(&a, SEED_A);
@@ -366,18 +367,6 @@ other_qp_unlocked(wait_kind_t kind)
     a.src.lmr = IT_NULL_HANDLE;  /* freed above */
   conn_check_close(&a, SEED_A);
   conn_check_close(&b, SEED_B);
-}
-
-static void
-test_other_qp_beside_disconnect(void)
-{
-  other_qp_unlocked(BY_DISCONNECT);
-}
-
-static void
-test_other_qp_beside_dereg(void)
-{
-  other_qp_unlocked(BY_DEREG);
 }
 
 /* The peer ends the connection while A's Write is in its attach call:
@@ -529,8 +518,10 @@ main(int argc, char **argv)
     return child();
   self = argv[0];
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/emul/copy-waiters/beside-disconnect", test_other_qp_beside_disconnect);
-  g_test_add_func("/emul/copy-waiters/beside-dereg", test_other_qp_beside_dereg);
+  g_test_add_data_func("/emul/copy-waiters/beside-disconnect", GINT_TO_POINTER(BY_DISCONNECT),
+                       test_other_qp_unlocked);
+  g_test_add_data_func("/emul/copy-waiters/beside-dereg", GINT_TO_POINTER(BY_DEREG),
+                       test_other_qp_unlocked);
   g_test_add_func("/emul/copy-waiters/peer-disconnect", test_peer_disconnect_during_copy);
   g_test_add_func("/emul/copy-waiters/dereg-beside-local-copy", test_dereg_beside_local_copy);
   return g_test_run();

@@ -186,11 +186,38 @@ reap_child(conf_child_t *c, const char *last)
   conf_child_reap(c);
 }
 
+/* A child in @mode whose responder breaks the connection: its last line
+ * is @last. */
+typedef struct {
+  const char *path, *summary, *mode, *last;
+} break_case_t;
+
+static const break_case_t break_cases[] = {
+  { "/emul/exit-sends/event-after-break",
+    "The responder's BROKEN event comes after its BREAK was sent (the BREAK held "
+    "300 ms): the child counts 1 BREAK sent when told, and the parent's refused "
+    "RDMA Write completes REMOTE_ACCESS though the child exits at once",
+    "event", "breaks 1" },
+  { "/emul/exit-sends/affiliated-after-break",
+    "The responder's affiliated event comes after its BREAK was sent (the BREAK "
+    "held 300 ms): the child counts 1 BREAK sent when told, and the parent's "
+    "refused RDMA Write completes REMOTE_ACCESS though the child exits at once",
+    "affiliated", "affiliated breaks 1" },
+  { "/emul/exit-sends/exit-waits",
+    "The responder exits as soon as it polls its receive's flushed completion, "
+    "which no message orders (the BREAK held 300 ms by the progress thread, not "
+    "sent yet): the exit waits for the BREAK, and the parent's refused RDMA Write "
+    "completes REMOTE_ACCESS",
+    "flushed", "flushed breaks 0" },
+};
+
 static void
-run(const char *mode, const char *last)
+test_break(gconstpointer data)
 {
+  const break_case_t *bc = data;
+  g_test_summary(bc->summary);
   conf_side_t s;
-  conf_child_t c = connect_child(mode, &s, FALSE);
+  conf_child_t c = connect_child(bc->mode, &s, FALSE);
   g_autofree char *ml = conf_hear(c.from, LINE_MS);
   guint64 addr = 0, ctx = 0;
   g_assert_nonnull(ml);
@@ -203,7 +230,7 @@ run(const char *mode, const char *last)
   conf_ok(it_post_rdma_write(s.ep, &g, 1, 9, IT_COMPLETION_FLAG, ra, (it_rmr_context_t) ctx));
   conf_dto(s.dto, IT_DTO_RDMA_WRITE_CMPL_EVENT, IT_DTO_ERR_REMOTE_ACCESS, 9);
   conf_wait(s.cm, IT_CM_MSG_CONN_BROKEN_EVENT);
-  reap_child(&c, last);
+  reap_child(&c, bc->last);
   conf_buf_free(&lb);
   conf_side_close(&s);
 }
@@ -236,34 +263,6 @@ test_disc_waits_room(void)
   conf_side_close(&s);
 }
 
-static void
-test_event_after_break(void)
-{
-  g_test_summary("The responder's BROKEN event comes after its BREAK was sent (the BREAK held "
-                 "300 ms): the child counts 1 BREAK sent when told, and the parent's refused "
-                 "RDMA Write completes REMOTE_ACCESS though the child exits at once");
-  run("event", "breaks 1");
-}
-
-static void
-test_affiliated_after_break(void)
-{
-  g_test_summary("The responder's affiliated event comes after its BREAK was sent (the BREAK "
-                 "held 300 ms): the child counts 1 BREAK sent when told, and the parent's "
-                 "refused RDMA Write completes REMOTE_ACCESS though the child exits at once");
-  run("affiliated", "affiliated breaks 1");
-}
-
-static void
-test_exit_sends_break(void)
-{
-  g_test_summary("The responder exits as soon as it polls its receive's flushed completion, "
-                 "which no message orders (the BREAK held 300 ms by the progress thread, not "
-                 "sent yet): the exit waits for the BREAK, and the parent's refused RDMA Write "
-                 "completes REMOTE_ACCESS");
-  run("flushed", "flushed breaks 0");
-}
-
 int
 main(int argc, char **argv)
 {
@@ -271,9 +270,8 @@ main(int argc, char **argv)
     return child(argv[2]);
   self = argv[0];
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/emul/exit-sends/event-after-break", test_event_after_break);
-  g_test_add_func("/emul/exit-sends/affiliated-after-break", test_affiliated_after_break);
-  g_test_add_func("/emul/exit-sends/exit-waits", test_exit_sends_break);
+  for (size_t i = 0; i < G_N_ELEMENTS(break_cases); i++)
+    g_test_add_data_func(break_cases[i].path, &break_cases[i], test_break);
   g_test_add_func("/emul/exit-sends/established-first", test_established_first);
   g_test_add_func("/emul/exit-sends/disconnect-waits-room", test_disc_waits_room);
   return g_test_run();

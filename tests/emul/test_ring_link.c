@@ -281,8 +281,9 @@ next_dto(conf_side_t *s, gboolean sleep, it_event_t *ev)
 }
 
 static void
-frames_under_link(gboolean sleep)
+test_frames_under_link(gconstpointer data)
 {
+  gboolean sleep = GPOINTER_TO_INT(data);
   conf_side_t s;
   it_ep_attributes_t a;
   conf_default_attr(&a);
@@ -458,21 +459,6 @@ test_srq_post_unlocked(void)
   conf_side_close(&s);
 }
 
-static void
-test_frames_under_link(void)
-{
-  frames_under_link(FALSE);
-}
-
-/* The same, this process sleeping in it_evd_wait for each completion: the
- * sleep's last look at the rings after it armed them drains under the
- * link too (before: under the fabric lock, x_serve). */
-static void
-test_frames_under_link_sleep(void)
-{
-  frames_under_link(TRUE);
-}
-
 /* A Read Response whose frame carries more than it says (total 64 KiB,
  * byte_len 4 KiB, for a Read of 4 KiB) is refused: the connection breaks,
  * the Read does not complete successfully, and not a byte lands past its
@@ -523,8 +509,13 @@ main(int argc, char **argv)
     return child(argv[2]);
   self = argv[0];
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/emul/ring-link/frames-under-link", test_frames_under_link);
-  g_test_add_func("/emul/ring-link/frames-under-link/sleep", test_frames_under_link_sleep);
+  g_test_add_data_func("/emul/ring-link/frames-under-link", GINT_TO_POINTER(FALSE),
+                       test_frames_under_link);
+  /* The same, this process sleeping in it_evd_wait for each completion: the
+   * sleep's last look at the rings after it armed them drains under the
+   * link too (before: under the fabric lock, x_serve). */
+  g_test_add_data_func("/emul/ring-link/frames-under-link/sleep", GINT_TO_POINTER(TRUE),
+                       test_frames_under_link);
   g_test_add_func("/emul/ring-link/srq-post-unlocked", test_srq_post_unlocked);
   g_test_add_func("/emul/ring-link/forged-read-response", test_forged_read_response);
   return g_test_run();
