@@ -37,7 +37,9 @@ typedef struct {
   char *needs;       /* capabilities it uses, comma separated ("" for none) */
   result_t result;
   char *message;     /* why it failed, was skipped, or deviates */
-  char *report;      /* a failure's sanitizer report, its stacks (or NULL) */
+  char *report;      /* a failure's sanitizer report, its stacks, else the
+                      * last lines the test said (g_test_message) before it
+                      * failed (or NULL) */
   double ms;
   const char *rule_where; /* where the rule it checks is written (rules.txt) */
   const char *rule;       /* that rule, one sentence */
@@ -45,6 +47,7 @@ typedef struct {
    * failure's message, and what the catalog set before any run */
   GString *runs;
   char *fail_message;
+  char *fail_report;
   result_t start_result;
   char *start_message;
 } test_t;

@@ -311,6 +311,7 @@ test_free(gpointer p)
   if (t->runs != NULL)
     g_string_free(t->runs, TRUE);
   g_free(t->fail_message);
+  g_free(t->fail_report);
   g_free(t->start_message);
   g_free(t);
 }

@@ -265,6 +265,10 @@ report_json(GPtrArray *cat, counts_t c)
     json_str(o, t->message);
     g_string_append(o, ", \"runs\": ");
     json_str(o, t->runs != NULL ? t->runs->str : "");
+    if (t->report != NULL) {
+      g_string_append(o, ", \"said\": ");
+      json_str(o, t->report);
+    }
     g_string_append(o, "}");
   }
   g_string_append(o, "\n  ]\n}\n");
@@ -388,6 +392,8 @@ report_markdown(GPtrArray *cat, counts_t c)
                                t->rule_where != NULL ? t->rule_where : t->area);
         md_cell(o, t->rule != NULL ? t->rule : "no rule listed for this test");
         g_string_append_printf(o, "\n\nThe test checks: %s\n\n```\n%s\n```\n\n", t->summary, t->message);
+        if (t->report != NULL)
+          g_string_append_printf(o, "What it said before it failed:\n\n```\n%s```\n\n", t->report);
       }
     }
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""itapi-certify must catch a broken provider module with a named failing test.
+"""itapi-certify must catch a broken provider module with a named failing test,
+and report what each failed test said (its g_test_message lines).
 
 usage: check_certify.py ITAPI_CERTIFY MODULE EXPECTED_FAILING_TEST [certify args...]
 """
@@ -21,4 +22,12 @@ with tempfile.TemporaryDirectory() as tmp:
     assert expected in failed, f"{expected} did not fail; failures: {sorted(failed)}"
     assert failed[expected]["message"], "the failure carries no message"
     assert doc["summary"]["fail"] == len(failed)
+    # A failed test's own messages come with it: every RNIC-PI test's
+    # fixture says which provider it certifies.
+    rnicpi = [t for i, t in failed.items() if i.startswith("/rnicpi/")]
+    for t in rnicpi:
+        assert "certifying RNIC-PI provider" in (t.get("said") or ""), \
+            f"{t['id']}: the report lacks what the test said: {t.get('said')!r}"
+    if rnicpi:
+        print(f"what {rnicpi[0]['id']} said is in the report: {rnicpi[0]['said'].strip()[:200]}")
     print(f"caught: {expected}: {failed[expected]['message'][:300]}")

@@ -127,6 +127,37 @@ sanitizer_report(const char *out)
   return r != NULL ? g_string_free(r, FALSE) : NULL;
 }
 
+/* Whether TAP line @l is one a test said for itself (g_test_message) or a
+ * log message above debug level, not GLib's framing, the test's summary
+ * or its needs. */
+static gboolean
+said_line(const char *l, const char *summary_tag)
+{
+  return g_str_has_prefix(l, "# ") && !g_str_has_prefix(l, "# Start of ") && !g_str_has_prefix(l, "# End of ") &&
+         !g_str_has_prefix(l, "# random seed") && !g_str_has_prefix(l, "# needs capability: ") &&
+         !g_str_has_prefix(l, summary_tag) && strstr(l, "-DEBUG: ") == NULL;
+}
+
+/* The last lines a failed test said for itself, or NULL: what a wait saw
+ * instead, which the one-line reason does not carry. */
+#define SAID_LINES 24
+static char *
+test_said(const char *out, const char *summary_tag)
+{
+  g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+  guint n = g_strv_length(lines), first = n, kept = 0;
+  while (first > 0 && kept < SAID_LINES)
+    if (said_line(lines[--first], summary_tag))
+      kept++;
+  if (kept == 0)
+    return NULL;
+  GString *r = g_string_new(NULL);
+  for (guint i = first; i < n; i++)
+    if (said_line(lines[i], summary_tag))
+      g_string_append_printf(r, "%s\n", lines[i] + 2);
+  return g_string_free(r, FALSE);
+}
+
 static void
 add_need(test_t *t, const char *cap)
 {
@@ -177,11 +208,14 @@ judge(test_t *t, int status, const char *out, const char *killed)
     t->result = R_FAIL;
     g_autofree char *why = failure_lines(out);
     t->message = g_strdup_printf("%s%s%s", killed, *why ? "; it said: " : "", why);
+    t->report = test_said(out, summary_tag);
   } else if (ok && !not_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     t->result = R_PASS;
   } else {
     t->result = R_FAIL;
     t->report = sanitizer_report(out);
+    if (t->report == NULL)
+      t->report = test_said(out, summary_tag);
     g_autofree char *why = failure_lines(out);
     if (WIFSIGNALED(status) && !*why)
       t->message = g_strdup_printf("crashed: killed by signal %d (%s)", WTERMSIG(status),
@@ -528,8 +562,10 @@ round_note(GPtrArray *cat)
   for (guint i = 0; i < cat->len; i++) {
     test_t *t = g_ptr_array_index(cat, i);
     g_string_append_c(t->runs, verdict_char[t->result]);
-    if (t->result == R_FAIL && t->fail_message == NULL)
+    if (t->result == R_FAIL && t->fail_message == NULL) {
       t->fail_message = g_strdup(t->message);
+      t->fail_report = g_strdup(t->report);
+    }
   }
 }
 
@@ -554,6 +590,8 @@ rounds_judge(GPtrArray *cat, FILE *console)
                                  "D deviation)%s%s", opt_repeat, r,
                                  t->fail_message ? "; the first failure: " : "",
                                  t->fail_message ? t->fail_message : "");
+    g_free(t->report);
+    t->report = g_strdup(t->fail_report);
     t->result = R_FAIL;
   }
   if (opt_repeat > 1)
