@@ -85,6 +85,7 @@ typedef struct {
   gboolean ended;
   int sock;           /* where its processes tell their waits (-1: none) */
   GHashTable *waits;  /* "PID ID" -> the waits open now */
+  GHashTable *last_ended; /* PID -> the last of its waits to end (certify_run.c) */
   char *last_what;    /* what the last wait to end waited for */
   gint64 last_end;
   char *killed;       /* why it was killed (NULL: it ended) */

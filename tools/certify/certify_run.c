@@ -37,6 +37,12 @@ typedef struct {
   char *what;
 } wait_t;
 
+/* The last wait of a process to end: when it began and when its end was
+ * read (us, on the monotonic clock). */
+typedef struct {
+  gint64 start, end;
+} ended_t;
+
 static void
 wait_free(gpointer p)
 {
@@ -54,6 +60,7 @@ run_start(run_t *r, char **argv, char **env, int timeout_s)
   r->pid = -1;
   r->sock = -1;
   r->waits = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, wait_free);
+  r->last_ended = g_hash_table_new_full(NULL, NULL, NULL, g_free);
   int fd = g_file_open_tmp("itapi-certify-XXXXXX", &r->tmpl, NULL);
   r->t0 = g_get_monotonic_time();
   r->deadline = r->t0 + (gint64) timeout_s * G_USEC_PER_SEC;
@@ -144,6 +151,9 @@ waits_read(run_t *r)
         g_free(r->last_what);
         r->last_what = g_strdup(w->what);
         r->last_end = g_get_monotonic_time();
+        ended_t *e = g_new(ended_t, 1);
+        *e = (ended_t) { w->start, r->last_end };
+        g_hash_table_replace(r->last_ended, GINT_TO_POINTER(pid), e);
         g_hash_table_remove(r->waits, key);
       }
     }
@@ -166,12 +176,18 @@ process_alive(int pid)
 }
 
 /* Whether process @w->pid has a wait begun after @w that is still within
- * its limit plus the grace: a wait nested in @w (a loop whose every round
- * waits) or one beside it in another thread.  The process moves, and @w
- * counts once that stops. */
+ * its limit plus the grace, or that ended less than the grace ago: a wait
+ * nested in @w (a loop whose every round waits; between two rounds none
+ * is open, for as long as the process is kept from its next one) or one
+ * beside it in another thread.  The process moves, and @w counts once
+ * that stops. */
 static gboolean
 waits_newer_in_time(run_t *r, const wait_t *w, gint64 now)
 {
+  gint64 grace = (gint64) opt_wait_grace * G_USEC_PER_SEC;
+  const ended_t *e = g_hash_table_lookup(r->last_ended, GINT_TO_POINTER(w->pid));
+  if (e != NULL && e->start > w->start && now <= e->end + grace)
+    return TRUE;
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init(&it, r->waits);
@@ -288,6 +304,7 @@ run_finish(run_t *r, char **output, double *ms, char **killed)
   *killed = r->killed;
   r->killed = NULL;
   g_clear_pointer(&r->waits, g_hash_table_unref);
+  g_clear_pointer(&r->last_ended, g_hash_table_unref);
   g_clear_pointer(&r->last_what, g_free);
   if (r->sock >= 0)
     close(r->sock);

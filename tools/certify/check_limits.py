@@ -11,7 +11,9 @@ With a ceiling (--timeout) of 60 s and a grace of 2 s:
   limit and the grace;
 - a test that waits 8 times 0.5 s (limit 1 s each, 4 s in all) passes, and
   so does one whose child died in a wait it never ended, and one whose 8
-  such waits are nested in a wait of 1 s (its loop's);
+  such waits, 0.2 s apart with none open between them, are nested in a
+  wait of 1 s (its loop's: a step that ended less than the grace ago
+  excuses it);
 - a test that hangs in that outer wait after 2 steps (1 s) is killed
   after about 3 s (the outer wait's limit and grace: no step is open to
   excuse it), naming the outer wait;
