@@ -256,7 +256,7 @@ ep_cell_of(it_ep_handle_t ep)
  * never names another object once freed, and an EP's cell gives its
  * endpoint while the endpoint lives (datx_cell_it()), so a cell giving
  * @p ep is the one its consumer context names. */
-static datx_cell_t *
+static inline __attribute__((always_inline)) datx_cell_t *
 evd_ep_cell_of(datx_evd_t *evd, it_ep_handle_t ep)
 {
   datx_cell_t *last = g_atomic_pointer_get(&evd->last_ep);
@@ -504,8 +504,9 @@ translate_async(const it_affiliated_event_t *in, DAT_EVENT *out)
   return DAT_SUCCESS;
 }
 
-static DAT_RETURN
-translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
+/* @p out cleared and naming @p evd, as every translation starts. */
+static inline __attribute__((always_inline)) void
+translate_begin(datx_evd_t *evd, DAT_EVENT *out)
 {
   /* Cleared in two parts, each small enough for plain stores rather than
    * a string store (a completion's dearest instruction under an emulated
@@ -515,8 +516,20 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
   memset(out, 0, offsetof(DAT_EVENT, event_extension_data));
   memset(out->event_extension_data, 0, sizeof(out->event_extension_data));
   out->evd_handle = evd->cell;
-  /* An event's stream is its number with the low 12 bits cleared. */
-  switch (in->event_number & ~(it_event_type_t) 0xfff) {
+}
+
+/* An event's stream is its number with the low 12 bits cleared. */
+static inline it_event_type_t
+stream_of_event(const it_event_t *in)
+{
+  return in->event_number & ~(it_event_type_t) 0xfff;
+}
+
+static DAT_RETURN
+translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
+{
+  translate_begin(evd, out);
+  switch (stream_of_event(in)) {
   case IT_DTO_EVENT_STREAM:
     return translate_dto(evd, in, out);
   case IT_CM_REQ_EVENT_STREAM: {
@@ -643,7 +656,15 @@ evd_dequeue(datx_evd_t *evd, DAT_EVENT *event)
       return DAT_QUEUE_EMPTY;
     if (st != IT_SUCCESS)
       return datx_status(st, 0);
-    DAT_RETURN ret = translate(evd, &ev, event);
+    /* A completion, what a poller takes, is translated here rather than
+     * through translate()'s call; the other streams go there. */
+    DAT_RETURN ret;
+    if (G_LIKELY(stream_of_event(&ev) == IT_DTO_EVENT_STREAM)) {
+      translate_begin(evd, event);
+      ret = translate_dto(evd, &ev, event);
+    } else {
+      ret = translate(evd, &ev, event);
+    }
     if (ret != DATX_DROPPED)
       return ret;
   }
