@@ -205,7 +205,11 @@ static const it_dto_status_t dto_status_of[] = {
   [RNICPI_WC_MEM_MGT_ERR] = IT_DTO_ERR_LOCAL_MM_OPERATION,
 };
 
-static void
+static void wc_to_event_flags(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev);
+
+/* The completion @wc of @e's CQ as the IT-API event @ev: inline, for a
+ * poller's dequeue; what flags or a key add is wc_to_event_flags()'s. */
+static inline __attribute__((always_inline)) void
 wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
 {
   ual_dto_ext_t *x = (ual_dto_ext_t *) ev;
@@ -223,6 +227,15 @@ wc_to_event(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
   /* The usual completion: no flag, no key, nothing more to say. */
   if (G_LIKELY(wc->flags == 0 && wc->opcode != RNICPI_WC_LOCAL_INV))
     return;
+  wc_to_event_flags(e, wc, ev);
+}
+
+/* What @wc's flags and key add to @ev, filled by wc_to_event(). */
+static void
+wc_to_event_flags(ual_evd_t *e, const rnicpi_wc_t *wc, it_event_t *ev)
+{
+  ual_dto_ext_t *x = (ual_dto_ext_t *) ev;
+  it_dto_cmpl_event_t *d = &x->dto;
   /* A receive of it_post_send_and_unlink names the RMR the peer unlinked. */
   if (wc->opcode == RNICPI_WC_RECV && (wc->flags & RNICPI_WC_WITH_INV))
     d->unlinked_mr_handle = ual_rmr_invalidated(e->obj.ia, wc->rkey);
