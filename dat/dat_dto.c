@@ -183,7 +183,7 @@ datx_ep_recvs_again(datx_ep_t *ep)
 /* The data path of a Send, an RDMA Read or an RDMA Write: the EP's and
  * the LMRs' cells are read, their objects neither read nor held
  * (datx_cell_peek()), so a post costs no atomic operation of this layer.
- * The checks are ep_post's, in the same order.  Only a post IT-API took
+ * The checks are ep_post's.  Only a post IT-API took
  * returns TRUE; anything else, a refusal or a race with a free, is made
  * again by ep_post, which holds each object and says what is wrong (a
  * refused post left nothing behind). */
@@ -193,24 +193,37 @@ ep_post_fast(DAT_EP_HANDLE ep_handle, post_op_t op, DAT_COUNT n, const DAT_LMR_T
 {
   datx_cell_t *cell = datx_cell_peek(ep_handle, DATX_EP);
   it_ep_handle_t it = cell != NULL ? (it_ep_handle_t) (uintptr_t) datx_cell_it(cell) : IT_NULL_HANDLE;
-  if (it == IT_NULL_HANDLE || n < 0 || n > DATX_MAX_SEGS || (n > 0 && iov == NULL) ||
-      (op != POST_SEND && remote == NULL))
+  if (it == IT_NULL_HANDLE || (op != POST_SEND && remote == NULL))
     return FALSE;
   it_lmr_triplet_t seg[DATX_MAX_SEGS];
   size_t k = 0;
   uint64_t total = 0;
-  for (DAT_COUNT i = 0; i < n; i++) {
-    if (iov[i].segment_length == 0)
-      continue;
-    datx_cell_t *lmr = datx_cell_peek_id(iov[i].lmr_context, DATX_LMR);
+  if (G_LIKELY(n == 1 && iov != NULL && iov[0].segment_length != 0)) {
+    /* One segment, what a latency-bound consumer posts: no loop. */
+    datx_cell_t *lmr = datx_cell_peek_id(iov[0].lmr_context, DATX_LMR);
     uint64_t lmr_it = lmr != NULL && lmr->ia == cell->ia ? datx_cell_it(lmr) : 0;
     if (lmr_it == 0)
       return FALSE;
-    seg[k].lmr = (it_lmr_handle_t) (uintptr_t) lmr_it;
-    seg[k].addr.abs = (void *) (uintptr_t) iov[i].virtual_address;
-    seg[k].length = iov[i].segment_length;
-    total += iov[i].segment_length;
-    k++;
+    seg[0].lmr = (it_lmr_handle_t) (uintptr_t) lmr_it;
+    seg[0].addr.abs = (void *) (uintptr_t) iov[0].virtual_address;
+    seg[0].length = total = iov[0].segment_length;
+    k = 1;
+  } else {
+    if (n < 0 || n > DATX_MAX_SEGS || (n > 0 && iov == NULL))
+      return FALSE;
+    for (DAT_COUNT i = 0; i < n; i++) {
+      if (iov[i].segment_length == 0)
+        continue;
+      datx_cell_t *lmr = datx_cell_peek_id(iov[i].lmr_context, DATX_LMR);
+      uint64_t lmr_it = lmr != NULL && lmr->ia == cell->ia ? datx_cell_it(lmr) : 0;
+      if (lmr_it == 0)
+        return FALSE;
+      seg[k].lmr = (it_lmr_handle_t) (uintptr_t) lmr_it;
+      seg[k].addr.abs = (void *) (uintptr_t) iov[i].virtual_address;
+      seg[k].length = iov[i].segment_length;
+      total += iov[i].segment_length;
+      k++;
+    }
   }
   it_status_t st;
   switch (op) {
