@@ -289,6 +289,7 @@ uint32_t ual_handle_retired(void);
 typedef struct ual_reader {
   uint64_t seq;               /* odd while the thread is inside a section */
   unsigned depth;             /* nesting; the owning thread's only */
+  gboolean fence;             /* entry fences: !ual_sync_barrier, kept here where entry reads */
   struct ual_reader *next;    /* every record, for ual_sync */
 } ual_reader_t;
 /* Read on every post: initial-exec, a load relative to the thread pointer
@@ -300,6 +301,12 @@ ual_reader_t *ual_reader_new(void);
 /* Wait until every read section of another thread that was open when this
  * call started has ended. */
 void ual_sync(void);
+/* Whether ual_sync makes every running thread of the process pass a full
+ * memory barrier (membarrier(2), MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+ * registered when the library is loaded): a read section's entry then
+ * needs only the compiler's ordering, not a fence of its own.  Set once,
+ * before any section can be entered, and never changed. */
+extern gboolean ual_sync_barrier;
 /* Whether this thread is inside a read section. */
 gboolean ual_in_read_section(void);
 
@@ -311,9 +318,14 @@ ual_read_enter(void)
     r = ual_reader_new();
   if (r->depth++ == 0) {
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
-    /* Pairs with ual_sync's: the lookups below see an unpublished object
-     * gone, or ual_sync sees this section open. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Pairs with ual_sync's barrier: the lookups below see an unpublished
+     * object gone, or ual_sync sees this section open.  With membarrier(2)
+     * ual_sync makes this thread pass a full barrier itself, so the store
+     * and the lookups need only stay in this order in the code. */
+    if (G_UNLIKELY(r->fence))
+      __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    else
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
   }
 }
 

@@ -15,8 +15,12 @@
  * more), then waits for every read section that was open at that moment
  * to close (ual_sync), and only then destroys it.  This is the grace
  * period of RCU, reduced to what a handle table needs: the data path pays
- * one fenced store on entry and one plain store on exit, on a line no
- * other thread writes.
+ * one plain store on entry and one on exit, on a line no other thread
+ * writes.  The store on entry must be seen before the lookups that follow
+ * it; rather than a fence on every entry, ual_sync makes every running
+ * thread of the process pass a full barrier (membarrier(2), as
+ * userspace RCU's membarrier flavour does).  Where the kernel has no
+ * membarrier, each entry takes the fence (ual_sync_barrier).
  *
  * A slot whose generation would wrap is retired instead of reused, so no
  * stale handle ever names a live object; running out of slots is a status
@@ -27,8 +31,12 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ual.h"
 
@@ -177,17 +185,57 @@ ual_reader_new(void)
       r->next = head;
     while (!__atomic_compare_exchange_n(&readers, &head, r, TRUE, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
   }
+  r->fence = !ual_sync_barrier;
   pthread_setspecific(reader_key, r);
   ual_reader_self = r;
   return r;
 }
 
+gboolean ual_sync_barrier;
+
+static long
+membarrier(int cmd)
+{
+  return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* Before any read section or ual_sync can run: the library's constructor.
+ * Registration belongs to the process and is kept across fork (Linux
+ * 4.14 and later, which have the command at all). */
+__attribute__((constructor)) static void
+sync_barrier_init(void)
+{
+  long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+  ual_sync_barrier = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+                     membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+/* Every running thread of the process passes a full barrier: a read
+ * section whose entering store it has not seen yet will see what this
+ * thread stored before. */
+static void
+sync_barrier(void)
+{
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return;
+  /* Registered at load; should the kernel have dropped it, register again. */
+  int err = errno;
+  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return;
+  /* Readers no longer fence: going on would free objects they may hold. */
+  g_error("ual: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (%s) after it was registered; "
+          "read sections rely on it, so the process cannot free an object safely", g_strerror(err));
+}
+
 void
 ual_sync(void)
 {
-  /* Pairs with the fence of ual_read_enter: either that thread's lookup
-   * sees the object unpublished, or its open section is seen here. */
+  /* Pairs with ual_read_enter: either that thread's lookup sees the
+   * object unpublished, or its open section is seen here. */
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (ual_sync_barrier)
+    sync_barrier();
   ual_reader_t *self = ual_reader_self;
   for (ual_reader_t *r = __atomic_load_n(&readers, __ATOMIC_ACQUIRE); r != NULL; r = r->next) {
     if (r == self)
