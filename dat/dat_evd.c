@@ -150,6 +150,7 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
 
 err_kill:
   datx_cell_kill(evd->cell, ia);
+  datx_sync();  /* a dequeue may have found the cell live (datx_evd_dequeue) */
 err_free:
   evd_release_it(evd);
   g_free(evd);
@@ -199,6 +200,9 @@ datx_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM
 void
 datx_evd_destroy(datx_evd_t *evd)
 {
+  /* A dequeue that found the EVD before its cell died reads it without a
+   * hold: it leaves first. */
+  datx_sync();
   datx_cno_attach(evd, NULL);
   it_status_t st = evd_release_it(evd);
   if (st != IT_SUCCESS)
@@ -219,9 +223,10 @@ datx_evd_free(DAT_EVD_HANDLE evd_handle)
     return DATX_ERR(DAT_INVALID_HANDLE, 0);
   datx_evd_t *evd = cell->object;
   datx_cell_put(cell);
-  /* A thread inside dat_evd_wait or dat_evd_dequeue holds the EVD, and
-   * the EPs and service points that deliver to it use it: it is kept, as
-   * DAT 2.0 6.3.2.2 has dat_evd_free refuse an EVD in use. */
+  /* A thread inside dat_evd_wait holds the EVD, and the EPs and service
+   * points that deliver to it use it: it is kept, as DAT 2.0 6.3.2.2 has
+   * dat_evd_free refuse an EVD in use.  A dequeue, which does not wait,
+   * is waited for (datx_evd_destroy()). */
   switch (datx_cell_retire(cell)) {
   case DATX_BUSY:
     return DATX_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
@@ -670,14 +675,18 @@ evd_dequeue(datx_evd_t *evd, DAT_EVENT *event)
   }
 }
 
+/* In a read section rather than with a hold: whatever frees the EVD kills
+ * its cell, then waits for the section to end before tearing it down
+ * (datx_evd_destroy(), the IA's abrupt close), so a poller's dequeue
+ * takes no locked instruction of this layer. */
 DAT_RETURN
 datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 {
-  datx_cell_t *cell = datx_cell_hold(evd_handle, DATX_EVD);
-  if (cell == NULL)
-    return DATX_ERR(DAT_INVALID_HANDLE, 0);
-  DAT_RETURN ret = evd_dequeue(cell->object, event);
-  datx_cell_put(cell);
+  datx_reader_t *r = datx_read_enter();
+  datx_cell_t *cell = datx_cell_peek(evd_handle, DATX_EVD);
+  datx_evd_t *evd = cell != NULL ? __atomic_load_n((datx_evd_t **) &cell->object, __ATOMIC_ACQUIRE) : NULL;
+  DAT_RETURN ret = evd != NULL ? evd_dequeue(evd, event) : DATX_ERR(DAT_INVALID_HANDLE, 0);
+  datx_read_exit(r);
   return ret;
 }
 

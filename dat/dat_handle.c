@@ -13,6 +13,13 @@
  */
 #include "dat_priv.h"
 
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #define DATX_MAX_CHUNKS 16384u
 
 datx_cell_t *datx_chunks[DATX_MAX_CHUNKS];
@@ -202,4 +209,109 @@ datx_cell_t *
 datx_lmr_hold_context(DAT_LMR_CONTEXT context)
 {
   return datx_cell_hold_id(context, DATX_LMR);
+}
+
+/*
+ * Read sections (dat_priv.h).  Each thread that enters one gets a record,
+ * kept for the life of the process (a thread that exits gives its record
+ * to the next new thread), on a list that only grows, so datx_sync() walks
+ * it without a lock.
+ */
+
+__thread datx_reader_t *datx_reader_self __attribute__((tls_model("initial-exec")));
+static datx_reader_t *readers;  /* every record, newest first (atomic) */
+static GMutex spare_lock;
+static GSList *spare_readers;   /* records of threads that exited */
+static pthread_key_t reader_key;
+static pthread_once_t reader_once = PTHREAD_ONCE_INIT;
+/* membarrier(2)'s private expedited barrier is registered: entries do not
+ * fence.  Set by the module's constructor, before any section. */
+static gboolean sync_barrier;
+
+static long
+membarrier(int cmd)
+{
+  return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+__attribute__((constructor)) static void
+sync_barrier_init(void)
+{
+  long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+  sync_barrier = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+                 membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+static void
+reader_thread_exit(void *p)
+{
+  datx_reader_t *r = p;
+  /* A thread that exits inside a section must not hold every later sync. */
+  if (r->seq & 1)
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
+  g_mutex_lock(&spare_lock);
+  spare_readers = g_slist_prepend(spare_readers, r);
+  g_mutex_unlock(&spare_lock);
+}
+
+static void
+reader_key_init(void)
+{
+  if (pthread_key_create(&reader_key, reader_thread_exit) != 0)
+    g_error("dat: pthread_key_create failed: the process is out of thread-specific keys");
+}
+
+datx_reader_t *
+datx_reader_new(void)
+{
+  pthread_once(&reader_once, reader_key_init);
+  g_mutex_lock(&spare_lock);
+  datx_reader_t *r = NULL;
+  if (spare_readers != NULL) {
+    r = spare_readers->data;
+    spare_readers = g_slist_delete_link(spare_readers, spare_readers);
+  }
+  g_mutex_unlock(&spare_lock);
+  if (r == NULL) {
+    r = g_aligned_alloc0(1, sizeof(*r), G_MEM_ALIGN > 64 ? G_MEM_ALIGN : 64);
+    datx_reader_t *head = __atomic_load_n(&readers, __ATOMIC_ACQUIRE);
+    do
+      r->next = head;
+    while (!__atomic_compare_exchange_n(&readers, &head, r, TRUE, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+  }
+  r->fence = !sync_barrier;
+  pthread_setspecific(reader_key, r);
+  datx_reader_self = r;
+  return r;
+}
+
+void
+datx_sync(void)
+{
+  /* Pairs with datx_read_enter(): either that thread's lookup sees the
+   * cell dead, or its open section is seen here. */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (sync_barrier && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    int err = errno;
+    /* Registered at load; should the kernel have dropped it, register again. */
+    if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0 ||
+        membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+      g_error("dat: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (%s) after it was registered; "
+              "dat_evd_dequeue relies on it, so the process cannot free an EVD safely", g_strerror(err));
+  }
+  datx_reader_t *self = datx_reader_self;
+  for (datx_reader_t *r = __atomic_load_n(&readers, __ATOMIC_ACQUIRE); r != NULL; r = r->next) {
+    if (r == self)
+      continue;
+    guint64 seq = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+    if ((seq & 1) == 0)
+      continue;
+    /* A section is one dequeue long: spin briefly, then sleep. */
+    for (unsigned spins = 0; __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == seq; spins++) {
+      if (spins < 64)
+        sched_yield();
+      else
+        g_usleep(50);
+    }
+  }
 }

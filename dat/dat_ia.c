@@ -378,6 +378,8 @@ child_forget(gpointer data, gpointer user)
   datx_cell_kill(cell, NULL);
   if (type == DATX_EVD) {
     datx_evd_t *evd = obj;
+    /* A dequeue reads its EVD without a hold (datx_evd_dequeue). */
+    datx_sync();
     g_queue_clear_full(&evd->held, g_free);
     g_mutex_clear(&evd->held_lock);
   } else if (type == DATX_CNO) {
@@ -458,6 +460,10 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
     g_list_foreach(late, child_forget, NULL);
     g_list_free(late);
   }
+  /* Every EVD's cell is dead now, those a free in another thread retired
+   * too; a dequeue that found one live before reads the IA through it
+   * (datx_evd_dequeue). */
+  datx_sync();
   datx_cell_kill(ia->cell, NULL);
   g_mutex_clear(&ia->lock);
   g_free(ia);

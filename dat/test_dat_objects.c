@@ -394,6 +394,72 @@ waiter_settle(waiter_t *w)
   g_usleep(WAITER_SETTLE_US);
 }
 
+/* A thread dequeuing from an EVD while another posts to it and frees it. */
+typedef struct {
+  DAT_EVD_HANDLE evd;
+  int mark;
+  gint freed;     /* the free returned (atomic) */
+  guint taken, empty;
+} dequeue_race_t;
+
+/* Dequeues until a dequeue begun after the free is refused as an invalid
+ * handle; before it, each takes one of the events posted or finds none. */
+static gpointer
+race_dequeue(gpointer data)
+{
+  dequeue_race_t *r = data;
+  for (;;) {
+    gboolean after = g_atomic_int_get(&r->freed);
+    DAT_EVENT ev;
+    DAT_RETURN ret = dat_evd_dequeue(r->evd, &ev);
+    if (ret == DAT_SUCCESS) {
+      g_assert_false(after);
+      g_assert_cmphex(ev.event_number, ==, DAT_SOFTWARE_EVENT);
+      g_assert_true(ev.evd_handle == r->evd);
+      g_assert_true(ev.event_data.software_event_data.pointer == &r->mark);
+      r->taken++;
+    } else if (DAT_GET_TYPE(ret) == DAT_QUEUE_EMPTY) {
+      g_assert_false(after);
+      r->empty++;
+    } else {
+      assert_dat(ret, DAT_ERR(DAT_INVALID_HANDLE, 0));
+      if (after)
+        return NULL;
+    }
+  }
+}
+
+static void
+test_evd_dequeue_free_race(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("an EVD freed while another thread dequeues from it is freed, not refused "
+                 "(a dequeue does not wait): a dequeue begun before takes an event or finds "
+                 "none, one begun after the free returned is refused as an invalid handle");
+  gint64 end = g_get_monotonic_time() + G_USEC_PER_SEC;
+  guint rounds = 0, taken = 0, empty = 0;
+  do {
+    dequeue_race_t r = { 0 };
+    /* Two streams: the dequeue goes through IT-API's aggregate. */
+    assert_dat(dat_evd_create(f->ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG,
+                              &r.evd), DAT_SUCCESS);
+    GThread *t = g_thread_new("race-dequeue", race_dequeue, &r);
+    for (int i = 0; i < 8; i++)
+      post_software_event(r.evd, &r.mark);
+    g_usleep(g_random_int_range(0, 200));
+    assert_dat(dat_evd_free(r.evd), DAT_SUCCESS);
+    g_atomic_int_set(&r.freed, 1);
+    g_thread_join(t);
+    DAT_EVD_PARAM param;
+    assert_dat(dat_evd_query(r.evd, DAT_EVD_FIELD_ALL, &param), DAT_ERR(DAT_INVALID_HANDLE, 0));
+    taken += r.taken;
+    empty += r.empty;
+    rounds++;
+  } while (g_get_monotonic_time() < end);
+  g_test_message("%u rounds, %u events taken, %u dequeues found none", rounds, taken, empty);
+  g_assert_cmpuint(taken, >, 0);
+}
+
 static void
 test_evd_free_waited(fixture_t *f, gconstpointer data)
 {
@@ -2785,6 +2851,7 @@ main(int argc, char **argv)
   ADD("/dat/cno/wait", test_cno);
   ADD("/dat/cno/fd", test_cno_fd);
   ADD("/dat/evd/free-waited", test_evd_free_waited);
+  ADD("/dat/evd/dequeue-free-race", test_evd_dequeue_free_race);
   ADD("/dat/evd/unwaitable", test_evd_unwaitable);
   ADD("/dat/evd/resize", test_evd_resize);
   ADD("/dat/cno/free-waited", test_cno_free_waited);
