@@ -67,6 +67,11 @@ typedef struct ual_evd {
   GMutex lock;
   GQueue q;                   /* it_event_t* (every stream but DTO) */
   rnicpi_cq_t *cq;            /* DTO stream */
+  /* The provider's poll_cq, and whether each entry is zeroed before it
+   * (a provider of an ABI minor before 5, which leaves the fields of later
+   * minors alone): read by every dequeue, set before the EVD is published. */
+  int (*poll_cq)(rnicpi_cq_t *cq, rnicpi_wc_t *wc, int n);
+  gboolean wc_zero;
   gboolean signaled;          /* fd holds a count */
   gboolean overflowed;
   gboolean in_aevd;           /* queued on its AEVD (AEVD lock) */
@@ -89,6 +94,9 @@ typedef struct ual_ep {
   struct ual_srq *srq;        /* receives come from it (IT_EP_SRQ), or NULL */
   ual_evd_t *req, *recv, *conn;
   rnicpi_qp_t *qp;
+  /* The provider's post_send, read by every send-side post: one load
+   * rather than the chain through the IA and the provider. */
+  rnicpi_status_t (*post_send)(rnicpi_qp_t *qp, const rnicpi_send_wr_t *wr);
   gint state;                 /* it_ep_state_rc_t, read without the lock */
   it_ep_attributes_t attr;
   it_ep_rc_creation_flags_t flags;

@@ -187,7 +187,7 @@ ual_post_sq_sges(ual_ep_t *ep, rnicpi_send_wr_t *wr, rnicpi_sge_t *sge, size_t n
   wr->sg_list = sge;
   wr->num_sge = (uint32_t) n;
   wr->flags |= wr_flags(flags);
-  return ual_post_status(ep, ep->obj.ia->prov->data->post_send(ep->qp, wr), wr);
+  return ual_post_status(ep, ep->post_send(ep->qp, wr), wr);
 }
 
 /* A send-queue post: common checks, then the provider.  The unlink flags
@@ -238,7 +238,7 @@ ual_post_sq1(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triple
     wr->sg_list = &sge;
     wr->num_sge = 1;
     wr->flags = wr_flags(flags);
-    rnicpi_status_t rs = ep->obj.ia->prov->data->post_send(ep->qp, wr);
+    rnicpi_status_t rs = ep->post_send(ep->qp, wr);
     return ual_post_status(ep, rs, wr);
   }
   return ual_post_sq(ep_handle, wr, segs, n, flags, 0, fn);

@@ -161,6 +161,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   ep->srq = srq;
   ep->flags = flags;
   ep->state = IT_EP_STATE_UNCONNECTED;
+  ep->post_send = ia->prov->data->post_send;
   if ((st = ual_handle_new(&ep->obj, IT_HANDLE_TYPE_EP, ia)) != IT_SUCCESS) {
     g_free(ep);
     goto out;

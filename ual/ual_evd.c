@@ -264,9 +264,9 @@ sevd_take(ual_evd_t *e, it_event_t *ev)
     rnicpi_wc_t wc;
     /* Zeroed for a provider of a minor before 5, which leaves the fields
      * of later minors alone; one of 5 on writes every field (rnicpi.h). */
-    if (G_UNLIKELY(e->obj.ia->prov->abi_minor < 5))
+    if (G_UNLIKELY(e->wc_zero))
       memset(&wc, 0, sizeof(wc));
-    if (e->obj.ia->prov->data->poll_cq(e->cq, &wc, 1) == 1) {
+    if (e->poll_cq(e->cq, &wc, 1) == 1) {
       wc_to_event(e, &wc, ev);
       got = TRUE;
     }
@@ -648,6 +648,8 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
   e->qsize = sevd_queue_size;
   e->threshold = aevd_kind ? 1 : sevd_threshold;
   e->aevd = aevd;
+  e->poll_cq = ia->prov->data->poll_cq;
+  e->wc_zero = ia->prov->abi_minor < 5;
   g_mutex_init(&e->lock);
   g_queue_init(&e->q);
   g_queue_init(&e->notified);
