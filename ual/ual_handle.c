@@ -212,20 +212,30 @@ sync_barrier_init(void)
 
 /* Every running thread of the process passes a full barrier: a read
  * section whose entering store it has not seen yet will see what this
- * thread stored before. */
+ * thread stored before.  The expedited command can fail only for want of
+ * kernel memory (a CPU mask it allocates); the global one allocates
+ * nothing but waits for an RCU grace period of the whole system, so it is
+ * the fallback, and when neither answers the wait is retried rather than
+ * the object freed under a reader or the process aborted. */
 static void
 sync_barrier(void)
 {
-  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
-    return;
-  /* Registered at load; should the kernel have dropped it, register again. */
-  int err = errno;
-  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
-      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
-    return;
-  /* Readers no longer fence: going on would free objects they may hold. */
-  g_error("ual: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (%s) after it was registered; "
-          "read sections rely on it, so the process cannot free an object safely", g_strerror(err));
+  for (unsigned tries = 0;; tries++) {
+    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+      return;
+    int err = errno;
+    /* Registered at load; should the kernel have dropped it, register again. */
+    if (err == EPERM && tries == 0 && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+      continue;
+    if (membarrier(MEMBARRIER_CMD_GLOBAL) == 0)
+      return;
+    if (tries == 0)
+      g_warning("ual: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (%s) and so did "
+                "MEMBARRIER_CMD_GLOBAL; an object being freed waits until one succeeds "
+                "(free kernel memory, or check the kernel's nohz_full setting)",
+                g_strerror(err));
+    g_usleep(1000);
+  }
 }
 
 void
