@@ -302,7 +302,7 @@ kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t por
       g_autofree char *what = describe(dir, family, addr, port);
       *why = g_strdup_printf("%s (refused: %s)", policy.broken, what);
     }
-    goto out;
+    goto unlock;
   }
   for (guint i = 0; i < policy.rules->len; i++) {
     const rule_t *r = &g_array_index(policy.rules, rule_t, i);
@@ -318,7 +318,7 @@ kal_policy_check(kal_policy_dir_t dir, const struct sockaddr *peer, uint32_t por
     }
     break;
   }
-out:
+unlock:
   g_mutex_unlock(&policy.lock);
   return st;
 }

@@ -125,42 +125,42 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_listen_create: %p is not a live IA handle", (void *) ia_handle);
-    goto out;
+    goto unlock;
   }
   if (!(ia->caps.features & RNICPI_CAP_CM_VERBS)) {
     st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no connection-management verbs, so it cannot "
                   "listen%s", ia->iface->name, ia->host_cm ? "; accept TCP connections yourself and hand "
                   "them over with it_socket_convert (its connects go through the host stack)" : "");
-    goto out;
+    goto unlock;
   }
   if (spigot_id >= MAX(ia->caps.num_ports, 1u)) {
     st = ual_fail(IT_ERR_INVALID_SPIGOT, "spigot %zu does not exist; IA '%s' has %u",
                   spigot_id, ia->iface->name, ia->caps.num_ports);
-    goto out;
+    goto unlock;
   }
   ual_evd_t *evd = ual_evd_get(connect_evd);
   if (evd == NULL || evd->obj.ia != ia || evd->stream != IT_CM_REQ_EVENT_STREAM) {
     st = ual_fail(IT_ERR_INVALID_CONN_EVD, "listener EVD %p is not a live CM_REQ-stream EVD of this IA",
                   (void *) connect_evd);
-    goto out;
+    goto unlock;
   }
   if ((flags & ~(IT_LISTEN_CONN_QUAL_INPUT | IT_LISTEN_SUPPRESS_IRD_ORD)) != 0 ||
       (flags & IT_LISTEN_SUPPRESS_IRD_ORD)) {
     st = ual_fail(IT_ERR_INVALID_FLAGS, "listen flags 0x%x: unknown bits, or IRD/ORD suppression, "
                   "which IA '%s' does not offer", (unsigned) flags, ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if (conn_qual == NULL) {
     st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "it_listen_create: conn_qual is NULL");
-    goto out;
+    goto unlock;
   }
   if (flags & IT_LISTEN_CONN_QUAL_INPUT) {
     if ((st = ual_qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
-      goto out;
+      goto unlock;
     if (port == 0) {
       st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "port 0 given with IT_LISTEN_CONN_QUAL_INPUT; "
                     "leave the flag out to have one chosen");
-      goto out;
+      goto unlock;
     }
   }
   /* A port free in the kAL's space may still be held by the host's own
@@ -178,7 +178,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
       st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY :
                     rs == RNICPI_EACCES ? IT_ERR_INVALID_CONN_QUAL : IT_ERR_RESOURCES,
                     "IA '%s' cannot listen: %s", ia->iface->name, why);
-      goto out;
+      goto unlock;
     }
     port = want;
     l = g_new0(ual_listen_t, 1);
@@ -189,7 +189,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
       kal_port_release(res);
       g_free(l);
       l = NULL;
-      goto out;
+      goto unlock;
     }
     rs = ia->prov->cm->listen(ia->dev, port, l->obj.handle, &l->lst);
     if (rs == RNICPI_OK)
@@ -208,13 +208,13 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
                     "CAP_NET_BIND_SERVICE in the user namespace that owns the network namespace; a "
                     "security module may refuse others); use another port, or grant the capability",
                     ia->prov->name, port, rnicpi_unprivileged_port_start());
-      goto out;
+      goto unlock;
     }
     if (!(chosen && rs == RNICPI_EEXIST && attempt < 64)) {
       st = ual_fail(rs == RNICPI_EEXIST ? IT_ERR_CONN_QUAL_BUSY : ual_map_status(rs),
                     "provider '%s' cannot listen on port %u: %s", ia->prov->name, port,
                     rnicpi_status_message(rs));
-      goto out;
+      goto unlock;
     }
   }
   if (!(flags & IT_LISTEN_CONN_QUAL_INPUT))
@@ -223,7 +223,7 @@ it_listen_create(it_ia_handle_t ia_handle, size_t spigot_id, it_evd_handle_t con
   evd->nbound++;
   ual_ia_child_add(ia, &l->obj);
   *listen_handle = UAL_HANDLE(&l->obj, it_listen_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -346,22 +346,22 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_connect: %p is not a live EP handle", (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = ep->obj.ia;
   if (ep->ud) {
     st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; only RC EPs connect",
                   (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   if (path == NULL) {
     st = ual_fail(IT_ERR_INVALID_SOURCE_PATH, "it_ep_connect: path is NULL");
-    goto out;
+    goto unlock;
   }
   if (ep->state != IT_EP_STATE_UNCONNECTED) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; it_ep_connect needs UNCONNECTED "
                   "(it_ep_reset a NONOPERATIONAL EP first)", (void *) ep_handle, ep->state);
-    goto out;
+    goto unlock;
   }
   const it_cn_est_flags_t known = IT_CONNECT_FLAG_TWO_WAY | IT_CONNECT_FLAG_THREE_WAY |
                                   IT_CONNECT_SUPPRESS_IRD_ORD;
@@ -372,17 +372,17 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
     st = ual_fail(IT_ERR_INVALID_CN_EST_FLAGS, "connect flags 0x%x: unknown bits, both handshakes, or a "
                   "feature IA '%s' lacks (three-way: %s, IRD/ORD suppression: no)", (unsigned) cn_est_flags,
                   ia->iface->name, (ia->caps.features & RNICPI_CAP_THREE_WAY) ? "yes" : "no");
-    goto out;
+    goto unlock;
   }
   uint32_t port;
   if ((st = ual_qual_to_port(connect_qual, FALSE, &port)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_connect, IT_MAX_PRIV_DATA),
                         "connect", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   rnicpi_addr_t dst;
   if ((st = ual_path_to_addr(ia, path, port, &dst)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   rnicpi_conn_param_t p = {
     .pdata = private_data, .pdata_len = (uint32_t) private_data_length,
     .ird = ep->attr.srv.rc.rdma_read_ird, .ord = ep->attr.srv.rc.rdma_read_ord,
@@ -398,7 +398,7 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
     g_message("IA '%s', EP %p: %s", ia->iface->name, (void *) ep_handle, why);
     g_free(why);
     ual_cm_fail(ep, RNICPI_CM_UNREACHABLE, RNICPI_CM_REASON_BAD_PATH);
-    goto out;
+    goto unlock;
   }
   if (ia->host_cm) {
     st = ual_hostcm_connect(ep, &dst, &p);
@@ -410,7 +410,7 @@ it_ep_connect(it_ep_handle_t ep_handle, const it_path_t *path, const it_conn_att
   }
   if (st != IT_SUCCESS)
     g_atomic_int_set(&ep->state, IT_EP_STATE_UNCONNECTED);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -425,22 +425,22 @@ it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
   ual_cn_t *cn = cn_find(cn_est_id);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_accept: %p is not a live EP handle", (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = ep->obj.ia;
   if (ep->ud) {
     st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; only RC EPs accept connections",
                   (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   if (cn == NULL || cn->ia != ia) {
     st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not pending on "
                   "IA '%s' (answered, withdrawn by the peer, or never issued)", cn_est_id, ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_accept, IT_MAX_PRIV_DATA),
                         "accept", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   rnicpi_conn_param_t p = {
     .pdata = private_data, .pdata_len = (uint32_t) private_data_length,
     .ird = ep->attr.srv.rc.rdma_read_ird, .ord = ep->attr.srv.rc.rdma_read_ord,
@@ -450,14 +450,14 @@ it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
     if (ep->state != IT_EP_STATE_UNCONNECTED) {
       st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; accepting needs an UNCONNECTED EP",
                     (void *) ep_handle, ep->state);
-      goto out;
+      goto unlock;
     }
     next = IT_EP_STATE_PASSIVE_CONNECTION_PENDING;
   } else {
     if (cn->ep != ep->obj.handle || ep->state != IT_EP_STATE_ACTIVE2_CONNECTION_PENDING) {
       st = ual_fail(IT_ERR_INVALID_EP_STATE, "connection id 0x%" G_GINT64_MODIFIER "x is a reply for "
                     "another EP, or EP %p is not waiting for one", cn_est_id, (void *) ep_handle);
-      goto out;
+      goto unlock;
     }
     next = IT_EP_STATE_ACTIVE2_CONNECTION_PENDING;
   }
@@ -471,10 +471,10 @@ it_ep_accept(it_ep_handle_t ep_handle, it_cn_est_identifier_t cn_est_id,
                   ia->prov->name, cn_est_id, (void *) ep_handle, rnicpi_status_message(rs));
     if (rs == RNICPI_ENOENT)
       cn_drop(cn);
-    goto out;
+    goto unlock;
   }
   cn_drop(cn);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -488,12 +488,12 @@ it_reject(it_cn_est_identifier_t cn_est_id, const unsigned char *private_data, s
   if (cn == NULL) {
     st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not pending "
                   "(answered, withdrawn by the peer, or never issued)", cn_est_id);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = cn->ia;
   if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_reject, IT_MAX_PRIV_DATA),
                         "reject", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   rnicpi_status_t rs = ia->prov->cm->reject(ia->dev, cn->prov_id, private_data, (uint32_t) private_data_length);
   if (cn->kind == CN_ACTIVE_REPLY) {
     ual_ep_t *ep = ual_ep_get((it_ep_handle_t) (uintptr_t) cn->ep);
@@ -504,7 +504,7 @@ it_reject(it_cn_est_identifier_t cn_est_id, const unsigned char *private_data, s
   if (rs != RNICPI_OK && rs != RNICPI_ENOENT)
     st = ual_fail(ual_map_status(rs), "provider '%s' could not reject: %s", ia->prov->name,
                   rnicpi_status_message(rs));
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -517,32 +517,32 @@ it_ep_disconnect(it_ep_handle_t ep_handle, const unsigned char *private_data, si
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_disconnect: %p is not a live EP handle", (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = ep->obj.ia;
   if (ep->ud) {
     st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP: it has no connection to end",
                   (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   if (ep->state == IT_EP_STATE_UNCONNECTED || ep->state == IT_EP_STATE_NONOPERATIONAL) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d: not connected nor connecting",
                   (void *) ep_handle, ep->state);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_check_pdata(private_data, private_data_length,
                         MIN(ia->caps.pdata_disconnect, IT_MAX_PRIV_DATA), "disconnect", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if (ia->host_cm && ual_hostcm_cancel(ep)) {
     /* The TCP connect had not completed: nothing of it reached the provider. */
     ual_cm_fail(ep, RNICPI_CM_DISCONNECTED, RNICPI_CM_REASON_NONE);
-    goto out;
+    goto unlock;
   }
   rnicpi_status_t rs = ia->prov->cm->disconnect(ep->qp, private_data, (uint32_t) private_data_length);
   if (rs != RNICPI_OK)
     st = ual_fail(ual_map_status(rs), "provider '%s' could not disconnect EP %p: %s", ia->prov->name,
                   (void *) ep_handle, rnicpi_status_message(rs));
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -608,29 +608,29 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_socket_convert: %p is not a live EP handle", (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = ep->obj.ia;
   if (!(ia->caps.features & RNICPI_CAP_SOCKET_HANDOFF)) {
     st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' cannot take over a socket "
                   "(it_ia_info_t.socket_conversion_support; iWARP interfaces can)", ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if (flags != IT_SC_DEFAULT) {
     st = ual_fail(IT_ERR_INVALID_CONVERSION, "it_socket_convert: flags 0x%x; IT_SC_NO_REQ_REP (no MPA "
                   "exchange) is not offered: MPA negotiates CRC, IRD/ORD and the first message",
                   (unsigned) flags);
-    goto out;
+    goto unlock;
   }
   if (ep->ud) {
     st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; a socket converts to an RC EP",
                   (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   if (ep->state != IT_EP_STATE_UNCONNECTED) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "EP %p is in state %d; conversion needs an UNCONNECTED EP",
                   (void *) ep_handle, ep->state);
-    goto out;
+    goto unlock;
   }
   int type = 0;
   socklen_t tl = sizeof(type);
@@ -641,16 +641,16 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
       (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)) {
     st = ual_fail(IT_ERR_INVALID_CONVERSION, "descriptor %d is not a connected TCP socket (%s)", sd,
                   g_strerror(errno));
-    goto out;
+    goto unlock;
   }
   gboolean active = socket_is_active(sd);
   size_t limit = MIN(active ? ia->caps.pdata_connect : ia->caps.pdata_accept, IT_MAX_PRIV_DATA);
   if ((st = ual_check_pdata(msg, len, limit, active ? "connect" : "accept", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   int fd = dup(sd);
   if (fd < 0) {
     st = ual_fail(IT_ERR_RESOURCES, "it_socket_convert: dup(%d) failed: %s", sd, g_strerror(errno));
-    goto out;
+    goto unlock;
   }
   rnicpi_conn_param_t p = {
     .pdata = msg, .pdata_len = (uint32_t) len,
@@ -666,7 +666,7 @@ it_socket_convert(int sd, it_ep_handle_t ep_handle, it_sc_flags_t flags, const u
                   "provider '%s' could not take over socket %d for EP %p: %s", ia->prov->name, sd,
                   (void *) ep_handle, rnicpi_status_message(rs));
   }
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -744,10 +744,10 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
   if (cn == NULL || cn->kind != CN_PASSIVE_REQUEST) {
     st = ual_fail(IT_ERR_INVALID_CN_EST_ID, "connection id 0x%" G_GINT64_MODIFIER "x is not a pending "
                   "connection request (answered, withdrawn, or a reply)", cn_est_id);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_qual_to_port(conn_qual, TRUE, &port)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   ual_listen_t *to = NULL;
   for (GList *l = cn->ia->children; l != NULL && to == NULL; l = l->next) {
     ual_obj_t *o = l->data;
@@ -762,12 +762,12 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
     st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "no listen point of IA '%s' on spigot %zu listens on port %u; "
                   "it_handoff passes requests between listen points of one IA", cn->ia->iface->name,
                   spigot_id, port);
-    goto out;
+    goto unlock;
   }
   if (to->obj.handle == cn->listen) {
     st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "the request already belongs to the listen point on port %u",
                   port);
-    goto out;
+    goto unlock;
   }
   ual_cn_t *moved = cn_new(cn->ia, CN_PASSIVE_REQUEST, cn->prov_id);
   moved->listen = to->obj.handle;
@@ -780,7 +780,7 @@ it_handoff(const it_conn_qual_t *conn_qual, size_t spigot_id, it_cn_est_identifi
   e->conn_req = moved->req;
   ual_evd_push(to->evd, e);
   g_free(e);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

@@ -115,41 +115,41 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_ep_rc_create: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   ual_evd_t *req, *recv;
   if ((st = ual_ep_dto_evds(ia, request_sevd_handle, recv_sevd_handle, &req, &recv)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   ual_evd_t *conn = ual_evd_get(connect_sevd_handle);
   if (conn == NULL || conn->obj.ia != ia || conn->stream != IT_CM_MSG_EVENT_STREAM) {
     st = ual_fail(IT_ERR_INVALID_CONN_EVD, "connect EVD %p is not a live CM_MSG-stream EVD of the PZ's IA",
                   (void *) connect_sevd_handle);
-    goto out;
+    goto unlock;
   }
   if ((flags & ~(IT_EP_REUSEADDR | IT_EP_SRQ)) != 0) {
     st = ual_fail(IT_ERR_INVALID_FLAGS, "it_ep_rc_create: flags 0x%x have unknown bits", (unsigned) flags);
-    goto out;
+    goto unlock;
   }
   if (ep_attr == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_rc_create: ep_attr is NULL");
-    goto out;
+    goto unlock;
   }
   ual_srq_t *srq = NULL;
   if (flags & IT_EP_SRQ) {
     if (!(ia->caps.features & RNICPI_CAP_SRQ)) {
       st = ual_fail(IT_ERR_SRQ_NOT_SUPPORTED, "IA '%s' has no shared receive queues", ia->iface->name);
-      goto out;
+      goto unlock;
     }
     srq = ual_srq_get(ep_attr->srv.rc.srq);
     if (srq == NULL || srq->pz != pz) {
       st = ual_fail(IT_ERR_INVALID_SRQ, "IT_EP_SRQ given but ep_attr.srv.rc.srq %p is not a live SRQ "
                     "of PZ %p", (void *) ep_attr->srv.rc.srq, (void *) pz_handle);
-      goto out;
+      goto unlock;
     }
   }
   if ((st = check_attr(ia, ep_attr)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
 
   ual_ep_t *ep = g_new0(ual_ep_t, 1);
   ep->pz = pz;
@@ -164,7 +164,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
   ep->post_send = ia->prov->data->post_send;
   if ((st = ual_handle_new(&ep->obj, IT_HANDLE_TYPE_EP, ia)) != IT_SUCCESS) {
     g_free(ep);
-    goto out;
+    goto unlock;
   }
   rnicpi_qp_attr_t qa = { .send_cq = req->cq, .recv_cq = recv->cq };
   qp_attr_of(ep_attr, &qa);
@@ -175,7 +175,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
     g_free(ep);
     st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not create a queue pair: %s",
                   ia->prov->name, rnicpi_status_message(rs));
-    goto out;
+    goto unlock;
   }
   pz->nref++;
   req->nbound++;
@@ -185,7 +185,7 @@ it_ep_rc_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle,
     srq->nep++;
   ual_ia_child_add(ia, &ep->obj);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -316,26 +316,26 @@ it_ep_modify(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, const it_ep_attr
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP, "it_ep_modify: %p is not a live EP handle", (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   if (ep_attr == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_modify: ep_attr is NULL");
-    goto out;
+    goto unlock;
   }
   if (ep->ud) {
     st = ual_fail(IT_ERR_INVALID_EP_TYPE, "EP %p is a datagram EP; it_ep_modify changes only the RDMA "
                   "and IRD/ORD attributes of RC EPs", (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   if (mask == 0 || (mask & ~modifiable) != 0) {
     st = ual_fail(IT_ERR_INVALID_MASK, "it_ep_modify: mask 0x%x; this IA can change only RDMA enables, "
                   "IRD, ORD and atomics (mask 0x%x)", (unsigned) mask, (unsigned) modifiable);
-    goto out;
+    goto unlock;
   }
   if (ep->state != IT_EP_STATE_UNCONNECTED && (mask & (IT_EP_PARAM_MAX_IRD | IT_EP_PARAM_MAX_ORD))) {
     st = ual_fail(IT_ERR_INVALID_EP_STATE, "IRD/ORD of EP %p can change only while UNCONNECTED",
                   (void *) ep_handle);
-    goto out;
+    goto unlock;
   }
   it_ep_attributes_t a = ep->attr;
   if (mask & IT_EP_PARAM_RDMA_RD_ENABLE) a.srv.rc.rdma_read_enable = ep_attr->srv.rc.rdma_read_enable;
@@ -344,17 +344,17 @@ it_ep_modify(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, const it_ep_attr
   if (mask & IT_EP_PARAM_MAX_ORD) a.srv.rc.rdma_read_ord = ep_attr->srv.rc.rdma_read_ord;
   if (mask & IT_EP_PARAM_ATOMICS_ENABLE) a.srv.rc.atomics_enable = ep_attr->srv.rc.atomics_enable;
   if ((st = check_attr(ep->obj.ia, &a)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   rnicpi_qp_attr_t qa = { 0 };
   qp_attr_of(&a, &qa);
   rnicpi_status_t rs = ep->obj.ia->prov->queue->qp_modify(ep->qp, &qa);
   if (rs != RNICPI_OK) {
     st = ual_fail(ual_map_status(rs), "provider '%s' refused to modify EP %p: %s",
                   ep->obj.ia->prov->name, (void *) ep_handle, rnicpi_status_message(rs));
-    goto out;
+    goto unlock;
   }
   ep->attr = a;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

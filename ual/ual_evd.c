@@ -587,58 +587,58 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
   ual_evd_t *aevd = NULL;
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_evd_create: %p is not a live IA handle", (void *) ia_handle);
-    goto out;
+    goto unlock;
   }
   if (!is_stream(event_number)) {
     st = ual_fail(IT_ERR_INVALID_EVD_TYPE, "event stream 0x%x is not one of the IT_*_EVENT_STREAM values",
                   (unsigned) event_number);
-    goto out;
+    goto unlock;
   }
   gboolean aevd_kind = event_number == IT_AEVD_NOTIFICATION_EVENT_STREAM;
   if ((evd_flag & ~0x1f) != 0 || (!aevd_kind && (evd_flag & IT_EVD_DEQUEUE_NOTIFICATIONS))) {
     st = ual_fail(IT_ERR_INVALID_FLAGS, "EVD flags 0x%x: unknown bits, or DEQUEUE_NOTIFICATIONS on an SEVD",
                   (unsigned) evd_flag);
-    goto out;
+    goto unlock;
   }
   /* Liberal where the standard leaves room: an fd pointer without the flag
    * (IBM SKV's tests pass one) gets -1 and no descriptor. */
   if ((evd_flag & IT_EVD_CREATE_FD) && fd == NULL) {
     st = ual_fail(IT_ERR_MISMATCH_FD, "IT_EVD_CREATE_FD is set but the fd pointer is NULL; pass an int * "
                   "to receive the descriptor, or leave the flag out");
-    goto out;
+    goto unlock;
   }
   if (!aevd_kind && sevd_queue_size == 0) {
     st = ual_fail(IT_ERR_INVALID_QUEUE_SIZE, "an SEVD needs a queue size of at least 1");
-    goto out;
+    goto unlock;
   }
   if (event_number == IT_DTO_EVENT_STREAM && sevd_queue_size > ia->caps.max_cqe) {
     st = ual_fail(IT_ERR_RESOURCE_QUEUE_SIZE, "DTO EVD of %zu entries exceeds the %u the device '%s' allows",
                   sevd_queue_size, ia->caps.max_cqe, ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if (!aevd_kind && sevd_threshold > sevd_queue_size) {
     st = ual_fail(IT_ERR_INVALID_THRESHOLD, "threshold %zu exceeds the queue size %zu",
                   sevd_threshold, sevd_queue_size);
-    goto out;
+    goto unlock;
   }
   if (aevd_handle != IT_NULL_HANDLE) {
     aevd = ual_evd_get(aevd_handle);
     if (aevd_kind) {
       st = ual_fail(IT_ERR_AEVD_NOT_ALLOWED, "an AEVD cannot feed another AEVD");
-      goto out;
+      goto unlock;
     }
     if (aevd == NULL || !is_aevd(aevd) || aevd->obj.ia != ia) {
       st = ual_fail(IT_ERR_INVALID_AEVD, "%p is not a live AEVD of this IA", (void *) aevd_handle);
-      goto out;
+      goto unlock;
     }
   }
   if (event_number == IT_ASYNC_AFF_EVENT_STREAM && ia->aff_evd != NULL) {
     st = ual_fail(IT_ERR_ASYNC_AFF_EVD_EXISTS, "IA '%s' already has an affiliated async EVD", ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if (event_number == IT_ASYNC_UNAFF_EVENT_STREAM && ia->unaff_evd != NULL) {
     st = ual_fail(IT_ERR_ASYNC_UNAFF_EVD_EXISTS, "IA '%s' already has an unaffiliated async EVD", ia->iface->name);
-    goto out;
+    goto unlock;
   }
 
   ual_evd_t *e = g_new0(ual_evd_t, 1);
@@ -657,12 +657,12 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
   if (e->fd < 0) {
     st = ual_fail(IT_ERR_RESOURCES, "eventfd for a new EVD failed: %s", g_strerror(errno));
     g_free(e);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_handle_new(&e->obj, IT_HANDLE_TYPE_EVD, ia)) != IT_SUCCESS) {
     close(e->fd);
     g_free(e);
-    goto out;
+    goto unlock;
   }
   if (event_number == IT_DTO_EVENT_STREAM) {
     rnicpi_status_t rs = ia->prov->queue->cq_create(ia->dev, (uint32_t) sevd_queue_size,
@@ -673,7 +673,7 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
       g_free(e);
       st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not create a CQ of %zu entries: %s",
                     ia->prov->name, sevd_queue_size, rnicpi_status_message(rs));
-      goto out;
+      goto unlock;
     }
   }
   if (aevd != NULL)
@@ -692,7 +692,7 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
     ual_evd_update(e);
     return IT_SUCCESS;
   }
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

@@ -239,7 +239,7 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_lmr_create: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   if (iobl != NULL) {
@@ -247,32 +247,32 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
     uintptr_t start;
     size_t nelts;
     if ((st = iobl_range(ia, iobl, length, &start, &nelts, "it_lmr_create")) != IT_SUCCESS)
-      goto out;
+      goto unlock;
     addr = (void *) start;
   }
   if (addr == NULL) {
     st = ual_fail(IT_ERR_INVALID_ADDRESS, "it_lmr_create: addr is NULL");
-    goto out;
+    goto unlock;
   }
   if (length == 0) {
     st = ual_fail(IT_ERR_INVALID_LENGTH, "it_lmr_create: length is 0");
-    goto out;
+    goto unlock;
   }
   if (length > ia->caps.max_mr_size || (uintptr_t) addr + length < (uintptr_t) addr) {
     st = ual_fail(IT_ERR_RESOURCE_LMR_LENGTH, "a region of %" G_GUINT64_FORMAT " bytes exceeds the "
                   "%" G_GUINT64_FORMAT " IA '%s' can register, or wraps the address space",
                   (guint64) length, ia->caps.max_mr_size, ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_check_addr_mode(ia, addr_mode)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if ((st = check_privs(ia, privs)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if ((st = check_flags(flags)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if (lmr_handle == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_lmr_create: lmr_handle is NULL");
-    goto out;
+    goto unlock;
   }
 
   ual_lmr_t *lmr = g_new0(ual_lmr_t, 1);
@@ -284,7 +284,7 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
     st = pin_refused("it_lmr_create", rs, why, addr, length, privs);
     g_free(why);
     g_free(lmr);
-    goto out;
+    goto unlock;
   }
   rnicpi_mr_attr_t a = {
     .addr = addr, .length = length,
@@ -307,7 +307,7 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
     g_free(lmr);
     st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not register %" G_GUINT64_FORMAT " bytes at %p: %s",
                   ia->prov->name, (guint64) length, addr, rnicpi_status_message(rs));
-    goto out;
+    goto unlock;
   }
   lmr->pz = pz;
   lmr->addr = addr;
@@ -324,12 +324,12 @@ it_lmr_create21(it_pz_handle_t pz_handle, void *addr, it_iobl_t *iobl, it_length
     ia->prov->mem->mr_dereg(lmr->mr);
     kal_unpin(lmr->pin);
     g_free(lmr);
-    goto out;
+    goto unlock;
   }
   *lmr_handle = UAL_HANDLE(&lmr->obj, it_lmr_handle_t);
   if (rmr_context != NULL)
     *rmr_context = lmr->mr->rkey;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -458,36 +458,36 @@ it_lmr_modify(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, const it_lmr
   ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
   if (lmr == NULL) {
     st = ual_fail(IT_ERR_INVALID_LMR, "it_lmr_modify: %p is not a live LMR handle", (void *) lmr_handle);
-    goto out;
+    goto unlock;
   }
   if (mask != IT_LMR_PARAM_MEM_PRIV) {
     st = ual_fail(IT_ERR_INVALID_MASK, "it_lmr_modify: mask 0x%x; only IT_LMR_PARAM_MEM_PRIV can change "
                   "(register anew to move or resize)", (unsigned) mask);
-    goto out;
+    goto unlock;
   }
   if (params == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_lmr_modify: params is NULL");
-    goto out;
+    goto unlock;
   }
   if ((st = check_privs(lmr->obj.ia, params->privs)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if ((params->privs & WRITE_PRIVS) && !(lmr->privs & WRITE_PRIVS) && lmr->length > 0) {
     g_autofree char *why = NULL;
     rnicpi_status_t cs = kal_mem_check(lmr->addr, lmr->length, true, &why);
     if (cs != RNICPI_OK) {
       st = pin_refused("it_lmr_modify", cs, why, lmr->addr, lmr->length, params->privs);
-      goto out;
+      goto unlock;
     }
   }
   rnicpi_status_t rs = lmr->obj.ia->prov->mem->mr_modify(lmr->mr, ual_access_of(lmr->obj.ia, params->privs));
   if (rs != RNICPI_OK) {
     st = ual_fail(ual_map_status(rs), "provider '%s' could not change the rights of LMR %p: %s",
                   lmr->obj.ia->prov->name, (void *) lmr_handle, rnicpi_status_message(rs));
-    goto out;
+    goto unlock;
   }
   /* it_rmr_link reads the rights without the object lock. */
   __atomic_store_n(&lmr->privs, params->privs, __ATOMIC_RELAXED);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -529,25 +529,25 @@ it_mem_map(it_ia_handle_t ia_handle, void *vaddr, uint64_t aspace_id, size_t len
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_mem_map: %p is not a live IA handle", (void *) ia_handle);
-    goto out;
+    goto unlock;
   }
   if (io_addr == NULL || mapped_len == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_mem_map: io_addr or mapped_len is NULL");
-    goto out;
+    goto unlock;
   }
   if (vaddr == NULL) {
     st = ual_fail(IT_ERR_INVALID_ADDRESS, "it_mem_map: vaddr is NULL");
-    goto out;
+    goto unlock;
   }
   if (len == 0 || (uintptr_t) vaddr + len < (uintptr_t) vaddr) {
     st = ual_fail(IT_ERR_INVALID_LENGTH, "it_mem_map: length %zu is 0 or wraps the address space", len);
-    goto out;
+    goto unlock;
   }
   /* A user-space provider reaches its own address space only. */
   if (aspace_id != 0 && aspace_id != (uint64_t) getpid()) {
     st = ual_fail(IT_ERR_NO_PERMISSION, "it_mem_map: address space %" G_GUINT64_FORMAT " is not the caller's "
                   "(0 or its process id %d)", (guint64) aspace_id, (int) getpid());
-    goto out;
+    goto unlock;
   }
   ual_map_t *m = g_new0(ual_map_t, 1);
   char *why = NULL;
@@ -558,14 +558,14 @@ it_mem_map(it_ia_handle_t ia_handle, void *vaddr, uint64_t aspace_id, size_t len
     st = pin_refused("it_mem_map", rs, why, vaddr, len, 0);
     g_free(why);
     g_free(m);
-    goto out;
+    goto unlock;
   }
   m->addr = (uintptr_t) vaddr;
   m->len = len;
   ia->maps = g_list_prepend(ia->maps, m);
   *io_addr = (it_io_addr_t) vaddr;
   *mapped_len = len;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -578,7 +578,7 @@ it_mem_unmap(it_ia_handle_t ia_handle, it_io_addr_t io_addr, size_t mapped_len)
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL) {
     st = ual_fail(IT_ERR_INVALID_IA, "it_mem_unmap: %p is not a live IA handle", (void *) ia_handle);
-    goto out;
+    goto unlock;
   }
   GList *l = ia->maps;
   while (l != NULL && ((ual_map_t *) l->data)->addr != (uintptr_t) io_addr)
@@ -586,18 +586,18 @@ it_mem_unmap(it_ia_handle_t ia_handle, it_io_addr_t io_addr, size_t mapped_len)
   if (l == NULL) {
     st = ual_fail(IT_ERR_INVALID_ADDRESS, "it_mem_unmap: %p is not an I/O address it_mem_map returned on IA "
                   "'%s' (or it was unmapped)", (void *) io_addr, ia->iface->name);
-    goto out;
+    goto unlock;
   }
   ual_map_t *m = l->data;
   if (m->len != mapped_len) {
     st = ual_fail(IT_ERR_INVALID_LENGTH, "it_mem_unmap: the mapping at %p is %zu bytes, not %zu",
                   (void *) io_addr, m->len, mapped_len);
-    goto out;
+    goto unlock;
   }
   ia->maps = g_list_delete_link(ia->maps, l);
   kal_unpin(m->pin);
   g_free(m);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -626,30 +626,30 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_lmr_create_unlinked: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   uint64_t need = RNICPI_CAP_FAST_REGISTER | RNICPI_CAP_LOCAL_INVALIDATE;
   if ((ia->caps.features & need) != need) {
     st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no unlinked LMRs (it_ia_info_t.lmr_link_support is "
                   "IT_FALSE)", ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if (iobl_num_elts == 0) {
     st = ual_fail(IT_ERR_INVALID_IOBL, "it_lmr_create_unlinked: a capacity of 0 I/O buffer list elements");
-    goto out;
+    goto unlock;
   }
   if (iobl_num_elts > UINT32_MAX || iobl_num_elts > ia->caps.max_mr_size / (uint64_t) kal_page_size()) {
     st = ual_fail(IT_ERR_RESOURCE_LMR_LENGTH, "it_lmr_create_unlinked: %zu elements of a page exceed the "
                   "%" G_GUINT64_FORMAT " bytes IA '%s' can register", iobl_num_elts, ia->caps.max_mr_size,
                   ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if ((st = check_flags(flags)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if (lmr_handle == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_lmr_create_unlinked: lmr_handle is NULL");
-    goto out;
+    goto unlock;
   }
   ual_lmr_t *lmr = g_new0(ual_lmr_t, 1);
   rnicpi_status_t rs = ia->prov->mem->mr_alloc(pz->pd, (uint32_t) iobl_num_elts, &lmr->mr);
@@ -657,7 +657,7 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
     g_free(lmr);
     st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "allocate a fast-register region of %zu pages",
                           iobl_num_elts);
-    goto out;
+    goto unlock;
   }
   lmr->pz = pz;
   lmr->addr_mode = IT_ADDR_MODE_ABSOLUTE;
@@ -669,10 +669,10 @@ it_lmr_create_unlinked(it_pz_handle_t pz_handle, size_t iobl_num_elts, it_lmr_fl
   if ((st = ual_pz_child_add(&lmr->obj, IT_HANDLE_TYPE_LMR, pz)) != IT_SUCCESS) {
     ia->prov->mem->mr_dereg(lmr->mr);
     g_free(lmr);
-    goto out;
+    goto unlock;
   }
   *lmr_handle = UAL_HANDLE(&lmr->obj, it_lmr_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -713,51 +713,51 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   ual_ep_t *ep;
   it_status_t st = link_checks(fn, lmr_handle, ep_handle, &lmr, &ep);
   if (st != IT_SUCCESS)
-    goto out;
+    goto unlock;
   ual_ia_t *ia = lmr->obj.ia;
   if (lmr->linked) {
     st = ual_fail(IT_ERR_LMR_BUSY, "%s: LMR %p is linked; unlink it first", fn, (void *) lmr_handle);
-    goto out;
+    goto unlock;
   }
   if ((dto_flags & ~LINK_FLAGS) != 0) {
     st = ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x; a link takes only COMPLETION, NOTIFY and "
                   "BARRIER_FENCE", fn, (unsigned) dto_flags);
-    goto out;
+    goto unlock;
   }
   if (rmr_context == NULL) {
     st = ual_fail(IT_ERR_FAULT, "%s: rmr_context is NULL", fn);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_check_addr_mode(ia, addr_mode)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if ((st = check_privs(ia, privs)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   uintptr_t start;
   size_t nelts;
   size_t psz = kal_page_size();
   if (iobl != NULL) {
     if ((st = iobl_range(ia, iobl, length, &start, &nelts, fn)) != IT_SUCCESS)
-      goto out;
+      goto unlock;
   } else {
     if (addr == NULL) {
       st = ual_fail(IT_ERR_INVALID_ADDRESS, "%s: addr and iobl are both NULL", fn);
-      goto out;
+      goto unlock;
     }
     if (length == 0) {
       st = ual_fail(IT_ERR_INVALID_LENGTH, "%s: length is 0", fn);
-      goto out;
+      goto unlock;
     }
     start = (uintptr_t) addr;
     if (start + length < start) {
       st = ual_fail(IT_ERR_RESOURCE_LMR_LENGTH, "%s: the range wraps the address space", fn);
-      goto out;
+      goto unlock;
     }
     nelts = (size_t) (((start + length + psz - 1) / psz) - start / psz);
   }
   if (nelts > lmr->iobl_num_elts || length > ia->caps.max_mr_size) {
     st = ual_fail(IT_ERR_RESOURCE_LMR_LENGTH, "%s: the memory spans %zu elements; LMR %p was created for %zu",
                   fn, nelts, (void *) lmr_handle, lmr->iobl_num_elts);
-    goto out;
+    goto unlock;
   }
   kal_pin_t *pin = NULL;
   char *why = NULL;
@@ -765,7 +765,7 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   if (rs != RNICPI_OK) {
     st = pin_refused(fn, rs, why, (void *) start, length, privs);
     g_free(why);
-    goto out;
+    goto unlock;
   }
   /* The capacity counts elements: pages of a virtual range, or the list's
    * elements (page_size then bounds the bytes an element holds). */
@@ -786,7 +786,7 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   g_free(pages);
   if (st != IT_SUCCESS) {
     kal_unpin(pin);
-    goto out;
+    goto unlock;
   }
   kal_unpin(lmr->pin);
   lmr->pin = pin;
@@ -802,7 +802,7 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
   /* The fast register wrote the region's new key (rnicpi.h). */
   __atomic_store_n(&lmr->lkey, lmr->mr->lkey, __ATOMIC_RELAXED);
   *rmr_context = lmr->mr->rkey;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -817,21 +817,21 @@ it_lmr_unlink(it_lmr_handle_t lmr_handle, it_ep_handle_t ep_handle, it_dto_cooki
   ual_ep_t *ep;
   it_status_t st = link_checks(fn, lmr_handle, ep_handle, &lmr, &ep);
   if (st != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if ((dto_flags & ~(LINK_FLAGS | IT_UNLINK_FENCE_FLAG)) != 0) {
     st = ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x; an unlink takes only COMPLETION, NOTIFY, "
                   "BARRIER_FENCE and UNLINK_FENCE", fn, (unsigned) dto_flags);
-    goto out;
+    goto unlock;
   }
   if (!lmr->linked) {
     st = ual_fail(IT_ERR_INVALID_LMR, "%s: LMR %p is not linked", fn, (void *) lmr_handle);
-    goto out;
+    goto unlock;
   }
   rnicpi_send_wr_t wr = { .wr_id = cookie, .opcode = RNICPI_WR_LOCAL_INV, .invalidate_rkey = lmr->mr->rkey };
   st = ual_post_sq(ep_handle, &wr, NULL, 0, dto_flags, IT_UNLINK_FENCE_FLAG, fn);
   if (st == IT_SUCCESS)
     lmr->linked = FALSE;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

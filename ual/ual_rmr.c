@@ -45,14 +45,14 @@ it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_rmr_create: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   uint64_t f = ia->caps.features;
   if (!(f & (RNICPI_CAP_MW_NARROW | RNICPI_CAP_MW_WIDE))) {
     st = ual_fail(IT_ERR_OP_NOT_SUPPORTED, "IA '%s' has no remote memory regions "
                   "(it_ia_info_t.rmr_types_supported is 0)", ia->iface->name);
-    goto out;
+    goto unlock;
   }
   /* DEFAULT: the EP-bound kind where offered (IB type 2, the iWARP window). */
   if (rmr_type == IT_RMR_TYPE_DEFAULT)
@@ -64,11 +64,11 @@ it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_
                   "(it_ia_info_t.rmr_types_supported 0x%x)", (int) rmr_type, ia->iface->name,
                   (unsigned) (((f & RNICPI_CAP_MW_NARROW) ? IT_RMR_TYPE_NARROW : 0) |
                               ((f & RNICPI_CAP_MW_WIDE) ? IT_RMR_TYPE_WIDE : 0)));
-    goto out;
+    goto unlock;
   }
   if (rmr_handle == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_rmr_create: rmr_handle is NULL");
-    goto out;
+    goto unlock;
   }
   ual_rmr_t *rmr = g_new0(ual_rmr_t, 1);
   g_mutex_init(&rmr->lock);
@@ -78,7 +78,7 @@ it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_
     g_mutex_clear(&rmr->lock);
     g_free(rmr);
     st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "allocate a %s memory window", type_name(rmr_type));
-    goto out;
+    goto unlock;
   }
   rmr->pz = pz;
   rmr->type = rmr_type;
@@ -87,10 +87,10 @@ it_rmr_create20(it_pz_handle_t pz_handle, it_rmr_type_t rmr_type, it_rmr_handle_
     ia->prov->mw->mw_dealloc(rmr->mw);
     g_mutex_clear(&rmr->lock);
     g_free(rmr);
-    goto out;
+    goto unlock;
   }
   *rmr_handle = UAL_HANDLE(&rmr->obj, it_rmr_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -164,15 +164,15 @@ it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   if (rmr == NULL) {
     st = ual_fail(IT_ERR_INVALID_RMR, "it_rmr_query: %p is not a live RMR handle", (void *) rmr_handle);
-    goto out;
+    goto unlock;
   }
   if ((mask & ~0x7ffu) != 0) {
     st = ual_fail(IT_ERR_INVALID_MASK, "it_rmr_query: mask 0x%x has unknown bits", (unsigned) mask);
-    goto out;
+    goto unlock;
   }
   if (params == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_rmr_query: params is NULL");
-    goto out;
+    goto unlock;
   }
   memset(params, 0, sizeof(*params));
   params->ia = UAL_HANDLE(&rmr->obj.ia->obj, it_ia_handle_t);
@@ -189,7 +189,7 @@ it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_
     params->rmr_context = rmr->ctx;
   }
   g_mutex_unlock(&rmr->lock);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

@@ -22,23 +22,23 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_srq_create: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   if (!(ia->caps.features & RNICPI_CAP_SRQ)) {
     st = ual_fail(IT_ERR_SRQ_NOT_SUPPORTED, "IA '%s' has no shared receive queues "
                   "(it_ia_info_t.srq_support)", ia->iface->name);
-    goto out;
+    goto unlock;
   }
   if (max_recv_dtos == 0 || max_recv_dtos > ia->caps.max_qp_wr) {
     st = ual_fail(IT_ERR_INVALID_SRQ_SIZE, "an SRQ of %zu receives: IA '%s' allows 1 to %u",
                   max_recv_dtos, ia->iface->name, ia->caps.max_qp_wr);
-    goto out;
+    goto unlock;
   }
   if (max_recv_segments == 0 || max_recv_segments > ia->caps.max_recv_sge) {
     st = ual_fail(IT_ERR_RESOURCE_RSEG, "%zu segments per receive: IA '%s' allows 1 to %u",
                   max_recv_segments, ia->iface->name, ia->caps.max_recv_sge);
-    goto out;
+    goto unlock;
   }
   ual_srq_t *q = g_new0(ual_srq_t, 1);
   q->pz = pz;
@@ -46,7 +46,7 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
   q->max_recv_segs = max_recv_segments;
   if ((st = ual_handle_new(&q->obj, IT_HANDLE_TYPE_SRQ, ia)) != IT_SUCCESS) {
     g_free(q);
-    goto out;
+    goto unlock;
   }
   rnicpi_status_t rs = ia->prov->srq->srq_create(pz->pd, (uint32_t) max_recv_dtos,
                                                  (uint32_t) max_recv_segments, q->obj.handle, &q->srq);
@@ -54,12 +54,12 @@ it_srq_create(it_pz_handle_t pz_handle, size_t max_recv_segments, size_t max_rec
     ual_handle_release(&q->obj);
     g_free(q);
     st = ual_prov_refused(ia, rs, IT_ERR_SRQ_NOT_SUPPORTED, "create an SRQ of %zu receives", max_recv_dtos);
-    goto out;
+    goto unlock;
   }
   pz->nref++;
   ual_ia_child_add(ia, &q->obj);
   *srq_handle = UAL_HANDLE(&q->obj, it_srq_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -101,17 +101,17 @@ it_srq_modify(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, const it_srq
   ual_srq_t *q = ual_srq_get(srq_handle);
   if (q == NULL) {
     st = ual_fail(IT_ERR_INVALID_SRQ, "it_srq_modify: %p is not a live SRQ handle", (void *) srq_handle);
-    goto out;
+    goto unlock;
   }
   const it_srq_param_mask_t modifiable = IT_SRQ_PARAM_MAX_RECV_DTO | IT_SRQ_PARAM_LOW_WATERMARK;
   if (mask == 0 || (mask & ~modifiable) != 0) {
     st = ual_fail(IT_ERR_INVALID_MASK, "it_srq_modify: mask 0x%x; only MAX_RECV_DTO and LOW_WATERMARK "
                   "can change", (unsigned) mask);
-    goto out;
+    goto unlock;
   }
   if (params == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_srq_modify: params is NULL");
-    goto out;
+    goto unlock;
   }
   size_t dtos = (mask & IT_SRQ_PARAM_MAX_RECV_DTO) ? params->max_recv_dtos : q->max_recv_dtos;
   size_t low = (mask & IT_SRQ_PARAM_LOW_WATERMARK) ? params->low_watermark : q->low_watermark;
@@ -119,11 +119,11 @@ it_srq_modify(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, const it_srq
   if (dtos == 0 || dtos > ia->caps.max_qp_wr) {
     st = ual_fail(IT_ERR_INVALID_SRQ_SIZE, "an SRQ of %zu receives: IA '%s' allows 1 to %u", dtos,
                   ia->iface->name, ia->caps.max_qp_wr);
-    goto out;
+    goto unlock;
   }
   if (low > dtos) {
     st = ual_fail(IT_ERR_INVALID_WATERMARK, "low watermark %zu exceeds the SRQ's %zu receives", low, dtos);
-    goto out;
+    goto unlock;
   }
   rnicpi_status_t rs = ia->prov->srq->srq_modify(q->srq, (mask & IT_SRQ_PARAM_MAX_RECV_DTO) ? (uint32_t) dtos : 0,
                                                  (uint32_t) low);
@@ -131,11 +131,11 @@ it_srq_modify(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, const it_srq
     st = ual_fail(rs == RNICPI_EBUSY ? IT_ERR_INVALID_SRQ_SIZE : ual_map_status(rs),
                   "provider '%s' refused to change SRQ %p: %s", ia->prov->name, (void *) srq_handle,
                   rs == RNICPI_EBUSY ? "it holds more receives than the new size" : rnicpi_status_message(rs));
-    goto out;
+    goto unlock;
   }
   q->max_recv_dtos = dtos;
   q->low_watermark = low;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

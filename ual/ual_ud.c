@@ -67,27 +67,27 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_ep_ud_create: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   if (!has_ud(ia)) {
     st = no_ud(ia, "it_ep_ud_create");
-    goto out;
+    goto unlock;
   }
   ual_evd_t *req, *recv;
   if ((st = ual_ep_dto_evds(ia, request_sevd_handle, recv_sevd_handle, &req, &recv)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if (ep_attr == NULL) {
     st = ual_fail(IT_ERR_INVALID_EP_ATTR, "it_ep_ud_create: ep_attr is NULL");
-    goto out;
+    goto unlock;
   }
   if (spigot_id >= MAX(ia->caps.num_ports, 1u)) {
     st = ual_fail(IT_ERR_INVALID_SPIGOT, "spigot %zu does not exist; IA '%s' has %u",
                   spigot_id, ia->iface->name, ia->caps.num_ports);
-    goto out;
+    goto unlock;
   }
   if ((st = check_ud_attr(ia, ep_attr)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
 
   ual_ep_t *ep = g_new0(ual_ep_t, 1);
   ep->pz = pz;
@@ -99,7 +99,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   ep->state = IT_EP_STATE_UD_OPERATIONAL;
   if ((st = ual_handle_new(&ep->obj, IT_HANDLE_TYPE_EP, ia)) != IT_SUCCESS) {
     g_free(ep);
-    goto out;
+    goto unlock;
   }
   rnicpi_qp_attr_t qa = {
     .send_cq = req->cq, .recv_cq = recv->cq,
@@ -113,7 +113,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
     ual_handle_release(&ep->obj);
     g_free(ep);
     st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "create a UD queue pair");
-    goto out;
+    goto unlock;
   }
   /* The id is the IA's choice: the QP number peers send to. */
   ep->attr.srv.ud.ep_info.ud_ep_id = ep->qp->qp_num;
@@ -122,7 +122,7 @@ it_ep_ud_create(it_pz_handle_t pz_handle, it_evd_handle_t request_sevd_handle, i
   recv->nbound++;
   ual_ia_child_add(ia, &ep->obj);
   *ep_handle = UAL_HANDLE(&ep->obj, it_ep_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -296,38 +296,38 @@ it_address_handle_create(it_pz_handle_t pz_handle, const it_path_t *destination_
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL) {
     st = ual_fail(IT_ERR_INVALID_PZ, "it_address_handle_create: %p is not a live PZ handle", (void *) pz_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = pz->obj.ia;
   if (!has_ud(ia)) {
     st = no_ud(ia, "it_address_handle_create");
-    goto out;
+    goto unlock;
   }
   if ((ah_flags & ~IT_AH_PATH_COMPLETE) != 0) {
     st = ual_fail(IT_ERR_INVALID_FLAGS, "it_address_handle_create: flags 0x%x; only IT_AH_PATH_COMPLETE "
                   "(0x1) is defined", (unsigned) ah_flags);
-    goto out;
+    goto unlock;
   }
   it_path_t stored;
   rnicpi_ah_attr_t attr;
   if ((st = path_to_ah(ia, destination_path, ah_flags, &stored, &attr, "it_address_handle_create")) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   ual_ah_t *ah = g_new0(ual_ah_t, 1);
   rnicpi_status_t rs = ia->prov->ud->ah_create(pz->pd, &attr, &ah->ah);
   if (rs != RNICPI_OK) {
     g_free(ah);
     st = ual_prov_refused(ia, rs, IT_ERR_OP_NOT_SUPPORTED, "create an address handle");
-    goto out;
+    goto unlock;
   }
   ah->pz = pz;
   ah->path = stored;
   if ((st = ual_pz_child_add(&ah->obj, IT_HANDLE_TYPE_ADDR, pz)) != IT_SUCCESS) {
     ia->prov->ud->ah_destroy(ah->ah);
     g_free(ah);
-    goto out;
+    goto unlock;
   }
   *addr_handle = UAL_HANDLE(&ah->obj, it_addr_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -360,36 +360,36 @@ it_address_handle_modify(it_addr_handle_t addr_handle, it_addr_param_mask_t mask
   if (ah == NULL) {
     st = ual_fail(IT_ERR_INVALID_AH, "it_address_handle_modify: %p is not a live address handle",
                   (void *) addr_handle);
-    goto out;
+    goto unlock;
   }
   if (mask != IT_ADDR_PARAM_PATH) {
     st = ual_fail(IT_ERR_INVALID_MASK, "it_address_handle_modify: mask 0x%x; only the path "
                   "(IT_ADDR_PARAM_PATH) can change: the IA and PZ are fixed", (unsigned) mask);
-    goto out;
+    goto unlock;
   }
   if (params == NULL) {
     st = ual_fail(IT_ERR_FAULT, "it_address_handle_modify: params is NULL");
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = ah->obj.ia;
   it_path_t stored;
   rnicpi_ah_attr_t attr;
   if ((st = path_to_ah(ia, &params->path, 0, &stored, &attr, "it_address_handle_modify")) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   /* A provider handle is immutable (as ibv_ah): make the new one first. */
   rnicpi_ah_t *nah = NULL;
   rnicpi_status_t rs = ia->prov->ud->ah_create(ah->pz->pd, &attr, &nah);
   if (rs != RNICPI_OK) {
     st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not rebuild address handle %p: %s",
                   ia->prov->name, (void *) addr_handle, rnicpi_status_message(rs));
-    goto out;
+    goto unlock;
   }
   /* A send in a read section may hold the old one: it goes with the
    * object, after its grace period (ual_ah_t). */
   ah->replaced = g_slist_prepend(ah->replaced, ah->ah);
   __atomic_store_n(&ah->ah, nah, __ATOMIC_RELEASE);
   ah->path = stored;
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -456,31 +456,31 @@ it_ud_service_request_handle_create(const it_conn_qual_t *conn_qual, it_evd_hand
   ual_evd_t *evd = ual_evd_get(reply_evd);
   if (evd == NULL || evd->stream != IT_CM_MSG_EVENT_STREAM) {
     st = ual_fail(IT_ERR_INVALID_EVD, "reply EVD %p is not a live CM_MSG-stream EVD", (void *) reply_evd);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = evd->obj.ia;
   if (!has_ud(ia)) {
     st = no_ud(ia, "it_ud_service_request_handle_create");
-    goto out;
+    goto unlock;
   }
   if ((st = ual_qual_to_port(conn_qual, FALSE, &port)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   if (port == 0) {
     st = ual_fail(IT_ERR_INVALID_CONN_QUAL, "the qualifier names port 0; name the listener's port");
-    goto out;
+    goto unlock;
   }
   if (destination_path == NULL) {
     st = ual_fail(IT_ERR_INVALID_SOURCE_PATH, "it_ud_service_request_handle_create: destination_path is NULL");
-    goto out;
+    goto unlock;
   }
   if (destination_path->spigot_id >= MAX(ia->caps.num_ports, 1u)) {
     st = ual_fail(IT_ERR_INVALID_SPIGOT, "the path starts at spigot %zu; IA '%s' has %u",
                   destination_path->spigot_id, ia->iface->name, ia->caps.num_ports);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_ud_req, IT_MAX_PRIV_DATA),
                             "ud_req", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   ual_udsvc_t *svc = g_new0(ual_udsvc_t, 1);
   svc->reply = evd;
   svc->qual = *conn_qual;
@@ -491,12 +491,12 @@ it_ud_service_request_handle_create(const it_conn_qual_t *conn_qual, it_evd_hand
     memcpy(svc->pdata, private_data, private_data_length);
   if ((st = ual_handle_new(&svc->obj, IT_HANDLE_TYPE_UD_SVC_REQ, ia)) != IT_SUCCESS) {
     g_free(svc);
-    goto out;
+    goto unlock;
   }
   evd->nbound++;
   ual_ia_child_add(ia, &svc->obj);
   *ud_svc_handle = UAL_HANDLE(&svc->obj, it_ud_svc_req_handle_t);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -557,20 +557,20 @@ it_ud_service_request(it_ud_svc_req_handle_t ud_svc_handle)
   if (svc == NULL) {
     st = ual_fail(IT_ERR_INVALID_UD_SVC, "it_ud_service_request: %p is not a live UD service request handle",
                   (void *) ud_svc_handle);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = svc->obj.ia;
   rnicpi_addr_t dst;
   if ((st = ual_qual_to_port(&svc->qual, FALSE, &port)) != IT_SUCCESS ||
       (st = ual_path_to_addr(ia, &svc->path, port, &dst)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   rnicpi_status_t rs = ia->prov->cm->ud_svc_request(ia->dev, &dst, svc->pdata, (uint32_t) svc->pdata_len,
                                                     svc->obj.handle);
   if (rs != RNICPI_OK)
     st = ual_fail(rs == RNICPI_ELIMIT ? IT_ERR_INVALID_PDATA_LENGTH : ual_map_status(rs),
                   "provider '%s' could not send UD service request %p: %s", ia->prov->name,
                   (void *) ud_svc_handle, rnicpi_status_message(rs));
-out:
+unlock:
   ual_lock_drop();
   return st;
 }
@@ -585,17 +585,17 @@ it_ud_service_reply(it_ud_svc_req_identifier_t ud_svc_req_id, it_ud_svc_req_stat
   if (p == NULL) {
     st = ual_fail(IT_ERR_INVALID_UD_SVC_REQ_ID, "UD service request id 0x%" G_GINT64_MODIFIER "x is not "
                   "pending (answered, or never issued)", ud_svc_req_id);
-    goto out;
+    goto unlock;
   }
   ual_ia_t *ia = p->ia;
   if ((unsigned) status > IT_UD_REQ_REDIRECTED) {
     st = ual_fail(IT_ERR_INVALID_UD_STATUS, "it_ud_service_reply: status %d is not an it_ud_svc_req_status_t "
                   "(0..4)", (int) status);
-    goto out;
+    goto unlock;
   }
   if ((st = ual_check_pdata(private_data, private_data_length, MIN(ia->caps.pdata_ud_rep, IT_MAX_PRIV_DATA),
                             "ud_rep", ia)) != IT_SUCCESS)
-    goto out;
+    goto unlock;
   /* it_ud_svc_req_status_t and RNIC-PI's statuses are both SIDR_REP's. */
   rnicpi_status_t rs = ia->prov->cm->ud_svc_reply(ia->dev, p->prov_id, (rnicpi_ud_svc_status_t) status,
                                                   ep_info.ud_ep_id, ep_info.ud_ep_key, private_data,
@@ -606,7 +606,7 @@ it_ud_service_reply(it_ud_svc_req_identifier_t ud_svc_req_id, it_ud_svc_req_stat
                   ia->prov->name, ud_svc_req_id, rnicpi_status_message(rs));
   if (rs == RNICPI_OK || rs == RNICPI_ENOENT)
     g_hash_table_remove(svc_table, &ud_svc_req_id);
-out:
+unlock:
   ual_lock_drop();
   return st;
 }

@@ -510,11 +510,11 @@ test_mr_no_pin_reclaim(cert_t *f, gconstpointer data)
   cert_buf_t src, dst;
   if (!reclaim_buf_new(pr.a.pd, &src, 2 * page,
                        RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE | cert_sink_access(f)))
-    goto out;
+    goto free_pair;
   if (!reclaim_buf_new(pr.p.pd, &dst, 2 * page,
                        RNICPI_ACCESS_LOCAL_READ | RNICPI_ACCESS_LOCAL_WRITE |
                          RNICPI_ACCESS_REMOTE_READ | RNICPI_ACCESS_REMOTE_WRITE))
-    goto out_src;
+    goto free_src;
 
   /* A Send from reclaimed pages into a receive of reclaimed pages. */
   size_t asked = 0;
@@ -557,9 +557,9 @@ test_mr_no_pin_reclaim(cert_t *f, gconstpointer data)
                    "those did not meet other pages", resident, asked);
 
   cert_buf_free(&dst);
-out_src:
+free_src:
   cert_buf_free(&src);
-out:
+free_pair:
   cert_pair_free(&pr);
 }
 

@@ -201,7 +201,7 @@ test_wait_timeout(cert_t *f, gconstpointer data)
   woke_t woke;
   uint32_t n;
   if (!sleep_on(f, pr.p.rcq, CERT_QUIET_MS, &woke, &n))
-    goto out;
+    goto free_bufs;
   g_assert_cmpint(woke, ==, WOKE_NONE);
   g_assert_cmpuint(DAT->cq_count(pr.p.rcq), ==, 0);
   for (int i = 0; i < 100; i++) {
@@ -218,7 +218,7 @@ test_wait_timeout(cert_t *f, gconstpointer data)
   g_assert_true(cert_wait_notify(f, pr.p.rcq->al_ctx, CERT_TIMEOUT_MS));
   expect_recv(pr.p.rcq, pr.p.ctx, 0x3300, LEN, &dst, 0x62);
   g_assert_cmphex(cert_wc(pr.a.scq).wr_id, ==, 0x3301);
-out:
+free_bufs:
   cert_buf_free(&src);
   cert_buf_free(&dst);
   cert_pair_free(&pr);

@@ -184,7 +184,7 @@ cma(size_t size, double secs)
       if (process_vm_writev(child, &l, 1, &r, 1, 0) != (ssize_t) size) {
         perror("process_vm_writev");
         rc = 1;
-        goto out;
+        goto kill_child;
       }
     uint64_t t1 = now_ns();
     s[n++] = (double) (t1 - t0) / 16.0;
@@ -192,7 +192,7 @@ cma(size_t size, double secs)
       break;
   }
   printf("cma_ns %.1f\n", median(s, n));
-out:
+kill_child:
   kill(child, SIGKILL);
   waitpid(child, NULL, 0);
   return rc;

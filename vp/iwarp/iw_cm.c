@@ -349,14 +349,14 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
   iw_dev_t *dev = c->dev;
   g_mutex_lock(&dev->lock);
   if (c->dead)
-    goto out;
+    goto unlock;
   if (c->delivered) {
     /* The initiator sends nothing before our reply: EOF means it gave up,
      * data means it broke the protocol.  Either way the request is gone. */
     uint8_t b;
     ssize_t n = recv(c->fd, &b, 1, MSG_DONTWAIT | MSG_PEEK);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      goto out;
+      goto unlock;
     rnicpi_cm_event_t *ev = g_new0(rnicpi_cm_event_t, 1);
     ev->type = RNICPI_CM_REQUEST_CANCELLED;
     ev->listen_ctx = c->listener->base.al_ctx;
@@ -364,15 +364,15 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
     iw_defer_cm(dev, ev);
     g_free(ev);
     creq_drop(c);
-    goto out;
+    goto unlock;
   }
   int r = iw_cep_read_frame(c->fd, c->hs, &c->hs_got, false);
   if (r == 0)
-    goto out;
+    goto unlock;
   if (r < 0 || iw_mpa_parse(c->hs, c->hs_got, false, &c->req) != IW_MPA_OK) {
     g_debug("iwarp0: dropping a connection with a bad MPA request");
     creq_drop(c);
-    goto out;
+    goto unlock;
   }
   if (c->req.markers) {
     /* RFC 5044 4.3, 7.1.1 (M bit): we do not do markers; refuse like siw. */
@@ -382,7 +382,7 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
     uint8_t buf[sizeof(iw_mpa_rr_t) + sizeof(iw_mpa_v2_t)];
     iw_sock_send_all(c->fd, buf, iw_mpa_build(&rej, buf));
     creq_drop(c);
-    goto out;
+    goto unlock;
   }
   c->delivered = TRUE;
   if (c->link.data != NULL)
@@ -400,7 +400,7 @@ iw_cm_creq_io(iw_creq_t *c, uint32_t events)
   memcpy(ev->pdata, c->req.pdata, c->req.pdata_len);
   iw_defer_cm(dev, ev);
   g_free(ev);
-out:
+unlock:
   g_mutex_unlock(&dev->lock);
 }
 
@@ -454,7 +454,7 @@ iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
   int fd = -1;
   if (g_hash_table_contains(dev->listeners, GUINT_TO_POINTER(port))) {
     st = RNICPI_EEXIST;
-    goto out;
+    goto unlock;
   }
   fd = listen_socket(port);
   /* The largest backlog (SOMAXCONN; the kernel caps it at net.core.somaxconn): with a short
@@ -467,7 +467,7 @@ iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
     st = e == EADDRINUSE ? RNICPI_EEXIST : e == EACCES ? RNICPI_EACCES : RNICPI_EIO;
     if (fd >= 0)
       close(fd);
-    goto out;
+    goto unlock;
   }
   iw_listen_t *l = g_new0(iw_listen_t, 1);
   l->poll.kind = IW_POLL_LISTEN;
@@ -479,7 +479,7 @@ iw_listen(rnicpi_dev_t *d, uint32_t port, uint64_t ctx, rnicpi_listen_t **out)
   g_hash_table_insert(dev->listeners, GUINT_TO_POINTER(port), l);
   iw_epoll_set(dev, fd, &l->poll, EPOLLIN, TRUE);
   *out = &l->base;
-out:
+unlock:
   g_mutex_unlock(&dev->lock);
   return st;
 }
@@ -529,12 +529,12 @@ iw_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   g_mutex_lock(&qp->lock);
   if (qp->state != RNICPI_QPS_IDLE || qp->cs != IW_CS_NONE) {
     st = RNICPI_ESTATE;
-    goto out;
+    goto unlock;
   }
   int fd = socket(dst->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     st = RNICPI_EIO;
-    goto out;
+    goto unlock;
   }
   iw_sock_tune(fd);
   /* The kernel picks this socket's port from the ephemeral range, where
@@ -553,10 +553,10 @@ iw_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t *
   int r = connect(fd, (const struct sockaddr *) &dst->sa, sl);
   if (r != 0 && errno != EINPROGRESS) {
     iw_cep_unreachable(qp, rnicpi_cm_reason_of_errno(errno), &w);
-    goto out;
+    goto unlock;
   }
   iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
-out:
+unlock:
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);
   return st;
@@ -583,7 +583,7 @@ iw_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   g_mutex_lock(&qp->lock);
   if (qp->state != RNICPI_QPS_IDLE || qp->cs != IW_CS_NONE) {
     st = RNICPI_ESTATE;
-    goto out;
+    goto unlock;
   }
   /* The QP takes the socket over. */
   iw_mpa_msg_t req = c->req;
@@ -601,7 +601,7 @@ iw_accept(rnicpi_qp_t *q, uint64_t id, const rnicpi_conn_param_t *p)
   qp->epmask = EPOLLIN | EPOLLRDHUP;
   iw_epoll_set(dev, fd, &qp->poll, qp->epmask, TRUE);
   st = iw_cep_passive_reply(qp, &req, p, &w);
-out:
+unlock:
   g_mutex_unlock(&qp->lock);
   g_mutex_unlock(&dev->lock);
   iw_work_deliver(&w);
@@ -694,7 +694,7 @@ iw_handoff(rnicpi_qp_t *q, int fd, bool active, const rnicpi_conn_param_t *p)
   g_mutex_lock(&qp->lock);
   if (qp->state != RNICPI_QPS_IDLE || qp->cs != IW_CS_NONE) {
     st = RNICPI_ESTATE;
-    goto out;
+    goto unlock;
   }
   int fl = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -712,7 +712,7 @@ iw_handoff(rnicpi_qp_t *q, int fd, bool active, const rnicpi_conn_param_t *p)
   } else {
     qp->cs = IW_CS_MPA_REQ;
   }
-out:
+unlock:
   g_mutex_unlock(&qp->lock);
   iw_work_deliver(&w);
   return st;

@@ -405,7 +405,7 @@ iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
 {
   iw_qp_lock_io(qp);
   if (qp->dead || qp->fd < 0)
-    goto out;
+    goto unlock;
   switch (qp->cs) {
   case IW_CS_TCP_CONNECT:
   case IW_CS_MPA_REP:
@@ -422,7 +422,7 @@ iw_qp_io(iw_qp_t *qp, uint32_t events, iw_work_t *w)
   default:
     break;
   }
-out:
+unlock:
   g_mutex_unlock(&qp->lock);
 }
 
