@@ -656,24 +656,17 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
   e->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (e->fd < 0) {
     st = ual_fail(IT_ERR_RESOURCES, "eventfd for a new EVD failed: %s", g_strerror(errno));
-    g_free(e);
-    goto unlock;
+    goto err_free_evd;
   }
-  if ((st = ual_handle_new(&e->obj, IT_HANDLE_TYPE_EVD, ia)) != IT_SUCCESS) {
-    close(e->fd);
-    g_free(e);
-    goto unlock;
-  }
+  if ((st = ual_handle_new(&e->obj, IT_HANDLE_TYPE_EVD, ia)) != IT_SUCCESS)
+    goto err_close_fd;
   if (event_number == IT_DTO_EVENT_STREAM) {
     rnicpi_status_t rs = ia->prov->queue->cq_create(ia->dev, (uint32_t) sevd_queue_size,
                                                     e->obj.handle, &e->cq);
     if (rs != RNICPI_OK) {
-      ual_handle_release(&e->obj);
-      close(e->fd);
-      g_free(e);
       st = ual_fail(IT_ERR_RESOURCES, "provider '%s' could not create a CQ of %zu entries: %s",
                     ia->prov->name, sevd_queue_size, rnicpi_status_message(rs));
-      goto unlock;
+      goto err_release_handle;
     }
   }
   if (aevd != NULL)
@@ -692,6 +685,15 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
     ual_evd_update(e);
     return IT_SUCCESS;
   }
+  ual_lock_drop();
+  return IT_SUCCESS;
+
+err_release_handle:
+  ual_handle_release(&e->obj);
+err_close_fd:
+  close(e->fd);
+err_free_evd:
+  g_free(e);
 unlock:
   ual_lock_drop();
   return st;
