@@ -527,6 +527,69 @@ typedef struct ual_dto_ext {
 } ual_dto_ext_t;
 G_STATIC_ASSERT(sizeof(ual_dto_ext_t) <= sizeof(it_event_t));
 
+/* The bits of each IT-API flag and parameter mask type that the access
+ * layer knows, from it_api.h's names: a call refuses any other bit with
+ * IT_ERR_INVALID_FLAGS or IT_ERR_INVALID_MASK.  A flag added to one of
+ * these types in it_api.h is added here too, or the calls refuse it.
+ * it_api.h numbers each type's bits from bit 0 without a gap, so a mask
+ * with a gap has left a flag out (UAL_MASK_GAPLESS). */
+#define UAL_MASK_GAPLESS(m) ((((m) + 1u) & (m)) == 0)
+
+#define UAL_DTO_FLAGS_KNOWN                                                         \
+  ((unsigned) (IT_COMPLETION_FLAG | IT_NOTIFY_FLAG | IT_SOLICITED_WAIT_FLAG |       \
+               IT_BARRIER_FENCE_FLAG | IT_UNLINK_FENCE_FLAG | IT_UNLINK_LOCAL_SINK | \
+               IT_COALESCE_WR_FLAG))
+#define UAL_EVD_FLAGS_KNOWN                                                          \
+  ((unsigned) (IT_EVD_DEQUEUE_NOTIFICATIONS | IT_EVD_CREATE_FD | IT_EVD_OVERFLOW_DEFAULT | \
+               IT_EVD_OVERFLOW_NOTIFY | IT_EVD_OVERFLOW_AUTO_RESET))
+#define UAL_EVD_PARAMS_KNOWN                                                            \
+  ((unsigned) (IT_EVD_PARAM_ALL | IT_EVD_PARAM_IA | IT_EVD_PARAM_EVENT_NUMBER |          \
+               IT_EVD_PARAM_FLAG | IT_EVD_PARAM_QUEUE_SIZE | IT_EVD_PARAM_THRESHOLD |    \
+               IT_EVD_PARAM_AEVD_HANDLE | IT_EVD_PARAM_FD | IT_EVD_PARAM_BOUND |         \
+               IT_EVD_PARAM_ENABLED | IT_EVD_PARAM_OVERFLOWED | IT_EVD_PARAM_CALLBACK))
+#define UAL_LISTEN_PARAMS_KNOWN                                                       \
+  ((unsigned) (IT_LISTEN_PARAM_ALL | IT_LISTEN_PARAM_IA_HANDLE | IT_LISTEN_PARAM_SPIGOT_ID | \
+               IT_LISTEN_PARAM_CONNECT_EVD | IT_LISTEN_PARAM_CONN_QUAL))
+#define UAL_EP_PARAMS_KNOWN                                                                   \
+  ((unsigned) (IT_EP_PARAM_ALL | IT_EP_PARAM_IA | IT_EP_PARAM_SPIGOT | IT_EP_PARAM_STATE |     \
+               IT_EP_PARAM_SERV_TYPE | IT_EP_PARAM_PATH | IT_EP_PARAM_PZ |                    \
+               IT_EP_PARAM_REQ_SEVD | IT_EP_PARAM_RECV_SEVD | IT_EP_PARAM_CONN_SEVD |         \
+               IT_EP_PARAM_RDMA_RD_ENABLE | IT_EP_PARAM_RDMA_WR_ENABLE |                      \
+               IT_EP_PARAM_MAX_RDMA_READ_SEG | IT_EP_PARAM_MAX_RDMA_WRITE_SEG |               \
+               IT_EP_PARAM_MAX_IRD | IT_EP_PARAM_MAX_ORD | IT_EP_PARAM_EP_ID |                \
+               IT_EP_PARAM_EP_KEY | IT_EP_PARAM_MAX_PAYLOAD | IT_EP_PARAM_MAX_REQ_DTO |       \
+               IT_EP_PARAM_MAX_RECV_DTO | IT_EP_PARAM_MAX_SEND_SEG | IT_EP_PARAM_MAX_RECV_SEG | \
+               IT_EP_PARAM_SRQ | IT_EP_PARAM_SOFT_HI_WATERMARK | IT_EP_PARAM_HARD_HI_WATERMARK | \
+               IT_EP_PARAM_ATOMICS_ENABLE | IT_EP_PARAM_PRIV_OPS_ENABLE))
+#define UAL_LMR_PARAMS_KNOWN                                                           \
+  ((unsigned) (IT_LMR_PARAM_ALL | IT_LMR_PARAM_IA | IT_LMR_PARAM_PZ | IT_LMR_PARAM_ADDR | \
+               IT_LMR_PARAM_LENGTH | IT_LMR_PARAM_MEM_PRIV | IT_LMR_PARAM_FLAG |          \
+               IT_LMR_PARAM_SHARED_ID | IT_LMR_PARAM_RMR_CONTEXT |                        \
+               IT_LMR_PARAM_ACTUAL_ADDR | IT_LMR_PARAM_ACTUAL_LENGTH |                    \
+               IT_LMR_PARAM_ADDR_MODE | IT_LMR_PARAM_LINKED | IT_LMR_PARAM_IOBL_NUM_ELTS | \
+               IT_LMR_PARAM_IOBL_TYPE))
+#define UAL_RMR_PARAMS_KNOWN                                                           \
+  ((unsigned) (IT_RMR_PARAM_ALL | IT_RMR_PARAM_IA | IT_RMR_PARAM_PZ | IT_RMR_PARAM_LINKED | \
+               IT_RMR_PARAM_LMR | IT_RMR_PARAM_ADDR | IT_RMR_PARAM_LENGTH |               \
+               IT_RMR_PARAM_MEM_PRIV | IT_RMR_PARAM_RMR_CONTEXT | IT_RMR_PARAM_TYPE |     \
+               IT_RMR_PARAM_ADDR_MODE))
+#define UAL_SRQ_PARAMS_KNOWN                                                          \
+  ((unsigned) (IT_SRQ_PARAM_ALL | IT_SRQ_PARAM_IA | IT_SRQ_PARAM_PZ |                    \
+               IT_SRQ_PARAM_MAX_RECV_DTO | IT_SRQ_PARAM_MAX_RECV_SEG | IT_SRQ_PARAM_LOW_WATERMARK))
+#define UAL_UD_SVC_PARAMS_KNOWN                                                       \
+  ((unsigned) (IT_UD_PARAM_ALL | IT_UD_PARAM_IA_HANDLE | IT_UD_PARAM_REQ_ID |            \
+               IT_UD_PARAM_REPLY_EVD | IT_UD_PARAM_CONN_QUAL | IT_UD_PARAM_DEST_PATH |    \
+               IT_UD_PARAM_PRIV_DATA | IT_UD_PARAM_PRIV_DATA_LENGTH))
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_DTO_FLAGS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_EVD_FLAGS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_EVD_PARAMS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_LISTEN_PARAMS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_EP_PARAMS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_LMR_PARAMS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_RMR_PARAMS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_SRQ_PARAMS_KNOWN));
+G_STATIC_ASSERT(UAL_MASK_GAPLESS(UAL_UD_SVC_PARAMS_KNOWN));
+
 /* Gather/scatter lists (ual_dto.c). */
 #define UAL_MAX_SGE 64
 it_status_t ual_to_sges(const it_lmr_triplet_t *t, size_t n, size_t max, rnicpi_sge_t *out);

@@ -253,7 +253,7 @@ it_listen_query(it_listen_handle_t listen_handle, it_listen_param_mask_t mask, i
   if (l == NULL)
     return ual_fail(IT_ERR_INVALID_LISTEN, "it_listen_query: %p is not a live listener handle",
                     (void *) listen_handle);
-  if ((mask & ~0x1fu) != 0)
+  if ((mask & ~UAL_LISTEN_PARAMS_KNOWN) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_listen_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_listen_query: params is NULL");

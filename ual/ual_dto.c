@@ -8,8 +8,6 @@
  */
 #include "ual.h"
 
-#define DTO_FLAGS_KNOWN 0x7fu
-
 /* The address segment @t names in @lmr, as the provider takes it.
  * Relative: an offset; an I/O buffer list region: an I/O address, which is
  * the virtual address here (it_mem_map). */
@@ -163,7 +161,7 @@ ual_post_checks(it_ep_handle_t ep_handle, it_dto_flags_t flags, it_dto_flags_t a
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (G_UNLIKELY(ep == NULL))
     return ual_fail(IT_ERR_INVALID_EP, "%s: %p is not a live EP handle", fn, (void *) ep_handle);
-  if (G_UNLIKELY((flags & ~DTO_FLAGS_KNOWN) != 0 ||
+  if (G_UNLIKELY((flags & ~UAL_DTO_FLAGS_KNOWN) != 0 ||
                  (flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG) & ~allowed)))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "%s: flags 0x%x are unknown, or an unlink flag this "
                     "operation does not take (IT_UNLINK_FENCE_FLAG: the unlink calls; IT_UNLINK_LOCAL_SINK: "
@@ -228,7 +226,7 @@ ual_post_sq1(it_ep_handle_t ep_handle, rnicpi_send_wr_t *wr, const it_lmr_triple
 {
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (G_LIKELY(ep != NULL && n == 1 && segs != NULL &&
-               (flags & ~(DTO_FLAGS_KNOWN & ~(it_dto_flags_t) (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))) == 0 &&
+               (flags & ~(UAL_DTO_FLAGS_KNOWN & ~(it_dto_flags_t) (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))) == 0 &&
                !ep->ud && g_atomic_int_get(&ep->state) == IT_EP_STATE_CONNECTED &&
                (max1 || ep->attr.max_send_segments >= 1))) {
     rnicpi_sge_t sge;
@@ -377,7 +375,7 @@ it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t 
   if (G_UNLIKELY(o->type != IT_HANDLE_TYPE_EP && o->type != IT_HANDLE_TYPE_SRQ))
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is a handle of type %d, not an EP or SRQ",
                     handle, (int) o->type);
-  if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0 ||
+  if (G_UNLIKELY((dto_flags & ~UAL_DTO_FLAGS_KNOWN) != 0 ||
                  (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recv: flags 0x%x are unknown, or unlink flags a "
                     "receive does not take", (unsigned) dto_flags);

@@ -268,7 +268,7 @@ it_ep_reset(it_ep_handle_t ep_handle)
 it_status_t
 it_ep_query(it_ep_handle_t ep_handle, it_ep_param_mask_t mask, it_ep_param_t *params)
 {
-  if ((mask & ~0xfffffffu) != 0)
+  if ((mask & ~UAL_EP_PARAMS_KNOWN) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_ep_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_ep_query: params is NULL");

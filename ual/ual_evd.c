@@ -595,7 +595,7 @@ it_evd_create(it_ia_handle_t ia_handle, it_event_type_t event_number, it_evd_fla
     goto unlock;
   }
   gboolean aevd_kind = event_number == IT_AEVD_NOTIFICATION_EVENT_STREAM;
-  if ((evd_flag & ~0x1f) != 0 || (!aevd_kind && (evd_flag & IT_EVD_DEQUEUE_NOTIFICATIONS))) {
+  if ((evd_flag & ~UAL_EVD_FLAGS_KNOWN) != 0 || (!aevd_kind && (evd_flag & IT_EVD_DEQUEUE_NOTIFICATIONS))) {
     st = ual_fail(IT_ERR_INVALID_FLAGS, "EVD flags 0x%x: unknown bits, or DEQUEUE_NOTIFICATIONS on an SEVD",
                   (unsigned) evd_flag);
     goto unlock;
@@ -783,7 +783,7 @@ it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_query: %p is not a live EVD handle", (void *) evd_handle);
-  if ((mask & ~0xfffu) != 0)
+  if ((mask & ~UAL_EVD_PARAMS_KNOWN) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_evd_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_evd_query: params is NULL");

@@ -419,7 +419,7 @@ it_lmr_free(it_lmr_handle_t lmr_handle)
 it_status_t
 it_lmr_query(it_lmr_handle_t lmr_handle, it_lmr_param_mask_t mask, it_lmr_param_t *params)
 {
-  if ((mask & ~0x7fffu) != 0)
+  if ((mask & ~UAL_LMR_PARAMS_KNOWN) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_lmr_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_lmr_query: params is NULL");

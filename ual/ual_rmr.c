@@ -166,7 +166,7 @@ it_rmr_query(it_rmr_handle_t rmr_handle, it_rmr_param_mask_t mask, it_rmr_param_
     st = ual_fail(IT_ERR_INVALID_RMR, "it_rmr_query: %p is not a live RMR handle", (void *) rmr_handle);
     goto unlock;
   }
-  if ((mask & ~0x7ffu) != 0) {
+  if ((mask & ~UAL_RMR_PARAMS_KNOWN) != 0) {
     st = ual_fail(IT_ERR_INVALID_MASK, "it_rmr_query: mask 0x%x has unknown bits", (unsigned) mask);
     goto unlock;
   }

@@ -147,7 +147,7 @@ it_srq_query(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, it_srq_param_
   ual_srq_t *q = ual_srq_get(srq_handle);
   if (q == NULL)
     return ual_fail(IT_ERR_INVALID_SRQ, "it_srq_query: %p is not a live SRQ handle", (void *) srq_handle);
-  if ((mask & ~0x3fu) != 0)
+  if ((mask & ~UAL_SRQ_PARAMS_KNOWN) != 0)
     return ual_fail(IT_ERR_INVALID_MASK, "it_srq_query: mask 0x%x has unknown bits", (unsigned) mask);
   if (params == NULL)
     return ual_fail(IT_ERR_FAULT, "it_srq_query: params is NULL");

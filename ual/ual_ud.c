@@ -20,7 +20,6 @@
 
 #include "ual.h"
 
-#define DTO_FLAGS_KNOWN 0x7fu
 #define GRH_LEN 40
 
 static gboolean
@@ -155,7 +154,7 @@ it_post_sendto(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_sendto", &st);
   if (ep == NULL)
     return st;
-  if ((dto_flags & ~DTO_FLAGS_KNOWN) != 0 || (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG)))
+  if ((dto_flags & ~UAL_DTO_FLAGS_KNOWN) != 0 || (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG)))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_sendto: flags 0x%x are unknown, or unlink flags a "
                     "datagram send does not take", (unsigned) dto_flags);
   if (remote_ep_addr == NULL || remote_ep_addr->type != IT_DG_TYPE_IB_UD)
@@ -201,7 +200,7 @@ it_post_recvfrom(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segment
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_recvfrom", &st);
   if (ep == NULL)
     return st;
-  if (G_UNLIKELY((dto_flags & ~DTO_FLAGS_KNOWN) != 0 ||
+  if (G_UNLIKELY((dto_flags & ~UAL_DTO_FLAGS_KNOWN) != 0 ||
                  (dto_flags & (IT_UNLINK_LOCAL_SINK | IT_UNLINK_FENCE_FLAG))))
     return ual_fail(IT_ERR_INVALID_DTO_FLAGS, "it_post_recvfrom: flags 0x%x are unknown, or unlink flags a "
                     "receive does not take", (unsigned) dto_flags);
@@ -527,7 +526,7 @@ it_ud_service_request_handle_query(it_ud_svc_req_handle_t ud_svc_handle, it_ud_s
   if (svc == NULL)
     st = ual_fail(IT_ERR_INVALID_UD_SVC, "it_ud_service_request_handle_query: %p is not a live UD service "
                   "request handle", (void *) ud_svc_handle);
-  else if ((mask & ~0xffu) != 0)
+  else if ((mask & ~UAL_UD_SVC_PARAMS_KNOWN) != 0)
     st = ual_fail(IT_ERR_INVALID_MASK, "it_ud_service_request_handle_query: mask 0x%x has unknown bits",
                   (unsigned) mask);
   else if (ud_svc_handle_info == NULL)
