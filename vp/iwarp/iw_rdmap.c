@@ -15,26 +15,50 @@
 #include "iw.h"
 
 const iw_op_rule_t iw_op_rules[IW_OP_COUNT] = {
-  [IW_OP_WRITE] = { true, true, 0, 0, true, false, "RDMA Write", false },
-  [IW_OP_READ_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_readreq_t), false, true,
-                       "RDMA Read Request", false },
-  [IW_OP_READ_RESP] = { true, true, 0, 0, true, false, "RDMA Read Response", false },
-  [IW_OP_SEND] = { true, false, IW_QN_SEND, 0, true, false, "Send", false },
-  [IW_OP_SEND_INV] = { true, false, IW_QN_SEND, 0, true, false, "Send with Invalidate", false },
-  [IW_OP_SEND_SE] = { true, false, IW_QN_SEND, 0, true, false, "Send with SE", false },
-  [IW_OP_SEND_SE_INV] = { true, false, IW_QN_SEND, 0, true, false,
-                          "Send with SE and Invalidate", false },
+  [IW_OP_WRITE] = {
+    .valid = true, .tagged = true, .payload = true, .name = "RDMA Write",
+  },
+  [IW_OP_READ_REQ] = {
+    .valid = true, .qn = IW_QN_READ_REQ, .extra_hdr = sizeof(iw_rdmap_readreq_t), .single = true,
+    .name = "RDMA Read Request",
+  },
+  [IW_OP_READ_RESP] = {
+    .valid = true, .tagged = true, .payload = true, .name = "RDMA Read Response",
+  },
+  [IW_OP_SEND] = {
+    .valid = true, .qn = IW_QN_SEND, .payload = true, .name = "Send",
+  },
+  [IW_OP_SEND_INV] = {
+    .valid = true, .qn = IW_QN_SEND, .payload = true, .name = "Send with Invalidate",
+  },
+  [IW_OP_SEND_SE] = {
+    .valid = true, .qn = IW_QN_SEND, .payload = true, .name = "Send with SE",
+  },
+  [IW_OP_SEND_SE_INV] = {
+    .valid = true, .qn = IW_QN_SEND, .payload = true, .name = "Send with SE and Invalidate",
+  },
   /* The Terminate's headers (control, segment length, copies) are read as
    * its RDMAP header: 4 + 2 + 18 + 28 at most. */
-  [IW_OP_TERMINATE] = { true, false, IW_QN_TERMINATE, 0, true, true, "Terminate", false },
+  [IW_OP_TERMINATE] = {
+    .valid = true, .qn = IW_QN_TERMINATE, .payload = true, .single = true, .name = "Terminate",
+  },
   /* RFC 7306 6.3: exactly 8 bytes, read as the message's RDMAP header. */
-  [IW_OP_IMM] = { true, false, IW_QN_SEND, IW_RDMAP_IMM_BYTES, false, true, "Immediate Data", true },
-  [IW_OP_IMM_SE] = { true, false, IW_QN_SEND, IW_RDMAP_IMM_BYTES, false, true,
-                     "Immediate Data with SE", true },
-  [IW_OP_ATOMIC_REQ] = { true, false, IW_QN_READ_REQ, sizeof(iw_rdmap_atomic_req_t), false, true,
-                         "Atomic Request", true },
-  [IW_OP_ATOMIC_RESP] = { true, false, IW_QN_ATOMIC_RESP, sizeof(iw_rdmap_atomic_resp_t), false,
-                          true, "Atomic Response", true },
+  [IW_OP_IMM] = {
+    .valid = true, .qn = IW_QN_SEND, .extra_hdr = IW_RDMAP_IMM_BYTES, .single = true,
+    .name = "Immediate Data", .rfc7306 = true,
+  },
+  [IW_OP_IMM_SE] = {
+    .valid = true, .qn = IW_QN_SEND, .extra_hdr = IW_RDMAP_IMM_BYTES, .single = true,
+    .name = "Immediate Data with SE", .rfc7306 = true,
+  },
+  [IW_OP_ATOMIC_REQ] = {
+    .valid = true, .qn = IW_QN_READ_REQ, .extra_hdr = sizeof(iw_rdmap_atomic_req_t), .single = true,
+    .name = "Atomic Request", .rfc7306 = true,
+  },
+  [IW_OP_ATOMIC_RESP] = {
+    .valid = true, .qn = IW_QN_ATOMIC_RESP, .extra_hdr = sizeof(iw_rdmap_atomic_resp_t),
+    .single = true, .name = "Atomic Response", .rfc7306 = true,
+  },
 };
 
 /* A Terminate of this layer and type reports a memory rights violation:
