@@ -809,7 +809,8 @@ void iw_rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work
 void iw_rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
                    uint8_t code, iw_work_t *w);
 /* Validate a tagged access of @len bytes at @stag/@to needing @need
- * (RFC 5041 7.2, RFC 5040 7.1): *@code 0xff when allowed (mr_lock held). */
+ * (RFC 5041 7.2, RFC 5040 7.1): *@code IW_TERM_CODE_NONE when allowed (mr_lock
+ * held). */
 void iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
                         gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code,
                         iw_mr_t **out);

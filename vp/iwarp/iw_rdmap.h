@@ -126,6 +126,13 @@ enum iw_rdmap_op_code {
   IW_RDMAP_O_UNSPECIFIED = 0xff,
 };
 
+/* The code a check gives when it finds nothing to terminate for.  It
+ * shares its value with the "unspecified" codes above, which no check
+ * that answers with it ever gives. */
+enum iw_term_code_none {
+  IW_TERM_CODE_NONE = 0xff,
+};
+
 /* The protocol rules of one opcode (RFC 5040 4.2, 5041 4): what a segment
  * of it must look like and what it needs at the receiver. */
 typedef struct iw_op_rule {

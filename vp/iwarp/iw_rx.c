@@ -273,8 +273,9 @@ iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
 }
 
 /* Validate a tagged segment against the region or window it names (RFC
- * 5041 7.2, RFC 5040 7.1): code 0xff when it may be placed.  A window
- * bound through another queue pair is not associated with this stream. */
+ * 5041 7.2, RFC 5040 7.1): code IW_TERM_CODE_NONE when it may be placed.
+ * A window bound through another queue pair is not associated with this
+ * stream. */
 void
 iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
                    gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code, iw_mr_t **out)
@@ -282,7 +283,7 @@ iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32
   iw_mr_t *mr = iw_mr_lookup(qp->dev, stag);
   *layer = IW_LAYER_DDP;
   *etype = IW_DDP_ET_TAGGED;
-  *code = 0xff;
+  *code = IW_TERM_CODE_NONE;
   if (mr == NULL)
     *code = IW_DDP_T_INVALID_STAG;
   else if (mr->pd != qp->pd || !iw_mw_reachable(mr, qp))
@@ -338,7 +339,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         iw_mr_t *mr;
         iw_rx_tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, TRUE, &layer,
                            &etype, &code, &mr);
-        if (code != 0xff) {
+        if (code != IW_TERM_CODE_NONE) {
           iw_mr_unlock(qp);
           iw_rx_term(qp, layer, etype, code, w);
           return FALSE;
@@ -359,7 +360,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
       /* RFC 5041 5.2 (and 7.2): the STag and TO of a zero-length tagged
        * message are not checked (the fence's and the RTR's responses). */
-      code = 0xff;
+      code = IW_TERM_CODE_NONE;
       if (s->internal && s->total == 0) {
         /* Linux siw answers a zero-length Read with as many bytes as the
          * last request its transmit slot held (siw_activate_tx leaves
@@ -380,7 +381,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         iw_mr_t *mr;
         iw_rx_tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, FALSE, &layer,
                            &etype, &code, &mr);
-        if (code != 0xff) {
+        if (code != IW_TERM_CODE_NONE) {
           /* The STag and TO are the ones our Request gave. */
           iw_mr_unlock(qp);
           rx_sink_lost(qp, s, layer, etype, code, w);
@@ -392,7 +393,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
         r->iov[0].iov_len = r->payload;
         r->niov = 1;
       }
-      if (code != 0xff) {
+      if (code != IW_TERM_CODE_NONE) {
         iw_mr_unlock(qp);
         iw_rx_term(qp, IW_LAYER_DDP, IW_DDP_ET_TAGGED, code, w);
         return FALSE;

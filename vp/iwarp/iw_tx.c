@@ -146,8 +146,8 @@ tx_src_lost(iw_qp_t *qp, uint32_t stag, uint8_t code, iw_work_t *w)
 }
 
 /* Whether the message being framed may read its next piece: for a Read
- * Response, its source found again, t->src pointing into it; 0xff, or the
- * code tx_src_find gave (mr_lock held). */
+ * Response, its source found again, t->src pointing into it;
+ * IW_TERM_CODE_NONE, or the code tx_src_find gave (mr_lock held). */
 static uint8_t
 tx_src_next(iw_qp_t *qp)
 {
@@ -155,13 +155,13 @@ tx_src_next(iw_qp_t *qp)
   /* An Atomic Response reads no memory; a zero-length Read Response
    * names none (RFC 5041 5.2: its STag is not checked). */
   if (t->kind != IW_TX_RRESP || t->op != IW_OP_READ_RESP || t->len == 0)
-    return 0xff;
+    return IW_TERM_CODE_NONE;
   uint8_t code;
   iw_mr_t *mr = tx_src_find(qp, t->rr.src_stag, t->rr.src_gen, &code);
   if (mr == NULL)
     return code;
   t->src = mr->addr + (t->rr.src_to - mr->iova);
-  return 0xff;
+  return IW_TERM_CODE_NONE;
 }
 
 /* The whole message is framed (not necessarily written yet). */
@@ -624,7 +624,7 @@ tx_progress(iw_qp_t *qp, iw_work_t *w)
       if (qp->fd < 0)
         return;
       uint8_t code = tx_src_next(qp);
-      if (code != 0xff) {
+      if (code != IW_TERM_CODE_NONE) {
         /* What is framed (from sources still there) goes out whole first. */
         if (t->b != NULL && t->b->sent < t->b->len)
           break;
