@@ -808,12 +808,19 @@ void iw_rx_reset(iw_qp_t *qp);
 void iw_rx_term(iw_qp_t *qp, uint8_t layer, uint8_t etype, uint8_t code, iw_work_t *w);
 void iw_rx_term_as(iw_qp_t *qp, rnicpi_async_cause_t cause, uint8_t layer, uint8_t etype,
                    uint8_t code, iw_work_t *w);
+/* What iw_rx_tagged_check found: the Terminate a refused access earns, or
+ * code IW_TERM_CODE_NONE when the access may go ahead. */
+typedef struct iw_tagged_verdict {
+  iw_mr_t *mr;    /* the region or window @stag names; NULL if none */
+  uint8_t layer;  /* enum iw_term_layer */
+  uint8_t etype;  /* the layer's error type */
+  uint8_t code;   /* the type's code, or IW_TERM_CODE_NONE */
+} iw_tagged_verdict_t;
 /* Validate a tagged access of @len bytes at @stag/@to needing @need
- * (RFC 5041 7.2, RFC 5040 7.1): *@code IW_TERM_CODE_NONE when allowed (mr_lock
- * held). */
-void iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
-                        gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code,
-                        iw_mr_t **out);
+ * (RFC 5041 7.2, RFC 5040 7.1), with the QP's own rights too when
+ * @qp_rights (mr_lock held). */
+iw_tagged_verdict_t iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len,
+                                       uint32_t need, gboolean qp_rights);
 /* The receive's elements that hold message bytes [@off, @off+@len), into
  * qp->rx.iov; FALSE when one is not writable (mr_lock held). */
 gboolean iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len);

@@ -357,18 +357,17 @@ iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   }
   uint32_t stag = iw_be32(a.stag_be);
   uint64_t to = iw_be64(a.to_be);
-  uint8_t layer, etype, code;
-  iw_mr_t *mr;
   iw_mr_lock(qp);
-  iw_rx_tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE, &layer, &etype, &code, &mr);
-  if (code == IW_TERM_CODE_NONE && (to & 7) != 0) {
+  iw_tagged_verdict_t v = iw_rx_tagged_check(qp, stag, to, 8, RNICPI_ACCESS_ATOMIC, TRUE);
+  iw_mr_t *mr = v.mr;
+  if (v.code == IW_TERM_CODE_NONE && (to & 7) != 0) {
     /* RFC 7306 8.2: the target must be 64-bit aligned, or RDMAP Remote
      * Operation "catastrophic error, localized to RDMAP Stream". */
     iw_mr_unlock(qp);
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;
   }
-  uint8_t *target = code == IW_TERM_CODE_NONE ? mr->addr + (to - mr->iova) : NULL;
+  uint8_t *target = v.code == IW_TERM_CODE_NONE ? mr->addr + (to - mr->iova) : NULL;
   if (target != NULL && ((uintptr_t) target & 7) != 0) {
     /* An aligned TO in a zero-based region (or one whose iova and address
      * differ mod 8) may still name a misaligned word of memory, where a
@@ -388,8 +387,8 @@ iw_rdmap_atomic_req(iw_qp_t *qp, const uint8_t *d, iw_work_t *w)
   if (target != NULL)
     orig = atomic_exec((uint64_t *) (void *) target, &a);
   iw_mr_unlock(qp);
-  if (code != IW_TERM_CODE_NONE) {
-    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
+  if (v.code != IW_TERM_CODE_NONE) {
+    iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(v.layer, v.code), w);
     return FALSE;
   }
   iw_rresp_t *rr = rnicpi_cache_get0(&qp->rresp_cache, sizeof(iw_rresp_t));
@@ -507,17 +506,15 @@ iw_rdmap_read_req(iw_qp_t *qp, const uint8_t *d, gboolean *rtr_done, iw_work_t *
     iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_OP, IW_RDMAP_O_CATA_STREAM, w);
     return FALSE;
   } else if (rr->len > 0) {
-    uint8_t layer, etype, code;
-    iw_mr_t *mr;
     iw_mr_lock(qp);
-    iw_rx_tagged_check(qp, rr->src_stag, rr->src_to, rr->len, RNICPI_ACCESS_REMOTE_READ, TRUE,
-                       &layer, &etype, &code, &mr);
-    if (code == IW_TERM_CODE_NONE)
-      rr->src_gen = mr->gen; /* the region the Response must still find */
+    iw_tagged_verdict_t v = iw_rx_tagged_check(qp, rr->src_stag, rr->src_to, rr->len,
+                                               RNICPI_ACCESS_REMOTE_READ, TRUE);
+    if (v.code == IW_TERM_CODE_NONE)
+      rr->src_gen = v.mr->gen; /* the region the Response must still find */
     iw_mr_unlock(qp);
-    if (code != IW_TERM_CODE_NONE) {
+    if (v.code != IW_TERM_CODE_NONE) {
       rnicpi_cache_put(&qp->rresp_cache, rr);
-      iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(layer, code), w);
+      iw_rx_term(qp, IW_LAYER_RDMAP, IW_RDMAP_ET_REMOTE_PROT, rdmap_prot_code(v.layer, v.code), w);
       return FALSE;
     }
   }

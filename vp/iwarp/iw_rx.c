@@ -273,31 +273,30 @@ iw_rx_scatter(iw_qp_t *qp, const iw_rwqe_t *q, uint64_t off, uint32_t len)
 }
 
 /* Validate a tagged segment against the region or window it names (RFC
- * 5041 7.2, RFC 5040 7.1): code IW_TERM_CODE_NONE when it may be placed.
- * A window bound through another queue pair is not associated with this
- * stream. */
-void
+ * 5041 7.2, RFC 5040 7.1).  A window bound through another queue pair is
+ * not associated with this stream. */
+iw_tagged_verdict_t
 iw_rx_tagged_check(iw_qp_t *qp, uint32_t stag, uint64_t to, uint32_t len, uint32_t need,
-                   gboolean qp_rights, uint8_t *layer, uint8_t *etype, uint8_t *code, iw_mr_t **out)
+                   gboolean qp_rights)
 {
   iw_mr_t *mr = iw_mr_lookup(qp->dev, stag);
-  *layer = IW_LAYER_DDP;
-  *etype = IW_DDP_ET_TAGGED;
-  *code = IW_TERM_CODE_NONE;
+  iw_tagged_verdict_t v = {
+    .mr = mr, .layer = IW_LAYER_DDP, .etype = IW_DDP_ET_TAGGED, .code = IW_TERM_CODE_NONE,
+  };
   if (mr == NULL)
-    *code = IW_DDP_T_INVALID_STAG;
+    v.code = IW_DDP_T_INVALID_STAG;
   else if (mr->pd != qp->pd || !iw_mw_reachable(mr, qp))
-    *code = IW_DDP_T_STAG_NOT_ASSOC;
+    v.code = IW_DDP_T_STAG_NOT_ASSOC;
   else if (to > UINT64_MAX - len)
-    *code = IW_DDP_T_TO_WRAP;
+    v.code = IW_DDP_T_TO_WRAP;
   else if (to < mr->iova || len > mr->length || to - mr->iova > mr->length - len)
-    *code = IW_DDP_T_BASE_BOUNDS;
+    v.code = IW_DDP_T_BASE_BOUNDS;
   else if ((mr->access & need) != need || (qp_rights && (qp->attr.access & need) != need)) {
-    *layer = IW_LAYER_RDMAP;
-    *etype = IW_RDMAP_ET_REMOTE_PROT;
-    *code = IW_RDMAP_P_ACCESS;
+    v.layer = IW_LAYER_RDMAP;
+    v.etype = IW_RDMAP_ET_REMOTE_PROT;
+    v.code = IW_RDMAP_P_ACCESS;
   }
-  *out = mr;
+  return v;
 }
 
 /* The header is complete: validate it and set up where the payload goes. */
@@ -324,7 +323,6 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
     return FALSE;
   }
 
-  uint8_t layer, etype, code;
   if (iw_op_rules[r->op].tagged) {
     iw_ddp_tagged_t t;
     memcpy(&t, d, sizeof(t));
@@ -336,14 +334,14 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       /* A zero-length Write places nothing: its STag is not checked (the
        * RFC 6581 RTR carries STag 1). */
       if (r->payload > 0) {
-        iw_mr_t *mr;
-        iw_rx_tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, TRUE, &layer,
-                           &etype, &code, &mr);
-        if (code != IW_TERM_CODE_NONE) {
+        iw_tagged_verdict_t v = iw_rx_tagged_check(qp, stag, to, r->payload,
+                                                   RNICPI_ACCESS_REMOTE_WRITE, TRUE);
+        if (v.code != IW_TERM_CODE_NONE) {
           iw_mr_unlock(qp);
-          iw_rx_term(qp, layer, etype, code, w);
+          iw_rx_term(qp, v.layer, v.etype, v.code, w);
           return FALSE;
         }
+        iw_mr_t *mr = v.mr;
         r->mr = mr;
         r->mr_gen = mr->gen;
         r->iov[0].iov_base = mr->addr + (to - mr->iova);
@@ -360,7 +358,7 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       }
       /* RFC 5041 5.2 (and 7.2): the STag and TO of a zero-length tagged
        * message are not checked (the fence's and the RTR's responses). */
-      code = IW_TERM_CODE_NONE;
+      uint8_t code = IW_TERM_CODE_NONE;
       if (s->internal && s->total == 0) {
         /* Linux siw answers a zero-length Read with as many bytes as the
          * last request its transmit slot held (siw_activate_tx leaves
@@ -378,17 +376,16 @@ rx_segment_start(iw_qp_t *qp, iw_work_t *w)
       else if (r->payload > s->total - s->got || (r->payload > 0 && to != s->sink_to + s->got))
         code = IW_DDP_T_BASE_BOUNDS;
       else if (r->payload > 0) {
-        iw_mr_t *mr;
-        iw_rx_tagged_check(qp, stag, to, r->payload, RNICPI_ACCESS_REMOTE_WRITE, FALSE, &layer,
-                           &etype, &code, &mr);
-        if (code != IW_TERM_CODE_NONE) {
+        iw_tagged_verdict_t v = iw_rx_tagged_check(qp, stag, to, r->payload,
+                                                   RNICPI_ACCESS_REMOTE_WRITE, FALSE);
+        if (v.code != IW_TERM_CODE_NONE) {
           /* The STag and TO are the ones our Request gave. */
           iw_mr_unlock(qp);
-          rx_sink_lost(qp, s, layer, etype, code, w);
+          rx_sink_lost(qp, s, v.layer, v.etype, v.code, w);
           return FALSE;
         }
-        r->mr = mr;
-        r->mr_gen = mr->gen;
+        r->mr = v.mr;
+        r->mr_gen = v.mr->gen;
         r->iov[0].iov_base = s->sink + s->got;
         r->iov[0].iov_len = r->payload;
         r->niov = 1;
