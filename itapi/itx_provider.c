@@ -45,8 +45,8 @@ itx_provider_refused_devices(size_t i, itx_refused_device_t *devices, size_t *co
   if (e->refused)
     return IT_ERR_INVALID_NAME;
   size_t room = *count, n = room;
-  char (*names)[64] = g_malloc0_n(MAX(room, 1), sizeof(*names));
-  char (*reasons)[256] = g_malloc0_n(MAX(room, 1), sizeof(*reasons));
+  char (*names)[RNICPI_DEVICE_NAME_MAX] = g_malloc0_n(MAX(room, 1), sizeof(*names));
+  char (*reasons)[RNICPI_REASON_MAX] = g_malloc0_n(MAX(room, 1), sizeof(*reasons));
   rnicpi_status_t st = e->prov->device->list_refused(names, reasons, &n);
   if (st == RNICPI_OK) {
     for (size_t k = 0; k < MIN(n, room); k++) {

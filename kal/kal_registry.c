@@ -173,7 +173,7 @@ kal_do_init(gpointer unused)
     const rnicpi_entry_t *e = rnicpi_registry_get(i);
     if (e->refused)
       continue;
-    char names[16][64];
+    char names[16][RNICPI_DEVICE_NAME_MAX];
     size_t n = G_N_ELEMENTS(names);
     if (e->prov->device->list(names, &n) != RNICPI_OK)
       continue;

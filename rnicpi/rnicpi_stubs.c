@@ -56,14 +56,14 @@ rnicpi_caps_complete(const rnicpi_provider_t *prov, rnicpi_caps_t *caps)
 }
 
 /* Stubs, one per operation signature. */
-static rnicpi_status_t st_list(char (*n)[64], size_t *c) { (void) n; *c = 0; return RNICPI_ENOTSUP; }
+static rnicpi_status_t st_list(char (*n)[RNICPI_DEVICE_NAME_MAX], size_t *c) { (void) n; *c = 0; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_open(const char *n, const rnicpi_upcalls_t *u, void *x, rnicpi_dev_t **d)
 { (void) n; (void) u; (void) x; (void) d; return RNICPI_ENOTSUP; }
 static void st_close(rnicpi_dev_t *d) { (void) d; }
 static rnicpi_status_t st_query(rnicpi_dev_t *d, rnicpi_caps_t *c) { (void) d; (void) c; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_pd_alloc(rnicpi_dev_t *d, rnicpi_pd_t **p) { (void) d; (void) p; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_pd_free(rnicpi_pd_t *p) { (void) p; return RNICPI_ENOTSUP; }
-static rnicpi_status_t st_list_refused(char (*n)[64], char (*r)[256], size_t *c)
+static rnicpi_status_t st_list_refused(char (*n)[RNICPI_DEVICE_NAME_MAX], char (*r)[RNICPI_REASON_MAX], size_t *c)
 { (void) n; (void) r; *c = 0; return RNICPI_ENOTSUP; }
 static rnicpi_status_t st_cap_advice(rnicpi_dev_t *d, uint64_t c, char *a, size_t n)
 { (void) d; (void) c; (void) a; (void) n; return RNICPI_ENOTSUP; }

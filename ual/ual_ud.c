@@ -237,7 +237,7 @@ ual_ud_recv_event(ual_ia_t *ia, const rnicpi_wc_t *wc, it_all_dto_cmpl_event_t *
   ib->partition_key = 0xffff;
   ib->path_mtu = mtu_code(ia->caps.ud_mtu) & 0xf;
   ual_ia_local_gid(ia, &ib->local_port_gid);
-  memcpy(&ib->remote_port_gid, wc->src_gid, 16);
+  memcpy(&ib->remote_port_gid, wc->src_gid, RNICPI_GID_LEN);
   ib->remote_port_lid = wc->src_lid;
   ib->subnet_local = 1;
   ib->hop_limit = 64;
@@ -271,7 +271,7 @@ path_to_ah(ual_ia_t *ia, const it_path_t *path, it_ah_flags_t flags, it_path_t *
       ib->path_mtu = mtu_code(ia->caps.ud_mtu) & 0xf;
   }
   memset(a, 0, sizeof(*a));
-  memcpy(a->dgid, &ib->remote_port_gid, 16);
+  memcpy(a->dgid, &ib->remote_port_gid, RNICPI_GID_LEN);
   a->dlid = ib->remote_port_lid;
   a->sl = ib->sl;
   a->global = !ib->subnet_local;

@@ -311,7 +311,7 @@ main(void)
     reply("error the reference provider 'iwarp' (vp/iwarp) is not in the registry");
     return 1;
   }
-  char names[8][64];
+  char names[8][RNICPI_DEVICE_NAME_MAX];
   size_t count = G_N_ELEMENTS(names);
   rnicpi_qp_attr_t a = {
     .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,

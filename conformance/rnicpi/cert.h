@@ -187,7 +187,7 @@ uint32_t cert_listen(cert_t *f, uint64_t ctx, rnicpi_listen_t **lst);
  * Port 0. */
 void cert_self_addr(cert_t *f, struct sockaddr_storage *out);
 /* cert_self_addr as a GID: an IPv6 address as is, IPv4 mapped. */
-void cert_self_gid(cert_t *f, uint8_t gid[16]);
+void cert_self_gid(cert_t *f, uint8_t gid[RNICPI_GID_LEN]);
 /* cert_self_addr with @port: where a listener on @port is reached. */
 void cert_addr(cert_t *f, uint32_t port, rnicpi_addr_t *out);
 gboolean cert_pair_open(cert_t *f, cert_pair_t *pr, const rnicpi_qp_attr_t *attr);

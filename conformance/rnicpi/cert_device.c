@@ -25,16 +25,16 @@ test_device_list(cert_t *f, gconstpointer data)
   (void) data;
   g_test_summary("device_ops.list: reports at least one device with a non-empty name, and with a "
                  "capacity of 0 still says how many exist");
-  char names[8][64];
+  char names[8][RNICPI_DEVICE_NAME_MAX];
   memset(names, 0, sizeof(names));
   size_t count = G_N_ELEMENTS(names);
   cert_ok(DEV->list(names, &count));
   g_assert_cmpuint(count, >=, 1);
   for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(names)); i++) {
-    g_assert_cmpuint(strnlen(names[i], 64), >, 0);
-    g_assert_cmpuint(strnlen(names[i], 64), <, 64);
+    g_assert_cmpuint(strnlen(names[i], sizeof(names[i])), >, 0);
+    g_assert_cmpuint(strnlen(names[i], sizeof(names[i])), <, sizeof(names[i]));
   }
-  char unused[1][64];
+  char unused[1][RNICPI_DEVICE_NAME_MAX];
   size_t none = 0;
   cert_ok(DEV->list(unused, &none));
   g_assert_cmpuint(none, ==, count);

@@ -868,7 +868,7 @@ eud_open(cert_t *f, edge_ud_t *u, rnicpi_pd_t *ah_pd, uint32_t max_send_sge)
   cert_self_addr(f, &self);
   rnicpi_ah_attr_t aa = { .port = 0 };
   if (self.ss_family == AF_INET6) {
-    memcpy(aa.dgid, &((const struct sockaddr_in6 *) &self)->sin6_addr, 16);
+    memcpy(aa.dgid, &((const struct sockaddr_in6 *) &self)->sin6_addr, RNICPI_GID_LEN);
   } else {
     aa.dgid[10] = aa.dgid[11] = 0xff;
     memcpy(aa.dgid + 12, &((const struct sockaddr_in *) &self)->sin_addr, 4);

@@ -264,7 +264,7 @@ assert_wc_rest_zero(const rnicpi_wc_t *wc)
   g_assert_cmpuint(wc->src_qpn, ==, 0);
   g_assert_cmpuint(wc->src_lid, ==, 0);
   g_assert_cmpuint(wc->pad, ==, 0);
-  g_assert_cmpmem(wc->src_gid, 16, zero, 16);
+  g_assert_cmpmem(wc->src_gid, RNICPI_GID_LEN, zero, RNICPI_GID_LEN);
   g_assert_cmphex(wc->imm_data, ==, 0);
 }
 
@@ -1464,7 +1464,7 @@ test_list_refused(cert_t *f, gconstpointer data)
   g_test_summary("list_refused is RNICPI_ENOTSUP, or RNICPI_OK with a count and, for each "
                  "entry that fits, a non-empty NUL-terminated name and reason; no device it "
                  "refuses is one list offers, and a call with room 0 still counts them");
-  char names[4][64], reasons[4][256];
+  char names[4][RNICPI_DEVICE_NAME_MAX], reasons[4][RNICPI_REASON_MAX];
   memset(names, 0x5a, sizeof(names));
   memset(reasons, 0x5a, sizeof(reasons));
   size_t count = G_N_ELEMENTS(names);
@@ -1474,12 +1474,12 @@ test_list_refused(cert_t *f, gconstpointer data)
     return;
   }
   cert_ok(st);
-  char offered[16][64];
+  char offered[16][RNICPI_DEVICE_NAME_MAX];
   size_t noff = G_N_ELEMENTS(offered);
   cert_ok(DEV->list(offered, &noff));
   for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(names)); i++) {
-    g_assert_nonnull(memchr(names[i], '\0', 64));
-    g_assert_nonnull(memchr(reasons[i], '\0', 256));
+    g_assert_nonnull(memchr(names[i], '\0', sizeof(names[i])));
+    g_assert_nonnull(memchr(reasons[i], '\0', sizeof(reasons[i])));
     g_assert_cmpuint(strlen(names[i]), >, 0);
     g_assert_cmpuint(strlen(reasons[i]), >, 0);
     g_test_message("refused %s: %s", names[i], reasons[i]);

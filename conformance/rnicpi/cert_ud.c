@@ -24,7 +24,7 @@
 typedef struct {
   cert_side_t s, r;  /* sender and receiver, one domain */
   rnicpi_ah_t *ah;   /* to the device's own address */
-  uint8_t gid[16];   /* that address as a GID */
+  uint8_t gid[RNICPI_GID_LEN]; /* that address as a GID */
   cert_buf_t src, dst;
 } ud_setup_t;
 
@@ -53,7 +53,7 @@ ud_open(cert_t *f, ud_setup_t *u)
   g_assert_cmpint(QUE->qp_state(u->r.qp), ==, RNICPI_QPS_RTS);
   cert_self_gid(f, u->gid);
   rnicpi_ah_attr_t aa = { .port = 0 };
-  memcpy(aa.dgid, u->gid, 16);
+  memcpy(aa.dgid, u->gid, RNICPI_GID_LEN);
   cert_ok(UDO->ah_create(u->s.pd, &aa, &u->ah));
   g_assert_nonnull(u->ah);
   g_assert_true(u->ah->pd == u->s.pd);
@@ -124,7 +124,7 @@ ud_expect_recv(cert_t *f, ud_setup_t *u, uint64_t id, int slot, uint32_t len, ui
   g_assert_cmphex(r.qp_ctx, ==, R_CTX);
   g_assert_cmphex(r.flags & RNICPI_WC_UD, ==, RNICPI_WC_UD);
   g_assert_cmpuint(r.src_qpn, ==, u->s.qp->qp_num);
-  g_assert_cmpmem(r.src_gid, 16, u->gid, 16);
+  g_assert_cmpmem(r.src_gid, RNICPI_GID_LEN, u->gid, RNICPI_GID_LEN);
   uint32_t grh = (r.flags & RNICPI_WC_GRH) ? GRH : 0;
   g_assert_cmpuint(r.byte_len, ==, grh + len);
   const uint8_t *d = slot_data(f, u, slot) + grh;

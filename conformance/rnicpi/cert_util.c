@@ -95,7 +95,7 @@ cert_setup(cert_t *f, gconstpointer data)
   f->notify_q = g_async_queue_new_full(g_free);
   f->async_q = g_async_queue_new_full(g_free);
 
-  char names[8][64];
+  char names[8][RNICPI_DEVICE_NAME_MAX];
   size_t count = G_N_ELEMENTS(names);
   cert_ok(DEV->list(names, &count));
   g_assert_cmpuint(count, >=, 1);
@@ -728,7 +728,7 @@ cert_self_addr(cert_t *f, struct sockaddr_storage *out)
 }
 
 void
-cert_self_gid(cert_t *f, uint8_t gid[16])
+cert_self_gid(cert_t *f, uint8_t gid[RNICPI_GID_LEN])
 {
   struct sockaddr_storage ss;
   cert_self_addr(f, &ss);

@@ -57,6 +57,13 @@ extern "C" {
 #define RNICPI_ABI_MINOR 12
 /** Name of the symbol a loadable provider module exports. */
 #define RNICPI_PROVIDER_SYMBOL "rnicpi_provider_v1"
+/** Bytes of each name slot rnicpi_device_ops_t::list and
+ *  rnicpi_device_ops_t::list_refused fill: a device name of at most 63
+ *  bytes and its NUL. */
+#define RNICPI_DEVICE_NAME_MAX 64
+/** Bytes of each reason slot rnicpi_device_ops_t::list_refused fills, and
+ *  of rnicpi_entry_t::reason: a sentence and its NUL. */
+#define RNICPI_REASON_MAX 256
 
 /** @} */
 
@@ -254,6 +261,10 @@ const char *rnicpi_cap_name(uint64_t cap);
 /** Largest private data any provider may accept in one CM message. */
 #define RNICPI_MAX_PDATA 512
 
+/** Entries of rnicpi_caps_t::addrs: the most network addresses a device
+ *  reports for its port 0. */
+#define RNICPI_CAPS_ADDRS_MAX 4
+
 /**
  * The one capability record of a device.  Limits are maxima; 0 means the
  * feature is absent.
@@ -291,7 +302,7 @@ typedef struct rnicpi_caps {
   uint64_t max_mr_size;            /**< largest region */
   uint32_t num_ports;              /**< ports (IT-API spigots) */
   uint32_t num_addrs;              /**< entries used in addrs[] */
-  struct sockaddr_storage addrs[4]; /**< network addresses of port 0 */
+  struct sockaddr_storage addrs[RNICPI_CAPS_ADDRS_MAX]; /**< network addresses of port 0 */
   /** ABI 1.3: largest datagram payload a UD send may carry (the path MTU;
    *  0 without RNICPI_CAP_UD).  A UD receive buffer needs 40 bytes more
    *  for the GRH (rnicpi_wc_t::flags #RNICPI_WC_GRH). */
@@ -384,6 +395,10 @@ typedef struct rnicpi_mw {
 
 /** @defgroup rnicpi_types Work requests, completions and events
  *  @{ */
+
+/** Bytes of a port GID (rnicpi_wc_t::src_gid, rnicpi_ah_attr_t::dgid):
+ *  128 bits, the size of an IPv6 address. */
+#define RNICPI_GID_LEN 16
 
 /** Access rights of a memory region and of a queue pair. */
 enum rnicpi_access {
@@ -627,7 +642,7 @@ typedef struct rnicpi_wc {
   uint32_t src_qpn;          /**< sending queue pair number */
   uint16_t src_lid;          /**< sending port's LID (0 where the fabric routes by GID only) */
   uint16_t pad;              /**< zero */
-  uint8_t src_gid[16];       /**< sending port's GID, network order (IPv4-mapped on IP devices) */
+  uint8_t src_gid[RNICPI_GID_LEN]; /**< sending port's GID, network order (IPv4-mapped on IP devices) */
   uint64_t imm_data;         /**< ABI 1.5: the immediate data (#RNICPI_WC_WITH_IMM); zero otherwise */
 } rnicpi_wc_t;
 
@@ -650,7 +665,7 @@ typedef enum {
  * routes by LID uses dlid.
  */
 typedef struct rnicpi_ah_attr {
-  uint8_t dgid[16];       /**< destination port GID, network order (IPv4-mapped on IP devices) */
+  uint8_t dgid[RNICPI_GID_LEN]; /**< destination port GID, network order (IPv4-mapped on IP devices) */
   uint16_t dlid;          /**< destination LID (0: route by GID) */
   uint8_t sl;             /**< service level */
   uint8_t global;         /**< nonzero: send a GRH with the fields below */
@@ -898,7 +913,7 @@ typedef struct rnicpi_device_ops {
    * @retval RNICPI_OK always (the loader's stub alone says RNICPI_ENOTSUP,
    *         and a count of 0)
    */
-  rnicpi_status_t (*list)(char (*names)[64], size_t *count);
+  rnicpi_status_t (*list)(char (*names)[RNICPI_DEVICE_NAME_MAX], size_t *count);
   /**
    * Open a device by name; upcalls go to @p up with @p dev_ctx.
    * @param name a name list() gave.
@@ -966,7 +981,8 @@ typedef struct rnicpi_device_ops {
    *         stub, for providers older than 1.9 and for one that offers
    *         every device it has)
    */
-  rnicpi_status_t (*list_refused)(char (*names)[64], char (*reasons)[256], size_t *count);
+  rnicpi_status_t (*list_refused)(char (*names)[RNICPI_DEVICE_NAME_MAX],
+                                  char (*reasons)[RNICPI_REASON_MAX], size_t *count);
   /**
    * ABI 1.12: what a user can do to have capability @p cap on @p dev and
    * its connections, where a setting of the provider's own decides it (an

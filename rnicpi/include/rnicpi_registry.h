@@ -38,14 +38,20 @@ extern "C" {
 
 #pragma GCC visibility push(default)
 
+/** Bytes of rnicpi_entry_t::name: a provider name and its NUL. */
+#define RNICPI_PROVIDER_NAME_MAX 64
+/** Bytes of rnicpi_entry_t::origin: "built-in" or a module's path, and
+ *  its NUL. */
+#define RNICPI_ORIGIN_MAX 512
+
 /** One provider the registry knows, usable or refused. */
 typedef struct rnicpi_entry {
-  char name[64];      /**< provider name (file name when refused early) */
-  char origin[512];   /**< "built-in" or the module's path */
+  char name[RNICPI_PROVIDER_NAME_MAX]; /**< provider name (file name when refused early) */
+  char origin[RNICPI_ORIGIN_MAX];      /**< "built-in" or the module's path */
   /** Descriptor with complete operations tables (NULL when refused). */
   const rnicpi_provider_t *prov;
-  bool refused;       /**< true when the provider cannot be used */
-  char reason[256];   /**< why it was refused */
+  bool refused;                        /**< true when the provider cannot be used */
+  char reason[RNICPI_REASON_MAX];      /**< why it was refused */
 } rnicpi_entry_t;
 
 /**

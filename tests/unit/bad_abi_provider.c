@@ -2,7 +2,7 @@
 #include "rnicpi.h"
 
 static rnicpi_status_t
-list(char (*names)[64], size_t *count)
+list(char (*names)[RNICPI_DEVICE_NAME_MAX], size_t *count)
 {
   (void) names;
   *count = 0;

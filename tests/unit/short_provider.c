@@ -12,7 +12,7 @@
 typedef struct { size_t size; void *list; void *open; } old_device_ops_t;
 
 static rnicpi_status_t
-list(char (*names)[64], size_t *count)
+list(char (*names)[RNICPI_DEVICE_NAME_MAX], size_t *count)
 {
   if (*count >= 1)
     strcpy(names[0], "short0");

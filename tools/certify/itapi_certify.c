@@ -242,7 +242,7 @@ typedef struct {
 static gboolean
 probe_in_child(probe_t *out)
 {
-  char names[8][64];
+  char names[8][RNICPI_DEVICE_NAME_MAX];
   size_t n = G_N_ELEMENTS(names);
   rnicpi_status_t st = prov->prov->device->list(names, &n);
   if (st != RNICPI_OK || n == 0) {

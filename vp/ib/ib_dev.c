@@ -298,8 +298,8 @@ probe_inline(struct ibv_context *ctx)
 
 /* Each device, and whether it has an address (why not, in @why). */
 typedef struct {
-  char name[64];
-  char why[256];
+  char name[RNICPI_DEVICE_NAME_MAX];
+  char why[RNICPI_REASON_MAX];
   gboolean usable;
 } ib_found_t;
 
@@ -329,7 +329,7 @@ discover(void)
 }
 
 static rnicpi_status_t
-ib_list(char (*names)[64], size_t *count)
+ib_list(char (*names)[RNICPI_DEVICE_NAME_MAX], size_t *count)
 {
   GArray *found = discover();
   size_t k = 0;
@@ -338,7 +338,7 @@ ib_list(char (*names)[64], size_t *count)
     if (!f->usable)
       continue;
     if (k < *count)
-      g_strlcpy(names[k], f->name, 64);
+      g_strlcpy(names[k], f->name, RNICPI_DEVICE_NAME_MAX);
     k++;
   }
   g_array_free(found, TRUE);
@@ -347,7 +347,8 @@ ib_list(char (*names)[64], size_t *count)
 }
 
 static rnicpi_status_t
-ib_list_refused(char (*names)[64], char (*reasons)[256], size_t *count)
+ib_list_refused(char (*names)[RNICPI_DEVICE_NAME_MAX], char (*reasons)[RNICPI_REASON_MAX],
+                size_t *count)
 {
   GArray *found = discover();
   size_t k = 0;
@@ -357,16 +358,17 @@ ib_list_refused(char (*names)[64], char (*reasons)[256], size_t *count)
     if (f->usable)
       continue;
     if (k < *count) {
-      g_strlcpy(names[k], f->name, 64);
-      g_strlcpy(reasons[k], f->why, 256);
+      g_strlcpy(names[k], f->name, RNICPI_DEVICE_NAME_MAX);
+      g_strlcpy(reasons[k], f->why, RNICPI_REASON_MAX);
     }
     k++;
   }
   if (!any) {
     if (k < *count) {
-      g_strlcpy(names[k], "(none)", 64);
+      g_strlcpy(names[k], "(none)", RNICPI_DEVICE_NAME_MAX);
       g_strlcpy(reasons[k], "libibverbs finds no RDMA device on this host: load a NIC's driver, "
-                "or add a soft one (rdma link add rxe0 type rxe netdev eth0; siw likewise)", 256);
+                "or add a soft one (rdma link add rxe0 type rxe netdev eth0; siw likewise)",
+                RNICPI_REASON_MAX);
     }
     k++;
   }

@@ -150,7 +150,7 @@ ib_ud_recv_complete(ib_qp_t *qp, const ib_shadow_t *s, uint64_t seq, const struc
   if (!gather(sge, s->nsge, 0, grh, GRH_LEN))
     return;
   if ((grh[0] >> 4) == 6) {
-    memcpy(out->src_gid, grh + 8, 16); /* IB GRH or IPv6: the source GID */
+    memcpy(out->src_gid, grh + 8, RNICPI_GID_LEN); /* IB GRH or IPv6: the source GID */
   } else if ((grh[20] >> 4) == 4) {
     /* RoCE v2 over IPv4: the IPv4 header in the GRH's last 20 bytes. */
     memset(out->src_gid, 0, 10);
@@ -185,7 +185,7 @@ ib_ah_create(rnicpi_pd_t *p, const rnicpi_ah_attr_t *attr, rnicpi_ah_t **out)
       return RNICPI_EINVAL;
     }
     a.is_global = 1;
-    memcpy(a.grh.dgid.raw, attr->dgid, 16);
+    memcpy(a.grh.dgid.raw, attr->dgid, RNICPI_GID_LEN);
     a.grh.sgid_index = v4 ? dev->sgid4 : dev->sgid6;
     a.grh.flow_label = attr->flow_label & 0xfffff;
     a.grh.traffic_class = attr->traffic_class;

@@ -294,10 +294,10 @@ fill_caps(rnicpi_caps_t *c, gboolean rfc7306)
 }
 
 static rnicpi_status_t
-iw_list(char (*names)[64], size_t *count)
+iw_list(char (*names)[RNICPI_DEVICE_NAME_MAX], size_t *count)
 {
   if (*count >= 1)
-    g_strlcpy(names[0], "iwarp0", 64);
+    g_strlcpy(names[0], "iwarp0", RNICPI_DEVICE_NAME_MAX);
   *count = 1;
   return RNICPI_OK;
 }
