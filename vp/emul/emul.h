@@ -960,27 +960,65 @@ uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint6
  * the fault.  A zero-length Write or Read reaches "" (no memory). */
 uint8_t *emul_resp_target(emul_qp_t *resp, rnicpi_wr_opcode_t op, uint64_t raddr, uint64_t rkey,
                           uint64_t len, emul_fault_t *f);
-/* Execute an atomic on the 8 bytes at @t (Fetch and Add with @fetch_add,
- * else Compare and Swap); returns the value before it. */
-uint64_t emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap);
-/* The receive a Send takes at @resp (with @inv, a Send with Invalidate of
- * @inv_key, whose key dies first), popped; NULL when there is none, with
- * *@blocked when the Send waits for one (receiver not ready, InfiniBand),
- * else the fault. */
-emul_rwqe_t *emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked,
-                                 emul_fault_t *f);
-/* Whether receive @r (taken) can hold @len bytes in memory the QP may
- * write; if not, @r completes with its error and the fault is in @f. */
-gboolean emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f,
-                             emul_work_t *w);
 /* Receive @r holds the Send's @len bytes: its completion. */
 void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv, uint64_t inv_key,
                          emul_work_t *w);
-/* Receive @r (taken, and checked by emul_resp_recv_fits for 0 bytes) is
- * consumed by immediate data @imm (RNIC-PI 1.5; the bits the personality
- * carries) after an RDMA Write of @len bytes (0: alone): placed in it
- * where the personality does, and completed. */
-void emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w);
+/* How a request's execution ended: completed; blocked (a Send finding no
+ * receive waits, queued, and so does every request behind it); or failed
+ * (completed with its error, the connection broken). */
+typedef enum { EMUL_EXEC_DONE, EMUL_EXEC_BLOCKED, EMUL_EXEC_FAILED } emul_exec_t;
+
+typedef struct emul_pkt emul_pkt_t;
+/* What the responder asks of the transport that brought a packet. */
+typedef struct emul_resp_ops {
+  /* Move the payload into @dst[@n]: receive @r's list for a Send, the
+   * checked target for a Write (@r: the receive of its immediate data, or
+   * NULL).  On a failure the transport gives @r back to its queue, reports
+   * the failure its way and returns FALSE. */
+  gboolean (*pull)(emul_qp_t *resp, emul_pkt_t *pkt, emul_rwqe_t *r, const rnicpi_sge_t *dst,
+                   uint32_t n, emul_work_t *w);
+  /* The request was executed (@t: its target, a Read's bytes; an atomic's
+   * old value in pkt->old): answer it. */
+  emul_exec_t (*answer)(emul_qp_t *resp, emul_pkt_t *pkt, uint8_t *t, emul_work_t *w);
+  /* The responder refused the request with @f: both sides break. */
+  void (*refuse)(emul_qp_t *resp, const emul_pkt_t *pkt, emul_fault_t f, emul_work_t *w);
+  /* Optional: receive @r (taken) proven here to hold the payload, by the
+   * transport's own cache of checked keys (else the responder checks its list). */
+  gboolean (*placed)(emul_qp_t *resp, const emul_pkt_t *pkt, const emul_rwqe_t *r);
+} emul_resp_ops_t;
+
+/* One request as the responder sees it, whichever transport brought it
+ * (rxe's rxe_pkt_info). */
+struct emul_pkt {
+  rnicpi_wr_opcode_t op;  /* SEND, SEND_INV, RDMA_WRITE(_IMM), RDMA_READ, ATOMIC_*, IMM_DATA */
+  uint64_t seq;           /* RC order: the requester's WR */
+  uint64_t raddr, rkey, inv_key, imm, compare_add, swap;
+  uint64_t len;           /* the message's bytes (immediate data alone: 0) */
+  uint64_t old;           /* an atomic's result, for the answer */
+  const emul_resp_ops_t *ops;
+  /* The transport's.  In process: the requester, its request and its
+   * checked local list.  Across processes: the frame (x_in_t), its
+   * connection, and whether its copy lets the locks go. */
+  emul_qp_t *req;
+  const rnicpi_send_wr_t *wr;
+  const rnicpi_sge_t *sg;
+  void *in;
+  emul_xconn_t *x;
+  gboolean unlock;
+};
+
+/* Whether @op is a Send's, whose payload a receive takes. */
+static inline gboolean
+emul_pkt_is_send(rnicpi_wr_opcode_t op)
+{
+  return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV;
+}
+
+/* The responder (emul_resp.c), written once: check the target (key,
+ * rights, bounds, IRD) and the receive, move the payload, execute, answer
+ * (rxe_resp's states), each transport through @pkt's ops.  Caller holds
+ * @resp's lock (emul.h, "Locks"). */
+emul_exec_t emul_resp_rx(emul_qp_t *resp, emul_pkt_t *pkt, emul_work_t *w);
 /* The requester's failures (emul_comp.c), for both transports: a local one
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
  * by the requester in the peer's memory) also tells the responder. */
@@ -994,12 +1032,9 @@ void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_
  * that does not lie in one place (a ring frame that wraps its end). */
 void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len);
 void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
-/* How a request's execution ended (emul_exec.c): completed; blocked (a
- * Send finding no receive waits, queued, and so does every request behind
- * it); or failed (completed with its error, the connection broken).  The
- * executor of each opcode: a post runs it at once when nothing is queued
- * (emul_qp.c), emul_qp_progress when what blocked it came. */
-typedef enum { EMUL_EXEC_DONE, EMUL_EXEC_BLOCKED, EMUL_EXEC_FAILED } emul_exec_t;
+/* The executor of each opcode (emul_exec.c): a post runs it at once when
+ * nothing is queued (emul_qp.c), emul_qp_progress when what blocked it
+ * came. */
 typedef emul_exec_t (*emul_exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
 G_GNUC_INTERNAL extern const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT];
 /* Links (emul_link.c).  Take @l's lock once no copy runs with it let go

@@ -1,9 +1,10 @@
 /*
  * vp/emul's in-process requester: a work request executes against the
  * peer's memory when it is posted (emul_qp.c), or when what it waited for
- * came, by the responder's rules of emul_resp.c (which the ring's
- * responder follows too).  Its completions, its failures and the flush of
- * a QP that goes to ERROR are the completer's (emul_comp.c).
+ * came: its local rule here, then the peer's responder (emul_resp_rx,
+ * which the ring's requests reach too) called at once in this thread.
+ * Its completions, its failures and the flush of a QP that goes to ERROR
+ * are the completer's (emul_comp.c).
  *
  * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them, and
  * RFC 5040/5041 for an iWARP QP):
@@ -103,13 +104,6 @@ sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
 }
 
 static emul_exec_t
-fail_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_fault_t f, emul_work_t *w)
-{
-  emul_req_fail_remote(qp, wr, f, w);
-  return EMUL_EXEC_FAILED;
-}
-
-static emul_exec_t
 fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
   emul_req_fail_local(qp, wr, st, w);
@@ -147,65 +141,6 @@ copy_end(emul_qp_t *qp, emul_link_t *l, emul_hold_t *h)
     return;
   emul_hold_drop(h);
   emul_link_copy_end(qp, l);
-}
-
-static emul_exec_t
-exec_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
-{
-  emul_qp_t *peer = qp->peer;
-  uint64_t len;
-  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  if (emul_req_local(qp, wr, win, &len) == NULL)
-    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  gboolean inv = wr->opcode == RNICPI_WR_SEND_INV, blocked;
-  emul_fault_t f;
-  emul_rwqe_t *r = emul_resp_recv_take(peer, inv, wr->invalidate_rkey, &blocked, &f);
-  if (r == NULL)
-    return blocked ? EMUL_EXEC_BLOCKED : fail_remote(qp, wr, f, w);
-  if (!emul_resp_recv_fits(peer, r, len, &f, w))
-    return fail_remote(qp, wr, f, w);
-  emul_hold_t h;
-  emul_link_t *l = copy_begin(qp, len, &h, wr->sg_list, wr->num_sge, r->sge, r->num_sge, FALSE, 0);
-  sg_to_sg(wr->sg_list, wr->num_sge, r->sge, r->num_sge);
-  copy_end(qp, l, &h);
-  emul_resp_recv_done(peer, r, len, inv, wr->invalidate_rkey, w);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
-  return EMUL_EXEC_DONE;
-}
-
-/* Immediate data (RNIC-PI 1.5), alone or after an RDMA Write: the Write's
- * target is checked first, then the receive is taken (none: a Send's
- * fate, so an InfiniBand Write waits with nothing placed), the bytes are
- * placed, and only then does the receive complete (IBTA 9.4.3; RFC 7306
- * 6.3: the Immediate Data message follows its Write). */
-static emul_exec_t
-exec_imm(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
-{
-  emul_qp_t *peer = qp->peer;
-  uint64_t len;
-  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  if (emul_req_local(qp, wr, win, &len) == NULL)
-    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  emul_fault_t f;
-  uint8_t *remote = (uint8_t *) "";
-  if (wr->opcode == RNICPI_WR_RDMA_WRITE_IMM &&
-      (remote = emul_resp_target(peer, RNICPI_WR_RDMA_WRITE, wr->remote_addr, wr->rkey, len, &f)) == NULL)
-    return fail_remote(qp, wr, f, w);
-  gboolean blocked;
-  emul_rwqe_t *r = emul_resp_recv_take(peer, FALSE, 0, &blocked, &f);
-  if (r == NULL)
-    return blocked ? EMUL_EXEC_BLOCKED : fail_remote(qp, wr, f, w);
-  if (!emul_resp_recv_fits(peer, r, 0, &f, w))
-    return fail_remote(qp, wr, f, w);
-  if (len > 0) {
-    emul_hold_t h;
-    emul_link_t *l = copy_begin(qp, len, &h, wr->sg_list, wr->num_sge, NULL, 0, TRUE, wr->rkey);
-    emul_sg_copy(wr->sg_list, wr->num_sge, remote, TRUE);
-    copy_end(qp, l, &h);
-  }
-  emul_resp_recv_imm(peer, r, emul_pers_of_qp(qp)->imm_mask & wr->imm_data, len, w);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
-  return EMUL_EXEC_DONE;
 }
 
 /* RNIC-PI 1.4 (#RNICPI_WR_SINK_MW): translate a read sink of window keys
@@ -265,50 +200,75 @@ emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   return wr->opcode != RNICPI_WR_RDMA_READ_INV || emul_mw_invalidate(qp, wr->invalidate_rkey);
 }
 
-/* RDMA Write and Read differ only in the rights each side needs (the
- * local ones the personality's: emul_req_local; the remote ones the
- * responder's: emul_resp_target) and the direction of the copy (IBTA
- * 9.4.3-9.4.4; RFC 5040 4.3, 4.4). */
-static emul_exec_t
-exec_rdma(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+/* The in-process transport of a request (emul_resp_ops_t): the peer's
+ * responder runs in the requester's thread, the bytes move by memcpy
+ * between the requester's checked list and the responder's memory, and
+ * the answer is the requester's completion. */
+static gboolean
+local_pull(emul_qp_t *resp, emul_pkt_t *pkt, emul_rwqe_t *r, const rnicpi_sge_t *dst, uint32_t n,
+           emul_work_t *w)
 {
-  uint64_t len;
-  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
-  if (sg == NULL)
-    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  emul_fault_t f;
-  uint8_t *remote = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, len, &f);
-  if (remote == NULL)
-    return fail_remote(qp, wr, f, w);
+  (void) resp, (void) r, (void) w;
+  gboolean send = emul_pkt_is_send(pkt->op);
   emul_hold_t h;
-  emul_link_t *l = copy_begin(qp, len, &h, sg, wr->num_sge, NULL, 0, TRUE, wr->rkey);
-  if (len > 0)
-    emul_sg_copy(sg, wr->num_sge, remote, wr->opcode == RNICPI_WR_RDMA_WRITE);
-  copy_end(qp, l, &h);
-  if (!emul_read_inv_done(qp, wr))
-    return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
+  emul_link_t *l = copy_begin(pkt->req, pkt->len, &h, pkt->sg, pkt->wr->num_sge, send ? dst : NULL,
+                              send ? n : 0, !send, pkt->rkey);
+  if (send)
+    sg_to_sg(pkt->sg, pkt->wr->num_sge, dst, n);
+  else
+    emul_sg_copy(pkt->sg, pkt->wr->num_sge, (uint8_t *) (uintptr_t) dst->addr, TRUE);
+  copy_end(pkt->req, l, &h);
+  return TRUE;
+}
+
+/* A Read's bytes come back into the requester's list (IBTA 9.4.4; RFC 5040
+ * 4.4), an atomic's old value into its 8 bytes; then the request completes. */
+static emul_exec_t
+local_answer(emul_qp_t *resp, emul_pkt_t *pkt, uint8_t *t, emul_work_t *w)
+{
+  (void) resp;
+  emul_qp_t *qp = pkt->req;
+  const rnicpi_send_wr_t *wr = pkt->wr;
+  if (pkt->op == RNICPI_WR_RDMA_READ) {
+    emul_hold_t h;
+    emul_link_t *l = copy_begin(qp, pkt->len, &h, pkt->sg, wr->num_sge, NULL, 0, TRUE, wr->rkey);
+    if (pkt->len > 0)
+      emul_sg_copy(pkt->sg, wr->num_sge, t, FALSE);
+    copy_end(qp, l, &h);
+    if (!emul_read_inv_done(qp, wr))
+      return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
+  } else if (rnicpi_wr_is_atomic(pkt->op)) {
+    memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &pkt->old, 8);
+    pkt->len = 8;
+  }
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) pkt->len, w);
   return EMUL_EXEC_DONE;
 }
 
-static emul_exec_t
-exec_atomic(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+static void
+local_refuse(emul_qp_t *resp, const emul_pkt_t *pkt, emul_fault_t f, emul_work_t *w)
 {
-  uint64_t len;
+  (void) resp;
+  emul_req_fail_remote(pkt->req, pkt->wr, f, w);
+}
+
+static const emul_resp_ops_t local_ops = { .pull = local_pull, .answer = local_answer, .refuse = local_refuse };
+
+/* A request to the peer: the requester's local rule (emul_req_local), then
+ * the peer's responder (emul_resp_rx) with the request as its packet. */
+static emul_exec_t
+exec_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
   rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  if (emul_req_local(qp, wr, win, &len) == NULL)
+  emul_pkt_t pkt = {
+    .op = wr->opcode == RNICPI_WR_RDMA_READ_INV ? RNICPI_WR_RDMA_READ : wr->opcode,
+    .raddr = wr->remote_addr, .rkey = wr->rkey, .inv_key = wr->invalidate_rkey,
+    .imm = emul_pers_of_qp(qp)->imm_mask & wr->imm_data, .compare_add = wr->compare_add, .swap = wr->swap,
+    .ops = &local_ops, .req = qp, .wr = wr,
+  };
+  if ((pkt.sg = emul_req_local(qp, wr, win, &pkt.len)) == NULL)
     return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  emul_fault_t f;
-  uint8_t *t = emul_resp_target(qp->peer, wr->opcode, wr->remote_addr, wr->rkey, 8, &f);
-  if (t == NULL)
-    return fail_remote(qp, wr, f, w);
-  /* Atomic against other emul requesters: the fabric lock serialises them
-   * (an atomic never takes the fast path). */
-  uint64_t old = emul_resp_atomic(t, wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD, wr->compare_add, wr->swap);
-  memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &old, 8);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, 8, w);
-  return EMUL_EXEC_DONE;
+  return emul_resp_rx(qp->peer, &pkt, w);
 }
 
 /* A request executed here alone (bind, invalidate, fast registration)
@@ -349,18 +309,18 @@ exec_fast_reg(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT] = {
-  [RNICPI_WR_SEND] = exec_send,
-  [RNICPI_WR_SEND_INV] = exec_send,
-  [RNICPI_WR_RDMA_WRITE] = exec_rdma,
-  [RNICPI_WR_RDMA_READ] = exec_rdma,
-  [RNICPI_WR_ATOMIC_CMP_SWP] = exec_atomic,
-  [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_atomic,
+  [RNICPI_WR_SEND] = exec_remote,
+  [RNICPI_WR_SEND_INV] = exec_remote,
+  [RNICPI_WR_RDMA_WRITE] = exec_remote,
+  [RNICPI_WR_RDMA_READ] = exec_remote,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = exec_remote,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_remote,
   [RNICPI_WR_BIND_MW] = exec_bind,
   [RNICPI_WR_LOCAL_INV] = exec_local_inv,
   [RNICPI_WR_FAST_REG] = exec_fast_reg,
-  [RNICPI_WR_RDMA_READ_INV] = exec_rdma,
-  [RNICPI_WR_IMM_DATA] = exec_imm,
-  [RNICPI_WR_RDMA_WRITE_IMM] = exec_imm,
+  [RNICPI_WR_RDMA_READ_INV] = exec_remote,
+  [RNICPI_WR_IMM_DATA] = exec_remote,
+  [RNICPI_WR_RDMA_WRITE_IMM] = exec_remote,
 };
 
 /* A local request (bind, Local Invalidate, fast registration) reaching

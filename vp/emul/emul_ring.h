@@ -543,7 +543,10 @@ struct emul_xconn {
  * done, blocked (a receive not ready), failed (completed in error), not
  * one-sided here (it goes through the ring), or owed: nothing done, a long
  * copy found by a drain is left to the drainer (emul_ring_issue_owed). */
-typedef enum { XR_DONE, XR_BLOCKED, XR_FAILED, XR_NOTDIRECT, XR_OWED } xr_t;
+typedef enum {
+  XR_DONE = EMUL_EXEC_DONE, XR_BLOCKED = EMUL_EXEC_BLOCKED, XR_FAILED = EMUL_EXEC_FAILED, /* the responder's */
+  XR_NOTDIRECT, XR_OWED
+} xr_t;
 
 /* A request's fault as a BREAK tells it: the receiver raises the event
  * of its side (the responder's, or the requester's). */

@@ -8,8 +8,9 @@
  * that a drain under the link alone lands (emul_ring_recv_short,
  * emul_ring_write_short).  Design: emul_ring.h.
  *
- * Rules, the same as in-process and written once (emul_resp.c), with how
- * this transport reports them:
+ * Each frame is decoded into a packet for the responder written once
+ * (emul_resp_rx, emul_resp.c), whose rules are the in-process ones; this
+ * file is its transport (x_resp_ops), with how it reports them:
  * - remote key, domain, bounds, rights: checked against this process's
  *   own table (emul_resp_target) before a byte moves; failure:
  *   REM_ACCESS_ERR at the requester, the responder gets
@@ -34,16 +35,6 @@
 
 #include "emul_ring.h"
 
-/* Responder side: request @seq failed here with @f; each side gets its
- * affiliated event, the requester completes it with its status. */
-static void
-x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
-{
-  x_fault_t to = { .f = f, .to_responder = FALSE };
-  rnicpi_async_cause_t mine = emul_fault_responder(f);
-  emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), seq, &to, &mine, NULL, 0);
-}
-
 /* Long pulls.  A Send whose payload this process pulls from the sender by
  * attach (X_F_CMA: one longer than X_INLINE_MAX) is pulled with the fabric
  * lock let go, as an attach copy of a request is (emul_ring_req.c, "Long
@@ -60,47 +51,6 @@ x_fail_req(emul_qp_t *qp, uint64_t seq, emul_fault_t f, emul_work_t *w)
  * holds the lock): it queues it and leaves it to the drainer (XR_OWED,
  * x->issue_owed) for after the drain, the progress thread or an
  * application thread alike (emul_ring_req.c, "Long copies"). */
-/* Copy @n bytes of the bounce mode's assembled payload @src (the
- * caller's) into @sge[@nsge], letting the fabric lock go when @unlock
- * (Long pulls).  FALSE when the connection ended meanwhile. */
-static gboolean
-x_land(emul_qp_t *qp, const rnicpi_sge_t *sge, uint32_t nsge, const uint8_t *src, uint64_t n,
-       gboolean unlock)
-{
-  emul_hold_t h;
-  if (!unlock || !emul_ring_copy_hold(qp, &h, sge, nsge)) {
-    emul_scatter(sge, nsge, src, n);
-    return TRUE;
-  }
-  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
-  emul_scatter(sge, nsge, src, n);
-  emul_hold_drop(&h);
-  emul_ring_copy_end(qp, x, &qp->rcopying);
-  return qp->state == RNICPI_QPS_RTS && qp->x != NULL;
-}
-
-/* Pull @n pieces of the peer's memory @rv into receive @r's SGEs, letting
- * the fabric lock go when @unlock (Long pulls).  FALSE when the peer's
- * memory could not be read, or the connection ended meanwhile (*@ended). */
-static gboolean
-x_pull(emul_qp_t *qp, emul_rwqe_t *r, const struct iovec *rv, int n, gboolean unlock, gboolean *ended)
-{
-  struct iovec l[32];
-  int nl = emul_ring_sge_iov(r->sge, r->num_sge, l);
-  pid_t pid = qp->x->peer_pid;
-  int pidfd = qp->x->peer_pidfd, mem = qp->x->peer_mem;  /* open while the copy holds the connection */
-  *ended = FALSE;
-  emul_hold_t h;
-  if (!unlock || !emul_ring_copy_hold(qp, &h, r->sge, r->num_sge))
-    return emul_ring_vm_copy(pid, pidfd, mem, FALSE, l, nl, rv, n);
-  emul_xconn_t *x = emul_ring_copy_begin(qp, &qp->rcopying);
-  gboolean ok = emul_ring_vm_copy(pid, pidfd, mem, FALSE, l, nl, rv, n);
-  emul_hold_drop(&h);
-  emul_ring_copy_end(qp, x, &qp->rcopying);
-  *ended = qp->state != RNICPI_QPS_RTS || qp->x == NULL;
-  return ok && !*ended;
-}
-
 /* The latency case of a Send: its payload inline, a receive that holds
  * it whose every SGE that takes bytes is checked from x->hot (or looked up
  * anew past the first; a key whose entry changes under the fabric lock
@@ -133,16 +83,6 @@ emul_ring_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p)
   emul_scatter_at(sge, n, p->na, p->b, p->len - p->na);
 }
 
-/* Land a Send of the latency case in receive @r (taken) and complete it. */
-static void
-x_recv_place(emul_qp_t *qp, emul_xconn_t *x, emul_rwqe_t *r, const x_frame_t *f, const x_span_t *p,
-             emul_work_t *w)
-{
-  emul_ring_span_scatter(r->sge, r->num_sge, p);
-  emul_resp_recv_done(qp, r, f->byte_len, (f->flags & X_F_INV) != 0, f->rkey, w);
-  emul_ring_ack(x, f->seq + 1);
-}
-
 gboolean
 emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
                      emul_work_t *w)
@@ -162,7 +102,9 @@ emul_ring_recv_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x
   emul_rq_unlock(qp);
   if (limit)
     emul_srq_limit(qp->srq);
-  x_recv_place(qp, x, r, f, p, w);
+  emul_ring_span_scatter(r->sge, r->num_sge, p);
+  emul_resp_recv_done(qp, r, f->byte_len, (f->flags & X_F_INV) != 0, f->rkey, w);
+  emul_ring_ack(x, f->seq + 1);
   return TRUE;
 }
 
@@ -192,133 +134,6 @@ emul_ring_write_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const 
   return TRUE;
 }
 
-/* Immediate data (X_F_IMM, checked by the drain: emul_ring.c): alone, or
- * after the bounce mode's RDMA Write whose bytes are @in's payload.  The
- * Write's target is checked first, then the receive taken (none: a Send's
- * fate; an InfiniBand Write waits, nothing placed, and runs again whole
- * when a receive comes), the bytes placed, and only then does the receive
- * complete, as in-process (emul_exec.c, exec_imm). */
-static xr_t
-x_exec_imm(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
-{
-  emul_xconn_t *x = qp->x;
-  const x_frame_t *f = &in->f;
-  emul_fault_t fault;
-  uint8_t *t = (uint8_t *) "";
-  gboolean unlock = FALSE, blocked;
-  if (f->op == X_OP_WRITE) {
-    unlock = emul_ring_copy_unlocks(qp, f->total, FALSE);
-    if (emul_ring_copy_owed(x, draining, &unlock))
-      return XR_OWED;  /* its drainer places it after the drain */
-    t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
-    if (t == NULL) {
-      x_fail_req(qp, f->seq, fault, w);
-      return XR_FAILED;
-    }
-  }
-  emul_rwqe_t *r = emul_resp_recv_take(qp, FALSE, 0, &blocked, &fault);
-  if (r == NULL) {
-    if (blocked)
-      return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
-    x_fail_req(qp, f->seq, fault, w);
-    return XR_FAILED;
-  }
-  if (!emul_resp_recv_fits(qp, r, 0, &fault, w)) {
-    x_fail_req(qp, f->seq, fault, w);
-    return XR_FAILED;
-  }
-  /* One piece: total is at most 1 GiB and a page (emul_ring_drain). */
-  rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total, .lkey = f->rkey };
-  if (f->op == X_OP_WRITE && f->total > 0 && !x_land(qp, &at, 1, in->buf, f->total, unlock)) {
-    emul_rq_lock(qp);
-    emul_wq_push_head(emul_qp_rq(qp), r);  /* not consumed: as a Send's (x_exec_send) */
-    emul_rq_unlock(qp);
-    emul_qp_set_error(qp, w);  /* the connection ended while the bytes landed */
-    return XR_FAILED;
-  }
-  emul_resp_recv_imm(qp, r, f->cmp, f->op == X_OP_WRITE ? f->total : 0, w);
-  emul_ring_ack(x, f->seq + 1);
-  return XR_DONE;
-}
-
-static xr_t
-x_exec_send(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
-{
-  emul_xconn_t *x = qp->x;
-  gboolean inv = (in->f.flags & X_F_INV) != 0, blocked;
-  emul_fault_t f;
-  gboolean unlock = emul_ring_copy_unlocks(qp, in->f.byte_len, (in->f.flags & X_F_CMA) != 0);
-  if (emul_ring_copy_owed(x, draining, &unlock))
-    return XR_OWED;  /* its drainer pulls or copies it after the drain */
-  emul_rwqe_t *r = emul_resp_recv_take(qp, inv, in->f.rkey, &blocked, &f);
-  if (r == NULL) {
-    if (blocked)
-      return XR_BLOCKED;  /* infinite RNR retry: wait for a receive */
-    x_fail_req(qp, in->f.seq, f, w);
-    return XR_FAILED;
-  }
-  uint64_t len = in->f.byte_len;
-  /* The latency case first (a copy short enough to make under the lock);
-   * else the general checks and copies below. */
-  if (!unlock && !(in->f.flags & X_F_CMA) && in->f.total == len && x_recv_placed(qp, x, r, len)) {
-    x_span_t p = { .a = in->buf, .na = len, .len = len };
-    x_recv_place(qp, x, r, &in->f, &p, w);
-    return XR_DONE;
-  }
-  if (!emul_resp_recv_fits(qp, r, len, &f, w)) {
-    x_fail_req(qp, in->f.seq, f, w);
-    return XR_FAILED;
-  } else if (in->f.flags & X_F_CMA) {
-    emul_wq_t *rq = emul_qp_rq(qp);
-    struct iovec rv[X_IOV_MAX];
-    uint64_t n = in->f.total / sizeof(x_iov_t), sum = 0;
-    const x_iov_t *v = (const x_iov_t *) in->buf;
-    gboolean ok = n <= X_IOV_MAX && in->f.total % sizeof(x_iov_t) == 0, ended = FALSE;
-    for (uint64_t i = 0; ok && i < n; i++) {
-      x_iov_t e = v[i];  /* read once: it may lie in the ring */
-      rv[i] = (struct iovec) { (void *) (uintptr_t) e.addr, e.len };
-      ok = e.len <= len - sum;  /* no sum that wraps to the message's length */
-      sum += e.len;
-    }
-    ok = ok && sum == len && x_pull(qp, r, rv, (int) n, unlock, &ended);
-    if (ended) {
-      /* The connection ended while the bytes came: the receive was not
-       * filled, and goes the way of its queue (flushed, or kept by an SRQ). */
-      emul_rq_lock(qp);
-      emul_wq_push_head(rq, r);
-      emul_rq_unlock(qp);
-      emul_qp_set_error(qp, w);
-      return XR_FAILED;
-    }
-    if (!ok) {
-      /* The sender's memory cannot be read: it is gone or lying. */
-      emul_rq_lock(qp);
-      emul_wq_push_head(rq, r);
-      emul_rq_unlock(qp);
-      emul_ring_peer_break(x, NULL, w);
-      return XR_FAILED;
-    }
-  } else {
-    if (in->f.total != len) {
-      emul_rq_lock(qp);
-      emul_wq_push_head(emul_qp_rq(qp), r);
-      emul_rq_unlock(qp);
-      emul_ring_peer_break(x, NULL, w);
-      return XR_FAILED;
-    }
-    if (!x_land(qp, r->sge, r->num_sge, in->buf, len, unlock)) {
-      emul_rq_lock(qp);
-      emul_wq_push_head(emul_qp_rq(qp), r);  /* as a pull's (ended, above) */
-      emul_rq_unlock(qp);
-      emul_qp_set_error(qp, w);
-      return XR_FAILED;
-    }
-  }
-  emul_resp_recv_done(qp, r, len, inv, in->f.rkey, w);
-  emul_ring_ack(x, in->f.seq + 1);
-  return XR_DONE;
-}
-
 /* The answer to RDMA Read @f, its bytes at @t (borrowed: copied into the
  * ring now, or when it has to wait). */
 static x_out_t
@@ -342,14 +157,121 @@ emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f)
   return emul_ring_emit_now(x, &o);
 }
 
+/* The cross-process transport of a request (emul_resp_ops_t): the bytes
+ * come from the frame, assembled (bounce mode), or are pulled from the
+ * sender by attach (X_F_CMA, a Send's gather list), with the fabric lock
+ * let go when pkt->unlock (Long pulls); the answer is an ACK or an answer
+ * frame. */
+static gboolean
+x_resp_pull(emul_qp_t *qp, emul_pkt_t *pkt, emul_rwqe_t *r, const rnicpi_sge_t *dst, uint32_t nd,
+            emul_work_t *w)
+{
+  x_in_t *in = pkt->in;
+  emul_xconn_t *x = pkt->x;
+  uint64_t len = pkt->len, n = in->f.total / sizeof(x_iov_t), sum = 0;
+  gboolean cma = emul_pkt_is_send(pkt->op) && (in->f.flags & X_F_CMA), ended = FALSE;
+  gboolean unlock = pkt->unlock;
+  struct iovec rv[X_IOV_MAX];
+  gboolean ok = cma ? n <= X_IOV_MAX && in->f.total % sizeof(x_iov_t) == 0 : in->f.total == len;
+  for (uint64_t i = 0; cma && ok && i < n; i++) {
+    x_iov_t e = ((const x_iov_t *) in->buf)[i];  /* read once: it may lie in the ring */
+    rv[i] = (struct iovec) { (void *) (uintptr_t) e.addr, e.len };
+    ok = e.len <= len - sum;  /* no sum that wraps to the message's length */
+    sum += e.len;
+  }
+  ok = ok && (!cma || sum == len);
+  emul_hold_t h;
+  emul_xconn_t *held = NULL;
+  if (ok && unlock && emul_ring_copy_hold(qp, &h, dst, nd))
+    held = emul_ring_copy_begin(qp, &qp->rcopying);
+  if (ok && cma) {
+    struct iovec l[32];
+    int nl = emul_ring_sge_iov(dst, nd, l);
+    /* x's descriptors are open while the copy holds the connection. */
+    ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, x->peer_mem, FALSE, l, nl, rv, (int) n);
+  } else if (ok) {
+    emul_scatter(dst, nd, in->buf, len);
+  }
+  if (held != NULL) {
+    emul_hold_drop(&h);
+    emul_ring_copy_end(qp, held, &qp->rcopying);
+    ended = qp->state != RNICPI_QPS_RTS || qp->x == NULL;
+  }
+  if (ok && !ended)
+    return TRUE;
+  /* The receive was not filled: it goes the way of its queue (flushed, or
+   * kept by an SRQ) when the connection ended while the bytes came, else
+   * when the sender's memory or frame lies (it is gone or lying). */
+  if (r != NULL) {
+    emul_rq_lock(qp);
+    emul_wq_push_head(emul_qp_rq(qp), r);
+    emul_rq_unlock(qp);
+  }
+  if (ended)
+    emul_qp_set_error(qp, w);
+  else
+    emul_ring_peer_break(x, NULL, w);
+  return FALSE;
+}
+
+static emul_exec_t
+x_resp_answer(emul_qp_t *qp, emul_pkt_t *pkt, uint8_t *t, emul_work_t *w)
+{
+  (void) qp;
+  emul_xconn_t *x = pkt->x;
+  const x_frame_t *f = &((x_in_t *) pkt->in)->f;
+  if (pkt->op == RNICPI_WR_RDMA_READ) {
+    x_out_t o = x_read_resp(f, t);
+    if (!emul_ring_emit(x, &o, FALSE)) {
+      g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no memory to hold a Read Response of %u bytes for "
+            "process %d: its connection is broken (free memory, or read less at a time)", f->byte_len,
+            (int) x->peer_pid);
+      emul_ring_peer_break(x, NULL, w);
+      return EMUL_EXEC_FAILED;
+    }
+  } else if (rnicpi_wr_is_atomic(pkt->op)) {
+    x_out_t o = { .f = { .seq = f->seq, .op = X_OP_ACK, .byte_len = 8, .cmp = pkt->old } };
+    emul_ring_emit(x, &o, FALSE);
+  } else {
+    emul_ring_ack(x, f->seq + 1);
+  }
+  return EMUL_EXEC_DONE;
+}
+
+/* The request failed here with @f: each side gets its affiliated event,
+ * the requester completes it with its status. */
+static void
+x_resp_refuse(emul_qp_t *qp, const emul_pkt_t *pkt, emul_fault_t f, emul_work_t *w)
+{
+  x_fault_t to = { .f = f, .to_responder = FALSE };
+  rnicpi_async_cause_t mine = emul_fault_responder(f);
+  emul_ring_teardown(qp, w, X_BREAK, emul_fault_status(f), pkt->seq, &to, &mine, NULL, 0);
+}
+
+/* The latency case of a Send: a copy short enough to make under the lock,
+ * inline, into a receive checked from x->hot. */
+static gboolean
+x_resp_placed(emul_qp_t *qp, const emul_pkt_t *pkt, const emul_rwqe_t *r)
+{
+  const x_frame_t *f = &((const x_in_t *) pkt->in)->f;
+  return emul_pkt_is_send(pkt->op) && !pkt->unlock && !(f->flags & X_F_CMA) && f->total == pkt->len &&
+         x_recv_placed(qp, pkt->x, r, pkt->len);
+}
+
+static const emul_resp_ops_t x_resp_ops = {
+  .pull = x_resp_pull, .answer = x_resp_answer, .refuse = x_resp_refuse, .placed = x_resp_placed,
+};
+
+/* Decode the frame of @in into a packet for the responder (emul_resp_rx).
+ * Immediate data (X_F_IMM, checked by the drain: emul_ring.c) is a Send of
+ * no payload, or follows a bounce mode's RDMA Write whose bytes are @in's
+ * payload. */
 xr_t
 emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
 {
   const x_frame_t *f = &in->f;
   emul_xconn_t *x = qp->x;
-  x_out_t o;  /* an answer: set up by the cases that send one */
-  uint8_t *t;
-  emul_fault_t fault;
+  const gboolean imm = (f->flags & X_F_IMM) != 0;
   /* A Read or an atomic needs an answer: the peer may have no more of
    * them waiting for one than our IRD (its ORD is at most that), so the
    * answers that wait for room in the ring are bounded. */
@@ -358,27 +280,19 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
                              "IRD of %u it was granted", emul_resp_ird(qp));
     return XR_FAILED;
   }
-  if (f->flags & X_F_IMM)
-    return x_exec_imm(qp, in, draining, w);
+  emul_pkt_t pkt = {
+    .seq = f->seq, .raddr = f->raddr, .rkey = f->rkey, .inv_key = f->rkey, .imm = f->cmp,
+    .compare_add = f->cmp, .swap = f->swap, .ops = &x_resp_ops, .in = in, .x = x,
+  };
   switch (f->op) {
   case X_OP_SEND:
-    return x_exec_send(qp, in, draining, w);
-  case X_OP_WRITE: {
-    gboolean unlock = emul_ring_copy_unlocks(qp, f->total, FALSE);
-    if (emul_ring_copy_owed(x, draining, &unlock))
-      return XR_OWED;  /* its drainer places it after the drain */
-    t = emul_resp_target(qp, RNICPI_WR_RDMA_WRITE, f->raddr, f->rkey, f->total, &fault);
-    if (t == NULL)
-      break;
-    /* One piece: total is at most 1 GiB and a page (emul_ring_drain). */
-    rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) f->total, .lkey = f->rkey };
-    if (!x_land(qp, &at, 1, in->buf, f->total, unlock)) {
-      emul_qp_set_error(qp, w);  /* the connection ended while the bytes landed */
-      return XR_FAILED;
-    }
-    emul_ring_ack(x, f->seq + 1);
-    return XR_DONE;
-  }
+    pkt.op = imm ? RNICPI_WR_IMM_DATA : (f->flags & X_F_INV) ? RNICPI_WR_SEND_INV : RNICPI_WR_SEND;
+    pkt.len = imm ? 0 : f->byte_len;
+    break;
+  case X_OP_WRITE:
+    pkt.op = imm ? RNICPI_WR_RDMA_WRITE_IMM : RNICPI_WR_RDMA_WRITE;
+    pkt.len = f->total;  /* at most 1 GiB and a page (emul_ring_drain) */
+    break;
   case X_OP_READ:
     /* An answer that cannot go into the ring now waits in x->out, copied
      * (the region may change or go meanwhile).  The copies the peer's
@@ -388,40 +302,24 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
      * (X_SPACE runs qp->xin again). */
     if (!emul_queue_empty(&x->out) && x->out_bytes + f->byte_len > emul_ring_xin_max)
       return XR_BLOCKED;
-    t = emul_resp_target(qp, RNICPI_WR_RDMA_READ, f->raddr, f->rkey, f->byte_len, &fault);
-    if (t == NULL)
-      break;
-    o = x_read_resp(f, t);
-    if (!emul_ring_emit(x, &o, FALSE)) {
-      g_log(EMUL_LOG, G_LOG_LEVEL_WARNING, "emul: no memory to hold a Read Response of %u bytes for "
-            "process %d: its connection is broken (free memory, or read less at a time)", f->byte_len,
-            (int) x->peer_pid);
-      emul_ring_peer_break(x, NULL, w);
-      return XR_FAILED;
-    }
-    return XR_DONE;
-  case X_OP_ATOMIC: {
-    /* Executed here, under the fabric lock, whatever the payload mode:
-     * atomic against every emul requester of this process's memory. */
-    gboolean fetch_add = (f->flags & X_F_FETCH_ADD) != 0;
-    t = emul_resp_target(qp, fetch_add ? RNICPI_WR_ATOMIC_FETCH_ADD : RNICPI_WR_ATOMIC_CMP_SWP,
-                         f->raddr, f->rkey, 8, &fault);
-    if (t == NULL)
-      break;
-    uint64_t old = emul_resp_atomic(t, fetch_add, f->cmp, f->swap);
-    o = (x_out_t) { .f = { .seq = f->seq } };
-    o.f.op = X_OP_ACK;
-    o.f.byte_len = 8;
-    o.f.cmp = old;
-    emul_ring_emit(x, &o, FALSE);
-    return XR_DONE;
-  }
+    pkt.op = RNICPI_WR_RDMA_READ;
+    pkt.len = f->byte_len;
+    break;
+  case X_OP_ATOMIC:
+    /* Executed here, under the fabric lock, whatever the payload mode. */
+    pkt.op = (f->flags & X_F_FETCH_ADD) ? RNICPI_WR_ATOMIC_FETCH_ADD : RNICPI_WR_ATOMIC_CMP_SWP;
+    pkt.len = 8;
+    break;
   default:
     emul_ring_peer_violation(x, w, "a request of unknown op %u", f->op);
     return XR_FAILED;
   }
-  x_fail_req(qp, f->seq, fault, w);  /* refused by emul_resp_target */
-  return XR_FAILED;
+  if (emul_pkt_is_send(pkt.op) || f->op == X_OP_WRITE) {
+    pkt.unlock = emul_ring_copy_unlocks(qp, pkt.len, emul_pkt_is_send(pkt.op) && (f->flags & X_F_CMA));
+    if (emul_ring_copy_owed(x, draining, &pkt.unlock))
+      return XR_OWED;  /* its drainer pulls or places it after the drain */
+  }
+  return (xr_t) emul_resp_rx(qp, &pkt, w);
 }
 
 void
