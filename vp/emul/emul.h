@@ -960,6 +960,24 @@ uint8_t *emul_remote_range(emul_qp_t *resp, uint64_t raddr, uint64_t rkey, uint6
  * the fault.  A zero-length Write or Read reaches "" (no memory). */
 uint8_t *emul_resp_target(emul_qp_t *resp, rnicpi_wr_opcode_t op, uint64_t raddr, uint64_t rkey,
                           uint64_t len, emul_fault_t *f);
+/* Execute an atomic on the 8 bytes at @t (Fetch and Add with @fetch_add,
+ * else Compare and Swap); returns the value before it. */
+uint64_t emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap);
+/* The receive a Send takes at @resp (with @inv, a Send with Invalidate of
+ * @inv_key, whose key dies first), popped; NULL when there is none, with
+ * *@blocked when the Send waits for one (receiver not ready, InfiniBand),
+ * else the fault. */
+emul_rwqe_t *emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked,
+                                 emul_fault_t *f);
+/* Whether receive @r (taken) can hold @len bytes in memory the QP may
+ * write; if not, @r completes with its error and the fault is in @f. */
+gboolean emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f,
+                             emul_work_t *w);
+/* Receive @r (taken, and checked by emul_resp_recv_fits for 0 bytes) is
+ * consumed by immediate data @imm (RNIC-PI 1.5; the bits the personality
+ * carries) after an RDMA Write of @len bytes (0: alone): placed in it
+ * where the personality does, and completed. */
+void emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w);
 /* Receive @r holds the Send's @len bytes: its completion. */
 void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv, uint64_t inv_key,
                          emul_work_t *w);
@@ -995,7 +1013,6 @@ struct emul_pkt {
   uint64_t raddr, rkey, inv_key, imm, compare_add, swap;
   uint64_t len;           /* the message's bytes (immediate data alone: 0) */
   uint64_t old;           /* an atomic's result, for the answer */
-  const emul_resp_ops_t *ops;
   /* The transport's.  In process: the requester, its request and its
    * checked local list.  Across processes: the frame (x_in_t), its
    * connection, and whether its copy lets the locks go. */
@@ -1014,11 +1031,77 @@ emul_pkt_is_send(rnicpi_wr_opcode_t op)
   return op == RNICPI_WR_SEND || op == RNICPI_WR_SEND_INV;
 }
 
-/* The responder (emul_resp.c), written once: check the target (key,
- * rights, bounds, IRD) and the receive, move the payload, execute, answer
- * (rxe_resp's states), each transport through @pkt's ops.  Caller holds
- * @resp's lock (emul.h, "Locks"). */
-emul_exec_t emul_resp_rx(emul_qp_t *resp, emul_pkt_t *pkt, emul_work_t *w);
+/* What the responder does for each opcode: check a target, take a
+ * receive, move a payload, execute an atomic. */
+enum { EMUL_RX_TARGET = 1, EMUL_RX_RECV = 2, EMUL_RX_PULL = 4, EMUL_RX_ATOMIC = 8 };
+static const uint8_t emul_rx_of[RNICPI_WR_OPCODE_COUNT] = {
+  [RNICPI_WR_SEND] = EMUL_RX_RECV | EMUL_RX_PULL,
+  [RNICPI_WR_SEND_INV] = EMUL_RX_RECV | EMUL_RX_PULL,
+  [RNICPI_WR_RDMA_WRITE] = EMUL_RX_TARGET | EMUL_RX_PULL,
+  [RNICPI_WR_RDMA_WRITE_IMM] = EMUL_RX_TARGET | EMUL_RX_RECV | EMUL_RX_PULL,
+  [RNICPI_WR_IMM_DATA] = EMUL_RX_RECV,
+  [RNICPI_WR_RDMA_READ] = EMUL_RX_TARGET,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = EMUL_RX_TARGET | EMUL_RX_ATOMIC,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = EMUL_RX_TARGET | EMUL_RX_ATOMIC,
+};
+
+/* The responder, written once: check the target (key, rights, bounds,
+ * IRD) and the receive, move the payload, execute, answer (rxe_resp's
+ * states), each transport through its @ops; its rules are emul_resp.c's.
+ * Caller holds @resp's lock (emul.h, "Locks").  Inline, with @ops a
+ * constant of the caller's file: each transport's calls are direct and
+ * its packet stays in registers (an in-process post runs this whole).
+ *
+ * Immediate data (RNIC-PI 1.5), alone or after an RDMA Write: the Write's
+ * target is checked first, then the receive taken (none: a Send's fate,
+ * so an InfiniBand Write waits with nothing placed, and runs again whole
+ * when a receive comes), the bytes placed, and only then does the receive
+ * complete (IBTA 9.4.3; RFC 7306 6.3: the Immediate Data message follows
+ * its Write). */
+static inline __attribute__((always_inline)) emul_exec_t
+emul_resp_rx(emul_qp_t *resp, emul_pkt_t *pkt, const emul_resp_ops_t *ops, emul_work_t *w)
+{
+  const uint8_t how = emul_rx_of[pkt->op];
+  const gboolean imm = pkt->op == RNICPI_WR_IMM_DATA || pkt->op == RNICPI_WR_RDMA_WRITE_IMM;
+  emul_fault_t f;
+  uint8_t *t = (uint8_t *) "";
+  emul_rwqe_t *r = NULL;
+  if ((how & EMUL_RX_TARGET) &&
+      (t = emul_resp_target(resp, imm ? RNICPI_WR_RDMA_WRITE : pkt->op, pkt->raddr, pkt->rkey,
+                            (how & EMUL_RX_ATOMIC) ? 8 : pkt->len, &f)) == NULL)
+    goto refuse;
+  if (how & EMUL_RX_RECV) {
+    gboolean blocked;
+    r = emul_resp_recv_take(resp, pkt->op == RNICPI_WR_SEND_INV, pkt->inv_key, &blocked, &f);
+    if (r == NULL) {
+      if (blocked)
+        return EMUL_EXEC_BLOCKED;  /* infinite RNR retry: wait for a receive */
+      goto refuse;
+    }
+    if (!(ops->placed != NULL && ops->placed(resp, pkt, r)) &&
+        !emul_resp_recv_fits(resp, r, imm ? 0 : pkt->len, &f, w))
+      goto refuse;
+  }
+  if (how & EMUL_RX_PULL) {
+    /* One piece: a Write's target is one range of one entry. */
+    rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) pkt->len, .lkey = pkt->rkey };
+    gboolean send = emul_pkt_is_send(pkt->op);
+    if ((send || pkt->len > 0) && !ops->pull(resp, pkt, r, send ? r->sge : &at, send ? r->num_sge : 1, w))
+      return EMUL_EXEC_FAILED;
+  }
+  /* Atomic against every requester of this memory: the fabric lock
+   * serialises them (an atomic never takes a fast path). */
+  if (how & EMUL_RX_ATOMIC)
+    pkt->old = emul_resp_atomic(t, pkt->op == RNICPI_WR_ATOMIC_FETCH_ADD, pkt->compare_add, pkt->swap);
+  if (imm)
+    emul_resp_recv_imm(resp, r, pkt->imm, pkt->len, w);
+  else if (r != NULL)
+    emul_resp_recv_done(resp, r, pkt->len, pkt->op == RNICPI_WR_SEND_INV, pkt->inv_key, w);
+  return ops->answer(resp, pkt, t, w);
+refuse:
+  ops->refuse(resp, pkt, f, w);
+  return EMUL_EXEC_FAILED;
+}
 /* The requester's failures (emul_comp.c), for both transports: a local one
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
  * by the requester in the peer's memory) also tells the responder. */

@@ -115,8 +115,9 @@ fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emu
  * checks were made under: the lists @a and @b, and the entry of @rkey at
  * the responder when @remote.  The locks are let go only when every one
  * is held; an entry that left the table since the checks keeps the copy
- * under the lock, which its removal waits for. */
-static emul_link_t *
+ * under the lock, which its removal waits for.  Inline: a short copy
+ * (every latency case) pays only the length test. */
+static inline __attribute__((always_inline)) emul_link_t *
 copy_begin(emul_qp_t *qp, uint64_t len, emul_hold_t *h, const rnicpi_sge_t *a, uint32_t na,
            const rnicpi_sge_t *b, uint32_t nb, gboolean remote, uint64_t rkey)
 {
@@ -203,8 +204,10 @@ emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 /* The in-process transport of a request (emul_resp_ops_t): the peer's
  * responder runs in the requester's thread, the bytes move by memcpy
  * between the requester's checked list and the responder's memory, and
- * the answer is the requester's completion. */
-static gboolean
+ * the answer is the requester's completion.  Inline into the responder
+ * (emul_resp_rx) that exec_remote runs: an in-process post makes no call
+ * for the layering. */
+static inline __attribute__((always_inline)) gboolean
 local_pull(emul_qp_t *resp, emul_pkt_t *pkt, emul_rwqe_t *r, const rnicpi_sge_t *dst, uint32_t n,
            emul_work_t *w)
 {
@@ -223,7 +226,7 @@ local_pull(emul_qp_t *resp, emul_pkt_t *pkt, emul_rwqe_t *r, const rnicpi_sge_t 
 
 /* A Read's bytes come back into the requester's list (IBTA 9.4.4; RFC 5040
  * 4.4), an atomic's old value into its 8 bytes; then the request completes. */
-static emul_exec_t
+static inline __attribute__((always_inline)) emul_exec_t
 local_answer(emul_qp_t *resp, emul_pkt_t *pkt, uint8_t *t, emul_work_t *w)
 {
   (void) resp;
@@ -260,15 +263,20 @@ static emul_exec_t
 exec_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  uint64_t len;
+  const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
+  if (sg == NULL)
+    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
+  /* Built whole here and never addressed by a call that is not inlined,
+   * the packet lives in registers. */
   emul_pkt_t pkt = {
     .op = wr->opcode == RNICPI_WR_RDMA_READ_INV ? RNICPI_WR_RDMA_READ : wr->opcode,
     .raddr = wr->remote_addr, .rkey = wr->rkey, .inv_key = wr->invalidate_rkey,
-    .imm = emul_pers_of_qp(qp)->imm_mask & wr->imm_data, .compare_add = wr->compare_add, .swap = wr->swap,
-    .ops = &local_ops, .req = qp, .wr = wr,
+    .imm = wr->imm_data, /* the responder keeps its personality's bits, ours (emul_cm.c) */
+    .compare_add = wr->compare_add, .swap = wr->swap,
+    .len = len, .req = qp, .wr = wr, .sg = sg,
   };
-  if ((pkt.sg = emul_req_local(qp, wr, win, &pkt.len)) == NULL)
-    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  return emul_resp_rx(qp->peer, &pkt, w);
+  return emul_resp_rx(qp->peer, &pkt, &local_ops, w);
 }
 
 /* A request executed here alone (bind, invalidate, fast registration)

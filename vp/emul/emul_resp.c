@@ -3,7 +3,8 @@
  * model): a request comes as a packet (emul_pkt_t), built by the in-process
  * requester when it is posted (emul_exec.c) or decoded from the ring of a
  * connection to another process (emul_ring_resp.c), and emul_resp_rx
- * checks it, executes it and answers it through the packet's transport.
+ * (emul.h, inline in each transport) checks it with the rules here,
+ * executes it and answers it through the transport's ops.
  *
  * The checks are a responder's (IBTA vol 1, 9.4 and 10.6; RFC 5040, 5041
  * and 7306); a refusal names its fault (emul_fault_t), which the transport
@@ -64,10 +65,8 @@ emul_resp_target(emul_qp_t *resp, rnicpi_wr_opcode_t op, uint64_t raddr, uint64_
   return t;
 }
 
-/* Execute an atomic on the 8 bytes at @t (Fetch and Add with @fetch_add,
- * else Compare and Swap); returns the value before it. */
-static uint64_t
-resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap)
+uint64_t
+emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap)
 {
   uint64_t old;
   memcpy(&old, t, 8);
@@ -76,12 +75,8 @@ resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t swap)
   return old;
 }
 
-/* The receive a Send takes at @resp (with @inv, a Send with Invalidate of
- * @inv_key, whose key dies first), popped; NULL when there is none, with
- * *@blocked when the Send waits for one (receiver not ready, InfiniBand),
- * else the fault. */
-static emul_rwqe_t *
-recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked, emul_fault_t *f)
+emul_rwqe_t *
+emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked, emul_fault_t *f)
 {
   emul_wq_t *rq = emul_qp_rq(resp);
   *blocked = FALSE;
@@ -123,10 +118,8 @@ recv_put(emul_qp_t *resp, emul_rwqe_t *r)
   emul_rq_unlock(resp);
 }
 
-/* Whether receive @r (taken) can hold @len bytes in memory the QP may
- * write; if not, @r completes with its error and the fault is in @f. */
-static gboolean
-recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f, emul_work_t *w)
+gboolean
+emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f, emul_work_t *w)
 {
   uint64_t room;
   rnicpi_wc_status_t st = RNICPI_WC_SUCCESS;
@@ -162,12 +155,8 @@ emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv,
   recv_put(resp, r);
 }
 
-/* Receive @r (taken, and checked by recv_fits for 0 bytes) is consumed by
- * immediate data @imm (RNIC-PI 1.5; the bits the personality carries)
- * after an RDMA Write of @len bytes (0: alone): placed in it where the
- * personality does, and completed. */
-static void
-recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w)
+void
+emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_t *w)
 {
   const emul_pers_t *p = emul_pers_of_qp(resp);
   /* InfiniBand places nothing: the value is in the completion alone, whose
@@ -190,70 +179,4 @@ recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, emul_work_
   }
   emul_cq_push(resp->rcq, &rwc, w);
   recv_put(resp, r);
-}
-
-/* What the responder does for each opcode: check a target, take a
- * receive, move a payload, execute an atomic. */
-enum { RX_TARGET = 1, RX_RECV = 2, RX_PULL = 4, RX_ATOMIC = 8 };
-static const uint8_t rx_of[RNICPI_WR_OPCODE_COUNT] = {
-  [RNICPI_WR_SEND] = RX_RECV | RX_PULL,
-  [RNICPI_WR_SEND_INV] = RX_RECV | RX_PULL,
-  [RNICPI_WR_RDMA_WRITE] = RX_TARGET | RX_PULL,
-  [RNICPI_WR_RDMA_WRITE_IMM] = RX_TARGET | RX_RECV | RX_PULL,
-  [RNICPI_WR_IMM_DATA] = RX_RECV,
-  [RNICPI_WR_RDMA_READ] = RX_TARGET,
-  [RNICPI_WR_ATOMIC_CMP_SWP] = RX_TARGET | RX_ATOMIC,
-  [RNICPI_WR_ATOMIC_FETCH_ADD] = RX_TARGET | RX_ATOMIC,
-};
-
-/* Immediate data (RNIC-PI 1.5), alone or after an RDMA Write: the Write's
- * target is checked first, then the receive taken (none: a Send's fate,
- * so an InfiniBand Write waits with nothing placed, and runs again whole
- * when a receive comes), the bytes placed, and only then does the receive
- * complete (IBTA 9.4.3; RFC 7306 6.3: the Immediate Data message follows
- * its Write). */
-emul_exec_t
-emul_resp_rx(emul_qp_t *resp, emul_pkt_t *pkt, emul_work_t *w)
-{
-  const uint8_t how = rx_of[pkt->op];
-  const gboolean imm = pkt->op == RNICPI_WR_IMM_DATA || pkt->op == RNICPI_WR_RDMA_WRITE_IMM;
-  emul_fault_t f;
-  uint8_t *t = (uint8_t *) "";
-  emul_rwqe_t *r = NULL;
-  if ((how & RX_TARGET) &&
-      (t = emul_resp_target(resp, imm ? RNICPI_WR_RDMA_WRITE : pkt->op, pkt->raddr, pkt->rkey,
-                            (how & RX_ATOMIC) ? 8 : pkt->len, &f)) == NULL)
-    goto refuse;
-  if (how & RX_RECV) {
-    gboolean blocked;
-    r = recv_take(resp, pkt->op == RNICPI_WR_SEND_INV, pkt->inv_key, &blocked, &f);
-    if (r == NULL) {
-      if (blocked)
-        return EMUL_EXEC_BLOCKED;  /* infinite RNR retry: wait for a receive */
-      goto refuse;
-    }
-    if (!(pkt->ops->placed != NULL && pkt->ops->placed(resp, pkt, r)) &&
-        !recv_fits(resp, r, imm ? 0 : pkt->len, &f, w))
-      goto refuse;
-  }
-  if (how & RX_PULL) {
-    /* One piece: a Write's target is one range of one entry. */
-    rnicpi_sge_t at = { .addr = (uint64_t) (uintptr_t) t, .length = (uint32_t) pkt->len, .lkey = pkt->rkey };
-    gboolean send = emul_pkt_is_send(pkt->op);
-    if ((send || pkt->len > 0) &&
-        !pkt->ops->pull(resp, pkt, r, send ? r->sge : &at, send ? r->num_sge : 1, w))
-      return EMUL_EXEC_FAILED;
-  }
-  /* Atomic against every requester of this memory: the fabric lock
-   * serialises them (an atomic never takes a fast path). */
-  if (how & RX_ATOMIC)
-    pkt->old = resp_atomic(t, pkt->op == RNICPI_WR_ATOMIC_FETCH_ADD, pkt->compare_add, pkt->swap);
-  if (imm)
-    recv_imm(resp, r, pkt->imm, pkt->len, w);
-  else if (r != NULL)
-    emul_resp_recv_done(resp, r, pkt->len, pkt->op == RNICPI_WR_SEND_INV, pkt->inv_key, w);
-  return pkt->ops->answer(resp, pkt, t, w);
-refuse:
-  pkt->ops->refuse(resp, pkt, f, w);
-  return EMUL_EXEC_FAILED;
 }

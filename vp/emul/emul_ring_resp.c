@@ -9,7 +9,7 @@
  * emul_ring_write_short).  Design: emul_ring.h.
  *
  * Each frame is decoded into a packet for the responder written once
- * (emul_resp_rx, emul_resp.c), whose rules are the in-process ones; this
+ * (emul_resp_rx, emul.h, over emul_resp.c's rules), the in-process ones; this
  * file is its transport (x_resp_ops), with how it reports them:
  * - remote key, domain, bounds, rights: checked against this process's
  *   own table (emul_resp_target) before a byte moves; failure:
@@ -282,7 +282,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
   }
   emul_pkt_t pkt = {
     .seq = f->seq, .raddr = f->raddr, .rkey = f->rkey, .inv_key = f->rkey, .imm = f->cmp,
-    .compare_add = f->cmp, .swap = f->swap, .ops = &x_resp_ops, .in = in, .x = x,
+    .compare_add = f->cmp, .swap = f->swap, .in = in, .x = x,
   };
   switch (f->op) {
   case X_OP_SEND:
@@ -319,7 +319,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     if (emul_ring_copy_owed(x, draining, &pkt.unlock))
       return XR_OWED;  /* its drainer pulls or places it after the drain */
   }
-  return (xr_t) emul_resp_rx(qp, &pkt, w);
+  return (xr_t) emul_resp_rx(qp, &pkt, &x_resp_ops, w);
 }
 
 void
