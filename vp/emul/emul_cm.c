@@ -275,7 +275,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   emul_fabric_lock();
   if (!unconnected(qp)) {
     st = RNICPI_ESTATE;
-    goto out;
+    goto unlock;
   }
   emul_listen_t *l = emul_addr_is_ours(dst) ?
     g_hash_table_lookup(emul_fabric.listeners, GUINT_TO_POINTER((uint32_t) emul_addr_port(dst))) : NULL;
@@ -289,18 +289,18 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
     qp->dialing = FALSE;
     if (!unconnected(qp)) {
       st = RNICPI_ESTATE;  /* changed meanwhile (moved to ERROR): not ours to end */
-      goto out;
+      goto unlock;
     }
     if (up) {
       emul_ring_connect(qp, &d, dst->sa.ss_family == AF_INET6, p);
-      goto out;
+      goto unlock;
     }
   }
   if (l == NULL || to_emul_dev(l->base.dev)->pers != dev->pers) {
     emul_cm_unreachable(qp, l != NULL ? RNICPI_CM_REASON_BAD_PATH :
                             emul_addr_is_ours(dst) ? RNICPI_CM_REASON_NO_LISTENER : RNICPI_CM_REASON_BAD_PATH);
     emul_qp_set_error(qp, &w);
-    goto out;
+    goto unlock;
   }
   emul_conn_t *c = g_new0(emul_conn_t, 1);
   c->id = emul_fabric.next_conn_id++;
@@ -327,7 +327,7 @@ emul_connect(rnicpi_qp_t *q, const rnicpi_addr_t *dst, const rnicpi_conn_param_t
   emul_cm_fill_pdata(ev, p->pdata, p->pdata_len);
   emul_defer_cm(to_emul_dev(l->base.dev), ev);
   g_free(ev);
-out:
+unlock:
   emul_fabric_unlock();
   emul_ring_dial_close(&d);  /* what a connection did not take */
   emul_work_deliver(&w);
