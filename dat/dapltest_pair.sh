@@ -93,7 +93,9 @@ report_fail() {
 start_server() {
   for try in 1 2 3 4 5; do
     port=$((20000 + ($$ * 7 + try * 1031) % 20000))
-    timeout 240 "$dapltest" -T S -D "$dev" -n "$port" > "$dir/server" 2>&1 &
+    # The server lives through every step (11, each a client bounded by
+    # $limit): its own bound only stops a hang the steps did not.
+    timeout $((limit * 12)) "$dapltest" -T S -D "$dev" -n "$port" > "$dir/server" 2>&1 &
     spid=$!
     # The server says it is ready once its service point listens.
     for i in $(seq 1 100); do
@@ -230,6 +232,12 @@ rc=$?
 if [ $rc -ne 0 ] || ! grep -q "End of Work" "$out"; then
   report_fail "-T Q" "the client exited with $rc without its end line" "$out"
 fi
+# After the quit, the server has one step's limit to end.
+for i in $(seq 1 $((limit * 10))); do
+  kill -0 "$spid" 2>/dev/null || break
+  sleep 0.1
+done
+kill "$spid" 2>/dev/null
 wait "$spid"
 src=$?
 spid=
