@@ -291,13 +291,25 @@ datx_sync(void)
   /* Pairs with datx_read_enter(): either that thread's lookup sees the
    * cell dead, or its open section is seen here. */
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  if (sync_barrier && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+  /* The expedited command fails only for want of kernel memory; the
+   * global one allocates nothing (an RCU grace period of the system), and
+   * when neither answers the wait is retried, never the EVD freed under a
+   * reader nor the process aborted. */
+  for (unsigned tries = 0; sync_barrier; tries++) {
+    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+      break;
     int err = errno;
     /* Registered at load; should the kernel have dropped it, register again. */
-    if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0 ||
-        membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-      g_error("dat: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (%s) after it was registered; "
-              "dat_evd_dequeue relies on it, so the process cannot free an EVD safely", g_strerror(err));
+    if (err == EPERM && tries == 0 && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+      continue;
+    if (membarrier(MEMBARRIER_CMD_GLOBAL) == 0)
+      break;
+    if (tries == 0)
+      g_warning("dat: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (%s) and so did "
+                "MEMBARRIER_CMD_GLOBAL; an EVD being freed waits until one succeeds "
+                "(free kernel memory, or check the kernel's nohz_full setting)",
+                g_strerror(err));
+    g_usleep(1000);
   }
   datx_reader_t *self = datx_reader_self;
   for (datx_reader_t *r = __atomic_load_n(&readers, __ATOMIC_ACQUIRE); r != NULL; r = r->next) {
