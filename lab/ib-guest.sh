@@ -394,6 +394,28 @@ dat_tools() {
   return $rc
 }
 
+# One dapltest -T P client run: address $1, provider $2, IA $3, port $4,
+# mode $5 (b, p), op $6 (RW, RR).
+perf_run() {
+  G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $2) timeout 120 dapltest -T P -s "$1" -D $3 \
+    -n $4 -m $5 -i 500 $6 4096 >/tmp/dapltest-p.out 2>&1
+}
+
+# Whether a dapltest -T P client on DEV $1 failed only in its closing
+# Send (output $2), the run's data all moved, as rxe lets it: rxe's
+# responder posts a receive's completion before it sends the ACK, and
+# the perf server disconnects abruptly the moment that completion comes
+# (DAPL's provider as ours; rdma_disconnect moves an IB QP to Error before
+# the DREQ).  An ACK the Error state drops leaves the client's Send
+# unacknowledged until the DREQ flushes it.  A race of the tool's
+# protocol on that device, not of either provider: such a run is run
+# again, once.
+sync_ack_lost() {
+  case $1 in rxe*) ;; *) return 1 ;; esac
+  grep -q "Test Error: Client_Sync_Send-reaping DTO problem, status = FAILURE" "$2" &&
+    [ "$(grep -Ec "$bad" "$2")" = 1 ]
+}
+
 # dapltest on DEV $1: a server on provider $2 (ours, ofa) and a
 # transaction test with data validation, then quit, from a client on $3,
 # both opening the IA plugfest-DEV.
@@ -439,9 +461,14 @@ dapltest_pair() {
   if [ "$4" = P ]; then
     for op in RW RR; do
       for mode in b p; do
-        G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $cp) timeout 120 dapltest -T P -s "$a" -D $ia \
-          -n $port -m $mode -i 500 $op 4096 >/tmp/dapltest-p.out 2>&1
+        perf_run "$a" $cp $ia $port $mode $op
         prc=$?
+        if sync_ack_lost "$1" /tmp/dapltest-p.out; then
+          echo "ib-guest: dapltest -T P $op -m $mode, server $sp, client $cp: the client's closing Send" \
+               "was flushed when the server disconnected on its arrival (rxe's ACK race); run again"
+          perf_run "$a" $cp $ia $port $mode $op
+          prc=$?
+        fi
         if [ $prc -ne 0 ] || ! grep -q "^raw: $op, 500, 4096, 1," /tmp/dapltest-p.out ||
            grep -Eq "$bad" /tmp/dapltest-p.out; then
           echo "ib-guest: dapltest -T P $op -m $mode, server $sp, client $cp (status $prc): no statistics, or an error:"
