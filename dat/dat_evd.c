@@ -150,7 +150,7 @@ evd_create_on_held(DAT_IA_HANDLE ia_handle, DAT_COUNT qlen, DAT_CNO_HANDLE cno, 
 
 err_kill:
   datx_cell_kill(evd->cell, ia);
-  datx_sync();  /* a dequeue may have found the cell live (datx_evd_dequeue) */
+  rsec_sync();  /* a dequeue may have found the cell live (datx_evd_dequeue) */
 err_free:
   evd_release_it(evd);
   g_free(evd);
@@ -202,7 +202,7 @@ datx_evd_destroy(datx_evd_t *evd)
 {
   /* A dequeue that found the EVD before its cell died reads it without a
    * hold: it leaves first. */
-  datx_sync();
+  rsec_sync();
   datx_cno_attach(evd, NULL);
   it_status_t st = evd_release_it(evd);
   if (st != IT_SUCCESS)
@@ -682,11 +682,11 @@ evd_dequeue(datx_evd_t *evd, DAT_EVENT *event)
 DAT_RETURN
 datx_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 {
-  datx_reader_t *r = datx_read_enter();
+  rsec_enter();
   datx_cell_t *cell = datx_cell_peek(evd_handle, DATX_EVD);
   datx_evd_t *evd = cell != NULL ? __atomic_load_n((datx_evd_t **) &cell->object, __ATOMIC_ACQUIRE) : NULL;
   DAT_RETURN ret = evd != NULL ? evd_dequeue(evd, event) : DATX_ERR(DAT_INVALID_HANDLE, 0);
-  datx_read_exit(r);
+  rsec_exit();
   return ret;
 }
 

@@ -379,7 +379,7 @@ child_forget(gpointer data, gpointer user)
   if (type == DATX_EVD) {
     datx_evd_t *evd = obj;
     /* A dequeue reads its EVD without a hold (datx_evd_dequeue). */
-    datx_sync();
+    rsec_sync();
     g_queue_clear_full(&evd->held, g_free);
     g_mutex_clear(&evd->held_lock);
   } else if (type == DATX_CNO) {
@@ -463,7 +463,7 @@ datx_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS flags)
   /* Every EVD's cell is dead now, those a free in another thread retired
    * too; a dequeue that found one live before reads the IA through it
    * (datx_evd_dequeue). */
-  datx_sync();
+  rsec_sync();
   datx_cell_kill(ia->cell, NULL);
   g_mutex_clear(&ia->lock);
   g_free(ia);

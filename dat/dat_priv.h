@@ -16,7 +16,7 @@
  * or CNO's free is refused as in use while held (a wait may last); the
  * others wait the short holders out (datx_cell_retire_wait()).
  * dat_evd_dequeue alone takes no hold: it reads its EVD in a read section,
- * which the EVD's teardown waits out (datx_read_enter()).  A call
+ * which the EVD's teardown waits out (rsec_enter()).  A call
  * that names a second object holds it too, or, when the object it makes
  * keeps it (an EP its PZ, EVDs and SRQ; an LMR, RMR or SRQ its PZ; a
  * service point its EVD; an EVD its CNO), counts as its user
@@ -46,6 +46,8 @@
 #include <glib.h>
 #include <netinet/in.h>
 #include <stdint.h>
+
+#include "rsec.h"
 
 #ifndef G_LOG_DOMAIN
 #define G_LOG_DOMAIN "itapi-dat"
@@ -427,64 +429,13 @@ datx_cell_peek_id(uint32_t id, datx_type_t type)
   return cell;
 }
 /*
- * Read sections of dat_evd_dequeue (dat_handle.c): a poller's dequeue
+ * Read sections of dat_evd_dequeue (util/rsec.h): a poller's dequeue
  * reads its EVD, and the EVD's adapter, without a hold, inside a section;
  * whatever frees a datx_evd_t first kills its cell, then waits for the
- * sections open at that moment to end (datx_sync()), and only then tears
- * the object down.  A section is one counter per thread, odd while
- * inside, on a line no other thread writes: a plain store on entry and on
- * exit, where a hold and a put were two locked instructions.  The entry's
- * store must be seen before the lookups after it: datx_sync() makes every
- * running thread pass a full barrier (membarrier(2)), else each entry
- * fences.  Sections do not nest, and never block for long.
+ * sections open at that moment to end (rsec_sync()), and only then tears
+ * the object down.  A section is a plain store on entry and on exit,
+ * where a hold and a put were two locked instructions.
  */
-/** @brief One thread's read-section record (dat_handle.c). */
-typedef struct datx_reader {
-  guint64 seq;                 /**< odd while the thread is inside a section */
-  gboolean fence;              /**< the entry fences: the kernel has no membarrier */
-  struct datx_reader *next;    /**< every record, for datx_sync() */
-} datx_reader_t;
-/** @brief This thread's record, or NULL before its first section. */
-extern __thread datx_reader_t *datx_reader_self __attribute__((tls_model("initial-exec")));
-/**
- * @brief Makes this thread's record (its first section).
- * @return the record, also in ::datx_reader_self
- */
-datx_reader_t *datx_reader_new(void);
-/**
- * @brief Waits until every read section of another thread that was open
- *        when this call started has ended.  Never inside a section, and
- *        never under a lock a section may take.
- */
-void datx_sync(void);
-/**
- * @brief Opens this thread's read section.
- * @return the record, for datx_read_exit()
- */
-static inline __attribute__((always_inline)) datx_reader_t *
-datx_read_enter(void)
-{
-  datx_reader_t *r = datx_reader_self;
-  if (G_UNLIKELY(r == NULL))
-    r = datx_reader_new();
-  __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
-  /* Pairs with datx_sync()'s barrier: the lookups below see a killed
-   * cell dead, or datx_sync() sees this section open. */
-  if (G_UNLIKELY(r->fence))
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  else
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  return r;
-}
-/**
- * @brief Closes the read section datx_read_enter() opened.
- * @param r its record
- */
-static inline __attribute__((always_inline)) void
-datx_read_exit(datx_reader_t *r)
-{
-  __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
-}
 /**
  * @brief Sets the IT-API handle the data path finds in @p cell (datx_cell_t::it).
  * @param cell an EP's or an LMR's cell

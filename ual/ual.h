@@ -13,6 +13,7 @@
 #include "itx.h"
 #include "kal.h"
 #include "rnicpi.h"
+#include "rsec.h"
 
 #define UAL_LOG "itapi-ual"
 
@@ -285,70 +286,19 @@ gboolean ual_handle_alloc(ual_obj_t *obj, it_handle_type_enum_t type, ual_ia_t *
 void ual_handle_kill(ual_obj_t *obj);
 /* Give @obj's slot back for a later generation (or retire it when its
  * generations are spent) and clear obj->handle.  Only once no thread can
- * be using @obj: after ual_sync, or before the handle was ever returned. */
+ * be using @obj: after rsec_sync, or before the handle was ever returned. */
 void ual_handle_release(ual_obj_t *obj);
 /* How many slots were retired because their generation would wrap. */
 uint32_t ual_handle_retired(void);
 
-/* Read sections (ual_handle.c).  A lookup made without the object lock is
- * made inside one, and what it found stays valid until the section ends:
- * freeing waits for the sections open when the object was unpublished
- * (ual_sync).  Sections nest; a blocking wait is never made inside one. */
-typedef struct ual_reader {
-  uint64_t seq;               /* odd while the thread is inside a section */
-  unsigned depth;             /* nesting; the owning thread's only */
-  gboolean fence;             /* entry fences: !ual_sync_barrier, kept here where entry reads */
-  struct ual_reader *next;    /* every record, for ual_sync */
-} ual_reader_t;
-/* Read on every post: initial-exec, a load relative to the thread pointer
- * instead of a __tls_get_addr call (one pointer of the static TLS glibc
- * keeps spare for a library loaded later). */
-#define UAL_TLS __attribute__((tls_model("initial-exec")))
-extern __thread ual_reader_t *ual_reader_self UAL_TLS;
-ual_reader_t *ual_reader_new(void);
-/* Wait until every read section of another thread that was open when this
- * call started has ended. */
-void ual_sync(void);
-/* Whether ual_sync makes every running thread of the process pass a full
- * memory barrier (membarrier(2), MEMBARRIER_CMD_PRIVATE_EXPEDITED,
- * registered when the library is loaded): a read section's entry then
- * needs only the compiler's ordering, not a fence of its own.  Set once,
- * before any section can be entered, and never changed. */
-extern gboolean ual_sync_barrier;
-/* Whether this thread is inside a read section. */
-gboolean ual_in_read_section(void);
+/* Read sections (util/rsec.h).  A lookup made without the object lock is
+ * made inside one (rsec_enter/rsec_exit, RSEC_SCOPE), and what it found
+ * stays valid until the section ends: freeing waits for the sections open
+ * when the object was unpublished (rsec_sync).  Sections nest; a blocking
+ * wait is never made inside one. */
 
-static inline __attribute__((always_inline)) void
-ual_read_enter(void)
-{
-  ual_reader_t *r = ual_reader_self;
-  if (G_UNLIKELY(r == NULL))
-    r = ual_reader_new();
-  if (r->depth++ == 0) {
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
-    /* Pairs with ual_sync's barrier: the lookups below see an unpublished
-     * object gone, or ual_sync sees this section open.  With membarrier(2)
-     * ual_sync makes this thread pass a full barrier itself, so the store
-     * and the lookups need only stay in this order in the code. */
-    if (G_UNLIKELY(r->fence))
-      __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    else
-      __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  }
-}
-
-static inline __attribute__((always_inline)) void
-ual_read_exit(void)
-{
-  ual_reader_t *r = ual_reader_self;
-  if (--r->depth == 0)
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
-}
-
-static inline void ual_read_scope_end(int *unused) { (void) unused; ual_read_exit(); }
-/* A read section from here to the end of the enclosing block. */
-#define UAL_READ_SCOPE() \
-  __attribute__((cleanup(ual_read_scope_end))) int ual_read_scope_ G_GNUC_UNUSED = (ual_read_enter(), 0)
+/* A thread variable read on the data path: initial-exec (rsec.h). */
+#define UAL_TLS RSEC_TLS
 
 /* The object in the slot handle value @v names, if its own handle (type
  * and generation included) is @v; NULL otherwise.  @v's type is checked by

@@ -248,7 +248,7 @@ it_listen_free(it_listen_handle_t listen_handle)
 it_status_t
 it_listen_query(it_listen_handle_t listen_handle, it_listen_param_mask_t mask, it_listen_param_t *params)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_listen_t *l = ual_listen_get(listen_handle);
   if (l == NULL)
     return ual_fail(IT_ERR_INVALID_LISTEN, "it_listen_query: %p is not a live listener handle",

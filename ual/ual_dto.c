@@ -265,7 +265,7 @@ it_status_t
 it_post_send(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
              it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_SEND, 0, 0);
   return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, FALSE, "it_post_send");
@@ -276,7 +276,7 @@ it_post_rdma_write(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segme
                    it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
                    it_rmr_context_t rmr_context)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_WRITE, rdma_addr, rmr_context);
   return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, TRUE, "it_post_rdma_write");
@@ -287,7 +287,7 @@ it_post_rdma_read(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segmen
                   it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rdma_addr_t rdma_addr,
                   it_rmr_context_t rmr_context)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_READ, rdma_addr, rmr_context);
   return ual_post_sq1(ep_handle, &wr, local_segments, num_segments, dto_flags, TRUE, "it_post_rdma_read");
@@ -298,7 +298,7 @@ it_post_atomic(it_ep_handle_t ep_handle, it_atomic_op_t op, uint64_t swap_or_add
                const it_lmr_triplet_t *result, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
                it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL)
     return ual_fail(IT_ERR_INVALID_EP, "it_post_atomic: %p is not a live EP handle", (void *) ep_handle);
@@ -346,7 +346,7 @@ itx_post_rdma_write_imm(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_
                         size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
                         it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context, uint64_t imm_data)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_RDMA_WRITE_IMM, rdma_addr, rmr_context);
   wr.imm_data = imm_data;
@@ -357,7 +357,7 @@ it_status_t
 itx_post_imm_data(it_ep_handle_t ep_handle, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
                   uint64_t imm_data)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   rnicpi_send_wr_t wr;
   wr_set(&wr, cookie, RNICPI_WR_IMM_DATA, 0, 0);
   wr.imm_data = imm_data;
@@ -368,7 +368,7 @@ it_status_t
 it_post_recv(it_handle_t handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
              it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_obj_t *o = ual_handle_any(handle);
   if (G_UNLIKELY(o == NULL))
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_post_recv: %p is not a live EP or SRQ handle", handle);
@@ -422,7 +422,7 @@ it_post_rdma_read_to_rmr(it_ep_handle_t ep_handle, const it_rmr_triplet_t *local
    * under its own lock (ual_rmr_t), and only its key goes to the
    * provider, so a window freed meanwhile fails the Read in its
    * completion, as one freed after the post does. */
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_ep_t *ep;
   it_status_t st = ual_post_checks(ep_handle, dto_flags, IT_UNLINK_LOCAL_SINK, fn, &ep);
   if (st != IT_SUCCESS)

@@ -333,7 +333,7 @@ evd_take(ual_evd_t *e, it_event_t *ev)
 it_status_t
 it_evd_dequeue(it_evd_handle_t evd_handle, it_event_t *event)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (G_UNLIKELY(e == NULL))
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_dequeue: %p is not a live EVD handle", (void *) evd_handle);
@@ -403,7 +403,7 @@ itx_dto_imm_data(const it_event_t *event, uint64_t *imm_data)
 it_status_t
 itx_evd_dequeue_n(it_evd_handle_t evd_handle, size_t max, it_event_t *events, size_t *count)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (G_UNLIKELY(e == NULL))
     return ual_fail(IT_ERR_INVALID_EVD, "itx_evd_dequeue_n: %p is not a live EVD handle",
@@ -487,7 +487,7 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
    * wins keeps the EVD; it_ia_free marks it dead and then waits for its
    * waiters to leave, so a claim that finds it not dead after winning is
    * seen by that wait (both sides are sequentially consistent). */
-  ual_read_enter();
+  rsec_enter();
   ual_evd_t *e = ual_evd_get(evd_handle);
   it_status_t claim = IT_SUCCESS;
   if (e == NULL)
@@ -506,7 +506,7 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
     claim = ual_fail(IT_ERR_INVALID_EVD, "it_evd_wait: EVD %p was freed with its IA (it_ia_free); "
                      "stop using its handle", (void *) evd_handle);
   }
-  ual_read_exit();
+  rsec_exit();
   if (claim != IT_SUCCESS)
     return claim;
   gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
@@ -524,9 +524,9 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
      * woken by our last post may be waiting for this CPU. */
     if (!(evd_self_wait == e && g_atomic_int_get(&e->wait_ops) > 0 &&
           e->obj.ia->prov->data->cq_count(e->cq) == 0)) {
-      ual_read_enter();
+      rsec_enter();
       st = evd_take(e, event);
-      ual_read_exit();
+      rsec_exit();
       if (st == IT_SUCCESS)
         break;
     }
@@ -539,9 +539,9 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
     if (deadline >= 0) {
       gint64 left = deadline - g_get_monotonic_time();
       if (left <= 0) {
-        ual_read_enter();
+        rsec_enter();
         st = evd_take(e, event);
-        ual_read_exit();
+        rsec_exit();
         if (st != IT_SUCCESS)
           st = IT_ERR_TIMEOUT_EXPIRED;
         break;
@@ -779,7 +779,7 @@ it_evd_free(it_evd_handle_t evd_handle)
 it_status_t
 it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_t *params)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_query: %p is not a live EVD handle", (void *) evd_handle);
@@ -805,7 +805,7 @@ it_evd_query(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, it_evd_param_
 it_status_t
 it_evd_modify(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, const it_evd_param_t *params)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_modify: %p is not a live EVD handle", (void *) evd_handle);
@@ -831,7 +831,7 @@ it_evd_modify(it_evd_handle_t evd_handle, it_evd_param_mask_t mask, const it_evd
 it_status_t
 it_evd_post_se(it_evd_handle_t evd_handle, const void *event)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_post_se: %p is not a live EVD handle", (void *) evd_handle);
@@ -855,7 +855,7 @@ it_evd_post_se(it_evd_handle_t evd_handle, const void *event)
 it_status_t
 it_evd_callback_attach(it_evd_handle_t evd_handle, it_evd_callback_rtn_t callback, void *arg)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_callback_attach: %p is not a live EVD handle", (void *) evd_handle);
@@ -877,7 +877,7 @@ it_evd_callback_attach(it_evd_handle_t evd_handle, it_evd_callback_rtn_t callbac
 it_status_t
 it_evd_callback_detach(it_evd_handle_t evd_handle)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "it_evd_callback_detach: %p is not a live EVD handle", (void *) evd_handle);
@@ -901,7 +901,7 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
    * that section too, as it_evd_callback_attach's does: a free it makes
    * goes to the reclaimer. */
   (void) dev_ctx;
-  ual_read_enter();
+  rsec_enter();
   ual_evd_t *e = ual_evd_get((it_evd_handle_t) (uintptr_t) cq_ctx);
   /* This thread's own wait (evd_wait_begin): it takes the completion next,
    * and that take re-evaluates the level and arms again (sevd_take), so
@@ -909,7 +909,7 @@ ual_upcall_cq_notify(void *dev_ctx, uint64_t cq_ctx)
    * callback attached meanwhile still gets its rising edge. */
   if (e != NULL && !(e == evd_self_wait && e->callback == NULL))
     ual_evd_update(e);
-  ual_read_exit();
+  rsec_exit();
 }
 
 /* The IT-API affiliated event of a queue pair's asynchronous event: the

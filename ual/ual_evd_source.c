@@ -81,7 +81,7 @@ itx_evd_fd_enable(it_evd_handle_t evd_handle, int *fd)
   if (fd == NULL)
     return ual_fail(IT_ERR_FAULT, "itx_evd_fd_enable: fd is NULL; pass an int * to receive the "
                     "descriptor");
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_evd_t *e = ual_evd_get(evd_handle);
   if (e == NULL)
     return ual_fail(IT_ERR_INVALID_EVD, "itx_evd_fd_enable: %p is not a live EVD handle",
@@ -105,7 +105,7 @@ itx_evd_source_new(it_evd_handle_t evd_handle, GSource **source)
   {
     /* The EVD's descriptor is closed only after the grace period of a
      * free: inside this section it is still the EVD's. */
-    UAL_READ_SCOPE();
+    RSEC_SCOPE();
     ual_evd_t *e = ual_evd_get(evd_handle);
     if (e == NULL)
       return ual_fail(IT_ERR_INVALID_EVD, "itx_evd_source_new: %p is not a live EVD handle",

@@ -159,7 +159,7 @@ ual_ia_teardown(ual_ia_t *ia)
     ual_lock_take();
   }
   ual_lock_drop();
-  ual_sync();
+  rsec_sync();
   ual_lock_take();
   /* Children in dependency order: EPs, listeners and service requests,
    * SRQs, RMRs, address handles, LMRs, the SEVDs that feed an AEVD (while
@@ -217,7 +217,7 @@ ual_obj_destroy(ual_obj_t *o)
 itx_completion_t
 itx_ia_completion(it_ia_handle_t ia_handle)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   return ia != NULL && (ia->caps.features & RNICPI_CAP_PLACED_COMPLETION) ? ITX_COMPLETION_PLACED
                                                                           : ITX_COMPLETION_SENT;
@@ -227,7 +227,7 @@ itx_ia_completion(it_ia_handle_t ia_handle)
 it_status_t
 it_ia_query(it_ia_handle_t ia_handle, it_ia_info_t **ia_info)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL)
     return ual_fail(IT_ERR_INVALID_IA, "it_ia_query: %p is not a live IA handle", (void *) ia_handle);
@@ -405,7 +405,7 @@ it_pz_free(it_pz_handle_t pz_handle)
 it_status_t
 it_pz_query(it_pz_handle_t pz_handle, it_pz_param_mask_t mask, it_pz_param_t *params)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_pz_t *pz = ual_pz_get(pz_handle);
   if (pz == NULL)
     return ual_fail(IT_ERR_INVALID_PZ, "it_pz_query: %p is not a live PZ handle", (void *) pz_handle);
@@ -514,7 +514,7 @@ it_status_t
 it_get_pathinfo(it_ia_handle_t ia_handle, size_t spigot_id, const it_net_addr_t *net_addr,
                 size_t *num_paths, size_t *total_paths, it_path_t *paths)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_ia_t *ia = ual_ia_get(ia_handle);
   if (ia == NULL)
     return ual_fail(IT_ERR_INVALID_IA, "it_get_pathinfo: %p is not a live IA handle", (void *) ia_handle);

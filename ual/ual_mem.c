@@ -69,7 +69,7 @@ itx_mem_alloc(it_ia_handle_t ia_handle, size_t length, void **addr)
   {
     /* The device stays open inside the section, even if the IA is being
      * freed by another thread. */
-    UAL_READ_SCOPE();
+    RSEC_SCOPE();
     ual_ia_t *ia = ual_ia_get(ia_handle);
     if (ia == NULL)
       return ual_fail(IT_ERR_INVALID_IA, "itx_mem_alloc: %p is not a live IA handle",

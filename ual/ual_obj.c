@@ -5,7 +5,7 @@
  *
  * Freeing runs in three steps.  Under the object lock the object is
  * unpublished: its handle finds nothing and it leaves every list a lookup
- * could reach it from.  Without the lock, the grace period (ual_sync)
+ * could reach it from.  Without the lock, the grace period (rsec_sync)
  * waits for the read sections that may still hold it: a post or a dequeue
  * that looked it up a moment before.  Under the lock again it is
  * destroyed.  The lock is dropped for the wait because a section may need
@@ -46,7 +46,7 @@ reclaimer(gpointer data)
       ual_ia_teardown((ual_ia_t *) o);
       continue;
     }
-    ual_sync();
+    rsec_sync();
     ual_lock_take();
     ual_ia_t *ia = o->ia;
     ual_obj_destroy(o);
@@ -71,7 +71,7 @@ ual_reclaim_later(ual_obj_t *o)
 gboolean
 ual_can_sync(void)
 {
-  return ual_lock_depth <= 1 && !ual_in_read_section();
+  return ual_lock_depth <= 1 && !rsec_in_section();
 }
 
 void
@@ -96,7 +96,7 @@ ual_obj_retire(ual_obj_t *o)
     return;
   }
   ual_lock_drop();
-  ual_sync();
+  rsec_sync();
   ual_lock_take();
   ual_obj_destroy(o);
   ia->dying--;
@@ -235,7 +235,7 @@ ual_map_status(rnicpi_status_t st)
 it_status_t
 it_set_consumer_context(it_handle_t handle, it_context_t context)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_obj_t *o = ual_handle_any(handle);
   if (o == NULL)
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_set_consumer_context: %p is not a live handle", handle);
@@ -247,7 +247,7 @@ it_set_consumer_context(it_handle_t handle, it_context_t context)
 it_status_t
 it_get_consumer_context(it_handle_t handle, it_context_t *context)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_obj_t *o = ual_handle_any(handle);
   if (o == NULL)
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_consumer_context: %p is not a live handle", handle);
@@ -262,7 +262,7 @@ it_get_consumer_context(it_handle_t handle, it_context_t *context)
 it_status_t
 it_get_handle_type(it_handle_t handle, it_handle_type_enum_t *type_of_handle)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_obj_t *o = ual_handle_any(handle);
   if (o == NULL)
     return ual_fail(IT_ERR_INVALID_HANDLE, "it_get_handle_type: %p is not a live handle", handle);

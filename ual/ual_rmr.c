@@ -220,7 +220,7 @@ it_rmr_link(it_rmr_handle_t rmr_handle, it_lmr_handle_t lmr_handle, void *addr, 
             it_dto_cookie_t cookie, it_dto_flags_t dto_flags, it_rmr_context_t *rmr_context)
 {
   /* A read section, not the object lock (the file's header). */
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   ual_lmr_t *lmr = ual_lmr_get(lmr_handle);
   ual_ep_t *ep = ual_ep_get(ep_handle);
@@ -327,7 +327,7 @@ it_rmr_unlink(it_rmr_handle_t rmr_handle, it_ep_handle_t ep_handle, it_dto_cooki
               it_dto_flags_t dto_flags)
 {
   /* A read section, not the object lock (the file's header). */
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_rmr_t *rmr = ual_rmr_get(rmr_handle);
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (rmr == NULL)
@@ -369,7 +369,7 @@ it_post_send_and_unlink(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_
                         size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
                         it_rmr_context_t rmr_context)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_ep_t *ep = ual_ep_get(ep_handle);
   if (ep == NULL)
     return ual_fail(IT_ERR_INVALID_EP, "it_post_send_and_unlink: %p is not a live EP handle", (void *) ep_handle);

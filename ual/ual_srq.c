@@ -143,7 +143,7 @@ unlock:
 it_status_t
 it_srq_query(it_srq_handle_t srq_handle, it_srq_param_mask_t mask, it_srq_param_t *params)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   ual_srq_t *q = ual_srq_get(srq_handle);
   if (q == NULL)
     return ual_fail(IT_ERR_INVALID_SRQ, "it_srq_query: %p is not a live SRQ handle", (void *) srq_handle);

@@ -149,7 +149,7 @@ it_post_sendto(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
   /* A read section, not the object lock: the EP, the LMRs and the
    * address handle (with the provider handle it holds, ual_ah_t) stay
    * alive until it ends, and sends on other EPs run side by side. */
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   it_status_t st = IT_SUCCESS;
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_sendto", &st);
   if (ep == NULL)
@@ -195,7 +195,7 @@ it_status_t
 it_post_recvfrom(it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments, size_t num_segments,
                  it_dto_cookie_t cookie, it_dto_flags_t dto_flags)
 {
-  UAL_READ_SCOPE();
+  RSEC_SCOPE();
   it_status_t st = IT_SUCCESS;
   ual_ep_t *ep = ud_ep_get(ep_handle, "it_post_recvfrom", &st);
   if (ep == NULL)

@@ -81,40 +81,40 @@ static gpointer
 hold_section(gpointer data)
 {
   holder_t *h = data;
-  ual_read_enter();
-  ual_read_enter(); /* nested: only the outermost exit ends it */
+  rsec_enter();
+  rsec_enter(); /* nested: only the outermost exit ends it */
   g_atomic_int_set(&h->in, 1);
   while (!g_atomic_int_get(&h->release))
     g_usleep(1000);
-  ual_read_exit();
+  rsec_exit();
   g_usleep(20000);
   g_atomic_int_set(&h->out, 1);
-  ual_read_exit();
+  rsec_exit();
   return NULL;
 }
 
 static void
 test_grace_period(void)
 {
-  g_test_summary("ual_sync returns at once with no section open, and waits for a section another thread "
+  g_test_summary("rsec_sync returns at once with no section open, and waits for a section another thread "
                  "opened before it (nested sections end with the outermost exit)");
   gint64 t0 = g_get_monotonic_time();
-  ual_sync();
+  rsec_sync();
   g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
   holder_t h = { 0 };
   GThread *t = g_thread_new("holder", hold_section, &h);
   while (!g_atomic_int_get(&h.in))
     g_usleep(1000);
   g_atomic_int_set(&h.release, 1);
-  ual_sync();
+  rsec_sync();
   g_assert_cmpint(g_atomic_int_get(&h.out), ==, 1);
   g_thread_join(t);
   /* A section of this thread's own does not hold its own grace period. */
-  ual_read_enter();
-  g_assert_true(ual_in_read_section());
-  ual_sync();
-  ual_read_exit();
-  g_assert_false(ual_in_read_section());
+  rsec_enter();
+  g_assert_true(rsec_in_section());
+  rsec_sync();
+  rsec_exit();
+  g_assert_false(rsec_in_section());
 }
 
 int
