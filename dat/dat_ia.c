@@ -19,6 +19,7 @@
  * software provider has no table of its own to run out of. */
 #define DATX_MAX_OBJECTS 65536
 #define DATX_MAX_QLEN 65536
+/* Where the device's limits cannot be read (ia_describe_caps()). */
 #define DATX_MAX_IOV 32
 #define DATX_MAX_RD 16
 
@@ -69,32 +70,44 @@ ia_describe_mtu(datx_ia_t *ia, size_t ud_mtu)
   g_snprintf(ia->mtu, sizeof(ia->mtu), "%zu", ib);
 }
 
-/* The SRQ limits IT-API's capability record does not give: the device's,
- * through itx_interface_caps(), which opens the device again
- * (0.2 ms for iwarp0): read once per provider, not at each dat_ia_open. */
-static void
-ia_describe_srq(datx_ia_t *ia)
+/* A device limit for a DAT count: the cap, or @p fallback when the
+ * device was not read or says 0. */
+static DAT_COUNT
+cap_count(gboolean have, uint32_t cap, DAT_COUNT fallback)
 {
-  if (!ia->srq_support)
-    return;
+  return have && cap > 0 ? (DAT_COUNT) MIN(cap, (uint32_t) G_MAXINT32) : fallback;
+}
+
+/* The device's features and limits, which it_ia_info_t does not give:
+ * itx_interface_caps() opens the device again (0.2 ms for iwarp0), so it
+ * is read once per provider, not at each dat_ia_open. */
+static void
+ia_describe_caps(datx_ia_t *ia)
+{
   datx_provider_t *p = ia->provider;
-  if (g_once_init_enter(&p->srq_limits_read)) {
-    itx_caps_t caps;
-    it_status_t st = itx_interface_caps(p->it_name, &caps);
-    if (st == IT_SUCCESS) {
-      p->max_srqs = (DAT_COUNT) MIN(caps.max_srq, (uint32_t) G_MAXINT32);
-      p->max_recv_per_srq = (DAT_COUNT) MIN(caps.max_qp_wr, (uint32_t) G_MAXINT32);
-      p->max_ep_per_srq = (DAT_COUNT) MIN(caps.max_qp, (uint32_t) G_MAXINT32);
-    } else {
-      g_message("DAT IA %s: reading the SRQ limits of %s failed (%s): dat_ia_query reports 0 "
-                "for them, and IT-API alone checks dat_srq_create's sizes",
-                p->info.ia_name, p->it_name, itx_status_name(st));
-    }
-    g_once_init_leave(&p->srq_limits_read, 1);
+  if (g_once_init_enter(&p->caps_read)) {
+    it_status_t st = itx_interface_caps(p->it_name, &p->caps);
+    p->have_caps = st == IT_SUCCESS;
+    if (!p->have_caps)
+      g_message("DAT IA %s: reading the device limits of %s failed (%s): dat_ia_query reports "
+                "0 for the SRQ limits and this provider's defaults for the others, and IT-API "
+                "alone checks the sizes asked for", p->info.ia_name, p->it_name, itx_status_name(st));
+    g_once_init_leave(&p->caps_read, 1);
   }
-  ia->max_srqs = p->max_srqs;
-  ia->max_recv_per_srq = p->max_recv_per_srq;
-  ia->max_ep_per_srq = p->max_ep_per_srq;
+  const itx_caps_t *c = &p->caps;
+  gboolean have = p->have_caps;
+  ia->immediate = have && (c->features & ITX_FEATURE_IMMEDIATE) != 0;
+  if (ia->srq_support) {
+    ia->max_srqs = cap_count(have, c->max_srq, 0);
+    ia->max_recv_per_srq = cap_count(have, c->max_qp_wr, 0);
+    ia->max_ep_per_srq = cap_count(have, c->max_qp, 0);
+  }
+  ia->max_rd_in = cap_count(have, c->max_ird, DATX_MAX_RD);
+  ia->max_rd_out = cap_count(have, c->max_ord, DATX_MAX_RD);
+  /* A post takes at most DATX_MAX_SEGS segments (datx_segments_of()). */
+  ia->max_iov = MIN(cap_count(have, MIN(c->max_send_sge, c->max_recv_sge), DATX_MAX_IOV), DATX_MAX_SEGS);
+  ia->max_read_iov = MIN(cap_count(have, c->max_rdma_read_sge, DATX_MAX_IOV), DATX_MAX_SEGS);
+  ia->max_write_iov = MIN(cap_count(have, c->max_rdma_write_sge, DATX_MAX_IOV), DATX_MAX_SEGS);
 }
 
 static void
@@ -105,8 +118,10 @@ ia_describe(datx_ia_t *ia)
   ia->max_rc_send_len = 1u << 30;
   ia->max_rc_rdma_len = 1u << 30;
   it_ia_info_t *info = NULL;
-  if (it_ia_query(ia->it, &info) != IT_SUCCESS)
+  if (it_ia_query(ia->it, &info) != IT_SUCCESS) {
+    ia_describe_caps(ia);
     return;
+  }
   ia->connect_pdata_len = MIN(info->connect_private_data_len, (size_t) IT_MAX_PRIV_DATA);
   ia->accept_pdata_len = MIN(info->accept_private_data_len, (size_t) IT_MAX_PRIV_DATA);
   ia->reject_pdata_len = MIN(info->reject_private_data_len, (size_t) IT_MAX_PRIV_DATA);
@@ -135,7 +150,7 @@ ia_describe(datx_ia_t *ia)
   }
   it_ia_info_free(info);
   ia_describe_mtu(ia, ud_mtu);
-  ia_describe_srq(ia);
+  ia_describe_caps(ia);
 }
 
 DAT_RETURN
@@ -167,9 +182,6 @@ datx_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen, DAT_EVD_HANDLE *asyn
   ia->pattrs[ia->npattrs++].value = "TRUE";
   ia->pattrs[ia->npattrs].name = "DAT_ITAPI_INTERFACE";
   ia->pattrs[ia->npattrs++].value = prov->it_name;
-  itx_caps_t caps;
-  ia->immediate = itx_interface_caps(prov->it_name, &caps) == IT_SUCCESS &&
-                  (caps.features & ITX_FEATURE_IMMEDIATE) != 0;
   /* DAT's IB extension (dat_ib_extensions.h): dtestx reads these. */
   ia->pattrs[ia->npattrs].name = "DAT_EXTENSION_INTERFACE";
   ia->pattrs[ia->npattrs++].value = "TRUE";
@@ -243,11 +255,11 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     ia_attr->ia_address_ptr = (DAT_IA_ADDRESS_PTR) &ia->addr;
     ia_attr->max_eps = DATX_MAX_OBJECTS;
     ia_attr->max_dto_per_ep = 16384;
-    ia_attr->max_rdma_read_per_ep_in = DATX_MAX_RD;
-    ia_attr->max_rdma_read_per_ep_out = DATX_MAX_RD;
+    ia_attr->max_rdma_read_per_ep_in = ia->max_rd_in;
+    ia_attr->max_rdma_read_per_ep_out = ia->max_rd_out;
     ia_attr->max_evds = DATX_MAX_OBJECTS;
     ia_attr->max_evd_qlen = DATX_MAX_QLEN;
-    ia_attr->max_iov_segments_per_dto = DATX_MAX_IOV;
+    ia_attr->max_iov_segments_per_dto = ia->max_iov;
     ia_attr->max_lmrs = DATX_MAX_OBJECTS;
     ia_attr->max_lmr_block_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_rdma_len, (size_t) UINT32_MAX);
     ia_attr->max_lmr_virtual_address = UINT64_MAX;
@@ -256,10 +268,11 @@ ia_query_on_held(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR
     ia_attr->max_rdma_size = (DAT_SEG_LENGTH) MIN(ia->max_rc_rdma_len, (size_t) UINT32_MAX);
     ia_attr->max_rmrs = 0;
     ia_attr->max_rmr_target_address = UINT64_MAX;
-    ia_attr->max_iov_segments_per_rdma_read = DATX_MAX_IOV;
-    ia_attr->max_iov_segments_per_rdma_write = DATX_MAX_IOV;
-    ia_attr->max_rdma_read_in = DATX_MAX_RD;
-    ia_attr->max_rdma_read_out = DATX_MAX_RD;
+    ia_attr->max_iov_segments_per_rdma_read = ia->max_read_iov;
+    ia_attr->max_iov_segments_per_rdma_write = ia->max_write_iov;
+    /* Per IA: as many as its EPs may have, counted per EP. */
+    ia_attr->max_rdma_read_in = ia->max_rd_in;
+    ia_attr->max_rdma_read_out = ia->max_rd_out;
     ia_attr->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
     ia_attr->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
     ia_attr->max_srqs = ia->max_srqs;

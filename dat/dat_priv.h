@@ -115,10 +115,9 @@ typedef struct datx_provider {
   DAT_PROVIDER dat;          /**< the table libdat2 calls through */
   DAT_PROVIDER_INFO info;    /**< as registered */
   char it_name[64];          /**< the IT-API interface it opens */
-  gsize srq_limits_read;     /**< g_once_init_enter() guard of the three below */
-  DAT_COUNT max_srqs;        /**< the device's SRQs, read once (0: unknown) */
-  DAT_COUNT max_recv_per_srq; /**< the device's SRQ depth, read once (0: unknown) */
-  DAT_COUNT max_ep_per_srq;  /**< EPs an SRQ may serve, read once (0: unknown) */
+  gsize caps_read;           /**< g_once_init_enter() guard of the two below */
+  gboolean have_caps;        /**< @c caps was read */
+  itx_caps_t caps;           /**< the device's features and limits (itx_interface_caps()), read once */
   struct datx_provider *next; /**< the process's list of providers */
 } datx_provider_t;
 
@@ -147,6 +146,11 @@ struct datx_ia {
   DAT_COUNT max_srqs;         /**< the device's SRQs (0 without SRQs) */
   DAT_COUNT max_recv_per_srq; /**< the device's SRQ depth (0 without SRQs) */
   DAT_COUNT max_ep_per_srq;   /**< EPs an SRQ may serve (0 without SRQs) */
+  DAT_COUNT max_rd_in;        /**< inbound RDMA Reads in flight per EP: the device's */
+  DAT_COUNT max_rd_out;       /**< outbound RDMA Reads in flight per EP: the device's */
+  DAT_COUNT max_iov;          /**< segments of a Send or receive: the device's */
+  DAT_COUNT max_read_iov;     /**< segments of an RDMA Read's sink: the device's */
+  DAT_COUNT max_write_iov;    /**< segments of an RDMA Write: the device's */
   char mtu[16];               /**< DAT_IB_TRANSPORT_MTU's value, decimal */
   gboolean atomics;           /**< it_ia_info_t::atomic_support: EPs take atomics, LMRs may allow them */
   gboolean immediate;         /**< the device has immediate data (RNIC-PI capability "immediate-data") */

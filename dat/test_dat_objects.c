@@ -24,6 +24,7 @@
 #include <dat2/udat.h>
 #include <dat2/dat_ib_extensions.h>
 #include <dat2/dat_registry.h>
+#include <itx.h>
 
 #include <glib.h>
 #include <poll.h>
@@ -84,6 +85,64 @@ test_ia_query(fixture_t *f, gconstpointer data)
   g_assert_cmpint(ia_attr.ia_address_ptr->sa_family, ==, AF_INET);
   g_assert_cmpint(pr_attr.max_private_data_size, >=, 48);
   g_assert_cmpstr(pr_attr.provider_name, ==, provider);
+}
+
+/* The IT-API interface behind the IA (its DAT_ITAPI_INTERFACE attribute). */
+static const char *
+ia_interface(const DAT_PROVIDER_ATTR *pr_attr)
+{
+  for (int i = 0; i < pr_attr->num_provider_specific_attr; i++)
+    if (strcmp(pr_attr->provider_specific_attr[i].name, "DAT_ITAPI_INTERFACE") == 0)
+      return pr_attr->provider_specific_attr[i].value;
+  return NULL;
+}
+
+static void
+test_ia_device_limits(fixture_t *f, gconstpointer data)
+{
+  (void) data;
+  g_test_summary("dat_ia_query's RDMA Read depths and segment counts are the device's "
+                 "(itx_interface_caps), at most the 32 segments a post takes, and an EP made "
+                 "with all of them is created and reports them");
+  DAT_IA_ATTR ia_attr;
+  DAT_PROVIDER_ATTR pr_attr;
+  assert_dat(dat_ia_query(f->ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, DAT_PROVIDER_FIELD_ALL, &pr_attr),
+             DAT_SUCCESS);
+  const char *iface = ia_interface(&pr_attr);
+  g_assert_nonnull(iface);
+  itx_caps_t caps;
+  g_assert_cmpint(itx_interface_caps(iface, &caps), ==, IT_SUCCESS);
+  g_assert_cmpint(ia_attr.max_rdma_read_per_ep_in, ==, (DAT_COUNT) caps.max_ird);
+  g_assert_cmpint(ia_attr.max_rdma_read_per_ep_out, ==, (DAT_COUNT) caps.max_ord);
+  g_assert_cmpint(ia_attr.max_rdma_read_in, ==, (DAT_COUNT) caps.max_ird);
+  g_assert_cmpint(ia_attr.max_rdma_read_out, ==, (DAT_COUNT) caps.max_ord);
+  g_assert_cmpint(ia_attr.max_iov_segments_per_dto, ==,
+                  (DAT_COUNT) MIN(MIN(caps.max_send_sge, caps.max_recv_sge), 32u));
+  g_assert_cmpint(ia_attr.max_iov_segments_per_rdma_read, ==, (DAT_COUNT) MIN(caps.max_rdma_read_sge, 32u));
+  g_assert_cmpint(ia_attr.max_iov_segments_per_rdma_write, ==, (DAT_COUNT) MIN(caps.max_rdma_write_sge, 32u));
+
+  DAT_EVD_HANDLE dto, conn;
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+  assert_dat(dat_evd_create(f->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn), DAT_SUCCESS);
+  DAT_EP_ATTR ea = { .service_type = DAT_SERVICE_TYPE_RC, .max_message_size = 4096,
+                     .max_rdma_size = 4096, .max_request_dtos = 8, .max_recv_dtos = 8,
+                     .max_request_iov = ia_attr.max_iov_segments_per_dto,
+                     .max_recv_iov = ia_attr.max_iov_segments_per_dto,
+                     .max_rdma_read_in = ia_attr.max_rdma_read_per_ep_in,
+                     .max_rdma_read_out = ia_attr.max_rdma_read_per_ep_out,
+                     .max_rdma_read_iov = ia_attr.max_iov_segments_per_rdma_read,
+                     .max_rdma_write_iov = ia_attr.max_iov_segments_per_rdma_write };
+  DAT_EP_HANDLE ep;
+  assert_dat(dat_ep_create(f->ia, f->pz, dto, dto, conn, &ea, &ep), DAT_SUCCESS);
+  DAT_EP_PARAM p;
+  assert_dat(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p), DAT_SUCCESS);
+  g_assert_cmpint(p.ep_attr.max_rdma_read_in, ==, ea.max_rdma_read_in);
+  g_assert_cmpint(p.ep_attr.max_rdma_read_out, ==, ea.max_rdma_read_out);
+  g_assert_cmpint(p.ep_attr.max_request_iov, >=, ea.max_request_iov);
+  g_assert_cmpint(p.ep_attr.max_recv_iov, >=, ea.max_recv_iov);
+  assert_dat(dat_ep_free(ep), DAT_SUCCESS);
+  assert_dat(dat_evd_free(dto), DAT_SUCCESS);
+  assert_dat(dat_evd_free(conn), DAT_SUCCESS);
 }
 
 /* The provider's own IA handle (libdat2 hands out IA handles of its own). */
@@ -2846,6 +2905,7 @@ main(int argc, char **argv)
   }
 #define ADD(path, fn) g_test_add(path, fixture_t, NULL, open_ia, fn, close_ia)
   ADD("/dat/ia/query", test_ia_query);
+  ADD("/dat/ia/device-limits", test_ia_device_limits);
   ADD("/dat/ia/ha-related", test_ia_ha_related);
   ADD("/dat/handle/stale", test_stale_handle);
   ADD("/dat/handle/forged", test_forged_handle);
