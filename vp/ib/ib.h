@@ -106,8 +106,11 @@ ib_wrid(uint32_t serial, unsigned kind, uint64_t seq)
 #define IB_UD_PDATA_REP (136 - IB_UD_REP_HDR)
 
 /* How long (ms) a CQ watched for its unsignaled requests stays unarmed
- * after the progress thread last saw its consumer poll it (comp_events). */
+ * after the progress thread last saw its consumer poll it (ib_comp_events). */
 #define IB_REARM_IDLE_MS 50
+/* How soon the progress thread tries again to watch the completion
+ * channel when epoll refused to take it back (ib_comp_watch_locked). */
+#define IB_COMP_RETRY_MS 10
 
 /* Knobs, read once from the environment (ib_dev.c). */
 typedef struct ib_config {
@@ -163,6 +166,11 @@ struct ib_dev {
   gboolean quirked;              /* ib_quirk_open() was called for ctx */
   uint8_t port;                  /* the port that holds the address */
   struct ibv_comp_channel *comp;
+  int comp_sleepers;             /* application threads asleep on comp (ib_cq_wait_begin),
+                                  * under lock: while any, it is out of epfd and they
+                                  * take its events */
+  gboolean comp_out;             /* comp is out of epfd (lock) */
+  gboolean comp_warned;          /* putting comp back failed, said once (lock) */
   struct rdma_event_channel *cm;
   int epfd, wakefd;
   GThread *thread;
@@ -174,7 +182,7 @@ struct ib_dev {
   gint64 timed_next;             /* the nearest deadline in timed; G_MAXINT64: none */
   GList *sweep;                  /* ib_qp_t in ERROR with requests still outstanding */
   GList *rearm;                  /* ib_cq_t watched for unsignaled requests, left unarmed
-                                  * while their consumer polls (comp_events) */
+                                  * while their consumer polls (ib_comp_events) */
   gint64 rearm_at;               /* when to look at them again; G_MAXINT64: none */
   GMutex ev_lock;                /* a leaf: guards events alone */
   GQueue events;                 /* ib_event_t to deliver from the progress thread */
@@ -436,6 +444,8 @@ int ib_qp_access_to_verbs(uint32_t access);
 
 /* ib_progress.c */
 void ib_dev_wake(ib_dev_t *dev);
+void ib_comp_events(ib_dev_t *dev);
+gboolean ib_comp_watch_locked(ib_dev_t *dev);
 void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);
 void ib_dev_queue_async(ib_dev_t *dev, const rnicpi_async_event_t *ev);
 void ib_dev_queue_notify(ib_dev_t *dev, const rnicpi_notify_t *n);
@@ -464,6 +474,8 @@ rnicpi_status_t ib_cq_destroy(rnicpi_cq_t *c);
 int ib_poll_cq(rnicpi_cq_t *c, rnicpi_wc_t *wc, int n);
 uint32_t ib_cq_count(rnicpi_cq_t *c);
 rnicpi_status_t ib_arm_cq(rnicpi_cq_t *c);
+rnicpi_status_t ib_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds);
+void ib_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds);
 int ib_cq_drain(ib_cq_t *cq, rnicpi_notify_batch_t *b);
 void ib_cq_push(ib_cq_t *cq, const rnicpi_wc_t *wc, rnicpi_notify_batch_t *b);
 void ib_cq_defer(ib_dev_t *dev, rnicpi_notify_batch_t *b);

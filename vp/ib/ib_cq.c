@@ -12,6 +12,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include <poll.h>
+#include <sys/epoll.h>
+
 #include "ib.h"
 
 /* Notifications found while the caller may hold the access layer's
@@ -237,3 +240,46 @@ ib_arm_cq(rnicpi_cq_t *c)
   return RNICPI_OK;
 }
 
+/* RNIC-PI 1.11: a thread about to sleep for a completion sleeps on the
+ * device's completion channel itself, which the progress thread stops
+ * watching meanwhile; the event wakes it directly and it takes the
+ * channel's events in cq_wait_end, where the progress thread would be
+ * woken first and wake it through cq_notify (two wake-ups in a row).
+ * The channel serves every CQ of the device: a sleeper woken for another
+ * CQ's event takes it as the progress thread would, and sleeps again.
+ * Should epoll refuse to let the channel go, both watch it, and whoever
+ * reads an event first handles it; should it refuse to take it back, the
+ * progress thread tries again until it does (ib_comp_watch_locked). */
+rnicpi_status_t
+ib_cq_wait_begin(rnicpi_cq_t *c, struct pollfd *fds, uint32_t *nfds)
+{
+  ib_dev_t *dev = to_ib_cq(c)->dev;
+  if (*nfds == 0)
+    return RNICPI_OK;
+  g_mutex_lock(&dev->lock);
+  if (dev->comp_sleepers++ == 0 && !dev->comp_out &&
+      epoll_ctl(dev->epfd, EPOLL_CTL_DEL, dev->comp->fd, NULL) == 0)
+    dev->comp_out = TRUE;
+  g_mutex_unlock(&dev->lock);
+  fds[0].fd = dev->comp->fd;
+  fds[0].events = POLLIN;
+  *nfds = 1;
+  return RNICPI_OK;
+}
+
+void
+ib_cq_wait_end(rnicpi_cq_t *c, const struct pollfd *fds, uint32_t nfds)
+{
+  ib_dev_t *dev = to_ib_cq(c)->dev;
+  if (nfds == 0)
+    return;
+  if (fds[0].revents & POLLIN)
+    ib_comp_events(dev);
+  /* An event that came after that read keeps the channel readable, and
+   * epoll reports it to the progress thread once the channel is back. */
+  g_mutex_lock(&dev->lock);
+  gboolean out = --dev->comp_sleepers == 0 && !ib_comp_watch_locked(dev);
+  g_mutex_unlock(&dev->lock);
+  if (out)
+    ib_dev_wake(dev); /* the progress thread tries again */
+}

@@ -707,4 +707,6 @@ const rnicpi_data_ops_t ib_data_ops = {
   .poll_cq = ib_poll_cq,
   .cq_count = ib_cq_count,
   .arm_cq = ib_arm_cq,
+  .cq_wait_begin = ib_cq_wait_begin,
+  .cq_wait_end = ib_cq_wait_end,
 };

@@ -1,13 +1,15 @@
 /*
  * vp/ib progress: the per-device thread that owns the rdma_cm event
  * channel (its events handled in ib_cm_event.c), the completion channel
- * and the asynchronous event descriptor, and makes the upcalls queued for
+ * (but while an application thread sleeps on it: ib_cq_wait_begin) and
+ * the asynchronous event descriptor, and makes the upcalls queued for
  * it with no lock held; verbs asynchronous events, and the devices that
  * share a verbs context; and the sweep, which completes as flushed what a
  * device leaves of a queue pair in ERROR.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -88,12 +90,16 @@ deliver_events(ib_dev_t *dev)
   }
 }
 
-/* A completion channel event: the CQ was armed; answer the ring's arm. */
-static void
-comp_events(ib_dev_t *dev)
+/* A completion channel event: the CQ was armed; answer the ring's arm.
+ * Run by the progress thread, or by an application thread that slept on
+ * the channel itself (ib_cq_wait_end), which then wakes the progress
+ * thread if it left a CQ for rearm_idle() to look at. */
+void
+ib_comp_events(ib_dev_t *dev)
 {
   struct ibv_cq *vcq;
   void *cq_ctx;
+  gboolean rearm_set = FALSE;
   while (ibv_get_cq_event(dev->comp, &vcq, &cq_ctx) == 0) {
     ib_cq_t *cq = cq_ctx;
     rnicpi_notify_t to = { NULL, NULL, 0, NULL };
@@ -113,8 +119,10 @@ comp_events(ib_dev_t *dev)
           cq->rearm_due = TRUE;
           dev->rearm = g_list_prepend(dev->rearm, cq);
         }
-        if (dev->rearm_at == G_MAXINT64)
+        if (dev->rearm_at == G_MAXINT64) {
           dev->rearm_at = g_get_monotonic_time() + IB_REARM_IDLE_MS * 1000;
+          rearm_set = TRUE;
+        }
       } else {
         /* Re-armed first, then drained: a completion between the two is
          * either taken now or raises the next event. */
@@ -134,9 +142,35 @@ comp_events(ib_dev_t *dev)
       g_atomic_int_dec_and_test(&dev->inflight);
     }
   }
+  /* The progress thread reads rearm_at when it goes to sleep. */
+  if (rearm_set && g_thread_self() != dev->thread)
+    ib_dev_wake(dev);
 }
 
-/* The CQs comp_events left unarmed while their consumer polled: one it
+/* Puts the completion channel back in the progress thread's epoll set
+ * when no application thread sleeps on it (ib_cq_wait_end); FALSE when it
+ * stays out (epoll refused it: the progress thread tries again at each
+ * round, a few milliseconds apart).  Under dev->lock. */
+gboolean
+ib_comp_watch_locked(ib_dev_t *dev)
+{
+  if (!dev->comp_out || dev->comp_sleepers > 0)
+    return TRUE;
+  struct epoll_event ev = { .events = EPOLLIN, .data.u32 = POLL_COMP };
+  if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, dev->comp->fd, &ev) != 0 && errno != EEXIST) {
+    if (!dev->comp_warned)
+      g_warning("vp/ib %s: epoll_ctl could not watch the completion channel again (%s); "
+                "completion notifications are late until it can: free kernel memory", dev->name,
+                g_strerror(errno));
+    dev->comp_warned = TRUE;
+    return FALSE;
+  }
+  dev->comp_out = FALSE;
+  dev->comp_warned = FALSE;
+  return TRUE;
+}
+
+/* The CQs ib_comp_events left unarmed while their consumer polled: one it
  * has not polled since the last look is armed and drained again, one it
  * still polls is looked at again later.  A CQ being destroyed stays on
  * the list, untouched (its destroy takes it off, or leaves it there when
@@ -467,9 +501,12 @@ progress_thread(gpointer data)
     g_mutex_lock(&dev->lock);
     if (dev->sweep != NULL)
       timeout = MAX(1, ib_config.sweep_ms / 4);
+    if (!ib_comp_watch_locked(dev))
+      timeout = timeout < 0 ? IB_COMP_RETRY_MS : MIN(timeout, IB_COMP_RETRY_MS);
     /* A deadline armed after this wakes the thread (conn_time_locked). */
     gint64 due = dev->timed_next;
-    /* Set only by this thread (comp_events). */
+    /* Set under the lock by ib_comp_events, which wakes this thread when
+     * another one set it. */
     gint64 rearm_at = dev->rearm_at;
     g_mutex_unlock(&dev->lock);
     if (rearm_at != G_MAXINT64) {
@@ -496,7 +533,7 @@ progress_thread(gpointer data)
         cm_events(dev);
         break;
       case POLL_COMP:
-        comp_events(dev);
+        ib_comp_events(dev);
         break;
       case POLL_ASYNC:
         async_events(dev);
