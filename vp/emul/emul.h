@@ -1351,19 +1351,16 @@ typedef struct emul_ud_out {
   uint8_t sgid[16];
   uint8_t bytes[EMUL_UD_GRH_LEN + EMUL_UD_MTU];
 } emul_ud_out_t;
-/* Execute UD send @wr of @qp (fabric lock held): the datagram is built in
- * @out and delivered in this process, or left in @out (@out->away) for
- * the caller to send once it has let the lock go. */
-rnicpi_status_t emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
-                                         emul_ud_out_t *out);
-/* The same under @qp's link @l alone (held; let go before it returns),
- * its SGEs naming no memory window or fast-registered region
- * (emul_sges_fixed): the datagram is delivered under its destination's
- * link alone (and its SRQ's lock, if it has one); one that leaves the
- * process (@out->away, as above) or goes to a receive naming such an
- * entry takes the fabric lock for that part only. */
-rnicpi_status_t emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr,
-                                       emul_work_t *w, emul_ud_out_t *out);
+/* Execute UD send @wr of @qp under its link @l (held; let go before this
+ * returns), its SGEs naming no memory window or fast-registered region
+ * (emul_sges_fixed), or with @l NULL under the fabric lock (held
+ * throughout).  The datagram is built in @out and delivered in this
+ * process (under @l: under its destination's link alone, and its SRQ's
+ * lock, unless its receive names such an entry, which takes the fabric
+ * lock for that part), or left in @out (@out->away) for the caller to send
+ * once it has let every lock go. */
+rnicpi_status_t emul_ud_post_send(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr,
+                                  emul_work_t *w, emul_ud_out_t *out);
 /* Deliver @d to UD QP @dst, or drop it: @dst's link held (its SRQ's lock
  * is taken here; emul_ud_deliver_locked takes the link under the fabric
  * lock).  FALSE, nothing done, only

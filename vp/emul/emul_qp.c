@@ -253,12 +253,12 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     emul_ud_out_t out;
     emul_link_t *l = fast_lock(qp);
     if (l != NULL && G_LIKELY(emul_sges_fixed(emul_pers_of_qp(qp), wr->sg_list, wr->num_sge))) {
-      st = emul_ud_post_send_link(qp, l, wr, &w, &out);
+      st = emul_ud_post_send(qp, l, wr, &w, &out);
     } else {
       if (l != NULL)
         rnicpi_spin_unlock(&l->lock);
       emul_lock_data_path();
-      st = emul_ud_post_send_locked(qp, wr, &w, &out);
+      st = emul_ud_post_send(qp, NULL, wr, &w, &out);
       emul_fabric_unlock();
     }
     emul_work_deliver(&w);

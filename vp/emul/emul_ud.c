@@ -30,23 +30,23 @@
  * whose answer comes back the same way (emul_ud_svc_reply_to).
  *
  * Locks.  A UD QP has a link of its own (emul_link_join_ud) that guards
- * its receive queue and state.  A datagram whose SGEs name no memory window
- * or fast-registered region (emul_key_fixed) is checked, gathered and
- * delivered under the sending QP's link (emul_ud_post_send_link): the destination is
- * the one its last datagram found (emul_qp_t.ud_to), or is looked up in
- * the table under the table's own lock (emul_fabric.ud_lock, whose holder
- * never waits), and its link is only tried, never waited for, while the
- * sender's is held; a busy one is waited for after the sender's link went
- * (ud_take).  A UD QP's destroy takes it out of the table, counts
- * (emul_fabric.ud_gen: every remembered destination is looked up again)
- * and takes every link once before it goes, so none is still in use.
- * Threads whose QPs are their own share no lock (itapi-perf -T 2 --ud).
- * A destination with a shared receive queue takes its receive under the
- * SRQ's lock (emul_srq.c).  What needs more takes the fabric lock: a
- * receive naming a window or a fast-registered region, a datagram leaving
- * the process, and a post naming one (as on a connected QP).  The region
- * table is read under a link, as the RC fast path does
- * (emul_links_quiesce waits for it).
+ * its receive queue and state.  A datagram whose SGEs name no memory
+ * window or fast-registered region (emul_key_fixed) is checked, gathered
+ * and delivered under the sending QP's link (emul_ud_post_send): the
+ * destination is the one its last datagram found (emul_qp_t.ud_to), or is
+ * looked up in the table under the table's own lock (emul_fabric.ud_lock,
+ * whose holder never waits), and its link is only tried, never waited
+ * for, while the sender's is held; a busy one is waited for after the
+ * sender's link went (ud_take).  A UD QP's destroy takes it out of the
+ * table, counts (emul_fabric.ud_gen: every remembered destination is
+ * looked up again) and takes every link once before it goes, so none is
+ * still in use.  Threads whose QPs are their own share no lock (itapi-perf
+ * -T 2 --ud).  A destination with a shared receive queue takes its
+ * receive under the SRQ's lock (emul_srq.c).  What needs more takes the
+ * fabric lock: a receive naming a window or a fast-registered region, a
+ * datagram leaving the process, and a post naming one (as on a connected
+ * QP).  The region table is read under a link, as the RC fast path does
+ * (a region's removal takes every link once, emul_links_pass).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -209,38 +209,6 @@ ud_build(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w, emul_ud_out_
   return TRUE;
 }
 
-/* Route a datagram built by ud_build (fabric lock held): to a UD QP of
- * this process, or left in @out for another process's. */
-static void
-ud_route_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_ud_out_t *out, emul_work_t *w)
-{
-  if (!gid_is_ours(to_emul_ah(wr->ah)->attr.dgid))
-    return;
-  emul_qp_t *dst = ud_take(wr->remote_qpn);
-  if (dst != NULL) {
-    emul_ud_deliver(dst, &out->d, w);
-    rnicpi_spin_unlock(&dst->link->lock);
-  } else {
-    /* Another process's, maybe: its sendmsg() waits for the lock to go. */
-    emul_ring_ud_away_locked(qp, wr->remote_qpn, out);
-  }
-}
-
-rnicpi_status_t
-emul_ud_post_send_locked(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w,
-                         emul_ud_out_t *out)
-{
-  rnicpi_status_t st;
-  uint64_t len;
-  if (!ud_build(qp, wr, w, out, &st, &len))
-    return st;
-  /* From here on the datagram is on the wire: the send succeeds whatever
-   * becomes of it. */
-  ud_route_locked(qp, wr, out, w);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
-  return RNICPI_OK;
-}
-
 /* Deliver @out under @qp's link @l (held) when the destination's can be
  * had without waiting: the QP itself, or one whose link is free; it is
  * looked up in the table only when @qp's last datagram went elsewhere or
@@ -272,33 +240,42 @@ ud_send_linked(emul_qp_t *qp, emul_link_t *l, uint32_t qpn, emul_ud_out_t *out, 
 }
 
 rnicpi_status_t
-emul_ud_post_send_link(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr, emul_work_t *w,
-                       emul_ud_out_t *out)
+emul_ud_post_send(emul_qp_t *qp, emul_link_t *l, const rnicpi_send_wr_t *wr, emul_work_t *w,
+                  emul_ud_out_t *out)
 {
   rnicpi_status_t st;
   uint64_t len;
-  gboolean ours = FALSE, done = FALSE;
   gboolean sent = ud_build(qp, wr, w, out, &st, &len);
-  if (sent && (ours = gid_is_ours(to_emul_ah(wr->ah)->attr.dgid)))
-    done = ud_send_linked(qp, l, wr->remote_qpn, out, w);
-  rnicpi_spin_unlock(&l->lock);
+  /* A datagram to a GID that is not this fabric's is gone at once. */
+  gboolean done = !sent || !gid_is_ours(to_emul_ah(wr->ah)->attr.dgid);
+  if (l != NULL) {
+    done = done || ud_send_linked(qp, l, wr->remote_qpn, out, w);
+    rnicpi_spin_unlock(&l->lock);
+  }
   if (!sent)
     return st;
-  if (ours && !done) {
-    /* A busy destination's link (waited for with none held), a receive
-     * naming a window or fast-registered region, or another process's QP
-     * (or none): the latter two under the fabric lock. */
-    gboolean taken = FALSE;
-    emul_qp_t *dst = ud_take(wr->remote_qpn);
-    if (dst != NULL) {
-      taken = emul_ud_deliver(dst, &out->d, w);
-      rnicpi_spin_unlock(&dst->link->lock);
-    }
-    if (!taken) {
+  /* From here on the datagram is on the wire: the send succeeds whatever
+   * becomes of it. */
+  emul_qp_t *dst;
+  if (!done && l != NULL && (dst = ud_take(wr->remote_qpn)) != NULL) {
+    /* A busy destination's link, waited for with none held. */
+    done = emul_ud_deliver(dst, &out->d, w);
+    rnicpi_spin_unlock(&dst->link->lock);
+  }
+  if (!done) {
+    /* A receive naming a window or fast-registered region, or another
+     * process's QP (or none): under the fabric lock. */
+    if (l != NULL)
       emul_lock_data_path();
-      ud_route_locked(qp, wr, out, w);
-      emul_fabric_unlock();
+    if ((dst = ud_take(wr->remote_qpn)) != NULL) {
+      emul_ud_deliver(dst, &out->d, w);
+      rnicpi_spin_unlock(&dst->link->lock);
+    } else {
+      /* Another process's, maybe: its sendmsg() waits for the lock to go. */
+      emul_ring_ud_away_locked(qp, wr->remote_qpn, out);
     }
+    if (l != NULL)
+      emul_fabric_unlock();
   }
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) len, w);
   return RNICPI_OK;
