@@ -969,6 +969,12 @@ uint64_t emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, 
  * else the fault. */
 emul_rwqe_t *emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked,
                                  emul_fault_t *f);
+/* The head of @resp's receive queue (its SRQ's), popped with the queue's
+ * lock held (emul_rq_lock; let go here), and the SRQ's limit event if the
+ * take crossed it.  emul_resp_recv_put: receive @r, taken, back to its
+ * queue's free list, done. */
+emul_rwqe_t *emul_resp_recv_pop(emul_qp_t *resp);
+void emul_resp_recv_put(emul_qp_t *resp, emul_rwqe_t *r);
 /* Whether receive @r (taken) can hold @len bytes in memory the QP may
  * write; if not, @r completes with its error and the fault is in @f. */
 gboolean emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t *f,

@@ -78,10 +78,9 @@ emul_resp_atomic(uint8_t *t, gboolean fetch_add, uint64_t compare_add, uint64_t 
 emul_rwqe_t *
 emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *blocked, emul_fault_t *f)
 {
-  emul_wq_t *rq = emul_qp_rq(resp);
   *blocked = FALSE;
   emul_rq_lock(resp);
-  if (emul_wq_empty(rq)) {
+  if (emul_wq_empty(emul_qp_rq(resp))) {
     /* InfiniBand: infinite RNR retry, the Send waits; iWARP: a Terminate,
      * DDP untagged with no buffer (RFC 5041 7.2).  A waiting Send of an
      * SRQ's QP is run by the SRQ's next receive post. */
@@ -101,7 +100,13 @@ emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *b
     *f = EMUL_FAULT_ACCESS;
     return NULL;
   }
-  emul_rwqe_t *r = emul_wq_pop(rq);
+  return emul_resp_recv_pop(resp);
+}
+
+emul_rwqe_t *
+emul_resp_recv_pop(emul_qp_t *resp)
+{
+  emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(resp));
   gboolean limit = resp->srq != NULL && emul_srq_took(resp->srq);
   emul_rq_unlock(resp);
   if (limit)
@@ -109,9 +114,8 @@ emul_resp_recv_take(emul_qp_t *resp, gboolean inv, uint64_t inv_key, gboolean *b
   return r;
 }
 
-/* Receive @r (taken) goes back to its queue's free list, done. */
-static void
-recv_put(emul_qp_t *resp, emul_rwqe_t *r)
+void
+emul_resp_recv_put(emul_qp_t *resp, emul_rwqe_t *r)
 {
   emul_rq_lock(resp);
   emul_wq_put(emul_qp_rq(resp), r);
@@ -135,7 +139,7 @@ emul_resp_recv_fits(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, emul_fault_t 
   if (st == RNICPI_WC_SUCCESS)
     return TRUE;
   emul_complete(resp->rcq, resp, r->wr_id, RNICPI_WC_RECV, st, 0, w);
-  recv_put(resp, r);
+  emul_resp_recv_put(resp, r);
   return FALSE;
 }
 
@@ -152,7 +156,7 @@ emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean inv,
     rwc.rkey = inv_key;
   }
   emul_cq_push(resp->rcq, &rwc, w);
-  recv_put(resp, r);
+  emul_resp_recv_put(resp, r);
 }
 
 void
@@ -178,5 +182,5 @@ emul_resp_recv_imm(emul_qp_t *resp, emul_rwqe_t *r, uint64_t imm, uint64_t len, 
     rwc.byte_len = sizeof(be);
   }
   emul_cq_push(resp->rcq, &rwc, w);
-  recv_put(resp, r);
+  emul_resp_recv_put(resp, r);
 }

@@ -296,40 +296,28 @@ emul_ud_deliver(emul_qp_t *dst, const emul_ud_dgram_t *d, emul_work_t *w)
     return TRUE;  /* dropped without a trace */
   emul_rq_lock(dst);
   const emul_rwqe_t *next = emul_wq_peek(emul_qp_rq(dst));
-  if (next == NULL) {
+  if (next == NULL || (!emul_fabric_mine && !emul_sges_fixed(d->pers, next->sge, next->num_sge))) {
     emul_rq_unlock(dst);
-    return TRUE;  /* no receive: dropped too */
+    /* No receive: dropped too.  One whose entries change under the fabric
+     * lock (emul_key_fixed) is that lock's to deliver into. */
+    return next == NULL;
   }
-  if (!emul_fabric_mine && !emul_sges_fixed(d->pers, next->sge, next->num_sge)) {
-    emul_rq_unlock(dst);
-    return FALSE;  /* its entries change under the fabric lock (emul_key_fixed) */
-  }
-  emul_rwqe_t *r = emul_wq_pop(emul_qp_rq(dst));
-  gboolean limit = dst->srq != NULL && emul_srq_took(dst->srq);
-  emul_rq_unlock(dst);
-  if (limit)
-    emul_srq_limit(dst->srq);
-  uint64_t room;
+  /* The receive is taken, checked and, when it cannot hold the datagram,
+   * completed with its error as a Send's is (emul_resp.c); the QP stays
+   * usable. */
+  emul_rwqe_t *r = emul_resp_recv_pop(dst);
+  emul_fault_t f;
+  if (!emul_resp_recv_fits(dst, r, d->len, &f, w))
+    return TRUE;
+  emul_scatter(r->sge, r->num_sge, d->buf, d->len);
   rnicpi_wc_t rwc = {
-    .wr_id = r->wr_id, .qp_ctx = dst->base.al_ctx, .opcode = RNICPI_WC_RECV,
-    .flags = RNICPI_WC_UD,
+    .wr_id = r->wr_id, .qp_ctx = dst->base.al_ctx, .status = RNICPI_WC_SUCCESS,
+    .opcode = RNICPI_WC_RECV, .flags = RNICPI_WC_UD | RNICPI_WC_GRH,
+    .byte_len = (uint32_t) d->len, .src_qpn = d->src_qpn,
   };
-  if (!emul_sges_ok(dst, r->sge, r->num_sge, RNICPI_ACCESS_LOCAL_WRITE, &room)) {
-    rwc.status = RNICPI_WC_LOC_PROT_ERR;
-  } else if (room < d->len) {
-    rwc.status = RNICPI_WC_LOC_LEN_ERR;
-  } else {
-    emul_scatter(r->sge, r->num_sge, d->buf, d->len);
-    rwc.status = RNICPI_WC_SUCCESS;
-    rwc.byte_len = (uint32_t) d->len;
-    rwc.flags |= RNICPI_WC_GRH;
-    rwc.src_qpn = d->src_qpn;
-    memcpy(rwc.src_gid, d->sgid, 16);
-  }
+  memcpy(rwc.src_gid, d->sgid, 16);
   emul_cq_push(dst->rcq, &rwc, w);
-  emul_rq_lock(dst);
-  emul_wq_put(emul_qp_rq(dst), r);
-  emul_rq_unlock(dst);
+  emul_resp_recv_put(dst, r);
   return TRUE;
 }
 
