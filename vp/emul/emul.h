@@ -396,6 +396,7 @@ typedef struct emul_cq {
 
 typedef struct emul_conn emul_conn_t;
 typedef struct emul_xconn emul_xconn_t; /* cross-process connection (emul_ring.h) */
+typedef struct emul_pkt emul_pkt_t;     /* a request or an answer (below) */
 
 /* A shared receive queue (emul_srq.c).  Its lock guards rq, max_wr,
  * limit and starved; it is a leaf but for a CQ's ring lock, taken under a
@@ -838,6 +839,14 @@ emul_work_deliver(emul_work_t *w)
 }
 
 /* Completions (emul_comp.c). */
+/* The completer (rxe_completer), @qp's lock held: the requests the peer's
+ * ACK word covers complete in order, then answer @ans (NULL: none), which
+ * must be the oldest unanswered request's (else a protocol violation: the
+ * connection breaks).  A Read Response's bytes land in its sink (with the
+ * locks let go for a long one when ans->unlock), an atomic's old value in
+ * its 8 bytes, and the request completes.  @ans NULL: TRUE when a request
+ * completed; else TRUE when @ans completed and the connection stands. */
+gboolean emul_comp_run(emul_qp_t *qp, const emul_pkt_t *ans, emul_work_t *w);
 void emul_complete(emul_cq_t *cq, emul_qp_t *qp, uint64_t wr_id, rnicpi_wc_opcode_t op,
                    rnicpi_wc_status_t st, uint32_t len, emul_work_t *w);
 void emul_complete_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st,
@@ -992,7 +1001,6 @@ void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean
  * (completed with its error, the connection broken). */
 typedef enum { EMUL_EXEC_DONE, EMUL_EXEC_BLOCKED, EMUL_EXEC_FAILED } emul_exec_t;
 
-typedef struct emul_pkt emul_pkt_t;
 /* What the responder asks of the transport that brought a packet. */
 typedef struct emul_resp_ops {
   /* Move the payload into @dst[@n]: receive @r's list for a Send, the
@@ -1011,14 +1019,18 @@ typedef struct emul_resp_ops {
   gboolean (*placed)(emul_qp_t *resp, const emul_pkt_t *pkt, const emul_rwqe_t *r);
 } emul_resp_ops_t;
 
-/* One request as the responder sees it, whichever transport brought it
- * (rxe's rxe_pkt_info). */
+/* One request as the responder sees it, or one answer as the completer
+ * sees it, whichever transport brought it (rxe's rxe_pkt_info).  An
+ * answer's op is the request's kind it answers: RDMA_READ (a Read
+ * Response: len bytes at buf) or an ATOMIC_* (its ACK: the old value). */
 struct emul_pkt {
   rnicpi_wr_opcode_t op;  /* SEND, SEND_INV, RDMA_WRITE(_IMM), RDMA_READ, ATOMIC_*, IMM_DATA */
   uint64_t seq;           /* RC order: the requester's WR */
   uint64_t raddr, rkey, inv_key, imm, compare_add, swap;
   uint64_t len;           /* the message's bytes (immediate data alone: 0) */
   uint64_t old;           /* an atomic's result, for the answer */
+  const uint8_t *buf;     /* an answer's: a Read Response's bytes */
+  gboolean malformed;     /* an answer whose frame breaks its kind's form: refused */
   /* The transport's.  In process: the requester, its request and its
    * checked local list.  Across processes: the frame (x_in_t), its
    * connection, and whether its copy lets the locks go. */

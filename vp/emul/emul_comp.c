@@ -1,19 +1,22 @@
 /*
- * vp/emul's completer, for both transports: a send work request's
- * completion (emul_complete_send: the work completion its opcode and
- * status give, on its send CQ), the requester's failures, which complete
- * the request and break the connection, the flush of a QP that goes to
- * ERROR (every outstanding request and receive completes flushed, in
- * order), and, across processes, the completion of the requests the
- * peer's ACK word covers (emul_ring_take_acks).  In process, a request
- * completes as soon as it executed (emul_exec.c); across processes, when
- * its answer comes (emul_ring_req.c: an ACK word, an ACK or a READ_RESP
- * frame).  The rules are the requester's (emul_exec.c): completions in
- * the order of the send queue, each request completed once, every one
- * outstanding flushed once the QP is in ERROR.
+ * vp/emul's completer, for both transports (rxe_completer's model): a send
+ * work request's completion (emul_complete_send: the work completion its
+ * opcode and status give, on its send CQ), the requester's failures, which
+ * complete the request and break the connection, the flush of a QP that
+ * goes to ERROR (every outstanding request and receive completes flushed,
+ * in order), and, across processes, emul_comp_run: the completion of the
+ * requests the peer's ACK word covers, then of the answer the transport
+ * decoded into a packet (a Read Response, an atomic's ACK).  In process, a
+ * request completes as soon as it executed (emul_exec.c); across
+ * processes, when its answer comes (emul_ring_req.c decodes ACK and
+ * READ_RESP frames).  The rules are the requester's (emul_exec.c):
+ * completions in the order of the send queue, each request completed
+ * once, every one outstanding flushed once the QP is in ERROR.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <string.h>
+
 #include "emul_ring.h"
 
 static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
@@ -145,12 +148,12 @@ x_acked_by_word(rnicpi_wr_opcode_t op)
          op == RNICPI_WR_IMM_DATA || op == RNICPI_WR_RDMA_WRITE_IMM;
 }
 
-/* Requester: complete, in order, the oldest issued requests the peer's ACK
- * word covers.  TRUE when one completed.  They stop at the first Read or
+/* Complete, in order, the oldest issued requests the peer's ACK word
+ * covers.  TRUE when one completed.  They stop at the first Read or
  * atomic, whose answer comes as a frame; while a copy runs (qp->xcopying)
  * its request is out of the queue, and nothing completes. */
-gboolean
-emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
+static gboolean
+comp_acks(emul_qp_t *qp, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   if (x == NULL || x->seg == NULL || qp->xcopying)
@@ -167,4 +170,85 @@ emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w)
     any = TRUE;
   }
   return any;
+}
+
+/* Whether @a is the answer the oldest unanswered request @s asked for, and
+ * no other: a Read's Response of its length, an atomic's ACK of 8 bytes. */
+static gboolean
+comp_fits(const emul_swqe_t *s, const emul_pkt_t *a)
+{
+  rnicpi_wr_opcode_t op = s != NULL ? s->wr.opcode : RNICPI_WR_SEND;
+  return s != NULL && s->issued && s->seq == a->seq && !a->malformed &&
+         (a->op == RNICPI_WR_RDMA_READ ? (op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV) &&
+                                         a->len == s->len
+                                       : rnicpi_wr_is_atomic(op) && a->len == 8);
+}
+
+/* Read Response @a's bytes into the sink of @s (out of the queue), with the
+ * locks let go for a long one when a->unlock (emul_ring_req.c, "Long
+ * copies").  FALSE when it failed or the QP was flushed meanwhile: @s
+ * completed either way. */
+static gboolean
+comp_read_resp(emul_qp_t *qp, emul_swqe_t *s, const emul_pkt_t *a, emul_work_t *w)
+{
+  /* A sink of windows is translated again now: where the bytes land is
+   * what the windows say when they land (under the lock, then). */
+  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
+  uint64_t sink_len;
+  const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
+  rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
+  if (sg != NULL) {
+    emul_hold_t h;
+    gboolean unlocked = a->unlock && emul_ring_copy_unlocks(qp, a->len, FALSE) &&
+                        emul_ring_copy_hold(qp, &h, sg, s->wr.num_sge);
+    emul_xconn_t *held = NULL;
+    if (unlocked) {
+      qp->xcopy_answered = s;
+      qp->xcopy_flushed = FALSE;
+      held = emul_ring_copy_begin(qp, &qp->xcopying);
+    }
+    emul_scatter(sg, s->wr.num_sge, a->buf, a->len);
+    if (unlocked) {
+      emul_hold_drop(&h);
+      emul_ring_copy_end(qp, held, &qp->xcopying);  /* the lock back first */
+      qp->xcopy_answered = NULL;
+      if (qp->xcopy_flushed) {
+        emul_qp_copy_flushed(qp, &s->wr, w);  /* the connection broke meanwhile */
+        return FALSE;
+      }
+    }
+    bad = RNICPI_WC_MEM_MGT_ERR;
+  }
+  if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
+    emul_req_fail_local(qp, &s->wr, bad, w);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+emul_comp_run(emul_qp_t *qp, const emul_pkt_t *ans, emul_work_t *w)
+{
+  gboolean any = comp_acks(qp, w);  /* the peer raised its ACK word before this answer */
+  if (ans == NULL)
+    return any;
+  emul_swqe_t *s = emul_wq_peek(&qp->sq);
+  if (!comp_fits(s, ans)) {
+    emul_ring_peer_violation(qp->x, w, "an answer (op %u, %u bytes) to request %" G_GUINT64_FORMAT
+                             " that does not match the oldest one it has not answered",
+                             ans->op == RNICPI_WR_RDMA_READ ? X_OP_READ_RESP : X_OP_ACK,
+                             (uint32_t) ans->len, (guint64) ans->seq);
+    return FALSE;
+  }
+  emul_wq_pop(&qp->sq);
+  uint32_t len = (uint32_t) ans->len;
+  gboolean ok = TRUE;
+  if (ans->op == RNICPI_WR_RDMA_READ)
+    ok = comp_read_resp(qp, s, ans, w);
+  else
+    memcpy((void *) (uintptr_t) s->sge[0].addr, &ans->old, 8);
+  if (ok)
+    emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
+  emul_wq_put(&qp->sq, s);
+  return ok;
 }

@@ -745,7 +745,7 @@ emul_ring_drain(emul_xconn_t *x, gboolean cut, emul_work_t *w)
     }
     x_taken(x, head);
   }
-  if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_ring_take_acks(x->qp, w))
+  if (__atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != x->acked_seen && emul_comp_run(x->qp, NULL, w))
     emul_ring_answered(x->qp, w);
   return FALSE;
 bad:
@@ -864,7 +864,7 @@ emul_ring_drain_link(emul_qp_t *qp, emul_xconn_t *x, emul_work_t *w)
     const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
     if (qp->closing || qp->xcopying || (last != NULL && !last->issued))
       return did | X_DRAIN_FABRIC;
-    if (emul_ring_take_acks(qp, w))
+    if (emul_comp_run(qp, NULL, w))
       did = X_DRAIN_DID;
   }
   return did;

@@ -759,7 +759,6 @@ gboolean emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 gboolean emul_ring_emit_now(emul_xconn_t *x, x_out_t *o);
 
 /* emul_ring_req.c */
-gboolean emul_ring_take_acks(emul_qp_t *qp, emul_work_t *w);
 /* Long copies (emul_ring_req.c), of a request's bytes or of a Send's
  * payload pulled (emul_ring_resp.c): whether a copy of @len bytes lets the
  * fabric lock go (an attach call, @attach, whatever its length: a system

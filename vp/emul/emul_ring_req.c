@@ -3,8 +3,8 @@
  * order into the ring, one-sided RDMA Write and Read by this process into
  * the peer's memory (cross-memory attach, or a region of the peer mapped
  * here: emul_mapped.c), and the peer's answers (ACK and READ_RESP
- * frames; its ACK word is the completer's, emul_comp.c).  Design:
- * emul_ring.h.
+ * frames) decoded into packets for the completer (emul_comp_run, which
+ * takes its ACK word too).  Design: emul_ring.h.
  *
  * Rules, the same as in-process (emul_exec.c), with how they are kept here:
  * - local key, domain, bounds, rights: checked when a WR is issued;
@@ -67,7 +67,7 @@
  * the fabric lock and the process's other connections go on meanwhile.
  * The bounce mode's Read Response of EMUL_COPY_UNLOCKED bytes or more,
  * assembled from its frames, is scattered into the sink the same way
- * (x_answer): a drain queues it (qp->xans), and the answers after it
+ * (emul_comp_run): a drain queues it (qp->xans), and the answers after it
  * queue behind it, for its drainer; its Read is out of the send queue
  * while the copy runs, as a posted request's is.  A sink of windows is
  * translated under the lock before such a copy, and the copy lands where
@@ -462,12 +462,6 @@ x_is_rdma(rnicpi_wr_opcode_t op)
   return op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
 }
 
-static gboolean
-x_is_read(rnicpi_wr_opcode_t op)
-{
-  return op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
-}
-
 /* Every RDMA Write and Read is one-sided (x_direct) under attach. */
 static gboolean
 x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
@@ -718,8 +712,21 @@ emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
   x_go_on(qp, TRUE, w);
 }
 
-static gboolean x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock,
-                         emul_work_t *w);
+/* Answer frame @f (@buf: a Read Response's bytes) given to the completer
+ * (emul_comp_run) as its packet; @unlock: a long Read Response is
+ * scattered with the locks let go.  FALSE when the connection ended or the
+ * QP was flushed meanwhile. */
+static gboolean
+x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock, emul_work_t *w)
+{
+  gboolean resp = f->op == X_OP_READ_RESP;
+  emul_pkt_t a = {
+    .op = resp ? RNICPI_WR_RDMA_READ : RNICPI_WR_ATOMIC_CMP_SWP, .seq = f->seq, .len = f->byte_len,
+    .old = f->cmp, .buf = buf, .unlock = unlock,
+    .malformed = resp ? f->total != f->byte_len : f->total != 0 || f->status != 0,
+  };
+  return emul_comp_run(qp, &a, w);
+}
 
 /* Run the answers queued behind a Read Response's copy (qp->xans), in
  * order, each scattering a long one with the locks let go when @unlock
@@ -738,11 +745,11 @@ x_run_answers(emul_qp_t *qp, gboolean unlock, emul_work_t *w)
       return FALSE;
     /* What the answer lets go (ORD, ordering) is issued at once, as a
      * drain's answer does (emul_ring_answered). */
-    emul_ring_take_acks(qp, w);
+    emul_comp_run(qp, NULL, w);
     x_go_on(qp, FALSE, w);
   }
   if (any && qp->x != NULL && qp->state == RNICPI_QPS_RTS && emul_queue_empty(&qp->xans))
-    emul_ring_take_acks(qp, w);  /* the Sends and Writes behind them */
+    emul_comp_run(qp, NULL, w);  /* the Sends and Writes behind them */
   return TRUE;
 }
 
@@ -785,73 +792,6 @@ emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w)
   }
 }
 
-/* Complete the oldest unanswered request with its answer @f (@buf: a Read
- * Response's bytes), scattering a long Read Response into the sink with
- * the locks let go when @unlock.  FALSE when the connection ended or the
- * QP was flushed meanwhile. */
-static gboolean
-x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock, emul_work_t *w)
-{
-  emul_ring_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
-  emul_swqe_t *s = emul_wq_peek(&qp->sq);
-  /* The answer the oldest unanswered request asked for, and no other: a
-   * Read's Response of its length, an atomic's ACK of its 8 bytes. */
-  gboolean fits = s != NULL && s->issued && s->seq == f->seq &&
-                  (f->op == X_OP_READ_RESP ? x_is_read(s->wr.opcode) && f->total == f->byte_len &&
-                                             f->byte_len == s->len
-                                           : rnicpi_wr_is_atomic(s->wr.opcode) && f->byte_len == 8 &&
-                                             f->total == 0 && f->status == 0);
-  if (!fits) {
-    emul_ring_peer_violation(qp->x, w, "an answer (op %u, %u bytes) to request %" G_GUINT64_FORMAT
-                             " that does not match the oldest one it has not answered", f->op,
-                             f->byte_len, (guint64) f->seq);
-    return FALSE;
-  }
-  emul_wq_pop(&qp->sq);
-  uint32_t len = f->byte_len;
-  if (f->op == X_OP_READ_RESP) {
-    /* A sink of windows is translated again now: where the bytes land is
-     * what the windows say when they land (under the lock, then). */
-    rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-    uint64_t sink_len, n = MIN((uint64_t) len, f->total);
-    const rnicpi_sge_t *sg = emul_req_local(qp, &s->wr, win, &sink_len);
-    rnicpi_wc_status_t bad = RNICPI_WC_LOC_PROT_ERR;
-    if (sg != NULL) {
-      emul_hold_t h;
-      gboolean unlocked = unlock && emul_ring_copy_unlocks(qp, n, FALSE) &&
-                          emul_ring_copy_hold(qp, &h, sg, s->wr.num_sge);
-      emul_xconn_t *held = NULL;
-      if (unlocked) {
-        qp->xcopy_answered = s;
-        held = x_copy_begin(qp);
-      }
-      emul_scatter(sg, s->wr.num_sge, buf, n);
-      if (unlocked) {
-        emul_hold_drop(&h);
-        gboolean flushed = x_copy_end(qp, held);  /* the lock back first */
-        qp->xcopy_answered = NULL;
-        if (flushed) {
-          emul_qp_copy_flushed(qp, &s->wr, w);  /* the connection broke meanwhile */
-          emul_wq_put(&qp->sq, s);
-          return FALSE;
-        }
-      }
-      bad = RNICPI_WC_MEM_MGT_ERR;
-    }
-    if (sg == NULL || !emul_read_inv_done(qp, &s->wr)) {
-      emul_req_fail_local(qp, &s->wr, bad, w);
-      emul_wq_put(&qp->sq, s);
-      return FALSE;
-    }
-  } else if (rnicpi_wr_is_atomic(s->wr.opcode)) {
-    memcpy((void *) (uintptr_t) s->sge[0].addr, &f->cmp, 8);
-    len = 8;
-  }
-  emul_complete_send(qp, &s->wr, RNICPI_WC_SUCCESS, len, w);
-  emul_wq_put(&qp->sq, s);
-  return TRUE;
-}
-
 /* An answer from the peer, found by a drain: it names the oldest
  * unanswered request. */
 void
@@ -878,7 +818,7 @@ emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned
     g_free(buf);
   if (!go)
     return;
-  emul_ring_take_acks(qp, w);
+  emul_comp_run(qp, NULL, w);
   emul_ring_answered(qp, w);
 }
 
@@ -889,7 +829,7 @@ emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const
   const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
   if (qp->xcopying || qp->closing || !emul_queue_empty(&qp->xans) || last == NULL || !last->issued)
     return FALSE;
-  emul_ring_take_acks(qp, w);  /* the peer raised its ACK word before this frame */
+  emul_comp_run(qp, NULL, w);  /* the peer raised its ACK word before this frame */
   emul_swqe_t *s = emul_wq_peek(&qp->sq);
   const rnicpi_send_wr_t *wr = s != NULL ? &s->wr : NULL;
   if (s == NULL || s->seq != f->seq || wr->opcode != RNICPI_WR_RDMA_READ || (wr->flags & RNICPI_WR_SINK_MW) ||
@@ -904,7 +844,7 @@ emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const
   emul_ring_span_scatter(wr->sg_list, wr->num_sge, p);
   emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, f->byte_len, w);
   emul_wq_put(&qp->sq, s);
-  emul_ring_take_acks(qp, w);  /* the Sends and Writes behind it */
+  emul_comp_run(qp, NULL, w);  /* the Sends and Writes behind it */
   return TRUE;
 }
 

@@ -29,7 +29,7 @@ emul_ring_teardown(emul_qp_t *qp, emul_work_t *w, x_msg_type_t type, rnicpi_wc_s
 {
   emul_xconn_t *x = qp->x;
   if (x != NULL) {
-    emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+    emul_comp_run(qp, NULL, w);  /* what the peer executed completes, not flushed */
     emul_ring_pump(x);  /* answers already due go first, as far as they fit */
     x_msg_t m = { .type = type, .status = st, .seq = seq };
     if (fault != NULL) {
@@ -99,7 +99,7 @@ emul_ring_timed_out(emul_xconn_t *x, gint64 stalled_us, emul_work_t *w)
         "(the oldest work request completes with a transport error, the rest flush); a stopped or "
         "traced peer does this: ITAPI_EMUL_TIMEOUT_MS sets the wait, 0 none",
         (int) x->peer_pid, (int) x->peer_uid, qp->base.qp_num, stalled_us / 1000, (int) getpid());
-  emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+  emul_comp_run(qp, NULL, w);  /* what the peer executed completes, not flushed */
   /* The oldest request fails, unless its long copy runs with the lock let
    * go: its copier completes it, flushed (flush_all, emul_comp.c). */
   emul_swqe_t *s = qp->xcopying ? NULL : emul_wq_pop(&qp->sq);
@@ -133,7 +133,7 @@ emul_ring_peer_break(emul_xconn_t *x, const x_msg_t *m, emul_work_t *w)
   }
   emul_qp_t *qp = x->qp;
   if (qp != NULL && qp->x == x)
-    emul_ring_take_acks(qp, w);  /* what the peer executed completes, not flushed */
+    emul_comp_run(qp, NULL, w);  /* what the peer executed completes, not flushed */
   emul_ring_close(x);
   if (qp == NULL)
     return;
