@@ -7,7 +7,7 @@
  * in order), and, across processes, emul_comp_run: the completion of the
  * requests the peer's ACK word covers, then of the answer the transport
  * decoded into a packet (a Read Response, an atomic's ACK).  In process, a
- * request completes as soon as it executed (emul_exec.c); across
+ * request completes as soon as it executed (emul_xport_local.c); across
  * processes, when its answer comes (emul_ring_req.c decodes ACK and
  * READ_RESP frames).  The rules are the requester's (emul_exec.c):
  * completions in the order of the send queue, each request completed
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "emul_ring.h"
+#include "emul_xport.h"
 
 static const rnicpi_wc_opcode_t wc_opcode_of[RNICPI_WR_OPCODE_COUNT] = {
   [RNICPI_WR_SEND] = RNICPI_WC_SEND,

@@ -1,9 +1,11 @@
 /*
  * vp/emul's in-process requester: a work request executes against the
  * peer's memory when it is posted (emul_qp.c), or when what it waited for
- * came: its local rule here, then the peer's responder (emul_resp_rx,
- * which the ring's requests reach too) called at once in this thread.
- * Its completions, its failures and the flush of a QP that goes to ERROR
+ * came: its local rule here (emul_req_local), then the in-process
+ * transport (emul_xport_local.c), which runs the peer's responder
+ * (emul_resp_rx, which the ring's requests reach too) at once in this
+ * thread; the requests that touch only this process's tables (bind, Local
+ * Invalidate, fast registration) execute here.  Its completions, its failures and the flush of a QP that goes to ERROR
  * are the completer's (emul_comp.c).
  *
  * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them, and
@@ -85,63 +87,11 @@ emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_t len
   emul_scatter_at(s, n, 0, buf, len);
 }
 
-/* Copy a gather list into a scatter list. */
-static void
-sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
-{
-  uint32_t gi = 0, si = 0;
-  uint64_t go = 0, so = 0;
-  while (gi < ng && si < ns) {
-    uint64_t n = MIN(g[gi].length - go, s[si].length - so);
-    if (n > 0)
-      memcpy((uint8_t *) (uintptr_t) (s[si].addr + so),
-             (const uint8_t *) (uintptr_t) (g[gi].addr + go), n);
-    go += n;
-    so += n;
-    if (go == g[gi].length) { gi++; go = 0; }
-    if (si < ns && so == s[si].length) { si++; so = 0; }
-  }
-}
-
 static emul_exec_t
 fail_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, rnicpi_wc_status_t st, emul_work_t *w)
 {
   emul_req_fail_local(qp, wr, st, w);
   return EMUL_EXEC_FAILED;
-}
-
-/* A long copy of @len bytes by @qp (emul_link.c, "Long copies") holds the
- * regions it touches by reference, taken here under the lock that its
- * checks were made under: the lists @a and @b, and the entry of @rkey at
- * the responder when @remote.  The locks are let go only when every one
- * is held; an entry that left the table since the checks keeps the copy
- * under the lock, which its removal waits for.  Inline: a short copy
- * (every latency case) pays only the length test. */
-static inline __attribute__((always_inline)) emul_link_t *
-copy_begin(emul_qp_t *qp, uint64_t len, emul_hold_t *h, const rnicpi_sge_t *a, uint32_t na,
-           const rnicpi_sge_t *b, uint32_t nb, gboolean remote, uint64_t rkey)
-{
-  h->n = 0;
-  if (len < EMUL_COPY_UNLOCKED || qp->link == NULL)
-    return NULL;
-  const emul_pers_t *p = emul_pers_of_qp(qp);
-  if (!emul_hold_sges(h, p, a, na) || !emul_hold_sges(h, p, b, nb) ||
-      (remote && !emul_hold_key(h, p, rkey))) {
-    emul_hold_drop(h);
-    return NULL;
-  }
-  return emul_link_copy_begin(qp, len);
-}
-
-/* The copy is over: its references go before any lock is taken back
- * (@l NULL: nothing was let go, and nothing is held). */
-static inline void
-copy_end(emul_qp_t *qp, emul_link_t *l, emul_hold_t *h)
-{
-  if (l == NULL)
-    return;
-  emul_hold_drop(h);
-  emul_link_copy_end(qp, l);
 }
 
 /* RNIC-PI 1.4 (#RNICPI_WR_SINK_MW): translate a read sink of window keys
@@ -201,84 +151,6 @@ emul_read_inv_done(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
   return wr->opcode != RNICPI_WR_RDMA_READ_INV || emul_mw_invalidate(qp, wr->invalidate_rkey);
 }
 
-/* The in-process transport of a request (emul_resp_ops_t): the peer's
- * responder runs in the requester's thread, the bytes move by memcpy
- * between the requester's checked list and the responder's memory, and
- * the answer is the requester's completion.  Inline into the responder
- * (emul_resp_rx) that exec_remote runs: an in-process post makes no call
- * for the layering. */
-static inline __attribute__((always_inline)) gboolean
-local_pull(emul_qp_t *resp, emul_pkt_t *pkt, emul_rwqe_t *r, const rnicpi_sge_t *dst, uint32_t n,
-           emul_work_t *w)
-{
-  (void) resp, (void) r, (void) w;
-  gboolean send = emul_pkt_is_send(pkt->op);
-  emul_hold_t h;
-  emul_link_t *l = copy_begin(pkt->req, pkt->len, &h, pkt->sg, pkt->wr->num_sge, send ? dst : NULL,
-                              send ? n : 0, !send, pkt->rkey);
-  if (send)
-    sg_to_sg(pkt->sg, pkt->wr->num_sge, dst, n);
-  else
-    emul_sg_copy(pkt->sg, pkt->wr->num_sge, (uint8_t *) (uintptr_t) dst->addr, TRUE);
-  copy_end(pkt->req, l, &h);
-  return TRUE;
-}
-
-/* A Read's bytes come back into the requester's list (IBTA 9.4.4; RFC 5040
- * 4.4), an atomic's old value into its 8 bytes; then the request completes. */
-static inline __attribute__((always_inline)) emul_exec_t
-local_answer(emul_qp_t *resp, emul_pkt_t *pkt, uint8_t *t, emul_work_t *w)
-{
-  (void) resp;
-  emul_qp_t *qp = pkt->req;
-  const rnicpi_send_wr_t *wr = pkt->wr;
-  if (pkt->op == RNICPI_WR_RDMA_READ) {
-    emul_hold_t h;
-    emul_link_t *l = copy_begin(qp, pkt->len, &h, pkt->sg, wr->num_sge, NULL, 0, TRUE, wr->rkey);
-    if (pkt->len > 0)
-      emul_sg_copy(pkt->sg, wr->num_sge, t, FALSE);
-    copy_end(qp, l, &h);
-    if (!emul_read_inv_done(qp, wr))
-      return fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
-  } else if (rnicpi_wr_is_atomic(pkt->op)) {
-    memcpy((void *) (uintptr_t) wr->sg_list[0].addr, &pkt->old, 8);
-    pkt->len = 8;
-  }
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, (uint32_t) pkt->len, w);
-  return EMUL_EXEC_DONE;
-}
-
-static void
-local_refuse(emul_qp_t *resp, const emul_pkt_t *pkt, emul_fault_t f, emul_work_t *w)
-{
-  (void) resp;
-  emul_req_fail_remote(pkt->req, pkt->wr, f, w);
-}
-
-static const emul_resp_ops_t local_ops = { .pull = local_pull, .answer = local_answer, .refuse = local_refuse };
-
-/* A request to the peer: the requester's local rule (emul_req_local), then
- * the peer's responder (emul_resp_rx) with the request as its packet. */
-static emul_exec_t
-exec_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
-{
-  rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-  uint64_t len;
-  const rnicpi_sge_t *sg = emul_req_local(qp, wr, win, &len);
-  if (sg == NULL)
-    return fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-  /* Built whole here and never addressed by a call that is not inlined,
-   * the packet lives in registers. */
-  emul_pkt_t pkt = {
-    .op = wr->opcode == RNICPI_WR_RDMA_READ_INV ? RNICPI_WR_RDMA_READ : wr->opcode,
-    .raddr = wr->remote_addr, .rkey = wr->rkey, .inv_key = wr->invalidate_rkey,
-    .imm = wr->imm_data, /* the responder keeps its personality's bits, ours (emul_cm.c) */
-    .compare_add = wr->compare_add, .swap = wr->swap,
-    .len = len, .req = qp, .wr = wr, .sg = sg,
-  };
-  return emul_resp_rx(qp->peer, &pkt, &local_ops, w);
-}
-
 /* A request executed here alone (bind, invalidate, fast registration)
  * ended with @st: it completes, or fails and breaks the QP. */
 static emul_exec_t
@@ -317,18 +189,18 @@ exec_fast_reg(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT] = {
-  [RNICPI_WR_SEND] = exec_remote,
-  [RNICPI_WR_SEND_INV] = exec_remote,
-  [RNICPI_WR_RDMA_WRITE] = exec_remote,
-  [RNICPI_WR_RDMA_READ] = exec_remote,
-  [RNICPI_WR_ATOMIC_CMP_SWP] = exec_remote,
-  [RNICPI_WR_ATOMIC_FETCH_ADD] = exec_remote,
+  [RNICPI_WR_SEND] = emul_xport_local_exec,
+  [RNICPI_WR_SEND_INV] = emul_xport_local_exec,
+  [RNICPI_WR_RDMA_WRITE] = emul_xport_local_exec,
+  [RNICPI_WR_RDMA_READ] = emul_xport_local_exec,
+  [RNICPI_WR_ATOMIC_CMP_SWP] = emul_xport_local_exec,
+  [RNICPI_WR_ATOMIC_FETCH_ADD] = emul_xport_local_exec,
   [RNICPI_WR_BIND_MW] = exec_bind,
   [RNICPI_WR_LOCAL_INV] = exec_local_inv,
   [RNICPI_WR_FAST_REG] = exec_fast_reg,
-  [RNICPI_WR_RDMA_READ_INV] = exec_remote,
-  [RNICPI_WR_IMM_DATA] = exec_remote,
-  [RNICPI_WR_RDMA_WRITE_IMM] = exec_remote,
+  [RNICPI_WR_RDMA_READ_INV] = emul_xport_local_exec,
+  [RNICPI_WR_IMM_DATA] = emul_xport_local_exec,
+  [RNICPI_WR_RDMA_WRITE_IMM] = emul_xport_local_exec,
 };
 
 /* A local request (bind, Local Invalidate, fast registration) reaching

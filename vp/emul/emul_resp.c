@@ -1,9 +1,9 @@
 /*
  * vp/emul: the responder, written once for both transports (rxe_resp's
  * model): a request comes as a packet (emul_pkt_t), built by the in-process
- * requester when it is posted (emul_exec.c) or decoded from the ring of a
+ * requester when it is posted (emul_xport_local.c) or decoded from the ring of a
  * connection to another process (emul_ring_resp.c), and emul_resp_rx
- * (emul.h, inline in each transport) checks it with the rules here,
+ * (emul_xport.h, inline in each transport) checks it with the rules here,
  * executes it and answers it through the transport's ops.
  *
  * The checks are a responder's (IBTA vol 1, 9.4 and 10.6; RFC 5040, 5041

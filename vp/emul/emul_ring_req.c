@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "emul_ring.h"
+#include "emul_xport.h"
 
 /* ---- cross-memory attach ---- */
 

@@ -9,7 +9,7 @@
  * emul_ring_write_short).  Design: emul_ring.h.
  *
  * Each frame is decoded into a packet for the responder written once
- * (emul_resp_rx, emul.h, over emul_resp.c's rules), the in-process ones; this
+ * (emul_resp_rx, emul_xport.h, over emul_resp.c's rules), the in-process ones; this
  * file is its transport (x_resp_ops), with how it reports them:
  * - remote key, domain, bounds, rights: checked against this process's
  *   own table (emul_resp_target) before a byte moves; failure:
@@ -34,6 +34,7 @@
 #include <sys/uio.h>
 
 #include "emul_ring.h"
+#include "emul_xport.h"
 
 /* Long pulls.  A Send whose payload this process pulls from the sender by
  * attach (X_F_CMA: one longer than X_INLINE_MAX) is pulled with the fabric
@@ -157,7 +158,7 @@ emul_ring_read_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f)
   return emul_ring_emit_now(x, &o);
 }
 
-/* The cross-process transport of a request (emul_resp_ops_t): the bytes
+/* The cross-process transport of a request (emul_xport_ops_t): the bytes
  * come from the frame, assembled (bounce mode), or are pulled from the
  * sender by attach (X_F_CMA, a Send's gather list), with the fabric lock
  * let go when pkt->unlock (Long pulls); the answer is an ACK or an answer
@@ -258,7 +259,7 @@ x_resp_placed(emul_qp_t *qp, const emul_pkt_t *pkt, const emul_rwqe_t *r)
          x_recv_placed(qp, pkt->x, r, pkt->len);
 }
 
-static const emul_resp_ops_t x_resp_ops = {
+static const emul_xport_ops_t x_resp_ops = {
   .pull = x_resp_pull, .answer = x_resp_answer, .refuse = x_resp_refuse, .placed = x_resp_placed,
 };
 
