@@ -998,8 +998,11 @@ void emul_resp_recv_done(emul_qp_t *resp, emul_rwqe_t *r, uint64_t len, gboolean
                          emul_work_t *w);
 /* How a request's execution ended: completed; blocked (a Send finding no
  * receive waits, queued, and so does every request behind it); or failed
- * (completed with its error, the connection broken). */
-typedef enum { EMUL_EXEC_DONE, EMUL_EXEC_BLOCKED, EMUL_EXEC_FAILED } emul_exec_t;
+ * (completed with its error, the connection broken).  A transport's place
+ * (emul_xport.h) may also say: not placed by it (the request goes as a
+ * packet), or owed (nothing done: a long copy a drain found is left to the
+ * drainer). */
+typedef enum { EMUL_EXEC_DONE, EMUL_EXEC_BLOCKED, EMUL_EXEC_FAILED, EMUL_EXEC_NOT, EMUL_EXEC_OWED } emul_exec_t;
 
 /* The requester's failures (emul_comp.c), for both transports: a local one
  * (@st) completes @wr and breaks the connection; a remote one (@f, found
@@ -1013,10 +1016,14 @@ void emul_scatter(const rnicpi_sge_t *s, uint32_t n, const uint8_t *buf, uint64_
 /* emul_scatter from byte @skip of the list on: the pieces of one message
  * that does not lie in one place (a ring frame that wraps its end). */
 void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uint8_t *buf, uint64_t len);
-void emul_qp_progress(emul_qp_t *qp, emul_work_t *w);
-/* The executor of each opcode (emul_exec.c): a post runs it at once when
- * nothing is queued (emul_qp.c), emul_qp_progress when what blocked it
- * came. */
+/* The requester (emul_req.c), @qp's lock held: issue the send queue's
+ * requests not yet issued, in order, as far as RC ordering and the ORD
+ * allow.  @draining: from a drain of the ring (a long copy is left to the
+ * drainer). */
+void emul_req_run(emul_qp_t *qp, gboolean draining, emul_work_t *w);
+/* The executor of each opcode in process (emul_exec.c): a post runs it at
+ * once when nothing is queued (emul_qp.c), emul_req_run when what blocked
+ * it came. */
 typedef emul_exec_t (*emul_exec_fn)(emul_qp_t *, const rnicpi_send_wr_t *, emul_work_t *);
 G_GNUC_INTERNAL extern const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT];
 /* The executor of the requests that reach the peer (Send, RDMA Write and

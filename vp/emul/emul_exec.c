@@ -1,12 +1,14 @@
 /*
- * vp/emul's in-process requester: a work request executes against the
- * peer's memory when it is posted (emul_qp.c), or when what it waited for
- * came: its local rule here (emul_req_local), then the in-process
+ * vp/emul's in-process requester, its executors: a work request executes
+ * against the peer's memory when it is posted with nothing queued
+ * (emul_qp.c), or when what it waited for came (the requester's queue,
+ * emul_req.c): its local rule here (emul_req_local), then the in-process
  * transport (emul_xport_local.c), which runs the peer's responder
  * (emul_resp_rx, which the ring's requests reach too) at once in this
  * thread; the requests that touch only this process's tables (bind, Local
- * Invalidate, fast registration) execute here.  Its completions, its failures and the flush of a QP that goes to ERROR
- * are the completer's (emul_comp.c).
+ * Invalidate, fast registration) execute here, for both transports.  Its
+ * completions, its failures and the flush of a QP that goes to ERROR are
+ * the completer's (emul_comp.c).
  *
  * Rules (IBTA vol 1, 10.6 and 11.6, as a hardware RC QP applies them, and
  * RFC 5040/5041 for an iWARP QP):
@@ -211,25 +213,6 @@ gboolean
 emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
   return emul_exec_of[wr->opcode](qp, wr, w) == EMUL_EXEC_DONE;
-}
-
-/* Run the blocked head of the send queue as far as the peer allows.  The
- * head leaves the queue before it runs: a failure completes it and flushes
- * the rest, so it must not be in the queue to be flushed a second time. */
-void
-emul_qp_progress(emul_qp_t *qp, emul_work_t *w)
-{
-  while (qp->state == RNICPI_QPS_RTS && !emul_wq_empty(&qp->sq)) {
-    emul_swqe_t *s = emul_wq_pop(&qp->sq);
-    emul_exec_t r = emul_exec_of[s->wr.opcode](qp, &s->wr, w);
-    if (r == EMUL_EXEC_BLOCKED) {
-      emul_wq_push_head(&qp->sq, s);
-      return;
-    }
-    emul_swqe_done(qp, s);
-    if (r == EMUL_EXEC_FAILED)
-      return;
-  }
 }
 
 void

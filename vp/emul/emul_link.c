@@ -274,6 +274,6 @@ emul_link_settle(emul_link_t *l, emul_work_t *w)
     l->again = FALSE;
     for (unsigned i = 0; i < G_N_ELEMENTS(l->qp); i++)
       if (l->qp[i] != NULL)
-        emul_qp_progress(l->qp[i], w);
+        emul_req_run(l->qp[i], FALSE, w);
   }
 }

@@ -323,7 +323,7 @@ post_recv_locked(emul_qp_t *qp, const rnicpi_recv_wr_t *wr, emul_work_t *w)
     if (link_copying(qp))
       qp->link->again = TRUE;  /* the copier runs a send this receive lets go */
     else if (qp->peer != NULL)
-      emul_qp_progress(qp->peer, w);  /* a send waiting for this receive */
+      emul_req_run(qp->peer, FALSE, w);  /* a send waiting for this receive */
     else if (qp->x != NULL)
       emul_ring_recv_posted(qp, w);
   }

@@ -545,7 +545,7 @@ struct emul_xconn {
  * copy found by a drain is left to the drainer (emul_ring_issue_owed). */
 typedef enum {
   XR_DONE = EMUL_EXEC_DONE, XR_BLOCKED = EMUL_EXEC_BLOCKED, XR_FAILED = EMUL_EXEC_FAILED, /* the responder's */
-  XR_NOTDIRECT, XR_OWED
+  XR_NOTDIRECT = EMUL_EXEC_NOT, XR_OWED = EMUL_EXEC_OWED
 } xr_t;
 
 /* A request's fault as a BREAK tells it: the receiver raises the event
@@ -759,6 +759,10 @@ gboolean emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
 gboolean emul_ring_emit_now(emul_xconn_t *x, x_out_t *o);
 
 /* emul_ring_req.c */
+/* The ring's requester ops (emul_xport_ops_t's ready, place, send). */
+gboolean emul_ring_req_ready(const emul_qp_t *qp);
+emul_exec_t emul_ring_place(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean draining, emul_work_t *w);
+emul_exec_t emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w);
 /* Long copies (emul_ring_req.c), of a request's bytes or of a Send's
  * payload pulled (emul_ring_resp.c): whether a copy of @len bytes lets the
  * fabric lock go (an attach call, @attach, whatever its length: a system

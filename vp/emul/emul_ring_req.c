@@ -42,7 +42,7 @@
  * EMUL_COPY_UNLOCKED bytes or more into a region of the peer mapped here,
  * run with the fabric lock let go: their checks were made under the lock,
  * the QP is marked (qp->xcopying) and counted (emul_fabric.xcopies).
- * Meanwhile a post on the QP queues behind it (x_issue issues nothing,
+ * Meanwhile a post on the QP queues behind it (emul_req_run issues nothing,
  * the latency path steps aside), and what would change the QP's state or
  * free it waits (emul_qp_wait_copy): while it waits, no new copy of that
  * QP lets the lock go, and every other QP's still do.  A region leaving
@@ -294,7 +294,7 @@ x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
   const rnicpi_sge_t *sg = wr->sg_list;
   const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
   guint bell = 0;
-  /* A local fence waits for the requests ahead of it (x_issue). */
+  /* A local fence waits for the requests ahead of it (emul_req_run). */
   if ((last != NULL && (!last->issued || (wr->flags & RNICPI_WR_LOCAL_FENCE))) || x->dead ||
       (x->peer_cma && sg->length > X_INLINE_MAX) ||
       (sg->length > 0 && !emul_ring_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
@@ -470,13 +470,6 @@ x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
   return x->cma_out && x_is_rdma(op);
 }
 
-/* Requests that only touch this process's tables. */
-static gboolean
-x_is_local(rnicpi_wr_opcode_t op)
-{
-  return op == RNICPI_WR_BIND_MW || op == RNICPI_WR_LOCAL_INV || op == RNICPI_WR_FAST_REG;
-}
-
 /* Without attach, one to a region mapped here may be. */
 static gboolean
 x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
@@ -484,14 +477,15 @@ x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
   return !x->cma_out && emul_ring_map_on && x_is_rdma(op);
 }
 
-/* The frame that carries issued request @s of @qp (@len bytes) into the ring;
- * TRUE when o->buf is allocated for it (owned). */
+/* The frame that carries request @pkt of @qp into the ring; TRUE when
+ * o->buf is allocated for it (owned). */
 static gboolean
-x_frame_of(emul_qp_t *qp, emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x_out_t *o)
+x_frame_of(emul_qp_t *qp, emul_xconn_t *x, const emul_pkt_t *pkt, x_out_t *o)
 {
-  const rnicpi_send_wr_t *wr = &s->wr;
+  const rnicpi_send_wr_t *wr = pkt->wr;
+  uint64_t len = pkt->len;
   gboolean owned = FALSE;
-  *o = (x_out_t) { .f = { .seq = s->seq } };
+  *o = (x_out_t) { .f = { .seq = pkt->seq } };
   switch (wr->opcode) {
   case RNICPI_WR_SEND:
   case RNICPI_WR_SEND_INV:
@@ -549,146 +543,71 @@ x_frame_of(emul_qp_t *qp, emul_xconn_t *x, const emul_swqe_t *s, uint64_t len, x
   return owned;
 }
 
-/* The ORD credits @wr takes until its answer: none for what is not a Read
- * or atomic; one for a Read, or, where a wire Read names one sink
- * (read_sink_per_run: iWARP), one per run of its sink segments that follow
- * each other in memory in one region, as the wire Reads an iWARP RNIC
- * splits it into.  Those parts beyond the ORD would wait for the earlier
- * ones' answers: a Read of more runs than the ORD takes the whole ORD,
- * and is issued only when nothing else holds any of it. */
-static uint32_t
-x_ord_cost(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+/* The ring's requester ops (emul_xport_ops_t; emul_xport_ring in
+ * emul_ring_resp.c).  Issue while the connection stands, and, while a
+ * copy runs, only behind the Read whose answer lands (Long copies). */
+gboolean
+emul_ring_req_ready(const emul_qp_t *qp)
 {
-  if (!emul_is_rd_atomic(wr->opcode))
-    return 0;
-  if (!emul_pers_of_qp(qp)->read_sink_per_run || rnicpi_wr_is_atomic(wr->opcode))
-    return 1;
-  uint32_t runs = 0;
-  const rnicpi_sge_t *last = NULL;
-  for (uint32_t i = 0; i < wr->num_sge; i++) {
-    const rnicpi_sge_t *e = &wr->sg_list[i];
-    if (e->length == 0)
-      continue;
-    if (last == NULL || e->lkey != last->lkey || e->addr != last->addr + last->length)
-      runs++;
-    last = e;
-  }
-  return MIN(MAX(runs, 1u), MAX(qp->ord, 1u));
+  return qp->x != NULL && (!qp->xcopying || qp->xcopy_answered != NULL);
 }
 
-/* Issue the WRs of the send queue not yet issued, in order, as far as RC
- * ordering allows.  @draining: from a drain of the ring (x_direct). */
-static void
-x_issue(emul_qp_t *qp, gboolean draining, emul_work_t *w)
+/* Under attach every RDMA Write and Read is made here, one-sided
+ * (x_direct), once every earlier request is answered (@behind: one is
+ * not, it waits); without attach one to a region mapped here may be, when
+ * nothing is ahead of it, else it goes through the ring.  Out of the
+ * queue while it runs, as a posted one is: a copy that lets the lock go,
+ * and a teardown meanwhile, leave the rest of the queue to the copier
+ * (Long copies). */
+emul_exec_t
+emul_ring_place(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean draining, emul_work_t *w)
 {
-  /* A Read whose answer's bytes land is ahead of them all: what would
-   * complete at once (one-sided, local) waits for it. */
-  emul_swqe_t *prev = qp->xcopy_answered, *s = emul_wq_peek(&qp->sq);
-  uint32_t reads = 0;  /* Reads and atomics issued and not answered */
-  while (s != NULL && qp->x != NULL && (!qp->xcopying || qp->xcopy_answered != NULL)) {
-    emul_xconn_t *x = qp->x;
-    rnicpi_send_wr_t *wr = &s->wr;
-    if (s->issued) {
-      reads += x_ord_cost(qp, wr);
-      prev = s;
-      s = (emul_swqe_t *) s->link.next;
-      continue;
-    }
-    if (emul_is_rd_atomic(wr->opcode) && !x_is_direct(x, wr->opcode) &&
-        reads + x_ord_cost(qp, wr) > qp->ord)
-      return;  /* ORD: wait for an answer */
-    /* A local fence waits for every earlier request: a Read's answer may
-     * still be writing what this one reads (a Send from its sink). */
-    if ((wr->flags & RNICPI_WR_LOCAL_FENCE) && prev != NULL)
-      return;
-    if (x_is_direct(x, wr->opcode) || (x_may_map(x, wr->opcode) && prev == NULL)) {
-      if (prev != NULL)
-        return;  /* behind a request the peer has not answered */
-      /* Out of the queue while it runs, as a posted one is: a copy that
-       * lets the lock go, and a teardown meanwhile, leave the rest of the
-       * queue to the copier (Long copies). */
-      emul_wq_pop(&qp->sq);
-      xr_t r = x_direct(qp, wr, draining, w);
-      if (r == XR_OWED || r == XR_NOTDIRECT)
-        emul_wq_push_head(&qp->sq, s);  /* nothing done */
-      else
-        emul_wq_put(&qp->sq, s);
-      if (r == XR_DONE) {
-        s = emul_wq_peek(&qp->sq);
-        continue;
-      }
-      if (r != XR_NOTDIRECT)
-        return;
-      /* Not mapped here: through the ring, below. */
-    }
-    if (x_is_local(wr->opcode)) {
-      if (prev != NULL)
-        return;  /* in order: behind a request the peer has not answered */
-      emul_wq_pop(&qp->sq);
-      gboolean ok = emul_qp_exec_local(qp, wr, w);
-      emul_swqe_done(qp, s);
-      if (!ok)
-        return;
-      s = emul_wq_peek(&qp->sq);
-      continue;
-    }
-    uint64_t len;
-    rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
-    if (emul_req_local(qp, wr, win, &len) == NULL) {
-      /* It completes in its place (RDMAC verbs p.134: in order), after
-       * what the peer has yet to answer, and the teardown flushes the rest. */
-      if (prev != NULL)
-        return;
-      emul_wq_pop(&qp->sq);
-      emul_req_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
-      emul_wq_put(&qp->sq, s);
-      return;
-    }
-    /* The common case, a whole send in one frame with the short header;
-     * otherwise the frame of its kind. */
-    guint bell = 0;
-    gboolean small = wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && len > X_INLINE_MAX) &&
-                     !x->dead && emul_ring_ring_push_short(x, s->seq, wr->sg_list, wr->num_sge, len, &bell);
-    x_out_t o;
-    gboolean owned = small ? FALSE : x_frame_of(qp, x, s, len, &o);
-    s->issued = TRUE;
-    s->len = (uint32_t) len;
-    reads += x_ord_cost(qp, wr);  /* ORD counts it from now on */
-    prev = s;
-    s = (emul_swqe_t *) s->link.next;
-    if (!small)
-      emul_ring_emit(x, &o, owned);  /* o.sg is the entry's sge: it lives until the answer */
-    else if (bell)
+  emul_xconn_t *x = qp->x;
+  rnicpi_wr_opcode_t op = s->wr.opcode;
+  if (!x_is_direct(x, op) && !(x_may_map(x, op) && !behind))
+    return EMUL_EXEC_NOT;
+  if (behind)
+    return EMUL_EXEC_BLOCKED;  /* behind a request the peer has not answered */
+  emul_wq_pop(&qp->sq);
+  xr_t r = x_direct(qp, &s->wr, draining, w);
+  if (r == XR_OWED || r == XR_NOTDIRECT)
+    emul_wq_push_head(&qp->sq, s);  /* nothing done */
+  else
+    emul_wq_put(&qp->sq, s);
+  return (emul_exec_t) r;
+}
+
+/* The frame of request @pkt into the ring: the common case, a whole send
+ * in one frame with the short header; otherwise the frame of its kind
+ * (o.sg is the entry's list: it lives until the answer). */
+emul_exec_t
+emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w)
+{
+  (void) w;
+  emul_xconn_t *x = qp->x;
+  const rnicpi_send_wr_t *wr = pkt->wr;
+  guint bell = 0;
+  if (wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && pkt->len > X_INLINE_MAX) && !x->dead &&
+      emul_ring_ring_push_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len, &bell)) {
+    if (bell)
       emul_ring_doorbell(x, bell);
+    return EMUL_EXEC_DONE;
   }
+  x_out_t o;
+  gboolean owned = x_frame_of(qp, x, pkt, &o);
+  emul_ring_emit(x, &o, owned);
+  return EMUL_EXEC_DONE;
 }
 
+/* A post past the latency case (emul_ring_post_hot): the request joins the
+ * send queue and the requester issues what it may (emul_req_run: in
+ * order, a one-sided RDMA or a local request executed here, the rest
+ * framed). */
 rnicpi_status_t
 emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  if (qp->xcopying) {
-    emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
-    if (qp->xcopy_answered != NULL)
-      goto issue;  /* into the ring behind the Read whose answer lands */
-    return RNICPI_OK;  /* issued when the copy ahead of it ends */
-  }
-  if (emul_wq_empty(&qp->sq) && (x_is_direct(qp->x, wr->opcode) || x_may_map(qp->x, wr->opcode))) {
-    xr_t r = x_direct(qp, wr, FALSE, w);
-    if (r != XR_NOTDIRECT) {
-      /* One-sided, nothing ahead of it: no copy of the WR.  Posts that
-       * queued behind a long copy are issued now. */
-      if (r != XR_DONE || qp->x == NULL || emul_wq_empty(&qp->sq))
-        return RNICPI_OK;
-      goto issue;
-    }
-  }
-  if (emul_wq_empty(&qp->sq) && x_is_local(wr->opcode)) {
-    emul_qp_exec_local(qp, wr, w);
-    return RNICPI_OK;
-  }
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
-issue:
-  x_issue(qp, FALSE, w);
+  emul_req_run(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
   return RNICPI_OK;
@@ -699,7 +618,8 @@ issue:
 static void
 x_go_on(emul_qp_t *qp, gboolean draining, emul_work_t *w)
 {
-  x_issue(qp, draining, w);
+  if (qp->x != NULL)
+    emul_req_run(qp, draining, w);
   /* Graceful: the last answer is in, and its copy done. */
   if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq) && !qp->xcopying &&
       emul_queue_empty(&qp->xans))

@@ -10,7 +10,7 @@
  *
  * Each frame is decoded into a packet for the responder written once
  * (emul_resp_rx, emul_xport.h, over emul_resp.c's rules), the in-process ones; this
- * file is its transport (x_resp_ops), with how it reports them:
+ * file is its transport (emul_xport_ring's responder ops), with how it reports them:
  * - remote key, domain, bounds, rights: checked against this process's
  *   own table (emul_resp_target) before a byte moves; failure:
  *   REM_ACCESS_ERR at the requester, the responder gets
@@ -259,7 +259,8 @@ x_resp_placed(emul_qp_t *qp, const emul_pkt_t *pkt, const emul_rwqe_t *r)
          x_recv_placed(qp, pkt->x, r, pkt->len);
 }
 
-static const emul_xport_ops_t x_resp_ops = {
+const emul_xport_ops_t emul_xport_ring = {
+  .ready = emul_ring_req_ready, .place = emul_ring_place, .send = emul_ring_send,
   .pull = x_resp_pull, .answer = x_resp_answer, .refuse = x_resp_refuse, .placed = x_resp_placed,
 };
 
@@ -320,7 +321,7 @@ emul_ring_exec_in(emul_qp_t *qp, x_in_t *in, gboolean draining, emul_work_t *w)
     if (emul_ring_copy_owed(x, draining, &pkt.unlock))
       return XR_OWED;  /* its drainer pulls or places it after the drain */
   }
-  return (xr_t) emul_resp_rx(qp, &pkt, &x_resp_ops, w);
+  return (xr_t) emul_resp_rx(qp, &pkt, &emul_xport_ring, w);
 }
 
 void

@@ -23,9 +23,21 @@
  * processes (emul_ring_resp.c) a frame decoded from the ring brings the
  * request, whose requester framed it itself (emul_ring_req.c): no send. */
 typedef struct emul_xport_ops {
+  /* Requester: whether @qp may issue requests now. */
+  gboolean (*ready)(const emul_qp_t *qp);
+  /* Requester, optional: make queued request @s itself, one-sided (out of
+   * the queue while it runs, put back when nothing was done): NOT when
+   * this transport does not, BLOCKED when it must wait for the answers of
+   * the requests ahead (@behind), OWED when a drain (@draining) found a
+   * long copy, else DONE or FAILED (completed). */
+  emul_exec_t (*place)(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean draining,
+                       emul_work_t *w);
   /* Requester: hand request @pkt, checked by the local rule, to the peer;
-   * how it ended (emul_exec_t). */
+   * how it ended (emul_exec_t).  With @at_once the peer answers within
+   * the call (the request is then done, blocked or failed); else the
+   * request is issued, and completes when its answer comes. */
   emul_exec_t (*send)(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w);
+  gboolean at_once;
   /* Responder: move the payload into @dst[@n]: receive @r's list for a
    * Send, the checked target for a Write (@r: the receive of its immediate
    * data, or NULL).  On a failure the transport gives @r back to its
@@ -144,6 +156,20 @@ refuse:
   return EMUL_EXEC_FAILED;
 }
 
+/* Request @wr of @qp (@seq in its send queue) as a packet, its local list
+ * @sg checked (@len bytes). */
+static inline __attribute__((always_inline)) emul_pkt_t
+emul_req_pkt(emul_qp_t *qp, const rnicpi_send_wr_t *wr, uint64_t seq, const rnicpi_sge_t *sg, uint64_t len)
+{
+  return (emul_pkt_t) {
+    .op = wr->opcode == RNICPI_WR_RDMA_READ_INV ? RNICPI_WR_RDMA_READ : wr->opcode, .seq = seq,
+    .raddr = wr->remote_addr, .rkey = wr->rkey, .inv_key = wr->invalidate_rkey,
+    .imm = wr->imm_data, /* the responder keeps its personality's bits, ours (emul_cm.c) */
+    .compare_add = wr->compare_add, .swap = wr->swap,
+    .len = len, .req = qp, .wr = wr, .sg = sg,
+  };
+}
+
 /* The requester's step toward the peer, written once: the local rule
  * (emul_req_local; a failure completes @wr with a local protection error
  * and breaks the connection), then @wr as a packet handed to the
@@ -161,14 +187,12 @@ emul_req_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, const emul_xport_ops_
     emul_req_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
     return EMUL_EXEC_FAILED;
   }
-  emul_pkt_t pkt = {
-    .op = wr->opcode == RNICPI_WR_RDMA_READ_INV ? RNICPI_WR_RDMA_READ : wr->opcode,
-    .raddr = wr->remote_addr, .rkey = wr->rkey, .inv_key = wr->invalidate_rkey,
-    .imm = wr->imm_data, /* the responder keeps its personality's bits, ours (emul_cm.c) */
-    .compare_add = wr->compare_add, .swap = wr->swap,
-    .len = len, .req = qp, .wr = wr, .sg = sg,
-  };
+  emul_pkt_t pkt = emul_req_pkt(qp, wr, 0, sg, len);
   return ops->send(qp, &pkt, w);
 }
+
+/* The transports (emul_xport_local.c; the ring's: emul_ring_resp.c). */
+G_GNUC_INTERNAL extern const emul_xport_ops_t emul_xport_local;
+G_GNUC_INTERNAL extern const emul_xport_ops_t emul_xport_ring;
 
 #endif /* EMUL_XPORT_H */

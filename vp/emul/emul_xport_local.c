@@ -17,8 +17,6 @@
 
 #include "emul_xport.h"
 
-static const emul_xport_ops_t local_ops;
-
 /* Copy a gather list into a scatter list. */
 static void
 sg_to_sg(const rnicpi_sge_t *g, uint32_t ng, const rnicpi_sge_t *s, uint32_t ns)
@@ -129,16 +127,24 @@ local_refuse(emul_qp_t *resp, const emul_pkt_t *pkt, emul_fault_t f, emul_work_t
 static inline __attribute__((always_inline)) emul_exec_t
 local_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w)
 {
-  return emul_resp_rx(qp->peer, pkt, &local_ops, w);
+  return emul_resp_rx(qp->peer, pkt, &emul_xport_local, w);
 }
 
-static const emul_xport_ops_t local_ops = {
-  .send = local_send, .pull = local_pull, .answer = local_answer, .refuse = local_refuse,
+/* Issue while the connection stands (RTS). */
+static gboolean
+local_ready(const emul_qp_t *qp)
+{
+  return qp->state == RNICPI_QPS_RTS;
+}
+
+const emul_xport_ops_t emul_xport_local = {
+  .ready = local_ready, .send = local_send, .at_once = TRUE,
+  .pull = local_pull, .answer = local_answer, .refuse = local_refuse,
 };
 
 emul_exec_t
 emul_xport_local_exec(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  return emul_req_remote(qp, wr, &local_ops, w);
+  return emul_req_remote(qp, wr, &emul_xport_local, w);
 }
 
