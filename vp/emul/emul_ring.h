@@ -3,11 +3,13 @@
  * delivery): what its files share.  One role per file:
  * - emul_ring.c: the two SPSC rings of a connection (layout, producing and
  *   consuming frames, the ACK word, doorbells);
- * - emul_ring_req.c: the requester (WRs issued in order, one-sided RDMA
- *   by cross-memory attach or a mapped region, the answers);
- * - emul_ring_resp.c: the responder (the peer's requests, executed in
- *   ring order, by the rules of emul_resp.c that in-process requests
- *   follow too);
+ * - emul_ring_req.c: the requester's ops (emul_xport_ring, for
+ *   emul_req_run: one-sided RDMA by cross-memory attach or a mapped
+ *   region, the frames), its latency case, the answers decoded for the
+ *   completer (emul_comp_run);
+ * - emul_ring_resp.c: the responder's ops (the peer's requests, decoded
+ *   in ring order for emul_resp_rx, by the rules of emul_resp.c that
+ *   in-process requests follow too);
  * - emul_progress.c: the progress thread, and who drains a ring;
  * - emul_ring_cm.c: the connection and the CM handshake;
  * - emul_ring_teardown.c: teardown and peer death;
