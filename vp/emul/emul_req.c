@@ -6,7 +6,7 @@
  * one-sided RDMA the transport makes itself (ops->place: across
  * processes, by attach or into a mapped region), else the local rule
  * (emul_req_local) and the request as a packet to the transport
- * (ops->send).  In process (emul_xport_local) the peer answers within the
+ * (ops->transmit).  In process (emul_xport_local) the peer answers within the
  * send, so a request leaves the queue at once, or stays at its head while
  * a Send waits for a receive; across processes (emul_xport_ring) it stays
  * issued until its answer (the completer, emul_comp.c).
@@ -115,7 +115,7 @@ emul_req_run(emul_qp_t *qp, gboolean draining, emul_work_t *w)
        * and flushes the rest, so it must not be in the queue to be
        * flushed a second time. */
       emul_wq_pop(&qp->sq);
-      emul_exec_t r = ops->send(qp, &pkt, w);
+      emul_exec_t r = ops->transmit(qp, &pkt, w);
       if (r == EMUL_EXEC_BLOCKED) {
         emul_wq_push_head(&qp->sq, s);
         return;
@@ -126,7 +126,7 @@ emul_req_run(emul_qp_t *qp, gboolean draining, emul_work_t *w)
       s = emul_wq_peek(&qp->sq);
       continue;
     }
-    ops->send(qp, &pkt, w);
+    ops->transmit(qp, &pkt, w);
     s->issued = TRUE;
     s->len = (uint32_t) len;
     reads += ord_cost(qp, wr);  /* ORD counts it from now on */

@@ -260,7 +260,7 @@ x_resp_placed(emul_qp_t *qp, const emul_pkt_t *pkt, const emul_rwqe_t *r)
 }
 
 const emul_xport_ops_t emul_xport_ring = {
-  .ready = emul_ring_req_ready, .place = emul_ring_place, .send = emul_ring_send,
+  .ready = emul_ring_req_ready, .place = emul_ring_place, .transmit = emul_ring_send,
   .pull = x_resp_pull, .answer = x_resp_answer, .refuse = x_resp_refuse, .placed = x_resp_placed,
 };
 

@@ -36,7 +36,7 @@ typedef struct emul_xport_ops {
    * how it ended (emul_exec_t).  With @at_once the peer answers within
    * the call (the request is then done, blocked or failed); else the
    * request is issued, and completes when its answer comes. */
-  emul_exec_t (*send)(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w);
+  emul_exec_t (*transmit)(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w);
   gboolean at_once;
   /* Responder: move the payload into @dst[@n]: receive @r's list for a
    * Send, the checked target for a Write (@r: the receive of its immediate
@@ -173,7 +173,7 @@ emul_req_pkt(emul_qp_t *qp, const rnicpi_send_wr_t *wr, uint64_t seq, const rnic
 /* The requester's step toward the peer, written once: the local rule
  * (emul_req_local; a failure completes @wr with a local protection error
  * and breaks the connection), then @wr as a packet handed to the
- * transport (@ops->send).  Caller holds @qp's lock.  Inline, with @ops a
+ * transport (@ops->transmit).  Caller holds @qp's lock.  Inline, with @ops a
  * constant of the transport's file, as emul_resp_rx: built whole here and
  * never addressed by a call that is not inlined, the packet lives in
  * registers (an in-process post runs requester and responder as one). */
@@ -188,7 +188,7 @@ emul_req_remote(emul_qp_t *qp, const rnicpi_send_wr_t *wr, const emul_xport_ops_
     return EMUL_EXEC_FAILED;
   }
   emul_pkt_t pkt = emul_req_pkt(qp, wr, 0, sg, len);
-  return ops->send(qp, &pkt, w);
+  return ops->transmit(qp, &pkt, w);
 }
 
 /* The transports (emul_xport_local.c; the ring's: emul_ring_resp.c). */

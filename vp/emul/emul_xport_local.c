@@ -138,7 +138,7 @@ local_ready(const emul_qp_t *qp)
 }
 
 const emul_xport_ops_t emul_xport_local = {
-  .ready = local_ready, .send = local_send, .at_once = TRUE,
+  .ready = local_ready, .transmit = local_send, .at_once = TRUE,
   .pull = local_pull, .answer = local_answer, .refuse = local_refuse,
 };
 
