@@ -22,6 +22,7 @@ static rsec_reader_t *readers;   /* every record, newest first (atomic) */
 static GMutex spare_lock;
 static GSList *spare_readers;    /* records of threads that exited */
 static pthread_key_t reader_key;
+static gboolean reader_key_ok;   /* reader_key exists: exited threads' records are reused */
 static pthread_once_t reader_once = PTHREAD_ONCE_INIT;
 /* rsec_sync() makes every running thread pass a full barrier, so an
  * entry need not fence.  Set by the constructor, before any section can
@@ -58,11 +59,19 @@ reader_thread_exit(void *p)
   g_mutex_unlock(&spare_lock);
 }
 
+/* Without a key a section still works; only the records of threads that
+ * exit are not reused (one cache line each), and a thread that exits
+ * inside a section holds every later grace period. */
 static void
 reader_key_init(void)
 {
-  if (pthread_key_create(&reader_key, reader_thread_exit) != 0)
-    g_error("read sections: pthread_key_create failed: the process is out of thread-specific keys");
+  int err = pthread_key_create(&reader_key, reader_thread_exit);
+  reader_key_ok = err == 0;
+  if (!reader_key_ok)
+    g_warning("read sections: pthread_key_create failed (%s): the process is out of "
+              "thread-specific keys (PTHREAD_KEYS_MAX); each new thread's record is kept after "
+              "it exits: free keys with pthread_key_delete, or start fewer threads",
+              g_strerror(err));
 }
 
 rsec_reader_t *
@@ -84,7 +93,8 @@ rsec_reader_new(void)
     while (!__atomic_compare_exchange_n(&readers, &head, r, TRUE, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
   }
   r->fence = !sync_barrier;
-  pthread_setspecific(reader_key, r);
+  if (reader_key_ok)
+    pthread_setspecific(reader_key, r);
   rsec_self = r;
   return r;
 }
