@@ -444,6 +444,7 @@ int ib_qp_access_to_verbs(uint32_t access);
 
 /* ib_progress.c */
 void ib_dev_wake(ib_dev_t *dev);
+int ib_dev_watch(ib_dev_t *dev, int fd, uint32_t tag);
 void ib_comp_events(ib_dev_t *dev);
 gboolean ib_comp_watch_locked(ib_dev_t *dev);
 void ib_dev_queue_cm(ib_dev_t *dev, const rnicpi_cm_event_t *ev);

@@ -476,8 +476,7 @@ set_nonblock(int fd)
 static gboolean
 epoll_add(ib_dev_t *dev, int fd, uint32_t tag)
 {
-  struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
-  return set_nonblock(fd) && epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev) == 0;
+  return set_nonblock(fd) && ib_dev_watch(dev, fd, tag) == 0;
 }
 
 /* Events never delivered (the device closes): a notification queued for

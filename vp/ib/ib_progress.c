@@ -147,6 +147,15 @@ ib_comp_events(ib_dev_t *dev)
     ib_dev_wake(dev);
 }
 
+/* Adds @fd to the progress thread's epoll set, its events tagged @tag
+ * (POLL_*); epoll_ctl's answer. */
+int
+ib_dev_watch(ib_dev_t *dev, int fd, uint32_t tag)
+{
+  struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+  return epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 /* Puts the completion channel back in the progress thread's epoll set
  * when no application thread sleeps on it (ib_cq_wait_end); FALSE when it
  * stays out (epoll refused it: the progress thread tries again at each
@@ -156,8 +165,7 @@ ib_comp_watch_locked(ib_dev_t *dev)
 {
   if (!dev->comp_out || dev->comp_sleepers > 0)
     return TRUE;
-  struct epoll_event ev = { .events = EPOLLIN, .data.u32 = POLL_COMP };
-  if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, dev->comp->fd, &ev) != 0 && errno != EEXIST) {
+  if (ib_dev_watch(dev, dev->comp->fd, POLL_COMP) != 0 && errno != EEXIST) {
     if (!dev->comp_warned)
       g_warning("vp/ib %s: epoll_ctl could not watch the completion channel again (%s); "
                 "completion notifications are late until it can: free kernel memory", dev->name,
