@@ -394,6 +394,9 @@ dat_tools() {
   return $rc
 }
 
+# What a dapltest side must not print (dapltest_pair, sync_ack_lost).
+dapltest_bad='[Ww]arning|[Ee]rror|FAIL|[Mm]ismatch|[Cc]annot|[Cc]ould not'
+
 # One dapltest -T P client run: address $1, provider $2, IA $3, port $4,
 # mode $5 (b, p), op $6 (RW, RR).
 perf_run() {
@@ -413,7 +416,7 @@ perf_run() {
 sync_ack_lost() {
   case $1 in rxe*) ;; *) return 1 ;; esac
   grep -q "Test Error: Client_Sync_Send-reaping DTO problem, status = FAILURE" "$2" &&
-    [ "$(grep -Ec "$bad" "$2")" = 1 ]
+    [ "$(grep -Ec "$dapltest_bad" "$2")" = 1 ]
 }
 
 # dapltest on DEV $1: a server on provider $2 (ours, ofa) and a
@@ -427,7 +430,6 @@ dapltest_pair() {
   [ -f "$build/dat/libdaplitapi.so" ] ||
     { echo "ib-guest: no $build/dat/libdaplitapi.so: install libdapl-dev, then reconfigure"; return 1; }
   a=$(addr "$1") sp=$2 cp=$3 ia=plugfest-$1 port=$((port + 100))
-  bad='[Ww]arning|[Ee]rror|FAIL|[Mm]ismatch|[Cc]annot|[Cc]ould not'
   # No earlier check's output may stand in for this one's.
   rm -f /tmp/dapltest-s.out /tmp/dapltest-c.out /tmp/dapltest-p.out /tmp/dapltest-q.out
   G_MESSAGES_DEBUG=itapi-dat DAT_OVERRIDE=$(conf_of $sp) timeout 240 dapltest -T S -D $ia -n $port \
@@ -449,7 +451,7 @@ dapltest_pair() {
     crc=$?
     got=$(awk '/^Total Send /{s=$4} /^Total Recv /{r=$4} /^Total RDMA Read /{rr=$5}
                /^Total RDMA Write /{rw=$5} END {print s, r, rr, rw}' /tmp/dapltest-c.out)
-    if [ $crc -ne 0 ] || [ "$got" != "3.27 4.91 3.27 3.27" ] || grep -Eq "$bad" /tmp/dapltest-c.out; then
+    if [ $crc -ne 0 ] || [ "$got" != "3.27 4.91 3.27 3.27" ] || grep -Eq "$dapltest_bad" /tmp/dapltest-c.out; then
       echo "ib-guest: the dapltest -T T client on $cp (status $crc) moved (send recv rdma-read rdma-write, MB)"
       echo "  '$got', not '3.27 4.91 3.27 3.27', or printed an error:"
       tail -15 /tmp/dapltest-c.out | sed 's/^/  | /'
@@ -470,7 +472,7 @@ dapltest_pair() {
           prc=$?
         fi
         if [ $prc -ne 0 ] || ! grep -q "^raw: $op, 500, 4096, 1," /tmp/dapltest-p.out ||
-           grep -Eq "$bad" /tmp/dapltest-p.out; then
+           grep -Eq "$dapltest_bad" /tmp/dapltest-p.out; then
           echo "ib-guest: dapltest -T P $op -m $mode, server $sp, client $cp (status $prc): no statistics, or an error:"
           tail -15 /tmp/dapltest-p.out | sed 's/^/  | /'
           ok=0
@@ -482,7 +484,7 @@ dapltest_pair() {
   fi
   DAT_OVERRIDE=$(conf_of $cp) timeout 60 dapltest -T Q -s "$a" -D $ia -n $port >/tmp/dapltest-q.out 2>&1
   wait $srv; src=$?
-  if [ $src -ne 0 ] || ! grep -q "Exiting\.$" /tmp/dapltest-s.out || grep -Eq "$bad" /tmp/dapltest-s.out; then
+  if [ $src -ne 0 ] || ! grep -q "Exiting\.$" /tmp/dapltest-s.out || grep -Eq "$dapltest_bad" /tmp/dapltest-s.out; then
     echo "ib-guest: the dapltest server on $sp exited with status $src, without \"Exiting.\" or after an error:"
     tail -15 /tmp/dapltest-s.out | sed 's/^/  | /'
     ok=0
