@@ -509,8 +509,10 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
   rsec_exit();
   if (claim != IT_SUCCESS)
     return claim;
-  gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 :
-                    g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
+  /* The deadline is read from the clock at the first take that finds
+   * nothing: a wait that finds its event at once, the common case of a
+   * busy queue, reads no clock. */
+  gint64 deadline = timeout == IT_TIMEOUT_INFINITE ? -1 : 0;
   it_status_t st;
   if (e->cq != NULL && MAX(e->threshold, (size_t) 1) == 1 && e->callback == NULL)
     evd_self_wait = e;
@@ -536,6 +538,8 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
       break;
     }
     int ms = -1;
+    if (deadline == 0)
+      deadline = g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
     if (deadline >= 0) {
       gint64 left = deadline - g_get_monotonic_time();
       if (left <= 0) {
@@ -565,9 +569,13 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
      * there when woken by the timeout, as the loop head does. */
   }
   if (st == IT_SUCCESS && nmore != NULL) {
-    g_mutex_lock(&e->lock);
-    *nmore = evd_count_locked(e);
-    g_mutex_unlock(&e->lock);
+    if (e->cq != NULL) {
+      *nmore = e->obj.ia->prov->data->cq_count(e->cq);  /* the provider's count needs no lock */
+    } else {
+      g_mutex_lock(&e->lock);
+      *nmore = evd_count_locked(e);
+      g_mutex_unlock(&e->lock);
+    }
   }
   evd_self_wait = NULL;
   g_atomic_int_set(&e->waiters, 0);
