@@ -571,6 +571,18 @@ translate(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
   }
 }
 
+/* translate(), with a completion (what a poller or a busy waiter takes)
+ * translated in the caller rather than through translate()'s call. */
+static inline __attribute__((always_inline)) DAT_RETURN
+translate_inline(datx_evd_t *evd, const it_event_t *in, DAT_EVENT *out)
+{
+  if (G_LIKELY(stream_of_event(in) == IT_DTO_EVENT_STREAM)) {
+    translate_begin(evd, out);
+    return translate_dto(evd, in, out);
+  }
+  return translate(evd, in, out);
+}
+
 gboolean
 datx_evd_has_held(datx_evd_t *evd)
 {
@@ -661,15 +673,7 @@ evd_dequeue(datx_evd_t *evd, DAT_EVENT *event)
       return DAT_QUEUE_EMPTY;
     if (st != IT_SUCCESS)
       return datx_status(st, 0);
-    /* A completion, what a poller takes, is translated here rather than
-     * through translate()'s call; the other streams go there. */
-    DAT_RETURN ret;
-    if (G_LIKELY(stream_of_event(&ev) == IT_DTO_EVENT_STREAM)) {
-      translate_begin(evd, event);
-      ret = translate_dto(evd, &ev, event);
-    } else {
-      ret = translate(evd, &ev, event);
-    }
+    DAT_RETURN ret = translate_inline(evd, &ev, event);
     if (ret != DATX_DROPPED)
       return ret;
   }
@@ -728,7 +732,7 @@ evd_wait_claimed(datx_evd_t *evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_
       return datx_status(st, 0);
     }
     DAT_EVENT out;
-    DAT_RETURN ret = translate(evd, &ev, &out);
+    DAT_RETURN ret = translate_inline(evd, &ev, &out);
     if (ret == DATX_DROPPED)
       continue;
     if (held == 0 && (threshold == 1 || more + 1 >= (size_t) threshold)) {
