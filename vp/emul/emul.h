@@ -25,7 +25,7 @@
  *    else takes the fabric lock first, then the link's.  The QP of an
  *    established connection to another process has a link of its own
  *    (link->ring): it guards the QP and its connection's ring state.  A
- *    latency post (emul_ring_post_hot), a receive posted with nothing
+ *    latency post (emul_req_post), a receive posted with nothing
  *    waiting for it (emul_ring_recv_alone) and a drain of the ring's
  *    common case (emul_ring_drain_link: a busy poll's, a woken sleeper's,
  *    the progress thread's) take it alone; every other user of the
@@ -1021,6 +1021,13 @@ void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uin
  * allow.  @draining: from a drain of the ring (a long copy is left to the
  * drainer). */
 void emul_req_run(emul_qp_t *qp, gboolean draining, emul_work_t *w);
+/* A post on a QP connected to another process (emul_req.c; @qp's lock
+ * held): the requester's fast case first (emul_ring_send_hot,
+ * emul_ring_place_hot), then the request queued and emul_req_run.
+ * @alone: the caller holds the QP's link and not the fabric lock, and
+ * only the fast case may run: FALSE, with nothing done, when it does not
+ * apply.  Else TRUE. */
+gboolean emul_req_post(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w);
 /* The executor of each opcode in process (emul_exec.c): a post runs it at
  * once when nothing is queued (emul_qp.c), emul_req_run when what blocked
  * it came. */
@@ -1180,17 +1187,16 @@ void emul_ring_break_fault(emul_qp_t *qp, emul_work_t *w, emul_fault_t f);
 /* Break @qp's connection for its request's local failure: @qp's
  * affiliated event @cause with its BROKEN, after the BREAK is sent. */
 void emul_ring_break_local(emul_qp_t *qp, emul_work_t *w, rnicpi_async_cause_t cause);
-rnicpi_status_t emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
-/* The latency cases of a one-SGE post on a connected cross-process QP: an
- * RDMA Write or Read executed at once when nothing is queued and the
- * target region is the one reached last (x->hot); a send put straight
- * into the ring behind requests already issued.  @alone: the caller holds
- * the QP's link and not the fabric lock, under which an attach call is
- * left to the full path (it lets the fabric lock go for it).  FALSE, with
- * nothing done, when any of that does not hold (the full path then
- * runs). */
-gboolean emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone,
-                            emul_work_t *w);
+/* The ring's fast case of a post (emul_req_post), one SGE: a Send pushed
+ * whole with the short header when its local SGE passes the cache of the
+ * region last checked (emul_ring_hot_local), kept issued; an RDMA Write or
+ * Read whose target the grant cache (x->hot) holds, made at once.
+ * @alone: the caller holds the QP's link and not the fabric lock; only
+ * then is an attach call made here (under the fabric lock it is x_direct's,
+ * which lets that lock go for it).  FALSE, with nothing done, when it does
+ * not apply. */
+gboolean emul_ring_send_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
+gboolean emul_ring_place_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w);
 gboolean emul_ring_outstanding(emul_qp_t *qp);
 void emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w);
 /* Whether a receive posted to @qp (connected to another process, its link

@@ -16,7 +16,7 @@
  * the fabric lock, then the link's, and runs the same code.  So two
  * threads, each with its own connection, never share a lock.  A QP
  * connected to another process gets a link of its own when established
- * (link->ring): a Send, RDMA Write or Read that emul_ring_post_hot takes
+ * (link->ring): a Send, RDMA Write or Read that emul_req_post takes
  * (one SGE, the ring's latency case) holds that lock alone when its local
  * key names no window or fast-registered region, and so do a receive that no Send of the peer waits for and a
  * busy poll's drain of the ring's common case (emul_ring_drain_link);
@@ -174,7 +174,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
   } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
-    st = emul_ring_post_send(qp, wr, w);
+    emul_req_post(qp, wr, FALSE, w);
   } else if (link_copying(qp)) {
     emul_swqe_keep(qp, wr);  /* behind the request being copied: the copier runs it */
     qp->link->again = TRUE;
@@ -186,7 +186,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 /* A one-SGE send, RDMA Write or Read on a cross-process QP, within the
- * QP's limits: a candidate for emul_ring_post_hot.  qp->x is read without the
+ * QP's limits: a candidate for emul_req_post.  qp->x is read without the
  * lock, as a hint only. */
 static inline gboolean
 x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
@@ -207,14 +207,14 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_ring_post_hot), under the QP's link alone when its
+   * an earlier one (emul_req_post), under the QP's link alone when its
    * local key names no window or fast-registered region (whose fields
    * change under the fabric lock: emul_ring_hot_local); otherwise the full
    * path, under the fabric lock and the link's. */
   if (x_hot_candidate(qp, wr_in)) {
     emul_link_t *l = fast_lock(qp);
     if (l != NULL) {
-      if (G_LIKELY(emul_ring_post_hot(qp, wr_in, TRUE, &w))) {
+      if (G_LIKELY(emul_req_post(qp, wr_in, TRUE, &w))) {
         rnicpi_spin_unlock(&l->lock);
         emul_ring_bells_flush();
         emul_work_deliver(&w);
@@ -224,8 +224,7 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
     }
     emul_lock_data_path();
     l = emul_link_take(qp);
-    if (!emul_ring_post_hot(qp, wr_in, FALSE, &w))
-      st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
+    st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
     emul_link_drop(l);
     emul_fabric_unlock();
     emul_work_deliver(&w);

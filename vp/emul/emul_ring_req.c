@@ -247,7 +247,7 @@ x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, u
  * long copy, which may let the lock go) into the region reached last
  * (x->hot), whose check still stands; the local SGE is checked in full.
  * The bytes move by memcpy into a mapped region, else, when @attach (the
- * caller holds the QP's link alone, emul_ring_post_hot), by one attach
+ * caller holds the QP's link alone, emul_req_post), by one attach
  * call: the process's other connections go on meanwhile.  Under the fabric
  * lock an attach call is x_direct's, which lets that lock go for it
  * (Long copies).  FALSE, with nothing done, when it does not apply; FALSE
@@ -284,60 +284,168 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, gboolean 
   return TRUE;
 }
 
-/* The latency case of a send: one SGE, sent whole with the short header
- * (emul_ring_ring_push_short) when every earlier request is issued and the local SGE
- * passes; the entry kept for its completion is made after the frame is
- * out.  FALSE, with nothing done, when it does not apply. */
+/* Request @seq, @len bytes of @sg[@n], whole in one frame with the short
+ * header (emul_ring_ring_push_short), its bell rung: a Send's common case.
+ * FALSE, with nothing pushed, when the peer pulls its payload (attach) or
+ * it does not fit. */
 static inline __attribute__((always_inline)) gboolean
-x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
+x_send_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t n, uint64_t len)
 {
-  const rnicpi_sge_t *sg = wr->sg_list;
-  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
   guint bell = 0;
-  /* A local fence waits for the requests ahead of it (emul_req_run). */
-  if ((last != NULL && (!last->issued || (wr->flags & RNICPI_WR_LOCAL_FENCE))) || x->dead ||
-      (x->peer_cma && sg->length > X_INLINE_MAX) ||
-      (sg->length > 0 && !emul_ring_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
-      !emul_ring_ring_push_short(x, qp->next_seq, sg, 1, sg->length, &bell))
+  if ((x->peer_cma && len > X_INLINE_MAX) || x->dead ||
+      !emul_ring_ring_push_short(x, seq, sg, n, len, &bell))
     return FALSE;
-  emul_swqe_t *s = emul_swqe_keep(qp, wr);
-  s->issued = TRUE;
-  s->seq = qp->next_seq++;
-  s->len = sg->length;
   if (bell)
     emul_ring_doorbell(x, bell);
   return TRUE;
 }
 
 gboolean
-emul_ring_post_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
+emul_ring_send_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  const rnicpi_sge_t *sg = wr->sg_list;
+  if ((sg->length > 0 && !emul_ring_hot_local(qp, qp->x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
+      !x_send_short(qp->x, qp->next_seq, sg, 1, sg->length))
+    return FALSE;
+  emul_swqe_t *s = emul_swqe_keep(qp, wr);  /* after the frame is out */
+  s->issued = TRUE;
+  s->seq = qp->next_seq++;
+  s->len = sg->length;
+  return TRUE;
+}
+
+gboolean
+emul_ring_place_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
+{
+  return (qp->x->cma_out || emul_ring_map_on) && x_hot_move(qp, qp->x, wr, alone, w);
+}
+
+/* The place a grant found: where the target lies here (mapped, a region
+ * of the peer mapped here) or in the peer (addr, for an attach call), and
+ * whether its copy lets the fabric lock go (Long copies). */
+typedef struct x_grant {
+  uint8_t *mapped;
+  uint64_t addr;
+  gboolean unlock;
+} x_grant_t;
+
+/* The grant: the peer's key wr->rkey for @len bytes at wr->remote_addr,
+ * checked in its exported table exactly as the peer would
+ * (emul_remote_range), with its IRD for a Read; the grant cache (x->hot)
+ * set from it, which x_hot_move's fast case reads.  DONE: *@g says where
+ * the bytes go.  Without attach (bounce mode) only a mapped region is
+ * reached this way: anything else, failures included, is NOTDIRECT (the
+ * ring's).  @draining: a long copy is OWED (Long copies). */
+static xr_t
+x_grant(emul_qp_t *qp, const rnicpi_send_wr_t *wr, uint64_t len, gboolean draining, x_grant_t *out,
+        emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
-  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->xcopying ||
-      qp->sq.q.len >= qp->attr.max_send_wr)
-    return FALSE;
-  if (wr->opcode == RNICPI_WR_SEND)
-    return x_hot_send(qp, x, wr);
-  return emul_wq_empty(&qp->sq) && (wr->opcode == RNICPI_WR_RDMA_WRITE || qp->ord > 0) &&
-         (x->cma_out || emul_ring_map_on) && x_hot_move(qp, x, wr, alone, w);
+  gboolean cma = x->cma_out;
+  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
+  uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
+  uint64_t ra = wr->remote_addr;
+  if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
+    if (!cma)
+      return XR_NOTDIRECT;
+    emul_req_fail_remote(qp, wr, EMUL_FAULT_OP, w);
+    return XR_FAILED;
+  }
+  if (len == 0)
+    return cma ? XR_DONE : XR_NOTDIRECT;
+  x_mr_entry_t e = { 0 };
+  uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
+  uint32_t index = 0, tag = 0;
+  gboolean found = emul_key_split(emul_pers_of_qp(qp), wr->rkey, &index, &tag) &&
+                   emul_ring_mr_read(x->peer_mrs, index, &e) && e.key == tag;
+  /* The peer's own rule (emul_remote_range) over its exported entry: a
+   * narrow window answers only through the QP it is bound to. */
+  emul_grant_t g = {
+    .access = found && e.pd_id == x->peer_pd && (e.qpn == 0 || e.qpn == x->peer_qpn) ? e.access : 0,
+    .qp_access = qp_access, .iova = e.iova, .length = e.length,
+  };
+  if (!found || !emul_grant_allows(&g, rneed, ra, len)) {
+    if (!cma)
+      return XR_NOTDIRECT;
+    emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
+    return XR_FAILED;
+  }
+  uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
+  if (mapped == NULL && !cma)
+    return XR_NOTDIRECT;
+  gboolean unlock = emul_ring_copy_unlocks(qp, len, mapped == NULL);
+  if (emul_ring_copy_owed(x, draining, &unlock))
+    return XR_OWED;
+  x->hot = (x_hot_t) {
+    .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
+    .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
+    .addr = e.addr, .map_gen = x->map_gen,
+  };
+  *out = (x_grant_t) { mapped != NULL ? mapped + (ra - e.iova) : NULL, e.addr + (ra - e.iova), unlock };
+  return XR_DONE;
+}
+
+/* The copy of @len bytes between @sg (checked) and the place grant @g
+ * found: a memcpy into a mapped region, else an attach call; with the
+ * fabric lock let go when g->unlock, holding the regions of @sg.  DONE, or
+ * FAILED with the request completed (a teardown meanwhile, the region gone
+ * in the peer, the peer gone). */
+static xr_t
+x_copy(emul_qp_t *qp, const rnicpi_send_wr_t *wr, const rnicpi_sge_t *sg, uint64_t len,
+       const x_grant_t *g, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE, ok = TRUE, flushed = FALSE;
+  struct iovec l[32], r = { (void *) (uintptr_t) g->addr, len };
+  int nl = g->mapped != NULL ? 0 : emul_ring_sge_iov(sg, wr->num_sge, l);
+  pid_t pid = x->peer_pid;
+  int pidfd = x->peer_pidfd, mem = x->peer_mem;  /* open while the copy holds the connection */
+  emul_hold_t h;
+  gboolean unlock = g->unlock && emul_ring_copy_hold(qp, &h, sg, wr->num_sge);
+  emul_xconn_t *held = unlock ? x_copy_begin(qp) : NULL;
+  if (g->mapped != NULL)
+    emul_sg_copy(sg, wr->num_sge, g->mapped, write);
+  else
+    ok = emul_ring_vm_copy(pid, pidfd, mem, write, l, nl, &r, 1);
+  __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
+  if (unlock) {
+    emul_hold_drop(&h);
+    flushed = x_copy_end(qp, held);
+  }
+  if (flushed) {
+    /* The connection broke meanwhile: a copy that ended whole moved
+     * every byte (the peer may have seen them and closed; a Read with
+     * Invalidate invalidated nothing: flushed). */
+    if (ok && wr->opcode != RNICPI_WR_RDMA_READ_INV)
+      emul_qp_copy_whole(qp, wr, (uint32_t) len, w);
+    else
+      emul_qp_copy_flushed(qp, wr, w);
+    return XR_FAILED;
+  }
+  if (!ok) {
+    /* EFAULT: the region went away under us (deregistered while in
+     * use); anything else: the peer is gone. */
+    if (errno == EFAULT) {
+      emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
+    } else {
+      emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
+      emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, NULL, 0);
+    }
+    return XR_FAILED;
+  }
+  return XR_DONE;
 }
 
 /* One-sided RDMA Write or Read by this process into the peer's memory:
- * the key is checked in the peer's exported table, exactly as the peer
- * would (emul_remote_range); the bytes move by memcpy where the region is
- * mapped here (emul_mapped.c), else by cross-memory attach.  Without attach
- * (bounce mode) only a mapped region is reached this way: anything else,
- * failures included, is XR_NOTDIRECT and goes through the ring.  @draining:
- * called from a drain of the ring, a long copy is XR_OWED (Long copies). */
+ * the grant cache's fast case (x_hot_move), else the local rule, the grant
+ * (x_grant) and the copy (x_copy).  Without attach anything the ring must
+ * carry is XR_NOTDIRECT; @draining: a long copy is XR_OWED (Long copies). */
 static xr_t
 x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work_t *w)
 {
   emul_xconn_t *x = qp->x;
   gboolean cma = x->cma_out;
-  gboolean write = wr->opcode == RNICPI_WR_RDMA_WRITE;
-  const emul_pers_t *pers = emul_pers_of_qp(qp);
-  uint32_t rneed = write ? RNICPI_ACCESS_REMOTE_WRITE : RNICPI_ACCESS_REMOTE_READ;
-  uint64_t len, ra = wr->remote_addr;
+  uint64_t len;
   rnicpi_sge_t win[EMUL_MAX_SINK_SGE];
   if (emul_mw_post_relevant(wr)) {
     /* A read into windows or with invalidate: without attach, through the
@@ -354,99 +462,12 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
     emul_req_fail_local(qp, wr, RNICPI_WC_LOC_PROT_ERR, w);
     return XR_FAILED;
   }
-  if (!write && __atomic_load_n(&x->seg->ird[1 - x->side], __ATOMIC_ACQUIRE) == 0) {
-    if (!cma)
-      return XR_NOTDIRECT;
-    emul_req_fail_remote(qp, wr, EMUL_FAULT_OP, w);
-    return XR_FAILED;
-  }
-  if (len == 0 && !cma)
-    return XR_NOTDIRECT;
-  if (len > 0) {
-    x_mr_entry_t e = { 0 };
-    uint32_t qp_access = __atomic_load_n(&x->seg->access[1 - x->side], __ATOMIC_ACQUIRE);
-    uint32_t index = 0, tag = 0;
-    gboolean found = emul_key_split(pers, wr->rkey, &index, &tag) &&
-                     emul_ring_mr_read(x->peer_mrs, index, &e) && e.key == tag;
-    /* The peer's own rule (emul_remote_range) over its exported entry: a
-     * narrow window answers only through the QP it is bound to. */
-    emul_grant_t g = {
-      .access = found && e.pd_id == x->peer_pd && (e.qpn == 0 || e.qpn == x->peer_qpn) ? e.access : 0,
-      .qp_access = qp_access, .iova = e.iova, .length = e.length,
-    };
-    if (!found || !emul_grant_allows(&g, rneed, ra, len)) {
-      if (!cma)
-        return XR_NOTDIRECT;
-      emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
-      return XR_FAILED;
-    }
-    uint8_t *mapped = emul_ring_map_lookup(x, index, &e);
-    if (mapped == NULL && !cma)
-      return XR_NOTDIRECT;
-    gboolean unlock = emul_ring_copy_unlocks(qp, len, mapped == NULL);
-    if (emul_ring_copy_owed(x, draining, &unlock))
-      return XR_OWED;
-    x->hot = (x_hot_t) {
-      .valid = TRUE, .rkey = wr->rkey, .index = index, .seq = e.seq, .qp_access = qp_access,
-      .access = e.access & qp_access, .iova = e.iova, .length = e.length, .base = mapped,
-      .addr = e.addr, .map_gen = x->map_gen,
-    };
-    emul_hold_t h;
-    unlock = unlock && emul_ring_copy_hold(qp, &h, sg, wr->num_sge);
-    if (mapped != NULL) {
-      if (unlock) {
-        emul_xconn_t *held = x_copy_begin(qp);
-        emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
-        emul_hold_drop(&h);
-        if (x_copy_end(qp, held)) {
-          /* The connection broke meanwhile, after every byte moved (a
-           * Read with Invalidate invalidated nothing: flushed). */
-          if (wr->opcode == RNICPI_WR_RDMA_READ_INV)
-            emul_qp_copy_flushed(qp, wr, w);
-          else
-            emul_qp_copy_whole(qp, wr, (uint32_t) len, w);
-          return XR_FAILED;
-        }
-      } else {
-        emul_sg_copy(sg, wr->num_sge, mapped + (ra - e.iova), write);
-      }
-      __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
-    } else {
-      struct iovec l[32], r = { (void *) (uintptr_t) (e.addr + (ra - e.iova)), len };
-      int nl = emul_ring_sge_iov(sg, wr->num_sge, l);
-      gboolean flushed = FALSE, ok;
-      if (unlock) {
-        pid_t pid = x->peer_pid;
-        int pidfd = x->peer_pidfd, mem = x->peer_mem;  /* open while the copy holds the connection */
-        emul_xconn_t *held = x_copy_begin(qp);
-        ok = emul_ring_vm_copy(pid, pidfd, mem, write, l, nl, &r, 1);
-        emul_hold_drop(&h);
-        flushed = x_copy_end(qp, held);
-      } else {
-        ok = emul_ring_vm_copy(x->peer_pid, x->peer_pidfd, x->peer_mem, write, l, nl, &r, 1);
-      }
-      if (flushed) {
-        /* The connection broke meanwhile: a copy that ended whole moved
-         * every byte (the peer may have seen them and closed). */
-        if (ok && wr->opcode != RNICPI_WR_RDMA_READ_INV)
-          emul_qp_copy_whole(qp, wr, (uint32_t) len, w);
-        else
-          emul_qp_copy_flushed(qp, wr, w);
-        return XR_FAILED;
-      }
-      if (!ok) {
-        /* EFAULT: the region went away under us (deregistered while in
-         * use); anything else: the peer is gone. */
-        if (errno == EFAULT) {
-          emul_req_fail_remote(qp, wr, emul_access_fault(wr->opcode), w);
-        } else {
-          emul_complete_send(qp, wr, RNICPI_WC_WR_FLUSH_ERR, 0, w);
-          emul_ring_teardown(qp, w, X_BREAK, 0, 0, NULL, NULL, NULL, 0);
-        }
-        return XR_FAILED;
-      }
-    }
-  }
+  x_grant_t g = { 0 };
+  xr_t r = x_grant(qp, wr, len, draining, &g, w);
+  if (r == XR_DONE && len > 0)
+    r = x_copy(qp, wr, sg, len, &g, w);
+  if (r != XR_DONE)
+    return r;
   if (!emul_read_inv_done(qp, wr)) {
     emul_req_fail_local(qp, wr, RNICPI_WC_MEM_MGT_ERR, w);
     return XR_FAILED;
@@ -586,31 +607,12 @@ emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w)
   (void) w;
   emul_xconn_t *x = qp->x;
   const rnicpi_send_wr_t *wr = pkt->wr;
-  guint bell = 0;
-  if (wr->opcode == RNICPI_WR_SEND && !(x->peer_cma && pkt->len > X_INLINE_MAX) && !x->dead &&
-      emul_ring_ring_push_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len, &bell)) {
-    if (bell)
-      emul_ring_doorbell(x, bell);
-    return EMUL_EXEC_DONE;
+  if (wr->opcode != RNICPI_WR_SEND || !x_send_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len)) {
+    x_out_t o;
+    gboolean owned = x_frame_of(qp, x, pkt, &o);
+    emul_ring_emit(x, &o, owned);
   }
-  x_out_t o;
-  gboolean owned = x_frame_of(qp, x, pkt, &o);
-  emul_ring_emit(x, &o, owned);
   return EMUL_EXEC_DONE;
-}
-
-/* A post past the latency case (emul_ring_post_hot): the request joins the
- * send queue and the requester issues what it may (emul_req_run: in
- * order, a one-sided RDMA or a local request executed here, the rest
- * framed). */
-rnicpi_status_t
-emul_ring_post_send(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
-{
-  emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
-  emul_req_run(qp, FALSE, w);
-  if (qp->x != NULL)
-    emul_ring_pump(qp->x);
-  return RNICPI_OK;
 }
 
 /* Issue what waited behind requests now done; close gracefully once the
