@@ -191,11 +191,9 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
 static inline gboolean
 x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 {
-  return __atomic_load_n(&qp->x, __ATOMIC_RELAXED) != NULL && wr->num_sge == 1 &&
-         !(wr->flags & RNICPI_WR_SINK_MW) &&
-         ((wr->opcode == RNICPI_WR_RDMA_WRITE && qp->attr.max_rdma_write_sge >= 1) ||
-          (wr->opcode == RNICPI_WR_RDMA_READ && qp->attr.max_rdma_read_sge >= 1) ||
-          (wr->opcode == RNICPI_WR_SEND && qp->attr.max_send_sge >= 1));
+  return __atomic_load_n(&qp->x, __ATOMIC_RELAXED) != NULL && wr->num_sge == 1 && fast_candidate(wr) &&
+         (wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
+          wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge : qp->attr.max_send_sge) >= 1;
 }
 
 rnicpi_status_t
@@ -207,28 +205,19 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_req_post), under the QP's link alone when its
-   * local key names no window or fast-registered region (whose fields
-   * change under the fabric lock: emul_ring_hot_local); otherwise the full
-   * path, under the fabric lock and the link's. */
-  if (x_hot_candidate(qp, wr_in)) {
-    emul_link_t *l = fast_lock(qp);
-    if (l != NULL) {
-      if (G_LIKELY(emul_req_post(qp, wr_in, TRUE, &w))) {
-        rnicpi_spin_unlock(&l->lock);
-        emul_ring_bells_flush();
-        emul_work_deliver(&w);
-        return RNICPI_OK;
-      }
-      rnicpi_spin_unlock(&l->lock);
+   * an earlier one (emul_req_post's fast case), under the QP's link alone
+   * when its local key names no window or fast-registered region (whose
+   * fields change under the fabric lock: emul_ring_hot_local); otherwise
+   * the full path below, under the fabric lock and the link's. */
+  emul_link_t *l;
+  if (x_hot_candidate(qp, wr_in) && (l = fast_lock(qp)) != NULL) {
+    gboolean done = emul_req_post(qp, wr_in, TRUE, &w);
+    rnicpi_spin_unlock(&l->lock);
+    if (G_LIKELY(done)) {
+      emul_ring_bells_flush();
+      emul_work_deliver(&w);
+      return RNICPI_OK;
     }
-    emul_lock_data_path();
-    l = emul_link_take(qp);
-    st = post_send_locked(qp, (rnicpi_send_wr_t *) (uintptr_t) wr_in, &w);
-    emul_link_drop(l);
-    emul_fabric_unlock();
-    emul_work_deliver(&w);
-    return st;
   }
 
   /* A bind or a fast registration is given its new key in rkey
@@ -277,7 +266,6 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   if (wr->num_sge > max_sge)
     return RNICPI_ELIMIT;
 
-  emul_link_t *l;
   if (fast_candidate(wr) && (l = fast_lock(qp)) != NULL) {
     if (G_LIKELY(fast_ok(qp, l, wr))) {
       st = post_send_locked(qp, wr, &w);
