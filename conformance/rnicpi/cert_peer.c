@@ -12,7 +12,7 @@
  * So the rules the in-process tests check (keys, protection zones,
  * bounds, rights, receive lengths, completions) are checked again where
  * a provider moves data between two processes: for vp/emul another data
- * path altogether (emul_ring_req.c, emul_ring_resp.c), for a NIC the ordinary one.
+ * path altogether (emul_ring_copy.c, emul_ring_resp.c), for a NIC the ordinary one.
  *
  * The peer answers on the descriptor standard output had when it started,
  * and sends everything else written to standard output (GLib's messages)

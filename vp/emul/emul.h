@@ -261,7 +261,7 @@ typedef struct emul_pers {
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
   /* A wire Read names one sink STag and TO (iWARP, RFC 5040 6.1): a Read
    * scattered over several runs of contiguous segments is as many wire
-   * Reads, each an ORD credit (emul_ring_req.c, x_ord_cost); else one. */
+   * Reads, each an ORD credit (emul_ring_copy.c, x_ord_cost); else one. */
   gboolean read_sink_per_run;
   gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
   /* Immediate data (RNIC-PI 1.5): the bits that travel (InfiniBand: the
@@ -442,7 +442,7 @@ typedef struct emul_qp {
                             * Read for room for its answer (emul_ring_exec_in) */
   uint64_t next_seq;       /* cross-process: sequence number of the next WR */
   /* Cross-process: a one-sided RDMA whose copy (attach or into a mapped
-   * region) runs with the fabric lock let go (emul_ring_req.c, "Long
+   * region) runs with the fabric lock let go (emul_ring_copy.c, "Long
    * copies"). */
   gboolean xcopying;
   gboolean xcopy_flushed;  /* the QP was flushed meanwhile: the copier completes it flushed, then the rest */
@@ -899,7 +899,7 @@ emul_range_holds(uint64_t start, uint64_t length, uint64_t addr, uint64_t len)
 /* What a key grants one one-sided access at a responder, read from either
  * table that holds it: the responder's own region table (emul_remote_range,
  * in its process) or the copy it exports to a peer in another process
- * (emul_ring_req.c, x_direct).  @access holds the key's rights for this
+ * (emul_ring_copy.c, x_direct).  @access holds the key's rights for this
  * access, 0 when the key answers not at all (another protection domain, or
  * a window bound to another QP); @qp_access the responder QP's remote
  * rights; [@iova, @iova + @length) the key's range. */
@@ -1055,7 +1055,7 @@ G_GNUC_INTERNAL void emul_fabric_let_go(unsigned n);
 G_GNUC_INTERNAL emul_link_t *emul_link_copy_begin(emul_qp_t *qp, uint64_t len);
 G_GNUC_INTERNAL void emul_link_copy_end(emul_qp_t *qp, emul_link_t *l);
 /* Fabric lock held: wait, letting it go meanwhile, until no copy of @qp
- * runs with it let go (a request's, emul_ring_req.c "Long copies"; a
+ * runs with it let go (a request's, emul_ring_copy.c "Long copies"; a
  * Send's payload pulled, emul_ring_resp.c "Long pulls"): what changes
  * @qp's state or frees it calls this first. */
 void emul_qp_wait_copy(emul_qp_t *qp);
@@ -1142,7 +1142,7 @@ void emul_cm_fill_pdata(rnicpi_cm_event_t *ev, const void *pdata, uint32_t len);
  * call it before they take the fabric lock). */
 gboolean emul_ring_init(void);
 /* Cross-process path (emul_ring_listen.c, emul_ring_cm.c,
- * emul_ring_teardown.c, emul_ring_req.c, emul_ring_resp.c, emul_export.c;
+ * emul_ring_teardown.c, emul_ring_copy.c, emul_ring_resp.c, emul_export.c;
  * fabric lock held). */
 /* A listener's socket for other processes is bound before the fabric lock
  * is taken (emul_ring_listen_open: a descriptor, or -1 where the port is

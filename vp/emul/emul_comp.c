@@ -8,7 +8,7 @@
  * requests the peer's ACK word covers, then of the answer the transport
  * decoded into a packet (a Read Response, an atomic's ACK).  In process, a
  * request completes as soon as it executed (emul_xport_local.c); across
- * processes, when its answer comes (emul_ring_req.c decodes ACK and
+ * processes, when its answer comes (emul_ring_copy.c decodes ACK and
  * READ_RESP frames).  The rules are the requester's (emul_exec.c):
  * completions in the order of the send queue, each request completed
  * once, every one outstanding flushed once the QP is in ERROR.
@@ -103,7 +103,7 @@ flush_all(emul_qp_t *qp, emul_work_t *w)
   emul_swqe_t *s;
   emul_rwqe_t *r;
   if (qp->xcopying) {
-    /* The oldest request's copy still runs (emul_ring_req.c, "Long
+    /* The oldest request's copy still runs (emul_ring_copy.c, "Long
      * copies"): it completes first, flushed, once the copy ended (its
      * bytes may land until then), and its copier flushes the rest of the
      * send queue behind it (emul_qp_copy_flushed). */
@@ -186,7 +186,7 @@ comp_fits(const emul_swqe_t *s, const emul_pkt_t *a)
 }
 
 /* Read Response @a's bytes into the sink of @s (out of the queue), with the
- * locks let go for a long one when a->unlock (emul_ring_req.c, "Long
+ * locks let go for a long one when a->unlock (emul_ring_copy.c, "Long
  * copies").  FALSE when it failed or the QP was flushed meanwhile: @s
  * completed either way. */
 static gboolean

@@ -3,7 +3,7 @@
  * delivery): what its files share.  One role per file:
  * - emul_ring.c: the two SPSC rings of a connection (layout, producing and
  *   consuming frames, the ACK word, doorbells);
- * - emul_ring_req.c: the requester's ops (emul_xport_ring, for
+ * - emul_ring_copy.c: the requester's ops (emul_xport_ring, for
  *   emul_req_run: one-sided RDMA by cross-memory attach or a mapped
  *   region, the frames), its latency case, the answers decoded for the
  *   completer (emul_comp_run);
@@ -393,7 +393,7 @@ typedef struct x_mr_entry {
 typedef struct x_map x_map_t;
 
 /* The peer's region the last one-sided request reached, through a mapping
- * or by attach, as checked then (emul_ring_req.c, x_direct).  It stands for the full check
+ * or by attach, as checked then (emul_ring_copy.c, x_direct).  It stands for the full check
  * while the peer's exported entry keeps its sequence count, the peer QP
  * its inbound rights and the connection its mappings (map_gen).  Every
  * change of a region or window entry of either process passes through
@@ -541,7 +541,7 @@ struct emul_xconn {
                                  * asked again (emul_ring_map_lookup); 0 (atomic) */
 };
 
-/* What executing a request did (emul_ring_req.c, emul_ring_resp.c):
+/* What executing a request did (emul_ring_copy.c, emul_ring_resp.c):
  * done, blocked (a receive not ready), failed (completed in error), not
  * one-sided here (it goes through the ring), or owed: nothing done, a long
  * copy found by a drain is left to the drainer (emul_ring_issue_owed). */
@@ -760,12 +760,12 @@ gboolean emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
  * nothing pushed, otherwise. */
 gboolean emul_ring_emit_now(emul_xconn_t *x, x_out_t *o);
 
-/* emul_ring_req.c */
+/* emul_ring_copy.c */
 /* The ring's requester ops (emul_xport_ops_t's ready, place, send). */
 gboolean emul_ring_req_ready(const emul_qp_t *qp);
 emul_exec_t emul_ring_place(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean draining, emul_work_t *w);
 emul_exec_t emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w);
-/* Long copies (emul_ring_req.c), of a request's bytes or of a Send's
+/* Long copies (emul_ring_copy.c), of a request's bytes or of a Send's
  * payload pulled (emul_ring_resp.c): whether a copy of @len bytes lets the
  * fabric lock go (an attach call, @attach, whatever its length: a system
  * call; a memcpy when it is long), when nobody waits for @qp's copies to
@@ -810,7 +810,7 @@ typedef struct x_span {
 /* emul_ring_resp.c: land payload @p in the scatter list @sge[@n] (checked;
  * as far as it holds it), the message's last byte last (emul_place). */
 void emul_ring_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p);
-/* emul_ring_req.c: the bounce mode's Read Response @f (its payload @p,
+/* emul_ring_copy.c: the bounce mode's Read Response @f (its payload @p,
  * whole in one frame) for the RDMA Read at the head of @qp's send queue,
  * landed and completed when that Read is one (not with Invalidate) into
  * SGEs whose keys name regions whose entries never change and that still

@@ -38,7 +38,7 @@
 
 /* Long pulls.  A Send whose payload this process pulls from the sender by
  * attach (X_F_CMA: one longer than X_INLINE_MAX) is pulled with the fabric
- * lock let go, as an attach copy of a request is (emul_ring_req.c, "Long
+ * lock let go, as an attach copy of a request is (emul_ring_copy.c, "Long
  * copies"): the receive is taken and checked under the lock, the QP
  * marked (qp->rcopying) and the copy counted (emul_fabric.xcopies).
  * Meanwhile the peer's later requests queue in qp->xin behind it (a drain
@@ -51,7 +51,7 @@
  * drain does not pull such a Send (it keeps the ring's position while it
  * holds the lock): it queues it and leaves it to the drainer (XR_OWED,
  * x->issue_owed) for after the drain, the progress thread or an
- * application thread alike (emul_ring_req.c, "Long copies"). */
+ * application thread alike (emul_ring_copy.c, "Long copies"). */
 /* The latency case of a Send: its payload inline, a receive that holds
  * it whose every SGE that takes bytes is checked from x->hot (or looked up
  * anew past the first; a key whose entry changes under the fabric lock
