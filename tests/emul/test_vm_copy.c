@@ -13,7 +13,7 @@
  * made into this process itself, so the bytes that landed are checked
  * too.
  *
- * And the copy goes through the peer's pin alone (emul_ring_peer.c): none
+ * And the copy goes through the peer's pin alone (emul_ring_copy.c): none
  * without a pidfd, and none into or out of a process ID reused after the
  * pinned process exited (the reuse made on purpose: a child created with
  * clone3's set_tid at the dead one's ID, which needs CAP_SYS_ADMIN; the

@@ -261,7 +261,7 @@ typedef struct emul_pers {
   uint32_t read_sink_need;      /* rights the local sink of an RDMA Read needs */
   /* A wire Read names one sink STag and TO (iWARP, RFC 5040 6.1): a Read
    * scattered over several runs of contiguous segments is as many wire
-   * Reads, each an ORD credit (emul_ring_copy.c, x_ord_cost); else one. */
+   * Reads, each an ORD credit (emul_req.c, ord_cost); else one. */
   gboolean read_sink_per_run;
   gboolean rnr_wait;            /* a Send with no receive waits (else: Terminate) */
   /* Immediate data (RNIC-PI 1.5): the bits that travel (InfiniBand: the
@@ -899,7 +899,7 @@ emul_range_holds(uint64_t start, uint64_t length, uint64_t addr, uint64_t len)
 /* What a key grants one one-sided access at a responder, read from either
  * table that holds it: the responder's own region table (emul_remote_range,
  * in its process) or the copy it exports to a peer in another process
- * (emul_ring_copy.c, x_direct).  @access holds the key's rights for this
+ * (emul_ring_copy.c, x_grant).  @access holds the key's rights for this
  * access, 0 when the key answers not at all (another protection domain, or
  * a window bound to another QP); @qp_access the responder QP's remote
  * rights; [@iova, @iova + @length) the key's range. */
@@ -1167,7 +1167,7 @@ typedef struct emul_dial {
   int bell_fd;
   void *seg;     /* or NULL */
   int pid;
-  int pidfd;     /* pins the listener's process (emul_ring_peer.c), or -1 */
+  int pidfd;     /* pins the listener's process (emul_ring_copy.c), or -1 */
   uid_t uid;     /* the listener's effective user */
   uint64_t nonce;  /* the connection's (emul_ring_cm.c, Trust) */
 } emul_dial_t;

@@ -482,7 +482,7 @@ emul_disconnect(rnicpi_qp_t *q, const void *pdata, uint32_t len)
     /* already draining */
   } else if (qp->state == RNICPI_QPS_RTS && emul_pers_of_qp(qp)->drain_on_disconnect &&
              qp->x != NULL && emul_ring_outstanding(qp)) {
-    qp->closing = TRUE;  /* emul_ring_copy.c closes when the last answer is in */
+    qp->closing = TRUE;  /* emul_ring_resp.c closes when the last answer is in */
   } else if (qp->state == RNICPI_QPS_RTS) {
     emul_qp_break(qp, &w, TRUE, pdata, len);
   } else if (qp->conn != NULL) {

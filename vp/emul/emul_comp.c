@@ -8,7 +8,7 @@
  * requests the peer's ACK word covers, then of the answer the transport
  * decoded into a packet (a Read Response, an atomic's ACK).  In process, a
  * request completes as soon as it executed (emul_xport_local.c); across
- * processes, when its answer comes (emul_ring_copy.c decodes ACK and
+ * processes, when its answer comes (emul_ring_resp.c decodes ACK and
  * READ_RESP frames).  The rules are the requester's (emul_exec.c):
  * completions in the order of the send queue, each request completed
  * once, every one outstanding flushed once the QP is in ERROR.

@@ -28,7 +28,7 @@
  * - once in ERROR, every outstanding and every new WR completes flushed.
  * What differs by personality comes from the device's row of emul_pers[].
  * A QP connected to another process (qp->x) follows the same rules through
- * emul_ring_copy.c and emul_ring_resp.c; the branches to it are the only cost on this path.
+ * emul_req.c, emul_ring_copy.c and emul_ring_resp.c; the branches to it are the only cost on this path.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -207,7 +207,7 @@ const emul_exec_fn emul_exec_of[RNICPI_WR_OPCODE_COUNT] = {
 
 /* A local request (bind, Local Invalidate, fast registration) reaching
  * the head of a cross-process QP's send queue executes here, as
- * in-process (emul_ring_copy.c); FALSE: it failed, completed with its error,
+ * in-process (emul_req_run); FALSE: it failed, completed with its error,
  * and the connection is broken. */
 gboolean
 emul_qp_exec_local(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)

@@ -11,7 +11,7 @@
  *   sequence count (odd while written) and moves emul_fabric.mr_gen;
  * - a peer reads an entry only through emul_ring_mr_read and checks key,
  *   domain, bounds and rights in what it read exactly as the in-process
- *   path does (emul_ring_copy.c, x_direct).
+ *   path does (emul_ring_copy.c, x_grant).
  *
  * SPDX-License-Identifier: MIT
  */

@@ -1,7 +1,8 @@
 /*
- * vp/emul cross-process mapped regions: one-sided RDMA by plain loads and
- * stores into a peer's region mapped here (design: emul_ring.h, "Mapped
- * regions").
+ * vp/emul cross-process mapped regions, the exporter's side: a peer's
+ * one-sided RDMA by plain loads and stores into our region mapped there
+ * (design: emul_ring.h, "Mapped regions"; the requester's side:
+ * emul_ring_copy.c).
  *
  * Exporter.  A trusted peer (emul_ring_cm.c, Trust: of our user, and
  * able to attach to us) asks for region (index, key) once (X_MAP_REQ); a
@@ -13,13 +14,6 @@
  * shrink could SIGBUS the peer).  Anything else (private memory, a file on
  * disk, /dev/shm, a memfd without MFD_ALLOW_SEALING) is answered "no" and
  * the peer keeps using cross-memory attach or the ring.
- *
- * Requester.  Each connection keeps a small table of the peer's regions it
- * asked for, by index; an entry is used only while the peer's exported
- * table still names the same key, address and length (a region
- * deregistered and registered again is asked for again).  The key, domain,
- * bounds and rights are still checked in the exported table before every
- * access, exactly as for cross-memory attach.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -226,139 +220,11 @@ x_map_answer(emul_xconn_t *x, emul_map_io_t *io)
   emul_ring_msgs_flush(x, &e);
 }
 
-/* ---- requester ---- */
-
-#define X_MAP_SLOTS 64u
-
-typedef enum { XM_EMPTY, XM_ASKED, XM_MAPPED, XM_REFUSED } x_map_state_t;
-
-struct x_map {
-  x_map_state_t state;
-  uint32_t index, key;
-  uint64_t addr, len;     /* of the region, as the exported table says */
-  uint8_t *base;          /* where addr is mapped here */
-  void *m;
-  size_t mlen;
-};
-
-static void
-x_map_clear(x_map_t *s)
-{
-  if (s->state == XM_MAPPED)
-    munmap(s->m, s->mlen);
-  memset(s, 0, sizeof(*s));
-}
-
-void
-emul_ring_maps_free(emul_xconn_t *x)
-{
-  if (x->maps == NULL)
-    return;
-  for (guint i = 0; i < X_MAP_SLOTS; i++)
-    x_map_clear(&x->maps[i]);
-  x->map_gen++;
-  g_free(x->maps);
-  x->maps = NULL;
-}
-
-uint8_t *
-emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
-{
-  if (x->maps == NULL) {
-    if (!emul_ring_map_on)
-      return NULL;
-    x->maps = g_new0(x_map_t, X_MAP_SLOTS);
-  }
-  gint lost = g_atomic_int_get(&x->map_lost);
-  if (G_UNLIKELY(lost != 0) && g_atomic_int_compare_and_exchange(&x->map_lost, lost, 0)) {
-    x_map_t *q = &x->maps[(uint32_t) (lost - 1) % X_MAP_SLOTS];
-    if (q->state == XM_ASKED && q->index == (uint32_t) (lost - 1))
-      q->state = XM_EMPTY;  /* the request was not sent: asked again below */
-  }
-  x_map_t *s = &x->maps[index % X_MAP_SLOTS];
-  if (s->state != XM_EMPTY && s->index == index && s->key == e->key && s->addr == e->addr &&
-      s->len == e->length) {
-    return s->state == XM_MAPPED ? s->base : NULL;
-  }
-  x_map_clear(s);
-  x->map_gen++;
-  s->state = XM_ASKED;
-  s->index = index;
-  s->key = e->key;
-  s->addr = e->addr;
-  s->len = e->length;
-  x_msg_t m = { .type = X_MAP_REQ, .mr_index = index, .mr_key = e->key };
-  emul_ring_send_msg(x, &m, NULL, 0, 0);  /* not sent: asked again (x->map_lost) */
-  return NULL;
-}
-
-/* The peer's answer: taken when the slot still waits for it. */
-gboolean
-emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_map_io_t *io)
-{
-  if (x->maps == NULL)
-    return FALSE;
-  x_map_t *s = &x->maps[m->mr_index % X_MAP_SLOTS];
-  if (s->state != XM_ASKED || s->index != m->mr_index || s->key != m->mr_key)
-    return FALSE;
-  if (fd < 0 || m->mr_addr != s->addr || m->mr_len != s->len) {
-    s->state = XM_REFUSED;
-    return FALSE;
-  }
-  *io = (emul_map_io_t) { .type = X_MAP_REP, .index = m->mr_index, .key = m->mr_key,
-                          .addr = m->mr_addr, .len = m->mr_len, .file_off = m->file_off, .fd = fd };
-  return TRUE;
-}
-
-/* Map the answer's pages if the file can hold the region for good (sealed,
- * long enough), then put them in the slot if it still waits for them. */
-static void
-x_map_take(emul_xconn_t *x, emul_map_io_t *io)
-{
-  long page = sysconf(_SC_PAGESIZE);
-  uint64_t floor = io->file_off & ~(uint64_t) (page - 1);
-  struct stat st;
-  int seals = fcntl(io->fd, F_GET_SEALS);
-  void *p = MAP_FAILED;
-  size_t mlen = 0;
-  if (seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(io->fd, &st) == 0 && st.st_size >= 0 &&
-      io->file_off <= (uint64_t) st.st_size && io->len <= (uint64_t) st.st_size - io->file_off &&
-      io->len <= SIZE_MAX / 2) {
-    mlen = (size_t) (io->file_off - floor + io->len);
-    p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, io->fd, (off_t) floor);
-    if (p == MAP_FAILED)
-      g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: cannot map region %u of process %d (%zu bytes): %s",
-            io->index, (int) x->peer_pid, mlen, g_strerror(errno));
-  }
-  close(io->fd);
-  io->fd = -1;
-  gboolean kept = FALSE;
-  emul_ring_progress_lock();
-  emul_link_t *l = !x->dead && x->qp != NULL ? emul_link_take(x->qp) : NULL;
-  x_map_t *s = !x->dead && x->maps != NULL ? &x->maps[io->index % X_MAP_SLOTS] : NULL;
-  if (s != NULL && s->state == XM_ASKED && s->index == io->index && s->key == io->key &&
-      s->addr == io->addr && s->len == io->len) {
-    s->state = XM_REFUSED;
-    if (p != MAP_FAILED) {
-      s->m = p;
-      s->mlen = mlen;
-      s->base = (uint8_t *) p + (io->file_off - floor);
-      s->state = XM_MAPPED;
-      x->map_gen++;  /* a request the latency path sends by attach meanwhile (x->hot) now maps */
-      kept = TRUE;
-    }
-  }
-  emul_link_drop(l);
-  emul_fabric_unlock();
-  if (!kept && p != MAP_FAILED)
-    munmap(p, mlen);
-}
-
 void
 emul_ring_map_io(emul_xconn_t *x, emul_map_io_t *io)
 {
   if (io->type == X_MAP_REQ)
     x_map_answer(x, io);
   else
-    x_map_take(x, io);
+    emul_ring_map_take(x, io);
 }

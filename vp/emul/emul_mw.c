@@ -10,7 +10,7 @@
  *
  * Across processes: binds, Local Invalidates and fast registrations on a
  * cross-process QP execute locally when they reach the head of its send
- * queue (emul_ring_copy.c); a Send with Invalidate carries its key in the ring
+ * queue (emul_req_run); a Send with Invalidate carries its key in the ring
  * and the receiving process invalidates.  A window's entry is exported
  * like a region's (emul_ring_mr_sync), with the number of the QP a narrow
  * window is bound through, so a peer process may use its key one-sided

@@ -5,7 +5,7 @@
  * or the ACK word raised; the doorbell owed for it; the overflow queue
  * x->out.  Consuming: frames taken in ring order from the head, assembled
  * into whole messages and handed to the responder (requests,
- * emul_ring_resp.c) or the requester (answers, emul_ring_copy.c); room
+ * emul_ring_resp.c) or the requester (answers, emul_ring_resp.c); room
  * given back in quarters of the ring.
  *
  * Rules:

@@ -3,20 +3,21 @@
  * delivery): what its files share.  One role per file:
  * - emul_ring.c: the two SPSC rings of a connection (layout, producing and
  *   consuming frames, the ACK word, doorbells);
- * - emul_ring_copy.c: the requester's ops (emul_xport_ring, for
- *   emul_req_run: one-sided RDMA by cross-memory attach or a mapped
- *   region, the frames), its latency case, the answers decoded for the
- *   completer (emul_comp_run);
- * - emul_ring_resp.c: the responder's ops (the peer's requests, decoded
- *   in ring order for emul_resp_rx, by the rules of emul_resp.c that
- *   in-process requests follow too);
+ * - emul_ring_copy.c: the payload paths: one-sided RDMA by cross-memory
+ *   attach or into a mapped region (the place op of emul_xport_ring, for
+ *   emul_req_run, and its fast case, for emul_req_post), long copies, the
+ *   peer process pinned, the peer's regions mapped here;
+ * - emul_ring_resp.c: emul_xport_ring; the responder's ops (the peer's
+ *   requests, decoded in ring order for emul_resp_rx, by the rules of
+ *   emul_resp.c that in-process requests follow too), the requests'
+ *   frames, the answers decoded for the completer (emul_comp_run);
  * - emul_progress.c: the progress thread, and who drains a ring;
  * - emul_ring_cm.c: the connection and the CM handshake;
  * - emul_ring_teardown.c: teardown and peer death;
  * - emul_ring_listen.c: listener sockets;
  * - emul_ring_msg.c: a connection's socket and its messages, sent and read;
  * - emul_export.c: this process's exported region table;
- * - emul_mapped.c: mapped regions (exporter and requester sides);
+ * - emul_mapped.c: mapped regions, the exporter's side;
  * - emul_ring_ud.c: datagrams and UD service resolution.
  *
  * Design (one paragraph per moving part):
@@ -139,7 +140,7 @@
  *
  * Payload.  Where this process may attach to the peer (it read the peer's
  * nonce by process_vm_readv, once per connection, through a pidfd that
- * pins the peer process (emul_ring_peer.c); ITAPI_EMUL_CMA=0 forbids
+ * pins the peer process (emul_ring_copy.c); ITAPI_EMUL_CMA=0 forbids
  * it) and the peer trusts it (gave it its region table), RDMA Write and
  * Read are one-sided: the requester checks the
  * key in the peer's exported table and moves the bytes itself with
@@ -393,7 +394,7 @@ typedef struct x_mr_entry {
 typedef struct x_map x_map_t;
 
 /* The peer's region the last one-sided request reached, through a mapping
- * or by attach, as checked then (emul_ring_copy.c, x_direct).  It stands for the full check
+ * or by attach, as checked then (emul_ring_copy.c, x_grant).  It stands for the full check
  * while the peer's exported entry keeps its sequence count, the peer QP
  * its inbound rights and the connection its mappings (map_gen).  Every
  * change of a region or window entry of either process passes through
@@ -453,7 +454,7 @@ struct emul_xconn {
   GSource *src;
   int side;                     /* 0: active, 1: passive */
   pid_t peer_pid;
-  int peer_pidfd;               /* pins the peer process (emul_ring_peer.c); -1: none, and
+  int peer_pidfd;               /* pins the peer process (emul_ring_copy.c); -1: none, and
                                  * so no attach to it */
   GSource *pid_src;             /* the progress thread's watch of peer_pidfd, or NULL */
   int peer_mem;                 /* the peer's /proc/PID/mem, opened under the pin: short
@@ -760,8 +761,8 @@ gboolean emul_ring_emit(emul_xconn_t *x, x_out_t *o, gboolean owned);
  * nothing pushed, otherwise. */
 gboolean emul_ring_emit_now(emul_xconn_t *x, x_out_t *o);
 
-/* emul_ring_copy.c */
-/* The ring's requester ops (emul_xport_ops_t's ready, place, send). */
+/* The ring's requester ops (emul_xport_ops_t's ready and place:
+ * emul_ring_copy.c; transmit: emul_ring_resp.c). */
 gboolean emul_ring_req_ready(const emul_qp_t *qp);
 emul_exec_t emul_ring_place(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean draining, emul_work_t *w);
 emul_exec_t emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w);
@@ -795,7 +796,7 @@ void emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean 
  * running (qp->xans) complete now, under the lock, as the peer gave them. */
 void emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w);
 /* Move bytes between local pieces @l and the pieces @r of process @pid,
- * pinned by @pidfd (emul_ring_peer.c): FALSE, errno ESRCH, when @pidfd is
+ * pinned by @pidfd (emul_ring_copy.c): FALSE, errno ESRCH, when @pidfd is
  * -1 or says the process exited (nothing then moved into it). */
 gboolean emul_ring_vm_copy(pid_t pid, int pidfd, int mem, gboolean to_peer, const struct iovec *l, int nl,
                            const struct iovec *r, int nr);
@@ -810,7 +811,7 @@ typedef struct x_span {
 /* emul_ring_resp.c: land payload @p in the scatter list @sge[@n] (checked;
  * as far as it holds it), the message's last byte last (emul_place). */
 void emul_ring_span_scatter(const rnicpi_sge_t *sge, uint32_t n, const x_span_t *p);
-/* emul_ring_copy.c: the bounce mode's Read Response @f (its payload @p,
+/* emul_ring_resp.c: the bounce mode's Read Response @f (its payload @p,
  * whole in one frame) for the RDMA Read at the head of @qp's send queue,
  * landed and completed when that Read is one (not with Invalidate) into
  * SGEs whose keys name regions whose entries never change and that still
@@ -872,7 +873,7 @@ emul_ring_hot_local(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_sge_t *sg, uint
   return TRUE;
 }
 
-/* emul_mapped.c: regions of the peer mapped here.  Lookup returns where
+/* emul_ring_copy.c: regions of the peer mapped here.  Lookup returns where
  * entry @e (index @index, checked by the caller) is mapped, or NULL (and
  * asks the peer for it, once). */
 G_GNUC_INTERNAL extern gboolean emul_ring_map_on;
@@ -899,13 +900,15 @@ gboolean emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_ma
  * answer's pages and put them in @x's table (taking the fabric lock and
  * the link for that alone). */
 void emul_ring_map_io(emul_xconn_t *x, emul_map_io_t *io);
+/* emul_ring_map_io's answer half (emul_ring_copy.c). */
+void emul_ring_map_take(emul_xconn_t *x, emul_map_io_t *io);
 /* Unmap the peer's regions mapped here (the connection's last reference). */
 void emul_ring_maps_free(emul_xconn_t *x);
 /* The memfd @fd (the application frees it, emul_mem.c) is no longer
  * exported: the descriptor of our own kept for it is closed (no lock held). */
 void emul_ring_share_forget(int fd);
 
-/* emul_ring_peer.c: the peer process pinned.  Pin: a pidfd of the peer
+/* emul_ring_copy.c: the peer process pinned.  Pin: a pidfd of the peer
  * of socket @sock (process @pid by SO_PEERCRED), made with no lock held,
  * or -1 (errno).  Alive: @pidfd (-1: FALSE) has not signalled its
  * process's exit (a system call).  Mem open: process @pid's memory file

@@ -1,34 +1,32 @@
 /*
- * vp/emul requester across processes: the send queue's WRs issued in
- * order into the ring, one-sided RDMA Write and Read by this process into
- * the peer's memory (cross-memory attach, or a region of the peer mapped
- * here: emul_mapped.c), and the peer's answers (ACK and READ_RESP
- * frames) decoded into packets for the completer (emul_comp_run, which
- * takes its ACK word too).  Design: emul_ring.h.
+ * vp/emul's payload paths across processes: one-sided RDMA Write and Read
+ * by this process into the peer's memory (the ring's place op, from
+ * emul_req_run, and its fast case, emul_ring_place_hot, from
+ * emul_req_post), by cross-memory attach or into a region of the peer
+ * mapped here; the long copies that let the fabric lock go; the peer
+ * process pinned, which attach calls go through; the peer's regions
+ * mapped here.  Design: emul_ring.h.
  *
- * Rules, the same as in-process (emul_exec.c), with how they are kept here:
- * - local key, domain, bounds, rights: checked when a WR is issued;
- *   failure: LOC_PROT_ERR, QP_FATAL, both sides BROKEN;
- * - remote ones, for one-sided RDMA by attach: checked here against the
+ * Rules, the same as in process, with how they are kept here:
+ * - remote key, domain, bounds, rights: checked (x_grant) against the
  *   target's exported copy of its table (emul_export.c), exactly as the
  *   target would; failure: REM_ACCESS_ERR here, the responder gets
  *   RNICPI_ASYNC_QP_ACCESS_ERR, both BROKEN, no byte moved;
  * - RC ordering: a one-sided RDMA runs only when no earlier request is
  *   still unanswered;
- * - ORD: no more Reads and atomics issued than the negotiated ORD before
- *   their answers; the target's IRD is read in the connection segment
- *   before a one-sided Read;
- * - graceful disconnect (iWARP): the DISC goes once every outstanding
- *   request is answered (qp->closing);
- * - flush exactly once: a WR stays in qp->sq until its answer (ACK,
- *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first
- *   (out of it only while its answer's copy runs: Long copies);
- *   answers for a closed connection cannot arrive (its ring is unmapped).
+ * - the target's IRD is read in the connection segment before a
+ *   one-sided Read.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -129,23 +127,6 @@ emul_ring_copy_hold(emul_qp_t *qp, emul_hold_t *h, const rnicpi_sge_t *s, uint32
   return FALSE;
 }
 
-/* Let the fabric lock go for a long copy by @qp (emul_ring_copy_unlocks). */
-static emul_xconn_t *
-x_copy_begin(emul_qp_t *qp)
-{
-  qp->xcopy_flushed = FALSE;
-  return emul_ring_copy_begin(qp, &qp->xcopying);
-}
-
-/* Take the lock back after the copy x_copy_begin let it go for; errno is
- * kept.  TRUE: the QP was flushed meanwhile. */
-static gboolean
-x_copy_end(emul_qp_t *qp, emul_xconn_t *x)
-{
-  emul_ring_copy_end(qp, x, &qp->xcopying);
-  return qp->xcopy_flushed;
-}
-
 /* A piece up to this long goes through the peer's memory file when there
  * is one (x->peer_mem): one system call that needs no look at the pin, and
  * cheaper than cross-memory attach up to some KiB (it copies through a
@@ -175,7 +156,7 @@ x_mem_copy(int mem, gboolean to_peer, const struct iovec *a, int na, uint64_t at
  * goes through the peer's memory file @mem (or -1), the process's address
  * space itself; another by cross-memory attach, with the pin looked at
  * before each call into the peer and after each call out of it
- * (emul_ring_peer.c). */
+ * (the peer process, below). */
 gboolean
 emul_ring_vm_copy(pid_t pid, int pidfd, int mem, gboolean to_peer, const struct iovec *l, int nl,
                   const struct iovec *r, int nr)
@@ -284,36 +265,6 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, gboolean 
   return TRUE;
 }
 
-/* Request @seq, @len bytes of @sg[@n], whole in one frame with the short
- * header (emul_ring_ring_push_short), its bell rung: a Send's common case.
- * FALSE, with nothing pushed, when the peer pulls its payload (attach) or
- * it does not fit. */
-static inline __attribute__((always_inline)) gboolean
-x_send_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t n, uint64_t len)
-{
-  guint bell = 0;
-  if ((x->peer_cma && len > X_INLINE_MAX) || x->dead ||
-      !emul_ring_ring_push_short(x, seq, sg, n, len, &bell))
-    return FALSE;
-  if (bell)
-    emul_ring_doorbell(x, bell);
-  return TRUE;
-}
-
-gboolean
-emul_ring_send_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
-{
-  const rnicpi_sge_t *sg = wr->sg_list;
-  if ((sg->length > 0 && !emul_ring_hot_local(qp, qp->x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
-      !x_send_short(qp->x, qp->next_seq, sg, 1, sg->length))
-    return FALSE;
-  emul_swqe_t *s = emul_swqe_keep(qp, wr);  /* after the frame is out */
-  s->issued = TRUE;
-  s->seq = qp->next_seq++;
-  s->len = sg->length;
-  return TRUE;
-}
-
 gboolean
 emul_ring_place_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
 {
@@ -402,7 +353,11 @@ x_copy(emul_qp_t *qp, const rnicpi_send_wr_t *wr, const rnicpi_sge_t *sg, uint64
   int pidfd = x->peer_pidfd, mem = x->peer_mem;  /* open while the copy holds the connection */
   emul_hold_t h;
   gboolean unlock = g->unlock && emul_ring_copy_hold(qp, &h, sg, wr->num_sge);
-  emul_xconn_t *held = unlock ? x_copy_begin(qp) : NULL;
+  emul_xconn_t *held = NULL;
+  if (unlock) {
+    qp->xcopy_flushed = FALSE;  /* a teardown meanwhile sets it */
+    held = emul_ring_copy_begin(qp, &qp->xcopying);
+  }
   if (g->mapped != NULL)
     emul_sg_copy(sg, wr->num_sge, g->mapped, write);
   else
@@ -410,7 +365,8 @@ x_copy(emul_qp_t *qp, const rnicpi_send_wr_t *wr, const rnicpi_sge_t *sg, uint64
   __atomic_thread_fence(__ATOMIC_RELEASE); /* in place before the completion says so */
   if (unlock) {
     emul_hold_drop(&h);
-    flushed = x_copy_end(qp, held);
+    emul_ring_copy_end(qp, held, &qp->xcopying);  /* errno kept */
+    flushed = qp->xcopy_flushed;
   }
   if (flushed) {
     /* The connection broke meanwhile: a copy that ended whole moved
@@ -476,93 +432,7 @@ x_direct(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean draining, emul_work
   return XR_DONE;
 }
 
-/* ---- issuing, in order, and the answers ---- */
-
-static gboolean
-x_is_rdma(rnicpi_wr_opcode_t op)
-{
-  return op == RNICPI_WR_RDMA_WRITE || op == RNICPI_WR_RDMA_READ || op == RNICPI_WR_RDMA_READ_INV;
-}
-
-/* Every RDMA Write and Read is one-sided (x_direct) under attach. */
-static gboolean
-x_is_direct(emul_xconn_t *x, rnicpi_wr_opcode_t op)
-{
-  return x->cma_out && x_is_rdma(op);
-}
-
-/* Without attach, one to a region mapped here may be. */
-static gboolean
-x_may_map(emul_xconn_t *x, rnicpi_wr_opcode_t op)
-{
-  return !x->cma_out && emul_ring_map_on && x_is_rdma(op);
-}
-
-/* The frame that carries request @pkt of @qp into the ring; TRUE when
- * o->buf is allocated for it (owned). */
-static gboolean
-x_frame_of(emul_qp_t *qp, emul_xconn_t *x, const emul_pkt_t *pkt, x_out_t *o)
-{
-  const rnicpi_send_wr_t *wr = pkt->wr;
-  uint64_t len = pkt->len;
-  gboolean owned = FALSE;
-  *o = (x_out_t) { .f = { .seq = pkt->seq } };
-  switch (wr->opcode) {
-  case RNICPI_WR_SEND:
-  case RNICPI_WR_SEND_INV:
-    o->f.op = X_OP_SEND;
-    o->f.byte_len = (uint32_t) len;
-    if (wr->opcode == RNICPI_WR_SEND_INV)
-      o->f.flags |= X_F_INV;
-    if (x->peer_cma && len > X_INLINE_MAX) {
-      /* The receiver pulls the bytes when a receive matches. */
-      x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
-      uint32_t k = 0;
-      for (uint32_t i = 0; i < wr->num_sge; i++)
-        if (wr->sg_list[i].length > 0)
-          v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
-      o->f.flags |= X_F_CMA;
-      o->buf = (uint8_t *) v;
-      o->f.total = k * sizeof(x_iov_t);
-      owned = TRUE;
-    } else {
-      o->sg = wr->sg_list;
-      o->nsg = wr->num_sge;
-      o->f.total = len;
-    }
-    break;
-  case RNICPI_WR_IMM_DATA:
-    o->f.op = X_OP_SEND;
-    o->f.flags = X_F_IMM;
-    o->f.cmp = wr->imm_data & emul_pers_of_qp(qp)->imm_mask;
-    break;
-  case RNICPI_WR_RDMA_WRITE:
-  case RNICPI_WR_RDMA_WRITE_IMM:
-    o->f.op = X_OP_WRITE;
-    o->sg = wr->sg_list;
-    o->nsg = wr->num_sge;
-    o->f.total = len;
-    if (wr->opcode == RNICPI_WR_RDMA_WRITE_IMM) {
-      o->f.flags = X_F_IMM;
-      o->f.cmp = wr->imm_data & emul_pers_of_qp(qp)->imm_mask;
-    }
-    break;
-  case RNICPI_WR_RDMA_READ:
-  case RNICPI_WR_RDMA_READ_INV:
-    o->f.op = X_OP_READ;
-    o->f.byte_len = (uint32_t) len;
-    break;
-  default:
-    o->f.op = X_OP_ATOMIC;
-    o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
-    o->f.cmp = wr->compare_add;
-    o->f.swap = wr->swap;
-    break;
-  }
-  o->f.raddr = wr->remote_addr;
-  o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
-  return owned;
-}
+/* ---- the requester's place op ---- */
 
 /* The ring's requester ops (emul_xport_ops_t; emul_xport_ring in
  * emul_ring_resp.c).  Issue while the connection stands, and, while a
@@ -583,9 +453,9 @@ emul_ring_req_ready(const emul_qp_t *qp)
 emul_exec_t
 emul_ring_place(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean draining, emul_work_t *w)
 {
-  emul_xconn_t *x = qp->x;
   rnicpi_wr_opcode_t op = s->wr.opcode;
-  if (!x_is_direct(x, op) && !(x_may_map(x, op) && !behind))
+  if ((op != RNICPI_WR_RDMA_WRITE && op != RNICPI_WR_RDMA_READ && op != RNICPI_WR_RDMA_READ_INV) ||
+      (!qp->x->cma_out && (!emul_ring_map_on || behind)))
     return EMUL_EXEC_NOT;
   if (behind)
     return EMUL_EXEC_BLOCKED;  /* behind a request the peer has not answered */
@@ -598,182 +468,251 @@ emul_ring_place(emul_qp_t *qp, emul_swqe_t *s, gboolean behind, gboolean drainin
   return (emul_exec_t) r;
 }
 
-/* The frame of request @pkt into the ring: the common case, a whole send
- * in one frame with the short header; otherwise the frame of its kind
- * (o.sg is the entry's list: it lives until the answer). */
-emul_exec_t
-emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w)
+/* ---- the peer process ---- */
+
+/* The peer pinned (design: emul_ring.h, "Payload"; emul_ring_cm.c,
+ * "Trust").  The kernel names the peer by a process ID (SO_PEERCRED), and
+ * cross-memory attach (process_vm_readv/writev) takes one; but a process ID is reused
+ * once its process exits and is reaped, and a connection's socket outlives
+ * its process when another one holds it (a child that inherited it).  So
+ * the peer is pinned by a pidfd from the moment its identity is known (the
+ * socket's accept or connect), before the proof of attach is read
+ * (x_probe): a pidfd opened before that read and not signalled after it
+ * names the process the proof came from.  Then:
+ * - a short copy goes through the peer's /proc/PID/mem, opened before the
+ *   proof was read and so the pinned process's: that file holds the
+ *   process's address space itself, not its ID, and reads and writes
+ *   nothing once the process exited (one system call, no look at the pin);
+ * - no other attach call is made with a pidfd that signalled the process's exit:
+ *   it is looked at just before each call into the peer (a Write) and just
+ *   after each call out of it (a Read, whose bytes are then thrown away),
+ *   so what a call touched is the pinned process's (a write is left the
+ *   window of one system call's entry, in which the process would have to
+ *   exit, be reaped and its ID be given out again);
+ * - the progress thread watches the pidfd: the pinned process's exit ends
+ *   the connection as its death does (emul_ring_peer_died), whoever still
+ *   holds the socket;
+ * - without a pidfd (a kernel before 5.3, or a sandbox that forbids it)
+ *   this process never attaches to that peer: its payloads go through the
+ *   bounce ring, and the peer gets no proof from it.  A bare process ID is
+ *   never used. */
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77  /* Linux 6.5 */
+#endif
+
+int
+emul_ring_peer_pin(int sock, pid_t pid)
 {
-  (void) w;
-  emul_xconn_t *x = qp->x;
-  const rnicpi_send_wr_t *wr = pkt->wr;
-  if (wr->opcode != RNICPI_WR_SEND || !x_send_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len)) {
-    x_out_t o;
-    gboolean owned = x_frame_of(qp, x, pkt, &o);
-    emul_ring_emit(x, &o, owned);
+  int fd = -1;
+  socklen_t len = sizeof(fd);
+  /* The socket's own peer (Linux 6.5): no window in which the ID could
+   * have gone to another process since the peer connected. */
+  if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) == 0 && fd >= 0)
+    return fd;
+  /* An older kernel: the ID as SO_PEERCRED gave it.  A peer already gone
+   * (ESRCH and the like) is not looked up again by its number. */
+  if (errno != ENOPROTOOPT && errno != EINVAL)
+    return -1;
+  if (pid <= 0) {
+    errno = ESRCH;
+    return -1;
   }
-  return EMUL_EXEC_DONE;
+#ifdef SYS_pidfd_open
+  return (int) syscall(SYS_pidfd_open, pid, 0);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
 }
 
-/* Issue what waited behind requests now done; close gracefully once the
- * last is answered. */
-static void
-x_go_on(emul_qp_t *qp, gboolean draining, emul_work_t *w)
+int
+emul_ring_peer_mem_open(pid_t pid)
 {
-  if (qp->x != NULL)
-    emul_req_run(qp, draining, w);
-  /* Graceful: the last answer is in, and its copy done. */
-  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq) && !qp->xcopying &&
-      emul_queue_empty(&qp->xans))
-    emul_ring_break(qp, w, TRUE, NULL, 0);
-}
-
-/* Requests answered, seen by a drain of the ring. */
-void
-emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
-{
-  x_go_on(qp, TRUE, w);
-}
-
-/* Answer frame @f (@buf: a Read Response's bytes) given to the completer
- * (emul_comp_run) as its packet; @unlock: a long Read Response is
- * scattered with the locks let go.  FALSE when the connection ended or the
- * QP was flushed meanwhile. */
-static gboolean
-x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock, emul_work_t *w)
-{
-  gboolean resp = f->op == X_OP_READ_RESP;
-  emul_pkt_t a = {
-    .op = resp ? RNICPI_WR_RDMA_READ : RNICPI_WR_ATOMIC_CMP_SWP, .seq = f->seq, .len = f->byte_len,
-    .old = f->cmp, .buf = buf, .unlock = unlock,
-    .malformed = resp ? f->total != f->byte_len : f->total != 0 || f->status != 0,
-  };
-  return emul_comp_run(qp, &a, w);
-}
-
-/* Run the answers queued behind a Read Response's copy (qp->xans), in
- * order, each scattering a long one with the locks let go when @unlock
- * (Long copies); none while a copy runs, whose copier runs them after it.
- * FALSE when one ended the connection or flushed the QP. */
-static gboolean
-x_run_answers(emul_qp_t *qp, gboolean unlock, emul_work_t *w)
-{
-  x_in_t *a;
-  gboolean any = !emul_queue_empty(&qp->xans);
-  while (qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->xcopying &&
-         (a = g_queue_pop_head(&qp->xans)) != NULL) {
-    gboolean go = x_answer(qp, &a->f, a->buf, unlock, w);
-    emul_ring_in_free(a);
-    if (!go)
-      return FALSE;
-    /* What the answer lets go (ORD, ordering) is issued at once, as a
-     * drain's answer does (emul_ring_answered). */
-    emul_comp_run(qp, NULL, w);
-    x_go_on(qp, FALSE, w);
-  }
-  if (any && qp->x != NULL && qp->state == RNICPI_QPS_RTS && emul_queue_empty(&qp->xans))
-    emul_comp_run(qp, NULL, w);  /* the Sends and Writes behind them */
-  return TRUE;
-}
-
-/* A drainer (fabric lock held, a reference to @x): its drain is over; a
- * long copy it found, of a request or an answer (Long copies) or of a
- * Send's payload (emul_ring_resp.c, "Long pulls"), is made now, letting
- * the lock go. */
-void
-emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
-{
-  if (!x->issue_owed)
-    return;
-  x->issue_owed = FALSE;
-  emul_qp_t *qp = x->qp;
-  if (x->dead || qp == NULL || qp->x != x || qp->state != RNICPI_QPS_RTS)
-    return;  /* the connection ended: the teardown flushed what was owed */
-  if (!x_run_answers(qp, TRUE, w))
-    return;
-  emul_ring_run_in(qp, FALSE, w);
-  if (qp->x == x && qp->state == RNICPI_QPS_RTS)
-    x_go_on(qp, FALSE, w);
-  if (qp->x != NULL)
-    emul_ring_pump(qp->x);
-}
-
-void
-emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w)
-{
-  if (qp->xcopying || emul_queue_empty(&qp->xans))
-    return;  /* a copy runs: its copier completes it flushed, and the rest */
-  /* All of them taken first: one that breaks the connection tears it
-   * down, which must not come back here. */
-  GQueue q = qp->xans;
-  g_queue_init(&qp->xans);
-  gboolean go = TRUE;
-  x_in_t *a;
-  while ((a = g_queue_pop_head(&q)) != NULL) {
-    go = go && qp->x != NULL && qp->state == RNICPI_QPS_RTS && x_answer(qp, &a->f, a->buf, FALSE, w);
-    emul_ring_in_free(a);
-  }
-}
-
-/* An answer from the peer, found by a drain: it names the oldest
- * unanswered request. */
-void
-emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w)
-{
-  if (qp->xcopying || !emul_queue_empty(&qp->xans) ||
-      (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(qp, f->byte_len, FALSE))) {
-    /* Behind a copy, or a long Read Response to scatter with the locks let
-     * go: its drainer runs it after the drain (Long copies).  No more
-     * answers wait than Reads and atomics were issued (ORD). */
-    if (qp->xans.length >= MAX(qp->ord, 1u)) {
-      if (owned)
-        g_free(buf);
-      emul_ring_peer_violation(qp->x, w, "more answers than the %u Reads and atomics this side may "
-                               "have outstanding", qp->ord);
-      return;
-    }
-    g_queue_push_tail(&qp->xans, emul_ring_in_new(f, buf, owned));
-    qp->x->issue_owed = TRUE;
-    return;
-  }
-  gboolean go = x_answer(qp, f, buf, FALSE, w);
-  if (owned)
-    g_free(buf);
-  if (!go)
-    return;
-  emul_comp_run(qp, NULL, w);
-  emul_ring_answered(qp, w);
+  char path[32];
+  g_snprintf(path, sizeof(path), "/proc/%d/mem", (int) pid);
+  return open(path, O_RDWR | O_CLOEXEC);
 }
 
 gboolean
-emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
-                       emul_work_t *w)
+emul_ring_peer_alive(int pidfd)
 {
-  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
-  if (qp->xcopying || qp->closing || !emul_queue_empty(&qp->xans) || last == NULL || !last->issued)
+  if (pidfd < 0)
     return FALSE;
-  emul_comp_run(qp, NULL, w);  /* the peer raised its ACK word before this frame */
-  emul_swqe_t *s = emul_wq_peek(&qp->sq);
-  const rnicpi_send_wr_t *wr = s != NULL ? &s->wr : NULL;
-  if (s == NULL || s->seq != f->seq || wr->opcode != RNICPI_WR_RDMA_READ || (wr->flags & RNICPI_WR_SINK_MW) ||
-      f->byte_len != s->len || f->total != f->byte_len)
-    return FALSE;  /* the full path's, which refuses a malformed one (x_answer) */
-  /* The sink checked again, as the full path does when the bytes land. */
-  uint32_t need = emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode);
-  for (uint32_t i = 0; i < wr->num_sge; i++)
-    if (wr->sg_list[i].length > 0 && !emul_ring_hot_local(qp, x, &wr->sg_list[i], need))
-      return FALSE;
-  emul_wq_pop(&qp->sq);
-  emul_ring_span_scatter(wr->sg_list, wr->num_sge, p);
-  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, f->byte_len, w);
-  emul_wq_put(&qp->sq, s);
-  emul_comp_run(qp, NULL, w);  /* the Sends and Writes behind it */
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  int n;
+  while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
+    ;
+  return n == 0;  /* readable: the process exited */
+}
+
+/* The progress thread, when the pinned process exited: the connection ends
+ * as at the peer's death (its socket's EOF), the frames it published
+ * before taken first. */
+static gboolean
+x_peer_exited(gint fd, GIOCondition cond, gpointer data)
+{
+  emul_xconn_t *x = data;  /* the watch's reference keeps it */
+  (void) fd;
+  (void) cond;
+  emul_work_t w;
+  rnicpi_notify_batch_init(&w);
+  if (emul_ring_enter() && !x->dead) {
+    g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: process %d exited while its connection's socket stays "
+          "open (another process holds it): the connection ends as at its death", (int) x->peer_pid);
+    emul_link_t *l = x->qp != NULL ? emul_link_take(x->qp) : NULL;
+    if (!x->dead && x->qp != NULL && x->seg != NULL)
+      emul_ring_drain(x, FALSE, &w);
+    if (!x->dead)
+      emul_ring_peer_died(x, &w);
+    emul_link_drop(l);
+  }
+  emul_fabric_unlock();
+  emul_work_deliver(&w);
+  return G_SOURCE_REMOVE;
+}
+
+void
+emul_ring_peer_watch_new(emul_xconn_t *x)
+{
+  if (x->peer_pidfd < 0)
+    return;
+  g_atomic_int_inc(&x->ref);  /* the watch's */
+  x->pid_src = emul_ring_watch_new(x->peer_pidfd, G_IO_IN, x_peer_exited, x,
+                                   (GDestroyNotify) emul_ring_conn_unref);
+}
+
+/* ---- the peer's regions mapped here ---- */
+
+/* The requester's side (emul_mapped.c: the exporter's).  Each connection
+ * keeps a small table of the peer's regions it asked for, by index; an
+ * entry is used only while the peer's exported table still names the same
+ * key, address and length (a region deregistered and registered again is
+ * asked for again).  The key, domain, bounds and rights are still checked
+ * in the exported table before every access (x_grant), as for attach. */
+
+#define X_MAP_SLOTS 64u
+
+typedef enum { XM_EMPTY, XM_ASKED, XM_MAPPED, XM_REFUSED } x_map_state_t;
+
+struct x_map {
+  x_map_state_t state;
+  uint32_t index, key;
+  uint64_t addr, len;     /* of the region, as the exported table says */
+  uint8_t *base;          /* where addr is mapped here */
+  void *m;
+  size_t mlen;
+};
+
+static void
+x_map_clear(x_map_t *s)
+{
+  if (s->state == XM_MAPPED)
+    munmap(s->m, s->mlen);
+  memset(s, 0, sizeof(*s));
+}
+
+void
+emul_ring_maps_free(emul_xconn_t *x)
+{
+  if (x->maps == NULL)
+    return;
+  for (guint i = 0; i < X_MAP_SLOTS; i++)
+    x_map_clear(&x->maps[i]);
+  x->map_gen++;
+  g_free(x->maps);
+  x->maps = NULL;
+}
+
+uint8_t *
+emul_ring_map_lookup(emul_xconn_t *x, uint32_t index, const x_mr_entry_t *e)
+{
+  if (x->maps == NULL) {
+    if (!emul_ring_map_on)
+      return NULL;
+    x->maps = g_new0(x_map_t, X_MAP_SLOTS);
+  }
+  gint lost = g_atomic_int_get(&x->map_lost);
+  if (G_UNLIKELY(lost != 0) && g_atomic_int_compare_and_exchange(&x->map_lost, lost, 0)) {
+    x_map_t *q = &x->maps[(uint32_t) (lost - 1) % X_MAP_SLOTS];
+    if (q->state == XM_ASKED && q->index == (uint32_t) (lost - 1))
+      q->state = XM_EMPTY;  /* the request was not sent: asked again below */
+  }
+  x_map_t *s = &x->maps[index % X_MAP_SLOTS];
+  if (s->state != XM_EMPTY && s->index == index && s->key == e->key && s->addr == e->addr &&
+      s->len == e->length) {
+    return s->state == XM_MAPPED ? s->base : NULL;
+  }
+  x_map_clear(s);
+  x->map_gen++;
+  s->state = XM_ASKED;
+  s->index = index;
+  s->key = e->key;
+  s->addr = e->addr;
+  s->len = e->length;
+  x_msg_t m = { .type = X_MAP_REQ, .mr_index = index, .mr_key = e->key };
+  emul_ring_send_msg(x, &m, NULL, 0, 0);  /* not sent: asked again (x->map_lost) */
+  return NULL;
+}
+
+/* The peer's answer: taken when the slot still waits for it. */
+gboolean
+emul_ring_on_map_rep(emul_xconn_t *x, const x_msg_t *m, int fd, emul_map_io_t *io)
+{
+  if (x->maps == NULL)
+    return FALSE;
+  x_map_t *s = &x->maps[m->mr_index % X_MAP_SLOTS];
+  if (s->state != XM_ASKED || s->index != m->mr_index || s->key != m->mr_key)
+    return FALSE;
+  if (fd < 0 || m->mr_addr != s->addr || m->mr_len != s->len) {
+    s->state = XM_REFUSED;
+    return FALSE;
+  }
+  *io = (emul_map_io_t) { .type = X_MAP_REP, .index = m->mr_index, .key = m->mr_key,
+                          .addr = m->mr_addr, .len = m->mr_len, .file_off = m->file_off, .fd = fd };
   return TRUE;
 }
 
-gboolean
-emul_ring_outstanding(emul_qp_t *qp)
+/* Map the answer's pages if the file can hold the region for good (sealed,
+ * long enough), then put them in the slot if it still waits for them. */
+void
+emul_ring_map_take(emul_xconn_t *x, emul_map_io_t *io)
 {
-  return !emul_wq_empty(&qp->sq) || qp->xcopying;
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t floor = io->file_off & ~(uint64_t) (page - 1);
+  struct stat st;
+  int seals = fcntl(io->fd, F_GET_SEALS);
+  void *p = MAP_FAILED;
+  size_t mlen = 0;
+  if (seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(io->fd, &st) == 0 && st.st_size >= 0 &&
+      io->file_off <= (uint64_t) st.st_size && io->len <= (uint64_t) st.st_size - io->file_off &&
+      io->len <= SIZE_MAX / 2) {
+    mlen = (size_t) (io->file_off - floor + io->len);
+    p = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, io->fd, (off_t) floor);
+    if (p == MAP_FAILED)
+      g_log(EMUL_LOG, G_LOG_LEVEL_DEBUG, "emul: cannot map region %u of process %d (%zu bytes): %s",
+            io->index, (int) x->peer_pid, mlen, g_strerror(errno));
+  }
+  close(io->fd);
+  io->fd = -1;
+  gboolean kept = FALSE;
+  emul_ring_progress_lock();
+  emul_link_t *l = !x->dead && x->qp != NULL ? emul_link_take(x->qp) : NULL;
+  x_map_t *s = !x->dead && x->maps != NULL ? &x->maps[io->index % X_MAP_SLOTS] : NULL;
+  if (s != NULL && s->state == XM_ASKED && s->index == io->index && s->key == io->key &&
+      s->addr == io->addr && s->len == io->len) {
+    s->state = XM_REFUSED;
+    if (p != MAP_FAILED) {
+      s->m = p;
+      s->mlen = mlen;
+      s->base = (uint8_t *) p + (io->file_off - floor);
+      s->state = XM_MAPPED;
+      x->map_gen++;  /* a request the latency path sends by attach meanwhile (x->hot) now maps */
+      kept = TRUE;
+    }
+  }
+  emul_link_drop(l);
+  emul_fabric_unlock();
+  if (!kept && p != MAP_FAILED)
+    munmap(p, mlen);
 }
-

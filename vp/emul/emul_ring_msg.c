@@ -415,7 +415,7 @@ x_probe(emul_xconn_t *x, uint64_t probe_addr, uint64_t *proof, int *mem)
   uint64_t v = 0;
   struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) probe_addr, sizeof(v) };
   /* Read through the pin alone, and kept only if the pinned process still
-   * lives after it: then it is the one the word came from (emul_ring_peer.c).
+   * lives after it: then it is the one the word came from (emul_ring_copy.c).
    * Its memory file, opened before that look, is the same process's too. */
   *mem = x->peer_pidfd >= 0 ? emul_ring_peer_mem_open(x->peer_pid) : -1;
   ssize_t n = x->peer_pidfd >= 0 ? process_vm_readv(x->peer_pid, &l, 1, &r, 1, 0) : -1;

@@ -28,6 +28,23 @@
  * Limitation: answers still queued for a full ring when the responder
  * breaks are lost; their requests complete flushed at the requester.
  *
+ * The requester's side of the ring is here too (emul_xport_ring's
+ * transmit; the one-sided place op: emul_ring_copy.c): a request as its
+ * frame, a Send's fast case (emul_ring_send_hot), and the peer's answers
+ * (ACK and READ_RESP frames) decoded into packets for the completer
+ * (emul_comp_run, which takes its ACK word too), with these rules:
+ * - local key, domain, bounds, rights: checked when a WR is issued
+ *   (emul_req_run); failure: LOC_PROT_ERR, QP_FATAL, both sides BROKEN;
+ * - ORD: no more Reads and atomics issued than the negotiated ORD before
+ *   their answers (emul_req_run);
+ * - graceful disconnect (iWARP): the DISC goes once every outstanding
+ *   request is answered (qp->closing);
+ * - flush exactly once: a WR stays in qp->sq until its answer (ACK,
+ *   READ_RESP, or BREAK naming its seq) or the flush, whichever is first
+ *   (out of it only while its answer's copy runs: emul_ring_copy.c, Long
+ *   copies); answers for a closed connection cannot arrive (its ring is
+ *   unmapped).
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
@@ -370,5 +387,282 @@ emul_ring_access_changed(emul_qp_t *qp)
   uint32_t ird = qp->state == RNICPI_QPS_RTS ? MIN(qp->ird, qp->attr.ird) : qp->attr.ird;
   __atomic_store_n(&qp->x->seg->access[qp->x->side], qp->attr.access, __ATOMIC_RELEASE);
   __atomic_store_n(&qp->x->seg->ird[qp->x->side], ird, __ATOMIC_RELEASE);
+}
+
+/* ---- the requester's frames and the answers ---- */
+
+/* Request @seq, @len bytes of @sg[@n], whole in one frame with the short
+ * header (emul_ring_ring_push_short), its bell rung: a Send's common case.
+ * FALSE, with nothing pushed, when the peer pulls its payload (attach) or
+ * it does not fit. */
+static inline __attribute__((always_inline)) gboolean
+x_send_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t n, uint64_t len)
+{
+  guint bell = 0;
+  if ((x->peer_cma && len > X_INLINE_MAX) || x->dead ||
+      !emul_ring_ring_push_short(x, seq, sg, n, len, &bell))
+    return FALSE;
+  if (bell)
+    emul_ring_doorbell(x, bell);
+  return TRUE;
+}
+
+gboolean
+emul_ring_send_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  const rnicpi_sge_t *sg = wr->sg_list;
+  if ((sg->length > 0 && !emul_ring_hot_local(qp, qp->x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
+      !x_send_short(qp->x, qp->next_seq, sg, 1, sg->length))
+    return FALSE;
+  emul_swqe_t *s = emul_swqe_keep(qp, wr);  /* after the frame is out */
+  s->issued = TRUE;
+  s->seq = qp->next_seq++;
+  s->len = sg->length;
+  return TRUE;
+}
+
+/* The frame that carries request @pkt of @qp into the ring; TRUE when
+ * o->buf is allocated for it (owned). */
+static gboolean
+x_frame_of(emul_qp_t *qp, emul_xconn_t *x, const emul_pkt_t *pkt, x_out_t *o)
+{
+  const rnicpi_send_wr_t *wr = pkt->wr;
+  uint64_t len = pkt->len;
+  gboolean owned = FALSE;
+  *o = (x_out_t) { .f = { .seq = pkt->seq } };
+  switch (wr->opcode) {
+  case RNICPI_WR_SEND:
+  case RNICPI_WR_SEND_INV:
+    o->f.op = X_OP_SEND;
+    o->f.byte_len = (uint32_t) len;
+    if (wr->opcode == RNICPI_WR_SEND_INV)
+      o->f.flags |= X_F_INV;
+    if (x->peer_cma && len > X_INLINE_MAX) {
+      /* The receiver pulls the bytes when a receive matches. */
+      x_iov_t *v = g_new(x_iov_t, MAX(wr->num_sge, 1));
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < wr->num_sge; i++)
+        if (wr->sg_list[i].length > 0)
+          v[k++] = (x_iov_t) { wr->sg_list[i].addr, wr->sg_list[i].length };
+      o->f.flags |= X_F_CMA;
+      o->buf = (uint8_t *) v;
+      o->f.total = k * sizeof(x_iov_t);
+      owned = TRUE;
+    } else {
+      o->sg = wr->sg_list;
+      o->nsg = wr->num_sge;
+      o->f.total = len;
+    }
+    break;
+  case RNICPI_WR_IMM_DATA:
+    o->f.op = X_OP_SEND;
+    o->f.flags = X_F_IMM;
+    o->f.cmp = wr->imm_data & emul_pers_of_qp(qp)->imm_mask;
+    break;
+  case RNICPI_WR_RDMA_WRITE:
+  case RNICPI_WR_RDMA_WRITE_IMM:
+    o->f.op = X_OP_WRITE;
+    o->sg = wr->sg_list;
+    o->nsg = wr->num_sge;
+    o->f.total = len;
+    if (wr->opcode == RNICPI_WR_RDMA_WRITE_IMM) {
+      o->f.flags = X_F_IMM;
+      o->f.cmp = wr->imm_data & emul_pers_of_qp(qp)->imm_mask;
+    }
+    break;
+  case RNICPI_WR_RDMA_READ:
+  case RNICPI_WR_RDMA_READ_INV:
+    o->f.op = X_OP_READ;
+    o->f.byte_len = (uint32_t) len;
+    break;
+  default:
+    o->f.op = X_OP_ATOMIC;
+    o->f.flags = wr->opcode == RNICPI_WR_ATOMIC_FETCH_ADD ? X_F_FETCH_ADD : 0;
+    o->f.cmp = wr->compare_add;
+    o->f.swap = wr->swap;
+    break;
+  }
+  o->f.raddr = wr->remote_addr;
+  o->f.rkey = wr->opcode == RNICPI_WR_SEND_INV ? wr->invalidate_rkey : wr->rkey;
+  return owned;
+}
+
+/* The frame of request @pkt into the ring: the common case, a whole send
+ * in one frame with the short header; otherwise the frame of its kind
+ * (o.sg is the entry's list: it lives until the answer). */
+emul_exec_t
+emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w)
+{
+  (void) w;
+  emul_xconn_t *x = qp->x;
+  const rnicpi_send_wr_t *wr = pkt->wr;
+  if (wr->opcode != RNICPI_WR_SEND || !x_send_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len)) {
+    x_out_t o;
+    gboolean owned = x_frame_of(qp, x, pkt, &o);
+    emul_ring_emit(x, &o, owned);
+  }
+  return EMUL_EXEC_DONE;
+}
+
+/* Issue what waited behind requests now done; close gracefully once the
+ * last is answered. */
+static void
+x_go_on(emul_qp_t *qp, gboolean draining, emul_work_t *w)
+{
+  if (qp->x != NULL)
+    emul_req_run(qp, draining, w);
+  /* Graceful: the last answer is in, and its copy done. */
+  if (qp->closing && qp->x != NULL && emul_wq_empty(&qp->sq) && !qp->xcopying &&
+      emul_queue_empty(&qp->xans))
+    emul_ring_break(qp, w, TRUE, NULL, 0);
+}
+
+/* Requests answered, seen by a drain of the ring. */
+void
+emul_ring_answered(emul_qp_t *qp, emul_work_t *w)
+{
+  x_go_on(qp, TRUE, w);
+}
+
+/* Answer frame @f (@buf: a Read Response's bytes) given to the completer
+ * (emul_comp_run) as its packet; @unlock: a long Read Response is
+ * scattered with the locks let go.  FALSE when the connection ended or the
+ * QP was flushed meanwhile. */
+static gboolean
+x_answer(emul_qp_t *qp, const x_frame_t *f, const uint8_t *buf, gboolean unlock, emul_work_t *w)
+{
+  gboolean resp = f->op == X_OP_READ_RESP;
+  emul_pkt_t a = {
+    .op = resp ? RNICPI_WR_RDMA_READ : RNICPI_WR_ATOMIC_CMP_SWP, .seq = f->seq, .len = f->byte_len,
+    .old = f->cmp, .buf = buf, .unlock = unlock,
+    .malformed = resp ? f->total != f->byte_len : f->total != 0 || f->status != 0,
+  };
+  return emul_comp_run(qp, &a, w);
+}
+
+/* Run the answers queued behind a Read Response's copy (qp->xans), in
+ * order, each scattering a long one with the locks let go when @unlock
+ * (Long copies); none while a copy runs, whose copier runs them after it.
+ * FALSE when one ended the connection or flushed the QP. */
+static gboolean
+x_run_answers(emul_qp_t *qp, gboolean unlock, emul_work_t *w)
+{
+  x_in_t *a;
+  gboolean any = !emul_queue_empty(&qp->xans);
+  while (qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->xcopying &&
+         (a = g_queue_pop_head(&qp->xans)) != NULL) {
+    gboolean go = x_answer(qp, &a->f, a->buf, unlock, w);
+    emul_ring_in_free(a);
+    if (!go)
+      return FALSE;
+    /* What the answer lets go (ORD, ordering) is issued at once, as a
+     * drain's answer does (emul_ring_answered). */
+    emul_comp_run(qp, NULL, w);
+    x_go_on(qp, FALSE, w);
+  }
+  if (any && qp->x != NULL && qp->state == RNICPI_QPS_RTS && emul_queue_empty(&qp->xans))
+    emul_comp_run(qp, NULL, w);  /* the Sends and Writes behind them */
+  return TRUE;
+}
+
+/* A drainer (fabric lock held, a reference to @x): its drain is over; a
+ * long copy it found, of a request or an answer (Long copies) or of a
+ * Send's payload (emul_ring_resp.c, "Long pulls"), is made now, letting
+ * the lock go. */
+void
+emul_ring_issue_owed(emul_xconn_t *x, emul_work_t *w)
+{
+  if (!x->issue_owed)
+    return;
+  x->issue_owed = FALSE;
+  emul_qp_t *qp = x->qp;
+  if (x->dead || qp == NULL || qp->x != x || qp->state != RNICPI_QPS_RTS)
+    return;  /* the connection ended: the teardown flushed what was owed */
+  if (!x_run_answers(qp, TRUE, w))
+    return;
+  emul_ring_run_in(qp, FALSE, w);
+  if (qp->x == x && qp->state == RNICPI_QPS_RTS)
+    x_go_on(qp, FALSE, w);
+  if (qp->x != NULL)
+    emul_ring_pump(qp->x);
+}
+
+void
+emul_ring_answers_settle(emul_qp_t *qp, emul_work_t *w)
+{
+  if (qp->xcopying || emul_queue_empty(&qp->xans))
+    return;  /* a copy runs: its copier completes it flushed, and the rest */
+  /* All of them taken first: one that breaks the connection tears it
+   * down, which must not come back here. */
+  GQueue q = qp->xans;
+  g_queue_init(&qp->xans);
+  gboolean go = TRUE;
+  x_in_t *a;
+  while ((a = g_queue_pop_head(&q)) != NULL) {
+    go = go && qp->x != NULL && qp->state == RNICPI_QPS_RTS && x_answer(qp, &a->f, a->buf, FALSE, w);
+    emul_ring_in_free(a);
+  }
+}
+
+/* An answer from the peer, found by a drain: it names the oldest
+ * unanswered request. */
+void
+emul_ring_answer(emul_qp_t *qp, const x_frame_t *f, uint8_t *buf, gboolean owned, emul_work_t *w)
+{
+  if (qp->xcopying || !emul_queue_empty(&qp->xans) ||
+      (owned && f->op == X_OP_READ_RESP && emul_ring_copy_unlocks(qp, f->byte_len, FALSE))) {
+    /* Behind a copy, or a long Read Response to scatter with the locks let
+     * go: its drainer runs it after the drain (Long copies).  No more
+     * answers wait than Reads and atomics were issued (ORD). */
+    if (qp->xans.length >= MAX(qp->ord, 1u)) {
+      if (owned)
+        g_free(buf);
+      emul_ring_peer_violation(qp->x, w, "more answers than the %u Reads and atomics this side may "
+                               "have outstanding", qp->ord);
+      return;
+    }
+    g_queue_push_tail(&qp->xans, emul_ring_in_new(f, buf, owned));
+    qp->x->issue_owed = TRUE;
+    return;
+  }
+  gboolean go = x_answer(qp, f, buf, FALSE, w);
+  if (owned)
+    g_free(buf);
+  if (!go)
+    return;
+  emul_comp_run(qp, NULL, w);
+  emul_ring_answered(qp, w);
+}
+
+gboolean
+emul_ring_answer_short(emul_qp_t *qp, emul_xconn_t *x, const x_frame_t *f, const x_span_t *p,
+                       emul_work_t *w)
+{
+  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;  /* issued ones are a prefix */
+  if (qp->xcopying || qp->closing || !emul_queue_empty(&qp->xans) || last == NULL || !last->issued)
+    return FALSE;
+  emul_comp_run(qp, NULL, w);  /* the peer raised its ACK word before this frame */
+  emul_swqe_t *s = emul_wq_peek(&qp->sq);
+  const rnicpi_send_wr_t *wr = s != NULL ? &s->wr : NULL;
+  if (s == NULL || s->seq != f->seq || wr->opcode != RNICPI_WR_RDMA_READ || (wr->flags & RNICPI_WR_SINK_MW) ||
+      f->byte_len != s->len || f->total != f->byte_len)
+    return FALSE;  /* the full path's, which refuses a malformed one (x_answer) */
+  /* The sink checked again, as the full path does when the bytes land. */
+  uint32_t need = emul_pers_local_need(emul_pers_of_qp(qp), wr->opcode);
+  for (uint32_t i = 0; i < wr->num_sge; i++)
+    if (wr->sg_list[i].length > 0 && !emul_ring_hot_local(qp, x, &wr->sg_list[i], need))
+      return FALSE;
+  emul_wq_pop(&qp->sq);
+  emul_ring_span_scatter(wr->sg_list, wr->num_sge, p);
+  emul_complete_send(qp, wr, RNICPI_WC_SUCCESS, f->byte_len, w);
+  emul_wq_put(&qp->sq, s);
+  emul_comp_run(qp, NULL, w);  /* the Sends and Writes behind it */
+  return TRUE;
+}
+
+gboolean
+emul_ring_outstanding(emul_qp_t *qp)
+{
+  return !emul_wq_empty(&qp->sq) || qp->xcopying;
 }
 

@@ -3,7 +3,7 @@
  * requester and its peer's responder and back to the completer, as a
  * packet (emul_pkt_t), and the ops a transport gives them
  * (emul_xport_ops_t): in process, emul_xport_local.c; across processes,
- * the ring (emul_ring_copy.c frames requests, emul_ring_resp.c decodes
+ * the ring (emul_ring_resp.c frames requests and decodes
  * them for the responder, emul_comp_run takes the answers).  The
  * responder (emul_resp_rx) and the requester's step toward the peer
  * (emul_req_remote) are written once here, inline in each transport's
@@ -21,7 +21,7 @@
  * call only these).  In process (emul_xport_local.c) the peer's responder
  * runs in the requester's thread and the bytes move by memcpy; across
  * processes (emul_ring_resp.c) a frame decoded from the ring brings the
- * request, whose requester framed it itself (emul_ring_copy.c): no send. */
+ * request, whose requester framed it itself (emul_ring_resp.c): no send. */
 typedef struct emul_xport_ops {
   /* Requester: whether @qp may issue requests now. */
   gboolean (*ready)(const emul_qp_t *qp);
