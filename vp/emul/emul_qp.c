@@ -16,7 +16,7 @@
  * the fabric lock, then the link's, and runs the same code.  So two
  * threads, each with its own connection, never share a lock.  A QP
  * connected to another process gets a link of its own when established
- * (link->ring): a Send, RDMA Write or Read that emul_req_post takes
+ * (link->ring): a Send, RDMA Write or Read that emul_req_hot takes
  * (one SGE, the ring's latency case) holds that lock alone when its local
  * key names no window or fast-registered region, and so do a receive that no Send of the peer waits for and a
  * busy poll's drain of the ring's common case (emul_ring_drain_link);
@@ -174,7 +174,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
   } else if (emul_mw_post_relevant(wr) && (st = emul_mw_post_check(qp, wr)) != RNICPI_OK) {
     /* refused: memory windows absent, or a cross-process QP */
   } else if (qp->x != NULL) {
-    emul_req_post(qp, wr, FALSE, w);
+    st = emul_req_post(qp, wr, w);
   } else if (link_copying(qp)) {
     emul_swqe_keep(qp, wr);  /* behind the request being copied: the copier runs it */
     qp->link->again = TRUE;
@@ -186,7 +186,7 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 /* A one-SGE send, RDMA Write or Read on a cross-process QP, within the
- * QP's limits: a candidate for emul_req_post.  qp->x is read without the
+ * QP's limits: a candidate for emul_req_hot.  qp->x is read without the
  * lock, as a hint only. */
 static inline gboolean
 x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
@@ -205,13 +205,13 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_req_post's fast case), under the QP's link alone
+   * an earlier one (emul_req_hot), under the QP's link alone
    * when its local key names no window or fast-registered region (whose
    * fields change under the fabric lock: emul_ring_hot_local); otherwise
    * the full path below, under the fabric lock and the link's. */
   emul_link_t *l;
   if (x_hot_candidate(qp, wr_in) && (l = fast_lock(qp)) != NULL) {
-    gboolean done = emul_req_post(qp, wr_in, TRUE, &w);
+    gboolean done = emul_req_hot(qp, wr_in, TRUE, &w);
     rnicpi_spin_unlock(&l->lock);
     if (G_LIKELY(done)) {
       emul_ring_bells_flush();

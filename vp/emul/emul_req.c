@@ -11,8 +11,8 @@
  * a Send waits for a receive; across processes (emul_xport_ring) it stays
  * issued until its answer (the completer, emul_comp.c).
  *
- * A post across processes is emul_req_post: its fast case first, then the
- * request queued and this run.  In process a request with nothing ahead of
+ * A post across processes is emul_req_post: its fast case first
+ * (emul_req_hot), then the request queued and this run.  In process a request with nothing ahead of
  * it executes from the caller's memory (emul_qp.c).
  *
  * SPDX-License-Identifier: MIT
@@ -66,24 +66,28 @@ req_next(const emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 }
 
 gboolean
-emul_req_post(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
+emul_req_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
 {
-  /* The fast case, one SGE: a Send next to issue (req_next) goes straight
-   * into the ring, kept after; an RDMA Write or Read with nothing queued,
-   * whose target the grant cache holds (x->hot), is placed at once. */
-  if (qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->closing && !qp->xcopying &&
-      qp->sq.q.len < qp->attr.max_send_wr && wr->num_sge == 1 && !(wr->flags & RNICPI_WR_SINK_MW) &&
-      (wr->opcode == RNICPI_WR_SEND ? req_next(qp, wr) && emul_ring_send_hot(qp, wr) :
-       (wr->opcode == RNICPI_WR_RDMA_WRITE || (wr->opcode == RNICPI_WR_RDMA_READ && qp->ord > 0)) &&
-       emul_wq_empty(&qp->sq) && emul_ring_place_hot(qp, wr, alone, w)))
-    return TRUE;
-  if (alone)
-    return FALSE;
+  /* One SGE: a Send next to issue (req_next) goes straight into the ring,
+   * kept after; an RDMA Write or Read with nothing queued, whose target
+   * the grant cache holds (x->hot), is placed at once. */
+  return qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->closing && !qp->xcopying &&
+         qp->sq.q.len < qp->attr.max_send_wr && wr->num_sge == 1 && !(wr->flags & RNICPI_WR_SINK_MW) &&
+         (wr->opcode == RNICPI_WR_SEND ? req_next(qp, wr) && emul_ring_send_hot(qp, wr) :
+          (wr->opcode == RNICPI_WR_RDMA_WRITE || (wr->opcode == RNICPI_WR_RDMA_READ && qp->ord > 0)) &&
+          emul_wq_empty(&qp->sq) && emul_ring_place_hot(qp, wr, alone, w));
+}
+
+rnicpi_status_t
+emul_req_post(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
+{
+  if (emul_req_hot(qp, wr, FALSE, w))
+    return RNICPI_OK;
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
   emul_req_run(qp, FALSE, w);
   if (qp->x != NULL)
     emul_ring_pump(qp->x);
-  return TRUE;
+  return RNICPI_OK;
 }
 
 void

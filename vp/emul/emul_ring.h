@@ -5,7 +5,7 @@
  *   consuming frames, the ACK word, doorbells);
  * - emul_ring_copy.c: the payload paths: one-sided RDMA by cross-memory
  *   attach or into a mapped region (the place op of emul_xport_ring, for
- *   emul_req_run, and its fast case, for emul_req_post), long copies, the
+ *   emul_req_run, and its fast case, for emul_req_hot), long copies, the
  *   peer process pinned, the peer's regions mapped here;
  * - emul_ring_resp.c: emul_xport_ring; the responder's ops (the peer's
  *   requests, decoded in ring order for emul_resp_rx, by the rules of

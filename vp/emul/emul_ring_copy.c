@@ -2,7 +2,7 @@
  * vp/emul's payload paths across processes: one-sided RDMA Write and Read
  * by this process into the peer's memory (the ring's place op, from
  * emul_req_run, and its fast case, emul_ring_place_hot, from
- * emul_req_post), by cross-memory attach or into a region of the peer
+ * emul_req_hot), by cross-memory attach or into a region of the peer
  * mapped here; the long copies that let the fabric lock go; the peer
  * process pinned, which attach calls go through; the peer's regions
  * mapped here.  Design: emul_ring.h.
@@ -228,7 +228,7 @@ x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, u
  * long copy, which may let the lock go) into the region reached last
  * (x->hot), whose check still stands; the local SGE is checked in full.
  * The bytes move by memcpy into a mapped region, else, when @attach (the
- * caller holds the QP's link alone, emul_req_post), by one attach
+ * caller holds the QP's link alone, emul_req_hot), by one attach
  * call: the process's other connections go on meanwhile.  Under the fabric
  * lock an attach call is x_direct's, which lets that lock go for it
  * (Long copies).  FALSE, with nothing done, when it does not apply; FALSE
