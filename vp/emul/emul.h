@@ -25,7 +25,7 @@
  *    else takes the fabric lock first, then the link's.  The QP of an
  *    established connection to another process has a link of its own
  *    (link->ring): it guards the QP and its connection's ring state.  A
- *    latency post (emul_req_hot), a receive posted with nothing
+ *    latency post (emul_ring_hot), a receive posted with nothing
  *    waiting for it (emul_ring_recv_alone) and a drain of the ring's
  *    common case (emul_ring_drain_link: a busy poll's, a woken sleeper's,
  *    the progress thread's) take it alone; every other user of the
@@ -1022,13 +1022,10 @@ void emul_scatter_at(const rnicpi_sge_t *s, uint32_t n, uint64_t skip, const uin
  * drainer). */
 void emul_req_run(emul_qp_t *qp, gboolean draining, emul_work_t *w);
 /* A post on a QP connected to another process (emul_req.c; @qp's lock
- * held): the requester's fast case first (emul_req_hot), then the request
+ * held): the requester's fast case first (emul_ring_hot), then the request
  * queued and emul_req_run. */
 rnicpi_status_t emul_req_post(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w);
-/* The requester's fast case (emul_ring_send_hot, emul_ring_place_hot):
- * TRUE when it made @wr; FALSE, with nothing done, when it does not apply.
- * @alone: the caller holds the QP's link and not the fabric lock. */
-gboolean emul_req_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w);
+
 /* The executor of each opcode in process (emul_exec.c): a post runs it at
  * once when nothing is queued (emul_qp.c), emul_req_run when what blocked
  * it came. */
@@ -1188,16 +1185,39 @@ void emul_ring_break_fault(emul_qp_t *qp, emul_work_t *w, emul_fault_t f);
 /* Break @qp's connection for its request's local failure: @qp's
  * affiliated event @cause with its BROKEN, after the BREAK is sent. */
 void emul_ring_break_local(emul_qp_t *qp, emul_work_t *w, rnicpi_async_cause_t cause);
-/* The ring's fast case of a post (emul_req_hot), one SGE: a Send pushed
- * whole with the short header when its local SGE passes the cache of the
- * region last checked (emul_ring_hot_local), kept issued; an RDMA Write or
- * Read whose target the grant cache (x->hot) holds, made at once.
- * @alone: the caller holds the QP's link and not the fabric lock; only
- * then is an attach call made here (under the fabric lock it is x_direct's,
- * which lets that lock go for it).  FALSE, with nothing done, when it does
- * not apply. */
-gboolean emul_ring_send_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr);
-gboolean emul_ring_place_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w);
+/* The requester's fast case of a post (emul_ring_copy.c), @wr of its shape
+ * (emul_req_hot_shape), @qp's lock held: a Send next to issue by the
+ * issued-prefix rule (emul_req_next) pushed whole with the short header
+ * when its local SGE passes the cache of the region last checked
+ * (emul_ring_hot_local), kept issued after; an RDMA Write or Read with
+ * nothing queued whose target the grant cache (x->hot) holds, made at
+ * once.  @alone: the caller holds the QP's link and not the fabric lock;
+ * only then is an attach call made here (under the fabric lock it is
+ * x_direct's, which lets that lock go for it).  FALSE, with nothing done,
+ * when it does not apply. */
+gboolean emul_ring_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w);
+
+/* The requester's issued-prefix rule: the requests issued are a prefix of
+ * the send queue, so a request posted now is the next to issue when the
+ * last one queued is issued; a local fence waits for every earlier request
+ * (a Read's answer may still be writing what it reads). */
+static inline gboolean
+emul_req_next(const emul_qp_t *qp, const rnicpi_send_wr_t *wr)
+{
+  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;
+  return last == NULL || (last->issued && !(wr->flags & RNICPI_WR_LOCAL_FENCE));
+}
+
+/* Whether @wr has the shape of the requester's fast case: one SGE, a
+ * Send, RDMA Write or Read that names no sink window. */
+static inline gboolean
+emul_req_hot_shape(const rnicpi_send_wr_t *wr)
+{
+  return wr->num_sge == 1 && !(wr->flags & RNICPI_WR_SINK_MW) &&
+         (wr->opcode == RNICPI_WR_SEND || wr->opcode == RNICPI_WR_RDMA_WRITE ||
+          wr->opcode == RNICPI_WR_RDMA_READ);
+}
+
 gboolean emul_ring_outstanding(emul_qp_t *qp);
 void emul_ring_recv_posted(emul_qp_t *qp, emul_work_t *w);
 /* Whether a receive posted to @qp (connected to another process, its link

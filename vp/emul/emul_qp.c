@@ -16,7 +16,7 @@
  * the fabric lock, then the link's, and runs the same code.  So two
  * threads, each with its own connection, never share a lock.  A QP
  * connected to another process gets a link of its own when established
- * (link->ring): a Send, RDMA Write or Read that emul_req_hot takes
+ * (link->ring): a Send, RDMA Write or Read that emul_ring_hot takes
  * (one SGE, the ring's latency case) holds that lock alone when its local
  * key names no window or fast-registered region, and so do a receive that no Send of the peer waits for and a
  * busy poll's drain of the ring's common case (emul_ring_drain_link);
@@ -186,12 +186,12 @@ post_send_locked(emul_qp_t *qp, rnicpi_send_wr_t *wr, emul_work_t *w)
 }
 
 /* A one-SGE send, RDMA Write or Read on a cross-process QP, within the
- * QP's limits: a candidate for emul_req_hot.  qp->x is read without the
+ * QP's limits: a candidate for emul_ring_hot.  qp->x is read without the
  * lock, as a hint only. */
 static inline gboolean
 x_hot_candidate(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
 {
-  return __atomic_load_n(&qp->x, __ATOMIC_RELAXED) != NULL && wr->num_sge == 1 && fast_candidate(wr) &&
+  return __atomic_load_n(&qp->x, __ATOMIC_RELAXED) != NULL && emul_req_hot_shape(wr) &&
          (wr->opcode == RNICPI_WR_RDMA_WRITE ? qp->attr.max_rdma_write_sge :
           wr->opcode == RNICPI_WR_RDMA_READ ? qp->attr.max_rdma_read_sge : qp->attr.max_send_sge) >= 1;
 }
@@ -205,13 +205,13 @@ emul_post_send(rnicpi_qp_t *q, const rnicpi_send_wr_t *wr_in)
   rnicpi_status_t st = RNICPI_OK;
 
   /* The latency case first: everything this request needs was checked by
-   * an earlier one (emul_req_hot), under the QP's link alone
+   * an earlier one (emul_ring_hot), under the QP's link alone
    * when its local key names no window or fast-registered region (whose
    * fields change under the fabric lock: emul_ring_hot_local); otherwise
    * the full path below, under the fabric lock and the link's. */
   emul_link_t *l;
   if (x_hot_candidate(qp, wr_in) && (l = fast_lock(qp)) != NULL) {
-    gboolean done = emul_req_hot(qp, wr_in, TRUE, &w);
+    gboolean done = emul_ring_hot(qp, wr_in, TRUE, &w);
     rnicpi_spin_unlock(&l->lock);
     if (G_LIKELY(done)) {
       emul_ring_bells_flush();

@@ -12,8 +12,9 @@
  * issued until its answer (the completer, emul_comp.c).
  *
  * A post across processes is emul_req_post: its fast case first
- * (emul_req_hot), then the request queued and this run.  In process a request with nothing ahead of
- * it executes from the caller's memory (emul_qp.c).
+ * (emul_ring_hot), then the request queued and this run.  In
+ * process a request with nothing ahead of it executes from the caller's
+ * memory (emul_qp.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -54,34 +55,10 @@ is_local(rnicpi_wr_opcode_t op)
   return op == RNICPI_WR_BIND_MW || op == RNICPI_WR_LOCAL_INV || op == RNICPI_WR_FAST_REG;
 }
 
-/* The issued-prefix rule: the requests issued are a prefix of the send
- * queue, so a request posted now is the next to issue when the last one
- * queued is issued; a local fence waits for every earlier request (a
- * Read's answer may still be writing what it reads). */
-static inline gboolean
-req_next(const emul_qp_t *qp, const rnicpi_send_wr_t *wr)
-{
-  const emul_swqe_t *last = (const emul_swqe_t *) qp->sq.q.tail;
-  return last == NULL || (last->issued && !(wr->flags & RNICPI_WR_LOCAL_FENCE));
-}
-
-gboolean
-emul_req_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
-{
-  /* One SGE: a Send next to issue (req_next) goes straight into the ring,
-   * kept after; an RDMA Write or Read with nothing queued, whose target
-   * the grant cache holds (x->hot), is placed at once. */
-  return qp->x != NULL && qp->state == RNICPI_QPS_RTS && !qp->closing && !qp->xcopying &&
-         qp->sq.q.len < qp->attr.max_send_wr && wr->num_sge == 1 && !(wr->flags & RNICPI_WR_SINK_MW) &&
-         (wr->opcode == RNICPI_WR_SEND ? req_next(qp, wr) && emul_ring_send_hot(qp, wr) :
-          (wr->opcode == RNICPI_WR_RDMA_WRITE || (wr->opcode == RNICPI_WR_RDMA_READ && qp->ord > 0)) &&
-          emul_wq_empty(&qp->sq) && emul_ring_place_hot(qp, wr, alone, w));
-}
-
 rnicpi_status_t
 emul_req_post(emul_qp_t *qp, const rnicpi_send_wr_t *wr, emul_work_t *w)
 {
-  if (emul_req_hot(qp, wr, FALSE, w))
+  if (emul_req_hot_shape(wr) && emul_ring_hot(qp, wr, FALSE, w))
     return RNICPI_OK;
   emul_swqe_keep(qp, wr)->seq = qp->next_seq++;
   emul_req_run(qp, FALSE, w);
@@ -106,7 +83,7 @@ emul_req_run(emul_qp_t *qp, gboolean draining, emul_work_t *w)
       s = (emul_swqe_t *) s->link.next;
       continue;
     }
-    /* A local fence waits for every earlier request (req_next). */
+    /* A local fence waits for every earlier request (emul_req_next). */
     if ((wr->flags & RNICPI_WR_LOCAL_FENCE) && prev != NULL)
       return;
     if (ops->place != NULL) {

@@ -5,8 +5,8 @@
  *   consuming frames, the ACK word, doorbells);
  * - emul_ring_copy.c: the payload paths: one-sided RDMA by cross-memory
  *   attach or into a mapped region (the place op of emul_xport_ring, for
- *   emul_req_run, and its fast case, for emul_req_hot), long copies, the
- *   peer process pinned, the peer's regions mapped here;
+ *   emul_req_run), the fast case of a post (emul_ring_hot), long copies,
+ *   the peer process pinned, the peer's regions mapped here;
  * - emul_ring_resp.c: emul_xport_ring; the responder's ops (the peer's
  *   requests, decoded in ring order for emul_resp_rx, by the rules of
  *   emul_resp.c that in-process requests follow too), the requests'
@@ -752,6 +752,21 @@ void emul_ring_free_queues(emul_xconn_t *x);
 gboolean emul_ring_ring_push_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t nsg,
                                 uint64_t len, guint *bell);
 void emul_ring_doorbell(emul_xconn_t *x, guint bell);  /* rung at emul_fabric_unlock */
+/* Request @seq, @len bytes of @sg[@n], whole in one frame with the short
+ * header, its bell rung: a Send's common case (emul_ring_send, and the
+ * fast case's, emul_ring_hot).  FALSE, with nothing pushed, when the peer
+ * pulls its payload (attach) or it does not fit. */
+static inline __attribute__((always_inline)) gboolean
+emul_ring_send_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t n, uint64_t len)
+{
+  guint bell = 0;
+  if ((x->peer_cma && len > X_INLINE_MAX) || x->dead ||
+      !emul_ring_ring_push_short(x, seq, sg, n, len, &bell))
+    return FALSE;
+  if (bell)
+    emul_ring_doorbell(x, bell);
+  return TRUE;
+}
 void emul_ring_ack(emul_xconn_t *x, uint64_t upto);
 /* FALSE when a borrowed payload had to wait and no memory held its copy:
  * nothing was sent or queued (the caller breaks the connection). */

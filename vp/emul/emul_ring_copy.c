@@ -1,11 +1,11 @@
 /*
  * vp/emul's payload paths across processes: one-sided RDMA Write and Read
  * by this process into the peer's memory (the ring's place op, from
- * emul_req_run, and its fast case, emul_ring_place_hot, from
- * emul_req_hot), by cross-memory attach or into a region of the peer
- * mapped here; the long copies that let the fabric lock go; the peer
- * process pinned, which attach calls go through; the peer's regions
- * mapped here.  Design: emul_ring.h.
+ * emul_req_run), by cross-memory attach or into a region of the peer
+ * mapped here, and the fast case of a post (emul_ring_hot); the long
+ * copies that let the fabric lock go; the peer process pinned, which
+ * attach calls go through; the peer's regions mapped here.  Design:
+ * emul_ring.h.
  *
  * Rules, the same as in process, with how they are kept here:
  * - remote key, domain, bounds, rights: checked (x_grant) against the
@@ -228,7 +228,7 @@ x_hot_attach(emul_xconn_t *x, gboolean write, uint8_t *local, uint64_t remote, u
  * long copy, which may let the lock go) into the region reached last
  * (x->hot), whose check still stands; the local SGE is checked in full.
  * The bytes move by memcpy into a mapped region, else, when @attach (the
- * caller holds the QP's link alone, emul_req_hot), by one attach
+ * caller holds the QP's link alone, emul_ring_hot), by one attach
  * call: the process's other connections go on meanwhile.  Under the fabric
  * lock an attach call is x_direct's, which lets that lock go for it
  * (Long copies).  FALSE, with nothing done, when it does not apply; FALSE
@@ -265,10 +265,34 @@ x_hot_move(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr, gboolean 
   return TRUE;
 }
 
-gboolean
-emul_ring_place_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
+/* The fast case's Send: one SGE, sent whole with the short header when
+ * the local SGE passes; the entry kept for its completion is made after
+ * the frame is out. */
+static inline __attribute__((always_inline)) gboolean
+x_hot_send(emul_qp_t *qp, emul_xconn_t *x, const rnicpi_send_wr_t *wr)
 {
-  return (qp->x->cma_out || emul_ring_map_on) && x_hot_move(qp, qp->x, wr, alone, w);
+  const rnicpi_sge_t *sg = wr->sg_list;
+  if ((sg->length > 0 && !emul_ring_hot_local(qp, x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
+      !emul_ring_send_short(x, qp->next_seq, sg, 1, sg->length))
+    return FALSE;
+  emul_swqe_t *s = emul_swqe_keep(qp, wr);
+  s->issued = TRUE;
+  s->seq = qp->next_seq++;
+  s->len = sg->length;
+  return TRUE;
+}
+
+gboolean
+emul_ring_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr, gboolean alone, emul_work_t *w)
+{
+  emul_xconn_t *x = qp->x;
+  if (x == NULL || qp->state != RNICPI_QPS_RTS || qp->closing || qp->xcopying ||
+      qp->sq.q.len >= qp->attr.max_send_wr)
+    return FALSE;
+  if (wr->opcode == RNICPI_WR_SEND)
+    return emul_req_next(qp, wr) && x_hot_send(qp, x, wr);
+  return emul_wq_empty(&qp->sq) && (wr->opcode == RNICPI_WR_RDMA_WRITE || qp->ord > 0) &&
+         (x->cma_out || emul_ring_map_on) && x_hot_move(qp, x, wr, alone, w);
 }
 
 /* The place a grant found: where the target lies here (mapped, a region

@@ -30,7 +30,7 @@
  *
  * The requester's side of the ring is here too (emul_xport_ring's
  * transmit; the one-sided place op: emul_ring_copy.c): a request as its
- * frame, a Send's fast case (emul_ring_send_hot), and the peer's answers
+ * frame (the short one: emul_ring_send_short), and the peer's answers
  * (ACK and READ_RESP frames) decoded into packets for the completer
  * (emul_comp_run, which takes its ACK word too), with these rules:
  * - local key, domain, bounds, rights: checked when a WR is issued
@@ -391,36 +391,6 @@ emul_ring_access_changed(emul_qp_t *qp)
 
 /* ---- the requester's frames and the answers ---- */
 
-/* Request @seq, @len bytes of @sg[@n], whole in one frame with the short
- * header (emul_ring_ring_push_short), its bell rung: a Send's common case.
- * FALSE, with nothing pushed, when the peer pulls its payload (attach) or
- * it does not fit. */
-static inline __attribute__((always_inline)) gboolean
-x_send_short(emul_xconn_t *x, uint64_t seq, const rnicpi_sge_t *sg, uint32_t n, uint64_t len)
-{
-  guint bell = 0;
-  if ((x->peer_cma && len > X_INLINE_MAX) || x->dead ||
-      !emul_ring_ring_push_short(x, seq, sg, n, len, &bell))
-    return FALSE;
-  if (bell)
-    emul_ring_doorbell(x, bell);
-  return TRUE;
-}
-
-gboolean
-emul_ring_send_hot(emul_qp_t *qp, const rnicpi_send_wr_t *wr)
-{
-  const rnicpi_sge_t *sg = wr->sg_list;
-  if ((sg->length > 0 && !emul_ring_hot_local(qp, qp->x, sg, RNICPI_ACCESS_LOCAL_READ)) ||
-      !x_send_short(qp->x, qp->next_seq, sg, 1, sg->length))
-    return FALSE;
-  emul_swqe_t *s = emul_swqe_keep(qp, wr);  /* after the frame is out */
-  s->issued = TRUE;
-  s->seq = qp->next_seq++;
-  s->len = sg->length;
-  return TRUE;
-}
-
 /* The frame that carries request @pkt of @qp into the ring; TRUE when
  * o->buf is allocated for it (owned). */
 static gboolean
@@ -496,7 +466,7 @@ emul_ring_send(emul_qp_t *qp, emul_pkt_t *pkt, emul_work_t *w)
   (void) w;
   emul_xconn_t *x = qp->x;
   const rnicpi_send_wr_t *wr = pkt->wr;
-  if (wr->opcode != RNICPI_WR_SEND || !x_send_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len)) {
+  if (wr->opcode != RNICPI_WR_SEND || !emul_ring_send_short(x, pkt->seq, wr->sg_list, wr->num_sge, pkt->len)) {
     x_out_t o;
     gboolean owned = x_frame_of(qp, x, pkt, &o);
     emul_ring_emit(x, &o, owned);
