@@ -538,10 +538,11 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
       break;
     }
     int ms = -1;
-    if (deadline == 0)
-      deadline = g_get_monotonic_time() + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
     if (deadline >= 0) {
-      gint64 left = deadline - g_get_monotonic_time();
+      gint64 now = g_get_monotonic_time();
+      if (deadline == 0)
+        deadline = now + (gint64) MIN(timeout, (uint64_t) G_MAXINT64 / 2);
+      gint64 left = deadline - now;
       if (left <= 0) {
         rsec_enter();
         st = evd_take(e, event);
@@ -569,13 +570,13 @@ it_evd_wait(it_evd_handle_t evd_handle, uint64_t timeout, it_event_t *event, siz
      * there when woken by the timeout, as the loop head does. */
   }
   if (st == IT_SUCCESS && nmore != NULL) {
-    if (e->cq != NULL) {
-      *nmore = e->obj.ia->prov->data->cq_count(e->cq);  /* the provider's count needs no lock */
-    } else {
+    /* A CQ's count is the provider's, which needs no lock. */
+    gboolean locked = e->cq == NULL;
+    if (locked)
       g_mutex_lock(&e->lock);
-      *nmore = evd_count_locked(e);
+    *nmore = evd_count_locked(e);
+    if (locked)
       g_mutex_unlock(&e->lock);
-    }
   }
   evd_self_wait = NULL;
   g_atomic_int_set(&e->waiters, 0);
